@@ -1,0 +1,23 @@
+// swift-tools-version: 6.0
+// Benchmarks live in their own package so their code never reaches library users.
+// Run from this folder: swift run -c release trove-bench <area> [options]
+import PackageDescription
+
+let package = Package(
+    name: "TroveBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [.package(name: "Trove", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "trove-bench",
+            dependencies: [
+                .product(name: "Trove", package: "Trove"),
+                .product(name: "TroveVectors", package: "Trove"),
+                .product(name: "TroveEmbeddings", package: "Trove"),
+                .product(name: "TroveSQLite", package: "Trove"),
+            ],
+            path: "Sources/TroveBench"
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

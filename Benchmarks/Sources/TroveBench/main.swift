@@ -1,0 +1,27 @@
+// trove-bench: one executable, one function per area. Release builds only.
+import Foundation
+
+#if DEBUG
+FileHandle.standardError.write(Data("trove-bench refuses to run in a debug build: use swift run -c release trove-bench\n".utf8))
+exit(2)
+#endif
+
+let areas: [(name: String, summary: String, run: ([String]) async throws -> Void)] = [
+    ("vectors", "exact search over real/random vectors (+ sqlite-vec side by side)", runVectorBenchmarks),
+    ("store", "batch insert, text and hybrid query latency", runStoreBenchmarks),
+    ("embeddings", "tokens/s and latency of the built-in BERT encoder", runEmbeddingBenchmarks),
+    ("ann", "HNSW build time, memory, recall@10 vs QPS", runANNBenchmarks),
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let areaName = arguments.first, let area = areas.first(where: { $0.name == areaName }) else {
+    print("usage: trove-bench <area> [options]\n\nareas:")
+    for area in areas { print("  \(area.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(area.summary)") }
+    exit(arguments.isEmpty ? 0 : 2)
+}
+do {
+    try await area.run(Array(arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("trove-bench \(areaName): \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,43 @@
+// swift-tools-version: 6.0
+// Trove: an embedded, on-device store with first-class search. See Documentation/ARCHITECTURE.md.
+import PackageDescription
+
+let package = Package(
+    name: "Trove",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+    products: [
+        .library(name: "Trove", targets: ["Trove"]),
+        .library(name: "TroveVectors", targets: ["TroveVectors"]),
+        .library(name: "TroveEmbeddings", targets: ["TroveEmbeddings"]),
+        .library(name: "TroveSQLite", targets: ["TroveSQLite"]),
+        .executable(name: "trove", targets: ["trove"]),
+    ],
+    targets: [
+        // The system SQLite (Debian: libsqlite3-dev; Apple: the SDK's sqlite3).
+        // Only TroveSQLite imports it.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(name: "TroveSQLite", dependencies: ["CSQLite"]),
+        // Pure Swift, no I/O: kernels, matrices, exact and approximate indexes.
+        .target(name: "TroveVectors"),
+        // Pure Swift, no SQLite: tokenizer, safetensors, BERT encoder. BLAS is found at run time.
+        .target(name: "TroveEmbeddings"),
+        // The store.
+        .target(name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings"]),
+        // The command-line tool: logic in a library so it can be tested, `main` kept thin.
+        .target(name: "TroveCLI", dependencies: ["Trove"]),
+        .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
+
+        // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
+        .target(name: "TroveTestSupport", dependencies: ["TroveVectors"], path: "Tests/TroveTestSupport"),
+        .testTarget(name: "TroveSQLiteTests", dependencies: ["TroveSQLite", "TroveTestSupport"]),
+        .testTarget(name: "TroveVectorsTests", dependencies: ["TroveVectors", "TroveTestSupport"]),
+        .testTarget(name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"]),
+        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

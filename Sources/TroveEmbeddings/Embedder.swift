@@ -1,0 +1,60 @@
+import Foundation
+
+/// Something that turns texts into unit-length vectors.
+///
+/// Vectors from two different models are not comparable, so every embedder describes itself
+/// with an ``EmbeddingManifest`` that a store records when a collection is created and compares
+/// on every open.
+///
+/// ```swift
+/// let embedder = try BERTEmbedder(modelDirectory: BERTEmbedder.defaultModelDirectory)
+/// let vectors = try await embedder.embed(["groceries for sunday", "dentist on tuesday"])
+/// ```
+public protocol Embedder: Sendable {
+    /// What model produced the vectors; recorded by the store and compared on open.
+    var manifest: EmbeddingManifest { get }
+
+    /// Embeds a batch of texts. Each result has ``dimension`` components and unit L2 norm.
+    ///
+    /// Implementations check for task cancellation between internal batches.
+    /// - Throws: `EmbeddingError`, or `CancellationError` when the task is cancelled.
+    func embed(_ texts: [String]) async throws -> [[Float]]
+}
+
+extension Embedder {
+    /// The number of components of every vector this embedder returns.
+    public var dimension: Int { manifest.dimension }
+
+    /// Embeds one text.
+    public func embed(_ text: String) async throws -> [Float] {
+        try await embed([text])[0]
+    }
+}
+
+/// A description of an embedding model, precise enough to tell whether two vectors are comparable.
+public struct EmbeddingManifest: Codable, Hashable, Sendable {
+    /// The model's name, for example `sentence-transformers/all-MiniLM-L6-v2`.
+    public var modelID: String
+    /// A checksum of the weights (hex SHA-256 of the weights file for built-in models).
+    public var checksum: String
+    /// Number of components of each vector.
+    public var dimension: Int
+    /// How token vectors become one vector, for example `mean`.
+    public var pooling: String
+    /// Whether vectors are scaled to unit L2 norm.
+    public var normalized: Bool
+    /// Longest input, in model tokens, before truncation.
+    public var maxSequenceLength: Int
+
+    public init(
+        modelID: String, checksum: String, dimension: Int, pooling: String, normalized: Bool,
+        maxSequenceLength: Int
+    ) {
+        self.modelID = modelID
+        self.checksum = checksum
+        self.dimension = dimension
+        self.pooling = pooling
+        self.normalized = normalized
+        self.maxSequenceLength = maxSequenceLength
+    }
+}

@@ -1,0 +1,1 @@
+// Placeholder: replaced by shared test helpers.

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One-time setup for a fresh Debian machine with the Swift toolchain:
+# the C libraries Trove links or loads, and the default embedding model.
+# Safe to re-run: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+[ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || missing+=(libopenblas0)
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "setup: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ -x scripts/fetch-model.sh ]; then
+    bash scripts/fetch-model.sh
+fi
