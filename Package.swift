@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "TroveVectors", targets: ["TroveVectors"]),
         .library(name: "TroveEmbeddings", targets: ["TroveEmbeddings"]),
         .library(name: "TroveSQLite", targets: ["TroveSQLite"]),
+        .library(name: "TroveText", targets: ["TroveText"]),
         .executable(name: "trove", targets: ["trove"]),
     ],
     targets: [
@@ -25,8 +26,11 @@ let package = Package(
         .target(name: "TroveVectors"),
         // Pure Swift, no SQLite: tokenizer, safetensors, BERT encoder. BLAS is found at run time.
         .target(name: "TroveEmbeddings"),
+        // Pure Swift, no SQLite: text tokenization (shared with FTS5), BM25 inverted index, typed queries.
+        .target(name: "TroveText"),
         // The store.
-        .target(name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings"]),
+        .target(
+            name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
@@ -36,6 +40,7 @@ let package = Package(
         .testTarget(name: "TroveSQLiteTests", dependencies: ["TroveSQLite", "TroveTestSupport"]),
         .testTarget(name: "TroveVectorsTests", dependencies: ["TroveVectors", "TroveTestSupport"]),
         .testTarget(name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"]),
+        .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
     ],
