@@ -66,7 +66,7 @@ extension CollectionEngine {
         }
         var hits: [(id: Int64, bm25: Double)] = []
         do {
-            try statement.forEachRow(bindings) { hits.append((statement.int64(at: 0), statement.double(at: 1))) }
+            try statement.forEachRow(bindings) { s in hits.append((s.int64(at: 0), s.double(at: 1))) }
         } catch let error as SQLiteError where error.code == .error || error.code == .range {
             if Self.isTextQueryError(error.message) || filter.isEmpty {
                 throw TroveError.invalidTextQuery(query: query.text, reason: error.message)
@@ -125,9 +125,9 @@ extension CollectionEngine {
         try check(topK: topK)
         return try connection.transaction(.deferred) {
             let neighbors = try vectorNeighbors(query, k: topK, filter: filter)
-            let rows = try rows(for: neighbors.map(\.id))
+            let stored = try self.rows(for: neighbors.map(\.id))
             return neighbors.enumerated().compactMap { offset, neighbor in
-                guard let row = rows[neighbor.id] else { return nil }
+                guard let row = stored[neighbor.id] else { return nil }
                 return SearchResult(
                     id: neighbor.id, content: row.content, source: row.source, metadata: row.metadata,
                     score: Double(configuration.metric.score(distance: neighbor.distance)),
@@ -141,13 +141,13 @@ extension CollectionEngine {
         return try connection.transaction(.deferred) {
             let hits = try textHits(query, k: topK, filter: filter)
             let ids = hits.map(\.id)
-            let rows = try rows(for: ids)
-            let snippets = try snippet.map { try snippets(for: ids, query: query, style: $0) } ?? [:]
+            let stored = try self.rows(for: ids)
+            let snippetByID = try snippet.map { try self.snippets(for: ids, query: query, style: $0) } ?? [:]
             return hits.enumerated().compactMap { offset, hit in
-                guard let row = rows[hit.id] else { return nil }
+                guard let row = stored[hit.id] else { return nil }
                 return SearchResult(
                     id: hit.id, content: row.content, source: row.source, metadata: row.metadata,
-                    score: -hit.bm25, bm25: hit.bm25, textRank: offset + 1, snippet: snippets[hit.id])
+                    score: -hit.bm25, bm25: hit.bm25, textRank: offset + 1, snippet: snippetByID[hit.id])
             }
         }
     }
@@ -165,15 +165,15 @@ extension CollectionEngine {
             let hits = try textHits(text, k: depth, filter: filter)
             let fused = fusion.fuse(vector: neighbors.map(\.id), text: hits.map(\.id)).prefix(topK)
             let ids = fused.map(\.id)
-            let rows = try rows(for: ids)
-            let snippets = try snippet.map { try snippets(for: ids, query: text, style: $0) } ?? [:]
+            let stored = try self.rows(for: ids)
+            let snippetByID = try snippet.map { try self.snippets(for: ids, query: text, style: $0) } ?? [:]
             return fused.compactMap { f in
-                guard let row = rows[f.id] else { return nil }
+                guard let row = stored[f.id] else { return nil }
                 return SearchResult(
                     id: f.id, content: row.content, source: row.source, metadata: row.metadata, score: f.score,
                     distance: f.vectorRank.map { Double(neighbors[$0 - 1].distance) },
                     bm25: f.textRank.map { hits[$0 - 1].bm25 },
-                    vectorRank: f.vectorRank, textRank: f.textRank, snippet: snippets[f.id])
+                    vectorRank: f.vectorRank, textRank: f.textRank, snippet: snippetByID[f.id])
             }
         }
     }

@@ -157,7 +157,7 @@ final class CollectionEngine {
             guard let bytes, bytes.count == 4 * dimension else { return nil }
             // Stored little-endian float32, which is the native layout on every supported platform.
             let vector = [Float](unsafeUninitializedCapacity: dimension) { buffer, count in
-                _ = UnsafeMutableRawBufferPointer(buffer).copyMemory(from: bytes)
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: bytes)
                 count = dimension
             }
             return vector.allSatisfy(\.isFinite) ? vector : nil
