@@ -35,6 +35,15 @@ int32_t trove_dot_i8(const int8_t *a, const int8_t *b, size_t n);
 /// Hamming distance between two bit strings of `words` 64-bit words.
 uint32_t trove_hamming(const uint64_t *a, const uint64_t *b, size_t words);
 
+/// A hint that `p` will be read soon (graph walks touch vectors in random order).
+static inline void trove_prefetch(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
+#else
+    (void)p;
+#endif
+}
+
 #ifdef __cplusplus
 }
 #endif
