@@ -1,0 +1,209 @@
+import Foundation
+import TroveSQLite
+import TroveVectors
+
+/// How a batch treats ids that already exist.
+enum WriteMode {
+    /// Fail with duplicateID.
+    case insert
+    /// Replace the row.
+    case upsert
+    /// Fail with rowNotFound when the id is missing.
+    case update
+}
+
+/// A row to write when the id may be assigned by SQLite.
+struct PendingRow {
+    var id: Int64?
+    var content: String
+    var source: String
+    var metadata: String?
+    var vector: [Float]?
+}
+
+extension CollectionEngine {
+    // MARK: Validation (always before the first write)
+
+    func validate(vector: [Float]) throws {
+        guard vector.count == configuration.dimension else {
+            throw TroveError.dimensionMismatch(expected: configuration.dimension, actual: vector.count)
+        }
+        if let bad = vector.firstIndex(where: { !$0.isFinite }) {
+            throw TroveError.invalidVector(reason: "component \(bad) is \(vector[bad]); every component must be finite")
+        }
+        if configuration.metric == .cosine, vector.allSatisfy({ $0 == 0 }) {
+            throw TroveError.invalidVector(
+                reason: "every component is zero; a zero vector has no direction, so cosine similarity is undefined")
+        }
+    }
+
+    func validate(metadata: String?) throws {
+        guard let metadata else { return }
+        let size = metadata.utf8.count
+        guard size <= configuration.metadataByteLimit else {
+            throw TroveError.metadataTooLarge(limit: configuration.metadataByteLimit, actual: size)
+        }
+        // SQLite's own JSON parser decides, so validation agrees exactly with the CHECK constraint.
+        let type = try connection.scalar(
+            "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) ELSE NULL END", [.text(metadata)])
+        guard let type = type?.stringValue else { throw TroveError.invalidMetadata(reason: "the text is not valid JSON") }
+        guard type == "object" else { throw TroveError.invalidMetadata(reason: "got a JSON \(type)") }
+    }
+
+    func validate(rows: [PendingRow], mode: WriteMode) throws {
+        var seen = Set<Int64>()
+        seen.reserveCapacity(rows.count)
+        for row in rows {
+            if let vector = row.vector { try validate(vector: vector) }
+            try validate(metadata: row.metadata)
+            if let id = row.id, !seen.insert(id).inserted, mode == .insert { throw TroveError.duplicateID(id) }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` in an IMMEDIATE transaction, then applies the index changes it recorded if
+    /// the index was current. Prunes the change log when it grows long.
+    func write<T>(_ body: (inout [IndexChange]) throws -> T) throws -> T {
+        let outerTransaction = connection.isInTransaction
+        var changes: [IndexChange] = []
+        var before: Int64 = 0
+        var after: Int64 = 0
+        let result = try connection.transaction(.immediate) {
+            before = try logState().maxSeq
+            let result = try body(&changes)
+            after = try logState().maxSeq
+            try pruneLogIfNeeded(maxSeq: after)
+            return result
+        }
+        // Inside someone else's transaction nothing is committed yet (it may still roll back),
+        // so leave it to the log.
+        if !outerTransaction { applyCommitted(changes, before: before, after: after) }
+        return result
+    }
+
+    /// Rows per multi-row INSERT statement (5 bindings each: 2,500, below SQLite's 32,766 limit).
+    ///
+    /// Why multi-row: the FTS5 shipped with SQLite before 3.44 flushes its pending terms to disk
+    /// on every statement savepoint, and an INSERT whose triggers write other tables opens one.
+    /// One statement per row therefore wrote one FTS5 segment per row (about 4x slower inserts,
+    /// measured); one statement per 500 rows writes one segment per 500 rows.
+    static let rowsPerStatement = 500
+
+    /// Writes a batch all-or-nothing: validated completely first, then one transaction.
+    ///
+    /// - Returns: the id of each row, in order.
+    @discardableResult
+    func write(_ rows: [PendingRow], mode: WriteMode) throws -> [Int64] {
+        guard !rows.isEmpty else { return [] }
+        try validate(rows: rows, mode: mode)
+        return try write { changes in
+            var rows = rows
+            if mode != .update, rows.contains(where: { $0.id == nil }) {
+                // Assign ids the way SQLite would (max + 1), under the write lock, so a batch can
+                // go through multi-row statements and still report its ids in order.
+                let tableMax = try connection.scalar("SELECT max(id) FROM \(schema.table)")?.int64Value ?? 0
+                var next = max(tableMax, rows.compactMap(\.id).max() ?? 0) + 1
+                for i in rows.indices where rows[i].id == nil {
+                    rows[i].id = next
+                    next += 1
+                }
+            }
+            if mode == .update {
+                try update(rows)
+            } else {
+                var start = 0
+                while start < rows.count {
+                    let end = min(rows.count, start + Self.rowsPerStatement)
+                    try insert(rows[start..<end], upsert: mode == .upsert)
+                    start = end
+                }
+            }
+            for row in rows {
+                if let vector = row.vector { changes.append(.upsert(row.id!, vector)) } else { changes.append(.remove(row.id!)) }
+            }
+            return rows.map { $0.id! }
+        }
+    }
+
+    private func insert(_ rows: ArraySlice<PendingRow>, upsert: Bool) throws {
+        var sql = "INSERT INTO \(schema.table)(id, content, source, metadata, embedding) VALUES "
+        sql += repeatElement("(?, ?, ?, ?, ?)", count: rows.count).joined(separator: ", ")
+        if upsert {
+            sql += """
+                 ON CONFLICT(id) DO UPDATE SET content = excluded.content, source = excluded.source,
+                metadata = excluded.metadata, embedding = excluded.embedding, updated_at = \(CollectionSchema.now)
+                """
+        }
+        let statement = try connection.cachedStatement(sql)
+        var index = 1
+        for row in rows {
+            try bind(row, to: statement, at: index)
+            index += 5
+        }
+        do {
+            while try statement.step() {}
+        } catch let error as SQLiteError where error.extendedCode == .constraintPrimaryKey {
+            // Ids within the batch were checked to be distinct, and the failed statement was rolled
+            // back, so any of its ids still present in the table is the culprit.
+            let existing = try connection.scalar(
+                "SELECT id FROM \(schema.table) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1",
+                [.text(Self.jsonArray(rows.map { $0.id! }))])
+            throw TroveError.duplicateID(existing?.int64Value ?? rows.first!.id!)
+        }
+    }
+
+    private func update(_ rows: [PendingRow]) throws {
+        let statement = try connection.cachedStatement(
+            """
+            UPDATE \(schema.table) SET content = ?2, source = ?3, metadata = ?4, embedding = ?5,
+                updated_at = \(CollectionSchema.now) WHERE id = ?1
+            """)
+        for row in rows {
+            statement.reset()
+            try bind(row, to: statement, at: 1)
+            while try statement.step() {}
+            guard connection.changes > 0 else { throw TroveError.rowNotFound(id: row.id!) }
+        }
+    }
+
+    private func bind(_ row: PendingRow, to statement: Statement, at index: Int) throws {
+        try statement.bind(row.id!, at: index)
+        try statement.bind(row.content, at: index + 1)
+        try statement.bind(row.source, at: index + 2)
+        if let metadata = row.metadata { try statement.bind(metadata, at: index + 3) } else { try statement.bindNull(at: index + 3) }
+        if let vector = row.vector {
+            try vector.withUnsafeBytes { try statement.bind(bytes: $0, at: index + 4) }
+        } else {
+            try statement.bindNull(at: index + 4)
+        }
+    }
+
+    /// Deletes one row; returns whether it existed.
+    func delete(id: Int64) throws -> Bool {
+        try write { changes in
+            try connection.execute("DELETE FROM \(schema.table) WHERE id = ?", [.integer(id)])
+            let deleted = connection.changes > 0
+            if deleted { changes.append(.remove(id)) }
+            return deleted
+        }
+    }
+
+    /// Deletes every row with this source; returns how many.
+    func delete(source: String) throws -> Int {
+        try write { changes in
+            let rows = try connection.query("DELETE FROM \(schema.table) WHERE source = ? RETURNING id", [.text(source)])
+            for row in rows { changes.append(.remove(row.int64(at: 0)!)) }
+            return rows.count
+        }
+    }
+
+    /// Deletes every row; returns how many.
+    func deleteAll() throws -> Int {
+        try write { changes in
+            try connection.execute("DELETE FROM \(schema.table)")
+            changes.append(.removeAll)
+            return connection.changes
+        }
+    }
+}
