@@ -134,23 +134,29 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     _ = try await embedder.embed(Array(synopses.prefix(64)))
     let rssWarm = residentMegabytes()
 
-    struct Throughput { let sentences: Double; let tokens: Double; let contention: Double; let meanTokens: Double }
+    struct Throughput {
+        let sentences: Double, tokens: Double, contention: Double, meanTokens: Double
+        let cpuSeconds: Double, elapsed: Double
+    }
     func throughput(_ texts: [String]) async throws -> (Throughput, [[Float]]) {
         let tokens = texts.reduce(0) { $0 + embedder.tokenizer.encode($1).count }
         let meter = Contention()
+        let cpuStart = Contention.ownBusy()
         let start = now()
         let vectors = try await embedder.embed(texts)
         let elapsed = now() - start
+        let cpuSeconds = (Contention.ownBusy() - cpuStart) / 100
         let contention = meter.stop()
         precondition(vectors.count == texts.count && vectors.allSatisfy { abs($0.reduce(0) { $0 + $1 * $1 } - 1) < 1e-3 })
         return (Throughput(sentences: Double(texts.count) / elapsed, tokens: Double(tokens) / elapsed,
-            contention: contention, meanTokens: Double(tokens) / Double(texts.count)), vectors)
+            contention: contention, meanTokens: Double(tokens) / Double(texts.count), cpuSeconds: cpuSeconds,
+            elapsed: elapsed), vectors)
     }
     let (descriptionSpeed, descriptionVectors) = try await throughput(descriptions)
     let (synopsisSpeed, synopsisVectors) = try await throughput(synopses)
 
     // Single short queries, one at a time (the search-box case).
-    let queries = Array(synopses.prefix(options.latencyRuns))
+    let queries = Array((synopses.isEmpty ? descriptions : synopses).prefix(max(1, options.latencyRuns)))
     var latencies: [Double] = []
     var latencies12: [Double] = []
     let latencyMeter = Contention()
@@ -171,8 +177,8 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("Trove (Swift, release)")
     print("  model load: first \(format(firstLoad * 1000)) ms, median of 5 \(format(loads[2] * 1000)) ms")
     print("  resident memory: \(format(rssBefore)) MB before load, \(format(rssAfterLoad)) MB after load, \(format(rssWarm)) MB after first batch (weights touched), peak \(format(rssPeak)) MB; weights file \(format(Double(weightsBytes) / 1048576)) MiB")
-    print("  batch 32, descriptions: \(format(descriptionSpeed.sentences)) sentences/s, \(format(descriptionSpeed.tokens, 0)) tokens/s (mean \(format(descriptionSpeed.meanTokens)) tokens; other procs busy cores \(format(descriptionSpeed.contention, 2)))")
-    print("  batch 32, synopses:     \(format(synopsisSpeed.sentences)) sentences/s, \(format(synopsisSpeed.tokens, 0)) tokens/s (mean \(format(synopsisSpeed.meanTokens)) tokens; other procs busy cores \(format(synopsisSpeed.contention, 2)))")
+    print("  batch 32, descriptions: \(format(descriptionSpeed.sentences)) sentences/s, \(format(descriptionSpeed.tokens, 0)) tokens/s (mean \(format(descriptionSpeed.meanTokens)) tokens; \(format(descriptionSpeed.elapsed, 2)) s wall, \(format(descriptionSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(descriptionSpeed.contention, 2)))")
+    print("  batch 32, synopses:     \(format(synopsisSpeed.sentences)) sentences/s, \(format(synopsisSpeed.tokens, 0)) tokens/s (mean \(format(synopsisSpeed.meanTokens)) tokens; \(format(synopsisSpeed.elapsed, 2)) s wall, \(format(synopsisSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(synopsisSpeed.contention, 2)))")
     print("  single synopsis (n=\(latencies.count)): p50 \(format(percentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(percentile(latencies, 0.99) * 1000, 2)) ms; exactly 12 tokens (n=\(latencies12.count)): p50 \(latencies12.isEmpty ? "-" : format(percentile(latencies12, 0.5) * 1000, 2)) ms, p99 \(latencies12.isEmpty ? "-" : format(percentile(latencies12, 0.99) * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")
 
     guard options.reference else { return }
