@@ -34,6 +34,7 @@ public final class Connection {
         /// Enforce foreign keys (`PRAGMA foreign_keys = ON`).
         public var foreignKeys: Bool
 
+        /// Options; the defaults suit an app's own database file.
         public init(
             readOnly: Bool = false, create: Bool = true, walMode: Bool = true,
             busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true
