@@ -194,7 +194,8 @@ public final class BERTEncoder: @unchecked Sendable {
                 let word = wordEmbeddings + Int(id) * h
                 let pos = positionEmbeddings + position * h
                 for j in 0..<h { row[j] = word[j] + pos[j] + tokenTypeEmbeddings[j] }
-                VectorMath.layerNorm(row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps)
+                VectorMath.layerNorm(
+                    row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps, into: row)
             }
         }
 
@@ -258,8 +259,8 @@ public final class BERTEncoder: @unchecked Sendable {
         bias: UnsafePointer<Float>, eps: Float, into out: UnsafeMutablePointer<Float>
     ) {
         for r in 0..<rows {
-            VectorMath.layerNorm(sum + r * width, width: width, weight: weight, bias: bias, eps: eps)
+            VectorMath.layerNorm(
+                sum + r * width, width: width, weight: weight, bias: bias, eps: eps, into: out + r * width)
         }
-        out.update(from: sum, count: rows * width)
     }
 }
