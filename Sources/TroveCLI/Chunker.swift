@@ -179,7 +179,7 @@ public struct Chunker: Sendable {
 /// ordinary prose (by about 1.5×), so chunks sized with it fit the model.
 ///
 /// ```swift
-/// TokenEstimate.count("Dentist on Tuesday, 3 pm.")   // 8 (the real tokenizer says 7)
+/// TokenEstimate.count("Dentist on Tuesday, 3 pm.")   // 11 (the real tokenizer says 7)
 /// ```
 public enum TokenEstimate {
     /// The estimated token count of `text`.

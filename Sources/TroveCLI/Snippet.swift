@@ -55,6 +55,12 @@ public enum Snippet {
                 best = index - span + 1
             }
         }
+        // Centre the matches of the chosen window, so a match has context on both sides.
+        let matched = (best..<best + span).filter { matches[$0] != nil }
+        if let first = matched.first, let lastMatch = matched.last {
+            best = first - (span - (lastMatch - first + 1)) / 2
+            best = max(0, min(words.count - span, best))
+        }
         let last = best + span - 1
 
         var out = best > 0 ? "…" : ""
