@@ -12,9 +12,11 @@ public enum TroveCommandLine {
     ///
     /// Results go to `console.out`; errors, warnings and progress to `console.err`, each error
     /// as one `trove: error: …` message.
-    public static func run(_ arguments: [String], console: Console) async -> Int32 {
+    public static func run(
+        _ arguments: [String], console: Console, services: Services = .standard
+    ) async -> Int32 {
         do {
-            return try await dispatch(arguments, console: console)
+            return try await dispatch(arguments, console: console, services: services)
         } catch {
             report(error, console: console)
             return exitCode(for: error)
@@ -26,7 +28,9 @@ public enum TroveCommandLine {
         "--db": true, "--model": true, "--json": false, "--no-color": false,
     ]
 
-    private static func dispatch(_ arguments: [String], console: Console) async throws -> Int32 {
+    private static func dispatch(
+        _ arguments: [String], console: Console, services: Services
+    ) async throws -> Int32 {
         // `trove --db x.sqlite search q` is `trove search --db x.sqlite q`.
         var leading: [String] = []
         var index = 0
@@ -78,7 +82,8 @@ public enum TroveCommandLine {
             console.out.write(Commands.helpText(for: spec))
             return ExitCode.success
         }
-        let context = CommandContext(console: console, spec: spec, arguments: parsed)
+        let context = CommandContext(
+            console: console, spec: spec, arguments: parsed, services: services)
         return try await execute(context)
     }
 
@@ -131,6 +136,7 @@ public struct CommandContext: Sendable {
     public var console: Console
     public var spec: CommandSpec
     public var arguments: ParsedArguments
+    public var services: Services
 
     /// Whether `--json` was given.
     public var json: Bool { arguments.flag("json") }
