@@ -3,8 +3,9 @@ import Foundation
 /// A short excerpt of a record around the words of the query, with those words highlighted.
 ///
 /// Words are compared case- and accent-insensitively; a query word of four or more letters
-/// also matches longer words it begins (`dentist` matches `dentists`), which is close to what
-/// a stemming full-text index finds. The excerpt is the window of ``wordCount`` words holding
+/// also matches words up to three letters longer that it begins (`dentist` matches
+/// `dentists`, `plant` matches `planting`, `data` does not match `database`), which is close to
+/// what a stemming full-text index finds. The excerpt is the window of ``wordCount`` words holding
 /// the most distinct query words (the earliest such window on ties), with line breaks folded
 /// into spaces and `…` where text was cut.
 ///
@@ -21,7 +22,9 @@ public enum Snippet {
         "a", "an", "and", "are", "as", "at", "be", "by", "do", "for", "from", "how", "i", "in",
         "is", "it", "my", "of", "on", "or", "our", "the", "to", "was", "we", "what", "when",
         "where", "which", "who", "with", "why", "you", "your", "me", "is", "does", "did", "this",
-        "that", "there", "can", "will",
+        "that", "there", "can", "will", "about", "after", "all", "any", "been", "but", "have",
+        "has", "had", "if", "into", "not", "no", "so", "than", "then", "them", "they", "up",
+        "out", "its", "were", "would", "should", "could", "some", "much", "many",
     ]
 
     /// The excerpt of `content` for `query`, highlighted with `style`.
@@ -35,7 +38,8 @@ public enum Snippet {
         let matches: [Int?] = words.map { range in
             let word = fold(content[range])
             return terms.firstIndex { term in
-                word == term || (term.count >= 4 && word.hasPrefix(term))
+                word == term
+                    || (term.count >= 4 && word.count <= term.count + 3 && word.hasPrefix(term))
             }
         }
 

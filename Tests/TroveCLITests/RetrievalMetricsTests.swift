@@ -182,3 +182,12 @@ struct ProgressBarTests {
         #expect(sink.text.hasSuffix("\r\u{1B}[K"))
     }
 }
+
+@Suite("Snippet prefixes")
+struct SnippetPrefixTests {
+    @Test("a query word matches short extensions of itself only")
+    func prefixes() {
+        let plain = Style(enabled: false)
+        #expect(Snippet.make(content: "planting database", query: "plant data", style: plain) == "[planting] database")
+    }
+}
