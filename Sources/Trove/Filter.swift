@@ -28,11 +28,13 @@ public struct SearchFilter: Hashable, Sendable {
     public var isEmpty: Bool { source == nil && (sql?.allSatisfy(\.isWhitespace) ?? true) }
 
     /// `SELECT id FROM <table> WHERE ...` and its bindings, or nil when the filter is empty.
-    func candidateQuery(table: String, requireEmbedding: Bool) -> (sql: String, bindings: [SQLValue])? {
+    /// Only the filter's own conditions: rows without a vector are ignored by the vector index
+    /// anyway, and asking for `embedding IS NOT NULL` would stop SQLite from scanning a small
+    /// covering index instead of the wide table.
+    func candidateQuery(table: String) -> (sql: String, bindings: [SQLValue])? {
         guard !isEmpty else { return nil }
         var conditions: [String] = []
         var values: [SQLValue] = []
-        if requireEmbedding { conditions.append("embedding IS NOT NULL") }
         if let source {
             conditions.append("source = ?")
             values.append(.text(source))
