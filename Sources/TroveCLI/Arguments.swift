@@ -1,6 +1,11 @@
 import Foundation
 
 /// One option a command accepts: a flag (`--json`) or an option with a value (`-k 10`).
+///
+/// ```swift
+/// OptionSpec("mode", short: "m", value: "MODE", help: "hybrid, vector or text")
+/// OptionSpec("bind", value: "VALUE", repeatable: true, help: "value for the next ?")
+/// ```
 public struct OptionSpec: Sendable {
     /// Long name without the dashes, e.g. `db`.
     public var long: String
@@ -28,6 +33,12 @@ public struct OptionSpec: Sendable {
 }
 
 /// A subcommand: its options, positional arguments and help text.
+///
+/// ```swift
+/// let show = CommandSpec(name: "show", summary: "print one record", usage: "show ID",
+///                        options: [], positionals: (1, 1),
+///                        examples: [("trove show 42", "the record with id 42")])
+/// ```
 public struct CommandSpec: Sendable {
     public var name: String
     /// One line shown in `trove --help`.
@@ -58,6 +69,12 @@ public struct CommandSpec: Sendable {
 }
 
 /// The result of parsing one command line against a ``CommandSpec``.
+///
+/// ```swift
+/// let parsed = try ArgumentParser.parse(["--json", "-k", "3", "tea"], spec: Commands.search)
+/// parsed.flag("json")   // true
+/// try parsed.integer("k", default: 10, in: 1...1000, command: "search")   // 3
+/// ```
 public struct ParsedArguments: Sendable, Equatable {
     /// Flags that were given (long names).
     public var flags: Set<String> = []

@@ -13,6 +13,11 @@ import Foundation
 /// | 3 | not found: a path, record or file named on the command line does not exist |
 /// | 4 | the embedding model is not installed |
 /// | 5 | invalid query: a `--where` fragment or bound value SQLite rejects |
+///
+/// ```swift
+/// let error = CLIError.notFound("no such file or folder: notes/x.md")
+/// error.exitCode   // 3
+/// ```
 public enum CLIError: Error, Equatable, Sendable {
     /// Bad command line; `command` names the subcommand whose help to suggest (nil: top level).
     case usage(String, command: String?)
@@ -49,7 +54,11 @@ public enum CLIError: Error, Equatable, Sendable {
     }
 }
 
-/// Exit statuses of the `trove` tool.
+/// Exit statuses of the `trove` tool (see ``CLIError`` for what each means).
+///
+/// ```swift
+/// exit(ExitCode.usage)   // 2
+/// ```
 public enum ExitCode {
     public static let success: Int32 = 0
     public static let failure: Int32 = 1

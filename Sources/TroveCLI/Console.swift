@@ -66,6 +66,14 @@ public final class BufferSink: TextSink, @unchecked Sendable {
 /// Where a command reads and writes, and what it knows about its surroundings.
 ///
 /// The real tool uses ``Console/process``; tests build one with buffers and a chosen environment.
+///
+/// ```swift
+/// let out = BufferSink()
+/// let console = Console(out: out, err: BufferSink(), environment: ["HOME": "/tmp"],
+///                       currentDirectory: "/tmp")
+/// _ = await TroveCommandLine.run(["--version"], console: console)
+/// out.text   // "trove 0.1.0\n"
+/// ```
 public struct Console: Sendable {
     public var out: any TextSink
     public var err: any TextSink
@@ -118,6 +126,11 @@ public struct Console: Sendable {
 }
 
 /// ANSI styling that turns itself off when color is not wanted.
+///
+/// ```swift
+/// Style(enabled: false).bold("3 results")   // "3 results"
+/// Style(enabled: true).bold("3 results")    // "\u{1B}[1m3 results\u{1B}[0m"
+/// ```
 public struct Style: Sendable {
     public let enabled: Bool
 

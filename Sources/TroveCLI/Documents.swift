@@ -157,6 +157,11 @@ public enum DocumentError: Error, Equatable, Sendable {
 }
 
 /// Reads files into documents.
+///
+/// ```swift
+/// let bytes = try DocumentReader.bytes(of: "/home/ana/notes/ideas.jsonl")
+/// let documents = try DocumentReader.documents(in: bytes, format: .jsonl, path: "ideas.jsonl")
+/// ```
 public enum DocumentReader {
     /// The bytes of a file.
     /// - Throws: ``DocumentError/unreadable(path:reason:)``.

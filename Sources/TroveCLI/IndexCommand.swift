@@ -2,7 +2,12 @@ import Foundation
 import Trove
 import TroveEmbeddings
 
-/// What `trove index` did.
+/// What `trove index` did; printed as one line, or as JSON with `--json`:
+///
+/// ```
+/// indexed 62 files: 62 added, 0 updated, 0 removed, 0 unchanged (77 chunks) in 9.7 s
+/// {"added":62,"updated":0,"removed":0,"unchanged":0,"failed":0,"chunks":77,"seconds":9.7,...}
+/// ```
 public struct IndexSummary: Sendable, Equatable {
     public var added = 0
     public var updated = 0

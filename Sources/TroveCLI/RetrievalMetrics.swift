@@ -1,6 +1,10 @@
 import Foundation
 
 /// A labelled query: its text, the id of its one right document, and its kind.
+///
+/// ```swift
+/// let queries = try EvalQuery.load(try String(contentsOfFile: path, encoding: .utf8), path: path)
+/// ```
 public struct EvalQuery: Sendable, Equatable {
     public var id: String
     public var query: String
@@ -126,6 +130,11 @@ public struct RetrievalSummary: Sendable, Equatable {
 }
 
 /// A scored run: one ranking per query, summarised overall and per kind.
+///
+/// ```swift
+/// let report = try RetrievalReport(queries: queries, run: ["q001": ["n060", "n017"]])
+/// print(report.table, terminator: "")   // the same text score.py prints
+/// ```
 public struct RetrievalReport: Sendable {
     /// Per-kind summaries in score.py's order: `overall`, then kinds sorted by name.
     public var rows: [(name: String, summary: RetrievalSummary)]
@@ -162,6 +171,10 @@ public struct RetrievalReport: Sendable {
 }
 
 /// Run files in the format of shared/eval: one `{"id": query id, "ranked": [doc ids]}` per line.
+///
+/// ```swift
+/// try RunFile.contents(queries: queries, run: run).write(toFile: "vector.jsonl", atomically: true, encoding: .utf8)
+/// ```
 public enum RunFile {
     /// The text of a run file for `queries` in their order.
     public static func contents(queries: [EvalQuery], run: [String: [String]]) -> String {

@@ -3,6 +3,11 @@ import TroveEmbeddings
 
 /// What the commands get from outside: the embedding model. Tests swap in a small
 /// deterministic embedder where the model itself is not what is being tested.
+///
+/// ```swift
+/// let services = Services(loadEmbedder: { folder in try BERTEmbedder(modelDirectory: folder) })
+/// let status = await TroveCommandLine.run(["search", "tea"], console: .process, services: services)
+/// ```
 public struct Services: Sendable {
     /// Loads the embedder from a model folder.
     public var loadEmbedder: @Sendable (URL) throws -> any Embedder

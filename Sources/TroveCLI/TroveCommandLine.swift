@@ -132,6 +132,11 @@ public enum TroveCommandLine {
 }
 
 /// Everything a command needs: where to write, what was asked, and the derived settings.
+///
+/// ```swift
+/// let path = try context.databasePath()   // --db, else $TROVE_DB, else the XDG default
+/// if context.json { context.console.out.write("{}\n") }
+/// ```
 public struct CommandContext: Sendable {
     public var console: Console
     public var spec: CommandSpec
