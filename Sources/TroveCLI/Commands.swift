@@ -62,7 +62,8 @@ public enum Commands {
         discussion: """
             Words after the options form the query. The default mode, hybrid, fuses the
             meaning (vector) ranking with the word (BM25) ranking; 'vector' and 'text' use one
-            leg alone. Filters apply before ranking, so -k results come back whenever that many
+            leg alone. A long note indexed in several chunks is listed once, with its best
+            chunk. Filters apply before ranking, so -k results come back whenever that many
             records match. --where takes an SQL expression over the columns id, content,
             source and metadata (a JSON object: use json_extract(metadata, '$.key')); each ?
             takes the next --bind value (whole numbers and decimals are bound as numbers,
@@ -78,6 +79,8 @@ public enum Commands {
             OptionSpec(
                 "bind", value: "VALUE", repeatable: true,
                 help: "value for the next ? in --where (repeat for several)"),
+            OptionSpec(
+                "all-chunks", help: "list every matching chunk (default: the best chunk per note)"),
         ] + model + database + common,
         positionals: (1, nil),
         examples: [

@@ -26,13 +26,18 @@ enum SearchCommand {
         let notebook = try await Notebook.openExisting(path: path, embedder: embedder)
         let source = try await resolveSource(arguments.value("source"), context: context, notebook: notebook)
 
-        let hits: [SearchResult]
+        let allChunks = arguments.flag("all-chunks")
+        var hits: [SearchResult]
         do {
+            // Fetch extra chunks so that k documents remain after collapsing chunks of one
+            // document into its best one.
+            let fetch = allChunks ? k : min(Trove.Collection.maxTopK, max(k * 4, k + 20))
             hits = try await notebook.collection.search(
-                query, topK: k, mode: mode, source: source, where: sql, bindings: bindings)
+                query, topK: fetch, mode: mode, source: source, where: sql, bindings: bindings)
         } catch TroveError.invalidFilter(let fragment, let reason) {
             throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
         }
+        if !allChunks { hits = Array(bestChunkPerDocument(hits).prefix(k)) }
 
         if context.json {
             let results: [JSONValue] = hits.enumerated().map { index, hit in
@@ -56,6 +61,17 @@ enum SearchCommand {
                        context: context))
         }
         return ExitCode.success
+    }
+
+    /// The first (best) hit of each document: a file, or one line of a .jsonl file.
+    static func bestChunkPerDocument(_ hits: [SearchResult]) -> [SearchResult] {
+        var seen = Set<String>()
+        return hits.filter { hit in
+            let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
+            guard let file = metadata?["file"]?.string else { return true }
+            let key = file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "")
+            return seen.insert(key).inserted
+        }
     }
 
     /// The `--where` fragment and its typed `--bind` values.

@@ -225,3 +225,26 @@ struct IndexSearchTests {
         #expect(quiet.err.isEmpty && quiet.out.isEmpty)
     }
 }
+
+@Suite("Search collapsing", .serialized)
+struct SearchCollapsingTests {
+    @Test("a chunked note is listed once unless --all-chunks")
+    func collapse() async throws {
+        let fixture = try NotesFixture()
+        let paragraphs = (1...6).map { "Paragraph \($0) about the garden shed and its roof and door." }
+        try fixture.write("shed.md", paragraphs.joined(separator: "\n\n"))
+        try fixture.write("other.md", "The garden hose is in the shed.")
+        _ = await fixture.trove(["index", "--chunk-tokens", "30", "."])
+        func sources(_ arguments: [String]) async throws -> [String] {
+            let document = try await fixture.json(["search", "--mode", "text", "-k", "5"] + arguments + ["garden", "shed"])
+            guard case .array(let hits)? = document["results"] else { return [] }
+            return hits.compactMap { $0["source"]?.string }
+        }
+        let collapsed = try await sources([])
+        #expect(collapsed.count == 2)
+        #expect(Set(collapsed) == [fixture.path("shed.md"), fixture.path("other.md")])
+        let all = try await sources(["--all-chunks"])
+        #expect(all.count == 5)
+        #expect(all.filter { $0 == fixture.path("shed.md") }.count >= 4)
+    }
+}
