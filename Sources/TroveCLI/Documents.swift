@@ -146,12 +146,15 @@ public enum DocumentError: Error, Equatable, Sendable {
     case binary(path: String)
     /// A .jsonl line is not a JSON object with a string `text`.
     case malformedLine(path: String, line: Int, reason: String)
+    /// The content is readable but cannot be stored (for example metadata over the limit).
+    case invalidDocument(path: String, reason: String)
 
     public var message: String {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         case .binary(let path): return "\(path) is not a UTF-8 text file"
         case .malformedLine(let path, let line, let reason): return "\(path):\(line): \(reason)"
+        case .invalidDocument(let path, let reason): return "\(path): \(reason)"
         }
     }
 }

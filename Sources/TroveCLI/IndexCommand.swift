@@ -76,12 +76,15 @@ enum IndexCommand {
 
         // Files that vanished from the folders walked this time.
         let present = Set(discovery.files.map(\.path))
-        for file in known.keys.sorted() where !present.contains(file) {
-            let inWalkedFolder = discovery.folders.contains { file.hasPrefix($0 + "/") }
-            if inWalkedFolder, !FileManager.default.fileExists(atPath: file) {
-                try await notebook.remove(file: file)
-                summary.removed += 1
+        let vanished = known.keys.sorted().filter { file in
+            !present.contains(file) && discovery.folders.contains { file.hasPrefix($0 + "/") }
+                && !FileManager.default.fileExists(atPath: file)
+        }
+        if !vanished.isEmpty {
+            try await notebook.inTransaction {
+                for file in vanished { try await notebook.remove(file: file) }
             }
+            summary.removed = vanished.count
         }
 
         var pending: [Prepared] = []
@@ -91,19 +94,26 @@ enum IndexCommand {
             guard !pending.isEmpty else { return }
             let texts = pending.flatMap { $0.records.map(\.content) }
             let vectors = try await embedder.embed(texts)
-            var offset = 0
-            for prepared in pending {
-                let records = prepared.records.enumerated().map { index, record in
-                    Notebook.PendingRecord(
-                        content: record.content, source: record.source,
-                        metadata: record.metadata, vector: vectors[offset + index])
+            // One transaction per batch: each file is replaced whole (its old records deleted,
+            // the new ones inserted, its hash recorded) together with the batch's other files,
+            // and a failure leaves every one of them as it was. Fewer commits, fewer syncs.
+            try await notebook.inTransaction {
+                var offset = 0
+                for prepared in pending {
+                    let records = prepared.records.enumerated().map { index, record in
+                        Notebook.PendingRecord(
+                            content: record.content, source: record.source,
+                            metadata: record.metadata, vector: vectors[offset + index])
+                    }
+                    offset += records.count
+                    try await notebook.replace(
+                        file: prepared.file.path, sha256: prepared.sha256, bytes: prepared.bytes,
+                        records: records)
                 }
-                offset += records.count
-                try await notebook.replace(
-                    file: prepared.file.path, sha256: prepared.sha256, bytes: prepared.bytes,
-                    records: records)
+            }
+            for prepared in pending {
                 if prepared.isNew { summary.added += 1 } else { summary.updated += 1 }
-                summary.chunks += records.count
+                summary.chunks += prepared.records.count
                 filesDone += 1
                 bytesDone += prepared.bytes
                 progress.update(
@@ -138,6 +148,14 @@ enum IndexCommand {
                 let documents = try DocumentReader.documents(
                     in: bytes, format: file.format, path: file.path)
                 records = chunkRecords(documents, file: file.path, chunker: chunker)
+                // Checked here so one file's oversized metadata is that file's failure, not the
+                // batch's.
+                let limit = notebook.collection.configuration.metadataByteLimit
+                if let large = records.first(where: { $0.metadata.utf8.count > limit }) {
+                    throw DocumentError.invalidDocument(
+                        path: file.path,
+                        reason: "metadata of \(large.metadata.utf8.count) bytes is over the limit of \(limit)")
+                }
             } catch let error as DocumentError {
                 progress.finish()
                 context.warn(error.message + " (skipped; its earlier records are kept)")

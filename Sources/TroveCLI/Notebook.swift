@@ -82,38 +82,35 @@ struct Notebook: Sendable {
         var vector: [Float]
     }
 
-    /// Replaces everything indexed from `file` with `records` in one transaction: the old
-    /// records are deleted, the new ones inserted and the file's hash recorded, or nothing
-    /// changes at all.
+    /// Replaces everything indexed from `file` with `records`: the old records are deleted, the
+    /// new ones inserted and the file's hash recorded. Call it inside ``inTransaction(_:)`` so
+    /// that all of it happens, or none.
     func replace(file: String, sha256: String, bytes: Int, records: [PendingRecord]) async throws {
-        try await inTransaction {
-            try await deleteRecords(ofFile: file)
-            for record in records {
-                try await collection.insert(
-                    content: record.content, source: record.source, metadata: record.metadata,
-                    vector: record.vector)
-            }
-            try await database.execute(
-                """
-                INSERT OR REPLACE INTO \(Self.filesTable)(path, sha256, bytes, records, indexed_at)
-                VALUES (?, ?, ?, ?, ?)
-                """,
-                bindings: [
-                    .text(file), .text(sha256), .integer(Int64(bytes)),
-                    .integer(Int64(records.count)), .real(Date().timeIntervalSince1970),
-                ])
+        try await deleteRecords(ofFile: file)
+        for record in records {
+            try await collection.insert(
+                content: record.content, source: record.source, metadata: record.metadata,
+                vector: record.vector)
         }
+        try await database.execute(
+            """
+            INSERT OR REPLACE INTO \(Self.filesTable)(path, sha256, bytes, records, indexed_at)
+            VALUES (?, ?, ?, ?, ?)
+            """,
+            bindings: [
+                .text(file), .text(sha256), .integer(Int64(bytes)),
+                .integer(Int64(records.count)), .real(Date().timeIntervalSince1970),
+            ])
     }
 
-    /// Removes a file's records and its hash in one transaction. Returns how many records went.
+    /// Removes a file's records and its hash (inside ``inTransaction(_:)``). Returns how many
+    /// records went.
     @discardableResult
     func remove(file: String) async throws -> Int {
-        try await inTransaction {
-            let removed = try await deleteRecords(ofFile: file)
-            try await database.execute(
-                "DELETE FROM \(Self.filesTable) WHERE path = ?", bindings: [.text(file)])
-            return removed
-        }
+        let removed = try await deleteRecords(ofFile: file)
+        try await database.execute(
+            "DELETE FROM \(Self.filesTable) WHERE path = ?", bindings: [.text(file)])
+        return removed
     }
 
     private func deleteRecords(ofFile file: String) async throws -> Int {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveEmbeddings
 import TroveTestSupport
 
 @testable import TroveCLI
@@ -151,5 +152,59 @@ struct ErrorPathTests {
         #expect(result.status == ExitCode.failure)
         #expect(result.err.contains("test/hashing-bow"))
         #expect(try await recordCount(fixture) == .int(2))
+    }
+}
+
+/// An embedder that fails the way a broken model would: NaN components for texts containing
+/// "POISON", so the store refuses the write part-way through a batch.
+struct PoisonedEmbedder: Embedder {
+    let base = HashingEmbedder()
+    var manifest: EmbeddingManifest { base.manifest }
+
+    func embed(_ texts: [String]) async throws -> [[Float]] {
+        texts.map { $0.contains("POISON") ? [Float](repeating: .nan, count: 64) : base.vector($0) }
+    }
+}
+
+@Suite("Index atomicity", .serialized)
+struct IndexAtomicityTests {
+    @Test("a write failing part-way leaves every file of its batch as it was")
+    func batchRollsBack() async throws {
+        let fixture = try NotesFixture()
+        try fixture.write("a.md", "Apples and pears.")
+        try fixture.write("b.md", "Bicycle repair.")
+        #expect(await fixture.trove(["index", "."]).status == 0)
+        try fixture.write("a.md", "Apricots instead.")
+        try fixture.write("c.md", "POISON pill.")
+        let poisoned = Services(loadEmbedder: { _ in PoisonedEmbedder() })
+        let failed = await fixture.trove(["index", "."], services: poisoned)
+        #expect(failed.status == ExitCode.failure)
+        #expect(failed.err.contains("trove: error: "))
+        let stats = try await fixture.json(["stats"])
+        #expect(stats["records"] == .int(2))
+        #expect(stats["files"] == .int(2))
+        let old = try await fixture.json(["search", "--mode", "text", "pears"])
+        guard case .array(let hits)? = old["results"] else {
+            Issue.record("no results")
+            return
+        }
+        #expect(hits.count == 1)
+        // The hash of a.md was not updated either, so a healthy run picks the change up.
+        try fixture.write("c.md", "Carrots.")
+        let healed = try await fixture.json(["index", "."])
+        #expect(healed["updated"] == .int(1))
+        #expect(healed["added"] == .int(1))
+    }
+
+    @Test("oversized metadata fails that file alone")
+    func oversizedMetadata() async throws {
+        let fixture = try NotesFixture()
+        let big = String(repeating: "x", count: 20_000)
+        try fixture.write("big.jsonl", #"{"id": 1, "text": "big one", "note": "\#(big)"}"# + "\n")
+        try fixture.write("fine.md", "A fine note.")
+        let result = await fixture.trove(["index", "."])
+        #expect(result.status == ExitCode.failure)
+        #expect(result.err.contains("over the limit of 16384"))
+        #expect(try await fixture.json(["stats"])["records"] == .int(1))
     }
 }
