@@ -25,7 +25,7 @@ demo-build:
 
 demo-search:
 	@echo
-	@echo "== Meaning, not words: none of these queries shares its key words with the note it finds"
+	@echo "== Questions in your own words"
 	@echo
 	@echo '$$ trove search "how do I stop the dripping tap in the bathroom"'
 	@$(SEARCH) "how do I stop the dripping tap in the bathroom"

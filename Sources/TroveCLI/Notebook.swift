@@ -86,7 +86,7 @@ struct Notebook: Sendable {
     /// new ones inserted and the file's hash recorded. Call it inside ``inTransaction(_:)`` so
     /// that all of it happens, or none.
     func replace(file: String, sha256: String, bytes: Int, records: [PendingRecord]) async throws {
-        try await deleteRecords(ofFile: file)
+        _ = try await deleteRecords(ofFile: file)
         for record in records {
             try await collection.insert(
                 content: record.content, source: record.source, metadata: record.metadata,
