@@ -82,13 +82,13 @@ extension CollectionEngine {
         return result
     }
 
-    /// Rows per multi-row INSERT statement (5 bindings each, far below SQLite's 32,766 limit).
+    /// Rows per multi-row INSERT statement (5 bindings each: 2,500, below SQLite's 32,766 limit).
     ///
     /// Why multi-row: the FTS5 shipped with SQLite before 3.44 flushes its pending terms to disk
     /// on every statement savepoint, and an INSERT whose triggers write other tables opens one.
     /// One statement per row therefore wrote one FTS5 segment per row (about 4x slower inserts,
-    /// measured); one statement per 100 rows writes one segment per 100 rows.
-    static let rowsPerStatement = 100
+    /// measured); one statement per 500 rows writes one segment per 500 rows.
+    static let rowsPerStatement = 500
 
     /// Writes a batch all-or-nothing: validated completely first, then one transaction.
     ///
