@@ -194,7 +194,7 @@ public final class BERTEncoder: @unchecked Sendable {
                 let word = wordEmbeddings + Int(id) * h
                 let pos = positionEmbeddings + position * h
                 for j in 0..<h { row[j] = word[j] + pos[j] + tokenTypeEmbeddings[j] }
-                Self.layerNorm(row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps)
+                VectorMath.layerNorm(row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps)
             }
         }
 
@@ -211,94 +211,55 @@ public final class BERTEncoder: @unchecked Sendable {
                     multiplier.multiply(
                         m: length, n: length, k: headSize, a: q + column, lda: h, b: k + column, ldb: h,
                         transposeB: true, c: scores, ldc: length)
-                    Self.softmaxRows(scores, rows: length, width: length, scale: scale)
+                    VectorMath.softmaxRows(scores, rows: length, width: length, scale: scale)
                     multiplier.multiply(
                         m: length, n: headSize, k: length, a: scores, lda: length, b: v + column, ldb: h,
                         transposeB: false, c: context + column, ldc: h)
                 }
             }
             linear(context, rows: t, inputs: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias,
-                outputs: h, into: sum)
-            Self.addResidualAndNormalize(sum, residual: x, rows: t, width: h,
+                outputs: h, residual: x, into: sum)
+            Self.normalizeRows(sum, rows: t, width: h,
                 weight: layer.attentionNormWeight, bias: layer.attentionNormBias, eps: eps, into: x)
             linear(x, rows: t, inputs: h, weight: layer.intermediate, bias: layer.intermediateBias,
                 outputs: inter, into: intermediate)
-            GELU.apply(intermediate, count: t * inter)
+            VectorMath.gelu(intermediate, count: t * inter)
             linear(intermediate, rows: t, inputs: inter, weight: layer.output, bias: layer.outputBias,
-                outputs: h, into: sum)
-            Self.addResidualAndNormalize(sum, residual: x, rows: t, width: h,
+                outputs: h, residual: x, into: sum)
+            Self.normalizeRows(sum, rows: t, width: h,
                 weight: layer.outputNormWeight, bias: layer.outputNormBias, eps: eps, into: x)
         }
     }
 
-    /// `out = input · weightᵀ + bias` (PyTorch `Linear`).
+    /// `out = input · weightᵀ + bias (+ residual)` (PyTorch `Linear`): the bias and residual are
+    /// written first and the product accumulated onto them, saving a pass over `out`.
     private func linear(
         _ input: UnsafePointer<Float>, rows: Int, inputs: Int, weight: UnsafePointer<Float>,
-        bias: UnsafePointer<Float>, outputs: Int, into out: UnsafeMutablePointer<Float>
+        bias: UnsafePointer<Float>, outputs: Int, residual: UnsafePointer<Float>? = nil,
+        into out: UnsafeMutablePointer<Float>
     ) {
-        multiplier.multiply(
-            m: rows, n: outputs, k: inputs, a: input, lda: inputs, b: weight, ldb: inputs,
-            transposeB: true, c: out, ldc: outputs)
         for r in 0..<rows {
             let row = out + r * outputs
-            for j in 0..<outputs { row[j] += bias[j] }
-        }
-    }
-
-    static func layerNorm(
-        _ row: UnsafeMutablePointer<Float>, width: Int, weight: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-        eps: Float
-    ) {
-        var mean: Float = 0
-        for j in 0..<width { mean += row[j] }
-        mean /= Float(width)
-        var variance: Float = 0
-        for j in 0..<width {
-            let d = row[j] - mean
-            variance += d * d
-        }
-        variance /= Float(width)
-        let inverse = 1 / (variance + eps).squareRoot()
-        for j in 0..<width { row[j] = (row[j] - mean) * inverse * weight[j] + bias[j] }
-    }
-
-    static func addResidualAndNormalize(
-        _ sum: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>, rows: Int, width: Int,
-        weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float, into out: UnsafeMutablePointer<Float>
-    ) {
-        for r in 0..<rows {
-            let row = sum + r * width
-            let res = residual + r * width
-            for j in 0..<width { row[j] += res[j] }
-            layerNorm(row, width: width, weight: weight, bias: bias, eps: eps)
-            (out + r * width).update(from: row, count: width)
-        }
-    }
-
-    static func softmaxRows(_ m: UnsafeMutablePointer<Float>, rows: Int, width: Int, scale: Float) {
-        for r in 0..<rows {
-            let row = m + r * width
-            var maximum = -Float.infinity
-            for j in 0..<width { maximum = max(maximum, row[j]) }
-            var total: Float = 0
-            for j in 0..<width {
-                let e = expf((row[j] - maximum) * scale)
-                row[j] = e
-                total += e
+            if let residual {
+                let res = residual + r * outputs
+                for j in 0..<outputs { row[j] = res[j] + bias[j] }
+            } else {
+                row.update(from: bias, count: outputs)
             }
-            let inverse = 1 / total
-            for j in 0..<width { row[j] *= inverse }
         }
+        multiplier.multiply(
+            m: rows, n: outputs, k: inputs, a: input, lda: inputs, b: weight, ldb: inputs,
+            transposeB: true, c: out, ldc: outputs, accumulate: true)
     }
-}
 
-/// GELU in the erf form BERT uses: `x/2 · (1 + erf(x/√2))`.
-enum GELU {
-    static func apply(_ values: UnsafeMutablePointer<Float>, count: Int) {
-        let invSqrt2: Float = 0.707_106_77
-        for i in 0..<count {
-            let x = values[i]
-            values[i] = 0.5 * x * (1 + erff(x * invSqrt2))
+    /// LayerNorm of every row of `sum`, written to `out`.
+    private static func normalizeRows(
+        _ sum: UnsafeMutablePointer<Float>, rows: Int, width: Int, weight: UnsafePointer<Float>,
+        bias: UnsafePointer<Float>, eps: Float, into out: UnsafeMutablePointer<Float>
+    ) {
+        for r in 0..<rows {
+            VectorMath.layerNorm(sum + r * width, width: width, weight: weight, bias: bias, eps: eps)
         }
+        out.update(from: sum, count: rows * width)
     }
 }
