@@ -31,7 +31,13 @@ struct Notebook: Sendable {
             throw CLIError.failure("cannot create the folder \(folder): \(error.localizedDescription)")
         }
         let database = try Database(path: path)
-        let collection = try await database.collection(collectionName, embedder: embedder)
+        // An existing collection opens with its stored configuration (so a newer default, such
+        // as another text tokenizer, never refuses a database made by an older trove); only the
+        // model must match.
+        let collection =
+            try await database.configuration(of: collectionName) != nil
+            ? try await database.collection(named: collectionName, embedder: embedder)
+            : try await database.collection(collectionName, embedder: embedder)
         try await database.execute(
             """
             CREATE TABLE IF NOT EXISTS \(filesTable)(
