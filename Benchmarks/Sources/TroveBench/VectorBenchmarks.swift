@@ -108,6 +108,13 @@ func halfToFloat(_ h: UInt16) -> Float {
 /// Monotonic nanoseconds.
 @inline(__always) func benchNow() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+/// CPU seconds used by this process (all threads) so far.
+func processCPUSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
 /// Percentile of already collected samples (nearest rank).
 func percentile(_ values: [Double], _ p: Double) -> Double {
     guard !values.isEmpty else { return .nan }
@@ -181,7 +188,7 @@ let peerPython = "/tmp/trove-bench/venv/bin/python"
 /// Runs a peer script with the venv's Python, echoing its output; returns the exit status.
 func runPeer(_ arguments: [String]) -> Int32 {
     guard FileManager.default.isExecutableFile(atPath: peerPython) else {
-        print("peers: \(peerPython) not found (run \(sharedBenchDirectory)/setup.sh); skipped")
+        say("peers: \(peerPython) not found (run \(sharedBenchDirectory)/setup.sh); skipped")
         return -1
     }
     let process = Process()
@@ -192,7 +199,7 @@ func runPeer(_ arguments: [String]) -> Int32 {
         process.waitUntilExit()
         return process.terminationStatus
     } catch {
-        print("peers: could not start: \(error)")
+        say("peers: could not start: \(error)")
         return -1
     }
 }
@@ -272,7 +279,7 @@ func summarize(
 
 func printExact(_ r: ExactRun) {
     let other = r.otherBusyCores.map { formatted($0, 2) } ?? "n/a"
-    print("  \(r.name): n=\(r.count) dim=\(r.dimension) queries=\(r.queries) top-10 mean \(formatted(r.meanMs)) ms"
+    say("  \(r.name): n=\(r.count) dim=\(r.dimension) queries=\(r.queries) top-10 mean \(formatted(r.meanMs)) ms"
         + " p50 \(formatted(r.p50Ms)) ms p99 \(formatted(r.p99Ms)) ms, \(formatted(r.gbPerSecond, 1)) GB/s,"
         + " recall@10 \(formatted(r.recall, 4)), build \(formatted(r.buildSeconds, 2)) s, other procs busy cores \(other)")
 }
@@ -300,7 +307,7 @@ struct BenchRandom: RandomNumberGenerator {
 func runVectorBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
-        print("""
+        say("""
             trove-bench vectors [--base F] [--queries F] [--gt F] [--limit-queries N] [--passes N]
                                 [--random 100000,1000000] [--random-queries N] [--no-peers] [--json FILE]
             Exact top-10 (FlatIndex, cosine) over the shared real vectors and seeded random unit vectors;
@@ -317,8 +324,8 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
     let randomSizes = options.string("random", "100000,1000000").split(separator: ",").compactMap { Int($0) }
     let randomQueries = options.int("random-queries", 100)
     let k = 10
-    print("trove-bench vectors: exact top-\(k), FlatIndex metric=cosine, 1 thread, \(passes) passes (fastest kept)")
-    print("  build: plain swift build -c release (no extra flags)")
+    say("trove-bench vectors: exact top-\(k), FlatIndex metric=cosine, 1 thread, \(passes) passes (fastest kept)")
+    say("  build: plain swift build -c release (no extra flags)")
     var runs: [ExactRun] = []
 
     // Real vectors.
@@ -384,7 +391,7 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
     // Peers, back to back in the same run.
     var peerSummary: [String: Any] = [:]
     if !options.has("no-peers") {
-        print("peers: \(peerPython) \(sharedBenchDirectory)/peers/vector.py --dataset shared --sections exact,sqlite")
+        say("peers: \(peerPython) \(sharedBenchDirectory)/peers/vector.py --dataset shared --sections exact,sqlite")
         let status = runPeer([
             "\(sharedBenchDirectory)/peers/vector.py", "--dataset", "shared", "--sections", "exact,sqlite",
             "--queries", String(limit),
@@ -392,24 +399,24 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
         if status == 0, let peers = peerResults(dataset: "shared") {
             let exact = peers["exact"] as? [String: Any] ?? [:]
             let sqlite = (peers["sqlite_vec"] as? [String: Any])?["knn"] as? [String: Any]
-            print("\nside by side (shared real vectors, \(base.rows) x \(base.columns), top-\(k), 1 thread, ms/query):")
-            print("  trove FlatIndex       mean \(formatted(real.meanMs)) p50 \(formatted(real.p50Ms)) recall \(formatted(real.recall, 4))")
+            say("\nside by side (shared real vectors, \(base.rows) x \(base.columns), top-\(k), 1 thread, ms/query):")
+            say("  trove FlatIndex       mean \(formatted(real.meanMs)) p50 \(formatted(real.p50Ms)) recall \(formatted(real.recall, 4))")
             var peerMeans: [String: Double] = [:]
             for name in ["faiss_IndexFlatIP", "numpy_dot", "usearch_exact"] {
                 if let s = exact[name] as? [String: Any], let mean = s["lat_ms_mean"] as? Double {
                     peerMeans[name] = mean
-                    print("  \(name.padding(toLength: 21, withPad: " ", startingAt: 0)) mean \(formatted(mean)) p50 \(formatted(s["lat_ms_p50"] as? Double ?? .nan)) recall \(s["recall_at_10"] ?? "?")")
+                    say("  \(name.padding(toLength: 21, withPad: " ", startingAt: 0)) mean \(formatted(mean)) p50 \(formatted(s["lat_ms_p50"] as? Double ?? .nan)) recall \(s["recall_at_10"] ?? "?")")
                 }
             }
             if let sqlite, let mean = sqlite["lat_ms_mean"] as? Double {
                 peerMeans["sqlite_vec_vec0"] = mean
-                print("  sqlite-vec vec0       mean \(formatted(mean)) p50 \(formatted(sqlite["lat_ms_p50"] as? Double ?? .nan)) recall \(sqlite["recall_at_10"] ?? "?")")
+                say("  sqlite-vec vec0       mean \(formatted(mean)) p50 \(formatted(sqlite["lat_ms_p50"] as? Double ?? .nan)) recall \(sqlite["recall_at_10"] ?? "?")")
             }
             if let f = peerMeans["faiss_IndexFlatIP"] {
-                print("  trove / faiss IndexFlatIP latency: \(formatted(real.meanMs / f, 2))x (target <= 1.2x)")
+                say("  trove / faiss IndexFlatIP latency: \(formatted(real.meanMs / f, 2))x (target <= 1.2x)")
             }
             if let s = peerMeans["sqlite_vec_vec0"] {
-                print("  sqlite-vec / trove latency: \(formatted(s / real.meanMs, 1))x faster (target >= 10x)")
+                say("  sqlite-vec / trove latency: \(formatted(s / real.meanMs, 1))x faster (target >= 10x)")
             }
             peerSummary = ["exact": exact, "sqlite_vec_knn": sqlite ?? [:]]
         }
@@ -418,6 +425,12 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
         let out: [String: Any] = ["trove": runs.map(\.json), "peers": peerSummary]
         let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: path))
-        print("wrote \(path)")
+        say("wrote \(path)")
     }
+}
+
+/// Prints and flushes at once, so progress shows when output goes to a file.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
 }

@@ -51,6 +51,9 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
     /// In quantized modes, how many walk candidates per requested result are re-scored with
     /// float32 vectors (the walk's candidate list is at least `k * rescoreFactor`).
     public var rescoreFactor: Int
+    /// Deleted nodes are repaired in a batch once they reach this fraction of the nodes
+    /// (0 = only on `repairDeletions()`). Not stored in snapshots.
+    public var repairFraction: Double = 0.05
 
     /// Creates a configuration; see the type's documentation for the defaults.
     public init(
@@ -74,6 +77,9 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
         }
         guard (1...100_000).contains(efSearch) else {
             throw VectorIndexError.invalidConfiguration("efSearch must be in 1...100000, got \(efSearch)")
+        }
+        guard (0...1).contains(repairFraction) else {
+            throw VectorIndexError.invalidConfiguration("repairFraction must be in 0...1, got \(repairFraction)")
         }
         guard (1...1_000).contains(rescoreFactor) else {
             throw VectorIndexError.invalidConfiguration("rescoreFactor must be in 1...1000, got \(rescoreFactor)")

@@ -2,7 +2,8 @@ extension HNSWIndex {
     /// Removes the vector of `id`.
     ///
     /// The node leaves search results at once; its links are repaired (and its slot freed for
-    /// reuse) in a batch once deleted nodes reach 5% of the nodes, or by `repairDeletions()`.
+    /// reuse) in a batch once deleted nodes reach `configuration.repairFraction` of the nodes (5%), or by
+    /// `repairDeletions()`.
     /// Measured in BENCHMARKS.md: tombstones alone, without repair, cost recall.
     /// - Parameter id: the id to remove.
     /// - Returns: whether it was indexed.
@@ -39,7 +40,9 @@ extension HNSWIndex {
     }
 
     func repairIfNeeded() {
-        if !deletedSlots.isEmpty && deletedSlots.count * 20 >= max(slotCount - freeSlots.count, 1) {
+        let fraction = configuration.repairFraction
+        if !deletedSlots.isEmpty && fraction > 0
+            && Double(deletedSlots.count) >= fraction * Double(max(slotCount - freeSlots.count, 1)) {
             repairLocked()
         }
     }

@@ -78,6 +78,27 @@ extension HNSWIndex {
         }
     }
 
+    /// A copy of this index whose walk reads `quantization` codes (computed from the float32
+    /// vectors), with the same graph: switching modes needs no rebuild.
+    ///
+    /// ```swift
+    /// let compact = try index.converted(to: .int8)
+    /// ```
+    /// - Throws: `VectorIndexError.invalidConfiguration` for a bad `rescoreFactor`.
+    /// - Complexity: O(n · (dimension + M)).
+    public func converted(to quantization: HNSWQuantization, rescoreFactor: Int? = nil) throws -> HNSWIndex {
+        var bytes = snapshot()
+        bytes[17] = UInt8(HNSWQuantization.allCases.firstIndex(of: quantization)!)
+        let factor = UInt32(rescoreFactor ?? configuration.rescoreFactor)
+        guard (1...1_000).contains(factor) else {
+            throw VectorIndexError.invalidConfiguration("rescoreFactor must be in 1...1000, got \(factor)")
+        }
+        withUnsafeBytes(of: factor.littleEndian) { bytes.replaceSubrange(36..<40, with: $0) }
+        let body = bytes[0..<(bytes.count - 8)]
+        withUnsafeBytes(of: snapshotChecksum(body).littleEndian) { bytes.replaceSubrange((bytes.count - 8)..., with: $0) }
+        return try HNSWIndex(snapshot: bytes)
+    }
+
     /// Restores an index from `snapshot()` bytes.
     ///
     /// ```swift
