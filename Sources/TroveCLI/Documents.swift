@@ -53,7 +53,8 @@ public enum FileDiscovery {
     /// ```swift
     /// let found = try FileDiscovery.discover(["~/notes"], environment: env, currentDirectory: cwd)
     /// ```
-    /// - Throws: ``CLIError/notFound(_:)`` naming the first path that does not exist.
+    /// - Throws: ``CLIError/notFound(_:)`` naming the first path that does not exist,
+    ///   ``CLIError/failure(_:)`` for a device, socket or pipe.
     /// - Complexity: O(entries under the folders).
     public static func discover(
         _ paths: [String], environment: [String: String], currentDirectory: String
@@ -71,6 +72,10 @@ public enum FileDiscovery {
             if isDirectory.boolValue {
                 if !discovery.folders.contains(path) { discovery.folders.append(path) }
                 try walk(path, into: &discovery, seen: &seen)
+            } else if let type = try? manager.attributesOfItem(atPath: path)[.type]
+                as? FileAttributeType, type != .typeRegular, type != .typeSymbolicLink
+            {
+                throw CLIError.failure("\(raw) is not a regular file or folder")
             } else if seen.insert(path).inserted {
                 let format = DocumentFormat.forFile(named: path) ?? .text
                 discovery.files.append(DiscoveredFile(path: path, format: format))

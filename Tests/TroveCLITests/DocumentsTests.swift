@@ -161,3 +161,13 @@ struct JSONValueTests {
         }
     }
 }
+
+@Suite("FileDiscovery special files")
+struct FileDiscoverySpecialTests {
+    @Test("a device is refused by name")
+    func device() {
+        #expect(throws: CLIError.failure("/dev/null is not a regular file or folder")) {
+            try FileDiscovery.discover(["/dev/null"], environment: [:], currentDirectory: "/")
+        }
+    }
+}
