@@ -81,6 +81,8 @@ public struct Console: Sendable {
     public var stdoutIsTerminal: Bool
     /// Whether stderr is a terminal (progress bar).
     public var stderrIsTerminal: Bool
+    /// Whether stdin is a terminal (a person typing rather than a pipe).
+    public var stdinIsTerminal: Bool = false
     /// Reads all of stdin; nil when there is none to read.
     public var readStandardInput: @Sendable () -> String?
     public var environment: [String: String]
@@ -104,7 +106,7 @@ public struct Console: Sendable {
     public static var process: Console {
         let out = FileDescriptorSink(descriptor: 1)
         let err = FileDescriptorSink(descriptor: 2)
-        return Console(
+        var console = Console(
             out: out, err: err, stdoutIsTerminal: out.isTerminal, stderrIsTerminal: err.isTerminal,
             readStandardInput: {
                 let data = FileHandle.standardInput.readDataToEndOfFile()
@@ -112,6 +114,8 @@ public struct Console: Sendable {
             },
             environment: ProcessInfo.processInfo.environment,
             currentDirectory: FileManager.default.currentDirectoryPath)
+        console.stdinIsTerminal = isatty(0) == 1
+        return console
     }
 
     /// Whether output to a stream should be colored: only on a terminal, never when `NO_COLOR`

@@ -9,6 +9,9 @@ enum RecordCommands {
     static func embed(_ context: CommandContext) async throws -> Int32 {
         var texts = context.arguments.positionals
         if texts.isEmpty || texts == ["-"] {
+            if context.console.stdinIsTerminal {
+                context.console.err.write("trove: reading texts from stdin, one per line; end with Ctrl-D\n")
+            }
             guard let input = context.console.readStandardInput() else {
                 throw CLIError.usage("no text given: pass TEXT arguments or lines on stdin", command: "embed")
             }
