@@ -112,7 +112,8 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("trove-bench embeddings")
     print("  texts: \(options.texts) (\(descriptions.count) descriptions, \(synopses.count) synopses)")
     print("  model: \(options.model) (model.safetensors \(format(Double(weightsBytes) / 1e6)) MB)")
-    print("  backend: \(options.backend.rawValue) [\(MatrixBackend.blasDescription)], parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
+    let backendName = options.backend == .blas ? "blas [\(MatrixBackend.blasDescription)]" : "swift (pure-Swift fallback)"
+    print("  backend: \(backendName), parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
 
     // Model load: the first load (page cache warm after fetch) and the median of 5 more.
     let rssBefore = residentMegabytes()
