@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "TroveTestSupport", dependencies: ["TroveVectors"], path: "Tests/TroveTestSupport"),
         .testTarget(name: "TroveSQLiteTests", dependencies: ["TroveSQLite", "TroveTestSupport"]),
         .testTarget(name: "TroveVectorsTests", dependencies: ["TroveVectors", "TroveTestSupport"]),
-        .testTarget(name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"]),
+        .testTarget(name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
     ],

@@ -1,0 +1,199 @@
+import Foundation
+
+/// The built-in embedder: a sentence-transformers BERT model (all-MiniLM-L6-v2 by default) run
+/// in Swift on the device, with mean pooling and L2 normalisation.
+///
+/// Loads a sentence-transformers folder: `config.json`, `vocab.txt`, `model.safetensors`,
+/// `1_Pooling/config.json` and `sentence_bert_config.json`. Install the default model with
+/// `bash scripts/fetch-model.sh`; it goes to ``defaultModelDirectory``.
+///
+/// ```swift
+/// let embedder = try BERTEmbedder(modelDirectory: BERTEmbedder.defaultModelDirectory)
+/// let vectors = try await embedder.embed(["pick up paneer", "dentist on tuesday"])
+/// // vectors[0].count == 384, unit length
+/// ```
+///
+/// Batches are split across `parallelism` tasks (one per core by default); texts are packed
+/// without padding, so a text's vector does not depend on the batch it is in.
+public final class BERTEmbedder: Embedder {
+    /// The model description the store records.
+    public let manifest: EmbeddingManifest
+    /// The tokenizer built from the model's `vocab.txt`, truncating at `max_seq_length`.
+    public let tokenizer: WordPieceTokenizer
+    /// The encoder built from `config.json` and `model.safetensors`.
+    public let encoder: BERTEncoder
+    /// How many texts go through the encoder at once.
+    public let batchSize: Int
+    /// How many tasks share one batch.
+    public let parallelism: Int
+
+    /// The checksum of the weights of the default model, as pinned by `scripts/fetch-model.sh`.
+    public static let allMiniLML6v2Checksum = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+    /// The files a model folder must contain, in the order they are checked.
+    public static let requiredFiles = [
+        "config.json", "vocab.txt", "model.safetensors", "1_Pooling/config.json", "sentence_bert_config.json",
+    ]
+
+    /// Loads a sentence-transformers model folder.
+    ///
+    /// - Parameters:
+    ///   - modelDirectory: The folder, for example ``defaultModelDirectory``.
+    ///   - backend: Matrix multiply implementation; ``MatrixBackend/preferred`` (platform BLAS
+    ///     unless `TROVE_BLAS=none`) by default.
+    ///   - batchSize: Texts encoded together (default 32).
+    ///   - parallelism: Tasks sharing a batch (default: the number of active cores). With more
+    ///     than one, OpenBLAS is set to one thread per call so the tasks do not oversubscribe cores.
+    /// - Throws: ``EmbeddingError/missingModelFile(path:)`` naming the first missing file (its
+    ///   description says to run `bash scripts/fetch-model.sh`), or another ``EmbeddingError``
+    ///   when a file is malformed or the model is not a supported BERT.
+    /// - Complexity: Reads the vocabulary and the safetensors header; the weights are mapped,
+    ///   not read. The weights checksum comes from the `model.safetensors.sha256` file that
+    ///   `scripts/fetch-model.sh` writes, else it is computed (about a second for 90 MB).
+    public init(
+        modelDirectory: URL, backend: MatrixBackend = .preferred, batchSize: Int = 32,
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws {
+        precondition(batchSize > 0 && parallelism > 0, "batchSize and parallelism must be positive")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: modelDirectory.path, isDirectory: &isDirectory),
+            isDirectory.boolValue
+        else {
+            throw EmbeddingError.missingModelFile(path: modelDirectory.path)
+        }
+        for name in Self.requiredFiles {
+            let path = modelDirectory.appendingPathComponent(name).path
+            guard FileManager.default.fileExists(atPath: path) else { throw EmbeddingError.missingModelFile(path: path) }
+        }
+        func url(_ name: String) -> URL { modelDirectory.appendingPathComponent(name) }
+
+        let sentenceConfig = try Self.decode(SentenceBERTConfiguration.self, from: url("sentence_bert_config.json"))
+        let pooling = try Self.decode(PoolingConfiguration.self, from: url("1_Pooling/config.json"))
+        guard pooling.meanTokens, !pooling.clsToken, !pooling.maxTokens, !pooling.meanSqrtLenTokens else {
+            throw EmbeddingError.unsupportedModel(reason: "only mean pooling is implemented")
+        }
+        let configuration = try BERTEncoder.Configuration(contentsOf: url("config.json"))
+        guard pooling.wordEmbeddingDimension == configuration.hiddenSize else {
+            throw EmbeddingError.invalidModelFile(
+                path: url("1_Pooling/config.json").path,
+                reason: "word_embedding_dimension \(pooling.wordEmbeddingDimension) differs from hidden_size")
+        }
+        let maxLength = min(sentenceConfig.maxSeqLength, configuration.maxPositionEmbeddings)
+        guard maxLength >= 2 else {
+            throw EmbeddingError.invalidModelFile(path: url("sentence_bert_config.json").path, reason: "max_seq_length < 2")
+        }
+        tokenizer = try WordPieceTokenizer(vocabularyFile: url("vocab.txt"), maxSequenceLength: maxLength)
+        let weights = try SafeTensorsFile(url: url("model.safetensors"))
+        encoder = try BERTEncoder(configuration: configuration, weights: weights, backend: backend)
+        self.batchSize = batchSize
+        self.parallelism = parallelism
+        if encoder.backend == .blas, let blas = OpenBLAS.shared, let setThreads = blas.setNumThreads {
+            // Process-wide OpenBLAS setting: one BLAS thread per task when tasks already fill the cores.
+            setThreads(Int32(parallelism > 1 ? 1 : ProcessInfo.processInfo.activeProcessorCount))
+        }
+
+        let checksum = try Self.weightsChecksum(modelDirectory: modelDirectory)
+        manifest = EmbeddingManifest(
+            modelID: checksum == Self.allMiniLML6v2Checksum
+                ? "sentence-transformers/all-MiniLM-L6-v2" : modelDirectory.lastPathComponent,
+            checksum: checksum, dimension: configuration.hiddenSize, pooling: "mean", normalized: true,
+            maxSequenceLength: maxLength)
+    }
+
+    /// Embeds texts, `batchSize` at a time, checking for cancellation between batches.
+    ///
+    /// - Parameter texts: Any texts; empty text gives the vector of `[CLS] [SEP]`. Texts longer
+    ///   than `maxSequenceLength` tokens are truncated, as the reference does.
+    /// - Returns: One unit-length vector of ``Embedder/dimension`` components per text, in order.
+    /// - Throws: `CancellationError` when the task is cancelled.
+    /// - Complexity: Linear in the number of tokens (quadratic within each text for attention).
+    public func embed(_ texts: [String]) async throws -> [[Float]] {
+        var vectors: [[Float]] = []
+        vectors.reserveCapacity(texts.count)
+        var start = 0
+        while start < texts.count {
+            try Task.checkCancellation()
+            let end = min(start + batchSize, texts.count)
+            let ids = texts[start..<end].map { tokenizer.encode($0) }
+            vectors += await embed(tokenIDs: ids)
+            start = end
+        }
+        return vectors
+    }
+
+    /// Embeds already-tokenised sequences as one batch, split across ``parallelism`` tasks.
+    ///
+    /// - Parameter tokenIDs: Sequences from ``tokenizer``.
+    /// - Returns: One unit-length vector per sequence, in order.
+    public func embed(tokenIDs: [[Int32]]) async -> [[Float]] {
+        let parts = Self.split(tokenIDs, into: min(parallelism, tokenIDs.count))
+        if parts.count <= 1 { return encoder.embed(tokenIDs) }
+        let encoder = self.encoder
+        return await withTaskGroup(of: (Int, [[Float]]).self) { group in
+            for (index, range) in parts.enumerated() {
+                let part = Array(tokenIDs[range])
+                group.addTask { (index, encoder.embed(part)) }
+            }
+            var results = [[[Float]]](repeating: [], count: parts.count)
+            for await (index, vectors) in group { results[index] = vectors }
+            return results.flatMap { $0 }
+        }
+    }
+
+    /// Contiguous ranges with about equal token counts (the encoder's cost is about linear in tokens).
+    static func split(_ sequences: [[Int32]], into requestedParts: Int) -> [Range<Int>] {
+        let parts = min(requestedParts, sequences.count)
+        guard parts > 1 else { return sequences.isEmpty ? [] : [0..<sequences.count] }
+        let total = sequences.reduce(0) { $0 + $1.count }
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var accumulated = 0
+        for (index, sequence) in sequences.enumerated() {
+            accumulated += sequence.count
+            let target = total * (ranges.count + 1) / parts
+            let partsAfterThis = parts - ranges.count - 1
+            let sequencesAfterThis = sequences.count - index - 1
+            // Cut at the token target, or when every remaining sequence must start a part.
+            if partsAfterThis > 0, sequencesAfterThis >= partsAfterThis,
+                accumulated >= target || sequencesAfterThis == partsAfterThis
+            {
+                ranges.append(start..<(index + 1))
+                start = index + 1
+            }
+        }
+        if start < sequences.count { ranges.append(start..<sequences.count) }
+        return ranges
+    }
+
+    /// The weights' SHA-256: from the sidecar `model.safetensors.sha256` when it is not older than
+    /// the weights, else computed from the file.
+    static func weightsChecksum(modelDirectory: URL) throws -> String {
+        let weights = modelDirectory.appendingPathComponent("model.safetensors")
+        let sidecar = modelDirectory.appendingPathComponent("model.safetensors.sha256")
+        let files = FileManager.default
+        if let text = try? String(contentsOf: sidecar, encoding: .utf8),
+            let digest = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).first,
+            digest.count == 64, digest.allSatisfy(\.isHexDigit),
+            let sidecarDate = try? files.attributesOfItem(atPath: sidecar.path)[.modificationDate] as? Date,
+            let weightsDate = try? files.attributesOfItem(atPath: weights.path)[.modificationDate] as? Date,
+            sidecarDate >= weightsDate
+        {
+            return digest.lowercased()
+        }
+        do { return try SHA256.hexDigest(ofFile: weights) } catch {
+            throw EmbeddingError.invalidModelFile(path: weights.path, reason: "cannot read: \(error)")
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from url: URL) throws -> T {
+        do { return try JSONDecoder().decode(T.self, from: Data(contentsOf: url)) } catch {
+            throw EmbeddingError.invalidModelFile(path: url.path, reason: "\(error)")
+        }
+    }
+}
+
+/// `sentence_bert_config.json`: the longest input before truncation.
+struct SentenceBERTConfiguration: Decodable {
+    let maxSeqLength: Int
+    enum CodingKeys: String, CodingKey { case maxSeqLength = "max_seq_length" }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Everything that can go wrong while loading or running an embedding model.
+///
+/// Errors are values: match them by case, never by their description.
+///
+/// ```swift
+/// do {
+///     _ = try BERTEmbedder(modelDirectory: BERTEmbedder.defaultModelDirectory)
+/// } catch EmbeddingError.missingModelFile(let path) {
+///     print("model not installed, missing \(path)")
+/// }
+/// ```
+public enum EmbeddingError: Error, Equatable, Sendable {
+    /// A file the model needs is not there. The description says how to install the model.
+    case missingModelFile(path: String)
+    /// A model file exists but could not be read or parsed (JSON configuration, vocabulary).
+    case invalidModelFile(path: String, reason: String)
+    /// A safetensors file is malformed or truncated.
+    case invalidSafeTensors(path: String, reason: String)
+    /// The weights lack a tensor the encoder needs.
+    case missingTensor(name: String)
+    /// A tensor has an unexpected element type or shape.
+    case tensorMismatch(name: String, reason: String)
+    /// The model configuration asks for something this encoder does not implement.
+    case unsupportedModel(reason: String)
+}
+
+extension EmbeddingError: CustomStringConvertible, LocalizedError {
+    public var description: String {
+        switch self {
+        case .missingModelFile(let path):
+            return "missing model file \(path); install all-MiniLM-L6-v2 with `bash scripts/fetch-model.sh` "
+                + "(it downloads into $TROVE_MODEL_DIR or ~/.cache/trove/models/all-MiniLM-L6-v2)"
+        case .invalidModelFile(let path, let reason):
+            return "invalid model file \(path): \(reason)"
+        case .invalidSafeTensors(let path, let reason):
+            return "invalid safetensors file \(path): \(reason)"
+        case .missingTensor(let name):
+            return "the weights have no tensor named \(name)"
+        case .tensorMismatch(let name, let reason):
+            return "tensor \(name): \(reason)"
+        case .unsupportedModel(let reason):
+            return "unsupported model: \(reason)"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,210 @@
+import Foundation
+
+#if canImport(Accelerate)
+import Accelerate
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Which implementation runs the encoder's matrix multiplies.
+///
+/// ```swift
+/// let encoder = try BERTEmbedder(modelDirectory: dir, backend: .swift)  // force the fallback
+/// ```
+public enum MatrixBackend: String, Sendable, CaseIterable {
+    /// The platform BLAS: Accelerate on Apple platforms, OpenBLAS (`libopenblas.so.0`, loaded
+    /// at run time) on Linux.
+    case blas
+    /// The portable blocked matrix multiply written in Swift; always available.
+    case swift
+
+    /// The backend used when none is asked for: ``blas`` when it can be loaded, else ``swift``.
+    /// Setting the environment variable `TROVE_BLAS=none` forces ``swift``.
+    public static var preferred: MatrixBackend {
+        if let value = ProcessInfo.processInfo.environment["TROVE_BLAS"]?.lowercased(),
+            ["none", "swift", "off", "0"].contains(value)
+        {
+            return .swift
+        }
+        return isBLASAvailable ? .blas : .swift
+    }
+
+    /// Whether a platform BLAS was found on this machine.
+    public static var isBLASAvailable: Bool {
+        #if canImport(Accelerate)
+        return true
+        #else
+        return OpenBLAS.shared != nil
+        #endif
+    }
+
+    /// A short description of what ``blas`` resolves to here, for logs and benchmarks.
+    public static var blasDescription: String {
+        #if canImport(Accelerate)
+        return "Accelerate"
+        #else
+        guard let blas = OpenBLAS.shared else { return "none (libopenblas.so.0 not found)" }
+        return blas.configuration
+        #endif
+    }
+}
+
+/// OpenBLAS functions looked up at run time with `dlopen`/`dlsym`.
+///
+/// Why not a system-library target: loading at run time lets the package build and run on a
+/// machine without OpenBLAS (falling back to Swift), and keeps `-lopenblas` out of every app that
+/// links Trove. The cost is one `dlsym` per process. See Documentation/ARCHITECTURE.md.
+struct OpenBLAS: @unchecked Sendable {
+    // @unchecked Sendable: plain C function pointers into a library that is never unloaded;
+    // cblas_sgemm is thread-safe in OpenBLAS >= 0.3.7 (Debian 12 ships 0.3.21).
+    typealias SGEMM = @convention(c) (
+        Int32, Int32, Int32, Int32, Int32, Int32, Float, UnsafePointer<Float>?, Int32,
+        UnsafePointer<Float>?, Int32, Float, UnsafeMutablePointer<Float>?, Int32
+    ) -> Void
+    typealias SetThreads = @convention(c) (Int32) -> Void
+    typealias GetThreads = @convention(c) () -> Int32
+    typealias GetConfig = @convention(c) () -> UnsafePointer<CChar>?
+
+    let sgemm: SGEMM
+    let setNumThreads: SetThreads?
+    let getNumThreads: GetThreads?
+    let configuration: String
+
+    /// Loaded once per process; nil when the library or `cblas_sgemm` is missing.
+    static let shared: OpenBLAS? = {
+        #if canImport(Accelerate)
+        return nil
+        #else
+        for name in ["libopenblas.so.0", "libopenblas.so"] {
+            // RTLD_LOCAL: keep its symbols out of the global namespace of the host app.
+            guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else { continue }
+            guard let sgemm = dlsym(handle, "cblas_sgemm") else {
+                dlclose(handle)
+                continue
+            }
+            let setThreads = dlsym(handle, "openblas_set_num_threads").map { unsafeBitCast($0, to: SetThreads.self) }
+            let getThreads = dlsym(handle, "openblas_get_num_threads").map { unsafeBitCast($0, to: GetThreads.self) }
+            var config = name
+            if let get = dlsym(handle, "openblas_get_config").map({ unsafeBitCast($0, to: GetConfig.self) }),
+                let text = get()
+            {
+                config = "OpenBLAS (\(String(cString: text)))"
+            }
+            return OpenBLAS(
+                sgemm: unsafeBitCast(sgemm, to: SGEMM.self), setNumThreads: setThreads,
+                getNumThreads: getThreads, configuration: config)
+        }
+        return nil
+        #endif
+    }()
+}
+
+/// Row-major single-precision matrix multiply, `C = A · op(B)`, through the chosen backend.
+struct MatrixMultiplier: Sendable {
+    let backend: MatrixBackend
+
+    init(backend: MatrixBackend) {
+        // Asking for BLAS where there is none falls back rather than failing: results agree.
+        self.backend = backend == .blas && !MatrixBackend.isBLASAvailable ? .swift : backend
+    }
+
+    /// `C[m×n] = A[m×k] · op(B)`, where `op(B) = B` (`B` is k×n) or `Bᵀ` (`B` is n×k, the
+    /// PyTorch `Linear` weight layout). Leading dimensions are row strides, in elements.
+    func multiply(
+        m: Int, n: Int, k: Int,
+        a: UnsafePointer<Float>, lda: Int,
+        b: UnsafePointer<Float>, ldb: Int, transposeB: Bool,
+        c: UnsafeMutablePointer<Float>, ldc: Int
+    ) {
+        if m == 0 || n == 0 { return }
+        switch backend {
+        case .blas:
+            #if canImport(Accelerate)
+            cblas_sgemm(
+                CblasRowMajor, CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
+                Int32(m), Int32(n), Int32(k), 1, a, Int32(lda), b, Int32(ldb), 0, c, Int32(ldc))
+            #else
+            // 101 = CblasRowMajor, 111 = CblasNoTrans, 112 = CblasTrans (cblas.h).
+            OpenBLAS.shared!.sgemm(
+                101, 111, transposeB ? 112 : 111, Int32(m), Int32(n), Int32(k), 1, a, Int32(lda),
+                b, Int32(ldb), 0, c, Int32(ldc))
+            #endif
+        case .swift:
+            Self.swiftMultiply(
+                m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, transposeB: transposeB, c: c, ldc: ldc)
+        }
+    }
+
+    /// The portable fallback: B is packed into 8-column panels, and a 4×8 register tile of C is
+    /// accumulated with SIMD8 (two SSE registers without AVX) per step of k.
+    ///
+    /// - Complexity: O(m·n·k) time; O(k·8) scratch for one panel.
+    static func swiftMultiply(
+        m: Int, n: Int, k: Int,
+        a: UnsafePointer<Float>, lda: Int,
+        b: UnsafePointer<Float>, ldb: Int, transposeB: Bool,
+        c: UnsafeMutablePointer<Float>, ldc: Int
+    ) {
+        // One k×8 panel of op(B), reused across all rows of A: k·32 bytes (48 KB for k = 1536).
+        let panelRaw = UnsafeMutableRawPointer.allocate(
+            byteCount: max(k, 1) * 32, alignment: MemoryLayout<SIMD8<Float>>.alignment)
+        defer { panelRaw.deallocate() }
+        let panel = panelRaw.bindMemory(to: Float.self, capacity: max(k, 1) * 8)
+        var j0 = 0
+        while j0 < n {
+            let width = min(8, n - j0)
+            if transposeB {
+                for jj in 0..<8 {
+                    if jj < width {
+                        let row = b + (j0 + jj) * ldb
+                        for p in 0..<k { panel[p * 8 + jj] = row[p] }
+                    } else {
+                        for p in 0..<k { panel[p * 8 + jj] = 0 }
+                    }
+                }
+            } else {
+                for p in 0..<k {
+                    let row = b + p * ldb + j0
+                    for jj in 0..<8 { panel[p * 8 + jj] = jj < width ? row[jj] : 0 }
+                }
+            }
+            var i0 = 0
+            while i0 < m {
+                let rows = min(4, m - i0)
+                // Rows past the end alias row 0 of the tile; their sums are computed and dropped.
+                let a0 = a + i0 * lda
+                let a1 = rows > 1 ? a0 + lda : a0
+                let a2 = rows > 2 ? a0 + 2 * lda : a0
+                let a3 = rows > 3 ? a0 + 3 * lda : a0
+                var c0 = SIMD8<Float>(), c1 = SIMD8<Float>(), c2 = SIMD8<Float>(), c3 = SIMD8<Float>()
+                for p in 0..<k {
+                    let bv = panelRaw.load(fromByteOffset: p * 32, as: SIMD8<Float>.self)
+                    c0 += a0[p] * bv
+                    c1 += a1[p] * bv
+                    c2 += a2[p] * bv
+                    c3 += a3[p] * bv
+                }
+                let out = c + i0 * ldc + j0
+                if width == 8 {
+                    // Whole tile row: one unaligned vector store per row.
+                    UnsafeMutableRawPointer(out).storeBytes(of: c0, as: SIMD8<Float>.self)
+                    if rows > 1 { UnsafeMutableRawPointer(out + ldc).storeBytes(of: c1, as: SIMD8<Float>.self) }
+                    if rows > 2 { UnsafeMutableRawPointer(out + 2 * ldc).storeBytes(of: c2, as: SIMD8<Float>.self) }
+                    if rows > 3 { UnsafeMutableRawPointer(out + 3 * ldc).storeBytes(of: c3, as: SIMD8<Float>.self) }
+                } else {
+                    for jj in 0..<width {
+                        out[jj] = c0[jj]
+                        if rows > 1 { out[ldc + jj] = c1[jj] }
+                        if rows > 2 { out[2 * ldc + jj] = c2[jj] }
+                        if rows > 3 { out[3 * ldc + jj] = c3[jj] }
+                    }
+                }
+                i0 += 4
+            }
+            j0 += 8
+        }
+    }
+}
