@@ -30,6 +30,8 @@ let package = Package(
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
+        // Reliability: the child process the crash and multi-process tests start and kill (no product).
+        .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),
 
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(name: "TroveTestSupport", dependencies: ["TroveVectors"], path: "Tests/TroveTestSupport"),
@@ -38,6 +40,9 @@ let package = Package(
         .testTarget(name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
+        .testTarget(
+            name: "TroveReliabilityTests",
+            dependencies: ["Trove", "TroveEmbeddings", "TroveSQLite", "TroveTestSupport", "TroveCrashChild"]),
     ],
     swiftLanguageModes: [.v6]
 )
