@@ -67,7 +67,8 @@ extension Collection {
     }
 
     /// Searches with text: embeds it and runs hybrid search (vector and words fused with RRF),
-    /// or one leg alone. The words are treated as typed by a person: no syntax errors.
+    /// or one leg alone. The words are treated as typed by a person: no syntax errors. On a
+    /// collection created with lexical search off, `.hybrid` runs the vector leg alone.
     ///
     /// ```swift
     /// let hits = try await notes.search("when is the dentist?", topK: 5)
@@ -87,6 +88,10 @@ extension Collection {
             return try await search(vector: vector, topK: topK, source: source, where: sql, bindings: bindings)
         case .hybrid(let fusion):
             let vector = try await requireEmbedder().embed(text)
+            // Without a text index, "hybrid" has only one leg: answer with it rather than fail.
+            guard configuration.lexicalSearch else {
+                return try await search(vector: vector, topK: topK, source: source, where: sql, bindings: bindings)
+            }
             return try await searchHybrid(
                 text: .typed(text), vector: vector, topK: topK, source: source, where: sql, bindings: bindings,
                 fusion: fusion, snippet: snippet)

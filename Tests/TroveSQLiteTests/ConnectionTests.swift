@@ -283,3 +283,21 @@ struct TransactionTests {
         #expect(!c.isInTransaction)
     }
 }
+
+@Suite("Regressions")
+struct RegressionTests {
+    @Test("a long statement is not mistaken for several (the tail pointer outlived its C string)")
+    func longStatementTail() throws {
+        let c = try Connection(.inMemory)
+        try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)")
+        let n = 600
+        let sql = "INSERT INTO t(id, v) VALUES " + repeatElement("(?, ?)", count: n).joined(separator: ", ")
+            + " ON CONFLICT(id) DO UPDATE SET v = excluded.v"
+        for _ in 0..<3 {
+            try c.prepare(sql).execute((0..<(2 * n)).map { .integer(Int64($0)) })
+        }
+        #expect(try c.scalar("SELECT count(*) FROM t") == .integer(Int64(n)))
+        let error = #expect(throws: SQLiteError.self) { try c.prepare(sql + "; SELECT 1") }
+        #expect(error?.description.count ?? 0 < 500)
+    }
+}
