@@ -20,7 +20,15 @@ sources_for() {
     case "$1" in
         TypedQuery) echo "-module-name TroveSQLite -I $ROOT/Sources/CSQLite $ROOT/Sources/TroveSQLite/*.swift" ;;
         WordPiece|SafeTensorsHeader) echo "-module-name TroveEmbeddings $ROOT/Sources/TroveEmbeddings/*.swift" ;;
-        SnapshotLoader) echo "-module-name TroveVectors $(find "$ROOT/Sources/TroveVectors" -name '*.swift' | tr '\n' ' ')" ;;
+        SnapshotLoader)
+            # TroveVectors uses the CTroveKernels C module: compile it and give it a module map.
+            mkdir -p "$OUT/CTroveKernels"
+            clang -O2 -g -fsanitize=address -c "$ROOT/Sources/CTroveKernels/kernels.c" \
+                -I "$ROOT/Sources/CTroveKernels/include" -o "$OUT/CTroveKernels/kernels.o"
+            printf 'module CTroveKernels {\n  header "%s"\n  export *\n}\n' \
+                "$ROOT/Sources/CTroveKernels/include/CTroveKernels.h" > "$OUT/CTroveKernels/module.modulemap"
+            echo "-module-name TroveVectors -I $OUT/CTroveKernels $OUT/CTroveKernels/kernels.o" \
+                "$(find "$ROOT/Sources/TroveVectors" -name '*.swift' | tr '\n' ' ')" ;;
         *) echo "unknown target $1" >&2; exit 2 ;;
     esac
 }
@@ -38,12 +46,17 @@ run() {
     [ -x "$OUT/$target" ] || build "$target"
     mkdir -p "$OUT/corpus/$target" "$OUT/artifacts/$target"
     local env=()
+    if [ "$target" = SnapshotLoader ] && [ ! -f "$ROOT/Fuzz/Corpus/$target/seed-0" ]; then
+        mkdir -p "$ROOT/Fuzz/Corpus/$target"
+        TROVE_FUZZ_WRITE_SEEDS="$ROOT/Fuzz/Corpus/$target" "$OUT/$target"
+    fi
     if [ "$target" = WordPiece ]; then
         local vocab="${TROVE_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/trove/models/all-MiniLM-L6-v2}/vocab.txt"
         [ -f "$vocab" ] && env=(TROVE_FUZZ_VOCAB="$vocab")
     fi
     # First corpus dir receives new inputs; the committed seeds are read only.
-    env "${env[@]}" "$OUT/$target" -max_total_time="$seconds" -rss_limit_mb=1024 -max_len=4096 \
+    # The Swift runtime's backtracer stalls under ASan; libFuzzer prints the crash itself.
+    env SWIFT_BACKTRACE=enable=no "${env[@]}" "$OUT/$target" -max_total_time="$seconds" -rss_limit_mb=1024 -max_len=4096 \
         -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$target/" \
         "$OUT/corpus/$target" "$ROOT/Fuzz/Corpus/$target"
 }
