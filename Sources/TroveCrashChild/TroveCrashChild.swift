@@ -90,7 +90,7 @@ struct TroveCrashChild {
         for b in 0..<Int64(batches) {
             let entries = (0..<Int64(10)).map { i in
                 VectorEntry(id: base + b * 10 + i, content: "writer \(base) batch \(b) row \(i)", source: "w\(base)",
-                            vector: CrashWorkload.vector(seed: UInt64(base + b * 10 + i)))
+                            vector: Array(CrashWorkload.vector(seed: UInt64(base + b * 10 + i)).prefix(8)))
             }
             do {
                 try await collection.insertBatch(entries)
