@@ -140,14 +140,18 @@ public final class BERTEncoder: @unchecked Sendable {
 
     /// Runs the encoder on token-id sequences and returns one mean-pooled, unit-length vector each.
     ///
-    /// Runs on the calling thread; ``BERTEmbedder`` splits batches across cores.
+    /// Runs on the calling thread, except that with `threads > 1` the dense layers of a small
+    /// batch (a single query) split their output columns across that many threads.
+    /// ``BERTEmbedder`` splits larger batches across cores itself.
     ///
-    /// - Parameter sequences: Token ids (as from ``WordPieceTokenizer/encode(_:)``), each
-    ///   non-empty, at most `maxPositionEmbeddings` long, every id below `vocabSize`.
+    /// - Parameters:
+    ///   - sequences: Token ids (as from ``WordPieceTokenizer/encode(_:)``), each non-empty, at
+    ///     most `maxPositionEmbeddings` long, every id below `vocabSize`.
+    ///   - threads: Threads for the dense layers when the batch has at most 64 tokens.
     /// - Returns: `sequences.count` vectors of `hiddenSize` components with unit L2 norm.
     /// - Complexity: O(T·P + Σ L²·H) for T tokens in total, P parameters per token, sequences of
     ///   length L and hidden size H. Scratch memory: about T·(5H + I) floats.
-    public func embed(_ sequences: [[Int32]]) -> [[Float]] {
+    public func embed(_ sequences: [[Int32]], threads: Int = 1) -> [[Float]] {
         if sequences.isEmpty { return [] }
         let h = configuration.hiddenSize
         var offsets: [Int] = []
@@ -160,7 +164,7 @@ public final class BERTEncoder: @unchecked Sendable {
         }
         let states = UnsafeMutablePointer<Float>.allocate(capacity: total * h)
         defer { states.deallocate() }
-        forward(sequences, offsets: offsets, tokens: total, into: states)
+        forward(sequences, offsets: offsets, tokens: total, threads: total <= 64 ? threads : 1, into: states)
         return sequences.indices.map { s in
             var vector = [Float](repeating: 0, count: h)
             vector.withUnsafeMutableBufferPointer { out in
@@ -172,7 +176,9 @@ public final class BERTEncoder: @unchecked Sendable {
     }
 
     /// The last hidden states of packed sequences, `tokens × hiddenSize`, written to `x`.
-    func forward(_ sequences: [[Int32]], offsets: [Int], tokens t: Int, into x: UnsafeMutablePointer<Float>) {
+    func forward(
+        _ sequences: [[Int32]], offsets: [Int], tokens t: Int, threads: Int, into x: UnsafeMutablePointer<Float>
+    ) {
         let c = configuration
         let h = c.hiddenSize, inter = c.intermediateSize
         let heads = c.numAttentionHeads, headSize = h / heads
@@ -194,15 +200,16 @@ public final class BERTEncoder: @unchecked Sendable {
                 let word = wordEmbeddings + Int(id) * h
                 let pos = positionEmbeddings + position * h
                 for j in 0..<h { row[j] = word[j] + pos[j] + tokenTypeEmbeddings[j] }
-                Self.layerNorm(row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps)
+                VectorMath.layerNorm(
+                    row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps, into: row)
             }
         }
 
         let scale = 1 / Float(headSize).squareRoot()
         for layer in layers {
-            linear(x, rows: t, inputs: h, weight: layer.query, bias: layer.queryBias, outputs: h, into: q)
-            linear(x, rows: t, inputs: h, weight: layer.key, bias: layer.keyBias, outputs: h, into: k)
-            linear(x, rows: t, inputs: h, weight: layer.value, bias: layer.valueBias, outputs: h, into: v)
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.query, bias: layer.queryBias, outputs: h, into: q)
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.key, bias: layer.keyBias, outputs: h, into: k)
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.value, bias: layer.valueBias, outputs: h, into: v)
             for (s, sequence) in sequences.enumerated() {
                 let length = sequence.count, base = offsets[s] * h
                 for head in 0..<heads {
@@ -211,94 +218,81 @@ public final class BERTEncoder: @unchecked Sendable {
                     multiplier.multiply(
                         m: length, n: length, k: headSize, a: q + column, lda: h, b: k + column, ldb: h,
                         transposeB: true, c: scores, ldc: length)
-                    Self.softmaxRows(scores, rows: length, width: length, scale: scale)
+                    VectorMath.softmaxRows(scores, rows: length, width: length, scale: scale)
                     multiplier.multiply(
                         m: length, n: headSize, k: length, a: scores, lda: length, b: v + column, ldb: h,
                         transposeB: false, c: context + column, ldc: h)
                 }
             }
-            linear(context, rows: t, inputs: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias,
-                outputs: h, into: sum)
-            Self.addResidualAndNormalize(sum, residual: x, rows: t, width: h,
+            linear(context, rows: t, threads: threads, inputs: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias,
+                outputs: h, residual: x, into: sum)
+            Self.normalizeRows(sum, rows: t, width: h,
                 weight: layer.attentionNormWeight, bias: layer.attentionNormBias, eps: eps, into: x)
-            linear(x, rows: t, inputs: h, weight: layer.intermediate, bias: layer.intermediateBias,
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.intermediate, bias: layer.intermediateBias,
                 outputs: inter, into: intermediate)
-            GELU.apply(intermediate, count: t * inter)
-            linear(intermediate, rows: t, inputs: inter, weight: layer.output, bias: layer.outputBias,
-                outputs: h, into: sum)
-            Self.addResidualAndNormalize(sum, residual: x, rows: t, width: h,
+            VectorMath.gelu(intermediate, count: t * inter)
+            linear(intermediate, rows: t, threads: threads, inputs: inter, weight: layer.output, bias: layer.outputBias,
+                outputs: h, residual: x, into: sum)
+            Self.normalizeRows(sum, rows: t, width: h,
                 weight: layer.outputNormWeight, bias: layer.outputNormBias, eps: eps, into: x)
         }
     }
 
-    /// `out = input · weightᵀ + bias` (PyTorch `Linear`).
+    /// `out = input · weightᵀ + bias (+ residual)` (PyTorch `Linear`): the bias and residual are
+    /// written first and the product accumulated onto them, saving a pass over `out`.
     private func linear(
-        _ input: UnsafePointer<Float>, rows: Int, inputs: Int, weight: UnsafePointer<Float>,
-        bias: UnsafePointer<Float>, outputs: Int, into out: UnsafeMutablePointer<Float>
+        _ input: UnsafePointer<Float>, rows: Int, threads: Int, inputs: Int, weight: UnsafePointer<Float>,
+        bias: UnsafePointer<Float>, outputs: Int, residual: UnsafePointer<Float>? = nil,
+        into out: UnsafeMutablePointer<Float>
     ) {
-        multiplier.multiply(
-            m: rows, n: outputs, k: inputs, a: input, lda: inputs, b: weight, ldb: inputs,
-            transposeB: true, c: out, ldc: outputs)
         for r in 0..<rows {
             let row = out + r * outputs
-            for j in 0..<outputs { row[j] += bias[j] }
-        }
-    }
-
-    static func layerNorm(
-        _ row: UnsafeMutablePointer<Float>, width: Int, weight: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-        eps: Float
-    ) {
-        var mean: Float = 0
-        for j in 0..<width { mean += row[j] }
-        mean /= Float(width)
-        var variance: Float = 0
-        for j in 0..<width {
-            let d = row[j] - mean
-            variance += d * d
-        }
-        variance /= Float(width)
-        let inverse = 1 / (variance + eps).squareRoot()
-        for j in 0..<width { row[j] = (row[j] - mean) * inverse * weight[j] + bias[j] }
-    }
-
-    static func addResidualAndNormalize(
-        _ sum: UnsafeMutablePointer<Float>, residual: UnsafePointer<Float>, rows: Int, width: Int,
-        weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float, into out: UnsafeMutablePointer<Float>
-    ) {
-        for r in 0..<rows {
-            let row = sum + r * width
-            let res = residual + r * width
-            for j in 0..<width { row[j] += res[j] }
-            layerNorm(row, width: width, weight: weight, bias: bias, eps: eps)
-            (out + r * width).update(from: row, count: width)
-        }
-    }
-
-    static func softmaxRows(_ m: UnsafeMutablePointer<Float>, rows: Int, width: Int, scale: Float) {
-        for r in 0..<rows {
-            let row = m + r * width
-            var maximum = -Float.infinity
-            for j in 0..<width { maximum = max(maximum, row[j]) }
-            var total: Float = 0
-            for j in 0..<width {
-                let e = expf((row[j] - maximum) * scale)
-                row[j] = e
-                total += e
+            if let residual {
+                let res = residual + r * outputs
+                for j in 0..<outputs { row[j] = res[j] + bias[j] }
+            } else {
+                row.update(from: bias, count: outputs)
             }
-            let inverse = 1 / total
-            for j in 0..<width { row[j] *= inverse }
+        }
+        let parts = outputs % (8 * threads) == 0 ? threads : 1
+        if parts <= 1 {
+            multiplier.multiply(
+                m: rows, n: outputs, k: inputs, a: input, lda: inputs, b: weight, ldb: inputs,
+                transposeB: true, c: out, ldc: outputs, accumulate: true)
+            return
+        }
+        // A few rows: the cost is streaming (and BLAS-packing) the weights, so each thread takes
+        // a block of output columns, that is a block of weight rows.
+        let width = outputs / parts
+        let multiplier = self.multiplier
+        let operands = ColumnSplit(input: input, weight: weight, out: out)
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let first = part * width
+            multiplier.multiply(
+                m: rows, n: width, k: inputs, a: operands.input, lda: inputs,
+                b: operands.weight + first * inputs, ldb: inputs,
+                transposeB: true, c: operands.out + first, ldc: outputs, accumulate: true)
         }
     }
-}
 
-/// GELU in the erf form BERT uses: `x/2 · (1 + erf(x/√2))`.
-enum GELU {
-    static func apply(_ values: UnsafeMutablePointer<Float>, count: Int) {
-        let invSqrt2: Float = 0.707_106_77
-        for i in 0..<count {
-            let x = values[i]
-            values[i] = 0.5 * x * (1 + erff(x * invSqrt2))
+    /// The operands of a column-split multiply, passed to the worker threads.
+    private struct ColumnSplit: @unchecked Sendable {
+        // @unchecked Sendable: `input` and `weight` are only read; each thread writes its own
+        // disjoint block of columns of `out`; concurrentPerform returns after every thread is done,
+        // so no pointer outlives the buffers it points into.
+        let input: UnsafePointer<Float>
+        let weight: UnsafePointer<Float>
+        let out: UnsafeMutablePointer<Float>
+    }
+
+    /// LayerNorm of every row of `sum`, written to `out`.
+    private static func normalizeRows(
+        _ sum: UnsafeMutablePointer<Float>, rows: Int, width: Int, weight: UnsafePointer<Float>,
+        bias: UnsafePointer<Float>, eps: Float, into out: UnsafeMutablePointer<Float>
+    ) {
+        for r in 0..<rows {
+            VectorMath.layerNorm(
+                sum + r * width, width: width, weight: weight, bias: bias, eps: eps, into: out + r * width)
         }
     }
 }

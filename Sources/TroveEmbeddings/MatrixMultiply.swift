@@ -111,13 +111,14 @@ struct MatrixMultiplier: Sendable {
         self.backend = backend == .blas && !MatrixBackend.isBLASAvailable ? .swift : backend
     }
 
-    /// `C[m×n] = A[m×k] · op(B)`, where `op(B) = B` (`B` is k×n) or `Bᵀ` (`B` is n×k, the
-    /// PyTorch `Linear` weight layout). Leading dimensions are row strides, in elements.
+    /// `C[m×n] = A[m×k] · op(B)` (or `C += A · op(B)` when `accumulate`), where `op(B) = B`
+    /// (`B` is k×n) or `Bᵀ` (`B` is n×k, the PyTorch `Linear` weight layout). Leading
+    /// dimensions are row strides, in elements.
     func multiply(
         m: Int, n: Int, k: Int,
         a: UnsafePointer<Float>, lda: Int,
         b: UnsafePointer<Float>, ldb: Int, transposeB: Bool,
-        c: UnsafeMutablePointer<Float>, ldc: Int
+        c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool = false
     ) {
         if m == 0 || n == 0 { return }
         switch backend {
@@ -125,16 +126,17 @@ struct MatrixMultiplier: Sendable {
             #if canImport(Accelerate)
             cblas_sgemm(
                 CblasRowMajor, CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
-                Int32(m), Int32(n), Int32(k), 1, a, Int32(lda), b, Int32(ldb), 0, c, Int32(ldc))
+                Int32(m), Int32(n), Int32(k), 1, a, Int32(lda), b, Int32(ldb), accumulate ? 1 : 0, c, Int32(ldc))
             #else
             // 101 = CblasRowMajor, 111 = CblasNoTrans, 112 = CblasTrans (cblas.h).
             OpenBLAS.shared!.sgemm(
                 101, 111, transposeB ? 112 : 111, Int32(m), Int32(n), Int32(k), 1, a, Int32(lda),
-                b, Int32(ldb), 0, c, Int32(ldc))
+                b, Int32(ldb), accumulate ? 1 : 0, c, Int32(ldc))
             #endif
         case .swift:
             Self.swiftMultiply(
-                m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, transposeB: transposeB, c: c, ldc: ldc)
+                m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, transposeB: transposeB, c: c, ldc: ldc,
+                accumulate: accumulate)
         }
     }
 
@@ -146,7 +148,7 @@ struct MatrixMultiplier: Sendable {
         m: Int, n: Int, k: Int,
         a: UnsafePointer<Float>, lda: Int,
         b: UnsafePointer<Float>, ldb: Int, transposeB: Bool,
-        c: UnsafeMutablePointer<Float>, ldc: Int
+        c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool
     ) {
         // One k×8 panel of op(B), reused across all rows of A: k·32 bytes (48 KB for k = 1536).
         let panelRaw = UnsafeMutableRawPointer.allocate(
@@ -189,18 +191,24 @@ struct MatrixMultiplier: Sendable {
                 }
                 let out = c + i0 * ldc + j0
                 if width == 8 {
-                    // Whole tile row: one unaligned vector store per row.
-                    UnsafeMutableRawPointer(out).storeBytes(of: c0, as: SIMD8<Float>.self)
-                    if rows > 1 { UnsafeMutableRawPointer(out + ldc).storeBytes(of: c1, as: SIMD8<Float>.self) }
-                    if rows > 2 { UnsafeMutableRawPointer(out + 2 * ldc).storeBytes(of: c2, as: SIMD8<Float>.self) }
-                    if rows > 3 { UnsafeMutableRawPointer(out + 3 * ldc).storeBytes(of: c3, as: SIMD8<Float>.self) }
-                } else {
-                    for jj in 0..<width {
-                        out[jj] = c0[jj]
-                        if rows > 1 { out[ldc + jj] = c1[jj] }
-                        if rows > 2 { out[2 * ldc + jj] = c2[jj] }
-                        if rows > 3 { out[3 * ldc + jj] = c3[jj] }
+                    // Whole tile row: one unaligned vector load/store per row.
+                    func put(_ v: SIMD8<Float>, _ row: Int) {
+                        let p = UnsafeMutableRawPointer(out + row * ldc)
+                        p.storeBytes(of: accumulate ? v + p.loadUnaligned(as: SIMD8<Float>.self) : v, as: SIMD8<Float>.self)
                     }
+                    put(c0, 0)
+                    if rows > 1 { put(c1, 1) }
+                    if rows > 2 { put(c2, 2) }
+                    if rows > 3 { put(c3, 3) }
+                } else {
+                    func put(_ v: SIMD8<Float>, _ row: Int) {
+                        let p = out + row * ldc
+                        for jj in 0..<width { p[jj] = (accumulate ? p[jj] : 0) + v[jj] }
+                    }
+                    put(c0, 0)
+                    if rows > 1 { put(c1, 1) }
+                    if rows > 2 { put(c2, 2) }
+                    if rows > 3 { put(c3, 3) }
                 }
                 i0 += 4
             }

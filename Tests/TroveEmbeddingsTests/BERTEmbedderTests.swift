@@ -106,7 +106,7 @@ struct BERTEmbedderTests {
         let swift = try SharedEmbedder.swift.get()
         let blas = try SharedEmbedder.blas.get()
         #expect(swift.encoder.backend == .swift)
-        let cases = Array(Fixtures.embeddingCases.prefix(6))
+        let cases = Array(Fixtures.embeddingCases.prefix(3))
         let a = try await swift.embed(cases.map(\.text))
         let b = try await blas.embed(cases.map(\.text))
         for i in cases.indices {
@@ -276,5 +276,46 @@ struct SHA256Tests {
         var hasher = SHA256()
         for start in stride(from: 0, to: bytes.count, by: 37) { hasher.update(bytes[start..<min(start + 37, bytes.count)]) }
         #expect(hasher.finalize() == SHA256.hexDigest(bytes))
+    }
+}
+
+@Suite("VectorMath")
+struct VectorMathTests {
+    @Test("exp matches libm within 1e-6 relative over the softmax range")
+    func exp() {
+        var x: Float = -87
+        while x < 88 {
+            let expected = Foundation.exp(Double(x))
+            let got = Double(VectorMath.exp(x))
+            #expect(abs(got - expected) <= 1e-6 * expected, "x = \(x)")
+            x += 0.173
+        }
+        #expect(VectorMath.exp(-1000) < 1e-37)
+        #expect(VectorMath.exp(0) == 1)
+    }
+
+    @Test("erf matches libm within 5e-7 absolute (A&S 7.1.26 plus Float rounding)")
+    func erf() {
+        var x: Float = -6
+        while x < 6 {
+            #expect(abs(Double(VectorMath.erf(x)) - Foundation.erf(Double(x))) <= 5e-7, "x = \(x)")
+            x += 0.0137
+        }
+    }
+
+    @Test("softmax rows sum to one and keep order")
+    func softmax() {
+        var rng = SeededGenerator(seed: 13)
+        for width in [1, 5, 8, 13, 86] {
+            var m = rng.vector(dimension: 3 * width).map { $0 * 20 }
+            let original = m
+            m.withUnsafeMutableBufferPointer { VectorMath.softmaxRows($0.baseAddress!, rows: 3, width: width, scale: 0.125) }
+            for r in 0..<3 {
+                let row = Array(m[(r * width)..<((r + 1) * width)])
+                #expect(abs(row.reduce(0, +) - 1) < 1e-5)
+                let maxIndex = original[(r * width)..<((r + 1) * width)].indices.max { original[$0] < original[$1] }!
+                #expect(row.indices.max { row[$0] < row[$1] }! == maxIndex - r * width)
+            }
+        }
     }
 }

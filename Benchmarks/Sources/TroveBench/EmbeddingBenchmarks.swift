@@ -1,3 +1,280 @@
-// Placeholder until the embeddings benchmark exists; the owning issue replaces this file.
-struct NotEmbeddingBuilt: Error {}
-func runEmbeddingBenchmarks(_ arguments: [String]) async throws { throw NotEmbeddingBuilt() }
+// trove-bench embeddings: Trove's BERT encoder vs sentence-transformers (CPU), same texts, same run.
+//
+//   swift run -c release trove-bench embeddings [--texts FILE] [--model DIR] [--python PY]
+//       [--no-reference] [--parallelism N] [--backend blas|swift] [--latency-runs N]
+//
+// Reports model load time, resident memory after load, sentences/s and tokens/s at batch 32 for
+// package descriptions and synopses, and p50/p99 latency of single short queries. The reference
+// runs right after in a Python child process on the same texts with torch on 2 threads.
+import Foundation
+import TroveEmbeddings
+
+private struct EmbeddingBenchOptions {
+    var texts = "/work/shared/bench/texts/package_texts.jsonl"
+    var model = BERTEmbedder.defaultModelDirectory.path
+    var python = "/tmp/trove-bench/venv/bin/python"
+    var reference = true
+    var parallelism = ProcessInfo.processInfo.activeProcessorCount
+    var backend = MatrixBackend.preferred
+    var latencyRuns = 200
+
+    init(_ arguments: [String]) throws {
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw BenchUsage("missing value after \(arguments[i - 1])") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--texts": texts = try value()
+            case "--model": model = try value()
+            case "--python": python = try value()
+            case "--no-reference": reference = false
+            case "--parallelism": parallelism = Int(try value()) ?? parallelism
+            case "--backend":
+                guard let b = MatrixBackend(rawValue: try value()) else { throw BenchUsage("backend: blas or swift") }
+                backend = b
+            case "--latency-runs": latencyRuns = Int(try value()) ?? latencyRuns
+            default: throw BenchUsage("unknown option \(arguments[i])")
+            }
+            i += 1
+        }
+    }
+}
+
+struct BenchUsage: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+/// How many cores other processes kept busy during a window (0 = idle machine, 1 = one core
+/// taken), from /proc/stat minus this process's own CPU time; same method as the Python peers.
+private struct Contention {
+    let start = Date()
+    let system = Contention.systemBusy()
+    let own = Contention.ownBusy()
+
+    static func systemBusy() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first
+        else { return 0 }
+        let f = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard f.count >= 7 else { return 0 }
+        return f[0] + f[1] + f[2] + f[5] + f[6] + (f.count > 7 ? f[7] : 0)
+    }
+
+    static func ownBusy() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        let f = text[text.index(after: close)...].split(separator: " ")
+        guard f.count > 12, let user = Double(f[11]), let system = Double(f[12]) else { return 0 }
+        return user + system
+    }
+
+    func stop() -> Double {
+        let elapsed = Date().timeIntervalSince(start)
+        let other = (Self.systemBusy() - system) - (Self.ownBusy() - own)
+        return elapsed > 0 ? max(0, other / 100 / elapsed) : 0  // USER_HZ = 100 on Linux
+    }
+}
+
+private func residentMegabytes(_ field: String = "VmRSS") -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return .nan }
+    for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+        let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? .nan
+        return kb / 1024
+    }
+    return .nan
+}
+
+private func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+private func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+private func format(_ x: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", x) }
+
+func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
+    let options = try EmbeddingBenchOptions(arguments)
+    struct Row: Decodable { let kind: String; let text: String }
+    let decoder = JSONDecoder()
+    let rows = try Data(contentsOf: URL(fileURLWithPath: options.texts)).split(separator: UInt8(ascii: "\n"))
+        .map { try decoder.decode(Row.self, from: Data($0)) }
+    let descriptions = rows.filter { $0.kind == "description" }.map(\.text)
+    let synopses = rows.filter { $0.kind == "synopsis" }.map(\.text)
+    let modelURL = URL(fileURLWithPath: options.model)
+    let weightsBytes = (try FileManager.default.attributesOfItem(
+        atPath: modelURL.appendingPathComponent("model.safetensors").path)[.size] as? Int) ?? 0
+
+    print("trove-bench embeddings")
+    print("  texts: \(options.texts) (\(descriptions.count) descriptions, \(synopses.count) synopses)")
+    print("  model: \(options.model) (model.safetensors \(format(Double(weightsBytes) / 1e6)) MB)")
+    let backendName = options.backend == .blas ? "blas [\(MatrixBackend.blasDescription)]" : "swift (pure-Swift fallback)"
+    print("  backend: \(backendName), parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
+
+    // Model load: the first load (page cache warm after fetch) and the median of 5 more.
+    let rssBefore = residentMegabytes()
+    var t0 = now()
+    var embedder = try BERTEmbedder(
+        modelDirectory: modelURL, backend: options.backend, batchSize: 32, parallelism: options.parallelism)
+    let firstLoad = now() - t0
+    let rssAfterLoad = residentMegabytes()
+    var loads: [Double] = []
+    for _ in 0..<5 {
+        t0 = now()
+        embedder = try BERTEmbedder(
+            modelDirectory: modelURL, backend: options.backend, batchSize: 32, parallelism: options.parallelism)
+        loads.append(now() - t0)
+    }
+    loads.sort()
+
+    // Warm-up: touches every weight page once, so resident memory shows the loaded model.
+    _ = try await embedder.embed(Array(synopses.prefix(64)))
+    let rssWarm = residentMegabytes()
+
+    struct Throughput {
+        let sentences: Double, tokens: Double, contention: Double, meanTokens: Double
+        let cpuSeconds: Double, elapsed: Double
+    }
+    func throughput(_ texts: [String]) async throws -> (Throughput, [[Float]]) {
+        let tokens = texts.reduce(0) { $0 + embedder.tokenizer.encode($1).count }
+        let meter = Contention()
+        let cpuStart = Contention.ownBusy()
+        let start = now()
+        let vectors = try await embedder.embed(texts)
+        let elapsed = now() - start
+        let cpuSeconds = (Contention.ownBusy() - cpuStart) / 100
+        let contention = meter.stop()
+        precondition(vectors.count == texts.count && vectors.allSatisfy { abs($0.reduce(0) { $0 + $1 * $1 } - 1) < 1e-3 })
+        return (Throughput(sentences: Double(texts.count) / elapsed, tokens: Double(tokens) / elapsed,
+            contention: contention, meanTokens: Double(tokens) / Double(texts.count), cpuSeconds: cpuSeconds,
+            elapsed: elapsed), vectors)
+    }
+    let (descriptionSpeed, descriptionVectors) = try await throughput(descriptions)
+    let (synopsisSpeed, synopsisVectors) = try await throughput(synopses)
+
+    // Single short queries, one at a time (the search-box case).
+    let queries = Array((synopses.isEmpty ? descriptions : synopses).prefix(max(1, options.latencyRuns)))
+    var latencies: [Double] = []
+    var latencies12: [Double] = []
+    let latencyMeter = Contention()
+    let latencyCPUStart = Contention.ownBusy()
+    for query in queries {
+        let tokens = embedder.tokenizer.encode(query).count
+        let start = now()
+        _ = try await embedder.embed(query)
+        let elapsed = now() - start
+        latencies.append(elapsed)
+        if tokens == 12 { latencies12.append(elapsed) }
+    }
+    let latencyCPU = (Contention.ownBusy() - latencyCPUStart) / 100 / Double(queries.count)
+    let latencyContention = latencyMeter.stop()
+    latencies.sort()
+    latencies12.sort()
+    let rssPeak = residentMegabytes("VmHWM")
+
+    print("")
+    print("Trove (Swift, release)")
+    print("  model load: first \(format(firstLoad * 1000)) ms, median of 5 \(format(loads[2] * 1000)) ms")
+    print("  resident memory: \(format(rssBefore)) MB before load, \(format(rssAfterLoad)) MB after load, \(format(rssWarm)) MB after first batch (weights touched), peak \(format(rssPeak)) MB; weights file \(format(Double(weightsBytes) / 1048576)) MiB")
+    print("  batch 32, descriptions: \(format(descriptionSpeed.sentences)) sentences/s, \(format(descriptionSpeed.tokens, 0)) tokens/s (mean \(format(descriptionSpeed.meanTokens)) tokens; \(format(descriptionSpeed.elapsed, 2)) s wall, \(format(descriptionSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(descriptionSpeed.contention, 2)))")
+    print("  batch 32, synopses:     \(format(synopsisSpeed.sentences)) sentences/s, \(format(synopsisSpeed.tokens, 0)) tokens/s (mean \(format(synopsisSpeed.meanTokens)) tokens; \(format(synopsisSpeed.elapsed, 2)) s wall, \(format(synopsisSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(synopsisSpeed.contention, 2)))")
+    print("  single synopsis (n=\(latencies.count)): p50 \(format(percentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(percentile(latencies, 0.99) * 1000, 2)) ms; exactly 12 tokens (n=\(latencies12.count)): p50 \(latencies12.isEmpty ? "-" : format(percentile(latencies12, 0.5) * 1000, 2)) ms, p99 \(latencies12.isEmpty ? "-" : format(percentile(latencies12, 0.99) * 1000, 2)) ms; mean CPU time per query \(format(latencyCPU * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")
+
+    guard options.reference else { return }
+    guard FileManager.default.isExecutableFile(atPath: options.python) else {
+        print("\nreference: \(options.python) not found; run /work/shared/bench/setup.sh or pass --no-reference")
+        return
+    }
+    print("\nsentence-transformers (CPU, torch 2 threads), same texts, run now:")
+    let script = FileManager.default.temporaryDirectory.appendingPathComponent("trove-embed-ref-\(getpid()).py")
+    try referenceScript.write(to: script, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: script) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: options.python)
+    process.arguments = [script.path, options.texts, options.model, String(options.latencyRuns)]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+        let reference = try? JSONSerialization.jsonObject(with: output) as? [String: Any]
+    else {
+        print("  reference run failed (status \(process.terminationStatus))")
+        return
+    }
+    func number(_ key: String) -> Double { (reference[key] as? Double) ?? (reference[key] as? Int).map(Double.init) ?? .nan }
+    print("  \(reference["versions"] ?? "")")
+    print("  model load: \(format(number("load_s") * 1000)) ms; resident memory after load \(format(number("rss_after_load_mb"))) MB (Python + torch)")
+    print("  batch 32, descriptions: \(format(number("desc_sps"))) sentences/s, \(format(number("desc_tps"), 0)) tokens/s (other procs busy cores \(format(number("desc_contention"), 2)))")
+    print("  batch 32, synopses:     \(format(number("syn_sps"))) sentences/s, \(format(number("syn_tps"), 0)) tokens/s (other procs busy cores \(format(number("syn_contention"), 2)))")
+    print("  single synopsis (n=\(Int(number("lat_n")))): p50 \(format(number("lat_p50_ms"), 2)) ms, p99 \(format(number("lat_p99_ms"), 2)) ms (other procs busy cores \(format(number("lat_contention"), 2)))")
+
+    // The work check: the same texts must give the same vectors in both implementations.
+    var worst: Float = 1
+    if let desc = reference["desc_first"] as? [[Double]], let syn = reference["syn_first"] as? [[Double]] {
+        for (ours, theirs) in Array(zip(descriptionVectors, desc)) + Array(zip(synopsisVectors, syn)) {
+            var dot: Float = 0
+            for (a, b) in zip(ours, theirs) { dot += a * Float(b) }
+            worst = min(worst, dot)
+        }
+    }
+    print("\nside by side (Trove / reference):")
+    print("  descriptions batch 32: \(format(descriptionSpeed.sentences / number("desc_sps"), 2))x")
+    print("  synopses batch 32:     \(format(synopsisSpeed.sentences / number("syn_sps"), 2))x")
+    print("  single synopsis p50:   \(format(number("lat_p50_ms") / (percentile(latencies, 0.5) * 1000), 2))x faster")
+    print("  min cosine Trove vs reference over the first 16 vectors of each set: \(format(Double(worst), 6))")
+}
+
+// Runs in the bench venv: same texts, batch 32, torch on 2 threads; prints one JSON object.
+private let referenceScript = #"""
+import json, os, sys, time
+os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, "/work/shared/bench/peers")
+try:
+    from machine import Contention
+except Exception:
+    class Contention:
+        def stop(self): return float("nan")
+texts_path, model_dir, latency_runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rows = [json.loads(l) for l in open(texts_path, encoding="utf-8")]
+desc = [r["text"] for r in rows if r["kind"] == "description"]
+syn = [r["text"] for r in rows if r["kind"] == "synopsis"]
+import torch
+torch.set_num_threads(2)
+import sentence_transformers
+from sentence_transformers import SentenceTransformer
+t0 = time.perf_counter()
+model = SentenceTransformer(model_dir, device="cpu")
+load_s = time.perf_counter() - t0
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"): return int(line.split()[1]) / 1024
+enc = lambda t, bs: model.encode(t, batch_size=bs, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+out = {"load_s": load_s, "rss_after_load_mb": rss(),
+       "versions": f"sentence-transformers {sentence_transformers.__version__}, torch {torch.__version__}, threads {torch.get_num_threads()}"}
+enc(syn[:64], 32)
+for key, texts in (("desc", desc), ("syn", syn)):
+    n_tok = sum(len(x) for x in model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"])
+    meter = Contention(); t0 = time.perf_counter()
+    v = enc(texts, 32)
+    dt = time.perf_counter() - t0
+    out[key + "_contention"] = meter.stop()
+    out[key + "_sps"] = len(texts) / dt; out[key + "_tps"] = n_tok / dt
+    out[key + "_first"] = v[:16].tolist()
+lat = []
+meter = Contention()
+for t in syn[:latency_runs]:
+    t0 = time.perf_counter(); enc([t], 1); lat.append(time.perf_counter() - t0)
+out["lat_contention"] = meter.stop()
+lat.sort()
+out["lat_n"] = len(lat)
+out["lat_p50_ms"] = 1000 * lat[len(lat) // 2]
+out["lat_p99_ms"] = 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+print(json.dumps(out))
+"""#
