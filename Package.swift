@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "TroveReliabilityTests",
-            dependencies: ["Trove", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),
+            dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),
     ],
     swiftLanguageModes: [.v6]
 )
