@@ -14,11 +14,20 @@ ROOT=$(pwd)
 OUT="$ROOT/Fuzz/.build"
 mkdir -p "$OUT"
 
-TARGETS="TypedQuery WordPiece SafeTensorsHeader SnapshotLoader"
+TARGETS="TypedQuery TextTypedQuery WordPiece SafeTensorsHeader SnapshotLoader"
 
 sources_for() {
     case "$1" in
         TypedQuery) echo "-module-name TroveSQLite -I $ROOT/Sources/CSQLite $ROOT/Sources/TroveSQLite/*.swift" ;;
+        TextTypedQuery)
+            # Sources/TroveText once the text branch is merged; until then, from the branch itself.
+            local text="$ROOT/Sources/TroveText"
+            if [ ! -d "$text" ]; then
+                text="$OUT/src-text/Sources/TroveText"
+                rm -rf "$OUT/src-text" && mkdir -p "$OUT/src-text"
+                git -C "$ROOT" archive "${TROVE_TEXT_BRANCH:-text}" Sources/TroveText | tar -x -C "$OUT/src-text"
+            fi
+            echo "-module-name TroveText -I $ROOT/Sources/CSQLite $text/*.swift" ;;
         WordPiece|SafeTensorsHeader) echo "-module-name TroveEmbeddings $ROOT/Sources/TroveEmbeddings/*.swift" ;;
         SnapshotLoader)
             # TroveVectors uses the CTroveKernels C module: compile it and give it a module map.
