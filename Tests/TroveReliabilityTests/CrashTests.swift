@@ -68,9 +68,11 @@ struct CrashTests {
         }
         let committedUnreported = outcomes.filter { $0.present == $0.reported + 1 }.count
         let beforeFirstBatch = outcomes.filter { $0.started == nil }.count
+        // The child runs repair() after every 17th batch, so these kills most likely hit a repair.
+        let duringRepair = outcomes.filter { $0.reported > 0 && $0.reported % 17 == 0 && $0.present == $0.reported }.count
         print("crash trials: \(outcomes.count) kills; batches reported \(outcomes.map(\.reported)); "
               + "killed between commit and report: \(committedUnreported); killed before the child said where it "
-              + "started: \(beforeFirstBatch); final rows per file: \(outcomes.map(\.rows))")
+              + "started: \(beforeFirstBatch); killed after a batch that starts repair(): \(duringRepair); final rows per file: \(outcomes.map(\.rows))")
     }
 
     /// Reads from `fd` until the text contains `marker` followed by a newline (or EOF).
