@@ -41,12 +41,14 @@ public struct CollectionHealth: Hashable, Sendable, Codable {
     public var textIndexDocuments: Int?
     /// Vectors in the in-memory vector index after catching up with the change log.
     public var vectorIndexCount: Int
-    /// The newest change-log sequence number and the highest one pruned.
+    /// The newest change-log sequence number.
     public var logMaxSeq: Int64
+    /// The highest change-log sequence number pruned (or raised by ``Database/repair()``).
     public var logFloor: Int64
     /// What disagrees; empty when healthy.
     public var problems: [String]
 
+    /// True when the table and its derived indexes agree.
     public var isHealthy: Bool { problems.isEmpty }
 }
 
