@@ -128,4 +128,35 @@ struct VerifyRepairTests {
         #expect(report.isHealthy, "\(report.problems)")
         await expectError(SQLiteError.self, { _ = try await reader.repair() }, matches: { $0.code == .readOnly })
     }
+
+    @Test("verify on a file with damaged table pages reports it (or fails typed); repair says the tables need a backup")
+    func damagedTablePages() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("damaged.trove")
+        do {
+            let database = try Database(path: path)
+            let items = try await database.collection("items", dimension: 64)
+            var rng = SeededGenerator(seed: 11)
+            try await items.insertBatch((1...Int64(400)).map {
+                VectorEntry(id: $0, content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
+            })
+            try await database.checkpoint()
+        }
+        // Overwrite a run of pages in the middle of the file with garbage (not the header page).
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let start = bytes.count / 2 / 4096 * 4096
+        var rng = SeededGenerator(seed: 12)
+        for i in start..<min(bytes.count, start + 3 * 4096) { bytes[i] = UInt8.random(in: 0...255, using: &rng) }
+        try bytes.write(to: URL(fileURLWithPath: path))
+        do {
+            let database = try Database(path: path)
+            let report = try await database.verify()
+            #expect(!report.isHealthy)
+            #expect(report.integrity != ["ok"], "integrity_check did not notice: \(report)")
+            let result = try await database.repair()
+            #expect(result.actions.contains { $0.contains("restore a backup") } || !result.after.isHealthy)
+        } catch let error as SQLiteError {
+            #expect(error.code == .corrupt || error.code == .notADatabase, "\(error)")
+        }
+    }
 }
