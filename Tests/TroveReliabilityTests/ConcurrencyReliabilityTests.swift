@@ -4,6 +4,12 @@ import Trove
 import TroveCrashChild
 import TroveTestSupport
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Readers and writers at the same time: in one Database, across connections, across processes.
 /// Writes are 10-row batches whose rows share a tag word, so any read that sees part of a batch
 /// is caught. Run under TSan with
@@ -134,5 +140,31 @@ struct ConcurrencyReliabilityTests {
         #expect(try await shared.count() == 2 * batches * Self.batchSize)
         #expect(try await database.verify().isHealthy)
         print("two processes: \(2 * batches) batches written, \(reads) reads in this process while they wrote; open failures: \(openFailures)")
+    }
+
+    @Test("a writer process killed mid-write neither blocks nor damages the other writer", arguments: [UInt64(1), 2, 3])
+    func killedWriter(seed: UInt64) async throws {
+        try #require(ChildProcess.path != nil)
+        let dir = try TemporaryDirectory()
+        let path = dir.path("killed.trove")
+        // Create the collection first so both start writing at once.
+        _ = try await Database(path: path).collection("shared", dimension: 8)
+        let batches = 150
+        let victim = try ChildProcess.start(["writer", path, "100000", "0"])
+        let survivor = try ChildProcess.start(["writer", path, "\(batches)", "1000000"])
+        var rng = SeededGenerator(seed: seed)
+        usleep(UInt32(50_000 + rng.next() % 400_000))
+        kill(victim.0.processIdentifier, SIGKILL)
+        victim.0.waitUntilExit()
+        survivor.0.waitUntilExit()
+        let output = String(decoding: survivor.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(survivor.0.terminationStatus == 0 && output.contains("D \(batches) 0"), "\(output)")
+        #expect(!output.contains("E "), "\(output)")
+        let database = try Database(path: path)
+        let shared = try await database.collection(named: "shared")
+        #expect(try await shared.count(source: "w1000000") == batches * Self.batchSize)
+        #expect(try await shared.count(source: "w0") % Self.batchSize == 0, "the killed writer left a partial batch")
+        #expect(try await database.verify().isHealthy)
+        print("killed writer: \(try await shared.count(source: "w0") / Self.batchSize) of its batches committed before the kill")
     }
 }
