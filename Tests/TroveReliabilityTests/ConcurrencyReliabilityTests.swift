@@ -14,7 +14,7 @@ import Darwin
 /// Writes are 10-row batches whose rows share a tag word, so any read that sees part of a batch
 /// is caught. Run under TSan with
 /// `swift test --sanitize=thread --scratch-path .build-tsan --filter ConcurrencyReliabilityTests`.
-@Suite("Concurrency: readers, writers, processes")
+@Suite("Concurrency: readers, writers, processes", .serialized)
 struct ConcurrencyReliabilityTests {
     static let batchSize = 10
 
@@ -95,7 +95,7 @@ struct ConcurrencyReliabilityTests {
         try #require(ChildProcess.path != nil)
         let dir = try TemporaryDirectory()
         let path = dir.path("shared.trove")
-        let batches = 120
+        let batches = 200
         // Both children start at once on a file that does not exist yet: creating the file, the
         // WAL switch and the collection race too.
         let children = try [Int64(0), 1_000_000].map { base in try ChildProcess.start(["writer", path, "\(batches)", "\(base)"]) }
@@ -128,8 +128,9 @@ struct ConcurrencyReliabilityTests {
         }
         // The file may not be a database yet while the first child creates it; anything else is a failure.
         #expect(openFailures.allSatisfy { $0.contains("not a database") || $0.contains("unable to open") }, "\(openFailures)")
+        #expect(reads > 0, "this process never read while the writers wrote")
         for (process, pipe) in children {
-            process.waitUntilExit()
+            await ChildProcess.waitForExit(process)
             let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 0, "\(output)")
             #expect(!output.contains("E "), "a writer saw an error: \(output)")
@@ -153,10 +154,10 @@ struct ConcurrencyReliabilityTests {
         let victim = try ChildProcess.start(["writer", path, "100000", "0"])
         let survivor = try ChildProcess.start(["writer", path, "\(batches)", "1000000"])
         var rng = SeededGenerator(seed: seed)
-        usleep(UInt32(50_000 + rng.next() % 400_000))
+        try await Task.sleep(for: .microseconds(50_000 + rng.next() % 400_000))
         kill(victim.0.processIdentifier, SIGKILL)
-        victim.0.waitUntilExit()
-        survivor.0.waitUntilExit()
+        await ChildProcess.waitForExit(victim.0)
+        await ChildProcess.waitForExit(survivor.0)
         let output = String(decoding: survivor.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(survivor.0.terminationStatus == 0 && output.contains("D \(batches) 0"), "\(output)")
         #expect(!output.contains("E "), "\(output)")

@@ -90,6 +90,17 @@ enum ChildProcess {
         return (process, pipe)
     }
 
+    /// Waits for the process on a Dispatch thread, so the Swift concurrency pool (two threads
+    /// on a two-core machine) stays free for the tasks the test is running meanwhile.
+    static func waitForExit(_ process: Process) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
     /// Runs the child to completion and returns its output lines.
     static func run(_ arguments: [String]) throws -> [String] {
         let (process, pipe) = try start(arguments)
