@@ -36,6 +36,8 @@ let package = Package(
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
+        // Reliability: the child process the crash and multi-process tests start and kill (no product).
+        .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),
 
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(name: "TroveTestSupport", dependencies: ["TroveVectors"], path: "Tests/TroveTestSupport"),
@@ -47,6 +49,9 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
+        .testTarget(
+            name: "TroveReliabilityTests",
+            dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,6 +15,8 @@ enum CommandRunner {
             case "rm": return try await RecordCommands.rm(context)
             case "stats": return try await RecordCommands.stats(context)
             case "eval": return try await EvalCommand.run(context)
+            case "verify": return try await VerifyCommand.verify(context)
+            case "repair": return try await VerifyCommand.repair(context)
             default:
                 throw CLIError.usage("unknown command '\(context.spec.name)'", command: nil)
             }

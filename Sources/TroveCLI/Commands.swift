@@ -177,7 +177,7 @@ public enum Commands {
         examples: [("trove help search", "the same as 'trove search --help'")])
 
     /// Every subcommand, in the order `trove --help` lists them.
-    public static let all: [CommandSpec] = [index, search, embed, show, rm, stats, eval, help]
+    public static let all: [CommandSpec] = [index, search, embed, show, rm, stats, eval, verify, repair, help]
 
     /// The spec named `name`, if there is one.
     public static func named(_ name: String) -> CommandSpec? { all.first { $0.name == name } }

@@ -133,7 +133,9 @@ extension HNSWIndex {
         let maxLevel = Int(r.read() as Int32)
         let bodyLength: UInt64 = r.read()
         r.offset = headerSize
-        let expected = UInt64(headerSize) + bodyLength + 8
+        // A hostile body length must not overflow the sum (found by Fuzz/Targets/SnapshotLoader).
+        let (sum, overflow) = bodyLength.addingReportingOverflow(UInt64(headerSize) + 8)
+        let expected = overflow ? UInt64.max : sum
         guard expected <= UInt64(Int.max), Int(expected) <= bytes.count else {
             throw VectorIndexError.truncated(expected: Int(min(expected, UInt64(Int.max))), actual: bytes.count)
         }
@@ -185,6 +187,11 @@ extension HNSWIndex {
             let need = dimension * 4 + (maxM0 + 1) * 4 + level * (maxM + 1) * 4
             guard r.offset + need <= bodyEnd else { throw VectorIndexError.corrupt("body ends inside slot \(s)") }
             r.copy(into: UnsafeMutableRawPointer(vectorPointer(UInt32(s))), count: dimension * 4)
+            // A non-finite component would trap in encode() and poison distances (found by
+            // Fuzz/Targets/SnapshotLoader).
+            for i in 0..<dimension where !vectorPointer(UInt32(s))[i].isFinite {
+                throw VectorIndexError.corrupt("slot \(s): component \(i) is not finite")
+            }
             r.copy(into: UnsafeMutableRawPointer(links(UInt32(s), 0)), count: (maxM0 + 1) * 4)
             if level > 0 {
                 let p = UnsafeMutablePointer<UInt32>.allocate(capacity: level * (maxM + 1))

@@ -239,7 +239,9 @@ public final class HNSWIndex: @unchecked Sendable {
                 maxAbs = max(maxAbs, abs(v[i]))
                 norm += v[i] * v[i]
             }
-            let scale = maxAbs > 0 ? maxAbs / 127 : 1
+            // Clamped: for subnormal vectors maxAbs / 127 underflows to 0 and v / 0 traps in the
+            // Int conversion (found by Fuzz/Targets/SnapshotLoader).
+            let scale = maxAbs > 0 ? max(maxAbs / 127, .leastNonzeroMagnitude) : 1
             let c = codes.unsafelyUnwrapped + Int(s) * dimension
             for i in 0..<dimension { c[i] = Int8(clamping: Int((v[i] / scale).rounded())) }
             codeScales.unsafelyUnwrapped[Int(s)] = scale

@@ -1,0 +1,209 @@
+import Foundation
+import TroveSQLite
+import TroveVectors
+
+/// What ``Database/verify()`` found: the file's own integrity and, per collection, whether the
+/// table (the truth) and everything derived from it (the FTS5 index, the in-memory vector index,
+/// the change log) agree.
+///
+/// ```swift
+/// let report = try await database.verify()
+/// if !report.isHealthy {
+///     print(report.problems.joined(separator: "\n"))
+///     let after = try await database.repair()
+/// }
+/// ```
+public struct VerifyReport: Hashable, Sendable, Codable {
+    /// `PRAGMA integrity_check` output: `["ok"]` for a sound file.
+    public var integrity: [String]
+    /// One entry per collection, sorted by name.
+    public var collections: [CollectionHealth]
+
+    /// True when the file is sound and every collection's indexes agree with its table.
+    public var isHealthy: Bool { integrity == ["ok"] && collections.allSatisfy(\.isHealthy) }
+
+    /// Every problem, each prefixed with its collection's name.
+    public var problems: [String] {
+        (integrity == ["ok"] ? [] : integrity.map { "file: \($0)" })
+            + collections.flatMap { c in c.problems.map { "\(c.name): \($0)" } }
+    }
+}
+
+/// The state of one collection as ``Database/verify()`` saw it.
+public struct CollectionHealth: Hashable, Sendable, Codable {
+    /// The collection's name.
+    public var name: String
+    /// Rows in the table.
+    public var rows: Int
+    /// Rows with a usable vector (right length, finite components).
+    public var rowsWithVector: Int
+    /// Documents in the FTS5 index, or nil when lexical search is off.
+    public var textIndexDocuments: Int?
+    /// Vectors in the in-memory vector index after catching up with the change log.
+    public var vectorIndexCount: Int
+    /// The newest change-log sequence number.
+    public var logMaxSeq: Int64
+    /// The highest change-log sequence number pruned (or raised by ``Database/repair()``).
+    public var logFloor: Int64
+    /// What disagrees; empty when healthy.
+    public var problems: [String]
+
+    /// True when the table and its derived indexes agree.
+    public var isHealthy: Bool { problems.isEmpty }
+}
+
+/// What ``Database/repair()`` did and what ``Database/verify()`` says afterwards.
+public struct RepairReport: Hashable, Sendable, Codable {
+    /// The actions taken, each prefixed with its collection's name.
+    public var actions: [String]
+    /// The verification before repairing.
+    public var before: VerifyReport
+    /// The verification after repairing.
+    public var after: VerifyReport
+}
+
+extension Database {
+    /// Checks the file and every collection: `PRAGMA integrity_check`; per collection, FTS5's
+    /// `integrity-check` against the table, the FTS5 document count against the row count, and
+    /// every vector in the in-memory index against the stored embedding (ids and values exactly).
+    ///
+    /// Reads only, except that FTS5's check is issued as an `INSERT` command that changes nothing
+    /// (skipped on a read-only database).
+    ///
+    /// - Returns: a report; failures of the checks themselves (a damaged file) are recorded as
+    ///   problems rather than thrown.
+    /// - Throws: `SQLiteError` only when the file cannot be read at all.
+    /// - Complexity: O(file size) for the integrity check, plus O(rows × dimension) per collection.
+    public func verify() throws -> VerifyReport {
+        let integrity: [String]
+        do {
+            integrity = try connection.query("PRAGMA integrity_check").compactMap { $0.string(at: 0) }
+        } catch let error as SQLiteError {
+            integrity = ["integrity_check failed: \(error.message)"]
+        }
+        var collections: [CollectionHealth] = []
+        for name in try collectionNames() {
+            do {
+                collections.append(try withEngine(name) { try $0.health() })
+            } catch {
+                collections.append(CollectionHealth(
+                    name: name, rows: 0, rowsWithVector: 0, textIndexDocuments: nil, vectorIndexCount: 0,
+                    logMaxSeq: 0, logFloor: 0, problems: ["cannot be checked: \(error)"]))
+            }
+        }
+        return VerifyReport(integrity: integrity, collections: collections)
+    }
+
+    /// Rebuilds everything derived from the tables: each collection's FTS5 index (FTS5 `rebuild`),
+    /// its in-memory vector index (reloaded from the table), and the change-log floor, raised so
+    /// that every other connection and process reloads its vector index on its next query.
+    ///
+    /// The tables themselves are never changed. A file whose tables are damaged (integrity_check
+    /// fails) needs a backup or `sqlite3 .recover`; the report says so.
+    ///
+    /// ```swift
+    /// let result = try await database.repair()
+    /// assert(result.after.isHealthy)
+    /// ```
+    /// - Returns: the actions taken and the verification before and after.
+    /// - Throws: `SQLiteError` when the file is read-only or a rebuild fails (each collection is
+    ///   rebuilt in its own transaction, so a failure leaves it as it was).
+    /// - Complexity: O(rows × (text length + dimension)).
+    public func repair() throws -> RepairReport {
+        let before = try verify()
+        var actions: [String] = []
+        for name in try collectionNames() {
+            let done = try withEngine(name) { try $0.rebuildDerived() }
+            actions += done.map { "\(name): \($0)" }
+        }
+        let after = try verify()
+        if after.integrity != ["ok"] {
+            actions.append("file: integrity_check still fails; the tables themselves are damaged — restore a backup or use sqlite3 .recover")
+        }
+        return RepairReport(actions: actions, before: before, after: after)
+    }
+}
+
+extension CollectionEngine {
+    /// Compares the table with its derived indexes; see ``Database/verify()``.
+    func health() throws -> CollectionHealth {
+        var problems: [String] = []
+        var rows = 0, withVector = 0, documents: Int?
+        var indexCount = 0
+        var (maxSeq, floor): (Int64, Int64) = (0, 0)
+        let readOnly = connection.isReadOnly
+        try connection.transaction(readOnly ? .deferred : .immediate) {
+            (maxSeq, floor) = try logState()
+            if floor > maxSeq {
+                problems.append("change-log floor \(floor) is above its newest entry \(maxSeq); every query reloads the vector index")
+            }
+            rows = Int(try connection.scalar("SELECT count(*) FROM \(schema.table)")?.int64Value ?? 0)
+
+            if configuration.lexicalSearch {
+                let docsize = "\"\(schema.ftsName)_docsize\""
+                documents = Int(try connection.scalar("SELECT count(*) FROM \(docsize)")?.int64Value ?? 0)
+                if documents != rows {
+                    problems.append("text index holds \(documents!) documents, the table \(rows) rows")
+                }
+                if !readOnly {
+                    do {
+                        // rank = 1: also compare the index with the external content table.
+                        try connection.execute(
+                            "INSERT INTO \(schema.fts)(\(schema.fts), rank) VALUES ('integrity-check', 1)")
+                    } catch let error as SQLiteError {
+                        problems.append("text index disagrees with the table (FTS5 integrity-check: \(error.message))")
+                    }
+                }
+            }
+
+            let index = try catchUp()
+            indexCount = index.count
+            var missing = 0, stale = 0
+            // The index stores vectors as it prepares them (normalised under cosine), so the
+            // stored embedding goes through the same preparation before comparing bit for bit.
+            var expected = FlatIndex(dimension: configuration.dimension, metric: configuration.metric)
+            let statement = try connection.prepare("SELECT id, embedding FROM \(schema.table)")
+            try statement.forEachRow { row in
+                guard let vector = decodeVector(row, column: 1) else { return }
+                withVector += 1
+                expected.upsert(id: 0, vector: vector)
+                switch index.vector(for: row.int64(at: 0)) {
+                case nil: missing += 1
+                case let indexed? where indexed != expected.vector(for: 0): stale += 1
+                default: break
+                }
+            }
+            let extra = indexCount - (withVector - missing)
+            if missing > 0 || stale > 0 || extra > 0 {
+                problems.append(
+                    "vector index disagrees with the table: \(missing) vectors missing, \(stale) stale, \(extra) without a row")
+            }
+        }
+        return CollectionHealth(
+            name: name, rows: rows, rowsWithVector: withVector, textIndexDocuments: documents,
+            vectorIndexCount: indexCount, logMaxSeq: maxSeq, logFloor: floor, problems: problems)
+    }
+
+    /// Rebuilds the FTS5 index and the vector index from the table and raises the log floor.
+    func rebuildDerived() throws -> [String] {
+        var actions: [String] = []
+        try connection.transaction(.immediate) {
+            if configuration.lexicalSearch {
+                try connection.execute("INSERT INTO \(schema.fts)(\(schema.fts)) VALUES ('rebuild')")
+                actions.append("text index rebuilt from the table")
+            }
+            // A marker entry (no row has this id, so replaying it changes nothing) and a floor at
+            // it: every reader's watermark is now below the floor, so each reloads from the table.
+            try connection.execute("INSERT INTO \(schema.log)(id, op) VALUES (?, 0)", [.integer(Int64.min)])
+            let maxSeq = try logState().maxSeq
+            try connection.execute(
+                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [.text(schema.logFloorKey), .text(String(maxSeq))])
+            actions.append("change-log floor raised to \(maxSeq): every connection reloads its vector index")
+            index = nil
+            try catchUp()
+            actions.append("vector index reloaded from the table (\(index?.count ?? 0) vectors)")
+        }
+        return actions
+    }
+}

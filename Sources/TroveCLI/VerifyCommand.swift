@@ -1,0 +1,79 @@
+import Foundation
+import Trove
+
+extension Commands {
+    public static let verify = CommandSpec(
+        name: "verify",
+        summary: "check that the database file and its text and vector indexes agree",
+        usage: "verify [options]",
+        discussion: """
+            Runs SQLite's integrity check on the file and, for every collection, compares the
+            full-text index and the vector index with the table they are built from. Changes
+            nothing. Exits with status 1 when a problem is found; 'trove repair' rebuilds the
+            indexes from the tables.
+            """,
+        options: database + common,
+        examples: [("trove verify", "one line per collection"), ("trove verify --json", "the full report")])
+
+    public static let repair = CommandSpec(
+        name: "repair",
+        summary: "rebuild the text and vector indexes from the tables",
+        usage: "repair [options]",
+        discussion: """
+            Rebuilds every collection's full-text index and vector index from its table (the
+            table itself is never changed) and verifies again. Safe to run at any time; other
+            programs using the database pick up the rebuilt indexes on their next query.
+            """,
+        options: database + common,
+        examples: [("trove repair", "rebuild and report")])
+}
+
+/// `trove verify` and `trove repair`.
+enum VerifyCommand {
+    static func open(_ context: CommandContext) throws -> (Database, String) {
+        let path = try context.databasePath()
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CLIError.notFound("no database at \(path) (pass --db or set TROVE_DB)")
+        }
+        return (try Database(path: path), path)
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+    }
+
+    static func describe(_ report: VerifyReport, style: Style) -> String {
+        var text = report.integrity == ["ok"]
+            ? "file      \(style.green("ok"))\n"
+            : report.integrity.map { "file      \(style.red("damaged")): \($0)\n" }.joined()
+        for c in report.collections {
+            let status = c.isHealthy ? style.green("ok") : style.red("\(c.problems.count) problem(s)")
+            let text0 = c.textIndexDocuments.map { ", text index \($0)" } ?? ""
+            text += "\(c.name)  \(status): \(c.rows) rows, vector index \(c.vectorIndexCount)\(text0)\n"
+            for problem in c.problems { text += "  - \(problem)\n" }
+        }
+        return text
+    }
+
+    static func verify(_ context: CommandContext) async throws -> Int32 {
+        let (database, _) = try open(context)
+        let report = try await database.verify()
+        context.console.out.write(context.json ? try json(report) : describe(report, style: context.style))
+        return report.isHealthy ? ExitCode.success : ExitCode.failure
+    }
+
+    static func repair(_ context: CommandContext) async throws -> Int32 {
+        let (database, _) = try open(context)
+        let result = try await database.repair()
+        if context.json {
+            context.console.out.write(try json(result))
+        } else {
+            var text = result.actions.map { "repaired  \($0)\n" }.joined()
+            text += describe(result.after, style: context.style)
+            context.console.out.write(text)
+        }
+        return result.after.isHealthy ? ExitCode.success : ExitCode.failure
+    }
+}
