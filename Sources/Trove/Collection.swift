@@ -233,6 +233,11 @@ public struct Collection: Sendable {
     }
 }
 
+/// Another name for Trove's ``Collection``, for files that also use the standard library's
+/// `Collection` protocol: a type named `Collection` in an imported module shadows `Swift.Collection`,
+/// so write `Swift.Collection` for the protocol there, or `TroveCollection` for this type.
+public typealias TroveCollection = Collection
+
 extension PendingRow {
     init(_ entry: VectorEntry) {
         self.init(id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata, vector: entry.vector)

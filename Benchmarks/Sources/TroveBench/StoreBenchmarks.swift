@@ -10,7 +10,7 @@ private struct StoreBenchOptions {
     var vectors = "/work/shared/bench/vectors"
     var texts = "/work/shared/bench/texts/package_texts.jsonl"
     var batch = 1_000
-    var queries = 1_000
+    var queries = 300
     var rounds = 2
     var limit = Int.max
 
