@@ -36,6 +36,8 @@ let package = Package(
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
+        // The child process the HNSW crash test (TroveTests) starts and kills; not a product.
+        .executableTarget(name: "TroveANNCrashChild", dependencies: ["Trove"]),
 
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(name: "TroveTestSupport", dependencies: ["TroveVectors"], path: "Tests/TroveTestSupport"),
