@@ -34,7 +34,9 @@ let items = try await database.collection(
 // Load the index so batches are applied to it as they commit and snapshots get saved automatically.
 try await items.loadIndex()
 var generator = Generator(state: seed)
-var batch = 0
+// Continue after the rows an earlier (killed) run left, so ids never collide.
+let highest = try await database.query("SELECT coalesce(max(id), 0) FROM items").first?[0].int64Value ?? 0
+var batch = Int(highest / 1_000) + 1
 while true {
     batch += 1
     let entries = (0..<250).map { i in
@@ -47,9 +49,9 @@ while true {
         VectorEntry(id: Int64((batch - 1) * 1_000 + i), content: "replaced", source: "r", vector: generator.vector(dimension))
     }
     try await items.upsertBatch(replaced)
-    // Some deletes and updates too, so the log replays more than inserts.
-    if batch % 3 == 0 {
-        _ = try await items.delete(source: "s\(batch % 4)")
+    // Some deletes too (one transaction each), so the log replays more than inserts.
+    for i in stride(from: 20, to: 250, by: 10) {
+        _ = try await items.delete(id: Int64((batch - 1) * 1_000 + i))
     }
     // Unbuffered, so the parent sees each line as soon as the batch is committed.
     FileHandle.standardOutput.write(Data("committed \(try await items.count())\n".utf8))
