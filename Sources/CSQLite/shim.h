@@ -8,4 +8,20 @@ static inline sqlite3_destructor_type trove_sqlite_transient(void) {
     return SQLITE_TRANSIENT;
 }
 
+// The FTS5 extension API (for registering tokenizers written in Swift) is reached through
+// `SELECT fts5(?1)` with a pointer bound by sqlite3_bind_pointer, which Swift cannot express
+// directly (the pointer type tag must be a static C string). Returns NULL when FTS5 is missing.
+static inline fts5_api *trove_fts5_api(sqlite3 *db) {
+    fts5_api *api = 0;
+    sqlite3_stmt *statement = 0;
+    if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, 0) != SQLITE_OK) {
+        sqlite3_finalize(statement);
+        return 0;
+    }
+    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", 0);
+    sqlite3_step(statement);
+    sqlite3_finalize(statement);
+    return api;
+}
+
 #endif

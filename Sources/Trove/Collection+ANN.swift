@@ -152,6 +152,29 @@ extension Collection {
         return try await database.withEngine(name) { try $0.explainSearch(topK: topK, filter: filter, exact: exact) }
     }
 
+    /// ``search(vector:topK:source:where:bindings:exact:)`` with a ``SearchFilter``.
+    ///
+    /// ```swift
+    /// let hits = try await docs.search(vector: q, filter: SearchFilter(metadata: [.equals("lang", "en")]), exact: false)
+    /// ```
+    public func search(vector: [Float], topK: Int = 10, filter: SearchFilter, exact: Bool) async throws -> [SearchResult] {
+        try await searchExplained(vector: vector, topK: topK, filter: filter, exact: exact).results
+    }
+
+    /// ``searchExplained(vector:topK:source:where:bindings:exact:)`` with a ``SearchFilter``.
+    public func searchExplained(
+        vector: [Float], topK: Int = 10, filter: SearchFilter, exact: Bool = false
+    ) async throws -> ExplainedSearch {
+        try await database.withEngine(name) {
+            try $0.searchVectorExplained(vector, topK: topK, filter: filter, exact: exact)
+        }
+    }
+
+    /// ``explain(topK:source:where:bindings:exact:)`` with a ``SearchFilter``.
+    public func explain(topK: Int = 10, filter: SearchFilter, exact: Bool = false) async throws -> SearchPlan {
+        try await database.withEngine(name) { try $0.explainSearch(topK: topK, filter: filter, exact: exact) }
+    }
+
     /// Writes the HNSW index's snapshot, with the change-log watermark it reflects, to the
     /// `<name>_index` table, so the next open loads it instead of rebuilding.
     ///

@@ -21,6 +21,7 @@ public struct Fusion: Hashable, Sendable {
     /// The least number of hits each leg contributes (default 50).
     public var minimumDepth: Int
 
+    /// Fusion settings; the defaults are the paper's k = 60 with equal weights.
     public init(
         k: Double = 60, vectorWeight: Double = 1, textWeight: Double = 1, depthMultiplier: Int = 4,
         minimumDepth: Int = 50

@@ -17,6 +17,12 @@ struct ConnectionTests {
         #expect(rows.map { $0.string("name") } == ["a", "b"])
         #expect(try c.scalar("SELECT count(*) FROM t") == .integer(2))
         #expect(try c.scalar("SELECT name FROM t WHERE id = ?", [99]) == nil)
+        #expect(c.totalChanges == 2)
+        #expect(try c.prepare("SELECT 1").isReadOnly)
+        #expect(try !c.prepare("DELETE FROM t").isReadOnly)
+        #expect(Connection.sqliteVersion.hasPrefix("3."))
+        let api = try #require(c.fts5API)
+        #expect(api.pointee.iVersion >= 2)
     }
 
     @Test("file database uses WAL and persists across connections")

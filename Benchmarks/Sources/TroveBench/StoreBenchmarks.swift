@@ -286,7 +286,12 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
     try await latency("hybrid, RRF k=60 (legs 50 deep)") {
         try await collection.searchHybrid(text: .typed(queries[$0].text), vector: queries[$0].vector, topK: 10).count
     }
-    // Baseline in the same run: the same OR query straight to FTS5 (rowid + bm25 only).
+    // Baselines in the same run: the bare exact index (no SQLite), and the same OR query straight
+    // to FTS5 (rowid + bm25 only).
+    var bare = FlatIndex(dimension: dimension, metric: .cosine)
+    bare.reserveCapacity(n)
+    for e in entries { bare.upsert(id: e.id, vector: e.vector) }
+    try await latency("baseline: FlatIndex.search alone (no SQLite)") { bare.search(queries[$0].vector, k: 10).count }
     let raw = try Connection(path: storePath, options: .init(readOnly: true))
     defer { print("\n  load average at end \(loadAverage())") }
     try await latency("raw FTS5 MATCH, same OR query (rowids only)") {
