@@ -54,6 +54,8 @@ struct FlatIndexTests {
         #expect(all.count == 20)
         #expect(oracle.mismatch(all, expected: oracle.search(q, k: 100), query: q) == nil)
         #expect(FlatIndex(dimension: 5, metric: .dot).search(q, k: 10).isEmpty)
+        let huge = index.search(q, k: 10_000)
+        #expect(huge.count == 20 && huge == all)
         #expect(index.search(q, k: 5, among: []).isEmpty)
     }
 

@@ -237,7 +237,10 @@ struct HNSWIndexTests {
     @Test("Snapshot round trip gives the same index")
     func roundTrip() throws {
         var f = try HNSWFixture(count: 800, metric: .l2)
-        for id in f.oracle.vectors.keys.sorted().prefix(40) { f.index.remove(id: id) }  // pending tombstones too
+        for id in f.oracle.vectors.keys.sorted().prefix(40) {  // pending tombstones too
+            f.index.remove(id: id)
+            f.oracle.remove(id: id)
+        }
         let bytes = f.index.snapshot()
         let copy = try HNSWIndex(snapshot: bytes)
         #expect(copy.snapshot() == bytes)
@@ -247,6 +250,13 @@ struct HNSWIndexTests {
             let q = f.rng.vector(dimension: 32)
             #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
         }
+        // Switching the walk to int8 keeps the graph and the answers' quality.
+        let compact = try copy.converted(to: .int8)
+        #expect(compact.configuration.quantization == .int8 && compact.count == copy.count)
+        #expect(compact.checkInvariants() == [])
+        let q = f.rng.vector(dimension: 32)
+        #expect(ExactOracle.recall(compact.search(q, k: 10), f.oracle.search(q, k: 10)) >= 0.8)
+        #expect(throws: VectorIndexError.self) { try copy.converted(to: .binary, rescoreFactor: 0) }
     }
 
     @Test("Corrupt or truncated snapshots throw")
