@@ -42,6 +42,16 @@ struct ANNSnapshotStore {
     /// Reads and reassembles the snapshot; every structural problem becomes `.unusable`.
     func read() throws -> Stored {
         guard try tableExists() else { return .none }
+        // Sizes first, before allocating anything: the recorded total must equal the bytes present
+        // (length() of a blob reads only the record header).
+        let sizes = try connection.query(
+            "SELECT count(*), coalesce(sum(length(data)), 0), min(total_bytes), max(total_bytes) FROM \(schema.indexTable) WHERE name = ?",
+            [.text(Self.snapshotName)])
+        guard let sizeRow = sizes.first, let parts = sizeRow[0].int64Value, parts > 0 else { return .none }
+        let present = sizeRow[1].int64Value ?? -1
+        guard sizeRow[2] == sizeRow[3], let recorded = sizeRow[2].int64Value, recorded == present else {
+            return .unusable(reason: "snapshot size mismatch: \(present) bytes stored, \(sizeRow[2]) recorded")
+        }
         let statement = try connection.prepare(
             """
             SELECT part, watermark, format, checksum, total_bytes, data FROM \(schema.indexTable)
@@ -57,7 +67,7 @@ struct ANNSnapshotStore {
             let row = (watermark: s.int64(at: 1), format: s.int64(at: 2), checksum: s.int64(at: 3), total: s.int64(at: 4))
             if header == nil {
                 guard row.format == Self.format else { problem = "snapshot row format \(row.format), expected \(Self.format)"; return }
-                guard row.total > 0, row.total <= Int64(Int.max / 2) else { problem = "impossible snapshot size \(row.total)"; return }
+                guard row.total == recorded else { problem = "snapshot size changed while reading"; return }
                 header = row
                 bytes.reserveCapacity(Int(row.total))
             }

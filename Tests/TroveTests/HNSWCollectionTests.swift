@@ -245,7 +245,7 @@ struct HNSWCollectionTests {
     }
 
     @Test("a corrupt, truncated or stale snapshot is rebuilt from the table and answers correctly",
-          arguments: ["flip", "truncate", "part", "floor", "ahead"])
+          arguments: ["flip", "truncate", "part", "size", "format", "floor", "ahead"])
     func corruptSnapshot(damage: String) async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("ann.trove")
@@ -264,6 +264,11 @@ struct HNSWCollectionTests {
             try raw.execute("UPDATE items_index SET data = substr(data, 1, length(data) - 100)")
         case "part":
             try raw.execute("UPDATE items_index SET part = 3")
+        case "size":
+            // An absurd recorded size must be refused before anything is allocated for it.
+            try raw.execute("UPDATE items_index SET total_bytes = 1 << 50")
+        case "format":
+            try raw.execute("UPDATE items_index SET format = 99")
         case "floor":
             // What a prune does: drop the log up to its newest entry and record the floor.
             try raw.execute("INSERT INTO trove_meta(key, value) VALUES ('log_floor.items', (SELECT max(seq) FROM items_log)) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
