@@ -219,6 +219,31 @@ extension Collection {
         }
     }
 
+    /// Discards the in-memory index and any stored snapshot, rebuilds the index from the table
+    /// and (for HNSW, on a writable database) saves the new snapshot. For repair tools; normal
+    /// use never needs it, since a snapshot that fails a check is rebuilt automatically.
+    ///
+    /// ```swift
+    /// let stats = try await docs.rebuildIndex()   // stats.origin == .rebuilt(reason: "rebuild requested")
+    /// ```
+    /// - Complexity: O(n) for flat; O(n · efConstruction · m · log n) / cores for HNSW.
+    @discardableResult
+    public func rebuildIndex() async throws -> IndexStatistics {
+        try await database.withEngine(name) { engine in
+            engine.index = nil
+            engine.ann = nil
+            if engine.configuration.index.isApproximate {
+                if !engine.connection.isReadOnly { try engine.snapshotStore.delete() }
+                try engine.catchUpANN()
+                engine.ann?.origin = .rebuilt(reason: "rebuild requested")
+                if !engine.connection.isReadOnly, !engine.connection.isInTransaction { try engine.saveANN() }
+            } else {
+                try engine.catchUp()
+            }
+            return try engine.indexStatistics()
+        }
+    }
+
     /// Where the vector index came from, its size and watermark.
     public func indexStatistics() async throws -> IndexStatistics {
         try await database.withEngine(name) { try $0.indexStatistics() }

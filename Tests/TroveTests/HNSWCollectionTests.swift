@@ -294,6 +294,25 @@ struct HNSWCollectionTests {
         #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
     }
 
+    @Test("rebuildIndex discards the snapshot, rebuilds from the table and saves again")
+    func rebuildIndex() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("ann.trove")
+        let db = try Database(path: path)
+        let items = try await makeHNSW(db, count: 300)
+        try await items.saveIndex()
+        let stats = try await items.rebuildIndex()
+        #expect(stats.origin == .rebuilt(reason: "rebuild requested"))
+        #expect(stats.vectorCount == 300 && stats.snapshotWatermark == stats.watermark)
+        #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
+        #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
+        // Flat collections reload from the table.
+        let flat = try await db.collection("flat", dimension: 4)
+        try await flat.insert(VectorEntry(id: 1, content: "x", vector: [1, 0, 0, 0]))
+        let flatStats = try await flat.rebuildIndex()
+        #expect(flatStats.origin == .table && flatStats.vectorCount == 1)
+    }
+
     @Test("the index kind is frozen: reopening with another kind or parameters is a schema mismatch")
     func kindIsFrozen() async throws {
         let db = try Database()
