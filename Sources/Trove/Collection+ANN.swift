@@ -126,16 +126,18 @@ extension Collection {
     /// let found = try await docs.searchExplained(vector: q, topK: 10, source: "manual")
     /// print(found.plan.strategy, found.results.count)
     /// ```
+    /// - Parameter efSearch: the HNSW candidate list size for this query (default: the
+    ///   collection's `efSearch`); larger is slower and finds more of the true neighbours.
+    /// - Throws: as ``search(vector:topK:source:where:bindings:)-(_,_,_,_,_)``, and
+    ///   ``TroveError/invalidConfiguration(_:)`` for an efSearch outside 1...100000.
     /// - Complexity: unfiltered HNSW: about O(efSearch · m · log n) distances; filtered: the
     ///   cheaper of O(matching) distances and a walk of about efSearch · n / matching nodes.
     public func searchExplained(
         vector: [Float], topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], exact: Bool = false
+        bindings: [SQLValue] = [], exact: Bool = false, efSearch: Int? = nil
     ) async throws -> ExplainedSearch {
         let filter = SearchFilter(source: source, sql: sql, bindings: bindings)
-        return try await database.withEngine(name) {
-            try $0.searchVectorExplained(vector, topK: topK, filter: filter, exact: exact)
-        }
+        return try await searchExplained(vector: vector, topK: topK, filter: filter, exact: exact, efSearch: efSearch)
     }
 
     /// The plan a vector search with these arguments would take (the filter is evaluated and
@@ -163,10 +165,10 @@ extension Collection {
 
     /// ``searchExplained(vector:topK:source:where:bindings:exact:)`` with a ``SearchFilter``.
     public func searchExplained(
-        vector: [Float], topK: Int = 10, filter: SearchFilter, exact: Bool = false
+        vector: [Float], topK: Int = 10, filter: SearchFilter, exact: Bool = false, efSearch: Int? = nil
     ) async throws -> ExplainedSearch {
         try await database.withEngine(name) {
-            try $0.searchVectorExplained(vector, topK: topK, filter: filter, exact: exact)
+            try $0.searchVectorExplained(vector, topK: topK, filter: filter, exact: exact, efSearch: efSearch)
         }
     }
 

@@ -226,9 +226,12 @@ extension CollectionEngine {
     /// always scan exactly; HNSW collections walk the graph unless `exact` is set, and with a
     /// filter let `HNSWIndex.plan` choose between scanning the candidates and a filtered walk.
     func plannedNeighbors(
-        _ query: [Float], k: Int, filter: SearchFilter, exact: Bool
+        _ query: [Float], k: Int, filter: SearchFilter, exact: Bool, efSearch: Int? = nil
     ) throws -> (neighbors: [Neighbor], plan: SearchPlan) {
         try validate(vector: query)
+        if let efSearch, !(1...100_000).contains(efSearch) {
+            throw TroveError.invalidConfiguration("efSearch must be in 1...100000, got \(efSearch)")
+        }
         let kind = configuration.index
         guard kind.isApproximate else {
             let index = try catchUp()
@@ -255,12 +258,12 @@ extension CollectionEngine {
                 reason: "exact requested: scan over all \(total) vectors"))
         }
         guard let ids else {
-            let ef = max(index.efSearch, k)
-            return (index.search(query, k: k), SearchPlan(
+            let ef = max(efSearch ?? index.efSearch, k)
+            return (index.search(query, k: k, efSearch: efSearch), SearchPlan(
                 strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
                 reason: "no filter: HNSW walk with efSearch \(ef)"))
         }
-        let (results, plan) = index.search(query, k: k, candidates: Set(ids))
+        let (results, plan) = index.search(query, k: k, candidates: Set(ids), efSearch: efSearch)
         return (results, SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
     }
 
@@ -296,11 +299,11 @@ extension CollectionEngine {
 
     /// Vector search with a chosen exactness, returning the plan next to the results.
     func searchVectorExplained(
-        _ query: [Float], topK: Int, filter: SearchFilter, exact: Bool
+        _ query: [Float], topK: Int, filter: SearchFilter, exact: Bool, efSearch: Int? = nil
     ) throws -> ExplainedSearch {
         try check(topK: topK)
         return try connection.transaction(.deferred) {
-            let (neighbors, plan) = try plannedNeighbors(query, k: topK, filter: filter, exact: exact)
+            let (neighbors, plan) = try plannedNeighbors(query, k: topK, filter: filter, exact: exact, efSearch: efSearch)
             let stored = try self.rows(for: neighbors.map(\.id))
             let results = neighbors.enumerated().compactMap { offset, neighbor -> SearchResult? in
                 guard let row = stored[neighbor.id] else { return nil }

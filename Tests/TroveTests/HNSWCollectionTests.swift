@@ -106,6 +106,15 @@ struct HNSWCollectionTests {
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 \(r)")
+        // A wider per-query candidate list finds at least as much, a narrow one less.
+        var wide: [[Int64]] = [], narrow: [[Int64]] = []
+        for q in queries(100, seed: 99) {
+            wide.append(try await items.searchExplained(vector: q, topK: 10, efSearch: 400).results.map(\.id))
+            narrow.append(try await items.searchExplained(vector: q, topK: 10, efSearch: 10).results.map(\.id))
+        }
+        #expect(recall(wide, exact) >= r)
+        #expect(recall(narrow, exact) <= recall(wide, exact))
+        await #expect(throws: TroveError.self) { _ = try await items.searchExplained(vector: queries(1, seed: 1)[0], efSearch: 0) }
         // exact: true on the HNSW collection gives the same answer as a flat collection.
         let flat = try await db.collection("flat", dimension: Self.dimension)
         try await flat.insertBatch(hnswEntries(count: 3_000, dimension: Self.dimension, seed: 7))
