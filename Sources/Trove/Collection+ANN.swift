@@ -31,6 +31,7 @@ public struct SearchPlan: Sendable, Hashable, CustomStringConvertible {
     /// Why, in words.
     public var reason: String
 
+    /// Creates a plan description (the engine builds these; public for tests and tools).
     public init(strategy: Strategy, index: IndexKind, indexedVectors: Int, matchingRows: Int?, reason: String) {
         self.strategy = strategy
         self.index = index
@@ -48,6 +49,7 @@ public struct SearchPlan: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// "<strategy> on <index kind>: <reason>".
     public var description: String { "\(strategy.rawValue) on \(index): \(reason)" }
 }
 

@@ -5,6 +5,9 @@ import TroveVectors
 /// The in-memory HNSW index of an approximate collection and what the engine knows about it.
 /// Owned by a ``CollectionEngine`` (and so by its ``Database`` actor); not Sendable.
 final class ANNState {
+    /// The graph, owned here. Memory: the float32 vectors (4 × dimension bytes each, kept for
+    /// exact scans and re-scoring), the links (about 4 × (2m + 1) bytes per vector on layer 0),
+    /// the walked codes in quantized modes, and the id map; see `HNSWIndex.memoryUsage`.
     let index: HNSWIndex
     /// The last change-log seq the index reflects.
     var watermark: Int64

@@ -50,6 +50,7 @@ public enum IndexKind: Codable, Hashable, Sendable {
 }
 
 extension IndexKind: CustomStringConvertible {
+    /// `flat`, or `hnsw(m: …, efConstruction: …, efSearch: …, quantization: …)`.
     public var description: String {
         switch self {
         case .flat: return "flat"
