@@ -96,13 +96,17 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
         say("  rows inserted into the HNSW collection (index not loaded yet): \(formatted(insertSeconds, 2)) s")
 
         // First load: no snapshot, so the graph is built from the table (all cores), then saved.
+        let meter = ContentionMeter()
         let c0 = processCPUSeconds(), t1 = benchNow()
         let built = try await docs.loadIndex()
         let firstLoad = Double(benchNow() - t1) / 1e9, cpu = processCPUSeconds() - c0
+        let other = meter.stop()
         guard case .rebuilt = built.origin else { throw NPYError(description: "expected a rebuild, got \(built.origin)") }
         let snapshotBytes = try await database.query("SELECT sum(length(data)) FROM docs_index").first?[0].int64Value ?? 0
         say("  rebuild from the table: \(formatted(built.loadSeconds, 2)) s (\(built.vectorCount) vectors, CPU \(formatted(cpu, 2)) s incl. save);"
-            + " snapshot save \(formatted(firstLoad - built.loadSeconds, 2)) s, \(formatted(Double(snapshotBytes) / 1e6, 1)) MB")
+            + " snapshot save \(formatted(firstLoad - built.loadSeconds, 2)) s, \(formatted(Double(snapshotBytes) / 1e6, 1)) MB;"
+            + " other procs busy cores \(other.map { formatted($0, 2) } ?? "n/a")")
+        json["rebuild_cpu_s"] = cpu
         json["rebuild_s"] = built.loadSeconds
         json["snapshot_save_s"] = firstLoad - built.loadSeconds
         json["snapshot_mb"] = Double(snapshotBytes) / 1e6
@@ -110,6 +114,7 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
 
     // Reopen: the snapshot is loaded, not rebuilt (best of 3 opens).
     var loads: [Double] = []
+    let loadMeter = ContentionMeter()
     for _ in 0..<3 {
         let database = try Database(path: path)
         let t0 = benchNow()
@@ -117,7 +122,8 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
         loads.append(Double(benchNow() - t0) / 1e9)
         guard stats.origin == .snapshot else { throw NPYError(description: "expected a snapshot load, got \(stats.origin)") }
     }
-    say("  snapshot load on open: \(formatted(loads.min()!, 3)) s (best of 3; all: \(loads.map { formatted($0, 3) }.joined(separator: ", ")))")
+    say("  snapshot load on open: \(formatted(loads.min()!, 3)) s (best of 3; all: \(loads.map { formatted($0, 3) }.joined(separator: ", ")));"
+        + " other procs busy cores \(loadMeter.stop().map { formatted($0, 2) } ?? "n/a")")
     json["snapshot_load_s"] = loads.min()!
 
     let database = try Database(path: path)
@@ -126,6 +132,8 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     _ = try await docs.loadIndex()
     _ = try await flat.loadIndex()
 
+    let queryMeter = ContentionMeter()
+    defer { say("  queries: other procs busy cores \(queryMeter.stop().map { formatted($0, 2) } ?? "n/a")") }
     // Baselines: the unfiltered exact scan (flat collection; and exact: true on the HNSW one).
     let (flatRun, _) = try await timeQueries(queries) { try await flat.searchExplained(vector: $0, topK: 10) }
     let (exactRun, exactIDs) = try await timeQueries(queries) { try await docs.searchExplained(vector: $0, topK: 10, exact: true) }
