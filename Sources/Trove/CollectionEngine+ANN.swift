@@ -266,7 +266,17 @@ extension CollectionEngine {
                 strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
                 reason: "no filter: HNSW walk with efSearch \(ef)"))
         }
-        let (results, plan) = index.search(query, k: k, candidates: Set(ids), efSearch: efSearch)
+        // The filter's ids are distinct (one per row), so the plan can be made from the array and
+        // a Set built only for the walk, which tests membership per visited node.
+        let ef = efSearch ?? index.efSearch
+        let plan = HNSWIndex.plan(matching: ids.count, total: total, k: k, efSearch: ef)
+        let results: [Neighbor]
+        switch plan {
+        case .exactScan: results = index.search(query, k: k, among: ids)
+        case .graphTraversal:
+            let allowed = Set(ids)
+            results = index.search(query, k: k, efSearch: ef, where: allowed.contains)
+        }
         return (results, SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
     }
 
@@ -295,7 +305,7 @@ extension CollectionEngine {
                     strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
                     reason: "no filter: HNSW walk with efSearch \(max(index.efSearch, topK))")
             }
-            let plan = HNSWIndex.plan(matching: Set(ids).count, total: total, k: topK, efSearch: index.efSearch)
+            let plan = HNSWIndex.plan(matching: ids.count, total: total, k: topK, efSearch: index.efSearch)
             return SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count)
         }
     }
