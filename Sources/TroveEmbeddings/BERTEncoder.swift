@@ -140,14 +140,18 @@ public final class BERTEncoder: @unchecked Sendable {
 
     /// Runs the encoder on token-id sequences and returns one mean-pooled, unit-length vector each.
     ///
-    /// Runs on the calling thread; ``BERTEmbedder`` splits batches across cores.
+    /// Runs on the calling thread, except that with `threads > 1` the dense layers of a small
+    /// batch (a single query) split their output columns across that many threads.
+    /// ``BERTEmbedder`` splits larger batches across cores itself.
     ///
-    /// - Parameter sequences: Token ids (as from ``WordPieceTokenizer/encode(_:)``), each
-    ///   non-empty, at most `maxPositionEmbeddings` long, every id below `vocabSize`.
+    /// - Parameters:
+    ///   - sequences: Token ids (as from ``WordPieceTokenizer/encode(_:)``), each non-empty, at
+    ///     most `maxPositionEmbeddings` long, every id below `vocabSize`.
+    ///   - threads: Threads for the dense layers when the batch has at most 64 tokens.
     /// - Returns: `sequences.count` vectors of `hiddenSize` components with unit L2 norm.
     /// - Complexity: O(T·P + Σ L²·H) for T tokens in total, P parameters per token, sequences of
     ///   length L and hidden size H. Scratch memory: about T·(5H + I) floats.
-    public func embed(_ sequences: [[Int32]]) -> [[Float]] {
+    public func embed(_ sequences: [[Int32]], threads: Int = 1) -> [[Float]] {
         if sequences.isEmpty { return [] }
         let h = configuration.hiddenSize
         var offsets: [Int] = []
@@ -160,7 +164,7 @@ public final class BERTEncoder: @unchecked Sendable {
         }
         let states = UnsafeMutablePointer<Float>.allocate(capacity: total * h)
         defer { states.deallocate() }
-        forward(sequences, offsets: offsets, tokens: total, into: states)
+        forward(sequences, offsets: offsets, tokens: total, threads: total <= 64 ? threads : 1, into: states)
         return sequences.indices.map { s in
             var vector = [Float](repeating: 0, count: h)
             vector.withUnsafeMutableBufferPointer { out in
@@ -172,7 +176,9 @@ public final class BERTEncoder: @unchecked Sendable {
     }
 
     /// The last hidden states of packed sequences, `tokens × hiddenSize`, written to `x`.
-    func forward(_ sequences: [[Int32]], offsets: [Int], tokens t: Int, into x: UnsafeMutablePointer<Float>) {
+    func forward(
+        _ sequences: [[Int32]], offsets: [Int], tokens t: Int, threads: Int, into x: UnsafeMutablePointer<Float>
+    ) {
         let c = configuration
         let h = c.hiddenSize, inter = c.intermediateSize
         let heads = c.numAttentionHeads, headSize = h / heads
@@ -194,15 +200,16 @@ public final class BERTEncoder: @unchecked Sendable {
                 let word = wordEmbeddings + Int(id) * h
                 let pos = positionEmbeddings + position * h
                 for j in 0..<h { row[j] = word[j] + pos[j] + tokenTypeEmbeddings[j] }
-                VectorMath.layerNorm(row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps)
+                VectorMath.layerNorm(
+                    row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps, into: row)
             }
         }
 
         let scale = 1 / Float(headSize).squareRoot()
         for layer in layers {
-            linear(x, rows: t, inputs: h, weight: layer.query, bias: layer.queryBias, outputs: h, into: q)
-            linear(x, rows: t, inputs: h, weight: layer.key, bias: layer.keyBias, outputs: h, into: k)
-            linear(x, rows: t, inputs: h, weight: layer.value, bias: layer.valueBias, outputs: h, into: v)
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.query, bias: layer.queryBias, outputs: h, into: q)
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.key, bias: layer.keyBias, outputs: h, into: k)
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.value, bias: layer.valueBias, outputs: h, into: v)
             for (s, sequence) in sequences.enumerated() {
                 let length = sequence.count, base = offsets[s] * h
                 for head in 0..<heads {
@@ -217,14 +224,14 @@ public final class BERTEncoder: @unchecked Sendable {
                         transposeB: false, c: context + column, ldc: h)
                 }
             }
-            linear(context, rows: t, inputs: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias,
+            linear(context, rows: t, threads: threads, inputs: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias,
                 outputs: h, residual: x, into: sum)
             Self.normalizeRows(sum, rows: t, width: h,
                 weight: layer.attentionNormWeight, bias: layer.attentionNormBias, eps: eps, into: x)
-            linear(x, rows: t, inputs: h, weight: layer.intermediate, bias: layer.intermediateBias,
+            linear(x, rows: t, threads: threads, inputs: h, weight: layer.intermediate, bias: layer.intermediateBias,
                 outputs: inter, into: intermediate)
             VectorMath.gelu(intermediate, count: t * inter)
-            linear(intermediate, rows: t, inputs: inter, weight: layer.output, bias: layer.outputBias,
+            linear(intermediate, rows: t, threads: threads, inputs: inter, weight: layer.output, bias: layer.outputBias,
                 outputs: h, residual: x, into: sum)
             Self.normalizeRows(sum, rows: t, width: h,
                 weight: layer.outputNormWeight, bias: layer.outputNormBias, eps: eps, into: x)
@@ -234,7 +241,7 @@ public final class BERTEncoder: @unchecked Sendable {
     /// `out = input · weightᵀ + bias (+ residual)` (PyTorch `Linear`): the bias and residual are
     /// written first and the product accumulated onto them, saving a pass over `out`.
     private func linear(
-        _ input: UnsafePointer<Float>, rows: Int, inputs: Int, weight: UnsafePointer<Float>,
+        _ input: UnsafePointer<Float>, rows: Int, threads: Int, inputs: Int, weight: UnsafePointer<Float>,
         bias: UnsafePointer<Float>, outputs: Int, residual: UnsafePointer<Float>? = nil,
         into out: UnsafeMutablePointer<Float>
     ) {
@@ -247,9 +254,35 @@ public final class BERTEncoder: @unchecked Sendable {
                 row.update(from: bias, count: outputs)
             }
         }
-        multiplier.multiply(
-            m: rows, n: outputs, k: inputs, a: input, lda: inputs, b: weight, ldb: inputs,
-            transposeB: true, c: out, ldc: outputs, accumulate: true)
+        let parts = outputs % (8 * threads) == 0 ? threads : 1
+        if parts <= 1 {
+            multiplier.multiply(
+                m: rows, n: outputs, k: inputs, a: input, lda: inputs, b: weight, ldb: inputs,
+                transposeB: true, c: out, ldc: outputs, accumulate: true)
+            return
+        }
+        // A few rows: the cost is streaming (and BLAS-packing) the weights, so each thread takes
+        // a block of output columns, that is a block of weight rows.
+        let width = outputs / parts
+        let multiplier = self.multiplier
+        let operands = ColumnSplit(input: input, weight: weight, out: out)
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let first = part * width
+            multiplier.multiply(
+                m: rows, n: width, k: inputs, a: operands.input, lda: inputs,
+                b: operands.weight + first * inputs, ldb: inputs,
+                transposeB: true, c: operands.out + first, ldc: outputs, accumulate: true)
+        }
+    }
+
+    /// The operands of a column-split multiply, passed to the worker threads.
+    private struct ColumnSplit: @unchecked Sendable {
+        // @unchecked Sendable: `input` and `weight` are only read; each thread writes its own
+        // disjoint block of columns of `out`; concurrentPerform returns after every thread is done,
+        // so no pointer outlives the buffers it points into.
+        let input: UnsafePointer<Float>
+        let weight: UnsafePointer<Float>
+        let out: UnsafeMutablePointer<Float>
     }
 
     /// LayerNorm of every row of `sum`, written to `out`.
@@ -258,8 +291,8 @@ public final class BERTEncoder: @unchecked Sendable {
         bias: UnsafePointer<Float>, eps: Float, into out: UnsafeMutablePointer<Float>
     ) {
         for r in 0..<rows {
-            VectorMath.layerNorm(sum + r * width, width: width, weight: weight, bias: bias, eps: eps)
+            VectorMath.layerNorm(
+                sum + r * width, width: width, weight: weight, bias: bias, eps: eps, into: out + r * width)
         }
-        out.update(from: sum, count: rows * width)
     }
 }

@@ -24,6 +24,8 @@ public enum EmbeddingError: Error, Equatable, Sendable {
     case tensorMismatch(name: String, reason: String)
     /// The model configuration asks for something this encoder does not implement.
     case unsupportedModel(reason: String)
+    /// The embedder produced no vector for this text (the system `NLEmbedding` can refuse some).
+    case textNotEmbeddable(String)
 }
 
 extension EmbeddingError: CustomStringConvertible, LocalizedError {
@@ -42,6 +44,8 @@ extension EmbeddingError: CustomStringConvertible, LocalizedError {
             return "tensor \(name): \(reason)"
         case .unsupportedModel(let reason):
             return "unsupported model: \(reason)"
+        case .textNotEmbeddable(let text):
+            return "the embedder returned no vector for \(text.debugDescription)"
         }
     }
 

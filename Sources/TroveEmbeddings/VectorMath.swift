@@ -69,10 +69,11 @@ enum VectorMath {
         }
     }
 
-    /// LayerNorm of one row in place: `(x - mean) / sqrt(var + eps) · weight + bias`.
+    /// LayerNorm of one row, `(x - mean) / sqrt(var + eps) · weight + bias`, written to `out`
+    /// (which may be `row` itself).
     static func layerNorm(
-        _ row: UnsafeMutablePointer<Float>, width: Int, weight: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-        eps: Float
+        _ row: UnsafePointer<Float>, width: Int, weight: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+        eps: Float, into out: UnsafeMutablePointer<Float>
     ) {
         // Four partial sums: shorter dependency chains than one running sum.
         var s0: Float = 0, s1: Float = 0, s2: Float = 0, s3: Float = 0
@@ -92,6 +93,6 @@ enum VectorMath {
         }
         while j < width { s0 += (row[j] - mean) * (row[j] - mean); j += 1 }
         let inverse = 1 / ((s0 + s1 + s2 + s3) / Float(width) + eps).squareRoot()
-        for k in 0..<width { row[k] = (row[k] - mean) * inverse * weight[k] + bias[k] }
+        for k in 0..<width { out[k] = (row[k] - mean) * inverse * weight[k] + bias[k] }
     }
 }

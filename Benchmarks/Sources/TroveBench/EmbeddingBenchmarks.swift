@@ -16,7 +16,7 @@ private struct EmbeddingBenchOptions {
     var reference = true
     var parallelism = ProcessInfo.processInfo.activeProcessorCount
     var backend = MatrixBackend.preferred
-    var latencyRuns = 300
+    var latencyRuns = 200
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -112,7 +112,8 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("trove-bench embeddings")
     print("  texts: \(options.texts) (\(descriptions.count) descriptions, \(synopses.count) synopses)")
     print("  model: \(options.model) (model.safetensors \(format(Double(weightsBytes) / 1e6)) MB)")
-    print("  backend: \(options.backend.rawValue) [\(MatrixBackend.blasDescription)], parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
+    let backendName = options.backend == .blas ? "blas [\(MatrixBackend.blasDescription)]" : "swift (pure-Swift fallback)"
+    print("  backend: \(backendName), parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
 
     // Model load: the first load (page cache warm after fetch) and the median of 5 more.
     let rssBefore = residentMegabytes()
@@ -160,6 +161,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     var latencies: [Double] = []
     var latencies12: [Double] = []
     let latencyMeter = Contention()
+    let latencyCPUStart = Contention.ownBusy()
     for query in queries {
         let tokens = embedder.tokenizer.encode(query).count
         let start = now()
@@ -168,6 +170,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
         latencies.append(elapsed)
         if tokens == 12 { latencies12.append(elapsed) }
     }
+    let latencyCPU = (Contention.ownBusy() - latencyCPUStart) / 100 / Double(queries.count)
     let latencyContention = latencyMeter.stop()
     latencies.sort()
     latencies12.sort()
@@ -179,7 +182,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("  resident memory: \(format(rssBefore)) MB before load, \(format(rssAfterLoad)) MB after load, \(format(rssWarm)) MB after first batch (weights touched), peak \(format(rssPeak)) MB; weights file \(format(Double(weightsBytes) / 1048576)) MiB")
     print("  batch 32, descriptions: \(format(descriptionSpeed.sentences)) sentences/s, \(format(descriptionSpeed.tokens, 0)) tokens/s (mean \(format(descriptionSpeed.meanTokens)) tokens; \(format(descriptionSpeed.elapsed, 2)) s wall, \(format(descriptionSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(descriptionSpeed.contention, 2)))")
     print("  batch 32, synopses:     \(format(synopsisSpeed.sentences)) sentences/s, \(format(synopsisSpeed.tokens, 0)) tokens/s (mean \(format(synopsisSpeed.meanTokens)) tokens; \(format(synopsisSpeed.elapsed, 2)) s wall, \(format(synopsisSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(synopsisSpeed.contention, 2)))")
-    print("  single synopsis (n=\(latencies.count)): p50 \(format(sortedPercentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(sortedPercentile(latencies, 0.99) * 1000, 2)) ms; exactly 12 tokens (n=\(latencies12.count)): p50 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.5) * 1000, 2)) ms, p99 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.99) * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")
+    print("  single synopsis (n=\(latencies.count)): p50 \(format(sortedPercentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(sortedPercentile(latencies, 0.99) * 1000, 2)) ms; exactly 12 tokens (n=\(latencies12.count)): p50 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.5) * 1000, 2)) ms, p99 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.99) * 1000, 2)) ms; mean CPU time per query \(format(latencyCPU * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")
 
     guard options.reference else { return }
     guard FileManager.default.isExecutableFile(atPath: options.python) else {

@@ -1,0 +1,69 @@
+import Foundation
+
+/// The ways a `trove` command fails, each mapped to a documented exit status.
+///
+/// Messages are written for a person at a terminal: they say what went wrong and, where there is
+/// one, the command that fixes it.
+///
+/// | status | meaning |
+/// | ---: | --- |
+/// | 0 | success |
+/// | 1 | the command ran and failed (I/O, database, embedding) |
+/// | 2 | usage: unknown command or option, missing or malformed argument |
+/// | 3 | not found: a path, record or file named on the command line does not exist |
+/// | 4 | the embedding model is not installed |
+/// | 5 | invalid query: a `--where` fragment or bound value SQLite rejects |
+///
+/// ```swift
+/// let error = CLIError.notFound("no such file or folder: notes/x.md")
+/// error.exitCode   // 3
+/// ```
+public enum CLIError: Error, Equatable, Sendable {
+    /// Bad command line; `command` names the subcommand whose help to suggest (nil: top level).
+    case usage(String, command: String?)
+    /// A path, record or file that does not exist.
+    case notFound(String)
+    /// The embedding model is not installed.
+    case modelMissing(String)
+    /// A filter SQLite rejected.
+    case invalidQuery(String)
+    /// Anything else that failed while the command ran.
+    case failure(String)
+
+    /// The process exit status for this error (see the table above).
+    public var exitCode: Int32 {
+        switch self {
+        case .failure: return ExitCode.failure
+        case .usage: return ExitCode.usage
+        case .notFound: return ExitCode.notFound
+        case .modelMissing: return ExitCode.modelMissing
+        case .invalidQuery: return ExitCode.invalidQuery
+        }
+    }
+
+    /// The message printed after `trove: error: `.
+    public var message: String {
+        switch self {
+        case .usage(let text, let command):
+            let help = command.map { "trove \($0) --help" } ?? "trove --help"
+            return "\(text)\n(see '\(help)')"
+        case .notFound(let text), .modelMissing(let text), .invalidQuery(let text),
+            .failure(let text):
+            return text
+        }
+    }
+}
+
+/// Exit statuses of the `trove` tool (see ``CLIError`` for what each means).
+///
+/// ```swift
+/// exit(ExitCode.usage)   // 2
+/// ```
+public enum ExitCode {
+    public static let success: Int32 = 0
+    public static let failure: Int32 = 1
+    public static let usage: Int32 = 2
+    public static let notFound: Int32 = 3
+    public static let modelMissing: Int32 = 4
+    public static let invalidQuery: Int32 = 5
+}

@@ -1,0 +1,262 @@
+import Foundation
+
+/// The subcommands of `trove`, their options and their help text.
+public enum Commands {
+    /// The tool's version, printed by `trove --version`.
+    public static let version = "0.1.0"
+
+    /// Options every subcommand accepts.
+    static let common: [OptionSpec] = [
+        OptionSpec("json", help: "print machine-readable JSON on stdout"),
+        OptionSpec("no-color", help: "never color the output (also: NO_COLOR=1)"),
+        OptionSpec("help", short: "h", help: "show this help"),
+    ]
+
+    /// The database option, for commands that open the database.
+    static let database: [OptionSpec] = [
+        OptionSpec(
+            "db", value: "PATH",
+            help: "database file (default: $TROVE_DB, else $XDG_DATA_HOME/trove/trove.sqlite)")
+    ]
+
+    /// Options of commands that run the embedding model.
+    static let model: [OptionSpec] = [
+        OptionSpec(
+            "model", value: "DIR",
+            help: "model folder (default: $TROVE_MODEL_DIR, else ~/.cache/trove/models/…)")
+    ]
+
+    public static let index = CommandSpec(
+        name: "index",
+        summary: "add files and folders of notes to the database (incremental)",
+        usage: "index [options] PATH...",
+        discussion: """
+            Reads .txt, .md and .markdown files as one document each, and .jsonl files as one
+            document per line ({"id", "text", optional "source" and "metadata"}). Folders are
+            walked recursively; hidden files and folders and binary files are skipped. Long
+            documents are split into chunks at paragraph, then sentence boundaries so that every
+            chunk fits the model's input; each chunk keeps its file as source and its position
+            in the metadata.
+
+            Re-running is incremental: unchanged files (same SHA-256) are skipped, changed files
+            are replaced as a unit in one transaction, and files that disappeared from the
+            folders given are removed from the database.
+            """,
+        options: [
+            OptionSpec(
+                "chunk-tokens", value: "N",
+                help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
+            OptionSpec("quiet", short: "q", help: "no progress bar and no summary line"),
+        ] + model + database + common,
+        positionals: (1, nil),
+        examples: [
+            ("trove index ~/notes", "index every note under ~/notes (again: only what changed)"),
+            ("trove index todo.md ideas.txt", "index two files"),
+            ("trove index --db work.sqlite exported.jsonl", "one document per JSON line"),
+        ])
+
+    public static let search = CommandSpec(
+        name: "search",
+        summary: "find notes by meaning and by words",
+        usage: "search [options] QUERY...",
+        discussion: """
+            Words after the options form the query. The default mode, hybrid, fuses the
+            meaning (vector) ranking with the word (BM25) ranking; 'vector' and 'text' use one
+            leg alone. A long note indexed in several chunks is listed once, with its best
+            chunk. Filters apply before ranking, so -k results come back whenever that many
+            records match. --where takes an SQL expression over the columns id, content,
+            source and metadata (a JSON object: use json_extract(metadata, '$.key')); each ?
+            takes the next --bind value (whole numbers and decimals are bound as numbers,
+            everything else as text).
+            """,
+        options: [
+            OptionSpec(
+                "mode", short: "m", value: "MODE",
+                help: "hybrid (default), vector (meaning only) or text (words only)"),
+            OptionSpec("k", short: "k", value: "N", help: "number of results (default 10)"),
+            OptionSpec("source", short: "s", value: "S", help: "only records whose source is S"),
+            OptionSpec("where", value: "SQL", help: "only records matching this SQL expression"),
+            OptionSpec(
+                "bind", value: "VALUE", repeatable: true,
+                help: "value for the next ? in --where (repeat for several)"),
+            OptionSpec(
+                "all-chunks", help: "list every matching chunk (default: the best chunk per note)"),
+        ] + model + database + common,
+        positionals: (1, nil),
+        examples: [
+            ("trove search when is the dentist", "hybrid search, ten best results"),
+            ("trove search -k 3 --mode text invoice 2041", "word search only, three results"),
+            (
+                "trove search --where \"json_extract(metadata, '$.chunk') = ?\" --bind 0 recipe",
+                "only the first chunk of each file"
+            ),
+            ("trove search --json groceries | jq '.results[0].source'", "for scripts"),
+        ])
+
+    public static let embed = CommandSpec(
+        name: "embed",
+        summary: "print the embedding of each text (arguments, or lines on stdin)",
+        usage: "embed [options] [TEXT...]",
+        discussion: """
+            Each argument is one text; with no argument (or '-') each line of stdin is one text.
+            Vectors come from the built-in all-MiniLM-L6-v2 model (384 numbers, unit length).
+            With --json the output is one JSON array per text, one per line, each number
+            printed with enough digits to read back the exact Float.
+            """,
+        options: model + common,
+        positionals: (0, nil),
+        examples: [
+            ("trove embed --json \"buy oat milk\"", "one JSON array on stdout"),
+            ("cut -f2 titles.tsv | trove embed --json > vectors.jsonl", "one line per input line"),
+        ])
+
+    public static let show = CommandSpec(
+        name: "show",
+        summary: "print one record: text, source, metadata",
+        usage: "show [options] ID",
+        options: database + common,
+        positionals: (1, 1),
+        examples: [("trove show 42", "the record with id 42"), ("trove show --json 42", "as JSON")])
+
+    public static let rm = CommandSpec(
+        name: "rm",
+        summary: "remove records by id, or every record of a source",
+        usage: "rm [options] (--source S | ID...)",
+        discussion: """
+            Removing a file's records also forgets its content hash, so the next 'trove index'
+            adds it again if it still exists.
+            """,
+        options: [OptionSpec("source", short: "s", value: "S", help: "remove every record of S")]
+            + database + common,
+        positionals: (0, nil),
+        examples: [
+            ("trove rm 42 43", "remove two records"),
+            ("trove rm --source ~/notes/old.md", "remove every chunk of one file"),
+        ])
+
+    public static let stats = CommandSpec(
+        name: "stats",
+        summary: "records, sources, file size, model and index of the database",
+        usage: "stats [options]",
+        options: database + common,
+        examples: [("trove stats", "a short report"), ("trove stats --json", "for scripts")])
+
+    public static let eval = CommandSpec(
+        name: "eval",
+        summary: "measure retrieval quality on a labelled query set",
+        usage: "eval [options] --docs NOTES.jsonl --queries QUERIES.jsonl",
+        discussion: """
+            Indexes the documents into a temporary database (deleted afterwards),
+            runs every query in text, vector and hybrid mode, and prints hit@1, hit@3, hit@10,
+            MRR@10 and nDCG@10 per mode, overall and per query kind, computed as
+            shared/eval/score.py does. Documents: {"id", "text", ...} per line; queries:
+            {"id", "query", "answer", "kind"} per line. With --out, writes text.jsonl,
+            vector.jsonl and hybrid.jsonl there: {"id": query id, "ranked": [top 10 doc ids]}.
+            """,
+        options: [
+            OptionSpec("docs", value: "FILE", help: "documents, one JSON object per line"),
+            OptionSpec("queries", value: "FILE", help: "queries with their answer and kind"),
+            OptionSpec("out", value: "DIR", help: "write one run file per mode into DIR"),
+            OptionSpec(
+                "chunk-tokens", value: "N",
+                help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
+        ] + model + common,
+        examples: [
+            (
+                "trove eval --docs notes-dev/notes.jsonl --queries notes-dev/queries.jsonl --out runs",
+                "table per mode; run files in ./runs"
+            )
+        ])
+
+    public static let help = CommandSpec(
+        name: "help",
+        summary: "show help for trove or one command",
+        usage: "help [COMMAND]",
+        options: common,
+        positionals: (0, 1),
+        examples: [("trove help search", "the same as 'trove search --help'")])
+
+    /// Every subcommand, in the order `trove --help` lists them.
+    public static let all: [CommandSpec] = [index, search, embed, show, rm, stats, eval, help]
+
+    /// The spec named `name`, if there is one.
+    public static func named(_ name: String) -> CommandSpec? { all.first { $0.name == name } }
+
+    /// `trove --help`.
+    public static var overview: String {
+        let width = all.map(\.name.count).max() ?? 0
+        var lines = [
+            "trove \(version) - index notes and documents, then search them by meaning and by words",
+            "",
+            "Usage: trove COMMAND [options] [ARGUMENTS]",
+            "       trove --version | --help",
+            "",
+            "Commands:",
+        ]
+        for command in all {
+            lines.append("  \(command.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(command.summary)")
+        }
+        lines += [
+            "",
+            "Database: --db PATH, else $TROVE_DB, else $XDG_DATA_HOME/trove/trove.sqlite",
+            "          (XDG_DATA_HOME defaults to ~/.local/share).",
+            "Model:    --model DIR, else $TROVE_MODEL_DIR, else the user cache folder;",
+            "          install it with: bash scripts/fetch-model.sh",
+            "",
+            "Exit status: 0 success, 1 failure, 2 usage error, 3 not found,",
+            "             4 model not installed, 5 invalid --where query.",
+            "",
+            "Examples:",
+            "  trove index ~/notes",
+            "  trove search \"when is the dentist\"",
+            "  trove search --mode text --json invoice",
+            "",
+            "Run 'trove COMMAND --help' for a command's options and examples.",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The `--help` text of one command.
+    public static func helpText(for spec: CommandSpec) -> String {
+        var lines = ["trove \(spec.name) - \(spec.summary)", "", "Usage: trove \(spec.usage)"]
+        if !spec.discussion.isEmpty {
+            lines += [""] + spec.discussion.split(separator: "\n", omittingEmptySubsequences: false)
+                .map(String.init)
+        }
+        let sharedNames = (common + database).map(\.long)
+        let own = spec.options.filter { !sharedNames.contains($0.long) }
+        let shared = spec.options.filter { sharedNames.contains($0.long) }
+        let labels = spec.options.map(label)
+        let width = min(34, (labels.map(\.count).max() ?? 0) + 2)
+        func render(_ options: [OptionSpec]) -> [String] {
+            options.map { option in
+                let text = label(option)
+                let padded =
+                    text.count >= width
+                    ? text + "\n" + String(repeating: " ", count: width + 2)
+                    : text.padding(toLength: width, withPad: " ", startingAt: 0)
+                return "  \(padded)\(option.help)"
+            }
+        }
+        if !own.isEmpty { lines += ["", "Options:"] + render(own) }
+        if !shared.isEmpty { lines += ["", "Common options:"] + render(shared) }
+        if !spec.examples.isEmpty {
+            lines += ["", "Examples:"]
+            for example in spec.examples {
+                lines += ["  \(example.command)", "      \(example.explanation)"]
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func label(_ option: OptionSpec) -> String {
+        var text: String
+        if let short = option.short, String(short) == option.long {
+            text = "-\(short)"  // `-k N`: the one-letter name is the whole name
+        } else {
+            text = (option.short.map { "-\($0), " } ?? "    ") + "--\(option.long)"
+        }
+        if let value = option.valueName { text += " \(value)" }
+        return text
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+
+/// How a file's content becomes documents.
+public enum DocumentFormat: String, Sendable, Equatable {
+    /// The whole file is one document (.txt and anything named explicitly).
+    case text
+    /// The whole file is one document (.md, .markdown).
+    case markdown
+    /// One document per line: `{"id", "text", optional "source", "metadata"}`.
+    case jsonl
+
+    /// The format for a file name, or nil when folders should not pick the file up.
+    public static func forFile(named name: String) -> DocumentFormat? {
+        switch (name as NSString).pathExtension.lowercased() {
+        case "txt", "text": return .text
+        case "md", "markdown": return .markdown
+        case "jsonl", "ndjson": return .jsonl
+        default: return nil
+        }
+    }
+}
+
+/// A file found on the command line or under a folder given there.
+public struct DiscoveredFile: Sendable, Equatable {
+    /// Absolute, standardised path: the records' source and the key of its content hash.
+    public var path: String
+    public var format: DocumentFormat
+}
+
+/// The files to index, and what was passed over.
+public struct Discovery: Sendable, Equatable {
+    public var files: [DiscoveredFile] = []
+    /// Folders that were walked: files recorded under them that no longer exist are removed.
+    public var folders: [String] = []
+    /// Files passed over while walking folders, with the reason (hidden files are not listed).
+    public var skipped: [Skipped] = []
+
+    public struct Skipped: Sendable, Equatable {
+        public var path: String
+        public var reason: String
+    }
+}
+
+/// Finds the files to index.
+public enum FileDiscovery {
+    /// Expands `paths` into the files to index.
+    ///
+    /// Files named explicitly are taken whatever their extension (read as text unless .jsonl);
+    /// folders are walked recursively for .txt, .md, .markdown and .jsonl files, skipping
+    /// hidden entries (names starting with `.`) and not following symbolic links to folders
+    /// (which could loop).
+    ///
+    /// ```swift
+    /// let found = try FileDiscovery.discover(["~/notes"], environment: env, currentDirectory: cwd)
+    /// ```
+    /// - Throws: ``CLIError/notFound(_:)`` naming the first path that does not exist,
+    ///   ``CLIError/failure(_:)`` for a device, socket or pipe.
+    /// - Complexity: O(entries under the folders).
+    public static func discover(
+        _ paths: [String], environment: [String: String], currentDirectory: String
+    ) throws -> Discovery {
+        var discovery = Discovery()
+        var seen = Set<String>()
+        let manager = FileManager.default
+        for raw in paths {
+            let path = Locations.absolute(
+                raw, environment: environment, currentDirectory: currentDirectory)
+            var isDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw CLIError.notFound("no such file or folder: \(raw)")
+            }
+            if isDirectory.boolValue {
+                if !discovery.folders.contains(path) { discovery.folders.append(path) }
+                try walk(path, into: &discovery, seen: &seen)
+            } else if let type = try? manager.attributesOfItem(atPath: path)[.type]
+                as? FileAttributeType, type != .typeRegular, type != .typeSymbolicLink
+            {
+                throw CLIError.failure("\(raw) is not a regular file or folder")
+            } else if seen.insert(path).inserted {
+                let format = DocumentFormat.forFile(named: path) ?? .text
+                discovery.files.append(DiscoveredFile(path: path, format: format))
+            }
+        }
+        return discovery
+    }
+
+    private static func walk(
+        _ folder: String, into discovery: inout Discovery, seen: inout Set<String>
+    ) throws {
+        let manager = FileManager.default
+        let names: [String]
+        do {
+            names = try manager.contentsOfDirectory(atPath: folder).sorted()
+        } catch {
+            discovery.skipped.append(.init(path: folder, reason: "folder cannot be read"))
+            return
+        }
+        for name in names where !name.hasPrefix(".") {
+            let path = (folder as NSString).appendingPathComponent(name)
+            guard let attributes = try? manager.attributesOfItem(atPath: path),
+                let type = attributes[.type] as? FileAttributeType
+            else { continue }
+            switch type {
+            case .typeDirectory:
+                try walk(path, into: &discovery, seen: &seen)
+            case .typeRegular, .typeSymbolicLink:
+                // A link is followed only to a regular file.
+                var isDirectory: ObjCBool = false
+                guard manager.fileExists(atPath: path, isDirectory: &isDirectory),
+                    !isDirectory.boolValue
+                else { continue }
+                guard let format = DocumentFormat.forFile(named: name) else { continue }
+                if seen.insert(path).inserted {
+                    discovery.files.append(DiscoveredFile(path: path, format: format))
+                }
+            default:
+                continue
+            }
+        }
+    }
+}
+
+/// One document read from a file, before chunking.
+public struct SourceDocument: Sendable, Equatable {
+    /// The document's own id (.jsonl `id`), nil for whole-file documents.
+    public var key: String?
+    public var text: String
+    /// The record source: the .jsonl line's `source`, else nil (the file path is used).
+    public var source: String?
+    /// Metadata from the .jsonl line: its `metadata` object, then its other fields.
+    public var metadata: [(String, JSONValue)]
+
+    public init(key: String?, text: String, source: String?, metadata: [(String, JSONValue)]) {
+        self.key = key
+        self.text = text
+        self.source = source
+        self.metadata = metadata
+    }
+
+    public static func == (lhs: SourceDocument, rhs: SourceDocument) -> Bool {
+        lhs.key == rhs.key && lhs.text == rhs.text && lhs.source == rhs.source
+            && JSONValue.object(lhs.metadata) == JSONValue.object(rhs.metadata)
+    }
+}
+
+/// Why a file could not be read into documents.
+public enum DocumentError: Error, Equatable, Sendable {
+    /// The file could not be opened or read.
+    case unreadable(path: String, reason: String)
+    /// The file holds NUL bytes or is not UTF-8.
+    case binary(path: String)
+    /// A .jsonl line is not a JSON object with a string `text`.
+    case malformedLine(path: String, line: Int, reason: String)
+    /// The content is readable but cannot be stored (for example metadata over the limit).
+    case invalidDocument(path: String, reason: String)
+
+    public var message: String {
+        switch self {
+        case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
+        case .binary(let path): return "\(path) is not a UTF-8 text file"
+        case .malformedLine(let path, let line, let reason): return "\(path):\(line): \(reason)"
+        case .invalidDocument(let path, let reason): return "\(path): \(reason)"
+        }
+    }
+}
+
+/// Reads files into documents.
+///
+/// ```swift
+/// let bytes = try DocumentReader.bytes(of: "/home/ana/notes/ideas.jsonl")
+/// let documents = try DocumentReader.documents(in: bytes, format: .jsonl, path: "ideas.jsonl")
+/// ```
+public enum DocumentReader {
+    /// The bytes of a file.
+    /// - Throws: ``DocumentError/unreadable(path:reason:)``.
+    public static func bytes(of path: String) throws -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason =
+                FileManager.default.isReadableFile(atPath: path)
+                ? "cannot open" : "permission denied"
+            throw DocumentError.unreadable(path: path, reason: reason)
+        }
+        defer { try? handle.close() }
+        do {
+            return Array(try handle.readToEnd() ?? Data())
+        } catch {
+            throw DocumentError.unreadable(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// The text of `bytes`, or nil for binary content (a NUL byte, or not valid UTF-8).
+    public static func text(of bytes: [UInt8]) -> String? {
+        if bytes.contains(0) { return nil }
+        var content = bytes[...]
+        if content.starts(with: [0xEF, 0xBB, 0xBF]) { content = content.dropFirst(3) }  // BOM
+        return String(validating: content, as: UTF8.self)
+    }
+
+    /// The documents in a file's content.
+    /// - Throws: ``DocumentError``.
+    public static func documents(
+        in bytes: [UInt8], format: DocumentFormat, path: String
+    ) throws -> [SourceDocument] {
+        guard let text = text(of: bytes) else { throw DocumentError.binary(path: path) }
+        switch format {
+        case .text, .markdown:
+            return [SourceDocument(key: nil, text: text, source: nil, metadata: [])]
+        case .jsonl:
+            return try jsonLines(text, path: path)
+        }
+    }
+
+    /// Parses .jsonl: one object per non-blank line with `id` (string or number) and `text`;
+    /// optional `source` (string) and `metadata` (object); other fields join the metadata.
+    public static func jsonLines(_ text: String, path: String) throws -> [SourceDocument] {
+        var documents: [SourceDocument] = []
+        var keys = Set<String>()
+        for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
+            .enumerated()
+        {
+            let number = offset + 1
+            guard !line.allSatisfy(\.isWhitespace) else { continue }
+            let value: JSONValue
+            do {
+                value = try JSONValue.parse(String(line))
+            } catch let error as JSONValue.ParseError {
+                throw DocumentError.malformedLine(
+                    path: path, line: number, reason: "not valid JSON (\(error.reason))")
+            }
+            guard let members = value.members else {
+                throw DocumentError.malformedLine(
+                    path: path, line: number, reason: "expected a JSON object")
+            }
+            guard let body = value["text"]?.string else {
+                throw DocumentError.malformedLine(
+                    path: path, line: number, reason: "field \"text\" missing or not a string")
+            }
+            guard let key = value["id"]?.idString else {
+                throw DocumentError.malformedLine(
+                    path: path, line: number,
+                    reason: "field \"id\" missing or not a string or whole number")
+            }
+            guard keys.insert(key).inserted else {
+                throw DocumentError.malformedLine(
+                    path: path, line: number, reason: "duplicate id \"\(key)\"")
+            }
+            var source: String?
+            if let field = value["source"] {
+                guard let text = field.string else {
+                    throw DocumentError.malformedLine(
+                        path: path, line: number, reason: "field \"source\" is not a string")
+                }
+                source = text
+            }
+            var metadata: [(String, JSONValue)] = []
+            if let field = value["metadata"], field != .null {
+                guard let object = field.members else {
+                    throw DocumentError.malformedLine(
+                        path: path, line: number, reason: "field \"metadata\" is not an object")
+                }
+                metadata = object
+            }
+            for (name, field) in members
+            where !["id", "text", "source", "metadata"].contains(name)
+                && !metadata.contains(where: { $0.0 == name })
+            {
+                metadata.append((name, field))
+            }
+            documents.append(
+                SourceDocument(key: key, text: body, source: source, metadata: metadata))
+        }
+        return documents
+    }
+}

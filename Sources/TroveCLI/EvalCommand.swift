@@ -1,0 +1,160 @@
+import Foundation
+import Trove
+import TroveEmbeddings
+
+/// `trove eval --docs NOTES.jsonl --queries QUERIES.jsonl [--out DIR]`.
+enum EvalCommand {
+    /// The modes compared, in the order they are reported.
+    static let modes: [(name: String, mode: SearchMode)] = [
+        ("text", .text), ("vector", .vector), ("hybrid", .hybrid),
+    ]
+    /// Chunks fetched per query before collapsing chunks of one document into one entry.
+    static let depth = 50
+
+    static func run(_ context: CommandContext) async throws -> Int32 {
+        let console = context.console
+        guard let docsArgument = context.arguments.value("docs"),
+            let queriesArgument = context.arguments.value("queries")
+        else {
+            throw CLIError.usage("eval needs --docs FILE and --queries FILE", command: "eval")
+        }
+        func absolute(_ path: String) -> String {
+            Locations.absolute(path, environment: console.environment, currentDirectory: console.currentDirectory)
+        }
+        let docsPath = absolute(docsArgument)
+        let queriesPath = absolute(queriesArgument)
+        for path in [docsPath, queriesPath] where !FileManager.default.fileExists(atPath: path) {
+            throw CLIError.notFound("no such file: \(path)")
+        }
+        guard let docsText = DocumentReader.text(of: try DocumentReader.bytes(of: docsPath)) else {
+            throw DocumentError.binary(path: docsPath)
+        }
+        guard let queriesText = DocumentReader.text(of: try DocumentReader.bytes(of: queriesPath)) else {
+            throw DocumentError.binary(path: queriesPath)
+        }
+        let documents = try DocumentReader.jsonLines(docsText, path: docsPath)
+        let queries = try EvalQuery.load(queriesText, path: queriesPath)
+        let known = Set(documents.compactMap(\.key))
+        let orphans = queries.filter { !known.contains($0.answer) }
+        if !orphans.isEmpty {
+            context.warn(
+                "\(orphans.count) quer\(orphans.count == 1 ? "y's answer is" : "ies' answers are") "
+                    + "not among the documents: " + orphans.prefix(5).map(\.id).joined(separator: ", "))
+        }
+        let outFolder = context.arguments.value("out").map(absolute)
+
+        let embedder = try context.loadEmbedder()
+        let chunker = try context.chunker(for: embedder)
+
+        // A private store in a temporary folder, removed when done.
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("trove-eval-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = try Database(path: folder.appendingPathComponent("eval.sqlite").path)
+        let collection = try await database.collection("eval", embedder: embedder)
+
+        let indexStart = Date()
+        let records = IndexCommand.chunkRecords(documents, file: docsPath, chunker: chunker)
+        let progress = ProgressBar(
+            sink: console.err, enabled: console.stderrIsTerminal && !context.json,
+            totalFiles: documents.count, totalBytes: records.count)
+        var entries: [VectorEntry] = []
+        entries.reserveCapacity(records.count)
+        var start = 0
+        while start < records.count {
+            let end = min(start + IndexCommand.embeddingBatch, records.count)
+            let vectors = try await embedder.embed(records[start..<end].map(\.content))
+            for (offset, vector) in vectors.enumerated() {
+                let record = records[start + offset]
+                entries.append(
+                    VectorEntry(
+                        id: Int64(start + offset + 1), content: record.content,
+                        source: record.source, metadata: record.metadata, vector: vector))
+            }
+            start = end
+            progress.update(files: 0, bytes: start, chunks: start)
+        }
+        progress.finish()
+        try await collection.insertBatch(entries)
+        let indexSeconds = Date().timeIntervalSince(indexStart)
+        // Which document each record came from.
+        var documentOf: [Int64: String] = [:]
+        for entry in entries {
+            if let metadata = entry.metadata, let key = try? JSONValue.parse(metadata)["doc_id"]?.idString {
+                documentOf[entry.id] = key
+            }
+        }
+
+        var reports: [(name: String, report: RetrievalReport, seconds: Double)] = []
+        for (name, mode) in modes {
+            let started = Date()
+            var run: [String: [String]] = [:]
+            for query in queries {
+                let hits = try await collection.search(query.query, topK: min(depth, entries.count), mode: mode)
+                var ranked: [String] = []
+                for hit in hits {
+                    guard let key = documentOf[hit.id], !ranked.contains(key) else { continue }
+                    ranked.append(key)
+                    if ranked.count == RetrievalSummary.cutoff { break }
+                }
+                run[query.id] = ranked
+            }
+            let report = try RetrievalReport(queries: queries, run: run)
+            reports.append((name, report, Date().timeIntervalSince(started)))
+            if let outFolder {
+                try writeRunFile(RunFile.contents(queries: queries, run: run), folder: outFolder, name: name)
+            }
+        }
+
+        let model = embedder.manifest.modelID
+        if context.json {
+            var modes: [(String, JSONValue)] = []
+            for entry in reports {
+                modes.append(
+                    (entry.name, .object(entry.report.rows.map { ($0.name, $0.summary.json) })))
+            }
+            let document = JSONValue.object([
+                ("documents", .int(Int64(documents.count))), ("chunks", .int(Int64(entries.count))),
+                ("queries", .int(Int64(queries.count))), ("model", .string(model)),
+                ("modes", .object(modes)),
+                ("out", outFolder.map { .string($0) } ?? .null),
+            ])
+            console.out.write(document.serialized() + "\n")
+            return ExitCode.success
+        }
+        let style = context.style
+        var text = "\(documents.count) documents (\(entries.count) chunks), \(queries.count) queries, "
+        text += "model \(model); indexed in \(String(format: "%.1f", indexSeconds)) s\n"
+        for entry in reports {
+            let perQuery = entry.seconds / Double(max(queries.count, 1)) * 1000
+            text += "\n" + style.bold("== \(entry.name)") + style.dim(
+                String(format: "  (%.1f ms per query)", perQuery)) + "\n"
+            text += entry.report.table
+        }
+        text += "\n" + style.bold("== overall") + "\n"
+        text += "mode      hit@1   hit@3   hit@10  MRR@10  nDCG@10\n"
+        for entry in reports {
+            let s = entry.report.rows[0].summary
+            func share(_ hits: Int) -> String { String(format: "%-8.2f", Double(hits) / Double(max(s.count, 1))) }
+            text += entry.name.padding(toLength: 10, withPad: " ", startingAt: 0) + share(s.hitsAt1)
+                + share(s.hitsAt3) + share(s.hitsAt10) + String(format: "%-8.3f%.3f", s.mrr, s.ndcg) + "\n"
+        }
+        if let outFolder {
+            text += "\nrun files: " + modes.map { "\(outFolder)/\($0.name).jsonl" }.joined(separator: ", ") + "\n"
+        }
+        console.out.write(text)
+        return ExitCode.success
+    }
+
+    private static func writeRunFile(_ contents: String, folder: String, name: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try contents.write(
+                toFile: (folder as NSString).appendingPathComponent("\(name).jsonl"),
+                atomically: true, encoding: .utf8)
+        } catch {
+            throw CLIError.failure("cannot write run files to \(folder): \(error.localizedDescription)")
+        }
+    }
+}

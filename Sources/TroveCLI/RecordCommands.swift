@@ -1,0 +1,193 @@
+import Foundation
+import Trove
+import TroveEmbeddings
+
+/// `trove embed`, `trove show`, `trove rm` and `trove stats`.
+enum RecordCommands {
+    // MARK: embed
+
+    static func embed(_ context: CommandContext) async throws -> Int32 {
+        var texts = context.arguments.positionals
+        if texts.isEmpty || texts == ["-"] {
+            if context.console.stdinIsTerminal {
+                context.console.err.write("trove: reading texts from stdin, one per line; end with Ctrl-D\n")
+            }
+            guard let input = context.console.readStandardInput() else {
+                throw CLIError.usage("no text given: pass TEXT arguments or lines on stdin", command: "embed")
+            }
+            var lines = input.split(separator: "\n", omittingEmptySubsequences: false).map {
+                String($0.hasSuffix("\r") ? $0.dropLast() : $0)
+            }
+            if lines.last == "" { lines.removeLast() }  // the newline ending the last line
+            texts = lines
+        }
+        guard !texts.isEmpty else {
+            throw CLIError.usage("no text given: pass TEXT arguments or lines on stdin", command: "embed")
+        }
+        let embedder = try context.loadEmbedder()
+        // Batches bound memory on long inputs; output streams as each batch finishes.
+        var start = 0
+        while start < texts.count {
+            let end = min(start + 256, texts.count)
+            let vectors = try await embedder.embed(Array(texts[start..<end]))
+            var out = ""
+            for vector in vectors {
+                if context.json {
+                    out += JSONValue.array(vector.map { .float($0) }).serialized() + "\n"
+                } else {
+                    out += vector.map { JSONValue.float($0).serialized() }.joined(separator: " ") + "\n"
+                }
+            }
+            context.console.out.write(out)
+            start = end
+        }
+        return ExitCode.success
+    }
+
+    // MARK: show
+
+    static func show(_ context: CommandContext) async throws -> Int32 {
+        let id = try recordID(context.arguments.positionals[0], command: "show")
+        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil)
+        guard let entry = try await notebook.collection.fetch(id: id) else {
+            throw CLIError.notFound("no record with id \(id)")
+        }
+        let metadata = entry.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
+        if context.json {
+            let document = JSONValue.object([
+                ("id", .int(entry.id)), ("source", .string(entry.source)), ("metadata", metadata),
+                ("content", .string(entry.content)), ("dimension", .int(Int64(entry.vector.count))),
+            ])
+            context.console.out.write(document.serialized() + "\n")
+            return ExitCode.success
+        }
+        let style = context.style
+        var text = "\(style.bold("id")):       \(entry.id)\n"
+        text += "\(style.bold("source")):   \(entry.source)\n"
+        if metadata != .null { text += "\(style.bold("metadata")): \(metadata.serialized())\n" }
+        text += "\n" + entry.content + (entry.content.hasSuffix("\n") ? "" : "\n")
+        context.console.out.write(text)
+        return ExitCode.success
+    }
+
+    /// `1.2 MB`-style sizes (powers of 1000, as file managers show them).
+    static func byteCount(_ bytes: Int64) -> String {
+        let units = ["bytes", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f", value) + " " + units[unit]
+    }
+
+    static func recordID(_ text: String, command: String) throws -> Int64 {
+        guard let id = Int64(text) else {
+            throw CLIError.usage("'\(text)' is not a record id (a whole number)", command: command)
+        }
+        return id
+    }
+
+    // MARK: rm
+
+    static func rm(_ context: CommandContext) async throws -> Int32 {
+        let source = context.arguments.value("source")
+        let ids = context.arguments.positionals
+        if source != nil, !ids.isEmpty {
+            throw CLIError.usage("give either --source or record ids, not both", command: "rm")
+        }
+        if source == nil, ids.isEmpty {
+            throw CLIError.usage("nothing to remove: give record ids or --source S", command: "rm")
+        }
+        let numbers = try ids.map { try recordID($0, command: "rm") }
+        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil)
+
+        let removed: Int
+        if let source {
+            let resolved = try await SearchCommand.resolveSource(source, context: context, notebook: notebook)!
+            let files = try await notebook.files(ofSource: resolved)
+            removed = try await notebook.inTransaction {
+                let count = try await notebook.collection.delete(source: resolved)
+                try await notebook.forget(files: files)
+                return count
+            }
+            if removed == 0 { throw CLIError.notFound("no records with source \(source)") }
+        } else {
+            // All or nothing: every id must exist before any is removed.
+            for id in numbers {
+                if try await !notebook.collection.contains(id: id) {
+                    throw CLIError.notFound("no record with id \(id) (nothing was removed)")
+                }
+            }
+            let files = try await notebook.files(ofRecords: numbers)
+            removed = try await notebook.inTransaction {
+                var count = 0
+                for id in Set(numbers) {
+                    if try await notebook.collection.delete(id: id) { count += 1 }
+                }
+                // The file lost part of its records: forget its hash so `index` rewrites it.
+                try await notebook.forget(files: files)
+                return count
+            }
+        }
+        if context.json {
+            context.console.out.write(JSONValue.object([("removed", .int(Int64(removed)))]).serialized() + "\n")
+        } else {
+            context.console.err.write("removed \(removed) record\(removed == 1 ? "" : "s")\n")
+        }
+        return ExitCode.success
+    }
+
+    // MARK: stats
+
+    static func stats(_ context: CommandContext) async throws -> Int32 {
+        let path = try context.databasePath()
+        let notebook = try await Notebook.openExisting(path: path, embedder: nil)
+        let records = try await notebook.collection.count()
+        let sources = try await notebook.collection.sources()
+        let files = try await notebook.fileCount()
+        let size = notebook.database.fileSize()
+        let configuration = notebook.collection.configuration
+        let manifest = configuration.embedding
+        let index = String(describing: configuration.index)
+
+        if context.json {
+            var model: JSONValue = .null
+            if let manifest {
+                model = .object([
+                    ("model_id", .string(manifest.modelID)), ("checksum", .string(manifest.checksum)),
+                    ("dimension", .int(Int64(manifest.dimension))), ("pooling", .string(manifest.pooling)),
+                    ("normalized", .bool(manifest.normalized)),
+                    ("max_sequence_length", .int(Int64(manifest.maxSequenceLength))),
+                ])
+            }
+            let document = JSONValue.object([
+                ("database", .string(path)), ("file_bytes", .int(size)),
+                ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
+                ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
+                ("metric", .string(configuration.metric.rawValue)), ("index", .string(index)),
+                ("lexical_search", .bool(configuration.lexicalSearch)), ("model", model),
+            ])
+            context.console.out.write(document.serialized() + "\n")
+            return ExitCode.success
+        }
+        let style = context.style
+        func line(_ label: String, _ value: String) -> String {
+            style.bold(label.padding(toLength: 10, withPad: " ", startingAt: 0)) + value + "\n"
+        }
+        var text = line("database", path)
+        text += line("size", byteCount(size))
+        text += line("records", "\(records) from \(sources.count) source\(sources.count == 1 ? "" : "s") (\(files) indexed file\(files == 1 ? "" : "s"))")
+        text += line("vectors", "\(configuration.dimension)-d, \(configuration.metric.rawValue), index: \(index)")
+        text += line("text", configuration.lexicalSearch ? "FTS5 BM25 (\(configuration.tokenizer))" : "off")
+        if let manifest {
+            text += line("model", "\(manifest.modelID), \(manifest.pooling) pooling, max \(manifest.maxSequenceLength) tokens")
+            text += line("checksum", manifest.checksum)
+        } else {
+            text += line("model", "none recorded")
+        }
+        context.console.out.write(text)
+        return ExitCode.success
+    }
+}

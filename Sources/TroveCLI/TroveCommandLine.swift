@@ -1,0 +1,171 @@
+import Foundation
+
+/// The `trove` command-line tool: parses a command line, runs the command, returns the exit
+/// status. `main.swift` only forwards the process's arguments and console here, so every
+/// behaviour is testable in-process.
+///
+/// ```swift
+/// let status = await TroveCommandLine.run(["search", "dentist"], console: .process)
+/// ```
+public enum TroveCommandLine {
+    /// Runs one command line (without the program name) and returns its exit status.
+    ///
+    /// Results go to `console.out`; errors, warnings and progress to `console.err`, each error
+    /// as one `trove: error: …` message.
+    public static func run(
+        _ arguments: [String], console: Console, services: Services = .standard
+    ) async -> Int32 {
+        do {
+            return try await dispatch(arguments, console: console, services: services)
+        } catch {
+            report(error, console: console)
+            return exitCode(for: error)
+        }
+    }
+
+    /// Options that may come before the command name, and whether each takes a value.
+    private static let leadingOptions: [String: Bool] = [
+        "--db": true, "--model": true, "--json": false, "--no-color": false,
+    ]
+
+    private static func dispatch(
+        _ arguments: [String], console: Console, services: Services
+    ) async throws -> Int32 {
+        // `trove --db x.sqlite search q` is `trove search --db x.sqlite q`.
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("-") {
+            let word = arguments[index]
+            let name = String(word.split(separator: "=", maxSplits: 1)[0])
+            if word == "--version" || word == "-V" {
+                console.out.write("trove \(Commands.version)\n")
+                return ExitCode.success
+            }
+            if word == "--help" || word == "-h" {
+                console.out.write(Commands.overview)
+                return ExitCode.success
+            }
+            guard let takesValue = leadingOptions[name] else {
+                throw CLIError.usage("unknown option '\(word)'", command: nil)
+            }
+            leading.append(word)
+            if takesValue, !word.contains("=") {
+                index += 1
+                guard index < arguments.count else {
+                    throw CLIError.usage("\(word) needs a value", command: nil)
+                }
+                leading.append(arguments[index])
+            }
+            index += 1
+        }
+        guard index < arguments.count else {
+            console.err.write(Commands.overview)
+            return ExitCode.usage
+        }
+        let name = arguments[index]
+        let rest = leading + arguments[(index + 1)...]
+        if name == "version" {
+            console.out.write("trove \(Commands.version)\n")
+            return ExitCode.success
+        }
+        guard let spec = Commands.named(name) else {
+            var message = "unknown command '\(name)'"
+            if let suggestion = ArgumentParser.closest(
+                to: name, among: Commands.all.map(\.name))
+            {
+                message += "; did you mean '\(suggestion)'?"
+            }
+            throw CLIError.usage(message, command: nil)
+        }
+        let parsed = try ArgumentParser.parse(Array(rest), spec: spec)
+        if parsed.flag("help") {
+            console.out.write(Commands.helpText(for: spec))
+            return ExitCode.success
+        }
+        let context = CommandContext(
+            console: console, spec: spec, arguments: parsed, services: services)
+        return try await execute(context)
+    }
+
+    private static func execute(_ context: CommandContext) async throws -> Int32 {
+        switch context.spec.name {
+        case "help":
+            if let topic = context.arguments.positionals.first {
+                guard let spec = Commands.named(topic) else {
+                    throw CLIError.usage("no help for unknown command '\(topic)'", command: "help")
+                }
+                context.console.out.write(Commands.helpText(for: spec))
+            } else {
+                context.console.out.write(Commands.overview)
+            }
+            return ExitCode.success
+        default:
+            return try await CommandRunner.run(context)
+        }
+    }
+
+    /// Prints `trove: error: message` on stderr (the word "error" in red on a terminal).
+    static func report(_ error: Error, console: Console) {
+        let style = Style(
+            enabled: console.colorEnabled(terminal: console.stderrIsTerminal, noColorFlag: false))
+        console.err.write("trove: \(style.red(style.bold("error"))): \(describe(error))\n")
+    }
+
+    /// The message for any error a command can throw.
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case let error as CLIError: return error.message
+        case let error as DocumentError: return error.message
+        case let error as LocalizedError:
+            return error.errorDescription ?? String(describing: error)
+        default: return String(describing: error)
+        }
+    }
+
+    static func exitCode(for error: Error) -> Int32 {
+        switch error {
+        case let error as CLIError: return error.exitCode
+        case is DocumentError: return ExitCode.failure
+        default: return ExitCode.failure
+        }
+    }
+}
+
+/// Everything a command needs: where to write, what was asked, and the derived settings.
+///
+/// ```swift
+/// let path = try context.databasePath()   // --db, else $TROVE_DB, else the XDG default
+/// if context.json { context.console.out.write("{}\n") }
+/// ```
+public struct CommandContext: Sendable {
+    public var console: Console
+    public var spec: CommandSpec
+    public var arguments: ParsedArguments
+    public var services: Services
+
+    /// Whether `--json` was given.
+    public var json: Bool { arguments.flag("json") }
+
+    /// Styling for stdout: color only on a terminal, never with NO_COLOR, --no-color or --json.
+    public var style: Style {
+        Style(
+            enabled: !json
+                && console.colorEnabled(
+                    terminal: console.stdoutIsTerminal, noColorFlag: arguments.flag("no-color")))
+    }
+
+    /// The database path (see ``Locations/database(flag:environment:currentDirectory:)``).
+    public func databasePath() throws -> String {
+        try Locations.database(
+            flag: arguments.value("db"), environment: console.environment,
+            currentDirectory: console.currentDirectory)
+    }
+
+    /// Writes a warning on stderr.
+    public func warn(_ message: String) {
+        let style = Style(
+            enabled: console.colorEnabled(
+                terminal: console.stderrIsTerminal, noColorFlag: arguments.flag("no-color")))
+        console.err.write("trove: \(style.yellow("warning")): \(message)\n")
+    }
+}
