@@ -38,6 +38,8 @@ let package = Package(
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
         // Reliability: the child process the crash and multi-process tests start and kill (no product).
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),
+        // The child process the HNSW crash test (TroveTests) starts and kills; not a product.
+        .executableTarget(name: "TroveANNCrashChild", dependencies: ["Trove"]),
 
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(name: "TroveTestSupport", dependencies: ["TroveVectors"], path: "Tests/TroveTestSupport"),

@@ -38,6 +38,7 @@ extension CollectionEngine {
 
     /// Exact k nearest rows passing the filter, nearest first.
     func vectorNeighbors(_ query: [Float], k: Int, filter: SearchFilter) throws -> [Neighbor] {
+        if configuration.index.isApproximate { return try plannedNeighbors(query, k: k, filter: filter, exact: false).neighbors }
         try validate(vector: query)
         let index = try catchUp()
         if let ids = try candidates(filter) {

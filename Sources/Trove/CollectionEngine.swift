@@ -17,6 +17,9 @@ final class CollectionEngine {
     var index: FlatIndex?
     /// The last change-log `seq` that ``index`` reflects.
     var watermark: Int64 = 0
+    /// The HNSW index of a collection whose kind is `.hnsw` (see CollectionEngine+ANN.swift),
+    /// loaded on first use; such collections never load ``index``.
+    var ann: ANNState?
 
     /// Keep the change log from growing past this many entries; when it does, the oldest are
     /// deleted down to ``logKeep`` entries. Readers whose watermark falls behind the pruned point
@@ -168,6 +171,7 @@ final class CollectionEngine {
     /// current before the write (`before` is the log's max seq read inside the write
     /// transaction), saving the next query a log replay.
     func applyCommitted(_ changes: [IndexChange], before: Int64, after: Int64) {
+        if configuration.index.isApproximate { return applyCommittedANN(changes, before: before, after: after) }
         guard index != nil, watermark == before else { return }
         for change in changes {
             switch change {

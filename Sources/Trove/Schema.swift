@@ -2,12 +2,6 @@ import Foundation
 import TroveEmbeddings
 import TroveVectors
 
-/// The kind of vector index a collection keeps in memory.
-public enum IndexKind: Codable, Hashable, Sendable {
-    /// Exact search: a SIMD scan over every vector (or over the filter's candidates).
-    case flat
-}
-
 /// A collection's configuration, frozen in `trove_meta` when the collection is created and
 /// compared on every open.
 ///
@@ -78,6 +72,7 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         guard !tokenizer.isEmpty, !tokenizer.contains("'"), !tokenizer.contains("\0") else {
             throw TroveError.invalidConfiguration("tokenizer must be a non-empty FTS5 tokenizer string without quotes")
         }
+        try index.validate()
         if let embedding, embedding.dimension != dimension {
             throw TroveError.invalidConfiguration(
                 "embedding model dimension \(embedding.dimension) differs from collection dimension \(dimension)")
@@ -120,6 +115,8 @@ struct CollectionSchema {
     var ftsName: String { "\(name)_fts" }
     var fts: String { quoted(ftsName) }
     var log: String { quoted("\(name)_log") }
+    /// Persisted ANN snapshots (see ANNSnapshot.swift); created on the first save.
+    var indexTable: String { quoted("\(name)_index") }
     var configKey: String { "collection.\(name)" }
     var logFloorKey: String { "log_floor.\(name)" }
 
@@ -216,7 +213,7 @@ struct CollectionSchema {
 
     /// Statements that remove the collection (triggers go with their table).
     var dropStatements: [String] {
-        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)"]
+        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)", "DROP TABLE IF EXISTS \(indexTable)"]
         if configuration.lexicalSearch { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
         return sql
     }

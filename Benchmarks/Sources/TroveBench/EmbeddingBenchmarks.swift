@@ -91,7 +91,7 @@ private func residentMegabytes(_ field: String = "VmRSS") -> Double {
 
 private func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-private func percentile(_ sorted: [Double], _ p: Double) -> Double {
+private func sortedPercentile(_ sorted: [Double], _ p: Double) -> Double {
     sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
@@ -182,7 +182,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("  resident memory: \(format(rssBefore)) MB before load, \(format(rssAfterLoad)) MB after load, \(format(rssWarm)) MB after first batch (weights touched), peak \(format(rssPeak)) MB; weights file \(format(Double(weightsBytes) / 1048576)) MiB")
     print("  batch 32, descriptions: \(format(descriptionSpeed.sentences)) sentences/s, \(format(descriptionSpeed.tokens, 0)) tokens/s (mean \(format(descriptionSpeed.meanTokens)) tokens; \(format(descriptionSpeed.elapsed, 2)) s wall, \(format(descriptionSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(descriptionSpeed.contention, 2)))")
     print("  batch 32, synopses:     \(format(synopsisSpeed.sentences)) sentences/s, \(format(synopsisSpeed.tokens, 0)) tokens/s (mean \(format(synopsisSpeed.meanTokens)) tokens; \(format(synopsisSpeed.elapsed, 2)) s wall, \(format(synopsisSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(synopsisSpeed.contention, 2)))")
-    print("  single synopsis (n=\(latencies.count)): p50 \(format(percentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(percentile(latencies, 0.99) * 1000, 2)) ms; exactly 12 tokens (n=\(latencies12.count)): p50 \(latencies12.isEmpty ? "-" : format(percentile(latencies12, 0.5) * 1000, 2)) ms, p99 \(latencies12.isEmpty ? "-" : format(percentile(latencies12, 0.99) * 1000, 2)) ms; mean CPU time per query \(format(latencyCPU * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")
+    print("  single synopsis (n=\(latencies.count)): p50 \(format(sortedPercentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(sortedPercentile(latencies, 0.99) * 1000, 2)) ms; exactly 12 tokens (n=\(latencies12.count)): p50 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.5) * 1000, 2)) ms, p99 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.99) * 1000, 2)) ms; mean CPU time per query \(format(latencyCPU * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")
 
     guard options.reference else { return }
     guard FileManager.default.isExecutableFile(atPath: options.python) else {
@@ -226,7 +226,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("\nside by side (Trove / reference):")
     print("  descriptions batch 32: \(format(descriptionSpeed.sentences / number("desc_sps"), 2))x")
     print("  synopses batch 32:     \(format(synopsisSpeed.sentences / number("syn_sps"), 2))x")
-    print("  single synopsis p50:   \(format(number("lat_p50_ms") / (percentile(latencies, 0.5) * 1000), 2))x faster")
+    print("  single synopsis p50:   \(format(number("lat_p50_ms") / (sortedPercentile(latencies, 0.5) * 1000), 2))x faster")
     print("  min cosine Trove vs reference over the first 16 vectors of each set: \(format(Double(worst), 6))")
 }
 

@@ -11,6 +11,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("store", "batch insert, text and hybrid query latency", runStoreBenchmarks),
     ("embeddings", "tokens/s and latency of the built-in BERT encoder", runEmbeddingBenchmarks),
     ("ann", "HNSW build time, memory, recall@10 vs QPS", runANNBenchmarks),
+    ("store-ann", "HNSW in the store: filtered queries vs exact scan, snapshot load vs rebuild", runStoreANNBenchmarks),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
