@@ -61,13 +61,37 @@ extension BM25Index {
                         allowed: allowedIDs.map { ids in { ids.contains($0) } })
     }
 
-    /// The exhaustive top k: every matching document scored, sorted. The oracle for tests.
-    func exhaustiveSearch(clauses: [[String]], topK: Int) -> [BM25Hit] {
+    /// The exhaustive top k: every matching document scored, then sorted — the reference that
+    /// ``search(clauses:topK:allowedIDs:)`` equals, kept public for verification and benchmarks.
+    ///
+    /// - Parameters:
+    ///   - clauses: Each clause a term (one element) or a phrase (several, in order).
+    ///   - topK: How many hits at most.
+    /// - Returns: Hits, best first; ties by smaller id first.
+    /// - Complexity: O(Σ postings of all clauses · log).
+    public func exhaustiveSearch(clauses: [[String]], topK: Int) -> [BM25Hit] {
         guard topK > 0, count > 0, !clauses.isEmpty else { return [] }
         let lists = scoringLists(for: clauses)
-        var slots = Set<UInt32>()
-        for list in lists { slots.formUnion(list.slots) }
-        return scoreSlots(Array(slots), lists: lists, clauseCount: clauses.count, topK: topK)
+        let average = averageDocumentLength
+        // Term-at-a-time accumulators, one per slot (8 + 2 bytes per slot, per query). Lists come
+        // in clause order, so each sum is formed in the same order as MaxScore's canonical sum.
+        var scores = [Double](repeating: 0, count: slotIDs.count)
+        var matched = [UInt16](repeating: 0, count: slotIDs.count)
+        var touched: [UInt32] = []
+        for list in lists {
+            for (position, slot) in list.slots.enumerated() {
+                if matched[Int(slot)] == 0 { touched.append(slot) }
+                scores[Int(slot)] += contribution(idf: list.idf, tf: list.frequencies[position],
+                                                  length: slotLengths[Int(slot)], average: average)
+                matched[Int(slot)] += 1
+            }
+        }
+        var heap = TopHits(capacity: topK)
+        for slot in touched {
+            heap.offer(BM25Hit(id: slotIDs[Int(slot)], score: scores[Int(slot)], matchedClauses: Int(matched[Int(slot)]),
+                               clauseCount: clauses.count))
+        }
+        return heap.sorted()
     }
 
     // MARK: - Scoring lists
