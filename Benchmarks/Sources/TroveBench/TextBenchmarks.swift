@@ -11,6 +11,7 @@ private let benchCache = ProcessInfo.processInfo.environment["TROVE_BENCH_CACHE"
 private let peersDirectory = ProcessInfo.processInfo.environment["TROVE_BENCH_PEERS"] ?? "/work/shared/bench/peers"
 
 func runTextBenchmarks(_ arguments: [String]) async throws {
+    if arguments.contains("--dev") { return try runTextDevEvaluation(arguments) }
     let runPeers = !arguments.contains("--no-peers")
     let python = "\(benchCache)/venv/bin/python"
     let corpusPath = "\(benchCache)/data/packages.jsonl"
