@@ -1,0 +1,199 @@
+import Foundation
+import TroveEmbeddings
+import TroveSQLite
+import TroveVectors
+
+/// The working state of one open collection: its schema, its cached statements and the in-memory
+/// vector index that follows the change log. Owned by a ``Database`` actor and used only on it,
+/// so it is not Sendable.
+final class CollectionEngine {
+    let connection: Connection
+    let schema: CollectionSchema
+    var configuration: CollectionConfiguration { schema.configuration }
+    var name: String { schema.name }
+
+    /// The exact index, loaded on the first vector query. Memory: 4 × dimension bytes per row
+    /// (about 1.5 KB per row at 384-d), plus the id map.
+    var index: FlatIndex?
+    /// The last change-log `seq` that ``index`` reflects.
+    var watermark: Int64 = 0
+
+    /// Keep the change log from growing past this many entries; when it does, the oldest are
+    /// deleted down to ``logKeep`` entries. Readers whose watermark falls behind the pruned point
+    /// reload from the table, which is always correct, just slower than replaying the log.
+    static let logLimit: Int64 = 50_000
+    static let logKeep: Int64 = 10_000
+    /// The largest topK accepted by searches.
+    static let maxTopK = 100_000
+
+    init(connection: Connection, schema: CollectionSchema) {
+        self.connection = connection
+        self.schema = schema
+    }
+
+    // MARK: Opening
+
+    /// Opens the collection, creating it when `requested` is given and it does not exist.
+    ///
+    /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` or
+    ///   ``TroveError/embeddingMismatch(collection:stored:requested:)`` when the stored
+    ///   configuration differs (nothing is changed), ``TroveError/collectionNotFound(_:)``.
+    static func open(
+        connection: Connection, name: String, requested: CollectionConfiguration?
+    ) throws -> CollectionEngine {
+        try CollectionSchema.validate(name: name)
+        try requested?.validate()
+        let configuration: CollectionConfiguration = try connection.transaction(
+            connection.isReadOnly ? .deferred : .immediate
+        ) {
+            let key = CollectionSchema(name: name, configuration: CollectionConfiguration(dimension: 1)).configKey
+            let storedJSON = try connection.scalar(
+                "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue
+            if let storedJSON {
+                let stored: CollectionConfiguration
+                do {
+                    stored = try JSONDecoder().decode(CollectionConfiguration.self, from: Data(storedJSON.utf8))
+                } catch {
+                    throw TroveError.schemaMismatch(
+                        collection: name, details: "stored configuration is unreadable: \(error)")
+                }
+                if let requested {
+                    if let a = stored.embedding, let b = requested.embedding, a != b {
+                        throw TroveError.embeddingMismatch(collection: name, stored: a, requested: b)
+                    }
+                    let differences = stored.differences(from: requested)
+                    if !differences.isEmpty {
+                        throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                    }
+                }
+                return stored
+            }
+            guard let requested else { throw TroveError.collectionNotFound(name) }
+            let schema = CollectionSchema(name: name, configuration: requested)
+            for statement in schema.createStatements {
+                do {
+                    try connection.execute(script: statement)
+                } catch let error as SQLiteError where error.message.contains("already exists") {
+                    throw TroveError.invalidName(name, reason: "the file already has a table or index that this collection needs (\(error.message))")
+                }
+            }
+            try connection.execute(
+                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
+                [.text(key), .text(requested.encodedJSON())])
+            return requested
+        }
+        return CollectionEngine(connection: connection, schema: CollectionSchema(name: name, configuration: configuration))
+    }
+
+    // MARK: Keeping the vector index in step with the table
+
+    /// The log's newest seq and the highest seq ever pruned from it.
+    func logState() throws -> (maxSeq: Int64, floor: Int64) {
+        let statement = try connection.cachedStatement(
+            """
+            SELECT coalesce((SELECT max(seq) FROM \(schema.log)), 0),
+                   coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = ?), 0)
+            """)
+        try statement.bind([.text(schema.logFloorKey)])
+        defer { statement.reset() }
+        _ = try statement.step()
+        return (statement.int64(at: 0), statement.int64(at: 1))
+    }
+
+    /// Brings ``index`` up to date with the table: replays the change log past the watermark
+    /// (whoever wrote it: this connection, raw SQL, another connection or process), or reloads
+    /// from the table when there is no index yet or the log was pruned past the watermark.
+    ///
+    /// - Complexity: O(changes since the last call); O(rows) on (re)load.
+    @discardableResult
+    func catchUp() throws -> FlatIndex {
+        // One read transaction: the log and the rows are read from the same snapshot.
+        try connection.transaction(.deferred) {
+            let (maxSeq, floor) = try logState()
+            if index == nil || watermark < floor || maxSeq < watermark {
+                try reload(watermark: maxSeq)
+            } else if maxSeq > watermark {
+                try replay(after: watermark)
+                watermark = maxSeq
+            }
+            return index!
+        }
+    }
+
+    private func reload(watermark newWatermark: Int64) throws {
+        var fresh = FlatIndex(dimension: configuration.dimension, metric: configuration.metric)
+        let count = try connection.scalar("SELECT count(*) FROM \(schema.table)")?.int64Value ?? 0
+        fresh.reserveCapacity(Int(count))
+        let statement = try connection.prepare(
+            "SELECT id, embedding FROM \(schema.table) WHERE embedding IS NOT NULL")
+        try statement.forEachRow { row in
+            if let vector = decodeVector(row, column: 1) { fresh.upsert(id: row.int64(at: 0), vector: vector) }
+        }
+        index = fresh
+        watermark = newWatermark
+    }
+
+    private func replay(after seq: Int64) throws {
+        let statement = try connection.cachedStatement(
+            """
+            SELECT l.id, t.embedding FROM (SELECT DISTINCT id FROM \(schema.log) WHERE seq > ?) AS l
+            LEFT JOIN \(schema.table) AS t ON t.id = l.id
+            """)
+        try statement.forEachRow([.integer(seq)]) { row in
+            let id = row.int64(at: 0)
+            if let vector = decodeVector(row, column: 1) {
+                index!.upsert(id: id, vector: vector)
+            } else {
+                index!.remove(id: id)
+            }
+        }
+    }
+
+    /// Reads a stored embedding; nil when NULL, the wrong length, or not finite (raw SQL can
+    /// store such blobs; they are treated as "no vector" rather than poisoning the index).
+    func decodeVector(_ statement: Statement, column: Int) -> [Float]? {
+        let dimension = configuration.dimension
+        return statement.withBlob(at: column) { bytes -> [Float]? in
+            guard let bytes, bytes.count == 4 * dimension else { return nil }
+            // Stored little-endian float32, which is the native layout on every supported platform.
+            let vector = [Float](unsafeUninitializedCapacity: dimension) { buffer, count in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: bytes)
+                count = dimension
+            }
+            return vector.allSatisfy(\.isFinite) ? vector : nil
+        }
+    }
+
+    /// Applies changes this connection just committed straight to the index, when the index was
+    /// current before the write (`before` is the log's max seq read inside the write
+    /// transaction), saving the next query a log replay.
+    func applyCommitted(_ changes: [IndexChange], before: Int64, after: Int64) {
+        guard index != nil, watermark == before else { return }
+        for change in changes {
+            switch change {
+            case .upsert(let id, let vector): index!.upsert(id: id, vector: vector)
+            case .remove(let id): index!.remove(id: id)
+            case .removeAll: index!.removeAll()
+            }
+        }
+        watermark = after
+    }
+
+    /// Deletes old change-log entries once the log is long; call inside a write transaction.
+    func pruneLogIfNeeded(maxSeq: Int64) throws {
+        let (_, floor) = try logState()
+        guard maxSeq - floor > Self.logLimit else { return }
+        let newFloor = maxSeq - Self.logKeep
+        try connection.execute("DELETE FROM \(schema.log) WHERE seq <= ?", [.integer(newFloor)])
+        try connection.execute(
+            "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [.text(schema.logFloorKey), .text(String(newFloor))])
+    }
+}
+
+/// A change to apply to the in-memory index.
+enum IndexChange {
+    case upsert(Int64, [Float])
+    case remove(Int64)
+    case removeAll
+}

@@ -1,0 +1,249 @@
+import Foundation
+import TroveEmbeddings
+import TroveSQLite
+import TroveVectors
+
+/// A Trove file: any number of named collections in one SQLite database.
+///
+/// An actor owning one read-write connection; every collection handle routes its work through it,
+/// so writes are serialised and each search sees one consistent snapshot. Other connections and
+/// processes may use the same file: their changes reach this database's vector indexes through
+/// each collection's change log before the next query.
+///
+/// ```swift
+/// let database = try Database(path: "notes.trove")
+/// let notes = try await database.collection("notes", dimension: 384)
+/// try await notes.insert(VectorEntry(id: 1, content: "Buy oat milk", vector: embedding))
+/// let hits = try await notes.search(vector: embedding, topK: 5)
+/// ```
+public actor Database {
+    let connection: Connection
+    var engines: [String: CollectionEngine]
+    /// The file path, or nil for an in-memory database.
+    public nonisolated let path: String?
+
+    /// Opens (or creates) a database file.
+    ///
+    /// - Parameters:
+    ///   - path: the file; created when missing unless `readOnly`.
+    ///   - readOnly: open without write access (searches and reads only).
+    ///   - busyTimeout: how long to wait when another process holds the write lock.
+    /// - Throws: `SQLiteError` when the file can't be opened or is not a database;
+    ///   ``TroveError/unsupportedFormatVersion(found:supported:)`` for files from a newer Trove.
+    public init(path: String, readOnly: Bool = false, busyTimeout: Duration = .seconds(5)) throws {
+        try self.init(.file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout), preparing: [])
+    }
+
+    /// Opens a private in-memory database, gone when the value is released.
+    public init() throws {
+        try self.init(.inMemory, options: .init(), preparing: [])
+    }
+
+    /// Opens the database and, before returning, the given collections (so a synchronous
+    /// initialiser such as ``VectorStore``'s can report a schema mismatch at once).
+    init(
+        _ location: Connection.Location, options: Connection.Options,
+        preparing collections: [(name: String, configuration: CollectionConfiguration)]
+    ) throws {
+        let connection = try Connection(location, options: options)
+        try Self.prepareMeta(connection)
+        var engines: [String: CollectionEngine] = [:]
+        for (name, configuration) in collections {
+            engines[name] = try CollectionEngine.open(connection: connection, name: name, requested: configuration)
+        }
+        self.connection = connection
+        self.engines = engines
+        if case .file(let p) = location { path = p } else { path = nil }
+    }
+
+    private static func prepareMeta(_ connection: Connection) throws {
+        let meta = CollectionSchema.metaTable
+        if !connection.isReadOnly {
+            try connection.transaction(.immediate) {
+                try connection.execute(script: "CREATE TABLE IF NOT EXISTS \(meta)(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                try connection.execute(
+                    "INSERT OR IGNORE INTO \(meta)(key, value) VALUES ('format_version', ?)",
+                    [.text(String(CollectionSchema.formatVersion))])
+            }
+        }
+        let exists = try connection.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(meta)]) != nil
+        guard exists else { return }
+        let version = try connection.scalar("SELECT value FROM \(meta) WHERE key = 'format_version'")?.stringValue
+        if let version, let found = Int(version), found > CollectionSchema.formatVersion {
+            throw TroveError.unsupportedFormatVersion(found: found, supported: CollectionSchema.formatVersion)
+        }
+    }
+
+    // MARK: Collections
+
+    /// Opens the collection `name`, creating it with `configuration` when it does not exist.
+    ///
+    /// ```swift
+    /// let notes = try await database.collection("notes", configuration: .init(dimension: 384))
+    /// ```
+    /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` when it exists with another
+    ///   configuration (nothing is changed), ``TroveError/invalidName(_:reason:)``,
+    ///   ``TroveError/invalidDimension(_:)``, ``TroveError/invalidConfiguration(_:)``.
+    public func collection(_ name: String, configuration: CollectionConfiguration) throws -> Collection {
+        try open(name, requested: configuration, embedder: nil)
+    }
+
+    /// Opens or creates a collection from its settings; see ``CollectionConfiguration``.
+    public func collection(
+        _ name: String, dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
+        metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
+        tokenizer: String = CollectionConfiguration.defaultTokenizer
+    ) throws -> Collection {
+        try collection(name, configuration: CollectionConfiguration(
+            dimension: dimension, metric: metric, lexicalSearch: lexicalSearch,
+            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer))
+    }
+
+    /// Opens or creates a collection whose vectors come from `embedder`. The embedder's manifest
+    /// is frozen with the collection; opening it later with another model throws
+    /// ``TroveError/embeddingMismatch(collection:stored:requested:)``.
+    ///
+    /// ```swift
+    /// let notes = try await database.collection("notes", embedder: embedder)
+    /// try await notes.add(text: "Dentist on Tuesday at 10", source: "calendar")
+    /// let hits = try await notes.search("when is the dentist?")
+    /// ```
+    public func collection(
+        _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
+        metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
+        tokenizer: String = CollectionConfiguration.defaultTokenizer
+    ) throws -> Collection {
+        let manifest = embedder.manifest
+        let configuration = CollectionConfiguration(
+            dimension: manifest.dimension, metric: metric, lexicalSearch: lexicalSearch,
+            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, embedding: manifest)
+        return try open(name, requested: configuration, embedder: embedder)
+    }
+
+    /// Opens an existing collection with its stored configuration.
+    ///
+    /// - Parameter embedder: attach an embedder for the text-in API; it must match the manifest
+    ///   the collection was created with.
+    /// - Throws: ``TroveError/collectionNotFound(_:)``,
+    ///   ``TroveError/embeddingMismatch(collection:stored:requested:)``.
+    public func collection(named name: String, embedder: (any Embedder)? = nil) throws -> Collection {
+        let engine = try engine(name, requested: nil)
+        if let embedder {
+            guard let stored = engine.configuration.embedding else {
+                throw TroveError.schemaMismatch(
+                    collection: name, details: "embedding: stored none, requested \(embedder.manifest.modelID)")
+            }
+            guard stored == embedder.manifest else {
+                throw TroveError.embeddingMismatch(collection: name, stored: stored, requested: embedder.manifest)
+            }
+        }
+        return Collection(database: self, name: name, configuration: engine.configuration, embedder: embedder)
+    }
+
+    private func open(_ name: String, requested: CollectionConfiguration, embedder: (any Embedder)?) throws -> Collection {
+        let engine = try engine(name, requested: requested)
+        return Collection(database: self, name: name, configuration: engine.configuration, embedder: embedder)
+    }
+
+    private func engine(_ name: String, requested: CollectionConfiguration?) throws -> CollectionEngine {
+        if let engine = engines[name] {
+            if let requested {
+                try requested.validate()
+                if let a = engine.configuration.embedding, let b = requested.embedding, a != b {
+                    throw TroveError.embeddingMismatch(collection: name, stored: a, requested: b)
+                }
+                let differences = engine.configuration.differences(from: requested)
+                guard differences.isEmpty else {
+                    throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                }
+            }
+            return engine
+        }
+        let engine = try CollectionEngine.open(connection: connection, name: name, requested: requested)
+        engines[name] = engine
+        return engine
+    }
+
+    /// The names of every collection in the file, sorted.
+    public func collectionNames() throws -> [String] {
+        try connection.query(
+            "SELECT substr(key, 12) FROM \(CollectionSchema.metaTable) WHERE key LIKE 'collection.%' ORDER BY key"
+        ).compactMap { $0.string(at: 0) }
+    }
+
+    /// The stored configuration of a collection, or nil when it does not exist.
+    public func configuration(of name: String) throws -> CollectionConfiguration? {
+        do {
+            return try engine(name, requested: nil).configuration
+        } catch TroveError.collectionNotFound {
+            return nil
+        }
+    }
+
+    /// Deletes a collection: its rows, indexes, change log and configuration.
+    ///
+    /// - Returns: whether it existed.
+    @discardableResult
+    public func dropCollection(_ name: String) throws -> Bool {
+        guard let configuration = try configuration(of: name) else { return false }
+        let schema = CollectionSchema(name: name, configuration: configuration)
+        try connection.transaction(.immediate) {
+            for statement in schema.dropStatements { try connection.execute(script: statement) }
+            try connection.execute(
+                "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)",
+                [.text(schema.configKey), .text(schema.logFloorKey)])
+        }
+        connection.clearStatementCache()
+        engines[name] = nil
+        return true
+    }
+
+    /// Runs `body` with a collection's engine on this actor.
+    func withEngine<T: Sendable>(_ name: String, _ body: (CollectionEngine) throws -> T) throws -> T {
+        try body(engine(name, requested: nil))
+    }
+
+    // MARK: Raw SQL
+
+    /// Runs one SQL statement on this database's connection and returns the number of rows it
+    /// changed. Your own tables can live in the same file; writes to a collection's table are
+    /// picked up by its text and vector indexes (triggers and the change log).
+    ///
+    /// ```swift
+    /// try await database.execute("UPDATE notes SET source = ? WHERE id = ?", bindings: ["inbox", 3])
+    /// ```
+    @discardableResult
+    public func execute(_ sql: String, bindings: [SQLValue] = []) throws -> Int {
+        try connection.prepare(sql).execute(bindings)
+        return connection.changes
+    }
+
+    /// Runs a script of several statements without bindings.
+    public func execute(script sql: String) throws {
+        try connection.execute(script: sql)
+    }
+
+    /// Runs one SQL query and returns its rows.
+    ///
+    /// ```swift
+    /// let rows = try await database.query("SELECT id, content FROM notes WHERE source = ?", bindings: ["inbox"])
+    /// let first = rows.first?.string("content")
+    /// ```
+    public func query(_ sql: String, bindings: [SQLValue] = []) throws -> [Row] {
+        try connection.prepare(sql).rows(bindings)
+    }
+
+    /// Bytes on disk: the database file plus its write-ahead log (0 for in-memory databases).
+    public nonisolated func fileSize() -> Int64 {
+        guard let path else { return 0 }
+        return [path, path + "-wal"].reduce(0) { total, file in
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value
+            return total + (size ?? 0)
+        }
+    }
+
+    /// Writes the WAL back into the main file (e.g. before copying the file elsewhere).
+    public func checkpoint() throws {
+        try connection.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}

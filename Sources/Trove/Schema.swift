@@ -1,0 +1,222 @@
+import Foundation
+import TroveEmbeddings
+import TroveVectors
+
+/// The kind of vector index a collection keeps in memory.
+public enum IndexKind: Codable, Hashable, Sendable {
+    /// Exact search: a SIMD scan over every vector (or over the filter's candidates).
+    case flat
+}
+
+/// A collection's configuration, frozen in `trove_meta` when the collection is created and
+/// compared on every open.
+///
+/// ```swift
+/// let config = CollectionConfiguration(dimension: 384, metric: .cosine)
+/// let notes = try await database.collection("notes", configuration: config)
+/// ```
+public struct CollectionConfiguration: Codable, Hashable, Sendable {
+    /// The default FTS5 tokenizer: Unicode word breaking, case folding, accents removed.
+    public static let defaultTokenizer = "unicode61 remove_diacritics 2"
+    /// The default per-row metadata limit: 16 KB.
+    public static let defaultMetadataByteLimit = 16_384
+
+    /// Number of components of every vector.
+    public var dimension: Int
+    /// How closeness is measured.
+    public var metric: DistanceMetric
+    /// Whether a full-text (FTS5) index is kept over `content`.
+    public var lexicalSearch: Bool
+    /// Largest metadata JSON accepted, in UTF-8 bytes.
+    public var metadataByteLimit: Int
+    /// The FTS5 `tokenize=` argument.
+    public var tokenizer: String
+    /// The in-memory vector index.
+    public var index: IndexKind
+    /// The embedding model, when the collection was created with an `Embedder`.
+    public var embedding: EmbeddingManifest?
+
+    public init(
+        dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
+        metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
+        tokenizer: String = CollectionConfiguration.defaultTokenizer,
+        index: IndexKind = .flat, embedding: EmbeddingManifest? = nil
+    ) {
+        self.dimension = dimension
+        self.metric = metric
+        self.lexicalSearch = lexicalSearch
+        self.metadataByteLimit = metadataByteLimit
+        self.tokenizer = tokenizer
+        self.index = index
+        self.embedding = embedding
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case dimension, metric, lexicalSearch, metadataByteLimit, tokenizer, index, embedding
+    }
+
+    // Fields added by later versions get their defaults when reading older files.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        dimension = try c.decode(Int.self, forKey: .dimension)
+        metric = try c.decode(DistanceMetric.self, forKey: .metric)
+        lexicalSearch = try c.decodeIfPresent(Bool.self, forKey: .lexicalSearch) ?? true
+        metadataByteLimit =
+            try c.decodeIfPresent(Int.self, forKey: .metadataByteLimit) ?? Self.defaultMetadataByteLimit
+        tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
+        index = try c.decodeIfPresent(IndexKind.self, forKey: .index) ?? .flat
+        embedding = try c.decodeIfPresent(EmbeddingManifest.self, forKey: .embedding)
+    }
+
+    /// Checks every value before anything is created.
+    public func validate() throws {
+        guard (1...65_536).contains(dimension) else { throw TroveError.invalidDimension(dimension) }
+        guard metadataByteLimit >= 2 else {
+            throw TroveError.invalidConfiguration("metadataByteLimit must be at least 2 bytes")
+        }
+        guard !tokenizer.isEmpty, !tokenizer.contains("'"), !tokenizer.contains("\0") else {
+            throw TroveError.invalidConfiguration("tokenizer must be a non-empty FTS5 tokenizer string without quotes")
+        }
+        if let embedding, embedding.dimension != dimension {
+            throw TroveError.invalidConfiguration(
+                "embedding model dimension \(embedding.dimension) differs from collection dimension \(dimension)")
+        }
+    }
+
+    /// Human-readable differences from another configuration, empty when equal.
+    func differences(from other: CollectionConfiguration) -> [String] {
+        var out: [String] = []
+        func check<T: Equatable>(_ name: String, _ a: T, _ b: T) {
+            if a != b { out.append("\(name): stored \(a), requested \(b)") }
+        }
+        check("dimension", dimension, other.dimension)
+        check("metric", metric, other.metric)
+        check("lexicalSearch", lexicalSearch, other.lexicalSearch)
+        check("metadataByteLimit", metadataByteLimit, other.metadataByteLimit)
+        check("tokenizer", tokenizer, other.tokenizer)
+        check("index", index, other.index)
+        check("embedding", embedding?.modelID ?? "none", other.embedding?.modelID ?? "none")
+        return out
+    }
+
+    func encodedJSON() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain value types cannot fail.
+        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+    }
+}
+
+/// Names and SQL of the objects that make up one collection (DESIGN.md section 3).
+struct CollectionSchema {
+    static let formatVersion = 1
+    static let metaTable = "trove_meta"
+
+    let name: String
+    let configuration: CollectionConfiguration
+
+    var table: String { quoted(name) }
+    var ftsName: String { "\(name)_fts" }
+    var fts: String { quoted(ftsName) }
+    var log: String { quoted("\(name)_log") }
+    var configKey: String { "collection.\(name)" }
+    var logFloorKey: String { "log_floor.\(name)" }
+
+    private func quoted(_ identifier: String) -> String { "\"\(identifier)\"" }
+
+    /// Validates a collection name: a plain identifier that cannot collide with SQLite's or
+    /// Trove's own tables.
+    static func validate(name: String) throws {
+        guard let first = name.unicodeScalars.first else {
+            throw TroveError.invalidName(name, reason: "the name is empty")
+        }
+        guard name.unicodeScalars.count <= 64 else {
+            throw TroveError.invalidName(name, reason: "the name is longer than 64 characters")
+        }
+        func isLetter(_ s: Unicode.Scalar) -> Bool {
+            (s >= "A" && s <= "Z") || (s >= "a" && s <= "z") || s == "_"
+        }
+        guard isLetter(first), name.unicodeScalars.allSatisfy({ isLetter($0) || ($0 >= "0" && $0 <= "9") }) else {
+            throw TroveError.invalidName(name, reason: "only [A-Za-z_][A-Za-z0-9_]* is allowed")
+        }
+        let lower = name.lowercased()
+        guard !lower.hasPrefix("sqlite_"), !lower.hasPrefix("trove_") else {
+            throw TroveError.invalidName(name, reason: "names starting with sqlite_ or trove_ are reserved")
+        }
+    }
+
+    /// Seconds since 1970 as REAL, computable on SQLite 3.37+ (unixepoch('subsec') needs 3.42).
+    static let now = "((julianday('now') - 2440587.5) * 86400.0)"
+
+    /// Statements that create the collection, in order.
+    var createStatements: [String] {
+        let bytes = 4 * configuration.dimension
+        var sql = [
+            """
+            CREATE TABLE \(table) (
+                id INTEGER PRIMARY KEY,
+                content TEXT NOT NULL,
+                source TEXT NOT NULL DEFAULT '',
+                metadata TEXT CHECK (metadata IS NULL OR CASE WHEN json_valid(metadata)
+                    THEN json_type(metadata) = 'object' ELSE 0 END),
+                embedding BLOB CHECK (embedding IS NULL OR length(embedding) = \(bytes)),
+                created_at REAL NOT NULL DEFAULT \(Self.now),
+                updated_at REAL NOT NULL DEFAULT \(Self.now)
+            )
+            """,
+            "CREATE INDEX \(quoted("\(name)_source")) ON \(table)(source)",
+            // The change log the in-memory vector index catches up from. AUTOINCREMENT: a seq is
+            // never reused, so a watermark always means the same point in history.
+            "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL, op INTEGER NOT NULL)",
+            """
+            CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
+                INSERT INTO \(log)(id, op) VALUES (new.id, 1);
+            END
+            """,
+            """
+            CREATE TRIGGER \(quoted("\(name)_log_ad")) AFTER DELETE ON \(table) BEGIN
+                INSERT INTO \(log)(id, op) VALUES (old.id, 2);
+            END
+            """,
+            """
+            CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE OF id, embedding ON \(table) BEGIN
+                INSERT INTO \(log)(id, op) SELECT old.id, 2 WHERE old.id != new.id;
+                INSERT INTO \(log)(id, op) VALUES (new.id, 1);
+            END
+            """,
+        ]
+        if configuration.lexicalSearch {
+            let tokenizer = configuration.tokenizer.replacingOccurrences(of: "'", with: "''")
+            sql += [
+                """
+                CREATE VIRTUAL TABLE \(fts) USING fts5(content, content=\(table), content_rowid=id,
+                    tokenize='\(tokenizer)')
+                """,
+                """
+                CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) BEGIN
+                    INSERT INTO \(fts)(rowid, content) VALUES (new.id, new.content);
+                END
+                """,
+                """
+                CREATE TRIGGER \(quoted("\(name)_fts_ad")) AFTER DELETE ON \(table) BEGIN
+                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.id, old.content);
+                END
+                """,
+                """
+                CREATE TRIGGER \(quoted("\(name)_fts_au")) AFTER UPDATE OF id, content ON \(table) BEGIN
+                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.id, old.content);
+                    INSERT INTO \(fts)(rowid, content) VALUES (new.id, new.content);
+                END
+                """,
+            ]
+        }
+        return sql
+    }
+
+    /// Statements that remove the collection (triggers go with their table).
+    var dropStatements: [String] {
+        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)"]
+        if configuration.lexicalSearch { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
+        return sql
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// One hit of a vector, text or hybrid search.
+///
+/// ``score`` is always "bigger is better": the metric's similarity for vector search
+/// (cosine similarity, dot product, or minus the L2 distance), minus BM25 for text search, and the
+/// fused reciprocal-rank score for hybrid search. The per-leg fields say how each leg saw the row.
+///
+/// ```swift
+/// for hit in try await notes.searchHybrid(text: "dentist", vector: q, topK: 5) {
+///     print(hit.id, hit.score, hit.vectorRank ?? 0, hit.textRank ?? 0, hit.content)
+/// }
+/// ```
+public struct SearchResult: Hashable, Sendable, Identifiable {
+    public var id: Int64
+    public var content: String
+    public var source: String
+    /// The metadata JSON object as text, or nil.
+    public var metadata: String?
+    /// Bigger is better; see the type's discussion for what it means per search kind.
+    public var score: Double
+    /// Distance to the query vector (smaller is closer), when the vector leg saw this row:
+    /// cosine `1 - cos`, L2 Euclidean distance, dot `-(a·b)`.
+    public var distance: Double?
+    /// FTS5's `bm25()` value (negative; more negative is better), when the text leg saw this row.
+    public var bm25: Double?
+    /// 1-based rank in the vector leg, nil when absent from it.
+    public var vectorRank: Int?
+    /// 1-based rank in the text leg, nil when absent from it.
+    public var textRank: Int?
+    /// A fragment of `content` around the matched words, when a snippet was requested.
+    public var snippet: String?
+
+    public init(
+        id: Int64, content: String, source: String, metadata: String?, score: Double,
+        distance: Double? = nil, bm25: Double? = nil, vectorRank: Int? = nil, textRank: Int? = nil,
+        snippet: String? = nil
+    ) {
+        self.id = id
+        self.content = content
+        self.source = source
+        self.metadata = metadata
+        self.score = score
+        self.distance = distance
+        self.bm25 = bm25
+        self.vectorRank = vectorRank
+        self.textRank = textRank
+        self.snippet = snippet
+    }
+
+    /// Decodes the metadata JSON as `T`; nil when the row has no metadata.
+    public func decodeMetadata<T: Decodable>(_ type: T.Type) throws -> T? {
+        try metadata.map { try MetadataJSON.decode(type, from: $0) }
+    }
+}

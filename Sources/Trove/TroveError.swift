@@ -1,0 +1,111 @@
+import Foundation
+import TroveEmbeddings
+
+/// An error from the Trove store. Each case carries what a person needs to fix the problem.
+///
+/// Failures of the file itself (disk full, locked, corrupt) surface as `SQLiteError` from
+/// `TroveSQLite`, with SQLite's codes and the SQL that failed.
+///
+/// ```swift
+/// do {
+///     try await notes.insert(entry)
+/// } catch TroveError.dimensionMismatch(let expected, let actual) {
+///     print("model produced \(actual)-d vectors, collection holds \(expected)-d")
+/// }
+/// ```
+public enum TroveError: Error, Hashable, Sendable {
+    /// The collection exists with a different frozen configuration; nothing was changed.
+    case schemaMismatch(collection: String, details: String)
+    /// The collection was created with another embedding model; vectors would not be comparable.
+    case embeddingMismatch(collection: String, stored: EmbeddingManifest, requested: EmbeddingManifest)
+    /// A vector has the wrong number of components.
+    case dimensionMismatch(expected: Int, actual: Int)
+    /// A vector has NaN or infinite components, or is unusable under the metric (zero under cosine).
+    case invalidVector(reason: String)
+    /// Metadata is larger than the collection's byte limit.
+    case metadataTooLarge(limit: Int, actual: Int)
+    /// Metadata is not a JSON object.
+    case invalidMetadata(reason: String)
+    /// No row has this id.
+    case rowNotFound(id: Int64)
+    /// A row with this id already exists (or appears twice in one batch).
+    case duplicateID(Int64)
+    /// A raw FTS5 query is malformed.
+    case invalidTextQuery(query: String, reason: String)
+    /// A `where:` SQL fragment does not compile or fails to run.
+    case invalidFilter(sql: String, reason: String)
+    /// The collection was created with lexical search off.
+    case lexicalSearchDisabled(collection: String)
+    /// The collection has no embedder attached, so text cannot be embedded.
+    case embedderRequired(collection: String)
+    /// `topK` is outside `1...maximum`.
+    case invalidTopK(Int, maximum: Int)
+    /// A dimension must be at least 1 (and at most 65,536).
+    case invalidDimension(Int)
+    /// A collection or table name is not a plain SQL identifier or is reserved.
+    case invalidName(String, reason: String)
+    /// A configuration value is out of range.
+    case invalidConfiguration(String)
+    /// No collection with this name exists in the file.
+    case collectionNotFound(String)
+    /// The file was written by a newer Trove.
+    case unsupportedFormatVersion(found: Int, supported: Int)
+}
+
+extension TroveError: CustomStringConvertible, LocalizedError {
+    public var description: String {
+        switch self {
+        case .schemaMismatch(let collection, let details):
+            "Collection '\(collection)' already exists with a different configuration (\(details)). "
+                + "Open it with its stored configuration, or use a new collection name."
+        case .embeddingMismatch(let collection, let stored, let requested):
+            "Collection '\(collection)' holds vectors from \(stored.modelID) (\(stored.dimension)-d, "
+                + "checksum \(stored.checksum.prefix(12))), not \(requested.modelID) "
+                + "(\(requested.dimension)-d, checksum \(requested.checksum.prefix(12))). "
+                + "Use the same model, or re-embed into a new collection."
+        case .dimensionMismatch(let expected, let actual):
+            "Vector has \(actual) components but the collection stores \(expected)-dimensional "
+                + "vectors. Check that the embedding model matches the collection."
+        case .invalidVector(let reason):
+            "Invalid vector: \(reason)."
+        case .metadataTooLarge(let limit, let actual):
+            "Metadata is \(actual) bytes, over the collection's limit of \(limit) bytes. "
+                + "Store large data in your own table and keep a reference in metadata."
+        case .invalidMetadata(let reason):
+            "Metadata must be a JSON object (like {\"page\": 3}): \(reason)."
+        case .rowNotFound(let id):
+            "No row with id \(id). Use upsert to insert-or-update."
+        case .duplicateID(let id):
+            "A row with id \(id) already exists (or appears twice in the batch). "
+                + "Use upsert to replace it, or insert without an id to get a new one."
+        case .invalidTextQuery(let query, let reason):
+            "Malformed full-text query \"\(query)\": \(reason). Quote words with special "
+                + "characters, or use TextQuery.typed(_:) for text a person typed."
+        case .invalidFilter(let sql, let reason):
+            "The filter `\(sql)` is not valid SQL over id, content, source, metadata, created_at, "
+                + "updated_at: \(reason). Pass values as ? with bindings."
+        case .lexicalSearchDisabled(let collection):
+            "Collection '\(collection)' was created with lexical search off, so text and hybrid "
+                + "search are unavailable. Create the collection with lexicalSearch: true."
+        case .embedderRequired(let collection):
+            "Collection '\(collection)' has no embedder. Open it with an Embedder to add or "
+                + "search text, or pass vectors yourself."
+        case .invalidTopK(let k, let maximum):
+            "topK must be between 1 and \(maximum); got \(k)."
+        case .invalidDimension(let d):
+            "Dimension must be between 1 and 65536; got \(d)."
+        case .invalidName(let name, let reason):
+            "Invalid name '\(name)': \(reason). Use letters, digits and underscores, starting with "
+                + "a letter or underscore."
+        case .invalidConfiguration(let reason):
+            "Invalid configuration: \(reason)."
+        case .collectionNotFound(let name):
+            "No collection named '\(name)' in this database. Create it with a configuration first."
+        case .unsupportedFormatVersion(let found, let supported):
+            "This file uses Trove format version \(found); this build reads up to \(supported). "
+                + "Update Trove to open it."
+        }
+    }
+
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,209 @@
+import CSQLite
+import Foundation
+
+/// One connection to a SQLite database: a file or a private in-memory database.
+///
+/// Not `Sendable`: it wraps a `sqlite3*` handle that must be used from one thread or actor at a
+/// time. Owners (for example Trove's `Database` actor) keep it isolated.
+///
+/// ```swift
+/// let connection = try Connection(path: "/tmp/notes.sqlite")
+/// try connection.execute(script: "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, name TEXT)")
+/// try connection.execute("INSERT INTO t(name) VALUES (?)", ["groceries"])
+/// let names = try connection.query("SELECT name FROM t").compactMap { $0.string("name") }
+/// ```
+public final class Connection {
+    /// Where the database lives.
+    public enum Location: Hashable, Sendable {
+        /// A private, temporary in-memory database.
+        case inMemory
+        /// A file, created when missing (unless the connection is read-only).
+        case file(String)
+    }
+
+    /// How to open the connection.
+    public struct Options: Hashable, Sendable {
+        /// Open read-only: writes fail with `SQLITE_READONLY`; a missing file is an error.
+        public var readOnly: Bool
+        /// Create the file when it does not exist (ignored when read-only).
+        public var create: Bool
+        /// Switch a file database to write-ahead logging, so readers and one writer don't block.
+        public var walMode: Bool
+        /// How long to wait for a lock held by another connection before failing with `busy`.
+        public var busyTimeout: Duration
+        /// Enforce foreign keys (`PRAGMA foreign_keys = ON`).
+        public var foreignKeys: Bool
+
+        public init(
+            readOnly: Bool = false, create: Bool = true, walMode: Bool = true,
+            busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true
+        ) {
+            self.readOnly = readOnly
+            self.create = create
+            self.walMode = walMode
+            self.busyTimeout = busyTimeout
+            self.foreignKeys = foreignKeys
+        }
+    }
+
+    /// The underlying handle. Owned: closed in ``close()`` or deinit.
+    public private(set) var handle: OpaquePointer?
+    /// Where this connection points.
+    public let location: Location
+    /// The options it was opened with.
+    public let options: Options
+
+    // Prepared statements reused by `cachedStatement(_:)`, keyed by SQL text. Memory: one compiled
+    // program per distinct SQL string, usually a few KB each; cleared by `clearStatementCache()`.
+    private var statementCache: [String: Statement] = [:]
+    // Makes savepoint names unique while they nest.
+    var savepointCounter = 0
+
+    /// Opens a connection.
+    ///
+    /// - Parameters:
+    ///   - location: a file path or `.inMemory`.
+    ///   - options: read-only, WAL, busy timeout, foreign keys.
+    /// - Throws: ``SQLiteError`` when the file can't be opened or configured; the handle is
+    ///   always closed before throwing.
+    public init(_ location: Location, options: Options = Options()) throws {
+        self.location = location
+        self.options = options
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        if options.readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if options.create { flags |= SQLITE_OPEN_CREATE }
+        }
+        let path: String
+        switch location {
+        case .inMemory: path = ":memory:"
+        case .file(let p): path = p
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = SQLiteError.from(rc, db: db)
+            sqlite3_close_v2(db)  // sqlite3_open_v2 may allocate a handle even on failure.
+            throw SQLiteError(
+                extendedCode: error.extendedCode, message: "\(error.message) (path: \(path))")
+        }
+        handle = db
+        do {
+            sqlite3_extended_result_codes(db, 1)
+            let ms = options.busyTimeout.components
+            let millis = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
+            sqlite3_busy_timeout(db, Int32(clamping: millis))
+            // Reading the schema here turns "file is not a database" into an error at open time
+            // instead of at the first query.
+            _ = try query("SELECT count(*) FROM sqlite_master")
+            if options.foreignKeys { try execute(script: "PRAGMA foreign_keys = ON") }
+            if case .file = location, !options.readOnly, options.walMode {
+                try execute(script: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+            }
+        } catch {
+            statementCache.removeAll()
+            sqlite3_close_v2(db)
+            handle = nil
+            throw error
+        }
+    }
+
+    /// Opens a file connection.
+    public convenience init(path: String, options: Options = Options()) throws {
+        try self.init(.file(path), options: options)
+    }
+
+    deinit { close() }
+
+    /// Closes the connection. Statements still alive keep the handle until they are released
+    /// (`sqlite3_close_v2`). Calling twice is harmless.
+    public func close() {
+        statementCache.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    var db: OpaquePointer {
+        guard let handle else { preconditionFailure("use of a closed Connection") }
+        return handle
+    }
+
+    // MARK: Statements
+
+    /// Compiles one SQL statement.
+    ///
+    /// - Throws: ``SQLiteError`` on a syntax error, unknown table/column, or several statements.
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(db: db, sql: sql)
+    }
+
+    /// A compiled statement for `sql`, reused across calls (the per-connection statement cache).
+    ///
+    /// - Complexity: O(1) amortised after the first call for a given SQL string.
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try prepare(sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Drops every cached statement (needed after schema changes that the cache may not survive,
+    /// such as dropping a table a cached statement reads).
+    public func clearStatementCache() { statementCache.removeAll() }
+
+    /// Runs one statement with bindings (through the statement cache).
+    ///
+    /// ```swift
+    /// try connection.execute("DELETE FROM t WHERE id = ?", [.integer(3)])
+    /// ```
+    public func execute(_ sql: String, _ bindings: [SQLValue] = []) throws {
+        try cachedStatement(sql).execute(bindings)
+    }
+
+    /// Runs a script of one or more statements without bindings (`sqlite3_exec`).
+    public func execute(script sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) }
+            sqlite3_free(errorMessage)
+            var error = SQLiteError.from(rc, db: db, sql: sql)
+            if let message { error.message = message }
+            throw error
+        }
+    }
+
+    /// Runs one statement and returns every row.
+    public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [Row] {
+        try cachedStatement(sql).rows(bindings)
+    }
+
+    /// The first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ bindings: [SQLValue] = []) throws -> SQLValue? {
+        let statement = try cachedStatement(sql)
+        try statement.bind(bindings)
+        defer { statement.reset() }
+        guard try statement.step(), statement.columnCount > 0 else { return nil }
+        return statement.value(at: 0)
+    }
+
+    // MARK: State
+
+    /// The rowid of the most recent successful INSERT on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+    /// Rows changed by the most recent INSERT/UPDATE/DELETE.
+    public var changes: Int { Int(sqlite3_changes64(db)) }
+    /// Rows changed since the connection opened.
+    public var totalChanges: Int { Int(sqlite3_total_changes64(db)) }
+    /// Whether a transaction is open (autocommit is off).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
+    /// Whether the main database is read-only.
+    public var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
+    /// The SQLite library version, e.g. "3.40.1".
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+}

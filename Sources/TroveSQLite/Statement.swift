@@ -1,0 +1,226 @@
+import CSQLite
+import Foundation
+
+/// A prepared SQL statement: bind values, step through rows, read typed columns.
+///
+/// A statement belongs to the connection that prepared it and must be used on the same
+/// thread/actor. Not `Sendable`: it wraps a `sqlite3_stmt*`.
+///
+/// ```swift
+/// let insert = try connection.prepare("INSERT INTO t(a) VALUES (?)")
+/// for a in 0..<10 { try insert.execute([.integer(Int64(a))]) }
+/// ```
+public final class Statement {
+    // Owned: finalized in deinit. The connection handle stays valid at least as long as this
+    // statement because connections close with sqlite3_close_v2, which defers the close until the
+    // last statement is finalized.
+    let handle: OpaquePointer
+    let db: OpaquePointer
+    /// The SQL text this statement was prepared from.
+    public let sql: String
+
+    init(db: OpaquePointer, sql: String) throws {
+        var statement: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+        guard rc == SQLITE_OK else {
+            sqlite3_finalize(statement)
+            throw SQLiteError.from(rc, db: db, sql: sql)
+        }
+        guard let statement else {
+            // Empty SQL or only comments: nothing to run.
+            throw SQLiteError(extendedCode: .misuse, message: "empty SQL statement", sql: sql)
+        }
+        if let tail, tail.pointee != 0, !String(cString: tail).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+            sqlite3_finalize(statement)
+            throw SQLiteError(
+                extendedCode: .misuse,
+                message: "more than one statement; use Connection.execute(script:) for scripts",
+                sql: sql)
+        }
+        self.handle = statement
+        self.db = db
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// The number of `?` parameters.
+    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+    /// The number of result columns.
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    /// The result column names.
+    public var columnNames: [String] {
+        (0..<Int32(columnCount)).map { String(cString: sqlite3_column_name(handle, $0)) }
+    }
+    /// Whether the statement only reads (`sqlite3_stmt_readonly`).
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    // MARK: Binding
+
+    /// Resets the statement and binds values to its parameters in order.
+    ///
+    /// - Throws: ``SQLiteError`` with code `.range` when the count differs from ``parameterCount``.
+    public func bind(_ values: [SQLValue]) throws {
+        reset()
+        guard values.count == parameterCount else {
+            throw SQLiteError(
+                extendedCode: .range,
+                message: "statement has \(parameterCount) parameters, \(values.count) values given",
+                sql: sql)
+        }
+        for (offset, value) in values.enumerated() { try bind(value, at: offset + 1) }
+    }
+
+    /// Binds one value to the 1-based parameter `index`.
+    public func bind(_ value: SQLValue, at index: Int) throws {
+        let i = Int32(index)
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, i)
+        case .integer(let v): rc = sqlite3_bind_int64(handle, i, v)
+        case .real(let v): rc = sqlite3_bind_double(handle, i, v)
+        case .text(let v): rc = sqlite3_bind_text(handle, i, v, -1, trove_sqlite_transient())
+        case .blob(let v): rc = bindBytes(v, at: i)
+        }
+        try check(rc)
+    }
+
+    public func bind(_ value: Int64, at index: Int) throws {
+        try check(sqlite3_bind_int64(handle, Int32(index), value))
+    }
+    public func bind(_ value: Double, at index: Int) throws {
+        try check(sqlite3_bind_double(handle, Int32(index), value))
+    }
+    public func bind(_ value: String, at index: Int) throws {
+        try check(sqlite3_bind_text(handle, Int32(index), value, -1, trove_sqlite_transient()))
+    }
+    public func bindNull(at index: Int) throws { try check(sqlite3_bind_null(handle, Int32(index))) }
+
+    /// Binds raw bytes (e.g. `[Float]` memory) as a blob without an intermediate array.
+    public func bind(bytes: UnsafeRawBufferPointer, at index: Int) throws {
+        // Zero-length blobs need a non-nil pointer, or SQLite stores NULL.
+        if bytes.isEmpty {
+            try check(sqlite3_bind_zeroblob(handle, Int32(index), 0))
+        } else {
+            try check(sqlite3_bind_blob(
+                handle, Int32(index), bytes.baseAddress, Int32(bytes.count), trove_sqlite_transient()))
+        }
+    }
+
+    private func bindBytes(_ bytes: [UInt8], at index: Int32) -> Int32 {
+        if bytes.isEmpty { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return bytes.withUnsafeBytes {
+            sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), trove_sqlite_transient())
+        }
+    }
+
+    /// Resets the statement so it can run again; bindings are kept.
+    public func reset() { sqlite3_reset(handle) }
+
+    /// Sets every parameter back to NULL.
+    public func clearBindings() { sqlite3_clear_bindings(handle) }
+
+    // MARK: Stepping
+
+    /// Advances to the next row. Returns true when a row is available, false when done.
+    ///
+    /// - Throws: ``SQLiteError``; the statement is reset so it can be reused.
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = SQLiteError.from(rc, db: db, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Binds `values`, runs the statement to completion and resets it.
+    public func execute(_ values: [SQLValue] = []) throws {
+        try bind(values)
+        defer { reset() }
+        while try step() {}
+    }
+
+    /// Binds `values` and collects every row.
+    ///
+    /// - Complexity: O(rows × columns); values are copied out of SQLite.
+    public func rows(_ values: [SQLValue] = []) throws -> [Row] {
+        try bind(values)
+        defer { reset() }
+        let names = columnNames
+        var result: [Row] = []
+        while try step() { result.append(Row(columnNames: names, values: currentValues())) }
+        return result
+    }
+
+    /// Binds `values` and calls `body` for each row, reading columns straight from the statement
+    /// (no copies beyond what `body` reads).
+    public func forEachRow(_ values: [SQLValue] = [], _ body: (Statement) throws -> Void) throws {
+        try bind(values)
+        defer { reset() }
+        while try step() { try body(self) }
+    }
+
+    /// The current row's values.
+    public func currentValues() -> [SQLValue] {
+        (0..<columnCount).map { value(at: $0) }
+    }
+
+    // MARK: Column reads (valid after `step()` returned true)
+
+    /// The column's value with its storage type.
+    public func value(at column: Int) -> SQLValue {
+        let i = Int32(column)
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, i))
+        case SQLITE_TEXT: return .text(string(at: column) ?? "")
+        case SQLITE_BLOB: return .blob(blob(at: column) ?? [])
+        default: return .null
+        }
+    }
+
+    public func isNull(at column: Int) -> Bool {
+        sqlite3_column_type(handle, Int32(column)) == SQLITE_NULL
+    }
+    public func int64(at column: Int) -> Int64 { sqlite3_column_int64(handle, Int32(column)) }
+    public func double(at column: Int) -> Double { sqlite3_column_double(handle, Int32(column)) }
+
+    /// The column as text, nil when NULL.
+    public func string(at column: Int) -> String? {
+        let i = Int32(column)
+        guard let text = sqlite3_column_text(handle, i) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, i))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The column as bytes, nil when NULL.
+    public func blob(at column: Int) -> [UInt8]? {
+        let i = Int32(column)
+        if sqlite3_column_type(handle, i) == SQLITE_NULL { return nil }
+        let pointer = sqlite3_column_blob(handle, i)
+        let count = Int(sqlite3_column_bytes(handle, i))
+        guard let pointer, count > 0 else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    public func data(at column: Int) -> Data? { blob(at: column).map { Data($0) } }
+
+    /// Calls `body` with the column's bytes in place (no copy), or nil when NULL.
+    /// The buffer is valid only inside `body`.
+    public func withBlob<T>(at column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
+        let i = Int32(column)
+        if sqlite3_column_type(handle, i) == SQLITE_NULL { return try body(nil) }
+        let pointer = sqlite3_column_blob(handle, i)
+        let count = Int(sqlite3_column_bytes(handle, i))
+        return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+    }
+
+    private func check(_ rc: Int32) throws {
+        guard rc == SQLITE_OK else { throw SQLiteError.from(rc, db: db, sql: sql) }
+    }
+}

@@ -1,0 +1,156 @@
+/// Vectors of one dimension in one contiguous row-major `Float` buffer, with a map between
+/// external ids (`Int64` row ids) and internal slots (`UInt32` row positions).
+///
+/// Appends grow the buffer amortised O(1); an update overwrites its row in place; a removal
+/// moves the last row into the freed slot ("swap-remove"), so rows stay dense and a scan never
+/// skips holes. Slots are therefore not stable across removals; ids are.
+///
+/// Memory: `4 × dimension` bytes per row for the floats, plus 8 bytes (slot → id) and a
+/// dictionary entry (id → slot, roughly 20-30 bytes) per row. A value type: copies share the
+/// buffers until one of them is mutated (copy-on-write through `Array`).
+///
+/// ```swift
+/// var matrix = VectorMatrix(dimension: 3)
+/// matrix.append(id: 10, vector: [1, 2, 3])
+/// matrix.append(id: 11, vector: [4, 5, 6])
+/// matrix.remove(id: 10)               // row of 11 moves to slot 0
+/// matrix.row(forID: 11)               // [4, 5, 6]
+/// ```
+public struct VectorMatrix: Sendable {
+    /// The number of floats per row.
+    public let dimension: Int
+    // Row-major floats, count × dimension; owned by this value (COW). The dominant memory cost.
+    @usableFromInline var storage: [Float]
+    // slot -> external id; 8 bytes per row.
+    @usableFromInline var slotIDs: [Int64]
+    // external id -> slot.
+    @usableFromInline var slotsByID: [Int64: UInt32]
+
+    /// Creates an empty matrix.
+    /// - Parameter dimension: floats per row, at least 1.
+    public init(dimension: Int) {
+        precondition(dimension > 0, "dimension must be positive, got \(dimension)")
+        self.dimension = dimension
+        storage = []
+        slotIDs = []
+        slotsByID = [:]
+    }
+
+    /// The number of rows.
+    @inlinable public var count: Int { slotIDs.count }
+
+    /// Whether there are no rows.
+    @inlinable public var isEmpty: Bool { slotIDs.isEmpty }
+
+    /// The external ids, indexed by slot.
+    @inlinable public var ids: [Int64] { slotIDs }
+
+    /// The slot holding `id`, if any.
+    @inlinable public func slot(of id: Int64) -> UInt32? { slotsByID[id] }
+
+    /// The id in `slot` (`slot < count`).
+    @inlinable public func id(at slot: UInt32) -> Int64 { slotIDs[Int(slot)] }
+
+    /// Whether a row with `id` exists.
+    @inlinable public func contains(id: Int64) -> Bool { slotsByID[id] != nil }
+
+    /// A copy of the row in `slot`.
+    public func row(at slot: UInt32) -> [Float] {
+        let start = Int(slot) * dimension
+        return Array(storage[start..<start + dimension])
+    }
+
+    /// A copy of the row of `id`, or nil.
+    public func row(forID id: Int64) -> [Float]? {
+        slotsByID[id].map { row(at: $0) }
+    }
+
+    /// Reserves room for `n` rows.
+    /// - Complexity: O(count) when the buffers move.
+    public mutating func reserveCapacity(_ n: Int) {
+        storage.reserveCapacity(n * dimension)
+        slotIDs.reserveCapacity(n)
+        slotsByID.reserveCapacity(n)
+    }
+
+    /// Appends a row for a new id.
+    ///
+    /// - Parameters:
+    ///   - id: an id not yet present (precondition).
+    ///   - vector: `dimension` floats (precondition).
+    /// - Returns: the new row's slot.
+    /// - Complexity: amortised O(dimension).
+    @discardableResult
+    public mutating func append(id: Int64, vector: [Float]) -> UInt32 {
+        precondition(vector.count == dimension, "expected \(dimension) floats, got \(vector.count)")
+        precondition(slotsByID[id] == nil, "id \(id) is already present")
+        precondition(slotIDs.count < Int(UInt32.max), "a VectorMatrix holds at most 2^32-1 rows")
+        let slot = UInt32(slotIDs.count)
+        storage.append(contentsOf: vector)
+        slotIDs.append(id)
+        slotsByID[id] = slot
+        return slot
+    }
+
+    /// Overwrites the row in `slot`.
+    /// - Complexity: O(dimension).
+    public mutating func update(slot: UInt32, vector: [Float]) {
+        precondition(vector.count == dimension, "expected \(dimension) floats, got \(vector.count)")
+        let start = Int(slot) * dimension
+        storage.withUnsafeMutableBufferPointer { buffer in
+            for i in 0..<dimension { buffer[start + i] = vector[i] }
+        }
+    }
+
+    /// Writes the row of `id`: overwrites it in place when present, appends it otherwise.
+    ///
+    /// - Returns: the row's slot.
+    /// - Complexity: amortised O(dimension).
+    @discardableResult
+    public mutating func upsert(id: Int64, vector: [Float]) -> UInt32 {
+        if let slot = slotsByID[id] {
+            update(slot: slot, vector: vector)
+            return slot
+        }
+        return append(id: id, vector: vector)
+    }
+
+    /// Removes the row of `id` by moving the last row into its slot.
+    ///
+    /// - Parameter id: the id to remove.
+    /// - Returns: nil when `id` was absent; otherwise the freed slot and the id of the row that
+    ///   moved into it (nil when the removed row was the last one).
+    /// - Complexity: O(dimension).
+    @discardableResult
+    public mutating func remove(id: Int64) -> (slot: UInt32, movedID: Int64?)? {
+        guard let slot = slotsByID.removeValue(forKey: id) else { return nil }
+        let last = slotIDs.count - 1
+        var moved: Int64?
+        if Int(slot) != last {
+            let movedID = slotIDs[last]
+            let from = last * dimension, to = Int(slot) * dimension
+            storage.withUnsafeMutableBufferPointer { buffer in
+                for i in 0..<dimension { buffer[to + i] = buffer[from + i] }
+            }
+            slotIDs[Int(slot)] = movedID
+            slotsByID[movedID] = slot
+            moved = movedID
+        }
+        slotIDs.removeLast()
+        storage.removeLast(dimension)
+        return (slot, moved)
+    }
+
+    /// Removes every row, keeping the capacity.
+    public mutating func removeAll() {
+        storage.removeAll(keepingCapacity: true)
+        slotIDs.removeAll(keepingCapacity: true)
+        slotsByID.removeAll(keepingCapacity: true)
+    }
+
+    /// Calls `body` with the row-major floats (`count × dimension`).
+    @inlinable
+    public func withUnsafeRows<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+        try storage.withUnsafeBufferPointer(body)
+    }
+}

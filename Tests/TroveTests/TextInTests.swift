@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import Trove
+import TroveEmbeddings
+import TroveTestSupport
+
+@Suite("Text in, ranked results out (embedder integration)")
+struct TextInTests {
+    static let notes = [
+        ("Dentist appointment on Tuesday at ten", "calendar"),
+        ("Buy oat milk and bread for breakfast", "groceries"),
+        ("The quarterly report is due on Friday", "work"),
+        ("Call the plumber about the leaking sink", "home"),
+    ]
+
+    func makeNotes(_ db: Database, embedder: HashingEmbedder = HashingEmbedder()) async throws -> Collection {
+        let notes = try await db.collection("notes", embedder: embedder)
+        try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
+        return notes
+    }
+
+    @Test("add(text:), batch add, and search in the three modes")
+    func addAndSearch() async throws {
+        let db = try Database()
+        let notes = try await makeNotes(db)
+        #expect(notes.configuration.embedding == HashingEmbedder().manifest)
+        #expect(notes.configuration.dimension == 64)
+        let id = try await notes.add(text: "Renew the passport before the trip", source: "travel", metadata: #"{"urgent":true}"#)
+        #expect(try await notes.count() == 5)
+        #expect(try await notes.fetch(id: id)?.vector == HashingEmbedder().vector("Renew the passport before the trip"))
+
+        let hybrid = try await notes.search("when is the dentist appointment?", topK: 3)
+        #expect(hybrid.first?.source == "calendar")
+        #expect(hybrid.first?.vectorRank != nil && hybrid.first?.textRank != nil)
+        let vector = try await notes.search("oat milk", mode: .vector)
+        #expect(vector.first?.source == "groceries")
+        #expect(vector.allSatisfy { $0.textRank == nil })
+        let text = try await notes.search("plumber (sink)?", mode: .text, snippet: SnippetStyle())
+        #expect(text.map(\.source) == ["home"])
+        #expect(text[0].snippet?.contains("[plumber]") == true)
+        let filtered = try await notes.search("the", topK: 10, source: "work")
+        #expect(filtered.map(\.source) == ["work"])
+        let urgent = try await notes.search("passport", where: "json_extract(metadata, '$.urgent')")
+        #expect(urgent.map(\.id) == [id])
+
+        struct Meta: Codable, Equatable { var room: String }
+        let encoded = try await notes.add(text: "Water the plants", encoding: Meta(room: "kitchen"))
+        #expect(try await notes.fetch(id: encoded)?.decodeMetadata(Meta.self) == Meta(room: "kitchen"))
+    }
+
+    @Test("reopening with a different embedder throws embeddingMismatch; the same one works")
+    func embeddingMismatch() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("notes.trove")
+        _ = try await makeNotes(try Database(path: path))
+        let db = try Database(path: path)
+        let other = HashingEmbedder(dimension: 64, modelID: "test/other", checksum: "1111")
+        let error = await #expect(throws: TroveError.self) { try await db.collection("notes", embedder: other) }
+        guard case .embeddingMismatch(let name, let stored, let requested)? = error else {
+            Issue.record("expected embeddingMismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(name == "notes")
+        #expect(stored == HashingEmbedder().manifest)
+        #expect(requested == other.manifest)
+        await #expect(throws: TroveError.self) { try await db.collection(named: "notes", embedder: other) }
+        let reopened = try await db.collection(named: "notes", embedder: HashingEmbedder())
+        #expect(try await reopened.search("oat milk", topK: 1).first?.source == "groceries")
+        // A plain-vector collection refuses an embedder.
+        _ = try await db.collection("plain", dimension: 64)
+        await #expect(throws: TroveError.self) { try await db.collection(named: "plain", embedder: HashingEmbedder()) }
+    }
+
+    @Test("text-in without an embedder throws embedderRequired; text mode still works")
+    func noEmbedder() async throws {
+        let db = try Database()
+        _ = try await makeNotes(db)
+        let bare = try await db.collection(named: "notes")
+        await #expect(throws: TroveError.embedderRequired(collection: "notes")) { try await bare.add(text: "x") }
+        await #expect(throws: TroveError.embedderRequired(collection: "notes")) { try await bare.search("x") }
+        #expect(try await bare.search("plumber", mode: .text).count == 1)
+    }
+
+    @Test("a failing batch add writes nothing")
+    func batchAllOrNothing() async throws {
+        let db = try Database()
+        let notes = try await makeNotes(db)
+        await #expect(throws: TroveError.duplicateID(1)) {
+            try await notes.add([TextEntry(id: 100, text: "a"), TextEntry(id: 1, text: "b")])
+        }
+        #expect(try await notes.count() == 4)
+        #expect(try await notes.add([]).isEmpty)
+    }
+}

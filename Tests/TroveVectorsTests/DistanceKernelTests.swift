@@ -1,0 +1,83 @@
+import Testing
+import TroveTestSupport
+@testable import TroveVectors
+
+@Suite("DistanceKernels")
+struct DistanceKernelTests {
+    static let dimensions = Array(1...70) + [384, 768, 1536]
+
+    // SIMD sums in a different order than the scalar loop; the error bound grows with n and
+    // with the magnitude of the terms, so the tolerance is relative to Σ|aᵢbᵢ|.
+    static func close(_ x: Float, _ y: Float, magnitude: Float) -> Bool {
+        abs(x - y) <= 1e-5 * max(1, magnitude)
+    }
+
+    @Test("SIMD kernels equal the scalar reference", arguments: dimensions)
+    func simdMatchesScalar(dimension: Int) {
+        var rng = SeededGenerator(seed: UInt64(dimension))
+        for _ in 0..<5 {
+            let a = rng.vector(dimension: dimension).map { $0 * 3 }
+            let b = rng.vector(dimension: dimension)
+            let magnitude = zip(a, b).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
+            let l2magnitude = zip(a, b).reduce(Float(0)) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+            #expect(Self.close(DistanceKernels.dot(a, b), ScalarDistanceKernels.dot(a, b), magnitude: magnitude))
+            #expect(Self.close(
+                DistanceKernels.l2Squared(a, b), ScalarDistanceKernels.l2Squared(a, b), magnitude: l2magnitude))
+            #expect(Self.close(DistanceKernels.l2(a, b), ScalarDistanceKernels.l2(a, b), magnitude: l2magnitude.squareRoot()))
+            #expect(Self.close(
+                DistanceKernels.cosineDistance(a, b), ScalarDistanceKernels.cosineDistance(a, b), magnitude: 1))
+        }
+    }
+
+    @Test("Kernels on known values")
+    func knownValues() {
+        #expect(DistanceKernels.dot([1, 2, 3], [4, 5, 6]) == 32)
+        #expect(DistanceKernels.l2Squared([1, 2, 3], [4, 5, 6]) == 27)
+        #expect(DistanceKernels.l2([0, 0], [3, 4]) == 5)
+        #expect(abs(DistanceKernels.cosineDistance([1, 0], [0, 1]) - 1) < 1e-6)
+        #expect(abs(DistanceKernels.cosineDistance([2, 0], [5, 0])) < 1e-6)
+        #expect(DistanceKernels.cosineDistance([0, 0], [1, 1]) == 1)
+    }
+
+    @Test("normalize gives unit length and leaves zero alone")
+    func normalize() {
+        var v: [Float] = [3, 4]
+        DistanceKernels.normalize(&v)
+        #expect(abs(v[0] - 0.6) < 1e-6 && abs(v[1] - 0.8) < 1e-6)
+        var zero: [Float] = [0, 0, 0]
+        DistanceKernels.normalize(&zero)
+        #expect(zero == [0, 0, 0])
+    }
+
+    @Test("Metric distances and scores", arguments: DistanceMetric.allCases)
+    func metricScore(metric: DistanceMetric) {
+        let a: [Float] = [1, 2], b: [Float] = [2, 1]
+        let d = metric.distance(a, b)
+        switch metric {
+        case .cosine:
+            #expect(abs(metric.score(distance: d) - 0.8) < 1e-6)
+        case .dot:
+            #expect(d == -4 && metric.score(distance: d) == 4)
+        case .l2:
+            #expect(abs(d - Float(2).squareRoot()) < 1e-6 && metric.score(distance: d) == -d)
+        }
+    }
+}
+
+@Suite("TopK")
+struct TopKTests {
+    @Test("Keeps the k smallest, ties by smaller id", arguments: [0, 1, 5, 50, 200])
+    func selection(k: Int) {
+        var rng = SeededGenerator(seed: 9)
+        var top = TopK(k: k)
+        var all: [Neighbor] = []
+        for id in Int64(0)..<150 {
+            // Few distinct distances so ties are common.
+            let d = Float(Int.random(in: 0..<20, using: &rng))
+            all.append(Neighbor(id: id, distance: d))
+        }
+        for n in all.shuffled(using: &rng) { top.insert(id: n.id, distance: n.distance) }
+        let expected = all.sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }.prefix(k)
+        #expect(top.sortedResults() == Array(expected))
+    }
+}

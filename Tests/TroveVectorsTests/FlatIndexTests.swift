@@ -1,0 +1,160 @@
+import Testing
+import TroveTestSupport
+@testable import TroveVectors
+
+@Suite("FlatIndex")
+struct FlatIndexTests {
+    static func makeData(
+        dimension: Int, count: Int, metric: DistanceMetric, seed: UInt64
+    ) -> (FlatIndex, ExactOracle, SeededGenerator) {
+        var rng = SeededGenerator(seed: seed)
+        var index = FlatIndex(dimension: dimension, metric: metric)
+        var oracle = ExactOracle(metric: metric)
+        for i in 0..<count {
+            // Ids deliberately not equal to slots.
+            let id = Int64(i * 7 + 3)
+            let v = rng.vector(dimension: dimension)
+            index.upsert(id: id, vector: v)
+            oracle.upsert(id: id, vector: v)
+        }
+        return (index, oracle, rng)
+    }
+
+    @Test("Equals the brute-force oracle", arguments: DistanceMetric.allCases, [1, 3, 8, 17, 64, 100])
+    func matchesOracle(metric: DistanceMetric, dimension: Int) {
+        var (index, oracle, rng) = Self.makeData(dimension: dimension, count: 600, metric: metric, seed: 1)
+        for k in [1, 10, 37] {
+            let q = rng.vector(dimension: dimension)
+            let got = index.search(q, k: k)
+            let expected = oracle.search(q, k: k)
+            #expect(oracle.mismatch(got, expected: expected, query: q) == nil)
+        }
+        // Ties: duplicate vectors must come back by ascending id.
+        let v = rng.vector(dimension: dimension)
+        for id: Int64 in [9_000_003, 9_000_001, 9_000_002] {
+            index.upsert(id: id, vector: v)
+            oracle.upsert(id: id, vector: v)
+        }
+        let hits = index.search(v, k: index.count)
+        let duplicates = hits.filter { $0.id >= 9_000_001 }
+        #expect(duplicates.map(\.id) == [9_000_001, 9_000_002, 9_000_003])
+        #expect(Set(duplicates.map(\.distance)).count == 1)
+        for i in hits.indices.dropFirst() {
+            #expect((hits[i - 1].distance, hits[i - 1].id) < (hits[i].distance, hits[i].id))
+        }
+    }
+
+    @Test("k = 0, k > count, empty index")
+    func edgeCounts() {
+        let (index, oracle, _) = Self.makeData(dimension: 5, count: 20, metric: .l2, seed: 2)
+        let q: [Float] = [0.1, 0.2, 0.3, 0.4, 0.5]
+        #expect(index.search(q, k: 0).isEmpty)
+        #expect(index.search(q, k: -3).isEmpty)
+        let all = index.search(q, k: 100)
+        #expect(all.count == 20)
+        #expect(oracle.mismatch(all, expected: oracle.search(q, k: 100), query: q) == nil)
+        #expect(FlatIndex(dimension: 5, metric: .dot).search(q, k: 10).isEmpty)
+        #expect(index.search(q, k: 5, among: []).isEmpty)
+    }
+
+    @Test("Filtered search returns exactly k at every selectivity",
+          arguments: DistanceMetric.allCases, [0.01, 0.1, 0.5])
+    func filtered(metric: DistanceMetric, selectivity: Double) {
+        var (index, oracle, rng) = Self.makeData(dimension: 19, count: 3_000, metric: metric, seed: 3)
+        let allowed = Set(index.matrix.ids.filter { _ in Double.random(in: 0..<1, using: &rng) < selectivity })
+        let k = 10
+        #expect(allowed.count >= k)
+        let q = rng.vector(dimension: 19)
+        let expected = oracle.search(q, k: k, where: allowed.contains)
+        let viaWhere = index.search(q, k: k, where: allowed.contains)
+        // Duplicates and unknown ids among the candidates must be harmless.
+        let viaAmong = index.search(q, k: k, among: Array(allowed) + Array(allowed.prefix(5)) + [-1, -2])
+        #expect(viaWhere.count == k && viaAmong.count == k)
+        #expect(viaWhere.allSatisfy { allowed.contains($0.id) })
+        #expect(oracle.mismatch(viaWhere, expected: expected, query: q) == nil)
+        #expect(oracle.mismatch(viaAmong, expected: expected, query: q) == nil)
+    }
+
+    @Test("Append, update, remove and swap keep the index equal to the oracle",
+          arguments: DistanceMetric.allCases)
+    func mutations(metric: DistanceMetric) {
+        var (index, oracle, rng) = Self.makeData(dimension: 13, count: 300, metric: metric, seed: 4)
+        var ids = Array(oracle.vectors.keys).sorted()
+        for step in 0..<400 {
+            switch step % 4 {
+            case 0, 1:  // remove a random id (often from the middle: swap-remove)
+                let id = ids.remove(at: Int.random(in: 0..<ids.count, using: &rng))
+                let removed = index.remove(id: id)
+                let removedAgain = index.remove(id: id)
+                oracle.remove(id: id)
+                #expect(removed && !removedAgain)
+            case 2:  // update in place
+                let id = ids[Int.random(in: 0..<ids.count, using: &rng)]
+                let v = rng.vector(dimension: 13)
+                index.upsert(id: id, vector: v)
+                oracle.upsert(id: id, vector: v)
+            default:  // append a new id
+                let id = Int64(100_000 + step)
+                let v = rng.vector(dimension: 13)
+                index.upsert(id: id, vector: v)
+                oracle.upsert(id: id, vector: v)
+                ids.append(id)
+            }
+        }
+        #expect(index.count == oracle.count)
+        for id in ids {
+            #expect(index.contains(id: id))
+            let stored = index.vector(for: id)!
+            let raw = oracle.vectors[id]!
+            if metric == .cosine {
+                var n = raw
+                DistanceKernels.normalize(&n)
+                #expect(zip(stored, n).allSatisfy { abs($0 - $1) < 1e-6 })
+            } else {
+                #expect(stored == raw)
+            }
+        }
+        // The slot map must be a bijection after all the swaps.
+        for (slot, id) in index.matrix.ids.enumerated() { #expect(index.matrix.slot(of: id) == UInt32(slot)) }
+        for _ in 0..<5 {
+            let q = rng.vector(dimension: 13)
+            #expect(oracle.mismatch(index.search(q, k: 15), expected: oracle.search(q, k: 15), query: q) == nil)
+        }
+        index.removeAll()
+        #expect(index.count == 0 && index.search([Float](repeating: 1, count: 13), k: 3).isEmpty)
+    }
+
+    @Test("Cosine: zero vectors have distance 1, copies are independent")
+    func cosineZeroAndCopyOnWrite() {
+        var index = FlatIndex(dimension: 4, metric: .cosine)
+        index.upsert(id: 1, vector: [0, 0, 0, 0])
+        index.upsert(id: 2, vector: [1, 0, 0, 0])
+        let copy = index
+        index.remove(id: 2)
+        let hits = copy.search([1, 1, 0, 0], k: 2)
+        #expect(hits.map(\.id) == [2, 1])
+        #expect(abs(hits[1].distance - 1) < 1e-6)
+        #expect(copy.count == 2 && index.count == 1)
+        #expect(abs(index.search([0, 0, 0, 0], k: 1)[0].distance - 1) < 1e-6)
+    }
+}
+
+@Suite("VectorMatrix")
+struct VectorMatrixTests {
+    @Test("Swap-remove moves the last row into the freed slot")
+    func swapRemove() {
+        var m = VectorMatrix(dimension: 2)
+        m.append(id: 10, vector: [1, 1])
+        m.append(id: 20, vector: [2, 2])
+        m.append(id: 30, vector: [3, 3])
+        let removed = m.remove(id: 10)
+        #expect(removed?.slot == 0 && removed?.movedID == 30)
+        #expect(m.slot(of: 30) == 0 && m.row(forID: 30) == [3, 3] && m.id(at: 0) == 30)
+        let last = m.remove(id: 20)
+        #expect(last?.slot == 1 && last?.movedID == nil)
+        #expect(m.remove(id: 20) == nil)
+        #expect(m.count == 1 && m.ids == [30])
+        m.upsert(id: 30, vector: [4, 5])
+        #expect(m.row(at: 0) == [4, 5] && m.count == 1)
+    }
+}
