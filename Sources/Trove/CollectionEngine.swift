@@ -1,6 +1,7 @@
 import Foundation
 import TroveEmbeddings
 import TroveSQLite
+import TroveText
 import TroveVectors
 
 /// The working state of one open collection: its schema, its cached statements and the in-memory
@@ -17,6 +18,10 @@ final class CollectionEngine {
     var index: FlatIndex?
     /// The last change-log `seq` that ``index`` reflects.
     var watermark: Int64 = 0
+    /// The in-memory BM25 index for typed text queries (see CollectionEngine+TextIndex.swift),
+    /// built on the first typed query, and the change-log `seq` it reflects.
+    var textIndex: BM25Index?
+    var textWatermark: Int64 = 0
 
     /// Keep the change log from growing past this many entries; when it does, the oldest are
     /// deleted down to ``logKeep`` entries. Readers whose watermark falls behind the pruned point

@@ -46,6 +46,7 @@ public actor Database {
         preparing collections: [(name: String, configuration: CollectionConfiguration)]
     ) throws {
         let connection = try Connection(location, options: options)
+        try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
         try Self.prepareMeta(connection)
         var engines: [String: CollectionEngine] = [:]
         for (name, configuration) in collections {

@@ -20,11 +20,16 @@ public struct Fusion: Hashable, Sendable {
     public var depthMultiplier: Int
     /// The least number of hits each leg contributes (default 50).
     public var minimumDepth: Int
+    /// For typed text: a text hit votes only when it matches at least this fraction of the
+    /// query's words (after stop words), 0 ... 1. Default 2/3 (Documentation/PARAMETERS.md,
+    /// "Fusion"); 0 gives plain RRF. Raw FTS5 queries always vote.
+    public var minimumTextCoverage: Double
 
     public init(
         k: Double = 60, vectorWeight: Double = 1, textWeight: Double = 1, depthMultiplier: Int = 4,
-        minimumDepth: Int = 50
+        minimumDepth: Int = 50, minimumTextCoverage: Double = 2.0 / 3.0
     ) {
+        self.minimumTextCoverage = minimumTextCoverage
         self.k = k
         self.vectorWeight = vectorWeight
         self.textWeight = textWeight
@@ -36,6 +41,9 @@ public struct Fusion: Hashable, Sendable {
         guard k >= 0, k.isFinite else { throw TroveError.invalidConfiguration("RRF k must be >= 0, got \(k)") }
         guard vectorWeight >= 0, textWeight >= 0, vectorWeight.isFinite, textWeight.isFinite else {
             throw TroveError.invalidConfiguration("fusion weights must be finite and >= 0")
+        }
+        guard (0...1).contains(minimumTextCoverage) else {
+            throw TroveError.invalidConfiguration("fusion minimumTextCoverage must be in 0...1, got \(minimumTextCoverage)")
         }
         guard depthMultiplier >= 1, minimumDepth >= 1 else {
             throw TroveError.invalidConfiguration("fusion depthMultiplier and minimumDepth must be >= 1")

@@ -103,6 +103,43 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
         self = configuration
     }
 
+    /// Reads an FTS5 `tokenize=` value that this configuration can reproduce: `unicode61` with
+    /// or without `porter` and `remove_diacritics`, or Trove's own tokenizer with its arguments.
+    /// `nil` for anything else (`ascii`, `trigram`, other options, other tokenizers).
+    ///
+    /// ```swift
+    /// TokenizerConfiguration(fts5TokenizeArgument: "porter unicode61 remove_diacritics 2") // .english
+    /// ```
+    ///
+    /// - Parameter fts5TokenizeArgument: The value of FTS5's `tokenize=` option.
+    public init?(fts5TokenizeArgument: String) {
+        var words = fts5TokenizeArgument.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)[...]
+        if words.first == Self.fts5TokenizerName {
+            self.init(fts5Arguments: Array(words.dropFirst()))
+            return
+        }
+        var configuration = TokenizerConfiguration(removesDiacritics: true, stemsEnglish: false)
+        if words.first == "porter" {
+            configuration.stemsEnglish = true
+            words = words.dropFirst()
+        }
+        // FTS5's defaults: porter wraps unicode61; unicode61 removes diacritics (mode 1).
+        if let base = words.first {
+            guard base == "unicode61" else { return nil }
+            words = words.dropFirst()
+        }
+        while let key = words.first {
+            guard key == "remove_diacritics", let value = words.dropFirst().first else { return nil }
+            switch value {
+            case "0": configuration.removesDiacritics = false
+            case "1", "2": configuration.removesDiacritics = true
+            default: return nil
+            }
+            words = words.dropFirst(2)
+        }
+        self = configuration
+    }
+
     public var description: String {
         "\(segmentation.rawValue)\(removesDiacritics ? " remove_diacritics" : "")\(stemsEnglish ? " porter" : "")"
     }

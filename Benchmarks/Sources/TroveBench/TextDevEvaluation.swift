@@ -111,8 +111,8 @@ func runTextDevEvaluation(_ arguments: [String]) throws {
 
     func rrf(_ text: [[BM25Hit]], gate: Double?, textWeight: Double = 1) -> [[Int64]] {
         zip(vectorRuns, text).map { vector, hits in
-            let lexical = gate.map { Fusion.confidentLexicalHits(hits, minimumCoverage: $0) } ?? hits
-            return Fusion.reciprocalRank([.init(ids: vector), .init(ids: lexical.map(\.id), weight: textWeight)]).map(\.id)
+            let lexical = gate.map { RankFusion.confidentLexicalHits(hits, minimumCoverage: $0) } ?? hits
+            return RankFusion.reciprocalRank([.init(ids: vector), .init(ids: lexical.map(\.id), weight: textWeight)]).map(\.id)
         }
     }
     line("hybrid before: plain RRF k=60 (text before)", rrf(before, gate: nil))
@@ -127,7 +127,7 @@ func runTextDevEvaluation(_ arguments: [String]) throws {
     for lambda in [0.7, 0.9] {
         let runs: [[Int64]] = queries.indices.map { q in
             let candidates = hybrid[q].prefix(20).map { (id: $0, relevance: Double(vectorCosines[q][Int($0)])) }
-            return Fusion.maximalMarginalRelevance(candidates, count: 10, lambda: lambda) { a, b in
+            return RankFusion.maximalMarginalRelevance(candidates, count: 10, lambda: lambda) { a, b in
                 Double(zip(noteVectors[Int(a)], noteVectors[Int(b)]).reduce(Float(0)) { $0 + $1.0 * $1.1 })
             }
         }

@@ -7,13 +7,13 @@
 ///   Goldstein 1998) for diverse results.
 ///
 /// ```swift
-/// let lexical = Fusion.confidentLexicalHits(bm25Hits)            // coverage >= 2/3
-/// let fused = Fusion.reciprocalRank([
+/// let lexical = RankFusion.confidentLexicalHits(bm25Hits)            // coverage >= 2/3
+/// let fused = RankFusion.reciprocalRank([
 ///     .init(ids: vectorIDs),
 ///     .init(ids: lexical.map(\.id)),
 /// ])
 /// ```
-public enum Fusion {
+public enum RankFusion {
     /// The default RRF constant k = 60, the value Cormack et al. found robust across collections.
     public static let defaultK: Double = 60
     /// The default gate: a lexical hit votes when it matches at least 2/3 of the query's clauses.
@@ -61,7 +61,7 @@ public enum Fusion {
     /// with the better best rank, then the smaller id, so the result is deterministic.
     ///
     /// ```swift
-    /// let fused = Fusion.reciprocalRank([.init(ids: [3, 1, 2]), .init(ids: [1, 4], weight: 0.5)])
+    /// let fused = RankFusion.reciprocalRank([.init(ids: [3, 1, 2]), .init(ids: [1, 4], weight: 0.5)])
     /// // 1: 1/62 + 0.5/61, 3: 1/61, 2: 1/63, 4: 0.5/62
     /// ```
     ///
@@ -121,7 +121,7 @@ public enum Fusion {
     /// documents' embeddings). Ties go to the earlier candidate.
     ///
     /// ```swift
-    /// let order = Fusion.maximalMarginalRelevance(
+    /// let order = RankFusion.maximalMarginalRelevance(
     ///     [(id: 1, relevance: 0.9), (id: 2, relevance: 0.85), (id: 3, relevance: 0.5)],
     ///     count: 2, lambda: 0.5) { a, b in cosine(vectors[a]!, vectors[b]!) }
     /// ```
