@@ -112,7 +112,7 @@ public actor Database {
     public func collection(
         _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.defaultTokenizer
+        tokenizer: String = CollectionConfiguration.englishTokenizer
     ) throws -> Collection {
         let manifest = embedder.manifest
         let configuration = CollectionConfiguration(
