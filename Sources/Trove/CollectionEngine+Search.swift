@@ -165,7 +165,8 @@ extension CollectionEngine {
         return try connection.transaction(.deferred) {
             let neighbors = try vectorNeighbors(vector, k: depth, filter: filter)
             let hits = try votingTextHits(text, k: depth, filter: filter, fusion: fusion)
-            let fused = fusion.fuse(vector: neighbors.map(\.id), text: hits.map(\.id)).prefix(topK)
+            let fused = try rerank(fusion.fuse(vector: neighbors.map(\.id), text: hits.map(\.id)), query: vector,
+                                   fusion: fusion, topK: topK)
             let ids = fused.map(\.id)
             let stored = try self.rows(for: ids)
             let snippetByID = try snippet.map { try self.snippets(for: ids, query: text, style: $0) } ?? [:]

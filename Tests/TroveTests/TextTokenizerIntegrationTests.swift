@@ -145,4 +145,34 @@ struct TextTokenizerIntegrationTests {
             try await notes.searchHybrid(text: query, vector: [1, 0], fusion: Fusion(minimumTextCoverage: 1.5))
         }
     }
+
+    @Test("the no-good-match threshold drops rows far from the query; MMR moves a near-duplicate down")
+    func thresholdAndMMR() async throws {
+        let database = try Database()
+        let notes = try await database.collection("notes", dimension: 2)
+        try await notes.insertBatch([
+            VectorEntry(id: 1, content: "shopping list one", vector: [1, 0]),
+            VectorEntry(id: 2, content: "shopping list one copy", vector: [0.99, 0.141]),
+            VectorEntry(id: 3, content: "garden plan", vector: [0.6, 0.8]),
+            VectorEntry(id: 4, content: "tax forms", vector: [-1, 0]),
+        ])
+        let query: [Float] = [1, 0.02]
+        let plain = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 4)
+        #expect(plain.map(\.id) == [1, 2, 3, 4])
+        let thresholded = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 4,
+                                                       fusion: Fusion(minimumVectorScore: 0.5))
+        #expect(thresholded.map(\.id) == [1, 2, 3])
+        // Cosines to the query: 0.9998, 0.9926, 0.6159, −0.9998. λ = 0.5: after row 1, row 2
+        // (cosine 0.99 to row 1) scores 0.5·0.9926 − 0.5·0.99 ≈ 0.0013, row 3 scores
+        // 0.5·0.6159 − 0.5·0.6 ≈ 0.008, row 4 0.5·(−0.9998) + 0.5·1 ≈ 0.0001: row 3 comes second.
+        let diverse = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 3,
+                                                   fusion: Fusion(mmrLambda: 0.5))
+        #expect(diverse.map(\.id) == [1, 3, 2])
+        let relevanceOnly = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 3,
+                                                         fusion: Fusion(mmrLambda: 1))
+        #expect(relevanceOnly.map(\.id) == [1, 2, 3])
+        await #expect(throws: TroveError.self) {
+            try await notes.searchHybrid(text: .typed("zzz"), vector: query, fusion: Fusion(mmrLambda: 2))
+        }
+    }
 }
