@@ -122,6 +122,22 @@ func runTextDevEvaluation(_ arguments: [String]) throws {
     line("hybrid: RRF, lexical gate coverage = 1", rrf(english, gate: 1))
     line("hybrid: RRF gate 2/3, cjk tokenizer", rrf(cjk, gate: 2.0 / 3.0))
 
+    // Variant: coverage counted over the clauses the collection knows (document frequency > 0);
+    // words no note contains cannot be explained by any note.
+    do {
+        var index = BM25Index(tokenizer: Tokenizer(.english))
+        for (row, text) in texts.enumerated() { index.add(id: Int64(row), text: text) }
+        for gate in [0.5, 2.0 / 3.0] {
+            let runs: [[Int64]] = queries.indices.map { q in
+                let typed = TypedQuery(queries[q].text, tokenizer: index.tokenizer)
+                let known = typed.clauses.filter { $0.terms.allSatisfy { index.documentFrequency(ofTerm: $0) > 0 } }.count
+                let voting = english[q].filter { known > 0 && Double($0.matchedClauses) / Double(known) + 1e-9 >= gate }
+                return RankFusion.reciprocalRank([.init(ids: vectorRuns[q]), .init(ids: voting.map(\.id))]).map(\.id)
+            }
+            line("hybrid: RRF, gate \(gate == 0.5 ? "1/2" : "2/3") of the clauses the collection knows", runs)
+        }
+    }
+
     // MMR over the default hybrid's top 20 (relevance: query cosine; similarity: note cosine).
     let hybrid = rrf(english, gate: 2.0 / 3.0)
     for lambda in [0.7, 0.9] {
