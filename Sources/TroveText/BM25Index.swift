@@ -96,12 +96,15 @@ public struct BM25Index: Sendable {
                 return true
             }
         }
-        // Term frequencies, in first-occurrence order.
-        var frequency: [UInt32: UInt32] = [:]
-        for term in sequence { frequency[term, default: 0] += 1 }
+        // Term frequencies: runs of equal ids in a sorted copy (no hashing per document).
         let length = UInt32(sequence.count)
-        for (term, tf) in frequency {
-            postings[Int(term)].append(slot: slot, tf: tf, documentLength: length)
+        let sorted = sequence.sorted()
+        var start = 0
+        while start < sorted.count {
+            var end = start + 1
+            while end < sorted.count, sorted[end] == sorted[start] { end += 1 }
+            postings[Int(sorted[start])].append(slot: slot, tf: UInt32(end - start), documentLength: length)
+            start = end
         }
         slotIDs.append(id)
         slotLengths.append(length)

@@ -92,14 +92,15 @@ public enum PorterStemmer {
         guard n >= 3 else { return false }
         let last = w[n - 1]
         if last == UInt8(ascii: "w") || last == UInt8(ascii: "x") || last == y { return false }
-        var consonant = [Bool](repeating: false, count: 3)
+        // Consonant flags of the last three letters (y's status depends on all before it).
+        var third = false, second = false, first = false
         var previousIsConsonant = false
         for index in 0..<n {
             let isConsonant = !isVowel(w[index], yIsVowel: previousIsConsonant)
-            if index >= n - 3 { consonant[index - (n - 3)] = isConsonant }
+            (third, second, first) = (second, first, isConsonant)
             previousIsConsonant = isConsonant
         }
-        return consonant[0] && !consonant[1] && consonant[2]
+        return third && !second && first
     }
 
     @inline(__always)
@@ -130,17 +131,20 @@ public enum PorterStemmer {
         }
     }
 
+    private static let eed = Array("eed".utf8), ed = Array("ed".utf8), ing = Array("ing".utf8)
+    private static let cleanupSuffixes = [Array("at".utf8), Array("bl".utf8), Array("iz".utf8)]
+
     /// (m > 0) eed -> ee; (*v*) ed -> ; (*v*) ing -> . Returns whether -ed or -ing went.
     private static func step1b(_ w: UnsafeMutableBufferPointer<UInt8>, _ n: inout Int) -> Bool {
-        if ends(w, n, Array("eed".utf8)) {
+        if ends(w, n, eed) {
             if measure(w, n - 3) > 0 { n -= 1 }
             return false
         }
-        if ends(w, n, Array("ed".utf8)) {
+        if ends(w, n, ed) {
             if hasVowel(w, n - 2) { n -= 2; return true }
             return false
         }
-        if ends(w, n, Array("ing".utf8)) {
+        if ends(w, n, ing) {
             if hasVowel(w, n - 3) { n -= 3; return true }
         }
         return false
@@ -148,7 +152,7 @@ public enum PorterStemmer {
 
     /// After -ed/-ing: at -> ate, bl -> ble, iz -> ize; undouble; (m = 1 and *o) -> e.
     private static func step1bCleanup(_ w: UnsafeMutableBufferPointer<UInt8>, _ n: inout Int) {
-        for suffix in ["at", "bl", "iz"] where ends(w, n, Array(suffix.utf8)) {
+        for suffix in cleanupSuffixes where ends(w, n, suffix) {
             w[n] = e
             n += 1
             return

@@ -41,12 +41,14 @@ func runTextBenchmarks(_ arguments: [String]) async throws {
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average at start \(loadAverage())")
     print("timing: each query alone (parse + search), one thread, 10 warm-up queries, 2 passes, faster pass kept\n")
 
+    var notes: [String] = []
     print("engine                                   build s   p50 ms   p99 ms  mean ms   hit@1   hit@3  MRR@10  hit@10")
     for (name, configuration, stopwords, exhaustive) in [
         ("trove BM25Index unicode61, MaxScore", TokenizerConfiguration.unicode, Set<String>(), false),
         ("trove BM25Index unicode61, exhaustive", TokenizerConfiguration.unicode, Set<String>(), true),
         ("trove BM25Index porter+stopwords (default)", TokenizerConfiguration.english, Stopwords.english, false),
     ] {
+        let rssBefore = residentMegabytes()
         let start = DispatchTime.now().uptimeNanoseconds
         var index = BM25Index(tokenizer: Tokenizer(configuration))
         for (row, body) in bodies.enumerated() { index.add(id: Int64(row), text: body) }
@@ -61,7 +63,12 @@ func runTextBenchmarks(_ arguments: [String]) async throws {
         let (results, latencies) = timeQueries(rows.map { synopses[$0] }, search)
         let quality = Quality(results, targets: rows.map(Int64.init))
         print(row(name, build: build, latencies: latencies, quality: quality))
+        notes.append("\(name): resident memory grew \(Int(residentMegabytes() - rssBefore)) MB while building; "
+                     + "slowest queries: " + zip(latencies, rows).sorted { $0.0 > $1.0 }.prefix(3)
+                        .map { String(format: "%.1f ms ", $0.0) + "\"\(synopses[$0.1])\"" }.joined(separator: ", "))
+        withExtendedLifetime(index) {}
     }
+    for note in notes { print("  " + note) }
     print("load average at end \(loadAverage())")
 
     guard runPeers else { return }
@@ -127,6 +134,13 @@ private func row(_ name: String, build: Double, latencies: [Double], quality: Qu
     return name.padding(toLength: 40, withPad: " ", startingAt: 0)
         + String(format: " %8.2f %8.3f %8.3f %8.3f  %6.3f  %6.3f  %6.3f  %6.3f", build, percentile(50), percentile(99), mean,
                  quality.hit1, quality.hit3, quality.mrr, quality.hit10)
+}
+
+/// This process's resident set size (VmRSS), in MB.
+private func residentMegabytes() -> Double {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
 }
 
 private func loadAverage() -> String {
