@@ -126,7 +126,37 @@ public struct BM25Index: Sendable {
         totalLength -= Int(slotLengths[Int(slot)])
         slotLengths[Int(slot)] = 0
         slotTerms[Int(slot)] = []
+        // Dead slots cost 8 + 4 + 24 bytes each; renumber once they outnumber the live ones.
+        let dead = slotIDs.count - slotOfID.count
+        if dead > 1024, dead > slotOfID.count { compactSlots() }
         return true
+    }
+
+    /// Renumbers the live documents' slots densely, in their current order (so posting lists
+    /// stay sorted), dropping the slots removals left behind.
+    ///
+    /// - Complexity: O(slots + postings).
+    mutating func compactSlots() {
+        var newSlot = [UInt32](repeating: .max, count: slotIDs.count)
+        var ids: [Int64] = []
+        var lengths: [UInt32] = []
+        var terms: [[UInt32]] = []
+        ids.reserveCapacity(slotOfID.count)
+        for (slot, id) in slotIDs.enumerated() where slotOfID[id] == UInt32(slot) {
+            newSlot[slot] = UInt32(ids.count)
+            slotOfID[id] = UInt32(ids.count)
+            ids.append(id)
+            lengths.append(slotLengths[slot])
+            terms.append(slotTerms[slot])
+        }
+        for term in postings.indices {
+            for index in postings[term].slots.indices {
+                postings[term].slots[index] = newSlot[Int(postings[term].slots[index])]
+            }
+        }
+        slotIDs = ids
+        slotLengths = lengths
+        slotTerms = terms
     }
 
     /// Removes every document (the dictionary is kept).

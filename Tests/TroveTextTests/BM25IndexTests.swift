@@ -136,6 +136,23 @@ struct BM25IndexTests {
         }
     }
 
+    @Test("many replacements compact the slots; results stay exact")
+    func compaction() {
+        var (index, words, generator) = Self.randomIndex(seed: 21, documents: 300, vocabulary: 80)
+        for _ in 0..<3000 {
+            let id = Int64.random(in: 0..<300, using: &generator)
+            index.add(id: id, text: (0..<Int.random(in: 1...12, using: &generator)).map { _ in
+                words.randomElement(using: &generator)!
+            }.joined(separator: " "))
+        }
+        #expect(index.count == 300)
+        #expect(index.slotIDs.count < 2 * 300 + 1100)
+        for _ in 0..<30 {
+            let clauses = Self.randomClauses(words, using: &generator)
+            #expect(index.search(clauses: clauses, topK: 20) == index.exhaustiveSearch(clauses: clauses, topK: 20))
+        }
+    }
+
     @Test("a filter applies before ranking: k allowed documents whenever k match")
     func filteredSearch() {
         var (index, words, generator) = Self.randomIndex(seed: 9, documents: 2000, vocabulary: 200)
