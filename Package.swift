@@ -23,7 +23,9 @@ let package = Package(
         ),
         .target(name: "TroveSQLite", dependencies: ["CSQLite"]),
         // Pure Swift, no I/O: kernels, matrices, exact and approximate indexes.
-        .target(name: "TroveVectors"),
+        .target(name: "TroveVectors", dependencies: ["CTroveKernels"]),
+        // AVX2/FMA distance kernels chosen at run time (x86-64), portable C elsewhere; see its header.
+        .target(name: "CTroveKernels"),
         // Pure Swift, no SQLite: tokenizer, safetensors, BERT encoder. BLAS is found at run time.
         .target(name: "TroveEmbeddings"),
         // Pure Swift, no SQLite: text tokenization (shared with FTS5), BM25 inverted index, typed queries.

@@ -67,7 +67,8 @@ extension Collection {
     }
 
     /// Searches with text: embeds it and runs hybrid search (vector and words fused with RRF),
-    /// or one leg alone. The words are treated as typed by a person: no syntax errors.
+    /// or one leg alone. The words are treated as typed by a person: no syntax errors. On a
+    /// collection created with lexical search off, `.hybrid` runs the vector leg alone.
     ///
     /// ```swift
     /// let hits = try await notes.search("when is the dentist?", topK: 5)
@@ -79,17 +80,33 @@ extension Collection {
         _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, source: String? = nil,
         where sql: String? = nil, bindings: [SQLValue] = [], snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
+        try await search(text, topK: topK, mode: mode, filter: SearchFilter(source: source, sql: sql, bindings: bindings),
+                         snippet: snippet)
+    }
+
+    /// Text-in search with a ``SearchFilter`` (source, typed metadata predicates, SQL fragment).
+    ///
+    /// ```swift
+    /// let hits = try await notes.search("dentist", filter: SearchFilter(metadata: [.exists("due")]))
+    /// ```
+    public func search(
+        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: SearchFilter,
+        snippet: SnippetStyle? = nil
+    ) async throws -> [SearchResult] {
         switch mode {
         case .text:
-            return try await searchText(.typed(text), topK: topK, source: source, where: sql, bindings: bindings, snippet: snippet)
+            return try await searchText(.typed(text), topK: topK, filter: filter, snippet: snippet)
         case .vector:
             let vector = try await requireEmbedder().embed(text)
-            return try await search(vector: vector, topK: topK, source: source, where: sql, bindings: bindings)
+            return try await search(vector: vector, topK: topK, filter: filter)
         case .hybrid(let fusion):
             let vector = try await requireEmbedder().embed(text)
+            // Without a text index, "hybrid" has only one leg: answer with it rather than fail.
+            guard configuration.lexicalSearch else {
+                return try await search(vector: vector, topK: topK, filter: filter)
+            }
             return try await searchHybrid(
-                text: .typed(text), vector: vector, topK: topK, source: source, where: sql, bindings: bindings,
-                fusion: fusion, snippet: snippet)
+                text: .typed(text), vector: vector, topK: topK, filter: filter, fusion: fusion, snippet: snippet)
         }
     }
 }

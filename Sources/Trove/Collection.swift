@@ -233,6 +233,41 @@ public struct Collection: Sendable {
     }
 }
 
+/// Another name for Trove's ``Collection``, for files that also use the standard library's
+/// `Collection` protocol: a type named `Collection` in an imported module shadows `Swift.Collection`,
+/// so write `Swift.Collection` for the protocol there, or `TroveCollection` for this type.
+public typealias TroveCollection = Collection
+
+extension Collection {
+    /// Exact k-nearest-neighbour search with a ``SearchFilter`` (source, typed metadata
+    /// predicates, SQL fragment), applied before ranking.
+    ///
+    /// ```swift
+    /// let hits = try await notes.search(vector: q, topK: 10,
+    ///                                   filter: SearchFilter(metadata: [.equals("lang", "en")]))
+    /// ```
+    public func search(vector: [Float], topK: Int = 10, filter: SearchFilter) async throws -> [SearchResult] {
+        try await database.withEngine(name) { try $0.searchVector(vector, topK: topK, filter: filter) }
+    }
+
+    /// BM25 full-text search with a ``SearchFilter``.
+    public func searchText(
+        _ query: TextQuery, topK: Int = 10, filter: SearchFilter, snippet: SnippetStyle? = nil
+    ) async throws -> [SearchResult] {
+        try await database.withEngine(name) { try $0.searchText(query, topK: topK, filter: filter, snippet: snippet) }
+    }
+
+    /// Hybrid search with a ``SearchFilter`` applied to both legs.
+    public func searchHybrid(
+        text: TextQuery, vector: [Float], topK: Int = 10, filter: SearchFilter, fusion: Fusion = Fusion(),
+        snippet: SnippetStyle? = nil
+    ) async throws -> [SearchResult] {
+        try await database.withEngine(name) {
+            try $0.searchHybrid(text: text, vector: vector, topK: topK, filter: filter, fusion: fusion, snippet: snippet)
+        }
+    }
+}
+
 extension PendingRow {
     init(_ entry: VectorEntry) {
         self.init(id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata, vector: entry.vector)

@@ -15,8 +15,8 @@ extension CollectionEngine {
     }
 
     /// Ids of rows passing the filter, or nil when every row passes.
-    func candidates(_ filter: SearchFilter, requireEmbedding: Bool) throws -> [Int64]? {
-        guard let (sql, bindings) = filter.candidateQuery(table: schema.table, requireEmbedding: requireEmbedding)
+    func candidates(_ filter: SearchFilter) throws -> [Int64]? {
+        guard let (sql, bindings) = filter.candidateQuery(table: schema.table)
         else { return nil }
         let statement: Statement
         do {
@@ -40,7 +40,7 @@ extension CollectionEngine {
     func vectorNeighbors(_ query: [Float], k: Int, filter: SearchFilter) throws -> [Neighbor] {
         try validate(vector: query)
         let index = try catchUp()
-        if let ids = try candidates(filter, requireEmbedding: true) {
+        if let ids = try candidates(filter) {
             return index.search(query, k: k, among: ids)
         }
         return index.search(query, k: k)
@@ -54,7 +54,7 @@ extension CollectionEngine {
         guard let expression = matchExpression(for: query) else { return [] }
         var sql = "SELECT rowid, rank FROM \(schema.fts) WHERE \(schema.fts) MATCH ?"
         var bindings: [SQLValue] = [.text(expression)]
-        if let (candidateSQL, candidateBindings) = filter.candidateQuery(table: schema.table, requireEmbedding: false) {
+        if let (candidateSQL, candidateBindings) = filter.candidateQuery(table: schema.table) {
             sql += " AND rowid IN (\(candidateSQL))"
             bindings += candidateBindings
         }

@@ -215,8 +215,12 @@ public actor Database {
     /// ```
     @discardableResult
     public func execute(_ sql: String, bindings: [SQLValue] = []) throws -> Int {
-        try connection.prepare(sql).execute(bindings)
-        return connection.changes
+        // Counted from total changes so statements that change nothing (DDL) report 0, not the
+        // previous statement's count; rows changed by triggers are not counted, as in SQLite.
+        let before = connection.totalChanges
+        let statement = try connection.prepare(sql)
+        try statement.execute(bindings)
+        return statement.isReadOnly ? 0 : min(connection.totalChanges - before, connection.changes)
     }
 
     /// Runs a script of several statements without bindings.

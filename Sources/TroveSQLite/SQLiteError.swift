@@ -29,7 +29,10 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "SQLite error \(extendedCode.rawValue) (\(code.name)): \(message)"
-        if let sql { text += " — while running: \(sql)" }
+        if let sql {
+            // Long generated statements (multi-row inserts) would drown the message.
+            text += " — while running: " + (sql.count > 300 ? sql.prefix(300) + "…" : sql)
+        }
         return text
     }
 

@@ -21,8 +21,12 @@ public final class Statement {
 
     init(db: OpaquePointer, sql: String) throws {
         var statement: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
-        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+        // The tail pointer points into the C string, so it must be read while the string is alive.
+        let (rc, rest): (Int32, String) = sql.withCString { cSQL in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(db, cSQL, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+            return (rc, tail.map { String(cString: $0) } ?? "")
+        }
         guard rc == SQLITE_OK else {
             sqlite3_finalize(statement)
             throw SQLiteError.from(rc, db: db, sql: sql)
@@ -31,7 +35,7 @@ public final class Statement {
             // Empty SQL or only comments: nothing to run.
             throw SQLiteError(extendedCode: .misuse, message: "empty SQL statement", sql: sql)
         }
-        if let tail, tail.pointee != 0, !String(cString: tail).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+        if !rest.allSatisfy({ $0.isWhitespace || $0 == ";" }) {
             sqlite3_finalize(statement)
             throw SQLiteError(
                 extendedCode: .misuse,

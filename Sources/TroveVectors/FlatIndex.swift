@@ -82,12 +82,42 @@ public struct FlatIndex: Sendable {
     /// - Complexity: O(count × dimension + count × log k).
     public func search(_ query: [Float], k: Int) -> [Neighbor] {
         guard k > 0, count > 0 else { return [] }
-        return scan(query, k: k) { top, distanceAt in
-            for slot in 0..<count {
-                let d = distanceAt(slot)
-                if d <= top.worstDistance { top.insert(id: matrix.slotIDs[slot], distance: d) }
+        precondition(query.count == dimension, "expected a query of \(dimension) floats, got \(query.count)")
+        var q = query
+        if metric == .cosine { DistanceKernels.normalize(&q) }
+        var top = TopK(k: k)
+        let n = dimension, total = count, metric = metric
+        // Distances are computed a block of rows at a time (one call into the kernel per block,
+        // 1 KB of scratch on the stack), then only the few that can enter the heap are offered.
+        let block = 256
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: block) { scratch in
+            let out = scratch.baseAddress!
+            q.withUnsafeBufferPointer { qb in
+                matrix.withUnsafeRows { rows in
+                    let qp = qb.baseAddress!, base = rows.baseAddress!
+                    var start = 0
+                    while start < total {
+                        let m = min(block, total - start)
+                        if metric == .l2 {
+                            NativeKernels.l2SquaredRows(qp, base + start &* n, rowCount: m, count: n, into: out)
+                        } else {
+                            NativeKernels.dotRows(qp, base + start &* n, rowCount: m, count: n, into: out)
+                        }
+                        for r in 0..<m {
+                            let d: Float
+                            switch metric {
+                            case .cosine: d = 1 - out[r]
+                            case .dot: d = -out[r]
+                            case .l2: d = out[r]
+                            }
+                            if d <= top.worstDistance { top.insert(id: matrix.slotIDs[start &+ r], distance: d) }
+                        }
+                        start &+= m
+                    }
+                }
             }
         }
+        return finish(top)
     }
 
     /// The `k` nearest among `candidates` only (unknown ids ignored, duplicates harmless).
@@ -152,15 +182,20 @@ public struct FlatIndex: Sendable {
                 let qp = qb.baseAddress!, base = rows.baseAddress!
                 switch metric {
                 case .cosine:
-                    visit(&top) { slot in 1 - DistanceKernels.dot(qp, base + slot &* n, count: n) }
+                    visit(&top) { slot in 1 - NativeKernels.dot(qp, base + slot &* n, count: n) }
                 case .dot:
-                    visit(&top) { slot in -DistanceKernels.dot(qp, base + slot &* n, count: n) }
+                    visit(&top) { slot in -NativeKernels.dot(qp, base + slot &* n, count: n) }
                 case .l2:
                     // Ranks by the squared distance; the square root is taken of the results only.
-                    visit(&top) { slot in DistanceKernels.l2Squared(qp, base + slot &* n, count: n) }
+                    visit(&top) { slot in NativeKernels.l2Squared(qp, base + slot &* n, count: n) }
                 }
             }
         }
+        return finish(top)
+    }
+
+    /// The kept (ranking) distances as the metric's distances, nearest first.
+    private func finish(_ top: TopK) -> [Neighbor] {
         var results = top.sortedResults()
         if metric == .l2 {
             for i in results.indices { results[i].distance = results[i].distance.squareRoot() }

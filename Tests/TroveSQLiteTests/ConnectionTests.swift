@@ -17,6 +17,10 @@ struct ConnectionTests {
         #expect(rows.map { $0.string("name") } == ["a", "b"])
         #expect(try c.scalar("SELECT count(*) FROM t") == .integer(2))
         #expect(try c.scalar("SELECT name FROM t WHERE id = ?", [99]) == nil)
+        #expect(c.totalChanges == 2)
+        #expect(try c.prepare("SELECT 1").isReadOnly)
+        #expect(try !c.prepare("DELETE FROM t").isReadOnly)
+        #expect(Connection.sqliteVersion.hasPrefix("3."))
     }
 
     @Test("file database uses WAL and persists across connections")
@@ -281,5 +285,23 @@ struct TransactionTests {
         }
         #expect(try count(c) == 2)
         #expect(!c.isInTransaction)
+    }
+}
+
+@Suite("Regressions")
+struct RegressionTests {
+    @Test("a long statement is not mistaken for several (the tail pointer outlived its C string)")
+    func longStatementTail() throws {
+        let c = try Connection(.inMemory)
+        try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)")
+        let n = 600
+        let sql = "INSERT INTO t(id, v) VALUES " + repeatElement("(?, ?)", count: n).joined(separator: ", ")
+            + " ON CONFLICT(id) DO UPDATE SET v = excluded.v"
+        for _ in 0..<3 {
+            try c.prepare(sql).execute((0..<(2 * n)).map { .integer(Int64($0)) })
+        }
+        #expect(try c.scalar("SELECT count(*) FROM t") == .integer(Int64(n)))
+        let error = #expect(throws: SQLiteError.self) { try c.prepare(sql + "; SELECT 1") }
+        #expect(error?.description.count ?? 0 < 500)
     }
 }

@@ -29,6 +29,9 @@ struct DatabaseTests {
         #expect(hits.first?.id == entries[4].id)
         #expect(try await db.collection(named: "other").count() == 1)
         #expect(db.fileSize() > 0)
+        #expect(db.path == path)
+        #expect(try await db.configuration(of: "items")?.metric == .l2)
+        #expect(try Database().path == nil)
     }
 
     @Test("reopening with a different configuration throws schemaMismatch and changes nothing",
@@ -125,6 +128,7 @@ struct DatabaseTests {
         let items = try await db.collection("items", dimension: 2)
         try await items.insert(VectorEntry(id: 1, content: "hello", source: "s", vector: [1, 0]))
         try await db.execute(script: "CREATE TABLE tags(item_id INTEGER, tag TEXT)")
+        #expect(try await db.execute("CREATE TABLE other(x)") == 0)
         #expect(try await db.execute("INSERT INTO tags VALUES (?, ?), (?, ?)", bindings: [1, "x", 1, "y"]) == 2)
         let rows = try await db.query(
             "SELECT i.content, t.tag FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = ?", bindings: ["y"])

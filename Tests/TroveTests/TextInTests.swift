@@ -81,6 +81,25 @@ struct TextInTests {
         #expect(try await bare.search("plumber", mode: .text).count == 1)
     }
 
+    @Test("hybrid on a collection without a text index answers with the vector leg; text mode throws")
+    func hybridWithoutLexical() async throws {
+        let db = try Database()
+        let notes = try await db.collection("notes", embedder: HashingEmbedder(), lexicalSearch: false)
+        try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
+        let hits = try await notes.search("oat milk", topK: 1)
+        #expect(hits.map(\.source) == ["groceries"])
+        #expect(hits[0].textRank == nil)
+        await #expect(throws: TroveError.lexicalSearchDisabled(collection: "notes")) { try await notes.search("milk", mode: .text) }
+    }
+
+    @Test("a dropped collection's handle throws collectionNotFound")
+    func droppedHandle() async throws {
+        let db = try Database()
+        let notes = try await makeNotes(db)
+        try await db.dropCollection("notes")
+        await #expect(throws: TroveError.collectionNotFound("notes")) { try await notes.count() }
+    }
+
     @Test("a failing batch add writes nothing")
     func batchAllOrNothing() async throws {
         let db = try Database()

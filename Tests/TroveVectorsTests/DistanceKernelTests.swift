@@ -81,3 +81,52 @@ struct TopKTests {
         #expect(top.sortedResults() == Array(expected))
     }
 }
+
+@Suite("NativeKernels")
+struct NativeKernelTests {
+    @Test("Run-time dispatched kernels equal the scalar reference", arguments: DistanceKernelTests.dimensions)
+    func nativeMatchesScalar(dimension: Int) {
+        var rng = SeededGenerator(seed: 1000 + UInt64(dimension))
+        let rowCount = 5
+        let q = rng.vector(dimension: dimension)
+        let rows = (0..<rowCount).map { _ in rng.vector(dimension: dimension) }
+        let flat = rows.flatMap { $0 }
+        var dots = [Float](repeating: 0, count: rowCount), l2s = dots
+        q.withUnsafeBufferPointer { qp in
+            flat.withUnsafeBufferPointer { fp in
+                dots.withUnsafeMutableBufferPointer { out in
+                    NativeKernels.dotRows(qp.baseAddress!, fp.baseAddress!, rowCount: rowCount, count: dimension,
+                                          into: out.baseAddress!)
+                }
+                l2s.withUnsafeMutableBufferPointer { out in
+                    NativeKernels.l2SquaredRows(qp.baseAddress!, fp.baseAddress!, rowCount: rowCount, count: dimension,
+                                                into: out.baseAddress!)
+                }
+            }
+        }
+        for (r, row) in rows.enumerated() {
+            let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
+            let single = q.withUnsafeBufferPointer { a in
+                row.withUnsafeBufferPointer { b in
+                    (NativeKernels.dot(a.baseAddress!, b.baseAddress!, count: dimension),
+                     NativeKernels.l2Squared(a.baseAddress!, b.baseAddress!, count: dimension))
+                }
+            }
+            let refDot = ScalarDistanceKernels.dot(q, row), refL2 = ScalarDistanceKernels.l2Squared(q, row)
+            #expect(DistanceKernelTests.close(dots[r], refDot, magnitude: magnitude))
+            #expect(DistanceKernelTests.close(single.0, refDot, magnitude: magnitude))
+            #expect(DistanceKernelTests.close(l2s[r], refL2, magnitude: refL2))
+            #expect(DistanceKernelTests.close(single.1, refL2, magnitude: refL2))
+        }
+        // int8 dot is exact; Hamming equals a bit-by-bit count.
+        let a8 = (0..<dimension).map { _ in Int8.random(in: -128...127, using: &rng) }
+        let b8 = (0..<dimension).map { _ in Int8.random(in: -128...127, using: &rng) }
+        let ref8 = zip(a8, b8).reduce(Int32(0)) { $0 + Int32($1.0) * Int32($1.1) }
+        #expect(NativeKernels.dotInt8(a8, b8, count: dimension) == ref8)
+        let words = (dimension + 63) / 64
+        let wa = (0..<words).map { _ in rng.next() }, wb = (0..<words).map { _ in rng.next() }
+        var bits = 0
+        for w in 0..<words { for bit in 0..<64 where (wa[w] >> bit) & 1 != (wb[w] >> bit) & 1 { bits += 1 } }
+        #expect(NativeKernels.hamming(wa, wb, words: words) == UInt32(bits))
+    }
+}

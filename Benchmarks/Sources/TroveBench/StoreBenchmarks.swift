@@ -1,3 +1,301 @@
-// Placeholder until the store benchmark exists; the owning issue replaces this file.
-struct NotStoreBuilt: Error {}
-func runStoreBenchmarks(_ arguments: [String]) async throws { throw NotStoreBuilt() }
+// trove-bench store: batch insert rows/s with FTS on, index load, and vector / text / hybrid
+// query latency, through the public Trove API, with raw-SQLite baselines measured in the same run.
+import Foundation
+import Trove
+import TroveSQLite
+import TroveVectors
+
+private struct StoreBenchOptions {
+    var packages = "/tmp/trove-bench/data/packages.jsonl"
+    var vectors = "/work/shared/bench/vectors"
+    var texts = "/work/shared/bench/texts/package_texts.jsonl"
+    var batch = 1_000
+    var queries = 300
+    var rounds = 2
+    var limit = Int.max
+
+    init(_ arguments: [String]) throws {
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw StoreBenchError("missing value for \(arguments[i - 1])") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--packages": packages = try value()
+            case "--vectors": vectors = try value()
+            case "--texts": texts = try value()
+            case "--batch": batch = Int(try value()) ?? batch
+            case "--queries": queries = Int(try value()) ?? queries
+            case "--rounds": rounds = Int(try value()) ?? rounds
+            case "--limit": limit = Int(try value()) ?? limit
+            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit")
+            }
+            i += 1
+        }
+    }
+}
+
+private struct StoreBenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads a 2-d little-endian float16 .npy file into Float rows.
+private func storeBenchReadNPYFloat16(_ path: String) throws -> (rows: Int, columns: Int, values: [Float]) {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+    guard data.count > 10, data.prefix(6) == Data([0x93] + Array("NUMPY".utf8)) else { throw StoreBenchError("\(path): not a .npy file") }
+    let major = data[6]
+    let headerLength: Int
+    let headerStart: Int
+    if major == 1 {
+        headerLength = Int(data[8]) | Int(data[9]) << 8
+        headerStart = 10
+    } else {
+        headerLength = Int(data[8]) | Int(data[9]) << 8 | Int(data[10]) << 16 | Int(data[11]) << 24
+        headerStart = 12
+    }
+    let header = String(decoding: data[headerStart..<(headerStart + headerLength)], as: UTF8.self)
+    guard header.contains("'<f2'") else { throw StoreBenchError("\(path): expected dtype <f2, header \(header)") }
+    guard let open = header.range(of: "'shape': ("), let close = header[open.upperBound...].firstIndex(of: ")") else {
+        throw StoreBenchError("\(path): no shape in header")
+    }
+    let dims = header[open.upperBound..<close].split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    guard dims.count == 2 else { throw StoreBenchError("\(path): expected 2 dimensions") }
+    let count = dims[0] * dims[1]
+    let start = headerStart + headerLength
+    guard data.count >= start + 2 * count else { throw StoreBenchError("\(path): truncated") }
+    var values = [Float](repeating: 0, count: count)
+    data.withUnsafeBytes { raw in
+        let base = raw.baseAddress!.advanced(by: start)
+        for i in 0..<count {
+            var bits: UInt16 = 0
+            memcpy(&bits, base.advanced(by: 2 * i), 2)
+            values[i] = storeBenchHalfToFloat(UInt16(littleEndian: bits))
+        }
+    }
+    return (dims[0], dims[1], values)
+}
+
+/// IEEE 754 half precision to single precision (Float16 is unavailable on some platforms).
+private func storeBenchHalfToFloat(_ h: UInt16) -> Float {
+    let sign = UInt32(h & 0x8000) << 16
+    let exponent = Int((h >> 10) & 0x1F)
+    let mantissa = UInt32(h & 0x3FF)
+    if exponent == 0 {
+        // Zero or subnormal: mantissa × 2^-24.
+        let magnitude = Float(mantissa) * Float(sign: .plus, exponent: -24, significand: 1)
+        return sign != 0 ? -magnitude : magnitude
+    }
+    if exponent == 31 { return Float(bitPattern: sign | 0x7F80_0000 | (mantissa << 13)) }
+    return Float(bitPattern: sign | UInt32(exponent - 15 + 127) << 23 | (mantissa << 13))
+}
+
+private func storeBenchJSONLines(_ path: String) throws -> [[String: Any]] {
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    return try text.split(separator: "\n").map {
+        guard let object = try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] else {
+            throw StoreBenchError("\(path): a line is not a JSON object")
+        }
+        return object
+    }
+}
+
+private struct LatencySummary: CustomStringConvertible {
+    var samples: [Double]  // milliseconds
+    var p50: Double { percentile(0.50) }
+    var p99: Double { percentile(0.99) }
+    var mean: Double { samples.reduce(0, +) / Double(max(1, samples.count)) }
+    func percentile(_ p: Double) -> Double {
+        let sorted = samples.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+    }
+    var description: String { String(format: "p50 %.3f ms  p99 %.3f ms  mean %.3f ms  (%d queries)", p50, p99, mean, samples.count) }
+}
+
+private func milliseconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15
+}
+
+private func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
+    let start = ContinuousClock.now
+    let result = try await body()
+    return (result, milliseconds(ContinuousClock.now - start))
+}
+
+/// CPU time used by this process so far, in milliseconds (user + system, all threads). Reported
+/// next to wall time because the benchmark machine is shared: when other work competes for the
+/// cores, wall time stretches but CPU time barely does.
+private func processCPUMilliseconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+    return Double(t.tv_sec) * 1e3 + Double(t.tv_nsec) / 1e6
+}
+
+private func loadAverage() -> String {
+    (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "n/a"
+}
+
+func runStoreBenchmarks(_ arguments: [String]) async throws {
+    let options = try StoreBenchOptions(arguments)
+    guard FileManager.default.fileExists(atPath: options.packages) else {
+        throw StoreBenchError(
+            "\(options.packages) is missing: build it with /work/shared/bench/data/build_corpora.py (see ../shared/bench/RESULTS.md), or pass --packages")
+    }
+    // Setup (untimed): real package descriptions and their all-MiniLM-L6-v2 vectors.
+    let packages = try storeBenchJSONLines(options.packages)
+    let base = try storeBenchReadNPYFloat16(options.vectors + "/base.f16.npy")
+    let queryVectors = try storeBenchReadNPYFloat16(options.vectors + "/queries.f16.npy")
+    guard packages.count == base.rows else { throw StoreBenchError("packages (\(packages.count)) and vectors (\(base.rows)) differ") }
+    let n = min(base.rows, options.limit)
+    let dimension = base.columns
+    let entries: [VectorEntry] = (0..<n).map { i in
+        let name = packages[i]["name"] as? String ?? "pkg\(i)"
+        let body = packages[i]["body"] as? String ?? ""
+        return VectorEntry(
+            id: Int64(i + 1), content: body, source: name, metadata: "{\"package\":\"\(name)\",\"row\":\(i)}",
+            vector: Array(base.values[(i * dimension)..<((i + 1) * dimension)]))
+    }
+    let synopses = try storeBenchJSONLines(options.texts).filter { $0["kind"] as? String == "synopsis" }
+        .compactMap { $0["text"] as? String }
+    let queryCount = min(options.queries, synopses.count, queryVectors.rows)
+    let queries: [(text: String, vector: [Float])] = (0..<queryCount).map { i in
+        (synopses[i], Array(queryVectors.values[(i * dimension)..<((i + 1) * dimension)]))
+    }
+    let words = entries.reduce(0) { $0 + $1.content.split(separator: " ").count }
+    print("trove-bench store")
+    print("  rows \(n) × \(dimension)-d (real all-MiniLM-L6-v2 vectors of Debian package descriptions), "
+        + String(format: "content %.1f words/row", Double(words) / Double(n)))
+    print("  batch \(options.batch) rows per insertBatch (one transaction each), \(options.rounds) rounds, file database in a temp dir, WAL, synchronous=NORMAL")
+    print("  queries \(queryCount): package synopses (text, ~7 words) + held-out synopsis vectors; top-10; one at a time, one thread")
+    print("  SQLite \(Connection.sqliteVersion); load average at start \(loadAverage())")
+
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-bench-store-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+
+    // 1. Batch insert through Trove (text + vector + metadata + FTS5 + change log), FTS on and off.
+    print("\n## Batch insert (rows/s, best of \(options.rounds); each round a fresh file)")
+    var storePath = ""
+    for lexical in [true, false] {
+        var best = 0.0
+        var all: [String] = []
+        for round in 0..<options.rounds {
+            let path = directory.appendingPathComponent("insert-\(lexical)-\(round).trove").path
+            let database = try Database(path: path)
+            let collection = try await database.collection("packages", dimension: dimension, metric: .cosine, lexicalSearch: lexical)
+            let cpuStart = processCPUMilliseconds()
+            let (_, ms) = try await measure {
+                var start = 0
+                while start < n {
+                    let end = min(n, start + options.batch)
+                    try await collection.insertBatch(Array(entries[start..<end]))
+                    start = end
+                }
+            }
+            let cpuMs = processCPUMilliseconds() - cpuStart
+            guard try await collection.count() == n else { throw StoreBenchError("insert lost rows") }
+            let rate = Double(n) / (ms / 1e3)
+            best = max(best, rate)
+            all.append(String(format: "%.0f wall, %.0f per CPU-second", rate, Double(n) / (cpuMs / 1e3)))
+            if lexical && round == 0 { storePath = path }
+        }
+        print("  Trove insertBatch, FTS \(lexical ? "on " : "off"): \(String(format: "%8.0f", best)) rows/s  (rounds: \(all.joined(separator: ", ")))")
+    }
+    // Baselines in the same run: raw SQLite through TroveSQLite, one transaction, cached statement.
+    for (label, schema, sql, bindVector) in [
+        ("raw SQLite FTS5 table alone (text only)", "CREATE VIRTUAL TABLE t USING fts5(content, tokenize='unicode61 remove_diacritics 2')",
+         "INSERT INTO t(content) VALUES (?)", false),
+        ("raw SQLite table, text + blob, no FTS  ", "CREATE TABLE t(id INTEGER PRIMARY KEY, content TEXT, source TEXT, metadata TEXT, embedding BLOB)",
+         "INSERT INTO t(id, content, source, metadata, embedding) VALUES (?, ?, ?, ?, ?)", true),
+    ] {
+        var best = 0.0
+        var all: [String] = []
+        for round in 0..<options.rounds {
+            let connection = try Connection(path: directory.appendingPathComponent("raw-\(bindVector)-\(round).sqlite").path)
+            try connection.execute(script: schema)
+            let cpuStart = processCPUMilliseconds()
+            let (_, ms) = try await measure {
+                try connection.transaction(.immediate) {
+                    let statement = try connection.cachedStatement(sql)
+                    for e in entries {
+                        statement.reset()
+                        if bindVector {
+                            try statement.bind(e.id, at: 1)
+                            try statement.bind(e.content, at: 2)
+                            try statement.bind(e.source, at: 3)
+                            try statement.bind(e.metadata!, at: 4)
+                            try e.vector.withUnsafeBytes { try statement.bind(bytes: $0, at: 5) }
+                        } else {
+                            try statement.bind(e.content, at: 1)
+                        }
+                        while try statement.step() {}
+                    }
+                }
+            }
+            let cpuMs = processCPUMilliseconds() - cpuStart
+            best = max(best, Double(n) / (ms / 1e3))
+            all.append(String(format: "%.0f wall, %.0f per CPU-second", Double(n) / (ms / 1e3), Double(n) / (cpuMs / 1e3)))
+        }
+        print("  \(label): \(String(format: "%8.0f", best)) rows/s  (all rows in one transaction; rounds: \(all.joined(separator: "; ")))")
+    }
+
+    // 2. Open the file fresh and time the first vector query (loads the index from the table).
+    let database = try Database(path: storePath)
+    let collection = try await database.collection(named: "packages")
+    let (_, loadMs) = try await measure { try await collection.search(vector: queries[0].vector, topK: 10) }
+    print("\n## Opening an existing file")
+    print(String(format: "  first vector query after open (loads %d vectors from the table): %.0f ms", n, loadMs))
+    print(String(format: "  file size: %.1f MiB", Double(database.fileSize()) / 1_048_576))
+
+    // 3. Query latency through the public API.
+    print("\n## Query latency (top-10, through Collection; includes the change-log check and row hydration)")
+    func latency(_ label: String, _ body: (Int) async throws -> Int) async throws {
+        for i in 0..<min(10, queryCount) { _ = try await body(i) }  // warm-up
+        var samples: [Double] = []
+        var found = 0
+        let cpuStart = processCPUMilliseconds()
+        for i in 0..<queryCount {
+            let (count, ms) = try await measure { try await body(i) }
+            samples.append(ms)
+            found += count
+        }
+        let cpuPerQuery = (processCPUMilliseconds() - cpuStart) / Double(queryCount)
+        guard found > 0 else { throw StoreBenchError("\(label): no results at all") }
+        print("  \(label.padding(toLength: 48, withPad: " ", startingAt: 0)) \(LatencySummary(samples: samples))"
+            + String(format: "  CPU %.3f ms/query", cpuPerQuery))
+    }
+    try await latency("vector, exact (SIMD scan of all rows)") {
+        try await collection.search(vector: queries[$0].vector, topK: 10).count
+    }
+    try await latency("vector, exact, filter 1% (where: id % 100 = 0)") {
+        try await collection.search(vector: queries[$0].vector, topK: 10, where: "id % 100 = 0").count
+    }
+    try await latency("text, typed (words OR-ed, BM25)") {
+        try await collection.searchText(.typed(queries[$0].text), topK: 10).count
+    }
+    try await latency("text, typed, with snippets") {
+        try await collection.searchText(.typed(queries[$0].text), topK: 10, snippet: SnippetStyle()).count
+    }
+    try await latency("text, first word only (FTS5 syntax)") {
+        let word = FTS5Pattern(typed: queries[$0].text)?.words.first ?? "a"
+        return try await collection.searchText(.fts5(FTS5Pattern.quote(word)), topK: 10).count
+    }
+    try await latency("hybrid, RRF k=60 (legs 50 deep)") {
+        try await collection.searchHybrid(text: .typed(queries[$0].text), vector: queries[$0].vector, topK: 10).count
+    }
+    // Baselines in the same run: the bare exact index (no SQLite), and the same OR query straight
+    // to FTS5 (rowid + bm25 only).
+    var bare = FlatIndex(dimension: dimension, metric: .cosine)
+    bare.reserveCapacity(n)
+    for e in entries { bare.upsert(id: e.id, vector: e.vector) }
+    try await latency("baseline: FlatIndex.search alone (no SQLite)") { bare.search(queries[$0].vector, k: 10).count }
+    let raw = try Connection(path: storePath, options: .init(readOnly: true))
+    defer { print("\n  load average at end \(loadAverage())") }
+    try await latency("raw FTS5 MATCH, same OR query (rowids only)") {
+        let expression = FTS5Pattern(typed: queries[$0].text)?.expression ?? "a"
+        return try raw.query("SELECT rowid, rank FROM packages_fts WHERE packages_fts MATCH ? ORDER BY rank LIMIT 10", [.text(expression)]).count
+    }
+}

@@ -1,0 +1,51 @@
+// Distance kernels in C for one reason: on x86-64 the default Swift target is SSE2 only, and
+// a package cannot pass -mavx2 to its users' builds. These functions carry AVX2/FMA code behind
+// per-function target attributes and pick it at run time (`__builtin_cpu_supports`), so a plain
+// `swift build -c release` still uses the wide units where the CPU has them. Elsewhere (arm64,
+// CPUs without AVX2) they fall back to portable C. The Swift kernels in TroveVectors remain the
+// reference the tests hold these to.
+#ifndef C_TROVE_KERNELS_H
+#define C_TROVE_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// 1 when the AVX2+FMA paths are in use (x86-64 CPUs that have them), else 0.
+int trove_kernels_wide(void);
+
+/// Σ a[i] b[i] over n floats.
+float trove_dot(const float *a, const float *b, size_t n);
+
+/// Σ (a[i] - b[i])² over n floats.
+float trove_l2sq(const float *a, const float *b, size_t n);
+
+/// out[r] = Σ q[i] rows[r*n + i] for r in 0..<count (contiguous row-major rows).
+void trove_dot_rows(const float *q, const float *rows, size_t count, size_t n, float *out);
+
+/// out[r] = Σ (q[i] - rows[r*n + i])² for r in 0..<count.
+void trove_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, float *out);
+
+/// Σ a[i] b[i] over n signed bytes (int8 scalar quantization), exact in int32.
+int32_t trove_dot_i8(const int8_t *a, const int8_t *b, size_t n);
+
+/// Hamming distance between two bit strings of `words` 64-bit words.
+uint32_t trove_hamming(const uint64_t *a, const uint64_t *b, size_t words);
+
+/// A hint that `p` will be read soon (graph walks touch vectors in random order).
+static inline void trove_prefetch(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
+#else
+    (void)p;
+#endif
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

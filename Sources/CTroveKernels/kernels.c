@@ -1,0 +1,224 @@
+#include "CTroveKernels.h"
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#define TROVE_X86 1
+#include <immintrin.h>
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Portable versions: plain loops with several accumulators (vectorised by the compiler where the
+// baseline allows: SSE2 on x86-64, NEON on arm64).
+
+static float portable_dot(const float *a, const float *b, size_t n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+static float portable_l2sq(const float *a, const float *b, size_t n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float d0 = a[i] - b[i], d1 = a[i + 1] - b[i + 1], d2 = a[i + 2] - b[i + 2], d3 = a[i + 3] - b[i + 3];
+        s0 += d0 * d0;
+        s1 += d1 * d1;
+        s2 += d2 * d2;
+        s3 += d3 * d3;
+    }
+    for (; i < n; i++) {
+        float d = a[i] - b[i];
+        s0 += d * d;
+    }
+    return (s0 + s1) + (s2 + s3);
+}
+
+static int32_t portable_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+    int32_t s = 0;
+    for (size_t i = 0; i < n; i++) s += (int32_t)a[i] * (int32_t)b[i];
+    return s;
+}
+
+static uint32_t portable_hamming(const uint64_t *a, const uint64_t *b, size_t words) {
+    uint32_t s = 0;
+    for (size_t i = 0; i < words; i++) s += (uint32_t)__builtin_popcountll(a[i] ^ b[i]);
+    return s;
+}
+
+#ifdef TROVE_X86
+// ---------------------------------------------------------------------------------------------
+// AVX2 + FMA versions, compiled for those units only inside these functions.
+
+#define WIDE __attribute__((target("avx2,fma,popcnt")))
+
+WIDE static inline float hsum256(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+    __m128 s = _mm_add_ps(lo, hi);
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+WIDE static float wide_dot(const float *a, const float *b, size_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    float s = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+WIDE static float wide_l2sq(const float *a, const float *b, size_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+        __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8));
+        __m256 d2 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16));
+        __m256 d3 = _mm256_sub_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24));
+        s0 = _mm256_fmadd_ps(d0, d0, s0);
+        s1 = _mm256_fmadd_ps(d1, d1, s1);
+        s2 = _mm256_fmadd_ps(d2, d2, s2);
+        s3 = _mm256_fmadd_ps(d3, d3, s3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+        s0 = _mm256_fmadd_ps(d, d, s0);
+    }
+    float s = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) {
+        float d = a[i] - b[i];
+        s += d * d;
+    }
+    return s;
+}
+
+// Streaming many rows: prefetch a few rows ahead so the memory system always has requests in
+// flight (the scan is bandwidth bound once the matrix is larger than the caches).
+#define PREFETCH_ROWS 4
+
+WIDE static void wide_dot_rows(const float *q, const float *rows, size_t count, size_t n, float *out) {
+    for (size_t r = 0; r < count; r++) {
+        const float *row = rows + r * n;
+        if (r + PREFETCH_ROWS < count) {
+            const char *ahead = (const char *)(row + PREFETCH_ROWS * n);
+            for (size_t off = 0; off < n * sizeof(float); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+        }
+        out[r] = wide_dot(q, row, n);
+    }
+}
+
+WIDE static void wide_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, float *out) {
+    for (size_t r = 0; r < count; r++) {
+        const float *row = rows + r * n;
+        if (r + PREFETCH_ROWS < count) {
+            const char *ahead = (const char *)(row + PREFETCH_ROWS * n);
+            for (size_t off = 0; off < n * sizeof(float); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+        }
+        out[r] = wide_l2sq(q, row, n);
+    }
+}
+
+WIDE static int32_t wide_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+    __m256i s = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        // Sign-extend 16 bytes to 16-bit lanes, multiply-add pairs into 32-bit lanes: exact.
+        __m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i)));
+        __m256i y = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(x, y));
+    }
+    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+    int32_t total = _mm_cvtsi128_si32(t);
+    for (; i < n; i++) total += (int32_t)a[i] * (int32_t)b[i];
+    return total;
+}
+
+WIDE static uint32_t wide_hamming(const uint64_t *a, const uint64_t *b, size_t words) {
+    uint64_t s = 0;
+    for (size_t i = 0; i < words; i++) s += (uint64_t)_mm_popcnt_u64(a[i] ^ b[i]);
+    return (uint32_t)s;
+}
+
+// -1 = not yet probed. A benign race: every thread computes the same answer.
+static int wide_state = -1;
+
+static inline int use_wide(void) {
+    int w = __atomic_load_n(&wide_state, __ATOMIC_RELAXED);
+    if (w < 0) {
+        __builtin_cpu_init();
+        w = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("popcnt");
+        __atomic_store_n(&wide_state, w, __ATOMIC_RELAXED);
+    }
+    return w;
+}
+#else
+static inline int use_wide(void) { return 0; }
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Public entry points: dispatch once per call (a predictable branch).
+
+int trove_kernels_wide(void) { return use_wide(); }
+
+float trove_dot(const float *a, const float *b, size_t n) {
+#ifdef TROVE_X86
+    if (use_wide()) return wide_dot(a, b, n);
+#endif
+    return portable_dot(a, b, n);
+}
+
+float trove_l2sq(const float *a, const float *b, size_t n) {
+#ifdef TROVE_X86
+    if (use_wide()) return wide_l2sq(a, b, n);
+#endif
+    return portable_l2sq(a, b, n);
+}
+
+void trove_dot_rows(const float *q, const float *rows, size_t count, size_t n, float *out) {
+#ifdef TROVE_X86
+    if (use_wide()) {
+        wide_dot_rows(q, rows, count, n, out);
+        return;
+    }
+#endif
+    for (size_t r = 0; r < count; r++) out[r] = portable_dot(q, rows + r * n, n);
+}
+
+void trove_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, float *out) {
+#ifdef TROVE_X86
+    if (use_wide()) {
+        wide_l2sq_rows(q, rows, count, n, out);
+        return;
+    }
+#endif
+    for (size_t r = 0; r < count; r++) out[r] = portable_l2sq(q, rows + r * n, n);
+}
+
+int32_t trove_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+#ifdef TROVE_X86
+    if (use_wide()) return wide_dot_i8(a, b, n);
+#endif
+    return portable_dot_i8(a, b, n);
+}
+
+uint32_t trove_hamming(const uint64_t *a, const uint64_t *b, size_t words) {
+#ifdef TROVE_X86
+    if (use_wide()) return wide_hamming(a, b, words);
+#endif
+    return portable_hamming(a, b, words);
+}

@@ -1,0 +1,67 @@
+import CTroveKernels
+
+/// The kernels the indexes use on their hot paths: the C AVX2/FMA versions when the CPU has
+/// them (chosen at run time, see `CTroveKernels.h`), otherwise the Swift SIMD kernels
+/// (SSE2 on a default x86-64 build, NEON on arm64).
+///
+/// Why C at all: a library cannot raise its users' compile target, and on the default x86-64
+/// target Swift's `SIMD8<Float>` becomes pairs of SSE instructions without FMA. Measured in
+/// BENCHMARKS.md.
+enum NativeKernels {
+    /// Whether the wide (AVX2/FMA) C kernels are used.
+    static let wide: Bool = {
+        #if arch(x86_64)
+        return trove_kernels_wide() != 0
+        #else
+        return false
+        #endif
+    }()
+
+    @inline(__always)
+    static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
+        wide ? trove_dot(a, b, count) : DistanceKernels.dot(a, b, count: count)
+    }
+
+    @inline(__always)
+    static func l2Squared(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
+        wide ? trove_l2sq(a, b, count) : DistanceKernels.l2Squared(a, b, count: count)
+    }
+
+    /// `out[r] = q · rows[r]` for `rowCount` contiguous rows of `count` floats.
+    @inline(__always)
+    static func dotRows(
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, count: Int,
+        into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_dot_rows(q, rows, rowCount, count, out)
+        } else {
+            for r in 0..<rowCount { out[r] = DistanceKernels.dot(q, rows + r &* count, count: count) }
+        }
+    }
+
+    /// `out[r] = |q - rows[r]|²` for `rowCount` contiguous rows of `count` floats.
+    @inline(__always)
+    static func l2SquaredRows(
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, count: Int,
+        into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_l2sq_rows(q, rows, rowCount, count, out)
+        } else {
+            for r in 0..<rowCount { out[r] = DistanceKernels.l2Squared(q, rows + r &* count, count: count) }
+        }
+    }
+
+    /// Exact int8 inner product.
+    @inline(__always)
+    static func dotInt8(_ a: UnsafePointer<Int8>, _ b: UnsafePointer<Int8>, count: Int) -> Int32 {
+        trove_dot_i8(a, b, count)
+    }
+
+    /// Hamming distance of `words` 64-bit words.
+    @inline(__always)
+    static func hamming(_ a: UnsafePointer<UInt64>, _ b: UnsafePointer<UInt64>, words: Int) -> UInt32 {
+        trove_hamming(a, b, words)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import Trove
+import TroveSQLite
+import TroveTestSupport
+
+@Suite("Typed metadata filters")
+struct FilterTests {
+    func makeItems() async throws -> Collection {
+        let items = try await makeCollection(dimension: 2)
+        let metas = [
+            #"{"lang":"en","year":2019,"tags":["todo","home"],"urgent":true}"#,
+            #"{"lang":"de","year":2021,"tags":["work"]}"#,
+            #"{"lang":"en","year":2023,"tags":["todo"],"author":{"name":"Ann"}}"#,
+            #"{"lang":"fr","year":2024,"odd\"key":1}"#,
+        ]
+        try await items.insertBatch(metas.enumerated().map { i, m in
+            VectorEntry(id: Int64(i + 1), content: "note number \(i + 1)", source: i < 2 ? "a" : "b", metadata: m,
+                        vector: [1, Float(i)])
+        })
+        return items
+    }
+
+    func ids(_ items: Collection, _ predicates: [MetadataPredicate], source: String? = nil) async throws -> Set<Int64> {
+        let filter = SearchFilter(source: source, metadata: predicates)
+        let byVector = Set(try await items.search(vector: [1, 0], topK: 100, filter: filter).map(\.id))
+        let byText = Set(try await items.searchText(.typed("note"), topK: 100, filter: filter).map(\.id))
+        let byBoth = Set(try await items.searchHybrid(text: .typed("note"), vector: [1, 0], topK: 100, filter: filter).map(\.id))
+        #expect(byVector == byText)
+        #expect(byVector == byBoth)
+        return byVector
+    }
+
+    @Test("each predicate, alone and combined, filters all three searches the same way")
+    func predicates() async throws {
+        let items = try await makeItems()
+        #expect(try await ids(items, [.equals("lang", "en")]) == [1, 3])
+        #expect(try await ids(items, [.notEquals("lang", "en")]) == [2, 4])
+        #expect(try await ids(items, [.greaterThan("year", 2020)]) == [2, 3, 4])
+        #expect(try await ids(items, [.greaterThanOrEqual("year", 2021), .lessThan("year", 2024)]) == [2, 3])
+        #expect(try await ids(items, [.lessThanOrEqual("year", 2019)]) == [1])
+        #expect(try await ids(items, [.contains("tags", "todo")]) == [1, 3])
+        #expect(try await ids(items, [.exists("author")]) == [3])
+        #expect(try await ids(items, [.equals("$.author.name", "Ann")]) == [3])
+        #expect(try await ids(items, [.equals("urgent", true)]) == [1])
+        #expect(try await ids(items, [.isIn("lang", ["de", "fr"])]) == [2, 4])
+        #expect(try await ids(items, [.isIn("lang", [])]).isEmpty)
+        #expect(try await ids(items, [.equals("lang", "en")], source: "b") == [3])
+        // Hostile keys are data, not SQL.
+        #expect(try await ids(items, [.equals("x') OR 1=1 --", 1)]).isEmpty)
+    }
+
+    @Test("predicates combine with a SQL fragment, and the text-in API takes a filter")
+    func combined() async throws {
+        let items = try await makeItems()
+        let filter = SearchFilter(metadata: [.equals("lang", "en")], sql: "id > ?", bindings: [1])
+        #expect(try await items.search(vector: [1, 0], topK: 10, filter: filter).map(\.id) == [3])
+        let db = try Database()
+        let notes = try await db.collection("notes", embedder: HashingEmbedder())
+        try await notes.add([TextEntry(text: "oat milk", metadata: #"{"k":1}"#), TextEntry(text: "oat bread", metadata: #"{"k":2}"#)])
+        let hits = try await notes.search("oat", filter: SearchFilter(metadata: [.equals("k", 2)]))
+        #expect(hits.map(\.content) == ["oat bread"])
+    }
+}

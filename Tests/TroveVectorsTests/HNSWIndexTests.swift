@@ -1,0 +1,285 @@
+import Foundation
+import Testing
+import TroveTestSupport
+@testable import TroveVectors
+
+/// Small seeded data sets so the suite stays fast in debug builds.
+struct HNSWFixture {
+    var index: HNSWIndex
+    var oracle: ExactOracle
+    var rng: SeededGenerator
+    let dimension: Int
+
+    /// Built once and shared by the read-only tests (cosine, default parameters).
+    static let sharedCosine = try! HNSWFixture(count: 2_000)
+
+    init(
+        count: Int = 2_000, dimension: Int = 32, metric: DistanceMetric = .cosine,
+        configuration: HNSWConfiguration = .init(), threads: Int = 2, seed: UInt64 = 7
+    ) throws {
+        self.dimension = dimension
+        rng = SeededGenerator(seed: seed)
+        index = try HNSWIndex(dimension: dimension, metric: metric, configuration: configuration)
+        oracle = ExactOracle(metric: metric)
+        var items: [(id: Int64, vector: [Float])] = []
+        for i in 0..<count {
+            let v = rng.vector(dimension: dimension)
+            items.append((Int64(i * 3 + 1), v))
+            oracle.upsert(id: Int64(i * 3 + 1), vector: v)
+        }
+        index.insert(contentsOf: items, threads: threads)
+    }
+
+    /// Mean recall@k over `queries` random queries (optionally filtered).
+    mutating func recall(
+        queries: Int = 50, k: Int = 10, efSearch: Int? = nil,
+        search: ((HNSWIndex, [Float], Int) -> [Neighbor])? = nil,
+        filter: (Int64) -> Bool = { _ in true }
+    ) -> (recall: Double, shortAnswers: Int) {
+        var total = 0.0, short = 0
+        for _ in 0..<queries {
+            let q = rng.vector(dimension: dimension)
+            let expected = oracle.search(q, k: k, where: filter)
+            let got = search?(index, q, k) ?? index.search(q, k: k, efSearch: efSearch)
+            if got.count != expected.count { short += 1 }
+            if !got.allSatisfy({ filter($0.id) }) { short += 1 }
+            total += ExactOracle.recall(got, expected)
+        }
+        return (total / Double(queries), short)
+    }
+}
+
+@Suite("HNSWIndex")
+struct HNSWIndexTests {
+    @Test("Recall@10 >= 0.95 at default parameters", arguments: DistanceMetric.allCases)
+    func recallAtDefaults(metric: DistanceMetric) throws {
+        var f = metric == .cosine ? HNSWFixture.sharedCosine : try HNSWFixture(metric: metric)
+        #expect(f.index.checkInvariants() == [])
+        #expect(f.index.count == 2_000)
+        let (recall, short) = f.recall()
+        #expect(recall >= 0.95, "recall \(recall)")
+        #expect(short == 0)
+        // Reported distances are the metric's true distances.
+        let q = f.rng.vector(dimension: 32)
+        for hit in f.index.search(q, k: 5) {
+            #expect(abs(Double(hit.distance) - f.oracle.distance(q, f.oracle.vectors[hit.id]!)) < 1e-4)
+        }
+    }
+
+    @Test("A one-thread build is reproducible from the seed")
+    func reproducible() throws {
+        let a = try HNSWFixture(count: 400, threads: 1)
+        let b = try HNSWFixture(count: 400, threads: 1)
+        #expect(a.index.snapshot() == b.index.snapshot())
+        let c = try HNSWFixture(count: 400, configuration: HNSWConfiguration(seed: 5), threads: 1)
+        #expect(a.index.snapshot() != c.index.snapshot())
+    }
+
+    @Test("Single inserts and the parallel build give equally good graphs")
+    func sequentialInserts() throws {
+        var f = try HNSWFixture(count: 0)
+        for i in 0..<1_000 {
+            let v = f.rng.vector(dimension: 32)
+            f.index.insert(id: Int64(i), vector: v)
+            f.oracle.upsert(id: Int64(i), vector: v)
+        }
+        #expect(f.index.checkInvariants() == [])
+        #expect(f.recall().recall >= 0.95)
+    }
+
+    @Test("Recall stays >= 0.95 after deleting 30% and inserting new vectors; slots are reused")
+    func deleteAndInsert() throws {
+        var f = try HNSWFixture()
+        let ids = f.oracle.vectors.keys.sorted()
+        var removed = 0
+        for id in ids where f.rng.next() % 10 < 3 {
+            #expect(f.index.remove(id: id))
+            f.oracle.remove(id: id)
+            removed += 1
+        }
+        #expect(!f.index.remove(id: -5))
+        f.index.repairDeletions()
+        #expect(f.index.pendingDeletions == 0)
+        #expect(f.index.checkInvariants() == [])
+        #expect(f.index.count == 2_000 - removed)
+        let afterDelete = f.recall()
+        #expect(afterDelete.recall >= 0.95, "recall after deletes \(afterDelete.recall)")
+        #expect(afterDelete.shortAnswers == 0)
+        let slotsBefore = f.index.slotCount
+        for i in 0..<removed {
+            let v = f.rng.vector(dimension: 32)
+            f.index.insert(id: Int64(1_000_000 + i), vector: v)
+            f.oracle.upsert(id: Int64(1_000_000 + i), vector: v)
+        }
+        #expect(f.index.slotCount == slotsBefore, "freed slots are reused")
+        #expect(f.index.checkInvariants() == [])
+        let afterInsert = f.recall()
+        #expect(afterInsert.recall >= 0.95, "recall after re-inserts \(afterInsert.recall)")
+        for id in ids.prefix(50) { #expect(f.index.contains(id: id) == (f.oracle.vectors[id] != nil)) }
+    }
+
+    @Test("Update replaces the vector")
+    func update() throws {
+        var f = try HNSWFixture(count: 500)
+        let target = f.rng.vector(dimension: 32)
+        f.index.insert(id: 1, vector: target)
+        f.oracle.upsert(id: 1, vector: target)
+        #expect(f.index.count == 500)
+        #expect(f.index.search(target, k: 1).first?.id == 1)
+        f.index.repairDeletions()
+        #expect(f.index.checkInvariants() == [])
+        #expect(f.recall().recall >= 0.95)
+    }
+
+    @Test("Removing everything, then searching and inserting again")
+    func removeEverything() throws {
+        let f = try HNSWFixture(count: 200)
+        for id in f.oracle.vectors.keys { f.index.remove(id: id) }
+        #expect(f.index.count == 0)
+        #expect(f.index.search([Float](repeating: 0.5, count: 32), k: 5).isEmpty)
+        #expect(f.index.checkInvariants() == [])
+        f.index.insert(id: 9, vector: [Float](repeating: 1, count: 32))
+        #expect(f.index.search([Float](repeating: 1, count: 32), k: 5).map(\.id) == [9])
+        f.index.removeAll()
+        #expect(f.index.count == 0 && f.index.checkInvariants() == [])
+    }
+
+    @Test("k = 0, k > count, empty index")
+    func edgeCounts() throws {
+        let empty = try HNSWIndex(dimension: 4, metric: .l2)
+        #expect(empty.search([1, 2, 3, 4], k: 3).isEmpty)
+        let f = try HNSWFixture(count: 30)
+        #expect(f.index.search([Float](repeating: 0.1, count: 32), k: 0).isEmpty)
+        #expect(f.index.search([Float](repeating: 0.1, count: 32), k: 100).count == 30)
+    }
+
+    @Test("Filtered search returns exactly k matching results with recall >= 0.95",
+          arguments: [0.001, 0.01, 0.1, 0.5])
+    func filtered(selectivity: Double) throws {
+        var f = HNSWFixture.sharedCosine
+        var allowed = Set<Int64>()
+        for id in f.oracle.vectors.keys where Double(f.rng.next() % 1_000_000) / 1e6 < selectivity { allowed.insert(id) }
+        while allowed.count < 10 { allowed.insert(f.oracle.vectors.keys.randomElement(using: &f.rng)!) }
+        let (recall, short) = f.recall(search: { index, q, k in
+            index.search(q, k: k, candidates: allowed).results
+        }, filter: allowed.contains)
+        #expect(short == 0)
+        #expect(recall >= 0.95, "recall \(recall) at selectivity \(selectivity)")
+        // The filter-aware walk on its own (the plan would scan at low selectivity).
+        let (walkRecall, walkShort) = f.recall(search: { index, q, k in
+            index.search(q, k: k, where: allowed.contains)
+        }, filter: allowed.contains)
+        #expect(walkShort == 0)
+        #expect(walkRecall >= 0.95, "walk recall \(walkRecall) at selectivity \(selectivity)")
+    }
+
+    @Test("The planner scans few matches and walks many")
+    func planner() {
+        if case .graphTraversal = HNSWIndex.plan(matching: 500, total: 1_000_000, k: 10, efSearch: 64) {
+            Issue.record("500 matches should be scanned")
+        }
+        if case .exactScan = HNSWIndex.plan(matching: 500_000, total: 1_000_000, k: 10, efSearch: 64) {
+            Issue.record("half the rows should be walked")
+        }
+    }
+
+    @Test("Quantized walks with float32 re-scoring keep recall", arguments: [HNSWQuantization.int8, .binary])
+    func quantized(mode: HNSWQuantization) throws {
+        let config = HNSWConfiguration(quantization: mode, rescoreFactor: mode == .binary ? 20 : 4)
+        var f = try HNSWFixture(dimension: 48, configuration: config)
+        #expect(f.index.checkInvariants() == [])
+        // Sign bits of a 48-d vector rank coarsely: the binary walk needs a longer candidate list.
+        let (recall, short) = f.recall(efSearch: mode == .binary ? 400 : nil)
+        #expect(short == 0)
+        #expect(recall >= 0.95, "\(mode) recall \(recall)")
+        let usage = f.index.memoryUsage
+        #expect(usage.walkedVectorBytes < f.index.slotCount * 48 * 4 / 3)
+        #expect(usage.fullPrecisionBytes == f.index.slotCount * 48 * 4)
+        // Round trip keeps the codes (they are rebuilt from the float32 vectors).
+        let copy = try HNSWIndex(snapshot: f.index.snapshot())
+        let q = f.rng.vector(dimension: 48)
+        #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
+    }
+
+    @Test("Concurrent searches while a single writer inserts and deletes")
+    func concurrentReaders() async throws {
+        var f = try HNSWFixture(count: 600)
+        let index = f.index
+        let queries = (0..<40).map { _ in f.rng.vector(dimension: 32) }
+        let newVectors = (0..<300).map { _ in f.rng.vector(dimension: 32) }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for (i, v) in newVectors.enumerated() {
+                    index.insert(id: Int64(2_000_000 + i), vector: v)
+                    if i % 3 == 0 { index.remove(id: Int64(i * 3 + 1)) }
+                }
+                return 0
+            }
+            for r in 0..<3 {
+                group.addTask {
+                    var answered = 0
+                    for q in queries {
+                        let hits = index.search(q, k: 10)
+                        if hits.count == 10 && Set(hits.map(\.id)).count == 10 { answered += 1 }
+                        _ = index.search(q, k: 5, efSearch: 20 + r)
+                    }
+                    return answered
+                }
+            }
+            var answered = 0
+            for try await n in group { answered += n }
+            #expect(answered == 120)
+        }
+        #expect(index.checkInvariants() == [])
+        #expect(index.count == 600 + 300 - 100)
+    }
+
+    @Test("Snapshot round trip gives the same index")
+    func roundTrip() throws {
+        var f = try HNSWFixture(count: 800, metric: .l2)
+        for id in f.oracle.vectors.keys.sorted().prefix(40) { f.index.remove(id: id) }  // pending tombstones too
+        let bytes = f.index.snapshot()
+        let copy = try HNSWIndex(snapshot: bytes)
+        #expect(copy.snapshot() == bytes)
+        #expect(copy.count == f.index.count && copy.metric == .l2 && copy.configuration == f.index.configuration)
+        #expect(copy.checkInvariants() == [])
+        for _ in 0..<10 {
+            let q = f.rng.vector(dimension: 32)
+            #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
+        }
+    }
+
+    @Test("Corrupt or truncated snapshots throw")
+    func corruption() throws {
+        var f = try HNSWFixture(count: 300)
+        let bytes = f.index.snapshot()
+        #expect(throws: VectorIndexError.notASnapshot) { try HNSWIndex(snapshot: Array(bytes.dropFirst())) }
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: Array(bytes.prefix(bytes.count / 2))) }
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: Array(bytes.prefix(40))) }
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: []) }
+        var version = bytes
+        version[8] = 9
+        #expect(throws: VectorIndexError.unsupportedVersion(9)) { try HNSWIndex(snapshot: version) }
+        for _ in 0..<20 {
+            var flipped = bytes
+            let i = Int(f.rng.next() % UInt64(bytes.count))
+            flipped[i] ^= UInt8(1 << (f.rng.next() % 8))
+            #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: flipped) }
+        }
+        // A huge slot count in an otherwise consistent header must not allocate.
+        var huge = bytes
+        huge.replaceSubrange(48..<52, with: [0xFF, 0xFF, 0xFF, 0x7F])
+        let body = huge[0..<(huge.count - 8)]
+        huge.replaceSubrange((huge.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: huge) }
+    }
+
+    @Test("Bad configurations throw")
+    func configuration() {
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(dimension: 8, metric: .l2, configuration: .init(m: 1)) }
+        #expect(throws: VectorIndexError.self) {
+            try HNSWIndex(dimension: 8, metric: .l2, configuration: .init(efConstruction: 0))
+        }
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(dimension: 0, metric: .l2) }
+    }
+}
