@@ -70,7 +70,7 @@ extension CollectionEngine {
     {
         guard query.kind == .typed, let typed = typedQuery(query.text), let index = try catchUpText() else { return nil }
         guard !typed.isEmpty else { return [] }
-        let allowed = try candidates(filter, requireEmbedding: false).map(Set.init)
+        let allowed = try candidates(filter).map(Set.init)
         return index.search(typed, topK: k, allowedIDs: allowed).map { (id: $0.id, bm25: -$0.score, coverage: $0.coverage) }
     }
 
