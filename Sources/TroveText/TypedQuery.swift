@@ -5,9 +5,9 @@
 ///
 /// - text between double quotes is a phrase (its terms must appear in order, adjacent); an
 ///   unbalanced quote runs to the end of the text;
-/// - outside quotes, each whitespace-separated word is a clause; a word the tokenizer cuts in
-///   several terms (`e-mail`, `数据库`) is matched as the phrase of those terms, as FTS5 does for a
-///   quoted string;
+/// - outside quotes, each term is a clause: a word the tokenizer cuts in several terms
+///   (`e-mail`, `GNU/Linux`, the bigrams of `数据库`) gives several clauses, OR-ed like any others
+///   (BM25 then favours documents with more of them; quote the word to require the sequence);
 /// - everything else (`AND`, `NEAR`, `*`, `^`, `col:`, parentheses) is just text: operators are
 ///   not interpreted, punctuation separates terms;
 /// - stop words (``Stopwords/english`` by default) are dropped from unquoted clauses, unless every
@@ -68,33 +68,36 @@ public struct TypedQuery: Sendable, Hashable {
 
         var candidates: [(clause: Clause, isStopword: Bool)] = []
         var seen = Set<[String]>()
-        func add(_ segment: Substring, quoted: Bool) {
-            let segment = String(segment)
-            let tokens = tokenizer.tokens(in: segment)
-            guard !tokens.isEmpty else { return }
-            // The typed words: token spans, merged where they touch or overlap (CJK bigrams,
-            // `MySQL数据库`), so FTS5 re-tokenizes them into exactly these terms.
-            let bytes = Array(segment.utf8)
-            var spans: [Range<Int>] = []
-            for token in tokens {
-                if let last = spans.last, token.byteRange.lowerBound <= last.upperBound {
-                    spans[spans.count - 1] = last.lowerBound..<max(last.upperBound, token.byteRange.upperBound)
-                } else {
-                    spans.append(token.byteRange)
-                }
-            }
-            let words = spans.map { String(decoding: bytes[$0], as: UTF8.self) }
-            let terms = tokens.map(\.term)
-            guard seen.insert(terms).inserted else { return }
-            let folded = surface.terms(in: segment)
-            let isStopword = !quoted && !folded.isEmpty && folded.allSatisfy(stopwords.contains)
-            candidates.append((Clause(words: words, terms: terms, isQuoted: quoted), isStopword))
+        func append(_ clause: Clause, isStopword: Bool) {
+            guard seen.insert(clause.terms).inserted else { return }
+            candidates.append((clause, isStopword))
         }
-        for (segment, isQuoted) in pieces {
+        for (piece, isQuoted) in pieces {
+            let segment = String(piece)
+            let tokens = tokenizer.tokens(in: segment)
+            guard !tokens.isEmpty else { continue }
+            let bytes = Array(segment.utf8)
             if isQuoted {
-                add(segment, quoted: true)
+                // The typed words: token spans, merged where they touch or overlap (CJK bigrams,
+                // `MySQL数据库`), so FTS5 re-tokenizes them into exactly these terms.
+                var spans: [Range<Int>] = []
+                for token in tokens {
+                    if let last = spans.last, token.byteRange.lowerBound <= last.upperBound {
+                        spans[spans.count - 1] = last.lowerBound..<max(last.upperBound, token.byteRange.upperBound)
+                    } else {
+                        spans.append(token.byteRange)
+                    }
+                }
+                let words = spans.map { String(decoding: bytes[$0], as: UTF8.self) }
+                append(Clause(words: words, terms: tokens.map(\.term), isQuoted: true), isStopword: false)
             } else {
-                for word in segment.split(whereSeparator: { $0.isWhitespace }) { add(word, quoted: false) }
+                // Each term its own clause; stop words judged on the folded, unstemmed form.
+                let folded = surface.tokens(in: segment)
+                for (token, plain) in zip(tokens, folded) {
+                    let word = String(decoding: bytes[token.byteRange], as: UTF8.self)
+                    append(Clause(words: [word], terms: [token.term], isQuoted: false),
+                           isStopword: stopwords.contains(plain.term))
+                }
             }
         }
         if candidates.allSatisfy(\.isStopword) {

@@ -36,16 +36,19 @@ struct TypedQueryTests {
     func operatorsAreText() {
         let query = TypedQuery("content:secret NEAR(a b) AND x* ^start (unbalanced", tokenizer: tokenizer)
         #expect(query.fts5Expression ==
-                "\"content secret\" OR \"NEAR a\" OR \"b\" OR \"x\" OR \"start\" OR \"unbalanced\"")
-        #expect(query.droppedStopwords == ["AND"])
+                "\"content\" OR \"secret\" OR \"NEAR\" OR \"b\" OR \"x\" OR \"start\" OR \"unbalanced\"")
+        #expect(query.droppedStopwords == ["a", "AND"])
     }
 
-    @Test("a word the tokenizer splits becomes a phrase of its terms (e-mail, 数据库)")
+    @Test("a word the tokenizer splits gives one clause per term (e-mail, 数据库); quoting keeps the sequence")
     func splitWords() {
         let cjk = TypedQuery("e-mail 数据库", tokenizer: Tokenizer(.cjk))
-        #expect(cjk.clauses.map(\.terms) == [["e", "mail"], ["数据", "据库"]])
-        #expect(cjk.clauses.map(\.words) == [["e", "mail"], ["数据库"]])
-        #expect(cjk.fts5Expression == "\"e mail\" OR \"数据库\"")
+        #expect(cjk.clauses.map(\.terms) == [["e"], ["mail"], ["数据"], ["据库"]])
+        #expect(cjk.fts5Expression == "\"e\" OR \"mail\" OR \"数据\" OR \"据库\"")
+        let quoted = TypedQuery("\"e-mail\" \"数据库\"", tokenizer: Tokenizer(.cjk))
+        #expect(quoted.clauses.map(\.terms) == [["e", "mail"], ["数据", "据库"]])
+        #expect(quoted.clauses.map(\.words) == [["e", "mail"], ["数据库"]])
+        #expect(quoted.fts5Expression == "\"e mail\" OR \"数据库\"")
     }
 
     @Test("repeated words count once; empty and symbol-only input give an empty query")
