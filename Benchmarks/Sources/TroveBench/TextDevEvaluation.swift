@@ -15,7 +15,7 @@ private struct DevQuery {
 }
 
 /// Reads a float32 C-order 2-D .npy file.
-private func readNPY(_ path: String) throws -> [[Float]] {
+private func readFloat32NPY(_ path: String) throws -> [[Float]] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
     guard data.count > 10, data.prefix(6) == Data([0x93] + Array("NUMPY".utf8)) else {
         throw DevSetError(description: "\(path) is not a .npy file")
@@ -54,8 +54,8 @@ func runTextDevEvaluation(_ arguments: [String]) throws {
         else { throw DevSetError(description: "bad query row") }
         return DevQuery(text: text, answer: number - 1, kind: kind)
     }
-    let noteVectors = try readNPY("\(vectorDirectory)/N.npy")
-    let queryVectors = try readNPY("\(vectorDirectory)/Q.npy")
+    let noteVectors = try readFloat32NPY("\(vectorDirectory)/N.npy")
+    let queryVectors = try readFloat32NPY("\(vectorDirectory)/Q.npy")
     guard noteVectors.count == notes.count, queryVectors.count == queries.count else {
         throw DevSetError(description: "vectors do not match the dev set (\(noteVectors.count) notes, \(queryVectors.count) queries)")
     }
