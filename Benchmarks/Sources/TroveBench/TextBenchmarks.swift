@@ -13,6 +13,9 @@ private let peersDirectory = ProcessInfo.processInfo.environment["TROVE_BENCH_PE
 func runTextBenchmarks(_ arguments: [String]) async throws {
     if arguments.contains("--dev") { return try runTextDevEvaluation(arguments) }
     let runPeers = !arguments.contains("--no-peers")
+    // `--peers bm25s,tantivy` runs only those peers (FTS5's OR queries take minutes on a busy machine).
+    let peerEngines = arguments.firstIndex(of: "--peers").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+        ?? "fts5,bm25s,tantivy"
     let python = "\(benchCache)/venv/bin/python"
     let corpusPath = "\(benchCache)/data/packages.jsonl"
     guard FileManager.default.fileExists(atPath: corpusPath) else {
@@ -72,15 +75,16 @@ func runTextBenchmarks(_ arguments: [String]) async throws {
     print("load average at end \(loadAverage())")
 
     guard runPeers else { return }
-    print("\npeers (same run): \(python) \(peersDirectory)/text.py --engines fts5,bm25s,tantivy")
-    _ = try runProcess(python, ["\(peersDirectory)/text.py", "--engines", "fts5,bm25s,tantivy"], echo: false)
+    print("\npeers (same run): \(python) \(peersDirectory)/text.py --engines \(peerEngines)")
+    _ = try runProcess(python, ["\(peersDirectory)/text.py", "--engines", peerEngines], echo: false)
     let resultsPath = "\(benchCache)/results/text_pkg.json"
     guard let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: resultsPath))) as? [String: Any]
     else { throw TextBenchmarkError(description: "could not read \(resultsPath)") }
     for (label, key, sub) in [("FTS5 bm25(), OR of words", "fts5", "query"),
                               ("FTS5 bm25(), OR, stop words dropped", "fts5", "query_stopwords_removed"),
                               ("bm25s (k1 1.5)", "bm25s", "query"), ("tantivy", "tantivy", "query")] {
-        guard let engine = json[key] as? [String: Any], let stats = engine[sub] as? [String: Any] else { continue }
+        guard peerEngines.split(separator: ",").contains(Substring(key)),
+              let engine = json[key] as? [String: Any], let stats = engine[sub] as? [String: Any] else { continue }
         let quality = (stats["quality"] as? [String: Any]) ?? (engine["quality"] as? [String: Any]) ?? [:]
         func number(_ dictionary: [String: Any], _ key: String) -> Double { (dictionary[key] as? Double) ?? .nan }
         let build = number(engine, "build_s")
