@@ -10,11 +10,14 @@ import TroveSQLite
 public struct TextEntry: Hashable, Sendable {
     /// A chosen id, or nil to let SQLite assign one.
     public var id: Int64?
+    /// The text to embed and store as `content`.
     public var text: String
+    /// Where the text came from (may be empty).
     public var source: String
     /// A JSON object as text, or nil.
     public var metadata: String?
 
+    /// A text to add; `id` nil lets the store assign one.
     public init(id: Int64? = nil, text: String, source: String = "", metadata: String? = nil) {
         self.id = id
         self.text = text

@@ -42,7 +42,9 @@ extension CollectionEngine {
 
 /// How many rows came from one source.
 public struct SourceSummary: Hashable, Sendable {
+    /// The source label.
     public var source: String
+    /// How many rows have it.
     public var count: Int
     /// When the most recently written row of this source was written.
     public var lastUpdated: Date

@@ -103,7 +103,14 @@ extension CollectionEngine {
                 // Assign ids the way SQLite would (max + 1), under the write lock, so a batch can
                 // go through multi-row statements and still report its ids in order.
                 let tableMax = try connection.scalar("SELECT max(id) FROM \(schema.table)")?.int64Value ?? 0
-                var next = max(tableMax, rows.compactMap(\.id).max() ?? 0) + 1
+                let highest = max(tableMax, rows.compactMap(\.id).max() ?? 0)
+                let needed = Int64(rows.count { $0.id == nil })
+                // Data, not a bug, can put Int64.max in the table: refuse rather than overflow.
+                guard highest <= Int64.max - needed else {
+                    throw TroveError.invalidConfiguration(
+                        "no free ids above \(highest); insert these rows with explicit ids")
+                }
+                var next = highest + 1
                 for i in rows.indices where rows[i].id == nil {
                     rows[i].id = next
                     next += 1

@@ -20,6 +20,7 @@ public struct SearchFilter: Hashable, Sendable {
     /// Values for the `?` placeholders in ``sql``, in order.
     public var bindings: [SQLValue]
 
+    /// A filter; every given part must hold.
     public init(
         source: String? = nil, metadata: [MetadataPredicate] = [], sql: String? = nil, bindings: [SQLValue] = []
     ) {
@@ -84,9 +85,13 @@ public struct MetadataPredicate: Hashable, Sendable {
     public static func equals(_ key: String, _ value: SQLValue) -> MetadataPredicate { compare(key, "=", value) }
     /// The key is present and its value differs from `value`.
     public static func notEquals(_ key: String, _ value: SQLValue) -> MetadataPredicate { compare(key, "!=", value) }
+    /// The key's value is less than `value`.
     public static func lessThan(_ key: String, _ value: SQLValue) -> MetadataPredicate { compare(key, "<", value) }
+    /// The key's value is at most `value`.
     public static func lessThanOrEqual(_ key: String, _ value: SQLValue) -> MetadataPredicate { compare(key, "<=", value) }
+    /// The key's value is greater than `value`.
     public static func greaterThan(_ key: String, _ value: SQLValue) -> MetadataPredicate { compare(key, ">", value) }
+    /// The key's value is at least `value`.
     public static func greaterThanOrEqual(_ key: String, _ value: SQLValue) -> MetadataPredicate { compare(key, ">=", value) }
 
     /// The key is present (with any value, including null).

@@ -32,6 +32,7 @@ public struct Fusion: Hashable, Sendable {
     /// −distance otherwise) to the query is below this value. `nil` (default) keeps everything.
     public var minimumVectorScore: Double?
 
+    /// Fusion settings; the defaults are the paper's k = 60 with equal weights.
     public init(
         k: Double = 60, vectorWeight: Double = 1, textWeight: Double = 1, depthMultiplier: Int = 4,
         minimumDepth: Int = 50, minimumTextCoverage: Double = 2.0 / 3.0, mmrLambda: Double? = nil,

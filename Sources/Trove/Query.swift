@@ -66,6 +66,7 @@ public struct SnippetStyle: Hashable, Sendable {
     /// Approximate number of words in the snippet (1...64).
     public var words: Int
 
+    /// A snippet style; `words` is clamped to 1...64.
     public init(open: String = "[", close: String = "]", ellipsis: String = "…", words: Int = 16) {
         self.open = open
         self.close = close

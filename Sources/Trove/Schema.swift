@@ -36,6 +36,7 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
     /// The embedding model, when the collection was created with an `Embedder`.
     public var embedding: EmbeddingManifest?
 
+    /// A configuration; only `dimension` has no default.
     public init(
         dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,

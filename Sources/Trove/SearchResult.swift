@@ -12,8 +12,11 @@ import Foundation
 /// }
 /// ```
 public struct SearchResult: Hashable, Sendable, Identifiable {
+    /// The row id.
     public var id: Int64
+    /// The stored text.
     public var content: String
+    /// The stored source label.
     public var source: String
     /// The metadata JSON object as text, or nil.
     public var metadata: String?
@@ -31,6 +34,7 @@ public struct SearchResult: Hashable, Sendable, Identifiable {
     /// A fragment of `content` around the matched words, when a snippet was requested.
     public var snippet: String?
 
+    /// A result; the store creates these, tests and adapters may too.
     public init(
         id: Int64, content: String, source: String, metadata: String?, score: Double,
         distance: Double? = nil, bm25: Double? = nil, vectorRank: Int? = nil, textRank: Int? = nil,

@@ -59,8 +59,11 @@ public final class VectorStore: Sendable {
                       metadataByteLimit: metadataByteLimit, lexicalSearch: lexicalSearch)
     }
 
+    /// The frozen vector dimension.
     public var dimension: Int { collection.configuration.dimension }
+    /// The frozen metric.
     public var metric: DistanceMetric { collection.configuration.metric }
+    /// The collection's table name.
     public var tableName: String { collection.name }
 
     // MARK: Insert
@@ -73,6 +76,7 @@ public final class VectorStore: Sendable {
         try await collection.insert(VectorEntry(id: id, content: content, source: source, metadata: metadata, vector: vector))
     }
 
+    /// `[Double]` variant: the vector is converted to Float.
     @_disfavoredOverload
     public func insert(id: Int64, content: String, source: String, metadata: String? = nil, vector: [Double]) async throws {
         try await insert(id: id, content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
@@ -84,6 +88,7 @@ public final class VectorStore: Sendable {
         try await collection.insert(content: content, source: source, metadata: metadata, vector: vector)
     }
 
+    /// `[Double]` variant: the vector is converted to Float.
     @_disfavoredOverload @discardableResult
     public func insert(content: String, source: String, metadata: String? = nil, vector: [Double]) async throws -> Int64 {
         try await collection.insert(content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
@@ -109,8 +114,11 @@ public final class VectorStore: Sendable {
 
     /// The row with its vector, or nil.
     public func fetch(id: Int64) async throws -> VectorEntry? { try await collection.fetch(id: id) }
+    /// Whether a row has this id.
     public func contains(id: Int64) async throws -> Bool { try await collection.contains(id: id) }
+    /// The number of rows.
     public func count() async throws -> Int { try await collection.count() }
+    /// The number of rows with this source.
     public func count(source: String) async throws -> Int { try await collection.count(source: source) }
 
     // MARK: Search
@@ -122,6 +130,7 @@ public final class VectorStore: Sendable {
         try await collection.search(vector: vector, topK: topK, source: source, where: sql, bindings: bindings)
     }
 
+    /// `[Double]` variant: the query is converted to Float.
     @_disfavoredOverload
     public func search(
         vector: [Double], topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
@@ -152,6 +161,7 @@ public final class VectorStore: Sendable {
                                           bindings: bindings, fusion: fusion)
     }
 
+    /// `[Double]` variant: the query is converted to Float.
     @_disfavoredOverload
     public func searchHybrid(
         text: String, vector: [Double], topK: Int = 5, source: String? = nil, where sql: String? = nil,

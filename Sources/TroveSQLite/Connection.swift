@@ -34,6 +34,7 @@ public final class Connection {
         /// Enforce foreign keys (`PRAGMA foreign_keys = ON`).
         public var foreignKeys: Bool
 
+        /// Options; the defaults suit an app's own database file.
         public init(
             readOnly: Bool = false, create: Bool = true, walMode: Bool = true,
             busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true
@@ -204,6 +205,10 @@ public final class Connection {
     public var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
     /// Whether the main database is read-only.
     public var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
+    /// The FTS5 extension API of this connection (to register tokenizers written in Swift), or
+    /// nil when SQLite was built without FTS5. Valid while the connection is open.
+    public var fts5API: UnsafeMutablePointer<fts5_api>? { trove_fts5_api(db) }
+
     /// The SQLite library version, e.g. "3.40.1".
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
 }

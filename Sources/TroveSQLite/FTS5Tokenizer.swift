@@ -32,16 +32,20 @@ extension Connection {
     public func registerFTS5Tokenizer(
         named name: String, _ make: @escaping @Sendable ([String]) -> FTS5TokenizeFunction?
     ) throws {
-        guard let handle else { throw SQLiteError(extendedCode: .misuse, message: "the connection is closed") }
-        // Owned by FTS5 from here: released by `destroyFactory` when the connection closes or the
-        // name is registered again.
-        let factory = Unmanaged.passRetained(FTS5TokenizerFactory(make)).toOpaque()
-        let rc = trove_fts5_create_tokenizer(
-            handle, name, factory, fts5CreateTokenizer, fts5DeleteTokenizer, fts5Tokenize, fts5DestroyFactory)
+        guard handle != nil else { throw SQLiteError(extendedCode: .misuse, message: "the connection is closed") }
+        guard let api = fts5API, let createTokenizer = api.pointee.xCreateTokenizer else {
+            throw SQLiteError(extendedCode: .error, message: "this SQLite has no FTS5: cannot register tokenizer \(name)")
+        }
+        // Owned by FTS5 once registered: released by `fts5DestroyFactory` when the connection
+        // closes or the name is registered again; released here if registration fails.
+        let factory = Unmanaged.passRetained(FTS5TokenizerFactory(make))
+        // FTS5 copies the struct of callbacks.
+        var callbacks = fts5_tokenizer(xCreate: fts5CreateTokenizer, xDelete: fts5DeleteTokenizer, xTokenize: fts5Tokenize)
+        let rc = createTokenizer(api, name, factory.toOpaque(), &callbacks, fts5DestroyFactory)
         guard rc == SQLITE_OK else {
+            factory.release()
             throw SQLiteError(
-                extendedCode: ResultCode(rawValue: rc),
-                message: "could not register the FTS5 tokenizer \(name) (is FTS5 compiled into this SQLite?)")
+                extendedCode: ResultCode(rawValue: rc), message: "could not register the FTS5 tokenizer \(name)")
         }
     }
 }

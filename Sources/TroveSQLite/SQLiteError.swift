@@ -21,6 +21,7 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The SQL that failed, when there was one.
     public var sql: String?
 
+    /// An error with an extended result code, a message and, optionally, the SQL that failed.
     public init(extendedCode: ResultCode, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
@@ -54,6 +55,7 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// A SQLite result code (primary or extended).
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The numeric code, as SQLite defines it.
     public var rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 

@@ -90,15 +90,19 @@ public final class Statement {
         try check(rc)
     }
 
+    /// Binds an integer to the 1-based parameter `index`.
     public func bind(_ value: Int64, at index: Int) throws {
         try check(sqlite3_bind_int64(handle, Int32(index), value))
     }
+    /// Binds a double to the 1-based parameter `index`.
     public func bind(_ value: Double, at index: Int) throws {
         try check(sqlite3_bind_double(handle, Int32(index), value))
     }
+    /// Binds text to the 1-based parameter `index` (copied by SQLite).
     public func bind(_ value: String, at index: Int) throws {
         try check(sqlite3_bind_text(handle, Int32(index), value, -1, trove_sqlite_transient()))
     }
+    /// Binds NULL to the 1-based parameter `index`.
     public func bindNull(at index: Int) throws { try check(sqlite3_bind_null(handle, Int32(index))) }
 
     /// Binds raw bytes (e.g. `[Float]` memory) as a blob without an intermediate array.
@@ -188,10 +192,13 @@ public final class Statement {
         }
     }
 
+    /// Whether the current row's column is NULL.
     public func isNull(at column: Int) -> Bool {
         sqlite3_column_type(handle, Int32(column)) == SQLITE_NULL
     }
+    /// The column as an integer (SQLite's conversion rules; NULL reads as 0).
     public func int64(at column: Int) -> Int64 { sqlite3_column_int64(handle, Int32(column)) }
+    /// The column as a double (SQLite's conversion rules; NULL reads as 0).
     public func double(at column: Int) -> Double { sqlite3_column_double(handle, Int32(column)) }
 
     /// The column as text, nil when NULL.
@@ -212,6 +219,7 @@ public final class Statement {
         return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
+    /// The column as `Data`, nil when NULL.
     public func data(at column: Int) -> Data? { blob(at: column).map { Data($0) } }
 
     /// Calls `body` with the column's bytes in place (no copy), or nil when NULL.

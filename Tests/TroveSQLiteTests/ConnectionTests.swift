@@ -21,6 +21,8 @@ struct ConnectionTests {
         #expect(try c.prepare("SELECT 1").isReadOnly)
         #expect(try !c.prepare("DELETE FROM t").isReadOnly)
         #expect(Connection.sqliteVersion.hasPrefix("3."))
+        let api = try #require(c.fts5API)
+        #expect(api.pointee.iVersion >= 2)
     }
 
     @Test("file database uses WAL and persists across connections")

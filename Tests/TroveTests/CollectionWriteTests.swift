@@ -151,6 +151,18 @@ struct CollectionWriteTests {
         #expect(try await items.searchText("row").isEmpty)
     }
 
+    @Test("auto ids follow the largest id, including ids in the same batch; no overflow at Int64.max")
+    func autoIDs() async throws {
+        let db = try Database()
+        let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 8))
+        let ids = try await notes.add([TextEntry(text: "a"), TextEntry(id: 10, text: "b"), TextEntry(text: "c")])
+        #expect(ids == [11, 10, 12])
+        try await notes.add([TextEntry(id: .max, text: "last")])
+        let error = await #expect(throws: TroveError.self) { try await notes.add(text: "overflow") }
+        if case .invalidConfiguration? = error {} else { Issue.record("expected a typed error, got \(String(describing: error))") }
+        #expect(try await notes.count() == 4)
+    }
+
     @Test("the CHECK constraints refuse bad rows written with raw SQL")
     func checkConstraints() async throws {
         let db = try Database()

@@ -64,13 +64,13 @@ extension HNSWIndex {
                     break
                 }
                 guard damaged else { continue }
+                // Candidates: the surviving neighbours and everything two hops away through any
+                // neighbour, deleted or not (as hnswlib's repairConnectionsForUpdate), so the
+                // heuristic has a neighbourhood to choose from, not only the leftovers.
                 var pool = Set<UInt32>()
                 for j in 0..<count {
                     let n = list[j + 1]
-                    if !isDeleted(n) {
-                        pool.insert(n)
-                        continue
-                    }
+                    if !isDeleted(n) { pool.insert(n) }
                     let second = links(n, level)
                     for i in 0..<Int(second[0]) {
                         let m = second[i + 1]
@@ -79,7 +79,7 @@ extension HNSWIndex {
                 }
                 let base = vectorPointer(s)
                 let sorted = pool.map { packCandidate(pairDistance(base, $0), $0) }.sorted()
-                let kept = selectNeighbors(sorted, limit: capacity(atLevel: level))
+                let kept = selectNeighbors(sorted, limit: capacity(atLevel: level), keepPruned: true)
                 list[0] = UInt32(kept.count)
                 for (j, n) in kept.enumerated() { list[j + 1] = n }
             }

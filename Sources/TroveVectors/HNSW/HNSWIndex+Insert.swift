@@ -154,9 +154,12 @@ extension HNSWIndex {
     /// closer to the base than to every neighbour kept so far, which spreads links over
     /// directions and keeps the graph navigable.
     /// - Parameter sorted: packed (distance to base, slot), ascending.
-    func selectNeighbors(_ sorted: [UInt64], limit: Int) -> [UInt32] {
+    /// - Parameter keepPruned: fill the remaining room with the nearest rejected candidates (the
+    ///   paper's keepPrunedConnections); used by deletion repair, whose candidate pools are small.
+    func selectNeighbors(_ sorted: [UInt64], limit: Int, keepPruned: Bool = false) -> [UInt32] {
         if sorted.count <= limit { return sorted.map(unpackSlot) }
         var kept: [UInt32] = []
+        var pruned: [UInt32] = []
         kept.reserveCapacity(limit)
         for c in sorted {
             if kept.count >= limit { break }
@@ -167,7 +170,10 @@ extension HNSWIndex {
                 good = false
                 break
             }
-            if good { kept.append(s) }
+            if good { kept.append(s) } else if keepPruned { pruned.append(s) }
+        }
+        if keepPruned {
+            for s in pruned where kept.count < limit { kept.append(s) }
         }
         return kept
     }
