@@ -138,6 +138,21 @@ func runTextDevEvaluation(_ arguments: [String]) throws {
         }
     }
 
+    // Variant: the text leg's first hit also votes when its BM25 score is at least `margin`
+    // times the second's (a clear winner), whatever its coverage.
+    for margin in [1.5, 2.0, 3.0] {
+        let runs: [[Int64]] = queries.indices.map { q in
+            let hits = english[q]
+            var voting = RankFusion.confidentLexicalHits(hits)
+            if let first = hits.first, voting.first?.id != first.id,
+               hits.count == 1 || first.score >= margin * hits[1].score {
+                voting.insert(first, at: 0)
+            }
+            return RankFusion.reciprocalRank([.init(ids: vectorRuns[q]), .init(ids: voting.map(\.id))]).map(\.id)
+        }
+        line("hybrid: gate 2/3, or text rank 1 with BM25 >= \(margin)x rank 2 (rejected)", runs)
+    }
+
     // MMR over the default hybrid's top 20 (relevance: query cosine; similarity: note cosine).
     let hybrid = rrf(english, gate: 2.0 / 3.0)
     for lambda in [0.7, 0.9] {
