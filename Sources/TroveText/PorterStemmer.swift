@@ -184,9 +184,11 @@ public enum PorterStemmer {
     /// The first rule whose suffix ends the word decides: its replacement applies when its
     /// condition holds, and no later rule is tried either way (Porter's longest-match, as the
     /// rules are listed longest first where one suffix ends another).
-    private static func apply(_ rules: [Rule], _ w: UnsafeMutableBufferPointer<UInt8>, _ n: inout Int) {
+    private static func apply(_ rules: [[Rule]], _ w: UnsafeMutableBufferPointer<UInt8>, _ n: inout Int) {
         guard n >= 2 else { return }
-        for rule in rules where ends(w, n, rule.suffix) {
+        // Only rules whose suffix has the word's second-to-last letter can match (FTS5 switches on
+        // it the same way); their relative order is kept.
+        for rule in rules[Int(w[n - 2])] where ends(w, n, rule.suffix) {
             let stem = n - rule.suffix.count
             guard measure(w, stem) >= rule.minimumMeasure else { return }
             if rule.needsSOrT, w[stem - 1] != s, w[stem - 1] != UInt8(ascii: "t") { return }
@@ -196,7 +198,14 @@ public enum PorterStemmer {
         }
     }
 
-    private static let step2: [Rule] = [
+    /// Rules grouped by their suffix's second-to-last byte (256 buckets).
+    private static func byPenultimate(_ rules: [Rule]) -> [[Rule]] {
+        var buckets = [[Rule]](repeating: [], count: 256)
+        for rule in rules { buckets[Int(rule.suffix[rule.suffix.count - 2])].append(rule) }
+        return buckets
+    }
+
+    private static let step2: [[Rule]] = byPenultimate([
         Rule("ational", "ate", m: 1), Rule("tional", "tion", m: 1),
         Rule("enci", "ence", m: 1), Rule("anci", "ance", m: 1),
         Rule("izer", "ize", m: 1),
@@ -207,18 +216,18 @@ public enum PorterStemmer {
         Rule("alism", "al", m: 1), Rule("iveness", "ive", m: 1), Rule("fulness", "ful", m: 1),
         Rule("ousness", "ous", m: 1),
         Rule("aliti", "al", m: 1), Rule("iviti", "ive", m: 1), Rule("biliti", "ble", m: 1),
-    ]
+    ])
 
-    private static let step3: [Rule] = [
+    private static let step3: [[Rule]] = byPenultimate([
         Rule("ical", "ic", m: 1),
         Rule("ness", "", m: 1),
         Rule("icate", "ic", m: 1), Rule("iciti", "ic", m: 1),
         Rule("ful", "", m: 1),
         Rule("ative", "", m: 1),
         Rule("alize", "al", m: 1),
-    ]
+    ])
 
-    private static let step4: [Rule] = [
+    private static let step4: [[Rule]] = byPenultimate([
         Rule("al", "", m: 2),
         Rule("ance", "", m: 2), Rule("ence", "", m: 2),
         Rule("er", "", m: 2),
@@ -231,5 +240,5 @@ public enum PorterStemmer {
         Rule("ous", "", m: 2),
         Rule("ive", "", m: 2),
         Rule("ize", "", m: 2),
-    ]
+    ])
 }

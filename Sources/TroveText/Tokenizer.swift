@@ -83,6 +83,8 @@ public struct Tokenizer: Sendable {
         term.reserveCapacity(80)
         var run: [(start: Int, end: Int, code: UInt32)] = []
         var index = 0
+        // A local copy of the shared table: no lazy-global check or retain per byte.
+        let asciiIsToken = Self.asciiIsToken
 
         func emit(_ bytes: inout [UInt8], _ start: Int, _ end: Int, stem: Bool) throws -> Bool {
             var length = bytes.count
@@ -101,7 +103,7 @@ public struct Tokenizer: Sendable {
             while index < count {
                 let byte = utf8[index]
                 if byte < 0x80 {
-                    if Self.asciiIsToken[Int(byte)] { break }
+                    if asciiIsToken[Int(byte)] { break }
                     index += 1
                     continue
                 }
@@ -150,7 +152,7 @@ public struct Tokenizer: Sendable {
             while index < count {
                 let byte = utf8[index]
                 if byte < 0x80 {
-                    guard Self.asciiIsToken[Int(byte)] else { break }
+                    guard asciiIsToken[Int(byte)] else { break }
                     term.append(byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte)
                     index += 1
                 } else {

@@ -44,6 +44,20 @@ func runTextBenchmarks(_ arguments: [String]) async throws {
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average at start \(loadAverage())")
     print("timing: each query alone (parse + search), one thread, 10 warm-up queries, 2 passes, faster pass kept\n")
 
+    // Tokenizer throughput alone (FTS5 calls it for every insert and query on CJK collections).
+    for configuration in [TokenizerConfiguration.unicode, .english, .cjk] {
+        let tokenizer = Tokenizer(configuration)
+        var terms = 0
+        var bytes = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        for var body in bodies {
+            bytes += body.utf8.count
+            body.withUTF8 { tokenizer.forEachTerm(utf8: $0) { _, _, _ in terms += 1; return true } }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        print("tokenizer \(configuration): \(terms) terms, "
+              + String(format: "%.1f MB/s, %.0f ns/term", Double(bytes) / seconds / 1e6, seconds * 1e9 / Double(max(terms, 1))))
+    }
     var notes: [String] = []
     print("engine                                   build s   p50 ms   p99 ms  mean ms   hit@1   hit@3  MRR@10  hit@10")
     for (name, configuration, stopwords, exhaustive) in [
