@@ -15,6 +15,7 @@ let package = Package(
                 .product(name: "TroveVectors", package: "Trove"),
                 .product(name: "TroveEmbeddings", package: "Trove"),
                 .product(name: "TroveSQLite", package: "Trove"),
+                .product(name: "TroveText", package: "Trove"),
             ],
             path: "Sources/TroveBench"
         )

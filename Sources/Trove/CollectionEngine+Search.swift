@@ -50,7 +50,9 @@ extension CollectionEngine {
     /// Up to k (id, bm25) pairs of rows matching the text and passing the filter, best first.
     func textHits(_ query: TextQuery, k: Int, filter: SearchFilter) throws -> [(id: Int64, bm25: Double)] {
         guard configuration.lexicalSearch else { throw TroveError.lexicalSearchDisabled(collection: name) }
-        guard let expression = query.matchExpression else { return [] }
+        // Typed queries: the in-memory BM25 index (CollectionEngine+TextIndex.swift).
+        if let fast = try fastTextHits(query, k: k, filter: filter) { return fast.map { (id: $0.id, bm25: $0.bm25) } }
+        guard let expression = matchExpression(for: query) else { return [] }
         var sql = "SELECT rowid, rank FROM \(schema.fts) WHERE \(schema.fts) MATCH ?"
         var bindings: [SQLValue] = [.text(expression)]
         if let (candidateSQL, candidateBindings) = filter.candidateQuery(table: schema.table) {
@@ -96,7 +98,7 @@ extension CollectionEngine {
 
     /// FTS5 snippets of these rows for the query.
     func snippets(for ids: [Int64], query: TextQuery, style: SnippetStyle) throws -> [Int64: String] {
-        guard !ids.isEmpty, configuration.lexicalSearch, let expression = query.matchExpression else { return [:] }
+        guard !ids.isEmpty, configuration.lexicalSearch, let expression = matchExpression(for: query) else { return [:] }
         let statement = try connection.cachedStatement(
             """
             SELECT rowid, snippet(\(schema.fts), 0, ?, ?, ?, ?) FROM \(schema.fts)
@@ -163,8 +165,9 @@ extension CollectionEngine {
         let depth = fusion.depth(topK: topK, maximum: Self.maxTopK)
         return try connection.transaction(.deferred) {
             let neighbors = try vectorNeighbors(vector, k: depth, filter: filter)
-            let hits = try textHits(text, k: depth, filter: filter)
-            let fused = fusion.fuse(vector: neighbors.map(\.id), text: hits.map(\.id)).prefix(topK)
+            let hits = try votingTextHits(text, k: depth, filter: filter, fusion: fusion)
+            let fused = try rerank(fusion.fuse(vector: neighbors.map(\.id), text: hits.map(\.id)), query: vector,
+                                   fusion: fusion, topK: topK)
             let ids = fused.map(\.id)
             let stored = try self.rows(for: ids)
             let snippetByID = try snippet.map { try self.snippets(for: ids, query: text, style: $0) } ?? [:]

@@ -1,6 +1,7 @@
 import Foundation
 import TroveEmbeddings
 import TroveSQLite
+import TroveText
 import TroveVectors
 
 /// The working state of one open collection: its schema, its cached statements and the in-memory
@@ -20,6 +21,10 @@ final class CollectionEngine {
     /// The HNSW index of a collection whose kind is `.hnsw` (see CollectionEngine+ANN.swift),
     /// loaded on first use; such collections never load ``index``.
     var ann: ANNState?
+    /// The in-memory BM25 index for typed text queries (see CollectionEngine+TextIndex.swift),
+    /// built on the first typed query, and the change-log `seq` it reflects.
+    var textIndex: BM25Index?
+    var textWatermark: Int64 = 0
 
     /// Keep the change log from growing past this many entries; when it does, the oldest are
     /// deleted down to ``logKeep`` entries. Readers whose watermark falls behind the pruned point

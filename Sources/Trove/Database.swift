@@ -46,6 +46,7 @@ public actor Database {
         preparing collections: [(name: String, configuration: CollectionConfiguration)]
     ) throws {
         let connection = try Connection(location, options: options)
+        try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
         try Self.prepareMeta(connection)
         var engines: [String: CollectionEngine] = [:]
         for (name, configuration) in collections {
@@ -111,7 +112,7 @@ public actor Database {
     public func collection(
         _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.defaultTokenizer
+        tokenizer: String = CollectionConfiguration.englishTokenizer
     ) throws -> Collection {
         let manifest = embedder.manifest
         let configuration = CollectionConfiguration(

@@ -20,12 +20,27 @@ public struct Fusion: Hashable, Sendable {
     public var depthMultiplier: Int
     /// The least number of hits each leg contributes (default 50).
     public var minimumDepth: Int
+    /// For typed text: a text hit votes only when it matches at least this fraction of the
+    /// query's words (after stop words), 0 ... 1. Default 2/3 (Documentation/PARAMETERS.md,
+    /// "Fusion"); 0 gives plain RRF. Raw FTS5 queries always vote.
+    public var minimumTextCoverage: Double
+    /// Maximal marginal relevance (Carbonell & Goldstein 1998) over the fused top candidates:
+    /// λ in 0 ... 1 trades relevance (cosine to the query) against similarity to the results
+    /// already picked (cosine between rows). `nil` (default) keeps the fused order.
+    public var mmrLambda: Double?
+    /// "No good match": drop fused results whose vector score (cosine similarity for `.cosine`,
+    /// −distance otherwise) to the query is below this value. `nil` (default) keeps everything.
+    public var minimumVectorScore: Double?
 
     /// Fusion settings; the defaults are the paper's k = 60 with equal weights.
     public init(
         k: Double = 60, vectorWeight: Double = 1, textWeight: Double = 1, depthMultiplier: Int = 4,
-        minimumDepth: Int = 50
+        minimumDepth: Int = 50, minimumTextCoverage: Double = 2.0 / 3.0, mmrLambda: Double? = nil,
+        minimumVectorScore: Double? = nil
     ) {
+        self.mmrLambda = mmrLambda
+        self.minimumVectorScore = minimumVectorScore
+        self.minimumTextCoverage = minimumTextCoverage
         self.k = k
         self.vectorWeight = vectorWeight
         self.textWeight = textWeight
@@ -37,6 +52,15 @@ public struct Fusion: Hashable, Sendable {
         guard k >= 0, k.isFinite else { throw TroveError.invalidConfiguration("RRF k must be >= 0, got \(k)") }
         guard vectorWeight >= 0, textWeight >= 0, vectorWeight.isFinite, textWeight.isFinite else {
             throw TroveError.invalidConfiguration("fusion weights must be finite and >= 0")
+        }
+        guard (0...1).contains(minimumTextCoverage) else {
+            throw TroveError.invalidConfiguration("fusion minimumTextCoverage must be in 0...1, got \(minimumTextCoverage)")
+        }
+        if let mmrLambda, !(0...1).contains(mmrLambda) {
+            throw TroveError.invalidConfiguration("fusion mmrLambda must be in 0...1, got \(mmrLambda)")
+        }
+        if let minimumVectorScore, !minimumVectorScore.isFinite {
+            throw TroveError.invalidConfiguration("fusion minimumVectorScore must be finite")
         }
         guard depthMultiplier >= 1, minimumDepth >= 1 else {
             throw TroveError.invalidConfiguration("fusion depthMultiplier and minimumDepth must be >= 1")

@@ -163,7 +163,7 @@ struct CollectionSchema {
             )
             """,
             "CREATE INDEX \(quoted("\(name)_source")) ON \(table)(source)",
-            // The change log the in-memory vector index catches up from. AUTOINCREMENT: a seq is
+            // The change log the in-memory vector and text indexes catch up from. AUTOINCREMENT: a seq is
             // never reused, so a watermark always means the same point in history.
             "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL, op INTEGER NOT NULL)",
             """
@@ -177,7 +177,7 @@ struct CollectionSchema {
             END
             """,
             """
-            CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE OF id, embedding ON \(table) BEGIN
+            CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE OF id, content, embedding ON \(table) BEGIN
                 INSERT INTO \(log)(id, op) SELECT old.id, 2 WHERE old.id != new.id;
                 INSERT INTO \(log)(id, op) VALUES (new.id, 1);
             END
