@@ -42,7 +42,9 @@ let package = Package(
         .executableTarget(name: "TroveANNCrashChild", dependencies: ["Trove"]),
 
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
-        .target(name: "TroveTestSupport", dependencies: ["TroveVectors"], path: "Tests/TroveTestSupport"),
+        .target(
+            name: "TroveTestSupport", dependencies: ["TroveVectors", "TroveEmbeddings"],
+            path: "Tests/TroveTestSupport"),
         .testTarget(name: "TroveSQLiteTests", dependencies: ["TroveSQLite", "TroveTestSupport"]),
         .testTarget(name: "TroveVectorsTests", dependencies: ["TroveVectors", "TroveTestSupport"]),
         .testTarget(

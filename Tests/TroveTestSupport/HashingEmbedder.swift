@@ -3,21 +3,26 @@ import TroveEmbeddings
 
 /// A deterministic fake embedder for tests: a hashed bag of lowercased words (FNV-1a into
 /// `dimension` buckets, sign from another hash bit), L2-normalised. Texts sharing words get
-/// similar vectors; texts with no words get a fixed unit vector.
-struct HashingEmbedder: Embedder {
-    let manifest: EmbeddingManifest
+/// similar vectors; texts with no words get a fixed unit vector. Shared by the store and CLI tests.
+///
+/// ```swift
+/// let embedder = HashingEmbedder(dimension: 32)
+/// let vectors = try await embedder.embed(["oat milk", "milk and bread"])
+/// ```
+public struct HashingEmbedder: Embedder {
+    public let manifest: EmbeddingManifest
 
-    init(dimension: Int = 64, modelID: String = "test/hashing-bow", checksum: String = "0000") {
+    public init(dimension: Int = 64, modelID: String = "test/hashing-bow", checksum: String = "0000") {
         manifest = EmbeddingManifest(
             modelID: modelID, checksum: checksum, dimension: dimension, pooling: "sum", normalized: true,
             maxSequenceLength: 512)
     }
 
-    func embed(_ texts: [String]) async throws -> [[Float]] {
+    public func embed(_ texts: [String]) async throws -> [[Float]] {
         texts.map(vector)
     }
 
-    func vector(_ text: String) -> [Float] {
+    public func vector(_ text: String) -> [Float] {
         var v = [Float](repeating: 0, count: manifest.dimension)
         let words = text.lowercased().split { !$0.isLetter && !$0.isNumber }
         for word in words {
