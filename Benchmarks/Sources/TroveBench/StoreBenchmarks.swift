@@ -42,57 +42,8 @@ private struct StoreBenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Reads a 2-d little-endian float16 .npy file into Float rows.
-private func storeBenchReadNPYFloat16(_ path: String) throws -> (rows: Int, columns: Int, values: [Float]) {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-    guard data.count > 10, data.prefix(6) == Data([0x93] + Array("NUMPY".utf8)) else { throw StoreBenchError("\(path): not a .npy file") }
-    let major = data[6]
-    let headerLength: Int
-    let headerStart: Int
-    if major == 1 {
-        headerLength = Int(data[8]) | Int(data[9]) << 8
-        headerStart = 10
-    } else {
-        headerLength = Int(data[8]) | Int(data[9]) << 8 | Int(data[10]) << 16 | Int(data[11]) << 24
-        headerStart = 12
-    }
-    let header = String(decoding: data[headerStart..<(headerStart + headerLength)], as: UTF8.self)
-    guard header.contains("'<f2'") else { throw StoreBenchError("\(path): expected dtype <f2, header \(header)") }
-    guard let open = header.range(of: "'shape': ("), let close = header[open.upperBound...].firstIndex(of: ")") else {
-        throw StoreBenchError("\(path): no shape in header")
-    }
-    let dims = header[open.upperBound..<close].split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-    guard dims.count == 2 else { throw StoreBenchError("\(path): expected 2 dimensions") }
-    let count = dims[0] * dims[1]
-    let start = headerStart + headerLength
-    guard data.count >= start + 2 * count else { throw StoreBenchError("\(path): truncated") }
-    var values = [Float](repeating: 0, count: count)
-    data.withUnsafeBytes { raw in
-        let base = raw.baseAddress!.advanced(by: start)
-        for i in 0..<count {
-            var bits: UInt16 = 0
-            memcpy(&bits, base.advanced(by: 2 * i), 2)
-            values[i] = storeBenchHalfToFloat(UInt16(littleEndian: bits))
-        }
-    }
-    return (dims[0], dims[1], values)
-}
-
-/// IEEE 754 half precision to single precision (Float16 is unavailable on some platforms).
-private func storeBenchHalfToFloat(_ h: UInt16) -> Float {
-    let sign = UInt32(h & 0x8000) << 16
-    let exponent = Int((h >> 10) & 0x1F)
-    let mantissa = UInt32(h & 0x3FF)
-    if exponent == 0 {
-        // Zero or subnormal: mantissa × 2^-24.
-        let magnitude = Float(mantissa) * Float(sign: .plus, exponent: -24, significand: 1)
-        return sign != 0 ? -magnitude : magnitude
-    }
-    if exponent == 31 { return Float(bitPattern: sign | 0x7F80_0000 | (mantissa << 13)) }
-    return Float(bitPattern: sign | UInt32(exponent - 15 + 127) << 23 | (mantissa << 13))
-}
-
-private func storeBenchJSONLines(_ path: String) throws -> [[String: Any]] {
+/// Reads a JSON Lines file whose every line is an object (also used by TextDevEvaluation.swift).
+func readJSONLines(_ path: String) throws -> [[String: Any]] {
     let text = try String(contentsOfFile: path, encoding: .utf8)
     return try text.split(separator: "\n").map {
         guard let object = try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] else {
@@ -145,9 +96,9 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
             "\(options.packages) is missing: build it with /work/shared/bench/data/build_corpora.py (see ../shared/bench/RESULTS.md), or pass --packages")
     }
     // Setup (untimed): real package descriptions and their all-MiniLM-L6-v2 vectors.
-    let packages = try storeBenchJSONLines(options.packages)
-    let base = try storeBenchReadNPYFloat16(options.vectors + "/base.f16.npy")
-    let queryVectors = try storeBenchReadNPYFloat16(options.vectors + "/queries.f16.npy")
+    let packages = try readJSONLines(options.packages)
+    let base = try readNPY(options.vectors + "/base.f16.npy")
+    let queryVectors = try readNPY(options.vectors + "/queries.f16.npy")
     guard packages.count == base.rows else { throw StoreBenchError("packages (\(packages.count)) and vectors (\(base.rows)) differ") }
     let n = min(base.rows, options.limit)
     let dimension = base.columns
@@ -156,13 +107,13 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         let body = packages[i]["body"] as? String ?? ""
         return VectorEntry(
             id: Int64(i + 1), content: body, source: name, metadata: "{\"package\":\"\(name)\",\"row\":\(i)}",
-            vector: Array(base.values[(i * dimension)..<((i + 1) * dimension)]))
+            vector: Array(base.floats[(i * dimension)..<((i + 1) * dimension)]))
     }
-    let synopses = try storeBenchJSONLines(options.texts).filter { $0["kind"] as? String == "synopsis" }
+    let synopses = try readJSONLines(options.texts).filter { $0["kind"] as? String == "synopsis" }
         .compactMap { $0["text"] as? String }
     let queryCount = min(options.queries, synopses.count, queryVectors.rows)
     let queries: [(text: String, vector: [Float])] = (0..<queryCount).map { i in
-        (synopses[i], Array(queryVectors.values[(i * dimension)..<((i + 1) * dimension)]))
+        (synopses[i], Array(queryVectors.floats[(i * dimension)..<((i + 1) * dimension)]))
     }
     let words = entries.reduce(0) { $0 + $1.content.split(separator: " ").count }
     print("trove-bench store")

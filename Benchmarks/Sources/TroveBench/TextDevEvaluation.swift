@@ -14,35 +14,6 @@ private struct DevQuery {
     var kind: String
 }
 
-/// Reads a float32 C-order 2-D .npy file.
-private func readFloat32NPY(_ path: String) throws -> [[Float]] {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    guard data.count > 10, data.prefix(6) == Data([0x93] + Array("NUMPY".utf8)) else {
-        throw DevSetError(description: "\(path) is not a .npy file")
-    }
-    let headerLength = Int(data[8]) | (Int(data[9]) << 8)
-    let header = String(decoding: data[10..<(10 + headerLength)], as: UTF8.self)
-    guard header.contains("'<f4'"), header.contains("False"),
-          let open = header.range(of: "("), let close = header.range(of: ")", range: open.upperBound..<header.endIndex)
-    else { throw DevSetError(description: "\(path): expected little-endian float32, C order") }
-    let shape = header[open.upperBound..<close.lowerBound].split(separator: ",").compactMap {
-        Int($0.trimmingCharacters(in: .whitespaces))
-    }
-    guard shape.count == 2 else { throw DevSetError(description: "\(path): expected a 2-D array") }
-    let floats = data[(10 + headerLength)...].withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-    guard floats.count == shape[0] * shape[1] else { throw DevSetError(description: "\(path): truncated") }
-    return (0..<shape[0]).map { Array(floats[($0 * shape[1])..<(($0 + 1) * shape[1])]) }
-}
-
-private func readJSONLines(_ path: String) throws -> [[String: Any]] {
-    try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map {
-        guard let object = try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] else {
-            throw DevSetError(description: "bad line in \(path)")
-        }
-        return object
-    }
-}
-
 func runTextDevEvaluation(_ arguments: [String]) throws {
     let environment = ProcessInfo.processInfo.environment
     let devDirectory = environment["TROVE_EVAL_DEV"] ?? "/work/shared/eval/notes-dev"
@@ -54,8 +25,10 @@ func runTextDevEvaluation(_ arguments: [String]) throws {
         else { throw DevSetError(description: "bad query row") }
         return DevQuery(text: text, answer: number - 1, kind: kind)
     }
-    let noteVectors = try readFloat32NPY("\(vectorDirectory)/N.npy")
-    let queryVectors = try readFloat32NPY("\(vectorDirectory)/Q.npy")
+    let noteMatrix = try readNPY("\(vectorDirectory)/N.npy")
+    let noteVectors = (0..<noteMatrix.rows).map(noteMatrix.row)
+    let queryMatrix = try readNPY("\(vectorDirectory)/Q.npy")
+    let queryVectors = (0..<queryMatrix.rows).map(queryMatrix.row)
     guard noteVectors.count == notes.count, queryVectors.count == queries.count else {
         throw DevSetError(description: "vectors do not match the dev set (\(noteVectors.count) notes, \(queryVectors.count) queries)")
     }
