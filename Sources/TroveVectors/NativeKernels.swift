@@ -53,6 +53,34 @@ enum NativeKernels {
         }
     }
 
+    /// `out[r] = q · rows[slots[r]]` for `slotCount` rows picked by slot.
+    @inline(__always)
+    static func dotGather(
+        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
+        count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_dot_gather(q, base, slots, slotCount, count, out)
+        } else {
+            for r in 0..<slotCount { out[r] = DistanceKernels.dot(q, base + Int(slots[r]) &* count, count: count) }
+        }
+    }
+
+    /// `out[r] = |q - rows[slots[r]]|²` for `slotCount` rows picked by slot.
+    @inline(__always)
+    static func l2SquaredGather(
+        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
+        count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_l2sq_gather(q, base, slots, slotCount, count, out)
+        } else {
+            for r in 0..<slotCount {
+                out[r] = DistanceKernels.l2Squared(q, base + Int(slots[r]) &* count, count: count)
+            }
+        }
+    }
+
     /// Exact int8 inner product.
     @inline(__always)
     static func dotInt8(_ a: UnsafePointer<Int8>, _ b: UnsafePointer<Int8>, count: Int) -> Int32 {

@@ -118,6 +118,28 @@ struct NativeKernelTests {
             #expect(DistanceKernelTests.close(l2s[r], refL2, magnitude: refL2))
             #expect(DistanceKernelTests.close(single.1, refL2, magnitude: refL2))
         }
+        // Rows picked by slot: out of order, repeated, more slots than the prefetch distance.
+        let slots: [UInt32] = [4, 0, 3, 3, 1, 2, 4, 0, 2]
+        var gDots = [Float](repeating: 0, count: slots.count), gL2s = gDots
+        q.withUnsafeBufferPointer { qp in
+            flat.withUnsafeBufferPointer { fp in
+                gDots.withUnsafeMutableBufferPointer { out in
+                    NativeKernels.dotGather(qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: slots.count,
+                                            count: dimension, into: out.baseAddress!)
+                }
+                gL2s.withUnsafeMutableBufferPointer { out in
+                    NativeKernels.l2SquaredGather(qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: slots.count,
+                                                  count: dimension, into: out.baseAddress!)
+                }
+            }
+        }
+        for (r, slot) in slots.enumerated() {
+            let row = rows[Int(slot)]
+            let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
+            let refL2 = ScalarDistanceKernels.l2Squared(q, row)
+            #expect(DistanceKernelTests.close(gDots[r], ScalarDistanceKernels.dot(q, row), magnitude: magnitude))
+            #expect(DistanceKernelTests.close(gL2s[r], refL2, magnitude: refL2))
+        }
         // int8 dot is exact; Hamming equals a bit-by-bit count.
         let a8 = (0..<dimension).map { _ in Int8.random(in: -128...127, using: &rng) }
         let b8 = (0..<dimension).map { _ in Int8.random(in: -128...127, using: &rng) }

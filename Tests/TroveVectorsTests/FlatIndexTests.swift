@@ -159,4 +159,31 @@ struct VectorMatrixTests {
         m.upsert(id: 30, vector: [4, 5])
         #expect(m.row(at: 0) == [4, 5] && m.count == 1)
     }
+
+    @Test("A buffer past the huge-page threshold keeps rows, and copies stay independent")
+    func largeBufferCopyOnWrite() {
+        // 3,000 rows of 384 floats = 4.6 MB: the 2 MB aligned, huge-page advised allocation.
+        let dimension = 384, rows = 3_000
+        var rng = SeededGenerator(seed: 77)
+        var m = VectorMatrix(dimension: dimension)
+        var expected: [[Float]] = []
+        for i in 0..<rows {
+            let v = rng.vector(dimension: dimension)
+            expected.append(v)
+            m.append(id: Int64(i), vector: v)
+        }
+        #expect(m.storage.capacity * 4 >= RowBuffer.hugePageThreshold)
+        #expect(Int(bitPattern: m.storage.base) % RowBuffer.hugePageSize == 0)
+        for i in stride(from: 0, to: rows, by: 97) { #expect(m.row(forID: Int64(i)) == expected[i]) }
+        let copy = m
+        m.remove(id: 0)
+        m.update(slot: 1, vector: [Float](repeating: 2, count: dimension))
+        #expect(copy.count == rows && copy.row(forID: 0) == expected[0] && copy.row(at: 1) == expected[1])
+        #expect(m.row(forID: 0) == nil && m.row(forID: Int64(rows - 1)) == expected[rows - 1])
+        var cleared = copy
+        cleared.removeAll()
+        #expect(cleared.isEmpty && copy.count == rows && copy.row(at: UInt32(rows - 1)) == expected[rows - 1])
+        cleared.append(id: 5, vector: expected[5])
+        #expect(cleared.row(at: 0) == expected[5])
+    }
 }
