@@ -105,16 +105,30 @@ WIDE static float wide_l2sq(const float *a, const float *b, size_t n) {
     return s;
 }
 
-// Streaming many contiguous rows: one row after the other, no software prefetch. The hardware
-// prefetchers already follow a forward stream; measured on Zen 3 (BENCHMARKS.md), prefetching a
-// few rows ahead made the DRAM-bound scan 5-15% slower, not faster. What did help is keeping the
-// stream inside 2 MB pages (see RowBuffer.swift).
+// Streaming many contiguous rows, no software prefetch: the hardware prefetchers follow forward
+// streams, and measured on Zen 3 (BENCHMARKS.md) prefetching a few rows ahead made the DRAM-bound
+// scan slower, not faster. What does raise one core's bandwidth is reading several streams far
+// apart at once (each gets its own prefetch stream, so more cache lines are in flight): see the
+// _streams variants below. Keeping the buffer in 2 MB pages helps too (RowBuffer.swift).
 WIDE static void wide_dot_rows(const float *q, const float *rows, size_t count, size_t n, float *out) {
     for (size_t r = 0; r < count; r++) out[r] = wide_dot(q, rows + r * n, n);
 }
 
 WIDE static void wide_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, float *out) {
     for (size_t r = 0; r < count; r++) out[r] = wide_l2sq(q, rows + r * n, n);
+}
+
+// `streams` runs of `count` rows, `stride` rows apart, visited row by row in turn.
+WIDE static void wide_dot_rows_streams(const float *q, const float *rows, size_t count, size_t stride,
+                                       size_t streams, size_t n, float *out) {
+    for (size_t r = 0; r < count; r++)
+        for (size_t j = 0; j < streams; j++) out[j * count + r] = wide_dot(q, rows + (j * stride + r) * n, n);
+}
+
+WIDE static void wide_l2sq_rows_streams(const float *q, const float *rows, size_t count, size_t stride,
+                                        size_t streams, size_t n, float *out) {
+    for (size_t r = 0; r < count; r++)
+        for (size_t j = 0; j < streams; j++) out[j * count + r] = wide_l2sq(q, rows + (j * stride + r) * n, n);
 }
 
 // Rows picked by slot (a filtered scan): the addresses jump, so the hardware cannot guess the
@@ -220,6 +234,30 @@ void trove_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, 
     }
 #endif
     for (size_t r = 0; r < count; r++) out[r] = portable_l2sq(q, rows + r * n, n);
+}
+
+void trove_dot_rows_streams(const float *q, const float *rows, size_t count, size_t stride, size_t streams,
+                            size_t n, float *out) {
+#ifdef TROVE_X86
+    if (use_wide()) {
+        wide_dot_rows_streams(q, rows, count, stride, streams, n, out);
+        return;
+    }
+#endif
+    for (size_t r = 0; r < count; r++)
+        for (size_t j = 0; j < streams; j++) out[j * count + r] = portable_dot(q, rows + (j * stride + r) * n, n);
+}
+
+void trove_l2sq_rows_streams(const float *q, const float *rows, size_t count, size_t stride, size_t streams,
+                             size_t n, float *out) {
+#ifdef TROVE_X86
+    if (use_wide()) {
+        wide_l2sq_rows_streams(q, rows, count, stride, streams, n, out);
+        return;
+    }
+#endif
+    for (size_t r = 0; r < count; r++)
+        for (size_t j = 0; j < streams; j++) out[j * count + r] = portable_l2sq(q, rows + (j * stride + r) * n, n);
 }
 
 void trove_dot_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t n, float *out) {

@@ -53,6 +53,42 @@ enum NativeKernels {
         }
     }
 
+    /// `out[j × rowCount + r] = q · rows[j × stride + r]` for `streams` runs of `rowCount` rows,
+    /// `stride` rows apart, read side by side.
+    @inline(__always)
+    static func dotRowStreams(
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int, streams: Int,
+        count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_dot_rows_streams(q, rows, rowCount, stride, streams, count, out)
+        } else {
+            for r in 0..<rowCount {
+                for j in 0..<streams {
+                    out[j &* rowCount &+ r] = DistanceKernels.dot(q, rows + (j &* stride &+ r) &* count, count: count)
+                }
+            }
+        }
+    }
+
+    /// `out[j × rowCount + r] = |q - rows[j × stride + r]|²`, laid out as `dotRowStreams`.
+    @inline(__always)
+    static func l2SquaredRowStreams(
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int, streams: Int,
+        count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_l2sq_rows_streams(q, rows, rowCount, stride, streams, count, out)
+        } else {
+            for r in 0..<rowCount {
+                for j in 0..<streams {
+                    out[j &* rowCount &+ r] =
+                        DistanceKernels.l2Squared(q, rows + (j &* stride &+ r) &* count, count: count)
+                }
+            }
+        }
+    }
+
     /// `out[r] = q · rows[slots[r]]` for `slotCount` rows picked by slot.
     @inline(__always)
     static func dotGather(

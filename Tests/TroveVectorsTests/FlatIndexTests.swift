@@ -44,6 +44,28 @@ struct FlatIndexTests {
         }
     }
 
+    @Test("The multi-run scan of larger indexes equals the oracle",
+          arguments: DistanceMetric.allCases, [(1_203, 19), (1_030, 70), (1_024, 8)])
+    func largeScanMatchesOracle(metric: DistanceMetric, shape: (count: Int, dimension: Int)) {
+        // Sizes past 4 runs × 256 rows: runs of 300 rows (a full and a partial block each) with
+        // 3 rows left over, runs of 257 with 2 left over, and exactly 4 runs of one block.
+        var (index, oracle, rng) = Self.makeData(
+            dimension: shape.dimension, count: shape.count, metric: metric, seed: 11)
+        for k in [1, 10, 100] {
+            let q = rng.vector(dimension: shape.dimension)
+            #expect(oracle.mismatch(index.search(q, k: k), expected: oracle.search(q, k: k), query: q) == nil)
+        }
+        // The nearest row to a stored vector is that row, wherever it sits (last rows included).
+        for id in [index.matrix.ids[0], index.matrix.ids[shape.count / 4], index.matrix.ids[shape.count - 1]] {
+            let v = index.vector(for: id)!
+            let hit = index.search(v, k: 1)
+            let expected = oracle.search(v, k: 1)
+            #expect(oracle.mismatch(hit, expected: expected, query: v) == nil)
+        }
+        let all = index.search(rng.vector(dimension: shape.dimension), k: shape.count)
+        #expect(Set(all.map(\.id)).count == shape.count)
+    }
+
     @Test("k = 0, k > count, empty index")
     func edgeCounts() {
         let (index, oracle, _) = Self.makeData(dimension: 5, count: 20, metric: .l2, seed: 2)
