@@ -132,29 +132,37 @@ WIDE static void wide_l2sq_rows_streams(const float *q, const float *rows, size_
 }
 
 // Rows picked by slot (a filtered scan): the addresses jump, so the hardware cannot guess the
-// next row; prefetch the row GATHER_AHEAD slots ahead, all of its cache lines.
-#define GATHER_AHEAD 4
-
+// next row; prefetch the row a few slots ahead in each run, all of its cache lines. Measured with
+// cold caches on Zen 3: one run with 4 rows ahead is best for sparse lists (1-25% of the rows);
+// for dense lists (50%) four runs side by side with 2 ahead are ~25% faster, as for the full scan.
 WIDE static inline void prefetch_row(const float *row, size_t n) {
     const char *p = (const char *)row;
     for (size_t off = 0; off < n * sizeof(float); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 }
 
-WIDE static void wide_dot_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t n,
-                                 float *out) {
-    for (size_t r = 0; r < count && r < GATHER_AHEAD; r++) prefetch_row(base + (size_t)slots[r] * n, n);
+static inline size_t gather_ahead(size_t streams) { return streams > 1 ? 2 : 4; }
+
+WIDE static void wide_dot_gather(const float *q, const float *base, const uint32_t *slots, size_t count,
+                                 size_t stride, size_t streams, size_t n, float *out) {
+    size_t ahead = gather_ahead(streams);
     for (size_t r = 0; r < count; r++) {
-        if (r + GATHER_AHEAD < count) prefetch_row(base + (size_t)slots[r + GATHER_AHEAD] * n, n);
-        out[r] = wide_dot(q, base + (size_t)slots[r] * n, n);
+        for (size_t j = 0; j < streams; j++) {
+            const uint32_t *run = slots + j * stride;
+            if (r + ahead < count) prefetch_row(base + (size_t)run[r + ahead] * n, n);
+            out[j * count + r] = wide_dot(q, base + (size_t)run[r] * n, n);
+        }
     }
 }
 
-WIDE static void wide_l2sq_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t n,
-                                  float *out) {
-    for (size_t r = 0; r < count && r < GATHER_AHEAD; r++) prefetch_row(base + (size_t)slots[r] * n, n);
+WIDE static void wide_l2sq_gather(const float *q, const float *base, const uint32_t *slots, size_t count,
+                                  size_t stride, size_t streams, size_t n, float *out) {
+    size_t ahead = gather_ahead(streams);
     for (size_t r = 0; r < count; r++) {
-        if (r + GATHER_AHEAD < count) prefetch_row(base + (size_t)slots[r + GATHER_AHEAD] * n, n);
-        out[r] = wide_l2sq(q, base + (size_t)slots[r] * n, n);
+        for (size_t j = 0; j < streams; j++) {
+            const uint32_t *run = slots + j * stride;
+            if (r + ahead < count) prefetch_row(base + (size_t)run[r + ahead] * n, n);
+            out[j * count + r] = wide_l2sq(q, base + (size_t)run[r] * n, n);
+        }
     }
 }
 
@@ -260,29 +268,37 @@ void trove_l2sq_rows_streams(const float *q, const float *rows, size_t count, si
         for (size_t j = 0; j < streams; j++) out[j * count + r] = portable_l2sq(q, rows + (j * stride + r) * n, n);
 }
 
-void trove_dot_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t n, float *out) {
+void trove_dot_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t stride,
+                      size_t streams, size_t n, float *out) {
 #ifdef TROVE_X86
     if (use_wide()) {
-        wide_dot_gather(q, base, slots, count, n, out);
+        wide_dot_gather(q, base, slots, count, stride, streams, n, out);
         return;
     }
 #endif
     for (size_t r = 0; r < count; r++) {
-        if (r + 4 < count) __builtin_prefetch(base + (size_t)slots[r + 4] * n, 0, 3);
-        out[r] = portable_dot(q, base + (size_t)slots[r] * n, n);
+        for (size_t j = 0; j < streams; j++) {
+            const uint32_t *run = slots + j * stride;
+            if (r + 4 < count) __builtin_prefetch(base + (size_t)run[r + 4] * n, 0, 3);
+            out[j * count + r] = portable_dot(q, base + (size_t)run[r] * n, n);
+        }
     }
 }
 
-void trove_l2sq_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t n, float *out) {
+void trove_l2sq_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t stride,
+                       size_t streams, size_t n, float *out) {
 #ifdef TROVE_X86
     if (use_wide()) {
-        wide_l2sq_gather(q, base, slots, count, n, out);
+        wide_l2sq_gather(q, base, slots, count, stride, streams, n, out);
         return;
     }
 #endif
     for (size_t r = 0; r < count; r++) {
-        if (r + 4 < count) __builtin_prefetch(base + (size_t)slots[r + 4] * n, 0, 3);
-        out[r] = portable_l2sq(q, base + (size_t)slots[r] * n, n);
+        for (size_t j = 0; j < streams; j++) {
+            const uint32_t *run = slots + j * stride;
+            if (r + 4 < count) __builtin_prefetch(base + (size_t)run[r + 4] * n, 0, 3);
+            out[j * count + r] = portable_l2sq(q, base + (size_t)run[r] * n, n);
+        }
     }
 }
 

@@ -132,13 +132,27 @@ public struct FlatIndex: Sendable {
         }
         return slots.withUnsafeBufferPointer { list in
             scan(query, k: k) { scorer, top in
+                // A dense list (a third of the rows or more) is read as `streams` runs side by
+                // side, like the full scan; a sparse one as one run, prefetching ahead.
+                let dense = unique &* 3 >= count && unique >= Self.streams &* Self.block
+                let streams = dense ? Self.streams : 1
+                let stride = unique / streams
                 var start = 0
-                while start < unique {
-                    let m = Swift.min(Self.block, unique - start)
+                while start < stride {
+                    let m = Swift.min(Self.block, stride - start)
                     let picked = list.baseAddress! + start
-                    scorer.scoreSlots(picked, count: m)
-                    scorer.offer(count: m, into: &top) { Int(picked[$0]) }
+                    scorer.scoreSlots(picked, count: m, stride: stride, streams: streams)
+                    scorer.offer(count: m &* streams, into: &top) { i in
+                        let (run, r) = i.quotientAndRemainder(dividingBy: m)
+                        return Int(picked[run &* stride &+ r])
+                    }
                     start &+= m
+                }
+                let rest = streams &* stride
+                if rest < unique {
+                    let picked = list.baseAddress! + rest
+                    scorer.scoreSlots(picked, count: unique - rest)
+                    scorer.offer(count: unique - rest, into: &top) { Int(picked[$0]) }
                 }
             }
         }
@@ -221,13 +235,18 @@ public struct FlatIndex: Sendable {
             }
         }
 
+        /// Fills `scores[j × m + r]` with the score of row `slots[j × stride + r]`.
         @inline(__always)
-        func scoreSlots(_ slots: UnsafePointer<UInt32>, count m: Int) {
+        func scoreSlots(_ slots: UnsafePointer<UInt32>, count m: Int, stride: Int = 0, streams: Int = 1) {
             guard m > 0 else { return }
             if metric == .l2 {
-                NativeKernels.l2SquaredGather(query, rows, slots: slots, slotCount: m, count: dimension, into: scores)
+                NativeKernels.l2SquaredGather(
+                    query, rows, slots: slots, slotCount: m, stride: stride, streams: streams, count: dimension,
+                    into: scores)
             } else {
-                NativeKernels.dotGather(query, rows, slots: slots, slotCount: m, count: dimension, into: scores)
+                NativeKernels.dotGather(
+                    query, rows, slots: slots, slotCount: m, stride: stride, streams: streams, count: dimension,
+                    into: scores)
             }
         }
 

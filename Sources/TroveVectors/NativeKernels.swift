@@ -89,30 +89,39 @@ enum NativeKernels {
         }
     }
 
-    /// `out[r] = q · rows[slots[r]]` for `slotCount` rows picked by slot.
+    /// `out[j × slotCount + r] = q · rows[slots[j × stride + r]]` for `streams` runs of
+    /// `slotCount` slots, `stride` slots apart in `slots`: rows picked by slot.
     @inline(__always)
     static func dotGather(
         _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
-        count: Int, into out: UnsafeMutablePointer<Float>
+        stride: Int = 0, streams: Int = 1, count: Int, into out: UnsafeMutablePointer<Float>
     ) {
         if wide {
-            trove_dot_gather(q, base, slots, slotCount, count, out)
+            trove_dot_gather(q, base, slots, slotCount, stride, streams, count, out)
         } else {
-            for r in 0..<slotCount { out[r] = DistanceKernels.dot(q, base + Int(slots[r]) &* count, count: count) }
+            for r in 0..<slotCount {
+                for j in 0..<streams {
+                    let row = base + Int(slots[j &* stride &+ r]) &* count
+                    out[j &* slotCount &+ r] = DistanceKernels.dot(q, row, count: count)
+                }
+            }
         }
     }
 
-    /// `out[r] = |q - rows[slots[r]]|²` for `slotCount` rows picked by slot.
+    /// `out[j × slotCount + r] = |q - rows[slots[j × stride + r]]|²`, laid out as `dotGather`.
     @inline(__always)
     static func l2SquaredGather(
         _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
-        count: Int, into out: UnsafeMutablePointer<Float>
+        stride: Int = 0, streams: Int = 1, count: Int, into out: UnsafeMutablePointer<Float>
     ) {
         if wide {
-            trove_l2sq_gather(q, base, slots, slotCount, count, out)
+            trove_l2sq_gather(q, base, slots, slotCount, stride, streams, count, out)
         } else {
             for r in 0..<slotCount {
-                out[r] = DistanceKernels.l2Squared(q, base + Int(slots[r]) &* count, count: count)
+                for j in 0..<streams {
+                    let row = base + Int(slots[j &* stride &+ r]) &* count
+                    out[j &* slotCount &+ r] = DistanceKernels.l2Squared(q, row, count: count)
+                }
             }
         }
     }

@@ -146,27 +146,35 @@ struct NativeKernelTests {
                 }
             }
         }
-        // Rows picked by slot: out of order, repeated, more slots than the prefetch distance.
+        // Rows picked by slot: out of order, repeated, more slots than the prefetch distance; as
+        // one run and as 2 or 3 runs side by side.
         let slots: [UInt32] = [4, 0, 3, 3, 1, 2, 4, 0, 2]
-        var gDots = [Float](repeating: 0, count: slots.count), gL2s = gDots
-        q.withUnsafeBufferPointer { qp in
-            flat.withUnsafeBufferPointer { fp in
-                gDots.withUnsafeMutableBufferPointer { out in
-                    NativeKernels.dotGather(qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: slots.count,
-                                            count: dimension, into: out.baseAddress!)
-                }
-                gL2s.withUnsafeMutableBufferPointer { out in
-                    NativeKernels.l2SquaredGather(qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: slots.count,
-                                                  count: dimension, into: out.baseAddress!)
+        for (runLength, stride, streams) in [(9, 0, 1), (4, 4, 2), (3, 3, 3), (2, 3, 3)] {
+            var gDots = [Float](repeating: 0, count: runLength * streams), gL2s = gDots
+            q.withUnsafeBufferPointer { qp in
+                flat.withUnsafeBufferPointer { fp in
+                    gDots.withUnsafeMutableBufferPointer { out in
+                        NativeKernels.dotGather(qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: runLength,
+                                                stride: stride, streams: streams, count: dimension,
+                                                into: out.baseAddress!)
+                    }
+                    gL2s.withUnsafeMutableBufferPointer { out in
+                        NativeKernels.l2SquaredGather(qp.baseAddress!, fp.baseAddress!, slots: slots,
+                                                      slotCount: runLength, stride: stride, streams: streams,
+                                                      count: dimension, into: out.baseAddress!)
+                    }
                 }
             }
-        }
-        for (r, slot) in slots.enumerated() {
-            let row = rows[Int(slot)]
-            let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
-            let refL2 = ScalarDistanceKernels.l2Squared(q, row)
-            #expect(DistanceKernelTests.close(gDots[r], ScalarDistanceKernels.dot(q, row), magnitude: magnitude))
-            #expect(DistanceKernelTests.close(gL2s[r], refL2, magnitude: refL2))
+            for j in 0..<streams {
+                for r in 0..<runLength {
+                    let row = rows[Int(slots[j * stride + r])]
+                    let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
+                    let refL2 = ScalarDistanceKernels.l2Squared(q, row)
+                    #expect(DistanceKernelTests.close(gDots[j * runLength + r], ScalarDistanceKernels.dot(q, row),
+                                                      magnitude: magnitude))
+                    #expect(DistanceKernelTests.close(gL2s[j * runLength + r], refL2, magnitude: refL2))
+                }
+            }
         }
         // int8 dot is exact; Hamming equals a bit-by-bit count.
         let a8 = (0..<dimension).map { _ in Int8.random(in: -128...127, using: &rng) }
