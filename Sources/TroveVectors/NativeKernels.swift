@@ -53,6 +53,79 @@ enum NativeKernels {
         }
     }
 
+    /// `out[j × rowCount + r] = q · rows[j × stride + r]` for `streams` runs of `rowCount` rows,
+    /// `stride` rows apart, read side by side.
+    @inline(__always)
+    static func dotRowStreams(
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int, streams: Int,
+        count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_dot_rows_streams(q, rows, rowCount, stride, streams, count, out)
+        } else {
+            for r in 0..<rowCount {
+                for j in 0..<streams {
+                    out[j &* rowCount &+ r] = DistanceKernels.dot(q, rows + (j &* stride &+ r) &* count, count: count)
+                }
+            }
+        }
+    }
+
+    /// `out[j × rowCount + r] = |q - rows[j × stride + r]|²`, laid out as `dotRowStreams`.
+    @inline(__always)
+    static func l2SquaredRowStreams(
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int, streams: Int,
+        count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_l2sq_rows_streams(q, rows, rowCount, stride, streams, count, out)
+        } else {
+            for r in 0..<rowCount {
+                for j in 0..<streams {
+                    out[j &* rowCount &+ r] =
+                        DistanceKernels.l2Squared(q, rows + (j &* stride &+ r) &* count, count: count)
+                }
+            }
+        }
+    }
+
+    /// `out[j × slotCount + r] = q · rows[slots[j × stride + r]]` for `streams` runs of
+    /// `slotCount` slots, `stride` slots apart in `slots`: rows picked by slot.
+    @inline(__always)
+    static func dotGather(
+        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
+        stride: Int = 0, streams: Int = 1, count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_dot_gather(q, base, slots, slotCount, stride, streams, count, out)
+        } else {
+            for r in 0..<slotCount {
+                for j in 0..<streams {
+                    let row = base + Int(slots[j &* stride &+ r]) &* count
+                    out[j &* slotCount &+ r] = DistanceKernels.dot(q, row, count: count)
+                }
+            }
+        }
+    }
+
+    /// `out[j × slotCount + r] = |q - rows[slots[j × stride + r]]|²`, laid out as `dotGather`.
+    @inline(__always)
+    static func l2SquaredGather(
+        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
+        stride: Int = 0, streams: Int = 1, count: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        if wide {
+            trove_l2sq_gather(q, base, slots, slotCount, stride, streams, count, out)
+        } else {
+            for r in 0..<slotCount {
+                for j in 0..<streams {
+                    let row = base + Int(slots[j &* stride &+ r]) &* count
+                    out[j &* slotCount &+ r] = DistanceKernels.l2Squared(q, row, count: count)
+                }
+            }
+        }
+    }
+
     /// Exact int8 inner product.
     @inline(__always)
     static func dotInt8(_ a: UnsafePointer<Int8>, _ b: UnsafePointer<Int8>, count: Int) -> Int32 {

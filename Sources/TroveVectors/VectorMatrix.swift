@@ -6,8 +6,10 @@
 /// skips holes. Slots are therefore not stable across removals; ids are.
 ///
 /// Memory: `4 × dimension` bytes per row for the floats, plus 8 bytes (slot → id) and a
-/// dictionary entry (id → slot, roughly 20-30 bytes) per row. A value type: copies share the
-/// buffers until one of them is mutated (copy-on-write through `Array`).
+/// dictionary entry (id → slot, roughly 20-30 bytes) per row. The floats live in one 64-byte
+/// aligned allocation; from 4 MB up it is 2 MB aligned and, on Linux, advised for transparent
+/// huge pages (see `RowBuffer`). A value type: copies share the buffers until one of them is
+/// mutated (copy-on-write).
 ///
 /// ```swift
 /// var matrix = VectorMatrix(dimension: 3)
@@ -19,8 +21,9 @@
 public struct VectorMatrix: Sendable {
     /// The number of floats per row.
     public let dimension: Int
-    // Row-major floats, count × dimension; owned by this value (COW). The dominant memory cost.
-    @usableFromInline var storage: [Float]
+    // Row-major floats, count × dimension; shared by copies until one mutates (COW). The
+    // dominant memory cost: 4 × dimension bytes per row, capacity grown by doubling.
+    @usableFromInline var storage: RowBuffer
     // slot -> external id; 8 bytes per row.
     @usableFromInline var slotIDs: [Int64]
     // external id -> slot.
@@ -31,7 +34,7 @@ public struct VectorMatrix: Sendable {
     public init(dimension: Int) {
         precondition(dimension > 0, "dimension must be positive, got \(dimension)")
         self.dimension = dimension
-        storage = []
+        storage = RowBuffer(minimumCapacity: 0)
         slotIDs = []
         slotsByID = [:]
     }
@@ -56,8 +59,9 @@ public struct VectorMatrix: Sendable {
 
     /// A copy of the row in `slot`.
     public func row(at slot: UInt32) -> [Float] {
-        let start = Int(slot) * dimension
-        return Array(storage[start..<start + dimension])
+        precondition(Int(slot) < count, "slot \(slot) out of range 0..<\(count)")
+        let start = storage.base + Int(slot) * dimension
+        return Array(UnsafeBufferPointer(start: start, count: dimension))
     }
 
     /// A copy of the row of `id`, or nil.
@@ -68,7 +72,7 @@ public struct VectorMatrix: Sendable {
     /// Reserves room for `n` rows.
     /// - Complexity: O(count) when the buffers move.
     public mutating func reserveCapacity(_ n: Int) {
-        storage.reserveCapacity(n * dimension)
+        reserveFloats(n * dimension)
         slotIDs.reserveCapacity(n)
         slotsByID.reserveCapacity(n)
     }
@@ -86,7 +90,16 @@ public struct VectorMatrix: Sendable {
         precondition(slotsByID[id] == nil, "id \(id) is already present")
         precondition(slotIDs.count < Int(UInt32.max), "a VectorMatrix holds at most 2^32-1 rows")
         let slot = UInt32(slotIDs.count)
-        storage.append(contentsOf: vector)
+        let end = storage.count + dimension
+        if end > storage.capacity {
+            reserveFloats(Swift.max(end, storage.capacity * 2))
+        } else {
+            makeStorageUnique()
+        }
+        vector.withUnsafeBufferPointer { v in
+            (storage.base + storage.count).update(from: v.baseAddress!, count: dimension)
+        }
+        storage.count = end
         slotIDs.append(id)
         slotsByID[id] = slot
         return slot
@@ -96,9 +109,10 @@ public struct VectorMatrix: Sendable {
     /// - Complexity: O(dimension).
     public mutating func update(slot: UInt32, vector: [Float]) {
         precondition(vector.count == dimension, "expected \(dimension) floats, got \(vector.count)")
-        let start = Int(slot) * dimension
-        storage.withUnsafeMutableBufferPointer { buffer in
-            for i in 0..<dimension { buffer[start + i] = vector[i] }
+        precondition(Int(slot) < count, "slot \(slot) out of range 0..<\(count)")
+        makeStorageUnique()
+        vector.withUnsafeBufferPointer { v in
+            (storage.base + Int(slot) * dimension).update(from: v.baseAddress!, count: dimension)
         }
     }
 
@@ -126,24 +140,27 @@ public struct VectorMatrix: Sendable {
         guard let slot = slotsByID.removeValue(forKey: id) else { return nil }
         let last = slotIDs.count - 1
         var moved: Int64?
+        makeStorageUnique()
         if Int(slot) != last {
             let movedID = slotIDs[last]
             let from = last * dimension, to = Int(slot) * dimension
-            storage.withUnsafeMutableBufferPointer { buffer in
-                for i in 0..<dimension { buffer[to + i] = buffer[from + i] }
-            }
+            (storage.base + to).update(from: storage.base + from, count: dimension)
             slotIDs[Int(slot)] = movedID
             slotsByID[movedID] = slot
             moved = movedID
         }
         slotIDs.removeLast()
-        storage.removeLast(dimension)
+        storage.count -= dimension
         return (slot, moved)
     }
 
     /// Removes every row, keeping the capacity.
     public mutating func removeAll() {
-        storage.removeAll(keepingCapacity: true)
+        if isKnownUniquelyReferenced(&storage) {
+            storage.count = 0
+        } else {
+            storage = RowBuffer(minimumCapacity: storage.capacity)
+        }
         slotIDs.removeAll(keepingCapacity: true)
         slotsByID.removeAll(keepingCapacity: true)
     }
@@ -151,6 +168,24 @@ public struct VectorMatrix: Sendable {
     /// Calls `body` with the row-major floats (`count × dimension`).
     @inlinable
     public func withUnsafeRows<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
-        try storage.withUnsafeBufferPointer(body)
+        try withExtendedLifetime(storage) {
+            try body(UnsafeBufferPointer(start: storage.base, count: storage.count))
+        }
+    }
+
+    // Copies the floats into a private buffer when another matrix value shares them.
+    private mutating func makeStorageUnique() {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage.copy(minimumCapacity: storage.capacity)
+        }
+    }
+
+    // Moves the floats into a buffer of at least `floats` capacity (also makes it unique).
+    private mutating func reserveFloats(_ floats: Int) {
+        if floats > storage.capacity {
+            storage = storage.copy(minimumCapacity: floats)
+        } else {
+            makeStorageUnique()
+        }
     }
 }

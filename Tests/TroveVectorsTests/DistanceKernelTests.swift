@@ -118,6 +118,64 @@ struct NativeKernelTests {
             #expect(DistanceKernelTests.close(l2s[r], refL2, magnitude: refL2))
             #expect(DistanceKernelTests.close(single.1, refL2, magnitude: refL2))
         }
+        // Runs of rows read side by side: 3 runs of 2 rows, 2 rows apart, over rows 0...4 (the
+        // runs overlap when stride < count; the layout must hold all the same).
+        for (runLength, stride, streams) in [(2, 2, 2), (1, 2, 3), (2, 1, 3), (5, 0, 1)] {
+            var sDots = [Float](repeating: 0, count: runLength * streams), sL2s = sDots
+            q.withUnsafeBufferPointer { qp in
+                flat.withUnsafeBufferPointer { fp in
+                    sDots.withUnsafeMutableBufferPointer { out in
+                        NativeKernels.dotRowStreams(qp.baseAddress!, fp.baseAddress!, rowCount: runLength, stride: stride,
+                                                    streams: streams, count: dimension, into: out.baseAddress!)
+                    }
+                    sL2s.withUnsafeMutableBufferPointer { out in
+                        NativeKernels.l2SquaredRowStreams(qp.baseAddress!, fp.baseAddress!, rowCount: runLength,
+                                                          stride: stride, streams: streams, count: dimension,
+                                                          into: out.baseAddress!)
+                    }
+                }
+            }
+            for j in 0..<streams {
+                for r in 0..<runLength {
+                    let row = rows[j * stride + r]
+                    let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
+                    let refL2 = ScalarDistanceKernels.l2Squared(q, row)
+                    #expect(DistanceKernelTests.close(sDots[j * runLength + r], ScalarDistanceKernels.dot(q, row),
+                                                      magnitude: magnitude))
+                    #expect(DistanceKernelTests.close(sL2s[j * runLength + r], refL2, magnitude: refL2))
+                }
+            }
+        }
+        // Rows picked by slot: out of order, repeated, more slots than the prefetch distance; as
+        // one run and as 2 or 3 runs side by side.
+        let slots: [UInt32] = [4, 0, 3, 3, 1, 2, 4, 0, 2]
+        for (runLength, stride, streams) in [(9, 0, 1), (4, 4, 2), (3, 3, 3), (2, 3, 3)] {
+            var gDots = [Float](repeating: 0, count: runLength * streams), gL2s = gDots
+            q.withUnsafeBufferPointer { qp in
+                flat.withUnsafeBufferPointer { fp in
+                    gDots.withUnsafeMutableBufferPointer { out in
+                        NativeKernels.dotGather(qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: runLength,
+                                                stride: stride, streams: streams, count: dimension,
+                                                into: out.baseAddress!)
+                    }
+                    gL2s.withUnsafeMutableBufferPointer { out in
+                        NativeKernels.l2SquaredGather(qp.baseAddress!, fp.baseAddress!, slots: slots,
+                                                      slotCount: runLength, stride: stride, streams: streams,
+                                                      count: dimension, into: out.baseAddress!)
+                    }
+                }
+            }
+            for j in 0..<streams {
+                for r in 0..<runLength {
+                    let row = rows[Int(slots[j * stride + r])]
+                    let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
+                    let refL2 = ScalarDistanceKernels.l2Squared(q, row)
+                    #expect(DistanceKernelTests.close(gDots[j * runLength + r], ScalarDistanceKernels.dot(q, row),
+                                                      magnitude: magnitude))
+                    #expect(DistanceKernelTests.close(gL2s[j * runLength + r], refL2, magnitude: refL2))
+                }
+            }
+        }
         // int8 dot is exact; Hamming equals a bit-by-bit count.
         let a8 = (0..<dimension).map { _ in Int8.random(in: -128...127, using: &rng) }
         let b8 = (0..<dimension).map { _ in Int8.random(in: -128...127, using: &rng) }

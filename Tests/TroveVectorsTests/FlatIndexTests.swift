@@ -44,6 +44,28 @@ struct FlatIndexTests {
         }
     }
 
+    @Test("The multi-run scan of larger indexes equals the oracle",
+          arguments: DistanceMetric.allCases, [(1_203, 19), (1_030, 70), (1_024, 8)])
+    func largeScanMatchesOracle(metric: DistanceMetric, shape: (count: Int, dimension: Int)) {
+        // Sizes past 4 runs × 256 rows: runs of 300 rows (a full and a partial block each) with
+        // 3 rows left over, runs of 257 with 2 left over, and exactly 4 runs of one block.
+        var (index, oracle, rng) = Self.makeData(
+            dimension: shape.dimension, count: shape.count, metric: metric, seed: 11)
+        for k in [1, 10, 100] {
+            let q = rng.vector(dimension: shape.dimension)
+            #expect(oracle.mismatch(index.search(q, k: k), expected: oracle.search(q, k: k), query: q) == nil)
+        }
+        // The nearest row to a stored vector is that row, wherever it sits (last rows included).
+        for id in [index.matrix.ids[0], index.matrix.ids[shape.count / 4], index.matrix.ids[shape.count - 1]] {
+            let v = index.vector(for: id)!
+            let hit = index.search(v, k: 1)
+            let expected = oracle.search(v, k: 1)
+            #expect(oracle.mismatch(hit, expected: expected, query: v) == nil)
+        }
+        let all = index.search(rng.vector(dimension: shape.dimension), k: shape.count)
+        #expect(Set(all.map(\.id)).count == shape.count)
+    }
+
     @Test("k = 0, k > count, empty index")
     func edgeCounts() {
         let (index, oracle, _) = Self.makeData(dimension: 5, count: 20, metric: .l2, seed: 2)
@@ -158,5 +180,32 @@ struct VectorMatrixTests {
         #expect(m.count == 1 && m.ids == [30])
         m.upsert(id: 30, vector: [4, 5])
         #expect(m.row(at: 0) == [4, 5] && m.count == 1)
+    }
+
+    @Test("A buffer past the huge-page threshold keeps rows, and copies stay independent")
+    func largeBufferCopyOnWrite() {
+        // 3,000 rows of 384 floats = 4.6 MB: the 2 MB aligned, huge-page advised allocation.
+        let dimension = 384, rows = 3_000
+        var rng = SeededGenerator(seed: 77)
+        var m = VectorMatrix(dimension: dimension)
+        var expected: [[Float]] = []
+        for i in 0..<rows {
+            let v = rng.vector(dimension: dimension)
+            expected.append(v)
+            m.append(id: Int64(i), vector: v)
+        }
+        #expect(m.storage.capacity * 4 >= RowBuffer.hugePageThreshold)
+        #expect(Int(bitPattern: m.storage.base) % RowBuffer.hugePageSize == 0)
+        for i in stride(from: 0, to: rows, by: 97) { #expect(m.row(forID: Int64(i)) == expected[i]) }
+        let copy = m
+        m.remove(id: 0)
+        m.update(slot: 1, vector: [Float](repeating: 2, count: dimension))
+        #expect(copy.count == rows && copy.row(forID: 0) == expected[0] && copy.row(at: 1) == expected[1])
+        #expect(m.row(forID: 0) == nil && m.row(forID: Int64(rows - 1)) == expected[rows - 1])
+        var cleared = copy
+        cleared.removeAll()
+        #expect(cleared.isEmpty && copy.count == rows && copy.row(at: UInt32(rows - 1)) == expected[rows - 1])
+        cleared.append(id: 5, vector: expected[5])
+        #expect(cleared.row(at: 0) == expected[5])
     }
 }

@@ -224,6 +224,10 @@ struct ExactRun {
     var meanMs: Double
     var p50Ms: Double
     var p99Ms: Double
+    // The fastest single query: on a shared machine the least disturbed, closest to idle.
+    var minMs: Double
+    // Process CPU time per query over the kept pass (excludes time spent descheduled).
+    var cpuMs: Double
     var gbPerSecond: Double
     var recall: Double
     var buildSeconds: Double
@@ -232,7 +236,7 @@ struct ExactRun {
     var json: [String: Any] {
         var j: [String: Any] = [
             "name": name, "n": count, "dim": dimension, "queries": queries, "lat_ms_mean": meanMs,
-            "lat_ms_p50": p50Ms, "lat_ms_p99": p99Ms, "gb_per_s": gbPerSecond, "recall_at_10": recall,
+            "lat_ms_p50": p50Ms, "lat_ms_p99": p99Ms, "lat_ms_min": minMs, "cpu_ms_per_query": cpuMs, "gb_per_s": gbPerSecond, "recall_at_10": recall,
             "build_s": buildSeconds,
         ]
         if let o = otherBusyCores { j["other_procs_busy_cores"] = o }
@@ -243,44 +247,54 @@ struct ExactRun {
 /// Times `queries` searches alone, `passes` times, keeping the fastest pass (least disturbed).
 func timeExact(
     _ index: FlatIndex, queries: [[Float]], k: Int, passes: Int
-) -> (results: [[Neighbor]], latencies: [Double], other: Double?) {
-    for q in queries.prefix(10) { _ = index.search(q, k: k) }  // warm-up
-    var best: (total: Double, results: [[Neighbor]], latencies: [Double], other: Double?)?
+) -> (results: [[Neighbor]], latencies: [Double], other: Double?, cpuMs: Double) {
+    timeSearches(queries: queries, passes: passes) { index.search($0, k: k) }
+}
+
+/// Times `search` over `queries`, one at a time, `passes` times, keeping the fastest pass.
+func timeSearches(
+    queries: [[Float]], passes: Int, _ search: ([Float]) -> [Neighbor]
+) -> (results: [[Neighbor]], latencies: [Double], other: Double?, cpuMs: Double) {
+    for q in queries.prefix(10) { _ = search(q) }  // warm-up
+    var best: (total: Double, results: [[Neighbor]], latencies: [Double], other: Double?, cpuMs: Double)?
     for _ in 0..<max(1, passes) {
         var results: [[Neighbor]] = []
         results.reserveCapacity(queries.count)
         var latencies: [Double] = []
         latencies.reserveCapacity(queries.count)
         let meter = ContentionMeter()
+        let cpu0 = processCPUSeconds()
         let t0 = benchNow()
         for q in queries {
             let s = benchNow()
-            results.append(index.search(q, k: k))
+            results.append(search(q))
             latencies.append(Double(benchNow() - s) / 1e6)
         }
         let total = Double(benchNow() - t0)
+        let cpuMs = (processCPUSeconds() - cpu0) * 1000 / Double(max(1, queries.count))
         let other = meter.stop()
-        if best == nil || total < best!.total { best = (total, results, latencies, other) }
+        if best == nil || total < best!.total { best = (total, results, latencies, other, cpuMs) }
     }
-    return (best!.results, best!.latencies, best!.other)
+    return (best!.results, best!.latencies, best!.other, best!.cpuMs)
 }
 
 func summarize(
     name: String, index: FlatIndex, queries: Int, latencies: [Double], recall: Double,
-    build: Double, other: Double?
+    build: Double, other: Double?, cpuMs: Double
 ) -> ExactRun {
     let mean = latencies.reduce(0, +) / Double(latencies.count)
     let bytes = Double(index.count * index.dimension * 4)
     return ExactRun(
         name: name, count: index.count, dimension: index.dimension, queries: queries, meanMs: mean,
         p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99),
-        gbPerSecond: bytes / (mean / 1000) / 1e9, recall: recall, buildSeconds: build, otherBusyCores: other)
+        minMs: latencies.min() ?? .nan, cpuMs: cpuMs, gbPerSecond: bytes / (mean / 1000) / 1e9, recall: recall, buildSeconds: build, otherBusyCores: other)
 }
 
 func printExact(_ r: ExactRun) {
     let other = r.otherBusyCores.map { formatted($0, 2) } ?? "n/a"
     say("  \(r.name): n=\(r.count) dim=\(r.dimension) queries=\(r.queries) top-10 mean \(formatted(r.meanMs)) ms"
-        + " p50 \(formatted(r.p50Ms)) ms p99 \(formatted(r.p99Ms)) ms, \(formatted(r.gbPerSecond, 1)) GB/s,"
+        + " p50 \(formatted(r.p50Ms)) ms p99 \(formatted(r.p99Ms)) ms min \(formatted(r.minMs)) ms"
+        + " cpu \(formatted(r.cpuMs)) ms/query, \(formatted(r.gbPerSecond, 1)) GB/s,"
         + " recall@10 \(formatted(r.recall, 4)), build \(formatted(r.buildSeconds, 2)) s, other procs busy cores \(other)")
 }
 
@@ -309,7 +323,8 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
     if options.has("help") {
         say("""
             trove-bench vectors [--base F] [--queries F] [--gt F] [--limit-queries N] [--passes N]
-                                [--random 100000,1000000] [--random-queries N] [--no-peers] [--json FILE]
+                                [--random 100000,1000000] [--random-queries N] [--filtered 0.01,0.1,0.5]
+                                [--no-peers] [--json FILE]
             Exact top-10 (FlatIndex, cosine) over the shared real vectors and seeded random unit vectors;
             then runs peers/vector.py --dataset shared --sections exact,sqlite in the same run.
             """)
@@ -323,6 +338,7 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
     let passes = options.int("passes", 2)
     let randomSizes = options.string("random", "100000,1000000").split(separator: ",").compactMap { Int($0) }
     let randomQueries = options.int("random-queries", 100)
+    let filteredShares = options.string("filtered", "0.01,0.1,0.5").split(separator: ",").compactMap { Double($0) }
     let k = 10
     say("trove-bench vectors: exact top-\(k), FlatIndex metric=cosine, 1 thread, \(passes) passes (fastest kept)")
     say("  build: plain swift build -c release (no extra flags)")
@@ -338,7 +354,7 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
     for i in 0..<base.rows { index.upsert(id: Int64(i), vector: base.row(i)) }
     let build = Double(benchNow() - b0) / 1e9
     let queries = (0..<min(limit, queryMatrix.rows)).map { queryMatrix.row($0) }
-    let (results, latencies, other) = timeExact(index, queries: queries, k: k, passes: passes)
+    let (results, latencies, other, cpuMs) = timeExact(index, queries: queries, k: k, passes: passes)
     var recall = Double.nan
     if let gt {
         var hits = 0
@@ -350,9 +366,42 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
     }
     let real = summarize(
         name: "trove FlatIndex (shared real vectors)", index: index, queries: queries.count,
-        latencies: latencies, recall: recall, build: build, other: other)
+        latencies: latencies, recall: recall, build: build, other: other, cpuMs: cpuMs)
     printExact(real)
     runs.append(real)
+
+    // Filtered exact search: only a pseudo-random share of the ids compete (`among:`), the path
+    // a store query with a filter takes. Checked against a naive scalar scan of the candidates.
+    for share in filteredShares {
+        let threshold = UInt64(share * 1000)
+        let candidates = (0..<Int64(base.rows)).filter { (UInt64($0) &* 2_654_435_761) % 1000 < threshold }
+        let fq = Array(queries.prefix(300))
+        let (res, lat, other, cpu) = timeSearches(queries: fq, passes: passes) {
+            index.search($0, k: k, among: candidates)
+        }
+        var hits = 0, checked = 0
+        for (qi, q) in fq.prefix(3).enumerated() {
+            var qn = q
+            DistanceKernels.normalize(&qn)
+            var top = TopK(k: k)
+            for id in candidates {
+                let v = index.vector(for: id)!
+                var dot: Float = 0
+                for j in 0..<v.count { dot += qn[j] * v[j] }
+                top.insert(id: id, distance: 1 - dot)
+            }
+            let truth = Set(top.sortedResults().map(\.id))
+            hits += res[qi].filter { truth.contains($0.id) }.count
+            checked += k
+        }
+        var r = summarize(
+            name: "trove FlatIndex filtered \(formatted(share * 100, 0))% (\(candidates.count) candidates)",
+            index: index, queries: fq.count, latencies: lat, recall: Double(hits) / Double(checked), build: 0,
+            other: other, cpuMs: cpu)
+        r.gbPerSecond *= Double(candidates.count) / Double(base.rows)
+        printExact(r)
+        runs.append(r)
+    }
     index.removeAll()
 
     // Seeded random unit vectors.
@@ -365,7 +414,7 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
         for i in 0..<n { random.upsert(id: Int64(i), vector: rng.unitVector(d)) }
         let build = Double(benchNow() - t0) / 1e9
         let qs = (0..<randomQueries).map { _ in rng.unitVector(d) }
-        let (res, lat, other) = timeExact(random, queries: qs, k: k, passes: passes)
+        let (res, lat, other, cpu) = timeExact(random, queries: qs, k: k, passes: passes)
         // The check that the work was done: the first queries again by a naive scalar scan.
         var hits = 0, checked = 0
         for (qi, q) in qs.prefix(3).enumerated() {
@@ -383,7 +432,7 @@ func runVectorBenchmarks(_ arguments: [String]) async throws {
         }
         let r = summarize(
             name: "trove FlatIndex (random unit vectors)", index: random, queries: qs.count,
-            latencies: lat, recall: Double(hits) / Double(checked), build: build, other: other)
+            latencies: lat, recall: Double(hits) / Double(checked), build: build, other: other, cpuMs: cpu)
         printExact(r)
         runs.append(r)
     }

@@ -29,6 +29,26 @@ void trove_dot_rows(const float *q, const float *rows, size_t count, size_t n, f
 /// out[r] = Σ (q[i] - rows[r*n + i])² for r in 0..<count.
 void trove_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, float *out);
 
+/// out[j*count + r] = Σ q[i] rows[(j*stride + r)*n + i] for j in 0..<streams, r in 0..<count:
+/// `streams` runs of rows `stride` rows apart, read side by side (one core reaches a higher
+/// memory bandwidth with several sequential streams in flight than with one).
+void trove_dot_rows_streams(const float *q, const float *rows, size_t count, size_t stride, size_t streams,
+                            size_t n, float *out);
+
+/// out[j*count + r] = Σ (q[i] - rows[(j*stride + r)*n + i])², laid out as trove_dot_rows_streams.
+void trove_l2sq_rows_streams(const float *q, const float *rows, size_t count, size_t stride, size_t streams,
+                             size_t n, float *out);
+
+/// out[j*count + r] = Σ q[i] base[slots[j*stride + r]*n + i] for j in 0..<streams, r in 0..<count:
+/// rows picked by slot (filtered scans), `streams` runs of the slot list side by side; rows a
+/// few slots ahead are prefetched, since the hardware cannot predict the jumps.
+void trove_dot_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t stride,
+                      size_t streams, size_t n, float *out);
+
+/// out[j*count + r] = Σ (q[i] - base[slots[j*stride + r]*n + i])², laid out as trove_dot_gather.
+void trove_l2sq_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t stride,
+                       size_t streams, size_t n, float *out);
+
 /// Σ a[i] b[i] over n signed bytes (int8 scalar quantization), exact in int32.
 int32_t trove_dot_i8(const int8_t *a, const int8_t *b, size_t n);
 
