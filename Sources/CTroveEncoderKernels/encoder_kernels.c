@@ -1,6 +1,7 @@
 #include "CTroveEncoderKernels.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
@@ -214,9 +215,10 @@ WIDE static inline float wide_hmax(__m256 v) {
 
 // The 6×16 register tile: 12 accumulators + 2 panel vectors + 1 broadcast of the 16 ymm
 // registers. Per step of k: 2 loads of the packed panel (one cache line), 6 broadcasts, 12 FMAs.
-// `rows` are the 6 rows of A at this k offset; `load_c` starts from C instead of zero; with
-// `epilogue`, bias (16 floats), residual rows (stride ldr) and GELU are applied before storing.
-WIDE static void wide_kernel_6x16(size_t kc, const float *const *rows, const float *b, float *c, size_t ldc,
+// `ap` is a packed sliver of A (6 floats per step of k, one sequential stream); `load_c` starts
+// from C instead of zero; with `epilogue`, bias (16 floats), residual rows (stride ldr) and GELU
+// are applied before storing.
+WIDE static void wide_kernel_6x16(size_t kc, const float *ap, const float *b, float *c, size_t ldc,
                                   int load_c, int epilogue, const float *bias, const float *res, size_t ldr,
                                   int gelu) {
     __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -230,21 +232,20 @@ WIDE static void wide_kernel_6x16(size_t kc, const float *const *rows, const flo
     } else {
         c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
     }
-    const float *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3], *a4 = rows[4], *a5 = rows[5];
-    for (size_t p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_loadu_ps(b + p * PANEL), b1 = _mm256_loadu_ps(b + p * PANEL + 8);
+    for (size_t p = 0; p < kc; p++, ap += 6, b += PANEL) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
         __m256 x;
-        x = _mm256_broadcast_ss(a0 + p);
+        x = _mm256_broadcast_ss(ap + 0);
         c00 = _mm256_fmadd_ps(x, b0, c00), c01 = _mm256_fmadd_ps(x, b1, c01);
-        x = _mm256_broadcast_ss(a1 + p);
+        x = _mm256_broadcast_ss(ap + 1);
         c10 = _mm256_fmadd_ps(x, b0, c10), c11 = _mm256_fmadd_ps(x, b1, c11);
-        x = _mm256_broadcast_ss(a2 + p);
+        x = _mm256_broadcast_ss(ap + 2);
         c20 = _mm256_fmadd_ps(x, b0, c20), c21 = _mm256_fmadd_ps(x, b1, c21);
-        x = _mm256_broadcast_ss(a3 + p);
+        x = _mm256_broadcast_ss(ap + 3);
         c30 = _mm256_fmadd_ps(x, b0, c30), c31 = _mm256_fmadd_ps(x, b1, c31);
-        x = _mm256_broadcast_ss(a4 + p);
+        x = _mm256_broadcast_ss(ap + 4);
         c40 = _mm256_fmadd_ps(x, b0, c40), c41 = _mm256_fmadd_ps(x, b1, c41);
-        x = _mm256_broadcast_ss(a5 + p);
+        x = _mm256_broadcast_ss(ap + 5);
         c50 = _mm256_fmadd_ps(x, b0, c50), c51 = _mm256_fmadd_ps(x, b1, c51);
     }
     if (epilogue) {
@@ -279,19 +280,35 @@ WIDE static void wide_kernel_6x16(size_t kc, const float *const *rows, const flo
     _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
 }
 
-// Blocking: KC steps of k keep one panel slice (KC·16 floats, 24 KB) in L1 while it is reused by
-// the MC/6 row slivers of A; an MC-row block of A (MC·k floats, at most 295 KB for k = 1536) stays
-// in L2 while it meets every panel. A is read in place (no packing): its rows are short streams.
-// Sizes picked by measurement on Zen 3 (KC 128-384 × MC 24-96, shapes of the MiniLM layers).
-#define WIDE_KC 384
+// Blocking: KC steps of k keep one panel slice (KC·16 floats, 16 KB) in L1 while it is reused by
+// the MC/6 row slivers of A. An MC-row block of A is packed once into 6-row slivers, k-major
+// (MC·k floats, at most 295 KB for k = 1536, in L2), and meets every panel from there: the
+// micro-kernel then reads A as one sequential stream. Sizes picked by measurement on Zen 3
+// (KC 128-384 × MC 24-96, shapes of the MiniLM layers).
+#define WIDE_KC 256
 #define WIDE_MC 48
 
 WIDE static void wide_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed,
                            float *c, size_t ldc, const float *bias, const float *residual, size_t ldr, int flags,
-                           size_t panel_begin, size_t panel_end) {
+                           size_t panel_begin, size_t panel_end, float *apack) {
     int accumulate = (flags & TROVE_ENC_ACCUMULATE) != 0, gelu = (flags & TROVE_ENC_GELU) != 0;
     for (size_t i0 = 0; i0 < m; i0 += WIDE_MC) {
         size_t mc = min_size(WIDE_MC, m - i0);
+        // apack[sliver][kk][r] = A[i0 + 6·sliver + r][kk]; rows past m are zero (computed, never stored).
+        for (size_t ir = 0; ir < mc; ir += 6) {
+            float *dst = apack + ir * k;
+            if (ir + 6 <= mc) {
+                const float *r0 = a + (i0 + ir) * lda;
+                for (size_t kk = 0; kk < k; kk++, dst += 6) {
+                    dst[0] = r0[kk], dst[1] = r0[lda + kk], dst[2] = r0[2 * lda + kk];
+                    dst[3] = r0[3 * lda + kk], dst[4] = r0[4 * lda + kk], dst[5] = r0[5 * lda + kk];
+                }
+                continue;
+            }
+            for (size_t kk = 0; kk < k; kk++) {
+                for (size_t r = 0; r < 6; r++) dst[kk * 6 + r] = ir + r < mc ? a[(i0 + ir + r) * lda + kk] : 0;
+            }
+        }
         for (size_t p = panel_begin; p < panel_end; p++) {
             const float *bp = packed + p * k * PANEL;
             size_t j0 = p * PANEL, width = min_size(PANEL, n - j0);
@@ -302,14 +319,12 @@ WIDE static void wide_gemm(size_t m, size_t n, size_t k, const float *a, size_t 
                 int load_c = !first || accumulate;
                 for (size_t ir = 0; ir < mc; ir += 6) {
                     size_t i = i0 + ir, mr = min_size(6, m - i);
-                    // Rows past the end alias the last row: computed, never stored.
-                    const float *rows[6];
-                    for (size_t r = 0; r < 6; r++) rows[r] = a + (i + (r < mr ? r : mr - 1)) * lda + k0;
+                    const float *ap = apack + ir * k + k0 * 6;
                     const float *tile_bias = last && bias ? bias + j0 : NULL;
                     const float *tile_res = last && residual ? residual + i * ldr + j0 : NULL;
                     float *out = c + i * ldc + j0;
                     if (mr == 6 && width == PANEL) {
-                        wide_kernel_6x16(kc, rows, bp + k0 * PANEL, out, ldc, load_c, last, tile_bias, tile_res, ldr,
+                        wide_kernel_6x16(kc, ap, bp + k0 * PANEL, out, ldc, load_c, last, tile_bias, tile_res, ldr,
                                          gelu && last);
                         continue;
                     }
@@ -324,7 +339,7 @@ WIDE static void wide_gemm(size_t m, size_t n, size_t k, const float *a, size_t 
                         }
                     }
                     for (size_t j = 0; j < PANEL; j++) tbias[j] = j < width && tile_bias ? tile_bias[j] : 0;
-                    wide_kernel_6x16(kc, rows, bp + k0 * PANEL, tile, PANEL, 1, last, tile_bias ? tbias : NULL,
+                    wide_kernel_6x16(kc, ap, bp + k0 * PANEL, tile, PANEL, 1, last, tile_bias ? tbias : NULL,
                                      tile_res ? tres : NULL, PANEL, gelu && last);
                     for (size_t r = 0; r < mr; r++) memcpy(out + r * ldc, tile + r * PANEL, width * sizeof(float));
                 }
@@ -340,7 +355,35 @@ WIDE static void wide_attention(const float *q, const float *k, const float *v, 
     // kt: Kᵀ (d × lp, zero past length) so 8 keys' scores come from one FMA per dimension;
     // s: 4 rows of scores, then probabilities (unnormalised).
     float *kt = scratch, *s = scratch + d * lp;
-    for (size_t j = 0; j < lp; j++) {
+    // Blocks of 8 keys × 8 dimensions transposed in registers (d is a multiple of 8 here);
+    // element-wise strided stores took a tenth of the kernel.
+    size_t full = length & ~(size_t)7;
+    for (size_t j0 = 0; j0 < full; j0 += 8) {
+        for (size_t d0 = 0; d0 < d; d0 += 8) {
+            __m256 r0 = _mm256_loadu_ps(k + (j0 + 0) * ld + d0), r1 = _mm256_loadu_ps(k + (j0 + 1) * ld + d0);
+            __m256 r2 = _mm256_loadu_ps(k + (j0 + 2) * ld + d0), r3 = _mm256_loadu_ps(k + (j0 + 3) * ld + d0);
+            __m256 r4 = _mm256_loadu_ps(k + (j0 + 4) * ld + d0), r5 = _mm256_loadu_ps(k + (j0 + 5) * ld + d0);
+            __m256 r6 = _mm256_loadu_ps(k + (j0 + 6) * ld + d0), r7 = _mm256_loadu_ps(k + (j0 + 7) * ld + d0);
+            __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+            __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+            __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+            __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            float *dst = kt + d0 * lp + j0;
+            _mm256_storeu_ps(dst + 0 * lp, _mm256_permute2f128_ps(u0, u4, 0x20));
+            _mm256_storeu_ps(dst + 1 * lp, _mm256_permute2f128_ps(u1, u5, 0x20));
+            _mm256_storeu_ps(dst + 2 * lp, _mm256_permute2f128_ps(u2, u6, 0x20));
+            _mm256_storeu_ps(dst + 3 * lp, _mm256_permute2f128_ps(u3, u7, 0x20));
+            _mm256_storeu_ps(dst + 4 * lp, _mm256_permute2f128_ps(u0, u4, 0x31));
+            _mm256_storeu_ps(dst + 5 * lp, _mm256_permute2f128_ps(u1, u5, 0x31));
+            _mm256_storeu_ps(dst + 6 * lp, _mm256_permute2f128_ps(u2, u6, 0x31));
+            _mm256_storeu_ps(dst + 7 * lp, _mm256_permute2f128_ps(u3, u7, 0x31));
+        }
+    }
+    for (size_t j = full; j < lp; j++) {
         if (j < length) {
             const float *kj = k + j * ld;
             for (size_t dd = 0; dd < d; dd++) kt[dd * lp + j] = kj[dd];
@@ -500,8 +543,13 @@ void trove_enc_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, co
     if (m == 0 || panel_begin >= panel_end) return;
 #ifdef TROVE_ENC_X86
     if (use_wide()) {
-        wide_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
-        return;
+        // The packed block of A: 64-byte aligned, freed on return (at most 295 KB).
+        float *apack = aligned_alloc(64, (WIDE_MC * (k ? k : 1) * sizeof(float) + 63) & ~(size_t)63);
+        if (apack) {
+            wide_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end, apack);
+            free(apack);
+            return;
+        }
     }
 #endif
     portable_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
