@@ -351,9 +351,9 @@ WIDE static void wide_gemm(size_t m, size_t n, size_t k, const float *a, size_t 
 
 WIDE static void wide_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
                                 size_t d, float scale, float *scratch, float *out, size_t ldo) {
-    size_t lp = (length + 7) & ~(size_t)7;
-    // kt: Kᵀ (d × lp, zero past length) so 8 keys' scores come from one FMA per dimension;
-    // s: 4 rows of scores, then probabilities (unnormalised).
+    size_t lp = (length + 15) & ~(size_t)15;
+    // kt: Kᵀ (d × lp, zero past length) so 16 keys' scores come from two FMAs per dimension;
+    // s: 6 rows of scores, then probabilities (unnormalised).
     float *kt = scratch, *s = scratch + d * lp;
     // Blocks of 8 keys × 8 dimensions transposed in registers (d is a multiple of 8 here);
     // element-wise strided stores took a tenth of the kernel.
@@ -392,78 +392,97 @@ WIDE static void wide_attention(const float *q, const float *k, const float *v, 
         }
     }
     __m256 vscale = _mm256_set1_ps(scale);
-    for (size_t i0 = 0; i0 < length; i0 += 4) {
-        size_t rows = min_size(4, length - i0);
-        const float *q0 = q + i0 * ld;
-        const float *q1 = q + (i0 + (rows > 1 ? 1 : 0)) * ld;
-        const float *q2 = q + (i0 + (rows > 2 ? 2 : 0)) * ld;
-        const float *q3 = q + (i0 + (rows > 3 ? 3 : 0)) * ld;
-        for (size_t jc = 0; jc < lp; jc += 8) {
-            __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    for (size_t i0 = 0; i0 < length; i0 += 6) {
+        size_t rows = min_size(6, length - i0);
+        // Rows past the end alias the last row: computed, never stored.
+        const float *qr[6];
+        for (size_t r = 0; r < 6; r++) qr[r] = q + (i0 + (r < rows ? r : rows - 1)) * ld;
+        // Scores: a 6 × 16 register tile per block of keys, as in the matrix multiply.
+        for (size_t jc = 0; jc < lp; jc += 16) {
+            __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00;
+            __m256 a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
             for (size_t dd = 0; dd < d; dd++) {
-                __m256 kv = _mm256_loadu_ps(kt + dd * lp + jc);
-                s0 = _mm256_fmadd_ps(_mm256_broadcast_ss(q0 + dd), kv, s0);
-                s1 = _mm256_fmadd_ps(_mm256_broadcast_ss(q1 + dd), kv, s1);
-                s2 = _mm256_fmadd_ps(_mm256_broadcast_ss(q2 + dd), kv, s2);
-                s3 = _mm256_fmadd_ps(_mm256_broadcast_ss(q3 + dd), kv, s3);
+                __m256 k0 = _mm256_loadu_ps(kt + dd * lp + jc), k1 = _mm256_loadu_ps(kt + dd * lp + jc + 8);
+                __m256 x;
+                x = _mm256_broadcast_ss(qr[0] + dd), a00 = _mm256_fmadd_ps(x, k0, a00), a01 = _mm256_fmadd_ps(x, k1, a01);
+                x = _mm256_broadcast_ss(qr[1] + dd), a10 = _mm256_fmadd_ps(x, k0, a10), a11 = _mm256_fmadd_ps(x, k1, a11);
+                x = _mm256_broadcast_ss(qr[2] + dd), a20 = _mm256_fmadd_ps(x, k0, a20), a21 = _mm256_fmadd_ps(x, k1, a21);
+                x = _mm256_broadcast_ss(qr[3] + dd), a30 = _mm256_fmadd_ps(x, k0, a30), a31 = _mm256_fmadd_ps(x, k1, a31);
+                x = _mm256_broadcast_ss(qr[4] + dd), a40 = _mm256_fmadd_ps(x, k0, a40), a41 = _mm256_fmadd_ps(x, k1, a41);
+                x = _mm256_broadcast_ss(qr[5] + dd), a50 = _mm256_fmadd_ps(x, k0, a50), a51 = _mm256_fmadd_ps(x, k1, a51);
             }
-            _mm256_storeu_ps(s + 0 * lp + jc, _mm256_mul_ps(s0, vscale));
-            _mm256_storeu_ps(s + 1 * lp + jc, _mm256_mul_ps(s1, vscale));
-            _mm256_storeu_ps(s + 2 * lp + jc, _mm256_mul_ps(s2, vscale));
-            _mm256_storeu_ps(s + 3 * lp + jc, _mm256_mul_ps(s3, vscale));
+            float *sj = s + jc;
+            _mm256_storeu_ps(sj + 0 * lp, _mm256_mul_ps(a00, vscale)), _mm256_storeu_ps(sj + 0 * lp + 8, _mm256_mul_ps(a01, vscale));
+            _mm256_storeu_ps(sj + 1 * lp, _mm256_mul_ps(a10, vscale)), _mm256_storeu_ps(sj + 1 * lp + 8, _mm256_mul_ps(a11, vscale));
+            _mm256_storeu_ps(sj + 2 * lp, _mm256_mul_ps(a20, vscale)), _mm256_storeu_ps(sj + 2 * lp + 8, _mm256_mul_ps(a21, vscale));
+            _mm256_storeu_ps(sj + 3 * lp, _mm256_mul_ps(a30, vscale)), _mm256_storeu_ps(sj + 3 * lp + 8, _mm256_mul_ps(a31, vscale));
+            _mm256_storeu_ps(sj + 4 * lp, _mm256_mul_ps(a40, vscale)), _mm256_storeu_ps(sj + 4 * lp + 8, _mm256_mul_ps(a41, vscale));
+            _mm256_storeu_ps(sj + 5 * lp, _mm256_mul_ps(a50, vscale)), _mm256_storeu_ps(sj + 5 * lp + 8, _mm256_mul_ps(a51, vscale));
         }
-        float inverse[4];
+        float inverse[6] = {0};
         for (size_t r = 0; r < rows; r++) {
             float *row = s + r * lp;
             for (size_t j = length; j < lp; j++) row[j] = -INFINITY;
             __m256 vmax = _mm256_set1_ps(-INFINITY);
             for (size_t jc = 0; jc < lp; jc += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + jc));
             __m256 maximum = _mm256_set1_ps(wide_hmax(vmax));
+            __m256 total = _mm256_setzero_ps();
             for (size_t jc = 0; jc < lp; jc += 8) {
-                _mm256_storeu_ps(row + jc, wide_exp(_mm256_sub_ps(_mm256_loadu_ps(row + jc), maximum)));
+                __m256 e = wide_exp(_mm256_sub_ps(_mm256_loadu_ps(row + jc), maximum));
+                _mm256_storeu_ps(row + jc, e);
+                total = _mm256_add_ps(total, e);
             }
             // Keys past the end weigh exactly zero (the clamped exp leaves ~1e-38 there).
-            for (size_t j = length; j < lp; j++) row[j] = 0;
-            __m256 total = _mm256_setzero_ps();
-            for (size_t jc = 0; jc < lp; jc += 8) total = _mm256_add_ps(total, _mm256_loadu_ps(row + jc));
-            inverse[r] = 1.0f / wide_hsum(total);
+            float tail = 0;
+            for (size_t j = length; j < lp; j++) tail += row[j], row[j] = 0;
+            inverse[r] = 1.0f / (wide_hsum(total) - tail);
         }
-        // Context rows two at a time: 2 rows × 4 vectors of 8 columns = 8 accumulators.
-        for (size_t r = 0; r < rows; r += 2) {
-            int pair = r + 1 < rows;
-            const float *p0 = s + r * lp, *p1 = s + (pair ? r + 1 : r) * lp;
-            float *o0 = out + (i0 + r) * ldo, *o1 = out + (i0 + r + 1) * ldo;
-            __m256 inv0 = _mm256_set1_ps(inverse[r]), inv1 = _mm256_set1_ps(pair ? inverse[r + 1] : 0);
+        // Context rows three at a time: 3 rows × 4 vectors of 8 columns = 12 accumulators.
+        for (size_t r = 0; r < rows; r += 3) {
+            size_t valid = min_size(3, rows - r);
+            const float *p0 = s + r * lp, *p1 = s + (valid > 1 ? r + 1 : r) * lp, *p2 = s + (valid > 2 ? r + 2 : r) * lp;
+            float *o0 = out + (i0 + r) * ldo, *o1 = o0 + ldo, *o2 = o0 + 2 * ldo;
+            __m256 inv0 = _mm256_set1_ps(inverse[r]), inv1 = _mm256_set1_ps(inverse[r + 1]);
+            __m256 inv2 = _mm256_set1_ps(inverse[r + 2]);
             size_t dc = 0;
             for (; dc + 32 <= d; dc += 32) {
-                __m256 x0 = _mm256_setzero_ps(), x1 = _mm256_setzero_ps(), x2 = _mm256_setzero_ps(), x3 = _mm256_setzero_ps();
-                __m256 y0 = _mm256_setzero_ps(), y1 = _mm256_setzero_ps(), y2 = _mm256_setzero_ps(), y3 = _mm256_setzero_ps();
+                __m256 x0 = _mm256_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, y0 = x0, y1 = x0, y2 = x0, y3 = x0;
+                __m256 z0 = x0, z1 = x0, z2 = x0, z3 = x0;
                 for (size_t j = 0; j < length; j++) {
                     const float *vj = v + j * ld + dc;
                     __m256 w0 = _mm256_broadcast_ss(p0 + j), w1 = _mm256_broadcast_ss(p1 + j);
-                    __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
-                    __m256 v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24);
-                    x0 = _mm256_fmadd_ps(w0, v0, x0), x1 = _mm256_fmadd_ps(w0, v1, x1);
-                    x2 = _mm256_fmadd_ps(w0, v2, x2), x3 = _mm256_fmadd_ps(w0, v3, x3);
-                    y0 = _mm256_fmadd_ps(w1, v0, y0), y1 = _mm256_fmadd_ps(w1, v1, y1);
-                    y2 = _mm256_fmadd_ps(w1, v2, y2), y3 = _mm256_fmadd_ps(w1, v3, y3);
+                    __m256 w2 = _mm256_broadcast_ss(p2 + j), vv;
+                    vv = _mm256_loadu_ps(vj);
+                    x0 = _mm256_fmadd_ps(w0, vv, x0), y0 = _mm256_fmadd_ps(w1, vv, y0), z0 = _mm256_fmadd_ps(w2, vv, z0);
+                    vv = _mm256_loadu_ps(vj + 8);
+                    x1 = _mm256_fmadd_ps(w0, vv, x1), y1 = _mm256_fmadd_ps(w1, vv, y1), z1 = _mm256_fmadd_ps(w2, vv, z1);
+                    vv = _mm256_loadu_ps(vj + 16);
+                    x2 = _mm256_fmadd_ps(w0, vv, x2), y2 = _mm256_fmadd_ps(w1, vv, y2), z2 = _mm256_fmadd_ps(w2, vv, z2);
+                    vv = _mm256_loadu_ps(vj + 24);
+                    x3 = _mm256_fmadd_ps(w0, vv, x3), y3 = _mm256_fmadd_ps(w1, vv, y3), z3 = _mm256_fmadd_ps(w2, vv, z3);
                 }
                 _mm256_storeu_ps(o0 + dc, _mm256_mul_ps(x0, inv0)), _mm256_storeu_ps(o0 + dc + 8, _mm256_mul_ps(x1, inv0));
                 _mm256_storeu_ps(o0 + dc + 16, _mm256_mul_ps(x2, inv0)), _mm256_storeu_ps(o0 + dc + 24, _mm256_mul_ps(x3, inv0));
-                if (pair) {
+                if (valid > 1) {
                     _mm256_storeu_ps(o1 + dc, _mm256_mul_ps(y0, inv1)), _mm256_storeu_ps(o1 + dc + 8, _mm256_mul_ps(y1, inv1));
                     _mm256_storeu_ps(o1 + dc + 16, _mm256_mul_ps(y2, inv1)), _mm256_storeu_ps(o1 + dc + 24, _mm256_mul_ps(y3, inv1));
                 }
+                if (valid > 2) {
+                    _mm256_storeu_ps(o2 + dc, _mm256_mul_ps(z0, inv2)), _mm256_storeu_ps(o2 + dc + 8, _mm256_mul_ps(z1, inv2));
+                    _mm256_storeu_ps(o2 + dc + 16, _mm256_mul_ps(z2, inv2)), _mm256_storeu_ps(o2 + dc + 24, _mm256_mul_ps(z3, inv2));
+                }
             }
             for (; dc < d; dc += 8) {
-                __m256 x0 = _mm256_setzero_ps(), y0 = _mm256_setzero_ps();
+                __m256 x0 = _mm256_setzero_ps(), y0 = x0, z0 = x0;
                 for (size_t j = 0; j < length; j++) {
-                    __m256 v0 = _mm256_loadu_ps(v + j * ld + dc);
-                    x0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + j), v0, x0);
-                    y0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p1 + j), v0, y0);
+                    __m256 vv = _mm256_loadu_ps(v + j * ld + dc);
+                    x0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + j), vv, x0);
+                    y0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p1 + j), vv, y0);
+                    z0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p2 + j), vv, z0);
                 }
                 _mm256_storeu_ps(o0 + dc, _mm256_mul_ps(x0, inv0));
-                if (pair) _mm256_storeu_ps(o1 + dc, _mm256_mul_ps(y0, inv1));
+                if (valid > 1) _mm256_storeu_ps(o1 + dc, _mm256_mul_ps(y0, inv1));
+                if (valid > 2) _mm256_storeu_ps(o2 + dc, _mm256_mul_ps(z0, inv2));
             }
         }
     }
@@ -556,8 +575,8 @@ void trove_enc_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, co
 }
 
 size_t trove_enc_attention_scratch(size_t length, size_t head_size) {
-    size_t lp = (length + 7) & ~(size_t)7;
-    return head_size * lp + 4 * lp;
+    size_t lp = (length + 15) & ~(size_t)15;
+    return head_size * lp + 6 * lp;
 }
 
 void trove_enc_attention(const float *q, const float *k, const float *v, size_t ld, size_t length, size_t head_size,
