@@ -283,8 +283,9 @@ WIDE static void wide_kernel_6x16(size_t kc, const float *ap, const float *b, fl
 // Blocking: KC steps of k keep one panel slice (KC·16 floats, 16 KB) in L1 while it is reused by
 // the MC/6 row slivers of A. An MC-row block of A is packed once into 6-row slivers, k-major
 // (MC·k floats, at most 295 KB for k = 1536, in L2), and meets every panel from there: the
-// micro-kernel then reads A as one sequential stream. Sizes picked by measurement on Zen 3
-// (KC 128-384 × MC 24-96, shapes of the MiniLM layers).
+// micro-kernel then reads A as one sequential stream. Sizes from measurements on Zen 3 with the
+// shapes of the MiniLM layers: KC 128 lost 20-25%, MC 96 lost up to 25%; KC 256 and 384 and MC
+// 24 and 48 were within the noise of a shared machine.
 #define WIDE_KC 256
 #define WIDE_MC 48
 
