@@ -27,7 +27,9 @@ let package = Package(
         // AVX2/FMA distance kernels chosen at run time (x86-64), portable C elsewhere; see its header.
         .target(name: "CTroveKernels"),
         // Pure Swift, no SQLite: tokenizer, safetensors, BERT encoder. BLAS is found at run time.
-        .target(name: "TroveEmbeddings"),
+        .target(name: "TroveEmbeddings", dependencies: ["CTroveEncoderKernels"]),
+        // AVX2/FMA encoder kernels (packed-weight matmul, attention, LayerNorm) chosen at run time; see its header.
+        .target(name: "CTroveEncoderKernels"),
         // Pure Swift, no SQLite: text tokenization (shared with FTS5), BM25 inverted index, typed queries.
         .target(name: "TroveText"),
         // The store.

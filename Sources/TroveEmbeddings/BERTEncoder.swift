@@ -1,3 +1,4 @@
+import CTroveEncoderKernels
 import Foundation
 
 #if canImport(Glibc)
@@ -25,8 +26,8 @@ import Darwin
 /// ```
 public final class BERTEncoder: @unchecked Sendable {
     // @unchecked Sendable: every stored property is immutable after init; the pointers point into
-    // `weights`' read-only mapping, which this object keeps alive. `embed` allocates its own
-    // scratch per call, so concurrent calls share nothing mutable.
+    // `weights`' read-only mapping or `packed`'s buffer, which this object keeps alive. `embed`
+    // allocates its own scratch per call, so concurrent calls share nothing mutable.
 
     /// The fields of a Hugging Face BERT `config.json` that the forward pass uses.
     public struct Configuration: Codable, Sendable, Equatable {
@@ -90,7 +91,9 @@ public final class BERTEncoder: @unchecked Sendable {
     private let multiplier: MatrixMultiplier
     private let wordEmbeddings, positionEmbeddings, tokenTypeEmbeddings: UnsafePointer<Float>
     private let embeddingNormWeight, embeddingNormBias: UnsafePointer<Float>
-    private let layers: [Layer]
+    let layers: [Layer]
+    /// The dense weights packed for the native kernels; nil on the other backends.
+    private let packed: PackedEncoderWeights?
 
     /// Binds the encoder to its weights, checking that every tensor exists with the right shape.
     ///
@@ -136,6 +139,10 @@ public final class BERTEncoder: @unchecked Sendable {
                 outputNormWeight: try tensor(p + "output.LayerNorm.weight", [h]),
                 outputNormBias: try tensor(p + "output.LayerNorm.bias", [h]))
         }
+        // Packing reads the dense weights once (about 10 ms for MiniLM); the forward pass then
+        // never touches their mapped pages.
+        packed = multiplier.backend == .native
+            ? PackedEncoderWeights(layers, hiddenSize: h, intermediateSize: i) : nil
     }
 
     /// Runs the encoder on token-id sequences and returns one mean-pooled, unit-length vector each.
@@ -164,7 +171,12 @@ public final class BERTEncoder: @unchecked Sendable {
         }
         let states = UnsafeMutablePointer<Float>.allocate(capacity: total * h)
         defer { states.deallocate() }
-        forward(sequences, offsets: offsets, tokens: total, threads: total <= 64 ? threads : 1, into: states)
+        let threads = total <= 64 ? threads : 1
+        if let packed {
+            forwardNative(sequences, offsets: offsets, tokens: total, threads: threads, packed: packed, into: states)
+        } else {
+            forward(sequences, offsets: offsets, tokens: total, threads: threads, into: states)
+        }
         return sequences.indices.map { s in
             var vector = [Float](repeating: 0, count: h)
             vector.withUnsafeMutableBufferPointer { out in
@@ -192,18 +204,7 @@ public final class BERTEncoder: @unchecked Sendable {
         let q = scratch, k = q + t * h, v = k + t * h, context = v + t * h, sum = context + t * h
         let intermediate = sum + t * h, scores = intermediate + t * inter
 
-        // Embeddings: word + position + token type 0, then LayerNorm.
-        for (s, sequence) in sequences.enumerated() {
-            for (position, id) in sequence.enumerated() {
-                precondition(id >= 0 && Int(id) < c.vocabSize, "token id \(id) outside the vocabulary")
-                let row = x + (offsets[s] + position) * h
-                let word = wordEmbeddings + Int(id) * h
-                let pos = positionEmbeddings + position * h
-                for j in 0..<h { row[j] = word[j] + pos[j] + tokenTypeEmbeddings[j] }
-                VectorMath.layerNorm(
-                    row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: eps, into: row)
-            }
-        }
+        embedTokens(sequences, offsets: offsets, into: x)
 
         let scale = 1 / Float(headSize).squareRoot()
         for layer in layers {
@@ -235,6 +236,27 @@ public final class BERTEncoder: @unchecked Sendable {
                 outputs: h, residual: x, into: sum)
             Self.normalizeRows(sum, rows: t, width: h,
                 weight: layer.outputNormWeight, bias: layer.outputNormBias, eps: eps, into: x)
+        }
+    }
+
+    /// Embeddings: word + position + token type 0, then LayerNorm, one row per token into `x`.
+    func embedTokens(_ sequences: [[Int32]], offsets: [Int], into x: UnsafeMutablePointer<Float>) {
+        let c = configuration, h = c.hiddenSize
+        for (s, sequence) in sequences.enumerated() {
+            for (position, id) in sequence.enumerated() {
+                precondition(id >= 0 && Int(id) < c.vocabSize, "token id \(id) outside the vocabulary")
+                let row = x + (offsets[s] + position) * h
+                let word = wordEmbeddings + Int(id) * h
+                let pos = positionEmbeddings + position * h
+                for j in 0..<h { row[j] = word[j] + pos[j] + tokenTypeEmbeddings[j] }
+                if packed != nil {
+                    trove_enc_layer_norm(row, 1, h, embeddingNormWeight, embeddingNormBias, c.layerNormEps, row)
+                } else {
+                    VectorMath.layerNorm(
+                        row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: c.layerNormEps,
+                        into: row)
+                }
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import CTroveEncoderKernels
 import Foundation
 
 #if canImport(Accelerate)
@@ -15,22 +16,32 @@ import Musl
 /// let encoder = try BERTEmbedder(modelDirectory: dir, backend: .swift)  // force the fallback
 /// ```
 public enum MatrixBackend: String, Sendable, CaseIterable {
+    /// Trove's own C kernels with AVX2/FMA, chosen at run time on x86-64 CPUs that have them:
+    /// the dense layers' weights are packed once at load for the matrix-multiply micro-kernel
+    /// (no packing per call), bias, residual and GELU are applied in its epilogue, and each
+    /// attention head runs as one fused kernel. Elsewhere the same code runs as portable C, which
+    /// is why ``preferred`` picks it only where ``isNativeAccelerated`` is true.
+    case native
     /// The platform BLAS: Accelerate on Apple platforms, OpenBLAS (`libopenblas.so.0`, loaded
     /// at run time) on Linux.
     case blas
     /// The portable blocked matrix multiply written in Swift; always available.
     case swift
 
-    /// The backend used when none is asked for: ``blas`` when it can be loaded, else ``swift``.
-    /// Setting the environment variable `TROVE_BLAS=none` forces ``swift``.
+    /// The backend used when none is asked for: ``native`` where it has AVX2/FMA
+    /// (``isNativeAccelerated``), else ``blas`` when it can be loaded, else ``swift``.
+    /// The environment variable `TROVE_BLAS=none` forces ``swift``; `TROVE_BLAS=blas` forces
+    /// ``blas`` (when present).
     public static var preferred: MatrixBackend {
-        if let value = ProcessInfo.processInfo.environment["TROVE_BLAS"]?.lowercased(),
-            ["none", "swift", "off", "0"].contains(value)
-        {
-            return .swift
-        }
+        let value = ProcessInfo.processInfo.environment["TROVE_BLAS"]?.lowercased()
+        if let value, ["none", "swift", "off", "0"].contains(value) { return .swift }
+        if let value, ["blas", "openblas", "accelerate"].contains(value) { return isBLASAvailable ? .blas : .swift }
+        if isNativeAccelerated { return .native }
         return isBLASAvailable ? .blas : .swift
     }
+
+    /// Whether ``native`` runs its AVX2/FMA kernels on this CPU (x86-64 with AVX2 and FMA).
+    public static var isNativeAccelerated: Bool { trove_enc_wide() != 0 }
 
     /// Whether a platform BLAS was found on this machine.
     public static var isBLASAvailable: Bool {
@@ -111,6 +122,18 @@ struct MatrixMultiplier: Sendable {
         self.backend = backend == .blas && !MatrixBackend.isBLASAvailable ? .swift : backend
     }
 
+    /// Packs `op(B)` (k × n, see ``multiply``) for `trove_enc_gemm`: 64-byte aligned, owned by
+    /// the caller (free with `deallocate()`), `trove_enc_packed_count(n, k)` floats.
+    static func pack(
+        _ b: UnsafePointer<Float>, ldb: Int, transposeB: Bool, n: Int, k: Int
+    ) -> UnsafeMutablePointer<Float> {
+        let count = max(trove_enc_packed_count(n, k), 1)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: count * 4, alignment: 64)
+        let packed = raw.bindMemory(to: Float.self, capacity: count)
+        trove_enc_pack(b, ldb, transposeB ? 1 : 0, n, k, packed)
+        return packed
+    }
+
     /// `C[m×n] = A[m×k] · op(B)` (or `C += A · op(B)` when `accumulate`), where `op(B) = B`
     /// (`B` is k×n) or `Bᵀ` (`B` is n×k, the PyTorch `Linear` weight layout). Leading
     /// dimensions are row strides, in elements.
@@ -122,6 +145,14 @@ struct MatrixMultiplier: Sendable {
     ) {
         if m == 0 || n == 0 { return }
         switch backend {
+        case .native:
+            // The encoder packs its weights once; a one-off multiply packs here (attention and
+            // tests only: the native encoder does not come through this path for its layers).
+            let packed = Self.pack(b, ldb: ldb, transposeB: transposeB, n: n, k: k)
+            defer { packed.deallocate() }
+            trove_enc_gemm(
+                m, n, k, a, lda, packed, c, ldc, nil, nil, 0, accumulate ? Int32(TROVE_ENC_ACCUMULATE) : 0, 0,
+                (n + 15) / 16)
         case .blas:
             #if canImport(Accelerate)
             cblas_sgemm(

@@ -26,6 +26,17 @@ enum SharedEmbedder {
     static let swift = Result<BERTEmbedder, any Error> {
         try BERTEmbedder(modelDirectory: try Fixtures.requireModel(), backend: .swift)
     }
+    static let native = Result<BERTEmbedder, any Error> {
+        try BERTEmbedder(modelDirectory: try Fixtures.requireModel(), backend: .native)
+    }
+
+    static func get(_ backend: MatrixBackend) throws -> BERTEmbedder {
+        switch backend {
+        case .native: try native.get()
+        case .blas: try blas.get()
+        case .swift: try swift.get()
+        }
+    }
 }
 
 @Suite("BERTEmbedder")
@@ -35,9 +46,10 @@ struct BERTEmbedderTests {
         #expect(Fixtures.embeddingCases.count == 92)
     }
 
-    @Test("all 92 reference embeddings: cosine >= 0.9999 and same token count")
-    func goldenEmbeddings() async throws {
-        let embedder = try SharedEmbedder.blas.get()
+    @Test("all 92 reference embeddings: cosine >= 0.9999 and same token count",
+        arguments: [MatrixBackend.native, .blas])
+    func goldenEmbeddings(_ backend: MatrixBackend) async throws {
+        let embedder = try SharedEmbedder.get(backend)
         let cases = Fixtures.embeddingCases
         let vectors = try await embedder.embed(cases.map(\.text))
         var worst: Float = 1
@@ -60,9 +72,9 @@ struct BERTEmbedderTests {
         }
     }
 
-    @Test("a text's vector does not depend on its batch")
-    func batchEqualsSingle() async throws {
-        let embedder = try SharedEmbedder.blas.get()
+    @Test("a text's vector does not depend on its batch", arguments: [MatrixBackend.native, .blas])
+    func batchEqualsSingle(_ backend: MatrixBackend) async throws {
+        let embedder = try SharedEmbedder.get(backend)
         let texts = Array(Fixtures.embeddingCases.map(\.text).prefix(24))
         let batched = try await embedder.embed(texts)
         for (text, vector) in zip(texts, batched) {
@@ -115,10 +127,29 @@ struct BERTEmbedderTests {
         }
     }
 
-    @Test("TROVE_BLAS=none is honoured by .preferred")
+    @Test("native kernels match the BLAS backend")
+    func nativeMatchesBLAS() async throws {
+        let native = try SharedEmbedder.native.get()
+        let blas = try SharedEmbedder.blas.get()
+        #expect(native.encoder.backend == .native)
+        // Short and long texts: one 6-row tile, edge tiles, and several row blocks per part.
+        let texts = Array(Fixtures.embeddingCases.map(\.text).prefix(40))
+        let a = try await native.embed(texts)
+        let b = try await blas.embed(texts)
+        for i in texts.indices { #expect(maxAbsDifference(a[i], b[i]) < 1e-4) }
+    }
+
+    @Test("TROVE_BLAS=none and TROVE_BLAS=blas are honoured by .preferred")
     func environmentOverride() {
-        let forced = ProcessInfo.processInfo.environment["TROVE_BLAS"] == "none"
-        #expect(MatrixBackend.preferred == (forced || !MatrixBackend.isBLASAvailable ? .swift : .blas))
+        let value = ProcessInfo.processInfo.environment["TROVE_BLAS"]
+        let expected: MatrixBackend =
+            switch value {
+            case "none": .swift
+            case "blas": MatrixBackend.isBLASAvailable ? .blas : .swift
+            default:
+                MatrixBackend.isNativeAccelerated ? .native : MatrixBackend.isBLASAvailable ? .blas : .swift
+            }
+        #expect(MatrixBackend.preferred == expected)
     }
 
     @Test("manifest describes the model, with the SHA-256 of the weights")
@@ -229,7 +260,7 @@ struct MatrixMultiplierTests {
         return c
     }
 
-    @Test("both backends agree with a naive multiply", arguments: MatrixBackend.allCases)
+    @Test("every backend agrees with a naive multiply", arguments: MatrixBackend.allCases)
     func againstNaive(_ backend: MatrixBackend) {
         var rng = SeededGenerator(seed: 11)
         let multiplier = MatrixMultiplier(backend: backend)

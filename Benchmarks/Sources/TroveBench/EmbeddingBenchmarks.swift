@@ -1,7 +1,7 @@
 // trove-bench embeddings: Trove's BERT encoder vs sentence-transformers (CPU), same texts, same run.
 //
 //   swift run -c release trove-bench embeddings [--texts FILE] [--model DIR] [--python PY]
-//       [--no-reference] [--parallelism N] [--backend blas|swift] [--latency-runs N]
+//       [--no-reference] [--parallelism N] [--backend native|blas|swift] [--latency-runs N]
 //
 // Reports model load time, resident memory after load, sentences/s and tokens/s at batch 32 for
 // package descriptions and synopses, and p50/p99 latency of single short queries. The reference
@@ -17,6 +17,7 @@ private struct EmbeddingBenchOptions {
     var parallelism = ProcessInfo.processInfo.activeProcessorCount
     var backend = MatrixBackend.preferred
     var latencyRuns = 200
+    var compare: [MatrixBackend] = []
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -33,9 +34,14 @@ private struct EmbeddingBenchOptions {
             case "--no-reference": reference = false
             case "--parallelism": parallelism = Int(try value()) ?? parallelism
             case "--backend":
-                guard let b = MatrixBackend(rawValue: try value()) else { throw BenchUsage("backend: blas or swift") }
+                guard let b = MatrixBackend(rawValue: try value()) else { throw BenchUsage("backend: native, blas or swift") }
                 backend = b
             case "--latency-runs": latencyRuns = Int(try value()) ?? latencyRuns
+            case "--compare":
+                compare = try value().split(separator: ",").map {
+                    guard let b = MatrixBackend(rawValue: String($0)) else { throw BenchUsage("compare: native,blas,swift") }
+                    return b
+                }
             default: throw BenchUsage("unknown option \(arguments[i])")
             }
             i += 1
@@ -105,6 +111,10 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
         .map { try decoder.decode(Row.self, from: Data($0)) }
     let descriptions = rows.filter { $0.kind == "description" }.map(\.text)
     let synopses = rows.filter { $0.kind == "synopsis" }.map(\.text)
+    if !options.compare.isEmpty {
+        try compareBackends(options, descriptions: descriptions, synopses: synopses)
+        return
+    }
     let modelURL = URL(fileURLWithPath: options.model)
     let weightsBytes = (try FileManager.default.attributesOfItem(
         atPath: modelURL.appendingPathComponent("model.safetensors").path)[.size] as? Int) ?? 0
@@ -112,7 +122,13 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("trove-bench embeddings")
     print("  texts: \(options.texts) (\(descriptions.count) descriptions, \(synopses.count) synopses)")
     print("  model: \(options.model) (model.safetensors \(format(Double(weightsBytes) / 1e6)) MB)")
-    let backendName = options.backend == .blas ? "blas [\(MatrixBackend.blasDescription)]" : "swift (pure-Swift fallback)"
+    let backendName =
+        switch options.backend {
+        case .native:
+            "native [C kernels, \(MatrixBackend.isNativeAccelerated ? "AVX2/FMA" : "portable C, no AVX2/FMA on this CPU")]"
+        case .blas: "blas [\(MatrixBackend.blasDescription)]"
+        case .swift: "swift (pure-Swift fallback)"
+        }
     print("  backend: \(backendName), parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
 
     // Model load: the first load (page cache warm after fetch) and the median of 5 more.
@@ -278,3 +294,37 @@ out["lat_p50_ms"] = 1000 * lat[len(lat) // 2]
 out["lat_p99_ms"] = 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))]
 print(json.dumps(out))
 """#
+
+/// `--compare a,b`: the encoders of several backends on the same batches of 32, on one thread,
+/// alternating batch by batch so that other processes' load falls on both alike; reports this
+/// thread's CPU time (CLOCK_THREAD_CPUTIME_ID), not wall time. For A/B on a shared machine.
+private func compareBackends(_ options: EmbeddingBenchOptions, descriptions: [String], synopses: [String]) throws {
+    let modelURL = URL(fileURLWithPath: options.model)
+    // parallelism 2: OpenBLAS is then set to one thread, so all the work is on this thread.
+    let embedders = try options.compare.map {
+        try BERTEmbedder(modelDirectory: modelURL, backend: $0, batchSize: 32, parallelism: 2)
+    }
+    func threadCPU() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+    print("trove-bench embeddings --compare \(options.compare.map(\.rawValue).joined(separator: ",")): one thread, batch 32")
+    for (name, texts) in [("descriptions", descriptions), ("synopses", synopses)] where !texts.isEmpty {
+        let batches = stride(from: 0, to: texts.count, by: 32).map {
+            texts[$0..<min($0 + 32, texts.count)].map { embedders[0].tokenizer.encode($0) }
+        }
+        let tokens = batches.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }
+        var seconds = [Double](repeating: 0, count: embedders.count)
+        for batch in batches {
+            for (index, embedder) in embedders.enumerated() {
+                let start = threadCPU()
+                _ = embedder.encoder.embed(batch)
+                seconds[index] += threadCPU() - start
+            }
+        }
+        for (index, backend) in options.compare.enumerated() {
+            print("  \(name) (\(texts.count) texts, \(tokens) tokens): \(backend.rawValue) \(String(format: "%.3f", seconds[index])) CPU-s, \(String(format: "%.0f", Double(tokens) / seconds[index])) tokens per CPU-s")
+        }
+    }
+}

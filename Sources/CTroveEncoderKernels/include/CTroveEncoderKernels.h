@@ -1,0 +1,82 @@
+// Encoder kernels in C for the BERT forward pass (TroveEmbeddings, the `.native` backend).
+//
+// Why C: on x86-64 the default Swift target is SSE2 only and a package cannot pass -mavx2 to
+// its users' builds. These functions carry AVX2/FMA code behind per-function target attributes
+// and pick it at run time (`__builtin_cpu_supports`), so a plain `swift build -c release` uses
+// the wide units where the CPU has them. Elsewhere (arm64, CPUs without AVX2) they run portable
+// C, correct but not tuned: there the encoder prefers the platform BLAS.
+//
+// The matrix multiply works on weights packed once (at model load) into panels of 16 output
+// columns, k-major: no packing per call, and bias, residual and GELU applied while the output
+// tile is still in registers.
+#ifndef C_TROVE_ENCODER_KERNELS_H
+#define C_TROVE_ENCODER_KERNELS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Output columns per packed panel.
+#define TROVE_ENC_PANEL 16
+
+/// 1 when the AVX2+FMA paths are in use (x86-64 CPUs that have them), else 0.
+int trove_enc_wide(void);
+
+/// Floats needed to pack an n×k operand: ceil(n / 16) · 16 · k.
+size_t trove_enc_packed_count(size_t n, size_t k);
+
+/// Packs op(B) (k rows × n columns) into panels: packed[(p·k + kk)·16 + j] = op(B)[kk][16p + j],
+/// zero past column n. `transposed`: B is n×k with row stride ldb (a PyTorch `Linear` weight,
+/// op(B) = Bᵀ); otherwise B is k×n with row stride ldb.
+void trove_enc_pack(const float *b, size_t ldb, int transposed, size_t n, size_t k, float *packed);
+
+/// Flags for trove_enc_gemm.
+enum {
+    /// C += A·op(B) instead of C = A·op(B).
+    TROVE_ENC_ACCUMULATE = 1,
+    /// GELU (erf form) applied to every output element last.
+    TROVE_ENC_GELU = 2,
+};
+
+/// C[m × n] = A[m × k] · op(B) (+ C if TROVE_ENC_ACCUMULATE) (+ bias[j]) (+ residual[i][j]),
+/// then GELU if TROVE_ENC_GELU; op(B) packed by trove_enc_pack. Only the columns of panels
+/// [panel_begin, panel_end) are computed (pass 0 and ceil(n/16) for all), so threads can share
+/// one multiply by panels. bias and residual may be NULL; lda, ldc, ldr are row strides.
+void trove_enc_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed,
+                    float *c, size_t ldc, const float *bias, const float *residual, size_t ldr, int flags,
+                    size_t panel_begin, size_t panel_end);
+
+/// Scratch floats trove_enc_attention needs for a sequence of `length` tokens.
+size_t trove_enc_attention_scratch(size_t length, size_t head_size);
+
+/// One head of self-attention over one sequence: out = softmax(scale · Q·Kᵀ) · V, where Q, K, V
+/// are `length × head_size` with row stride ld and out has row stride ldo. scratch holds
+/// trove_enc_attention_scratch(length, head_size) floats.
+void trove_enc_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
+                         size_t head_size, float scale, float *scratch, float *out, size_t ldo);
+
+/// LayerNorm of each of `rows` rows of x (row stride width): (x - mean) / sqrt(var + eps) · w + b,
+/// written to out (which may be x).
+void trove_enc_layer_norm(const float *x, size_t rows, size_t width, const float *w, const float *b,
+                          float eps, float *out);
+
+/// GELU (erf form) in place over n floats.
+void trove_enc_gelu(float *x, size_t n);
+
+/// The portable paths of trove_enc_gemm, trove_enc_attention and trove_enc_layer_norm, whatever
+/// the CPU: exported so tests hold them to the same reference on x86-64 too.
+void trove_enc_portable_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed,
+                             float *c, size_t ldc, const float *bias, const float *residual, size_t ldr,
+                             int flags, size_t panel_begin, size_t panel_end);
+void trove_enc_portable_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
+                                  size_t head_size, float scale, float *scratch, float *out, size_t ldo);
+void trove_enc_portable_layer_norm(const float *x, size_t rows, size_t width, const float *w, const float *b,
+                                   float eps, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
