@@ -99,6 +99,14 @@ extension HNSWIndex {
                 (current, d) = greedyClosest(walk, from: current, distance: d, level: l, locked: locked, buffer: buffer)
             }
         }
+        // q's own lists are all written before any node links back to q, so q becomes reachable
+        // only once it is fully linked. Otherwise, in a parallel build, another thread could reach
+        // q through a back link on layer l, descend from q to layer l-1 where q's list is still
+        // empty, and link its own node to q alone on every lower layer: on 2 idle cores that
+        // capped recall@10 at 0.984 instead of 0.997 (hnswlib avoids it by holding the new node's
+        // lock for its whole insertion). With one thread the graph is the same either way: q's
+        // searches on lower layers never read the upper-layer back links.
+        var chosen: [(level: Int, nodes: [UInt32])] = []
         for l in stride(from: min(level, top), through: 0, by: -1) {
             let found = searchLayer(
                 walk, entries: [current], ef: configuration.efConstruction, level: l, locked: locked, excluded: q)
@@ -110,6 +118,9 @@ extension HNSWIndex {
                 own[0] = UInt32(selected.count)
                 for (j, s) in selected.enumerated() { own[j + 1] = s }
             }
+            chosen.append((l, selected))
+        }
+        for (l, selected) in chosen {
             for n in selected { addLink(from: n, to: q, level: l, locked: locked) }
         }
         if level > top {
