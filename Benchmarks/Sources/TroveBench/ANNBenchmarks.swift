@@ -96,7 +96,7 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
             trove-bench ann [--base F.npy] [--queries F.npy] [--gt F.npy] [--limit-queries N]
                             [--m 16] [--ef-construction 200] [--threads 1,2] [--ef 10,16,...]
                             [--modes none,int8,binary] [--passes 2] [--skip-deletes] [--no-peers]
-                            [--json FILE]
+                            [--skip-filtered] [--graph FILE] [--json FILE]
             Base/query files: .npy float16 or float32 (N x d); --gt: int32 top-k ids per query (else exact
             ground truth is computed). Metric cosine. Peers: peers/vector.py --dataset shared --sections ann.
             """)
@@ -138,7 +138,8 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
     let configuration = HNSWConfiguration(m: m, efConstruction: efConstruction)
     var index: HNSWIndex?
     var builds: [[String: Any]] = []
-    for threads in threadCounts {
+    let reuseGraph = options.values["graph"].map { FileManager.default.fileExists(atPath: $0) } ?? false
+    for threads in threadCounts where !reuseGraph {
         let candidate = try HNSWIndex(dimension: d, metric: .cosine, configuration: configuration)
         let meter = ContentionMeter()
         let t0 = benchNow(), c0 = processCPUSeconds()
@@ -151,6 +152,17 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
         index = candidate
     }
     json["builds"] = builds
+    // --graph FILE: reuse a saved float32 graph (skips the builds when FILE exists, saves the
+    // last build otherwise), for quick search-side experiments on the same graph.
+    if let path = options.values["graph"] {
+        if FileManager.default.fileExists(atPath: path), index == nil {
+            index = try HNSWIndex(snapshot: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+            say("  graph loaded from \(path)")
+        } else if let built = index {
+            try Data(built.snapshot()).write(to: URL(fileURLWithPath: path))
+            say("  graph saved to \(path)")
+        }
+    }
     guard let graph = index else { return }
     let problems = graph.checkInvariants()
     say("  invariants: \(problems.isEmpty ? "ok" : problems.joined(separator: "; "))")
@@ -173,7 +185,7 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
     json["modes"] = modeResults
 
     // Filtered search at 1% selectivity vs an unfiltered exact scan.
-    do {
+    if !options.has("skip-filtered") {
         var flat = FlatIndex(dimension: d, metric: .cosine)
         for item in items { flat.upsert(id: item.id, vector: item.vector) }
         var rng = BenchRandom(state: 11)

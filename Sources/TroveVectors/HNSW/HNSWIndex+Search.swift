@@ -38,6 +38,16 @@ extension HNSWIndex {
         }
     }
 
+    /// Prefetches every cache line of the walked vector of `s`.
+    @inline(__always)
+    func prefetchWhole(_ q: WalkQuery, _ s: UInt32) {
+        switch q.mode {
+        case .none: trove_prefetch_bytes(vectorPointer(s), dimension &* 4)
+        case .int8: trove_prefetch_bytes(codes.unsafelyUnwrapped + Int(s) &* dimension, dimension)
+        case .binary: trove_prefetch_bytes(bits.unsafelyUnwrapped + Int(s) &* words, words &* 8)
+        }
+    }
+
     /// Copies the neighbour list of `s` on `level` into `buffer` (under its stripe lock when
     /// `locked`, i.e. inside a parallel build) and returns the count.
     @inline(__always)
@@ -120,7 +130,11 @@ extension HNSWIndex {
                     prefetchWalked(q, s)
                 }
             }
+            // The first line of every fresh vector is on its way; ask for the whole of the next
+            // one while scoring this one, so its remaining lines arrive during this distance.
+            if fresh > 0 { prefetchWhole(q, buffer[0]) }
             for j in 0..<fresh {
+                if j + 1 < fresh { prefetchWhole(q, buffer[j + 1]) }
                 let s = buffer[j]
                 let d = walkDistance(q, s)
                 if results.count < ef || d < bound {
