@@ -91,7 +91,7 @@ extension HNSWIndex {
         }
         let buffer = UnsafeMutablePointer<UInt32>.allocate(capacity: maxM0 + 1)
         defer { buffer.deallocate() }
-        let walk = WalkQuery(floats: vectorPointer(q), mode: .none)
+        let walk = constructionQuery(q)
         var current = entry
         var d = walkDistance(walk, current)
         if top > level {
@@ -146,9 +146,8 @@ extension HNSWIndex {
                 list[0] = UInt32(count + 1)
                 return
             }
-            let base = vectorPointer(n)
-            var candidates = [packCandidate(pairDistance(base, q), q)]
-            for j in 0..<count { candidates.append(packCandidate(pairDistance(base, list[j + 1]), list[j + 1])) }
+            var candidates = [packCandidate(slotDistance(n, q), q)]
+            for j in 0..<count { candidates.append(packCandidate(slotDistance(n, list[j + 1]), list[j + 1])) }
             candidates.sort()
             let kept = selectNeighbors(candidates, limit: limit)
             list[0] = UInt32(kept.count)
@@ -156,9 +155,14 @@ extension HNSWIndex {
         }
     }
 
-    /// The ranking distance between a stored vector (or any float pointer) and slot `s`.
-    @inline(__always)
-    func pairDistance(_ a: UnsafePointer<Float>, _ s: UInt32) -> Float { floatDistance(a, s) }
+    /// The walk query of stored slot `q` while linking it: its float32 vector, or in codes-only
+    /// mode its int8 code (`floats` then points at no vector and is never read).
+    func constructionQuery(_ q: UInt32) -> WalkQuery {
+        guard !storesVectors else { return WalkQuery(floats: vectorPointer(q), mode: .none) }
+        return WalkQuery(
+            floats: vectors, mode: .int8, code: codes.unsafelyUnwrapped + Int(q) &* dimension,
+            scale: codeScales.unsafelyUnwrapped[Int(q)], squaredNorm: squaredNorms.unsafelyUnwrapped[Int(q)])
+    }
 
     /// The neighbour-selection heuristic (Malkov & Yashunin, algorithm 4, as hnswlib's
     /// getNeighborsByHeuristic2): walk the candidates nearest first and keep one only if it is
@@ -175,9 +179,8 @@ extension HNSWIndex {
         for c in sorted {
             if kept.count >= limit { break }
             let s = unpackSlot(c), d = unpackDistance(c)
-            let v = vectorPointer(s)
             var good = true
-            for t in kept where pairDistance(v, t) < d {
+            for t in kept where slotDistance(s, t) < d {
                 good = false
                 break
             }
