@@ -42,9 +42,10 @@ extension HNSWIndex {
     @inline(__always)
     func prefetchWhole(_ q: WalkQuery, _ s: UInt32) {
         switch q.mode {
-        case .none: trove_prefetch_bytes(vectorPointer(s), dimension &* 4)
-        case .int8: trove_prefetch_bytes(codes.unsafelyUnwrapped + Int(s) &* dimension, dimension)
-        case .binary: trove_prefetch_bytes(bits.unsafelyUnwrapped + Int(s) &* words, words &* 8)
+        // The line holding the first byte was requested in the first pass over the neighbours.
+        case .none: trove_prefetch_bytes(vectorPointer(s) + 16, max(0, dimension &* 4 &- 64))
+        case .int8: trove_prefetch_bytes(codes.unsafelyUnwrapped + Int(s) &* dimension + 64, max(0, dimension &- 64))
+        case .binary: trove_prefetch_bytes(bits.unsafelyUnwrapped + Int(s) &* words + 8, max(0, words &* 8 &- 64))
         }
     }
 
@@ -119,6 +120,9 @@ extension HNSWIndex {
         while !candidates.isEmpty {
             let c = candidates.pop()
             if unpackDistance(c) > bound && results.count >= ef { break }
+            // The next candidate is likely the current top: start fetching its neighbour list
+            // while this one is expanded (as hnswlib does).
+            if !candidates.isEmpty { trove_prefetch(links(unpackSlot(candidates.top), level)) }
             let n = readLinks(unpackSlot(c), level, into: buffer, locked: locked)
             // First pass: keep unvisited neighbours and prefetch their vectors; second: distances.
             var fresh = 0

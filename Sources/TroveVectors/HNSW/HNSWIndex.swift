@@ -181,7 +181,13 @@ public final class HNSWIndex: @unchecked Sendable {
             p.deallocate()
             return q
         }
-        vectors = grow(vectors, vectorStride, fill: 0)
+        // Cache-line aligned, so a 384-d vector (1,536 bytes) spans 24 lines, not 25.
+        let aligned = UnsafeMutableRawPointer.allocate(byteCount: max(1, newCapacity * vectorStride * 4), alignment: 64)
+            .bindMemory(to: Float.self, capacity: newCapacity * vectorStride)
+        aligned.moveInitialize(from: vectors, count: capacity * vectorStride)
+        (aligned + capacity * vectorStride).initialize(repeating: 0, count: (newCapacity - capacity) * vectorStride)
+        vectors.deallocate()
+        vectors = aligned
         level0 = grow(level0, maxM0 + 1, fill: 0)
         upper = grow(upper, 1, fill: nil)
         levels = grow(levels, 1, fill: 0)
