@@ -359,6 +359,14 @@ struct HNSWIndexTests {
             try HNSWIndex(dimension: 8, metric: .l2, configuration: .init(efConstruction: 0))
         }
         #expect(throws: VectorIndexError.self) { try HNSWIndex(dimension: 0, metric: .l2) }
+        // A configuration encoded before `storesFullPrecision` existed still decodes.
+        let old = #"{"m":8,"efConstruction":50,"efSearch":20,"seed":3,"quantization":"int8","rescoreFactor":4}"#
+        let decoded = try? JSONDecoder().decode(HNSWConfiguration.self, from: Data(old.utf8))
+        #expect(decoded == HNSWConfiguration(m: 8, efConstruction: 50, efSearch: 20, seed: 3, quantization: .int8))
+        var codesOnly = HNSWConfiguration(quantization: .int8)
+        codesOnly.storesFullPrecision = false
+        let roundTrip = try? JSONDecoder().decode(HNSWConfiguration.self, from: JSONEncoder().encode(codesOnly))
+        #expect(roundTrip == codesOnly)
         var binaryCodesOnly = HNSWConfiguration(quantization: .binary)
         binaryCodesOnly.storesFullPrecision = false
         #expect(throws: VectorIndexError.self) { try HNSWIndex(dimension: 8, metric: .l2, configuration: binaryCodesOnly) }

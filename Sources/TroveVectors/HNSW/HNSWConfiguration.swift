@@ -75,6 +75,23 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
         self.rescoreFactor = rescoreFactor
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case m, efConstruction, efSearch, seed, quantization, rescoreFactor, storesFullPrecision, repairFraction
+    }
+
+    /// Decodes a configuration; keys added after the first release (`storesFullPrecision`,
+    /// `repairFraction`) take their defaults when absent, so older encodings still decode.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            m: try c.decode(Int.self, forKey: .m), efConstruction: try c.decode(Int.self, forKey: .efConstruction),
+            efSearch: try c.decode(Int.self, forKey: .efSearch), seed: try c.decode(UInt64.self, forKey: .seed),
+            quantization: try c.decode(HNSWQuantization.self, forKey: .quantization),
+            rescoreFactor: try c.decode(Int.self, forKey: .rescoreFactor))
+        storesFullPrecision = try c.decodeIfPresent(Bool.self, forKey: .storesFullPrecision) ?? true
+        repairFraction = try c.decodeIfPresent(Double.self, forKey: .repairFraction) ?? 0.05
+    }
+
     /// Checks the parameters are usable.
     /// - Throws: `VectorIndexError.invalidConfiguration` naming the bad parameter.
     public func validate() throws {
