@@ -50,13 +50,16 @@ private func timedSearches(
 }
 
 private func sweep(
-    _ index: HNSWIndex, queries: [[Float]], truth: [[Int64]], efs: [Int], passes: Int, label: String
+    _ index: HNSWIndex, queries: [[Float]], truth: [[Int64]], efs: [Int], passes: Int, label: String,
+    source: ((Int64) -> [Float]?)? = nil
 ) -> [SweepPoint] {
     var points: [SweepPoint] = []
     for ef in efs {
         let c0 = processCPUSeconds()
         defer { say("    CPU \(formatted((processCPUSeconds() - c0) * 1000 / Double(queries.count * max(1, passes)), 4)) ms/query") }
-        let (results, total, latencies) = timedSearches(queries, passes: passes) { index.search($0, k: 10, efSearch: ef) }
+        let (results, total, latencies) = timedSearches(queries, passes: passes) {
+            index.search($0, k: 10, efSearch: ef, rescoringWith: source)
+        }
         let p = SweepPoint(
             ef: ef, recall: recallAtK(results, truth: truth, k: 10), qps: Double(queries.count) / total,
             meanMs: latencies.reduce(0, +) / Double(latencies.count), p50Ms: percentile(latencies, 50))
@@ -95,8 +98,8 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
         say("""
             trove-bench ann [--base F.npy] [--queries F.npy] [--gt F.npy] [--limit-queries N]
                             [--m 16] [--ef-construction 200] [--threads 1,2] [--ef 10,16,...]
-                            [--modes none,int8,binary] [--passes 2] [--skip-deletes] [--no-peers]
-                            [--json FILE]
+                            [--modes none,int8,binary,int8-codes] [--passes 2] [--skip-deletes] [--no-peers]
+                            [--skip-filtered] [--graph FILE] [--json FILE]
             Base/query files: .npy float16 or float32 (N x d); --gt: int32 top-k ids per query (else exact
             ground truth is computed). Metric cosine. Peers: peers/vector.py --dataset shared --sections ann.
             """)
@@ -112,7 +115,8 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
     let m = options.int("m", 16), efConstruction = options.int("ef-construction", 200)
     let threadCounts = options.string("threads", "1,2").split(separator: ",").compactMap { Int($0) }
     let efs = options.string("ef", "10,16,24,32,48,64,96,128,192,256,400").split(separator: ",").compactMap { Int($0) }
-    let modes = options.string("modes", "none,int8,binary").split(separator: ",").compactMap { HNSWQuantization(rawValue: String($0)) }
+    let modeNames = options.string("modes", "none,int8,binary,int8-codes").split(separator: ",").map(String.init)
+    let modes = modeNames.compactMap { HNSWQuantization(rawValue: $0) }
     let passes = options.int("passes", 2)
 
     let base = try readNPY(basePath)
@@ -138,7 +142,8 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
     let configuration = HNSWConfiguration(m: m, efConstruction: efConstruction)
     var index: HNSWIndex?
     var builds: [[String: Any]] = []
-    for threads in threadCounts {
+    let reuseGraph = options.values["graph"].map { FileManager.default.fileExists(atPath: $0) } ?? false
+    for threads in threadCounts where !reuseGraph {
         let candidate = try HNSWIndex(dimension: d, metric: .cosine, configuration: configuration)
         let meter = ContentionMeter()
         let t0 = benchNow(), c0 = processCPUSeconds()
@@ -151,6 +156,17 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
         index = candidate
     }
     json["builds"] = builds
+    // --graph FILE: reuse a saved float32 graph (skips the builds when FILE exists, saves the
+    // last build otherwise), for quick search-side experiments on the same graph.
+    if let path = options.values["graph"] {
+        if FileManager.default.fileExists(atPath: path), index == nil {
+            index = try HNSWIndex(snapshot: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+            say("  graph loaded from \(path)")
+        } else if let built = index {
+            try Data(built.snapshot()).write(to: URL(fileURLWithPath: path))
+            say("  graph saved to \(path)")
+        }
+    }
     guard let graph = index else { return }
     let problems = graph.checkInvariants()
     say("  invariants: \(problems.isEmpty ? "ok" : problems.joined(separator: "; "))")
@@ -170,10 +186,38 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
             "curve": points.map(\.json), "qps_at_recall": targets,
         ]
     }
+    // int8-codes: an index that keeps only the int8 codes (no float32 copy), built from code
+    // distances, re-scoring with float32 vectors the caller supplies (here the benchmark's own
+    // copy of the base vectors, as a store would read them from its table).
+    if modeNames.contains("int8-codes") {
+        var config = configuration
+        config.quantization = .int8
+        config.storesFullPrecision = false
+        let codes = try HNSWIndex(dimension: d, metric: .cosine, configuration: config)
+        let threads = threadCounts.max() ?? 2
+        let t0 = benchNow(), c0 = processCPUSeconds()
+        codes.insert(contentsOf: items, threads: threads)
+        let seconds = Double(benchNow() - t0) / 1e9, cpu = processCPUSeconds() - c0
+        let usage = codes.memoryUsage
+        let floatBytes = graph.memoryUsage.bytesPerVector
+        say("  mode int8-codes: build threads=\(threads) \(formatted(seconds, 2)) s (CPU \(formatted(cpu, 2)) s),"
+            + " invariants \(codes.checkInvariants().isEmpty ? "ok" : "BROKEN"); \(formatted(usage.bytesPerVector, 0)) bytes/vector"
+            + " resident (graph \(usage.graphBytes / max(1, usage.vectors)), codes \(usage.walkedVectorBytes / max(1, usage.vectors)),"
+            + " no float32 copy) = \(formatted(usage.bytesPerVector / floatBytes, 3))x the float32 index")
+        let source: (Int64) -> [Float]? = { base.row(Int($0)) }
+        let points = sweep(codes, queries: queries, truth: truth, efs: efs, passes: passes, label: "trove-int8-codes", source: source)
+        let targets = qpsAtTargets(points)
+        say("  trove-int8-codes QPS at recall@10 \(describeTargets(targets))")
+        modeResults["int8-codes"] = [
+            "bytes_per_vector": usage.bytesPerVector, "walked_bytes_per_vector": usage.walkedBytesPerVector,
+            "ratio_to_float32": usage.bytesPerVector / floatBytes, "build_s": seconds, "build_cpu_s": cpu,
+            "curve": points.map(\.json), "qps_at_recall": targets,
+        ]
+    }
     json["modes"] = modeResults
 
     // Filtered search at 1% selectivity vs an unfiltered exact scan.
-    do {
+    if !options.has("skip-filtered") {
         var flat = FlatIndex(dimension: d, metric: .cosine)
         for item in items { flat.upsert(id: item.id, vector: item.vector) }
         var rng = BenchRandom(state: 11)

@@ -7,7 +7,8 @@
 ///
 /// In the quantized modes the best candidates of the walk are re-scored with the float32
 /// vectors, so recall stays close to float32's. The float32 vectors are kept by the index for
-/// that (see `HNSWIndex.memoryUsage` for the split).
+/// that unless `HNSWConfiguration.storesFullPrecision` is false (int8 only), in which case the
+/// caller supplies them (see `HNSWIndex.memoryUsage` for the split).
 ///
 /// ```swift
 /// let config = HNSWConfiguration(quantization: .int8)
@@ -51,6 +52,12 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
     /// In quantized modes, how many walk candidates per requested result are re-scored with
     /// float32 vectors (the walk's candidate list is at least `k * rescoreFactor`).
     public var rescoreFactor: Int
+    /// Whether the index keeps a float32 copy of every vector (for re-scoring, exact scans and
+    /// `vector(for:)`). `false` is allowed with `.int8` only: the index then holds just the int8
+    /// codes (about 0.26x the float32 bytes), builds its graph from code distances, and
+    /// re-scores with float32 vectors supplied by the caller
+    /// (`search(_:k:efSearch:rescoringWith:)`), e.g. read from the store's table.
+    public var storesFullPrecision: Bool = true
     /// Deleted nodes are repaired in a batch once they reach this fraction of the nodes
     /// (0 = only on `repairDeletions()`). Not stored in snapshots.
     public var repairFraction: Double = 0.05
@@ -68,6 +75,23 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
         self.rescoreFactor = rescoreFactor
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case m, efConstruction, efSearch, seed, quantization, rescoreFactor, storesFullPrecision, repairFraction
+    }
+
+    /// Decodes a configuration; keys added after the first release (`storesFullPrecision`,
+    /// `repairFraction`) take their defaults when absent, so older encodings still decode.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            m: try c.decode(Int.self, forKey: .m), efConstruction: try c.decode(Int.self, forKey: .efConstruction),
+            efSearch: try c.decode(Int.self, forKey: .efSearch), seed: try c.decode(UInt64.self, forKey: .seed),
+            quantization: try c.decode(HNSWQuantization.self, forKey: .quantization),
+            rescoreFactor: try c.decode(Int.self, forKey: .rescoreFactor))
+        storesFullPrecision = try c.decodeIfPresent(Bool.self, forKey: .storesFullPrecision) ?? true
+        repairFraction = try c.decodeIfPresent(Double.self, forKey: .repairFraction) ?? 0.05
+    }
+
     /// Checks the parameters are usable.
     /// - Throws: `VectorIndexError.invalidConfiguration` naming the bad parameter.
     public func validate() throws {
@@ -83,6 +107,10 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
         }
         guard (1...1_000).contains(rescoreFactor) else {
             throw VectorIndexError.invalidConfiguration("rescoreFactor must be in 1...1000, got \(rescoreFactor)")
+        }
+        guard storesFullPrecision || quantization == .int8 else {
+            throw VectorIndexError.invalidConfiguration(
+                "storesFullPrecision = false needs int8 quantization (the graph is built from the codes)")
         }
     }
 }

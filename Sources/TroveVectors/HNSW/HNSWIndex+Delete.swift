@@ -77,8 +77,7 @@ extension HNSWIndex {
                         if m != s && states[Int(m)] == Self.state_live { pool.insert(m) }
                     }
                 }
-                let base = vectorPointer(s)
-                let sorted = pool.map { packCandidate(pairDistance(base, $0), $0) }.sorted()
+                let sorted = pool.map { packCandidate(slotDistance(s, $0), $0) }.sorted()
                 let kept = selectNeighbors(sorted, limit: capacity(atLevel: level), keepPruned: true)
                 list[0] = UInt32(kept.count)
                 for (j, n) in kept.enumerated() { list[j + 1] = n }

@@ -38,6 +38,17 @@ extension HNSWIndex {
         }
     }
 
+    /// Prefetches every cache line of the walked vector of `s`.
+    @inline(__always)
+    func prefetchWhole(_ q: WalkQuery, _ s: UInt32) {
+        switch q.mode {
+        // The line holding the first byte was requested in the first pass over the neighbours.
+        case .none: trove_prefetch_bytes(vectorPointer(s) + 16, max(0, dimension &* 4 &- 64))
+        case .int8: trove_prefetch_bytes(codes.unsafelyUnwrapped + Int(s) &* dimension + 64, max(0, dimension &- 64))
+        case .binary: trove_prefetch_bytes(bits.unsafelyUnwrapped + Int(s) &* words + 8, max(0, words &* 8 &- 64))
+        }
+    }
+
     /// Copies the neighbour list of `s` on `level` into `buffer` (under its stripe lock when
     /// `locked`, i.e. inside a parallel build) and returns the count.
     @inline(__always)
@@ -109,6 +120,9 @@ extension HNSWIndex {
         while !candidates.isEmpty {
             let c = candidates.pop()
             if unpackDistance(c) > bound && results.count >= ef { break }
+            // The next candidate is likely the current top: start fetching its neighbour list
+            // while this one is expanded (as hnswlib does).
+            if !candidates.isEmpty { trove_prefetch(links(unpackSlot(candidates.top), level)) }
             let n = readLinks(unpackSlot(c), level, into: buffer, locked: locked)
             // First pass: keep unvisited neighbours and prefetch their vectors; second: distances.
             var fresh = 0
@@ -120,7 +134,11 @@ extension HNSWIndex {
                     prefetchWalked(q, s)
                 }
             }
+            // The first line of every fresh vector is on its way; ask for the whole of the next
+            // one while scoring this one, so its remaining lines arrive during this distance.
+            if fresh > 0 { prefetchWhole(q, buffer[0]) }
             for j in 0..<fresh {
+                if j + 1 < fresh { prefetchWhole(q, buffer[j + 1]) }
                 let s = buffer[j]
                 let d = walkDistance(q, s)
                 if results.count < ef || d < bound {
@@ -165,8 +183,12 @@ extension HNSWIndex {
         }
     }
 
-    /// The core of every graph search; the caller holds the read (or write) lock.
-    func graphSearch(_ query: [Float], k: Int, ef requestedEf: Int, filter: ((Int64) -> Bool)?) -> [Neighbor] {
+    /// The core of every graph search; the caller holds the read (or write) lock. `source`
+    /// supplies float32 vectors for re-scoring in codes-only mode.
+    func graphSearch(
+        _ query: [Float], k: Int, ef requestedEf: Int, filter: ((Int64) -> Bool)?,
+        source: ((Int64) -> [Float]?)? = nil
+    ) -> [Neighbor] {
         guard k > 0, liveCount > 0, entryPoint != Self.noNode else { return [] }
         let mode = configuration.quantization
         let ef = mode == .none ? max(requestedEf, k) : max(requestedEf, k * configuration.rescoreFactor)
@@ -184,11 +206,21 @@ extension HNSWIndex {
             var found: [Neighbor]
             if mode == .none {
                 found = heap.items.map { Neighbor(id: slotIDs[Int(unpackSlot($0))], distance: unpackDistance($0)) }
-            } else {
+            } else if storesVectors {
                 // Re-score the walk's candidates with the float32 vectors.
                 found = heap.items.map {
                     let s = unpackSlot($0)
                     return Neighbor(id: slotIDs[Int(s)], distance: floatDistance(q.floats, s))
+                }
+            } else {
+                // Codes-only: re-score with the caller's vectors; a candidate it cannot supply
+                // keeps its code distance.
+                found = heap.items.map {
+                    let id = slotIDs[Int(unpackSlot($0))]
+                    if let source, let v = source(id), v.count == dimension {
+                        return Neighbor(id: id, distance: externalDistance(q.floats, v))
+                    }
+                    return Neighbor(id: id, distance: unpackDistance($0))
                 }
             }
             found.sort { ($0.distance, $0.id) < ($1.distance, $1.id) }
@@ -198,13 +230,30 @@ extension HNSWIndex {
         }
     }
 
-    /// Exact top-k over the live slots accepted by `filter` (float32 vectors).
+    /// The ranking distance between the walk query's floats and a caller-supplied vector (not
+    /// normalised: under cosine it is divided by its norm here).
+    func externalDistance(_ q: UnsafePointer<Float>, _ v: [Float]) -> Float {
+        v.withUnsafeBufferPointer { vb in
+            let p = vb.baseAddress!
+            switch metric {
+            case .l2: return NativeKernels.l2Squared(q, p, count: dimension)
+            case .dot: return -NativeKernels.dot(q, p, count: dimension)
+            case .cosine:
+                let norm = NativeKernels.dot(p, p, count: dimension).squareRoot()
+                let dot = NativeKernels.dot(q, p, count: dimension)
+                return norm > 0 && norm.isFinite ? -dot / norm : -dot
+            }
+        }
+    }
+
+    /// Exact top-k over the live slots accepted by `filter`: float32 vectors, or in codes-only
+    /// mode the int8 codes (then exact over the codes, an approximation of the float ranking).
     func exactSearch(_ query: [Float], k: Int, slots: some Sequence<UInt32>) -> [Neighbor] {
         guard k > 0 else { return [] }
-        return withWalkQuery(query, mode: .none) { q in
+        return withWalkQuery(query, mode: storesVectors ? .none : .int8) { q in
             var top = TopK(k: k)
             for s in slots where states[Int(s)] == Self.state_live {
-                let d = floatDistance(q.floats, s)
+                let d = storesVectors ? floatDistance(q.floats, s) : walkDistance(q, s)
                 if d <= top.worstDistance { top.insert(id: slotIDs[Int(s)], distance: d) }
             }
             var results = top.sortedResults()
@@ -229,8 +278,31 @@ extension HNSWIndex {
     /// - Returns: `min(k, count)` results, nearest first, ties by smaller id.
     /// - Complexity: about O(efSearch · M · log n) distance computations.
     public func search(_ query: [Float], k: Int, efSearch: Int? = nil) -> [Neighbor] {
+        search(query, k: k, efSearch: efSearch, rescoringWith: nil)
+    }
+
+    /// The approximately `k` nearest vectors to `query`, re-scoring the walk's best
+    /// `k × rescoreFactor` candidates with float32 vectors from `source` when the index keeps
+    /// none itself (`HNSWConfiguration.storesFullPrecision == false`); otherwise as
+    /// `search(_:k:efSearch:)`.
+    ///
+    /// ```swift
+    /// let hits = index.search(query, k: 10, efSearch: 32) { id in table.embedding(of: id) }
+    /// ```
+    /// - Parameters:
+    ///   - query: `dimension` floats (precondition).
+    ///   - k: how many results.
+    ///   - efSearch: the candidate list size (at least `k × rescoreFactor` is used).
+    ///   - source: the float32 vector of an id as the caller stores it (normalised or not), or nil
+    ///     when it has none (that candidate keeps its int8 distance). Called up to
+    ///     `max(efSearch, k × rescoreFactor)` times, from the calling thread.
+    /// - Returns: `min(k, count)` results, nearest first.
+    /// - Complexity: about O(efSearch · M · log n) code distances plus the source's calls.
+    public func search(
+        _ query: [Float], k: Int, efSearch: Int? = nil, rescoringWith source: ((Int64) -> [Float]?)?
+    ) -> [Neighbor] {
         lock.read {
-            let results = graphSearch(query, k: k, ef: efSearch ?? defaultEfSearch, filter: nil)
+            let results = graphSearch(query, k: k, ef: efSearch ?? defaultEfSearch, filter: nil, source: source)
             if results.count < min(k, liveCount) {
                 // Only possible when deleted nodes cut the walk short: answer exactly instead.
                 return exactSearch(query, k: k, slots: 0..<UInt32(slotCount))

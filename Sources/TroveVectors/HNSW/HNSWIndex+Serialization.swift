@@ -1,11 +1,13 @@
-/// Snapshot format, version 1 (all integers little-endian):
+/// Snapshot format, version 2 (all integers little-endian); version 1 is the same without the
+/// flags byte (always 0 there) and is still read:
 ///
 /// ```
 /// header (80 bytes)
 ///   0  magic "TROVHNSW"            8 bytes
-///   8  format version              UInt32 (1)
+///   8  format version              UInt32 (2)
 ///  12  header size                 UInt32 (80)
-///  16  metric, quantization        UInt8 each (DistanceMetric / HNSWQuantization raw order), 2 reserved
+///  16  metric, quantization        UInt8 each (DistanceMetric / HNSWQuantization raw order)
+///  18  flags                       UInt8: bit 0 = codes only (no float32 vectors); 1 reserved
 ///  20  dimension, m, efConstruction, efSearch, rescoreFactor   UInt32 each
 ///  40  seed                        UInt64
 ///  48  slot count, live count, entry point (UInt32.max = none)  UInt32 each
@@ -14,7 +16,8 @@
 ///  72  reserved                    UInt64 (0)
 /// body, per slot
 ///   state UInt8 (0 live, 1 deleted, 2 free), level UInt8, id Int64,
-///   then unless free: vector (dimension × Float32), layer-0 list (1 + 2M UInt32),
+///   then unless free: vector (dimension × Float32; codes only: dimension × Int8 code,
+///   Float32 scale, Float32 squared norm), layer-0 list (1 + 2M UInt32),
 ///   level × upper lists (1 + M UInt32)
 /// trailer
 ///   checksum UInt64 over header and body
@@ -23,7 +26,9 @@
 /// the graph's invariants are checked before the index is trusted.
 extension HNSWIndex {
     static let snapshotMagic: [UInt8] = Array("TROVHNSW".utf8)
-    static let snapshotVersion: UInt32 = 1
+    static let snapshotVersion: UInt32 = 2
+    /// Bytes per non-free slot for its vector in a snapshot.
+    var snapshotVectorBytes: Int { storesVectors ? dimension * 4 : dimension + 8 }
     static let snapshotHeaderSize = 80
 
     /// A self-describing, checksummed copy of the index (graph, vectors, ids, parameters).
@@ -41,7 +46,7 @@ extension HNSWIndex {
             for s in 0..<slotCount {
                 bodyLength += 10
                 if states[s] != Self.state_free {
-                    bodyLength += dimension * 4 + (maxM0 + 1) * 4 + Int(levels[s]) * (maxM + 1) * 4
+                    bodyLength += snapshotVectorBytes + (maxM0 + 1) * 4 + Int(levels[s]) * (maxM + 1) * 4
                 }
             }
             out.reserveCapacity(Self.snapshotHeaderSize + bodyLength + 8)
@@ -50,7 +55,8 @@ extension HNSWIndex {
             out.appendLE(UInt32(Self.snapshotHeaderSize))
             out.append(UInt8(DistanceMetric.allCases.firstIndex(of: metric)!))
             out.append(UInt8(HNSWQuantization.allCases.firstIndex(of: configuration.quantization)!))
-            out.append(contentsOf: [0, 0])
+            out.append(storesVectors ? 0 : 1)
+            out.append(0)
             for v in [dimension, configuration.m, configuration.efConstruction, defaultEfSearch, configuration.rescoreFactor] {
                 out.appendLE(UInt32(v))
             }
@@ -66,7 +72,13 @@ extension HNSWIndex {
                 out.append(states[s] == Self.state_free ? 0 : levels[s])
                 out.appendLE(slotIDs[s])
                 guard states[s] != Self.state_free else { continue }
-                out.append(contentsOf: UnsafeRawBufferPointer(start: vectorPointer(UInt32(s)), count: dimension * 4))
+                if storesVectors {
+                    out.append(contentsOf: UnsafeRawBufferPointer(start: vectorPointer(UInt32(s)), count: dimension * 4))
+                } else {
+                    out.append(contentsOf: UnsafeRawBufferPointer(start: codes.unsafelyUnwrapped + s * dimension, count: dimension))
+                    out.appendLE(codeScales.unsafelyUnwrapped[s].bitPattern)
+                    out.appendLE(squaredNorms.unsafelyUnwrapped[s].bitPattern)
+                }
                 out.append(contentsOf: UnsafeRawBufferPointer(start: links(UInt32(s), 0), count: (maxM0 + 1) * 4))
                 if levels[s] > 0 {
                     out.append(contentsOf: UnsafeRawBufferPointer(
@@ -87,6 +99,9 @@ extension HNSWIndex {
     /// - Throws: `VectorIndexError.invalidConfiguration` for a bad `rescoreFactor`.
     /// - Complexity: O(n · (dimension + M)).
     public func converted(to quantization: HNSWQuantization, rescoreFactor: Int? = nil) throws -> HNSWIndex {
+        guard storesVectors else {
+            throw VectorIndexError.invalidConfiguration("an index without float32 vectors cannot be converted")
+        }
         var bytes = snapshot()
         bytes[17] = UInt8(HNSWQuantization.allCases.firstIndex(of: quantization)!)
         let factor = UInt32(rescoreFactor ?? configuration.rescoreFactor)
@@ -117,10 +132,12 @@ extension HNSWIndex {
         }
         var r = ByteReader(bytes: bytes, offset: 8)
         let version: UInt32 = r.read()
-        guard version == Self.snapshotVersion else { throw VectorIndexError.unsupportedVersion(version) }
+        guard version == 1 || version == Self.snapshotVersion else { throw VectorIndexError.unsupportedVersion(version) }
         guard Int(r.read() as UInt32) == headerSize else { throw VectorIndexError.corrupt("header size") }
         let metricIndex = Int(r.readByte()), quantIndex = Int(r.readByte())
-        r.offset += 2
+        let flags = r.readByte()
+        r.offset += 1
+        guard flags & ~1 == 0, version > 1 || flags == 0 else { throw VectorIndexError.corrupt("unknown flags \(flags)") }
         guard metricIndex < DistanceMetric.allCases.count, quantIndex < HNSWQuantization.allCases.count else {
             throw VectorIndexError.corrupt("unknown metric or quantization")
         }
@@ -146,9 +163,10 @@ extension HNSWIndex {
         guard stored == snapshotChecksum(bytes[0..<(bytes.count - 8)]) else {
             throw VectorIndexError.corrupt("checksum mismatch")
         }
-        let configuration = HNSWConfiguration(
+        var configuration = HNSWConfiguration(
             m: m, efConstruction: efConstruction, efSearch: efSearch, seed: seed,
             quantization: HNSWQuantization.allCases[quantIndex], rescoreFactor: rescoreFactor)
+        configuration.storesFullPrecision = flags & 1 == 0
         do {
             try self.init(dimension: dimension, metric: DistanceMetric.allCases[metricIndex], configuration: configuration)
         } catch {
@@ -184,13 +202,23 @@ extension HNSWIndex {
                 throw VectorIndexError.corrupt("slot \(s): state \(state)")
             }
             guard level <= 30 else { throw VectorIndexError.corrupt("slot \(s): level \(level)") }
-            let need = dimension * 4 + (maxM0 + 1) * 4 + level * (maxM + 1) * 4
+            let need = snapshotVectorBytes + (maxM0 + 1) * 4 + level * (maxM + 1) * 4
             guard r.offset + need <= bodyEnd else { throw VectorIndexError.corrupt("body ends inside slot \(s)") }
-            r.copy(into: UnsafeMutableRawPointer(vectorPointer(UInt32(s))), count: dimension * 4)
-            // A non-finite component would trap in encode() and poison distances (found by
-            // Fuzz/Targets/SnapshotLoader).
-            for i in 0..<dimension where !vectorPointer(UInt32(s))[i].isFinite {
-                throw VectorIndexError.corrupt("slot \(s): component \(i) is not finite")
+            if storesVectors {
+                r.copy(into: UnsafeMutableRawPointer(vectorPointer(UInt32(s))), count: dimension * 4)
+                // A non-finite component would trap in encode() and poison distances (found by
+                // Fuzz/Targets/SnapshotLoader).
+                for i in 0..<dimension where !vectorPointer(UInt32(s))[i].isFinite {
+                    throw VectorIndexError.corrupt("slot \(s): component \(i) is not finite")
+                }
+            } else {
+                r.copy(into: UnsafeMutableRawPointer(codes.unsafelyUnwrapped + s * dimension), count: dimension)
+                let scale = Float(bitPattern: r.read()), norm = Float(bitPattern: r.read())
+                guard scale.isFinite, scale > 0, norm.isFinite, norm >= 0 else {
+                    throw VectorIndexError.corrupt("slot \(s): bad code scale or norm")
+                }
+                codeScales.unsafelyUnwrapped[s] = scale
+                squaredNorms.unsafelyUnwrapped[s] = norm
             }
             r.copy(into: UnsafeMutableRawPointer(links(UInt32(s), 0)), count: (maxM0 + 1) * 4)
             if level > 0 {
@@ -198,7 +226,7 @@ extension HNSWIndex {
                 upper[s] = p
                 r.copy(into: UnsafeMutableRawPointer(p), count: level * (maxM + 1) * 4)
             }
-            encode(UInt32(s))
+            if storesVectors { encode(UInt32(s), from: vectorPointer(UInt32(s))) }
         }
         guard r.offset == bodyEnd else { throw VectorIndexError.corrupt("body length mismatch") }
         guard live == liveCount else { throw VectorIndexError.corrupt("live count \(liveCount) but \(live) live slots") }

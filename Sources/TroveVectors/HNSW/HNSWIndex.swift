@@ -51,12 +51,17 @@ public final class HNSWIndex: @unchecked Sendable {
     let levelMultiplier: Double
     let isL2: Bool
     let words: Int  // 64-bit words per binary code
+    /// Whether float32 vectors are kept (`HNSWConfiguration.storesFullPrecision`).
+    let storesVectors: Bool
+    /// Floats per slot in `vectors`: `dimension`, or 0 when only codes are kept.
+    let vectorStride: Int
 
     // --- Storage: raw buffers owned by this object, `capacity` slots each. ---
     var capacity = 0
     var slotCount = 0  // high-water mark of used slots
     var liveCount = 0
-    // float32 vectors (normalised under cosine): 4 × dimension bytes per slot.
+    // float32 vectors (normalised under cosine): 4 × dimension bytes per slot, none when
+    // `storesVectors` is false.
     var vectors: UnsafeMutablePointer<Float>
     // layer-0 links: (1 + 2M) UInt32 per slot, [count, neighbours...].
     var level0: UnsafeMutablePointer<UInt32>
@@ -107,6 +112,8 @@ public final class HNSWIndex: @unchecked Sendable {
         levelMultiplier = 1 / log(Double(configuration.m))
         isL2 = metric == .l2
         words = (dimension + 63) / 64
+        storesVectors = configuration.storesFullPrecision
+        vectorStride = storesVectors ? dimension : 0
         defaultEfSearch = configuration.efSearch
         vectors = .allocate(capacity: 0)
         level0 = .allocate(capacity: 0)
@@ -145,10 +152,15 @@ public final class HNSWIndex: @unchecked Sendable {
         set { lock.write { defaultEfSearch = max(1, newValue) } }
     }
 
-    /// The vector of `id` as stored (normalised under cosine), or nil.
+    /// The vector of `id` as stored (normalised under cosine), or nil. Without float32 vectors
+    /// (`storesFullPrecision == false`) this is the int8 code scaled back, an approximation.
     public func vector(for id: Int64) -> [Float]? {
         lock.read {
             guard let s = slotsByID[id] else { return nil }
+            guard storesVectors else {
+                let c = codes.unsafelyUnwrapped + Int(s) * dimension, scale = codeScales.unsafelyUnwrapped[Int(s)]
+                return (0..<dimension).map { Float(c[$0]) * scale }
+            }
             return Array(UnsafeBufferPointer(start: vectorPointer(s), count: dimension))
         }
     }
@@ -169,7 +181,13 @@ public final class HNSWIndex: @unchecked Sendable {
             p.deallocate()
             return q
         }
-        vectors = grow(vectors, dimension, fill: 0)
+        // Cache-line aligned, so a 384-d vector (1,536 bytes) spans 24 lines, not 25.
+        let aligned = UnsafeMutableRawPointer.allocate(byteCount: max(1, newCapacity * vectorStride * 4), alignment: 64)
+            .bindMemory(to: Float.self, capacity: newCapacity * vectorStride)
+        aligned.moveInitialize(from: vectors, count: capacity * vectorStride)
+        (aligned + capacity * vectorStride).initialize(repeating: 0, count: (newCapacity - capacity) * vectorStride)
+        vectors.deallocate()
+        vectors = aligned
         level0 = grow(level0, maxM0 + 1, fill: 0)
         upper = grow(upper, 1, fill: nil)
         levels = grow(levels, 1, fill: 0)
@@ -187,8 +205,9 @@ public final class HNSWIndex: @unchecked Sendable {
         capacity = newCapacity
     }
 
+    /// The float32 vector of slot `s`; only when `storesVectors`.
     @inline(__always) func vectorPointer(_ s: UInt32) -> UnsafeMutablePointer<Float> {
-        vectors + Int(s) &* dimension
+        vectors + Int(s) &* vectorStride
     }
 
     /// The neighbour list of `s` on `level`: element 0 is the count.
@@ -205,6 +224,16 @@ public final class HNSWIndex: @unchecked Sendable {
         isL2
             ? NativeKernels.l2Squared(q, vectorPointer(s), count: dimension)
             : -NativeKernels.dot(q, vectorPointer(s), count: dimension)
+    }
+
+    /// The ranking distance between two stored slots: float32 vectors when kept, else the int8
+    /// codes (graph construction and repair in codes-only mode).
+    @inline(__always) func slotDistance(_ a: UInt32, _ b: UInt32) -> Float {
+        if storesVectors { return floatDistance(vectorPointer(a), b) }
+        let n = dimension
+        let dot = codeScales.unsafelyUnwrapped[Int(a)] * codeScales.unsafelyUnwrapped[Int(b)]
+            * Float(NativeKernels.dotInt8(codes.unsafelyUnwrapped + Int(a) &* n, codes.unsafelyUnwrapped + Int(b) &* n, count: n))
+        return isL2 ? squaredNorms.unsafelyUnwrapped[Int(a)] + squaredNorms.unsafelyUnwrapped[Int(b)] - 2 * dot : -dot
     }
 
     /// Ranking distance → the metric's distance.
@@ -227,9 +256,9 @@ public final class HNSWIndex: @unchecked Sendable {
         return min(Int(-log(u) * levelMultiplier), 30)
     }
 
-    /// Writes the quantized codes of slot `s` from its float vector.
-    func encode(_ s: UInt32) {
-        let v = vectorPointer(s)
+    /// Writes the quantized codes of slot `s` from its float vector `v` (as stored: normalised
+    /// under cosine).
+    func encode(_ s: UInt32, from v: UnsafePointer<Float>) {
         switch configuration.quantization {
         case .none: return
         case .int8:
@@ -265,13 +294,15 @@ public final class HNSWIndex: @unchecked Sendable {
             s = UInt32(slotCount)
             slotCount += 1
         }
-        let v = vectorPointer(s)
+        // Codes-only mode: the vector passes through a scratch buffer to be encoded.
+        let v = storesVectors ? vectorPointer(s) : UnsafeMutablePointer<Float>.allocate(capacity: dimension)
+        defer { if !storesVectors { v.deallocate() } }
         vector.withUnsafeBufferPointer { v.update(from: $0.baseAddress!, count: dimension) }
         if metric == .cosine {
             let norm = NativeKernels.dot(v, v, count: dimension).squareRoot()
             if norm > 0 && norm.isFinite { for i in 0..<dimension { v[i] /= norm } }
         }
-        encode(s)
+        encode(s, from: v)
         let level = randomLevel(for: id)
         levels[Int(s)] = UInt8(level)
         level0[Int(s) * (maxM0 + 1)] = 0
@@ -298,7 +329,7 @@ public final class HNSWIndex: @unchecked Sendable {
             }
             let n = max(1, liveCount)
             let graph = slotCount * ((maxM0 + 1) * 4 + 8 + 8 + 2) + upperBytes + slotsByID.count * 24
-            let full = slotCount * dimension * 4
+            let full = slotCount * vectorStride * 4
             let walked: Int
             switch configuration.quantization {
             case .none: walked = full
