@@ -108,7 +108,7 @@ extension CollectionEngine {
         let found = index.configuration
         if index.dimension != configuration.dimension || index.metric != configuration.metric
             || found.m != wanted.m || found.efConstruction != wanted.efConstruction
-            || found.quantization != wanted.quantization
+            || found.quantization != wanted.quantization || found.storesFullPrecision != wanted.storesFullPrecision
         {
             return "snapshot parameters (\(index.dimension)-d \(index.metric), m \(found.m), efConstruction "
                 + "\(found.efConstruction), \(found.quantization)) differ from the collection's"
@@ -250,6 +250,9 @@ extension CollectionEngine {
         let index = try catchUpANN().index
         let total = index.count
         let ids = try candidates(filter)
+        if kind.readsVectorsFromTable {
+            return try plannedNeighborsFromCodes(query, k: k, ids: ids, exact: exact, efSearch: efSearch, index: index)
+        }
         if exact {
             if let ids {
                 return (index.search(query, k: k, among: ids), SearchPlan(
@@ -278,6 +281,81 @@ extension CollectionEngine {
             results = index.search(query, k: k, efSearch: ef, where: allowed.contains)
         }
         return (results, SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
+    }
+
+    /// ``plannedNeighbors(_:k:filter:exact:efSearch:)`` for an index that keeps only int8 codes
+    /// (`keepsFloatVectors: false`): the same plans, with every exact distance computed from the
+    /// float32 vectors in the table (the table is the truth; the codes only steer the walk).
+    private func plannedNeighborsFromCodes(
+        _ query: [Float], k: Int, ids: [Int64]?, exact: Bool, efSearch: Int?, index: HNSWIndex
+    ) throws -> (neighbors: [Neighbor], plan: SearchPlan) {
+        let kind = configuration.index
+        let total = index.count
+        if exact {
+            return (try tableExactSearch(query, k: k, among: ids), SearchPlan(
+                strategy: .exactScan, index: kind, indexedVectors: total, matchingRows: ids?.count,
+                reason: "exact requested: scan over the table's vectors of "
+                    + (ids.map { "the \($0.count) rows passing the filter" } ?? "all \(total) rows")))
+        }
+        let ef = efSearch ?? index.efSearch
+        guard let ids else {
+            var failure: (any Error)?
+            let results = index.search(query, k: k, efSearch: efSearch) { id in
+                do { return try self.tableVector(id: id) } catch {
+                    failure = failure ?? error
+                    return nil
+                }
+            }
+            if let failure { throw failure }
+            return (results, SearchPlan(
+                strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
+                reason: "no filter: HNSW walk over int8 codes with efSearch \(max(ef, k)), "
+                    + "best candidates re-scored from the table"))
+        }
+        let plan = HNSWIndex.plan(matching: ids.count, total: total, k: k, efSearch: ef)
+        switch plan {
+        case .exactScan:
+            return (try tableExactSearch(query, k: k, among: ids),
+                SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
+        case .graphTraversal:
+            // The filtered walk ranks by code distances; widen it as the unfiltered walk does and
+            // let the table's vectors pick the k.
+            let wide = k * index.configuration.rescoreFactor
+            let allowed = Set(ids)
+            let candidates = index.search(query, k: wide, efSearch: max(ef, wide), where: allowed.contains)
+            return (try tableExactSearch(query, k: k, among: candidates.map(\.id)),
+                SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
+        }
+    }
+
+    /// A row's stored vector as the index would take it (``annVector(_:column:)``), or nil.
+    func tableVector(id: Int64) throws -> [Float]? {
+        let statement = try connection.cachedStatement("SELECT embedding FROM \(schema.table) WHERE id = ?")
+        var vector: [Float]?
+        try statement.forEachRow([.integer(id)]) { row in vector = annVector(row, column: 0) }
+        return vector
+    }
+
+    /// The exact k nearest among `ids` (every row when nil), from the table's float32 vectors.
+    ///
+    /// - Complexity: one indexed lookup per id, or one pass over the table; O(n · dimension).
+    func tableExactSearch(_ query: [Float], k: Int, among ids: [Int64]?) throws -> [Neighbor] {
+        let metric = configuration.metric
+        var top = TopK(k: k)
+        if let ids {
+            for id in Set(ids) {
+                if let vector = try tableVector(id: id) { _ = top.insert(id: id, distance: metric.distance(query, vector)) }
+            }
+        } else {
+            let statement = try connection.prepare(
+                "SELECT id, embedding FROM \(schema.table) WHERE embedding IS NOT NULL")
+            try statement.forEachRow { row in
+                if let vector = annVector(row, column: 1) {
+                    _ = top.insert(id: row.int64(at: 0), distance: metric.distance(query, vector))
+                }
+            }
+        }
+        return top.sortedResults()
     }
 
     /// The plan a search with this filter would use, without ranking anything.

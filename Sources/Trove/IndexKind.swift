@@ -23,7 +23,15 @@ public enum IndexKind: Codable, Hashable, Sendable {
     ///   - efSearch: default candidate list size while searching (at least k is used).
     ///   - quantization: what the walk reads: float32 (`.none`), `.int8` or `.binary`; the best
     ///     candidates are always re-scored with float32 vectors.
-    case hnsw(m: Int = 16, efConstruction: Int = 200, efSearch: Int = 64, quantization: HNSWQuantization = .none)
+    ///   - keepsFloatVectors: whether the index keeps its own float32 copy of every vector (the
+    ///     default). `false` is allowed with `.int8` only: the index then holds just the int8 codes
+    ///     and the graph (about a third of the float32 index's memory at 384 dimensions), re-scores
+    ///     its best candidates with vectors read from the table, and exact searches
+    ///     (`exact: true`, or a filter's few candidates) read their vectors from the table too —
+    ///     smaller in memory, slower for exact scans over many rows.
+    case hnsw(
+        m: Int = 16, efConstruction: Int = 200, efSearch: Int = 64, quantization: HNSWQuantization = .none,
+        keepsFloatVectors: Bool = true)
 
     /// Whether this is an approximate (HNSW) index.
     public var isApproximate: Bool {
@@ -33,8 +41,19 @@ public enum IndexKind: Codable, Hashable, Sendable {
 
     /// The `HNSWConfiguration` of an HNSW kind, nil for ``flat``.
     public var hnswConfiguration: HNSWConfiguration? {
-        guard case .hnsw(let m, let efConstruction, let efSearch, let quantization) = self else { return nil }
-        return HNSWConfiguration(m: m, efConstruction: efConstruction, efSearch: efSearch, quantization: quantization)
+        guard case .hnsw(let m, let efConstruction, let efSearch, let quantization, let keepsFloatVectors) = self
+        else { return nil }
+        var configuration = HNSWConfiguration(
+            m: m, efConstruction: efConstruction, efSearch: efSearch, quantization: quantization)
+        configuration.storesFullPrecision = keepsFloatVectors
+        return configuration
+    }
+
+    /// Whether exact scans and re-scoring must read float32 vectors from the table
+    /// (`.hnsw(..., keepsFloatVectors: false)`).
+    var readsVectorsFromTable: Bool {
+        if case .hnsw(_, _, _, _, let keepsFloatVectors) = self { return !keepsFloatVectors }
+        return false
     }
 
     /// Checks the parameters.
@@ -54,8 +73,53 @@ extension IndexKind: CustomStringConvertible {
     public var description: String {
         switch self {
         case .flat: return "flat"
-        case .hnsw(let m, let efConstruction, let efSearch, let quantization):
-            return "hnsw(m: \(m), efConstruction: \(efConstruction), efSearch: \(efSearch), quantization: \(quantization.rawValue))"
+        case .hnsw(let m, let efConstruction, let efSearch, let quantization, let keepsFloatVectors):
+            return "hnsw(m: \(m), efConstruction: \(efConstruction), efSearch: \(efSearch), quantization: \(quantization.rawValue)"
+                + (keepsFloatVectors ? ")" : ", keepsFloatVectors: false)")
+        }
+    }
+}
+
+extension IndexKind {
+    // The stored form is the one Swift synthesised before `keepsFloatVectors` existed:
+    // `"flat"` as `{"flat": {}}`, HNSW as `{"hnsw": {"m": …, "efConstruction": …, "efSearch": …,
+    // "quantization": …}}`. The new key is written only when false, so every configuration stored
+    // before it existed still reads back (and compares) the same.
+    private enum Kind: String, CodingKey { case flat, hnsw }
+    private enum HNSWKey: String, CodingKey { case m, efConstruction, efSearch, quantization, keepsFloatVectors }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Kind.self)
+        guard container.allKeys.count == 1, let kind = container.allKeys.first else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: container.codingPath, debugDescription: "an index kind has exactly one key: flat or hnsw"))
+        }
+        switch kind {
+        case .flat:
+            self = .flat
+        case .hnsw:
+            let fields = try container.nestedContainer(keyedBy: HNSWKey.self, forKey: .hnsw)
+            self = .hnsw(
+                m: try fields.decode(Int.self, forKey: .m),
+                efConstruction: try fields.decode(Int.self, forKey: .efConstruction),
+                efSearch: try fields.decode(Int.self, forKey: .efSearch),
+                quantization: try fields.decode(HNSWQuantization.self, forKey: .quantization),
+                keepsFloatVectors: try fields.decodeIfPresent(Bool.self, forKey: .keepsFloatVectors) ?? true)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Kind.self)
+        switch self {
+        case .flat:
+            _ = container.nestedContainer(keyedBy: HNSWKey.self, forKey: .flat)
+        case .hnsw(let m, let efConstruction, let efSearch, let quantization, let keepsFloatVectors):
+            var fields = container.nestedContainer(keyedBy: HNSWKey.self, forKey: .hnsw)
+            try fields.encode(m, forKey: .m)
+            try fields.encode(efConstruction, forKey: .efConstruction)
+            try fields.encode(efSearch, forKey: .efSearch)
+            try fields.encode(quantization, forKey: .quantization)
+            if !keepsFloatVectors { try fields.encode(false, forKey: .keepsFloatVectors) }
         }
     }
 }

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import Trove
+import TroveSQLite
+import TroveTestSupport
+import TroveVectors
+
+/// `.hnsw(quantization: .int8, keepsFloatVectors: false)`: the index keeps only int8 codes and
+/// every exact distance comes from the table's float32 vectors.
+@Suite("Codes-only HNSW collections: int8 walk, float32 from the table")
+struct HNSWCodesOnlyCollectionTests {
+    static let dimension = 32
+    static let kind = IndexKind.hnsw(m: 8, efConstruction: 60, quantization: .int8, keepsFloatVectors: false)
+
+    func makeCollections(_ database: Database, count: Int) async throws -> (codes: Collection, flat: Collection) {
+        let entries = hnswEntries(count: count, dimension: Self.dimension, seed: 21)
+        let codes = try await database.collection(
+            "codes", configuration: CollectionConfiguration(dimension: Self.dimension, index: Self.kind))
+        try await codes.insertBatch(entries)
+        let flat = try await database.collection("flat", dimension: Self.dimension)
+        try await flat.insertBatch(entries)
+        return (codes, flat)
+    }
+
+    func queries(_ n: Int, seed: UInt64) -> [[Float]] {
+        var rng = SeededGenerator(seed: seed)
+        return (0..<n).map { _ in rng.vector(dimension: Self.dimension) }
+    }
+
+    @Test("the walk keeps recall@10 >= 0.95, and exact: true equals a flat collection's answer")
+    func recallAndExact() async throws {
+        let db = try Database()
+        let (codes, flat) = try await makeCollections(db, count: 1_500)
+        var approximate: [[Int64]] = [], exact: [[Int64]] = []
+        for q in queries(40, seed: 5) {
+            let truth = try await flat.search(vector: q, topK: 10)
+            let found = try await codes.searchExplained(vector: q, topK: 10)
+            #expect(found.plan.strategy == .graph)
+            #expect(found.plan.reason.contains("re-scored from the table"))
+            approximate.append(found.results.map(\.id))
+            exact.append(truth.map(\.id))
+            // Exact distances come from the table, so they equal the flat collection's.
+            let exactHits = try await codes.search(vector: q, topK: 10, exact: true)
+            #expect(exactHits.map(\.id) == truth.map(\.id))
+            for (a, b) in zip(exactHits, truth) { #expect(abs((a.distance ?? .nan) - (b.distance ?? .nan)) < 1e-5) }
+            // A walked hit carries the float32 distance too, not the int8 approximation.
+            for hit in found.results {
+                let vector = try #require(try await codes.fetch(id: hit.id)).vector
+                #expect(abs(Double(DistanceMetric.cosine.distance(q, vector)) - (hit.distance ?? .nan)) < 1e-5)
+            }
+        }
+        let r = recall(approximate, exact)
+        #expect(r >= 0.95, "recall@10 \(r)")
+    }
+
+    @Test("filtered search returns exactly k matching rows with recall >= 0.95 on both plans",
+          arguments: [10, 800])
+    func filtered(bucketsPerThousand: Int) async throws {
+        let db = try Database()
+        let (codes, flat) = try await makeCollections(db, count: 3_000)
+        let sql = "json_extract(metadata, '$.bucket') < ?"
+        let bindings: [SQLValue] = [.integer(Int64(bucketsPerThousand))]
+        var approximate: [[Int64]] = [], exact: [[Int64]] = []
+        var strategies: Set<SearchPlan.Strategy> = []
+        for q in queries(30, seed: 8) {
+            let found = try await codes.searchExplained(vector: q, topK: 10, where: sql, bindings: bindings)
+            strategies.insert(found.plan.strategy)
+            #expect(found.results.count == 10)
+            let truth = try await flat.search(vector: q, topK: 10, where: sql, bindings: bindings)
+            approximate.append(found.results.map(\.id))
+            exact.append(truth.map(\.id))
+        }
+        #expect(strategies == [bucketsPerThousand == 10 ? .exactScan : .filteredGraph])
+        let r = recall(approximate, exact)
+        #expect(r >= 0.95, "recall@10 at \(bucketsPerThousand)/1000: \(r)")
+    }
+
+    @Test("the index holds no float32 copy, snapshots round trip, and raw SQL writes are seen")
+    func memorySnapshotAndRawSQL() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("codes.trove")
+        let q = queries(1, seed: 3)[0]
+        do {
+            let db = try Database(path: path)
+            let (codes, _) = try await makeCollections(db, count: 1_000)
+            let stats = try await codes.loadIndex()
+            #expect(stats.snapshotWatermark == stats.watermark)
+            let (usage, keeps) = try await db.withEngine("codes") { engine in
+                let index = try engine.catchUpANN().index
+                return (index.memoryUsage, index.configuration.storesFullPrecision)
+            }
+            #expect(!keeps)
+            #expect(usage.fullPrecisionBytes == 0)
+            // int8 codes (+ a scale) instead of 1,000 float32 vectors (128,000 bytes).
+            #expect(usage.walkedVectorBytes < 1_000 * Self.dimension * 4 / 3)
+        }
+        let db = try Database(path: path)
+        let codes = try await db.collection(named: "codes")
+        #expect(try await codes.loadIndex().origin == .snapshot)
+        // A row written by raw SQL is found by the next walk, with its table distance.
+        let blob = q.withUnsafeBytes { SQLValue.blob(Array($0)) }
+        try await db.execute("INSERT INTO codes(id, content, embedding) VALUES (77777, 'raw', ?)", bindings: [blob])
+        let top = try await codes.search(vector: q, topK: 1)
+        #expect(top.map(\.id) == [77_777])
+        #expect(abs(top[0].distance ?? .nan) < 1e-5)
+        // Reopening with float vectors kept is another configuration.
+        await #expect(throws: TroveError.self) {
+            _ = try await db.collection(
+                "codes", configuration: CollectionConfiguration(dimension: Self.dimension, index: .hnsw(
+                    m: 8, efConstruction: 60, quantization: .int8)))
+        }
+    }
+
+    @Test("the configuration round trips; older stored forms read as keeping float vectors")
+    func configurationCoding() throws {
+        let config = CollectionConfiguration(dimension: 4, index: Self.kind)
+        let json = config.encodedJSON()
+        #expect(json.contains("\"keepsFloatVectors\":false"))
+        #expect(try JSONDecoder().decode(CollectionConfiguration.self, from: Data(json.utf8)) == config)
+        let kept = CollectionConfiguration(dimension: 4, index: .hnsw(quantization: .int8))
+        #expect(!kept.encodedJSON().contains("keepsFloatVectors"))
+        let old = #"{"dimension":4,"metric":"cosine","index":{"hnsw":{"m":16,"efConstruction":200,"efSearch":64,"quantization":"int8"}}}"#
+        #expect(try JSONDecoder().decode(CollectionConfiguration.self, from: Data(old.utf8)).index
+            == .hnsw(quantization: .int8, keepsFloatVectors: true))
+        // Codes only needs int8 codes to build the graph from.
+        #expect(throws: TroveError.self) {
+            try IndexKind.hnsw(quantization: .none, keepsFloatVectors: false).validate()
+        }
+    }
+}
