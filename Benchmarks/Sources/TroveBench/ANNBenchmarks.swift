@@ -99,6 +99,7 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
             trove-bench ann [--base F.npy] [--queries F.npy] [--gt F.npy] [--limit-queries N]
                             [--m 16] [--ef-construction 200] [--threads 1,2] [--ef 10,16,...]
                             [--modes none,int8,binary,int8-codes] [--passes 2] [--skip-deletes] [--no-peers]
+                            [--peer-dataset shared|union] [--peer-libs hnswlib,faiss,...]
                             [--skip-filtered] [--graph FILE] [--json FILE]
             Base/query files: .npy float16 or float32 (N x d); --gt: int32 top-k ids per query (else exact
             ground truth is computed). Metric cosine. Peers: peers/vector.py --dataset shared --sections ann.
@@ -268,15 +269,22 @@ func runANNBenchmarks(_ arguments: [String]) async throws {
     }
 
     // Peers, back to back in the same run.
-    if !options.has("no-peers") && usingSharedData {
+    // Other base files need the peers' matching dataset (`--peer-dataset union`: the 172,067
+    // vectors built by Benchmarks/union/build.sh).
+    let peerDataset = options.string("peer-dataset", usingSharedData ? "shared" : "")
+    if !options.has("no-peers") && !peerDataset.isEmpty {
         for threads in threadCounts {
-            var args = ["\(sharedBenchDirectory)/peers/vector.py", "--dataset", "shared", "--sections", "ann",
+            var args = ["\(sharedBenchDirectory)/peers/vector.py", "--dataset", peerDataset, "--sections", "ann",
                         "--queries", String(queries.count), "--build-threads", String(threads)]
-            if threads != 1 { args += ["--libs", "hnswlib"] }
+            if threads != 1 {
+                args += ["--libs", "hnswlib"]
+            } else if let libs = options.values["peer-libs"] {
+                args += ["--libs", libs]
+            }
             say("peers: \(peerPython) \(args.joined(separator: " "))")
             _ = runPeer(args)
         }
-        if let peers = peerResults(dataset: "shared"), let ann = peers["ann"] as? [String: Any] {
+        if let peers = peerResults(dataset: peerDataset), let ann = peers["ann"] as? [String: Any] {
             say("\nside by side (M=\(m), efConstruction=\(efConstruction), recall@10, single-threaded queries):")
             for (name, value) in ann.sorted(by: { $0.key < $1.key }) {
                 guard let v = value as? [String: Any] else { continue }
