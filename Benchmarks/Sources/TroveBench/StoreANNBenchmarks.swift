@@ -47,6 +47,7 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
         say("""
             trove-bench store-ann [--base F.npy] [--queries F.npy] [--limit-base N] [--limit-queries N]
                                   [--m 16] [--ef-construction 200] [--ef-search 64] [--quantization none]
+                                  [--codes-only] (int8: the index keeps no float32 vectors)
                                   [--directory DIR] [--json FILE]
             An HNSW collection in a Trove file (DIR, default a temporary directory): rows get source
             s00..s99 (1% each) and metadata {"bucket": row % 100}. Reports filtered queries at 1/10/50%
@@ -63,7 +64,9 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     let m = options.int("m", 16), efConstruction = options.int("ef-construction", 200)
     let efSearch = options.int("ef-search", 64)
     let quantization = HNSWQuantization(rawValue: options.string("quantization", "none")) ?? .none
-    let kind = IndexKind.hnsw(m: m, efConstruction: efConstruction, efSearch: efSearch, quantization: quantization)
+    let kind = IndexKind.hnsw(
+        m: m, efConstruction: efConstruction, efSearch: efSearch, quantization: quantization,
+        keepsFloatVectors: !options.has("codes-only"))
     let directory = options.values["directory"]
         ?? FileManager.default.temporaryDirectory.appendingPathComponent("trove-store-ann-\(getpid())").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
