@@ -146,6 +146,65 @@ struct CollectionSchema {
     /// Seconds since 1970 as REAL, computable on SQLite 3.37+ (unixepoch('subsec') needs 3.42).
     static let now = "((julianday('now') - 2440587.5) * 86400.0)"
 
+    /// The `trove_meta` key that marks "this transaction is a bulk insert through the API": while
+    /// it exists, the insert triggers stand aside and the API writes the change log and the FTS5
+    /// index itself, in one statement each per batch (CollectionEngine+Write.swift). The key is
+    /// only ever inserted and deleted inside one write transaction, so no other connection or
+    /// process can see it: every raw-SQL insert, from anywhere, still fires the triggers.
+    var bulkInsertKey: String { "bulk_insert.\(name)" }
+
+    private var unlessBulkInsert: String {
+        "WHEN NOT EXISTS (SELECT 1 FROM \(Self.metaTable) WHERE key = '\(bulkInsertKey)')"
+    }
+
+    /// Insert trigger feeding the change log (stands aside during the API's bulk inserts).
+    var logInsertTrigger: String {
+        """
+        CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) \(unlessBulkInsert) BEGIN
+            INSERT INTO \(log)(id, op) VALUES (new.id, 1);
+        END
+        """
+    }
+
+    /// Insert trigger feeding the FTS5 index (stands aside during the API's bulk inserts).
+    var ftsInsertTrigger: String {
+        """
+        CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) \(unlessBulkInsert) BEGIN
+            INSERT INTO \(fts)(rowid, content) VALUES (new.id, new.content);
+        END
+        """
+    }
+
+    /// Rewrites the insert triggers of a collection created before bulk inserts existed (their
+    /// triggers have no WHEN clause), and applies the FTS5 settings. Needs no table rebuild, and
+    /// the result still works with older Trove versions (they never set the marker).
+    var bulkInsertUpgradeStatements: [String] {
+        var sql = ["DROP TRIGGER IF EXISTS \(quoted("\(name)_log_ai"))", logInsertTrigger]
+        if configuration.lexicalSearch {
+            sql += ["DROP TRIGGER IF EXISTS \(quoted("\(name)_fts_ai"))", ftsInsertTrigger] + ftsSettings
+        }
+        return sql
+    }
+
+    /// FTS5 merge settings, stored in the FTS5 table's own config (so every connection uses them).
+    ///
+    /// Why: each committed batch flushes one FTS5 segment, and with FTS5's defaults (merge when 4
+    /// segments share a level, 1 MB of pending terms before an early flush) merging rewrote the
+    /// index several times over during a bulk load, which cost more than indexing the text
+    /// (BENCHMARKS.md, "Batch insert"). Merging at 8 segments per level roughly halves the number
+    /// of rewrites; queries read at most a few more segments.
+    var ftsSettings: [String] {
+        [
+            "INSERT INTO \(fts)(\(fts), rank) VALUES ('automerge', \(Self.ftsAutomerge))",
+            "INSERT INTO \(fts)(\(fts), rank) VALUES ('crisismerge', \(Self.ftsCrisismerge))",
+            "INSERT INTO \(fts)(\(fts), rank) VALUES ('hashsize', \(Self.ftsHashSize))",
+        ]
+    }
+
+    static let ftsAutomerge = 8
+    static let ftsCrisismerge = 32
+    static let ftsHashSize = 8 << 20
+
     /// Statements that create the collection, in order.
     var createStatements: [String] {
         let bytes = 4 * configuration.dimension
@@ -166,11 +225,7 @@ struct CollectionSchema {
             // The change log the in-memory vector and text indexes catch up from. AUTOINCREMENT: a seq is
             // never reused, so a watermark always means the same point in history.
             "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL, op INTEGER NOT NULL)",
-            """
-            CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
-                INSERT INTO \(log)(id, op) VALUES (new.id, 1);
-            END
-            """,
+            logInsertTrigger,
             """
             CREATE TRIGGER \(quoted("\(name)_log_ad")) AFTER DELETE ON \(table) BEGIN
                 INSERT INTO \(log)(id, op) VALUES (old.id, 2);
@@ -190,11 +245,8 @@ struct CollectionSchema {
                 CREATE VIRTUAL TABLE \(fts) USING fts5(content, content=\(table), content_rowid=id,
                     tokenize='\(tokenizer)')
                 """,
-                """
-                CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) BEGIN
-                    INSERT INTO \(fts)(rowid, content) VALUES (new.id, new.content);
-                END
-                """,
+            ] + ftsSettings + [
+                ftsInsertTrigger,
                 """
                 CREATE TRIGGER \(quoted("\(name)_fts_ad")) AFTER DELETE ON \(table) BEGIN
                     INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.id, old.content);

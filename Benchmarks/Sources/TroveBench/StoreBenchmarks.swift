@@ -13,6 +13,8 @@ private struct StoreBenchOptions {
     var queries = 300
     var rounds = 2
     var limit = Int.max
+    /// Stop after the insert section (for profiling the write path).
+    var insertOnly = false
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -30,7 +32,8 @@ private struct StoreBenchOptions {
             case "--queries": queries = Int(try value()) ?? queries
             case "--rounds": rounds = Int(try value()) ?? rounds
             case "--limit": limit = Int(try value()) ?? limit
-            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit")
+            case "--insert-only": insertOnly = true
+            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only")
             }
             i += 1
         }
@@ -192,6 +195,8 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         }
         print("  \(label): \(String(format: "%8.0f", best)) rows/s  (all rows in one transaction; rounds: \(all.joined(separator: "; ")))")
     }
+
+    if options.insertOnly { return }
 
     // 2. Open the file fresh and time the first vector query (loads the index from the table).
     let database = try Database(path: storePath)

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import Trove
+import TroveSQLite
+import TroveTestSupport
+
+/// The API's bulk insert path: the insert triggers stand aside while the API writes the change
+/// log and the FTS5 index itself, one statement each per batch (CollectionEngine+Write.swift).
+@Suite("Bulk insert: the API's batch path keeps FTS5 and the change log in step")
+struct BulkInsertTests {
+    /// Rows in the log per id, FTS5 documents, and whether the marker key is left behind.
+    private func state(_ db: Database, _ name: String) async throws -> (log: [Int64: Int], ftsDocuments: Int, marker: Bool) {
+        var log: [Int64: Int] = [:]
+        for row in try await db.query("SELECT id, count(*) FROM \(name)_log WHERE op = 1 GROUP BY id") {
+            log[row.int64(at: 0)!] = Int(row.int64(at: 1)!)
+        }
+        let documents = try await db.query("SELECT count(*) FROM \(name)_fts_docsize")[0].int64(at: 0)!
+        let marker = try await !db.query("SELECT 1 FROM trove_meta WHERE key LIKE 'bulk_insert.%'").isEmpty
+        return (log, Int(documents), marker)
+    }
+
+    @Test("ids in any order and with gaps: one log entry and one FTS5 document per row, searchable")
+    func unorderedIDs() async throws {
+        let db = try Database()
+        let items = try await db.collection("items", dimension: 4)
+        var rng = SeededGenerator(seed: 7)
+        var ids = (1...300).map { Int64($0 * 3) }
+        ids.shuffle(using: &rng)
+        let entries = ids.map { id in
+            VectorEntry(id: id, content: "word\(id) shared", source: "s", metadata: "{\"id\":\(id)}", vector: rng.vector(dimension: 4))
+        }
+        try await items.insertBatch(Array(entries[..<150]))
+        try await items.insertBatch(Array(entries[150...]))
+        // Auto-assigned ids go through the same path.
+        let assigned = try await items.insert(content: "auto assigned", vector: [1, 2, 3, 4])
+
+        let (log, documents, marker) = try await state(db, "items")
+        #expect(log == Dictionary(uniqueKeysWithValues: (ids + [assigned]).map { ($0, 1) }))
+        #expect(documents == 301)
+        #expect(!marker)
+        #expect(try await db.verify().isHealthy)
+        for id in ids.prefix(20) {
+            #expect(try await items.searchText(.fts5("word\(id)")).map(\.id) == [id])
+        }
+        #expect(try await items.searchText(.fts5("assigned")).map(\.id) == [assigned])
+        #expect(try await items.searchText(.fts5("shared"), topK: 1_000).count == 300)
+        #expect(try await items.search(vector: entries[5].vector, topK: 1).first?.id == entries[5].id)
+    }
+
+    @Test("raw SQL inserts after a bulk insert still fire the triggers, on this and other connections")
+    func rawSQLStillIndexed() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("store.trove")
+        let db = try Database(path: path)
+        let items = try await db.collection("items", dimension: 2)
+        try await items.insertBatch(randomEntries(count: 50, dimension: 2, seed: 3))
+        let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
+        try await db.execute("INSERT INTO items(id, content, embedding) VALUES (100, 'same connection', ?)", bindings: [blob])
+        let raw = try Connection(path: path)
+        try raw.execute("INSERT INTO items(id, content, embedding) VALUES (101, 'other connection', ?)", [blob])
+
+        #expect(try await items.searchText(.fts5("same")).map(\.id) == [100])
+        #expect(try await items.searchText(.fts5("other")).map(\.id) == [101])
+        let (log, documents, marker) = try await state(db, "items")
+        #expect(log[100] == 1 && log[101] == 1)
+        #expect(log.count == 52)
+        #expect(documents == 52)
+        #expect(!marker)
+        #expect(Set(try await items.search(vector: [0, 1], topK: 2).map(\.id)) == [100, 101])
+        #expect(try await db.verify().isHealthy)
+    }
+
+    @Test("a duplicate id late in a large batch leaves the table, FTS5 and the log unchanged")
+    func allOrNothing() async throws {
+        let db = try Database()
+        let items = try await db.collection("items", dimension: 3)
+        try await items.insertBatch(randomEntries(count: 10, dimension: 3, seed: 1, firstID: 2_000))
+        let before = try await state(db, "items")
+        // 1,200 rows: more than one multi-row statement; the clash is in the last one.
+        let batch = randomEntries(count: 1_200, dimension: 3, seed: 2, firstID: 801)
+        await #expect(throws: TroveError.duplicateID(2_000)) { try await items.insertBatch(batch) }
+        let after = try await state(db, "items")
+        #expect(after.log == before.log)
+        #expect(after.ftsDocuments == before.ftsDocuments)
+        #expect(!after.marker)
+        #expect(try await items.count() == 10)
+        #expect(try await items.searchText(.fts5("row")).count == 10)
+        #expect(try await db.verify().isHealthy)
+        // The triggers are live again for raw SQL.
+        try await db.execute("INSERT INTO items(id, content) VALUES (5, 'afterwards')")
+        #expect(try await items.searchText(.fts5("afterwards")).map(\.id) == [5])
+    }
+
+    @Test("inside the caller's transaction: rolled back with it, or committed with it")
+    func callerTransaction() async throws {
+        let db = try Database()
+        let items = try await db.collection("items", dimension: 3)
+        try await db.execute(script: "BEGIN")
+        try await items.insertBatch(randomEntries(count: 30, dimension: 3, seed: 4))
+        try await db.execute(script: "ROLLBACK")
+        #expect(try await items.count() == 0)
+        #expect(try await state(db, "items").ftsDocuments == 0)
+
+        try await db.execute(script: "BEGIN")
+        try await items.insertBatch(randomEntries(count: 30, dimension: 3, seed: 4))
+        try await db.execute(script: "COMMIT")
+        let (log, documents, marker) = try await state(db, "items")
+        #expect(log.count == 30 && documents == 30 && !marker)
+        #expect(try await items.searchText(.fts5("row")).count == 10)
+        #expect(try await db.verify().isHealthy)
+    }
+
+    @Test("a collection created before bulk inserts gets its triggers rewritten on open, not when read-only")
+    func upgradesOldTriggers() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("old.trove")
+        do {
+            let items = try await Database(path: path).collection("items", dimension: 2)
+            try await items.insertBatch(randomEntries(count: 5, dimension: 2, seed: 9))
+        }
+        // Put back the triggers as Trove wrote them before (no WHEN clause).
+        let raw = try Connection(path: path)
+        try raw.execute(script: """
+            DROP TRIGGER items_log_ai; DROP TRIGGER items_fts_ai;
+            CREATE TRIGGER items_log_ai AFTER INSERT ON items BEGIN INSERT INTO items_log(id, op) VALUES (new.id, 1); END;
+            CREATE TRIGGER items_fts_ai AFTER INSERT ON items BEGIN INSERT INTO items_fts(rowid, content) VALUES (new.id, new.content); END;
+            """)
+        func triggerSQL() throws -> String {
+            try raw.query("SELECT group_concat(sql) FROM sqlite_master WHERE name IN ('items_log_ai', 'items_fts_ai')")[0].string(at: 0) ?? ""
+        }
+        #expect(!(try triggerSQL().contains("bulk_insert")))
+
+        _ = try await Database(path: path, readOnly: true).collection(named: "items")
+        #expect(!(try triggerSQL().contains("bulk_insert")))
+
+        let db = try Database(path: path)
+        let items = try await db.collection(named: "items")
+        #expect(try triggerSQL().components(separatedBy: "bulk_insert.items").count == 3)
+        try await items.insertBatch(randomEntries(count: 20, dimension: 2, seed: 10, firstID: 100))
+        let (log, documents, marker) = try await state(db, "items")
+        #expect(log.count == 25 && log.values.allSatisfy { $0 == 1 })
+        #expect(documents == 25 && !marker)
+        #expect(try await db.verify().isHealthy)
+    }
+}
