@@ -34,15 +34,9 @@ final class CollectionEngine {
     /// The largest topK accepted by searches.
     static let maxTopK = 100_000
 
-    /// Whether the insert triggers stand aside for the API's bulk inserts (they have the WHEN
-    /// clause on ``CollectionSchema/bulkInsertKey``). False only for a file written by an older
-    /// Trove and opened read-only; such a connection never writes.
-    let bulkInsertReady: Bool
-
-    init(connection: Connection, schema: CollectionSchema, bulkInsertReady: Bool) {
+    init(connection: Connection, schema: CollectionSchema) {
         self.connection = connection
         self.schema = schema
-        self.bulkInsertReady = bulkInsertReady
     }
 
     // MARK: Opening
@@ -57,7 +51,7 @@ final class CollectionEngine {
     ) throws -> CollectionEngine {
         try CollectionSchema.validate(name: name)
         try requested?.validate()
-        let (configuration, bulkInsertReady): (CollectionConfiguration, Bool) = try connection.transaction(
+        let configuration: CollectionConfiguration = try connection.transaction(
             connection.isReadOnly ? .deferred : .immediate
         ) {
             let key = CollectionSchema(name: name, configuration: CollectionConfiguration(dimension: 1)).configKey
@@ -80,16 +74,15 @@ final class CollectionEngine {
                         throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
                     }
                 }
+                // Collections created before the FTS5 merge settings get them once, when writable
+                // (they are rows in the FTS5 config table; only speed depends on them).
                 let schema = CollectionSchema(name: name, configuration: stored)
-                // Collections created before bulk inserts have insert triggers without the WHEN
-                // clause: rewrite them (and apply the FTS5 settings) once, when writable.
-                let triggerSQL = try connection.scalar(
-                    "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.text("\(name)_log_ai")]
-                )?.stringValue ?? ""
-                if triggerSQL.contains(schema.bulkInsertKey) { return (stored, true) }
-                guard !connection.isReadOnly else { return (stored, false) }
-                for statement in schema.bulkInsertUpgradeStatements { try connection.execute(script: statement) }
-                return (stored, true)
+                if stored.lexicalSearch, !connection.isReadOnly,
+                    try connection.scalar("SELECT 1 FROM \"\(schema.ftsName)_config\" WHERE k = 'crisismerge'") == nil
+                {
+                    for statement in schema.ftsSettings { try connection.execute(script: statement) }
+                }
+                return stored
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
             let schema = CollectionSchema(name: name, configuration: requested)
@@ -103,11 +96,9 @@ final class CollectionEngine {
             try connection.execute(
                 "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
                 [.text(key), .text(requested.encodedJSON())])
-            return (requested, true)
+            return requested
         }
-        return CollectionEngine(
-            connection: connection, schema: CollectionSchema(name: name, configuration: configuration),
-            bulkInsertReady: bulkInsertReady)
+        return CollectionEngine(connection: connection, schema: CollectionSchema(name: name, configuration: configuration))
     }
 
     // MARK: Keeping the vector index in step with the table

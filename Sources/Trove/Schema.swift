@@ -146,44 +146,26 @@ struct CollectionSchema {
     /// Seconds since 1970 as REAL, computable on SQLite 3.37+ (unixepoch('subsec') needs 3.42).
     static let now = "((julianday('now') - 2440587.5) * 86400.0)"
 
-    /// The `trove_meta` key that marks "this transaction is a bulk insert through the API": while
-    /// it exists, the insert triggers stand aside and the API writes the change log and the FTS5
-    /// index itself, in one statement each per batch (CollectionEngine+Write.swift). The key is
-    /// only ever inserted and deleted inside one write transaction, so no other connection or
-    /// process can see it: every raw-SQL insert, from anywhere, still fires the triggers.
-    var bulkInsertKey: String { "bulk_insert.\(name)" }
+    /// The names of the insert triggers, which the API's bulk insert drops and recreates inside
+    /// its own transaction (CollectionEngine+Write.swift).
+    var insertTriggerNames: [String] { ["\(name)_log_ai", "\(name)_fts_ai"] }
 
-    private var unlessBulkInsert: String {
-        "WHEN NOT EXISTS (SELECT 1 FROM \(Self.metaTable) WHERE key = '\(bulkInsertKey)')"
-    }
-
-    /// Insert trigger feeding the change log (stands aside during the API's bulk inserts).
+    /// Insert trigger feeding the change log.
     var logInsertTrigger: String {
         """
-        CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) \(unlessBulkInsert) BEGIN
+        CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
             INSERT INTO \(log)(id, op) VALUES (new.id, 1);
         END
         """
     }
 
-    /// Insert trigger feeding the FTS5 index (stands aside during the API's bulk inserts).
+    /// Insert trigger feeding the FTS5 index.
     var ftsInsertTrigger: String {
         """
-        CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) \(unlessBulkInsert) BEGIN
+        CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) BEGIN
             INSERT INTO \(fts)(rowid, content) VALUES (new.id, new.content);
         END
         """
-    }
-
-    /// Rewrites the insert triggers of a collection created before bulk inserts existed (their
-    /// triggers have no WHEN clause), and applies the FTS5 settings. Needs no table rebuild, and
-    /// the result still works with older Trove versions (they never set the marker).
-    var bulkInsertUpgradeStatements: [String] {
-        var sql = ["DROP TRIGGER IF EXISTS \(quoted("\(name)_log_ai"))", logInsertTrigger]
-        if configuration.lexicalSearch {
-            sql += ["DROP TRIGGER IF EXISTS \(quoted("\(name)_fts_ai"))", ftsInsertTrigger] + ftsSettings
-        }
-        return sql
     }
 
     /// FTS5 merge settings, stored in the FTS5 table's own config (so every connection uses them).

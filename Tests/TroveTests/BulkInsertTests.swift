@@ -4,25 +4,30 @@ import Trove
 import TroveSQLite
 import TroveTestSupport
 
-/// The API's bulk insert path: the insert triggers stand aside while the API writes the change
-/// log and the FTS5 index itself, one statement each per batch (CollectionEngine+Write.swift).
+/// The API's bulk insert path: inside its transaction the insert triggers are dropped, the API
+/// writes the change log and the FTS5 index itself (one statement each per batch), and the
+/// triggers are recreated before the commit (CollectionEngine+Write.swift).
 @Suite("Bulk insert: the API's batch path keeps FTS5 and the change log in step")
 struct BulkInsertTests {
-    /// Rows in the log per id, FTS5 documents, and whether the marker key is left behind.
-    private func state(_ db: Database, _ name: String) async throws -> (log: [Int64: Int], ftsDocuments: Int, marker: Bool) {
+    /// Rows in the log per id, FTS5 documents, and the insert triggers' SQL.
+    private func state(_ db: Database, _ name: String) async throws -> (log: [Int64: Int], ftsDocuments: Int, triggers: [String]) {
         var log: [Int64: Int] = [:]
         for row in try await db.query("SELECT id, count(*) FROM \(name)_log WHERE op = 1 GROUP BY id") {
             log[row.int64(at: 0)!] = Int(row.int64(at: 1)!)
         }
         let documents = try await db.query("SELECT count(*) FROM \(name)_fts_docsize")[0].int64(at: 0)!
-        let marker = try await !db.query("SELECT 1 FROM trove_meta WHERE key LIKE 'bulk_insert.%'").isEmpty
-        return (log, Int(documents), marker)
+        let triggers = try await db.query(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('\(name)_log_ai', '\(name)_fts_ai') ORDER BY name"
+        ).map { $0.string(at: 0)! }
+        return (log, Int(documents), triggers)
     }
 
     @Test("ids in any order and with gaps: one log entry and one FTS5 document per row, searchable")
     func unorderedIDs() async throws {
         let db = try Database()
         let items = try await db.collection("items", dimension: 4)
+        let triggersBefore = try await state(db, "items").triggers
+        #expect(triggersBefore.count == 2)
         var rng = SeededGenerator(seed: 7)
         var ids = (1...300).map { Int64($0 * 3) }
         ids.shuffle(using: &rng)
@@ -34,10 +39,10 @@ struct BulkInsertTests {
         // Auto-assigned ids go through the same path.
         let assigned = try await items.insert(content: "auto assigned", vector: [1, 2, 3, 4])
 
-        let (log, documents, marker) = try await state(db, "items")
+        let (log, documents, triggers) = try await state(db, "items")
         #expect(log == Dictionary(uniqueKeysWithValues: (ids + [assigned]).map { ($0, 1) }))
         #expect(documents == 301)
-        #expect(!marker)
+        #expect(triggers == triggersBefore)
         #expect(try await db.verify().isHealthy)
         for id in ids.prefix(20) {
             #expect(try await items.searchText(.fts5("word\(id)")).map(\.id) == [id])
@@ -61,11 +66,11 @@ struct BulkInsertTests {
 
         #expect(try await items.searchText(.fts5("same")).map(\.id) == [100])
         #expect(try await items.searchText(.fts5("other")).map(\.id) == [101])
-        let (log, documents, marker) = try await state(db, "items")
+        let (log, documents, triggers) = try await state(db, "items")
         #expect(log[100] == 1 && log[101] == 1)
         #expect(log.count == 52)
         #expect(documents == 52)
-        #expect(!marker)
+        #expect(triggers.count == 2)
         #expect(Set(try await items.search(vector: [0, 1], topK: 2).map(\.id)) == [100, 101])
         #expect(try await db.verify().isHealthy)
     }
@@ -82,7 +87,7 @@ struct BulkInsertTests {
         let after = try await state(db, "items")
         #expect(after.log == before.log)
         #expect(after.ftsDocuments == before.ftsDocuments)
-        #expect(!after.marker)
+        #expect(after.triggers == before.triggers && after.triggers.count == 2)
         #expect(try await items.count() == 10)
         #expect(try await items.searchText(.fts5("row")).count == 10)
         #expect(try await db.verify().isHealthy)
@@ -104,42 +109,58 @@ struct BulkInsertTests {
         try await db.execute(script: "BEGIN")
         try await items.insertBatch(randomEntries(count: 30, dimension: 3, seed: 4))
         try await db.execute(script: "COMMIT")
-        let (log, documents, marker) = try await state(db, "items")
-        #expect(log.count == 30 && documents == 30 && !marker)
+        let (log, documents, triggers) = try await state(db, "items")
+        #expect(log.count == 30 && documents == 30 && triggers.count == 2)
         #expect(try await items.searchText(.fts5("row")).count == 10)
         #expect(try await db.verify().isHealthy)
     }
 
-    @Test("a collection created before bulk inserts gets its triggers rewritten on open, not when read-only")
-    func upgradesOldTriggers() async throws {
+    @Test("a reader on another connection never sees the table without its insert triggers")
+    func readerSeesTriggers() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("store.trove")
+        let db = try Database(path: path)
+        let items = try await db.collection("items", dimension: 2)
+        let reader = try Connection(path: path)
+        func triggerCount() throws -> Int64 {
+            try reader.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'items'")!.int64Value!
+        }
+        let expected = try triggerCount()
+        #expect(expected == 6)
+        try await items.insertBatch(randomEntries(count: 40, dimension: 2, seed: 12))
+        #expect(try triggerCount() == expected)
+        try reader.execute("INSERT INTO items(id, content) VALUES (900, 'reader wrote this')")
+        #expect(try await items.searchText(.fts5("reader")).map(\.id) == [900])
+        #expect(try await db.verify().isHealthy)
+    }
+
+    @Test("a collection created with FTS5's default merge settings gets Trove's on a writable open")
+    func appliesFTSSettings() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("old.trove")
         do {
             let items = try await Database(path: path).collection("items", dimension: 2)
             try await items.insertBatch(randomEntries(count: 5, dimension: 2, seed: 9))
         }
-        // Put back the triggers as Trove wrote them before (no WHEN clause).
         let raw = try Connection(path: path)
-        try raw.execute(script: """
-            DROP TRIGGER items_log_ai; DROP TRIGGER items_fts_ai;
-            CREATE TRIGGER items_log_ai AFTER INSERT ON items BEGIN INSERT INTO items_log(id, op) VALUES (new.id, 1); END;
-            CREATE TRIGGER items_fts_ai AFTER INSERT ON items BEGIN INSERT INTO items_fts(rowid, content) VALUES (new.id, new.content); END;
-            """)
-        func triggerSQL() throws -> String {
-            try raw.query("SELECT group_concat(sql) FROM sqlite_master WHERE name IN ('items_log_ai', 'items_fts_ai')")[0].string(at: 0) ?? ""
+        func settings() throws -> [String: Int64] {
+            var out: [String: Int64] = [:]
+            for row in try raw.query("SELECT k, v FROM items_fts_config WHERE k != 'version'") { out[row.string(at: 0)!] = row.int64(at: 1) }
+            return out
         }
-        #expect(!(try triggerSQL().contains("bulk_insert")))
-
+        let trove = try settings()
+        #expect(trove["automerge"] != nil && trove["crisismerge"] != nil && trove["hashsize"] != nil)
+        // As a file written before these settings existed.
+        try raw.execute("DELETE FROM items_fts_config WHERE k != 'version'")
         _ = try await Database(path: path, readOnly: true).collection(named: "items")
-        #expect(!(try triggerSQL().contains("bulk_insert")))
-
+        #expect(try settings().isEmpty)
         let db = try Database(path: path)
         let items = try await db.collection(named: "items")
-        #expect(try triggerSQL().components(separatedBy: "bulk_insert.items").count == 3)
+        #expect(try settings() == trove)
         try await items.insertBatch(randomEntries(count: 20, dimension: 2, seed: 10, firstID: 100))
-        let (log, documents, marker) = try await state(db, "items")
+        let (log, documents, _) = try await state(db, "items")
         #expect(log.count == 25 && log.values.allSatisfy { $0 == 1 })
-        #expect(documents == 25 && !marker)
+        #expect(documents == 25)
         #expect(try await db.verify().isHealthy)
     }
 }
