@@ -90,6 +90,12 @@ extension CollectionEngine {
     /// measured); one statement per 500 rows writes one segment per 500 rows.
     static let rowsPerStatement = 500
 
+    /// Smallest batch that takes the bulk path (``bulkInsert(_:)``). Smaller batches go through
+    /// the triggers: the bulk path changes the schema (drops and recreates two triggers), which
+    /// makes this and every other connection re-prepare its statements, a fixed cost that a few
+    /// rows do not repay.
+    static let bulkInsertMinimumRows = 64
+
     /// Writes a batch all-or-nothing: validated completely first, then one transaction.
     ///
     /// - Returns: the id of each row, in order.
@@ -118,7 +124,7 @@ extension CollectionEngine {
             }
             if mode == .update {
                 try update(rows)
-            } else if mode == .insert {
+            } else if mode == .insert && rows.count >= Self.bulkInsertMinimumRows {
                 try bulkInsert(rows)
             } else {
                 try insertChunks(rows, upsert: mode == .upsert)

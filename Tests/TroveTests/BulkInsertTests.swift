@@ -36,7 +36,7 @@ struct BulkInsertTests {
         }
         try await items.insertBatch(Array(entries[..<150]))
         try await items.insertBatch(Array(entries[150...]))
-        // Auto-assigned ids go through the same path.
+        // Small batches and auto-assigned single rows go through the triggers.
         let assigned = try await items.insert(content: "auto assigned", vector: [1, 2, 3, 4])
 
         let (log, documents, triggers) = try await state(db, "items")
@@ -58,7 +58,7 @@ struct BulkInsertTests {
         let path = dir.path("store.trove")
         let db = try Database(path: path)
         let items = try await db.collection("items", dimension: 2)
-        try await items.insertBatch(randomEntries(count: 50, dimension: 2, seed: 3))
+        try await items.insertBatch(randomEntries(count: 200, dimension: 2, seed: 3))
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
         try await db.execute("INSERT INTO items(id, content, embedding) VALUES (100, 'same connection', ?)", bindings: [blob])
         let raw = try Connection(path: path)
@@ -68,8 +68,8 @@ struct BulkInsertTests {
         #expect(try await items.searchText(.fts5("other")).map(\.id) == [101])
         let (log, documents, triggers) = try await state(db, "items")
         #expect(log[100] == 1 && log[101] == 1)
-        #expect(log.count == 52)
-        #expect(documents == 52)
+        #expect(log.count == 202)
+        #expect(documents == 202)
         #expect(triggers.count == 2)
         #expect(Set(try await items.search(vector: [0, 1], topK: 2).map(\.id)) == [100, 101])
         #expect(try await db.verify().isHealthy)
@@ -101,16 +101,16 @@ struct BulkInsertTests {
         let db = try Database()
         let items = try await db.collection("items", dimension: 3)
         try await db.execute(script: "BEGIN")
-        try await items.insertBatch(randomEntries(count: 30, dimension: 3, seed: 4))
+        try await items.insertBatch(randomEntries(count: 100, dimension: 3, seed: 4))
         try await db.execute(script: "ROLLBACK")
         #expect(try await items.count() == 0)
         #expect(try await state(db, "items").ftsDocuments == 0)
 
         try await db.execute(script: "BEGIN")
-        try await items.insertBatch(randomEntries(count: 30, dimension: 3, seed: 4))
+        try await items.insertBatch(randomEntries(count: 100, dimension: 3, seed: 4))
         try await db.execute(script: "COMMIT")
         let (log, documents, triggers) = try await state(db, "items")
-        #expect(log.count == 30 && documents == 30 && triggers.count == 2)
+        #expect(log.count == 100 && documents == 100 && triggers.count == 2)
         #expect(try await items.searchText(.fts5("row")).count == 10)
         #expect(try await db.verify().isHealthy)
     }
@@ -127,7 +127,7 @@ struct BulkInsertTests {
         }
         let expected = try triggerCount()
         #expect(expected == 6)
-        try await items.insertBatch(randomEntries(count: 40, dimension: 2, seed: 12))
+        try await items.insertBatch(randomEntries(count: 100, dimension: 2, seed: 12))
         #expect(try triggerCount() == expected)
         try reader.execute("INSERT INTO items(id, content) VALUES (900, 'reader wrote this')")
         #expect(try await items.searchText(.fts5("reader")).map(\.id) == [900])
@@ -157,10 +157,10 @@ struct BulkInsertTests {
         let db = try Database(path: path)
         let items = try await db.collection(named: "items")
         #expect(try settings() == trove)
-        try await items.insertBatch(randomEntries(count: 20, dimension: 2, seed: 10, firstID: 100))
+        try await items.insertBatch(randomEntries(count: 80, dimension: 2, seed: 10, firstID: 100))
         let (log, documents, _) = try await state(db, "items")
-        #expect(log.count == 25 && log.values.allSatisfy { $0 == 1 })
-        #expect(documents == 25)
+        #expect(log.count == 85 && log.values.allSatisfy { $0 == 1 })
+        #expect(documents == 85)
         #expect(try await db.verify().isHealthy)
     }
 }
