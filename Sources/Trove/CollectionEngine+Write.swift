@@ -93,7 +93,8 @@ extension CollectionEngine {
     /// Smallest batch that takes the bulk path (``bulkInsert(_:)``). Smaller batches go through
     /// the triggers: the bulk path changes the schema (drops and recreates two triggers), which
     /// makes this and every other connection re-prepare its statements, a fixed cost that a few
-    /// rows do not repay.
+    /// rows do not repay. Collections without lexical search keep the triggers too: the log
+    /// trigger alone is cheap (measured: the bulk path saved nothing there).
     static let bulkInsertMinimumRows = 64
 
     /// Writes a batch all-or-nothing: validated completely first, then one transaction.
@@ -124,7 +125,7 @@ extension CollectionEngine {
             }
             if mode == .update {
                 try update(rows)
-            } else if mode == .insert && rows.count >= Self.bulkInsertMinimumRows {
+            } else if mode == .insert, configuration.lexicalSearch, rows.count >= Self.bulkInsertMinimumRows {
                 try bulkInsert(rows)
             } else {
                 try insertChunks(rows, upsert: mode == .upsert)
@@ -173,13 +174,12 @@ extension CollectionEngine {
         try insertChunks(rows, upsert: false)
         let ids = SQLValue.text(Self.jsonArray(rows.map { $0.id! }))
         try connection.execute("INSERT INTO \(schema.log)(id, op) SELECT value, 1 FROM json_each(?)", [ids])
-        if configuration.lexicalSearch {
-            try connection.execute(
-                """
-                INSERT INTO \(schema.fts)(rowid, content)
-                SELECT id, content FROM \(schema.table) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id
-                """, [ids])
-        }
+        // Only collections with lexical search take this path (see bulkInsertMinimumRows).
+        try connection.execute(
+            """
+            INSERT INTO \(schema.fts)(rowid, content)
+            SELECT id, content FROM \(schema.table) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id
+            """, [ids])
         for trigger in triggers { try connection.execute(script: trigger.string(at: 1)!) }
     }
 

@@ -74,11 +74,11 @@ final class CollectionEngine {
                         throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
                     }
                 }
-                // Collections created before the FTS5 merge settings get them once, when writable
+                // Collections created before the FTS5 settings get them once, when writable
                 // (they are rows in the FTS5 config table; only speed depends on them).
                 let schema = CollectionSchema(name: name, configuration: stored)
                 if stored.lexicalSearch, !connection.isReadOnly,
-                    try connection.scalar("SELECT 1 FROM \"\(schema.ftsName)_config\" WHERE k = 'crisismerge'") == nil
+                    try connection.scalar("SELECT 1 FROM \"\(schema.ftsName)_config\" WHERE k = 'hashsize'") == nil
                 {
                     for statement in schema.ftsSettings { try connection.execute(script: statement) }
                 }
