@@ -171,10 +171,10 @@ struct CollectionSchema {
     /// FTS5 settings, stored in the FTS5 table's own config (so every connection uses them).
     ///
     /// `hashsize`: how many bytes of pending terms FTS5 holds before it flushes a segment early
-    /// (default 1 MB). A 58,000-row batch wrote about 40 segments with the default, and each is
-    /// merged again later. FTS5's merge settings stay at their defaults (automerge 4,
+    /// (default 1 MB): with the default a large batch flushed a new segment every megabyte of
+    /// pending terms, each merged again later. FTS5's merge settings stay at their defaults (automerge 4,
     /// crisismerge 16): merging at 8 segments per level saved about 9% of the insert work but made
-    /// FTS5 queries with snippets about 1.4x slower after a bulk load (more segments to read).
+    /// FTS5 queries with snippets 1.2-1.45x slower after a bulk load (more segments to read).
     var ftsSettings: [String] {
         ["INSERT INTO \(fts)(\(fts), rank) VALUES ('hashsize', \(Self.ftsHashSize))"]
     }
