@@ -74,6 +74,14 @@ final class CollectionEngine {
                         throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
                     }
                 }
+                // Collections created before the FTS5 settings get them once, when writable
+                // (they are rows in the FTS5 config table; only speed depends on them).
+                let schema = CollectionSchema(name: name, configuration: stored)
+                if stored.lexicalSearch, !connection.isReadOnly,
+                    try connection.scalar("SELECT 1 FROM \"\(schema.ftsName)_config\" WHERE k = 'hashsize'") == nil
+                {
+                    for statement in schema.ftsSettings { try connection.execute(script: statement) }
+                }
                 return stored
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }

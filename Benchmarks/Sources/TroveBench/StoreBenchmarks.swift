@@ -13,6 +13,11 @@ private struct StoreBenchOptions {
     var queries = 300
     var rounds = 2
     var limit = Int.max
+    /// Stop after the insert section (for profiling the write path).
+    var insertOnly = false
+    var baselines = true
+    /// Which insert runs to time: FTS on, off, or both.
+    var lexical: [Bool] = [true, false]
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -30,7 +35,15 @@ private struct StoreBenchOptions {
             case "--queries": queries = Int(try value()) ?? queries
             case "--rounds": rounds = Int(try value()) ?? rounds
             case "--limit": limit = Int(try value()) ?? limit
-            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit")
+            case "--insert-only": insertOnly = true
+            case "--no-baselines": baselines = false
+            case "--fts":
+                switch try value() {
+                case "on": lexical = [true]
+                case "off": lexical = [false]
+                default: lexical = [true, false]
+                }
+            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only --no-baselines --fts on|off|both")
             }
             i += 1
         }
@@ -130,7 +143,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
     // 1. Batch insert through Trove (text + vector + metadata + FTS5 + change log), FTS on and off.
     print("\n## Batch insert (rows/s, best of \(options.rounds); each round a fresh file)")
     var storePath = ""
-    for lexical in [true, false] {
+    for lexical in options.lexical {
         var best = 0.0
         var all: [String] = []
         for round in 0..<options.rounds {
@@ -161,7 +174,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
          "INSERT INTO t(content) VALUES (?)", false),
         ("raw SQLite table, text + blob, no FTS  ", "CREATE TABLE t(id INTEGER PRIMARY KEY, content TEXT, source TEXT, metadata TEXT, embedding BLOB)",
          "INSERT INTO t(id, content, source, metadata, embedding) VALUES (?, ?, ?, ?, ?)", true),
-    ] {
+    ] where options.baselines {
         var best = 0.0
         var all: [String] = []
         for round in 0..<options.rounds {
@@ -192,6 +205,8 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         }
         print("  \(label): \(String(format: "%8.0f", best)) rows/s  (all rows in one transaction; rounds: \(all.joined(separator: "; ")))")
     }
+
+    if options.insertOnly { return }
 
     // 2. Open the file fresh and time the first vector query (loads the index from the table).
     let database = try Database(path: storePath)
