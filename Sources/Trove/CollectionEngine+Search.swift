@@ -99,16 +99,20 @@ extension CollectionEngine {
     /// FTS5 snippets of these rows for the query.
     func snippets(for ids: [Int64], query: TextQuery, style: SnippetStyle) throws -> [Int64: String] {
         guard !ids.isEmpty, configuration.lexicalSearch, let expression = matchExpression(for: query) else { return [:] }
+        // One statement per row with `rowid = ?`: FTS5 seeks each term's doclist to that rowid,
+        // where `rowid IN (…)` made it walk every doclist of an OR query to the end.
         let statement = try connection.cachedStatement(
             """
-            SELECT rowid, snippet(\(schema.fts), 0, ?, ?, ?, ?) FROM \(schema.fts)
-            WHERE \(schema.fts) MATCH ? AND rowid IN (SELECT value FROM json_each(?))
+            SELECT snippet(\(schema.fts), 0, ?, ?, ?, ?) FROM \(schema.fts)
+            WHERE \(schema.fts) MATCH ? AND rowid = ?
             """)
         var out: [Int64: String] = [:]
-        try statement.forEachRow([
-            .text(style.open), .text(style.close), .text(style.ellipsis), .integer(Int64(style.words)),
-            .text(expression), .text(Self.jsonArray(ids)),
-        ]) { s in out[s.int64(at: 0)] = s.string(at: 1) }
+        for id in Set(ids) {
+            try statement.forEachRow([
+                .text(style.open), .text(style.close), .text(style.ellipsis), .integer(Int64(style.words)),
+                .text(expression), .integer(id),
+            ]) { s in out[id] = s.string(at: 0) }
+        }
         return out
     }
 
