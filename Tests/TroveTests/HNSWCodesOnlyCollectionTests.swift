@@ -71,6 +71,10 @@ struct HNSWCodesOnlyCollectionTests {
             exact.append(truth.map(\.id))
         }
         #expect(strategies == [bucketsPerThousand == 10 ? .exactScan : .filteredGraph])
+        // explain agrees, and says the scan would read the table.
+        let plan = try await codes.explain(topK: 10, where: sql, bindings: bindings)
+        #expect(plan.strategy == strategies.first)
+        #expect(plan.reason.contains("from the table"))
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 at \(bucketsPerThousand)/1000: \(r)")
     }
@@ -111,6 +115,18 @@ struct HNSWCodesOnlyCollectionTests {
         }
     }
 
+    @Test("the codes-only planner scans the table only for few matching rows")
+    func codesOnlyPlanner() {
+        let total = 58_029, ef = 64
+        // 1%: 581² ≤ 64 · 58,029: reading 581 vectors beats walking ~6,400 nodes.
+        #expect(CollectionEngine.codesOnlyPlan(matching: 581, total: total, k: 10, efSearch: ef).isExactScan)
+        // 10%: the walk, where the in-memory rule would still scan.
+        #expect(!CollectionEngine.codesOnlyPlan(matching: 5_810, total: total, k: 10, efSearch: ef).isExactScan)
+        #expect(HNSWIndex.plan(matching: 5_810, total: total, k: 10, efSearch: ef).isExactScan)
+        // A handful of rows is always a scan.
+        #expect(CollectionEngine.codesOnlyPlan(matching: 100, total: 10_000_000, k: 10, efSearch: ef).isExactScan)
+    }
+
     @Test("the configuration round trips; older stored forms read as keeping float vectors")
     func configurationCoding() throws {
         let config = CollectionConfiguration(dimension: 4, index: Self.kind)
@@ -126,5 +142,12 @@ struct HNSWCodesOnlyCollectionTests {
         #expect(throws: TroveError.self) {
             try IndexKind.hnsw(quantization: .none, keepsFloatVectors: false).validate()
         }
+    }
+}
+
+extension HNSWFilterPlan {
+    var isExactScan: Bool {
+        if case .exactScan = self { return true }
+        return false
     }
 }
