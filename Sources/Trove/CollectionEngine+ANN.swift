@@ -6,7 +6,7 @@ import TroveVectors
 /// Owned by a ``CollectionEngine`` (and so by its ``Database`` actor); not Sendable.
 final class ANNState {
     /// The graph, owned here. Memory: the float32 vectors (4 × dimension bytes each, kept for
-    /// exact scans and re-scoring), the links (about 4 × (2m + 1) bytes per vector on layer 0),
+    /// exact scans and re-scoring unless the kind says `keepsFloatVectors: false`), the links (about 4 × (2m + 1) bytes per vector on layer 0),
     /// the walked codes in quantized modes, and the id map; see `HNSWIndex.memoryUsage`.
     let index: HNSWIndex
     /// The last change-log seq the index reflects.
@@ -250,55 +250,26 @@ extension CollectionEngine {
         let index = try catchUpANN().index
         let total = index.count
         let ids = try candidates(filter)
-        if kind.readsVectorsFromTable {
-            return try plannedNeighborsFromCodes(query, k: k, ids: ids, exact: exact, efSearch: efSearch, index: index)
+        // A codes-only index (`keepsFloatVectors: false`) holds no float32 vectors: every exact
+        // distance then comes from the table (the truth; the codes only steer the walk).
+        let fromTable = kind.readsVectorsFromTable
+        func exactScan(among ids: [Int64]?) throws -> [Neighbor] {
+            if fromTable { return try tableExactSearch(query, k: k, among: ids) }
+            return ids.map { index.search(query, k: k, among: $0) } ?? index.exactSearch(query, k: k)
         }
         if exact {
-            if let ids {
-                return (index.search(query, k: k, among: ids), SearchPlan(
-                    strategy: .exactScan, index: kind, indexedVectors: total, matchingRows: ids.count,
-                    reason: "exact requested: scan over the \(ids.count) rows passing the filter"))
-            }
-            return (index.exactSearch(query, k: k), SearchPlan(
-                strategy: .exactScan, index: kind, indexedVectors: total, matchingRows: nil,
-                reason: "exact requested: scan over all \(total) vectors"))
+            return (try exactScan(among: ids), SearchPlan(
+                strategy: .exactScan, index: kind, indexedVectors: total, matchingRows: ids?.count,
+                reason: "exact requested: scan over " + (fromTable ? "the table's vectors of " : "")
+                    + (ids.map { "the \($0.count) rows passing the filter" } ?? "all \(total) vectors")))
         }
         guard let ids else {
             let ef = max(efSearch ?? index.efSearch, k)
-            return (index.search(query, k: k, efSearch: efSearch), SearchPlan(
-                strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
-                reason: "no filter: HNSW walk with efSearch \(ef)"))
-        }
-        // The filter's ids are distinct (one per row), so the plan can be made from the array and
-        // a Set built only for the walk, which tests membership per visited node.
-        let ef = efSearch ?? index.efSearch
-        let plan = HNSWIndex.plan(matching: ids.count, total: total, k: k, efSearch: ef)
-        let results: [Neighbor]
-        switch plan {
-        case .exactScan: results = index.search(query, k: k, among: ids)
-        case .graphTraversal:
-            let allowed = Set(ids)
-            results = index.search(query, k: k, efSearch: ef, where: allowed.contains)
-        }
-        return (results, SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
-    }
-
-    /// ``plannedNeighbors(_:k:filter:exact:efSearch:)`` for an index that keeps only int8 codes
-    /// (`keepsFloatVectors: false`): the same plans, with every exact distance computed from the
-    /// float32 vectors in the table (the table is the truth; the codes only steer the walk).
-    private func plannedNeighborsFromCodes(
-        _ query: [Float], k: Int, ids: [Int64]?, exact: Bool, efSearch: Int?, index: HNSWIndex
-    ) throws -> (neighbors: [Neighbor], plan: SearchPlan) {
-        let kind = configuration.index
-        let total = index.count
-        if exact {
-            return (try tableExactSearch(query, k: k, among: ids), SearchPlan(
-                strategy: .exactScan, index: kind, indexedVectors: total, matchingRows: ids?.count,
-                reason: "exact requested: scan over the table's vectors of "
-                    + (ids.map { "the \($0.count) rows passing the filter" } ?? "all \(total) rows")))
-        }
-        let ef = efSearch ?? index.efSearch
-        guard let ids else {
+            guard fromTable else {
+                return (index.search(query, k: k, efSearch: efSearch), SearchPlan(
+                    strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
+                    reason: "no filter: HNSW walk with efSearch \(ef)"))
+            }
             var failure: (any Error)?
             let results = index.search(query, k: k, efSearch: efSearch) { id in
                 do { return try self.tableVector(id: id) } catch {
@@ -309,23 +280,36 @@ extension CollectionEngine {
             if let failure { throw failure }
             return (results, SearchPlan(
                 strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
-                reason: "no filter: HNSW walk over int8 codes with efSearch \(max(ef, k)), "
-                    + "best candidates re-scored from the table"))
+                reason: "no filter: HNSW walk over int8 codes with efSearch \(ef), best candidates re-scored from the table"))
         }
-        let plan = Self.codesOnlyPlan(matching: ids.count, total: total, k: k, efSearch: ef)
+        // The filter's ids are distinct (one per row), so the plan can be made from the array and
+        // a Set built only for the walk, which tests membership per visited node.
+        let ef = efSearch ?? index.efSearch
+        let plan = filterPlan(matching: ids.count, total: total, k: k, efSearch: ef)
+        let results: [Neighbor]
         switch plan {
-        case .exactScan:
-            return (try tableExactSearch(query, k: k, among: ids),
-                SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
+        case .exactScan: results = try exactScan(among: ids)
         case .graphTraversal:
-            // The filtered walk ranks by code distances; widen it as the unfiltered walk does and
-            // let the table's vectors pick the k.
-            let wide = k * index.configuration.rescoreFactor
             let allowed = Set(ids)
-            let candidates = index.search(query, k: wide, efSearch: max(ef, wide), where: allowed.contains)
-            return (try tableExactSearch(query, k: k, among: candidates.map(\.id)),
-                SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
+            if fromTable {
+                // The filtered walk ranks by code distances; widen it as the unfiltered walk does
+                // and let the table's vectors pick the k.
+                let wide = k * index.configuration.rescoreFactor
+                let found = index.search(query, k: wide, efSearch: max(ef, wide), where: allowed.contains)
+                results = try tableExactSearch(query, k: k, among: found.map(\.id))
+            } else {
+                results = index.search(query, k: k, efSearch: ef, where: allowed.contains)
+            }
         }
+        return (results, SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count))
+    }
+
+    /// The filter plan for this collection's HNSW index: ``codesOnlyPlan(matching:total:k:efSearch:)``
+    /// when exact scans read the table, else `HNSWIndex.plan(matching:total:k:efSearch:)`.
+    func filterPlan(matching: Int, total: Int, k: Int, efSearch: Int) -> HNSWFilterPlan {
+        configuration.index.readsVectorsFromTable
+            ? Self.codesOnlyPlan(matching: matching, total: total, k: k, efSearch: efSearch)
+            : HNSWIndex.plan(matching: matching, total: total, k: k, efSearch: efSearch)
     }
 
     /// `HNSWIndex.plan(matching:total:k:efSearch:)` for a codes-only index, whose exact scan reads
@@ -408,9 +392,7 @@ extension CollectionEngine {
                     strategy: .graph, index: kind, indexedVectors: total, matchingRows: nil,
                     reason: "no filter: HNSW walk with efSearch \(max(index.efSearch, topK))")
             }
-            let plan = kind.readsVectorsFromTable
-                ? Self.codesOnlyPlan(matching: ids.count, total: total, k: topK, efSearch: index.efSearch)
-                : HNSWIndex.plan(matching: ids.count, total: total, k: topK, efSearch: index.efSearch)
+            let plan = filterPlan(matching: ids.count, total: total, k: topK, efSearch: index.efSearch)
             return SearchPlan(plan, index: kind, indexedVectors: total, matchingRows: ids.count)
         }
     }
