@@ -33,17 +33,22 @@ public final class Connection {
         public var busyTimeout: Duration
         /// Enforce foreign keys (`PRAGMA foreign_keys = ON`).
         public var foreignKeys: Bool
+        /// Page size in bytes for a database this connection creates (a power of two from 512 to
+        /// 65,536); nil keeps SQLite's default (4,096). SQLite fixes the page size when it writes
+        /// the first page, so this has no effect on an existing file.
+        public var newFilePageSize: Int?
 
         /// Options; the defaults suit an app's own database file.
         public init(
             readOnly: Bool = false, create: Bool = true, walMode: Bool = true,
-            busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true
+            busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true, newFilePageSize: Int? = nil
         ) {
             self.readOnly = readOnly
             self.create = create
             self.walMode = walMode
             self.busyTimeout = busyTimeout
             self.foreignKeys = foreignKeys
+            self.newFilePageSize = newFilePageSize
         }
     }
 
@@ -100,6 +105,10 @@ public final class Connection {
             // instead of at the first query.
             _ = try query("SELECT count(*) FROM sqlite_master")
             if options.foreignKeys { try execute(script: "PRAGMA foreign_keys = ON") }
+            // Before the WAL switch, which writes the first page of a new file.
+            if let pageSize = options.newFilePageSize, !options.readOnly {
+                try execute(script: "PRAGMA page_size = \(pageSize)")
+            }
             if case .file = location, !options.readOnly, options.walMode {
                 try execute(script: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
             }
