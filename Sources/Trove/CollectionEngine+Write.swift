@@ -78,7 +78,10 @@ extension CollectionEngine {
         }
         // Inside someone else's transaction nothing is committed yet (it may still roll back),
         // so leave it to the log.
-        if !outerTransaction { applyCommitted(changes, before: before, after: after) }
+        if !outerTransaction {
+            applyCommitted(changes, before: before, after: after)
+            if configuration.lexicalSearch { merger?.noteWrite(fts: schema.ftsName) }
+        }
         return result
     }
 

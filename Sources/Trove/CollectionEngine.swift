@@ -24,6 +24,8 @@ final class CollectionEngine {
     /// The in-memory BM25 index for typed text queries (see CollectionEngine+TextIndex.swift),
     /// built on the first typed query, and the change-log `seq` it reflects.
     var textIndex: BM25Index?
+    /// Merges this collection's FTS5 segments after writes (nil for in-memory or read-only files).
+    var merger: BackgroundMerger?
     var textWatermark: Int64 = 0
 
     /// Keep the change log from growing past this many entries; when it does, the oldest are

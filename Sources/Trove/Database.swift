@@ -20,6 +20,8 @@ public actor Database {
     let connection: Connection
     /// Copies the WAL back into the file off the writer's thread (nil for in-memory or read-only).
     let checkpointer: BackgroundCheckpointer?
+    /// Merges text-index segments while nobody writes (nil for in-memory or read-only).
+    let merger: BackgroundMerger?
     var engines: [String: CollectionEngine]
     /// The file path, or nil for an in-memory database.
     public nonisolated let path: String?
@@ -60,17 +62,21 @@ public actor Database {
         try connection.execute(script: "PRAGMA cache_size = -16384")
         try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
         try Self.prepareMeta(connection)
+        if case .file(let path) = location, !connection.isReadOnly, options.walMode {
+            checkpointer = try BackgroundCheckpointer(attachingTo: connection)
+            merger = BackgroundMerger(path: path)
+        } else {
+            checkpointer = nil
+            merger = nil
+        }
         var engines: [String: CollectionEngine] = [:]
         for (name, configuration) in collections {
-            engines[name] = try CollectionEngine.open(connection: connection, name: name, requested: configuration)
+            let engine = try CollectionEngine.open(connection: connection, name: name, requested: configuration)
+            engine.merger = merger
+            engines[name] = engine
         }
         self.connection = connection
         self.engines = engines
-        if case .file = location, !connection.isReadOnly, options.walMode {
-            checkpointer = try BackgroundCheckpointer(attachingTo: connection)
-        } else {
-            checkpointer = nil
-        }
         if case .file(let p) = location { path = p } else { path = nil }
     }
 
@@ -181,6 +187,7 @@ public actor Database {
             return engine
         }
         let engine = try CollectionEngine.open(connection: connection, name: name, requested: requested)
+        engine.merger = merger
         engines[name] = engine
         return engine
     }
@@ -264,6 +271,31 @@ public actor Database {
         return [path, path + "-wal"].reduce(0) { total, file in
             let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value
             return total + (size ?? 0)
+        }
+    }
+
+    /// Merges the text indexes' segments now, instead of at the next pause in writing.
+    ///
+    /// Trove merges FTS5 segments on a background connection once writes pause (see
+    /// `BackgroundMerger`); call this to have it done before returning, e.g. before timing
+    /// FTS5-syntax queries or snippets right after a bulk load.
+    ///
+    /// ```swift
+    /// try await notes.insertBatch(entries)
+    /// try await database.mergeTextIndexes()
+    /// ```
+    public func mergeTextIndexes() throws {
+        for name in try collectionNames() {
+            let engine = try engine(name, requested: nil)
+            guard engine.configuration.lexicalSearch else { continue }
+            let fts = engine.schema.fts
+            while true {
+                let before = connection.totalChanges
+                try connection.transaction(.immediate) {
+                    try connection.execute("INSERT INTO \(fts)(\(fts), rank) VALUES ('merge', 256)")
+                }
+                if connection.totalChanges - before < 2 { break }  // FTS5: nothing left to merge
+            }
         }
     }
 

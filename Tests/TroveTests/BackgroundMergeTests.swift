@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import Trove
+import TroveSQLite
+import TroveTestSupport
+
+/// Text indexes leave FTS5's segment merging out of the writer's commits (automerge 0) and merge
+/// on a background connection once writes pause (BackgroundMerger.swift).
+@Suite("Background merge of text-index segments")
+struct BackgroundMergeTests {
+    /// Segments in the FTS5 index, from its structure record (id 10 of the `_data` table): a
+    /// 4-byte cookie, then varints for the number of levels and of segments.
+    private func segments(_ db: Database, _ name: String) async throws -> Int {
+        let rows = try await db.query("SELECT block FROM \(name)_fts_data WHERE id = 10")
+        let bytes = try #require(rows.first?.blob(at: 0))
+        var i = 4
+        func varint() -> Int {
+            var value = 0
+            while i < bytes.count {
+                let byte = bytes[i]
+                i += 1
+                value = (value << 7) | Int(byte & 0x7F)
+                if byte & 0x80 == 0 { break }
+            }
+            return value
+        }
+        _ = varint()  // levels
+        return varint()
+    }
+
+    /// Writes `batches` batches of 64 rows, each its own transaction (the bulk path).
+    private func fill(_ items: Collection, batches: Int) async throws {
+        var rng = SeededGenerator(seed: 11)
+        let words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "harbor"]
+        for batch in 0..<batches {
+            let entries = (0..<64).map { i in
+                let id = Int64(batch * 64 + i + 1)
+                let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }.joined(separator: " ")
+                return VectorEntry(id: id, content: "\(text) doc\(id)", vector: rng.vector(dimension: 4))
+            }
+            try await items.insertBatch(entries)
+        }
+    }
+
+    private func results(_ items: Collection) async throws -> [[Int64]] {
+        var all: [[Int64]] = []
+        for query in ["apple", "\"river stone\"", "quartz AND harbor", "doc17", "ember NOT cloud"] {
+            all.append(try await items.searchText(.fts5(query), topK: 50).map(\.id))
+        }
+        return all
+    }
+
+    @Test("one segment per batch while writing; merged once writes pause; same results")
+    func mergesWhenQuiet() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("store.trove"))
+        let items = try await db.collection("items", dimension: 4)
+        try await fill(items, batches: 20)
+        let written = try await segments(db, "items")
+        #expect(written >= 16)  // the writer merged nothing (a default automerge would leave < 8)
+        let before = try await results(items)
+
+        var merged = written
+        for _ in 0..<200 where merged >= written {
+            try await Task.sleep(for: .milliseconds(50))
+            merged = try await segments(db, "items")
+        }
+        #expect(merged <= 8)
+        #expect(try await results(items) == before)
+        #expect(try await db.verify().isHealthy)
+    }
+
+    @Test("mergeTextIndexes merges at once and leaves nothing for the background")
+    func mergeNow() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("store.trove"))
+        let items = try await db.collection("items", dimension: 4)
+        try await fill(items, batches: 20)
+        let before = try await results(items)
+        try await db.mergeTextIndexes()
+        #expect(try await segments(db, "items") <= 8)
+        #expect(try await results(items) == before)
+        #expect(try await db.verify().isHealthy)
+    }
+
+    @Test("a level reaching 32 segments is merged by the writer even without a pause")
+    func crisisMergeBoundsSegments() async throws {
+        let db = try Database()  // in memory: no background merger at all
+        let items = try await db.collection("items", dimension: 4)
+        try await fill(items, batches: 40)
+        #expect(try await segments(db, "items") < 32)
+        #expect(try await items.searchText(.fts5("doc2000")).map(\.id) == [2000])
+    }
+}
