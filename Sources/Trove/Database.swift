@@ -50,9 +50,9 @@ public actor Database {
         preparing collections: [(name: String, configuration: CollectionConfiguration)]
     ) throws {
         var options = options
-        // 16 KB pages: a row (text, metadata and a 384-d vector, about 2 KB) no longer leaves half
-        // of a 4 KB page empty, and a batch commit writes and syncs a quarter as many pages; batch
-        // inserts were 1.3-1.6x faster (BENCHMARKS.md, "Batch insert"). New files only.
+        // 16 KB pages: a row (text, metadata and a 384-d vector) is about 2 KB, so a 4 KB page held
+        // one or two, and a batch commit wrote four times as many page frames; batch inserts were
+        // 1.3-1.6x faster (BENCHMARKS.md, "Batch insert"). New files only.
         options.newFilePageSize = options.newFilePageSize ?? Self.newFilePageSize
         let connection = try Connection(location, options: options)
         // A 16 MB page cache (SQLite's default is 2 MB; it grows only as pages are used). Batch

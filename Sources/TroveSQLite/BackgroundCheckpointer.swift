@@ -38,6 +38,8 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
     // What the queue's blocks use. They never hold the checkpointer itself, so its deinit (which
     // waits for the queue) can't end up running on the queue.
     private let worker: Worker
+    // Background runs started when the writer last copied the log itself (writer's thread only).
+    private var runsStartedAtLastFallback = 0
 
     /// Attaches a checkpointer to a read-write connection on a WAL file. Replaces the
     /// connection's automatic checkpoint (`PRAGMA wal_autocheckpoint`).
@@ -77,12 +79,21 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
     /// Called from the WAL hook after each commit, on the writer's thread.
     fileprivate func committed(database: UnsafePointer<CChar>?, pages: Int32) {
         if pages >= fallbackPages {
+            let started = worker.runsStarted
+            if started == runsStartedAtLastFallback {
+                // No background checkpoint since the last fallback: one large transaction grew the
+                // log past the limit by itself. Hand the whole copy to the queue instead of
+                // making this commit wait for it; the next commit comes back here.
+                if worker.schedule() { queue.async { [worker] in worker.run() } }
+                return
+            }
             // The log only restarts from its beginning when a transaction begins with every page
             // copied back, which a checkpoint running beside a busy writer rarely achieves. So
             // here the writer waits for the checkpoint in flight (it copied all but the last few
             // commits) and copies the rest itself; the next transaction then restarts the log.
             queue.sync {}
             sqlite3_wal_checkpoint_v2(writer.db, database, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            runsStartedAtLastFallback = worker.runsStarted
             return
         }
         guard pages >= thresholdPages, worker.schedule() else { return }
@@ -93,9 +104,10 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
 /// The checkpointing side: its own connection, used only on the checkpointer's queue.
 private final class Worker: @unchecked Sendable {
     let path: String
-    // Guards `isScheduled`: set by the writer's thread, cleared on the queue.
+    // Guards `isScheduled` (set by the writer's thread, cleared on the queue) and `started`.
     private let lock = NSLock()
     private var isScheduled = false
+    private var started = 0
     private var connection: Connection?
     private(set) var completed = 0
 
@@ -109,8 +121,14 @@ private final class Worker: @unchecked Sendable {
         }
     }
 
+    /// Checkpoints started so far.
+    var runsStarted: Int { lock.withLock { started } }
+
     func run() {
-        lock.withLock { isScheduled = false }
+        lock.withLock {
+            isScheduled = false
+            started += 1
+        }
         do {
             if connection == nil {
                 // Not creating, not switching modes: the writer owns the file and its settings.
