@@ -47,13 +47,15 @@ public struct TypedQuery: Sendable, Hashable {
     /// - Parameters:
     ///   - text: Anything a person typed.
     ///   - tokenizer: The collection's tokenizer (the one its documents were indexed with).
-    ///   - stopwords: Folded, unstemmed words to drop from unquoted clauses.
+    ///   - stopwords: Folded, unstemmed words to drop from unquoted clauses; nil (the default)
+    ///     picks them from the query's language (``Stopwords/forQuery(_:)``).
     /// - Complexity: O(n) in the length of `text`.
-    public init(_ text: String, tokenizer: Tokenizer, stopwords: Set<String> = Stopwords.english) {
+    public init(_ text: String, tokenizer: Tokenizer, stopwords: Set<String>? = nil) {
         self.text = text
         var surfaceTokenizerConfiguration = tokenizer.configuration
         surfaceTokenizerConfiguration.stemsEnglish = false
         let surface = Tokenizer(surfaceTokenizerConfiguration)
+        let stopwords = stopwords ?? Stopwords.forQuery(surface.tokens(in: text).map(\.term))
 
         // Split into (segment, quoted) pieces: quotes toggle, unbalanced runs to the end.
         var pieces: [(Substring, Bool)] = []

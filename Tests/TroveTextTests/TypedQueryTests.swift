@@ -15,6 +15,44 @@ struct TypedQueryTests {
         #expect(query.droppedStopwords == ["Where", "did", "I", "the", "from"])
     }
 
+    @Test("a query written in another language drops that language's function words")
+    func stopwordsOfTheQuerysLanguage() {
+        let hinglish = TypedQuery("gaadi ka insurance kab renew karna hai?", tokenizer: tokenizer)
+        #expect(hinglish.clauses.map(\.words) == [["gaadi"], ["insurance"], ["renew"]])
+        #expect(hinglish.droppedStopwords == ["ka", "kab", "karna", "hai"])
+        let german = TypedQuery("Bis wann müssen die Winterreifen aufs Auto?", tokenizer: tokenizer)
+        #expect(german.clauses.map(\.words) == [["Winterreifen"], ["Auto"]])
+        let french = TypedQuery("Combien coûte l'appareil dentaire de Mateo ?", tokenizer: tokenizer)
+        #expect(french.clauses.map(\.words) == [["coûte"], ["appareil"], ["dentaire"], ["Mateo"]])
+        let spanish = TypedQuery("¿cuándo le toca la vacuna de la rabia a la perra?", tokenizer: tokenizer)
+        #expect(spanish.clauses.map(\.words) == [["toca"], ["vacuna"], ["rabia"], ["perra"]])
+    }
+
+    @Test("an English query keeps words that only another language calls stop words")
+    func englishKeepsForeignStopwords() {
+        // `hat` and `die` are German function words, `main` a Hindi one, `son` a Spanish one.
+        #expect(TypedQuery("winter hat for the die cast", tokenizer: tokenizer).clauses.map(\.words)
+            == [["winter"], ["hat"], ["die"], ["cast"]])
+        #expect(TypedQuery("where is the main son of Des", tokenizer: tokenizer).clauses.map(\.words)
+            == [["main"], ["son"], ["Des"]])
+        // One foreign function word is not enough to call the query foreign.
+        #expect(TypedQuery("tamales de rajas", tokenizer: tokenizer).clauses.map(\.words)
+            == [["tamales"], ["de"], ["rajas"]])
+        // An explicit list is used as given.
+        #expect(TypedQuery("ka kab hai insurance", tokenizer: tokenizer, stopwords: Stopwords.english).clauses.count == 4)
+    }
+
+    @Test("Stopwords.forQuery picks the language with the most function words, at least two")
+    func languageChoice() {
+        #expect(Stopwords.forQuery(["what", "is", "the", "plan"]) == Stopwords.english)
+        #expect(Stopwords.forQuery(["wann", "ist", "das", "treffen"]).contains("wann"))
+        #expect(Stopwords.forQuery(["wann", "ist", "das", "treffen"]).contains("what"))  // English kept too
+        #expect(!Stopwords.forQuery(["wann", "treffen"]).contains("wann"))  // one is not enough
+        // More English stop words than foreign ones: English.
+        #expect(Stopwords.forQuery(["what", "is", "the", "die", "das", "plan"]) == Stopwords.english)
+        #expect(Stopwords.forQuery([]) == Stopwords.english)
+    }
+
     @Test("a query made only of stop words keeps them")
     func onlyStopwords() {
         let query = TypedQuery("to be or not to be", tokenizer: tokenizer)
