@@ -7,8 +7,8 @@ import TroveSQLite
 /// the writer's commits (`automerge`). For batch inserts that merging was about a third of the
 /// time (BENCHMARKS.md, "Batch insert"). Trove's text indexes therefore leave the writer only
 /// FTS5's crisis merges (a level reaching ``CollectionSchema/ftsCrisisMerge`` segments) and do
-/// the rest here: after a write, once the file has had no Trove write for ``quietPeriod``, it runs
-/// FTS5's `merge` command in short write transactions (``pagesPerStep`` leaf pages each) until
+/// the rest here: after a write, once the file has had no Trove write for a quiet period (250 ms),
+/// it runs FTS5's `merge` command in short write transactions (256 leaf pages each) until
 /// FTS5 reports that no level holds enough segments to merge, which leaves the index shaped as
 /// the default automerge would have.
 ///
@@ -17,51 +17,84 @@ import TroveSQLite
 /// app's own writes are not held up. Searches are correct whatever the segments: merging only
 /// makes FTS5 queries (snippets, FTS5 syntax) read fewer of them.
 final class BackgroundMerger: @unchecked Sendable {
-    /// How long the file must go without a Trove write before merging starts.
-    let quietPeriod: DispatchTimeInterval
-    /// Leaf pages merged per write transaction.
-    let pagesPerStep: Int
+    private let queue: DispatchQueue
+    // What the queue's blocks use. They never hold the merger itself, so its deinit (which waits
+    // for the queue) can't end up running on the queue.
+    private let worker: MergeWorker
 
-    private let path: String
-    private let queue = DispatchQueue(label: "trove.fts-merge", qos: .utility)
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - quietPeriod: how long the file must go without a Trove write before merging starts.
+    ///   - pagesPerStep: leaf pages merged per write transaction.
+    init(path: String, quietPeriod: DispatchTimeInterval = .milliseconds(250), pagesPerStep: Int = 256) {
+        let queue = DispatchQueue(label: "trove.fts-merge", qos: .utility)
+        self.queue = queue
+        worker = MergeWorker(path: path, queue: queue, quietPeriod: quietPeriod, pagesPerStep: pagesPerStep)
+    }
+
+    deinit {
+        // Wait for a step in flight; scheduled runs that fire later find the worker closed.
+        queue.sync { worker.close() }
+    }
+
+    /// Records a committed write to the FTS5 table `fts` and schedules a merge after the quiet period.
+    func noteWrite(fts: String) {
+        worker.noteWrite(fts: fts)
+    }
+
+    /// Whether merges are still waiting to run (for tests and benchmarks).
+    var hasPendingWork: Bool { worker.hasPendingWork }
+}
+
+/// The merging side: its own connection, used only on the merger's queue.
+private final class MergeWorker: @unchecked Sendable {
+    let path: String
+    let queue: DispatchQueue
+    let quietPeriod: DispatchTimeInterval
+    let pagesPerStep: Int
     // Guards `pending` and `writes`: updated by the writer, read on `queue`.
     private let lock = NSLock()
     private var pending: Set<String> = []
     private var writes = 0
     // Used only on `queue`.
     private var connection: Connection?
+    private var isClosed = false
 
-    init(path: String, quietPeriod: DispatchTimeInterval = .milliseconds(250), pagesPerStep: Int = 256) {
+    init(path: String, queue: DispatchQueue, quietPeriod: DispatchTimeInterval, pagesPerStep: Int) {
         self.path = path
+        self.queue = queue
         self.quietPeriod = quietPeriod
         self.pagesPerStep = pagesPerStep
     }
 
-    deinit {
-        queue.sync { connection?.close() }
-    }
-
-    /// Records a committed write to the FTS5 table `fts` and schedules a merge after the quiet period.
     func noteWrite(fts: String) {
         let generation = lock.withLock {
             pending.insert(fts)
             writes += 1
             return writes
         }
-        queue.asyncAfter(deadline: .now() + quietPeriod) { [weak self] in
-            self?.mergeIfQuiet(since: generation)
-        }
+        schedule(since: generation)
     }
 
-    /// Whether merges are still waiting to run (for tests and benchmarks).
     var hasPendingWork: Bool {
         lock.withLock { !pending.isEmpty }
     }
 
+    /// On `queue`: no more merging; closes the connection.
+    func close() {
+        isClosed = true
+        connection?.close()
+        connection = nil
+    }
+
+    private func schedule(since generation: Int) {
+        queue.asyncAfter(deadline: .now() + quietPeriod) { [self] in mergeIfQuiet(since: generation) }
+    }
+
     /// Runs on `queue` once the quiet period after write number `generation` has passed.
     private func mergeIfQuiet(since generation: Int) {
-        func quiet() -> Bool { lock.withLock { writes == generation } }
-        guard quiet() else { return }  // a later write scheduled its own run
+        func quiet() -> Bool { !isClosed && lock.withLock { writes == generation } }
+        guard quiet() else { return }  // closed, or a later write scheduled its own run
         for fts in lock.withLock({ pending.sorted() }) {
             while quiet() {
                 switch step(fts) {
@@ -69,9 +102,7 @@ final class BackgroundMerger: @unchecked Sendable {
                 case .done:
                     lock.withLock { _ = pending.remove(fts) }
                 case .busy:
-                    queue.asyncAfter(deadline: .now() + quietPeriod) { [weak self] in
-                        self?.mergeIfQuiet(since: generation)
-                    }
+                    schedule(since: generation)
                     return
                 }
                 break

@@ -29,12 +29,12 @@ struct BackgroundMergeTests {
     }
 
     /// Writes `batches` batches of 64 rows, each its own transaction (the bulk path).
-    private func fill(_ items: Collection, batches: Int) async throws {
+    private func fill(_ items: Collection, batches: Int, firstID: Int64 = 0) async throws {
         var rng = SeededGenerator(seed: 11)
         let words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "harbor"]
         for batch in 0..<batches {
             let entries = (0..<64).map { i in
-                let id = Int64(batch * 64 + i + 1)
+                let id = firstID + Int64(batch * 64 + i + 1)
                 let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }.joined(separator: " ")
                 return VectorEntry(id: id, content: "\(text) doc\(id)", vector: rng.vector(dimension: 4))
             }
@@ -80,6 +80,24 @@ struct BackgroundMergeTests {
         try await db.mergeTextIndexes()
         #expect(try await segments(db, "items") <= 8)
         #expect(try await results(items) == before)
+        #expect(try await db.verify().isHealthy)
+    }
+
+    @Test("a database released while its merger runs: no crash, the file intact")
+    func releaseDuringMerge() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("store.trove")
+        for (round, delay) in [230, 260, 290, 320, 350].enumerated() {
+            do {
+                let db = try Database(path: path)
+                let items = try await db.collection("items", dimension: 4)
+                try await fill(items, batches: 10, firstID: Int64(round * 10 * 64))
+                try await Task.sleep(for: .milliseconds(delay))
+            }  // released here, around the moment the merge starts
+        }
+        let db = try Database(path: path)
+        let items = try await db.collection("items", dimension: 4)
+        #expect(try await items.count() == 5 * 10 * 64)
         #expect(try await db.verify().isHealthy)
     }
 
