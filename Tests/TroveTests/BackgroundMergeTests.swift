@@ -70,6 +70,29 @@ struct BackgroundMergeTests {
         #expect(try await db.verify().isHealthy)
     }
 
+    @Test("writes inside the app's own transaction are merged after it commits")
+    func mergesAfterOuterTransaction() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("store.trove"))
+        let items = try await db.collection("items", dimension: 4)
+        // 20 transactions of the app's own, each holding a batch and outlasting the quiet period
+        // once, so the first merge attempt finds the write lock taken.
+        for batch in 0..<20 {
+            try await db.execute("BEGIN IMMEDIATE")
+            try await fill(items, batches: 1, firstID: Int64(batch * 64))
+            if batch == 0 { try await Task.sleep(for: .milliseconds(400)) }
+            try await db.execute("COMMIT")
+        }
+        #expect(try await segments(db, "items") >= 16)
+        var merged = Int.max
+        for _ in 0..<200 where merged > 8 {
+            try await Task.sleep(for: .milliseconds(50))
+            merged = try await segments(db, "items")
+        }
+        #expect(merged <= 8)
+        #expect(try await items.count() == 20 * 64)
+    }
+
     @Test("mergeTextIndexes merges at once and leaves nothing for the background")
     func mergeNow() async throws {
         let dir = try TemporaryDirectory()
