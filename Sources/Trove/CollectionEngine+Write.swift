@@ -51,13 +51,50 @@ extension CollectionEngine {
     }
 
     func validate(rows: [PendingRow], mode: WriteMode) throws {
+        // Metadata is checked by SQLite in bulk first; the row loop below then reports the first
+        // bad row in order, exactly as checking each row in turn would.
+        let firstBadMetadata = try firstInvalidMetadata(in: rows)
         var seen = Set<Int64>()
         seen.reserveCapacity(rows.count)
-        for row in rows {
+        for (index, row) in rows.enumerated() {
             if let vector = row.vector { try validate(vector: vector) }
-            try validate(metadata: row.metadata)
+            if let metadata = row.metadata, metadata.utf8.count > configuration.metadataByteLimit || index == firstBadMetadata {
+                try validate(metadata: metadata)
+            }
             if let id = row.id, !seen.insert(id).inserted, mode == .insert { throw TroveError.duplicateID(id) }
         }
+    }
+
+    /// Metadata strings checked per statement by ``firstInvalidMetadata(in:)``.
+    static let metadataPerValidation = 100
+
+    /// The index of the first row whose metadata is not a JSON object, by SQLite's own parser
+    /// (so the answer agrees with the table's CHECK constraint), or nil. One statement per
+    /// ``metadataPerValidation`` rows instead of one per row: per-row checks were about 4% of a
+    /// batch insert's time.
+    private func firstInvalidMetadata(in rows: [PendingRow]) throws -> Int? {
+        let withMetadata = rows.indices.filter { rows[$0].metadata != nil }
+        var start = 0
+        while start < withMetadata.count {
+            let chunk = withMetadata[start..<min(withMetadata.count, start + Self.metadataPerValidation)]
+            let values = (0..<chunk.count).map { "(\($0), ?)" }.joined(separator: ", ")
+            let statement = try connection.cachedStatement(
+                """
+                SELECT column1 FROM (VALUES \(values))
+                WHERE (CASE WHEN json_valid(column2) THEN json_type(column2) END) IS NOT 'object'
+                ORDER BY column1 LIMIT 1
+                """)
+            statement.reset()
+            for (offset, index) in chunk.enumerated() { try statement.bind(rows[index].metadata!, at: offset + 1) }
+            if try statement.step() {
+                let offset = Int(statement.int64(at: 0))
+                statement.reset()
+                return chunk[chunk.startIndex + offset]
+            }
+            statement.reset()
+            start += Self.metadataPerValidation
+        }
+        return nil
     }
 
     // MARK: Writing

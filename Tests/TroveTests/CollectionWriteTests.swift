@@ -85,6 +85,35 @@ struct CollectionWriteTests {
         #expect(try await items.count() == 0)
     }
 
+    @Test("a large batch reports its first bad row, in row order, whatever the kind of fault")
+    func firstBadRowInOrder() async throws {
+        let items = try await makeCollection()
+        func batch(_ faults: [Int: String]) -> [VectorEntry] {
+            (0..<250).map { i in
+                switch faults[i] {
+                case "array": VectorEntry(id: Int64(i + 1), content: "r", metadata: "[\(i)]", vector: [1, 2, 3, 4])
+                case "broken": VectorEntry(id: Int64(i + 1), content: "r", metadata: "{\"n\": \(i)", vector: [1, 2, 3, 4])
+                case "nan": VectorEntry(id: Int64(i + 1), content: "r", metadata: "{}", vector: [1, .nan, 3, 4])
+                default: VectorEntry(id: Int64(i + 1), content: "r", metadata: "{\"n\": \(i)}", vector: [1, 2, 3, 4])
+                }
+            }
+        }
+        // Metadata checked in bulk (100 rows per statement) must still name the earliest fault.
+        await #expect(throws: TroveError.invalidMetadata(reason: "got a JSON array")) {
+            try await items.insertBatch(batch([130: "array", 170: "broken", 200: "nan"]))
+        }
+        await #expect(throws: TroveError.invalidMetadata(reason: "the text is not valid JSON")) {
+            try await items.insertBatch(batch([201: "array", 170: "broken", 220: "nan"]))
+        }
+        let vectorFirst = await #expect(throws: TroveError.self) {
+            try await items.insertBatch(batch([10: "nan", 150: "array"]))
+        }
+        if case .invalidVector? = vectorFirst {} else { Issue.record("expected invalidVector, got \(String(describing: vectorFirst))") }
+        #expect(try await items.count() == 0)
+        try await items.insertBatch(batch([:]))
+        #expect(try await items.count() == 250)
+    }
+
     @Test("metadata over the byte limit is refused with both sizes")
     func metadataTooLarge() async throws {
         let items = try await Database().collection("items", configuration: .init(dimension: 2, metadataByteLimit: 20))
