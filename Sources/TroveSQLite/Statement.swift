@@ -84,7 +84,7 @@ public final class Statement {
         case .null: rc = sqlite3_bind_null(handle, i)
         case .integer(let v): rc = sqlite3_bind_int64(handle, i, v)
         case .real(let v): rc = sqlite3_bind_double(handle, i, v)
-        case .text(let v): rc = sqlite3_bind_text(handle, i, v, -1, trove_sqlite_transient())
+        case .text(let v): rc = bindText(v, at: i)
         case .blob(let v): rc = bindBytes(v, at: i)
         }
         try check(rc)
@@ -98,9 +98,23 @@ public final class Statement {
     public func bind(_ value: Double, at index: Int) throws {
         try check(sqlite3_bind_double(handle, Int32(index), value))
     }
-    /// Binds text to the 1-based parameter `index` (copied by SQLite).
+    /// Binds text to the 1-based parameter `index` (copied by SQLite, every byte of it: a NUL
+    /// inside the string is stored, not taken as its end).
     public func bind(_ value: String, at index: Int) throws {
-        try check(sqlite3_bind_text(handle, Int32(index), value, -1, trove_sqlite_transient()))
+        try check(bindText(value, at: Int32(index)))
+    }
+
+    private func bindText(_ value: String, at index: Int32) -> Int32 {
+        var value = value
+        return value.withUTF8 { bytes in
+            // An empty buffer may have no address, and a NULL pointer would bind NULL.
+            guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                return sqlite3_bind_text(handle, index, "", 0, trove_sqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), trove_sqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
     }
     /// Binds NULL to the 1-based parameter `index`.
     public func bindNull(at index: Int) throws { try check(sqlite3_bind_null(handle, Int32(index))) }

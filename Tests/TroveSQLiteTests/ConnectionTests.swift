@@ -25,6 +25,24 @@ struct ConnectionTests {
         #expect(api.pointee.iVersion >= 2)
     }
 
+    @Test("text binds every byte: an embedded NUL is stored, an empty string is not NULL")
+    func textBytes() throws {
+        let c = try Connection(.inMemory)
+        try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT)")
+        let values = ["a\u{0}b", "", "héllo 数据库", "\u{0}"]
+        for (i, v) in values.enumerated() {
+            let statement = try c.prepare("INSERT INTO t(id, s) VALUES (?, ?)")
+            try statement.bind(Int64(i), at: 1)
+            try statement.bind(v, at: 2)
+            while try statement.step() {}
+        }
+        try c.execute("INSERT INTO t(id, s) VALUES (?, ?)", [.integer(9), .text("x\u{0}y")])
+        let rows = try c.query("SELECT s, length(CAST(s AS BLOB)), s IS NULL FROM t ORDER BY id")
+        #expect(rows.map { $0.string(at: 0) } == values + ["x\u{0}y"])
+        #expect(rows.map { $0.int64(at: 1) } == [3, 0, 16, 1, 3])
+        #expect(rows.allSatisfy { $0.int64(at: 2) == 0 })
+    }
+
     @Test("file database uses WAL and persists across connections")
     func fileWAL() throws {
         let dir = try TemporaryDirectory()
