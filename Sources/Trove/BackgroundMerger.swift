@@ -119,6 +119,9 @@ private final class MergeWorker: @unchecked Sendable {
                 // No busy wait: a step that can't have the lock at once comes back later.
                 let opened = try Connection(.file(path), options: .init(create: false, walMode: false, busyTimeout: .zero))
                 try opened.registerTroveTokenizer()  // FTS5 loads a table's tokenizer on connect
+                // The writer's checkpointer copies the log back; this connection never holds the
+                // checkpoint lock (which `Database.checkpoint()` would find taken).
+                try opened.execute(script: "PRAGMA wal_autocheckpoint = 0")
                 connection = opened
             }
             let connection = connection!

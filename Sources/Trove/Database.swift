@@ -299,8 +299,23 @@ public actor Database {
         }
     }
 
-    /// Writes the WAL back into the main file (e.g. before copying the file elsewhere).
+    /// Writes the WAL back into the main file and truncates it (e.g. before copying the file
+    /// elsewhere).
+    ///
+    /// - Throws: `SQLiteError` with code `busy` when another connection keeps the checkpoint from
+    ///   finishing (a reader of an older snapshot, or another process checkpointing) for longer
+    ///   than the busy timeout plus a second.
     public func checkpoint() throws {
-        try connection.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
+        // A background checkpoint in flight holds the checkpoint lock, which SQLite never waits
+        // for: wait for it here. (Only this connection's commits start new ones.)
+        checkpointer?.flush()
+        // Another process's checkpoint makes this one return busy (first column 1) at once:
+        // retry for up to a second before reporting it.
+        for attempt in 0..<50 {
+            let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)").first?.int64(at: 0) ?? 0
+            if busy == 0 { return }
+            if attempt < 49 { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        throw SQLiteError(extendedCode: .busy, message: "the WAL checkpoint could not finish: another connection is checkpointing or reading")
     }
 }

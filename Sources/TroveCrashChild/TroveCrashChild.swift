@@ -76,7 +76,9 @@ struct TroveCrashChild {
                 _ = try await collection.search(vector: CrashWorkload.vector(seed: UInt64(batch)), topK: 5)
                 _ = try await collection.searchText(.typed(CrashWorkload.tag(batch)), topK: 5)
             }
-            if batch % 23 == 0 { try await database.checkpoint() }
+            // A checkpoint that another process keeps from finishing throws busy: not this
+            // harness's concern (it kills at random moments, checkpoints included).
+            if batch % 23 == 0 { try? await database.checkpoint() }
             // Kills also land inside repair(): the FTS rebuild and the log-floor marker must be
             // all-or-nothing too.
             if batch % 17 == 0 { _ = try await database.repair() }

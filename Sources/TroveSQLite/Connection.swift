@@ -110,13 +110,30 @@ public final class Connection {
                 try execute(script: "PRAGMA page_size = \(pageSize)")
             }
             if case .file = location, !options.readOnly, options.walMode {
-                try execute(script: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+                try switchToWAL(waitingUpTo: options.busyTimeout)
             }
         } catch {
             statementCache.removeAll()
             sqlite3_close_v2(db)
             handle = nil
             throw error
+        }
+    }
+
+    /// Switches the file to write-ahead logging. When two processes create the same file at
+    /// once, the one that switches second can get `SQLITE_BUSY` without SQLite calling the busy
+    /// handler (changing the journal mode takes an exclusive lock), so this retries for up to the
+    /// busy timeout like any other lock wait.
+    private func switchToWAL(waitingUpTo timeout: Duration) throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while true {
+            do {
+                try execute(script: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+                return
+            } catch let error as SQLiteError where error.code == .busy && clock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
         }
     }
 

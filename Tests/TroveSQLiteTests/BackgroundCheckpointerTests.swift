@@ -65,8 +65,9 @@ struct BackgroundCheckpointerTests {
         let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 200)
         try write(writer, rows: 0..<3_000)
         _ = checkpointer
-        // About 200 pages of 4 KB plus the last commit's pages before the log restarts.
-        #expect(walBytes(path) < 2 << 20)
+        // Without the fallback the log would hold all 12 MB. With it: about 200 pages of 4 KB,
+        // plus the commits made while the first copy waits for the queue (more on a busy machine).
+        #expect(walBytes(path) < 6 << 20)
     }
 
     @Test("one transaction larger than the fallback size is copied on the queue, not in its commit")
