@@ -32,8 +32,9 @@ struct BackgroundCheckpointerTests {
         try write(writer, rows: 0..<2_000)
         checkpointer.flush()
         #expect(checkpointer.completedCheckpoints > 0)
-        // The log was copied back and restarted: it stays below the 8 MB written.
-        #expect(walBytes(path) < 5 << 20)
+        // The log was copied back and restarted: it stays below the 8 MB written (about 4 MB,
+        // the fallback size, plus what a slow queue lets through on a busy machine).
+        #expect(walBytes(path) < 7 << 20)
         // The pages reached the main file.
         let mainBytes = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         #expect(mainBytes > 3 << 20)
