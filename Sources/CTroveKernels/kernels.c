@@ -205,6 +205,27 @@ static inline int use_wide(void) {
 static inline int use_wide(void) { return 0; }
 #endif
 
+// The portable batch loops, in the wide kernels' layout: out[j * count + r] scores row
+// (j * stride + r), or the row at slots[j * stride + r].
+typedef float (*distance_fn)(const float *, const float *, size_t);
+
+static void portable_rows(distance_fn distance, const float *q, const float *rows, size_t count, size_t stride,
+                          size_t streams, size_t n, float *out) {
+    for (size_t r = 0; r < count; r++)
+        for (size_t j = 0; j < streams; j++) out[j * count + r] = distance(q, rows + (j * stride + r) * n, n);
+}
+
+static void portable_gather(distance_fn distance, const float *q, const float *base, const uint32_t *slots,
+                            size_t count, size_t stride, size_t streams, size_t n, float *out) {
+    for (size_t r = 0; r < count; r++) {
+        for (size_t j = 0; j < streams; j++) {
+            const uint32_t *run = slots + j * stride;
+            if (r + 4 < count) __builtin_prefetch(base + (size_t)run[r + 4] * n, 0, 3);
+            out[j * count + r] = distance(q, base + (size_t)run[r] * n, n);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Public entry points: dispatch once per call (a predictable branch).
 
@@ -231,7 +252,7 @@ void trove_dot_rows(const float *q, const float *rows, size_t count, size_t n, f
         return;
     }
 #endif
-    for (size_t r = 0; r < count; r++) out[r] = portable_dot(q, rows + r * n, n);
+    portable_rows(portable_dot, q, rows, count, 0, 1, n, out);
 }
 
 void trove_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, float *out) {
@@ -241,7 +262,7 @@ void trove_l2sq_rows(const float *q, const float *rows, size_t count, size_t n, 
         return;
     }
 #endif
-    for (size_t r = 0; r < count; r++) out[r] = portable_l2sq(q, rows + r * n, n);
+    portable_rows(portable_l2sq, q, rows, count, 0, 1, n, out);
 }
 
 void trove_dot_rows_streams(const float *q, const float *rows, size_t count, size_t stride, size_t streams,
@@ -252,8 +273,7 @@ void trove_dot_rows_streams(const float *q, const float *rows, size_t count, siz
         return;
     }
 #endif
-    for (size_t r = 0; r < count; r++)
-        for (size_t j = 0; j < streams; j++) out[j * count + r] = portable_dot(q, rows + (j * stride + r) * n, n);
+    portable_rows(portable_dot, q, rows, count, stride, streams, n, out);
 }
 
 void trove_l2sq_rows_streams(const float *q, const float *rows, size_t count, size_t stride, size_t streams,
@@ -264,8 +284,7 @@ void trove_l2sq_rows_streams(const float *q, const float *rows, size_t count, si
         return;
     }
 #endif
-    for (size_t r = 0; r < count; r++)
-        for (size_t j = 0; j < streams; j++) out[j * count + r] = portable_l2sq(q, rows + (j * stride + r) * n, n);
+    portable_rows(portable_l2sq, q, rows, count, stride, streams, n, out);
 }
 
 void trove_dot_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t stride,
@@ -276,13 +295,7 @@ void trove_dot_gather(const float *q, const float *base, const uint32_t *slots, 
         return;
     }
 #endif
-    for (size_t r = 0; r < count; r++) {
-        for (size_t j = 0; j < streams; j++) {
-            const uint32_t *run = slots + j * stride;
-            if (r + 4 < count) __builtin_prefetch(base + (size_t)run[r + 4] * n, 0, 3);
-            out[j * count + r] = portable_dot(q, base + (size_t)run[r] * n, n);
-        }
-    }
+    portable_gather(portable_dot, q, base, slots, count, stride, streams, n, out);
 }
 
 void trove_l2sq_gather(const float *q, const float *base, const uint32_t *slots, size_t count, size_t stride,
@@ -293,13 +306,7 @@ void trove_l2sq_gather(const float *q, const float *base, const uint32_t *slots,
         return;
     }
 #endif
-    for (size_t r = 0; r < count; r++) {
-        for (size_t j = 0; j < streams; j++) {
-            const uint32_t *run = slots + j * stride;
-            if (r + 4 < count) __builtin_prefetch(base + (size_t)run[r + 4] * n, 0, 3);
-            out[j * count + r] = portable_l2sq(q, base + (size_t)run[r] * n, n);
-        }
-    }
+    portable_gather(portable_l2sq, q, base, slots, count, stride, streams, n, out);
 }
 
 int32_t trove_dot_i8(const int8_t *a, const int8_t *b, size_t n) {

@@ -37,13 +37,25 @@ final class BackgroundMerger: @unchecked Sendable {
         queue.sync { worker.close() }
     }
 
-    /// Records a committed write to the FTS5 table `fts` and schedules a merge after the quiet period.
+    /// Records a committed write to the FTS5 table `fts` (its quoted name) and makes sure a merge
+    /// runs once the writes pause.
     func noteWrite(fts: String) {
         worker.noteWrite(fts: fts)
     }
 
-    /// Whether merges are still waiting to run (for tests and benchmarks).
-    var hasPendingWork: Bool { worker.hasPendingWork }
+    /// One short write transaction of FTS5 merging on `connection`: what the background worker
+    /// runs repeatedly, and `Database.mergeTextIndexes()` too.
+    ///
+    /// - Parameter fts: the FTS5 table's quoted name.
+    /// - Returns: whether FTS5 found anything to merge.
+    static func mergeStep(on connection: Connection, fts: String, pages: Int = 256) throws -> Bool {
+        let before = connection.totalChanges
+        try connection.transaction(.immediate) {
+            try connection.execute("INSERT INTO \(fts)(\(fts), rank) VALUES ('merge', ?)", [.integer(Int64(pages))])
+        }
+        // FTS5's documented signal: a merge that did any work changes at least two rows.
+        return connection.totalChanges - before >= 2
+    }
 }
 
 /// The merging side: its own connection, used only on the merger's queue.
@@ -52,10 +64,12 @@ private final class MergeWorker: @unchecked Sendable {
     let queue: DispatchQueue
     let quietPeriod: DispatchTimeInterval
     let pagesPerStep: Int
-    // Guards `pending` and `writes`: updated by the writer, read on `queue`.
+    // Guards `pending`, `writes` and `isArmed`: updated by the writer, read on `queue`.
     private let lock = NSLock()
     private var pending: Set<String> = []
     private var writes = 0
+    // Whether a timer is waiting to fire: one at a time, however many writes come in.
+    private var isArmed = false
     // Used only on `queue`.
     private var connection: Connection?
     private var isClosed = false
@@ -68,16 +82,20 @@ private final class MergeWorker: @unchecked Sendable {
     }
 
     func noteWrite(fts: String) {
-        let generation = lock.withLock {
+        let generation: Int? = lock.withLock {
             pending.insert(fts)
             writes += 1
-            return writes
+            return arm()
         }
-        schedule(since: generation)
+        if let generation { schedule(since: generation) }
     }
 
-    var hasPendingWork: Bool {
-        lock.withLock { !pending.isEmpty }
+    /// Under the lock: arms the timer unless it is armed already; returns the write count to
+    /// wait after, or nil.
+    private func arm() -> Int? {
+        guard !isArmed else { return nil }
+        isArmed = true
+        return writes
     }
 
     /// On `queue`: no more merging; closes the connection.
@@ -88,13 +106,19 @@ private final class MergeWorker: @unchecked Sendable {
     }
 
     private func schedule(since generation: Int) {
-        queue.asyncAfter(deadline: .now() + quietPeriod) { [self] in mergeIfQuiet(since: generation) }
+        queue.asyncAfter(deadline: .now() + quietPeriod) { [self] in fire(since: generation) }
     }
 
-    /// Runs on `queue` once the quiet period after write number `generation` has passed.
-    private func mergeIfQuiet(since generation: Int) {
+    /// Runs on `queue` a quiet period after write number `generation` was recorded.
+    private func fire(since generation: Int) {
+        guard !isClosed else { return }
+        let latest: Int = lock.withLock {
+            if writes == generation { isArmed = false }
+            return writes
+        }
+        // Writes came in meanwhile: wait a quiet period after the latest (the timer stays armed).
+        guard latest == generation else { return schedule(since: latest) }
         func quiet() -> Bool { !isClosed && lock.withLock { writes == generation } }
-        guard quiet() else { return }  // closed, or a later write scheduled its own run
         for fts in lock.withLock({ pending.sorted() }) {
             while quiet() {
                 switch step(fts) {
@@ -102,12 +126,15 @@ private final class MergeWorker: @unchecked Sendable {
                 case .done:
                     lock.withLock { _ = pending.remove(fts) }
                 case .busy:
-                    schedule(since: generation)
+                    // Another connection is writing: come back after a quiet period (unless a
+                    // new write armed the timer already).
+                    if let next = lock.withLock({ arm() }) { schedule(since: next) }
                     return
                 }
                 break
             }
         }
+        // A write that stopped the loop armed its own timer.
     }
 
     private enum StepResult { case merged, done, busy }
@@ -124,13 +151,7 @@ private final class MergeWorker: @unchecked Sendable {
                 try opened.execute(script: "PRAGMA wal_autocheckpoint = 0")
                 connection = opened
             }
-            let connection = connection!
-            let before = connection.totalChanges
-            try connection.transaction(.immediate) {
-                try connection.execute("INSERT INTO \"\(fts)\"(\"\(fts)\", rank) VALUES ('merge', ?)", [.integer(Int64(pagesPerStep))])
-            }
-            // FTS5's documented signal: a merge that did any work changes at least two rows.
-            return connection.totalChanges - before >= 2 ? .merged : .done
+            return try BackgroundMerger.mergeStep(on: connection!, fts: fts, pages: pagesPerStep) ? .merged : .done
         } catch let error as SQLiteError where error.code == .busy || error.code == .locked {
             return .busy
         } catch {

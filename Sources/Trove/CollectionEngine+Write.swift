@@ -118,7 +118,7 @@ extension CollectionEngine {
         if !outerTransaction { applyCommitted(changes, before: before, after: after) }
         // Also inside someone else's transaction: a merge attempted before it commits finds the
         // write lock taken and tries again after the next quiet period.
-        if configuration.lexicalSearch { merger?.noteWrite(fts: schema.ftsName) }
+        if configuration.lexicalSearch { merger?.noteWrite(fts: schema.fts) }
         return result
     }
 

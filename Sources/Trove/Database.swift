@@ -288,14 +288,7 @@ public actor Database {
         for name in try collectionNames() {
             let engine = try engine(name, requested: nil)
             guard engine.configuration.lexicalSearch else { continue }
-            let fts = engine.schema.fts
-            while true {
-                let before = connection.totalChanges
-                try connection.transaction(.immediate) {
-                    try connection.execute("INSERT INTO \(fts)(\(fts), rank) VALUES ('merge', 256)")
-                }
-                if connection.totalChanges - before < 2 { break }  // FTS5: nothing left to merge
-            }
+            while try BackgroundMerger.mergeStep(on: connection, fts: engine.schema.fts) {}
         }
     }
 

@@ -55,7 +55,6 @@ public struct TypedQuery: Sendable, Hashable {
         var surfaceTokenizerConfiguration = tokenizer.configuration
         surfaceTokenizerConfiguration.stemsEnglish = false
         let surface = Tokenizer(surfaceTokenizerConfiguration)
-        let stopwords = stopwords ?? Stopwords.forQuery(surface.tokens(in: text).map(\.term))
 
         // Split into (segment, quoted) pieces: quotes toggle, unbalanced runs to the end.
         var pieces: [(Substring, Bool)] = []
@@ -67,6 +66,14 @@ public struct TypedQuery: Sendable, Hashable {
             start = text.index(after: index)
         }
         pieces.append((text[start...], quoted))
+        // Each piece tokenized once: the indexed terms, and the folded, unstemmed forms that stop
+        // words (and the query's language) are judged on.
+        let parsed = pieces.map { piece, isQuoted in
+            let segment = String(piece)
+            return (segment: segment, isQuoted: isQuoted, tokens: tokenizer.tokens(in: segment),
+                    folded: surface.tokens(in: segment))
+        }
+        let stopwords = stopwords ?? Stopwords.forQuery(parsed.flatMap { $0.folded.map(\.term) })
 
         var candidates: [(clause: Clause, isStopword: Bool)] = []
         var seen = Set<[String]>()
@@ -74,9 +81,7 @@ public struct TypedQuery: Sendable, Hashable {
             guard seen.insert(clause.terms).inserted else { return }
             candidates.append((clause, isStopword))
         }
-        for (piece, isQuoted) in pieces {
-            let segment = String(piece)
-            let tokens = tokenizer.tokens(in: segment)
+        for (segment, isQuoted, tokens, folded) in parsed {
             guard !tokens.isEmpty else { continue }
             let bytes = Array(segment.utf8)
             if isQuoted {
@@ -94,7 +99,6 @@ public struct TypedQuery: Sendable, Hashable {
                 append(Clause(words: words, terms: tokens.map(\.term), isQuoted: true), isStopword: false)
             } else {
                 // Each term its own clause; stop words judged on the folded, unstemmed form.
-                let folded = surface.tokens(in: segment)
                 for (token, plain) in zip(tokens, folded) {
                     let word = String(decoding: bytes[token.byteRange], as: UTF8.self)
                     append(Clause(words: [word], terms: [token.term], isQuoted: false),

@@ -36,7 +36,7 @@ enum NativeKernels {
         if wide {
             trove_dot_rows(q, rows, rowCount, count, out)
         } else {
-            for r in 0..<rowCount { out[r] = DistanceKernels.dot(q, rows + r &* count, count: count) }
+            portable(runLength: rowCount, into: out) { DistanceKernels.dot(q, rows + $0 &* count, count: count) }
         }
     }
 
@@ -49,7 +49,7 @@ enum NativeKernels {
         if wide {
             trove_l2sq_rows(q, rows, rowCount, count, out)
         } else {
-            for r in 0..<rowCount { out[r] = DistanceKernels.l2Squared(q, rows + r &* count, count: count) }
+            portable(runLength: rowCount, into: out) { DistanceKernels.l2Squared(q, rows + $0 &* count, count: count) }
         }
     }
 
@@ -63,10 +63,8 @@ enum NativeKernels {
         if wide {
             trove_dot_rows_streams(q, rows, rowCount, stride, streams, count, out)
         } else {
-            for r in 0..<rowCount {
-                for j in 0..<streams {
-                    out[j &* rowCount &+ r] = DistanceKernels.dot(q, rows + (j &* stride &+ r) &* count, count: count)
-                }
+            portable(runLength: rowCount, stride: stride, streams: streams, into: out) {
+                DistanceKernels.dot(q, rows + $0 &* count, count: count)
             }
         }
     }
@@ -80,11 +78,8 @@ enum NativeKernels {
         if wide {
             trove_l2sq_rows_streams(q, rows, rowCount, stride, streams, count, out)
         } else {
-            for r in 0..<rowCount {
-                for j in 0..<streams {
-                    out[j &* rowCount &+ r] =
-                        DistanceKernels.l2Squared(q, rows + (j &* stride &+ r) &* count, count: count)
-                }
+            portable(runLength: rowCount, stride: stride, streams: streams, into: out) {
+                DistanceKernels.l2Squared(q, rows + $0 &* count, count: count)
             }
         }
     }
@@ -99,11 +94,8 @@ enum NativeKernels {
         if wide {
             trove_dot_gather(q, base, slots, slotCount, stride, streams, count, out)
         } else {
-            for r in 0..<slotCount {
-                for j in 0..<streams {
-                    let row = base + Int(slots[j &* stride &+ r]) &* count
-                    out[j &* slotCount &+ r] = DistanceKernels.dot(q, row, count: count)
-                }
+            portable(runLength: slotCount, stride: stride, streams: streams, into: out) {
+                DistanceKernels.dot(q, base + Int(slots[$0]) &* count, count: count)
             }
         }
     }
@@ -117,12 +109,21 @@ enum NativeKernels {
         if wide {
             trove_l2sq_gather(q, base, slots, slotCount, stride, streams, count, out)
         } else {
-            for r in 0..<slotCount {
-                for j in 0..<streams {
-                    let row = base + Int(slots[j &* stride &+ r]) &* count
-                    out[j &* slotCount &+ r] = DistanceKernels.l2Squared(q, row, count: count)
-                }
+            portable(runLength: slotCount, stride: stride, streams: streams, into: out) {
+                DistanceKernels.l2Squared(q, base + Int(slots[$0]) &* count, count: count)
             }
+        }
+    }
+
+    /// The Swift path of the batch kernels: `out[j × runLength + r] = score(j × stride + r)` for
+    /// `streams` runs of `runLength` items, `stride` items apart (the C kernels' layout).
+    @inline(__always)
+    private static func portable(
+        runLength: Int, stride: Int = 0, streams: Int = 1, into out: UnsafeMutablePointer<Float>,
+        _ score: (Int) -> Float
+    ) {
+        for r in 0..<runLength {
+            for j in 0..<streams { out[j &* runLength &+ r] = score(j &* stride &+ r) }
         }
     }
 

@@ -18,16 +18,24 @@ struct BackgroundCheckpointerTests {
         }
     }
 
-    private func walBytes(_ path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size]) as? NSNumber)?.intValue ?? 0
+    private func fileBytes(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
+    }
+
+    private func walBytes(_ path: String) -> Int { fileBytes(path + "-wal") }
+
+    /// A new WAL file in `dir` with an empty table `t`, and its writer connection.
+    private func freshTable(in dir: TemporaryDirectory) throws -> (path: String, writer: Connection) {
+        let path = dir.path("db.sqlite")
+        let writer = try Connection(path: path)
+        try writer.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)")
+        return (path, writer)
     }
 
     @Test("commits past the threshold are checkpointed on the background queue")
     func checkpointsInBackground() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path("db.sqlite")
-        let writer = try Connection(path: path)
-        try writer.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)")
+        let (path, writer) = try freshTable(in: dir)
         let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 50, fallbackPages: 1_000)
         try write(writer, rows: 0..<2_000)
         checkpointer.flush()
@@ -36,8 +44,7 @@ struct BackgroundCheckpointerTests {
         // the fallback size, plus what a slow queue lets through on a busy machine).
         #expect(walBytes(path) < 7 << 20)
         // The pages reached the main file.
-        let mainBytes = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        #expect(mainBytes > 3 << 20)
+        #expect(fileBytes(path) > 3 << 20)
         let reader = try Connection(path: path, options: .init(readOnly: true))
         #expect(try reader.scalar("SELECT count(*) FROM t") == .integer(2_000))
         _ = checkpointer
@@ -46,9 +53,7 @@ struct BackgroundCheckpointerTests {
     @Test("without it SQLite's own automatic checkpoint runs in the writer's commits")
     func replacesAutomaticCheckpoint() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path("db.sqlite")
-        let writer = try Connection(path: path)
-        try writer.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)")
+        let (path, writer) = try freshTable(in: dir)
         // A threshold the writes never reach and no fallback: nothing may copy the log back,
         // so it holds every page written (SQLite's automatic checkpoint is off while attached).
         let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 1_000_000)
@@ -60,9 +65,7 @@ struct BackgroundCheckpointerTests {
     @Test("the writer checkpoints itself once the log passes the fallback size")
     func fallbackBoundsTheLog() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path("db.sqlite")
-        let writer = try Connection(path: path)
-        try writer.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)")
+        let (path, writer) = try freshTable(in: dir)
         let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 200)
         try write(writer, rows: 0..<3_000)
         _ = checkpointer
@@ -74,25 +77,18 @@ struct BackgroundCheckpointerTests {
     @Test("one transaction larger than the fallback size is copied on the queue, not in its commit")
     func largeTransactionGoesToTheQueue() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path("db.sqlite")
-        let writer = try Connection(path: path)
-        try writer.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)")
+        let (path, writer) = try freshTable(in: dir)
         let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 100)
         try write(writer, rows: 0..<500, perCommit: 500)
         checkpointer.flush()
         #expect(checkpointer.completedCheckpoints == 1)
-        let mainBytes = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        #expect(mainBytes > 2 << 20)  // the 2 MB reached the main file
+        #expect(fileBytes(path) > 2 << 20)  // the 2 MB reached the main file
     }
 
     @Test("released while checkpoints are in flight: no deadlock, data intact")
     func releaseWhileBusy() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path("db.sqlite")
-        do {
-            let writer = try Connection(path: path)
-            try writer.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)")
-        }
+        let path = try freshTable(in: dir).path  // its writer closed at once
         for round in 0..<5 {
             let writer = try Connection(path: path)
             let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 10)
