@@ -23,6 +23,10 @@ public actor Database {
     /// Merges text-index segments while nobody writes (nil for in-memory or read-only).
     let merger: BackgroundMerger?
     var engines: [String: CollectionEngine]
+    /// Read-only WAL connections for reads and searches (nil for in-memory databases).
+    nonisolated let readers: ReaderPool?
+    /// Document collections opened so far, shared with the readers.
+    nonisolated let documentStores = DocumentStoreRegistry()
     /// The file path, or nil for an in-memory database.
     public nonisolated let path: String?
 
@@ -62,6 +66,11 @@ public actor Database {
         try connection.execute(script: "PRAGMA cache_size = -16384")
         try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
         try Self.prepareMeta(connection)
+        if case .file(let path) = location, options.walMode {
+            readers = ReaderPool(path: path, capacity: ReaderPool.defaultCapacity, busyTimeout: options.busyTimeout)
+        } else {
+            readers = nil
+        }
         if case .file(let path) = location, !connection.isReadOnly, options.walMode {
             checkpointer = try BackgroundCheckpointer(attachingTo: connection)
             merger = BackgroundMerger(path: path)

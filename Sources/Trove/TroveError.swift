@@ -50,6 +50,37 @@ public enum TroveError: Error, Hashable, Sendable {
     case collectionNotFound(String)
     /// The file was written by a newer Trove.
     case unsupportedFormatVersion(found: Int, supported: Int)
+
+    // Documents and queries.
+
+    /// The field is not declared (and the collection keeps no undeclared fields).
+    case unknownField(field: String, known: [String])
+    /// The value's type does not fit the field.
+    case typeMismatch(field: String, expected: String, value: String)
+    /// A required field without a default is missing or null.
+    case missingField(field: String)
+    /// The value is of the right type but not acceptable (not finite, empty id, ...).
+    case invalidValue(field: String, reason: String)
+    /// A JSON path that Trove does not accept.
+    case invalidPath(field: String, path: String, reason: String)
+    /// Another document already has this id.
+    case duplicateDocumentID(DocumentID)
+    /// Another document already has this value in a unique field (or unique index).
+    case uniqueViolation(field: String, value: String)
+    /// No document has this id.
+    case documentNotFound(DocumentID)
+    /// A compare-and-set update found another version.
+    case versionConflict(id: DocumentID, expected: Int64, actual: Int64)
+    /// A vector leg names a field that is not a vector field.
+    case notVectorField(field: String, type: String)
+    /// A text leg names a field outside the full-text index.
+    case notTextField(field: String, fullTextFields: [String])
+    /// sum/avg of a field that is not numeric.
+    case notNumeric(field: String, aggregate: String)
+    /// The cursor does not belong to this query.
+    case invalidCursor(reason: String)
+    /// The query's parts do not fit together.
+    case invalidQuery(String)
 }
 
 extension TroveError: CustomStringConvertible, LocalizedError {
@@ -104,6 +135,34 @@ extension TroveError: CustomStringConvertible, LocalizedError {
         case .unsupportedFormatVersion(let found, let supported):
             "This file uses Trove format version \(found); this build reads up to \(supported). "
                 + "Update Trove to open it."
+        case .unknownField(let field, let known):
+            "No field named '\(field)'. Declared fields: \(known.joined(separator: ", "))."
+        case .typeMismatch(let field, let expected, let value):
+            "Field '\(field)' expects \(expected), got \(value)."
+        case .missingField(let field):
+            "Field '\(field)' is required and has no default; give it a value."
+        case .invalidValue(let field, let reason):
+            "Invalid value for '\(field)': \(reason)."
+        case .invalidPath(let field, let path, let reason):
+            "Invalid JSON path '\(path)' in '\(field)': \(reason). Write paths as $.name or $.list[0]."
+        case .duplicateDocumentID(let id):
+            "A document with id \(id) already exists (or appears twice in the batch). Use upsert to replace it."
+        case .uniqueViolation(let field, let value):
+            "Another document already has \(value) in the unique field '\(field)'."
+        case .documentNotFound(let id):
+            "No document with id \(id)."
+        case .versionConflict(let id, let expected, let actual):
+            "Document \(id) is at version \(actual), not \(expected): someone changed it since you read it."
+        case .notVectorField(let field, let type):
+            "Field '\(field)' is a \(type) field, not a vector field."
+        case .notTextField(let field, let fields):
+            "Field '\(field)' is not in the full-text index (\(fields.joined(separator: ", ")))."
+        case .notNumeric(let field, let aggregate):
+            "\(aggregate) needs a numeric field; '\(field)' is not one."
+        case .invalidCursor(let reason):
+            "Invalid cursor: \(reason)."
+        case .invalidQuery(let reason):
+            "Invalid query: \(reason)."
         }
     }
 

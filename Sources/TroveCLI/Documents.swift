@@ -1,4 +1,5 @@
 import Foundation
+import Trove
 
 /// How a file's content becomes documents.
 public enum DocumentFormat: String, Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import Trove
 
 /// A labelled query: its text, the id of its one right document, and its kind.
 ///

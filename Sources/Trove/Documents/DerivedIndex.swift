@@ -1,0 +1,263 @@
+import Foundation
+import TroveSQLite
+import TroveVectors
+
+/// Something derived from a collection's table that must agree with it (DESIGN.md section 3):
+/// kept by SQLite inside the writing transaction (FTS5, B-tree, later R*Tree), or kept in memory
+/// and brought up to date from the change log before each query (vectors, later adjacency).
+///
+/// A new kind of index is one new conformance; ``DerivedIndexSet`` does the catch-up for all of
+/// them at once: one read of the log per query, whatever the number of indexes.
+protocol DerivedIndex: AnyObject {
+    /// A name for reports (`verify`, `explain`).
+    var name: String { get }
+    /// The columns an in-memory index reads for each changed row; empty for SQLite-maintained
+    /// indexes, which need no catch-up.
+    var columns: [String] { get }
+    /// Whether the index has been built (in-memory indexes load lazily).
+    var isLoaded: Bool { get }
+    /// Forgets everything (before a rebuild).
+    func reset()
+    /// Applies the current state of one row: `statement` is positioned on a row whose columns
+    /// from `firstColumn` are this index's ``columns``, or nil when the row no longer exists.
+    func apply(rid: Int64, statement: Statement?, firstColumn: Int)
+    /// Problems found comparing the index with the table (empty when healthy).
+    func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String]
+    /// Rebuilds a SQLite-maintained index from the table (in-memory indexes rebuild through
+    /// ``DerivedIndexSet``).
+    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws
+}
+
+/// The exact (flat) in-memory index of one vector field.
+///
+/// Memory: 4 × dimension bytes per document with a vector, plus the id map.
+final class VectorFieldIndex: DerivedIndex {
+    let field: String
+    let dimension: Int
+    let metric: DistanceMetric
+    private(set) var index: FlatIndex?
+
+    init(field: String, dimension: Int, metric: DistanceMetric) {
+        self.field = field
+        self.dimension = dimension
+        self.metric = metric
+    }
+
+    var name: String { "vector(\(field))" }
+    var columns: [String] { ["\"\(field)\""] }
+    var isLoaded: Bool { index != nil }
+    var count: Int { index?.count ?? 0 }
+
+    func reset() { index = FlatIndex(dimension: dimension, metric: metric) }
+
+    func apply(rid: Int64, statement: Statement?, firstColumn: Int) {
+        if index == nil { reset() }
+        let vector = statement?.withBlob(at: firstColumn) { bytes in
+            bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }
+        }
+        if let vector { index!.upsert(id: rid, vector: vector) } else { _ = index!.remove(id: rid) }
+    }
+
+    func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
+        guard let index else { return [] }
+        let stored = try connection.scalar("SELECT count(*) FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")?.int64Value ?? 0
+        return Int(stored) == index.count ? [] : ["\(name): \(index.count) vectors in memory, \(stored) in the table"]
+    }
+
+    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {}
+
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?) -> [Neighbor] {
+        guard let index else { return [] }
+        if let candidates { return index.search(query, k: k, among: candidates) }
+        return index.search(query, k: k)
+    }
+
+    func vector(rid: Int64) -> [Float]? { index?.vector(for: rid) }
+}
+
+/// The collection's FTS5 index, kept by triggers in the writing transaction.
+final class FullTextIndex: DerivedIndex {
+    let definition: FullTextDefinition
+    init(_ definition: FullTextDefinition) { self.definition = definition }
+
+    var name: String { "fts5(\(definition.fields.joined(separator: ", ")))" }
+    var columns: [String] { [] }
+    var isLoaded: Bool { true }
+    func reset() {}
+    func apply(rid: Int64, statement: Statement?, firstColumn: Int) {}
+
+    func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
+        do {
+            try connection.execute("INSERT INTO \(layout.fts)(\(layout.fts), rank) VALUES ('integrity-check', 1)")
+            return []
+        } catch let error as SQLiteError where error.code == .corrupt {
+            return ["\(name): \(error.message)"]
+        }
+    }
+
+    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {
+        try connection.execute("INSERT INTO \(layout.fts)(\(layout.fts)) VALUES ('rebuild')")
+    }
+}
+
+/// The collection's B-tree indexes (per-field flags, compound, unique, JSON-path expressions).
+final class BTreeIndexes: DerivedIndex {
+    let names: [String]
+    init(names: [String]) { self.names = names }
+
+    var name: String { "b-tree(\(names.joined(separator: ", ")))" }
+    var columns: [String] { [] }
+    var isLoaded: Bool { true }
+    func reset() {}
+    func apply(rid: Int64, statement: Statement?, firstColumn: Int) {}
+
+    func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
+        let rows = try connection.query("PRAGMA integrity_check(\(layout.table))")
+        let messages = rows.compactMap { $0.string(at: 0) }.filter { $0 != "ok" }
+        return messages.map { "\(name): \($0)" }
+    }
+
+    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {
+        try connection.execute(script: "REINDEX \(layout.table)")
+    }
+}
+
+/// All derived indexes of one collection and the one catch-up that keeps the in-memory ones in
+/// step with the change log.
+///
+/// Shared by the writer and every reader connection. Concurrency: a readers-writer lock; a
+/// catch-up takes it exclusively (only when the log moved), searches share it. Only committed
+/// state is ever applied: catch-up runs on a reader's snapshot or on the writer outside a
+/// transaction, never inside an open write transaction (a rolled-back change would otherwise
+/// stay in memory).
+final class DerivedIndexSet: @unchecked Sendable {
+    // @unchecked Sendable: every mutable member (`indexes`' contents, `watermark`) is read under
+    // `lock` (shared) and written under it (exclusive).
+    let layout: DocumentLayout
+    let indexes: [any DerivedIndex]
+    let vectors: [String: VectorFieldIndex]
+    let lock = ReadWriteLock()
+    /// The last change-log seq the in-memory indexes reflect; -1 before the first load.
+    private var watermark: Int64 = -1
+
+    init(layout: DocumentLayout) {
+        self.layout = layout
+        var indexes: [any DerivedIndex] = []
+        var vectors: [String: VectorFieldIndex] = [:]
+        for field in layout.schema.fields {
+            if case .vector(let dimension, let metric) = field.type {
+                let index = VectorFieldIndex(field: field.name, dimension: dimension, metric: metric)
+                vectors[field.name] = index
+                indexes.append(index)
+            }
+        }
+        if let fullText = layout.schema.fullText { indexes.append(FullTextIndex(fullText)) }
+        let btrees = layout.indexDefinitions.indices.map { "\(layout.name)_i\($0)" }
+        if !btrees.isEmpty { indexes.append(BTreeIndexes(names: btrees)) }
+        self.indexes = indexes
+        self.vectors = vectors
+    }
+
+    private var inMemory: [any DerivedIndex] { indexes.filter { !$0.columns.isEmpty } }
+
+    /// Brings every in-memory index up to the state `connection` sees. Call inside the read
+    /// transaction the query will use, so the log and the rows come from one snapshot.
+    ///
+    /// - Complexity: O(changes since the last catch-up); O(rows) on first load or after the log
+    ///   was pruned past the watermark.
+    func catchUp(_ connection: Connection) throws {
+        let memory = inMemory
+        guard !memory.isEmpty else { return }
+        let statement = try connection.cachedStatement(
+            """
+            SELECT coalesce((SELECT max(seq) FROM \(layout.log)), 0),
+                   coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = ?), 0)
+            """)
+        try statement.bind([.text(layout.logFloorKey)])
+        _ = try statement.step()
+        let maxSeq = statement.int64(at: 0)
+        let floor = statement.int64(at: 1)
+        statement.reset()
+        // A newer snapshot than ours may already have been applied by another reader: the index
+        // then reflects a later committed state, which is still never a half-applied one.
+        let current = lock.read { watermark }
+        if current >= 0, current >= floor, maxSeq <= current { return }
+        try lock.write {
+            if watermark >= 0, watermark >= floor, maxSeq <= watermark { return }
+            let columns = memory.flatMap(\.columns).joined(separator: ", ")
+            if watermark < 0 || watermark < floor {
+                for index in memory { index.reset() }
+                let rows = try connection.prepare("SELECT \(layout.rid), \(columns) FROM \(layout.table)")
+                try rows.forEachRow { row in dispatch(rid: row.int64(at: 0), row: row, memory) }
+            } else {
+                let changed = try connection.cachedStatement(
+                    """
+                    SELECT l.rid, t.\(layout.rid) IS NOT NULL, \(memory.flatMap(\.columns).map { "t.\($0)" }.joined(separator: ", "))
+                    FROM (SELECT DISTINCT rid FROM \(layout.log) WHERE seq > ?) AS l
+                    LEFT JOIN \(layout.table) AS t ON t.\(layout.rid) = l.rid
+                    """)
+                try changed.forEachRow([.integer(watermark)]) { row in
+                    let exists = row.int64(at: 1) != 0
+                    var column = 2
+                    for index in memory {
+                        index.apply(rid: row.int64(at: 0), statement: exists ? row : nil, firstColumn: column)
+                        column += index.columns.count
+                    }
+                }
+            }
+            watermark = maxSeq
+        }
+    }
+
+    private func dispatch(rid: Int64, row: Statement, _ memory: [any DerivedIndex]) {
+        var column = 1
+        for index in memory {
+            index.apply(rid: rid, statement: row, firstColumn: column)
+            column += index.columns.count
+        }
+    }
+
+    /// Forces a rebuild of the in-memory indexes at the next catch-up.
+    func invalidate() { lock.write { watermark = -1 } }
+
+    /// Problems in any index, by name (empty when all agree with the table).
+    func verify(_ connection: Connection) throws -> [String] {
+        try catchUp(connection)
+        return try lock.read { try indexes.flatMap { try $0.verify(connection, layout: layout) } }
+    }
+
+    /// Rebuilds every index from the table.
+    func repair(_ connection: Connection) throws {
+        for index in indexes { try index.rebuildInSQLite(connection, layout: layout) }
+        invalidate()
+    }
+}
+
+/// A readers-writer lock (pthread_rwlock): many readers or one writer.
+final class ReadWriteLock: @unchecked Sendable {
+    // @unchecked Sendable: the pthread lock is the synchronisation primitive itself; it lives in
+    // its own allocation so its address never moves.
+    private let handle: UnsafeMutablePointer<pthread_rwlock_t>
+
+    init() {
+        handle = .allocate(capacity: 1)
+        pthread_rwlock_init(handle, nil)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(handle)
+        handle.deallocate()
+    }
+
+    func read<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_rdlock(handle)
+        defer { pthread_rwlock_unlock(handle) }
+        return try body()
+    }
+
+    func write<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_wrlock(handle)
+        defer { pthread_rwlock_unlock(handle) }
+        return try body()
+    }
+}

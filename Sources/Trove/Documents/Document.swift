@@ -1,0 +1,114 @@
+import Foundation
+import TroveSQLite
+
+/// A document's identity: a 64-bit integer, a UUID or a string, as its collection's schema says.
+///
+/// Ids are the app's, never SQLite row ids, so they mean the same on every device.
+///
+/// ```swift
+/// let a: DocumentID = 42
+/// let b: DocumentID = "note-7"
+/// let c = DocumentID.uuid(UUID())
+/// ```
+public enum DocumentID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    case int(Int64)
+    case uuid(UUID)
+    case string(String)
+
+    /// The kind of id this is.
+    public var kind: IDKind {
+        switch self {
+        case .int: .int64
+        case .uuid: .uuid
+        case .string: .string
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .int(let v): String(v)
+        case .uuid(let v): v.uuidString.lowercased()
+        case .string(let v): v
+        }
+    }
+
+    /// The value bound in SQL: an integer, or text (UUIDs in lowercase canonical form).
+    var sqlValue: SQLValue {
+        switch self {
+        case .int(let v): .integer(v)
+        case .uuid(let v): .text(v.uuidString.lowercased())
+        case .string(let v): .text(v)
+        }
+    }
+
+    /// The id as a field value (what filters on `id` compare with).
+    public var value: Value {
+        switch self {
+        case .int(let v): .int(v)
+        case .uuid(let v): .string(v.uuidString.lowercased())
+        case .string(let v): .string(v)
+        }
+    }
+
+    static func read(_ value: SQLValue, kind: IDKind) -> DocumentID? {
+        switch (kind, value) {
+        case (.int64, .integer(let v)): return .int(v)
+        case (.uuid, .text(let v)): return UUID(uuidString: v).map(DocumentID.uuid)
+        case (.string, .text(let v)): return .string(v)
+        default: return nil
+        }
+    }
+
+    public static func < (a: DocumentID, b: DocumentID) -> Bool {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): x < y
+        default: a.description < b.description
+        }
+    }
+}
+
+extension DocumentID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+}
+
+/// One record of a document collection: its id and its fields by name.
+///
+/// Declared fields are checked against the schema on every write; a collection that allows
+/// undeclared fields keeps the others in one JSON column, where filters reach them by name or
+/// path.
+///
+/// ```swift
+/// var note = Document(id: 1, ["title": "Dentist", "year": 2026])
+/// note["tags"] = ["health", "calendar"]
+/// try await notes.insert(note)
+/// ```
+public struct Document: Hashable, Sendable {
+    /// The id.
+    public var id: DocumentID
+    /// The fields by name (`id` is not among them). A missing field is absent, not null.
+    public var fields: [String: Value]
+    /// The version, counted from 1 and raised by every update; used by
+    /// ``DocumentCollection/update(_:ifVersion:)`` for optimistic concurrency. 0 for a document
+    /// not read from a collection.
+    public var version: Int64
+
+    /// A document with the given fields.
+    public init(id: DocumentID, _ fields: [String: Value] = [:]) {
+        self.id = id
+        self.fields = fields
+        self.version = 0
+    }
+
+    init(id: DocumentID, fields: [String: Value], version: Int64) {
+        self.id = id
+        self.fields = fields
+        self.version = version
+    }
+
+    /// A field's value, nil when absent.
+    public subscript(name: String) -> Value? {
+        get { fields[name] }
+        set { fields[name] = newValue }
+    }
+}

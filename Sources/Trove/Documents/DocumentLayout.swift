@@ -1,0 +1,230 @@
+import Foundation
+import TroveSQLite
+
+/// Names and SQL of the objects that make up one document collection `c`:
+///
+/// ```
+/// c(id INTEGER PRIMARY KEY | _rowid INTEGER PRIMARY KEY + id TEXT UNIQUE,
+///   _version INTEGER, <declared fields...>, _extra TEXT  -- undeclared fields, a JSON object)
+/// c_log(seq, rid, op)    -- every insert, update (of any column) and delete, trigger-fed
+/// c_fts                  -- FTS5 over the full-text fields (external content, triggers)
+/// c_i<n>                 -- B-tree indexes
+/// ```
+///
+/// `rid` is the table's integer primary key: the id itself for `.int64` collections, an
+/// internal `_rowid` otherwise (declared, so VACUUM keeps it; it never leaves the file).
+struct DocumentLayout: Sendable {
+    let name: String
+    let schema: DocumentSchema
+
+    static let metaKeyPrefix = "documents."
+
+    var table: String { quoted(name) }
+    var log: String { quoted("\(name)_log") }
+    var ftsName: String { "\(name)_fts" }
+    var fts: String { quoted(ftsName) }
+    var metaKey: String { Self.metaKeyPrefix + name }
+    var logFloorKey: String { "log_floor.\(name)" }
+    /// The integer primary key column.
+    var rid: String { schema.id == .int64 ? "\"id\"" : "\"_rowid\"" }
+
+    private func quoted(_ identifier: String) -> String { "\"\(identifier)\"" }
+
+    /// Every table, index and trigger name this collection creates (to detect collisions before
+    /// creating anything).
+    var objectNames: [String] {
+        var names = [name, "\(name)_log", "\(name)_log_ai", "\(name)_log_au", "\(name)_log_ad", "\(name)_version"]
+        if schema.fullText != nil { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"] }
+        names += indexDefinitions.indices.map { "\(name)_i\($0)" }
+        return names
+    }
+
+    /// The per-field flags and the explicit indexes, as one list.
+    var indexDefinitions: [IndexDefinition] {
+        schema.fields.filter { $0.isIndexed && !$0.isUnique }.map { IndexDefinition([Field($0.name)]) } + schema.indexes
+    }
+
+    /// The declared columns in table order (after id and _version).
+    var fieldColumns: [FieldDefinition] { schema.fields }
+
+    func createStatements() throws -> [String] {
+        var columns: [String] = []
+        switch schema.id {
+        case .int64:
+            columns.append("\"id\" INTEGER PRIMARY KEY")
+        case .uuid, .string:
+            columns.append("\"_rowid\" INTEGER PRIMARY KEY")
+            columns.append("\"id\" TEXT NOT NULL UNIQUE CHECK (typeof(\"id\") = 'text' AND length(\"id\") > 0)")
+        }
+        columns.append("\"_version\" INTEGER NOT NULL DEFAULT 1")
+        for field in schema.fields { columns.append(try columnDefinition(field)) }
+        if schema.allowsUndeclaredFields {
+            columns.append("\"_extra\" TEXT CHECK (\"_extra\" IS NULL OR (json_valid(\"_extra\") AND json_type(\"_extra\") = 'object'))")
+        }
+        var sql = ["CREATE TABLE \(table) (\n    " + columns.joined(separator: ",\n    ") + "\n)"]
+        let resolver = FieldResolver(schema: schema)
+        for (offset, index) in indexDefinitions.enumerated() {
+            let keys = try index.keys.map { try resolver.column($0).sql }.joined(separator: ", ")
+            sql.append("CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(quoted("\(name)_i\(offset)")) ON \(table)(\(keys))")
+        }
+        // The change log: every change to any column, so every derived index can catch up from it.
+        // AUTOINCREMENT: a seq is never reused, so a watermark always means the same point.
+        sql += [
+            "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL, op INTEGER NOT NULL)",
+            """
+            CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
+                INSERT INTO \(log)(rid, op) VALUES (new.\(rid), 1);
+            END
+            """,
+            """
+            CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE ON \(table) BEGIN
+                INSERT INTO \(log)(rid, op) SELECT old.\(rid), 2 WHERE old.\(rid) != new.\(rid);
+                INSERT INTO \(log)(rid, op) VALUES (new.\(rid), 1);
+            END
+            """,
+            """
+            CREATE TRIGGER \(quoted("\(name)_log_ad")) AFTER DELETE ON \(table) BEGIN
+                INSERT INTO \(log)(rid, op) VALUES (old.\(rid), 2);
+            END
+            """,
+            // Updates made with raw SQL raise the version too (the API raises it itself, so this
+            // fires only when a statement left it unchanged).
+            """
+            CREATE TRIGGER \(quoted("\(name)_version")) AFTER UPDATE ON \(table)
+            WHEN new."_version" = old."_version" BEGIN
+                UPDATE \(table) SET "_version" = old."_version" + 1 WHERE \(rid) = new.\(rid);
+            END
+            """,
+        ]
+        if let fullText = schema.fullText {
+            let cols = fullText.fields.map(quoted).joined(separator: ", ")
+            let newValues = fullText.fields.map { "new.\(quoted($0))" }.joined(separator: ", ")
+            let oldValues = fullText.fields.map { "old.\(quoted($0))" }.joined(separator: ", ")
+            let tokenizer = fullText.tokenizer.replacingOccurrences(of: "'", with: "''")
+            let ridName = schema.id == .int64 ? "id" : "_rowid"
+            sql += [
+                "CREATE VIRTUAL TABLE \(fts) USING fts5(\(cols), content=\(table), content_rowid=\(ridName), tokenize='\(tokenizer)')",
+                """
+                CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) BEGIN
+                    INSERT INTO \(fts)(rowid, \(cols)) VALUES (new.\(rid), \(newValues));
+                END
+                """,
+                """
+                CREATE TRIGGER \(quoted("\(name)_fts_ad")) AFTER DELETE ON \(table) BEGIN
+                    INSERT INTO \(fts)(\(fts), rowid, \(cols)) VALUES ('delete', old.\(rid), \(oldValues));
+                END
+                """,
+                """
+                CREATE TRIGGER \(quoted("\(name)_fts_au")) AFTER UPDATE OF \(rid), \(cols) ON \(table) BEGIN
+                    INSERT INTO \(fts)(\(fts), rowid, \(cols)) VALUES ('delete', old.\(rid), \(oldValues));
+                    INSERT INTO \(fts)(rowid, \(cols)) VALUES (new.\(rid), \(newValues));
+                END
+                """,
+            ]
+        }
+        return sql
+    }
+
+    var dropStatements: [String] {
+        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)"]
+        if schema.fullText != nil { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
+        return sql
+    }
+
+    private func columnDefinition(_ field: FieldDefinition) throws -> String {
+        let c = quoted(field.name)
+        let (affinity, check): (String, String)
+        switch field.type {
+        case .text: (affinity, check) = ("TEXT", "typeof(\(c)) = 'text'")
+        case .integer: (affinity, check) = ("INTEGER", "typeof(\(c)) = 'integer'")
+        case .real: (affinity, check) = ("REAL", "typeof(\(c)) IN ('real', 'integer')")
+        case .bool: (affinity, check) = ("INTEGER", "\(c) IN (0, 1)")
+        case .date: (affinity, check) = ("REAL", "typeof(\(c)) IN ('real', 'integer')")
+        case .data: (affinity, check) = ("BLOB", "typeof(\(c)) = 'blob'")
+        case .json: (affinity, check) = ("TEXT", "json_valid(\(c))")
+        case .vector(let dimension, _):
+            (affinity, check) = ("BLOB", "typeof(\(c)) = 'blob' AND length(\(c)) = \(4 * dimension)")
+        }
+        var sql = "\(c) \(affinity)"
+        if field.isOptional {
+            sql += " CHECK (\(c) IS NULL OR (\(check)))"
+        } else {
+            sql += " NOT NULL CHECK (\(check))"
+        }
+        if field.isUnique { sql += " UNIQUE" }
+        if let value = field.defaultValue { sql += " DEFAULT \(try Self.literal(FieldCodec.bind(value, for: field)))" }
+        return sql
+    }
+
+    /// A SQL literal for DDL defaults (the one place SQLite takes no bound values).
+    static func literal(_ value: SQLValue) -> String {
+        switch value {
+        case .null: "NULL"
+        case .integer(let v): String(v)
+        case .real(let v): v.isFinite ? "(\(v))" : "NULL"
+        case .text(let v): "'\(v.replacingOccurrences(of: "'", with: "''"))'"
+        case .blob(let v): "X'\(v.map { String(format: "%02X", $0) }.joined())'"
+        }
+    }
+}
+
+/// Converts document values to and from a declared field's stored form, with typed errors.
+enum FieldCodec {
+    /// The stored value of `value` for `field`.
+    ///
+    /// - Throws: ``TroveError/typeMismatch(field:expected:value:)``, ``TroveError/missingField(field:)``
+    ///   for null in a required field, ``TroveError/dimensionMismatch(expected:actual:)`` and
+    ///   ``TroveError/invalidVector(reason:)`` for vectors.
+    static func bind(_ value: Value, for field: FieldDefinition) throws -> SQLValue {
+        func mismatch() -> TroveError {
+            .typeMismatch(field: field.name, expected: field.type.description, value: value.description)
+        }
+        if value.isNull {
+            guard field.isOptional else { throw TroveError.missingField(field: field.name) }
+            return .null
+        }
+        switch (field.type, value) {
+        case (.text, .string(let v)): return .text(v)
+        case (.integer, .int(let v)): return .integer(v)
+        case (.real, .double(let v)):
+            guard v.isFinite else { throw TroveError.invalidValue(field: field.name, reason: "\(v) is not finite") }
+            return .real(v)
+        case (.real, .int(let v)): return .real(Double(v))
+        case (.bool, .bool(let v)): return .integer(v ? 1 : 0)
+        case (.date, .date(let v)): return .real(v.timeIntervalSince1970)
+        case (.data, .data(let v)): return .blob([UInt8](v))
+        case (.json, let v):
+            switch v {
+            case .date, .data, .vector: throw mismatch()
+            default: return .text(try JSONCoding.text(v, field: field.name))
+            }
+        case (.vector(let dimension, let metric), .vector(let v)):
+            guard v.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: v.count) }
+            guard v.allSatisfy(\.isFinite) else { throw TroveError.invalidVector(reason: "\(field.name) has a NaN or infinite component") }
+            if metric == .cosine, v.allSatisfy({ $0 == 0 }) {
+                throw TroveError.invalidVector(reason: "\(field.name) is a zero vector, which has no cosine")
+            }
+            return .blob(VectorBlob.bytes(v))
+        default:
+            throw mismatch()
+        }
+    }
+
+    /// Reads column `column` of the current row as `field`'s value.
+    static func read(_ statement: Statement, column: Int, as field: FieldDefinition) -> Value {
+        if statement.isNull(at: column) { return .null }
+        switch field.type {
+        case .text: return .string(statement.string(at: column) ?? "")
+        case .integer: return .int(statement.int64(at: column))
+        case .real: return .double(statement.double(at: column))
+        case .bool: return .bool(statement.int64(at: column) != 0)
+        case .date: return .date(Date(timeIntervalSince1970: statement.double(at: column)))
+        case .data: return .data(statement.data(at: column) ?? Data())
+        case .json: return (try? JSONCoding.value(statement.string(at: column) ?? "null")) ?? .null
+        case .vector(let dimension, _):
+            return statement.withBlob(at: column) { bytes in
+                bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }.map(Value.vector) ?? .null
+            }
+        }
+    }
+}

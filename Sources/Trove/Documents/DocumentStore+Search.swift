@@ -1,0 +1,282 @@
+import Foundation
+import TroveSQLite
+import TroveText
+import TroveVectors
+
+extension DocumentStore {
+    /// Where a ranked query's vector legs read vectors from.
+    enum VectorSource {
+        /// The shared in-memory indexes, caught up on this connection's snapshot first.
+        case indexes
+        /// An exact scan of the table on this connection: inside a write transaction, whose
+        /// uncommitted rows the shared indexes must never see.
+        case table
+    }
+
+    /// The legs' hits before fusion.
+    struct LegHits {
+        var vector: [[Neighbor]]
+        var text: [(rid: Int64, bm25: Double)]?
+    }
+
+    /// Runs a ranked query: filter → candidates → legs → fusion → MMR → offset/limit → rows.
+    func search(_ query: Query, source: VectorSource, on connection: Connection) throws -> [DocumentHit] {
+        guard query.isRanked else { throw TroveError.invalidQuery("search() needs a vector or text leg; use fetch()") }
+        guard query.order.isEmpty, query.cursor == nil else {
+            throw TroveError.invalidQuery("a ranked query is ordered by its score and pages with offset, not order or cursor")
+        }
+        let k = query.limit ?? 10
+        guard (1...Self.maxTopK).contains(k) else { throw TroveError.invalidTopK(k, maximum: Self.maxTopK) }
+        guard query.offset >= 0 else { throw TroveError.invalidQuery("offset must be >= 0, got \(query.offset)") }
+        let wanted = k + query.offset
+        let legCount = query.vectorLegs.count + (query.textLeg == nil ? 0 : 1)
+        let depth = legCount == 1 ? wanted : min(Self.maxTopK, max(50, 4 * wanted))
+        try validateLegs(query)
+        let selection = try selection(query.projection)
+        return try connection.transaction(.deferred) {
+            let candidates = try candidateRIDs(query.filter, on: connection)
+            var legs = LegHits(vector: [], text: nil)
+            if !query.vectorLegs.isEmpty {
+                if source == .indexes { try indexes.catchUp(connection) }
+                for leg in query.vectorLegs {
+                    legs.vector.append(try vectorHits(leg, k: depth, candidates: candidates, source: source, on: connection))
+                }
+            }
+            if let leg = query.textLeg {
+                legs.text = try textHits(leg, k: depth, filter: query.filter, on: connection)
+            }
+            var fused = fuse(legs, query: query)
+            if let lambda = query.mmrLambda {
+                fused = try diversify(fused, query: query, lambda: lambda, count: wanted, source: source, on: connection)
+            }
+            let page = Array(fused.dropFirst(query.offset).prefix(k))
+            let rows = try documents(rids: page.map(\.id), selection: selection, on: connection)
+            return page.compactMap { hit in
+                guard let document = rows[hit.id] else { return nil }
+                let ranks = Array(hit.ranks.prefix(query.vectorLegs.count))
+                return DocumentHit(
+                    document: document, score: hit.score, vectorRanks: ranks,
+                    distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
+                    textRank: query.textLeg == nil ? nil : hit.ranks.last ?? nil,
+                    bm25: (query.textLeg == nil ? nil : hit.ranks.last ?? nil).map { legs.text![$0 - 1].bm25 })
+            }
+        }
+    }
+
+    func validateLegs(_ query: Query) throws {
+        for leg in query.vectorLegs {
+            guard let definition = schema.field(leg.field) else {
+                throw TroveError.unknownField(field: leg.field, known: schema.fields.map(\.name))
+            }
+            guard case .vector(let dimension, _) = definition.type else {
+                throw TroveError.notVectorField(field: leg.field, type: definition.type.description)
+            }
+            guard leg.vector.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: leg.vector.count) }
+            guard leg.vector.allSatisfy(\.isFinite) else { throw TroveError.invalidVector(reason: "the query vector has a NaN or infinite component") }
+            guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
+        }
+        if let leg = query.textLeg {
+            guard let fullText = schema.fullText else { throw TroveError.lexicalSearchDisabled(collection: name) }
+            for field in leg.fields ?? [] where !fullText.fields.contains(field) {
+                throw TroveError.notTextField(field: field, fullTextFields: fullText.fields)
+            }
+            guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
+        }
+        if case .reciprocalRank(let k) = query.fusion, !(k > 0 && k.isFinite) {
+            throw TroveError.invalidQuery("RRF k must be > 0, got \(k)")
+        }
+        if let lambda = query.mmrLambda {
+            guard (0...1).contains(lambda) else { throw TroveError.invalidQuery("MMR λ must be in 0...1, got \(lambda)") }
+            guard !query.vectorLegs.isEmpty else { throw TroveError.invalidQuery("MMR needs a vector leg") }
+        }
+    }
+
+    /// Row ids passing the filter, or nil when every row passes.
+    func candidateRIDs(_ filter: Filter, on connection: Connection) throws -> [Int64]? {
+        if case .all = filter { return nil }
+        var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
+        sql.append(try FilterCompiler(resolver: resolver).compile(filter))
+        var rids: [Int64] = []
+        try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { rids.append($0.int64(at: 0)) }
+        return rids
+    }
+
+    func vectorHits(_ leg: VectorLeg, k: Int, candidates: [Int64]?, source: VectorSource, on connection: Connection) throws -> [Neighbor] {
+        let index = indexes.vectors[leg.field]!
+        switch source {
+        case .indexes:
+            return indexes.lock.read { index.search(leg.vector, k: k, among: candidates) }
+        case .table:
+            var scratch = FlatIndex(dimension: index.dimension, metric: index.metric)
+            let allowed = candidates.map(Set.init)
+            let statement = try connection.prepare("SELECT \(layout.rid), \"\(leg.field)\" FROM \(layout.table) WHERE \"\(leg.field)\" IS NOT NULL")
+            try statement.forEachRow { row in
+                let rid = row.int64(at: 0)
+                guard allowed?.contains(rid) ?? true else { return }
+                if let v = row.withBlob(at: 1, { $0.flatMap { VectorBlob.vector($0, dimension: index.dimension) } }) {
+                    scratch.upsert(id: rid, vector: v)
+                }
+            }
+            return scratch.search(leg.vector, k: k)
+        }
+    }
+
+    /// BM25 hits of the text leg among the filter's rows, best first.
+    func textHits(_ leg: TextLeg, k: Int, filter: Filter, on connection: Connection) throws -> [(rid: Int64, bm25: Double)] {
+        let fullText = schema.fullText!
+        guard let expression = matchExpression(leg) else { return [] }
+        let weights = fullText.weights.map { String($0) }.joined(separator: ", ")
+        var sql = SQLFragment(sql: "SELECT rowid, bm25(\(layout.fts), \(weights)) AS score FROM \(layout.fts) WHERE \(layout.fts) MATCH ")
+        sql.bind(.text(expression))
+        if case .all = filter {} else {
+            sql.append(" AND rowid IN (SELECT \(layout.rid) FROM \(layout.table) WHERE ")
+            sql.append(try FilterCompiler(resolver: resolver).compile(filter))
+            sql.append(")")
+        }
+        sql.append(" ORDER BY score LIMIT ")
+        sql.bind(.integer(Int64(k)))
+        var hits: [(rid: Int64, bm25: Double)] = []
+        do {
+            try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { hits.append(($0.int64(at: 0), $0.double(at: 1))) }
+        } catch let error as SQLiteError where error.code == .error {
+            // The filter part is compiled by Trove and always valid, so an error here is the
+            // text query's (raw FTS5 syntax), whatever SQLite's message says.
+            throw TroveError.invalidTextQuery(query: leg.query.text, reason: error.message)
+        }
+        return hits
+    }
+
+    /// The FTS5 MATCH expression: typed text rendered safely (stop words dropped) or raw syntax,
+    /// restricted to the leg's fields with a column filter.
+    func matchExpression(_ leg: TextLeg) -> String? {
+        let tokenizer = TokenizerConfiguration(fts5TokenizeArgument: schema.fullText!.tokenizer).map { Tokenizer($0) }
+        let base: String?
+        if leg.query.kind == .typed, let tokenizer {
+            base = TypedQuery(leg.query.text, tokenizer: tokenizer).fts5Expression
+        } else {
+            base = leg.query.matchExpression
+        }
+        guard let base else { return nil }
+        guard let fields = leg.fields, !fields.isEmpty else { return base }
+        return "{\(fields.joined(separator: " "))} : (\(base))"
+    }
+
+    /// Fuses the legs: one leg keeps its own order and score; several fuse by RRF or by the sum
+    /// of z-normalised scores.
+    func fuse(_ legs: LegHits, query: Query) -> [RankFusion.FusedHit] {
+        var lists: [RankFusion.RankedList] = legs.vector.enumerated().map { i, hits in
+            RankFusion.RankedList(ids: hits.map(\.id), weight: query.vectorLegs[i].weight)
+        }
+        var scores: [[Double]] = zip(legs.vector, query.vectorLegs).map { hits, leg in
+            let metric = indexes.vectors[leg.field]!.metric
+            return hits.map { Double(metric.score(distance: $0.distance)) }
+        }
+        if let text = legs.text {
+            lists.append(RankFusion.RankedList(ids: text.map(\.rid), weight: query.textLeg!.weight))
+            scores.append(text.map { -$0.bm25 })
+        }
+        if lists.count == 1 {
+            return zip(lists[0].ids, scores[0]).enumerated().map { offset, pair in
+                RankFusion.FusedHit(id: pair.0, score: pair.1, ranks: [offset + 1])
+            }
+        }
+        switch query.fusion {
+        case .reciprocalRank(let k):
+            return RankFusion.reciprocalRank(lists, k: k)
+        case .normalizedScores:
+            var total: [Int64: Double] = [:]
+            var ranks: [Int64: [Int?]] = [:]
+            for (leg, list) in lists.enumerated() {
+                let values = scores[leg]
+                guard !values.isEmpty else { continue }
+                let mean = values.reduce(0, +) / Double(values.count)
+                let deviation = (values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(values.count)).squareRoot()
+                let z = values.map { deviation > 0 ? ($0 - mean) / deviation : 0 }
+                let floor = z.min() ?? 0
+                for (offset, id) in list.ids.enumerated() where ranks[id]?[leg] == nil {
+                    ranks[id, default: Array(repeating: nil, count: lists.count)][leg] = offset + 1
+                    total[id, default: 0] += list.weight * (z[offset] - floor)
+                }
+            }
+            return total.map { RankFusion.FusedHit(id: $0.key, score: $0.value, ranks: ranks[$0.key]!) }
+                .sorted { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
+        }
+    }
+
+    /// MMR over the fused list with the first vector leg's field.
+    func diversify(_ fused: [RankFusion.FusedHit], query: Query, lambda: Double, count: Int, source: VectorSource,
+                   on connection: Connection) throws -> [RankFusion.FusedHit] {
+        let leg = query.vectorLegs[0]
+        let index = indexes.vectors[leg.field]!
+        let pool = Array(fused.prefix(max(2 * count, 20)))
+        var vectors: [Int64: [Float]] = [:]
+        let statement = try connection.cachedStatement("SELECT \"\(leg.field)\" FROM \(layout.table) WHERE \(layout.rid) = ?")
+        for hit in pool {
+            try statement.forEachRow([.integer(hit.id)]) { row in
+                vectors[hit.id] = row.withBlob(at: 0) { $0.flatMap { VectorBlob.vector($0, dimension: index.dimension) } }
+            }
+        }
+        let metric = index.metric
+        func similarity(_ a: [Float]?, _ b: [Float]?) -> Double {
+            guard let a, let b else { return 0 }
+            return Double(metric.score(distance: metric.distance(a, b)))
+        }
+        let relevance = pool.map { (id: $0.id, relevance: similarity(leg.vector, vectors[$0.id])) }
+        let picked = RankFusion.maximalMarginalRelevance(relevance, count: count, lambda: lambda) {
+            similarity(vectors[$0], vectors[$1])
+        }
+        let byID = Dictionary(uniqueKeysWithValues: pool.map { ($0.id, $0) })
+        return picked.compactMap { byID[$0] }
+    }
+
+    /// Documents by row id.
+    func documents(rids: [Int64], selection: Selection, on connection: Connection) throws -> [Int64: Document] {
+        guard !rids.isEmpty else { return [:] }
+        let statement = try connection.cachedStatement(
+            "SELECT \(layout.rid), \(selection.sql(rid: layout.rid)) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))")
+        var out: [Int64: Document] = [:]
+        try statement.forEachRow([.text(CollectionEngine.jsonArray(rids))]) { row in
+            out[row.int64(at: 0)] = document(row, selection, first: 1)
+        }
+        return out
+    }
+
+    // MARK: Explain
+
+    /// How a query runs: which parts go to SQLite (with SQLite's own plan) and which to the
+    /// in-memory indexes.
+    func explain(_ query: Query, on connection: Connection) throws -> [String] {
+        var lines: [String] = []
+        if !query.isRanked {
+            let compiled = try compileFetch(query)
+            lines.append("fetch in SQLite: filter, order, limit pushed down")
+            lines += try sqlitePlan(compiled.sql, on: connection).map { "  sqlite: \($0)" }
+            return lines
+        }
+        try validateLegs(query)
+        if case .all = query.filter {
+            lines.append("candidates: every document")
+        } else {
+            var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
+            sql.append(try FilterCompiler(resolver: resolver).compile(query.filter))
+            lines.append("candidates: filter in SQLite, before ranking")
+            lines += try sqlitePlan(sql, on: connection).map { "  sqlite: \($0)" }
+        }
+        for leg in query.vectorLegs {
+            let index = indexes.vectors[leg.field]!
+            lines.append("vector leg \(leg.field): exact \(index.metric) scan of the in-memory index (\(index.dimension)-d), among the candidates")
+        }
+        if let leg = query.textLeg {
+            lines.append("text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)")
+        }
+        if query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) > 1 {
+            switch query.fusion {
+            case .reciprocalRank(let k): lines.append("fusion: reciprocal rank, k = \(k)")
+            case .normalizedScores: lines.append("fusion: sum of z-normalised scores")
+            }
+        }
+        if let lambda = query.mmrLambda { lines.append("rerank: MMR, λ = \(lambda)") }
+        lines.append("rows: fetched by id from SQLite for the top \(query.limit ?? 10)")
+        return lines
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import TroveSQLite
+
+extension DocumentStore {
+    // Every method here runs inside a transaction the caller opened on the writer connection,
+    // so a throw leaves nothing behind once the caller rolls back.
+
+    /// Validates every document, then writes them in order. `.insert` fails on an existing id,
+    /// `.upsert` replaces it (its version goes up); `.update` is not used here.
+    ///
+    /// - Throws: the first validation error before anything is written;
+    ///   ``TroveError/duplicateDocumentID(_:)`` or ``TroveError/uniqueViolation(field:value:)``
+    ///   when a constraint fails (the caller's transaction then rolls back).
+    func write(_ documents: [Document], mode: WriteMode, on connection: Connection) throws {
+        let rows = try documents.map { try storedValues($0) }
+        let columns = writeColumns
+        let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
+        var sql = "INSERT INTO \(layout.table)(\(columns.joined(separator: ", "))) VALUES (\(marks))"
+        if mode == .upsert {
+            let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" } + ["\"_version\" = \"_version\" + 1"]
+            sql += " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
+        }
+        let statement = try connection.cachedStatement(sql)
+        for (offset, row) in rows.enumerated() {
+            do {
+                try statement.execute(row)
+            } catch let error as SQLiteError where error.code == .constraint {
+                throw try constraintError(error, document: documents[offset], values: row, on: connection)
+            }
+        }
+        try pruneLogIfNeeded(on: connection)
+    }
+
+    /// Replaces a stored document's fields (all of them: missing optional fields become null).
+    ///
+    /// - Parameter version: when given, the update happens only if the stored version equals it
+    ///   (optimistic concurrency); otherwise ``TroveError/versionConflict(id:expected:actual:)``.
+    /// - Returns: the new version.
+    @discardableResult
+    func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws -> Int64 {
+        var values = try storedValues(document)
+        let id = values.removeFirst()
+        let sets = writeColumns.dropFirst().map { "\($0) = ?" } + ["\"_version\" = \"_version\" + 1"]
+        var sql = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ?"
+        values.append(id)
+        if let version {
+            sql += " AND \"_version\" = ?"
+            values.append(.integer(version))
+        }
+        let statement = try connection.cachedStatement(sql + " RETURNING \"_version\"")
+        var newVersion: Int64?
+        do {
+            try statement.forEachRow(values) { newVersion = $0.int64(at: 0) }
+        } catch let error as SQLiteError where error.code == .constraint {
+            throw try constraintError(error, document: document, values: [id] + values, on: connection)
+        }
+        if let newVersion { return newVersion }
+        throw try missingOrConflict(document.id, expected: version, on: connection)
+    }
+
+    /// Changes some fields (or JSON paths inside json and undeclared fields) of one document.
+    ///
+    /// `.null` clears an optional field, or removes an undeclared field or a JSON path.
+    /// - Returns: the document as stored afterwards.
+    func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64?, on connection: Connection) throws -> Document {
+        guard id.kind == schema.id else {
+            throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
+        }
+        var assignments: [String: SQLFragment] = [:]  // column -> new value expression
+        var order: [String] = []
+        func assign(_ column: String, _ build: (SQLFragment) throws -> SQLFragment) throws {
+            let current = assignments[column] ?? SQLFragment(sql: column, bindings: [])
+            if assignments[column] == nil { order.append(column) }
+            assignments[column] = try build(current)
+        }
+        for (field, value) in changes.sorted(by: { $0.key.description < $1.key.description }) {
+            guard field.name != "id" else { throw TroveError.invalidValue(field: "id", reason: "the id cannot be patched") }
+            if let definition = schema.field(field.name) {
+                if let path = field.path {
+                    guard definition.type == .json else {
+                        throw TroveError.invalidPath(field: field.name, path: path, reason: "only json fields have paths")
+                    }
+                    try FieldResolver.validate(path: path, field: field.name)
+                    try assign("\"\(field.name)\"") { try Self.jsonEdit($0, path: path, value: value, field: field.description) }
+                } else {
+                    let bound = try FieldCodec.bind(value, for: definition)
+                    try assign("\"\(field.name)\"") { _ in SQLFragment(sql: "?", bindings: [bound]) }
+                }
+            } else if schema.allowsUndeclaredFields {
+                try DocumentSchema.validate(fieldName: field.name)
+                var path = "$.\(field.name)"
+                if let tail = field.path {
+                    try FieldResolver.validate(path: tail, field: field.name)
+                    path += tail.dropFirst()
+                }
+                try assign(FieldResolver.extraColumn) { current in
+                    let base = SQLFragment(sql: "coalesce(\(current.sql), '{}')", bindings: current.bindings)
+                    return try Self.jsonEdit(base, path: path, value: value, field: field.description)
+                }
+            } else {
+                throw TroveError.unknownField(field: field.name, known: ["id"] + schema.fields.map(\.name))
+            }
+        }
+        var statement = SQLFragment(sql: "UPDATE \(layout.table) SET ")
+        for column in order {
+            statement.append("\(column) = ")
+            statement.append(assignments[column]!)
+            statement.append(", ")
+        }
+        statement.append("\"_version\" = \"_version\" + 1 WHERE \"id\" = ")
+        statement.bind(id.sqlValue)
+        if let version {
+            statement.append(" AND \"_version\" = ")
+            statement.bind(.integer(version))
+        }
+        let prepared = try connection.prepare(statement.sql)
+        do {
+            try prepared.execute(statement.bindings)
+        } catch let error as SQLiteError where error.code == .constraint {
+            // The only constraints a patch can break are unique fields.
+            throw try uniqueError(fromPatch: changes, on: connection) ?? TroveError.invalidValue(field: id.description, reason: error.message)
+        }
+        guard connection.changes > 0 else { throw try missingOrConflict(id, expected: version, on: connection) }
+        try pruneLogIfNeeded(on: connection)
+        guard let document = try fetch(id: id, on: connection) else { throw TroveError.documentNotFound(id) }
+        return document
+    }
+
+    private static func jsonEdit(_ base: SQLFragment, path: String, value: Value, field: String) throws -> SQLFragment {
+        var out = SQLFragment()
+        if value.isNull {
+            out.append("json_remove(")
+            out.append(base)
+            out.append(", '\(path)')")
+            return out
+        }
+        out.append("json_set(")
+        out.append(base)
+        out.append(", '\(path)', json(")
+        out.bind(.text(try JSONCoding.text(value, field: field)))
+        out.append("))")
+        return out
+    }
+
+    /// Deletes documents by id. - Returns: how many existed.
+    func delete(ids: [DocumentID], on connection: Connection) throws -> Int {
+        let statement = try connection.cachedStatement("DELETE FROM \(layout.table) WHERE \"id\" = ?")
+        var deleted = 0
+        for id in ids {
+            guard id.kind == schema.id else {
+                throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
+            }
+            try statement.execute([id.sqlValue])
+            deleted += connection.changes
+        }
+        try pruneLogIfNeeded(on: connection)
+        return deleted
+    }
+
+    /// Deletes every document passing the filter. - Returns: how many.
+    func delete(where filter: Filter, on connection: Connection) throws -> Int {
+        let condition = try FilterCompiler(resolver: resolver).compile(filter)
+        try connection.prepare("DELETE FROM \(layout.table) WHERE \(condition.sql)").execute(condition.bindings)
+        let deleted = connection.changes
+        try pruneLogIfNeeded(on: connection)
+        return deleted
+    }
+
+    // MARK: Errors
+
+    private func missingOrConflict(_ id: DocumentID, expected: Int64?, on connection: Connection) throws -> TroveError {
+        let actual = try connection.scalar("SELECT \"_version\" FROM \(layout.table) WHERE \"id\" = ?", [id.sqlValue])?.int64Value
+        guard let actual else { return .documentNotFound(id) }
+        return .versionConflict(id: id, expected: expected ?? 0, actual: actual)
+    }
+
+    /// Names what a failed constraint was about, by asking the table (never by reading SQLite's
+    /// message): the id, a unique field, or a unique index.
+    private func constraintError(_ error: SQLiteError, document: Document, values: [SQLValue], on connection: Connection) throws -> TroveError {
+        if error.extendedCode == .constraintPrimaryKey { return .duplicateDocumentID(document.id) }
+        for (offset, field) in schema.fields.enumerated() where field.isUnique {
+            let value = values[offset + 1]
+            if !value.isNull,
+                try connection.scalar("SELECT 1 FROM \(layout.table) WHERE \"\(field.name)\" = ? AND \"id\" IS NOT ?",
+                                      [value, document.id.sqlValue]) != nil
+            {
+                return .uniqueViolation(field: field.name, value: document.fields[field.name]?.description ?? "\(value)")
+            }
+        }
+        let resolver = self.resolver
+        for index in schema.indexes where index.isUnique {
+            let keys = try index.keys.map { try resolver.column($0) }
+            // Rebuild the new row's key values by evaluating the key expressions over its values.
+            let probe = keys.map(\.sql).joined(separator: ", ")
+            let columns = writeColumns
+            let marks = columns.map { "? AS \($0)" }.joined(separator: ", ")
+            let newKeys = try connection.query("SELECT \(probe) FROM (SELECT \(marks))", values).first?.values ?? []
+            let condition = keys.map { "\($0.sql) IS ?" }.joined(separator: " AND ")
+            if try connection.scalar("SELECT 1 FROM \(layout.table) WHERE \(condition) AND \"id\" IS NOT ?", newKeys + [document.id.sqlValue]) != nil {
+                return .uniqueViolation(field: index.keys.map(\.description).joined(separator: "+"),
+                                        value: newKeys.map(\.description).joined(separator: ", "))
+            }
+        }
+        // Text ids are a UNIQUE column rather than the primary key.
+        if try connection.scalar("SELECT 1 FROM \(layout.table) WHERE \"id\" = ?", [document.id.sqlValue]) != nil {
+            return .duplicateDocumentID(document.id)
+        }
+        return .invalidValue(field: document.id.description, reason: "a constraint failed (\(error.extendedCode))")
+    }
+
+    private func uniqueError(fromPatch changes: [Field: Value], on connection: Connection) throws -> TroveError? {
+        for (field, value) in changes where field.path == nil {
+            guard let definition = schema.field(field.name), definition.isUnique, !value.isNull else { continue }
+            return .uniqueViolation(field: field.name, value: value.description)
+        }
+        return nil
+    }
+
+    /// Deletes old change-log entries once the log is long; call inside a write transaction.
+    func pruneLogIfNeeded(on connection: Connection) throws {
+        let statement = try connection.cachedStatement(
+            """
+            SELECT coalesce((SELECT max(seq) FROM \(layout.log)), 0),
+                   coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = ?), 0)
+            """)
+        try statement.bind([.text(layout.logFloorKey)])
+        _ = try statement.step()
+        let (maxSeq, floor) = (statement.int64(at: 0), statement.int64(at: 1))
+        statement.reset()
+        guard maxSeq - floor > Self.logLimit else { return }
+        let newFloor = maxSeq - Self.logKeep
+        try connection.execute("DELETE FROM \(layout.log) WHERE seq <= ?", [.integer(newFloor)])
+        try connection.execute(
+            "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [.text(layout.logFloorKey), .text(String(newFloor))])
+    }
+}

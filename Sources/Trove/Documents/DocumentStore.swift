@@ -1,0 +1,182 @@
+import Foundation
+import TroveSQLite
+import TroveText
+import TroveVectors
+
+/// The working state of one document collection: its layout, derived indexes and the operations,
+/// each run on a connection it is given (the writer's, inside a transaction, or a reader's).
+///
+/// Sendable: everything is immutable except the in-memory indexes, which ``DerivedIndexSet``
+/// guards with its lock. Connections are never stored here; callers own them.
+final class DocumentStore: Sendable {
+    let layout: DocumentLayout
+    let indexes: DerivedIndexSet
+    var schema: DocumentSchema { layout.schema }
+    var name: String { layout.name }
+    var resolver: FieldResolver { FieldResolver(schema: schema) }
+
+    /// Keep the change log from growing past this many entries (then pruned to ``logKeep``).
+    static let logLimit: Int64 = 50_000
+    static let logKeep: Int64 = 10_000
+    /// The largest limit accepted by ranked queries.
+    static let maxTopK = 100_000
+
+    init(layout: DocumentLayout) {
+        self.layout = layout
+        self.indexes = DerivedIndexSet(layout: layout)
+    }
+
+    // MARK: Opening
+
+    /// Opens the collection `name` on the writer, creating it with `requested` when missing.
+    ///
+    /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` when it exists with another
+    ///   schema (nothing changed); ``TroveError/collectionNotFound(_:)`` when missing and no
+    ///   schema is given; ``TroveError/invalidName(_:reason:)`` when a table or index of that
+    ///   name is already in the file.
+    static func open(connection: Connection, name: String, requested: DocumentSchema?) throws -> DocumentStore {
+        try CollectionSchema.validate(name: name)
+        try requested?.validate()
+        let key = DocumentLayout.metaKeyPrefix + name
+        let schema: DocumentSchema = try connection.transaction(connection.isReadOnly ? .deferred : .immediate) {
+            if let stored = try storedSchema(connection, key: key, name: name) {
+                if let requested {
+                    let differences = stored.differences(from: requested)
+                    guard differences.isEmpty else {
+                        throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                    }
+                }
+                return stored
+            }
+            guard let requested else { throw TroveError.collectionNotFound(name) }
+            let layout = DocumentLayout(name: name, schema: requested)
+            // Checked before creating anything (never by matching SQLite's message text).
+            for object in layout.objectNames {
+                if try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(object)]) != nil {
+                    throw TroveError.invalidName(name, reason: "the file already has a table, index or trigger named \(object)")
+                }
+            }
+            for statement in try layout.createStatements() { try connection.execute(script: statement) }
+            try connection.execute(
+                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(try encode(requested))])
+            return requested
+        }
+        return DocumentStore(layout: DocumentLayout(name: name, schema: schema))
+    }
+
+    static func storedSchema(_ connection: Connection, key: String, name: String) throws -> DocumentSchema? {
+        guard let json = try connection.scalar(
+            "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue
+        else { return nil }
+        do {
+            return try JSONDecoder().decode(DocumentSchema.self, from: Data(json.utf8))
+        } catch {
+            throw TroveError.schemaMismatch(collection: name, details: "stored schema is unreadable: \(error)")
+        }
+    }
+
+    static func encode(_ schema: DocumentSchema) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(schema), as: UTF8.self)
+    }
+
+    // MARK: Columns and rows
+
+    /// The columns read for a document: the id, the version, the selected declared fields and,
+    /// when undeclared fields are kept (and wanted), the JSON column.
+    struct Selection {
+        var fields: [FieldDefinition]
+        var readsExtra: Bool
+        /// Undeclared fields wanted by a projection (nil: all of them).
+        var extraNames: Set<String>?
+
+        func sql(rid: String, prefix: String = "") -> String {
+            var columns = ["\(prefix)\"id\"", "\(prefix)\"_version\""]
+            columns += fields.map { "\(prefix)\"\($0.name)\"" }
+            if readsExtra { columns.append("\(prefix)\"_extra\"") }
+            return columns.joined(separator: ", ")
+        }
+        var columnCount: Int { 2 + fields.count + (readsExtra ? 1 : 0) }
+    }
+
+    func selection(_ projection: [String]?) throws -> Selection {
+        guard let projection else {
+            return Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
+        }
+        var fields: [FieldDefinition] = []
+        var extras: Set<String> = []
+        for name in projection where name != "id" {
+            if let definition = schema.field(name) {
+                fields.append(definition)
+            } else if schema.allowsUndeclaredFields {
+                try DocumentSchema.validate(fieldName: name)
+                extras.insert(name)
+            } else {
+                throw TroveError.unknownField(field: name, known: ["id"] + schema.fields.map(\.name))
+            }
+        }
+        return Selection(fields: fields, readsExtra: !extras.isEmpty, extraNames: extras)
+    }
+
+    /// Decodes the row the statement is on, reading `selection`'s columns from `first`.
+    func document(_ statement: Statement, _ selection: Selection, first: Int = 0) -> Document {
+        let id = DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
+        var fields: [String: Value] = [:]
+        var column = first + 2
+        for field in selection.fields {
+            fields[field.name] = FieldCodec.read(statement, column: column, as: field)
+            column += 1
+        }
+        if selection.readsExtra, let text = statement.string(at: column),
+            case .object(let members)? = try? JSONCoding.value(text)
+        {
+            for (key, value) in members where selection.extraNames?.contains(key) ?? true { fields[key] = value }
+        }
+        return Document(id: id, fields: fields, version: statement.int64(at: first + 1))
+    }
+
+    /// The stored values of a document for the columns `id, <declared fields>, [_extra]`.
+    ///
+    /// Missing fields take their default; a missing required field without one, a null in a
+    /// required field, a wrong type or an undeclared field (when not kept) throws, naming it.
+    func storedValues(_ document: Document) throws -> [SQLValue] {
+        guard document.id.kind == schema.id else {
+            throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: document.id.description)
+        }
+        if case .string(let s) = document.id, s.isEmpty {
+            throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
+        }
+        var values: [SQLValue] = [document.id.sqlValue]
+        values.reserveCapacity(schema.fields.count + 2)
+        for field in schema.fields {
+            if let value = document.fields[field.name] {
+                values.append(try FieldCodec.bind(value, for: field))
+            } else if let value = field.defaultValue {
+                values.append(try FieldCodec.bind(value, for: field))
+            } else if field.isOptional {
+                values.append(.null)
+            } else {
+                throw TroveError.missingField(field: field.name)
+            }
+        }
+        if schema.allowsUndeclaredFields {
+            var extra: [String: Value] = [:]
+            for (key, value) in document.fields where schema.field(key) == nil {
+                try DocumentSchema.validate(fieldName: key)
+                extra[key] = value
+            }
+            values.append(extra.isEmpty ? .null : .text(try JSONCoding.text(.object(extra), field: "document")))
+        } else if document.fields.count > schema.fields.count
+            || document.fields.keys.contains(where: { schema.field($0) == nil })
+        {
+            let unknown = document.fields.keys.filter { schema.field($0) == nil }.sorted()
+            throw TroveError.unknownField(field: unknown.first ?? "?", known: ["id"] + schema.fields.map(\.name))
+        }
+        return values
+    }
+
+    var writeColumns: [String] {
+        ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import TroveSQLite
+
+/// A field's value in a document: a scalar, a date, bytes, a vector, or a JSON array or object.
+///
+/// Literals work where a value is expected:
+///
+/// ```swift
+/// let note: Document = ["title": "Dentist", "year": 2026, "done": false, "tags": ["health"]]
+/// let filter = Field("year") >= 2020
+/// ```
+public indirect enum Value: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case vector([Float])
+    case array([Value])
+    case object([String: Value])
+
+    /// Whether this is `.null`.
+    public var isNull: Bool { if case .null = self { true } else { false } }
+
+    /// The integer, when this is `.int` (or a `.double` with an integral value).
+    public var intValue: Int64? {
+        switch self {
+        case .int(let v): v
+        case .double(let v): Int64(exactly: v)
+        default: nil
+        }
+    }
+    /// The number, when this is `.int` or `.double`.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let v): Double(v)
+        case .double(let v): v
+        default: nil
+        }
+    }
+    /// The text, when this is `.string`.
+    public var stringValue: String? { if case .string(let v) = self { v } else { nil } }
+    /// The flag, when this is `.bool`.
+    public var boolValue: Bool? { if case .bool(let v) = self { v } else { nil } }
+    /// The date, when this is `.date`.
+    public var dateValue: Date? { if case .date(let v) = self { v } else { nil } }
+    /// The bytes, when this is `.data`.
+    public var dataValue: Data? { if case .data(let v) = self { v } else { nil } }
+    /// The vector, when this is `.vector`.
+    public var vectorValue: [Float]? { if case .vector(let v) = self { v } else { nil } }
+    /// The elements, when this is `.array`.
+    public var arrayValue: [Value]? { if case .array(let v) = self { v } else { nil } }
+    /// The members, when this is `.object`.
+    public var objectValue: [String: Value]? { if case .object(let v) = self { v } else { nil } }
+
+    /// A short name of the value's kind, for error messages.
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "bool"
+        case .int: "integer"
+        case .double: "real"
+        case .string: "text"
+        case .date: "date"
+        case .data: "data"
+        case .vector: "vector"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+}
+
+extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: Value...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, Value)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension Value: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .null: "null"
+        case .bool(let v): String(v)
+        case .int(let v): String(v)
+        case .double(let v): String(v)
+        case .string(let v): "\"\(v)\""
+        case .date(let v): v.formatted(.iso8601)
+        case .data(let v): "<\(v.count) bytes>"
+        case .vector(let v): "<vector of \(v.count)>"
+        case .array, .object: (try? JSONCoding.text(self)) ?? "<json>"
+        }
+    }
+}
+
+// MARK: JSON
+
+/// JSON text <-> ``Value`` for json fields, undeclared document fields and JSON-path values.
+enum JSONCoding {
+    /// Canonical JSON text of a JSON-representable value (sorted keys, no spaces).
+    ///
+    /// - Throws: ``TroveError/invalidValue(field:reason:)`` for dates, data, vectors or
+    ///   non-finite numbers, which JSON cannot hold.
+    static func text(_ value: Value, field: String = "json") throws -> String {
+        var out = ""
+        try write(value, into: &out, field: field)
+        return out
+    }
+
+    private static func write(_ value: Value, into out: inout String, field: String) throws {
+        switch value {
+        case .null: out += "null"
+        case .bool(let v): out += v ? "true" : "false"
+        case .int(let v): out += String(v)
+        case .double(let v):
+            guard v.isFinite else { throw TroveError.invalidValue(field: field, reason: "JSON cannot hold \(v)") }
+            out += "\(v)"
+        case .string(let v): writeString(v, into: &out)
+        case .array(let items):
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                try write(item, into: &out, field: field)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (i, key) in members.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                writeString(key, into: &out)
+                out += ":"
+                try write(members[key]!, into: &out, field: field)
+            }
+            out += "}"
+        case .date, .data, .vector:
+            throw TroveError.invalidValue(field: field, reason: "a \(value.kindName) cannot be stored inside JSON")
+        }
+    }
+
+    private static func writeString(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+
+    /// Parses JSON text (as stored by SQLite) into a value.
+    static func value(_ text: String) throws -> Value {
+        value(try JSONValue.parse(text))
+    }
+
+    static func value(_ json: JSONValue) -> Value {
+        switch json {
+        case .null: .null
+        case .bool(let v): .bool(v)
+        case .int(let v): .int(v)
+        case .double(let v): .double(v)
+        case .float(let v): .double(Double(v))
+        case .string(let v): .string(v)
+        case .array(let items): .array(items.map(value))
+        case .object(let members): .object(Dictionary(members.map { ($0.0, value($0.1)) }, uniquingKeysWith: { _, b in b }))
+        }
+    }
+}
+
+// MARK: Vectors as blobs
+
+enum VectorBlob {
+    /// Little-endian float32, the native layout on every supported platform.
+    static func bytes(_ vector: [Float]) -> [UInt8] {
+        vector.withUnsafeBytes { Array($0) }
+    }
+
+    static func vector(_ bytes: UnsafeRawBufferPointer, dimension: Int) -> [Float]? {
+        guard bytes.count == 4 * dimension else { return nil }
+        let vector = [Float](unsafeUninitializedCapacity: dimension) { buffer, count in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: bytes)
+            count = dimension
+        }
+        return vector.allSatisfy(\.isFinite) ? vector : nil
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import TroveSQLite
+
+/// A small pool of read-only WAL connections beside the writer, so reads and searches run in
+/// parallel with writes and with each other (DESIGN.md section 6).
+///
+/// Connections open on first use, up to ``capacity``; a task that finds all in use waits (an
+/// async suspension, never a blocking sleep) until one is returned. Each read runs in one read
+/// transaction, so it sees one committed snapshot.
+final class ReaderPool: @unchecked Sendable {
+    // @unchecked Sendable: `idle`, `waiters` and `opened` are only touched under `lock`; a
+    // Connection is used by one task at a time: it is either in `idle` or checked out by exactly
+    // one `withReader` call.
+    private let lock = NSLock()
+    private var idle: [Connection] = []
+    private var waiters: [CheckedContinuation<Handoff, Never>] = []
+    private var opened = 0
+    let path: String
+    let capacity: Int
+    let busyTimeout: Duration
+
+    init(path: String, capacity: Int, busyTimeout: Duration) {
+        self.path = path
+        self.capacity = capacity
+        self.busyTimeout = busyTimeout
+    }
+
+    /// The default number of readers: one per core, 2 to 4.
+    static var defaultCapacity: Int { max(2, min(4, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// Runs `body` on a reader connection inside one read transaction.
+    func withReader<T>(_ body: (Connection) throws -> T) async throws -> T {
+        let connection = try await checkout()
+        defer { checkin(connection) }
+        return try connection.transaction(.deferred) { try body(connection) }
+    }
+
+    private func checkout() async throws -> Connection {
+        enum Next { case ready(Connection), open, wait }
+        let next: Next = lock.withLock {
+            if let connection = idle.popLast() { return .ready(connection) }
+            if opened < capacity {
+                opened += 1
+                return .open
+            }
+            return .wait
+        }
+        switch next {
+        case .ready(let connection): return connection
+        case .open:
+            do {
+                return try openReader()
+            } catch {
+                lock.withLock { opened -= 1 }
+                throw error
+            }
+        case .wait:
+            let handed: Handoff = await withCheckedContinuation { continuation in
+                lock.withLock {
+                    if let connection = idle.popLast() {
+                        continuation.resume(returning: Handoff(connection: connection))
+                    } else {
+                        waiters.append(continuation)
+                    }
+                }
+            }
+            return handed.connection
+        }
+    }
+
+    private func checkin(_ connection: Connection) {
+        let waiter: CheckedContinuation<Handoff, Never>? = lock.withLock {
+            if !waiters.isEmpty { return waiters.removeFirst() }
+            idle.append(connection)
+            return nil
+        }
+        waiter?.resume(returning: Handoff(connection: connection))
+    }
+
+    /// A connection passed from the task returning it to the task waiting for it.
+    private struct Handoff: @unchecked Sendable {
+        // @unchecked Sendable: the returning task gives the connection up entirely (it is in no
+        // list and no other task holds it) before the waiting task receives it.
+        let connection: Connection
+    }
+
+    private func openReader() throws -> Connection {
+        let connection = try Connection(
+            .file(path), options: .init(readOnly: true, walMode: false, busyTimeout: busyTimeout, foreignKeys: false))
+        try connection.registerTroveTokenizer()
+        return connection
+    }
+}
+
+/// The document collections opened on a database, readable from any task.
+final class DocumentStoreRegistry: @unchecked Sendable {
+    // @unchecked Sendable: `stores` is only touched under `lock`; DocumentStore is Sendable.
+    private let lock = NSLock()
+    private var stores: [String: DocumentStore] = [:]
+
+    subscript(name: String) -> DocumentStore? {
+        get { lock.withLock { stores[name] } }
+        set { lock.withLock { stores[name] = newValue } }
+    }
+}
