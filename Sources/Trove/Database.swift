@@ -108,6 +108,33 @@ public actor Database {
         if let version, let found = Int(version), found > CollectionSchema.formatVersion {
             throw TroveError.unsupportedFormatVersion(found: found, supported: CollectionSchema.formatVersion)
         }
+        if let version, let found = Int(version), found < CollectionSchema.formatVersion, !connection.isReadOnly {
+            try upgrade(connection, from: found)
+        }
+    }
+
+    /// Upgrades a file written by an earlier format in place, in one transaction.
+    ///
+    /// Format 1 to 2: the change log's update trigger also records updates of `source`,
+    /// `metadata` and every other column (format 1 logged only id, content and embedding), so an
+    /// index derived from any column catches up. Read-only opens of a format-1 file keep working
+    /// with the old trigger.
+    private static func upgrade(_ connection: Connection, from version: Int) throws {
+        let meta = CollectionSchema.metaTable
+        try connection.transaction(.immediate) {
+            // Another connection may have upgraded the file since it was read.
+            let current = try connection.scalar("SELECT value FROM \(meta) WHERE key = 'format_version'")?.stringValue
+            guard let current, let found = Int(current), found < CollectionSchema.formatVersion else { return }
+            let names = try connection.query(
+                "SELECT substr(key, 12) FROM \(meta) WHERE key LIKE 'collection.%'").compactMap { $0.string(at: 0) }
+            for name in names {
+                let schema = CollectionSchema(name: name, configuration: CollectionConfiguration(dimension: 1))
+                try connection.execute(script: "DROP TRIGGER IF EXISTS \"\(name)_log_au\"")
+                try connection.execute(script: schema.logUpdateTrigger)
+            }
+            try connection.execute(
+                "UPDATE \(meta) SET value = ? WHERE key = 'format_version'", [.text(String(CollectionSchema.formatVersion))])
+        }
     }
 
     // MARK: Collections

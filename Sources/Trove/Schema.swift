@@ -105,7 +105,9 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
 
 /// Names and SQL of the objects that make up one collection (DESIGN.md section 3).
 struct CollectionSchema {
-    static let formatVersion = 1
+    /// 1: the first format. 2: the change log's update trigger records updates of every column;
+    /// document collections (`documents.<name>` keys). Format-1 files are upgraded on open.
+    static let formatVersion = 2
     static let metaTable = "trove_meta"
 
     let name: String
@@ -154,6 +156,17 @@ struct CollectionSchema {
     var logInsertTrigger: String {
         """
         CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
+            INSERT INTO \(log)(id, op) VALUES (new.id, 1);
+        END
+        """
+    }
+
+    /// Update trigger feeding the change log: an update of any column (source and metadata too)
+    /// is a change every derived index must see.
+    var logUpdateTrigger: String {
+        """
+        CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE ON \(table) BEGIN
+            INSERT INTO \(log)(id, op) SELECT old.id, 2 WHERE old.id != new.id;
             INSERT INTO \(log)(id, op) VALUES (new.id, 1);
         END
         """
@@ -219,12 +232,7 @@ struct CollectionSchema {
                 INSERT INTO \(log)(id, op) VALUES (old.id, 2);
             END
             """,
-            """
-            CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE OF id, content, embedding ON \(table) BEGIN
-                INSERT INTO \(log)(id, op) SELECT old.id, 2 WHERE old.id != new.id;
-                INSERT INTO \(log)(id, op) VALUES (new.id, 1);
-            END
-            """,
+            logUpdateTrigger,
         ]
         if configuration.lexicalSearch {
             let tokenizer = configuration.tokenizer.replacingOccurrences(of: "'", with: "''")

@@ -1,4 +1,5 @@
 import Foundation
+import Trove
 import Testing
 import TroveEmbeddings
 import TroveTestSupport

@@ -81,7 +81,10 @@ extension DocumentStore {
                         throw TroveError.invalidPath(field: field.name, path: path, reason: "only json fields have paths")
                     }
                     try FieldResolver.validate(path: path, field: field.name)
-                    try assign("\"\(field.name)\"") { try Self.jsonEdit($0, path: path, value: value, field: field.description) }
+                    try assign("\"\(field.name)\"") { current in
+                        let base = SQLFragment(sql: "coalesce(\(current.sql), '{}')", bindings: current.bindings)
+                        return try Self.jsonEdit(base, path: path, value: value, field: field.description)
+                    }
                 } else {
                     let bound = try FieldCodec.bind(value, for: definition)
                     try assign("\"\(field.name)\"") { _ in SQLFragment(sql: "?", bindings: [bound]) }

@@ -1,4 +1,5 @@
 import Foundation
+import Trove
 import TroveCLI
 import TroveEmbeddings
 import TroveTestSupport
