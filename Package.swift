@@ -43,6 +43,17 @@ let package = Package(
         // The child process the HNSW crash test (TroveTests) starts and kills; not a product.
         .executableTarget(name: "TroveANNCrashChild", dependencies: ["Trove"]),
 
+        // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
+        // each and compares its output with the expected-output.txt beside it.
+        .executableTarget(name: "example-quickstart", dependencies: ["Trove"], path: "Examples/Quickstart",
+                          exclude: ["expected-output.txt"]),
+        .executableTarget(name: "example-documents", dependencies: ["Trove"], path: "Examples/DocumentsAndAggregates",
+                          exclude: ["expected-output.txt"]),
+        .executableTarget(name: "example-transaction", dependencies: ["Trove"], path: "Examples/Transaction",
+                          exclude: ["expected-output.txt"]),
+        .executableTarget(name: "example-hybrid", dependencies: ["Trove"], path: "Examples/HybridSearch",
+                          exclude: ["expected-output.txt"]),
+
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(
             name: "TroveTestSupport", dependencies: ["TroveVectors", "TroveEmbeddings"],
@@ -55,6 +66,9 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: ["TroveTestSupport", "example-quickstart", "example-documents", "example-transaction", "example-hybrid"]),
         .testTarget(
             name: "TroveReliabilityTests",
             dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),

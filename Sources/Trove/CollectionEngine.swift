@@ -88,13 +88,16 @@ final class CollectionEngine {
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
             let schema = CollectionSchema(name: name, configuration: requested)
-            for statement in schema.createStatements {
-                do {
-                    try connection.execute(script: statement)
-                } catch let error as SQLiteError where error.message.contains("already exists") {
-                    throw TroveError.invalidName(name, reason: "the file already has a table or index that this collection needs (\(error.message))")
+            // Checked before creating anything, never by matching SQLite's message text.
+            for object in schema.objectNames {
+                if try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(object)]) != nil {
+                    throw TroveError.invalidName(name, reason: "the file already has a table or index that this collection needs (\(object))")
                 }
             }
+            if try connection.scalar("SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(DocumentLayout.metaKeyPrefix + name)]) != nil {
+                throw TroveError.invalidName(name, reason: "a document collection of that name exists")
+            }
+            for statement in schema.createStatements { try connection.execute(script: statement) }
             try connection.execute(
                 "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
                 [.text(key), .text(requested.encodedJSON())])

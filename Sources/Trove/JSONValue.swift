@@ -45,6 +45,12 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    /// Elements of an array, nil for other values.
+    public var array: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+
     /// Members of an object, nil for other values.
     public var members: [(String, JSONValue)]? {
         if case .object(let members) = self { return members }

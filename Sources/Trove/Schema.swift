@@ -206,6 +206,13 @@ struct CollectionSchema {
 
     static let ftsHashSize = 8 << 20
 
+    /// Every table, index and trigger the collection creates (to detect collisions first).
+    var objectNames: [String] {
+        var names = [name, "\(name)_source", "\(name)_log", "\(name)_index", "\(name)_log_ai", "\(name)_log_ad", "\(name)_log_au"]
+        if configuration.lexicalSearch { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_ad", "\(name)_fts_au"] }
+        return names
+    }
+
     /// Statements that create the collection, in order.
     var createStatements: [String] {
         let bytes = 4 * configuration.dimension

@@ -10,7 +10,7 @@ import Foundation
 import TroveEmbeddings
 
 private struct EmbeddingBenchOptions {
-    var texts = "/work/shared/bench/texts/package_texts.jsonl"
+    var texts = sharedBenchDirectory + "/texts/package_texts.jsonl"
     var model = BERTEmbedder.defaultModelDirectory.path
     var python = "/tmp/trove-bench/venv/bin/python"
     var reference = true
@@ -202,7 +202,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
 
     guard options.reference else { return }
     guard FileManager.default.isExecutableFile(atPath: options.python) else {
-        print("\nreference: \(options.python) not found; run /work/shared/bench/setup.sh or pass --no-reference")
+        print("\nreference: \(options.python) not found; run \(sharedBenchDirectory)/setup.sh or pass --no-reference")
         return
     }
     print("\nsentence-transformers (CPU, torch 2 threads), same texts, run now:")
@@ -251,7 +251,7 @@ private let referenceScript = #"""
 import json, os, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, "/work/shared/bench/peers")
+sys.path.insert(0, "\#(sharedBenchDirectory)/peers")
 try:
     from machine import Contention
 except Exception:

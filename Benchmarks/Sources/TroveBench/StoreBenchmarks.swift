@@ -7,8 +7,8 @@ import TroveVectors
 
 private struct StoreBenchOptions {
     var packages = "/tmp/trove-bench/data/packages.jsonl"
-    var vectors = "/work/shared/bench/vectors"
-    var texts = "/work/shared/bench/texts/package_texts.jsonl"
+    var vectors = sharedBenchDirectory + "/vectors"
+    var texts = sharedBenchDirectory + "/texts/package_texts.jsonl"
     var batch = 1_000
     var queries = 300
     var rounds = 2
@@ -106,7 +106,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
     let options = try StoreBenchOptions(arguments)
     guard FileManager.default.fileExists(atPath: options.packages) else {
         throw StoreBenchError(
-            "\(options.packages) is missing: build it with /work/shared/bench/data/build_corpora.py (see ../shared/bench/RESULTS.md), or pass --packages")
+            "\(options.packages) is missing: build it with \(sharedBenchDirectory)/data/build_corpora.py (see ../shared/bench/RESULTS.md), or pass --packages")
     }
     // Setup (untimed): real package descriptions and their all-MiniLM-L6-v2 vectors.
     let packages = try readJSONLines(options.packages)

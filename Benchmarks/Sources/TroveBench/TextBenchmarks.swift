@@ -8,7 +8,7 @@ private struct TextBenchmarkError: Error, CustomStringConvertible {
 }
 
 private let benchCache = ProcessInfo.processInfo.environment["TROVE_BENCH_CACHE"] ?? "/tmp/trove-bench"
-private let peersDirectory = ProcessInfo.processInfo.environment["TROVE_BENCH_PEERS"] ?? "/work/shared/bench/peers"
+private let peersDirectory = ProcessInfo.processInfo.environment["TROVE_BENCH_PEERS"] ?? sharedBenchDirectory + "/peers"
 
 func runTextBenchmarks(_ arguments: [String]) async throws {
     if arguments.contains("--dev") { return try runTextDevEvaluation(arguments) }

@@ -16,7 +16,7 @@ private struct DevQuery {
 
 func runTextDevEvaluation(_ arguments: [String]) throws {
     let environment = ProcessInfo.processInfo.environment
-    let devDirectory = environment["TROVE_EVAL_DEV"] ?? "/work/shared/eval/notes-dev"
+    let devDirectory = environment["TROVE_EVAL_DEV"] ?? sharedDirectory + "/eval/notes-dev"
     let vectorDirectory = environment["TROVE_EVAL_VECTORS"] ?? "/tmp/fusion"
     let notes = try readJSONLines("\(devDirectory)/notes.jsonl")
     let queries: [DevQuery] = try readJSONLines("\(devDirectory)/queries.jsonl").map {

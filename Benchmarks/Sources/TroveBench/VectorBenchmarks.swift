@@ -182,7 +182,7 @@ struct BenchOptions {
     func has(_ name: String) -> Bool { flags.contains(name) }
 }
 
-let sharedBenchDirectory = "/work/shared/bench"
+let sharedBenchDirectory = sharedDirectory + "/bench"
 let peerPython = "/tmp/trove-bench/venv/bin/python"
 
 /// Runs a peer script with the venv's Python, echoing its output; returns the exit status.

@@ -198,6 +198,11 @@ enum FieldCodec {
             case .date, .data, .vector: throw mismatch()
             default: return .text(try JSONCoding.text(v, field: field.name))
             }
+        case (.vector, .array(let items)):
+            // An array literal of numbers (`"embedding": [0.1, 0.2, 0.3]`) is a vector too.
+            let numbers = items.compactMap(\.doubleValue)
+            guard numbers.count == items.count else { throw mismatch() }
+            return try bind(.vector(numbers.map { Float($0) }), for: field)
         case (.vector(let dimension, let metric), .vector(let v)):
             guard v.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: v.count) }
             guard v.allSatisfy(\.isFinite) else { throw TroveError.invalidVector(reason: "\(field.name) has a NaN or infinite component") }

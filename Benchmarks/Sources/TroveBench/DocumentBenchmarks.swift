@@ -1,0 +1,287 @@
+// trove-bench documents: the typed-record workload of ../shared/bench/peers/grdb-peer, run through
+// Trove's document API, with the same JSON keys, side by side with GRDB (its binary, when given)
+// and with hand-written SQL through TroveSQLite on the same file and indexes.
+import Foundation
+import Trove
+import TroveSQLite
+import TroveVectors
+
+/// The peer's record, generated identically (SplitMix64 seeded with 42, same field order).
+private struct Item {
+    var id: Int64
+    var title: String
+    var body: String
+    var category: String
+    var year: Int
+    var score: Double
+    var tags: [String]
+
+    var document: Document {
+        Document(id: .int(id), [
+            "title": .string(title), "body": .string(body), "category": .string(category),
+            "year": .int(Int64(year)), "score": .double(score), "tags": .array(tags.map(Value.string)),
+        ])
+    }
+
+    init(id: Int64, title: String, body: String, category: String, year: Int, score: Double, tags: [String]) {
+        (self.id, self.title, self.body, self.category, self.year, self.score, self.tags) = (id, title, body, category, year, score, tags)
+    }
+
+    init?(_ d: Document) {
+        guard case .int(let id) = d.id, let title = d["title"]?.stringValue, let body = d["body"]?.stringValue,
+            let category = d["category"]?.stringValue, let year = d["year"]?.intValue, let score = d["score"]?.doubleValue,
+            let tags = d["tags"]?.arrayValue
+        else { return nil }
+        self.init(id: id, title: title, body: body, category: category, year: Int(year), score: score,
+                  tags: tags.compactMap(\.stringValue))
+    }
+}
+
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+private let words = "alpha beta gamma delta river stone cloud paper garden window engine ticket lamp orbit maple"
+    .split(separator: " ").map(String.init)
+
+private func makeItems(_ n: Int) -> [Item] {
+    var rng = SplitMix64(state: 42)
+    return (0..<n).map { i in
+        Item(id: Int64(i + 1),
+             title: (0..<4).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
+             body: (0..<30).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
+             category: "c\(Int.random(in: 0..<50, using: &rng))",
+             year: Int.random(in: 1990...2026, using: &rng),
+             score: Double.random(in: 0..<1, using: &rng),
+             tags: (0..<Int.random(in: 0...3, using: &rng)).map { _ in words.randomElement(using: &rng)! })
+    }
+}
+
+private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+private let itemSchema = DocumentSchema(
+    fields: [.text("title"), .text("body"), .text("category"), .integer("year"), .real("score"), .json("tags")],
+    indexes: [IndexDefinition([Field("category"), Field("year")])])
+
+/// One run of the workload through Trove; the keys are grdb-peer's.
+private func troveWorkload(rows: Int) async throws -> [String: Any] {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-documents-\(getpid())-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let path = dir.appendingPathComponent("db.trove").path
+    let database = try Database(path: path)
+    let items = try await database.documents("item", schema: itemSchema)
+    let source = makeItems(rows)
+    var result: [String: Any] = ["peer": "Trove documents (reader pool, WAL, synchronous NORMAL)", "rows": rows]
+
+    let insertS = try await seconds { try await items.insert(source.map(\.document)) }
+    result["insert_rows_per_s"] = Int(Double(rows) / insertS)
+
+    var fetched = 0
+    let fetchS = try await seconds { fetched = try await items.fetch().compactMap(Item.init).count }
+    precondition(fetched == rows, "fetched \(fetched)")
+    result["fetch_all_records_per_s"] = Int(Double(rows) / fetchS)
+
+    // The same 1,000 queries as the peer (SplitMix64 seeded with 7), through the query value and
+    // through hand-written SQL on a TroveSQLite connection to the same file, alternating.
+    var rng = SplitMix64(state: 7)
+    let queries = (0..<1000).map { _ in ("c\(Int.random(in: 0..<50, using: &rng))", Int.random(in: 1990...2026, using: &rng)) }
+    let handConnection = try Connection(.file(path), options: .init(readOnly: true, walMode: false))
+    let handSQL = "SELECT id, title, body, category, year, score, tags FROM item WHERE category = ? AND year >= ? ORDER BY score DESC LIMIT 20"
+    var latencies: [Double] = []
+    var handLatencies: [Double] = []
+    var matched = 0
+    var handMatched = 0
+    for (c, y) in queries {
+        let query = Query(Field("category") == .string(c) && Field("year") >= .int(Int64(y)))
+            .sorted(by: .descending("score")).limit(20)
+        latencies.append(try await seconds { matched += try await items.fetch(query).compactMap(Item.init).count } * 1000)
+        handLatencies.append(try await seconds {
+            let statement = try handConnection.cachedStatement(handSQL)
+            var decoded: [Item] = []
+            try statement.forEachRow([.text(c), .integer(Int64(y))]) { row in
+                let tags = (try? JSONValue.parse(row.string(at: 6) ?? "[]"))?.array?.compactMap(\.string) ?? []
+                decoded.append(Item(id: row.int64(at: 0), title: row.string(at: 1) ?? "", body: row.string(at: 2) ?? "",
+                                    category: row.string(at: 3) ?? "", year: Int(row.int64(at: 4)), score: row.double(at: 5), tags: tags))
+            }
+            handMatched += decoded.count
+        } * 1000)
+    }
+    precondition(matched == handMatched, "query value and SQL disagree: \(matched) vs \(handMatched)")
+    latencies.sort()
+    handLatencies.sort()
+    result["filtered_fetch_p50_ms"] = latencies[latencies.count / 2]
+    result["filtered_fetch_rows_returned"] = matched
+    result["filtered_fetch_sql_p50_ms"] = handLatencies[handLatencies.count / 2]
+
+    let updateS = try await seconds {
+        try await database.execute("UPDATE item SET score = score + 1 WHERE id % 10 = 0")
+    }
+    result["update_sql_rows_per_s"] = Int(Double(rows / 10) / updateS)
+    let updated = source.filter { $0.id % 10 == 1 }.map { item -> Document in
+        var copy = item
+        copy.score += 1
+        return copy.document
+    }
+    let updateRecordsS = try await seconds {
+        try await database.write { tx in
+            let t = try tx.documents("item")
+            for document in updated { try t.update(document) }
+        }
+    }
+    result["update_records_rows_per_s"] = Int(Double(updated.count) / updateRecordsS)
+
+    var groups = 0
+    let aggS = try await seconds {
+        groups = try await items.aggregate([.count("id"), .average("score")], groupBy: [Field("category")]).count
+    }
+    precondition(groups == 50)
+    result["group_count_avg_ms"] = aggS * 1000
+    return result
+}
+
+/// Searches per second of `readers` tasks while one writer inserts continuously.
+private func readerScaling(rows: Int, dimension: Int, seconds duration: Double, readers: Int, path: String) async throws -> (searches: Double, writes: Int) {
+    let database = try Database(path: path)
+    let docs = try await database.documents("vectors", schema: DocumentSchema(
+        fields: [.integer("group", indexed: true), .vector("v", dimension: dimension)]))
+    if try await docs.count() == 0 {
+        var rng = SplitMix64(state: 5)
+        func vector() -> [Float] { (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) } }
+        try await docs.insert((1...rows).map { Document(id: .int(Int64($0)), ["group": .int(Int64($0 % 10)), "v": .vector(vector())]) })
+    }
+    _ = try await docs.search(Query().nearest(to: [Float](repeating: 0.5, count: dimension), in: "v").limit(10))
+    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
+    let writer = Task {
+        var n = 0
+        var rng = SplitMix64(state: 9)
+        while DispatchTime.now().uptimeNanoseconds < deadline {
+            let id = Int64(10_000_000 + n)
+            try await docs.insert(Document(id: .int(id), ["group": 1, "v": .vector((0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) })]))
+            try await docs.delete(id: .int(id))
+            n += 1
+        }
+        return n
+    }
+    let tasks = (0..<readers).map { r in
+        Task {
+            var rng = SplitMix64(state: UInt64(100 + r))
+            var count = 0
+            while DispatchTime.now().uptimeNanoseconds < deadline {
+                let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
+                let hits = try await docs.search(Query(Field("group") != 3).nearest(to: q, in: "v").limit(10))
+                precondition(hits.count == 10)
+                count += 1
+            }
+            return count
+        }
+    }
+    var total = 0
+    for task in tasks { total += try await task.value }
+    let writes = try await writer.value
+    return (Double(total) / duration, writes)
+}
+
+func runDocumentBenchmarks(_ arguments: [String]) async throws {
+    let options = BenchOptions(arguments)
+    if options.has("help") {
+        print("""
+            trove-bench documents [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R]
+                                  [--readers-only] [--reader-rows N] [--reader-seconds S]
+              The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through Trove's document
+              API: insert N records in one transaction, fetch all, 1,000 filtered+ordered+limit-20
+              queries (also as hand-written SQL through TroveSQLite), update 10% (records and SQL),
+              group by with count and avg. With --grdb-peer (or GRDB_PEER) the peer runs in the same
+              run, alternating with Trove. Then: vector searches/s of 1 and 2 reader tasks while one
+              writer inserts continuously.
+            """)
+        return
+    }
+    let rows = options.int("rows", 100_000)
+    let rounds = options.int("rounds", 1)
+    let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
+    print("documents: rows \(rows), rounds \(rounds), \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
+    var troveRuns: [[String: Any]] = []
+    var peerRuns: [[String: Any]] = []
+    if !options.has("readers-only") {
+        for round in 1...rounds {
+            let trove = try await troveWorkload(rows: rows)
+            troveRuns.append(trove)
+            print("round \(round) trove: \(describe(trove))")
+            if let peer {
+                let output = Process()
+                output.executableURL = URL(fileURLWithPath: peer)
+                output.arguments = ["--rows", String(rows)]
+                let pipe = Pipe()
+                output.standardOutput = pipe
+                try output.run()
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                output.waitUntilExit()
+                if let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                    peerRuns.append(json)
+                    print("round \(round) grdb:  \(describe(json))")
+                }
+            }
+        }
+        let keys = ["insert_rows_per_s", "fetch_all_records_per_s", "filtered_fetch_p50_ms", "update_records_rows_per_s",
+                    "update_sql_rows_per_s", "group_count_avg_ms"]
+        print("\n| key | Trove | GRDB 7.8 | Trove / GRDB |\n|---|---|---|---|")
+        for key in keys {
+            let t = median(troveRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue })
+            let g = median(peerRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue })
+            print("| \(key) | \(format(t)) | \(g.isNaN ? "-" : format(g)) | \(g.isNaN ? "-" : String(format: "%.2fx", t / g)) |")
+        }
+        let sql = median(troveRuns.compactMap { ($0["filtered_fetch_sql_p50_ms"] as? NSNumber)?.doubleValue })
+        let value = median(troveRuns.compactMap { ($0["filtered_fetch_p50_ms"] as? NSNumber)?.doubleValue })
+        print("query value p50 \(format(value)) ms vs hand-written SQL \(format(sql)) ms: \(String(format: "%.2fx", value / sql))")
+        if let file = options.values["json"] {
+            var out = troveRuns.last ?? [:]
+            if let last = peerRuns.last { out["grdb"] = last }
+            let data = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys, .prettyPrinted])
+            try data.write(to: URL(fileURLWithPath: file))
+            print("wrote \(file)")
+        }
+    }
+    let readerRows = options.int("reader-rows", 20_000)
+    let duration = Double(options.int("reader-seconds", 4))
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-readers-\(getpid())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let path = dir.appendingPathComponent("r.trove").path
+    print("\nreaders: \(readerRows) documents, 128-d vectors, filtered exact top-10, one writer inserting and deleting continuously, \(Int(duration)) s each")
+    var one: [Double] = []
+    var two: [Double] = []
+    for _ in 0..<2 {
+        let a = try await readerScaling(rows: readerRows, dimension: 128, seconds: duration, readers: 1, path: path)
+        let b = try await readerScaling(rows: readerRows, dimension: 128, seconds: duration, readers: 2, path: path)
+        print("  1 reader: \(Int(a.searches)) searches/s (writer \(a.writes) commits); 2 readers: \(Int(b.searches)) searches/s (writer \(b.writes) commits)")
+        one.append(a.searches)
+        two.append(b.searches)
+    }
+    print("  two readers / one: \(String(format: "%.2fx", median(two) / median(one)))")
+}
+
+private func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+private func format(_ value: Double) -> String {
+    value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)
+}
+
+private func describe(_ json: [String: Any]) -> String {
+    json.keys.sorted().filter { $0 != "peer" && $0 != "grdb" }.map { "\($0)=\(json[$0]!)" }.joined(separator: " ")
+}
