@@ -52,8 +52,9 @@ public final class Connection {
         }
     }
 
-    /// The underlying handle. Owned: closed in ``close()`` or deinit.
-    public private(set) var handle: OpaquePointer?
+    /// The underlying handle. Owned: closed in ``close()`` or deinit. `package`: CSQLite's types
+    /// stay out of the public API (only this package's modules and tests see it).
+    package private(set) var handle: OpaquePointer?
     /// Where this connection points.
     public let location: Location
     /// The options it was opened with.
@@ -233,7 +234,7 @@ public final class Connection {
     public var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
     /// The FTS5 extension API of this connection (to register tokenizers written in Swift), or
     /// nil when SQLite was built without FTS5. Valid while the connection is open.
-    public var fts5API: UnsafeMutablePointer<fts5_api>? { trove_fts5_api(db) }
+    package var fts5API: UnsafeMutablePointer<fts5_api>? { trove_fts5_api(db) }
 
     /// The SQLite library version, e.g. "3.40.1".
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }

@@ -195,4 +195,35 @@ struct DocumentSearchTests {
         try await writer.value
         for reader in readers { try await reader.value }
     }
+
+    @Test("an HNSW vector field: recall against the exact scan, filtered top-k exact, follows writes")
+    func hnswField() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("h.trove"))
+        let docs = try await db.documents("h", schema: DocumentSchema(
+            fields: [.integer("group", indexed: true), .vector("v", dimension: 16)],
+            vectorIndexes: ["v": .hnsw(m: 12, efConstruction: 100, efSearch: 64)]))
+        var rng = SeededGenerator(seed: 12)
+        let documents = (1...1500).map { Document(id: .int(Int64($0)), ["group": .int(Int64($0 % 20)), "v": .vector(rng.unitVector(dimension: 16))]) }
+        try await docs.insert(documents)
+        var found = 0
+        for _ in 0..<20 {
+            let q = rng.unitVector(dimension: 16)
+            let hits = try await docs.search(Query().nearest(to: q, in: "v").limit(10)).map(\.document.id)
+            found += Set(hits).intersection(Self.exact(q, field: "v", metric: .cosine, k: 10, among: documents)).count
+            // A filter leaving few candidates: exactly the exact answer.
+            let filtered = try await docs.search(Query(Field("group") == 3).nearest(to: q, in: "v").limit(5)).map(\.document.id)
+            #expect(filtered == Self.exact(q, field: "v", metric: .cosine, k: 5, among: documents.filter { $0["group"] == 3 }))
+        }
+        #expect(Double(found) / 200 >= 0.9, "recall@10 \(Double(found) / 200)")
+        let q = rng.unitVector(dimension: 16)
+        try await docs.insert(Document(id: 5000, ["group": 99, "v": .vector(q)]))
+        #expect(try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id == 5000)
+        try await docs.delete(id: 5000)
+        #expect(try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id != 5000)
+        #expect(try await docs.explain(Query().nearest(to: q, in: "v")).contains { $0.contains("HNSW") })
+        await #expect(throws: TroveError.self) {
+            try await db.documents("bad", schema: DocumentSchema(fields: [.text("t")], vectorIndexes: ["t": .hnsw()]))
+        }
+    }
 }

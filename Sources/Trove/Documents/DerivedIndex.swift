@@ -28,10 +28,40 @@ protocol DerivedIndex: AnyObject {
     func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws
 }
 
-/// The exact (flat) in-memory index of one vector field.
+/// An in-memory index of one vector field, searched by the query's vector legs.
+protocol VectorFieldSearching: DerivedIndex {
+    var field: String { get }
+    var dimension: Int { get }
+    var metric: DistanceMetric { get }
+    var count: Int { get }
+    /// A short description of how a search runs, for `explain`.
+    var strategy: String { get }
+    /// The k nearest rows (by row id), among `candidates` when given.
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?) -> [Neighbor]
+}
+
+extension VectorFieldSearching {
+    var name: String { "vector(\(field))" }
+    var columns: [String] { ["\"\(field)\""] }
+
+    func vector(from statement: Statement?, column: Int) -> [Float]? {
+        statement?.withBlob(at: column) { bytes in bytes.flatMap { VectorBlob.vector($0, dimension: dimension) } }
+    }
+
+    func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
+        guard isLoaded else { return [] }
+        let stored = try connection.scalar("SELECT count(*) FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")?.int64Value ?? 0
+        return Int(stored) == count ? [] : ["\(name): \(count) vectors in memory, \(stored) in the table"]
+    }
+
+    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {}
+}
+
+/// The exact (flat) in-memory index of one vector field: a SIMD scan over every vector, or over
+/// the filter's candidates.
 ///
 /// Memory: 4 × dimension bytes per document with a vector, plus the id map.
-final class VectorFieldIndex: DerivedIndex {
+final class FlatVectorIndex: VectorFieldSearching {
     let field: String
     let dimension: Int
     let metric: DistanceMetric
@@ -43,36 +73,72 @@ final class VectorFieldIndex: DerivedIndex {
         self.metric = metric
     }
 
-    var name: String { "vector(\(field))" }
-    var columns: [String] { ["\"\(field)\""] }
     var isLoaded: Bool { index != nil }
     var count: Int { index?.count ?? 0 }
+    var strategy: String { "exact \(metric) scan (\(dimension)-d)" }
 
     func reset() { index = FlatIndex(dimension: dimension, metric: metric) }
 
     func apply(rid: Int64, statement: Statement?, firstColumn: Int) {
         if index == nil { reset() }
-        let vector = statement?.withBlob(at: firstColumn) { bytes in
-            bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }
+        if let vector = vector(from: statement, column: firstColumn) {
+            index!.upsert(id: rid, vector: vector)
+        } else {
+            _ = index!.remove(id: rid)
         }
-        if let vector { index!.upsert(id: rid, vector: vector) } else { _ = index!.remove(id: rid) }
     }
-
-    func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
-        guard let index else { return [] }
-        let stored = try connection.scalar("SELECT count(*) FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")?.int64Value ?? 0
-        return Int(stored) == index.count ? [] : ["\(name): \(index.count) vectors in memory, \(stored) in the table"]
-    }
-
-    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {}
 
     func search(_ query: [Float], k: Int, among candidates: [Int64]?) -> [Neighbor] {
         guard let index else { return [] }
         if let candidates { return index.search(query, k: k, among: candidates) }
         return index.search(query, k: k)
     }
+}
 
-    func vector(rid: Int64) -> [Float]? { index?.vector(for: rid) }
+/// An HNSW graph (Malkov & Yashunin 2018) over one vector field, approximate; a filtered search
+/// plans its own strategy (an exact scan of few candidates, a filter-aware walk for many).
+///
+/// Memory: the float32 vectors (or int8 codes plus float32 for re-scoring) and about 2·M links
+/// per node on layer 0.
+final class HNSWVectorIndex: VectorFieldSearching {
+    let field: String
+    let dimension: Int
+    let metric: DistanceMetric
+    let configuration: HNSWConfiguration
+    private(set) var index: HNSWIndex?
+
+    init(field: String, dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration) {
+        self.field = field
+        self.dimension = dimension
+        self.metric = metric
+        self.configuration = configuration
+    }
+
+    var isLoaded: Bool { index != nil }
+    var count: Int { index?.count ?? 0 }
+    var strategy: String {
+        "HNSW walk (M \(configuration.m), efSearch \(configuration.efSearch), \(configuration.quantization)); exact scan when the filter leaves few candidates"
+    }
+
+    func reset() {
+        // The configuration was validated with the schema, so this cannot fail.
+        index = try! HNSWIndex(dimension: dimension, metric: metric, configuration: configuration)
+    }
+
+    func apply(rid: Int64, statement: Statement?, firstColumn: Int) {
+        if index == nil { reset() }
+        if let vector = vector(from: statement, column: firstColumn) {
+            index!.insert(id: rid, vector: vector)
+        } else {
+            _ = index!.remove(id: rid)
+        }
+    }
+
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?) -> [Neighbor] {
+        guard let index else { return [] }
+        guard let candidates else { return index.search(query, k: k) }
+        return index.search(query, k: k, candidates: Set(candidates)).results
+    }
 }
 
 /// The collection's FTS5 index, kept by triggers in the writing transaction.
@@ -135,7 +201,7 @@ final class DerivedIndexSet: @unchecked Sendable {
     // `lock` (shared) and written under it (exclusive).
     let layout: DocumentLayout
     let indexes: [any DerivedIndex]
-    let vectors: [String: VectorFieldIndex]
+    let vectors: [String: any VectorFieldSearching]
     let lock = ReadWriteLock()
     /// The last change-log seq the in-memory indexes reflect; -1 before the first load.
     private var watermark: Int64 = -1
@@ -143,10 +209,15 @@ final class DerivedIndexSet: @unchecked Sendable {
     init(layout: DocumentLayout) {
         self.layout = layout
         var indexes: [any DerivedIndex] = []
-        var vectors: [String: VectorFieldIndex] = [:]
+        var vectors: [String: any VectorFieldSearching] = [:]
         for field in layout.schema.fields {
             if case .vector(let dimension, let metric) = field.type {
-                let index = VectorFieldIndex(field: field.name, dimension: dimension, metric: metric)
+                let index: any VectorFieldSearching
+                if let configuration = layout.schema.vectorIndexes[field.name]?.hnswConfiguration {
+                    index = HNSWVectorIndex(field: field.name, dimension: dimension, metric: metric, configuration: configuration)
+                } else {
+                    index = FlatVectorIndex(field: field.name, dimension: dimension, metric: metric)
+                }
                 vectors[field.name] = index
                 indexes.append(index)
             }

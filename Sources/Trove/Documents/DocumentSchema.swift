@@ -190,16 +190,33 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     public var fullText: FullTextDefinition?
     /// Whether fields that are not declared are kept (as JSON) instead of rejected.
     public var allowsUndeclaredFields: Bool
+    /// The in-memory index of each vector field: `.flat` (exact, the default) or `.hnsw(...)`
+    /// (approximate; float32 or int8 walks, always re-scored with float32).
+    public var vectorIndexes: [String: IndexKind]
 
     public init(
         id: IDKind = .int64, fields: [FieldDefinition], indexes: [IndexDefinition] = [],
-        fullText: FullTextDefinition? = nil, allowsUndeclaredFields: Bool = false
+        fullText: FullTextDefinition? = nil, allowsUndeclaredFields: Bool = false,
+        vectorIndexes: [String: IndexKind] = [:]
     ) {
         self.id = id
         self.fields = fields
         self.indexes = indexes
         self.fullText = fullText
         self.allowsUndeclaredFields = allowsUndeclaredFields
+        self.vectorIndexes = vectorIndexes
+    }
+
+    enum CodingKeys: String, CodingKey { case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(IDKind.self, forKey: .id)
+        fields = try c.decode([FieldDefinition].self, forKey: .fields)
+        indexes = try c.decodeIfPresent([IndexDefinition].self, forKey: .indexes) ?? []
+        fullText = try c.decodeIfPresent(FullTextDefinition.self, forKey: .fullText)
+        allowsUndeclaredFields = try c.decodeIfPresent(Bool.self, forKey: .allowsUndeclaredFields) ?? false
+        vectorIndexes = try c.decodeIfPresent([String: IndexKind].self, forKey: .vectorIndexes) ?? [:]
     }
 
     /// A schemaless document collection: any fields, kept as JSON, queryable by path.
@@ -236,6 +253,15 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         for index in indexes {
             guard !index.keys.isEmpty else { throw TroveError.invalidConfiguration("an index needs at least one key") }
             for key in index.keys { _ = try FieldResolver(schema: self).column(key) }
+        }
+        for (name, kind) in vectorIndexes {
+            guard field(name)?.type.vectorDimension != nil else {
+                throw TroveError.invalidConfiguration("vectorIndexes names \(name), which is not a vector field")
+            }
+            try kind.validate()
+            if kind.readsVectorsFromTable {
+                throw TroveError.invalidConfiguration("vector field \(name): codes-only HNSW (keepsFloatVectors: false) is for search collections only")
+            }
         }
         if let fullText {
             guard !fullText.fields.isEmpty, fullText.fields.count == fullText.weights.count else {
@@ -281,6 +307,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         if indexes != other.indexes { out.append("indexes differ") }
         if fullText != other.fullText { out.append("full-text index differs") }
         if allowsUndeclaredFields != other.allowsUndeclaredFields { out.append("allowsUndeclaredFields differs") }
+        if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
         return out
     }
 

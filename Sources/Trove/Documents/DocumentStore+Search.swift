@@ -264,7 +264,7 @@ extension DocumentStore {
         }
         for leg in query.vectorLegs {
             let index = indexes.vectors[leg.field]!
-            lines.append("vector leg \(leg.field): exact \(index.metric) scan of the in-memory index (\(index.dimension)-d), among the candidates")
+            lines.append("vector leg \(leg.field): in memory, \(index.strategy), among the candidates")
         }
         if let leg = query.textLeg {
             lines.append("text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)")
