@@ -89,9 +89,11 @@ extension Database {
     /// }
     /// ```
     public func write<T: Sendable>(_ body: @Sendable (Transaction) throws -> T) throws -> T {
-        try connection.transaction(.immediate) {
+        let result = try connection.transaction(.immediate) {
             try body(Transaction(connection: connection, lookup: { name in try self.documentStore(name, requested: nil) }))
         }
+        documentStores.catchUpAfterCommit(connection)
+        return result
     }
 
     /// Runs `body` on one consistent snapshot, on a reader connection (in parallel with writes
@@ -103,7 +105,7 @@ extension Database {
     ///     return (try items.count(), try items.fetch(Query().sorted(by: .descending("year")).limit(1)))
     /// }
     /// ```
-    public nonisolated func read<T: Sendable>(_ body: @Sendable (ReadTransaction) throws -> T) async throws -> T {
+    public nonisolated func read<T: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> T) async throws -> T {
         try await reading { connection, lookup in
             try withoutActuallyEscaping(lookup) { lookup in try body(ReadTransaction(connection: connection, lookup: lookup)) }
         }
@@ -112,11 +114,12 @@ extension Database {
     /// Runs `body` on a reader (or, for in-memory databases, on the writer) in a read transaction,
     /// with a way to find document stores from that connection.
     nonisolated func reading<T: Sendable>(
-        _ body: @Sendable (Connection, (String) throws -> DocumentStore) throws -> T
+        transaction: Bool = true,
+        _ body: @escaping @Sendable (Connection, (String) throws -> DocumentStore) throws -> T
     ) async throws -> T {
         guard let readers else { return try await readOnWriter(body) }
         let stores = documentStores
-        return try await readers.withReader { connection in
+        return try await readers.withReader(transaction: transaction) { @Sendable connection in
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 // Opened by another handle or process after this database: read its schema here.
@@ -135,7 +138,9 @@ extension Database {
 
     /// Runs `body` with the writer connection in an immediate transaction.
     func writing<T: Sendable>(_ body: @Sendable (Connection) throws -> T) throws -> T {
-        try connection.transaction(.immediate) { try body(connection) }
+        let result = try connection.transaction(.immediate) { try body(connection) }
+        documentStores.catchUpAfterCommit(connection)
+        return result
     }
 }
 

@@ -237,6 +237,19 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// - Complexity: O(changes since the last catch-up); O(rows) on first load or after the log
     ///   was pruned past the watermark.
     func catchUp(_ connection: Connection) throws {
+        try catchUp(connection, waiting: true)
+    }
+
+    /// After the writer commits: applies the commit now, so readers find the indexes current,
+    /// unless a search holds the lock (then the next reader catches up instead; the writer never
+    /// waits for readers). Errors are left for that reader to meet.
+    func catchUpAfterCommit(_ connection: Connection) {
+        guard !connection.isInTransaction, inMemory.contains(where: \.isLoaded) else { return }
+        // One read transaction: the log and the rows from one snapshot.
+        try? connection.transaction(.deferred) { try catchUp(connection, waiting: false) }
+    }
+
+    private func catchUp(_ connection: Connection, waiting: Bool) throws {
         let memory = inMemory
         guard !memory.isEmpty else { return }
         let statement = try connection.cachedStatement(
@@ -253,7 +266,7 @@ final class DerivedIndexSet: @unchecked Sendable {
         // then reflects a later committed state, which is still never a half-applied one.
         let current = lock.read { watermark }
         if current >= 0, current >= floor, maxSeq <= current { return }
-        try lock.write {
+        let apply = { [self] in
             if watermark >= 0, watermark >= floor, maxSeq <= watermark { return }
             let columns = memory.flatMap(\.columns).joined(separator: ", ")
             if watermark < 0 || watermark < floor {
@@ -277,6 +290,11 @@ final class DerivedIndexSet: @unchecked Sendable {
                 }
             }
             watermark = maxSeq
+        }
+        if waiting {
+            try lock.write(apply)
+        } else {
+            _ = try lock.tryWrite(apply)
         }
     }
 
@@ -328,6 +346,13 @@ final class ReadWriteLock: @unchecked Sendable {
 
     func write<T>(_ body: () throws -> T) rethrows -> T {
         pthread_rwlock_wrlock(handle)
+        defer { pthread_rwlock_unlock(handle) }
+        return try body()
+    }
+
+    /// Runs `body` exclusively if the lock is free now; nil (without running it) otherwise.
+    func tryWrite<T>(_ body: () throws -> T) rethrows -> T? {
+        guard pthread_rwlock_trywrlock(handle) == 0 else { return nil }
         defer { pthread_rwlock_unlock(handle) }
         return try body()
     }

@@ -95,12 +95,12 @@ public struct DocumentCollection: Sendable {
 
     /// The document with this id, or nil.
     public func fetch(id: DocumentID) async throws -> Document? {
-        try await reader { try $0.fetch(id: id) }
+        try await reader(transaction: false) { try $0.fetch(id: id) }
     }
 
     /// The documents of an unranked query, in its order.
     public func fetch(_ query: Query = Query()) async throws -> [Document] {
-        try await reader { try $0.fetch(query) }
+        try await reader(transaction: false) { try $0.fetch(query) }
     }
 
     /// One page of an unranked query and the cursor for the next.
@@ -110,7 +110,7 @@ public struct DocumentCollection: Sendable {
     /// while let next = page.next { page = try await items.page(query.after(next)) }
     /// ```
     public func page(_ query: Query) async throws -> Page {
-        try await reader { try $0.page(query) }
+        try await reader(transaction: false) { try $0.page(query) }
     }
 
     /// The ranked results of a query with vector and/or text legs.
@@ -120,7 +120,7 @@ public struct DocumentCollection: Sendable {
 
     /// How many documents pass `filter`.
     public func count(_ filter: Filter = .all) async throws -> Int {
-        try await reader { try $0.count(filter) }
+        try await reader(transaction: false) { try $0.count(filter) }
     }
 
     /// Aggregates over the documents passing `filter`, or over the results of a ranked query.
@@ -148,9 +148,12 @@ public struct DocumentCollection: Sendable {
         try await database.writing { try store.indexes.repair($0) }
     }
 
-    private func reader<T: Sendable>(_ body: @Sendable (DocumentReader) throws -> T) async throws -> T {
+    /// Runs `body` on a reader; `transaction: false` for bodies that run one statement.
+    private func reader<T: Sendable>(
+        transaction: Bool = true, _ body: @escaping @Sendable (DocumentReader) throws -> T
+    ) async throws -> T {
         let name = self.name
-        return try await database.reading { connection, lookup in
+        return try await database.reading(transaction: transaction) { connection, lookup in
             try body(DocumentReader(store: try lookup(name), connection: connection, source: .indexes))
         }
     }
