@@ -226,4 +226,22 @@ struct DocumentSearchTests {
             try await db.documents("bad", schema: DocumentSchema(fields: [.text("t")], vectorIndexes: ["t": .hnsw()]))
         }
     }
+
+    @Test("aggregates over a search's results; verify finds a damaged FTS5 index and repair rebuilds it")
+    func aggregateOverSearchAndRepair() async throws {
+        let dir = try TemporaryDirectory()
+        let (db, docs, documents) = try await Self.seeded(120, seed: 8, at: dir.path("s.trove"))
+        let search = Query(Field("year") >= 2010).matching(.typed("garden")).limit(15)
+        let hits = try await docs.search(search)
+        let rows = try await docs.aggregate([.count(), .minimum("year")], over: search)
+        #expect(rows.first?.values["count"] == .int(Int64(hits.count)))
+        let years = hits.compactMap { hit in documents.first { $0.id == hit.document.id }?["year"]?.intValue }
+        #expect(rows.first?.values["min_year"] == .int(years.min()!))
+        // Damage the FTS5 index behind SQLite's back: drop one row's entry only.
+        try await db.execute("INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', 1, ?, ?)",
+                             bindings: [.text(documents[0]["title"]!.stringValue!), .text(documents[0]["body"]!.stringValue!)])
+        #expect(try await !docs.verify().isEmpty)
+        try await docs.repair()
+        #expect(try await docs.verify().isEmpty)
+    }
 }

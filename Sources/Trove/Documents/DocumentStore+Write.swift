@@ -13,13 +13,7 @@ extension DocumentStore {
     ///   when a constraint fails (the caller's transaction then rolls back).
     func write(_ documents: [Document], mode: WriteMode, on connection: Connection) throws {
         let rows = try documents.map { try storedValues($0) }
-        let columns = writeColumns
-        let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
-        var sql = "INSERT INTO \(layout.table)(\(columns.joined(separator: ", "))) VALUES (\(marks))"
-        if mode == .upsert {
-            let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" } + ["\"_version\" = \"_version\" + 1"]
-            sql += " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
-        }
+        let sql = mode == .upsert ? upsertSQL : insertSQL
         let statement = try connection.cachedStatement(sql)
         for (offset, row) in rows.enumerated() {
             do {
@@ -40,14 +34,9 @@ extension DocumentStore {
     func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws -> Int64 {
         var values = try storedValues(document)
         let id = values.removeFirst()
-        let sets = writeColumns.dropFirst().map { "\($0) = ?" } + ["\"_version\" = \"_version\" + 1"]
-        var sql = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ?"
         values.append(id)
-        if let version {
-            sql += " AND \"_version\" = ?"
-            values.append(.integer(version))
-        }
-        let statement = try connection.cachedStatement(sql + " RETURNING \"_version\"")
+        if let version { values.append(.integer(version)) }
+        let statement = try connection.cachedStatement(version == nil ? updateSQL : updateIfVersionSQL)
         var newVersion: Int64?
         do {
             try statement.forEachRow(values) { newVersion = $0.int64(at: 0) }

@@ -21,9 +21,24 @@ final class DocumentStore: Sendable {
     /// The largest limit accepted by ranked queries.
     static let maxTopK = 100_000
 
+    /// Statements that depend only on the layout, built once.
+    let insertSQL: String
+    let upsertSQL: String
+    let updateSQL: String
+    let updateIfVersionSQL: String
+
     init(layout: DocumentLayout) {
         self.layout = layout
         self.indexes = DerivedIndexSet(layout: layout)
+        let schema = layout.schema
+        let columns = ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
+        let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
+        insertSQL = "INSERT INTO \(layout.table)(\(columns.joined(separator: ", "))) VALUES (\(marks))"
+        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" } + ["\"_version\" = \"_version\" + 1"]
+        upsertSQL = insertSQL + " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
+        let sets = columns.dropFirst().map { "\($0) = ?" } + ["\"_version\" = \"_version\" + 1"]
+        updateSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? RETURNING \"_version\""
+        updateIfVersionSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? AND \"_version\" = ? RETURNING \"_version\""
     }
 
     // MARK: Opening
@@ -149,9 +164,11 @@ final class DocumentStore: Sendable {
         }
         var values: [SQLValue] = [document.id.sqlValue]
         values.reserveCapacity(schema.fields.count + 2)
+        var declaredPresent = 0
         for field in schema.fields {
             if let value = document.fields[field.name] {
                 values.append(try FieldCodec.bind(value, for: field))
+                declaredPresent += 1
             } else if let value = field.defaultValue {
                 values.append(try FieldCodec.bind(value, for: field))
             } else if field.isOptional {
@@ -160,16 +177,16 @@ final class DocumentStore: Sendable {
                 throw TroveError.missingField(field: field.name)
             }
         }
-        if schema.allowsUndeclaredFields {
+        if schema.allowsUndeclaredFields, declaredPresent < document.fields.count {
             var extra: [String: Value] = [:]
             for (key, value) in document.fields where schema.field(key) == nil {
                 try DocumentSchema.validate(fieldName: key)
                 extra[key] = value
             }
             values.append(extra.isEmpty ? .null : .text(try JSONCoding.text(.object(extra), field: "document")))
-        } else if document.fields.count > schema.fields.count
-            || document.fields.keys.contains(where: { schema.field($0) == nil })
-        {
+        } else if schema.allowsUndeclaredFields {
+            values.append(.null)
+        } else if declaredPresent < document.fields.count {
             let unknown = document.fields.keys.filter { schema.field($0) == nil }.sorted()
             throw TroveError.unknownField(field: unknown.first ?? "?", known: ["id"] + schema.fields.map(\.name))
         }
