@@ -64,7 +64,7 @@ public actor Database {
         try Self.prepareMeta(connection)
         if case .file(let path) = location, !connection.isReadOnly, options.walMode {
             checkpointer = try BackgroundCheckpointer(attachingTo: connection)
-            merger = BackgroundMerger(path: path)
+            merger = BackgroundMerger(path: path, encryption: options.encryption)
         } else {
             checkpointer = nil
             merger = nil
