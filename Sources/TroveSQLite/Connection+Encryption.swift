@@ -53,8 +53,8 @@ extension Connection {
             throw EncryptionError.corruptHeader(path: path, reason: "the key header changed while open")
         }
         let dataKey = try header.unwrap(with: old)
+        header.generation += 1  // before wrapping: the generation is part of the wrap's AAD
         try header.wrap(dataKey, with: new)
-        header.generation += 1
         try header.rewrite(at: path)
     }
 
