@@ -60,7 +60,7 @@ let package = Package(
             name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
-        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "TroveReliabilityTests",
