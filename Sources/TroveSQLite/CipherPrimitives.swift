@@ -76,11 +76,11 @@ private func appleSeal(
 ) -> Int32 {
     guard let key, let nonce, let output, let tag else { return -1 }
     do {
-        let symmetric = SymmetricKey(data: UnsafeBufferPointer(start: key, count: 32))
+        let symmetric = SymmetricKey(data: UnsafeRawBufferPointer(start: key, count: 32))
         let box = try AES.GCM.seal(
-            UnsafeBufferPointer(start: input, count: length), using: symmetric,
-            nonce: AES.GCM.Nonce(data: UnsafeBufferPointer(start: nonce, count: 12)),
-            authenticating: UnsafeBufferPointer(start: aad, count: aadLength))
+            UnsafeRawBufferPointer(start: input, count: length), using: symmetric,
+            nonce: AES.GCM.Nonce(data: UnsafeRawBufferPointer(start: nonce, count: 12)),
+            authenticating: UnsafeRawBufferPointer(start: aad, count: aadLength))
         box.ciphertext.copyBytes(to: output, count: length)
         box.tag.copyBytes(to: tag, count: 16)
         return 0
@@ -95,13 +95,13 @@ private func appleOpen(
 ) -> Int32 {
     guard let key, let nonce, let output, let tag else { return -1 }
     do {
-        let symmetric = SymmetricKey(data: UnsafeBufferPointer(start: key, count: 32))
+        let symmetric = SymmetricKey(data: UnsafeRawBufferPointer(start: key, count: 32))
         let box = try AES.GCM.SealedBox(
-            nonce: AES.GCM.Nonce(data: UnsafeBufferPointer(start: nonce, count: 12)),
-            ciphertext: Data(UnsafeBufferPointer(start: input, count: length)),
-            tag: Data(UnsafeBufferPointer(start: tag, count: 16)))
+            nonce: AES.GCM.Nonce(data: UnsafeRawBufferPointer(start: nonce, count: 12)),
+            ciphertext: Data(UnsafeRawBufferPointer(start: input, count: length)),
+            tag: Data(UnsafeRawBufferPointer(start: tag, count: 16)))
         let plain = try AES.GCM.open(
-            box, using: symmetric, authenticating: UnsafeBufferPointer(start: aad, count: aadLength))
+            box, using: symmetric, authenticating: UnsafeRawBufferPointer(start: aad, count: aadLength))
         plain.copyBytes(to: output, count: length)
         return 0
     } catch {
@@ -124,6 +124,6 @@ private func applePBKDF2(
             CCPBKDFAlgorithm(kCCPBKDF2), chars, passwordLength, salt, saltLength,
             CCPseudoRandomAlgorithm(kCCPRFHmacAlgSHA512), iterations, output, outputLength)
     }
-    return rc == kCCSuccess ? 0 : -1
+    return rc == Int32(kCCSuccess) ? 0 : -1
 }
 #endif
