@@ -299,9 +299,11 @@ static int wal_learn_page_size(cipher_file *f) {
     return SQLITE_OK;
 }
 
-// The frame header of frame `frame_start`, from SQLite's last write or from the file.
-static int wal_frame_header(cipher_file *f, sqlite3_int64 frame_start, uint8_t *header) {
-    if (f->pending_offset == frame_start) {
+// The frame header of frame `frame_start`: for a write, from the header SQLite wrote just before
+// (`use_pending`); otherwise from the file, since another connection may have rewritten the frame
+// since this one last wrote there.
+static int wal_frame_header(cipher_file *f, sqlite3_int64 frame_start, uint8_t *header, int use_pending) {
+    if (use_pending && f->pending_offset == frame_start) {
         memcpy(header, f->pending, FRAME_HEADER);
         return SQLITE_OK;
     }
@@ -346,7 +348,8 @@ static int wal_write(cipher_file *f, const uint8_t *buffer, int amount, sqlite3_
             return SQLITE_IOERR_WRITE;
         }
         uint8_t header[FRAME_HEADER];
-        if ((rc = wal_frame_header(f, frame_start, header)) != SQLITE_OK) return SQLITE_IOERR_WRITE;
+        if ((rc = wal_frame_header(f, frame_start, header, 1)) != SQLITE_OK) return SQLITE_IOERR_WRITE;
+        f->pending_offset = -1;
         memcpy(f->scratch, source, f->page_size);
         if (trove_cipher_seal_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), header + 8, 8,
                                    f->scratch, f->page_size, 0) != 0)
@@ -408,7 +411,7 @@ static int wal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int64 o
                 memcpy(header, buffer + (frame_start - offset), FRAME_HEADER);
                 rc = SQLITE_OK;
             } else {
-                rc = wal_frame_header(f, frame_start, header);
+                rc = wal_frame_header(f, frame_start, header, 0);
             }
             if (rc != SQLITE_OK
                 || trove_cipher_open_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), header + 8,
@@ -451,9 +454,9 @@ static int journal_is_page(cipher_file *f, int amount, sqlite3_int64 offset) {
     return f->page_size && (uint32_t)amount == f->page_size && offset % 8 == 4 && offset >= 12;
 }
 
-static int journal_page_number(cipher_file *f, sqlite3_int64 offset, uint32_t *page_number) {
+static int journal_page_number(cipher_file *f, sqlite3_int64 offset, uint32_t *page_number, int use_pending) {
     uint8_t bytes[4];
-    if (f->pending_offset == offset - 4) {
+    if (use_pending && f->pending_offset == offset - 4) {
         *page_number = get32(f->pending);
         return SQLITE_OK;
     }
@@ -477,7 +480,8 @@ static int journal_write(cipher_file *f, const uint8_t *buffer, int amount, sqli
         return REAL_METHODS(f)->xWrite(REAL(f), buffer, amount, offset);
     }
     uint32_t page_number = 0;
-    if ((rc = journal_page_number(f, offset, &page_number)) != SQLITE_OK) return SQLITE_IOERR_WRITE;
+    if ((rc = journal_page_number(f, offset, &page_number, 1)) != SQLITE_OK) return SQLITE_IOERR_WRITE;
+    f->pending_offset = -1;
     if ((rc = ensure_scratch(f)) != SQLITE_OK) return rc;
     memcpy(f->scratch, buffer, (size_t)amount);
     if (trove_cipher_seal_page(f->key, f->file_id, TROVE_CIPHER_FILE_JOURNAL, page_number, NULL, 0,
@@ -492,7 +496,7 @@ static int journal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int
     if ((rc = journal_learn_page_size(f)) != SQLITE_OK) return rc;
     if (!journal_is_page(f, amount, offset)) return REAL_METHODS(f)->xRead(REAL(f), buffer, amount, offset);
     uint32_t page_number = 0;
-    rc = journal_page_number(f, offset, &page_number);
+    rc = journal_page_number(f, offset, &page_number, 0);
     if (rc == SQLITE_IOERR_SHORT_READ) {
         memset(buffer, 0, (size_t)amount);
         return rc;

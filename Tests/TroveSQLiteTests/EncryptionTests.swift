@@ -233,6 +233,28 @@ struct EncryptionTests {
         #expect(EncryptedFiles.failure(try #require(error)) == .pageAuthenticationFailed(file: .wal, page: pageNumber))
     }
 
+    @Test("WAL frames rewritten by another connection after a log restart read back (no stale frame header)")
+    func walRestartByAnotherConnection() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("e.sqlite")
+        let a = try EncryptedFiles.open(path)
+        let b = try EncryptedFiles.open(path)
+        try a.execute(script: "PRAGMA wal_autocheckpoint = 0")
+        try b.execute(script: "PRAGMA wal_autocheckpoint = 0")
+        try EncryptedFiles.fill(a, rows: 40, sentinel: "A")
+        // b copies the log back and empties it; a's next commit writes the first frames of the new
+        // log; b empties it again and writes its own frames at the offsets a wrote last.
+        try b.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
+        try a.execute("INSERT INTO t(body) VALUES ('small')")
+        try b.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
+        // One transaction touching every page a wrote: its frames replace a's at the same offsets.
+        try b.execute("UPDATE t SET body = 'b round ' || id || ' ' || substr(body, 1, 150)")
+        #expect(try a.scalar("SELECT count(*) FROM t WHERE body LIKE 'b round%'") == .integer(41))
+        #expect(try a.scalar("PRAGMA integrity_check") == .text("ok"))
+        try EncryptedFiles.fill(a, rows: 10, sentinel: "A2")
+        #expect(try b.scalar("SELECT count(*) FROM t") == .integer(51))
+    }
+
     @Test("rollback journal: page images are sealed, and a hot journal is rolled back through the cipher")
     func rollbackJournal() throws {
         let dir = try TemporaryDirectory()

@@ -89,6 +89,25 @@ struct DatabaseEncryptionTests {
         #expect(Self.contains(plain, "SQLite format 3"))
     }
 
+    @Test("read-only opens and a second Database on the same encrypted file see the writer's rows")
+    func readersOnEncryptedFile() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("e.trove")
+        let writer = try Database(path: path, encryption: Self.key)
+        let c = try await writer.collection("c", dimension: 4)
+        try await c.insertBatch((1...30).map { VectorEntry(id: $0, content: "row \($0)", vector: [1, 0, 0, Float($0)]) })
+        let second = try await Database(path: path, encryption: Self.key).collection(named: "c")
+        #expect(try await second.count() == 30)
+        let reader = try await Database(path: path, encryption: Self.key, readOnly: true).collection(named: "c")
+        #expect(try await reader.count() == 30)
+        try await c.insert(VectorEntry(id: 31, content: "row 31", vector: [1, 0, 0, 31]))
+        #expect(try await reader.count() == 31)
+        #expect(try await reader.search(vector: [1, 0, 0, 31], topK: 1).first?.id == 31)
+        await #expect(throws: SQLiteError.self) {
+            try await reader.insert(VectorEntry(id: 32, content: "no", vector: [1, 0, 0, 32]))
+        }
+    }
+
     @Test("a page changed on disk surfaces from a query as a typed page failure")
     func tamperedPageThroughDatabase() async throws {
         let dir = try TemporaryDirectory()
