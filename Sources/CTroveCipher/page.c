@@ -1,7 +1,7 @@
 // Sealing and opening one page. The authenticated data binds a page to its place: which file
 // (database, WAL, journal), which file identity (the random id in the key header), which page
-// number, which page size, plus the readable head of page 1 and, for WAL frames, the frame salts.
-// A page copied to another position, another file or another database fails its tag.
+// number, which page size, plus the readable head of page 1 (and optional extra bytes; the VFS
+// passes none). A page copied to another position, another file or another database fails its tag.
 
 #include "CTroveCipher.h"
 

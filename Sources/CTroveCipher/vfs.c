@@ -351,7 +351,10 @@ static int wal_write(cipher_file *f, const uint8_t *buffer, int amount, sqlite3_
         if ((rc = wal_frame_header(f, frame_start, header, 1)) != SQLITE_OK) return SQLITE_IOERR_WRITE;
         f->pending_offset = -1;
         memcpy(f->scratch, source, f->page_size);
-        if (trove_cipher_seal_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), header + 8, 8,
+        // Only the page number from the frame header is authenticated: SQLite writes the salts and
+        // checksums of a transaction's later frames as zeros when it rewrote an earlier frame in
+        // place, and fills them in at commit (walRewriteChecksums), after the page was sealed.
+        if (trove_cipher_seal_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
                                    f->scratch, f->page_size, 0) != 0)
             return SQLITE_IOERR_WRITE;
         COUNT(pages_sealed, 1);
@@ -414,8 +417,8 @@ static int wal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int64 o
                 rc = wal_frame_header(f, frame_start, header, 0);
             }
             if (rc != SQLITE_OK
-                || trove_cipher_open_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), header + 8,
-                                          8, page, f->page_size, 0) != 0) {
+                || trove_cipher_open_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
+                                          page, f->page_size, 0) != 0) {
                 if (!whole_frame) {
                     record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_WAL,
                                    rc == SQLITE_OK ? get32(header) : 0);

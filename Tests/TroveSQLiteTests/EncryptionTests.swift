@@ -93,6 +93,48 @@ struct EncryptionTests {
         #expect(info.keyDerivation == .rawKey)
     }
 
+    @Test("FTS5, R*Tree and JSON work on an encrypted connection, and their text stays off the disk")
+    func extensions() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("e.sqlite")
+        let c = try EncryptedFiles.open(path)
+        try c.execute(script: """
+            CREATE VIRTUAL TABLE docs USING fts5(body);
+            INSERT INTO docs(body) VALUES ('SENTINELFTS oat milk'), ('bicycle repair');
+            CREATE VIRTUAL TABLE boxes USING rtree(id, x0, x1, y0, y1);
+            INSERT INTO boxes VALUES (1, 0, 10, 0, 10), (2, 20, 30, 20, 30);
+            CREATE TABLE j(doc TEXT CHECK (json_valid(doc)));
+            INSERT INTO j VALUES ('{"tag":"SENTINELJSON","n":3}');
+            """)
+        #expect(try c.scalar("SELECT rowid FROM docs WHERE docs MATCH 'oat'") == .integer(1))
+        #expect(try c.scalar("SELECT id FROM boxes WHERE x0 >= 15 AND x1 <= 35") == .integer(2))
+        #expect(try c.scalar("SELECT json_extract(doc, '$.n') FROM j") == .integer(3))
+        try c.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
+        for file in [path, path + "-wal"] {
+            #expect(!EncryptedFiles.contains(file, "SENTINELFTS"))
+            #expect(!EncryptedFiles.contains(file, "SENTINELJSON"))
+        }
+    }
+
+    @Test("a transaction larger than the page cache (pages spilled to the WAL, then rewritten in place)")
+    func spilledTransaction() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("e.sqlite")
+        let c = try EncryptedFiles.open(path)
+        try c.execute(script: """
+            PRAGMA cache_size = 20;
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, n INTEGER);
+            CREATE INDEX t_n ON t(n);
+            BEGIN;
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000)
+            INSERT INTO t SELECT x, printf('row %d %s', x, hex(randomblob(100))), abs(random()) % 1000 FROM c;
+            COMMIT;
+            PRAGMA wal_checkpoint(TRUNCATE);
+            """)
+        #expect(try c.scalar("SELECT count(*) FROM t") == .integer(5000))
+        #expect(try EncryptedFiles.open(path).scalar("PRAGMA integrity_check") == .text("ok"))
+    }
+
     @Test("a wrong key is a typed wrongKey error and leaves the file byte-for-byte unchanged")
     func wrongKey() throws {
         let dir = try TemporaryDirectory()

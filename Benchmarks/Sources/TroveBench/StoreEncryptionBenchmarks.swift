@@ -130,4 +130,46 @@ func runEncryptedStoreComparison(
     row("text p50", "ms", higherIsBetter: false, { $0.textP50 })
     row("hybrid p50", "ms", higherIsBetter: false, { $0.hybridP50 })
     row("file size", "MiB", higherIsBetter: false, { Double($0.fileBytes) / 1_048_576 }, format: "%.1f")
+    try runSQLScriptComparison(rounds: rounds, directory: directory)
+}
+
+/// The SQL of `Benchmarks/sqlcipher/` (200,000 inserted rows, then three scans on a fresh open)
+/// through TroveSQLite on a plaintext and an encrypted file: the VFS's cost on the same work that
+/// `Benchmarks/sqlcipher/run.sh` gives sqlite3 and Debian's sqlcipher.
+func runSQLScriptComparison(rounds: Int, directory: URL) throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("sqlcipher")
+    let workload = try String(contentsOf: folder.appendingPathComponent("workload.sql"), encoding: .utf8)
+    let query = try String(contentsOf: folder.appendingPathComponent("query.sql"), encoding: .utf8)
+    print("\n## The sqlcipher/ SQL script through TroveSQLite (4 KB pages, WAL), \(rounds) rounds, alternating")
+    var insert: [Bool: [Double]] = [:], scan: [Bool: [Double]] = [:]
+    for round in 0..<rounds {
+        for encrypted in [false, true] {
+            let path = directory.appendingPathComponent("script-\(encrypted)-\(round).sqlite").path
+            let key = encrypted ? try EncryptionKey(path: path, encryption: benchKey) : nil
+            var start = ContinuousClock.now
+            do {
+                let connection = try Connection(.file(path), options: .init(foreignKeys: false, encryption: key))
+                try connection.execute(script: workload)
+            }
+            let insertMs = elapsedMilliseconds(since: start)
+            start = ContinuousClock.now
+            do {
+                let connection = try Connection(.file(path), options: .init(foreignKeys: false, encryption: key))
+                try connection.execute(script: query)
+                guard try connection.scalar("SELECT count(*) FROM t") == .integer(200_000) else {
+                    throw BenchCheckError("script lost rows")
+                }
+            }
+            let scanMs = elapsedMilliseconds(since: start)
+            insert[encrypted, default: []].append(insertMs)
+            scan[encrypted, default: []].append(scanMs)
+            print(String(format: "  round %d %@: insert 200000 rows %.2f s, open + 3 scans %.2f s", round,
+                         encrypted ? "encrypted" : "plaintext", insertMs / 1e3, scanMs / 1e3))
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+    }
+    let pi = median(insert[false]!), ei = median(insert[true]!), ps = median(scan[false]!), es = median(scan[true]!)
+    print(String(format: "  medians: insert %.2f s vs %.2f s (%+.1f%%), open + scans %.2f s vs %.2f s (%+.1f%%)",
+                 pi / 1e3, ei / 1e3, (ei / pi - 1) * 100, ps / 1e3, es / 1e3, (es / ps - 1) * 100))
 }

@@ -96,7 +96,7 @@ void trove_cipher_clear_failure(void);
 
 /// Seals one page in place: `page` holds `page_size` bytes; the first `plaintext_head` bytes stay
 /// readable but are authenticated; the last TROVE_CIPHER_RESERVE bytes receive nonce and tag.
-/// `extra` (may be NULL) is additional authenticated data (the WAL frame's salts).
+/// `extra` (may be NULL, at most 16 bytes) is additional authenticated data.
 int trove_cipher_seal_page(const uint8_t *key, const uint8_t *file_id, int file, uint32_t page_number,
                            const uint8_t *extra, size_t extra_length, uint8_t *page, size_t page_size,
                            size_t plaintext_head);
