@@ -156,3 +156,24 @@ public struct EncryptionInfo: Hashable, Sendable, CustomStringConvertible {
             : "\(cipher), key from passphrase by \(keyDerivation.rawValue) (\(iterations) iterations)"
     }
 }
+
+/// Process-wide counters of the encrypting VFS since it was registered (diagnostics, benchmarks).
+public struct EncryptionStatistics: Hashable, Sendable {
+    /// Pages encrypted (database, WAL and journal writes).
+    public var pagesSealed: UInt64
+    /// Pages decrypted and verified (reads that missed SQLite's page cache).
+    public var pagesOpened: UInt64
+    /// Pages that failed authentication.
+    public var authenticationFailures: UInt64
+    /// Temporary files kept in memory instead of on disk.
+    public var memoryFilesOpened: UInt64
+
+    /// The current counters.
+    public static var current: EncryptionStatistics {
+        var raw = trove_cipher_statistics()
+        trove_cipher_get_statistics(&raw)
+        return EncryptionStatistics(
+            pagesSealed: raw.pages_sealed, pagesOpened: raw.pages_opened,
+            authenticationFailures: raw.authentication_failures, memoryFilesOpened: raw.memory_files_opened)
+    }
+}

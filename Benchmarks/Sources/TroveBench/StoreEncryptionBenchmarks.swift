@@ -13,6 +13,9 @@ private struct StoreFigures {
     var textP50 = 0.0
     var hybridP50 = 0.0
     var fileBytes: Int64 = 0
+    // Pages the VFS sealed during the insert and opened during the first query (encrypted only).
+    var insertPagesSealed: UInt64 = 0
+    var firstQueryPagesOpened: UInt64 = 0
 }
 
 private func median(_ values: [Double]) -> Double {
@@ -47,6 +50,7 @@ private func runOnce(
         let database = try open()
         let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
         let cpuStart = cpuMilliseconds()
+        let sealedBefore = EncryptionStatistics.current.pagesSealed
         let start = ContinuousClock.now
         var index = 0
         while index < entries.count {
@@ -57,15 +61,18 @@ private func runOnce(
         let ms = elapsedMilliseconds(since: start)
         figures.insertRowsPerSecond = Double(entries.count) / (ms / 1e3)
         figures.insertCPURowsPerSecond = Double(entries.count) / ((cpuMilliseconds() - cpuStart) / 1e3)
+        figures.insertPagesSealed = EncryptionStatistics.current.pagesSealed - sealedBefore
         guard try await collection.count() == entries.count else { throw BenchCheckError("insert lost rows") }
         try await database.mergeTextIndexes()
         try await database.checkpoint()
     }
     let database = try open()
     let collection = try await database.collection(named: "packages")
+    let openedBefore = EncryptionStatistics.current.pagesOpened
     let firstStart = ContinuousClock.now
     _ = try await collection.search(vector: queries[0].vector, topK: 10)
     figures.firstQueryMs = elapsedMilliseconds(since: firstStart)
+    figures.firstQueryPagesOpened = EncryptionStatistics.current.pagesOpened - openedBefore
     figures.fileBytes = database.fileSize()
     func p50(_ body: (Int) async throws -> Int) async throws -> Double {
         for i in 0..<min(10, queries.count) { _ = try await body(i) }
@@ -110,7 +117,8 @@ func runEncryptedStoreComparison(
             print(String(format: "  round %d %@: insert %.0f rows/s (%.0f per CPU-s), first query %.0f ms, exact %.3f, text %.3f, hybrid %.3f ms, %.1f MiB",
                          round, encrypted ? "encrypted" : "plaintext", figures.insertRowsPerSecond, figures.insertCPURowsPerSecond,
                          figures.firstQueryMs, figures.exactP50, figures.textP50, figures.hybridP50,
-                         Double(figures.fileBytes) / 1_048_576))
+                         Double(figures.fileBytes) / 1_048_576)
+                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed), opened by the first query \(figures.firstQueryPagesOpened)" : ""))
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + "-wal")
             try? FileManager.default.removeItem(atPath: path + "-shm")
