@@ -21,7 +21,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "TroveSQLite", dependencies: ["CSQLite"]),
+        .target(name: "TroveSQLite", dependencies: ["CSQLite", "CTroveCipher"]),
+        // OpenSSL's libcrypto (Debian: libssl-dev) for AES-256-GCM and PBKDF2 on Linux; Apple
+        // platforms use CryptoKit. Only CTroveCipher uses it.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The encrypting VFS (encryption at rest); see its header and ARCHITECTURE.md.
+        .target(
+            name: "CTroveCipher",
+            dependencies: [.target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
         // Pure Swift, no I/O: kernels, matrices, exact and approximate indexes.
         .target(name: "TroveVectors", dependencies: ["CTroveKernels"]),
         // AVX2/FMA distance kernels chosen at run time (x86-64), portable C elsewhere; see its header.
@@ -64,7 +71,7 @@ let package = Package(
             name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
-        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",

@@ -14,7 +14,7 @@ ROOT=$(pwd)
 OUT="$ROOT/Fuzz/.build"
 mkdir -p "$OUT"
 
-TARGETS="TypedQuery TextTypedQuery WordPiece SafeTensorsHeader SnapshotLoader"
+TARGETS="TypedQuery TextTypedQuery WordPiece SafeTensorsHeader SnapshotLoader PageDecoder"
 
 sources_for() {
     case "$1" in
@@ -44,6 +44,14 @@ sources_for() {
 
 build() {
     local target=$1
+    if [ "$target" = PageDecoder ]; then
+        # A C target: the encrypted-page codec with OpenSSL's AES-GCM (libssl-dev).
+        clang -fsanitize=fuzzer,address -O1 -g -I "$ROOT/Sources/CTroveCipher/include" \
+            "$ROOT/Sources/CTroveCipher/page.c" "$ROOT/Sources/CTroveCipher/backend.c" \
+            "$ROOT/Fuzz/Targets/PageDecoder.c" -lcrypto -o "$OUT/$target"
+        echo "built $OUT/$target"
+        return
+    fi
     # shellcheck disable=SC2046
     swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g \
         $(sources_for "$target") "$ROOT/Fuzz/Targets/$target.swift" -o "$OUT/$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 missing=()
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+# OpenSSL's libcrypto: AES-256-GCM and PBKDF2 for encrypted databases (CCrypto target).
+[ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || missing+=(libopenblas0)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""

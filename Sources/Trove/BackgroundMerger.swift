@@ -26,10 +26,14 @@ final class BackgroundMerger: @unchecked Sendable {
     ///   - path: the database file.
     ///   - quietPeriod: how long the file must go without a Trove write before merging starts.
     ///   - pagesPerStep: leaf pages merged per write transaction.
-    init(path: String, quietPeriod: DispatchTimeInterval = .milliseconds(250), pagesPerStep: Int = 256) {
+    init(
+        path: String, encryption: EncryptionKey? = nil, quietPeriod: DispatchTimeInterval = .milliseconds(250),
+        pagesPerStep: Int = 256
+    ) {
         let queue = DispatchQueue(label: "trove.fts-merge", qos: .utility)
         self.queue = queue
         worker = MergeWorker(path: path, queue: queue, quietPeriod: quietPeriod, pagesPerStep: pagesPerStep)
+        worker.encryption = encryption
     }
 
     deinit {
@@ -70,6 +74,8 @@ private final class MergeWorker: @unchecked Sendable {
     private var writes = 0
     // Whether a timer is waiting to fire: one at a time, however many writes come in.
     private var isArmed = false
+    // The writer's key when the file is encrypted; set once, before any merge is scheduled.
+    var encryption: EncryptionKey?
     // Used only on `queue`.
     private var connection: Connection?
     private var isClosed = false
@@ -144,7 +150,7 @@ private final class MergeWorker: @unchecked Sendable {
         do {
             if connection == nil {
                 // No busy wait: a step that can't have the lock at once comes back later.
-                let opened = try Connection(.file(path), options: .init(create: false, walMode: false, busyTimeout: .zero))
+                let opened = try Connection(.file(path), options: .init(create: false, walMode: false, busyTimeout: .zero, encryption: encryption))
                 try opened.registerTroveTokenizer()  // FTS5 loads a table's tokenizer on connect
                 // The writer's checkpointer copies the log back; this connection never holds the
                 // checkpoint lock (which `Database.checkpoint()` would find taken).

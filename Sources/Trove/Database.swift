@@ -63,17 +63,19 @@ public actor Database {
         // inserts touch the table's, the FTS5 segments' and the indexes' pages in every
         // transaction; with 2 MB they were re-read and dirty pages spilled to the WAL before the
         // commit: about 2x the reads and 1.3x the WAL writes (BENCHMARKS.md, "Batch insert").
-        try connection.execute(script: "PRAGMA cache_size = -16384")
+        try connection.execute(script: "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")
         try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
         try Self.prepareMeta(connection)
         if case .file(let path) = location, options.walMode {
-            readers = ReaderPool(path: path, capacity: ReaderPool.defaultCapacity, busyTimeout: options.busyTimeout)
+            readers = ReaderPool(
+                path: path, capacity: ReaderPool.defaultCapacity, busyTimeout: options.busyTimeout,
+                encryption: options.encryption)
         } else {
             readers = nil
         }
         if case .file(let path) = location, !connection.isReadOnly, options.walMode {
             checkpointer = try BackgroundCheckpointer(attachingTo: connection)
-            merger = BackgroundMerger(path: path)
+            merger = BackgroundMerger(path: path, encryption: options.encryption)
         } else {
             checkpointer = nil
             merger = nil

@@ -18,11 +18,14 @@ final class ReaderPool: @unchecked Sendable {
     let path: String
     let capacity: Int
     let busyTimeout: Duration
+    /// The key of an encrypted file (each reader opens it through the encrypting VFS).
+    let encryption: EncryptionKey?
 
-    init(path: String, capacity: Int, busyTimeout: Duration) {
+    init(path: String, capacity: Int, busyTimeout: Duration, encryption: EncryptionKey? = nil) {
         self.path = path
         self.capacity = capacity
         self.busyTimeout = busyTimeout
+        self.encryption = encryption
     }
 
     /// Bytes of the file readers map into memory (SQLite's `mmap_size`).
@@ -100,12 +103,14 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     private func openReader() throws -> Connection {
-        let connection = try Connection(
-            .file(path), options: .init(readOnly: true, walMode: false, busyTimeout: busyTimeout, foreignKeys: false))
+        var options = Connection.Options(readOnly: true, walMode: false, busyTimeout: busyTimeout, foreignKeys: false)
+        options.encryption = encryption
+        let connection = try Connection(.file(path), options: options)
         // The writer's page cache size (Database.init): with 16 KB pages SQLite's default 2 MB holds
         // only 128 pages. And memory-mapped reads: a page that misses the cache is read in place
         // instead of copied from the OS cache (16 KB per row lookup in an index scan).
-        try connection.execute(script: "PRAGMA cache_size = -16384; PRAGMA mmap_size = \(Self.mmapSize)")
+        // (The encrypting VFS refuses mappings, so encrypted files read through its xRead.)
+        try connection.execute(script: "PRAGMA cache_size = -16384; PRAGMA mmap_size = \(encryption == nil ? Self.mmapSize : 0)")
         try connection.registerTroveTokenizer()
         return connection
     }

@@ -13,6 +13,7 @@ import Foundation
 /// | 3 | not found: a path, record or file named on the command line does not exist |
 /// | 4 | the embedding model is not installed |
 /// | 5 | invalid query: a `--where` fragment or bound value SQLite rejects |
+/// | 6 | wrong or missing passphrase for an encrypted database |
 ///
 /// ```swift
 /// let error = CLIError.notFound("no such file or folder: notes/x.md")
@@ -29,6 +30,8 @@ public enum CLIError: Error, Equatable, Sendable {
     case invalidQuery(String)
     /// Anything else that failed while the command ran.
     case failure(String)
+    /// The passphrase of an encrypted database is wrong or was not given.
+    case wrongPassphrase(String)
 
     /// The process exit status for this error (see the table above).
     public var exitCode: Int32 {
@@ -38,6 +41,7 @@ public enum CLIError: Error, Equatable, Sendable {
         case .notFound: return ExitCode.notFound
         case .modelMissing: return ExitCode.modelMissing
         case .invalidQuery: return ExitCode.invalidQuery
+        case .wrongPassphrase: return ExitCode.wrongPassphrase
         }
     }
 
@@ -48,7 +52,7 @@ public enum CLIError: Error, Equatable, Sendable {
             let help = command.map { "trove \($0) --help" } ?? "trove --help"
             return "\(text)\n(see '\(help)')"
         case .notFound(let text), .modelMissing(let text), .invalidQuery(let text),
-            .failure(let text):
+            .failure(let text), .wrongPassphrase(let text):
             return text
         }
     }
@@ -66,4 +70,5 @@ public enum ExitCode {
     public static let notFound: Int32 = 3
     public static let modelMissing: Int32 = 4
     public static let invalidQuery: Int32 = 5
+    public static let wrongPassphrase: Int32 = 6
 }

@@ -47,12 +47,17 @@ public enum Commands {
                 "chunk-tokens", value: "N",
                 help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
             OptionSpec("quiet", short: "q", help: "no progress bar and no summary line"),
+            OptionSpec(
+                "encrypt",
+                help: "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"),
         ] + model + database + common,
         positionals: (1, nil),
         examples: [
             ("trove index ~/notes", "index every note under ~/notes (again: only what changed)"),
             ("trove index todo.md ideas.txt", "index two files"),
             ("trove index --db work.sqlite exported.jsonl", "one document per JSON line"),
+            ("TROVE_PASSWORD_FILE=~/.trove-pass trove index --encrypt --db private.trove ~/journal",
+             "a new encrypted database"),
         ])
 
     public static let search = CommandSpec(
@@ -204,7 +209,8 @@ public enum Commands {
             "          install it with: bash scripts/fetch-model.sh",
             "",
             "Exit status: 0 success, 1 failure, 2 usage error, 3 not found,",
-            "             4 model not installed, 5 invalid --where query.",
+            "             4 model not installed, 5 invalid --where query,",
+            "             6 wrong or missing passphrase (encrypted databases).",
             "",
             "Examples:",
             "  trove index ~/notes",

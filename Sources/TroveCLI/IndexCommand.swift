@@ -58,7 +58,8 @@ enum IndexCommand {
             currentDirectory: console.currentDirectory)
         let embedder = try context.loadEmbedder()
         let chunker = try context.chunker(for: embedder)
-        let notebook = try await Notebook.openForWriting(path: path, embedder: embedder)
+        let notebook = try await Notebook.openForWriting(
+            path: path, embedder: embedder, context: context, encrypt: context.arguments.flag("encrypt"))
         let known = try await notebook.indexedFiles()
 
         var summary = IndexSummary()

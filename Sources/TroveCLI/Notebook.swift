@@ -22,7 +22,9 @@ struct Notebook: Sendable {
     /// missing.
     /// - Throws: ``CLIError/failure(_:)`` when the folder cannot be created; store errors (for
     ///   example an `embeddingMismatch` when the file was indexed with another model).
-    static func openForWriting(path: String, embedder: any Embedder) async throws -> Notebook {
+    static func openForWriting(
+        path: String, embedder: any Embedder, context: CommandContext, encrypt: Bool = false
+    ) async throws -> Notebook {
         let folder = (path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(
@@ -30,7 +32,7 @@ struct Notebook: Sendable {
         } catch {
             throw CLIError.failure("cannot create the folder \(folder): \(error.localizedDescription)")
         }
-        let database = try Database(path: path)
+        let database = try EncryptionPassphrase.openDatabase(path: path, context: context, encrypt: encrypt)
         // An existing collection opens with its stored configuration (so a newer default, such
         // as another text tokenizer, never refuses a database made by an older trove); only the
         // model must match.
@@ -50,13 +52,13 @@ struct Notebook: Sendable {
     /// Opens an existing database; never creates one.
     /// - Parameter embedder: attach the model for vector and hybrid search (nil: text only).
     /// - Throws: ``CLIError/notFound(_:)`` when there is no database or no indexed notes yet.
-    static func openExisting(path: String, embedder: (any Embedder)?) async throws -> Notebook {
+    static func openExisting(path: String, embedder: (any Embedder)?, context: CommandContext) async throws -> Notebook {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError.notFound(
                 "no database at \(path); create it with 'trove index PATH...' "
                     + "(or pass --db / set TROVE_DB)")
         }
-        let database = try Database(path: path)
+        let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
         guard try await database.configuration(of: collectionName) != nil else {
             throw CLIError.notFound(
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")

@@ -48,7 +48,7 @@ enum RecordCommands {
 
     static func show(_ context: CommandContext) async throws -> Int32 {
         let id = try recordID(context.arguments.positionals[0], command: "show")
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil)
+        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil, context: context)
         guard let entry = try await notebook.collection.fetch(id: id) else {
             throw CLIError.notFound("no record with id \(id)")
         }
@@ -101,7 +101,7 @@ enum RecordCommands {
             throw CLIError.usage("nothing to remove: give record ids or --source S", command: "rm")
         }
         let numbers = try ids.map { try recordID($0, command: "rm") }
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil)
+        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil, context: context)
 
         let removed: Int
         if let source {
@@ -143,7 +143,7 @@ enum RecordCommands {
 
     static func stats(_ context: CommandContext) async throws -> Int32 {
         let path = try context.databasePath()
-        let notebook = try await Notebook.openExisting(path: path, embedder: nil)
+        let notebook = try await Notebook.openExisting(path: path, embedder: nil, context: context)
         let records = try await notebook.collection.count()
         let sources = try await notebook.collection.sources()
         let files = try await notebook.fileCount()
@@ -168,6 +168,7 @@ enum RecordCommands {
                 ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
                 ("metric", .string(configuration.metric.rawValue)), ("index", .string(index)),
                 ("lexical_search", .bool(configuration.lexicalSearch)), ("model", model),
+                ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
             ])
             context.console.out.write(document.serialized() + "\n")
             return ExitCode.success
@@ -178,6 +179,7 @@ enum RecordCommands {
         }
         var text = line("database", path)
         text += line("size", byteCount(size))
+        text += line("encrypted", notebook.database.encryption.map { "yes, \($0)" } ?? "no")
         text += line("records", "\(records) from \(sources.count) source\(sources.count == 1 ? "" : "s") (\(files) indexed file\(files == 1 ? "" : "s"))")
         text += line("vectors", "\(configuration.dimension)-d, \(configuration.metric.rawValue), index: \(index)")
         text += line("text", configuration.lexicalSearch ? "FTS5 BM25 (\(configuration.tokenizer))" : "off")

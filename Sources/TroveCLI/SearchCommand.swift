@@ -23,7 +23,7 @@ enum SearchCommand {
         let path = try context.databasePath()
         // Text search needs no model; load it only for the modes that embed the query.
         let embedder = modeName == "text" ? nil : try context.loadEmbedder()
-        let notebook = try await Notebook.openExisting(path: path, embedder: embedder)
+        let notebook = try await Notebook.openExisting(path: path, embedder: embedder, context: context)
         let source = try await resolveSource(arguments.value("source"), context: context, notebook: notebook)
 
         let allChunks = arguments.flag("all-chunks")

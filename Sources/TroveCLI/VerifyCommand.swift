@@ -35,7 +35,7 @@ enum VerifyCommand {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError.notFound("no database at \(path) (pass --db or set TROVE_DB)")
         }
-        return (try Database(path: path), path)
+        return (try EncryptionPassphrase.openDatabase(path: path, context: context), path)
     }
 
     static func json(_ value: some Encodable) throws -> String {

@@ -15,6 +15,7 @@ import Darwin
 /// TroveCrashChild writer <path> <batches> <base>   multi-process writer: 10-row batches with ids from base
 /// TroveCrashChild probe <path>                     as an unprivileged user: open, read, try to write
 /// ```
+/// With `TROVE_CRASH_KEY_HEX` set, `ingest` and `writer` open the file encrypted with that raw key.
 /// Every line goes straight to fd 1 with write(2), so a line printed is a line the parent sees,
 /// even when the process is killed a microsecond later.
 @main
@@ -61,9 +62,22 @@ struct TroveCrashChild {
         return "\(type(of: error)) \(error)"
     }
 
+    /// Opens the file; encrypted with the raw key in `TROVE_CRASH_KEY_HEX` (64 hex digits) when set.
+    static func open(_ path: String) throws -> Database {
+        guard let hex = ProcessInfo.processInfo.environment["TROVE_CRASH_KEY_HEX"] else { return try Database(path: path) }
+        var key = Data()
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            key.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return try Database(path: path, encryption: .key(key))
+    }
+
     /// Continues the crash workload from the last batch in the file.
     static func ingest(path: String, batches: Int) async throws {
-        let database = try Database(path: path)
+        let database = try open(path)
         let collection = try await database.collection(CrashWorkload.collection, configuration: CrashWorkload.configuration)
         let counter = try await collection.fetch(id: CrashWorkload.counterID)
         let last = counter.flatMap { Int($0.content.split(separator: " ").last ?? "") } ?? 0
@@ -88,7 +102,7 @@ struct TroveCrashChild {
     /// One of two processes writing and reading the same file: 10-row batches, each followed by
     /// reads; every error is printed (the test expects none).
     static func writer(path: String, batches: Int, base: Int64) async throws {
-        let database = try Database(path: path)
+        let database = try open(path)
         let collection = try await database.collection("shared", dimension: 8)
         say("S")
         var errors = 0

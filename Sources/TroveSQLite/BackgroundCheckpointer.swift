@@ -54,7 +54,7 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
             throw SQLiteError(extendedCode: .misuse, message: "a background checkpointer needs a writable database file")
         }
         self.writer = writer
-        self.worker = Worker(path: path)
+        self.worker = Worker(path: path, encryption: writer.options.encryption)
         self.thresholdPages = thresholdPages
         self.fallbackPages = fallbackPages
         sqlite3_wal_hook(writer.db, walHook, Unmanaged.passUnretained(self).toOpaque())
@@ -104,6 +104,8 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
 /// The checkpointing side: its own connection, used only on the checkpointer's queue.
 private final class Worker: @unchecked Sendable {
     let path: String
+    // The writer's key, when the file is encrypted.
+    let encryption: EncryptionKey?
     // Guards `isScheduled` (set by the writer's thread, cleared on the queue) and `started`.
     private let lock = NSLock()
     private var isScheduled = false
@@ -111,7 +113,10 @@ private final class Worker: @unchecked Sendable {
     private var connection: Connection?
     private(set) var completed = 0
 
-    init(path: String) { self.path = path }
+    init(path: String, encryption: EncryptionKey?) {
+        self.path = path
+        self.encryption = encryption
+    }
 
     /// Marks a checkpoint as scheduled; false when one is already waiting to start.
     func schedule() -> Bool {
@@ -132,7 +137,7 @@ private final class Worker: @unchecked Sendable {
         do {
             if connection == nil {
                 // Not creating, not switching modes: the writer owns the file and its settings.
-                connection = try Connection(.file(path), options: .init(create: false, walMode: false, foreignKeys: false))
+                connection = try Connection(.file(path), options: .init(create: false, walMode: false, foreignKeys: false, encryption: encryption))
             }
             // Passive: copies what it can without waiting for, or blocking, readers and the writer.
             _ = sqlite3_wal_checkpoint_v2(connection!.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)

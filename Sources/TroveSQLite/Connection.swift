@@ -1,4 +1,5 @@
 import CSQLite
+import CTroveCipher
 import Foundation
 
 /// One connection to a SQLite database: a file or a private in-memory database.
@@ -37,12 +38,17 @@ public final class Connection {
         /// 65,536); nil keeps SQLite's default (4,096). SQLite fixes the page size when it writes
         /// the first page, so this has no effect on an existing file.
         public var newFilePageSize: Int?
+        /// The unlocked key of an encrypted file (see ``EncryptionKey``); nil for plaintext.
+        /// Connections opened by others from these options (a background checkpointer's) share it.
+        public var encryption: EncryptionKey?
 
         /// Options; the defaults suit an app's own database file.
         public init(
             readOnly: Bool = false, create: Bool = true, walMode: Bool = true,
-            busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true, newFilePageSize: Int? = nil
+            busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true, newFilePageSize: Int? = nil,
+            encryption: EncryptionKey? = nil
         ) {
+            self.encryption = encryption
             self.readOnly = readOnly
             self.create = create
             self.walMode = walMode
@@ -89,12 +95,16 @@ public final class Connection {
         case .file(let p): path = p
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        // Encrypted: through Trove's VFS, with the key slot's number as a URI parameter.
+        let encrypted = options.encryption != nil && location != .inMemory
+        let openPath = encrypted ? options.encryption!.uri(for: path) : path
+        let rc = sqlite3_open_v2(openPath, &db, flags, encrypted ? TROVE_CIPHER_VFS_NAME : nil)
         guard rc == SQLITE_OK, let db else {
             let error = SQLiteError.from(rc, db: db)
             sqlite3_close_v2(db)  // sqlite3_open_v2 may allocate a handle even on failure.
-            throw SQLiteError(
-                extendedCode: error.extendedCode, message: "\(error.message) (path: \(path))")
+            var described = SQLiteError(extendedCode: error.extendedCode, message: "\(error.message) (path: \(path))")
+            described.encryptionFailure = error.encryptionFailure
+            throw described
         }
         handle = db
         do {
@@ -102,6 +112,7 @@ public final class Connection {
             let ms = options.busyTimeout.components
             let millis = ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000
             sqlite3_busy_timeout(db, Int32(clamping: millis))
+            if encrypted { try prepareEncryption() }
             // Reading the schema here turns "file is not a database" into an error at open time
             // instead of at the first query.
             _ = try query("SELECT count(*) FROM sqlite_master")
@@ -109,6 +120,7 @@ public final class Connection {
             // Before the WAL switch, which writes the first page of a new file.
             if let pageSize = options.newFilePageSize, !options.readOnly {
                 try execute(script: "PRAGMA page_size = \(pageSize)")
+                if encrypted { try prepareEncryption() }
             }
             if case .file = location, !options.readOnly, options.walMode {
                 try switchToWAL(waitingUpTo: options.busyTimeout)
@@ -117,7 +129,7 @@ public final class Connection {
             statementCache.removeAll()
             sqlite3_close_v2(db)
             handle = nil
-            throw error
+            throw Self.explainEncryption(error, location: location, options: options)
         }
     }
 

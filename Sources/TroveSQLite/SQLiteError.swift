@@ -20,6 +20,9 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// The SQL that failed, when there was one.
     public var sql: String?
+    /// For an encrypted file: what the cipher refused (a page that failed authentication, with
+    /// its number), when that is why SQLite failed.
+    public var encryptionFailure: EncryptionError?
 
     /// An error with an extended result code, a message and, optionally, the SQL that failed.
     public init(extendedCode: ResultCode, message: String, sql: String? = nil) {
@@ -30,6 +33,7 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "SQLite error \(extendedCode.rawValue) (\(code.name)): \(message)"
+        if let encryptionFailure { text += " — \(encryptionFailure)" }
         if let sql {
             // Long generated statements (multi-row inserts) would drown the message.
             text += " — while running: " + (sql.count > 300 ? sql.prefix(300) + "…" : sql)
@@ -49,7 +53,9 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
         } else {
             message = String(cString: sqlite3_errstr(resultCode))
         }
-        return SQLiteError(extendedCode: ResultCode(rawValue: code), message: message, sql: sql)
+        var error = SQLiteError(extendedCode: ResultCode(rawValue: code), message: message, sql: sql)
+        error.encryptionFailure = EncryptionError.lastVFSFailure(for: error.code)
+        return error
     }
 }
 
@@ -79,6 +85,7 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
     public static let range = ResultCode(rawValue: SQLITE_RANGE)
     public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
+    public static let ioErrorData = ResultCode(rawValue: 8202)  // SQLITE_IOERR_DATA: a page failed its check
     public static let constraintPrimaryKey = ResultCode(rawValue: 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
     public static let constraintCheck = ResultCode(rawValue: 275)  // SQLITE_CONSTRAINT_CHECK
     public static let constraintUnique = ResultCode(rawValue: 2067)  // SQLITE_CONSTRAINT_UNIQUE

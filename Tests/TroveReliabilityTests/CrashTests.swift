@@ -31,7 +31,13 @@ struct CrashTests {
 
     @Test("every reported batch survives, no batch is partial, indexes agree with the table")
     func killAndReopen() async throws {
+        try await killAndReopen(encryption: nil)
+    }
+
+    /// The kill loop; `encryption` (a raw key) makes the child and every check open the file encrypted.
+    func killAndReopen(encryption: Data?) async throws {
         try #require(ChildProcess.path != nil, "TroveCrashChild is not built")
+        let environment = encryption.map { ["TROVE_CRASH_KEY_HEX": $0.map { String(format: "%02x", $0) }.joined()] } ?? [:]
         let dir = try TemporaryDirectory(prefix: "trove-crash")
         var rng = SeededGenerator(seed: Self.seed)
         var outcomes: [Outcome] = []
@@ -44,7 +50,7 @@ struct CrashTests {
                 path = dir.path("crash-\(trial).trove")
                 previous = 0
             }
-            let (process, pipe) = try ChildProcess.start(["ingest", path, "1000000"])
+            let (process, pipe) = try ChildProcess.start(["ingest", path, "1000000"], environment: environment)
             let fd = pipe.fileHandleForReading.fileDescriptor
             var output = ""
             // Half the kills are timed from the start (they can land while the file or the
@@ -62,7 +68,7 @@ struct CrashTests {
             let started = lines.last { $0.hasPrefix("S ") }.flatMap { Int($0.dropFirst(2)) }
             let reported = lines.compactMap { $0.hasPrefix("C ") ? Int($0.dropFirst(2)) : nil }.max() ?? started ?? previous
             let outcome = try await check(path: path, reported: reported, previous: previous, started: started,
-                                          trial: trial, rng: &rng)
+                                          trial: trial, rng: &rng, encryption: encryption)
             outcomes.append(outcome)
             previous = outcome.present
         }
@@ -70,7 +76,7 @@ struct CrashTests {
         let beforeFirstBatch = outcomes.filter { $0.started == nil }.count
         // The child runs repair() after every 17th batch, so these kills most likely hit a repair.
         let duringRepair = outcomes.filter { $0.reported > 0 && $0.reported % 17 == 0 && $0.present == $0.reported }.count
-        print("crash trials: \(outcomes.count) kills; batches reported \(outcomes.map(\.reported)); "
+        print("crash trials\(encryption == nil ? "" : " (encrypted)"): \(outcomes.count) kills; batches reported \(outcomes.map(\.reported)); "
               + "killed between commit and report: \(committedUnreported); killed before the child said where it "
               + "started: \(beforeFirstBatch); killed after a batch that starts repair(): \(duringRepair); final rows per file: \(outcomes.map(\.rows))")
     }
@@ -88,7 +94,8 @@ struct CrashTests {
     }
 
     func check(
-        path: String, reported: Int, previous: Int, started: Int?, trial: Int, rng: inout SeededGenerator
+        path: String, reported: Int, previous: Int, started: Int?, trial: Int, rng: inout SeededGenerator,
+        encryption: Data? = nil
     ) async throws -> Outcome {
         let context = "trial \(trial) (reported \(reported), previous \(previous))"
         guard FileManager.default.fileExists(atPath: path) else {
@@ -97,11 +104,12 @@ struct CrashTests {
         }
         // 1. SQLite's own check, on a plain connection, before Trove touches the file.
         do {
-            let raw = try Connection(path: path)
+            let key = try encryption.map { try EncryptionKey(path: path, encryption: .key($0), create: false) }
+            let raw = try Connection(.file(path), options: .init(encryption: key))
             let integrity = try raw.query("PRAGMA integrity_check").compactMap { $0.string(at: 0) }
             #expect(integrity == ["ok"], "\(context): \(integrity)")
         }
-        let database = try Database(path: path)
+        let database = try encryption.map { try Database(path: path, encryption: .key($0)) } ?? Database(path: path)
         guard try await database.collectionNames().contains(CrashWorkload.collection) else {
             #expect(reported == 0, "\(context): collection missing")
             return Outcome(started: started, reported: reported, present: 0, rows: 0)

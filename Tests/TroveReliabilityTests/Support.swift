@@ -79,10 +79,13 @@ enum ChildProcess {
     }()
 
     /// Starts the child with `arguments`; its stdout is collected into the returned pipe.
-    static func start(_ arguments: [String]) throws -> (Process, Pipe) {
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(path, "TroveCrashChild not built"))
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice

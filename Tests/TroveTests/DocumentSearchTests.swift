@@ -245,3 +245,30 @@ struct DocumentSearchTests {
         #expect(try await docs.verify().isEmpty)
     }
 }
+
+@Suite("Documents on an encrypted database")
+struct EncryptedDocumentTests {
+    @Test("document writes, reader-pool reads and searches work; the sentinel never reaches the file")
+    func encryptedDocuments() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("secret.trove")
+        let key = Data((0..<32).map { UInt8($0 &* 7 &+ 3) })
+        do {
+            let db = try Database(path: path, encryption: .key(key))
+            let notes = try await db.documents("notes", schema: DocumentSchema(
+                fields: [.text("body"), .vector("v", dimension: 3)], fullText: FullTextDefinition(fields: ["body"])))
+            try await notes.insert([Document(id: 1, ["body": "SENTINEL-zebra-7731 diary", "v": [1, 0, 0]]),
+                                    Document(id: 2, ["body": "groceries", "v": [0, 1, 0]])])
+            #expect(try await notes.search(Query().matching(.typed("diary"))).map(\.document.id) == [1])
+            #expect(try await notes.search(Query().nearest(to: [0.9, 0.1, 0], in: "v").limit(1)).first?.document.id == 1)
+            #expect(try await db.read { r in try r.documents("notes").count() } == 2)
+            try await db.checkpoint()
+        }
+        for suffix in ["", "-wal"] {
+            guard let bytes = FileManager.default.contents(atPath: path + suffix) else { continue }
+            #expect(bytes.range(of: Data("SENTINEL-zebra".utf8)) == nil, "plaintext in \(suffix.isEmpty ? "file" : suffix)")
+        }
+        let reopened = try Database(path: path, encryption: .key(key))
+        #expect(try await reopened.documents(named: "notes").fetch(id: 2)?["body"] == "groceries")
+    }
+}

@@ -18,6 +18,8 @@ private struct StoreBenchOptions {
     var baselines = true
     /// Which insert runs to time: FTS on, off, or both.
     var lexical: [Bool] = [true, false]
+    /// Run the plaintext-vs-encrypted comparison instead (StoreEncryptionBenchmarks.swift).
+    var encrypt = false
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -37,13 +39,14 @@ private struct StoreBenchOptions {
             case "--limit": limit = Int(try value()) ?? limit
             case "--insert-only": insertOnly = true
             case "--no-baselines": baselines = false
+            case "--encrypt": encrypt = true
             case "--fts":
                 switch try value() {
                 case "on": lexical = [true]
                 case "off": lexical = [false]
                 default: lexical = [true, false]
                 }
-            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only --no-baselines --fts on|off|both")
+            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only --no-baselines --fts on|off|both --encrypt")
             }
             i += 1
         }
@@ -139,6 +142,12 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-bench-store-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
+    if options.encrypt {
+        try await runEncryptedStoreComparison(
+            entries: entries, queries: queries, dimension: dimension, batch: options.batch, rounds: options.rounds,
+            directory: directory)
+        return
+    }
 
     // 1. Batch insert through Trove (text + vector + metadata + FTS5 + change log), FTS on and off.
     print("\n## Batch insert (rows/s, best of \(options.rounds); each round a fresh file)")

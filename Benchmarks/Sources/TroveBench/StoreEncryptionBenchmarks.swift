@@ -1,0 +1,183 @@
+// trove-bench store --encrypt: the store figures on a plaintext and an encrypted file side by
+// side in one run (rounds alternate plain, encrypted, plain, ...), so machine load hits both alike.
+import Foundation
+import Trove
+import TroveSQLite
+
+/// One run of the store figures on one file.
+private struct StoreFigures {
+    var insertRowsPerSecond = 0.0
+    var insertCPURowsPerSecond = 0.0
+    var firstQueryMs = 0.0
+    var exactP50 = 0.0
+    var textP50 = 0.0
+    var hybridP50 = 0.0
+    var fileBytes: Int64 = 0
+    // Pages the VFS sealed during the insert and opened during the first query (encrypted only).
+    var insertPagesSealed: UInt64 = 0
+    var firstQueryPagesOpened: UInt64 = 0
+}
+
+private func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+}
+
+private func cpuMilliseconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+    return Double(t.tv_sec) * 1e3 + Double(t.tv_nsec) / 1e6
+}
+
+private func elapsedMilliseconds(since start: ContinuousClock.Instant) -> Double {
+    let d = ContinuousClock.now - start
+    return Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15
+}
+
+/// Raw key for the benchmark's encrypted files (the cipher's cost does not depend on the key; a
+/// passphrase would add one PBKDF2 derivation per open, reported separately).
+private let benchKey = Encryption.key(Data((0..<32).map { UInt8($0) }))
+
+private func runOnce(
+    encrypted: Bool, path: String, entries: [VectorEntry], queries: [(text: String, vector: [Float])],
+    dimension: Int, batch: Int
+) async throws -> StoreFigures {
+    var figures = StoreFigures()
+    func open() throws -> Database {
+        encrypted ? try Database(path: path, encryption: benchKey) : try Database(path: path)
+    }
+    do {
+        let database = try open()
+        let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
+        let cpuStart = cpuMilliseconds()
+        let sealedBefore = EncryptionStatistics.current.pagesSealed
+        let start = ContinuousClock.now
+        var index = 0
+        while index < entries.count {
+            let end = min(entries.count, index + batch)
+            try await collection.insertBatch(Array(entries[index..<end]))
+            index = end
+        }
+        let ms = elapsedMilliseconds(since: start)
+        figures.insertRowsPerSecond = Double(entries.count) / (ms / 1e3)
+        figures.insertCPURowsPerSecond = Double(entries.count) / ((cpuMilliseconds() - cpuStart) / 1e3)
+        figures.insertPagesSealed = EncryptionStatistics.current.pagesSealed - sealedBefore
+        guard try await collection.count() == entries.count else { throw BenchCheckError("insert lost rows") }
+        try await database.mergeTextIndexes()
+        try await database.checkpoint()
+    }
+    let database = try open()
+    let collection = try await database.collection(named: "packages")
+    let openedBefore = EncryptionStatistics.current.pagesOpened
+    let firstStart = ContinuousClock.now
+    _ = try await collection.search(vector: queries[0].vector, topK: 10)
+    figures.firstQueryMs = elapsedMilliseconds(since: firstStart)
+    figures.firstQueryPagesOpened = EncryptionStatistics.current.pagesOpened - openedBefore
+    figures.fileBytes = database.fileSize()
+    func p50(_ body: (Int) async throws -> Int) async throws -> Double {
+        for i in 0..<min(10, queries.count) { _ = try await body(i) }
+        var samples: [Double] = []
+        var found = 0
+        for i in 0..<queries.count {
+            let start = ContinuousClock.now
+            found += try await body(i)
+            samples.append(elapsedMilliseconds(since: start))
+        }
+        guard found > 0 else { throw BenchCheckError("no results") }
+        return median(samples)
+    }
+    figures.exactP50 = try await p50 { try await collection.search(vector: queries[$0].vector, topK: 10).count }
+    figures.textP50 = try await p50 { try await collection.searchText(.typed(queries[$0].text), topK: 10).count }
+    figures.hybridP50 = try await p50 {
+        try await collection.searchHybrid(text: .typed(queries[$0].text), vector: queries[$0].vector, topK: 10).count
+    }
+    return figures
+}
+
+struct BenchCheckError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs plain and encrypted rounds alternately and prints the medians side by side.
+func runEncryptedStoreComparison(
+    entries: [VectorEntry], queries: [(text: String, vector: [Float])], dimension: Int, batch: Int, rounds: Int,
+    directory: URL
+) async throws {
+    print("\n## Encryption at rest: plaintext vs encrypted (AES-256-GCM per page), \(rounds) rounds each, alternating")
+    print("  raw 32-byte key (no PBKDF2 on open); FTS on; batch \(batch); medians over rounds; \(queries.count) queries")
+    var plain: [StoreFigures] = []
+    var sealed: [StoreFigures] = []
+    for round in 0..<rounds {
+        for encrypted in [false, true] {
+            let path = directory.appendingPathComponent("cipher-\(encrypted)-\(round).trove").path
+            let figures = try await runOnce(
+                encrypted: encrypted, path: path, entries: entries, queries: queries, dimension: dimension, batch: batch)
+            if encrypted { sealed.append(figures) } else { plain.append(figures) }
+            print(String(format: "  round %d %@: insert %.0f rows/s (%.0f per CPU-s), first query %.0f ms, exact %.3f, text %.3f, hybrid %.3f ms, %.1f MiB",
+                         round, encrypted ? "encrypted" : "plaintext", figures.insertRowsPerSecond, figures.insertCPURowsPerSecond,
+                         figures.firstQueryMs, figures.exactP50, figures.textP50, figures.hybridP50,
+                         Double(figures.fileBytes) / 1_048_576)
+                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed), opened by the first query \(figures.firstQueryPagesOpened)" : ""))
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path + "-wal")
+            try? FileManager.default.removeItem(atPath: path + "-shm")
+        }
+    }
+    func row(_ label: String, _ unit: String, higherIsBetter: Bool, _ value: (StoreFigures) -> Double, format: String = "%.3f") {
+        let p = median(plain.map(value)), e = median(sealed.map(value))
+        let overhead = higherIsBetter ? (p / e - 1) * 100 : (e / p - 1) * 100
+        print("| \(label) | \(String(format: format, p)) \(unit) | \(String(format: format, e)) \(unit) | \(String(format: "%+.1f%%", overhead)) |")
+    }
+    print("\n| figure | plaintext | encrypted | encrypted cost |")
+    print("| --- | ---: | ---: | ---: |")
+    row("batch insert", "rows/s", higherIsBetter: true, { $0.insertRowsPerSecond }, format: "%.0f")
+    row("batch insert per CPU-second", "rows/s", higherIsBetter: true, { $0.insertCPURowsPerSecond }, format: "%.0f")
+    row("first query after open", "ms", higherIsBetter: false, { $0.firstQueryMs }, format: "%.0f")
+    row("exact vector p50", "ms", higherIsBetter: false, { $0.exactP50 })
+    row("text p50", "ms", higherIsBetter: false, { $0.textP50 })
+    row("hybrid p50", "ms", higherIsBetter: false, { $0.hybridP50 })
+    row("file size", "MiB", higherIsBetter: false, { Double($0.fileBytes) / 1_048_576 }, format: "%.1f")
+    try runSQLScriptComparison(rounds: rounds, directory: directory)
+}
+
+/// The SQL of `Benchmarks/sqlcipher/` (200,000 inserted rows, then three scans on a fresh open)
+/// through TroveSQLite on a plaintext and an encrypted file: the VFS's cost on the same work that
+/// `Benchmarks/sqlcipher/run.sh` gives sqlite3 and Debian's sqlcipher.
+func runSQLScriptComparison(rounds: Int, directory: URL) throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("sqlcipher")
+    let workload = try String(contentsOf: folder.appendingPathComponent("workload.sql"), encoding: .utf8)
+    let query = try String(contentsOf: folder.appendingPathComponent("query.sql"), encoding: .utf8)
+    print("\n## The sqlcipher/ SQL script through TroveSQLite (4 KB pages, WAL), \(rounds) rounds, alternating")
+    var insert: [Bool: [Double]] = [:], scan: [Bool: [Double]] = [:]
+    for round in 0..<rounds {
+        for encrypted in [false, true] {
+            let path = directory.appendingPathComponent("script-\(encrypted)-\(round).sqlite").path
+            let key = encrypted ? try EncryptionKey(path: path, encryption: benchKey) : nil
+            var start = ContinuousClock.now
+            do {
+                let connection = try Connection(.file(path), options: .init(foreignKeys: false, encryption: key))
+                try connection.execute(script: workload)
+            }
+            let insertMs = elapsedMilliseconds(since: start)
+            start = ContinuousClock.now
+            do {
+                let connection = try Connection(.file(path), options: .init(foreignKeys: false, encryption: key))
+                try connection.execute(script: query)
+                guard try connection.scalar("SELECT count(*) FROM t") == .integer(200_000) else {
+                    throw BenchCheckError("script lost rows")
+                }
+            }
+            let scanMs = elapsedMilliseconds(since: start)
+            insert[encrypted, default: []].append(insertMs)
+            scan[encrypted, default: []].append(scanMs)
+            print(String(format: "  round %d %@: insert 200000 rows %.2f s, open + 3 scans %.2f s", round,
+                         encrypted ? "encrypted" : "plaintext", insertMs / 1e3, scanMs / 1e3))
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+    }
+    let pi = median(insert[false]!), ei = median(insert[true]!), ps = median(scan[false]!), es = median(scan[true]!)
+    print(String(format: "  medians: insert %.2f s vs %.2f s (%+.1f%%), open + scans %.2f s vs %.2f s (%+.1f%%)",
+                 pi / 1e3, ei / 1e3, (ei / pi - 1) * 100, ps / 1e3, es / 1e3, (es / ps - 1) * 100))
+}

@@ -1,0 +1,120 @@
+#ifndef CTROVE_CIPHER_H
+#define CTROVE_CIPHER_H
+
+// Trove's encrypting SQLite VFS: a shim over the platform's default VFS that seals every page of
+// the main database file, of its WAL and of its rollback journal with AES-256-GCM, keeping the
+// 12-byte nonce and 16-byte tag in the page's reserved bytes. Temporary files of an encrypted
+// connection (sorts, VACUUM, statement journals, temp tables) are kept in memory.
+//
+// The physical main file is a 4,096-byte key header (written by TroveSQLite, see
+// EncryptionHeader.swift) followed by SQLite's pages; the VFS hides the header from SQLite.
+// Keys reach the VFS through key slots: TroveSQLite registers the unwrapped data key and the
+// file's identity here and opens the file with the URI parameter `trove_slot=<id>`; the key bytes
+// never appear in a filename. Documentation/ARCHITECTURE.md ("Encryption at rest") has the format.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TROVE_CIPHER_VFS_NAME "trove-cipher"
+#define TROVE_CIPHER_SLOT_PARAMETER "trove_slot"
+/// Bytes in front of SQLite's first page: the key header (two copies of one slot, see Swift).
+#define TROVE_CIPHER_HEADER_SIZE 4096
+/// Reserved bytes at the end of every page: nonce (12) + tag (16) + 4 zero bytes.
+#define TROVE_CIPHER_RESERVE 32
+#define TROVE_CIPHER_NONCE_SIZE 12
+#define TROVE_CIPHER_TAG_SIZE 16
+#define TROVE_CIPHER_KEY_SIZE 32
+#define TROVE_CIPHER_FILE_ID_SIZE 16
+
+/// Which file a page belongs to (part of the authenticated data, so a page can't move between them).
+enum {
+    TROVE_CIPHER_FILE_DATABASE = 1,
+    TROVE_CIPHER_FILE_WAL = 2,
+    TROVE_CIPHER_FILE_JOURNAL = 3,
+};
+
+/// Why the VFS refused an operation (the last failure on the calling thread).
+enum {
+    TROVE_CIPHER_FAILURE_NONE = 0,
+    /// A page's tag did not verify (tampered, moved, truncated or written with another key).
+    TROVE_CIPHER_FAILURE_AUTHENTICATION = 1,
+    /// Page 1 was written without the reserved bytes the cipher needs.
+    TROVE_CIPHER_FAILURE_RESERVE = 2,
+    /// A write would change the page size of an encrypted file.
+    TROVE_CIPHER_FAILURE_PAGE_SIZE = 3,
+    /// A write that is not one whole page at a page boundary.
+    TROVE_CIPHER_FAILURE_UNALIGNED = 4,
+    /// The key header is missing or belongs to another file than the key slot.
+    TROVE_CIPHER_FAILURE_HEADER = 5,
+};
+
+/// The AEAD and key-derivation primitives. Linux: OpenSSL's libcrypto (installed by default).
+/// Apple platforms: installed from Swift (CryptoKit, CommonCrypto) before the VFS is registered.
+/// Every function returns 0 on success.
+typedef struct trove_cipher_backend {
+    int (*seal)(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag);
+    int (*open)(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag);
+    int (*random)(uint8_t *output, size_t length);
+    int (*pbkdf2_sha512)(const uint8_t *password, size_t password_length, const uint8_t *salt,
+                         size_t salt_length, uint32_t iterations, uint8_t *output, size_t output_length);
+} trove_cipher_backend;
+
+/// Installs the primitives (Apple platforms). Must be called before `trove_cipher_register`.
+void trove_cipher_set_backend(const trove_cipher_backend *backend);
+/// Whether primitives are available (always on Linux; on Apple once Swift installed them).
+int trove_cipher_has_backend(void);
+
+/// AES-256-GCM through the backend. `output` may equal `input`. Returns 0 on success; `open`
+/// returns nonzero when the tag does not verify.
+int trove_cipher_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                      const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag);
+int trove_cipher_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                      const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag);
+int trove_cipher_random(uint8_t *output, size_t length);
+int trove_cipher_pbkdf2_sha512(const uint8_t *password, size_t password_length, const uint8_t *salt,
+                               size_t salt_length, uint32_t iterations, uint8_t *output,
+                               size_t output_length);
+/// Overwrites `length` bytes with zeros in a way the compiler can't drop.
+void trove_cipher_zero(void *pointer, size_t length);
+
+/// Registers the VFS under TROVE_CIPHER_VFS_NAME (not as the default). Idempotent, thread-safe.
+/// Returns a SQLite result code.
+int trove_cipher_register(void);
+
+/// Stores a data key and the file identity it belongs to; returns the slot id (> 0), or 0 when
+/// every slot is taken. The VFS copies the key into each file it opens with this slot.
+int trove_cipher_slot_add(const uint8_t *key, const uint8_t *file_id);
+/// Zeroes and frees a slot. Files already open keep their own copy until they close.
+void trove_cipher_slot_remove(int slot);
+
+/// The last failure on the calling thread: one of TROVE_CIPHER_FAILURE_*, with the file kind
+/// (TROVE_CIPHER_FILE_*) and the 1-based page number when it concerns a page.
+int trove_cipher_last_failure(int *file, uint32_t *page);
+void trove_cipher_clear_failure(void);
+
+/// Seals one page in place: `page` holds `page_size` bytes; the first `plaintext_head` bytes stay
+/// readable but are authenticated; the last TROVE_CIPHER_RESERVE bytes receive nonce and tag.
+/// `extra` (may be NULL, at most 16 bytes) is additional authenticated data.
+int trove_cipher_seal_page(const uint8_t *key, const uint8_t *file_id, int file, uint32_t page_number,
+                           const uint8_t *extra, size_t extra_length, uint8_t *page, size_t page_size,
+                           size_t plaintext_head);
+/// Opens one page sealed by `trove_cipher_seal_page` in place and zeroes its reserved bytes.
+/// Returns 0 when the tag verifies; otherwise nonzero and the page content is unspecified.
+int trove_cipher_open_page(const uint8_t *key, const uint8_t *file_id, int file, uint32_t page_number,
+                           const uint8_t *extra, size_t extra_length, uint8_t *page, size_t page_size,
+                           size_t plaintext_head);
+
+/// Counters for tests and diagnostics (process-wide, since the VFS was registered).
+typedef struct trove_cipher_statistics {
+    uint64_t pages_sealed;
+    uint64_t pages_opened;
+    uint64_t authentication_failures;
+    uint64_t memory_files_opened;
+    uint64_t memory_file_bytes_written;
+    uint64_t wal_frames_unreadable;
+} trove_cipher_statistics;
+void trove_cipher_get_statistics(trove_cipher_statistics *statistics);
+
+#endif

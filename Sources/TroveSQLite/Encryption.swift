@@ -1,0 +1,103 @@
+import Foundation
+
+/// How an encrypted database file is unlocked.
+///
+/// Every page of the file, of its WAL and of its rollback journal is sealed with AES-256-GCM under
+/// a random 256-bit data key. The data key is stored in the file's key header, wrapped by a key
+/// derived from the passphrase (PBKDF2-HMAC-SHA512 with a random salt; the iteration count is
+/// recorded in the file) or by a raw key the app keeps itself (for example in the Keychain).
+///
+/// ```swift
+/// let database = try Database(path: "notes.trove", encryption: .passphrase("correct horse"))
+/// ```
+public enum Encryption: Sendable {
+    /// A passphrase; the key that wraps the data key is derived from it with PBKDF2-HMAC-SHA512.
+    case passphrase(String)
+    /// A raw 32-byte key that wraps the data key directly (no key derivation).
+    case key(Data)
+
+    /// PBKDF2 iterations recorded in files this build creates (OWASP's 2023 figure for
+    /// PBKDF2-HMAC-SHA512 is 210,000; SQLCipher 4 uses 256,000).
+    public static let passphraseIterations: UInt32 = 256_000
+}
+
+/// The file an encryption failure concerns.
+public enum EncryptedFile: String, Hashable, Sendable {
+    /// The database file itself.
+    case database
+    /// Its write-ahead log (`-wal`).
+    case wal
+    /// Its rollback journal (`-journal`).
+    case journal
+}
+
+/// An error from encryption at rest. No case ever carries key material.
+///
+/// ```swift
+/// do {
+///     _ = try Database(path: path, encryption: .passphrase(typed))
+/// } catch EncryptionError.wrongKey {
+///     print("wrong passphrase")
+/// }
+/// ```
+public enum EncryptionError: Error, Hashable, Sendable {
+    /// The passphrase or key does not unlock this file's data key. Nothing was changed.
+    case wrongKey
+    /// The file is encrypted and was opened without a key.
+    case keyRequired(path: String)
+    /// The file is a plaintext database (or not a Trove encrypted file) but a key was given.
+    case notEncrypted(path: String)
+    /// A raw key is not 32 bytes, or a passphrase is empty.
+    case invalidKey(reason: String)
+    /// The key header is damaged (both copies fail their checksum) or from an unknown version.
+    case corruptHeader(path: String, reason: String)
+    /// A page failed authentication: it was changed, moved, cut short or written with another
+    /// key. `page` is SQLite's 1-based page number (0 when the WAL frame header was unreadable).
+    case pageAuthenticationFailed(file: EncryptedFile, page: UInt32)
+    /// Something tried to write page 1 of an encrypted file without the reserved bytes the
+    /// cipher needs (only a bug or a foreign tool writing through Trove's VFS can cause this).
+    case reservedBytesMissing
+    /// Something tried to change the page size of an encrypted file (`PRAGMA page_size` +
+    /// `VACUUM`), which the cipher refuses.
+    case pageSizeChangeRefused
+    /// A write that is not a whole page at a page boundary.
+    case unalignedWrite(file: EncryptedFile)
+    /// The destination of a copy already exists.
+    case destinationExists(path: String)
+    /// The platform has no AES-GCM implementation available to Trove.
+    case unavailable(reason: String)
+}
+
+extension EncryptionError: CustomStringConvertible, LocalizedError {
+    public var description: String {
+        switch self {
+        case .wrongKey:
+            "Wrong passphrase or key: it does not unlock this database. Nothing was changed."
+        case .keyRequired(let path):
+            "\(path) is an encrypted Trove database; open it with its passphrase or key."
+        case .notEncrypted(let path):
+            "\(path) is not an encrypted Trove database; open it without a key, or make an "
+                + "encrypted copy with encryptedCopy(of:to:encryption:)."
+        case .invalidKey(let reason):
+            "Invalid encryption key: \(reason)."
+        case .corruptHeader(let path, let reason):
+            "The key header of \(path) is damaged (\(reason)); restore the file from a backup."
+        case .pageAuthenticationFailed(let file, let page):
+            "Page \(page) of the \(file.rawValue == "database" ? "database file" : file.rawValue) "
+                + "failed authentication: it was modified, moved or truncated outside Trove. "
+                + "Restore the file from a backup."
+        case .reservedBytesMissing:
+            "A page was written without room for its nonce and tag; the write was refused."
+        case .pageSizeChangeRefused:
+            "The page size of an encrypted database cannot change; the write was refused."
+        case .unalignedWrite(let file):
+            "A partial-page write to the encrypted \(file.rawValue) was refused."
+        case .destinationExists(let path):
+            "\(path) already exists; choose a new file for the copy."
+        case .unavailable(let reason):
+            "Encryption is unavailable on this platform: \(reason)."
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
