@@ -2,6 +2,7 @@ import Foundation
 import Trove
 import TroveEmbeddings
 import TroveSQLite
+import TroveText
 
 /// The `trove` tool's view of a database file: one Trove collection, `notes`, holding a record
 /// per chunk, and a table `trove_files` remembering each indexed file's SHA-256 so re-indexing
@@ -13,6 +14,11 @@ import TroveSQLite
 struct Notebook: Sendable {
     static let collectionName = "notes"
     static let filesTable = "trove_files"
+    /// The text tokenizer of notes collections created by this version: CJK, Thai, Lao, Khmer
+    /// and Myanmar by character bigrams, everything else as `porter unicode61` (English keeps
+    /// its stemming). Databases created earlier keep the tokenizer they were created with until
+    /// `trove repair --retokenize`.
+    static let defaultTokenizer = TokenizerConfiguration.multilingual.fts5TokenizeArgument
 
     let database: Database
     let collection: Trove.Collection
@@ -37,7 +43,8 @@ struct Notebook: Sendable {
         let collection =
             try await database.configuration(of: collectionName) != nil
             ? try await database.collection(named: collectionName, embedder: embedder)
-            : try await database.collection(collectionName, embedder: embedder)
+            : try await database.collection(
+                collectionName, embedder: embedder, tokenizer: defaultTokenizer)
         try await database.execute(
             """
             CREATE TABLE IF NOT EXISTS \(filesTable)(

@@ -167,7 +167,8 @@ enum RecordCommands {
                 ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
                 ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
                 ("metric", .string(configuration.metric.rawValue)), ("index", .string(index)),
-                ("lexical_search", .bool(configuration.lexicalSearch)), ("model", model),
+                ("lexical_search", .bool(configuration.lexicalSearch)),
+                ("tokenizer", .string(configuration.tokenizer)), ("model", model),
             ])
             context.console.out.write(document.serialized() + "\n")
             return ExitCode.success
