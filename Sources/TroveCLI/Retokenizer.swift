@@ -55,7 +55,11 @@ enum Retokenizer {
         guard var configuration = try await old.configuration(of: Notebook.collectionName) else {
             throw CLIError.notFound("\(path) holds no notes indexed by trove")
         }
-        let others = try await old.collectionNames().filter { $0 != Notebook.collectionName }
+        let modelCount = try await Notebook.manifests(of: old).count
+        let companionNames = (1..<max(modelCount, 1)).map(Notebook.companionName)
+        let others = try await old.collectionNames().filter {
+            $0 != Notebook.collectionName && !companionNames.contains($0)
+        }
         guard others.isEmpty else {
             throw CLIError.failure(
                 "\(path) also holds the collections \(others.joined(separator: ", ")); "
@@ -70,16 +74,23 @@ enum Retokenizer {
         let new = try Database(path: staged)
         let notes = try await new.collection(Notebook.collectionName, configuration: configuration)
         let table = Notebook.collectionName
+        // The other models' vectors keep their configurations (they have no text index).
+        for name in companionNames {
+            guard let companion = try await old.configuration(of: name) else { continue }
+            _ = try await new.collection(name, configuration: companion)
+        }
         try await new.execute("ATTACH DATABASE ? AS old", bindings: [.text(path)])
         try await new.execute("BEGIN IMMEDIATE")
         do {
-            // The collection's insert triggers fill the new text index and its change log.
-            try await new.execute(
-                """
-                INSERT INTO main.\(table)(id, content, source, metadata, embedding, created_at, updated_at)
-                SELECT id, content, source, metadata, embedding, created_at, updated_at FROM old.\(table)
-                ORDER BY id
-                """)
+            // The collections' insert triggers fill the new text index and the change logs.
+            for name in [table] + companionNames {
+                try await new.execute(
+                    """
+                    INSERT INTO main.\(name)(id, content, source, metadata, embedding, created_at, updated_at)
+                    SELECT id, content, source, metadata, embedding, created_at, updated_at FROM old.\(name)
+                    ORDER BY id
+                    """)
+            }
             try await new.execute(
                 """
                 CREATE TABLE IF NOT EXISTS main.\(Notebook.filesTable)(
