@@ -87,25 +87,6 @@ void trove_q8_quantize(const float *x, size_t rows, size_t n, signed char *q, fl
     }
 }
 
-// Unpacks `count` rows' codes into bytes 0…15 (row-major, nin per row) and their block scales,
-// so the token loop reuses them: ROWS · nin bytes, at most 6 KB for nin = 1536.
-static void unpack_rows(const unsigned char *weights, size_t nin, size_t first, size_t count, unsigned char *codes,
-                        float *scales) {
-    size_t blocks = nin / QB;
-    for (size_t r = 0; r < count; r++) {
-        const unsigned char *row = weights + (first + r) * blocks * QBYTES;
-        for (size_t b = 0; b < blocks; b++) {
-            const unsigned char *block = row + b * QBYTES;
-            scales[r * blocks + b] = block_scale(block);
-            unsigned char *out = codes + r * nin + b * QB;
-            for (int j = 0; j < 16; j++) {
-                out[j] = block[2 + j] & 0x0F;
-                out[j + 16] = block[2 + j] >> 4;
-            }
-        }
-    }
-}
-
 // Largest nin the unpacked row buffers hold (the e5 feed-forward width is 1536).
 #define MAX_NIN 4096
 
@@ -141,6 +122,26 @@ WIDE static inline float hsum(__m256 v) {
     return _mm_cvtss_f32(x);
 }
 
+// Unpacks `count` rows' codes into bytes 0…15 (16 bytes → 32 codes per block: two AND/shift
+// steps) and their block scales.
+WIDE static void wide_unpack_rows(const unsigned char *weights, size_t nin, size_t first, size_t count,
+                                  unsigned char *codes, float *scales) {
+    size_t blocks = nin / QB;
+    const __m128i low = _mm_set1_epi8(0x0F);
+    for (size_t r = 0; r < count; r++) {
+        const unsigned char *row = weights + (first + r) * blocks * QBYTES;
+        for (size_t b = 0; b < blocks; b++) {
+            const unsigned char *block = row + b * QBYTES;
+            scales[r * blocks + b] = block_scale(block);
+            __m128i bytes = _mm_loadu_si128((const __m128i *)(block + 2));
+            _mm_store_si128((__m128i *)(codes + r * nin + b * QB), _mm_and_si128(bytes, low));
+            _mm_store_si128((__m128i *)(codes + r * nin + b * QB + 16), _mm_and_si128(_mm_srli_epi16(bytes, 4), low));
+        }
+    }
+}
+
+// Two tokens against up to ROWS unpacked rows: each weight block is loaded once for both
+// tokens, each activation block once for all rows.
 WIDE static void wide_matmul(const unsigned char *weights, const float *bias, const signed char *q, const float *d,
                              const int *s, size_t rows, size_t nin, size_t out_begin, size_t out_end, float *y,
                              size_t ldy) {
@@ -151,44 +152,64 @@ WIDE static void wide_matmul(const unsigned char *weights, const float *bias, co
     const __m256i ones = _mm256_set1_epi16(1);
     for (size_t o = out_begin; o < out_end; o += ROWS) {
         size_t count = out_end - o < ROWS ? out_end - o : ROWS;
-        unpack_rows(weights, nin, o, count, codes, scales);
-        for (size_t t = 0; t < rows; t++) {
-            const signed char *x = q + t * nin;
-            const float *dx = d + t * blocks;
-            const int *sx = s + t * blocks;
-            __m256 acc[ROWS];
-            float offset[ROWS];
-            for (size_t r = 0; r < ROWS; r++) {
-                acc[r] = _mm256_setzero_ps();
-                offset[r] = 0;
-            }
-            if (count == ROWS) {
-                for (size_t b = 0; b < blocks; b++) {
-                    __m256i xv = _mm256_loadu_si256((const __m256i *)(x + b * QB));
-                    float sum = (float)sx[b];
-                    for (size_t r = 0; r < ROWS; r++) {
-                        __m256i wv = _mm256_load_si256((const __m256i *)(codes + r * nin + b * QB));
-                        __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv), ones);
-                        float scale = scales[r * blocks + b] * dx[b];
-                        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(scale), acc[r]);
-                        offset[r] += scale * sum;
-                    }
-                }
-            } else {
-                for (size_t b = 0; b < blocks; b++) {
-                    __m256i xv = _mm256_loadu_si256((const __m256i *)(x + b * QB));
-                    float sum = (float)sx[b];
-                    for (size_t r = 0; r < count; r++) {
-                        __m256i wv = _mm256_load_si256((const __m256i *)(codes + r * nin + b * QB));
-                        __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv), ones);
-                        float scale = scales[r * blocks + b] * dx[b];
-                        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(scale), acc[r]);
-                        offset[r] += scale * sum;
-                    }
+        wide_unpack_rows(weights, nin, o, count, codes, scales);
+        // Rows past `count` repeat the last real row; their results are not stored.
+        const unsigned char *w[ROWS];
+        const float *sw[ROWS];
+        for (size_t r = 0; r < ROWS; r++) {
+            size_t rr = r < count ? r : count - 1;
+            w[r] = codes + rr * nin;
+            sw[r] = scales + rr * blocks;
+        }
+        size_t t = 0;
+        for (; t + 2 <= rows; t += 2) {
+            const signed char *x0 = q + t * nin, *x1 = x0 + nin;
+            const float *d0 = d + t * blocks, *d1 = d0 + blocks;
+            const int *s0 = s + t * blocks, *s1 = s0 + blocks;
+            __m256 a0[ROWS], a1[ROWS];
+            float f0[ROWS] = {0}, f1[ROWS] = {0};
+            for (size_t r = 0; r < ROWS; r++) a0[r] = a1[r] = _mm256_setzero_ps();
+            for (size_t b = 0; b < blocks; b++) {
+                __m256i xv0 = _mm256_loadu_si256((const __m256i *)(x0 + b * QB));
+                __m256i xv1 = _mm256_loadu_si256((const __m256i *)(x1 + b * QB));
+                float ds0 = d0[b] * (float)s0[b], ds1 = d1[b] * (float)s1[b];
+                for (size_t r = 0; r < ROWS; r++) {
+                    __m256i wv = _mm256_load_si256((const __m256i *)(w[r] + b * QB));
+                    __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv0), ones);
+                    __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv1), ones);
+                    float dw = sw[r][b];
+                    a0[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(dw * d0[b]), a0[r]);
+                    a1[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(dw * d1[b]), a1[r]);
+                    f0[r] += dw * ds0;
+                    f1[r] += dw * ds1;
                 }
             }
             for (size_t r = 0; r < count; r++) {
-                y[t * ldy + o + r] = (bias ? bias[o + r] : 0.0f) + hsum(acc[r]) - 8.0f * offset[r];
+                float base = bias ? bias[o + r] : 0.0f;
+                y[t * ldy + o + r] = base + hsum(a0[r]) - 8.0f * f0[r];
+                y[(t + 1) * ldy + o + r] = base + hsum(a1[r]) - 8.0f * f1[r];
+            }
+        }
+        for (; t < rows; t++) {
+            const signed char *x0 = q + t * nin;
+            const float *d0 = d + t * blocks;
+            const int *s0 = s + t * blocks;
+            __m256 a0[ROWS];
+            float f0[ROWS] = {0};
+            for (size_t r = 0; r < ROWS; r++) a0[r] = _mm256_setzero_ps();
+            for (size_t b = 0; b < blocks; b++) {
+                __m256i xv0 = _mm256_loadu_si256((const __m256i *)(x0 + b * QB));
+                float ds0 = d0[b] * (float)s0[b];
+                for (size_t r = 0; r < ROWS; r++) {
+                    __m256i wv = _mm256_load_si256((const __m256i *)(w[r] + b * QB));
+                    __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv0), ones);
+                    float dw = sw[r][b];
+                    a0[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(dw * d0[b]), a0[r]);
+                    f0[r] += dw * ds0;
+                }
+            }
+            for (size_t r = 0; r < count; r++) {
+                y[t * ldy + o + r] = (bias ? bias[o + r] : 0.0f) + hsum(a0[r]) - 8.0f * f0[r];
             }
         }
     }
@@ -250,4 +271,8 @@ void trove_q4_attention(const float *q, const float *k, const float *v, size_t l
             for (size_t e = 0; e < head_size; e++) o[e] += p * vj[e];
         }
     }
+}
+
+void trove_q4_gelu(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752440f));
 }

@@ -112,6 +112,9 @@ void trove_q4_matmul(const unsigned char *weights, const float *bias, const sign
 void trove_q4_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
                         size_t head_size, float scale, float *scratch, float *out, size_t ldo);
 
+/// GELU (erf form) in place with the C library's erff (as the e5 reference computes it).
+void trove_q4_gelu(float *x, size_t n);
+
 /// The portable path of trove_q4_matmul (the tests' reference), whatever the CPU.
 void trove_q4_portable_matmul(const unsigned char *weights, const float *bias, const signed char *q,
                               const float *d, const int *s, size_t rows, size_t nin, size_t out_begin,
