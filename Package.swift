@@ -43,7 +43,7 @@ let package = Package(
         .target(
             name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
-        .target(name: "TroveCLI", dependencies: ["Trove"]),
+        .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
         // Reliability: the child process the crash and multi-process tests start and kill (no product).
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-time setup for a fresh Debian machine with the Swift toolchain:
-# the C libraries Trove links or loads, and the default embedding model.
+# the C libraries Trove links or loads, and the two built-in embedding models.
 # Safe to re-run: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,4 +20,8 @@ fi
 
 if [ -x scripts/fetch-model.sh ]; then
     bash scripts/fetch-model.sh
+fi
+# The multilingual model (multilingual-e5-small, 4-bit): `--model multilingual-e5-small`.
+if [ -x scripts/fetch-e5.sh ]; then
+    bash scripts/fetch-e5.sh
 fi

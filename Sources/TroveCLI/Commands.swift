@@ -22,8 +22,9 @@ public enum Commands {
     /// Options of commands that run the embedding model.
     static let model: [OptionSpec] = [
         OptionSpec(
-            "model", value: "DIR",
-            help: "model folder (default: $TROVE_MODEL_DIR, else ~/.cache/trove/models/…)")
+            "model", value: "NAME|DIR", repeatable: true,
+            help: "embedding model: all-MiniLM-L6-v2, multilingual-e5-small or a folder; repeat for both "
+                + "(default: all-MiniLM-L6-v2, or what the database was indexed with)")
     ]
 
     public static let index = CommandSpec(
@@ -104,15 +105,20 @@ public enum Commands {
         usage: "embed [options] [TEXT...]",
         discussion: """
             Each argument is one text; with no argument (or '-') each line of stdin is one text.
-            Vectors come from the built-in all-MiniLM-L6-v2 model (384 numbers, unit length).
-            With --json the output is one JSON array per text, one per line, each number
-            printed with enough digits to read back the exact Float.
+            Vectors come from the built-in all-MiniLM-L6-v2 model (384 numbers, unit length), or
+            the model given with --model (multilingual-e5-small: passage vectors, "passage: "
+            before each text; with --query, query vectors, "query: "). With --json the output is
+            one JSON array per text, one per line, each number printed with enough digits to
+            read back the exact Float.
             """,
-        options: model + common,
+        options: [
+            OptionSpec("query", help: "embed the texts as search queries (models with a query prefix)")
+        ] + model + common,
         positionals: (0, nil),
         examples: [
             ("trove embed --json \"buy oat milk\"", "one JSON array on stdout"),
             ("cut -f2 titles.tsv | trove embed --json > vectors.jsonl", "one line per input line"),
+            ("trove embed --model multilingual-e5-small --query --json \"数据库\"", "a multilingual query vector"),
         ])
 
     public static let show = CommandSpec(

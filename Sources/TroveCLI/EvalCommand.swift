@@ -43,8 +43,8 @@ enum EvalCommand {
         }
         let outFolder = context.arguments.value("out").map(absolute)
 
-        let embedder = try context.loadEmbedder()
-        let chunker = try context.chunker(for: embedder)
+        let embedders = try context.loadEmbedders()
+        let chunker = try context.chunker(for: embedders[0])
 
         // A private store in a temporary folder, removed when done.
         let folder = FileManager.default.temporaryDirectory
@@ -52,35 +52,46 @@ enum EvalCommand {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try Database(path: folder.appendingPathComponent("eval.sqlite").path)
-        let collection = try await database.collection("eval", embedder: embedder)
+        // As `trove index` lays them out: the first model with the text index, the others in
+        // companion collections with the same ids.
+        let collection = try await database.collection(
+            Notebook.collectionName, embedder: embedders[0], tokenizer: Notebook.defaultTokenizer)
+        var companions: [Trove.Collection] = []
+        for (index, embedder) in embedders.enumerated().dropFirst() {
+            companions.append(
+                try await database.collection(Notebook.companionName(index), embedder: embedder, lexicalSearch: false))
+        }
 
         let indexStart = Date()
         let records = IndexCommand.chunkRecords(documents, file: docsPath, chunker: chunker)
         let progress = ProgressBar(
             sink: console.err, enabled: console.stderrIsTerminal && !context.json,
             totalFiles: documents.count, totalBytes: records.count)
-        var entries: [VectorEntry] = []
-        entries.reserveCapacity(records.count)
+        var entries: [[VectorEntry]] = Array(repeating: [], count: embedders.count)
         var start = 0
         while start < records.count {
             let end = min(start + IndexCommand.embeddingBatch, records.count)
-            let vectors = try await embedder.embed(records[start..<end].map(\.content))
-            for (offset, vector) in vectors.enumerated() {
-                let record = records[start + offset]
-                entries.append(
-                    VectorEntry(
-                        id: Int64(start + offset + 1), content: record.content,
-                        source: record.source, metadata: record.metadata, vector: vector))
+            for (model, embedder) in embedders.enumerated() {
+                let vectors = try await embedder.embed(records[start..<end].map(\.content))
+                for (offset, vector) in vectors.enumerated() {
+                    let record = records[start + offset]
+                    entries[model].append(
+                        VectorEntry(
+                            id: Int64(start + offset + 1), content: record.content,
+                            source: record.source, metadata: record.metadata, vector: vector))
+                }
             }
             start = end
             progress.update(files: 0, bytes: start, chunks: start)
         }
         progress.finish()
-        try await collection.insertBatch(entries)
+        try await collection.insertBatch(entries[0])
+        for (companion, rows) in zip(companions, entries.dropFirst()) { try await companion.insertBatch(rows) }
+        let search = MultiModelSearch(collection: collection, companions: companions, embedders: embedders)
         let indexSeconds = Date().timeIntervalSince(indexStart)
         // Which document each record came from.
         var documentOf: [Int64: String] = [:]
-        for entry in entries {
+        for entry in entries[0] {
             if let metadata = entry.metadata, let key = try? JSONValue.parse(metadata)["doc_id"]?.idString {
                 documentOf[entry.id] = key
             }
@@ -91,7 +102,8 @@ enum EvalCommand {
             let started = Date()
             var run: [String: [String]] = [:]
             for query in queries {
-                let hits = try await collection.search(query.query, topK: min(depth, entries.count), mode: mode)
+                let hits = try await search.search(
+                    query.query, topK: min(depth, entries[0].count), mode: mode, source: nil, where: nil, bindings: [])
                 var ranked: [String] = []
                 for hit in hits {
                     guard let key = documentOf[hit.id], !ranked.contains(key) else { continue }
@@ -107,7 +119,7 @@ enum EvalCommand {
             }
         }
 
-        let model = embedder.manifest.modelID
+        let model = embedders.map(\.manifest.modelID).joined(separator: " + ")
         if context.json {
             var modes: [(String, JSONValue)] = []
             for entry in reports {
@@ -115,7 +127,7 @@ enum EvalCommand {
                     (entry.name, .object(entry.report.rows.map { ($0.name, $0.summary.json) })))
             }
             let document = JSONValue.object([
-                ("documents", .int(Int64(documents.count))), ("chunks", .int(Int64(entries.count))),
+                ("documents", .int(Int64(documents.count))), ("chunks", .int(Int64(entries[0].count))),
                 ("queries", .int(Int64(queries.count))), ("model", .string(model)),
                 ("modes", .object(modes)),
                 ("out", outFolder.map { .string($0) } ?? .null),
@@ -124,7 +136,7 @@ enum EvalCommand {
             return ExitCode.success
         }
         let style = context.style
-        var text = "\(documents.count) documents (\(entries.count) chunks), \(queries.count) queries, "
+        var text = "\(documents.count) documents (\(entries[0].count) chunks), \(queries.count) queries, "
         text += "model \(model); indexed in \(String(format: "%.1f", indexSeconds)) s\n"
         for entry in reports {
             let perQuery = entry.seconds / Double(max(queries.count, 1)) * 1000

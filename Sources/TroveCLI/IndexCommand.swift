@@ -56,10 +56,11 @@ enum IndexCommand {
         let discovery = try FileDiscovery.discover(
             context.arguments.positionals, environment: console.environment,
             currentDirectory: console.currentDirectory)
-        let embedder = try context.loadEmbedder()
-        let chunker = try context.chunker(for: embedder)
+        let embedders = try await context.loadEmbedders(forDatabaseAt: path)
+        // Chunks are sized with the first model's tokenizer.
+        let chunker = try context.chunker(for: embedders[0])
         let notebook = try await Notebook.openForWriting(
-            path: path, embedder: embedder, context: context, encrypt: context.arguments.flag("encrypt"))
+            path: path, embedders: embedders, context: context, encrypt: context.arguments.flag("encrypt"))
         let known = try await notebook.indexedFiles()
 
         var summary = IndexSummary()
@@ -94,7 +95,9 @@ enum IndexCommand {
         func flush() async throws {
             guard !pending.isEmpty else { return }
             let texts = pending.flatMap { $0.records.map(\.content) }
-            let vectors = try await embedder.embed(texts)
+            // Passages: each model with its document prefix (if it has one).
+            var vectors: [[[Float]]] = []
+            for embedder in embedders { vectors.append(try await embedder.embed(texts)) }
             // One transaction per batch: each file is replaced whole (its old records deleted,
             // the new ones inserted, its hash recorded) together with the batch's other files,
             // and a failure leaves every one of them as it was. Fewer commits, fewer syncs.
@@ -104,7 +107,7 @@ enum IndexCommand {
                     let records = prepared.records.enumerated().map { index, record in
                         Notebook.PendingRecord(
                             content: record.content, source: record.source,
-                            metadata: record.metadata, vector: vectors[offset + index])
+                            metadata: record.metadata, vectors: vectors.map { $0[offset + index] })
                     }
                     offset += records.count
                     try await notebook.replace(

@@ -2,10 +2,17 @@ import Foundation
 import Trove
 import TroveEmbeddings
 import TroveSQLite
+import TroveText
 
 /// The `trove` tool's view of a database file: one Trove collection, `notes`, holding a record
 /// per chunk, and a table `trove_files` remembering each indexed file's SHA-256 so re-indexing
 /// skips what did not change.
+///
+/// A database indexed with more than one model keeps the first model's vectors in `notes` and
+/// each further model's in a companion collection `notes_vectors_2`, `notes_vectors_3`, … (no
+/// text index; the same ids, content, source and metadata as `notes`, so every filter applies
+/// to every leg before ranking), written and deleted together with
+/// `notes` in one transaction. Searches fuse their vector legs (see ``MultiModelSearch``).
 ///
 /// Every record the tool writes carries `file` (the absolute path it came from), `chunk` and
 /// `chunks` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
@@ -13,18 +20,67 @@ import TroveSQLite
 struct Notebook: Sendable {
     static let collectionName = "notes"
     static let filesTable = "trove_files"
+    /// The text tokenizer of notes collections created by this version: CJK, Thai, Lao, Khmer
+    /// and Myanmar by character bigrams, everything else as `porter unicode61` (English keeps
+    /// its stemming). Databases created earlier keep the tokenizer they were created with until
+    /// `trove repair --retokenize`.
+    static let defaultTokenizer = TokenizerConfiguration.multilingual.fts5TokenizeArgument
 
     let database: Database
     let collection: Trove.Collection
+    /// The vectors of the second and later models, in model order.
+    let companions: [Trove.Collection]
     let path: String
+
+    /// The companion collection of model number `index` (0-based; 0 is `notes` itself).
+    static func companionName(_ index: Int) -> String { "notes_vectors_\(index + 1)" }
+
+    /// The manifests of the models a database was indexed with, in order (empty when it has
+    /// no notes yet).
+    static func manifests(of database: Database) async throws -> [EmbeddingManifest] {
+        var manifests: [EmbeddingManifest] = []
+        guard let first = try await database.configuration(of: collectionName)?.embedding else { return [] }
+        manifests.append(first)
+        var index = 1
+        while let next = try await database.configuration(of: companionName(index))?.embedding {
+            manifests.append(next)
+            index += 1
+        }
+        return manifests
+    }
+
+    /// Opens the companions for `embedders[1...]`, refusing a different list of models.
+    private static func openCompanions(
+        _ database: Database, embedders: [any Embedder], existing: Bool, path: String
+    ) async throws -> [Trove.Collection] {
+        let stored = try await manifests(of: database)
+        let requested = embedders.map(\.manifest)
+        if existing, stored.count > 1 || requested.count > 1, stored != requested {
+            throw CLIError.failure(
+                "\(path) was indexed with \(stored.map(\.modelID).joined(separator: " + ")); "
+                    + "this command asked for \(requested.map(\.modelID).joined(separator: " + ")). "
+                    + "Pass the same --model list, or index into another database (--db).")
+        }
+        var companions: [Trove.Collection] = []
+        for (index, embedder) in embedders.enumerated().dropFirst() {
+            let name = companionName(index)
+            companions.append(
+                try await database.configuration(of: name) != nil
+                    ? try await database.collection(named: name, embedder: embedder)
+                    : try await database.collection(name, embedder: embedder, lexicalSearch: false))
+        }
+        return companions
+    }
 
     /// Opens the database for writing, creating the file, its folder and the collection when
     /// missing.
     /// - Throws: ``CLIError/failure(_:)`` when the folder cannot be created; store errors (for
     ///   example an `embeddingMismatch` when the file was indexed with another model).
     static func openForWriting(
-        path: String, embedder: any Embedder, context: CommandContext, encrypt: Bool = false
+        path: String, embedders: [any Embedder], context: CommandContext, encrypt: Bool = false
     ) async throws -> Notebook {
+        precondition(!embedders.isEmpty, "at least one model")
+        let embedder = embedders[0]
         let folder = (path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(
@@ -33,26 +89,31 @@ struct Notebook: Sendable {
             throw CLIError.failure("cannot create the folder \(folder): \(error.localizedDescription)")
         }
         let database = try EncryptionPassphrase.openDatabase(path: path, context: context, encrypt: encrypt)
+        let existing = try await database.configuration(of: collectionName) != nil
+        if existing { _ = try await openCompanions(database, embedders: embedders, existing: true, path: path) }
         // An existing collection opens with its stored configuration (so a newer default, such
         // as another text tokenizer, never refuses a database made by an older trove); only the
         // model must match.
         let collection =
-            try await database.configuration(of: collectionName) != nil
+            existing
             ? try await database.collection(named: collectionName, embedder: embedder)
-            : try await database.collection(collectionName, embedder: embedder)
+            : try await database.collection(
+                collectionName, embedder: embedder, tokenizer: defaultTokenizer)
         try await database.execute(
             """
             CREATE TABLE IF NOT EXISTS \(filesTable)(
                 path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
                 records INTEGER NOT NULL, indexed_at REAL NOT NULL)
             """)
-        return Notebook(database: database, collection: collection, path: path)
+        let companions = try await openCompanions(database, embedders: embedders, existing: existing, path: path)
+        return Notebook(database: database, collection: collection, companions: companions, path: path)
     }
 
     /// Opens an existing database; never creates one.
-    /// - Parameter embedder: attach the model for vector and hybrid search (nil: text only).
+    /// - Parameter embedders: attach the models for vector and hybrid search, in the order the
+    ///   database was indexed with (nil: text only, companions opened without a model).
     /// - Throws: ``CLIError/notFound(_:)`` when there is no database or no indexed notes yet.
-    static func openExisting(path: String, embedder: (any Embedder)?, context: CommandContext) async throws -> Notebook {
+    static func openExisting(path: String, embedders: [any Embedder]?, context: CommandContext) async throws -> Notebook {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError.notFound(
                 "no database at \(path); create it with 'trove index PATH...' "
@@ -63,14 +124,21 @@ struct Notebook: Sendable {
             throw CLIError.notFound(
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")
         }
-        let collection = try await database.collection(named: collectionName, embedder: embedder)
+        let collection = try await database.collection(named: collectionName, embedder: embedders?.first)
         try await database.execute(
             """
             CREATE TABLE IF NOT EXISTS \(filesTable)(
                 path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
                 records INTEGER NOT NULL, indexed_at REAL NOT NULL)
             """)
-        return Notebook(database: database, collection: collection, path: path)
+        let companions: [Trove.Collection]
+        if let embedders {
+            companions = try await openCompanions(database, embedders: embedders, existing: true, path: path)
+        } else {
+            let count = try await manifests(of: database).count
+            companions = try await (1..<max(count, 1)).asyncMap { try await database.collection(named: companionName($0)) }
+        }
+        return Notebook(database: database, collection: collection, companions: companions, path: path)
     }
 
     /// The content hash of every indexed file, by path.
@@ -87,7 +155,8 @@ struct Notebook: Sendable {
         var content: String
         var source: String
         var metadata: String
-        var vector: [Float]
+        /// One vector per model, in model order.
+        var vectors: [[Float]]
     }
 
     /// Replaces everything indexed from `file` with `records`: the old records are deleted, the
@@ -96,9 +165,15 @@ struct Notebook: Sendable {
     func replace(file: String, sha256: String, bytes: Int, records: [PendingRecord]) async throws {
         _ = try await deleteRecords(ofFile: file)
         for record in records {
-            try await collection.insert(
+            let id = try await collection.insert(
                 content: record.content, source: record.source, metadata: record.metadata,
-                vector: record.vector)
+                vector: record.vectors[0])
+            for (companion, vector) in zip(companions, record.vectors.dropFirst()) {
+                try await companion.insert(
+                    VectorEntry(
+                        id: id, content: record.content, source: record.source, metadata: record.metadata,
+                        vector: vector))
+            }
         }
         try await database.execute(
             """
@@ -122,11 +197,25 @@ struct Notebook: Sendable {
     }
 
     private func deleteRecords(ofFile file: String) async throws -> Int {
+        // Companion rows carry the same metadata.
+        for index in companions.indices {
+            try await database.execute(
+                "DELETE FROM \(Self.companionName(index + 1)) WHERE json_extract(metadata, '$.file') = ?",
+                bindings: [.text(file)])
+        }
         // Raw SQL on the collection's table: its triggers keep the text index and the change
         // log in step, so the vector index drops these rows before the next query.
-        try await database.execute(
+        return try await database.execute(
             "DELETE FROM \(Self.collectionName) WHERE json_extract(metadata, '$.file') = ?",
             bindings: [.text(file)])
+    }
+
+    /// Deletes companion vectors whose record is gone from `notes` (after `trove rm`).
+    func pruneCompanions() async throws {
+        for index in companions.indices {
+            try await database.execute(
+                "DELETE FROM \(Self.companionName(index + 1)) WHERE id NOT IN (SELECT id FROM \(Self.collectionName))")
+        }
     }
 
     /// Forgets the hashes of `files`, so the next `trove index` writes them again.
@@ -178,5 +267,14 @@ struct Notebook: Sendable {
     func fileCount() async throws -> Int {
         let rows = try await database.query("SELECT count(*) AS n FROM \(Self.filesTable)")
         return rows.first?.int("n") ?? 0
+    }
+}
+
+extension Range where Bound == Int {
+    /// `map` with an async transform, in order.
+    func asyncMap<T>(_ transform: (Int) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for index in self { results.append(try await transform(index)) }
+        return results
     }
 }

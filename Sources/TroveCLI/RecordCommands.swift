@@ -29,7 +29,8 @@ enum RecordCommands {
         var start = 0
         while start < texts.count {
             let end = min(start + 256, texts.count)
-            let vectors = try await embedder.embed(Array(texts[start..<end]))
+            let batch = Array(texts[start..<end])
+            let vectors = try await context.arguments.flag("query") ? embedder.embedQueries(batch) : embedder.embed(batch)
             var out = ""
             for vector in vectors {
                 if context.json {
@@ -48,7 +49,7 @@ enum RecordCommands {
 
     static func show(_ context: CommandContext) async throws -> Int32 {
         let id = try recordID(context.arguments.positionals[0], command: "show")
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil, context: context)
+        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
         guard let entry = try await notebook.collection.fetch(id: id) else {
             throw CLIError.notFound("no record with id \(id)")
         }
@@ -101,7 +102,7 @@ enum RecordCommands {
             throw CLIError.usage("nothing to remove: give record ids or --source S", command: "rm")
         }
         let numbers = try ids.map { try recordID($0, command: "rm") }
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedder: nil, context: context)
+        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
 
         let removed: Int
         if let source {
@@ -109,6 +110,7 @@ enum RecordCommands {
             let files = try await notebook.files(ofSource: resolved)
             removed = try await notebook.inTransaction {
                 let count = try await notebook.collection.delete(source: resolved)
+                try await notebook.pruneCompanions()
                 try await notebook.forget(files: files)
                 return count
             }
@@ -126,6 +128,7 @@ enum RecordCommands {
                 for id in Set(numbers) {
                     if try await notebook.collection.delete(id: id) { count += 1 }
                 }
+                try await notebook.pruneCompanions()
                 // The file lost part of its records: forget its hash so `index` rewrites it.
                 try await notebook.forget(files: files)
                 return count
@@ -143,7 +146,7 @@ enum RecordCommands {
 
     static func stats(_ context: CommandContext) async throws -> Int32 {
         let path = try context.databasePath()
-        let notebook = try await Notebook.openExisting(path: path, embedder: nil, context: context)
+        let notebook = try await Notebook.openExisting(path: path, embedders: nil, context: context)
         let records = try await notebook.collection.count()
         let sources = try await notebook.collection.sources()
         let files = try await notebook.fileCount()
@@ -167,7 +170,8 @@ enum RecordCommands {
                 ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
                 ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
                 ("metric", .string(configuration.metric.rawValue)), ("index", .string(index)),
-                ("lexical_search", .bool(configuration.lexicalSearch)), ("model", model),
+                ("lexical_search", .bool(configuration.lexicalSearch)),
+                ("tokenizer", .string(configuration.tokenizer)), ("model", model),
                 ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
             ])
             context.console.out.write(document.serialized() + "\n")

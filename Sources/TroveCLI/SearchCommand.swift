@@ -1,5 +1,6 @@
 import Foundation
 import Trove
+import TroveEmbeddings
 import TroveSQLite
 
 /// `trove search QUERY...`.
@@ -21,9 +22,13 @@ enum SearchCommand {
         let (sql, bindings) = try filter(context)
 
         let path = try context.databasePath()
-        // Text search needs no model; load it only for the modes that embed the query.
-        let embedder = modeName == "text" ? nil : try context.loadEmbedder()
-        let notebook = try await Notebook.openExisting(path: path, embedder: embedder, context: context)
+        // Text search needs no model; load them only for the modes that embed the query.
+        var embedders: [any Embedder]?
+        if modeName != "text", FileManager.default.fileExists(atPath: path) {
+            let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
+            embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
+        }
+        let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
         let source = try await resolveSource(arguments.value("source"), context: context, notebook: notebook)
 
         let allChunks = arguments.flag("all-chunks")
@@ -32,7 +37,9 @@ enum SearchCommand {
             // Fetch extra chunks so that k documents remain after collapsing chunks of one
             // document into its best one.
             let fetch = allChunks ? k : min(Trove.Collection.maxTopK, max(k * 4, k + 20))
-            hits = try await notebook.collection.search(
+            let search = MultiModelSearch(
+                collection: notebook.collection, companions: notebook.companions, embedders: embedders ?? [])
+            hits = try await search.search(
                 query, topK: fetch, mode: mode, source: source, where: sql, bindings: bindings)
         } catch TroveError.invalidFilter(let fragment, let reason) {
             throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")

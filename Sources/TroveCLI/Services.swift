@@ -1,4 +1,5 @@
 import Foundation
+import Trove
 import TroveEmbeddings
 
 /// What the commands get from outside: the embedding model. Tests swap in a small
@@ -16,8 +17,10 @@ public struct Services: Sendable {
         self.loadEmbedder = loadEmbedder
     }
 
-    /// The built-in all-MiniLM-L6-v2 model run by ``BERTEmbedder``.
-    public static let standard = Services(loadEmbedder: { try BERTEmbedder(modelDirectory: $0) })
+    /// The built-in models: a folder with `e5-small-q4.bin` runs multilingual-e5-small
+    /// (``E5Embedder``), any other a sentence-transformers BERT such as all-MiniLM-L6-v2
+    /// (``BERTEmbedder``).
+    public static let standard = Services(loadEmbedder: { try BuiltInModel.load(directory: $0) })
 }
 
 extension Locations {
@@ -52,31 +55,117 @@ extension Locations {
     }
 }
 
+extension Locations {
+    /// The folder of one `--model` value: a path (it contains `/` or starts with `.` or `~`),
+    /// else a name in the model cache, `${XDG_CACHE_HOME:-$HOME/.cache}/trove/models/NAME`;
+    /// `all-MiniLM-L6-v2` honours `$TROVE_MODEL_DIR` and `multilingual-e5-small`
+    /// `$TROVE_E5_MODEL_DIR`, as their install scripts do.
+    ///
+    /// ```swift
+    /// Locations.modelDirectory(value: "multilingual-e5-small", environment: ["HOME": "/home/ana"],
+    ///                          currentDirectory: "/")  // /home/ana/.cache/trove/models/multilingual-e5-small
+    /// ```
+    public static func modelDirectory(value: String, environment: [String: String], currentDirectory: String) -> URL {
+        if value.contains("/") || value.hasPrefix(".") || value.hasPrefix("~") {
+            return URL(
+                fileURLWithPath: absolute(value, environment: environment, currentDirectory: currentDirectory),
+                isDirectory: true)
+        }
+        let model = BuiltInModel(name: value)
+        let override = model.flatMap {
+            environment[$0 == .allMiniLML6v2 ? "TROVE_MODEL_DIR" : "TROVE_E5_MODEL_DIR"]
+        }
+        if let override, !override.isEmpty {
+            return URL(
+                fileURLWithPath: absolute(override, environment: environment, currentDirectory: currentDirectory),
+                isDirectory: true)
+        }
+        let cache: String
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+            cache = xdg
+        } else {
+            cache = ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(".cache")
+        }
+        return URL(
+            fileURLWithPath: (cache as NSString).appendingPathComponent("trove/models/\(model?.rawValue ?? value)"),
+            isDirectory: true)
+    }
+}
+
 extension CommandContext {
-    /// The model folder for this command.
-    var modelDirectory: URL {
-        Locations.modelDirectory(
-            flag: arguments.value("model"), environment: console.environment,
-            currentDirectory: console.currentDirectory)
+    /// The model folders named by `--model` (in order), or the default model's folder.
+    var modelDirectories: [URL] {
+        let values = arguments.all("model")
+        guard !values.isEmpty else { return [modelDirectory] }
+        return values.map {
+            Locations.modelDirectory(value: $0, environment: console.environment, currentDirectory: console.currentDirectory)
+        }
     }
 
-    /// Loads the embedding model, turning a missing model into the command that installs it.
-    func loadEmbedder() throws -> any Embedder {
-        let directory = modelDirectory
+    /// Loads every model of ``modelDirectories`` (twice the same model is a usage error).
+    func loadEmbedders() throws -> [any Embedder] {
+        let embedders = try modelDirectories.map(loadEmbedder(from:))
+        let manifests = embedders.map(\.manifest)
+        guard Set(manifests).count == manifests.count else {
+            throw CLIError.usage("the same model was given twice with --model", command: spec.name)
+        }
+        return embedders
+    }
+
+    /// The models for writing to the database at `path`: `--model` when given, else those it
+    /// was indexed with, else the default.
+    func loadEmbedders(forDatabaseAt path: String) async throws -> [any Embedder] {
+        if arguments.all("model").isEmpty, FileManager.default.fileExists(atPath: path) {
+            let manifests = try await Notebook.manifests(of: try EncryptionPassphrase.openDatabase(path: path, context: self))
+            if !manifests.isEmpty { return try loadEmbedders(matching: manifests) }
+        }
+        return try loadEmbedders()
+    }
+
+    /// Loads the models a database was indexed with: the `--model` values when given, else
+    /// each built-in model by its recorded id, and the default folder for any other.
+    func loadEmbedders(matching manifests: [EmbeddingManifest]) throws -> [any Embedder] {
+        if !arguments.all("model").isEmpty { return try loadEmbedders() }
+        return try manifests.map { manifest in
+            switch BuiltInModel(manifest: manifest) {
+            case .multilingualE5Small?:
+                return try loadEmbedder(
+                    from: Locations.modelDirectory(
+                        value: BuiltInModel.multilingualE5Small.rawValue, environment: console.environment,
+                        currentDirectory: console.currentDirectory))
+            default:
+                // all-MiniLM-L6-v2, or a model indexed from a folder: the default folder.
+                return try loadEmbedder(from: modelDirectory)
+            }
+        }
+    }
+
+    /// The default model folder: `$TROVE_MODEL_DIR`, else the cache's all-MiniLM-L6-v2.
+    var modelDirectory: URL {
+        Locations.modelDirectory(
+            flag: nil, environment: console.environment, currentDirectory: console.currentDirectory)
+    }
+
+    /// Loads the first model of ``modelDirectories`` (commands that use one model).
+    func loadEmbedder() throws -> any Embedder { try loadEmbedder(from: modelDirectories[0]) }
+
+    /// Loads the embedding model in `directory`, turning a missing model into the command that
+    /// installs it.
+    func loadEmbedder(from directory: URL) throws -> any Embedder {
+        let install = BuiltInModel(name: directory.lastPathComponent)?.installCommand ?? "bash scripts/fetch-model.sh"
         do {
             return try services.loadEmbedder(directory)
         } catch EmbeddingError.missingModelFile(let path) {
             throw CLIError.modelMissing(
                 """
                 the embedding model is not installed (missing \(path)).
-                Install it with:  bash scripts/fetch-model.sh
-                (from the Trove source folder; it installs all-MiniLM-L6-v2 into \(directory.path), \
-                or into $TROVE_MODEL_DIR when set)
+                Install it with:  \(install)
+                (from the Trove source folder; it installs into \(directory.path))
                 """)
         } catch let error as EmbeddingError {
             throw CLIError.failure(
                 "cannot load the embedding model from \(directory.path): \(error.description)\n"
-                    + "Reinstall it with:  bash scripts/fetch-model.sh")
+                    + "Reinstall it with:  \(install)")
         }
     }
 
@@ -87,6 +176,9 @@ extension CommandContext {
         if let bert = embedder as? BERTEmbedder {
             let tokenizer = bert.tokenizer
             return Chunker(maxTokens: limit) { tokenizer.wordPieceIDs(String($0)).count }
+        }
+        if let e5 = embedder as? E5Embedder {
+            return Chunker(maxTokens: limit) { e5.pieceIDs(String($0)).count }
         }
         return Chunker(maxTokens: limit)
     }

@@ -23,9 +23,23 @@ extension Commands {
             Rebuilds every collection's full-text index and vector index from its table (the
             table itself is never changed) and verifies again. Safe to run at any time; other
             programs using the database pick up the rebuilt indexes on their next query.
+
+            A database keeps the text tokenizer it was created with ('trove stats' names it).
+            With --retokenize, the notes are copied into a new file whose text index uses the
+            current default tokenizer (CJK, Thai, Lao, Khmer and Myanmar matched by character
+            bigrams, English stemmed), which then replaces the old file. Records, ids, vectors
+            and file hashes are kept; nothing is embedded again. No other program may use the
+            database meanwhile.
             """,
-        options: database + common,
-        examples: [("trove repair", "rebuild and report")])
+        options: [
+            OptionSpec(
+                "retokenize",
+                help: "rebuild the text index with the current default tokenizer (new file)")
+        ] + database + common,
+        examples: [
+            ("trove repair", "rebuild and report"),
+            ("trove repair --retokenize", "switch an older database to the multilingual tokenizer"),
+        ])
 }
 
 /// `trove verify` and `trove repair`.
@@ -65,6 +79,18 @@ enum VerifyCommand {
     }
 
     static func repair(_ context: CommandContext) async throws -> Int32 {
+        if context.arguments.flag("retokenize") {
+            let path = try context.databasePath()
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw CLIError.notFound("no database at \(path) (pass --db or set TROVE_DB)")
+            }
+            let change = try await Retokenizer.rebuild(path: path, tokenizer: Notebook.defaultTokenizer)
+            if !context.json {
+                context.console.out.write(
+                    change.map { "retokenized notes: \($0.from) -> \($0.to) (\($0.records) records)\n" }
+                        ?? "notes already use \(Notebook.defaultTokenizer)\n")
+            }
+        }
         let (database, _) = try open(context)
         let result = try await database.repair()
         if context.json {

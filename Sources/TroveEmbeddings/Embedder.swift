@@ -19,6 +19,13 @@ public protocol Embedder: Sendable {
     /// Implementations check for task cancellation between internal batches.
     /// - Throws: `EmbeddingError`, or `CancellationError` when the task is cancelled.
     func embed(_ texts: [String]) async throws -> [[Float]]
+
+    /// Embeds search queries, to be compared with vectors from ``embed(_:)``.
+    ///
+    /// Symmetric models (all-MiniLM-L6-v2) embed queries like documents, the default. Models
+    /// trained with instructions (multilingual-e5: `query: ` against `passage: `) override it.
+    /// - Throws: `EmbeddingError`, or `CancellationError` when the task is cancelled.
+    func embedQueries(_ texts: [String]) async throws -> [[Float]]
 }
 
 extension Embedder {
@@ -28,6 +35,16 @@ extension Embedder {
     /// Embeds one text.
     public func embed(_ text: String) async throws -> [Float] {
         try await embed([text])[0]
+    }
+
+    /// Embeds queries like documents: the behaviour of symmetric models.
+    public func embedQueries(_ texts: [String]) async throws -> [[Float]] {
+        try await embed(texts)
+    }
+
+    /// Embeds one query.
+    public func embedQuery(_ text: String) async throws -> [Float] {
+        try await embedQueries([text])[0]
     }
 }
 
@@ -43,12 +60,17 @@ public struct EmbeddingManifest: Codable, Hashable, Sendable {
     public var pooling: String
     /// Whether vectors are scaled to unit L2 norm.
     public var normalized: Bool
-    /// Longest input, in model tokens, before truncation.
+    /// Longest input, in model tokens, before truncation (or, for models that embed long texts
+    /// in windows, the window).
     public var maxSequenceLength: Int
+    /// The instruction put before every text whose vector ``embed`` returns (multilingual-e5:
+    /// `passage: `); `nil` for models without one. Part of the identity: vectors of the same
+    /// model with another prefix are not comparable, and a store refuses them.
+    public var inputPrefix: String?
 
     public init(
         modelID: String, checksum: String, dimension: Int, pooling: String, normalized: Bool,
-        maxSequenceLength: Int
+        maxSequenceLength: Int, inputPrefix: String? = nil
     ) {
         self.modelID = modelID
         self.checksum = checksum
@@ -56,5 +78,6 @@ public struct EmbeddingManifest: Codable, Hashable, Sendable {
         self.pooling = pooling
         self.normalized = normalized
         self.maxSequenceLength = maxSequenceLength
+        self.inputPrefix = inputPrefix
     }
 }

@@ -76,7 +76,10 @@ public struct Tokenizer: Sendable {
     ) rethrows {
         let count = utf8.count
         let removesDiacritics = configuration.removesDiacritics
-        let bigrams = configuration.segmentation == .cjkBigram
+        let bigrams = configuration.segmentation != .unicode61
+        // The frozen `cjk` segmentation predates the Southeast Asian rule: its Thai stays as
+        // `unicode61` cuts it, so databases written by it keep matching.
+        let maximumClass: UInt8 = configuration.segmentation == .bigram ? 3 : 2
         let stems = configuration.stemsEnglish
         // The term being built; grows past 64 bytes only for very long terms.
         var term = [UInt8]()
@@ -109,7 +112,7 @@ public struct Tokenizer: Sendable {
                 }
                 let (code, length) = Self.decode(utf8, at: index)
                 let info = UnicodeFolding.lookup(code)
-                if info.isToken || (bigrams && info.cjkClass != 0) {
+                if info.isToken || (bigrams && info.cjkClass != 0 && info.cjkClass <= maximumClass) {
                     first = info
                     firstLength = length
                     break
@@ -119,7 +122,7 @@ public struct Tokenizer: Sendable {
             guard index < count else { return }
             start = index
 
-            if bigrams, let info = first, info.cjkClass != 0 {
+            if bigrams, let info = first, info.cjkClass != 0, info.cjkClass <= maximumClass {
                 // A CJK run: consecutive characters of one class, cut into overlapping bigrams.
                 run.removeAll(keepingCapacity: true)
                 run.append((index, index + firstLength, info.folded))
@@ -158,7 +161,7 @@ public struct Tokenizer: Sendable {
                 } else {
                     let (code, length) = Self.decode(utf8, at: index)
                     let info = UnicodeFolding.lookup(code)
-                    if bigrams && info.cjkClass != 0 { break }
+                    if bigrams && info.cjkClass != 0 && info.cjkClass <= maximumClass { break }
                     if info.isDiacritic {
                         if !removesDiacritics { Self.appendUTF8(code, to: &term) }
                     } else if info.isToken {

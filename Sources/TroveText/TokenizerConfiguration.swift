@@ -10,6 +10,12 @@
 /// - ``Segmentation/cjkBigram`` is the same, except that runs of Han, Hiragana, Katakana
 ///   (together) and Hangul are cut into overlapping two-character terms (a run of one character
 ///   is a single term), so `数据库` matches `数据库管理` without a dictionary.
+/// - ``Segmentation/bigram`` is ``Segmentation/cjkBigram`` plus the same rule for the other
+///   scripts written without spaces: a run of Thai, Lao, Khmer or Myanmar letters and their
+///   combining marks is cut into overlapping two-code-point terms (`กินข้าว` → `กิ`, `ิน`,
+///   `นข`, …), so any part of a word of two or more code points is found. It is a separate
+///   value, not a change to `cjk`, because a collection's tokenizer is frozen: text indexed by
+///   `cjk` must keep tokenizing the same way.
 /// - ``stemsEnglish`` applies the Porter (1980) stemmer to each term, as FTS5's `porter`
 ///   wrapper does (`groceries` and `grocery` both index as `groceri`).
 ///
@@ -24,6 +30,8 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
         case unicode61
         /// `unicode61`, with CJK runs cut into overlapping bigrams.
         case cjkBigram = "cjk"
+        /// `unicode61`, with CJK, Thai, Lao, Khmer and Myanmar runs cut into overlapping bigrams.
+        case bigram
     }
 
     /// Where terms begin and end.
@@ -55,12 +63,17 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
     /// Porter stemming for the other words.
     public static let cjk = TokenizerConfiguration(segmentation: .cjkBigram, stemsEnglish: true)
 
+    /// Notes in any language (the `trove` tool's default): CJK, Thai, Lao, Khmer and Myanmar
+    /// runs cut into bigrams, diacritics removed, Porter stemming for English words. English
+    /// text tokenizes exactly as with ``english``.
+    public static let multilingual = TokenizerConfiguration(segmentation: .bigram, stemsEnglish: true)
+
     /// The name under which Trove registers its own FTS5 tokenizer (used by ``Segmentation/cjkBigram``).
     public static let fts5TokenizerName = "trove"
 
     /// The value of FTS5's `tokenize=` option that tokenizes like this configuration.
     ///
-    /// `unicode61` configurations use SQLite's built-in tokenizers; ``Segmentation/cjkBigram`` needs
+    /// `unicode61` configurations use SQLite's built-in tokenizers; the bigram segmentations need
     /// Trove's tokenizer registered on the connection under ``fts5TokenizerName``, which reads
     /// back the same arguments with ``init(fts5Arguments:)``.
     public var fts5TokenizeArgument: String {
@@ -68,7 +81,7 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
         case .unicode61:
             let base = "unicode61 remove_diacritics \(removesDiacritics ? 2 : 0)"
             return stemsEnglish ? "porter \(base)" : base
-        case .cjkBigram:
+        case .cjkBigram, .bigram:
             return "\(Self.fts5TokenizerName) \(fts5Arguments.joined(separator: " "))"
         }
     }

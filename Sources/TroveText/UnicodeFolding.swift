@@ -23,7 +23,9 @@ enum UnicodeFolding {
         var isToken: Bool
         /// A combining diacritic: continues a term, never starts one.
         var isDiacritic: Bool
-        /// 0: not CJK; 1: Han, Hiragana or Katakana; 2: Hangul. Bigrams never cross classes.
+        /// 0: not CJK; 1: Han, Hiragana or Katakana; 2: Hangul; 3: Thai, Lao, Khmer or Myanmar
+        /// (letters and their combining marks). Bigrams never cross classes; class 3 is cut into
+        /// bigrams only by ``TokenizerConfiguration/Segmentation/bigram``.
         var cjkClass: UInt8
         /// The case-folded code point (diacritics kept).
         var folded: UInt32
@@ -91,7 +93,7 @@ enum UnicodeFolding {
 
     static func classify(_ scalar: Unicode.Scalar) -> Info {
         let code = scalar.value
-        let cjkClass: UInt8 = isHangul(code) ? 2 : isHanKana(code) ? 1 : 0
+        let cjkClass: UInt8 = isHangul(code) ? 2 : isHanKana(code) ? 1 : isSoutheastAsian(code) ? 3 : 0
         if (0x300...0x331).contains(code) {
             return Info(isToken: false, isDiacritic: true, cjkClass: 0, folded: code)
         }
@@ -118,6 +120,21 @@ enum UnicodeFolding {
              0xF900...0xFAFF,        // CJK Compatibility Ideographs
              0xFF66...0xFF9F,        // Half-width Katakana
              0x2_0000...0x3_FFFF:    // CJK Extensions B and later, compatibility supplement
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Thai, Lao, Myanmar and Khmer: scripts written without spaces between words. Only their
+    /// letters and combining marks (vowel signs, tone marks) count; their digits and
+    /// punctuation keep their `unicode61` roles.
+    static func isSoutheastAsian(_ code: UInt32) -> Bool {
+        switch code {
+        case 0x0E01...0x0E3A, 0x0E40...0x0E4E,   // Thai letters, vowels, tone marks
+             0x0E81...0x0EBD, 0x0EC0...0x0ECE,   // Lao
+             0x1000...0x103F, 0x1050...0x108F,   // Myanmar (without its digits)
+             0x1780...0x17D3, 0x17DC...0x17DD:   // Khmer (without its punctuation and digits)
             return true
         default:
             return false

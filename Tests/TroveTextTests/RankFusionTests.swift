@@ -83,3 +83,46 @@ struct FusionTests {
         #expect(firstTwo == Array(example.1.prefix(2)))
     }
 }
+
+@Suite("RankFusion.zScoreSum")
+struct ZScoreFusionTests {
+    @Test("scores are standardised per leg, so a model with a narrow cosine range has an equal say")
+    func standardisesEachLeg() {
+        // Leg A (wide range) prefers 1; leg B (narrow range, e5-like) prefers 2 by a wide
+        // margin relative to its own spread.
+        let a = RankFusion.ScoredList(hits: [(1, 0.60), (2, 0.50), (3, 0.10)])
+        let b = RankFusion.ScoredList(hits: [(2, 0.90), (1, 0.80), (3, 0.79)])
+        let fused = RankFusion.zScoreSum([a, b])
+        // z(A): mean 0.4, sd 0.216 -> 1: 0.926, 2: 0.463, 3: -1.389
+        // z(B): mean 0.83, sd 0.0497 -> 2: 1.408, 1: -0.604, 3: -0.805
+        #expect(fused.map(\.id) == [2, 1, 3])
+        #expect(abs(fused[0].score - (0.463 + 1.408)) < 0.01)
+        #expect(fused[0].ranks == [2, 1])
+        // A raw sum would have let leg A decide: 1 = 1.40, 2 = 1.40 (tie), by rank 1 first.
+    }
+
+    @Test("a document missing from a leg gets that leg's lowest z-score")
+    func missingDocumentsGetTheFloor() {
+        let a = RankFusion.ScoredList(hits: [(1, 3), (2, 2), (3, 1)])
+        let b = RankFusion.ScoredList(hits: [(4, 10), (1, 5)])
+        let fused = RankFusion.zScoreSum([a, b])
+        let byID = Dictionary(uniqueKeysWithValues: fused.map { ($0.id, $0) })
+        // z(A) = 1.2247, 0, -1.2247; z(B) = 1, -1.
+        #expect(abs(byID[4]!.score - (1 - 1.2247)) < 1e-3)
+        #expect(abs(byID[1]!.score - (1.2247 - 1)) < 1e-3)
+        #expect(abs(byID[2]!.score - (0 - 1)) < 1e-3)
+        #expect(byID[4]!.ranks == [nil, 1])
+    }
+
+    @Test("weights scale a leg; a constant leg adds nothing; duplicates count once; ties are deterministic")
+    func weightsConstantsAndTies() {
+        let a = RankFusion.ScoredList(hits: [(1, 1), (2, 0)], weight: 2)
+        let flat = RankFusion.ScoredList(hits: [(1, 0.5), (2, 0.5), (2, 0.9)])
+        let fused = RankFusion.zScoreSum([a, flat])
+        #expect(fused.map(\.id) == [1, 2])
+        #expect(fused[0].score == 2 && fused[1].score == -2)
+        let tie = RankFusion.zScoreSum([.init(hits: [(7, 1), (5, 1)])])
+        #expect(tie.map(\.id) == [5, 7])
+        #expect(RankFusion.zScoreSum([]).isEmpty)
+    }
+}

@@ -131,11 +131,35 @@ struct TokenizerTests {
 
     @Test("configuration round-trips through FTS5 tokenizer arguments")
     func fts5Arguments() {
-        for configuration in [TokenizerConfiguration.english, .unicode, .cjk,
+        for configuration in [TokenizerConfiguration.english, .unicode, .cjk, .multilingual,
                               TokenizerConfiguration(segmentation: .cjkBigram, removesDiacritics: false)] {
             #expect(TokenizerConfiguration(fts5Arguments: configuration.fts5Arguments) == configuration)
         }
         #expect(TokenizerConfiguration.english.fts5TokenizeArgument == "porter unicode61 remove_diacritics 2")
         #expect(TokenizerConfiguration(fts5Arguments: ["porter", "2"]) == nil)
+    }
+
+    @Test("bigram segmentation: Thai, Lao, Khmer and Myanmar runs with their marks become bigrams")
+    func southeastAsianBigrams() {
+        let tokenizer = Tokenizer(.multilingual)
+        // กินข้าว "eat rice": vowel and tone marks stay inside the run.
+        #expect(tokenizer.terms(in: "กินข้าว") == ["กิ", "ิน", "นข", "ข้", "้า", "าว"])
+        #expect(Set(tokenizer.terms(in: "ข้าว")).isSubset(of: Set(tokenizer.terms(in: "กินข้าว"))))
+        #expect(tokenizer.terms(in: "ພາສາລາວ").count == 6)  // Lao
+        #expect(tokenizer.terms(in: "ភាសាខ្មែរ").count == 8)  // Khmer
+        // Thai digits and spaces separate as before; English keeps stemming; CJK as `cjk`.
+        #expect(tokenizer.terms(in: "ตลาด ๑๒ Groceries 数据库") == ["ตล", "ลา", "าด", "๑๒", "groceri", "数据", "据库"])
+    }
+
+    @Test("the frozen cjk segmentation still cuts Thai as unicode61 does (old databases keep matching)")
+    func cjkSegmentationUnchangedForThai() {
+        #expect(Tokenizer(.cjk).terms(in: "กินข้าว ok") == Tokenizer(.english).terms(in: "กินข้าว ok"))
+        #expect(Tokenizer(.cjk).terms(in: "数据库") == ["数据", "据库"])
+    }
+
+    @Test("multilingual and english agree on text without unspaced scripts")
+    func multilingualKeepsEnglish() {
+        let text = "Café groceries, the plumber's invoice #2041 für Müller"
+        #expect(Tokenizer(.multilingual).terms(in: text) == Tokenizer(.english).terms(in: text))
     }
 }

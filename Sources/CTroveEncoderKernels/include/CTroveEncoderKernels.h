@@ -75,6 +75,51 @@ void trove_enc_portable_attention(const float *q, const float *k, const float *v
 void trove_enc_portable_layer_norm(const float *x, size_t rows, size_t width, const float *w, const float *b,
                                    float eps, float *out);
 
+
+// ---------------------------------------------------------------------------------------------
+// 4-bit weights (q4_kernels.c): the multilingual-e5-small encoder keeps its weights as Q4_0
+// blocks in memory and multiplies them against activations quantized to Q8_0 blocks, with
+// integer multiply-adds (AVX2 `vpmaddubsw` where the CPU has it, portable C elsewhere).
+
+/// Weights per block, in both formats.
+#define TROVE_Q4_BLOCK 32
+/// Bytes of one Q4_0 block: an IEEE half-precision scale d, then 16 bytes of 4-bit codes q;
+/// byte j holds weight j in its low nibble and weight j + 16 in its high nibble, and weight i
+/// is d · (q_i − 8).
+#define TROVE_Q4_BLOCK_BYTES 18
+
+/// IEEE 754 half → single precision (every half value, subnormals, infinities and NaN included).
+float trove_q4_half_to_float(unsigned short half);
+
+/// Decodes n weights (n a multiple of 32) of Q4_0 blocks into floats.
+void trove_q4_dequantize(const unsigned char *blocks, size_t n, float *out);
+
+/// Quantizes `rows` rows of n floats (n a multiple of 32, row stride n) to Q8_0: per block of
+/// 32, scale d = max|x| / 127 and codes q = round-to-nearest-even(x / d) in [−127, 127].
+/// Writes q (rows · n bytes), d (rows · n/32 floats) and each block's code sum s (rows · n/32).
+void trove_q8_quantize(const float *x, size_t rows, size_t n, signed char *q, float *d, int *s);
+
+/// y[t][o] = bias[o] + Σ_blocks d_w · d_x · (Σ_j q_w,j · q_x,j − 8 · s_x) for tokens t < rows
+/// and outputs o in [out_begin, out_end): a `Linear` layer with Q4_0 weights (nout rows of nin
+/// weights, nin/32 blocks each) on Q8_0 activations from trove_q8_quantize. y has row stride
+/// ldy; bias may be NULL. Threads may share one product by disjoint output ranges.
+void trove_q4_matmul(const unsigned char *weights, const float *bias, const signed char *q, const float *d,
+                     const int *s, size_t rows, size_t nin, size_t out_begin, size_t out_end, float *y,
+                     size_t ldy);
+
+/// One head of self-attention, out = softmax(scale · Q·Kᵀ) · V, like trove_enc_attention but
+/// with the C library's expf (as the e5 reference); scratch holds `length` floats.
+void trove_q4_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
+                        size_t head_size, float scale, float *scratch, float *out, size_t ldo);
+
+/// GELU (erf form) in place with the C library's erff (as the e5 reference computes it).
+void trove_q4_gelu(float *x, size_t n);
+
+/// The portable path of trove_q4_matmul (the tests' reference), whatever the CPU.
+void trove_q4_portable_matmul(const unsigned char *weights, const float *bias, const signed char *q,
+                              const float *d, const int *s, size_t rows, size_t nin, size_t out_begin,
+                              size_t out_end, float *y, size_t ldy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -115,9 +115,13 @@ extension DocumentStore {
         var documents: [Document] = []
         var lastKeys: [SQLValue] = []
         let keyStart = compiled.selection.columnCount
+        let wantsCursor = query.limit != nil && compiled.sortColumns > 1
         try statement.forEachRow(compiled.sql.bindings) { row in
             documents.append(document(row, compiled.selection))
-            lastKeys = (keyStart..<(keyStart + compiled.sortColumns - 1)).map { row.value(at: $0) }
+            // Only a page that ends at its limit needs the last row's sort values.
+            if wantsCursor, documents.count == query.limit {
+                lastKeys = (keyStart..<(keyStart + compiled.sortColumns - 1)).map { row.value(at: $0) }
+            }
         }
         var next: Cursor?
         if let limit = query.limit, documents.count == limit, let last = documents.last {

@@ -9,7 +9,7 @@ import TroveSQLite
 /// let note: Document = ["title": "Dentist", "year": 2026, "done": false, "tags": ["health"]]
 /// let filter = Field("year") >= 2020
 /// ```
-public indirect enum Value: Hashable, Sendable {
+public enum Value: Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)

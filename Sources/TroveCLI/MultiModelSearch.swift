@@ -1,0 +1,94 @@
+import Foundation
+import Trove
+import TroveEmbeddings
+import TroveSQLite
+import TroveText
+
+/// Text-in search over the notes with one model or several.
+///
+/// - One model: the store's own search, with the query embedded as a query (multilingual-e5
+///   embeds `query: …` against its `passage: …` documents).
+/// - Several models (`notes` plus companion collections, see ``Notebook``): each model's
+///   vector leg is searched with the same filter; the legs are fused by the sum of per-query
+///   z-normalised cosines (``RankFusion/zScoreSum(_:)``) into one meaning ranking, which is then
+///   fused with the text leg exactly as a one-model hybrid search fuses its vector leg: reciprocal
+///   rank fusion, k = 60, text hits voting only when they match two thirds of the query's words
+///   (Documentation/PARAMETERS.md, "Two models").
+///
+/// This lives in the CLI until the store's multi-vector-field schema lands; there the legs
+/// become vector fields of one collection and the fusion a query option.
+struct MultiModelSearch: Sendable {
+    let collection: Trove.Collection
+    let companions: [Trove.Collection]
+    let embedders: [any Embedder]
+
+    /// Candidates each leg contributes: as the store's hybrid search (4 × topK, at least 50).
+    static func depth(topK: Int) -> Int { min(Trove.Collection.maxTopK, max(50, 4 * topK)) }
+
+    func search(
+        _ query: String, topK: Int, mode: SearchMode, source: String?, where sql: String?, bindings: [SQLValue]
+    ) async throws -> [SearchResult] {
+        if case .text = mode {
+            return try await collection.search(query, topK: topK, mode: .text, source: source, where: sql, bindings: bindings)
+        }
+        precondition(embedders.count == companions.count + 1, "one model per vector collection")
+        var vectors: [[Float]] = []
+        for embedder in embedders { vectors.append(try await embedder.embedQueries([query])[0]) }
+        if companions.isEmpty {
+            if case .vector = mode {
+                return try await collection.search(
+                    vector: vectors[0], topK: topK, source: source, where: sql, bindings: bindings)
+            }
+            return try await collection.searchHybrid(
+                text: .typed(query), vector: vectors[0], topK: topK, source: source, where: sql, bindings: bindings)
+        }
+
+        let depth = Self.depth(topK: topK)
+        var rows: [Int64: SearchResult] = [:]
+        var legs: [RankFusion.ScoredList] = []
+        for (leg, vector) in zip([collection] + companions, vectors) {
+            let hits = try await leg.search(vector: vector, topK: depth, source: source, where: sql, bindings: bindings)
+            for hit in hits where rows[hit.id] == nil { rows[hit.id] = hit }
+            // Cosine similarity, 1 − distance: the z-score only needs "higher is better" on a
+            // linear scale.
+            legs.append(.init(hits: hits.map { ($0.id, 1 - ($0.distance ?? 1)) }))
+        }
+        let meaning = RankFusion.zScoreSum(legs)
+        if case .vector = mode {
+            return meaning.prefix(topK).enumerated().compactMap { rank, fused in
+                result(rows[fused.id], score: fused.score, vectorRank: rank + 1, textRank: nil)
+            }
+        }
+        let text = try await votingTextHits(query, vector: vectors[0], depth: depth, source: source, sql: sql,
+                                            bindings: bindings)
+        for hit in text where rows[hit.id] == nil { rows[hit.id] = hit }
+        let meaningIDs = meaning.prefix(depth).map(\.id)
+        let fused = RankFusion.reciprocalRank(
+            [.init(ids: meaningIDs), .init(ids: text.map(\.id))], k: RankFusion.defaultK)
+        return fused.prefix(topK).compactMap { hit in
+            result(rows[hit.id], score: hit.score, vectorRank: hit.ranks[0], textRank: hit.ranks[1])
+        }
+    }
+
+    /// The text leg's hits that vote in the store's hybrid fusion (typed query, the 2/3
+    /// coverage gate), in their order: the text ranks of a hybrid search whose vector leg has
+    /// weight 0.
+    private func votingTextHits(
+        _ query: String, vector: [Float], depth: Int, source: String?, sql: String?, bindings: [SQLValue]
+    ) async throws -> [SearchResult] {
+        let hits = try await collection.searchHybrid(
+            text: .typed(query), vector: vector, topK: min(Trove.Collection.maxTopK, 2 * depth), source: source,
+            where: sql, bindings: bindings,
+            fusion: Fusion(vectorWeight: 0, depthMultiplier: 1, minimumDepth: depth))
+        return hits.filter { $0.textRank != nil }.sorted { $0.textRank! < $1.textRank! }
+    }
+
+    private func result(_ row: SearchResult?, score: Double, vectorRank: Int?, textRank: Int?) -> SearchResult? {
+        guard var row else { return nil }
+        row.score = score
+        row.vectorRank = vectorRank
+        row.textRank = textRank
+        if vectorRank == nil { row.distance = nil }
+        return row
+    }
+}

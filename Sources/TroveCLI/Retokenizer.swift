@@ -1,0 +1,132 @@
+import Foundation
+import Trove
+import TroveSQLite
+
+/// `trove repair --retokenize`: moves a database's notes to a new text tokenizer.
+///
+/// A collection's tokenizer is frozen when it is created (the text index and every query must
+/// cut words the same way), so a database made by an older `trove` keeps its tokenizer. This
+/// copies the notes into a new file created with the wanted tokenizer (the store rebuilds the
+/// text index from the copied rows through its triggers), then replaces the old file with it.
+/// Records keep their ids, content, source, metadata, vectors and timestamps; the file hashes
+/// of `trove index` are kept, so nothing is embedded again.
+enum Retokenizer {
+    /// What changed.
+    struct Change {
+        var from: String
+        var to: String
+        var records: Int
+    }
+
+    /// Rebuilds the notes of the database at `path` with `tokenizer`.
+    ///
+    /// - Returns: the change, or `nil` when the notes already use `tokenizer` (nothing written).
+    /// - Throws: ``CLIError/notFound(_:)`` without notes; ``CLIError/failure(_:)`` when the file
+    ///   holds collections other than the notes (they would be lost); store errors. On any
+    ///   error the old file is left as it was.
+    static func rebuild(path: String, tokenizer: String) async throws -> Change? {
+        let staged = path + ".retokenize"
+        removeDatabaseFiles(staged)
+        let change: Change
+        do {
+            guard let change0 = try await copy(from: path, to: staged, tokenizer: tokenizer) else {
+                return nil
+            }
+            change = change0
+        } catch {
+            removeDatabaseFiles(staged)
+            throw error
+        }
+        // Both databases are closed here (their values went out of scope in `copy`), so the
+        // files can be swapped: the new one's WAL was checkpointed into it.
+        removeDatabaseFiles(path)
+        do {
+            try FileManager.default.moveItem(atPath: staged, toPath: path)
+        } catch {
+            throw CLIError.failure(
+                "the rebuilt database is at \(staged) but could not replace \(path): \(error.localizedDescription)")
+        }
+        removeDatabaseFiles(staged)
+        return change
+    }
+
+    private static func copy(from path: String, to staged: String, tokenizer: String) async throws -> Change? {
+        let old = try Database(path: path)
+        guard var configuration = try await old.configuration(of: Notebook.collectionName) else {
+            throw CLIError.notFound("\(path) holds no notes indexed by trove")
+        }
+        let modelCount = try await Notebook.manifests(of: old).count
+        let companionNames = (1..<max(modelCount, 1)).map(Notebook.companionName)
+        let others = try await old.collectionNames().filter {
+            $0 != Notebook.collectionName && !companionNames.contains($0)
+        }
+        guard others.isEmpty else {
+            throw CLIError.failure(
+                "\(path) also holds the collections \(others.joined(separator: ", ")); "
+                    + "--retokenize rebuilds files made by 'trove index' only")
+        }
+        let from = configuration.tokenizer
+        guard from != tokenizer else { return nil }
+        // Bring the old file's WAL into the file, so the attached copy below reads everything.
+        try await old.checkpoint()
+
+        configuration.tokenizer = tokenizer
+        let new = try Database(path: staged)
+        let notes = try await new.collection(Notebook.collectionName, configuration: configuration)
+        let table = Notebook.collectionName
+        // The other models' vectors keep their configurations (they have no text index).
+        for name in companionNames {
+            guard let companion = try await old.configuration(of: name) else { continue }
+            _ = try await new.collection(name, configuration: companion)
+        }
+        try await new.execute("ATTACH DATABASE ? AS old", bindings: [.text(path)])
+        try await new.execute("BEGIN IMMEDIATE")
+        do {
+            // The collections' insert triggers fill the new text index and the change logs.
+            for name in [table] + companionNames {
+                try await new.execute(
+                    """
+                    INSERT INTO main.\(name)(id, content, source, metadata, embedding, created_at, updated_at)
+                    SELECT id, content, source, metadata, embedding, created_at, updated_at FROM old.\(name)
+                    ORDER BY id
+                    """)
+            }
+            try await new.execute(
+                """
+                CREATE TABLE IF NOT EXISTS main.\(Notebook.filesTable)(
+                    path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
+                    records INTEGER NOT NULL, indexed_at REAL NOT NULL)
+                """)
+            let hasFiles = try await new.query(
+                "SELECT 1 FROM old.sqlite_master WHERE type = 'table' AND name = ?",
+                bindings: [.text(Notebook.filesTable)])
+            if !hasFiles.isEmpty {
+                try await new.execute(
+                    """
+                    INSERT INTO main.\(Notebook.filesTable)(path, sha256, bytes, records, indexed_at)
+                    SELECT path, sha256, bytes, records, indexed_at FROM old.\(Notebook.filesTable)
+                    """)
+            }
+            try await new.execute("COMMIT")
+        } catch {
+            _ = try? await new.execute("ROLLBACK")
+            throw error
+        }
+        try await new.execute("DETACH DATABASE old")
+        let copied = try await notes.count()
+        let original = try await old.query("SELECT count(*) AS n FROM \(table)").first?.int("n") ?? -1
+        guard copied == original else {
+            throw CLIError.failure("copied \(copied) of \(original) records; \(path) left unchanged")
+        }
+        try await new.mergeTextIndexes()
+        try await new.checkpoint()
+        return Change(from: from, to: tokenizer, records: copied)
+    }
+
+    /// Deletes a database file and its WAL and shared-memory files, when present.
+    private static func removeDatabaseFiles(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+    }
+}

