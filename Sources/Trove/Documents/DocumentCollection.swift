@@ -168,7 +168,9 @@ public struct DocumentReader {
     /// The document with this id, or nil.
     public func fetch(id: DocumentID) throws -> Document? { try store.fetch(id: id, on: connection) }
     /// The documents of an unranked query.
-    public func fetch(_ query: Query = Query()) throws -> [Document] { try store.fetch(query, on: connection).documents }
+    public func fetch(_ query: Query = Query()) throws -> [Document] {
+        try store.fetch(query, on: connection, wantsCursor: false).documents
+    }
     /// One page and the next cursor.
     public func page(_ query: Query) throws -> Page { try store.fetch(query, on: connection) }
     /// Ranked results.

@@ -109,22 +109,22 @@ extension DocumentStore {
     }
 
     /// An unranked query's page, with the cursor for the next one.
-    func fetch(_ query: Query, on connection: Connection) throws -> Page {
+    func fetch(_ query: Query, on connection: Connection, wantsCursor: Bool = true) throws -> Page {
         let compiled = try compileFetch(query)
         let statement = try connection.cachedStatement(compiled.sql.sql)
         var documents: [Document] = []
         var lastKeys: [SQLValue] = []
         let keyStart = compiled.selection.columnCount
-        let wantsCursor = query.limit != nil && compiled.sortColumns > 1
+        let readsKeys = wantsCursor && query.limit != nil && compiled.sortColumns > 1
         try statement.forEachRow(compiled.sql.bindings) { row in
             documents.append(document(row, compiled.selection))
             // Only a page that ends at its limit needs the last row's sort values.
-            if wantsCursor, documents.count == query.limit {
+            if readsKeys, documents.count == query.limit {
                 lastKeys = (keyStart..<(keyStart + compiled.sortColumns - 1)).map { row.value(at: $0) }
             }
         }
         var next: Cursor?
-        if let limit = query.limit, documents.count == limit, let last = documents.last {
+        if wantsCursor, let limit = query.limit, documents.count == limit, let last = documents.last {
             next = Cursor(keys: lastKeys, id: last.id, fingerprint: query.cursorFingerprint)
         }
         return Page(documents: documents, next: next)

@@ -26,11 +26,14 @@ final class DocumentStore: Sendable {
     let upsertSQL: String
     let updateSQL: String
     let updateIfVersionSQL: String
+    /// Every column of a document.
+    let fullSelection: Selection
 
     init(layout: DocumentLayout) {
         self.layout = layout
         self.indexes = DerivedIndexSet(layout: layout)
         let schema = layout.schema
+        fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
         let columns = ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
         let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
         insertSQL = "INSERT INTO \(layout.table)(\(columns.joined(separator: ", "))) VALUES (\(marks))"
@@ -105,20 +108,25 @@ final class DocumentStore: Sendable {
         var readsExtra: Bool
         /// Undeclared fields wanted by a projection (nil: all of them).
         var extraNames: Set<String>?
+        /// The column list, built once.
+        let sql: String
 
-        func sql(rid: String, prefix: String = "") -> String {
-            var columns = ["\(prefix)\"id\"", "\(prefix)\"_version\""]
-            columns += fields.map { "\(prefix)\"\($0.name)\"" }
-            if readsExtra { columns.append("\(prefix)\"_extra\"") }
-            return columns.joined(separator: ", ")
+        init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?) {
+            self.fields = fields
+            self.readsExtra = readsExtra
+            self.extraNames = extraNames
+            var columns = ["\"id\"", "\"_version\""]
+            columns += fields.map { "\"\($0.name)\"" }
+            if readsExtra { columns.append("\"_extra\"") }
+            sql = columns.joined(separator: ", ")
         }
+
+        func sql(rid: String) -> String { sql }
         var columnCount: Int { 2 + fields.count + (readsExtra ? 1 : 0) }
     }
 
     func selection(_ projection: [String]?) throws -> Selection {
-        guard let projection else {
-            return Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
-        }
+        guard let projection else { return fullSelection }
         var fields: [FieldDefinition] = []
         var extras: Set<String> = []
         for name in projection where name != "id" {
