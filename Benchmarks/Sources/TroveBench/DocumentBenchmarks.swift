@@ -6,7 +6,7 @@ import Trove
 import TroveSQLite
 import TroveVectors
 
-/// The peer's record, generated identically (SplitMix64 seeded with 42, same field order).
+/// The peer's record, generated identically (SplitMix64, `BenchRandom`, seeded with 42, same field order).
 private struct Item {
     var id: Int64
     var title: String
@@ -37,22 +37,11 @@ private struct Item {
     }
 }
 
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private let words = "alpha beta gamma delta river stone cloud paper garden window engine ticket lamp orbit maple"
     .split(separator: " ").map(String.init)
 
 private func makeItems(_ n: Int) -> [Item] {
-    var rng = SplitMix64(state: 42)
+    var rng = BenchRandom(state: 42)
     return (0..<n).map { i in
         Item(id: Int64(i + 1),
              title: (0..<4).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
@@ -95,7 +84,7 @@ private func troveWorkload(rows: Int) async throws -> [String: Any] {
 
     // The same 1,000 queries as the peer (SplitMix64 seeded with 7), through the query value and
     // through hand-written SQL on a TroveSQLite connection to the same file, alternating.
-    var rng = SplitMix64(state: 7)
+    var rng = BenchRandom(state: 7)
     let queries = (0..<1000).map { _ in ("c\(Int.random(in: 0..<50, using: &rng))", Int.random(in: 1990...2026, using: &rng)) }
     let handConnection = try Connection(.file(path), options: .init(readOnly: true, walMode: false))
     try handConnection.execute(script: "PRAGMA cache_size = -16384; PRAGMA mmap_size = 1073741824")   // as Trove's readers
@@ -161,7 +150,7 @@ private func readerScaling(rows: Int, dimension: Int, seconds duration: Double, 
     let docs = try await database.documents("vectors", schema: DocumentSchema(
         fields: [.integer("group", indexed: true), .vector("v", dimension: dimension)]))
     if try await docs.count() == 0 {
-        var rng = SplitMix64(state: 5)
+        var rng = BenchRandom(state: 5)
         func vector() -> [Float] { (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) } }
         try await docs.insert((1...rows).map { Document(id: .int(Int64($0)), ["group": .int(Int64($0 % 10)), "v": .vector(vector())]) })
     }
@@ -169,7 +158,7 @@ private func readerScaling(rows: Int, dimension: Int, seconds duration: Double, 
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
     let writer = Task {
         var n = 0
-        var rng = SplitMix64(state: 9)
+        var rng = BenchRandom(state: 9)
         let start = DispatchTime.now().uptimeNanoseconds
         while DispatchTime.now().uptimeNanoseconds < deadline {
             // Paced (writerRate commits of an insert and a delete per second) or flat out (0).
@@ -187,7 +176,7 @@ private func readerScaling(rows: Int, dimension: Int, seconds duration: Double, 
     }
     let tasks = (0..<readers).map { r in
         Task {
-            var rng = SplitMix64(state: UInt64(100 + r))
+            var rng = BenchRandom(state: UInt64(100 + r))
             var count = 0
             while DispatchTime.now().uptimeNanoseconds < deadline {
                 let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }

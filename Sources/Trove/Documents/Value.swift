@@ -112,55 +112,25 @@ enum JSONCoding {
     /// - Throws: ``TroveError/invalidValue(field:reason:)`` for dates, data, vectors or
     ///   non-finite numbers, which JSON cannot hold.
     static func text(_ value: Value, field: String = "json") throws -> String {
-        var out = ""
-        try write(value, into: &out, field: field)
-        return out
+        try json(value, field: field).serialized()
     }
 
-    private static func write(_ value: Value, into out: inout String, field: String) throws {
+    /// The JSON value of a value, object members sorted by key (so equal values store equal text).
+    static func json(_ value: Value, field: String) throws -> JSONValue {
         switch value {
-        case .null: out += "null"
-        case .bool(let v): out += v ? "true" : "false"
-        case .int(let v): out += String(v)
+        case .null: return .null
+        case .bool(let v): return .bool(v)
+        case .int(let v): return .int(v)
         case .double(let v):
             guard v.isFinite else { throw TroveError.invalidValue(field: field, reason: "JSON cannot hold \(v)") }
-            out += "\(v)"
-        case .string(let v): writeString(v, into: &out)
-        case .array(let items):
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                try write(item, into: &out, field: field)
-            }
-            out += "]"
+            return .double(v)
+        case .string(let v): return .string(v)
+        case .array(let items): return .array(try items.map { try json($0, field: field) })
         case .object(let members):
-            out += "{"
-            for (i, key) in members.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
-                writeString(key, into: &out)
-                out += ":"
-                try write(members[key]!, into: &out, field: field)
-            }
-            out += "}"
+            return .object(try members.keys.sorted().map { ($0, try json(members[$0]!, field: field)) })
         case .date, .data, .vector:
             throw TroveError.invalidValue(field: field, reason: "a \(value.kindName) cannot be stored inside JSON")
         }
-    }
-
-    private static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 
     /// Parses JSON text (as stored by SQLite) into a value.
