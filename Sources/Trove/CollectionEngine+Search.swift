@@ -56,6 +56,9 @@ extension CollectionEngine {
         var sql = "SELECT rowid, rank FROM \(schema.fts) WHERE \(schema.fts) MATCH ?"
         var bindings: [SQLValue] = [.text(expression)]
         if let (candidateSQL, candidateBindings) = filter.candidateQuery(table: schema.table) {
+            // The filter is checked on its own first, so that an error from the combined
+            // statement below can only be the text query's (no guessing from SQLite's message).
+            try validate(filter: filter, sql: candidateSQL, bindings: candidateBindings)
             sql += " AND rowid IN (\(candidateSQL))"
             bindings += candidateBindings
         }
@@ -71,16 +74,22 @@ extension CollectionEngine {
         do {
             try statement.forEachRow(bindings) { s in hits.append((s.int64(at: 0), s.double(at: 1))) }
         } catch let error as SQLiteError where error.code == .error || error.code == .range {
-            if Self.isTextQueryError(error.message) || filter.isEmpty {
-                throw TroveError.invalidTextQuery(query: query.text, reason: error.message)
-            }
-            throw TroveError.invalidFilter(sql: filter.sql ?? "", reason: error.message)
+            throw TroveError.invalidTextQuery(query: query.text, reason: error.message)
         }
         return hits
     }
 
-    static func isTextQueryError(_ message: String) -> Bool {
-        message.hasPrefix("fts5:") || message.contains("no such column") || message.contains("unknown special query")
+    /// Prepares and binds a filter's candidate query alone: a SQL error there is the filter's.
+    func validate(filter: SearchFilter, sql: String, bindings: [SQLValue]) throws {
+        do {
+            let statement = try connection.prepare(sql)
+            guard statement.isReadOnly else {
+                throw TroveError.invalidFilter(sql: filter.sql ?? "", reason: "a filter must not write")
+            }
+            try statement.bind(bindings)
+        } catch let error as SQLiteError {
+            throw TroveError.invalidFilter(sql: filter.sql ?? "", reason: error.message)
+        }
     }
 
     /// The stored rows for these ids.
