@@ -146,6 +146,7 @@ final class DocumentStore: Sendable {
     func document(_ statement: Statement, _ selection: Selection, first: Int = 0) -> Document {
         let id = DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
         var fields: [String: Value] = [:]
+        fields.reserveCapacity(selection.fields.count + (selection.readsExtra ? 4 : 0))
         var column = first + 2
         for field in selection.fields {
             fields[field.name] = FieldCodec.read(statement, column: column, as: field)
