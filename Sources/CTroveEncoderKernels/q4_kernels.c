@@ -172,16 +172,16 @@ WIDE static void wide_matmul(const unsigned char *weights, const float *bias, co
             for (size_t b = 0; b < blocks; b++) {
                 __m256i xv0 = _mm256_loadu_si256((const __m256i *)(x0 + b * QB));
                 __m256i xv1 = _mm256_loadu_si256((const __m256i *)(x1 + b * QB));
-                float ds0 = d0[b] * (float)s0[b], ds1 = d1[b] * (float)s1[b];
+                float sum0 = (float)s0[b], sum1 = (float)s1[b];
                 for (size_t r = 0; r < ROWS; r++) {
                     __m256i wv = _mm256_load_si256((const __m256i *)(w[r] + b * QB));
                     __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv0), ones);
                     __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv1), ones);
-                    float dw = sw[r][b];
-                    a0[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(dw * d0[b]), a0[r]);
-                    a1[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(dw * d1[b]), a1[r]);
-                    f0[r] += dw * ds0;
-                    f1[r] += dw * ds1;
+                    float scale0 = sw[r][b] * d0[b], scale1 = sw[r][b] * d1[b];
+                    a0[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(scale0), a0[r]);
+                    a1[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(scale1), a1[r]);
+                    f0[r] += scale0 * sum0;
+                    f1[r] += scale1 * sum1;
                 }
             }
             for (size_t r = 0; r < count; r++) {
@@ -199,13 +199,13 @@ WIDE static void wide_matmul(const unsigned char *weights, const float *bias, co
             for (size_t r = 0; r < ROWS; r++) a0[r] = _mm256_setzero_ps();
             for (size_t b = 0; b < blocks; b++) {
                 __m256i xv0 = _mm256_loadu_si256((const __m256i *)(x0 + b * QB));
-                float ds0 = d0[b] * (float)s0[b];
+                float sum0 = (float)s0[b];
                 for (size_t r = 0; r < ROWS; r++) {
                     __m256i wv = _mm256_load_si256((const __m256i *)(w[r] + b * QB));
                     __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv0), ones);
-                    float dw = sw[r][b];
-                    a0[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(dw * d0[b]), a0[r]);
-                    f0[r] += dw * ds0;
+                    float scale0 = sw[r][b] * d0[b];
+                    a0[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(scale0), a0[r]);
+                    f0[r] += scale0 * sum0;
                 }
             }
             for (size_t r = 0; r < count; r++) {
