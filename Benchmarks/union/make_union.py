@@ -1,7 +1,7 @@
 # Builds the 172,067-vector "union" set: the shared package-description vectors + Trove's own
 # embeddings of the 114,038 WordNet glosses (trove embed), in the files peers/vector.py reads.
 import numpy as np, os, sys
-vec_dir = '/work/shared/bench/vectors'; emb = '/tmp/trove-bench/emb'
+vec_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../shared/bench/vectors'); emb = '/tmp/trove-bench/emb'
 os.makedirs(emb, exist_ok=True)
 body = np.load(f'{vec_dir}/base.f16.npy').astype(np.float32)
 queries = np.load(f'{vec_dir}/queries.f16.npy').astype(np.float32)

@@ -28,11 +28,9 @@ final class CollectionEngine {
     var merger: BackgroundMerger?
     var textWatermark: Int64 = 0
 
-    /// Keep the change log from growing past this many entries; when it does, the oldest are
-    /// deleted down to ``logKeep`` entries. Readers whose watermark falls behind the pruned point
-    /// reload from the table, which is always correct, just slower than replaying the log.
-    static let logLimit: Int64 = 50_000
-    static let logKeep: Int64 = 10_000
+    /// See ``ChangeLog/limit``.
+    static let logLimit = ChangeLog.limit
+    static let logKeep = ChangeLog.keep
     /// The largest topK accepted by searches.
     static let maxTopK = 100_000
 
@@ -108,18 +106,11 @@ final class CollectionEngine {
 
     // MARK: Keeping the vector index in step with the table
 
+    /// The collection's change log.
+    var changeLog: ChangeLog { ChangeLog(table: schema.log, floorKey: schema.logFloorKey) }
+
     /// The log's newest seq and the highest seq ever pruned from it.
-    func logState() throws -> (maxSeq: Int64, floor: Int64) {
-        let statement = try connection.cachedStatement(
-            """
-            SELECT coalesce((SELECT max(seq) FROM \(schema.log)), 0),
-                   coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = ?), 0)
-            """)
-        try statement.bind([.text(schema.logFloorKey)])
-        defer { statement.reset() }
-        _ = try statement.step()
-        return (statement.int64(at: 0), statement.int64(at: 1))
-    }
+    func logState() throws -> (maxSeq: Int64, floor: Int64) { try changeLog.state(connection) }
 
     /// Brings ``index`` up to date with the table: replays the change log past the watermark
     /// (whoever wrote it: this connection, raw SQL, another connection or process), or reloads
@@ -202,15 +193,7 @@ final class CollectionEngine {
     }
 
     /// Deletes old change-log entries once the log is long; call inside a write transaction.
-    func pruneLogIfNeeded(maxSeq: Int64) throws {
-        let (_, floor) = try logState()
-        guard maxSeq - floor > Self.logLimit else { return }
-        let newFloor = maxSeq - Self.logKeep
-        try connection.execute("DELETE FROM \(schema.log) WHERE seq <= ?", [.integer(newFloor)])
-        try connection.execute(
-            "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [.text(schema.logFloorKey), .text(String(newFloor))])
-    }
+    func pruneLogIfNeeded(maxSeq: Int64) throws { try changeLog.pruneIfNeeded(connection, maxSeq: maxSeq) }
 }
 
 /// A change to apply to the in-memory index.

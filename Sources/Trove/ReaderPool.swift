@@ -44,7 +44,7 @@ final class ReaderPool: @unchecked Sendable {
     /// - Parameter transaction: false for a body that runs one statement (which is its own
     ///   snapshot), saving BEGIN and COMMIT.
     func withReader<T: Sendable>(
-        transaction: Bool = true, _ body: @escaping @Sendable (Connection) throws -> T
+        transaction: Bool = true, _ body: @Sendable (Connection) throws -> T
     ) async throws -> T {
         await Task.yield()
         let connection = try await checkout()

@@ -202,21 +202,7 @@ public final class BERTEmbedder: Embedder {
     /// The weights' SHA-256: from the sidecar `model.safetensors.sha256` when it is not older than
     /// the weights, else computed from the file.
     static func weightsChecksum(modelDirectory: URL) throws -> String {
-        let weights = modelDirectory.appendingPathComponent("model.safetensors")
-        let sidecar = modelDirectory.appendingPathComponent("model.safetensors.sha256")
-        let files = FileManager.default
-        if let text = try? String(contentsOf: sidecar, encoding: .utf8),
-            let digest = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).first,
-            digest.count == 64, digest.allSatisfy(\.isHexDigit),
-            let sidecarDate = try? files.attributesOfItem(atPath: sidecar.path)[.modificationDate] as? Date,
-            let weightsDate = try? files.attributesOfItem(atPath: weights.path)[.modificationDate] as? Date,
-            sidecarDate >= weightsDate
-        {
-            return digest.lowercased()
-        }
-        do { return try SHA256.hexDigest(ofFile: weights) } catch {
-            throw EmbeddingError.invalidModelFile(path: weights.path, reason: "cannot read: \(error)")
-        }
+        try SHA256.weightsChecksum(modelDirectory.appendingPathComponent("model.safetensors"))
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from url: URL) throws -> T {

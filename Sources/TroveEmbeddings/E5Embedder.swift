@@ -83,7 +83,7 @@ public final class E5Embedder: Embedder {
             throw EmbeddingError.missingModelFile(path: weights.path)
         }
         let file = try E5ModelFile(url: weights)
-        let checksum = try Self.weightsChecksum(weights)
+        let checksum = try SHA256.weightsChecksum(weights)
         self.init(
             tokenizer: UnigramTokenizer(vocabulary: file.vocabulary), encoder: try E5Encoder(file: file),
             checksum: checksum, prefix: prefix, batchSize: batchSize, parallelism: parallelism)
@@ -233,22 +233,4 @@ public final class E5Embedder: Embedder {
         }
     }
 
-    /// The weights' SHA-256: from the `.sha256` sidecar when it is not older than the file, else
-    /// computed.
-    static func weightsChecksum(_ weights: URL) throws -> String {
-        let sidecar = weights.appendingPathExtension("sha256")
-        let files = FileManager.default
-        if let text = try? String(contentsOf: sidecar, encoding: .utf8),
-            let digest = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).first,
-            digest.count == 64, digest.allSatisfy(\.isHexDigit),
-            let sidecarDate = try? files.attributesOfItem(atPath: sidecar.path)[.modificationDate] as? Date,
-            let weightsDate = try? files.attributesOfItem(atPath: weights.path)[.modificationDate] as? Date,
-            sidecarDate >= weightsDate
-        {
-            return digest.lowercased()
-        }
-        do { return try SHA256.hexDigest(ofFile: weights) } catch {
-            throw EmbeddingError.invalidModelFile(path: weights.path, reason: "cannot read: \(error)")
-        }
-    }
 }

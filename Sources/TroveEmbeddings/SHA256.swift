@@ -96,3 +96,24 @@ struct SHA256 {
         return hasher.finalize()
     }
 }
+
+extension SHA256 {
+    /// A model file's SHA-256: from the `<file>.sha256` sidecar the model scripts write when it
+    /// is not older than the file, else computed (both built-in models use it).
+    static func weightsChecksum(_ weights: URL) throws -> String {
+        let sidecar = weights.appendingPathExtension("sha256")
+        let files = FileManager.default
+        if let text = try? String(contentsOf: sidecar, encoding: .utf8),
+            let digest = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).first,
+            digest.count == 64, digest.allSatisfy(\.isHexDigit),
+            let sidecarDate = try? files.attributesOfItem(atPath: sidecar.path)[.modificationDate] as? Date,
+            let weightsDate = try? files.attributesOfItem(atPath: weights.path)[.modificationDate] as? Date,
+            sidecarDate >= weightsDate
+        {
+            return digest.lowercased()
+        }
+        do { return try SHA256.hexDigest(ofFile: weights) } catch {
+            throw EmbeddingError.invalidModelFile(path: weights.path, reason: "cannot read: \(error)")
+        }
+    }
+}

@@ -105,7 +105,7 @@ extension Database {
     ///     return (try items.count(), try items.fetch(Query().sorted(by: .descending("year")).limit(1)))
     /// }
     /// ```
-    public nonisolated func read<T: Sendable>(_ body: @escaping @Sendable (ReadTransaction) throws -> T) async throws -> T {
+    public nonisolated func read<T: Sendable>(_ body: @Sendable (ReadTransaction) throws -> T) async throws -> T {
         try await reading { connection, lookup in
             try withoutActuallyEscaping(lookup) { lookup in try body(ReadTransaction(connection: connection, lookup: lookup)) }
         }
@@ -115,11 +115,11 @@ extension Database {
     /// with a way to find document stores from that connection.
     nonisolated func reading<T: Sendable>(
         transaction: Bool = true,
-        _ body: @escaping @Sendable (Connection, (String) throws -> DocumentStore) throws -> T
+        _ body: @Sendable (Connection, (String) throws -> DocumentStore) throws -> T
     ) async throws -> T {
         guard let readers else { return try await readOnWriter(body) }
         let stores = documentStores
-        return try await readers.withReader(transaction: transaction) { @Sendable connection in
+        return try await readers.withReader(transaction: transaction) { connection in
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 // Opened by another handle or process after this database: read its schema here.

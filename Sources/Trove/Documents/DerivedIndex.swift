@@ -252,16 +252,7 @@ final class DerivedIndexSet: @unchecked Sendable {
     private func catchUp(_ connection: Connection, waiting: Bool) throws {
         let memory = inMemory
         guard !memory.isEmpty else { return }
-        let statement = try connection.cachedStatement(
-            """
-            SELECT coalesce((SELECT max(seq) FROM \(layout.log)), 0),
-                   coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = ?), 0)
-            """)
-        try statement.bind([.text(layout.logFloorKey)])
-        _ = try statement.step()
-        let maxSeq = statement.int64(at: 0)
-        let floor = statement.int64(at: 1)
-        statement.reset()
+        let (maxSeq, floor) = try layout.changeLog.state(connection)
         // A newer snapshot than ours may already have been applied by another reader: the index
         // then reflects a later committed state, which is still never a half-applied one.
         let current = lock.read { watermark }

@@ -150,7 +150,7 @@ public struct DocumentCollection: Sendable {
 
     /// Runs `body` on a reader; `transaction: false` for bodies that run one statement.
     private func reader<T: Sendable>(
-        transaction: Bool = true, _ body: @escaping @Sendable (DocumentReader) throws -> T
+        transaction: Bool = true, _ body: @Sendable (DocumentReader) throws -> T
     ) async throws -> T {
         let name = self.name
         return try await database.reading(transaction: transaction) { connection, lookup in
@@ -184,14 +184,10 @@ public struct DocumentReader {
     /// Aggregates, optionally over a ranked query's results.
     public func aggregate(_ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
                           over search: Query? = nil) throws -> [AggregateRow] {
-        var rids: [Int64]?
-        if let search {
-            let hits = try store.search(search.select(["id"]), source: source, on: connection)
-            rids = try hits.map { hit in
-                try connection.scalar("SELECT \(store.layout.rid) FROM \(store.layout.table) WHERE \"id\" = ?", [hit.document.id.sqlValue])?.int64Value ?? -1
-            }
+        try connection.transaction(.deferred) {
+            let rids = try search.map { try store.ranked($0, source: source, on: connection).page.map(\.id) }
+            return try store.aggregate(aggregates, groupBy: groupBy, filter: filter, within: rids, on: connection)
         }
-        return try store.aggregate(aggregates, groupBy: groupBy, filter: filter, within: rids, on: connection)
     }
     /// The plan.
     public func explain(_ query: Query) throws -> [String] { try store.explain(query, on: connection) }

@@ -25,6 +25,7 @@ struct DocumentLayout: Sendable {
     var fts: String { quoted(ftsName) }
     var metaKey: String { Self.metaKeyPrefix + name }
     var logFloorKey: String { "log_floor.\(name)" }
+    var changeLog: ChangeLog { ChangeLog(table: log, floorKey: logFloorKey) }
     /// The integer primary key column.
     var rid: String { schema.id == .int64 ? "\"id\"" : "\"_rowid\"" }
 

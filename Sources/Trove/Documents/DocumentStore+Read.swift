@@ -9,7 +9,7 @@ extension DocumentStore {
         }
         let selection = try selection(nil)
         let statement = try connection.cachedStatement(
-            "SELECT \(selection.sql(rid: layout.rid)) FROM \(layout.table) WHERE \"id\" = ?")
+            "SELECT \(selection.sql) FROM \(layout.table) WHERE \"id\" = ?")
         try statement.bind([id.sqlValue])
         defer { statement.reset() }
         return try statement.step() ? document(statement, selection) : nil
@@ -31,7 +31,7 @@ extension DocumentStore {
         guard !query.isRanked else { throw TroveError.invalidQuery("a ranked query is run with search(), not fetch()") }
         let selection = try selection(query.projection)
         let keys = try sortKeys(query.order)
-        var sql = SQLFragment(sql: "SELECT \(selection.sql(rid: layout.rid))")
+        var sql = SQLFragment(sql: "SELECT \(selection.sql)")
         for key in keys { sql.append(", \(key.sql)") }
         sql.append(" FROM \(layout.table) WHERE ")
         sql.append(try FilterCompiler(resolver: resolver).compile(query.filter))
@@ -133,7 +133,7 @@ extension DocumentStore {
     /// Calls `body` with each document passing the filter, in id order, until it returns false.
     func scan(_ filter: Filter, on connection: Connection, _ body: (Document) throws -> Bool) throws {
         let selection = try selection(nil)
-        var sql = SQLFragment(sql: "SELECT \(selection.sql(rid: layout.rid)) FROM \(layout.table) WHERE ")
+        var sql = SQLFragment(sql: "SELECT \(selection.sql) FROM \(layout.table) WHERE ")
         sql.append(try FilterCompiler(resolver: resolver).compile(filter))
         sql.append(" ORDER BY \"id\"")
         let statement = try connection.prepare(sql.sql)

@@ -21,6 +21,27 @@ extension DocumentStore {
 
     /// Runs a ranked query: filter → candidates → legs → fusion → MMR → offset/limit → rows.
     func search(_ query: Query, source: VectorSource, on connection: Connection) throws -> [DocumentHit] {
+        let selection = try selection(query.projection)
+        return try connection.transaction(.deferred) {
+            let (page, legs) = try ranked(query, source: source, on: connection)
+            let rows = try documents(rids: page.map(\.id), selection: selection, on: connection)
+            return page.compactMap { hit in
+                guard let document = rows[hit.id] else { return nil }
+                let ranks = Array(hit.ranks.prefix(query.vectorLegs.count))
+                let textRank = query.textLeg == nil ? nil : hit.ranks.last ?? nil
+                return DocumentHit(
+                    document: document, score: hit.score, vectorRanks: ranks,
+                    distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
+                    textRank: textRank, bm25: textRank.map { legs.text![$0 - 1].bm25 })
+            }
+        }
+    }
+
+    /// The ranked page (row ids, fused scores, per-leg ranks) and the legs' hits, without the
+    /// rows; call inside the read transaction the query uses.
+    func ranked(_ query: Query, source: VectorSource, on connection: Connection) throws
+        -> (page: [RankFusion.FusedHit], legs: LegHits)
+    {
         guard query.isRanked else { throw TroveError.invalidQuery("search() needs a vector or text leg; use fetch()") }
         guard query.order.isEmpty, query.cursor == nil else {
             throw TroveError.invalidQuery("a ranked query is ordered by its score and pages with offset, not order or cursor")
@@ -32,35 +53,22 @@ extension DocumentStore {
         let legCount = query.vectorLegs.count + (query.textLeg == nil ? 0 : 1)
         let depth = legCount == 1 ? wanted : min(Self.maxTopK, max(50, 4 * wanted))
         try validateLegs(query)
-        let selection = try selection(query.projection)
-        return try connection.transaction(.deferred) {
-            let candidates = try candidateRIDs(query.filter, on: connection)
-            var legs = LegHits(vector: [], text: nil)
-            if !query.vectorLegs.isEmpty {
-                if source == .indexes { try indexes.catchUp(connection) }
-                for leg in query.vectorLegs {
-                    legs.vector.append(try vectorHits(leg, k: depth, candidates: candidates, source: source, on: connection))
-                }
-            }
-            if let leg = query.textLeg {
-                legs.text = try textHits(leg, k: depth, filter: query.filter, on: connection)
-            }
-            var fused = fuse(legs, query: query)
-            if let lambda = query.mmrLambda {
-                fused = try diversify(fused, query: query, lambda: lambda, count: wanted, source: source, on: connection)
-            }
-            let page = Array(fused.dropFirst(query.offset).prefix(k))
-            let rows = try documents(rids: page.map(\.id), selection: selection, on: connection)
-            return page.compactMap { hit in
-                guard let document = rows[hit.id] else { return nil }
-                let ranks = Array(hit.ranks.prefix(query.vectorLegs.count))
-                return DocumentHit(
-                    document: document, score: hit.score, vectorRanks: ranks,
-                    distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
-                    textRank: query.textLeg == nil ? nil : hit.ranks.last ?? nil,
-                    bm25: (query.textLeg == nil ? nil : hit.ranks.last ?? nil).map { legs.text![$0 - 1].bm25 })
+        let candidates = try candidateRIDs(query.filter, on: connection)
+        var legs = LegHits(vector: [], text: nil)
+        if !query.vectorLegs.isEmpty {
+            if source == .indexes { try indexes.catchUp(connection) }
+            for leg in query.vectorLegs {
+                legs.vector.append(try vectorHits(leg, k: depth, candidates: candidates, source: source, on: connection))
             }
         }
+        if let leg = query.textLeg {
+            legs.text = try textHits(leg, k: depth, filter: query.filter, on: connection)
+        }
+        var fused = fuse(legs, query: query)
+        if let lambda = query.mmrLambda {
+            fused = try diversify(fused, query: query, lambda: lambda, count: wanted, source: source, on: connection)
+        }
+        return (Array(fused.dropFirst(query.offset).prefix(k)), legs)
     }
 
     func validateLegs(_ query: Query) throws {
@@ -233,7 +241,7 @@ extension DocumentStore {
     func documents(rids: [Int64], selection: Selection, on connection: Connection) throws -> [Int64: Document] {
         guard !rids.isEmpty else { return [:] }
         let statement = try connection.cachedStatement(
-            "SELECT \(layout.rid), \(selection.sql(rid: layout.rid)) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))")
+            "SELECT \(layout.rid), \(selection.sql) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))")
         var out: [Int64: Document] = [:]
         try statement.forEachRow([.text(CollectionEngine.jsonArray(rids))]) { row in
             out[row.int64(at: 0)] = document(row, selection, first: 1)

@@ -209,21 +209,5 @@ extension DocumentStore {
     }
 
     /// Deletes old change-log entries once the log is long; call inside a write transaction.
-    func pruneLogIfNeeded(on connection: Connection) throws {
-        let statement = try connection.cachedStatement(
-            """
-            SELECT coalesce((SELECT max(seq) FROM \(layout.log)), 0),
-                   coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = ?), 0)
-            """)
-        try statement.bind([.text(layout.logFloorKey)])
-        _ = try statement.step()
-        let (maxSeq, floor) = (statement.int64(at: 0), statement.int64(at: 1))
-        statement.reset()
-        guard maxSeq - floor > Self.logLimit else { return }
-        let newFloor = maxSeq - Self.logKeep
-        try connection.execute("DELETE FROM \(layout.log) WHERE seq <= ?", [.integer(newFloor)])
-        try connection.execute(
-            "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [.text(layout.logFloorKey), .text(String(newFloor))])
-    }
+    func pruneLogIfNeeded(on connection: Connection) throws { try layout.changeLog.pruneIfNeeded(connection) }
 }

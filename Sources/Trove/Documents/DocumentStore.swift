@@ -15,11 +15,8 @@ final class DocumentStore: Sendable {
     var name: String { layout.name }
     var resolver: FieldResolver { FieldResolver(schema: schema) }
 
-    /// Keep the change log from growing past this many entries (then pruned to ``logKeep``).
-    static let logLimit: Int64 = 50_000
-    static let logKeep: Int64 = 10_000
-    /// The largest limit accepted by ranked queries.
-    static let maxTopK = 100_000
+    /// The largest limit accepted by ranked queries (the same as search collections').
+    static let maxTopK = CollectionEngine.maxTopK
 
     /// Statements that depend only on the layout, built once.
     let insertSQL: String
@@ -28,13 +25,16 @@ final class DocumentStore: Sendable {
     let updateIfVersionSQL: String
     /// Every column of a document.
     let fullSelection: Selection
+    /// The columns a write sets: `id`, the declared fields, then `_extra` when kept.
+    let writeColumns: [String]
 
     init(layout: DocumentLayout) {
         self.layout = layout
         self.indexes = DerivedIndexSet(layout: layout)
         let schema = layout.schema
         fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
-        let columns = ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
+        writeColumns = ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
+        let columns = writeColumns
         let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
         insertSQL = "INSERT INTO \(layout.table)(\(columns.joined(separator: ", "))) VALUES (\(marks))"
         let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" } + ["\"_version\" = \"_version\" + 1"]
@@ -121,7 +121,6 @@ final class DocumentStore: Sendable {
             sql = columns.joined(separator: ", ")
         }
 
-        func sql(rid: String) -> String { sql }
         var columnCount: Int { 2 + fields.count + (readsExtra ? 1 : 0) }
     }
 
@@ -202,7 +201,4 @@ final class DocumentStore: Sendable {
         return values
     }
 
-    var writeColumns: [String] {
-        ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
-    }
 }

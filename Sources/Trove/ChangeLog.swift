@@ -1,0 +1,42 @@
+import TroveSQLite
+
+/// The trigger-fed change log every collection has (`<name>_log`), read and pruned the same way
+/// by search collections (`CollectionEngine`) and document collections (`DocumentStore`,
+/// `DerivedIndexSet`).
+struct ChangeLog {
+    /// The quoted log table.
+    let table: String
+    /// The `trove_meta` key holding the highest pruned seq.
+    let floorKey: String
+
+    /// Keep the log from growing past this many entries; when it does, the oldest are deleted
+    /// down to ``keep`` entries. An index whose watermark falls behind the pruned point reloads
+    /// from the table, which is always correct, just slower than replaying the log.
+    static let limit: Int64 = 50_000
+    static let keep: Int64 = 10_000
+
+    /// The log's newest seq and the highest seq ever pruned from it.
+    func state(_ connection: Connection) throws -> (maxSeq: Int64, floor: Int64) {
+        let statement = try connection.cachedStatement(
+            """
+            SELECT coalesce((SELECT max(seq) FROM \(table)), 0),
+                   coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = ?), 0)
+            """)
+        try statement.bind([.text(floorKey)])
+        defer { statement.reset() }
+        _ = try statement.step()
+        return (statement.int64(at: 0), statement.int64(at: 1))
+    }
+
+    /// Deletes old entries once the log is long; call inside a write transaction.
+    func pruneIfNeeded(_ connection: Connection, maxSeq knownMaxSeq: Int64? = nil) throws {
+        let (maxSeq, floor) = try state(connection)
+        let newest = knownMaxSeq ?? maxSeq
+        guard newest - floor > Self.limit else { return }
+        let newFloor = newest - Self.keep
+        try connection.execute("DELETE FROM \(table) WHERE seq <= ?", [.integer(newFloor)])
+        try connection.execute(
+            "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [.text(floorKey), .text(String(newFloor))])
+    }
+}
