@@ -8,7 +8,8 @@ public enum DeleteRule: String, Codable, Hashable, Sendable, CustomStringConvert
     case cascade
     /// Set the referencing field to null (`ON DELETE SET NULL`; the field must be optional).
     case nullify
-    /// Refuse the delete while any document references it (`ON DELETE RESTRICT`).
+    /// Refuse a delete that would leave documents referencing a deleted one (`ON DELETE NO
+    /// ACTION`, checked at the end of each statement).
     case deny
 
     public var description: String { rawValue }
@@ -17,14 +18,17 @@ public enum DeleteRule: String, Codable, Hashable, Sendable, CustomStringConvert
         switch self {
         case .cascade: "CASCADE"
         case .nullify: "SET NULL"
-        case .deny: "RESTRICT"
+        // Not RESTRICT: that refuses even a statement that also deletes every referencing
+        // document (a subtree of a self reference), and fails as SQLITE_CONSTRAINT_TRIGGER, the
+        // code user triggers' RAISE shares; NO ACTION fails as SQLITE_CONSTRAINT_FOREIGNKEY.
+        case .deny: "NO ACTION"
         }
     }
 }
 
 /// A field's reference to another document collection (or its own): the field holds an id of a
 /// document there. Compiled into the table as
-/// `REFERENCES "<collection>"("id") ON DELETE CASCADE | SET NULL | RESTRICT`, with an index on
+/// `REFERENCES "<collection>"("id") ON DELETE CASCADE | SET NULL | NO ACTION`, with an index on
 /// the field.
 ///
 /// ```swift
