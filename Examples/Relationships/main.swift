@@ -1,0 +1,65 @@
+// Relationships: reference fields between document collections, enforced by SQLite.
+// Run: swift run example-relationships [folder]
+import Foundation
+import Trove
+
+let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory()
+let path = URL(fileURLWithPath: folder).appendingPathComponent("relationships-\(ProcessInfo.processInfo.processIdentifier).trove").path
+defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+
+let database = try Database(path: path)
+// A referenced collection exists before the collections that reference it.
+let authors = try await database.documents("authors", schema: DocumentSchema(fields: [.text("name")]))
+let books = try await database.documents("books", schema: DocumentSchema(fields: [
+    .text("title"), .integer("year"),
+    .reference("author", to: "authors", onDelete: .cascade),   // a foreign key, indexed
+]))
+let loans = try await database.documents("loans", schema: DocumentSchema(fields: [
+    .text("borrower"),
+    .reference("book", to: "books", onDelete: .deny),
+]))
+try await authors.insert([
+    Document(id: 1, ["name": "Ursula K. Le Guin"]), Document(id: 2, ["name": "Frank Herbert"]),
+    Document(id: 3, ["name": "Octavia E. Butler"]),
+])
+try await books.insert([
+    Document(id: 1, ["title": "A Wizard of Earthsea", "year": 1968, "author": 1]),
+    Document(id: 2, ["title": "The Dispossessed", "year": 1974, "author": 1]),
+    Document(id: 3, ["title": "Dune", "year": 1965, "author": 2]),
+    Document(id: 4, ["title": "Kindred", "year": 1979, "author": 3]),
+])
+
+// A reference to a document that does not exist is a typed error; nothing is written.
+do {
+    try await books.insert(Document(id: 5, ["title": "Unknown", "year": 2000, "author": 42]))
+} catch TroveError.missingReference(let field, let value, let collection) {
+    print("refused: \(field) = \(value), no such document in \(collection)")
+}
+
+// The books of several authors in one query, grouped by author.
+let byAuthor = try await books.children(of: [1, 2, 3], via: "author", Query().sorted(by: .ascending("year")))
+for author in try await authors.fetch() {
+    let titles = byAuthor[author.id, default: []].map { $0["title"]!.stringValue! }
+    print(author["name"]!.stringValue!, "->", titles.joined(separator: ", "))
+}
+
+// Prefetch: each book's author comes with the fetch (one more query, not one per book).
+let recent = try await books.fetch(Query(Field("year") >= 1970).sorted(by: .ascending("year")),
+                                   prefetching: [.referenced("author")])
+for book in recent.documents {
+    print(book["title"]!.stringValue!, "by", recent.referenced("author", of: book)!["name"]!.stringValue!)
+}
+
+// Delete rules: a book on loan cannot go, so neither can its author (the cascade would reach it).
+try await loans.insert(Document(id: 1, ["borrower": "Sam", "book": 2]))
+do {
+    try await authors.delete(id: 1)
+} catch TroveError.deleteDenied(let collection, let id, let referencedBy) {
+    print("refused: \(collection) \(id) is referenced by \(referencedBy)")
+}
+try await loans.delete(id: 1)
+try await authors.delete(id: 1)                      // cascades to both of her books
+print("books left:", try await books.count())
+// Raw SQL follows the same rules: SQLite enforces them.
+try await database.execute("DELETE FROM authors WHERE id = 2")
+print("books left:", try await books.count(), "- verify:", try await books.verify().isEmpty ? "ok" : "problems")
