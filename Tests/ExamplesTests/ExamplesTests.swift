@@ -47,4 +47,12 @@ struct ExamplesTests {
         }
         #expect(output == expected, "\(folder): got\n\(output)")
     }
+
+    @Test("the README's Relationships section quotes its example as it is")
+    func readmeQuotesRelationships() throws {
+        let source = try String(contentsOf: Self.repository.appendingPathComponent("Examples/Relationships/main.swift"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let body = try #require(source.range(of: "let database").map { String(source[$0.lowerBound...]) })
+        #expect(readme.contains("```swift\n" + body + "```\n"))
+    }
 }
