@@ -56,6 +56,18 @@ struct RelationshipTests {
         #expect(plan.contains { $0.contains("USING") && $0.contains("INDEX") }, "\(plan)")
         let enforced = try await db.write { tx in try tx.query("PRAGMA foreign_keys")[0].int64(at: 0) }
         #expect(enforced == 1)
+        // A referenced id cannot change under its references (ON UPDATE is NO ACTION).
+        await #expect { try await db.execute("UPDATE authors SET id = 9 WHERE id = 1") }
+            throws: { ($0 as? SQLiteError)?.extendedCode == .constraintForeignKey }
+    }
+
+    @Test("replacing a parent by upsert or update is not a delete: its children stay")
+    func upsertParent() async throws {
+        let dir = try TemporaryDirectory()
+        let (_, authors, books) = try await Self.library(.cascade, in: dir)
+        try await authors.upsert([Document(id: 1, ["name": "Ursula K. Le Guin"])])
+        try await authors.update(Document(id: 2, ["name": "Frank Herbert"]))
+        #expect(try await books.count() == 4)
     }
 
     @Test("inserting, upserting, updating or patching with a missing parent is a typed error naming field and value; nothing is written",
@@ -171,6 +183,12 @@ struct RelationshipTests {
         await #expect(throws: TroveError.deleteDenied(collection: "tree", id: 1, referencedBy: "tree.parent")) {
             try await tree.delete(id: 1)
         }
+        try await tree.insert(Document(id: 4, ["name": "leaf of other", "parent": 3]))
+        // 1 and 2 go together, but 4 still references 3: the denial names 3, not 1.
+        await #expect(throws: TroveError.deleteDenied(collection: "tree", id: 3, referencedBy: "tree.parent")) {
+            try await tree.delete(where: Field("id") <= 3)
+        }
+        _ = try await tree.delete(id: 4)
         #expect(try await tree.delete(where: Field("id") <= 2) == 2)
         #expect(try await tree.fetch().map(\.id) == [3])
     }

@@ -89,8 +89,10 @@ extension DocumentStore {
 
     /// After deleting some of `ids` failed with `SQLITE_CONSTRAINT_FOREIGNKEY`: the `.deny`
     /// reference that blocks it, found by following cascades from each id as SQLite does (a
-    /// cascade that reaches a denied document fails the whole delete).
+    /// cascade that reaches a denied document fails the whole delete). Documents of this
+    /// collection that the same statement deletes do not block (`NO ACTION` is checked at its end).
     func deleteDenial(of ids: [DocumentID], on connection: Connection) throws -> TroveError? {
+        let deleting = Set(ids)
         var incoming: [String: [IncomingReference]] = [:]
         var visited: Set<String> = []
         func search(_ collection: String, _ id: DocumentID) throws -> TroveError? {
@@ -100,7 +102,8 @@ extension DocumentStore {
                 let sql = "SELECT \"id\" FROM \"\(edge.collection)\" WHERE \"\(edge.field.name)\" = ?"
                 switch edge.reference.onDelete {
                 case .deny:
-                    if try connection.scalar(sql + " LIMIT 1", [id.sqlValue]) != nil {
+                    let referencing = try connection.query(sql, [id.sqlValue]).compactMap { DocumentID.read($0[0], kind: edge.schema.id) }
+                    if referencing.contains(where: { edge.collection != name || !deleting.contains($0) }) {
                         return .deleteDenied(collection: collection, id: id, referencedBy: edge.label)
                     }
                 case .cascade:
