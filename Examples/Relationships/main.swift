@@ -63,3 +63,27 @@ print("books left:", try await books.count())
 // Raw SQL follows the same rules: SQLite enforces them.
 try await database.execute("DELETE FROM authors WHERE id = 2")
 print("books left:", try await books.count(), "- verify:", try await books.verify().isEmpty ? "ok" : "problems")
+
+// The same through typed models: a to-one reference declared in ModelOptions, to-many through it.
+struct Shelf: Model { var id: Int64; var label: String }
+struct Volume: Model {
+    var id: Int64
+    var title: String
+    var shelfID: Int64
+    static var modelOptions: ModelOptions {
+        ModelOptions().reference(\Volume.shelfID, to: Shelf.self, onDelete: .cascade)
+    }
+}
+let volumes = try await database.models(Volume.self)    // creates Shelf's collection first
+let shelves = try await database.models(Shelf.self)
+try await shelves.insert([Shelf(id: 1, label: "fiction"), Shelf(id: 2, label: "poetry")])
+try await volumes.insert([Volume(id: 1, title: "Kindred", shelfID: 1), Volume(id: 2, title: "Odes", shelfID: 2),
+                          Volume(id: 3, title: "Dune", shelfID: 1)])
+let perShelf = try await volumes.children(of: [1, 2], via: \Volume.shelfID, FetchDescriptor(sortBy: [SortDescriptor(\.title)]))
+print("fiction:", perShelf[1]!.map(\.title).joined(separator: ", "), "- poetry:", perShelf[2]!.map(\.title).joined(separator: ", "))
+let listed = try await volumes.fetch(FetchDescriptor(sortBy: [SortDescriptor(\.title)]), prefetching: [.referenced(\Volume.shelfID)])
+for volume in listed.models {
+    print(volume.title, "on", try listed.referenced(\.shelfID, of: volume, as: Shelf.self)!.label)
+}
+try await shelves.delete(id: 1)
+print("volumes left:", try await volumes.fetch().map(\.title))
