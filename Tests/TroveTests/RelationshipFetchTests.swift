@@ -8,13 +8,14 @@ import TroveTestSupport
 /// indexes), and fetching related documents for many parents at once.
 @Suite("Relationships (fetch and derived indexes)")
 struct RelationshipFetchTests {
-    static func notesSchema(_ rule: DeleteRule) -> DocumentSchema {
+    static func notesSchema(_ rule: DeleteRule, hnsw: Bool) -> DocumentSchema {
         DocumentSchema(
             fields: [
                 .text("body"), .vector("embedding", dimension: 4),
                 .reference("project", to: "projects", onDelete: rule, optional: rule == .nullify),
             ],
-            fullText: FullTextDefinition(fields: ["body"]))
+            fullText: FullTextDefinition(fields: ["body"]),
+            vectorIndexes: hnsw ? ["embedding": .hnsw(m: 8, efConstruction: 64, efSearch: 64)] : [:])
     }
 
     enum Deleter: String, CaseIterable { case api, rawSQL, otherConnection }
@@ -22,11 +23,15 @@ struct RelationshipFetchTests {
     @Test("cascaded deletes and SET NULL updates reach the child's change log, vector index and text index",
           arguments: [DeleteRule.cascade, .nullify], Deleter.allCases)
     func derivedIndexes(_ rule: DeleteRule, _ deleter: Deleter) async throws {
+        for hnsw in [false, true] { try await derivedIndexes(rule, deleter, hnsw: hnsw) }
+    }
+
+    func derivedIndexes(_ rule: DeleteRule, _ deleter: Deleter, hnsw: Bool) async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("p.trove")
         let db = try Database(path: path)
         let projects = try await db.documents("projects", schema: DocumentSchema(fields: [.text("name")]))
-        let notes = try await db.documents("notes", schema: Self.notesSchema(rule))
+        let notes = try await db.documents("notes", schema: Self.notesSchema(rule, hnsw: hnsw))
         try await projects.insert([Document(id: 1, ["name": "garden"]), Document(id: 2, ["name": "kitchen"])])
         var rng = SeededGenerator(seed: 4)
         var documents: [Document] = []
