@@ -3,6 +3,12 @@ import TroveSQLite
 
 /// What happens to the documents that reference a document when it is deleted. Enforced by
 /// SQLite (a foreign key), so deletes through raw SQL follow the rule too.
+///
+/// ```swift
+/// .reference("author", to: "authors", onDelete: .cascade)                 // books go with their author
+/// .reference("folder", to: "folders", onDelete: .nullify, optional: true) // notes stay, unfiled
+/// .reference("book", to: "books", onDelete: .deny)                        // no deleting a lent book
+/// ```
 public enum DeleteRule: String, Codable, Hashable, Sendable, CustomStringConvertible {
     /// Delete the referencing documents too (`ON DELETE CASCADE`).
     case cascade
