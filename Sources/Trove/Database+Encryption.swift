@@ -32,11 +32,13 @@ extension Database {
     ///   with ``SQLiteError/encryptionFailure`` set when a page fails authentication.
     /// - Complexity: one PBKDF2-HMAC-SHA512 derivation (256,000 iterations) for a passphrase.
     public init(
-        path: String, encryption: Encryption, readOnly: Bool = false, busyTimeout: Duration = .seconds(5)
+        path: String, encryption: Encryption, readOnly: Bool = false, busyTimeout: Duration = .seconds(5),
+        clock: any ExpiryClock = SystemClock()
     ) throws {
         let key = try EncryptionKey(path: path, encryption: encryption, create: !readOnly)
         try self.init(
-            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key), preparing: [])
+            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key), preparing: [],
+            clock: clock)
     }
 
     /// How the file is encrypted, or nil when it is plaintext or in memory.

@@ -81,6 +81,17 @@ public enum TroveError: Error, Hashable, Sendable {
     case invalidCursor(reason: String)
     /// The query's parts do not fit together.
     case invalidQuery(String)
+
+    // Expiry and administration (backup, dump, load).
+
+    /// An expiry was given for a collection whose schema does not allow expiry.
+    case expiryDisabled(collection: String)
+    /// A backup, dump or compaction target exists and overwriting was not asked for.
+    case fileExists(path: String)
+    /// A load needs an empty database; this one holds the named tables or collections.
+    case databaseNotEmpty(objects: [String])
+    /// A dump file is truncated, corrupt or of an unknown version; nothing was loaded.
+    case invalidDump(line: Int, reason: String)
 }
 
 extension TroveError: CustomStringConvertible, LocalizedError {
@@ -163,6 +174,14 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "Invalid cursor: \(reason)."
         case .invalidQuery(let reason):
             "Invalid query: \(reason)."
+        case .expiryDisabled(let collection):
+            "Collection '\(collection)' does not allow expiry; create it with allowsExpiry: true."
+        case .fileExists(let path):
+            "\(path) already exists; pass overwrite: true (CLI: --overwrite) to replace it."
+        case .databaseNotEmpty(let objects):
+            "A load needs an empty database; this one holds \(objects.prefix(5).joined(separator: ", "))\(objects.count > 5 ? ", ..." : "")."
+        case .invalidDump(let line, let reason):
+            "Invalid dump at line \(line): \(reason). Nothing was loaded."
         }
     }
 
