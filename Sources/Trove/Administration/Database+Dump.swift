@@ -286,6 +286,8 @@ struct DumpLoader {
                 target = try kind.create(section, renames: renames, on: connection)
             } catch DumpError.section(let name, let reason) {
                 throw fail("section \(name): \(reason)")
+            } catch let error as SQLiteError {
+                throw fail("section \(section.name) cannot be created (\(error.message))")
             }
             guard newNames.insert(target.name).inserted else { throw fail("two sections would be named \(target.name)") }
             if let fullText = target.fullText,

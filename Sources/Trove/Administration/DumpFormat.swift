@@ -47,6 +47,8 @@ struct DumpSectionHeader: Codable, Equatable {
     var schema: DocumentSchema?
     /// A search collection's configuration (with its embedding manifest).
     var configuration: CollectionConfiguration?
+    /// A side table's `CREATE TABLE` statement.
+    var definition: String?
 }
 
 /// The last line of a dump.
@@ -96,7 +98,7 @@ public struct LoadReport: Sendable, Hashable, Codable {
 
 /// One kind of table a dump carries. Adding a kind (edges, places) is one conformance and one
 /// line in ``DumpCatalog/kinds``.
-protocol DumpSectionKind {
+protocol DumpSectionKind: Sendable {
     /// The `kind` written in section headers.
     static var kind: String { get }
     /// The sections of this kind in the database `connection` reads, sorted by name.
@@ -137,7 +139,9 @@ enum DumpCatalog {
     static let kinds: [any DumpSectionKind.Type] = [
         DocumentCollectionDump.self,
         SearchCollectionDump.self,
-        // Graph edges (`_trove_edges`) and other Trove-owned side tables go here.
+        // Graph edges and other side tables that need more than their rows (triggers on the
+        // collections' tables) get their own kind here; plain ones are `SideTableDump`'s.
+        SideTableDump.self,
     ]
 
     static func kind(named name: String) -> (any DumpSectionKind.Type)? {

@@ -122,6 +122,56 @@ enum SearchCollectionDump: DumpSectionKind {
     }
 }
 
+/// Plain tables Trove and its tools keep beside the collections (`trove_*` and `_trove_*`, other
+/// than `trove_meta`; the CLI's `trove_files`): the `CREATE TABLE` statement, then every row,
+/// ordered by all columns.
+enum SideTableDump: DumpSectionKind {
+    static let kind = "table"
+
+    static func isSideTable(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return (lower.hasPrefix("trove_") || lower.hasPrefix("_trove_")) && lower != CollectionSchema.metaTable
+    }
+
+    static func sections(in source: DumpSource) throws -> [DumpSection] {
+        let tables = try source.connection.query(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        return try tables.compactMap { row -> DumpSection? in
+            guard let name = row.string(at: 0), isSideTable(name), let sql = row.string(at: 1) else { return nil }
+            let quoted = "\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\""
+            let columns = try source.connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(name)])
+                .compactMap { $0.string(at: 0) }
+            let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
+            let count = try source.connection.scalar("SELECT count(*) FROM \(quoted)")?.int64Value ?? 0
+            return DumpSection(
+                header: DumpSectionHeader(kind: kind, name: name, columns: columns, records: Int(count), definition: sql),
+                select: "SELECT \(list) FROM \(quoted) ORDER BY \(list)")
+        }
+    }
+
+    static func create(_ header: DumpSectionHeader, renames: DumpRenames, on connection: Connection) throws -> DumpLoadTarget {
+        guard isSideTable(header.name), renames.collections[header.name] == nil, renames.fields[header.name] == nil else {
+            throw DumpError.section(header.name, "only trove_ and _trove_ tables are loaded as side tables, under their own name")
+        }
+        guard let definition = header.definition, definition.uppercased().hasPrefix("CREATE TABLE") else {
+            throw DumpError.section(header.name, "a side table needs its CREATE TABLE statement")
+        }
+        // One statement only (prepare refuses a second), and it must create the named table.
+        try connection.prepare(definition).execute()
+        let created = try connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(header.name)])
+            .compactMap { $0.string(at: 0) }
+        guard created == header.columns else {
+            throw DumpError.section(header.name, "its CREATE TABLE statement does not make its columns")
+        }
+        let quoted = "\"\(header.name.replacingOccurrences(of: "\"", with: "\"\""))\""
+        let marks = repeatElement("?", count: created.count).joined(separator: ", ")
+        return DumpLoadTarget(
+            name: header.name,
+            insert: "INSERT INTO \(quoted)(\(created.map { "\"\($0)\"" }.joined(separator: ", "))) VALUES (\(marks))",
+            columnCount: created.count, fullText: nil)
+    }
+}
+
 /// A problem in one section of a dump, turned into ``TroveError/invalidDump(line:reason:)`` with
 /// the header's line number by the loader.
 enum DumpError: Error {
