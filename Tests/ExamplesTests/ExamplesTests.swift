@@ -47,4 +47,16 @@ struct ExamplesTests {
         }
         #expect(output == expected, "\(folder): got\n\(output)")
     }
+
+    @Test("README quotes the expiry and administration examples as they are", arguments: [
+        ("Expiry", "// A clock the example controls"),
+        ("Administration", "let database = try Database(path: file(\"app.trove\"))"),
+    ])
+    func readmeQuotes(_ folder: String, _ start: String) throws {
+        let source = try String(
+            contentsOf: Self.repository.appendingPathComponent("Examples/\(folder)/main.swift"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let quoted = try #require(source.range(of: start).map { String(source[$0.lowerBound...]) })
+        #expect(readme.contains("```swift\n" + quoted.trimmingCharacters(in: .newlines) + "\n```"))
+    }
 }
