@@ -32,7 +32,7 @@ struct DumpLoadTests {
             var vector = (0..<8).map { _ in Float.random(in: -1...1, using: &rng) }
             if i == 1 { vector = awkward }
             var fields: [String: Value] = [
-                "title": .string("item \(i) \(["alpha", "beta", "gamma"][i % 3]) \"quoted\" \\ é ✓ \n tab\t"),
+                "title": .string("item \(i) \(["alpha", "beta", "gamma"][i % 3]) \"quoted\" \\ é ✓ \n tab\t \u{01}\r\u{7F} 😀"),
                 "year": .int(Int64(1990 + i % 30)), "score": .double(Double.random(in: -1e6...1e6, using: &rng)),
                 "done": .bool(i % 2 == 0),
             ]

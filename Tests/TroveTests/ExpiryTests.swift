@@ -204,4 +204,39 @@ struct ExpiryTests {
         #expect(try await docs.count() == 10)
         #expect(try await docs.fetch(id: 4) == nil)
     }
+
+    @Test("collections without expiry keep their stored schema and table exactly as before")
+    func optIn() async throws {
+        let plain = DocumentSchema(fields: [.text("title")])
+        let json = String(decoding: try JSONEncoder().encode(plain), as: UTF8.self)
+        #expect(!json.contains("allowsExpiry"))
+        #expect(try JSONDecoder().decode(DocumentSchema.self, from: Data(json.utf8)) == plain)
+        let db = try Database()
+        _ = try await db.documents("plain", schema: plain)
+        let columns = try await db.query("SELECT name FROM pragma_table_info('plain')").compactMap { $0.string(at: 0) }
+        #expect(columns == ["id", "_version", "title"])
+        _ = try await db.documents("timed", schema: DocumentSchema(fields: [.text("title")], allowsExpiry: true))
+        let timed = try await db.query("SELECT name FROM pragma_table_info('timed')").compactMap { $0.string(at: 0) }
+        #expect(timed == ["id", "_version", "title", "_expires"])
+        await #expect(throws: TroveError.self) {
+            _ = try await db.documents("plain", schema: DocumentSchema(fields: [.text("title")], allowsExpiry: true))
+        }
+    }
+
+    @Test("many expired documents waiting for a purge: searches name the visible rows instead")
+    func manyExpired() async throws {
+        let clock = ManualClock(Self.start)
+        let db = try Database(clock: clock)
+        let docs = try await db.documents("docs", schema: Self.schema)
+        func doc(_ i: Int64) -> Document {
+            Document(id: .int(i), ["title": .string("apple \(i)"), "n": .int(i), "v": .vector(Self.vector(i)), "w": .vector(Self.vector(i))])
+        }
+        try await docs.insert((1...1_500).map(doc), expiry: .at(Self.boundary))
+        try await docs.insert((1_501...1_520).map(doc))
+        clock.set(Self.boundary)
+        for field in ["v", "w"] {
+            let hits = try await docs.search(Query().nearest(to: Self.vector(3), in: field).limit(30))
+            #expect(Set(hits.map { $0.document.id.value.intValue! }) == Set(1_501...1_520), "field \(field)")
+        }
+    }
 }

@@ -73,10 +73,7 @@ extension Database {
             let columns = section.header.columns.count
             var written = 0
             try statement.forEachRow(section.bindings) { row in
-                var values: [JSONValue] = []
-                values.reserveCapacity(columns)
-                for column in 0..<columns { values.append(DumpLines.json(row.value(at: column))) }
-                try writer.line(JSONValue.object([("c", .string(section.header.name)), ("v", .array(values))]).serialized())
+                try writer.record(section: section.header.name, columns: columns, row: row)
                 written += 1
             }
             // The count came from the same snapshot, so only a bug could make them differ.
@@ -130,16 +127,6 @@ extension Database {
 
 /// Converting between stored SQL values and the dump's JSON values.
 enum DumpLines {
-    static func json(_ value: SQLValue) -> JSONValue {
-        switch value {
-        case .null: .null
-        case .integer(let v): .int(v)
-        case .real(let v): v.isFinite ? .double(v) : .object([("real", .string(v > 0 ? "inf" : "-inf"))])
-        case .text(let v): .string(v)
-        case .blob(let v): .object([("base64", .string(Data(v).base64EncodedString()))])
-        }
-    }
-
     static func sql(_ value: JSONValue) -> SQLValue? {
         switch value {
         case .null: return .null
@@ -185,6 +172,62 @@ final class DumpWriter {
     }
 
     var checksumHex: String { checksum.hex }
+
+    /// Writes `{"c":"<section>","v":[...]}` for the row `statement` is on, straight into the
+    /// buffer (no intermediate `JSONValue`: this is the dump's inner loop).
+    func record(section: String, columns: Int, row statement: Statement) throws {
+        let start = buffer.count
+        append("{\"c\":")
+        quote(section)
+        append(",\"v\":[")
+        for column in 0..<columns {
+            if column > 0 { buffer.append(UInt8(ascii: ",")) }
+            switch statement.value(at: column) {
+            case .null: append("null")
+            case .integer(let v): append(String(v))
+            case .real(let v) where v.isFinite:
+                // Swift's description is the shortest text that reads back as the same Double.
+                append(v.description.replacingOccurrences(of: "e+", with: "e"))
+            case .real(let v): append(v > 0 ? "{\"real\":\"inf\"}" : "{\"real\":\"-inf\"}")
+            case .text(let v): quote(v)
+            case .blob(let v):
+                append("{\"base64\":\"")
+                append(Data(v).base64EncodedString())
+                append("\"}")
+            }
+        }
+        append("]}\n")
+        checksum.add(buffer[start...])
+        if buffer.count >= DumpFormat.bufferSize { try flush() }
+    }
+
+    private func append(_ text: String) {
+        var text = text
+        text.withUTF8 { buffer.append(contentsOf: $0) }
+    }
+
+    /// A JSON string: quote, backslash and control characters escaped, everything else as UTF-8.
+    private func quote(_ text: String) {
+        var text = text
+        buffer.append(UInt8(ascii: "\""))
+        text.withUTF8 { bytes in
+            var runStart = 0
+            for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                switch byte {
+                case 0x22: buffer.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: buffer.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: buffer.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: buffer.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: buffer.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                default: buffer.append(contentsOf: Array(String(format: "\\u%04x", byte).utf8))
+                }
+                runStart = i + 1
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
 
     func flush() throws {
         guard !buffer.isEmpty else { return }

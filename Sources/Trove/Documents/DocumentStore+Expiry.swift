@@ -43,6 +43,10 @@ extension DocumentStore {
         func allows(_ rid: Int64) -> Bool { !excluded.contains(rid) }
     }
 
+    /// Expired rows left out by skipping them in the legs' results, above which the candidates
+    /// are the visible rows instead.
+    static let maxExcludedCandidates = 1_000
+
     /// The candidates for `filter` on this connection's snapshot.
     func candidates(_ filter: Filter, on connection: Connection) throws -> Candidates {
         if case .all = filter {
@@ -51,7 +55,9 @@ extension DocumentStore {
             let statement = try connection.cachedStatement(
                 "SELECT \(layout.rid) FROM \(layout.table) WHERE \(DocumentLayout.expiresColumn) <= ?")
             try statement.forEachRow([.real(clock.now.timeIntervalSince1970)]) { excluded.insert($0.int64(at: 0)) }
-            return Candidates(rids: nil, excluded: excluded)
+            // Many expired rows waiting for a purge: a search k + excluded deep would cost more
+            // than naming the visible rows.
+            guard excluded.count > Self.maxExcludedCandidates else { return Candidates(rids: nil, excluded: excluded) }
         }
         var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
         sql.append(try condition(filter))
