@@ -27,6 +27,7 @@ extension Database {
     ///   - encryption: a passphrase, or a raw 32-byte key.
     ///   - readOnly: open without write access.
     ///   - busyTimeout: how long to wait when another process holds the write lock.
+    ///   - clock: the time document expiry is measured against (a ``ManualClock`` in tests).
     /// - Throws: ``EncryptionError/wrongKey`` when the passphrase or key is wrong (nothing is
     ///   changed); ``EncryptionError/notEncrypted(path:)`` for a plaintext file; `SQLiteError`
     ///   with ``SQLiteError/encryptionFailure`` set when a page fails authentication.

@@ -104,13 +104,14 @@ extension Database {
     /// - Complexity: O(dump size); memory O(1) beyond the largest record.
     @discardableResult
     public func load(from path: String, renaming renames: DumpRenames = .none) throws -> LoadReport {
-        let existing = try connection.query(
-            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name != ? ORDER BY name",
-            [.text(CollectionSchema.metaTable)]).compactMap { $0.string(at: 0) }
-        guard existing.isEmpty else { throw TroveError.databaseNotEmpty(objects: existing) }
         guard let reader = DumpLineReader(path: path) else { throw TroveError.invalidDump(line: 0, reason: "cannot open \(path)") }
         let records = try connection.transaction(.immediate) {
-            try DumpLoader(connection: connection, renames: renames, reader: reader).run()
+            // Checked under the write lock, so nobody creates a table between the check and the load.
+            let existing = try connection.query(
+                "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name != ? ORDER BY name",
+                [.text(CollectionSchema.metaTable)]).compactMap { $0.string(at: 0) }
+            guard existing.isEmpty else { throw TroveError.databaseNotEmpty(objects: existing) }
+            return try DumpLoader(connection: connection, renames: renames, reader: reader).run()
         }
         connection.clearStatementCache()
         var problems: [String] = []
