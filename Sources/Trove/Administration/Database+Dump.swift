@@ -302,6 +302,8 @@ struct DumpLoader {
 
     func fail(_ reason: String) -> TroveError { .invalidDump(line: reader.lineNumber, reason: reason) }
 
+    static let trailerPrefix = Array("{\"end\":".utf8)
+
     /// - Returns: records per new collection name.
     func run() throws -> [String: Int] {
         var checksum = FNV1a64()
@@ -347,8 +349,7 @@ struct DumpLoader {
         var total = 0
         while let line = try reader.next() {
             guard line.terminated else { throw fail("the last line is cut short (truncated dump)") }
-            let text = String(decoding: line.bytes, as: UTF8.self)
-            if text.hasPrefix("{\"end\":") {
+            if line.bytes.starts(with: Self.trailerPrefix) {
                 let trailer: DumpTrailer
                 do {
                     trailer = try JSONDecoder().decode(DumpTrailer.self, from: Data(line.bytes))
@@ -371,24 +372,10 @@ struct DumpLoader {
             }
             checksum.add(line.bytes)
             checksum.add(CollectionOfOne(0x0A))
-            let record: JSONValue
-            do {
-                record = try JSONValue.parse(text)
-            } catch {
-                throw fail("not a JSON record (\(error))")
-            }
-            guard case .string(let name)? = record["c"], case .array(let values)? = record["v"] else {
-                throw fail("a record needs \"c\" (its section) and \"v\" (its values)")
-            }
+            let (name, bound) = try DumpRecordParser.parse(line.bytes) ?? parseRecord(String(decoding: line.bytes, as: UTF8.self))
             guard let entry = targets[name] else { throw fail("a record for \(name), which has no section in the header") }
-            guard values.count == entry.target.columnCount else {
-                throw fail("a record of \(name) has \(values.count) values, its section \(entry.target.columnCount) columns")
-            }
-            var bound: [SQLValue] = []
-            bound.reserveCapacity(values.count)
-            for value in values {
-                guard let sql = DumpLines.sql(value) else { throw fail("a value of \(name) is not a dump value: \(value.serialized())") }
-                bound.append(sql)
+            guard bound.count == entry.target.columnCount else {
+                throw fail("a record of \(name) has \(bound.count) values, its section \(entry.target.columnCount) columns")
             }
             do {
                 try entry.statement.execute(bound)
@@ -399,5 +386,23 @@ struct DumpLoader {
             total += 1
         }
         throw fail("the dump ends before its trailer (truncated)")
+    }
+
+    /// A record in any valid JSON spelling (the fast parser takes only the dump's own), or the
+    /// reason it is not one.
+    func parseRecord(_ text: String) throws -> (String, [SQLValue]) {
+        let record: JSONValue
+        do {
+            record = try JSONValue.parse(text)
+        } catch {
+            throw fail("not a JSON record (\(error))")
+        }
+        guard case .string(let name)? = record["c"], case .array(let values)? = record["v"] else {
+            throw fail("a record needs \"c\" (its section) and \"v\" (its values)")
+        }
+        return (name, try values.map { value in
+            guard let sql = DumpLines.sql(value) else { throw fail("a value of \(name) is not a dump value: \(value.serialized())") }
+            return sql
+        })
     }
 }
