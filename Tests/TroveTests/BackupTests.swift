@@ -63,6 +63,9 @@ struct BackupTests {
         await #expect(throws: TroveError.fileExists(path: dir.path("b.trove"))) { try await db.backup(to: dir.path("b.trove")) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("b.trove"))) == Data("keep me".utf8))
         try await db.backup(to: dir.path("b.trove"), overwrite: true)
+        await #expect(throws: TroveError.self) { try await db.backup(to: dir.path("a.trove"), overwrite: true) }
+        await #expect(throws: TroveError.self) { try await db.dump(to: dir.path("a.trove"), overwrite: true) }
+        #expect(try await docs.count() == 10)
         let copy = try Database(path: dir.path("b.trove"))
         #expect(try await copy.documents(named: "docs").count() == 10)
     }

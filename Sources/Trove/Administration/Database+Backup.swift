@@ -28,6 +28,7 @@ extension Database {
     /// - Complexity: O(file size).
     public nonisolated func backup(to path: String, overwrite: Bool = false) async throws {
         if !overwrite, FileManager.default.fileExists(atPath: path) { throw TroveError.fileExists(path: path) }
+        try refuseOwnFile(path)
         let options = await sourceOptionsForCopies()
         let temporary = path + ".backup-" + UUID().uuidString.prefix(8)
         if let source = self.path {
@@ -53,6 +54,15 @@ extension Database {
         } catch {
             unlink(temporary)
             throw error
+        }
+    }
+
+    /// Throws when `target` is this database's own file (an overwrite would replace it).
+    nonisolated func refuseOwnFile(_ target: String) throws {
+        guard let path else { return }
+        let resolve = { (p: String) in URL(fileURLWithPath: p).standardizedFileURL.resolvingSymlinksInPath().path }
+        if resolve(target) == resolve(path) {
+            throw TroveError.invalidConfiguration("\(target) is the database's own file")
         }
     }
 

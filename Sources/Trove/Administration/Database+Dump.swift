@@ -23,6 +23,7 @@ extension Database {
     @discardableResult
     public nonisolated func dump(to path: String, overwrite: Bool = false) async throws -> DumpReport {
         if !overwrite, FileManager.default.fileExists(atPath: path) { throw TroveError.fileExists(path: path) }
+        try refuseOwnFile(path)
         let temporary = path + ".dump-" + UUID().uuidString.prefix(8)
         guard FileManager.default.createFile(atPath: temporary, contents: nil) else {
             throw SQLiteError(extendedCode: .cantOpen, message: "cannot create \(temporary)")
