@@ -197,12 +197,16 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     /// The in-memory index of each vector field: `.flat` (exact, the default) or `.hnsw(...)`
     /// (approximate; float32 or int8 walks, always re-scored with float32).
     public var vectorIndexes: [String: IndexKind]
+    /// Whether documents may carry an expiry time (``Expiry``): an `_expires` column, invisible to
+    /// every read from that second on, removed by ``DocumentCollection/purgeExpired()``.
+    public var allowsExpiry: Bool
 
     public init(
         id: IDKind = .int64, fields: [FieldDefinition], indexes: [IndexDefinition] = [],
         fullText: FullTextDefinition? = nil, allowsUndeclaredFields: Bool = false,
-        vectorIndexes: [String: IndexKind] = [:]
+        vectorIndexes: [String: IndexKind] = [:], allowsExpiry: Bool = false
     ) {
+        self.allowsExpiry = allowsExpiry
         self.id = id
         self.fields = fields
         self.indexes = indexes
@@ -211,7 +215,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         self.vectorIndexes = vectorIndexes
     }
 
-    enum CodingKeys: String, CodingKey { case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes }
+    enum CodingKeys: String, CodingKey { case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, allowsExpiry }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -221,6 +225,19 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         fullText = try c.decodeIfPresent(FullTextDefinition.self, forKey: .fullText)
         allowsUndeclaredFields = try c.decodeIfPresent(Bool.self, forKey: .allowsUndeclaredFields) ?? false
         vectorIndexes = try c.decodeIfPresent([String: IndexKind].self, forKey: .vectorIndexes) ?? [:]
+        allowsExpiry = try c.decodeIfPresent(Bool.self, forKey: .allowsExpiry) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(fields, forKey: .fields)
+        try c.encode(indexes, forKey: .indexes)
+        try c.encodeIfPresent(fullText, forKey: .fullText)
+        try c.encode(allowsUndeclaredFields, forKey: .allowsUndeclaredFields)
+        try c.encode(vectorIndexes, forKey: .vectorIndexes)
+        // Written only when on, so schemas stored before expiry existed read back unchanged.
+        if allowsExpiry { try c.encode(allowsExpiry, forKey: .allowsExpiry) }
     }
 
     /// A schemaless document collection: any fields, kept as JSON, queryable by path.
@@ -313,6 +330,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         if fullText != other.fullText { out.append("full-text index differs") }
         if allowsUndeclaredFields != other.allowsUndeclaredFields { out.append("allowsUndeclaredFields differs") }
         if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
+        if allowsExpiry != other.allowsExpiry { out.append("allowsExpiry differs") }
         return out
     }
 
