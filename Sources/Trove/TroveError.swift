@@ -81,6 +81,9 @@ public enum TroveError: Error, Hashable, Sendable {
     case invalidCursor(reason: String)
     /// The query's parts do not fit together.
     case invalidQuery(String)
+    /// A point's latitude is not in -90...90 or its longitude not in -180...180 (or one is not
+    /// finite).
+    case invalidPoint(field: String, latitude: Double, longitude: Double)
 }
 
 extension TroveError: CustomStringConvertible, LocalizedError {
@@ -163,6 +166,9 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "Invalid cursor: \(reason)."
         case .invalidQuery(let reason):
             "Invalid query: \(reason)."
+        case .invalidPoint(let field, let latitude, let longitude):
+            "\(field): (\(latitude), \(longitude)) is not a place: latitude must be in -90...90 and "
+                + "longitude in -180...180 (degrees)."
         }
     }
 

@@ -151,7 +151,7 @@ extension DocumentStore {
 
     /// Deletes every document passing the filter. - Returns: how many.
     func delete(where filter: Filter, on connection: Connection) throws -> Int {
-        let condition = try FilterCompiler(resolver: resolver).compile(filter)
+        let condition = try compileFilter(filter, on: connection)
         try connection.prepare("DELETE FROM \(layout.table) WHERE \(condition.sql)").execute(condition.bindings)
         let deleted = connection.changes
         try pruneLogIfNeeded(on: connection)

@@ -11,6 +11,8 @@ import TroveVectors
 final class DocumentStore: Sendable {
     let layout: DocumentLayout
     let indexes: DerivedIndexSet
+    /// The file's links, for filters over the link graph.
+    let graph: GraphStore
     var schema: DocumentSchema { layout.schema }
     var name: String { layout.name }
     var resolver: FieldResolver { FieldResolver(schema: schema) }
@@ -28,8 +30,9 @@ final class DocumentStore: Sendable {
     /// The columns a write sets: `id`, the declared fields, then `_extra` when kept.
     let writeColumns: [String]
 
-    init(layout: DocumentLayout) {
+    init(layout: DocumentLayout, graph: GraphStore) {
         self.layout = layout
+        self.graph = graph
         self.indexes = DerivedIndexSet(layout: layout)
         let schema = layout.schema
         fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
@@ -52,7 +55,7 @@ final class DocumentStore: Sendable {
     ///   schema (nothing changed); ``TroveError/collectionNotFound(_:)`` when missing and no
     ///   schema is given; ``TroveError/invalidName(_:reason:)`` when a table or index of that
     ///   name is already in the file.
-    static func open(connection: Connection, name: String, requested: DocumentSchema?) throws -> DocumentStore {
+    static func open(connection: Connection, name: String, requested: DocumentSchema?, graph: GraphStore) throws -> DocumentStore {
         try CollectionSchema.validate(name: name)
         try requested?.validate()
         let key = DocumentLayout.metaKeyPrefix + name
@@ -64,6 +67,9 @@ final class DocumentStore: Sendable {
                         throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
                     }
                 }
+                // Collections created before links existed get the trigger that deletes a
+                // record's links with it.
+                try EdgeTable.ensureCascade(connection, layout: DocumentLayout(name: name, schema: stored))
                 return stored
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
@@ -79,7 +85,7 @@ final class DocumentStore: Sendable {
                 "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(try encode(requested))])
             return requested
         }
-        return DocumentStore(layout: DocumentLayout(name: name, schema: schema))
+        return DocumentStore(layout: DocumentLayout(name: name, schema: schema), graph: graph)
     }
 
     static func storedSchema(_ connection: Connection, key: String, name: String) throws -> DocumentSchema? {
@@ -97,6 +103,30 @@ final class DocumentStore: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(schema), as: UTF8.self)
+    }
+
+    // MARK: Filters
+
+    /// The one place a filter becomes SQL over this collection's rows: every candidate-row query
+    /// (fetch, page, scan, count, aggregate, delete, the legs of a search, explain) compiles
+    /// through here, so a rule for which rows exist at all (expiry) belongs here too.
+    ///
+    /// Link filters traverse the graph now: on the in-memory adjacency (caught up on this
+    /// connection's snapshot), or on the edge table inside a write transaction, whose
+    /// uncommitted links the shared index must never see.
+    func compileFilter(_ filter: Filter, on connection: Connection) throws -> SQLFragment {
+        let context = FilterContext(layout: layout) { [graph, name, schema] scope in
+            let source: VectorSource = connection.isInWriteTransaction ? .table : .indexes
+            return try graph.reachable(scope, source: source, on: connection).compactMap { reached in
+                guard reached.node.collection == name else { return nil }
+                switch (reached.node.id, schema.id) {
+                case (.int(let v), .int64): return .integer(v)
+                case (.text(let v), .uuid), (.text(let v), .string): return .text(v)
+                default: return nil
+                }
+            }
+        }
+        return try FilterCompiler(resolver: resolver, context: context).compile(filter)
     }
 
     // MARK: Columns and rows

@@ -104,9 +104,19 @@ struct SQLFragment {
     }
 }
 
+/// What filters over places and links need beyond the schema: the collection's layout (its
+/// R*Trees) and a way to find the records within some hops in the link graph.
+struct FilterContext {
+    let layout: DocumentLayout
+    /// The ids (as stored) of this collection's records within the scope.
+    let linked: (GraphScope) throws -> [SQLValue]
+}
+
 /// Compiles a ``Filter`` into a SQL boolean expression over a collection's table.
 struct FilterCompiler {
     let resolver: FieldResolver
+    /// Needed by geo and graph filters (``DocumentStore/compileFilter(_:on:)`` provides it).
+    var context: FilterContext? = nil
 
     func compile(_ filter: Filter) throws -> SQLFragment {
         var out = SQLFragment()
@@ -202,7 +212,53 @@ struct FilterCompiler {
             out.append("NOT (")
             try write(inner, into: &out)
             out.append(")")
+        case .withinDistance(let field, let center, let kilometres):
+            let (column, table, layout) = try pointColumn(field)
+            _ = try center.validated(field: field.description)
+            guard kilometres >= 0, kilometres.isFinite else {
+                throw TroveError.invalidQuery("a radius must be finite and >= 0 km, got \(kilometres)")
+            }
+            // Unknown for null, as other predicates: `!` of it does not match missing points.
+            out.append("CASE WHEN \(column.sql) IS NULL THEN NULL ELSE \(layout.rid) IN (")
+            out.append(GeoSQL.withinRadius(table: table, center: center, kilometres: kilometres))
+            out.append(") END")
+        case .withinBox(let field, let box):
+            let (column, table, layout) = try pointColumn(field)
+            try box.validate(field: field.description)
+            out.append("CASE WHEN \(column.sql) IS NULL THEN NULL ELSE \(layout.rid) IN (")
+            out.append(GeoSQL.inside(table: table, box: box))
+            out.append(") END")
+        case .linked(let scope):
+            guard let context else { throw TroveError.invalidQuery("link filters are for document collections") }
+            try scope.validate()
+            let ids = try context.linked(scope)
+            out.append("\"id\" IN (SELECT value FROM json_each(")
+            out.bind(.text(Self.jsonArray(ids)))
+            out.append("))")
         }
+    }
+
+    private func pointColumn(_ field: Field) throws -> (ResolvedField, String, DocumentLayout) {
+        let column = try resolver.column(field)
+        guard column.definition?.type == .point else {
+            throw TroveError.typeMismatch(field: field.description, expected: "a point field", value: column.definition.map { "\($0.type) field" } ?? "not a declared field")
+        }
+        guard let layout = context?.layout else { throw TroveError.invalidQuery("geo filters are for document collections") }
+        return (column, layout.geoTable(field.name), layout)
+    }
+
+    /// A JSON array of integer and text values (for `json_each`).
+    static func jsonArray(_ values: [SQLValue]) -> String {
+        var text = "["
+        for (offset, value) in values.enumerated() {
+            if offset > 0 { text += "," }
+            switch value {
+            case .integer(let v): text += String(v)
+            case .text(let v): text += JSONValue.string(v).serialized()
+            default: text += "null"
+            }
+        }
+        return text + "]"
     }
 
     private func writeJoined(_ parts: [Filter], with separator: String, into out: inout SQLFragment) throws {
@@ -256,8 +312,8 @@ struct FilterCompiler {
             case (.text, .string), (.integer, .int), (.integer, .double), (.real, .int), (.real, .double),
                 (.bool, .bool), (.date, .date), (.data, .data):
                 return
-            case (.json, _), (.vector, _):
-                throw mismatch("no comparison on a \(d.type) field (use a path, isNull or exists)")
+            case (.json, _), (.vector, _), (.point, _):
+                throw mismatch("no comparison on a \(d.type) field (use a path, isNull, exists, or within for points)")
             default:
                 throw mismatch(d.type.description)
             }
