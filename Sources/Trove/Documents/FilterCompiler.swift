@@ -124,7 +124,9 @@ struct FilterCompiler {
         return out
     }
 
-    private func write(_ filter: Filter, into out: inout SQLFragment) throws {
+    /// `underNot`: whether a NOT encloses this part; only there must "unknown" (SQL NULL) and
+    /// "false" differ, so only there do geo filters pay for the null-aware form.
+    private func write(_ filter: Filter, into out: inout SQLFragment, underNot: Bool = false) throws {
         switch filter {
         case .all:
             out.append("1")
@@ -204,13 +206,13 @@ struct FilterCompiler {
             out.append("))")
         case .and(let parts):
             guard !parts.isEmpty else { out.append("1"); return }
-            try writeJoined(parts, with: " AND ", into: &out)
+            try writeJoined(parts, with: " AND ", into: &out, underNot: underNot)
         case .or(let parts):
             guard !parts.isEmpty else { out.append("0"); return }
-            try writeJoined(parts, with: " OR ", into: &out)
+            try writeJoined(parts, with: " OR ", into: &out, underNot: underNot)
         case .not(let inner):
             out.append("NOT (")
-            try write(inner, into: &out)
+            try write(inner, into: &out, underNot: true)
             out.append(")")
         case .withinDistance(let field, let center, let kilometres):
             let (column, table, layout) = try pointColumn(field)
@@ -218,16 +220,12 @@ struct FilterCompiler {
             guard kilometres >= 0, kilometres.isFinite else {
                 throw TroveError.invalidQuery("a radius must be finite and >= 0 km, got \(kilometres)")
             }
-            // Unknown for null, as other predicates: `!` of it does not match missing points.
-            out.append("CASE WHEN \(column.sql) IS NULL THEN NULL ELSE \(layout.rid) IN (")
-            out.append(GeoSQL.withinRadius(table: table, center: center, kilometres: kilometres))
-            out.append(") END")
+            writeGeo(GeoSQL.withinRadius(table: table, center: center, kilometres: kilometres),
+                     column: column, layout: layout, underNot: underNot, into: &out)
         case .withinBox(let field, let box):
             let (column, table, layout) = try pointColumn(field)
             try box.validate(field: field.description)
-            out.append("CASE WHEN \(column.sql) IS NULL THEN NULL ELSE \(layout.rid) IN (")
-            out.append(GeoSQL.inside(table: table, box: box))
-            out.append(") END")
+            writeGeo(GeoSQL.inside(table: table, box: box), column: column, layout: layout, underNot: underNot, into: &out)
         case .linked(let scope):
             guard let context else { throw TroveError.invalidQuery("link filters are for document collections") }
             try scope.validate()
@@ -236,6 +234,17 @@ struct FilterCompiler {
             out.bind(.text(Self.jsonArray(ids)))
             out.append("))")
         }
+    }
+
+    /// `rid IN (<R*Tree ids>)`, which SQLite answers by seeking those rows. Under a NOT it is
+    /// unknown for a missing point, as other predicates are (so `!` does not match it).
+    private func writeGeo(_ ids: SQLFragment, column: ResolvedField, layout: DocumentLayout, underNot: Bool,
+                          into out: inout SQLFragment) {
+        if underNot { out.append("CASE WHEN \(column.sql) IS NULL THEN NULL ELSE ") }
+        out.append("\(layout.rid) IN (")
+        out.append(ids)
+        out.append(")")
+        if underNot { out.append(" END") }
     }
 
     private func pointColumn(_ field: Field) throws -> (ResolvedField, String, DocumentLayout) {
@@ -261,12 +270,12 @@ struct FilterCompiler {
         return text + "]"
     }
 
-    private func writeJoined(_ parts: [Filter], with separator: String, into out: inout SQLFragment) throws {
+    private func writeJoined(_ parts: [Filter], with separator: String, into out: inout SQLFragment, underNot: Bool) throws {
         out.append("(")
         for (i, part) in parts.enumerated() {
             if i > 0 { out.append(separator) }
             out.append("(")
-            try write(part, into: &out)
+            try write(part, into: &out, underNot: underNot)
             out.append(")")
         }
         out.append(")")
