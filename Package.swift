@@ -60,6 +60,10 @@ let package = Package(
                           exclude: ["expected-output.txt"]),
         .executableTarget(name: "example-hybrid", dependencies: ["Trove"], path: "Examples/HybridSearch",
                           exclude: ["expected-output.txt"]),
+        .executableTarget(name: "example-links", dependencies: ["Trove"], path: "Examples/Links",
+                          exclude: ["expected-output.txt"]),
+        .executableTarget(name: "example-places", dependencies: ["Trove"], path: "Examples/Places",
+                          exclude: ["expected-output.txt"]),
 
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(
@@ -75,7 +79,8 @@ let package = Package(
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["TroveTestSupport", "example-quickstart", "example-documents", "example-transaction", "example-hybrid"]),
+            dependencies: ["TroveTestSupport", "example-quickstart", "example-documents", "example-transaction", "example-hybrid",
+                           "example-links", "example-places"]),
         .testTarget(
             name: "TroveReliabilityTests",
             dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),
