@@ -73,7 +73,4 @@ enum EdgeTable {
     static func exists(_ connection: Connection) throws -> Bool {
         try connection.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]) != nil
     }
-
-    /// How an id is stored in the id columns.
-    static func sqlValue(_ id: DocumentID) -> SQLValue { id.sqlValue }
 }
