@@ -180,11 +180,11 @@ struct PlacesTests {
         await #expect(throws: SQLiteError.self) {
             try await db.write { tx in try tx.execute("INSERT INTO places(id, name, kind, location) VALUES (9, 'x', 'a', '[91, 0]')") }
         }
-        try await db.write { tx in try tx.execute("INSERT INTO places(id, name, kind, location) VALUES (9, 'raw', 'a', '[52.5, 13.4]')") }
+        _ = try await db.write { tx in try tx.execute("INSERT INTO places(id, name, kind, location) VALUES (9, 'raw', 'a', '[52.5, 13.4]')") }
         let near = try await places.fetch(Query(Field("location").within(kilometres: 1, of: GeoPoint(latitude: 52.5, longitude: 13.4))))
         #expect(near.map(\.id) == [9])
         #expect(near.first?["location"]?.pointValue == GeoPoint(latitude: 52.5, longitude: 13.4))
-        try await db.write { tx in try tx.execute("UPDATE places SET location = '[-33.9, 151.2]' WHERE id = 9") }
+        _ = try await db.write { tx in try tx.execute("UPDATE places SET location = '[-33.9, 151.2]' WHERE id = 9") }
         #expect(try await places.count(Field("location").within(kilometres: 1, of: GeoPoint(latitude: 52.5, longitude: 13.4))) == 0)
         #expect(try await places.count(Field("location").within(kilometres: 1, of: GeoPoint(latitude: -33.9, longitude: 151.2))) == 1)
         // Bad queries.
@@ -250,5 +250,16 @@ struct PlacesTests {
         try await places.repair()
         #expect(try await places.verify().isEmpty)
         #expect(try await places.fetch(Query(Field("location").within(kilometres: 0.001, of: center))).map(\.id).contains(victim.id))
+    }
+
+    @Test("the README's Links and Places sections quote their examples exactly")
+    func readmeQuotesExamples() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
+        for folder in ["Links", "Places"] {
+            let source = try String(contentsOf: repository.appendingPathComponent("Examples/\(folder)/main.swift"), encoding: .utf8)
+            let body = String(source[source.range(of: "let database")!.lowerBound...])
+            #expect(readme.contains("```swift\n" + body + "```"), "README section \(folder) differs from Examples/\(folder)/main.swift")
+        }
     }
 }

@@ -46,7 +46,7 @@ final class GeoIndex: DerivedIndex {
                    (SELECT count(*) FROM \(layout.table) AS t JOIN \(table) AS g ON g.id = t.\(layout.rid)
                     WHERE g.lat = json_extract(t.\(column), '$[0]') AND g.lon = json_extract(t.\(column), '$[1]'))
             """)[0]
-        let (points, entries, matching) = (row.int64(at: 0), row.int64(at: 1), row.int64(at: 2))
+        let (points, entries, matching) = (row.int64(at: 0) ?? 0, row.int64(at: 1) ?? 0, row.int64(at: 2) ?? 0)
         if points != entries || points != matching {
             problems.append("\(name): \(points) points in the table, \(entries) in the R*Tree, \(matching) agreeing")
         }
