@@ -267,4 +267,19 @@ struct LinksTests {
         try await db.links.repair()
         #expect(try await db.links.verify().isEmpty)
     }
+
+    @Test("a collection without the cascade trigger (created before links) gets it on the next writable open")
+    func cascadeAddedOnOpen() async throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let (db, _, _) = try await Self.open(dir.path("o.trove"), nodes: 10)
+            try await db.links.link(GraphNode("people", 1), to: GraphNode("ghost", 4), label: "knows")
+            _ = try await db.write { tx in try tx.execute("DROP TRIGGER people_edges_ad") }
+        }
+        let db = try Database(path: dir.path("o.trove"))
+        let people = try await db.documents(named: "people")
+        try await people.delete(id: 1)
+        #expect(try await db.links.neighbours(of: GraphNode("ghost", 4), direction: .incoming).isEmpty)
+    }
 }
+

@@ -262,4 +262,40 @@ struct PlacesTests {
             #expect(readme.contains("```swift\n" + body + "```"), "README section \(folder) differs from Examples/\(folder)/main.swift")
         }
     }
+
+    @Test("the geo leg fuses with a vector leg, and a filter restricts both")
+    func fusionWithVectors() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("v.trove"))
+        let spots = try await db.documents("spots", schema: DocumentSchema(
+            fields: [.integer("kind"), .point("location"), .vector("embedding", dimension: 4)]))
+        var rng = SeededGenerator(seed: 21)
+        var documents: [Document] = []
+        for i in 1...400 {
+            documents.append(Document(id: .int(Int64(i)), [
+                "kind": .int(Int64(i % 3)),
+                "location": .point(latitude: Double.random(in: 40...50, using: &rng), longitude: Double.random(in: 0...10, using: &rng)),
+                "embedding": .vector(rng.unitVector(dimension: 4)),
+            ]))
+        }
+        try await spots.insert(documents)
+        let here = GeoPoint(latitude: 45, longitude: 5)
+        let q = rng.unitVector(dimension: 4)
+        let filter = Field("kind") != 0
+        let fused = try await spots.search(Query(filter).nearest(to: q, in: "embedding").near(here, in: "location").limit(10))
+        let vector = try await spots.search(Query(filter).nearest(to: q, in: "embedding").limit(50))
+        let geo = try await spots.search(Query(filter).near(here, in: "location").limit(50))
+        var score: [DocumentID: Double] = [:]
+        for (rank, hit) in vector.enumerated() { score[hit.document.id, default: 0] += 1 / (60 + Double(rank + 1)) }
+        for (rank, hit) in geo.enumerated() { score[hit.document.id, default: 0] += 1 / (60 + Double(rank + 1)) }
+        let expected = score.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(10).map(\.key)
+        #expect(fused.map(\.document.id) == Array(expected))
+        #expect(fused.allSatisfy { $0.document["kind"] != 0 })
+        for hit in fused {
+            #expect(hit.vectorRanks.count == 1)
+            if let rank = hit.geoRank { #expect(geo[rank - 1].document.id == hit.document.id) }
+            if let rank = hit.vectorRanks[0] { #expect(vector[rank - 1].document.id == hit.document.id) }
+        }
+    }
 }
+

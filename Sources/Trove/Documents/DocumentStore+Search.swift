@@ -351,8 +351,10 @@ extension DocumentStore {
         let limit = min(leg.maximumKilometres ?? GeoMath.maximumDistance, GeoMath.maximumDistance)
         let share = min(1, 2 * Double(k) / Double(max(1, total)))
         var radius = min(limit, max(0.001, GeoMath.earthRadius * acos(1 - 2 * share)))
-        var condition: SQLFragment?
-        if case .all = filter {} else { condition = try compileFilter(filter, on: connection) }
+        // Compiled even for `.all`, so any rule compileFilter adds for which rows exist applies
+        // here too; a condition that is just "1" is left out.
+        let compiled = try compileFilter(filter, on: connection)
+        let condition: SQLFragment? = compiled.sql == "1" ? nil : compiled
         while true {
             var sql = SQLFragment(sql: "SELECT id, \(GeoSQL.distanceFunction)(lat, lon, ")
             sql.bind(.real(leg.point.latitude))
