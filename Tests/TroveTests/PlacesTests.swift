@@ -297,5 +297,18 @@ struct PlacesTests {
             if let rank = hit.vectorRanks[0] { #expect(vector[rank - 1].document.id == hit.document.id) }
         }
     }
+
+    @Test("a point field cannot be ordered or grouped by, and dropping the collection drops its R*Tree")
+    func orderAndDrop() async throws {
+        let dir = try TemporaryDirectory()
+        let (db, places, _) = try await Self.seeded(50, seed: 9, at: dir.path("d.trove"))
+        await #expect(throws: TroveError.self) { try await places.fetch(Query().sorted(by: .ascending("location"))) }
+        await #expect(throws: TroveError.self) { try await places.aggregate([.count()], groupBy: [Field("location")]) }
+        #expect(try await db.dropDocuments("places"))
+        let again = try await db.documents("places", schema: Self.schema)
+        try await again.insert(Document(id: 1, ["name": "x", "kind": "a", "location": .point(latitude: 1, longitude: 1)]))
+        #expect(try await again.count(Field("location").within(kilometres: 1, of: GeoPoint(latitude: 1, longitude: 1))) == 1)
+        #expect(try await again.verify().isEmpty)
+    }
 }
 

@@ -143,6 +143,7 @@ struct DocumentLayout: Sendable {
     var dropStatements: [String] {
         var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)"]
         if schema.fullText != nil { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
+        sql += pointFields.map { "DROP TABLE IF EXISTS \(geoTable($0))" }
         return sql
     }
 

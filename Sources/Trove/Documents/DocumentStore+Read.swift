@@ -72,7 +72,7 @@ extension DocumentStore {
         var keys: [ResolvedSortKey] = []
         for key in order {
             let column = try resolver.column(key.field)
-            if let d = column.definition, d.type == .json || d.type.vectorDimension != nil {
+            if let d = column.definition, d.type == .json || d.type == .point || d.type.vectorDimension != nil {
                 throw TroveError.typeMismatch(field: key.field.description, expected: "an orderable field", value: "\(d.type) field")
             }
             keys.append(ResolvedSortKey(sql: column.sql, descending: key.descending, nullsFirst: key.nullsFirst))
@@ -162,7 +162,7 @@ extension DocumentStore {
         let resolver = self.resolver
         let groups = try groupBy.map { field -> ResolvedField in
             let column = try resolver.column(field)
-            if let d = column.definition, d.type == .json || d.type.vectorDimension != nil {
+            if let d = column.definition, d.type == .json || d.type == .point || d.type.vectorDimension != nil {
                 throw TroveError.typeMismatch(field: field.description, expected: "a groupable field", value: "\(d.type) field")
             }
             return column
@@ -176,7 +176,7 @@ extension DocumentStore {
                 continue
             }
             let column = try resolver.column(field)
-            if column.isVector || (column.definition?.type == .json) {
+            if column.isVector || column.definition?.type == .json || column.definition?.type == .point {
                 throw TroveError.notNumeric(field: field.description, aggregate: aggregate.function.rawValue)
             }
             switch aggregate.function {
