@@ -58,8 +58,18 @@ final class AdjacencyIndex: DerivedIndex {
         var edge: Int64
     }
 
+    /// A node as the hash map keys it: the collection interned (a handful of names, hashed once
+    /// each) and the raw id, so a lookup hashes an integer rather than a string.
+    private struct NodeKey: Hashable {
+        var collection: UInt32
+        var id: EdgeEndpoint.RawID
+    }
+
     private(set) var endpoints: [EdgeEndpoint] = []
-    private var slots: [EdgeEndpoint: UInt32] = [:]
+    private var slots: [NodeKey: UInt32] = [:]
+    private var collectionSlots: [String: UInt32] = [:]
+    /// The last collection looked up: links mostly come in runs of one collection.
+    private var lastCollection: (name: String, slot: UInt32)?
     private(set) var labels: [String] = []
     private var labelSlots: [String: UInt32] = [:]
     private(set) var outgoing: [[HalfEdge]] = []
@@ -76,6 +86,8 @@ final class AdjacencyIndex: DerivedIndex {
     func reset() {
         endpoints = []
         slots = [:]
+        collectionSlots = [:]
+        lastCollection = nil
         labels = []
         labelSlots = [:]
         outgoing = []
@@ -103,17 +115,28 @@ final class AdjacencyIndex: DerivedIndex {
         incoming[Int(to)].removeAll { $0.edge == rid }
     }
 
+    /// Called only while applying changes (exclusive lock).
+    private func collectionSlot(_ name: String) -> UInt32 {
+        if let last = lastCollection, last.name == name { return last.slot }
+        let slot = collectionSlots[name] ?? UInt32(collectionSlots.count)
+        collectionSlots[name] = slot
+        lastCollection = (name, slot)
+        return slot
+    }
+
     private func slot(_ endpoint: EdgeEndpoint) -> UInt32 {
-        if let slot = slots[endpoint] { return slot }
+        let key = NodeKey(collection: collectionSlot(endpoint.collection), id: endpoint.id)
+        if let slot = slots[key] { return slot }
         let slot = UInt32(endpoints.count)
         endpoints.append(endpoint)
-        slots[endpoint] = slot
+        slots[key] = slot
         outgoing.append([])
         incoming.append([])
         return slot
     }
 
     private func labelSlot(_ label: String) -> UInt32 {
+        if let last = labels.last, last == label { return UInt32(labels.count - 1) }
         if let slot = labelSlots[label] { return slot }
         let slot = UInt32(labels.count)
         labels.append(label)
@@ -121,7 +144,11 @@ final class AdjacencyIndex: DerivedIndex {
         return slot
     }
 
-    func existingSlot(_ endpoint: EdgeEndpoint) -> UInt32? { slots[endpoint] }
+    /// Read-only (readers call it under the shared lock, so it must not touch `lastCollection`).
+    func existingSlot(_ endpoint: EdgeEndpoint) -> UInt32? {
+        guard let collection = collectionSlots[endpoint.collection] else { return nil }
+        return slots[NodeKey(collection: collection, id: endpoint.id)]
+    }
     func existingLabel(_ label: String) -> UInt32? { labelSlots[label] }
 
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
