@@ -47,4 +47,12 @@ struct ExamplesTests {
         }
         #expect(output == expected, "\(folder): got\n\(output)")
     }
+
+    @Test("the README's Models section quotes Examples/Models/main.swift as it is")
+    func readmeQuotesModelsExample() throws {
+        let code = try String(contentsOf: Self.repository.appendingPathComponent("Examples/Models/main.swift"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let quoted = try #require(code.range(of: "import Foundation").map { String(code[$0.lowerBound...]) })
+        #expect(readme.contains("```swift\n" + quoted + "```"))
+    }
 }

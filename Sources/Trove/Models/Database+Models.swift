@@ -81,12 +81,16 @@ public struct ModelReader<M: Model> {
     public func fetch(id: M.ID) throws -> M? { try reader.fetch(id: id.documentID).map(schema.decode) }
     /// The models a descriptor selects.
     public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) throws -> [M] {
-        try reader.fetch(descriptor.query(schema)).map(schema.decode)
+        try rows(descriptor, wantsCursor: false).models
     }
     /// One page and the cursor for the next.
-    public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> {
-        let page = try reader.page(descriptor.query(schema))
-        return ModelPage(models: try page.documents.map(schema.decode), next: page.next)
+    public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> { try rows(descriptor, wantsCursor: true) }
+
+    private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) throws -> ModelPage<M> {
+        let (models, next) = try reader.store.fetch(descriptor.query(schema), on: reader.connection, wantsCursor: wantsCursor) { row, _ in
+            try schema.decode(row: row)
+        }
+        return ModelPage(models: models, next: next)
     }
     /// How many models the predicate accepts (all when nil).
     public func count(where predicate: Predicate<M>? = nil) throws -> Int {

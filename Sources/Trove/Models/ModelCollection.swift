@@ -80,7 +80,7 @@ public struct ModelCollection<M: Model>: Sendable {
 
     /// The models a descriptor selects, in its order.
     public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) async throws -> [M] {
-        try await documents.fetch(descriptor.query(schema)).map(schema.decode)
+        try await rows(descriptor, wantsCursor: false).models
     }
 
     /// One page of models and the cursor for the next.
@@ -91,8 +91,19 @@ public struct ModelCollection<M: Model>: Sendable {
     /// while let next = page.next { descriptor.cursor = next; page = try await notes.page(descriptor) }
     /// ```
     public func page(_ descriptor: FetchDescriptor<M>) async throws -> ModelPage<M> {
-        let page = try await documents.page(descriptor.query(schema))
-        return ModelPage(models: try page.documents.map(schema.decode), next: page.next)
+        try await rows(descriptor, wantsCursor: true)
+    }
+
+    /// Runs the descriptor on a reader, decoding models straight from the rows.
+    private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) async throws -> ModelPage<M> {
+        let query = try descriptor.query(schema)
+        let (name, schema) = (documents.name, self.schema)
+        return try await database.reading(transaction: false) { connection, lookup in
+            let (models, next) = try lookup(name).fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in
+                try schema.decode(row: row)
+            }
+            return ModelPage(models: models, next: next)
+        }
     }
 
     /// How many models the predicate accepts (all when nil).

@@ -1,4 +1,5 @@
 import Foundation
+import TroveSQLite
 
 /// One stored property of a model: its name in code, its column, its declared field.
 struct ModelProperty: Hashable, Sendable {
@@ -34,6 +35,8 @@ struct ModelSchema<M: Model>: Sendable {
     /// The text property embedded on save and the vector property it fills.
     let embeddedText: String?
     let embeddedVector: String?
+    /// Where each property is in a fetched row, for ``ModelRowDecoder``.
+    let rowColumns: ModelRowDecoder.Columns
 
     /// The schema of `M`, derived on first use and cached for the life of the process.
     ///
@@ -139,6 +142,9 @@ struct ModelSchema<M: Model>: Sendable {
         self.hasRenames = properties.contains { $0.name != $0.column }
         self.embeddedText = options.embedding?.text
         self.embeddedVector = options.embedding?.vector
+        self.rowColumns = ModelRowDecoder.Columns(
+            byProperty: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
+            idKind: M.ID.idKind)
         self.documentSchema = DocumentSchema(
             id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
             vectorIndexes: vectorIndexes)
@@ -228,6 +234,11 @@ struct ModelSchema<M: Model>: Sendable {
         }
         members["id"] = document.id.value
         return try M(from: ValueDecoder(.object(members), inJSON: false))
+    }
+
+    /// The model in the row a fetch's statement is on (the store's full selection).
+    func decode(row statement: Statement) throws -> M {
+        try M(from: ModelRowDecoder(statement: statement, columns: rowColumns))
     }
 }
 
