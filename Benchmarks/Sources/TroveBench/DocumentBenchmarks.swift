@@ -8,7 +8,7 @@ import TroveVectors
 
 /// The peer's record, generated identically (SplitMix64, `BenchRandom`, seeded with 42, same field order).
 /// Codable, so `trove-bench models` stores the same values as a model.
-struct Item: Codable {
+struct Item: Codable, Sendable {
     var id: Int64
     var title: String
     var body: String
@@ -286,7 +286,7 @@ func printPeerComparison(troveRuns: [[String: Any]], peerRuns: [[String: Any]], 
     }
 }
 
-func median(_ values: [Double]) -> Double {
+private func median(_ values: [Double]) -> Double {
     guard !values.isEmpty else { return .nan }
     let sorted = values.sorted()
     return sorted[sorted.count / 2]

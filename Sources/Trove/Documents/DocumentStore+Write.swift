@@ -12,14 +12,19 @@ extension DocumentStore {
     ///   ``TroveError/duplicateDocumentID(_:)`` or ``TroveError/uniqueViolation(field:value:)``
     ///   when a constraint fails (the caller's transaction then rolls back).
     func write(_ documents: [Document], mode: WriteMode, on connection: Connection) throws {
-        let rows = try documents.map { try storedValues($0) }
+        try write(rows: documents.map { try storedValues($0) }, mode: mode, on: connection) { documents[$0] }
+    }
+
+    /// Writes rows already in ``writeColumns`` order (validated by the caller); `document(i)`
+    /// gives row i as a document, only to name what a failed constraint was about.
+    func write(rows: [[SQLValue]], mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
         let sql = mode == .upsert ? upsertSQL : insertSQL
         let statement = try connection.cachedStatement(sql)
         for (offset, row) in rows.enumerated() {
             do {
                 try statement.execute(row)
             } catch let error as SQLiteError where error.code == .constraint {
-                throw try constraintError(error, document: documents[offset], values: row, on: connection)
+                throw try constraintError(error, document: document(offset), values: row, on: connection)
             }
         }
         try pruneLogIfNeeded(on: connection)
@@ -32,7 +37,15 @@ extension DocumentStore {
     /// - Returns: the new version.
     @discardableResult
     func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws -> Int64 {
-        var values = try storedValues(document)
+        try update(row: storedValues(document), id: document.id, ifVersion: version, on: connection) { document }
+    }
+
+    /// Replaces a stored row with values already in ``writeColumns`` order; `document()` gives
+    /// it as a document, only to name what a failed constraint was about.
+    @discardableResult
+    func update(row: [SQLValue], id documentID: DocumentID, ifVersion version: Int64?, on connection: Connection,
+                document: () throws -> Document) throws -> Int64 {
+        var values = row
         let id = values.removeFirst()
         values.append(id)
         if let version { values.append(.integer(version)) }
@@ -41,10 +54,10 @@ extension DocumentStore {
         do {
             try statement.forEachRow(values) { newVersion = $0.int64(at: 0) }
         } catch let error as SQLiteError where error.code == .constraint {
-            throw try constraintError(error, document: document, values: [id] + values, on: connection)
+            throw try constraintError(error, document: document(), values: [id] + values, on: connection)
         }
         if let newVersion { return newVersion }
-        throw try missingOrConflict(document.id, expected: version, on: connection)
+        throw try missingOrConflict(documentID, expected: version, on: connection)
     }
 
     /// Changes some fields (or JSON paths inside json and undeclared fields) of one document.

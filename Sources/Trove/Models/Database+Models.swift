@@ -113,15 +113,24 @@ public struct ModelWriter<M: Model> {
     /// Inserts one model.
     public func insert(_ model: M) throws { try insert([model]) }
     /// Inserts models (each encoded and validated before the first is written).
-    public func insert(_ models: [M]) throws { try writer.insert(models.map(schema.encode)) }
+    public func insert(_ models: [M]) throws { try write(models, mode: .insert) }
     /// Inserts or replaces models.
-    public func save(_ models: [M]) throws { try writer.upsert(models.map(schema.encode)) }
+    public func save(_ models: [M]) throws { try write(models, mode: .upsert) }
+
+    private func write(_ models: [M], mode: WriteMode) throws {
+        let store = writer.store
+        let rows = try models.map { try schema.row($0, in: store) }
+        try store.write(rows: rows, mode: mode, on: writer.connection) { try schema.encode(models[$0]) }
+    }
     /// Inserts or replaces one model.
     public func save(_ model: M) throws { try save([model]) }
     /// The same as ``save(_:)-([M])``.
     public func upsert(_ models: [M]) throws { try save(models) }
     /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)``.
-    public func update(_ model: M) throws { try writer.update(schema.encode(model)) }
+    public func update(_ model: M) throws {
+        try writer.store.update(row: schema.row(model, in: writer.store), id: model.id.documentID, ifVersion: nil,
+                                on: writer.connection) { try schema.encode(model) }
+    }
     /// Deletes by id. - Returns: whether it existed.
     @discardableResult
     public func delete(id: M.ID) throws -> Bool { try writer.delete(ids: [id.documentID]) == 1 }

@@ -25,7 +25,7 @@ struct ModelField: Hashable, Sendable {
 /// A model type's schema, derived once from its Codable shape and its ``ModelOptions``: the
 /// document schema it is stored with, its key paths resolved to fields, and the coding between
 /// models and documents.
-struct ModelSchema<M: Model>: Sendable {
+final class ModelSchema<M: Model>: Sendable {
     let documentSchema: DocumentSchema
     /// The stored properties other than `id`, in the order `init(from:)` decodes them.
     let properties: [ModelProperty]
@@ -37,6 +37,8 @@ struct ModelSchema<M: Model>: Sendable {
     let embeddedVector: String?
     /// Where each property is in a fetched row, for ``ModelRowDecoder``.
     let rowColumns: ModelRowDecoder.Columns
+    /// Where each property goes in a written row, for ``ModelRowEncoder``.
+    let rowSlots: ModelRowEncoder.Slots
 
     /// The schema of `M`, derived on first use and cached for the life of the process.
     ///
@@ -142,6 +144,9 @@ struct ModelSchema<M: Model>: Sendable {
         self.hasRenames = properties.contains { $0.name != $0.column }
         self.embeddedText = options.embedding?.text
         self.embeddedVector = options.embedding?.vector
+        self.rowSlots = ModelRowEncoder.Slots(
+            byProperty: Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a }),
+            definitions: properties.map(\.definition))
         self.rowColumns = ModelRowDecoder.Columns(
             byProperty: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
             idKind: M.ID.idKind)
@@ -234,6 +239,13 @@ struct ModelSchema<M: Model>: Sendable {
         }
         members["id"] = document.id.value
         return try M(from: ValueDecoder(.object(members), inJSON: false))
+    }
+
+    /// The values of `model`'s row in `store` (its ``DocumentStore/writeColumns``), checked as
+    /// a document's would be.
+    func row(_ model: M, in store: DocumentStore) throws -> [SQLValue] {
+        if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
+        return try store.storedValues(encode(model))
     }
 
     /// The model in the row a fetch's statement is on (the store's full selection).

@@ -124,4 +124,52 @@ struct ModelCodingTests {
         try await everything.insert(models)
         for model in models { #expect(try await everything.fetch(id: model.id) == model) }
     }
+
+    final class Memo: Model {
+        let id: String
+        let text: String
+        let pinned: Bool?
+        init(id: String, text: String, pinned: Bool?) { (self.id, self.text, self.pinned) = (id, text, pinned) }
+    }
+
+    @Test("a final class with let properties is a model too")
+    func finalClass() async throws {
+        let memos = try await Database().models(Memo.self)
+        try await memos.insert([Memo(id: "a", text: "first", pinned: nil), Memo(id: "b", text: "second", pinned: true)])
+        let pinned = try await memos.fetch(FetchDescriptor(predicate: #Predicate { $0.pinned == true }))
+        #expect(pinned.map(\.id) == ["b"])
+        #expect(try await memos.fetch(id: "a")?.text == "first")
+    }
+
+    @Test("values a column cannot hold are typed errors, and the batch writes nothing")
+    func invalidValues() async throws {
+        let everything = try await Database().models(Everything.self)
+        var bad = Everything.sample(1)
+        bad.ratio = .nan
+        await #expect(throws: TroveError.self) { try await everything.insert([Everything.sample(2), bad]) }
+        var wrongVector = Everything.sample(4)
+        wrongVector.embedding = [1, 2]
+        await #expect(throws: TroveError.self) { try await everything.insert([Everything.sample(5), wrongVector]) }
+        #expect(try await everything.count() == 0)
+    }
+
+    @Test("predicates on UUID ids, Decimals, URLs and nested optional values")
+    func otherKinds() async throws {
+        let everything = try await Database().models(Everything.self)
+        let models = (0..<30).map(Everything.sample)
+        try await everything.insert(models)
+        let id = models[7].id
+        #expect(try await everything.fetch(FetchDescriptor(predicate: #Predicate { $0.id == id })).map(\.id) == [id])
+        let price = Decimal(string: "12.5")!
+        let cheap = try await everything.fetch(FetchDescriptor(predicate: #Predicate { $0.price < price })).map(\.id)
+        #expect(Set(cheap) == Set(models.filter { $0.price < price }.map(\.id)))
+        let link = models[3].link
+        #expect(try await everything.count(where: #Predicate { $0.link == link }) == 1)
+        let north = try await everything.fetch(FetchDescriptor(predicate: #Predicate { ($0.address.geo?.lat ?? 0) > 1 })).map(\.id)
+        #expect(Set(north) == Set(models.filter { ($0.address.geo?.lat ?? 0) > 1 }.map(\.id)))
+        let moods = [Everything.Mood.calm]
+        #expect(try await everything.count(where: #Predicate { moods.contains($0.mood) }) == models.filter { $0.mood == .calm }.count)
+        let level = Everything.Level.high
+        #expect(try await everything.count(where: #Predicate { $0.level == level }) == models.filter { $0.level == .high }.count)
+    }
 }
