@@ -100,6 +100,14 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
             """)
         return
     }
+    if options.has("translation-only") {
+        // For profiling: translate the filtered descriptor for a few seconds.
+        let descriptors = (0..<1000).map { filtered("c\($0 % 50)", 1990 + $0 % 37) }
+        var n = 0
+        let s = try await seconds { for _ in 0..<200 { for d in descriptors { n += try d.query().limit ?? 0 } } }
+        print("translation: \(String(format: "%.2f", s / 200_000 * 1e6)) µs (\(n / 20) queries)")
+        return
+    }
     let rows = options.int("rows", 100_000)
     let rounds = options.int("rounds", 1)
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]

@@ -13,8 +13,8 @@ struct ModelProperty: Hashable, Sendable {
 /// translators need to know about it.
 struct ModelField: Hashable, Sendable {
     var field: Field
-    /// The declared field when the key path names a column itself (nil inside JSON and for the id).
-    var definition: FieldDefinition?
+    /// The declared type when the key path names a column itself (nil inside JSON and for the id).
+    var type: FieldType?
     /// Whether the stored value can be null (an optional column, or any JSON path).
     var isNullable: Bool
     /// Whether values compare as they are stored in a column (dates as dates) or inside JSON
@@ -22,10 +22,16 @@ struct ModelField: Hashable, Sendable {
     var isInJSON: Bool { field.path != nil }
 }
 
+/// Resolves key paths of one model type onto fields, for ``PredicateTranslator``.
+protocol ModelFieldResolver: Sendable {
+    func field(_ keyPath: AnyKeyPath) throws -> ModelField
+    func extend(_ base: ModelField, with names: [String], printed: Any) throws -> ModelField
+}
+
 /// A model type's schema, derived once from its Codable shape and its ``ModelOptions``: the
 /// document schema it is stored with, its key paths resolved to fields, and the coding between
 /// models and documents.
-final class ModelSchema<M: Model>: Sendable {
+final class ModelSchema<M: Model>: ModelFieldResolver {
     let documentSchema: DocumentSchema
     /// The stored properties other than `id`, in the order `init(from:)` decodes them.
     let properties: [ModelProperty]
@@ -172,15 +178,15 @@ final class ModelSchema<M: Model>: Sendable {
         }
         if first == "id" {
             guard names.count == 1 else { throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "the id has no properties") }
-            return ModelField(field: .id, definition: nil, isNullable: false)
+            return ModelField(field: .id, type: nil, isNullable: false)
         }
         guard let property = propertiesByName[first] else {
             throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "\(first) is not a stored property of \(M.self)")
         }
         guard names.count > 1 else {
-            return ModelField(field: Field(property.column), definition: property.definition, isNullable: property.definition.isOptional)
+            return ModelField(field: Field(property.column), type: property.definition.type, isNullable: property.definition.isOptional)
         }
-        return try extend(ModelField(field: Field(property.column), definition: property.definition, isNullable: property.definition.isOptional),
+        return try extend(ModelField(field: Field(property.column), type: property.definition.type, isNullable: property.definition.isOptional),
                           with: Array(names.dropFirst()), printed: printed)
     }
 
@@ -188,14 +194,14 @@ final class ModelSchema<M: Model>: Sendable {
     func extend(_ base: ModelField, with names: [String], printed: Any) throws -> ModelField {
         if names.isEmpty { return base }
         if base.field.path == nil {
-            guard base.definition?.type == .json else {
+            guard base.type == .json else {
                 throw TroveError.unsupportedPredicate(
                     node: "\(printed)", reason: "\(base.field.name) is not a nested value stored as JSON, so it has no \(names[0])")
             }
         }
         let path = (base.field.path ?? "$") + "." + names.joined(separator: ".")
         try FieldResolver.validate(path: path, field: base.field.name)
-        return ModelField(field: Field(base.field.name, path: path), definition: nil, isNullable: true)
+        return ModelField(field: Field(base.field.name, path: path), type: nil, isNullable: true)
     }
 
     // MARK: Coding
