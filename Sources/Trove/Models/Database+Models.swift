@@ -14,7 +14,9 @@ extension Database {
     /// - Throws: ``TroveError/invalidModel(type:reason:)`` when the type cannot be stored,
     ///   ``TroveError/schemaMismatch(collection:details:)`` when the collection exists with
     ///   another shape (a migration is needed), ``TroveError/dimensionMismatch(expected:actual:)``
-    ///   when the embedder's vectors do not fit the vector property.
+    ///   when the embedder's vectors do not fit the vector property,
+    ///   ``TroveError/embeddingMismatch(collection:stored:requested:)`` when the collection's vectors
+    ///   came from another embedding model (recorded the first time it is opened with one).
     public func models<M: Model>(_ type: M.Type, embedder: (any Embedder)? = nil) throws -> ModelCollection<M> {
         let schema = try ModelSchema<M>.shared()
         if let embedder, let vector = schema.embeddedVector,
@@ -23,7 +25,27 @@ extension Database {
             throw TroveError.dimensionMismatch(expected: dimension, actual: embedder.dimension)
         }
         let documents = try self.documents(M.collectionName, schema: schema.documentSchema)
+        if let embedder, schema.embeddedVector != nil { try recordEmbedder(embedder.manifest, for: M.collectionName) }
         return ModelCollection(documents: documents, schema: schema, embedder: embedder)
+    }
+
+    /// Records the model whose vectors a collection holds the first time it is opened with an
+    /// embedder, and refuses another one later (their vectors would not be comparable).
+    private func recordEmbedder(_ manifest: EmbeddingManifest, for name: String) throws {
+        let key = "models.\(name).embedder"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try connection.transaction(.immediate) {
+            if let stored = try connection.scalar("SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue {
+                let recorded = try JSONDecoder().decode(EmbeddingManifest.self, from: Data(stored.utf8))
+                guard recorded == manifest else {
+                    throw TroveError.embeddingMismatch(collection: name, stored: recorded, requested: manifest)
+                }
+            } else {
+                try connection.execute("INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
+                                       [.text(key), .text(String(decoding: try encoder.encode(manifest), as: UTF8.self))])
+            }
+        }
     }
 }
 
