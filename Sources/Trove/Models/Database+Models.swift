@@ -95,6 +95,12 @@ extension ReadTransaction {
 }
 
 /// Typed reads on one snapshot (inside `database.read { }`, or a write transaction's own view).
+///
+/// ```swift
+/// let titles = try await database.read { r in
+///     try r.models(Note.self).fetch(FetchDescriptor(sortBy: [SortDescriptor(\.title)])).map(\.title)
+/// }
+/// ```
 public struct ModelReader<M: Model> {
     let reader: DocumentReader
     let schema: ModelSchema<M>
@@ -125,6 +131,15 @@ public struct ModelReader<M: Model> {
 ///
 /// Vectors are stored as the models carry them (an embedder cannot run inside a transaction);
 /// fill them first with ``ModelCollection/embedded(_:)``.
+///
+/// ```swift
+/// let ready = try await notes.embedded([Note(id: 9, title: "New", body: "buy stamps")])
+/// try await database.write { tx in
+///     let notes = try tx.models(Note.self)
+///     try notes.insert(ready)
+///     try notes.delete(where: #Predicate { $0.done })
+/// }
+/// ```
 public struct ModelWriter<M: Model> {
     let writer: DocumentWriter
     let schema: ModelSchema<M>

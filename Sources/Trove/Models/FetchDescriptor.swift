@@ -65,6 +65,11 @@ public struct FetchDescriptor<M: Model>: Sendable {
 }
 
 /// One page of models and the cursor for the next (nil on the last page).
+///
+/// ```swift
+/// let first = try await notes.page(FetchDescriptor(sortBy: [SortDescriptor(\.due)], fetchLimit: 50))
+/// let second = try await notes.page(FetchDescriptor(sortBy: [SortDescriptor(\.due)], fetchLimit: 50, cursor: first.next))
+/// ```
 public struct ModelPage<M: Model>: Sendable {
     /// The models, in order.
     public var models: [M]
