@@ -114,6 +114,10 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
         print("translation: \(String(format: "%.2f", s / 200_000 * 1e6)) µs wall, \(String(format: "%.2f", cpu / 200_000 * 1e6)) µs CPU (\(n / 20) queries)")
         return
     }
+    if options.has("update-ab") {
+        try await updateAB(rows: options.int("rows", 100_000))
+        return
+    }
     let rows = options.int("rows", 100_000)
     let rounds = options.int("rounds", 1)
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
@@ -149,4 +153,39 @@ private func threadCPUSeconds() -> Double {
     var spec = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}
+
+/// The update of the workload as models and as prebuilt documents, alternating on one file:
+/// what the model layer adds to an update.
+private func updateAB(rows: Int) async throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-models-ab-\(getpid())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let database = try Database(path: dir.appendingPathComponent("db.trove").path)
+    let items = try await database.models(Item.self)
+    let source = makeItems(rows)
+    try await items.insert(source)
+    for round in 1...3 {
+        let models = source.filter { $0.id % 10 == 1 }.map { item -> Item in
+            var copy = item
+            copy.score += Double(round)
+            return copy
+        }
+        let documents = models.map(\.document)
+        let modelS = try await seconds {
+            try await database.write { tx in
+                let t = try tx.models(Item.self)
+                for item in models { try t.update(item) }
+            }
+            try await database.checkpoint()
+        }
+        let documentS = try await seconds {
+            try await database.write { tx in
+                let t = try tx.documents("item")
+                for document in documents { try t.update(document) }
+            }
+            try await database.checkpoint()
+        }
+        print("round \(round): models \(Int(Double(models.count) / modelS)) rows/s, documents \(Int(Double(documents.count) / documentS)) rows/s")
+    }
 }
