@@ -95,12 +95,14 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R]
+            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R] [--update-ab] [--translation-only]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through Trove's model
               layer: Codable models, #Predicate filters, SortDescriptor orders. Insert N models in one
               transaction, fetch all, 1,000 filtered+ordered+limit-20 fetches, update 10% (models and
               SQL), group by with count and avg, and the time to translate the filtered fetch into a
               query. With --grdb-peer (or GRDB_PEER) the peer runs in the same invocation after each round.
+              --update-ab: only the update, as models and as prebuilt documents, alternating on one file.
+              --translation-only: only the translation, for a few seconds (for profiling).
             """)
         return
     }

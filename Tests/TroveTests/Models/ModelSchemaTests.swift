@@ -172,4 +172,38 @@ struct ModelCodingTests {
         let level = Everything.Level.high
         #expect(try await everything.count(where: #Predicate { $0.level == level }) == models.filter { $0.level == .high }.count)
     }
+
+    /// Hand-written coding with a nested container: stored as one JSON column.
+    struct Pin: Model, Equatable {
+        var id: Int64
+        var lat: Double
+        var lon: Double
+        enum CodingKeys: String, CodingKey { case id, location }
+        enum LocationKeys: String, CodingKey { case lat, lon }
+        init(id: Int64, lat: Double, lon: Double) { (self.id, self.lat, self.lon) = (id, lat, lon) }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try c.decode(Int64.self, forKey: .id)
+            let location = try c.nestedContainer(keyedBy: LocationKeys.self, forKey: .location)
+            lat = try location.decode(Double.self, forKey: .lat)
+            lon = try location.decode(Double.self, forKey: .lon)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            var location = c.nestedContainer(keyedBy: LocationKeys.self, forKey: .location)
+            try location.encode(lat, forKey: .lat)
+            try location.encode(lon, forKey: .lon)
+        }
+    }
+
+    @Test("hand-written coding with nested containers round-trips; key paths it hides are typed errors")
+    func handWrittenCoding() async throws {
+        #expect(try ModelSchema<Pin>.shared().documentSchema.fields.map(\.name) == ["location"])
+        let pins = try await Database().models(Pin.self)
+        try await pins.insert([Pin(id: 1, lat: 48.85, lon: 2.35), Pin(id: 2, lat: 59.91, lon: 10.75)])
+        #expect(try await pins.fetch(id: 2) == Pin(id: 2, lat: 59.91, lon: 10.75))
+        #expect(try await pins.fetch().count == 2)
+        await #expect(throws: TroveError.self) { try await pins.count(where: #Predicate { $0.lat > 50 }) }
+    }
 }
