@@ -13,6 +13,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-admin", "Administration"),
     ("example-links", "Links"),
     ("example-places", "Places"),
+    ("example-models", "Models"),
 ]
 
 let package = Package(
@@ -66,7 +67,7 @@ let package = Package(
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
     ] + examples.map { example -> Target in
-        .executableTarget(name: example.target, dependencies: ["Trove"], path: "Examples/\(example.folder)",
+        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"], path: "Examples/\(example.folder)",
                           exclude: ["expected-output.txt"])
     } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.

@@ -29,6 +29,7 @@ struct ExamplesTests {
         ("example-relationships", "Relationships"),
         ("example-expiry", "Expiry"), ("example-admin", "Administration"),
         ("example-links", "Links"), ("example-places", "Places"),
+        ("example-models", "Models"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")
@@ -52,6 +53,7 @@ struct ExamplesTests {
 
     /// The README quotes each example from its start marker to the end of the file, as it is.
     @Test("README quotes the examples as they are", arguments: [
+        ("Models", "import Foundation"),
         ("Relationships", "let database"),
         ("Expiry", "// A clock the example controls"),
         ("Administration", "let database = try Database(path: file(\"app.trove\"))"),

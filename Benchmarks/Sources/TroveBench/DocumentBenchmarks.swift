@@ -7,7 +7,8 @@ import TroveSQLite
 import TroveVectors
 
 /// The peer's record, generated identically (SplitMix64, `BenchRandom`, seeded with 42, same field order).
-private struct Item {
+/// Codable, so `trove-bench models` stores the same values as a model.
+struct Item: Codable, Sendable {
     var id: Int64
     var title: String
     var body: String
@@ -40,7 +41,7 @@ private struct Item {
 private let words = "alpha beta gamma delta river stone cloud paper garden window engine ticket lamp orbit maple"
     .split(separator: " ").map(String.init)
 
-private func makeItems(_ n: Int) -> [Item] {
+func makeItems(_ n: Int) -> [Item] {
     var rng = BenchRandom(state: 42)
     return (0..<n).map { i in
         Item(id: Int64(i + 1),
@@ -53,7 +54,7 @@ private func makeItems(_ n: Int) -> [Item] {
     }
 }
 
-private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     try await body()
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
@@ -219,29 +220,12 @@ func runDocumentBenchmarks(_ arguments: [String]) async throws {
             let trove = try await troveWorkload(rows: rows)
             troveRuns.append(trove)
             print("round \(round) trove: \(describe(trove))")
-            if let peer {
-                let output = Process()
-                output.executableURL = URL(fileURLWithPath: peer)
-                output.arguments = ["--rows", String(rows)]
-                let pipe = Pipe()
-                output.standardOutput = pipe
-                try output.run()
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                output.waitUntilExit()
-                if let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
-                    peerRuns.append(json)
-                    print("round \(round) grdb:  \(describe(json))")
-                }
+            if let peer, let json = try runGRDBPeer(peer, rows: rows) {
+                peerRuns.append(json)
+                print("round \(round) grdb:  \(describe(json))")
             }
         }
-        let keys = ["insert_rows_per_s", "fetch_all_records_per_s", "filtered_fetch_p50_ms", "update_records_rows_per_s",
-                    "update_sql_rows_per_s", "group_count_avg_ms"]
-        print("\n| key | Trove | GRDB 7.8 | Trove / GRDB |\n|---|---|---|---|")
-        for key in keys {
-            let t = median(troveRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue })
-            let g = median(peerRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue })
-            print("| \(key) | \(format(t)) | \(g.isNaN ? "-" : format(g)) | \(g.isNaN ? "-" : String(format: "%.2fx", t / g)) |")
-        }
+        printPeerComparison(troveRuns: troveRuns, peerRuns: peerRuns)
         let sql = median(troveRuns.compactMap { ($0["filtered_fetch_sql_p50_ms"] as? NSNumber)?.doubleValue })
         let value = median(troveRuns.compactMap { ($0["filtered_fetch_p50_ms"] as? NSNumber)?.doubleValue })
         print("query value p50 \(format(value)) ms vs hand-written SQL \(format(sql)) ms: \(String(format: "%.2fx", value / sql))")
@@ -275,16 +259,43 @@ func runDocumentBenchmarks(_ arguments: [String]) async throws {
     }
 }
 
+/// The grdb-peer workload keys both Trove benchmarks report.
+let grdbPeerKeys = ["insert_rows_per_s", "fetch_all_records_per_s", "filtered_fetch_p50_ms", "update_records_rows_per_s",
+                    "update_sql_rows_per_s", "group_count_avg_ms"]
+
+/// One run of the GRDB peer binary: its JSON object.
+func runGRDBPeer(_ peer: String, rows: Int) throws -> [String: Any]? {
+    let output = Process()
+    output.executableURL = URL(fileURLWithPath: peer)
+    output.arguments = ["--rows", String(rows)]
+    let pipe = Pipe()
+    output.standardOutput = pipe
+    try output.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    output.waitUntilExit()
+    return try JSONSerialization.jsonObject(with: data) as? [String: Any]
+}
+
+/// The medians of each key, Trove against GRDB, as a Markdown table.
+func printPeerComparison(troveRuns: [[String: Any]], peerRuns: [[String: Any]], keys: [String] = grdbPeerKeys) {
+    print("\n| key | Trove | GRDB 7.8 | Trove / GRDB |\n|---|---|---|---|")
+    for key in keys {
+        let t = median(troveRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue })
+        let g = median(peerRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue })
+        print("| \(key) | \(format(t)) | \(g.isNaN ? "-" : format(g)) | \(g.isNaN ? "-" : String(format: "%.2fx", t / g)) |")
+    }
+}
+
 private func median(_ values: [Double]) -> Double {
     guard !values.isEmpty else { return .nan }
     let sorted = values.sorted()
     return sorted[sorted.count / 2]
 }
 
-private func format(_ value: Double) -> String {
+func format(_ value: Double) -> String {
     value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)
 }
 
-private func describe(_ json: [String: Any]) -> String {
+func describe(_ json: [String: Any]) -> String {
     json.keys.sorted().filter { $0 != "peer" && $0 != "grdb" }.map { "\($0)=\(json[$0]!)" }.joined(separator: " ")
 }

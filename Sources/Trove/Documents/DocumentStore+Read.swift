@@ -110,24 +110,34 @@ extension DocumentStore {
 
     /// An unranked query's page, with the cursor for the next one.
     func fetch(_ query: Query, on connection: Connection, wantsCursor: Bool = true) throws -> Page {
+        let (documents, next) = try fetch(query, on: connection, wantsCursor: wantsCursor) { document($0, $1) }
+        return Page(documents: documents, next: next)
+    }
+
+    /// An unranked query's rows, each made by `row` from the statement positioned on it (the
+    /// selection's columns first), with the cursor for the next page.
+    func fetch<T>(_ query: Query, on connection: Connection, wantsCursor: Bool = true,
+                  row makeRow: (Statement, Selection) throws -> T) throws -> (rows: [T], next: Cursor?) {
         let compiled = try compileFetch(query, on: connection)
         let statement = try connection.cachedStatement(compiled.sql.sql)
-        var documents: [Document] = []
+        var rows: [T] = []
         var lastKeys: [SQLValue] = []
+        var lastID: DocumentID?
         let keyStart = compiled.selection.columnCount
-        let readsKeys = wantsCursor && query.limit != nil && compiled.sortColumns > 1
+        let readsKeys = wantsCursor && query.limit != nil
         try statement.forEachRow(compiled.sql.bindings) { row in
-            documents.append(document(row, compiled.selection))
+            rows.append(try makeRow(row, compiled.selection))
             // Only a page that ends at its limit needs the last row's sort values.
-            if readsKeys, documents.count == query.limit {
+            if readsKeys, rows.count == query.limit {
                 lastKeys = (keyStart..<(keyStart + compiled.sortColumns - 1)).map { row.value(at: $0) }
+                lastID = DocumentID.read(row.value(at: 0), kind: schema.id)
             }
         }
         var next: Cursor?
-        if wantsCursor, let limit = query.limit, documents.count == limit, let last = documents.last {
-            next = Cursor(keys: lastKeys, id: last.id, fingerprint: query.cursorFingerprint)
+        if wantsCursor, let limit = query.limit, rows.count == limit, let lastID {
+            next = Cursor(keys: lastKeys, id: lastID, fingerprint: query.cursorFingerprint)
         }
-        return Page(documents: documents, next: next)
+        return (rows, next)
     }
 
     /// Calls `body` with each document passing the filter, in id order, until it returns false.

@@ -17,15 +17,22 @@ extension DocumentStore {
         if schema.allowsExpiry {
             for i in rows.indices { rows[i].append(second.map(SQLValue.integer) ?? .null) }
         }
+        try write(rows: rows, mode: mode, on: connection) { documents[$0] }
+    }
+
+    /// Writes rows already in ``writeColumns`` order (validated by the caller; with the expiry
+    /// second last when the collection allows expiry); `document(i)` gives row i as a document,
+    /// only to name what a failed constraint was about.
+    func write(rows: [[SQLValue]], mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
         let sql = mode == .upsert ? upsertSQL : insertSQL
         let statement = try connection.cachedStatement(sql)
         for (offset, row) in rows.enumerated() {
             // An expired document is gone for every read; its id is free for a new one.
-            try removeExpired(documents[offset].id, on: connection)
+            if schema.allowsExpiry { try removeExpired(document(offset).id, on: connection) }
             do {
                 try statement.execute(row)
             } catch let error as SQLiteError where error.code == .constraint {
-                throw try constraintError(error, document: documents[offset], values: row, on: connection)
+                throw try constraintError(error, document: document(offset), values: row, on: connection)
             }
         }
         try pruneLogIfNeeded(on: connection)
@@ -38,8 +45,16 @@ extension DocumentStore {
     /// - Returns: the new version.
     @discardableResult
     func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws -> Int64 {
-        var values = try storedValues(document)
-        if try isExpired(document.id, on: connection) { throw TroveError.documentNotFound(document.id) }
+        try update(row: storedValues(document), id: document.id, ifVersion: version, on: connection) { document }
+    }
+
+    /// Replaces a stored row with values already in ``writeColumns`` order; `document()` gives
+    /// it as a document, only to name what a failed constraint was about.
+    @discardableResult
+    func update(row: [SQLValue], id documentID: DocumentID, ifVersion version: Int64?, on connection: Connection,
+                document: () throws -> Document) throws -> Int64 {
+        if try isExpired(documentID, on: connection) { throw TroveError.documentNotFound(documentID) }
+        var values = row
         let id = values.removeFirst()
         values.append(id)
         if let version { values.append(.integer(version)) }
@@ -48,10 +63,10 @@ extension DocumentStore {
         do {
             try statement.forEachRow(values) { newVersion = $0.int64(at: 0) }
         } catch let error as SQLiteError where error.code == .constraint {
-            throw try constraintError(error, document: document, values: [id] + values, on: connection)
+            throw try constraintError(error, document: document(), values: [id] + values, on: connection)
         }
         if let newVersion { return newVersion }
-        throw try missingOrConflict(document.id, expected: version, on: connection)
+        throw try missingOrConflict(documentID, expected: version, on: connection)
     }
 
     /// Changes some fields (or JSON paths inside json and undeclared fields) of one document.

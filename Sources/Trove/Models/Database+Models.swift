@@ -14,7 +14,9 @@ extension Database {
     /// - Throws: ``TroveError/invalidModel(type:reason:)`` when the type cannot be stored,
     ///   ``TroveError/schemaMismatch(collection:details:)`` when the collection exists with
     ///   another shape (a migration is needed), ``TroveError/dimensionMismatch(expected:actual:)``
-    ///   when the embedder's vectors do not fit the vector property.
+    ///   when the embedder's vectors do not fit the vector property,
+    ///   ``TroveError/embeddingMismatch(collection:stored:requested:)`` when the collection's vectors
+    ///   came from another embedding model (recorded the first time it is opened with one).
     public func models<M: Model>(_ type: M.Type, embedder: (any Embedder)? = nil) throws -> ModelCollection<M> {
         let schema = try ModelSchema<M>.shared()
         if let embedder, let vector = schema.embeddedVector,
@@ -24,7 +26,27 @@ extension Database {
         }
         try openReferencedModels(of: M.self)
         let documents = try self.documents(M.collectionName, schema: schema.documentSchema)
+        if let embedder, schema.embeddedVector != nil { try recordEmbedder(embedder.manifest, for: M.collectionName) }
         return ModelCollection(documents: documents, schema: schema, embedder: embedder)
+    }
+
+    /// Records the model whose vectors a collection holds the first time it is opened with an
+    /// embedder, and refuses another one later (their vectors would not be comparable).
+    private func recordEmbedder(_ manifest: EmbeddingManifest, for name: String) throws {
+        let key = "models.\(name).embedder"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try connection.transaction(.immediate) {
+            if let stored = try connection.scalar("SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue {
+                let recorded = try JSONDecoder().decode(EmbeddingManifest.self, from: Data(stored.utf8))
+                guard recorded == manifest else {
+                    throw TroveError.embeddingMismatch(collection: name, stored: recorded, requested: manifest)
+                }
+            } else {
+                try connection.execute("INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
+                                       [.text(key), .text(String(decoding: try encoder.encode(manifest), as: UTF8.self))])
+            }
+        }
     }
 }
 
@@ -74,6 +96,12 @@ extension ReadTransaction {
 }
 
 /// Typed reads on one snapshot (inside `database.read { }`, or a write transaction's own view).
+///
+/// ```swift
+/// let titles = try await database.read { r in
+///     try r.models(Note.self).fetch(FetchDescriptor(sortBy: [SortDescriptor(\.title)])).map(\.title)
+/// }
+/// ```
 public struct ModelReader<M: Model> {
     let reader: DocumentReader
     let schema: ModelSchema<M>
@@ -82,12 +110,16 @@ public struct ModelReader<M: Model> {
     public func fetch(id: M.ID) throws -> M? { try reader.fetch(id: id.documentID).map(schema.decode) }
     /// The models a descriptor selects.
     public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) throws -> [M] {
-        try reader.fetch(descriptor.query(schema)).map(schema.decode)
+        try rows(descriptor, wantsCursor: false).models
     }
     /// One page and the cursor for the next.
-    public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> {
-        let page = try reader.page(descriptor.query(schema))
-        return ModelPage(models: try page.documents.map(schema.decode), next: page.next)
+    public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> { try rows(descriptor, wantsCursor: true) }
+
+    private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) throws -> ModelPage<M> {
+        let (models, next) = try reader.store.fetch(descriptor.query(schema), on: reader.connection, wantsCursor: wantsCursor) { row, _ in
+            try schema.decode(row: row)
+        }
+        return ModelPage(models: models, next: next)
     }
     /// How many models the predicate accepts (all when nil).
     public func count(where predicate: Predicate<M>? = nil) throws -> Int {
@@ -100,6 +132,15 @@ public struct ModelReader<M: Model> {
 ///
 /// Vectors are stored as the models carry them (an embedder cannot run inside a transaction);
 /// fill them first with ``ModelCollection/embedded(_:)``.
+///
+/// ```swift
+/// let ready = try await notes.embedded([Note(id: 9, title: "New", body: "buy stamps")])
+/// try await database.write { tx in
+///     let notes = try tx.models(Note.self)
+///     try notes.insert(ready)
+///     try notes.delete(where: #Predicate { $0.done })
+/// }
+/// ```
 public struct ModelWriter<M: Model> {
     let writer: DocumentWriter
     let schema: ModelSchema<M>
@@ -110,15 +151,24 @@ public struct ModelWriter<M: Model> {
     /// Inserts one model.
     public func insert(_ model: M) throws { try insert([model]) }
     /// Inserts models (each encoded and validated before the first is written).
-    public func insert(_ models: [M]) throws { try writer.insert(models.map(schema.encode)) }
+    public func insert(_ models: [M]) throws { try write(models, mode: .insert) }
     /// Inserts or replaces models.
-    public func save(_ models: [M]) throws { try writer.upsert(models.map(schema.encode)) }
+    public func save(_ models: [M]) throws { try write(models, mode: .upsert) }
+
+    private func write(_ models: [M], mode: WriteMode) throws {
+        let store = writer.store
+        let rows = try models.map { try schema.row($0, in: store) }
+        try store.write(rows: rows, mode: mode, on: writer.connection) { try schema.encode(models[$0]) }
+    }
     /// Inserts or replaces one model.
     public func save(_ model: M) throws { try save([model]) }
     /// The same as ``save(_:)-([M])``.
     public func upsert(_ models: [M]) throws { try save(models) }
     /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)``.
-    public func update(_ model: M) throws { try writer.update(schema.encode(model)) }
+    public func update(_ model: M) throws {
+        try writer.store.update(row: schema.row(model, in: writer.store), id: model.id.documentID, ifVersion: nil,
+                                on: writer.connection) { try schema.encode(model) }
+    }
     /// Deletes by id. - Returns: whether it existed.
     @discardableResult
     public func delete(id: M.ID) throws -> Bool { try writer.delete(ids: [id.documentID]) == 1 }

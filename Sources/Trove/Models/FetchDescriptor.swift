@@ -35,7 +35,15 @@ public struct FetchDescriptor<M: Model>: Sendable {
         self.cursor = cursor
     }
 
-    /// The engine query this descriptor stands for.
+    /// The engine query this descriptor stands for: the predicate translated into a ``Filter``,
+    /// the sort descriptors into ``SortKey``s. Useful with ``DocumentCollection/explain(_:)``.
+    ///
+    /// ```swift
+    /// let plan = try await notes.documents.explain(FetchDescriptor<Note>(predicate: #Predicate { $0.year > 2020 }).query())
+    /// ```
+    /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)`` naming a node without SQL.
+    public func query() throws -> Query { try query(ModelSchema<M>.shared()) }
+
     func query(_ schema: ModelSchema<M>) throws -> Query {
         var query = Query(try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
         query.order = try sortBy.map { try Self.sortKey($0, schema) }
@@ -57,6 +65,11 @@ public struct FetchDescriptor<M: Model>: Sendable {
 }
 
 /// One page of models and the cursor for the next (nil on the last page).
+///
+/// ```swift
+/// let first = try await notes.page(FetchDescriptor(sortBy: [SortDescriptor(\.due)], fetchLimit: 50))
+/// let second = try await notes.page(FetchDescriptor(sortBy: [SortDescriptor(\.due)], fetchLimit: 50, cursor: first.next))
+/// ```
 public struct ModelPage<M: Model>: Sendable {
     /// The models, in order.
     public var models: [M]

@@ -1,5 +1,6 @@
 import Foundation
 import TroveEmbeddings
+import TroveSQLite
 
 /// A typed handle on the collection that stores one model type: writes, fetches by
 /// `#Predicate`, counts and search, each call one transaction (or one read snapshot). Cheap to
@@ -28,16 +29,10 @@ public struct ModelCollection<M: Model>: Sendable {
     public func insert(_ model: M) async throws { try await insert([model]) }
 
     /// Inserts models, all or nothing: each is encoded and validated before the first is written.
-    public func insert(_ models: [M]) async throws {
-        let documents = try await encode(models)
-        try await self.documents.insert(documents)
-    }
+    public func insert(_ models: [M]) async throws { try await write(models, mode: .insert) }
 
     /// Inserts models, replacing those whose id exists (an upsert).
-    public func save(_ models: [M]) async throws {
-        let documents = try await encode(models)
-        try await self.documents.upsert(documents)
-    }
+    public func save(_ models: [M]) async throws { try await write(models, mode: .upsert) }
 
     /// Inserts a model, or replaces the one with its id.
     public func save(_ model: M) async throws { try await save([model]) }
@@ -50,10 +45,20 @@ public struct ModelCollection<M: Model>: Sendable {
 
     /// Replaces stored models, all or nothing.
     public func update(_ models: [M]) async throws {
-        let documents = try await encode(models)
-        let store = self.documents.store
+        let rows = try await self.rows(models)
+        let (store, schema) = (documents.store, self.schema)
         try await database.writing { connection in
-            for document in documents { try store.update(document, ifVersion: nil, on: connection) }
+            for (model, row) in zip(models, rows) {
+                try store.update(row: row, id: model.id.documentID, ifVersion: nil, on: connection) { try schema.encode(model) }
+            }
+        }
+    }
+
+    private func write(_ models: [M], mode: WriteMode) async throws {
+        let rows = try await self.rows(models)
+        let (store, schema) = (documents.store, self.schema)
+        try await database.writing { connection in
+            try store.write(rows: rows, mode: mode, on: connection) { try schema.encode(models[$0]) }
         }
     }
 
@@ -80,7 +85,7 @@ public struct ModelCollection<M: Model>: Sendable {
 
     /// The models a descriptor selects, in its order.
     public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) async throws -> [M] {
-        try await documents.fetch(descriptor.query(schema)).map(schema.decode)
+        try await rows(descriptor, wantsCursor: false).models
     }
 
     /// One page of models and the cursor for the next.
@@ -91,8 +96,19 @@ public struct ModelCollection<M: Model>: Sendable {
     /// while let next = page.next { descriptor.cursor = next; page = try await notes.page(descriptor) }
     /// ```
     public func page(_ descriptor: FetchDescriptor<M>) async throws -> ModelPage<M> {
-        let page = try await documents.page(descriptor.query(schema))
-        return ModelPage(models: try page.documents.map(schema.decode), next: page.next)
+        try await rows(descriptor, wantsCursor: true)
+    }
+
+    /// Runs the descriptor on a reader, decoding models straight from the rows.
+    private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) async throws -> ModelPage<M> {
+        let query = try descriptor.query(schema)
+        let (name, schema) = (documents.name, self.schema)
+        return try await database.reading(transaction: false) { connection, lookup in
+            let (models, next) = try lookup(name).fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in
+                try schema.decode(row: row)
+            }
+            return ModelPage(models: models, next: next)
+        }
     }
 
     /// How many models the predicate accepts (all when nil).
@@ -102,15 +118,31 @@ public struct ModelCollection<M: Model>: Sendable {
 
     // MARK: Embedding
 
-    /// The documents of `models`, with their embedded text property embedded into their
-    /// vector property when the collection has an embedder.
+    /// The rows of `models`, with their embedded text property embedded into their vector
+    /// property when the collection has an embedder (one batch for all of them).
+    func rows(_ models: [M]) async throws -> [[SQLValue]] {
+        let store = documents.store
+        var rows = try models.map { try schema.row($0, in: store) }
+        guard let embedder, let text = schema.embeddedText, let vector = schema.embeddedVector,
+            let textSlot = schema.rowSlots.byProperty[text], let vectorSlot = schema.rowSlots.byProperty[vector]
+        else { return rows }
+        let texts = rows.map { row -> String in
+            if case .text(let s) = row[1 + textSlot] { return s }
+            return ""
+        }
+        let vectors = try await embedder.embed(texts)
+        let definition = schema.rowSlots.definitions[vectorSlot]
+        for i in rows.indices { rows[i][1 + vectorSlot] = try FieldCodec.bind(.vector(vectors[i]), for: definition) }
+        return rows
+    }
+
+    /// The documents of `models`, embedded like ``rows(_:)``.
     func encode(_ models: [M]) async throws -> [Document] {
         var documents = try models.map(schema.encode)
         guard let embedder, let text = schema.embeddedText, let vector = schema.embeddedVector,
             let textColumn = schema.propertiesByName[text]?.column, let vectorColumn = schema.propertiesByName[vector]?.column
         else { return documents }
-        let texts = documents.map { $0.fields[textColumn]?.stringValue ?? "" }
-        let vectors = try await embedder.embed(texts)
+        let vectors = try await embedder.embed(documents.map { $0.fields[textColumn]?.stringValue ?? "" })
         for i in documents.indices { documents[i].fields[vectorColumn] = .vector(vectors[i]) }
         return documents
     }

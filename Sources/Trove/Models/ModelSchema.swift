@@ -1,4 +1,5 @@
 import Foundation
+import TroveSQLite
 
 /// One stored property of a model: its name in code, its column, its declared field.
 struct ModelProperty: Hashable, Sendable {
@@ -12,8 +13,8 @@ struct ModelProperty: Hashable, Sendable {
 /// translators need to know about it.
 struct ModelField: Hashable, Sendable {
     var field: Field
-    /// The declared field when the key path names a column itself (nil inside JSON and for the id).
-    var definition: FieldDefinition?
+    /// The declared type when the key path names a column itself (nil inside JSON and for the id).
+    var type: FieldType?
     /// Whether the stored value can be null (an optional column, or any JSON path).
     var isNullable: Bool
     /// Whether values compare as they are stored in a column (dates as dates) or inside JSON
@@ -21,10 +22,16 @@ struct ModelField: Hashable, Sendable {
     var isInJSON: Bool { field.path != nil }
 }
 
+/// Resolves key paths of one model type onto fields, for ``PredicateTranslator``.
+protocol ModelFieldResolver: Sendable {
+    func field(_ keyPath: AnyKeyPath) throws -> ModelField
+    func extend(_ base: ModelField, with names: [String], printed: Any) throws -> ModelField
+}
+
 /// A model type's schema, derived once from its Codable shape and its ``ModelOptions``: the
 /// document schema it is stored with, its key paths resolved to fields, and the coding between
 /// models and documents.
-struct ModelSchema<M: Model>: Sendable {
+final class ModelSchema<M: Model>: ModelFieldResolver {
     let documentSchema: DocumentSchema
     /// The stored properties other than `id`, in the order `init(from:)` decodes them.
     let properties: [ModelProperty]
@@ -34,6 +41,10 @@ struct ModelSchema<M: Model>: Sendable {
     /// The text property embedded on save and the vector property it fills.
     let embeddedText: String?
     let embeddedVector: String?
+    /// Where each property is in a fetched row, for ``ModelRowDecoder``.
+    let rowColumns: ModelRowDecoder.Columns
+    /// Where each property goes in a written row, for ``ModelRowEncoder``.
+    let rowSlots: ModelRowEncoder.Slots
 
     /// The schema of `M`, derived on first use and cached for the life of the process.
     ///
@@ -142,6 +153,12 @@ struct ModelSchema<M: Model>: Sendable {
         self.hasRenames = properties.contains { $0.name != $0.column }
         self.embeddedText = options.embedding?.text
         self.embeddedVector = options.embedding?.vector
+        self.rowSlots = ModelRowEncoder.Slots(
+            byProperty: Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a }),
+            definitions: properties.map(\.definition))
+        self.rowColumns = ModelRowDecoder.Columns(
+            byProperty: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
+            idKind: M.ID.idKind)
         self.documentSchema = DocumentSchema(
             id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
             vectorIndexes: vectorIndexes)
@@ -164,15 +181,15 @@ struct ModelSchema<M: Model>: Sendable {
         }
         if first == "id" {
             guard names.count == 1 else { throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "the id has no properties") }
-            return ModelField(field: .id, definition: nil, isNullable: false)
+            return ModelField(field: .id, type: nil, isNullable: false)
         }
         guard let property = propertiesByName[first] else {
             throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "\(first) is not a stored property of \(M.self)")
         }
         guard names.count > 1 else {
-            return ModelField(field: Field(property.column), definition: property.definition, isNullable: property.definition.isOptional)
+            return ModelField(field: Field(property.column), type: property.definition.type, isNullable: property.definition.isOptional)
         }
-        return try extend(ModelField(field: Field(property.column), definition: property.definition, isNullable: property.definition.isOptional),
+        return try extend(ModelField(field: Field(property.column), type: property.definition.type, isNullable: property.definition.isOptional),
                           with: Array(names.dropFirst()), printed: printed)
     }
 
@@ -180,14 +197,14 @@ struct ModelSchema<M: Model>: Sendable {
     func extend(_ base: ModelField, with names: [String], printed: Any) throws -> ModelField {
         if names.isEmpty { return base }
         if base.field.path == nil {
-            guard base.definition?.type == .json else {
+            guard base.type == .json else {
                 throw TroveError.unsupportedPredicate(
                     node: "\(printed)", reason: "\(base.field.name) is not a nested value stored as JSON, so it has no \(names[0])")
             }
         }
         let path = (base.field.path ?? "$") + "." + names.joined(separator: ".")
         try FieldResolver.validate(path: path, field: base.field.name)
-        return ModelField(field: Field(base.field.name, path: path), definition: nil, isNullable: true)
+        return ModelField(field: Field(base.field.name, path: path), type: nil, isNullable: true)
     }
 
     // MARK: Coding
@@ -231,6 +248,18 @@ struct ModelSchema<M: Model>: Sendable {
         }
         members["id"] = document.id.value
         return try M(from: ValueDecoder(.object(members), inJSON: false))
+    }
+
+    /// The values of `model`'s row in `store` (its ``DocumentStore/writeColumns``), checked as
+    /// a document's would be.
+    func row(_ model: M, in store: DocumentStore) throws -> [SQLValue] {
+        if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
+        return try store.storedValues(encode(model))
+    }
+
+    /// The model in the row a fetch's statement is on (the store's full selection).
+    func decode(row statement: Statement) throws -> M {
+        try M(from: ModelRowDecoder(statement: statement, columns: rowColumns))
     }
 }
 

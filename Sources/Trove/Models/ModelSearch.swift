@@ -1,6 +1,10 @@
 import Foundation
 
 /// How a typed search ranks models.
+///
+/// ```swift
+/// let byWords = try await notes.search("tax forms", mode: .words)
+/// ```
 public enum ModelSearchMode: Hashable, Sendable {
     /// Meaning and words: the vector and full-text legs fused by reciprocal rank fusion.
     case hybrid
@@ -11,6 +15,10 @@ public enum ModelSearchMode: Hashable, Sendable {
 }
 
 /// A model found by a search, with its score.
+///
+/// ```swift
+/// for hit in try await notes.search("dentist") { print(hit.model.title, hit.score, hit.distance ?? .nan) }
+/// ```
 public struct ModelHit<M: Model>: Sendable {
     /// The model.
     public var model: M

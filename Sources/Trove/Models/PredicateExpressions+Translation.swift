@@ -5,7 +5,7 @@ import Foundation
 
 extension PredicateExpressions.Variable: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        guard let bound = translator.variables[key] else { throw PredicateTranslator.unsupported(self, "an unbound variable") }
+        guard let bound = translator.variable(key) else { throw PredicateTranslator.unsupported(self, "an unbound variable") }
         return bound
     }
 }
@@ -24,7 +24,7 @@ extension PredicateExpressions.KeyPath: TranslatablePredicateExpression {
         case .root:
             return .field(try translator.resolveKeyPath(keyPath))
         case .field(let base):
-            if keyPath == \String.isEmpty as AnyKeyPath {
+            if Root.Output.self == String.self, keyPath == PredicateTranslator.stringIsEmpty {
                 return .condition(.compare(base.field, .equal, .string("")))
             }
             if Root.Output.self is any Sequence.Type {
@@ -117,10 +117,9 @@ extension PredicateExpressions.OptionalFlatMap: TranslatablePredicateExpression 
         guard case .field(let base) = try translator.term(wrapped) else {
             throw PredicateTranslator.unsupported(self, "optional chaining on a computed value")
         }
-        translator.variables[variable.key] = .field(ModelField(field: base.field, definition: base.definition, isNullable: base.isNullable))
-        defer { translator.variables[variable.key] = nil }
         let present: Filter = .not(.isNull(base.field))
-        switch try translator.term(transform) {
+        let inner = try translator.binding(variable.key, to: .field(base)) { try $0.term(transform) }
+        switch inner {
         case .field(let field):
             // A JSON path under a null value is null too.
             return .field(field)
@@ -140,7 +139,7 @@ extension PredicateExpressions.SequenceContains: TranslatablePredicateExpression
         switch (try translator.term(sequence), try translator.term(element)) {
         case (.field(let array), .constant(let element)):
             // `$0.tags.contains("x")`: an element of a JSON array.
-            let value = try PredicateTranslator.value(element, for: ModelField(field: array.field, definition: nil, isNullable: true), node: node)
+            let value = try PredicateTranslator.value(element, for: ModelField(field: array.field, type: nil, isNullable: true), node: node)
             guard !value.isNull else { throw PredicateTranslator.unsupported(node, "contains(nil) on a stored array") }
             return .condition(.arrayContains(array.field, value))
         case (.constant(let values?), .field(let field)):

@@ -32,17 +32,32 @@ protocol TranslatablePredicateExpression {
 /// translated is a ``TroveError/unsupportedPredicate(node:reason:)`` naming it, never a scan in
 /// memory.
 struct PredicateTranslator {
-    let resolveKeyPath: (AnyKeyPath) throws -> ModelField
-    let extendField: (ModelField, [String], Any) throws -> ModelField
-    var variables: [PredicateExpressions.VariableID: PredicateTerm] = [:]
+    let schema: any ModelFieldResolver
+    /// The bound variables (the row, and those of optional chaining), innermost last; a few at
+    /// most, so a list.
+    private var variables: [(id: PredicateExpressions.VariableID, term: PredicateTerm)]
 
     /// The filter of `predicate` over `M`'s collection.
     static func filter<M: Model>(_ predicate: Predicate<M>, schema: ModelSchema<M>) throws -> Filter {
-        var translator = PredicateTranslator(
-            resolveKeyPath: { try schema.field($0) },
-            extendField: { try schema.extend($0, with: $1, printed: $2) })
-        translator.variables[predicate.variable.key] = .root
+        var translator = PredicateTranslator(schema: schema, variables: [(predicate.variable.key, .root)])
         return try translator.condition(predicate.expression)
+    }
+
+    func resolveKeyPath(_ keyPath: AnyKeyPath) throws -> ModelField { try schema.field(keyPath) }
+    func extendField(_ base: ModelField, _ names: [String], _ printed: Any) throws -> ModelField {
+        try schema.extend(base, with: names, printed: printed)
+    }
+
+    /// What the variable stands for, nil when it is not bound.
+    func variable(_ id: PredicateExpressions.VariableID) -> PredicateTerm? {
+        variables.last { $0.id == id }?.term
+    }
+
+    /// Runs `body` with `id` bound to `term`.
+    mutating func binding<T>(_ id: PredicateExpressions.VariableID, to term: PredicateTerm, _ body: (inout PredicateTranslator) throws -> T) rethrows -> T {
+        variables.append((id, term))
+        defer { variables.removeLast() }
+        return try body(&self)
     }
 
     // MARK: Terms
@@ -164,7 +179,7 @@ struct PredicateTranslator {
                 ? Self.guarded(field, .compare(field.field, op, value)) : Self.ordered(field, op, value)
             return fallbackHolds ? .or([.isNull(field.field), stored]) : stored
         case (.constant(let a), .constant(let b)):
-            let anyField = ModelField(field: .id, definition: nil, isNullable: true)
+            let anyField = ModelField(field: .id, type: nil, isNullable: true)
             let x = try Self.value(a, for: anyField, node: node)
             let y = try Self.value(b, for: anyField, node: node)
             guard let result = Self.holds(x, op, y) else { throw Self.unsupported(node, "these values cannot be compared") }
@@ -223,4 +238,10 @@ extension Optional: OptionalValue {
         case .none: nil
         }
     }
+}
+
+extension PredicateTranslator {
+    /// Built once: creating a key path on every translation costs more than the translation.
+    /// `nonisolated(unsafe)`: a key path is an immutable object, safe to share between threads.
+    nonisolated(unsafe) static let stringIsEmpty: AnyKeyPath = \String.isEmpty
 }

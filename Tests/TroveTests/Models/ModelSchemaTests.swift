@@ -124,4 +124,86 @@ struct ModelCodingTests {
         try await everything.insert(models)
         for model in models { #expect(try await everything.fetch(id: model.id) == model) }
     }
+
+    final class Memo: Model {
+        let id: String
+        let text: String
+        let pinned: Bool?
+        init(id: String, text: String, pinned: Bool?) { (self.id, self.text, self.pinned) = (id, text, pinned) }
+    }
+
+    @Test("a final class with let properties is a model too")
+    func finalClass() async throws {
+        let memos = try await Database().models(Memo.self)
+        try await memos.insert([Memo(id: "a", text: "first", pinned: nil), Memo(id: "b", text: "second", pinned: true)])
+        let pinned = try await memos.fetch(FetchDescriptor(predicate: #Predicate { $0.pinned == true }))
+        #expect(pinned.map(\.id) == ["b"])
+        #expect(try await memos.fetch(id: "a")?.text == "first")
+    }
+
+    @Test("values a column cannot hold are typed errors, and the batch writes nothing")
+    func invalidValues() async throws {
+        let everything = try await Database().models(Everything.self)
+        var bad = Everything.sample(1)
+        bad.ratio = .nan
+        await #expect(throws: TroveError.self) { try await everything.insert([Everything.sample(2), bad]) }
+        var wrongVector = Everything.sample(4)
+        wrongVector.embedding = [1, 2]
+        await #expect(throws: TroveError.self) { try await everything.insert([Everything.sample(5), wrongVector]) }
+        #expect(try await everything.count() == 0)
+    }
+
+    @Test("predicates on UUID ids, Decimals, URLs and nested optional values")
+    func otherKinds() async throws {
+        let everything = try await Database().models(Everything.self)
+        let models = (0..<30).map(Everything.sample)
+        try await everything.insert(models)
+        let id = models[7].id
+        #expect(try await everything.fetch(FetchDescriptor(predicate: #Predicate { $0.id == id })).map(\.id) == [id])
+        let price = Decimal(string: "12.5")!
+        let cheap = try await everything.fetch(FetchDescriptor(predicate: #Predicate { $0.price < price })).map(\.id)
+        #expect(Set(cheap) == Set(models.filter { $0.price < price }.map(\.id)))
+        let link = models[3].link
+        #expect(try await everything.count(where: #Predicate { $0.link == link }) == 1)
+        let north = try await everything.fetch(FetchDescriptor(predicate: #Predicate { ($0.address.geo?.lat ?? 0) > 1 })).map(\.id)
+        #expect(Set(north) == Set(models.filter { ($0.address.geo?.lat ?? 0) > 1 }.map(\.id)))
+        let moods = [Everything.Mood.calm]
+        #expect(try await everything.count(where: #Predicate { moods.contains($0.mood) }) == models.filter { $0.mood == .calm }.count)
+        let level = Everything.Level.high
+        #expect(try await everything.count(where: #Predicate { $0.level == level }) == models.filter { $0.level == .high }.count)
+    }
+
+    /// Hand-written coding with a nested container: stored as one JSON column.
+    struct Pin: Model, Equatable {
+        var id: Int64
+        var lat: Double
+        var lon: Double
+        enum CodingKeys: String, CodingKey { case id, location }
+        enum LocationKeys: String, CodingKey { case lat, lon }
+        init(id: Int64, lat: Double, lon: Double) { (self.id, self.lat, self.lon) = (id, lat, lon) }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try c.decode(Int64.self, forKey: .id)
+            let location = try c.nestedContainer(keyedBy: LocationKeys.self, forKey: .location)
+            lat = try location.decode(Double.self, forKey: .lat)
+            lon = try location.decode(Double.self, forKey: .lon)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            var location = c.nestedContainer(keyedBy: LocationKeys.self, forKey: .location)
+            try location.encode(lat, forKey: .lat)
+            try location.encode(lon, forKey: .lon)
+        }
+    }
+
+    @Test("hand-written coding with nested containers round-trips; key paths it hides are typed errors")
+    func handWrittenCoding() async throws {
+        #expect(try ModelSchema<Pin>.shared().documentSchema.fields.map(\.name) == ["location"])
+        let pins = try await Database().models(Pin.self)
+        try await pins.insert([Pin(id: 1, lat: 48.85, lon: 2.35), Pin(id: 2, lat: 59.91, lon: 10.75)])
+        #expect(try await pins.fetch(id: 2) == Pin(id: 2, lat: 59.91, lon: 10.75))
+        #expect(try await pins.fetch().count == 2)
+        await #expect(throws: TroveError.self) { try await pins.count(where: #Predicate { $0.lat > 50 }) }
+    }
 }

@@ -59,4 +59,18 @@ struct ModelSearchTests {
             try await Database().models(SearchNote.self, embedder: HashingEmbedder(dimension: 16))
         }
     }
+
+    @Test("the embedding model is recorded in the file, and another one is refused")
+    func embedderRecorded() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("notes.trove"))
+        _ = try await db.models(SearchNote.self, embedder: HashingEmbedder(dimension: 32))
+        _ = try await db.models(SearchNote.self)  // without an embedder: reads and words only
+        let reopened = try Database(path: dir.path("notes.trove"))
+        _ = try await reopened.models(SearchNote.self, embedder: HashingEmbedder(dimension: 32))
+        await #expect { try await reopened.models(SearchNote.self, embedder: HashingEmbedder(dimension: 32, modelID: "other")) } throws: { error in
+            if case TroveError.embeddingMismatch(let collection, _, _) = error { return collection == "SearchNote" }
+            return false
+        }
+    }
 }
