@@ -67,7 +67,7 @@ final class ReaderPool: @unchecked Sendable {
         case .ready(let connection): return connection
         case .open:
             do {
-                return try openReader()
+                return try openConnection()
             } catch {
                 lock.withLock { opened -= 1 }
                 throw error
@@ -102,7 +102,9 @@ final class ReaderPool: @unchecked Sendable {
         let connection: Connection
     }
 
-    private func openReader() throws -> Connection {
+    /// Opens a reader connection configured like the pool's (also used outside the pool, by the
+    /// live queries' `data_version` poller).
+    func openConnection() throws -> Connection {
         var options = Connection.Options(readOnly: true, walMode: false, busyTimeout: busyTimeout, foreignKeys: false)
         options.encryption = encryption
         let connection = try Connection(.file(path), options: options)

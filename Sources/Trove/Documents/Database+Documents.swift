@@ -174,6 +174,8 @@ public struct Transaction {
 public struct ReadTransaction {
     let connection: Connection
     let lookup: (String) throws -> DocumentStore
+    /// Inside an observed read (``Database/observe(_:)``): what the read touches.
+    var recorder: RegionRecorder? = nil
 
     /// The document collection `name`, for reads on this snapshot.
     public func documents(_ name: String) throws -> DocumentReader {
@@ -182,6 +184,10 @@ public struct ReadTransaction {
 
     /// Runs one read-only SQL query on the snapshot.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [Row] {
-        try connection.prepare(sql).rows(bindings)
+        guard let recorder else { return try connection.prepare(sql).rows(bindings) }
+        // Observed: the tables it reads are what the live query depends on.
+        let (statement, tables) = try connection.readTables { try connection.prepare(sql) }
+        recorder.read(tables)
+        return try statement.rows(bindings)
     }
 }

@@ -1,0 +1,154 @@
+import Foundation
+import TroveSQLite
+
+/// A read that stays current: an `AsyncSequence` that yields the read's result now, then again
+/// after every commit that changes it.
+///
+/// Commits are seen from this database, from other ``Database`` values on the same file in this
+/// process (both at once, through the writer's commit hooks), and from other processes (within
+/// a few tens of milliseconds, by polling `PRAGMA data_version`). The read runs on a reader
+/// connection, on one snapshot, and records what it touched: the collections it opened and the
+/// tables its raw SQL read. A commit to anything else wakes nothing; a possible change is first
+/// checked against the collections' change logs, and only a real one reruns the read.
+///
+/// - Coalescing: the read reruns when the consumer asks for the next value, so a burst of
+///   commits while the consumer is busy costs one rerun, not one per commit.
+/// - No duplicates: a rerun whose result equals the last one yielded is not yielded.
+/// - Errors: a read that throws ends the sequence with that error.
+/// - Cancellation: cancelling the consuming task ends the sequence (`next()` returns nil) and
+///   releases its subscription; so does dropping the iterator.
+///
+/// Each iterator is an independent observation (its own subscription and reads).
+///
+/// ```swift
+/// for try await count in items.observeCount(Field("category") == "c0") {
+///     print("c0 now has", count)
+/// }
+/// ```
+public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
+    public typealias Element = Value
+
+    let database: Database
+    let read: @Sendable (ReadTransaction) throws -> Value
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(database: database, read: read)
+    }
+
+    /// Reads when asked for the next value; see ``LiveQuery``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let database: Database
+        let read: @Sendable (ReadTransaction) throws -> Value
+        private var subscription: SubscriptionHandle?
+        private var last: Value?
+        private var seen: (region: ObservedRegion, tokens: ObservedRegion.Tokens)?
+        private var finished = false
+
+        init(database: Database, read: @escaping @Sendable (ReadTransaction) throws -> Value) {
+            self.database = database
+            self.read = read
+        }
+
+        /// The current result first; afterwards, waits for a commit that changes it.
+        ///
+        /// - Returns: nil once the task is cancelled or the sequence has ended.
+        /// - Throws: what the read throws (the sequence then ends).
+        public mutating func next() async throws -> Value? {
+            guard !finished, !Task.isCancelled else { return end() }
+            do {
+                guard let subscription else {
+                    // Subscribe before the first read, so a commit during it is not missed.
+                    let handle = database.subscribeToChanges()
+                    subscription = handle
+                    return try await refresh(handle, yieldingEqual: true)
+                }
+                while true {
+                    guard await subscription.subscription.nextChange() else { return end() }
+                    if let value = try await refresh(subscription, yieldingEqual: false) { return value }
+                }
+            } catch {
+                _ = end()
+                throw error
+            }
+        }
+
+        /// Reruns the read unless the change logs say nothing it read changed; returns the
+        /// result when it differs from the last one yielded (or always, for the first).
+        private mutating func refresh(_ handle: SubscriptionHandle, yieldingEqual: Bool) async throws -> Value? {
+            switch try await database.observedRead(read, after: seen) {
+            case .unchanged:
+                return nil
+            case .changed(let value, let region, let tokens):
+                if seen?.region.tables != region.tables { handle.subscription.track(region.tables) }
+                seen = (region, tokens)
+                if !yieldingEqual, value == last { return nil }
+                last = value
+                return value
+            }
+        }
+
+        private mutating func end() -> Value? {
+            finished = true
+            subscription = nil  // releases the subscription (and, with the last one, the poller)
+            return nil
+        }
+    }
+}
+
+/// A subscription to a database's change hub, removed when the last iterator holding it goes.
+final class SubscriptionHandle: Sendable {
+    let subscription: ChangeSubscription
+    let hub: ChangeHub
+    let id: Int
+
+    init(hub: ChangeHub, openConnection: (() throws -> Connection)?) {
+        self.hub = hub
+        subscription = ChangeSubscription()
+        id = hub.subscribe(subscription, openConnection: openConnection)
+    }
+
+    deinit { hub.unsubscribe(id) }
+}
+
+/// What one observed read found.
+enum ObservedResult<Value: Sendable>: Sendable {
+    /// The change logs of everything it read are where they were: the result cannot differ.
+    case unchanged
+    /// The read ran: its result, what it read, and the logs' positions on the same snapshot.
+    case changed(Value, ObservedRegion, ObservedRegion.Tokens)
+}
+
+extension Database {
+    /// Subscribes to commits on this database's file (starting the poller for other processes'
+    /// commits, if it is not running).
+    nonisolated func subscribeToChanges() -> SubscriptionHandle {
+        SubscriptionHandle(hub: changeHub, openConnection: readers.map { pool in { try pool.openConnection() } })
+    }
+
+    /// Runs an observed read on one snapshot: first the change-log tokens of the previous run's
+    /// region (returning `.unchanged` when they have not moved and the region is fully logged),
+    /// else the read itself, recording the collections and tables it touches.
+    nonisolated func observedRead<Value: Sendable>(
+        _ read: @escaping @Sendable (ReadTransaction) throws -> Value,
+        after previous: (region: ObservedRegion, tokens: ObservedRegion.Tokens)?
+    ) async throws -> ObservedResult<Value> {
+        try await reading { connection, lookup in
+            if let previous, previous.region.isFullyLogged, try previous.region.tokens(connection) == previous.tokens {
+                return .unchanged
+            }
+            let recorder = RegionRecorder()
+            let value = try withoutActuallyEscaping(lookup) { lookup in
+                try read(ReadTransaction(
+                    connection: connection,
+                    lookup: { name in
+                        let store = try lookup(name)
+                        recorder.collection(store.name, log: store.layout.log)
+                        return store
+                    },
+                    recorder: recorder))
+            }
+            let region = try ObservedRegion.resolve(recorder, on: connection)
+            return .changed(value, region, try region.tokens(connection))
+        }
+    }
+}
