@@ -77,8 +77,9 @@ final class ChangeHub: @unchecked Sendable {
         stopped?.cancel()
     }
 
-    /// Whether a poller is running (for tests).
+    /// Whether a poller is running, and how many subscribers there are (for tests).
     var isPolling: Bool { lock.withLock { poller != nil } }
+    var subscriberCount: Int { lock.withLock { subscribers.count } }
 
     private func startPoller(_ openConnection: () throws -> Connection) -> Task<Void, Never>? {
         // Without a connection (a file that cannot be opened now) only in-process commits are seen.
