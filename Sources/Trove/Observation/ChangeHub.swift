@@ -80,6 +80,10 @@ final class ChangeHub: @unchecked Sendable {
     /// Whether a poller is running, and how many subscribers there are (for tests).
     var isPolling: Bool { lock.withLock { poller != nil } }
     var subscriberCount: Int { lock.withLock { subscribers.count } }
+    /// Wakes taken by all subscribers so far, and whether every one is waiting again, i.e. has
+    /// handled every change announced so far (for tests that show a change ran no read).
+    var wakesTaken: Int { lock.withLock { Array(subscribers.values) }.reduce(0) { $0 + $1.wakesTaken } }
+    var allWaiting: Bool { lock.withLock { Array(subscribers.values) }.allSatisfy(\.isWaiting) }
 
     private func startPoller(_ openConnection: () throws -> Connection) -> Task<Void, Never>? {
         // Without a connection (a file that cannot be opened now) only in-process commits are seen.
@@ -129,6 +133,11 @@ final class ChangeSubscription: @unchecked Sendable {
     private var pending = false
     private var cancelled = false
     private var waiter: CheckedContinuation<Void, Never>?
+    private var wakes = 0
+
+    /// How often ``nextChange()`` has returned a change, and whether a consumer waits now.
+    var wakesTaken: Int { lock.withLock { wakes } }
+    var isWaiting: Bool { lock.withLock { waiter != nil } }
 
     /// Sets what the query depends on now (after each read).
     func track(_ tables: Set<String>) {
@@ -171,6 +180,7 @@ final class ChangeSubscription: @unchecked Sendable {
         return lock.withLock {
             if cancelled { return false }
             pending = false
+            wakes += 1
             return true
         }
     }
