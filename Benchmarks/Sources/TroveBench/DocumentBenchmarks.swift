@@ -7,7 +7,7 @@ import TroveSQLite
 import TroveVectors
 
 /// The peer's record, generated identically (SplitMix64, `BenchRandom`, seeded with 42, same field order).
-private struct Item {
+struct Item {
     var id: Int64
     var title: String
     var body: String
@@ -40,7 +40,7 @@ private struct Item {
 private let words = "alpha beta gamma delta river stone cloud paper garden window engine ticket lamp orbit maple"
     .split(separator: " ").map(String.init)
 
-private func makeItems(_ n: Int) -> [Item] {
+func makeItems(_ n: Int) -> [Item] {
     var rng = BenchRandom(state: 42)
     return (0..<n).map { i in
         Item(id: Int64(i + 1),
@@ -59,7 +59,7 @@ private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-private let itemSchema = DocumentSchema(
+let itemSchema = DocumentSchema(
     fields: [.text("title"), .text("body"), .text("category"), .integer("year"), .real("score"), .json("tags")],
     indexes: [IndexDefinition([Field("category"), Field("year")])])
 

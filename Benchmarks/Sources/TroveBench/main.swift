@@ -13,6 +13,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("ann", "HNSW build time, memory, recall@10 vs QPS", runANNBenchmarks),
     ("store-ann", "HNSW in the store: filtered queries vs exact scan, snapshot load vs rebuild", runStoreANNBenchmarks),
     ("documents", "the grdb-peer record workload through the document API (+ GRDB side by side), reader scaling", runDocumentBenchmarks),
+    ("observe", "live-query commit-to-delivery latency (+ GRDB side by side)", runObservationBenchmarks),
     ("text", "BM25 text leg: p50/p99 latency, hit@10 (+ FTS5, bm25s, tantivy side by side)", runTextBenchmarks),
 ]
 

@@ -36,7 +36,7 @@ public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
     }
 
     /// Reads when asked for the next value; see ``LiveQuery``.
-    public struct Iterator: AsyncIteratorProtocol {
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let database: Database
         let read: @Sendable (ReadTransaction) throws -> Value
         private var subscription: SubscriptionHandle?
