@@ -266,3 +266,16 @@ struct LiveQueryTests {
         #expect(failing.isFinished && failing.value == nil && failing.error is TroveError)
     }
 }
+
+@Suite("LiveQuery docs")
+struct LiveQueryDocsTests {
+    @Test("the README's live-queries section quotes Examples/LiveQueries as it is")
+    func readmeQuotesExample() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let example = try String(contentsOf: repository.appendingPathComponent("Examples/LiveQueries/main.swift"), encoding: .utf8)
+        let quoted = try #require(example.range(of: "let todos = ").map { String(example[$0.lowerBound...]) })
+        #expect(readme.contains("```swift\n" + quoted + "```"))
+    }
+}

@@ -14,11 +14,12 @@ import TroveSQLite
 ///   committed something, and every subscriber is told "something may have changed" (they then
 ///   compare their change-log tokens, which is cheap, before refetching).
 final class ChangeHub: @unchecked Sendable {
-    // @unchecked Sendable: `subscribers`, `poller` and `nextID` are only touched under `lock`.
+    // @unchecked Sendable: every var is only touched under `lock`.
     private let lock = NSLock()
     private var subscribers: [Int: ChangeSubscription] = [:]
     private var nextID = 0
     private var poller: Task<Void, Never>?
+    private var isStartingPoller = false
     /// The file, or nil for an in-memory database (nothing else can write it: no polling).
     let path: String?
 
@@ -56,14 +57,29 @@ final class ChangeHub: @unchecked Sendable {
 
     /// Adds a subscriber; the first one of a file starts the poller, which opens its connection
     /// with `openConnection` and reads the first `data_version` before this returns (so a commit
-    /// made after the subscriber's first read is never taken as the baseline).
+    /// made after the subscriber's first read is never taken as the baseline). The connection is
+    /// opened outside the lock, so writers publishing meanwhile never wait for it.
     func subscribe(_ subscriber: ChangeSubscription, openConnection: (() throws -> Connection)?) -> Int {
-        lock.withLock {
+        let (id, startsPoller): (Int, Bool) = lock.withLock {
             nextID += 1
             subscribers[nextID] = subscriber
-            if poller == nil, path != nil, let openConnection, let started = startPoller(openConnection) { poller = started }
-            return nextID
+            let starts = poller == nil && !isStartingPoller && path != nil && openConnection != nil
+            if starts { isStartingPoller = true }
+            return (nextID, starts)
         }
+        guard startsPoller, let openConnection else { return id }
+        let started = startPoller(openConnection)
+        let unwanted: Task<Void, Never>? = lock.withLock {
+            isStartingPoller = false
+            if subscribers.isEmpty { return started }  // everyone left while it opened
+            poller = started
+            return nil
+        }
+        unwanted?.cancel()
+        // Others may have subscribed, and read, while the baseline was being taken: a commit by
+        // another process in between would look like no change. One cheap token check each.
+        if unwanted == nil { publish(nil) }
+        return id
     }
 
     /// Removes a subscriber; the last one stops the poller (which closes its connection).

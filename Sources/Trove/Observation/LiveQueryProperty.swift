@@ -16,7 +16,8 @@ import SwiftUI
 public struct Live<Value: Sendable & Equatable>: DynamicProperty {
     @State private var results: LiveResults<Value>
 
-    /// Observes `query` (started once per view identity; later inits' queries are discarded).
+    /// Observes `query`. SwiftUI keeps the results object of a view's first init for the view's
+    /// lifetime; the ones later inits create are released at once, which cancels them.
     public init(_ query: LiveQuery<Value>) {
         _results = State(wrappedValue: LiveResults(query))
     }
