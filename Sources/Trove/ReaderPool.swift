@@ -41,12 +41,15 @@ final class ReaderPool: @unchecked Sendable {
     /// behind it. (Running reads on a Dispatch queue instead cost two thread hops per read,
     /// about 1.5x the latency of a small query on a busy machine.)
     ///
-    /// - Parameter transaction: false for a body that runs one statement (which is its own
-    ///   snapshot), saving BEGIN and COMMIT.
+    /// - Parameters:
+    ///   - transaction: false for a body that runs one statement (which is its own snapshot),
+    ///     saving BEGIN and COMMIT.
+    ///   - yielding: false for a caller that has just resumed from a suspension of its own (a
+    ///     live query woken by a commit), which cannot be such a loop.
     func withReader<T: Sendable>(
-        transaction: Bool = true, _ body: @Sendable (Connection) throws -> T
+        transaction: Bool = true, yielding: Bool = true, _ body: @Sendable (Connection) throws -> T
     ) async throws -> T {
-        await Task.yield()
+        if yielding { await Task.yield() }
         let connection = try await checkout()
         defer { checkin(connection) }
         guard transaction else { return try body(connection) }

@@ -114,12 +114,12 @@ extension Database {
     /// Runs `body` on a reader (or, for in-memory databases, on the writer) in a read transaction,
     /// with a way to find document stores from that connection.
     nonisolated func reading<T: Sendable>(
-        transaction: Bool = true,
+        transaction: Bool = true, yielding: Bool = true,
         _ body: @Sendable (Connection, (String) throws -> DocumentStore) throws -> T
     ) async throws -> T {
         guard let readers else { return try await readOnWriter(body) }
         let stores = documentStores
-        return try await readers.withReader(transaction: transaction) { connection in
+        return try await readers.withReader(transaction: transaction, yielding: yielding) { connection in
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 // Opened by another handle or process after this database: read its schema here.

@@ -147,6 +147,9 @@ final class ChangeSubscription: @unchecked Sendable {
     /// Lowercased tables the last read touched; nil (before the first read) matches everything.
     private var tables: Set<String>?
     private var pending = false
+    /// Whether a pending change is known to concern the tracked tables (an in-process commit to
+    /// one of them), rather than "may have" (the poller, or before the first read).
+    private var pendingIsCertain = false
     private var cancelled = false
     private var waiter: CheckedContinuation<Void, Never>?
     private var wakes = 0
@@ -166,16 +169,25 @@ final class ChangeSubscription: @unchecked Sendable {
         let woken: CheckedContinuation<Void, Never>? = lock.withLock {
             if let changed, let tables, tables.isDisjoint(with: changed) { return nil }
             pending = true
+            if changed != nil, tables != nil { pendingIsCertain = true }
             defer { waiter = nil }
             return waiter
         }
         woken?.resume()
     }
 
+    /// What ``nextChange()`` found.
+    enum Change {
+        /// A commit changed a tracked table.
+        case certain
+        /// Something may have changed (another connection committed; compare the logs).
+        case possible
+    }
+
     /// Waits until a change is pending and takes it (clearing it *before* the caller reads, so a
-    /// commit during that read is pending again afterwards). Returns false when the waiting task
+    /// commit during that read is pending again afterwards). Returns nil when the waiting task
     /// is cancelled. Suspends; never blocks a thread.
-    func nextChange() async -> Bool {
+    func nextChange() async -> Change? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready: Bool = lock.withLock {
@@ -194,10 +206,10 @@ final class ChangeSubscription: @unchecked Sendable {
             woken?.resume()
         }
         return lock.withLock {
-            if cancelled { return false }
-            pending = false
+            if cancelled { return nil }
+            defer { pending = false; pendingIsCertain = false }
             wakes += 1
-            return true
+            return pendingIsCertain ? .certain : .possible
         }
     }
 }

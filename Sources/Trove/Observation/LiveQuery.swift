@@ -60,11 +60,12 @@ public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
                     // Subscribe before the first read, so a commit during it is not missed.
                     let handle = database.subscribeToChanges()
                     subscription = handle
-                    return try await refresh(handle, yieldingEqual: true)
+                    return try await refresh(handle, checkingLogsFirst: false, yieldingEqual: true)
                 }
                 while true {
-                    guard await subscription.subscription.nextChange() else { return end() }
-                    if let value = try await refresh(subscription, yieldingEqual: false) { return value }
+                    guard let change = await subscription.subscription.nextChange() else { return end() }
+                    let possible = change == .possible
+                    if let value = try await refresh(subscription, checkingLogsFirst: possible, yieldingEqual: false) { return value }
                 }
             } catch {
                 _ = end()
@@ -74,8 +75,8 @@ public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
 
         /// Reruns the read unless the change logs say nothing it read changed; returns the
         /// result when it differs from the last one yielded (or always, for the first).
-        private mutating func refresh(_ handle: SubscriptionHandle, yieldingEqual: Bool) async throws -> Value? {
-            switch try await database.observedRead(read, after: seen) {
+        private mutating func refresh(_ handle: SubscriptionHandle, checkingLogsFirst: Bool, yieldingEqual: Bool) async throws -> Value? {
+            switch try await database.observedRead(read, after: seen, checkingLogsFirst: checkingLogsFirst) {
             case .unchanged:
                 return nil
             case .changed(let value, let region, let tokens):
@@ -125,16 +126,24 @@ extension Database {
         SubscriptionHandle(hub: changeHub, openConnection: readers.map { pool in { try pool.openConnection() } })
     }
 
-    /// Runs an observed read on one snapshot: first the change-log tokens of the previous run's
-    /// region (returning `.unchanged` when they have not moved and the region is fully logged),
-    /// else the read itself, recording the collections and tables it touches.
+    /// Runs an observed read on one snapshot: with `checkingLogsFirst`, first the change-log
+    /// tokens of the previous run's region (returning `.unchanged` when they have not moved and
+    /// the region is fully logged); then the read itself, recording the collections and tables
+    /// it touches.
+    ///
+    /// Without the reader pool's fairness yield: the caller has just resumed from waiting for a
+    /// commit, so it cannot be a loop of reads starving the writer.
     nonisolated func observedRead<Value: Sendable>(
         _ read: @escaping @Sendable (ReadTransaction) throws -> Value,
-        after previous: (region: ObservedRegion, tokens: ObservedRegion.Tokens)?
+        after previous: (region: ObservedRegion, tokens: ObservedRegion.Tokens)?,
+        checkingLogsFirst: Bool
     ) async throws -> ObservedResult<Value> {
-        try await reading { connection, lookup in
-            if let previous, previous.region.isFullyLogged, try previous.region.tokens(connection) == previous.tokens {
-                return .unchanged
+        try await reading(yielding: false) { connection, lookup in
+            var before: ObservedRegion.Tokens?
+            if checkingLogsFirst, let previous, previous.region.isFullyLogged {
+                let now = try previous.region.tokens(connection)
+                if now == previous.tokens { return .unchanged }
+                before = now
             }
             let recorder = RegionRecorder()
             let value = try withoutActuallyEscaping(lookup) { lookup in
@@ -148,6 +157,8 @@ extension Database {
                     recorder: recorder))
             }
             let region = try ObservedRegion.resolve(recorder, on: connection)
+            // Same snapshot: the tokens read before the read are still current.
+            if let before, region == previous?.region { return .changed(value, region, before) }
             return .changed(value, region, try region.tokens(connection))
         }
     }
