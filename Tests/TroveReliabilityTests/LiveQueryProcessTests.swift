@@ -17,8 +17,11 @@ struct LiveQueryProcessTests {
         var value: Int { lock.withLock { count } }
     }
 
-    static func runChild(_ path: String, collection: String, first: Int64, count: Int, category: String = "c0") async throws {
-        let (process, pipe) = try ChildProcess.start(["documents", path, collection, String(first), String(count), category])
+    static func runChild(
+        _ path: String, collection: String, first: Int64, count: Int, category: String = "c0", environment: [String: String] = [:]
+    ) async throws {
+        let (process, pipe) = try ChildProcess.start(
+            ["documents", path, collection, String(first), String(count), category], environment: environment)
         await ChildProcess.waitForExit(process)
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "child: \(output)")
@@ -68,5 +71,22 @@ struct LiveQueryProcessTests {
         try await Self.runChild(path, collection: "items", first: 1, count: 1)
         #expect(await delivered.next() == 1)
         #expect(runs.value == 2)
+    }
+
+    @Test("an encrypted file: the poller reads it with the database's key")
+    func encryptedFile() async throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let path = dir.path("secret.trove")
+        let key = Data((0..<32).map { UInt8($0 * 7 % 256) })
+        let db = try Database(path: path, encryption: .key(key))
+        let items = try await db.documents("items", schema: ObservedWorkload.schema)
+        var iterator = items.observeCount().makeAsyncIterator()
+        #expect(try await iterator.next() == 0)
+        let hex = key.map { String(format: "%02x", $0) }.joined()
+        try await Self.runChild(path, collection: "items", first: 1, count: 3, environment: ["TROVE_CRASH_KEY_HEX": hex])
+        var last = 0
+        while last != 3, let count = try await iterator.next() { last = count }
+        #expect(last == 3)
     }
 }

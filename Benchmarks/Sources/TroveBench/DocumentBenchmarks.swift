@@ -220,15 +220,7 @@ func runDocumentBenchmarks(_ arguments: [String]) async throws {
             troveRuns.append(trove)
             print("round \(round) trove: \(describe(trove))")
             if let peer {
-                let output = Process()
-                output.executableURL = URL(fileURLWithPath: peer)
-                output.arguments = ["--rows", String(rows)]
-                let pipe = Pipe()
-                output.standardOutput = pipe
-                try output.run()
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                output.waitUntilExit()
-                if let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                if let json = try runGRDBPeer(peer, rows: rows) {
                     peerRuns.append(json)
                     print("round \(round) grdb:  \(describe(json))")
                 }

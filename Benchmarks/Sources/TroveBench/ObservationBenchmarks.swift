@@ -88,7 +88,7 @@ func runObservationBenchmarks(_ arguments: [String]) async throws {
         let (p50, p90) = try await troveObservationWorkload(rows: rows)
         trove.append(p50)
         var line = "round \(round): trove p50 \(String(format: "%.3f", p50)) ms (p90 \(String(format: "%.3f", p90)))"
-        if let peer, let json = try runPeer(peer, rows: rows), let value = (json[key] as? NSNumber)?.doubleValue {
+        if let peer, let json = try runGRDBPeer(peer, rows: rows), let value = (json[key] as? NSNumber)?.doubleValue {
             grdb.append(value)
             line += ", grdb p50 \(String(format: "%.3f", value)) ms"
         }
@@ -105,8 +105,8 @@ func runObservationBenchmarks(_ arguments: [String]) async throws {
     print(String(decoding: data, as: UTF8.self))
 }
 
-/// Runs grdb-peer once and returns its JSON.
-private func runPeer(_ binary: String, rows: Int) throws -> [String: Any]? {
+/// Runs grdb-peer once (every key of its workload) and returns its JSON.
+func runGRDBPeer(_ binary: String, rows: Int) throws -> [String: Any]? {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = ["--rows", String(rows)]
