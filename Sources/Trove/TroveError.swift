@@ -81,6 +81,14 @@ public enum TroveError: Error, Hashable, Sendable {
     case invalidCursor(reason: String)
     /// The query's parts do not fit together.
     case invalidQuery(String)
+
+    // Models.
+
+    /// A model type cannot be stored as it is declared (its Codable shape or its options).
+    case invalidModel(type: String, reason: String)
+    /// A `#Predicate` or sort node that Trove cannot translate into SQL (it never falls back to
+    /// filtering in memory).
+    case unsupportedPredicate(node: String, reason: String)
 }
 
 extension TroveError: CustomStringConvertible, LocalizedError {
@@ -163,6 +171,10 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "Invalid cursor: \(reason)."
         case .invalidQuery(let reason):
             "Invalid query: \(reason)."
+        case .invalidModel(let type, let reason):
+            "Model type \(type) cannot be stored: \(reason)."
+        case .unsupportedPredicate(let node, let reason):
+            "The predicate node \(node) cannot be translated into a query: \(reason)."
         }
     }
 
