@@ -25,26 +25,43 @@ import TroveSQLite
 ///     print("c0 now has", count)
 /// }
 /// ```
-public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
+public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
     public typealias Element = Value
 
     let database: Database
-    let read: @Sendable (ReadTransaction) throws -> Value
+    /// Makes one iterator's read, which returns nil when its result equals the last it returned.
+    let makeRead: @Sendable () -> @Sendable (ReadTransaction) throws -> Value?
+
+    /// A live query whose results are compared as `Raw` (documents, counts: Equatable values)
+    /// and handed out as `transform` makes them (models, which need not be Equatable): a raw
+    /// result equal to the last one is neither transformed nor yielded.
+    init<Raw: Equatable & Sendable>(
+        database: Database, read: @escaping @Sendable (ReadTransaction) throws -> Raw,
+        transform: @escaping @Sendable (Raw) throws -> Value
+    ) {
+        self.database = database
+        makeRead = {
+            let last = LastResult<Raw>()
+            return { transaction in
+                let raw = try read(transaction)
+                return last.replace(with: raw) ? try transform(raw) : nil
+            }
+        }
+    }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(database: database, read: read)
+        Iterator(database: database, read: makeRead())
     }
 
     /// Reads when asked for the next value; see ``LiveQuery``.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let database: Database
-        let read: @Sendable (ReadTransaction) throws -> Value
+        let read: @Sendable (ReadTransaction) throws -> Value?
         private var subscription: SubscriptionHandle?
-        private var last: Value?
         private var seen: (region: ObservedRegion, tokens: ObservedRegion.Tokens)?
         private var finished = false
 
-        init(database: Database, read: @escaping @Sendable (ReadTransaction) throws -> Value) {
+        init(database: Database, read: @escaping @Sendable (ReadTransaction) throws -> Value?) {
             self.database = database
             self.read = read
         }
@@ -60,12 +77,12 @@ public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
                     // Subscribe before the first read, so a commit during it is not missed.
                     let handle = database.subscribeToChanges()
                     subscription = handle
-                    return try await refresh(handle, checkingLogsFirst: false, yieldingEqual: true)
+                    return try await refresh(handle, checkingLogsFirst: false)
                 }
                 while true {
                     guard let change = await subscription.subscription.nextChange() else { return end() }
                     let possible = change == .possible
-                    if let value = try await refresh(subscription, checkingLogsFirst: possible, yieldingEqual: false) { return value }
+                    if let value = try await refresh(subscription, checkingLogsFirst: possible) { return value }
                 }
             } catch {
                 _ = end()
@@ -74,16 +91,14 @@ public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
         }
 
         /// Reruns the read unless the change logs say nothing it read changed; returns the
-        /// result when it differs from the last one yielded (or always, for the first).
-        private mutating func refresh(_ handle: SubscriptionHandle, checkingLogsFirst: Bool, yieldingEqual: Bool) async throws -> Value? {
+        /// result when it differs from the last one yielded (the first always does).
+        private mutating func refresh(_ handle: SubscriptionHandle, checkingLogsFirst: Bool) async throws -> Value? {
             switch try await database.observedRead(read, after: seen, checkingLogsFirst: checkingLogsFirst) {
             case .unchanged:
                 return nil
             case .changed(let value, let region, let tokens):
                 if seen?.region.tables != region.tables { handle.subscription.track(region.tables) }
                 seen = (region, tokens)
-                if !yieldingEqual, value == last { return nil }
-                last = value
                 return value
             }
         }
@@ -92,6 +107,30 @@ public struct LiveQuery<Value: Sendable & Equatable>: AsyncSequence, Sendable {
             finished = true
             subscription = nil  // releases the subscription (and, with the last one, the poller)
             return nil
+        }
+    }
+}
+
+extension LiveQuery where Value: Equatable {
+    /// A live query yielding `read`'s results, equal consecutive ones once.
+    init(database: Database, read: @escaping @Sendable (ReadTransaction) throws -> Value) {
+        self.init(database: database, read: read, transform: { $0 })
+    }
+}
+
+/// One iterator's last result, to drop equal ones.
+private final class LastResult<Raw: Equatable & Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `last` is only touched under `lock` (one read at a time uses it; the
+    // lock makes handing it between reader threads safe).
+    private let lock = NSLock()
+    private var last: Raw?
+
+    /// Stores `raw`; returns whether it differs from the previous one (true the first time).
+    func replace(with raw: Raw) -> Bool {
+        lock.withLock {
+            if let last, last == raw { return false }
+            last = raw
+            return true
         }
     }
 }

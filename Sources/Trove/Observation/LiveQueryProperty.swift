@@ -13,7 +13,7 @@ import SwiftUI
 /// ```
 @MainActor
 @propertyWrapper
-public struct Live<Value: Sendable & Equatable>: DynamicProperty {
+public struct Live<Value: Sendable>: DynamicProperty {
     @State private var results: LiveResults<Value>
 
     /// Observes `query`. SwiftUI keeps the results object of a view's first init for the view's

@@ -16,7 +16,7 @@ import Observation
 /// ```
 @MainActor
 @Observable
-public final class LiveResults<Value: Sendable & Equatable> {
+public final class LiveResults<Value: Sendable> {
     /// The latest result; nil until the first arrives.
     public private(set) var value: Value?
     /// The error that ended the query, if one did (``value`` keeps the last good result).
