@@ -7,6 +7,13 @@ let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory()
 let path = URL(fileURLWithPath: folder).appendingPathComponent("live-\(ProcessInfo.processInfo.processIdentifier).trove").path
 defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
 
+/// A model type (see the Models section): observed the same way, no Equatable needed.
+struct Reminder: Model {
+    var id: Int64
+    var text: String
+    var done: Bool
+}
+
 let database = try Database(path: path)
 let todos = try await database.documents("todos", schema: DocumentSchema(
     fields: [.text("title"), .bool("done", default: false)]))
@@ -43,4 +50,13 @@ do {
     await board.waitForUpdates(2)
     print(board.value!)
     print("open:", try await openCount.next()!)
+
+    // Typed models: a FetchDescriptor (or a count, or a search) observed the same way.
+    let reminders = try await database.models(Reminder.self)
+    var pending = reminders.observe(FetchDescriptor(
+        predicate: #Predicate { !$0.done }, sortBy: [SortDescriptor(\.text)])).makeAsyncIterator()
+    print("pending:", try await pending.next()!.map(\.text))
+    try await reminders.insert([Reminder(id: 1, text: "Water the plants", done: false),
+                                Reminder(id: 2, text: "Pay the rent", done: true)])
+    print("pending:", try await pending.next()!.map(\.text))
 }

@@ -275,7 +275,7 @@ struct LiveQueryDocsTests {
             .deletingLastPathComponent()
         let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
         let example = try String(contentsOf: repository.appendingPathComponent("Examples/LiveQueries/main.swift"), encoding: .utf8)
-        let quoted = try #require(example.range(of: "let todos = ").map { String(example[$0.lowerBound...]) })
+        let quoted = try #require(example.range(of: "/// A model type").map { String(example[$0.lowerBound...]) })
         #expect(readme.contains("```swift\n" + quoted + "```"))
     }
 }
