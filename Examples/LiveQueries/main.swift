@@ -7,7 +7,7 @@ let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory()
 let path = URL(fileURLWithPath: folder).appendingPathComponent("live-\(ProcessInfo.processInfo.processIdentifier).trove").path
 defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
 
-/// A model type (see the Models section): observed the same way, no Equatable needed.
+/// A model type (a Codable struct; it need not be Equatable to be observed).
 struct Reminder: Model {
     var id: Int64
     var text: String
