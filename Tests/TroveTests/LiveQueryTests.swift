@@ -132,6 +132,35 @@ struct LiveQueryTests {
         _ = items
     }
 
+    @Test("concurrent writers on two databases: no wake is lost, values only grow, the last one is the end state")
+    func concurrentWriters() async throws {
+        let (dir, db, items, _) = try await Self.open()
+        defer { withExtendedLifetime(dir) {} }
+        let second = try await Database(path: dir.path("live.trove")).documents(named: "items")
+        let query = items.observeCount(Field("category") == "c0")
+        let consumer = Task {
+            var seen: [Int] = []
+            for try await count in query {
+                seen.append(count)
+                if count == 100 { break }
+            }
+            return seen
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                let target = writer % 2 == 0 ? items : second
+                group.addTask {
+                    for i in 0..<25 { try await target.insert(Self.item(Int64(writer * 1000 + i), i % 5 == 0 ? "c1" : "c0")) }
+                    for i in 0..<5 { try await target.insert(Self.item(Int64(writer * 1000 + 100 + i), "c0")) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seen = try await consumer.value
+        #expect(seen.last == 100)
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
     @Test("fetch, one document, aggregate and search observations follow their results")
     func observeKinds() async throws {
         let dir = try TemporaryDirectory()
