@@ -67,6 +67,15 @@ public enum TroveError: Error, Hashable, Sendable {
     case duplicateDocumentID(DocumentID)
     /// Another document already has this value in a unique field (or unique index).
     case uniqueViolation(field: String, value: String)
+    /// A reference field names a document its target collection does not have; nothing written.
+    case missingReference(field: String, value: String, collection: String)
+    /// A delete was refused: the document is referenced through a `.deny` reference
+    /// (`referencedBy` is `collection.field`, possibly reached through cascades); nothing deleted.
+    case deleteDenied(collection: String, id: DocumentID, referencedBy: String)
+    /// A reference field names a document collection that does not exist (yet).
+    case referenceTargetNotFound(field: String, collection: String)
+    /// The collection cannot be dropped while other collections reference it.
+    case collectionReferenced(collection: String, by: [String])
     /// No document has this id.
     case documentNotFound(DocumentID)
     /// A compare-and-set update found another version.
@@ -157,6 +166,17 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "A document with id \(id) already exists (or appears twice in the batch). Use upsert to replace it."
         case .uniqueViolation(let field, let value):
             "Another document already has \(value) in the unique field '\(field)'."
+        case .missingReference(let field, let value, let collection):
+            "Field '\(field)' refers to \(value) in '\(collection)', which has no such document. "
+                + "Write the referenced document first."
+        case .deleteDenied(let collection, let id, let referencedBy):
+            "Document \(id) of '\(collection)' is still referenced by \(referencedBy) (delete rule deny). "
+                + "Delete or re-point those documents first."
+        case .referenceTargetNotFound(let field, let collection):
+            "Field '\(field)' references the document collection '\(collection)', which does not exist. "
+                + "Create the referenced collection first."
+        case .collectionReferenced(let collection, let by):
+            "Collection '\(collection)' is referenced by \(by.joined(separator: ", ")); drop those first."
         case .documentNotFound(let id):
             "No document with id \(id)."
         case .versionConflict(let id, let expected, let actual):

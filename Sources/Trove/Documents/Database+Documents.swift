@@ -41,6 +41,7 @@ extension Database {
         }
         let layout = DocumentLayout(name: name, schema: schema)
         try connection.transaction(.immediate) {
+            try DocumentStore.refuseDropIfReferenced(name, on: connection)
             for statement in layout.dropStatements { try connection.execute(script: statement) }
             try connection.execute(
                 "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(layout.metaKey), .text(layout.logFloorKey)])

@@ -22,6 +22,7 @@ extension Database {
         {
             throw TroveError.dimensionMismatch(expected: dimension, actual: embedder.dimension)
         }
+        try openReferencedModels(of: M.self)
         let documents = try self.documents(M.collectionName, schema: schema.documentSchema)
         return ModelCollection(documents: documents, schema: schema, embedder: embedder)
     }

@@ -50,6 +50,11 @@ public struct ModelOptions: Hashable, Sendable {
     private(set) var embeddedVector: String?
     /// Property name -> column name.
     var columns: [String: String] = [:]
+    /// Property name -> the model collection it references (``reference(_:to:onDelete:)-(KeyPath<Root,Target.ID>,_,_)``).
+    var references: [String: Reference] = [:]
+    /// Property name -> the referenced model type, so opening a model's collection can create
+    /// the collections it references first.
+    var referenceTargets: [String: any Model.Type] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
     var problems: [String] = []
 
@@ -136,13 +141,13 @@ public struct ModelOptions: Hashable, Sendable {
         }
     }
 
-    private func with(_ change: (inout ModelOptions) -> Void) -> ModelOptions {
+    func with(_ change: (inout ModelOptions) -> Void) -> ModelOptions {
         var copy = self
         change(&copy)
         return copy
     }
 
-    private mutating func topLevel(_ keyPath: AnyKeyPath) -> String? {
+    mutating func topLevel(_ keyPath: AnyKeyPath) -> String? {
         let names = keyPath.names(&problems)
         guard names.count == 1 else {
             if !names.isEmpty { problems.append("\(keyPath) must name a top-level property") }
@@ -155,6 +160,7 @@ public struct ModelOptions: Hashable, Sendable {
         a.indexes == b.indexes && a.fullTextNames == b.fullTextNames && a.fullTextWeights == b.fullTextWeights
             && a.tokenizer == b.tokenizer && a.vectors == b.vectors && a.embeddedText == b.embeddedText
             && a.embeddedVector == b.embeddedVector && a.columns == b.columns && a.problems == b.problems
+            && a.references == b.references
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -90,10 +90,13 @@ struct ModelSchema<M: Model>: Sendable {
             }
             properties.append(ModelProperty(
                 name: recorded.name, kind: recorded.kind,
-                definition: FieldDefinition(column, type, optional: recorded.isOptional)))
+                definition: FieldDefinition(column, type, optional: recorded.isOptional, reference: options.references[recorded.name])))
         }
         for name in options.columns.keys where !properties.contains(where: { $0.name == name }) {
             throw invalid("column(_:named:) names \(name), which is not a stored property")
+        }
+        for name in options.references.keys where !properties.contains(where: { $0.name == name }) {
+            throw invalid("reference(_:to:onDelete:) names \(name), which is not a stored property")
         }
         for name in options.vectors.keys where !properties.contains(where: { $0.name == name }) {
             throw invalid("vector(_:dimension:) names \(name), which is not a stored property")
