@@ -161,6 +161,22 @@ struct LiveQueryTests {
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 })
     }
 
+    @Test("rows deleted by a foreign-key cascade reach observations of the referencing collection")
+    func cascadeDeletes() async throws {
+        let dir = try TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let db = try Database(path: dir.path("cascade.trove"))
+        let authors = try await db.documents("authors", schema: DocumentSchema(fields: [.text("name")]))
+        let books = try await db.documents("books", schema: DocumentSchema(fields: [
+            .text("title"), .reference("author", to: "authors", onDelete: .cascade)]))
+        try await authors.insert([Document(id: 1, ["name": "Le Guin"]), Document(id: 2, ["name": "Herbert"])])
+        try await books.insert([Document(id: 1, ["title": "Earthsea", "author": 1]), Document(id: 2, ["title": "Dune", "author": 2])])
+        var titles = books.observe(Query().sorted(by: .ascending("title"))).makeAsyncIterator()
+        #expect(try await titles.next()?.map(\.id) == [2, 1])
+        try await authors.delete(id: 1)  // cascades to book 1: a commit that touches "books" too
+        #expect(try await titles.next()?.map(\.id) == [2])
+    }
+
     @Test("fetch, one document, aggregate and search observations follow their results")
     func observeKinds() async throws {
         let dir = try TemporaryDirectory()
