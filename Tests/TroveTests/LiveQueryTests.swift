@@ -309,6 +309,14 @@ struct LiveQueryTests {
         let failing = LiveResults(db.observe { r in try r.documents("missing").count() })
         await failing.waitForUpdates(1)
         #expect(failing.isFinished && failing.value == nil && failing.error is TroveError)
+
+        // Releasing the object stops its observation (the subscription leaves the hub).
+        var released: LiveResults<Int>? = LiveResults(items.observeCount())
+        await released?.waitForUpdates(1)
+        #expect(db.changeHub.subscriberCount == 1)
+        released = nil
+        while db.changeHub.subscriberCount > 0 { try await Task.sleep(for: .milliseconds(2)) }
+        _ = released
     }
 }
 
