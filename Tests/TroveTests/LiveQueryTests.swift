@@ -208,6 +208,31 @@ struct LiveQueryTests {
         #expect(try await one.next() == .some(nil))
     }
 
+    @Test("a read over two collections follows both, and a third collection's writes run no read")
+    func twoCollections() async throws {
+        let (dir, db, items, other) = try await Self.open()
+        defer { withExtendedLifetime(dir) {} }
+        let third = try await db.documents("third", schema: Self.schema)
+        let runs = Runs()
+        let both = db.observe { r in
+            runs.increment()
+            return [try r.documents("items").count(), try r.documents("other").count()]
+        }
+        let values = AsyncStream<[Int]>.makeStream()
+        let consumer = Task { for try await counts in both { values.continuation.yield(counts) } }
+        defer { consumer.cancel() }
+        var delivered = values.stream.makeAsyncIterator()
+        #expect(await delivered.next() == [0, 0])
+        try await other.insert(Self.item(1, "c0"))
+        #expect(await delivered.next() == [0, 1])
+        try await items.insert(Self.item(1, "c0"))
+        #expect(await delivered.next() == [1, 1])
+        let mark = db.changeHub.wakesTaken
+        try await third.insert(Self.item(1, "c0"))
+        await Self.settle(db.changeHub, after: mark)
+        #expect(runs.value == 3)
+    }
+
     @Test("a raw SQL read tracks the tables it reads: its own table's commits yield, others' do not")
     func rawSQLRegion() async throws {
         let (dir, db, items, _) = try await Self.open()
