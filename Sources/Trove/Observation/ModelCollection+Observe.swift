@@ -20,6 +20,10 @@ extension ModelCollection {
     }
 
     /// Observes one model by id (nil while it does not exist).
+    ///
+    /// ```swift
+    /// for try await note in notes.observe(id: 7) { title = note?.title ?? "(deleted)" }
+    /// ```
     public func observe(id: M.ID) -> LiveQuery<M?> {
         let (name, schema, id) = (documents.name, self.schema, id.documentID)
         return LiveQuery(

@@ -38,6 +38,10 @@ extension DocumentCollection {
     }
 
     /// Observes one document by id (nil while it does not exist).
+    ///
+    /// ```swift
+    /// for try await note in notes.observe(id: 42) { editor.show(note) }   // nil once deleted
+    /// ```
     public func observe(id: DocumentID) -> LiveQuery<Document?> {
         let name = self.name
         return database.observe { r in try r.documents(name).fetch(id: id) }
