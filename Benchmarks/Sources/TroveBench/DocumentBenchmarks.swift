@@ -7,7 +7,7 @@ import TroveSQLite
 import TroveVectors
 
 /// The peer's record, generated identically (SplitMix64, `BenchRandom`, seeded with 42, same field order).
-struct Item {
+private struct Item {
     var id: Int64
     var title: String
     var body: String
@@ -40,7 +40,7 @@ struct Item {
 private let words = "alpha beta gamma delta river stone cloud paper garden window engine ticket lamp orbit maple"
     .split(separator: " ").map(String.init)
 
-func makeItems(_ n: Int) -> [Item] {
+private func makeItems(_ n: Int) -> [Item] {
     var rng = BenchRandom(state: 42)
     return (0..<n).map { i in
         Item(id: Int64(i + 1),
@@ -59,7 +59,7 @@ private func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-let itemSchema = DocumentSchema(
+private let itemSchema = DocumentSchema(
     fields: [.text("title"), .text("body"), .text("category"), .integer("year"), .real("score"), .json("tags")],
     indexes: [IndexDefinition([Field("category"), Field("year")])])
 
@@ -280,3 +280,8 @@ private func format(_ value: Double) -> String {
 private func describe(_ json: [String: Any]) -> String {
     json.keys.sorted().filter { $0 != "peer" && $0 != "grdb" }.map { "\($0)=\(json[$0]!)" }.joined(separator: " ")
 }
+
+/// The peer's records as documents, and their schema, for other benchmarks (the observation
+/// benchmark loads the same 100,000 rows).
+func peerRecordDocuments(_ n: Int) -> [Document] { makeItems(n).map(\.document) }
+let peerRecordSchema = itemSchema

@@ -47,23 +47,29 @@ func observeCommitToDelivery<Observation: AsyncSequence & Sendable>(
 enum BenchError: Error { case observationEnded }
 
 /// The peer's observation workload through Trove: `rows` records, then an observed count of c0
-/// and 200 single-row inserts of category c0. Returns the p50 in ms (and p90 for context).
-func troveObservationWorkload(rows: Int, commits: Int = 200) async throws -> (p50: Double, p90: Double) {
+/// and 200 single-row inserts of category c0. Returns the p50 in ms (and, for context, the p90
+/// and the p50 of the write alone, from its start until `insert` returns).
+func troveObservationWorkload(rows: Int, commits: Int = 200) async throws -> (p50: Double, p90: Double, writeP50: Double) {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-observe-\(getpid())-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let database = try Database(path: dir.appendingPathComponent("db.trove").path)
-    let items = try await database.documents("item", schema: itemSchema)
-    try await items.insert(makeItems(rows).map(\.document))
+    let items = try await database.documents("item", schema: peerRecordSchema)
+    try await items.insert(peerRecordDocuments(rows))
     let initial = try await items.count(Field("category") == "c0")
+    var writes: [Double] = []
     let latencies = try await observeCommitToDelivery(
         items.observeCount(Field("category") == "c0"), commits: commits,
         write: { i in
-            let item = Item(id: Int64(rows + 1 + i), title: "t", body: "b", category: "c0", year: 2026, score: 0.5, tags: [])
-            try await items.insert(item.document)
+            let start = DispatchTime.now().uptimeNanoseconds
+            try await items.insert(Document(id: .int(Int64(rows + 1 + i)), [
+                "title": "t", "body": "b", "category": "c0", "year": 2026, "score": 0.5, "tags": [],
+            ]))
+            writes.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
         },
         isDelivered: { count, i in count == initial + i + 1 })
-    return (latencies[latencies.count / 2], latencies[latencies.count * 9 / 10])
+    writes.sort()
+    return (latencies[latencies.count / 2], latencies[latencies.count * 9 / 10], writes[writes.count / 2])
 }
 
 func runObservationBenchmarks(_ arguments: [String]) async throws {
@@ -85,9 +91,10 @@ func runObservationBenchmarks(_ arguments: [String]) async throws {
     var trove: [Double] = []
     var grdb: [Double] = []
     for round in 1...rounds {
-        let (p50, p90) = try await troveObservationWorkload(rows: rows)
+        let (p50, p90, writeP50) = try await troveObservationWorkload(rows: rows)
         trove.append(p50)
-        var line = "round \(round): trove p50 \(String(format: "%.3f", p50)) ms (p90 \(String(format: "%.3f", p90)))"
+        var line = "round \(round): trove p50 \(String(format: "%.3f", p50)) ms (p90 \(String(format: "%.3f", p90)); "
+            + "the write alone p50 \(String(format: "%.3f", writeP50)))"
         if let peer, let json = try runGRDBPeer(peer, rows: rows), let value = (json[key] as? NSNumber)?.doubleValue {
             grdb.append(value)
             line += ", grdb p50 \(String(format: "%.3f", value)) ms"
