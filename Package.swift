@@ -14,6 +14,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-links", "Links"),
     ("example-places", "Places"),
     ("example-models", "Models"),
+    ("example-live-queries", "LiveQueries"),
 ]
 
 let package = Package(

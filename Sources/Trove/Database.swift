@@ -33,6 +33,9 @@ public actor Database {
     public nonisolated let clock: any ExpiryClock
     /// The background purge of expired documents, when started (``startPurgingExpired(every:)``).
     var expiryPurge: Task<Void, Never>?
+    /// Where commits to this file are announced to live queries (shared by every database of
+    /// this process on the same path; see Observation/ChangeHub.swift).
+    nonisolated let changeHub: ChangeHub
 
     /// Opens (or creates) a database file.
     ///
@@ -100,7 +103,11 @@ public actor Database {
         }
         self.connection = connection
         self.engines = engines
-        if case .file(let p) = location { path = p } else { path = nil }
+        let filePath: String? = if case .file(let p) = location { p } else { nil }
+        path = filePath
+        let hub = filePath.map(ChangeHub.shared(path:)) ?? ChangeHub.inMemory()
+        changeHub = hub
+        if !connection.isReadOnly { connection.observeCommits { tables in hub.publish(tables) } }
     }
 
     /// Page size of files this type creates.

@@ -41,12 +41,15 @@ final class ReaderPool: @unchecked Sendable {
     /// behind it. (Running reads on a Dispatch queue instead cost two thread hops per read,
     /// about 1.5x the latency of a small query on a busy machine.)
     ///
-    /// - Parameter transaction: false for a body that runs one statement (which is its own
-    ///   snapshot), saving BEGIN and COMMIT.
+    /// - Parameters:
+    ///   - transaction: false for a body that runs one statement (which is its own snapshot),
+    ///     saving BEGIN and COMMIT.
+    ///   - yielding: false for a caller that has just resumed from a suspension of its own (a
+    ///     live query woken by a commit), which cannot be such a loop.
     func withReader<T: Sendable>(
-        transaction: Bool = true, _ body: @Sendable (Connection) throws -> T
+        transaction: Bool = true, yielding: Bool = true, _ body: @Sendable (Connection) throws -> T
     ) async throws -> T {
-        await Task.yield()
+        if yielding { await Task.yield() }
         let connection = try await checkout()
         defer { checkin(connection) }
         guard transaction else { return try body(connection) }
@@ -67,7 +70,7 @@ final class ReaderPool: @unchecked Sendable {
         case .ready(let connection): return connection
         case .open:
             do {
-                return try openReader()
+                return try openConnection()
             } catch {
                 lock.withLock { opened -= 1 }
                 throw error
@@ -102,7 +105,9 @@ final class ReaderPool: @unchecked Sendable {
         let connection: Connection
     }
 
-    private func openReader() throws -> Connection {
+    /// Opens a reader connection configured like the pool's (also used outside the pool, by the
+    /// live queries' `data_version` poller).
+    func openConnection() throws -> Connection {
         var options = Connection.Options(readOnly: true, walMode: false, busyTimeout: busyTimeout, foreignKeys: false)
         options.encryption = encryption
         let connection = try Connection(.file(path), options: options)

@@ -14,6 +14,8 @@ import Darwin
 /// TroveCrashChild ingest <path> <batches>          write CrashWorkload batches, print "C <b>" per commit
 /// TroveCrashChild writer <path> <batches> <base>   multi-process writer: 10-row batches with ids from base
 /// TroveCrashChild probe <path>                     as an unprivileged user: open, read, try to write
+/// TroveCrashChild documents <path> <collection> <first id> <count> <category>
+///                                                  one document insert per transaction, "W <id>" after each
 /// ```
 /// With `TROVE_CRASH_KEY_HEX` set, `ingest` and `writer` open the file encrypted with that raw key.
 /// Every line goes straight to fd 1 with write(2), so a line printed is a line the parent sees,
@@ -29,6 +31,9 @@ struct TroveCrashChild {
             case "writer":
                 try await writer(path: arguments[2], batches: Int(arguments[3])!, base: Int64(arguments[4])!)
             case "probe": await probe(path: arguments[2])
+            case "documents":
+                try await documents(path: arguments[2], collection: arguments[3], first: Int64(arguments[4])!,
+                                    count: Int(arguments[5])!, category: arguments[6])
             default: fail("unknown mode \(arguments[1])")
             }
         } catch {
@@ -101,6 +106,16 @@ struct TroveCrashChild {
 
     /// One of two processes writing and reading the same file: 10-row batches, each followed by
     /// reads; every error is printed (the test expects none).
+    /// Another process's commits for the live-query tests: `count` single-document transactions.
+    static func documents(path: String, collection: String, first: Int64, count: Int, category: String) async throws {
+        let database = try open(path)
+        let items = try await database.documents(collection, schema: ObservedWorkload.schema)
+        for id in first..<(first + Int64(count)) {
+            try await items.insert(Document(id: .int(id), ["category": .string(category)]))
+            say("W \(id)")
+        }
+    }
+
     static func writer(path: String, batches: Int, base: Int64) async throws {
         let database = try open(path)
         let collection = try await database.collection("shared", dimension: 8)

@@ -64,3 +64,9 @@ public enum CrashWorkload {
         return z ^ (z >> 31)
     }
 }
+
+/// The document collections the live-query tests observe while the child's `documents` mode
+/// writes them from another process.
+public enum ObservedWorkload {
+    public static let schema = DocumentSchema(fields: [.text("category")], indexes: [IndexDefinition([Field("category")])])
+}

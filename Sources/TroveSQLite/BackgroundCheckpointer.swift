@@ -40,6 +40,8 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
     private let worker: Worker
     // Background runs started when the writer last copied the log itself (writer's thread only).
     private var runsStartedAtLastFallback = 0
+    // Its listener on the writer's WAL hook (shared with commit observation).
+    private var listenerID = 0
 
     /// Attaches a checkpointer to a read-write connection on a WAL file. Replaces the
     /// connection's automatic checkpoint (`PRAGMA wal_autocheckpoint`).
@@ -57,11 +59,12 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
         self.worker = Worker(path: path, encryption: writer.options.encryption)
         self.thresholdPages = thresholdPages
         self.fallbackPages = fallbackPages
-        sqlite3_wal_hook(writer.db, walHook, Unmanaged.passUnretained(self).toOpaque())
+        // Unowned: the writer keeps the listener, and deinit removes it before self is gone.
+        listenerID = writer.addWALListener { [unowned self] database, pages in self.committed(database: database, pages: pages) }
     }
 
     deinit {
-        sqlite3_wal_hook(writer.db, nil, nil)
+        writer.removeWALListener(listenerID)
         // Nothing can schedule now; wait for a checkpoint in flight, then close its connection.
         queue.sync { worker.close() }
     }
@@ -151,13 +154,4 @@ private final class Worker: @unchecked Sendable {
         connection?.close()
         connection = nil
     }
-}
-
-/// SQLite's WAL hook: runs after each commit with the log's size in pages.
-private func walHook(
-    context: UnsafeMutableRawPointer?, db: OpaquePointer?, database: UnsafePointer<CChar>?, pages: Int32
-) -> Int32 {
-    guard let context else { return SQLITE_OK }
-    Unmanaged<BackgroundCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(database: database, pages: pages)
-    return SQLITE_OK
 }

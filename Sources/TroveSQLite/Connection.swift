@@ -71,6 +71,8 @@ public final class Connection {
     private var statementCache: [String: Statement] = [:]
     // Makes savepoint names unique while they nest.
     var savepointCounter = 0
+    // The WAL-hook listeners and commit tracking (Connection+ChangeHooks.swift); nil until used.
+    var hooks: ConnectionHooks?
 
     /// Opens a connection.
     ///
@@ -161,8 +163,12 @@ public final class Connection {
     /// (`sqlite3_close_v2`). Calling twice is harmless.
     public func close() {
         statementCache.removeAll()
-        if let handle { sqlite3_close_v2(handle) }
+        if let handle {
+            if hooks != nil { detachHooks(handle) }
+            sqlite3_close_v2(handle)
+        }
         handle = nil
+        hooks = nil
     }
 
     var db: OpaquePointer {

@@ -30,6 +30,7 @@ struct ExamplesTests {
         ("example-expiry", "Expiry"), ("example-admin", "Administration"),
         ("example-links", "Links"), ("example-places", "Places"),
         ("example-models", "Models"),
+        ("example-live-queries", "LiveQueries"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")

@@ -299,3 +299,8 @@ func format(_ value: Double) -> String {
 func describe(_ json: [String: Any]) -> String {
     json.keys.sorted().filter { $0 != "peer" && $0 != "grdb" }.map { "\($0)=\(json[$0]!)" }.joined(separator: " ")
 }
+
+/// The peer's records as documents, and their schema, for other benchmarks (the observation
+/// benchmark loads the same 100,000 rows).
+func peerRecordDocuments(_ n: Int) -> [Document] { makeItems(n).map(\.document) }
+let peerRecordSchema = itemSchema

@@ -14,6 +14,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("store-ann", "HNSW in the store: filtered queries vs exact scan, snapshot load vs rebuild", runStoreANNBenchmarks),
     ("documents", "the grdb-peer record workload through the document API (+ GRDB side by side), reader scaling", runDocumentBenchmarks),
     ("models", "the grdb-peer record workload through Codable models and #Predicate (+ GRDB side by side)", runModelBenchmarks),
+    ("observe", "live-query commit-to-delivery latency (+ GRDB side by side)", runObservationBenchmarks),
     ("text", "BM25 text leg: p50/p99 latency, hit@10 (+ FTS5, bm25s, tantivy side by side)", runTextBenchmarks),
     ("admin", "dump/load throughput and size, backup under inserts, purge of expired records", runAdminBenchmarks),
     ("geo", "radius, box and nearest-10 over 1M points (+ hand-written R*Tree SQL, brute force)", runGeoBenchmarks),

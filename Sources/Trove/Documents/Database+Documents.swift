@@ -120,12 +120,12 @@ extension Database {
     /// Runs `body` on a reader (or, for in-memory databases, on the writer) in a read transaction,
     /// with a way to find document stores from that connection.
     nonisolated func reading<T: Sendable>(
-        transaction: Bool = true,
+        transaction: Bool = true, yielding: Bool = true,
         _ body: @Sendable (Connection, (String) throws -> DocumentStore) throws -> T
     ) async throws -> T {
         guard let readers else { return try await readOnWriter(body) }
         let stores = documentStores
-        return try await readers.withReader(transaction: transaction) { connection in
+        return try await readers.withReader(transaction: transaction, yielding: yielding) { connection in
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 // Opened by another handle or process after this database: read its schema here.
@@ -184,6 +184,8 @@ public struct ReadTransaction {
     let lookup: (String) throws -> DocumentStore
     /// The file's links.
     var graph: GraphStore
+    /// Inside an observed read (``Database/observe(_:)``): what the read touches.
+    var recorder: RegionRecorder? = nil
 
     /// The document collection `name`, for reads on this snapshot.
     public func documents(_ name: String) throws -> DocumentReader {
@@ -192,6 +194,10 @@ public struct ReadTransaction {
 
     /// Runs one read-only SQL query on the snapshot.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [Row] {
-        try connection.prepare(sql).rows(bindings)
+        guard let recorder else { return try connection.prepare(sql).rows(bindings) }
+        // Observed: the tables it reads are what the live query depends on.
+        let (statement, tables) = try connection.readTables { try connection.prepare(sql) }
+        recorder.read(tables)
+        return try statement.rows(bindings)
     }
 }

@@ -43,6 +43,12 @@ extension ModelCollection {
     ///   for `.words` and `.hybrid` without ``ModelOptions/fullText(_:weight:)-(KeyPath<Root,String>,_)`` properties.
     public func search(_ text: String, mode: ModelSearchMode = .hybrid, where predicate: Predicate<M>? = nil,
                        limit: Int = 10) async throws -> [ModelHit<M>] {
+        let query = try await searchQuery(text, mode: mode, where: predicate, limit: limit)
+        return try hits(try await documents.search(query))
+    }
+
+    /// The engine query of a typed search (its text embedded when it has a vector leg).
+    func searchQuery(_ text: String, mode: ModelSearchMode, where predicate: Predicate<M>?, limit: Int) async throws -> Query {
         var query = Query(try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all).limit(limit)
         if mode != .words {
             guard let embedder, let vector = schema.embeddedVector, let column = schema.propertiesByName[vector]?.column else {
@@ -54,8 +60,12 @@ extension ModelCollection {
             guard schema.documentSchema.fullText != nil else { throw TroveError.lexicalSearchDisabled(collection: documents.name) }
             query = query.matching(.typed(text))
         }
-        let hits = try await documents.search(query)
-        return try hits.map { hit in
+        return query
+    }
+
+    /// Document hits as model hits.
+    func hits(_ hits: [DocumentHit]) throws -> [ModelHit<M>] {
+        try hits.map { hit in
             ModelHit(model: try schema.decode(hit.document), score: hit.score,
                      distance: hit.distances.first ?? nil, bm25: hit.bm25)
         }
