@@ -112,7 +112,10 @@ extension Collection {
     /// print(found.plan.strategy, found.results.count)
     /// let truth = try await docs.searchExplained(vector: q, topK: 10, exact: true).results
     /// ```
-    /// - Parameters: as ``search(vector:topK:filter:)``, plus
+    /// - Parameters:
+    ///   - vector: the query; same dimension as the collection, finite components.
+    ///   - topK: how many hits, 1 through ``maxTopK``.
+    ///   - filter: which rows may compete, applied before ranking.
     ///   - exact: scan exactly even when the collection has an approximate index.
     ///   - efSearch: the HNSW candidate list size for this query (default: the collection's
     ///     `efSearch`); larger is slower and finds more of the true neighbours.

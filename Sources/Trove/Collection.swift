@@ -162,7 +162,11 @@ public struct Collection: Sendable {
     /// try await notes.searchText("\"oat milk\" OR groceries")       // a string literal is FTS5 syntax
     /// try await notes.searchText(.typed("oat milk?"), snippet: SnippetStyle())
     /// ```
-    /// - Parameter query: ``TextQuery/fts5(_:)`` (a string literal) or ``TextQuery/typed(_:)``.
+    /// - Parameters:
+    ///   - query: ``TextQuery/fts5(_:)`` (a string literal) or ``TextQuery/typed(_:)``.
+    ///   - topK: how many hits, 1 through ``maxTopK``.
+    ///   - filter: which rows may compete, applied before ranking.
+    ///   - snippet: how to mark the matched words in ``SearchResult/snippet``; nil for none.
     /// - Throws: ``TroveError/invalidTextQuery(query:reason:)`` for malformed FTS5 syntax,
     ///   ``TroveError/lexicalSearchDisabled(collection:)``, ``TroveError/invalidTopK(_:maximum:)``,
     ///   ``TroveError/invalidFilter(sql:reason:)``.
