@@ -2,10 +2,10 @@ import Foundation
 import TroveSQLite
 import TroveVectors
 
-/// How a vector search found its answer, and why (see ``Collection/explain(topK:source:where:bindings:exact:)``).
+/// How a vector search found its answer, and why (see ``Collection/explain(topK:filter:exact:)``).
 ///
 /// ```swift
-/// let plan = try await docs.explain(topK: 10, source: "manual")
+/// let plan = try await docs.explain(topK: 10, filter: SearchFilter(source: "manual"))
 /// print(plan)   // "exactScan on hnsw(...): 312 matching rows: an exact scan is cheaper than any walk"
 /// ```
 public struct SearchPlan: Sendable, Hashable, CustomStringConvertible {
@@ -98,84 +98,46 @@ public struct IndexStatistics: Sendable, Hashable {
 }
 
 extension Collection {
-    /// Vector search that states whether it must be exact.
+    /// Vector search returning the plan next to the hits, and stating whether it must be exact.
     ///
     /// On a flat collection every search is exact. On an HNSW collection `exact: false` walks
     /// the graph (approximate, fast) and `exact: true` scans the index's float32 vectors (the
-    /// same answer as a flat collection would give, at O(n) cost).
+    /// same answer as a flat collection would give, at O(n) cost). With a filter, an HNSW
+    /// collection scans the matching rows exactly when they are few and walks the graph,
+    /// skipping non-matching rows in the results, when they are many; either way exactly `topK`
+    /// hits come back whenever `topK` rows match.
     ///
     /// ```swift
-    /// let truth = try await docs.search(vector: q, topK: 10, exact: true)
-    /// ```
-    /// - Parameters: as ``search(vector:topK:source:where:bindings:)-(_,_,_,_,_)``, plus
-    ///   - exact: scan exactly even when the collection has an approximate index.
-    /// - Throws: as ``search(vector:topK:source:where:bindings:)-(_,_,_,_,_)``.
-    public func search(
-        vector: [Float], topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], exact: Bool
-    ) async throws -> [SearchResult] {
-        try await searchExplained(vector: vector, topK: topK, source: source, where: sql, bindings: bindings, exact: exact)
-            .results
-    }
-
-    /// Vector search returning the plan next to the hits.
-    ///
-    /// With a filter, an HNSW collection scans the matching rows exactly when they are few and
-    /// walks the graph, skipping non-matching rows in the results, when they are many; either
-    /// way exactly `topK` hits come back whenever `topK` rows match.
-    ///
-    /// ```swift
-    /// let found = try await docs.searchExplained(vector: q, topK: 10, source: "manual")
+    /// let found = try await docs.searchExplained(vector: q, topK: 10, filter: SearchFilter(source: "manual"))
     /// print(found.plan.strategy, found.results.count)
+    /// let truth = try await docs.searchExplained(vector: q, topK: 10, exact: true).results
     /// ```
-    /// - Parameter efSearch: the HNSW candidate list size for this query (default: the
-    ///   collection's `efSearch`); larger is slower and finds more of the true neighbours.
-    /// - Throws: as ``search(vector:topK:source:where:bindings:)-(_,_,_,_,_)``, and
+    /// - Parameters:
+    ///   - vector: the query; same dimension as the collection, finite components.
+    ///   - topK: how many hits, 1 through ``maxTopK``.
+    ///   - filter: which rows may compete, applied before ranking.
+    ///   - exact: scan exactly even when the collection has an approximate index.
+    ///   - efSearch: the HNSW candidate list size for this query (default: the collection's
+    ///     `efSearch`); larger is slower and finds more of the true neighbours.
+    /// - Throws: as ``search(vector:topK:filter:)``, and
     ///   ``TroveError/invalidConfiguration(_:)`` for an efSearch outside 1...100000.
     /// - Complexity: unfiltered HNSW: about O(efSearch · m · log n) distances; filtered: the
     ///   cheaper of O(matching) distances and a walk of about efSearch · n / matching nodes.
     public func searchExplained(
-        vector: [Float], topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], exact: Bool = false, efSearch: Int? = nil
-    ) async throws -> ExplainedSearch {
-        let filter = SearchFilter(source: source, sql: sql, bindings: bindings)
-        return try await searchExplained(vector: vector, topK: topK, filter: filter, exact: exact, efSearch: efSearch)
-    }
-
-    /// The plan a vector search with these arguments would take (the filter is evaluated and
-    /// the index caught up, but nothing is ranked).
-    ///
-    /// ```swift
-    /// let plan = try await docs.explain(topK: 10, where: "json_extract(metadata, '$.lang') = ?", bindings: ["de"])
-    /// ```
-    public func explain(
-        topK: Int = 10, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = [],
-        exact: Bool = false
-    ) async throws -> SearchPlan {
-        let filter = SearchFilter(source: source, sql: sql, bindings: bindings)
-        return try await database.withEngine(name) { try $0.explainSearch(topK: topK, filter: filter, exact: exact) }
-    }
-
-    /// ``search(vector:topK:source:where:bindings:exact:)`` with a ``SearchFilter``.
-    ///
-    /// ```swift
-    /// let hits = try await docs.search(vector: q, filter: SearchFilter(metadata: [.equals("lang", "en")]), exact: false)
-    /// ```
-    public func search(vector: [Float], topK: Int = 10, filter: SearchFilter, exact: Bool) async throws -> [SearchResult] {
-        try await searchExplained(vector: vector, topK: topK, filter: filter, exact: exact).results
-    }
-
-    /// ``searchExplained(vector:topK:source:where:bindings:exact:)`` with a ``SearchFilter``.
-    public func searchExplained(
-        vector: [Float], topK: Int = 10, filter: SearchFilter, exact: Bool = false, efSearch: Int? = nil
+        vector: [Float], topK: Int = 10, filter: SearchFilter = SearchFilter(), exact: Bool = false, efSearch: Int? = nil
     ) async throws -> ExplainedSearch {
         try await database.withEngine(name) {
             try $0.searchVectorExplained(vector, topK: topK, filter: filter, exact: exact, efSearch: efSearch)
         }
     }
 
-    /// ``explain(topK:source:where:bindings:exact:)`` with a ``SearchFilter``.
-    public func explain(topK: Int = 10, filter: SearchFilter, exact: Bool = false) async throws -> SearchPlan {
+    /// The plan a vector search with these arguments would take (the filter is evaluated and
+    /// the index caught up, but nothing is ranked).
+    ///
+    /// ```swift
+    /// let plan = try await docs.explain(topK: 10, filter: SearchFilter(metadata: [.equals("lang", "de")]))
+    /// ```
+    public func explain(topK: Int = 10, filter: SearchFilter = SearchFilter(), exact: Bool = false) async throws -> SearchPlan {
         try await database.withEngine(name) { try $0.explainSearch(topK: topK, filter: filter, exact: exact) }
     }
 

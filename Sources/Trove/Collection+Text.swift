@@ -76,24 +76,12 @@ extension Collection {
     /// ```swift
     /// let hits = try await notes.search("when is the dentist?", topK: 5)
     /// let wordsOnly = try await notes.search("dentist", mode: .text)
+    /// let due = try await notes.search("dentist", filter: SearchFilter(metadata: [.exists("due")]))
     /// ```
     /// - Throws: ``TroveError/embedderRequired(collection:)`` for the vector and hybrid modes
     ///   without an embedder, and the errors of the underlying searches.
     public func search(
-        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, source: String? = nil,
-        where sql: String? = nil, bindings: [SQLValue] = [], snippet: SnippetStyle? = nil
-    ) async throws -> [SearchResult] {
-        try await search(text, topK: topK, mode: mode, filter: SearchFilter(source: source, sql: sql, bindings: bindings),
-                         snippet: snippet)
-    }
-
-    /// Text-in search with a ``SearchFilter`` (source, typed metadata predicates, SQL fragment).
-    ///
-    /// ```swift
-    /// let hits = try await notes.search("dentist", filter: SearchFilter(metadata: [.exists("due")]))
-    /// ```
-    public func search(
-        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: SearchFilter,
+        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: SearchFilter = SearchFilter(),
         snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
         switch mode {

@@ -51,12 +51,6 @@ public struct Collection: Sendable {
         return try await run { try $0.write([row], mode: .insert)[0] }
     }
 
-    /// `[Double]` variant of ``insert(content:source:metadata:vector:)-(_,_,_,[Float])``.
-    @_disfavoredOverload @discardableResult
-    public func insert(content: String, source: String = "", metadata: String? = nil, vector: [Double]) async throws -> Int64 {
-        try await insert(content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
-    }
-
     /// Inserts rows in one transaction, all or nothing: every entry is validated before the first
     /// write, and a failure part-way (a duplicate id, a full disk) leaves the collection unchanged.
     ///
@@ -132,65 +126,54 @@ public struct Collection: Sendable {
     }
 
     // MARK: Searching
+    //
+    // One way to write each search: ``search(_:)`` (a ``Query``) is the general form; the methods below
+    // are conveniences for the common cases, each taking one ``SearchFilter`` (empty by default)
+    // and `topK` defaulting to 10. The older overloads (filters as `source:where:bindings:`,
+    // FTS5 strings, `[Double]` vectors) are deprecated in Collection+DeprecatedSearch.swift.
 
-    /// Exact k-nearest-neighbour search, nearest first.
+    /// k-nearest-neighbour search, nearest first: exact on a flat collection; an HNSW collection
+    /// walks its graph (``searchExplained(vector:topK:filter:exact:efSearch:)`` with `exact: true`
+    /// scans exactly and reports the plan).
     ///
-    /// Filters are applied before ranking: when at least `topK` rows pass `source` and `where`,
-    /// exactly `topK` of them come back.
+    /// Filters are applied before ranking: when at least `topK` rows pass `filter`, exactly
+    /// `topK` of them come back.
     ///
     /// ```swift
-    /// let hits = try await notes.search(vector: q, topK: 10, source: "inbox",
-    ///                                   where: "json_extract(metadata, '$.year') >= ?", bindings: [2024])
+    /// let hits = try await notes.search(vector: q, topK: 10, filter: SearchFilter(
+    ///     source: "inbox", sql: "json_extract(metadata, '$.year') >= ?", bindings: [2024]))
     /// ```
     /// - Parameters:
     ///   - vector: the query; same dimension as the collection, finite components.
     ///   - topK: how many hits, 1 through ``maxTopK``.
-    ///   - source: only rows with this source.
-    ///   - where: a SQL boolean expression over id, content, source, metadata, created_at, updated_at.
-    ///   - bindings: values for the `?` in `where`.
+    ///   - filter: which rows may compete (source, typed metadata predicates, a SQL fragment
+    ///     over id, content, source, metadata, created_at, updated_at).
     /// - Throws: ``TroveError/dimensionMismatch(expected:actual:)``, ``TroveError/invalidVector(reason:)``,
     ///   ``TroveError/invalidTopK(_:maximum:)``, ``TroveError/invalidFilter(sql:reason:)``.
     /// - Complexity: O(n × dimension) for n candidate rows, plus catching up with changes made
     ///   since the previous query.
-    public func search(
-        vector: [Float], topK: Int = 10, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
-    ) async throws -> [SearchResult] {
-        let filter = SearchFilter(source: source, sql: sql, bindings: bindings)
-        return try await run { try $0.searchVector(vector, topK: topK, filter: filter) }
-    }
-
-    /// `[Double]` variant of ``search(vector:topK:source:where:bindings:)-(_,_,_,_,_)``.
-    @_disfavoredOverload
-    public func search(
-        vector: [Double], topK: Int = 10, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
-    ) async throws -> [SearchResult] {
-        try await search(vector: vector.map(Float.init), topK: topK, source: source, where: sql, bindings: bindings)
+    public func search(vector: [Float], topK: Int = 10, filter: SearchFilter = SearchFilter()) async throws -> [SearchResult] {
+        try await run { try $0.searchVector(vector, topK: topK, filter: filter) }
     }
 
     /// Full-text search ranked by BM25, best first, with the same filters as vector search.
     ///
     /// ```swift
-    /// try await notes.searchText("\"oat milk\" OR groceries")       // FTS5 syntax
+    /// try await notes.searchText("\"oat milk\" OR groceries")       // a string literal is FTS5 syntax
     /// try await notes.searchText(.typed("oat milk?"), snippet: SnippetStyle())
     /// ```
-    /// - Parameter query: ``TextQuery/fts5(_:)`` (a string literal) or ``TextQuery/typed(_:)``.
+    /// - Parameters:
+    ///   - query: ``TextQuery/fts5(_:)`` (a string literal) or ``TextQuery/typed(_:)``.
+    ///   - topK: how many hits, 1 through ``maxTopK``.
+    ///   - filter: which rows may compete, applied before ranking.
+    ///   - snippet: how to mark the matched words in ``SearchResult/snippet``; nil for none.
     /// - Throws: ``TroveError/invalidTextQuery(query:reason:)`` for malformed FTS5 syntax,
-    ///   ``TroveError/lexicalSearchDisabled(collection:)``, ``TroveError/invalidTopK(_:maximum:)``.
+    ///   ``TroveError/lexicalSearchDisabled(collection:)``, ``TroveError/invalidTopK(_:maximum:)``,
+    ///   ``TroveError/invalidFilter(sql:reason:)``.
     public func searchText(
-        _ query: TextQuery, topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], snippet: SnippetStyle? = nil
+        _ query: TextQuery, topK: Int = 10, filter: SearchFilter = SearchFilter(), snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
-        let filter = SearchFilter(source: source, sql: sql, bindings: bindings)
-        return try await run { try $0.searchText(query, topK: topK, filter: filter, snippet: snippet) }
-    }
-
-    /// Full-text search with a query in FTS5 syntax.
-    @_disfavoredOverload
-    public func searchText(
-        _ fts5Query: String, topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], snippet: SnippetStyle? = nil
-    ) async throws -> [SearchResult] {
-        try await searchText(.fts5(fts5Query), topK: topK, source: source, where: sql, bindings: bindings, snippet: snippet)
+        try await run { try $0.searchText(query, topK: topK, filter: filter, snippet: snippet) }
     }
 
     /// Hybrid search: the vector and text legs, each filtered before ranking, fused with
@@ -200,36 +183,15 @@ public struct Collection: Sendable {
     /// let hits = try await notes.searchHybrid(text: .typed("dentist"), vector: q, topK: 5,
     ///                                         fusion: Fusion(k: 60, textWeight: 0.5))
     /// ```
-    /// - Throws: any error of ``search(vector:topK:source:where:bindings:)-(_,_,_,_,_)`` or
-    ///   ``searchText(_:topK:source:where:bindings:snippet:)-(TextQuery,_,_,_,_,_)``.
+    /// - Throws: any error of ``search(vector:topK:filter:)`` or
+    ///   ``searchText(_:topK:filter:snippet:)``.
     public func searchHybrid(
-        text: TextQuery, vector: [Float], topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], fusion: Fusion = Fusion(), snippet: SnippetStyle? = nil
+        text: TextQuery, vector: [Float], topK: Int = 10, filter: SearchFilter = SearchFilter(),
+        fusion: Fusion = Fusion(), snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
-        let filter = SearchFilter(source: source, sql: sql, bindings: bindings)
-        return try await run {
+        try await run {
             try $0.searchHybrid(text: text, vector: vector, topK: topK, filter: filter, fusion: fusion, snippet: snippet)
         }
-    }
-
-    /// Hybrid search with the text in FTS5 syntax.
-    @_disfavoredOverload
-    public func searchHybrid(
-        text: String, vector: [Float], topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], fusion: Fusion = Fusion(), snippet: SnippetStyle? = nil
-    ) async throws -> [SearchResult] {
-        try await searchHybrid(text: .fts5(text), vector: vector, topK: topK, source: source, where: sql,
-                               bindings: bindings, fusion: fusion, snippet: snippet)
-    }
-
-    /// `[Double]` variant of hybrid search.
-    @_disfavoredOverload
-    public func searchHybrid(
-        text: TextQuery, vector: [Double], topK: Int = 10, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], fusion: Fusion = Fusion(), snippet: SnippetStyle? = nil
-    ) async throws -> [SearchResult] {
-        try await searchHybrid(text: text, vector: vector.map(Float.init), topK: topK, source: source, where: sql,
-                               bindings: bindings, fusion: fusion, snippet: snippet)
     }
 }
 
@@ -237,36 +199,6 @@ public struct Collection: Sendable {
 /// `Collection` protocol: a type named `Collection` in an imported module shadows `Swift.Collection`,
 /// so write `Swift.Collection` for the protocol there, or `TroveCollection` for this type.
 public typealias TroveCollection = Collection
-
-extension Collection {
-    /// Exact k-nearest-neighbour search with a ``SearchFilter`` (source, typed metadata
-    /// predicates, SQL fragment), applied before ranking.
-    ///
-    /// ```swift
-    /// let hits = try await notes.search(vector: q, topK: 10,
-    ///                                   filter: SearchFilter(metadata: [.equals("lang", "en")]))
-    /// ```
-    public func search(vector: [Float], topK: Int = 10, filter: SearchFilter) async throws -> [SearchResult] {
-        try await database.withEngine(name) { try $0.searchVector(vector, topK: topK, filter: filter) }
-    }
-
-    /// BM25 full-text search with a ``SearchFilter``.
-    public func searchText(
-        _ query: TextQuery, topK: Int = 10, filter: SearchFilter, snippet: SnippetStyle? = nil
-    ) async throws -> [SearchResult] {
-        try await database.withEngine(name) { try $0.searchText(query, topK: topK, filter: filter, snippet: snippet) }
-    }
-
-    /// Hybrid search with a ``SearchFilter`` applied to both legs.
-    public func searchHybrid(
-        text: TextQuery, vector: [Float], topK: Int = 10, filter: SearchFilter, fusion: Fusion = Fusion(),
-        snippet: SnippetStyle? = nil
-    ) async throws -> [SearchResult] {
-        try await database.withEngine(name) {
-            try $0.searchHybrid(text: text, vector: vector, topK: topK, filter: filter, fusion: fusion, snippet: snippet)
-        }
-    }
-}
 
 extension PendingRow {
     init(_ entry: VectorEntry) {

@@ -37,7 +37,7 @@ public struct TextQuery: Hashable, Sendable, ExpressibleByStringLiteral {
     }
 }
 
-/// How a text-in search (``Collection/search(_:topK:mode:source:where:bindings:)``) ranks rows.
+/// How a text-in search (``Collection/search(_:topK:mode:filter:snippet:)``) ranks rows.
 public enum SearchMode: Hashable, Sendable {
     /// Vector and text legs fused with reciprocal rank fusion.
     case hybrid(Fusion = Fusion())

@@ -8,6 +8,10 @@ import TroveVectors
 /// matches whenever k exist), text and vector indexes that follow raw-SQL writes, and topK up to
 /// ``maxTopK``.
 ///
+/// Its search methods keep SQLiteVecKit's shape on purpose: filters as `source:where:bindings:`,
+/// text as an FTS5 string, `[Double]` overloads, `topK` 5 by default. Trove's own forms (a
+/// ``SearchFilter``, ``TextQuery/typed(_:)``, snippets, ``Query``) are on ``collection``.
+///
 /// ```swift
 /// let store = try VectorStore(path: "chunks.sqlite", dimension: 384)
 /// try await store.insert(id: 1, content: "Buy oat milk", source: "today.md", vector: embedding)
@@ -127,7 +131,7 @@ public final class VectorStore: Sendable {
     public func search(
         vector: [Float], topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
     ) async throws -> [SearchResult] {
-        try await collection.search(vector: vector, topK: topK, source: source, where: sql, bindings: bindings)
+        try await collection.search(vector: vector, topK: topK, filter: SearchFilter(source: source, sql: sql, bindings: bindings))
     }
 
     /// `[Double]` variant: the query is converted to Float.
@@ -135,21 +139,14 @@ public final class VectorStore: Sendable {
     public func search(
         vector: [Double], topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
     ) async throws -> [SearchResult] {
-        try await collection.search(vector: vector.map(Float.init), topK: topK, source: source, where: sql, bindings: bindings)
+        try await search(vector: vector.map(Float.init), topK: topK, source: source, where: sql, bindings: bindings)
     }
 
     /// BM25 full-text search; the string is FTS5 syntax (malformed → ``TroveError/invalidTextQuery(query:reason:)``).
     public func searchText(
         _ query: String, topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
     ) async throws -> [SearchResult] {
-        try await collection.searchText(.fts5(query), topK: topK, source: source, where: sql, bindings: bindings)
-    }
-
-    /// BM25 full-text search with a ``TextQuery`` (use ``TextQuery/typed(_:)`` for what a person typed).
-    public func searchText(
-        _ query: TextQuery, topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
-    ) async throws -> [SearchResult] {
-        try await collection.searchText(query, topK: topK, source: source, where: sql, bindings: bindings)
+        try await collection.searchText(.fts5(query), topK: topK, filter: SearchFilter(source: source, sql: sql, bindings: bindings))
     }
 
     /// Hybrid search fused with reciprocal rank fusion (k = 60 unless `fusion` says otherwise).
@@ -157,8 +154,8 @@ public final class VectorStore: Sendable {
         text: String, vector: [Float], topK: Int = 5, source: String? = nil, where sql: String? = nil,
         bindings: [SQLValue] = [], fusion: Fusion = Fusion()
     ) async throws -> [SearchResult] {
-        try await collection.searchHybrid(text: .fts5(text), vector: vector, topK: topK, source: source, where: sql,
-                                          bindings: bindings, fusion: fusion)
+        try await collection.searchHybrid(text: .fts5(text), vector: vector, topK: topK,
+                                          filter: SearchFilter(source: source, sql: sql, bindings: bindings), fusion: fusion)
     }
 
     /// `[Double]` variant: the query is converted to Float.
@@ -169,15 +166,6 @@ public final class VectorStore: Sendable {
     ) async throws -> [SearchResult] {
         try await searchHybrid(text: text, vector: vector.map(Float.init), topK: topK, source: source, where: sql,
                                bindings: bindings, fusion: fusion)
-    }
-
-    /// Hybrid search with a ``TextQuery``.
-    public func searchHybrid(
-        text: TextQuery, vector: [Float], topK: Int = 5, source: String? = nil, where sql: String? = nil,
-        bindings: [SQLValue] = [], fusion: Fusion = Fusion()
-    ) async throws -> [SearchResult] {
-        try await collection.searchHybrid(text: text, vector: vector, topK: topK, source: source, where: sql,
-                                          bindings: bindings, fusion: fusion)
     }
 
     // MARK: Raw SQL

@@ -103,7 +103,7 @@ enum EvalCommand {
             var run: [String: [String]] = [:]
             for query in queries {
                 let hits = try await search.search(
-                    query.query, topK: min(depth, entries[0].count), mode: mode, source: nil, where: nil, bindings: [])
+                    query.query, topK: min(depth, entries[0].count), mode: mode, filter: SearchFilter())
                 var ranked: [String] = []
                 for hit in hits {
                     guard let key = documentOf[hit.id], !ranked.contains(key) else { continue }

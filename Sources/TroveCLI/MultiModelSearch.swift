@@ -25,29 +25,26 @@ struct MultiModelSearch: Sendable {
     /// Candidates each leg contributes: as the store's hybrid search (4 × topK, at least 50).
     static func depth(topK: Int) -> Int { min(Trove.Collection.maxTopK, max(50, 4 * topK)) }
 
-    func search(
-        _ query: String, topK: Int, mode: SearchMode, source: String?, where sql: String?, bindings: [SQLValue]
-    ) async throws -> [SearchResult] {
+    func search(_ query: String, topK: Int, mode: SearchMode, filter: SearchFilter) async throws -> [SearchResult] {
         if case .text = mode {
-            return try await collection.search(query, topK: topK, mode: .text, source: source, where: sql, bindings: bindings)
+            return try await collection.search(query, topK: topK, mode: .text, filter: filter)
         }
         precondition(embedders.count == companions.count + 1, "one model per vector collection")
         var vectors: [[Float]] = []
         for embedder in embedders { vectors.append(try await embedder.embedQueries([query])[0]) }
         if companions.isEmpty {
             if case .vector = mode {
-                return try await collection.search(
-                    vector: vectors[0], topK: topK, source: source, where: sql, bindings: bindings)
+                return try await collection.search(vector: vectors[0], topK: topK, filter: filter)
             }
             return try await collection.searchHybrid(
-                text: .typed(query), vector: vectors[0], topK: topK, source: source, where: sql, bindings: bindings)
+                text: .typed(query), vector: vectors[0], topK: topK, filter: filter)
         }
 
         let depth = Self.depth(topK: topK)
         var rows: [Int64: SearchResult] = [:]
         var legs: [RankFusion.ScoredList] = []
         for (leg, vector) in zip([collection] + companions, vectors) {
-            let hits = try await leg.search(vector: vector, topK: depth, source: source, where: sql, bindings: bindings)
+            let hits = try await leg.search(vector: vector, topK: depth, filter: filter)
             for hit in hits where rows[hit.id] == nil { rows[hit.id] = hit }
             // Cosine similarity, 1 − distance: the z-score only needs "higher is better" on a
             // linear scale.
@@ -59,8 +56,7 @@ struct MultiModelSearch: Sendable {
                 result(rows[fused.id], score: fused.score, vectorRank: rank + 1, textRank: nil)
             }
         }
-        let text = try await votingTextHits(query, vector: vectors[0], depth: depth, source: source, sql: sql,
-                                            bindings: bindings)
+        let text = try await votingTextHits(query, vector: vectors[0], depth: depth, filter: filter)
         for hit in text where rows[hit.id] == nil { rows[hit.id] = hit }
         let meaningIDs = meaning.prefix(depth).map(\.id)
         let fused = RankFusion.reciprocalRank(
@@ -74,11 +70,10 @@ struct MultiModelSearch: Sendable {
     /// coverage gate), in their order: the text ranks of a hybrid search whose vector leg has
     /// weight 0.
     private func votingTextHits(
-        _ query: String, vector: [Float], depth: Int, source: String?, sql: String?, bindings: [SQLValue]
+        _ query: String, vector: [Float], depth: Int, filter: SearchFilter
     ) async throws -> [SearchResult] {
         let hits = try await collection.searchHybrid(
-            text: .typed(query), vector: vector, topK: min(Trove.Collection.maxTopK, 2 * depth), source: source,
-            where: sql, bindings: bindings,
+            text: .typed(query), vector: vector, topK: min(Trove.Collection.maxTopK, 2 * depth), filter: filter,
             fusion: Fusion(vectorWeight: 0, depthMultiplier: 1, minimumDepth: depth))
         return hits.filter { $0.textRank != nil }.sorted { $0.textRank! < $1.textRank! }
     }

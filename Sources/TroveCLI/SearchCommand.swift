@@ -40,7 +40,7 @@ enum SearchCommand {
             let search = MultiModelSearch(
                 collection: notebook.collection, companions: notebook.companions, embedders: embedders ?? [])
             hits = try await search.search(
-                query, topK: fetch, mode: mode, source: source, where: sql, bindings: bindings)
+                query, topK: fetch, mode: mode, filter: SearchFilter(source: source, sql: sql, bindings: bindings))
         } catch TroveError.invalidFilter(let fragment, let reason) {
             throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
         }

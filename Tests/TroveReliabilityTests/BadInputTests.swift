@@ -147,10 +147,12 @@ struct BadInputTests {
         let collection = try await seededCollection(try Database())
         let before = try await CollectionSnapshot(collection)
         for run in [
-            { _ = try await collection.search(vector: [1, 0, 0, 0], topK: 5, where: sql, bindings: [.integer(1)]) },
-            { _ = try await collection.searchText(.typed("row"), topK: 5, where: sql, bindings: [.integer(1)]) },
-            { _ = try await collection.searchHybrid(text: .typed("row"), vector: [1, 0, 0, 0], where: sql,
-                                                    bindings: [.integer(1)]) },
+            { _ = try await collection.search(vector: [1, 0, 0, 0], topK: 5,
+                filter: SearchFilter(sql: sql, bindings: [.integer(1)])) },
+            { _ = try await collection.searchText(.typed("row"), topK: 5,
+                filter: SearchFilter(sql: sql, bindings: [.integer(1)])) },
+            { _ = try await collection.searchHybrid(text: .typed("row"), vector: [1, 0, 0, 0],
+                filter: SearchFilter(sql: sql, bindings: [.integer(1)])) },
         ] as [() async throws -> Void] {
             do {
                 try await run()
@@ -169,9 +171,10 @@ struct BadInputTests {
         let collection = try await seededCollection(try Database())
         let before = try await CollectionSnapshot(collection)
         let hostile = "' OR 1=1; DROP TABLE items; --"
-        #expect(try await collection.search(vector: [1, 0, 0, 0], source: hostile).isEmpty)
-        #expect(try await collection.search(vector: [1, 0, 0, 0], where: "source = ?", bindings: [.text(hostile)]).isEmpty)
-        #expect(try await collection.searchText(.typed("row"), source: hostile).isEmpty)
+        #expect(try await collection.search(vector: [1, 0, 0, 0], filter: SearchFilter(source: hostile)).isEmpty)
+        #expect(try await collection.search(vector: [1, 0, 0, 0],
+            filter: SearchFilter(sql: "source = ?", bindings: [.text(hostile)])).isEmpty)
+        #expect(try await collection.searchText(.typed("row"), filter: SearchFilter(source: hostile)).isEmpty)
         #expect(try await collection.count(source: hostile) == 0)
         #expect(try await collection.delete(source: hostile) == 0)
         #expect(try await CollectionSnapshot(collection) == before)

@@ -18,7 +18,7 @@ struct CollectionWriteTests {
         #expect(try await items.count() == 1)
         #expect(try await items.count(source: "s1") == 1)
         #expect(try await items.count(source: "s2") == 0)
-        let id = try await items.insert(content: "auto", source: "s2", vector: [0.5, 0, 0, 1] as [Double])
+        let id = try await items.insert(content: "auto", source: "s2", vector: [0.5, 0, 0, 1])
         #expect(id == 8)
         #expect(try await items.fetch(id: id)?.vector == [0.5, 0, 0, 1])
         let sources = try await items.sources()

@@ -68,7 +68,8 @@ struct DatabaseEncryptionTests {
         #expect(try await notes.count() == 301)
         #expect(try await notes.searchText(.typed("oat milk"), topK: 3).count == 3)
         #expect(try await notes.search(vector: probe, topK: 1).first?.id == 42)
-        #expect(try await notes.search(vector: probe, topK: 1, filter: SearchFilter(), exact: true).first?.id == 42)
+        #expect(try await notes.searchExplained(vector: probe, topK: 1,
+            filter: SearchFilter(), exact: true).results.first?.id == 42)
         #expect(try await notes.fetch(id: 1000)?.content.count == 12 + 8 * 25_000)
         #expect(try await database.verify().isHealthy)
     }
@@ -127,7 +128,7 @@ struct DatabaseEncryptionTests {
             _ = try await database.verify()
             _ = try await database.query("SELECT count(*), sum(length(content)) FROM c")
             let c = try await database.collection(named: "c")
-            _ = try await c.search(vector: [1, 2, 3, 4], topK: 400, filter: SearchFilter(), exact: true)
+            _ = try await c.searchExplained(vector: [1, 2, 3, 4], topK: 400, filter: SearchFilter(), exact: true).results
             Issue.record("no error for a changed page")
         } catch let error as SQLiteError {
             #expect(error.encryptionFailure == .pageAuthenticationFailed(file: .database, page: UInt32(page)), "\(error)")

@@ -40,7 +40,7 @@ struct HNSWCodesOnlyCollectionTests {
             approximate.append(found.results.map(\.id))
             exact.append(truth.map(\.id))
             // Exact distances come from the table, so they equal the flat collection's.
-            let exactHits = try await codes.search(vector: q, topK: 10, exact: true)
+            let exactHits = try await codes.searchExplained(vector: q, topK: 10, exact: true).results
             #expect(exactHits.map(\.id) == truth.map(\.id))
             for (a, b) in zip(exactHits, truth) { #expect(abs((a.distance ?? .nan) - (b.distance ?? .nan)) < 1e-5) }
             // A walked hit carries the float32 distance too, not the int8 approximation.
@@ -63,16 +63,17 @@ struct HNSWCodesOnlyCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         var strategies: Set<SearchPlan.Strategy> = []
         for q in queries(30, seed: 8) {
-            let found = try await codes.searchExplained(vector: q, topK: 10, where: sql, bindings: bindings)
+            let found = try await codes.searchExplained(vector: q, topK: 10,
+                filter: SearchFilter(sql: sql, bindings: bindings))
             strategies.insert(found.plan.strategy)
             #expect(found.results.count == 10)
-            let truth = try await flat.search(vector: q, topK: 10, where: sql, bindings: bindings)
+            let truth = try await flat.search(vector: q, topK: 10, filter: SearchFilter(sql: sql, bindings: bindings))
             approximate.append(found.results.map(\.id))
             exact.append(truth.map(\.id))
         }
         #expect(strategies == [bucketsPerThousand == 10 ? .exactScan : .filteredGraph])
         // explain agrees, and says the scan would read the table.
-        let plan = try await codes.explain(topK: 10, where: sql, bindings: bindings)
+        let plan = try await codes.explain(topK: 10, filter: SearchFilter(sql: sql, bindings: bindings))
         #expect(plan.strategy == strategies.first)
         #expect(plan.reason.contains("from the table"))
         let r = recall(approximate, exact)

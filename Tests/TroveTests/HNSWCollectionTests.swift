@@ -102,7 +102,7 @@ struct HNSWCollectionTests {
             #expect(found.plan.strategy == .graph)
             #expect(found.results.count == 10)
             approximate.append(found.results.map(\.id))
-            exact.append(try await items.search(vector: q, topK: 10, exact: true).map(\.id))
+            exact.append(try await items.searchExplained(vector: q, topK: 10, exact: true).results.map(\.id))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 \(r)")
@@ -140,19 +140,21 @@ struct HNSWCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         var strategies: Set<SearchPlan.Strategy> = []
         for q in queries(40, seed: 1234) {
-            let found = try await items.searchExplained(vector: q, topK: k, where: sql, bindings: bindings)
+            let found = try await items.searchExplained(vector: q, topK: k,
+                filter: SearchFilter(sql: sql, bindings: bindings))
             strategies.insert(found.plan.strategy)
             #expect(found.plan.matchingRows == matching.count)
             #expect(found.results.count == min(k, matching.count))
             #expect(found.results.allSatisfy { matching.contains($0.id) })
             approximate.append(found.results.map(\.id))
-            exact.append(try await items.search(vector: q, topK: k, where: sql, bindings: bindings, exact: true).map(\.id))
+            exact.append(try await items.searchExplained(vector: q, topK: k,
+                filter: SearchFilter(sql: sql, bindings: bindings), exact: true).results.map(\.id))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 at \(bucketsPerThousand)/1000: \(r)")
         // The plan depends only on the counts, so every query took the same one, and explain agrees.
         #expect(strategies.count == 1)
-        let plan = try await items.explain(topK: k, where: sql, bindings: bindings)
+        let plan = try await items.explain(topK: k, filter: SearchFilter(sql: sql, bindings: bindings))
         #expect(plan.strategy == strategies.first)
         #expect(plan.strategy == SearchPlan(
             HNSWIndex.plan(matching: matching.count, total: 3_000, k: k, efSearch: 64),
@@ -169,11 +171,12 @@ struct HNSWCollectionTests {
         let matching = Set(try await db.query("SELECT id FROM items WHERE \(sql)").compactMap { $0[0].int64Value })
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(30, seed: 77) {
-            let found = try await items.searchExplained(vector: q, topK: 10, where: sql)
+            let found = try await items.searchExplained(vector: q, topK: 10, filter: SearchFilter(sql: sql))
             #expect(found.plan.strategy == .filteredGraph, "\(found.plan)")
             #expect(found.results.count == 10)
             approximate.append(found.results.map(\.id))
-            exact.append(try await items.search(vector: q, topK: 10, where: sql, exact: true).map(\.id))
+            exact.append(try await items.searchExplained(vector: q, topK: 10,
+                filter: SearchFilter(sql: sql), exact: true).results.map(\.id))
             #expect(found.results.allSatisfy { matching.contains($0.id) })
         }
         #expect(recall(approximate, exact) >= 0.95)
@@ -297,7 +300,7 @@ struct HNSWCollectionTests {
         #expect(stats.vectorCount == 610)
         #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
         let q = queries(1, seed: 8)[0]
-        let exact = try await items.search(vector: q, topK: 10, exact: true).map(\.id)
+        let exact = try await items.searchExplained(vector: q, topK: 10, exact: true).results.map(\.id)
         #expect(recall([try await items.search(vector: q, topK: 10).map(\.id)], [exact]) >= 0.9)
         // The rebuilt index was saved again, so the next open loads it.
         #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
@@ -365,7 +368,7 @@ struct HNSWCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(40, seed: 31) {
             approximate.append(try await items.search(vector: q, topK: 10).map(\.id))
-            exact.append(try await items.search(vector: q, topK: 10, exact: true).map(\.id))
+            exact.append(try await items.searchExplained(vector: q, topK: 10, exact: true).results.map(\.id))
         }
         let r = recall(approximate, exact)
         // One sign bit per dimension is a coarse walk at 32-d; re-scoring still ranks what it finds.

@@ -58,7 +58,8 @@ struct HybridSearchTests {
     @Test("filters apply to both legs; typed text and snippets")
     func filtersAndTyped() async throws {
         let items = try await makeItems()
-        let hits = try await items.searchHybrid(text: .typed("apple?"), vector: [0, 0], topK: 10, source: "high",
+        let hits = try await items.searchHybrid(text: .typed("apple?"), vector: [0, 0], topK: 10,
+            filter: SearchFilter(source: "high"),
                                                 snippet: SnippetStyle())
         #expect(Set(hits.map(\.id)) == [4, 5, 6])
         #expect(hits.allSatisfy { $0.snippet?.contains("[apple]") == true })
@@ -67,7 +68,7 @@ struct HybridSearchTests {
         #expect(empty.allSatisfy { $0.textRank == nil })
         await #expect(throws: TroveError.self) { try await items.searchHybrid(text: "\"open", vector: [0, 0]) }
         await #expect(throws: TroveError.dimensionMismatch(expected: 2, actual: 1)) {
-            try await items.searchHybrid(text: "apple", vector: [0] as [Double])
+            try await items.searchHybrid(text: "apple", vector: [0])
         }
     }
 }

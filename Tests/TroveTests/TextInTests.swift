@@ -38,9 +38,9 @@ struct TextInTests {
         let text = try await notes.search("plumber (sink)?", mode: .text, snippet: SnippetStyle())
         #expect(text.map(\.source) == ["home"])
         #expect(text[0].snippet?.contains("[plumber]") == true)
-        let filtered = try await notes.search("the", topK: 10, source: "work")
+        let filtered = try await notes.search("the", topK: 10, filter: SearchFilter(source: "work"))
         #expect(filtered.map(\.source) == ["work"])
-        let urgent = try await notes.search("passport", where: "json_extract(metadata, '$.urgent')")
+        let urgent = try await notes.search("passport", filter: SearchFilter(sql: "json_extract(metadata, '$.urgent')"))
         #expect(urgent.map(\.id) == [id])
 
         struct Meta: Codable, Equatable { var room: String }

@@ -54,7 +54,7 @@ struct TextSearchTests {
           arguments: ["\"unbalanced", "fox AND", "(fox", "nocolumn:fox", "fox NOT", "*"])
     func malformed(_ query: String) async throws {
         let items = try await makeItems()
-        let error = await #expect(throws: TroveError.self) { try await items.searchText(query) }
+        let error = await #expect(throws: TroveError.self) { try await items.searchText(.fts5(query)) }
         guard case .invalidTextQuery(let q, let reason)? = error else {
             Issue.record("expected invalidTextQuery for \(query), got \(String(describing: error))")
             return
@@ -83,10 +83,14 @@ struct TextSearchTests {
     @Test("filters apply before ranking: source and SQL fragment")
     func filters() async throws {
         let items = try await makeItems()
-        #expect(try await items.searchText("river OR fox", source: "odd").map(\.id) == [6])
-        #expect(try await items.searchText("river OR fox", where: "json_extract(metadata, '$.i') < ?", bindings: [3]).map(\.id) == [1])
-        #expect(try await items.searchText("the", topK: 1, where: "content LIKE ?", bindings: ["%river%"]).map(\.id) == [5])
-        let error = await #expect(throws: TroveError.self) { try await items.searchText("fox", where: "nope = 1") }
+        #expect(try await items.searchText(.fts5("river OR fox"), filter: SearchFilter(source: "odd")).map(\.id) == [6])
+        #expect(try await items.searchText(.fts5("river OR fox"),
+            filter: SearchFilter(sql: "json_extract(metadata, '$.i') < ?", bindings: [3])).map(\.id) == [1])
+        #expect(try await items.searchText(.fts5("the"), topK: 1,
+            filter: SearchFilter(sql: "content LIKE ?", bindings: ["%river%"])).map(\.id) == [5])
+        let error = await #expect(throws: TroveError.self) {
+            try await items.searchText(.fts5("fox"), filter: SearchFilter(sql: "nope = 1"))
+        }
         if case .invalidFilter? = error {} else { Issue.record("expected invalidFilter, got \(String(describing: error))") }
     }
 

@@ -53,7 +53,8 @@ struct VectorSearchTests {
         for _ in 0..<5 {
             let q = rng.vector(dimension: dimension)
             let hits = try await items.search(
-                vector: q, topK: k, where: "json_extract(metadata, '$.n') % ? = 0", bindings: [.integer(Int64(modulus))])
+                vector: q, topK: k,
+                    filter: SearchFilter(sql: "json_extract(metadata, '$.n') % ? = 0", bindings: [.integer(Int64(modulus))]))
             // metadata n = id - 1
             let expected = oracle.search(q, k: k) { ($0 - 1) % Int64(modulus) == 0 }
             #expect(hits.count == k)
@@ -67,11 +68,12 @@ struct VectorSearchTests {
     func sourceAndSQL() async throws {
         let items = try await makeCollection(dimension: 4)
         try await items.insertBatch(randomEntries(count: 60, dimension: 4, seed: 13))
-        let hits = try await items.search(vector: [1, 0, 0, 0], topK: 50, source: "a", where: "json_extract(metadata, '$.even')")
+        let hits = try await items.search(vector: [1, 0, 0, 0], topK: 50,
+            filter: SearchFilter(source: "a", sql: "json_extract(metadata, '$.even')"))
         // source a = i % 3 == 0; even = i % 2 == 0 -> i % 6 == 0 -> 10 rows
         #expect(hits.count == 10)
         #expect(hits.allSatisfy { $0.source == "a" && ($0.id - 1) % 6 == 0 })
-        let none = try await items.search(vector: [1, 0, 0, 0], topK: 5, where: "id < 0")
+        let none = try await items.search(vector: [1, 0, 0, 0], topK: 5, filter: SearchFilter(sql: "id < 0"))
         #expect(none.isEmpty)
     }
 
@@ -99,7 +101,7 @@ struct VectorSearchTests {
         for bad: [Float] in [[.nan, 0, 0], [0, .infinity, 0], [0, 0, 0]] {
             await #expect(throws: TroveError.self) { try await items.search(vector: bad) }
         }
-        #expect(try await items.search(vector: [1, 0, 0] as [Double]).count == 1)
+        #expect(try await items.search(vector: [1, 0, 0]).count == 1)
     }
 
     @Test("a malformed or writing filter throws invalidFilter")
@@ -107,10 +109,12 @@ struct VectorSearchTests {
         let items = try await makeCollection(dimension: 2)
         try await items.insert(VectorEntry(id: 1, content: "x", vector: [1, 0]))
         for sql in ["nosuchcolumn = 1", "id = = 1", "1); DROP TABLE items; --"] {
-            let error = await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0], where: sql) }
+            let error = await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0],
+                filter: SearchFilter(sql: sql)) }
             if case .invalidFilter? = error {} else { Issue.record("\(sql): expected invalidFilter, got \(String(describing: error))") }
         }
-        await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0], where: "id = ?", bindings: []) }
+        await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0],
+            filter: SearchFilter(sql: "id = ?", bindings: [])) }
         #expect(try await items.count() == 1)
     }
 }

@@ -159,20 +159,21 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     ]
     var filtered: [[String: Any]] = []
     for filter in filters {
+        let searchFilter = SearchFilter(source: filter.source, sql: filter.sql)
         let (run, ids) = try await timeQueries(queries) {
-            try await docs.searchExplained(vector: $0, topK: 10, source: filter.source, where: filter.sql)
+            try await docs.searchExplained(vector: $0, topK: 10, filter: searchFilter)
         }
         let (truthRun, truth) = try await timeQueries(queries) {
-            try await docs.searchExplained(vector: $0, topK: 10, source: filter.source, where: filter.sql, exact: true)
+            try await docs.searchExplained(vector: $0, topK: 10, filter: searchFilter, exact: true)
         }
         let r = recallAt10(ids, truth)
         let complete = ids.allSatisfy { $0.count == 10 }
         let speedup = flatRun.meanMs / run.meanMs
-        let plan = try await docs.explain(topK: 10, source: filter.source, where: filter.sql)
+        let plan = try await docs.explain(topK: 10, filter: searchFilter)
         // explain() runs the same filter query (and the plan) but ranks nothing: the
         // filter's own cost inside the query time.
         let t0 = benchNow()
-        for _ in 0..<20 { _ = try await docs.explain(topK: 10, source: filter.source, where: filter.sql) }
+        for _ in 0..<20 { _ = try await docs.explain(topK: 10, filter: searchFilter) }
         let filterMs = Double(benchNow() - t0) / 1e6 / 20
         say("  filtered \(filter.label.padding(toLength: 32, withPad: " ", startingAt: 0)) \(formatted(run.meanMs, 3)) ms mean"
             + " (p95 \(formatted(run.p95Ms, 3))), \(formatted(speedup, 1))x faster than the unfiltered flat scan,"

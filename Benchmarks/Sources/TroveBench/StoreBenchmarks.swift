@@ -257,7 +257,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         try await collection.search(vector: queries[$0].vector, topK: 10).count
     }
     try await latency("vector, exact, filter 1% (where: id % 100 = 0)") {
-        try await collection.search(vector: queries[$0].vector, topK: 10, where: "id % 100 = 0").count
+        try await collection.search(vector: queries[$0].vector, topK: 10, filter: SearchFilter(sql: "id % 100 = 0")).count
     }
     try await latency("text, typed (words OR-ed, BM25)") {
         try await collection.searchText(.typed(queries[$0].text), topK: 10).count
