@@ -67,6 +67,7 @@ public actor Database {
         clock: any ExpiryClock = SystemClock()
     ) throws {
         self.clock = clock
+        documentStores.graph.clock = clock
         var options = options
         // 16 KB pages: a row (text, metadata and a 384-d vector) is about 2 KB, so a 4 KB page held
         // one or two, and a batch commit wrote four times as many page frames; batch inserts were

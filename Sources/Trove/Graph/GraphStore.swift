@@ -14,6 +14,23 @@ final class GraphStore: @unchecked Sendable {
     private let lock = NSLock()
     private var kinds: [String: IDKind] = [:]
     private var tableSeen = false
+    /// The collections that allow expiry, at one schema version (see GraphStore+Expiry.swift).
+    private var expiring: (version: Int64, names: [String])?
+    private var expiryClock: any ExpiryClock = SystemClock()
+
+    /// The clock expired records are hidden by; the owning database's.
+    var clock: any ExpiryClock {
+        get { lock.withLock { expiryClock } }
+        set { lock.withLock { expiryClock = newValue } }
+    }
+
+    func cachedExpiring(_ version: Int64) -> [String]? {
+        lock.withLock { expiring?.version == version ? expiring?.names : nil }
+    }
+
+    func storeExpiring(_ names: [String], version: Int64) {
+        lock.withLock { expiring = (version, names) }
+    }
 
     init() {
         indexes = DerivedIndexSet(layout: EdgeTable.layout, indexes: [adjacency])
@@ -83,6 +100,8 @@ final class GraphStore: @unchecked Sendable {
     func neighbours(of node: GraphNode, labels: Set<String>?, direction: LinkDirection, source: Source,
                     on connection: Connection) throws -> [Link] {
         var out: [Link] = []
+        let expired = try expiredNodes(clock: clock, on: connection)
+        guard !expired.contains(EdgeEndpoint(node)) else { return [] }
         try withAdjacency(labels: labels, direction: direction, source: source, on: connection) { memory, sql in
             let here = EdgeEndpoint(node)
             func emit(_ neighbour: EdgeEndpoint, label: String, weight: Double, reversed: Bool) throws {
@@ -93,10 +112,15 @@ final class GraphStore: @unchecked Sendable {
             if let memory {
                 guard let slot = memory.index.existingSlot(here) else { return }
                 try memory.forEachNeighbour(of: slot) { n, _, label, weight, reversed in
-                    try emit(memory.index.endpoints[Int(n)], label: label, weight: weight, reversed: reversed)
+                    let endpoint = memory.index.endpoints[Int(n)]
+                    guard !expired.contains(endpoint) else { return }
+                    try emit(endpoint, label: label, weight: weight, reversed: reversed)
                 }
             } else if let sql {
-                try sql.forEachNeighbour(of: here) { n, _, label, weight, reversed in try emit(n, label: label, weight: weight, reversed: reversed) }
+                try sql.forEachNeighbour(of: here) { n, _, label, weight, reversed in
+                    guard !expired.contains(n) else { return }
+                    try emit(n, label: label, weight: weight, reversed: reversed)
+                }
             }
         }
         return out
@@ -111,14 +135,23 @@ final class GraphStore: @unchecked Sendable {
     func reachable(_ scope: GraphScope, source: Source, on connection: Connection) throws -> [(node: EdgeEndpoint, depth: Int)] {
         try scope.validate()
         var out: [(node: EdgeEndpoint, depth: Int)] = []
+        let expired = try expiredNodes(clock: clock, on: connection)
+        let start = EdgeEndpoint(scope.origin)
+        guard !expired.contains(start) else { return [] }
         try withAdjacency(labels: scope.labels, direction: scope.direction, source: source, on: connection) { memory, sql in
-            let start = EdgeEndpoint(scope.origin)
             if let memory {
                 guard let slot = memory.index.existingSlot(start) else { return }
-                out = try GraphAlgorithms.breadthFirst(memory, from: slot, maxHops: scope.maxHops)
-                    .map { (memory.index.endpoints[Int($0.node)], $0.depth) }
+                if expired.isEmpty {
+                    out = try GraphAlgorithms.breadthFirst(memory, from: slot, maxHops: scope.maxHops)
+                        .map { (memory.index.endpoints[Int($0.node)], $0.depth) }
+                } else {
+                    let visible = VisibleAdjacency(base: memory) { expired.contains(memory.index.endpoints[Int($0)]) }
+                    out = try GraphAlgorithms.breadthFirst(visible, from: slot, maxHops: scope.maxHops)
+                        .map { (memory.index.endpoints[Int($0.node)], $0.depth) }
+                }
             } else if let sql {
-                out = try GraphAlgorithms.breadthFirst(sql, from: start, maxHops: scope.maxHops)
+                let visible = VisibleAdjacency(base: sql) { expired.contains($0) }
+                out = try GraphAlgorithms.breadthFirst(visible, from: start, maxHops: scope.maxHops)
             }
         }
         return out
@@ -128,6 +161,8 @@ final class GraphStore: @unchecked Sendable {
     func shortestPath(from: GraphNode, to: GraphNode, labels: Set<String>?, direction: LinkDirection, source: Source,
                       on connection: Connection) throws -> GraphPath? {
         var result: GraphPath?
+        let expired = try expiredNodes(clock: clock, on: connection)
+        guard !expired.contains(EdgeEndpoint(from)), !expired.contains(EdgeEndpoint(to)) else { return nil }
         try withAdjacency(labels: labels, direction: direction, source: source, on: connection) { memory, sql in
             func path<Node>(_ found: (nodes: [Node], steps: [GraphAlgorithms.Step<Node>], weight: Double)?,
                             _ endpoint: (Node) -> EdgeEndpoint) throws -> GraphPath? {
@@ -147,9 +182,11 @@ final class GraphStore: @unchecked Sendable {
                     if from == to { result = GraphPath(nodes: [from], links: [], totalWeight: 0) }
                     return
                 }
-                result = try path(try GraphAlgorithms.shortestPath(memory, from: a, to: b)) { memory.index.endpoints[Int($0)] }
+                let visible = VisibleAdjacency(base: memory) { expired.contains(memory.index.endpoints[Int($0)]) }
+                result = try path(try GraphAlgorithms.shortestPath(visible, from: a, to: b)) { memory.index.endpoints[Int($0)] }
             } else if let sql {
-                result = try path(try GraphAlgorithms.shortestPath(sql, from: EdgeEndpoint(from), to: EdgeEndpoint(to))) { $0 }
+                let visible = VisibleAdjacency(base: sql) { expired.contains($0) }
+                result = try path(try GraphAlgorithms.shortestPath(visible, from: EdgeEndpoint(from), to: EdgeEndpoint(to))) { $0 }
             }
         }
         if result == nil, from == to { return GraphPath(nodes: [from], links: [], totalWeight: 0) }
