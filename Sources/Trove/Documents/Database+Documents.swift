@@ -40,11 +40,7 @@ extension Database {
             return false
         }
         let layout = DocumentLayout(name: name, schema: schema)
-        try connection.transaction(.immediate) {
-            for statement in layout.dropStatements { try connection.execute(script: statement) }
-            try connection.execute(
-                "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(layout.metaKey), .text(layout.logFloorKey)])
-        }
+        try connection.transaction(.immediate) { try layout.drop(on: connection) }
         connection.clearStatementCache()
         documentStores[name] = nil
         return true

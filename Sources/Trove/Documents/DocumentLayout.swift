@@ -132,7 +132,14 @@ struct DocumentLayout: Sendable {
         return sql
     }
 
-    private func columnDefinition(_ field: FieldDefinition) throws -> String {
+    /// Deletes the collection: its table, change log, full-text table and schema.
+    func drop(on connection: Connection) throws {
+        for statement in dropStatements { try connection.execute(script: statement) }
+        try connection.execute(
+            "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(metaKey), .text(logFloorKey)])
+    }
+
+    func columnDefinition(_ field: FieldDefinition) throws -> String {
         let c = quoted(field.name)
         let (affinity, check): (String, String)
         switch field.type {

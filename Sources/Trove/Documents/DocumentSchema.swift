@@ -193,11 +193,13 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     /// The in-memory index of each vector field: `.flat` (exact, the default) or `.hnsw(...)`
     /// (approximate; float32 or int8 walks, always re-scored with float32).
     public var vectorIndexes: [String: IndexKind]
+    /// For vector fields filled by embedding a text field: the text field and the model.
+    public var embeddingSources: [String: EmbeddingSource]
 
     public init(
         id: IDKind = .int64, fields: [FieldDefinition], indexes: [IndexDefinition] = [],
         fullText: FullTextDefinition? = nil, allowsUndeclaredFields: Bool = false,
-        vectorIndexes: [String: IndexKind] = [:]
+        vectorIndexes: [String: IndexKind] = [:], embeddingSources: [String: EmbeddingSource] = [:]
     ) {
         self.id = id
         self.fields = fields
@@ -205,9 +207,10 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         self.fullText = fullText
         self.allowsUndeclaredFields = allowsUndeclaredFields
         self.vectorIndexes = vectorIndexes
+        self.embeddingSources = embeddingSources
     }
 
-    enum CodingKeys: String, CodingKey { case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes }
+    enum CodingKeys: String, CodingKey { case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, embeddingSources }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -217,6 +220,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         fullText = try c.decodeIfPresent(FullTextDefinition.self, forKey: .fullText)
         allowsUndeclaredFields = try c.decodeIfPresent(Bool.self, forKey: .allowsUndeclaredFields) ?? false
         vectorIndexes = try c.decodeIfPresent([String: IndexKind].self, forKey: .vectorIndexes) ?? [:]
+        embeddingSources = try c.decodeIfPresent([String: EmbeddingSource].self, forKey: .embeddingSources) ?? [:]
     }
 
     /// A schemaless document collection: any fields, kept as JSON, queryable by path.
@@ -280,6 +284,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
                 throw TroveError.invalidConfiguration("tokenizer must be a non-empty FTS5 tokenizer string without quotes")
             }
         }
+        try validateEmbeddingSources()
     }
 
     static func validate(fieldName name: String) throws {
@@ -308,6 +313,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         if fullText != other.fullText { out.append("full-text index differs") }
         if allowsUndeclaredFields != other.allowsUndeclaredFields { out.append("allowsUndeclaredFields differs") }
         if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
+        if embeddingSources != other.embeddingSources { out.append("embedding sources differ") }
         return out
     }
 
