@@ -146,3 +146,38 @@ extension DocumentSchema {
         return copy
     }
 }
+
+/// In-memory indexes after a migration: a table rebuild writes no change-log entries, so the
+/// migration raises the log floor; every connection's index must then reload from the table.
+@Suite("Migrations and derived indexes", .serialized)
+struct MigrationDerivedIndexTests {
+    @Test("another connection's loaded vector index reloads after a migration rewrote the vectors")
+    func otherConnectionReloads() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("t.trove")
+        let db = try Database(path: path)
+        let schema = DocumentSchema(fields: [.text("name"), .vector("v", dimension: 4, metric: .l2)])
+        let docs: [Document] = (1...40).map { Document(id: .int($0), ["name": .string("n\($0)"), "v": .vector([Float($0), 0, 0, 0])]) }
+        try await db.documents("points", schema: schema).insert(docs)
+        let other = try Database(path: path)
+        let seen = try await other.documents(named: "points")
+        #expect(try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?.document.id == 40)
+
+        var migrator = Migrator()
+        migrator.registerMigration("mirror", steps: [
+            .changeField("v", in: "points", to: .vector("v", dimension: 4, metric: .l2)) { old in
+                .vector(old.vectorValue!.map { 41 - $0 })
+            },
+        ])
+        try await migrator.migrate(db)
+        // No log entries were written for the rewritten rows; the raised floor makes both reload.
+        let (maxSeq, floor) = try await (
+            db.query("SELECT max(seq) FROM points_log").first?.int64(at: 0),
+            db.query("SELECT value FROM trove_meta WHERE key = 'log_floor.points'").first?.string(at: 0))
+        #expect(floor == maxSeq.map(String.init))
+        #expect(try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?.document.id == 1)
+        let mine = try await db.documents(named: "points")
+        #expect(try await mine.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?.document.id == 1)
+        #expect(try await mine.verify() == [])
+    }
+}
