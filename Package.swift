@@ -60,6 +60,8 @@ let package = Package(
                           exclude: ["expected-output.txt"]),
         .executableTarget(name: "example-hybrid", dependencies: ["Trove"], path: "Examples/HybridSearch",
                           exclude: ["expected-output.txt"]),
+        .executableTarget(name: "example-migrations", dependencies: ["Trove"], path: "Examples/Migrations",
+                          exclude: ["expected-output.txt"]),
 
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(
@@ -75,7 +77,8 @@ let package = Package(
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["TroveTestSupport", "example-quickstart", "example-documents", "example-transaction", "example-hybrid"]),
+            dependencies: ["TroveTestSupport", "example-quickstart", "example-documents", "example-transaction", "example-hybrid",
+                           "example-migrations"]),
         .testTarget(
             name: "TroveReliabilityTests",
             dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),

@@ -26,6 +26,7 @@ struct ExamplesTests {
     @Test("each example prints its expected output", arguments: [
         ("example-quickstart", "Quickstart"), ("example-documents", "DocumentsAndAggregates"),
         ("example-transaction", "Transaction"), ("example-hybrid", "HybridSearch"),
+        ("example-migrations", "Migrations"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")
