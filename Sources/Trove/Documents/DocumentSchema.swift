@@ -313,7 +313,8 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         if fullText != other.fullText { out.append("full-text index differs") }
         if allowsUndeclaredFields != other.allowsUndeclaredFields { out.append("allowsUndeclaredFields differs") }
         if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
-        if embeddingSources != other.embeddingSources { out.append("embedding sources differ") }
+        // A requested schema that names no embedding sources accepts the stored ones.
+        if !other.embeddingSources.isEmpty, embeddingSources != other.embeddingSources { out.append("embedding sources differ") }
         return out
     }
 

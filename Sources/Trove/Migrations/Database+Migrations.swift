@@ -93,6 +93,24 @@ extension Database {
             state.stores[step.collection] = try migration.apply(
                 try store.schema.reembedded(plan, vectors: vectors, collection: step.collection, connection: connection, layout: store.layout),
                 to: store)
+        case .lightweight(let target, let renamed):
+            let store: DocumentStore
+            do {
+                store = try state.store(step.collection)
+            } catch TroveError.collectionNotFound {
+                state.stores[step.collection] = try migration.create(step.collection, schema: target)
+                state.dropped.remove(step.collection)
+                return
+            }
+            var current = store
+            for kind in try store.schema.lightweightSteps(to: target, renamed: renamed, collection: step.collection) {
+                current = try migration.apply(try current.schema.edited(by: kind, collection: step.collection), to: current)
+            }
+            // Fields added at the end of the table: store the target's order, so the schema reads
+            // exactly as the one the code declares.
+            let final = current.schema.adopting(target)
+            if final != current.schema { current = try migration.apply(SchemaEdit(schema: final, table: .none), to: current) }
+            state.stores[step.collection] = current
         default:
             let store = try state.store(step.collection)
             state.stores[step.collection] = try migration.apply(try store.schema.edited(by: step.kind, collection: step.collection), to: store)

@@ -30,6 +30,7 @@ public struct MigrationStep: Sendable {
         case setFullText(FullTextDefinition?)
         case setVectorIndex(field: String, IndexKind)
         case reembed(ReembeddingPlan)
+        case lightweight(DocumentSchema, renamed: [String: String])
         case custom(@Sendable (MigrationContext) throws -> Void)
     }
 
@@ -134,6 +135,23 @@ public struct MigrationStep: Sendable {
             batchSize: max(1, batchSize), progress: progress)))
     }
 
+    /// Brings a collection to `schema` (creating it when missing), with the steps derived from the
+    /// difference between `schema` and the collection as it is at that point: indexes and the
+    /// full-text index dropped and added, fields removed, changed (values kept as they are, so
+    /// they must fit the new definition) and added, vector indexes changed. Renames cannot be told
+    /// from a removal and an addition, so name them in `renamed` (old name: new name).
+    ///
+    /// ```swift
+    /// .lightweight("notes", to: notesV2, renamed: ["body": "text"])
+    /// ```
+    /// - Throws (when run): ``MigrationError/invalidStep(migration:reason:)`` for changes that need
+    ///   more than the schemas say: another id kind, `allowsUndeclaredFields`, another embedding
+    ///   model (use ``changeEmbeddingModel(of:in:from:to:batchSize:progress:)``); the errors of
+    ///   the derived steps.
+    public static func lightweight(_ collection: String, to schema: DocumentSchema, renamed: [String: String] = [:]) -> MigrationStep {
+        MigrationStep(collection: collection, kind: .lightweight(schema, renamed: renamed))
+    }
+
     /// Runs `body` inside the migration's transaction: raw SQL and the documents API (of the
     /// collections as the earlier steps left them).
     ///
@@ -160,6 +178,7 @@ public struct MigrationStep: Sendable {
         case .setFullText(let d): d == nil ? "drop full-text index of \(collection)" : "full-text index of \(collection)"
         case .setVectorIndex(let f, _): "vector index of \(collection).\(f)"
         case .reembed(let p): "re-embed \(collection).\(p.vectorField) with \(p.embedder.manifest.modelID)"
+        case .lightweight: "lightweight migration of \(collection)"
         case .custom: "custom"
         }
     }

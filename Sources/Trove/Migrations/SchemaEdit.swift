@@ -46,7 +46,7 @@ extension DocumentSchema {
         var next = self
         let change: TableChange
         switch kind {
-        case .createCollection, .dropCollection, .custom, .reembed:
+        case .createCollection, .dropCollection, .custom, .reembed, .lightweight:
             preconditionFailure("not a schema edit")
 
         case .addField(let field):
