@@ -216,6 +216,17 @@ struct MigrationStepTests {
         })
     }
 
+    @Test("a transform over a full-text field leaves the text index in step with the new values")
+    func transformFullTextField() async throws {
+        let docs = Self.documents()
+        let db = try await Self.migrate(Self.base, docs, [
+            .changeField("body", in: "c", to: .text("body")) { old in .string(old.stringValue! + " zebra\(old.stringValue!.count % 2)") },
+        ], expect: Self.base, Self.with(docs) { $0["body"] = .string($0["body"]!.stringValue! + " zebra\($0["body"]!.stringValue!.count % 2)") })
+        let hits = try await db.documents(named: "c").search(Query().matching(.typed("zebra1")).limit(100))
+        #expect(Set(hits.map(\.document.id)) == Set(docs.filter { $0["body"]!.stringValue!.count % 2 == 1 }.map(\.id)))
+        #expect(!hits.isEmpty)
+    }
+
     @Test("a transform that fails, or returns the wrong type, rolls the migration back")
     func transformFailure() async throws {
         let start = DocumentSchema(fields: [.text("count"), .text("other")])

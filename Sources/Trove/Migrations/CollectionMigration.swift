@@ -22,7 +22,12 @@ struct CollectionMigration {
         {
             change = .rebuild(old.schema.copyingAll(new.schema, except: field.name, with: .fromExtra))
         }
-        try sync(from: old, to: new) {
+        // Values rewritten without triggers: an external-content FTS5 table over them is stale.
+        var rewritesText = false
+        if case .rebuild(let sources) = change, let fullText = new.schema.fullText {
+            rewritesText = fullText.fields.contains { if case .copy = sources[$0] { false } else { true } }
+        }
+        try sync(from: old, to: new, refill: rewritesText) {
             switch change {
             case .none:
                 break
@@ -94,9 +99,9 @@ struct CollectionMigration {
 
     /// Drops the indexes, triggers and virtual tables whose SQL the new layout does not have,
     /// runs `changeTable`, then creates what is missing and fills new virtual tables (FTS5) from
-    /// the rows. Compared with the file itself (`sqlite_master`), so objects written by older
+    /// the rows (all of them when `refill`: the table change rewrote their text). Compared with the file itself (`sqlite_master`), so objects written by older
     /// versions are replaced too.
-    private func sync(from old: DocumentLayout, to new: DocumentLayout, changeTable: () throws -> Void) throws {
+    private func sync(from old: DocumentLayout, to new: DocumentLayout, refill: Bool, changeTable: () throws -> Void) throws {
         let wanted = try new.derivedObjects()
         let wantedSQL = Dictionary(wanted.map { ($0.name, $0.sql) }, uniquingKeysWith: { a, _ in a })
         let virtualNames = Set(try old.derivedObjects().filter { $0.kind == .virtualTable }.map(\.name)
@@ -111,7 +116,7 @@ struct CollectionMigration {
             try connection.execute(script: object.sql)
             if object.kind == .virtualTable { createdVirtualTable = true }
         }
-        if createdVirtualTable {
+        if createdVirtualTable || refill {
             // B-tree indexes fill themselves on CREATE; virtual tables (FTS5) are filled here.
             for index in DerivedIndexSet(layout: new).indexes where !(index is BTreeIndexes) {
                 try index.rebuildInSQLite(connection, layout: new)
