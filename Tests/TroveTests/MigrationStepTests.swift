@@ -157,6 +157,10 @@ struct MigrationStepTests {
         var schema = start
         schema.fields.removeAll { $0.name == "year" }
         try await Self.migrate(start, docs, [.removeField("year", from: "c")], expect: schema, Self.with(docs) { $0["year"] = nil })
+        // A unique field: SQLite cannot DROP it, so the table is rebuilt.
+        let unique = start.adding(.text("code", optional: true, unique: true))
+        try await Self.migrate(unique, Self.with(docs) { $0["code"] = .string("k\($0.id)") }, [.removeField("code", from: "c")],
+                               expect: start, docs)
         try await Self.expectRefusal(Self.base, docs, [.removeField("year", from: "c")],
                                      MigrationError.fieldInUse(collection: "c", field: "year", usedBy: "the index on year, title"))
         try await Self.expectRefusal(Self.base, docs, [.removeField("body", from: "c")],
@@ -179,6 +183,7 @@ struct MigrationStepTests {
         let docs = zip(Self.documents(), ids).map { Document(id: $1, $0.fields) }
         var schema = start
         schema.fields.removeAll { $0.name == "tag" }
+        schema.fields.append(.real("weight", default: 0.5))
         let dir = try TemporaryDirectory()
         let path = dir.path("t.trove")
         do {
@@ -188,8 +193,9 @@ struct MigrationStepTests {
             try await c.patch(ids[2], [Field("tag"): "changed"])  // version 2
         }
         let before = try await Database(path: path).query("SELECT rowid, id FROM c ORDER BY rowid").map { "\($0[0]) \($0[1])" }
-        let db = try await Self.migrate(start, [], [.removeField("tag", from: "c")], expect: schema,
-                                        Self.with(docs) { $0["tag"] = nil }, path: path)
+        // DROP COLUMN, then a rebuild (a parenthesised default).
+        let db = try await Self.migrate(start, [], [.removeField("tag", from: "c"), .addField(.real("weight", default: 0.5), to: "c")],
+                                        expect: schema, Self.with(docs) { $0["tag"] = nil; $0["weight"] = 0.5 }, path: path)
         #expect(try await db.query("SELECT rowid, id FROM c ORDER BY rowid").map { "\($0[0]) \($0[1])" } == before)
         #expect(try await db.documents(named: "c").fetch(id: ids[2])?.version == 2)
         let word = docs[2]["body"]!.stringValue!.split(separator: " ")[0]

@@ -70,7 +70,7 @@ func runMigrationBenchmarks(_ arguments: [String]) async throws {
         ("add field, real default (table rebuild)", [.addField(.real("weight", default: 0.5), to: "item")], nil),
         ("rename field in an index (RENAME COLUMN + index)", [.renameField("category", to: "kind", in: "item")], nil),
         ("rename field in FTS5 (RENAME COLUMN + FTS rebuild)", [.renameField("title", to: "headline", in: "item")], nil),
-        ("remove field (table rebuild)", [.removeField("score", from: "item")], nil),
+        ("remove field (ALTER TABLE DROP COLUMN)", [.removeField("score", from: "item")], nil),
         ("  peer: raw ALTER TABLE DROP COLUMN score", nil, "ALTER TABLE item DROP COLUMN score"),
         ("change type with transform (row-by-row rebuild)",
          [.changeField("year", in: "item", to: .real("year")) { .double(Double($0.intValue ?? 0) + 0.5) }], nil),

@@ -35,6 +35,16 @@ struct CollectionMigration {
                 try connection.execute(script: "ALTER TABLE \(old.table) ADD COLUMN \(try new.columnDefinition(field))")
             case .renameColumn(let from, let to):
                 try connection.execute(script: "ALTER TABLE \(old.table) RENAME COLUMN \"\(from)\" TO \"\(to)\"")
+            case .dropColumn(let name, let sources):
+                do {
+                    try connection.savepoint {
+                        try connection.execute(script: "ALTER TABLE \(old.table) DROP COLUMN \"\(name)\"")
+                    }
+                } catch let error as SQLiteError where error.code == .error {
+                    // A column SQLite will not drop (one a foreign key or a table constraint
+                    // names): the rebuild does the same job.
+                    try TableRebuild(connection: connection, old: old, new: new, sources: sources).run()
+                }
             case .rebuild(let sources):
                 try TableRebuild(connection: connection, old: old, new: new, sources: sources).run()
             }
