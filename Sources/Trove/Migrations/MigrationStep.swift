@@ -15,7 +15,7 @@ import TroveEmbeddings
 /// ])
 /// ```
 public struct MigrationStep: Sendable {
-    /// A custom step's body: `Value -> Value` for field transforms.
+    /// A field transform: the old value of one row in, the new value out (throw to fail the migration).
     public typealias Transform = @Sendable (Value) throws -> Value
 
     enum Kind: Sendable {
@@ -184,7 +184,13 @@ public struct MigrationStep: Sendable {
     }
 }
 
-/// How far a re-embedding has got.
+/// How far a re-embedding has got, reported after each batch.
+///
+/// ```swift
+/// .changeEmbeddingModel(of: "embedding", in: "notes", from: "body", to: embedder) { progress in
+///     print("\(progress.completed) of \(progress.total)")
+/// }
+/// ```
 public struct ReembeddingProgress: Sendable, Hashable {
     /// The collection being re-embedded.
     public var collection: String

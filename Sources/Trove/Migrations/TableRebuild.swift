@@ -18,7 +18,9 @@ struct TableRebuild {
         guard let create = try scratch.createStatements().first(where: { $0.hasPrefix("CREATE TABLE \(scratch.table) ") }) else {
             preconditionFailure("DocumentLayout made no table statement")
         }
-        try connection.execute(script: "DROP TABLE IF EXISTS \(scratch.table)")
+        if try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(temporary)]) != nil {
+            throw StepRefusal(reason: "the file has a table named \(temporary), which rebuilding \(new.name) needs")
+        }
         try connection.execute(script: create)
 
         // Columns kept as they are: the row id (and text id), the version, undeclared fields.
