@@ -60,6 +60,8 @@ let package = Package(
                           exclude: ["expected-output.txt"]),
         .executableTarget(name: "example-hybrid", dependencies: ["Trove"], path: "Examples/HybridSearch",
                           exclude: ["expected-output.txt"]),
+        .executableTarget(name: "example-relationships", dependencies: ["Trove"], path: "Examples/Relationships",
+                          exclude: ["expected-output.txt"]),
         .executableTarget(name: "example-migrations", dependencies: ["Trove"], path: "Examples/Migrations",
                           exclude: ["expected-output.txt"]),
 
@@ -78,7 +80,7 @@ let package = Package(
         .testTarget(
             name: "ExamplesTests",
             dependencies: ["TroveTestSupport", "example-quickstart", "example-documents", "example-transaction", "example-hybrid",
-                           "example-migrations"]),
+                           "example-relationships", "example-migrations"]),
         .testTarget(
             name: "TroveReliabilityTests",
             dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),

@@ -67,6 +67,15 @@ public enum TroveError: Error, Hashable, Sendable {
     case duplicateDocumentID(DocumentID)
     /// Another document already has this value in a unique field (or unique index).
     case uniqueViolation(field: String, value: String)
+    /// A reference field names a document its target collection does not have; nothing written.
+    case missingReference(field: String, value: String, collection: String)
+    /// A delete was refused: the document is referenced through a `.deny` reference
+    /// (`referencedBy` is `collection.field`, possibly reached through cascades); nothing deleted.
+    case deleteDenied(collection: String, id: DocumentID, referencedBy: String)
+    /// A reference field names a document collection that does not exist (yet).
+    case referenceTargetNotFound(field: String, collection: String)
+    /// The collection cannot be dropped while other collections reference it.
+    case collectionReferenced(collection: String, by: [String])
     /// No document has this id.
     case documentNotFound(DocumentID)
     /// A compare-and-set update found another version.
@@ -81,6 +90,14 @@ public enum TroveError: Error, Hashable, Sendable {
     case invalidCursor(reason: String)
     /// The query's parts do not fit together.
     case invalidQuery(String)
+
+    // Models.
+
+    /// A model type cannot be stored as it is declared (its Codable shape or its options).
+    case invalidModel(type: String, reason: String)
+    /// A `#Predicate` or sort node that Trove cannot translate into SQL (it never falls back to
+    /// filtering in memory).
+    case unsupportedPredicate(node: String, reason: String)
 }
 
 extension TroveError: CustomStringConvertible, LocalizedError {
@@ -149,6 +166,17 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "A document with id \(id) already exists (or appears twice in the batch). Use upsert to replace it."
         case .uniqueViolation(let field, let value):
             "Another document already has \(value) in the unique field '\(field)'."
+        case .missingReference(let field, let value, let collection):
+            "Field '\(field)' refers to \(value) in '\(collection)', which has no such document. "
+                + "Write the referenced document first."
+        case .deleteDenied(let collection, let id, let referencedBy):
+            "Document \(id) of '\(collection)' is still referenced by \(referencedBy) (delete rule deny). "
+                + "Delete or re-point those documents first."
+        case .referenceTargetNotFound(let field, let collection):
+            "Field '\(field)' references the document collection '\(collection)', which does not exist. "
+                + "Create the referenced collection first."
+        case .collectionReferenced(let collection, let by):
+            "Collection '\(collection)' is referenced by \(by.joined(separator: ", ")); drop those first."
         case .documentNotFound(let id):
             "No document with id \(id)."
         case .versionConflict(let id, let expected, let actual):
@@ -163,6 +191,10 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "Invalid cursor: \(reason)."
         case .invalidQuery(let reason):
             "Invalid query: \(reason)."
+        case .invalidModel(let type, let reason):
+            "Model type \(type) cannot be stored: \(reason)."
+        case .unsupportedPredicate(let node, let reason):
+            "The predicate node \(node) cannot be translated into a query: \(reason)."
         }
     }
 

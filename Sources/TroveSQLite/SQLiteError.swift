@@ -90,6 +90,7 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let constraintCheck = ResultCode(rawValue: 275)  // SQLITE_CONSTRAINT_CHECK
     public static let constraintUnique = ResultCode(rawValue: 2067)  // SQLITE_CONSTRAINT_UNIQUE
     public static let constraintNotNull = ResultCode(rawValue: 1299)  // SQLITE_CONSTRAINT_NOTNULL
+    public static let constraintForeignKey = ResultCode(rawValue: 787)  // SQLITE_CONSTRAINT_FOREIGNKEY
 
     /// SQLite's short English name for the code, e.g. "constraint failed".
     public var name: String { String(cString: sqlite3_errstr(rawValue)) }

@@ -26,7 +26,7 @@ struct ExamplesTests {
     @Test("each example prints its expected output", arguments: [
         ("example-quickstart", "Quickstart"), ("example-documents", "DocumentsAndAggregates"),
         ("example-transaction", "Transaction"), ("example-hybrid", "HybridSearch"),
-        ("example-migrations", "Migrations"),
+        ("example-relationships", "Relationships"), ("example-migrations", "Migrations"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")
@@ -46,5 +46,13 @@ struct ExamplesTests {
             try output.write(to: expectedURL, atomically: true, encoding: .utf8)
         }
         #expect(output == expected, "\(folder): got\n\(output)")
+    }
+
+    @Test("the README's Relationships section quotes its example as it is")
+    func readmeQuotesRelationships() throws {
+        let source = try String(contentsOf: Self.repository.appendingPathComponent("Examples/Relationships/main.swift"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let body = try #require(source.range(of: "let database").map { String(source[$0.lowerBound...]) })
+        #expect(readme.contains("```swift\n" + body + "```\n"))
     }
 }

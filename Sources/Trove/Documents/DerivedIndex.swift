@@ -225,6 +225,8 @@ final class DerivedIndexSet: @unchecked Sendable {
         if let fullText = layout.schema.fullText { indexes.append(FullTextIndex(fullText)) }
         let btrees = layout.indexDefinitions.indices.map { "\(layout.name)_i\($0)" }
         if !btrees.isEmpty { indexes.append(BTreeIndexes(names: btrees)) }
+        let references = layout.schema.referenceFields
+        if !references.isEmpty { indexes.append(ReferenceConstraints(fields: references)) }
         self.indexes = indexes
         self.vectors = vectors
     }

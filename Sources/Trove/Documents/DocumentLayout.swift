@@ -40,9 +40,11 @@ struct DocumentLayout: Sendable {
         return names
     }
 
-    /// The per-field flags and the explicit indexes, as one list.
+    /// The per-field flags and the explicit indexes, as one list. A reference field is always
+    /// indexed: SQLite looks children up by it on every delete of a parent.
     var indexDefinitions: [IndexDefinition] {
-        schema.fields.filter { $0.isIndexed && !$0.isUnique }.map { IndexDefinition([Field($0.name)]) } + schema.indexes
+        schema.fields.filter { ($0.isIndexed || $0.reference != nil) && !$0.isUnique }.map { IndexDefinition([Field($0.name)]) }
+            + schema.indexes
     }
 
     /// The declared columns in table order (after id and _version).
@@ -134,6 +136,7 @@ struct DocumentLayout: Sendable {
 
     /// Deletes the collection: its table, change log, full-text table and schema.
     func drop(on connection: Connection) throws {
+        try DocumentStore.refuseDropIfReferenced(name, on: connection)
         for statement in dropStatements { try connection.execute(script: statement) }
         try connection.execute(
             "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(metaKey), .text(logFloorKey)])
@@ -161,6 +164,7 @@ struct DocumentLayout: Sendable {
         }
         if field.isUnique { sql += " UNIQUE" }
         if let value = field.defaultValue { sql += " DEFAULT \(try Self.literal(FieldCodec.bind(value, for: field)))" }
+        if let reference = field.reference { sql += " " + reference.foreignKeyClause }
         return sql
     }
 
@@ -191,6 +195,7 @@ enum FieldCodec {
             guard field.isOptional else { throw TroveError.missingField(field: field.name) }
             return .null
         }
+        if let reference = field.reference { return try reference.bind(value, field: field.name) }
         switch (field.type, value) {
         case (.text, .string(let v)): return .text(v)
         case (.integer, .int(let v)): return .integer(v)

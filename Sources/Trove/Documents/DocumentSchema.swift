@@ -69,11 +69,14 @@ public struct FieldDefinition: Hashable, Sendable, Codable {
     public var isUnique: Bool
     /// Whether a B-tree index is kept on the field.
     public var isIndexed: Bool
+    /// The document collection whose ids this field holds (a SQLite foreign key, always indexed),
+    /// or nil; see ``reference(_:to:id:onDelete:optional:unique:)``.
+    public var reference: Reference?
 
     /// A field definition; see the static builders (`.text("title")`, ...).
     public init(
         _ name: String, _ type: FieldType, optional: Bool = false, default defaultValue: Value? = nil,
-        unique: Bool = false, indexed: Bool = false
+        unique: Bool = false, indexed: Bool = false, reference: Reference? = nil
     ) {
         self.name = name
         self.type = type
@@ -81,6 +84,7 @@ public struct FieldDefinition: Hashable, Sendable, Codable {
         self.defaultValue = defaultValue
         self.isUnique = unique
         self.isIndexed = indexed
+        self.reference = reference
     }
 
     public static func text(_ name: String, optional: Bool = false, default value: Value? = nil,
@@ -247,6 +251,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
                     throw TroveError.invalidConfiguration("vector field \(field.name) cannot be unique, B-tree indexed or defaulted")
                 }
             }
+            try field.reference?.validate(field)
             if let value = field.defaultValue {
                 guard !value.isNull || field.isOptional else {
                     throw TroveError.invalidConfiguration("field \(field.name): a required field cannot default to null")
@@ -321,6 +326,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     private static func describe(_ f: FieldDefinition) -> String {
         "\(f.type)\(f.isOptional ? "?" : "")\(f.isUnique ? " unique" : "")\(f.isIndexed ? " indexed" : "")"
             + (f.defaultValue.map { " default \($0)" } ?? "")
+            + (f.reference.map { " references \($0.collection) on delete \($0.onDelete)" } ?? "")
     }
 }
 

@@ -15,11 +15,6 @@ extension DocumentStore {
         return try statement.step() ? document(statement, selection) : nil
     }
 
-    /// Documents by id, in the order asked, skipping ids that do not exist.
-    func fetch(ids: [DocumentID], on connection: Connection) throws -> [Document] {
-        try ids.compactMap { try fetch(id: $0, on: connection) }
-    }
-
     /// The SELECT of an unranked query: filter, cursor, order (ties by id), limit and offset.
     struct CompiledFetch {
         var sql: SQLFragment

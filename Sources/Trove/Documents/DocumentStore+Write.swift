@@ -109,7 +109,14 @@ extension DocumentStore {
         do {
             try prepared.execute(statement.bindings)
         } catch let error as SQLiteError where error.code == .constraint {
-            // The only constraints a patch can break are unique fields.
+            // The only constraints a patch can break are unique fields and references.
+            if error.extendedCode == .constraintForeignKey {
+                var values: [String: SQLValue] = [:]
+                for (field, value) in changes where field.path == nil {
+                    if let definition = schema.field(field.name) { values[field.name] = try FieldCodec.bind(value, for: definition) }
+                }
+                if let missing = try missingReference(values, on: connection) { throw missing }
+            }
             throw try uniqueError(fromPatch: changes, on: connection) ?? TroveError.invalidValue(field: id.description, reason: error.message)
         }
         guard connection.changes > 0 else { throw try missingOrConflict(id, expected: version, on: connection) }
@@ -142,7 +149,11 @@ extension DocumentStore {
             guard id.kind == schema.id else {
                 throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
             }
-            try statement.execute([id.sqlValue])
+            do {
+                try statement.execute([id.sqlValue])
+            } catch let error as SQLiteError where error.extendedCode == .constraintForeignKey {
+                throw try deleteDenial(of: [id], on: connection) ?? error
+            }
             deleted += connection.changes
         }
         try pruneLogIfNeeded(on: connection)
@@ -152,7 +163,13 @@ extension DocumentStore {
     /// Deletes every document passing the filter. - Returns: how many.
     func delete(where filter: Filter, on connection: Connection) throws -> Int {
         let condition = try FilterCompiler(resolver: resolver).compile(filter)
-        try connection.prepare("DELETE FROM \(layout.table) WHERE \(condition.sql)").execute(condition.bindings)
+        do {
+            try connection.prepare("DELETE FROM \(layout.table) WHERE \(condition.sql)").execute(condition.bindings)
+        } catch let error as SQLiteError where error.extendedCode == .constraintForeignKey {
+            let ids = try connection.prepare("SELECT \"id\" FROM \(layout.table) WHERE \(condition.sql)").rows(condition.bindings)
+                .compactMap { DocumentID.read($0[0], kind: schema.id) }
+            throw try deleteDenial(of: ids, on: connection) ?? error
+        }
         let deleted = connection.changes
         try pruneLogIfNeeded(on: connection)
         return deleted
@@ -170,6 +187,11 @@ extension DocumentStore {
     /// message): the id, a unique field, or a unique index.
     private func constraintError(_ error: SQLiteError, document: Document, values: [SQLValue], on connection: Connection) throws -> TroveError {
         if error.extendedCode == .constraintPrimaryKey { return .duplicateDocumentID(document.id) }
+        if error.extendedCode == .constraintForeignKey,
+            let missing = try missingReference(referenceValues(values), on: connection)
+        {
+            return missing
+        }
         for (offset, field) in schema.fields.enumerated() where field.isUnique {
             let value = values[offset + 1]
             if !value.isNull,

@@ -67,6 +67,7 @@ final class DocumentStore: Sendable {
                 return stored
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
+            try validateReferences(requested, name: name, on: connection)
             let layout = DocumentLayout(name: name, schema: requested)
             // Checked before creating anything (never by matching SQLite's message text).
             for object in layout.objectNames {

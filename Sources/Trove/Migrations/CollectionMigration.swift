@@ -14,6 +14,7 @@ struct CollectionMigration {
         let old = store.layout
         let new = DocumentLayout(name: old.name, schema: edit.schema)
         var change = edit.table
+        try DocumentStore.validateReferences(new.schema, name: new.name, on: connection)
         try check(change, from: old, to: new)
         if case .addColumn(let field) = change, old.schema.allowsUndeclaredFields,
             try connection.scalar(

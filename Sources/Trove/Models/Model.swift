@@ -1,0 +1,78 @@
+import Foundation
+
+/// A Codable value type stored as one row of a document collection, its fields derived from
+/// its Codable shape (no macros): optionals, enums, `Date`, `Data`, `URL`, `Decimal`, `UUID`,
+/// arrays and nested Codable values (stored as JSON, queryable by path).
+///
+/// ```swift
+/// struct Note: Model {
+///     var id: Int64
+///     var title: String
+///     var body: String
+///     var tags: [String]
+///     var due: Date?
+///
+///     static var modelOptions: ModelOptions {
+///         ModelOptions().indexed(\Note.due).fullText(\Note.title, weight: 2).fullText(\Note.body)
+///     }
+/// }
+/// let notes = try await database.models(Note.self)
+/// try await notes.insert(Note(id: 1, title: "Dentist", body: "Tuesday 9:00", tags: ["health"], due: nil))
+/// let soon = try await notes.fetch(FetchDescriptor(predicate: #Predicate { $0.tags.contains("health") }))
+/// ```
+///
+/// Properties are matched to key paths by name, so a type's `CodingKeys`, when written out,
+/// keep each property's name as its string value (store a property under another column name
+/// with ``ModelOptions/column(_:named:)``).
+public protocol Model: Codable, Sendable {
+    /// The identifier type: `Int64`, `UUID` or `String`.
+    associatedtype ID: ModelID
+    /// The model's identity; it is the collection's `id`, not a field.
+    var id: ID { get }
+    /// The document collection the models live in; by default the type's name (`Note` -> `Note`).
+    static var collectionName: String { get }
+    /// Declared extras: indexes, unique fields, full-text and vector fields, embedding, renames.
+    static var modelOptions: ModelOptions { get }
+}
+
+extension Model {
+    public static var collectionName: String { String(describing: Self.self) }
+    public static var modelOptions: ModelOptions { ModelOptions() }
+}
+
+/// A type that can identify a model: `Int64`, `UUID` or `String`.
+public protocol ModelID: Codable, Hashable, Sendable {
+    /// The kind of id column this type needs.
+    static var idKind: IDKind { get }
+    /// The id as the document id.
+    var documentID: DocumentID { get }
+    /// The id read back from a document id.
+    init?(documentID: DocumentID)
+}
+
+extension Int64: ModelID {
+    public static var idKind: IDKind { .int64 }
+    public var documentID: DocumentID { .int(self) }
+    public init?(documentID: DocumentID) {
+        guard case .int(let v) = documentID else { return nil }
+        self = v
+    }
+}
+
+extension UUID: ModelID {
+    public static var idKind: IDKind { .uuid }
+    public var documentID: DocumentID { .uuid(self) }
+    public init?(documentID: DocumentID) {
+        guard case .uuid(let v) = documentID else { return nil }
+        self = v
+    }
+}
+
+extension String: ModelID {
+    public static var idKind: IDKind { .string }
+    public var documentID: DocumentID { .string(self) }
+    public init?(documentID: DocumentID) {
+        guard case .string(let v) = documentID else { return nil }
+        self = v
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import TroveEmbeddings
+
+/// A typed handle on the collection that stores one model type: writes, fetches by
+/// `#Predicate`, counts and search, each call one transaction (or one read snapshot). Cheap to
+/// copy and Sendable.
+///
+/// ```swift
+/// let notes = try await database.models(Note.self)
+/// try await notes.insert([Note(id: 1, title: "Dentist", year: 2026), Note(id: 2, title: "Taxes", year: 2025)])
+/// let n = try await notes.count(where: #Predicate { $0.year >= 2026 })
+/// try await notes.delete(where: #Predicate { $0.title.starts(with: "Tax") })
+/// ```
+public struct ModelCollection<M: Model>: Sendable {
+    /// The document collection underneath (for aggregates, explain, verify and raw access).
+    public let documents: DocumentCollection
+    let schema: ModelSchema<M>
+    /// Embeds the model's embedded text property on save and the query of a text search.
+    let embedder: (any Embedder)?
+
+    /// The database it belongs to.
+    public var database: Database { documents.database }
+
+    // MARK: Writing
+
+    /// Inserts one model. - Throws: ``TroveError/duplicateDocumentID(_:)`` when its id exists,
+    /// ``TroveError/uniqueViolation(field:value:)`` naming a unique field.
+    public func insert(_ model: M) async throws { try await insert([model]) }
+
+    /// Inserts models, all or nothing: each is encoded and validated before the first is written.
+    public func insert(_ models: [M]) async throws {
+        let documents = try await encode(models)
+        try await self.documents.insert(documents)
+    }
+
+    /// Inserts models, replacing those whose id exists (an upsert).
+    public func save(_ models: [M]) async throws {
+        let documents = try await encode(models)
+        try await self.documents.upsert(documents)
+    }
+
+    /// Inserts a model, or replaces the one with its id.
+    public func save(_ model: M) async throws { try await save([model]) }
+
+    /// The same as ``save(_:)-([M])``.
+    public func upsert(_ models: [M]) async throws { try await save(models) }
+
+    /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)`` when none has its id.
+    public func update(_ model: M) async throws { try await update([model]) }
+
+    /// Replaces stored models, all or nothing.
+    public func update(_ models: [M]) async throws {
+        let documents = try await encode(models)
+        let store = self.documents.store
+        try await database.writing { connection in
+            for document in documents { try store.update(document, ifVersion: nil, on: connection) }
+        }
+    }
+
+    /// Deletes the model with this id. - Returns: whether it existed.
+    @discardableResult
+    public func delete(id: M.ID) async throws -> Bool { try await documents.delete(id: id.documentID) }
+
+    /// Deletes models by id. - Returns: how many existed.
+    @discardableResult
+    public func delete(ids: [M.ID]) async throws -> Int { try await documents.delete(ids: ids.map(\.documentID)) }
+
+    /// Deletes every model the predicate accepts. - Returns: how many.
+    @discardableResult
+    public func delete(where predicate: Predicate<M>) async throws -> Int {
+        try await documents.delete(where: PredicateTranslator.filter(predicate, schema: schema))
+    }
+
+    // MARK: Reading
+
+    /// The model with this id, or nil.
+    public func fetch(id: M.ID) async throws -> M? {
+        try await documents.fetch(id: id.documentID).map(schema.decode)
+    }
+
+    /// The models a descriptor selects, in its order.
+    public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) async throws -> [M] {
+        try await documents.fetch(descriptor.query(schema)).map(schema.decode)
+    }
+
+    /// One page of models and the cursor for the next.
+    ///
+    /// ```swift
+    /// var descriptor = FetchDescriptor<Note>(sortBy: [SortDescriptor(\.title)], fetchLimit: 100)
+    /// var page = try await notes.page(descriptor)
+    /// while let next = page.next { descriptor.cursor = next; page = try await notes.page(descriptor) }
+    /// ```
+    public func page(_ descriptor: FetchDescriptor<M>) async throws -> ModelPage<M> {
+        let page = try await documents.page(descriptor.query(schema))
+        return ModelPage(models: try page.documents.map(schema.decode), next: page.next)
+    }
+
+    /// How many models the predicate accepts (all when nil).
+    public func count(where predicate: Predicate<M>? = nil) async throws -> Int {
+        try await documents.count(predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
+    }
+
+    // MARK: Embedding
+
+    /// The documents of `models`, with their embedded text property embedded into their
+    /// vector property when the collection has an embedder.
+    func encode(_ models: [M]) async throws -> [Document] {
+        var documents = try models.map(schema.encode)
+        guard let embedder, let text = schema.embeddedText, let vector = schema.embeddedVector,
+            let textColumn = schema.propertiesByName[text]?.column, let vectorColumn = schema.propertiesByName[vector]?.column
+        else { return documents }
+        let texts = documents.map { $0.fields[textColumn]?.stringValue ?? "" }
+        let vectors = try await embedder.embed(texts)
+        for i in documents.indices { documents[i].fields[vectorColumn] = .vector(vectors[i]) }
+        return documents
+    }
+
+    /// The models with their embedded vector property filled by the collection's embedder, for
+    /// writes inside `database.write { }` (which cannot wait for an embedder).
+    public func embedded(_ models: [M]) async throws -> [M] {
+        try await encode(models).map(schema.decode)
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import TroveVectors
+
+/// What a model declares beyond its Codable shape: indexes, unique fields, full-text fields with
+/// weights, vector fields, the text field an embedder embeds into a vector field on save, and
+/// properties stored under another column name.
+///
+/// Key paths are read once, when the model's schema is derived; a key path that is not a chain
+/// of stored properties makes opening the collection fail with ``TroveError/invalidModel(type:reason:)``.
+///
+/// ```swift
+/// struct Note: Model {
+///     var id: Int64
+///     var title: String
+///     var body: String
+///     var category: String
+///     var year: Int
+///     var embedding: [Float]?
+///
+///     static var modelOptions: ModelOptions {
+///         ModelOptions()
+///             .indexed(\Note.category, \Note.year)
+///             .fullText(\Note.title, weight: 2).fullText(\Note.body)
+///             .vector(\Note.embedding, dimension: 384)
+///             .embedding(of: \Note.body, into: \Note.embedding)
+///     }
+/// }
+/// ```
+public struct ModelOptions: Hashable, Sendable {
+    struct Index: Hashable, Sendable {
+        var keys: [[String]]
+        var unique: Bool
+    }
+    struct Vector: Hashable, Sendable {
+        var dimension: Int
+        var metric: DistanceMetric
+        var index: IndexKind
+    }
+
+    var indexes: [Index] = []
+    private(set) var fullTextNames: [String] = []
+    private(set) var fullTextWeights: [String: Double] = [:]
+    var tokenizer: String = CollectionConfiguration.defaultTokenizer
+    var vectors: [String: Vector] = [:]
+    var embedding: (text: String, vector: String)? {
+        guard let embeddedText, let embeddedVector else { return nil }
+        return (embeddedText, embeddedVector)
+    }
+    private(set) var embeddedText: String?
+    private(set) var embeddedVector: String?
+    /// Property name -> column name.
+    var columns: [String: String] = [:]
+    /// Property name -> the model collection it references (``reference(_:to:onDelete:)-(KeyPath<Root,Target.ID>,_,_)``).
+    var references: [String: Reference] = [:]
+    /// Property name -> the referenced model type, so opening a model's collection can create
+    /// the collections it references first.
+    var referenceTargets: [String: any Model.Type] = [:]
+    /// Key paths that could not be read, reported when the schema is derived.
+    var problems: [String] = []
+
+    /// No extras: every property is a plain column.
+    public init() {}
+
+    /// A B-tree index over the key paths, in order (a compound index when there are several;
+    /// key paths into nested values index their JSON path).
+    public func indexed<Root>(_ keyPaths: PartialKeyPath<Root>...) -> ModelOptions {
+        with { o in
+            let keys = keyPaths.map { $0.names(&o.problems) }
+            o.indexes.append(Index(keys: keys, unique: false))
+        }
+    }
+
+    /// A unique index over the key paths: two models may not share the combination (nil values
+    /// never collide). A single top-level property becomes a unique field, named by
+    /// ``TroveError/uniqueViolation(field:value:)``.
+    public func unique<Root>(_ keyPaths: PartialKeyPath<Root>...) -> ModelOptions {
+        with { o in
+            let keys = keyPaths.map { $0.names(&o.problems) }
+            o.indexes.append(Index(keys: keys, unique: true))
+        }
+    }
+
+    /// Adds a text property to the full-text (FTS5, BM25) index with a weight (default 1).
+    public func fullText<Root>(_ keyPath: KeyPath<Root, String>, weight: Double = 1) -> ModelOptions {
+        fullText(keyPath as PartialKeyPath<Root>, weight: weight)
+    }
+
+    /// Adds an optional text property to the full-text index.
+    public func fullText<Root>(_ keyPath: KeyPath<Root, String?>, weight: Double = 1) -> ModelOptions {
+        fullText(keyPath as PartialKeyPath<Root>, weight: weight)
+    }
+
+    private func fullText<Root>(_ keyPath: PartialKeyPath<Root>, weight: Double) -> ModelOptions {
+        with {
+            guard let name = $0.topLevel(keyPath) else { return }
+            if !$0.fullTextNames.contains(name) { $0.fullTextNames.append(name) }
+            $0.fullTextWeights[name] = weight
+        }
+    }
+
+    /// The FTS5 tokenizer of the full-text index.
+    public func tokenizer(_ tokenizer: String) -> ModelOptions { with { $0.tokenizer = tokenizer } }
+
+    /// Stores a `[Float]` (or `[Float]?`) property as a vector field of `dimension` components,
+    /// searched exactly (`.flat`, the default) or through HNSW.
+    public func vector<Root>(_ keyPath: KeyPath<Root, [Float]?>, dimension: Int, metric: DistanceMetric = .cosine,
+                             index: IndexKind = .flat) -> ModelOptions {
+        vector(keyPath as PartialKeyPath<Root>, dimension: dimension, metric: metric, index: index)
+    }
+
+    /// Stores a `[Float]` property as a vector field.
+    public func vector<Root>(_ keyPath: KeyPath<Root, [Float]>, dimension: Int, metric: DistanceMetric = .cosine,
+                             index: IndexKind = .flat) -> ModelOptions {
+        vector(keyPath as PartialKeyPath<Root>, dimension: dimension, metric: metric, index: index)
+    }
+
+    private func vector<Root>(_ keyPath: PartialKeyPath<Root>, dimension: Int, metric: DistanceMetric, index: IndexKind) -> ModelOptions {
+        with {
+            guard let name = $0.topLevel(keyPath) else { return }
+            $0.vectors[name] = Vector(dimension: dimension, metric: metric, index: index)
+        }
+    }
+
+    /// On every save through a ``ModelCollection`` opened with an embedder, the embedder embeds
+    /// the text property and the vector is stored in the vector property (declared with
+    /// ``vector(_:dimension:metric:index:)-(KeyPath<Root,[Float]?>,_,_,_)``). Typed text search
+    /// embeds its query with the same embedder.
+    public func embedding<Root>(of text: KeyPath<Root, String>, into vector: KeyPath<Root, [Float]?>) -> ModelOptions {
+        with {
+            $0.embeddedText = $0.topLevel(text)
+            $0.embeddedVector = $0.topLevel(vector)
+        }
+    }
+
+    /// Stores a property under another column name (for example to keep a column when a
+    /// property is renamed in code). Key paths and predicates keep using the property.
+    public func column<Root, Value>(_ keyPath: KeyPath<Root, Value>, named column: String) -> ModelOptions {
+        with {
+            guard let name = $0.topLevel(keyPath) else { return }
+            $0.columns[name] = column
+        }
+    }
+
+    func with(_ change: (inout ModelOptions) -> Void) -> ModelOptions {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    mutating func topLevel(_ keyPath: AnyKeyPath) -> String? {
+        let names = keyPath.names(&problems)
+        guard names.count == 1 else {
+            if !names.isEmpty { problems.append("\(keyPath) must name a top-level property") }
+            return nil
+        }
+        return names[0]
+    }
+
+    public static func == (a: ModelOptions, b: ModelOptions) -> Bool {
+        a.indexes == b.indexes && a.fullTextNames == b.fullTextNames && a.fullTextWeights == b.fullTextWeights
+            && a.tokenizer == b.tokenizer && a.vectors == b.vectors && a.embeddedText == b.embeddedText
+            && a.embeddedVector == b.embeddedVector && a.columns == b.columns && a.problems == b.problems
+            && a.references == b.references
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(indexes)
+        hasher.combine(fullTextNames)
+        hasher.combine(vectors)
+        hasher.combine(columns)
+    }
+}
+
+extension AnyKeyPath {
+    /// The property names, or none (with the problem recorded) when the key path cannot be read.
+    fileprivate func names(_ problems: inout [String]) -> [String] {
+        do {
+            return try KeyPathNames.components(self)
+        } catch {
+            problems.append("\(self): \(error)")
+            return []
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+
+/// One stored property of a model: its name in code, its column, its declared field.
+struct ModelProperty: Hashable, Sendable {
+    var name: String
+    var kind: PropertyKind
+    var definition: FieldDefinition
+    var column: String { definition.name }
+}
+
+/// A model key path resolved onto the collection: the engine's field reference, and what the
+/// translators need to know about it.
+struct ModelField: Hashable, Sendable {
+    var field: Field
+    /// The declared field when the key path names a column itself (nil inside JSON and for the id).
+    var definition: FieldDefinition?
+    /// Whether the stored value can be null (an optional column, or any JSON path).
+    var isNullable: Bool
+    /// Whether values compare as they are stored in a column (dates as dates) or inside JSON
+    /// (dates as seconds since 1970).
+    var isInJSON: Bool { field.path != nil }
+}
+
+/// A model type's schema, derived once from its Codable shape and its ``ModelOptions``: the
+/// document schema it is stored with, its key paths resolved to fields, and the coding between
+/// models and documents.
+struct ModelSchema<M: Model>: Sendable {
+    let documentSchema: DocumentSchema
+    /// The stored properties other than `id`, in the order `init(from:)` decodes them.
+    let properties: [ModelProperty]
+    let propertiesByName: [String: ModelProperty]
+    /// Whether any property is stored under another column name.
+    let hasRenames: Bool
+    /// The text property embedded on save and the vector property it fills.
+    let embeddedText: String?
+    let embeddedVector: String?
+
+    /// The schema of `M`, derived on first use and cached for the life of the process.
+    ///
+    /// - Throws: ``TroveError/invalidModel(type:reason:)`` when the type cannot be stored, and
+    ///   the errors of ``DocumentSchema/validate()``.
+    static func shared() throws -> ModelSchema<M> {
+        try ModelSchemaCache.shared.schema(for: M.self) { try ModelSchema<M>() }
+    }
+
+    init() throws {
+        let typeName = String(describing: M.self)
+        func invalid(_ reason: String) -> TroveError { .invalidModel(type: typeName, reason: reason) }
+        let options = M.modelOptions
+        guard options.problems.isEmpty else { throw invalid(options.problems.joined(separator: "; ")) }
+
+        let recorder = ShapeRecorder()
+        do {
+            _ = try M(from: recorder)
+        } catch let error as TroveError {
+            throw error
+        } catch {
+            throw invalid("its init(from:) fails on placeholder values (\(error)); a model's decoding must accept any stored value")
+        }
+        guard case .keyed = recorder.shape else { throw invalid("a model is decoded from a keyed container (a struct with properties)") }
+        guard let id = recorder.properties.first(where: { $0.name == "id" }) else { throw invalid("it has no stored property named id") }
+        let idMatches = switch (M.ID.idKind, id.kind) {
+        case (.int64, .integer), (.uuid, .uuid), (.string, .text): true
+        default: false
+        }
+        guard idMatches, !id.isOptional else { throw invalid("id must be a non-optional Int64, UUID or String") }
+
+        var properties: [ModelProperty] = []
+        for recorded in recorder.properties where recorded.name != "id" {
+            let column = options.columns[recorded.name] ?? recorded.name
+            do {
+                try DocumentSchema.validate(fieldName: column)
+            } catch {
+                throw invalid("property \(recorded.name) cannot be a column name: \(error)")
+            }
+            let type: FieldType
+            if let vector = options.vectors[recorded.name] {
+                guard recorded.kind == .floats else { throw invalid("vector property \(recorded.name) must be [Float] or [Float]?") }
+                type = .vector(dimension: vector.dimension, metric: vector.metric)
+            } else {
+                type = switch recorded.kind {
+                case .text, .url, .uuid: .text
+                case .integer: .integer
+                case .real, .decimal: .real
+                case .bool: .bool
+                case .date: .date
+                case .data: .data
+                case .floats, .json: .json
+                }
+            }
+            properties.append(ModelProperty(
+                name: recorded.name, kind: recorded.kind,
+                definition: FieldDefinition(column, type, optional: recorded.isOptional, reference: options.references[recorded.name])))
+        }
+        for name in options.columns.keys where !properties.contains(where: { $0.name == name }) {
+            throw invalid("column(_:named:) names \(name), which is not a stored property")
+        }
+        for name in options.references.keys where !properties.contains(where: { $0.name == name }) {
+            throw invalid("reference(_:to:onDelete:) names \(name), which is not a stored property")
+        }
+        for name in options.vectors.keys where !properties.contains(where: { $0.name == name }) {
+            throw invalid("vector(_:dimension:) names \(name), which is not a stored property")
+        }
+        let byName = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+
+        func field(_ names: [String]) throws -> Field {
+            guard let first = names.first, let property = byName[first] else {
+                throw invalid("\(names.joined(separator: ".")) is not a stored property")
+            }
+            guard names.count > 1 else { return Field(property.column) }
+            guard property.definition.type == .json else { throw invalid("\(first) is not a nested value; it has no \(names[1])") }
+            return Field(property.column, path: "$." + names.dropFirst().joined(separator: "."))
+        }
+        var indexes: [IndexDefinition] = []
+        for index in options.indexes {
+            let keys = try index.keys.map(field)
+            if keys.count == 1, keys[0].path == nil, let offset = properties.firstIndex(where: { $0.column == keys[0].name }) {
+                if index.unique { properties[offset].definition.isUnique = true } else { properties[offset].definition.isIndexed = true }
+            } else {
+                indexes.append(IndexDefinition(keys, unique: index.unique))
+            }
+        }
+        var fullText: FullTextDefinition?
+        if !options.fullTextNames.isEmpty {
+            var definition = FullTextDefinition(fields: try options.fullTextNames.map { try field([$0]).name }, tokenizer: options.tokenizer)
+            definition.weights = options.fullTextNames.map { options.fullTextWeights[$0] ?? 1 }
+            fullText = definition
+        }
+        var vectorIndexes: [String: IndexKind] = [:]
+        for (name, vector) in options.vectors where vector.index != .flat {
+            vectorIndexes[try field([name]).name] = vector.index
+        }
+        if let (text, vector) = options.embedding {
+            guard byName[text]?.definition.type == .text else { throw invalid("embedding(of:) needs a text property; \(text) is not one") }
+            guard byName[vector]?.definition.type.vectorDimension != nil else {
+                throw invalid("embedding(into:) needs a property declared with vector(_:dimension:); \(vector) is not one")
+            }
+        }
+        let final = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.properties = properties
+        self.propertiesByName = final
+        self.hasRenames = properties.contains { $0.name != $0.column }
+        self.embeddedText = options.embedding?.text
+        self.embeddedVector = options.embedding?.vector
+        self.documentSchema = DocumentSchema(
+            id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
+            vectorIndexes: vectorIndexes)
+        try documentSchema.validate()
+    }
+
+    // MARK: Key paths
+
+    /// The field a model key path reads.
+    ///
+    /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)`` for key paths through
+    ///   computed properties or into values that are not stored as JSON.
+    func field(_ keyPath: AnyKeyPath) throws -> ModelField {
+        try field(KeyPathNames.components(keyPath), printed: keyPath)
+    }
+
+    func field(_ names: [String], printed: Any) throws -> ModelField {
+        guard let first = names.first else {
+            throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "the model itself is not a field")
+        }
+        if first == "id" {
+            guard names.count == 1 else { throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "the id has no properties") }
+            return ModelField(field: .id, definition: nil, isNullable: false)
+        }
+        guard let property = propertiesByName[first] else {
+            throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "\(first) is not a stored property of \(M.self)")
+        }
+        guard names.count > 1 else {
+            return ModelField(field: Field(property.column), definition: property.definition, isNullable: property.definition.isOptional)
+        }
+        return try extend(ModelField(field: Field(property.column), definition: property.definition, isNullable: property.definition.isOptional),
+                          with: Array(names.dropFirst()), printed: printed)
+    }
+
+    /// A path further into a nested value: `address` + `city` -> `address.city`.
+    func extend(_ base: ModelField, with names: [String], printed: Any) throws -> ModelField {
+        if names.isEmpty { return base }
+        if base.field.path == nil {
+            guard base.definition?.type == .json else {
+                throw TroveError.unsupportedPredicate(
+                    node: "\(printed)", reason: "\(base.field.name) is not a nested value stored as JSON, so it has no \(names[0])")
+            }
+        }
+        let path = (base.field.path ?? "$") + "." + names.joined(separator: ".")
+        try FieldResolver.validate(path: path, field: base.field.name)
+        return ModelField(field: Field(base.field.name, path: path), definition: nil, isNullable: true)
+    }
+
+    // MARK: Coding
+
+    /// The document storing `model`.
+    func encode(_ model: M) throws -> Document {
+        let encoder = ValueEncoder(inJSON: false)
+        try model.encode(to: encoder)
+        guard case .object(var members) = encoder.value else {
+            throw TroveError.invalidModel(type: String(describing: M.self), reason: "it does not encode into a keyed container")
+        }
+        members.removeValue(forKey: "id")
+        var fields: [String: Value] = [:]
+        fields.reserveCapacity(members.count)
+        for (name, value) in members {
+            guard let property = propertiesByName[name] else {
+                // Caught by the store as an unknown field, named.
+                fields[name] = value
+                continue
+            }
+            if property.definition.type.vectorDimension != nil, case .array(let items) = value {
+                fields[property.column] = .vector(items.map { Float($0.doubleValue ?? .nan) })
+            } else {
+                fields[property.column] = value
+            }
+        }
+        return Document(id: model.id.documentID, fields)
+    }
+
+    /// The model a document stores.
+    ///
+    /// - Throws: `DecodingError` when the document does not fit the type.
+    func decode(_ document: Document) throws -> M {
+        var members: [String: Value]
+        if hasRenames {
+            members = [:]
+            members.reserveCapacity(properties.count + 1)
+            for property in properties { members[property.name] = document.fields[property.column] }
+        } else {
+            members = document.fields
+        }
+        members["id"] = document.id.value
+        return try M(from: ValueDecoder(.object(members), inJSON: false))
+    }
+}
+
+/// The derived schemas of every model type used in the process, by type.
+///
+/// `@unchecked Sendable`: `storage` is only touched while holding `lock`; the schemas in it are
+/// immutable Sendable values.
+final class ModelSchemaCache: @unchecked Sendable {
+    static let shared = ModelSchemaCache()
+    private let lock = NSLock()
+    private var storage: [ObjectIdentifier: any Sendable] = [:]
+
+    func schema<M: Model>(for type: M.Type, derive: () throws -> ModelSchema<M>) throws -> ModelSchema<M> {
+        if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ModelSchema<M> { return known }
+        let schema = try derive()
+        lock.withLock { storage[ObjectIdentifier(type)] = schema }
+        return schema
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import Trove
+import TroveSQLite
+import TroveTestSupport
+
+/// Migrations of collections joined by references (SQLite foreign keys): a rebuilt parent keeps
+/// its children, a rebuilt child keeps its foreign key, and the delete rules still hold after.
+@Suite("Migrations and references")
+struct ReferenceMigrationTests {
+    static let authors = DocumentSchema(fields: [.text("name")])
+    static let books = DocumentSchema(fields: [.text("title"), .reference("author", to: "authors", onDelete: .cascade)])
+
+    static func seeded() async throws -> Database {
+        let db = try Database()
+        try await db.documents("authors", schema: authors).insert((1...5).map { Document(id: .int($0), ["name": .string("a\($0)")]) })
+        try await db.documents("books", schema: books).insert((1...20).map {
+            Document(id: .int($0), ["title": .string("b\($0)"), "author": .int(($0 - 1) % 5 + 1)])
+        })
+        return db
+    }
+
+    /// Applies `steps` as one migration named after them (each call a new migration).
+    static func migrate(_ db: Database, _ steps: [MigrationStep]) async throws {
+        var migrator = Migrator()
+        let timeline = try await db.query("SELECT name FROM sqlite_master WHERE name = 'trove_migrations'").isEmpty
+            ? [] : try await db.query("SELECT name FROM trove_migrations ORDER BY seq").compactMap { $0.string(at: 0) }
+        for applied in timeline {
+            migrator.registerMigration(applied, steps: [])
+        }
+        migrator.registerMigration("m\(migrator.migrationNames.count)", steps: steps)
+        try await migrator.migrate(db)
+    }
+
+    @Test("a rebuilt parent keeps its children, and cascades still reach them")
+    func rebuiltParent() async throws {
+        let db = try await Self.seeded()
+        try await Self.migrate(db, [
+            .changeField("name", in: "authors", to: .text("name", indexed: true)) { .string($0.stringValue!.uppercased()) },
+        ])
+        #expect(try await db.documents(named: "books").count() == 20)
+        #expect(try await db.documents(named: "authors").fetch(id: 2)?["name"] == "A2")
+        #expect(try await db.query("PRAGMA foreign_key_check").isEmpty)
+        #expect(try await db.documents(named: "authors").delete(id: 2))
+        #expect(try await db.documents(named: "books").count() == 16)
+        #expect(try await db.documents(named: "books").verify() == [])
+    }
+
+    @Test("a rebuilt child keeps its foreign key; removing the reference field drops it")
+    func rebuiltChild() async throws {
+        let db = try await Self.seeded()
+        try await Self.migrate(db, [.addField(.real("price", default: 9.5), to: "books")])  // a rebuild
+        let books = try await db.documents(named: "books")
+        await #expect(throws: TroveError.missingReference(field: "author", value: "99", collection: "authors")) {
+            try await books.insert(Document(id: 100, ["title": "x", "author": 99]))
+        }
+        #expect(try await db.documents(named: "authors").delete(id: 1))
+        #expect(try await books.count() == 16)
+        // SQLite will not DROP a foreign-key column: the rebuild removes it.
+        try await Self.migrate(db, [.removeField("author", from: "books")])
+        let plain = try await db.documents(named: "books")
+        #expect(plain.schema.field("author") == nil)
+        #expect(try await db.documents(named: "authors").delete(id: 3))
+        #expect(try await plain.count() == 16)
+    }
+
+    @Test("a new reference field needs its target; a referenced collection cannot be dropped")
+    func referenceRules() async throws {
+        let db = try await Self.seeded()
+        var migrator = Migrator()
+        migrator.registerMigration("bad", steps: [
+            .addField(.reference("series", to: "series", onDelete: .nullify, optional: true), to: "books"),
+        ])
+        await #expect(throws: TroveError.referenceTargetNotFound(field: "series", collection: "series")) { try await migrator.migrate(db) }
+        var second = Migrator()
+        second.registerMigration("series", steps: [
+            .createCollection("series", schema: DocumentSchema(fields: [.text("name")])),
+            .addField(.reference("series", to: "series", onDelete: .nullify, optional: true), to: "books"),
+            .custom { context in
+                try context.documents("series").insert(Document(id: 1, ["name": "Dune"]))
+                try context.execute("UPDATE books SET series = 1 WHERE id <= 3")
+            },
+        ])
+        try await second.migrate(db)
+        #expect(try await db.documents(named: "series").delete(id: 1))
+        #expect(try await db.documents(named: "books").count(Field("series") == nil) == 20)
+        var third = Migrator()
+        third.registerMigration("series", steps: [])
+        third.registerMigration("drop authors", steps: [.dropCollection("authors")])
+        await #expect(throws: TroveError.collectionReferenced(collection: "authors", by: ["books.author"])) { try await third.migrate(db) }
+    }
+}
