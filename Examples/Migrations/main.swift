@@ -60,3 +60,19 @@ do {
 } catch MigrationError.fileIsNewer(let unknown) {
     print("older build refuses the file; unknown migrations:", unknown)
 }
+
+// Models: version 1's types write, the plan migrates, version 2's types read.
+let tasksPath = URL(fileURLWithPath: folder).appendingPathComponent("tasks.trove").path
+try? FileManager.default.removeItem(atPath: tasksPath)
+let tasksDatabase = try Database(path: tasksPath)
+let plan = try Migrator(plan: TasksPlan.self)
+try await plan.migrate(tasksDatabase, upTo: "models 1")
+try await tasksDatabase.models(ModelsV1.Task.self).insert([
+    ModelsV1.Task(id: 1, title: "Write the report", done: false),
+    ModelsV1.Task(id: 2, title: "Book flights", done: true),
+])
+try await plan.migrate(tasksDatabase)
+for task in try await tasksDatabase.models(ModelsV2.Task.self).fetch() {
+    print(task.id, task.name, task.done, task.estimate.map(String.init) ?? "none")
+}
+
