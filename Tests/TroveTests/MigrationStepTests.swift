@@ -81,6 +81,12 @@ struct MigrationStepTests {
         try await Self.migrate(Self.base, docs, [
             .addField(.text("note", optional: true), to: "c"), .addField(.integer("rank", default: 3, indexed: true), to: "c"),
         ], expect: schema, Self.with(docs) { $0["note"] = .null; $0["rank"] = 3 })
+        // Defaults of every literal kind ALTER TABLE takes (a negative integer, a bool, JSON, a blob).
+        let literals: [FieldDefinition] = [.integer("delta", default: -5), .bool("flag", default: false),
+                                           .json("meta", default: ["a": 1]), .data("blob", default: .data(Data([1, 2])))]
+        try await Self.migrate(Self.base, docs, literals.map { .addField($0, to: "c") },
+                               expect: literals.reduce(Self.base) { $0.adding($1) },
+                               Self.with(docs) { d in for f in literals { d[f.name] = f.defaultValue } })
     }
 
     @Test("add fields SQLite cannot ADD: a real default, a unique field, a required field to an empty collection")

@@ -70,6 +70,11 @@ struct MigratorTests {
         await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) { try await older.migrate(db) }
         await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) { try await older.pendingMigrations(in: db) }
         #expect(try await FileSnapshot.of(db) == before)
+        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) {
+            try await Database.open(path: path, migrating: older)
+        }
+        let opened = try await Database.open(path: path, migrating: Self.migrator(upTo: 3))
+        #expect(try await opened.documents(named: "notes").schema.field("priority") != nil)
     }
 
     @Test("a migration inserted before applied ones is refused")

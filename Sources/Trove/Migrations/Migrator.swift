@@ -112,3 +112,20 @@ public struct Migrator: Sendable {
         try await validate(database)
     }
 }
+
+extension Database {
+    /// Opens (or creates) a file and brings it to the migrator's newest migration before handing
+    /// it out, so no handle ever sees an older layout. A file written by a newer version of the
+    /// app is refused.
+    ///
+    /// ```swift
+    /// let database = try await Database.open(path: "notes.trove", migrating: migrator)
+    /// ```
+    /// - Throws: ``MigrationError/fileIsNewer(unknownMigrations:)`` and the errors of
+    ///   ``Migrator/migrate(_:upTo:)``; those of ``init(path:readOnly:busyTimeout:)``.
+    public static func open(path: String, migrating migrator: Migrator) async throws -> Database {
+        let database = try Database(path: path)
+        try await migrator.migrate(database)
+        return database
+    }
+}
