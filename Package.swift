@@ -2,6 +2,18 @@
 // Trove: an embedded, on-device store with first-class search. See Documentation/ARCHITECTURE.md.
 import PackageDescription
 
+/// The runnable examples: (executable target, folder under Examples/).
+let examples: [(target: String, folder: String)] = [
+    ("example-quickstart", "Quickstart"),
+    ("example-documents", "DocumentsAndAggregates"),
+    ("example-transaction", "Transaction"),
+    ("example-hybrid", "HybridSearch"),
+    ("example-relationships", "Relationships"),
+    ("example-expiry", "Expiry"),
+    ("example-admin", "Administration"),
+    ("example-migrations", "Migrations"),
+]
+
 let package = Package(
     name: "Trove",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
@@ -52,19 +64,10 @@ let package = Package(
 
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
-        .executableTarget(name: "example-quickstart", dependencies: ["Trove"], path: "Examples/Quickstart",
-                          exclude: ["expected-output.txt"]),
-        .executableTarget(name: "example-documents", dependencies: ["Trove"], path: "Examples/DocumentsAndAggregates",
-                          exclude: ["expected-output.txt"]),
-        .executableTarget(name: "example-transaction", dependencies: ["Trove"], path: "Examples/Transaction",
-                          exclude: ["expected-output.txt"]),
-        .executableTarget(name: "example-hybrid", dependencies: ["Trove"], path: "Examples/HybridSearch",
-                          exclude: ["expected-output.txt"]),
-        .executableTarget(name: "example-relationships", dependencies: ["Trove"], path: "Examples/Relationships",
-                          exclude: ["expected-output.txt"]),
-        .executableTarget(name: "example-migrations", dependencies: ["Trove"], path: "Examples/Migrations",
-                          exclude: ["expected-output.txt"]),
-
+    ] + examples.map { example -> Target in
+        .executableTarget(name: example.target, dependencies: ["Trove"], path: "Examples/\(example.folder)",
+                          exclude: ["expected-output.txt"])
+    } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
         .target(
             name: "TroveTestSupport", dependencies: ["TroveVectors", "TroveEmbeddings"],
@@ -79,8 +82,7 @@ let package = Package(
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["TroveTestSupport", "example-quickstart", "example-documents", "example-transaction", "example-hybrid",
-                           "example-relationships", "example-migrations"]),
+            dependencies: ["TroveTestSupport"] + examples.map { Target.Dependency.target(name: $0.target) }),
         .testTarget(
             name: "TroveReliabilityTests",
             dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),

@@ -27,16 +27,19 @@ extension Database {
     ///   - encryption: a passphrase, or a raw 32-byte key.
     ///   - readOnly: open without write access.
     ///   - busyTimeout: how long to wait when another process holds the write lock.
+    ///   - clock: the time document expiry is measured against (a ``ManualClock`` in tests).
     /// - Throws: ``EncryptionError/wrongKey`` when the passphrase or key is wrong (nothing is
     ///   changed); ``EncryptionError/notEncrypted(path:)`` for a plaintext file; `SQLiteError`
     ///   with ``SQLiteError/encryptionFailure`` set when a page fails authentication.
     /// - Complexity: one PBKDF2-HMAC-SHA512 derivation (256,000 iterations) for a passphrase.
     public init(
-        path: String, encryption: Encryption, readOnly: Bool = false, busyTimeout: Duration = .seconds(5)
+        path: String, encryption: Encryption, readOnly: Bool = false, busyTimeout: Duration = .seconds(5),
+        clock: any ExpiryClock = SystemClock()
     ) throws {
         let key = try EncryptionKey(path: path, encryption: encryption, create: !readOnly)
         try self.init(
-            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key), preparing: [])
+            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key), preparing: [],
+            clock: clock)
     }
 
     /// How the file is encrypted, or nil when it is plaintext or in memory.

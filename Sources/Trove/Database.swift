@@ -29,6 +29,10 @@ public actor Database {
     nonisolated let documentStores = DocumentStoreRegistry()
     /// The file path, or nil for an in-memory database.
     public nonisolated let path: String?
+    /// The clock document expiry is measured against (``Expiry``); the system clock by default.
+    public nonisolated let clock: any ExpiryClock
+    /// The background purge of expired documents, when started (``startPurgingExpired(every:)``).
+    var expiryPurge: Task<Void, Never>?
 
     /// Opens (or creates) a database file.
     ///
@@ -36,23 +40,30 @@ public actor Database {
     ///   - path: the file; created when missing unless `readOnly`.
     ///   - readOnly: open without write access (searches and reads only).
     ///   - busyTimeout: how long to wait when another process holds the write lock.
+    ///   - clock: the time document expiry is measured against (a ``ManualClock`` in tests).
     /// - Throws: `SQLiteError` when the file can't be opened or is not a database;
     ///   ``TroveError/unsupportedFormatVersion(found:supported:)`` for files from a newer Trove.
-    public init(path: String, readOnly: Bool = false, busyTimeout: Duration = .seconds(5)) throws {
-        try self.init(.file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout), preparing: [])
+    public init(
+        path: String, readOnly: Bool = false, busyTimeout: Duration = .seconds(5), clock: any ExpiryClock = SystemClock()
+    ) throws {
+        try self.init(.file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout), preparing: [], clock: clock)
     }
 
     /// Opens a private in-memory database, gone when the value is released.
-    public init() throws {
-        try self.init(.inMemory, options: .init(), preparing: [])
+    ///
+    /// - Parameter clock: the time document expiry is measured against.
+    public init(clock: any ExpiryClock = SystemClock()) throws {
+        try self.init(.inMemory, options: .init(), preparing: [], clock: clock)
     }
 
     /// Opens the database and, before returning, the given collections (so a synchronous
     /// initialiser such as ``VectorStore``'s can report a schema mismatch at once).
     init(
         _ location: Connection.Location, options: Connection.Options,
-        preparing collections: [(name: String, configuration: CollectionConfiguration)]
+        preparing collections: [(name: String, configuration: CollectionConfiguration)],
+        clock: any ExpiryClock = SystemClock()
     ) throws {
+        self.clock = clock
         var options = options
         // 16 KB pages: a row (text, metadata and a 384-d vector) is about 2 KB, so a 4 KB page held
         // one or two, and a batch commit wrote four times as many page frames; batch inserts were

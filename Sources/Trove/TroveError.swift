@@ -98,6 +98,16 @@ public enum TroveError: Error, Hashable, Sendable {
     /// A `#Predicate` or sort node that Trove cannot translate into SQL (it never falls back to
     /// filtering in memory).
     case unsupportedPredicate(node: String, reason: String)
+    // Expiry and administration (backup, dump, load).
+
+    /// An expiry was given for a collection whose schema does not allow expiry.
+    case expiryDisabled(collection: String)
+    /// A backup, dump or compaction target exists and overwriting was not asked for.
+    case fileExists(path: String)
+    /// A load needs an empty database; this one holds the named tables or collections.
+    case databaseNotEmpty(objects: [String])
+    /// A dump file is truncated, corrupt or of an unknown version; nothing was loaded.
+    case invalidDump(line: Int, reason: String)
 }
 
 extension TroveError: CustomStringConvertible, LocalizedError {
@@ -195,6 +205,14 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "Model type \(type) cannot be stored: \(reason)."
         case .unsupportedPredicate(let node, let reason):
             "The predicate node \(node) cannot be translated into a query: \(reason)."
+        case .expiryDisabled(let collection):
+            "Collection '\(collection)' does not allow expiry; create it with allowsExpiry: true."
+        case .fileExists(let path):
+            "\(path) already exists; pass overwrite: true (CLI: --overwrite) to replace it."
+        case .databaseNotEmpty(let objects):
+            "A load needs an empty database; this one holds \(objects.prefix(5).joined(separator: ", "))\(objects.count > 5 ? ", ..." : "")."
+        case .invalidDump(let line, let reason):
+            "Invalid dump at line \(line): \(reason). Nothing was loaded."
         }
     }
 

@@ -14,6 +14,8 @@ import Foundation
 /// | 4 | the embedding model is not installed |
 /// | 5 | invalid query: a `--where` fragment or bound value SQLite rejects |
 /// | 6 | wrong or missing passphrase for an encrypted database |
+/// | 7 | refused: the target exists or the database to load into is not empty |
+/// | 8 | invalid dump: truncated, damaged or of an unknown version (nothing loaded) |
 ///
 /// ```swift
 /// let error = CLIError.notFound("no such file or folder: notes/x.md")
@@ -32,6 +34,10 @@ public enum CLIError: Error, Equatable, Sendable {
     case failure(String)
     /// The passphrase of an encrypted database is wrong or was not given.
     case wrongPassphrase(String)
+    /// A backup or dump target exists, or a load's database is not empty.
+    case targetExists(String)
+    /// A dump file that cannot be loaded.
+    case invalidDump(String)
 
     /// The process exit status for this error (see the table above).
     public var exitCode: Int32 {
@@ -42,6 +48,8 @@ public enum CLIError: Error, Equatable, Sendable {
         case .modelMissing: return ExitCode.modelMissing
         case .invalidQuery: return ExitCode.invalidQuery
         case .wrongPassphrase: return ExitCode.wrongPassphrase
+        case .targetExists: return ExitCode.targetExists
+        case .invalidDump: return ExitCode.invalidDump
         }
     }
 
@@ -52,7 +60,7 @@ public enum CLIError: Error, Equatable, Sendable {
             let help = command.map { "trove \($0) --help" } ?? "trove --help"
             return "\(text)\n(see '\(help)')"
         case .notFound(let text), .modelMissing(let text), .invalidQuery(let text),
-            .failure(let text), .wrongPassphrase(let text):
+            .failure(let text), .wrongPassphrase(let text), .targetExists(let text), .invalidDump(let text):
             return text
         }
     }
@@ -71,4 +79,6 @@ public enum ExitCode {
     public static let modelMissing: Int32 = 4
     public static let invalidQuery: Int32 = 5
     public static let wrongPassphrase: Int32 = 6
+    public static let targetExists: Int32 = 7
+    public static let invalidDump: Int32 = 8
 }

@@ -17,6 +17,9 @@ enum CommandRunner {
             case "eval": return try await EvalCommand.run(context)
             case "verify": return try await VerifyCommand.verify(context)
             case "repair": return try await VerifyCommand.repair(context)
+            case "backup": return try await AdminCommands.backup(context)
+            case "dump": return try await AdminCommands.dump(context)
+            case "load": return try await AdminCommands.load(context)
             default:
                 throw CLIError.usage("unknown command '\(context.spec.name)'", command: nil)
             }

@@ -188,7 +188,9 @@ public enum Commands {
         examples: [("trove help search", "the same as 'trove search --help'")])
 
     /// Every subcommand, in the order `trove --help` lists them.
-    public static let all: [CommandSpec] = [index, search, embed, show, rm, stats, eval, verify, repair, help]
+    public static let all: [CommandSpec] = [
+        index, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, help,
+    ]
 
     /// The spec named `name`, if there is one.
     public static func named(_ name: String) -> CommandSpec? { all.first { $0.name == name } }
@@ -216,7 +218,8 @@ public enum Commands {
             "",
             "Exit status: 0 success, 1 failure, 2 usage error, 3 not found,",
             "             4 model not installed, 5 invalid --where query,",
-            "             6 wrong or missing passphrase (encrypted databases).",
+            "             6 wrong or missing passphrase (encrypted databases),",
+            "             7 target exists or database not empty, 8 invalid dump.",
             "",
             "Examples:",
             "  trove index ~/notes",

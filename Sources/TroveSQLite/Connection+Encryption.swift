@@ -137,7 +137,7 @@ extension Connection {
         }
     }
 
-    private static func syncFile(_ path: String) throws {
+    static func syncFile(_ path: String) throws {
         let fd = open(path, O_RDWR)
         guard fd >= 0 else { throw SQLiteError(extendedCode: .ioError, message: "open failed (path: \(path))") }
         defer { closeDescriptor(fd) }

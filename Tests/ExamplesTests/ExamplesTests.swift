@@ -26,7 +26,9 @@ struct ExamplesTests {
     @Test("each example prints its expected output", arguments: [
         ("example-quickstart", "Quickstart"), ("example-documents", "DocumentsAndAggregates"),
         ("example-transaction", "Transaction"), ("example-hybrid", "HybridSearch"),
-        ("example-relationships", "Relationships"), ("example-migrations", "Migrations"),
+        ("example-relationships", "Relationships"),
+        ("example-expiry", "Expiry"), ("example-admin", "Administration"),
+        ("example-migrations", "Migrations"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")
@@ -48,11 +50,17 @@ struct ExamplesTests {
         #expect(output == expected, "\(folder): got\n\(output)")
     }
 
-    @Test("the README's Relationships section quotes its example as it is")
-    func readmeQuotesRelationships() throws {
-        let source = try String(contentsOf: Self.repository.appendingPathComponent("Examples/Relationships/main.swift"), encoding: .utf8)
+    /// The README quotes each example from its start marker to the end of the file, as it is.
+    @Test("README quotes the examples as they are", arguments: [
+        ("Relationships", "let database"),
+        ("Expiry", "// A clock the example controls"),
+        ("Administration", "let database = try Database(path: file(\"app.trove\"))"),
+    ])
+    func readmeQuotes(_ folder: String, _ start: String) throws {
+        let source = try String(
+            contentsOf: Self.repository.appendingPathComponent("Examples/\(folder)/main.swift"), encoding: .utf8)
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let body = try #require(source.range(of: "let database").map { String(source[$0.lowerBound...]) })
-        #expect(readme.contains("```swift\n" + body + "```\n"))
+        let quoted = try #require(source.range(of: start).map { String(source[$0.lowerBound...]) })
+        #expect(readme.contains("```swift\n" + quoted.trimmingCharacters(in: .newlines) + "\n```"))
     }
 }

@@ -90,3 +90,28 @@ struct ReferenceMigrationTests {
         await #expect(throws: TroveError.collectionReferenced(collection: "authors", by: ["books.author"])) { try await third.migrate(db) }
     }
 }
+
+/// Columns other features add to a collection's table survive a rebuild.
+@Suite("Migrations and expiry")
+struct ExpiryMigrationTests {
+    @Test("expiry times survive a table rebuild and DROP COLUMN")
+    func expirySurvives() async throws {
+        let db = try Database()
+        let schema = DocumentSchema(fields: [.text("name"), .integer("n"), .text("gone", optional: true)], allowsExpiry: true)
+        let c = try await db.documents("c", schema: schema)
+        let when = Date(timeIntervalSince1970: 4_000_000_000)
+        try await c.insert([Document(id: 1, ["name": "a", "n": 1]), Document(id: 2, ["name": "b", "n": 2])], expiry: .at(when))
+        try await c.insert([Document(id: 3, ["name": "c", "n": 3])])
+        var migrator = Migrator()
+        migrator.registerMigration("m", steps: [
+            .changeField("n", in: "c", to: .real("n")) { .double(Double($0.intValue!) / 2) },
+            .removeField("gone", from: "c"),
+        ])
+        try await migrator.migrate(db)
+        let migrated = try await db.documents(named: "c")
+        #expect(try await migrated.expiry(of: 1) == when)
+        #expect(try await migrated.expiry(of: 3) == nil)
+        #expect(try await migrated.fetch(id: 2)?["n"] == 1.0)
+        #expect(try await migrated.verify() == [])
+    }
+}

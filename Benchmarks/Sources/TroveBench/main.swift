@@ -14,6 +14,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("store-ann", "HNSW in the store: filtered queries vs exact scan, snapshot load vs rebuild", runStoreANNBenchmarks),
     ("documents", "the grdb-peer record workload through the document API (+ GRDB side by side), reader scaling", runDocumentBenchmarks),
     ("text", "BM25 text leg: p50/p99 latency, hit@10 (+ FTS5, bm25s, tantivy side by side)", runTextBenchmarks),
+    ("admin", "dump/load throughput and size, backup under inserts, purge of expired records", runAdminBenchmarks),
     ("migrations", "each migration step on a seeded collection; table rebuild vs ALTER TABLE DROP COLUMN", runMigrationBenchmarks),
 ]
 

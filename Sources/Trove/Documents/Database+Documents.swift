@@ -62,7 +62,7 @@ extension Database {
         {
             throw TroveError.invalidName(name, reason: "a search collection of that name exists; document collections need their own name")
         }
-        let store = try DocumentStore.open(connection: connection, name: name, requested: requested)
+        let store = try DocumentStore.open(connection: connection, name: name, requested: requested, clock: clock)
         documentStores[name] = store
         return store
     }
@@ -119,7 +119,7 @@ extension Database {
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 // Opened by another handle or process after this database: read its schema here.
-                let store = try DocumentStore.open(connection: connection, name: name, requested: nil)
+                let store = try DocumentStore.open(connection: connection, name: name, requested: nil, clock: clock)
                 stores[name] = store
                 return store
             }

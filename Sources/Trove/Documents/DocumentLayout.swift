@@ -36,6 +36,7 @@ struct DocumentLayout: Sendable {
     var objectNames: [String] {
         var names = [name, "\(name)_log", "\(name)_log_ai", "\(name)_log_au", "\(name)_log_ad", "\(name)_version"]
         if schema.fullText != nil { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"] }
+        if schema.allowsExpiry { names.append(expiresIndexName) }
         names += indexDefinitions.indices.map { "\(name)_i\($0)" }
         return names
     }
@@ -46,6 +47,11 @@ struct DocumentLayout: Sendable {
         schema.fields.filter { ($0.isIndexed || $0.reference != nil) && !$0.isUnique }.map { IndexDefinition([Field($0.name)]) }
             + schema.indexes
     }
+
+    /// The expiry column (whole seconds since 1970; NULL: never) of collections that allow expiry.
+    static let expiresColumn = "\"_expires\""
+    /// The partial index that finds expired rows (for visibility and purge).
+    var expiresIndexName: String { "\(name)_expires" }
 
     /// The declared columns in table order (after id and _version).
     var fieldColumns: [FieldDefinition] { schema.fields }
@@ -64,7 +70,13 @@ struct DocumentLayout: Sendable {
         if schema.allowsUndeclaredFields {
             columns.append("\"_extra\" TEXT CHECK (\"_extra\" IS NULL OR (json_valid(\"_extra\") AND json_type(\"_extra\") = 'object'))")
         }
+        if schema.allowsExpiry {
+            columns.append("\"_expires\" INTEGER CHECK (\"_expires\" IS NULL OR typeof(\"_expires\") = 'integer')")
+        }
         var sql = ["CREATE TABLE \(table) (\n    " + columns.joined(separator: ",\n    ") + "\n)"]
+        if schema.allowsExpiry {
+            sql.append("CREATE INDEX \(quoted(expiresIndexName)) ON \(table)(\"_expires\") WHERE \"_expires\" IS NOT NULL")
+        }
         let resolver = FieldResolver(schema: schema)
         for (offset, index) in indexDefinitions.enumerated() {
             let keys = try index.keys.map { try resolver.column($0).sql }.joined(separator: ", ")

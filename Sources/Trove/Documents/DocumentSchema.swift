@@ -199,12 +199,17 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     public var vectorIndexes: [String: IndexKind]
     /// For vector fields filled by embedding a text field: the text field and the model.
     public var embeddingSources: [String: EmbeddingSource]
+    /// Whether documents may carry an expiry time (``Expiry``): an `_expires` column, invisible to
+    /// every read from that second on, removed by ``DocumentCollection/purgeExpired()``.
+    public var allowsExpiry: Bool
 
     public init(
         id: IDKind = .int64, fields: [FieldDefinition], indexes: [IndexDefinition] = [],
         fullText: FullTextDefinition? = nil, allowsUndeclaredFields: Bool = false,
-        vectorIndexes: [String: IndexKind] = [:], embeddingSources: [String: EmbeddingSource] = [:]
+        vectorIndexes: [String: IndexKind] = [:], embeddingSources: [String: EmbeddingSource] = [:],
+        allowsExpiry: Bool = false
     ) {
+        self.allowsExpiry = allowsExpiry
         self.id = id
         self.fields = fields
         self.indexes = indexes
@@ -214,7 +219,9 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         self.embeddingSources = embeddingSources
     }
 
-    enum CodingKeys: String, CodingKey { case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, embeddingSources }
+    enum CodingKeys: String, CodingKey {
+        case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, embeddingSources, allowsExpiry
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -225,6 +232,20 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         allowsUndeclaredFields = try c.decodeIfPresent(Bool.self, forKey: .allowsUndeclaredFields) ?? false
         vectorIndexes = try c.decodeIfPresent([String: IndexKind].self, forKey: .vectorIndexes) ?? [:]
         embeddingSources = try c.decodeIfPresent([String: EmbeddingSource].self, forKey: .embeddingSources) ?? [:]
+        allowsExpiry = try c.decodeIfPresent(Bool.self, forKey: .allowsExpiry) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(fields, forKey: .fields)
+        try c.encode(indexes, forKey: .indexes)
+        try c.encodeIfPresent(fullText, forKey: .fullText)
+        try c.encode(allowsUndeclaredFields, forKey: .allowsUndeclaredFields)
+        try c.encode(vectorIndexes, forKey: .vectorIndexes)
+        // Written only when on, so schemas stored before expiry existed read back unchanged.
+        if allowsExpiry { try c.encode(allowsExpiry, forKey: .allowsExpiry) }
+        if !embeddingSources.isEmpty { try c.encode(embeddingSources, forKey: .embeddingSources) }
     }
 
     /// A schemaless document collection: any fields, kept as JSON, queryable by path.
@@ -320,6 +341,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
         // A requested schema that names no embedding sources accepts the stored ones.
         if !other.embeddingSources.isEmpty, embeddingSources != other.embeddingSources { out.append("embedding sources differ") }
+        if allowsExpiry != other.allowsExpiry { out.append("allowsExpiry differs") }
         return out
     }
 

@@ -8,9 +8,14 @@ extension DocumentStore {
             throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
         }
         let selection = try selection(nil)
-        let statement = try connection.cachedStatement(
-            "SELECT \(selection.sql) FROM \(layout.table) WHERE \"id\" = ?")
-        try statement.bind([id.sqlValue])
+        var sql = SQLFragment(sql: "SELECT \(selection.sql) FROM \(layout.table) WHERE \"id\" = ")
+        sql.bind(id.sqlValue)
+        if let visible = visibility() {
+            sql.append(" AND ")
+            sql.append(visible)
+        }
+        let statement = try connection.cachedStatement(sql.sql)
+        try statement.bind(sql.bindings)
         defer { statement.reset() }
         return try statement.step() ? document(statement, selection) : nil
     }
@@ -29,7 +34,7 @@ extension DocumentStore {
         var sql = SQLFragment(sql: "SELECT \(selection.sql)")
         for key in keys { sql.append(", \(key.sql)") }
         sql.append(" FROM \(layout.table) WHERE ")
-        sql.append(try FilterCompiler(resolver: resolver).compile(query.filter))
+        sql.append(try condition(query.filter))
         if let cursor = query.cursor {
             guard cursor.fingerprint == query.cursorFingerprint, cursor.keys.count == keys.count - 1 else {
                 throw TroveError.invalidCursor(reason: "the cursor comes from a query with another filter or order")
@@ -129,7 +134,7 @@ extension DocumentStore {
     func scan(_ filter: Filter, on connection: Connection, _ body: (Document) throws -> Bool) throws {
         let selection = try selection(nil)
         var sql = SQLFragment(sql: "SELECT \(selection.sql) FROM \(layout.table) WHERE ")
-        sql.append(try FilterCompiler(resolver: resolver).compile(filter))
+        sql.append(try condition(filter))
         sql.append(" ORDER BY \"id\"")
         let statement = try connection.prepare(sql.sql)
         try statement.bind(sql.bindings)
@@ -142,7 +147,7 @@ extension DocumentStore {
     /// How many documents pass the filter.
     func count(_ filter: Filter, on connection: Connection) throws -> Int {
         var sql = SQLFragment(sql: "SELECT count(*) FROM \(layout.table) WHERE ")
-        sql.append(try FilterCompiler(resolver: resolver).compile(filter))
+        sql.append(try condition(filter))
         return Int(try connection.cachedStatement(sql.sql).rows(sql.bindings).first?.int64(at: 0) ?? 0)
     }
 
@@ -191,7 +196,7 @@ extension DocumentStore {
             resolved.append(column)
         }
         var sql = SQLFragment(sql: "SELECT \(columns.joined(separator: ", ")) FROM \(layout.table) WHERE ")
-        sql.append(try FilterCompiler(resolver: resolver).compile(filter))
+        sql.append(try condition(filter))
         if let rids {
             sql.append(" AND \(layout.rid) IN (SELECT value FROM json_each(")
             sql.bind(.text(CollectionEngine.jsonArray(rids)))

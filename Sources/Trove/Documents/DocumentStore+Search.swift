@@ -53,12 +53,12 @@ extension DocumentStore {
         let legCount = query.vectorLegs.count + (query.textLeg == nil ? 0 : 1)
         let depth = legCount == 1 ? wanted : min(Self.maxTopK, max(50, 4 * wanted))
         try validateLegs(query)
-        let candidates = try candidateRIDs(query.filter, on: connection)
+        let allowed = try candidates(query.filter, on: connection)
         var legs = LegHits(vector: [], text: nil)
         if !query.vectorLegs.isEmpty {
             if source == .indexes { try indexes.catchUp(connection) }
             for leg in query.vectorLegs {
-                legs.vector.append(try vectorHits(leg, k: depth, candidates: candidates, source: source, on: connection))
+                legs.vector.append(try vectorHits(leg, k: depth, candidates: allowed, source: source, on: connection))
             }
         }
         if let leg = query.textLeg {
@@ -99,28 +99,25 @@ extension DocumentStore {
         }
     }
 
-    /// Row ids passing the filter, or nil when every row passes.
-    func candidateRIDs(_ filter: Filter, on connection: Connection) throws -> [Int64]? {
-        if case .all = filter { return nil }
-        var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
-        sql.append(try FilterCompiler(resolver: resolver).compile(filter))
-        var rids: [Int64] = []
-        try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { rids.append($0.int64(at: 0)) }
-        return rids
-    }
-
-    func vectorHits(_ leg: VectorLeg, k: Int, candidates: [Int64]?, source: VectorSource, on connection: Connection) throws -> [Neighbor] {
+    func vectorHits(_ leg: VectorLeg, k: Int, candidates: Candidates, source: VectorSource, on connection: Connection) throws -> [Neighbor] {
         let index = indexes.vectors[leg.field]!
         switch source {
         case .indexes:
-            return indexes.lock.read { index.search(leg.vector, k: k, among: candidates) }
+            guard !candidates.excluded.isEmpty else {
+                return indexes.lock.read { index.search(leg.vector, k: k, among: candidates.rids) }
+            }
+            // k more than the rows left out: the best k of the rest are among them.
+            let hits = indexes.lock.read {
+                index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids)
+            }
+            return Array(hits.lazy.filter { candidates.allows($0.id) }.prefix(k))
         case .table:
             var scratch = FlatIndex(dimension: index.dimension, metric: index.metric)
-            let allowed = candidates.map(Set.init)
+            let allowed = candidates.rids.map(Set.init)
             let statement = try connection.prepare("SELECT \(layout.rid), \"\(leg.field)\" FROM \(layout.table) WHERE \"\(leg.field)\" IS NOT NULL")
             try statement.forEachRow { row in
                 let rid = row.int64(at: 0)
-                guard allowed?.contains(rid) ?? true else { return }
+                guard allowed?.contains(rid) ?? true, candidates.allows(rid) else { return }
                 if let v = row.withBlob(at: 1, { $0.flatMap { VectorBlob.vector($0, dimension: index.dimension) } }) {
                     scratch.upsert(id: rid, vector: v)
                 }
@@ -136,9 +133,9 @@ extension DocumentStore {
         let weights = fullText.weights.map { String($0) }.joined(separator: ", ")
         var sql = SQLFragment(sql: "SELECT rowid, bm25(\(layout.fts), \(weights)) AS score FROM \(layout.fts) WHERE \(layout.fts) MATCH ")
         sql.bind(.text(expression))
-        if case .all = filter {} else {
+        if case .all = filter, !schema.allowsExpiry {} else {
             sql.append(" AND rowid IN (SELECT \(layout.rid) FROM \(layout.table) WHERE ")
-            sql.append(try FilterCompiler(resolver: resolver).compile(filter))
+            sql.append(try condition(filter))
             sql.append(")")
         }
         sql.append(" ORDER BY score LIMIT ")
@@ -262,12 +259,14 @@ extension DocumentStore {
             return lines
         }
         try validateLegs(query)
-        if case .all = query.filter {
+        if case .all = query.filter, !schema.allowsExpiry {
             lines.append("candidates: every document")
+        } else if case .all = query.filter {
+            lines.append("candidates: every document except the expired (partial index on _expires)")
         } else {
             var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
-            sql.append(try FilterCompiler(resolver: resolver).compile(query.filter))
-            lines.append("candidates: filter in SQLite, before ranking")
+            sql.append(try condition(query.filter))
+            lines.append("candidates: filter in SQLite, before ranking\(schema.allowsExpiry ? "; expired documents left out" : "")")
             lines += try sqlitePlan(sql, on: connection).map { "  sqlite: \($0)" }
         }
         for leg in query.vectorLegs {

@@ -11,11 +11,17 @@ extension DocumentStore {
     /// - Throws: the first validation error before anything is written;
     ///   ``TroveError/duplicateDocumentID(_:)`` or ``TroveError/uniqueViolation(field:value:)``
     ///   when a constraint fails (the caller's transaction then rolls back).
-    func write(_ documents: [Document], mode: WriteMode, on connection: Connection) throws {
-        let rows = try documents.map { try storedValues($0) }
+    func write(_ documents: [Document], mode: WriteMode, expiry: Expiry = .never, on connection: Connection) throws {
+        let second = try expirySecond(expiry)
+        var rows = try documents.map { try storedValues($0) }
+        if schema.allowsExpiry {
+            for i in rows.indices { rows[i].append(second.map(SQLValue.integer) ?? .null) }
+        }
         let sql = mode == .upsert ? upsertSQL : insertSQL
         let statement = try connection.cachedStatement(sql)
         for (offset, row) in rows.enumerated() {
+            // An expired document is gone for every read; its id is free for a new one.
+            try removeExpired(documents[offset].id, on: connection)
             do {
                 try statement.execute(row)
             } catch let error as SQLiteError where error.code == .constraint {
@@ -33,6 +39,7 @@ extension DocumentStore {
     @discardableResult
     func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws -> Int64 {
         var values = try storedValues(document)
+        if try isExpired(document.id, on: connection) { throw TroveError.documentNotFound(document.id) }
         let id = values.removeFirst()
         values.append(id)
         if let version { values.append(.integer(version)) }
@@ -55,6 +62,7 @@ extension DocumentStore {
         guard id.kind == schema.id else {
             throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
         }
+        if try isExpired(id, on: connection) { throw TroveError.documentNotFound(id) }
         var assignments: [String: SQLFragment] = [:]  // column -> new value expression
         var order: [String] = []
         func assign(_ column: String, _ build: (SQLFragment) throws -> SQLFragment) throws {
@@ -162,11 +170,11 @@ extension DocumentStore {
 
     /// Deletes every document passing the filter. - Returns: how many.
     func delete(where filter: Filter, on connection: Connection) throws -> Int {
-        let condition = try FilterCompiler(resolver: resolver).compile(filter)
+        let compiled = try condition(filter)
         do {
-            try connection.prepare("DELETE FROM \(layout.table) WHERE \(condition.sql)").execute(condition.bindings)
+            try connection.prepare("DELETE FROM \(layout.table) WHERE \(compiled.sql)").execute(compiled.bindings)
         } catch let error as SQLiteError where error.extendedCode == .constraintForeignKey {
-            let ids = try connection.prepare("SELECT \"id\" FROM \(layout.table) WHERE \(condition.sql)").rows(condition.bindings)
+            let ids = try connection.prepare("SELECT \"id\" FROM \(layout.table) WHERE \(compiled.sql)").rows(compiled.bindings)
                 .compactMap { DocumentID.read($0[0], kind: schema.id) }
             throw try deleteDenial(of: ids, on: connection) ?? error
         }

@@ -11,6 +11,8 @@ import TroveVectors
 final class DocumentStore: Sendable {
     let layout: DocumentLayout
     let indexes: DerivedIndexSet
+    /// The clock expiry is measured against (see ``Expiry``).
+    let clock: any ExpiryClock
     var schema: DocumentSchema { layout.schema }
     var name: String { layout.name }
     var resolver: FieldResolver { FieldResolver(schema: schema) }
@@ -28,16 +30,20 @@ final class DocumentStore: Sendable {
     /// The columns a write sets: `id`, the declared fields, then `_extra` when kept.
     let writeColumns: [String]
 
-    init(layout: DocumentLayout) {
+    init(layout: DocumentLayout, clock: any ExpiryClock = SystemClock()) {
         self.layout = layout
+        self.clock = clock
         self.indexes = DerivedIndexSet(layout: layout)
         let schema = layout.schema
         fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
         writeColumns = ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
         let columns = writeColumns
-        let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
-        insertSQL = "INSERT INTO \(layout.table)(\(columns.joined(separator: ", "))) VALUES (\(marks))"
-        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" } + ["\"_version\" = \"_version\" + 1"]
+        // Inserts and upserts also set the expiry (upserting without one clears it, as a fresh
+        // write); updates and patches keep it.
+        let inserted = columns + (schema.allowsExpiry ? [DocumentLayout.expiresColumn] : [])
+        let insertMarks = repeatElement("?", count: inserted.count).joined(separator: ", ")
+        insertSQL = "INSERT INTO \(layout.table)(\(inserted.joined(separator: ", "))) VALUES (\(insertMarks))"
+        let updates = inserted.dropFirst().map { "\($0) = excluded.\($0)" } + ["\"_version\" = \"_version\" + 1"]
         upsertSQL = insertSQL + " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
         let sets = columns.dropFirst().map { "\($0) = ?" } + ["\"_version\" = \"_version\" + 1"]
         updateSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? RETURNING \"_version\""
@@ -52,7 +58,9 @@ final class DocumentStore: Sendable {
     ///   schema (nothing changed); ``TroveError/collectionNotFound(_:)`` when missing and no
     ///   schema is given; ``TroveError/invalidName(_:reason:)`` when a table or index of that
     ///   name is already in the file.
-    static func open(connection: Connection, name: String, requested: DocumentSchema?) throws -> DocumentStore {
+    static func open(
+        connection: Connection, name: String, requested: DocumentSchema?, clock: any ExpiryClock = SystemClock()
+    ) throws -> DocumentStore {
         try CollectionSchema.validate(name: name)
         try requested?.validate()
         let key = DocumentLayout.metaKeyPrefix + name
@@ -80,7 +88,7 @@ final class DocumentStore: Sendable {
                 "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(try encode(requested))])
             return requested
         }
-        return DocumentStore(layout: DocumentLayout(name: name, schema: schema))
+        return DocumentStore(layout: DocumentLayout(name: name, schema: schema), clock: clock)
     }
 
     static func storedSchema(_ connection: Connection, key: String, name: String) throws -> DocumentSchema? {

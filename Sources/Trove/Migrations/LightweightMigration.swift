@@ -10,6 +10,9 @@ extension DocumentSchema {
         guard allowsUndeclaredFields == target.allowsUndeclaredFields else {
             throw StepRefusal(reason: "\(collection): allowsUndeclaredFields cannot change in a lightweight migration")
         }
+        guard allowsExpiry == target.allowsExpiry else {
+            throw StepRefusal(reason: "\(collection): allowsExpiry cannot change in a lightweight migration")
+        }
         var current = self
         var kinds: [MigrationStep.Kind] = []
         func add(_ kind: MigrationStep.Kind) throws {

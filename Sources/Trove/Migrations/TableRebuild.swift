@@ -23,11 +23,18 @@ struct TableRebuild {
         }
         try connection.execute(script: create)
 
-        // Columns kept as they are: the row id (and text id), the version, undeclared fields.
-        var keyColumns = [old.rid, "\"_version\""]
-        if new.schema.id != .int64 { keyColumns.insert("\"id\"", at: 1) }
+        // Columns kept as they are: the row id (and text id), then every internal column both
+        // tables have (`_version`, `_extra`, `_expires`, and whatever the layout adds later).
         let movesExtra = new.schema.fields.contains { if case .fromExtra = sources[$0.name] { true } else { false } }
-        if new.schema.allowsUndeclaredFields, old.schema.allowsUndeclaredFields, !movesExtra { keyColumns.append("\"_extra\"") }
+        var keyColumns = [old.rid]
+        if new.schema.id != .int64 { keyColumns.append("\"id\"") }
+        let oldColumns = Set(try connection.query("SELECT name FROM pragma_table_info(?)", [.text(old.name)]).compactMap { $0.string(at: 0) })
+        for row in try connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(temporary)]) {
+            guard let column = row.string(at: 0), column.hasPrefix("_"), column != "_rowid", oldColumns.contains(column),
+                !(column == "_extra" && movesExtra)
+            else { continue }
+            keyColumns.append("\"\(column)\"")
+        }
         let copied = new.schema.fields.compactMap { field -> (String, String)? in
             if case .copy(let from) = sources[field.name] { return ("\"\(field.name)\"", "\"\(from)\"") }
             return nil

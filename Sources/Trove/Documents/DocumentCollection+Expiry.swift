@@ -1,0 +1,139 @@
+import Foundation
+import TroveSQLite
+
+// Expiry (time to live) on document collections whose schema has `allowsExpiry: true`.
+
+extension DocumentCollection {
+    /// Inserts documents that expire, all or nothing.
+    ///
+    /// ```swift
+    /// let sessions = try await database.documents("sessions", schema: DocumentSchema(
+    ///     fields: [.text("user")], allowsExpiry: true))
+    /// try await sessions.insert([Document(id: 1, ["user": "ada"])], expiry: .after(.seconds(3600)))
+    /// ```
+    /// - Throws: ``TroveError/expiryDisabled(collection:)`` when the schema does not allow expiry,
+    ///   and the errors of ``insert(_:)-([Document])``; nothing is written.
+    public func insert(_ documents: [Document], expiry: Expiry) async throws {
+        let store = self.store
+        try await database.writing { try store.write(documents, mode: .insert, expiry: expiry, on: $0) }
+    }
+
+    /// Inserts or replaces documents with an expiry (a replaced document takes the new expiry;
+    /// ``upsert(_:)`` without one clears it).
+    public func upsert(_ documents: [Document], expiry: Expiry) async throws {
+        let store = self.store
+        try await database.writing { try store.write(documents, mode: .upsert, expiry: expiry, on: $0) }
+    }
+
+    /// Sets when a document expires, or clears its expiry with `.never`. Its version goes up.
+    ///
+    /// ```swift
+    /// try await sessions.setExpiry(id: 1, .after(.seconds(60)))
+    /// try await sessions.setExpiry(id: 1, .never)
+    /// ```
+    /// - Throws: ``TroveError/documentNotFound(_:)`` when it does not exist or has already
+    ///   expired; ``TroveError/expiryDisabled(collection:)``.
+    public func setExpiry(id: DocumentID, _ expiry: Expiry) async throws {
+        let store = self.store
+        try await database.writing { try store.setExpiry(of: id, expiry, on: $0) }
+    }
+
+    /// When a document expires, or nil when it never does.
+    ///
+    /// - Throws: ``TroveError/documentNotFound(_:)`` when it does not exist or has expired.
+    public func expiry(of id: DocumentID) async throws -> Date? {
+        let name = self.name
+        return try await database.reading(transaction: false) { connection, lookup in
+            try lookup(name).expiry(of: id, on: connection)
+        }
+    }
+
+    /// Deletes every expired document now, in one transaction that also removes their full-text,
+    /// B-tree and change-log entries (the in-memory vector indexes drop them at their next
+    /// catch-up; they never returned them anyway).
+    ///
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func purgeExpired() async throws -> Int {
+        let store = self.store
+        return try await database.writing { try store.purgeExpired(limit: nil, on: $0) }
+    }
+}
+
+extension DocumentWriter {
+    /// Inserts documents that expire (validated first).
+    public func insert(_ documents: [Document], expiry: Expiry) throws {
+        try store.write(documents, mode: .insert, expiry: expiry, on: connection)
+    }
+    /// Inserts or replaces documents with an expiry.
+    public func upsert(_ documents: [Document], expiry: Expiry) throws {
+        try store.write(documents, mode: .upsert, expiry: expiry, on: connection)
+    }
+    /// Sets or clears (`.never`) a document's expiry.
+    public func setExpiry(id: DocumentID, _ expiry: Expiry) throws {
+        try store.setExpiry(of: id, expiry, on: connection)
+    }
+    /// When a document expires, or nil when never.
+    public func expiry(of id: DocumentID) throws -> Date? { try store.expiry(of: id, on: connection) }
+    /// Deletes every expired document. - Returns: how many.
+    @discardableResult
+    public func purgeExpired() throws -> Int { try store.purgeExpired(limit: nil, on: connection) }
+}
+
+extension Database {
+    /// Deletes the expired documents of every document collection, at most `batchSize` per
+    /// transaction, yielding to other work on this actor between batches.
+    ///
+    /// ```swift
+    /// let purged = try await database.purgeExpired()
+    /// ```
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func purgeExpired(batchSize: Int = 1_000) async throws -> Int {
+        precondition(batchSize > 0, "batchSize must be positive")
+        var total = 0
+        for name in try documentCollectionNames() {
+            let store = try documentStore(name, requested: nil)
+            guard store.schema.allowsExpiry else { continue }
+            while true {
+                let deleted = try writing { try store.purgeExpired(limit: batchSize, on: $0) }
+                total += deleted
+                if deleted < batchSize { break }
+                // Let queued calls (writes, reads on the writer) run between batches.
+                await Task.yield()
+            }
+        }
+        return total
+    }
+
+    /// Starts purging expired documents in the background every `interval`, in batches of
+    /// `batchSize` (each its own short transaction, so writers never wait long). Replaces a purge
+    /// started before; stopped by ``stopPurgingExpired()`` or when the database is released.
+    ///
+    /// Expired documents are invisible to every read whether or not they were purged; purging
+    /// only gives their space back.
+    ///
+    /// ```swift
+    /// await database.startPurgingExpired(every: .seconds(60))
+    /// ```
+    public func startPurgingExpired(every interval: Duration = .seconds(60), batchSize: Int = 1_000) {
+        expiryPurge?.cancel()
+        expiryPurge = Task { [weak self] in
+            while !Task.isCancelled {
+                do {
+                    _ = try await self?.purgeExpired(batchSize: batchSize)
+                } catch {
+                    // A busy or read-only file: the next round tries again.
+                }
+                guard self != nil else { return }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// Stops the background purge, if one runs.
+    public func stopPurgingExpired() {
+        expiryPurge?.cancel()
+        expiryPurge = nil
+    }
+}
