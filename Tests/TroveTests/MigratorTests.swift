@@ -186,3 +186,22 @@ struct MigrationDerivedIndexTests {
         #expect(try await mine.verify() == [])
     }
 }
+
+/// The timeline travels with the data: a dump carries `trove_migrations` as a side table.
+@Suite("Migrations and dumps")
+struct MigrationDumpTests {
+    @Test("a loaded dump keeps its timeline, so the migrator finds nothing to do")
+    func dumpKeepsTimeline() async throws {
+        let dir = try TemporaryDirectory()
+        let source = try Database(path: dir.path("a.trove"))
+        let migrator = MigratorTests.migrator()
+        try await migrator.migrate(source)
+        try await source.documents(named: "notes").insert(Document(id: 1, ["title": "urgent", "body": "b", "priority": 5]))
+        _ = try await source.dump(to: dir.path("a.dump"))
+        let copy = try Database(path: dir.path("b.trove"))
+        _ = try await copy.load(from: dir.path("a.dump"))
+        #expect(try await migrator.appliedMigrations(in: copy).map(\.name) == ["v1", "v2", "v3"])
+        #expect(try await migrator.pendingMigrations(in: copy).isEmpty)
+        #expect(try await copy.documents(named: "notes").fetch(id: 1)?["priority"] == 5)
+    }
+}
