@@ -11,6 +11,8 @@ let examples: [(target: String, folder: String)] = [
     ("example-relationships", "Relationships"),
     ("example-expiry", "Expiry"),
     ("example-admin", "Administration"),
+    ("example-links", "Links"),
+    ("example-places", "Places"),
     ("example-migrations", "Migrations"),
 ]
 

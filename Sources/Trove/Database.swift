@@ -76,6 +76,7 @@ public actor Database {
         // commit: about 2x the reads and 1.3x the WAL writes (BENCHMARKS.md, "Batch insert").
         try connection.execute(script: "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")
         try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
+        try connection.registerTroveFunctions()  // geo queries' exact distance
         try Self.prepareMeta(connection)
         if case .file(let path) = location, options.walMode {
             readers = ReaderPool(

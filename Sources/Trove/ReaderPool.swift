@@ -112,6 +112,7 @@ final class ReaderPool: @unchecked Sendable {
         // (The encrypting VFS refuses mappings, so encrypted files read through its xRead.)
         try connection.execute(script: "PRAGMA cache_size = -16384; PRAGMA mmap_size = \(encryption == nil ? Self.mmapSize : 0)")
         try connection.registerTroveTokenizer()
+        try connection.registerTroveFunctions()  // geo queries' exact distance
         return connection
     }
 }
@@ -121,6 +122,8 @@ final class DocumentStoreRegistry: @unchecked Sendable {
     // @unchecked Sendable: `stores` is only touched under `lock`; DocumentStore is Sendable.
     private let lock = NSLock()
     private var stores: [String: DocumentStore] = [:]
+    /// The file's links (one edge table for every collection).
+    let graph = GraphStore()
 
     subscript(name: String) -> DocumentStore? {
         get { lock.withLock { stores[name] } }
@@ -130,5 +133,6 @@ final class DocumentStoreRegistry: @unchecked Sendable {
     /// Lets every open collection's in-memory indexes take in what the writer just committed.
     func catchUpAfterCommit(_ connection: Connection) {
         for store in lock.withLock({ Array(stores.values) }) { store.indexes.catchUpAfterCommit(connection) }
+        graph.indexes.catchUpAfterCommit(connection)
     }
 }

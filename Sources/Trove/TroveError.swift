@@ -108,6 +108,9 @@ public enum TroveError: Error, Hashable, Sendable {
     case databaseNotEmpty(objects: [String])
     /// A dump file is truncated, corrupt or of an unknown version; nothing was loaded.
     case invalidDump(line: Int, reason: String)
+    /// A point's latitude is not in -90...90 or its longitude not in -180...180 (or one is not
+    /// finite).
+    case invalidPoint(field: String, latitude: Double, longitude: Double)
 }
 
 extension TroveError: CustomStringConvertible, LocalizedError {
@@ -213,6 +216,9 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "A load needs an empty database; this one holds \(objects.prefix(5).joined(separator: ", "))\(objects.count > 5 ? ", ..." : "")."
         case .invalidDump(let line, let reason):
             "Invalid dump at line \(line): \(reason). Nothing was loaded."
+        case .invalidPoint(let field, let latitude, let longitude):
+            "\(field): (\(latitude), \(longitude)) is not a place: latitude must be in -90...90 and "
+                + "longitude in -180...180 (degrees)."
         }
     }
 

@@ -28,6 +28,7 @@ struct ExamplesTests {
         ("example-transaction", "Transaction"), ("example-hybrid", "HybridSearch"),
         ("example-relationships", "Relationships"),
         ("example-expiry", "Expiry"), ("example-admin", "Administration"),
+        ("example-links", "Links"), ("example-places", "Places"),
         ("example-migrations", "Migrations"),
     ])
     func example(_ binary: String, _ folder: String) throws {

@@ -46,7 +46,7 @@ enum DocumentCollectionDump: DumpSectionKind {
         }
         let schema = renamed(stored, fieldNames)
         let name = renames.collections[header.name] ?? header.name
-        let store = try DocumentStore.open(connection: connection, name: name, requested: schema)
+        let store = try DocumentStore.open(connection: connection, name: name, requested: schema, graph: GraphStore())
         let columns = header.columns.map { fieldNames[$0] ?? $0 }
         let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
         return DumpLoadTarget(
@@ -130,7 +130,10 @@ enum SideTableDump: DumpSectionKind {
 
     static func isSideTable(_ name: String) -> Bool {
         let lower = name.lowercased()
+        // The edge table's change log is derived (it feeds the adjacency index) and rebuilt by
+        // loading the edges, so it is not dumped.
         return (lower.hasPrefix("trove_") || lower.hasPrefix("_trove_")) && lower != CollectionSchema.metaTable
+            && lower != EdgeTable.name + "_log"
     }
 
     static func sections(in source: DumpSource) throws -> [DumpSection] {
@@ -143,6 +146,9 @@ enum SideTableDump: DumpSectionKind {
                 .compactMap { $0.string(at: 0) }
             let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
             let count = try source.connection.scalar("SELECT count(*) FROM \(quoted)")?.int64Value ?? 0
+            // The edge table exists as soon as a document collection does; without links it is
+            // left out, so a database without links dumps the same whichever version made it.
+            if name == EdgeTable.name, count == 0 { return nil }
             return DumpSection(
                 header: DumpSectionHeader(kind: kind, name: name, columns: columns, records: Int(count), definition: sql),
                 select: "SELECT \(list) FROM \(quoted) ORDER BY \(list)")
@@ -156,8 +162,14 @@ enum SideTableDump: DumpSectionKind {
         guard let definition = header.definition, definition.uppercased().hasPrefix("CREATE TABLE") else {
             throw DumpError.section(header.name, "a side table needs its CREATE TABLE statement")
         }
-        // One statement only (prepare refuses a second), and it must create the named table.
-        try connection.prepare(definition).execute()
+        if header.name == EdgeTable.name {
+            // Trove's own edge table (possibly created already by a documents section, with its
+            // log and triggers): made by this version's statements, not the dumped text.
+            for statement in EdgeTable.createStatements { try connection.execute(script: statement) }
+        } else {
+            // One statement only (prepare refuses a second), and it must create the named table.
+            try connection.prepare(definition).execute()
+        }
         let created = try connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(header.name)])
             .compactMap { $0.string(at: 0) }
         guard created == header.columns else {

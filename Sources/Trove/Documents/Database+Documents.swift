@@ -62,7 +62,8 @@ extension Database {
         {
             throw TroveError.invalidName(name, reason: "a search collection of that name exists; document collections need their own name")
         }
-        let store = try DocumentStore.open(connection: connection, name: name, requested: requested, clock: clock)
+        let store = try DocumentStore.open(
+            connection: connection, name: name, requested: requested, graph: documentStores.graph, clock: clock)
         documentStores[name] = store
         return store
     }
@@ -86,7 +87,7 @@ extension Database {
     /// ```
     public func write<T: Sendable>(_ body: @Sendable (Transaction) throws -> T) throws -> T {
         let result = try connection.transaction(.immediate) {
-            try body(Transaction(connection: connection, lookup: { name in try self.documentStore(name, requested: nil) }))
+            try body(Transaction(connection: connection, lookup: { name in try self.documentStore(name, requested: nil) }, graph: documentStores.graph))
         }
         documentStores.catchUpAfterCommit(connection)
         return result
@@ -103,7 +104,7 @@ extension Database {
     /// ```
     public nonisolated func read<T: Sendable>(_ body: @Sendable (ReadTransaction) throws -> T) async throws -> T {
         try await reading { connection, lookup in
-            try withoutActuallyEscaping(lookup) { lookup in try body(ReadTransaction(connection: connection, lookup: lookup)) }
+            try withoutActuallyEscaping(lookup) { lookup in try body(ReadTransaction(connection: connection, lookup: lookup, graph: documentStores.graph)) }
         }
     }
 
@@ -119,7 +120,7 @@ extension Database {
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 // Opened by another handle or process after this database: read its schema here.
-                let store = try DocumentStore.open(connection: connection, name: name, requested: nil, clock: clock)
+                let store = try DocumentStore.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
                 stores[name] = store
                 return store
             }
@@ -145,6 +146,8 @@ extension Database {
 public struct Transaction {
     let connection: Connection
     let lookup: (String) throws -> DocumentStore
+    /// The file's links.
+    var graph: GraphStore
 
     /// The document collection `name`, for reads and writes inside this transaction.
     public func documents(_ name: String) throws -> DocumentWriter {
@@ -170,6 +173,8 @@ public struct Transaction {
 public struct ReadTransaction {
     let connection: Connection
     let lookup: (String) throws -> DocumentStore
+    /// The file's links.
+    var graph: GraphStore
 
     /// The document collection `name`, for reads on this snapshot.
     public func documents(_ name: String) throws -> DocumentReader {

@@ -202,12 +202,13 @@ final class DerivedIndexSet: @unchecked Sendable {
     let layout: DocumentLayout
     let indexes: [any DerivedIndex]
     let vectors: [String: any VectorFieldSearching]
+    /// The R*Tree of each point field.
+    let geo: [String: GeoIndex]
     let lock = ReadWriteLock()
     /// The last change-log seq the in-memory indexes reflect; -1 before the first load.
     private var watermark: Int64 = -1
 
     init(layout: DocumentLayout) {
-        self.layout = layout
         var indexes: [any DerivedIndex] = []
         var vectors: [String: any VectorFieldSearching] = [:]
         for field in layout.schema.fields {
@@ -227,8 +228,25 @@ final class DerivedIndexSet: @unchecked Sendable {
         if !btrees.isEmpty { indexes.append(BTreeIndexes(names: btrees)) }
         let references = layout.schema.referenceFields
         if !references.isEmpty { indexes.append(ReferenceConstraints(fields: references)) }
+        var geo: [String: GeoIndex] = [:]
+        for field in layout.pointFields {
+            let index = GeoIndex(field: field, layout: layout)
+            geo[field] = index
+            indexes.append(index)
+        }
+        self.layout = layout
         self.indexes = indexes
         self.vectors = vectors
+        self.geo = geo
+    }
+
+    /// A set of given indexes over a table that follows the document layout's conventions
+    /// (`id` integer primary key, trigger-fed `<name>_log`), such as the edge table.
+    init(layout: DocumentLayout, indexes: [any DerivedIndex]) {
+        self.layout = layout
+        self.indexes = indexes
+        self.vectors = [:]
+        self.geo = [:]
     }
 
     private var inMemory: [any DerivedIndex] { indexes.filter { !$0.columns.isEmpty } }

@@ -38,6 +38,7 @@ struct DocumentLayout: Sendable {
         if schema.fullText != nil { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"] }
         if schema.allowsExpiry { names.append(expiresIndexName) }
         names += indexDefinitions.indices.map { "\(name)_i\($0)" }
+        names += geoObjectNames + [EdgeTable.cascadeTriggerName(name)]
         return names
     }
 
@@ -84,24 +85,8 @@ struct DocumentLayout: Sendable {
         }
         // The change log: every change to any column, so every derived index can catch up from it.
         // AUTOINCREMENT: a seq is never reused, so a watermark always means the same point.
+        sql += Self.changeLogStatements(table: table, log: log, rid: rid, name: name)
         sql += [
-            "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL, op INTEGER NOT NULL)",
-            """
-            CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
-                INSERT INTO \(log)(rid, op) VALUES (new.\(rid), 1);
-            END
-            """,
-            """
-            CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE ON \(table) BEGIN
-                INSERT INTO \(log)(rid, op) SELECT old.\(rid), 2 WHERE old.\(rid) != new.\(rid);
-                INSERT INTO \(log)(rid, op) VALUES (new.\(rid), 1);
-            END
-            """,
-            """
-            CREATE TRIGGER \(quoted("\(name)_log_ad")) AFTER DELETE ON \(table) BEGIN
-                INSERT INTO \(log)(rid, op) VALUES (old.\(rid), 2);
-            END
-            """,
             // Updates made with raw SQL raise the version too (the API raises it itself, so this
             // fires only when a statement left it unchanged).
             """
@@ -137,12 +122,42 @@ struct DocumentLayout: Sendable {
                 """,
             ]
         }
+        sql += geoCreateStatements
+        sql += EdgeTable.cascadeStatements(for: self)
         return sql
+    }
+
+    /// The change log `<name>_log(seq, rid, op)` and its three triggers on `table`: every
+    /// insert, update (of any column) and delete, so every derived index can catch up from it.
+    /// AUTOINCREMENT: a seq is never reused, so a watermark always means the same point.
+    static func changeLogStatements(table: String, log: String, rid: String, name: String, ifNotExists: Bool = false) -> [String] {
+        let table_ = ifNotExists ? "TABLE IF NOT EXISTS" : "TABLE"
+        let trigger = ifNotExists ? "TRIGGER IF NOT EXISTS" : "TRIGGER"
+        return [
+            "CREATE \(table_) \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL, op INTEGER NOT NULL)",
+            """
+            CREATE \(trigger) "\(name)_log_ai" AFTER INSERT ON \(table) BEGIN
+                INSERT INTO \(log)(rid, op) VALUES (new.\(rid), 1);
+            END
+            """,
+            """
+            CREATE \(trigger) "\(name)_log_au" AFTER UPDATE ON \(table) BEGIN
+                INSERT INTO \(log)(rid, op) SELECT old.\(rid), 2 WHERE old.\(rid) != new.\(rid);
+                INSERT INTO \(log)(rid, op) VALUES (new.\(rid), 1);
+            END
+            """,
+            """
+            CREATE \(trigger) "\(name)_log_ad" AFTER DELETE ON \(table) BEGIN
+                INSERT INTO \(log)(rid, op) VALUES (old.\(rid), 2);
+            END
+            """,
+        ]
     }
 
     var dropStatements: [String] {
         var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)"]
         if schema.fullText != nil { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
+        sql += pointFields.map { "DROP TABLE IF EXISTS \(geoTable($0))" }
         return sql
     }
 
@@ -150,6 +165,10 @@ struct DocumentLayout: Sendable {
     func drop(on connection: Connection) throws {
         try DocumentStore.refuseDropIfReferenced(name, on: connection)
         for statement in dropStatements { try connection.execute(script: statement) }
+        // Its records' links go with it (the cascade trigger went with the table).
+        if try EdgeTable.exists(connection) {
+            try connection.execute("DELETE FROM \(EdgeTable.table) WHERE from_collection = ?1 OR to_collection = ?1", [.text(name)])
+        }
         try connection.execute(
             "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(metaKey), .text(logFloorKey)])
     }
@@ -167,6 +186,7 @@ struct DocumentLayout: Sendable {
         case .json: (affinity, check) = ("TEXT", "json_valid(\(c))")
         case .vector(let dimension, _):
             (affinity, check) = ("BLOB", "typeof(\(c)) = 'blob' AND length(\(c)) = \(4 * dimension)")
+        case .point: (affinity, check) = ("TEXT", Self.pointCheck(c))
         }
         var sql = "\(c) \(affinity)"
         if field.isOptional {
@@ -235,6 +255,10 @@ enum FieldCodec {
                 throw TroveError.invalidVector(reason: "\(field.name) is a zero vector, which has no cosine")
             }
             return .blob(VectorBlob.bytes(v))
+        case (.point, let v):
+            guard let point = v.pointValue else { throw mismatch() }
+            let valid = try point.validated(field: field.name)
+            return .text("[\(valid.latitude),\(valid.longitude)]")
         default:
             throw mismatch()
         }
@@ -255,6 +279,8 @@ enum FieldCodec {
             return statement.withBlob(at: column) { bytes in
                 bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }.map(Value.vector) ?? .null
             }
+        case .point:
+            return (try? JSONCoding.value(statement.string(at: column) ?? "null"))?.pointValue.map(Value.point) ?? .null
         }
     }
 }

@@ -24,6 +24,8 @@ public enum FieldType: Hashable, Sendable, Codable, CustomStringConvertible {
     case json
     /// A float32 vector searched by an in-memory index (exact scan).
     case vector(dimension: Int, metric: DistanceMetric)
+    /// A place (``GeoPoint``: latitude, longitude), validated on write and indexed by an R*Tree.
+    case point
 
     public var description: String {
         switch self {
@@ -35,6 +37,7 @@ public enum FieldType: Hashable, Sendable, Codable, CustomStringConvertible {
         case .data: "data"
         case .json: "json"
         case .vector(let d, let m): "vector(\(d), \(m))"
+        case .point: "point"
         }
     }
 
@@ -117,6 +120,11 @@ public struct FieldDefinition: Hashable, Sendable, Codable {
     public static func vector(_ name: String, dimension: Int, metric: DistanceMetric = .cosine,
                               optional: Bool = false) -> FieldDefinition {
         FieldDefinition(name, .vector(dimension: dimension, metric: metric), optional: optional)
+    }
+    /// A place, indexed by an R*Tree: `Field(name).within(kilometres:of:)`, `.within(box)`,
+    /// `Query.near(_:in:)`.
+    public static func point(_ name: String, optional: Bool = false) -> FieldDefinition {
+        FieldDefinition(name, .point, optional: optional)
     }
 }
 
@@ -273,6 +281,11 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
                 }
             }
             try field.reference?.validate(field)
+            if field.type == .point {
+                guard !field.isUnique, !field.isIndexed, field.defaultValue == nil else {
+                    throw TroveError.invalidConfiguration("point field \(field.name) cannot be unique, B-tree indexed or defaulted (its R*Tree is the index)")
+                }
+            }
             if let value = field.defaultValue {
                 guard !value.isNull || field.isOptional else {
                     throw TroveError.invalidConfiguration("field \(field.name): a required field cannot default to null")

@@ -8,8 +8,8 @@ import TroveSQLite
 extension DocumentStore {
     /// The SQL condition a row must meet to be read: the filter, and for collections that allow
     /// expiry, "not expired at the clock's current second".
-    func condition(_ filter: Filter) throws -> SQLFragment {
-        let compiled = try FilterCompiler(resolver: resolver).compile(filter)
+    func condition(_ filter: Filter, on connection: Connection) throws -> SQLFragment {
+        let compiled = try compileFilter(filter, on: connection)
         guard let visible = visibility() else { return compiled }
         if case .all = filter { return visible }
         var out = SQLFragment(sql: "(")
@@ -60,7 +60,7 @@ extension DocumentStore {
             guard excluded.count > Self.maxExcludedCandidates else { return Candidates(rids: nil, excluded: excluded) }
         }
         var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
-        sql.append(try condition(filter))
+        sql.append(try condition(filter, on: connection))
         var rids: [Int64] = []
         try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { rids.append($0.int64(at: 0)) }
         return Candidates(rids: rids, excluded: [])

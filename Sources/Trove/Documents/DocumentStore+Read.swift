@@ -27,14 +27,14 @@ extension DocumentStore {
         var sortColumns: Int
     }
 
-    func compileFetch(_ query: Query) throws -> CompiledFetch {
+    func compileFetch(_ query: Query, on connection: Connection) throws -> CompiledFetch {
         guard !query.isRanked else { throw TroveError.invalidQuery("a ranked query is run with search(), not fetch()") }
         let selection = try selection(query.projection)
         let keys = try sortKeys(query.order)
         var sql = SQLFragment(sql: "SELECT \(selection.sql)")
         for key in keys { sql.append(", \(key.sql)") }
         sql.append(" FROM \(layout.table) WHERE ")
-        sql.append(try condition(query.filter))
+        sql.append(try condition(query.filter, on: connection))
         if let cursor = query.cursor {
             guard cursor.fingerprint == query.cursorFingerprint, cursor.keys.count == keys.count - 1 else {
                 throw TroveError.invalidCursor(reason: "the cursor comes from a query with another filter or order")
@@ -72,7 +72,7 @@ extension DocumentStore {
         var keys: [ResolvedSortKey] = []
         for key in order {
             let column = try resolver.column(key.field)
-            if let d = column.definition, d.type == .json || d.type.vectorDimension != nil {
+            if let d = column.definition, d.type == .json || d.type == .point || d.type.vectorDimension != nil {
                 throw TroveError.typeMismatch(field: key.field.description, expected: "an orderable field", value: "\(d.type) field")
             }
             keys.append(ResolvedSortKey(sql: column.sql, descending: key.descending, nullsFirst: key.nullsFirst))
@@ -110,7 +110,7 @@ extension DocumentStore {
 
     /// An unranked query's page, with the cursor for the next one.
     func fetch(_ query: Query, on connection: Connection, wantsCursor: Bool = true) throws -> Page {
-        let compiled = try compileFetch(query)
+        let compiled = try compileFetch(query, on: connection)
         let statement = try connection.cachedStatement(compiled.sql.sql)
         var documents: [Document] = []
         var lastKeys: [SQLValue] = []
@@ -134,7 +134,7 @@ extension DocumentStore {
     func scan(_ filter: Filter, on connection: Connection, _ body: (Document) throws -> Bool) throws {
         let selection = try selection(nil)
         var sql = SQLFragment(sql: "SELECT \(selection.sql) FROM \(layout.table) WHERE ")
-        sql.append(try condition(filter))
+        sql.append(try condition(filter, on: connection))
         sql.append(" ORDER BY \"id\"")
         let statement = try connection.prepare(sql.sql)
         try statement.bind(sql.bindings)
@@ -147,7 +147,7 @@ extension DocumentStore {
     /// How many documents pass the filter.
     func count(_ filter: Filter, on connection: Connection) throws -> Int {
         var sql = SQLFragment(sql: "SELECT count(*) FROM \(layout.table) WHERE ")
-        sql.append(try condition(filter))
+        sql.append(try condition(filter, on: connection))
         return Int(try connection.cachedStatement(sql.sql).rows(sql.bindings).first?.int64(at: 0) ?? 0)
     }
 
@@ -162,7 +162,7 @@ extension DocumentStore {
         let resolver = self.resolver
         let groups = try groupBy.map { field -> ResolvedField in
             let column = try resolver.column(field)
-            if let d = column.definition, d.type == .json || d.type.vectorDimension != nil {
+            if let d = column.definition, d.type == .json || d.type == .point || d.type.vectorDimension != nil {
                 throw TroveError.typeMismatch(field: field.description, expected: "a groupable field", value: "\(d.type) field")
             }
             return column
@@ -176,7 +176,7 @@ extension DocumentStore {
                 continue
             }
             let column = try resolver.column(field)
-            if column.isVector || (column.definition?.type == .json) {
+            if column.isVector || column.definition?.type == .json || column.definition?.type == .point {
                 throw TroveError.notNumeric(field: field.description, aggregate: aggregate.function.rawValue)
             }
             switch aggregate.function {
@@ -196,7 +196,7 @@ extension DocumentStore {
             resolved.append(column)
         }
         var sql = SQLFragment(sql: "SELECT \(columns.joined(separator: ", ")) FROM \(layout.table) WHERE ")
-        sql.append(try condition(filter))
+        sql.append(try condition(filter, on: connection))
         if let rids {
             sql.append(" AND \(layout.rid) IN (SELECT value FROM json_each(")
             sql.bind(.text(CollectionEngine.jsonArray(rids)))

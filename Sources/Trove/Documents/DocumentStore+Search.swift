@@ -17,6 +17,7 @@ extension DocumentStore {
     struct LegHits {
         var vector: [[Neighbor]]
         var text: [(rid: Int64, bm25: Double)]?
+        var geo: [(rid: Int64, kilometres: Double)]?
     }
 
     /// Runs a ranked query: filter → candidates → legs → fusion → MMR → offset/limit → rows.
@@ -25,14 +26,19 @@ extension DocumentStore {
         return try connection.transaction(.deferred) {
             let (page, legs) = try ranked(query, source: source, on: connection)
             let rows = try documents(rids: page.map(\.id), selection: selection, on: connection)
+            // Each hit's ranks: the vector legs in order, then the text leg, then the geo leg.
+            let textSlot = query.textLeg == nil ? nil : query.vectorLegs.count
+            let geoSlot = query.geoLeg == nil ? nil : query.vectorLegs.count + (textSlot == nil ? 0 : 1)
             return page.compactMap { hit in
                 guard let document = rows[hit.id] else { return nil }
                 let ranks = Array(hit.ranks.prefix(query.vectorLegs.count))
-                let textRank = query.textLeg == nil ? nil : hit.ranks.last ?? nil
+                let textRank = textSlot.flatMap { hit.ranks[$0] }
+                let geoRank = geoSlot.flatMap { hit.ranks[$0] }
                 return DocumentHit(
                     document: document, score: hit.score, vectorRanks: ranks,
                     distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
-                    textRank: textRank, bm25: textRank.map { legs.text![$0 - 1].bm25 })
+                    textRank: textRank, bm25: textRank.map { legs.text![$0 - 1].bm25 },
+                    geoRank: geoRank, kilometres: geoRank.map { legs.geo![$0 - 1].kilometres })
             }
         }
     }
@@ -50,11 +56,11 @@ extension DocumentStore {
         guard (1...Self.maxTopK).contains(k) else { throw TroveError.invalidTopK(k, maximum: Self.maxTopK) }
         guard query.offset >= 0 else { throw TroveError.invalidQuery("offset must be >= 0, got \(query.offset)") }
         let wanted = k + query.offset
-        let legCount = query.vectorLegs.count + (query.textLeg == nil ? 0 : 1)
+        let legCount = query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1)
         let depth = legCount == 1 ? wanted : min(Self.maxTopK, max(50, 4 * wanted))
         try validateLegs(query)
         let allowed = try candidates(query.filter, on: connection)
-        var legs = LegHits(vector: [], text: nil)
+        var legs = LegHits(vector: [], text: nil, geo: nil)
         if !query.vectorLegs.isEmpty {
             if source == .indexes { try indexes.catchUp(connection) }
             for leg in query.vectorLegs {
@@ -63,6 +69,9 @@ extension DocumentStore {
         }
         if let leg = query.textLeg {
             legs.text = try textHits(leg, k: depth, filter: query.filter, on: connection)
+        }
+        if let leg = query.geoLeg {
+            legs.geo = try geoHits(leg, k: depth, filter: query.filter, on: connection)
         }
         var fused = fuse(legs, query: query)
         if let lambda = query.mmrLambda {
@@ -87,6 +96,19 @@ extension DocumentStore {
             guard let fullText = schema.fullText else { throw TroveError.lexicalSearchDisabled(collection: name) }
             for field in leg.fields ?? [] where !fullText.fields.contains(field) {
                 throw TroveError.notTextField(field: field, fullTextFields: fullText.fields)
+            }
+            guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
+        }
+        if let leg = query.geoLeg {
+            guard let definition = schema.field(leg.field) else {
+                throw TroveError.unknownField(field: leg.field, known: schema.fields.map(\.name))
+            }
+            guard definition.type == .point else {
+                throw TroveError.typeMismatch(field: leg.field, expected: "a point field", value: "\(definition.type) field")
+            }
+            _ = try leg.point.validated(field: leg.field)
+            if let limit = leg.maximumKilometres, !(limit >= 0 && limit.isFinite) {
+                throw TroveError.invalidQuery("a geo leg's distance limit must be finite and >= 0 km, got \(limit)")
             }
             guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
         }
@@ -135,7 +157,7 @@ extension DocumentStore {
         sql.bind(.text(expression))
         if case .all = filter, !schema.allowsExpiry {} else {
             sql.append(" AND rowid IN (SELECT \(layout.rid) FROM \(layout.table) WHERE ")
-            sql.append(try condition(filter))
+            sql.append(try condition(filter, on: connection))
             sql.append(")")
         }
         sql.append(" ORDER BY score LIMIT ")
@@ -179,6 +201,10 @@ extension DocumentStore {
         if let text = legs.text {
             lists.append(RankFusion.RankedList(ids: text.map(\.rid), weight: query.textLeg!.weight))
             scores.append(text.map { -$0.bm25 })
+        }
+        if let geo = legs.geo {
+            lists.append(RankFusion.RankedList(ids: geo.map(\.rid), weight: query.geoLeg!.weight))
+            scores.append(geo.map { -$0.kilometres })
         }
         if lists.count == 1 {
             return zip(lists[0].ids, scores[0]).enumerated().map { offset, pair in
@@ -253,8 +279,9 @@ extension DocumentStore {
     func explain(_ query: Query, on connection: Connection) throws -> [String] {
         var lines: [String] = []
         if !query.isRanked {
-            let compiled = try compileFetch(query)
+            let compiled = try compileFetch(query, on: connection)
             lines.append("fetch in SQLite: filter, order, limit pushed down")
+            lines += try describePlacesAndLinks(query.filter, on: connection)
             lines += try sqlitePlan(compiled.sql, on: connection).map { "  sqlite: \($0)" }
             return lines
         }
@@ -265,18 +292,22 @@ extension DocumentStore {
             lines.append("candidates: every document except the expired (partial index on _expires)")
         } else {
             var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
-            sql.append(try condition(query.filter))
+            sql.append(try condition(query.filter, on: connection))
             lines.append("candidates: filter in SQLite, before ranking\(schema.allowsExpiry ? "; expired documents left out" : "")")
+            lines += try describePlacesAndLinks(query.filter, on: connection)
             lines += try sqlitePlan(sql, on: connection).map { "  sqlite: \($0)" }
         }
         for leg in query.vectorLegs {
             let index = indexes.vectors[leg.field]!
             lines.append("vector leg \(leg.field): in memory, \(index.strategy), among the candidates")
         }
+        if let leg = query.geoLeg {
+            lines.append("geo leg \(leg.field): nearest to \(leg.point) by great-circle distance\(leg.maximumKilometres.map { " within \($0) km" } ?? ""); R*Tree \(layout.geoTableName(leg.field)) box around a growing radius, exact distance on its float64 coordinates, among the candidates")
+        }
         if let leg = query.textLeg {
             lines.append("text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)")
         }
-        if query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) > 1 {
+        if query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1) > 1 {
             switch query.fusion {
             case .reciprocalRank(let k): lines.append("fusion: reciprocal rank, k = \(k)")
             case .normalizedScores: lines.append("fusion: sum of z-normalised scores")
@@ -285,5 +316,64 @@ extension DocumentStore {
         if let lambda = query.mmrLambda { lines.append("rerank: MMR, λ = \(lambda)") }
         lines.append("rows: fetched by id from SQLite for the top \(query.limit ?? 10)")
         return lines
+    }
+
+    /// One line per geo or graph part of a filter: how it runs.
+    func describePlacesAndLinks(_ filter: Filter, on connection: Connection) throws -> [String] {
+        try filter.placesAndLinks.map { part in
+            switch part {
+            case .withinDistance(let field, let center, let kilometres):
+                return "  geo filter \(field): within \(kilometres) km of \(center); R*Tree \(layout.geoTableName(field.name)) box prefilter (\(GeoMath.boundingBoxes(around: center, kilometres: kilometres).count) box(es)), exact great-circle check"
+            case .withinBox(let field, let box):
+                return "  geo filter \(field): inside south \(box.south) west \(box.west) north \(box.north) east \(box.east); R*Tree \(layout.geoTableName(field.name)) (\(box.longitudeRanges.count) box(es)), exact check"
+            case .linked(let scope):
+                let source: VectorSource = connection.isInWriteTransaction ? .table : .indexes
+                let reached = try graph.reachable(scope, source: source, on: connection)
+                let here = reached.filter { $0.node.collection == name }.count
+                let labels = scope.labels.map { " along \($0.sorted().joined(separator: ", "))" } ?? ""
+                let how = source == .table ? "the edge table (inside a write transaction)" : "the in-memory adjacency index"
+                return "  graph filter: within \(scope.maxHops) hop(s) \(scope.direction) of \(scope.origin)\(labels), breadth-first on \(how): \(reached.count) node(s), \(here) in \(name), bound as an id list"
+            default:
+                return ""
+            }
+        }
+    }
+
+    /// The geo leg's hits among the filter's rows, nearest first (ties by row id).
+    ///
+    /// Exact: a radius search returns every point within the radius, so once it finds k the k
+    /// nearest are among them. The first radius is the cap that would hold 2k points if they
+    /// were spread evenly over the sphere; it doubles until k are found or it covers the limit.
+    func geoHits(_ leg: GeoLeg, k: Int, filter: Filter, on connection: Connection) throws -> [(rid: Int64, kilometres: Double)] {
+        let index = indexes.geo[leg.field]!
+        let total = try index.approximateCount(connection)
+        let limit = min(leg.maximumKilometres ?? GeoMath.maximumDistance, GeoMath.maximumDistance)
+        let share = min(1, 2 * Double(k) / Double(max(1, total)))
+        var radius = min(limit, max(0.001, GeoMath.earthRadius * acos(1 - 2 * share)))
+        // Compiled even for `.all`, so the rules condition(_:on:) adds for which rows exist
+        // (expiry) apply here too; a condition that is just "1" is left out.
+        let compiled = try condition(filter, on: connection)
+        let condition: SQLFragment? = compiled.sql == "1" ? nil : compiled
+        while true {
+            var sql = SQLFragment(sql: "SELECT id, \(GeoSQL.distanceFunction)(lat, lon, ")
+            sql.bind(.real(leg.point.latitude))
+            sql.append(", ")
+            sql.bind(.real(leg.point.longitude))
+            sql.append(") AS d FROM \(index.table) WHERE ")
+            GeoSQL.overlaps(GeoMath.boundingBoxes(around: leg.point, kilometres: radius), into: &sql)
+            sql.append(" AND d <= ")
+            sql.bind(.real(radius))
+            if let condition {
+                sql.append(" AND id IN (SELECT \(layout.rid) FROM \(layout.table) WHERE ")
+                sql.append(condition)
+                sql.append(")")
+            }
+            sql.append(" ORDER BY d, id LIMIT ")
+            sql.bind(.integer(Int64(k)))
+            var hits: [(rid: Int64, kilometres: Double)] = []
+            try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { hits.append(($0.int64(at: 0), $0.double(at: 1))) }
+            if hits.count >= k || radius >= limit { return hits }
+            radius = min(limit, radius * 2)
+        }
     }
 }

@@ -170,7 +170,7 @@ extension DocumentStore {
 
     /// Deletes every document passing the filter. - Returns: how many.
     func delete(where filter: Filter, on connection: Connection) throws -> Int {
-        let compiled = try condition(filter)
+        let compiled = try condition(filter, on: connection)
         do {
             try connection.prepare("DELETE FROM \(layout.table) WHERE \(compiled.sql)").execute(compiled.bindings)
         } catch let error as SQLiteError where error.extendedCode == .constraintForeignKey {

@@ -13,6 +13,8 @@ final class DocumentStore: Sendable {
     let indexes: DerivedIndexSet
     /// The clock expiry is measured against (see ``Expiry``).
     let clock: any ExpiryClock
+    /// The file's links, for filters over the link graph.
+    let graph: GraphStore
     var schema: DocumentSchema { layout.schema }
     var name: String { layout.name }
     var resolver: FieldResolver { FieldResolver(schema: schema) }
@@ -30,8 +32,9 @@ final class DocumentStore: Sendable {
     /// The columns a write sets: `id`, the declared fields, then `_extra` when kept.
     let writeColumns: [String]
 
-    init(layout: DocumentLayout, clock: any ExpiryClock = SystemClock()) {
+    init(layout: DocumentLayout, graph: GraphStore, clock: any ExpiryClock = SystemClock()) {
         self.layout = layout
+        self.graph = graph
         self.clock = clock
         self.indexes = DerivedIndexSet(layout: layout)
         let schema = layout.schema
@@ -59,7 +62,8 @@ final class DocumentStore: Sendable {
     ///   schema is given; ``TroveError/invalidName(_:reason:)`` when a table or index of that
     ///   name is already in the file.
     static func open(
-        connection: Connection, name: String, requested: DocumentSchema?, clock: any ExpiryClock = SystemClock()
+        connection: Connection, name: String, requested: DocumentSchema?, graph: GraphStore,
+        clock: any ExpiryClock = SystemClock()
     ) throws -> DocumentStore {
         try CollectionSchema.validate(name: name)
         try requested?.validate()
@@ -72,6 +76,9 @@ final class DocumentStore: Sendable {
                         throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
                     }
                 }
+                // Collections created before links existed get the trigger that deletes a
+                // record's links with it.
+                try EdgeTable.ensureCascade(connection, layout: DocumentLayout(name: name, schema: stored))
                 return stored
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
@@ -88,7 +95,7 @@ final class DocumentStore: Sendable {
                 "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(try encode(requested))])
             return requested
         }
-        return DocumentStore(layout: DocumentLayout(name: name, schema: schema), clock: clock)
+        return DocumentStore(layout: DocumentLayout(name: name, schema: schema), graph: graph, clock: clock)
     }
 
     static func storedSchema(_ connection: Connection, key: String, name: String) throws -> DocumentSchema? {
@@ -106,6 +113,30 @@ final class DocumentStore: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(schema), as: UTF8.self)
+    }
+
+    // MARK: Filters
+
+    /// The one place a filter becomes SQL over this collection's rows: every candidate-row query
+    /// (fetch, page, scan, count, aggregate, delete, the legs of a search, explain) compiles
+    /// through here, so a rule for which rows exist at all (expiry) belongs here too.
+    ///
+    /// Link filters traverse the graph now: on the in-memory adjacency (caught up on this
+    /// connection's snapshot), or on the edge table inside a write transaction, whose
+    /// uncommitted links the shared index must never see.
+    func compileFilter(_ filter: Filter, on connection: Connection) throws -> SQLFragment {
+        let context = FilterContext(layout: layout) { [graph, name, schema] scope in
+            let source: VectorSource = connection.isInWriteTransaction ? .table : .indexes
+            return try graph.reachable(scope, source: source, on: connection).compactMap { reached in
+                guard reached.node.collection == name else { return nil }
+                switch (reached.node.id, schema.id) {
+                case (.int(let v), .int64): return .integer(v)
+                case (.text(let v), .uuid), (.text(let v), .string): return .text(v)
+                default: return nil
+                }
+            }
+        }
+        return try FilterCompiler(resolver: resolver, context: context).compile(filter)
     }
 
     // MARK: Columns and rows

@@ -69,6 +69,15 @@ public indirect enum Filter: Hashable, Sendable {
     case and([Filter])
     case or([Filter])
     case not(Filter)
+    /// The point field is within `kilometres` of `center` (great-circle distance; unknown for
+    /// null). See ``Field/within(kilometres:of:)``.
+    case withinDistance(Field, center: GeoPoint, kilometres: Double)
+    /// The point field is inside the box (edges included; across the antimeridian when
+    /// `west > east`). See ``Field/within(_:)``.
+    case withinBox(Field, GeoBox)
+    /// The document is within the scope's hops of its origin in the link graph. See
+    /// ``Filter/linked(from:maxHops:labels:direction:)``.
+    case linked(GraphScope)
 
     /// Every field the filter reads.
     var fields: [Field] {
@@ -79,7 +88,32 @@ public indirect enum Filter: Hashable, Sendable {
             [f]
         case .and(let parts), .or(let parts): parts.flatMap(\.fields)
         case .not(let inner): inner.fields
+        case .withinDistance(let f, _, _), .withinBox(let f, _): [f]
+        case .linked: []
         }
+    }
+
+    /// The geo and graph parts of the filter, for `explain`.
+    var placesAndLinks: [Filter] {
+        switch self {
+        case .withinDistance, .withinBox, .linked: [self]
+        case .and(let parts), .or(let parts): parts.flatMap(\.placesAndLinks)
+        case .not(let inner): inner.placesAndLinks
+        default: []
+        }
+    }
+
+    /// Documents linked from `origin` within `maxHops` (breadth-first over the link graph),
+    /// optionally only along some labels and in a given direction.
+    ///
+    /// ```swift
+    /// // Chunks of document 7 that also match a question:
+    /// let query = Query(.linked(from: GraphNode("docs", 7), labels: ["has"]))
+    ///     .matching(.typed("reset the router")).limit(5)
+    /// ```
+    public static func linked(from origin: GraphNode, maxHops: Int = 1, labels: Set<String>? = nil,
+                              direction: LinkDirection = .outgoing) -> Filter {
+        .linked(GraphScope(from: origin, maxHops: maxHops, labels: labels, direction: direction))
     }
 }
 
@@ -109,6 +143,13 @@ extension Field {
     public var exists: Filter { .exists(self) }
     /// A JSON array holding `value`.
     public func arrayContains(_ value: Value) -> Filter { .arrayContains(self, value) }
+    /// A point within `kilometres` of `center` (great-circle distance, exact; the R*Tree
+    /// prefilters with the radius's bounding box, correct at the poles and the antimeridian).
+    public func within(kilometres: Double, of center: GeoPoint) -> Filter {
+        .withinDistance(self, center: center, kilometres: kilometres)
+    }
+    /// A point inside `box`.
+    public func within(_ box: GeoBox) -> Filter { .withinBox(self, box) }
 }
 
 extension Filter {

@@ -104,9 +104,19 @@ struct SQLFragment {
     }
 }
 
+/// What filters over places and links need beyond the schema: the collection's layout (its
+/// R*Trees) and a way to find the records within some hops in the link graph.
+struct FilterContext {
+    let layout: DocumentLayout
+    /// The ids (as stored) of this collection's records within the scope.
+    let linked: (GraphScope) throws -> [SQLValue]
+}
+
 /// Compiles a ``Filter`` into a SQL boolean expression over a collection's table.
 struct FilterCompiler {
     let resolver: FieldResolver
+    /// Needed by geo and graph filters (``DocumentStore/compileFilter(_:on:)`` provides it).
+    var context: FilterContext? = nil
 
     func compile(_ filter: Filter) throws -> SQLFragment {
         var out = SQLFragment()
@@ -114,7 +124,9 @@ struct FilterCompiler {
         return out
     }
 
-    private func write(_ filter: Filter, into out: inout SQLFragment) throws {
+    /// `underNot`: whether a NOT encloses this part; only there must "unknown" (SQL NULL) and
+    /// "false" differ, so only there do geo filters pay for the null-aware form.
+    private func write(_ filter: Filter, into out: inout SQLFragment, underNot: Bool = false) throws {
         switch filter {
         case .all:
             out.append("1")
@@ -194,23 +206,76 @@ struct FilterCompiler {
             out.append("))")
         case .and(let parts):
             guard !parts.isEmpty else { out.append("1"); return }
-            try writeJoined(parts, with: " AND ", into: &out)
+            try writeJoined(parts, with: " AND ", into: &out, underNot: underNot)
         case .or(let parts):
             guard !parts.isEmpty else { out.append("0"); return }
-            try writeJoined(parts, with: " OR ", into: &out)
+            try writeJoined(parts, with: " OR ", into: &out, underNot: underNot)
         case .not(let inner):
             out.append("NOT (")
-            try write(inner, into: &out)
+            try write(inner, into: &out, underNot: true)
             out.append(")")
+        case .withinDistance(let field, let center, let kilometres):
+            let (column, table, layout) = try pointColumn(field)
+            _ = try center.validated(field: field.description)
+            guard kilometres >= 0, kilometres.isFinite else {
+                throw TroveError.invalidQuery("a radius must be finite and >= 0 km, got \(kilometres)")
+            }
+            writeGeo(GeoSQL.withinRadius(table: table, center: center, kilometres: kilometres),
+                     column: column, layout: layout, underNot: underNot, into: &out)
+        case .withinBox(let field, let box):
+            let (column, table, layout) = try pointColumn(field)
+            try box.validate(field: field.description)
+            writeGeo(GeoSQL.inside(table: table, box: box), column: column, layout: layout, underNot: underNot, into: &out)
+        case .linked(let scope):
+            guard let context else { throw TroveError.invalidQuery("link filters are for document collections") }
+            try scope.validate()
+            let ids = try context.linked(scope)
+            out.append("\"id\" IN (SELECT value FROM json_each(")
+            out.bind(.text(Self.jsonArray(ids)))
+            out.append("))")
         }
     }
 
-    private func writeJoined(_ parts: [Filter], with separator: String, into out: inout SQLFragment) throws {
+    /// `rid IN (<R*Tree ids>)`, which SQLite answers by seeking those rows. Under a NOT it is
+    /// unknown for a missing point, as other predicates are (so `!` does not match it).
+    private func writeGeo(_ ids: SQLFragment, column: ResolvedField, layout: DocumentLayout, underNot: Bool,
+                          into out: inout SQLFragment) {
+        if underNot { out.append("CASE WHEN \(column.sql) IS NULL THEN NULL ELSE ") }
+        out.append("\(layout.rid) IN (")
+        out.append(ids)
+        out.append(")")
+        if underNot { out.append(" END") }
+    }
+
+    private func pointColumn(_ field: Field) throws -> (ResolvedField, String, DocumentLayout) {
+        let column = try resolver.column(field)
+        guard column.definition?.type == .point else {
+            throw TroveError.typeMismatch(field: field.description, expected: "a point field", value: column.definition.map { "\($0.type) field" } ?? "not a declared field")
+        }
+        guard let layout = context?.layout else { throw TroveError.invalidQuery("geo filters are for document collections") }
+        return (column, layout.geoTable(field.name), layout)
+    }
+
+    /// A JSON array of integer and text values (for `json_each`).
+    static func jsonArray(_ values: [SQLValue]) -> String {
+        var text = "["
+        for (offset, value) in values.enumerated() {
+            if offset > 0 { text += "," }
+            switch value {
+            case .integer(let v): text += String(v)
+            case .text(let v): text += JSONValue.string(v).serialized()
+            default: text += "null"
+            }
+        }
+        return text + "]"
+    }
+
+    private func writeJoined(_ parts: [Filter], with separator: String, into out: inout SQLFragment, underNot: Bool) throws {
         out.append("(")
         for (i, part) in parts.enumerated() {
             if i > 0 { out.append(separator) }
             out.append("(")
-            try write(part, into: &out)
+            try write(part, into: &out, underNot: underNot)
             out.append(")")
         }
         out.append(")")
@@ -256,8 +321,8 @@ struct FilterCompiler {
             case (.text, .string), (.integer, .int), (.integer, .double), (.real, .int), (.real, .double),
                 (.bool, .bool), (.date, .date), (.data, .data):
                 return
-            case (.json, _), (.vector, _):
-                throw mismatch("no comparison on a \(d.type) field (use a path, isNull or exists)")
+            case (.json, _), (.vector, _), (.point, _):
+                throw mismatch("no comparison on a \(d.type) field (use a path, isNull, exists, or within for points)")
             default:
                 throw mismatch(d.type.description)
             }

@@ -27,6 +27,8 @@ public struct Query: Hashable, Sendable {
     public var vectorLegs: [VectorLeg]
     /// The text leg: BM25 over the collection's full-text fields.
     public var textLeg: TextLeg?
+    /// The geo leg: nearest first by great-circle distance from a point.
+    public var geoLeg: GeoLeg?
     /// How ranked legs combine.
     public var fusion: FusionMethod
     /// Maximal marginal relevance (Carbonell & Goldstein 1998) over the fused results: λ in
@@ -49,6 +51,7 @@ public struct Query: Hashable, Sendable {
         self.filter = filter
         self.vectorLegs = []
         self.textLeg = nil
+        self.geoLeg = nil
         self.fusion = .reciprocalRank()
         self.mmrLambda = nil
         self.order = []
@@ -59,7 +62,7 @@ public struct Query: Hashable, Sendable {
     }
 
     /// Whether the query ranks (has a vector or text leg).
-    public var isRanked: Bool { !vectorLegs.isEmpty || textLeg != nil }
+    public var isRanked: Bool { !vectorLegs.isEmpty || textLeg != nil || geoLeg != nil }
 
     // MARK: Builders
 
@@ -72,6 +75,16 @@ public struct Query: Hashable, Sendable {
     /// Ranks by BM25 over the full-text fields (or a subset of them).
     public func matching(_ text: TextQuery, in fields: [String]? = nil, weight: Double = 1) -> Query {
         with { $0.textLeg = TextLeg(query: text, fields: fields, weight: weight) }
+    }
+    /// Ranks by great-circle distance from `point` in the point field `field`, nearest first
+    /// (exact), optionally only within `kilometres`. Fuses with vector and text legs by rank.
+    ///
+    /// ```swift
+    /// // "quiet cafe with wifi" near here:
+    /// let query = Query().matching(.typed("quiet cafe wifi")).near(here, in: "location").limit(5)
+    /// ```
+    public func near(_ point: GeoPoint, in field: String, within kilometres: Double? = nil, weight: Double = 1) -> Query {
+        with { $0.geoLeg = GeoLeg(field: field, point: point, maximumKilometres: kilometres, weight: weight) }
     }
     /// How legs are fused.
     public func fused(_ method: FusionMethod) -> Query { with { $0.fusion = method } }
@@ -119,6 +132,18 @@ public struct TextLeg: Hashable, Sendable {
     public var query: TextQuery
     /// The full-text fields searched (nil: all of the collection's).
     public var fields: [String]?
+    /// The leg's weight in fusion.
+    public var weight: Double
+}
+
+/// A geo ranking leg: nearest first from a point.
+public struct GeoLeg: Hashable, Sendable {
+    /// The point field.
+    public var field: String
+    /// Where distances are measured from.
+    public var point: GeoPoint
+    /// Only documents at most this far (nil: any distance).
+    public var maximumKilometres: Double?
     /// The leg's weight in fusion.
     public var weight: Double
 }
@@ -186,6 +211,10 @@ public struct DocumentHit: Hashable, Sendable {
     public var textRank: Int?
     /// The BM25 score from the text leg (smaller is better, as SQLite reports it).
     public var bm25: Double?
+    /// 1-based rank in the geo leg, nil where absent.
+    public var geoRank: Int? = nil
+    /// Great-circle distance in kilometres from the geo leg's point, nil where absent.
+    public var kilometres: Double? = nil
 }
 
 /// An aggregate value to compute.

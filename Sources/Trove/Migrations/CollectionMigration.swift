@@ -8,6 +8,9 @@ import TroveSQLite
 /// in-memory indexes reload.
 struct CollectionMigration {
     let connection: Connection
+    /// What every store of the database shares: the link graph and the expiry clock.
+    let graph: GraphStore
+    let clock: any ExpiryClock
 
     /// Applies `edit` to the collection `store` describes. - Returns: the store for the new layout.
     func apply(_ edit: SchemaEdit, to store: DocumentStore) throws -> DocumentStore {
@@ -51,12 +54,12 @@ struct CollectionMigration {
             }
         }
         try record(new)
-        return DocumentStore(layout: new)
+        return DocumentStore(layout: new, graph: graph, clock: clock)
     }
 
     /// Creates a collection (as `database.documents(_:schema:)` would).
     func create(_ name: String, schema: DocumentSchema) throws -> DocumentStore {
-        try DocumentStore.open(connection: connection, name: name, requested: schema)
+        try DocumentStore.open(connection: connection, name: name, requested: schema, graph: graph, clock: clock)
     }
 
     // MARK: Checks before any change
@@ -164,7 +167,8 @@ struct CollectionMigration {
 
 /// An index, trigger or virtual table of a collection, other than its table and change log.
 struct DerivedObject: Equatable {
-    enum Kind { case index, trigger, virtualTable }
+    /// `shared`: a table other collections use too (the edge table), created if missing, never dropped.
+    enum Kind { case index, trigger, virtualTable, shared }
     let kind: Kind
     let name: String
     let sql: String
@@ -174,6 +178,7 @@ struct DerivedObject: Equatable {
         case .index: "DROP INDEX IF EXISTS \"\(name)\""
         case .trigger: "DROP TRIGGER IF EXISTS \"\(name)\""
         case .virtualTable: "DROP TABLE IF EXISTS \"\(name)\""
+        case .shared: preconditionFailure("shared tables are never dropped by a migration")
         }
     }
 }
@@ -185,7 +190,9 @@ extension DocumentLayout {
         try createStatements().compactMap { sql in
             if sql.hasPrefix("CREATE TABLE \(table) ") || sql.hasPrefix("CREATE TABLE \(log) ") { return nil }
             let kind: DerivedObject.Kind
-            if sql.hasPrefix("CREATE INDEX") || sql.hasPrefix("CREATE UNIQUE INDEX") {
+            if sql.hasPrefix("CREATE TABLE IF NOT EXISTS") {
+                kind = .shared
+            } else if sql.hasPrefix("CREATE INDEX") || sql.hasPrefix("CREATE UNIQUE INDEX") {
                 kind = .index
             } else if sql.hasPrefix("CREATE TRIGGER") {
                 kind = .trigger

@@ -75,7 +75,7 @@ extension Database {
     }
 
     private func run(_ step: MigrationStep, name: String, vectors: ReembeddedVectors?, state: MigrationState) throws {
-        let migration = CollectionMigration(connection: connection)
+        let migration = CollectionMigration(connection: connection, graph: documentStores.graph, clock: clock)
         switch step.kind {
         case .createCollection(let schema):
             state.stores[step.collection] = try migration.create(step.collection, schema: schema)
@@ -86,7 +86,7 @@ extension Database {
             state.stores[step.collection] = nil
             state.dropped.insert(step.collection)
         case .custom(let body):
-            try body(MigrationContext(migration: name, transaction: Transaction(connection: connection, lookup: state.store)))
+            try body(MigrationContext(migration: name, transaction: Transaction(connection: connection, lookup: state.store, graph: documentStores.graph)))
         case .reembed(let plan):
             let store = try state.store(step.collection)
             guard let vectors else { preconditionFailure("re-embedding without vectors") }

@@ -83,6 +83,14 @@ enum FilterOracle {
         case .and(let parts): return and(parts.map { evaluate($0, document) })
         case .or(let parts): return or(parts.map { evaluate($0, document) })
         case .not(let inner): return evaluate(inner, document).map { !$0 }
+        case .withinDistance(let field, let center, let kilometres):
+            guard let point = lookup(field, in: document)?.pointValue else { return nil }
+            return GeoOracle.kilometres(point, center) <= kilometres
+        case .withinBox(let field, let box):
+            guard let point = lookup(field, in: document)?.pointValue else { return nil }
+            return GeoOracle.inside(point, box)
+        case .linked:
+            preconditionFailure("the filter oracle has no link graph (GraphOracle answers those)")
         }
     }
 
