@@ -115,3 +115,31 @@ struct ExpiryMigrationTests {
         #expect(try await migrated.verify() == [])
     }
 }
+
+/// Point fields (R*Tree index, kept by triggers) through renames and rebuilds.
+@Suite("Migrations and places")
+struct PlacesMigrationTests {
+    @Test("a point field renamed and its table rebuilt: the R*Tree follows and radius queries agree")
+    func pointFieldMigrates() async throws {
+        let start = DocumentSchema(fields: [.text("name"), .point("place", optional: true)])
+        let docs: [Document] = (0..<30).map { (i: Int) -> Document in
+            let latitude: Double = 52 + Double(i) * 0.01
+            let place: Value = i % 5 == 0 ? .null : Value.point(latitude: latitude, longitude: 13.4)
+            return Document(id: .int(Int64(i + 1)), ["name": .string("p\(i)"), "place": place])
+        }
+        let schema = DocumentSchema(fields: [.text("name"), .point("location", optional: true), .real("rating", default: 0.5)])
+        let expected = docs.map { Document(id: $0.id, ["name": $0["name"]!, "location": $0["place"]!, "rating": 0.5]) }
+        let db = try await MigrationStepTests.migrate(start, docs, [
+            .renameField("place", to: "location", in: "c"), .addField(.real("rating", default: 0.5), to: "c"),
+        ], expect: schema, expected)
+        let center = GeoPoint(latitude: 52.05, longitude: 13.4)
+        let near = try await db.documents(named: "c").fetch(Query(Field("location").within(kilometres: 3, of: center)))
+        let truth = expected.filter { d in
+            guard let p = d["location"], !p.isNull, let lat = p.objectValue?["latitude"]?.doubleValue ?? p.arrayValue?.first?.doubleValue
+            else { return false }
+            return abs(lat - 52.05) * 111.2 <= 3
+        }
+        #expect(Set(near.map(\.id)) == Set(truth.map(\.id)))
+        #expect(!near.isEmpty)
+    }
+}
