@@ -143,3 +143,27 @@ struct PlacesMigrationTests {
         #expect(!near.isEmpty)
     }
 }
+
+/// Links between documents through a table rebuild: the links stay, and the cascade trigger that
+/// removes a deleted record's links is re-created with the table.
+@Suite("Migrations and links")
+struct LinksMigrationTests {
+    @Test("links survive a rebuild and still go with a deleted record")
+    func linksSurvive() async throws {
+        let db = try Database()
+        let people = try await db.documents("people", schema: DocumentSchema(fields: [.text("name"), .integer("age")]))
+        try await people.insert((1...4).map { Document(id: .int($0), ["name": .string("p\($0)"), "age": .int($0 * 10)]) })
+        try await db.links.link(GraphNode("people", 1), to: GraphNode("people", 2), label: "knows")
+        try await db.links.link(GraphNode("people", 2), to: GraphNode("people", 3), label: "knows")
+        var migrator = Migrator()
+        migrator.registerMigration("ages as reals", steps: [
+            .changeField("age", in: "people", to: .real("age")) { .double(Double($0.intValue!) + 0.5) },
+        ])
+        try await migrator.migrate(db)
+        #expect(try await db.links.neighbours(of: GraphNode("people", 1)).count == 1)
+        #expect(try await db.execute("DELETE FROM people WHERE id = 2") == 1)  // raw SQL: only the trigger removes links
+        #expect(try await db.links.neighbours(of: GraphNode("people", 1)).isEmpty)
+        #expect(try await db.links.neighbours(of: GraphNode("people", 2), direction: .outgoing).isEmpty)
+        #expect(try await db.links.verify().isEmpty)
+    }
+}
