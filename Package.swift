@@ -15,6 +15,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-places", "Places"),
     ("example-models", "Models"),
     ("example-live-queries", "LiveQueries"),
+    ("example-migrations", "Migrations"),
 ]
 
 let package = Package(

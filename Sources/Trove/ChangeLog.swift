@@ -39,4 +39,15 @@ struct ChangeLog {
             "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [.text(floorKey), .text(String(newFloor))])
     }
+
+    /// Adds a marker entry (for a row that cannot exist, so replaying it changes nothing) and
+    /// raises the floor to it: every watermark is then below the floor, so every connection and
+    /// process rebuilds its in-memory indexes from the table on its next query.
+    func raiseFloorPastNewest(_ connection: Connection, rowColumn: String) throws {
+        try connection.execute("INSERT INTO \(table)(\(rowColumn), op) VALUES (?, 0)", [.integer(Int64.min)])
+        let maxSeq = try state(connection).maxSeq
+        try connection.execute(
+            "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [.text(floorKey), .text(String(maxSeq))])
+    }
 }

@@ -192,13 +192,9 @@ extension CollectionEngine {
                 try connection.execute("INSERT INTO \(schema.fts)(\(schema.fts)) VALUES ('rebuild')")
                 actions.append("text index rebuilt from the table")
             }
-            // A marker entry (no row has this id, so replaying it changes nothing) and a floor at
-            // it: every reader's watermark is now below the floor, so each reloads from the table.
-            try connection.execute("INSERT INTO \(schema.log)(id, op) VALUES (?, 0)", [.integer(Int64.min)])
+            // Every reader's watermark is now below the floor, so each reloads from the table.
+            try changeLog.raiseFloorPastNewest(connection, rowColumn: "id")
             let maxSeq = try logState().maxSeq
-            try connection.execute(
-                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                [.text(schema.logFloorKey), .text(String(maxSeq))])
             actions.append("change-log floor raised to \(maxSeq): every connection reloads its vector index")
             index = nil
             try catchUp()

@@ -31,6 +31,7 @@ struct ExamplesTests {
         ("example-links", "Links"), ("example-places", "Places"),
         ("example-models", "Models"),
         ("example-live-queries", "LiveQueries"),
+        ("example-migrations", "Migrations"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")

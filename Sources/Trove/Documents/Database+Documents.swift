@@ -40,16 +40,7 @@ extension Database {
             return false
         }
         let layout = DocumentLayout(name: name, schema: schema)
-        try connection.transaction(.immediate) {
-            try DocumentStore.refuseDropIfReferenced(name, on: connection)
-            for statement in layout.dropStatements { try connection.execute(script: statement) }
-            // Its records' links go with it (the cascade trigger went with the table).
-            if try EdgeTable.exists(connection) {
-                try connection.execute("DELETE FROM \(EdgeTable.table) WHERE from_collection = ?1 OR to_collection = ?1", [.text(name)])
-            }
-            try connection.execute(
-                "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(layout.metaKey), .text(layout.logFloorKey)])
-        }
+        try connection.transaction(.immediate) { try layout.drop(on: connection) }
         connection.clearStatementCache()
         documentStores[name] = nil
         return true

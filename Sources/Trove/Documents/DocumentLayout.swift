@@ -161,7 +161,19 @@ struct DocumentLayout: Sendable {
         return sql
     }
 
-    private func columnDefinition(_ field: FieldDefinition) throws -> String {
+    /// Deletes the collection: its table, change log, full-text table and schema.
+    func drop(on connection: Connection) throws {
+        try DocumentStore.refuseDropIfReferenced(name, on: connection)
+        for statement in dropStatements { try connection.execute(script: statement) }
+        // Its records' links go with it (the cascade trigger went with the table).
+        if try EdgeTable.exists(connection) {
+            try connection.execute("DELETE FROM \(EdgeTable.table) WHERE from_collection = ?1 OR to_collection = ?1", [.text(name)])
+        }
+        try connection.execute(
+            "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(metaKey), .text(logFloorKey)])
+    }
+
+    func columnDefinition(_ field: FieldDefinition) throws -> String {
         let c = quoted(field.name)
         let (affinity, check): (String, String)
         switch field.type {

@@ -205,6 +205,8 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     /// The in-memory index of each vector field: `.flat` (exact, the default) or `.hnsw(...)`
     /// (approximate; float32 or int8 walks, always re-scored with float32).
     public var vectorIndexes: [String: IndexKind]
+    /// For vector fields filled by embedding a text field: the text field and the model.
+    public var embeddingSources: [String: EmbeddingSource]
     /// Whether documents may carry an expiry time (``Expiry``): an `_expires` column, invisible to
     /// every read from that second on, removed by ``DocumentCollection/purgeExpired()``.
     public var allowsExpiry: Bool
@@ -212,7 +214,8 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     public init(
         id: IDKind = .int64, fields: [FieldDefinition], indexes: [IndexDefinition] = [],
         fullText: FullTextDefinition? = nil, allowsUndeclaredFields: Bool = false,
-        vectorIndexes: [String: IndexKind] = [:], allowsExpiry: Bool = false
+        vectorIndexes: [String: IndexKind] = [:], embeddingSources: [String: EmbeddingSource] = [:],
+        allowsExpiry: Bool = false
     ) {
         self.allowsExpiry = allowsExpiry
         self.id = id
@@ -221,9 +224,12 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         self.fullText = fullText
         self.allowsUndeclaredFields = allowsUndeclaredFields
         self.vectorIndexes = vectorIndexes
+        self.embeddingSources = embeddingSources
     }
 
-    enum CodingKeys: String, CodingKey { case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, allowsExpiry }
+    enum CodingKeys: String, CodingKey {
+        case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, embeddingSources, allowsExpiry
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -233,6 +239,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         fullText = try c.decodeIfPresent(FullTextDefinition.self, forKey: .fullText)
         allowsUndeclaredFields = try c.decodeIfPresent(Bool.self, forKey: .allowsUndeclaredFields) ?? false
         vectorIndexes = try c.decodeIfPresent([String: IndexKind].self, forKey: .vectorIndexes) ?? [:]
+        embeddingSources = try c.decodeIfPresent([String: EmbeddingSource].self, forKey: .embeddingSources) ?? [:]
         allowsExpiry = try c.decodeIfPresent(Bool.self, forKey: .allowsExpiry) ?? false
     }
 
@@ -246,6 +253,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         try c.encode(vectorIndexes, forKey: .vectorIndexes)
         // Written only when on, so schemas stored before expiry existed read back unchanged.
         if allowsExpiry { try c.encode(allowsExpiry, forKey: .allowsExpiry) }
+        if !embeddingSources.isEmpty { try c.encode(embeddingSources, forKey: .embeddingSources) }
     }
 
     /// A schemaless document collection: any fields, kept as JSON, queryable by path.
@@ -315,6 +323,7 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
                 throw TroveError.invalidConfiguration("tokenizer must be a non-empty FTS5 tokenizer string without quotes")
             }
         }
+        try validateEmbeddingSources()
     }
 
     static func validate(fieldName name: String) throws {
@@ -343,6 +352,8 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         if fullText != other.fullText { out.append("full-text index differs") }
         if allowsUndeclaredFields != other.allowsUndeclaredFields { out.append("allowsUndeclaredFields differs") }
         if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
+        // A requested schema that names no embedding sources accepts the stored ones.
+        if !other.embeddingSources.isEmpty, embeddingSources != other.embeddingSources { out.append("embedding sources differ") }
         if allowsExpiry != other.allowsExpiry { out.append("allowsExpiry differs") }
         return out
     }
