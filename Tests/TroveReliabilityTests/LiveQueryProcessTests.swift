@@ -6,7 +6,7 @@ import TroveTestSupport
 
 /// Live queries seeing commits made by another process (the TroveCrashChild `documents` mode),
 /// found by the `data_version` poller and checked against the collections' change logs.
-@Suite("Live queries across processes", .timeLimit(.minutes(2)))
+@Suite("Live queries across processes", .timeLimit(.minutes(10)))
 struct LiveQueryProcessTests {
     /// Counts how often an observed read actually ran.
     final class Runs: @unchecked Sendable {

@@ -13,7 +13,7 @@ struct LiveTodo: Model {
     static var modelOptions: ModelOptions { ModelOptions().indexed(\LiveTodo.done) }
 }
 
-@Suite("Model observation", .timeLimit(.minutes(2)))
+@Suite("Model observation", .timeLimit(.minutes(10)))
 struct ModelObservationTests {
     static func open() async throws -> (TemporaryDirectory, Database, ModelCollection<LiveTodo>) {
         let dir = try TemporaryDirectory()
