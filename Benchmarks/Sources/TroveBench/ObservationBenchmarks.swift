@@ -112,15 +112,3 @@ func runObservationBenchmarks(_ arguments: [String]) async throws {
     print(String(decoding: data, as: UTF8.self))
 }
 
-/// Runs grdb-peer once (every key of its workload) and returns its JSON.
-func runGRDBPeer(_ binary: String, rows: Int) throws -> [String: Any]? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["--rows", String(rows)]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return try JSONSerialization.jsonObject(with: data) as? [String: Any]
-}
