@@ -18,7 +18,7 @@ func runAdminBenchmarks(_ arguments: [String]) async throws {
             """)
         return
     }
-    let packagesPath = options.string("packages", "/tmp/trove-bench/data/packages.jsonl")
+    let packagesPath = options.string("packages", benchCache + "/data/packages.jsonl")
     let vectorsPath = options.string("vectors", sharedBenchDirectory + "/vectors")
     let rounds = options.int("rounds", 3)
     let purgeCount = options.int("purge", 100_000)

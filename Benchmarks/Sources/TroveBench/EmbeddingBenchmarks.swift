@@ -12,7 +12,7 @@ import TroveEmbeddings
 private struct EmbeddingBenchOptions {
     var texts = sharedBenchDirectory + "/texts/package_texts.jsonl"
     var model = BERTEmbedder.defaultModelDirectory.path
-    var python = "/tmp/trove-bench/venv/bin/python"
+    var python = peerPython
     var reference = true
     var parallelism = ProcessInfo.processInfo.activeProcessorCount
     var backend = MatrixBackend.preferred

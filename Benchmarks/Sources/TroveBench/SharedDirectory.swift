@@ -9,3 +9,8 @@ let sharedDirectory: String = {
     for _ in 0..<4 { url.deleteLastPathComponent() }
     return url.appendingPathComponent("../shared").standardizedFileURL.path
 }()
+
+/// Where ../shared/bench/setup.sh puts the peers' venv, data and results: `TROVE_BENCH_CACHE`,
+/// by default `trove-bench` in the temporary folder (setup.sh's default, /tmp/trove-bench).
+let benchCache: String = ProcessInfo.processInfo.environment["TROVE_BENCH_CACHE"]
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("trove-bench").path

@@ -6,7 +6,7 @@ import TroveSQLite
 import TroveVectors
 
 private struct StoreBenchOptions {
-    var packages = "/tmp/trove-bench/data/packages.jsonl"
+    var packages = benchCache + "/data/packages.jsonl"
     var vectors = sharedBenchDirectory + "/vectors"
     var texts = sharedBenchDirectory + "/texts/package_texts.jsonl"
     var batch = 1_000

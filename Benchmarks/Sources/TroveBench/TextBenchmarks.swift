@@ -7,7 +7,7 @@ private struct TextBenchmarkError: Error, CustomStringConvertible {
     let description: String
 }
 
-private let benchCache = ProcessInfo.processInfo.environment["TROVE_BENCH_CACHE"] ?? "/tmp/trove-bench"
+
 private let peersDirectory = ProcessInfo.processInfo.environment["TROVE_BENCH_PEERS"] ?? sharedBenchDirectory + "/peers"
 
 func runTextBenchmarks(_ arguments: [String]) async throws {

@@ -17,7 +17,7 @@ private struct DevQuery {
 func runTextDevEvaluation(_ arguments: [String]) throws {
     let environment = ProcessInfo.processInfo.environment
     let devDirectory = environment["TROVE_EVAL_DEV"] ?? sharedDirectory + "/eval/notes-dev"
-    let vectorDirectory = environment["TROVE_EVAL_VECTORS"] ?? "/tmp/fusion"
+    let vectorDirectory = environment["TROVE_EVAL_VECTORS"] ?? FileManager.default.temporaryDirectory.appendingPathComponent("fusion").path
     let notes = try readJSONLines("\(devDirectory)/notes.jsonl")
     let queries: [DevQuery] = try readJSONLines("\(devDirectory)/queries.jsonl").map {
         guard let text = $0["query"] as? String, let answer = $0["answer"] as? String, let kind = $0["kind"] as? String,

@@ -183,7 +183,7 @@ struct BenchOptions {
 }
 
 let sharedBenchDirectory = sharedDirectory + "/bench"
-let peerPython = "/tmp/trove-bench/venv/bin/python"
+let peerPython = benchCache + "/venv/bin/python"
 
 /// Runs a peer script with the venv's Python, echoing its output; returns the exit status.
 func runPeer(_ arguments: [String]) -> Int32 {
@@ -206,7 +206,7 @@ func runPeer(_ arguments: [String]) -> Int32 {
 
 /// The peers' merged results file for a dataset.
 func peerResults(dataset: String) -> [String: Any]? {
-    let cache = ProcessInfo.processInfo.environment["TROVE_BENCH_CACHE"] ?? "/tmp/trove-bench"
+    let cache = benchCache
     let path = "\(cache)/results/vector_\(dataset).json"
     guard let data = FileManager.default.contents(atPath: path) else { return nil }
     return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
