@@ -1,60 +1,116 @@
-// Typed models: a Codable struct stored, fetched with #Predicate, sorted, paged and searched.
+// A notes app: Codable models, a #Predicate fetch, a relationship, search by meaning and words,
+// a migration from the app's first version, and a live query.
 // Run: swift run example-models [folder]
 import Foundation
 import Trove
 
+struct Folder: Model {
+    var id: Int64
+    var name: String
+}
+
+/// The app's note today (version 2): it lives in a folder.
 struct Note: Model {
     var id: Int64
+    var folderID: Int64?
     var title: String
     var body: String
-    var tags: [String]
-    var due: Date?
     var done = false
     var embedding: [Float]? = nil
 
     static var modelOptions: ModelOptions {
         ModelOptions()
-            .indexed(\Note.due)
+            .reference(\Note.folderID, to: Folder.self, onDelete: .cascade)   // a foreign key, indexed
             .fullText(\Note.title, weight: 2).fullText(\Note.body)
             .vector(\Note.embedding, dimension: 16)
-            .embedding(of: \Note.body, into: \Note.embedding)   // embedded on every save
+            .embedding(of: \Note.body, into: \Note.embedding)                  // embedded on every save
     }
+}
+
+/// The first version of the app had no folders; its files move to version 2 when they open.
+enum NotesV1: VersionedSchema {
+    static let versionIdentifier = "notes 1"
+    static let models: [any Model.Type] = [Note.self]
+    struct Note: Model {
+        var id: Int64
+        var title: String
+        var body: String
+        var done = false
+        var embedding: [Float]? = nil
+        static var modelOptions: ModelOptions {
+            ModelOptions().fullText(\Note.title, weight: 2).fullText(\Note.body)
+                .vector(\Note.embedding, dimension: 16).embedding(of: \Note.body, into: \Note.embedding)
+        }
+    }
+}
+enum NotesV2: VersionedSchema {
+    static let versionIdentifier = "notes 2"
+    static let models: [any Model.Type] = [Folder.self, Note.self]
+}
+enum NotesPlan: SchemaMigrationPlan {
+    static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]
+    static let stages: [MigrationStage] = [
+        .custom(fromVersion: NotesV1.self, toVersion: NotesV2.self, didMigrate: { context in
+            try context.execute("INSERT INTO Folder (id, name) VALUES (1, 'Inbox')")
+            try context.execute("UPDATE Note SET folderID = 1")   // every old note goes to the inbox
+        }),
+    ]
 }
 
 let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory()
 let path = URL(fileURLWithPath: folder).appendingPathComponent("notes-\(ProcessInfo.processInfo.processIdentifier).trove").path
 defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-
 let database = try Database(path: path)
-let notes = try await database.models(Note.self, embedder: ToyEmbedder())   // in an app: BERTEmbedder
-let day = 86_400.0
+let embedder = ToyEmbedder()   // in an app: BERTEmbedder or E5Embedder
+let plan = try Migrator(plan: NotesPlan.self)
+
+// A file the first version wrote ...
+try await plan.migrate(database, upTo: "notes 1")
+try await database.models(NotesV1.Note.self, embedder: embedder).insert([
+    NotesV1.Note(id: 1, title: "Dentist", body: "dentist appointment tuesday morning"),
+    NotesV1.Note(id: 2, title: "Groceries", body: "oat milk bread apples"),
+])
+// ... opened by this version: one transaction per version, recorded in the file.
+try await plan.migrate(database)
+print("versions:", try await plan.appliedMigrations(in: database).map(\.name))
+
+let folders = try await database.models(Folder.self)
+let notes = try await database.models(Note.self, embedder: embedder)
+try await folders.insert(Folder(id: 2, name: "Work"))
 try await notes.insert([
-    Note(id: 1, title: "Dentist", body: "dentist appointment tuesday morning", tags: ["health"], due: Date(timeIntervalSince1970: 3 * day)),
-    Note(id: 2, title: "Groceries", body: "oat milk bread apples", tags: ["home"], due: Date(timeIntervalSince1970: 1 * day)),
-    Note(id: 3, title: "Taxes", body: "send the tax forms", tags: ["admin", "home"], due: nil),
-    Note(id: 4, title: "Old dentist bill", body: "pay the dentist bill", tags: ["health", "admin"], due: Date(timeIntervalSince1970: 2 * day), done: true),
+    Note(id: 3, folderID: 2, title: "Quarterly report", body: "draft the quarterly report"),
+    Note(id: 4, folderID: 2, title: "Dentist invoice", body: "forward the dentist invoice", done: true),
 ])
 
-// #Predicate runs as SQL (an untranslatable node is an error, never a scan in memory).
-let open = try await notes.fetch(FetchDescriptor(
-    predicate: #Predicate { !$0.done && ($0.tags.contains("home") || $0.title.starts(with: "Dent")) },
-    sortBy: [SortDescriptor(\.due)]))
-print("open:", open.map(\.title))
+do {   // a block: the live query's iterator is a local value
+    // A live query: the open notes now, then again after every commit that changes them.
+    var open = notes.observe(FetchDescriptor(predicate: #Predicate { !$0.done }, sortBy: [SortDescriptor(\.title)]))
+        .makeAsyncIterator()
+    print("open:", try await open.next()!.map(\.title))
 
-let deadline = Date(timeIntervalSince1970: 2.5 * day), never = Date.distantFuture
-print("due soon:", try await notes.count(where: #Predicate { ($0.due ?? never) < deadline }))
+    // #Predicate runs as SQL (an untranslatable node is an error, never a scan in memory).
+    let inbox = try await notes.fetch(FetchDescriptor(
+        predicate: #Predicate { $0.folderID == 1 && ($0.title.starts(with: "Den") || $0.body.contains("milk")) },
+        sortBy: [SortDescriptor(\.title)]))
+    print("inbox:", inbox.map(\.title))
 
-// Search by meaning and words, among the models a predicate keeps.
-for hit in try await notes.search("dentist", where: #Predicate { !$0.done }, limit: 2) {
-    print("hit:", hit.model.title, String(format: "%.4f", hit.score))
+    // Each folder's notes in one query (no query per folder).
+    let perFolder = try await notes.children(of: [1, 2], via: \Note.folderID, FetchDescriptor(sortBy: [SortDescriptor(\.id)]))
+    for folder in try await folders.fetch(FetchDescriptor(sortBy: [SortDescriptor(\.id)])) {
+        print(folder.name, "->", perFolder[folder.id, default: []].map(\.title))
+    }
+
+    // Search by meaning and words, among the notes a predicate keeps, with scores.
+    for hit in try await notes.search("dentist", where: #Predicate { !$0.done }, limit: 2) {
+        print("hit:", hit.model.title, String(format: "%.4f", hit.score))
+    }
+
+    // Finishing a note and deleting a folder (its notes go with it, enforced by SQLite) both reach
+    // the live query.
+    guard var groceries = try await notes.fetch(id: 2) else { fatalError("note 2 is missing") }
+    groceries.done = true
+    try await notes.update(groceries)
+    print("open:", try await open.next()!.map(\.title))
+    _ = try await folders.delete(id: 2)
+    print("open:", try await open.next()!.map(\.title), "- notes left:", try await notes.count())
 }
-
-// Models, documents and SQL in one transaction.
-try await database.write { tx in
-    let notes = try tx.models(Note.self)
-    guard var taxes = try notes.fetch(id: 3) else { return }
-    taxes.done = true
-    try notes.update(taxes)
-    try notes.delete(where: #Predicate { $0.done && $0.tags.contains("health") })
-}
-print("left:", try await notes.fetch(FetchDescriptor(sortBy: [SortDescriptor(\.title)])).map { "\($0.title)\($0.done ? " (done)" : "")" })

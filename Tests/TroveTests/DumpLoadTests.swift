@@ -53,6 +53,14 @@ struct DumpLoadTests {
         let tags = try await db.documents("tags", schema: DocumentSchema(id: .string, fields: [.text("label")]))
         try await tags.insert(["zeta", "alpha", "mu"].map { Document(id: .string($0), ["label": .string($0.uppercased())]) })
 
+        // Links between collections, one weighted, one to an id that is no record, one from tags back.
+        try await db.links.link([
+            Link(from: GraphNode("items", 1), label: "tagged", to: GraphNode("tags", "alpha")),
+            Link(from: GraphNode("items", 2), label: "tagged", to: GraphNode("tags", "mu"), weight: 0.1),
+            Link(from: GraphNode("items", 2), label: "cites", to: GraphNode("items", 1), weight: 2.5),
+            Link(from: GraphNode("tags", "zeta"), label: "about", to: GraphNode("elsewhere", "free text")),
+        ])
+
         let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 16))
         for (i, text) in ["buy oat milk", "dentist on tuesday", "invoice 2041 paid", "call mum"].enumerated() {
             var vector = (0..<16).map { _ in Float.random(in: -1...1, using: &rng) }
@@ -84,13 +92,13 @@ struct DumpLoadTests {
         let target = try Database(path: dir.path("b.trove"), clock: clock)
         let report = try await target.load(from: dir.path("a.dump"))
         #expect(report.problems.isEmpty)
-        #expect(report.records == ["items": 120, "tags": 3, "notes": 4])
+        #expect(report.records == ["items": 120, "tags": 3, "notes": 4, "_trove_edges": 4])
         let second = try await Self.dumpBytes(target, dir.path("b.dump"))
         #expect(first == second)
 
         // The stored bytes themselves, column by column (vectors bit for bit); the internal row
         // ids of text-id collections are the file's own and not compared.
-        for (table, columns) in [("items", "*"), ("tags", "id, _version, label"), ("notes", "*")] {
+        for (table, columns) in [("items", "*"), ("tags", "id, _version, label"), ("notes", "*"), ("_trove_edges", "*")] {
             let a = try await source.query("SELECT \(columns) FROM \(table) ORDER BY id").map(\.values)
             let b = try await target.query("SELECT \(columns) FROM \(table) ORDER BY id").map(\.values)
             #expect(a == b, "table \(table)")
@@ -107,6 +115,8 @@ struct DumpLoadTests {
         #expect(nearest.first?.document.id == 1)
         let notes = try await target.collection(named: "notes")
         #expect(try await notes.searchText("dentist").first?.id == 2)
+        #expect(Set(try await target.links.neighbours(of: GraphNode("items", 2)).map(\.to)) == [GraphNode("items", 1), GraphNode("tags", "mu")])
+        #expect(try await target.links.neighbours(of: GraphNode("tags", "zeta")).map(\.to) == [GraphNode("elsewhere", "free text")])
         #expect(try await target.configuration(of: "notes")?.embedding == HashingEmbedder(dimension: 16).manifest)
 
         // Expired documents are invisible, so the dump leaves them out.
@@ -138,6 +148,17 @@ struct DumpLoadTests {
         #expect(renamed.fields["info"] == original.fields["meta"])
         #expect(try await products.count(Field("info", path: "$.author") == "a5") > 0)
         #expect(try await products.search(Query().matching(.typed("beta"), in: ["name"]).limit(100)).count == 40)
+        // Links follow the renamed collection at both ends; other collections' names stay.
+        #expect(Set(try await target.links.neighbours(of: GraphNode("products", 2))) == [
+            Link(from: GraphNode("products", 2), label: "tagged", to: GraphNode("tags", "mu"), weight: 0.1),
+            Link(from: GraphNode("products", 2), label: "cites", to: GraphNode("products", 1), weight: 2.5),
+        ])
+        #expect(try await target.links.neighbours(of: GraphNode("tags", "alpha"), direction: .incoming).map(\.from)
+            == [GraphNode("products", 1)])
+        #expect(try await target.links.neighbours(of: GraphNode("items", 2)).isEmpty)
+        // Deleting a renamed record removes its links (the cascade trigger of the new name).
+        try await products.delete(id: 1)
+        #expect(try await target.links.neighbours(of: GraphNode("tags", "alpha"), direction: .incoming).isEmpty)
     }
 
     @Test("a rename of a field that does not exist is a typed error and loads nothing")

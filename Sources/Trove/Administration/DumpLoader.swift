@@ -141,6 +141,7 @@ struct DumpLoader {
                     try connection.execute("INSERT INTO \(trigger.fts)(\(trigger.fts)) VALUES ('rebuild')")
                     try connection.execute(script: trigger.sql)
                 }
+                if targets[EdgeTable.name] != nil { try renameLinkedCollections() }
                 return Dictionary(uniqueKeysWithValues: targets.map { ($0.value.target.name, loaded[$0.key] ?? 0) })
             }
             checksum.add(line.bytes)
@@ -159,6 +160,23 @@ struct DumpLoader {
             total += 1
         }
         throw fail("the dump ends before its trailer (truncated)")
+    }
+
+    /// Links name their ends' collections: a renamed collection is renamed in every link too, in
+    /// one statement (so swapped names cannot collide halfway).
+    func renameLinkedCollections() throws {
+        let renamed = renames.collections.filter { $0.key != $0.value }.sorted { $0.key < $1.key }
+        guard !renamed.isEmpty else { return }
+        var values: [SQLValue] = []
+        let cases = renamed.map { old, new -> String in
+            values += [.text(old), .text(new)]
+            return "WHEN ?\(values.count - 1) THEN ?\(values.count)"
+        }.joined(separator: " ")
+        try connection.execute(
+            """
+            UPDATE \(EdgeTable.name) SET from_collection = CASE from_collection \(cases) ELSE from_collection END,
+                to_collection = CASE to_collection \(cases) ELSE to_collection END
+            """, values)
     }
 
     /// A record in any valid JSON spelling (the fast parser takes only the dump's own), or the

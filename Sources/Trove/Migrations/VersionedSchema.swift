@@ -15,7 +15,7 @@ import Foundation
 ///     struct Note: Model { var id: Int64; var title: String; var text: String; var priority: Int }
 /// }
 /// ```
-public protocol VersionedSchema {
+public protocol VersionedSchema: Sendable {
     /// The version's name, recorded in the file's timeline; unique within a plan.
     static var versionIdentifier: String { get }
     /// The model types of this version. Each is stored in its ``Model/collectionName``, so a
