@@ -65,7 +65,10 @@ public struct RepairReport: Hashable, Sendable, Codable {
 extension Database {
     /// Checks the file and every collection: `PRAGMA integrity_check`; per collection, FTS5's
     /// `integrity-check` against the table, the FTS5 document count against the row count, and
-    /// every vector in the in-memory index against the stored embedding (ids and values exactly).
+    /// every vector in the in-memory index against the stored embedding (ids and values exactly);
+    /// per document collection, each derived index (full text, vectors, B-trees, R*Tree) against
+    /// its table through the index protocol; the links' adjacency index against the link table
+    /// (listed as `_trove_edges`).
     ///
     /// Reads only, except that FTS5's check is issued as an `INSERT` command that changes nothing
     /// (skipped on a read-only database).
@@ -91,12 +94,36 @@ extension Database {
                     logMaxSeq: 0, logFloor: 0, problems: ["cannot be checked: \(error)"]))
             }
         }
-        return VerifyReport(integrity: integrity, collections: collections)
+        for name in try documentCollectionNames() { collections.append(documentHealth(name)) }
+        if try EdgeTable.exists(connection) { collections.append(documentHealth(EdgeTable.name)) }
+        return VerifyReport(integrity: integrity, collections: collections.sorted { $0.name < $1.name })
     }
 
-    /// Rebuilds everything derived from the tables: each collection's FTS5 index (FTS5 `rebuild`),
-    /// its in-memory vector index (reloaded from the table), and the change-log floor, raised so
-    /// that every other connection and process reloads its vector index on its next query.
+    /// A document collection (or the link table) as verify sees it: its rows, its change log and
+    /// what its derived indexes report through the index protocol.
+    private func documentHealth(_ name: String) -> CollectionHealth {
+        var health = CollectionHealth(name: name, rows: 0, rowsWithVector: 0, textIndexDocuments: nil, vectorIndexCount: 0,
+                                      logMaxSeq: 0, logFloor: 0, problems: [])
+        do {
+            let store = name == EdgeTable.name ? nil : try documentStore(name, requested: nil)
+            let layout = store?.layout ?? EdgeTable.layout
+            let graph = documentStores.graph
+            (health.rows, health.logMaxSeq, health.problems) = try writing { connection in
+                let rows = Int(try connection.scalar("SELECT count(*) FROM \(layout.table)")?.int64Value ?? 0)
+                let newest = try connection.scalar("SELECT coalesce(max(seq), 0) FROM \(layout.log)")?.int64Value ?? 0
+                return (rows, newest, try store?.indexes.verify(connection) ?? graph.indexes.verify(connection))
+            }
+        } catch {
+            health.problems = ["cannot be checked: \(error)"]
+        }
+        return health
+    }
+
+    /// Rebuilds everything derived from the tables: each search collection's FTS5 index (FTS5
+    /// `rebuild`), its in-memory vector index (reloaded from the table), and the change-log floor,
+    /// raised so that every other connection and process reloads its vector index on its next
+    /// query; each unhealthy document collection's derived indexes, through the index protocol;
+    /// the adjacency index of the links when it disagrees with the link table.
     ///
     /// The tables themselves are never changed. A file whose tables are damaged (integrity_check
     /// fails) needs a backup or `sqlite3 .recover`; the report says so.
@@ -115,6 +142,15 @@ extension Database {
         for name in try collectionNames() {
             let done = try withEngine(name) { try $0.rebuildDerived() }
             actions += done.map { "\(name): \($0)" }
+        }
+        for name in try documentCollectionNames() where before.collections.contains(where: { $0.name == name && !$0.isHealthy }) {
+            let store = try documentStore(name, requested: nil)
+            try writing { try store.indexes.repair($0) }
+            actions.append("\(name): rebuilt its derived indexes from the table")
+        }
+        if before.collections.contains(where: { $0.name == EdgeTable.name && !$0.isHealthy }) {
+            documentStores.graph.indexes.invalidate()
+            actions.append("\(EdgeTable.name): the adjacency index is rebuilt from the link table")
         }
         let after = try verify()
         if after.integrity != ["ok"] {

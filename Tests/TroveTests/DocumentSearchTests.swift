@@ -241,8 +241,15 @@ struct DocumentSearchTests {
         try await db.execute("INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', 1, ?, ?)",
                              bindings: [.text(documents[0]["title"]!.stringValue!), .text(documents[0]["body"]!.stringValue!)])
         #expect(try await !docs.verify().isEmpty)
-        try await docs.repair()
+        // The database-wide check sees it too, under the collection's name, and repair fixes it.
+        let report = try await db.verify()
+        #expect(!report.isHealthy && report.problems.contains { $0.hasPrefix("docs: ") })
+        #expect(report.collections.first { $0.name == "docs" }?.rows == 120)
+        let repaired = try await db.repair()
+        #expect(repaired.actions.contains { $0.hasPrefix("docs: ") } && repaired.after.isHealthy)
         #expect(try await docs.verify().isEmpty)
+        // A healthy collection is left alone.
+        #expect(try await db.repair().actions.isEmpty)
     }
 }
 

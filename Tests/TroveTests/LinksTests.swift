@@ -264,8 +264,10 @@ struct LinksTests {
             try tx.execute("DELETE FROM _trove_edges_log WHERE seq > ?", [.integer(top)])
         }
         #expect(try await db.links.verify().contains { $0.hasPrefix("adjacency(_trove_edges)") })
+        #expect(try await db.verify().problems.contains { $0.hasPrefix("_trove_edges: adjacency(_trove_edges)") })
         try await db.links.repair()
         #expect(try await db.links.verify().isEmpty)
+        #expect(try await db.verify().isHealthy)
     }
 
     @Test("a collection without the cascade trigger (created before links) gets it on the next writable open")

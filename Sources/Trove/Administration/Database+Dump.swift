@@ -115,14 +115,6 @@ extension Database {
             return try DumpLoader(connection: connection, renames: renames, reader: reader).run()
         }
         connection.clearStatementCache()
-        var problems: [String] = []
-        for name in try collectionNames() {
-            problems += try withEngine(name) { try $0.health() }.problems.map { "\(name): \($0)" }
-        }
-        for name in try documentCollectionNames() {
-            let store = try documentStore(name, requested: nil)
-            problems += try writing { try store.indexes.verify($0) }.map { "\(name): \($0)" }
-        }
-        return LoadReport(records: records, problems: problems)
+        return LoadReport(records: records, problems: try verify().problems)
     }
 }
