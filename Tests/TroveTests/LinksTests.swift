@@ -250,6 +250,28 @@ struct LinksTests {
         #expect(try await chunks.count(.linked(from: GraphNode("docs", 99))) == 0)
     }
 
+    @Test("raw SQL that changes a record's id moves its links, both ends, int and string ids")
+    func idChangeMovesLinks() async throws {
+        let dir = try TemporaryDirectory()
+        let (db, _, _) = try await Self.open(dir.path("m.trove"), nodes: 20)
+        let a = GraphNode("people", 1), b = GraphNode("people", 2), t = GraphNode("tags", "t3")
+        try await db.links.link([Link(from: a, label: "knows", to: b), Link(from: b, label: "knows", to: a, weight: 2),
+                                 Link(from: a, label: "has", to: t)])
+        _ = try await db.links.neighbours(of: a)   // the adjacency index is loaded before the change
+        try await db.execute("UPDATE people SET id = 100 WHERE id = 1")
+        try await db.execute("UPDATE tags SET id = 't300' WHERE id = 't3'")
+        let moved = GraphNode("people", 100), movedTag = GraphNode("tags", "t300")
+        #expect(try await db.links.neighbours(of: a, direction: .both).isEmpty)
+        #expect(Set(try await db.links.neighbours(of: moved)) == [
+            Link(from: moved, label: "knows", to: b), Link(from: moved, label: "has", to: movedTag)])
+        #expect(try await db.links.neighbours(of: b).map(\.to) == [moved])
+        #expect(try await db.links.neighbours(of: movedTag, direction: .incoming).map(\.from) == [moved])
+        // A change to another column leaves the links alone.
+        try await db.execute("UPDATE people SET name = 'renamed' WHERE id = 100")
+        #expect(try await db.links.neighbours(of: moved).count == 2)
+        #expect(try await db.links.verify().isEmpty)
+    }
+
     @Test("verify finds an adjacency index that missed a change and repair reloads it")
     func verifyRepair() async throws {
         let dir = try TemporaryDirectory()

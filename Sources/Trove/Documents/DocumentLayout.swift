@@ -38,7 +38,7 @@ struct DocumentLayout: Sendable {
         if schema.fullText != nil { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"] }
         if schema.allowsExpiry { names.append(expiresIndexName) }
         names += indexDefinitions.indices.map { "\(name)_i\($0)" }
-        names += geoObjectNames + [EdgeTable.cascadeTriggerName(name)]
+        names += geoObjectNames + [EdgeTable.cascadeTriggerName(name), EdgeTable.idChangeTriggerName(name)]
         return names
     }
 

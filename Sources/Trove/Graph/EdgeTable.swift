@@ -13,6 +13,7 @@ import TroveSQLite
 /// _trove_edges_to ON (to_collection, to_id, label)             -- in-neighbours
 /// _trove_edges_log(seq, rid, op) + triggers                    -- feeds the adjacency index
 /// <c>_edges_ad AFTER DELETE ON <c>                              -- a deleted record's links go too
+/// <c>_edges_au AFTER UPDATE OF id ON <c>                         -- an id changed by raw SQL moves its links
 /// ```
 ///
 /// Ids keep their kind: the id columns have no declared type (no affinity), so an integer id is
@@ -42,10 +43,12 @@ enum EdgeTable {
     }
 
     static func cascadeTriggerName(_ collection: String) -> String { "\(collection)_edges_ad" }
+    static func idChangeTriggerName(_ collection: String) -> String { "\(collection)_edges_au" }
 
-    /// The edge table (if missing) and the trigger that deletes a record's links with it, in the
-    /// deleting statement's transaction, whoever deletes (the API or raw SQL). `+old.id` has no
-    /// affinity, so the comparison uses the id columns' indexes.
+    /// The edge table (if missing), the trigger that deletes a record's links with it, in the
+    /// deleting statement's transaction, whoever deletes (the API or raw SQL), and the trigger
+    /// that moves a record's links when raw SQL changes its id. `+old.id` has no affinity, so the
+    /// comparison uses the id columns' indexes.
     static func cascadeStatements(for layout: DocumentLayout) -> [String] {
         let literal = DocumentLayout.literal(.text(layout.name))
         return createStatements + [
@@ -55,15 +58,24 @@ enum EdgeTable {
                 DELETE FROM \(table) WHERE to_collection = \(literal) AND to_id = +old."id";
             END
             """,
+            """
+            CREATE TRIGGER IF NOT EXISTS "\(idChangeTriggerName(layout.name))" AFTER UPDATE OF "id" ON \(layout.table)
+            WHEN old."id" IS NOT new."id" BEGIN
+                UPDATE \(table) SET from_id = new."id" WHERE from_collection = \(literal) AND from_id = +old."id";
+                UPDATE \(table) SET to_id = new."id" WHERE to_collection = \(literal) AND to_id = +old."id";
+            END
+            """,
         ]
     }
 
-    /// Adds the cascade trigger to a collection created before links existed (writable opens).
+    /// Adds the link triggers to a collection created before links (or before the id-change
+    /// trigger) existed (writable opens).
     static func ensureCascade(_ connection: Connection, layout: DocumentLayout) throws {
         guard !connection.isReadOnly else { return }
-        if try connection.scalar(
-            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.text(cascadeTriggerName(layout.name))]) == nil
-        {
+        let present = try connection.scalar(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?)",
+            [.text(cascadeTriggerName(layout.name)), .text(idChangeTriggerName(layout.name))])?.int64Value ?? 0
+        if present < 2 {
             for statement in cascadeStatements(for: layout) { try connection.execute(script: statement) }
         }
     }
