@@ -48,8 +48,7 @@ extension CollectionEngine {
     /// - Complexity: O(changes × insert cost); O(snapshot size) to load, O(n × insert cost) to rebuild.
     @discardableResult
     func catchUpANN() throws -> ANNState {
-        try connection.transaction(.deferred) {
-            let (maxSeq, floor) = try logState()
+        try withLogState { maxSeq, floor in
             if let ann, ann.watermark >= floor, ann.watermark <= maxSeq {
                 if maxSeq > ann.watermark {
                     ann.replayedRows += try replayANN(into: ann.index, after: ann.watermark)
@@ -370,7 +369,7 @@ extension CollectionEngine {
     /// The plan a search with this filter would use, without ranking anything.
     func explainSearch(topK: Int, filter: SearchFilter, exact: Bool) throws -> SearchPlan {
         try check(topK: topK)
-        return try connection.transaction(.deferred) {
+        return try inSearchScope {
             let kind = configuration.index
             let ids = try candidates(filter)
             guard kind.isApproximate else {
@@ -402,7 +401,7 @@ extension CollectionEngine {
         _ query: [Float], topK: Int, filter: SearchFilter, exact: Bool, efSearch: Int? = nil
     ) throws -> ExplainedSearch {
         try check(topK: topK)
-        return try connection.transaction(.deferred) {
+        return try inSearchScope {
             let (neighbors, plan) = try plannedNeighbors(query, k: topK, filter: filter, exact: exact, efSearch: efSearch)
             let stored = try self.rows(for: neighbors.map(\.id))
             let results = neighbors.enumerated().compactMap { offset, neighbor -> SearchResult? in

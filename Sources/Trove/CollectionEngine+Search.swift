@@ -14,8 +14,16 @@ extension CollectionEngine {
         guard (1...Self.maxTopK).contains(topK) else { throw TroveError.invalidTopK(topK, maximum: Self.maxTopK) }
     }
 
-    /// Ids of rows passing the filter, or nil when every row passes.
+    /// Ids of rows passing the filter, or nil when every row passes; computed once per search
+    /// (``SearchScope``), however many legs ask.
     func candidates(_ filter: SearchFilter) throws -> [Int64]? {
+        if let known = searchScope?.candidates[filter] { return known.ids }
+        let ids = try evaluateCandidates(filter)
+        searchScope?.candidates[filter] = SearchScope.CandidateIDs(ids: ids)
+        return ids
+    }
+
+    private func evaluateCandidates(_ filter: SearchFilter) throws -> [Int64]? {
         guard let (sql, bindings) = filter.candidateQuery(table: schema.table)
         else { return nil }
         let statement: Statement
@@ -139,7 +147,7 @@ extension CollectionEngine {
 
     func searchVector(_ query: [Float], topK: Int, filter: SearchFilter) throws -> [SearchResult] {
         try check(topK: topK)
-        return try connection.transaction(.deferred) {
+        return try inSearchScope {
             let neighbors = try vectorNeighbors(query, k: topK, filter: filter)
             let stored = try self.rows(for: neighbors.map(\.id))
             return neighbors.enumerated().compactMap { offset, neighbor in
@@ -154,7 +162,7 @@ extension CollectionEngine {
 
     func searchText(_ query: TextQuery, topK: Int, filter: SearchFilter, snippet: SnippetStyle?) throws -> [SearchResult] {
         try check(topK: topK)
-        return try connection.transaction(.deferred) {
+        return try inSearchScope {
             let hits = try textHits(query, k: topK, filter: filter)
             let ids = hits.map(\.id)
             let stored = try self.rows(for: ids)
@@ -176,7 +184,7 @@ extension CollectionEngine {
         guard configuration.lexicalSearch else { throw TroveError.lexicalSearchDisabled(collection: name) }
         try validate(vector: vector)
         let depth = fusion.depth(topK: topK, maximum: Self.maxTopK)
-        return try connection.transaction(.deferred) {
+        return try inSearchScope {
             let neighbors = try vectorNeighbors(vector, k: depth, filter: filter)
             let hits = try votingTextHits(text, k: depth, filter: filter, fusion: fusion)
             let fused = try rerank(fusion.fuse(vector: neighbors.map(\.id), text: hits.map(\.id)), query: vector,

@@ -22,8 +22,7 @@ extension CollectionEngine {
     /// - Complexity: O(changed rows' text) per call; O(all text) on (re)build.
     func catchUpText() throws -> BM25Index? {
         guard configuration.lexicalSearch, let tokenizer = textTokenizer else { return nil }
-        return try connection.transaction(.deferred) {
-            let (maxSeq, floor) = try logState()
+        return try withLogState { maxSeq, floor in
             if textIndex == nil || textWatermark < floor || maxSeq < textWatermark {
                 var fresh = BM25Index(tokenizer: tokenizer)
                 let statement = try connection.prepare("SELECT id, content FROM \(schema.table)")

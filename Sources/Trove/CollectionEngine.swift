@@ -27,6 +27,8 @@ final class CollectionEngine {
     /// Merges this collection's FTS5 segments after writes (nil for in-memory or read-only files).
     var merger: BackgroundMerger?
     var textWatermark: Int64 = 0
+    /// The search in progress, if any (CollectionEngine+SearchScope.swift).
+    var searchScope: SearchScope?
 
     /// See ``ChangeLog/limit``.
     static let logLimit = ChangeLog.limit
@@ -119,9 +121,9 @@ final class CollectionEngine {
     /// - Complexity: O(changes since the last call); O(rows) on (re)load.
     @discardableResult
     func catchUp() throws -> FlatIndex {
-        // One read transaction: the log and the rows are read from the same snapshot.
-        try connection.transaction(.deferred) {
-            let (maxSeq, floor) = try logState()
+        // One read transaction (the search's, or its own): the log and the rows are read from
+        // the same snapshot.
+        try withLogState { maxSeq, floor in
             if index == nil || watermark < floor || maxSeq < watermark {
                 try reload(watermark: maxSeq)
             } else if maxSeq > watermark {
