@@ -80,7 +80,8 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
               points in memory, which also gives the recall. p50/p99 in ms. --diagnose: only time the
               10 km query's SQL shapes (join or IN subquery, SQL math or the Swift distance function).
               The loaded file is kept in the bench cache (TROVE_BENCH_CACHE/geo/geo-N.trove) and
-              reused; --fresh loads a new one (and times the load).
+              reused; --fresh loads a new one (and times the load). --profile KIND [--repeat R]:
+              only Trove's calls of one kind (radius10, radius100, box, nearest), R rounds, for perf.
             """)
         return
     }
@@ -223,6 +224,27 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
     let centers = (0..<queryCount).map { _ -> (Double, Double) in
         let p = points[Int.random(in: 0..<points.count, using: &rng)]
         return (max(-90, min(90, p.lat + Double.random(in: -0.05...0.05, using: &rng))), p.lon)
+    }
+    if let kind = options.values["profile"] {
+        // Only Trove's top-level calls of one kind, over and over (for `perf record`): radius10,
+        // radius100, box or nearest; --repeat R rounds over the centres (default 50).
+        let rounds = options.int("repeat", 50)
+        var total = 0
+        let (_, ms) = try await timedMilliseconds {
+            for _ in 0..<rounds {
+                for (lat, lon) in centers {
+                    let center = GeoPoint(latitude: lat, longitude: lon)
+                    switch kind {
+                    case "radius10": total += try await places.fetch(Query(Field("location").within(kilometres: 10, of: center)).select(["kind"])).count
+                    case "radius100": total += try await places.fetch(Query(Field("location").within(kilometres: 100, of: center)).select(["kind"])).count
+                    case "box": total += try await places.fetch(Query(Field("location").within(boxAround(lat, lon))).select(["kind"])).count
+                    default: total += try await places.search(Query().near(center, in: "location").limit(10).select(["kind"])).count
+                    }
+                }
+            }
+        }
+        print(String(format: "profile %@: %d calls, %.3f ms per call, %d hits", kind, rounds * centers.count, ms / Double(rounds * centers.count), total))
+        return
     }
     // The brute force is slow (a full scan per query): it runs on every 10th query only.
     let bruteEvery = 10
