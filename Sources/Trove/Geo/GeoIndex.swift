@@ -89,8 +89,9 @@ enum GeoSQL {
     /// `trove_geo_within(minLat, minLon, lat, lon, km)` is 1 (within `km` of the centre), 0
     /// (farther), or NULL when the rounding could change the answer.
     static let boxWithinFunction = "trove_geo_within"
-    /// How far a box corner may be from its point, with room to spare: float32 rounding of a
-    /// coordinate up to 180° moves it by under 2e-5° (2.3 m on the ground) on each axis.
+    /// How far a box corner may be from its point, with room to spare: R*Tree rounds each
+    /// coordinate outwards to float32 (one step of 2^-23 relative, then to the nearest float),
+    /// under 3e-5° at 180°, so the corner is under 5 m from the point on the ground.
     static let cornerSlackKilometres = 0.01
 
     /// 1 when the corner of an entry's box is nearer than `kilometres - slack` (so the point is
