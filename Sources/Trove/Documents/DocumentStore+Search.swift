@@ -361,11 +361,8 @@ extension DocumentStore {
             sql.bind(.real(leg.point.longitude))
             sql.append(") AS d FROM \(index.table) WHERE ")
             GeoSQL.overlaps(GeoMath.boundingBoxes(around: leg.point, kilometres: radius), into: &sql)
-            // Entries the box corner puts clearly outside the radius skip reading `d`'s exact
-            // coordinates; the rest are kept by their exact distance.
-            sql.append(" AND ")
-            GeoSQL.radiusTest(center: leg.point, kilometres: radius, exact: "d <= ?", into: &sql)
-            sql.bindings.append(.real(radius))
+            sql.append(" AND d <= ")
+            sql.bind(.real(radius))
             if let condition {
                 sql.append(" AND id IN (SELECT \(layout.rid) FROM \(layout.table) WHERE ")
                 sql.append(condition)
