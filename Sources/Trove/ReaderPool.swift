@@ -15,6 +15,8 @@ final class ReaderPool: @unchecked Sendable {
     private var idle: [Connection] = []
     private var waiters: [CheckedContinuation<Handoff, Never>] = []
     private var opened = 0
+    /// When a read last yielded (`DispatchTime` nanoseconds); see ``withReader(transaction:yielding:_:)``.
+    private var lastYield: UInt64 = 0
     let path: String
     let capacity: Int
     let busyTimeout: Duration
@@ -36,10 +38,14 @@ final class ReaderPool: @unchecked Sendable {
 
     /// Runs `body` on a reader connection inside one read transaction, on the calling thread.
     ///
-    /// It first yields once: a loop of reads would otherwise keep Swift's cooperative threads
-    /// (one per core) busy without ever suspending, and the writer actor's jobs would wait
-    /// behind it. (Running reads on a Dispatch queue instead cost two thread hops per read,
-    /// about 1.5x the latency of a small query on a busy machine.)
+    /// It first yields when no read on this pool has yielded for ``yieldInterval``: a loop of
+    /// reads would otherwise keep Swift's cooperative threads (one per core) busy without ever
+    /// suspending, and the writer actor's jobs would wait behind it. Yielding on every read
+    /// bounded that wait by one read but cost each read a trip through the global executor,
+    /// often to another thread that must be woken (more than the SQL of a small query on a
+    /// busy machine); once per interval bounds the wait by the interval. (Running reads on a
+    /// Dispatch queue instead cost two thread hops per read, about 1.5x the latency of a small
+    /// query on a busy machine.)
     ///
     /// - Parameters:
     ///   - transaction: false for a body that runs one statement (which is its own snapshot),
@@ -49,11 +55,24 @@ final class ReaderPool: @unchecked Sendable {
     func withReader<T: Sendable>(
         transaction: Bool = true, yielding: Bool = true, _ body: @Sendable (Connection) throws -> T
     ) async throws -> T {
-        if yielding { await Task.yield() }
+        if yielding, yieldIsDue() { await Task.yield() }
         let connection = try await checkout()
         defer { checkin(connection) }
         guard transaction else { return try body(connection) }
         return try connection.transaction(.deferred) { try body(connection) }
+    }
+
+    /// How long reads may run back to back on the cooperative threads before one yields.
+    static let yieldInterval: UInt64 = 1_000_000  // 1 ms, in nanoseconds
+
+    /// Whether this read should yield (and if so, the interval starts again).
+    private func yieldIsDue() -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return lock.withLock {
+            guard now &- lastYield >= Self.yieldInterval else { return false }
+            lastYield = now
+            return true
+        }
     }
 
     private func checkout() async throws -> Connection {

@@ -125,6 +125,77 @@ struct PlacesTests {
         }
     }
 
+    /// The point `kilometres` from `center` in direction `bearing` (degrees from north).
+    static func destination(_ center: GeoPoint, kilometres: Double, bearing: Double) -> GeoPoint {
+        let r = Double.pi / 180
+        let delta = kilometres / GeoOracle.radius, theta = bearing * r, phi = center.latitude * r
+        let lat = asin(sin(phi) * cos(delta) + cos(phi) * sin(delta) * cos(theta))
+        var lon = center.longitude * r + atan2(sin(theta) * sin(delta) * cos(phi), cos(delta) - sin(phi) * sin(lat))
+        if lon > .pi { lon -= 2 * .pi }
+        if lon < -.pi { lon += 2 * .pi }
+        return GeoPoint(latitude: max(-90, min(90, lat / r)), longitude: max(-180, min(180, lon / r)))
+    }
+
+    @Test("points metres from a radius or box edge are judged exactly, though the R*Tree box decides most others")
+    func edges() async throws {
+        // The filters decide an entry from its float32 box when that is clear by more than the
+        // rounding, and read the exact coordinates otherwise: points placed 1 cm to 50 m either
+        // side of the edge (poles and antimeridian included) must come out as the oracle says.
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("e.trove"))
+        let places = try await db.documents("places", schema: Self.schema)
+        let centers = Self.centers + [GeoPoint(latitude: 71.3, longitude: 179.99), GeoPoint(latitude: -60, longitude: -0.001)]
+        let radii = [0.005, 0.02, 1.0, 10, 250]
+        let offsets = [-0.05, -0.011, -0.009, -0.003, -0.001, -0.00001, 0.00001, 0.001, 0.003, 0.009, 0.011, 0.05]
+        var points: [GeoPoint] = []
+        for center in centers {
+            for km in radii {
+                for offset in offsets where km + offset >= 0 {
+                    for bearing in stride(from: 0.0, to: 360, by: 45) {
+                        points.append(Self.destination(center, kilometres: km + offset, bearing: bearing + 7))
+                    }
+                }
+            }
+        }
+        let boxes = [
+            GeoBox(south: 10, west: 20, north: 10.5, east: 21), GeoBox(south: -20, west: 170, north: 20, east: -170),
+            GeoBox(south: 89.9, west: -180, north: 90, east: 180), GeoBox(south: -45.123456789, west: -0.000001, north: -45, east: 0.000001),
+        ]
+        // Degrees either side of each edge: from about 1 mm to 100 m on the ground.
+        let nudges = [-1e-3, -1e-4, -1e-5, -1e-6, -1e-7, -1e-8, 0, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
+        for box in boxes {
+            let midLat = (box.south + box.north) / 2
+            let midLon = box.west <= box.east ? (box.west + box.east) / 2 : 180
+            for nudge in nudges {
+                points += [GeoPoint(latitude: box.south + nudge, longitude: midLon), GeoPoint(latitude: box.north + nudge, longitude: midLon),
+                           GeoPoint(latitude: midLat, longitude: box.west + nudge), GeoPoint(latitude: midLat, longitude: box.east + nudge)]
+            }
+        }
+        points = points.filter(\.isValid)
+        let documents = points.enumerated().map { i, p in
+            Document(id: .int(Int64(i + 1)), ["name": "edge", "kind": "a", "location": .point(p)])
+        }
+        try await places.insert(documents)
+        for center in centers {
+            for km in radii {
+                let got = try await places.fetch(Query(Field("location").within(kilometres: km, of: center)).select(["id"]))
+                Self.expectSameWithin(got.map(\.id), documents, center: center, km: km)
+                let limited = try await places.search(Query().near(center, in: "location", within: km).limit(1000))
+                let expected = GeoOracle.nearest(documents.map { (id: $0.id.value.intValue!, point: $0["location"]!.pointValue!) },
+                                                 to: center, k: 1000, within: km)
+                #expect(Set(limited.map { $0.document.id.value.intValue! }).symmetricDifference(expected.map(\.id)).allSatisfy { id in
+                    abs(GeoOracle.kilometres(documents[Int(id) - 1]["location"]!.pointValue!, center) - km) < 1e-6
+                }, "nearest within \(km) km of \(center)")
+            }
+        }
+        for box in boxes {
+            let got = try await places.fetch(Query(Field("location").within(box)).select(["id"]))
+            let expected = documents.filter { GeoOracle.inside($0["location"]!.pointValue!, box) }
+            #expect(got.map(\.id) == expected.map(\.id), "box \(box)")
+            #expect(expected.count > 0 && expected.count < documents.count)
+        }
+    }
+
     @Test("nearest k is exact, with distances, with and without a filter and a distance limit")
     func nearest() async throws {
         let dir = try TemporaryDirectory()

@@ -34,6 +34,19 @@ private func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: D
     return 2 * earthRadius * asin(min(1, sqrt(h)))
 }
 
+/// A row of the hand-written queries, decoded as a caller would use it.
+private struct HandRow {
+    var id: Int64
+    var version: Int64
+    var kind: Int64?
+    var kilometres: Double?
+}
+
+/// The 1°×1° box around a centre, clamped to the map.
+private func boxAround(_ lat: Double, _ lon: Double) -> GeoBox {
+    GeoBox(south: max(-90, lat - 0.5), west: max(-180, lon - 0.5), north: min(90, lat + 0.5), east: min(180, lon + 0.5))
+}
+
 /// Half the points uniform on the sphere, half around 500 "cities" (about 30 km spread), so
 /// small radii find something.
 private func makePoints(_ n: Int, seed: UInt64) -> [(lat: Double, lon: Double)] {
@@ -56,42 +69,62 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench geo [--points N] [--queries Q] [--json FILE]
+            trove-bench geo [--points N] [--queries Q] [--fresh] [--json FILE]
               N seeded random points (default 1,000,000: half uniform on the sphere, half around 500
               cities) in a document collection with a point field. Radius 10 km and 100 km, a
               1°×1° bounding box and nearest-10, Q queries each (default 200) around seeded
               centres near the points: Trove's query value (fetch / search through the reader pool)
               alternating with a hand-written R*Tree query on the same file through TroveSQLite
-              (SQLite's math functions for the haversine), and an exact brute-force scan of the
+              (SQLite's math functions for the haversine; both sides return the id, the version
+              and the `kind` column decoded to Swift values), and an exact brute-force scan of the
               points in memory, which also gives the recall. p50/p99 in ms. --diagnose: only time the
               10 km query's SQL shapes (join or IN subquery, SQL math or the Swift distance function).
+              The loaded file is kept in the bench cache (TROVE_BENCH_CACHE/geo/geo-N.trove) and
+              reused; --fresh loads a new one (and times the load). --profile KIND [--repeat R]:
+              only Trove's calls of one kind (radius10, radius100, box, nearest), R rounds, for perf.
             """)
         return
     }
     let n = options.int("points", 1_000_000)
     let queryCount = options.int("queries", 200)
     print("geo: \(n) points, \(queryCount) queries per kind, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-geo-\(getpid())")
+    // The loaded file is kept in the bench cache (loading runs at about 7,300 points/s), keyed by
+    // the point count; a marker written after the load and checkpoint says it is complete.
+    // --fresh loads into a new file (removed afterwards) instead.
+    let fresh = options.has("fresh")
+    let dir = fresh ? FileManager.default.temporaryDirectory.appendingPathComponent("trove-geo-\(getpid())")
+        : URL(fileURLWithPath: benchCache).appendingPathComponent("geo")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let path = dir.appendingPathComponent("geo.trove").path
+    defer { if fresh { try? FileManager.default.removeItem(at: dir) } }
+    let path = dir.appendingPathComponent("geo-\(n).trove").path
+    let marker = path + ".complete"
+    let cached = !fresh && FileManager.default.fileExists(atPath: marker) && FileManager.default.fileExists(atPath: path)
+    if !cached {
+        for suffix in ["", "-wal", "-shm", ".complete"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
 
     let points = makePoints(n, seed: 2026)
     let db = try Database(path: path)
     let places = try await db.documents("places", schema: DocumentSchema(fields: [.integer("kind"), .point("location")]))
-    let (_, loadMs) = try await timedMilliseconds {
-        var batch: [Document] = []
-        batch.reserveCapacity(50_000)
-        for (i, p) in points.enumerated() {
-            batch.append(Document(id: .int(Int64(i + 1)), ["kind": .int(Int64(i % 10)), "location": .point(latitude: p.lat, longitude: p.lon)]))
-            if batch.count == 50_000 || i == points.count - 1 {
-                try await places.insert(batch)
-                batch.removeAll(keepingCapacity: true)
+    var loadMs = 0.0
+    if cached {
+        print("load: the cached file \(path) (--fresh to load again)")
+    } else {
+        (_, loadMs) = try await timedMilliseconds {
+            var batch: [Document] = []
+            batch.reserveCapacity(50_000)
+            for (i, p) in points.enumerated() {
+                batch.append(Document(id: .int(Int64(i + 1)), ["kind": .int(Int64(i % 10)), "location": .point(latitude: p.lat, longitude: p.lon)]))
+                if batch.count == 50_000 || i == points.count - 1 {
+                    try await places.insert(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
         }
+        print(String(format: "load: %.1f s (%.0f points/s, R*Tree kept by triggers)", loadMs / 1000, Double(n) / (loadMs / 1000)))
     }
-    print(String(format: "load: %.1f s (%.0f points/s, R*Tree kept by triggers)", loadMs / 1000, Double(n) / (loadMs / 1000)))
     try await db.checkpoint()
+    if !cached && !fresh { FileManager.default.createFile(atPath: marker, contents: Data()) }
 
     // The peer: a read-only connection with the reader pool's settings.
     let hand = try Connection(.file(path), options: Connection.Options(readOnly: true, walMode: false, foreignKeys: false))
@@ -109,32 +142,43 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
         return (lat - dLat, lat + dLat, lon - dLon, lon + dLon)
     }
     let radiusSQL = """
-        SELECT p.id, p.kind FROM places_geo_location AS g JOIN places AS p ON p.id = g.id
+        SELECT p.id, p._version, p.kind FROM places_geo_location AS g JOIN places AS p ON p.id = g.id
         WHERE g.maxLat >= ?3 AND g.minLat <= ?4 AND g.maxLon >= ?5 AND g.minLon <= ?6 AND \(haversineSQL) <= ?7
         """
     let boxSQL = """
-        SELECT p.id, p.kind FROM places_geo_location AS g JOIN places AS p ON p.id = g.id
+        SELECT p.id, p._version, p.kind FROM places_geo_location AS g JOIN places AS p ON p.id = g.id
         WHERE g.maxLat >= ?1 AND g.minLat <= ?2 AND g.maxLon >= ?3 AND g.minLon <= ?4
           AND g.lat BETWEEN ?1 AND ?2 AND g.lon BETWEEN ?3 AND ?4
         """
     let nearestSQL = """
-        SELECT p.id, p.kind, \(haversineSQL) AS d FROM places_geo_location AS g JOIN places AS p ON p.id = g.id
+        SELECT p.id, p._version, p.kind, \(haversineSQL) AS d FROM places_geo_location AS g JOIN places AS p ON p.id = g.id
         WHERE g.maxLat >= ?3 AND g.minLat <= ?4 AND g.maxLon >= ?5 AND g.minLon <= ?6 AND d <= ?7 ORDER BY d LIMIT 10
         """
 
-    func handRadius(_ lat: Double, _ lon: Double, _ km: Double) throws -> [Int64] {
-        let (s, nn, w, e) = handBox(lat, lon, km)
-        var ids: [Int64] = []
-        try hand.cachedStatement(radiusSQL).forEachRow([.real(lat), .real(lon), .real(s), .real(nn), .real(w), .real(e), .real(km)]) { ids.append($0.int64(at: 0)) }
-        return ids
+    // The hand queries return what Trove's `select(["kind"])` hands the caller (the id, the
+    // version and the declared column, nearest-10 also the distance), decoded to Swift values.
+    func handRow(_ row: Statement, distance: Bool = false) -> HandRow {
+        HandRow(id: row.int64(at: 0), version: row.int64(at: 1), kind: row.isNull(at: 2) ? nil : row.int64(at: 2),
+                kilometres: distance ? row.double(at: 3) : nil)
     }
-    func handNearest(_ lat: Double, _ lon: Double) throws -> [Int64] {
+    func handRadius(_ lat: Double, _ lon: Double, _ km: Double) throws -> [HandRow] {
+        let (s, nn, w, e) = handBox(lat, lon, km)
+        var rows: [HandRow] = []
+        try hand.cachedStatement(radiusSQL).forEachRow([.real(lat), .real(lon), .real(s), .real(nn), .real(w), .real(e), .real(km)]) { rows.append(handRow($0)) }
+        return rows
+    }
+    func handInside(_ box: GeoBox) throws -> [HandRow] {
+        var rows: [HandRow] = []
+        try hand.cachedStatement(boxSQL).forEachRow([.real(box.south), .real(box.north), .real(box.west), .real(box.east)]) { rows.append(handRow($0)) }
+        return rows
+    }
+    func handNearest(_ lat: Double, _ lon: Double) throws -> [HandRow] {
         var km = 50.0
         while true {
             let (s, nn, w, e) = handBox(lat, lon, km)
-            var ids: [Int64] = []
-            try hand.cachedStatement(nearestSQL).forEachRow([.real(lat), .real(lon), .real(s), .real(nn), .real(w), .real(e), .real(km)]) { ids.append($0.int64(at: 0)) }
-            if ids.count == 10 || km > 20_100 { return ids }
+            var rows: [HandRow] = []
+            try hand.cachedStatement(nearestSQL).forEachRow([.real(lat), .real(lon), .real(s), .real(nn), .real(w), .real(e), .real(km)]) { rows.append(handRow($0, distance: true)) }
+            if rows.count == 10 || km > 20_100 { return rows }
             km *= 2
         }
     }
@@ -181,9 +225,30 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
         let p = points[Int.random(in: 0..<points.count, using: &rng)]
         return (max(-90, min(90, p.lat + Double.random(in: -0.05...0.05, using: &rng))), p.lon)
     }
+    if let kind = options.values["profile"] {
+        // Only Trove's top-level calls of one kind, over and over (for `perf record`): radius10,
+        // radius100, box or nearest; --repeat R rounds over the centres (default 50).
+        let rounds = options.int("repeat", 50)
+        var total = 0
+        let (_, ms) = try await timedMilliseconds {
+            for _ in 0..<rounds {
+                for (lat, lon) in centers {
+                    let center = GeoPoint(latitude: lat, longitude: lon)
+                    switch kind {
+                    case "radius10": total += try await places.fetch(Query(Field("location").within(kilometres: 10, of: center)).select(["kind"])).count
+                    case "radius100": total += try await places.fetch(Query(Field("location").within(kilometres: 100, of: center)).select(["kind"])).count
+                    case "box": total += try await places.fetch(Query(Field("location").within(boxAround(lat, lon))).select(["kind"])).count
+                    default: total += try await places.search(Query().near(center, in: "location").limit(10).select(["kind"])).count
+                    }
+                }
+            }
+        }
+        print(String(format: "profile %@: %d calls, %.3f ms per call, %d hits", kind, rounds * centers.count, ms / Double(rounds * centers.count), total))
+        return
+    }
     // The brute force is slow (a full scan per query): it runs on every 10th query only.
     let bruteEvery = 10
-    var report: [String: Any] = ["points": n, "queries": queryCount, "load_s": loadMs / 1000]
+    var report: [String: Any] = ["points": n, "queries": queryCount, "load_s": cached ? "cached" : loadMs / 1000]
     print("\n| query | Trove p50 | Trove p99 | hand R*Tree SQL p50 | p99 | Trove / hand (p50) | Trove in one read { } p50 | / hand | same rows by id list p50 | brute force p50 | recall | mean hits |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind in ["radius 10 km", "radius 100 km", "box 1°×1°", "nearest 10"] {
@@ -203,13 +268,10 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
         // to decode its rows), for the filters; the hand query's ids, found untimed.
         let handIDs: [[Int64]] = try centers.map { lat, lon in
             switch kind {
-            case "radius 10 km": return try handRadius(lat, lon, 10)
-            case "radius 100 km": return try handRadius(lat, lon, 100)
-            case "box 1°×1°":
-                var ids: [Int64] = []
-                try hand.cachedStatement(boxSQL).forEachRow([.real(max(-90, lat - 0.5)), .real(min(90, lat + 0.5)), .real(max(-180, lon - 0.5)), .real(min(180, lon + 0.5))]) { ids.append($0.int64(at: 0)) }
-                return ids
-            default: return try handNearest(lat, lon)
+            case "radius 10 km": return try handRadius(lat, lon, 10).map(\.id)
+            case "radius 100 km": return try handRadius(lat, lon, 100).map(\.id)
+            case "box 1°×1°": return try handInside(boxAround(lat, lon)).map(\.id)
+            default: return try handNearest(lat, lon).map(\.id)
             }
         }
         let floor: [Double] = try await db.read { r in
@@ -226,7 +288,7 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
                     let km = kind == "radius 10 km" ? 10.0 : 100.0
                     return try timedSync { try p.fetch(Query(Field("location").within(kilometres: km, of: center)).select(["kind"])) }.1
                 case "box 1°×1°":
-                    let box = GeoBox(south: max(-90, lat - 0.5), west: max(-180, lon - 0.5), north: min(90, lat + 0.5), east: min(180, lon + 0.5))
+                    let box = boxAround(lat, lon)
                     return try timedSync { try p.fetch(Query(Field("location").within(box)).select(["kind"])) }.1
                 default:
                     return try timedSync { try p.search(Query().near(center, in: "location").limit(10).select(["kind"])) }.1
@@ -235,15 +297,24 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
         }
         let readSamples = LatencySamples(samples: inRead)
         for (q, (lat, lon)) in centers.enumerated() {
+            // Which side runs first alternates: the second runs on the CPU caches the first
+            // warmed for the same centre (pages of the R*Tree and the table).
+            let troveFirst = q % 2 == 0
+            func pair<A, B>(_ trove: () async throws -> A, _ peer: () throws -> B) async throws -> (A, Double, B, Double) {
+                var peerResult: (B, Double)?
+                if !troveFirst { peerResult = try timedSync(peer) }
+                let (a, ta) = try await timedMilliseconds(trove)
+                let (b, tb) = try peerResult ?? timedSync(peer)
+                return (a, ta, b, tb)
+            }
             let troveIDs: [Int64]
             let peerIDs: [Int64]
             switch kind {
             case "radius 10 km", "radius 100 km":
                 let km = kind == "radius 10 km" ? 10.0 : 100.0
                 let query = Query(Field("location").within(kilometres: km, of: GeoPoint(latitude: lat, longitude: lon))).select(["kind"])
-                let (a, ta) = try await timedMilliseconds { try await places.fetch(query) }
-                let (b, tb) = try await timedMilliseconds { try handRadius(lat, lon, km) }
-                (troveIDs, peerIDs) = (a.map { $0.id.value.intValue! }, b)
+                let (a, ta, b, tb) = try await pair({ try await places.fetch(query) }, { try handRadius(lat, lon, km) })
+                (troveIDs, peerIDs) = (a.map { $0.id.value.intValue! }, b.map(\.id))
                 trove.add(ta); peer.add(tb)
                 if q % bruteEvery == 0 {
                     let (truth, tc) = await timedMilliseconds { bruteRadius(lat, lon, km) }
@@ -252,15 +323,10 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
                     found += Set(troveIDs).intersection(truth).count
                 }
             case "box 1°×1°":
-                let box = GeoBox(south: max(-90, lat - 0.5), west: max(-180, lon - 0.5), north: min(90, lat + 0.5), east: min(180, lon + 0.5))
+                let box = boxAround(lat, lon)
                 let query = Query(Field("location").within(box)).select(["kind"])
-                let (a, ta) = try await timedMilliseconds { try await places.fetch(query) }
-                let (b, tb) = try timedSync {
-                    var ids: [Int64] = []
-                    try hand.cachedStatement(boxSQL).forEachRow([.real(box.south), .real(box.north), .real(box.west), .real(box.east)]) { ids.append($0.int64(at: 0)) }
-                    return ids
-                }
-                (troveIDs, peerIDs) = (a.map { $0.id.value.intValue! }, b)
+                let (a, ta, b, tb) = try await pair({ try await places.fetch(query) }, { try handInside(box) })
+                (troveIDs, peerIDs) = (a.map { $0.id.value.intValue! }, b.map(\.id))
                 trove.add(ta); peer.add(tb)
                 if q % bruteEvery == 0 {
                     let (truth, tc) = timedSyncPlain {
@@ -272,9 +338,8 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
                 }
             default:
                 let query = Query().near(GeoPoint(latitude: lat, longitude: lon), in: "location").limit(10).select(["kind"])
-                let (a, ta) = try await timedMilliseconds { try await places.search(query) }
-                let (b, tb) = try timedSync { try handNearest(lat, lon) }
-                (troveIDs, peerIDs) = (a.map { $0.document.id.value.intValue! }, b)
+                let (a, ta, b, tb) = try await pair({ try await places.search(query) }, { try handNearest(lat, lon) })
+                (troveIDs, peerIDs) = (a.map { $0.document.id.value.intValue! }, b.map(\.id))
                 trove.add(ta); peer.add(tb)
                 if q % bruteEvery == 0 {
                     let (truth, tc) = timedSyncPlain { bruteNearest(lat, lon) }

@@ -12,7 +12,10 @@ import TroveSQLite
 /// ```
 ///
 /// Queries prefilter with the box (one or two boxes across the antimeridian, the full longitude
-/// range around a pole) and then test exactly on `+lat`/`+lon` without touching the table.
+/// range around a pole) and then test exactly, without touching the table. The exact test reads
+/// `+lat`/`+lon` (a lookup in the R*Tree's `_rowid` table per entry) only for entries whose
+/// float32 box cannot decide: one well inside the query's box or circle, or well outside the
+/// circle, is decided from the box alone (see ``GeoSQL``).
 final class GeoIndex: DerivedIndex {
     let field: String
     let table: String
@@ -73,9 +76,44 @@ final class GeoIndex: DerivedIndex {
 }
 
 /// SQL over a point field's R*Tree, shared by the filters and the ranking leg.
+///
+/// An entry's box holds its point's coordinates rounded outwards to float32 (within a few
+/// metres of the point), read straight from the R*Tree node; the exact float64 coordinates
+/// `+lat`/`+lon` cost a lookup in the `_rowid` table per entry. So each test first asks the
+/// box: inside a query box, or nearer or farther than the radius by more than the rounding,
+/// decides at once; only the entries within metres of an edge read the exact coordinates.
 enum GeoSQL {
     /// The name of the registered exact-distance function (see `registerTroveFunctions`).
     static let distanceFunction = "trove_geo_km"
+    /// The registered function that decides a radius test from an entry's box corner:
+    /// `trove_geo_within(minLat, minLon, lat, lon, km)` is 1 (within `km` of the centre), 0
+    /// (farther), or NULL when the rounding could change the answer.
+    static let boxWithinFunction = "trove_geo_within"
+    /// How far a box corner may be from its point, with room to spare: R*Tree rounds each
+    /// coordinate outwards to float32 (one step of 2^-23 relative, then to the nearest float),
+    /// under 3e-5° at 180°, so the corner is under 5 m from the point on the ground.
+    static let cornerSlackKilometres = 0.01
+
+    /// 1 when the corner of an entry's box is nearer than `kilometres - slack` (so the point is
+    /// within `kilometres`), 0 when farther than `kilometres + slack`, nil otherwise.
+    static func boxWithin(_ minLat: Double, _ minLon: Double, _ lat: Double, _ lon: Double, _ kilometres: Double) -> Double? {
+        let d = GeoMath.kilometres(minLat, minLon, lat, lon)
+        if d < kilometres - cornerSlackKilometres { return 1 }
+        if d > kilometres + cornerSlackKilometres { return 0 }
+        return nil
+    }
+
+    /// `CASE trove_geo_within(minLat, minLon, c) WHEN 1 THEN 1 WHEN 0 THEN 0 ELSE <exact> END`:
+    /// the exact test on `+lat`/`+lon` only where the box corner cannot decide.
+    static func radiusTest(center: GeoPoint, kilometres: Double, exact: String, into out: inout SQLFragment) {
+        out.append("CASE \(boxWithinFunction)(minLat, minLon, ")
+        out.bind(.real(center.latitude))
+        out.append(", ")
+        out.bind(.real(center.longitude))
+        out.append(", ")
+        out.bind(.real(kilometres))
+        out.append(") WHEN 1 THEN 1 WHEN 0 THEN 0 ELSE \(exact) END")
+    }
 
     /// `(maxLat >= s AND minLat <= n AND maxLon >= w AND minLon <= e) OR ...` over the R*Tree's
     /// box columns: entries overlapping any of the boxes.
@@ -100,21 +138,38 @@ enum GeoSQL {
     static func withinRadius(table: String, center: GeoPoint, kilometres: Double) -> SQLFragment {
         var out = SQLFragment(sql: "SELECT id FROM \(table) WHERE ")
         overlaps(GeoMath.boundingBoxes(around: center, kilometres: kilometres), into: &out)
-        out.append(" AND \(distanceFunction)(lat, lon, ")
-        out.bind(.real(center.latitude))
-        out.append(", ")
-        out.bind(.real(center.longitude))
-        out.append(") <= ")
-        out.bind(.real(kilometres))
+        out.append(" AND ")
+        var exact = SQLFragment(sql: "\(distanceFunction)(lat, lon, ")
+        exact.bind(.real(center.latitude))
+        exact.append(", ")
+        exact.bind(.real(center.longitude))
+        exact.append(") <= ")
+        exact.bind(.real(kilometres))
+        radiusTest(center: center, kilometres: kilometres, exact: exact.sql, into: &out)
+        out.bindings += exact.bindings
         return out
     }
 
-    /// The R*Tree ids inside `box` (edges included; exact on the float64 coordinates).
+    /// The R*Tree ids inside `box` (edges included; exact on the float64 coordinates). An entry
+    /// whose float32 box lies inside `box` is inside without reading them.
     static func inside(table: String, box: GeoBox) -> SQLFragment {
         let ranges = box.longitudeRanges
         var out = SQLFragment(sql: "SELECT id FROM \(table) WHERE ")
         overlaps(ranges.map { GeoBox(south: box.south, west: $0.lowerBound, north: box.north, east: $0.upperBound) }, into: &out)
-        out.append(" AND lat BETWEEN ")
+        out.append(" AND CASE WHEN minLat >= ")
+        out.bind(.real(box.south))
+        out.append(" AND maxLat <= ")
+        out.bind(.real(box.north))
+        out.append(" AND (")
+        for (i, range) in ranges.enumerated() {
+            if i > 0 { out.append(" OR ") }
+            out.append("(minLon >= ")
+            out.bind(.real(range.lowerBound))
+            out.append(" AND maxLon <= ")
+            out.bind(.real(range.upperBound))
+            out.append(")")
+        }
+        out.append(") THEN 1 ELSE lat BETWEEN ")
         out.bind(.real(box.south))
         out.append(" AND ")
         out.bind(.real(box.north))
@@ -126,7 +181,7 @@ enum GeoSQL {
             out.append(" AND ")
             out.bind(.real(range.upperBound))
         }
-        out.append(")")
+        out.append(") END")
         return out
     }
 }
@@ -203,6 +258,9 @@ extension Connection {
     func registerTroveFunctions() throws {
         try registerFunction(named: GeoSQL.distanceFunction, argumentCount: 4) { a in
             GeoMath.kilometres(a[0], a[1], a[2], a[3])
+        }
+        try registerFunction(named: GeoSQL.boxWithinFunction, argumentCount: 5) { a in
+            GeoSQL.boxWithin(a[0], a[1], a[2], a[3], a[4])
         }
     }
 }
