@@ -3,6 +3,7 @@
 
 #include "CTroveCipher.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__linux__)
@@ -10,8 +11,9 @@
 #include <openssl/rand.h>
 #include <pthread.h>
 
-// One EVP context per thread, reused for every page: allocating and fetching the cipher for each
-// 16 KB page cost more than the encryption itself. Freed when the thread exits.
+// One EVP context per thread for the stateless calls (key header, tests): allocating and
+// fetching the cipher for each call cost more than the encryption itself. The VFS's pages go
+// through trove_cipher_context instead, which also keeps the key schedule. Freed at thread exit.
 static pthread_key_t context_key;
 static pthread_once_t context_once = PTHREAD_ONCE_INIT;
 static EVP_CIPHER *aes_256_gcm;
@@ -35,12 +37,14 @@ static EVP_CIPHER_CTX *thread_context(void) {
     return context;
 }
 
-static int openssl_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
-                        const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag) {
-    EVP_CIPHER_CTX *context = thread_context();
+// The GCM operation on a context already keyed: `key` NULL keeps the key schedule and only sets
+// the nonce. (Passing the cipher again would make OpenSSL 3 free and rebuild the whole context.)
+static int evp_seal(EVP_CIPHER_CTX *context, const EVP_CIPHER *cipher, const uint8_t *key, const uint8_t *nonce,
+                    const uint8_t *aad, size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                    uint8_t *tag) {
     int written = 0;
     if (!context || length > 0x7fffffff || aad_length > 0x7fffffff) return -1;
-    if (EVP_EncryptInit_ex(context, aes_256_gcm, NULL, key, nonce) != 1) return -1;
+    if (EVP_EncryptInit_ex(context, cipher, NULL, key, nonce) != 1) return -1;
     if (aad_length && EVP_EncryptUpdate(context, NULL, &written, aad, (int)aad_length) != 1) return -1;
     if (length && EVP_EncryptUpdate(context, output, &written, input, (int)length) != 1) return -1;
     if (EVP_EncryptFinal_ex(context, output + length, &written) != 1) return -1;
@@ -48,18 +52,28 @@ static int openssl_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t 
     return 0;
 }
 
-static int openssl_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
-                        const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag) {
-    EVP_CIPHER_CTX *context = thread_context();
+static int evp_open(EVP_CIPHER_CTX *context, const EVP_CIPHER *cipher, const uint8_t *key, const uint8_t *nonce,
+                    const uint8_t *aad, size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                    const uint8_t *tag) {
     int written = 0;
     uint8_t expected[TROVE_CIPHER_TAG_SIZE];
     if (!context || length > 0x7fffffff || aad_length > 0x7fffffff) return -1;
-    if (EVP_DecryptInit_ex(context, aes_256_gcm, NULL, key, nonce) != 1) return -1;
+    if (EVP_DecryptInit_ex(context, cipher, NULL, key, nonce) != 1) return -1;
     if (aad_length && EVP_DecryptUpdate(context, NULL, &written, aad, (int)aad_length) != 1) return -1;
     if (length && EVP_DecryptUpdate(context, output, &written, input, (int)length) != 1) return -1;
     memcpy(expected, tag, sizeof expected);
     if (EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, TROVE_CIPHER_TAG_SIZE, expected) != 1) return -1;
     return EVP_DecryptFinal_ex(context, output + length, &written) == 1 ? 0 : -1;
+}
+
+static int openssl_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                        const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag) {
+    return evp_seal(thread_context(), aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
+}
+
+static int openssl_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                        const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag) {
+    return evp_open(thread_context(), aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
 }
 
 static int openssl_random(uint8_t *output, size_t length) {
@@ -111,4 +125,71 @@ int trove_cipher_pbkdf2_sha512(const uint8_t *password, size_t password_length, 
 void trove_cipher_zero(void *pointer, size_t length) {
     volatile uint8_t *bytes = (volatile uint8_t *)pointer;
     while (length--) *bytes++ = 0;
+}
+
+// MARK: Keyed contexts
+
+struct trove_cipher_context {
+#if defined(__linux__)
+    // Keyed once (AES key schedule and GCM's hash key); each page only sets its nonce. NULL when
+    // another backend was installed, which then gets `key` on every call.
+    EVP_CIPHER_CTX *encrypt, *decrypt;
+#endif
+    uint8_t key[TROVE_CIPHER_KEY_SIZE];
+    int uses_key;
+};
+
+trove_cipher_context *trove_cipher_context_new(const uint8_t *key) {
+    trove_cipher_context *context = calloc(1, sizeof *context);
+    if (!context) return NULL;
+#if defined(__linux__)
+    if (current.seal == openssl_seal && current.open == openssl_open) {
+        pthread_once(&context_once, make_context_key);
+        context->encrypt = EVP_CIPHER_CTX_new();
+        context->decrypt = EVP_CIPHER_CTX_new();
+        if (!aes_256_gcm || !context->encrypt || !context->decrypt
+            || EVP_EncryptInit_ex(context->encrypt, aes_256_gcm, NULL, key, NULL) != 1
+            || EVP_DecryptInit_ex(context->decrypt, aes_256_gcm, NULL, key, NULL) != 1) {
+            trove_cipher_context_free(context);
+            return NULL;
+        }
+        return context;
+    }
+#endif
+    memcpy(context->key, key, TROVE_CIPHER_KEY_SIZE);
+    context->uses_key = 1;
+    return context;
+}
+
+void trove_cipher_context_free(trove_cipher_context *context) {
+    if (!context) return;
+#if defined(__linux__)
+    // OpenSSL clears the key schedule when it frees the GCM context (OPENSSL_clear_free).
+    EVP_CIPHER_CTX_free(context->encrypt);
+    EVP_CIPHER_CTX_free(context->decrypt);
+#endif
+    trove_cipher_zero(context, sizeof *context);
+    free(context);
+}
+
+int trove_cipher_context_seal(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
+                              size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                              uint8_t *tag) {
+    if (context->uses_key) return trove_cipher_seal(context->key, nonce, aad, aad_length, input, length, output, tag);
+#if defined(__linux__)
+    return evp_seal(context->encrypt, NULL, NULL, nonce, aad, aad_length, input, length, output, tag);
+#else
+    return -1;
+#endif
+}
+
+int trove_cipher_context_open(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
+                              size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                              const uint8_t *tag) {
+    if (context->uses_key) return trove_cipher_open(context->key, nonce, aad, aad_length, input, length, output, tag);
+#if defined(__linux__)
+    return evp_open(context->decrypt, NULL, NULL, nonce, aad, aad_length, input, length, output, tag);
+#else
+    return -1;
+#endif
 }
