@@ -11,30 +11,18 @@
 #include <openssl/rand.h>
 #include <pthread.h>
 
-// One EVP context per thread for the stateless calls (key header, tests): allocating and
-// fetching the cipher for each call cost more than the encryption itself. The VFS's pages go
-// through trove_cipher_context instead, which also keeps the key schedule. Freed at thread exit.
-static pthread_key_t context_key;
-static pthread_once_t context_once = PTHREAD_ONCE_INIT;
+// The cipher, fetched once. The stateless calls (the key header's wrap, tests) use a context of
+// their own, freed (and so cleared) before they return: an OpenSSL context keeps the key schedule
+// after the operation, and a per-thread one would keep the last key until the thread exits. The
+// VFS's pages go through trove_cipher_context, keyed once per open file.
+static pthread_once_t cipher_once = PTHREAD_ONCE_INIT;
 static EVP_CIPHER *aes_256_gcm;
 
-static void free_context(void *context) { EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)context); }
+static void fetch_cipher(void) { aes_256_gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL); }
 
-static void make_context_key(void) {
-    pthread_key_create(&context_key, free_context);
-    aes_256_gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
-}
-
-static EVP_CIPHER_CTX *thread_context(void) {
-    pthread_once(&context_once, make_context_key);
-    if (!aes_256_gcm) return NULL;
-    EVP_CIPHER_CTX *context = pthread_getspecific(context_key);
-    if (!context) {
-        context = EVP_CIPHER_CTX_new();
-        if (!context) return NULL;
-        pthread_setspecific(context_key, context);
-    }
-    return context;
+static const EVP_CIPHER *cipher(void) {
+    pthread_once(&cipher_once, fetch_cipher);
+    return aes_256_gcm;
 }
 
 // The GCM operation on a context already keyed: `key` NULL keeps the key schedule and only sets
@@ -68,12 +56,20 @@ static int evp_open(EVP_CIPHER_CTX *context, const EVP_CIPHER *cipher, const uin
 
 static int openssl_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
                         const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag) {
-    return evp_seal(thread_context(), aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
+    if (!cipher()) return -1;
+    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
+    int rc = evp_seal(context, aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
+    EVP_CIPHER_CTX_free(context);
+    return rc;
 }
 
 static int openssl_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
                         const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag) {
-    return evp_open(thread_context(), aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
+    if (!cipher()) return -1;
+    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
+    int rc = evp_open(context, aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
+    EVP_CIPHER_CTX_free(context);
+    return rc;
 }
 
 static int openssl_random(uint8_t *output, size_t length) {
@@ -144,10 +140,9 @@ trove_cipher_context *trove_cipher_context_new(const uint8_t *key) {
     if (!context) return NULL;
 #if defined(__linux__)
     if (current.seal == openssl_seal && current.open == openssl_open) {
-        pthread_once(&context_once, make_context_key);
         context->encrypt = EVP_CIPHER_CTX_new();
         context->decrypt = EVP_CIPHER_CTX_new();
-        if (!aes_256_gcm || !context->encrypt || !context->decrypt
+        if (!cipher() || !context->encrypt || !context->decrypt
             || EVP_EncryptInit_ex(context->encrypt, aes_256_gcm, NULL, key, NULL) != 1
             || EVP_DecryptInit_ex(context->decrypt, aes_256_gcm, NULL, key, NULL) != 1) {
             trove_cipher_context_free(context);
