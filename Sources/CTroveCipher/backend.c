@@ -3,6 +3,7 @@
 
 #include "CTroveCipher.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__linux__)
@@ -10,37 +11,28 @@
 #include <openssl/rand.h>
 #include <pthread.h>
 
-// One EVP context per thread, reused for every page: allocating and fetching the cipher for each
-// 16 KB page cost more than the encryption itself. Freed when the thread exits.
-static pthread_key_t context_key;
-static pthread_once_t context_once = PTHREAD_ONCE_INIT;
+// The cipher, fetched once. The stateless calls (the key header's wrap, tests) use a context of
+// their own, freed (and so cleared) before they return: an OpenSSL context keeps the key schedule
+// after the operation, and a per-thread one would keep the last key until the thread exits. The
+// VFS's pages go through trove_cipher_context, keyed once per open file.
+static pthread_once_t cipher_once = PTHREAD_ONCE_INIT;
 static EVP_CIPHER *aes_256_gcm;
 
-static void free_context(void *context) { EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)context); }
+static void fetch_cipher(void) { aes_256_gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL); }
 
-static void make_context_key(void) {
-    pthread_key_create(&context_key, free_context);
-    aes_256_gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+static const EVP_CIPHER *cipher(void) {
+    pthread_once(&cipher_once, fetch_cipher);
+    return aes_256_gcm;
 }
 
-static EVP_CIPHER_CTX *thread_context(void) {
-    pthread_once(&context_once, make_context_key);
-    if (!aes_256_gcm) return NULL;
-    EVP_CIPHER_CTX *context = pthread_getspecific(context_key);
-    if (!context) {
-        context = EVP_CIPHER_CTX_new();
-        if (!context) return NULL;
-        pthread_setspecific(context_key, context);
-    }
-    return context;
-}
-
-static int openssl_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
-                        const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag) {
-    EVP_CIPHER_CTX *context = thread_context();
+// The GCM operation on a context already keyed: `key` NULL keeps the key schedule and only sets
+// the nonce. (Passing the cipher again would make OpenSSL 3 free and rebuild the whole context.)
+static int evp_seal(EVP_CIPHER_CTX *context, const EVP_CIPHER *cipher, const uint8_t *key, const uint8_t *nonce,
+                    const uint8_t *aad, size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                    uint8_t *tag) {
     int written = 0;
     if (!context || length > 0x7fffffff || aad_length > 0x7fffffff) return -1;
-    if (EVP_EncryptInit_ex(context, aes_256_gcm, NULL, key, nonce) != 1) return -1;
+    if (EVP_EncryptInit_ex(context, cipher, NULL, key, nonce) != 1) return -1;
     if (aad_length && EVP_EncryptUpdate(context, NULL, &written, aad, (int)aad_length) != 1) return -1;
     if (length && EVP_EncryptUpdate(context, output, &written, input, (int)length) != 1) return -1;
     if (EVP_EncryptFinal_ex(context, output + length, &written) != 1) return -1;
@@ -48,18 +40,36 @@ static int openssl_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t 
     return 0;
 }
 
-static int openssl_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
-                        const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag) {
-    EVP_CIPHER_CTX *context = thread_context();
+static int evp_open(EVP_CIPHER_CTX *context, const EVP_CIPHER *cipher, const uint8_t *key, const uint8_t *nonce,
+                    const uint8_t *aad, size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                    const uint8_t *tag) {
     int written = 0;
     uint8_t expected[TROVE_CIPHER_TAG_SIZE];
     if (!context || length > 0x7fffffff || aad_length > 0x7fffffff) return -1;
-    if (EVP_DecryptInit_ex(context, aes_256_gcm, NULL, key, nonce) != 1) return -1;
+    if (EVP_DecryptInit_ex(context, cipher, NULL, key, nonce) != 1) return -1;
     if (aad_length && EVP_DecryptUpdate(context, NULL, &written, aad, (int)aad_length) != 1) return -1;
     if (length && EVP_DecryptUpdate(context, output, &written, input, (int)length) != 1) return -1;
     memcpy(expected, tag, sizeof expected);
     if (EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, TROVE_CIPHER_TAG_SIZE, expected) != 1) return -1;
     return EVP_DecryptFinal_ex(context, output + length, &written) == 1 ? 0 : -1;
+}
+
+static int openssl_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                        const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag) {
+    if (!cipher()) return -1;
+    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
+    int rc = evp_seal(context, aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
+    EVP_CIPHER_CTX_free(context);
+    return rc;
+}
+
+static int openssl_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                        const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag) {
+    if (!cipher()) return -1;
+    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
+    int rc = evp_open(context, aes_256_gcm, key, nonce, aad, aad_length, input, length, output, tag);
+    EVP_CIPHER_CTX_free(context);
+    return rc;
 }
 
 static int openssl_random(uint8_t *output, size_t length) {
@@ -111,4 +121,70 @@ int trove_cipher_pbkdf2_sha512(const uint8_t *password, size_t password_length, 
 void trove_cipher_zero(void *pointer, size_t length) {
     volatile uint8_t *bytes = (volatile uint8_t *)pointer;
     while (length--) *bytes++ = 0;
+}
+
+// MARK: Keyed contexts
+
+struct trove_cipher_context {
+#if defined(__linux__)
+    // Keyed once (AES key schedule and GCM's hash key); each page only sets its nonce. NULL when
+    // another backend was installed, which then gets `key` on every call.
+    EVP_CIPHER_CTX *encrypt, *decrypt;
+#endif
+    uint8_t key[TROVE_CIPHER_KEY_SIZE];
+    int uses_key;
+};
+
+trove_cipher_context *trove_cipher_context_new(const uint8_t *key) {
+    trove_cipher_context *context = calloc(1, sizeof *context);
+    if (!context) return NULL;
+#if defined(__linux__)
+    if (current.seal == openssl_seal && current.open == openssl_open) {
+        context->encrypt = EVP_CIPHER_CTX_new();
+        context->decrypt = EVP_CIPHER_CTX_new();
+        if (!cipher() || !context->encrypt || !context->decrypt
+            || EVP_EncryptInit_ex(context->encrypt, aes_256_gcm, NULL, key, NULL) != 1
+            || EVP_DecryptInit_ex(context->decrypt, aes_256_gcm, NULL, key, NULL) != 1) {
+            trove_cipher_context_free(context);
+            return NULL;
+        }
+        return context;
+    }
+#endif
+    memcpy(context->key, key, TROVE_CIPHER_KEY_SIZE);
+    context->uses_key = 1;
+    return context;
+}
+
+void trove_cipher_context_free(trove_cipher_context *context) {
+    if (!context) return;
+#if defined(__linux__)
+    // OpenSSL clears the key schedule when it frees the GCM context (OPENSSL_clear_free).
+    EVP_CIPHER_CTX_free(context->encrypt);
+    EVP_CIPHER_CTX_free(context->decrypt);
+#endif
+    trove_cipher_zero(context, sizeof *context);
+    free(context);
+}
+
+int trove_cipher_context_seal(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
+                              size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                              uint8_t *tag) {
+    if (context->uses_key) return trove_cipher_seal(context->key, nonce, aad, aad_length, input, length, output, tag);
+#if defined(__linux__)
+    return evp_seal(context->encrypt, NULL, NULL, nonce, aad, aad_length, input, length, output, tag);
+#else
+    return -1;
+#endif
+}
+
+int trove_cipher_context_open(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
+                              size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                              const uint8_t *tag) {
+    if (context->uses_key) return trove_cipher_open(context->key, nonce, aad, aad_length, input, length, output, tag);
+#if defined(__linux__)
+    return evp_open(context->decrypt, NULL, NULL, nonce, aad, aad_length, input, length, output, tag);
+#else
+    return -1;
+#endif
 }

@@ -44,41 +44,64 @@ static int valid_geometry(size_t page_size, size_t plaintext_head) {
         && plaintext_head + TROVE_CIPHER_RESERVE < page_size;
 }
 
-int trove_cipher_seal_page(const uint8_t *key, const uint8_t *file_id, int file, uint32_t page_number,
-                           const uint8_t *extra, size_t extra_length, uint8_t *page, size_t page_size,
-                           size_t plaintext_head) {
+int trove_cipher_seal_page_into(trove_cipher_context *cipher, const uint8_t *file_id, int file,
+                                uint32_t page_number, const uint8_t *extra, size_t extra_length,
+                                const uint8_t *input, uint8_t *output, size_t page_size, size_t plaintext_head) {
     uint8_t aad[AAD_MAX];
-    if (!valid_geometry(page_size, plaintext_head)) return -1;
-    uint8_t *reserve = page + page_size - TROVE_CIPHER_RESERVE;
+    if (!cipher || !valid_geometry(page_size, plaintext_head)) return -1;
+    uint8_t *reserve = output + page_size - TROVE_CIPHER_RESERVE;
+    if (output != input) memcpy(output, input, plaintext_head);
     // A fresh random nonce per write: with 96-bit random nonces the chance of a repeat stays
     // negligible far beyond the number of page writes a device can make (NIST SP 800-38D, 8.3).
     if (trove_cipher_random(reserve, TROVE_CIPHER_NONCE_SIZE) != 0) return -1;
     memset(reserve + TROVE_CIPHER_NONCE_SIZE + TROVE_CIPHER_TAG_SIZE, 0,
            TROVE_CIPHER_RESERVE - TROVE_CIPHER_NONCE_SIZE - TROVE_CIPHER_TAG_SIZE);
     size_t aad_length = build_aad(aad, file_id, file, page_number, page_size, extra, extra_length,
-                                  page, plaintext_head);
+                                  input, plaintext_head);
     size_t body = page_size - TROVE_CIPHER_RESERVE - plaintext_head;
-    return trove_cipher_seal(key, reserve, aad, aad_length, page + plaintext_head, body,
-                             page + plaintext_head, reserve + TROVE_CIPHER_NONCE_SIZE);
+    return trove_cipher_context_seal(cipher, reserve, aad, aad_length, input + plaintext_head, body,
+                                     output + plaintext_head, reserve + TROVE_CIPHER_NONCE_SIZE);
+}
+
+int trove_cipher_open_page_into(trove_cipher_context *cipher, const uint8_t *file_id, int file,
+                                uint32_t page_number, const uint8_t *extra, size_t extra_length,
+                                const uint8_t *input, uint8_t *output, size_t page_size, size_t plaintext_head) {
+    uint8_t aad[AAD_MAX];
+    uint8_t nonce[TROVE_CIPHER_NONCE_SIZE];
+    uint8_t tag[TROVE_CIPHER_TAG_SIZE];
+    if (!cipher || !valid_geometry(page_size, plaintext_head)) return -1;
+    const uint8_t *reserve = input + page_size - TROVE_CIPHER_RESERVE;
+    memcpy(nonce, reserve, sizeof nonce);
+    memcpy(tag, reserve + TROVE_CIPHER_NONCE_SIZE, sizeof tag);
+    size_t aad_length = build_aad(aad, file_id, file, page_number, page_size, extra, extra_length,
+                                  input, plaintext_head);
+    if (output != input) memcpy(output, input, plaintext_head);
+    size_t body = page_size - TROVE_CIPHER_RESERVE - plaintext_head;
+    int rc = trove_cipher_context_open(cipher, nonce, aad, aad_length, input + plaintext_head, body,
+                                       output + plaintext_head, tag);
+    // SQLite never looks at the reserved bytes, but the WAL and journal checksums cover them:
+    // SQLite wrote zeros there (pages come from these reads or are zero-filled), so return zeros.
+    memset(output + page_size - TROVE_CIPHER_RESERVE, 0, TROVE_CIPHER_RESERVE);
+    return rc;
+}
+
+// The one-shot forms key a context for a single page (tests, tools); the VFS keeps one per file.
+int trove_cipher_seal_page(const uint8_t *key, const uint8_t *file_id, int file, uint32_t page_number,
+                           const uint8_t *extra, size_t extra_length, uint8_t *page, size_t page_size,
+                           size_t plaintext_head) {
+    trove_cipher_context *cipher = trove_cipher_context_new(key);
+    int rc = trove_cipher_seal_page_into(cipher, file_id, file, page_number, extra, extra_length, page, page,
+                                         page_size, plaintext_head);
+    trove_cipher_context_free(cipher);
+    return rc;
 }
 
 int trove_cipher_open_page(const uint8_t *key, const uint8_t *file_id, int file, uint32_t page_number,
                            const uint8_t *extra, size_t extra_length, uint8_t *page, size_t page_size,
                            size_t plaintext_head) {
-    uint8_t aad[AAD_MAX];
-    uint8_t nonce[TROVE_CIPHER_NONCE_SIZE];
-    uint8_t tag[TROVE_CIPHER_TAG_SIZE];
-    if (!valid_geometry(page_size, plaintext_head)) return -1;
-    uint8_t *reserve = page + page_size - TROVE_CIPHER_RESERVE;
-    memcpy(nonce, reserve, sizeof nonce);
-    memcpy(tag, reserve + TROVE_CIPHER_NONCE_SIZE, sizeof tag);
-    size_t aad_length = build_aad(aad, file_id, file, page_number, page_size, extra, extra_length,
-                                  page, plaintext_head);
-    size_t body = page_size - TROVE_CIPHER_RESERVE - plaintext_head;
-    int rc = trove_cipher_open(key, nonce, aad, aad_length, page + plaintext_head, body,
-                               page + plaintext_head, tag);
-    // SQLite never looks at the reserved bytes, but the WAL and journal checksums cover them:
-    // SQLite wrote zeros there (pages come from these reads or are zero-filled), so return zeros.
-    memset(reserve, 0, TROVE_CIPHER_RESERVE);
+    trove_cipher_context *cipher = trove_cipher_context_new(key);
+    int rc = trove_cipher_open_page_into(cipher, file_id, file, page_number, extra, extra_length, page, page,
+                                         page_size, plaintext_head);
+    trove_cipher_context_free(cipher);
     return rc;
 }

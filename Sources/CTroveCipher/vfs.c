@@ -124,8 +124,9 @@ enum { KIND_PLAIN = 0, KIND_DATABASE = 1, KIND_WAL = 2, KIND_JOURNAL = 3, KIND_M
 typedef struct cipher_file {
     sqlite3_file base;
     int kind;
-    // Sealed files: the data key (copied from the slot, zeroed on close) and the file identity.
-    uint8_t key[TROVE_CIPHER_KEY_SIZE];
+    // Sealed files: the data key, keyed once at open (freed and zeroed on close), and the file
+    // identity.
+    trove_cipher_context *cipher;
     uint8_t file_id[TROVE_CIPHER_FILE_ID_SIZE];
     // Page size; 0 until learnt from page 1, the WAL header or the journal header.
     uint32_t page_size;
@@ -133,8 +134,9 @@ typedef struct cipher_file {
     // it just before the page it describes, so sealing that page needs no read-back.
     sqlite3_int64 pending_offset;
     uint8_t pending[FRAME_HEADER];
-    // One page of scratch space, for partial reads and for sealing without touching SQLite's
-    // buffer. Owned; page_size bytes (up to 64 KB) per open sealed file.
+    // One frame of scratch space (SCRATCH_SIZE), for partial reads, for reading a WAL frame with
+    // its header in one call, and for the ciphertext of a write (SQLite's buffer is never
+    // modified). Owned; allocated on first use.
     uint8_t *scratch;
     // Memory files: the content. Owned; grows to the file's size.
     uint8_t *memory;
@@ -169,9 +171,11 @@ static uint32_t header_page_size(const uint8_t *header) {
     return size == 1 ? 65536 : size;
 }
 
+#define SCRATCH_SIZE (65536 + FRAME_HEADER)
+
 static int ensure_scratch(cipher_file *f) {
     if (f->scratch) return SQLITE_OK;
-    f->scratch = sqlite3_malloc(65536);
+    f->scratch = sqlite3_malloc(SCRATCH_SIZE);
     return f->scratch ? SQLITE_OK : SQLITE_NOMEM;
 }
 
@@ -245,8 +249,8 @@ static int database_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_in
             record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_DATABASE, page_number);
             return SQLITE_IOERR_DATA;
         }
-        if (trove_cipher_open_page(f->key, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
-                                   page, (size_t)size, page_number == 1 ? 100 : 0) != 0) {
+        if (trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
+                                        page, page, (size_t)size, page_number == 1 ? 100 : 0) != 0) {
             record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_DATABASE, page_number);
             return SQLITE_IOERR_DATA;
         }
@@ -279,9 +283,8 @@ static int database_write(cipher_file *f, const uint8_t *buffer, int amount, sql
     }
     if ((rc = ensure_scratch(f)) != SQLITE_OK) return rc;
     uint32_t page_number = (uint32_t)(offset / size) + 1;
-    memcpy(f->scratch, buffer, (size_t)size);
-    if (trove_cipher_seal_page(f->key, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
-                               f->scratch, (size_t)size, page_number == 1 ? 100 : 0) != 0)
+    if (trove_cipher_seal_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
+                                    buffer, f->scratch, (size_t)size, page_number == 1 ? 100 : 0) != 0)
         return SQLITE_IOERR_WRITE;
     COUNT(pages_sealed, 1);
     return REAL_METHODS(f)->xWrite(REAL(f), f->scratch, (int)size, offset + TROVE_CIPHER_HEADER_SIZE);
@@ -350,12 +353,11 @@ static int wal_write(cipher_file *f, const uint8_t *buffer, int amount, sqlite3_
         uint8_t header[FRAME_HEADER];
         if ((rc = wal_frame_header(f, frame_start, header, 1)) != SQLITE_OK) return SQLITE_IOERR_WRITE;
         f->pending_offset = -1;
-        memcpy(f->scratch, source, f->page_size);
         // Only the page number from the frame header is authenticated: SQLite writes the salts and
         // checksums of a transaction's later frames as zeros when it rewrote an earlier frame in
         // place, and fills them in at commit (walRewriteChecksums), after the page was sealed.
-        if (trove_cipher_seal_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
-                                   f->scratch, f->page_size, 0) != 0)
+        if (trove_cipher_seal_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
+                                        source, f->scratch, f->page_size, 0) != 0)
             return SQLITE_IOERR_WRITE;
         COUNT(pages_sealed, 1);
         rc = REAL_METHODS(f)->xWrite(REAL(f), f->scratch, (int)f->page_size, position);
@@ -398,37 +400,41 @@ static int wal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int64 o
         const sqlite3_int64 data_end = data_start + f->page_size;
         sqlite3_int64 to = end < data_end ? end : data_end;
         int whole = position == data_start && to == data_end;
-        uint8_t *page = whole ? target : f->scratch;
+        uint8_t *page = whole ? target : f->scratch + FRAME_HEADER;
         // A read that began at this frame's header is SQLite's recovery scan (or its checksum
         // rewrite), which treats a frame whose checksum fails as the end of the log: a frame
         // torn by a crash must end the log there, as it would without encryption.
         int whole_frame = offset <= frame_start;
-        rc = real_read(f, page, (int)f->page_size, data_start, &short_read);
+        const uint8_t *header;
+        const uint8_t *sealed;
+        if (whole_frame) {
+            // The header is already in SQLite's buffer (read by the step above).
+            header = buffer + (frame_start - offset);
+            rc = real_read(f, page, (int)f->page_size, data_start, &short_read);
+            sealed = page;
+        } else {
+            // An ordinary page read (SQLite asks for the page alone): the frame header, which has
+            // the page number, comes in the same read, and the page is decrypted out of scratch
+            // into SQLite's buffer. Always from the file: another connection may have rewritten
+            // the frame since this one last wrote there.
+            rc = real_read(f, f->scratch, (int)(FRAME_HEADER + f->page_size), frame_start, &short_read);
+            header = f->scratch;
+            sealed = f->scratch + FRAME_HEADER;
+        }
         if (rc != SQLITE_OK) return rc;
         if (short_read) {
             any_short = 1;
             memset(page, 0, f->page_size);
+        } else if (trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
+                                               sealed, page, f->page_size, 0) != 0) {
+            if (!whole_frame) {
+                record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_WAL, get32(header));
+                return SQLITE_IOERR_DATA;
+            }
+            COUNT(wal_frames_unreadable, 1);
+            memset(page, 0, f->page_size);
         } else {
-            uint8_t header[FRAME_HEADER];
-            if (whole_frame) {
-                memcpy(header, buffer + (frame_start - offset), FRAME_HEADER);
-                rc = SQLITE_OK;
-            } else {
-                rc = wal_frame_header(f, frame_start, header, 0);
-            }
-            if (rc != SQLITE_OK
-                || trove_cipher_open_page(f->key, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
-                                          page, f->page_size, 0) != 0) {
-                if (!whole_frame) {
-                    record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_WAL,
-                                   rc == SQLITE_OK ? get32(header) : 0);
-                    return SQLITE_IOERR_DATA;
-                }
-                COUNT(wal_frames_unreadable, 1);
-                memset(page, 0, f->page_size);
-            } else {
-                COUNT(pages_opened, 1);
-            }
+            COUNT(pages_opened, 1);
         }
         if (!whole) memcpy(target, page + (position - data_start), (size_t)(to - position));
         position = to;
@@ -486,9 +492,8 @@ static int journal_write(cipher_file *f, const uint8_t *buffer, int amount, sqli
     if ((rc = journal_page_number(f, offset, &page_number, 1)) != SQLITE_OK) return SQLITE_IOERR_WRITE;
     f->pending_offset = -1;
     if ((rc = ensure_scratch(f)) != SQLITE_OK) return rc;
-    memcpy(f->scratch, buffer, (size_t)amount);
-    if (trove_cipher_seal_page(f->key, f->file_id, TROVE_CIPHER_FILE_JOURNAL, page_number, NULL, 0,
-                               f->scratch, (size_t)amount, 0) != 0)
+    if (trove_cipher_seal_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_JOURNAL, page_number, NULL, 0,
+                                    buffer, f->scratch, (size_t)amount, 0) != 0)
         return SQLITE_IOERR_WRITE;
     COUNT(pages_sealed, 1);
     return REAL_METHODS(f)->xWrite(REAL(f), f->scratch, amount, offset);
@@ -508,8 +513,8 @@ static int journal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int
     int short_read = 0;
     if ((rc = real_read(f, buffer, amount, offset, &short_read)) != SQLITE_OK) return rc;
     if (short_read) return SQLITE_IOERR_SHORT_READ;  // SQLite ignores a record cut by a crash
-    if (trove_cipher_open_page(f->key, f->file_id, TROVE_CIPHER_FILE_JOURNAL, page_number, NULL, 0, buffer,
-                               (size_t)amount, 0) != 0) {
+    if (trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_JOURNAL, page_number, NULL, 0, buffer,
+                                    buffer, (size_t)amount, 0) != 0) {
         // A hot journal that fails is not rolled back: the database stays as it is on disk and
         // the caller gets a typed error rather than pages of garbage.
         record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_JOURNAL, page_number);
@@ -524,9 +529,10 @@ static int journal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int
 static int sealed_close(sqlite3_file *file) {
     cipher_file *f = (cipher_file *)file;
     int rc = REAL_METHODS(f)->xClose(REAL(f));
-    trove_cipher_zero(f->key, sizeof f->key);
+    trove_cipher_context_free(f->cipher);
+    f->cipher = NULL;
     if (f->scratch) {
-        trove_cipher_zero(f->scratch, 65536);
+        trove_cipher_zero(f->scratch, SCRATCH_SIZE);
         sqlite3_free(f->scratch);
         f->scratch = NULL;
     }
@@ -817,10 +823,14 @@ static int vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file,
     if (name && (type == SQLITE_OPEN_MAIN_DB || type == SQLITE_OPEN_MAIN_JOURNAL || type == SQLITE_OPEN_WAL))
         slot = sqlite3_uri_parameter(name, TROVE_CIPHER_SLOT_PARAMETER);
     if (slot) {
-        if (!slot_copy(atoi(slot), f->key, f->file_id)) {
+        uint8_t key[TROVE_CIPHER_KEY_SIZE];
+        if (!slot_copy(atoi(slot), key, f->file_id)) {
             record_failure(TROVE_CIPHER_FAILURE_HEADER, TROVE_CIPHER_FILE_DATABASE, 0);
             return SQLITE_CANTOPEN;
         }
+        f->cipher = trove_cipher_context_new(key);
+        trove_cipher_zero(key, sizeof key);
+        if (!f->cipher) return SQLITE_NOMEM;
         f->kind = type == SQLITE_OPEN_MAIN_DB ? KIND_DATABASE : type == SQLITE_OPEN_WAL ? KIND_WAL : KIND_JOURNAL;
     } else {
         f->kind = KIND_PLAIN;
@@ -828,7 +838,8 @@ static int vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file,
     int rc = default_vfs->xOpen(default_vfs, name, f->real, flags, out_flags);
     if (rc != SQLITE_OK) {
         // The default VFS leaves pMethods NULL on failure, so SQLite won't call our close.
-        trove_cipher_zero(f->key, sizeof f->key);
+        trove_cipher_context_free(f->cipher);
+        f->cipher = NULL;
         return rc;
     }
     if (f->kind == KIND_PLAIN) {

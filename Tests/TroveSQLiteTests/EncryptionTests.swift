@@ -534,6 +534,60 @@ struct CipherKnownAnswerTests {
         }
     }
 
+    @Test("keyed context (what the VFS uses): the same answers, reused across seals, opens and a failed tag")
+    func keyedContext() throws {
+        // Test case 16 of the GCM specification: one context, keyed once, nonce set per call.
+        let key = Self.hex("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308")
+        let iv = Self.hex("cafebabefacedbaddecaf888"), aad = Self.hex("feedfacedeadbeeffeedfacedeadbeefabaddad2")
+        let plain = Self.hex("d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39")
+        let cipher = Self.hex("522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662")
+        let expectedTag = Self.hex("76fc6ece0f4e1768cddf8853bb2d551b")
+        let context = try #require(trove_cipher_context_new(key))
+        defer { trove_cipher_context_free(context) }
+        for round in 0..<3 {
+            var out = [UInt8](repeating: 0, count: plain.count)
+            var tag = [UInt8](repeating: 0, count: 16)
+            #expect(trove_cipher_context_seal(context, iv, aad, aad.count, plain, plain.count, &out, &tag) == 0)
+            #expect(out == cipher, "round \(round)")
+            #expect(tag == expectedTag, "round \(round)")
+            var forged = tag
+            forged[15] ^= 0x80
+            var back = [UInt8](repeating: 0, count: plain.count)
+            #expect(trove_cipher_context_open(context, iv, aad, aad.count, out, out.count, &back, forged) != 0)
+            // A failed tag leaves the context usable for the next page.
+            #expect(trove_cipher_context_open(context, iv, aad, aad.count, out, out.count, &back, tag) == 0)
+            #expect(back == plain)
+        }
+    }
+
+    @Test("page codec out of place: input untouched, output opens, a page sealed in place opens out of place")
+    func pageCodecInto() throws {
+        var generator = SeededGenerator(seed: 15)
+        let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let id = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let plain = (0..<4096).map { i in i >= 4096 - 32 ? 0 : UInt8.random(in: 0...255, using: &generator) }
+        let context = try #require(trove_cipher_context_new(key))
+        defer { trove_cipher_context_free(context) }
+        let database = Int32(TROVE_CIPHER_FILE_DATABASE)
+        var sealed = [UInt8](repeating: 0xEE, count: 4096)
+        #expect(trove_cipher_seal_page_into(context, id, database, 1, nil, 0, plain, &sealed, 4096, 100) == 0)
+        #expect(Array(sealed[0..<100]) == Array(plain[0..<100]))
+        var inPlace = sealed
+        #expect(trove_cipher_open_page(key, id, database, 1, nil, 0, &inPlace, 4096, 100) == 0)
+        #expect(inPlace == plain)
+        var opened = [UInt8](repeating: 0xEE, count: 4096)
+        let sealedCopy = sealed
+        #expect(trove_cipher_open_page_into(context, id, database, 1, nil, 0, sealed, &opened, 4096, 100) == 0)
+        #expect(opened == plain)
+        #expect(sealed == sealedCopy)
+        var moved = [UInt8](repeating: 0, count: 4096)
+        #expect(trove_cipher_open_page_into(context, id, database, 2, nil, 0, sealed, &moved, 4096, 100) != 0)
+        var oneShot = plain
+        #expect(trove_cipher_seal_page(key, id, database, 7, nil, 0, &oneShot, 4096, 0) == 0)
+        #expect(trove_cipher_open_page_into(context, id, database, 7, nil, 0, oneShot, &opened, 4096, 0) == 0)
+        #expect(opened == plain)
+    }
+
     @Test("PBKDF2-HMAC-SHA512 known answers (password/salt, 1 and 2 iterations)")
     func pbkdf2() throws {
         let password = Array("password".utf8), salt = Array("salt".utf8)

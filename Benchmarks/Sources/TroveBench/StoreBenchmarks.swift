@@ -20,6 +20,8 @@ private struct StoreBenchOptions {
     var lexical: [Bool] = [true, false]
     /// Run the plaintext-vs-encrypted comparison instead (StoreEncryptionBenchmarks.swift).
     var encrypt = false
+    /// With --encrypt: only the SQL script comparison (no store data needed).
+    var scriptOnly = false
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -40,13 +42,14 @@ private struct StoreBenchOptions {
             case "--insert-only": insertOnly = true
             case "--no-baselines": baselines = false
             case "--encrypt": encrypt = true
+            case "--script-only": scriptOnly = true
             case "--fts":
                 switch try value() {
                 case "on": lexical = [true]
                 case "off": lexical = [false]
                 default: lexical = [true, false]
                 }
-            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only --no-baselines --fts on|off|both --encrypt")
+            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only --no-baselines --fts on|off|both --encrypt --script-only")
             }
             i += 1
         }
@@ -107,6 +110,10 @@ private func loadAverage() -> String {
 
 func runStoreBenchmarks(_ arguments: [String]) async throws {
     let options = try StoreBenchOptions(arguments)
+    if options.encrypt && options.scriptOnly {
+        try runSQLScriptComparisonAlone(rounds: options.rounds)
+        return
+    }
     guard FileManager.default.fileExists(atPath: options.packages) else {
         throw StoreBenchError(
             "\(options.packages) is missing: build it with \(sharedBenchDirectory)/data/build_corpora.py (see ../shared/bench/RESULTS.md), or pass --packages")

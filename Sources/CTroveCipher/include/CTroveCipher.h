@@ -79,6 +79,20 @@ int trove_cipher_pbkdf2_sha512(const uint8_t *password, size_t password_length, 
 /// Overwrites `length` bytes with zeros in a way the compiler can't drop.
 void trove_cipher_zero(void *pointer, size_t length);
 
+/// A key prepared once for many pages (on Linux an OpenSSL context holding the AES key schedule
+/// and GCM hash key, so a page only sets its nonce). Not thread-safe: one per open file, which
+/// SQLite uses from one thread at a time. Freeing it zeroes the key material.
+typedef struct trove_cipher_context trove_cipher_context;
+/// NULL when out of memory or when the backend is missing.
+trove_cipher_context *trove_cipher_context_new(const uint8_t *key);
+void trove_cipher_context_free(trove_cipher_context *context);
+int trove_cipher_context_seal(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
+                              size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                              uint8_t *tag);
+int trove_cipher_context_open(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
+                              size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
+                              const uint8_t *tag);
+
 /// Registers the VFS under TROVE_CIPHER_VFS_NAME (not as the default). Idempotent, thread-safe.
 /// Returns a SQLite result code.
 int trove_cipher_register(void);
@@ -105,6 +119,17 @@ int trove_cipher_seal_page(const uint8_t *key, const uint8_t *file_id, int file,
 int trove_cipher_open_page(const uint8_t *key, const uint8_t *file_id, int file, uint32_t page_number,
                            const uint8_t *extra, size_t extra_length, uint8_t *page, size_t page_size,
                            size_t plaintext_head);
+
+/// The same with a prepared key, from `input` into `output` (page_size bytes each; they may be
+/// the same buffer, but must not otherwise overlap). Sealing reads SQLite's page and writes the
+/// ciphertext elsewhere, and opening decrypts straight out of a read buffer, so neither copies
+/// the page first.
+int trove_cipher_seal_page_into(trove_cipher_context *cipher, const uint8_t *file_id, int file,
+                                uint32_t page_number, const uint8_t *extra, size_t extra_length,
+                                const uint8_t *input, uint8_t *output, size_t page_size, size_t plaintext_head);
+int trove_cipher_open_page_into(trove_cipher_context *cipher, const uint8_t *file_id, int file,
+                                uint32_t page_number, const uint8_t *extra, size_t extra_length,
+                                const uint8_t *input, uint8_t *output, size_t page_size, size_t plaintext_head);
 
 /// Counters for tests and diagnostics (process-wide, since the VFS was registered).
 typedef struct trove_cipher_statistics {
