@@ -241,10 +241,16 @@ public final class E5ModelFile: @unchecked Sendable {
     /// ```
     public var residentMappedBytes: Int? {
         #if os(Linux)
-        guard let smaps = try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8) else { return nil }
+        // Read line by line with stdio: smaps is generated as it is read and reports size 0.
+        guard let stream = fopen("/proc/self/smaps", "r") else { return nil }
+        defer { fclose(stream) }
         let address = UInt(bitPattern: Int(bitPattern: base))
         var inside = false
-        for line in smaps.split(separator: "\n") {
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var capacity = 0
+        defer { free(buffer) }
+        while getline(&buffer, &capacity, stream) > 0, let buffer {
+            let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: strlen(buffer)), as: UTF8.self)
             // A mapping's header: "start-end perms offset dev inode path"; then "Key: value kB" lines.
             if let dash = line.firstIndex(of: "-"), let space = line.firstIndex(of: " "), dash < space,
                 let start = UInt(line[..<dash], radix: 16),
@@ -252,7 +258,7 @@ public final class E5ModelFile: @unchecked Sendable {
             {
                 inside = start <= address && address < end
             } else if inside, line.hasPrefix("Rss:") {
-                return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+                return line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
             }
         }
         return nil
