@@ -3,9 +3,9 @@ import Foundation
 /// The scratch memory of one e5 forward pass, kept between passes so that memory is bounded by
 /// the number of callers running at once, not by the number of batches.
 ///
-/// A pass of t tokens needs t · (6H + I) floats of activations, t · I Q8 codes with their block
-/// scales and sums, per-thread attention scratch, and one word-embedding row: about 8.5 MB for
-/// ``E5Embedder``'s 512-token passes. Allocating that per pass and freeing it leaves the
+/// A pass of t tokens needs 6·t·H floats of activations plus one feed-forward chunk's
+/// intermediate, Q8 codes with their block scales and sums, per-thread attention scratch, and
+/// one word-embedding row: about 6 MB for ``E5Embedder``'s 512-token passes. Allocating that per pass and freeing it leaves the
 /// allocator holding freed pages (glibc raises its mmap threshold after the first free, so later
 /// blocks come from arenas it seldom trims), and resident memory grew with the batches; a
 /// ``Pool`` hands each concurrent caller one set and takes it back, growing a set only when a
@@ -19,11 +19,9 @@ import Foundation
 final class E5Activations {
     /// What one pass needs.
     struct Shape {
-        /// Tokens in the pass.
-        var tokens: Int
-        /// Floats of activations per token.
-        var width: Int
-        /// Q8 codes per token (the widest multiply input).
+        /// Floats of activations.
+        var floats: Int
+        /// Q8 codes (the largest multiply input; a scale and a sum per 32).
         var codes: Int
         /// Floats of attention scratch for all threads.
         var attention: Int
@@ -31,15 +29,13 @@ final class E5Activations {
         var row: Int
 
         func fits(in capacity: Shape) -> Bool {
-            tokens <= capacity.tokens && width <= capacity.width && codes <= capacity.codes
-                && attention <= capacity.attention && row <= capacity.row
+            floats <= capacity.floats && codes <= capacity.codes && attention <= capacity.attention && row <= capacity.row
         }
 
         /// The smallest shape either fits in.
         func union(_ other: Shape) -> Shape {
             Shape(
-                tokens: max(tokens, other.tokens), width: max(width, other.width), codes: max(codes, other.codes),
-                attention: max(attention, other.attention), row: max(row, other.row))
+                floats: max(floats, other.floats), codes: max(codes, other.codes), attention: max(attention, other.attention), row: max(row, other.row))
         }
     }
 
@@ -53,9 +49,9 @@ final class E5Activations {
 
     init(_ capacity: Shape) {
         self.capacity = capacity
-        let blocks = max(1, capacity.tokens * capacity.codes / 32)
-        floats = .allocate(capacity: max(1, capacity.tokens * capacity.width))
-        codes = .allocate(capacity: max(1, capacity.tokens * capacity.codes))
+        let blocks = max(1, capacity.codes / 32)
+        floats = .allocate(capacity: max(1, capacity.floats))
+        codes = .allocate(capacity: max(1, capacity.codes))
         scales = .allocate(capacity: blocks)
         sums = .allocate(capacity: blocks)
         attention = .allocate(capacity: max(1, capacity.attention))

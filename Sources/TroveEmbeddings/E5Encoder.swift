@@ -92,12 +92,17 @@ public final class E5Encoder: @unchecked Sendable {
         let longest = sequences.map(\.count).max() ?? 0
 
         // Activations, taken from the pool for this call: x, qkv (3h), context, sum (h each),
-        // intermediate, the Q8 codes of the widest input with their scales and sums, and
-        // per-thread attention scratch. About 17 KB per token: 0.6 MB for 32 synopses of 36 tokens.
+        // the intermediate of one feed-forward chunk, the Q8 codes of the widest input with their
+        // scales and sums, and per-thread attention scratch: about 10 KB per token plus 1 MB,
+        // 1.6 MB for 32 synopses of 17 tokens, 6 MB for a 512-token pass.
         let parts = max(1, threads)
         let attentionCount = trove_enc_attention_scratch(longest, headSize)
+        // The feed-forward block is per token, so it runs `feedForwardChunk` tokens at a time:
+        // its 4·I-byte-per-token intermediate is the widest activation.
+        let chunk = min(t, Self.feedForwardChunk)
         let scratch = activations.take(
-            E5Activations.Shape(tokens: t, width: 6 * h + inter, codes: inter, attention: attentionCount * parts,
+            E5Activations.Shape(
+                floats: 6 * t * h + chunk * inter, codes: max(t * h, chunk * inter), attention: attentionCount * parts,
                 row: wordRowBytes))
         defer { activations.give(scratch) }
         let x = scratch.floats, qkv = x + t * h, context = qkv + 3 * t * h, sum = context + t * h
@@ -135,16 +140,19 @@ public final class E5Encoder: @unchecked Sendable {
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, c.layerNormEps, x)
 
-            trove_q8_quantize(x, t, h, codes, blockScales, blockSums)
-            Self.matmul(layer.intermediate, bias: layer.intermediateBias, q8, rows: t, inputs: h, outputs: inter,
-                threads: parts, into: intermediate, stride: inter)
-            // GELU with the C library's erf, as the reference computes it: the shared kernel's
-            // approximation (1.5e-7 absolute) flips Q8 codes of the next multiply often enough
-            // that the shortest inputs drift (cosine 0.99988 to the reference for an empty query).
-            trove_q4_gelu(intermediate, t * inter)
-            trove_q8_quantize(intermediate, t, inter, codes, blockScales, blockSums)
-            Self.matmul(layer.output, bias: layer.outputBias, q8, rows: t, inputs: inter, outputs: h,
-                threads: parts, into: sum, stride: h)
+            for first in stride(from: 0, to: t, by: chunk) {
+                let n = min(chunk, t - first)
+                trove_q8_quantize(x + first * h, n, h, codes, blockScales, blockSums)
+                Self.matmul(layer.intermediate, bias: layer.intermediateBias, q8, rows: n, inputs: h, outputs: inter,
+                    threads: parts, into: intermediate, stride: inter)
+                // GELU with the C library's erf, as the reference computes it: the shared kernel's
+                // approximation (1.5e-7 absolute) flips Q8 codes of the next multiply often enough
+                // that the shortest inputs drift (cosine 0.99988 to the reference for an empty query).
+                trove_q4_gelu(intermediate, n * inter)
+                trove_q8_quantize(intermediate, n, inter, codes, blockScales, blockSums)
+                Self.matmul(layer.output, bias: layer.outputBias, q8, rows: n, inputs: inter, outputs: h,
+                    threads: parts, into: sum + first * h, stride: h)
+            }
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.outputNormWeight, layer.outputNormBias, c.layerNormEps, x)
         }
@@ -160,6 +168,10 @@ public final class E5Encoder: @unchecked Sendable {
             return mean
         }
     }
+
+    /// Tokens per feed-forward multiply: enough to amortise unpacking each weight row (under 1%
+    /// of the multiply at 128), few enough that the intermediate activations stay 0.8 MB.
+    static let feedForwardChunk = 128
 
     /// The word-embedding row of `id`, dequantized into `out` (hiddenSize floats): read with
     /// `pread` into `buffer` (``wordRowBytes``), so no page of the 54 MB table is mapped in.

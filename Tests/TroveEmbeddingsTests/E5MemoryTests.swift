@@ -87,8 +87,8 @@ struct E5MemoryTests {
     @Test("concurrent callers each get their own activations, kept for reuse, at most one per caller")
     func activationPool() {
         let pool = E5Activations.Pool()
-        let small = E5Activations.Shape(tokens: 4, width: 8, codes: 32, attention: 16, row: 18)
-        let large = E5Activations.Shape(tokens: 64, width: 8, codes: 32, attention: 16, row: 18)
+        let small = E5Activations.Shape(floats: 32, codes: 32, attention: 16, row: 18)
+        let large = E5Activations.Shape(floats: 512, codes: 32, attention: 16, row: 18)
         let a = pool.take(small), b = pool.take(small)
         #expect(a !== b)
         pool.give(a)
@@ -98,7 +98,7 @@ struct E5MemoryTests {
         #expect(c === b)  // reused
         pool.give(c)
         let d = pool.take(large)  // grows the set it took instead of adding one
-        #expect(d.capacity.tokens == 64)
+        #expect(d.capacity.floats == 512)
         pool.give(d)
         #expect(pool.idleCount == 2)
     }
