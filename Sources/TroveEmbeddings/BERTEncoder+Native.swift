@@ -1,20 +1,12 @@
 import CTroveEncoderKernels
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The dense weights of every layer, packed once at load for the native kernels
 /// (`trove_enc_pack`: panels of 16 output columns, k-major).
 ///
 /// Owns one 64-byte-aligned allocation of about 4·(4H² + 2HI) bytes per layer plus the fused
 /// query/key/value bias (42.5 MB for all-MiniLM-L6-v2). The mapped file pages of these weights
-/// are read once here and then given back (`madvise(MADV_DONTNEED)`), so the packed copy does not
+/// are read once here and then given back (``MappedPages/release(_:byteCount:)``), so the packed copy does not
 /// double the resident memory: only the word embeddings and the small vectors stay mapped in.
 final class PackedEncoderWeights: @unchecked Sendable {
     // @unchecked Sendable: the buffer is written only in init and read-only afterwards; it lives
@@ -69,7 +61,7 @@ final class PackedEncoderWeights: @unchecked Sendable {
             for (weight, count) in [(layer.query, h * h), (layer.key, h * h), (layer.value, h * h),
                 (layer.attentionOutput, h * h), (layer.intermediate, i * h), (layer.output, h * i)]
             {
-                Self.releasePages(weight, count: count)
+                MappedPages.release(weight, byteCount: count * 4)
             }
             return Layer(
                 queryKeyValue: qkv, queryKeyValueBias: qkvBias, attentionOutput: attentionOutput,
@@ -78,19 +70,6 @@ final class PackedEncoderWeights: @unchecked Sendable {
     }
 
     deinit { storage.deallocate() }
-
-    /// Drops this process's resident copy of the whole pages inside `pointer[0..<count]`, a
-    /// read-only private file mapping: a later read would fault them back in from the file, and
-    /// the pages at either end, shared with other tensors, are kept.
-    private static func releasePages(_ pointer: UnsafePointer<Float>, count: Int) {
-        #if canImport(Glibc) || canImport(Musl)
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        guard page > 0 else { return }
-        let start = (Int(bitPattern: pointer) + page - 1) / page * page
-        let end = (Int(bitPattern: pointer) + count * 4) / page * page
-        if end > start { madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_DONTNEED) }
-        #endif
-    }
 }
 
 extension BERTEncoder {

