@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// What a connection's SQLite hooks feed: the WAL hook's listeners (several may share SQLite's
 /// single WAL hook) and the tables changed by the open transaction.
@@ -7,8 +8,10 @@ import CSQLite
 final class ConnectionHooks {
     var walListeners: [(id: Int, body: (UnsafePointer<CChar>?, Int32) -> Void)] = []
     var nextListenerID = 0
-    /// Lowercased names of the tables the open transaction changed.
-    var changed: Set<String> = []
+    /// The names of the tables the open transaction changed, as SQLite spelled them (with their
+    /// NUL). The update hook runs for every changed row (shadow tables and logs included), so it
+    /// only compares bytes against these few names and copies a name once per transaction.
+    var changed: [[CChar]] = []
     /// Tables of a transaction that committed but is not yet visible to other connections
     /// (between the commit hook and the WAL hook).
     var committed: Set<String> = []
@@ -114,14 +117,21 @@ private func connectionUpdateHook(
     table: UnsafePointer<CChar>?, rowid: sqlite3_int64
 ) {
     guard let context, let table else { return }
-    Unmanaged<ConnectionHooks>.fromOpaque(context).takeUnretainedValue().changed.insert(String(cString: table).lowercased())
+    let hooks = Unmanaged<ConnectionHooks>.fromOpaque(context).takeUnretainedValue()
+    for name in hooks.changed where strcmp(name, table) == 0 { return }
+    hooks.changed.append(Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1)))
+}
+
+/// The lowercased names of a transaction's changed tables.
+private func tableNames(_ raw: [[CChar]]) -> Set<String> {
+    Set(raw.map { String(decoding: $0.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased() })
 }
 
 private func connectionCommitHook(context: UnsafeMutableRawPointer?) -> Int32 {
     guard let context else { return 0 }
     let hooks = Unmanaged<ConnectionHooks>.fromOpaque(context).takeUnretainedValue()
     guard !hooks.changed.isEmpty else { return 0 }
-    let tables = hooks.changed
+    let tables = tableNames(hooks.changed)
     hooks.changed = []
     if hooks.deliversInWALHook {
         hooks.committed.formUnion(tables)
