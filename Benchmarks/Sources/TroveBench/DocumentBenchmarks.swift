@@ -226,29 +226,13 @@ func runDocumentBenchmarks(_ arguments: [String]) async throws {
     let rounds = options.int("rounds", 1)
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
     print("documents: rows \(rows), rounds \(rounds), \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
-    var troveRuns: [[String: Any]] = []
-    var peerRuns: [[String: Any]] = []
     if !options.has("readers-only") {
-        for round in 1...rounds {
-            let trove = try await troveWorkload(rows: rows)
-            troveRuns.append(trove)
-            print("round \(round) trove: \(describe(trove))")
-            if let peer, let json = try runGRDBPeer(peer, rows: rows) {
-                peerRuns.append(json)
-                print("round \(round) grdb:  \(describe(json))")
-            }
-        }
+        let (troveRuns, peerRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer) { try await troveWorkload(rows: rows) }
         printPeerComparison(troveRuns: troveRuns, peerRuns: peerRuns)
         let sql = median(troveRuns.compactMap { ($0["filtered_fetch_sql_p50_ms"] as? NSNumber)?.doubleValue })
         let value = median(troveRuns.compactMap { ($0["filtered_fetch_p50_ms"] as? NSNumber)?.doubleValue })
         print("query value p50 \(format(value)) ms vs hand-written SQL \(format(sql)) ms: \(String(format: "%.2fx", value / sql))")
-        if let file = options.values["json"] {
-            var out = troveRuns.last ?? [:]
-            if let last = peerRuns.last { out["grdb"] = last }
-            let data = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys, .prettyPrinted])
-            try data.write(to: URL(fileURLWithPath: file))
-            print("wrote \(file)")
-        }
+        if let file = options.values["json"] { try writeLastRounds(troveRuns, peerRuns, to: file) }
     }
     let readerRows = options.int("reader-rows", 20_000)
     let duration = Double(options.int("reader-seconds", 4))
@@ -275,6 +259,34 @@ func runDocumentBenchmarks(_ arguments: [String]) async throws {
 /// The grdb-peer workload keys both Trove benchmarks report.
 let grdbPeerKeys = ["insert_rows_per_s", "fetch_all_records_per_s", "filtered_fetch_p50_ms", "update_records_rows_per_s",
                     "update_sql_rows_per_s", "group_count_avg_ms"]
+
+/// `rounds` rounds of a Trove workload, each followed by one run of the GRDB peer (when given),
+/// printed as they finish. - Returns: each side's JSON objects, in round order.
+func alternatingRounds(
+    _ rounds: Int, rows: Int, peer: String?, _ workload: () async throws -> [String: Any]
+) async throws -> (trove: [[String: Any]], peer: [[String: Any]]) {
+    var troveRuns: [[String: Any]] = []
+    var peerRuns: [[String: Any]] = []
+    for round in 1...rounds {
+        let trove = try await workload()
+        troveRuns.append(trove)
+        print("round \(round) trove: \(describe(trove))")
+        if let peer, let json = try runGRDBPeer(peer, rows: rows) {
+            peerRuns.append(json)
+            print("round \(round) grdb:  \(describe(json))")
+        }
+    }
+    return (troveRuns, peerRuns)
+}
+
+/// Writes the last Trove round's JSON with the last peer round under "grdb".
+func writeLastRounds(_ troveRuns: [[String: Any]], _ peerRuns: [[String: Any]], to file: String) throws {
+    var out = troveRuns.last ?? [:]
+    if let last = peerRuns.last { out["grdb"] = last }
+    let data = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys, .prettyPrinted])
+    try data.write(to: URL(fileURLWithPath: file))
+    print("wrote \(file)")
+}
 
 /// One run of the GRDB peer binary: its JSON object.
 func runGRDBPeer(_ peer: String, rows: Int) throws -> [String: Any]? {

@@ -135,29 +135,13 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
     let rounds = options.int("rounds", 1)
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
     print("models: rows \(rows), rounds \(rounds), \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
-    var troveRuns: [[String: Any]] = []
-    var peerRuns: [[String: Any]] = []
-    for round in 1...rounds {
-        let trove = try await modelWorkload(rows: rows)
-        troveRuns.append(trove)
-        print("round \(round) trove: \(describe(trove))")
-        if let peer, let json = try runGRDBPeer(peer, rows: rows) {
-            peerRuns.append(json)
-            print("round \(round) grdb:  \(describe(json))")
-        }
-    }
+    let (troveRuns, peerRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer) { try await modelWorkload(rows: rows) }
     printPeerComparison(troveRuns: troveRuns, peerRuns: peerRuns, keys: grdbPeerKeys + ["observe_commit_to_delivery_p50_ms"])
     for key in ["predicate_translation_us", "predicate_translation_cpu_us"] {
         let values = troveRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue }.sorted()
         print("\(key): \(String(format: "%.2f", values[values.count / 2])) µs per fetch descriptor (target < 20 µs)")
     }
-    if let file = options.values["json"] {
-        var out = troveRuns.last ?? [:]
-        if let last = peerRuns.last { out["grdb"] = last }
-        let data = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys, .prettyPrinted])
-        try data.write(to: URL(fileURLWithPath: file))
-        print("wrote \(file)")
-    }
+    if let file = options.values["json"] { try writeLastRounds(troveRuns, peerRuns, to: file) }
 }
 
 /// CPU time of the calling thread (not counting time spent waiting for a core).
