@@ -86,21 +86,40 @@ public struct BM25Index: Sendable {
     ///   - text: Its text.
     /// - Complexity: O(length of `text`), plus a removal's cost when replacing.
     public mutating func add(id: Int64, text: String) {
+        add(id: id, fields: CollectionOfOne(text))
+    }
+
+    /// Adds a document of several text fields, replacing any document with the same id: scored
+    /// as FTS5's `bm25()` scores a row of several columns of weight 1 (term frequencies and the
+    /// length summed over the fields), and a phrase never matches across two fields.
+    ///
+    /// ```swift
+    /// index.add(id: 7, fields: ["Trip to Lisbon", "Flights and a hotel near the river"])
+    /// ```
+    /// - Parameters:
+    ///   - id: The document's id (the row id).
+    ///   - fields: Its fields' texts, in column order.
+    /// - Complexity: O(total length), plus a removal's cost when replacing.
+    public mutating func add(id: Int64, fields: some Sequence<String>) {
         remove(id: id)
         let slot = UInt32(slotIDs.count)
         var sequence: [UInt32] = []
-        var text = text
-        text.withUTF8 { bytes in
-            tokenizer.forEachTerm(utf8: bytes) { term, _, _ in
-                sequence.append(termID(for: term))
-                return true
+        var length: UInt32 = 0
+        for var text in fields {
+            // A boundary no term matches, so phrases stay within one field.
+            if !sequence.isEmpty { sequence.append(Self.fieldBoundary) }
+            text.withUTF8 { bytes in
+                tokenizer.forEachTerm(utf8: bytes) { term, _, _ in
+                    sequence.append(termID(for: term))
+                    length += 1
+                    return true
+                }
             }
         }
         // Term frequencies: runs of equal ids in a sorted copy (no hashing per document).
-        let length = UInt32(sequence.count)
         let sorted = sequence.sorted()
         var start = 0
-        while start < sorted.count {
+        while start < sorted.count, sorted[start] != Self.fieldBoundary {
             var end = start + 1
             while end < sorted.count, sorted[end] == sorted[start] { end += 1 }
             postings[Int(sorted[start])].append(slot: slot, tf: UInt32(end - start), documentLength: length)
@@ -113,6 +132,9 @@ public struct BM25Index: Sendable {
         totalLength += Int(length)
     }
 
+    /// The term id separating two fields in a document's term sequence (never a real term's).
+    static let fieldBoundary = UInt32.max
+
     /// Removes a document.
     ///
     /// - Parameter id: The document's id.
@@ -122,7 +144,7 @@ public struct BM25Index: Sendable {
     public mutating func remove(id: Int64) -> Bool {
         guard let slot = slotOfID.removeValue(forKey: id) else { return false }
         let sequence = slotTerms[Int(slot)]
-        for term in Set(sequence) { postings[Int(term)].remove(slot: slot) }
+        for term in Set(sequence) where term != Self.fieldBoundary { postings[Int(term)].remove(slot: slot) }
         totalLength -= Int(slotLengths[Int(slot)])
         slotLengths[Int(slot)] = 0
         slotTerms[Int(slot)] = []

@@ -204,6 +204,8 @@ final class DerivedIndexSet: @unchecked Sendable {
     let vectors: [String: any VectorFieldSearching]
     /// The R*Tree of each point field.
     let geo: [String: GeoIndex]
+    /// The in-memory BM25 leg of the full-text fields, where it ranks as FTS5 does.
+    let text: TextFieldIndex?
     let lock = ReadWriteLock()
     /// The last change-log seq the in-memory indexes reflect; -1 before the first load.
     private var watermark: Int64 = -1
@@ -223,7 +225,12 @@ final class DerivedIndexSet: @unchecked Sendable {
                 indexes.append(index)
             }
         }
-        if let fullText = layout.schema.fullText { indexes.append(FullTextIndex(fullText)) }
+        var text: TextFieldIndex?
+        if let fullText = layout.schema.fullText {
+            indexes.append(FullTextIndex(fullText))
+            text = TextFieldIndex(fullText)
+            if let text { indexes.append(text) }
+        }
         let btrees = layout.indexDefinitions.indices.map { "\(layout.name)_i\($0)" }
         if !btrees.isEmpty { indexes.append(BTreeIndexes(names: btrees)) }
         let references = layout.schema.referenceFields
@@ -238,6 +245,7 @@ final class DerivedIndexSet: @unchecked Sendable {
         self.indexes = indexes
         self.vectors = vectors
         self.geo = geo
+        self.text = text
     }
 
     /// A set of given indexes over a table that follows the document layout's conventions
@@ -247,58 +255,57 @@ final class DerivedIndexSet: @unchecked Sendable {
         self.indexes = indexes
         self.vectors = [:]
         self.geo = [:]
+        self.text = nil
     }
 
     private var inMemory: [any DerivedIndex] { indexes.filter { !$0.columns.isEmpty } }
 
-    /// Brings every in-memory index up to the state `connection` sees. Call inside the read
+    /// Brings in-memory indexes up to the state `connection` sees. Call inside the read
     /// transaction the query will use, so the log and the rows come from one snapshot.
     ///
-    /// - Complexity: O(changes since the last catch-up); O(rows) on first load or after the log
-    ///   was pruned past the watermark.
-    func catchUp(_ connection: Connection) throws {
-        try catchUp(connection, waiting: true)
+    /// Indexes load lazily: `loading` names the ones this query needs (nil: all of them); those
+    /// not yet built are built from the table, the ones already built replay the log, and the
+    /// rest stay unbuilt (a text query does not load the vectors). All built indexes share one
+    /// watermark, so they always reflect the same committed state.
+    ///
+    /// - Complexity: O(changes since the last catch-up); O(rows) for an index's first load or
+    ///   after the log was pruned past the watermark.
+    func catchUp(_ connection: Connection, loading needed: [any DerivedIndex]? = nil) throws {
+        try catchUp(connection, waiting: true, needed: needed)
     }
 
     /// After the writer commits: applies the commit now, so readers find the indexes current,
     /// unless a search holds the lock (then the next reader catches up instead; the writer never
-    /// waits for readers). Errors are left for that reader to meet.
+    /// waits for readers). Loads nothing new. Errors are left for that reader to meet.
     func catchUpAfterCommit(_ connection: Connection) {
-        guard !connection.isInTransaction, inMemory.contains(where: \.isLoaded) else { return }
+        guard !connection.isInTransaction, lock.read({ inMemory.contains(where: \.isLoaded) }) else { return }
         // One read transaction: the log and the rows from one snapshot.
-        try? connection.transaction(.deferred) { try catchUp(connection, waiting: false) }
+        try? connection.transaction(.deferred) { try catchUp(connection, waiting: false, needed: []) }
     }
 
-    private func catchUp(_ connection: Connection, waiting: Bool) throws {
+    private func catchUp(_ connection: Connection, waiting: Bool, needed: [any DerivedIndex]?) throws {
         let memory = inMemory
+        let wanted = needed.map { needed in memory.filter { index in needed.contains { $0 === index } } } ?? memory
         guard !memory.isEmpty else { return }
         let (maxSeq, floor) = try layout.changeLog.state(connection)
         // A newer snapshot than ours may already have been applied by another reader: the index
         // then reflects a later committed state, which is still never a half-applied one.
-        let current = lock.read { watermark }
-        if current >= 0, current >= floor, maxSeq <= current { return }
+        let isCurrent = lock.read {
+            watermark >= 0 && watermark >= floor && maxSeq <= watermark && wanted.allSatisfy(\.isLoaded)
+        }
+        if isCurrent { return }
         let apply = { [self] in
-            if watermark >= 0, watermark >= floor, maxSeq <= watermark { return }
-            let columns = memory.flatMap(\.columns).joined(separator: ", ")
-            if watermark < 0 || watermark < floor {
-                for index in memory { index.reset() }
-                let rows = try connection.prepare("SELECT \(layout.rid), \(columns) FROM \(layout.table)")
-                try rows.forEachRow { row in dispatch(rid: row.int64(at: 0), row: row, memory) }
+            let built = memory.filter(\.isLoaded)
+            let missing = wanted.filter { !$0.isLoaded }
+            let valid = watermark >= 0 && watermark >= floor
+            if valid, missing.isEmpty, maxSeq <= watermark { return }
+            if !valid || built.isEmpty || (!missing.isEmpty && watermark > maxSeq) {
+                // Everything built or wanted from this snapshot (a built index cannot be moved
+                // back to an older snapshot by the log, so an older reader rebuilds them all).
+                try build(built + missing, connection)
             } else {
-                let changed = try connection.cachedStatement(
-                    """
-                    SELECT l.rid, t.\(layout.rid) IS NOT NULL, \(memory.flatMap(\.columns).map { "t.\($0)" }.joined(separator: ", "))
-                    FROM (SELECT DISTINCT rid FROM \(layout.log) WHERE seq > ?) AS l
-                    LEFT JOIN \(layout.table) AS t ON t.\(layout.rid) = l.rid
-                    """)
-                try changed.forEachRow([.integer(watermark)]) { row in
-                    let exists = row.int64(at: 1) != 0
-                    var column = 2
-                    for index in memory {
-                        index.apply(rid: row.int64(at: 0), statement: exists ? row : nil, firstColumn: column)
-                        column += index.columns.count
-                    }
-                }
+                if !missing.isEmpty { try build(missing, connection) }
+                if maxSeq > watermark { try replay(built, after: watermark, connection) }
             }
             watermark = maxSeq
         }
@@ -309,11 +316,35 @@ final class DerivedIndexSet: @unchecked Sendable {
         }
     }
 
-    private func dispatch(rid: Int64, row: Statement, _ memory: [any DerivedIndex]) {
-        var column = 1
-        for index in memory {
-            index.apply(rid: rid, statement: row, firstColumn: column)
-            column += index.columns.count
+    /// Builds `memory` from the table.
+    private func build(_ memory: [any DerivedIndex], _ connection: Connection) throws {
+        for index in memory { index.reset() }
+        let columns = memory.flatMap(\.columns).joined(separator: ", ")
+        let rows = try connection.prepare("SELECT \(layout.rid), \(columns) FROM \(layout.table)")
+        try rows.forEachRow { row in
+            var column = 1
+            for index in memory {
+                index.apply(rid: row.int64(at: 0), statement: row, firstColumn: column)
+                column += index.columns.count
+            }
+        }
+    }
+
+    /// Applies the current state of every row the log names after `seq` to `memory`.
+    private func replay(_ memory: [any DerivedIndex], after seq: Int64, _ connection: Connection) throws {
+        let changed = try connection.cachedStatement(
+            """
+            SELECT l.rid, t.\(layout.rid) IS NOT NULL, \(memory.flatMap(\.columns).map { "t.\($0)" }.joined(separator: ", "))
+            FROM (SELECT DISTINCT rid FROM \(layout.log) WHERE seq > ?) AS l
+            LEFT JOIN \(layout.table) AS t ON t.\(layout.rid) = l.rid
+            """)
+        try changed.forEachRow([.integer(seq)]) { row in
+            let exists = row.int64(at: 1) != 0
+            var column = 2
+            for index in memory {
+                index.apply(rid: row.int64(at: 0), statement: exists ? row : nil, firstColumn: column)
+                column += index.columns.count
+            }
         }
     }
 

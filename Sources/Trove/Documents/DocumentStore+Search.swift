@@ -62,13 +62,13 @@ extension DocumentStore {
         let allowed = try candidates(query.filter, on: connection)
         var legs = LegHits(vector: [], text: nil, geo: nil)
         if !query.vectorLegs.isEmpty {
-            if source == .indexes { try indexes.catchUp(connection) }
+            if source == .indexes { try indexes.catchUp(connection, loading: query.vectorLegs.map { indexes.vectors[$0.field]! }) }
             for leg in query.vectorLegs {
                 legs.vector.append(try vectorHits(leg, k: depth, candidates: allowed, source: source, on: connection))
             }
         }
         if let leg = query.textLeg {
-            legs.text = try textHits(leg, k: depth, filter: query.filter, on: connection)
+            legs.text = try textHits(leg, k: depth, filter: query.filter, candidates: allowed, source: source, on: connection)
         }
         if let leg = query.geoLeg {
             legs.geo = try geoHits(leg, k: depth, filter: query.filter, on: connection)
@@ -148,8 +148,15 @@ extension DocumentStore {
         }
     }
 
-    /// BM25 hits of the text leg among the filter's rows, best first.
-    func textHits(_ leg: TextLeg, k: Int, filter: Filter, on connection: Connection) throws -> [(rid: Int64, bm25: Double)] {
+    /// BM25 hits of the text leg among the filter's rows, best first: from the in-memory leg
+    /// when it answers this query (``TextFieldIndex``), else from FTS5.
+    func textHits(
+        _ leg: TextLeg, k: Int, filter: Filter, candidates: Candidates, source: VectorSource, on connection: Connection
+    ) throws -> [(rid: Int64, bm25: Double)] {
+        if source == .indexes, let memory = indexes.text, memory.answers(leg) {
+            try indexes.catchUp(connection, loading: [memory])
+            return indexes.lock.read { memory.search(leg.query.text, k: k, candidates: candidates) }
+        }
         let fullText = schema.fullText!
         guard let expression = matchExpression(leg) else { return [] }
         let weights = fullText.weights.map { String($0) }.joined(separator: ", ")
@@ -305,7 +312,11 @@ extension DocumentStore {
             lines.append("geo leg \(leg.field): nearest to \(leg.point) by great-circle distance\(leg.maximumKilometres.map { " within \($0) km" } ?? ""); R*Tree \(layout.geoTableName(leg.field)) box around a growing radius, exact distance on its float64 coordinates, among the candidates")
         }
         if let leg = query.textLeg {
-            lines.append("text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)")
+            if let memory = indexes.text, memory.answers(leg) {
+                lines.append("text leg: in-memory BM25 over \(schema.fullText!.fields.joined(separator: ", ")) (ranks as FTS5's bm25; FTS5 inside a write transaction)")
+            } else {
+                lines.append("text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)")
+            }
         }
         if query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1) > 1 {
             switch query.fusion {
