@@ -36,8 +36,9 @@ protocol VectorFieldSearching: DerivedIndex {
     var count: Int { get }
     /// A short description of how a search runs, for `explain`.
     var strategy: String { get }
-    /// The k nearest rows (by row id), among `candidates` when given.
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?) -> [Neighbor]
+    /// The k nearest rows (by row id), among `candidates` when given; `table` reads the field's
+    /// stored vectors on the query's connection, for indexes that keep none in memory.
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?, table: TableVectors) throws -> [Neighbor]
 }
 
 extension VectorFieldSearching {
@@ -88,7 +89,7 @@ final class FlatVectorIndex: VectorFieldSearching {
         }
     }
 
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?) -> [Neighbor] {
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?, table: TableVectors) -> [Neighbor] {
         guard let index else { return [] }
         if let candidates { return index.search(query, k: k, among: candidates) }
         return index.search(query, k: k)
@@ -98,8 +99,12 @@ final class FlatVectorIndex: VectorFieldSearching {
 /// An HNSW graph (Malkov & Yashunin 2018) over one vector field, approximate; a filtered search
 /// plans its own strategy (an exact scan of few candidates, a filter-aware walk for many).
 ///
-/// Memory: the float32 vectors (or int8 codes plus float32 for re-scoring) and about 2·M links
-/// per node on layer 0.
+/// Memory: the float32 vectors (or int8 codes plus float32 for re-scoring, or in codes-only
+/// mode the int8 codes alone) and about 2·M links per node on layer 0.
+///
+/// Codes-only (`.hnsw(quantization: .int8, keepsFloatVectors: false)`): the codes steer the walk
+/// and every exact distance (re-scoring the walk's best, exact scans of few candidates) reads the
+/// field's vector from the table, as codes-only search collections do.
 final class HNSWVectorIndex: VectorFieldSearching {
     let field: String
     let dimension: Int
@@ -117,7 +122,9 @@ final class HNSWVectorIndex: VectorFieldSearching {
     var isLoaded: Bool { index != nil }
     var count: Int { index?.count ?? 0 }
     var strategy: String {
-        "HNSW walk (M \(configuration.m), efSearch \(configuration.efSearch), \(configuration.quantization)); exact scan when the filter leaves few candidates"
+        configuration.storesFullPrecision
+            ? "HNSW walk (M \(configuration.m), efSearch \(configuration.efSearch), \(configuration.quantization)); exact scan when the filter leaves few candidates"
+            : "HNSW walk over int8 codes only (M \(configuration.m), efSearch \(configuration.efSearch)), best candidates re-scored from the table; exact scan of the table's vectors when the filter leaves few candidates"
     }
 
     func reset() {
@@ -134,10 +141,33 @@ final class HNSWVectorIndex: VectorFieldSearching {
         }
     }
 
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?) -> [Neighbor] {
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?, table: TableVectors) throws -> [Neighbor] {
         guard let index else { return [] }
-        guard let candidates else { return index.search(query, k: k) }
-        return index.search(query, k: k, candidates: Set(candidates)).results
+        guard !configuration.storesFullPrecision else {
+            guard let candidates else { return index.search(query, k: k) }
+            return index.search(query, k: k, candidates: Set(candidates)).results
+        }
+        guard let candidates else {
+            var failure: (any Error)?
+            let hits = index.search(query, k: k, efSearch: nil) { rid in
+                do { return try table.vector(rid: rid) } catch {
+                    failure = failure ?? error
+                    return nil
+                }
+            }
+            if let failure { throw failure }
+            return hits
+        }
+        switch CollectionEngine.codesOnlyPlan(matching: candidates.count, total: index.count, k: k, efSearch: index.efSearch) {
+        case .exactScan:
+            return try table.exactSearch(query, k: k, among: candidates)
+        case .graphTraversal:
+            // The filtered walk ranks by code distances; widen it and let the table's vectors pick the k.
+            let allowed = Set(candidates)
+            let wide = k * configuration.rescoreFactor
+            let found = index.search(query, k: wide, efSearch: max(index.efSearch, wide), where: allowed.contains)
+            return try table.exactSearch(query, k: k, among: found.map(\.id))
+        }
     }
 }
 

@@ -302,9 +302,6 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
                 throw TroveError.invalidConfiguration("vectorIndexes names \(name), which is not a vector field")
             }
             try kind.validate()
-            if kind.readsVectorsFromTable {
-                throw TroveError.invalidConfiguration("vector field \(name): codes-only HNSW (keepsFloatVectors: false) is for search collections only")
-            }
         }
         if let fullText {
             guard !fullText.fields.isEmpty, fullText.fields.count == fullText.weights.count else {

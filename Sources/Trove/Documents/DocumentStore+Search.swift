@@ -123,28 +123,19 @@ extension DocumentStore {
 
     func vectorHits(_ leg: VectorLeg, k: Int, candidates: Candidates, source: VectorSource, on connection: Connection) throws -> [Neighbor] {
         let index = indexes.vectors[leg.field]!
+        let table = TableVectors(connection: connection, layout: layout, field: leg.field, dimension: index.dimension, metric: index.metric)
         switch source {
         case .indexes:
             guard !candidates.excluded.isEmpty else {
-                return indexes.lock.read { index.search(leg.vector, k: k, among: candidates.rids) }
+                return try indexes.lock.read { try index.search(leg.vector, k: k, among: candidates.rids, table: table) }
             }
             // k more than the rows left out: the best k of the rest are among them.
-            let hits = indexes.lock.read {
-                index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids)
+            let hits = try indexes.lock.read {
+                try index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids, table: table)
             }
             return Array(hits.lazy.filter { candidates.allows($0.id) }.prefix(k))
         case .table:
-            var scratch = FlatIndex(dimension: index.dimension, metric: index.metric)
-            let allowed = candidates.rids.map(Set.init)
-            let statement = try connection.prepare("SELECT \(layout.rid), \"\(leg.field)\" FROM \(layout.table) WHERE \"\(leg.field)\" IS NOT NULL")
-            try statement.forEachRow { row in
-                let rid = row.int64(at: 0)
-                guard allowed?.contains(rid) ?? true, candidates.allows(rid) else { return }
-                if let v = row.withBlob(at: 1, { $0.flatMap { VectorBlob.vector($0, dimension: index.dimension) } }) {
-                    scratch.upsert(id: rid, vector: v)
-                }
-            }
-            return scratch.search(leg.vector, k: k)
+            return try table.exactSearch(leg.vector, k: k, among: candidates.rids, allows: candidates.allows)
         }
     }
 
