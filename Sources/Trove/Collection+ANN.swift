@@ -227,9 +227,13 @@ extension Database {
     @discardableResult
     public func saveIndexes() throws -> [String] {
         var saved: [String] = []
-        for (name, engine) in engines.sorted(by: { $0.key < $1.key }) where engine.hasUnsavedANNChanges {
-            try engine.saveANN()
-            saved.append(name)
+        for (name, engine) in engines.sorted(by: { $0.key < $1.key }) {
+            let didSave = try engine.state.lock.withLock {
+                guard engine.hasUnsavedANNChanges else { return false }
+                try engine.saveANN()
+                return true
+            }
+            if didSave { saved.append(name) }
         }
         return saved
     }

@@ -66,7 +66,7 @@ extension Collection {
         let rows = zip(entries, vectors).map {
             PendingRow(id: $0.id, content: $0.text, source: $0.source, metadata: $0.metadata, vector: $1)
         }
-        return try await database.withEngine(name) { try $0.write(rows, mode: .insert) }
+        return try await database.withWritingEngine(name) { try $0.write(rows, mode: .insert) }
     }
 
     /// Searches with text: embeds it and runs hybrid search (vector and words fused with RRF),

@@ -27,8 +27,16 @@ public struct Collection: Sendable {
     /// The largest `topK` a search accepts.
     public static var maxTopK: Int { CollectionEngine.maxTopK }
 
-    private func run<T: Sendable>(_ body: @Sendable (CollectionEngine) throws -> T) async throws -> T {
-        try await database.withEngine(name, body)
+    /// Runs a write on the database's actor (its in-memory indexes are locked only to apply
+    /// what it committed).
+    private func write<T: Sendable>(_ body: @Sendable (CollectionEngine) throws -> T) async throws -> T {
+        try await database.withWritingEngine(name, body)
+    }
+
+    /// Runs a read or a search on a reader connection, beside writes (see
+    /// ``Database/withReadingEngine(_:_:)``).
+    private func read<T: Sendable>(_ body: @escaping @Sendable (CollectionEngine) throws -> T) async throws -> T {
+        try await database.withReadingEngine(name, body)
     }
 
     // MARK: Writing
@@ -48,7 +56,7 @@ public struct Collection: Sendable {
     @discardableResult
     public func insert(content: String, source: String = "", metadata: String? = nil, vector: [Float]) async throws -> Int64 {
         let row = PendingRow(id: nil, content: content, source: source, metadata: metadata, vector: vector)
-        return try await run { try $0.write([row], mode: .insert)[0] }
+        return try await write { try $0.write([row], mode: .insert)[0] }
     }
 
     /// Inserts rows in one transaction, all or nothing: every entry is validated before the first
@@ -58,7 +66,7 @@ public struct Collection: Sendable {
     ///   are updated by triggers in the same transaction.
     public func insertBatch(_ entries: [VectorEntry]) async throws {
         let rows = entries.map(PendingRow.init)
-        try await run { _ = try $0.write(rows, mode: .insert) }
+        try await write { _ = try $0.write(rows, mode: .insert) }
     }
 
     /// Replaces an existing row's content, source, metadata and vector.
@@ -66,7 +74,7 @@ public struct Collection: Sendable {
     /// - Throws: ``TroveError/rowNotFound(id:)`` when no row has the entry's id.
     public func update(_ entry: VectorEntry) async throws {
         let row = PendingRow(entry)
-        try await run { _ = try $0.write([row], mode: .update) }
+        try await write { _ = try $0.write([row], mode: .update) }
     }
 
     /// Inserts the row, or replaces the row with the same id.
@@ -77,52 +85,52 @@ public struct Collection: Sendable {
     /// Inserts or replaces rows in one all-or-nothing transaction.
     public func upsertBatch(_ entries: [VectorEntry]) async throws {
         let rows = entries.map(PendingRow.init)
-        try await run { _ = try $0.write(rows, mode: .upsert) }
+        try await write { _ = try $0.write(rows, mode: .upsert) }
     }
 
     /// Deletes the row with this id. Returns whether it existed.
     @discardableResult
     public func delete(id: Int64) async throws -> Bool {
-        try await run { try $0.delete(id: id) }
+        try await write { try $0.delete(id: id) }
     }
 
     /// Deletes every row with this source (for example to re-index one file). Returns how many.
     @discardableResult
     public func delete(source: String) async throws -> Int {
-        try await run { try $0.delete(source: source) }
+        try await write { try $0.delete(source: source) }
     }
 
     /// Deletes every row. Returns how many.
     @discardableResult
     public func deleteAll() async throws -> Int {
-        try await run { try $0.deleteAll() }
+        try await write { try $0.deleteAll() }
     }
 
     // MARK: Reading
 
     /// The row with this id, with its vector (empty when the row has none), or nil.
     public func fetch(id: Int64) async throws -> VectorEntry? {
-        try await run { try $0.fetch(id: id) }
+        try await read { try $0.fetch(id: id) }
     }
 
     /// Whether a row has this id.
     public func contains(id: Int64) async throws -> Bool {
-        try await run { try $0.contains(id: id) }
+        try await read { try $0.contains(id: id) }
     }
 
     /// The number of rows.
     public func count() async throws -> Int {
-        try await run { try $0.count(source: nil) }
+        try await read { try $0.count(source: nil) }
     }
 
     /// The number of rows with this source.
     public func count(source: String) async throws -> Int {
-        try await run { try $0.count(source: source) }
+        try await read { try $0.count(source: source) }
     }
 
     /// Every source with its row count, sorted by source.
     public func sources() async throws -> [SourceSummary] {
-        try await run { try $0.sources() }
+        try await read { try $0.sources() }
     }
 
     // MARK: Searching
@@ -153,7 +161,7 @@ public struct Collection: Sendable {
     /// - Complexity: O(n × dimension) for n candidate rows, plus catching up with changes made
     ///   since the previous query.
     public func search(vector: [Float], topK: Int = 10, filter: SearchFilter = SearchFilter()) async throws -> [SearchResult] {
-        try await run { try $0.searchVector(vector, topK: topK, filter: filter) }
+        try await read { try $0.searchVector(vector, topK: topK, filter: filter) }
     }
 
     /// Full-text search ranked by BM25, best first, with the same filters as vector search.
@@ -173,7 +181,7 @@ public struct Collection: Sendable {
     public func searchText(
         _ query: TextQuery, topK: Int = 10, filter: SearchFilter = SearchFilter(), snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
-        try await run { try $0.searchText(query, topK: topK, filter: filter, snippet: snippet) }
+        try await read { try $0.searchText(query, topK: topK, filter: filter, snippet: snippet) }
     }
 
     /// Hybrid search: the vector and text legs, each filtered before ranking, fused with
@@ -189,7 +197,7 @@ public struct Collection: Sendable {
         text: TextQuery, vector: [Float], topK: Int = 10, filter: SearchFilter = SearchFilter(),
         fusion: Fusion = Fusion(), snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
-        try await run {
+        try await read {
             try $0.searchHybrid(text: text, vector: vector, topK: topK, filter: filter, fusion: fusion, snippet: snippet)
         }
     }

@@ -115,7 +115,7 @@ extension CollectionEngine {
         }
         // Inside someone else's transaction nothing is committed yet (it may still roll back),
         // so leave it to the log.
-        if !outerTransaction { applyCommitted(changes, before: before, after: after) }
+        if !outerTransaction { state.lock.withLock { applyCommitted(changes, before: before, after: after) } }
         // Also inside someone else's transaction: a merge attempted before it commits finds the
         // write lock taken and tries again after the next quiet period.
         if configuration.lexicalSearch { merger?.noteWrite(fts: schema.fts) }

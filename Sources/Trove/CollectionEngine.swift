@@ -4,29 +4,51 @@ import TroveSQLite
 import TroveText
 import TroveVectors
 
-/// The working state of one open collection: its schema, its cached statements and the in-memory
-/// vector index that follows the change log. Owned by a ``Database`` actor and used only on it,
-/// so it is not Sendable.
+/// The working state of one open collection on one connection: its schema, that connection's
+/// statements, and the collection's in-memory indexes (shared, see ``PresetIndexState``).
+///
+/// The writer's engine lives on its ``Database`` actor; a search or read on a reader connection
+/// makes a short-lived engine of its own over the same shared state. Not Sendable: each engine is
+/// used by one task at a time.
 final class CollectionEngine {
     let connection: Connection
     let schema: CollectionSchema
     var configuration: CollectionConfiguration { schema.configuration }
     var name: String { schema.name }
+    /// The in-memory indexes, shared by every engine of this collection in this `Database`.
+    /// Touch them only while holding `state.lock` (see ``PresetIndexState``).
+    let state: PresetIndexState
 
     /// The exact index, loaded on the first vector query. Memory: 4 × dimension bytes per row
     /// (about 1.5 KB per row at 384-d), plus the id map.
-    var index: FlatIndex?
+    var index: FlatIndex? {
+        get { state.index }
+        _modify { yield &state.index }
+    }
     /// The last change-log `seq` that ``index`` reflects.
-    var watermark: Int64 = 0
+    var watermark: Int64 {
+        get { state.watermark }
+        set { state.watermark = newValue }
+    }
     /// The HNSW index of a collection whose kind is `.hnsw` (see CollectionEngine+ANN.swift),
     /// loaded on first use; such collections never load ``index``.
-    var ann: ANNState?
+    var ann: ANNState? {
+        get { state.ann }
+        set { state.ann = newValue }
+    }
     /// The in-memory BM25 index for typed text queries (see CollectionEngine+TextIndex.swift),
     /// built on the first typed query, and the change-log `seq` it reflects.
-    var textIndex: BM25Index?
-    /// Merges this collection's FTS5 segments after writes (nil for in-memory or read-only files).
+    var textIndex: BM25Index? {
+        get { state.textIndex }
+        _modify { yield &state.textIndex }
+    }
+    var textWatermark: Int64 {
+        get { state.textWatermark }
+        set { state.textWatermark = newValue }
+    }
+    /// Merges this collection's FTS5 segments after writes (nil for in-memory or read-only files,
+    /// and on reader connections).
     var merger: BackgroundMerger?
-    var textWatermark: Int64 = 0
     /// The search in progress, if any (CollectionEngine+SearchScope.swift).
     var searchScope: SearchScope?
 
@@ -36,9 +58,10 @@ final class CollectionEngine {
     /// The largest topK accepted by searches.
     static let maxTopK = 100_000
 
-    init(connection: Connection, schema: CollectionSchema) {
+    init(connection: Connection, schema: CollectionSchema, state: PresetIndexState = PresetIndexState()) {
         self.connection = connection
         self.schema = schema
+        self.state = state
     }
 
     // MARK: Opening
@@ -196,6 +219,26 @@ final class CollectionEngine {
 
     /// Deletes old change-log entries once the log is long; call inside a write transaction.
     func pruneLogIfNeeded(maxSeq: Int64) throws { try changeLog.pruneIfNeeded(connection, maxSeq: maxSeq) }
+}
+
+/// The in-memory indexes of one search collection: the exact index, the HNSW index, the BM25
+/// index and their watermarks, shared by the writer's engine and the engines that searches make
+/// on reader connections.
+///
+/// Concurrency: one lock, held around every use. `Database.withEngine` holds it for the whole
+/// body (administration and searches on the writer), `Database.withReadingEngine` for a search on
+/// a reader connection, and a write holds it only to apply what it committed
+/// (`CollectionEngine.write`), never while its SQL runs, so searches proceed during writes.
+/// Searches of one collection take turns on its indexes, as they did on the actor.
+final class PresetIndexState: @unchecked Sendable {
+    // @unchecked Sendable: every stored property below is read and written only while `lock` is
+    // held (the three entry points above are the only ways engines reach them).
+    let lock = NSLock()
+    var index: FlatIndex?
+    var watermark: Int64 = 0
+    var ann: ANNState?
+    var textIndex: BM25Index?
+    var textWatermark: Int64 = 0
 }
 
 /// A change to apply to the in-memory index.

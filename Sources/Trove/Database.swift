@@ -27,6 +27,8 @@ public actor Database {
     nonisolated let readers: ReaderPool?
     /// Document collections opened so far, shared with the readers.
     nonisolated let documentStores = DocumentStoreRegistry()
+    /// Search collections opened so far (schema and in-memory indexes), shared with the readers.
+    nonisolated let presets = PresetRegistry()
     /// The file path, or nil for an in-memory database.
     public nonisolated let path: String?
     /// The clock document expiry is measured against (``Expiry``); the system clock by default.
@@ -101,6 +103,7 @@ public actor Database {
             let engine = try CollectionEngine.open(connection: connection, name: name, requested: configuration)
             engine.merger = merger
             engines[name] = engine
+            presets[name] = (engine.schema, engine.state)
         }
         self.connection = connection
         self.engines = engines
@@ -247,6 +250,7 @@ public actor Database {
         let engine = try CollectionEngine.open(connection: connection, name: name, requested: requested)
         engine.merger = merger
         engines[name] = engine
+        presets[name] = (engine.schema, engine.state)
         return engine
     }
 
@@ -281,12 +285,35 @@ public actor Database {
         }
         connection.clearStatementCache()
         engines[name] = nil
+        presets[name] = nil
         return true
     }
 
-    /// Runs `body` with a collection's engine on this actor.
+    /// Runs `body` with a collection's engine on this actor, holding its in-memory indexes'
+    /// lock throughout (administration, index loading and saving, explained searches).
     func withEngine<T: Sendable>(_ name: String, _ body: (CollectionEngine) throws -> T) throws -> T {
+        let engine = try engine(name, requested: nil)
+        return try engine.state.lock.withLock { try body(engine) }
+    }
+
+    /// Runs a write with a collection's engine on this actor. The in-memory indexes are not
+    /// locked while its SQL runs; `CollectionEngine.write` locks them to apply its commit.
+    func withWritingEngine<T: Sendable>(_ name: String, _ body: (CollectionEngine) throws -> T) throws -> T {
         try body(engine(name, requested: nil))
+    }
+
+    /// Runs a read or a search of a search collection on a reader connection, so it proceeds
+    /// while this actor writes (it never waits for the actor): `body` gets an engine over the
+    /// reader and the collection's shared in-memory indexes, whose lock it holds (searches of one
+    /// collection take turns on them, as on the actor; see ``PresetIndexState``). A reader sees
+    /// what is committed, as document reads do. On the writer instead for in-memory databases,
+    /// which have no readers.
+    nonisolated func withReadingEngine<T: Sendable>(_ name: String, _ body: @escaping @Sendable (CollectionEngine) throws -> T) async throws -> T {
+        guard let readers, let (schema, state) = presets[name] else { return try await withEngine(name, body) }
+        return try await readers.withReader(transaction: false) { connection in
+            let reader = CollectionEngine(connection: connection, schema: schema, state: state)
+            return try state.lock.withLock { try body(reader) }
+        }
     }
 
     // MARK: Raw SQL

@@ -134,10 +134,25 @@ final class ReaderPool: @unchecked Sendable {
         // only 128 pages. And memory-mapped reads: a page that misses the cache is read in place
         // instead of copied from the OS cache (16 KB per row lookup in an index scan).
         // (The encrypting VFS refuses mappings, so encrypted files read through its xRead.)
-        try connection.execute(script: "PRAGMA cache_size = -16384; PRAGMA mmap_size = \(encryption == nil ? Self.mmapSize : 0)")
+        // Encrypted files keep the writer's larger cache: a page that misses it is decrypted again.
+        let cacheKB = encryption == nil ? 16384 : Database.encryptedCacheKB
+        try connection.execute(script: "PRAGMA cache_size = -\(cacheKB); PRAGMA mmap_size = \(encryption == nil ? Self.mmapSize : 0)")
         try connection.registerTroveTokenizer()
         try connection.registerTroveFunctions()  // geo queries' exact distance
         return connection
+    }
+}
+
+/// The search collections opened on a database: each one's frozen schema and shared in-memory
+/// indexes, so searches reach a reader connection without waiting for the database's actor.
+final class PresetRegistry: @unchecked Sendable {
+    // @unchecked Sendable: `collections` is only touched under `lock`; both values are Sendable.
+    private let lock = NSLock()
+    private var collections: [String: (schema: CollectionSchema, state: PresetIndexState)] = [:]
+
+    subscript(name: String) -> (schema: CollectionSchema, state: PresetIndexState)? {
+        get { lock.withLock { collections[name] } }
+        set { lock.withLock { collections[name] = newValue } }
     }
 }
 

@@ -104,7 +104,7 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
 }
 
 /// Names and SQL of the objects that make up one collection (DESIGN.md section 3).
-struct CollectionSchema {
+struct CollectionSchema: Sendable {
     /// 1: the first format. 2: the change log's update trigger records updates of every column;
     /// document collections (`documents.<name>` keys). Format-1 files are upgraded on open.
     static let formatVersion = 2
