@@ -383,7 +383,7 @@ public actor Database {
     /// - Throws: `SQLiteError` with code `busy` when another connection keeps the checkpoint from
     ///   finishing (a reader of an older snapshot, or another process checkpointing) for longer
     ///   than the busy timeout plus a second.
-    public func checkpoint() throws {
+    public func checkpoint() async throws {
         // A background checkpoint in flight holds the checkpoint lock, which SQLite never waits
         // for: wait for it here. (Only this connection's commits start new ones.)
         checkpointer?.flush()
@@ -392,7 +392,8 @@ public actor Database {
         for attempt in 0..<50 {
             let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)").first?.int64(at: 0) ?? 0
             if busy == 0 { return }
-            if attempt < 49 { Thread.sleep(forTimeInterval: 0.02) }
+            // Suspends instead of blocking the actor's thread (other work may run meanwhile).
+            if attempt < 49 { try await Task.sleep(for: .milliseconds(20)) }
         }
         throw SQLiteError(extendedCode: .busy, message: "the WAL checkpoint could not finish: another connection is checkpointing or reading")
     }

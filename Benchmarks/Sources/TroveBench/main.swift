@@ -11,6 +11,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("store", "batch insert, text and hybrid query latency", runStoreBenchmarks),
     ("embeddings", "tokens/s and latency of the built-in BERT encoder", runEmbeddingBenchmarks),
     ("ann", "HNSW build time, memory, recall@10 vs QPS", runANNBenchmarks),
+    ("store-readers", "search collection: search latency with and without a writer inserting batches", runStoreReaderBenchmarks),
     ("store-ann", "HNSW in the store: filtered queries vs exact scan, snapshot load vs rebuild", runStoreANNBenchmarks),
     ("documents", "the grdb-peer record workload through the document API (+ GRDB side by side), reader scaling", runDocumentBenchmarks),
     ("models", "the grdb-peer record workload through Codable models and #Predicate (+ GRDB side by side)", runModelBenchmarks),

@@ -88,11 +88,11 @@ extension Database {
     /// ```
     /// - Complexity: O(file size).
     @discardableResult
-    public func compact() throws -> CompactionReport {
+    public func compact() async throws -> CompactionReport {
         let before = fileSize()
         checkpointer?.flush()
         try connection.execute(script: "VACUUM")
-        if path != nil { try checkpoint() }
+        if path != nil { try await checkpoint() }
         return CompactionReport(bytesBefore: before, bytesAfter: fileSize())
     }
 }
