@@ -9,20 +9,52 @@ import TroveTestSupport
 /// Searches of search collections run on reader connections, beside the writer.
 @Suite("Search collections on the reader pool")
 struct PresetReaderTests {
+    /// Runs the searches' tasks on a thread of their own: while the writer blocks one thread of
+    /// the cooperative pool, other suites may hold the rest (some wait for child processes), and
+    /// the test must not depend on them.
+    final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
+        // @unchecked Sendable: a serial DispatchQueue is the only state.
+        private let queue = DispatchQueue(label: "PresetReaderTests")
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+
     /// A gate the writer's connection blocks on (inside a SQL function) until the test opens it.
+    /// A watchdog on its own thread opens it after four minutes, so a regression fails instead of
+    /// hanging.
     final class Gate: Sendable {
         private let open = DispatchSemaphore(value: 0)
-        private let state = Mutex((entered: false, released: false))
+        private let state = Mutex((entered: false, released: false, byWatchdog: false))
+
+        init() {
+            Thread.detachNewThread { [self] in
+                Thread.sleep(forTimeInterval: 240)
+                release(byWatchdog: true)
+            }
+        }
+
         func enter() {
-            state.withLock { $0.entered = true }
-            open.wait()
+            // SQLite may call the function again; once open, the gate stays open.
+            let released = state.withLock { s in
+                s.entered = true
+                return s.released
+            }
+            if !released { open.wait() }
         }
-        func release() {
-            state.withLock { $0.released = true }
-            open.signal()
+
+        func release(byWatchdog: Bool = false) {
+            let first = state.withLock { s in
+                defer { s.released = true }
+                if !s.released { s.byWatchdog = byWatchdog }
+                return !s.released
+            }
+            if first { open.signal() }
         }
+
         var entered: Bool { state.withLock { $0.entered } }
-        var released: Bool { state.withLock { $0.released } }
+        var openedByWatchdog: Bool { state.withLock { $0.byWatchdog } }
     }
 
     @Test("vector, text and hybrid searches and reads finish while the writer is busy")
@@ -40,22 +72,19 @@ struct PresetReaderTests {
         }
         // The writer (the actor's connection) blocks inside this statement until released.
         let busy = Task { try await db.query("SELECT gate(1)") }
-        for _ in 0..<1_000 where !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<20_000 where !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
         #expect(gate.entered)
-        // Released after 20 s at the latest, so a regression fails instead of hanging.
-        let watchdog = Task {
-            try? await Task.sleep(for: .seconds(20))
-            if !gate.released { gate.release() }
+        // Nothing here may need the database's actor (blocked above) or the cooperative pool.
+        let (vector, text, hybrid, count) = try await withTaskExecutorPreference(OwnThreadExecutor()) {
+            (try await items.search(vector: [1, 0, 0, 0], topK: 5),
+             try await items.searchText(.typed("row"), topK: 5),
+             try await items.searchHybrid(text: .typed("row"), vector: [0, 1, 0, 0], topK: 5),
+             try await items.count())
         }
-        let vector = try await items.search(vector: [1, 0, 0, 0], topK: 5)
-        let text = try await items.searchText(.typed("row"), topK: 5)
-        let hybrid = try await items.searchHybrid(text: .typed("row"), vector: [0, 1, 0, 0], topK: 5)
-        let count = try await items.count()
-        // All of it answered while the writer was still blocked.
-        #expect(!gate.released)
         gate.release()
-        watchdog.cancel()
         _ = try await busy.value
+        // All of it was answered while the writer was still blocked, not after the watchdog.
+        #expect(!gate.openedByWatchdog)
         #expect(vector.count == 5 && text.count == 5 && hybrid.count == 5 && count == 100)
     }
 }
