@@ -156,6 +156,29 @@ trove_cipher_context *trove_cipher_context_new(const uint8_t *key) {
     return context;
 }
 
+trove_cipher_context *trove_cipher_context_copy(const trove_cipher_context *source) {
+    if (!source) return NULL;
+    trove_cipher_context *context = calloc(1, sizeof *context);
+    if (!context) return NULL;
+#if defined(__linux__)
+    if (!source->uses_key) {
+        // EVP_CIPHER_CTX_copy duplicates the keyed state (AES key schedule, GCM hash key).
+        context->encrypt = EVP_CIPHER_CTX_new();
+        context->decrypt = EVP_CIPHER_CTX_new();
+        if (!context->encrypt || !context->decrypt
+            || EVP_CIPHER_CTX_copy(context->encrypt, source->encrypt) != 1
+            || EVP_CIPHER_CTX_copy(context->decrypt, source->decrypt) != 1) {
+            trove_cipher_context_free(context);
+            return NULL;
+        }
+        return context;
+    }
+#endif
+    memcpy(context->key, source->key, TROVE_CIPHER_KEY_SIZE);
+    context->uses_key = 1;
+    return context;
+}
+
 void trove_cipher_context_free(trove_cipher_context *context) {
     if (!context) return;
 #if defined(__linux__)

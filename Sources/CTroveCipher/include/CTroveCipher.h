@@ -92,6 +92,9 @@ int trove_cipher_context_seal(trove_cipher_context *context, const uint8_t *nonc
 int trove_cipher_context_open(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
                               size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
                               const uint8_t *tag);
+/// A second context with the same key, for another thread (the VFS's decrypt-ahead worker), made
+/// without the key bytes (the file's copy of the key was zeroed once its context existed).
+trove_cipher_context *trove_cipher_context_copy(const trove_cipher_context *context);
 
 /// Registers the VFS under TROVE_CIPHER_VFS_NAME (not as the default). Idempotent, thread-safe.
 /// Returns a SQLite result code.
@@ -139,7 +142,23 @@ typedef struct trove_cipher_statistics {
     uint64_t memory_files_opened;
     uint64_t memory_file_bytes_written;
     uint64_t wal_frames_unreadable;
+    /// Decrypt-ahead (see trove_cipher_set_readahead): pages the worker decrypted and verified,
+    /// reads served with its plaintext (ciphertext byte-identical), reads whose ciphertext on disk
+    /// differed from the worker's (decrypted by the reader instead), worker threads started.
+    uint64_t readahead_pages_opened;
+    uint64_t readahead_hits;
+    uint64_t readahead_misses;
+    uint64_t readahead_workers_started;
 } trove_cipher_statistics;
 void trove_cipher_get_statistics(trove_cipher_statistics *statistics);
+
+/// Decrypt-ahead for sequential reads of an encrypted database file: when a connection reads
+/// pages in order (a table scan), a worker thread of that file decrypts the next pages on another
+/// core, and a read uses the worker's plaintext only when the ciphertext it reads itself is
+/// byte-identical to the one the worker decrypted (so what it returns is always the decryption of
+/// what is on disk now). On by default on machines with 2 or more cores; the environment
+/// variable TROVE_CIPHER_READAHEAD=0 turns it off at registration. Takes effect on the next read.
+void trove_cipher_set_readahead(int enabled);
+int trove_cipher_readahead_enabled(void);
 
 #endif
