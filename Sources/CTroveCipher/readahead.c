@@ -74,9 +74,10 @@ struct trove_readahead {
     // (exclusive), skipping pages at or past `eof_page` (0: no end seen).
     int64_t next, end, eof_page;
     int direction;
-    // The reader's access pattern (reader-only).
+    // The reader's access pattern and this file's counts (reader-only).
     int64_t last;
     int run, run_direction;
+    uint64_t hits, misses;
 };
 
 static int enabled = -1;  // -1: not decided yet (environment and core count on first use)
@@ -266,8 +267,10 @@ int trove_readahead_read(trove_readahead *r, uint32_t page_number, uint8_t *page
         if (memcmp(e->ciphertext, page, r->page_size) == 0) {
             memcpy(page, e->plaintext, r->page_size);
             hit = 1;
+            r->hits++;
             COUNT(readahead_hits, 1);
         } else {
+            r->misses++;
             COUNT(readahead_misses, 1);
         }
         e->state = ENTRY_EMPTY;
@@ -292,6 +295,24 @@ int trove_readahead_read(trove_readahead *r, uint32_t page_number, uint8_t *page
     pthread_mutex_unlock(&r->lock);
     if (start) start_worker(r);
     return hit;
+}
+
+void trove_readahead_state(trove_readahead *r, trove_cipher_readahead_state *state) {
+    memset(state, 0, sizeof *state);
+    state->hits = r->hits;
+    state->misses = r->misses;
+    for (int waited = 0; waited < 5000; waited++) {
+        pthread_mutex_lock(&r->lock);
+        int idle = !r->running || (r->waiting && !has_work(r));
+        if (idle || waited == 4999) {
+            for (int i = 0; i < r->count && state->ready_count < TROVE_CIPHER_READAHEAD_LIST; i++)
+                if (r->entries[i].state == ENTRY_READY) state->ready[state->ready_count++] = (uint32_t)r->entries[i].page_number;
+            pthread_mutex_unlock(&r->lock);
+            return;
+        }
+        pthread_mutex_unlock(&r->lock);
+        usleep(1000);
+    }
 }
 
 void trove_readahead_free(trove_readahead *r) {

@@ -634,6 +634,10 @@ static int sealed_file_control(sqlite3_file *file, int op, void *argument) {
     case SQLITE_FCNTL_VFSNAME:
         *(char **)argument = sqlite3_mprintf("%s", TROVE_CIPHER_VFS_NAME);
         return SQLITE_OK;
+    case TROVE_CIPHER_FCNTL_READAHEAD:
+        if (f->kind != KIND_DATABASE || !f->readahead) return SQLITE_NOTFOUND;
+        trove_readahead_state(f->readahead, (trove_cipher_readahead_state *)argument);
+        return SQLITE_OK;
     default:
         return REAL_METHODS(f)->xFileControl(REAL(f), op, argument);
     }

@@ -1,3 +1,4 @@
+import CSQLite
 import CTroveCipher
 
 /// Decrypt-ahead for sequential reads of encrypted database files.
@@ -21,5 +22,27 @@ public enum EncryptionReadAhead {
     public static var isEnabled: Bool {
         get { trove_cipher_readahead_enabled() != 0 }
         set { trove_cipher_set_readahead(newValue ? 1 : 0) }
+    }
+}
+
+/// What decrypt-ahead did for one connection's main database file (tests and diagnostics).
+package struct ReadAheadState: Sendable, Equatable {
+    /// Reads this connection's file served with the worker's plaintext.
+    package var hits: UInt64
+    /// Reads whose ciphertext on disk differed from what the worker had decrypted.
+    package var misses: UInt64
+    /// Pages the worker holds decrypted and verified (at most 64 listed), ascending.
+    package var readyPages: [UInt32]
+}
+
+extension Connection {
+    /// Waits (up to 5 s) until the main file's decrypt-ahead worker has finished its window, then
+    /// reports its state; nil when the file has none (plaintext, never scanned, or switched off).
+    package func readAheadState() -> ReadAheadState? {
+        var state = trove_cipher_readahead_state()
+        guard let handle, sqlite3_file_control(handle, "main", TROVE_CIPHER_FCNTL_READAHEAD, &state) == SQLITE_OK
+        else { return nil }
+        let ready = withUnsafeBytes(of: state.ready) { Array($0.bindMemory(to: UInt32.self).prefix(Int(state.ready_count))) }
+        return ReadAheadState(hits: state.hits, misses: state.misses, readyPages: ready.sorted())
     }
 }

@@ -161,4 +161,17 @@ void trove_cipher_get_statistics(trove_cipher_statistics *statistics);
 void trove_cipher_set_readahead(int enabled);
 int trove_cipher_readahead_enabled(void);
 
+/// sqlite3_file_control opcode (tests, diagnostics) on an encrypted main database: waits up to 5 s
+/// for the file's decrypt-ahead worker to finish its window, then fills the struct below.
+/// SQLITE_NOTFOUND when the file has no decrypt-ahead state (never scanned, or it is off).
+#define TROVE_CIPHER_FCNTL_READAHEAD 0x54524131
+#define TROVE_CIPHER_READAHEAD_LIST 64
+typedef struct trove_cipher_readahead_state {
+    /// This file's reads served by the worker, and reads whose ciphertext had changed.
+    uint64_t hits, misses;
+    /// Pages the worker holds decrypted and verified, ready for the reader (at most 64 listed).
+    int ready_count;
+    uint32_t ready[TROVE_CIPHER_READAHEAD_LIST];
+} trove_cipher_readahead_state;
+
 #endif
