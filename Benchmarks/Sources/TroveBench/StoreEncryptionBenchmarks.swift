@@ -17,6 +17,9 @@ private struct StoreFigures {
     // Pages the VFS sealed during the insert and opened during the first query (encrypted only).
     var insertPagesSealed: UInt64 = 0
     var firstQueryPagesOpened: UInt64 = 0
+    // Of those, served by decrypt-ahead, and pages its worker decrypted (EncryptionReadAhead).
+    var firstQueryReadAheadHits: UInt64 = 0
+    var firstQueryReadAheadDecrypted: UInt64 = 0
 }
 
 private func median(_ values: [Double]) -> Double {
@@ -88,13 +91,17 @@ private func runOnce(
     }
     let database = try open()
     let collection = try await database.collection(named: "packages")
-    let openedBefore = EncryptionStatistics.current.pagesOpened
+    let before = EncryptionStatistics.current
+    let openedBefore = before.pagesOpened
     let cpuStart = cpuMilliseconds()
     let firstStart = ContinuousClock.now
     _ = try await collection.search(vector: queries[0].vector, topK: 10)
     firstWall.append(elapsedMilliseconds(since: firstStart))
     firstCPU.append(cpuMilliseconds() - cpuStart)
-    figures.firstQueryPagesOpened = EncryptionStatistics.current.pagesOpened - openedBefore
+    let after = EncryptionStatistics.current
+    figures.firstQueryPagesOpened = after.pagesOpened - openedBefore
+    figures.firstQueryReadAheadHits = after.readAheadHits - before.readAheadHits
+    figures.firstQueryReadAheadDecrypted = after.readAheadPagesOpened - before.readAheadPagesOpened
     figures.firstQueryMs = median(firstWall)
     figures.firstQueryCPUMs = median(firstCPU)
     if profiling {
@@ -144,6 +151,11 @@ func runEncryptedStoreComparison(
 ) async throws {
     print("\n## Encryption at rest: plaintext vs encrypted (AES-256-GCM per page), \(rounds) rounds each, alternating")
     print("  raw 32-byte key (no PBKDF2 on open); FTS on; batch \(batch); medians over rounds; \(queries.count) queries")
+    if let opens = ProcessInfo.processInfo.environment["TROVE_BENCH_FIRST_QUERY_AB"].flatMap({ Int($0) }) {
+        try await runFirstQueryAB(
+            entries: entries, queries: queries, dimension: dimension, batch: batch, opens: opens, directory: directory)
+        return
+    }
     if let kind = ProcessInfo.processInfo.environment["TROVE_BENCH_PROFILE_FIRST_QUERY"] {
         let path = directory.appendingPathComponent("profile.trove").path
         let figures = try await runOnce(
@@ -151,7 +163,9 @@ func runEncryptedStoreComparison(
             batch: batch, profiling: true)
         print(String(format: "  profiled %@: insert %.0f rows/s (%.0f per CPU-s); first query %.0f ms (%.0f CPU ms), medians of %d opens",
                      kind, figures.insertRowsPerSecond, figures.insertCPURowsPerSecond, figures.firstQueryMs,
-                     figures.firstQueryCPUMs, firstQueryOpens + profiledFirstQueryOpens))
+                     figures.firstQueryCPUMs, firstQueryOpens + profiledFirstQueryOpens)
+              + "; last open: \(figures.firstQueryPagesOpened) pages opened, decrypt-ahead served \(figures.firstQueryReadAheadHits)"
+              + " and decrypted \(figures.firstQueryReadAheadDecrypted)")
         return
     }
     var plain: [StoreFigures] = []
@@ -166,7 +180,8 @@ func runEncryptedStoreComparison(
                          round, encrypted ? "encrypted" : "plaintext", figures.insertRowsPerSecond, figures.insertCPURowsPerSecond,
                          figures.firstQueryMs, figures.firstQueryCPUMs, firstQueryOpens, figures.exactP50, figures.textP50, figures.hybridP50,
                          Double(figures.fileBytes) / 1_048_576)
-                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed), opened by the first query \(figures.firstQueryPagesOpened)" : ""))
+                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed), opened by the first query \(figures.firstQueryPagesOpened)"
+                    + " (decrypt-ahead: \(figures.firstQueryReadAheadHits) served, \(figures.firstQueryReadAheadDecrypted) decrypted)" : ""))
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + "-wal")
             try? FileManager.default.removeItem(atPath: path + "-shm")
@@ -242,4 +257,59 @@ func runSQLScriptComparisonAlone(rounds: Int) throws {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     try runSQLScriptComparison(rounds: rounds, directory: directory)
+}
+
+/// TROVE_BENCH_FIRST_QUERY_AB=<n>: builds a plaintext and an encrypted file once, then times the
+/// first query after open `n` times on each of: the plaintext file, the encrypted file without
+/// decrypt-ahead, the encrypted file with it, interleaved open by open in one process (so load
+/// hits all three alike). CPU time is the whole process's, decrypt-ahead's worker included.
+private func runFirstQueryAB(
+    entries: [VectorEntry], queries: [(text: String, vector: [Float])], dimension: Int, batch: Int, opens: Int,
+    directory: URL
+) async throws {
+    let plainPath = directory.appendingPathComponent("ab-plain.trove").path
+    let sealedPath = directory.appendingPathComponent("ab-encrypted.trove").path
+    for (encrypted, path) in [(false, plainPath), (true, sealedPath)] {
+        let database = encrypted ? try Database(path: path, encryption: benchKey) : try Database(path: path)
+        let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
+        var index = 0
+        while index < entries.count {
+            let end = min(entries.count, index + batch)
+            try await collection.insertBatch(Array(entries[index..<end]))
+            index = end
+        }
+        try await database.mergeTextIndexes()
+        try await database.checkpoint()
+    }
+    let kinds = ["plaintext", "encrypted, no decrypt-ahead", "encrypted, decrypt-ahead"]
+    var wall = [[Double]](repeating: [], count: 3), cpu = [[Double]](repeating: [], count: 3)
+    var served: UInt64 = 0, opened: UInt64 = 0
+    let wasEnabled = EncryptionReadAhead.isEnabled
+    for _ in 0..<opens {
+        for kind in 0..<3 {
+            EncryptionReadAhead.isEnabled = kind == 2
+            let database = kind == 0 ? try Database(path: plainPath) : try Database(path: sealedPath, encryption: benchKey)
+            let collection = try await database.collection(named: "packages")
+            let before = EncryptionStatistics.current
+            let cpuStart = cpuMilliseconds()
+            let start = ContinuousClock.now
+            _ = try await collection.search(vector: queries[0].vector, topK: 10)
+            wall[kind].append(elapsedMilliseconds(since: start))
+            cpu[kind].append(cpuMilliseconds() - cpuStart)
+            if kind == 2 {
+                let after = EncryptionStatistics.current
+                served += after.readAheadHits - before.readAheadHits
+                opened += after.pagesOpened - before.pagesOpened
+            }
+        }
+    }
+    EncryptionReadAhead.isEnabled = wasEnabled
+    print("  first query after open, \(opens) opens of each, interleaved; medians (wall / process CPU):")
+    for kind in 0..<3 {
+        let w = median(wall[kind]), c = median(cpu[kind])
+        let ratio = kind == 0 ? "" : String(format: " (%+.1f%% / %+.1f%% vs plaintext)",
+                                            (w / median(wall[0]) - 1) * 100, (c / median(cpu[0]) - 1) * 100)
+        print(String(format: "    %@: %.0f ms / %.0f ms", kinds[kind], w, c) + ratio)
+    }
+    print("    decrypt-ahead served \(served) of \(opened) pages opened")
 }

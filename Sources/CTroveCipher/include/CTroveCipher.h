@@ -92,6 +92,13 @@ int trove_cipher_context_seal(trove_cipher_context *context, const uint8_t *nonc
 int trove_cipher_context_open(trove_cipher_context *context, const uint8_t *nonce, const uint8_t *aad,
                               size_t aad_length, const uint8_t *input, size_t length, uint8_t *output,
                               const uint8_t *tag);
+/// The next nonce for sealing with this context: a random 96-bit value drawn on first use (and
+/// again after fork()), then incremented in its low 64 bits for every page. Two contexts repeat a
+/// nonce only if their random starts land within one run of each other in 2^96 values: for
+/// 2^20 contexts of one key writing 2^20 pages each, a chance of about 2^-36, smaller than with
+/// a fresh random nonce per page (2^40 pages: about 2^-17). It replaces a call into the random
+/// generator per page (~1-3 us with OpenSSL 3's DRBG and its locks, a fifth of sealing a 4 KB page).
+int trove_cipher_context_nonce(trove_cipher_context *context, uint8_t *nonce);
 /// A second context with the same key, for another thread (the VFS's decrypt-ahead worker), made
 /// without the key bytes (the file's copy of the key was zeroed once its context existed).
 trove_cipher_context *trove_cipher_context_copy(const trove_cipher_context *context);
