@@ -80,7 +80,7 @@ struct trove_readahead {
     uint64_t hits, misses;
 };
 
-static int enabled = -1;  // -1: not decided yet (environment and core count on first use)
+static int enabled = -1;  // a TROVE_CIPHER_READAHEAD_* policy; -1: not read from the environment yet
 static int live_workers;
 
 static int cores(void) {
@@ -96,7 +96,9 @@ int trove_cipher_readahead_enabled(void) {
     int value = __atomic_load_n(&enabled, __ATOMIC_RELAXED);
     if (value < 0) {
         const char *setting = getenv("TROVE_CIPHER_READAHEAD");
-        value = setting && strcmp(setting, "0") == 0 ? 0 : 1;
+        value = TROVE_CIPHER_READAHEAD_IDLE_CORE;
+        if (setting && strcmp(setting, "0") == 0) value = TROVE_CIPHER_READAHEAD_OFF;
+        if (setting && strcmp(setting, "2") == 0) value = TROVE_CIPHER_READAHEAD_ALWAYS;
         int expected = -1;
         __atomic_compare_exchange_n(&enabled, &expected, value, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
         value = __atomic_load_n(&enabled, __ATOMIC_RELAXED);
@@ -104,7 +106,29 @@ int trove_cipher_readahead_enabled(void) {
     return value;
 }
 
-void trove_cipher_set_readahead(int value) { __atomic_store_n(&enabled, value ? 1 : 0, __ATOMIC_RELAXED); }
+void trove_cipher_set_readahead(int value) {
+    if (value < TROVE_CIPHER_READAHEAD_OFF || value > TROVE_CIPHER_READAHEAD_ALWAYS) value = TROVE_CIPHER_READAHEAD_OFF;
+    __atomic_store_n(&enabled, value, __ATOMIC_RELAXED);
+}
+
+// Whether a core looks idle: the 1-minute load average below cores - 0.5 (the scan itself counts
+// about 1). Read at most once a second for the whole process (getloadavg reads /proc/loadavg).
+// With every core busy the worker would only take turns with the reader on the same cores and
+// add its copies (measured: slower, see BENCHMARKS.md "Encryption at rest").
+static int idle_core(void) {
+    static int64_t checked_at;  // seconds, CLOCK_MONOTONIC; 0: never
+    static int idle;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t at = __atomic_load_n(&checked_at, __ATOMIC_RELAXED);
+    if (at == 0 || now.tv_sec - at >= 1) {
+        double load[1];
+        int value = getloadavg(load, 1) == 1 && load[0] < cores() - 0.5;
+        __atomic_store_n(&idle, value, __ATOMIC_RELAXED);
+        __atomic_store_n(&checked_at, (int64_t)now.tv_sec > 0 ? (int64_t)now.tv_sec : 1, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&idle, __ATOMIC_RELAXED);
+}
 
 trove_readahead *trove_readahead_new(sqlite3_file *real, trove_cipher_context *cipher, const uint8_t *file_id,
                                      sqlite3_int64 data_offset, uint32_t page_size) {
@@ -257,7 +281,9 @@ int trove_readahead_read(trove_readahead *r, uint32_t page_number, uint8_t *page
         r->run_direction = direction;
     }
     r->last = p;
-    const int sequential = r->run >= READAHEAD_RUN && cores() > 1 && trove_cipher_readahead_enabled();
+    int policy = r->run >= READAHEAD_RUN && cores() > 1 ? trove_cipher_readahead_enabled() : TROVE_CIPHER_READAHEAD_OFF;
+    const int sequential = policy == TROVE_CIPHER_READAHEAD_ALWAYS
+        || (policy == TROVE_CIPHER_READAHEAD_IDLE_CORE && idle_core());
     if (!r->entries && (!sequential || !allocate_ring(r))) return 0;
 
     int hit = 0, start = 0;

@@ -262,7 +262,7 @@ static int database_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_in
         // The worker's plaintext, if it decrypted exactly this ciphertext; else decrypt it here.
         int decrypted_ahead = 0;
         if (whole) {
-            if (!f->readahead && trove_cipher_readahead_enabled())
+            if (!f->readahead && trove_cipher_readahead_enabled() != TROVE_CIPHER_READAHEAD_OFF)
                 f->readahead = trove_readahead_new(REAL(f), f->cipher, f->file_id, TROVE_CIPHER_HEADER_SIZE,
                                                    (uint32_t)size);
             decrypted_ahead = f->readahead && trove_readahead_read(f->readahead, page_number, page);

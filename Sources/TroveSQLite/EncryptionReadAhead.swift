@@ -10,18 +10,43 @@ import CTroveCipher
 /// what SQLite gets is always the decryption of what is on disk at that moment: pages rewritten
 /// since, or tampered with, are decrypted (and authenticated) by the reader as without it.
 ///
-/// On by default on machines with two or more cores; `TROVE_CIPHER_READAHEAD=0` in the
-/// environment turns it off for the process. Costs up to 1 MiB and one thread per file while it
-/// scans; the thread exits after 2 idle seconds and when the file closes.
+/// By default it runs only when a core looks idle (1-minute load average below the core count
+/// minus a half): with every core busy the worker would just take turns with the reader and add
+/// its copies. `TROVE_CIPHER_READAHEAD=0` (off) or `=2` (always) in the environment picks the
+/// policy for the process. Costs up to 1 MiB and one thread per file while it scans; the thread
+/// exits after 2 idle seconds and when the file closes.
 ///
 /// ```swift
-/// EncryptionReadAhead.isEnabled = false   // e.g. to measure without it
+/// EncryptionReadAhead.policy = .off   // e.g. to measure without it
 /// ```
 public enum EncryptionReadAhead {
-    /// Whether sequential reads are decrypted ahead (process-wide; takes effect on the next read).
-    public static var isEnabled: Bool {
-        get { trove_cipher_readahead_enabled() != 0 }
-        set { trove_cipher_set_readahead(newValue ? 1 : 0) }
+    /// When sequential reads are decrypted ahead.
+    public enum Policy: Sendable, Hashable {
+        /// Never.
+        case off
+        /// When a core looks idle (the default; never on a 1-core machine).
+        case whenACoreIsIdle
+        /// Whenever a scan is seen, on machines with 2 or more cores.
+        case always
+    }
+
+    /// The policy, process-wide; takes effect on the next read.
+    public static var policy: Policy {
+        get {
+            switch Int(trove_cipher_readahead_enabled()) {
+            case Int(TROVE_CIPHER_READAHEAD_OFF): .off
+            case Int(TROVE_CIPHER_READAHEAD_ALWAYS): .always
+            default: .whenACoreIsIdle
+            }
+        }
+        set {
+            let value = switch newValue {
+            case .off: TROVE_CIPHER_READAHEAD_OFF
+            case .whenACoreIsIdle: TROVE_CIPHER_READAHEAD_IDLE_CORE
+            case .always: TROVE_CIPHER_READAHEAD_ALWAYS
+            }
+            trove_cipher_set_readahead(Int32(value))
+        }
     }
 }
 

@@ -33,10 +33,11 @@ struct EncryptionReadAheadTests {
         try c.query("SELECT id, generation, body FROM t ORDER BY id").map { row in (0..<3).map { row[$0] } }
     }
 
+    /// Runs `body` with decrypt-ahead always on (whatever the machine's load) or off.
     static func withReadAhead<T>(_ on: Bool, _ body: () throws -> T) rethrows -> T {
-        let before = EncryptionReadAhead.isEnabled
-        EncryptionReadAhead.isEnabled = on
-        defer { EncryptionReadAhead.isEnabled = before }
+        let before = EncryptionReadAhead.policy
+        EncryptionReadAhead.policy = on ? .always : .off
+        defer { EncryptionReadAhead.policy = before }
         return try body()
     }
 

@@ -284,10 +284,10 @@ private func runFirstQueryAB(
     let kinds = ["plaintext", "encrypted, no decrypt-ahead", "encrypted, decrypt-ahead"]
     var wall = [[Double]](repeating: [], count: 3), cpu = [[Double]](repeating: [], count: 3)
     var served: UInt64 = 0, opened: UInt64 = 0
-    let wasEnabled = EncryptionReadAhead.isEnabled
+    let policy = EncryptionReadAhead.policy
     for _ in 0..<opens {
         for kind in 0..<3 {
-            EncryptionReadAhead.isEnabled = kind == 2
+            EncryptionReadAhead.policy = kind == 2 ? .always : .off
             let database = kind == 0 ? try Database(path: plainPath) : try Database(path: sealedPath, encryption: benchKey)
             let collection = try await database.collection(named: "packages")
             let before = EncryptionStatistics.current
@@ -303,7 +303,7 @@ private func runFirstQueryAB(
             }
         }
     }
-    EncryptionReadAhead.isEnabled = wasEnabled
+    EncryptionReadAhead.policy = policy
     print("  first query after open, \(opens) opens of each, interleaved; medians (wall / process CPU):")
     for kind in 0..<3 {
         let w = median(wall[kind]), c = median(cpu[kind])

@@ -163,9 +163,17 @@ void trove_cipher_get_statistics(trove_cipher_statistics *statistics);
 /// pages in order (a table scan), a worker thread of that file decrypts the next pages on another
 /// core, and a read uses the worker's plaintext only when the ciphertext it reads itself is
 /// byte-identical to the one the worker decrypted (so what it returns is always the decryption of
-/// what is on disk now). On by default on machines with 2 or more cores; the environment
-/// variable TROVE_CIPHER_READAHEAD=0 turns it off at registration. Takes effect on the next read.
-void trove_cipher_set_readahead(int enabled);
+/// what is on disk now). Policies: off; when a core looks idle (the default: 1-minute load
+/// average below cores - 0.5, never on 1 core); always (on 2 or more cores). The environment
+/// variable TROVE_CIPHER_READAHEAD=0 or =2 picks off or always at first use. Takes effect on the
+/// next read.
+enum {
+    TROVE_CIPHER_READAHEAD_OFF = 0,
+    TROVE_CIPHER_READAHEAD_IDLE_CORE = 1,
+    TROVE_CIPHER_READAHEAD_ALWAYS = 2,
+};
+void trove_cipher_set_readahead(int policy);
+/// The current policy (TROVE_CIPHER_READAHEAD_*).
 int trove_cipher_readahead_enabled(void);
 
 /// sqlite3_file_control opcode (tests, diagnostics) on an encrypted main database: waits up to 5 s
