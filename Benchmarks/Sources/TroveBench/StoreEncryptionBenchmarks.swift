@@ -259,33 +259,40 @@ func runSQLScriptComparisonAlone(rounds: Int) throws {
     try runSQLScriptComparison(rounds: rounds, directory: directory)
 }
 
-/// TROVE_BENCH_FIRST_QUERY_AB=<n>: builds a plaintext and an encrypted file once, then times the
-/// first query after open `n` times on each of: the plaintext file, the encrypted file without
-/// decrypt-ahead, the encrypted file with it, interleaved open by open in one process (so load
-/// hits all three alike). CPU time is the whole process's, decrypt-ahead's worker included.
+/// TROVE_BENCH_FIRST_QUERY_AB=<n>: `n` rounds, each inserting all rows into a fresh plaintext and
+/// a fresh encrypted file, then timing the first query after open on the plaintext file, the
+/// encrypted file without decrypt-ahead and with it (`.always`), all interleaved in one process so
+/// the machine's load hits every variant alike. CPU time is the whole process's (the background
+/// checkpointer and decrypt-ahead's worker included).
 private func runFirstQueryAB(
     entries: [VectorEntry], queries: [(text: String, vector: [Float])], dimension: Int, batch: Int, opens: Int,
     directory: URL
 ) async throws {
-    let plainPath = directory.appendingPathComponent("ab-plain.trove").path
-    let sealedPath = directory.appendingPathComponent("ab-encrypted.trove").path
-    for (encrypted, path) in [(false, plainPath), (true, sealedPath)] {
-        let database = encrypted ? try Database(path: path, encryption: benchKey) : try Database(path: path)
-        let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
-        var index = 0
-        while index < entries.count {
-            let end = min(entries.count, index + batch)
-            try await collection.insertBatch(Array(entries[index..<end]))
-            index = end
-        }
-        try await database.mergeTextIndexes()
-        try await database.checkpoint()
-    }
+    var insertWall = [[Double]](repeating: [], count: 2), insertCPU = [[Double]](repeating: [], count: 2)
     let kinds = ["plaintext", "encrypted, no decrypt-ahead", "encrypted, decrypt-ahead"]
     var wall = [[Double]](repeating: [], count: 3), cpu = [[Double]](repeating: [], count: 3)
     var served: UInt64 = 0, opened: UInt64 = 0
     let policy = EncryptionReadAhead.policy
-    for _ in 0..<opens {
+    defer { EncryptionReadAhead.policy = policy }
+    for round in 0..<opens {
+        let plainPath = directory.appendingPathComponent("ab-plain-\(round).trove").path
+        let sealedPath = directory.appendingPathComponent("ab-encrypted-\(round).trove").path
+        for (kind, path) in [plainPath, sealedPath].enumerated() {
+            let database = kind == 1 ? try Database(path: path, encryption: benchKey) : try Database(path: path)
+            let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
+            let cpuStart = cpuMilliseconds()
+            let start = ContinuousClock.now
+            var index = 0
+            while index < entries.count {
+                let end = min(entries.count, index + batch)
+                try await collection.insertBatch(Array(entries[index..<end]))
+                index = end
+            }
+            insertWall[kind].append(elapsedMilliseconds(since: start))
+            insertCPU[kind].append(cpuMilliseconds() - cpuStart)
+            try await database.mergeTextIndexes()
+            try await database.checkpoint()
+        }
         for kind in 0..<3 {
             EncryptionReadAhead.policy = kind == 2 ? .always : .off
             let database = kind == 0 ? try Database(path: plainPath) : try Database(path: sealedPath, encryption: benchKey)
@@ -302,14 +309,23 @@ private func runFirstQueryAB(
                 opened += after.pagesOpened - before.pagesOpened
             }
         }
+        for path in [plainPath, sealedPath] {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
     }
-    EncryptionReadAhead.policy = policy
-    print("  first query after open, \(opens) opens of each, interleaved; medians (wall / process CPU):")
+    func cost(_ value: Double, _ base: Double, higherIsBetter: Bool) -> String {
+        String(format: "%+.1f%%", higherIsBetter ? (base / value - 1) * 100 : (value / base - 1) * 100)
+    }
+    print("  \(opens) rounds, interleaved; medians (wall / process CPU):")
+    let rows = Double(entries.count)
+    let insertRates = (0..<2).map { (rows / (median(insertWall[$0]) / 1e3), rows / (median(insertCPU[$0]) / 1e3)) }
+    print(String(format: "    batch insert, plaintext: %.0f rows/s / %.0f per CPU-s", insertRates[0].0, insertRates[0].1))
+    print(String(format: "    batch insert, encrypted: %.0f rows/s / %.0f per CPU-s", insertRates[1].0, insertRates[1].1)
+          + " (\(cost(insertRates[1].0, insertRates[0].0, higherIsBetter: true)) / \(cost(insertRates[1].1, insertRates[0].1, higherIsBetter: true)))")
     for kind in 0..<3 {
         let w = median(wall[kind]), c = median(cpu[kind])
-        let ratio = kind == 0 ? "" : String(format: " (%+.1f%% / %+.1f%% vs plaintext)",
-                                            (w / median(wall[0]) - 1) * 100, (c / median(cpu[0]) - 1) * 100)
-        print(String(format: "    %@: %.0f ms / %.0f ms", kinds[kind], w, c) + ratio)
+        let versus = kind == 0 ? "" : " (\(cost(w, median(wall[0]), higherIsBetter: false)) / \(cost(c, median(cpu[0]), higherIsBetter: false)))"
+        print(String(format: "    first query, %@: %.0f ms / %.0f ms", kinds[kind], w, c) + versus)
     }
-    print("    decrypt-ahead served \(served) of \(opened) pages opened")
+    print("    decrypt-ahead served \(served) of the \(opened) pages its first queries opened")
 }
