@@ -18,8 +18,8 @@
 // The reader never waits for the worker: a page the worker has not finished is decrypted by the
 // reader. The lock is held only for bookkeeping and the reader's compare-and-copy (~1-2 us).
 //
-// Memory: a ring of READAHEAD_BYTES (1 MiB) per active file, pairs of (ciphertext, plaintext),
-// allocated when the first run is seen; the window is the ring's size (the next `count` pages),
+// Memory: a ring of READAHEAD_BYTES (1 MiB) per file that has scanned, pairs of (ciphertext,
+// plaintext), allocated when the first run is seen, zeroed when the worker goes idle, freed on close; the window is the ring's size (the next `count` pages),
 // so the worker never overwrites a page the reader may still want while it moves forward.
 // The file is never memory-mapped (vfs.c refuses mmap), so every page goes through here.
 
@@ -55,6 +55,7 @@ struct trove_readahead {
     // The worker thread. `joinable`: started and not yet joined (reader-only). `running`: in its
     // loop (under lock; cleared by the worker when it exits).
     pthread_t thread;
+    pid_t process;  // that started it: a child after fork() has no worker to stop or join
     int joinable;
     int running;
     int waiting;
@@ -267,6 +268,7 @@ static void start_worker(trove_readahead *r) {
         return;
     }
     r->joinable = 1;
+    r->process = getpid();
     COUNT(readahead_workers_started, 1);
 }
 
@@ -343,6 +345,17 @@ void trove_readahead_state(trove_readahead *r, trove_cipher_readahead_state *sta
 
 void trove_readahead_free(trove_readahead *r) {
     if (!r) return;
+    if (r->joinable && r->process != getpid()) {
+        // A forked child closing an inherited file: the worker (and maybe the lock's holder) is
+        // the parent's. Zero and let go of the memory without touching either.
+        if (r->memory) trove_cipher_zero(r->memory, (size_t)r->count * 2 * r->page_size);
+        free(r->entries);
+        free(r->memory);
+        trove_cipher_context_free(r->cipher);
+        trove_cipher_zero(r, sizeof *r);
+        free(r);
+        return;
+    }
     pthread_mutex_lock(&r->lock);
     r->stop = 1;
     pthread_cond_broadcast(&r->wake);

@@ -13,8 +13,9 @@ import CTroveCipher
 /// By default it runs only when a core looks idle (1-minute load average below the core count
 /// minus a half): with every core busy the worker would just take turns with the reader and add
 /// its copies. `TROVE_CIPHER_READAHEAD=0` (off) or `=2` (always) in the environment picks the
-/// policy for the process. Costs up to 1 MiB and one thread per file while it scans; the thread
-/// exits after 2 idle seconds and when the file closes.
+/// policy for the process. Costs 1 MiB per open file that has scanned (zeroed after 2 idle
+/// seconds, freed when the file closes) and one thread per file while it scans (at most 8 in the
+/// process; a thread exits after 2 idle seconds and when its file closes).
 ///
 /// ```swift
 /// EncryptionReadAhead.policy = .off   // e.g. to measure without it

@@ -16,6 +16,7 @@ private struct StoreFigures {
     var fileBytes: Int64 = 0
     // Pages the VFS sealed during the insert and opened during the first query (encrypted only).
     var insertPagesSealed: UInt64 = 0
+    var insertPagesOpened: UInt64 = 0
     var firstQueryPagesOpened: UInt64 = 0
     // Of those, served by decrypt-ahead, and pages its worker decrypted (EncryptionReadAhead).
     var firstQueryReadAheadHits: UInt64 = 0
@@ -62,6 +63,7 @@ private func runOnce(
         let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
         let cpuStart = cpuMilliseconds()
         let sealedBefore = EncryptionStatistics.current.pagesSealed
+        let openedBefore = EncryptionStatistics.current.pagesOpened
         let start = ContinuousClock.now
         var index = 0
         while index < entries.count {
@@ -73,6 +75,7 @@ private func runOnce(
         figures.insertRowsPerSecond = Double(entries.count) / (ms / 1e3)
         figures.insertCPURowsPerSecond = Double(entries.count) / ((cpuMilliseconds() - cpuStart) / 1e3)
         figures.insertPagesSealed = EncryptionStatistics.current.pagesSealed - sealedBefore
+        figures.insertPagesOpened = EncryptionStatistics.current.pagesOpened - openedBefore
         guard try await collection.count() == entries.count else { throw BenchCheckError("insert lost rows") }
         try await database.mergeTextIndexes()
         try await database.checkpoint()
@@ -164,6 +167,7 @@ func runEncryptedStoreComparison(
         print(String(format: "  profiled %@: insert %.0f rows/s (%.0f per CPU-s); first query %.0f ms (%.0f CPU ms), medians of %d opens",
                      kind, figures.insertRowsPerSecond, figures.insertCPURowsPerSecond, figures.firstQueryMs,
                      figures.firstQueryCPUMs, firstQueryOpens + profiledFirstQueryOpens)
+              + "; insert sealed \(figures.insertPagesSealed) and opened \(figures.insertPagesOpened) pages"
               + "; last open: \(figures.firstQueryPagesOpened) pages opened, decrypt-ahead served \(figures.firstQueryReadAheadHits)"
               + " and decrypted \(figures.firstQueryReadAheadDecrypted)")
         return
@@ -180,7 +184,7 @@ func runEncryptedStoreComparison(
                          round, encrypted ? "encrypted" : "plaintext", figures.insertRowsPerSecond, figures.insertCPURowsPerSecond,
                          figures.firstQueryMs, figures.firstQueryCPUMs, firstQueryOpens, figures.exactP50, figures.textP50, figures.hybridP50,
                          Double(figures.fileBytes) / 1_048_576)
-                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed), opened by the first query \(figures.firstQueryPagesOpened)"
+                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed) (opened \(figures.insertPagesOpened)), opened by the first query \(figures.firstQueryPagesOpened)"
                     + " (decrypt-ahead: \(figures.firstQueryReadAheadHits) served, \(figures.firstQueryReadAheadDecrypted) decrypted)" : ""))
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + "-wal")
