@@ -25,6 +25,8 @@ trove_readahead *trove_readahead_new(sqlite3_file *real, trove_cipher_context *c
 int trove_readahead_read(trove_readahead *readahead, uint32_t page_number, uint8_t *page);
 /// TROVE_CIPHER_FCNTL_READAHEAD: waits (up to 5 s) until the worker is idle, then reports.
 void trove_readahead_state(trove_readahead *readahead, trove_cipher_readahead_state *state);
+/// Worker threads alive in the process.
+int trove_readahead_live_workers(void);
 /// Stops and joins the worker, zeroes every buffer, frees. Call before closing `real`.
 void trove_readahead_free(trove_readahead *readahead);
 

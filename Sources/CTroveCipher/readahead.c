@@ -107,6 +107,8 @@ int trove_cipher_readahead_enabled(void) {
     return value;
 }
 
+int trove_readahead_live_workers(void) { return __atomic_load_n(&live_workers, __ATOMIC_RELAXED); }
+
 void trove_cipher_set_readahead(int value) {
     if (value < TROVE_CIPHER_READAHEAD_OFF || value > TROVE_CIPHER_READAHEAD_ALWAYS) value = TROVE_CIPHER_READAHEAD_OFF;
     __atomic_store_n(&enabled, value, __ATOMIC_RELAXED);

@@ -43,6 +43,7 @@ void trove_cipher_get_statistics(trove_cipher_statistics *out) {
     LOAD(readahead_misses);
     LOAD(readahead_workers_started);
 #undef LOAD
+    out->readahead_workers_live = (uint64_t)trove_readahead_live_workers();
 }
 
 // Thread-local: SQLite runs a statement's I/O on the calling thread, so the Swift layer reads

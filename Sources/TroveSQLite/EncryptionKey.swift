@@ -178,6 +178,8 @@ public struct EncryptionStatistics: Hashable, Sendable {
     public var readAheadMisses: UInt64 = 0
     /// Worker threads started.
     public var readAheadWorkersStarted: UInt64 = 0
+    /// Worker threads alive now (at most 8 in a process).
+    public var readAheadWorkersLive: UInt64 = 0
 
     /// The current counters.
     public static var current: EncryptionStatistics {
@@ -187,6 +189,7 @@ public struct EncryptionStatistics: Hashable, Sendable {
             pagesSealed: raw.pages_sealed, pagesOpened: raw.pages_opened,
             authenticationFailures: raw.authentication_failures, memoryFilesOpened: raw.memory_files_opened,
             readAheadPagesOpened: raw.readahead_pages_opened, readAheadHits: raw.readahead_hits,
-            readAheadMisses: raw.readahead_misses, readAheadWorkersStarted: raw.readahead_workers_started)
+            readAheadMisses: raw.readahead_misses, readAheadWorkersStarted: raw.readahead_workers_started,
+            readAheadWorkersLive: raw.readahead_workers_live)
     }
 }

@@ -64,6 +64,33 @@ struct EncryptionReadAheadTests {
         #expect(state.misses == 0)
     }
 
+    @Test("ten files scanned while all stay open: right rows from each, never more than 8 workers alive")
+    func manyFiles() throws {
+        let dir = try TemporaryDirectory()
+        let paths = (0..<10).map { dir.path("f\($0).sqlite") }
+        for (i, path) in paths.enumerated() {
+            let c = try EncryptedFiles.open(path)
+            try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
+            try c.transaction {
+                for id in 1...400 { try c.execute("INSERT INTO t VALUES (?, ?)", [.integer(Int64(id)), .text("file \(i) " + Self.body(id, generation: i))]) }
+            }
+            try c.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        try Self.withReadAhead(true) {
+            var open: [Connection] = []
+            for (i, path) in paths.enumerated() {
+                let c = try EncryptedFiles.open(path)
+                open.append(c)
+                let rows = try c.query("SELECT id, body FROM t ORDER BY id")
+                #expect(rows.count == 400)
+                #expect(rows.allSatisfy { $0[1] == .text("file \(i) " + Self.body(Int($0[0].int64Value ?? 0), generation: i)) })
+                #expect(EncryptionStatistics.current.readAheadWorkersLive <= 8)
+            }
+            #expect(open.compactMap { $0.readAheadState() }.contains { $0.hits > 0 })
+            open.forEach { $0.close() }
+        }
+    }
+
     /// Opens a reader, steps its scan to just before row `stopBefore`, waits for the worker to
     /// finish its window, and returns the statement mid-scan with the pages the worker holds.
     static func readerMidScan(_ path: String, stopBefore: Int) throws -> (Connection, Statement, [UInt32]) {

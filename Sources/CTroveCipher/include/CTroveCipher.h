@@ -156,6 +156,8 @@ typedef struct trove_cipher_statistics {
     uint64_t readahead_hits;
     uint64_t readahead_misses;
     uint64_t readahead_workers_started;
+    /// Worker threads alive now (at most 8 in a process).
+    uint64_t readahead_workers_live;
 } trove_cipher_statistics;
 void trove_cipher_get_statistics(trove_cipher_statistics *statistics);
 
