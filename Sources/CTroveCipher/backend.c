@@ -3,6 +3,7 @@
 
 #include "CTroveCipher.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,7 +134,34 @@ struct trove_cipher_context {
 #endif
     uint8_t key[TROVE_CIPHER_KEY_SIZE];
     int uses_key;
+    // Nonces for sealing: a random 96-bit start, then +1 per page (in the low 64 bits). See
+    // trove_cipher_context_nonce. `fork_generation` is the process's at the time of the draw.
+    uint8_t nonce[TROVE_CIPHER_NONCE_SIZE];
+    int nonce_ready;
+    unsigned fork_generation;
 };
+
+// Bumped in a forked child, so a context inherited across fork() draws a new random start
+// instead of repeating the parent's sequence (a repeated GCM nonce under one key is fatal).
+static unsigned fork_generation;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void forked_child(void) { __atomic_fetch_add(&fork_generation, 1, __ATOMIC_RELAXED); }
+static void watch_forks(void) { pthread_atfork(NULL, NULL, forked_child); }
+
+int trove_cipher_context_nonce(trove_cipher_context *context, uint8_t *nonce) {
+    unsigned generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+    if (!context->nonce_ready || context->fork_generation != generation) {
+        pthread_once(&fork_once, watch_forks);
+        generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+        if (trove_cipher_random(context->nonce, TROVE_CIPHER_NONCE_SIZE) != 0) return -1;
+        context->nonce_ready = 1;
+        context->fork_generation = generation;
+    }
+    memcpy(nonce, context->nonce, TROVE_CIPHER_NONCE_SIZE);
+    for (int i = TROVE_CIPHER_NONCE_SIZE - 1; i >= 4; i--)
+        if (++context->nonce[i] != 0) break;
+    return 0;
+}
 
 trove_cipher_context *trove_cipher_context_new(const uint8_t *key) {
     trove_cipher_context *context = calloc(1, sizeof *context);
@@ -152,6 +180,29 @@ trove_cipher_context *trove_cipher_context_new(const uint8_t *key) {
     }
 #endif
     memcpy(context->key, key, TROVE_CIPHER_KEY_SIZE);
+    context->uses_key = 1;
+    return context;
+}
+
+trove_cipher_context *trove_cipher_context_copy(const trove_cipher_context *source) {
+    if (!source) return NULL;
+    trove_cipher_context *context = calloc(1, sizeof *context);
+    if (!context) return NULL;
+#if defined(__linux__)
+    if (!source->uses_key) {
+        // EVP_CIPHER_CTX_copy duplicates the keyed state (AES key schedule, GCM hash key).
+        context->encrypt = EVP_CIPHER_CTX_new();
+        context->decrypt = EVP_CIPHER_CTX_new();
+        if (!context->encrypt || !context->decrypt
+            || EVP_CIPHER_CTX_copy(context->encrypt, source->encrypt) != 1
+            || EVP_CIPHER_CTX_copy(context->decrypt, source->decrypt) != 1) {
+            trove_cipher_context_free(context);
+            return NULL;
+        }
+        return context;
+    }
+#endif
+    memcpy(context->key, source->key, TROVE_CIPHER_KEY_SIZE);
     context->uses_key = 1;
     return context;
 }

@@ -51,9 +51,9 @@ int trove_cipher_seal_page_into(trove_cipher_context *cipher, const uint8_t *fil
     if (!cipher || !valid_geometry(page_size, plaintext_head)) return -1;
     uint8_t *reserve = output + page_size - TROVE_CIPHER_RESERVE;
     if (output != input) memcpy(output, input, plaintext_head);
-    // A fresh random nonce per write: with 96-bit random nonces the chance of a repeat stays
-    // negligible far beyond the number of page writes a device can make (NIST SP 800-38D, 8.3).
-    if (trove_cipher_random(reserve, TROVE_CIPHER_NONCE_SIZE) != 0) return -1;
+    // A fresh nonce per write, from the context's random start plus a counter (see
+    // trove_cipher_context_nonce for why it repeats no more often than random 96-bit nonces).
+    if (trove_cipher_context_nonce(cipher, reserve) != 0) return -1;
     memset(reserve + TROVE_CIPHER_NONCE_SIZE + TROVE_CIPHER_TAG_SIZE, 0,
            TROVE_CIPHER_RESERVE - TROVE_CIPHER_NONCE_SIZE - TROVE_CIPHER_TAG_SIZE);
     size_t aad_length = build_aad(aad, file_id, file, page_number, page_size, extra, extra_length,

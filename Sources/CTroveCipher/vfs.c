@@ -9,10 +9,13 @@
 // A database, WAL or journal opened without a `trove_slot` URI parameter is passed through
 // untouched (an ATTACHed plaintext file, or VACUUM INTO a plaintext copy).
 //
+// Sequential page reads of a main database file are decrypted ahead on another core
+// (readahead.c), used only when the ciphertext read at the time matches byte for byte.
+//
 // The io_methods of sealed files are version 2, so SQLite never memory-maps them (mmap would hand
 // SQLite the ciphertext).
 
-#include "CTroveCipher.h"
+#include "internal.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -25,17 +28,22 @@
 
 // MARK: Statistics and failures
 
-static trove_cipher_statistics statistics;
-
-#define COUNT(field, n) __atomic_fetch_add(&statistics.field, (uint64_t)(n), __ATOMIC_RELAXED)
+trove_cipher_statistics trove_cipher_counters;
 
 void trove_cipher_get_statistics(trove_cipher_statistics *out) {
-    out->pages_sealed = __atomic_load_n(&statistics.pages_sealed, __ATOMIC_RELAXED);
-    out->pages_opened = __atomic_load_n(&statistics.pages_opened, __ATOMIC_RELAXED);
-    out->authentication_failures = __atomic_load_n(&statistics.authentication_failures, __ATOMIC_RELAXED);
-    out->memory_files_opened = __atomic_load_n(&statistics.memory_files_opened, __ATOMIC_RELAXED);
-    out->memory_file_bytes_written = __atomic_load_n(&statistics.memory_file_bytes_written, __ATOMIC_RELAXED);
-    out->wal_frames_unreadable = __atomic_load_n(&statistics.wal_frames_unreadable, __ATOMIC_RELAXED);
+#define LOAD(field) out->field = __atomic_load_n(&trove_cipher_counters.field, __ATOMIC_RELAXED)
+    LOAD(pages_sealed);
+    LOAD(pages_opened);
+    LOAD(authentication_failures);
+    LOAD(memory_files_opened);
+    LOAD(memory_file_bytes_written);
+    LOAD(wal_frames_unreadable);
+    LOAD(readahead_pages_opened);
+    LOAD(readahead_hits);
+    LOAD(readahead_misses);
+    LOAD(readahead_workers_started);
+#undef LOAD
+    out->readahead_workers_live = (uint64_t)trove_readahead_live_workers();
 }
 
 // Thread-local: SQLite runs a statement's I/O on the calling thread, so the Swift layer reads
@@ -138,6 +146,9 @@ typedef struct cipher_file {
     // its header in one call, and for the ciphertext of a write (SQLite's buffer is never
     // modified). Owned; allocated on first use.
     uint8_t *scratch;
+    // Main database file: decrypt-ahead for sequential reads (readahead.c). Owned; created on
+    // the first whole-page read while decrypt-ahead is on.
+    trove_readahead *readahead;
     // Memory files: the content. Owned; grows to the file's size.
     uint8_t *memory;
     sqlite3_int64 memory_size, memory_capacity;
@@ -249,8 +260,17 @@ static int database_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_in
             record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_DATABASE, page_number);
             return SQLITE_IOERR_DATA;
         }
-        if (trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
-                                        page, page, (size_t)size, page_number == 1 ? 100 : 0) != 0) {
+        // The worker's plaintext, if it decrypted exactly this ciphertext; else decrypt it here.
+        int decrypted_ahead = 0;
+        if (whole) {
+            if (!f->readahead && trove_cipher_readahead_enabled() != TROVE_CIPHER_READAHEAD_OFF)
+                f->readahead = trove_readahead_new(REAL(f), f->cipher, f->file_id, TROVE_CIPHER_HEADER_SIZE,
+                                                   (uint32_t)size);
+            decrypted_ahead = f->readahead && trove_readahead_read(f->readahead, page_number, page);
+        }
+        if (!decrypted_ahead
+            && trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
+                                           page, page, (size_t)size, page_number == 1 ? 100 : 0) != 0) {
             record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_DATABASE, page_number);
             return SQLITE_IOERR_DATA;
         }
@@ -528,6 +548,9 @@ static int journal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int
 
 static int sealed_close(sqlite3_file *file) {
     cipher_file *f = (cipher_file *)file;
+    // The worker reads through the real file: stop it first.
+    trove_readahead_free(f->readahead);
+    f->readahead = NULL;
     int rc = REAL_METHODS(f)->xClose(REAL(f));
     trove_cipher_context_free(f->cipher);
     f->cipher = NULL;
@@ -611,6 +634,10 @@ static int sealed_file_control(sqlite3_file *file, int op, void *argument) {
     }
     case SQLITE_FCNTL_VFSNAME:
         *(char **)argument = sqlite3_mprintf("%s", TROVE_CIPHER_VFS_NAME);
+        return SQLITE_OK;
+    case TROVE_CIPHER_FCNTL_READAHEAD:
+        if (f->kind != KIND_DATABASE || !f->readahead) return SQLITE_NOTFOUND;
+        trove_readahead_state(f->readahead, (trove_cipher_readahead_state *)argument);
         return SQLITE_OK;
     default:
         return REAL_METHODS(f)->xFileControl(REAL(f), op, argument);

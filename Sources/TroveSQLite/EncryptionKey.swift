@@ -168,6 +168,18 @@ public struct EncryptionStatistics: Hashable, Sendable {
     public var authenticationFailures: UInt64
     /// Temporary files kept in memory instead of on disk.
     public var memoryFilesOpened: UInt64
+    /// Decrypt-ahead (``EncryptionReadAhead``): pages its workers decrypted and verified.
+    public var readAheadPagesOpened: UInt64 = 0
+    /// Reads served with a worker's plaintext (their ciphertext was byte-identical); included in
+    /// ``pagesOpened``.
+    public var readAheadHits: UInt64 = 0
+    /// Reads whose ciphertext on disk differed from what a worker had decrypted (the page changed
+    /// since): decrypted by the reader instead.
+    public var readAheadMisses: UInt64 = 0
+    /// Worker threads started.
+    public var readAheadWorkersStarted: UInt64 = 0
+    /// Worker threads alive now (at most 8 in a process).
+    public var readAheadWorkersLive: UInt64 = 0
 
     /// The current counters.
     public static var current: EncryptionStatistics {
@@ -175,6 +187,9 @@ public struct EncryptionStatistics: Hashable, Sendable {
         trove_cipher_get_statistics(&raw)
         return EncryptionStatistics(
             pagesSealed: raw.pages_sealed, pagesOpened: raw.pages_opened,
-            authenticationFailures: raw.authentication_failures, memoryFilesOpened: raw.memory_files_opened)
+            authenticationFailures: raw.authentication_failures, memoryFilesOpened: raw.memory_files_opened,
+            readAheadPagesOpened: raw.readahead_pages_opened, readAheadHits: raw.readahead_hits,
+            readAheadMisses: raw.readahead_misses, readAheadWorkersStarted: raw.readahead_workers_started,
+            readAheadWorkersLive: raw.readahead_workers_live)
     }
 }

@@ -588,6 +588,32 @@ struct CipherKnownAnswerTests {
         #expect(opened == plain)
     }
 
+    @Test("nonces: a context counts up from a random start; another context (or a copy) starts elsewhere")
+    func nonceSequence() throws {
+        let key = [UInt8](repeating: 7, count: 32)
+        let one = try #require(trove_cipher_context_new(key))
+        let two = try #require(trove_cipher_context_new(key))
+        let copy = try #require(trove_cipher_context_copy(one))
+        defer { [one, two, copy].forEach { trove_cipher_context_free($0) } }
+        func nonces(_ context: OpaquePointer, _ count: Int) -> [[UInt8]] {
+            (0..<count).map { _ in
+                var nonce = [UInt8](repeating: 0, count: 12)
+                #expect(trove_cipher_context_nonce(context, &nonce) == 0)
+                return nonce
+            }
+        }
+        func low64(_ nonce: [UInt8]) -> UInt64 { nonce[4...].reduce(0) { $0 << 8 | UInt64($1) } }
+        let first = nonces(one, 300)
+        // The same random high 32 bits, then +1 (mod 2^64) each time: never a repeat.
+        #expect(Set(first.map { Array($0[0..<4]) }).count == 1 || low64(first[0]) > UInt64.max - 300)
+        for (a, b) in zip(first, first.dropFirst()) { #expect(low64(b) == low64(a) &+ 1) }
+        #expect(Set(first).count == 300)
+        // A second context and a copy for another thread draw their own random starts.
+        let others = nonces(two, 300) + nonces(copy, 300)
+        #expect(Set(first).isDisjoint(with: Set(others)))
+        #expect(Set(others).count == 600)
+    }
+
     @Test("PBKDF2-HMAC-SHA512 known answers (password/salt, 1 and 2 iterations)")
     func pbkdf2() throws {
         let password = Array("password".utf8), salt = Array("salt".utf8)

@@ -16,7 +16,11 @@ private struct StoreFigures {
     var fileBytes: Int64 = 0
     // Pages the VFS sealed during the insert and opened during the first query (encrypted only).
     var insertPagesSealed: UInt64 = 0
+    var insertPagesOpened: UInt64 = 0
     var firstQueryPagesOpened: UInt64 = 0
+    // Of those, served by decrypt-ahead, and pages its worker decrypted (EncryptionReadAhead).
+    var firstQueryReadAheadHits: UInt64 = 0
+    var firstQueryReadAheadDecrypted: UInt64 = 0
 }
 
 private func median(_ values: [Double]) -> Double {
@@ -59,6 +63,7 @@ private func runOnce(
         let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
         let cpuStart = cpuMilliseconds()
         let sealedBefore = EncryptionStatistics.current.pagesSealed
+        let openedBefore = EncryptionStatistics.current.pagesOpened
         let start = ContinuousClock.now
         var index = 0
         while index < entries.count {
@@ -70,6 +75,7 @@ private func runOnce(
         figures.insertRowsPerSecond = Double(entries.count) / (ms / 1e3)
         figures.insertCPURowsPerSecond = Double(entries.count) / ((cpuMilliseconds() - cpuStart) / 1e3)
         figures.insertPagesSealed = EncryptionStatistics.current.pagesSealed - sealedBefore
+        figures.insertPagesOpened = EncryptionStatistics.current.pagesOpened - openedBefore
         guard try await collection.count() == entries.count else { throw BenchCheckError("insert lost rows") }
         try await database.mergeTextIndexes()
         try await database.checkpoint()
@@ -88,13 +94,17 @@ private func runOnce(
     }
     let database = try open()
     let collection = try await database.collection(named: "packages")
-    let openedBefore = EncryptionStatistics.current.pagesOpened
+    let before = EncryptionStatistics.current
+    let openedBefore = before.pagesOpened
     let cpuStart = cpuMilliseconds()
     let firstStart = ContinuousClock.now
     _ = try await collection.search(vector: queries[0].vector, topK: 10)
     firstWall.append(elapsedMilliseconds(since: firstStart))
     firstCPU.append(cpuMilliseconds() - cpuStart)
-    figures.firstQueryPagesOpened = EncryptionStatistics.current.pagesOpened - openedBefore
+    let after = EncryptionStatistics.current
+    figures.firstQueryPagesOpened = after.pagesOpened - openedBefore
+    figures.firstQueryReadAheadHits = after.readAheadHits - before.readAheadHits
+    figures.firstQueryReadAheadDecrypted = after.readAheadPagesOpened - before.readAheadPagesOpened
     figures.firstQueryMs = median(firstWall)
     figures.firstQueryCPUMs = median(firstCPU)
     if profiling {
@@ -144,6 +154,11 @@ func runEncryptedStoreComparison(
 ) async throws {
     print("\n## Encryption at rest: plaintext vs encrypted (AES-256-GCM per page), \(rounds) rounds each, alternating")
     print("  raw 32-byte key (no PBKDF2 on open); FTS on; batch \(batch); medians over rounds; \(queries.count) queries")
+    if let opens = ProcessInfo.processInfo.environment["TROVE_BENCH_FIRST_QUERY_AB"].flatMap({ Int($0) }) {
+        try await runFirstQueryAB(
+            entries: entries, queries: queries, dimension: dimension, batch: batch, opens: opens, directory: directory)
+        return
+    }
     if let kind = ProcessInfo.processInfo.environment["TROVE_BENCH_PROFILE_FIRST_QUERY"] {
         let path = directory.appendingPathComponent("profile.trove").path
         let figures = try await runOnce(
@@ -151,7 +166,10 @@ func runEncryptedStoreComparison(
             batch: batch, profiling: true)
         print(String(format: "  profiled %@: insert %.0f rows/s (%.0f per CPU-s); first query %.0f ms (%.0f CPU ms), medians of %d opens",
                      kind, figures.insertRowsPerSecond, figures.insertCPURowsPerSecond, figures.firstQueryMs,
-                     figures.firstQueryCPUMs, firstQueryOpens + profiledFirstQueryOpens))
+                     figures.firstQueryCPUMs, firstQueryOpens + profiledFirstQueryOpens)
+              + "; insert sealed \(figures.insertPagesSealed) and opened \(figures.insertPagesOpened) pages"
+              + "; last open: \(figures.firstQueryPagesOpened) pages opened, decrypt-ahead served \(figures.firstQueryReadAheadHits)"
+              + " and decrypted \(figures.firstQueryReadAheadDecrypted)")
         return
     }
     var plain: [StoreFigures] = []
@@ -166,7 +184,8 @@ func runEncryptedStoreComparison(
                          round, encrypted ? "encrypted" : "plaintext", figures.insertRowsPerSecond, figures.insertCPURowsPerSecond,
                          figures.firstQueryMs, figures.firstQueryCPUMs, firstQueryOpens, figures.exactP50, figures.textP50, figures.hybridP50,
                          Double(figures.fileBytes) / 1_048_576)
-                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed), opened by the first query \(figures.firstQueryPagesOpened)" : ""))
+                + (encrypted ? "; pages sealed by the insert \(figures.insertPagesSealed) (opened \(figures.insertPagesOpened)), opened by the first query \(figures.firstQueryPagesOpened)"
+                    + " (decrypt-ahead: \(figures.firstQueryReadAheadHits) served, \(figures.firstQueryReadAheadDecrypted) decrypted)" : ""))
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + "-wal")
             try? FileManager.default.removeItem(atPath: path + "-shm")
@@ -242,4 +261,75 @@ func runSQLScriptComparisonAlone(rounds: Int) throws {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     try runSQLScriptComparison(rounds: rounds, directory: directory)
+}
+
+/// TROVE_BENCH_FIRST_QUERY_AB=<n>: `n` rounds, each inserting all rows into a fresh plaintext and
+/// a fresh encrypted file, then timing the first query after open on the plaintext file, the
+/// encrypted file without decrypt-ahead and with it (`.always`), all interleaved in one process so
+/// the machine's load hits every variant alike. CPU time is the whole process's (the background
+/// checkpointer and decrypt-ahead's worker included).
+private func runFirstQueryAB(
+    entries: [VectorEntry], queries: [(text: String, vector: [Float])], dimension: Int, batch: Int, opens: Int,
+    directory: URL
+) async throws {
+    var insertWall = [[Double]](repeating: [], count: 2), insertCPU = [[Double]](repeating: [], count: 2)
+    let kinds = ["plaintext", "encrypted, no decrypt-ahead", "encrypted, decrypt-ahead"]
+    var wall = [[Double]](repeating: [], count: 3), cpu = [[Double]](repeating: [], count: 3)
+    var served: UInt64 = 0, opened: UInt64 = 0
+    let policy = EncryptionReadAhead.policy
+    defer { EncryptionReadAhead.policy = policy }
+    for round in 0..<opens {
+        let plainPath = directory.appendingPathComponent("ab-plain-\(round).trove").path
+        let sealedPath = directory.appendingPathComponent("ab-encrypted-\(round).trove").path
+        for (kind, path) in [plainPath, sealedPath].enumerated() {
+            let database = kind == 1 ? try Database(path: path, encryption: benchKey) : try Database(path: path)
+            let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
+            let cpuStart = cpuMilliseconds()
+            let start = ContinuousClock.now
+            var index = 0
+            while index < entries.count {
+                let end = min(entries.count, index + batch)
+                try await collection.insertBatch(Array(entries[index..<end]))
+                index = end
+            }
+            insertWall[kind].append(elapsedMilliseconds(since: start))
+            insertCPU[kind].append(cpuMilliseconds() - cpuStart)
+            try await database.mergeTextIndexes()
+            try await database.checkpoint()
+        }
+        for kind in 0..<3 {
+            EncryptionReadAhead.policy = kind == 2 ? .always : .off
+            let database = kind == 0 ? try Database(path: plainPath) : try Database(path: sealedPath, encryption: benchKey)
+            let collection = try await database.collection(named: "packages")
+            let before = EncryptionStatistics.current
+            let cpuStart = cpuMilliseconds()
+            let start = ContinuousClock.now
+            _ = try await collection.search(vector: queries[0].vector, topK: 10)
+            wall[kind].append(elapsedMilliseconds(since: start))
+            cpu[kind].append(cpuMilliseconds() - cpuStart)
+            if kind == 2 {
+                let after = EncryptionStatistics.current
+                served += after.readAheadHits - before.readAheadHits
+                opened += after.pagesOpened - before.pagesOpened
+            }
+        }
+        for path in [plainPath, sealedPath] {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+    }
+    func cost(_ value: Double, _ base: Double, higherIsBetter: Bool) -> String {
+        String(format: "%+.1f%%", higherIsBetter ? (base / value - 1) * 100 : (value / base - 1) * 100)
+    }
+    print("  \(opens) rounds, interleaved; medians (wall / process CPU):")
+    let rows = Double(entries.count)
+    let insertRates = (0..<2).map { (rows / (median(insertWall[$0]) / 1e3), rows / (median(insertCPU[$0]) / 1e3)) }
+    print(String(format: "    batch insert, plaintext: %.0f rows/s / %.0f per CPU-s", insertRates[0].0, insertRates[0].1))
+    print(String(format: "    batch insert, encrypted: %.0f rows/s / %.0f per CPU-s", insertRates[1].0, insertRates[1].1)
+          + " (\(cost(insertRates[1].0, insertRates[0].0, higherIsBetter: true)) / \(cost(insertRates[1].1, insertRates[0].1, higherIsBetter: true)))")
+    for kind in 0..<3 {
+        let w = median(wall[kind]), c = median(cpu[kind])
+        let versus = kind == 0 ? "" : " (\(cost(w, median(wall[0]), higherIsBetter: false)) / \(cost(c, median(cpu[0]), higherIsBetter: false)))"
+        print(String(format: "    first query, %@: %.0f ms / %.0f ms", kinds[kind], w, c) + versus)
+    }
+    print("    decrypt-ahead served \(served) of the \(opened) pages its first queries opened")
 }
