@@ -24,6 +24,10 @@ extern "C" {
 /// 1 when the AVX2+FMA paths are in use (x86-64 CPUs that have them), else 0.
 int trove_enc_wide(void);
 
+/// 1 when trove_enc_gemm runs its AVX-512 kernel (avx512f/dq/bw/vl; gemm512.c), bit-identical to
+/// the AVX2 one, else 0.
+int trove_enc_avx512(void);
+
 /// Floats needed to pack an n×k operand: ceil(n / 16) · 16 · k.
 size_t trove_enc_packed_count(size_t n, size_t k);
 
@@ -70,6 +74,11 @@ void trove_enc_gelu(float *x, size_t n);
 void trove_enc_portable_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed,
                              float *c, size_t ldc, const float *bias, const float *residual, size_t ldr,
                              int flags, size_t panel_begin, size_t panel_end);
+/// The AVX2 path of trove_enc_gemm whatever wider units the CPU has (portable without AVX2/FMA):
+/// the tests' reference for the AVX-512 kernel, which must match it bit for bit.
+void trove_enc_avx2_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed,
+                         float *c, size_t ldc, const float *bias, const float *residual, size_t ldr, int flags,
+                         size_t panel_begin, size_t panel_end);
 void trove_enc_portable_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
                                   size_t head_size, float scale, float *scratch, float *out, size_t ldo);
 void trove_enc_portable_layer_norm(const float *x, size_t rows, size_t width, const float *w, const float *b,
