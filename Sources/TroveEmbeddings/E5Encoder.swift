@@ -161,32 +161,36 @@ public final class E5Encoder: @unchecked Sendable {
         let scale = 1 / Float(headSize).squareRoot()
         for layer in layers {
             trove_q8_quantize(x, t, h, codes, blockScales, blockSums)
-            Self.matmul(layer.query, bias: layer.queryBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
-                into: qkv, stride: 3 * h)
-            Self.matmul(layer.key, bias: layer.keyBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
-                into: qkv + h, stride: 3 * h)
-            Self.matmul(layer.value, bias: layer.valueBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
-                into: qkv + 2 * h, stride: 3 * h)
+            // Q, K and V share their input: one split across the threads for all three.
+            Self.matmul(
+                [
+                    Product(weights: layer.query, bias: layer.queryBias, out: qkv),
+                    Product(weights: layer.key, bias: layer.keyBias, out: qkv + h),
+                    Product(weights: layer.value, bias: layer.valueBias, out: qkv + 2 * h),
+                ], q8, rows: t, inputs: h, outputs: h, threads: parts, stride: 3 * h)
             attention(qkv: qkv, offsets: offsets, heads: heads, headSize: headSize, scale: scale,
                 scratch: attentionScratch, scratchCount: attentionCount, threads: parts, into: context)
             trove_q8_quantize(context, t, h, codes, blockScales, blockSums)
-            Self.matmul(layer.attentionOutput, bias: layer.attentionOutputBias, q8, rows: t, inputs: h, outputs: h,
-                threads: parts, into: sum, stride: h)
+            Self.matmul(
+                [Product(weights: layer.attentionOutput, bias: layer.attentionOutputBias, out: sum)], q8, rows: t,
+                inputs: h, outputs: h, threads: parts, stride: h)
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, c.layerNormEps, x)
 
             for first in stride(from: 0, to: t, by: chunk) {
                 let n = min(chunk, t - first)
                 trove_q8_quantize(x + first * h, n, h, codes, blockScales, blockSums)
-                Self.matmul(layer.intermediate, bias: layer.intermediateBias, q8, rows: n, inputs: h, outputs: inter,
-                    threads: parts, into: intermediate, stride: inter)
-                // GELU with the C library's erf, as the reference computes it: the shared kernel's
-                // approximation (1.5e-7 absolute) flips Q8 codes of the next multiply often enough
-                // that the shortest inputs drift (cosine 0.99988 to the reference for an empty query).
-                trove_q4_gelu(intermediate, n * inter)
+                // GELU with erf as accurate as the C library's, as the reference computes it (the
+                // shared kernel's approximation, 1.5e-7 absolute, flips Q8 codes of the next multiply
+                // often enough that the shortest inputs drift: cosine 0.99988 for an empty query),
+                // applied by each thread to the columns it computed.
+                Self.matmul(
+                    [Product(weights: layer.intermediate, bias: layer.intermediateBias, out: intermediate)], q8,
+                    rows: n, inputs: h, outputs: inter, threads: parts, stride: inter, gelu: true)
                 trove_q8_quantize(intermediate, n, inter, codes, blockScales, blockSums)
-                Self.matmul(layer.output, bias: layer.outputBias, q8, rows: n, inputs: inter, outputs: h,
-                    threads: parts, into: sum + first * h, stride: h)
+                Self.matmul(
+                    [Product(weights: layer.output, bias: layer.outputBias, out: sum + first * h)], q8, rows: n,
+                    inputs: inter, outputs: h, threads: parts, stride: h)
             }
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.outputNormWeight, layer.outputNormBias, c.layerNormEps, x)
@@ -251,32 +255,42 @@ public final class E5Encoder: @unchecked Sendable {
         }
     }
 
-    /// `out[t][o] = bias[o] + x[t] · W[o]` for Q4_0 weights W (outputs × inputs); with threads,
-    /// the output rows of W are shared out in blocks of 16 (each weight row is read by one thread).
+    /// One product of ``matmul(_:_:rows:inputs:outputs:threads:stride:gelu:)``: weights, bias and
+    /// where its outputs go.
+    struct Product: @unchecked Sendable {
+        // @unchecked Sendable: weights and bias are read-only; each thread writes its own columns of `out`.
+        let weights: Q4Matrix
+        let bias: UnsafePointer<Float>
+        let out: UnsafeMutablePointer<Float>
+    }
+
+    /// `out[t][o] = bias[o] + x[t] · W[o]` for each product's Q4_0 weights W (outputs × inputs),
+    /// all on the same input, then GELU if `gelu`; with threads, the output rows of W are shared
+    /// out in blocks of 16 (each weight row is read by one thread), one split for all products, so
+    /// a layer's Q, K and V cost one fork and join instead of three.
     static func matmul(
-        _ weights: Q4Matrix, bias: UnsafePointer<Float>, _ q8: Q8, rows: Int, inputs: Int, outputs: Int,
-        threads: Int, into out: UnsafeMutablePointer<Float>, stride: Int
+        _ products: [Product], _ q8: Q8, rows: Int, inputs: Int, outputs: Int, threads: Int, stride: Int,
+        gelu: Bool = false
     ) {
         let blocks = (outputs + 15) / 16
         let parts = min(threads, blocks)
+        @Sendable func run(_ begin: Int, _ end: Int) {
+            for product in products {
+                product.weights.multiply(
+                    bias: product.bias, q8, rows: rows, inputs: inputs, begin: begin, end: end, into: product.out,
+                    stride: stride)
+                if gelu {
+                    for t in 0..<rows { trove_q4_gelu(product.out + t * stride + begin, end - begin) }
+                }
+            }
+        }
         if parts <= 1 {
-            weights.multiply(bias: bias, q8, rows: rows, inputs: inputs, begin: 0, end: outputs, into: out, stride: stride)
+            run(0, outputs)
             return
         }
-        let bias = Pointer(bias)
-        let output = Output(pointer: out)
         DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let begin = blocks * part / parts * 16, end = min(outputs, blocks * (part + 1) / parts * 16)
-            weights.multiply(
-                bias: bias.pointer, q8, rows: rows, inputs: inputs, begin: begin, end: end, into: output.pointer,
-                stride: stride)
+            run(blocks * part / parts * 16, min(outputs, blocks * (part + 1) / parts * 16))
         }
-    }
-
-    struct Pointer<T>: @unchecked Sendable {
-        // @unchecked Sendable: points into the read-only model mapping.
-        let pointer: UnsafePointer<T>
-        init(_ pointer: UnsafePointer<T>) { self.pointer = pointer }
     }
 
     /// Self-attention of every head of every sequence; with threads, the (sequence, head) pairs
