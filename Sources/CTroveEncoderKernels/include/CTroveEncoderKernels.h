@@ -1,9 +1,9 @@
 // Encoder kernels in C for the BERT forward pass (TroveEmbeddings, the `.native` backend).
 //
 // Why C: on x86-64 the default Swift target is SSE2 only and a package cannot pass -mavx2 to
-// its users' builds. These functions carry AVX2/FMA code behind per-function target attributes
-// and pick it at run time (`__builtin_cpu_supports`), so a plain `swift build -c release` uses
-// the wide units where the CPU has them. Elsewhere (arm64, CPUs without AVX2) they run portable
+// its users' builds. These functions carry AVX2/FMA, AVX-512 and AVX-512 VNNI code behind
+// per-function target attributes and pick it at run time (`__builtin_cpu_supports`), so a plain
+// `swift build -c release` uses the wide units where the CPU has them. Elsewhere (arm64, CPUs without AVX2) they run portable
 // C, correct but not tuned: there the encoder prefers the platform BLAS.
 //
 // The matrix multiply works on weights packed once (at model load) into panels of 16 output
