@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "CTroveKernels"),
         // Pure Swift, no SQLite: tokenizer, safetensors, BERT encoder. BLAS is found at run time.
         .target(name: "TroveEmbeddings", dependencies: ["CTroveEncoderKernels"]),
-        // AVX2/FMA encoder kernels (packed-weight matmul, attention, LayerNorm) chosen at run time; see its header.
+        // AVX2/FMA and AVX-512 (VNNI) encoder kernels (packed-weight matmul, Q4 x Q8, attention, LayerNorm) chosen at run time; see its header.
         .target(name: "CTroveEncoderKernels"),
         // Pure Swift, no SQLite: text tokenization (shared with FTS5), BM25 inverted index, typed queries.
         .target(name: "TroveText"),

@@ -1,5 +1,7 @@
 #include "CTroveEncoderKernels.h"
 
+#include "gemm512.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -555,12 +557,12 @@ static inline int use_wide(void) { return 0; }
 
 int trove_enc_wide(void) { return use_wide(); }
 
-void trove_enc_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed, float *c,
-                    size_t ldc, const float *bias, const float *residual, size_t ldr, int flags, size_t panel_begin,
-                    size_t panel_end) {
-    size_t panels = (n + PANEL - 1) / PANEL;
-    if (panel_end > panels) panel_end = panels;
-    if (m == 0 || panel_begin >= panel_end) return;
+int trove_enc_avx512(void) { return use_wide() && trove_gemm512_available(); }
+
+// The AVX2 path of trove_enc_gemm (0 if the CPU lacks AVX2/FMA or the scratch allocation fails).
+static int avx2_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed, float *c,
+                     size_t ldc, const float *bias, const float *residual, size_t ldr, int flags, size_t panel_begin,
+                     size_t panel_end) {
 #ifdef TROVE_ENC_X86
     if (use_wide()) {
         // The packed block of A: 64-byte aligned, freed on return (at most 295 KB).
@@ -568,10 +570,35 @@ void trove_enc_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, co
         if (apack) {
             wide_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end, apack);
             free(apack);
-            return;
+            return 1;
         }
     }
 #endif
+    return 0;
+}
+
+void trove_enc_avx2_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed, float *c,
+                         size_t ldc, const float *bias, const float *residual, size_t ldr, int flags, size_t panel_begin,
+                         size_t panel_end) {
+    size_t panels = (n + PANEL - 1) / PANEL;
+    if (panel_end > panels) panel_end = panels;
+    if (m == 0 || panel_begin >= panel_end) return;
+    if (avx2_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end)) return;
+    portable_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
+}
+
+void trove_enc_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *packed, float *c,
+                    size_t ldc, const float *bias, const float *residual, size_t ldr, int flags, size_t panel_begin,
+                    size_t panel_end) {
+    size_t panels = (n + PANEL - 1) / PANEL;
+    if (panel_end > panels) panel_end = panels;
+    if (m == 0 || panel_begin >= panel_end) return;
+    // AVX-512 where the CPU has it (bit-identical to AVX2), else AVX2, else portable.
+    if (trove_enc_avx512()) {
+        trove_gemm512(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
+        return;
+    }
+    if (avx2_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end)) return;
     portable_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
 }
 

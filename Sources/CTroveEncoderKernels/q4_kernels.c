@@ -63,7 +63,7 @@ void trove_q4_dequantize(const unsigned char *blocks, size_t n, float *out) {
     }
 }
 
-void trove_q8_quantize(const float *x, size_t rows, size_t n, signed char *q, float *d, int *s) {
+void trove_q8_portable_quantize(const float *x, size_t rows, size_t n, signed char *q, float *d, int *s) {
     size_t blocks = n / QB;
     for (size_t r = 0; r < rows; r++) {
         for (size_t b = 0; b < blocks; b++) {
@@ -215,6 +215,42 @@ WIDE static void wide_matmul(const unsigned char *weights, const float *bias, co
     }
 }
 
+// Q8_0 quantization, 32 floats (4 vectors) per block: the same scale (largest / 127, the same
+// division) and the same codes (`vcvtps2dq` rounds half to even in the default rounding mode,
+// as lrintf; `vpackssdw`/`vpacksswb` saturate as the clamp does).
+WIDE static void wide_quantize(const float *x, size_t rows, size_t n, signed char *q, float *d, int *s) {
+    size_t blocks = n / QB;
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    // Undoes the lane interleaving of the two 128-bit halves in the packs.
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t b = 0; b < blocks; b++) {
+            const float *v = x + r * n + b * QB;
+            __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8), v2 = _mm256_loadu_ps(v + 16);
+            __m256 v3 = _mm256_loadu_ps(v + 24);
+            __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(v0, magnitude), _mm256_and_ps(v1, magnitude)),
+                                     _mm256_max_ps(_mm256_and_ps(v2, magnitude), _mm256_and_ps(v3, magnitude)));
+            __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+            h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+            h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+            float scale = _mm_cvtss_f32(h) / 127.0f;
+            __m256 inverse = _mm256_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
+            __m256i c0 = _mm256_cvtps_epi32(_mm256_mul_ps(v0, inverse)), c1 = _mm256_cvtps_epi32(_mm256_mul_ps(v1, inverse));
+            __m256i c2 = _mm256_cvtps_epi32(_mm256_mul_ps(v2, inverse)), c3 = _mm256_cvtps_epi32(_mm256_mul_ps(v3, inverse));
+            __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(c0, c1), _mm256_packs_epi32(c2, c3));
+            bytes = _mm256_permutevar8x32_epi32(bytes, order);
+            _mm256_storeu_si256((__m256i *)(q + r * n + b * QB), bytes);
+            // The sum of the stored (saturated) codes.
+            __m256i wide = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
+            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(wide), _mm256_extracti128_si256(wide, 1));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+            d[r * blocks + b] = scale;
+            s[r * blocks + b] = _mm_cvtsi128_si32(t);
+        }
+    }
+}
+
 static int q4_wide_state = -1;
 
 static inline int q4_use_wide(void) {
@@ -228,6 +264,16 @@ static inline int q4_use_wide(void) {
 }
 #endif
 
+void trove_q8_quantize(const float *x, size_t rows, size_t n, signed char *q, float *d, int *s) {
+#ifdef TROVE_Q4_X86
+    if (q4_use_wide()) {
+        wide_quantize(x, rows, n, q, d, s);
+        return;
+    }
+#endif
+    trove_q8_portable_quantize(x, rows, n, q, d, s);
+}
+
 void trove_q4_matmul(const unsigned char *weights, const float *bias, const signed char *q, const float *d,
                      const int *s, size_t rows, size_t nin, size_t out_begin, size_t out_end, float *y, size_t ldy) {
 #ifdef TROVE_Q4_X86
@@ -237,42 +283,4 @@ void trove_q4_matmul(const unsigned char *weights, const float *bias, const sign
     }
 #endif
     trove_q4_portable_matmul(weights, bias, q, d, s, rows, nin, out_begin, out_end, y, ldy);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Attention with the C library's expf: softmax(scale · q·kᵀ) · v for one head of one sequence.
-// The shared kernel's polynomial exp differs by a few units in the last place, which is enough
-// to move Q8 codes of the next multiply in the shortest inputs.
-
-void trove_q4_attention(const float *q, const float *k, const float *v, size_t ld, size_t length,
-                        size_t head_size, float scale, float *scratch, float *out, size_t ldo) {
-    for (size_t i = 0; i < length; i++) {
-        const float *qi = q + i * ld;
-        float largest = -INFINITY;
-        for (size_t j = 0; j < length; j++) {
-            const float *kj = k + j * ld;
-            float dot = 0;
-            for (size_t e = 0; e < head_size; e++) dot += qi[e] * kj[e];
-            dot *= scale;
-            scratch[j] = dot;
-            largest = dot > largest ? dot : largest;
-        }
-        float sum = 0;
-        for (size_t j = 0; j < length; j++) {
-            scratch[j] = expf(scratch[j] - largest);
-            sum += scratch[j];
-        }
-        float inverse = 1.0f / sum;
-        float *o = out + i * ldo;
-        for (size_t e = 0; e < head_size; e++) o[e] = 0;
-        for (size_t j = 0; j < length; j++) {
-            float p = scratch[j] * inverse;
-            const float *vj = v + j * ld;
-            for (size_t e = 0; e < head_size; e++) o[e] += p * vj[e];
-        }
-    }
-}
-
-void trove_q4_gelu(float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752440f));
 }

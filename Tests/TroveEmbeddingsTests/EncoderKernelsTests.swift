@@ -82,6 +82,43 @@ struct EncoderKernelsTests {
         }
     }
 
+    @Test("gemm (dispatched: AVX-512 where the CPU has it) equals the AVX2 path bit for bit, every epilogue and edge")
+    func gemmMatchesAVX2() {
+        var rng = SeededGenerator(seed: 512)
+        // Rows around the 12-row tile and the 48-row block, columns around the 16-wide panel,
+        // depths around the 256-step k block.
+        let shapes = [(1, 1, 1), (11, 17, 7), (12, 16, 300), (13, 40, 257), (25, 33, 513), (49, 48, 64), (60, 384, 384)]
+        for (m, n, k) in shapes {
+            let a = rng.vector(dimension: m * (k + 3))
+            let w = rng.vector(dimension: n * k)
+            let bias = rng.vector(dimension: n), residual = rng.vector(dimension: m * n)
+            let start = rng.vector(dimension: m * n)
+            let packed = w.withUnsafeBufferPointer {
+                MatrixMultiplier.pack($0.baseAddress!, ldb: k, transposeB: true, n: n, k: k)
+            }
+            defer { packed.deallocate() }
+            let panels = (n + 15) / 16
+            for flags in 0..<16 {
+                let cFlags = Int32((flags & 1 != 0 ? TROVE_ENC_ACCUMULATE : 0) | (flags & 2 != 0 ? TROVE_ENC_GELU : 0))
+                var results: [[Float]] = []
+                for function in [trove_enc_avx2_gemm, trove_enc_gemm] as [Gemm] {
+                    var c = start
+                    c.withUnsafeMutableBufferPointer { c in
+                        // Split in two panel ranges, as the threads do.
+                        for (first, last) in [(0, panels / 2), (panels / 2, panels)] where first < last {
+                            function(
+                                m, n, k, a, k + 3, packed, c.baseAddress, n, flags & 4 != 0 ? bias : nil,
+                                flags & 8 != 0 ? residual : nil, n, cFlags, first, last)
+                        }
+                    }
+                    results.append(c)
+                }
+                #expect(
+                    results[0].map(\.bitPattern) == results[1].map(\.bitPattern), "\(m)x\(n)x\(k) flags \(flags)")
+            }
+        }
+    }
+
     @Test("fused attention matches softmax(scale·QKᵀ)·V in Double")
     func attention() {
         var rng = SeededGenerator(seed: 22)

@@ -22,26 +22,26 @@ struct PresetReaderTests {
     }
 
     /// A gate the writer's connection blocks on (inside a SQL function) until the test opens it.
-    /// A watchdog on its own thread opens it after four minutes, so a regression fails instead of
+    /// A watchdog on its own thread opens it four minutes after the writer entered it, so a regression fails instead of
     /// hanging.
     final class Gate: Sendable {
         private let open = DispatchSemaphore(value: 0)
         private let state = Mutex((entered: false, released: false, byWatchdog: false))
 
-        init() {
-            Thread.detachNewThread { [self] in
-                Thread.sleep(forTimeInterval: 240)
-                release(byWatchdog: true)
-            }
-        }
-
         func enter() {
             // SQLite may call the function again; once open, the gate stays open.
-            let released = state.withLock { s in
-                s.entered = true
-                return s.released
+            let (released, first) = state.withLock { s in
+                defer { s.entered = true }
+                return (s.released, !s.entered)
             }
-            if !released { open.wait() }
+            if released { return }
+            if first {
+                Thread.detachNewThread { [self] in
+                    Thread.sleep(forTimeInterval: 240)
+                    release(byWatchdog: true)
+                }
+            }
+            open.wait()
         }
 
         func release(byWatchdog: Bool = false) {

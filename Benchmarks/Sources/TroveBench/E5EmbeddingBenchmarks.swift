@@ -65,7 +65,7 @@ func runE5EmbeddingBenchmarks(_ options: E5BenchOptions) async throws {
     print("trove-bench embeddings --model multilingual-e5-small")
     print("  texts: \(options.texts) (\(descriptions.count) descriptions, \(synopses.count) synopses)")
     print("  model: \(weights.path) (\(format(Double(weightsBytes) / 1e6)) MB, Q4_0)")
-    print("  kernels: Q4_0 x Q8_0 \(MatrixBackend.isNativeAccelerated ? "AVX2" : "portable C"), parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
+    print("  kernels: \(E5Encoder.kernels), parallelism \(options.parallelism), batch 32, cores \(ProcessInfo.processInfo.activeProcessorCount)")
 
     let rssBefore = residentMegabytes()
     var t0 = now()

@@ -135,7 +135,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     let backendName =
         switch options.backend {
         case .native:
-            "native [C kernels, \(MatrixBackend.isNativeAccelerated ? "AVX2/FMA" : "portable C, no AVX2/FMA on this CPU")]"
+            "native [C kernels, \(MatrixBackend.isNativeAccelerated ? MatrixBackend.nativeKernels : "portable C, no AVX2/FMA on this CPU")]"
         case .blas: "blas [\(MatrixBackend.blasDescription)]"
         case .swift: "swift (pure-Swift fallback)"
         }

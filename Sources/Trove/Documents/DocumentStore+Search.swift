@@ -304,7 +304,7 @@ extension DocumentStore {
         }
         if let leg = query.textLeg {
             if let memory = indexes.text, memory.answers(leg) {
-                lines.append("text leg: in-memory BM25 over \(schema.fullText!.fields.joined(separator: ", ")) (ranks as FTS5's bm25; FTS5 inside a write transaction)")
+                lines.append("text leg: in-memory BM25 over \(schema.fullText!.fields.joined(separator: ", ")), ranked as FTS5's bm25")
             } else {
                 lines.append("text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)")
             }
