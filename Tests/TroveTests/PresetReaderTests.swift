@@ -75,13 +75,15 @@ struct PresetReaderTests {
         for _ in 0..<20_000 where !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
         #expect(gate.entered)
         // Nothing here may need the database's actor (blocked above) or the cooperative pool.
+        // The gate is opened from that thread too: back on the cooperative pool, this task could
+        // wait for a thread (one is blocked in the gate) longer than the watchdog.
         let (vector, text, hybrid, count) = try await withTaskExecutorPreference(OwnThreadExecutor()) {
-            (try await items.search(vector: [1, 0, 0, 0], topK: 5),
-             try await items.searchText(.typed("row"), topK: 5),
-             try await items.searchHybrid(text: .typed("row"), vector: [0, 1, 0, 0], topK: 5),
-             try await items.count())
+            defer { gate.release() }
+            return (try await items.search(vector: [1, 0, 0, 0], topK: 5),
+                    try await items.searchText(.typed("row"), topK: 5),
+                    try await items.searchHybrid(text: .typed("row"), vector: [0, 1, 0, 0], topK: 5),
+                    try await items.count())
         }
-        gate.release()
         _ = try await busy.value
         // All of it was answered while the writer was still blocked, not after the watchdog.
         #expect(!gate.openedByWatchdog)
