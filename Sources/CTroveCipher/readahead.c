@@ -66,7 +66,7 @@ struct trove_readahead {
     trove_cipher_context *file_cipher, *cipher;
     uint8_t file_id[TROVE_CIPHER_FILE_ID_SIZE];
     sqlite3_int64 data_offset;
-    uint32_t page_size;
+    uint32_t page_size, group_pages;
     // The ring (NULL until the first run): entry of page p at p % count.
     int count;
     readahead_entry *entries;
@@ -134,7 +134,7 @@ static int idle_core(void) {
 }
 
 trove_readahead *trove_readahead_new(sqlite3_file *real, trove_cipher_context *cipher, const uint8_t *file_id,
-                                     sqlite3_int64 data_offset, uint32_t page_size) {
+                                     sqlite3_int64 data_offset, uint32_t page_size, uint32_t group_pages) {
     trove_readahead *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     if (pthread_mutex_init(&r->lock, NULL) != 0) {
@@ -151,6 +151,7 @@ trove_readahead *trove_readahead_new(sqlite3_file *real, trove_cipher_context *c
     memcpy(r->file_id, file_id, TROVE_CIPHER_FILE_ID_SIZE);
     r->data_offset = data_offset;
     r->page_size = page_size;
+    r->group_pages = group_pages;
     return r;
 }
 
@@ -209,7 +210,7 @@ static void *worker_main(void *argument) {
             // fails its tag or the reader's comparison). It takes no lock and changes no state
             // the reader relies on.
             int rc = r->real->pMethods->xRead(r->real, e->ciphertext, (int)size,
-                                             r->data_offset + (page - 1) * (sqlite3_int64)size);
+                                             r->data_offset + trove_pagemap_page_index(r->group_pages, (uint32_t)page) * (sqlite3_int64)size);
             int verified = rc == SQLITE_OK
                 && trove_cipher_open_page_into(r->cipher, r->file_id, TROVE_CIPHER_FILE_DATABASE, (uint32_t)page,
                                                NULL, 0, e->ciphertext, e->plaintext, size, page == 1 ? 100 : 0) == 0;

@@ -1,7 +1,8 @@
 // The encrypting VFS. Registered under TROVE_CIPHER_VFS_NAME; wraps the default VFS.
 //
 // Files it sees, by the flags SQLite opens them with:
-//   main database   key header (TROVE_CIPHER_HEADER_SIZE bytes, hidden from SQLite) + sealed pages
+//   main database   key header (TROVE_CIPHER_HEADER_SIZE bytes, hidden from SQLite) + sealed pages;
+//                   format 2 adds a page map among them (pagemap.c) that refuses older copies
 //   WAL             32-byte header and 24-byte frame headers readable; frame pages sealed
 //   main journal    headers, page numbers and checksums readable; page images sealed
 //   temp files      (sorts, VACUUM, statement journals, temp tables) kept in memory, never on disk
@@ -38,6 +39,8 @@ void trove_cipher_get_statistics(trove_cipher_statistics *out) {
     LOAD(memory_files_opened);
     LOAD(memory_file_bytes_written);
     LOAD(wal_frames_unreadable);
+    LOAD(map_pages_written);
+    LOAD(stale_pages_refused);
     LOAD(readahead_pages_opened);
     LOAD(readahead_hits);
     LOAD(readahead_misses);
@@ -57,6 +60,7 @@ static void record_failure(int kind, int file, uint32_t page) {
     failure_file = file;
     failure_page = page;
     if (kind == TROVE_CIPHER_FAILURE_AUTHENTICATION) COUNT(authentication_failures, 1);
+    if (kind == TROVE_CIPHER_FAILURE_STALE_PAGE) COUNT(stale_pages_refused, 1);
 }
 
 int trove_cipher_last_failure(int *file, uint32_t *page) {
@@ -149,6 +153,12 @@ typedef struct cipher_file {
     // Main database file: decrypt-ahead for sequential reads (readahead.c). Owned; created on
     // the first whole-page read while decrypt-ahead is on.
     trove_readahead *readahead;
+    // Main database file: the key header's format (1, or 2 with a page map), and for format 2
+    // the page map (pagemap.c; owned, created once the page size is known) and the data pages
+    // per group of its layout (0 for format 1: pages one after another).
+    int format;
+    trove_pagemap *map;
+    uint32_t group_pages;
     // Memory files: the content. Owned; grows to the file's size.
     uint8_t *memory;
     sqlite3_int64 memory_size, memory_capacity;
@@ -221,15 +231,66 @@ static int database_learn_page_size(cipher_file *f) {
     return SQLITE_OK;
 }
 
+// Where SQLite's page `page_number` is in the real file.
+static sqlite3_int64 database_page_offset(const cipher_file *f, uint32_t page_number) {
+    return TROVE_CIPHER_HEADER_SIZE + trove_pagemap_page_index(f->group_pages, page_number) * (sqlite3_int64)f->page_size;
+}
+
+static trove_pagemap_io map_io(cipher_file *f) {
+    trove_pagemap_io io = {REAL(f), f->cipher, f->file_id, f->page_size, TROVE_CIPHER_HEADER_SIZE};
+    return io;
+}
+
+// Format 2, once the page size is known: the page map, created and loaded on first use and
+// reloaded when another connection changed it (`refresh`).
+static int database_map(cipher_file *f, int refresh) {
+    if (f->format < 2 || !f->page_size) return SQLITE_OK;
+    int created = 0;
+    if (!f->map) {
+        f->map = trove_pagemap_new(f->page_size);
+        if (!f->map) return SQLITE_NOMEM;
+        f->group_pages = trove_pagemap_group_pages(f->page_size);
+        created = 1;
+    }
+    if (!created && !refresh) return SQLITE_OK;
+    trove_pagemap_io io = map_io(f);
+    return trove_pagemap_refresh(f->map, &io);
+}
+
+static int database_flush_map(cipher_file *f) {
+    if (!f->map) return SQLITE_OK;
+    trove_pagemap_io io = map_io(f);
+    return trove_pagemap_flush(f->map, &io);
+}
+
+// Whether `tag` is the current version of the page. A mismatch reloads the map first: a WAL
+// reader refreshes it when its read lock is taken, but a checkpoint in another connection can
+// finish between that and SQLite's reading how far the WAL was copied back, after which SQLite
+// reads those pages from this file.
+static int database_page_is_current(cipher_file *f, uint32_t page_number, const uint8_t *tag) {
+    if (trove_pagemap_check(f->map, page_number, tag) == 0) return 1;
+    if (database_map(f, 1) != SQLITE_OK || trove_pagemap_is_broken(f->map)) return 0;
+    return trove_pagemap_check(f->map, page_number, tag) == 0;
+}
+
 static int database_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int64 offset) {
     int rc = database_learn_page_size(f);
     if (rc != SQLITE_OK) return rc;
+    if ((rc = database_map(f, 0)) != SQLITE_OK) return rc;
     if (!f->page_size) {
         // An empty database: everything reads as zeros past the end.
         memset(buffer, 0, (size_t)amount);
         return SQLITE_IOERR_SHORT_READ;
     }
     if ((rc = ensure_scratch(f)) != SQLITE_OK) return rc;
+    if (f->map && trove_pagemap_is_broken(f->map)) {
+        // Perhaps read while a writer replaced it twice: read it again before giving up.
+        if ((rc = database_map(f, 1)) != SQLITE_OK) return rc;
+        if (trove_pagemap_is_broken(f->map)) {
+            record_failure(TROVE_CIPHER_FAILURE_PAGE_MAP, TROVE_CIPHER_FILE_DATABASE, 0);
+            return SQLITE_IOERR_DATA;
+        }
+    }
     const sqlite3_int64 size = f->page_size;
     const sqlite3_int64 end = offset + amount;
     int beyond_end = 0;
@@ -244,13 +305,19 @@ static int database_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_in
             memset(buffer + (from - offset), 0, (size_t)(to - from));
             continue;
         }
-        rc = real_read(f, page, (int)size, start + TROVE_CIPHER_HEADER_SIZE, &short_read);
+        const sqlite3_int64 physical = database_page_offset(f, page_number);
+        rc = real_read(f, page, (int)size, physical, &short_read);
         if (rc != SQLITE_OK) return rc;
         if (short_read) {
             sqlite3_int64 file_size = 0;
             rc = REAL_METHODS(f)->xFileSize(REAL(f), &file_size);
             if (rc != SQLITE_OK) return rc;
-            if (file_size <= start + TROVE_CIPHER_HEADER_SIZE) {
+            if (file_size <= physical && f->map && trove_pagemap_has(f->map, page_number)) {
+                // The map has a version of this page: the file was cut short.
+                record_failure(TROVE_CIPHER_FAILURE_STALE_PAGE, TROVE_CIPHER_FILE_DATABASE, page_number);
+                return SQLITE_IOERR_DATA;
+            }
+            if (file_size <= physical) {
                 // Past the end: SQLite expects zeros and SQLITE_IOERR_SHORT_READ.
                 beyond_end = 1;
                 memset(buffer + (from - offset), 0, (size_t)(to - from));
@@ -260,18 +327,30 @@ static int database_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_in
             record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_DATABASE, page_number);
             return SQLITE_IOERR_DATA;
         }
+        // The tag, for the page map (opening zeroes the reserved bytes).
+        uint8_t tag[TROVE_CIPHER_TAG_SIZE];
+        memcpy(tag, page + size - TROVE_CIPHER_RESERVE + TROVE_CIPHER_NONCE_SIZE, sizeof tag);
         // The worker's plaintext, if it decrypted exactly this ciphertext; else decrypt it here.
         int decrypted_ahead = 0;
         if (whole) {
             if (!f->readahead && trove_cipher_readahead_enabled() != TROVE_CIPHER_READAHEAD_OFF)
                 f->readahead = trove_readahead_new(REAL(f), f->cipher, f->file_id, TROVE_CIPHER_HEADER_SIZE,
-                                                   (uint32_t)size);
+                                                   (uint32_t)size, f->group_pages);
             decrypted_ahead = f->readahead && trove_readahead_read(f->readahead, page_number, page);
         }
         if (!decrypted_ahead
             && trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
                                            page, page, (size_t)size, page_number == 1 ? 100 : 0) != 0) {
             record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_DATABASE, page_number);
+            return SQLITE_IOERR_DATA;
+        }
+        // Authentic, but is it the current version? (Not asked of the head of page 1 that SQLite
+        // reads before its WAL or journal, which may hold a newer page 1 the map will record
+        // at the next checkpoint; see pagemap.c.)
+        if (f->map && (whole || page_number != 1) && !database_page_is_current(f, page_number, tag)) {
+            if (!whole) trove_cipher_zero(page, (size_t)size);
+            else trove_cipher_zero(buffer + (start - offset), (size_t)size);
+            record_failure(TROVE_CIPHER_FAILURE_STALE_PAGE, TROVE_CIPHER_FILE_DATABASE, page_number);
             return SQLITE_IOERR_DATA;
         }
         COUNT(pages_opened, 1);
@@ -303,11 +382,23 @@ static int database_write(cipher_file *f, const uint8_t *buffer, int amount, sql
     }
     if ((rc = ensure_scratch(f)) != SQLITE_OK) return rc;
     uint32_t page_number = (uint32_t)(offset / size) + 1;
+    if ((rc = database_map(f, 0)) != SQLITE_OK) return rc;
+    if (f->map) {
+        if (trove_pagemap_is_broken(f->map)) {
+            record_failure(TROVE_CIPHER_FAILURE_PAGE_MAP, TROVE_CIPHER_FILE_DATABASE, 0);
+            return SQLITE_IOERR_WRITE;
+        }
+        trove_pagemap_io io = map_io(f);
+        if ((rc = trove_pagemap_begin(f->map, &io)) != SQLITE_OK) return rc;
+    }
     if (trove_cipher_seal_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_DATABASE, page_number, NULL, 0,
                                     buffer, f->scratch, (size_t)size, page_number == 1 ? 100 : 0) != 0)
         return SQLITE_IOERR_WRITE;
     COUNT(pages_sealed, 1);
-    return REAL_METHODS(f)->xWrite(REAL(f), f->scratch, (int)size, offset + TROVE_CIPHER_HEADER_SIZE);
+    rc = REAL_METHODS(f)->xWrite(REAL(f), f->scratch, (int)size, database_page_offset(f, page_number));
+    if (rc == SQLITE_OK && f->map)
+        rc = trove_pagemap_set(f->map, page_number, f->scratch + size - TROVE_CIPHER_RESERVE + TROVE_CIPHER_NONCE_SIZE);
+    return rc;
 }
 
 // MARK: WAL
@@ -551,6 +642,10 @@ static int sealed_close(sqlite3_file *file) {
     // The worker reads through the real file: stop it first.
     trove_readahead_free(f->readahead);
     f->readahead = NULL;
+    // Pages written without a sync since (synchronous = OFF, VACUUM INTO): their map now.
+    if (f->map) database_flush_map(f);
+    trove_pagemap_free(f->map);
+    f->map = NULL;
     int rc = REAL_METHODS(f)->xClose(REAL(f));
     trove_cipher_context_free(f->cipher);
     f->cipher = NULL;
@@ -584,30 +679,69 @@ static int sealed_write(sqlite3_file *file, const void *buffer, int amount, sqli
 
 static sqlite3_int64 hidden_bytes(cipher_file *f) { return f->kind == KIND_DATABASE ? TROVE_CIPHER_HEADER_SIZE : 0; }
 
+// Format 2: the real file's size for a database of `size` bytes of SQLite pages.
+static sqlite3_int64 database_physical_size(cipher_file *f, sqlite3_int64 size) {
+    if (!f->map) return size + hidden_bytes(f);
+    sqlite3_int64 pages = size / f->page_size;
+    return TROVE_CIPHER_HEADER_SIZE + trove_pagemap_physical_pages(f->group_pages, pages) * f->page_size
+        + size % f->page_size;
+}
+
 static int sealed_truncate(sqlite3_file *file, sqlite3_int64 size) {
     cipher_file *f = (cipher_file *)file;
     if (f->kind == KIND_WAL || f->kind == KIND_JOURNAL) f->pending_offset = -1;
+    if (f->kind == KIND_DATABASE) {
+        int rc = database_learn_page_size(f);
+        if (rc == SQLITE_OK) rc = database_map(f, 0);
+        if (rc != SQLITE_OK) return rc;
+        if (f->map) trove_pagemap_truncate(f->map, (uint32_t)(size / f->page_size));
+        return REAL_METHODS(f)->xTruncate(REAL(f), database_physical_size(f, size));
+    }
     return REAL_METHODS(f)->xTruncate(REAL(f), size + hidden_bytes(f));
 }
 
 static int sealed_sync(sqlite3_file *file, int flags) {
     cipher_file *f = (cipher_file *)file;
+    // The map of the pages written, before the sync that makes them durable (pagemap.c).
+    int rc = f->kind == KIND_DATABASE ? database_flush_map(f) : SQLITE_OK;
+    if (rc != SQLITE_OK) return rc;
     return REAL_METHODS(f)->xSync(REAL(f), flags);
 }
 
 static int sealed_file_size(sqlite3_file *file, sqlite3_int64 *size) {
     cipher_file *f = (cipher_file *)file;
     int rc = REAL_METHODS(f)->xFileSize(REAL(f), size);
-    if (rc == SQLITE_OK) {
-        *size -= hidden_bytes(f);
-        if (*size < 0) *size = 0;
+    if (rc != SQLITE_OK) return rc;
+    if (f->kind == KIND_DATABASE && f->format >= 2) {
+        sqlite3_int64 physical = *size - TROVE_CIPHER_HEADER_SIZE;
+        if (physical <= 0) {
+            *size = 0;
+            return SQLITE_OK;
+        }
+        if ((rc = database_learn_page_size(f)) != SQLITE_OK) return rc;
+        if (!f->page_size) {
+            *size = 0;
+            return SQLITE_OK;
+        }
+        uint32_t k = trove_pagemap_group_pages(f->page_size);
+        int partial_is_data = 0;
+        sqlite3_int64 pages = trove_pagemap_data_pages(k, physical / f->page_size, &partial_is_data);
+        *size = pages * f->page_size + (partial_is_data ? physical % f->page_size : 0);
+        return SQLITE_OK;
     }
+    *size -= hidden_bytes(f);
+    if (*size < 0) *size = 0;
     return rc;
 }
 
 static int sealed_lock(sqlite3_file *file, int lock) {
     cipher_file *f = (cipher_file *)file;
-    return REAL_METHODS(f)->xLock(REAL(f), lock);
+    int rc = REAL_METHODS(f)->xLock(REAL(f), lock);
+    // A transaction starts: another connection may have written pages and the map since.
+    if (rc == SQLITE_OK && lock == SQLITE_LOCK_SHARED && f->kind == KIND_DATABASE && f->format >= 2
+        && database_learn_page_size(f) == SQLITE_OK)
+        rc = database_map(f, 1);
+    return rc;
 }
 
 static int sealed_unlock(sqlite3_file *file, int lock) {
@@ -629,9 +763,19 @@ static int sealed_file_control(sqlite3_file *file, int op, void *argument) {
         *(sqlite3_int64 *)argument = 0;
         return SQLITE_OK;
     case SQLITE_FCNTL_SIZE_HINT: {
-        sqlite3_int64 hint = *(sqlite3_int64 *)argument + hidden_bytes(f);
+        sqlite3_int64 hint = f->kind == KIND_DATABASE ? database_physical_size(f, *(sqlite3_int64 *)argument)
+                                                      : *(sqlite3_int64 *)argument + hidden_bytes(f);
         return REAL_METHODS(f)->xFileControl(REAL(f), op, &hint);
     }
+    case SQLITE_FCNTL_SYNC:
+    case SQLITE_FCNTL_CKPT_DONE:
+        // Just before SQLite's commit point (also when synchronous = OFF skips xSync): the map
+        // of the pages written must be in the file before SQLite stops keeping them elsewhere.
+        if (f->kind == KIND_DATABASE) {
+            int rc = database_flush_map(f);
+            if (rc != SQLITE_OK) return rc;
+        }
+        return REAL_METHODS(f)->xFileControl(REAL(f), op, argument);
     case SQLITE_FCNTL_VFSNAME:
         *(char **)argument = sqlite3_mprintf("%s", TROVE_CIPHER_VFS_NAME);
         return SQLITE_OK;
@@ -665,9 +809,21 @@ static int sealed_shm_map(sqlite3_file *file, int region, int size, int extend, 
     return REAL_METHODS(f)->xShmMap(REAL(f), region, size, extend, out);
 }
 
+// WAL index lock slots (wal.c): the write lock, the checkpoint lock, then the read locks from 3.
+#define WAL_WRITE_LOCK_SLOT 0
+#define WAL_CHECKPOINT_LOCK_SLOT 1
+#define WAL_FIRST_READ_LOCK_SLOT 3
+
 static int sealed_shm_lock(sqlite3_file *file, int offset, int n, int flags) {
     cipher_file *f = (cipher_file *)file;
-    return REAL_METHODS(f)->xShmLock(REAL(f), offset, n, flags);
+    int rc = REAL_METHODS(f)->xShmLock(REAL(f), offset, n, flags);
+    // A WAL read transaction, write transaction or checkpoint starts: another connection may have
+    // checkpointed pages, and written the map, since this one last looked (pagemap.c).
+    if (rc == SQLITE_OK && f->map && (flags & SQLITE_SHM_LOCK)
+        && (((flags & SQLITE_SHM_SHARED) && offset >= WAL_FIRST_READ_LOCK_SLOT)
+            || ((flags & SQLITE_SHM_EXCLUSIVE) && offset <= WAL_CHECKPOINT_LOCK_SLOT)))
+        rc = database_map(f, 1);
+    return rc;
 }
 
 static void sealed_shm_barrier(sqlite3_file *file) {
@@ -815,14 +971,20 @@ static const sqlite3_io_methods memory_methods = {
 // MARK: The VFS
 
 // Checks that the key header's identity (in either of its two copies) matches the key slot's.
+// Also learns the format (bytes 8-11: 1, or 2 with a page map).
 static int check_header(cipher_file *f) {
-    uint8_t header[TROVE_CIPHER_FILE_ID_SIZE];
+    uint8_t header[16 + TROVE_CIPHER_FILE_ID_SIZE];
     static const sqlite3_int64 copies[2] = {0, 512};
     for (int i = 0; i < 2; i++) {
         int short_read = 0;
-        int rc = real_read(f, header, sizeof header, copies[i] + 16, &short_read);
+        int rc = real_read(f, header, sizeof header, copies[i], &short_read);
         if (rc != SQLITE_OK) return rc;
-        if (!short_read && memcmp(header, f->file_id, sizeof header) == 0) return SQLITE_OK;
+        uint32_t format = get32(header + 8);
+        if (!short_read && memcmp(header + 16, f->file_id, TROVE_CIPHER_FILE_ID_SIZE) == 0
+            && (format == 1 || format == 2)) {
+            f->format = (int)format;
+            return SQLITE_OK;
+        }
     }
     record_failure(TROVE_CIPHER_FAILURE_HEADER, TROVE_CIPHER_FILE_DATABASE, 0);
     return SQLITE_CANTOPEN;

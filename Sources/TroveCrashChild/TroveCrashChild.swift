@@ -62,7 +62,7 @@ struct TroveCrashChild {
 
     /// "SQLiteError <code>" / "TroveError <case text>" / anything else, one line.
     static func describe(_ error: any Error) -> String {
-        if let error = error as? SQLiteError { return "SQLiteError \(error.code.rawValue) \(error.message) [\(error.extendedCode.rawValue)] \(error.sql ?? "")" }
+        if let error = error as? SQLiteError { return "SQLiteError \(error.code.rawValue) \(error.message) [\(error.extendedCode.rawValue)] \(error.sql ?? "")\(error.encryptionFailure.map { " (\($0))" } ?? "")" }
         if let error = error as? TroveError { return "TroveError \(error)" }
         return "\(type(of: error)) \(error)"
     }

@@ -177,6 +177,8 @@ extension EncryptionError {
         case Int(TROVE_CIPHER_FAILURE_RESERVE): return .reservedBytesMissing
         case Int(TROVE_CIPHER_FAILURE_PAGE_SIZE): return .pageSizeChangeRefused
         case Int(TROVE_CIPHER_FAILURE_UNALIGNED): return .unalignedWrite(file: encryptedFile)
+        case Int(TROVE_CIPHER_FAILURE_STALE_PAGE): return .stalePage(page: page)
+        case Int(TROVE_CIPHER_FAILURE_PAGE_MAP): return .pageMapDamaged
         default: return .corruptHeader(path: "", reason: "the key header does not match the key")
         }
     }

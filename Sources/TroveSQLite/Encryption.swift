@@ -54,6 +54,13 @@ public enum EncryptionError: Error, Hashable, Sendable {
     /// A page failed authentication: it was changed, moved, cut short or written with another
     /// key. `page` is SQLite's 1-based page number (0 when the WAL frame header was unreadable).
     case pageAuthenticationFailed(file: EncryptedFile, page: UInt32)
+    /// Page `page` of the database file authenticates but is not its current version: an older
+    /// copy of it was put back (from an earlier copy of the file, a backup or a disk snapshot),
+    /// or the file was cut short before it. Format-2 files only (``EncryptionInfo/formatVersion``).
+    case stalePage(page: UInt32)
+    /// The page map, which records the current version of every page, does not verify: its
+    /// records in the key header or its map pages were altered or replaced with older copies.
+    case pageMapDamaged
     /// Something tried to write page 1 of an encrypted file without the reserved bytes the
     /// cipher needs (only a bug or a foreign tool writing through Trove's VFS can cause this).
     case reservedBytesMissing
@@ -86,6 +93,12 @@ extension EncryptionError: CustomStringConvertible, LocalizedError {
             "Page \(page) of the \(file.rawValue == "database" ? "database file" : file.rawValue) "
                 + "failed authentication: it was modified, moved or truncated outside Trove. "
                 + "Restore the file from a backup."
+        case .stalePage(let page):
+            "Page \(page) of the database file is an older copy of that page, or missing: the file "
+                + "was rolled back or cut short outside Trove. Restore the file from a backup."
+        case .pageMapDamaged:
+            "The page map of the database file does not verify: it was modified or rolled back "
+                + "outside Trove. Restore the file from a backup."
         case .reservedBytesMissing:
             "A page was written without room for its nonce and tag; the write was refused."
         case .pageSizeChangeRefused:

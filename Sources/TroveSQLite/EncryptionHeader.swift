@@ -12,7 +12,8 @@ import Foundation
 /// ```
 /// offset size  field (big-endian integers)
 ///      0    8  magic "TroveEnc"
-///      8    4  format version (1)
+///      8    4  format version: 2 (since 0.2: pages laid out with a page map, see the VFS's
+///                pagemap.c), or 1 (pages one after another, no map; still opened and written)
 ///     12    4  generation (1 when created, +1 per change of passphrase)
 ///     16   16  file identity: random, in every page's authenticated data
 ///     32    1  key derivation: 0 raw key, 1 PBKDF2-HMAC-SHA512
@@ -25,6 +26,9 @@ import Foundation
 ///     76   32  data key, sealed with AES-256-GCM under the key-encryption key; AAD = bytes 0..<64
 ///    108   16  its tag
 ///    124    8  FNV-1a 64 of bytes 0..<124 (tells a torn copy from a wrong key)
+///
+/// Format 2 also keeps the page map's two 64-byte root records at offsets 1024 and 1536, which
+/// the VFS writes (this type never touches them).
 /// ```
 struct EncryptionHeader: Hashable {
     enum KeyDerivation: UInt8 {
@@ -33,11 +37,15 @@ struct EncryptionHeader: Hashable {
     }
 
     static let magic: [UInt8] = Array("TroveEnc".utf8)
-    static let version: UInt32 = 1
+    /// The format of new files.
+    static let version: UInt32 = 2
+    static let supportedVersions: Set<UInt32> = [1, 2]
     static let slotSize = 512
     static let slotOffsets = [0, 512]
     static let size = Int(TROVE_CIPHER_HEADER_SIZE)
 
+    /// This file's format version (kept by a change of passphrase).
+    var format: UInt32 = Self.version
     var generation: UInt32
     var fileID: [UInt8]
     var derivation: KeyDerivation
@@ -52,7 +60,7 @@ struct EncryptionHeader: Hashable {
     /// The authenticated part of a slot (bytes 0..<64).
     var authenticatedBytes: [UInt8] {
         var bytes = Self.magic
-        bytes += Self.bigEndian(Self.version) + Self.bigEndian(generation) + fileID
+        bytes += Self.bigEndian(format) + Self.bigEndian(generation) + fileID
         bytes += [derivation.rawValue, 0, 0, 0] + Self.bigEndian(iterations) + salt
         bytes += Self.bigEndian(UInt32(TROVE_CIPHER_RESERVE)) + [0, 0, 0, 0]
         return bytes
@@ -70,11 +78,11 @@ struct EncryptionHeader: Hashable {
     static func parse(slot bytes: ArraySlice<UInt8>) -> EncryptionHeader? {
         let b = Array(bytes)
         guard b.count >= 132, Array(b[0..<8]) == magic, readBigEndian64(b, 124) == fnv1a(b[0..<124]),
-            readBigEndian(b, 8) == version, let derivation = KeyDerivation(rawValue: b[32]),
+            supportedVersions.contains(readBigEndian(b, 8)), let derivation = KeyDerivation(rawValue: b[32]),
             readBigEndian(b, 56) == UInt32(TROVE_CIPHER_RESERVE)
         else { return nil }
         return EncryptionHeader(
-            generation: readBigEndian(b, 12), fileID: Array(b[16..<32]), derivation: derivation,
+            format: readBigEndian(b, 8), generation: readBigEndian(b, 12), fileID: Array(b[16..<32]), derivation: derivation,
             iterations: readBigEndian(b, 36), salt: Array(b[40..<56]), wrapNonce: Array(b[64..<76]),
             wrappedKey: Array(b[76..<108]), wrapTag: Array(b[108..<124]))
     }

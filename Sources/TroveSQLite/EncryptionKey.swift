@@ -128,7 +128,8 @@ public struct EncryptionInfo: Hashable, Sendable, CustomStringConvertible {
     public var keyDerivation: KeyDerivation
     /// PBKDF2 iterations (0 for a raw key).
     public var iterations: Int
-    /// Key-header format version.
+    /// File format version: 2 with a page map (older copies of pages put back are refused), 1
+    /// without (files created before 0.2; `Connection.changeDataKey` rewrites one as format 2).
     public var formatVersion: Int
     /// How many times the passphrase or key was changed, plus one.
     public var generation: Int
@@ -136,9 +137,35 @@ public struct EncryptionInfo: Hashable, Sendable, CustomStringConvertible {
     init(header: EncryptionHeader) {
         keyDerivation = header.derivation == .raw ? .rawKey : .pbkdf2SHA512
         iterations = Int(header.iterations)
-        formatVersion = Int(EncryptionHeader.version)
+        formatVersion = Int(header.format)
         generation = Int(header.generation)
     }
+
+    /// Where SQLite's page `page` (1-based) starts in an encrypted file with pages of
+    /// `pageSize` bytes (diagnostics and tests; the key header comes first, and format 2 keeps two
+    /// page-map slots after the first page of every group of
+    /// ``pagesPerMapGroup(pageSize:)`` pages).
+    ///
+    /// ```swift
+    /// let offset = EncryptionInfo.fileOffset(ofPage: 2, pageSize: 4096)  // 4096 + 3 * 4096
+    /// ```
+    public static func fileOffset(ofPage page: Int, pageSize: Int, formatVersion: Int = 2) -> Int {
+        let header = Int(TROVE_CIPHER_HEADER_SIZE)
+        guard formatVersion >= 2 else { return header + (page - 1) * pageSize }
+        let k = pagesPerMapGroup(pageSize: pageSize), group = (page - 1) / k, i = (page - 1) % k
+        return header + (group * (k + 2) + (i == 0 ? 0 : i + 2)) * pageSize
+    }
+
+    /// SQLite pages in an encrypted file of `fileSize` bytes (whole pages only).
+    public static func pageCount(fileSize: Int, pageSize: Int, formatVersion: Int = 2) -> Int {
+        let physical = max(0, fileSize - Int(TROVE_CIPHER_HEADER_SIZE)) / pageSize
+        guard formatVersion >= 2 else { return physical }
+        let k = pagesPerMapGroup(pageSize: pageSize), groups = physical / (k + 2), r = physical % (k + 2)
+        return groups * k + (r == 0 ? 0 : r <= 3 ? 1 : r - 2)
+    }
+
+    /// Pages whose versions one page-map page records (format 2): 251 for 4 KB pages.
+    public static func pagesPerMapGroup(pageSize: Int) -> Int { (pageSize - 80) / 16 }
 
     /// What the start of the file at `path` says: nil for a plaintext or missing file.
     ///

@@ -114,7 +114,7 @@ struct EncryptionReadAheadTests {
         }
         let after = EncryptedFiles.bytes(path)
         #expect(after.count == before.count)
-        let pages = (after.count - Int(TROVE_CIPHER_HEADER_SIZE)) / 4096
+        let pages = EncryptedFiles.pageCount(path)
         let changed = (2...pages).filter { page in
             let o = EncryptedFiles.offset(ofPage: page)
             return before[o..<(o + 4096)] != after[o..<(o + 4096)]
@@ -125,7 +125,7 @@ struct EncryptionReadAheadTests {
         return (page, Array(before[o..<(o + 4096)]))
     }
 
-    @Test("a page rewritten on disk after the worker decrypted it reads back as what is on disk now")
+    @Test("an older copy of a page put back after the worker decrypted the current one is refused as stale, not served")
     func changedAfterWorker() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.sqlite")
@@ -141,11 +141,15 @@ struct EncryptionReadAheadTests {
             let o = EncryptedFiles.offset(ofPage: page)
             try EncryptedFiles.modify(path, at: o) { $0.replaceSubrange(o..<(o + 4096), with: generation0) }
             var seen: String?
-            while try statement.step() {
-                if statement.int64(at: 0) == Int64(target) { seen = statement.string(at: 1) }
+            let error = #expect(throws: (any Error).self) {
+                while try statement.step() {
+                    if statement.int64(at: 0) == Int64(target) { seen = statement.string(at: 1) }
+                }
             }
-            // What is on disk (generation 0), not the worker's copy (generation 1).
-            #expect(seen == Self.body(target, generation: 0))
+            // Neither the worker's copy (its ciphertext is not what is on disk) nor the older
+            // version on disk (the page map records the newer one).
+            #expect(EncryptedFiles.failure(try #require(error)) == .stalePage(page: UInt32(page)))
+            #expect(seen == nil)
             let state = try #require(c.readAheadState())
             #expect(state.misses >= 1)
         }

@@ -51,7 +51,12 @@ enum EncryptedFiles {
 
     /// Physical offset of SQLite page `page` (1-based) in an encrypted file with 4 KB pages.
     static func offset(ofPage page: Int, pageSize: Int = 4096) -> Int {
-        Int(TROVE_CIPHER_HEADER_SIZE) + (page - 1) * pageSize
+        EncryptionInfo.fileOffset(ofPage: page, pageSize: pageSize)
+    }
+
+    /// SQLite pages in the encrypted file at `path` (4 KB pages).
+    static func pageCount(_ path: String, pageSize: Int = 4096) -> Int {
+        EncryptionInfo.pageCount(fileSize: bytes(path).count, pageSize: pageSize)
     }
 
     static func fill(_ c: Connection, rows: Int, sentinel: String) throws {
@@ -214,7 +219,7 @@ struct EncryptionTests {
         let path = dir.path("e.sqlite")
         do { try EncryptedFiles.fill(try EncryptedFiles.open(path), rows: 200, sentinel: "S") }
         let full = EncryptedFiles.bytes(path)
-        let pages = (full.count - Int(TROVE_CIPHER_HEADER_SIZE)) / 4096
+        let pages = EncryptedFiles.pageCount(path)
         #expect(pages > 6)
         // Inside the last page.
         let cut = EncryptedFiles.offset(ofPage: pages) + 100

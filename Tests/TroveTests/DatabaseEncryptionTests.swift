@@ -120,8 +120,8 @@ struct DatabaseEncryptionTests {
             try await database.checkpoint()
         }
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
-        let page = bytes.count / 16384 - 1  // one of the last pages (16 KB pages)
-        bytes[4096 + (page - 1) * 16384 + 777] ^= 0x10
+        let page = EncryptionInfo.pageCount(fileSize: bytes.count, pageSize: 16384) - 1  // one of the last pages (16 KB pages)
+        bytes[EncryptionInfo.fileOffset(ofPage: page, pageSize: 16384) + 777] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         do {
             let database = try Database(path: path, encryption: Self.key)

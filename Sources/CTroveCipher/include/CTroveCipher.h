@@ -31,6 +31,8 @@ enum {
     TROVE_CIPHER_FILE_DATABASE = 1,
     TROVE_CIPHER_FILE_WAL = 2,
     TROVE_CIPHER_FILE_JOURNAL = 3,
+    /// A page of the page map of a format-2 database file.
+    TROVE_CIPHER_FILE_MAP = 4,
 };
 
 /// Why the VFS refused an operation (the last failure on the calling thread).
@@ -46,6 +48,12 @@ enum {
     TROVE_CIPHER_FAILURE_UNALIGNED = 4,
     /// The key header is missing or belongs to another file than the key slot.
     TROVE_CIPHER_FAILURE_HEADER = 5,
+    /// A page that authenticates but is not the version the page map records (an older copy of
+    /// it put back), or a page the map records that is missing (the file was cut short).
+    TROVE_CIPHER_FAILURE_STALE_PAGE = 6,
+    /// The page map does not verify: its root records or map pages were altered, swapped, or
+    /// replaced with older copies.
+    TROVE_CIPHER_FAILURE_PAGE_MAP = 7,
 };
 
 /// The AEAD and key-derivation primitives. Linux: OpenSSL's libcrypto (installed by default).
@@ -149,6 +157,9 @@ typedef struct trove_cipher_statistics {
     uint64_t memory_files_opened;
     uint64_t memory_file_bytes_written;
     uint64_t wal_frames_unreadable;
+    /// Format-2 files: map pages written, and whole-page reads refused as not the current version.
+    uint64_t map_pages_written;
+    uint64_t stale_pages_refused;
     /// Decrypt-ahead (see trove_cipher_set_readahead): pages the worker decrypted and verified,
     /// reads served with its plaintext (ciphertext byte-identical), reads whose ciphertext on disk
     /// differed from the worker's (decrypted by the reader instead), worker threads started.
