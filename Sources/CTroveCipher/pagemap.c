@@ -412,18 +412,21 @@ int trove_pagemap_set(trove_pagemap *m, uint32_t page, const uint8_t *tag) {
 }
 
 void trove_pagemap_truncate(trove_pagemap *m, uint32_t pages) {
+    // Nothing to forget (SQLite truncates to the same size after every full checkpoint): no
+    // change, no flush.
+    size_t known = (size_t)m->groups * m->k;
+    if (known > m->capacity * (size_t)m->k) known = (size_t)m->capacity * m->k;
+    if (pages >= known || is_zero(m->tags + (size_t)pages * TAG, (known - pages) * TAG)) return;
     uint32_t groups = pages ? (pages - 1) / m->k + 1 : 0;
-    if (groups < m->groups) {
-        for (uint32_t g = groups; g < m->capacity; g++) {
-            memset(m->tags + (size_t)g * m->k * TAG, 0, (size_t)m->k * TAG);
-            memset(m->slot_tags + (size_t)g * 2 * TAG, 0, 2 * TAG);
-            m->slot_epochs[(size_t)g * 2] = m->slot_epochs[(size_t)g * 2 + 1] = NO_EPOCH;
-            m->current[g] = -1;
-            m->dirty[g] = 0;
-        }
-        m->groups = groups;
+    for (uint32_t g = groups; g < m->capacity; g++) {
+        memset(m->tags + (size_t)g * m->k * TAG, 0, (size_t)m->k * TAG);
+        memset(m->slot_tags + (size_t)g * 2 * TAG, 0, 2 * TAG);
+        m->slot_epochs[(size_t)g * 2] = m->slot_epochs[(size_t)g * 2 + 1] = NO_EPOCH;
+        m->current[g] = -1;
+        m->dirty[g] = 0;
     }
-    if (groups && groups <= m->capacity) {
+    m->groups = groups;
+    if (groups) {
         uint32_t g = groups - 1, kept = pages - g * m->k;
         memset(m->tags + ((size_t)g * m->k + kept) * TAG, 0, (size_t)(m->k - kept) * TAG);
         m->dirty[g] = 1;

@@ -207,6 +207,9 @@ public struct EncryptionStatistics: Hashable, Sendable {
     public var readAheadWorkersStarted: UInt64 = 0
     /// Worker threads alive now (at most 8 in a process).
     public var readAheadWorkersLive: UInt64 = 0
+    /// Format-2 files: page-map pages written, and page reads refused as older copies.
+    public var mapPagesWritten: UInt64 = 0
+    public var stalePagesRefused: UInt64 = 0
 
     /// The current counters.
     public static var current: EncryptionStatistics {
@@ -217,6 +220,7 @@ public struct EncryptionStatistics: Hashable, Sendable {
             authenticationFailures: raw.authentication_failures, memoryFilesOpened: raw.memory_files_opened,
             readAheadPagesOpened: raw.readahead_pages_opened, readAheadHits: raw.readahead_hits,
             readAheadMisses: raw.readahead_misses, readAheadWorkersStarted: raw.readahead_workers_started,
-            readAheadWorkersLive: raw.readahead_workers_live)
+            readAheadWorkersLive: raw.readahead_workers_live, mapPagesWritten: raw.map_pages_written,
+            stalePagesRefused: raw.stale_pages_refused)
     }
 }
