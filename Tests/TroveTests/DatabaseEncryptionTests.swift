@@ -160,10 +160,12 @@ struct DatabaseEncryptionTests {
     }
 }
 
-/// A file written by the first encrypted format; every later version must keep opening it.
+/// Files written by each encrypted format; every later version must keep opening them.
 @Suite("Encryption: golden fixture")
 struct EncryptionFixtureTests {
-    /// Tests/TroveTests/Fixtures/encrypted-v1.trove, written by `writeFixture` below with this key.
+    /// Tests/TroveTests/Fixtures/encrypted-v1.trove and encrypted-v1-passphrase.trove, written by
+    /// format 1 (before the page map) with this key and the passphrase below, and
+    /// encrypted-v2.trove, written by `writeFixture` (format 2) with this key.
     static let key = Encryption.key(Data((0..<32).map { UInt8($0) }))
     static let passphraseFixturePassphrase = "trove fixture passphrase"
 
@@ -203,10 +205,65 @@ struct EncryptionFixtureTests {
         #expect(throws: EncryptionError.wrongKey) { _ = try Database(path: path, encryption: .passphrase("nope")) }
     }
 
-    /// Regenerates the fixtures (run by hand with TROVE_WRITE_FIXTURES=1; never in CI).
+    @Test("encrypted-v2.trove (page map) opens, matches, stays writable, and refuses an older copy of a page")
+    func pageMapFixture() async throws {
+        let dir = try TemporaryDirectory()
+        let path = try Self.copy("encrypted-v2.trove", to: dir)
+        #expect(try EncryptionInfo.of(path: path)?.formatVersion == 2)
+        let original = [UInt8](FileManager.default.contents(atPath: path)!)
+        do {
+            let database = try Database(path: path, encryption: Self.key)
+            let notes = try await database.collection(named: "notes")
+            #expect(try await notes.count() == 20)
+            #expect(try await notes.fetch(id: 7)?.content == "fixture note 7: buy oat milk")
+            #expect(try await notes.search(vector: [1, 0, 0, 7], topK: 1).first?.id == 7)
+            #expect(try await database.verify().isHealthy)
+            try await notes.update(VectorEntry(id: 7, content: "fixture note 7: bought", vector: [1, 0, 0, 7]))
+            try await database.checkpoint()
+        }
+        // The fixture's own (older, validly sealed) pages put back over the updated ones.
+        var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
+        let pages = EncryptionInfo.pageCount(fileSize: min(bytes.count, original.count), pageSize: 16384)
+        var replayed = 0
+        for page in 2...pages {
+            let o = EncryptionInfo.fileOffset(ofPage: page, pageSize: 16384)
+            if bytes[o..<(o + 16384)] != original[o..<(o + 16384)] {
+                bytes.replaceSubrange(o..<(o + 16384), with: original[o..<(o + 16384)])
+                replayed += 1
+            }
+        }
+        #expect(replayed > 0)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        do {
+            let database = try Database(path: path, encryption: Self.key)
+            _ = try await database.query("SELECT count(*), sum(length(content)) FROM notes")
+            _ = try await database.verify()
+            Issue.record("older pages were read")
+        } catch let error as SQLiteError {
+            guard case .stalePage? = error.encryptionFailure else {
+                Issue.record("not a stale page: \(error)")
+                return
+            }
+        }
+    }
+
+    @Test("a change of data key rewrites a format-1 file as format 2")
+    func upgradeByRekey() async throws {
+        let dir = try TemporaryDirectory()
+        let path = try Self.copy("encrypted-v1.trove", to: dir)
+        try Database.changeDataKey(path: path, from: Self.key, to: Self.key)
+        #expect(try EncryptionInfo.of(path: path)?.formatVersion == 2)
+        let database = try Database(path: path, encryption: Self.key)
+        #expect(try await database.collection(named: "notes").count() == 20)
+        #expect(try await database.verify().isHealthy)
+    }
+
+    /// Regenerates the format-2 fixture (run by hand with TROVE_WRITE_FIXTURES=1; never in CI).
+    /// The format-1 fixtures can't be written again: this code writes format 2.
     @Test("write fixtures", .enabled(if: ProcessInfo.processInfo.environment["TROVE_WRITE_FIXTURES"] == "1"))
     func writeFixture() async throws {
-        for (name, encryption) in [("encrypted-v1.trove", Self.key), ("encrypted-v1-passphrase.trove", .passphrase(Self.passphraseFixturePassphrase))] {
+        for (name, encryption) in [("encrypted-v2.trove", Self.key)] {
             let path = Self.fixtures.appendingPathComponent(name).path
             try? FileManager.default.removeItem(atPath: path)
             do {
