@@ -30,6 +30,19 @@ int trove_readahead_live_workers(void);
 /// Stops and joins the worker, zeroes every buffer, frees. Call before closing `real`.
 void trove_readahead_free(trove_readahead *readahead);
 
+/// AES-256-GCM with VAES and VPCLMULQDQ (gcm_vaes.c; x86-64 with AVX-512). The keyed contexts
+/// use it when the CPU has them; answers equal OpenSSL's. A key holds the AES schedule and the
+/// powers of the hash key; freeing zeroes it.
+typedef struct trove_gcm_key trove_gcm_key;
+int trove_gcm_vaes_available(void);
+trove_gcm_key *trove_gcm_vaes_key_new(const uint8_t *key);
+trove_gcm_key *trove_gcm_vaes_key_copy(const trove_gcm_key *source);
+void trove_gcm_vaes_key_free(trove_gcm_key *key);
+void trove_gcm_vaes_seal(const trove_gcm_key *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                         const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag);
+int trove_gcm_vaes_open(const trove_gcm_key *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                        const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag);
+
 /// The page map of a format-2 database file (pagemap.c): the current tag of every page, kept in
 /// the file and checked on every whole-page read. One per open file, used from one thread at a time.
 typedef struct trove_pagemap trove_pagemap;

@@ -539,6 +539,39 @@ struct CipherKnownAnswerTests {
         }
     }
 
+    /// Whether this CPU runs the VAES implementation (gcm_vaes.c).
+    static let vaes: Bool = {
+        var tag = [UInt8](repeating: 0, count: 16)
+        return trove_cipher_vaes_seal([UInt8](repeating: 0, count: 32), [UInt8](repeating: 0, count: 12), nil, 0, nil, 0, nil, &tag) == 0
+    }()
+
+    @Test("VAES AES-256-GCM equals OpenSSL's: seeded keys, nonces, AAD and lengths (partial blocks, pages, 64 KB)",
+          .enabled(if: CipherKnownAnswerTests.vaes, "needs a CPU with AVX-512 VAES and VPCLMULQDQ"))
+    func vaesAgainstOpenSSL() throws {
+        var random = SeededGenerator(seed: 20_261_201)
+        func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255, using: &random) } }
+        let lengths = [0, 1, 15, 16, 17, 255, 256, 257, 4064, 16252, 16352, 65504] + (0..<200).map { _ in Int.random(in: 0...20_000, using: &random) }
+        for (i, length) in lengths.enumerated() {
+            let key = bytes(32), nonce = bytes(12), aad = bytes(i % 7 == 0 ? 0 : Int.random(in: 1...160, using: &random)), plain = bytes(length)
+            var expected = [UInt8](repeating: 0, count: length), expectedTag = [UInt8](repeating: 0, count: 16)
+            var out = [UInt8](repeating: 0, count: length), tag = [UInt8](repeating: 0, count: 16)
+            #expect(trove_cipher_seal(key, nonce, aad, aad.count, plain, length, &expected, &expectedTag) == 0)
+            #expect(trove_cipher_vaes_seal(key, nonce, aad, aad.count, plain, length, &out, &tag) == 0)
+            #expect(out == expected && tag == expectedTag, "length \(length), AAD \(aad.count)")
+            var back = [UInt8](repeating: 0, count: length)
+            #expect(trove_cipher_vaes_open(key, nonce, aad, aad.count, out, length, &back, tag) == 0)
+            #expect(back == plain)
+            if length > 0 {
+                var tampered = out
+                tampered[Int.random(in: 0..<length, using: &random)] ^= 0x20
+                #expect(trove_cipher_vaes_open(key, nonce, aad, aad.count, tampered, length, &back, tag) != 0)
+            }
+            var forged = tag
+            forged[15] ^= 1
+            #expect(trove_cipher_vaes_open(key, nonce, aad, aad.count, out, length, &back, forged) != 0)
+        }
+    }
+
     @Test("keyed context (what the VFS uses): the same answers, reused across seals, opens and a failed tag")
     func keyedContext() throws {
         // Test case 16 of the GCM specification: one context, keyed once, nonce set per call.

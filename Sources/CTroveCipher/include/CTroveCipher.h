@@ -107,6 +107,16 @@ int trove_cipher_context_open(trove_cipher_context *context, const uint8_t *nonc
 /// a fresh random nonce per page (2^40 pages: about 2^-17). It replaces a call into the random
 /// generator per page (~1-3 us with OpenSSL 3's DRBG and its locks, a fifth of sealing a 4 KB page).
 int trove_cipher_context_nonce(trove_cipher_context *context, uint8_t *nonce);
+/// Whether keyed contexts (the VFS's pages) use the VAES/VPCLMULQDQ implementation of
+/// AES-256-GCM instead of OpenSSL's: on x86-64 CPUs with AVX-512, VAES and VPCLMULQDQ, unless the
+/// environment variable TROVE_CIPHER_VAES=0 was set at first use. Same answers either way.
+int trove_cipher_vaes_enabled(void);
+/// The VAES implementation directly, for tests against OpenSSL: 0 on success; -1 when this CPU
+/// lacks it (or, for open, when the tag does not verify).
+int trove_cipher_vaes_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                           const uint8_t *input, size_t length, uint8_t *output, uint8_t *tag);
+int trove_cipher_vaes_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                           const uint8_t *input, size_t length, uint8_t *output, const uint8_t *tag);
 /// A second context with the same key, for another thread (the VFS's decrypt-ahead worker), made
 /// without the key bytes (the file's copy of the key was zeroed once its context existed).
 trove_cipher_context *trove_cipher_context_copy(const trove_cipher_context *context);
