@@ -47,7 +47,7 @@ build() {
     if [ "$target" = PageDecoder ]; then
         # A C target: the encrypted-page codec with OpenSSL's AES-GCM (libssl-dev).
         clang -fsanitize=fuzzer,address -O1 -g -I "$ROOT/Sources/CTroveCipher/include" \
-            "$ROOT/Sources/CTroveCipher/page.c" "$ROOT/Sources/CTroveCipher/backend.c" \
+            "$ROOT/Sources/CTroveCipher/page.c" "$ROOT/Sources/CTroveCipher/backend.c" "$ROOT/Sources/CTroveCipher/gcm_vaes.c" \
             "$ROOT/Fuzz/Targets/PageDecoder.c" -lcrypto -o "$OUT/$target"
         echo "built $OUT/$target"
         return

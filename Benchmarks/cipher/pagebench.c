@@ -2,7 +2,7 @@
 // rest"), once keying per page (the one-shot functions) and once with a keyed context (the VFS).
 // Times are CPU time of this process, so other load on the machine doesn't inflate them.
 // clang -O2 -I Sources/CTroveCipher/include Benchmarks/cipher/pagebench.c Sources/CTroveCipher/page.c \
-//     Sources/CTroveCipher/backend.c -lcrypto -o /tmp/pagebench && /tmp/pagebench
+//     Sources/CTroveCipher/backend.c Sources/CTroveCipher/gcm_vaes.c -lcrypto -o /tmp/pagebench && /tmp/pagebench
 #include "CTroveCipher.h"
 #include <stdio.h>
 #include <string.h>
