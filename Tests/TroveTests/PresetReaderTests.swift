@@ -72,12 +72,15 @@ struct PresetReaderTests {
         }
         // The writer (the actor's connection) blocks inside this statement until released.
         let busy = Task { try await db.query("SELECT gate(1)") }
-        for _ in 0..<20_000 where !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(gate.entered)
-        // Nothing here may need the database's actor (blocked above) or the cooperative pool.
-        // The gate is opened from that thread too: back on the cooperative pool, this task could
-        // wait for a thread (one is blocked in the gate) longer than the watchdog.
+        // From here nothing may need the database's actor (blocked in the gate) or the cooperative
+        // pool: with one of its threads in the gate, the others may be held for minutes by other
+        // suites' CPU-bound tests, and this task would not even resume from its wait for the gate
+        // before the watchdog. So the wait, the searches and the gate's opening all run on a
+        // thread of their own.
         let (vector, text, hybrid, count) = try await withTaskExecutorPreference(OwnThreadExecutor()) {
+            // Up to 10 minutes for the writer to get a cooperative thread and enter the gate.
+            for _ in 0..<120_000 where !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(gate.entered)
             defer { gate.release() }
             return (try await items.search(vector: [1, 0, 0, 0], topK: 5),
                     try await items.searchText(.typed("row"), topK: 5),
