@@ -249,7 +249,4 @@ extension CollectionEngine {
         try require(text)
         return readingIndexes { text.index }
     }
-
-    /// The shared watermark of the built indexes.
-    var watermark: Int64 { max(state.indexes.currentWatermark, 0) }
 }
