@@ -115,6 +115,8 @@ final class CollectionHNSWIndex: DerivedIndex {
         }
     }
 
+    func reserve(rows: Int) { pending.reserveCapacity(rows) }
+
     func finishApplying(_ pass: DerivedIndexPass) {
         if pending.count == 1 {
             index?.insert(id: pending[0].id, vector: pending[0].vector)

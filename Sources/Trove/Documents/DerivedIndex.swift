@@ -33,11 +33,15 @@ protocol DerivedIndex: AnyObject {
     /// Called once after each pass that applied rows to this index (an index that inserts in
     /// batches, such as HNSW, inserts them here).
     func finishApplying(_ pass: DerivedIndexPass)
+    /// Called after ``reset()`` before a build from the table of about `rows` rows, so the index
+    /// can allocate once instead of growing.
+    func reserve(rows: Int)
 }
 
 extension DerivedIndex {
     func loadSaved(_ connection: Connection, maxSeq: Int64, floor: Int64) throws -> Int64? { nil }
     func finishApplying(_ pass: DerivedIndexPass) {}
+    func reserve(rows: Int) {}
 }
 
 /// Why rows were applied to an in-memory index.
@@ -101,6 +105,7 @@ final class FlatVectorIndex: VectorFieldSearching {
     var strategy: String { "exact \(metric) scan (\(dimension)-d)" }
 
     func reset() { index = FlatIndex(dimension: dimension, metric: metric) }
+    func reserve(rows: Int) { index?.reserveCapacity(rows) }
 
     func apply(rid: Int64, statement: Statement?, firstColumn: Int) {
         if index == nil { reset() }
@@ -302,6 +307,7 @@ final class DerivedIndexSet: @unchecked Sendable {
         self.lock = ReadWriteLock()
         self.layout = layout
         self.indexes = indexes
+        self.inMemory = indexes.filter { !$0.columns.isEmpty }
         self.vectors = vectors
         self.geo = geo
         self.text = text
@@ -320,12 +326,14 @@ final class DerivedIndexSet: @unchecked Sendable {
         self.lock = ReadWriteLock(prefersWriters: prefersWriters)
         self.layout = layout
         self.indexes = indexes
+        self.inMemory = indexes.filter { !$0.columns.isEmpty }
         self.vectors = [:]
         self.geo = [:]
         self.text = nil
     }
 
-    private var inMemory: [any DerivedIndex] { indexes.filter { !$0.columns.isEmpty } }
+    /// The indexes kept in memory (SQLite keeps the others).
+    private let inMemory: [any DerivedIndex]
 
     /// Brings in-memory indexes up to the state `connection` sees. Call inside the read
     /// transaction the query will use, so the log and the rows come from one snapshot.
@@ -467,7 +475,11 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// Builds `memory` from the table.
     private func build(_ memory: [any DerivedIndex], _ connection: Connection) throws {
         counters.builds += 1
-        for index in memory { index.reset() }
+        let count = try connection.scalar("SELECT count(*) FROM \(source.table)")?.int64Value ?? 0
+        for index in memory {
+            index.reset()
+            index.reserve(rows: Int(count))
+        }
         let columns = memory.flatMap(\.columns).joined(separator: ", ")
         let rows = try connection.prepare("SELECT \(source.rid), \(columns) FROM \(source.table)")
         try rows.forEachRow { row in
