@@ -100,8 +100,9 @@ extension CollectionEngine {
     // MARK: Writing
 
     /// Runs `body` in an IMMEDIATE transaction, then brings the built in-memory indexes up to
-    /// what it committed (the one catch-up of ``DerivedIndexSet``, waiting for the searches in
-    /// progress), so the next search finds them current. Prunes the change log when it grows long.
+    /// what it committed (the one catch-up of ``DerivedIndexSet``) when no search holds them, so
+    /// the next search finds them current; otherwise the next search catches up, once for every
+    /// commit since (the writer never waits for searches). Prunes the change log when it grows long.
     func write<T>(_ body: () throws -> T) throws -> T {
         let outerTransaction = connection.isInTransaction
         let result = try connection.transaction(.immediate) {
@@ -112,7 +113,7 @@ extension CollectionEngine {
         // Inside someone else's transaction nothing is committed yet (it may still roll back),
         // so leave it to the log.
         if !outerTransaction {
-            state.indexes.catchUpAfterCommit(connection, waiting: true)
+            state.indexes.catchUpAfterCommit(connection)
             autosaveANNIfNeeded()
         }
         // Also inside someone else's transaction: a merge attempted before it commits finds the

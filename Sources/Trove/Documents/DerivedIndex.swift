@@ -320,7 +320,9 @@ final class DerivedIndexSet: @unchecked Sendable {
     }
 
     /// A set of given indexes over any table with a change log (a search collection's).
-    /// `prefersWriters`: see ``ReadWriteLock``; for sets whose writer waits to apply its commits.
+    /// `prefersWriters` (see ``ReadWriteLock``): a search that must catch up is never starved by
+    /// a stream of searches; only for sets whose readers never take the lock twice on one thread
+    /// (search collections: each search takes it once, in ``withCurrentIndexes(_:loading:_:)``).
     init(source: DerivedSource, layout: DocumentLayout? = nil, indexes: [any DerivedIndex], prefersWriters: Bool = false) {
         self.source = source
         self.lock = ReadWriteLock(prefersWriters: prefersWriters)
@@ -352,21 +354,19 @@ final class DerivedIndexSet: @unchecked Sendable {
         try lock.write { try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: needed) }
     }
 
-    /// After the writer commits: applies the commit now, so readers find the indexes current.
-    /// Loads nothing new; errors are left for the next reader to meet. By default it gives up
-    /// when a search holds the lock (then the next reader catches up instead; the writer never
-    /// waits for readers); `waiting` waits for the searches in progress instead (new ones queue
-    /// behind it, ``ReadWriteLock``), as search collections do.
-    func catchUpAfterCommit(_ connection: Connection, waiting: Bool = false) {
+    /// After the writer commits: applies the commit now, so readers find the indexes current,
+    /// unless a search holds the lock (then the next reader catches up instead; the writer never
+    /// waits for readers). Loads nothing new. Errors are left for that reader to meet.
+    func catchUpAfterCommit(_ connection: Connection) {
         guard !connection.isInTransaction, lock.read({ inMemory.contains(where: \.isLoaded) }) else { return }
-        // One read transaction: the log and the rows from one snapshot.
-        let apply = { [self] in
+        // One read transaction, begun under the lock: the log and the rows from one snapshot,
+        // never older than the indexes.
+        _ = try? lock.tryWrite {
             try connection.transaction(.deferred) {
                 let (maxSeq, floor) = try source.changeLog.state(connection)
                 try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: [], afterCommit: true)
             }
         }
-        if waiting { try? lock.write(apply) } else { _ = try? lock.tryWrite(apply) }
     }
 
     /// Runs `body` in one read transaction on `connection` with every built index, and those in
