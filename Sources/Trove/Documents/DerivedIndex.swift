@@ -481,12 +481,12 @@ final class DerivedIndexSet: @unchecked Sendable {
             index.reserve(rows: Int(count))
         }
         let columns = memory.flatMap(\.columns).joined(separator: ", ")
+        // Each index's first column, computed once (`columns` builds its array on every call).
+        let first = firstColumns(memory, after: 1)
         let rows = try connection.prepare("SELECT \(source.rid), \(columns) FROM \(source.table)")
         try rows.forEachRow { row in
-            var column = 1
-            for index in memory {
+            for (index, column) in zip(memory, first) {
                 index.apply(rid: row.int64(at: 0), statement: row, firstColumn: column)
-                column += index.columns.count
             }
         }
     }
@@ -500,13 +500,21 @@ final class DerivedIndexSet: @unchecked Sendable {
             FROM (SELECT DISTINCT \(source.logRid) FROM \(source.log) WHERE seq > ?) AS l
             LEFT JOIN \(source.table) AS t ON t.\(source.rid) = l.\(source.logRid)
             """)
+        let first = firstColumns(memory, after: 2)
         try changed.forEachRow([.integer(seq)]) { row in
             let exists = row.int64(at: 1) != 0
-            var column = 2
-            for index in memory {
+            for (index, column) in zip(memory, first) {
                 index.apply(rid: row.int64(at: 0), statement: exists ? row : nil, firstColumn: column)
-                column += index.columns.count
             }
+        }
+    }
+
+    /// The result column where each index's ``DerivedIndex/columns`` start, the first at `start`.
+    private func firstColumns(_ memory: [any DerivedIndex], after start: Int) -> [Int] {
+        var column = start
+        return memory.map { index in
+            defer { column += index.columns.count }
+            return column
         }
     }
 
