@@ -174,8 +174,10 @@ extension Collection {
     public func loadIndex() async throws -> IndexStatistics {
         try await database.withEngine(name) { engine in
             if engine.configuration.index.isApproximate {
-                try engine.catchUpANN()
-                if engine.ann?.savedWatermark == nil, !engine.connection.isReadOnly, !engine.connection.isInTransaction {
+                let ann = try engine.catchUpANN()
+                if engine.state.indexes.lock.read({ ann.savedWatermark == nil }), !engine.connection.isReadOnly,
+                    !engine.connection.isInTransaction
+                {
                     try engine.saveANN()
                 }
             } else {
@@ -196,12 +198,12 @@ extension Collection {
     @discardableResult
     public func rebuildIndex() async throws -> IndexStatistics {
         try await database.withEngine(name) { engine in
-            engine.index = nil
-            engine.ann = nil
+            // Every built index is rebuilt from the table at the next catch-up.
+            engine.state.indexes.invalidate()
             if engine.configuration.index.isApproximate {
                 if !engine.connection.isReadOnly { try engine.snapshotStore.delete() }
-                try engine.catchUpANN()
-                engine.ann?.origin = .rebuilt(reason: "rebuild requested")
+                let ann = try engine.catchUpANN()
+                engine.state.indexes.lock.write { ann.origin = .rebuilt(reason: "rebuild requested") }
                 if !engine.connection.isReadOnly, !engine.connection.isInTransaction { try engine.saveANN() }
             } else {
                 try engine.catchUp()
@@ -228,12 +230,9 @@ extension Database {
     public func saveIndexes() throws -> [String] {
         var saved: [String] = []
         for (name, engine) in engines.sorted(by: { $0.key < $1.key }) {
-            let didSave = try engine.state.lock.withLock {
-                guard engine.hasUnsavedANNChanges else { return false }
-                try engine.saveANN()
-                return true
-            }
-            if didSave { saved.append(name) }
+            guard engine.hasUnsavedANNChanges else { continue }
+            try engine.saveANN()
+            saved.append(name)
         }
         return saved
     }

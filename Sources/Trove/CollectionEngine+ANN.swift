@@ -2,33 +2,6 @@ import Foundation
 import TroveSQLite
 import TroveVectors
 
-/// The in-memory HNSW index of an approximate collection and what the engine knows about it.
-/// Owned by a ``CollectionEngine`` (and so by its ``Database`` actor); not Sendable.
-final class ANNState {
-    /// The graph, owned here. Memory: the float32 vectors (4 × dimension bytes each, kept for
-    /// exact scans and re-scoring unless the kind says `keepsFloatVectors: false`), the links (about 4 × (2m + 1) bytes per vector on layer 0),
-    /// the walked codes in quantized modes, and the id map; see `HNSWIndex.memoryUsage`.
-    let index: HNSWIndex
-    /// The last change-log seq the index reflects.
-    var watermark: Int64
-    /// The watermark of the snapshot stored in `<name>_index`, when it is known to be this
-    /// index's ancestor (nil: nothing saved since the last rebuild).
-    var savedWatermark: Int64?
-    var origin: IndexStatistics.Origin
-    var loadSeconds: Double
-    var replayedRows: Int
-
-    init(index: HNSWIndex, watermark: Int64, savedWatermark: Int64?, origin: IndexStatistics.Origin,
-         loadSeconds: Double, replayedRows: Int) {
-        self.index = index
-        self.watermark = watermark
-        self.savedWatermark = savedWatermark
-        self.origin = origin
-        self.loadSeconds = loadSeconds
-        self.replayedRows = replayedRows
-    }
-}
-
 extension CollectionEngine {
     /// An API write that leaves the index this many change-log entries past its saved snapshot
     /// saves a new one. Half the entries a log prune keeps (``logKeep``), so the saved watermark
@@ -37,165 +10,19 @@ extension CollectionEngine {
 
     var snapshotStore: ANNSnapshotStore { ANNSnapshotStore(connection: connection, schema: schema) }
 
-    // MARK: Catching up
-
-    /// Brings the HNSW index up to date with the table (the same rule as ``catchUp()`` for the
-    /// flat index): replays the change log past its watermark; on first use loads the stored
-    /// snapshot and replays the log after the snapshot's watermark; rebuilds from the table when
-    /// there is no snapshot, it fails a check, its parameters differ, or its watermark is below
-    /// the pruned log floor (or above the log's newest seq: the log was recreated).
-    ///
-    /// - Complexity: O(changes × insert cost); O(snapshot size) to load, O(n × insert cost) to rebuild.
-    @discardableResult
-    func catchUpANN() throws -> ANNState {
-        try withLogState { maxSeq, floor in
-            if let ann, ann.watermark >= floor, ann.watermark <= maxSeq {
-                if maxSeq > ann.watermark {
-                    ann.replayedRows += try replayANN(into: ann.index, after: ann.watermark)
-                    ann.watermark = maxSeq
-                }
-                return ann
-            }
-            let state = try loadOrRebuildANN(maxSeq: maxSeq, floor: floor)
-            ann = state
-            return state
-        }
-    }
-
-    private func loadOrRebuildANN(maxSeq: Int64, floor: Int64) throws -> ANNState {
-        let started = ContinuousClock.now
-        func seconds() -> Double {
-            let d = ContinuousClock.now - started
-            return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
-        }
-        let reason: String
-        switch try snapshotStore.read() {
-        case .none:
-            reason = "no snapshot saved"
-        case .unusable(let why):
-            reason = why
-        case .snapshot(let saved, let bytes):
-            if saved < floor {
-                reason = "snapshot watermark \(saved) is below the pruned log floor \(floor)"
-            } else if saved > maxSeq {
-                reason = "snapshot watermark \(saved) is ahead of the change log (newest seq \(maxSeq))"
-            } else {
-                do {
-                    let index = try HNSWIndex(snapshot: bytes)
-                    if let mismatch = parameterMismatch(index) {
-                        reason = mismatch
-                    } else {
-                        index.efSearch = configuration.index.hnswConfiguration!.efSearch
-                        let replayed = try replayANN(into: index, after: saved)
-                        return ANNState(
-                            index: index, watermark: maxSeq, savedWatermark: saved, origin: .snapshot,
-                            loadSeconds: seconds(), replayedRows: replayed)
-                    }
-                } catch {
-                    reason = "snapshot rejected: \(error)"
-                }
-            }
-        }
-        let index = try rebuildANN()
-        return ANNState(
-            index: index, watermark: maxSeq, savedWatermark: nil, origin: .rebuilt(reason: reason),
-            loadSeconds: seconds(), replayedRows: 0)
-    }
-
-    private func parameterMismatch(_ index: HNSWIndex) -> String? {
-        let wanted = configuration.index.hnswConfiguration!
-        let found = index.configuration
-        if index.dimension != configuration.dimension || index.metric != configuration.metric
-            || found.m != wanted.m || found.efConstruction != wanted.efConstruction
-            || found.quantization != wanted.quantization || found.storesFullPrecision != wanted.storesFullPrecision
-        {
-            return "snapshot parameters (\(index.dimension)-d \(index.metric), m \(found.m), efConstruction "
-                + "\(found.efConstruction), \(found.quantization)) differ from the collection's"
-        }
-        return nil
-    }
-
-    /// A fresh index over every usable vector in the table, built on all cores.
-    private func rebuildANN() throws -> HNSWIndex {
-        let index = try HNSWIndex(
-            dimension: configuration.dimension, metric: configuration.metric,
-            configuration: configuration.index.hnswConfiguration!)
-        var items: [(id: Int64, vector: [Float])] = []
-        let statement = try connection.prepare(
-            "SELECT id, embedding FROM \(schema.table) WHERE embedding IS NOT NULL")
-        try statement.forEachRow { row in
-            if let vector = annVector(row, column: 1) { items.append((row.int64(at: 0), vector)) }
-        }
-        index.insert(contentsOf: items)
-        return index
-    }
-
-    /// Applies the log entries after `seq`: the current row decides (vector → insert or replace,
-    /// anything else → remove), so replay is idempotent.
-    ///
-    /// - Returns: the number of distinct rows replayed.
-    private func replayANN(into index: HNSWIndex, after seq: Int64) throws -> Int {
-        let statement = try connection.cachedStatement(
-            """
-            SELECT l.id, t.embedding FROM (SELECT DISTINCT id FROM \(schema.log) WHERE seq > ?) AS l
-            LEFT JOIN \(schema.table) AS t ON t.id = l.id
-            """)
-        var upserts: [(id: Int64, vector: [Float])] = []
-        var rows = 0
-        try statement.forEachRow([.integer(seq)]) { row in
-            rows += 1
-            let id = row.int64(at: 0)
-            if let vector = annVector(row, column: 1) {
-                upserts.append((id, vector))
-            } else {
-                index.remove(id: id)
-            }
-        }
-        insert(upserts, into: index)
-        return rows
-    }
-
-    private func insert(_ items: [(id: Int64, vector: [Float])], into index: HNSWIndex) {
-        if items.count == 1 {
-            index.insert(id: items[0].id, vector: items[0].vector)
-        } else if !items.isEmpty {
-            index.insert(contentsOf: items)
-        }
-    }
-
-    /// A stored vector the HNSW index can hold: ``decodeVector(_:column:)``, and under cosine
-    /// not all zeros (raw SQL can store one; it has no direction, so it is treated as no vector).
+    /// A stored vector the HNSW index can hold (``CollectionHNSWIndex/vector(_:column:schema:)``).
     func annVector(_ statement: Statement, column: Int) -> [Float]? {
-        guard let vector = decodeVector(statement, column: column) else { return nil }
-        if configuration.metric == .cosine, vector.allSatisfy({ $0 == 0 }) { return nil }
-        return vector
+        CollectionHNSWIndex.vector(statement, column: column, schema: schema)
     }
 
-    /// Applies a batch this connection just committed when the index was current before it (as
-    /// ``applyCommitted(_:before:after:)``), then saves a snapshot when enough has changed.
-    func applyCommittedANN(_ changes: [IndexChange], before: Int64, after: Int64) {
-        guard let ann, ann.watermark == before else { return }
-        var pending: [(id: Int64, vector: [Float])] = []
-        for change in changes {
-            switch change {
-            case .upsert(let id, let vector):
-                pending.append((id, vector))
-            case .remove(let id):
-                insert(pending, into: ann.index)
-                pending.removeAll()
-                ann.index.remove(id: id)
-            case .removeAll:
-                insert(pending, into: ann.index)
-                pending.removeAll()
-                ann.index.removeAll()
-            }
+    /// After an API write committed: saves a snapshot once enough has changed since the last.
+    func autosaveANNIfNeeded() {
+        guard let ann = state.ann else { return }
+        let due = state.indexes.lock.read {
+            ann.isLoaded && state.indexes.currentWatermarkLocked - (ann.savedWatermark ?? Int64.min / 2) >= Self.annAutosaveChanges
         }
-        insert(pending, into: ann.index)
-        ann.watermark = after
-        if after - (ann.savedWatermark ?? Int64.min / 2) >= Self.annAutosaveChanges {
-            // Best effort: the rows are committed; a failed save only means a slower next open.
-            _ = try? saveANN()
-        }
+        // Best effort: the rows are committed; a failed save only means a slower next open.
+        if due { _ = try? saveANN() }
     }
 
     // MARK: Saving
@@ -206,20 +33,21 @@ extension CollectionEngine {
     /// - Returns: the saved watermark and size, or nil for a flat collection (nothing to save).
     @discardableResult
     func saveANN() throws -> (watermark: Int64, bytes: Int)? {
-        guard configuration.index.isApproximate else { return nil }
+        guard let ann = state.ann else { return nil }
         return try connection.transaction(.immediate) {
-            let ann = try catchUpANN()
-            let bytes = ann.index.snapshot()
-            try snapshotStore.write(bytes, watermark: ann.watermark)
-            ann.savedWatermark = ann.watermark
-            return (ann.watermark, bytes.count)
+            try state.indexes.withExclusiveIndexes(connection, loading: [ann]) { scope in
+                let bytes = ann.index!.snapshot()
+                try snapshotStore.write(bytes, watermark: scope.maxSeq)
+                ann.savedWatermark = scope.maxSeq
+                return (scope.maxSeq, bytes.count)
+            }
         }
     }
 
     /// Whether the in-memory index holds changes its stored snapshot lacks.
     var hasUnsavedANNChanges: Bool {
-        guard let ann else { return false }
-        return ann.savedWatermark != ann.watermark
+        guard let ann = state.ann else { return false }
+        return state.indexes.lock.read { ann.isLoaded && ann.savedWatermark != state.indexes.currentWatermarkLocked }
     }
 
     // MARK: Searching
@@ -246,7 +74,7 @@ extension CollectionEngine {
                 strategy: .exactScan, index: kind, indexedVectors: index.count, matchingRows: nil,
                 reason: "flat index: exact scan over all \(index.count) vectors"))
         }
-        let index = try catchUpANN().index
+        let index = try catchUpANN().index!
         let total = index.count
         let ids = try candidates(filter)
         // A codes-only index (`keepsFloatVectors: false`) holds no float32 vectors: every exact
@@ -369,7 +197,7 @@ extension CollectionEngine {
     /// The plan a search with this filter would use, without ranking anything.
     func explainSearch(topK: Int, filter: SearchFilter, exact: Bool) throws -> SearchPlan {
         try check(topK: topK)
-        return try inSearchScope {
+        return try inSearchScope(loading: [state.vectors]) {
             let kind = configuration.index
             let ids = try candidates(filter)
             guard kind.isApproximate else {
@@ -379,7 +207,7 @@ extension CollectionEngine {
                     reason: ids.map { "flat index: exact scan over the \($0.count) rows passing the filter" }
                         ?? "flat index: exact scan over all \(count) vectors")
             }
-            let index = try catchUpANN().index
+            let index = try catchUpANN().index!
             let total = index.count
             if exact {
                 return SearchPlan(
@@ -401,7 +229,7 @@ extension CollectionEngine {
         _ query: [Float], topK: Int, filter: SearchFilter, exact: Bool, efSearch: Int? = nil
     ) throws -> ExplainedSearch {
         try check(topK: topK)
-        return try inSearchScope {
+        return try inSearchScope(loading: [state.vectors]) {
             let (neighbors, plan) = try plannedNeighbors(query, k: topK, filter: filter, exact: exact, efSearch: efSearch)
             let stored = try self.rows(for: neighbors.map(\.id))
             let results = neighbors.enumerated().compactMap { offset, neighbor -> SearchResult? in
@@ -419,18 +247,22 @@ extension CollectionEngine {
 
     func indexStatistics() throws -> IndexStatistics {
         let kind = configuration.index
-        guard kind.isApproximate else {
+        return state.indexes.lock.read {
+            let watermark = max(state.indexes.currentWatermarkLocked, 0)
+            guard let ann = state.ann else {
+                let flat = state.flat
+                return IndexStatistics(
+                    kind: kind, origin: flat.isLoaded ? .table : .notLoaded, vectorCount: flat.count,
+                    watermark: flat.isLoaded ? watermark : 0, snapshotWatermark: nil, loadSeconds: 0, replayedRows: 0)
+            }
+            guard let index = ann.index else {
+                return IndexStatistics(
+                    kind: kind, origin: .notLoaded, vectorCount: 0, watermark: 0, snapshotWatermark: nil,
+                    loadSeconds: 0, replayedRows: 0)
+            }
             return IndexStatistics(
-                kind: kind, origin: index == nil ? .notLoaded : .table, vectorCount: index?.count ?? 0,
-                watermark: watermark, snapshotWatermark: nil, loadSeconds: 0, replayedRows: 0)
+                kind: kind, origin: ann.origin, vectorCount: index.count, watermark: watermark,
+                snapshotWatermark: ann.savedWatermark, loadSeconds: ann.loadSeconds, replayedRows: ann.replayedRows)
         }
-        guard let ann else {
-            return IndexStatistics(
-                kind: kind, origin: .notLoaded, vectorCount: 0, watermark: 0, snapshotWatermark: nil,
-                loadSeconds: 0, replayedRows: 0)
-        }
-        return IndexStatistics(
-            kind: kind, origin: ann.origin, vectorCount: ann.index.count, watermark: ann.watermark,
-            snapshotWatermark: ann.savedWatermark, loadSeconds: ann.loadSeconds, replayedRows: ann.replayedRows)
     }
 }

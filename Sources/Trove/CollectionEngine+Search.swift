@@ -145,9 +145,15 @@ extension CollectionEngine {
 
     // MARK: The three searches (each in one read snapshot)
 
+    /// The in-memory index a text query uses: the BM25 index for typed queries it can answer.
+    func textIndexes(for query: TextQuery) -> [any DerivedIndex] {
+        guard query.kind == .typed, let text = state.text else { return [] }
+        return [text]
+    }
+
     func searchVector(_ query: [Float], topK: Int, filter: SearchFilter) throws -> [SearchResult] {
         try check(topK: topK)
-        return try inSearchScope {
+        return try inSearchScope(loading: [state.vectors]) {
             let neighbors = try vectorNeighbors(query, k: topK, filter: filter)
             let stored = try self.rows(for: neighbors.map(\.id))
             return neighbors.enumerated().compactMap { offset, neighbor in
@@ -162,7 +168,7 @@ extension CollectionEngine {
 
     func searchText(_ query: TextQuery, topK: Int, filter: SearchFilter, snippet: SnippetStyle?) throws -> [SearchResult] {
         try check(topK: topK)
-        return try inSearchScope {
+        return try inSearchScope(loading: textIndexes(for: query)) {
             let hits = try textHits(query, k: topK, filter: filter)
             let ids = hits.map(\.id)
             let stored = try self.rows(for: ids)
@@ -184,7 +190,12 @@ extension CollectionEngine {
         guard configuration.lexicalSearch else { throw TroveError.lexicalSearchDisabled(collection: name) }
         try validate(vector: vector)
         let depth = fusion.depth(topK: topK, maximum: Self.maxTopK)
-        return try inSearchScope {
+        // Every index the legs and the rerank use, caught up together.
+        var needed = [state.vectors] + textIndexes(for: text)
+        if fusion.minimumVectorScore != nil || fusion.mmrLambda != nil, !configuration.index.readsVectorsFromTable {
+            needed.append(state.flat)
+        }
+        return try inSearchScope(loading: needed) {
             let neighbors = try vectorNeighbors(vector, k: depth, filter: filter)
             let hits = try votingTextHits(text, k: depth, filter: filter, fusion: fusion)
             let fused = try rerank(fusion.fuse(vector: neighbors.map(\.id), text: hits.map(\.id)), query: vector,

@@ -2,8 +2,9 @@ import Foundation
 import TroveSQLite
 import TroveText
 
-/// The fast text leg: an in-memory BM25 index (TroveText) that follows the collection's change
-/// log exactly as the vector index does (DESIGN.md section 3), used for typed queries. FTS5 stays
+/// The fast text leg: an in-memory BM25 index (TroveText; a ``TextFieldIndex`` over `content` in
+/// the collection's ``PresetIndexState``) that follows the change log with the vector indexes
+/// (DESIGN.md section 3), used for typed queries. FTS5 stays
 /// the engine for raw FTS5 syntax and for snippets. Both score with FTS5's BM25 over the same
 /// terms, so a typed query ranks the same through either; the in-memory leg answers in well under
 /// a millisecond where FTS5 ranks every row that shares any word (BENCHMARKS.md, "Text search").
@@ -12,40 +13,6 @@ extension CollectionEngine {
     /// for other FTS5 tokenizers (`ascii`, `trigram`, …), whose typed queries then go to FTS5.
     var textTokenizer: Tokenizer? {
         TokenizerConfiguration(fts5TokenizeArgument: configuration.tokenizer).map { Tokenizer($0) }
-    }
-
-    /// Brings ``textIndex`` up to date with the table: replays the change log past its watermark,
-    /// or (re)builds it from the table when there is none yet or the log was pruned past it.
-    ///
-    /// - Returns: The index, or `nil` when the collection has no lexical search or a tokenizer
-    ///   TroveText cannot reproduce.
-    /// - Complexity: O(changed rows' text) per call; O(all text) on (re)build.
-    func catchUpText() throws -> BM25Index? {
-        guard configuration.lexicalSearch, let tokenizer = textTokenizer else { return nil }
-        return try withLogState { maxSeq, floor in
-            if textIndex == nil || textWatermark < floor || maxSeq < textWatermark {
-                var fresh = BM25Index(tokenizer: tokenizer)
-                let statement = try connection.prepare("SELECT id, content FROM \(schema.table)")
-                try statement.forEachRow { row in fresh.add(id: row.int64(at: 0), text: row.string(at: 1) ?? "") }
-                textIndex = fresh
-            } else if maxSeq > textWatermark {
-                let statement = try connection.cachedStatement(
-                    """
-                    SELECT l.id, t.id IS NOT NULL, t.content FROM (SELECT DISTINCT id FROM \(schema.log) WHERE seq > ?) AS l
-                    LEFT JOIN \(schema.table) AS t ON t.id = l.id
-                    """)
-                try statement.forEachRow([.integer(textWatermark)]) { row in
-                    let id = row.int64(at: 0)
-                    if row.int64(at: 1) != 0 {
-                        textIndex!.add(id: id, text: row.string(at: 2) ?? "")
-                    } else {
-                        textIndex!.remove(id: id)
-                    }
-                }
-            }
-            textWatermark = maxSeq
-            return textIndex
-        }
     }
 
     /// The parsed form of a typed query with this collection's tokenizer and English stop words.

@@ -99,23 +99,23 @@ extension CollectionEngine {
 
     // MARK: Writing
 
-    /// Runs `body` in an IMMEDIATE transaction, then applies the index changes it recorded if
-    /// the index was current. Prunes the change log when it grows long.
-    func write<T>(_ body: (inout [IndexChange]) throws -> T) throws -> T {
+    /// Runs `body` in an IMMEDIATE transaction, then brings the built in-memory indexes up to
+    /// what it committed (the one catch-up of ``DerivedIndexSet``) when no search holds them, so
+    /// the next search finds them current; otherwise the next search catches up, once for every
+    /// commit since (the writer never waits for searches). Prunes the change log when it grows long.
+    func write<T>(_ body: () throws -> T) throws -> T {
         let outerTransaction = connection.isInTransaction
-        var changes: [IndexChange] = []
-        var before: Int64 = 0
-        var after: Int64 = 0
         let result = try connection.transaction(.immediate) {
-            before = try logState().maxSeq
-            let result = try body(&changes)
-            after = try logState().maxSeq
-            try pruneLogIfNeeded(maxSeq: after)
+            let result = try body()
+            try pruneLogIfNeeded(maxSeq: try logState().maxSeq)
             return result
         }
         // Inside someone else's transaction nothing is committed yet (it may still roll back),
         // so leave it to the log.
-        if !outerTransaction { state.lock.withLock { applyCommitted(changes, before: before, after: after) } }
+        if !outerTransaction {
+            state.indexes.catchUpAfterCommit(connection)
+            autosaveANNIfNeeded()
+        }
         // Also inside someone else's transaction: a merge attempted before it commits finds the
         // write lock taken and tries again after the next quiet period.
         if configuration.lexicalSearch { merger?.noteWrite(fts: schema.fts) }
@@ -144,7 +144,7 @@ extension CollectionEngine {
     func write(_ rows: [PendingRow], mode: WriteMode) throws -> [Int64] {
         guard !rows.isEmpty else { return [] }
         try validate(rows: rows, mode: mode)
-        return try write { changes in
+        return try write {
             var rows = rows
             if mode != .update, rows.contains(where: { $0.id == nil }) {
                 // Assign ids the way SQLite would (max + 1), under the write lock, so a batch can
@@ -169,9 +169,6 @@ extension CollectionEngine {
                 try bulkInsert(rows)
             } else {
                 try insertChunks(rows, upsert: mode == .upsert)
-            }
-            for row in rows {
-                if let vector = row.vector { changes.append(.upsert(row.id!, vector)) } else { changes.append(.remove(row.id!)) }
             }
             return rows.map { $0.id! }
         }
@@ -296,28 +293,24 @@ extension CollectionEngine {
 
     /// Deletes one row; returns whether it existed.
     func delete(id: Int64) throws -> Bool {
-        try write { changes in
+        try write {
             try connection.execute("DELETE FROM \(schema.table) WHERE id = ?", [.integer(id)])
-            let deleted = connection.changes > 0
-            if deleted { changes.append(.remove(id)) }
-            return deleted
+            return connection.changes > 0
         }
     }
 
     /// Deletes every row with this source; returns how many.
     func delete(source: String) throws -> Int {
-        try write { changes in
-            let rows = try connection.query("DELETE FROM \(schema.table) WHERE source = ? RETURNING id", [.text(source)])
-            for row in rows { changes.append(.remove(row.int64(at: 0)!)) }
-            return rows.count
+        try write {
+            try connection.execute("DELETE FROM \(schema.table) WHERE source = ?", [.text(source)])
+            return connection.changes
         }
     }
 
     /// Deletes every row; returns how many.
     func deleteAll() throws -> Int {
-        try write { changes in
+        try write {
             try connection.execute("DELETE FROM \(schema.table)")
-            changes.append(.removeAll)
             return connection.changes
         }
     }

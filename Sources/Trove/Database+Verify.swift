@@ -192,6 +192,7 @@ extension CollectionEngine {
                 }
             }
 
+            // A copy (the storage is shared until the next catch-up changes it).
             let index = try catchUp()
             indexCount = index.count
             var missing = 0, stale = 0
@@ -232,9 +233,8 @@ extension CollectionEngine {
             try changeLog.raiseFloorPastNewest(connection, rowColumn: "id")
             let maxSeq = try logState().maxSeq
             actions.append("change-log floor raised to \(maxSeq): every connection reloads its vector index")
-            index = nil
-            try catchUp()
-            actions.append("vector index reloaded from the table (\(index?.count ?? 0) vectors)")
+            let count = try catchUp().count
+            actions.append("vector index reloaded from the table (\(count) vectors)")
         }
         return actions
     }

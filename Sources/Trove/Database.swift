@@ -289,11 +289,11 @@ public actor Database {
         return true
     }
 
-    /// Runs `body` with a collection's engine on this actor, holding its in-memory indexes'
-    /// lock throughout (administration, index loading and saving, explained searches).
+    /// Runs `body` with a collection's engine on this actor (administration, index loading and
+    /// saving, explained searches). The engine takes its in-memory indexes' lock where it uses
+    /// them (``PresetIndexState``).
     func withEngine<T: Sendable>(_ name: String, _ body: (CollectionEngine) throws -> T) throws -> T {
-        let engine = try engine(name, requested: nil)
-        return try engine.state.lock.withLock { try body(engine) }
+        try body(engine(name, requested: nil))
     }
 
     /// Runs a write with a collection's engine on this actor. The in-memory indexes are not
@@ -304,15 +304,14 @@ public actor Database {
 
     /// Runs a read or a search of a search collection on a reader connection, so it proceeds
     /// while this actor writes (it never waits for the actor): `body` gets an engine over the
-    /// reader and the collection's shared in-memory indexes, whose lock it holds (searches of one
-    /// collection take turns on them, as on the actor; see ``PresetIndexState``). A reader sees
-    /// what is committed, as document reads do. On the writer instead for in-memory databases,
-    /// which have no readers.
+    /// reader and the collection's shared in-memory indexes. Searches of one collection on two
+    /// readers run at once: they share the indexes' lock once the indexes are current (see
+    /// ``PresetIndexState``). A reader sees what is committed, as document reads do. On the
+    /// writer instead for in-memory databases, which have no readers.
     nonisolated func withReadingEngine<T: Sendable>(_ name: String, _ body: @escaping @Sendable (CollectionEngine) throws -> T) async throws -> T {
         guard let readers, let (schema, state) = presets[name] else { return try await withEngine(name, body) }
         return try await readers.withReader(transaction: false) { connection in
-            let reader = CollectionEngine(connection: connection, schema: schema, state: state)
-            return try state.lock.withLock { try body(reader) }
+            try body(CollectionEngine(connection: connection, schema: schema, state: state))
         }
     }
 

@@ -91,7 +91,7 @@ struct HNSWCodesOnlyCollectionTests {
             let stats = try await codes.loadIndex()
             #expect(stats.snapshotWatermark == stats.watermark)
             let (usage, keeps) = try await db.withEngine("codes") { engine in
-                let index = try engine.catchUpANN().index
+                let index = try engine.catchUpANN().index!
                 return (index.memoryUsage, index.configuration.storesFullPrecision)
             }
             #expect(!keeps)

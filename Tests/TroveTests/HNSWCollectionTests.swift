@@ -30,7 +30,7 @@ func recall(_ approximate: [[Int64]], _ exact: [[Int64]]) -> Double {
 /// The ids and vectors the in-memory HNSW index holds, read on the actor.
 func indexContents(_ collection: Collection) async throws -> [Int64: [Float]] {
     try await collection.database.withEngine(collection.name) { engine in
-        let index = try engine.catchUpANN().index
+        let index = try engine.catchUpANN().index!
         var out: [Int64: [Float]] = [:]
         for id in index.ids { out[id] = index.vector(for: id) }
         return out

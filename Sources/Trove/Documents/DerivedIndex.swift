@@ -26,6 +26,32 @@ protocol DerivedIndex: AnyObject {
     /// Rebuilds a SQLite-maintained index from the table (in-memory indexes rebuild through
     /// ``DerivedIndexSet``).
     func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws
+    /// Loads the index from something saved (an HNSW snapshot) instead of the table, when that is
+    /// usable at this log state, and returns the change-log seq it reflects; the set then replays
+    /// the log after that seq into it. Nil (the default): build from the table.
+    func loadSaved(_ connection: Connection, maxSeq: Int64, floor: Int64) throws -> Int64?
+    /// Called once after each pass that applied rows to this index (an index that inserts in
+    /// batches, such as HNSW, inserts them here).
+    func finishApplying(_ pass: DerivedIndexPass)
+    /// Called after ``reset()`` before a build from the table of about `rows` rows, so the index
+    /// can allocate once instead of growing.
+    func reserve(rows: Int)
+}
+
+extension DerivedIndex {
+    func loadSaved(_ connection: Connection, maxSeq: Int64, floor: Int64) throws -> Int64? { nil }
+    func finishApplying(_ pass: DerivedIndexPass) {}
+    func reserve(rows: Int) {}
+}
+
+/// Why rows were applied to an in-memory index.
+enum DerivedIndexPass {
+    /// Built from the table.
+    case build
+    /// A query replayed the log (changes by raw SQL, other connections, other processes).
+    case replay
+    /// The writer applied what it had just committed.
+    case commit
 }
 
 /// An in-memory index of one vector field, searched by the query's vector legs.
@@ -79,6 +105,7 @@ final class FlatVectorIndex: VectorFieldSearching {
     var strategy: String { "exact \(metric) scan (\(dimension)-d)" }
 
     func reset() { index = FlatIndex(dimension: dimension, metric: metric) }
+    func reserve(rows: Int) { index?.reserveCapacity(rows) }
 
     func apply(rid: Int64, statement: Statement?, firstColumn: Int) {
         if index == nil { reset() }
@@ -218,8 +245,9 @@ final class BTreeIndexes: DerivedIndex {
     }
 }
 
-/// All derived indexes of one collection and the one catch-up that keeps the in-memory ones in
-/// step with the change log.
+/// All derived indexes of one table and the one catch-up that keeps the in-memory ones in step
+/// with its change log: a document collection's, the link table's, a search collection's
+/// (`PresetIndexState`). What the indexes derive from is a ``DerivedSource``.
 ///
 /// Shared by the writer and every reader connection. Concurrency: a readers-writer lock; a
 /// catch-up takes it exclusively (only when the log moved), searches share it. Only committed
@@ -227,18 +255,22 @@ final class BTreeIndexes: DerivedIndex {
 /// transaction, never inside an open write transaction (a rolled-back change would otherwise
 /// stay in memory).
 final class DerivedIndexSet: @unchecked Sendable {
-    // @unchecked Sendable: every mutable member (`indexes`' contents, `watermark`) is read under
-    // `lock` (shared) and written under it (exclusive).
-    let layout: DocumentLayout
+    // @unchecked Sendable: every mutable member (`indexes`' contents, `watermark`, `counters`) is
+    // read under `lock` (shared) and written under it (exclusive).
+    let source: DerivedSource
+    /// The document layout, for document collections and the link table (`verify`, `repair`).
+    let layout: DocumentLayout?
     let indexes: [any DerivedIndex]
     let vectors: [String: any VectorFieldSearching]
     /// The R*Tree of each point field.
     let geo: [String: GeoIndex]
     /// The in-memory BM25 leg of the full-text fields, where it ranks as FTS5 does.
     let text: TextFieldIndex?
-    let lock = ReadWriteLock()
+    let lock: ReadWriteLock
     /// The last change-log seq the in-memory indexes reflect; -1 before the first load.
     private var watermark: Int64 = -1
+    /// How often the log was read and the table scanned (tests check one catch-up per query).
+    private var counters = DerivedIndexCounters()
 
     init(layout: DocumentLayout) {
         var indexes: [any DerivedIndex] = []
@@ -271,8 +303,11 @@ final class DerivedIndexSet: @unchecked Sendable {
             geo[field] = index
             indexes.append(index)
         }
+        self.source = DerivedSource(layout: layout)
+        self.lock = ReadWriteLock()
         self.layout = layout
         self.indexes = indexes
+        self.inMemory = indexes.filter { !$0.columns.isEmpty }
         self.vectors = vectors
         self.geo = geo
         self.text = text
@@ -280,28 +315,43 @@ final class DerivedIndexSet: @unchecked Sendable {
 
     /// A set of given indexes over a table that follows the document layout's conventions
     /// (`id` integer primary key, trigger-fed `<name>_log`), such as the edge table.
-    init(layout: DocumentLayout, indexes: [any DerivedIndex]) {
+    convenience init(layout: DocumentLayout, indexes: [any DerivedIndex]) {
+        self.init(source: DerivedSource(layout: layout), layout: layout, indexes: indexes)
+    }
+
+    /// A set of given indexes over any table with a change log (a search collection's).
+    /// `prefersWriters` (see ``ReadWriteLock``): a search that must catch up is never starved by
+    /// a stream of searches; only for sets whose readers never take the lock twice on one thread
+    /// (search collections: each search takes it once, in ``withCurrentIndexes(_:loading:_:)``).
+    init(source: DerivedSource, layout: DocumentLayout? = nil, indexes: [any DerivedIndex], prefersWriters: Bool = false) {
+        self.source = source
+        self.lock = ReadWriteLock(prefersWriters: prefersWriters)
         self.layout = layout
         self.indexes = indexes
+        self.inMemory = indexes.filter { !$0.columns.isEmpty }
         self.vectors = [:]
         self.geo = [:]
         self.text = nil
     }
 
-    private var inMemory: [any DerivedIndex] { indexes.filter { !$0.columns.isEmpty } }
+    /// The indexes kept in memory (SQLite keeps the others).
+    private let inMemory: [any DerivedIndex]
 
     /// Brings in-memory indexes up to the state `connection` sees. Call inside the read
     /// transaction the query will use, so the log and the rows come from one snapshot.
     ///
     /// Indexes load lazily: `loading` names the ones this query needs (nil: all of them); those
-    /// not yet built are built from the table, the ones already built replay the log, and the
-    /// rest stay unbuilt (a text query does not load the vectors). All built indexes share one
-    /// watermark, so they always reflect the same committed state.
+    /// not yet built are built from the table (or loaded from what they saved, then brought to the
+    /// shared watermark by the log), the ones already built replay the log, and the rest stay
+    /// unbuilt (a text query does not load the vectors). All built indexes share one watermark,
+    /// so they always reflect the same committed state.
     ///
     /// - Complexity: O(changes since the last catch-up); O(rows) for an index's first load or
     ///   after the log was pruned past the watermark.
     func catchUp(_ connection: Connection, loading needed: [any DerivedIndex]? = nil) throws {
-        try catchUp(connection, waiting: true, needed: needed)
+        let (maxSeq, floor) = try source.changeLog.state(connection)
+        if lock.read({ isCurrentLocked(maxSeq: maxSeq, floor: floor, needed: needed) }) { return }
+        try lock.write { try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: needed) }
     }
 
     /// After the writer commits: applies the commit now, so readers find the indexes current,
@@ -309,72 +359,162 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// waits for readers). Loads nothing new. Errors are left for that reader to meet.
     func catchUpAfterCommit(_ connection: Connection) {
         guard !connection.isInTransaction, lock.read({ inMemory.contains(where: \.isLoaded) }) else { return }
-        // One read transaction: the log and the rows from one snapshot.
-        try? connection.transaction(.deferred) { try catchUp(connection, waiting: false, needed: []) }
+        // One read transaction, begun under the lock: the log and the rows from one snapshot,
+        // never older than the indexes.
+        _ = try? lock.tryWrite {
+            try connection.transaction(.deferred) {
+                let (maxSeq, floor) = try source.changeLog.state(connection)
+                try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: [], afterCommit: true)
+            }
+        }
     }
 
-    private func catchUp(_ connection: Connection, waiting: Bool, needed: [any DerivedIndex]?) throws {
+    /// Runs `body` in one read transaction on `connection` with every built index, and those in
+    /// `needed`, reflecting that transaction's snapshot: under the shared lock when they already
+    /// do (searches of one collection then run at once), otherwise after a catch-up under the
+    /// exclusive lock. `body` may meet an index it did not announce (``DerivedIndexScope/require(_:)``):
+    /// it is then run again exclusively with that index loaded, so it must only read.
+    ///
+    /// The snapshot is taken while the lock is held, so the indexes are never ahead of it.
+    func withCurrentIndexes<T>(
+        _ connection: Connection, loading needed: [any DerivedIndex], _ body: (DerivedIndexScope) throws -> T
+    ) throws -> T {
+        var needed = needed
+        do {
+            let shared = try lock.read { () throws -> T? in
+                try connection.transaction(.deferred) { () throws -> T? in
+                    let (maxSeq, floor) = try source.changeLog.state(connection)
+                    guard isCurrentLocked(maxSeq: maxSeq, floor: floor, needed: needed) else { return nil }
+                    return try body(DerivedIndexScope(set: self, connection: connection, maxSeq: maxSeq, floor: floor, isExclusive: false))
+                }
+            }
+            if let shared { return shared }
+        } catch let missing as DerivedIndexScope.NotLoaded {
+            needed += indexes.filter { ObjectIdentifier($0) == missing.index }
+        }
+        return try withExclusiveIndexes(connection, loading: needed, body)
+    }
+
+    /// Runs `body` under the exclusive lock in one read transaction (or savepoint) on `connection`,
+    /// after catching up the built indexes and `needed` with it. For saving snapshots, statistics
+    /// that must not race a catch-up, and searches whose indexes were behind.
+    func withExclusiveIndexes<T>(
+        _ connection: Connection, loading needed: [any DerivedIndex]?, _ body: (DerivedIndexScope) throws -> T
+    ) throws -> T {
+        try lock.write {
+            try connection.transaction(.deferred) {
+                let (maxSeq, floor) = try source.changeLog.state(connection)
+                try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: needed)
+                return try body(DerivedIndexScope(set: self, connection: connection, maxSeq: maxSeq, floor: floor, isExclusive: true))
+            }
+        }
+    }
+
+    /// The catch-up counters so far.
+    var statistics: DerivedIndexCounters { lock.read { counters } }
+
+    /// The shared watermark (-1 before the first load), taking the lock.
+    var currentWatermark: Int64 { lock.read { watermark } }
+    /// The same, for a caller that holds the lock.
+    var currentWatermarkLocked: Int64 { watermark }
+
+    /// Whether the built indexes and `needed` reflect exactly this log state. Caller holds `lock`.
+    private func isCurrentLocked(maxSeq: Int64, floor: Int64, needed: [any DerivedIndex]?) -> Bool {
         let memory = inMemory
         let wanted = needed.map { needed in memory.filter { index in needed.contains { $0 === index } } } ?? memory
-        guard !memory.isEmpty else { return }
-        let (maxSeq, floor) = try layout.changeLog.state(connection)
-        // A newer snapshot than ours may already have been applied by another reader: the index
-        // then reflects a later committed state, which is still never a half-applied one.
-        let isCurrent = lock.read {
-            watermark >= 0 && watermark >= floor && maxSeq <= watermark && wanted.allSatisfy(\.isLoaded)
-        }
-        if isCurrent { return }
-        let apply = { [self] in
-            let built = memory.filter(\.isLoaded)
-            let missing = wanted.filter { !$0.isLoaded }
-            let valid = watermark >= 0 && watermark >= floor
-            if valid, missing.isEmpty, maxSeq <= watermark { return }
-            if !valid || built.isEmpty || (!missing.isEmpty && watermark > maxSeq) {
-                // Everything built or wanted from this snapshot (a built index cannot be moved
-                // back to an older snapshot by the log, so an older reader rebuilds them all).
-                try build(built + missing, connection)
+        guard wanted.allSatisfy(\.isLoaded) else { return false }
+        guard memory.contains(where: \.isLoaded) else { return true }
+        // A newer snapshot than ours may already have been applied by another reader where
+        // snapshots are taken outside the lock: the index then reflects a later committed state,
+        // which is still never a half-applied one.
+        let ahead = source.watermarkMayLeadSnapshots ? maxSeq <= watermark : maxSeq == watermark
+        return watermark >= 0 && watermark >= floor && ahead
+    }
+
+    /// The one catch-up. Caller holds `lock` exclusively, inside the read transaction whose
+    /// snapshot `maxSeq` and `floor` describe.
+    func catchUpLocked(
+        _ connection: Connection, maxSeq: Int64, floor: Int64, needed: [any DerivedIndex]?, afterCommit: Bool = false
+    ) throws {
+        if isCurrentLocked(maxSeq: maxSeq, floor: floor, needed: needed) { return }
+        counters.catchUps += 1
+        let memory = inMemory
+        let wanted = needed.map { needed in memory.filter { index in needed.contains { $0 === index } } } ?? memory
+        let built = memory.filter(\.isLoaded)
+        let missing = wanted.filter { !$0.isLoaded }
+        let valid = watermark >= 0 && watermark >= floor
+        // A log behind the watermark: an older reader's snapshot (a built index cannot be moved
+        // back by the log, so it rebuilds them all), or where snapshots are taken under the lock
+        // a log that was rolled back or recreated.
+        let behind = maxSeq < watermark && (!missing.isEmpty || !source.watermarkMayLeadSnapshots)
+        let rebuildAll = !valid || built.isEmpty || behind
+        var fromTable: [any DerivedIndex] = []
+        var replayed: [any DerivedIndex] = []
+        var replayAfter = Int64.max
+        for index in rebuildAll ? built + missing : missing {
+            if let saved = try index.loadSaved(connection, maxSeq: maxSeq, floor: floor) {
+                replayed.append(index)
+                replayAfter = min(replayAfter, saved)
             } else {
-                if !missing.isEmpty { try build(missing, connection) }
-                if maxSeq > watermark { try replay(built, after: watermark, connection) }
+                fromTable.append(index)
             }
-            watermark = maxSeq
         }
-        if waiting {
-            try lock.write(apply)
-        } else {
-            _ = try lock.tryWrite(apply)
+        if !rebuildAll, maxSeq > watermark {
+            replayed += built
+            replayAfter = min(replayAfter, watermark)
         }
+        if !fromTable.isEmpty { try build(fromTable, connection) }
+        // One replay for every index that needs one: it applies each changed row's current
+        // state, so replaying from the oldest of their watermarks is right for all of them.
+        if !replayed.isEmpty, maxSeq > replayAfter { try replay(replayed, after: replayAfter, connection) }
+        for index in fromTable { index.finishApplying(.build) }
+        for index in replayed { index.finishApplying(afterCommit ? .commit : .replay) }
+        watermark = maxSeq
     }
 
     /// Builds `memory` from the table.
     private func build(_ memory: [any DerivedIndex], _ connection: Connection) throws {
-        for index in memory { index.reset() }
+        counters.builds += 1
+        let count = try connection.scalar("SELECT count(*) FROM \(source.table)")?.int64Value ?? 0
+        for index in memory {
+            index.reset()
+            index.reserve(rows: Int(count))
+        }
         let columns = memory.flatMap(\.columns).joined(separator: ", ")
-        let rows = try connection.prepare("SELECT \(layout.rid), \(columns) FROM \(layout.table)")
+        // Each index's first column, computed once (`columns` builds its array on every call).
+        let first = firstColumns(memory, after: 1)
+        let rows = try connection.prepare("SELECT \(source.rid), \(columns) FROM \(source.table)")
         try rows.forEachRow { row in
-            var column = 1
-            for index in memory {
+            for (index, column) in zip(memory, first) {
                 index.apply(rid: row.int64(at: 0), statement: row, firstColumn: column)
-                column += index.columns.count
             }
         }
     }
 
     /// Applies the current state of every row the log names after `seq` to `memory`.
     private func replay(_ memory: [any DerivedIndex], after seq: Int64, _ connection: Connection) throws {
+        counters.replays += 1
         let changed = try connection.cachedStatement(
             """
-            SELECT l.rid, t.\(layout.rid) IS NOT NULL, \(memory.flatMap(\.columns).map { "t.\($0)" }.joined(separator: ", "))
-            FROM (SELECT DISTINCT rid FROM \(layout.log) WHERE seq > ?) AS l
-            LEFT JOIN \(layout.table) AS t ON t.\(layout.rid) = l.rid
+            SELECT l.\(source.logRid), t.\(source.rid) IS NOT NULL, \(memory.flatMap(\.columns).map { "t.\($0)" }.joined(separator: ", "))
+            FROM (SELECT DISTINCT \(source.logRid) FROM \(source.log) WHERE seq > ?) AS l
+            LEFT JOIN \(source.table) AS t ON t.\(source.rid) = l.\(source.logRid)
             """)
+        let first = firstColumns(memory, after: 2)
         try changed.forEachRow([.integer(seq)]) { row in
             let exists = row.int64(at: 1) != 0
-            var column = 2
-            for index in memory {
+            for (index, column) in zip(memory, first) {
                 index.apply(rid: row.int64(at: 0), statement: exists ? row : nil, firstColumn: column)
-                column += index.columns.count
             }
+        }
+    }
+
+    /// The result column where each index's ``DerivedIndex/columns`` start, the first at `start`.
+    private func firstColumns(_ memory: [any DerivedIndex], after start: Int) -> [Int] {
+        var column = start
+        return memory.map { index in
+            defer { column += index.columns.count }
+            return column
         }
     }
 
@@ -383,49 +523,16 @@ final class DerivedIndexSet: @unchecked Sendable {
 
     /// Problems in any index, by name (empty when all agree with the table).
     func verify(_ connection: Connection) throws -> [String] {
+        guard let layout else { return [] }
         try catchUp(connection)
         return try lock.read { try indexes.flatMap { try $0.verify(connection, layout: layout) } }
     }
 
     /// Rebuilds every index from the table.
     func repair(_ connection: Connection) throws {
-        for index in indexes { try index.rebuildInSQLite(connection, layout: layout) }
+        if let layout {
+            for index in indexes { try index.rebuildInSQLite(connection, layout: layout) }
+        }
         invalidate()
-    }
-}
-
-/// A readers-writer lock (pthread_rwlock): many readers or one writer.
-final class ReadWriteLock: @unchecked Sendable {
-    // @unchecked Sendable: the pthread lock is the synchronisation primitive itself; it lives in
-    // its own allocation so its address never moves.
-    private let handle: UnsafeMutablePointer<pthread_rwlock_t>
-
-    init() {
-        handle = .allocate(capacity: 1)
-        pthread_rwlock_init(handle, nil)
-    }
-
-    deinit {
-        pthread_rwlock_destroy(handle)
-        handle.deallocate()
-    }
-
-    func read<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_rwlock_rdlock(handle)
-        defer { pthread_rwlock_unlock(handle) }
-        return try body()
-    }
-
-    func write<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_rwlock_wrlock(handle)
-        defer { pthread_rwlock_unlock(handle) }
-        return try body()
-    }
-
-    /// Runs `body` exclusively if the lock is free now; nil (without running it) otherwise.
-    func tryWrite<T>(_ body: () throws -> T) rethrows -> T? {
-        guard pthread_rwlock_trywrlock(handle) == 0 else { return nil }
-        defer { pthread_rwlock_unlock(handle) }
-        return try body()
     }
 }
