@@ -157,8 +157,6 @@ TARGET static inline __m128i ghash16(__m128i y, __m512i x0, __m512i x1, __m512i 
 
 // MARK: Keys
 
-trove_gcm_key *trove_gcm_vaes_key_new(const uint8_t *key);
-
 TARGET static void init_key(trove_gcm_key *k, const uint8_t *key) {
     expand_key(key, k->round_keys);
     __m128i h = _mm_shuffle_epi8(encrypt_block(k->round_keys, _mm_setzero_si128()), reverse_mask());
@@ -230,7 +228,7 @@ TARGET static void ctr_ghash(const trove_gcm_key *k, __m128i counter, const uint
     __m128i next = _mm512_castsi512_si128(c);
     for (; done < length; done += 16) {
         size_t n = length - done < 16 ? length - done : 16;
-        uint8_t block[16] = {0}, keystream[16];
+        uint8_t keystream[16];
         _mm_storeu_si128((__m128i *)keystream, encrypt_block(k->round_keys, _mm_shuffle_epi8(next, reverse)));
         next = _mm_add_epi32(next, _mm_set_epi32(0, 0, 0, 1));
         uint8_t cipher[16] = {0};
@@ -240,8 +238,7 @@ TARGET static void ctr_ghash(const trove_gcm_key *k, __m128i counter, const uint
             output[done + i] = out;
             cipher[i] = decrypting ? in : out;
         }
-        memcpy(block, cipher, 16);
-        acc = gf_multiply(_mm_xor_si128(acc, _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)block), reverse)), k->h[0]);
+        acc = gf_multiply(_mm_xor_si128(acc, _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)cipher), reverse)), k->h[0]);
         trove_cipher_zero(keystream, sizeof keystream);
     }
     *y = acc;

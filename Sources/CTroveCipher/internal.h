@@ -6,6 +6,22 @@
 
 #include <sqlite3.h>
 
+/// Big-endian integers in the file's headers, and an all-zero check (vfs.c, pagemap.c).
+static inline void trove_put32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline uint32_t trove_get32(const uint8_t *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline int trove_is_zero(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
 /// Process-wide counters (vfs.c); updated with relaxed atomics from any thread.
 extern trove_cipher_statistics trove_cipher_counters;
 #define COUNT(field, n) __atomic_fetch_add(&trove_cipher_counters.field, (uint64_t)(n), __ATOMIC_RELAXED)

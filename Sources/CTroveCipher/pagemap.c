@@ -65,29 +65,12 @@ struct trove_pagemap {
     uint8_t *scratch;  // one page: map pages being read or written
 };
 
-static void put32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p) {
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 static void put64(uint8_t *p, uint64_t v) {
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
+    trove_put32(p, (uint32_t)(v >> 32));
+    trove_put32(p + 4, (uint32_t)v);
 }
 
-static uint64_t get64(const uint8_t *p) { return ((uint64_t)get32(p) << 32) | get32(p + 4); }
-
-static int is_zero(const uint8_t *p, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (p[i]) return 0;
-    return 1;
-}
+static uint64_t get64(const uint8_t *p) { return ((uint64_t)trove_get32(p) << 32) | trove_get32(p + 4); }
 
 // MARK: Geometry
 
@@ -199,8 +182,8 @@ static int root_mac(const trove_pagemap_io *io, uint64_t epoch, uint32_t groups,
     memcpy(aad, root_magic, 8);
     memcpy(aad + 8, io->file_id, TROVE_CIPHER_FILE_ID_SIZE);
     put64(aad + 24, epoch);
-    put32(aad + 32, groups);
-    put32(aad + 36, io->page_size);
+    trove_put32(aad + 32, groups);
+    trove_put32(aad + 36, io->page_size);
     if (groups) memcpy(aad + 40, map_tags, (size_t)groups * TAG);
     int rc = trove_cipher_context_seal(io->cipher, nonce, aad, length, NULL, 0, NULL, tag);
     free(aad);
@@ -218,7 +201,7 @@ static int read_roots(const trove_pagemap_io *io, uint8_t roots[2][ROOT_SIZE]) {
 }
 
 static int root_is_plausible(const trove_pagemap *m, const uint8_t *root) {
-    return memcmp(root, root_magic, 8) == 0 && get32(root + 20) == m->page_size;
+    return memcmp(root, root_magic, 8) == 0 && trove_get32(root + 20) == m->page_size;
 }
 
 // MARK: Loading
@@ -234,7 +217,7 @@ static int read_slot(trove_pagemap *m, const trove_pagemap_io *io, uint32_t grou
     if (trove_cipher_open_page_into(io->cipher, io->file_id, TROVE_CIPHER_FILE_MAP, group + 1, NULL, 0, page, page,
                                     m->page_size, 0) != 0)
         return -1;
-    if (memcmp(page, map_magic, 8) != 0 || get32(page + 16) != group || get32(page + 20) != m->k) return -1;
+    if (memcmp(page, map_magic, 8) != 0 || trove_get32(page + 16) != group || trove_get32(page + 20) != m->k) return -1;
     *epoch = get64(page + 8);
     if (entries) memcpy(entries, page + MAP_HEAD, (size_t)m->k * TAG);
     return 0;
@@ -259,7 +242,7 @@ static int read_slot_tag(const trove_pagemap *m, const trove_pagemap_io *io, uin
 // GMAC verifies. Reuses this map's current slots whose tags have not changed (not decrypted again).
 static int load_root(trove_pagemap *m, trove_pagemap *next, const trove_pagemap_io *io, const uint8_t *root) {
     uint64_t epoch = get64(root + 8);
-    uint32_t groups = get32(root + 16);
+    uint32_t groups = trove_get32(root + 16);
     // A root can't cover more groups than the file can hold (keeps a forged count from allocating).
     sqlite3_int64 file_size = 0;
     if (io->real->pMethods->xFileSize(io->real, &file_size) != SQLITE_OK) return -1;
@@ -284,7 +267,7 @@ static int load_root(trove_pagemap *m, trove_pagemap *next, const trove_pagemap_
                 break;
             }
             uint64_t slot_epoch = NO_EPOCH;
-            if (is_zero(tag, TAG)) {
+            if (trove_is_zero(tag, TAG)) {
                 // never written
             } else if (m->loaded && g < m->capacity && m->current[g] == s
                        && memcmp(m->slot_tags + ((size_t)g * 2 + s) * TAG, tag, TAG) == 0) {
@@ -398,7 +381,7 @@ int trove_pagemap_check(const trove_pagemap *m, uint32_t page, const uint8_t *ta
 int trove_pagemap_has(const trove_pagemap *m, uint32_t page) {
     uint32_t group = (page - 1) / m->k;
     if (group >= m->groups || group >= m->capacity) return 0;
-    return !is_zero(m->tags + ((size_t)(page - 1)) * TAG, TAG);
+    return !trove_is_zero(m->tags + ((size_t)(page - 1)) * TAG, TAG);
 }
 
 int trove_pagemap_set(trove_pagemap *m, uint32_t page, const uint8_t *tag) {
@@ -416,7 +399,7 @@ void trove_pagemap_truncate(trove_pagemap *m, uint32_t pages) {
     // change, no flush.
     size_t known = (size_t)m->groups * m->k;
     if (known > m->capacity * (size_t)m->k) known = (size_t)m->capacity * m->k;
-    if (pages >= known || is_zero(m->tags + (size_t)pages * TAG, (known - pages) * TAG)) return;
+    if (pages >= known || trove_is_zero(m->tags + (size_t)pages * TAG, (known - pages) * TAG)) return;
     uint32_t groups = pages ? (pages - 1) / m->k + 1 : 0;
     for (uint32_t g = groups; g < m->capacity; g++) {
         memset(m->tags + (size_t)g * m->k * TAG, 0, (size_t)m->k * TAG);
@@ -445,8 +428,8 @@ static int write_root(trove_pagemap *m, const trove_pagemap_io *io, uint64_t epo
     memset(root, 0, sizeof root);
     memcpy(root, root_magic, 8);
     put64(root + 8, epoch);
-    put32(root + 16, m->groups);
-    put32(root + 20, m->page_size);
+    trove_put32(root + 16, m->groups);
+    trove_put32(root + 20, m->page_size);
     int rc = trove_cipher_context_nonce(io->cipher, root + 24) == 0
             && root_mac(io, epoch, m->groups, chosen, root + 24, root + 36) == 0
         ? SQLITE_OK
@@ -490,8 +473,8 @@ int trove_pagemap_flush(trove_pagemap *m, const trove_pagemap_io *io) {
         memset(page, 0, m->page_size);
         memcpy(page, map_magic, 8);
         put64(page + 8, epoch);
-        put32(page + 16, g);
-        put32(page + 20, m->k);
+        trove_put32(page + 16, g);
+        trove_put32(page + 20, m->k);
         memcpy(page + MAP_HEAD, m->tags + (size_t)g * m->k * TAG, (size_t)m->k * TAG);
         if (trove_cipher_seal_page_into(io->cipher, io->file_id, TROVE_CIPHER_FILE_MAP, g + 1, NULL, 0, page, page,
                                         m->page_size, 0) != 0) {

@@ -171,17 +171,6 @@ static sqlite3_vfs *default_vfs;
 #define REAL(f) ((f)->real)
 #define REAL_METHODS(f) ((f)->real->pMethods)
 
-static void put32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p) {
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 static int valid_page_size(uint32_t size) {
     return size >= 512 && size <= 65536 && (size & (size - 1)) == 0;
 }
@@ -208,12 +197,6 @@ static int real_read(cipher_file *f, void *buffer, int amount, sqlite3_int64 off
         return SQLITE_OK;
     }
     return rc;
-}
-
-static int is_zero(const uint8_t *p, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (p[i]) return 0;
-    return 1;
 }
 
 // MARK: Main database file
@@ -409,7 +392,7 @@ static int wal_learn_page_size(cipher_file *f) {
     if (f->page_size) return SQLITE_OK;
     int rc = real_read(f, header, sizeof header, 0, &short_read);
     if (rc != SQLITE_OK) return rc;
-    if (!short_read && valid_page_size(get32(header + 8))) f->page_size = get32(header + 8);
+    if (!short_read && valid_page_size(trove_get32(header + 8))) f->page_size = trove_get32(header + 8);
     return SQLITE_OK;
 }
 
@@ -431,7 +414,7 @@ static int wal_write(cipher_file *f, const uint8_t *buffer, int amount, sqlite3_
     const sqlite3_int64 end = offset + amount;
     sqlite3_int64 position = offset;
     int rc;
-    if (offset == 0 && amount >= WAL_HEADER && valid_page_size(get32(buffer + 8))) f->page_size = get32(buffer + 8);
+    if (offset == 0 && amount >= WAL_HEADER && valid_page_size(trove_get32(buffer + 8))) f->page_size = trove_get32(buffer + 8);
     if ((rc = wal_learn_page_size(f)) != SQLITE_OK) return rc;
     if ((rc = ensure_scratch(f)) != SQLITE_OK) return rc;
     while (position < end) {
@@ -467,7 +450,7 @@ static int wal_write(cipher_file *f, const uint8_t *buffer, int amount, sqlite3_
         // Only the page number from the frame header is authenticated: SQLite writes the salts and
         // checksums of a transaction's later frames as zeros when it rewrote an earlier frame in
         // place, and fills them in at commit (walRewriteChecksums), after the page was sealed.
-        if (trove_cipher_seal_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
+        if (trove_cipher_seal_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_WAL, trove_get32(header), NULL, 0,
                                         source, f->scratch, f->page_size, 0) != 0)
             return SQLITE_IOERR_WRITE;
         COUNT(pages_sealed, 1);
@@ -536,10 +519,10 @@ static int wal_read(cipher_file *f, uint8_t *buffer, int amount, sqlite3_int64 o
         if (short_read) {
             any_short = 1;
             memset(page, 0, f->page_size);
-        } else if (trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_WAL, get32(header), NULL, 0,
+        } else if (trove_cipher_open_page_into(f->cipher, f->file_id, TROVE_CIPHER_FILE_WAL, trove_get32(header), NULL, 0,
                                                sealed, page, f->page_size, 0) != 0) {
             if (!whole_frame) {
-                record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_WAL, get32(header));
+                record_failure(TROVE_CIPHER_FAILURE_AUTHENTICATION, TROVE_CIPHER_FILE_WAL, trove_get32(header));
                 return SQLITE_IOERR_DATA;
             }
             COUNT(wal_frames_unreadable, 1);
@@ -566,7 +549,7 @@ static int journal_learn_page_size(cipher_file *f) {
     if (f->page_size) return SQLITE_OK;
     int rc = real_read(f, header, sizeof header, 0, &short_read);
     if (rc != SQLITE_OK) return rc;
-    if (!short_read && valid_page_size(get32(header + 24))) f->page_size = get32(header + 24);
+    if (!short_read && valid_page_size(trove_get32(header + 24))) f->page_size = trove_get32(header + 24);
     return SQLITE_OK;
 }
 
@@ -577,20 +560,20 @@ static int journal_is_page(cipher_file *f, int amount, sqlite3_int64 offset) {
 static int journal_page_number(cipher_file *f, sqlite3_int64 offset, uint32_t *page_number, int use_pending) {
     uint8_t bytes[4];
     if (use_pending && f->pending_offset == offset - 4) {
-        *page_number = get32(f->pending);
+        *page_number = trove_get32(f->pending);
         return SQLITE_OK;
     }
     int short_read = 0;
     int rc = real_read(f, bytes, 4, offset - 4, &short_read);
     if (rc != SQLITE_OK) return rc;
     if (short_read) return SQLITE_IOERR_SHORT_READ;
-    *page_number = get32(bytes);
+    *page_number = trove_get32(bytes);
     return SQLITE_OK;
 }
 
 static int journal_write(cipher_file *f, const uint8_t *buffer, int amount, sqlite3_int64 offset) {
     int rc;
-    if (offset == 0 && amount >= 28 && valid_page_size(get32(buffer + 24))) f->page_size = get32(buffer + 24);
+    if (offset == 0 && amount >= 28 && valid_page_size(trove_get32(buffer + 24))) f->page_size = trove_get32(buffer + 24);
     if ((rc = journal_learn_page_size(f)) != SQLITE_OK) return rc;
     if (!journal_is_page(f, amount, offset)) {
         if (amount == 4) {
@@ -979,7 +962,7 @@ static int check_header(cipher_file *f) {
         int short_read = 0;
         int rc = real_read(f, header, sizeof header, copies[i], &short_read);
         if (rc != SQLITE_OK) return rc;
-        uint32_t format = get32(header + 8);
+        uint32_t format = trove_get32(header + 8);
         if (!short_read && memcmp(header + 16, f->file_id, TROVE_CIPHER_FILE_ID_SIZE) == 0
             && (format == 1 || format == 2)) {
             f->format = (int)format;

@@ -9,17 +9,6 @@ import TroveTestSupport
 /// watermark, one catch-up per query; and searches of one collection share its index lock.
 @Suite("Search collections: one catch-up, concurrent searches")
 struct PresetConcurrencyTests {
-    /// One serial thread per executor, so two tasks with two executors really run at once and
-    /// neither depends on the cooperative pool.
-    final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
-        // @unchecked Sendable: a serial DispatchQueue is the only state.
-        private let queue = DispatchQueue(label: "PresetConcurrencyTests")
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-        }
-    }
-
     /// Each search waits inside (holding the index lock) until `parties` searches are inside, or
     /// until the watchdog's deadline: with an exclusive lock the first waits the whole deadline
     /// alone, and records that it never met the other.

@@ -9,18 +9,6 @@ import TroveTestSupport
 /// Searches of search collections run on reader connections, beside the writer.
 @Suite("Search collections on the reader pool")
 struct PresetReaderTests {
-    /// Runs the searches' tasks on a thread of their own: while the writer blocks one thread of
-    /// the cooperative pool, other suites may hold the rest (some wait for child processes), and
-    /// the test must not depend on them.
-    final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
-        // @unchecked Sendable: a serial DispatchQueue is the only state.
-        private let queue = DispatchQueue(label: "PresetReaderTests")
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-        }
-    }
-
     /// A gate the writer's connection blocks on (inside a SQL function) until the test opens it.
     /// A watchdog on its own thread opens it four minutes after the writer entered it, so a regression fails instead of
     /// hanging.
