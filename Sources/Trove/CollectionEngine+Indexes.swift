@@ -23,7 +23,16 @@ final class PresetIndexState: @unchecked Sendable {
     let ann: CollectionHNSWIndex?
     let text: TextFieldIndex?
 
-    init(schema: CollectionSchema) {
+    /// The document engine's view of the collection (its preset schema over the same table and
+    /// indexes: DocumentLayout+Preset.swift), for unranked queries, aggregates, patches, deletes
+    /// by filter and transactions; nil when the table predates format 3 and the file is open
+    /// read-only (it has no `_version` yet).
+    let documents: DocumentStore?
+
+    /// - Parameters:
+    ///   - graph: the database's links, for the document view's link filters (nil: no document view).
+    ///   - hasVersions: whether the table has its `_version` column (format 3).
+    init(schema: CollectionSchema, graph: GraphStore? = nil, clock: any ExpiryClock = SystemClock(), hasVersions: Bool = true) {
         let configuration = schema.configuration
         flat = FlatVectorIndex(field: "embedding", dimension: configuration.dimension, metric: configuration.metric)
         ann = configuration.index.isApproximate ? CollectionHNSWIndex(schema: schema) : nil
@@ -32,7 +41,25 @@ final class PresetIndexState: @unchecked Sendable {
         var all: [any DerivedIndex] = [flat]
         if let ann { all.append(ann) }
         if let text { all.append(text) }
-        indexes = DerivedIndexSet(source: schema.derivedSource, indexes: all, prefersWriters: true)
+        let layout = DocumentLayout(preset: schema)
+        let set = DerivedIndexSet(
+            source: schema.derivedSource, indexes: all, prefersWriters: true,
+            vectors: ["embedding": flat], text: text)
+        indexes = set
+        if let graph, hasVersions {
+            documents = DocumentStore(layout: layout, graph: graph, clock: clock, indexes: set)
+        } else {
+            documents = nil
+        }
+    }
+
+    /// The document view, or why there is none.
+    func documentStore() throws -> DocumentStore {
+        guard let documents else {
+            throw TroveError.invalidQuery(
+                "this search collection's table predates format 3 (no row versions); open the file writable once to upgrade it")
+        }
+        return documents
     }
 
     /// The index vector searches use: HNSW for approximate collections, else the exact one.

@@ -244,7 +244,8 @@ extension CollectionEngine {
         if upsert {
             sql += """
                  ON CONFLICT(id) DO UPDATE SET content = excluded.content, source = excluded.source,
-                metadata = excluded.metadata, embedding = excluded.embedding, updated_at = \(CollectionSchema.now)
+                metadata = excluded.metadata, embedding = excluded.embedding, updated_at = \(CollectionSchema.now),
+                "_version" = "_version" + 1
                 """
         }
         let statement = try connection.cachedStatement(sql)
@@ -269,7 +270,7 @@ extension CollectionEngine {
         let statement = try connection.cachedStatement(
             """
             UPDATE \(schema.table) SET content = ?2, source = ?3, metadata = ?4, embedding = ?5,
-                updated_at = \(CollectionSchema.now) WHERE id = ?1
+                updated_at = \(CollectionSchema.now), "_version" = "_version" + 1 WHERE id = ?1
             """)
         for row in rows {
             statement.reset()

@@ -43,8 +43,12 @@ final class CollectionEngine {
     /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` or
     ///   ``TroveError/embeddingMismatch(collection:stored:requested:)`` when the stored
     ///   configuration differs (nothing is changed), ``TroveError/collectionNotFound(_:)``.
+    /// - Parameters:
+    ///   - graph, clock: the database's, for the collection's document view
+    ///   (``PresetIndexState/documents``); nil opens it without one.
     static func open(
-        connection: Connection, name: String, requested: CollectionConfiguration?
+        connection: Connection, name: String, requested: CollectionConfiguration?,
+        graph: GraphStore? = nil, clock: any ExpiryClock = SystemClock()
     ) throws -> CollectionEngine {
         try CollectionSchema.validate(name: name)
         try requested?.validate()
@@ -98,7 +102,10 @@ final class CollectionEngine {
                 [.text(key), .text(requested.encodedJSON())])
             return requested
         }
-        return CollectionEngine(connection: connection, schema: CollectionSchema(name: name, configuration: configuration))
+        let schema = CollectionSchema(name: name, configuration: configuration)
+        let hasVersions = try CollectionSchema.hasVersionColumn(name, on: connection)
+        let state = PresetIndexState(schema: schema, graph: graph, clock: clock, hasVersions: hasVersions)
+        return CollectionEngine(connection: connection, schema: schema, state: state)
     }
 
     // MARK: The change log

@@ -100,7 +100,8 @@ public actor Database {
         }
         var engines: [String: CollectionEngine] = [:]
         for (name, configuration) in collections {
-            let engine = try CollectionEngine.open(connection: connection, name: name, requested: configuration)
+            let engine = try CollectionEngine.open(
+                connection: connection, name: name, requested: configuration, graph: documentStores.graph, clock: clock)
             engine.merger = merger
             engines[name] = engine
             presets[name] = (engine.schema, engine.state)
@@ -144,6 +145,12 @@ public actor Database {
     /// `metadata` and every other column (format 1 logged only id, content and embedding), so an
     /// index derived from any column catches up. Read-only opens of a format-1 file keep working
     /// with the old trigger.
+    ///
+    /// Format 2 to 3: every search collection's table gets its `_version` column (1 for every
+    /// row; SQLite adds a column with a constant default without rewriting the table) and the
+    /// trigger that raises it on raw-SQL updates. Read-only opens of an older file search and
+    /// read as before; the document-engine reads of its search collections
+    /// (`Collection.fetch(_:)` and the like) need the upgrade and say so.
     private static func upgrade(_ connection: Connection, from version: Int) throws {
         let meta = CollectionSchema.metaTable
         try connection.transaction(.immediate) {
@@ -154,8 +161,14 @@ public actor Database {
                 "SELECT substr(key, 12) FROM \(meta) WHERE key LIKE 'collection.%'").compactMap { $0.string(at: 0) }
             for name in names {
                 let schema = CollectionSchema(name: name, configuration: CollectionConfiguration(dimension: 1))
-                try connection.execute(script: "DROP TRIGGER IF EXISTS \"\(name)_log_au\"")
-                try connection.execute(script: schema.logUpdateTrigger)
+                if found < 2 {
+                    try connection.execute(script: "DROP TRIGGER IF EXISTS \"\(name)_log_au\"")
+                    try connection.execute(script: schema.logUpdateTrigger)
+                }
+                if found < 3, try !CollectionSchema.hasVersionColumn(name, on: connection) {
+                    try connection.execute(script: "ALTER TABLE \(schema.table) ADD COLUMN \(CollectionSchema.versionColumn)")
+                    try connection.execute(script: schema.versionTrigger)
+                }
             }
             try connection.execute(
                 "UPDATE \(meta) SET value = ? WHERE key = 'format_version'", [.text(String(CollectionSchema.formatVersion))])
@@ -247,7 +260,8 @@ public actor Database {
             }
             return engine
         }
-        let engine = try CollectionEngine.open(connection: connection, name: name, requested: requested)
+        let engine = try CollectionEngine.open(
+            connection: connection, name: name, requested: requested, graph: documentStores.graph, clock: clock)
         engine.merger = merger
         engines[name] = engine
         presets[name] = (engine.schema, engine.state)

@@ -154,6 +154,12 @@ final class PresetRegistry: @unchecked Sendable {
         get { lock.withLock { collections[name] } }
         set { lock.withLock { collections[name] = newValue } }
     }
+
+    /// Lets every open search collection's built in-memory indexes take in what the writer just
+    /// committed outside the collection's own writes (a `database.write { tx in }`).
+    func catchUpAfterCommit(_ connection: Connection) {
+        for entry in lock.withLock({ Array(collections.values) }) { entry.state.indexes.catchUpAfterCommit(connection) }
+    }
 }
 
 /// The document collections opened on a database, readable from any task.

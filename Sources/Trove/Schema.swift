@@ -1,5 +1,6 @@
 import Foundation
 import TroveEmbeddings
+import TroveSQLite
 import TroveVectors
 
 /// A collection's configuration, frozen in `trove_meta` when the collection is created and
@@ -106,8 +107,10 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
 /// Names and SQL of the objects that make up one collection (DESIGN.md section 3).
 struct CollectionSchema: Sendable {
     /// 1: the first format. 2: the change log's update trigger records updates of every column;
-    /// document collections (`documents.<name>` keys). Format-1 files are upgraded on open.
-    static let formatVersion = 2
+    /// document collections (`documents.<name>` keys). 3: search collections' rows have a
+    /// `_version` (they are a preset document schema, DocumentLayout+Preset.swift). Older files
+    /// are upgraded on open (`Database.upgrade`).
+    static let formatVersion = 3
     static let metaTable = "trove_meta"
 
     let name: String
@@ -172,6 +175,25 @@ struct CollectionSchema: Sendable {
         """
     }
 
+    /// The row version's column, added to format-2 tables by the upgrade to format 3.
+    static let versionColumn = "\"_version\" INTEGER NOT NULL DEFAULT 1"
+
+    /// Whether the table `name` has its `_version` column (format 3 and later).
+    static func hasVersionColumn(_ name: String, on connection: Connection) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM pragma_table_info(?) WHERE name = '_version'", [.text(name)]) != nil
+    }
+
+    /// Raw-SQL updates raise the row's version too (Trove's own updates raise it themselves, so
+    /// this fires only when a statement left it unchanged), as in document collections.
+    var versionTrigger: String {
+        """
+        CREATE TRIGGER IF NOT EXISTS \(quoted("\(name)_version")) AFTER UPDATE ON \(table)
+        WHEN new."_version" = old."_version" BEGIN
+            UPDATE \(table) SET "_version" = old."_version" + 1 WHERE id = new.id;
+        END
+        """
+    }
+
     /// Insert trigger feeding the FTS5 index.
     var ftsInsertTrigger: String {
         """
@@ -208,7 +230,10 @@ struct CollectionSchema: Sendable {
 
     /// Every table, index and trigger the collection creates (to detect collisions first).
     var objectNames: [String] {
-        var names = [name, "\(name)_source", "\(name)_log", "\(name)_index", "\(name)_log_ai", "\(name)_log_ad", "\(name)_log_au"]
+        var names = [
+            name, "\(name)_source", "\(name)_log", "\(name)_index", "\(name)_log_ai", "\(name)_log_ad", "\(name)_log_au",
+            "\(name)_version",
+        ]
         if configuration.lexicalSearch { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_ad", "\(name)_fts_au"] }
         return names
     }
@@ -226,7 +251,8 @@ struct CollectionSchema: Sendable {
                     THEN json_type(metadata) = 'object' ELSE 0 END),
                 embedding BLOB CHECK (embedding IS NULL OR length(embedding) = \(bytes)),
                 created_at REAL NOT NULL DEFAULT \(Self.now),
-                updated_at REAL NOT NULL DEFAULT \(Self.now)
+                updated_at REAL NOT NULL DEFAULT \(Self.now),
+                \(Self.versionColumn)
             )
             """,
             "CREATE INDEX \(quoted("\(name)_source")) ON \(table)(source)",
@@ -240,6 +266,7 @@ struct CollectionSchema: Sendable {
             END
             """,
             logUpdateTrigger,
+            versionTrigger,
         ]
         if configuration.lexicalSearch {
             let tokenizer = configuration.tokenizer.replacingOccurrences(of: "'", with: "''")

@@ -36,7 +36,7 @@ struct CollectionQueryTests {
             try await notes.search(Query().nearest(to: q, in: "content"))
         }
         await #expect(throws: TroveError.self) { try await notes.search(Query(filter)) }
-        await #expect(throws: TroveError.unknownField(field: "colour", known: ["id", "content", "source", "metadata", "created_at", "updated_at"])) {
+        await #expect(throws: TroveError.unknownField(field: "colour", known: ["id", "content", "source", "metadata", "embedding", "created_at", "updated_at"])) {
             try await notes.search(Query(Field("colour") == "red").matching(.typed("lamp")))
         }
     }

@@ -87,10 +87,23 @@ extension Database {
     /// ```
     public func write<T: Sendable>(_ body: @Sendable (Transaction) throws -> T) throws -> T {
         let result = try connection.transaction(.immediate) {
-            try body(Transaction(connection: connection, lookup: { name in try self.documentStore(name, requested: nil) }, graph: documentStores.graph))
+            try body(Transaction(connection: connection, lookup: { name in try self.anyDocumentStore(name) }, graph: documentStores.graph))
         }
         documentStores.catchUpAfterCommit(connection)
+        presets.catchUpAfterCommit(connection)
         return result
+    }
+
+    /// The document collection `name`, or the document view of the search collection `name`
+    /// (its preset schema), for transactions and snapshot reads.
+    func anyDocumentStore(_ name: String) throws -> DocumentStore {
+        if let store = documentStores[name] { return store }
+        if try connection.scalar(
+            "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text("collection.\(name)")]) != nil
+        {
+            return try withEngine(name) { try $0.state.documentStore() }
+        }
+        return try documentStore(name, requested: nil)
     }
 
     /// Runs `body` on one consistent snapshot, on a reader connection (in parallel with writes
@@ -116,9 +129,11 @@ extension Database {
     ) async throws -> T {
         guard let readers else { return try await readOnWriter(body) }
         let stores = documentStores
+        let presets = self.presets
         return try await readers.withReader(transaction: transaction, yielding: yielding) { connection in
             try body(connection) { name in
                 if let store = stores[name] { return store }
+                if let preset = presets[name] { return try preset.state.documentStore() }
                 // Opened by another handle or process after this database: read its schema here.
                 let store = try DocumentStore.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
                 stores[name] = store
@@ -129,7 +144,7 @@ extension Database {
 
     private func readOnWriter<T: Sendable>(_ body: @Sendable (Connection, (String) throws -> DocumentStore) throws -> T) throws -> T {
         try connection.transaction(.deferred) {
-            try body(connection) { name in try self.documentStore(name, requested: nil) }
+            try body(connection) { name in try self.anyDocumentStore(name) }
         }
     }
 
@@ -179,8 +194,12 @@ public struct ReadTransaction {
     var recorder: RegionRecorder? = nil
 
     /// The document collection `name`, for reads on this snapshot.
+    /// A search collection reads here through its document view (its preset schema): its
+    /// ranked queries scan the table's vectors exactly, on this snapshot (its in-memory indexes
+    /// follow the newest commit; `Collection.search` uses them).
     public func documents(_ name: String) throws -> DocumentReader {
-        DocumentReader(store: try lookup(name), connection: connection, source: .indexes)
+        let store = try lookup(name)
+        return DocumentReader(store: store, connection: connection, source: store.layout.preset == nil ? .indexes : .table)
     }
 
     /// Runs one read-only SQL query on the snapshot.

@@ -323,15 +323,17 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// `prefersWriters` (see ``ReadWriteLock``): a search that must catch up is never starved by
     /// a stream of searches; only for sets whose readers never take the lock twice on one thread
     /// (search collections: each search takes it once, in ``withCurrentIndexes(_:loading:_:)``).
-    init(source: DerivedSource, layout: DocumentLayout? = nil, indexes: [any DerivedIndex], prefersWriters: Bool = false) {
+    /// `vectors` and `text` name the indexes of vector fields and of the full-text fields.
+    init(source: DerivedSource, layout: DocumentLayout? = nil, indexes: [any DerivedIndex], prefersWriters: Bool = false,
+         vectors: [String: any VectorFieldSearching] = [:], text: TextFieldIndex? = nil) {
         self.source = source
         self.lock = ReadWriteLock(prefersWriters: prefersWriters)
         self.layout = layout
         self.indexes = indexes
         self.inMemory = indexes.filter { !$0.columns.isEmpty }
-        self.vectors = [:]
+        self.vectors = vectors
         self.geo = [:]
-        self.text = nil
+        self.text = text
     }
 
     /// The indexes kept in memory (SQLite keeps the others).

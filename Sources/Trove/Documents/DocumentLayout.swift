@@ -16,6 +16,9 @@ import TroveSQLite
 struct DocumentLayout: Sendable {
     let name: String
     let schema: DocumentSchema
+    /// Set when the layout describes a search collection's table, created by `CollectionSchema`
+    /// with fixed columns and rules of its own (DocumentLayout+Preset.swift).
+    var preset: CollectionConfiguration? = nil
 
     static let metaKeyPrefix = "documents."
 
@@ -28,6 +31,8 @@ struct DocumentLayout: Sendable {
     var changeLog: ChangeLog { ChangeLog(table: log, floorKey: logFloorKey) }
     /// The integer primary key column.
     var rid: String { schema.id == .int64 ? "\"id\"" : "\"_rowid\"" }
+    /// The change log's column naming the changed row (`id` in a search collection's log).
+    var logRid: String { preset == nil ? "rid" : "id" }
 
     private func quoted(_ identifier: String) -> String { "\"\(identifier)\"" }
 

@@ -87,6 +87,9 @@ extension DocumentStore {
         }
         for (field, value) in changes.sorted(by: { $0.key.description < $1.key.description }) {
             guard field.name != "id" else { throw TroveError.invalidValue(field: "id", reason: "the id cannot be patched") }
+            guard !layout.automaticFields.contains(field.name) else {
+                throw TroveError.invalidValue(field: field.name, reason: "Trove sets \(field.name) itself")
+            }
             if let definition = schema.field(field.name) {
                 if let path = field.path {
                     guard definition.type == .json else {
@@ -98,6 +101,7 @@ extension DocumentStore {
                         return try Self.jsonEdit(base, path: path, value: value, field: field.description)
                     }
                 } else {
+                    if field.name == "metadata" { try layout.checkPreset(metadata: value) }
                     let bound = try FieldCodec.bind(value, for: definition)
                     try assign("\"\(field.name)\"") { _ in SQLFragment(sql: "?", bindings: [bound]) }
                 }
@@ -116,12 +120,16 @@ extension DocumentStore {
                 throw TroveError.unknownField(field: field.name, known: ["id"] + schema.fields.map(\.name))
             }
         }
+        if layout.preset != nil, let metadata = assignments["\"metadata\""] {
+            try checkPresetMetadataSize(metadata, id: id, on: connection)
+        }
         var statement = SQLFragment(sql: "UPDATE \(layout.table) SET ")
         for column in order {
             statement.append("\(column) = ")
             statement.append(assignments[column]!)
             statement.append(", ")
         }
+        for touch in layout.updateTouches { statement.append(touch + ", ") }
         statement.append("\"_version\" = \"_version\" + 1 WHERE \"id\" = ")
         statement.bind(id.sqlValue)
         if let version {

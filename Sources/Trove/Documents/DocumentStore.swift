@@ -29,26 +29,34 @@ final class DocumentStore: Sendable {
     let updateIfVersionSQL: String
     /// Every column of a document.
     let fullSelection: Selection
-    /// The columns a write sets: `id`, the declared fields, then `_extra` when kept.
+    /// The columns a write sets: `id`, the declared fields Trove does not set itself, then
+    /// `_extra` when kept.
     let writeColumns: [String]
+    /// The declared fields a write sets (all but the layout's automatic ones, which come last).
+    let writableFields: [FieldDefinition]
 
-    init(layout: DocumentLayout, graph: GraphStore, clock: any ExpiryClock = SystemClock()) {
+    /// - Parameter indexes: the derived indexes, when someone else keeps them (a search
+    ///   collection's, shared with its `CollectionEngine`); otherwise the layout's own.
+    init(layout: DocumentLayout, graph: GraphStore, clock: any ExpiryClock = SystemClock(), indexes: DerivedIndexSet? = nil) {
         self.layout = layout
         self.graph = graph
         self.clock = clock
-        self.indexes = DerivedIndexSet(layout: layout)
+        self.indexes = indexes ?? DerivedIndexSet(layout: layout)
         let schema = layout.schema
         fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
-        writeColumns = ["\"id\""] + schema.fields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
+        let automatic = layout.automaticFields
+        writableFields = schema.fields.filter { !automatic.contains($0.name) }
+        writeColumns = ["\"id\""] + writableFields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
         let columns = writeColumns
         // Inserts and upserts also set the expiry (upserting without one clears it, as a fresh
         // write); updates and patches keep it.
         let inserted = columns + (schema.allowsExpiry ? [DocumentLayout.expiresColumn] : [])
         let insertMarks = repeatElement("?", count: inserted.count).joined(separator: ", ")
         insertSQL = "INSERT INTO \(layout.table)(\(inserted.joined(separator: ", "))) VALUES (\(insertMarks))"
-        let updates = inserted.dropFirst().map { "\($0) = excluded.\($0)" } + ["\"_version\" = \"_version\" + 1"]
+        let touches = ["\"_version\" = \"_version\" + 1"] + layout.updateTouches
+        let updates = inserted.dropFirst().map { "\($0) = excluded.\($0)" } + touches
         upsertSQL = insertSQL + " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
-        let sets = columns.dropFirst().map { "\($0) = ?" } + ["\"_version\" = \"_version\" + 1"]
+        let sets = columns.dropFirst().map { "\($0) = ?" } + touches
         updateSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? RETURNING \"_version\""
         updateIfVersionSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? AND \"_version\" = ? RETURNING \"_version\""
     }
@@ -213,7 +221,7 @@ final class DocumentStore: Sendable {
         var values: [SQLValue] = [document.id.sqlValue]
         values.reserveCapacity(schema.fields.count + 2)
         var declaredPresent = 0
-        for field in schema.fields {
+        for field in writableFields {
             if let value = document.fields[field.name] {
                 values.append(try FieldCodec.bind(value, for: field))
                 declaredPresent += 1
@@ -224,6 +232,11 @@ final class DocumentStore: Sendable {
             } else {
                 throw TroveError.missingField(field: field.name)
             }
+        }
+        if layout.preset != nil {
+            // Fields Trove sets are read back with every document; writing one back is no error.
+            declaredPresent += layout.automaticFields.count { document.fields[$0] != nil }
+            try layout.checkPreset(metadata: document.fields["metadata"])
         }
         if schema.allowsUndeclaredFields, declaredPresent < document.fields.count {
             var extra: [String: Value] = [:]

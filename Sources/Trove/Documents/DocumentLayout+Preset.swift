@@ -1,0 +1,72 @@
+import Foundation
+import TroveSQLite
+
+/// A search collection (``Collection``) is one preset schema of the document engine: its table
+/// `id, content, source, metadata, embedding, created_at, updated_at, _version`, created by
+/// `CollectionSchema` (Schema.swift) and logged by `<name>_log(seq, id, op)`, is described here
+/// as a ``DocumentLayout``, so its filters, unranked queries, aggregates, patches, deletes by
+/// filter and transactions run through ``DocumentStore`` like any document collection's.
+///
+/// What the preset adds to the document rules: `created_at` and `updated_at` are set by Trove
+/// (ignored in written documents; `updated_at` moves on every update), and `metadata` must be a
+/// JSON object within the collection's byte limit.
+extension DocumentSchema {
+    /// A search collection's row shape. The fields Trove sets itself come last.
+    static func preset(_ configuration: CollectionConfiguration) -> DocumentSchema {
+        DocumentSchema(
+            id: .int64,
+            fields: [
+                .text("content"), .text("source", default: ""), .json("metadata", optional: true),
+                .vector("embedding", dimension: configuration.dimension, metric: configuration.metric, optional: true),
+                .real("created_at"), .real("updated_at"),
+            ],
+            fullText: configuration.lexicalSearch
+                ? FullTextDefinition(fields: ["content"], tokenizer: configuration.tokenizer) : nil,
+            vectorIndexes: ["embedding": configuration.index])
+    }
+}
+
+extension DocumentLayout {
+    /// The layout of a search collection's table.
+    init(preset schema: CollectionSchema) {
+        self.init(name: schema.name, schema: .preset(schema.configuration), preset: schema.configuration)
+    }
+
+    /// Fields whose values Trove sets itself: writes skip them.
+    var automaticFields: Set<String> { preset == nil ? [] : ["created_at", "updated_at"] }
+
+    /// Assignments every update of a row also makes.
+    var updateTouches: [String] { preset == nil ? [] : ["\"updated_at\" = \(CollectionSchema.now)"] }
+
+    /// A search collection's own rule for a written document: its metadata is a JSON object
+    /// whose text is within the byte limit, as `CollectionEngine`'s writes check it.
+    ///
+    /// - Throws: ``TroveError/invalidMetadata(reason:)``, ``TroveError/metadataTooLarge(limit:actual:)``.
+    func checkPreset(metadata value: Value?) throws {
+        guard let preset, let value, !value.isNull else { return }
+        guard case .object = value else {
+            throw TroveError.invalidMetadata(reason: "metadata must be a JSON object, got \(value.description)")
+        }
+        let size = try JSONCoding.text(value, field: "metadata").utf8.count
+        guard size <= preset.metadataByteLimit else {
+            throw TroveError.metadataTooLarge(limit: preset.metadataByteLimit, actual: size)
+        }
+    }
+}
+
+extension DocumentStore {
+    /// Before a patch of a search collection's metadata: the new text (`metadata`, an SQL
+    /// expression over the stored row) is within the byte limit. The table's CHECK keeps it a
+    /// JSON object.
+    func checkPresetMetadataSize(_ metadata: SQLFragment, id: DocumentID, on connection: Connection) throws {
+        guard let preset = layout.preset else { return }
+        var sql = SQLFragment(sql: "SELECT length(CAST(")
+        sql.append(metadata)
+        sql.append(" AS BLOB)) FROM \(layout.table) WHERE \"id\" = ")
+        sql.bind(id.sqlValue)
+        let size = try connection.prepare(sql.sql).rows(sql.bindings).first?.int64(at: 0) ?? 0
+        guard size <= Int64(preset.metadataByteLimit) else {
+            throw TroveError.metadataTooLarge(limit: preset.metadataByteLimit, actual: Int(size))
+        }
+    }
+}
