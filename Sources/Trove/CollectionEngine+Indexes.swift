@@ -30,9 +30,9 @@ final class PresetIndexState: @unchecked Sendable {
     let documents: DocumentStore?
 
     /// - Parameters:
-    ///   - graph: the database's links, for the document view's link filters (nil: no document view).
+    ///   - graph: the database's links, for the document view's link filters.
     ///   - hasVersions: whether the table has its `_version` column (format 3).
-    init(schema: CollectionSchema, graph: GraphStore? = nil, clock: any ExpiryClock = SystemClock(), hasVersions: Bool = true) {
+    init(schema: CollectionSchema, graph: GraphStore = GraphStore(), clock: any ExpiryClock = SystemClock(), hasVersions: Bool = true) {
         let configuration = schema.configuration
         flat = FlatVectorIndex(field: "embedding", dimension: configuration.dimension, metric: configuration.metric)
         ann = configuration.index.isApproximate ? CollectionHNSWIndex(schema: schema) : nil
@@ -46,7 +46,7 @@ final class PresetIndexState: @unchecked Sendable {
             source: schema.derivedSource, indexes: all, prefersWriters: true,
             vectors: ["embedding": flat], text: text)
         indexes = set
-        if let graph, hasVersions {
+        if hasVersions {
             documents = DocumentStore(layout: layout, graph: graph, clock: clock, indexes: set)
         } else {
             documents = nil

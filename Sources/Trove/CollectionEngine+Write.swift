@@ -122,28 +122,17 @@ extension CollectionEngine {
         return result
     }
 
-    /// Rows per multi-row INSERT statement (5 bindings each: 2,500, below SQLite's 32,766 limit).
-    ///
-    /// Why multi-row: the FTS5 shipped with SQLite before 3.44 flushes its pending terms to disk
-    /// on every statement savepoint, and an INSERT whose triggers write other tables opens one.
-    /// One statement per row therefore wrote one FTS5 segment per row (about 4x slower inserts,
-    /// measured); one statement per 500 rows writes one segment per 500 rows.
-    static let rowsPerStatement = 500
-
-    /// Smallest batch that takes the bulk path (``bulkInsert(_:)``). Smaller batches go through
-    /// the triggers: the bulk path changes the schema (drops and recreates two triggers), which
-    /// makes this and every other connection re-prepare its statements, a fixed cost that a few
-    /// rows do not repay. Collections without lexical search keep the triggers too: the log
-    /// trigger alone is cheap (measured: the bulk path saved nothing there).
-    static let bulkInsertMinimumRows = 64
-
-    /// Writes a batch all-or-nothing: validated completely first, then one transaction.
+    /// Writes a batch all-or-nothing: validated completely first (vectors, metadata, ids within
+    /// the batch), then one transaction through the document engine's write path for the preset
+    /// schema (``DocumentStore/write(rows:mode:on:document:)``: bulk and multi-row statements for
+    /// the full-text index, the same statements every document collection uses).
     ///
     /// - Returns: the id of each row, in order.
     @discardableResult
     func write(_ rows: [PendingRow], mode: WriteMode) throws -> [Int64] {
         guard !rows.isEmpty else { return [] }
         try validate(rows: rows, mode: mode)
+        let store = try state.documentStore()
         return try write {
             var rows = rows
             if mode != .update, rows.contains(where: { $0.id == nil }) {
@@ -163,156 +152,48 @@ extension CollectionEngine {
                     next += 1
                 }
             }
-            if mode == .update {
-                try update(rows)
-            } else if mode == .insert, configuration.lexicalSearch, rows.count >= Self.bulkInsertMinimumRows {
-                try bulkInsert(rows)
-            } else {
-                try insertChunks(rows, upsert: mode == .upsert)
+            let values = rows.map(Self.storedValues)
+            do {
+                if mode == .update {
+                    for (row, values) in zip(rows, values) {
+                        try store.update(row: values, id: .int(row.id!), ifVersion: nil, on: connection) { Document(id: .int(row.id!)) }
+                    }
+                } else {
+                    try store.write(rows: values, mode: mode, on: connection) { Document(id: .int(rows[$0].id!)) }
+                }
+            } catch TroveError.duplicateDocumentID(.int(let id)) {
+                throw TroveError.duplicateID(id)
+            } catch TroveError.documentNotFound(.int(let id)) {
+                throw TroveError.rowNotFound(id: id)
             }
             return rows.map { $0.id! }
         }
     }
 
-    private func insertChunks(_ rows: [PendingRow], upsert: Bool) throws {
-        var start = 0
-        while start < rows.count {
-            let end = min(rows.count, start + Self.rowsPerStatement)
-            try insert(rows[start..<end], upsert: upsert)
-            start = end
-        }
-    }
-
-    /// Inserts new rows (ids already assigned) with the insert triggers out of the way, then
-    /// writes the change log and the FTS5 index for the whole batch in one statement each.
-    ///
-    /// How: inside this write transaction, the two insert triggers are dropped, the rows inserted,
-    /// the log and FTS5 rows written in bulk, and the triggers recreated from their own stored
-    /// SQL before the transaction (or the caller's savepoint) ends. DDL is transactional: no
-    /// other connection or process ever sees the table without its triggers (they read the last
-    /// committed state, and the write lock keeps other writers out), a failure anywhere rolls the
-    /// drop back with everything else, and raw SQL, from anywhere, always fires the triggers.
-    ///
-    /// Why: with the triggers, every row ran two trigger programs inside a statement that needs a
-    /// statement journal, and FTS5 (before SQLite 3.44) flushed its pending terms as a new segment
-    /// at each multi-row statement. Here the table inserts need no statement journal, and the
-    /// batch becomes one FTS5 segment written in rowid order (FTS5 also flushes whenever a rowid
-    /// goes down). Measured: about 12% fewer instructions per row for the same SQL work
-    /// (BENCHMARKS.md, "Batch insert"). The cost: the schema cookie changes with each batch, so
-    /// this and other connections re-prepare their statements once after it.
-    private func bulkInsert(_ rows: [PendingRow]) throws {
-        let names = schema.insertTriggerNames
-        let triggers = try connection.query(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?) ORDER BY name",
-            names.map { .text($0) })
-        for trigger in triggers {
-            try connection.execute(script: "DROP TRIGGER \"\(trigger.string(at: 0)!)\"")
-        }
-        try insertOneByOne(rows)
-        let ids = SQLValue.text(Self.jsonArray(rows.map { $0.id! }))
-        try connection.execute("INSERT INTO \(schema.log)(id, op) SELECT value, 1 FROM json_each(?)", [ids])
-        // Only collections with lexical search take this path (see bulkInsertMinimumRows).
-        try connection.execute(
-            """
-            INSERT INTO \(schema.fts)(rowid, content)
-            SELECT id, content FROM \(schema.table) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id
-            """, [ids])
-        for trigger in triggers { try connection.execute(script: trigger.string(at: 1)!) }
-    }
-
-    /// Inserts rows with one single-row statement, stepped once per row. Used when no trigger
-    /// fires (the bulk path): then nothing flushes per statement, and after the bulk path's
-    /// schema change SQLite re-prepares this short statement instead of a 500-row one (that
-    /// re-parse was about 10% of a 1,000-row batch, measured with perf).
-    private func insertOneByOne(_ rows: [PendingRow]) throws {
-        let statement = try connection.cachedStatement(
-            "INSERT INTO \(schema.table)(id, content, source, metadata, embedding) VALUES (?, ?, ?, ?, ?)")
-        for row in rows {
-            statement.reset()
-            try bind(row, to: statement, at: 1)
-            do {
-                while try statement.step() {}
-            } catch let error as SQLiteError where error.extendedCode == .constraintPrimaryKey {
-                throw TroveError.duplicateID(row.id!)
-            }
-        }
-    }
-
-    private func insert(_ rows: ArraySlice<PendingRow>, upsert: Bool) throws {
-        var sql = "INSERT INTO \(schema.table)(id, content, source, metadata, embedding) VALUES "
-        sql += repeatElement("(?, ?, ?, ?, ?)", count: rows.count).joined(separator: ", ")
-        if upsert {
-            sql += """
-                 ON CONFLICT(id) DO UPDATE SET content = excluded.content, source = excluded.source,
-                metadata = excluded.metadata, embedding = excluded.embedding, updated_at = \(CollectionSchema.now),
-                "_version" = "_version" + 1
-                """
-        }
-        let statement = try connection.cachedStatement(sql)
-        var index = 1
-        for row in rows {
-            try bind(row, to: statement, at: index)
-            index += 5
-        }
-        do {
-            while try statement.step() {}
-        } catch let error as SQLiteError where error.extendedCode == .constraintPrimaryKey {
-            // Ids within the batch were checked to be distinct, and the failed statement was rolled
-            // back, so any of its ids still present in the table is the culprit.
-            let existing = try connection.scalar(
-                "SELECT id FROM \(schema.table) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1",
-                [.text(Self.jsonArray(rows.map { $0.id! }))])
-            throw TroveError.duplicateID(existing?.int64Value ?? rows.first!.id!)
-        }
-    }
-
-    private func update(_ rows: [PendingRow]) throws {
-        let statement = try connection.cachedStatement(
-            """
-            UPDATE \(schema.table) SET content = ?2, source = ?3, metadata = ?4, embedding = ?5,
-                updated_at = \(CollectionSchema.now), "_version" = "_version" + 1 WHERE id = ?1
-            """)
-        for row in rows {
-            statement.reset()
-            try bind(row, to: statement, at: 1)
-            while try statement.step() {}
-            guard connection.changes > 0 else { throw TroveError.rowNotFound(id: row.id!) }
-        }
-    }
-
-    private func bind(_ row: PendingRow, to statement: Statement, at index: Int) throws {
-        try statement.bind(row.id!, at: index)
-        try statement.bind(row.content, at: index + 1)
-        try statement.bind(row.source, at: index + 2)
-        if let metadata = row.metadata { try statement.bind(metadata, at: index + 3) } else { try statement.bindNull(at: index + 3) }
-        if let vector = row.vector {
-            try vector.withUnsafeBytes { try statement.bind(bytes: $0, at: index + 4) }
-        } else {
-            try statement.bindNull(at: index + 4)
-        }
+    /// A validated row's values in the preset's write columns: id, content, source, metadata
+    /// (its JSON text as given), embedding.
+    private static func storedValues(_ row: PendingRow) -> [SQLValue] {
+        [
+            .integer(row.id!), .text(row.content), .text(row.source), row.metadata.map(SQLValue.text) ?? .null,
+            row.vector.map { .blob(VectorBlob.bytes($0)) } ?? .null,
+        ]
     }
 
     /// Deletes one row; returns whether it existed.
     func delete(id: Int64) throws -> Bool {
-        try write {
-            try connection.execute("DELETE FROM \(schema.table) WHERE id = ?", [.integer(id)])
-            return connection.changes > 0
-        }
+        let store = try state.documentStore()
+        return try write { try store.delete(ids: [.int(id)], on: connection) > 0 }
     }
 
     /// Deletes every row with this source; returns how many.
     func delete(source: String) throws -> Int {
-        try write {
-            try connection.execute("DELETE FROM \(schema.table) WHERE source = ?", [.text(source)])
-            return connection.changes
-        }
+        let store = try state.documentStore()
+        return try write { try store.delete(where: Field("source") == .string(source), on: connection) }
     }
 
     /// Deletes every row; returns how many.
     func deleteAll() throws -> Int {
-        try write {
-            try connection.execute("DELETE FROM \(schema.table)")
-            return connection.changes
-        }
+        let store = try state.documentStore()
+        return try write { try store.delete(where: .all, on: connection) }
     }
 }

@@ -45,10 +45,10 @@ final class CollectionEngine {
     ///   configuration differs (nothing is changed), ``TroveError/collectionNotFound(_:)``.
     /// - Parameters:
     ///   - graph, clock: the database's, for the collection's document view
-    ///   (``PresetIndexState/documents``); nil opens it without one.
+    ///   (``PresetIndexState/documents``).
     static func open(
         connection: Connection, name: String, requested: CollectionConfiguration?,
-        graph: GraphStore? = nil, clock: any ExpiryClock = SystemClock()
+        graph: GraphStore = GraphStore(), clock: any ExpiryClock = SystemClock()
     ) throws -> CollectionEngine {
         try CollectionSchema.validate(name: name)
         try requested?.validate()

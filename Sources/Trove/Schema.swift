@@ -151,10 +151,6 @@ struct CollectionSchema: Sendable {
     /// Seconds since 1970 as REAL, computable on SQLite 3.37+ (unixepoch('subsec') needs 3.42).
     static let now = "((julianday('now') - 2440587.5) * 86400.0)"
 
-    /// The names of the insert triggers, which the API's bulk insert drops and recreates inside
-    /// its own transaction (CollectionEngine+Write.swift).
-    var insertTriggerNames: [String] { ["\(name)_log_ai", "\(name)_fts_ai"] }
-
     /// Insert trigger feeding the change log.
     var logInsertTrigger: String {
         """

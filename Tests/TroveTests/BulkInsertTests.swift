@@ -6,7 +6,7 @@ import TroveTestSupport
 
 /// The API's bulk insert path: inside its transaction the insert triggers are dropped, the API
 /// writes the change log and the FTS5 index itself (one statement each per batch), and the
-/// triggers are recreated before the commit (CollectionEngine+Write.swift).
+/// triggers are recreated before the commit (DocumentStore+Write.swift).
 @Suite("Bulk insert: the API's batch path keeps FTS5 and the change log in step")
 struct BulkInsertTests {
     /// Rows in the log per id, FTS5 documents, and the insert triggers' SQL.

@@ -25,6 +25,10 @@ final class DocumentStore: Sendable {
     /// Statements that depend only on the layout, built once.
     let insertSQL: String
     let upsertSQL: String
+    /// `INSERT INTO t(columns) VALUES ` and ` ON CONFLICT ... DO UPDATE SET ...`, for
+    /// multi-row statements.
+    let multiRowInsertHead: String
+    let upsertClause: String
     let updateSQL: String
     let updateIfVersionSQL: String
     /// Every column of a document.
@@ -52,10 +56,12 @@ final class DocumentStore: Sendable {
         // write); updates and patches keep it.
         let inserted = columns + (schema.allowsExpiry ? [DocumentLayout.expiresColumn] : [])
         let insertMarks = repeatElement("?", count: inserted.count).joined(separator: ", ")
-        insertSQL = "INSERT INTO \(layout.table)(\(inserted.joined(separator: ", "))) VALUES (\(insertMarks))"
+        multiRowInsertHead = "INSERT INTO \(layout.table)(\(inserted.joined(separator: ", "))) VALUES "
+        insertSQL = multiRowInsertHead + "(\(insertMarks))"
         let touches = ["\"_version\" = \"_version\" + 1"] + layout.updateTouches
         let updates = inserted.dropFirst().map { "\($0) = excluded.\($0)" } + touches
-        upsertSQL = insertSQL + " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
+        upsertClause = " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
+        upsertSQL = insertSQL + upsertClause
         let sets = columns.dropFirst().map { "\($0) = ?" } + touches
         updateSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? RETURNING \"_version\""
         updateIfVersionSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? AND \"_version\" = ? RETURNING \"_version\""
