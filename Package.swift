@@ -8,6 +8,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-documents", "DocumentsAndAggregates"),
     ("example-transaction", "Transaction"),
     ("example-hybrid", "HybridSearch"),
+    ("example-search-collection", "SearchCollection"),
     ("example-relationships", "Relationships"),
     ("example-expiry", "Expiry"),
     ("example-admin", "Administration"),

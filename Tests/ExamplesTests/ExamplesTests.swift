@@ -26,7 +26,7 @@ struct ExamplesTests {
     @Test("each example prints its expected output", arguments: [
         ("example-quickstart", "Quickstart"), ("example-documents", "DocumentsAndAggregates"),
         ("example-transaction", "Transaction"), ("example-hybrid", "HybridSearch"),
-        ("example-relationships", "Relationships"),
+        ("example-search-collection", "SearchCollection"), ("example-relationships", "Relationships"),
         ("example-expiry", "Expiry"), ("example-admin", "Administration"),
         ("example-links", "Links"), ("example-places", "Places"),
         ("example-models", "Models"),

@@ -1,0 +1,51 @@
+// A search collection is a preset document schema: search it, then query, aggregate, patch and
+// write it in a transaction with the same query value and engine as document collections.
+// Run: swift run example-search-collection [folder]
+import Foundation
+import Trove
+
+let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory()
+let path = URL(fileURLWithPath: folder).appendingPathComponent("search-collection-\(ProcessInfo.processInfo.processIdentifier).trove").path
+defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+
+let database = try Database(path: path)
+let notes = try await database.collection("notes", dimension: 3)
+// In an app the vectors come from an Embedder (`notes.add(text:)`); here they are written out.
+try await notes.insertBatch([
+    VectorEntry(id: 1, content: "Call the plumber about the sink", source: "home", metadata: #"{"priority": 2}"#, vector: [1, 0, 0]),
+    VectorEntry(id: 2, content: "Quarterly report due Friday", source: "work", metadata: #"{"priority": 1}"#, vector: [0, 1, 0]),
+    VectorEntry(id: 3, content: "Buy oat milk and bread", source: "home", metadata: #"{"priority": 3}"#, vector: [0.9, 0.1, 0]),
+    VectorEntry(id: 4, content: "Book the plumber's invoice", source: "work", metadata: #"{"priority": 2}"#, vector: [0.2, 0.8, 0.1]),
+])
+
+// Ranked: a vector leg and a text leg over the rows a filter keeps.
+let hits = try await notes.search(Query(Field("metadata", path: "$.priority") >= 2)
+    .nearest(to: [1, 0, 0], in: "embedding").matching(.typed("plumber")).limit(2))
+print("search:", hits.map(\.id))
+
+// Unranked: order, projection and a cursor, as on any document collection.
+let byPriority = Query().sorted(by: SortKey(Field("metadata", path: "$.priority"), descending: true)).select(["content"]).limit(2)
+let first = try await notes.page(byPriority)
+for row in first.documents { print(row.id, row["content"]!) }
+let second = try await notes.page(byPriority.after(first.next))
+for row in second.documents { print(row.id, row["content"]!) }
+
+// Aggregates, grouped.
+for group in try await notes.aggregate([.count(), .maximum("id")], groupBy: [Field("source")]) {
+    print(group.group["source"]!, "count", group.values["count"]!, "max id", group.values["max_id"]!)
+}
+
+// A patch of one JSON path; the version goes up, the text and vector indexes follow.
+let patched = try await notes.patch(2, [Field("metadata", path: "$.priority"): 5, Field("content"): "Quarterly report moved to Monday"])
+print("patched:", patched["metadata"]!, "version", patched.version)
+print("monday:", try await notes.searchText(.typed("monday")).map(\.id))
+
+// One transaction over the search collection, a document collection and raw SQL.
+let done = try await database.documents("done", schema: DocumentSchema(fields: [.text("what")]))
+try await database.write { tx in
+    let row = try tx.documents("notes").fetch(id: 1)!
+    try tx.documents("done").insert(Document(id: 1, ["what": row["content"]!]))
+    _ = try tx.documents("notes").delete(ids: [1])
+}
+print("notes left:", try await notes.count(), "done:", try await done.count())
+print("plumber now:", try await notes.searchText(.typed("plumber")).map(\.id))
