@@ -86,8 +86,8 @@ enum Retokenizer {
             for name in [table] + companionNames {
                 try await new.execute(
                     """
-                    INSERT INTO main.\(name)(id, content, source, metadata, embedding, created_at, updated_at)
-                    SELECT id, content, source, metadata, embedding, created_at, updated_at FROM old.\(name)
+                    INSERT INTO main.\(name)(id, content, source, metadata, embedding, created_at, updated_at, _version)
+                    SELECT id, content, source, metadata, embedding, created_at, updated_at, _version FROM old.\(name)
                     ORDER BY id
                     """)
             }

@@ -68,6 +68,8 @@ struct DumpLoadTests {
             try await notes.insert(VectorEntry(
                 id: Int64(i + 1), content: text, source: "inbox", metadata: #"{"k":\#(i)}"#, vector: vector))
         }
+        // A search collection's row at version 2 (format 3 dumps carry `_version`).
+        try await db.execute("UPDATE notes SET source = 'calendar' WHERE id = 2")
     }
 
     static func dumpBytes(_ db: Database, _ path: String) async throws -> Data {
@@ -115,6 +117,7 @@ struct DumpLoadTests {
         #expect(nearest.first?.document.id == 1)
         let notes = try await target.collection(named: "notes")
         #expect(try await notes.searchText("dentist").first?.id == 2)
+        #expect(try await notes.fetch(Query().sorted(by: .ascending("id")).select([])).map(\.version) == [1, 2, 1, 1])
         #expect(Set(try await target.links.neighbours(of: GraphNode("items", 2)).map(\.to)) == [GraphNode("items", 1), GraphNode("tags", "mu")])
         #expect(try await target.links.neighbours(of: GraphNode("tags", "zeta")).map(\.to) == [GraphNode("elsewhere", "free text")])
         #expect(try await target.configuration(of: "notes")?.embedding == HashingEmbedder(dimension: 16).manifest)

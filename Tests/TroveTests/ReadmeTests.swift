@@ -28,6 +28,34 @@ struct ReadmeTests {
         #expect(both.first?.vectorRank == 1 && both.first?.textRank == 1)
     }
 
+    @Test("the search collections' query snippets run as written")
+    func searchCollectionTour() async throws {
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("store.trove"))
+        let docs = try await database.collection("docs", dimension: 3)
+        try await database.execute("CREATE TABLE audit(note TEXT)")
+        try await docs.insertBatch((1...12).map { i in
+            VectorEntry(id: Int64(i), content: "router page \(i)", source: i % 2 == 0 ? "a.pdf" : "b.md",
+                        metadata: #"{"page": \#(i)}"#, vector: [Float(i), 1, 0])
+        })
+        let q: [Float] = [7, 1, 0]
+        let userInput = "router"
+        let hits = try await docs.search(Query(Field("source") == "a.pdf" && Field("metadata", path: "$.page") <= 10)
+            .nearest(to: q, in: "embedding").matching(.typed(userInput)).limit(10))
+        #expect(Set(hits.map(\.id)) == [2, 4, 6, 8, 10])
+        try await docs.update(VectorEntry(id: 4, content: "router page 4", source: "a.pdf", metadata: #"{"page": 4}"#, vector: [4, 1, 0]))
+        let recent = try await docs.page(Query(Field("source") == "a.pdf").sorted(by: .descending("updated_at")).limit(20))
+        #expect(recent.documents.first?.id == 4 && recent.documents.count == 6)
+        let perSource = try await docs.aggregate([.count(), .maximum("updated_at")], groupBy: [Field("source")])
+        #expect(perSource.map { $0.values["count"] } == [6, 6])
+        try await docs.patch(7, [Field("metadata", path: "$.reviewed"): true], ifVersion: 1)
+        try await database.write { tx in
+            _ = try tx.documents("docs").delete(ids: [7])
+            try tx.execute("INSERT INTO audit(note) VALUES (?)", ["deleted 7"])
+        }
+        #expect(try await docs.count() == 11)
+    }
+
     @Test("the API tour's document snippets run as written")
     func documentTour() async throws {
         let dir = try TemporaryDirectory()

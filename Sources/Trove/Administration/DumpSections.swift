@@ -80,7 +80,9 @@ enum DocumentCollectionDump: DumpSectionKind {
 /// dump: the configuration (with its embedding manifest), then every row in id order.
 enum SearchCollectionDump: DumpSectionKind {
     static let kind = "search"
-    static let columns = ["id", "content", "source", "metadata", "embedding", "created_at", "updated_at"]
+    static let columns = ["id", "content", "source", "metadata", "embedding", "created_at", "updated_at", "_version"]
+    /// The columns of dumps made before format 3 (their rows load with version 1).
+    static let formatTwoColumns = Array(columns.dropLast())
 
     static func sections(in source: DumpSource) throws -> [DumpSection] {
         let rows = try source.connection.query(
@@ -98,7 +100,10 @@ enum SearchCollectionDump: DumpSectionKind {
             return DumpSection(
                 header: DumpSectionHeader(
                     kind: kind, name: name, columns: columns, records: Int(count), configuration: configuration),
-                select: "SELECT \(columns.joined(separator: ", ")) FROM \(schema.table) ORDER BY id")
+                // A read-only source of format 2 has no versions yet: every row is at 1.
+                select: "SELECT \(formatTwoColumns.joined(separator: ", ")), "
+                    + (try CollectionSchema.hasVersionColumn(name, on: source.connection) ? "_version" : "1")
+                    + " FROM \(schema.table) ORDER BY id")
         }
     }
 
@@ -106,18 +111,20 @@ enum SearchCollectionDump: DumpSectionKind {
         guard let configuration = header.configuration else {
             throw DumpError.section(header.name, "a search section needs a configuration")
         }
-        guard header.columns == columns else { throw DumpError.section(header.name, "its columns are not a search collection's") }
+        guard header.columns == columns || header.columns == formatTwoColumns else {
+            throw DumpError.section(header.name, "its columns are not a search collection's")
+        }
         if let fields = renames.fields[header.name], !fields.isEmpty {
             throw TroveError.invalidConfiguration("search collection \(header.name) has fixed fields; only the collection can be renamed")
         }
         let name = renames.collections[header.name] ?? header.name
         _ = try CollectionEngine.open(connection: connection, name: name, requested: configuration)
         let schema = CollectionSchema(name: name, configuration: configuration)
-        let marks = repeatElement("?", count: columns.count).joined(separator: ", ")
+        let marks = repeatElement("?", count: header.columns.count).joined(separator: ", ")
         return DumpLoadTarget(
             name: name,
-            insert: "INSERT INTO \(schema.table)(\(columns.joined(separator: ", "))) VALUES (\(marks))",
-            columnCount: columns.count,
+            insert: "INSERT INTO \(schema.table)(\(header.columns.joined(separator: ", "))) VALUES (\(marks))",
+            columnCount: header.columns.count,
             fullText: configuration.lexicalSearch ? (schema.fts, "\(name)_fts_ai") : nil)
     }
 }
