@@ -60,6 +60,21 @@ extension Collection {
         }
     }
 
+    /// How a query runs: an unranked one as SQLite runs it (with SQLite's plan); a ranked one as
+    /// ``search(_:)`` runs it (the filter in SQLite before ranking, the vector leg's plan on the
+    /// collection's flat or HNSW index, the text leg in memory or in FTS5, the fusion).
+    ///
+    /// ```swift
+    /// for line in try await notes.explain(Query(Field("source") == "inbox").nearest(to: q, in: "embedding")) { print(line) }
+    /// ```
+    public func explain(_ query: Query) async throws -> [String] {
+        try await database.withReadingEngine(name) { engine in
+            let store = try engine.state.documentStore()
+            guard query.isRanked else { return try store.explain(query, on: engine.connection) }
+            return try engine.explain(query, documents: store)
+        }
+    }
+
     // MARK: Writing (each call is one transaction)
 
     /// Changes some fields, or JSON paths inside `metadata`, of one row; `.null` clears an
@@ -96,5 +111,41 @@ extension Collection {
             let store = try engine.state.documentStore()
             return try engine.write { try body(store, engine) }
         }
+    }
+}
+
+extension CollectionEngine {
+    /// The plan of a ranked query (``Collection/explain(_:)``), from the same decisions
+    /// ``search(_:)`` makes.
+    func explain(_ query: Query, documents store: DocumentStore) throws -> [String] {
+        let k = (query.limit ?? 10) + max(0, query.offset)
+        var lines: [String] = []
+        var filter = SearchFilter()
+        if case .all = query.filter {
+            lines.append("candidates: every row")
+        } else {
+            let condition = try store.condition(query.filter, on: connection)
+            filter = SearchFilter(sql: condition.sql, bindings: condition.bindings)
+            lines.append("candidates: filter in SQLite, before ranking")
+            var sql = SQLFragment(sql: "SELECT id FROM \(schema.table) WHERE ")
+            sql.append(condition)
+            lines += try store.sqlitePlan(sql, on: connection).map { "  sqlite: \($0)" }
+        }
+        if !query.vectorLegs.isEmpty {
+            let plan = try explainSearch(topK: min(k, Self.maxTopK), filter: filter, exact: false)
+            lines.append("vector leg embedding: in memory, \(plan.reason)")
+        }
+        if let leg = query.textLeg {
+            let memory = leg.query.kind == .typed && typedQuery(leg.query.text) != nil && state.text != nil
+            lines.append(memory
+                ? "text leg: in-memory BM25 over content, ranked as FTS5's bm25"
+                : "text leg: FTS5 MATCH over content")
+        }
+        if !query.vectorLegs.isEmpty, query.textLeg != nil, case .reciprocalRank(let k) = query.fusion {
+            lines.append("fusion: reciprocal rank, k = \(k)")
+        }
+        if let lambda = query.mmrLambda { lines.append("rerank: MMR, λ = \(lambda)") }
+        lines.append("rows: fetched by id from SQLite for the top \(query.limit ?? 10)")
+        return lines
     }
 }

@@ -49,7 +49,9 @@ extension CollectionEngine {
         if case .all = query.filter {
             filter = SearchFilter()
         } else {
-            let condition = try FilterCompiler(resolver: FieldResolver(schema: schema)).compile(query.filter)
+            // Through the document view where there is one (so link filters work here too).
+            let condition = try state.documents?.condition(query.filter, on: connection)
+                ?? FilterCompiler(resolver: FieldResolver(schema: schema)).compile(query.filter)
             filter = SearchFilter(sql: condition.sql, bindings: condition.bindings)
         }
         let topK = (query.limit ?? 10) + query.offset

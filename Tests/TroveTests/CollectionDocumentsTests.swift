@@ -66,6 +66,24 @@ struct CollectionDocumentsTests {
         await #expect(throws: TroveError.self) { try await notes.fetch(Query().nearest(to: [1, 0, 0, 0], in: "embedding")) }
     }
 
+    @Test("explain reports SQLite's plan for unranked queries and the search's decisions for ranked ones")
+    func explain() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("t.trove"))
+        let (notes, rows) = try await Self.filled(db)
+        let unranked = try await notes.explain(Query(Field("source") == "a.pdf").sorted(by: .ascending("id")).limit(5))
+        #expect(unranked.first == "fetch in SQLite: filter, order, limit pushed down")
+        #expect(unranked.contains { $0.contains("sqlite:") })
+        let ranked = try await notes.explain(Query(Field("source") == "a.pdf").nearest(to: [1, 0, 0, 0], in: "embedding")
+            .matching(.typed("router")).limit(3))
+        let matching = rows.count { $0.source == "a.pdf" }
+        #expect(ranked.contains("candidates: filter in SQLite, before ranking"))
+        #expect(ranked.contains { $0.contains("INDEX notes_source") }, "\(ranked)")
+        #expect(ranked.contains("vector leg embedding: in memory, flat index: exact scan over the \(matching) rows passing the filter"))
+        #expect(ranked.contains("text leg: in-memory BM25 over content, ranked as FTS5's bm25"))
+        #expect(ranked.contains("fusion: reciprocal rank, k = 60.0"))
+    }
+
     @Test("cursor paging visits every row exactly once while rows come and go between pages")
     func cursorPaging() async throws {
         let dir = try TemporaryDirectory()
