@@ -152,14 +152,14 @@ extension CollectionEngine {
                     next += 1
                 }
             }
-            let values = rows.map(Self.storedValues)
+            let batch = PresetRows(rows: rows)
             do {
                 if mode == .update {
-                    for (row, values) in zip(rows, values) {
-                        try store.update(row: values, id: .int(row.id!), ifVersion: nil, on: connection) { Document(id: .int(row.id!)) }
+                    for (i, row) in rows.enumerated() {
+                        try store.update(row: batch.values(i), id: .int(row.id!), ifVersion: nil, on: connection) { Document(id: .int(row.id!)) }
                     }
                 } else {
-                    try store.write(rows: values, mode: mode, on: connection) { Document(id: .int(rows[$0].id!)) }
+                    try store.write(batch, mode: mode, on: connection) { Document(id: .int(rows[$0].id!)) }
                 }
             } catch TroveError.duplicateDocumentID(.int(let id)) {
                 throw TroveError.duplicateID(id)
@@ -170,13 +170,32 @@ extension CollectionEngine {
         }
     }
 
-    /// A validated row's values in the preset's write columns: id, content, source, metadata
-    /// (its JSON text as given), embedding.
-    private static func storedValues(_ row: PendingRow) -> [SQLValue] {
-        [
-            .integer(row.id!), .text(row.content), .text(row.source), row.metadata.map(SQLValue.text) ?? .null,
-            row.vector.map { .blob(VectorBlob.bytes($0)) } ?? .null,
-        ]
+    /// Validated rows (ids assigned) in the preset's write columns: id, content, source, metadata
+    /// (its JSON text as given), embedding; bound straight from the rows.
+    private struct PresetRows: RowSource {
+        let rows: [PendingRow]
+        var count: Int { rows.count }
+
+        func bind(_ i: Int, to statement: Statement, at first: Int) throws {
+            let row = rows[i]
+            try statement.bind(row.id!, at: first)
+            try statement.bind(row.content, at: first + 1)
+            try statement.bind(row.source, at: first + 2)
+            if let metadata = row.metadata { try statement.bind(metadata, at: first + 3) } else { try statement.bindNull(at: first + 3) }
+            if let vector = row.vector {
+                try vector.withUnsafeBytes { try statement.bind(bytes: $0, at: first + 4) }
+            } else {
+                try statement.bindNull(at: first + 4)
+            }
+        }
+
+        func values(_ i: Int) -> [SQLValue] {
+            let row = rows[i]
+            return [
+                .integer(row.id!), .text(row.content), .text(row.source), row.metadata.map(SQLValue.text) ?? .null,
+                row.vector.map { .blob(VectorBlob.bytes($0)) } ?? .null,
+            ]
+        }
     }
 
     /// Deletes one row; returns whether it existed.

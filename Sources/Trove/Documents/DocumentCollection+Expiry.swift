@@ -63,11 +63,11 @@ extension DocumentCollection {
 extension DocumentWriter {
     /// Inserts documents that expire (validated first).
     public func insert(_ documents: [Document], expiry: Expiry) throws {
-        try store.write(documents, mode: .insert, expiry: expiry, on: connection)
+        try atomically { try store.write(documents, mode: .insert, expiry: expiry, on: connection) }
     }
     /// Inserts or replaces documents with an expiry.
     public func upsert(_ documents: [Document], expiry: Expiry) throws {
-        try store.write(documents, mode: .upsert, expiry: expiry, on: connection)
+        try atomically { try store.write(documents, mode: .upsert, expiry: expiry, on: connection) }
     }
     /// Sets or clears (`.never`) a document's expiry.
     public func setExpiry(id: DocumentID, _ expiry: Expiry) throws {

@@ -201,28 +201,33 @@ public struct DocumentWriter {
     /// Reads that see this transaction's own writes.
     public var reader: DocumentReader { DocumentReader(store: store, connection: connection, source: .table) }
 
+    // Each write is a savepoint: one that throws leaves nothing behind, even when the
+    // transaction catches the error and goes on.
+
     /// Inserts documents (validated first).
-    public func insert(_ documents: [Document]) throws { try store.write(documents, mode: .insert, on: connection) }
+    public func insert(_ documents: [Document]) throws { try atomically { try store.write(documents, mode: .insert, on: connection) } }
     /// Inserts one document.
     public func insert(_ document: Document) throws { try insert([document]) }
     /// Inserts or replaces documents.
-    public func upsert(_ documents: [Document]) throws { try store.write(documents, mode: .upsert, on: connection) }
+    public func upsert(_ documents: [Document]) throws { try atomically { try store.write(documents, mode: .upsert, on: connection) } }
     /// Replaces a document's fields, optionally only at a given version. - Returns: the new version.
     @discardableResult
     public func update(_ document: Document, ifVersion version: Int64? = nil) throws -> Int64 {
-        try store.update(document, ifVersion: version, on: connection)
+        try atomically { try store.update(document, ifVersion: version, on: connection) }
     }
     /// Changes some fields or JSON paths. - Returns: the stored document.
     @discardableResult
     public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil) throws -> Document {
-        try store.patch(id, changes, ifVersion: version, on: connection)
+        try atomically { try store.patch(id, changes, ifVersion: version, on: connection) }
     }
     /// Deletes by id. - Returns: how many existed.
     @discardableResult
-    public func delete(ids: [DocumentID]) throws -> Int { try store.delete(ids: ids, on: connection) }
+    public func delete(ids: [DocumentID]) throws -> Int { try atomically { try store.delete(ids: ids, on: connection) } }
     /// Deletes by filter. - Returns: how many.
     @discardableResult
-    public func delete(where filter: Filter) throws -> Int { try store.delete(where: filter, on: connection) }
+    public func delete(where filter: Filter) throws -> Int { try atomically { try store.delete(where: filter, on: connection) } }
+
+    func atomically<T>(_ body: () throws -> T) throws -> T { try connection.savepoint(body) }
 
     /// The document with this id, or nil.
     public func fetch(id: DocumentID) throws -> Document? { try reader.fetch(id: id) }

@@ -22,40 +22,52 @@ extension DocumentStore {
 
     /// Writes rows already in ``writeColumns`` order (validated by the caller; with the expiry
     /// second last when the collection allows expiry); `document(i)` gives row i as a document,
-    /// only to name what a failed constraint was about. All or nothing, also inside a caller's
-    /// transaction that goes on after a throw (one savepoint).
+    /// only to name what a failed constraint was about. Inside the caller's transaction, which
+    /// rolls back when this throws; writes inside a user's `database.write { tx in }` take a
+    /// savepoint around this (`DocumentWriter`), so a failed batch leaves nothing even when the
+    /// transaction goes on. (Not here: a savepoint makes SQLite copy every page the batch first
+    /// touches to its sub-journal, measured 15% of a search collection's batch insert.)
     ///
-    /// Collections with full-text fields write batches in bulk (``bulkInsert(_:on:document:)``)
-    /// or several rows per statement (``insertMultiRow(_:upsert:on:document:)``): the FTS5
-    /// shipped with SQLite before 3.44 flushes its pending terms as a new segment at every
+    /// Batches go several rows per statement (``insertMultiRow(_:upsert:on:document:)``): every
+    /// statement runs the change log's trigger program and opens a statement journal, and the
+    /// FTS5 shipped with SQLite before 3.44 flushes its pending terms as a new segment at every
     /// statement that fires its triggers, so one statement per row wrote one segment per row
-    /// (about 4x slower batches, measured on search collections).
+    /// (about 4x slower batches with full text, about 2x without, measured on search
+    /// collections). Collections with full-text fields insert large batches in bulk
+    /// (``bulkInsert(_:on:document:)``). Collections with expiry write one row per statement
+    /// (each insert first removes an expired document of the same id).
     func write(rows: [[SQLValue]], mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
-        guard !rows.isEmpty else { return }
-        try connection.savepoint {
-            let batched = schema.fullText != nil && !schema.allowsExpiry
-            if batched, mode == .insert, rows.count >= Self.bulkInsertMinimumRows {
-                try bulkInsert(rows, on: connection, document: document)
-            } else if batched, rows.count > 1 {
-                try insertMultiRow(rows, upsert: mode == .upsert, on: connection, document: document)
-            } else {
-                try insertEach(rows[...], upsert: mode == .upsert, on: connection, first: 0, document: document)
-            }
-            try pruneLogIfNeeded(on: connection)
+        try write(ValueRows(rows: rows), mode: mode, on: connection, document: document)
+    }
+
+    /// The same for any ``RowSource`` (a search collection binds its rows straight into the
+    /// statements: building value arrays first was 6% of its batch insert).
+    func write(_ rows: some RowSource, mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
+        guard rows.count > 0 else { return }
+        let batched = !schema.allowsExpiry
+        if batched, schema.fullText != nil, mode == .insert, rows.count >= Self.bulkInsertMinimumRows {
+            try bulkInsert(rows, on: connection, document: document)
+        } else if batched, rows.count > 1 {
+            try insertMultiRow(rows, upsert: mode == .upsert, on: connection, document: document)
+        } else {
+            try insertEach(rows, 0..<rows.count, upsert: mode == .upsert, on: connection, document: document)
         }
+        try pruneLogIfNeeded(on: connection)
     }
 
     /// One statement per row (the path that names the row a constraint failed on).
-    private func insertEach(_ rows: ArraySlice<[SQLValue]>, upsert: Bool, on connection: Connection, first: Int,
+    private func insertEach(_ rows: some RowSource, _ range: Range<Int>, upsert: Bool, on connection: Connection,
                             document: (Int) throws -> Document) throws {
         let statement = try connection.cachedStatement(upsert ? upsertSQL : insertSQL)
-        for (offset, row) in zip(first..., rows) {
+        for i in range {
             // An expired document is gone for every read; its id is free for a new one.
-            if schema.allowsExpiry { try removeExpired(document(offset).id, on: connection) }
+            if schema.allowsExpiry { try removeExpired(document(i).id, on: connection) }
             do {
-                try statement.execute(row)
+                statement.reset()
+                try rows.bind(i, to: statement, at: 1)
+                while try statement.step() {}
             } catch let error as SQLiteError where error.code == .constraint {
-                throw try constraintError(error, document: document(offset), values: row, on: connection)
+                throw try constraintError(error, document: document(i), values: rows.values(i), on: connection)
             }
         }
     }
@@ -72,30 +84,32 @@ extension DocumentStore {
     /// Inserts or upserts with several rows per statement. A constraint failure (the statement
     /// changed nothing) is named by running that statement's rows again one by one in a
     /// savepoint that is rolled back.
-    private func insertMultiRow(_ rows: [[SQLValue]], upsert: Bool, on connection: Connection,
+    private func insertMultiRow(_ rows: some RowSource, upsert: Bool, on connection: Connection,
                                 document: (Int) throws -> Document) throws {
-        let perStatement = max(1, min(Self.rowsPerStatement, 32_766 / max(1, rows[0].count)))
+        let width = writeColumns.count + (schema.allowsExpiry ? 1 : 0)
+        let perStatement = max(1, min(Self.rowsPerStatement, 32_766 / width))
+        let marks = "(" + repeatElement("?", count: width).joined(separator: ", ") + ")"
         var start = 0
         while start < rows.count {
-            let chunk = rows[start..<min(rows.count, start + perStatement)]
-            let marks = "(" + repeatElement("?", count: chunk[start].count).joined(separator: ", ") + ")"
-            var sql = multiRowInsertHead + repeatElement(marks, count: chunk.count).joined(separator: ", ")
+            let end = min(rows.count, start + perStatement)
+            var sql = multiRowInsertHead + repeatElement(marks, count: end - start).joined(separator: ", ")
             if upsert { sql += upsertClause }
             let statement = try connection.cachedStatement(sql)
             do {
-                try statement.execute(Array(chunk.joined()))
+                for i in start..<end { try rows.bind(i, to: statement, at: 1 + (i - start) * width) }
+                while try statement.step() {}
+                statement.reset()
             } catch let error as SQLiteError where error.code == .constraint {
-                struct Replayed: Error {}
                 do {
                     try connection.savepoint {
-                        try insertEach(chunk, upsert: upsert, on: connection, first: start, document: document)
-                        throw Replayed()
+                        try insertEach(rows, start..<end, upsert: upsert, on: connection, document: document)
+                        throw ReplayedRows()
                     }
-                } catch is Replayed {
+                } catch is ReplayedRows {
                     throw error
                 }
             }
-            start += chunk.count
+            start = end
         }
     }
 
@@ -103,13 +117,13 @@ extension DocumentStore {
     /// the way, then writes the log and the full-text index for the whole batch in one
     /// statement each.
     ///
-    /// How: inside the caller's transaction (and this write's savepoint), the two insert
-    /// triggers are dropped, the rows inserted one statement each, the log and FTS5 rows written
-    /// in bulk, and the triggers recreated from their own stored SQL before the savepoint ends.
-    /// DDL is transactional: no other connection or process ever sees the table without its
-    /// triggers (they read the last committed state, and the write lock keeps other writers out),
-    /// a failure anywhere rolls the drop back with everything else, and raw SQL, from anywhere,
-    /// always fires the triggers. Other insert triggers (places, links) still fire per row.
+    /// How: inside the caller's transaction (or savepoint), the two insert triggers are
+    /// dropped, the rows inserted one statement each, the log and FTS5 rows written in bulk, and
+    /// the triggers recreated from their own stored SQL before it ends. DDL is transactional: no
+    /// other connection or process ever sees the table without its triggers (they read the last
+    /// committed state, and the write lock keeps other writers out), a failure anywhere rolls the
+    /// drop back with everything else, and raw SQL, from anywhere, always fires the triggers.
+    /// Other insert triggers (places, links) still fire per row.
     ///
     /// Why: with the triggers, every row ran two trigger programs inside a statement that needs a
     /// statement journal, and FTS5 (before SQLite 3.44) flushed its pending terms as a new segment
@@ -120,7 +134,7 @@ extension DocumentStore {
     /// this and other connections re-prepare their statements once after it. After that schema
     /// change SQLite re-prepares the short single-row statement, not a 500-row one (that re-parse
     /// was about 10% of a 1,000-row batch, measured with perf).
-    private func bulkInsert(_ rows: [[SQLValue]], on connection: Connection, document: (Int) throws -> Document) throws {
+    private func bulkInsert(_ rows: some RowSource, on connection: Connection, document: (Int) throws -> Document) throws {
         guard let fullText = schema.fullText else { return }
         let triggers = try connection.query(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?) ORDER BY name",
@@ -131,11 +145,13 @@ extension DocumentStore {
         var rids: [Int64] = []
         rids.reserveCapacity(rows.count)
         let statement = try connection.cachedStatement(insertSQL)
-        for (offset, row) in rows.enumerated() {
+        for i in 0..<rows.count {
             do {
-                try statement.execute(row)
+                statement.reset()
+                try rows.bind(i, to: statement, at: 1)
+                while try statement.step() {}
             } catch let error as SQLiteError where error.code == .constraint {
-                throw try constraintError(error, document: document(offset), values: row, on: connection)
+                throw try constraintError(error, document: document(i), values: rows.values(i), on: connection)
             }
             rids.append(connection.lastInsertRowID)
         }
@@ -377,3 +393,26 @@ extension DocumentStore {
     /// Deletes old change-log entries once the log is long; call inside a write transaction.
     func pruneLogIfNeeded(on connection: Connection) throws { try layout.changeLog.pruneIfNeeded(connection) }
 }
+
+/// Rows for ``DocumentStore/write(_:mode:on:document:)``, each in the store's write columns
+/// (``DocumentStore/writeColumns``, then the expiry second when the collection allows expiry).
+protocol RowSource {
+    var count: Int { get }
+    /// Binds row `i`'s values to `statement`'s parameters `first`, `first + 1`, ...
+    func bind(_ i: Int, to statement: Statement, at first: Int) throws
+    /// Row `i`'s values (to name what a failed constraint was about).
+    func values(_ i: Int) -> [SQLValue]
+}
+
+/// Rows already turned into values.
+struct ValueRows: RowSource {
+    let rows: [[SQLValue]]
+    var count: Int { rows.count }
+    func bind(_ i: Int, to statement: Statement, at first: Int) throws {
+        for (offset, value) in rows[i].enumerated() { try statement.bind(value, at: first + offset) }
+    }
+    func values(_ i: Int) -> [SQLValue] { rows[i] }
+}
+
+/// Thrown to roll back the savepoint in which a failed multi-row statement's rows were replayed.
+private struct ReplayedRows: Error {}

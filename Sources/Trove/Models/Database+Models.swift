@@ -158,7 +158,7 @@ public struct ModelWriter<M: Model> {
     private func write(_ models: [M], mode: WriteMode) throws {
         let store = writer.store
         let rows = try models.map { try schema.row($0, in: store) }
-        try store.write(rows: rows, mode: mode, on: writer.connection) { try schema.encode(models[$0]) }
+        try writer.atomically { try store.write(rows: rows, mode: mode, on: writer.connection) { try schema.encode(models[$0]) } }
     }
     /// Inserts or replaces one model.
     public func save(_ model: M) throws { try save([model]) }
