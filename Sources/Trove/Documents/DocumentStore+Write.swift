@@ -34,8 +34,9 @@ extension DocumentStore {
     /// statement that fires its triggers, so one statement per row wrote one segment per row
     /// (about 4x slower batches with full text, about 2x without, measured on search
     /// collections). Collections with full-text fields insert large batches in bulk
-    /// (``bulkInsert(_:on:document:)``). Collections with expiry write one row per statement
-    /// (each insert first removes an expired document of the same id).
+    /// (``bulkInsert(_:on:document:)``). Collections with expiry or references write one row per
+    /// statement (each insert first removes an expired document of the same id; a reference
+    /// must name a document written before it).
     func write(rows: [[SQLValue]], mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
         try write(ValueRows(rows: rows), mode: mode, on: connection, document: document)
     }
@@ -44,7 +45,9 @@ extension DocumentStore {
     /// statements: building value arrays first was 6% of its batch insert).
     func write(_ rows: some RowSource, mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
         guard rows.count > 0 else { return }
-        let batched = !schema.allowsExpiry
+        // References are checked at the end of each statement: a batch of several rows per
+        // statement would accept a child written before its parent, one row per statement not.
+        let batched = !schema.allowsExpiry && schema.referenceFields.isEmpty
         if batched, schema.fullText != nil, mode == .insert, rows.count >= Self.bulkInsertMinimumRows {
             try bulkInsert(rows, on: connection, document: document)
         } else if batched, rows.count > 1 {
