@@ -26,14 +26,14 @@ extension DocumentStore {
     /// rolls back when this throws; writes inside a user's `database.write { tx in }` take a
     /// savepoint around this (`DocumentWriter`), so a failed batch leaves nothing even when the
     /// transaction goes on. (Not here: a savepoint makes SQLite copy every page the batch first
-    /// touches to its sub-journal, measured 15% of a search collection's batch insert.)
+    /// touches to its sub-journal, a cost BENCHMARKS.md measures.)
     ///
     /// Batches go several rows per statement (``insertMultiRow(_:upsert:on:document:)``): every
     /// statement runs the change log's trigger program and opens a statement journal, and the
     /// FTS5 shipped with SQLite before 3.44 flushes its pending terms as a new segment at every
     /// statement that fires its triggers, so one statement per row wrote one segment per row
-    /// (about 4x slower batches with full text, about 2x without, measured on search
-    /// collections). Collections with full-text fields insert large batches in bulk
+    /// (BENCHMARKS.md, "Search collections through the document engine", and "Batch insert").
+    /// Collections with full-text fields insert large batches in bulk
     /// (``bulkInsert(_:on:document:)``). Collections with expiry or references write one row per
     /// statement (each insert first removes an expired document of the same id; a reference
     /// must name a document written before it).
@@ -42,7 +42,7 @@ extension DocumentStore {
     }
 
     /// The same for any ``RowSource`` (a search collection binds its rows straight into the
-    /// statements: building value arrays first was 6% of its batch insert).
+    /// statements, without building arrays of values first).
     func write(_ rows: some RowSource, mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
         guard rows.count > 0 else { return }
         // References are checked at the end of each statement: a batch of several rows per
@@ -132,11 +132,10 @@ extension DocumentStore {
     /// statement journal, and FTS5 (before SQLite 3.44) flushed its pending terms as a new segment
     /// at each multi-row statement. Here the table inserts need no statement journal, and the
     /// batch becomes one FTS5 segment written in rowid order (FTS5 also flushes whenever a rowid
-    /// goes down). Measured: about 12% fewer instructions per row for the same SQL work
-    /// (BENCHMARKS.md, "Batch insert"). The cost: the schema cookie changes with each batch, so
-    /// this and other connections re-prepare their statements once after it. After that schema
-    /// change SQLite re-prepares the short single-row statement, not a 500-row one (that re-parse
-    /// was about 10% of a 1,000-row batch, measured with perf).
+    /// goes down): fewer instructions per row for the same SQL work (BENCHMARKS.md, "Batch
+    /// insert"). The cost: the schema cookie changes with each batch, so this and other
+    /// connections re-prepare their statements once after it; the rows go through the short
+    /// single-row statement, which re-prepares cheaply, not a 500-row one.
     private func bulkInsert(_ rows: some RowSource, on connection: Connection, document: (Int) throws -> Document) throws {
         guard let fullText = schema.fullText else { return }
         let triggers = try connection.query(
