@@ -35,7 +35,7 @@ public struct CollectionHealth: Hashable, Sendable, Codable {
     public var name: String
     /// Rows in the table.
     public var rows: Int
-    /// Rows with a usable vector (right length, finite components).
+    /// Rows with a vector of the collection's dimension.
     public var rowsWithVector: Int
     /// Documents in the FTS5 index, or nil when lexical search is off.
     public var textIndexDocuments: Int?
@@ -192,29 +192,13 @@ extension CollectionEngine {
                 }
             }
 
-            // A copy (the storage is shared until the next catch-up changes it).
-            let index = try catchUp()
-            indexCount = index.count
-            var missing = 0, stale = 0
-            // The index stores vectors as it prepares them (normalised under cosine), so the
-            // stored embedding goes through the same preparation before comparing bit for bit.
-            var expected = FlatIndex(dimension: configuration.dimension, metric: configuration.metric)
-            let statement = try connection.prepare("SELECT id, embedding FROM \(schema.table)")
-            try statement.forEachRow { row in
-                guard let vector = decodeVector(row, column: 1) else { return }
-                withVector += 1
-                expected.upsert(id: 0, vector: vector)
-                switch index.vector(for: row.int64(at: 0)) {
-                case nil: missing += 1
-                case let indexed? where indexed != expected.vector(for: 0): stale += 1
-                default: break
-                }
-            }
-            let extra = indexCount - (withVector - missing)
-            if missing > 0 || stale > 0 || extra > 0 {
-                problems.append(
-                    "vector index disagrees with the table: \(missing) vectors missing, \(stale) stale, \(extra) without a row")
-            }
+            // The exact index against the table, through the index protocol (the same check as
+            // a document collection's vector fields), caught up with this transaction first.
+            indexCount = try catchUp().count
+            withVector = Int(try connection.scalar(
+                "SELECT count(*) FROM \(schema.table) WHERE embedding IS NOT NULL AND length(embedding) = ?",
+                [.integer(Int64(4 * configuration.dimension))])?.int64Value ?? 0)
+            problems += try readingIndexes { try state.flat.verify(connection, layout: DocumentLayout(preset: schema)) }
         }
         return CollectionHealth(
             name: name, rows: rows, rowsWithVector: withVector, textIndexDocuments: documents,

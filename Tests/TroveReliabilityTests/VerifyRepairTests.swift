@@ -66,6 +66,27 @@ struct VerifyRepairTests {
         #expect(try await items.searchText(.typed("word3"), topK: 50).map(\.id) == before)
     }
 
+    @Test("a document collection's stale vector (a lost change-log entry) is found bit for bit, and repaired")
+    func staleDocumentVector() async throws {
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("docs.trove"))
+        let docs = try await database.documents("docs", schema: DocumentSchema(fields: [.vector("v", dimension: 4)]))
+        try await docs.insert((1...20).map { i in Document(id: .int(Int64(i)), ["v": .vector([Float(i), 1, 0, 0])]) })
+        _ = try await docs.search(Query().nearest(to: [1, 0, 0, 0], in: "v"))   // loads the index
+        let raw = try Connection(path: dir.path("docs.trove"))
+        let newest = try raw.scalar("SELECT max(seq) FROM docs_log")!.int64Value!
+        let moved: [Float] = [0, 0, 0, 1]
+        // Same count, other values: a count check cannot see it.
+        try raw.execute("UPDATE docs SET v = ? WHERE id = 7", [.blob(moved.withUnsafeBytes { Array($0) })])
+        try raw.execute("DELETE FROM docs_log WHERE seq > ?", [.integer(newest)])
+        let report = try await database.verify()
+        #expect(report.problems.contains { $0.contains("vector(v): vector index disagrees with the table: 0 vectors missing, 1 stale, 0 without a row") },
+                "\(report.problems)")
+        let result = try await database.repair()
+        #expect(result.after.isHealthy, "\(result.after.problems)")
+        #expect(try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id == 7)
+    }
+
     @Test("a lost change-log entry leaves a stale vector; verify finds it, repair reloads every connection")
     func staleVectorIndex() async throws {
         let dir = try TemporaryDirectory()

@@ -121,6 +121,30 @@ final class FlatVectorIndex: VectorFieldSearching {
         if let candidates { return index.search(query, k: k, among: candidates) }
         return index.search(query, k: k)
     }
+
+    /// Every stored vector against the one in memory, bit for bit: missing, stale, and vectors
+    /// without a row. The index stores vectors as it prepares them (normalised under cosine), so
+    /// each stored one goes through the same preparation first. Nothing when not loaded.
+    func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
+        guard let index else { return [] }
+        var missing = 0, stale = 0, stored = 0
+        var expected = FlatIndex(dimension: dimension, metric: metric)
+        let statement = try connection.prepare(
+            "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")
+        try statement.forEachRow { row in
+            guard let vector = vector(from: row, column: 1) else { return }
+            stored += 1
+            expected.upsert(id: 0, vector: vector)
+            switch index.vector(for: row.int64(at: 0)) {
+            case nil: missing += 1
+            case let indexed? where indexed != expected.vector(for: 0): stale += 1
+            default: break
+            }
+        }
+        let extra = index.count - (stored - missing)
+        guard missing > 0 || stale > 0 || extra > 0 else { return [] }
+        return ["\(name): vector index disagrees with the table: \(missing) vectors missing, \(stale) stale, \(extra) without a row"]
+    }
 }
 
 /// An HNSW graph (Malkov & Yashunin 2018) over one vector field, approximate; a filtered search
