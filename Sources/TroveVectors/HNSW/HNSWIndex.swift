@@ -84,7 +84,7 @@ public final class HNSWIndex: @unchecked Sendable {
     var maxLevel = -1
     var defaultEfSearch: Int
 
-    let lock = ReadersWriterLock()
+    let lock = ReadWriteLock()
     let stripes = MutexStripes()
     let global = MutexStripes(count: 1)
     let visitedPool = VisitedPool()

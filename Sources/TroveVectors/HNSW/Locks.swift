@@ -6,35 +6,79 @@ import Musl
 import Darwin
 #endif
 
-/// A readers-writer lock over `pthread_rwlock_t`: many concurrent readers or one writer.
-// @unchecked Sendable: the pthread lock is the synchronisation primitive itself; its storage is
-// heap-allocated once, never moved, and freed in deinit when no thread can hold it.
-final class ReadersWriterLock: @unchecked Sendable {
-    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+/// A readers-writer lock: many readers or one writer. When it `prefersWriters`, no new reader
+/// enters once a writer waits, so a writer waits for the readers in progress only, never for a
+/// stream of new ones (glibc's pthread_rwlock prefers readers, which can starve a writer forever
+/// under steady searching); such a lock must not be taken for reading twice by one thread.
+/// Otherwise readers always enter while no writer holds it, as with pthread_rwlock.
+package final class ReadWriteLock: @unchecked Sendable {
+    // @unchecked Sendable: `readers`, `writing` and `waitingWriters` are only touched while
+    // `mutex` is held; the pthread objects live in their own allocations so they never move.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let changed: UnsafeMutablePointer<pthread_cond_t>
+    private var readers = 0
+    private var writing = false
+    private var waitingWriters = 0
+    package let prefersWriters: Bool
 
-    init() {
-        lock = .allocate(capacity: 1)
-        lock.initialize(to: pthread_rwlock_t())
-        pthread_rwlock_init(lock, nil)
+    package init(prefersWriters: Bool = false) {
+        self.prefersWriters = prefersWriters
+        mutex = .allocate(capacity: 1)
+        changed = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(changed, nil)
     }
 
     deinit {
-        pthread_rwlock_destroy(lock)
-        lock.deallocate()
+        pthread_cond_destroy(changed)
+        pthread_mutex_destroy(mutex)
+        changed.deallocate()
+        mutex.deallocate()
     }
 
-    @inline(__always)
-    func read<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_rwlock_rdlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
+    package func read<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        while writing || (prefersWriters && waitingWriters > 0) { pthread_cond_wait(changed, mutex) }
+        readers += 1
+        pthread_mutex_unlock(mutex)
+        defer {
+            pthread_mutex_lock(mutex)
+            readers -= 1
+            if readers == 0 { pthread_cond_broadcast(changed) }
+            pthread_mutex_unlock(mutex)
+        }
         return try body()
     }
 
-    @inline(__always)
-    func write<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_rwlock_wrlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
+    package func write<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        waitingWriters += 1
+        while writing || readers > 0 { pthread_cond_wait(changed, mutex) }
+        waitingWriters -= 1
+        writing = true
+        pthread_mutex_unlock(mutex)
+        defer { release() }
         return try body()
+    }
+
+    /// Runs `body` exclusively if the lock is free now; nil (without running it) otherwise.
+    package func tryWrite<T>(_ body: () throws -> T) rethrows -> T? {
+        pthread_mutex_lock(mutex)
+        guard !writing, readers == 0 else {
+            pthread_mutex_unlock(mutex)
+            return nil
+        }
+        writing = true
+        pthread_mutex_unlock(mutex)
+        defer { release() }
+        return try body()
+    }
+
+    private func release() {
+        pthread_mutex_lock(mutex)
+        writing = false
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
     }
 }
 
