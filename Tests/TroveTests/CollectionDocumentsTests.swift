@@ -84,6 +84,26 @@ struct CollectionDocumentsTests {
         #expect(ranked.contains("fusion: reciprocal rank, k = 60.0"))
     }
 
+    @Test("a snapshot read reaches a search collection this database has not opened yet")
+    func readBeforeOpen() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("t.trove")
+        do {
+            let db = try Database(path: path)
+            _ = try await Self.filled(db, count: 30)
+        }
+        let db = try Database(path: path)
+        let (count, first) = try await db.read { r in
+            let notes = try r.documents("notes")
+            return (try notes.count(), try notes.fetch(Query().sorted(by: .ascending("id")).limit(1)).first?.id)
+        }
+        #expect(count == 30 && first == 1)
+        let notes = try await db.collection(named: "notes")
+        #expect(try await notes.count(Field("id") <= 10) == 10)
+        try await db.write { tx in _ = try tx.documents("notes").delete(ids: [1]) }
+        #expect(try await notes.count() == 29)
+    }
+
     @Test("cursor paging visits every row exactly once while rows come and go between pages")
     func cursorPaging() async throws {
         let dir = try TemporaryDirectory()

@@ -134,6 +134,16 @@ extension Database {
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 if let preset = presets[name] { return try preset.state.documentStore() }
+                // A search collection this database has not opened yet (made by an earlier run or
+                // another process): opened here, on the reader, and shared from now on.
+                if try connection.scalar(
+                    "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text("collection.\(name)")]) != nil
+                {
+                    let engine = try CollectionEngine.open(
+                        connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
+                    if presets[name] == nil { presets[name] = (engine.schema, engine.state) }
+                    return try (presets[name]?.state ?? engine.state).documentStore()
+                }
                 // Opened by another handle or process after this database: read its schema here.
                 let store = try DocumentStore.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
                 stores[name] = store
