@@ -60,7 +60,9 @@ extension Database {
         if try connection.scalar(
             "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text("collection.\(name)")]) != nil
         {
-            throw TroveError.invalidName(name, reason: "a search collection of that name exists; document collections need their own name")
+            throw TroveError.invalidName(name, reason: requested == nil
+                ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
+                : "a search collection of that name exists; document collections need their own name")
         }
         let store = try DocumentStore.open(
             connection: connection, name: name, requested: requested, graph: documentStores.graph, clock: clock)
