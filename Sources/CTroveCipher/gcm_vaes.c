@@ -40,26 +40,23 @@ int trove_gcm_vaes_available(void) {
 
 // MARK: AES-256 key schedule (AES-NI)
 
+/* Each 32-bit word XORed with every word below it: w0, w0^w1, w0^w1^w2, w0^w1^w2^w3. */
+TARGET static inline __m128i xor_prefix_words(__m128i t) {
+    __m128i s = _mm_slli_si128(t, 4);
+    t = _mm_xor_si128(t, s);
+    s = _mm_slli_si128(s, 4);
+    t = _mm_xor_si128(t, s);
+    s = _mm_slli_si128(s, 4);
+    return _mm_xor_si128(t, s);
+}
+
 TARGET static inline __m128i expand_a(__m128i t1, __m128i t2) {
-    t2 = _mm_shuffle_epi32(t2, 0xff);
-    __m128i t4 = _mm_slli_si128(t1, 4);
-    t1 = _mm_xor_si128(t1, t4);
-    t4 = _mm_slli_si128(t4, 4);
-    t1 = _mm_xor_si128(t1, t4);
-    t4 = _mm_slli_si128(t4, 4);
-    t1 = _mm_xor_si128(t1, t4);
-    return _mm_xor_si128(t1, t2);
+    return _mm_xor_si128(xor_prefix_words(t1), _mm_shuffle_epi32(t2, 0xff));
 }
 
 TARGET static inline __m128i expand_b(__m128i t1, __m128i t3) {
     __m128i t2 = _mm_shuffle_epi32(_mm_aeskeygenassist_si128(t1, 0), 0xaa);
-    __m128i t4 = _mm_slli_si128(t3, 4);
-    t3 = _mm_xor_si128(t3, t4);
-    t4 = _mm_slli_si128(t4, 4);
-    t3 = _mm_xor_si128(t3, t4);
-    t4 = _mm_slli_si128(t4, 4);
-    t3 = _mm_xor_si128(t3, t4);
-    return _mm_xor_si128(t3, t2);
+    return _mm_xor_si128(xor_prefix_words(t3), t2);
 }
 
 #define EXPAND_ROUND(i, rcon)                                                  \

@@ -59,9 +59,14 @@ extension DocumentStore {
     }
 
     /// One statement per row (the path that names the row a constraint failed on).
+    ///
+    /// - Returns: the row id of each row inserted (for upserts that update, the last insert's).
+    @discardableResult
     private func insertEach(_ rows: some RowSource, _ range: Range<Int>, upsert: Bool, on connection: Connection,
-                            document: (Int) throws -> Document) throws {
+                            document: (Int) throws -> Document) throws -> [Int64] {
         let statement = try connection.cachedStatement(upsert ? upsertSQL : insertSQL)
+        var rids: [Int64] = []
+        rids.reserveCapacity(range.count)
         for i in range {
             // An expired document is gone for every read; its id is free for a new one.
             if schema.allowsExpiry { try removeExpired(document(i).id, on: connection) }
@@ -72,7 +77,9 @@ extension DocumentStore {
             } catch let error as SQLiteError where error.code == .constraint {
                 throw try constraintError(error, document: document(i), values: rows.values(i), on: connection)
             }
+            rids.append(connection.lastInsertRowID)
         }
+        return rids
     }
 
     /// Rows per multi-row INSERT statement (fewer when a row has many columns: SQLite takes at
@@ -144,19 +151,7 @@ extension DocumentStore {
         for trigger in triggers {
             try connection.execute(script: "DROP TRIGGER \"\(trigger.string(at: 0)!)\"")
         }
-        var rids: [Int64] = []
-        rids.reserveCapacity(rows.count)
-        let statement = try connection.cachedStatement(insertSQL)
-        for i in 0..<rows.count {
-            do {
-                statement.reset()
-                try rows.bind(i, to: statement, at: 1)
-                while try statement.step() {}
-            } catch let error as SQLiteError where error.code == .constraint {
-                throw try constraintError(error, document: document(i), values: rows.values(i), on: connection)
-            }
-            rids.append(connection.lastInsertRowID)
-        }
+        let rids = try insertEach(rows, 0..<rows.count, upsert: false, on: connection, document: document)
         let list = SQLValue.text(CollectionEngine.jsonArray(rids))
         try connection.execute("INSERT INTO \(layout.log)(\(layout.logRid), op) SELECT value, 1 FROM json_each(?)", [list])
         let columns = fullText.fields.map { "\"\($0)\"" }.joined(separator: ", ")
