@@ -169,42 +169,20 @@ private func readerScaling(rows: Int, dimension: Int, seconds duration: Double, 
         try await docs.insert((1...rows).map { Document(id: .int(Int64($0)), ["group": .int(Int64($0 % 10)), "v": .vector(vector())]) })
     }
     _ = try await docs.search(Query().nearest(to: [Float](repeating: 0.5, count: dimension), in: "v").limit(10))
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(duration * 1e9)
-    let writer = Task {
-        var n = 0
-        var rng = BenchRandom(state: 9)
-        let start = DispatchTime.now().uptimeNanoseconds
-        while DispatchTime.now().uptimeNanoseconds < deadline {
-            // Paced (writerRate commits of an insert and a delete per second) or flat out (0).
-            if writerRate > 0 {
-                let due = start + UInt64(Double(n) / Double(writerRate) * 1e9)
-                let now = DispatchTime.now().uptimeNanoseconds
-                if due > now { try await Task.sleep(nanoseconds: due - now) }
-            }
+    // Paced (writerRate commits of an insert and a delete per second) or flat out (0).
+    return try await searchesBesideWriter(
+        readers: readers, seconds: duration, writerRate: writerRate, seed: 100,
+        write: { n in
+            var rng = BenchRandom(state: 9 &+ UInt64(n))
             let id = Int64(10_000_000 + n)
             try await docs.insert(Document(id: .int(id), ["group": 1, "v": .vector((0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) })]))
             try await docs.delete(id: .int(id))
-            n += 1
-        }
-        return n
-    }
-    let tasks = (0..<readers).map { r in
-        Task {
-            var rng = BenchRandom(state: UInt64(100 + r))
-            var count = 0
-            while DispatchTime.now().uptimeNanoseconds < deadline {
-                let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
-                let hits = try await docs.search(Query(Field("group") != 3).nearest(to: q, in: "v").limit(10))
-                precondition(hits.count == 10)
-                count += 1
-            }
-            return count
-        }
-    }
-    var total = 0
-    for task in tasks { total += try await task.value }
-    let writes = try await writer.value
-    return (Double(total) / duration, writes)
+        },
+        search: { _, rng in
+            let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
+            let hits = try await docs.search(Query(Field("group") != 3).nearest(to: q, in: "v").limit(10))
+            precondition(hits.count == 10)
+        })
 }
 
 func runDocumentBenchmarks(_ arguments: [String]) async throws {

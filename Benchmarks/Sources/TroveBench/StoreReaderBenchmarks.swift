@@ -116,41 +116,63 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
 private func sameCollectionScaling(
     _ items: Collection, readers: Int, seconds: Double, batch: Int, writerRate: Int, dimension: Int, firstID: Int
 ) async throws -> (searches: Double, written: Int) {
-    let deadline = now() + seconds
-    let writer = Task { () -> Int in
-        var written = 0
-        let start = now()
-        while now() < deadline {
-            if writerRate > 0 {
-                let due = start + Double(written / batch) / Double(writerRate)
-                if due > now() { try await Task.sleep(nanoseconds: UInt64((due - now()) * 1e9)) }
-                if now() >= deadline { break }
-            }
-            var rng = BenchRandom(state: UInt64(firstID + written))
-            let base = firstID + written
+    let (perSecond, batches) = try await searchesBesideWriter(
+        readers: readers, seconds: seconds, writerRate: writerRate, seed: 200,
+        write: { k in
+            let base = firstID + k * batch
+            var rng = BenchRandom(state: UInt64(base))
             let entries = (base..<(base + batch)).map { id in
                 VectorEntry(id: Int64(id), content: "new row \(id)", source: "batch\(base)",
                             vector: (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) })
             }
             try await items.insertBatch(entries)
-            if written > 0 { try await items.delete(source: "batch\(base - batch)") }
-            written += batch
+            if k > 0 { try await items.delete(source: "batch\(base - batch)") }
+        },
+        search: { count, rng in
+            if count % 2 == 0 {
+                let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
+                let hits = try await items.search(vector: q, topK: 10, filter: SearchFilter(sql: "source != ?", bindings: [.text("s3")]))
+                precondition(hits.count == 10)
+            } else {
+                let hits = try await items.searchText(.typed("garden lamp"), topK: 10)
+                precondition(hits.count == 10)
+            }
+        })
+    let written = batches * batch
+    if written > 0 { try await items.delete(source: "batch\(firstID + written - batch)") }
+    return (perSecond, written)
+}
+
+/// Searches per second of `readers` tasks, each calling `search(count, &rng)` back to back for
+/// `seconds` (`rng` seeded `seed + reader`), while one writer task calls `write(k)` for k = 0, 1,
+/// ..., paced at `writerRate` calls a second (0: flat out). Returns how many writes finished too.
+/// Shared by `store-readers` and `documents`.
+func searchesBesideWriter(
+    readers: Int, seconds: Double, writerRate: Int, seed: UInt64,
+    write: @escaping @Sendable (Int) async throws -> Void,
+    search: @escaping @Sendable (_ count: Int, _ rng: inout BenchRandom) async throws -> Void
+) async throws -> (searches: Double, writes: Int) {
+    let deadline = now() + seconds
+    let writer = Task { () -> Int in
+        var writes = 0
+        let start = now()
+        while now() < deadline {
+            if writerRate > 0 {
+                let due = start + Double(writes) / Double(writerRate)
+                if due > now() { try await Task.sleep(nanoseconds: UInt64((due - now()) * 1e9)) }
+                if now() >= deadline { break }
+            }
+            try await write(writes)
+            writes += 1
         }
-        return written
+        return writes
     }
     let tasks = (0..<readers).map { r in
         Task { () -> Int in
-            var rng = BenchRandom(state: UInt64(200 + r))
+            var rng = BenchRandom(state: seed + UInt64(r))
             var count = 0
             while now() < deadline {
-                if count % 2 == 0 {
-                    let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
-                    let hits = try await items.search(vector: q, topK: 10, filter: SearchFilter(sql: "source != ?", bindings: [.text("s3")]))
-                    precondition(hits.count == 10)
-                } else {
-                    let hits = try await items.searchText(.typed("garden lamp"), topK: 10)
-                    precondition(hits.count == 10)
-                }
+                try await search(count, &rng)
                 count += 1
             }
             return count
@@ -158,7 +180,5 @@ private func sameCollectionScaling(
     }
     var total = 0
     for task in tasks { total += try await task.value }
-    let written = try await writer.value
-    if written > 0 { try await items.delete(source: "batch\(firstID + written - batch)") }
-    return (Double(total) / seconds, written)
+    return (Double(total) / seconds, try await writer.value)
 }
