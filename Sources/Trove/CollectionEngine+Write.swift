@@ -102,14 +102,11 @@ extension CollectionEngine {
     /// Runs `body` in an IMMEDIATE transaction, then brings the built in-memory indexes up to
     /// what it committed (the one catch-up of ``DerivedIndexSet``) when no search holds them, so
     /// the next search finds them current; otherwise the next search catches up, once for every
-    /// commit since (the writer never waits for searches). Prunes the change log when it grows long.
+    /// commit since (the writer never waits for searches). `body` writes through the document
+    /// view, whose every write prunes the change log when it grows long.
     func write<T>(_ body: () throws -> T) throws -> T {
         let outerTransaction = connection.isInTransaction
-        let result = try connection.transaction(.immediate) {
-            let result = try body()
-            try pruneLogIfNeeded(maxSeq: try logState().maxSeq)
-            return result
-        }
+        let result = try connection.transaction(.immediate, body)
         // Inside someone else's transaction nothing is committed yet (it may still roll back),
         // so leave it to the log.
         if !outerTransaction {

@@ -121,7 +121,4 @@ final class CollectionEngine {
     func decodeVector(_ statement: Statement, column: Int) -> [Float]? {
         statement.withBlob(at: column) { bytes in bytes.flatMap { VectorBlob.vector($0, dimension: configuration.dimension) } }
     }
-
-    /// Deletes old change-log entries once the log is long; call inside a write transaction.
-    func pruneLogIfNeeded(maxSeq: Int64) throws { try changeLog.pruneIfNeeded(connection, maxSeq: maxSeq) }
 }

@@ -96,4 +96,20 @@ struct ChangeLogTests {
         #expect(try await items.search(vector: [1, 5], topK: 1, filter: SearchFilter(sql: "id = 0")).first?.id == 0)
         #expect(try await items.count() == 10_000)
     }
+
+    @Test("a document collection's log stays bounded under updates alone")
+    func logBoundedUnderUpdates() async throws {
+        let db = try Database()
+        let docs = try await db.documents("docs", schema: DocumentSchema(fields: [.integer("n")]))
+        try await docs.insert((0..<10).map { Document(id: .int(Int64($0)), ["n": 0]) })
+        try await db.write { tx in
+            let d = try tx.documents("docs")
+            for round in 1...6_000 {
+                for id in 0..<10 { try d.update(Document(id: .int(Int64(id)), ["n": .int(Int64(round))])) }
+            }
+        }
+        let logCount = try await db.query("SELECT count(*) FROM docs_log")[0].int64(at: 0)!
+        #expect(logCount <= 50_001)
+        #expect(try await docs.fetch(id: 3)?["n"] == 6_000)
+    }
 }

@@ -191,7 +191,10 @@ extension DocumentStore {
         } catch let error as SQLiteError where error.code == .constraint {
             throw try constraintError(error, document: document(), values: [id] + values, on: connection)
         }
-        if let newVersion { return newVersion }
+        if let newVersion {
+            try pruneLogIfNeeded(on: connection)
+            return newVersion
+        }
         throw try missingOrConflict(documentID, expected: version, on: connection)
     }
 
