@@ -26,7 +26,7 @@ extension DocumentStore {
     /// rolls back when this throws; writes inside a user's `database.write { tx in }` take a
     /// savepoint around this (`DocumentWriter`), so a failed batch leaves nothing even when the
     /// transaction goes on. (Not here: a savepoint makes SQLite copy every page the batch first
-    /// touches to its sub-journal, a cost BENCHMARKS.md measures.)
+    /// touches to its sub-journal, work a transaction that rolls back whole does not need.)
     ///
     /// Batches go several rows per statement (``insertMultiRow(_:upsert:on:document:)``): every
     /// statement runs the change log's trigger program and opens a statement journal, and the
