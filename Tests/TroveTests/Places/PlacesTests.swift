@@ -325,7 +325,7 @@ struct PlacesTests {
 
     @Test("the README's Links and Places sections quote their examples exactly")
     func readmeQuotesExamples() throws {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repository = TestPaths.repository
         let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
         for folder in ["Links", "Places"] {
             let source = try String(contentsOf: repository.appendingPathComponent("Examples/\(folder)/main.swift"), encoding: .utf8)

@@ -11,8 +11,7 @@ struct FormatUpgradeTests {
     /// flat collection `notes` (4-d, three rows with source and metadata) and an HNSW
     /// collection `pages` (3-d, l2, 20 rows).
     static func fixtureCopy(in dir: TemporaryDirectory, name: String = "format1.trove") throws -> String {
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/\(name)")
+        let source = TestPaths.fixtures.appendingPathComponent(name)
         let path = dir.path(name)
         try FileManager.default.copyItem(atPath: source.path, toPath: path)
         return path

@@ -353,8 +353,7 @@ struct LiveQueryTests {
 struct LiveQueryDocsTests {
     @Test("the README's live-queries section quotes Examples/LiveQueries as it is")
     func readmeQuotesExample() throws {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let repository = TestPaths.repository
         let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
         let example = try String(contentsOf: repository.appendingPathComponent("Examples/LiveQueries/main.swift"), encoding: .utf8)
         let quoted = try #require(example.range(of: "/// A model type").map { String(example[$0.lowerBound...]) })

@@ -15,8 +15,7 @@ enum ANNCrashChild {
                 dir = dir.deletingLastPathComponent()
             }
         }
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let repo = TestPaths.repository
         candidates.append(repo.appendingPathComponent(".build/debug/TroveANNCrashChild"))
         return candidates.map(\.path).first { FileManager.default.isExecutableFile(atPath: $0) }
     }()

@@ -12,8 +12,7 @@ import TroveTestSupport
 /// `VACUUM INTO` the fixture (one file, no WAL).
 @Suite("Migration fixture", .serialized)
 struct MigrationFixtureTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/migrations-v1.trove")
+    static let fixture = TestPaths.fixtures.appendingPathComponent("migrations-v1.trove")
     static let v1Embedder = HashingEmbedder(dimension: 16, modelID: "test/notes-v1")
     static let v2Embedder = HashingEmbedder(dimension: 24, modelID: "test/notes-v2", checksum: "2222")
 

@@ -170,7 +170,7 @@ struct EncryptionFixtureTests {
     static let passphraseFixturePassphrase = "trove fixture passphrase"
 
     static var fixtures: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+        TestPaths.fixtures
     }
 
     static func copy(_ name: String, to dir: TemporaryDirectory) throws -> String {
