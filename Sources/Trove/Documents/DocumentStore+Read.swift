@@ -209,7 +209,7 @@ extension DocumentStore {
         sql.append(try condition(filter, on: connection))
         if let rids {
             sql.append(" AND \(layout.rid) IN (SELECT value FROM json_each(")
-            sql.bind(.text(CollectionEngine.jsonArray(rids)))
+            sql.bind(.text(SQLFragment.jsonArray(rids)))
             sql.append("))")
         }
         if !groups.isEmpty {

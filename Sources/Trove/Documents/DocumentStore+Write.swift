@@ -152,7 +152,7 @@ extension DocumentStore {
             try connection.execute(script: "DROP TRIGGER \"\(trigger.string(at: 0)!)\"")
         }
         let rids = try insertEach(rows, 0..<rows.count, upsert: false, on: connection, document: document)
-        let list = SQLValue.text(CollectionEngine.jsonArray(rids))
+        let list = SQLValue.text(SQLFragment.jsonArray(rids))
         try connection.execute("INSERT INTO \(layout.log)(\(layout.logRid), op) SELECT value, 1 FROM json_each(?)", [list])
         let columns = fullText.fields.map { "\"\($0)\"" }.joined(separator: ", ")
         try connection.execute(

@@ -20,7 +20,7 @@ final class DocumentStore: Sendable {
     var resolver: FieldResolver { FieldResolver(schema: schema) }
 
     /// The largest limit accepted by ranked queries (the same as search collections').
-    static let maxTopK = CollectionEngine.maxTopK
+    static let maxTopK = Query.maximumLimit
 
     /// Statements that depend only on the layout, built once.
     let insertSQL: String

@@ -102,6 +102,18 @@ struct SQLFragment {
         sql += other.sql
         bindings += other.bindings
     }
+
+    /// Ids as a JSON array, bound as one text and read back with `json_each` (one statement
+    /// whatever the number of ids).
+    static func jsonArray(_ ids: [Int64]) -> String {
+        var text = "["
+        text.reserveCapacity(ids.count * 8 + 2)
+        for (offset, id) in ids.enumerated() {
+            if offset > 0 { text += "," }
+            text += String(id)
+        }
+        return text + "]"
+    }
 }
 
 /// What filters over places and links need beyond the schema: the collection's layout (its

@@ -64,7 +64,16 @@ protocol VectorFieldSearching: DerivedIndex {
     var strategy: String { get }
     /// The k nearest rows (by row id), among `candidates` when given; `table` reads the field's
     /// stored vectors on the query's connection, for indexes that keep none in memory.
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?, table: TableVectors) throws -> [Neighbor]
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) throws
+        -> [Neighbor]
+}
+
+/// A query's choices for its vector legs (``Query/exact(_:)``, ``Query/efSearch(_:)``).
+struct VectorSearchOptions {
+    /// Scan exactly, even where the index is approximate.
+    var exact = false
+    /// The HNSW candidate list size (nil: the index's own).
+    var efSearch: Int? = nil
 }
 
 extension VectorFieldSearching {

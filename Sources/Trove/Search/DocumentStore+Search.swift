@@ -26,6 +26,7 @@ extension DocumentStore {
         return try connection.transaction(.deferred) {
             let (page, legs) = try ranked(query, source: source, on: connection)
             let rows = try documents(rids: page.map(\.id), selection: selection, on: connection)
+            let snippets = try query.snippet.map { try self.snippets(rids: page.map(\.id), leg: query.textLeg!, style: $0, on: connection) } ?? [:]
             // Each hit's ranks: the vector legs in order, then the text leg, then the geo leg.
             let textSlot = query.textLeg == nil ? nil : query.vectorLegs.count
             let geoSlot = query.geoLeg == nil ? nil : query.vectorLegs.count + (textSlot == nil ? 0 : 1)
@@ -38,7 +39,7 @@ extension DocumentStore {
                     document: document, score: hit.score, vectorRanks: ranks,
                     distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
                     textRank: textRank, bm25: textRank.map { legs.text![$0 - 1].bm25 },
-                    geoRank: geoRank, kilometres: geoRank.map { legs.geo![$0 - 1].kilometres })
+                    geoRank: geoRank, kilometres: geoRank.map { legs.geo![$0 - 1].kilometres }, snippet: snippets[hit.id])
             }
         }
     }
@@ -53,31 +54,68 @@ extension DocumentStore {
             throw TroveError.invalidQuery("a ranked query is ordered by its score and pages with offset, not order or cursor")
         }
         let k = query.limit ?? 10
-        guard (1...Self.maxTopK).contains(k) else { throw TroveError.invalidTopK(k, maximum: Self.maxTopK) }
+        guard (1...Query.maximumLimit).contains(k) else { throw TroveError.invalidTopK(k, maximum: Query.maximumLimit) }
         guard query.offset >= 0 else { throw TroveError.invalidQuery("offset must be >= 0, got \(query.offset)") }
         let wanted = k + query.offset
         let legCount = query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1)
-        let depth = legCount == 1 ? wanted : min(Self.maxTopK, max(50, 4 * wanted))
+        // One leg: its own top `wanted`. Several: deeper, so that agreement between legs can
+        // lift a document that no single leg ranks near the top.
+        let depth = legCount == 1 ? wanted : min(Query.maximumLimit, max(50, 4 * wanted))
         try validateLegs(query)
         let allowed = try candidates(query.filter, on: connection)
         var legs = LegHits(vector: [], text: nil, geo: nil)
         if !query.vectorLegs.isEmpty {
             if source == .indexes { try indexes.catchUp(connection, loading: query.vectorLegs.map { indexes.vectors[$0.field]! }) }
+            let options = VectorSearchOptions(exact: query.exact, efSearch: query.efSearch)
             for leg in query.vectorLegs {
-                legs.vector.append(try vectorHits(leg, k: depth, candidates: allowed, source: source, on: connection))
+                legs.vector.append(
+                    try vectorHits(leg, k: leg.k ?? depth, options: options, candidates: allowed, source: source, on: connection))
             }
         }
         if let leg = query.textLeg {
-            legs.text = try textHits(leg, k: depth, filter: query.filter, candidates: allowed, source: source, on: connection)
+            // In fused queries a typed text hit votes only when it covers enough of the query's words.
+            let coverage = legCount > 1 ? (leg.minimumCoverage ?? Self.defaultMinimumCoverage) : 0
+            legs.text = try textHits(
+                leg, k: leg.k ?? depth, minimumCoverage: coverage, filter: query.filter, candidates: allowed, source: source,
+                on: connection)
         }
         if let leg = query.geoLeg {
             legs.geo = try geoHits(leg, k: depth, filter: query.filter, on: connection)
         }
         var fused = fuse(legs, query: query)
+        if let minimum = query.minimumScore {
+            fused = try threshold(fused, query: query, minimum: minimum, on: connection)
+        }
         if let lambda = query.mmrLambda {
             fused = try diversify(fused, query: query, lambda: lambda, count: wanted, source: source, on: connection)
         }
         return (Array(fused.dropFirst(query.offset).prefix(k)), legs)
+    }
+
+    /// A leg's depth, when the query sets one, is within 1...``Query/maximumLimit``.
+    static func check(depth: Int?) throws {
+        if let depth, !(1...Query.maximumLimit).contains(depth) {
+            throw TroveError.invalidQuery("a leg's k must be in 1...\(Query.maximumLimit), got \(depth)")
+        }
+    }
+
+    /// A typed text hit's least share of the query's words for it to vote in fusion
+    /// (Documentation/PARAMETERS.md, "Fusion").
+    static let defaultMinimumCoverage = 2.0 / 3.0
+
+    /// The fused hits whose similarity to the first vector leg's query is at least `minimum`
+    /// ("no good match"); a hit without a vector in that field is dropped.
+    func threshold(_ fused: [RankFusion.FusedHit], query: Query, minimum: Double, on connection: Connection) throws
+        -> [RankFusion.FusedHit]
+    {
+        let leg = query.vectorLegs[0]
+        let index = indexes.vectors[leg.field]!
+        let table = TableVectors(connection: connection, layout: layout, field: leg.field, dimension: index.dimension, metric: index.metric)
+        let metric = index.metric
+        return try fused.filter { hit in
+            guard let vector = try table.vector(rid: hit.id) else { return false }
+            return Double(metric.score(distance: metric.distance(leg.vector, vector))) >= minimum
+        }
     }
 
     func validateLegs(_ query: Query) throws {
@@ -91,11 +129,16 @@ extension DocumentStore {
             guard leg.vector.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: leg.vector.count) }
             guard leg.vector.allSatisfy(\.isFinite) else { throw TroveError.invalidVector(reason: "the query vector has a NaN or infinite component") }
             guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
+            try Self.check(depth: leg.k)
         }
         if let leg = query.textLeg {
             guard let fullText = schema.fullText else { throw TroveError.lexicalSearchDisabled(collection: name) }
             for field in leg.fields ?? [] where !fullText.fields.contains(field) {
                 throw TroveError.notTextField(field: field, fullTextFields: fullText.fields)
+            }
+            try Self.check(depth: leg.k)
+            if let coverage = leg.minimumCoverage, !(0...1).contains(coverage) {
+                throw TroveError.invalidQuery("a text leg's minimum coverage must be in 0...1, got \(coverage)")
             }
             guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
         }
@@ -115,23 +158,36 @@ extension DocumentStore {
         if case .reciprocalRank(let k) = query.fusion, !(k > 0 && k.isFinite) {
             throw TroveError.invalidQuery("RRF k must be > 0, got \(k)")
         }
+        if let efSearch = query.efSearch, !(1...100_000).contains(efSearch) {
+            throw TroveError.invalidQuery("efSearch must be in 1...100000, got \(efSearch)")
+        }
+        if let minimum = query.minimumScore {
+            guard minimum.isFinite else { throw TroveError.invalidQuery("the minimum score must be finite") }
+            guard !query.vectorLegs.isEmpty else { throw TroveError.invalidQuery("a minimum score needs a vector leg") }
+        }
+        if query.snippet != nil, query.textLeg == nil {
+            throw TroveError.invalidQuery("snippets need a text leg")
+        }
         if let lambda = query.mmrLambda {
             guard (0...1).contains(lambda) else { throw TroveError.invalidQuery("MMR λ must be in 0...1, got \(lambda)") }
             guard !query.vectorLegs.isEmpty else { throw TroveError.invalidQuery("MMR needs a vector leg") }
         }
     }
 
-    func vectorHits(_ leg: VectorLeg, k: Int, candidates: Candidates, source: VectorSource, on connection: Connection) throws -> [Neighbor] {
+    func vectorHits(
+        _ leg: VectorLeg, k: Int, options: VectorSearchOptions, candidates: Candidates, source: VectorSource,
+        on connection: Connection
+    ) throws -> [Neighbor] {
         let index = indexes.vectors[leg.field]!
         let table = TableVectors(connection: connection, layout: layout, field: leg.field, dimension: index.dimension, metric: index.metric)
         switch source {
         case .indexes:
             guard !candidates.excluded.isEmpty else {
-                return try indexes.lock.read { try index.search(leg.vector, k: k, among: candidates.rids, table: table) }
+                return try indexes.lock.read { try index.search(leg.vector, k: k, among: candidates.rids, options: options, table: table) }
             }
             // k more than the rows left out: the best k of the rest are among them.
             let hits = try indexes.lock.read {
-                try index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids, table: table)
+                try index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids, options: options, table: table)
             }
             return Array(hits.lazy.filter { candidates.allows($0.id) }.prefix(k))
         case .table:
@@ -141,12 +197,19 @@ extension DocumentStore {
 
     /// BM25 hits of the text leg among the filter's rows, best first: from the in-memory leg
     /// when it answers this query (``TextFieldIndex``), else from FTS5.
+    ///
+    /// `minimumCoverage`: hits of typed text matching a smaller share of the query's words are
+    /// left out (only where the in-memory leg answers, the one that knows each hit's coverage).
     func textHits(
-        _ leg: TextLeg, k: Int, filter: Filter, candidates: Candidates, source: VectorSource, on connection: Connection
+        _ leg: TextLeg, k: Int, minimumCoverage: Double = 0, filter: Filter, candidates: Candidates, source: VectorSource,
+        on connection: Connection
     ) throws -> [(rid: Int64, bm25: Double)] {
         if source == .indexes, let memory = indexes.text, memory.answers(leg) {
             try indexes.catchUp(connection, loading: [memory])
-            return indexes.lock.read { memory.search(leg.query.text, k: k, candidates: candidates) }
+            return indexes.lock.read {
+                memory.search(leg.query.text, k: k, candidates: candidates)
+                    .filter { $0.coverage + 1e-9 >= minimumCoverage }.map { (rid: $0.rid, bm25: $0.bm25) }
+            }
         }
         let fullText = schema.fullText!
         guard let expression = matchExpression(leg) else { return [] }
@@ -169,6 +232,23 @@ extension DocumentStore {
             throw TroveError.invalidTextQuery(query: leg.query.text, reason: error.message)
         }
         return hits
+    }
+
+    /// FTS5 snippets of these rows for the text leg (the best-matching full-text field of each).
+    func snippets(rids: [Int64], leg: TextLeg, style: SnippetStyle, on connection: Connection) throws -> [Int64: String] {
+        guard !rids.isEmpty, let expression = matchExpression(leg) else { return [:] }
+        // One statement per row with `rowid = ?`: FTS5 seeks each term's doclist to that rowid,
+        // where `rowid IN (…)` made it walk every doclist of an OR query to the end.
+        let statement = try connection.cachedStatement(
+            "SELECT snippet(\(layout.fts), -1, ?, ?, ?, ?) FROM \(layout.fts) WHERE \(layout.fts) MATCH ? AND rowid = ?")
+        var out: [Int64: String] = [:]
+        for rid in Set(rids) {
+            try statement.forEachRow([
+                .text(style.open), .text(style.close), .text(style.ellipsis), .integer(Int64(style.words)),
+                .text(expression), .integer(rid),
+            ]) { out[rid] = $0.string(at: 0) }
+        }
+        return out
     }
 
     /// The FTS5 MATCH expression: typed text rendered safely (stop words dropped) or raw syntax,
@@ -264,7 +344,7 @@ extension DocumentStore {
         let statement = try connection.cachedStatement(
             "SELECT \(layout.rid), \(selection.sql) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))")
         var out: [Int64: Document] = [:]
-        try statement.forEachRow([.text(CollectionEngine.jsonArray(rids))]) { row in
+        try statement.forEachRow([.text(SQLFragment.jsonArray(rids))]) { row in
             out[row.int64(at: 0)] = document(row, selection, first: 1)
         }
         return out
@@ -297,7 +377,8 @@ extension DocumentStore {
         }
         for leg in query.vectorLegs {
             let index = indexes.vectors[leg.field]!
-            lines.append("vector leg \(leg.field): in memory, \(index.strategy), among the candidates")
+            let how = query.exact ? "exact scan (requested)" : index.strategy + (query.efSearch.map { "; efSearch \($0) for this query" } ?? "")
+            lines.append("vector leg \(leg.field): in memory, \(how), among the candidates, \(leg.k.map { "k \($0)" } ?? "default depth")")
         }
         if let leg = query.geoLeg {
             lines.append("geo leg \(leg.field): nearest to \(leg.point) by great-circle distance\(leg.maximumKilometres.map { " within \($0) km" } ?? ""); R*Tree \(layout.geoTableName(leg.field)) box around a growing radius, exact distance on its float64 coordinates, among the candidates")
@@ -315,6 +396,7 @@ extension DocumentStore {
             case .normalizedScores: lines.append("fusion: sum of z-normalised scores")
             }
         }
+        if let minimum = query.minimumScore { lines.append("threshold: similarity to the first vector leg >= \(minimum)") }
         if let lambda = query.mmrLambda { lines.append("rerank: MMR, λ = \(lambda)") }
         lines.append("rows: fetched by id from SQLite for the top \(query.limit ?? 10)")
         return lines

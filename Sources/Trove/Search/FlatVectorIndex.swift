@@ -34,7 +34,8 @@ final class FlatVectorIndex: VectorFieldSearching {
         }
     }
 
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?, table: TableVectors) -> [Neighbor] {
+    /// Always exact: `options` change nothing here.
+    func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) -> [Neighbor] {
         guard let index else { return [] }
         if let candidates { return index.search(query, k: k, among: candidates) }
         return index.search(query, k: k)

@@ -45,6 +45,20 @@ public struct Query: Hashable, Sendable {
     public var cursor: Cursor?
     /// Only these fields are read and returned (nil: all).
     public var projection: [String]?
+    /// Scan vector fields exactly even where they have an approximate (HNSW) index.
+    public var exact: Bool
+    /// The HNSW candidate list size for this query (nil: the field's own `efSearch`); larger is
+    /// slower and finds more of the true neighbours.
+    public var efSearch: Int?
+    /// How hits show the matched words of the text leg (``DocumentHit/snippet``); nil for none.
+    public var snippet: SnippetStyle?
+    /// "No good match": hits whose similarity in the first vector leg (cosine similarity for
+    /// `.cosine`, −distance otherwise) is below this value are dropped, as are hits that leg did
+    /// not find. Nil keeps everything.
+    public var minimumScore: Double?
+
+    /// The largest `limit` (and leg depth) a ranked query accepts.
+    public static let maximumLimit = 100_000
 
     /// A query over the documents passing `filter`.
     public init(_ filter: Filter = .all) {
@@ -59,6 +73,10 @@ public struct Query: Hashable, Sendable {
         self.offset = 0
         self.cursor = nil
         self.projection = nil
+        self.exact = false
+        self.efSearch = nil
+        self.snippet = nil
+        self.minimumScore = nil
     }
 
     /// Whether the query ranks (has a vector or text leg).
@@ -69,12 +87,26 @@ public struct Query: Hashable, Sendable {
     /// Adds a condition (AND).
     public func filter(_ condition: Filter) -> Query { with { $0.filter = $0.filter && condition } }
     /// Ranks by nearness to `vector` in the vector field `field`.
-    public func nearest(to vector: [Float], in field: String, weight: Double = 1) -> Query {
-        with { $0.vectorLegs.append(VectorLeg(field: field, vector: vector, weight: weight)) }
+    ///
+    /// - Parameters:
+    ///   - weight: the leg's weight in fusion.
+    ///   - k: how deep the leg goes (nil: the limit when it is the only leg, else
+    ///     max(50, 4 × (limit + offset))).
+    public func nearest(to vector: [Float], in field: String, weight: Double = 1, k: Int? = nil) -> Query {
+        with { $0.vectorLegs.append(VectorLeg(field: field, vector: vector, weight: weight, k: k)) }
     }
     /// Ranks by BM25 over the full-text fields (or a subset of them).
-    public func matching(_ text: TextQuery, in fields: [String]? = nil, weight: Double = 1) -> Query {
-        with { $0.textLeg = TextLeg(query: text, fields: fields, weight: weight) }
+    ///
+    /// - Parameters:
+    ///   - weight: the leg's weight in fusion.
+    ///   - k: how deep the leg goes (nil: as for ``nearest(to:in:weight:k:)``).
+    ///   - minimumCoverage: when fused with other legs, a hit of typed text votes only when it
+    ///     matches at least this fraction (0...1) of the query's words after stop words; nil is
+    ///     2/3 (Documentation/PARAMETERS.md, "Fusion"), 0 is plain fusion. Raw FTS5 text always votes.
+    public func matching(
+        _ text: TextQuery, in fields: [String]? = nil, weight: Double = 1, k: Int? = nil, minimumCoverage: Double? = nil
+    ) -> Query {
+        with { $0.textLeg = TextLeg(query: text, fields: fields, weight: weight, k: k, minimumCoverage: minimumCoverage) }
     }
     /// Ranks by great-circle distance from `point` in the point field `field`, nearest first
     /// (exact), optionally only within `kilometres`. Fuses with vector and text legs by rank.
@@ -100,6 +132,15 @@ public struct Query: Hashable, Sendable {
     public func after(_ cursor: Cursor?) -> Query { with { $0.cursor = cursor } }
     /// Reads only these fields.
     public func select(_ fields: [String]) -> Query { with { $0.projection = fields } }
+    /// Scans vector fields exactly, even where they have an HNSW index (the true neighbours, at
+    /// O(n) cost).
+    public func exact(_ exact: Bool = true) -> Query { with { $0.exact = exact } }
+    /// Sets the HNSW candidate list size for this query (1...100000).
+    public func efSearch(_ n: Int) -> Query { with { $0.efSearch = n } }
+    /// Marks the text leg's matched words in each hit's ``DocumentHit/snippet``.
+    public func snippets(_ style: SnippetStyle = SnippetStyle()) -> Query { with { $0.snippet = style } }
+    /// Drops hits less similar than `score` in the first vector leg (see ``minimumScore``).
+    public func minimumScore(_ score: Double) -> Query { with { $0.minimumScore = score } }
 
     private func with(_ change: (inout Query) -> Void) -> Query {
         var copy = self
@@ -124,6 +165,8 @@ public struct VectorLeg: Hashable, Sendable {
     public var vector: [Float]
     /// The leg's weight in fusion.
     public var weight: Double
+    /// How deep the leg goes (nil: the query's default depth).
+    public var k: Int? = nil
 }
 
 /// A text ranking leg.
@@ -134,6 +177,10 @@ public struct TextLeg: Hashable, Sendable {
     public var fields: [String]?
     /// The leg's weight in fusion.
     public var weight: Double
+    /// How deep the leg goes (nil: the query's default depth).
+    public var k: Int? = nil
+    /// In fused queries, the fraction of a typed query's words a hit must match to vote (nil: 2/3).
+    public var minimumCoverage: Double? = nil
 }
 
 /// A geo ranking leg: nearest first from a point.
@@ -215,6 +262,9 @@ public struct DocumentHit: Hashable, Sendable {
     public var geoRank: Int? = nil
     /// Great-circle distance in kilometres from the geo leg's point, nil where absent.
     public var kilometres: Double? = nil
+    /// The text with the text leg's matched words marked, when the query asks for snippets
+    /// (``Query/snippets(_:)``) and the text leg found the document.
+    public var snippet: String? = nil
 }
 
 /// An aggregate value to compute.

@@ -32,7 +32,7 @@ struct TableVectors {
         if let rids {
             statement = try connection.cachedStatement(
                 "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))")
-            bindings = [.text(CollectionEngine.jsonArray(rids))]
+            bindings = [.text(SQLFragment.jsonArray(rids))]
         } else {
             statement = try connection.cachedStatement(
                 "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")

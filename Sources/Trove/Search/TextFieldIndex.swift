@@ -53,15 +53,16 @@ final class TextFieldIndex: DerivedIndex {
         return Set(fields) == Set(definition.fields)
     }
 
-    /// The best `k` rows for a typed query among `candidates`, as (row id, FTS5-style bm25 = −score).
-    func search(_ text: String, k: Int, candidates: DocumentStore.Candidates) -> [(rid: Int64, bm25: Double)] {
+    /// The best `k` rows for a typed query among `candidates`, as (row id, FTS5-style bm25 = −score,
+    /// the share of the query's words the row matches).
+    func search(_ text: String, k: Int, candidates: DocumentStore.Candidates) -> [(rid: Int64, bm25: Double, coverage: Double)] {
         guard let index else { return [] }
         let typed = TypedQuery(text, tokenizer: tokenizer)
         guard !typed.isEmpty else { return [] }
         let allowed = candidates.rids.map(Set.init)
         // k more than the rows left out: the best k of the rest are among them.
         let hits = index.search(typed, topK: k + candidates.excluded.count, allowedIDs: allowed)
-        return hits.lazy.filter { candidates.allows($0.id) }.prefix(k).map { (rid: $0.id, bm25: -$0.score) }
+        return hits.lazy.filter { candidates.allows($0.id) }.prefix(k).map { (rid: $0.id, bm25: -$0.score, coverage: $0.coverage) }
     }
 
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
