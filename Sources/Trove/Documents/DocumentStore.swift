@@ -139,6 +139,7 @@ final class DocumentStore: Sendable {
     /// connection's snapshot), or on the edge table inside a write transaction, whose
     /// uncommitted links the shared index must never see.
     func compileFilter(_ filter: Filter, on connection: Connection) throws -> SQLFragment {
+        for fragment in filter.sqlFragments { try check(fragment.sql, bindings: fragment.bindings, on: connection) }
         let context = FilterContext(layout: layout) { [graph, name, schema] scope in
             let source: VectorSource = connection.isInWriteTransaction ? .table : .indexes
             return try graph.reachable(scope, source: source, on: connection).compactMap { reached in
@@ -151,6 +152,21 @@ final class DocumentStore: Sendable {
             }
         }
         return try FilterCompiler(resolver: resolver, context: context).compile(filter)
+    }
+
+    /// A SQL fragment of a filter (``Filter/sql(_:_:)``) on its own: it compiles over this
+    /// table, only reads, and takes its bindings, so an error in a statement that embeds it can
+    /// only come from elsewhere (never guessed from SQLite's message).
+    ///
+    /// - Throws: ``TroveError/invalidFilter(sql:reason:)``.
+    func check(_ fragment: String, bindings: [SQLValue], on connection: Connection) throws {
+        do {
+            let statement = try connection.prepare("SELECT 1 FROM \(layout.table) WHERE (\(fragment))")
+            guard statement.isReadOnly else { throw TroveError.invalidFilter(sql: fragment, reason: "a filter must not write") }
+            try statement.bind(bindings)
+        } catch let error as SQLiteError {
+            throw TroveError.invalidFilter(sql: fragment, reason: error.message)
+        }
     }
 
     // MARK: Columns and rows

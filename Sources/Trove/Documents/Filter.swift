@@ -1,4 +1,5 @@
 import Foundation
+import TroveSQLite
 
 /// A reference to a field, or to a JSON path inside a json field or an undeclared field, used to
 /// build filters, orderings, indexes and aggregates.
@@ -78,6 +79,15 @@ public indirect enum Filter: Hashable, Sendable {
     /// The document is within the scope's hops of its origin in the link graph. See
     /// ``Filter/linked(from:maxHops:labels:direction:)``.
     case linked(GraphScope)
+    /// A SQL condition over the collection's columns with `?` bindings, for what the typed
+    /// filters cannot say (`json_extract(metadata, '$.year') % 4 = ?`). It must only read; a
+    /// fragment that does not compile, writes, or binds the wrong number of values is a
+    /// ``TroveError/invalidFilter(sql:reason:)`` before anything runs.
+    case sql(String, [SQLValue])
+
+    /// The documents whose `source` field is `source` (search collections, and any collection
+    /// with a `source` field).
+    public static func source(_ source: String) -> Filter { Field("source") == .string(source) }
 
     /// Every field the filter reads.
     var fields: [Field] {
@@ -89,7 +99,17 @@ public indirect enum Filter: Hashable, Sendable {
         case .and(let parts), .or(let parts): parts.flatMap(\.fields)
         case .not(let inner): inner.fields
         case .withinDistance(let f, _, _), .withinBox(let f, _): [f]
-        case .linked: []
+        case .linked, .sql: []
+        }
+    }
+
+    /// The SQL fragments of the filter, checked before it runs.
+    var sqlFragments: [(sql: String, bindings: [SQLValue])] {
+        switch self {
+        case .sql(let sql, let bindings): [(sql, bindings)]
+        case .and(let parts), .or(let parts): parts.flatMap(\.sqlFragments)
+        case .not(let inner): inner.sqlFragments
+        default: []
         }
     }
 

@@ -238,6 +238,9 @@ struct FilterCompiler {
             let (column, table, layout) = try pointColumn(field)
             try box.validate(field: field.description)
             writeGeo(GeoSQL.inside(table: table, box: box), column: column, layout: layout, underNot: underNot, into: &out)
+        case .sql(let sql, let bindings):
+            // Plain `?` marks only: the fragment is embedded in larger statements.
+            out.append(SQLFragment(sql: "(\(sql))", bindings: bindings))
         case .linked(let scope):
             guard let context else { throw TroveError.invalidQuery("link filters are for document collections") }
             try scope.validate()

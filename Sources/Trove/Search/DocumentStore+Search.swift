@@ -24,23 +24,49 @@ extension DocumentStore {
     func search(_ query: Query, source: VectorSource, on connection: Connection) throws -> [DocumentHit] {
         let selection = try selection(query.projection)
         return try connection.transaction(.deferred) {
-            let (page, legs) = try ranked(query, source: source, on: connection)
-            let rows = try documents(rids: page.map(\.id), selection: selection, on: connection)
-            let snippets = try query.snippet.map { try self.snippets(rids: page.map(\.id), leg: query.textLeg!, style: $0, on: connection) } ?? [:]
-            // Each hit's ranks: the vector legs in order, then the text leg, then the geo leg.
-            let textSlot = query.textLeg == nil ? nil : query.vectorLegs.count
-            let geoSlot = query.geoLeg == nil ? nil : query.vectorLegs.count + (textSlot == nil ? 0 : 1)
-            return page.compactMap { hit in
-                guard let document = rows[hit.id] else { return nil }
-                let ranks = Array(hit.ranks.prefix(query.vectorLegs.count))
-                let textRank = textSlot.flatMap { hit.ranks[$0] }
-                let geoRank = geoSlot.flatMap { hit.ranks[$0] }
-                return DocumentHit(
-                    document: document, score: hit.score, vectorRanks: ranks,
-                    distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
-                    textRank: textRank, bm25: textRank.map { legs.text![$0 - 1].bm25 },
-                    geoRank: geoRank, kilometres: geoRank.map { legs.geo![$0 - 1].kilometres }, snippet: snippets[hit.id])
-            }
+            let hits = try rankedHits(query, source: source, on: connection)
+            let rows = try documents(rids: hits.map(\.rid), selection: selection, on: connection)
+            return hits.compactMap { hit in rows[hit.rid].map { hit.documentHit($0) } }
+        }
+    }
+
+    /// One result of a ranked query before its row is read: how each leg saw it.
+    struct RankedHit {
+        var rid: Int64
+        var score: Double
+        var vectorRanks: [Int?]
+        var distances: [Double?]
+        var textRank: Int?
+        var bm25: Double?
+        var geoRank: Int?
+        var kilometres: Double?
+        var snippet: String?
+
+        func documentHit(_ document: Document) -> DocumentHit {
+            DocumentHit(
+                document: document, score: score, vectorRanks: vectorRanks, distances: distances, textRank: textRank,
+                bm25: bm25, geoRank: geoRank, kilometres: kilometres, snippet: snippet)
+        }
+    }
+
+    /// The ranked page with each hit's per-leg ranks and scores (and snippets when asked), without
+    /// the rows; call inside the read transaction the query uses. Typed facades read the rows
+    /// their own way (``SearchCollection`` keeps metadata as the text it was given).
+    func rankedHits(_ query: Query, source: VectorSource, on connection: Connection) throws -> [RankedHit] {
+        let (page, legs) = try ranked(query, source: source, on: connection)
+        let snippets = try query.snippet.map { try self.snippets(rids: page.map(\.id), leg: query.textLeg!, style: $0, on: connection) } ?? [:]
+        // Each hit's ranks: the vector legs in order, then the text leg, then the geo leg.
+        let textSlot = query.textLeg == nil ? nil : query.vectorLegs.count
+        let geoSlot = query.geoLeg == nil ? nil : query.vectorLegs.count + (textSlot == nil ? 0 : 1)
+        return page.map { hit in
+            let ranks = Array(hit.ranks.prefix(query.vectorLegs.count))
+            let textRank = textSlot.flatMap { hit.ranks[$0] }
+            let geoRank = geoSlot.flatMap { hit.ranks[$0] }
+            return RankedHit(
+                rid: hit.id, score: hit.score, vectorRanks: ranks,
+                distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
+                textRank: textRank, bm25: textRank.map { legs.text![$0 - 1].bm25 },
+                geoRank: geoRank, kilometres: geoRank.map { legs.geo![$0 - 1].kilometres }, snippet: snippets[hit.id])
         }
     }
 
