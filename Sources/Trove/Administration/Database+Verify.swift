@@ -84,34 +84,45 @@ extension Database {
         } catch let error as SQLiteError {
             integrity = ["integrity_check failed: \(error.message)"]
         }
-        var collections: [CollectionHealth] = []
-        for name in try collectionNames() {
-            do {
-                collections.append(try withEngine(name) { try $0.health() })
-            } catch {
-                collections.append(CollectionHealth(
-                    name: name, rows: 0, rowsWithVector: 0, textIndexDocuments: nil, vectorIndexCount: 0,
-                    logMaxSeq: 0, logFloor: 0, problems: ["cannot be checked: \(error)"]))
-            }
-        }
-        for name in try documentCollectionNames() { collections.append(documentHealth(name)) }
+        var collections = try collectionNames().map(documentHealth)
         if try EdgeTable.exists(connection) { collections.append(documentHealth(EdgeTable.name)) }
         return VerifyReport(integrity: integrity, collections: collections.sorted { $0.name < $1.name })
     }
 
-    /// A document collection (or the link table) as verify sees it: its rows, its change log and
-    /// what its derived indexes report through the index protocol.
+    /// A collection (or the link table) as verify sees it: its rows, its change log and what its
+    /// derived indexes report through the index protocol (each loaded and caught up first).
     private func documentHealth(_ name: String) -> CollectionHealth {
         var health = CollectionHealth(name: name, rows: 0, rowsWithVector: 0, textIndexDocuments: nil, vectorIndexCount: 0,
                                       logMaxSeq: 0, logFloor: 0, problems: [])
         do {
-            let store = name == EdgeTable.name ? nil : try documentStore(name, requested: nil)
+            let store = name == EdgeTable.name ? nil : try anyDocumentStore(name)
             let layout = store?.layout ?? EdgeTable.layout
             let graph = documentStores.graph
-            (health.rows, health.logMaxSeq, health.problems) = try writing { connection in
-                let rows = Int(try connection.scalar("SELECT count(*) FROM \(layout.table)")?.int64Value ?? 0)
-                let newest = try connection.scalar("SELECT coalesce(max(seq), 0) FROM \(layout.log)")?.int64Value ?? 0
-                return (rows, newest, try store?.indexes.verify(connection) ?? graph.indexes.verify(connection))
+            health = try connection.transaction(connection.isReadOnly ? .deferred : .immediate) {
+                var health = health
+                health.rows = Int(try connection.scalar("SELECT count(*) FROM \(layout.table)")?.int64Value ?? 0)
+                (health.logMaxSeq, health.logFloor) = try layout.changeLog.state(connection)
+                if health.logFloor > health.logMaxSeq {
+                    health.problems.append(
+                        "change-log floor \(health.logFloor) is above its newest entry \(health.logMaxSeq); every query reloads the in-memory indexes")
+                }
+                health.problems += try store?.indexes.verify(connection) ?? graph.indexes.verify(connection)
+                guard let store else { return health }
+                if let fullText = store.schema.fullText {
+                    let documents = Int(try connection.scalar("SELECT count(*) FROM \"\(layout.ftsName)_docsize\"")?.int64Value ?? 0)
+                    health.textIndexDocuments = documents
+                    if documents != health.rows, fullText.fields.count > 0 {
+                        health.problems.append("text index holds \(documents) documents, the table \(health.rows) rows")
+                    }
+                }
+                for field in store.schema.fields {
+                    guard case .vector(let dimension, _) = field.type else { continue }
+                    health.rowsWithVector += Int(try connection.scalar(
+                        "SELECT count(*) FROM \(layout.table) WHERE \"\(field.name)\" IS NOT NULL AND length(\"\(field.name)\") = ?",
+                        [.integer(Int64(4 * dimension))])?.int64Value ?? 0)
+                    health.vectorIndexCount += store.indexes.lock.read { store.indexes.vectors[field.name]?.count ?? 0 }
+                }
+                return health
             }
         } catch {
             health.problems = ["cannot be checked: \(error)"]
@@ -139,14 +150,15 @@ extension Database {
     public func repair() throws -> RepairReport {
         let before = try verify()
         var actions: [String] = []
-        for name in try collectionNames() {
-            let done = try withEngine(name) { try $0.rebuildDerived() }
-            actions += done.map { "\(name): \($0)" }
-        }
-        for name in try documentCollectionNames() where before.collections.contains(where: { $0.name == name && !$0.isHealthy }) {
-            let store = try documentStore(name, requested: nil)
-            try writing { try store.indexes.repair($0) }
-            actions.append("\(name): rebuilt its derived indexes from the table")
+        for name in try collectionNames() where before.collections.contains(where: { $0.name == name && !$0.isHealthy }) {
+            let store = try anyDocumentStore(name)
+            try connection.transaction(.immediate) {
+                try store.indexes.repair(connection)
+                // Every other connection's and process's watermark is now below the floor, so
+                // each rebuilds its in-memory indexes from the table on its next query.
+                try store.layout.changeLog.raiseFloorPastNewest(connection, rowColumn: store.layout.logRid)
+            }
+            actions.append("\(name): rebuilt its derived indexes from the table; every connection reloads its in-memory indexes")
         }
         if before.collections.contains(where: { $0.name == EdgeTable.name && !$0.isHealthy }) {
             documentStores.graph.indexes.invalidate()
@@ -157,69 +169,5 @@ extension Database {
             actions.append("file: integrity_check still fails; the tables themselves are damaged — restore a backup or use sqlite3 .recover")
         }
         return RepairReport(actions: actions, before: before, after: after)
-    }
-}
-
-extension CollectionEngine {
-    /// Compares the table with its derived indexes; see ``Database/verify()``.
-    func health() throws -> CollectionHealth {
-        var problems: [String] = []
-        var rows = 0, withVector = 0, documents: Int?
-        var indexCount = 0
-        var (maxSeq, floor): (Int64, Int64) = (0, 0)
-        let readOnly = connection.isReadOnly
-        try connection.transaction(readOnly ? .deferred : .immediate) {
-            (maxSeq, floor) = try logState()
-            if floor > maxSeq {
-                problems.append("change-log floor \(floor) is above its newest entry \(maxSeq); every query reloads the vector index")
-            }
-            rows = Int(try connection.scalar("SELECT count(*) FROM \(schema.table)")?.int64Value ?? 0)
-
-            if configuration.lexicalSearch {
-                let docsize = "\"\(schema.ftsName)_docsize\""
-                documents = Int(try connection.scalar("SELECT count(*) FROM \(docsize)")?.int64Value ?? 0)
-                if documents != rows {
-                    problems.append("text index holds \(documents!) documents, the table \(rows) rows")
-                }
-                if !readOnly {
-                    do {
-                        // rank = 1: also compare the index with the external content table.
-                        try connection.execute(
-                            "INSERT INTO \(schema.fts)(\(schema.fts), rank) VALUES ('integrity-check', 1)")
-                    } catch let error as SQLiteError {
-                        problems.append("text index disagrees with the table (FTS5 integrity-check: \(error.message))")
-                    }
-                }
-            }
-
-            // The exact index against the table, through the index protocol (the same check as
-            // a document collection's vector fields), caught up with this transaction first.
-            indexCount = try catchUp().count
-            withVector = Int(try connection.scalar(
-                "SELECT count(*) FROM \(schema.table) WHERE embedding IS NOT NULL AND length(embedding) = ?",
-                [.integer(Int64(4 * configuration.dimension))])?.int64Value ?? 0)
-            problems += try readingIndexes { try state.flat.verify(connection, layout: DocumentLayout(preset: schema)) }
-        }
-        return CollectionHealth(
-            name: name, rows: rows, rowsWithVector: withVector, textIndexDocuments: documents,
-            vectorIndexCount: indexCount, logMaxSeq: maxSeq, logFloor: floor, problems: problems)
-    }
-
-    /// Rebuilds the FTS5 index and the vector index from the table and raises the log floor.
-    func rebuildDerived() throws -> [String] {
-        var actions: [String] = []
-        try connection.transaction(.immediate) {
-            if configuration.lexicalSearch {
-                try connection.execute("INSERT INTO \(schema.fts)(\(schema.fts)) VALUES ('rebuild')")
-                actions.append("text index rebuilt from the table")
-            }
-            // Every reader's watermark is now below the floor, so each reloads from the table.
-            try changeLog.raiseFloorPastNewest(connection, rowColumn: "id")
-            let maxSeq = try logState().maxSeq
-            actions.append("change-log floor raised to \(maxSeq): every connection reloads its vector index")
-            let count = try catchUp().count
-            actions.append("vector index reloaded from the table (\(count) vectors)")
-        }
-        return actions
     }
 }

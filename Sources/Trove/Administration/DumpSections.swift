@@ -118,7 +118,7 @@ enum SearchCollectionDump: DumpSectionKind {
             throw TroveError.invalidConfiguration("search collection \(header.name) has fixed fields; only the collection can be renamed")
         }
         let name = renames.collections[header.name] ?? header.name
-        _ = try CollectionEngine.open(connection: connection, name: name, requested: configuration)
+        _ = try SearchCollectionTable.open(connection: connection, name: name, requested: configuration, graph: GraphStore())
         let schema = CollectionSchema(name: name, configuration: configuration)
         let marks = repeatElement("?", count: header.columns.count).joined(separator: ", ")
         return DumpLoadTarget(

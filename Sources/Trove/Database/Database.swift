@@ -22,13 +22,11 @@ public actor Database {
     let checkpointer: BackgroundCheckpointer?
     /// Merges text-index segments while nobody writes (nil for in-memory or read-only).
     let merger: BackgroundMerger?
-    var engines: [String: CollectionEngine]
     /// Read-only WAL connections for reads and searches (nil for in-memory databases).
     nonisolated let readers: ReaderPool?
-    /// Document collections opened so far, shared with the readers.
+    /// Collections opened so far (document collections and search collections' preset stores),
+    /// shared with the readers.
     nonisolated let documentStores = DocumentStoreRegistry()
-    /// Search collections opened so far (schema and in-memory indexes), shared with the readers.
-    nonisolated let presets = PresetRegistry()
     /// The file path, or nil for an in-memory database.
     public nonisolated let path: String?
     /// The clock document expiry is measured against (``Expiry``); the system clock by default.
@@ -61,8 +59,8 @@ public actor Database {
         try self.init(.inMemory, options: .init(), preparing: [], clock: clock)
     }
 
-    /// Opens the database and, before returning, the given collections (so a synchronous
-    /// initialiser such as ``VectorStore``'s can report a schema mismatch at once).
+    /// Opens the database and, before returning, the given search collections (so a synchronous
+    /// initialiser can report a schema mismatch at once).
     init(
         _ location: Connection.Location, options: Connection.Options,
         preparing collections: [(name: String, configuration: CollectionConfiguration)],
@@ -98,16 +96,11 @@ public actor Database {
             checkpointer = nil
             merger = nil
         }
-        var engines: [String: CollectionEngine] = [:]
         for (name, configuration) in collections {
-            let engine = try CollectionEngine.open(
+            documentStores[name] = try SearchCollectionTable.open(
                 connection: connection, name: name, requested: configuration, graph: documentStores.graph, clock: clock)
-            engine.merger = merger
-            engines[name] = engine
-            presets[name] = (engine.schema, engine.state)
         }
         self.connection = connection
-        self.engines = engines
         let filePath: String? = if case .file(let p) = location { p } else { nil }
         path = filePath
         let hub = filePath.map(ChangeHub.shared(path:)) ?? ChangeHub.inMemory()
@@ -175,160 +168,6 @@ public actor Database {
         }
     }
 
-    // MARK: Collections
-
-    /// Opens the collection `name`, creating it with `configuration` when it does not exist.
-    ///
-    /// ```swift
-    /// let notes = try await database.collection("notes", configuration: .init(dimension: 384))
-    /// ```
-    /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` when it exists with another
-    ///   configuration (nothing is changed), ``TroveError/invalidName(_:reason:)``,
-    ///   ``TroveError/invalidDimension(_:)``, ``TroveError/invalidConfiguration(_:)``.
-    public func collection(_ name: String, configuration: CollectionConfiguration) throws -> Collection {
-        try open(name, requested: configuration, embedder: nil)
-    }
-
-    /// Opens or creates a collection from its settings; see ``CollectionConfiguration``.
-    public func collection(
-        _ name: String, dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
-        metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.defaultTokenizer
-    ) throws -> Collection {
-        try collection(name, configuration: CollectionConfiguration(
-            dimension: dimension, metric: metric, lexicalSearch: lexicalSearch,
-            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer))
-    }
-
-    /// Opens or creates a collection whose vectors come from `embedder`. The embedder's manifest
-    /// is frozen with the collection; opening it later with another model throws
-    /// ``TroveError/embeddingMismatch(collection:stored:requested:)``.
-    ///
-    /// ```swift
-    /// let notes = try await database.collection("notes", embedder: embedder)
-    /// try await notes.add(text: "Dentist on Tuesday at 10", source: "calendar")
-    /// let hits = try await notes.search("when is the dentist?")
-    /// ```
-    public func collection(
-        _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
-        metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.englishTokenizer
-    ) throws -> Collection {
-        let manifest = embedder.manifest
-        let configuration = CollectionConfiguration(
-            dimension: manifest.dimension, metric: metric, lexicalSearch: lexicalSearch,
-            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, embedding: manifest)
-        return try open(name, requested: configuration, embedder: embedder)
-    }
-
-    /// Opens an existing collection with its stored configuration.
-    ///
-    /// - Parameter embedder: attach an embedder for the text-in API; it must match the manifest
-    ///   the collection was created with.
-    /// - Throws: ``TroveError/collectionNotFound(_:)``,
-    ///   ``TroveError/embeddingMismatch(collection:stored:requested:)``.
-    public func collection(named name: String, embedder: (any Embedder)? = nil) throws -> Collection {
-        let engine = try engine(name, requested: nil)
-        if let embedder {
-            guard let stored = engine.configuration.embedding else {
-                throw TroveError.schemaMismatch(
-                    collection: name, details: "embedding: stored none, requested \(embedder.manifest.modelID)")
-            }
-            guard stored == embedder.manifest else {
-                throw TroveError.embeddingMismatch(collection: name, stored: stored, requested: embedder.manifest)
-            }
-        }
-        return Collection(database: self, name: name, configuration: engine.configuration, embedder: embedder)
-    }
-
-    private func open(_ name: String, requested: CollectionConfiguration, embedder: (any Embedder)?) throws -> Collection {
-        let engine = try engine(name, requested: requested)
-        return Collection(database: self, name: name, configuration: engine.configuration, embedder: embedder)
-    }
-
-    private func engine(_ name: String, requested: CollectionConfiguration?) throws -> CollectionEngine {
-        if let engine = engines[name] {
-            if let requested {
-                try requested.validate()
-                if let a = engine.configuration.embedding, let b = requested.embedding, a != b {
-                    throw TroveError.embeddingMismatch(collection: name, stored: a, requested: b)
-                }
-                let differences = engine.configuration.differences(from: requested)
-                guard differences.isEmpty else {
-                    throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
-                }
-            }
-            return engine
-        }
-        let engine = try CollectionEngine.open(
-            connection: connection, name: name, requested: requested, graph: documentStores.graph, clock: clock)
-        engine.merger = merger
-        engines[name] = engine
-        presets[name] = (engine.schema, engine.state)
-        return engine
-    }
-
-    /// The names of every collection in the file, sorted.
-    public func collectionNames() throws -> [String] {
-        try connection.query(
-            "SELECT substr(key, 12) FROM \(CollectionSchema.metaTable) WHERE key LIKE 'collection.%' ORDER BY key"
-        ).compactMap { $0.string(at: 0) }
-    }
-
-    /// The stored configuration of a collection, or nil when it does not exist.
-    public func configuration(of name: String) throws -> CollectionConfiguration? {
-        do {
-            return try engine(name, requested: nil).configuration
-        } catch TroveError.collectionNotFound {
-            return nil
-        }
-    }
-
-    /// Deletes a collection: its rows, indexes, change log and configuration.
-    ///
-    /// - Returns: whether it existed.
-    @discardableResult
-    public func dropCollection(_ name: String) throws -> Bool {
-        guard let configuration = try configuration(of: name) else { return false }
-        let schema = CollectionSchema(name: name, configuration: configuration)
-        try connection.transaction(.immediate) {
-            for statement in schema.dropStatements { try connection.execute(script: statement) }
-            try connection.execute(
-                "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)",
-                [.text(schema.configKey), .text(schema.logFloorKey)])
-        }
-        connection.clearStatementCache()
-        engines[name] = nil
-        presets[name] = nil
-        return true
-    }
-
-    /// Runs `body` with a collection's engine on this actor (administration, index loading and
-    /// saving, explained searches). The engine takes its in-memory indexes' lock where it uses
-    /// them (``PresetIndexState``).
-    func withEngine<T: Sendable>(_ name: String, _ body: (CollectionEngine) throws -> T) throws -> T {
-        try body(engine(name, requested: nil))
-    }
-
-    /// Runs a write with a collection's engine on this actor. The in-memory indexes are not
-    /// locked while its SQL runs; `CollectionEngine.write` locks them to apply its commit.
-    func withWritingEngine<T: Sendable>(_ name: String, _ body: (CollectionEngine) throws -> T) throws -> T {
-        try body(engine(name, requested: nil))
-    }
-
-    /// Runs a read or a search of a search collection on a reader connection, so it proceeds
-    /// while this actor writes (it never waits for the actor): `body` gets an engine over the
-    /// reader and the collection's shared in-memory indexes. Searches of one collection on two
-    /// readers run at once: they share the indexes' lock once the indexes are current (see
-    /// ``PresetIndexState``). A reader sees what is committed, as document reads do. On the
-    /// writer instead for in-memory databases, which have no readers.
-    nonisolated func withReadingEngine<T: Sendable>(_ name: String, _ body: @escaping @Sendable (CollectionEngine) throws -> T) async throws -> T {
-        guard let readers, let (schema, state) = presets[name] else { return try await withEngine(name, body) }
-        return try await readers.withReader(transaction: false) { connection in
-            try body(CollectionEngine(connection: connection, schema: schema, state: state))
-        }
-    }
-
     // MARK: Raw SQL
 
     /// Runs one SQL statement on this database's connection and returns the number of rows it
@@ -379,14 +218,14 @@ public actor Database {
     /// FTS5-syntax queries or snippets right after a bulk load.
     ///
     /// ```swift
-    /// try await notes.insertBatch(entries)
+    /// try await notes.insert(entries)
     /// try await database.mergeTextIndexes()
     /// ```
     public func mergeTextIndexes() throws {
         for name in try collectionNames() {
-            let engine = try engine(name, requested: nil)
-            guard engine.configuration.lexicalSearch else { continue }
-            while try BackgroundMerger.mergeStep(on: connection, fts: engine.schema.fts) {}
+            let layout = try anyDocumentStore(name).layout
+            guard layout.schema.fullText != nil else { continue }
+            while try BackgroundMerger.mergeStep(on: connection, fts: layout.fts) {}
         }
     }
 

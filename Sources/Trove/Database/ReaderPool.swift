@@ -143,25 +143,6 @@ final class ReaderPool: @unchecked Sendable {
     }
 }
 
-/// The search collections opened on a database: each one's frozen schema and shared in-memory
-/// indexes, so searches reach a reader connection without waiting for the database's actor.
-final class PresetRegistry: @unchecked Sendable {
-    // @unchecked Sendable: `collections` is only touched under `lock`; both values are Sendable.
-    private let lock = NSLock()
-    private var collections: [String: (schema: CollectionSchema, state: PresetIndexState)] = [:]
-
-    subscript(name: String) -> (schema: CollectionSchema, state: PresetIndexState)? {
-        get { lock.withLock { collections[name] } }
-        set { lock.withLock { collections[name] = newValue } }
-    }
-
-    /// Lets every open search collection's built in-memory indexes take in what the writer just
-    /// committed outside the collection's own writes (a `database.write { tx in }`).
-    func catchUpAfterCommit(_ connection: Connection) {
-        for entry in lock.withLock({ Array(collections.values) }) { entry.state.indexes.catchUpAfterCommit(connection) }
-    }
-}
-
 /// The document collections opened on a database, readable from any task.
 final class DocumentStoreRegistry: @unchecked Sendable {
     // @unchecked Sendable: `stores` is only touched under `lock`; DocumentStore is Sendable.
@@ -173,6 +154,16 @@ final class DocumentStoreRegistry: @unchecked Sendable {
     subscript(name: String) -> DocumentStore? {
         get { lock.withLock { stores[name] } }
         set { lock.withLock { stores[name] = newValue } }
+    }
+
+    /// The store already registered under `name`, else `store`, registered now (two readers may
+    /// open one collection at once; both then use the first).
+    func insertIfAbsent(_ name: String, _ store: DocumentStore) -> DocumentStore {
+        lock.withLock {
+            if let known = stores[name] { return known }
+            stores[name] = store
+            return store
+        }
     }
 
     /// Lets every open collection's in-memory indexes take in what the writer just committed.

@@ -23,31 +23,13 @@ extension Database {
         DocumentCollection(database: self, store: try documentStore(name, requested: nil))
     }
 
-    /// The names of every document collection in the file, sorted.
-    public func documentCollectionNames() throws -> [String] {
-        try connection.query(
-            "SELECT substr(key, ?) FROM \(CollectionSchema.metaTable) WHERE key LIKE 'documents.%' ORDER BY key",
-            [.integer(Int64(DocumentLayout.metaKeyPrefix.count + 1))]
-        ).compactMap { $0.string(at: 0) }
-    }
-
-    /// Deletes a document collection: its rows, indexes, change log and schema.
-    ///
-    /// - Returns: whether it existed.
-    @discardableResult
-    public func dropDocuments(_ name: String) throws -> Bool {
-        guard let schema = try DocumentStore.storedSchema(connection, key: DocumentLayout.metaKeyPrefix + name, name: name) else {
-            return false
-        }
-        let layout = DocumentLayout(name: name, schema: schema)
-        try connection.transaction(.immediate) { try layout.drop(on: connection) }
-        connection.clearStatementCache()
-        documentStores[name] = nil
-        return true
-    }
-
     func documentStore(_ name: String, requested: DocumentSchema?) throws -> DocumentStore {
         if let store = documentStores[name] {
+            if store.layout.preset != nil {
+                throw TroveError.invalidName(name, reason: requested == nil
+                    ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
+                    : "a search collection of that name exists; document collections need their own name")
+            }
             if let requested {
                 try requested.validate()
                 let differences = store.schema.differences(from: requested)
@@ -92,7 +74,6 @@ extension Database {
             try body(Transaction(connection: connection, lookup: { name in try self.anyDocumentStore(name) }, graph: documentStores.graph))
         }
         documentStores.catchUpAfterCommit(connection)
-        presets.catchUpAfterCommit(connection)
         return result
     }
 
@@ -100,11 +81,7 @@ extension Database {
     /// (its preset schema), for transactions and snapshot reads.
     func anyDocumentStore(_ name: String) throws -> DocumentStore {
         if let store = documentStores[name] { return store }
-        if try connection.scalar(
-            "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text("collection.\(name)")]) != nil
-        {
-            return try withEngine(name) { try $0.state.documentStore() }
-        }
+        if try SearchCollectionTable.exists(name, on: connection) { return try searchStore(name, requested: nil) }
         return try documentStore(name, requested: nil)
     }
 
@@ -131,25 +108,18 @@ extension Database {
     ) async throws -> T {
         guard let readers else { return try await readOnWriter(body) }
         let stores = documentStores
-        let presets = self.presets
         return try await readers.withReader(transaction: transaction, yielding: yielding) { connection in
             try body(connection) { name in
                 if let store = stores[name] { return store }
-                if let preset = presets[name] { return try preset.state.documentStore() }
                 // A search collection this database has not opened yet (made by an earlier run or
                 // another process): opened here, on the reader, and shared from now on.
-                if try connection.scalar(
-                    "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text("collection.\(name)")]) != nil
-                {
-                    let engine = try CollectionEngine.open(
-                        connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
-                    if presets[name] == nil { presets[name] = (engine.schema, engine.state) }
-                    return try (presets[name]?.state ?? engine.state).documentStore()
+                if try SearchCollectionTable.exists(name, on: connection) {
+                    let store = try SearchCollectionTable.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
+                    return stores.insertIfAbsent(name, store)
                 }
                 // Opened by another handle or process after this database: read its schema here.
                 let store = try DocumentStore.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
-                stores[name] = store
-                return store
+                return stores.insertIfAbsent(name, store)
             }
         }
     }

@@ -19,6 +19,11 @@ struct DocumentLayout: Sendable {
     /// Set when the layout describes a search collection's table, created by `CollectionSchema`
     /// with fixed columns and rules of its own (DocumentLayout+Preset.swift).
     var preset: CollectionConfiguration? = nil
+    /// Whether the table has its `_version` column: always, except search collections of files
+    /// older than format 3 opened read-only (their rows then read as version 1).
+    var hasVersions = true
+    /// What reads select as a row's version.
+    var versionColumn: String { hasVersions ? "\"_version\"" : "1" }
 
     static let metaKeyPrefix = "documents."
 

@@ -396,6 +396,16 @@ extension DocumentStore {
 
 /// Rows for ``DocumentStore/write(_:mode:on:document:)``, each in the store's write columns
 /// (``DocumentStore/writeColumns``, then the expiry second when the collection allows expiry).
+/// How a batch treats ids that already exist.
+enum WriteMode {
+    /// Fail with ``TroveError/duplicateDocumentID(_:)``.
+    case insert
+    /// Replace the document (its version goes up).
+    case upsert
+    /// Fail with ``TroveError/documentNotFound(_:)`` when the id is missing (one row at a time).
+    case update
+}
+
 protocol RowSource {
     var count: Int { get }
     /// Binds row `i`'s values to `statement`'s parameters `first`, `first + 1`, ...

@@ -47,7 +47,7 @@ final class DocumentStore: Sendable {
         self.clock = clock
         self.indexes = indexes ?? DerivedIndexSet(layout: layout)
         let schema = layout.schema
-        fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil)
+        fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil, version: layout.versionColumn)
         let automatic = layout.automaticFields
         writableFields = schema.fields.filter { !automatic.contains($0.name) }
         writeColumns = ["\"id\""] + writableFields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
@@ -181,11 +181,11 @@ final class DocumentStore: Sendable {
         /// The column list, built once.
         let sql: String
 
-        init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?) {
+        init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?, version: String) {
             self.fields = fields
             self.readsExtra = readsExtra
             self.extraNames = extraNames
-            var columns = ["\"id\"", "\"_version\""]
+            var columns = ["\"id\"", version]
             columns += fields.map { "\"\($0.name)\"" }
             if readsExtra { columns.append("\"_extra\"") }
             sql = columns.joined(separator: ", ")
@@ -208,7 +208,7 @@ final class DocumentStore: Sendable {
                 throw TroveError.unknownField(field: name, known: ["id"] + schema.fields.map(\.name))
             }
         }
-        return Selection(fields: fields, readsExtra: !extras.isEmpty, extraNames: extras)
+        return Selection(fields: fields, readsExtra: !extras.isEmpty, extraNames: extras, version: layout.versionColumn)
     }
 
     /// Decodes the row the statement is on, reading `selection`'s columns from `first`.

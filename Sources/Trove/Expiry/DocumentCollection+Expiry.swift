@@ -92,8 +92,8 @@ extension Database {
     public func purgeExpired(batchSize: Int = 1_000) async throws -> Int {
         precondition(batchSize > 0, "batchSize must be positive")
         var total = 0
-        for name in try documentCollectionNames() {
-            let store = try documentStore(name, requested: nil)
+        for name in try collectionNames() {
+            let store = try anyDocumentStore(name)
             guard store.schema.allowsExpiry else { continue }
             while true {
                 let deleted = try writing { try store.purgeExpired(limit: batchSize, on: $0) }

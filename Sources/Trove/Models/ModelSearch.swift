@@ -1,19 +1,5 @@
 import Foundation
 
-/// How a typed search ranks models.
-///
-/// ```swift
-/// let byWords = try await notes.search("tax forms", mode: .words)
-/// ```
-public enum ModelSearchMode: Hashable, Sendable {
-    /// Meaning and words: the vector and full-text legs fused by reciprocal rank fusion.
-    case hybrid
-    /// Meaning only: nearness of the embedded query to the embedded text property.
-    case vector
-    /// Words only: BM25 over the full-text properties.
-    case words
-}
-
 /// A model found by a search, with its score.
 ///
 /// ```swift
@@ -40,17 +26,17 @@ extension ModelCollection {
     /// ```
     /// - Throws: ``TroveError/embedderRequired(collection:)`` for `.vector` and `.hybrid` without
     ///   an embedder or an ``ModelOptions/embedding(of:into:)``; ``TroveError/lexicalSearchDisabled(collection:)``
-    ///   for `.words` and `.hybrid` without ``ModelOptions/fullText(_:weight:)-(KeyPath<Root,String>,_)`` properties.
-    public func search(_ text: String, mode: ModelSearchMode = .hybrid, where predicate: Predicate<M>? = nil,
+    ///   for `.text` and `.hybrid` without ``ModelOptions/fullText(_:weight:)-(KeyPath<Root,String>,_)`` properties.
+    public func search(_ text: String, mode: SearchMode = .hybrid, where predicate: Predicate<M>? = nil,
                        limit: Int = 10) async throws -> [ModelHit<M>] {
         let query = try await searchQuery(text, mode: mode, where: predicate, limit: limit)
         return try hits(try await documents.search(query))
     }
 
     /// The engine query of a typed search (its text embedded when it has a vector leg).
-    func searchQuery(_ text: String, mode: ModelSearchMode, where predicate: Predicate<M>?, limit: Int) async throws -> Query {
+    func searchQuery(_ text: String, mode: SearchMode, where predicate: Predicate<M>?, limit: Int) async throws -> Query {
         var query = Query(try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all).limit(limit)
-        if mode != .words {
+        if mode != .text {
             guard let embedder, let vector = schema.embeddedVector, let column = schema.propertiesByName[vector]?.column else {
                 throw TroveError.embedderRequired(collection: documents.name)
             }

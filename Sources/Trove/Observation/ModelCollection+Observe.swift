@@ -50,7 +50,7 @@ extension ModelCollection {
     /// let dentist = try await notes.observeSearch("dentist appointment", limit: 5)
     /// for try await hits in dentist { show(hits.map(\.model)) }
     /// ```
-    public func observeSearch(_ text: String, mode: ModelSearchMode = .hybrid, where predicate: Predicate<M>? = nil,
+    public func observeSearch(_ text: String, mode: SearchMode = .hybrid, where predicate: Predicate<M>? = nil,
                               limit: Int = 10) async throws -> LiveQuery<[ModelHit<M>]> {
         let query = try await searchQuery(text, mode: mode, where: predicate, limit: limit)
         let name = documents.name

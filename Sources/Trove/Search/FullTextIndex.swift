@@ -14,6 +14,8 @@ final class FullTextIndex: DerivedIndex {
     func apply(rid: Int64, statement: Statement?, firstColumn: Int) {}
 
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
+        // FTS5's check is issued as an INSERT command (it changes nothing): not on a read-only file.
+        guard !connection.isReadOnly else { return [] }
         do {
             try connection.execute("INSERT INTO \(layout.fts)(\(layout.fts), rank) VALUES ('integrity-check', 1)")
             return []

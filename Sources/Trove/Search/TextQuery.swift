@@ -37,17 +37,15 @@ public struct TextQuery: Hashable, Sendable, ExpressibleByStringLiteral {
     }
 }
 
-/// How a text-in search (``Collection/search(_:topK:mode:filter:snippet:)``) ranks rows.
+/// Which legs a text-in search runs (``SearchCollection/search(_:topK:mode:filter:snippet:)``,
+/// ``ModelCollection/search(_:in:mode:where:limit:)``).
 public enum SearchMode: Hashable, Sendable {
-    /// Vector and text legs fused with reciprocal rank fusion.
-    case hybrid(Fusion = Fusion())
-    /// Nearest vectors only.
+    /// Meaning and words: the vector and text legs fused (reciprocal rank fusion).
+    case hybrid
+    /// Meaning only: nearness of the embedded text.
     case vector
-    /// BM25 over the words only.
+    /// Words only: BM25.
     case text
-
-    /// Hybrid with the default fusion.
-    public static var hybrid: SearchMode { .hybrid(Fusion()) }
 }
 
 /// How text hits show the matched words (FTS5 `snippet()`).

@@ -1,13 +1,14 @@
 import Foundation
 
-/// One hit of a vector, text or hybrid search.
+/// One hit of a search collection's search: a ``DocumentHit`` of its preset schema, with the row
+/// as the entry it was written as.
 ///
 /// ``score`` is always "bigger is better": the metric's similarity for vector search
 /// (cosine similarity, dot product, or minus the L2 distance), minus BM25 for text search, and the
-/// fused reciprocal-rank score for hybrid search. The per-leg fields say how each leg saw the row.
+/// fused score for hybrid search. The per-leg fields say how each leg saw the row.
 ///
 /// ```swift
-/// for hit in try await notes.searchHybrid(text: "dentist", vector: q, topK: 5) {
+/// for hit in try await notes.search("dentist", topK: 5) {
 ///     print(hit.id, hit.score, hit.vectorRank ?? 0, hit.textRank ?? 0, hit.content)
 /// }
 /// ```
@@ -50,6 +51,13 @@ public struct SearchResult: Hashable, Sendable, Identifiable {
         self.vectorRank = vectorRank
         self.textRank = textRank
         self.snippet = snippet
+    }
+
+    init(_ hit: DocumentStore.RankedHit, entry: VectorEntry) {
+        self.init(
+            id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata, score: hit.score,
+            distance: hit.distances.first ?? nil, bm25: hit.bm25, vectorRank: hit.vectorRanks.first ?? nil,
+            textRank: hit.textRank, snippet: hit.snippet)
     }
 
     /// Decodes the metadata JSON as `T`; nil when the row has no metadata.

@@ -26,7 +26,7 @@ public struct TextEntry: Hashable, Sendable {
     }
 }
 
-extension Collection {
+extension SearchCollection {
     private func requireEmbedder() throws -> any Embedder {
         guard let embedder else { throw TroveError.embedderRequired(collection: name) }
         return embedder
@@ -39,7 +39,7 @@ extension Collection {
     /// ```
     /// - Returns: the new row's id.
     /// - Throws: ``TroveError/embedderRequired(collection:)``, the embedder's errors, or the
-    ///   insert errors of ``insertBatch(_:)``.
+    ///   insert errors of ``insert(_:)-([VectorEntry])``.
     @discardableResult
     public func add(text: String, source: String = "", metadata: String? = nil) async throws -> Int64 {
         try await add([TextEntry(text: text, source: source, metadata: metadata)])[0]
@@ -66,38 +66,32 @@ extension Collection {
         let rows = zip(entries, vectors).map {
             PendingRow(id: $0.id, content: $0.text, source: $0.source, metadata: $0.metadata, vector: $1)
         }
-        return try await database.withWritingEngine(name) { try $0.write(rows, mode: .insert) }
+        return try await write(rows, mode: .insert)
     }
 
-    /// Searches with text: embeds it and runs hybrid search (vector and words fused with RRF),
-    /// or one leg alone. The words are treated as typed by a person: no syntax errors. On a
-    /// collection created with lexical search off, `.hybrid` runs the vector leg alone.
+    /// Searches with text: embeds it and runs hybrid search (vector and words fused), or one
+    /// leg alone. The words are treated as typed by a person: no syntax errors. On a collection
+    /// created with lexical search off, `.hybrid` runs the vector leg alone.
     ///
     /// ```swift
     /// let hits = try await notes.search("when is the dentist?", topK: 5)
-    /// let wordsOnly = try await notes.search("dentist", mode: .text)
-    /// let due = try await notes.search("dentist", filter: SearchFilter(metadata: [.exists("due")]))
+    /// let wordsOnly = try await notes.search("dentist", mode: .text, snippet: SnippetStyle())
+    /// let due = try await notes.search("dentist", filter: Field("metadata", path: "$.due").exists)
     /// ```
     /// - Throws: ``TroveError/embedderRequired(collection:)`` for the vector and hybrid modes
-    ///   without an embedder, and the errors of the underlying searches.
+    ///   without an embedder, and the errors of ``search(_:)``.
     public func search(
-        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: SearchFilter = SearchFilter(),
-        snippet: SnippetStyle? = nil
+        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: Filter = .all, snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
-        switch mode {
-        case .text:
-            return try await searchText(.typed(text), topK: topK, filter: filter, snippet: snippet)
-        case .vector:
-            let vector = try await requireEmbedder().embed(text)
-            return try await search(vector: vector, topK: topK, filter: filter)
-        case .hybrid(let fusion):
-            let vector = try await requireEmbedder().embed(text)
-            // Without a text index, "hybrid" has only one leg: answer with it rather than fail.
-            guard configuration.lexicalSearch else {
-                return try await search(vector: vector, topK: topK, filter: filter)
-            }
-            return try await searchHybrid(
-                text: .typed(text), vector: vector, topK: topK, filter: filter, fusion: fusion, snippet: snippet)
+        var query = Query(filter).limit(topK)
+        if mode != .text {
+            query = query.nearest(to: try await requireEmbedder().embed(text), in: "embedding")
         }
+        // Without a text index, "hybrid" has only one leg: answer with it rather than fail.
+        if mode == .text || (mode == .hybrid && configuration.lexicalSearch) {
+            query = query.matching(.typed(text))
+            if let snippet { query = query.snippets(snippet) }
+        }
+        return try await search(query)
     }
 }
