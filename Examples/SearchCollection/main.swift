@@ -11,7 +11,7 @@ defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem
 let database = try Database(path: path)
 let notes = try await database.collection("notes", dimension: 3)
 // In an app the vectors come from an Embedder (`notes.add(text:)`); here they are written out.
-try await notes.insertBatch([
+try await notes.insert([
     VectorEntry(id: 1, content: "Call the plumber about the sink", source: "home", metadata: #"{"priority": 2}"#, vector: [1, 0, 0]),
     VectorEntry(id: 2, content: "Quarterly report due Friday", source: "work", metadata: #"{"priority": 1}"#, vector: [0, 1, 0]),
     VectorEntry(id: 3, content: "Buy oat milk and bread", source: "home", metadata: #"{"priority": 3}"#, vector: [0.9, 0.1, 0]),
@@ -38,7 +38,7 @@ for group in try await notes.aggregate([.count(), .maximum("id")], groupBy: [Fie
 // A patch of one JSON path; the version goes up, the text and vector indexes follow.
 let patched = try await notes.patch(2, [Field("metadata", path: "$.priority"): 5, Field("content"): "Quarterly report moved to Monday"])
 print("patched:", patched["metadata"]!, "version", patched.version)
-print("monday:", try await notes.searchText(.typed("monday")).map(\.id))
+print("monday:", try await notes.search(Query().matching(.typed("monday"))).map(\.id))
 
 // One transaction over the search collection, a document collection and raw SQL.
 let done = try await database.documents("done", schema: DocumentSchema(fields: [.text("what")]))
@@ -48,4 +48,4 @@ try await database.write { tx in
     _ = try tx.documents("notes").delete(ids: [1])
 }
 print("notes left:", try await notes.count(), "done:", try await done.count())
-print("plumber now:", try await notes.searchText(.typed("plumber")).map(\.id))
+print("plumber now:", try await notes.search(Query().matching(.typed("plumber"))).map(\.id))

@@ -32,7 +32,7 @@ let database = try Database(path: arguments[1])
 let items = try await database.collection(
     "items", configuration: CollectionConfiguration(dimension: dimension, index: .hnsw(m: 8, efConstruction: 40)))
 // Load the index so batches are applied to it as they commit and snapshots get saved automatically.
-try await items.loadIndex()
+_ = try await items.search(vector: [Float](repeating: 1, count: dimension), topK: 1)
 var generator = Generator(state: seed)
 // Continue after the rows an earlier (killed) run left, so ids never collide.
 let highest = try await database.query("SELECT coalesce(max(id), 0) FROM items").first?[0].int64Value ?? 0
@@ -44,11 +44,11 @@ while true {
             id: Int64(batch * 1_000 + i), content: "batch \(batch) row \(i)", source: "s\(i % 4)",
             vector: generator.vector(dimension))
     }
-    try await items.insertBatch(entries)
+    try await items.insert(entries)
     let replaced = (0..<10).map { i in
         VectorEntry(id: Int64((batch - 1) * 1_000 + i), content: "replaced", source: "r", vector: generator.vector(dimension))
     }
-    try await items.upsertBatch(replaced)
+    try await items.upsert(replaced)
     // Some deletes too (one transaction each), so the log replays more than inserts.
     for i in stride(from: 20, to: 250, by: 10) {
         _ = try await items.delete(id: Int64((batch - 1) * 1_000 + i))

@@ -88,12 +88,12 @@ struct TroveCrashChild {
         let last = counter.flatMap { Int($0.content.split(separator: " ").last ?? "") } ?? 0
         say("S \(last)")
         for batch in (last + 1)...(last + batches) {
-            try await collection.upsertBatch(CrashWorkload.rows(of: batch) + [CrashWorkload.counter(after: batch)])
+            try await collection.upsert(CrashWorkload.rows(of: batch) + [CrashWorkload.counter(after: batch)])
             say("C \(batch)")
             // Queries between batches keep the in-memory index catching up while the file grows.
             if batch % 5 == 0 {
                 _ = try await collection.search(vector: CrashWorkload.vector(seed: UInt64(batch)), topK: 5)
-                _ = try await collection.searchText(.typed(CrashWorkload.tag(batch)), topK: 5)
+                _ = try await collection.search(Query().matching(.typed(CrashWorkload.tag(batch))).limit(5))
             }
             // A checkpoint that another process keeps from finishing throws busy: not this
             // harness's concern (it kills at random moments, checkpoints included).
@@ -127,11 +127,11 @@ struct TroveCrashChild {
                             vector: Array(CrashWorkload.vector(seed: UInt64(base + b * 10 + i)).prefix(8)))
             }
             do {
-                try await collection.insertBatch(entries)
+                try await collection.insert(entries)
                 let count = try await collection.count()
                 if count % 10 != 0 { say("E partial batch visible: count \(count)") }
                 _ = try await collection.search(vector: entries[0].vector, topK: 3)
-                _ = try await collection.searchText(.typed("writer batch"), topK: 3)
+                _ = try await collection.search(Query().matching(.typed("writer batch")).limit(3))
             } catch {
                 errors += 1
                 say("E \(describe(error))")
@@ -159,7 +159,7 @@ struct TroveCrashChild {
             say("count \(try await items.count())")
             let vectorHits = try await items.search(vector: [1, 0, 0, 0], topK: 3)
             say("search \(vectorHits.map(\.id))")
-            let textHits = try await items.searchText(.typed("row"), topK: 3)
+            let textHits = try await items.search(Query().matching(.typed("row")).limit(3))
             say("text \(textHits.map(\.id))")
             try await items.insert(VectorEntry(id: 999, content: "new", vector: [0, 1, 0, 0]))
             say("insert ok")

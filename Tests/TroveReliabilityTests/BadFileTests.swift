@@ -49,7 +49,7 @@ struct BadFileTests {
             let database = try Database(path: path)
             let collection = try await database.collection("items", dimension: 64)
             var rng = SeededGenerator(seed: 3)
-            try await collection.insertBatch((1...Int64(600)).map {
+            try await collection.insert((1...Int64(600)).map {
                 VectorEntry(id: $0, content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
             })
             try await database.checkpoint()
@@ -64,7 +64,7 @@ struct BadFileTests {
             let collection = try await database.collection(named: "items")
             let count = try await collection.count()
             _ = try await collection.search(vector: [Float](repeating: 0.5, count: 64), topK: 5)
-            _ = try await collection.searchText(.typed("row"), topK: 5)
+            _ = try await collection.search(Query().matching(.typed("row")).limit(5))
             let check = try await database.query("PRAGMA integrity_check").compactMap { $0.string(at: 0) }
             // If every read succeeded the answers must still be complete, and SQLite must say so.
             #expect(count == 600 && check == ["ok"], "truncated file read without an error: count \(count), \(check)")
@@ -167,11 +167,11 @@ struct BadFileTests {
         let batch = (100...Int64(400)).map {
             VectorEntry(id: $0, content: String(repeating: "big row \($0) ", count: 30), vector: rng.vector(dimension: 4))
         }
-        await expectError(SQLiteError.self, { try await items.insertBatch(batch) }, matches: { $0.code == .full })
+        await expectError(SQLiteError.self, { try await items.insert(batch) }, matches: { $0.code == .full })
         #expect(try await CollectionSnapshot(items) == snapshot)
         // Single rows that fit still go in; the index and the table still agree afterwards.
         _ = try await database.query("PRAGMA max_page_count = 1000000")
-        try await items.insertBatch(Array(batch.prefix(10)))
+        try await items.insert(Array(batch.prefix(10)))
         #expect(try await items.count() == snapshot.count + 10)
         #expect(try await items.search(vector: batch[3].vector, topK: 1).first?.id == batch[3].id)
         // And after reopening, nothing of the failed batch is there.

@@ -12,7 +12,7 @@ struct BadInputTests {
     /// Runs `bad` against a seeded collection and checks that nothing observable changed.
     func rejected<E: Error>(
         _ errorType: E.Type, matches: (E) -> Bool = { _ in true }, sourceLocation: SourceLocation = #_sourceLocation,
-        _ bad: (Collection) async throws -> Void
+        _ bad: (SearchCollection) async throws -> Void
     ) async throws {
         let collection = try await seededCollection(try Database())
         let before = try await CollectionSnapshot(collection)
@@ -33,7 +33,7 @@ struct BadInputTests {
         }
         // The bad row sits in the middle of a batch: the rows before it must not be written.
         try await rejected(TroveError.self, matches: isInvalid) { c in
-            try await c.insertBatch([
+            try await c.insert([
                 VectorEntry(id: 100, content: "good", vector: [1, 0, 0, 0]),
                 VectorEntry(id: 101, content: "bad", vector: vector),
                 VectorEntry(id: 102, content: "good", vector: [0, 1, 0, 0]),
@@ -47,7 +47,7 @@ struct BadInputTests {
         }
         try await rejected(TroveError.self, matches: isInvalid) { _ = try await $0.search(vector: vector) }
         try await rejected(TroveError.self, matches: isInvalid) {
-            _ = try await $0.searchHybrid(text: .typed("row"), vector: vector)
+            _ = try await $0.search(Query().nearest(to: vector, in: "embedding").matching(.typed("row")))
         }
     }
 
@@ -66,7 +66,7 @@ struct BadInputTests {
             try await $0.insert(VectorEntry(id: 100, content: "x", vector: vector))
         }
         try await rejected(TroveError.self, matches: { $0 == expected }) { c in
-            try await c.insertBatch([VectorEntry(id: 100, content: "ok", vector: [1, 0, 0, 0]),
+            try await c.insert([VectorEntry(id: 100, content: "ok", vector: [1, 0, 0, 0]),
                                      VectorEntry(id: 101, content: "x", vector: vector)])
         }
         try await rejected(TroveError.self, matches: { $0 == expected }) { _ = try await $0.search(vector: vector) }
@@ -120,14 +120,14 @@ struct BadInputTests {
                       "NOT", "^", "a OR OR b", ")", "*"])
     func malformedFTS5(_ query: String) async throws {
         try await rejected(TroveError.self, matches: { if case .invalidTextQuery = $0 { true } else { false } }) {
-            _ = try await $0.searchText(.fts5(query))
+            _ = try await $0.search(Query().matching(.fts5(query)))
         }
         try await rejected(TroveError.self, matches: { if case .invalidTextQuery = $0 { true } else { false } }) {
-            _ = try await $0.searchHybrid(text: .fts5(query), vector: [1, 0, 0, 0])
+            _ = try await $0.search(Query().nearest(to: [1, 0, 0, 0], in: "embedding").matching(.fts5(query)))
         }
         let collection = try await seededCollection(try Database())
-        _ = try await collection.searchText(.typed(query))
-        _ = try await collection.searchHybrid(text: .typed(query), vector: [1, 0, 0, 0])
+        _ = try await collection.search(Query().matching(.typed(query)))
+        _ = try await collection.search(Query().nearest(to: [1, 0, 0, 0], in: "embedding").matching(.typed(query)))
     }
 
     @Test("hostile SQL in where: fragments is invalidFilter and runs nothing",
@@ -148,11 +148,9 @@ struct BadInputTests {
         let before = try await CollectionSnapshot(collection)
         for run in [
             { _ = try await collection.search(vector: [1, 0, 0, 0], topK: 5,
-                filter: SearchFilter(sql: sql, bindings: [.integer(1)])) },
-            { _ = try await collection.searchText(.typed("row"), topK: 5,
-                filter: SearchFilter(sql: sql, bindings: [.integer(1)])) },
-            { _ = try await collection.searchHybrid(text: .typed("row"), vector: [1, 0, 0, 0],
-                filter: SearchFilter(sql: sql, bindings: [.integer(1)])) },
+                filter: .sql(sql, [.integer(1)])) },
+            { _ = try await collection.search(Query(.sql(sql, [.integer(1)])).matching(.typed("row")).limit(5)) },
+            { _ = try await collection.search(Query(.sql(sql, [.integer(1)])).nearest(to: [1, 0, 0, 0], in: "embedding").matching(.typed("row"))) },
         ] as [() async throws -> Void] {
             do {
                 try await run()
@@ -171,12 +169,12 @@ struct BadInputTests {
         let collection = try await seededCollection(try Database())
         let before = try await CollectionSnapshot(collection)
         let hostile = "' OR 1=1; DROP TABLE items; --"
-        #expect(try await collection.search(vector: [1, 0, 0, 0], filter: SearchFilter(source: hostile)).isEmpty)
+        #expect(try await collection.search(vector: [1, 0, 0, 0], filter: .source(hostile)).isEmpty)
         #expect(try await collection.search(vector: [1, 0, 0, 0],
-            filter: SearchFilter(sql: "source = ?", bindings: [.text(hostile)])).isEmpty)
-        #expect(try await collection.searchText(.typed("row"), filter: SearchFilter(source: hostile)).isEmpty)
-        #expect(try await collection.count(source: hostile) == 0)
-        #expect(try await collection.delete(source: hostile) == 0)
+            filter: .sql("source = ?", [.text(hostile)])).isEmpty)
+        #expect(try await collection.search(Query(.source(hostile)).matching(.typed("row"))).isEmpty)
+        #expect(try await collection.count(.source(hostile)) == 0)
+        #expect(try await collection.delete(where: .source(hostile)) == 0)
         #expect(try await CollectionSnapshot(collection) == before)
         // Stored as data and read back byte for byte.
         try await collection.insert(VectorEntry(id: 500, content: hostile, source: hostile, vector: [0, 0, 1, 0]))
@@ -214,17 +212,17 @@ struct BadInputTests {
     }
 
     @Test("topK 0, negative and huge are invalidTopK; the maximum itself works",
-          arguments: [0, -1, Int.min, Collection.maxTopK + 1, Int.max])
+          arguments: [0, -1, Int.min, Query.maximumLimit + 1, Int.max])
     func badTopK(_ k: Int) async throws {
-        let expected = TroveError.invalidTopK(k, maximum: Collection.maxTopK)
+        let expected = TroveError.invalidTopK(k, maximum: Query.maximumLimit)
         try await rejected(TroveError.self, matches: { $0 == expected }) { _ = try await $0.search(vector: [1, 0, 0, 0], topK: k) }
-        try await rejected(TroveError.self, matches: { $0 == expected }) { _ = try await $0.searchText(.typed("row"), topK: k) }
+        try await rejected(TroveError.self, matches: { $0 == expected }) { _ = try await $0.search(Query().matching(.typed("row")).limit(k)) }
         try await rejected(TroveError.self, matches: { $0 == expected }) {
-            _ = try await $0.searchHybrid(text: .typed("row"), vector: [1, 0, 0, 0], topK: k)
+            _ = try await $0.search(Query().nearest(to: [1, 0, 0, 0], in: "embedding").matching(.typed("row")).limit(k))
         }
         let collection = try await seededCollection(try Database())
-        #expect(try await collection.search(vector: [1, 0, 0, 0], topK: Collection.maxTopK).count == 20)
-        #expect(try await collection.searchHybrid(text: .typed("row"), vector: [1, 0, 0, 0], topK: Collection.maxTopK).count == 20)
+        #expect(try await collection.search(vector: [1, 0, 0, 0], topK: Query.maximumLimit).count == 20)
+        #expect(try await collection.search(Query().nearest(to: [1, 0, 0, 0], in: "embedding").matching(.typed("row")).limit(Query.maximumLimit)).count == 20)
     }
 
     @Test("10 MB of text is stored, indexed and read back; a 2,000-word typed query does not fail")
@@ -242,13 +240,13 @@ struct BadInputTests {
         let text = words.joined(separator: " ") + " needleword"
         try await collection.insert(VectorEntry(id: 1000, content: text, vector: [0, 0, 0, 1]))
         #expect(try await collection.fetch(id: 1000)?.content == text)
-        #expect(try await collection.searchText("needleword").map(\.id) == [1000])
+        #expect(try await collection.search(Query().matching("needleword")).map(\.id) == [1000])
         // The earlier rows answer exactly as before.
         #expect(try await collection.count() == before.count + 1)
         for row in before.rows { #expect(try await collection.fetch(id: row.id) == row) }
         let query = words.prefix(2_000).joined(separator: " ")
         do {
-            let hits = try await collection.searchText(.typed(query), topK: 5)
+            let hits = try await collection.search(Query().matching(.typed(query)).limit(5))
             #expect(hits.first?.id == 1000)
         } catch let error as TroveError {
             // A query too large for FTS5's parser may be refused, but only with a typed error.

@@ -27,15 +27,15 @@ struct ConcurrencyReliabilityTests {
     }
 
     /// Checks one reader's view: counts in whole batches, and a batch's tag finds all of it or none.
-    static func checkWholeBatches(_ items: Collection, rng: inout SeededGenerator, batches: Int) async throws {
+    static func checkWholeBatches(_ items: SearchCollection, rng: inout SeededGenerator, batches: Int) async throws {
         let count = try await items.count()
         #expect(count % batchSize == 0, "count \(count) is not whole batches")
         let all = try await items.search(vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 }, topK: 10_000)
         #expect(all.count % batchSize == 0, "vector search saw \(all.count) rows")
         let b = Int(rng.next() % UInt64(batches))
-        let tagged = try await items.searchText(.fts5("tag0x\(b)"), topK: 100)
+        let tagged = try await items.search(Query().matching(.fts5("tag0x\(b)")).limit(100))
         #expect(tagged.count == 0 || tagged.count == batchSize, "batch \(b): \(tagged.count) rows visible")
-        let hybrid = try await items.searchHybrid(text: .typed("shared"), vector: [1, 0, 0, 0, 0, 0, 0, 0], topK: 10_000)
+        let hybrid = try await items.search(Query().nearest(to: [1, 0, 0, 0, 0, 0, 0, 0], in: "embedding").matching(.typed("shared")).limit(10_000))
         #expect(hybrid.count % batchSize == 0, "hybrid search saw \(hybrid.count) rows")
     }
 
@@ -47,7 +47,7 @@ struct ConcurrencyReliabilityTests {
         let batches = 30
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for b in 0..<batches { try await items.insertBatch(Self.batch(b)) }
+                for b in 0..<batches { try await items.insert(Self.batch(b)) }
             }
             for r in 0..<12 {
                 group.addTask {
@@ -66,13 +66,13 @@ struct ConcurrencyReliabilityTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("many.trove")
         let writer = try await Database(path: path).collection("items", dimension: 8)
-        var readers: [Collection] = []
+        var readers: [SearchCollection] = []
         for _ in 0..<4 { readers.append(try await Database(path: path).collection("items", dimension: 8)) }
         let batches = 30
         let snapshot = readers
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for b in 0..<batches { try await writer.insertBatch(Self.batch(b)) }
+                for b in 0..<batches { try await writer.insert(Self.batch(b)) }
             }
             for (r, reader) in snapshot.enumerated() {
                 group.addTask {
@@ -102,7 +102,7 @@ struct ConcurrencyReliabilityTests {
         var rng = SeededGenerator(seed: 9)
         var reads = 0
         // Read while they write, through one connection opened once the collection exists.
-        var reader: Collection?
+        var reader: SearchCollection?
         var openFailures: [String] = []
         while children.contains(where: { $0.0.isRunning }) {
             if reader == nil, FileManager.default.fileExists(atPath: path) {
@@ -163,9 +163,9 @@ struct ConcurrencyReliabilityTests {
         #expect(!output.contains("E "), "\(output)")
         let database = try Database(path: path)
         let shared = try await database.collection(named: "shared")
-        #expect(try await shared.count(source: "w1000000") == batches * Self.batchSize)
-        #expect(try await shared.count(source: "w0") % Self.batchSize == 0, "the killed writer left a partial batch")
+        #expect(try await shared.count(.source("w1000000")) == batches * Self.batchSize)
+        #expect(try await shared.count(.source("w0")) % Self.batchSize == 0, "the killed writer left a partial batch")
         #expect(try await database.verify().isHealthy)
-        print("killed writer: \(try await shared.count(source: "w0") / Self.batchSize) of its batches committed before the kill")
+        print("killed writer: \(try await shared.count(.source("w0")) / Self.batchSize) of its batches committed before the kill")
     }
 }

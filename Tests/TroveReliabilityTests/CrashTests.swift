@@ -154,14 +154,14 @@ struct CrashTests {
             var sample: Set<Int> = [present]
             for _ in 0..<3 { sample.insert(1 + Int(rng.next() % UInt64(present))) }
             for batch in sample {
-                let hits = try await collection.searchText(.fts5(CrashWorkload.tag(batch)), topK: 100)
+                let hits = try await collection.search(Query().matching(.fts5(CrashWorkload.tag(batch))).limit(100))
                 #expect(Set(hits.map(\.id)) == Set(CrashWorkload.rows(of: batch).map(\.id)), "\(context): text batch \(batch)")
                 let row = CrashWorkload.rows(of: batch)[Int(rng.next() % UInt64(CrashWorkload.size(of: batch)))]
                 let nearest = try await collection.search(vector: row.vector, topK: 1)
                 #expect(nearest.first?.id == row.id, "\(context): vector search for row \(row.id)")
             }
-            #expect(try await collection.searchText(.fts5(CrashWorkload.tag(present + 1))).isEmpty)
-            let all = try await collection.search(vector: CrashWorkload.vector(seed: 1), topK: Collection.maxTopK)
+            #expect(try await collection.search(Query().matching(.fts5(CrashWorkload.tag(present + 1)))).isEmpty)
+            let all = try await collection.search(vector: CrashWorkload.vector(seed: 1), topK: Query.maximumLimit)
             #expect(all.count == total, "\(context): vector search returns \(all.count) of \(total) rows")
         }
         return Outcome(started: started, reported: reported, present: present, rows: total)

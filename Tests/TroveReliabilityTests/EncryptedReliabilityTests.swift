@@ -50,7 +50,7 @@ struct EncryptedReliabilityTests {
             #expect(output.contains("D \(batches) 0"), "\(output)")
         }
         #expect(try await shared.count() == 2 * batches * 10)
-        #expect(try await shared.searchText(.typed("writer batch"), topK: 5).count == 5)
+        #expect(try await shared.search(Query().matching(.typed("writer batch")).limit(5)).count == 5)
         #expect(try await database.verify().isHealthy)
         for file in [path, path + "-wal"] where FileManager.default.fileExists(atPath: file) {
             let data = try #require(FileManager.default.contents(atPath: file))

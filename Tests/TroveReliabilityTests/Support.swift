@@ -13,7 +13,7 @@ struct CollectionSnapshot: Equatable {
     var vectorHits: [Int64]
     var textHits: [Int64]
 
-    init(_ collection: Collection, query: [Float]? = nil, text: String = "row") async throws {
+    init(_ collection: SearchCollection, query: [Float]? = nil, text: String = "row") async throws {
         count = try await collection.count()
         let database = collection.database
         let ids = try await database.query("SELECT id FROM \"\(collection.name)\" ORDER BY id").compactMap { $0.int64(at: 0) }
@@ -23,21 +23,21 @@ struct CollectionSnapshot: Equatable {
         let q = query ?? [Float](repeating: 0.5, count: collection.configuration.dimension)
         vectorHits = try await collection.search(vector: q, topK: 10).map(\.id)
         textHits = collection.configuration.lexicalSearch
-            ? try await collection.searchText(.typed(text), topK: 10).map(\.id) : []
+            ? try await collection.search(Query().matching(.typed(text)).limit(10)).map(\.id) : []
     }
 }
 
 /// A collection with `count` seeded rows, in memory or in a file.
 func seededCollection(
     _ database: Database, name: String = "items", dimension: Int = 4, count: Int = 20, seed: UInt64 = 7
-) async throws -> Collection {
+) async throws -> SearchCollection {
     let collection = try await database.collection(name, dimension: dimension)
     var rng = SeededGenerator(seed: seed)
     let entries = (1...Int64(count)).map { id in
         VectorEntry(id: id, content: "row \(id) word\(id % 5)", source: "s\(id % 3)",
                     metadata: "{\"n\":\(id)}", vector: rng.vector(dimension: dimension))
     }
-    try await collection.insertBatch(entries)
+    try await collection.insert(entries)
     return collection
 }
 

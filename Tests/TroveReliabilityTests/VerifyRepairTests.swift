@@ -7,7 +7,7 @@ import TroveTestSupport
 /// `verify()` finds damage to what is derived from the tables; `repair()` rebuilds it.
 @Suite("Database.verify and repair")
 struct VerifyRepairTests {
-    func fileDatabase(_ dir: TemporaryDirectory) async throws -> (Database, Collection, String) {
+    func fileDatabase(_ dir: TemporaryDirectory) async throws -> (Database, SearchCollection, String) {
         let path = dir.path("store.trove")
         let database = try Database(path: path)
         let collection = try await seededCollection(database, count: 50)
@@ -41,21 +41,21 @@ struct VerifyRepairTests {
         // Raw FTS5 command: drops row 7's terms from the index, the table keeps the row.
         try await database.execute(
             "INSERT INTO items_fts(items_fts, rowid, content) VALUES ('delete', ?, ?)", bindings: [7, .text(row.content)])
-        #expect(try await items.searchText("\"row 7 \"").isEmpty)
+        #expect(try await items.search(Query().matching("\"row 7 \"")).isEmpty)
         let report = try await database.verify()
         #expect(!report.isHealthy)
         #expect(report.problems.contains { $0.hasPrefix("items: text index") }, "\(report.problems)")
         let result = try await database.repair()
         #expect(result.after.isHealthy, "\(result.after.problems)")
         #expect(result.actions.contains { $0.contains("text index rebuilt") })
-        #expect(try await items.searchText("\"row 7\"").map(\.id) == [7])
+        #expect(try await items.search(Query().matching("\"row 7\"")).map(\.id) == [7])
     }
 
     @Test("garbage written into the FTS shadow tables is found by verify and repaired")
     func ftsShadowGarbage() async throws {
         let dir = try TemporaryDirectory()
         let (database, items, _) = try await fileDatabase(dir)
-        let before = try await items.searchText(.typed("word3"), topK: 50).map(\.id)
+        let before = try await items.search(Query().matching(.typed("word3")).limit(50)).map(\.id)
         try await database.execute("UPDATE items_fts_data SET block = x'0102030405060708' WHERE id > 10")
         try await database.execute("DELETE FROM items_fts_docsize WHERE id IN (1, 2, 3)")
         let report = try await database.verify()
@@ -63,7 +63,7 @@ struct VerifyRepairTests {
         #expect(report.problems.contains { $0.contains("text index holds 47 documents, the table 50 rows") }, "\(report.problems)")
         let result = try await database.repair()
         #expect(result.after.isHealthy, "\(result.after.problems)")
-        #expect(try await items.searchText(.typed("word3"), topK: 50).map(\.id) == before)
+        #expect(try await items.search(Query().matching(.typed("word3")).limit(50)).map(\.id) == before)
     }
 
     @Test("a document collection's stale vector (a lost change-log entry) is found bit for bit, and repaired")
@@ -160,7 +160,7 @@ struct VerifyRepairTests {
             let database = try Database(path: path)
             let items = try await database.collection("items", dimension: 64)
             var rng = SeededGenerator(seed: 11)
-            try await items.insertBatch((1...Int64(400)).map {
+            try await items.insert((1...Int64(400)).map {
                 VectorEntry(id: $0, content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
             })
             try await database.checkpoint()

@@ -12,7 +12,7 @@ struct ReadmeTests {
         let database = try Database(path: dir.path("notes.trove"))
         let notes = try await database.collection("notes", dimension: 3)
 
-        try await notes.insertBatch([
+        try await notes.insert([
             VectorEntry(id: 1, content: "Buy oat milk and bread", source: "groceries.md", vector: [0.9, 0.1, 0.0]),
             VectorEntry(id: 2, content: "Dentist on Tuesday at 10", source: "calendar",
                         metadata: #"{"day": "tue"}"#, vector: [0.0, 0.2, 0.9]),
@@ -21,9 +21,9 @@ struct ReadmeTests {
 
         let near = try await notes.search(vector: [0.1, 0.1, 0.9], topK: 2)
         #expect(near.map(\.id) == [2, 3])
-        let words = try await notes.searchText(.typed("dentist?"))
+        let words = try await notes.search(Query().matching(.typed("dentist?")))
         #expect(words.map(\.id) == [2])
-        let both = try await notes.searchHybrid(text: .typed("plumber"), vector: [0.1, 0.8, 0.2], topK: 2)
+        let both = try await notes.search(Query().nearest(to: [0.1, 0.8, 0.2], in: "embedding").matching(.typed("plumber")).limit(2))
         #expect(both.first?.id == 3)
         #expect(both.first?.vectorRank == 1 && both.first?.textRank == 1)
     }
@@ -34,7 +34,7 @@ struct ReadmeTests {
         let database = try Database(path: dir.path("store.trove"))
         let docs = try await database.collection("docs", dimension: 3)
         try await database.execute("CREATE TABLE audit(note TEXT)")
-        try await docs.insertBatch((1...12).map { i in
+        try await docs.insert((1...12).map { i in
             VectorEntry(id: Int64(i), content: "router page \(i)", source: i % 2 == 0 ? "a.pdf" : "b.md",
                         metadata: #"{"page": \#(i)}"#, vector: [Float(i), 1, 0])
         })

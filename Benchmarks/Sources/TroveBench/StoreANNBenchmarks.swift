@@ -90,11 +90,11 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
         let flat = try await database.collection("flat", configuration: CollectionConfiguration(dimension: d))
         let t0 = benchNow()
         for start in stride(from: 0, to: n, by: 5_000) {
-            try await docs.insertBatch(Array(entries[start..<min(n, start + 5_000)]))
+            try await docs.insert(Array(entries[start..<min(n, start + 5_000)]))
         }
         let insertSeconds = Double(benchNow() - t0) / 1e9
         for start in stride(from: 0, to: n, by: 5_000) {
-            try await flat.insertBatch(Array(entries[start..<min(n, start + 5_000)]))
+            try await flat.insert(Array(entries[start..<min(n, start + 5_000)]))
         }
         say("  rows inserted into the HNSW collection (index not loaded yet): \(formatted(insertSeconds, 2)) s")
 
@@ -138,9 +138,9 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     let queryMeter = ContentionMeter()
     defer { say("  queries: other procs busy cores \(queryMeter.stop().map { formatted($0, 2) } ?? "n/a")") }
     // Baselines: the unfiltered exact scan (flat collection; and exact: true on the HNSW one).
-    let (flatRun, _) = try await timeQueries(queries) { try await flat.searchExplained(vector: $0, topK: 10) }
-    let (exactRun, exactIDs) = try await timeQueries(queries) { try await docs.searchExplained(vector: $0, topK: 10, exact: true) }
-    let (graphRun, graphIDs) = try await timeQueries(queries) { try await docs.searchExplained(vector: $0, topK: 10) }
+    let (flatRun, _) = try await timeQueries(queries) { try await flat.search(Query().nearest(to: $0, in: "embedding").limit(10))/*TODO explained*/ }
+    let (exactRun, exactIDs) = try await timeQueries(queries) { try await docs.search(Query().nearest(to: $0, in: "embedding").limit(10).exact(true))/*TODO explained*/ }
+    let (graphRun, graphIDs) = try await timeQueries(queries) { try await docs.search(Query().nearest(to: $0, in: "embedding").limit(10))/*TODO explained*/ }
     say("  unfiltered exact scan, flat collection:    \(formatted(flatRun.meanMs, 3)) ms mean, p95 \(formatted(flatRun.p95Ms, 3)) ms")
     say("  unfiltered exact: true, HNSW collection:   \(formatted(exactRun.meanMs, 3)) ms mean, p95 \(formatted(exactRun.p95Ms, 3)) ms")
     say("  unfiltered HNSW walk (efSearch \(efSearch)):        \(formatted(graphRun.meanMs, 3)) ms mean, p95 \(formatted(graphRun.p95Ms, 3)) ms,"
@@ -159,12 +159,12 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     ]
     var filtered: [[String: Any]] = []
     for filter in filters {
-        let searchFilter = SearchFilter(source: filter.source, sql: filter.sql)
+        let searchFilter = .source(filter.source) && .sql(filter.sql, [])
         let (run, ids) = try await timeQueries(queries) {
-            try await docs.searchExplained(vector: $0, topK: 10, filter: searchFilter)
+            try await docs.search(Query(searchFilter).nearest(to: $0, in: "embedding").limit(10))/*TODO explained*/
         }
         let (truthRun, truth) = try await timeQueries(queries) {
-            try await docs.searchExplained(vector: $0, topK: 10, filter: searchFilter, exact: true)
+            try await docs.search(Query(searchFilter).nearest(to: $0, in: "embedding").limit(10).exact(true))/*TODO explained*/
         }
         let r = recallAt10(ids, truth)
         let complete = ids.allSatisfy { $0.count == 10 }

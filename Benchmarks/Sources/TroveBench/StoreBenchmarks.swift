@@ -171,7 +171,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
                 var start = 0
                 while start < n {
                     let end = min(n, start + options.batch)
-                    try await collection.insertBatch(Array(entries[start..<end]))
+                    try await collection.insert(Array(entries[start..<end]))
                     start = end
                 }
             }
@@ -244,7 +244,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
     print(String(format: "  file size: %.1f MiB", Double(database.fileSize()) / 1_048_576))
 
     // 3. Query latency through the public API.
-    print("\n## Query latency (top-10, through Collection; includes the change-log check and row hydration)")
+    print("\n## Query latency (top-10, through SearchCollection; includes the change-log check and row hydration)")
     func latency(_ label: String, _ body: (Int) async throws -> Int) async throws {
         for i in 0..<min(10, queryCount) { _ = try await body(i) }  // warm-up
         var samples: [Double] = []
@@ -264,20 +264,20 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         try await collection.search(vector: queries[$0].vector, topK: 10).count
     }
     try await latency("vector, exact, filter 1% (where: id % 100 = 0)") {
-        try await collection.search(vector: queries[$0].vector, topK: 10, filter: SearchFilter(sql: "id % 100 = 0")).count
+        try await collection.search(vector: queries[$0].vector, topK: 10, filter: .sql("id % 100 = 0", [])).count
     }
     try await latency("text, typed (words OR-ed, BM25)") {
-        try await collection.searchText(.typed(queries[$0].text), topK: 10).count
+        try await collection.search(Query().matching(.typed(queries[$0].text)).limit(10)).count
     }
     try await latency("text, typed, with snippets") {
-        try await collection.searchText(.typed(queries[$0].text), topK: 10, snippet: SnippetStyle()).count
+        try await collection.search(Query().matching(.typed(queries[$0].text)).limit(10).snippets(SnippetStyle())).count
     }
     try await latency("text, first word only (FTS5 syntax)") {
         let word = FTS5Pattern(typed: queries[$0].text)?.words.first ?? "a"
-        return try await collection.searchText(.fts5(FTS5Pattern.quote(word)), topK: 10).count
+        return try await collection.search(Query().matching(.fts5(FTS5Pattern.quote(word))).limit(10)).count
     }
     try await latency("hybrid, RRF k=60 (legs 50 deep)") {
-        try await collection.searchHybrid(text: .typed(queries[$0].text), vector: queries[$0].vector, topK: 10).count
+        try await collection.search(Query().nearest(to: queries[$0].vector, in: "embedding").matching(.typed(queries[$0].text)).limit(10)).count
     }
     // Baselines in the same run: the bare exact index (no SQLite), and the same OR query straight
     // to FTS5 (rowid + bm25 only).

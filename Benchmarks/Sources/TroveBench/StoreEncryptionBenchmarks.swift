@@ -68,7 +68,7 @@ private func runOnce(
         var index = 0
         while index < entries.count {
             let end = min(entries.count, index + batch)
-            try await collection.insertBatch(Array(entries[index..<end]))
+            try await collection.insert(Array(entries[index..<end]))
             index = end
         }
         let ms = elapsedMilliseconds(since: start)
@@ -135,9 +135,9 @@ private func runOnce(
         return median(samples)
     }
     figures.exactP50 = try await p50 { try await collection.search(vector: queries[$0].vector, topK: 10).count }
-    figures.textP50 = try await p50 { try await collection.searchText(.typed(queries[$0].text), topK: 10).count }
+    figures.textP50 = try await p50 { try await collection.search(Query().matching(.typed(queries[$0].text)).limit(10)).count }
     figures.hybridP50 = try await p50 {
-        try await collection.searchHybrid(text: .typed(queries[$0].text), vector: queries[$0].vector, topK: 10).count
+        try await collection.search(Query().nearest(to: queries[$0].vector, in: "embedding").matching(.typed(queries[$0].text)).limit(10)).count
     }
     return figures
 }
@@ -289,7 +289,7 @@ private func runFirstQueryAB(
             var index = 0
             while index < entries.count {
                 let end = min(entries.count, index + batch)
-                try await collection.insertBatch(Array(entries[index..<end]))
+                try await collection.insert(Array(entries[index..<end]))
                 index = end
             }
             insertWall[kind].append(elapsedMilliseconds(since: start))

@@ -37,14 +37,14 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
                         source: "s\(id % 10)", vector: (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) })
         }
     }
-    try await items.insertBatch(entries(1...rows))
+    try await items.insert(entries(1...rows))
     var queryRNG = BenchRandom(state: 11)
     func search() async throws -> (vector: Double, text: Double) {
         let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &queryRNG) }
         let t0 = now()
-        let hits = try await items.search(vector: q, topK: 10, filter: SearchFilter(sql: "source != ?", bindings: [.text("s3")]))
+        let hits = try await items.search(vector: q, topK: 10, filter: .sql("source != ?", [.text("s3")]))
         let t1 = now()
-        let text = try await items.searchText(.typed("garden lamp"), topK: 10)
+        let text = try await items.search(Query().matching(.typed("garden lamp")).limit(10))
         let t2 = now()
         precondition(hits.count == 10 && text.count == 10)
         return ((t1 - t0) * 1000, (t2 - t1) * 1000)
@@ -71,7 +71,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
                                 vector: (0..<dimension).map { _ in Float.random(in: -1...1, using: &writerRNG) })
                 }
                 let t0 = now()
-                try await items.insertBatch(batchEntries)
+                try await items.insert(batchEntries)
                 times.append((now() - t0) * 1000)
                 next += batch
             }
@@ -88,9 +88,9 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
     // and the one before it deleted, so every measurement sees the same index.
     let scaling = try await database.collection("scaling", dimension: dimension)
     rng = BenchRandom(state: 3)
-    try await scaling.insertBatch(entries(1...rows))
+    try await scaling.insert(entries(1...rows))
     _ = try await scaling.search(vector: [Float](repeating: 0.5, count: dimension), topK: 10)
-    _ = try await scaling.searchText(.typed("garden lamp"), topK: 10)
+    _ = try await scaling.search(Query().matching(.typed("garden lamp")).limit(10))
     var nextID = rows + 1_000_000
     for writerRate in [options.int("writer-rate", 2), 0] {
         print("readers on one collection of \(rows) rows, one writer inserting a batch of \(batch) and deleting the previous one "
@@ -114,7 +114,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
 /// and a typed text search of `items`, while one writer inserts batches (paced at `writerRate`
 /// batches a second, or flat out at 0). Returns the rows written too.
 private func sameCollectionScaling(
-    _ items: Collection, readers: Int, seconds: Double, batch: Int, writerRate: Int, dimension: Int, firstID: Int
+    _ items: SearchCollection, readers: Int, seconds: Double, batch: Int, writerRate: Int, dimension: Int, firstID: Int
 ) async throws -> (searches: Double, written: Int) {
     let (perSecond, batches) = try await searchesBesideWriter(
         readers: readers, seconds: seconds, writerRate: writerRate, seed: 200,
@@ -125,21 +125,21 @@ private func sameCollectionScaling(
                 VectorEntry(id: Int64(id), content: "new row \(id)", source: "batch\(base)",
                             vector: (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) })
             }
-            try await items.insertBatch(entries)
-            if k > 0 { try await items.delete(source: "batch\(base - batch)") }
+            try await items.insert(entries)
+            if k > 0 { try await items.delete(where: .source("batch\(base - batch)")) }
         },
         search: { count, rng in
             if count % 2 == 0 {
                 let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
-                let hits = try await items.search(vector: q, topK: 10, filter: SearchFilter(sql: "source != ?", bindings: [.text("s3")]))
+                let hits = try await items.search(vector: q, topK: 10, filter: .sql("source != ?", [.text("s3")]))
                 precondition(hits.count == 10)
             } else {
-                let hits = try await items.searchText(.typed("garden lamp"), topK: 10)
+                let hits = try await items.search(Query().matching(.typed("garden lamp")).limit(10))
                 precondition(hits.count == 10)
             }
         })
     let written = batches * batch
-    if written > 0 { try await items.delete(source: "batch\(firstID + written - batch)") }
+    if written > 0 { try await items.delete(where: .source("batch\(firstID + written - batch)")) }
     return (perSecond, written)
 }
 

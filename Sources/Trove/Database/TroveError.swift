@@ -26,10 +26,6 @@ public enum TroveError: Error, Hashable, Sendable {
     case metadataTooLarge(limit: Int, actual: Int)
     /// Metadata is not a JSON object.
     case invalidMetadata(reason: String)
-    /// No row has this id.
-    case rowNotFound(id: Int64)
-    /// A row with this id already exists (or appears twice in one batch).
-    case duplicateID(Int64)
     /// A raw FTS5 query is malformed.
     case invalidTextQuery(query: String, reason: String)
     /// A `where:` SQL fragment does not compile or fails to run.
@@ -134,11 +130,6 @@ extension TroveError: CustomStringConvertible, LocalizedError {
                 + "Store large data in your own table and keep a reference in metadata."
         case .invalidMetadata(let reason):
             "Metadata must be a JSON object (like {\"page\": 3}): \(reason)."
-        case .rowNotFound(let id):
-            "No row with id \(id). Use upsert to insert-or-update."
-        case .duplicateID(let id):
-            "A row with id \(id) already exists (or appears twice in the batch). "
-                + "Use upsert to replace it, or insert without an id to get a new one."
         case .invalidTextQuery(let query, let reason):
             "Malformed full-text query \"\(query)\": \(reason). Quote words with special "
                 + "characters, or use TextQuery.typed(_:) for text a person typed."

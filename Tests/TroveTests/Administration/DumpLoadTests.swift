@@ -80,7 +80,7 @@ struct DumpLoadTests {
     static func isEmpty(_ db: Database) async throws -> Bool {
         let objects = try await db.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name != 'trove_meta'")
         let collections = try await db.collectionNames()
-        let documents = try await db.documentCollectionNames()
+        let documents = try await db.collectionNames()
         return objects.isEmpty && collections.isEmpty && documents.isEmpty
     }
 
@@ -116,7 +116,7 @@ struct DumpLoadTests {
         let nearest = try await items.search(Query().nearest(to: Self.awkward, in: "v").limit(1))
         #expect(nearest.first?.document.id == 1)
         let notes = try await target.collection(named: "notes")
-        #expect(try await notes.searchText("dentist").first?.id == 2)
+        #expect(try await notes.search(Query().matching("dentist")).first?.id == 2)
         #expect(try await notes.fetch(Query().sorted(by: .ascending("id")).select([])).map(\.version) == [1, 2, 1, 1])
         #expect(Set(try await target.links.neighbours(of: GraphNode("items", 2)).map(\.to)) == [GraphNode("items", 1), GraphNode("tags", "mu")])
         #expect(try await target.links.neighbours(of: GraphNode("tags", "zeta")).map(\.to) == [GraphNode("elsewhere", "free text")])
@@ -139,7 +139,7 @@ struct DumpLoadTests {
             collections: ["items": "products", "notes": "memos"], fields: ["items": ["title": "name", "meta": "info"]])
         let report = try await target.load(from: dir.path("a.dump"), renaming: renames)
         #expect(report.problems.isEmpty)
-        #expect(try await target.documentCollectionNames() == ["products", "tags"])
+        #expect(try await target.collectionNames() == ["products", "tags"])
         #expect(try await target.collectionNames() == ["memos"])
         let products = try await target.documents(named: "products")
         #expect(products.schema.field("name") != nil && products.schema.field("title") == nil)

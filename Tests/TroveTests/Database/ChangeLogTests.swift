@@ -16,24 +16,24 @@ struct ChangeLogTests {
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
         try await db.execute("INSERT INTO items(id, content, embedding) VALUES (2, 'bravo charlie', ?)", bindings: [blob])
         #expect(try await items.search(vector: [0, 1], topK: 1).map(\.id) == [2])
-        #expect(try await items.searchText("bravo").map(\.id) == [2])
+        #expect(try await items.search(Query().matching("bravo")).map(\.id) == [2])
 
         try await db.execute("UPDATE items SET content = 'delta', embedding = ? WHERE id = 1", bindings: [.blob([Float(0), -1].withUnsafeBytes { Array($0) })])
-        #expect(try await items.searchText("alpha").isEmpty)
-        #expect(try await items.searchText("delta").map(\.id) == [1])
+        #expect(try await items.search(Query().matching("alpha")).isEmpty)
+        #expect(try await items.search(Query().matching("delta")).map(\.id) == [1])
         #expect(try await items.search(vector: [0, -1], topK: 1).map(\.id) == [1])
 
         try await db.execute("UPDATE items SET id = 10 WHERE id = 2")
         #expect(Set(try await items.search(vector: [0, 1], topK: 5).map(\.id)) == [1, 10])
-        #expect(try await items.searchText("bravo").map(\.id) == [10])
+        #expect(try await items.search(Query().matching("bravo")).map(\.id) == [10])
 
         try await db.execute("DELETE FROM items WHERE id = 10")
         #expect(try await items.search(vector: [0, 1], topK: 5).map(\.id) == [1])
-        #expect(try await items.searchText("bravo").isEmpty)
+        #expect(try await items.search(Query().matching("bravo")).isEmpty)
 
         // A row without a vector is found by text, not by vector search.
         try await db.execute("INSERT INTO items(id, content) VALUES (3, 'echo')")
-        #expect(try await items.searchText("echo").map(\.id) == [3])
+        #expect(try await items.search(Query().matching("echo")).map(\.id) == [3])
         #expect(try await items.search(vector: [1, 0], topK: 5).map(\.id) == [1])
         // A non-finite vector stored by raw SQL is treated as no vector.
         try await db.execute("UPDATE items SET embedding = ? WHERE id = 3", bindings: [.blob([Float.nan, 1].withUnsafeBytes { Array($0) })])
@@ -45,7 +45,7 @@ struct ChangeLogTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
         let first = try await Database(path: path).collection("items", dimension: 3)
-        try await first.insertBatch(randomEntries(count: 20, dimension: 3, seed: 21))
+        try await first.insert(randomEntries(count: 20, dimension: 3, seed: 21))
         #expect(try await first.search(vector: [1, 1, 1], topK: 100).count == 20)
 
         let second = try await Database(path: path).collection(named: "items")
@@ -55,7 +55,7 @@ struct ChangeLogTests {
         #expect(hits.count == 20)
         #expect(hits.first?.id == 500)
         #expect(!hits.contains { $0.id == 1 })
-        #expect(try await first.searchText("second").map(\.id) == [500])
+        #expect(try await first.search(Query().matching("second")).map(\.id) == [500])
 
         // And through a plain SQLite connection (another library or process).
         let raw = try Connection(path: path)
@@ -89,11 +89,11 @@ struct ChangeLogTests {
             let batch = (0..<10_000).map { i in
                 VectorEntry(id: Int64(i), content: "", vector: [Float(i + 1), Float(round)])
             }
-            try await items.upsertBatch(batch)
+            try await items.upsert(batch)
         }
         let logCount = try await db.query("SELECT count(*) FROM items_log")[0].int64(at: 0)!
         #expect(logCount <= 60_000)
-        #expect(try await items.search(vector: [1, 5], topK: 1, filter: SearchFilter(sql: "id = 0")).first?.id == 0)
+        #expect(try await items.search(vector: [1, 5], topK: 1, filter: .sql("id = 0", [])).first?.id == 0)
         #expect(try await items.count() == 10_000)
     }
 

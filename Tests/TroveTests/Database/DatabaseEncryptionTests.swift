@@ -41,7 +41,7 @@ struct DatabaseEncryptionTests {
                     id: Int64(id), content: "SENTINELROW \(id) groceries oat milk", source: "SENTINELSRC",
                     metadata: "{\"tag\":\"SENTINELMETA\",\"n\":\(id)}", vector: vector))
             }
-            try await notes.insertBatch(entries)
+            try await notes.insert(entries)
             // A 200 KB row: overflow pages.
             try await notes.insert(VectorEntry(
                 id: 1000, content: "SENTINELBIG " + String(repeating: "payload ", count: 25_000), source: "big",
@@ -54,7 +54,7 @@ struct DatabaseEncryptionTests {
             }
             try await database.execute(script: "VACUUM")
             try await database.checkpoint()
-            #expect(try await notes.searchText(.typed("groceries"), topK: 5).count == 5)
+            #expect(try await notes.search(Query().matching(.typed("groceries")).limit(5)).count == 5)
         }
         for file in Self.files(path) {
             // ("SQLite format 3" stays: page 1's first 100 bytes are readable by design.)
@@ -66,10 +66,9 @@ struct DatabaseEncryptionTests {
         let database = try Database(path: path, encryption: Self.key)
         let notes = try await database.collection(named: "notes")
         #expect(try await notes.count() == 301)
-        #expect(try await notes.searchText(.typed("oat milk"), topK: 3).count == 3)
+        #expect(try await notes.search(Query().matching(.typed("oat milk")).limit(3)).count == 3)
         #expect(try await notes.search(vector: probe, topK: 1).first?.id == 42)
-        #expect(try await notes.searchExplained(vector: probe, topK: 1,
-            filter: SearchFilter(), exact: true).results.first?.id == 42)
+        #expect(try await notes.search(Query().nearest(to: probe, in: "embedding").limit(1).exact(true)).first?.id == 42)
         #expect(try await notes.fetch(id: 1000)?.content.count == 12 + 8 * 25_000)
         #expect(try await database.verify().isHealthy)
     }
@@ -96,7 +95,7 @@ struct DatabaseEncryptionTests {
         let path = dir.path("e.trove")
         let writer = try Database(path: path, encryption: Self.key)
         let c = try await writer.collection("c", dimension: 4)
-        try await c.insertBatch((1...30).map { VectorEntry(id: $0, content: "row \($0)", vector: [1, 0, 0, Float($0)]) })
+        try await c.insert((1...30).map { VectorEntry(id: $0, content: "row \($0)", vector: [1, 0, 0, Float($0)]) })
         let second = try await Database(path: path, encryption: Self.key).collection(named: "c")
         #expect(try await second.count() == 30)
         let reader = try await Database(path: path, encryption: Self.key, readOnly: true).collection(named: "c")
@@ -116,7 +115,7 @@ struct DatabaseEncryptionTests {
         do {
             let database = try Database(path: path, encryption: Self.key)
             let c = try await database.collection("c", dimension: 4)
-            try await c.insertBatch((1...400).map { VectorEntry(id: $0, content: "row \($0)", vector: [1, 2, 3, Float($0)]) })
+            try await c.insert((1...400).map { VectorEntry(id: $0, content: "row \($0)", vector: [1, 2, 3, Float($0)]) })
             try await database.checkpoint()
         }
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
@@ -128,7 +127,7 @@ struct DatabaseEncryptionTests {
             _ = try await database.verify()
             _ = try await database.query("SELECT count(*), sum(length(content)) FROM c")
             let c = try await database.collection(named: "c")
-            _ = try await c.searchExplained(vector: [1, 2, 3, 4], topK: 400, filter: SearchFilter(), exact: true).results
+            _ = try await c.search(Query().nearest(to: [1, 2, 3, 4], in: "embedding").limit(400).exact(true))
             Issue.record("no error for a changed page")
         } catch let error as SQLiteError {
             #expect(error.encryptionFailure == .pageAuthenticationFailed(file: .database, page: UInt32(page)), "\(error)")
@@ -141,7 +140,7 @@ struct DatabaseEncryptionTests {
         let plain = dir.path("plain.trove")
         do {
             let c = try await Database(path: plain).collection("c", dimension: 4)
-            try await c.insertBatch((1...50).map { VectorEntry(id: $0, content: "SENTINELCOPY \($0)", vector: [1, 0, 0, Float($0)]) })
+            try await c.insert((1...50).map { VectorEntry(id: $0, content: "SENTINELCOPY \($0)", vector: [1, 0, 0, Float($0)]) })
         }
         let encrypted = dir.path("enc.trove")
         try Database.encryptedCopy(of: plain, to: encrypted, encryption: .passphrase("first"))
@@ -152,7 +151,7 @@ struct DatabaseEncryptionTests {
         let database = try Database(path: encrypted, encryption: Self.key)
         let c = try await database.collection(named: "c")
         #expect(try await c.count() == 50)
-        #expect(try await c.searchText(.typed("SENTINELCOPY"), topK: 100).count == 50)
+        #expect(try await c.search(Query().matching(.typed("SENTINELCOPY")).limit(100)).count == 50)
         #expect(try await database.verify().isHealthy)
         let exported = dir.path("exported.trove")
         try Database.plaintextCopy(of: encrypted, encryption: Self.key, to: exported)
@@ -188,7 +187,7 @@ struct EncryptionFixtureTests {
         let notes = try await database.collection(named: "notes")
         #expect(try await notes.count() == 20)
         #expect(try await notes.fetch(id: 7)?.content == "fixture note 7: buy oat milk")
-        #expect(try await notes.searchText(.typed("note 7"), topK: 1).first?.id == 7)
+        #expect(try await notes.search(Query().matching(.typed("note 7")).limit(1)).first?.id == 7)
         #expect(try await notes.search(vector: [1, 0, 0, 7], topK: 1).first?.id == 7)
         #expect(try await database.verify().isHealthy)
         try await notes.insert(VectorEntry(id: 21, content: "added later", vector: [1, 0, 0, 21]))
@@ -269,7 +268,7 @@ struct EncryptionFixtureTests {
             do {
                 let database = try Database(path: path, encryption: encryption)
                 let notes = try await database.collection("notes", dimension: 4)
-                try await notes.insertBatch((1...20).map {
+                try await notes.insert((1...20).map {
                     VectorEntry(id: $0, content: "fixture note \($0): buy oat milk", vector: [1, 0, 0, Float($0)])
                 })
                 try await database.mergeTextIndexes()

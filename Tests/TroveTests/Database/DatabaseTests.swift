@@ -14,7 +14,7 @@ struct DatabaseTests {
         do {
             let db = try Database(path: path)
             let items = try await db.collection("items", dimension: 5, metric: .l2)
-            try await items.insertBatch(entries)
+            try await items.insert(entries)
             let other = try await db.collection("other", dimension: 3)
             try await other.insert(VectorEntry(id: 9, content: "x", vector: [1, 2, 3]))
         }
@@ -47,7 +47,7 @@ struct DatabaseTests {
         let path = dir.path("store.trove")
         do {
             let items = try await Database(path: path).collection("items", dimension: 4)
-            try await items.insertBatch(randomEntries(count: 5, dimension: 4, seed: 2))
+            try await items.insert(randomEntries(count: 5, dimension: 4, seed: 2))
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let db = try Database(path: path)
@@ -86,7 +86,7 @@ struct DatabaseTests {
         let error = await #expect(throws: TroveError.self) { try await db.collection("a_fts", dimension: 2) }
         if case .invalidName? = error {} else { Issue.record("expected invalidName, got \(String(describing: error))") }
         #expect(try await db.collectionNames() == ["a"])
-        #expect(try await a.searchText("hello").count == 1)
+        #expect(try await a.search(Query().matching("hello")).count == 1)
     }
 
     @Test("invalid configurations are refused", arguments: [0, -1, 70_000])
@@ -168,7 +168,7 @@ struct DatabaseTests {
         let db = try Database(path: path, readOnly: true)
         let items = try await db.collection(named: "items")
         #expect(try await items.search(vector: [1, 0.1], topK: 1).first?.id == 1)
-        #expect(try await items.searchText("hello").first?.id == 1)
+        #expect(try await items.search(Query().matching("hello")).first?.id == 1)
         await #expect(throws: SQLiteError.self) { try await items.insert(VectorEntry(id: 2, content: "x", vector: [0, 1])) }
         #expect(try await items.count() == 1)
     }
@@ -179,7 +179,7 @@ struct DatabaseTests {
         let errors: [TroveError] = [
             .schemaMismatch(collection: "c", details: "d"), .embeddingMismatch(collection: "c", stored: manifest, requested: manifest),
             .dimensionMismatch(expected: 3, actual: 4), .invalidVector(reason: "r"), .metadataTooLarge(limit: 1, actual: 2),
-            .invalidMetadata(reason: "r"), .rowNotFound(id: 1), .duplicateID(1), .invalidTextQuery(query: "q", reason: "r"),
+            .invalidMetadata(reason: "r"), .documentNotFound(.int(1)), .duplicateDocumentID(.int(1)), .invalidTextQuery(query: "q", reason: "r"),
             .invalidFilter(sql: "s", reason: "r"), .lexicalSearchDisabled(collection: "c"), .embedderRequired(collection: "c"),
             .invalidTopK(0, maximum: 5), .invalidDimension(0), .invalidName("n", reason: "r"), .invalidConfiguration("r"),
             .collectionNotFound("c"), .unsupportedFormatVersion(found: 2, supported: 1),

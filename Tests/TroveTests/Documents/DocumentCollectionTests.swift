@@ -155,12 +155,12 @@ struct DocumentCollectionTests {
         await #expect(throws: TroveError.self) { try await db.documents("notes", schema: other) }
         let reopened = try Database(path: dir.path("notes.trove"))
         #expect(try await reopened.documents(named: "notes").count() == 1)
-        #expect(try await reopened.documentCollectionNames() == ["notes"])
+        #expect(try await reopened.collectionNames() == ["notes"])
         try await reopened.execute("CREATE TABLE clash(x)")
         await #expect(throws: TroveError.invalidName("clash", reason: "the file already has a table, index or trigger named clash")) {
             try await reopened.documents("clash", schema: DocumentSchema(fields: [.text("t")]))
         }
-        #expect(try await reopened.dropDocuments("notes"))
-        #expect(try await reopened.documentCollectionNames() == [])
+        #expect(try await reopened.dropCollection("notes"))
+        #expect(try await reopened.collectionNames() == [])
     }
 }

@@ -6,7 +6,7 @@ import TroveTestSupport
 
 @Suite("Typed metadata filters")
 struct FilterTests {
-    func makeItems() async throws -> Collection {
+    func makeItems() async throws -> SearchCollection {
         let items = try await makeCollection(dimension: 2)
         let metas = [
             #"{"lang":"en","year":2019,"tags":["todo","home"],"urgent":true}"#,
@@ -14,18 +14,18 @@ struct FilterTests {
             #"{"lang":"en","year":2023,"tags":["todo"],"author":{"name":"Ann"}}"#,
             #"{"lang":"fr","year":2024,"odd\"key":1}"#,
         ]
-        try await items.insertBatch(metas.enumerated().map { i, m in
+        try await items.insert(metas.enumerated().map { i, m in
             VectorEntry(id: Int64(i + 1), content: "note number \(i + 1)", source: i < 2 ? "a" : "b", metadata: m,
                         vector: [1, Float(i)])
         })
         return items
     }
 
-    func ids(_ items: Collection, _ predicates: [MetadataPredicate], source: String? = nil) async throws -> Set<Int64> {
-        let filter = SearchFilter(source: source, metadata: predicates)
+    func ids(_ items: SearchCollection, _ predicates: [MetadataPredicate], source: String? = nil) async throws -> Set<Int64> {
+        let filter = .source(source) && /*TODO metadata*/ predicates
         let byVector = Set(try await items.search(vector: [1, 0], topK: 100, filter: filter).map(\.id))
-        let byText = Set(try await items.searchText(.typed("note"), topK: 100, filter: filter).map(\.id))
-        let byBoth = Set(try await items.searchHybrid(text: .typed("note"), vector: [1, 0], topK: 100, filter: filter).map(\.id))
+        let byText = Set(try await items.search(Query(filter).matching(.typed("note")).limit(100)).map(\.id))
+        let byBoth = Set(try await items.search(Query(filter).nearest(to: [1, 0], in: "embedding").matching(.typed("note")).limit(100)).map(\.id))
         #expect(byVector == byText)
         #expect(byVector == byBoth)
         return byVector
@@ -53,12 +53,12 @@ struct FilterTests {
     @Test("predicates combine with a SQL fragment, and the text-in API takes a filter")
     func combined() async throws {
         let items = try await makeItems()
-        let filter = SearchFilter(metadata: [.equals("lang", "en")], sql: "id > ?", bindings: [1])
+        let filter = .sql("id > ?", [1]) && /*TODO metadata*/ [.equals("lang", "en")]
         #expect(try await items.search(vector: [1, 0], topK: 10, filter: filter).map(\.id) == [3])
         let db = try Database()
         let notes = try await db.collection("notes", embedder: HashingEmbedder())
         try await notes.add([TextEntry(text: "oat milk", metadata: #"{"k":1}"#), TextEntry(text: "oat bread", metadata: #"{"k":2}"#)])
-        let hits = try await notes.search("oat", filter: SearchFilter(metadata: [.equals("k", 2)]))
+        let hits = try await notes.search("oat", filter: /*TODO metadata*/ [.equals("k", 2)])
         #expect(hits.map(\.content) == ["oat bread"])
     }
 }

@@ -220,7 +220,7 @@ struct RelationshipTests {
             await #expect(throws: TroveError.referenceTargetNotFound(field: "author", collection: "authors")) {
                 _ = try await db.documents("books", schema: bookSchema)
             }
-            #expect(try await db.documentCollectionNames() == [])
+            #expect(try await db.collectionNames() == [])
             #expect(try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'books%'").isEmpty)
             _ = try await db.documents("authors", schema: DocumentSchema(fields: [.text("name")]))
             let books = try await db.documents("books", schema: bookSchema)
@@ -259,7 +259,7 @@ struct RelationshipTests {
                     }
                 }
         }
-        #expect(try await db.documentCollectionNames() == ["authors"])
+        #expect(try await db.collectionNames() == ["authors"])
         // A changed delete rule is a changed schema.
         _ = try await db.documents("books", schema: DocumentSchema(fields: [.reference("author", to: "authors", id: .string, onDelete: .deny)]))
         await #expect { _ = try await db.documents("books", schema: DocumentSchema(fields: [.reference("author", to: "authors", id: .string, onDelete: .cascade)])) }
@@ -316,11 +316,11 @@ struct RelationshipTests {
         let dir = try TemporaryDirectory()
         let (db, _, _) = try await Self.library(.cascade, in: dir)
         await #expect(throws: TroveError.collectionReferenced(collection: "authors", by: ["books.author"])) {
-            try await db.dropDocuments("authors")
+            try await db.dropCollection("authors")
         }
         #expect(try await db.documents(named: "books").count() == 4)
-        #expect(try await db.dropDocuments("books"))
-        #expect(try await db.dropDocuments("authors"))
+        #expect(try await db.dropCollection("books"))
+        #expect(try await db.dropCollection("authors"))
     }
 
     @Test("a dangling reference written with foreign keys off is reported by verify, and repair leaves the rows to the app")

@@ -167,7 +167,7 @@ struct LinksTests {
         #expect(try await count() == 0)
         // Dropping a collection drops its records' links.
         try await db.links.link(GraphNode("tags", "t8"), to: ghost, label: "x")
-        #expect(try await db.dropDocuments("tags"))
+        #expect(try await db.dropCollection("tags"))
         #expect(try await count() == 0)
     }
 

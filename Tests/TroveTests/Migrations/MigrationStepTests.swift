@@ -332,7 +332,7 @@ struct MigrationStepTests {
             .dropCollection("old"),
         ])
         try await migrator.migrate(db)
-        #expect(try await db.documentCollectionNames() == ["people"])
+        #expect(try await db.collectionNames() == ["people"])
         #expect(try await db.documents(named: "people").fetch(id: 2) == Document(id: 2, ["name": "b", "age": 30]).withVersion(1))
         await #expect(throws: TroveError.collectionNotFound("old")) { try await db.documents(named: "old") }
     }

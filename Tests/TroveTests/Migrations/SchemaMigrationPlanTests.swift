@@ -96,7 +96,7 @@ struct SchemaMigrationPlanTests {
         #expect(all[0].due == ISO8601DateFormatter().date(from: "2026-12-08T09:00:00Z"))
         #expect(all[1].due == nil && all[1].priority == 0)
         #expect(try await db.models(NotesV2.Tag.self).fetch(id: "home")?.label == "Home")
-        #expect(try await db.documentCollectionNames() == ["Note", "Tag"])
+        #expect(try await db.collectionNames() == ["Note", "Tag"])
         let urgent = try await notes.fetch(FetchDescriptor(predicate: #Predicate { $0.priority == 1 }))
         #expect(urgent.map(\.id) == [1])
         #expect(try await db.documents(named: "Note").search(Query().matching(.typed("milk"), in: ["text"])).map(\.document.id) == [2])
@@ -118,7 +118,7 @@ struct SchemaMigrationPlanTests {
         try await db.models(NotesV1.Note.self).insert(NotesV1.Note(id: 1, title: "a", body: "b", due: nil))
         try await Migrator(plan: OnlyV1.self).migrate(db)
         #expect(try await db.models(NotesV1.Note.self).count() == 1)
-        #expect(try await db.documentCollectionNames() == ["Draft", "Note"])
+        #expect(try await db.collectionNames() == ["Draft", "Note"])
     }
 
     enum BadPlan: SchemaMigrationPlan {

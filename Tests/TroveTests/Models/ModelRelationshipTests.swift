@@ -77,7 +77,7 @@ struct ModelRelationshipTests {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("m.trove"))
         let loans = try await db.models(Loan.self)   // creates Novel, which creates Writer
-        #expect(try await db.documentCollectionNames() == ["Loan", "Novel", "Writer"])
+        #expect(try await db.collectionNames() == ["Loan", "Novel", "Writer"])
         let field = try #require(loans.documents.schema.field("novelID"))
         #expect(field.reference == Reference("Novel", id: .int64, onDelete: .deny))
         #expect(try await db.query("PRAGMA foreign_key_list(\"Novel\")").first?.string("table") == "Writer")
@@ -224,6 +224,6 @@ struct ModelRelationshipTests {
         let db = try Database(path: dir.path("bad.trove"))
         await #expect { _ = try await db.models(RequiredNullify.self) }
             throws: { if case TroveError.invalidConfiguration = $0 { true } else { false } }
-        #expect(try await db.documentCollectionNames().contains("RequiredNullify") == false)
+        #expect(try await db.collectionNames().contains("RequiredNullify") == false)
     }
 }

@@ -26,8 +26,8 @@ struct ModelSearchTests {
     }
 
     @Test("hybrid, vector and words search return models with scores, filtered by a predicate",
-          arguments: [ModelSearchMode.hybrid, .vector, .words])
-    func search(_ mode: ModelSearchMode) async throws {
+          arguments: [SearchMode.hybrid, .vector, .words])
+    func search(_ mode: SearchMode) async throws {
         let notes = try await Database().models(SearchNote.self, embedder: HashingEmbedder(dimension: 32))
         try await notes.insert(Self.notes)
         let all = try await notes.search("dentist", mode: mode, limit: 2)
@@ -48,9 +48,9 @@ struct ModelSearchTests {
     func missingLegs() async throws {
         let notes = try await Database().models(SearchNote.self)
         await #expect(throws: TroveError.embedderRequired(collection: "SearchNote")) { try await notes.search("x") }
-        _ = try await notes.search("x", mode: .words)
+        _ = try await notes.search("x", mode: .text)
         let items = try await Database().models(Item.self)
-        await #expect(throws: TroveError.lexicalSearchDisabled(collection: "Item")) { try await items.search("x", mode: .words) }
+        await #expect(throws: TroveError.lexicalSearchDisabled(collection: "Item")) { try await items.search("x", mode: .text) }
     }
 
     @Test("an embedder of another dimension is refused")

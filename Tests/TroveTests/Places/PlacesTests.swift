@@ -375,7 +375,7 @@ struct PlacesTests {
         let (db, places, _) = try await Self.seeded(50, seed: 9, at: dir.path("d.trove"))
         await #expect(throws: TroveError.self) { try await places.fetch(Query().sorted(by: .ascending("location"))) }
         await #expect(throws: TroveError.self) { try await places.aggregate([.count()], groupBy: [Field("location")]) }
-        #expect(try await db.dropDocuments("places"))
+        #expect(try await db.dropCollection("places"))
         let again = try await db.documents("places", schema: Self.schema)
         try await again.insert(Document(id: 1, ["name": "x", "kind": "a", "location": .point(latitude: 1, longitude: 1)]))
         #expect(try await again.count(Field("location").within(kilometres: 1, of: GeoPoint(latitude: 1, longitude: 1))) == 1)

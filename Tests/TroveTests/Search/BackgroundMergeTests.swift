@@ -29,7 +29,7 @@ struct BackgroundMergeTests {
     }
 
     /// Writes `batches` batches of 64 rows, each its own transaction (the bulk path).
-    private func fill(_ items: Collection, batches: Int, firstID: Int64 = 0) async throws {
+    private func fill(_ items: SearchCollection, batches: Int, firstID: Int64 = 0) async throws {
         var rng = SeededGenerator(seed: 11)
         let words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "harbor"]
         for batch in 0..<batches {
@@ -38,7 +38,7 @@ struct BackgroundMergeTests {
                 let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }.joined(separator: " ")
                 return VectorEntry(id: id, content: "\(text) doc\(id)", vector: rng.vector(dimension: 4))
             }
-            try await items.insertBatch(entries)
+            try await items.insert(entries)
         }
     }
 
@@ -52,10 +52,10 @@ struct BackgroundMergeTests {
         return count
     }
 
-    private func results(_ items: Collection) async throws -> [[Int64]] {
+    private func results(_ items: SearchCollection) async throws -> [[Int64]] {
         var all: [[Int64]] = []
         for query in ["apple", "\"river stone\"", "quartz AND harbor", "doc17", "ember NOT cloud"] {
-            all.append(try await items.searchText(.fts5(query), topK: 50).map(\.id))
+            all.append(try await items.search(Query().matching(.fts5(query)).limit(50)).map(\.id))
         }
         return all
     }
@@ -131,6 +131,6 @@ struct BackgroundMergeTests {
         #expect(try await segments(db, "items") >= 30)  // no merging below 32 segments
         try await fill(items, batches: 9, firstID: 31 * 64)
         #expect(try await segments(db, "items") < 32)
-        #expect(try await items.searchText(.fts5("doc2000")).map(\.id) == [2000])
+        #expect(try await items.search(Query().matching(.fts5("doc2000"))).map(\.id) == [2000])
     }
 }

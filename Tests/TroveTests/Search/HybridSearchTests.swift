@@ -6,10 +6,10 @@ import TroveTestSupport
 @Suite("Hybrid search and fusion")
 struct HybridSearchTests {
     /// Rows whose vector rank and text rank are known by construction.
-    func makeItems() async throws -> Collection {
+    func makeItems() async throws -> SearchCollection {
         let items = try await makeCollection(dimension: 2, metric: .l2)
         // Vector distance to [0, 0] grows with id; "apple" appears more often in higher ids.
-        try await items.insertBatch((1...6).map { i in
+        try await items.insert((1...6).map { i in
             VectorEntry(id: Int64(i), content: String(repeating: "apple ", count: i) + "filler text here",
                         source: i <= 3 ? "low" : "high", vector: [Float(i), 0])
         })
@@ -19,10 +19,10 @@ struct HybridSearchTests {
     @Test("each hit has the fused RRF score and its rank in each leg")
     func ranksAndScores() async throws {
         let items = try await makeItems()
-        let hits = try await items.searchHybrid(text: "apple", vector: [0, 0], topK: 6)
+        let hits = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple").limit(6))
         #expect(hits.count == 6)
         let vectorOrder = try await items.search(vector: [0, 0], topK: 6).map(\.id)
-        let textOrder = try await items.searchText("apple", topK: 6).map(\.id)
+        let textOrder = try await items.search(Query().matching("apple").limit(6)).map(\.id)
         #expect(vectorOrder == [1, 2, 3, 4, 5, 6])
         for hit in hits {
             let v = vectorOrder.firstIndex(of: hit.id)! + 1
@@ -39,36 +39,34 @@ struct HybridSearchTests {
     func oneLegAndWeights() async throws {
         let items = try await makeItems()
         try await items.insert(VectorEntry(id: 7, content: "banana", vector: [0.5, 0]))
-        let hits = try await items.searchHybrid(text: "banana", vector: [0, 0], topK: 7, fusion: Fusion(k: 10))
+        let hits = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("banana").limit(7)/*TODO fusion Fusion(k: 10)*/)
         let banana = hits.first { $0.id == 7 }!
         #expect(banana.vectorRank == 1)
         #expect(banana.textRank == 1)
         #expect(abs(banana.score - 2.0 / 11) < 1e-12)
         let others = hits.filter { $0.id != 7 }
         #expect(others.allSatisfy { $0.textRank == nil && $0.bm25 == nil && $0.vectorRank != nil })
-        let textOnly = try await items.searchHybrid(text: "apple", vector: [0, 0], topK: 3, fusion: Fusion(vectorWeight: 0))
-        #expect(textOnly.map(\.id) == (try await items.searchText("apple", topK: 3).map(\.id)))
-        let vectorOnly = try await items.searchHybrid(text: "apple", vector: [0, 0], topK: 3, fusion: Fusion(textWeight: 0))
+        let textOnly = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple").limit(3)/*TODO fusion Fusion(vectorWeight: 0)*/)
+        #expect(textOnly.map(\.id) == (try await items.search(Query().matching("apple").limit(3)).map(\.id)))
+        let vectorOnly = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple").limit(3)/*TODO fusion Fusion(textWeight: 0)*/)
         #expect(vectorOnly.map(\.id) == [7, 1, 2])
         await #expect(throws: TroveError.self) {
-            try await items.searchHybrid(text: "apple", vector: [0, 0], fusion: Fusion(k: -1))
+            try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple")/*TODO fusion Fusion(k: -1)*/)
         }
     }
 
     @Test("filters apply to both legs; typed text and snippets")
     func filtersAndTyped() async throws {
         let items = try await makeItems()
-        let hits = try await items.searchHybrid(text: .typed("apple?"), vector: [0, 0], topK: 10,
-            filter: SearchFilter(source: "high"),
-                                                snippet: SnippetStyle())
+        let hits = try await items.search(Query(.source("high")).nearest(to: [0, 0], in: "embedding").matching(.typed("apple?")).limit(10).snippets(SnippetStyle()))
         #expect(Set(hits.map(\.id)) == [4, 5, 6])
         #expect(hits.allSatisfy { $0.snippet?.contains("[apple]") == true })
-        let empty = try await items.searchHybrid(text: .typed("!!"), vector: [0, 0], topK: 2)
+        let empty = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching(.typed("!!")).limit(2))
         #expect(empty.map(\.id) == [1, 2])
         #expect(empty.allSatisfy { $0.textRank == nil })
-        await #expect(throws: TroveError.self) { try await items.searchHybrid(text: "\"open", vector: [0, 0]) }
+        await #expect(throws: TroveError.self) { try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("\"open")) }
         await #expect(throws: TroveError.dimensionMismatch(expected: 2, actual: 1)) {
-            try await items.searchHybrid(text: "apple", vector: [0])
+            try await items.search(Query().nearest(to: [0], in: "embedding").matching("apple"))
         }
     }
 }
@@ -80,12 +78,12 @@ struct FusionTests {
         // Each leg 4 deep. Vector leg: 10, 20, 30, 40. Text leg: 30, 40.
         // 10: 1/61; 20: 1/62; 30: 1/63 + 1/61; 40: 1/64 + 1/62.
         let items = try await makeCollection(dimension: 1, metric: .l2)
-        try await items.insertBatch([
+        try await items.insert([
             VectorEntry(id: 10, content: "x", vector: [0]), VectorEntry(id: 20, content: "y", vector: [1]),
             VectorEntry(id: 30, content: "zz zz zz", vector: [2]), VectorEntry(id: 40, content: "zz filler", vector: [100]),
         ])
         let fusion = Fusion(depthMultiplier: 1, minimumDepth: 1)
-        let hits = try await items.searchHybrid(text: "zz", vector: [0], topK: 4, fusion: fusion)
+        let hits = try await items.search(Query().nearest(to: [0], in: "embedding").matching("zz").limit(4)/*TODO fusion fusion*/)
         #expect(hits.map(\.id) == [30, 40, 10, 20])
         let expected = [1.0 / 63 + 1.0 / 61, 1.0 / 64 + 1.0 / 62, 1.0 / 61, 1.0 / 62]
         for (hit, score) in zip(hits, expected) { #expect(abs(hit.score - score) < 1e-12) }
@@ -93,7 +91,7 @@ struct FusionTests {
         #expect(hits.map(\.textRank) == [1, 2, nil, nil])
         // Legs 3 deep. Vector: 10, 20, 30. Text "zz OR filler": 40, 30.
         // 30: 1/63 + 1/62; 10: 1/61; 40: 1/61 (tie with 10: smaller id first); 20: 1/62.
-        let shallow = try await items.searchHybrid(text: "zz OR filler", vector: [0], topK: 3, fusion: fusion)
+        let shallow = try await items.search(Query().nearest(to: [0], in: "embedding").matching("zz OR filler").limit(3)/*TODO fusion fusion*/)
         #expect(shallow.map(\.id) == [30, 10, 40])
         #expect(shallow[2].vectorRank == nil)
         #expect(shallow[2].textRank == 1)

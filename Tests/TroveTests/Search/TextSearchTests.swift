@@ -15,10 +15,10 @@ struct TextSearchTests {
         "Fox sightings near the river bank",
     ]
 
-    func makeItems() async throws -> Collection {
+    func makeItems() async throws -> SearchCollection {
         let items = try await makeCollection(dimension: 2)
         var rng = SeededGenerator(seed: 31)
-        try await items.insertBatch(Self.texts.enumerated().map { i, text in
+        try await items.insert(Self.texts.enumerated().map { i, text in
             VectorEntry(id: Int64(i + 1), content: text, source: i % 2 == 0 ? "even" : "odd",
                         metadata: "{\"i\":\(i)}", vector: rng.unitVector(dimension: 2))
         })
@@ -28,14 +28,14 @@ struct TextSearchTests {
     @Test("FTS5 syntax: terms, phrases, AND/OR/NOT, prefix, ranked by BM25")
     func fts5Syntax() async throws {
         let items = try await makeItems()
-        #expect(Set(try await items.searchText("fox").map(\.id)) == [1, 6])
-        #expect(try await items.searchText("\"lazy dog\"").map(\.id) == [1])
-        #expect(try await items.searchText("\"dog lazy\"").isEmpty)
-        #expect(try await items.searchText("lazy AND river").map(\.id) == [5])
-        #expect(try await items.searchText("lazy NOT river").map(\.id) == [1])
-        #expect(Set(try await items.searchText("dentist OR groceries").map(\.id)) == [3, 4])
-        #expect(try await items.searchText("crois*").map(\.id) == [2])
-        let hits = try await items.searchText("river OR fox")
+        #expect(Set(try await items.search(Query().matching("fox")).map(\.id)) == [1, 6])
+        #expect(try await items.search(Query().matching("\"lazy dog\"")).map(\.id) == [1])
+        #expect(try await items.search(Query().matching("\"dog lazy\"")).isEmpty)
+        #expect(try await items.search(Query().matching("lazy AND river")).map(\.id) == [5])
+        #expect(try await items.search(Query().matching("lazy NOT river")).map(\.id) == [1])
+        #expect(Set(try await items.search(Query().matching("dentist OR groceries")).map(\.id)) == [3, 4])
+        #expect(try await items.search(Query().matching("crois*")).map(\.id) == [2])
+        let hits = try await items.search(Query().matching("river OR fox"))
         // Row 6 has both words, so BM25 puts it first.
         #expect(hits.first?.id == 6)
         #expect(hits.map(\.textRank) == Array(1...hits.count).map { Optional($0) })
@@ -46,15 +46,15 @@ struct TextSearchTests {
     @Test("diacritics are folded on both sides by the default tokenizer")
     func diacritics() async throws {
         let items = try await makeItems()
-        #expect(try await items.searchText("cafe").map(\.id) == [2])
-        #expect(try await items.searchText(.typed("CAFÉ")).map(\.id) == [2])
+        #expect(try await items.search(Query().matching("cafe")).map(\.id) == [2])
+        #expect(try await items.search(Query().matching(.typed("CAFÉ"))).map(\.id) == [2])
     }
 
     @Test("malformed FTS5 syntax throws invalidTextQuery with a reason",
           arguments: ["\"unbalanced", "fox AND", "(fox", "nocolumn:fox", "fox NOT", "*"])
     func malformed(_ query: String) async throws {
         let items = try await makeItems()
-        let error = await #expect(throws: TroveError.self) { try await items.searchText(.fts5(query)) }
+        let error = await #expect(throws: TroveError.self) { try await items.search(Query().matching(.fts5(query))) }
         guard case .invalidTextQuery(let q, let reason)? = error else {
             Issue.record("expected invalidTextQuery for \(query), got \(String(describing: error))")
             return
@@ -74,22 +74,20 @@ struct TextSearchTests {
             hostile.append(String((0..<Int.random(in: 0...20, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }))
         }
         for text in hostile {
-            _ = try await items.searchText(.typed(text))
+            _ = try await items.search(Query().matching(.typed(text)))
         }
-        #expect(Set(try await items.searchText(.typed("fox (river)?")).map(\.id)) == [1, 5, 6])
-        #expect(try await items.searchText(.typed("?!")).isEmpty)
+        #expect(Set(try await items.search(Query().matching(.typed("fox (river)?"))).map(\.id)) == [1, 5, 6])
+        #expect(try await items.search(Query().matching(.typed("?!"))).isEmpty)
     }
 
     @Test("filters apply before ranking: source and SQL fragment")
     func filters() async throws {
         let items = try await makeItems()
-        #expect(try await items.searchText(.fts5("river OR fox"), filter: SearchFilter(source: "odd")).map(\.id) == [6])
-        #expect(try await items.searchText(.fts5("river OR fox"),
-            filter: SearchFilter(sql: "json_extract(metadata, '$.i') < ?", bindings: [3])).map(\.id) == [1])
-        #expect(try await items.searchText(.fts5("the"), topK: 1,
-            filter: SearchFilter(sql: "content LIKE ?", bindings: ["%river%"])).map(\.id) == [5])
+        #expect(try await items.search(Query(.source("odd")).matching(.fts5("river OR fox"))).map(\.id) == [6])
+        #expect(try await items.search(Query(.sql("json_extract(metadata, '$.i') < ?", [3])).matching(.fts5("river OR fox"))).map(\.id) == [1])
+        #expect(try await items.search(Query(.sql("content LIKE ?", ["%river%"])).matching(.fts5("the")).limit(1)).map(\.id) == [5])
         let error = await #expect(throws: TroveError.self) {
-            try await items.searchText(.fts5("fox"), filter: SearchFilter(sql: "nope = 1"))
+            try await items.search(Query(.sql("nope = 1", [])).matching(.fts5("fox")))
         }
         if case .invalidFilter? = error {} else { Issue.record("expected invalidFilter, got \(String(describing: error))") }
     }
@@ -97,18 +95,18 @@ struct TextSearchTests {
     @Test("snippets mark the matched words")
     func snippets() async throws {
         let items = try await makeItems()
-        let hit = try await items.searchText(.typed("dentist"), snippet: SnippetStyle(open: "<b>", close: "</b>"))[0]
+        let hit = try await items.search(Query().matching(.typed("dentist")).snippets(SnippetStyle(open: "<b>", close: "</b>")))[0]
         #expect(hit.snippet?.contains("<b>Dentist</b>") == true)
-        #expect(try await items.searchText("dentist")[0].snippet == nil)
+        #expect(try await items.search(Query().matching("dentist"))[0].snippet == nil)
     }
 
     @Test("lexical search off: text and hybrid throw lexicalSearchDisabled, vectors still work")
     func disabled() async throws {
         let items = try await makeCollection(dimension: 2, lexicalSearch: false)
         try await items.insert(VectorEntry(id: 1, content: "fox", vector: [1, 0]))
-        await #expect(throws: TroveError.lexicalSearchDisabled(collection: "items")) { try await items.searchText("fox") }
+        await #expect(throws: TroveError.lexicalSearchDisabled(collection: "items")) { try await items.search(Query().matching("fox")) }
         await #expect(throws: TroveError.lexicalSearchDisabled(collection: "items")) {
-            try await items.searchHybrid(text: "fox", vector: [1, 0])
+            try await items.search(Query().nearest(to: [1, 0], in: "embedding").matching("fox"))
         }
         #expect(try await items.search(vector: [1, 0]).count == 1)
     }

@@ -58,7 +58,7 @@ struct TextTokenizerIntegrationTests {
         let docs = try await database.collection("docs", dimension: 2, tokenizer: TokenizerConfiguration.cjk.fts5TokenizeArgument)
         let texts = ["数据库管理系统", "東京で寿司を食べた", "한국어 데이터베이스 관리", "京都の寺", "The quick brown fox jumps over the lazy dog",
                      "over jumps fox the brown quick", "Fresh groceries at the café"]
-        try await docs.insertBatch(texts.enumerated().map {
+        try await docs.insert(texts.enumerated().map {
             VectorEntry(id: Int64($0.offset + 1), content: $0.element, vector: [1, Float($0.offset)])
         })
         return (database, docs)
@@ -68,50 +68,50 @@ struct TextTokenizerIntegrationTests {
     func cjkSearch() async throws {
         let (_, docs) = try await cjkCollection()
         for (query, expected) in [("数据库", Int64(1)), ("東京", 2), ("데이터", 3), ("寿司", 2), ("grocery", 7), ("cafe", 7)] {
-            let typed = try await docs.searchText(.typed(query))  // in-memory BM25 leg
+            let typed = try await docs.search(Query().matching(.typed(query)))  // in-memory BM25 leg
             #expect(typed.map(\.id) == [expected], "typed \(query)")
-            let phrase = try await docs.searchText(.fts5("\"\(query)\""))  // FTS5 with Trove's tokenizer
+            let phrase = try await docs.search(Query().matching(.fts5("\"\(query)\"")))  // FTS5 with Trove's tokenizer
             #expect(phrase.map(\.id) == [expected], "fts5 phrase \(query)")
             // The same OR-query through FTS5 ranks with the same BM25 score.
             let expression = TypedQuery(query, tokenizer: Tokenizer(.cjk)).fts5Expression ?? ""
-            let raw = try await docs.searchText(.fts5(expression))
+            let raw = try await docs.search(Query().matching(.fts5(expression)))
             #expect(raw.map(\.id) == [expected], "fts5 \(expression)")
             #expect(abs((typed.first?.bm25 ?? 0) - (raw.first?.bm25 ?? 1)) < 1e-9, "same BM25 \(query)")
         }
-        #expect(try await docs.searchText(.typed("京都")).map(\.id) == [4])
+        #expect(try await docs.search(Query().matching(.typed("京都"))).map(\.id) == [4])
     }
 
     @Test("phrases match in order only, in the fast leg and in FTS5")
     func phraseOrder() async throws {
         let (_, docs) = try await cjkCollection()
-        #expect(try await docs.searchText(.typed("\"fox jumps over\"")).map(\.id) == [5])
-        #expect(try await docs.searchText(.typed("\"over jumps fox\"")).map(\.id) == [6])
-        #expect(try await docs.searchText(.typed("\"dog lazy\"")).isEmpty)
-        #expect(try await docs.searchText(.fts5("\"fox jumps over\"")).map(\.id) == [5])
-        #expect(try await docs.searchText(.fts5("\"over jumps fox\"")).map(\.id) == [6])
+        #expect(try await docs.search(Query().matching(.typed("\"fox jumps over\""))).map(\.id) == [5])
+        #expect(try await docs.search(Query().matching(.typed("\"over jumps fox\""))).map(\.id) == [6])
+        #expect(try await docs.search(Query().matching(.typed("\"dog lazy\""))).isEmpty)
+        #expect(try await docs.search(Query().matching(.fts5("\"fox jumps over\""))).map(\.id) == [5])
+        #expect(try await docs.search(Query().matching(.fts5("\"over jumps fox\""))).map(\.id) == [6])
     }
 
     @Test("snippets highlight the matched words, CJK included (byte offsets from the Swift tokenizer)")
     func snippets() async throws {
         let (_, docs) = try await cjkCollection()
-        let fox = try await docs.searchText(.typed("the lazy dog"), snippet: SnippetStyle(words: 20))
+        let fox = try await docs.search(Query().matching(.typed("the lazy dog")).snippets(SnippetStyle(words: 20)))
         #expect(fox.first?.snippet == "The quick brown fox jumps over the [lazy] [dog]")
-        let cjk = try await docs.searchText(.typed("寿司"), snippet: SnippetStyle())
+        let cjk = try await docs.search(Query().matching(.typed("寿司")).snippets(SnippetStyle()))
         #expect(cjk.first?.snippet == "東京で[寿司]を食べた")
     }
 
     @Test("the fast leg follows raw SQL inserts, content updates and deletes on the next query")
     func followsChangeLog() async throws {
         let (database, docs) = try await cjkCollection()
-        #expect(try await docs.searchText(.typed("walrus")).isEmpty)
+        #expect(try await docs.search(Query().matching(.typed("walrus"))).isEmpty)
         _ = try await database.execute("INSERT INTO docs(id, content) VALUES (100, 'A walrus on the beach')")
-        #expect(try await docs.searchText(.typed("walrus")).map(\.id) == [100])
+        #expect(try await docs.search(Query().matching(.typed("walrus"))).map(\.id) == [100])
         _ = try await database.execute("UPDATE docs SET content = 'A seal on the beach' WHERE id = 100")
-        #expect(try await docs.searchText(.typed("walrus")).isEmpty)
-        #expect(try await docs.searchText(.typed("seal")).map(\.id) == [100])
+        #expect(try await docs.search(Query().matching(.typed("walrus"))).isEmpty)
+        #expect(try await docs.search(Query().matching(.typed("seal"))).map(\.id) == [100])
         _ = try await database.execute("DELETE FROM docs WHERE id = 100")
-        #expect(try await docs.searchText(.typed("seal")).isEmpty)
-        #expect(try await docs.searchText(.typed("beach")).isEmpty)
+        #expect(try await docs.search(Query().matching(.typed("seal"))).isEmpty)
+        #expect(try await docs.search(Query().matching(.typed("beach"))).isEmpty)
     }
 
     @Test("typed queries never fail, whatever is typed, in both legs and in snippets")
@@ -122,8 +122,8 @@ struct TextTokenizerIntegrationTests {
                       "\u{0}", "\u{1}", "😀", "数据", "fox", "the", "{", "}", ",", "'", "\\"]
         for _ in 0..<150 {
             let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
-            _ = try await docs.searchText(.typed(text), snippet: SnippetStyle())
-            _ = try await docs.searchHybrid(text: .typed(text), vector: [1, 0], topK: 3, snippet: SnippetStyle())
+            _ = try await docs.search(Query().matching(.typed(text)).snippets(SnippetStyle()))
+            _ = try await docs.search(Query().nearest(to: [1, 0], in: "embedding").matching(.typed(text)).limit(3).snippets(SnippetStyle()))
         }
     }
 
@@ -131,14 +131,14 @@ struct TextTokenizerIntegrationTests {
     func gatedHybrid() async throws {
         let database = try Database()
         let notes = try await database.collection("notes", dimension: 2, tokenizer: TokenizerConfiguration.english.fts5TokenizeArgument)
-        try await notes.insertBatch([
+        try await notes.insert([
             VectorEntry(id: 1, content: "The blue car is parked outside", vector: [0, 1]),
             VectorEntry(id: 2, content: "Whale migration: the blue whale travels far", vector: [0.6, 0.8]),
             VectorEntry(id: 3, content: "Ocean giants and where they travel each season", vector: [1, 0]),
         ])
         let query = TextQuery.typed("blue whale migration")
-        let plain = try await notes.searchHybrid(text: query, vector: [1, 0], topK: 3, fusion: Fusion(minimumTextCoverage: 0))
-        let gated = try await notes.searchHybrid(text: query, vector: [1, 0], topK: 3)
+        let plain = try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query).limit(3)/*TODO fusion Fusion(minimumTextCoverage: 0)*/)
+        let gated = try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query).limit(3))
         #expect(plain.first { $0.id == 1 }?.textRank == 2)
         #expect(gated.first { $0.id == 1 }?.textRank == nil)
         #expect(gated.first { $0.id == 2 }?.textRank == 1)
@@ -146,7 +146,7 @@ struct TextTokenizerIntegrationTests {
         #expect(gated.map(\.id) == [2, 3, 1])
         #expect(plain.map(\.id) == [2, 1, 3])
         await #expect(throws: TroveError.self) {
-            try await notes.searchHybrid(text: query, vector: [1, 0], fusion: Fusion(minimumTextCoverage: 1.5))
+            try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query)/*TODO fusion Fusion(minimumTextCoverage: 1.5)*/)
         }
     }
 
@@ -154,29 +154,26 @@ struct TextTokenizerIntegrationTests {
     func thresholdAndMMR() async throws {
         let database = try Database()
         let notes = try await database.collection("notes", dimension: 2)
-        try await notes.insertBatch([
+        try await notes.insert([
             VectorEntry(id: 1, content: "shopping list one", vector: [1, 0]),
             VectorEntry(id: 2, content: "shopping list one copy", vector: [0.99, 0.141]),
             VectorEntry(id: 3, content: "garden plan", vector: [0.6, 0.8]),
             VectorEntry(id: 4, content: "tax forms", vector: [-1, 0]),
         ])
         let query: [Float] = [1, 0.02]
-        let plain = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 4)
+        let plain = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(4))
         #expect(plain.map(\.id) == [1, 2, 3, 4])
-        let thresholded = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 4,
-                                                       fusion: Fusion(minimumVectorScore: 0.5))
+        let thresholded = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(4)/*TODO fusion Fusion(minimumVectorScore: 0.5)*/)
         #expect(thresholded.map(\.id) == [1, 2, 3])
         // Cosines to the query: 0.9998, 0.9926, 0.6159, −0.9998. λ = 0.5: after row 1, row 2
         // (cosine 0.99 to row 1) scores 0.5·0.9926 − 0.5·0.99 ≈ 0.0013, row 3 scores
         // 0.5·0.6159 − 0.5·0.6 ≈ 0.008, row 4 0.5·(−0.9998) + 0.5·1 ≈ 0.0001: row 3 comes second.
-        let diverse = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 3,
-                                                   fusion: Fusion(mmrLambda: 0.5))
+        let diverse = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(3)/*TODO fusion Fusion(mmrLambda: 0.5)*/)
         #expect(diverse.map(\.id) == [1, 3, 2])
-        let relevanceOnly = try await notes.searchHybrid(text: .typed("zzz"), vector: query, topK: 3,
-                                                         fusion: Fusion(mmrLambda: 1))
+        let relevanceOnly = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(3)/*TODO fusion Fusion(mmrLambda: 1)*/)
         #expect(relevanceOnly.map(\.id) == [1, 2, 3])
         await #expect(throws: TroveError.self) {
-            try await notes.searchHybrid(text: .typed("zzz"), vector: query, fusion: Fusion(mmrLambda: 2))
+            try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz"))/*TODO fusion Fusion(mmrLambda: 2)*/)
         }
     }
 }

@@ -34,8 +34,8 @@ struct BulkInsertTests {
         let entries = ids.map { id in
             VectorEntry(id: id, content: "word\(id) shared", source: "s", metadata: "{\"id\":\(id)}", vector: rng.vector(dimension: 4))
         }
-        try await items.insertBatch(Array(entries[..<150]))
-        try await items.insertBatch(Array(entries[150...]))
+        try await items.insert(Array(entries[..<150]))
+        try await items.insert(Array(entries[150...]))
         // Small batches and auto-assigned single rows go through the triggers.
         let assigned = try await items.insert(content: "auto assigned", vector: [1, 2, 3, 4])
 
@@ -45,10 +45,10 @@ struct BulkInsertTests {
         #expect(triggers == triggersBefore)
         #expect(try await db.verify().isHealthy)
         for id in ids.prefix(20) {
-            #expect(try await items.searchText(.fts5("word\(id)")).map(\.id) == [id])
+            #expect(try await items.search(Query().matching(.fts5("word\(id)"))).map(\.id) == [id])
         }
-        #expect(try await items.searchText(.fts5("assigned")).map(\.id) == [assigned])
-        #expect(try await items.searchText(.fts5("shared"), topK: 1_000).count == 300)
+        #expect(try await items.search(Query().matching(.fts5("assigned"))).map(\.id) == [assigned])
+        #expect(try await items.search(Query().matching(.fts5("shared")).limit(1_000)).count == 300)
         #expect(try await items.search(vector: entries[5].vector, topK: 1).first?.id == entries[5].id)
     }
 
@@ -58,14 +58,14 @@ struct BulkInsertTests {
         let path = dir.path("store.trove")
         let db = try Database(path: path)
         let items = try await db.collection("items", dimension: 2)
-        try await items.insertBatch(randomEntries(count: 200, dimension: 2, seed: 3))
+        try await items.insert(randomEntries(count: 200, dimension: 2, seed: 3))
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
         try await db.execute("INSERT INTO items(id, content, embedding) VALUES (1000, 'same connection', ?)", bindings: [blob])
         let raw = try Connection(path: path)
         try raw.execute("INSERT INTO items(id, content, embedding) VALUES (1001, 'other connection', ?)", [blob])
 
-        #expect(try await items.searchText(.fts5("same")).map(\.id) == [1000])
-        #expect(try await items.searchText(.fts5("other")).map(\.id) == [1001])
+        #expect(try await items.search(Query().matching(.fts5("same"))).map(\.id) == [1000])
+        #expect(try await items.search(Query().matching(.fts5("other"))).map(\.id) == [1001])
         let (log, documents, triggers) = try await state(db, "items")
         #expect(log[1000] == 1 && log[1001] == 1)
         #expect(log.count == 202)
@@ -79,21 +79,21 @@ struct BulkInsertTests {
     func allOrNothing() async throws {
         let db = try Database()
         let items = try await db.collection("items", dimension: 3)
-        try await items.insertBatch(randomEntries(count: 10, dimension: 3, seed: 1, firstID: 2_000))
+        try await items.insert(randomEntries(count: 10, dimension: 3, seed: 1, firstID: 2_000))
         let before = try await state(db, "items")
         // 1,200 rows: more than one multi-row statement; the clash is in the last one.
         let batch = randomEntries(count: 1_200, dimension: 3, seed: 2, firstID: 801)
-        await #expect(throws: TroveError.duplicateID(2_000)) { try await items.insertBatch(batch) }
+        await #expect(throws: TroveError.duplicateDocumentID(.int(2_000))) { try await items.insert(batch) }
         let after = try await state(db, "items")
         #expect(after.log == before.log)
         #expect(after.ftsDocuments == before.ftsDocuments)
         #expect(after.triggers == before.triggers && after.triggers.count == 2)
         #expect(try await items.count() == 10)
-        #expect(try await items.searchText(.fts5("row")).count == 10)
+        #expect(try await items.search(Query().matching(.fts5("row"))).count == 10)
         #expect(try await db.verify().isHealthy)
         // The triggers are live again for raw SQL.
         try await db.execute("INSERT INTO items(id, content) VALUES (5, 'afterwards')")
-        #expect(try await items.searchText(.fts5("afterwards")).map(\.id) == [5])
+        #expect(try await items.search(Query().matching(.fts5("afterwards"))).map(\.id) == [5])
     }
 
     @Test("inside the caller's transaction: rolled back with it, or committed with it")
@@ -101,17 +101,17 @@ struct BulkInsertTests {
         let db = try Database()
         let items = try await db.collection("items", dimension: 3)
         try await db.execute(script: "BEGIN")
-        try await items.insertBatch(randomEntries(count: 100, dimension: 3, seed: 4))
+        try await items.insert(randomEntries(count: 100, dimension: 3, seed: 4))
         try await db.execute(script: "ROLLBACK")
         #expect(try await items.count() == 0)
         #expect(try await state(db, "items").ftsDocuments == 0)
 
         try await db.execute(script: "BEGIN")
-        try await items.insertBatch(randomEntries(count: 100, dimension: 3, seed: 4))
+        try await items.insert(randomEntries(count: 100, dimension: 3, seed: 4))
         try await db.execute(script: "COMMIT")
         let (log, documents, triggers) = try await state(db, "items")
         #expect(log.count == 100 && documents == 100 && triggers.count == 2)
-        #expect(try await items.searchText(.fts5("row")).count == 10)
+        #expect(try await items.search(Query().matching(.fts5("row"))).count == 10)
         #expect(try await db.verify().isHealthy)
     }
 
@@ -127,10 +127,10 @@ struct BulkInsertTests {
         }
         let expected = try triggerCount()
         #expect(expected == 7)  // log (3), FTS5 (3), version
-        try await items.insertBatch(randomEntries(count: 100, dimension: 2, seed: 12))
+        try await items.insert(randomEntries(count: 100, dimension: 2, seed: 12))
         #expect(try triggerCount() == expected)
         try reader.execute("INSERT INTO items(id, content) VALUES (900, 'reader wrote this')")
-        #expect(try await items.searchText(.fts5("reader")).map(\.id) == [900])
+        #expect(try await items.search(Query().matching(.fts5("reader"))).map(\.id) == [900])
         #expect(try await db.verify().isHealthy)
     }
 
@@ -140,7 +140,7 @@ struct BulkInsertTests {
         let path = dir.path("old.trove")
         do {
             let items = try await Database(path: path).collection("items", dimension: 2)
-            try await items.insertBatch(randomEntries(count: 5, dimension: 2, seed: 9))
+            try await items.insert(randomEntries(count: 5, dimension: 2, seed: 9))
         }
         let raw = try Connection(path: path)
         func settings() throws -> [String: Int64] {
@@ -157,7 +157,7 @@ struct BulkInsertTests {
         let db = try Database(path: path)
         let items = try await db.collection(named: "items")
         #expect(try settings() == trove)
-        try await items.insertBatch(randomEntries(count: 80, dimension: 2, seed: 10, firstID: 100))
+        try await items.insert(randomEntries(count: 80, dimension: 2, seed: 10, firstID: 100))
         let (log, documents, _) = try await state(db, "items")
         #expect(log.count == 85 && log.values.allSatisfy { $0 == 1 })
         #expect(documents == 85)

@@ -34,10 +34,10 @@ struct CollectionDocumentsTests {
                     metadata: row.page.map { #"{"page": \#($0)}"# }, vector: row.vector)
     }
 
-    static func filled(_ db: Database, count: Int = 120, seed: UInt64 = 11) async throws -> (Collection, [Row]) {
+    static func filled(_ db: Database, count: Int = 120, seed: UInt64 = 11) async throws -> (SearchCollection, [Row]) {
         let notes = try await db.collection("notes", dimension: 4)
         let rows = rows(count: count, seed: seed)
-        try await notes.insertBatch(rows.map(entry))
+        try await notes.insert(rows.map(entry))
         return (notes, rows)
     }
 
@@ -166,7 +166,7 @@ struct CollectionDocumentsTests {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("t.trove"))
         let (notes, _) = try await Self.filled(db, count: 30)
-        _ = try await notes.searchText(.typed("router"))  // the BM25 and FTS5 legs are loaded
+        _ = try await notes.search(Query().matching(.typed("router")))  // the BM25 and FTS5 legs are loaded
         _ = try await notes.search(vector: [1, 0, 0, 0], topK: 3)  // and the vectors
         let before = try #require(try await notes.fetch(Query(Field("id") == 4)).first)
         let after = try await notes.patch(4, [
@@ -175,8 +175,8 @@ struct CollectionDocumentsTests {
         #expect(after.version == before.version + 1)
         #expect(after["created_at"] == before["created_at"])
         #expect(after["updated_at"]!.doubleValue! >= before["updated_at"]!.doubleValue!)
-        #expect(try await notes.searchText(.typed("zeppelin")).map(\.id) == [4])
-        #expect(try await notes.searchText("hangar").map(\.id) == [4])
+        #expect(try await notes.search(Query().matching(.typed("zeppelin"))).map(\.id) == [4])
+        #expect(try await notes.search(Query().matching("hangar")).map(\.id) == [4])
         #expect(try await notes.search(vector: [0, 0, 0, 1], topK: 1).first?.id == 4)
         let pinned = try await notes.search(Query(Field("metadata", path: "$.pinned") == true).nearest(to: [1, 0, 0, 0], in: "embedding"))
         #expect(pinned.map(\.id) == [4])
@@ -215,13 +215,13 @@ struct CollectionDocumentsTests {
         let db = try Database(path: dir.path("t.trove"))
         let (notes, rows) = try await Self.filled(db)
         _ = try await notes.search(vector: [1, 0, 0, 0], topK: 3)
-        _ = try await notes.searchText(.typed("router"))
+        _ = try await notes.search(Query().matching(.typed("router")))
         let removed = try await notes.delete(where: Field("source") == "b.md")
         #expect(removed == rows.count { $0.source == "b.md" })
         #expect(try await notes.count() == rows.count - removed)
         let vector = try await notes.search(vector: [0.5, 0.5, 0.5, 0.5], topK: 200)
         #expect(vector.count == rows.count - removed && vector.allSatisfy { $0.source != "b.md" })
-        let text = try await notes.searchText(.typed("router garden lamp"), topK: 200)
+        let text = try await notes.search(Query().matching(.typed("router garden lamp")).limit(200))
         #expect(!text.isEmpty && text.allSatisfy { $0.source != "b.md" })
     }
 
@@ -234,7 +234,7 @@ struct CollectionDocumentsTests {
         try await db.execute("CREATE TABLE audit(note TEXT)")
         let q: [Float] = [0, 0, 1, 0]
         let vectorBefore = try await notes.search(vector: q, topK: 5)
-        let textBefore = try await notes.searchText(.typed("quasar"))
+        let textBefore = try await notes.search(Query().matching(.typed("quasar")))
         #expect(textBefore.isEmpty)
         struct Abort: Error {}
         await #expect(throws: Abort.self) {
@@ -250,7 +250,7 @@ struct CollectionDocumentsTests {
             }
         }
         #expect(try await notes.search(vector: q, topK: 5) == vectorBefore)
-        #expect(try await notes.searchText(.typed("quasar")).isEmpty)
+        #expect(try await notes.search(Query().matching(.typed("quasar"))).isEmpty)
         #expect(try await notes.count() == 40)
         #expect(try await items.count() == 0)
         #expect(try await db.query("SELECT count(*) AS n FROM audit")[0].int("n") == 0)
@@ -262,7 +262,7 @@ struct CollectionDocumentsTests {
             try tx.documents("items").insert(Document(id: 1, ["title": "t"]))
         }
         #expect(try await notes.search(vector: q, topK: 1).first?.id == 500)
-        #expect(try await notes.searchText(.typed("quasar")).map(\.id) == [500])
+        #expect(try await notes.search(Query().matching(.typed("quasar"))).map(\.id) == [500])
         #expect(try await notes.fetch(id: 2) == nil)
         #expect(try await notes.search(vector: q, topK: 100).allSatisfy { $0.id != 2 })
         // A snapshot read sees the same as the search methods (its vector legs scan the table).

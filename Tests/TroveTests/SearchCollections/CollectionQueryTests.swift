@@ -13,21 +13,21 @@ struct CollectionQueryTests {
         let notes = try await db.collection("notes", dimension: 6)
         var rng = SeededGenerator(seed: 4)
         let words = ["router", "reset", "garden", "lamp", "ticket", "orbit"]
-        try await notes.insertBatch((1...80).map { i in
+        try await notes.insert((1...80).map { i in
             VectorEntry(id: Int64(i), content: (0..<5).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
                         source: i % 2 == 0 ? "a.pdf" : "b.md", metadata: #"{"page": \#(i % 13)}"#,
                         vector: rng.unitVector(dimension: 6))
         })
         let q = rng.unitVector(dimension: 6)
         let filter = Field("source") == "a.pdf" && Field("metadata", path: "$.page") <= 6
-        let legacy = SearchFilter(source: "a.pdf", metadata: [.lessThanOrEqual("page", 6)])
+        let legacy = .source("a.pdf") && /*TODO metadata*/ [.lessThanOrEqual("page", 6)]
 
         let vector = try await notes.search(Query(filter).nearest(to: q, in: "embedding").limit(7))
         #expect(vector == (try await notes.search(vector: q, topK: 7, filter: legacy)))
         let text = try await notes.search(Query(filter).matching(.typed("router garden")).limit(7))
-        #expect(text == (try await notes.searchText(.typed("router garden"), topK: 7, filter: legacy)))
+        #expect(text == (try await notes.search(Query(legacy).matching(.typed("router garden")).limit(7))))
         let hybrid = try await notes.search(Query(filter).nearest(to: q, in: "embedding").matching(.typed("lamp")).limit(5))
-        #expect(hybrid == (try await notes.searchHybrid(text: .typed("lamp"), vector: q, topK: 5, filter: legacy)))
+        #expect(hybrid == (try await notes.search(Query(legacy).nearest(to: q, in: "embedding").matching(.typed("lamp")).limit(5))))
         #expect(!vector.isEmpty && !text.isEmpty && !hybrid.isEmpty)
         let paged = try await notes.search(Query(filter).nearest(to: q, in: "embedding").limit(3).offset(2))
         #expect(paged.map(\.id) == Array(vector.map(\.id)[2..<5]))

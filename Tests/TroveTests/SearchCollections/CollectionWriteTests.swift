@@ -16,8 +16,8 @@ struct CollectionWriteTests {
         #expect(try await items.contains(id: 7))
         #expect(try await !items.contains(id: 8))
         #expect(try await items.count() == 1)
-        #expect(try await items.count(source: "s1") == 1)
-        #expect(try await items.count(source: "s2") == 0)
+        #expect(try await items.count(.source("s1")) == 1)
+        #expect(try await items.count(.source("s2")) == 0)
         let id = try await items.insert(content: "auto", source: "s2", vector: [0.5, 0, 0, 1])
         #expect(id == 8)
         #expect(try await items.fetch(id: id)?.vector == [0.5, 0, 0, 1])
@@ -43,20 +43,20 @@ struct CollectionWriteTests {
     func batchAllOrNothing() async throws {
         let items = try await makeCollection()
         let existing = randomEntries(count: 10, dimension: 4, seed: 3)
-        try await items.insertBatch(existing)
+        try await items.insert(existing)
         _ = try await items.search(vector: [1, 0, 0, 0], topK: 1)  // load the index
         var batch = randomEntries(count: 10, dimension: 4, seed: 4, firstID: 100)
         batch[5].id = 3  // exists already: fails at SQLite, after 5 rows were written
-        await #expect(throws: TroveError.duplicateID(3)) { try await items.insertBatch(batch) }
+        await #expect(throws: TroveError.duplicateDocumentID(.int(3))) { try await items.insert(batch) }
         #expect(try await items.count() == 10)
         #expect(try await !items.contains(id: 100))
         #expect(try await items.fetch(id: 3) == existing[2])
         let all = try await items.search(vector: [1, 0, 0, 0], topK: 100)
         #expect(Set(all.map(\.id)) == Set(existing.map(\.id)))
-        #expect(try await items.searchText("row").count == 10)
+        #expect(try await items.search(Query().matching("row")).count == 10)
         // A duplicate within the batch is caught before any write.
         batch[5].id = 101
-        await #expect(throws: TroveError.duplicateID(101)) { try await items.insertBatch(batch) }
+        await #expect(throws: TroveError.duplicateDocumentID(.int(101))) { try await items.insert(batch) }
         #expect(try await items.count() == 10)
     }
 
@@ -70,11 +70,11 @@ struct CollectionWriteTests {
         cases.append((VectorEntry(id: 50, content: "x", metadata: "[1]", vector: [1, 2, 3, 4]), .invalidMetadata(reason: "got a JSON array")))
         cases.append((VectorEntry(id: 50, content: "x", metadata: "{oops", vector: [1, 2, 3, 4]), .invalidMetadata(reason: "the text is not valid JSON")))
         for (bad, expected) in cases {
-            await #expect(throws: expected) { try await items.insertBatch(good + [bad]) }
+            await #expect(throws: expected) { try await items.insert(good + [bad]) }
         }
         for value in [Float.nan, .infinity, -.infinity] {
             let error = await #expect(throws: TroveError.self) {
-                try await items.insertBatch([good[0], VectorEntry(id: 51, content: "x", vector: [1, value, 0, 0])])
+                try await items.insert([good[0], VectorEntry(id: 51, content: "x", vector: [1, value, 0, 0])])
             }
             if case .invalidVector? = error {} else { Issue.record("expected invalidVector, got \(String(describing: error))") }
         }
@@ -100,17 +100,17 @@ struct CollectionWriteTests {
         }
         // Metadata checked in bulk (100 rows per statement) must still name the earliest fault.
         await #expect(throws: TroveError.invalidMetadata(reason: "got a JSON array")) {
-            try await items.insertBatch(batch([130: "array", 170: "broken", 200: "nan"]))
+            try await items.insert(batch([130: "array", 170: "broken", 200: "nan"]))
         }
         await #expect(throws: TroveError.invalidMetadata(reason: "the text is not valid JSON")) {
-            try await items.insertBatch(batch([201: "array", 170: "broken", 220: "nan"]))
+            try await items.insert(batch([201: "array", 170: "broken", 220: "nan"]))
         }
         let vectorFirst = await #expect(throws: TroveError.self) {
-            try await items.insertBatch(batch([10: "nan", 150: "array"]))
+            try await items.insert(batch([10: "nan", 150: "array"]))
         }
         if case .invalidVector? = vectorFirst {} else { Issue.record("expected invalidVector, got \(String(describing: vectorFirst))") }
         #expect(try await items.count() == 0)
-        try await items.insertBatch(batch([:]))
+        try await items.insert(batch([:]))
         #expect(try await items.count() == 250)
     }
 
@@ -134,10 +134,10 @@ struct CollectionWriteTests {
         #expect(fetched?.content == "new words")
         #expect(fetched?.source == "b")
         #expect(fetched?.vector == [0, 1, 0, 0])
-        #expect(try await items.searchText("old").isEmpty)
-        #expect(try await items.searchText("new").map(\.id) == [1])
+        #expect(try await items.search(Query().matching("old")).isEmpty)
+        #expect(try await items.search(Query().matching("new")).map(\.id) == [1])
         #expect(try await items.search(vector: [0, 1, 0, 0], topK: 1)[0].distance! < 1e-6)
-        await #expect(throws: TroveError.rowNotFound(id: 2)) {
+        await #expect(throws: TroveError.documentNotFound(.int(2))) {
             try await items.update(VectorEntry(id: 2, content: "x", vector: [1, 0, 0, 0]))
         }
         #expect(try await items.count() == 1)
@@ -150,34 +150,34 @@ struct CollectionWriteTests {
         try await items.upsert(VectorEntry(id: 1, content: "second", vector: [0, 0, 1, 0]))
         #expect(try await items.count() == 1)
         #expect(try await items.fetch(id: 1)?.content == "second")
-        #expect(try await items.searchText("first").isEmpty)
+        #expect(try await items.search(Query().matching("first")).isEmpty)
         #expect(try await items.search(vector: [0, 0, 1, 0], topK: 1)[0].score > 0.999)
-        try await items.upsertBatch([
+        try await items.upsert([
             VectorEntry(id: 1, content: "third", vector: [0, 1, 0, 0]), VectorEntry(id: 2, content: "fourth", vector: [0, 0, 0, 1]),
         ])
         #expect(try await items.count() == 2)
-        #expect(try await items.searchText("third OR fourth").count == 2)
+        #expect(try await items.search(Query().matching("third OR fourth")).count == 2)
     }
 
     @Test("delete by id, by source, and everything; indexes follow")
     func deletes() async throws {
         let items = try await makeCollection()
-        try await items.insertBatch(randomEntries(count: 30, dimension: 4, seed: 6))
+        try await items.insert(randomEntries(count: 30, dimension: 4, seed: 6))
         _ = try await items.search(vector: [1, 1, 1, 1], topK: 1)
         #expect(try await items.delete(id: 1))
         #expect(try await !items.delete(id: 1))
         #expect(try await items.count() == 29)
-        #expect(try await items.delete(source: "b") == 10)
-        #expect(try await items.delete(source: "nope") == 0)
-        #expect(try await items.count(source: "b") == 0)
+        #expect(try await items.delete(where: .source("b")) == 10)
+        #expect(try await items.delete(where: .source("nope")) == 0)
+        #expect(try await items.count(.source("b")) == 0)
         let remaining = try await items.search(vector: [1, 1, 1, 1], topK: 100)
         #expect(remaining.count == 19)
         #expect(!remaining.contains { $0.id == 1 || $0.source == "b" })
-        #expect(try await items.searchText("row", topK: 100).count == 19)
-        #expect(try await items.deleteAll() == 19)
+        #expect(try await items.search(Query().matching("row").limit(100)).count == 19)
+        #expect(try await items.delete(where: .all) == 19)
         #expect(try await items.count() == 0)
         #expect(try await items.search(vector: [1, 1, 1, 1], topK: 5).isEmpty)
-        #expect(try await items.searchText("row").isEmpty)
+        #expect(try await items.search(Query().matching("row")).isEmpty)
     }
 
     @Test("auto ids follow the largest id, including ids in the same batch; no overflow at Int64.max")

@@ -33,7 +33,7 @@ struct FormatUpgradeTests {
         let notes = try await db.collection(named: "notes")
         let hits = try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], topK: 1)
         #expect(hits.first?.id == 2)
-        #expect(try await notes.searchText(.typed("plumber")).map(\.id) == [3])
+        #expect(try await notes.search(Query().matching(.typed("plumber"))).map(\.id) == [3])
         let pages = try await db.collection(named: "pages")
         #expect(try await pages.search(vector: [5, 1, 2], topK: 1).first?.id == 5)
         // The upgraded trigger logs updates of source and metadata (format 1 ignored them).
@@ -42,14 +42,14 @@ struct FormatUpgradeTests {
         let after = try await db.query("SELECT count(*) AS n FROM notes_log").first?.int("n") ?? 0
         // Two entries: the update, and the version trigger's raise of `_version` (format 3).
         #expect(after == before + 2)
-        let moved = try await notes.search(vector: [0.9, 0.1, 0.0, 0.1], topK: 3, filter: SearchFilter(source: "moved.md"))
+        let moved = try await notes.search(vector: [0.9, 0.1, 0.0, 0.1], topK: 3, filter: .source("moved.md"))
         #expect(moved.map(\.id) == [1])
         #expect(moved.first?.metadata == "{\"list\": \"home\"}")
         // Document collections live beside the old ones in the upgraded file.
         let docs = try await db.documents("extra", schema: DocumentSchema(fields: [.text("t")]))
         try await docs.insert(Document(id: 1, ["t": "x"]))
         #expect(try await db.collectionNames() == ["notes", "pages"])
-        #expect(try await db.documentCollectionNames() == ["extra"])
+        #expect(try await db.collectionNames() == ["extra"])
     }
 
     /// `Fixtures/format2.trove`: written by Trove at format 2 (session 8's main, c329f80): a flat
@@ -76,7 +76,7 @@ struct FormatUpgradeTests {
         #expect(rows.allSatisfy { $0.version == 1 })
         #expect(rows[3]["content"] == "Book the dentist for Tuesday at 10")
         #expect(rows[0]["metadata"] == .object(["list": "home", "priority": 2]))
-        #expect(try await notes.searchText(.typed("plumber")).map(\.id) == [1])
+        #expect(try await notes.search(Query().matching(.typed("plumber"))).map(\.id) == [1])
         let patched = try await notes.patch(1, [Field("metadata", path: "$.priority"): 5])
         #expect(patched.version == 2)
         let byPriority = try await notes.search(Query(Field("metadata", path: "$.priority") >= 3).nearest(to: [1, 0, 0, 0], in: "embedding"))

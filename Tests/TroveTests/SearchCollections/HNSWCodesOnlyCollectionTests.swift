@@ -12,13 +12,13 @@ struct HNSWCodesOnlyCollectionTests {
     static let dimension = 32
     static let kind = IndexKind.hnsw(m: 8, efConstruction: 60, quantization: .int8, keepsFloatVectors: false)
 
-    func makeCollections(_ database: Database, count: Int) async throws -> (codes: Collection, flat: Collection) {
+    func makeCollections(_ database: Database, count: Int) async throws -> (codes: SearchCollection, flat: SearchCollection) {
         let entries = hnswEntries(count: count, dimension: Self.dimension, seed: 21)
         let codes = try await database.collection(
             "codes", configuration: CollectionConfiguration(dimension: Self.dimension, index: Self.kind))
-        try await codes.insertBatch(entries)
+        try await codes.insert(entries)
         let flat = try await database.collection("flat", dimension: Self.dimension)
-        try await flat.insertBatch(entries)
+        try await flat.insert(entries)
         return (codes, flat)
     }
 
@@ -34,13 +34,13 @@ struct HNSWCodesOnlyCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(40, seed: 5) {
             let truth = try await flat.search(vector: q, topK: 10)
-            let found = try await codes.searchExplained(vector: q, topK: 10)
+            let found = try await codes.search(Query().nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
             #expect(found.plan.strategy == .graph)
             #expect(found.plan.reason.contains("re-scored from the table"))
             approximate.append(found.results.map(\.id))
             exact.append(truth.map(\.id))
             // Exact distances come from the table, so they equal the flat collection's.
-            let exactHits = try await codes.searchExplained(vector: q, topK: 10, exact: true).results
+            let exactHits = try await codes.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true))
             #expect(exactHits.map(\.id) == truth.map(\.id))
             for (a, b) in zip(exactHits, truth) { #expect(abs((a.distance ?? .nan) - (b.distance ?? .nan)) < 1e-5) }
             // A walked hit carries the float32 distance too, not the int8 approximation.
@@ -63,17 +63,16 @@ struct HNSWCodesOnlyCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         var strategies: Set<SearchPlan.Strategy> = []
         for q in queries(30, seed: 8) {
-            let found = try await codes.searchExplained(vector: q, topK: 10,
-                filter: SearchFilter(sql: sql, bindings: bindings))
+            let found = try await codes.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
             strategies.insert(found.plan.strategy)
             #expect(found.results.count == 10)
-            let truth = try await flat.search(vector: q, topK: 10, filter: SearchFilter(sql: sql, bindings: bindings))
+            let truth = try await flat.search(vector: q, topK: 10, filter: .sql(sql, bindings))
             approximate.append(found.results.map(\.id))
             exact.append(truth.map(\.id))
         }
         #expect(strategies == [bucketsPerThousand == 10 ? .exactScan : .filteredGraph])
         // explain agrees, and says the scan would read the table.
-        let plan = try await codes.explain(topK: 10, filter: SearchFilter(sql: sql, bindings: bindings))
+        let plan = try await codes.explain(topK: 10, filter: .sql(sql, bindings))
         #expect(plan.strategy == strategies.first)
         #expect(plan.reason.contains("from the table"))
         let r = recall(approximate, exact)

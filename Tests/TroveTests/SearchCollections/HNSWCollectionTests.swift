@@ -28,7 +28,7 @@ func recall(_ approximate: [[Int64]], _ exact: [[Int64]]) -> Double {
 }
 
 /// The ids and vectors the in-memory HNSW index holds, read on the actor.
-func indexContents(_ collection: Collection) async throws -> [Int64: [Float]] {
+func indexContents(_ collection: SearchCollection) async throws -> [Int64: [Float]] {
     try await collection.database.withEngine(collection.name) { engine in
         let index = try engine.catchUpANN().index!
         var out: [Int64: [Float]] = [:]
@@ -65,10 +65,10 @@ func agree(_ index: [Int64: [Float]], _ table: [Int64: [Float]]) -> Bool {
 /// One 3,000 x 32-d HNSW collection at default parameters, built once and shared by the
 /// read-only tests (an HNSW build is the slow part of a debug test run).
 enum SharedHNSW {
-    static let collection = Task<Collection, any Error> {
+    static let collection = Task<SearchCollection, any Error> {
         let items = try await Database().collection(
             "items", configuration: CollectionConfiguration(dimension: HNSWCollectionTests.dimension, index: .hnsw()))
-        try await items.insertBatch(hnswEntries(count: 3_000, dimension: HNSWCollectionTests.dimension, seed: 7))
+        try await items.insert(hnswEntries(count: 3_000, dimension: HNSWCollectionTests.dimension, seed: 7))
         return items
     }
 }
@@ -80,10 +80,10 @@ struct HNSWCollectionTests {
     /// Cheaper parameters for tests about consistency rather than recall.
     static let small = IndexKind.hnsw(m: 8, efConstruction: 40)
 
-    func makeHNSW(_ database: Database, count: Int, seed: UInt64 = 7, kind: IndexKind = small) async throws -> Collection {
+    func makeHNSW(_ database: Database, count: Int, seed: UInt64 = 7, kind: IndexKind = small) async throws -> SearchCollection {
         let items = try await database.collection(
             "items", configuration: CollectionConfiguration(dimension: Self.dimension, index: kind))
-        try await items.insertBatch(hnswEntries(count: count, dimension: Self.dimension, seed: seed))
+        try await items.insert(hnswEntries(count: count, dimension: Self.dimension, seed: seed))
         return items
     }
 
@@ -98,31 +98,31 @@ struct HNSWCollectionTests {
         let db = items.database
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(100, seed: 99) {
-            let found = try await items.searchExplained(vector: q, topK: 10)
+            let found = try await items.search(Query().nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
             #expect(found.plan.strategy == .graph)
             #expect(found.results.count == 10)
             approximate.append(found.results.map(\.id))
-            exact.append(try await items.searchExplained(vector: q, topK: 10, exact: true).results.map(\.id))
+            exact.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 \(r)")
         // A wider per-query candidate list finds at least as much, a narrow one less.
         var wide: [[Int64]] = [], narrow: [[Int64]] = []
         for q in queries(100, seed: 99) {
-            wide.append(try await items.searchExplained(vector: q, topK: 10, efSearch: 400).results.map(\.id))
-            narrow.append(try await items.searchExplained(vector: q, topK: 10, efSearch: 10).results.map(\.id))
+            wide.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).efSearch(400)).map(\.id))
+            narrow.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).efSearch(10)).map(\.id))
         }
         #expect(recall(wide, exact) >= r)
         #expect(recall(narrow, exact) <= recall(wide, exact))
-        await #expect(throws: TroveError.self) { _ = try await items.searchExplained(vector: queries(1, seed: 1)[0], efSearch: 0) }
+        await #expect(throws: TroveError.self) { _ = try await items.search(Query().nearest(to: queries(1, seed: 1)[0], in: "embedding").efSearch(0))/*TODO explained*/ }
         // exact: true on the HNSW collection gives the same answer as a flat collection.
         let flat = try await db.collection("flat", dimension: Self.dimension)
-        try await flat.insertBatch(hnswEntries(count: 3_000, dimension: Self.dimension, seed: 7))
+        try await flat.insert(hnswEntries(count: 3_000, dimension: Self.dimension, seed: 7))
         for (q, e) in zip(queries(100, seed: 99).prefix(20), exact) {
             #expect(try await flat.search(vector: q, topK: 10).map(\.id) == e)
         }
         // Hybrid search uses the approximate leg without error.
-        let hybrid = try await items.searchHybrid(text: "row", vector: queries(1, seed: 5)[0], topK: 5)
+        let hybrid = try await items.search(Query().nearest(to: queries(1, seed: 5)[0], in: "embedding").matching("row").limit(5))
         #expect(hybrid.count == 5)
     }
 
@@ -140,21 +140,19 @@ struct HNSWCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         var strategies: Set<SearchPlan.Strategy> = []
         for q in queries(40, seed: 1234) {
-            let found = try await items.searchExplained(vector: q, topK: k,
-                filter: SearchFilter(sql: sql, bindings: bindings))
+            let found = try await items.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(k))/*TODO explained*/
             strategies.insert(found.plan.strategy)
             #expect(found.plan.matchingRows == matching.count)
             #expect(found.results.count == min(k, matching.count))
             #expect(found.results.allSatisfy { matching.contains($0.id) })
             approximate.append(found.results.map(\.id))
-            exact.append(try await items.searchExplained(vector: q, topK: k,
-                filter: SearchFilter(sql: sql, bindings: bindings), exact: true).results.map(\.id))
+            exact.append(try await items.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(k).exact(true)).map(\.id))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 at \(bucketsPerThousand)/1000: \(r)")
         // The plan depends only on the counts, so every query took the same one, and explain agrees.
         #expect(strategies.count == 1)
-        let plan = try await items.explain(topK: k, filter: SearchFilter(sql: sql, bindings: bindings))
+        let plan = try await items.explain(topK: k, filter: .sql(sql, bindings))
         #expect(plan.strategy == strategies.first)
         #expect(plan.strategy == SearchPlan(
             HNSWIndex.plan(matching: matching.count, total: 3_000, k: k, efSearch: 64),
@@ -171,12 +169,11 @@ struct HNSWCollectionTests {
         let matching = Set(try await db.query("SELECT id FROM items WHERE \(sql)").compactMap { $0[0].int64Value })
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(30, seed: 77) {
-            let found = try await items.searchExplained(vector: q, topK: 10, filter: SearchFilter(sql: sql))
+            let found = try await items.search(Query(.sql(sql, [])).nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
             #expect(found.plan.strategy == .filteredGraph, "\(found.plan)")
             #expect(found.results.count == 10)
             approximate.append(found.results.map(\.id))
-            exact.append(try await items.searchExplained(vector: q, topK: 10,
-                filter: SearchFilter(sql: sql), exact: true).results.map(\.id))
+            exact.append(try await items.search(Query(.sql(sql, [])).nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
             #expect(found.results.allSatisfy { matching.contains($0.id) })
         }
         #expect(recall(approximate, exact) >= 0.95)
@@ -213,7 +210,7 @@ struct HNSWCollectionTests {
         let first = try await makeHNSW(try Database(path: path), count: 300)
         _ = try await first.search(vector: queries(1, seed: 1)[0], topK: 5)
         let second = try await Database(path: path).collection(named: "items")
-        try await second.insertBatch(hnswEntries(count: 50, dimension: Self.dimension, seed: 11, firstID: 5_000))
+        try await second.insert(hnswEntries(count: 50, dimension: Self.dimension, seed: 11, firstID: 5_000))
         try await second.delete(id: 1)
         let contents = try await indexContents(first)
         #expect(contents.count == 349)
@@ -234,7 +231,7 @@ struct HNSWCollectionTests {
             #expect(first.snapshotWatermark == first.watermark)  // loadIndex saved it
             for q in qs { before.append(try await items.search(vector: q, topK: 10).map(\.id)) }
             // Changes after the save are replayed from the log on the next open.
-            try await items.insertBatch(hnswEntries(count: 20, dimension: Self.dimension, seed: 12, firstID: 10_000))
+            try await items.insert(hnswEntries(count: 20, dimension: Self.dimension, seed: 12, firstID: 10_000))
             try await items.delete(id: 2)
             #expect(try await items.indexStatistics().snapshotWatermark == first.watermark)
         }
@@ -265,7 +262,7 @@ struct HNSWCollectionTests {
             let items = try await makeHNSW(try Database(path: path), count: 600)
             try await items.saveIndex()
             // Changes after the save, so a pruned log floor can pass the snapshot's watermark.
-            try await items.insertBatch(hnswEntries(count: 10, dimension: Self.dimension, seed: 13, firstID: 7_000))
+            try await items.insert(hnswEntries(count: 10, dimension: Self.dimension, seed: 13, firstID: 7_000))
         }
         let raw = try Connection(.file(path))
         switch damage {
@@ -300,7 +297,7 @@ struct HNSWCollectionTests {
         #expect(stats.vectorCount == 610)
         #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
         let q = queries(1, seed: 8)[0]
-        let exact = try await items.searchExplained(vector: q, topK: 10, exact: true).results.map(\.id)
+        let exact = try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id)
         #expect(recall([try await items.search(vector: q, topK: 10).map(\.id)], [exact]) >= 0.9)
         // The rebuilt index was saved again, so the next open loads it.
         #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
@@ -368,7 +365,7 @@ struct HNSWCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(40, seed: 31) {
             approximate.append(try await items.search(vector: q, topK: 10).map(\.id))
-            exact.append(try await items.searchExplained(vector: q, topK: 10, exact: true).results.map(\.id))
+            exact.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
         }
         let r = recall(approximate, exact)
         // One sign bit per dimension is a coarse walk at 32-d; re-scoring still ranks what it finds.
@@ -385,13 +382,13 @@ struct HNSWCollectionTests {
         let db = try Database()
         let items = try await makeHNSW(db, count: 400)
         _ = try await items.loadIndex()
-        try await items.insertBatch(hnswEntries(count: 100, dimension: Self.dimension, seed: 41, firstID: 1_000))
+        try await items.insert(hnswEntries(count: 100, dimension: Self.dimension, seed: 41, firstID: 1_000))
         try await items.upsert(VectorEntry(id: 5, content: "moved", vector: [Float](repeating: 1, count: Self.dimension)))
-        try await items.delete(source: "odd")
+        try await items.delete(where: .source("odd"))
         #expect(try await items.indexStatistics().replayedRows == 0)
         #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
         #expect(try await items.search(vector: [Float](repeating: 1, count: Self.dimension), topK: 1).map(\.id) == [5])
-        try await items.deleteAll()
+        try await items.delete(where: .all)
         #expect(try await items.search(vector: [Float](repeating: 1, count: Self.dimension), topK: 5).isEmpty)
     }
 }

@@ -50,7 +50,7 @@ struct PresetReaderTests {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("busy.trove"))
         let items = try await db.collection("items", dimension: 4)
-        try await items.insertBatch(randomEntries(count: 100, dimension: 4, seed: 5, firstID: 1))
+        try await items.insert(randomEntries(count: 100, dimension: 4, seed: 5, firstID: 1))
         let gate = Gate()
         try await db.withWritingEngine("items") { engine in
             try engine.connection.registerFunction(named: "gate", argumentCount: 1) { _ in
@@ -71,8 +71,8 @@ struct PresetReaderTests {
             #expect(gate.entered)
             defer { gate.release() }
             return (try await items.search(vector: [1, 0, 0, 0], topK: 5),
-                    try await items.searchText(.typed("row"), topK: 5),
-                    try await items.searchHybrid(text: .typed("row"), vector: [0, 1, 0, 0], topK: 5),
+                    try await items.search(Query().matching(.typed("row")).limit(5)),
+                    try await items.search(Query().nearest(to: [0, 1, 0, 0], in: "embedding").matching(.typed("row")).limit(5)),
                     try await items.count())
         }
         _ = try await busy.value

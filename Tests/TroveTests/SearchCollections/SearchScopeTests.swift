@@ -18,7 +18,7 @@ struct SearchScopeTests {
     }
 
     /// A collection whose filter calls `seen(id)`, a SQL function counting its calls.
-    static func counted(rows: Int) async throws -> (Collection, Counter) {
+    static func counted(rows: Int) async throws -> (SearchCollection, Counter) {
         let items = try await makeCollection(dimension: 4)
         var rng = SeededGenerator(seed: 61)
         var entries: [VectorEntry] = []
@@ -27,7 +27,7 @@ struct SearchScopeTests {
             entries.append(VectorEntry(id: Int64(i), content: "apple note \(i) \(fruit)",
                                        source: i % 2 == 0 ? "even" : "odd", vector: rng.vector(dimension: 4)))
         }
-        try await items.insertBatch(entries)
+        try await items.insert(entries)
         let counter = Counter()
         try await items.database.withEngine(items.name) { engine in
             try engine.connection.registerFunction(named: "seen", argumentCount: 1) { _ in
@@ -42,10 +42,10 @@ struct SearchScopeTests {
     func filterOnce() async throws {
         let rows = 60
         let (items, counter) = try await Self.counted(rows: rows)
-        let filter = SearchFilter(sql: "seen(id) = 1 AND source = ?", bindings: [.text("even")])
+        let filter = .sql("seen(id) = 1 AND source = ?", [.text("even")])
         let vector: [Float] = [0.1, 0.2, 0.3, 0.4]
         counter.reset()
-        let hybrid = try await items.searchHybrid(text: .typed("pear"), vector: vector, topK: 10, filter: filter)
+        let hybrid = try await items.search(Query(filter).nearest(to: vector, in: "embedding").matching(.typed("pear")).limit(10))
         // The filter's SQL visits each row at most once per evaluation; one evaluation in all.
         let perEvaluation = counter.count
         #expect(perEvaluation > 0 && perEvaluation <= rows)
@@ -55,7 +55,7 @@ struct SearchScopeTests {
         // Each hit's rank in each leg is its rank in that leg run alone (the shared candidates
         // are the right ones): 30 even rows for the vector leg, the 10 with "pear" for the text leg.
         let vectorIDs = try await items.search(vector: vector, topK: 30, filter: filter).map(\.id)
-        let textIDs = try await items.searchText(.typed("pear"), topK: 30, filter: filter).map(\.id)
+        let textIDs = try await items.search(Query(filter).matching(.typed("pear")).limit(30)).map(\.id)
         #expect(vectorIDs.count == 30 && textIDs.count == 10)
         #expect(hybrid.count == 10)
         for hit in hybrid {
@@ -70,11 +70,11 @@ struct SearchScopeTests {
     func catchUpOncePerSearch() async throws {
         let (items, _) = try await Self.counted(rows: 20)
         let vector: [Float] = [1, 0, 0, 0]
-        _ = try await items.searchHybrid(text: .typed("apple"), vector: vector, topK: 5)
+        _ = try await items.search(Query().nearest(to: vector, in: "embedding").matching(.typed("apple")).limit(5))
         // Raw SQL changes a row behind the engine's back: the next search sees it in both legs.
         try await items.database.execute("UPDATE items SET content = 'kiwi only', embedding = ? WHERE id = 7",
                                          bindings: [.blob([Float(1), 0, 0, 0].withUnsafeBytes { Array($0) })])
-        let hits = try await items.searchHybrid(text: .typed("kiwi"), vector: vector, topK: 3)
+        let hits = try await items.search(Query().nearest(to: vector, in: "embedding").matching(.typed("kiwi")).limit(3))
         #expect(hits.first?.id == 7 && hits.first?.vectorRank == 1 && hits.first?.textRank == 1)
         // The scope ends with the search.
         try await items.database.withEngine(items.name) { engine in #expect(engine.searchScope == nil) }

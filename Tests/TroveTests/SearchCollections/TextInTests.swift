@@ -13,7 +13,7 @@ struct TextInTests {
         ("Call the plumber about the leaking sink", "home"),
     ]
 
-    func makeNotes(_ db: Database, embedder: HashingEmbedder = HashingEmbedder()) async throws -> Collection {
+    func makeNotes(_ db: Database, embedder: HashingEmbedder = HashingEmbedder()) async throws -> SearchCollection {
         let notes = try await db.collection("notes", embedder: embedder)
         try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
         return notes
@@ -38,9 +38,9 @@ struct TextInTests {
         let text = try await notes.search("plumber (sink)?", mode: .text, snippet: SnippetStyle())
         #expect(text.map(\.source) == ["home"])
         #expect(text[0].snippet?.contains("[plumber]") == true)
-        let filtered = try await notes.search("the", topK: 10, filter: SearchFilter(source: "work"))
+        let filtered = try await notes.search("the", topK: 10, filter: .source("work"))
         #expect(filtered.map(\.source) == ["work"])
-        let urgent = try await notes.search("passport", filter: SearchFilter(sql: "json_extract(metadata, '$.urgent')"))
+        let urgent = try await notes.search("passport", filter: .sql("json_extract(metadata, '$.urgent')", []))
         #expect(urgent.map(\.id) == [id])
 
         struct Meta: Codable, Equatable { var room: String }
@@ -104,7 +104,7 @@ struct TextInTests {
     func batchAllOrNothing() async throws {
         let db = try Database()
         let notes = try await makeNotes(db)
-        await #expect(throws: TroveError.duplicateID(1)) {
+        await #expect(throws: TroveError.duplicateDocumentID(.int(1))) {
             try await notes.add([TextEntry(id: 100, text: "a"), TextEntry(id: 1, text: "b")])
         }
         #expect(try await notes.count() == 4)

@@ -19,7 +19,7 @@ struct VectorSearchTests {
     func oracle(_ c: Case) async throws {
         let items = try await makeCollection(dimension: c.dimension, metric: c.metric)
         let entries = randomEntries(count: 300, dimension: c.dimension, seed: UInt64(c.dimension) * 31 + 7)
-        try await items.insertBatch(entries)
+        try await items.insert(entries)
         var oracle = ExactOracle(metric: c.metric)
         for e in entries { oracle.upsert(id: e.id, vector: e.vector) }
         var rng = SeededGenerator(seed: 99)
@@ -44,7 +44,7 @@ struct VectorSearchTests {
         let dimension = 8
         let items = try await makeCollection(dimension: dimension, metric: .l2)
         let entries = randomEntries(count: 2_000, dimension: dimension, seed: 11)
-        try await items.insertBatch(entries)
+        try await items.insert(entries)
         var oracle = ExactOracle(metric: .l2)
         for e in entries { oracle.upsert(id: e.id, vector: e.vector) }
         let modulus = 100 / percent
@@ -54,7 +54,7 @@ struct VectorSearchTests {
             let q = rng.vector(dimension: dimension)
             let hits = try await items.search(
                 vector: q, topK: k,
-                    filter: SearchFilter(sql: "json_extract(metadata, '$.n') % ? = 0", bindings: [.integer(Int64(modulus))]))
+                    filter: .sql("json_extract(metadata, '$.n') % ? = 0", [.integer(Int64(modulus))]))
             // metadata n = id - 1
             let expected = oracle.search(q, k: k) { ($0 - 1) % Int64(modulus) == 0 }
             #expect(hits.count == k)
@@ -67,26 +67,26 @@ struct VectorSearchTests {
     @Test("source filter and SQL filter combine; fewer than k matches returns all of them")
     func sourceAndSQL() async throws {
         let items = try await makeCollection(dimension: 4)
-        try await items.insertBatch(randomEntries(count: 60, dimension: 4, seed: 13))
+        try await items.insert(randomEntries(count: 60, dimension: 4, seed: 13))
         let hits = try await items.search(vector: [1, 0, 0, 0], topK: 50,
-            filter: SearchFilter(source: "a", sql: "json_extract(metadata, '$.even')"))
+            filter: .source("a") && .sql("json_extract(metadata, '$.even')", []))
         // source a = i % 3 == 0; even = i % 2 == 0 -> i % 6 == 0 -> 10 rows
         #expect(hits.count == 10)
         #expect(hits.allSatisfy { $0.source == "a" && ($0.id - 1) % 6 == 0 })
-        let none = try await items.search(vector: [1, 0, 0, 0], topK: 5, filter: SearchFilter(sql: "id < 0"))
+        let none = try await items.search(vector: [1, 0, 0, 0], topK: 5, filter: .sql("id < 0", []))
         #expect(none.isEmpty)
     }
 
     @Test("topK up to 10,000 and beyond the row count; out-of-range topK throws")
     func largeTopK() async throws {
         let items = try await makeCollection(dimension: 2, metric: .dot, lexicalSearch: false)
-        try await items.insertBatch(randomEntries(count: 10_500, dimension: 2, seed: 14))
+        try await items.insert(randomEntries(count: 10_500, dimension: 2, seed: 14))
         let hits = try await items.search(vector: [1, 0.5], topK: 10_000)
         #expect(hits.count == 10_000)
         #expect(zip(hits, hits.dropFirst()).allSatisfy { $0.distance! <= $1.distance! })
-        #expect(try await items.search(vector: [1, 0.5], topK: Collection.maxTopK).count == 10_500)
-        for k in [0, -3, Collection.maxTopK + 1] {
-            await #expect(throws: TroveError.invalidTopK(k, maximum: Collection.maxTopK)) {
+        #expect(try await items.search(vector: [1, 0.5], topK: Query.maximumLimit).count == 10_500)
+        for k in [0, -3, Query.maximumLimit + 1] {
+            await #expect(throws: TroveError.invalidTopK(k, maximum: Query.maximumLimit)) {
                 try await items.search(vector: [1, 0], topK: k)
             }
         }
@@ -110,11 +110,11 @@ struct VectorSearchTests {
         try await items.insert(VectorEntry(id: 1, content: "x", vector: [1, 0]))
         for sql in ["nosuchcolumn = 1", "id = = 1", "1); DROP TABLE items; --"] {
             let error = await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0],
-                filter: SearchFilter(sql: sql)) }
+                filter: .sql(sql, [])) }
             if case .invalidFilter? = error {} else { Issue.record("\(sql): expected invalidFilter, got \(String(describing: error))") }
         }
         await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0],
-            filter: SearchFilter(sql: "id = ?", bindings: [])) }
+            filter: .sql("id = ?", [])) }
         #expect(try await items.count() == 1)
     }
 }

@@ -19,6 +19,6 @@ func randomEntries(
 /// A fresh in-memory database with one collection.
 func makeCollection(
     dimension: Int = 4, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true, name: String = "items"
-) async throws -> Collection {
+) async throws -> SearchCollection {
     try await Database().collection(name, dimension: dimension, metric: metric, lexicalSearch: lexicalSearch)
 }
