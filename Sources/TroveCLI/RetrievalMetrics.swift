@@ -32,7 +32,7 @@ struct EvalQuery: Sendable, Equatable {
             let value: JSONValue
             do {
                 value = try JSONValue.parse(String(line))
-            } catch let error as JSONValue.ParseError {
+            } catch {
                 throw DocumentError.malformedLine(
                     path: path, line: number, reason: "not valid JSON (\(error.reason))")
             }
