@@ -5,7 +5,7 @@ import Foundation
 /// SQLite stores JSON as text, so every json field read or written passes through here. Numbers
 /// keep their kind (`2` reads as `.int`, `2.0` as `.double`), which `JSONDecoder` would not tell
 /// apart; that is why the store reads JSON itself.
-enum JSONCoding {
+package enum JSONCoding {
     /// Canonical JSON text of a JSON-representable value (sorted keys, no spaces).
     ///
     /// - Throws: ``TroveError/invalidValue(field:reason:)`` for dates, data, vectors or
