@@ -3,7 +3,7 @@ import Trove
 import TroveSQLite
 
 extension Commands {
-    public static let backup = CommandSpec(
+    static let backup = CommandSpec(
         name: "backup",
         summary: "copy the database to a new file while it stays in use",
         usage: "backup [options] TARGET",
@@ -20,7 +20,7 @@ extension Commands {
             ("trove backup --overwrite nightly.sqlite", "replace last night's copy"),
         ])
 
-    public static let dump = CommandSpec(
+    static let dump = CommandSpec(
         name: "dump",
         summary: "write every collection and record to a portable JSON-lines file",
         usage: "dump [options] FILE",
@@ -38,7 +38,7 @@ extension Commands {
             ("trove dump - | gzip > notes.trove-dump.gz", "to standard output"),
         ])
 
-    public static let load = CommandSpec(
+    static let load = CommandSpec(
         name: "load",
         summary: "load a dump into an empty or new database",
         usage: "load [options] FILE",

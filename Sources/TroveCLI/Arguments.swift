@@ -6,19 +6,19 @@ import Foundation
 /// OptionSpec("mode", short: "m", value: "MODE", help: "hybrid, vector or text")
 /// OptionSpec("bind", value: "VALUE", repeatable: true, help: "value for the next ?")
 /// ```
-public struct OptionSpec: Sendable {
+struct OptionSpec: Sendable {
     /// Long name without the dashes, e.g. `db`.
-    public var long: String
+    var long: String
     /// Optional one-letter name, e.g. `k` for `-k`.
-    public var short: Character?
+    var short: Character?
     /// Placeholder for the value in help (`PATH`, `N`); nil for a flag.
-    public var valueName: String?
+    var valueName: String?
     /// May be given more than once (values accumulate).
-    public var repeatable: Bool
+    var repeatable: Bool
     /// One line of help.
-    public var help: String
+    var help: String
 
-    public init(
+    init(
         _ long: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false,
         help: String
     ) {
@@ -39,21 +39,21 @@ public struct OptionSpec: Sendable {
 ///                        options: [], positionals: (1, 1),
 ///                        examples: [("trove show 42", "the record with id 42")])
 /// ```
-public struct CommandSpec: Sendable {
-    public var name: String
+struct CommandSpec: Sendable {
+    var name: String
     /// One line shown in `trove --help`.
-    public var summary: String
+    var summary: String
     /// The usage line after `trove `, e.g. `search [options] QUERY...`.
-    public var usage: String
+    var usage: String
     /// Paragraphs shown under the usage line.
-    public var discussion: String
-    public var options: [OptionSpec]
+    var discussion: String
+    var options: [OptionSpec]
     /// Fewest and most positional arguments (nil: no upper limit).
-    public var positionals: (min: Int, max: Int?)
+    var positionals: (min: Int, max: Int?)
     /// Example invocations with one-line explanations.
-    public var examples: [(command: String, explanation: String)]
+    var examples: [(command: String, explanation: String)]
 
-    public init(
+    init(
         name: String, summary: String, usage: String, discussion: String = "",
         options: [OptionSpec] = [], positionals: (min: Int, max: Int?) = (0, 0),
         examples: [(command: String, explanation: String)] = []
@@ -75,15 +75,15 @@ public struct CommandSpec: Sendable {
 /// parsed.flag("json")   // true
 /// try parsed.integer("k", default: 10, in: 1...1000, command: "search")   // 3
 /// ```
-public struct ParsedArguments: Sendable, Equatable {
+struct ParsedArguments: Sendable, Equatable {
     /// Flags that were given (long names).
-    public var flags: Set<String> = []
+    var flags: Set<String> = []
     /// Values of options that take one, in command-line order (long names).
-    public var values: [String: [String]] = [:]
+    var values: [String: [String]] = [:]
     /// Positional arguments in order.
-    public var positionals: [String] = []
+    var positionals: [String] = []
 
-    public init(
+    init(
         flags: Set<String> = [], values: [String: [String]] = [:], positionals: [String] = []
     ) {
         self.flags = flags
@@ -92,17 +92,17 @@ public struct ParsedArguments: Sendable, Equatable {
     }
 
     /// Whether the flag `long` was given.
-    public func flag(_ long: String) -> Bool { flags.contains(long) }
+    func flag(_ long: String) -> Bool { flags.contains(long) }
 
     /// The last value given for `long`, if any.
-    public func value(_ long: String) -> String? { values[long]?.last }
+    func value(_ long: String) -> String? { values[long]?.last }
 
     /// Every value given for a repeatable option, in order.
-    public func all(_ long: String) -> [String] { values[long] ?? [] }
+    func all(_ long: String) -> [String] { values[long] ?? [] }
 
     /// The value of `long` as an integer within `range`, or `defaultValue` when absent.
     /// - Throws: ``CLIError/usage(_:command:)`` when the value is not an integer in range.
-    public func integer(
+    func integer(
         _ long: String, default defaultValue: Int, in range: ClosedRange<Int>, command: String
     ) throws -> Int {
         guard let text = value(long) else { return defaultValue }
@@ -117,7 +117,7 @@ public struct ParsedArguments: Sendable, Equatable {
 
 /// Hand-written parser for `trove`'s command lines: GNU-style long options (`--name value`,
 /// `--name=value`), short options (`-k 5`, `-k5`), `--` to end options, and `-` as a positional.
-public enum ArgumentParser {
+enum ArgumentParser {
     /// Parses `arguments` (the words after the subcommand) against `spec`.
     ///
     /// ```swift
@@ -128,7 +128,7 @@ public enum ArgumentParser {
     /// - Throws: ``CLIError/usage(_:command:)`` for unknown options, missing values, repeated
     ///   single-valued options, or the wrong number of positional arguments.
     /// - Complexity: O(n · m) for n words and m options.
-    public static func parse(_ arguments: [String], spec: CommandSpec) throws -> ParsedArguments {
+    static func parse(_ arguments: [String], spec: CommandSpec) throws -> ParsedArguments {
         var result = ParsedArguments()
         var index = 0
         var optionsEnded = false

@@ -21,7 +21,7 @@ import Foundation
 /// let error = CLIError.notFound("no such file or folder: notes/x.md")
 /// error.exitCode   // 3
 /// ```
-public enum CLIError: Error, Equatable, Sendable {
+enum CLIError: Error, Equatable, Sendable {
     /// Bad command line; `command` names the subcommand whose help to suggest (nil: top level).
     case usage(String, command: String?)
     /// A path, record or file that does not exist.
@@ -40,7 +40,7 @@ public enum CLIError: Error, Equatable, Sendable {
     case invalidDump(String)
 
     /// The process exit status for this error (see the table above).
-    public var exitCode: Int32 {
+    var exitCode: Int32 {
         switch self {
         case .failure: return ExitCode.failure
         case .usage: return ExitCode.usage
@@ -54,7 +54,7 @@ public enum CLIError: Error, Equatable, Sendable {
     }
 
     /// The message printed after `trove: error: `.
-    public var message: String {
+    var message: String {
         switch self {
         case .usage(let text, let command):
             let help = command.map { "trove \($0) --help" } ?? "trove --help"
@@ -71,14 +71,14 @@ public enum CLIError: Error, Equatable, Sendable {
 /// ```swift
 /// exit(ExitCode.usage)   // 2
 /// ```
-public enum ExitCode {
-    public static let success: Int32 = 0
-    public static let failure: Int32 = 1
-    public static let usage: Int32 = 2
-    public static let notFound: Int32 = 3
-    public static let modelMissing: Int32 = 4
-    public static let invalidQuery: Int32 = 5
-    public static let wrongPassphrase: Int32 = 6
-    public static let targetExists: Int32 = 7
-    public static let invalidDump: Int32 = 8
+enum ExitCode {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 2
+    static let notFound: Int32 = 3
+    static let modelMissing: Int32 = 4
+    static let invalidQuery: Int32 = 5
+    static let wrongPassphrase: Int32 = 6
+    static let targetExists: Int32 = 7
+    static let invalidDump: Int32 = 8
 }

@@ -15,20 +15,20 @@ import Foundation
 /// ```
 ///
 /// Token counts come from ``TokenEstimate`` unless a real tokenizer's count is supplied.
-public struct Chunker: Sendable {
+struct Chunker: Sendable {
     /// The default chunk limit: well under the model's 254 content tokens, so that an
     /// estimate that is off by a quarter still fits.
-    public static let defaultMaxTokens = 200
+    static let defaultMaxTokens = 200
 
     /// Largest chunk, in tokens as counted by ``countTokens``.
-    public var maxTokens: Int
+    var maxTokens: Int
     /// Counts the model tokens of a piece of text.
-    public var countTokens: @Sendable (Substring) -> Int
+    var countTokens: @Sendable (Substring) -> Int
 
     /// - Parameters:
     ///   - maxTokens: the largest chunk in tokens; must be at least 8.
     ///   - countTokens: the tokenizer's count; defaults to a conservative estimate.
-    public init(
+    init(
         maxTokens: Int = Chunker.defaultMaxTokens,
         countTokens: @escaping @Sendable (Substring) -> Int = TokenEstimate.count
     ) {
@@ -42,7 +42,7 @@ public struct Chunker: Sendable {
     /// Each chunk is a contiguous slice of `text` (whitespace at its ends trimmed), so the
     /// original formatting inside a chunk is kept.
     /// - Complexity: O(n) token counts over pieces of the text, for n characters.
-    public func chunks(of text: String) -> [String] {
+    func chunks(of text: String) -> [String] {
         var units: [(range: Range<String.Index>, tokens: Int)] = []
         split(text.startIndex..<text.endIndex, in: text, level: .paragraph, into: &units)
 
@@ -181,10 +181,10 @@ public struct Chunker: Sendable {
 /// ```swift
 /// TokenEstimate.count("Dentist on Tuesday, 3 pm.")   // 11 (the real tokenizer says 7)
 /// ```
-public enum TokenEstimate {
+enum TokenEstimate {
     /// The estimated token count of `text`.
     /// - Complexity: O(n) in the text's Unicode scalars.
-    @Sendable public static func count(_ text: Substring) -> Int {
+    @Sendable static func count(_ text: Substring) -> Int {
         var tokens = 0
         var run = 0
         for scalar in text.unicodeScalars {

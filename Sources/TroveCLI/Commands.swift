@@ -1,9 +1,9 @@
 import Foundation
 
 /// The subcommands of `trove`, their options and their help text.
-public enum Commands {
+enum Commands {
     /// The tool's version, printed by `trove --version`.
-    public static let version = "0.1.0"
+    static let version = "0.1.0"
 
     /// Options every subcommand accepts.
     static let common: [OptionSpec] = [
@@ -27,7 +27,7 @@ public enum Commands {
                 + "(default: all-MiniLM-L6-v2, or what the database was indexed with)")
     ]
 
-    public static let index = CommandSpec(
+    static let index = CommandSpec(
         name: "index",
         summary: "add files and folders of notes to the database (incremental)",
         usage: "index [options] PATH...",
@@ -61,7 +61,7 @@ public enum Commands {
              "a new encrypted database"),
         ])
 
-    public static let search = CommandSpec(
+    static let search = CommandSpec(
         name: "search",
         summary: "find notes by meaning and by words",
         usage: "search [options] QUERY...",
@@ -99,7 +99,7 @@ public enum Commands {
             ("trove search --json groceries | jq '.results[0].source'", "for scripts"),
         ])
 
-    public static let embed = CommandSpec(
+    static let embed = CommandSpec(
         name: "embed",
         summary: "print the embedding of each text (arguments, or lines on stdin)",
         usage: "embed [options] [TEXT...]",
@@ -121,7 +121,7 @@ public enum Commands {
             ("trove embed --model multilingual-e5-small --query --json \"数据库\"", "a multilingual query vector"),
         ])
 
-    public static let show = CommandSpec(
+    static let show = CommandSpec(
         name: "show",
         summary: "print one record: text, source, metadata",
         usage: "show [options] ID",
@@ -129,7 +129,7 @@ public enum Commands {
         positionals: (1, 1),
         examples: [("trove show 42", "the record with id 42"), ("trove show --json 42", "as JSON")])
 
-    public static let rm = CommandSpec(
+    static let rm = CommandSpec(
         name: "rm",
         summary: "remove records by id, or every record of a source",
         usage: "rm [options] (--source S | ID...)",
@@ -145,14 +145,14 @@ public enum Commands {
             ("trove rm --source ~/notes/old.md", "remove every chunk of one file"),
         ])
 
-    public static let stats = CommandSpec(
+    static let stats = CommandSpec(
         name: "stats",
         summary: "records, sources, file size, model and index of the database",
         usage: "stats [options]",
         options: database + common,
         examples: [("trove stats", "a short report"), ("trove stats --json", "for scripts")])
 
-    public static let eval = CommandSpec(
+    static let eval = CommandSpec(
         name: "eval",
         summary: "measure retrieval quality on a labelled query set",
         usage: "eval [options] --docs NOTES.jsonl --queries QUERIES.jsonl",
@@ -179,7 +179,7 @@ public enum Commands {
             )
         ])
 
-    public static let help = CommandSpec(
+    static let help = CommandSpec(
         name: "help",
         summary: "show help for trove or one command",
         usage: "help [COMMAND]",
@@ -188,15 +188,15 @@ public enum Commands {
         examples: [("trove help search", "the same as 'trove search --help'")])
 
     /// Every subcommand, in the order `trove --help` lists them.
-    public static let all: [CommandSpec] = [
+    static let all: [CommandSpec] = [
         index, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, help,
     ]
 
     /// The spec named `name`, if there is one.
-    public static func named(_ name: String) -> CommandSpec? { all.first { $0.name == name } }
+    static func named(_ name: String) -> CommandSpec? { all.first { $0.name == name } }
 
     /// `trove --help`.
-    public static var overview: String {
+    static var overview: String {
         let width = all.map(\.name.count).max() ?? 0
         var lines = [
             "trove \(version) - index notes and documents, then search them by meaning and by words",
@@ -232,7 +232,7 @@ public enum Commands {
     }
 
     /// The `--help` text of one command.
-    public static func helpText(for spec: CommandSpec) -> String {
+    static func helpText(for spec: CommandSpec) -> String {
         var lines = ["trove \(spec.name) - \(spec.summary)", "", "Usage: trove \(spec.usage)"]
         if !spec.discussion.isEmpty {
             lines += [""] + spec.discussion.split(separator: "\n", omittingEmptySubsequences: false)

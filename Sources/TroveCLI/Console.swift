@@ -7,17 +7,17 @@ import Foundation
 #endif
 
 /// Somewhere text goes: the process's stdout or stderr, or a buffer in tests.
-public protocol TextSink: Sendable {
+protocol TextSink: Sendable {
     func write(_ text: String)
 }
 
 /// Writes to a file descriptor of the process (1 = stdout, 2 = stderr), unbuffered.
-public struct FileDescriptorSink: TextSink {
-    public let descriptor: Int32
+struct FileDescriptorSink: TextSink {
+    let descriptor: Int32
 
-    public init(descriptor: Int32) { self.descriptor = descriptor }
+    init(descriptor: Int32) { self.descriptor = descriptor }
 
-    public func write(_ text: String) {
+    func write(_ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -38,25 +38,25 @@ public struct FileDescriptorSink: TextSink {
     }
 
     /// Whether this descriptor is a terminal.
-    public var isTerminal: Bool { isatty(descriptor) == 1 }
+    var isTerminal: Bool { isatty(descriptor) == 1 }
 }
 
 /// Collects everything written, for tests and for capturing output.
 // @unchecked Sendable: every access to `buffer` holds `lock`.
-public final class BufferSink: TextSink, @unchecked Sendable {
+final class BufferSink: TextSink, @unchecked Sendable {
     private let lock = NSLock()
     private var buffer = ""
 
-    public init() {}
+    init() {}
 
-    public func write(_ text: String) {
+    func write(_ text: String) {
         lock.lock()
         buffer += text
         lock.unlock()
     }
 
     /// Everything written so far.
-    public var text: String {
+    var text: String {
         lock.lock()
         defer { lock.unlock() }
         return buffer
@@ -74,21 +74,21 @@ public final class BufferSink: TextSink, @unchecked Sendable {
 /// _ = await TroveCommandLine.run(["--version"], console: console)
 /// out.text   // "trove 0.1.0\n"
 /// ```
-public struct Console: Sendable {
-    public var out: any TextSink
-    public var err: any TextSink
+package struct Console: Sendable {
+    var out: any TextSink
+    var err: any TextSink
     /// Whether stdout is a terminal (colors, pretty tables).
-    public var stdoutIsTerminal: Bool
+    var stdoutIsTerminal: Bool
     /// Whether stderr is a terminal (progress bar).
-    public var stderrIsTerminal: Bool
+    var stderrIsTerminal: Bool
     /// Whether stdin is a terminal (a person typing rather than a pipe).
-    public var stdinIsTerminal: Bool = false
+    var stdinIsTerminal: Bool = false
     /// Reads all of stdin; nil when there is none to read.
-    public var readStandardInput: @Sendable () -> String?
-    public var environment: [String: String]
-    public var currentDirectory: String
+    var readStandardInput: @Sendable () -> String?
+    var environment: [String: String]
+    var currentDirectory: String
 
-    public init(
+    init(
         out: any TextSink, err: any TextSink, stdoutIsTerminal: Bool = false,
         stderrIsTerminal: Bool = false, readStandardInput: @escaping @Sendable () -> String? = { nil },
         environment: [String: String] = [:], currentDirectory: String
@@ -103,7 +103,7 @@ public struct Console: Sendable {
     }
 
     /// The process's own stdout, stderr, stdin and environment.
-    public static var process: Console {
+    package static var process: Console {
         let out = FileDescriptorSink(descriptor: 1)
         let err = FileDescriptorSink(descriptor: 2)
         var console = Console(
@@ -121,7 +121,7 @@ public struct Console: Sendable {
     /// Whether output to a stream should be colored: only on a terminal, never when `NO_COLOR`
     /// is set to a non-empty value (https://no-color.org), never with `--no-color` or
     /// `TERM=dumb`.
-    public func colorEnabled(terminal: Bool, noColorFlag: Bool) -> Bool {
+    func colorEnabled(terminal: Bool, noColorFlag: Bool) -> Bool {
         guard terminal, !noColorFlag else { return false }
         if let value = environment["NO_COLOR"], !value.isEmpty { return false }
         if environment["TERM"] == "dumb" { return false }
@@ -135,23 +135,23 @@ public struct Console: Sendable {
 /// Style(enabled: false).bold("3 results")   // "3 results"
 /// Style(enabled: true).bold("3 results")    // "\u{1B}[1m3 results\u{1B}[0m"
 /// ```
-public struct Style: Sendable {
-    public let enabled: Bool
+struct Style: Sendable {
+    let enabled: Bool
 
-    public init(enabled: Bool) { self.enabled = enabled }
+    init(enabled: Bool) { self.enabled = enabled }
 
     private func wrap(_ text: String, _ code: String) -> String {
         enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
 
-    public func bold(_ text: String) -> String { wrap(text, "1") }
-    public func dim(_ text: String) -> String { wrap(text, "2") }
-    public func red(_ text: String) -> String { wrap(text, "31") }
-    public func green(_ text: String) -> String { wrap(text, "32") }
-    public func yellow(_ text: String) -> String { wrap(text, "33") }
-    public func cyan(_ text: String) -> String { wrap(text, "36") }
+    func bold(_ text: String) -> String { wrap(text, "1") }
+    func dim(_ text: String) -> String { wrap(text, "2") }
+    func red(_ text: String) -> String { wrap(text, "31") }
+    func green(_ text: String) -> String { wrap(text, "32") }
+    func yellow(_ text: String) -> String { wrap(text, "33") }
+    func cyan(_ text: String) -> String { wrap(text, "36") }
     /// Matched words in snippets: bold yellow with color, `[word]` without.
-    public func highlight(_ text: String) -> String {
+    func highlight(_ text: String) -> String {
         enabled ? wrap(text, "1;33") : "[\(text)]"
     }
 }

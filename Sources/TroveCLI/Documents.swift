@@ -2,7 +2,7 @@ import Foundation
 import Trove
 
 /// How a file's content becomes documents.
-public enum DocumentFormat: String, Sendable, Equatable {
+enum DocumentFormat: String, Sendable, Equatable {
     /// The whole file is one document (.txt and anything named explicitly).
     case text
     /// The whole file is one document (.md, .markdown).
@@ -11,7 +11,7 @@ public enum DocumentFormat: String, Sendable, Equatable {
     case jsonl
 
     /// The format for a file name, or nil when folders should not pick the file up.
-    public static func forFile(named name: String) -> DocumentFormat? {
+    static func forFile(named name: String) -> DocumentFormat? {
         switch (name as NSString).pathExtension.lowercased() {
         case "txt", "text": return .text
         case "md", "markdown": return .markdown
@@ -22,28 +22,28 @@ public enum DocumentFormat: String, Sendable, Equatable {
 }
 
 /// A file found on the command line or under a folder given there.
-public struct DiscoveredFile: Sendable, Equatable {
+struct DiscoveredFile: Sendable, Equatable {
     /// Absolute, standardised path: the records' source and the key of its content hash.
-    public var path: String
-    public var format: DocumentFormat
+    var path: String
+    var format: DocumentFormat
 }
 
 /// The files to index, and what was passed over.
-public struct Discovery: Sendable, Equatable {
-    public var files: [DiscoveredFile] = []
+struct Discovery: Sendable, Equatable {
+    var files: [DiscoveredFile] = []
     /// Folders that were walked: files recorded under them that no longer exist are removed.
-    public var folders: [String] = []
+    var folders: [String] = []
     /// Files passed over while walking folders, with the reason (hidden files are not listed).
-    public var skipped: [Skipped] = []
+    var skipped: [Skipped] = []
 
-    public struct Skipped: Sendable, Equatable {
-        public var path: String
-        public var reason: String
+    struct Skipped: Sendable, Equatable {
+        var path: String
+        var reason: String
     }
 }
 
 /// Finds the files to index.
-public enum FileDiscovery {
+enum FileDiscovery {
     /// Expands `paths` into the files to index.
     ///
     /// Files named explicitly are taken whatever their extension (read as text unless .jsonl);
@@ -57,7 +57,7 @@ public enum FileDiscovery {
     /// - Throws: ``CLIError/notFound(_:)`` naming the first path that does not exist,
     ///   ``CLIError/failure(_:)`` for a device, socket or pipe.
     /// - Complexity: O(entries under the folders).
-    public static func discover(
+    static func discover(
         _ paths: [String], environment: [String: String], currentDirectory: String
     ) throws -> Discovery {
         var discovery = Discovery()
@@ -122,30 +122,30 @@ public enum FileDiscovery {
 }
 
 /// One document read from a file, before chunking.
-public struct SourceDocument: Sendable, Equatable {
+struct SourceDocument: Sendable, Equatable {
     /// The document's own id (.jsonl `id`), nil for whole-file documents.
-    public var key: String?
-    public var text: String
+    var key: String?
+    var text: String
     /// The record source: the .jsonl line's `source`, else nil (the file path is used).
-    public var source: String?
+    var source: String?
     /// Metadata from the .jsonl line: its `metadata` object, then its other fields.
-    public var metadata: [(String, JSONValue)]
+    var metadata: [(String, JSONValue)]
 
-    public init(key: String?, text: String, source: String?, metadata: [(String, JSONValue)]) {
+    init(key: String?, text: String, source: String?, metadata: [(String, JSONValue)]) {
         self.key = key
         self.text = text
         self.source = source
         self.metadata = metadata
     }
 
-    public static func == (lhs: SourceDocument, rhs: SourceDocument) -> Bool {
+    static func == (lhs: SourceDocument, rhs: SourceDocument) -> Bool {
         lhs.key == rhs.key && lhs.text == rhs.text && lhs.source == rhs.source
             && JSONValue.object(lhs.metadata) == JSONValue.object(rhs.metadata)
     }
 }
 
 /// Why a file could not be read into documents.
-public enum DocumentError: Error, Equatable, Sendable {
+enum DocumentError: Error, Equatable, Sendable {
     /// The file could not be opened or read.
     case unreadable(path: String, reason: String)
     /// The file holds NUL bytes or is not UTF-8.
@@ -155,7 +155,7 @@ public enum DocumentError: Error, Equatable, Sendable {
     /// The content is readable but cannot be stored (for example metadata over the limit).
     case invalidDocument(path: String, reason: String)
 
-    public var message: String {
+    var message: String {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         case .binary(let path): return "\(path) is not a UTF-8 text file"
@@ -171,10 +171,10 @@ public enum DocumentError: Error, Equatable, Sendable {
 /// let bytes = try DocumentReader.bytes(of: "/home/ana/notes/ideas.jsonl")
 /// let documents = try DocumentReader.documents(in: bytes, format: .jsonl, path: "ideas.jsonl")
 /// ```
-public enum DocumentReader {
+enum DocumentReader {
     /// The bytes of a file.
     /// - Throws: ``DocumentError/unreadable(path:reason:)``.
-    public static func bytes(of path: String) throws -> [UInt8] {
+    static func bytes(of path: String) throws -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let reason =
                 FileManager.default.isReadableFile(atPath: path)
@@ -190,7 +190,7 @@ public enum DocumentReader {
     }
 
     /// The text of `bytes`, or nil for binary content (a NUL byte, or not valid UTF-8).
-    public static func text(of bytes: [UInt8]) -> String? {
+    static func text(of bytes: [UInt8]) -> String? {
         if bytes.contains(0) { return nil }
         var content = bytes[...]
         if content.starts(with: [0xEF, 0xBB, 0xBF]) { content = content.dropFirst(3) }  // BOM
@@ -199,7 +199,7 @@ public enum DocumentReader {
 
     /// The documents in a file's content.
     /// - Throws: ``DocumentError``.
-    public static func documents(
+    static func documents(
         in bytes: [UInt8], format: DocumentFormat, path: String
     ) throws -> [SourceDocument] {
         guard let text = text(of: bytes) else { throw DocumentError.binary(path: path) }
@@ -213,7 +213,7 @@ public enum DocumentReader {
 
     /// Parses .jsonl: one object per non-blank line with `id` (string or number) and `text`;
     /// optional `source` (string) and `metadata` (object); other fields join the metadata.
-    public static func jsonLines(_ text: String, path: String) throws -> [SourceDocument] {
+    static func jsonLines(_ text: String, path: String) throws -> [SourceDocument] {
         var documents: [SourceDocument] = []
         var keys = Set<String>()
         for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -224,7 +224,7 @@ public enum DocumentReader {
             let value: JSONValue
             do {
                 value = try JSONValue.parse(String(line))
-            } catch let error as JSONValue.ParseError {
+            } catch {
                 throw DocumentError.malformedLine(
                     path: path, line: number, reason: "not valid JSON (\(error.reason))")
             }

@@ -56,7 +56,7 @@ enum EvalCommand {
         // companion collections with the same ids.
         let collection = try await database.collection(
             Notebook.collectionName, embedder: embedders[0], tokenizer: Notebook.defaultTokenizer)
-        var companions: [Trove.Collection] = []
+        var companions: [SearchCollection] = []
         for (index, embedder) in embedders.enumerated().dropFirst() {
             companions.append(
                 try await database.collection(Notebook.companionName(index), embedder: embedder, lexicalSearch: false))
@@ -85,8 +85,8 @@ enum EvalCommand {
             progress.update(files: 0, bytes: start, chunks: start)
         }
         progress.finish()
-        try await collection.insertBatch(entries[0])
-        for (companion, rows) in zip(companions, entries.dropFirst()) { try await companion.insertBatch(rows) }
+        try await collection.insert(entries[0])
+        for (companion, rows) in zip(companions, entries.dropFirst()) { try await companion.insert(rows) }
         let search = MultiModelSearch(collection: collection, companions: companions, embedders: embedders)
         let indexSeconds = Date().timeIntervalSince(indexStart)
         // Which document each record came from.
@@ -103,7 +103,7 @@ enum EvalCommand {
             var run: [String: [String]] = [:]
             for query in queries {
                 let hits = try await search.search(
-                    query.query, topK: min(depth, entries[0].count), mode: mode, filter: SearchFilter())
+                    query.query, topK: min(depth, entries[0].count), mode: mode, filter: .all)
                 var ranked: [String] = []
                 for hit in hits {
                     guard let key = documentOf[hit.id], !ranked.contains(key) else { continue }

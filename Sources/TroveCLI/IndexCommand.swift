@@ -8,15 +8,15 @@ import TroveEmbeddings
 /// indexed 62 files: 62 added, 0 updated, 0 removed, 0 unchanged (77 chunks) in 9.7 s
 /// {"added":62,"updated":0,"removed":0,"unchanged":0,"failed":0,"chunks":77,"seconds":9.7,...}
 /// ```
-public struct IndexSummary: Sendable, Equatable {
-    public var added = 0
-    public var updated = 0
-    public var removed = 0
-    public var unchanged = 0
-    public var failed = 0
+struct IndexSummary: Sendable, Equatable {
+    var added = 0
+    var updated = 0
+    var removed = 0
+    var unchanged = 0
+    var failed = 0
     /// Chunks written (added and updated files).
-    public var chunks = 0
-    public var seconds = 0.0
+    var chunks = 0
+    var seconds = 0.0
 
     var json: JSONValue {
         .object([

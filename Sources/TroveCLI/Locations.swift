@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where `trove` keeps its database and finds its model.
-public enum Locations {
+enum Locations {
     /// The database path: `--db PATH`, else `$TROVE_DB`, else
     /// `${XDG_DATA_HOME:-$HOME/.local/share}/trove/trove.sqlite`.
     ///
@@ -11,7 +11,7 @@ public enum Locations {
     /// ```
     /// Relative paths are resolved against `currentDirectory`; `~/` is expanded with `HOME`.
     /// - Throws: ``CLIError/usage(_:command:)`` when no rule gives a path (no `HOME` either).
-    public static func database(
+    static func database(
         flag: String?, environment: [String: String], currentDirectory: String
     ) throws -> String {
         if let flag, !flag.isEmpty {
@@ -33,7 +33,7 @@ public enum Locations {
     }
 
     /// `path` made absolute and standardised (`~/` expanded, `.`/`..` removed).
-    public static func absolute(
+    static func absolute(
         _ path: String, environment: [String: String], currentDirectory: String
     ) -> String {
         var expanded = path

@@ -18,14 +18,14 @@ import TroveText
 /// This lives in the CLI until the store's multi-vector-field schema lands; there the legs
 /// become vector fields of one collection and the fusion a query option.
 struct MultiModelSearch: Sendable {
-    let collection: Trove.Collection
-    let companions: [Trove.Collection]
+    let collection: SearchCollection
+    let companions: [SearchCollection]
     let embedders: [any Embedder]
 
     /// Candidates each leg contributes: as the store's hybrid search (4 × topK, at least 50).
-    static func depth(topK: Int) -> Int { min(Trove.Collection.maxTopK, max(50, 4 * topK)) }
+    static func depth(topK: Int) -> Int { min(Query.maximumLimit, max(50, 4 * topK)) }
 
-    func search(_ query: String, topK: Int, mode: SearchMode, filter: SearchFilter) async throws -> [SearchResult] {
+    func search(_ query: String, topK: Int, mode: SearchMode, filter: Filter) async throws -> [SearchResult] {
         if case .text = mode {
             return try await collection.search(query, topK: topK, mode: .text, filter: filter)
         }
@@ -36,8 +36,8 @@ struct MultiModelSearch: Sendable {
             if case .vector = mode {
                 return try await collection.search(vector: vectors[0], topK: topK, filter: filter)
             }
-            return try await collection.searchHybrid(
-                text: .typed(query), vector: vectors[0], topK: topK, filter: filter)
+            return try await collection.search(
+                Query(filter).nearest(to: vectors[0], in: "embedding").matching(.typed(query)).limit(topK))
         }
 
         let depth = Self.depth(topK: topK)
@@ -70,11 +70,11 @@ struct MultiModelSearch: Sendable {
     /// coverage gate), in their order: the text ranks of a hybrid search whose vector leg has
     /// weight 0.
     private func votingTextHits(
-        _ query: String, vector: [Float], depth: Int, filter: SearchFilter
+        _ query: String, vector: [Float], depth: Int, filter: Filter
     ) async throws -> [SearchResult] {
-        let hits = try await collection.searchHybrid(
-            text: .typed(query), vector: vector, topK: min(Trove.Collection.maxTopK, 2 * depth), filter: filter,
-            fusion: Fusion(vectorWeight: 0, depthMultiplier: 1, minimumDepth: depth))
+        let hits = try await collection.search(
+            Query(filter).nearest(to: vector, in: "embedding", weight: 0, k: depth)
+                .matching(.typed(query), k: depth).limit(min(Query.maximumLimit, 2 * depth)))
         return hits.filter { $0.textRank != nil }.sorted { $0.textRank! < $1.textRank! }
     }
 

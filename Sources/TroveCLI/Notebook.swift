@@ -27,9 +27,9 @@ struct Notebook: Sendable {
     static let defaultTokenizer = TokenizerConfiguration.multilingual.fts5TokenizeArgument
 
     let database: Database
-    let collection: Trove.Collection
+    let collection: SearchCollection
     /// The vectors of the second and later models, in model order.
-    let companions: [Trove.Collection]
+    let companions: [SearchCollection]
     let path: String
 
     /// The companion collection of model number `index` (0-based; 0 is `notes` itself).
@@ -52,7 +52,7 @@ struct Notebook: Sendable {
     /// Opens the companions for `embedders[1...]`, refusing a different list of models.
     private static func openCompanions(
         _ database: Database, embedders: [any Embedder], existing: Bool, path: String
-    ) async throws -> [Trove.Collection] {
+    ) async throws -> [SearchCollection] {
         let stored = try await manifests(of: database)
         let requested = embedders.map(\.manifest)
         if existing, stored.count > 1 || requested.count > 1, stored != requested {
@@ -61,7 +61,7 @@ struct Notebook: Sendable {
                     + "this command asked for \(requested.map(\.modelID).joined(separator: " + ")). "
                     + "Pass the same --model list, or index into another database (--db).")
         }
-        var companions: [Trove.Collection] = []
+        var companions: [SearchCollection] = []
         for (index, embedder) in embedders.enumerated().dropFirst() {
             let name = companionName(index)
             companions.append(
@@ -131,7 +131,7 @@ struct Notebook: Sendable {
                 path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
                 records INTEGER NOT NULL, indexed_at REAL NOT NULL)
             """)
-        let companions: [Trove.Collection]
+        let companions: [SearchCollection]
         if let embedders {
             companions = try await openCompanions(database, embedders: embedders, existing: true, path: path)
         } else {

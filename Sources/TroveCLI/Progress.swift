@@ -8,7 +8,7 @@ import Foundation
 /// ```
 /// [##########..........]  52%  26/50 files  310 chunks  41.2 chunks/s  ETA 0:06
 /// ```
-public final class ProgressBar: @unchecked Sendable {
+final class ProgressBar: @unchecked Sendable {
     // @unchecked Sendable: used from one task at a time (the indexing loop); the lock only
     // guards against a stray concurrent redraw.
     private let lock = NSLock()
@@ -20,12 +20,12 @@ public final class ProgressBar: @unchecked Sendable {
     private var drewSomething = false
 
     /// Total work, in bytes of input: the share of bytes done drives the bar and the ETA.
-    public let totalBytes: Int
-    public let totalFiles: Int
+    let totalBytes: Int
+    let totalFiles: Int
 
     /// - Parameters:
     ///   - enabled: draw at all (stderr is a terminal and `--quiet`/`--json` were not given).
-    public init(
+    init(
         sink: any TextSink, enabled: Bool, totalFiles: Int, totalBytes: Int, width: Int = 20,
         now: Date = Date()
     ) {
@@ -38,7 +38,7 @@ public final class ProgressBar: @unchecked Sendable {
     }
 
     /// Redraws the bar if enough time passed since the last redraw (or `force`).
-    public func update(
+    func update(
         files: Int, bytes: Int, chunks: Int, now: Date = Date(), force: Bool = false
     ) {
         guard enabled else { return }
@@ -55,7 +55,7 @@ public final class ProgressBar: @unchecked Sendable {
     }
 
     /// Erases the bar so the summary line starts on a clean line.
-    public func finish() {
+    func finish() {
         guard enabled else { return }
         lock.lock()
         defer { lock.unlock() }
@@ -63,7 +63,7 @@ public final class ProgressBar: @unchecked Sendable {
     }
 
     /// The text of the bar (without the carriage return), for given counts.
-    public static func line(
+    static func line(
         files: Int, totalFiles: Int, bytes: Int, totalBytes: Int, chunks: Int,
         elapsed: TimeInterval, width: Int = 20
     ) -> String {
@@ -82,7 +82,7 @@ public final class ProgressBar: @unchecked Sendable {
     }
 
     /// `m:ss` (or `h:mm:ss`) for a number of seconds.
-    public static func duration(_ seconds: TimeInterval) -> String {
+    static func duration(_ seconds: TimeInterval) -> String {
         let total = Int(seconds.rounded())
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
         return hours > 0

@@ -109,7 +109,7 @@ enum RecordCommands {
             let resolved = try await SearchCommand.resolveSource(source, context: context, notebook: notebook)!
             let files = try await notebook.files(ofSource: resolved)
             removed = try await notebook.inTransaction {
-                let count = try await notebook.collection.delete(source: resolved)
+                let count = try await notebook.collection.delete(where: .source(resolved))
                 try await notebook.pruneCompanions()
                 try await notebook.forget(files: files)
                 return count

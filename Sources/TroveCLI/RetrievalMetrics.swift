@@ -6,13 +6,13 @@ import Trove
 /// ```swift
 /// let queries = try EvalQuery.load(try String(contentsOfFile: path, encoding: .utf8), path: path)
 /// ```
-public struct EvalQuery: Sendable, Equatable {
-    public var id: String
-    public var query: String
-    public var answer: String
-    public var kind: String
+struct EvalQuery: Sendable, Equatable {
+    var id: String
+    var query: String
+    var answer: String
+    var kind: String
 
-    public init(id: String, query: String, answer: String, kind: String) {
+    init(id: String, query: String, answer: String, kind: String) {
         self.id = id
         self.query = query
         self.answer = answer
@@ -22,7 +22,7 @@ public struct EvalQuery: Sendable, Equatable {
     /// Reads a queries file: one `{"id", "query", "answer", "kind"}` object per line, each field
     /// a non-empty string, ids unique (the rules of shared/eval/score.py).
     /// - Throws: ``DocumentError/malformedLine(path:line:reason:)``.
-    public static func load(_ text: String, path: String) throws -> [EvalQuery] {
+    static func load(_ text: String, path: String) throws -> [EvalQuery] {
         var queries: [EvalQuery] = []
         var ids = Set<String>()
         for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -32,7 +32,7 @@ public struct EvalQuery: Sendable, Equatable {
             let value: JSONValue
             do {
                 value = try JSONValue.parse(String(line))
-            } catch let error as JSONValue.ParseError {
+            } catch {
                 throw DocumentError.malformedLine(
                     path: path, line: number, reason: "not valid JSON (\(error.reason))")
             }
@@ -67,21 +67,21 @@ public struct EvalQuery: Sendable, Equatable {
 /// summary.hitsAt1    // 1
 /// summary.mrr        // (1 + 1/3) / 3
 /// ```
-public struct RetrievalSummary: Sendable, Equatable {
+struct RetrievalSummary: Sendable, Equatable {
     /// Only the first `cutoff` entries of a ranking count.
-    public static let cutoff = 10
+    static let cutoff = 10
 
-    public var count: Int
-    public var hitsAt1: Int
-    public var hitsAt3: Int
-    public var hitsAt10: Int
+    var count: Int
+    var hitsAt1: Int
+    var hitsAt3: Int
+    var hitsAt10: Int
     /// Mean of 1/rank, 0 for answers outside the first 10.
-    public var mrr: Double
+    var mrr: Double
     /// Mean of 1/log2(rank + 1); with one right answer the ideal DCG is 1.
-    public var ndcg: Double
+    var ndcg: Double
 
     /// Summarises 1-based ranks of the answers (nil when not within the first 10).
-    public init(ranks: [Int?]) {
+    init(ranks: [Int?]) {
         count = ranks.count
         let found = ranks.compactMap { $0 }.filter { $0 <= Self.cutoff }
         hitsAt1 = found.filter { $0 <= 1 }.count
@@ -99,12 +99,12 @@ public struct RetrievalSummary: Sendable, Equatable {
     }
 
     /// The 1-based rank of `answer` within the first 10 entries of `ranked`, or nil.
-    public static func rank(of answer: String, in ranked: [String]) -> Int? {
+    static func rank(of answer: String, in ranked: [String]) -> Int? {
         ranked.prefix(cutoff).firstIndex(of: answer).map { $0 + 1 }
     }
 
     /// One row in score.py's layout: `overall   100  66/100 (0.66)  ...`.
-    public func row(named name: String) -> String {
+    func row(named name: String) -> String {
         func fraction(_ hits: Int) -> String {
             let share = count > 0 ? Double(hits) / Double(count) : 0
             return pad("\(hits)/\(count) (\(String(format: "%.2f", share)))", 16)
@@ -115,13 +115,13 @@ public struct RetrievalSummary: Sendable, Equatable {
     }
 
     /// The header line matching ``row(named:)``.
-    public static var header: String {
+    static var header: String {
         pad("kind", 14) + " " + leftPad("n", 4) + "  " + pad("hit@1", 16) + " " + pad("hit@3", 16)
             + " " + pad("hit@10", 16) + " " + leftPad("MRR@10", 7) + " " + leftPad("nDCG@10", 8)
     }
 
     /// As JSON: `{"n", "hit@1", "hit@3", "hit@10", "mrr@10", "ndcg@10"}` like score.py --json.
-    public var json: JSONValue {
+    var json: JSONValue {
         .object([
             ("n", .int(Int64(count))), ("hit@1", .int(Int64(hitsAt1))),
             ("hit@3", .int(Int64(hitsAt3))), ("hit@10", .int(Int64(hitsAt10))),
@@ -136,15 +136,15 @@ public struct RetrievalSummary: Sendable, Equatable {
 /// let report = try RetrievalReport(queries: queries, run: ["q001": ["n060", "n017"]])
 /// print(report.table, terminator: "")   // the same text score.py prints
 /// ```
-public struct RetrievalReport: Sendable {
+struct RetrievalReport: Sendable {
     /// Per-kind summaries in score.py's order: `overall`, then kinds sorted by name.
-    public var rows: [(name: String, summary: RetrievalSummary)]
+    var rows: [(name: String, summary: RetrievalSummary)]
     /// Each query's answer rank (nil: not in the first 10), in query order.
-    public var ranks: [(id: String, rank: Int?)]
+    var ranks: [(id: String, rank: Int?)]
 
     /// Scores `run` (query id → ranked document ids) against `queries`.
     /// - Throws: ``CLIError/failure(_:)`` when the run misses a query.
-    public init(queries: [EvalQuery], run: [String: [String]]) throws {
+    init(queries: [EvalQuery], run: [String: [String]]) throws {
         let missing = queries.filter { run[$0.id] == nil }.map(\.id)
         guard missing.isEmpty else {
             throw CLIError.failure(
@@ -165,7 +165,7 @@ public struct RetrievalReport: Sendable {
     }
 
     /// The table score.py prints: a header, `overall`, then one row per kind.
-    public var table: String {
+    var table: String {
         ([RetrievalSummary.header] + rows.map { $0.summary.row(named: $0.name) })
             .joined(separator: "\n") + "\n"
     }
@@ -176,9 +176,9 @@ public struct RetrievalReport: Sendable {
 /// ```swift
 /// try RunFile.contents(queries: queries, run: run).write(toFile: "vector.jsonl", atomically: true, encoding: .utf8)
 /// ```
-public enum RunFile {
+enum RunFile {
     /// The text of a run file for `queries` in their order.
-    public static func contents(queries: [EvalQuery], run: [String: [String]]) -> String {
+    static func contents(queries: [EvalQuery], run: [String: [String]]) -> String {
         queries.map { query in
             JSONValue.object([
                 ("id", .string(query.id)),

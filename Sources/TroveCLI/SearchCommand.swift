@@ -19,7 +19,7 @@ enum SearchCommand {
                 "--mode must be hybrid, vector or text, got '\(modeName)'", command: "search")
         }
         let k = try arguments.integer("k", default: 10, in: 1...1000, command: "search")
-        let (sql, bindings) = try filter(context)
+        let clause = try whereClause(context)
 
         let path = try context.databasePath()
         // Text search needs no model; load them only for the modes that embed the query.
@@ -36,11 +36,11 @@ enum SearchCommand {
         do {
             // Fetch extra chunks so that k documents remain after collapsing chunks of one
             // document into its best one.
-            let fetch = allChunks ? k : min(Trove.Collection.maxTopK, max(k * 4, k + 20))
+            let fetch = allChunks ? k : min(Query.maximumLimit, max(k * 4, k + 20))
             let search = MultiModelSearch(
                 collection: notebook.collection, companions: notebook.companions, embedders: embedders ?? [])
             hits = try await search.search(
-                query, topK: fetch, mode: mode, filter: SearchFilter(source: source, sql: sql, bindings: bindings))
+                query, topK: fetch, mode: mode, filter: (source.map(Filter.source) ?? .all) && clause)
         } catch TroveError.invalidFilter(let fragment, let reason) {
             throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
         }
@@ -81,15 +81,15 @@ enum SearchCommand {
         }
     }
 
-    /// The `--where` fragment and its typed `--bind` values.
-    static func filter(_ context: CommandContext) throws -> (String?, [SQLValue]) {
+    /// The `--where` fragment with its typed `--bind` values, `.all` without one.
+    static func whereClause(_ context: CommandContext) throws -> Filter {
         let sql = context.arguments.value("where")
         let binds = context.arguments.all("bind")
         guard let sql else {
             if !binds.isEmpty {
                 throw CLIError.usage("--bind needs a --where with ? placeholders", command: "search")
             }
-            return (nil, [])
+            return .all
         }
         let placeholders = countPlaceholders(sql)
         guard placeholders == binds.count else {
@@ -98,7 +98,7 @@ enum SearchCommand {
                     + "\(binds.count) --bind value\(binds.count == 1 ? " was" : "s were") given",
                 command: "search")
         }
-        return (sql, binds.map(bindValue))
+        return .sql(sql, binds.map(bindValue))
     }
 
     /// Whole numbers bind as integers, decimals as reals, everything else as text — so
@@ -135,11 +135,11 @@ enum SearchCommand {
         _ source: String?, context: CommandContext, notebook: Notebook
     ) async throws -> String? {
         guard let source else { return nil }
-        if try await notebook.collection.count(source: source) > 0 { return source }
+        if try await notebook.collection.count(.source(source)) > 0 { return source }
         let absolute = Locations.absolute(
             source, environment: context.console.environment,
             currentDirectory: context.console.currentDirectory)
-        if try await notebook.collection.count(source: absolute) > 0 { return absolute }
+        if try await notebook.collection.count(.source(absolute)) > 0 { return absolute }
         return source
     }
 

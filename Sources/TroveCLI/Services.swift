@@ -9,25 +9,25 @@ import TroveEmbeddings
 /// let services = Services(loadEmbedder: { folder in try BERTEmbedder(modelDirectory: folder) })
 /// let status = await TroveCommandLine.run(["search", "tea"], console: .process, services: services)
 /// ```
-public struct Services: Sendable {
+struct Services: Sendable {
     /// Loads the embedder from a model folder.
-    public var loadEmbedder: @Sendable (URL) throws -> any Embedder
+    var loadEmbedder: @Sendable (URL) throws -> any Embedder
 
-    public init(loadEmbedder: @escaping @Sendable (URL) throws -> any Embedder) {
+    init(loadEmbedder: @escaping @Sendable (URL) throws -> any Embedder) {
         self.loadEmbedder = loadEmbedder
     }
 
     /// The built-in models: a folder with `e5-small-q4.bin` runs multilingual-e5-small
     /// (``E5Embedder``), any other a sentence-transformers BERT such as all-MiniLM-L6-v2
     /// (``BERTEmbedder``).
-    public static let standard = Services(loadEmbedder: { try BuiltInModel.load(directory: $0) })
+    static let standard = Services(loadEmbedder: { try BuiltInModel.load(directory: $0) })
 }
 
 extension Locations {
     /// The model folder: `--model DIR`, else `$TROVE_MODEL_DIR`, else
     /// `${XDG_CACHE_HOME:-$HOME/.cache}/trove/models/all-MiniLM-L6-v2` — the folder
     /// `scripts/fetch-model.sh` installs into.
-    public static func modelDirectory(
+    static func modelDirectory(
         flag: String?, environment: [String: String], currentDirectory: String
     ) -> URL {
         if let flag, !flag.isEmpty {
@@ -65,7 +65,7 @@ extension Locations {
     /// Locations.modelDirectory(value: "multilingual-e5-small", environment: ["HOME": "/home/ana"],
     ///                          currentDirectory: "/")  // /home/ana/.cache/trove/models/multilingual-e5-small
     /// ```
-    public static func modelDirectory(value: String, environment: [String: String], currentDirectory: String) -> URL {
+    static func modelDirectory(value: String, environment: [String: String], currentDirectory: String) -> URL {
         if value.contains("/") || value.hasPrefix(".") || value.hasPrefix("~") {
             return URL(
                 fileURLWithPath: absolute(value, environment: environment, currentDirectory: currentDirectory),

@@ -13,9 +13,9 @@ import Foundation
 /// Snippet.make(content: "Dentist on Tuesday at 3", query: "dentist", style: Style(enabled: false))
 /// // "[Dentist] on Tuesday at 3"
 /// ```
-public enum Snippet {
+enum Snippet {
     /// Words in an excerpt.
-    public static let wordCount = 32
+    static let wordCount = 32
 
     /// Function words that would highlight noise.
     static let stopwords: Set<String> = [
@@ -29,7 +29,7 @@ public enum Snippet {
 
     /// The excerpt of `content` for `query`, highlighted with `style`.
     /// - Complexity: O(n) in the content's length.
-    public static func make(
+    static func make(
         content: String, query: String, style: Style, wordCount: Int = Snippet.wordCount
     ) -> String {
         let terms = queryTerms(query)

@@ -7,14 +7,18 @@ import Foundation
 /// ```swift
 /// let status = await TroveCommandLine.run(["search", "dentist"], console: .process)
 /// ```
-public enum TroveCommandLine {
-    /// Runs one command line (without the program name) and returns its exit status.
+package enum TroveCommandLine {
+    /// Runs one command line (without the program name) and returns its exit status. The one
+    /// entry the `trove` executable needs, hence `package`.
+    package static func run(_ arguments: [String], console: Console) async -> Int32 {
+        await run(arguments, console: console, services: .standard)
+    }
+
+    /// Runs one command line with the given services (tests pass a stub embedder).
     ///
     /// Results go to `console.out`; errors, warnings and progress to `console.err`, each error
     /// as one `trove: error: …` message.
-    public static func run(
-        _ arguments: [String], console: Console, services: Services = .standard
-    ) async -> Int32 {
+    static func run(_ arguments: [String], console: Console, services: Services) async -> Int32 {
         do {
             return try await dispatch(arguments, console: console, services: services)
         } catch {
@@ -137,17 +141,17 @@ public enum TroveCommandLine {
 /// let path = try context.databasePath()   // --db, else $TROVE_DB, else the XDG default
 /// if context.json { context.console.out.write("{}\n") }
 /// ```
-public struct CommandContext: Sendable {
-    public var console: Console
-    public var spec: CommandSpec
-    public var arguments: ParsedArguments
-    public var services: Services
+struct CommandContext: Sendable {
+    var console: Console
+    var spec: CommandSpec
+    var arguments: ParsedArguments
+    var services: Services
 
     /// Whether `--json` was given.
-    public var json: Bool { arguments.flag("json") }
+    var json: Bool { arguments.flag("json") }
 
     /// Styling for stdout: color only on a terminal, never with NO_COLOR, --no-color or --json.
-    public var style: Style {
+    var style: Style {
         Style(
             enabled: !json
                 && console.colorEnabled(
@@ -155,14 +159,14 @@ public struct CommandContext: Sendable {
     }
 
     /// The database path (see ``Locations/database(flag:environment:currentDirectory:)``).
-    public func databasePath() throws -> String {
+    func databasePath() throws -> String {
         try Locations.database(
             flag: arguments.value("db"), environment: console.environment,
             currentDirectory: console.currentDirectory)
     }
 
     /// Writes a warning on stderr.
-    public func warn(_ message: String) {
+    func warn(_ message: String) {
         let style = Style(
             enabled: console.colorEnabled(
                 terminal: console.stderrIsTerminal, noColorFlag: arguments.flag("no-color")))

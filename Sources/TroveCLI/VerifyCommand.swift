@@ -2,7 +2,7 @@ import Foundation
 import Trove
 
 extension Commands {
-    public static let verify = CommandSpec(
+    static let verify = CommandSpec(
         name: "verify",
         summary: "check that the database file and its text and vector indexes agree",
         usage: "verify [options]",
@@ -15,7 +15,7 @@ extension Commands {
         options: database + common,
         examples: [("trove verify", "one line per collection"), ("trove verify --json", "the full report")])
 
-    public static let repair = CommandSpec(
+    static let repair = CommandSpec(
         name: "repair",
         summary: "rebuild the text and vector indexes from the tables",
         usage: "repair [options]",

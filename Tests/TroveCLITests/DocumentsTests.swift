@@ -145,7 +145,7 @@ struct JSONValueTests {
 
     @Test("malformed JSON is an error with a position", arguments: ["{", "[1,]", "01", "\"abc", "{\"a\" 1}", "1 2", "tru"])
     func malformed(text: String) {
-        #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse(text) }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(text) }
     }
 
     @Test("floats print with enough digits to read back exactly")

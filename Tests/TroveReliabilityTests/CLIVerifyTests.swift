@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Trove
-import TroveCLI
+@testable import TroveCLI
 import TroveTestSupport
 
 /// `trove verify` and `trove repair`, run in-process.

@@ -107,7 +107,7 @@ private func troveWorkload(rows: Int) async throws -> [String: Any] {
                 let statement = try handConnection.cachedStatement(handSQL)
                 var decoded: [Item] = []
                 try statement.forEachRow([.text(c), .integer(Int64(y))]) { row in
-                    let tags = (try? JSONValue.parse(row.string(at: 6) ?? "[]"))?.array?.compactMap(\.string) ?? []
+                    let tags = (try? JSONDecoder().decode([String].self, from: Data((row.string(at: 6) ?? "[]").utf8))) ?? []
                     decoded.append(Item(id: row.int64(at: 0), title: row.string(at: 1) ?? "", body: row.string(at: 2) ?? "",
                                         category: row.string(at: 3) ?? "", year: Int(row.int64(at: 4)), score: row.double(at: 5), tags: tags))
                 }

@@ -3,14 +3,14 @@ import TroveSQLite
 
 /// Converting between stored SQL values and the dump's JSON values.
 enum DumpLines {
-    static func sql(_ value: JSONValue) -> SQLValue? {
+    static func sql(_ value: Value) -> SQLValue? {
         switch value {
         case .null: return .null
         case .int(let v): return .integer(v)
         case .double(let v): return .real(v)
         case .string(let v): return .text(v)
         case .object(let members) where members.count == 1:
-            switch (members[0].0, members[0].1) {
+            switch (members.first!.key, members.first!.value) {
             case ("base64", .string(let text)): return Data(base64Encoded: text).map { .blob([UInt8]($0)) }
             case ("real", .string("inf")): return .real(.infinity)
             case ("real", .string("-inf")): return .real(-.infinity)
@@ -182,17 +182,17 @@ struct DumpLoader {
     /// A record in any valid JSON spelling (the fast parser takes only the dump's own), or the
     /// reason it is not one.
     func parseRecord(_ text: String) throws -> (String, [SQLValue]) {
-        let record: JSONValue
+        let record: Value
         do {
-            record = try JSONValue.parse(text)
+            record = try JSONCoding.value(text)
         } catch {
             throw fail("not a JSON record (\(error))")
         }
-        guard case .string(let name)? = record["c"], case .array(let values)? = record["v"] else {
+        guard case .string(let name)? = record.objectValue?["c"], case .array(let values)? = record.objectValue?["v"] else {
             throw fail("a record needs \"c\" (its section) and \"v\" (its values)")
         }
         return (name, try values.map { value in
-            guard let sql = DumpLines.sql(value) else { throw fail("a value of \(name) is not a dump value: \(value.serialized())") }
+            guard let sql = DumpLines.sql(value) else { throw fail("a value of \(name) is not a dump value: \(value)") }
             return sql
         })
     }

@@ -24,7 +24,7 @@ final class DumpWriter {
     var checksumHex: String { checksum.hex }
 
     /// Writes `{"c":"<section>","v":[...]}` for the row `statement` is on, straight into the
-    /// buffer (no intermediate `JSONValue`: this is the dump's inner loop).
+    /// buffer (no intermediate JSON tree: this is the dump's inner loop).
     func record(section: String, columns: Int, row statement: Statement) throws {
         let start = buffer.count
         append("{\"c\":")

@@ -278,7 +278,7 @@ struct FilterCompiler {
             if offset > 0 { text += "," }
             switch value {
             case .integer(let v): text += String(v)
-            case .text(let v): text += JSONValue.string(v).serialized()
+            case .text(let v): JSONCoding.quote(v, into: &text)
             default: text += "null"
             }
         }

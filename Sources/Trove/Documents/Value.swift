@@ -103,55 +103,6 @@ extension Value: CustomStringConvertible {
     }
 }
 
-// MARK: JSON
-
-/// JSON text <-> ``Value`` for json fields, undeclared document fields and JSON-path values.
-enum JSONCoding {
-    /// Canonical JSON text of a JSON-representable value (sorted keys, no spaces).
-    ///
-    /// - Throws: ``TroveError/invalidValue(field:reason:)`` for dates, data, vectors or
-    ///   non-finite numbers, which JSON cannot hold.
-    static func text(_ value: Value, field: String = "json") throws -> String {
-        try json(value, field: field).serialized()
-    }
-
-    /// The JSON value of a value, object members sorted by key (so equal values store equal text).
-    static func json(_ value: Value, field: String) throws -> JSONValue {
-        switch value {
-        case .null: return .null
-        case .bool(let v): return .bool(v)
-        case .int(let v): return .int(v)
-        case .double(let v):
-            guard v.isFinite else { throw TroveError.invalidValue(field: field, reason: "JSON cannot hold \(v)") }
-            return .double(v)
-        case .string(let v): return .string(v)
-        case .array(let items): return .array(try items.map { try json($0, field: field) })
-        case .object(let members):
-            return .object(try members.keys.sorted().map { ($0, try json(members[$0]!, field: field)) })
-        case .date, .data, .vector:
-            throw TroveError.invalidValue(field: field, reason: "a \(value.kindName) cannot be stored inside JSON")
-        }
-    }
-
-    /// Parses JSON text (as stored by SQLite) into a value.
-    static func value(_ text: String) throws -> Value {
-        value(try JSONValue.parse(text))
-    }
-
-    static func value(_ json: JSONValue) -> Value {
-        switch json {
-        case .null: .null
-        case .bool(let v): .bool(v)
-        case .int(let v): .int(v)
-        case .double(let v): .double(v)
-        case .float(let v): .double(Double(v))
-        case .string(let v): .string(v)
-        case .array(let items): .array(items.map(value))
-        case .object(let members): .object(Dictionary(members.map { ($0.0, value($0.1)) }, uniquingKeysWith: { _, b in b }))
-        }
-    }
-}
-
 // MARK: Vectors as blobs
 
 enum VectorBlob {

@@ -1,6 +1,6 @@
 import Foundation
 import Trove
-import TroveCLI
+@testable import TroveCLI
 import TroveEmbeddings
 import TroveTestSupport
 

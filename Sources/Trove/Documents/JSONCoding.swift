@@ -1,78 +1,64 @@
 import Foundation
 
-/// A JSON value, for metadata read from .jsonl files and for `--json` output.
+/// JSON text <-> ``Value`` for json fields, undeclared document fields and JSON-path values.
 ///
-/// Object keys keep their insertion order, so output is stable and reads like the input.
-///
-/// ```swift
-/// let value = try JSONValue.parse(#"{"id": "n1", "tags": ["a"]}"#)
-/// value["id"]?.string    // "n1"
-/// value.serialized()     // {"id":"n1","tags":["a"]}
-/// ```
-public enum JSONValue: Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case int(Int64)
-    case double(Double)
-    case float(Float)
-    case string(String)
-    case array([JSONValue])
-    case object([(String, JSONValue)])
+/// SQLite stores JSON as text, so every json field read or written passes through here. Numbers
+/// keep their kind (`2` reads as `.int`, `2.0` as `.double`), which `JSONDecoder` would not tell
+/// apart; that is why the store reads JSON itself.
+package enum JSONCoding {
+    /// Canonical JSON text of a JSON-representable value (sorted keys, no spaces).
+    ///
+    /// - Throws: ``TroveError/invalidValue(field:reason:)`` for dates, data, vectors or
+    ///   non-finite numbers, which JSON cannot hold.
+    static func text(_ value: Value, field: String = "json") throws -> String {
+        var out = ""
+        try write(value, into: &out, field: field)
+        return out
+    }
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
-        switch (lhs, rhs) {
-        case (.null, .null): return true
-        case (.bool(let a), .bool(let b)): return a == b
-        case (.int(let a), .int(let b)): return a == b
-        case (.double(let a), .double(let b)): return a == b
-        case (.float(let a), .float(let b)): return a == b
-        case (.string(let a), .string(let b)): return a == b
-        case (.array(let a), .array(let b)): return a == b
-        case (.object(let a), .object(let b)):
-            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        default: return false
+    /// Object members sorted by key, so equal values store equal text.
+    private static func write(_ value: Value, into out: inout String, field: String) throws {
+        switch value {
+        case .null: out += "null"
+        case .bool(let v): out += v ? "true" : "false"
+        case .int(let v): out += String(v)
+        case .double(let v):
+            guard v.isFinite else { throw TroveError.invalidValue(field: field, reason: "JSON cannot hold \(v)") }
+            out += number(v)
+        case .string(let v): quote(v, into: &out)
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                try write(item, into: &out, field: field)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out += "," }
+                quote(key, into: &out)
+                out += ":"
+                try write(members[key]!, into: &out, field: field)
+            }
+            out += "}"
+        case .date, .data, .vector:
+            throw TroveError.invalidValue(field: field, reason: "a \(value.kindName) cannot be stored inside JSON")
         }
     }
 
-    /// The member `key` of an object (nil for other values or a missing key).
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let members) = self { return members.first { $0.0 == key }?.1 }
-        return nil
+    /// Parses JSON text (as stored by SQLite) into a value.
+    /// - Throws: ``JSONParseError`` with the byte offset when `text` is not valid JSON.
+    package static func value(_ text: String) throws(JSONParseError) -> Value {
+        try parse(text)
     }
 
-    public var string: String? {
-        if case .string(let text) = self { return text }
-        return nil
-    }
-
-    /// Elements of an array, nil for other values.
-    public var array: [JSONValue]? {
-        if case .array(let items) = self { return items }
-        return nil
-    }
-
-    /// Members of an object, nil for other values.
-    public var members: [(String, JSONValue)]? {
-        if case .object(let members) = self { return members }
-        return nil
-    }
-
-    /// An id-like rendering: strings as they are, whole numbers without a fraction.
-    public var idString: String? {
-        switch self {
-        case .string(let text): return text
-        case .int(let number): return String(number)
-        case .double(let number) where number == number.rounded() && abs(number) < 1e15:
-            return String(Int64(number))
-        default: return nil
-        }
-    }
-
-    /// Parses one JSON text (RFC 8259), keeping the order of object keys.
-    /// - Throws: ``JSONValue/ParseError`` with the byte offset when `text` is not valid JSON.
+    /// Parses one JSON text (RFC 8259) into any ``JSONTree``: the store's ``Value``, or the
+    /// command-line tool's ordered tree.
+    /// - Throws: ``JSONParseError`` with the byte offset when `text` is not valid JSON.
     /// - Complexity: O(n).
-    public static func parse(_ text: String) throws -> JSONValue {
-        var parser = JSONParser(bytes: Array(text.utf8))
+    package static func parse<Tree: JSONTree>(_ text: String, as tree: Tree.Type = Tree.self) throws(JSONParseError) -> Tree {
+        var parser = JSONParser<Tree>(bytes: Array(text.utf8))
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
@@ -82,56 +68,14 @@ public enum JSONValue: Sendable, Equatable {
         return value
     }
 
-    /// Why a text is not JSON.
-    public struct ParseError: Error, Sendable, CustomStringConvertible {
-        public var reason: String
-        public var description: String { reason }
+    /// A finite number as JSON text: Swift's description is the shortest text that reads back as
+    /// the same number; JSON wants `1e5`, not `1e+05`. Non-finite numbers are `null`.
+    package static func number<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F) -> String {
+        value.isFinite ? value.description.replacingOccurrences(of: "e+", with: "e") : "null"
     }
 
-    /// Compact JSON text (no spaces, keys in stored order, non-ASCII kept as UTF-8).
-    public func serialized() -> String {
-        var out = ""
-        write(to: &out)
-        return out
-    }
-
-    private func write(to out: inout String) {
-        switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .int(let value): out += String(value)
-        case .double(let value):
-            // Swift's description is the shortest text that reads back as the same Double.
-            out += value.isFinite ? Self.number(value.description) : "null"
-        case .float(let value):
-            out += value.isFinite ? Self.number(value.description) : "null"
-        case .string(let value): Self.quote(value, into: &out)
-        case .array(let values):
-            out += "["
-            for (index, value) in values.enumerated() {
-                if index > 0 { out += "," }
-                value.write(to: &out)
-            }
-            out += "]"
-        case .object(let members):
-            out += "{"
-            for (index, (key, value)) in members.enumerated() {
-                if index > 0 { out += "," }
-                Self.quote(key, into: &out)
-                out += ":"
-                value.write(to: &out)
-            }
-            out += "}"
-        }
-    }
-
-    /// Swift prints `1e-05` and `5e+20`; JSON wants no `+` and accepts `e-05`. `inf` never
-    /// reaches here.
-    private static func number(_ text: String) -> String {
-        text.replacingOccurrences(of: "e+", with: "e")
-    }
-
-    private static func quote(_ text: String, into out: inout String) {
+    /// Appends `text` as a JSON string (non-ASCII kept as UTF-8).
+    package static func quote(_ text: String, into out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -149,15 +93,39 @@ public enum JSONValue: Sendable, Equatable {
     }
 }
 
+/// What the JSON parser builds. Enum cases named like the requirements witness them.
+package protocol JSONTree {
+    static var null: Self { get }
+    static func bool(_ value: Bool) -> Self
+    static func int(_ value: Int64) -> Self
+    static func double(_ value: Double) -> Self
+    static func string(_ value: String) -> Self
+    static func array(_ items: [Self]) -> Self
+    /// An object from its members in text order (a key may repeat; the last one should win).
+    static func jsonObject(_ members: [(String, Self)]) -> Self
+}
+
+extension Value: JSONTree {
+    package static func jsonObject(_ members: [(String, Value)]) -> Value {
+        .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+/// Why a text is not JSON.
+package struct JSONParseError: Error, Sendable, CustomStringConvertible {
+    package var reason: String
+    package var description: String { reason }
+}
+
 /// A small recursive-descent JSON parser over UTF-8 bytes.
-private struct JSONParser {
+private struct JSONParser<Tree: JSONTree> {
     let bytes: [UInt8]
     var position = 0
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
-    func error(_ reason: String) -> JSONValue.ParseError {
-        JSONValue.ParseError(reason: "\(reason) at byte \(position + 1)")
+    func error(_ reason: String) -> JSONParseError {
+        JSONParseError(reason: "\(reason) at byte \(position + 1)")
     }
 
     mutating func skipWhitespace() {
@@ -166,7 +134,7 @@ private struct JSONParser {
         }
     }
 
-    mutating func expect(_ literal: String, _ value: JSONValue) throws -> JSONValue {
+    mutating func expect(_ literal: String, _ value: Tree) throws(JSONParseError) -> Tree {
         let expected = Array(literal.utf8)
         guard bytes.count - position >= expected.count,
             Array(bytes[position..<position + expected.count]) == expected
@@ -175,17 +143,17 @@ private struct JSONParser {
         return value
     }
 
-    mutating func value(depth: Int) throws -> JSONValue {
+    mutating func value(depth: Int) throws(JSONParseError) -> Tree {
         guard depth < 512 else { throw error("nesting too deep") }
         guard position < bytes.count else { throw error("unexpected end of text") }
         switch bytes[position] {
         case UInt8(ascii: "{"):
             position += 1
-            var members: [(String, JSONValue)] = []
+            var members: [(String, Tree)] = []
             skipWhitespace()
             if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
                 position += 1
-                return .object(members)
+                return .jsonObject(members)
             }
             while true {
                 skipWhitespace()
@@ -199,12 +167,7 @@ private struct JSONParser {
                 }
                 position += 1
                 skipWhitespace()
-                let member = try value(depth: depth + 1)
-                if let existing = members.firstIndex(where: { $0.0 == key }) {
-                    members[existing].1 = member  // last one wins, as in most parsers
-                } else {
-                    members.append((key, member))
-                }
+                members.append((key, try value(depth: depth + 1)))
                 skipWhitespace()
                 guard position < bytes.count else { throw error("unterminated object") }
                 if bytes[position] == UInt8(ascii: ",") {
@@ -213,11 +176,11 @@ private struct JSONParser {
                 }
                 guard bytes[position] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
                 position += 1
-                return .object(members)
+                return .jsonObject(members)
             }
         case UInt8(ascii: "["):
             position += 1
-            var values: [JSONValue] = []
+            var values: [Tree] = []
             skipWhitespace()
             if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
                 position += 1
@@ -244,7 +207,7 @@ private struct JSONParser {
         }
     }
 
-    mutating func number() throws -> JSONValue {
+    mutating func number() throws(JSONParseError) -> Tree {
         let start = position
         var isInteger = true
         if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
@@ -277,7 +240,7 @@ private struct JSONParser {
         return .double(double)
     }
 
-    mutating func string() throws -> String {
+    mutating func string() throws(JSONParseError) -> String {
         position += 1  // opening quote
         var scalars = String.UnicodeScalarView()
         var runStart = position
@@ -329,7 +292,7 @@ private struct JSONParser {
         throw error("unterminated string")
     }
 
-    mutating func hex4() throws -> UInt32 {
+    mutating func hex4() throws(JSONParseError) -> UInt32 {
         guard position + 4 <= bytes.count,
             let code = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
         else { throw error("invalid \\u escape") }
