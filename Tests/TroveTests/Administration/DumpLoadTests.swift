@@ -117,7 +117,7 @@ struct DumpLoadTests {
         #expect(nearest.first?.document.id == 1)
         let notes = try await target.collection(named: "notes")
         #expect(try await notes.search(Query().matching("dentist")).first?.id == 2)
-        #expect(try await notes.fetch(Query().sorted(by: .ascending("id")).select([])).map(\.version) == [1, 2, 1, 1])
+        #expect(try await notes.page(Query().sorted(by: .ascending("id")).select([])).documents.map(\.version) == [1, 2, 1, 1])
         #expect(Set(try await target.links.neighbours(of: GraphNode("items", 2)).map(\.to)) == [GraphNode("items", 1), GraphNode("tags", "mu")])
         #expect(try await target.links.neighbours(of: GraphNode("tags", "zeta")).map(\.to) == [GraphNode("elsewhere", "free text")])
         #expect(try await target.configuration(of: "notes")?.embedding == HashingEmbedder(dimension: 16).manifest)

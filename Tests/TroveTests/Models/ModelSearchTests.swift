@@ -26,7 +26,7 @@ struct ModelSearchTests {
     }
 
     @Test("hybrid, vector and words search return models with scores, filtered by a predicate",
-          arguments: [SearchMode.hybrid, .vector, .words])
+          arguments: [SearchMode.hybrid, .vector, .text])
     func search(_ mode: SearchMode) async throws {
         let notes = try await Database().models(SearchNote.self, embedder: HashingEmbedder(dimension: 32))
         try await notes.insert(Self.notes)
@@ -40,7 +40,7 @@ struct ModelSearchTests {
         let recent = try await notes.search("dentist", mode: mode, where: #Predicate { $0.year >= 2025 }, limit: 5)
         #expect(recent.first?.model.id == "n1")
         #expect(!recent.contains { $0.model.year < 2025 })
-        if mode != .words { #expect(recent.first?.distance != nil) }
+        if mode != .text { #expect(recent.first?.distance != nil) }
         if mode != .vector { #expect(recent.first?.bm25 != nil) }
     }
 

@@ -72,7 +72,7 @@ struct ModelObservationTests {
         let db = try Database(path: dir.path("search.trove"))
         let notes = try await db.models(SearchNote.self, embedder: HashingEmbedder(dimension: 32))
         try await notes.insert(SearchNote(id: "a", title: "Groceries", body: "oat milk and bread", year: 2026))
-        var hits = try await notes.observeSearch("dentist", mode: .words, limit: 5).makeAsyncIterator()
+        var hits = try await notes.observeSearch("dentist", mode: .text, limit: 5).makeAsyncIterator()
         #expect(try await hits.next()?.isEmpty == true)
         try await notes.insert(SearchNote(id: "b", title: "Dentist", body: "dentist on tuesday", year: 2026))
         #expect(try await hits.next()?.map(\.model.id) == ["b"])

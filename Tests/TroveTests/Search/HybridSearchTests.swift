@@ -39,19 +39,19 @@ struct HybridSearchTests {
     func oneLegAndWeights() async throws {
         let items = try await makeItems()
         try await items.insert(VectorEntry(id: 7, content: "banana", vector: [0.5, 0]))
-        let hits = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("banana").limit(7)/*TODO fusion Fusion(k: 10)*/)
+        let hits = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("banana").limit(7).fused(.reciprocalRank(k: 10)))
         let banana = hits.first { $0.id == 7 }!
         #expect(banana.vectorRank == 1)
         #expect(banana.textRank == 1)
         #expect(abs(banana.score - 2.0 / 11) < 1e-12)
         let others = hits.filter { $0.id != 7 }
         #expect(others.allSatisfy { $0.textRank == nil && $0.bm25 == nil && $0.vectorRank != nil })
-        let textOnly = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple").limit(3)/*TODO fusion Fusion(vectorWeight: 0)*/)
+        let textOnly = try await items.search(Query().nearest(to: [0, 0], in: "embedding", weight: 0).matching("apple").limit(3))
         #expect(textOnly.map(\.id) == (try await items.search(Query().matching("apple").limit(3)).map(\.id)))
-        let vectorOnly = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple").limit(3)/*TODO fusion Fusion(textWeight: 0)*/)
+        let vectorOnly = try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple", weight: 0).limit(3))
         #expect(vectorOnly.map(\.id) == [7, 1, 2])
         await #expect(throws: TroveError.self) {
-            try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple")/*TODO fusion Fusion(k: -1)*/)
+            try await items.search(Query().nearest(to: [0, 0], in: "embedding").matching("apple").fused(.reciprocalRank(k: -1)))
         }
     }
 
@@ -82,8 +82,7 @@ struct FusionTests {
             VectorEntry(id: 10, content: "x", vector: [0]), VectorEntry(id: 20, content: "y", vector: [1]),
             VectorEntry(id: 30, content: "zz zz zz", vector: [2]), VectorEntry(id: 40, content: "zz filler", vector: [100]),
         ])
-        let fusion = Fusion(depthMultiplier: 1, minimumDepth: 1)
-        let hits = try await items.search(Query().nearest(to: [0], in: "embedding").matching("zz").limit(4)/*TODO fusion fusion*/)
+        let hits = try await items.search(Query().nearest(to: [0], in: "embedding", k: 4).matching("zz", k: 4).limit(4))
         #expect(hits.map(\.id) == [30, 40, 10, 20])
         let expected = [1.0 / 63 + 1.0 / 61, 1.0 / 64 + 1.0 / 62, 1.0 / 61, 1.0 / 62]
         for (hit, score) in zip(hits, expected) { #expect(abs(hit.score - score) < 1e-12) }
@@ -91,7 +90,7 @@ struct FusionTests {
         #expect(hits.map(\.textRank) == [1, 2, nil, nil])
         // Legs 3 deep. Vector: 10, 20, 30. Text "zz OR filler": 40, 30.
         // 30: 1/63 + 1/62; 10: 1/61; 40: 1/61 (tie with 10: smaller id first); 20: 1/62.
-        let shallow = try await items.search(Query().nearest(to: [0], in: "embedding").matching("zz OR filler").limit(3)/*TODO fusion fusion*/)
+        let shallow = try await items.search(Query().nearest(to: [0], in: "embedding", k: 3).matching("zz OR filler", k: 3).limit(3))
         #expect(shallow.map(\.id) == [30, 10, 40])
         #expect(shallow[2].vectorRank == nil)
         #expect(shallow[2].textRank == 1)

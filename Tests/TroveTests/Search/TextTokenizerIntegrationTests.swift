@@ -53,7 +53,7 @@ struct TextTokenizerIntegrationTests {
         }
     }
 
-    func cjkCollection() async throws -> (Database, Trove.Collection) {
+    func cjkCollection() async throws -> (Database, Trove.SearchCollection) {
         let database = try Database()
         let docs = try await database.collection("docs", dimension: 2, tokenizer: TokenizerConfiguration.cjk.fts5TokenizeArgument)
         let texts = ["数据库管理系统", "東京で寿司を食べた", "한국어 데이터베이스 관리", "京都の寺", "The quick brown fox jumps over the lazy dog",
@@ -137,7 +137,7 @@ struct TextTokenizerIntegrationTests {
             VectorEntry(id: 3, content: "Ocean giants and where they travel each season", vector: [1, 0]),
         ])
         let query = TextQuery.typed("blue whale migration")
-        let plain = try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query).limit(3)/*TODO fusion Fusion(minimumTextCoverage: 0)*/)
+        let plain = try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query, minimumCoverage: 0).limit(3))
         let gated = try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query).limit(3))
         #expect(plain.first { $0.id == 1 }?.textRank == 2)
         #expect(gated.first { $0.id == 1 }?.textRank == nil)
@@ -146,7 +146,7 @@ struct TextTokenizerIntegrationTests {
         #expect(gated.map(\.id) == [2, 3, 1])
         #expect(plain.map(\.id) == [2, 1, 3])
         await #expect(throws: TroveError.self) {
-            try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query)/*TODO fusion Fusion(minimumTextCoverage: 1.5)*/)
+            try await notes.search(Query().nearest(to: [1, 0], in: "embedding").matching(query, minimumCoverage: 1.5))
         }
     }
 
@@ -163,17 +163,17 @@ struct TextTokenizerIntegrationTests {
         let query: [Float] = [1, 0.02]
         let plain = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(4))
         #expect(plain.map(\.id) == [1, 2, 3, 4])
-        let thresholded = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(4)/*TODO fusion Fusion(minimumVectorScore: 0.5)*/)
+        let thresholded = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(4).minimumScore(0.5))
         #expect(thresholded.map(\.id) == [1, 2, 3])
         // Cosines to the query: 0.9998, 0.9926, 0.6159, −0.9998. λ = 0.5: after row 1, row 2
         // (cosine 0.99 to row 1) scores 0.5·0.9926 − 0.5·0.99 ≈ 0.0013, row 3 scores
         // 0.5·0.6159 − 0.5·0.6 ≈ 0.008, row 4 0.5·(−0.9998) + 0.5·1 ≈ 0.0001: row 3 comes second.
-        let diverse = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(3)/*TODO fusion Fusion(mmrLambda: 0.5)*/)
+        let diverse = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(3).diversified(lambda: 0.5))
         #expect(diverse.map(\.id) == [1, 3, 2])
-        let relevanceOnly = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(3)/*TODO fusion Fusion(mmrLambda: 1)*/)
+        let relevanceOnly = try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).limit(3).diversified(lambda: 1))
         #expect(relevanceOnly.map(\.id) == [1, 2, 3])
         await #expect(throws: TroveError.self) {
-            try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz"))/*TODO fusion Fusion(mmrLambda: 2)*/)
+            try await notes.search(Query().nearest(to: query, in: "embedding").matching(.typed("zzz")).diversified(lambda: 2))
         }
     }
 }

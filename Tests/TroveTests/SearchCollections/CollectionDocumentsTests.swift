@@ -57,13 +57,13 @@ struct CollectionDocumentsTests {
         #expect(fetched.map { $0["content"] } == expected.map { .string($0.content) })
         #expect(fetched.allSatisfy { Set($0.fields.keys) == ["content", "source"] && $0.version == 1 })
         // Whole rows: every column of the preset, the vector included.
-        let whole = try #require(try await notes.fetch(Query(Field("id") == 7)).first)
+        let whole = try #require(try await notes.page(Query(Field("id") == 7)).documents.first)
         let seven = rows[6]
         #expect(whole["embedding"] == .vector(seven.vector))
         #expect(whole["source"] == .string(seven.source))
         #expect(whole["created_at"]?.doubleValue != nil && whole["updated_at"]?.doubleValue != nil)
         #expect(try await notes.count(Field("source") == "a.pdf") == rows.count { $0.source == "a.pdf" })
-        await #expect(throws: TroveError.self) { try await notes.fetch(Query().nearest(to: [1, 0, 0, 0], in: "embedding")) }
+        await #expect(throws: TroveError.self) { try await notes.page(Query().nearest(to: [1, 0, 0, 0], in: "embedding")).documents }
     }
 
     @Test("explain reports SQLite's plan for unranked queries and the search's decisions for ranked ones")
@@ -95,7 +95,7 @@ struct CollectionDocumentsTests {
         let db = try Database(path: path)
         let (count, first) = try await db.read { r in
             let notes = try r.documents("notes")
-            return (try notes.count(), try notes.fetch(Query().sorted(by: .ascending("id")).limit(1)).first?.id)
+            return (try notes.count(), try notes.page(Query().sorted(by: .ascending("id")).limit(1)).documents.first?.id)
         }
         #expect(count == 30 && first == 1)
         let notes = try await db.collection(named: "notes")
@@ -168,7 +168,7 @@ struct CollectionDocumentsTests {
         let (notes, _) = try await Self.filled(db, count: 30)
         _ = try await notes.search(Query().matching(.typed("router")))  // the BM25 and FTS5 legs are loaded
         _ = try await notes.search(vector: [1, 0, 0, 0], topK: 3)  // and the vectors
-        let before = try #require(try await notes.fetch(Query(Field("id") == 4)).first)
+        let before = try #require(try await notes.page(Query(Field("id") == 4)).documents.first)
         let after = try await notes.patch(4, [
             Field("content"): "zeppelin hangar", Field("metadata", path: "$.pinned"): true, Field("embedding"): .vector([0, 0, 0, 1]),
         ])
@@ -186,7 +186,7 @@ struct CollectionDocumentsTests {
         }
         #expect(try await notes.patch(4, [Field("source"): "x"], ifVersion: after.version).version == after.version + 1)
         // Bad input: nothing written.
-        let stored = try await notes.fetch(Query(Field("id") == 4))
+        let stored = try await notes.page(Query(Field("id") == 4)).documents
         await #expect(throws: TroveError.invalidValue(field: "created_at", reason: "Trove sets created_at itself")) {
             try await notes.patch(4, [Field("created_at"): 0.0])
         }
@@ -201,11 +201,11 @@ struct CollectionDocumentsTests {
             try await notes.patch(4, [Field("embedding"): .vector([1, 0])])
         }
         await #expect(throws: TroveError.documentNotFound(999)) { try await notes.patch(999, [Field("source"): "x"]) }
-        #expect(try await notes.fetch(Query(Field("id") == 4)) == stored)
+        #expect(try await notes.page(Query(Field("id") == 4)).documents == stored)
         // Updates through the search API raise the version as well, and so does raw SQL.
         try await notes.update(VectorEntry(id: 5, content: "five", source: "s", vector: [1, 1, 0, 0]))
         try await db.execute("UPDATE notes SET source = 'raw' WHERE id = 6")
-        let versions = try await notes.fetch(Query(Field("id") >= 5 && Field("id") <= 6).select([]))
+        let versions = try await notes.page(Query(Field("id") >= 5 && Field("id") <= 6).select([])).documents
         #expect(versions.map(\.version) == [2, 2])
     }
 

@@ -20,7 +20,7 @@ struct CollectionQueryTests {
         })
         let q = rng.unitVector(dimension: 6)
         let filter = Field("source") == "a.pdf" && Field("metadata", path: "$.page") <= 6
-        let legacy = .source("a.pdf") && /*TODO metadata*/ [.lessThanOrEqual("page", 6)]
+        let legacy: Filter = .source("a.pdf") && .sql("json_extract(metadata, '$.page') <= ?", [6])
 
         let vector = try await notes.search(Query(filter).nearest(to: q, in: "embedding").limit(7))
         #expect(vector == (try await notes.search(vector: q, topK: 7, filter: legacy)))

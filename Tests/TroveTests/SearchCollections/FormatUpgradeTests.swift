@@ -65,13 +65,13 @@ struct FormatUpgradeTests {
             #expect(try await notes.count() == 4)
             #expect(try await notes.search(vector: [0, 0.2, 0.9, 0.1], topK: 1).first?.id == 2)
             // The document view needs the upgrade, and says so.
-            await #expect(throws: TroveError.self) { try await notes.fetch(Query()) }
+            await #expect(throws: TroveError.self) { try await notes.page(Query()).documents }
             #expect(try await readOnly.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "2")
         }
         let db = try Database(path: path)
         #expect(try await db.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "3")
         let notes = try await db.collection(named: "notes")
-        let rows = try await notes.fetch(Query().sorted(by: .ascending("id")))
+        let rows = try await notes.page(Query().sorted(by: .ascending("id"))).documents
         #expect(rows.map(\.id) == [1, 2, 3, 4])
         #expect(rows.allSatisfy { $0.version == 1 })
         #expect(rows[3]["content"] == "Book the dentist for Tuesday at 10")
@@ -82,7 +82,7 @@ struct FormatUpgradeTests {
         let byPriority = try await notes.search(Query(Field("metadata", path: "$.priority") >= 3).nearest(to: [1, 0, 0, 0], in: "embedding"))
         #expect(byPriority.map(\.id) == [1, 3])
         try await notes.update(VectorEntry(id: 2, content: "Quarterly report due Monday", source: "work.md", vector: [0, 0.2, 0.9, 0.1]))
-        #expect(try await notes.fetch(Query(Field("id") == 2)).first?.version == 2)
+        #expect(try await notes.page(Query(Field("id") == 2)).documents.first?.version == 2)
         let pages = try await db.collection(named: "pages")
         #expect(try await pages.search(vector: [5, 1, 2], topK: 1).first?.id == 5)
         #expect(try await pages.aggregate([.count(), .maximum("id")]).first?.values == ["count": 20, "max_id": 20])
