@@ -105,7 +105,15 @@ public actor Database {
         path = filePath
         let hub = filePath.map(ChangeHub.shared(path:)) ?? ChangeHub.inMemory()
         changeHub = hub
-        if !connection.isReadOnly { connection.observeCommits { tables in hub.publish(tables) } }
+        if !connection.isReadOnly {
+            let stores = documentStores
+            connection.observeCommits { [weak merger] tables in
+                hub.publish(tables)
+                // Full-text indexes merge once writes pause, whoever wrote (API, transactions,
+                // raw SQL).
+                if let merger { stores.noteTextWrites(tables, to: merger) }
+            }
+        }
     }
 
     /// Page size of files this type creates.

@@ -166,9 +166,23 @@ final class DocumentStoreRegistry: @unchecked Sendable {
         }
     }
 
-    /// Lets every open collection's in-memory indexes take in what the writer just committed.
+    /// Every collection opened so far.
+    var all: [DocumentStore] { lock.withLock { Array(stores.values) } }
+
+    /// Lets every open collection's in-memory indexes take in what the writer just committed,
+    /// then saves the HNSW snapshots that are due (``DocumentStore/autosaveSnapshots(on:)``).
     func catchUpAfterCommit(_ connection: Connection) {
-        for store in lock.withLock({ Array(stores.values) }) { store.indexes.catchUpAfterCommit(connection) }
+        let stores = all
+        for store in stores { store.indexes.catchUpAfterCommit(connection) }
         graph.indexes.catchUpAfterCommit(connection)
+        for store in stores { store.autosaveSnapshots(on: connection) }
+    }
+
+    /// After a commit on the writer that changed `tables` (lowercased): has `merger` merge the
+    /// full-text index of every open collection whose table changed, once writes pause.
+    func noteTextWrites(_ tables: Set<String>, to merger: BackgroundMerger) {
+        for store in all where store.schema.fullText != nil && tables.contains(store.name.lowercased()) {
+            merger.noteWrite(fts: store.layout.fts)
+        }
     }
 }

@@ -31,7 +31,28 @@ struct DocumentLayout: Sendable {
     var log: String { quoted("\(name)_log") }
     var ftsName: String { "\(name)_fts" }
     var fts: String { quoted(ftsName) }
+    /// FTS5 settings of the full-text table, stored in its own config (so every connection uses
+    /// them): the writer leaves segment merging to ``BackgroundMerger`` except FTS5's crisis
+    /// merges, as search collections do (`CollectionSchema.ftsSettings` says why).
+    var ftsSettings: [String] {
+        [
+            "INSERT INTO \(fts)(\(fts), rank) VALUES ('hashsize', \(CollectionSchema.ftsHashSize))",
+            "INSERT INTO \(fts)(\(fts), rank) VALUES ('automerge', 0)",
+            "INSERT INTO \(fts)(\(fts), rank) VALUES ('crisismerge', \(CollectionSchema.ftsCrisisMerge))",
+        ]
+    }
+
+    /// The table of the collection's saved HNSW graphs (``ANNSnapshotStore``), made on the first save.
+    var snapshotTableName: String { "\(name)_index" }
     var metaKey: String { Self.metaKeyPrefix + name }
+
+    /// Where the HNSW graph of the vector field `field` is saved: the collection's `<name>_index`
+    /// table, under the field's name. A search collection's `embedding` keeps the key `hnsw`,
+    /// the one its files have always used, so files written before document collections saved
+    /// graphs load theirs unchanged.
+    func snapshotLocation(for field: String) -> ANNSnapshotStore.Location {
+        ANNSnapshotStore.Location(table: snapshotTableName, key: preset != nil && field == "embedding" ? "hnsw" : field)
+    }
     var logFloorKey: String { "log_floor.\(name)" }
     var changeLog: ChangeLog { ChangeLog(table: log, floorKey: logFloorKey) }
     /// The integer primary key column.
@@ -47,6 +68,7 @@ struct DocumentLayout: Sendable {
         var names = [name, "\(name)_log", "\(name)_log_ai", "\(name)_log_au", "\(name)_log_ad", "\(name)_version"]
         if schema.fullText != nil { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"] }
         if schema.allowsExpiry { names.append(expiresIndexName) }
+        if schema.vectorIndexes.values.contains(where: \.isApproximate) { names.append(snapshotTableName) }
         names += indexDefinitions.indices.map { "\(name)_i\($0)" }
         names += geoObjectNames + [EdgeTable.cascadeTriggerName(name), EdgeTable.idChangeTriggerName(name)]
         return names
@@ -165,7 +187,7 @@ struct DocumentLayout: Sendable {
     }
 
     var dropStatements: [String] {
-        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)"]
+        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)", "DROP TABLE IF EXISTS \(quoted(snapshotTableName))"]
         if schema.fullText != nil { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
         sql += pointFields.map { "DROP TABLE IF EXISTS \(geoTable($0))" }
         return sql

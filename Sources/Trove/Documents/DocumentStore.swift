@@ -92,7 +92,15 @@ final class DocumentStore: Sendable {
                 }
                 // Collections created before links existed get the trigger that deletes a
                 // record's links with it.
-                try EdgeTable.ensureCascade(connection, layout: DocumentLayout(name: name, schema: stored))
+                let layout = DocumentLayout(name: name, schema: stored)
+                try EdgeTable.ensureCascade(connection, layout: layout)
+                // Collections created before their full-text index merged in the background get
+                // its settings once, when writable (rows in the FTS5 config; only speed depends on them).
+                if stored.fullText != nil, !connection.isReadOnly,
+                    try connection.scalar("SELECT 1 FROM \"\(layout.ftsName)_config\" WHERE k = 'hashsize'") == nil
+                {
+                    for statement in layout.ftsSettings { try connection.execute(script: statement) }
+                }
                 return stored
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
@@ -105,6 +113,7 @@ final class DocumentStore: Sendable {
                 }
             }
             for statement in try layout.createStatements() { try connection.execute(script: statement) }
+            if requested.fullText != nil { for statement in layout.ftsSettings { try connection.execute(script: statement) } }
             try connection.execute(
                 "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(try encode(requested))])
             return requested

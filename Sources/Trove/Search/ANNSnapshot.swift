@@ -2,28 +2,35 @@ import Foundation
 import TroveSQLite
 import TroveVectors
 
-/// Where a collection's HNSW snapshot lives: the table `<name>_index`, created on the first save.
+/// Where HNSW snapshots live: one table per collection, `<name>_index`, created on the first
+/// save, holding one snapshot per vector field (the row key `name`, see
+/// ``DocumentLayout/snapshotLocation(for:)``).
 ///
 /// ```
 /// <c>_index(name TEXT, part INTEGER, watermark INTEGER, format INTEGER, checksum INTEGER,
 ///           total_bytes INTEGER, data BLOB, PRIMARY KEY (name, part))
 /// ```
 ///
-/// One snapshot (`name = 'hnsw'`) is the bytes of `HNSWIndex.snapshot()` cut into parts of
-/// ``partBytes`` (SQLite refuses values above 1 GB by default, and a 1M × 384-d index is 1.6 GB).
-/// Every part repeats the header columns: `watermark` is the change-log seq the snapshot reflects,
-/// `checksum` the snapshot's own trailer checksum (the full checksum is verified again when the
-/// bytes are parsed), `total_bytes` the length of the whole snapshot. A snapshot is written in one
+/// One snapshot is the bytes of `HNSWIndex.snapshot()` cut into parts of ``partBytes`` (SQLite
+/// refuses values above 1 GB by default, and a 1M × 384-d index is 1.6 GB). Every part repeats
+/// the header columns: `watermark` is the change-log seq the snapshot reflects, `checksum` the
+/// snapshot's own trailer checksum (the full checksum is verified again when the bytes are
+/// parsed), `total_bytes` the length of the whole snapshot. A snapshot is written in one
 /// transaction together with nothing else, so it is either entirely the old one or entirely the
 /// new one.
 struct ANNSnapshotStore {
-    static let snapshotName = "hnsw"
     /// The layout of the rows above; a different value is treated as "no usable snapshot".
     static let format: Int64 = 1
     static let partBytes = 16 << 20
 
+    /// One snapshot's place: its table (unquoted) and its row key in that table.
+    struct Location: Sendable, Hashable {
+        let table: String
+        let key: String
+    }
+
     let connection: Connection
-    let schema: CollectionSchema
+    let location: Location
 
     /// What was found in the table.
     enum Stored {
@@ -32,7 +39,8 @@ struct ANNSnapshotStore {
         case snapshot(watermark: Int64, bytes: [UInt8])
     }
 
-    private var tableName: String { "\(schema.name)_index" }
+    private var tableName: String { location.table }
+    private var quotedTable: String { "\"\(location.table)\"" }
 
     func tableExists() throws -> Bool {
         try connection.scalar(
@@ -45,8 +53,8 @@ struct ANNSnapshotStore {
         // Sizes first, before allocating anything: the recorded total must equal the bytes present
         // (length() of a blob reads only the record header).
         let sizes = try connection.query(
-            "SELECT count(*), coalesce(sum(length(data)), 0), min(total_bytes), max(total_bytes) FROM \(schema.indexTable) WHERE name = ?",
-            [.text(Self.snapshotName)])
+            "SELECT count(*), coalesce(sum(length(data)), 0), min(total_bytes), max(total_bytes) FROM \(quotedTable) WHERE name = ?",
+            [.text(location.key)])
         guard let sizeRow = sizes.first, let parts = sizeRow[0].int64Value, parts > 0 else { return .none }
         let present = sizeRow[1].int64Value ?? -1
         guard sizeRow[2] == sizeRow[3], let recorded = sizeRow[2].int64Value, recorded == present else {
@@ -54,14 +62,14 @@ struct ANNSnapshotStore {
         }
         let statement = try connection.prepare(
             """
-            SELECT part, watermark, format, checksum, total_bytes, data FROM \(schema.indexTable)
+            SELECT part, watermark, format, checksum, total_bytes, data FROM \(quotedTable)
             WHERE name = ? ORDER BY part
             """)
         var bytes: [UInt8] = []
         var header: (watermark: Int64, format: Int64, checksum: Int64, total: Int64)?
         var expectedPart: Int64 = 0
         var problem: String?
-        try statement.forEachRow([.text(Self.snapshotName)]) { s in
+        try statement.forEachRow([.text(location.key)]) { s in
             guard problem == nil else { return }
             let part = s.int64(at: 0)
             let row = (watermark: s.int64(at: 1), format: s.int64(at: 2), checksum: s.int64(at: 3), total: s.int64(at: 4))
@@ -95,16 +103,16 @@ struct ANNSnapshotStore {
     func write(_ bytes: [UInt8], watermark: Int64) throws {
         try connection.execute(
             script: """
-                CREATE TABLE IF NOT EXISTS \(schema.indexTable) (
+                CREATE TABLE IF NOT EXISTS \(quotedTable) (
                     name TEXT NOT NULL, part INTEGER NOT NULL, watermark INTEGER NOT NULL,
                     format INTEGER NOT NULL, checksum INTEGER NOT NULL, total_bytes INTEGER NOT NULL,
                     data BLOB NOT NULL, PRIMARY KEY (name, part)
                 ) WITHOUT ROWID
                 """)
-        try connection.execute("DELETE FROM \(schema.indexTable) WHERE name = ?", [.text(Self.snapshotName)])
+        try connection.execute("DELETE FROM \(quotedTable) WHERE name = ?", [.text(location.key)])
         let statement = try connection.prepare(
             """
-            INSERT INTO \(schema.indexTable)(name, part, watermark, format, checksum, total_bytes, data)
+            INSERT INTO \(quotedTable)(name, part, watermark, format, checksum, total_bytes, data)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         let checksum = Self.trailerChecksum(bytes)
@@ -115,7 +123,7 @@ struct ANNSnapshotStore {
                 let end = min(all.count, start + Self.partBytes)
                 statement.reset()
                 let header: [SQLValue] = [
-                    .text(Self.snapshotName), .integer(part), .integer(watermark), .integer(Self.format),
+                    .text(location.key), .integer(part), .integer(watermark), .integer(Self.format),
                     .integer(checksum), .integer(Int64(all.count)),
                 ]
                 for (offset, value) in header.enumerated() { try statement.bind(value, at: offset + 1) }
@@ -130,7 +138,7 @@ struct ANNSnapshotStore {
     /// Removes the stored snapshot (tests and tools).
     func delete() throws {
         guard try tableExists() else { return }
-        try connection.execute("DELETE FROM \(schema.indexTable) WHERE name = ?", [.text(Self.snapshotName)])
+        try connection.execute("DELETE FROM \(quotedTable) WHERE name = ?", [.text(location.key)])
     }
 
     /// The snapshot's own trailer checksum (its last 8 bytes, little-endian), as a signed integer

@@ -66,6 +66,9 @@ protocol VectorFieldSearching: DerivedIndex {
     /// stored vectors on the query's connection, for indexes that keep none in memory.
     func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) throws
         -> [Neighbor]
+    /// Forgets the in-memory index, so the next catch-up that needs it loads it again (while
+    /// the set's other indexes stay as they are); caller holds the set's lock exclusively.
+    func unload()
 }
 
 /// A query's choices for its vector legs (``Query/exact(_:)``, ``Query/efSearch(_:)``).

@@ -36,7 +36,9 @@ final class DerivedIndexSet: @unchecked Sendable {
             if case .vector(let dimension, let metric) = field.type {
                 let index: any VectorFieldSearching
                 if let configuration = layout.schema.vectorIndexes[field.name]?.hnswConfiguration {
-                    index = HNSWVectorIndex(field: field.name, dimension: dimension, metric: metric, configuration: configuration)
+                    index = HNSWVectorIndex(
+                        field: field.name, dimension: dimension, metric: metric, configuration: configuration,
+                        snapshot: layout.snapshotLocation(for: field.name))
                 } else {
                     index = FlatVectorIndex(field: field.name, dimension: dimension, metric: metric)
                 }

@@ -23,6 +23,7 @@ final class FlatVectorIndex: VectorFieldSearching {
     var strategy: String { "exact \(metric) scan (\(dimension)-d)" }
 
     func reset() { index = FlatIndex(dimension: dimension, metric: metric) }
+    func unload() { index = nil }
     func reserve(rows: Int) { index?.reserveCapacity(rows) }
 
     func apply(rid: Int64, statement: Statement?, firstColumn: Int) {

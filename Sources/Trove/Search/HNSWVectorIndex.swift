@@ -5,24 +5,54 @@ import TroveVectors
 /// An HNSW graph (Malkov & Yashunin 2018) over one vector field, approximate; a filtered search
 /// plans its own strategy (an exact scan of few candidates, a filter-aware walk for many).
 ///
+/// The graph is saved as a snapshot (``ANNSnapshotStore``, at the layout's
+/// ``DocumentLayout/snapshotLocation(for:)``) with the change-log seq it reflects. On first use
+/// the index loads that snapshot and its ``DerivedIndexSet`` replays the log after the seq; it is
+/// built from the table instead when there is no snapshot, it fails a check, its parameters
+/// differ from the field's, or its seq is below the pruned log floor (or above the log's newest
+/// seq: the log was recreated).
+///
 /// Memory: the float32 vectors (or int8 codes plus float32 for re-scoring, or in codes-only
 /// mode the int8 codes alone) and about 2·M links per node on layer 0.
 ///
 /// Codes-only (`.hnsw(quantization: .int8, keepsFloatVectors: false)`): the codes steer the walk
 /// and every exact distance (re-scoring the walk's best, exact scans of few candidates) reads the
 /// field's vector from the table, as codes-only search collections do.
+///
+/// Mutable state is read under the owning set's lock (shared) and changed under it (exclusive).
 final class HNSWVectorIndex: VectorFieldSearching {
     let field: String
     let dimension: Int
     let metric: DistanceMetric
     let configuration: HNSWConfiguration
+    /// Where the snapshot of this field is saved.
+    let snapshot: ANNSnapshotStore.Location
     private(set) var index: HNSWIndex?
+    /// The watermark of the stored snapshot this index descends from (nil: nothing saved since
+    /// the last build from the table).
+    var savedWatermark: Int64?
+    var origin: IndexStatistics.Origin = .notLoaded
+    /// Seconds the last load (snapshot and replay) or build took.
+    private(set) var loadSeconds = 0.0
+    /// Rows replayed from the change log by queries since the index was loaded.
+    private(set) var replayedRows = 0
+    /// Why the next build from the table happens (set when a snapshot is refused).
+    private var rebuildReason = HNSWVectorIndex.noSnapshot
+    private var loadStarted: ContinuousClock.Instant?
+    /// Set by ``requestRebuild()``: the next load skips the snapshot.
+    private var ignoresSnapshot = false
+    /// Upserts of the current pass, inserted together (on all cores) when it finishes.
+    private var pending: [(id: Int64, vector: [Float])] = []
+    private var pendingRows = 0
 
-    init(field: String, dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration) {
+    static let noSnapshot = "no snapshot saved"
+
+    init(field: String, dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration, snapshot: ANNSnapshotStore.Location) {
         self.field = field
         self.dimension = dimension
         self.metric = metric
         self.configuration = configuration
+        self.snapshot = snapshot
     }
 
     var isLoaded: Bool { index != nil }
@@ -34,18 +64,114 @@ final class HNSWVectorIndex: VectorFieldSearching {
     }
 
     func reset() {
+        if loadStarted == nil { loadStarted = .now }
         // The configuration was validated with the schema, so this cannot fail.
         index = try! HNSWIndex(dimension: dimension, metric: metric, configuration: configuration)
+        origin = .rebuilt(reason: rebuildReason)
+        rebuildReason = Self.noSnapshot
+        savedWatermark = nil
+        replayedRows = 0
     }
+
+    /// Forgets the graph, so the next catch-up that needs it loads or builds it again.
+    func unload() {
+        index = nil
+        origin = .notLoaded
+        savedWatermark = nil
+        pending.removeAll()
+        pendingRows = 0
+    }
+
+    /// Forgets the graph and has the next load build it from the table, whatever is saved.
+    func requestRebuild() {
+        unload()
+        ignoresSnapshot = true
+    }
+
+    func reserve(rows: Int) { pending.reserveCapacity(rows) }
 
     func apply(rid: Int64, statement: Statement?, firstColumn: Int) {
         if index == nil { reset() }
-        if let vector = vector(from: statement, column: firstColumn) {
-            index!.insert(id: rid, vector: vector)
+        pendingRows += 1
+        // Under cosine an all-zero vector (raw SQL can store one) has no direction: no vector.
+        if let vector = vector(from: statement, column: firstColumn), metric != .cosine || vector.contains(where: { $0 != 0 }) {
+            pending.append((rid, vector))
         } else {
-            _ = index!.remove(id: rid)
+            index!.remove(id: rid)
         }
     }
+
+    func finishApplying(_ pass: DerivedIndexPass) {
+        if pending.count == 1 {
+            index?.insert(id: pending[0].id, vector: pending[0].vector)
+        } else if !pending.isEmpty {
+            index?.insert(contentsOf: pending)
+        }
+        pending.removeAll()
+        if pass == .replay { replayedRows += pendingRows }
+        pendingRows = 0
+        if let started = loadStarted, pass != .commit {
+            let d = ContinuousClock.now - started
+            loadSeconds = Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+            loadStarted = nil
+        }
+    }
+
+    func loadSaved(_ connection: Connection, maxSeq: Int64, floor: Int64) throws -> Int64? {
+        loadStarted = .now
+        if ignoresSnapshot {
+            ignoresSnapshot = false
+            rebuildReason = "rebuild requested"
+            return nil
+        }
+        switch try ANNSnapshotStore(connection: connection, location: snapshot).read() {
+        case .none:
+            rebuildReason = Self.noSnapshot
+        case .unusable(let why):
+            rebuildReason = why
+        case .snapshot(let saved, let bytes):
+            if saved < floor {
+                rebuildReason = "snapshot watermark \(saved) is below the pruned log floor \(floor)"
+            } else if saved > maxSeq {
+                rebuildReason = "snapshot watermark \(saved) is ahead of the change log (newest seq \(maxSeq))"
+            } else {
+                do {
+                    let loaded = try HNSWIndex(snapshot: bytes)
+                    if let mismatch = parameterMismatch(loaded) {
+                        rebuildReason = mismatch
+                    } else {
+                        loaded.efSearch = configuration.efSearch
+                        index = loaded
+                        origin = .snapshot
+                        savedWatermark = saved
+                        replayedRows = 0
+                        return saved
+                    }
+                } catch {
+                    rebuildReason = "snapshot rejected: \(error)"
+                }
+            }
+        }
+        return nil
+    }
+
+    private func parameterMismatch(_ index: HNSWIndex) -> String? {
+        let found = index.configuration
+        guard index.dimension != dimension || index.metric != metric || found.m != configuration.m
+            || found.efConstruction != configuration.efConstruction || found.quantization != configuration.quantization
+            || found.storesFullPrecision != configuration.storesFullPrecision
+        else { return nil }
+        return "snapshot parameters (\(index.dimension)-d \(index.metric), m \(found.m), efConstruction "
+            + "\(found.efConstruction), \(found.quantization)\(found.storesFullPrecision ? "" : ", codes only")) differ from the field's"
+    }
+
+    /// A repair rebuilds from the table: the stored snapshot goes (the set then rebuilds, finding none).
+    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {
+        try ANNSnapshotStore(connection: connection, location: snapshot).delete()
+    }
+
+    /// The graph's snapshot bytes; call under the set's exclusive lock with the index loaded.
+    func snapshotBytes() -> [UInt8]? { index?.snapshot() }
 
     func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) throws
         -> [Neighbor]
