@@ -83,7 +83,11 @@ struct DocumentBackgroundMergeTests {
         for batch in 0..<10 {
             try await db.write { tx in
                 let items = try tx.documents("items")
-                try items.insert((0..<64).map { Document(id: .int(Int64(batch * 64 + $0 + 1)), ["body": "maple river \($0)"]) })
+                let documents = (0..<64).map { i -> Document in
+                    let id = Int64(batch * 64 + i + 1)
+                    return Document(id: .int(id), ["body": .string("maple river \(i)")])
+                }
+                try items.insert(documents)
             }
         }
         for batch in 0..<10 {
