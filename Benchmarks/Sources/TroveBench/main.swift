@@ -14,6 +14,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("store-readers", "search collection: search latency with and without a writer inserting batches", runStoreReaderBenchmarks),
     ("store-ann", "HNSW in the store: filtered queries vs exact scan, snapshot load vs rebuild", runStoreANNBenchmarks),
     ("documents", "the grdb-peer record workload through the document API (+ GRDB side by side), reader scaling", runDocumentBenchmarks),
+    ("documents-ann", "an HNSW vector field of a document collection: snapshot load vs rebuild on reopen", runDocumentANNBenchmarks),
     ("documents-text", "batch inserts into a document collection with full-text fields", runDocumentTextBenchmarks),
     ("models", "the grdb-peer record workload through Codable models and #Predicate (+ GRDB side by side)", runModelBenchmarks),
     ("observe", "live-query commit-to-delivery latency (+ GRDB side by side)", runObservationBenchmarks),
