@@ -32,7 +32,7 @@ let database = try Database(path: arguments[1])
 let items = try await database.collection(
     "items", configuration: CollectionConfiguration(dimension: dimension, index: .hnsw(m: 8, efConstruction: 40)))
 // Load the index so batches are applied to it as they commit and snapshots get saved automatically.
-_ = try await items.search(vector: [Float](repeating: 1, count: dimension), topK: 1)
+try await items.loadIndex()
 var generator = Generator(state: seed)
 // Continue after the rows an earlier (killed) run left, so ids never collide.
 let highest = try await database.query("SELECT coalesce(max(id), 0) FROM items").first?[0].int64Value ?? 0
