@@ -18,7 +18,7 @@ extension VectorStore {
         do {
             return try await database.query(sql, bindings: values).map(SQLRow.init)
         } catch {
-            throw await classified(error, sql: sql)
+            throw await classified(error, sql: sql, bindings: values)
         }
     }
 
@@ -36,16 +36,17 @@ extension VectorStore {
         do {
             return try await database.execute(sql, bindings: values)
         } catch {
-            throw await classified(error, sql: sql)
+            throw await classified(error, sql: sql, bindings: values)
         }
     }
 
     /// Says whether a failed statement failed to compile or failed while running, as
     /// SQLiteVecKit's cases do: `EXPLAIN` compiles the statement again without running it
     /// (only on this failure path).
-    private func classified(_ error: any Error, sql: String) async -> SQLiteError {
+    private func classified(_ error: any Error, sql: String, bindings: [TroveSQLite.SQLValue]) async -> SQLiteError {
         guard let error = error as? TroveSQLite.SQLiteError else { return SQLiteError(translating: error, table: tableName) }
-        let compiles = (try? await database.query("EXPLAIN " + sql)) != nil
+        // The same bindings: Trove's statements refuse a wrong number of values.
+        let compiles = (try? await database.query("EXPLAIN " + sql, bindings: bindings)) != nil
         return compiles
             ? .stepFailed(code: error.code.rawValue, message: error.message)
             : .prepareFailed(code: error.code.rawValue, message: error.message)
