@@ -38,8 +38,8 @@ import Trove
 public actor VectorStore {
     /// The default metadata limit: 16 KB per row.
     public static let defaultMetadataByteLimit = 16_384
-    /// The largest `topK` a search accepts: the document engine's largest limit.
-    public static let maxTopK = 100_000
+    /// The largest `topK` a search accepts: the document engine's largest limit (100,000).
+    public static let maxTopK = Query.maximumLimit
     /// Names the vector engine: Trove searches vectors itself, without sqlite-vec.
     public static var bundledVecVersion: String { "none (Trove's own vector search)" }
 

@@ -18,7 +18,7 @@ struct VectorStoreCollectionTests {
         let hybrid = try await store.collection.search(
             Query().nearest(to: [1, 0], in: "embedding").matching(.typed("milk")).limit(1))
         #expect(hybrid.first?.document.id == 1)
-        #expect(try await store.database.collectionNames().isEmpty)
+        #expect(try await store.database.collectionNames() == ["chunks"])
         #expect(try await store.collection.count(Field("source") == "a") == 1)
     }
 }

@@ -26,6 +26,10 @@ struct VectorStoreTests {
 
         try await store.update(VectorEntry(id: 10, content: "batch updated", source: "b", vector: [0, 1, 1]))
         #expect(try await store.fetch(id: 10)?.content == "batch updated")
+        // An update replaces the whole row: no metadata clears the stored one.
+        try await store.update(VectorEntry(id: 2, content: "dentist tuesday", source: "cal", vector: [0, 1, 0]))
+        #expect(try await store.fetch(id: 2)?.metadata == nil)
+        try await store.update(VectorEntry(id: 2, content: "dentist tuesday", source: "cal", metadata: #"{"h":10}"#, vector: [0, 1, 0]))
         let missing = await #expect(throws: SQLiteError.self) {
             try await store.update(VectorEntry(id: 99, content: "x", source: "", vector: [1, 0, 0]))
         }
