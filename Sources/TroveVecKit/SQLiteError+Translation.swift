@@ -45,6 +45,8 @@ extension SQLiteError {
             self = .invalidDimension(dimension)
         case .invalidName(let name, _):
             self = .invalidTableName(name)
+        case .invalidFilter(let sql, let reason):
+            self = .prepareFailed(code: ResultCodes.error, message: "\(reason) (in \(sql))")
         default:
             self = .executionFailed(code: ResultCodes.error, message: error.description)
         }

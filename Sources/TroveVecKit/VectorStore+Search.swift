@@ -34,7 +34,8 @@ enum RankedLeg: Sendable {
 
     /// The first `count` rows of this list that pass `fragment`.
     ///
-    /// Without a fragment the engine's top `count` is the answer. With one, the list is ranked
+    /// Without a fragment (or with one the engine applies as a filter) the engine's top `count`
+    /// is the answer. With one that reads `distance`, the list is ranked
     /// deeper until `count` rows pass or the list ends: the engine's ranking is exact (a flat
     /// scan, ties by id), so a deeper list starts with the shallower one and only its new rows
     /// are checked.
@@ -166,9 +167,17 @@ extension VectorStore {
         return try await translatingErrors {
             try await database.read { transaction in
                 let documents = try transaction.documents(name)
-                try fragment?.checkCompiles(on: transaction)
+                var filter = filter
+                var rowFragment = fragment
+                if let fragment, fragment.readsTableOnly(on: transaction) {
+                    // One engine search per list, the condition applied before ranking.
+                    filter = filter && fragment.filter
+                    rowFragment = nil
+                } else {
+                    try fragment?.checkCompiles(on: transaction)
+                }
                 return try legs.map { leg in
-                    try leg.rows(count: count, filter: filter, fragment: fragment, documents: documents, transaction: transaction)
+                    try leg.rows(count: count, filter: filter, fragment: rowFragment, documents: documents, transaction: transaction)
                 }
             }
         }

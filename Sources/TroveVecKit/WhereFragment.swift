@@ -3,11 +3,12 @@ import TroveSQLite
 
 /// A `where:` argument: an SQL condition over a search's ranked rows, with its `?` bindings.
 ///
-/// Trove's `Filter` has no raw-SQL case, and a condition may use `distance`, which only exists
-/// once a row is ranked, so the condition is evaluated here: the ranked rows' ids and distances
-/// go to SQLite as one JSON array, joined back to the table, and the condition keeps or drops
-/// each. The statement is read-only (a reader connection, one statement), so a fragment can never
-/// write.
+/// A condition over the table's own columns becomes the engine's `Filter.sql`, applied before
+/// ranking like any filter. One that reads `distance` (or the `c.` spelling of SQLiteVecKit's
+/// text search) cannot: `distance` only exists once a row is ranked. Such a condition is
+/// evaluated here, over ranked rows: their ids and distances go to SQLite as one JSON array,
+/// joined back to the table, and the condition keeps or drops each. Either way the statement is
+/// one read-only `SELECT`, so a fragment can never write.
 struct WhereFragment: Sendable {
     /// The condition as the caller wrote it.
     let condition: String
@@ -31,6 +32,15 @@ struct WhereFragment: Sendable {
         WHERE (\(condition))
         """
     }
+
+    /// Whether the condition compiles over the table's columns alone (no `distance`, no `c.`),
+    /// so the engine can apply it before ranking; checked without evaluating it on any row.
+    func readsTableOnly(on transaction: ReadTransaction) -> Bool {
+        (try? transaction.query("SELECT 1 FROM \"\(table)\" WHERE (\(condition)) LIMIT 0", bindings)) != nil
+    }
+
+    /// The engine's filter for a condition that ``readsTableOnly(on:)``.
+    var filter: Filter { .sql(condition, bindings) }
 
     /// Compiles the statement by running it over no rows, so a condition that is not valid SQL
     /// is refused before any search runs.

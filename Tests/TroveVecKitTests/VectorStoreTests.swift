@@ -135,8 +135,11 @@ struct VectorStoreTests {
         #expect(hybrid.filter { $0.textRank != nil }.count == 6)
     }
 
-    @Test("where: filters before ranking: top k of the passing rows, however deep they rank", arguments: [1, 5, 40])
-    func filterBeforeRanking(topK: Int) async throws {
+    /// The first condition is the engine's filter; the second reads `distance`, so the store
+    /// ranks deeper until enough rows pass.
+    @Test("where: filters before ranking: top k of the passing rows, however deep they rank",
+          arguments: [1, 5, 40], ["id % 50 = ?", "id % 50 = ? AND distance >= 0"])
+    func filterBeforeRanking(topK: Int, condition: String) async throws {
         var rng = SeededGenerator(seed: 24)
         let store = try VectorStore(dbPath: ":memory:", dimension: 8)
         let entries = (1...600).map { id in
@@ -144,7 +147,7 @@ struct VectorStoreTests {
         }
         try await store.insertBatch(entries)
         let query = rng.unitVector(dimension: 8)
-        let hits = try await store.search(vector: query, topK: topK, source: "even", where: "id % 50 = ?", bindings: [.int(0)])
+        let hits = try await store.search(vector: query, topK: topK, source: "even", where: condition, bindings: [.int(0)])
         // The oracle: every passing row's distance, sorted.
         let expected = entries.filter { $0.id % 50 == 0 }
             .map { (id: $0.id, distance: cosineDistance(query, $0.vector)) }
