@@ -155,6 +155,16 @@ struct VectorStoreErrorTests {
         guard case .databaseOpenFailed(26, _)? = error else { Issue.record("got \(String(describing: error))"); return }
         #expect(try Data(contentsOf: URL(fileURLWithPath: garbage)) == bytes)
 
+        // A file from a newer Trove (its format version raised by hand) is refused, and stays so.
+        let newer = dir.path("newer.db")
+        do {
+            let store = try VectorStore(dbPath: newer, dimension: 2)
+            try await store.execute("UPDATE trove_meta SET value = '99' WHERE key = 'format_version'")
+        }
+        let refused = #expect(throws: SQLiteError.self) { try VectorStore(dbPath: newer, dimension: 2) }
+        guard case .databaseOpenFailed? = refused else { Issue.record("got \(String(describing: refused))"); return }
+        #expect(throws: SQLiteError.self) { try VectorStore(dbPath: newer, dimension: 2) }
+
         let shared = dir.path("shared.db")
         let store = try VectorStore(dbPath: shared, dimension: 2)
         try await store.execute("CREATE TABLE mine(x)")
