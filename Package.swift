@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "TroveEmbeddings", targets: ["TroveEmbeddings"]),
         .library(name: "TroveSQLite", targets: ["TroveSQLite"]),
         .library(name: "TroveText", targets: ["TroveText"]),
+        .library(name: "TroveVecKit", targets: ["TroveVecKit"]),
         .executable(name: "trove", targets: ["trove"]),
     ],
     targets: [
@@ -59,6 +60,8 @@ let package = Package(
         // The store.
         .target(
             name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText"]),
+        // SQLiteVecKit's VectorStore API over the document engine (a drop-in import).
+        .target(name: "TroveVecKit", dependencies: ["Trove", "TroveSQLite"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
@@ -84,6 +87,7 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",

@@ -28,8 +28,6 @@ struct BadFileTests {
         let original = Data((0..<50_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
         try original.write(to: URL(fileURLWithPath: path))
         await expectError(SQLiteError.self, { _ = try Database(path: path) }, matches: { $0.code == .notADatabase })
-        await expectError(SQLiteError.self, { _ = try VectorStore(path: path, dimension: 4) },
-                          matches: { $0.code == .notADatabase })
         #expect(try bytes(path) == original)
         // A text file too.
         let text = Data("# My notes\nbuy oat milk\n".utf8)
@@ -85,8 +83,6 @@ struct BadFileTests {
         }
         let before = try bytes(path)
         await expectError(TroveError.self, { _ = try Database(path: path) },
-                          matches: { if case .unsupportedFormatVersion(99, _) = $0 { true } else { false } })
-        await expectError(TroveError.self, { _ = try VectorStore(path: path, dimension: 4, tableName: "items") },
                           matches: { if case .unsupportedFormatVersion(99, _) = $0 { true } else { false } })
         await expectError(TroveError.self, { _ = try Database(path: path, readOnly: true) },
                           matches: { if case .unsupportedFormatVersion(99, _) = $0 { true } else { false } })

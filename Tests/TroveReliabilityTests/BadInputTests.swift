@@ -192,8 +192,6 @@ struct BadInputTests {
         let objects = try await database.query("SELECT count(*) FROM sqlite_master")[0].int(at: 0)
         await expectError(TroveError.self, { _ = try await database.collection(name, dimension: 4) },
                           matches: { if case .invalidName = $0 { true } else { false } })
-        await expectError(TroveError.self, { _ = try VectorStore(path: nil, dimension: 4, tableName: name) },
-                          matches: { if case .invalidName = $0 { true } else { false } })
         #expect(try await database.query("SELECT count(*) FROM sqlite_master")[0].int(at: 0) == objects)
         #expect(try await CollectionSnapshot(collection) == before)
     }

@@ -59,11 +59,12 @@ public actor Database {
         try self.init(.inMemory, options: .init(), preparing: [], clock: clock)
     }
 
-    /// Opens the database and, before returning, the given search collections (so a synchronous
-    /// initialiser can report a schema mismatch at once).
+    /// Opens the database and, before returning, the given search and document collections (so a
+    /// synchronous initialiser can report a schema mismatch at once).
     init(
         _ location: Connection.Location, options: Connection.Options,
         preparing collections: [(name: String, configuration: CollectionConfiguration)],
+        preparingDocuments documentCollections: [(name: String, schema: DocumentSchema)] = [],
         clock: any ExpiryClock = SystemClock()
     ) throws {
         self.clock = clock
@@ -99,6 +100,10 @@ public actor Database {
         for (name, configuration) in collections {
             documentStores[name] = try SearchCollectionTable.open(
                 connection: connection, name: name, requested: configuration, graph: documentStores.graph, clock: clock)
+        }
+        for (name, schema) in documentCollections {
+            documentStores[name] = try DocumentStore.open(
+                connection: connection, name: name, requested: schema, graph: documentStores.graph, clock: clock)
         }
         self.connection = connection
         let filePath: String? = if case .file(let p) = location { p } else { nil }
