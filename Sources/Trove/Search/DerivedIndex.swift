@@ -62,6 +62,9 @@ protocol VectorFieldSearching: DerivedIndex {
     var count: Int { get }
     /// A short description of how a search runs, for `explain`.
     var strategy: String { get }
+    /// How a search for `k` among `matching` candidates (nil: every row) runs, for `explain`:
+    /// the same decision ``search(_:k:among:options:table:)`` makes.
+    func plan(k: Int, matching: Int?, options: VectorSearchOptions) -> String
     /// The k nearest rows (by row id), among `candidates` when given; `table` reads the field's
     /// stored vectors on the query's connection, for indexes that keep none in memory.
     func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) throws

@@ -171,6 +171,15 @@ final class DerivedIndexSet: @unchecked Sendable {
         }
     }
 
+    /// Tests only: called by every search leg while it holds the shared lock, so a test can see
+    /// two searches inside at once (PresetConcurrencyTests).
+    var searchHook: (@Sendable () -> Void)? {
+        get { hookLock.withLock { hook } }
+        set { hookLock.withLock { hook = newValue } }
+    }
+    private let hookLock = NSLock()
+    private var hook: (@Sendable () -> Void)?
+
     /// The catch-up counters so far.
     var statistics: DerivedIndexCounters { lock.read { counters } }
 

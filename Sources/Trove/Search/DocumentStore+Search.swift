@@ -209,11 +209,15 @@ extension DocumentStore {
         switch source {
         case .indexes:
             guard !candidates.excluded.isEmpty else {
-                return try indexes.lock.read { try index.search(leg.vector, k: k, among: candidates.rids, options: options, table: table) }
+                return try indexes.lock.read {
+                    indexes.searchHook?()
+                    return try index.search(leg.vector, k: k, among: candidates.rids, options: options, table: table)
+                }
             }
             // k more than the rows left out: the best k of the rest are among them.
             let hits = try indexes.lock.read {
-                try index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids, options: options, table: table)
+                indexes.searchHook?()
+                return try index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids, options: options, table: table)
             }
             return Array(hits.lazy.filter { candidates.allows($0.id) }.prefix(k))
         case .table:
@@ -233,7 +237,8 @@ extension DocumentStore {
         if source == .indexes, let memory = indexes.text, memory.answers(leg) {
             try indexes.catchUp(connection, loading: [memory])
             return indexes.lock.read {
-                memory.search(leg.query.text, k: k, candidates: candidates)
+                indexes.searchHook?()
+                return memory.search(leg.query.text, k: k, candidates: candidates)
                     .filter { $0.coverage + 1e-9 >= minimumCoverage }.map { (rid: $0.rid, bm25: $0.bm25) }
             }
         }
@@ -401,10 +406,17 @@ extension DocumentStore {
             lines += try describePlacesAndLinks(query.filter, on: connection)
             lines += try sqlitePlan(sql, on: connection).map { "  sqlite: \($0)" }
         }
-        for leg in query.vectorLegs {
-            let index = indexes.vectors[leg.field]!
-            let how = query.exact ? "exact scan (requested)" : index.strategy + (query.efSearch.map { "; efSearch \($0) for this query" } ?? "")
-            lines.append("vector leg \(leg.field): in memory, \(how), among the candidates, \(leg.k.map { "k \($0)" } ?? "default depth")")
+        if !query.vectorLegs.isEmpty {
+            // The plan depends on how many rows pass the filter and how many vectors are indexed.
+            try indexes.catchUp(connection, loading: query.vectorLegs.map { indexes.vectors[$0.field]! })
+            let matching = try candidates(query.filter, on: connection).rids?.count
+            let options = VectorSearchOptions(exact: query.exact, efSearch: query.efSearch)
+            let k = (query.limit ?? 10) + query.offset
+            for leg in query.vectorLegs {
+                let index = indexes.vectors[leg.field]!
+                let plan = indexes.lock.read { index.plan(k: leg.k ?? k, matching: matching, options: options) }
+                lines.append("vector leg \(leg.field): in memory, \(plan)")
+            }
         }
         if let leg = query.geoLeg {
             lines.append("geo leg \(leg.field): nearest to \(leg.point) by great-circle distance\(leg.maximumKilometres.map { " within \($0) km" } ?? ""); R*Tree \(layout.geoTableName(leg.field)) box around a growing radius, exact distance on its float64 coordinates, among the candidates")

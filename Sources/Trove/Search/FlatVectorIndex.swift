@@ -35,6 +35,10 @@ final class FlatVectorIndex: VectorFieldSearching {
         }
     }
 
+    func plan(k: Int, matching: Int?, options: VectorSearchOptions) -> String {
+        "exact scan: " + (matching.map { "the \($0) candidates" } ?? "all \(count) vectors") + " (\(metric), \(dimension)-d)"
+    }
+
     /// Always exact: `options` change nothing here.
     func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) -> [Neighbor] {
         guard let index else { return [] }

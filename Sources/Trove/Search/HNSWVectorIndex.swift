@@ -173,6 +173,22 @@ final class HNSWVectorIndex: VectorFieldSearching {
     /// The graph's snapshot bytes; call under the set's exclusive lock with the index loaded.
     func snapshotBytes() -> [UInt8]? { index?.snapshot() }
 
+    func plan(k: Int, matching: Int?, options: VectorSearchOptions) -> String {
+        let efSearch = options.efSearch ?? configuration.efSearch
+        let scanned = matching.map { "the \($0) candidates" } ?? "all \(count) vectors"
+        if options.exact {
+            return "exact scan (requested): " + scanned + (configuration.storesFullPrecision ? "" : ", vectors read from the table")
+        }
+        guard let matching else {
+            return "HNSW graph walk (M \(configuration.m), efSearch \(efSearch), \(configuration.quantization))"
+                + (configuration.storesFullPrecision ? "" : " over int8 codes, the best re-scored from the table")
+        }
+        let plan = configuration.storesFullPrecision
+            ? HNSWIndex.plan(matching: matching, total: count, k: k, efSearch: efSearch)
+            : Self.codesOnlyPlan(matching: matching, total: count, k: k, efSearch: efSearch)
+        return plan.description
+    }
+
     func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) throws
         -> [Neighbor]
     {

@@ -46,16 +46,22 @@ struct CollectionDocumentsTests {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("t.trove"))
         let (notes, rows) = try await Self.filled(db)
-        let fetched = try await notes.fetch(
+        let fetched = try await notes.page(
             Query(Field("source") != "c.txt" && Field("metadata", path: "$.page") >= 5)
                 .sorted(by: SortKey(Field("metadata", path: "$.page"), descending: true), .ascending("content"))
-                .select(["content", "source"]).limit(15))
+                .select(["content", "source"]).limit(15)).documents
         let expected = rows.filter { $0.source != "c.txt" && ($0.page ?? -1) >= 5 }
             .sorted { ($0.page!, $1.content, $1.id) > ($1.page!, $0.content, $0.id) }
             .prefix(15)
         #expect(fetched.map(\.id) == expected.map { .int($0.id) })
         #expect(fetched.map { $0["content"] } == expected.map { .string($0.content) })
         #expect(fetched.allSatisfy { Set($0.fields.keys) == ["content", "source"] && $0.version == 1 })
+        // fetch returns whole entries in the query's order; a projection is for page(_:).
+        let entries = try await notes.fetch(Query(Field("source") != "c.txt" && Field("metadata", path: "$.page") >= 5)
+            .sorted(by: SortKey(Field("metadata", path: "$.page"), descending: true), .ascending("content")).limit(15))
+        #expect(entries.map { DocumentID.int($0.id) } == fetched.map(\.id))
+        #expect(entries.map(\.content) == expected.map(\.content))
+        await #expect(throws: TroveError.self) { try await notes.fetch(Query().select(["content"])) }
         // Whole rows: every column of the preset, the vector included.
         let whole = try #require(try await notes.page(Query(Field("id") == 7)).documents.first)
         let seven = rows[6]

@@ -34,17 +34,18 @@ struct HNSWCodesOnlyCollectionTests {
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(40, seed: 5) {
             let truth = try await flat.search(vector: q, topK: 10)
-            let found = try await codes.search(Query().nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
-            #expect(found.plan.strategy == .graph)
-            #expect(found.plan.reason.contains("re-scored from the table"))
-            approximate.append(found.results.map(\.id))
+            let query = Query().nearest(to: q, in: "embedding").limit(10)
+            let found = try await codes.search(query)
+            let plan = try await HNSWCollectionTests.vectorPlan(codes, query)
+            #expect(plan.contains("HNSW graph walk") && plan.contains("re-scored from the table"), "\(plan)")
+            approximate.append(found.map(\.id))
             exact.append(truth.map(\.id))
             // Exact distances come from the table, so they equal the flat collection's.
             let exactHits = try await codes.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true))
             #expect(exactHits.map(\.id) == truth.map(\.id))
             for (a, b) in zip(exactHits, truth) { #expect(abs((a.distance ?? .nan) - (b.distance ?? .nan)) < 1e-5) }
             // A walked hit carries the float32 distance too, not the int8 approximation.
-            for hit in found.results {
+            for hit in found {
                 let vector = try #require(try await codes.fetch(id: hit.id)).vector
                 #expect(abs(Double(DistanceMetric.cosine.distance(q, vector)) - (hit.distance ?? .nan)) < 1e-5)
             }
@@ -61,20 +62,21 @@ struct HNSWCodesOnlyCollectionTests {
         let sql = "json_extract(metadata, '$.bucket') < ?"
         let bindings: [SQLValue] = [.integer(Int64(bucketsPerThousand))]
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
-        var strategies: Set<SearchPlan.Strategy> = []
+        var plans: Set<String> = []
         for q in queries(30, seed: 8) {
-            let found = try await codes.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
-            strategies.insert(found.plan.strategy)
-            #expect(found.results.count == 10)
+            let query = Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(10)
+            let found = try await codes.search(query)
+            plans.insert(try await HNSWCollectionTests.vectorPlan(codes, query))
+            #expect(found.count == 10)
             let truth = try await flat.search(vector: q, topK: 10, filter: .sql(sql, bindings))
-            approximate.append(found.results.map(\.id))
+            approximate.append(found.map(\.id))
             exact.append(truth.map(\.id))
         }
-        #expect(strategies == [bucketsPerThousand == 10 ? .exactScan : .filteredGraph])
-        // explain agrees, and says the scan would read the table.
-        let plan = try await codes.explain(topK: 10, filter: .sql(sql, bindings))
-        #expect(plan.strategy == strategies.first)
-        #expect(plan.reason.contains("from the table"))
+        // One plan for every query, the one the counts call for; a scan reads the table.
+        #expect(plans.count == 1)
+        let plan = plans.first ?? ""
+        #expect(plan.contains(bucketsPerThousand == 10 ? "exact scan" : "graph traversal"), "\(plan)")
+        #expect(plan.contains(bucketsPerThousand == 10 ? "from the table" : "int8 codes"), "\(plan)")
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 at \(bucketsPerThousand)/1000: \(r)")
     }
@@ -89,9 +91,12 @@ struct HNSWCodesOnlyCollectionTests {
             let (codes, _) = try await makeCollections(db, count: 1_000)
             let stats = try await codes.loadIndex()
             #expect(stats.snapshotWatermark == stats.watermark)
-            let (usage, keeps) = try await db.withEngine("codes") { engine in
-                let index = try engine.catchUpANN().index!
-                return (index.memoryUsage, index.configuration.storesFullPrecision)
+            let store = codes.documents.store
+            let (usage, keeps) = try await db.withWriter { connection in
+                let hnsw = try store.vectorIndex("embedding") as! HNSWVectorIndex
+                return try store.indexes.withExclusiveIndexes(connection, loading: [hnsw]) { _ in
+                    (hnsw.index!.memoryUsage, hnsw.index!.configuration.storesFullPrecision)
+                }
             }
             #expect(!keeps)
             #expect(usage.fullPrecisionBytes == 0)
@@ -119,12 +124,12 @@ struct HNSWCodesOnlyCollectionTests {
     func codesOnlyPlanner() {
         let total = 58_029, ef = 64
         // 1%: 581² ≤ 64 · 58,029: reading 581 vectors beats walking ~6,400 nodes.
-        #expect(CollectionEngine.codesOnlyPlan(matching: 581, total: total, k: 10, efSearch: ef).isExactScan)
+        #expect(HNSWVectorIndex.codesOnlyPlan(matching: 581, total: total, k: 10, efSearch: ef).isExactScan)
         // 10%: the walk, where the in-memory rule would still scan.
-        #expect(!CollectionEngine.codesOnlyPlan(matching: 5_810, total: total, k: 10, efSearch: ef).isExactScan)
+        #expect(!HNSWVectorIndex.codesOnlyPlan(matching: 5_810, total: total, k: 10, efSearch: ef).isExactScan)
         #expect(HNSWIndex.plan(matching: 5_810, total: total, k: 10, efSearch: ef).isExactScan)
         // A handful of rows is always a scan.
-        #expect(CollectionEngine.codesOnlyPlan(matching: 100, total: 10_000_000, k: 10, efSearch: ef).isExactScan)
+        #expect(HNSWVectorIndex.codesOnlyPlan(matching: 100, total: 10_000_000, k: 10, efSearch: ef).isExactScan)
     }
 
     @Test("the configuration round trips; older stored forms read as keeping float vectors")

@@ -29,11 +29,15 @@ func recall(_ approximate: [[Int64]], _ exact: [[Int64]]) -> Double {
 
 /// The ids and vectors the in-memory HNSW index holds, read on the actor.
 func indexContents(_ collection: SearchCollection) async throws -> [Int64: [Float]] {
-    try await collection.database.withEngine(collection.name) { engine in
-        let index = try engine.catchUpANN().index!
-        var out: [Int64: [Float]] = [:]
-        for id in index.ids { out[id] = index.vector(for: id) }
-        return out
+    let store = collection.documents.store
+    return try await collection.database.withWriter { connection in
+        let hnsw = try store.vectorIndex("embedding") as! HNSWVectorIndex
+        return try store.indexes.withExclusiveIndexes(connection, loading: [hnsw]) { _ in
+            let index = hnsw.index!
+            var out: [Int64: [Float]] = [:]
+            for id in index.ids { out[id] = index.vector(for: id) }
+            return out
+        }
     }
 }
 
@@ -87,6 +91,11 @@ struct HNSWCollectionTests {
         return items
     }
 
+    /// The vector leg's line of `explain`: how the search runs.
+    static func vectorPlan(_ items: SearchCollection, _ query: Query) async throws -> String {
+        try await items.explain(query).first { $0.hasPrefix("vector leg") } ?? ""
+    }
+
     func queries(_ n: Int, seed: UInt64) -> [[Float]] {
         var rng = SeededGenerator(seed: seed)
         return (0..<n).map { _ in rng.vector(dimension: Self.dimension) }
@@ -98,14 +107,14 @@ struct HNSWCollectionTests {
         let db = items.database
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(100, seed: 99) {
-            let found = try await items.search(Query().nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
-            #expect(found.plan.strategy == .graph)
-            #expect(found.results.count == 10)
-            approximate.append(found.results.map(\.id))
+            let found = try await items.search(Query().nearest(to: q, in: "embedding").limit(10))
+            #expect(found.count == 10)
+            approximate.append(found.map(\.id))
             exact.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 \(r)")
+        #expect(try await Self.vectorPlan(items, Query().nearest(to: queries(1, seed: 99)[0], in: "embedding")).contains("HNSW graph walk"))
         // A wider per-query candidate list finds at least as much, a narrow one less.
         var wide: [[Int64]] = [], narrow: [[Int64]] = []
         for q in queries(100, seed: 99) {
@@ -114,7 +123,7 @@ struct HNSWCollectionTests {
         }
         #expect(recall(wide, exact) >= r)
         #expect(recall(narrow, exact) <= recall(wide, exact))
-        await #expect(throws: TroveError.self) { _ = try await items.search(Query().nearest(to: queries(1, seed: 1)[0], in: "embedding").efSearch(0))/*TODO explained*/ }
+        await #expect(throws: TroveError.self) { _ = try await items.search(Query().nearest(to: queries(1, seed: 1)[0], in: "embedding").efSearch(0)) }
         // exact: true on the HNSW collection gives the same answer as a flat collection.
         let flat = try await db.collection("flat", dimension: Self.dimension)
         try await flat.insert(hnswEntries(count: 3_000, dimension: Self.dimension, seed: 7))
@@ -138,26 +147,22 @@ struct HNSWCollectionTests {
         #expect(matching.count == 3 * bucketsPerThousand)
         let k = 10
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
-        var strategies: Set<SearchPlan.Strategy> = []
+        var plans: Set<String> = []
         for q in queries(40, seed: 1234) {
-            let found = try await items.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(k))/*TODO explained*/
-            strategies.insert(found.plan.strategy)
-            #expect(found.plan.matchingRows == matching.count)
-            #expect(found.results.count == min(k, matching.count))
-            #expect(found.results.allSatisfy { matching.contains($0.id) })
-            approximate.append(found.results.map(\.id))
+            let query = Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(k)
+            let found = try await items.search(query)
+            plans.insert(try await Self.vectorPlan(items, query))
+            #expect(found.count == min(k, matching.count))
+            #expect(found.allSatisfy { matching.contains($0.id) })
+            approximate.append(found.map(\.id))
             exact.append(try await items.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(k).exact(true)).map(\.id))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 at \(bucketsPerThousand)/1000: \(r)")
-        // The plan depends only on the counts, so every query took the same one, and explain agrees.
-        #expect(strategies.count == 1)
-        let plan = try await items.explain(topK: k, filter: .sql(sql, bindings))
-        #expect(plan.strategy == strategies.first)
-        #expect(plan.strategy == SearchPlan(
-            HNSWIndex.plan(matching: matching.count, total: 3_000, k: k, efSearch: 64),
-            index: Self.hnsw, indexedVectors: 3_000, matchingRows: matching.count).strategy)
-        #expect(!plan.reason.isEmpty)
+        // The plan depends only on the counts, so every query took the same one: the index's.
+        #expect(plans.count == 1)
+        let expected = HNSWIndex.plan(matching: matching.count, total: 3_000, k: k, efSearch: 64)
+        #expect(plans.first?.contains(expected.description) == true, "\(plans)")
     }
 
     @Test("the planner walks the graph with a filter when candidates are many and still returns k matching")
@@ -169,16 +174,19 @@ struct HNSWCollectionTests {
         let matching = Set(try await db.query("SELECT id FROM items WHERE \(sql)").compactMap { $0[0].int64Value })
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(30, seed: 77) {
-            let found = try await items.search(Query(.sql(sql, [])).nearest(to: q, in: "embedding").limit(10))/*TODO explained*/
-            #expect(found.plan.strategy == .filteredGraph, "\(found.plan)")
-            #expect(found.results.count == 10)
-            approximate.append(found.results.map(\.id))
+            let query = Query(.sql(sql, [])).nearest(to: q, in: "embedding").limit(10)
+            let found = try await items.search(query)
+            let plan = try await Self.vectorPlan(items, query)
+            #expect(plan.contains("graph traversal"), "\(plan)")
+            #expect(found.count == 10)
+            approximate.append(found.map(\.id))
             exact.append(try await items.search(Query(.sql(sql, [])).nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
-            #expect(found.results.allSatisfy { matching.contains($0.id) })
+            #expect(found.allSatisfy { matching.contains($0.id) })
         }
         #expect(recall(approximate, exact) >= 0.95)
-        #expect(try await items.explain(topK: 10, exact: true).strategy == .exactScan)
-        #expect(try await items.explain(topK: 10).strategy == .graph)
+        let q = queries(1, seed: 77)[0]
+        #expect(try await Self.vectorPlan(items, Query().nearest(to: q, in: "embedding").exact()).contains("exact scan (requested)"))
+        #expect(try await Self.vectorPlan(items, Query().nearest(to: q, in: "embedding")).contains("HNSW graph walk"))
     }
 
     @Test("raw-SQL insert, update and delete are visible to the next HNSW query")

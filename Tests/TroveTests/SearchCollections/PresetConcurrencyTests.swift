@@ -49,13 +49,14 @@ struct PresetConcurrencyTests {
     }
 
     func counters(_ db: Database) async throws -> DerivedIndexCounters {
-        try await db.withWritingEngine("items") { $0.state.indexes.statistics }
+        try await db.collection(named: "items").documents.store.indexes.statistics
     }
 
     func loaded(_ db: Database) async throws -> (flat: Bool, ann: Bool, text: Bool) {
-        try await db.withWritingEngine("items") { engine in
-            let state = engine.state
-            return state.indexes.lock.read { (state.flat.isLoaded, state.ann?.isLoaded ?? false, state.text?.isLoaded ?? false) }
+        let indexes = try await db.collection(named: "items").documents.store.indexes
+        let vector = indexes.vectors["embedding"]!
+        return indexes.lock.read {
+            (vector is FlatVectorIndex && vector.isLoaded, vector is HNSWVectorIndex && vector.isLoaded, indexes.text?.isLoaded ?? false)
         }
     }
 
@@ -130,7 +131,7 @@ struct PresetConcurrencyTests {
         _ = try await items.search(Query().nearest(to: probe, in: "embedding").matching(.typed("row")).limit(5))
         for round in 0..<2 {
             let rendezvous = Rendezvous(parties: 2, deadline: 10)
-            try await db.withWritingEngine("items") { engine in engine.state.searchHook = { rendezvous.arrive() } }
+            items.documents.store.indexes.searchHook = { rendezvous.arrive() }
             async let first = withTaskExecutorPreference(OwnThreadExecutor()) {
                 round == 0 ? try await items.search(vector: probe, topK: 5).count
                     : try await items.search(Query().matching(.typed("row")).limit(5)).count
@@ -139,7 +140,7 @@ struct PresetConcurrencyTests {
                 try await items.search(Query().nearest(to: probe, in: "embedding").matching(.typed("row")).limit(5)).count
             }
             let counts = try await [first, second]
-            try await db.withWritingEngine("items") { engine in engine.state.searchHook = nil }
+            items.documents.store.indexes.searchHook = nil
             #expect(counts == [5, 5])
             #expect(rendezvous.outcomes == [true, true], "round \(round): both searches were inside at once")
         }

@@ -52,8 +52,8 @@ struct PresetReaderTests {
         let items = try await db.collection("items", dimension: 4)
         try await items.insert(randomEntries(count: 100, dimension: 4, seed: 5, firstID: 1))
         let gate = Gate()
-        try await db.withWritingEngine("items") { engine in
-            try engine.connection.registerFunction(named: "gate", argumentCount: 1) { _ in
+        try await db.withWriter { connection in
+            try connection.registerFunction(named: "gate", argumentCount: 1) { _ in
                 gate.enter()
                 return 1
             }

@@ -29,8 +29,8 @@ struct SearchScopeTests {
         }
         try await items.insert(entries)
         let counter = Counter()
-        try await items.database.withEngine(items.name) { engine in
-            try engine.connection.registerFunction(named: "seen", argumentCount: 1) { _ in
+        try await items.database.withWriter { connection in
+            try connection.registerFunction(named: "seen", argumentCount: 1) { _ in
                 counter.bump()
                 return 1
             }
@@ -42,7 +42,7 @@ struct SearchScopeTests {
     func filterOnce() async throws {
         let rows = 60
         let (items, counter) = try await Self.counted(rows: rows)
-        let filter = .sql("seen(id) = 1 AND source = ?", [.text("even")])
+        let filter: Filter = .sql("seen(id) = 1 AND source = ?", [.text("even")])
         let vector: [Float] = [0.1, 0.2, 0.3, 0.4]
         counter.reset()
         let hybrid = try await items.search(Query(filter).nearest(to: vector, in: "embedding").matching(.typed("pear")).limit(10))
@@ -76,7 +76,5 @@ struct SearchScopeTests {
                                          bindings: [.blob([Float(1), 0, 0, 0].withUnsafeBytes { Array($0) })])
         let hits = try await items.search(Query().nearest(to: vector, in: "embedding").matching(.typed("kiwi")).limit(3))
         #expect(hits.first?.id == 7 && hits.first?.vectorRank == 1 && hits.first?.textRank == 1)
-        // The scope ends with the search.
-        try await items.database.withEngine(items.name) { engine in #expect(engine.searchScope == nil) }
     }
 }

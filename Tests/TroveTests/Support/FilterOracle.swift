@@ -91,6 +91,8 @@ enum FilterOracle {
             return GeoOracle.inside(point, box)
         case .linked:
             preconditionFailure("the filter oracle has no link graph (GraphOracle answers those)")
+        case .sql:
+            preconditionFailure("the filter oracle does not evaluate SQL fragments")
         }
     }
 
