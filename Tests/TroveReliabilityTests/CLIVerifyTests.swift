@@ -41,7 +41,7 @@ struct CLIVerifyTests {
 
         let repaired = await trove(["repair", "--db", path])
         #expect(repaired.status == 0, "\(repaired)")
-        #expect(repaired.out.contains("repaired  items: text index rebuilt from the table"), "\(repaired.out)")
+        #expect(repaired.out.contains("repaired  items: rebuilt its derived indexes from the table"), "\(repaired.out)")
         #expect(await trove(["verify", "--db", path]).status == 0)
     }
 

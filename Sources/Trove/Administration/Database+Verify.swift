@@ -148,6 +148,9 @@ extension Database {
     ///   rebuilt in its own transaction, so a failure leaves it as it was).
     /// - Complexity: O(rows × (text length + dimension)).
     public func repair() throws -> RepairReport {
+        guard !connection.isReadOnly else {
+            throw SQLiteError(extendedCode: .readOnly, message: "repair needs a writable database; this one is open read-only")
+        }
         let before = try verify()
         var actions: [String] = []
         for name in try collectionNames() where before.collections.contains(where: { $0.name == name && !$0.isHealthy }) {

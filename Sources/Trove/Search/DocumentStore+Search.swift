@@ -90,8 +90,13 @@ extension DocumentStore {
         try validateLegs(query)
         let allowed = try candidates(query.filter, on: connection)
         var legs = LegHits(vector: [], text: nil, geo: nil)
+        if source == .indexes {
+            // Every in-memory index the legs use, caught up together: one read of the log.
+            var needed: [any DerivedIndex] = query.vectorLegs.map { indexes.vectors[$0.field]! }
+            if let leg = query.textLeg, let memory = indexes.text, memory.answers(leg) { needed.append(memory) }
+            if !needed.isEmpty { try indexes.catchUp(connection, loading: needed) }
+        }
         if !query.vectorLegs.isEmpty {
-            if source == .indexes { try indexes.catchUp(connection, loading: query.vectorLegs.map { indexes.vectors[$0.field]! }) }
             let options = VectorSearchOptions(exact: query.exact, efSearch: query.efSearch)
             for leg in query.vectorLegs {
                 legs.vector.append(
@@ -154,6 +159,9 @@ extension DocumentStore {
             }
             guard leg.vector.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: leg.vector.count) }
             guard leg.vector.allSatisfy(\.isFinite) else { throw TroveError.invalidVector(reason: "the query vector has a NaN or infinite component") }
+            if case .vector(_, .cosine) = definition.type, leg.vector.allSatisfy({ $0 == 0 }) {
+                throw TroveError.invalidVector(reason: "the query vector is zero; it has no direction, so cosine similarity is undefined")
+            }
             guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
             try Self.check(depth: leg.k)
         }

@@ -41,7 +41,7 @@ struct DocumentCodesOnlyTests {
             documents.append(Document(id: .int(id), ["group": .int(id % 100), "v": .vector(v)]))
         }
         try await docs.insert(documents)
-        #expect(try await docs.explain(Query().nearest(to: vectors[1]!, in: "v")).contains { $0.contains("int8 codes only") })
+        #expect(try await docs.explain(Query().nearest(to: vectors[1]!, in: "v")).contains { $0.contains("int8 codes") })
         var found = 0, wanted = 0
         for _ in 0..<20 {
             let q = rng.unitVector(dimension: Self.dimension)

@@ -142,7 +142,9 @@ struct PresetConcurrencyTests {
             let counts = try await [first, second]
             items.documents.store.indexes.searchHook = nil
             #expect(counts == [5, 5])
-            #expect(rendezvous.outcomes == [true, true], "round \(round): both searches were inside at once")
+            // Every leg of a search waits once (a hybrid search twice): the first two to arrive are
+            // from different searches, since one search cannot pass its first wait alone.
+            #expect(rendezvous.outcomes.count >= 2 && rendezvous.outcomes.allSatisfy { $0 }, "round \(round): both searches were inside at once")
         }
     }
 }
