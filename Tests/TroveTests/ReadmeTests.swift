@@ -8,11 +8,11 @@ import TroveTestSupport
 struct ReadmeTests {
     static func readme() throws -> String { try DocumentationQuotes.text("README.md") }
 
-    @Test("the quick start quotes Examples/Quickstart from the database on")
+    @Test("the quick start quotes Examples/Quickstart whole, from its imports on")
     func quickStart() throws {
         let section = try #require(DocumentationQuotes.section("## Quick start", of: try Self.readme()))
         let source = try DocumentationQuotes.text("Examples/Quickstart/main.swift")
-        let program = try #require(source.range(of: "let database").map { String(source[$0.lowerBound...]) })
+        let program = try #require(source.range(of: "import Foundation").map { String(source[$0.lowerBound...]) })
         #expect(DocumentationQuotes.codeBlocks(in: section).contains(program.trimmingCharacters(in: .newlines)))
     }
 
