@@ -84,7 +84,6 @@ struct ExamplesTests {
     @Test("each capability's article quotes its example whole", arguments: [
         ("DocumentsAndQueries", "DocumentsAndAggregates", "let database"),
         ("DocumentsAndQueries", "Transaction", "struct InsufficientFunds"),
-        ("SearchAndRanking", "HybridSearch", "let database"),
         ("SearchCollections", "SearchCollection", "let database"),
         ("ExpiringDocuments", "Expiry", "// A clock the example controls"),
         ("Administration", "Administration", "let database"),
