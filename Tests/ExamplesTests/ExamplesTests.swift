@@ -53,18 +53,45 @@ struct ExamplesTests {
         #expect(output == expected, "\(folder): got\n\(output)")
     }
 
-    /// The README quotes each example from its start marker to the end of the file, as it is.
-    @Test("README quotes the examples as they are", arguments: [
-        ("Models", "import Foundation"),
-        ("Relationships", "let database"),
-        ("Expiry", "// A clock the example controls"),
-        ("Administration", "let database = try Database(path: file(\"app.trove\"))"),
+    /// Docs show code only by quoting these programs: every Swift block of the README and the
+    /// DocC catalog is a run of consecutive lines of an example (the README's manifest lines
+    /// excepted, which ReadmeTests checks against Package.swift).
+    @Test("every Swift block of the README and the DocC catalog quotes an example")
+    func docsQuoteExamples() throws {
+        let examples = try DocumentationQuotes.examples()
+        for file in ["README.md"] + (try DocumentationQuotes.articles()) {
+            for block in DocumentationQuotes.codeBlocks(in: try DocumentationQuotes.text(file))
+            where !block.hasPrefix("// Package.swift") {
+                #expect(DocumentationQuotes.quotedExample(block, in: examples) != nil,
+                        "\(file) has a block that is no example's code:\n\(block)")
+            }
+        }
+    }
+
+    @Test("every example is quoted by the DocC catalog")
+    func everyExampleDocumented() throws {
+        let examples = try DocumentationQuotes.examples()
+        let blocks = try DocumentationQuotes.articles().flatMap {
+            DocumentationQuotes.codeBlocks(in: try DocumentationQuotes.text($0))
+        }
+        let quoted = Set(blocks.compactMap { DocumentationQuotes.quotedExample($0, in: examples) })
+        for example in examples where example.path.hasSuffix("/main.swift") {
+            #expect(quoted.contains(example.path), "no article quotes \(example.path)")
+        }
+    }
+
+    /// The articles quote each short example whole, from the line where its work starts to its end.
+    @Test("each capability's article quotes its example whole", arguments: [
+        ("DocumentsAndQueries", "DocumentsAndAggregates", "let database"),
+        ("DocumentsAndQueries", "Transaction", "struct InsufficientFunds"),
+        ("SearchCollections", "SearchCollection", "let database"),
+        ("ExpiringDocuments", "Expiry", "// A clock the example controls"),
+        ("Administration", "Administration", "let database"),
     ])
-    func readmeQuotes(_ folder: String, _ start: String) throws {
-        let source = try String(
-            contentsOf: Self.repository.appendingPathComponent("Examples/\(folder)/main.swift"), encoding: .utf8)
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+    func articleQuotesExample(_ article: String, _ folder: String, _ start: String) throws {
+        let source = try DocumentationQuotes.text("Examples/\(folder)/main.swift")
         let quoted = try #require(source.range(of: start).map { String(source[$0.lowerBound...]) })
-        #expect(readme.contains("```swift\n" + quoted.trimmingCharacters(in: .newlines) + "\n```"))
+        let blocks = DocumentationQuotes.codeBlocks(in: try DocumentationQuotes.text("\(DocumentationQuotes.catalog)/\(article).md"))
+        #expect(blocks.contains(quoted.trimmingCharacters(in: .newlines)), "\(article).md does not quote Examples/\(folder) whole")
     }
 }

@@ -22,8 +22,10 @@ extension Database {
     /// try await database.backup(to: "notes-backup.trove")
     /// let copy = try Database(path: "notes-backup.trove")
     /// ```
-    /// - Parameter overwrite: replace an existing file at `path` (close any `Database` on it
-    ///   first); otherwise an existing file is ``TroveError/fileExists(path:)``.
+    /// - Parameters:
+    ///   - path: the backup file to write.
+    ///   - overwrite: replace an existing file at `path` (close any `Database` on it first);
+    ///     otherwise an existing file is ``TroveError/fileExists(path:)``.
     /// - Throws: ``TroveError/fileExists(path:)``; `SQLiteError` when the copy fails.
     /// - Complexity: O(file size).
     public nonisolated func backup(to path: String, overwrite: Bool = false) async throws {

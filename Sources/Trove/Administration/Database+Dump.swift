@@ -17,7 +17,9 @@ extension Database {
     /// let copy = try Database(path: "copy.trove")
     /// try await copy.load(from: "backup.trove-dump")
     /// ```
-    /// - Parameter overwrite: replace an existing file (otherwise ``TroveError/fileExists(path:)``).
+    /// - Parameters:
+    ///   - path: the dump file to write.
+    ///   - overwrite: replace an existing file (otherwise ``TroveError/fileExists(path:)``).
     /// - Returns: the records per collection and the bytes written.
     /// - Complexity: O(database size) time, O(1) memory beyond the largest record.
     @discardableResult
@@ -97,7 +99,9 @@ extension Database {
     ///     from: "backup.trove-dump", renaming: DumpRenames(collections: ["notes": "archive"]))
     /// assert(report.problems.isEmpty)
     /// ```
-    /// - Parameter renaming: new names for collections and for document collections' fields.
+    /// - Parameters:
+    ///   - path: the dump file to read.
+    ///   - renames: new names for collections and for document collections' fields.
     /// - Returns: the records per new collection name and what verification found.
     /// - Throws: ``TroveError/databaseNotEmpty(objects:)``; ``TroveError/invalidDump(line:reason:)``
     ///   for a truncated, corrupt or unknown-version dump; ``TroveError/unknownField(field:known:)``

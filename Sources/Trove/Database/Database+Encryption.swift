@@ -28,9 +28,9 @@ extension Database {
     ///   - readOnly: open without write access.
     ///   - busyTimeout: how long to wait when another process holds the write lock.
     ///   - clock: the time document expiry is measured against (a ``ManualClock`` in tests).
-    /// - Throws: ``EncryptionError/wrongKey`` when the passphrase or key is wrong (nothing is
-    ///   changed); ``EncryptionError/notEncrypted(path:)`` for a plaintext file; `SQLiteError`
-    ///   with ``SQLiteError/encryptionFailure`` set when a page fails authentication.
+    /// - Throws: `EncryptionError.wrongKey` when the passphrase or key is wrong (nothing is
+    ///   changed); `EncryptionError.notEncrypted(path:)` for a plaintext file; `SQLiteError`
+    ///   with `encryptionFailure` set when a page fails authentication.
     /// - Complexity: one PBKDF2-HMAC-SHA512 derivation (256,000 iterations) for a passphrase.
     public init(
         path: String, encryption: Encryption, readOnly: Bool = false, busyTimeout: Duration = .seconds(5),
@@ -51,7 +51,7 @@ extension Database {
     /// Changes the passphrase (or raw key) of an encrypted file at once: the data key is
     /// rewrapped, no page is rewritten. Open databases keep working.
     ///
-    /// - Throws: ``EncryptionError/wrongKey`` when `old` is wrong (nothing is changed).
+    /// - Throws: `EncryptionError.wrongKey` when `old` is wrong (nothing is changed).
     public static func changePassphrase(path: String, from old: Encryption, to new: Encryption) throws {
         try Connection.changePassphrase(path: path, from: old, to: new)
     }

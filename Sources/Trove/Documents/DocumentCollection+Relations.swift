@@ -78,6 +78,8 @@ extension DocumentCollection {
     ///                                         Query(Field("year") >= 1960).sorted(by: .ascending("year")).limit(3))
     /// ```
     /// - Parameters:
+    ///   - parents: the ids of the referenced documents.
+    ///   - field: the reference field that names them.
     ///   - query: a filter, an order within each group (ties by id), a projection, and a limit
     ///     per parent; no ranking, offset or cursor.
     /// - Throws: ``TroveError/invalidQuery(_:)`` when `field` is not a reference field or the

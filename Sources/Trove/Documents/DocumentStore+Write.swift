@@ -32,7 +32,7 @@ extension DocumentStore {
     /// statement runs the change log's trigger program and opens a statement journal, and the
     /// FTS5 shipped with SQLite before 3.44 flushes its pending terms as a new segment at every
     /// statement that fires its triggers, so one statement per row wrote one segment per row
-    /// (BENCHMARKS.md, "Search collections through the document engine", and "Batch insert").
+    /// (BENCHMARKS.md, "Batch insert, text and hybrid queries").
     /// Collections with full-text fields insert large batches in bulk
     /// (``bulkInsert(_:on:document:)``). Collections with expiry or references write one row per
     /// statement (each insert first removes an expired document of the same id; a reference

@@ -114,6 +114,11 @@ extension FieldDefinition {
     /// .reference("folder", to: "folders", id: .uuid, onDelete: .nullify, optional: true)
     /// ```
     /// - Parameters:
+    ///   - name: the field's name.
+    ///   - collection: the referenced collection (it must exist first, unless it is this one).
+    ///   - id: the referenced collection's id kind.
+    ///   - onDelete: what deleting a referenced document does to the documents referencing it.
+    ///   - optional: whether the field may be null (required by `.nullify`).
     ///   - unique: at most one document may reference each target (a one-to-one relationship).
     public static func reference(
         _ name: String, to collection: String, id: IDKind = .int64, onDelete: DeleteRule,

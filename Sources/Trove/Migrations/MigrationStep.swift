@@ -122,6 +122,10 @@ public struct MigrationStep: Sendable {
     /// meanwhile, the changed rows are embedded again.
     ///
     /// - Parameters:
+    ///   - vectorField: the vector field to fill.
+    ///   - collection: the document collection.
+    ///   - textField: the text field whose values are embedded.
+    ///   - embedder: the new model.
     ///   - batchSize: texts per `embed` call.
     ///   - progress: called after each batch with the rows embedded so far and the total.
     /// - Complexity: O(rows) embeddings and a table rebuild. Memory: 4 × dimension bytes per row

@@ -122,7 +122,7 @@ extension Database {
     /// let database = try await Database.open(path: "notes.trove", migrating: migrator)
     /// ```
     /// - Throws: ``MigrationError/fileIsNewer(unknownMigrations:)`` and the errors of
-    ///   ``Migrator/migrate(_:upTo:)``; those of ``init(path:readOnly:busyTimeout:)``.
+    ///   ``Migrator/migrate(_:upTo:)``; those of ``init(path:readOnly:busyTimeout:clock:)``.
     public static func open(path: String, migrating migrator: Migrator) async throws -> Database {
         let database = try Database(path: path)
         try await migrator.migrate(database)

@@ -9,8 +9,10 @@ extension Database {
     /// let notes = try await database.models(Note.self)
     /// let searchable = try await database.models(Note.self, embedder: embedder)  // embeds on save
     /// ```
-    /// - Parameter embedder: embeds the text property named by
-    ///   ``ModelOptions/embedding(of:into:)`` on every save, and the query of a text search.
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - embedder: embeds the text property named by ``ModelOptions/embedding(of:into:)`` on
+    ///     every save, and the query of a text search.
     /// - Throws: ``TroveError/invalidModel(type:reason:)`` when the type cannot be stored,
     ///   ``TroveError/schemaMismatch(collection:details:)`` when the collection exists with
     ///   another shape (a migration is needed), ``TroveError/dimensionMismatch(expected:actual:)``

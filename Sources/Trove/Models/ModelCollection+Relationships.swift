@@ -113,8 +113,11 @@ extension ModelCollection {
     /// let byAuthor = try await books.children(of: [1, 2], via: \Book.authorID,
     ///                                         FetchDescriptor(sortBy: [SortDescriptor(\.year)], fetchLimit: 3))
     /// ```
-    /// - Parameter descriptor: a predicate, the order within each group, and `fetchLimit` as a
-    ///   limit per parent; `fetchOffset` and `cursor` are refused (``TroveError/invalidQuery(_:)``).
+    /// - Parameters:
+    ///   - parents: the ids of the referenced models.
+    ///   - keyPath: the reference property that names them.
+    ///   - descriptor: a predicate, the order within each group, and `fetchLimit` as a limit per
+    ///     parent; `fetchOffset` and `cursor` are refused (``TroveError/invalidQuery(_:)``).
     public func children<ParentID: ModelID>(
         of parents: [ParentID], via keyPath: KeyPath<M, ParentID>, _ descriptor: FetchDescriptor<M> = FetchDescriptor()
     ) async throws -> [ParentID: [M]] {

@@ -38,7 +38,7 @@ public struct TextQuery: Hashable, Sendable, ExpressibleByStringLiteral {
 }
 
 /// Which legs a text-in search runs (``SearchCollection/search(_:topK:mode:filter:snippet:)``,
-/// ``ModelCollection/search(_:in:mode:where:limit:)``).
+/// ``ModelCollection/search(_:mode:where:limit:)``).
 public enum SearchMode: Hashable, Sendable {
     /// Meaning and words: the vector and text legs fused (reciprocal rank fusion).
     case hybrid

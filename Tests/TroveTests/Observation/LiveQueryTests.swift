@@ -351,12 +351,14 @@ struct LiveQueryTests {
 
 @Suite("LiveQuery docs")
 struct LiveQueryDocsTests {
-    @Test("the README's live-queries section quotes Examples/LiveQueries as it is")
-    func readmeQuotesExample() throws {
-        let repository = TestPaths.repository
-        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let example = try String(contentsOf: repository.appendingPathComponent("Examples/LiveQueries/main.swift"), encoding: .utf8)
+    @Test("the Live queries article quotes Examples/LiveQueries whole; the README quotes it")
+    func docsQuoteExample() throws {
+        let example = try DocumentationQuotes.text("Examples/LiveQueries/main.swift")
         let quoted = try #require(example.range(of: "/// A model type").map { String(example[$0.lowerBound...]) })
-        #expect(readme.contains("```swift\n" + quoted + "```"))
+        let article = try DocumentationQuotes.text("\(DocumentationQuotes.catalog)/LiveQueries.md")
+        #expect(DocumentationQuotes.codeBlocks(in: article).contains(quoted.trimmingCharacters(in: .newlines)))
+        let section = try #require(DocumentationQuotes.section("### Live queries", of: try DocumentationQuotes.text("README.md")))
+        let blocks = DocumentationQuotes.codeBlocks(in: section)
+        #expect(!blocks.isEmpty && blocks.allSatisfy { DocumentationQuotes.isExcerpt($0, of: example) })
     }
 }

@@ -323,14 +323,19 @@ struct PlacesTests {
         #expect(try await places.fetch(Query(Field("location").within(kilometres: 0.001, of: center))).map(\.id).contains(victim.id))
     }
 
-    @Test("the README's Links and Places sections quote their examples exactly")
-    func readmeQuotesExamples() throws {
-        let repository = TestPaths.repository
-        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
-        for folder in ["Links", "Places"] {
-            let source = try String(contentsOf: repository.appendingPathComponent("Examples/\(folder)/main.swift"), encoding: .utf8)
+    @Test("the Links and Places articles quote their examples whole; the README quotes each")
+    func docsQuoteExamples() throws {
+        let readme = try DocumentationQuotes.text("README.md")
+        for (folder, article, heading) in [("Links", "LinksBetweenRecords", "### Links"), ("Places", "Places", "### Places")] {
+            let source = try DocumentationQuotes.text("Examples/\(folder)/main.swift")
             let body = String(source[source.range(of: "let database")!.lowerBound...])
-            #expect(readme.contains("```swift\n" + body + "```"), "README section \(folder) differs from Examples/\(folder)/main.swift")
+            let articleText = try DocumentationQuotes.text("\(DocumentationQuotes.catalog)/\(article).md")
+            #expect(DocumentationQuotes.codeBlocks(in: articleText).contains(body.trimmingCharacters(in: .newlines)),
+                    "\(article).md differs from Examples/\(folder)/main.swift")
+            let section = try #require(DocumentationQuotes.section(heading, of: readme))
+            let blocks = DocumentationQuotes.codeBlocks(in: section)
+            #expect(!blocks.isEmpty && blocks.allSatisfy { DocumentationQuotes.isExcerpt($0, of: source) },
+                    "README section \(folder) does not quote Examples/\(folder)/main.swift")
         }
     }
 
