@@ -89,6 +89,8 @@ public struct Query: Hashable, Sendable {
     /// Ranks by nearness to `vector` in the vector field `field`.
     ///
     /// - Parameters:
+    ///   - vector: the query vector, of the field's dimension.
+    ///   - field: the vector field searched.
     ///   - weight: the leg's weight in fusion.
     ///   - k: how deep the leg goes (nil: the limit when it is the only leg, else
     ///     max(50, 4 × (limit + offset))).
@@ -98,6 +100,8 @@ public struct Query: Hashable, Sendable {
     /// Ranks by BM25 over the full-text fields (or a subset of them).
     ///
     /// - Parameters:
+    ///   - text: typed text (``TextQuery/typed(_:)``, never a syntax error) or FTS5 syntax.
+    ///   - fields: the full-text fields searched (nil: all of them).
     ///   - weight: the leg's weight in fusion.
     ///   - k: how deep the leg goes (nil: as for ``nearest(to:in:weight:k:)``).
     ///   - minimumCoverage: when fused with other legs, a hit of typed text votes only when it

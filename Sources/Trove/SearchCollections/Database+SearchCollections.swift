@@ -50,8 +50,10 @@ extension Database {
 
     /// Opens an existing search collection with its stored configuration.
     ///
-    /// - Parameter embedder: attach an embedder for the text-in API; it must match the manifest
-    ///   the collection was created with.
+    /// - Parameters:
+    ///   - name: the collection's name.
+    ///   - embedder: attach an embedder for the text-in API; it must match the manifest the
+    ///     collection was created with.
     /// - Throws: ``TroveError/collectionNotFound(_:)``,
     ///   ``TroveError/embeddingMismatch(collection:stored:requested:)``.
     public func collection(named name: String, embedder: (any Embedder)? = nil) throws -> SearchCollection {
