@@ -1,8 +1,7 @@
 import TroveSQLite
 
 /// The trigger-fed change log every collection has (`<name>_log`), read and pruned the same way
-/// by search collections (`CollectionEngine`) and document collections (`DocumentStore`,
-/// `DerivedIndexSet`).
+/// for every collection (`DocumentStore`, `DerivedIndexSet`).
 struct ChangeLog {
     /// The quoted log table.
     let table: String

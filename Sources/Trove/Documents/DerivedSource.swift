@@ -4,7 +4,7 @@ import TroveSQLite
 /// What a ``DerivedIndexSet`` derives its indexes from: a table, the column that names its rows,
 /// and the trigger-fed change log (`seq`, row column, `op`) that records every change to it.
 /// Document collections and the link table describe theirs with their ``DocumentLayout``, search
-/// collections with their `CollectionSchema` (CollectionEngine.swift).
+/// collections (their preset layout) the same way.
 struct DerivedSource {
     /// The quoted table.
     let table: String

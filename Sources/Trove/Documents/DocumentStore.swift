@@ -39,8 +39,8 @@ final class DocumentStore: Sendable {
     /// The declared fields a write sets (all but the layout's automatic ones, which come last).
     let writableFields: [FieldDefinition]
 
-    /// - Parameter indexes: the derived indexes, when someone else keeps them (a search
-    ///   collection's, shared with its `CollectionEngine`); otherwise the layout's own.
+    /// - Parameter indexes: the derived indexes, when someone else keeps them (tests);
+    ///   otherwise the layout's own.
     init(layout: DocumentLayout, graph: GraphStore, clock: any ExpiryClock = SystemClock(), indexes: DerivedIndexSet? = nil) {
         self.layout = layout
         self.graph = graph

@@ -39,7 +39,7 @@ extension DocumentLayout {
     var updateTouches: [String] { preset == nil ? [] : ["\"updated_at\" = \(CollectionSchema.now)"] }
 
     /// A search collection's own rule for a written document: its metadata is a JSON object
-    /// whose text is within the byte limit, as `CollectionEngine`'s writes check it.
+    /// whose text is within the byte limit (checked again before writes, PresetRows.swift).
     ///
     /// - Throws: ``TroveError/invalidMetadata(reason:)``, ``TroveError/metadataTooLarge(limit:actual:)``.
     func checkPreset(metadata value: Value?) throws {
