@@ -19,7 +19,7 @@ struct DefaultTokenizerTests {
         let notes = try await database.documents("notes", schema: DocumentSchema(
             fields: [.text("body")], fullText: FullTextDefinition(fields: ["body"])))
         #expect(notes.schema.fullText?.tokenizer == FullTextDefinition.defaultTokenizer)
-        try await notes.insert(Self.cjkTexts.enumerated().map { Document(id: Int64($0.offset + 1), ["body": .string($0.element)]) })
+        try await notes.insert(Self.cjkTexts.enumerated().map { Document(id: .int(Int64($0.offset + 1)), ["body": .string($0.element)]) })
         for (word, id) in Self.cjkQueries {
             let typed = try await notes.search(Query().matching(.typed(word)))
             #expect(typed.map(\.document.id) == [.int(id)], "typed \(word)")
@@ -76,7 +76,7 @@ struct DefaultTokenizerTests {
         for (name, tokenizer) in [("before", previous), ("after", current)] {
             let docs = try await database.documents(name, schema: DocumentSchema(
                 fields: [.text("body")], fullText: FullTextDefinition(fields: ["body"], tokenizer: tokenizer)))
-            try await docs.insert(corpus.enumerated().map { Document(id: Int64($0.offset + 1), ["body": .string($0.element)]) })
+            try await docs.insert(corpus.enumerated().map { Document(id: .int(Int64($0.offset + 1)), ["body": .string($0.element)]) })
             results.append(try await Self.englishQueries.asyncMap { try await docs.search(Query().matching($0).limit(50)) })
         }
         for (query, (before, after)) in zip(Self.englishQueries, zip(results[0], results[1])) {
