@@ -25,38 +25,39 @@ try await articles.insert([
     Document(id: 6, ["title": "Data plans", "body": "Mobile data for the city"]),
 ])
 
+/// Prints the ids found, best first, with FTS5's BM25 score (more negative is a better match).
 func show(_ label: String, _ query: TextQuery) async throws {
     let hits = try await articles.search(Query().matching(query).limit(5))
     let list = hits.map { "\($0.document.id) (bm25 \(String(format: "%.3f", $0.bm25 ?? 0)))" }
-    print(label.padding(toLength: 34, withPad: " ", startingAt: 0), list.isEmpty ? "-" : list.joined(separator: ", "))
+    print(label, "->", list.isEmpty ? "nothing" : list.joined(separator: ", "))
 }
 
 // Typed text: what a person types into a search box. Words are OR-ed and ranked by BM25 (title
 // weighs 2, body 1); stop words are dropped; punctuation and operators are just text, so it
 // never throws.
-try await show("typed  milk", .typed("milk"))
-try await show("typed  oat milk", .typed("oat milk"))
-try await show("typed  cafe (no accent)", .typed("cafe"))
-try await show("typed  database AND (", .typed("database AND ("))
+try await show("typed milk", .typed("milk"))
+try await show("typed oat milk", .typed("oat milk"))
+try await show("typed cafe (no accent)", .typed("cafe"))
+try await show("typed database AND (", .typed("database AND ("))
 
 // Words in scripts written without spaces.
-try await show("typed  城市", .typed("城市"))
-try await show("typed  数据库", .typed("数据库"))
-try await show("typed  東京", .typed("東京"))
+try await show("typed 城市", .typed("城市"))
+try await show("typed 数据库", .typed("数据库"))
+try await show("typed 東京", .typed("東京"))
 
 // Quotes make a phrase: its words in order, next to each other.
-try await show("typed  \"oat milk\"", .typed("\"oat milk\""))
-try await show("typed  \"milk oat\"", .typed("\"milk oat\""))
+try await show("typed \"oat milk\"", .typed("\"oat milk\""))
+try await show("typed \"milk oat\"", .typed("\"milk oat\""))
 
 // Raw FTS5 syntax: prefixes, AND/OR/NOT, NEAR, column filters.
-try await show("fts5   data*", .fts5("data*"))
-try await show("fts5   milk NOT oat", .fts5("milk NOT oat"))
-try await show("fts5   title:milk", .fts5("title:milk"))
-try await show("fts5   NEAR(oat bread, 3)", .fts5("NEAR(oat bread, 3)"))
+try await show("fts5 data*", .fts5("data*"))
+try await show("fts5 milk NOT bread", .fts5("milk NOT bread"))
+try await show("fts5 title:milk", .fts5("title:milk"))
+try await show("fts5 NEAR(oat bread, 3)", .fts5("NEAR(oat bread, 3)"))
 
 // Raw syntax can be malformed; typed text cannot.
 do {
     _ = try await articles.search(Query().matching(.fts5("database AND (")))
 } catch let error as TroveError {
-    if case .invalidTextQuery = error { print("fts5   database AND (             invalid FTS5 syntax") }
+    if case .invalidTextQuery = error { print("fts5 database AND ( -> invalid FTS5 syntax") }
 }
