@@ -47,10 +47,13 @@ func answers(_ collection: DocumentCollection) async throws -> [[DocumentID]] {
     return result
 }
 
-/// The share of the exact top 10 that an index found, averaged over the questions.
-func recall(_ found: [[DocumentID]], exact: [[DocumentID]]) -> String {
+/// The share of the exact top 10 that an index found, averaged over the questions. Exact
+/// searches print it; approximate ones print whether it reaches 0.9, since an HNSW graph built on
+/// several threads differs slightly from run to run (here 0.97-1.00).
+func recall(_ found: [[DocumentID]], exact: [[DocumentID]], approximate: Bool) -> String {
     let hits = zip(found, exact).map { Set($0).intersection($1).count }.reduce(0, +)
-    return String(format: "%.2f", Double(hits) / Double(exact.count * 10))
+    let recall = Double(hits) / Double(exact.count * 10)
+    return approximate && recall >= 0.9 ? ">= 0.90" : String(format: "%.2f", recall)
 }
 
 var exact: [[DocumentID]] = []
@@ -61,7 +64,7 @@ do {
         try await collection.insert(vectors.enumerated().map { Document(id: .int(Int64($0.offset + 1)), ["embedding": .vector($0.element)]) })
         let found = try await answers(collection)
         if name == "flat" { exact = found }
-        print(name.padding(toLength: 12, withPad: " ", startingAt: 0), kind, "recall@10", recall(found, exact: exact))
+        print(name.padding(toLength: 12, withPad: " ", startingAt: 0), kind, "recall@10", recall(found, exact: exact, approximate: kind.isApproximate))
         // Save the graph with the change-log position it reflects, so the next open loads it
         // instead of rebuilding (Trove also saves after many writes, and on Database.saveIndexes()).
         _ = try await collection.saveIndex(field: "embedding")
@@ -71,12 +74,12 @@ do {
 // Reopened: a flat index is read from the table; an HNSW graph is loaded from its snapshot
 // (a missing, stale or damaged one is rebuilt) and answers exactly as before.
 let reopened = try Database(path: path)
-for (name, _) in kinds {
+for (name, kind) in kinds {
     let collection = try await reopened.documents(named: name)
     let found = try await answers(collection)
     let origin = try await collection.indexStatistics(field: "embedding").origin
     print("reopened", name.padding(toLength: 12, withPad: " ", startingAt: 0), "from", "\(origin)".padding(toLength: 8, withPad: " ", startingAt: 0),
-          "recall@10", recall(found, exact: exact))
+          "recall@10", recall(found, exact: exact, approximate: kind.isApproximate))
 }
 
 // For more recall from an approximate index, raise efSearch (the walk's candidate list): in the
@@ -89,5 +92,5 @@ for question in questions {
     // `.exact()` scans every vector even where the field has an HNSW index.
     scanned.append(try await binary.search(query.exact()).map(\.document.id))
 }
-print("hnsw_binary .efSearch(400) recall@10", recall(wider, exact: exact))
-print("hnsw_binary .exact()       recall@10", recall(scanned, exact: exact))
+print("hnsw_binary .efSearch(400) recall@10", recall(wider, exact: exact, approximate: true))
+print("hnsw_binary .exact()       recall@10", recall(scanned, exact: exact, approximate: false))
