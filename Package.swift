@@ -17,6 +17,8 @@ let examples: [(target: String, folder: String)] = [
     ("example-models", "Models"),
     ("example-live-queries", "LiveQueries"),
     ("example-migrations", "Migrations"),
+    ("example-vector-index", "VectorIndex"),
+    ("example-text-search", "TextSearch"),
 ]
 
 let package = Package(

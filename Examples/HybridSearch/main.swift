@@ -32,3 +32,19 @@ for hit in try await chunks.search(query) {
 }
 print("plan:")
 for line in try await chunks.explain(query) { print(" ", line) }
+
+// Diversity (maximal marginal relevance): a near-copy of chunk 1 arrives, and a plain vector
+// search returns both copies. `.diversified(lambda:)` re-ranks by λ·relevance − (1−λ)·similarity
+// to the hits already picked (λ = 1: relevance only), so the copy moves down.
+try await chunks.insert([
+    Document(id: 5, ["document": "faq.md", "text": "To reset the router, hold its button", "page": 1, "embedding": [0.88, 0.12, 0.0, 0.1]]),
+])
+let nearest = Query().nearest(to: question, in: "embedding").limit(3)
+print("relevance:  ", try await chunks.search(nearest).map { "\($0.document.id)" }.joined(separator: ", "))
+print("diversified:", try await chunks.search(nearest.diversified(lambda: 0.7)).map { "\($0.document.id)" }.joined(separator: ", "))
+
+// Projection: `.select` reads only the named fields (the id always comes), here leaving the
+// text and the vector in the table.
+for hit in try await chunks.search(query.select(["document", "page"])) {
+    print(hit.document.id, hit.document.fields.keys.sorted(), hit.document["document"]!, "page", hit.document["page"]!)
+}

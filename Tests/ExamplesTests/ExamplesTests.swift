@@ -32,6 +32,7 @@ struct ExamplesTests {
         ("example-models", "Models"),
         ("example-live-queries", "LiveQueries"),
         ("example-migrations", "Migrations"),
+        ("example-vector-index", "VectorIndex"), ("example-text-search", "TextSearch"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")

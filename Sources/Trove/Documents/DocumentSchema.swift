@@ -149,6 +149,10 @@ public struct IndexDefinition: Hashable, Sendable, Codable {
 
 /// A full-text (FTS5) index over one or more text fields, ranked by BM25 with per-field weights.
 ///
+/// Without a `tokenizer`, the index uses ``defaultTokenizer``: words of spaced scripts as FTS5's
+/// `unicode61` cuts them, and CJK, Thai, Lao, Khmer and Myanmar text in overlapping bigrams, so
+/// `東京` finds `東京で寿司を食べた`. The tokenizer is frozen with the index.
+///
 /// ```swift
 /// FullTextDefinition(["title": 2, "body": 1])
 /// ```
@@ -162,14 +166,14 @@ public struct FullTextDefinition: Hashable, Sendable, Codable {
 
     /// An index over `fields` with the given BM25 weights.
     public init(_ weightedFields: KeyValuePairs<String, Double>,
-                tokenizer: String = CollectionConfiguration.defaultTokenizer) {
+                tokenizer: String = FullTextDefinition.defaultTokenizer) {
         self.fields = weightedFields.map(\.key)
         self.weights = weightedFields.map(\.value)
         self.tokenizer = tokenizer
     }
 
     /// An index over `fields`, all weighted 1.
-    public init(fields: [String], tokenizer: String = CollectionConfiguration.defaultTokenizer) {
+    public init(fields: [String], tokenizer: String = FullTextDefinition.defaultTokenizer) {
         self.fields = fields
         self.weights = fields.map { _ in 1 }
         self.tokenizer = tokenizer
@@ -346,7 +350,8 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
             out.append("field \(name): stored \(a[name].map(Self.describe) ?? "none"), requested \(b[name].map(Self.describe) ?? "none")")
         }
         if indexes != other.indexes { out.append("indexes differ") }
-        if fullText != other.fullText { out.append("full-text index differs") }
+        // A stored index serves the current default tokenizer when it was made with an earlier one.
+        if !FullTextDefinition.stored(fullText, serves: other.fullText) { out.append("full-text index differs") }
         if allowsUndeclaredFields != other.allowsUndeclaredFields { out.append("allowsUndeclaredFields differs") }
         if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
         // A requested schema that names no embedding sources accepts the stored ones.

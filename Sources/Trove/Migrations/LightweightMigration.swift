@@ -23,13 +23,18 @@ extension DocumentSchema {
             try add(.renameField(from: old, to: new))
         }
         for index in current.indexes where !target.indexes.contains(index) { try add(.dropIndex(index)) }
-        if current.fullText != target.fullText, current.fullText != nil { try add(.setFullText(nil)) }
+        // An index made with an earlier default tokenizer serves the current default (it is kept).
+        if !FullTextDefinition.stored(current.fullText, serves: target.fullText), current.fullText != nil {
+            try add(.setFullText(nil))
+        }
         for field in current.fields where target.field(field.name) == nil { try add(.removeField(field.name)) }
         for field in current.fields {
             if let wanted = target.field(field.name), wanted != field { try add(.changeField(field.name, wanted, nil)) }
         }
         for field in target.fields where current.field(field.name) == nil { try add(.addField(field)) }
-        if current.fullText != target.fullText, let fullText = target.fullText { try add(.setFullText(fullText)) }
+        if !FullTextDefinition.stored(current.fullText, serves: target.fullText), let fullText = target.fullText {
+            try add(.setFullText(fullText))
+        }
         for index in target.indexes where !current.indexes.contains(index) { try add(.addIndex(index)) }
         for field in target.fields where field.type.vectorDimension != nil && current.vectorIndexes[field.name] != target.vectorIndexes[field.name] {
             try add(.setVectorIndex(field: field.name, target.vectorIndexes[field.name] ?? .flat))
@@ -40,10 +45,12 @@ extension DocumentSchema {
         return kinds
     }
 
-    /// `target` with the stored embedding sources when it names none (as opening would accept).
+    /// `target` with the stored embedding sources when it names none, and the stored full-text
+    /// index when it serves the target's (an earlier default tokenizer), as opening would accept.
     func adopting(_ target: DocumentSchema) -> DocumentSchema {
         var result = target
         if result.embeddingSources.isEmpty { result.embeddingSources = embeddingSources }
+        if let fullText, let wanted = target.fullText, fullText.serves(wanted) { result.fullText = fullText }
         return result
     }
 }

@@ -40,7 +40,7 @@ public struct ModelOptions: Hashable, Sendable {
     var indexes: [Index] = []
     private(set) var fullTextNames: [String] = []
     private(set) var fullTextWeights: [String: Double] = [:]
-    var tokenizer: String = CollectionConfiguration.defaultTokenizer
+    var tokenizer: String = FullTextDefinition.defaultTokenizer
     var vectors: [String: Vector] = [:]
     var embedding: (text: String, vector: String)? {
         guard let embeddedText, let embeddedVector else { return nil }
@@ -98,7 +98,8 @@ public struct ModelOptions: Hashable, Sendable {
         }
     }
 
-    /// The FTS5 tokenizer of the full-text index.
+    /// The FTS5 tokenizer of the full-text index; ``FullTextDefinition/defaultTokenizer`` (CJK
+    /// and other unspaced scripts in bigrams) when not set.
     public func tokenizer(_ tokenizer: String) -> ModelOptions { with { $0.tokenizer = tokenizer } }
 
     /// Stores a `[Float]` (or `[Float]?`) property as a vector field of `dimension` components,

@@ -22,7 +22,11 @@ public enum IndexKind: Codable, Hashable, Sendable {
     ///   - efConstruction: candidate list size while inserting; 200 as hnswlib.
     ///   - efSearch: default candidate list size while searching (at least k is used).
     ///   - quantization: what the walk reads: float32 (`.none`), `.int8` or `.binary`; the best
-    ///     candidates are always re-scored with float32 vectors.
+    ///     candidates are always re-scored with float32 vectors. A quantized walk keeps at least
+    ///     `k × HNSWConfiguration.defaultRescoreFactor(for:)` candidates (4 for int8, 32 for
+    ///     binary), so each quantization reaches recall@10 >= 0.9 with the defaults on 2,000 random
+    ///     32-d vectors. For more recall, raise `efSearch` (the walk keeps
+    ///     `max(efSearch, k × factor)` candidates; search time grows with it).
     ///   - keepsFloatVectors: whether the index keeps its own float32 copy of every vector (the
     ///     default). `false` is allowed with `.int8` only: the index then holds just the int8 codes
     ///     and the graph (about a third of the float32 index's memory at 384 dimensions), re-scores

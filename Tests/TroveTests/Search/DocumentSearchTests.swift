@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Trove
+@testable import Trove
 import TroveSQLite
 import TroveTestSupport
 import TroveVectors
@@ -105,6 +105,7 @@ struct DocumentSearchTests {
         // Another connection (as another process would) moves document 2's vector onto q,
         // retitles it, and deletes document 1.
         let other = try Connection(path: path)
+        try other.registerTroveTokenizer()  // the default text index uses Trove's FTS5 tokenizer
         let blob = q.withUnsafeBytes { Array($0) }
         try other.execute("UPDATE docs SET embedding = ?, title = 'zebra crossing', year = 1999 WHERE id = 2", [.blob(blob)])
         try other.execute("DELETE FROM docs WHERE id = 1")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Trove
+@testable import Trove
 import TroveSQLite
 import TroveTestSupport
 import TroveText
@@ -109,6 +109,7 @@ struct TextFieldIndexTests {
         #expect(Set(try await Self.hits(docs, Query().matching(.typed("quokka"))).keys) == [9])
         // Another connection writes.
         let other = try Connection(path: path)
+        try other.registerTroveTokenizer()  // the default text index uses Trove's FTS5 tokenizer
         try other.execute("UPDATE docs SET title = 'quokka quokka' WHERE id = 10")
         try other.execute("DELETE FROM docs WHERE id = 9")
         let afterOther = try await Self.hits(docs, Query().matching(.typed("quokka")).limit(10))

@@ -1,0 +1,33 @@
+// What the Trove module's public API takes, returns or throws from the lower modules, visible with
+// `import Trove` alone (Tests/TroveTests/Support/ImportTroveOnly.swift names each one, so the build
+// breaks if one is dropped).
+//
+// Type by type, not whole modules: most of TroveSQLite (Connection, Statement, the encrypting VFS),
+// TroveVectors (the indexes and kernels), TroveText (BM25Index, the stemmer) and TroveEmbeddings
+// (the encoders) is the machinery under Trove, not its API. Apps that use those import the
+// module's own product.
+
+// TroveSQLite: raw SQL (`Database.query`, bindings), what failures throw, encryption at rest.
+@_exported import struct TroveSQLite.SQLiteError
+@_exported import struct TroveSQLite.ResultCode
+@_exported import enum TroveSQLite.EncryptionError
+@_exported import enum TroveSQLite.EncryptedFile
+@_exported import enum TroveSQLite.Encryption
+@_exported import struct TroveSQLite.EncryptionInfo
+@_exported import struct TroveSQLite.Row
+@_exported import enum TroveSQLite.SQLValue
+
+// TroveVectors: a vector field's metric and its HNSW parameters.
+@_exported import enum TroveVectors.DistanceMetric
+@_exported import enum TroveVectors.HNSWQuantization
+@_exported import struct TroveVectors.HNSWConfiguration
+@_exported import enum TroveVectors.VectorIndexError
+
+// TroveText: the tokenizer a full-text index is created with (its `fts5TokenizeArgument`).
+@_exported import struct TroveText.TokenizerConfiguration
+
+// TroveEmbeddings: what collections and models embed with, the manifest frozen with them, and what
+// embedding throws.
+@_exported import protocol TroveEmbeddings.Embedder
+@_exported import struct TroveEmbeddings.EmbeddingManifest
+@_exported import enum TroveEmbeddings.EmbeddingError
