@@ -11,8 +11,12 @@ import TroveVectors
 /// let notes = try await database.collection("notes", configuration: config)
 /// ```
 public struct CollectionConfiguration: Codable, Hashable, Sendable {
-    /// The default FTS5 tokenizer: Unicode word breaking, case folding, accents removed.
-    public static let defaultTokenizer = "unicode61 remove_diacritics 2"
+    /// The default FTS5 tokenizer of new search collections: ``FullTextDefinition/defaultTokenizer``
+    /// (Unicode word breaking, case folding, accents removed; CJK and other unspaced scripts in
+    /// overlapping pairs). Collections created before it keep the one they were created with.
+    public static let defaultTokenizer = FullTextDefinition.defaultTokenizer
+    /// What a stored configuration without a tokenizer (the first format) means.
+    static let firstTokenizer = "unicode61 remove_diacritics 2"
     /// The default per-row metadata limit: 16 KB.
     public static let defaultMetadataByteLimit = 16_384
 
@@ -59,7 +63,7 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         lexicalSearch = try c.decodeIfPresent(Bool.self, forKey: .lexicalSearch) ?? true
         metadataByteLimit =
             try c.decodeIfPresent(Int.self, forKey: .metadataByteLimit) ?? Self.defaultMetadataByteLimit
-        tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
+        tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.firstTokenizer
         index = try c.decodeIfPresent(IndexKind.self, forKey: .index) ?? .flat
         embedding = try c.decodeIfPresent(EmbeddingManifest.self, forKey: .embedding)
     }
@@ -90,7 +94,8 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         check("metric", metric, other.metric)
         check("lexicalSearch", lexicalSearch, other.lexicalSearch)
         check("metadataByteLimit", metadataByteLimit, other.metadataByteLimit)
-        check("tokenizer", tokenizer, other.tokenizer)
+        // A request for today's default is served by the default an older collection was made with.
+        if !FullTextDefinition.tokenizer(tokenizer, serves: other.tokenizer) { check("tokenizer", tokenizer, other.tokenizer) }
         check("index", index, other.index)
         check("embedding", embedding?.modelID ?? "none", other.embedding?.modelID ?? "none")
         return out

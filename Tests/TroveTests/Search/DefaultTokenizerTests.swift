@@ -30,9 +30,7 @@ struct DefaultTokenizerTests {
 
     @Test("a search collection's default tokenizer finds CJK words")
     func searchCollectionsFindCJK() async throws {
-        // Search collections take CollectionConfiguration.defaultTokenizer (SearchCollections/Schema.swift),
-        // which still names unicode61 until it follows FullTextDefinition.defaultTokenizer.
-        try await withKnownIssue("search collections' default tokenizer is still unicode61") {
+        do {
             let database = try Database()
             let plain = try await database.collection("plain", dimension: 2)
             #expect(plain.configuration.tokenizer == FullTextDefinition.defaultTokenizer)
