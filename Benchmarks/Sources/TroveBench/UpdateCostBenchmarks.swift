@@ -42,66 +42,74 @@ func runUpdateCostBenchmarks(_ arguments: [String]) async throws {
     try copy("plain", checks: false, triggerNames: [])
     try copy("checks", checks: true, triggerNames: [])
     try copy("version", checks: true, triggerNames: ["item_version"])
-    try copy("logged", checks: true, triggerNames: ["item_log_au"])
     try copy("full", checks: true, triggerNames: ["item_version", "item_log_au"])
-    // The log trigger's parts: one INSERT ... VALUES into the AUTOINCREMENT log; the same into a
-    // log without AUTOINCREMENT; the INSERT ... SELECT ... WHERE old != new alone.
-    try copy("logvalues", checks: true, triggerNames: [])
-    try raw.execute(script: """
-        CREATE TRIGGER logvalues_au AFTER UPDATE ON logvalues BEGIN INSERT INTO item_log(rid, op) VALUES (new.id, 1); END;
-        CREATE TABLE plainlog(seq INTEGER PRIMARY KEY, rid INTEGER NOT NULL, op INTEGER NOT NULL);
-        """)
-    try copy("lognoauto", checks: true, triggerNames: [])
-    try raw.execute(script: """
-        CREATE TRIGGER lognoauto_au AFTER UPDATE ON lognoauto BEGIN
-            INSERT INTO plainlog(rid, op) SELECT old.id, 2 WHERE old.id != new.id;
-            INSERT INTO plainlog(rid, op) VALUES (new.id, 1);
-        END;
-        """)
-    try copy("logselect", checks: true, triggerNames: [])
-    try raw.execute(script: """
-        CREATE TRIGGER logselect_au AFTER UPDATE ON logselect BEGIN INSERT INTO item_log(rid, op) SELECT old.id, 2 WHERE old.id != new.id; END;
-        """)
+    // The change log's trigger writing to a log without AUTOINCREMENT; a trigger that writes
+    // one row of another table; the checks with the log row written by a second statement.
+    try copy("noautoincrement", checks: true, triggerNames: ["item_version"])
     try copy("counter", checks: true, triggerNames: [])
+    try copy("twostatements", checks: true, triggerNames: [])
     try raw.execute(script: """
+        CREATE TABLE plain_log(seq INTEGER PRIMARY KEY, rid INTEGER NOT NULL, op INTEGER NOT NULL);
+        CREATE TRIGGER noautoincrement_au AFTER UPDATE ON noautoincrement BEGIN
+            INSERT INTO plain_log(rid, op) SELECT old.id, 2 WHERE old.id != new.id;
+            INSERT INTO plain_log(rid, op) VALUES (new.id, 1);
+        END;
         CREATE TABLE counter_n(k INTEGER PRIMARY KEY, n INTEGER); INSERT INTO counter_n VALUES (1, 0);
         CREATE TRIGGER counter_au AFTER UPDATE ON counter BEGIN UPDATE counter_n SET n = n + 1 WHERE k = 1; END;
         """)
-    try copy("twostmt", checks: true, triggerNames: [])
-    try copy("logof", checks: true, triggerNames: [])
-    try raw.execute(script: """
-        CREATE TRIGGER logof_au AFTER UPDATE ON logof BEGIN INSERT INTO item_log(rid, op) VALUES (new.id, 1); END;
-        CREATE TRIGGER logof_aurid AFTER UPDATE OF id ON logof WHEN old.id != new.id BEGIN INSERT INTO item_log(rid, op) VALUES (old.id, 2); END;
-        """)
 
-    func setSQL(_ table: String, returning: Bool) -> String {
-        (table.hasSuffix(" fail") ? "UPDATE OR FAIL \(table.dropLast(5)) SET" : "UPDATE \(table) SET") + " \"title\" = ?, \"body\" = ?, \"category\" = ?, \"year\" = ?, \"score\" = ?, \"tags\" = ?, \"_version\" = \"_version\" + 1 WHERE \"id\" = ?"
-            + (returning ? " RETURNING \"_version\"" : "")
-    }
+    let sets = "SET \"title\" = ?, \"body\" = ?, \"category\" = ?, \"year\" = ?, \"score\" = ?, \"tags\" = ?, \"_version\" = \"_version\" + 1"
     let pruneSQL = """
         SELECT coalesce((SELECT max(seq) FROM "item_log"), 0),
                coalesce((SELECT CAST(value AS INTEGER) FROM trove_meta WHERE key = ?), 0)
         """
+    /// What the API adds around the UPDATE statement.
+    enum Extras { case none, returningPruneSavepoint, versionReadPrune }
     var savepoints = 0
-    func rawUpdate(_ table: String, returning: Bool = false, savepoint: Bool = false, prune: Bool = false, round: Int) throws -> Double {
+    func rawUpdate(_ table: String, _ extras: Extras = .none, round: Int) throws -> Double {
         let updated = source.filter { $0.id % 10 == 1 }
         return try raw.transaction(.immediate) {
             threadCPU {
                 for item in updated {
-                    if savepoint { savepoints += 1; try! raw.execute(script: "SAVEPOINT sp\(savepoints)") }
-                    let statement = try! raw.cachedStatement(setSQL(table, returning: returning))
-                    try! statement.forEachRow([
+                    var values: [SQLValue] = [
                         .text(item.title), .text(item.body), .text(item.category), .integer(Int64(item.year)),
                         .real(item.score + Double(round)), .text("[" + item.tags.map { "\"\($0)\"" }.joined(separator: ",") + "]"),
                         .integer(item.id),
-                    ]) { _ = $0.int64(at: 0) }
-                    if table == "twostmt" { try! raw.cachedStatement("INSERT INTO plainlog(rid, op) VALUES (?, 1)").execute([.integer(item.id)]) }
-                    if prune { try! raw.cachedStatement(pruneSQL).forEachRow([.text("log_floor.item")]) { _ = $0.int64(at: 0) } }
-                    if savepoint { try! raw.execute(script: "RELEASE sp\(savepoints)") }
+                    ]
+                    switch extras {
+                    case .none:
+                        try! raw.cachedStatement("UPDATE \(table) \(sets) WHERE \"id\" = ?").execute(values)
+                    case .returningPruneSavepoint:
+                        savepoints += 1
+                        try! raw.execute(script: "SAVEPOINT sp\(savepoints)")
+                        try! raw.cachedStatement("UPDATE \(table) \(sets) WHERE \"id\" = ? RETURNING \"_version\"").forEachRow(values) { _ = $0.int64(at: 0) }
+                        try! raw.cachedStatement(pruneSQL).forEachRow([.text("log_floor.item")]) { _ = $0.int64(at: 0) }
+                        try! raw.execute(script: "RELEASE sp\(savepoints)")
+                    case .versionReadPrune:
+                        var version: Int64 = 0
+                        try! raw.cachedStatement("SELECT \"_version\" FROM \(table) WHERE \"id\" = ?").forEachRow([.integer(item.id)]) { version = $0.int64(at: 0) }
+                        try! raw.cachedStatement(pruneSQL).forEachRow([.text("log_floor.item")]) { _ = $0.int64(at: 0) }
+                        values.append(.integer(version))
+                        try! raw.cachedStatement("UPDATE \(table) \(sets) WHERE \"id\" = ? AND \"_version\" = ?").execute(values)
+                    }
+                    if table == "twostatements" {
+                        try! raw.cachedStatement("INSERT INTO plain_log(rid, op) VALUES (?, 1)").execute([.integer(item.id)])
+                    }
                 }
             } / Double(updated.count)
         }
     }
+    let ladder: [(label: String, table: String, extras: Extras)] = [
+        ("SQL: GRDB's table (no checks, no triggers)", "plain", .none),
+        ("SQL: + Trove's CHECK constraints", "checks", .none),
+        ("SQL: + the version trigger", "version", .none),
+        ("SQL: + the change log's trigger (Trove's table)", "full", .none),
+        ("SQL: Trove's table, log without AUTOINCREMENT", "noautoincrement", .none),
+        ("SQL: checks + a trigger updating one row", "counter", .none),
+        ("SQL: checks, log row by a second statement", "twostatements", .none),
+        ("SQL: Trove's table + RETURNING, prune, savepoint", "full", .returningPruneSavepoint),
+        ("SQL: Trove's table + version read, prune", "full", .versionReadPrune),
+    ]
     var results: [String: [Double]] = [:]
     for round in 1...rounds {
         let models = source.filter { $0.id % 10 == 1 }.map { var m = $0; m.score += Double(round); return m }
@@ -110,40 +118,22 @@ func runUpdateCostBenchmarks(_ arguments: [String]) async throws {
             let t = try tx.models(Item.self)
             return threadCPU { try! updateEach(models, in: t) } / Double(models.count)
         }
-        results["trove models", default: []].append(modelCPU)
+        results["Trove models", default: []].append(modelCPU)
         let documentCPU = try await database.write { tx in
             let t = try tx.documents("item")
             return threadCPU { try! updateEach(documents, in: t) } / Double(documents.count)
         }
-        results["trove documents", default: []].append(documentCPU)
+        results["Trove documents", default: []].append(documentCPU)
         try await database.checkpoint()
-        for (label, table, returning, savepoint, prune) in [
-            ("raw plain (GRDB's table)", "plain", false, false, false),
-            ("raw + checks", "checks", false, false, false),
-            ("raw + checks + version trigger", "version", false, false, false),
-            ("raw + checks + log trigger", "logged", false, false, false),
-            ("raw item (all triggers)", "full", false, false, false),
-            ("raw item (all triggers), OR FAIL", "full fail", false, false, false),
-            ("raw item + RETURNING + prune + savepoint, OR FAIL", "full fail", true, true, true),
-            ("raw + checks + log trigger, OR FAIL", "logged fail", false, false, false),
-            ("raw + checks + log VALUES only", "logvalues", false, false, false),
-            ("raw + checks + log trigger, no AUTOINCREMENT", "lognoauto", false, false, false),
-            ("raw + checks + log SELECT-WHERE only", "logselect", false, false, false),
-            ("raw + checks + log VALUES + UPDATE OF id trigger", "logof", false, false, false),
-            ("raw + checks + trigger updating a 1-row table", "counter", false, false, false),
-            ("raw + checks, then INSERT log from Swift", "twostmt", false, false, false),
-            ("raw item + RETURNING", "full", true, false, false),
-            ("raw item + RETURNING + prune query", "full", true, false, true),
-            ("raw item + RETURNING + prune + savepoint", "full", true, true, true),
-        ] {
-            results[label, default: []].append(try rawUpdate(table, returning: returning, savepoint: savepoint, prune: prune, round: round))
-        }
+        for step in ladder { results[step.label, default: []].append(try rawUpdate(step.table, step.extras, round: round)) }
         try raw.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
-        print("round \(round) done")
     }
-    for (label, values) in results.sorted(by: { $0.value.sorted()[$0.value.count / 2] < $1.value.sorted()[$1.value.count / 2] }) {
+    print("update-cost: \(rows / 10) rows updated per round, \(rounds) rounds; CPU time of the writing thread per row, median (rounds)")
+    for label in ladder.map(\.label) + ["Trove documents", "Trove models"] {
+        let values = results[label]!
         let sorted = values.sorted()
-        print("\(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(String(format: "%6.2f", sorted[sorted.count / 2] * 1e6)) µs CPU/row  (\(values.map { String(format: "%.2f", $0 * 1e6) }.joined(separator: " / ")))")
+        print("\(label.padding(toLength: 52, withPad: " ", startingAt: 0)) \(String(format: "%6.2f", sorted[sorted.count / 2] * 1e6)) µs"
+              + "  (\(values.map { String(format: "%.2f", $0 * 1e6) }.joined(separator: " / ")))")
     }
 }
 
