@@ -140,8 +140,7 @@ private func troveWorkload(rows: Int) async throws -> [String: Any] {
     }
     let updateRecordsS = try await seconds {
         try await database.write { tx in
-            let t = try tx.documents("item")
-            for document in updated { try t.update(document) }
+            try updateEach(updated, in: tx.documents("item"))
         }
         // GRDB checkpoints in its commit; Trove in the background. Wait for it here, so the
         // update is timed with its checkpoint and the group-by below does not run beside it.
@@ -189,13 +188,14 @@ func runDocumentBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench documents [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R]
+            trove-bench documents [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R] [--gate] [--gate-ratio X]
                                   [--readers-only] [--reader-rows N] [--reader-seconds S] [--writer-rate N]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through Trove's document
               API: insert N records in one transaction, fetch all, 1,000 filtered+ordered+limit-20
               queries (also as hand-written SQL through TroveSQLite), update 10% (records and SQL),
               group by with count and avg. With --grdb-peer (or GRDB_PEER) the peer runs in the same
-              run, alternating with Trove. Then: vector searches/s of 1 and 2 reader tasks while one
+              run, alternating with Trove; --gate then exits with status 3 when Trove's median update as
+              records is below --gate-ratio (default 1.0) times GRDB's. Then: vector searches/s of 1 and 2 reader tasks while one
               writer inserts continuously, paced (--writer-rate commits/s, default 200) and flat out.
             """)
         return
@@ -211,6 +211,7 @@ func runDocumentBenchmarks(_ arguments: [String]) async throws {
         let value = median(troveRuns.compactMap { ($0["filtered_fetch_p50_ms"] as? NSNumber)?.doubleValue })
         print("query value p50 \(format(value)) ms vs hand-written SQL \(format(sql)) ms: \(String(format: "%.2fx", value / sql))")
         if let file = options.values["json"] { try writeLastRounds(troveRuns, peerRuns, to: file) }
+        checkUpdateGate(options, troveRuns: troveRuns, peerRuns: peerRuns)
     }
     let readerRows = options.int("reader-rows", 20_000)
     let duration = Double(options.int("reader-seconds", 4))
@@ -257,6 +258,26 @@ func alternatingRounds(
     return (troveRuns, peerRuns)
 }
 
+/// `--gate`: fails the run (exit status 3) when Trove's median "update 10% as records" is below
+/// `--gate-ratio` (default 1.0) times GRDB's median over the same alternating rounds, so the
+/// key cannot fall behind the peer unseen. Needs the peer (`--grdb-peer` or `GRDB_PEER`).
+func checkUpdateGate(_ options: BenchOptions, troveRuns: [[String: Any]], peerRuns: [[String: Any]]) {
+    guard options.has("gate") else { return }
+    let key = "update_records_rows_per_s"
+    let minimum = Double(options.string("gate-ratio", "1.0")) ?? 1.0
+    func values(_ runs: [[String: Any]]) -> [Double] { runs.compactMap { ($0[key] as? NSNumber)?.doubleValue } }
+    let (trove, grdb) = (values(troveRuns), values(peerRuns))
+    guard !grdb.isEmpty, grdb.count == trove.count else {
+        FileHandle.standardError.write(Data("gate: \(key) needs the GRDB peer's figures (--grdb-peer BINARY)\n".utf8))
+        exit(2)
+    }
+    let ratio = median(trove) / median(grdb)
+    let rounds = zip(trove, grdb).map { String(format: "%.2fx", $0 / $1) }.joined(separator: ", ")
+    let pass = ratio >= minimum
+    print("gate: \(key) Trove / GRDB \(String(format: "%.2fx", ratio)) (medians; rounds \(rounds)), minimum \(String(format: "%.2fx", minimum)): \(pass ? "pass" : "FAIL")")
+    if !pass { exit(3) }
+}
+
 /// Writes the last Trove round's JSON with the last peer round under "grdb".
 func writeLastRounds(_ troveRuns: [[String: Any]], _ peerRuns: [[String: Any]], to file: String) throws {
     var out = troveRuns.last ?? [:]
@@ -264,6 +285,13 @@ func writeLastRounds(_ troveRuns: [[String: Any]], _ peerRuns: [[String: Any]], 
     let data = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys, .prettyPrinted])
     try data.write(to: URL(fileURLWithPath: file))
     print("wrote \(file)")
+}
+
+/// The timed loop of "update 10% as records", one function so a profiler can collect it alone
+/// (`valgrind --tool=callgrind --toggle-collect='*updateEach*'`).
+@inline(never)
+func updateEach(_ documents: [Document], in writer: DocumentWriter) throws {
+    for document in documents { try writer.update(document) }
 }
 
 /// One run of the GRDB peer binary: its JSON object.

@@ -57,8 +57,7 @@ private func modelWorkload(rows: Int) async throws -> [String: Any] {
     }
     let updateRecordsS = try await seconds {
         try await database.write { tx in
-            let t = try tx.models(Item.self)
-            for item in updated { try t.update(item) }
+            try updateEach(updated, in: tx.models(Item.self))
         }
         // As in `documents`: GRDB checkpoints in its commit, so the update is timed with Trove's.
         try await database.checkpoint()
@@ -106,12 +105,14 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R] [--update-ab] [--translation-only]
+            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R] [--gate] [--gate-ratio X]
+                               [--update-ab] [--translation-only]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through Trove's model
               layer: Codable models, #Predicate filters, SortDescriptor orders. Insert N models in one
               transaction, fetch all, 1,000 filtered+ordered+limit-20 fetches, update 10% (models and
               SQL), group by with count and avg, and the time to translate the filtered fetch into a
-              query. With --grdb-peer (or GRDB_PEER) the peer runs in the same invocation after each round.
+              query. With --grdb-peer (or GRDB_PEER) the peer runs in the same invocation after each round;
+              --gate: exit status 3 when the median update as records is below --gate-ratio (default 1.0) x GRDB's.
               --update-ab: only the update, as models and as prebuilt documents, alternating on one file.
               --translation-only: only the translation, for a few seconds (for profiling).
             """)
@@ -142,6 +143,13 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
         print("\(key): \(String(format: "%.2f", values[values.count / 2])) µs per fetch descriptor (target < 20 µs)")
     }
     if let file = options.values["json"] { try writeLastRounds(troveRuns, peerRuns, to: file) }
+    checkUpdateGate(options, troveRuns: troveRuns, peerRuns: peerRuns)
+}
+
+/// The timed loop of the model update (see the documents' `updateEach`).
+@inline(never)
+func updateEach(_ models: [Item], in writer: ModelWriter<Item>) throws {
+    for model in models { try writer.update(model) }
 }
 
 /// CPU time of the calling thread (not counting time spent waiting for a core).
@@ -170,15 +178,13 @@ private func updateAB(rows: Int) async throws {
         let documents = models.map(\.document)
         let modelS = try await seconds {
             try await database.write { tx in
-                let t = try tx.models(Item.self)
-                for item in models { try t.update(item) }
+                try updateEach(models, in: tx.models(Item.self))
             }
             try await database.checkpoint()
         }
         let documentS = try await seconds {
             try await database.write { tx in
-                let t = try tx.documents("item")
-                for document in documents { try t.update(document) }
+                try updateEach(documents, in: tx.documents("item"))
             }
             try await database.checkpoint()
         }

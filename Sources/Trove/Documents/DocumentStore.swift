@@ -29,8 +29,11 @@ final class DocumentStore: Sendable {
     /// multi-row statements.
     let multiRowInsertHead: String
     let upsertClause: String
+    /// Sets every written column of the row with an id at a version: `SET <columns> = ?...
+    /// WHERE id = ? AND _version = ?`.
     let updateSQL: String
-    let updateIfVersionSQL: String
+    /// The version of the row with an id (nil when it has expired, for collections with expiry).
+    let versionSQL: String
     /// Every column of a document.
     let fullSelection: Selection
     /// The columns a write sets: `id`, the declared fields Trove does not set itself, then
@@ -63,8 +66,10 @@ final class DocumentStore: Sendable {
         upsertClause = " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
         upsertSQL = insertSQL + upsertClause
         let sets = columns.dropFirst().map { "\($0) = ?" } + touches
-        updateSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? RETURNING \"_version\""
-        updateIfVersionSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? AND \"_version\" = ? RETURNING \"_version\""
+        updateSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? AND \"_version\" = ?"
+        let expires = DocumentLayout.expiresColumn
+        versionSQL = "SELECT \"_version\" FROM \(layout.table) WHERE \"id\" = ?"
+            + (schema.allowsExpiry ? " AND (\(expires) IS NULL OR \(expires) > ?)" : "")
     }
 
     // MARK: Opening

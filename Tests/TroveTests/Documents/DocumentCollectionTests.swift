@@ -111,6 +111,37 @@ struct DocumentCollectionTests {
         #expect(try await notes.fetch(id: "a")?.version == 3)
     }
 
+    @Test("an update that fails inside a transaction leaves nothing and the transaction goes on; each update logs once")
+    func updatesInsideATransaction() async throws {
+        let (dir, db, notes) = try await Self.open()
+        defer { withExtendedLifetime(dir) {} }
+        try await notes.insert([Document(id: "a", ["title": "A", "email": "a@x.org"]), Document(id: "b", ["title": "B"]),
+                                Document(id: "k", ["title": "Keep"])])
+        let logged = try await db.query("SELECT count(*) AS n FROM notes_log").first?.int("n") ?? 0
+        // Updates take no savepoint (one statement each): a failed one must still leave nothing.
+        let versions = try await db.write { tx -> [Int64] in
+            let t = try tx.documents("notes")
+            #expect(throws: TroveError.uniqueViolation(field: "email", value: "\"a@x.org\"")) {
+                try t.update(Document(id: "b", ["title": "B1", "email": "a@x.org"]))
+            }
+            #expect(throws: TroveError.uniqueViolation(field: "title+stars", value: "'Keep', 0")) {
+                try t.update(Document(id: "b", ["title": "Keep"]))
+            }
+            #expect(throws: TroveError.versionConflict(id: "b", expected: 7, actual: 1)) {
+                try t.update(Document(id: "b", ["title": "B2"]), ifVersion: 7)
+            }
+            #expect(throws: TroveError.documentNotFound("zz")) { try t.update(Document(id: "zz", ["title": "Z"])) }
+            let first = try t.update(Document(id: "b", ["title": "B3", "stars": 4]))
+            return [first, try t.update(Document(id: "b", ["title": "B4", "stars": 4]), ifVersion: first)]
+        }
+        #expect(versions == [2, 3])
+        let b = try #require(try await notes.fetch(id: "b"))
+        #expect(b["title"] == "B4" && b["stars"] == 4 && b["email"] == .null && b.version == 3)
+        #expect(try await notes.fetch(id: "a")?.version == 1)
+        #expect(try await notes.fetch(id: "k")?.version == 1)
+        #expect(try await db.query("SELECT count(*) AS n FROM notes_log").first?.int("n") == logged + 2)
+    }
+
     @Test("scan stops early; UUID and integer ids work")
     func scanAndIDs() async throws {
         let dir = try TemporaryDirectory()

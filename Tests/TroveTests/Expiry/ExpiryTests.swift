@@ -108,15 +108,21 @@ struct ExpiryTests {
         #expect(try await docs.explain(Query().nearest(to: Self.vector(1), in: "v")).contains { $0.contains("expired") })
     }
 
-    @Test("expired documents cannot be read, patched or given a new expiry; their ids can be reused")
+    @Test("expired documents cannot be read, updated, patched or given a new expiry; their ids can be reused")
     func writesAfterExpiry() async throws {
         let dir = try TemporaryDirectory()
         let clock = ManualClock(Self.start)
         let (_, docs) = try await Self.seeded(dir, clock: clock)
         #expect(try await docs.expiry(of: 1) == Self.boundary)
         #expect(try await docs.expiry(of: 11) == nil)
+        func replacement(_ title: String) -> Document {
+            Document(id: 1, ["title": .string(title), "n": 0, "v": .vector(Self.vector(1)), "w": .vector(Self.vector(1))])
+        }
+        #expect(try await docs.update(replacement("updated")) == 2)
+        #expect(try await docs.expiry(of: 1) == Self.boundary, "an update keeps the expiry")
         clock.set(Self.boundary)
         await #expect(throws: TroveError.documentNotFound(1)) { try await docs.expiry(of: 1) }
+        await #expect(throws: TroveError.documentNotFound(1)) { try await docs.update(replacement("late")) }
         await #expect(throws: TroveError.documentNotFound(1)) { try await docs.patch(1, [Field("n"): 0]) }
         await #expect(throws: TroveError.documentNotFound(1)) { try await docs.setExpiry(id: 1, .never) }
         try await docs.insert(Document(id: 1, ["title": "new", "n": 1, "v": .vector(Self.vector(1)), "w": .vector(Self.vector(1))]))
