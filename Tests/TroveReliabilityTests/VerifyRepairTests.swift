@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Trove
+@testable import Trove
 import TroveSQLite
 import TroveTestSupport
 
@@ -74,6 +74,7 @@ struct VerifyRepairTests {
         try await docs.insert((1...20).map { i in Document(id: .int(Int64(i)), ["v": .vector([Float(i), 1, 0, 0])]) })
         _ = try await docs.search(Query().nearest(to: [1, 0, 0, 0], in: "v"))   // loads the index
         let raw = try Connection(path: dir.path("docs.trove"))
+        try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         let newest = try raw.scalar("SELECT max(seq) FROM docs_log")!.int64Value!
         let moved: [Float] = [0, 0, 0, 1]
         // Same count, other values: a count check cannot see it.
@@ -99,6 +100,7 @@ struct VerifyRepairTests {
         let moved: [Float] = [0, 0, 0, 1]
         let blob = moved.withUnsafeBytes { Array($0) }
         let raw = try Connection(path: path)
+        try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         let newest = try raw.scalar("SELECT max(seq) FROM items_log")!.int64Value!
         try raw.execute("UPDATE items SET embedding = ? WHERE id = 5", [.blob(blob)])
         // (Two entries: the update and the version trigger's raise of _version.)
@@ -121,6 +123,7 @@ struct VerifyRepairTests {
         let (database, items, path) = try await fileDatabase(dir)
         _ = try await items.search(vector: [1, 0, 0, 0])
         let raw = try Connection(path: path)
+        try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         try raw.execute("DELETE FROM items WHERE id = 9")
         try raw.execute("DELETE FROM items_log WHERE seq = (SELECT max(seq) FROM items_log)")
         let report = try await database.verify()

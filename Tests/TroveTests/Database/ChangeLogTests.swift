@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Trove
+@testable import Trove
 import TroveSQLite
 import TroveTestSupport
 
@@ -57,8 +57,10 @@ struct ChangeLogTests {
         #expect(!hits.contains { $0.id == 1 })
         #expect(try await first.search(Query().matching("second")).map(\.id) == [500])
 
-        // And through a plain SQLite connection (another library or process).
+        // And through a plain SQLite connection (another library or process) that registers
+        // Trove's tokenizer, which the default full-text index needs.
         let raw = try Connection(path: path)
+        try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         try raw.execute("DELETE FROM items WHERE id = 500")
         #expect(try await first.search(vector: [1, 1, 1], topK: 1).first?.id != 500)
     }
@@ -72,6 +74,7 @@ struct ChangeLogTests {
         #expect(try await first.search(vector: [1, 0], topK: 5).map(\.id) == [1])
         // Another process writes, then prunes the whole log and records the floor.
         let raw = try Connection(path: path)
+        try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
         try raw.execute("INSERT INTO items(id, content, embedding) VALUES (2, 'b', ?)", [blob])
         try raw.execute("DELETE FROM items WHERE id = 1")

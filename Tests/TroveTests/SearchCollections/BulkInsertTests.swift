@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Trove
+@testable import Trove
 import TroveSQLite
 import TroveTestSupport
 
@@ -62,6 +62,7 @@ struct BulkInsertTests {
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
         try await db.execute("INSERT INTO items(id, content, embedding) VALUES (1000, 'same connection', ?)", bindings: [blob])
         let raw = try Connection(path: path)
+        try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         try raw.execute("INSERT INTO items(id, content, embedding) VALUES (1001, 'other connection', ?)", [blob])
 
         #expect(try await items.search(Query().matching(.fts5("same"))).map(\.id) == [1000])
@@ -122,6 +123,7 @@ struct BulkInsertTests {
         let db = try Database(path: path)
         let items = try await db.collection("items", dimension: 2)
         let reader = try Connection(path: path)
+        try reader.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         func triggerCount() throws -> Int64 {
             try reader.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'items'")!.int64Value!
         }
@@ -143,6 +145,7 @@ struct BulkInsertTests {
             try await items.insert(randomEntries(count: 5, dimension: 2, seed: 9))
         }
         let raw = try Connection(path: path)
+        try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         func settings() throws -> [String: Int64] {
             var out: [String: Int64] = [:]
             for row in try raw.query("SELECT k, v FROM items_fts_config WHERE k != 'version'") { out[row.string(at: 0)!] = row.int64(at: 1) }
