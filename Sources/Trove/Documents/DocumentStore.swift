@@ -19,9 +19,6 @@ final class DocumentStore: Sendable {
     var name: String { layout.name }
     var resolver: FieldResolver { FieldResolver(schema: schema) }
 
-    /// The largest limit accepted by ranked queries (the same as search collections').
-    static let maxTopK = Query.maximumLimit
-
     /// Statements that depend only on the layout, built once.
     let insertSQL: String
     let upsertSQL: String

@@ -3,8 +3,8 @@ import TroveSQLite
 /// The text leg's query: raw FTS5 syntax, or text a person typed.
 ///
 /// ```swift
-/// try await notes.searchText(.fts5("\"oat milk\" OR groceries*"))   // may throw invalidTextQuery
-/// try await notes.searchText(.typed("oat milk (2 l)?"))            // never a syntax error
+/// try await notes.search(Query().matching(.fts5("\"oat milk\" OR groceries*")))   // may throw invalidTextQuery
+/// try await notes.search(Query().matching(.typed("oat milk (2 l)?")))            // never a syntax error
 /// ```
 public struct TextQuery: Hashable, Sendable, ExpressibleByStringLiteral {
     enum Kind: Hashable, Sendable { case fts5, typed }
@@ -20,7 +20,7 @@ public struct TextQuery: Hashable, Sendable, ExpressibleByStringLiteral {
     /// Never a syntax error; text without words matches nothing.
     public static func typed(_ text: String) -> TextQuery { TextQuery(kind: .typed, text: text) }
 
-    /// A string literal is FTS5 syntax, as in SQLiteVecKit's `searchText`.
+    /// A string literal is FTS5 syntax (as in SQLiteVecKit's `searchText`, which TroveVecKit keeps).
     public init(stringLiteral value: String) { self.init(kind: .fts5, text: value) }
 
     init(kind: Kind, text: String) {
@@ -51,7 +51,7 @@ public enum SearchMode: Hashable, Sendable {
 /// How text hits show the matched words (FTS5 `snippet()`).
 ///
 /// ```swift
-/// let hits = try await notes.searchText(.typed("dentist"), snippet: SnippetStyle())
+/// let hits = try await notes.search(Query().matching(.typed("dentist")).snippets(SnippetStyle()))
 /// print(hits[0].snippet ?? "")   // "…call the [dentist] on tuesday…"
 /// ```
 public struct SnippetStyle: Hashable, Sendable {
