@@ -242,8 +242,8 @@ extension DocumentStore {
         _ leg: TextLeg, k: Int, minimumCoverage: Double = 0, filter: Filter, candidates: Candidates, source: VectorSource,
         on connection: Connection
     ) throws -> [(rid: Int64, bm25: Double)] {
+        // ranked(_:source:on:) caught the in-memory leg up with the others.
         if source == .indexes, let memory = indexes.text, memory.answers(leg) {
-            try indexes.catchUp(connection, loading: [memory])
             return indexes.lock.read {
                 indexes.searchHook?()
                 return memory.search(leg.query.text, k: k, candidates: candidates)

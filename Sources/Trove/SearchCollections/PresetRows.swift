@@ -51,18 +51,19 @@ struct PresetRows: RowSource {
     }
 
     /// The entries with these ids, in the order given (missing ids left out). Metadata comes back
-    /// as the text that was written, not re-encoded.
-    static func read(ids: [Int64], from store: DocumentStore, on connection: Connection) throws -> [VectorEntry] {
+    /// as the text that was written, not re-encoded. Without `vectors` (search results, which
+    /// carry none) the entries' vectors are empty and the blobs are never read.
+    static func read(ids: [Int64], from store: DocumentStore, vectors: Bool = true, on connection: Connection) throws -> [VectorEntry] {
         guard !ids.isEmpty else { return [] }
         let statement = try connection.cachedStatement(
-            "SELECT id, content, source, metadata, embedding FROM \(store.layout.table) WHERE id IN (SELECT value FROM json_each(?))")
+            "SELECT id, content, source, metadata\(vectors ? ", embedding" : "") FROM \(store.layout.table) WHERE id IN (SELECT value FROM json_each(?))")
         var byID: [Int64: VectorEntry] = [:]
         byID.reserveCapacity(ids.count)
         try statement.forEachRow([.text(SQLFragment.jsonArray(ids))]) { row in
             let id = row.int64(at: 0)
             byID[id] = VectorEntry(
                 id: id, content: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "", metadata: row.string(at: 3),
-                vector: row.withBlob(at: 4) { bytes in bytes.map { Array($0.bindMemory(to: Float.self)) } } ?? [])
+                vector: vectors ? row.withBlob(at: 4) { bytes in bytes.map { Array($0.bindMemory(to: Float.self)) } } ?? [] : [])
         }
         return ids.compactMap { byID[$0] }
     }

@@ -179,7 +179,7 @@ public struct SearchCollection: Sendable {
             try connection.transaction(.deferred) {
                 let hits = try store.rankedHits(query, source: .indexes, on: connection)
                 let rows = Dictionary(
-                    try PresetRows.read(ids: hits.map(\.rid), from: store, on: connection).map { ($0.id, $0) },
+                    try PresetRows.read(ids: hits.map(\.rid), from: store, vectors: false, on: connection).map { ($0.id, $0) },
                     uniquingKeysWith: { a, _ in a })
                 return hits.compactMap { hit in rows[hit.rid].map { SearchResult(hit, entry: $0) } }
             }
