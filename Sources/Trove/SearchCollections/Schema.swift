@@ -11,12 +11,12 @@ import TroveVectors
 /// let notes = try await database.collection("notes", configuration: config)
 /// ```
 public struct CollectionConfiguration: Codable, Hashable, Sendable {
-    /// The default FTS5 tokenizer of new search collections: ``FullTextDefinition/defaultTokenizer``
-    /// (Unicode word breaking, case folding, accents removed; CJK and other unspaced scripts in
-    /// overlapping pairs). Collections created before it keep the one they were created with.
-    public static let defaultTokenizer = FullTextDefinition.defaultTokenizer
-    /// What a stored configuration without a tokenizer (the first format) means.
-    static let firstTokenizer = "unicode61 remove_diacritics 2"
+    /// The default FTS5 tokenizer of search collections: SQLite's own `unicode61` (Unicode word
+    /// breaking, case folding, accents removed), which every SQLite connection can write and which
+    /// keeps batch inserts at their speed (Trove's tokenizer, ``FullTextDefinition/defaultTokenizer``,
+    /// cost about 6% of a batch insert here: BENCHMARKS.md). For Chinese, Japanese, Korean or
+    /// Thai content pass ``cjkTokenizer`` or ``FullTextDefinition/defaultTokenizer``.
+    public static let defaultTokenizer = "unicode61 remove_diacritics 2"
     /// The default per-row metadata limit: 16 KB.
     public static let defaultMetadataByteLimit = 16_384
 
@@ -63,7 +63,7 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         lexicalSearch = try c.decodeIfPresent(Bool.self, forKey: .lexicalSearch) ?? true
         metadataByteLimit =
             try c.decodeIfPresent(Int.self, forKey: .metadataByteLimit) ?? Self.defaultMetadataByteLimit
-        tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.firstTokenizer
+        tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
         index = try c.decodeIfPresent(IndexKind.self, forKey: .index) ?? .flat
         embedding = try c.decodeIfPresent(EmbeddingManifest.self, forKey: .embedding)
     }
