@@ -97,7 +97,7 @@ extension CommandContext {
     /// joined by multilingual-e5-small when that is installed (`scripts/setup.sh` installs
     /// both). Together they find more than either alone on notes-dev (hybrid hit@1 76 against
     /// 71 and 66, multilingual 5 of 9 against 2) for about four times the indexing time
-    /// (README, "Which model").
+    /// (BENCHMARKS.md, "Retrieval quality"; the DocC article Embeddings).
     var modelDirectories: [URL] {
         let values = arguments.all("model")
         guard !values.isEmpty else {

@@ -31,16 +31,29 @@ struct DocumentLayout: Sendable {
     var log: String { quoted("\(name)_log") }
     var ftsName: String { "\(name)_fts" }
     var fts: String { quoted(ftsName) }
-    /// FTS5 settings of the full-text table, stored in its own config (so every connection uses
-    /// them): the writer leaves segment merging to ``BackgroundMerger`` except FTS5's crisis
-    /// merges, as search collections do (`CollectionSchema.ftsSettings` says why).
-    var ftsSettings: [String] {
+    /// FTS5 settings of a full-text table (`fts` quoted), stored in its own config (so every
+    /// connection uses them). Every collection's text index takes them.
+    ///
+    /// `hashsize`: how many bytes of pending terms FTS5 holds before it flushes a segment early
+    /// (default 1 MB): with the default a large batch flushed a new segment every megabyte of
+    /// pending terms, each merged again later.
+    ///
+    /// `automerge` 0 and `crisismerge` `CollectionSchema.ftsCrisisMerge`: the writer no longer merges segments in
+    /// its commits (about a third of a batch insert's time); ``BackgroundMerger`` merges them on
+    /// another connection once writes pause, as far as the default automerge (4) would have.
+    /// The crisis merge still bounds the segments per level when writes never pause, or come
+    /// from another program. (Merging at 8 segments per level in the writer instead saved only
+    /// about 9% and left FTS5 queries with snippets 1.2-1.45x slower.)
+    static func ftsSettings(fts: String) -> [String] {
         [
             "INSERT INTO \(fts)(\(fts), rank) VALUES ('hashsize', \(CollectionSchema.ftsHashSize))",
             "INSERT INTO \(fts)(\(fts), rank) VALUES ('automerge', 0)",
             "INSERT INTO \(fts)(\(fts), rank) VALUES ('crisismerge', \(CollectionSchema.ftsCrisisMerge))",
         ]
     }
+
+    /// The FTS5 settings of this collection's text index.
+    var ftsSettings: [String] { Self.ftsSettings(fts: fts) }
 
     /// The table of the collection's saved HNSW graphs (``ANNSnapshotStore``), made on the first save.
     var snapshotTableName: String { "\(name)_index" }

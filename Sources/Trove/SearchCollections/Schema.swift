@@ -204,25 +204,8 @@ struct CollectionSchema: Sendable {
         """
     }
 
-    /// FTS5 settings, stored in the FTS5 table's own config (so every connection uses them).
-    ///
-    /// `hashsize`: how many bytes of pending terms FTS5 holds before it flushes a segment early
-    /// (default 1 MB): with the default a large batch flushed a new segment every megabyte of
-    /// pending terms, each merged again later.
-    ///
-    /// `automerge` 0 and `crisismerge` ``ftsCrisisMerge``: the writer no longer merges segments in
-    /// its commits (about a third of a batch insert's time); ``BackgroundMerger`` merges them on
-    /// another connection once writes pause, as far as the default automerge (4) would have.
-    /// The crisis merge still bounds the segments per level when writes never pause, or come
-    /// from another program. (Merging at 8 segments per level in the writer instead saved only
-    /// about 9% and left FTS5 queries with snippets 1.2-1.45x slower.)
-    var ftsSettings: [String] {
-        [
-            "INSERT INTO \(fts)(\(fts), rank) VALUES ('hashsize', \(Self.ftsHashSize))",
-            "INSERT INTO \(fts)(\(fts), rank) VALUES ('automerge', 0)",
-            "INSERT INTO \(fts)(\(fts), rank) VALUES ('crisismerge', \(Self.ftsCrisisMerge))",
-        ]
-    }
+    /// FTS5 settings of the collection's text index (``DocumentLayout/ftsSettings(fts:)`` says why).
+    var ftsSettings: [String] { DocumentLayout.ftsSettings(fts: fts) }
 
     /// Segments on one level at which the writer merges them itself.
     static let ftsCrisisMerge = 32
