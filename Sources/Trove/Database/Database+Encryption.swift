@@ -38,7 +38,7 @@ extension Database {
     ) throws {
         let key = try EncryptionKey(path: path, encryption: encryption, create: !readOnly)
         try self.init(
-            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key), preparing: [],
+            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key),
             clock: clock)
     }
 

@@ -18,7 +18,7 @@ extension Database {
         at path: String?, _ name: String, schema: DocumentSchema
     ) throws -> DocumentCollection {
         let database = try Database(
-            path.map { .file($0) } ?? .inMemory, options: .init(), preparing: [],
+            path.map { .file($0) } ?? .inMemory, options: .init(),
             preparingDocuments: [(name, schema)])
         // The initialiser registered the store; no one else holds the database yet.
         guard let store = database.documentStores[name] else {

@@ -49,21 +49,20 @@ public actor Database {
     public init(
         path: String, readOnly: Bool = false, busyTimeout: Duration = .seconds(5), clock: any ExpiryClock = SystemClock()
     ) throws {
-        try self.init(.file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout), preparing: [], clock: clock)
+        try self.init(.file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout), clock: clock)
     }
 
     /// Opens a private in-memory database, gone when the value is released.
     ///
     /// - Parameter clock: the time document expiry is measured against.
     public init(clock: any ExpiryClock = SystemClock()) throws {
-        try self.init(.inMemory, options: .init(), preparing: [], clock: clock)
+        try self.init(.inMemory, options: .init(), clock: clock)
     }
 
-    /// Opens the database and, before returning, the given search and document collections (so a
-    /// synchronous initialiser can report a schema mismatch at once).
+    /// Opens the database and, before returning, the given document collections (so a
+    /// synchronous initialiser such as TroveVecKit's can report a schema mismatch at once).
     init(
         _ location: Connection.Location, options: Connection.Options,
-        preparing collections: [(name: String, configuration: CollectionConfiguration)],
         preparingDocuments documentCollections: [(name: String, schema: DocumentSchema)] = [],
         clock: any ExpiryClock = SystemClock()
     ) throws {
@@ -96,10 +95,6 @@ public actor Database {
         } else {
             checkpointer = nil
             merger = nil
-        }
-        for (name, configuration) in collections {
-            documentStores[name] = try SearchCollectionTable.open(
-                connection: connection, name: name, requested: configuration, graph: documentStores.graph, clock: clock)
         }
         for (name, schema) in documentCollections {
             documentStores[name] = try DocumentStore.open(

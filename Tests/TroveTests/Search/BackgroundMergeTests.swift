@@ -8,25 +8,6 @@ import TroveTestSupport
 /// on a background connection once writes pause (BackgroundMerger.swift).
 @Suite("Background merge of text-index segments")
 struct BackgroundMergeTests {
-    /// Segments in the FTS5 index, from its structure record (id 10 of the `_data` table): a
-    /// 4-byte cookie, then varints for the number of levels and of segments.
-    private func segments(_ db: Database, _ name: String) async throws -> Int {
-        let rows = try await db.query("SELECT block FROM \(name)_fts_data WHERE id = 10")
-        let bytes = try #require(rows.first?.blob(at: 0))
-        var i = 4
-        func varint() -> Int {
-            var value = 0
-            while i < bytes.count {
-                let byte = bytes[i]
-                i += 1
-                value = (value << 7) | Int(byte & 0x7F)
-                if byte & 0x80 == 0 { break }
-            }
-            return value
-        }
-        _ = varint()  // levels
-        return varint()
-    }
 
     /// Writes `batches` batches of 64 rows, each its own transaction (the bulk path).
     private func fill(_ items: SearchCollection, batches: Int, firstID: Int64 = 0) async throws {
@@ -44,10 +25,10 @@ struct BackgroundMergeTests {
 
     /// Polls the segment count until it is at most `bound` (10 s at most); returns the last count.
     private func waitForSegments(_ db: Database, _ name: String, atMost bound: Int) async throws -> Int {
-        var count = try await segments(db, name)
+        var count = try await ftsSegmentCount(db, name)
         for _ in 0..<200 where count > bound {
             try await Task.sleep(for: .milliseconds(50))
-            count = try await segments(db, name)
+            count = try await ftsSegmentCount(db, name)
         }
         return count
     }
@@ -66,7 +47,7 @@ struct BackgroundMergeTests {
         let db = try Database(path: dir.path("store.trove"))
         let items = try await db.collection("items", dimension: 4)
         try await fill(items, batches: 20)
-        let written = try await segments(db, "items")
+        let written = try await ftsSegmentCount(db, "items")
         #expect(written >= 16)  // the writer merged nothing (a default automerge would leave < 8)
         let before = try await results(items)
 
@@ -88,7 +69,7 @@ struct BackgroundMergeTests {
             if batch == 0 { try await Task.sleep(for: .milliseconds(400)) }
             try await db.execute("COMMIT")
         }
-        #expect(try await segments(db, "items") >= 16)
+        #expect(try await ftsSegmentCount(db, "items") >= 16)
         #expect(try await waitForSegments(db, "items", atMost: 8) <= 8)
         #expect(try await items.count() == 20 * 64)
     }
@@ -100,7 +81,7 @@ struct BackgroundMergeTests {
         try await fill(items, batches: 20)
         let before = try await results(items)
         try await db.mergeTextIndexes()
-        #expect(try await segments(db, "items") <= 8)
+        #expect(try await ftsSegmentCount(db, "items") <= 8)
         #expect(try await results(items) == before)
         #expect(try await db.verify().isHealthy)
     }
@@ -128,9 +109,9 @@ struct BackgroundMergeTests {
         let db = try Database()  // in memory: no background merger at all
         let items = try await db.collection("items", dimension: 4)
         try await fill(items, batches: 31)
-        #expect(try await segments(db, "items") >= 30)  // no merging below 32 segments
+        #expect(try await ftsSegmentCount(db, "items") >= 30)  // no merging below 32 segments
         try await fill(items, batches: 9, firstID: 31 * 64)
-        #expect(try await segments(db, "items") < 32)
+        #expect(try await ftsSegmentCount(db, "items") < 32)
         #expect(try await items.search(Query().matching(.fts5("doc2000"))).map(\.id) == [2000])
     }
 }

@@ -12,24 +12,6 @@ struct DocumentBackgroundMergeTests {
     static let schema = DocumentSchema(
         fields: [.text("body"), .vector("v", dimension: 4, optional: true)], fullText: FullTextDefinition(fields: ["body"]))
 
-    /// Segments in the FTS5 index, from its structure record (id 10 of the `_data` table).
-    private func segments(_ db: Database, _ name: String) async throws -> Int {
-        let rows = try await db.query("SELECT block FROM \(name)_fts_data WHERE id = 10")
-        let bytes = try #require(rows.first?.blob(at: 0))
-        var i = 4
-        func varint() -> Int {
-            var value = 0
-            while i < bytes.count {
-                let byte = bytes[i]
-                i += 1
-                value = (value << 7) | Int(byte & 0x7F)
-                if byte & 0x80 == 0 { break }
-            }
-            return value
-        }
-        _ = varint()  // levels
-        return varint()
-    }
 
     /// `batches` batches of 64 documents, each its own transaction.
     private func fill(_ docs: DocumentCollection, batches: Int, firstID: Int64 = 0) async throws {
@@ -46,10 +28,10 @@ struct DocumentBackgroundMergeTests {
     }
 
     private func waitForSegments(_ db: Database, _ name: String, atMost bound: Int) async throws -> Int {
-        var count = try await segments(db, name)
+        var count = try await ftsSegmentCount(db, name)
         for _ in 0..<200 where count > bound {
             try await Task.sleep(for: .milliseconds(50))
-            count = try await segments(db, name)
+            count = try await ftsSegmentCount(db, name)
         }
         return count
     }
@@ -68,7 +50,7 @@ struct DocumentBackgroundMergeTests {
         let db = try Database(path: dir.path("store.trove"))
         let docs = try await db.documents("items", schema: Self.schema)
         try await fill(docs, batches: 20)
-        #expect(try await segments(db, "items") >= 16)  // the writer merged nothing
+        #expect(try await ftsSegmentCount(db, "items") >= 16)  // the writer merged nothing
         let before = try await results(docs)
         #expect(try await waitForSegments(db, "items", atMost: 8) <= 8)
         #expect(try await results(docs) == before)
@@ -93,7 +75,7 @@ struct DocumentBackgroundMergeTests {
         for batch in 0..<10 {
             try await db.execute("INSERT INTO items(id, body) VALUES (?, 'quartz harbor')", bindings: [.integer(Int64(10_000 + batch))])
         }
-        #expect(try await segments(db, "items") >= 16)
+        #expect(try await ftsSegmentCount(db, "items") >= 16)
         #expect(try await waitForSegments(db, "items", atMost: 8) <= 8)
     }
 
@@ -104,7 +86,7 @@ struct DocumentBackgroundMergeTests {
         try await fill(docs, batches: 20)
         let before = try await results(docs)
         try await db.mergeTextIndexes()
-        #expect(try await segments(db, "items") <= 8)
+        #expect(try await ftsSegmentCount(db, "items") <= 8)
         #expect(try await results(docs) == before)
     }
 }
