@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "TroveSQLite", targets: ["TroveSQLite"]),
         .library(name: "TroveText", targets: ["TroveText"]),
         .library(name: "TroveVecKit", targets: ["TroveVecKit"]),
+        .library(name: "TroveSync", targets: ["TroveSync"]),
         .executable(name: "trove", targets: ["trove"]),
     ],
     targets: [
@@ -64,6 +65,10 @@ let package = Package(
             name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText"]),
         // SQLiteVecKit's VectorStore API over the document engine (a drop-in import).
         .target(name: "TroveVecKit", dependencies: ["Trove", "TroveSQLite"]),
+        // PostgreSQL's client library (Debian: libpq-dev) for sync; only TroveSync imports it.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        // Sync between devices through PostgreSQL (or an app's own SyncTransport); see Documentation/SYNC.md.
+        .target(name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
@@ -90,6 +95,7 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",

@@ -1,0 +1,2 @@
+// PostgreSQL's client library (Debian: libpq-dev). Only TroveSync imports it.
+#include <libpq-fe.h>
