@@ -10,6 +10,10 @@ enum CommandRunner {
             switch context.spec.name {
             case "index": return try await IndexCommand.run(context)
             case "search": return try await SearchCommand.run(context)
+            case "get": return try await GetCommand.get(context)
+            case "multi-get": return try await GetCommand.multiGet(context)
+            case "mcp": return try await MCPCommand.run(context)
+            case "model": return try await ModelCommand.run(context)
             case "embed": return try await RecordCommands.embed(context)
             case "show": return try await RecordCommands.show(context)
             case "rm": return try await RecordCommands.rm(context)

@@ -189,7 +189,8 @@ enum Commands {
 
     /// Every subcommand, in the order `trove --help` lists them.
     static let all: [CommandSpec] = [
-        index, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, help,
+        index, search, get, multiGet, embed, show, rm, stats, eval, verify, repair, backup, dump, load,
+        mcp, modelManagement, help,
     ]
 
     /// The spec named `name`, if there is one.
@@ -213,8 +214,9 @@ enum Commands {
             "",
             "Database: --db PATH, else $TROVE_DB, else $XDG_DATA_HOME/trove/trove.sqlite",
             "          (XDG_DATA_HOME defaults to ~/.local/share).",
-            "Model:    --model DIR, else $TROVE_MODEL_DIR, else the user cache folder;",
-            "          install it with: bash scripts/fetch-model.sh",
+            "Model:    --model NAME|DIR, else $TROVE_MODEL_DIR, else the user cache folder;",
+            "          install it with: trove model install all-MiniLM-L6-v2",
+            "          (and trove model install multilingual-e5-small for about 100 languages)",
             "",
             "Exit status: 0 success, 1 failure, 2 usage error, 3 not found,",
             "             4 model not installed, 5 invalid --where query,",
@@ -225,6 +227,8 @@ enum Commands {
             "  trove index ~/notes",
             "  trove search \"when is the dentist\"",
             "  trove search --mode text --json invoice",
+            "  trove get '#3f2a9c01' :1-20",
+            "  claude mcp add trove -- trove mcp",
             "",
             "Run 'trove COMMAND --help' for a command's options and examples.",
         ]

@@ -144,6 +144,41 @@ enum RecordCommands {
 
     // MARK: stats
 
+    /// What `trove stats --json` prints and the MCP status tool returns: records, sources,
+    /// files, the model, the index, and when a file was last indexed.
+    static func statsDocument(_ notebook: Notebook) async throws -> JSONValue {
+        let records = try await notebook.collection.count()
+        let sources = try await notebook.collection.sources()
+        let files = try await notebook.fileCount()
+        let configuration = notebook.collection.configuration
+        var model: JSONValue = .null
+        if let manifest = configuration.embedding {
+            model = .object([
+                ("model_id", .string(manifest.modelID)), ("checksum", .string(manifest.checksum)),
+                ("dimension", .int(Int64(manifest.dimension))), ("pooling", .string(manifest.pooling)),
+                ("normalized", .bool(manifest.normalized)),
+                ("max_sequence_length", .int(Int64(manifest.maxSequenceLength))),
+            ])
+        }
+        let lastIndexed = try await notebook.database.query(
+            "SELECT max(indexed_at) AS at FROM \(Notebook.filesTable)"
+        ).first?.double("at")
+        return JSONValue.object([
+            ("database", .string(notebook.path)), ("file_bytes", .int(notebook.database.fileSize())),
+            ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
+            ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
+            ("metric", .string(configuration.metric.rawValue)), ("index", .string(String(describing: configuration.index))),
+            ("lexical_search", .bool(configuration.lexicalSearch)),
+            ("tokenizer", .string(configuration.tokenizer)), ("model", model),
+            ("models", .array(try await Notebook.manifests(of: notebook.database).map { .string($0.modelID) })),
+            ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
+            (
+                "last_indexed",
+                lastIndexed.map { .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0))) } ?? .null
+            ),
+        ])
+    }
+
     static func stats(_ context: CommandContext) async throws -> Int32 {
         let path = try context.databasePath()
         let notebook = try await Notebook.openExisting(path: path, embedders: nil, context: context)
@@ -156,25 +191,7 @@ enum RecordCommands {
         let index = String(describing: configuration.index)
 
         if context.json {
-            var model: JSONValue = .null
-            if let manifest {
-                model = .object([
-                    ("model_id", .string(manifest.modelID)), ("checksum", .string(manifest.checksum)),
-                    ("dimension", .int(Int64(manifest.dimension))), ("pooling", .string(manifest.pooling)),
-                    ("normalized", .bool(manifest.normalized)),
-                    ("max_sequence_length", .int(Int64(manifest.maxSequenceLength))),
-                ])
-            }
-            let document = JSONValue.object([
-                ("database", .string(path)), ("file_bytes", .int(size)),
-                ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
-                ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
-                ("metric", .string(configuration.metric.rawValue)), ("index", .string(index)),
-                ("lexical_search", .bool(configuration.lexicalSearch)),
-                ("tokenizer", .string(configuration.tokenizer)), ("model", model),
-                ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
-            ])
-            context.console.out.write(document.serialized() + "\n")
+            context.console.out.write(try await statsDocument(notebook).serialized() + "\n")
             return ExitCode.success
         }
         let style = context.style

@@ -6,65 +6,29 @@ import TroveSQLite
 /// `trove search QUERY...`.
 enum SearchCommand {
     static func run(_ context: CommandContext) async throws -> Int32 {
-        let arguments = context.arguments
-        let query = arguments.positionals.joined(separator: " ")
-        let modeName = arguments.value("mode") ?? "hybrid"
-        let mode: SearchMode
-        switch modeName {
-        case "hybrid": mode = .hybrid
-        case "vector": mode = .vector
-        case "text": mode = .text
-        default:
-            throw CLIError.usage(
-                "--mode must be hybrid, vector or text, got '\(modeName)'", command: "search")
-        }
-        let k = try arguments.integer("k", default: 10, in: 1...1000, command: "search")
-        let clause = try whereClause(context)
-
+        let search = try NotesSearch(context)
         let path = try context.databasePath()
         // Text search needs no model; load them only for the modes that embed the query.
         var embedders: [any Embedder]?
-        if modeName != "text", FileManager.default.fileExists(atPath: path) {
+        if search.needsModels, FileManager.default.fileExists(atPath: path) {
             let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
             embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
         }
         let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
-        let source = try await resolveSource(arguments.value("source"), context: context, notebook: notebook)
-
-        let allChunks = arguments.flag("all-chunks")
-        var hits: [SearchResult]
-        do {
-            // Fetch extra chunks so that k documents remain after collapsing chunks of one
-            // document into its best one.
-            let fetch = allChunks ? k : min(Query.maximumLimit, max(k * 4, k + 20))
-            let search = MultiModelSearch(
-                collection: notebook.collection, companions: notebook.companions, embedders: embedders ?? [])
-            hits = try await search.search(
-                query, topK: fetch, mode: mode, filter: (source.map(Filter.source) ?? .all) && clause)
-        } catch TroveError.invalidFilter(let fragment, let reason) {
-            throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
-        }
-        if !allChunks { hits = Array(bestChunkPerDocument(hits).prefix(k)) }
+        let hits = try await search.run(notebook: notebook, embedders: embedders, context: context)
 
         if context.json {
-            let results: [JSONValue] = hits.enumerated().map { index, hit in
-                resultJSON(hit, rank: index + 1, mode: modeName)
-            }
-            let document = JSONValue.object([
-                ("query", .string(query)), ("mode", .string(modeName)), ("k", .int(Int64(k))),
-                ("results", .array(results)),
-            ])
-            context.console.out.write(document.serialized() + "\n")
+            context.console.out.write(search.document(hits).serialized() + "\n")
             return ExitCode.success
         }
         if hits.isEmpty {
-            context.console.err.write("no results for \"\(query)\"\n")
+            context.console.err.write("no results for \"\(search.query)\"\n")
             return ExitCode.success
         }
         let style = context.style
         for (index, hit) in hits.enumerated() {
             context.console.out.write(
-                render(hit, rank: index + 1, query: query, mode: modeName, style: style,
+                render(hit, rank: index + 1, query: search.query, mode: search.modeName, style: style,
                        context: context))
         }
         return ExitCode.success
@@ -147,6 +111,7 @@ enum SearchCommand {
         var members: [(String, JSONValue)] = [
             ("rank", .int(Int64(rank))), ("id", .int(hit.id)), ("score", .double(hit.score)),
             ("source", .string(hit.source)),
+            ("short_id", Notebook.note(metadata: hit.metadata, source: hit.source).map { .string($0.shortID) } ?? .null),
         ]
         let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
         members.append(("metadata", metadata))
@@ -181,6 +146,7 @@ enum SearchCommand {
         }
         let score = String(format: "%.4f", hit.score)
         var header = "\(style.bold(String(format: "%2d", rank)))  \(style.dim(score))  \(style.cyan(where_))"
+        if let note = Notebook.note(metadata: hit.metadata, source: hit.source) { header += "  " + style.dim(note.shortID) }
         if !legs.isEmpty { header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]") }
         let snippet = Snippet.make(content: hit.content, query: query, style: style)
         return header + "\n    " + snippet + "\n"
