@@ -30,6 +30,9 @@ enum SearchCommand {
         }
         let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
         let source = try await resolveSource(arguments.value("source"), context: context, notebook: notebook)
+        let collections = try await notebook.collections()
+        let only = try collectionFilter(arguments.all("collection"), among: collections)
+        let contexts = Dictionary(collections.map { ($0.name, $0.context) }, uniquingKeysWith: { a, _ in a })
 
         let allChunks = arguments.flag("all-chunks")
         var hits: [SearchResult]
@@ -40,7 +43,7 @@ enum SearchCommand {
             let search = MultiModelSearch(
                 collection: notebook.collection, companions: notebook.companions, embedders: embedders ?? [])
             hits = try await search.search(
-                query, topK: fetch, mode: mode, filter: (source.map(Filter.source) ?? .all) && clause)
+                query, topK: fetch, mode: mode, filter: (source.map(Filter.source) ?? .all) && only && clause)
         } catch TroveError.invalidFilter(let fragment, let reason) {
             throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
         }
@@ -48,7 +51,7 @@ enum SearchCommand {
 
         if context.json {
             let results: [JSONValue] = hits.enumerated().map { index, hit in
-                resultJSON(hit, rank: index + 1, mode: modeName)
+                resultJSON(hit, rank: index + 1, mode: modeName, contexts: contexts)
             }
             let document = JSONValue.object([
                 ("query", .string(query)), ("mode", .string(modeName)), ("k", .int(Int64(k))),
@@ -65,7 +68,7 @@ enum SearchCommand {
         for (index, hit) in hits.enumerated() {
             context.console.out.write(
                 render(hit, rank: index + 1, query: query, mode: modeName, style: style,
-                       context: context))
+                       context: context, contexts: contexts))
         }
         return ExitCode.success
     }
@@ -79,6 +82,17 @@ enum SearchCommand {
             let key = file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "")
             return seen.insert(key).inserted
         }
+    }
+
+    /// Records of the collections named with `-c` (`.all` without one).
+    /// - Throws: ``CLIError/notFound(_:)`` for a name that is not a collection.
+    static func collectionFilter(_ names: [String], among collections: [NoteCollection]) throws -> Filter {
+        guard !names.isEmpty else { return .all }
+        for name in names where !collections.contains(where: { $0.name == name }) {
+            throw CollectionCommand.unknown(name, among: collections, command: "search")
+        }
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        return .sql("json_extract(metadata, '$.collection') IN (\(marks))", names.map(SQLValue.text))
     }
 
     /// The `--where` fragment with its typed `--bind` values, `.all` without one.
@@ -143,12 +157,17 @@ enum SearchCommand {
         return source
     }
 
-    static func resultJSON(_ hit: SearchResult, rank: Int, mode: String) -> JSONValue {
+    static func resultJSON(
+        _ hit: SearchResult, rank: Int, mode: String, contexts: [String: String?]
+    ) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("rank", .int(Int64(rank))), ("id", .int(hit.id)), ("score", .double(hit.score)),
             ("source", .string(hit.source)),
         ]
         let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
+        let collection = metadata["collection"]?.string
+        members.append(("collection", collection.map(JSONValue.string) ?? .null))
+        members.append(("context", collection.flatMap { contexts[$0] ?? nil }.map(JSONValue.string) ?? .null))
         members.append(("metadata", metadata))
         // A single-leg search ranks by that leg alone, so its rank is the result's rank.
         let vectorRank = hit.vectorRank ?? (mode == "vector" ? rank : nil)
@@ -163,7 +182,7 @@ enum SearchCommand {
 
     static func render(
         _ hit: SearchResult, rank: Int, query: String, mode: String, style: Style,
-        context: CommandContext
+        context: CommandContext, contexts: [String: String?]
     ) -> String {
         let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
         var where_ = displayPath(hit.source, environment: context.console.environment,
@@ -183,7 +202,11 @@ enum SearchCommand {
         var header = "\(style.bold(String(format: "%2d", rank)))  \(style.dim(score))  \(style.cyan(where_))"
         if !legs.isEmpty { header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]") }
         let snippet = Snippet.make(content: hit.content, query: query, style: style)
-        return header + "\n    " + snippet + "\n"
+        var text = header + "\n    " + snippet + "\n"
+        if let collection = metadata?["collection"]?.string, let note = contexts[collection] ?? nil {
+            text += "    " + style.dim("\(collection): \(note)") + "\n"
+        }
+        return text
     }
 
     /// A source for display: `~/…` under the home folder, relative under the current folder.
