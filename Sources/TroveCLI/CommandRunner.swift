@@ -9,6 +9,7 @@ enum CommandRunner {
         do {
             switch context.spec.name {
             case "index": return try await IndexCommand.run(context)
+            case "collection": return try await CollectionCommand.run(context)
             case "search": return try await SearchCommand.run(context)
             case "get": return try await GetCommand.get(context)
             case "multi-get": return try await GetCommand.multiGet(context)

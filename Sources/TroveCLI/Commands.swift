@@ -29,21 +29,35 @@ enum Commands {
 
     static let index = CommandSpec(
         name: "index",
-        summary: "add files and folders of notes to the database (incremental)",
-        usage: "index [options] PATH...",
+        summary: "refresh the collections' notes in the database (incremental)",
+        usage: "index [options] [PATH...]",
         discussion: """
+            Refreshes every collection (see 'trove collection'), or those named with -c. PATHs
+            not yet part of a collection are first added to the collection named with -c, else
+            to the collection 'default', so 'trove index ~/notes' once and 'trove index' later
+            keep ~/notes current.
+
             Reads .txt, .md and .markdown files as one document each, and .jsonl files as one
             document per line ({"id", "text", optional "source" and "metadata"}). Folders are
-            walked recursively; hidden files and folders and binary files are skipped. Long
-            documents are split into chunks at paragraph, then sentence boundaries so that every
-            chunk fits the model's input; each chunk keeps its file as source and its position
-            in the metadata.
+            walked recursively for the files their collection's mask takes; hidden files and
+            folders are skipped, and so are binary files (counted as skipped, not as failures).
+            Long documents are split into chunks at paragraph, then sentence boundaries so that
+            every chunk fits the model's input; each chunk keeps its file as source and its
+            position and collection in the metadata.
+
+            Every chunk is embedded by each model of the database, one vector field per model:
+            all-MiniLM-L6-v2 (English) and, when it is installed or given with --model,
+            multilingual-e5-small (about 100 languages); 'trove stats' shows which a database
+            holds.
 
             Re-running is incremental: unchanged files (same SHA-256) are skipped, changed files
-            are replaced as a unit in one transaction, and files that disappeared from the
-            folders given are removed from the database.
+            are replaced as a unit in one transaction, and files that left a collection (deleted,
+            or no longer matching its mask) are removed from the database.
             """,
         options: [
+            OptionSpec(
+                "collection", short: "c", value: "NAME", repeatable: true,
+                help: "refresh only this collection (repeat for several); with PATHs, add them to it"),
             OptionSpec(
                 "chunk-tokens", value: "N",
                 help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
@@ -52,10 +66,12 @@ enum Commands {
                 "encrypt",
                 help: "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"),
         ] + model + database + common,
-        positionals: (1, nil),
+        positionals: (0, nil),
         examples: [
-            ("trove index ~/notes", "index every note under ~/notes (again: only what changed)"),
-            ("trove index todo.md ideas.txt", "index two files"),
+            ("trove index", "refresh every collection: only what changed is read again"),
+            ("trove index ~/notes", "add ~/notes to the collection 'default' and index it"),
+            ("trove index -c work", "refresh the collection 'work' only"),
+            ("trove index -c recipes ~/Downloads/recipes.md", "add one file to the collection 'recipes'"),
             ("trove index --db work.sqlite exported.jsonl", "one document per JSON line"),
             ("TROVE_PASSWORD_FILE=~/.trove-pass trove index --encrypt --db private.trove ~/journal",
              "a new encrypted database"),
@@ -80,6 +96,9 @@ enum Commands {
                 "mode", short: "m", value: "MODE",
                 help: "hybrid (default), vector (meaning only) or text (words only)"),
             OptionSpec("k", short: "k", value: "N", help: "number of results (default 10)"),
+            OptionSpec(
+                "collection", short: "c", value: "NAME", repeatable: true,
+                help: "only this collection (repeat for several; see 'trove collection list')"),
             OptionSpec("source", short: "s", value: "S", help: "only records whose source is S"),
             OptionSpec("where", value: "SQL", help: "only records matching this SQL expression"),
             OptionSpec(
@@ -189,8 +208,8 @@ enum Commands {
 
     /// Every subcommand, in the order `trove --help` lists them.
     static let all: [CommandSpec] = [
-        index, search, get, multiGet, embed, show, rm, stats, eval, verify, repair, backup, dump, load,
-        mcp, modelManagement, help,
+        index, collection, search, get, multiGet, embed, show, rm, stats, eval, verify, repair, backup,
+        dump, load, mcp, modelManagement, help,
     ]
 
     /// The spec named `name`, if there is one.

@@ -105,9 +105,10 @@ enum NoteRetrieval {
         var selected: [Note] = []
         var all: [Note]?
         for pattern in patterns {
-            if Glob.isPattern(pattern) {
+            if NotePattern.isPattern(pattern) {
                 if all == nil { all = try await notebook.notes() }
-                let glob = Glob(pattern, environment: environment, currentDirectory: directory)
+                let glob = try NotePattern(
+                    pattern, environment: environment, currentDirectory: directory, command: context.spec.name)
                 let matches = all!.filter { glob.matches($0.file) }
                 if matches.isEmpty { throw CLIError.notFound("no indexed note matches \(pattern)") }
                 selected += matches

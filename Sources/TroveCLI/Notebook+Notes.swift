@@ -97,81 +97,49 @@ extension Notebook {
     }
 }
 
-/// Shell-style patterns over note paths: `*` and `?` within one folder name, `**` across
-/// folders, `[abc]` one of the characters.
+/// A ``Glob`` over the absolute paths of notes (`multi-get`, the multi_get tool).
 ///
 /// An absolute pattern (or one starting with `~`) matches whole paths; a relative one matches a
 /// path relative to the current folder, or the end of a path at a folder boundary, so `*.md`
 /// matches every Markdown note and `journal/2025-*.md` the notes of any `journal` folder.
 ///
 /// ```swift
-/// let glob = Glob("journal/*.md", environment: [:], currentDirectory: "/home/ana")
-/// glob.matches("/home/ana/notes/journal/2025-05-01.md")   // true
+/// let pattern = try NotePattern("journal/*.md", environment: [:], currentDirectory: "/home/ana")
+/// pattern.matches("/home/ana/notes/journal/2025-05-01.md")   // true
 /// ```
-struct Glob: Sendable {
-    let pattern: String
-    private let expression: NSRegularExpression
+struct NotePattern: Sendable {
+    private let glob: Glob
     private let anchored: Bool
     private let currentDirectory: String
 
-    init(_ pattern: String, environment: [String: String], currentDirectory: String) {
+    /// - Throws: ``CLIError/usage(_:command:)`` for a pattern ``Glob`` cannot read.
+    init(_ pattern: String, environment: [String: String], currentDirectory: String, command: String = "multi-get") throws {
         var text = pattern
         if text == "~" || text.hasPrefix("~/"), let home = environment["HOME"] { text = home + text.dropFirst() }
-        self.pattern = pattern
         anchored = text.hasPrefix("/")
         self.currentDirectory = currentDirectory
-        var regex = "^"
-        var characters = Array(text)[...]
-        while let character = characters.popFirst() {
-            switch character {
-            case "*":
-                if characters.first == "*" {
-                    characters.removeFirst()
-                    if characters.first == "/" {
-                        characters.removeFirst()
-                        regex += "(?:.*/)?"  // `**/`: any folders, or none
-                    } else {
-                        regex += ".*"
-                    }
-                } else {
-                    regex += "[^/]*"
-                }
-            case "?": regex += "[^/]"
-            case "[":
-                if let close = characters.firstIndex(of: "]") {
-                    let set = characters[characters.startIndex..<close]
-                    regex += "[" + set.map { $0 == "\\" ? "\\\\" : String($0) }.joined() + "]"
-                    characters = characters[characters.index(after: close)...]
-                } else {
-                    regex += "\\["
-                }
-            default: regex += NSRegularExpression.escapedPattern(for: String(character))
-            }
+        do {
+            glob = try Glob(anchored ? String(text.drop { $0 == "/" }) : text)
+        } catch {
+            throw CLIError.usage("'\(pattern)' is not a valid pattern (an unclosed [ or {?)", command: command)
         }
-        regex += "$"
-        // The pattern is built from escaped pieces, so it always compiles.
-        expression = try! NSRegularExpression(pattern: regex)
     }
 
     /// Whether the absolute `path` matches.
     func matches(_ path: String) -> Bool {
-        if anchored { return test(path) }
-        if path.hasPrefix(currentDirectory + "/"), test(String(path.dropFirst(currentDirectory.count + 1))) {
+        if anchored { return glob.matches(String(path.drop { $0 == "/" })) }
+        if path.hasPrefix(currentDirectory + "/"), glob.matches(String(path.dropFirst(currentDirectory.count + 1))) {
             return true
         }
         // Every tail of the path that starts after a `/`.
         var index = path.startIndex
         while let slash = path[index...].firstIndex(of: "/") {
             index = path.index(after: slash)
-            if test(String(path[index...])) { return true }
+            if glob.matches(String(path[index...])) { return true }
         }
         return false
     }
 
-    private func test(_ text: String) -> Bool {
-        expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
-    }
-
-    /// Whether `text` holds glob characters (otherwise it names one note).
-    static func isPattern(_ text: String) -> Bool { text.contains { "*?[".contains($0) } }
+    /// Whether `text` holds pattern characters (otherwise it names one note).
+    static func isPattern(_ text: String) -> Bool { text.contains { "*?[{".contains($0) } }
 }

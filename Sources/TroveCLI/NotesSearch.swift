@@ -10,9 +10,9 @@ import TroveEmbeddings
 /// request.
 ///
 /// ```swift
-/// let search = try NotesSearch(context)          // --mode, -k, --source, --where, --bind, QUERY
-/// let hits = try await search.run(notebook: notebook, embedders: embedders, context: context)
-/// print(search.document(hits).serialized())      // what `trove search --json` prints
+/// let search = try NotesSearch(context)   // --mode, -k, --source, -c, --where, --bind, QUERY
+/// let found = try await search.run(notebook: notebook, embedders: embedders, context: context)
+/// print(search.document(found).serialized())   // what `trove search --json` prints
 /// ```
 struct NotesSearch: Sendable {
     var query: String
@@ -25,6 +25,8 @@ struct NotesSearch: Sendable {
     /// `--where` with its `--bind` values; `.all` without one.
     var clause: Filter
     var allChunks: Bool
+    /// The collections named with `-c` (empty: all).
+    var collections: [String]
 
     /// Reads and checks the request in `context.arguments` (the `search` command's options).
     /// - Throws: ``CLIError/usage(_:command:)`` for an empty query, an unknown mode, a `-k` out
@@ -48,16 +50,27 @@ struct NotesSearch: Sendable {
         source = arguments.value("source")
         clause = try SearchCommand.whereClause(context)
         allChunks = arguments.flag("all-chunks")
+        collections = arguments.all("collection")
     }
 
     /// Whether the query must be embedded (every mode but text).
     var needsModels: Bool { modeName != "text" }
 
+    /// What a search found: the hits, and the context string of each collection by name.
+    struct Results: Sendable {
+        var hits: [SearchResult]
+        var contexts: [String: String?]
+    }
+
     /// Runs the search: `k` notes (each with its best chunk), or `k` chunks with `--all-chunks`.
     /// - Parameter embedders: the database's models in order; nil for a text search.
-    /// - Throws: ``CLIError/invalidQuery(_:)`` when SQLite rejects `--where`; store errors.
-    func run(notebook: Notebook, embedders: [any Embedder]?, context: CommandContext) async throws -> [SearchResult] {
+    /// - Throws: ``CLIError/invalidQuery(_:)`` when SQLite rejects `--where`;
+    ///   ``CLIError/notFound(_:)`` for an unknown collection; store errors.
+    func run(notebook: Notebook, embedders: [any Embedder]?, context: CommandContext) async throws -> Results {
         let source = try await SearchCommand.resolveSource(source, context: context, notebook: notebook)
+        let known = try await notebook.collections()
+        let only = try SearchCommand.collectionFilter(collections, among: known)
+        let contexts = Dictionary(known.map { ($0.name, $0.context) }, uniquingKeysWith: { a, _ in a })
         var hits: [SearchResult]
         do {
             // Fetch extra chunks so that k documents remain after collapsing chunks of one
@@ -66,18 +79,18 @@ struct NotesSearch: Sendable {
             let search = MultiModelSearch(
                 collection: notebook.collection, companions: notebook.companions, embedders: embedders ?? [])
             hits = try await search.search(
-                query, topK: fetch, mode: mode, filter: (source.map(Filter.source) ?? .all) && clause)
+                query, topK: fetch, mode: mode, filter: (source.map(Filter.source) ?? .all) && only && clause)
         } catch TroveError.invalidFilter(let fragment, let reason) {
             throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
         }
         if !allChunks { hits = Array(SearchCommand.bestChunkPerDocument(hits).prefix(k)) }
-        return hits
+        return Results(hits: hits, contexts: contexts)
     }
 
     /// The document `trove search --json` prints: the request and one object per result.
-    func document(_ hits: [SearchResult]) -> JSONValue {
-        let results: [JSONValue] = hits.enumerated().map { index, hit in
-            SearchCommand.resultJSON(hit, rank: index + 1, mode: modeName)
+    func document(_ found: Results) -> JSONValue {
+        let results: [JSONValue] = found.hits.enumerated().map { index, hit in
+            SearchCommand.resultJSON(hit, rank: index + 1, mode: modeName, contexts: found.contexts)
         }
         return JSONValue.object([
             ("query", .string(query)), ("mode", .string(modeName)), ("k", .int(Int64(k))),

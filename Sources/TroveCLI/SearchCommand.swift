@@ -15,10 +15,11 @@ enum SearchCommand {
             embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
         }
         let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
-        let hits = try await search.run(notebook: notebook, embedders: embedders, context: context)
+        let results = try await search.run(notebook: notebook, embedders: embedders, context: context)
+        let hits = results.hits
 
         if context.json {
-            context.console.out.write(search.document(hits).serialized() + "\n")
+            context.console.out.write(search.document(results).serialized() + "\n")
             return ExitCode.success
         }
         if hits.isEmpty {
@@ -29,7 +30,7 @@ enum SearchCommand {
         for (index, hit) in hits.enumerated() {
             context.console.out.write(
                 render(hit, rank: index + 1, query: search.query, mode: search.modeName, style: style,
-                       context: context))
+                       context: context, contexts: results.contexts))
         }
         return ExitCode.success
     }
@@ -43,6 +44,17 @@ enum SearchCommand {
             let key = file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "")
             return seen.insert(key).inserted
         }
+    }
+
+    /// Records of the collections named with `-c` (`.all` without one).
+    /// - Throws: ``CLIError/notFound(_:)`` for a name that is not a collection.
+    static func collectionFilter(_ names: [String], among collections: [NoteCollection]) throws -> Filter {
+        guard !names.isEmpty else { return .all }
+        for name in names where !collections.contains(where: { $0.name == name }) {
+            throw CollectionCommand.unknown(name, among: collections, command: "search")
+        }
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        return .sql("json_extract(metadata, '$.collection') IN (\(marks))", names.map(SQLValue.text))
     }
 
     /// The `--where` fragment with its typed `--bind` values, `.all` without one.
@@ -107,13 +119,18 @@ enum SearchCommand {
         return source
     }
 
-    static func resultJSON(_ hit: SearchResult, rank: Int, mode: String) -> JSONValue {
+    static func resultJSON(
+        _ hit: SearchResult, rank: Int, mode: String, contexts: [String: String?]
+    ) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("rank", .int(Int64(rank))), ("id", .int(hit.id)), ("score", .double(hit.score)),
             ("source", .string(hit.source)),
             ("short_id", Notebook.note(metadata: hit.metadata, source: hit.source).map { .string($0.shortID) } ?? .null),
         ]
         let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
+        let collection = metadata["collection"]?.string
+        members.append(("collection", collection.map(JSONValue.string) ?? .null))
+        members.append(("context", collection.flatMap { contexts[$0] ?? nil }.map(JSONValue.string) ?? .null))
         members.append(("metadata", metadata))
         // A single-leg search ranks by that leg alone, so its rank is the result's rank.
         let vectorRank = hit.vectorRank ?? (mode == "vector" ? rank : nil)
@@ -128,7 +145,7 @@ enum SearchCommand {
 
     static func render(
         _ hit: SearchResult, rank: Int, query: String, mode: String, style: Style,
-        context: CommandContext
+        context: CommandContext, contexts: [String: String?]
     ) -> String {
         let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
         var where_ = displayPath(hit.source, environment: context.console.environment,
@@ -149,7 +166,11 @@ enum SearchCommand {
         if let note = Notebook.note(metadata: hit.metadata, source: hit.source) { header += "  " + style.dim(note.shortID) }
         if !legs.isEmpty { header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]") }
         let snippet = Snippet.make(content: hit.content, query: query, style: style)
-        return header + "\n    " + snippet + "\n"
+        var text = header + "\n    " + snippet + "\n"
+        if let collection = metadata?["collection"]?.string, let note = contexts[collection] ?? nil {
+            text += "    " + style.dim("\(collection): \(note)") + "\n"
+        }
+        return text
     }
 
     /// A source for display: `~/…` under the home folder, relative under the current folder.

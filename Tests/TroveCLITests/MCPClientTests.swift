@@ -25,15 +25,17 @@ struct MCPClientTests {
         environment["NO_COLOR"] = "1"
         process.environment = environment
         let out = Pipe()
-        let err = Pipe()
+        // stderr goes to a file, so that neither stream can fill up and block the process.
+        let errors = try TemporaryDirectory(prefix: "trove-mcp-stderr")
+        FileManager.default.createFile(atPath: errors.path("stderr"), contents: nil)
+        let err = try FileHandle(forWritingTo: errors.url.appendingPathComponent("stderr"))
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Read both pipes while the process runs, so neither fills up and blocks it.
-        let errors = Task.detached { String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        let stderr = errors.value
+        try err.close()
+        let stderr = (try? String(contentsOfFile: errors.path("stderr"), encoding: .utf8)) ?? ""
         return RunResult(status: process.terminationStatus, out: output, err: stderr)
     }
 
@@ -50,13 +52,17 @@ struct MCPClientTests {
         try fixture.write("furnace.txt", "Furnace filter 16x25x1, change it every three months.\n")
         try fixture.write("journal/2025-05-01.md", "# May 1\nWalked to the lake. Lemon tart for dinner.\n")
         try fixture.write("receipts.md", "Old receipts and warranty cards go in the blue folder.\n")
-        let index = try Self.run(trove, ["index", "--quiet", "--db", fixture.database, fixture.notes], directory: fixture.notes)
+        let add = try Self.run(
+            trove, ["collection", "add", fixture.notes, "--name", "home", "--context", "Household notes", "--db", fixture.database],
+            directory: fixture.notes)
+        #expect(add.status == 0, "\(add.err)")
+        let index = try Self.run(trove, ["index", "--quiet", "--db", fixture.database], directory: fixture.notes)
         #expect(index.status == 0, "indexing needs the installed models (bash scripts/setup.sh): \(index.err)")
         guard index.status == 0 else { return }
 
-        let check = await Task.detached {
+        let check = try await Task.detached {
             try Self.run(Self.python, [Self.script, trove, fixture.database, fixture.notes], directory: fixture.notes)
-        }.result.get()
+        }.value
         #expect(check.status == 0, "\(check.out)\n\(check.err)")
         #expect(check.out.contains(" checks, 0 failed"), "\(check.out)")
     }

@@ -7,13 +7,13 @@ import Trove
 /// `trove index`.
 enum MCPTools {
     static func names(allowIndex: Bool) -> [String] {
-        ["search", "get", "multi_get", "list_sources", "status"] + (allowIndex ? ["index"] : [])
+        ["search", "get", "multi_get", "list_collections", "list_sources", "status"] + (allowIndex ? ["index"] : [])
     }
 
     // MARK: Declarations
 
     static func declarations(allowIndex: Bool) -> [JSONValue] {
-        var tools = [search, get, multiGet, listSources, status]
+        var tools = [search, get, multiGet, listCollections, listSources, status]
         if allowIndex { tools.append(index) }
         return tools
     }
@@ -50,6 +50,13 @@ enum MCPTools {
                 ("mode", JSONSchema.string("hybrid (default): meaning and words; vector: meaning only; text: words only", choices: ["hybrid", "vector", "text"])),
                 ("k", JSONSchema.integer("number of results (default 10)", minimum: 1, maximum: 1000)),
                 ("source", JSONSchema.string("only records whose source is this (a file path for indexed files)")),
+                (
+                    "collection",
+                    .object([
+                        ("description", .string("only these collections (a name, or a list of names; see list_collections)")),
+                        ("anyOf", .array([JSONSchema.string(), JSONSchema.array(JSONSchema.string())])),
+                    ])
+                ),
                 ("all_chunks", JSONSchema.boolean("every matching chunk instead of the best chunk per note")),
             ], required: ["query"]),
         output: JSONSchema.object(
@@ -63,6 +70,8 @@ enum MCPTools {
                                 ("rank", JSONSchema.integer()), ("id", JSONSchema.integer("record id")),
                                 ("score", JSONSchema.number()), ("source", JSONSchema.string()),
                                 ("short_id", JSONSchema.string("the note's short id, for get", nullable: true)),
+                                ("collection", JSONSchema.string(nullable: true)),
+                                ("context", JSONSchema.string("the collection's context: what its notes are", nullable: true)),
                                 ("metadata", JSONSchema.any),
                                 ("vector_rank", JSONSchema.integer(nullable: true)), ("text_rank", JSONSchema.integer(nullable: true)),
                                 ("distance", JSONSchema.number(nullable: true)), ("bm25", JSONSchema.number(nullable: true)),
@@ -119,6 +128,25 @@ enum MCPTools {
                 ),
             ], required: ["max_bytes", "bytes", "notes", "left_out"]))
 
+    static let listCollections = tool(
+        "list_collections", title: "List collections",
+        description: "The named collections of notes: folders, file mask, context (what the notes are), files and records "
+            + "(as `trove collection list --json`). Give a name to search's collection argument.",
+        input: JSONSchema.closedObject([]),
+        output: JSONSchema.object(
+            [
+                (
+                    "collections",
+                    JSONSchema.array(
+                        JSONSchema.object(
+                            [
+                                ("name", JSONSchema.string()), ("paths", JSONSchema.array(JSONSchema.string())),
+                                ("mask", JSONSchema.string()), ("context", JSONSchema.string(nullable: true)),
+                                ("files", JSONSchema.integer()), ("records", JSONSchema.integer()),
+                            ], required: ["name", "paths", "context", "records"]))
+                )
+            ], required: ["collections"]))
+
     static let listSources = tool(
         "list_sources", title: "List sources",
         description: "Every source (an indexed file, or a .jsonl document's own source) with its number of records.",
@@ -148,10 +176,13 @@ enum MCPTools {
 
     static let index = tool(
         "index", title: "Index files",
-        description: "Add or refresh files and folders of notes (as `trove index PATH...`): unchanged files are skipped, "
-            + "changed ones replaced, vanished ones removed.",
+        description: "Refresh every collection (no arguments), or add files and folders to the default collection "
+            + "(as `trove index [PATH...]`): unchanged files are skipped, changed ones replaced, vanished ones removed.",
         input: JSONSchema.closedObject(
-            [("paths", JSONSchema.array(JSONSchema.string(), "files and folders to index"))], required: ["paths"]),
+            [
+                ("paths", JSONSchema.array(JSONSchema.string(), "files and folders to add (default: refresh the collections)")),
+                ("collection", JSONSchema.array(JSONSchema.string(), "refresh only these collections")),
+            ]),
         output: JSONSchema.object(
             [
                 ("added", JSONSchema.integer()), ("updated", JSONSchema.integer()), ("removed", JSONSchema.integer()),
@@ -169,6 +200,7 @@ enum MCPTools {
             case "search": structured = try await runSearch(arguments, server: server)
             case "get": structured = try await runGet(arguments, server: server)
             case "multi_get": structured = try await runMultiGet(arguments, server: server)
+            case "list_collections": structured = try await runListCollections(arguments, server: server)
             case "list_sources": structured = try await runListSources(arguments, server: server)
             case "status": structured = try await runStatus(arguments, server: server)
             case "index": structured = try await runIndex(arguments, server: server)
@@ -208,19 +240,22 @@ enum MCPTools {
     }
 
     private static func runSearch(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
-        let arguments = try ToolArguments(json, allowed: ["query", "mode", "k", "source", "all_chunks"])
+        let arguments = try ToolArguments(json, allowed: ["query", "mode", "k", "source", "collection", "all_chunks"])
         let query = try arguments.requiredString("query")
         var argv: [String] = []
         if let mode = try arguments.string("mode") { argv += ["--mode", mode] }
         if let k = try arguments.integer("k", in: 1...1000) { argv += ["-k", String(k)] }
         if let source = try arguments.string("source") { argv += ["--source", source] }
         if try arguments.bool("all_chunks") == true { argv.append("--all-chunks") }
+        // One name or a list of names.
+        let collections = try (try? arguments.string("collection")).map { [$0] } ?? arguments.strings("collection") ?? []
+        for name in collections { argv += ["-c", name] }
         let context = try commandContext(Commands.search, argv + ["--", query], server: server)
         let search = try NotesSearch(context)
         let (notebook, embedders, modelError) = try await server.notes.open()
         if search.needsModels, let modelError { throw modelError }
-        let hits = try await search.run(notebook: notebook, embedders: search.needsModels ? embedders : nil, context: context)
-        return search.document(hits)
+        let found = try await search.run(notebook: notebook, embedders: search.needsModels ? embedders : nil, context: context)
+        return search.document(found)
     }
 
     private static func runGet(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
@@ -245,6 +280,25 @@ enum MCPTools {
         return try await NoteRetrieval.multiGet(patterns, maxBytes: maxBytes, notebook: notebook, context: context).json
     }
 
+    private static func runListCollections(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+        _ = try ToolArguments(json, allowed: [])
+        return try await captured(CollectionCommand.list, Commands.collection, ["--json", "list"], server: server)
+    }
+
+    /// Runs a command's own code with `--json` and returns what it printed, parsed.
+    private static func captured(
+        _ command: (CommandContext) async throws -> Int32, _ spec: CommandSpec, _ argv: [String], server: MCPServer
+    ) async throws -> JSONValue {
+        var context = try commandContext(spec, argv, server: server)
+        let out = BufferSink()
+        context.console.out = out
+        let status = try await command(context)
+        guard let document = try? JSONValue.parse(out.text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ToolError("'trove \(spec.name)' ended with status \(status) and no JSON")
+        }
+        return document
+    }
+
     private static func runListSources(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
         _ = try ToolArguments(json, allowed: [])
         let notebook = try await server.notes.open().notebook
@@ -264,19 +318,14 @@ enum MCPTools {
     }
 
     private static func runIndex(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
-        let arguments = try ToolArguments(json, allowed: ["paths"])
-        guard let paths = try arguments.strings("paths"), !paths.isEmpty else {
-            throw ToolError("'paths' must list at least one file or folder")
-        }
-        var context = try commandContext(Commands.index, ["--json", "--quiet", "--"] + paths, server: server)
-        let out = BufferSink()
-        context.console.out = out
-        // One writer at a time; the searches in flight keep reading the committed state.
-        let status = try await IndexCommand.run(context)
+        let arguments = try ToolArguments(json, allowed: ["paths", "collection"])
+        let paths = try arguments.strings("paths") ?? []
+        let collections = try arguments.strings("collection") ?? []
+        // One writer at a time; searches in flight keep reading the committed state.
+        let summary = try await captured(
+            IndexCommand.run, Commands.index,
+            ["--json", "--quiet"] + collections.flatMap { ["-c", $0] } + ["--"] + paths, server: server)
         await server.notes.reopen()
-        guard let summary = try? JSONValue.parse(out.text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw ToolError("indexing ended with status \(status) and no summary")
-        }
         return summary
     }
 }
