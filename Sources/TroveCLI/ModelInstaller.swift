@@ -246,6 +246,6 @@ struct ModelInstaller: Sendable {
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw CLIError.failure("cannot read \(file.path)")
         }
-        return SHA256.hex(SHA256.digest([UInt8](data)))
+        return SHA256.hex([UInt8](data))
     }
 }

