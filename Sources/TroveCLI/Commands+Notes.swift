@@ -61,8 +61,8 @@ extension Commands {
             OptionSpec("allow-index", help: "offer the index tool, which writes to the database")
         ] + model + database + common,
         examples: [
+            ("trove mcp --db ~/work.sqlite", "serve another database (clients start this command)"),
             ("claude mcp add trove -- trove mcp", "register with Claude Code (default database)"),
-            ("trove mcp --db ~/work.sqlite", "serve another database"),
             ("trove mcp --allow-index", "also let the assistant index files"),
         ])
 }
