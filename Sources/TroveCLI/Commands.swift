@@ -82,10 +82,19 @@ enum Commands {
         summary: "find notes by meaning and by words",
         usage: "search [options] QUERY...",
         discussion: """
-            Words after the options form the query. The default mode, hybrid, fuses the
-            meaning (vector) ranking with the word (BM25) ranking; 'vector' and 'text' use one
-            leg alone. A long note indexed in several chunks is listed once, with its best
-            chunk. Filters apply before ranking, so -k results come back whenever that many
+            Words after the options form the query (an empty query is a usage error). The
+            default mode, hybrid, fuses the meaning (vector) ranking with the word (BM25)
+            ranking; 'vector' and 'text' use one leg alone. A long note indexed in several
+            chunks is listed once, with its best chunk. Each result shows its path, title, a
+            snippet with the query's words highlighted (on a terminal) and its collection's
+            context.
+
+            The score is a relevance from 0 to 1 that means the same for every query: about
+            0.5 is "as likely the note you want as not", 0.8 and up a strong match. It comes
+            from the cosine of each model and the share of the query's words the note holds,
+            each through a curve fitted on a labelled set, taking the strongest leg that
+            understands the query's language; it never rises down the list, so --min-score
+            keeps the top of the ranking. --json keeps each leg's rank and raw score. Filters apply before ranking, so -k results come back whenever that many
             records match. --where takes an SQL expression over the columns id, content,
             source and metadata (a JSON object: use json_extract(metadata, '$.key')); each ?
             takes the next --bind value (whole numbers and decimals are bound as numbers,
@@ -96,6 +105,11 @@ enum Commands {
                 "mode", short: "m", value: "MODE",
                 help: "hybrid (default), vector (meaning only) or text (words only)"),
             OptionSpec("k", short: "k", value: "N", help: "number of results (default 10)"),
+            OptionSpec("all", help: "every match instead of the best k (with --min-score: every match above it)"),
+            OptionSpec(
+                "min-score", value: "X",
+                help: "only results with a relevance of at least X (0 to 1; see the score above)"),
+            OptionSpec("files", help: "print only each result's score and path (score TAB path)"),
             OptionSpec(
                 "collection", short: "c", value: "NAME", repeatable: true,
                 help: "only this collection (repeat for several; see 'trove collection list')"),
@@ -111,6 +125,8 @@ enum Commands {
         examples: [
             ("trove search when is the dentist", "hybrid search, ten best results"),
             ("trove search -k 3 --mode text invoice 2041", "word search only, three results"),
+            ("trove search -c work --min-score 0.6 release plan", "strong matches in the collection 'work'"),
+            ("trove search --all --files --min-score 0.5 tax receipts", "paths of every good match, for scripts"),
             (
                 "trove search --where \"json_extract(metadata, '$.chunk') = ?\" --bind 0 recipe",
                 "only the first chunk of each file"

@@ -29,9 +29,25 @@ struct MultiModelSearch: Sendable {
         if case .text = mode {
             return try await collection.search(query, topK: topK, mode: .text, filter: filter)
         }
-        precondition(embedders.count == companions.count + 1, "one model per vector collection")
+        return try await search(query, vectors: try await queryVectors(query), topK: topK, mode: mode, filter: filter)
+    }
+
+    /// The query embedded by each model, as a query (multilingual-e5: `query: …`).
+    func queryVectors(_ query: String) async throws -> [[Float]] {
         var vectors: [[Float]] = []
         for embedder in embedders { vectors.append(try await embedder.embedQueries([query])[0]) }
+        return vectors
+    }
+
+    /// The search with the query already embedded (one vector per model, in model order).
+    func search(
+        _ query: String, vectors: [[Float]], topK: Int, mode: SearchMode, filter: Filter
+    ) async throws -> [SearchResult] {
+        if case .text = mode {
+            return try await collection.search(query, topK: topK, mode: .text, filter: filter)
+        }
+        precondition(embedders.count == companions.count + 1, "one model per vector collection")
+        precondition(vectors.count == embedders.count, "one query vector per model")
         if companions.isEmpty {
             if case .vector = mode {
                 return try await collection.search(vector: vectors[0], topK: topK, filter: filter)

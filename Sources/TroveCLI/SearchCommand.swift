@@ -6,44 +6,41 @@ import TroveSQLite
 /// `trove search QUERY...`.
 enum SearchCommand {
     static func run(_ context: CommandContext) async throws -> Int32 {
-        let search = try NotesSearch(context)
+        let search = try SearchInvocation(context)
         let path = try context.databasePath()
         // Text search needs no model; load them only for the modes that embed the query.
-        var embedders: [any Embedder]?
-        if search.needsModels, FileManager.default.fileExists(atPath: path) {
+        var embedders: [any Embedder] = []
+        if search.mode != .text, FileManager.default.fileExists(atPath: path) {
             let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
             embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
         }
-        let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
-        let results = try await search.run(notebook: notebook, embedders: embedders, context: context)
-        let hits = results.hits
+        let notebook = try await Notebook.openExisting(
+            path: path, embedders: search.mode == .text ? nil : embedders, context: context)
+        let hits = try await search.run(notebook: notebook, embedders: embedders, context: context)
 
         if context.json {
-            context.console.out.write(search.document(results).serialized() + "\n")
+            context.console.out.write(search.document(hits).serialized() + "\n")
             return ExitCode.success
         }
         if hits.isEmpty {
-            context.console.err.write("no results for \"\(search.query)\"\n")
+            let bar = search.minimumScore > 0 ? " with a score of at least \(SearchOutput.score(search.minimumScore))" : ""
+            context.console.err.write("no results for \"\(search.query)\"\(bar)\n")
             return ExitCode.success
         }
-        let style = context.style
+        let output = SearchOutput(context: context, query: search.query, mode: search.modeName)
         for (index, hit) in hits.enumerated() {
-            context.console.out.write(
-                render(hit, rank: index + 1, query: search.query, mode: search.modeName, style: style,
-                       context: context, contexts: results.contexts))
+            context.console.out.write(search.files ? output.fileLine(hit) : output.render(hit, rank: index + 1))
         }
         return ExitCode.success
     }
 
-    /// The first (best) hit of each document: a file, or one line of a .jsonl file.
-    static func bestChunkPerDocument(_ hits: [SearchResult]) -> [SearchResult] {
-        var seen = Set<String>()
-        return hits.filter { hit in
-            let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
-            guard let file = metadata?["file"]?.string else { return true }
-            let key = file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "")
-            return seen.insert(key).inserted
+    /// `--min-score X`: a number from 0 to 1.
+    static func minimumScore(_ text: String?) throws -> Double {
+        guard let text else { return 0 }
+        guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
+            throw CLIError.usage("--min-score expects a number from 0 to 1, got '\(text)'", command: "search")
         }
+        return value
     }
 
     /// Records of the collections named with `-c` (`.all` without one).
@@ -119,58 +116,43 @@ enum SearchCommand {
         return source
     }
 
-    static func resultJSON(
-        _ hit: SearchResult, rank: Int, mode: String, contexts: [String: String?]
-    ) -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("rank", .int(Int64(rank))), ("id", .int(hit.id)), ("score", .double(hit.score)),
-            ("source", .string(hit.source)),
-            ("short_id", Notebook.note(metadata: hit.metadata, source: hit.source).map { .string($0.shortID) } ?? .null),
-        ]
-        let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
-        let collection = metadata["collection"]?.string
-        members.append(("collection", collection.map(JSONValue.string) ?? .null))
-        members.append(("context", collection.flatMap { contexts[$0] ?? nil }.map(JSONValue.string) ?? .null))
-        members.append(("metadata", metadata))
-        // A single-leg search ranks by that leg alone, so its rank is the result's rank.
-        let vectorRank = hit.vectorRank ?? (mode == "vector" ? rank : nil)
-        let textRank = hit.textRank ?? (mode == "text" ? rank : nil)
-        members.append(("vector_rank", vectorRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("text_rank", textRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("distance", hit.distance.map { .double($0) } ?? .null))
-        members.append(("bm25", hit.bm25.map { .double($0) } ?? .null))
-        members.append(("content", .string(hit.content)))
-        return .object(members)
+    /// `--files --json`: the path and the score.
+    static func fileJSON(_ hit: NoteSearch.Hit) -> JSONValue {
+        .object([("source", .string(hit.result.source)), ("score", .double(SearchOutput.rounded(hit.relevance)))])
     }
 
-    static func render(
-        _ hit: SearchResult, rank: Int, query: String, mode: String, style: Style,
-        context: CommandContext, contexts: [String: String?]
-    ) -> String {
-        let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
-        var where_ = displayPath(hit.source, environment: context.console.environment,
-                                 currentDirectory: context.console.currentDirectory)
-        if let doc = metadata?["doc_id"]?.idString { where_ += " · \(doc)" }
-        if case .int(let chunk)? = metadata?["chunk"], case .int(let chunks)? = metadata?["chunks"],
-            chunks > 1
-        {
-            where_ += " (part \(chunk + 1)/\(chunks))"
-        }
-        var legs: [String] = []
-        if mode == "hybrid" {
-            legs.append("meaning " + (hit.vectorRank.map { "#\($0)" } ?? "-"))
-            legs.append("words " + (hit.textRank.map { "#\($0)" } ?? "-"))
-        }
-        let score = String(format: "%.4f", hit.score)
-        var header = "\(style.bold(String(format: "%2d", rank)))  \(style.dim(score))  \(style.cyan(where_))"
-        if let note = Notebook.note(metadata: hit.metadata, source: hit.source) { header += "  " + style.dim(note.shortID) }
-        if !legs.isEmpty { header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]") }
-        let snippet = Snippet.make(content: hit.content, query: query, style: style)
-        var text = header + "\n    " + snippet + "\n"
-        if let collection = metadata?["collection"]?.string, let note = contexts[collection] ?? nil {
-            text += "    " + style.dim("\(collection): \(note)") + "\n"
-        }
-        return text
+    /// One result of `--json`: the calibrated `score` people see, then everything it came from
+    /// (the fusion's own score, each leg's rank, raw score and relevance).
+    static func resultJSON(_ hit: NoteSearch.Hit, rank: Int, mode: String) -> JSONValue {
+        let result = hit.result
+        var members: [(String, JSONValue)] = [
+            ("rank", .int(Int64(rank))), ("id", .int(result.id)),
+            ("score", .double(SearchOutput.rounded(hit.relevance))), ("source", .string(result.source)),
+            ("short_id", Notebook.note(metadata: result.metadata, source: result.source).map { .string($0.shortID) } ?? .null),
+            ("title", SearchOutput.title(of: result.content).map(JSONValue.string) ?? .null),
+            ("collection", hit.collection.map(JSONValue.string) ?? .null),
+            ("context", hit.context.map(JSONValue.string) ?? .null),
+            ("metadata", hit.metadata ?? .null),
+        ]
+        // A single-leg search ranks by that leg alone, so its rank is the result's rank.
+        let vectorRank = result.vectorRank ?? (mode == "vector" ? rank : nil)
+        let textRank = result.textRank ?? (mode == "text" ? rank : nil)
+        members.append(("vector_rank", vectorRank.map { .int(Int64($0)) } ?? .null))
+        members.append(("text_rank", textRank.map { .int(Int64($0)) } ?? .null))
+        members.append(("distance", result.distance.map { .double($0) } ?? .null))
+        members.append(("bm25", result.bm25.map { .double($0) } ?? .null))
+        members.append(("fused_score", .double(hit.fusedScore)))
+        members.append(
+            ("legs",
+             .array(hit.legs.map { leg in
+                 .object([
+                     ("leg", .string(leg.name)), ("rank", leg.rank.map { .int(Int64($0)) } ?? .null),
+                     ("score", .double(leg.score)), ("relevance", .double(leg.relevance)),
+                     ("competent", .bool(leg.competent)),
+                 ])
+             })))
+        members.append(("content", .string(result.content)))
+        return .object(members)
     }
 
     /// A source for display: `~/…` under the home folder, relative under the current folder.

@@ -54,6 +54,7 @@ SEARCHES = [
     {"query": "insurance card", "mode": "hybrid", "k": 3},
     {"query": "blue folder", "collection": "home"},
     {"query": "blue folder", "collection": ["home"], "mode": "text"},
+    {"query": "dentist appointment", "min_score": 0.5},
 ]
 
 
@@ -63,6 +64,8 @@ def search_argv(arguments: dict) -> list[str]:
         argv += ["--mode", arguments["mode"]]
     if "k" in arguments:
         argv += ["-k", str(arguments["k"])]
+    if "min_score" in arguments:
+        argv += ["--min-score", str(arguments["min_score"])]
     names = arguments.get("collection", [])
     for name in [names] if isinstance(names, str) else names:
         argv += ["-c", name]
@@ -111,6 +114,12 @@ async def session(mode: str, expected: list[dict]) -> None:
         await tool_error(client, "search", {"query": "   "}, "the query is empty", f"{mode}: blank query")
         await tool_error(client, "search", {}, "'query' is required", f"{mode}: no query")
         await tool_error(client, "search", {"query": "x", "colour": "red"}, "unknown argument 'colour'", f"{mode}: unknown argument")
+        await tool_error(client, "search", {"query": "x", "min_score": 2}, "--min-score expects a number from 0 to 1", f"{mode}: min_score above 1")
+        await tool_error(client, "search", {"query": "x", "min_score": "high"}, "'min_score' must be a number", f"{mode}: min_score as text")
+        for want in expected:
+            scores = [r["score"] for r in want["results"]]
+            check(scores == sorted(scores, reverse=True) and all(0 <= x <= 1 for x in scores), f"{mode}: scores are 0..1 and fall with rank: {scores}")
+        check(all(r["score"] >= 0.5 for r in expected[-1]["results"]), f"{mode}: min_score keeps only scores of at least 0.5")
         try:
             await client.call_tool("frobnicate", {})
             check(False, f"{mode}: an unknown tool was accepted")

@@ -57,7 +57,7 @@ struct IndexSearchTests {
         #expect(lines[0].hasPrefix(" 1  "))
         #expect(lines[0].contains("garden/tomatoes.txt"))
         #expect(lines[0].contains("[meaning #1, words #1]"))
-        #expect(lines[1] == "    Stake the [tomatoes] when planting. Water at the base.")
+        #expect(lines[1] == "    Stake the tomatoes when planting. Water at the base.")
         #expect(!result.out.contains("\u{1B}["))
     }
 

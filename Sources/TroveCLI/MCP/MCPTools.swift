@@ -2,7 +2,7 @@ import Foundation
 import Trove
 
 /// The tools `trove mcp` offers, their JSON Schemas, and how a call becomes the same work the
-/// commands do: a search is parsed by `trove search`'s own parser and run by ``NotesSearch``;
+/// commands do: a search is parsed by `trove search`'s own parser and run by ``SearchInvocation``;
 /// get and multi_get are ``NoteRetrieval``; status is `trove stats --json`; index is
 /// `trove index`.
 enum MCPTools {
@@ -49,6 +49,7 @@ enum MCPTools {
                 ("query", JSONSchema.string("what to look for, in plain words")),
                 ("mode", JSONSchema.string("hybrid (default): meaning and words; vector: meaning only; text: words only", choices: ["hybrid", "vector", "text"])),
                 ("k", JSONSchema.integer("number of results (default 10)", minimum: 1, maximum: 1000)),
+                ("min_score", JSONSchema.number("leave out results whose score (a calibrated relevance from 0 to 1) is below this")),
                 ("source", JSONSchema.string("only records whose source is this (a file path for indexed files)")),
                 (
                     "collection",
@@ -61,20 +62,23 @@ enum MCPTools {
             ], required: ["query"]),
         output: JSONSchema.object(
             [
-                ("query", JSONSchema.string()), ("mode", JSONSchema.string()), ("k", JSONSchema.integer()),
+                ("query", JSONSchema.string()), ("mode", JSONSchema.string()), ("k", JSONSchema.integer(nullable: true)),
+                ("min_score", JSONSchema.number()),
                 (
                     "results",
                     JSONSchema.array(
                         JSONSchema.object(
                             [
                                 ("rank", JSONSchema.integer()), ("id", JSONSchema.integer("record id")),
-                                ("score", JSONSchema.number()), ("source", JSONSchema.string()),
+                                ("score", JSONSchema.number("calibrated relevance, 0 to 1")), ("source", JSONSchema.string()),
+                                ("title", JSONSchema.string(nullable: true)),
                                 ("short_id", JSONSchema.string("the note's short id, for get", nullable: true)),
                                 ("collection", JSONSchema.string(nullable: true)),
                                 ("context", JSONSchema.string("the collection's context: what its notes are", nullable: true)),
                                 ("metadata", JSONSchema.any),
                                 ("vector_rank", JSONSchema.integer(nullable: true)), ("text_rank", JSONSchema.integer(nullable: true)),
                                 ("distance", JSONSchema.number(nullable: true)), ("bm25", JSONSchema.number(nullable: true)),
+                                ("fused_score", JSONSchema.number("the fusion's own score")), ("legs", JSONSchema.array(JSONSchema.any)),
                                 ("content", JSONSchema.string("the matching chunk's text")),
                             ], required: ["rank", "id", "score", "source", "content"]))
                 ),
@@ -240,22 +244,23 @@ enum MCPTools {
     }
 
     private static func runSearch(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
-        let arguments = try ToolArguments(json, allowed: ["query", "mode", "k", "source", "collection", "all_chunks"])
+        let arguments = try ToolArguments(
+            json, allowed: ["query", "mode", "k", "min_score", "source", "collection", "all_chunks"])
         let query = try arguments.requiredString("query")
         var argv: [String] = []
         if let mode = try arguments.string("mode") { argv += ["--mode", mode] }
         if let k = try arguments.integer("k", in: 1...1000) { argv += ["-k", String(k)] }
+        if let minimum = try arguments.number("min_score") { argv += ["--min-score", String(minimum)] }
         if let source = try arguments.string("source") { argv += ["--source", source] }
         if try arguments.bool("all_chunks") == true { argv.append("--all-chunks") }
         // One name or a list of names.
         let collections = try (try? arguments.string("collection")).map { [$0] } ?? arguments.strings("collection") ?? []
         for name in collections { argv += ["-c", name] }
         let context = try commandContext(Commands.search, argv + ["--", query], server: server)
-        let search = try NotesSearch(context)
+        let search = try SearchInvocation(context)
         let (notebook, embedders, modelError) = try await server.notes.open()
-        if search.needsModels, let modelError { throw modelError }
-        let found = try await search.run(notebook: notebook, embedders: search.needsModels ? embedders : nil, context: context)
-        return search.document(found)
+        if search.mode != .text, let modelError { throw modelError }
+        return search.document(try await search.run(notebook: notebook, embedders: embedders ?? [], context: context))
     }
 
     private static func runGet(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
