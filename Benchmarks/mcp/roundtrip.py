@@ -57,29 +57,31 @@ def main():
 
     mcp = {mode: [] for mode in MODES}
     cli = {mode: [] for mode in MODES}
+    found = {mode: 0 for mode in MODES}
     for round_ in range(ROUNDS):
         for mode in MODES:
             for query in QUERIES:
                 start = time.perf_counter()
                 answer = rpc("tools/call", {"name": "search", "arguments": {"query": query, "mode": mode, "k": 10}})
                 mcp[mode].append(time.perf_counter() - start)
-                assert not answer["result"]["isError"] and answer["result"]["structuredContent"]["results"], answer
+                assert not answer["result"]["isError"], answer
+                found[mode] += bool(answer["result"]["structuredContent"]["results"])
             # The peer on a third of the queries per round (a process per query is slow).
             for query in QUERIES[round_::3]:
                 start = time.perf_counter()
                 done = subprocess.run([TROVE, "search", "--json", "--db", db, "--mode", mode, "-k", "10", "--", query], capture_output=True, text=True)
                 cli[mode].append(time.perf_counter() - start)
-                assert done.returncode == 0 and json.loads(done.stdout)["results"], done.stderr
+                assert done.returncode == 0 and "results" in json.loads(done.stdout), done.stderr
     server.stdin.close()
     server.wait(timeout=30)
 
     print()
-    print("| mode | trove mcp p50 | p90 | p99 | trove search --json (process per query) p50 | ratio | calls |")
+    print("| mode | trove mcp p50 | p90 | p99 | trove search --json (process per query) p50 | ratio | calls (with results) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for mode in MODES:
         a, b = mcp[mode], cli[mode]
         print(f"| {mode} | {statistics.median(a) * 1000:.1f} ms | {percentile(a, 90) * 1000:.1f} ms | {percentile(a, 99) * 1000:.1f} ms "
-              f"| {statistics.median(b) * 1000:.1f} ms | {statistics.median(b) / statistics.median(a):.0f}x | {len(a)} / {len(b)} |")
+              f"| {statistics.median(b) * 1000:.1f} ms | {statistics.median(b) / statistics.median(a):.0f}x | {len(a)} ({found[mode]}) / {len(b)} |")
 
 
 main()
