@@ -36,7 +36,7 @@ def main():
     subprocess.run([TROVE, "index", "--quiet", "--db", db, NOTES], check=True)
     print(f"trove: {TROVE}\nnotes: {NOTES} (indexed in {time.perf_counter() - start:.1f} s)")
     stats = json.loads(subprocess.run([TROVE, "stats", "--json", "--db", db], check=True, capture_output=True, text=True).stdout)
-    print(f"records: {stats['records']}, models: {', '.join(stats['models'])}, index: {stats['index']}")
+    print(f"records: {stats['records']}, models: {', '.join(field['model'] for field in stats['vector_fields'])}, index: {stats['index']}")
     print(f"queries: {len(QUERIES)} per round and mode, k = 10, rounds: {ROUNDS}, modes: {', '.join(MODES)}")
 
     server = subprocess.Popen([TROVE, "mcp", "--db", db], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)

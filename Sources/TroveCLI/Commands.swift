@@ -53,6 +53,12 @@ enum Commands {
             Re-running is incremental: unchanged files (same SHA-256) are skipped, changed files
             are replaced as a unit in one transaction, and files that left a collection (deleted,
             or no longer matching its mask) are removed from the database.
+
+            With --watch, the command then follows the collections' folders (inotify on Linux,
+            polling elsewhere) and indexes every file saved, created, moved or deleted there
+            within about a second, a burst of saves as one batch; each summary line goes to
+            stderr (with --json, one JSON line per batch on stdout). Ctrl-C stops it; the batch
+            being written is finished first, so the database is always consistent.
             """,
         options: [
             OptionSpec(
@@ -61,6 +67,9 @@ enum Commands {
             OptionSpec(
                 "chunk-tokens", value: "N",
                 help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
+            OptionSpec(
+                "watch", short: "w",
+                help: "then keep following the folders: changes are indexed within a second (Ctrl-C stops)"),
             OptionSpec("quiet", short: "q", help: "no progress bar and no summary line"),
             OptionSpec(
                 "encrypt",
@@ -71,6 +80,7 @@ enum Commands {
             ("trove index", "refresh every collection: only what changed is read again"),
             ("trove index ~/notes", "add ~/notes to the collection 'default' and index it"),
             ("trove index -c work", "refresh the collection 'work' only"),
+            ("trove index --watch", "refresh, then keep every collection current until Ctrl-C"),
             ("trove index -c recipes ~/Downloads/recipes.md", "add one file to the collection 'recipes'"),
             ("trove index --db work.sqlite exported.jsonl", "one document per JSON line"),
             ("TROVE_PASSWORD_FILE=~/.trove-pass trove index --encrypt --db private.trove ~/journal",

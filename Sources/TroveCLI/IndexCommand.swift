@@ -101,6 +101,9 @@ enum IndexCommand {
         }
         summary.seconds = Date().timeIntervalSince(started)
         report(summary, collections: selected, path: path, context: context)
+        if context.arguments.flag("watch") {
+            return try await Watcher.run(collections: selected, indexer: indexer, context: context)
+        }
         return summary.failed > 0 ? ExitCode.failure : ExitCode.success
     }
 

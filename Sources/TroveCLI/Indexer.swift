@@ -109,11 +109,14 @@ final class Indexer {
                     try await stage(
                         DiscoveredFile(path: path, format: format), collection: collection.name, known: known,
                         into: &summary)
+                } else if !exists {
+                    // A file, or a folder with everything that was under it.
+                    gone += known.keys.filter { $0 == path || $0.hasPrefix(path + "/") }
                 } else if known[path] != nil {
-                    gone.append(path)
+                    gone.append(path)  // no longer covered: outside the mask now
                 }
             }
-            try await remove(gone, from: collection.name, into: &summary)
+            try await remove(Array(Set(gone)).sorted(), from: collection.name, into: &summary)
         }
         try await flush(into: &summary)
     }

@@ -28,15 +28,17 @@ enum Relevance {
         func relevance(_ x: Double) -> Double { 1 / (1 + exp(-(a * x + b))) }
     }
 
-    /// all-MiniLM-L6-v2's cosines (notes-dev, classes weighted equally).
-    static let miniLM = Calibration(a: 21.659, b: -4.601)
+    /// all-MiniLM-L6-v2's cosines (notes-dev: each query's 20 closest notes and its right one,
+    /// classes weighted equally): 0.5 at cosine 0.311.
+    static let miniLM = Calibration(a: 14.506, b: -4.512)
     /// multilingual-e5-small's cosines: its vectors sit in a narrow cone (unrelated texts near
-    /// 0.75), so its curve is steep and late.
-    static let e5 = Calibration(a: 102.201, b: -83.036)
+    /// 0.78), so its curve is steep and late: 0.5 at cosine 0.831.
+    static let e5 = Calibration(a: 70.997, b: -59.004)
     /// A model without a fitted curve: 0.5 at cosine 0.5, 0.12 at 0.25, 0.88 at 0.75.
     static let unknownModel = Calibration(a: 8.0, b: -4.0)
-    /// The text leg, on word coverage 0...1.
-    static let text = Calibration(a: 7.836, b: -0.834)
+    /// The text leg, on word coverage 0...1 (notes holding at least one of the query's words):
+    /// 0.5 at a coverage of 0.346.
+    static let text = Calibration(a: 8.032, b: -2.781)
 
     /// The curve for vectors of the model with this manifest id.
     static func calibration(modelID: String) -> Calibration {

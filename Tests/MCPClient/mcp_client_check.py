@@ -167,7 +167,7 @@ async def session(mode: str, expected: list[dict]) -> None:
         stats = cli("stats")
         check(len(sources) == stats["sources"] and sum(s["records"] for s in sources) == stats["records"], f"{mode}: list_sources {sources}")
         status = (await client.call_tool("status", {})).structured_content
-        check(status["records"] == stats["records"] and status["last_indexed"] is not None and len(status["models"]) >= 1, f"{mode}: status {status}")
+        check(status["records"] == stats["records"] and status["last_indexed"] is not None and len(status["vector_fields"]) >= 1 and status["collections"] == ["home"], f"{mode}: status {status}")
 
         # Resources: one per note, readable, attachable.
         listed = (await client.list_resources()).resources

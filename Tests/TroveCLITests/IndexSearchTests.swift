@@ -227,6 +227,27 @@ struct IndexSearchTests {
     }
 }
 
+@Suite("IndexCommand on binary files", .serialized)
+struct BinaryFileTests {
+    @Test("a .txt or .md holding binary content is skipped: no warning, not failed, exit 0, every run")
+    func binarySkipped() async throws {
+        let fixture = try NotesFixture()
+        try fixture.write("note.md", "Buy oat milk.")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x01, 0xFF]).write(to: URL(fileURLWithPath: fixture.path("photo.md")))
+        try Data([0xFF, 0xFE, 0x41, 0x00]).write(to: URL(fileURLWithPath: fixture.path("utf16.txt")))
+        for _ in 0..<2 {
+            let run = await fixture.trove(["index", "."])
+            #expect(run.status == 0, "\(run.err)")
+            #expect(!run.err.contains("warning"), "\(run.err)")
+            #expect(run.err.contains("2 binary skipped") && !run.err.contains("failed"), "\(run.err)")
+        }
+        // A note that turns binary loses its records.
+        try Data([0x00, 0x01]).write(to: URL(fileURLWithPath: fixture.path("note.md")))
+        let json = try await fixture.json(["index", "."])
+        #expect(json["skipped"] == .int(3) && json["removed"] == .int(1) && json["failed"] == .int(0))
+    }
+}
+
 @Suite("Search collapsing", .serialized)
 struct SearchCollapsingTests {
     @Test("a chunked note is listed once unless --all-chunks")

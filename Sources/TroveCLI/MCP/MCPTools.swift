@@ -168,15 +168,17 @@ enum MCPTools {
 
     static let status = tool(
         "status", title: "Database status",
-        description: "The database: records, sources, files, models, index and when it was last indexed (as `trove stats --json`).",
+        description: "The database: records, sources, files, models, index, collections and when it was last indexed "
+            + "(as `trove stats --json`).",
         input: JSONSchema.closedObject([]),
         output: JSONSchema.object(
             [
                 ("database", JSONSchema.string()), ("records", JSONSchema.integer()), ("sources", JSONSchema.integer()),
                 ("files", JSONSchema.integer()), ("index", JSONSchema.string()), ("model", JSONSchema.any),
-                ("models", JSONSchema.array(JSONSchema.string())),
+                ("vector_fields", JSONSchema.array(JSONSchema.any, "one per model")),
+                ("collections", JSONSchema.array(JSONSchema.string())),
                 ("last_indexed", JSONSchema.string("ISO 8601, UTC", nullable: true)),
-            ], required: ["database", "records", "sources", "files", "index", "models"]))
+            ], required: ["database", "records", "sources", "files", "index", "vector_fields"]))
 
     static let index = tool(
         "index", title: "Index files",
