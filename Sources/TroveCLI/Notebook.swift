@@ -5,8 +5,9 @@ import TroveSQLite
 import TroveText
 
 /// The `trove` tool's view of a database file: one Trove collection, `notes`, holding a record
-/// per chunk, and a table `trove_files` remembering each indexed file's SHA-256 so re-indexing
-/// skips what did not change.
+/// per chunk, a table `trove_files` remembering each indexed file's SHA-256 per named collection
+/// so re-indexing skips what did not change, and the named collections themselves
+/// (`trove_collections`, see ``NoteCollection``).
 ///
 /// A database indexed with more than one model keeps the first model's vectors in `notes` and
 /// each further model's in a companion collection `notes_vectors_2`, `notes_vectors_3`, … (no
@@ -14,8 +15,8 @@ import TroveText
 /// to every leg before ranking), written and deleted together with
 /// `notes` in one transaction. Searches fuse their vector legs (see ``MultiModelSearch``).
 ///
-/// Every record the tool writes carries `file` (the absolute path it came from), `chunk` and
-/// `chunks` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
+/// Every record the tool writes carries `file` (the absolute path it came from), `chunk`,
+/// `chunks` and `collection` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
 /// by `json_extract(metadata, '$.file')`, whatever their source.
 struct Notebook: Sendable {
     static let collectionName = "notes"
