@@ -27,7 +27,7 @@ struct MCPClientTests {
         let out = Pipe()
         // stderr goes to a file, so that neither stream can fill up and block the process.
         let errors = try TemporaryDirectory(prefix: "trove-mcp-stderr")
-        FileManager.default.createFile(atPath: errors.path("stderr"), contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path("stderr"), contents: nil)
         let err = try FileHandle(forWritingTo: errors.url.appendingPathComponent("stderr"))
         process.standardOutput = out
         process.standardError = err
