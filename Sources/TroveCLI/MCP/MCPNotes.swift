@@ -7,16 +7,33 @@ import TroveEmbeddings
 /// URI per note (`trove://note/<short id digits>`).
 actor MCPNotes {
     let context: CommandContext
-    private var opened: (notebook: Notebook, embedders: [any Embedder]?, modelError: Error?)?
+    /// The database and models, opened by the first call that needs them; concurrent first
+    /// calls wait for the same opening rather than loading the models twice.
+    private var opening: Task<Opened, Error>?
+
+    typealias Opened = (notebook: Notebook, embedders: [any Embedder]?, modelError: Error?)
 
     init(context: CommandContext) { self.context = context }
 
     /// The open notebook and its models (nil when a model is not installed: text search still
     /// works, and other modes answer `modelError`, which names the command that installs it).
     /// Kept until ``reopen()``: restart the server after installing a model.
-    /// - Throws: ``CLIError/notFound(_:)`` when there is no database or no notes yet.
-    func open() async throws -> (notebook: Notebook, embedders: [any Embedder]?, modelError: Error?) {
-        if let opened { return opened }
+    /// - Throws: ``CLIError/notFound(_:)`` when there is no database or no notes yet (the next
+    ///   call tries again).
+    func open() async throws -> Opened {
+        if opening == nil {
+            let context = self.context
+            opening = Task { try await Self.open(context) }
+        }
+        do {
+            return try await opening!.value
+        } catch {
+            opening = nil
+            throw error
+        }
+    }
+
+    private static func open(_ context: CommandContext) async throws -> Opened {
         let path = try context.databasePath()
         var embedders: [any Embedder]?
         var modelError: Error?
@@ -29,12 +46,11 @@ actor MCPNotes {
             }
         }
         let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
-        opened = (notebook, embedders, modelError)
         return (notebook, embedders, modelError)
     }
 
     /// Forgets the open database (after the index tool wrote to it, or it was created).
-    func reopen() { opened = nil }
+    func reopen() { opening = nil }
 
     // MARK: Resources
 

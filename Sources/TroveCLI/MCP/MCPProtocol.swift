@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Two eras of the protocol are served side by side:
 /// - the handshake era (revisions 2025-06-18 and 2025-11-25): the client sends `initialize`,
-///   the server answers with the revision both speak, and the session keeps it;
+///   the server answers with the revision both speak (what it serves is the same in both);
 /// - the per-request era (2026-07-28): no handshake; every request names its revision in
 ///   `_meta["io.modelcontextprotocol/protocolVersion"]`, a client may ask `server/discover`
 ///   first, and every result says `resultType` (lists and reads also how long they may be

@@ -15,8 +15,6 @@ final class MCPServer: Sendable {
     let context: CommandContext
     let allowIndex: Bool
     let notes: MCPNotes
-    /// The revision agreed by `initialize` (handshake era); nil before it.
-    private let session = MCPSessionState()
 
     init(context: CommandContext, allowIndex: Bool) {
         self.context = context
@@ -56,10 +54,9 @@ final class MCPServer: Sendable {
             return Self.errorResponse(
                 id: message["id"] ?? .null, RPCError(MCPProtocol.Code.invalidRequest, "a request needs a method"))
         }
-        guard let id = message["id"] else {
-            await notified(method)
-            return nil
-        }
+        // A notification (initialized, cancelled) needs nothing from us: requests are short, and
+        // a client ignores the answer to one it cancelled.
+        guard let id = message["id"] else { return nil }
         switch id {
         case .string, .int: break
         default:
@@ -98,14 +95,9 @@ final class MCPServer: Sendable {
         return text
     }
 
-    private func notified(_ method: String) async {
-        // notifications/initialized and notifications/cancelled need nothing from us: requests are
-        // short, and an answer to a cancelled one is ignored by the client.
-    }
-
     private func handle(_ method: String, params: JSONValue?, perRequest: Bool) async throws -> JSONValue {
         switch method {
-        case "initialize": return try await initialize(params)
+        case "initialize": return try initialize(params)
         case "server/discover":
             return .object([
                 ("supportedVersions", .array(MCPProtocol.perRequestVersions.map { .string($0) })),
@@ -137,7 +129,7 @@ final class MCPServer: Sendable {
         }
     }
 
-    private func initialize(_ params: JSONValue?) async throws -> JSONValue {
+    private func initialize(_ params: JSONValue?) throws -> JSONValue {
         guard let requested = params?["protocolVersion"]?.string else {
             throw RPCError.invalidParams("initialize needs protocolVersion")
         }
@@ -145,7 +137,7 @@ final class MCPServer: Sendable {
         // it can go on.
         let version =
             MCPProtocol.handshakeVersions.contains(requested) ? requested : MCPProtocol.handshakeVersions.last!
-        await session.agree(version)
+        context.console.err.write("trove mcp: \(params?["clientInfo"]?["name"]?.string ?? "a client") speaks \(version)\n")
         return .object([
             ("protocolVersion", .string(version)), ("capabilities", capabilities),
             ("serverInfo", serverInfo), ("instructions", .string(instructions)),
@@ -188,12 +180,6 @@ final class MCPServer: Sendable {
         if let data = error.data { body.append(("data", data)) }
         return .object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object(body))])
     }
-}
-
-/// What `initialize` agreed (handshake era).
-actor MCPSessionState {
-    private(set) var version: String?
-    func agree(_ version: String) { self.version = version }
 }
 
 /// Writes whole lines to a sink from concurrent tasks, one at a time, so answers never
