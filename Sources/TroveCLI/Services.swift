@@ -12,16 +12,9 @@ import TroveEmbeddings
 struct Services: Sendable {
     /// Loads the embedder from a model folder.
     var loadEmbedder: @Sendable (URL) throws -> any Embedder
-    /// Told when `trove index --watch` starts watching, with the watcher (tests stop it as
-    /// Ctrl-C would).
-    var watching: @Sendable (FolderWatcher) -> Void
 
-    init(
-        loadEmbedder: @escaping @Sendable (URL) throws -> any Embedder,
-        watching: @escaping @Sendable (FolderWatcher) -> Void = { _ in }
-    ) {
+    init(loadEmbedder: @escaping @Sendable (URL) throws -> any Embedder) {
         self.loadEmbedder = loadEmbedder
-        self.watching = watching
     }
 
     /// The built-in models: a folder with `e5-small-q4.bin` runs multilingual-e5-small
