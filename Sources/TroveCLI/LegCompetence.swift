@@ -9,11 +9,12 @@ import TroveEmbeddings
 /// trained on English only, so it is competent on a text only when the text reads as English
 /// to it:
 ///
-/// - every letter is in the basic Latin alphabet (no CJK, Cyrillic, Devanagari…, and no
-///   accented Latin letters or `¿`/`¡`, which English text almost never has), and
 /// - in a text of four words or more, at least 60% of the words are whole tokens of its
-///   WordPiece vocabulary (English words are; Spanish, German, French and Hindi in Latin
-///   script are split into pieces). Shorter texts are too short to tell and pass.
+///   WordPiece vocabulary written in the basic Latin alphabet (English words are; Spanish,
+///   German, French and Hindi in Latin script come apart into pieces or carry accents, and CJK
+///   text is not in the alphabet), so an English note quoting "Día de Muertos" stays English;
+/// - a shorter text is too short to count: it reads as English when all its letters are in the
+///   basic Latin alphabet (no CJK, Cyrillic, Devanagari…, no accented letters, no `¿`/`¡`).
 ///
 /// The rule looks only at the text and the model's own vocabulary, never at the query set: it
 /// is not tuned query by query.
@@ -53,12 +54,15 @@ struct LegCompetence: Sendable {
 
     /// The English test above.
     static func readsAsEnglish(_ text: String, tokenizer: WordPieceTokenizer) -> Bool {
-        for scalar in text.unicodeScalars where scalar.properties.isAlphabetic || scalar == "¿" || scalar == "¡" {
-            if scalar.value > 0x7F { return false }
-        }
         let words = Snippet.wordRanges(text).map { text[$0] }.filter { $0.contains(where: \.isLetter) }
-        guard words.count >= shortText else { return true }
-        let known = words.filter { tokenizer.wordPieceIDs(String($0)).count == 1 }.count
+        guard words.count >= shortText else {
+            return !text.unicodeScalars.contains { scalar in
+                (scalar.properties.isAlphabetic && scalar.value > 0x7F) || scalar == "¿" || scalar == "¡"
+            }
+        }
+        let known = words.filter { word in
+            word.unicodeScalars.allSatisfy { $0.value <= 0x7F } && tokenizer.wordPieceIDs(String(word)).count == 1
+        }.count
         return Double(known) / Double(words.count) >= knownWordShare
     }
 }

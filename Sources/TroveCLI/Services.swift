@@ -12,19 +12,14 @@ import TroveEmbeddings
 struct Services: Sendable {
     /// Loads the embedder from a model folder.
     var loadEmbedder: @Sendable (URL) throws -> any Embedder
-    /// Told when `trove index --watch` starts watching, with the watcher (tests stop it as
-    /// Ctrl-C would).
-    var watching: @Sendable (FolderWatcher) -> Void
     /// The models `trove model` knows (tests add a small one with a known checksum).
     var modelCatalog: [ModelPackage]
 
     init(
         loadEmbedder: @escaping @Sendable (URL) throws -> any Embedder,
-        watching: @escaping @Sendable (FolderWatcher) -> Void = { _ in },
         modelCatalog: [ModelPackage] = ModelPackage.builtIn
     ) {
         self.loadEmbedder = loadEmbedder
-        self.watching = watching
         self.modelCatalog = modelCatalog
     }
 

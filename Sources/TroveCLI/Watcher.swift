@@ -58,7 +58,6 @@ enum Watcher {
             context.console.err.write(
                 "watching \(folders.count) folder\(folders.count == 1 ? "" : "s") of \(names); Ctrl-C stops\n")
         }
-        context.services.watching(watcher)
 
         for await batch in batches {
             let started = Date()

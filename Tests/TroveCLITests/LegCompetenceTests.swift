@@ -14,6 +14,7 @@ struct LegCompetenceTests {
         for english in [
             "my mother's tamale recipe with roasted poblano strips", "what to pack for the school museum outing in May",
             "Car insurance renews Aug 1 with Belair: $1,842 a year.", "setlist", "costumes for the play",
+            "Traditions to keep: a Día de Muertos altar every year with photos of the grandparents.",
         ] {
             #expect(LegCompetence.readsAsEnglish(english, tokenizer: tokenizer), "\(english)")
         }

@@ -5,25 +5,6 @@ import TroveTestSupport
 
 @testable import TroveCLI
 
-/// Receives the watcher of an in-process `trove index --watch`, to stop it as Ctrl-C would.
-final class WatcherBox: @unchecked Sendable {
-    // @unchecked Sendable: every access holds `lock`.
-    private let lock = NSLock()
-    private var stored: FolderWatcher?
-
-    var watcher: FolderWatcher? {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-
-    func set(_ watcher: FolderWatcher) {
-        lock.lock()
-        stored = watcher
-        lock.unlock()
-    }
-}
-
 /// The `trove` executable built next to the tests.
 let troveExecutable: String? = {
     var candidates: [URL] = []
@@ -69,18 +50,34 @@ struct WatcherTests {
         ).compactMap { $0.string("file") }
     }
 
+    /// Starts the real `trove index --watch` on the fixture's notes (all-MiniLM-L6-v2) and
+    /// waits until it watches. A process of its own, as a person runs it: the timing is the
+    /// watcher's, not the test runner's thread pool's.
+    func startWatching(_ f: NotesFixture) async throws -> (Process, BufferSink) {
+        let executable = try #require(troveExecutable, "the trove executable is built with the tests")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["index", "--watch", "--model", "all-MiniLM-L6-v2", "--db", f.database, f.notes]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let output = BufferSink()
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }  // the end: the process exited
+            output.write(String(decoding: data, as: UTF8.self))
+        }
+        try process.run()
+        #expect(await waitFor(60) { output.text.contains("watching") } != nil, "\(output.text)")
+        return (process, output)
+    }
+
     @Test("a file created, edited and deleted is reflected within a second each")
     func createEditDelete() async throws {
+        try #require(installedModel != nil, "the real process runs the real model")
         let f = try NotesFixture()
         try f.write("first.md", "The first note.")
-        let box = WatcherBox()
-        let services = Services(loadEmbedder: { _ in HashingEmbedder() }, watching: { box.set($0) })
-        let database = f.database
-        let notes = f.notes
-        let watching = Task {
-            await runTrove(["index", "--watch", "--db", database, "."], directory: notes, services: services)
-        }
-        #expect(try await waitFor(30) { box.watcher != nil } != nil)
+        let (process, output) = try await startWatching(f)
 
         let store = try Database(path: f.database)
         try f.write("sub/new.md", "Marmalade recipe with Seville oranges.")
@@ -109,34 +106,22 @@ struct WatcherTests {
         try FileManager.default.createDirectory(atPath: outside + "/deep", withIntermediateDirectories: true)
         try Data("Quince paste.".utf8).write(to: URL(fileURLWithPath: outside + "/deep/q.md"))
         try FileManager.default.moveItem(atPath: outside, toPath: f.path("moved"))
-        #expect(try await waitFor(5) { try await sources(f, "quince") == [f.path("moved/deep/q.md")] } != nil)
+        #expect(try await waitFor(5) { try await files(store, "Quince") == [f.path("moved/deep/q.md")] } != nil)
         try FileManager.default.removeItem(atPath: f.path("moved"))
-        #expect(try await waitFor(5) { try await sources(f, "quince").isEmpty } != nil)
+        #expect(try await waitFor(5) { try await files(store, "Quince").isEmpty } != nil)
 
-        box.watcher?.stop()
-        let result = await watching.value
-        #expect(result.status == 0, "\(result.err)")
-        #expect(result.err.contains("stopped watching"))
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output.text)")
+        #expect(output.text.contains("stopped watching"))
     }
 
     @Test("Ctrl-C (SIGINT) during a burst of saves: exit 0, and trove verify passes")
     func interruptDuringBurst() async throws {
-        let executable = try #require(troveExecutable, "the trove executable is built with the tests")
         try #require(installedModel != nil, "the real process runs the real model")
         let f = try NotesFixture()
         try f.write("seed.md", "A first note so the database exists.")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["index", "--watch", "--model", "all-MiniLM-L6-v2", "--db", f.database, f.notes]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        let output = BufferSink()
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            output.write(String(decoding: handle.availableData, as: UTF8.self))
-        }
-        try process.run()
-        #expect(await waitFor(60) { output.text.contains("watching") } != nil, "\(output.text)")
+        let (process, output) = try await startWatching(f)
         // A burst: 40 notes saved as fast as possible, interrupted while they are being indexed.
         for index in 0..<40 {
             try f.write("burst/\(index).md", "Burst note number \(index) about apples and pears.")
@@ -144,7 +129,6 @@ struct WatcherTests {
         try await Task.sleep(nanoseconds: 150_000_000)
         process.interrupt()
         process.waitUntilExit()
-        errors.fileHandleForReading.readabilityHandler = nil
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(output.text)")
         #expect(output.text.contains("stopped watching"), "\(output.text)")
         let verify = await runTrove(["verify", "--db", f.database])
