@@ -13,6 +13,8 @@ enum NoteRetrieval {
         var lines: Int
         /// Whether the text came from the file on disk (else from the indexed chunks).
         var fromFile: Bool
+        /// The collections holding the note, with their contexts (what their notes are).
+        var collections: [(name: String, context: String?)]
 
         var json: JSONValue {
             .object([
@@ -20,7 +22,13 @@ enum NoteRetrieval {
                 ("short_id", .string(note.shortID)), ("source", .string(note.source)),
                 ("from_line", .int(Int64(range?.from ?? 1))),
                 ("to_line", .int(Int64(min(range?.to ?? lines, lines)))), ("lines", .int(Int64(lines))),
-                ("origin", .string(fromFile ? "file" : "index")), ("text", .string(text)),
+                ("origin", .string(fromFile ? "file" : "index")),
+                (
+                    "collections",
+                    .array(
+                        collections.map { .object([("name", .string($0.name)), ("context", $0.context.map { .string($0) } ?? .null)]) })
+                ),
+                ("text", .string(text)),
             ])
         }
     }
@@ -35,7 +43,9 @@ enum NoteRetrieval {
             currentDirectory: context.console.currentDirectory, command: context.spec.name)
         let (whole, fromFile) = try await notebook.text(of: note)
         let (text, lines) = try (range ?? LineRange(from: 1, to: nil)).apply(to: whole, command: context.spec.name)
-        return Page(note: note, text: text, range: range, lines: lines, fromFile: fromFile)
+        let holding = try await notebook.collections(of: note)
+        let collections = try await notebook.collections().filter { holding.contains($0.name) }.map { ($0.name, $0.context) }
+        return Page(note: note, text: text, range: range, lines: lines, fromFile: fromFile, collections: collections)
     }
 
     /// Several notes within a byte budget.

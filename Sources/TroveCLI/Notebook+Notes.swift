@@ -77,6 +77,17 @@ extension Notebook {
                 + "'trove search', or a record id)")
     }
 
+    /// The names of the collections whose records hold the note.
+    func collections(of note: Note) async throws -> Set<String> {
+        let rows = try await database.query(
+            """
+            SELECT DISTINCT json_extract(metadata, '$.collection') AS name FROM \(Self.collectionName)
+            WHERE json_extract(metadata, '$.file') = ? AND json_extract(metadata, '$.doc_id') IS ?
+            """,
+            bindings: [.text(note.file), note.documentID.map { .text($0) } ?? .null])
+        return Set(rows.compactMap { $0.string("name") })
+    }
+
     /// The text of a note: the file as it is on disk now, or, for a .jsonl document or a file
     /// that is gone or unreadable, its indexed chunks joined by blank lines.
     /// - Returns: the text and whether it came from the file (`true`) or the index.

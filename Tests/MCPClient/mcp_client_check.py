@@ -139,6 +139,7 @@ async def session(mode: str, expected: list[dict]) -> None:
         whole = await client.call_tool("get", {"note": "dentist.md"})
         check(not whole.is_error and whole.structured_content["text"] == dentist_text.rstrip("\n"), f"{mode}: get by path {whole.content}")
         check(whole.structured_content["short_id"] == top["short_id"], f"{mode}: the short id of search and get differ")
+        check(whole.structured_content["collections"] == [{"name": "home", "context": "Household notes"}], f"{mode}: get names the note's collection and context")
         by_short = await client.call_tool("get", {"note": top["short_id"], "from_line": 2, "to_line": 3})
         lines = dentist_text.split("\n")
         check(by_short.structured_content["text"] == "\n".join(lines[1:3]), f"{mode}: get by short id, lines 2-3: {by_short.structured_content}")

@@ -56,6 +56,7 @@ struct GetCommandTests {
         #expect(json["lines"] == .int(4))
         #expect(json["from_line"] == .int(2) && json["to_line"] == .int(2))
         #expect(json["origin"]?.string == "file")
+        #expect(json["collections"]?.array?.compactMap { $0["name"]?.string } == ["default"])
         for bad in [":0", ":5", ":3-2", ":x", "2-"] {
             let result = await fixture.trove(["get", "dentist.md", bad])
             #expect(result.status == ExitCode.usage, "\(bad): \(result.err)")

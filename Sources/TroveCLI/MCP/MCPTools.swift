@@ -99,6 +99,14 @@ enum MCPTools {
                 ("source", JSONSchema.string()), ("from_line", JSONSchema.integer()), ("to_line", JSONSchema.integer()),
                 ("lines", JSONSchema.integer("lines in the whole note")),
                 ("origin", JSONSchema.string("file: read from disk now; index: the indexed text", choices: ["file", "index"])),
+                (
+                    "collections",
+                    JSONSchema.array(
+                        JSONSchema.object(
+                            [("name", JSONSchema.string()), ("context", JSONSchema.string("what the collection's notes are", nullable: true))],
+                            required: ["name", "context"]),
+                        "the collections holding the note")
+                ),
                 ("text", JSONSchema.string()),
             ], required: ["path", "short_id", "from_line", "to_line", "lines", "text"]))
 
