@@ -267,9 +267,10 @@ enum Commands {
             "             7 target exists or database not empty, 8 invalid dump.",
             "",
             "Examples:",
-            "  trove index ~/notes",
+            "  trove collection add ~/notes --name notes --context \"Personal notes\"",
+            "  trove index --watch",
             "  trove search \"when is the dentist\"",
-            "  trove search --mode text --json invoice",
+            "  trove search -c notes --min-score 0.5 --json invoice",
             "",
             "Run 'trove COMMAND --help' for a command's options and examples.",
         ]
