@@ -59,6 +59,10 @@ struct RelevanceTests {
         #expect(Relevance.coverage(query: "when to stake tomatoes", content: "Tomatoes!") == 0.5)
         #expect(Relevance.coverage(query: "dentist", content: "Two dentists") == 1)
         #expect(Relevance.coverage(query: "quantum", content: "Stake the tomatoes.") == 0)
+        // Unspaced scripts count by character pairs, as the bigram text index matches them.
+        #expect(Relevance.coverage(query: "护照续签", content: "孩子的护照续签需要准备什么") == 1)
+        #expect(Relevance.coverage(query: "护照续签", content: "护照在抽屉里") == 1.0 / 3.0)
+        #expect(Relevance.coverage(query: "数据库", content: "Stake the tomatoes.") == 0)
     }
 
     @Test("every mode: scores in 0...1, non-increasing down the list", arguments: ["hybrid", "vector", "text"])
