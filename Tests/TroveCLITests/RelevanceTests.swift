@@ -135,5 +135,5 @@ struct RelevanceTests {
         #expect(!values.isEmpty && values.allSatisfy { (0...1).contains($0) }, "\(values)")
         let legs = results(try JSONValue.parse(run.out)).first?["legs"]?.array ?? []
         #expect(legs.count == 2)  // one per model, each with its cosine
-    }}
+    }
 }
