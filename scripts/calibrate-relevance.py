@@ -75,12 +75,27 @@ def words(text):
     return re.findall(r"[^\W_]+", folded)
 
 
+UNSPACED = [(0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x3040, 0x30FF), (0x3400, 0x4DBF),
+            (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F)]
+
+
+def unspaced(term):
+    return any(lo <= ord(c) <= hi for c in term for lo, hi in UNSPACED)
+
+
 def coverage(query, text):
+    """As the CLI's Relevance.coverage: words, or character pairs in unspaced scripts."""
     terms = list(dict.fromkeys(words(query)))
     content = [t for t in terms if t not in STOP] or terms
     have = set(words(text))
+    folded = " ".join(words(text))
     def found(term):
-        return term in have or (len(term) >= 4 and any(w.startswith(term) and len(w) <= len(term) + 3 for w in have))
+        if unspaced(term):
+            if len(term) < 2:
+                return 1.0 if term in folded else 0.0
+            pairs = [term[i:i + 2] for i in range(len(term) - 1)]
+            return sum(p in folded for p in pairs) / len(pairs)
+        return float(term in have or (len(term) >= 4 and any(w.startswith(term) and len(w) <= len(term) + 3 for w in have)))
     return sum(found(t) for t in content) / max(1, len(content))
 
 

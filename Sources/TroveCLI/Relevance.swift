@@ -54,15 +54,44 @@ enum Relevance {
     /// folded; a query word of four letters or more also matches words it begins that are at
     /// most three letters longer).
     /// - Complexity: O(query words × content words).
+    ///
+    /// Scripts written without spaces (Chinese, Japanese, Thai…) make one long "word" of a whole
+    /// phrase, so such a term counts by the share of its character pairs the note holds, as the
+    /// text index's bigram tokenizer matches them.
     static func coverage(query: String, content: String) -> Double {
         let terms = Snippet.queryTerms(query)
         guard !terms.isEmpty else { return 0 }
         let words = Set(Snippet.wordRanges(content).map { Snippet.fold(content[$0]) })
-        let found = terms.filter { term in
-            words.contains(term)
+        var folded: String?
+        let found = terms.reduce(0.0) { total, term in
+            if term.unicodeScalars.contains(where: isUnspaced) {
+                let characters = Array(term)
+                guard characters.count > 1 else {
+                    folded = folded ?? Snippet.fold(content[...])
+                    return total + (folded!.contains(term) ? 1 : 0)
+                }
+                folded = folded ?? Snippet.fold(content[...])
+                let pairs = (0..<(characters.count - 1)).map { String(characters[$0...($0 + 1)]) }
+                return total + Double(pairs.filter { folded!.contains($0) }.count) / Double(pairs.count)
+            }
+            let matched =
+                words.contains(term)
                 || (term.count >= 4 && words.contains { $0.count <= term.count + 3 && $0.hasPrefix(term) })
+            return total + (matched ? 1 : 0)
         }
-        return Double(found.count) / Double(terms.count)
+        return found / Double(terms.count)
+    }
+
+    /// Letters of scripts written without spaces between words: CJK ideographs, kana, Hangul
+    /// syllables, Thai, Lao, Khmer, Myanmar.
+    static func isUnspaced(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0E00...0x0EFF, 0x1000...0x109F, 0x1780...0x17FF, 0x3040...0x30FF, 0x3400...0x4DBF,
+            0x4E00...0x9FFF, 0xAC00...0xD7AF, 0xF900...0xFAFF, 0x20000...0x2FA1F:
+            return true
+        default:
+            return false
+        }
     }
 
     /// Cosine similarity of two vectors (0 when either is all zeros).

@@ -80,26 +80,34 @@ struct WatcherTests {
         let (process, output) = try await startWatching(f)
 
         let store = try Database(path: f.database)
-        try f.write("sub/new.md", "Marmalade recipe with Seville oranges.")
-        let created = try await waitFor(5) { try await files(store, "Marmalade") == [f.path("sub/new.md")] }
-        #expect(created.map { $0 < 1 } == true, "created: \(String(describing: created)) s")
-        #expect(try await sources(f, "marmalade") == [f.path("sub/new.md")])
-
-        try f.write("sub/new.md", "Lemon curd recipe instead.")
-        let edited = try await waitFor(5) {
-            let curd = try await files(store, "curd")
-            let marmalade = try await files(store, "Marmalade")
-            return curd == [f.path("sub/new.md")] && marmalade.isEmpty
+        // Each kind of change three times, on three files; the best of three must be under a
+        // second. A fixed delay in the watcher (a poll period, a batch window) would fail every
+        // time, while one slow round of a debug build sharing two cores with the rest of the
+        // suite does not (trove-bench watch measures p50 and p99 on a release build).
+        var created: [Double] = []
+        var edited: [Double] = []
+        var deleted: [Double] = []
+        for round in 0..<3 {
+            let file = "sub/new\(round).md"
+            try f.write(file, "Marmalade\(round) recipe with Seville oranges.")
+            created.append(try await waitFor(5) { try await files(store, "Marmalade\(round)") == [f.path(file)] } ?? 99)
+            try f.write(file, "Lemon curd\(round) recipe instead.")
+            edited.append(
+                try await waitFor(5) {
+                    let curd = try await files(store, "curd\(round)")
+                    let marmalade = try await files(store, "Marmalade\(round)")
+                    return curd == [f.path(file)] && marmalade.isEmpty
+                } ?? 99)
+            let curd = try await sources(f, "curd\(round)")
+            #expect(curd == [f.path(file)])
+            try FileManager.default.removeItem(atPath: f.path(file))
+            deleted.append(try await waitFor(5) { try await files(store, "curd\(round)").isEmpty } ?? 99)
+            #expect(try await sources(f, "curd\(round)").isEmpty)
         }
-        #expect(edited.map { $0 < 1 } == true, "edited: \(String(describing: edited)) s")
-        let curd = try await sources(f, "curd")
-        let marmalade = try await sources(f, "marmalade")
-        #expect(curd == [f.path("sub/new.md")] && marmalade.isEmpty)
-
-        try FileManager.default.removeItem(atPath: f.path("sub/new.md"))
-        let deleted = try await waitFor(5) { try await files(store, "curd").isEmpty }
-        #expect(deleted.map { $0 < 1 } == true, "deleted: \(String(describing: deleted)) s")
-        #expect(try await sources(f, "curd").isEmpty)
+        #expect(created.min()! < 1, "created: \(created) s")
+        #expect(edited.min()! < 1, "edited: \(edited) s")
+        #expect(deleted.min()! < 1, "deleted: \(deleted) s")
+        #expect(created.allSatisfy { $0 < 5 } && edited.allSatisfy { $0 < 5 } && deleted.allSatisfy { $0 < 5 })
 
         // A new folder moved in is watched and indexed; a folder removed takes its notes along.
         let outside = f.directory.path("outside")
