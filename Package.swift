@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "TroveText", targets: ["TroveText"]),
         .library(name: "TroveVecKit", targets: ["TroveVecKit"]),
         .library(name: "TroveSync", targets: ["TroveSync"]),
+        .library(name: "TroveSecretService", targets: ["TroveSecretService"]),
         .executable(name: "trove", targets: ["trove"]),
     ],
     targets: [
@@ -69,6 +70,11 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // Sync between devices through PostgreSQL (or an app's own SyncTransport); see Documentation/SYNC.md.
         .target(name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"]),
+        // The freedesktop Secret Service client (Debian: libsecret-1-dev); only TroveSecretService imports it.
+        .systemLibrary(
+            name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        // Database keys kept in the Linux keyring (SecretServiceKeyStore), a product of its own.
+        .target(name: "TroveSecretService", dependencies: ["TroveSQLite", "CLibSecret"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
@@ -95,6 +101,7 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSecretServiceTests", dependencies: ["TroveSecretService", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
