@@ -19,6 +19,12 @@ let examples: [(target: String, folder: String)] = [
     ("example-migrations", "Migrations"),
     ("example-vector-index", "VectorIndex"),
     ("example-text-search", "TextSearch"),
+    ("example-key-storage", "KeyStorage"),
+]
+
+/// Products some examples use besides Trove and TroveEmbeddings.
+let exampleExtras: [String: [Target.Dependency]] = [
+    "example-key-storage": [.target(name: "TroveSecretService", condition: .when(platforms: [.linux]))],
 ]
 
 let package = Package(
@@ -86,7 +92,8 @@ let package = Package(
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
     ] + examples.map { example -> Target in
-        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"], path: "Examples/\(example.folder)",
+        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"] + exampleExtras[example.target, default: []],
+                          path: "Examples/\(example.folder)",
                           exclude: ["expected-output.txt"])
     } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.

@@ -10,6 +10,13 @@ missing=()
 # OpenSSL's libcrypto: AES-256-GCM and PBKDF2 for encrypted databases (CCrypto target).
 [ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || missing+=(libopenblas0)
+# The Secret Service key store (TroveSecretService: libsecret) and its tests' real keyring: a
+# private D-Bus session bus (dbus-daemon, dbus-send) with gnome-keyring-daemon, and secret-tool.
+[ -f /usr/include/libsecret-1/libsecret/secret.h ] || missing+=(libsecret-1-dev)
+[ -x /usr/bin/gnome-keyring-daemon ] || missing+=(gnome-keyring)
+[ -x /usr/bin/dbus-daemon ] || missing+=(dbus-daemon)
+[ -x /usr/bin/dbus-send ] || missing+=(dbus-bin)
+[ -x /usr/bin/secret-tool ] || missing+=(libsecret-tools)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
