@@ -79,17 +79,9 @@ static inline trove_secret_status trove_secret_lookup(const char *service_name, 
     } else if (items == NULL) {
         status = TROVE_SECRET_NOT_FOUND;
     } else {
-        // Several items (two processes created one at the same moment): every process picks
-        // the oldest, so all of them use the same key.
+        // Several items can exist only when two processes created one at the same moment
+        // (items are created, never replaced); the first the service returns is read.
         SecretItem *item = SECRET_ITEM(items->data);
-        for (GList *other = items->next; other != NULL; other = other->next) {
-            SecretItem *candidate = SECRET_ITEM(other->data);
-            guint64 a = secret_item_get_created(candidate), b = secret_item_get_created(item);
-            if (a < b || (a == b && g_strcmp0(g_dbus_proxy_get_object_path(G_DBUS_PROXY(candidate)),
-                                               g_dbus_proxy_get_object_path(G_DBUS_PROXY(item))) < 0)) {
-                item = candidate;
-            }
-        }
         if (secret_item_get_locked(item)) {
             status = TROVE_SECRET_LOCKED;
         } else if (!secret_item_load_secret_sync(item, NULL, &error)) {

@@ -36,9 +36,8 @@ public protocol KeyStore: Sendable {
     func secret(service: String, account: String) throws -> Data?
 
     /// Stores a new secret under `service` and `account`. When one is already there (another
-    /// process stored it first), the store keeps that one (or adds beside it, as long as
-    /// ``secret(service:account:)`` then returns the first one stored) and returns without
-    /// error: Trove reads the secret back after adding and uses what is stored.
+    /// process stored it first), the store keeps that one and returns without error: Trove
+    /// reads the secret back after adding and uses what is stored.
     ///
     /// - Parameters:
     ///   - secret: the bytes to keep.

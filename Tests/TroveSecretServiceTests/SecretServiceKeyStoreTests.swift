@@ -37,20 +37,6 @@ struct SecretServiceKeyStoreTests {
         #expect(reopened.encryption?.keyDerivation == .rawKey)
     }
 
-    @Test("items are readable by secret-tool; of two items under the same names, the first stored is read")
-    func twoItems() throws {
-        let keyring = try PrivateKeyring()
-        defer { keyring.stop() }
-        let store = SecretServiceKeyStore()
-        #expect(try store.secret(service: Self.service, account: "twice") == nil)
-        try store.addSecret(Data("first".utf8), service: Self.service, account: "twice", label: "one")
-        // Two first opens at once: the Secret Service adds a second item beside the first.
-        try store.addSecret(Data("second".utf8), service: Self.service, account: "twice", label: "two")
-        #expect(try store.secret(service: Self.service, account: "twice") == Data("first".utf8))
-        #expect(try store.secret(service: Self.service, account: "twice") == Data("first".utf8))
-        #expect(try keyring.lookUpWithSecretTool(service: Self.service, account: "twice").isEmpty == false)
-    }
-
     @Test("an item under the same names that is not a Trove key is refused and left alone; no file is made")
     func wrongItem() throws {
         let keyring = try PrivateKeyring()

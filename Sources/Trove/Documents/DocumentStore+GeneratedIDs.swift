@@ -38,19 +38,14 @@ extension DocumentStore {
 
     /// Gives every row whose id (its first value) is NULL a new id from ``newIDs(_:besides:on:)``.
     ///
-    /// - Returns: the id of every row, in order (given or new).
-    func assignIDs(_ rows: inout [[SQLValue]], on connection: Connection) throws -> [DocumentID] {
+    /// - Returns: the new ids, by row index (empty when every row had its id).
+    func assignIDs(_ rows: inout [[SQLValue]], on connection: Connection) throws -> [Int: DocumentID] {
         let missing = rows.indices.filter { rows[$0][0].isNull }
-        var explicit: [Int64] = []
-        if schema.id == .int64 { explicit = rows.compactMap { $0[0].int64Value } }
+        guard !missing.isEmpty else { return [:] }
+        let explicit = schema.id == .int64 ? rows.compactMap { $0[0].int64Value } : []
         let fresh = try newIDs(missing.count, besides: explicit, on: connection)
         for (i, id) in zip(missing, fresh) { rows[i][0] = id.sqlValue }
-        return try rows.map { row in
-            guard let id = DocumentID.read(row[0], kind: schema.id) else {
-                throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: row[0].description)
-            }
-            return id
-        }
+        return Dictionary(uniqueKeysWithValues: zip(missing, fresh))
     }
 
     /// Inserts documents made of `fieldSets`, each under a new id (``newIDs(_:besides:on:)``),
@@ -65,7 +60,8 @@ extension DocumentStore {
             if schema.allowsExpiry { row.append(.null) }
             return row
         }
-        let ids = try assignIDs(&rows, on: connection)
+        let fresh = try assignIDs(&rows, on: connection)
+        let ids = rows.indices.map { fresh[$0]! }  // every row was missing its id
         try write(rows: rows, mode: .insert, on: connection) { Document(id: ids[$0], fieldSets[$0]) }
         return ids
     }

@@ -269,16 +269,18 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
     /// - Returns: every model's id, in order.
     func write(_ models: [M], rows: inout [[SQLValue]], mode: WriteMode, to store: DocumentStore,
                on connection: Connection) throws -> [M.ID] {
-        let ids = try store.assignIDs(&rows, on: connection)
+        let fresh = try store.assignIDs(&rows, on: connection)
         try store.write(rows: rows, mode: mode, on: connection) { [self] i in
             var document = try encode(models[i])
-            document.id = ids[i]
+            if let id = fresh[i] { document.id = id }
             return document
         }
-        return ids.map { id in
+        var ids = models.map(\.id)
+        for (i, id) in fresh {
             guard let typed = M.ID(documentID: id) else { preconditionFailure("\(id) is not a \(M.ID.self)") }
-            return typed
+            ids[i] = typed
         }
+        return ids
     }
 
     /// The model in the row a fetch's statement is on (the store's full selection).
