@@ -19,6 +19,12 @@ let examples: [(target: String, folder: String)] = [
     ("example-migrations", "Migrations"),
     ("example-vector-index", "VectorIndex"),
     ("example-text-search", "TextSearch"),
+    ("example-key-storage", "KeyStorage"),
+]
+
+/// Products some examples use besides Trove and TroveEmbeddings.
+let exampleExtras: [String: [Target.Dependency]] = [
+    "example-key-storage": [.target(name: "TroveSecretService", condition: .when(platforms: [.linux]))],
 ]
 
 let package = Package(
@@ -32,6 +38,7 @@ let package = Package(
         .library(name: "TroveText", targets: ["TroveText"]),
         .library(name: "TroveVecKit", targets: ["TroveVecKit"]),
         .library(name: "TroveSync", targets: ["TroveSync"]),
+        .library(name: "TroveSecretService", targets: ["TroveSecretService"]),
         .executable(name: "trove", targets: ["trove"]),
     ],
     targets: [
@@ -69,6 +76,11 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // Sync between devices through PostgreSQL (or an app's own SyncTransport); see Documentation/SYNC.md.
         .target(name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"]),
+        // The freedesktop Secret Service client (Debian: libsecret-1-dev); only TroveSecretService imports it.
+        .systemLibrary(
+            name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        // Database keys kept in the Linux keyring (SecretServiceKeyStore), a product of its own.
+        .target(name: "TroveSecretService", dependencies: ["TroveSQLite", "CLibSecret"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
@@ -80,7 +92,8 @@ let package = Package(
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
     ] + examples.map { example -> Target in
-        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"], path: "Examples/\(example.folder)",
+        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"] + exampleExtras[example.target, default: []],
+                          path: "Examples/\(example.folder)",
                           exclude: ["expected-output.txt"])
     } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
@@ -95,6 +108,7 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSecretServiceTests", dependencies: ["TroveSecretService", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(

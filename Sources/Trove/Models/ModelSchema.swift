@@ -251,10 +251,36 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
     }
 
     /// The values of `model`'s row in `store` (its ``DocumentStore/writeColumns``), checked as
-    /// a document's would be.
+    /// a document's would be; an unassigned id (``ModelID/unassigned``) is NULL, for the write
+    /// to choose (``DocumentStore/assignIDs(_:on:)``).
     func row(_ model: M, in store: DocumentStore) throws -> [SQLValue] {
         if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
-        return try store.storedValues(encode(model))
+        var document = try encode(model)
+        guard model.id.isUnassigned else { return try store.storedValues(document) }
+        document.id = .placeholder(M.ID.idKind)
+        var row = try store.storedValues(document)
+        row[0] = .null
+        return row
+    }
+
+    /// Writes `models`, whose ``row(_:in:)``s are `rows`, inside the caller's transaction:
+    /// unassigned ids are chosen first (``DocumentStore/assignIDs(_:on:)``).
+    ///
+    /// - Returns: every model's id, in order.
+    func write(_ models: [M], rows: inout [[SQLValue]], mode: WriteMode, to store: DocumentStore,
+               on connection: Connection) throws -> [M.ID] {
+        let fresh = try store.assignIDs(&rows, on: connection)
+        try store.write(rows: rows, mode: mode, on: connection) { [self] i in
+            var document = try encode(models[i])
+            if let id = fresh[i] { document.id = id }
+            return document
+        }
+        var ids = models.map(\.id)
+        for (i, id) in fresh {
+            guard let typed = M.ID(documentID: id) else { preconditionFailure("\(id) is not a \(M.ID.self)") }
+            ids[i] = typed
+        }
+        return ids
     }
 
     /// The model in the row a fetch's statement is on (the store's full selection).
