@@ -1,0 +1,79 @@
+import Foundation
+import TroveSQLite
+
+/// Writes a record's merged state into its table: deletes a dead record's row, inserts or
+/// updates a living one with its current life's fields. A life whose required fields have not
+/// all arrived yet (their change set comes later) is kept aside (`missing`) and written once
+/// they have.
+struct Materializer {
+    let connection: Connection
+    let table: CapturedTable
+
+    /// The condition selecting the row of record `?1`.
+    private var whereID: String {
+        guard table.isLinks else { return "\"id\" = ?1" }
+        return CapturedTable.linkKeyColumns.enumerated()
+            .map { "\($0.element) = json_extract(?1, '$[\($0.offset)]')" }.joined(separator: " AND ")
+    }
+
+    func materialize(id: SQLValue, cl: Int64, lifeChanged: Bool, won: [(String, SQLValue)]) throws {
+        let name = SQLValue.text(table.collection)
+        if cl % 2 == 0 {
+            if lifeChanged {
+                try connection.cachedStatement("DELETE FROM \(table.table) WHERE \(whereID)").execute([id])
+            }
+            return
+        }
+        let exists = try connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([id]).isEmpty == false
+        if exists, !lifeChanged {
+            if !won.isEmpty { try update(id: id, values: won) }
+            return
+        }
+        // A new life, or a row not written yet: the whole current life.
+        let current = try connection.cachedStatement(
+            "SELECT field, value FROM \(SyncTables.fields) WHERE collection = ? AND id = ? AND cl = ?"
+        ).rows([name, id, .integer(cl)]).map { ($0.string(at: 0) ?? "", $0[1]) }
+        let known = Set(current.map(\.0))
+        let complete = table.requiredColumns.isSubset(of: known)
+        if complete {
+            if exists { try update(id: id, values: current) } else { try insert(id: id, values: current) }
+        } else if exists {
+            try connection.cachedStatement("DELETE FROM \(table.table) WHERE \(whereID)").execute([id])
+        }
+        try connection.cachedStatement(
+            "UPDATE \(SyncTables.records) SET missing = ? WHERE collection = ? AND id = ?"
+        ).execute([.integer(complete ? 0 : 1), name, id])
+    }
+
+    /// Sets one field of the record's row as a local write (the capture triggers stamp it);
+    /// false when the row does not exist.
+    func write(id: SQLValue, field: String, value: SQLValue) throws -> Bool {
+        try connection.cachedStatement(
+            "UPDATE \(table.table) SET \(CapturedTable.quoted(field)) = ?2 WHERE \(whereID)"
+        ).execute([id, value])
+        return connection.changes > 0
+    }
+
+    private func update(id: SQLValue, values: [(String, SQLValue)]) throws {
+        guard !values.isEmpty else { return }
+        let sets = values.enumerated().map { "\(CapturedTable.quoted($0.element.0)) = ?\($0.offset + 2)" }.joined(separator: ", ")
+        try connection.cachedStatement("UPDATE \(table.table) SET \(sets) WHERE \(whereID)").execute([id] + values.map(\.1))
+    }
+
+    private func insert(id: SQLValue, values: [(String, SQLValue)]) throws {
+        let columns = values.map { CapturedTable.quoted($0.0) }
+        let placeholders = values.indices.map { "?\($0 + 2)" }
+        let sql: String
+        if table.isLinks {
+            let keys = CapturedTable.linkKeyColumns.enumerated().map { "json_extract(?1, '$[\($0.offset)]')" }
+            sql = """
+                INSERT INTO \(table.table)(\((CapturedTable.linkKeyColumns + columns).joined(separator: ", ")))
+                SELECT \((keys + placeholders).joined(separator: ", ")) WHERE true
+                ON CONFLICT(\(CapturedTable.linkKeyColumns.joined(separator: ", "))) DO NOTHING
+                """
+        } else {
+            sql = "INSERT INTO \(table.table)(\"id\", \(columns.joined(separator: ", "))) VALUES (?1, \(placeholders.joined(separator: ", ")))"
+        }
+        try connection.cachedStatement(sql).execute([id] + values.map(\.1))
+    }
+}
