@@ -103,12 +103,14 @@ enum ChangeCapture {
     /// Stamps the given columns of `id` with the clock's current value and this device.
     /// `values`: (column, new value, changed?) triples as SQL.
     private static func fieldStatement(_ c: CapturedTable, id: String, values: [(String, String, String)]) -> String {
-        let rows = values.map { "(\(CapturedTable.literal($0.0)), \($0.1), \($0.2))" }.joined(separator: ", ")
+        // Named columns (a VALUES list names its columns after plain column references).
+        let rows = values.map { "SELECT \(CapturedTable.literal($0.0)) AS name, \($0.1) AS value, \($0.2) AS changed" }
+            .joined(separator: " UNION ALL ")
         return """
             INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value, pending)
-                SELECT r.collection, r.id, v.column1, r.cl, d.hlc, d.device, v.column2, 1
-                FROM (VALUES \(rows)) v, \(SyncTables.records) r, \(SyncTables.device) d
-                WHERE v.column3 AND r.collection = \(CapturedTable.literal(c.collection)) AND r.id = \(id)
+                SELECT r.collection, r.id, v.name, r.cl, d.hlc, d.device, v.value, 1
+                FROM (\(rows)) v, \(SyncTables.records) r, \(SyncTables.device) d
+                WHERE v.changed AND r.collection = \(CapturedTable.literal(c.collection)) AND r.id = \(id)
             ON CONFLICT(collection, id, field) DO UPDATE SET
                 base_hlc = CASE WHEN pending = 1 THEN base_hlc ELSE hlc END,
                 base_device = CASE WHEN pending = 1 THEN base_device ELSE device END,
