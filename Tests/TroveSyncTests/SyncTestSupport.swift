@@ -43,7 +43,13 @@ struct Device {
         _ name: String, in directory: TemporaryDirectory, transport: any SyncTransport, key: SyncKey,
         space: String = "space", schema: DocumentSchema = Notes.schema()
     ) async throws -> Device {
-        let database = try Database(path: directory.path("\(name).trove"))
+        try await make(name, database: Database(path: directory.path("\(name).trove")), transport: transport, key: key, space: space, schema: schema)
+    }
+
+    static func make(
+        _ name: String, database: Database, transport: any SyncTransport, key: SyncKey, space: String = "space",
+        schema: DocumentSchema = Notes.schema()
+    ) async throws -> Device {
         _ = try await database.documents("notes", schema: schema)
         let sync = try await SyncSpace(
             database: database, space: space, key: key, transport: transport, collections: ["notes"])

@@ -125,6 +125,17 @@ enum ChangeCapture {
         """
     }
 
+    /// When a delete is recorded: every local delete; for links also a delete made while sync
+    /// applies remote changes, when the link itself is still alive, which is the cascade of a
+    /// remote record delete (the deleting device may never have had the link, so this device
+    /// passes its death on: every device then agrees the link is gone).
+    private static func deleteCondition(_ c: CapturedTable, oldID: String) -> String {
+        guard c.isLinks else { return applyingOff }
+        return """
+            (\(applyingOff) OR (SELECT cl FROM \(SyncTables.records) WHERE collection = \(CapturedTable.literal(c.collection)) AND id = \(oldID)) % 2 = 1)
+            """
+    }
+
     static func triggerStatements(_ c: CapturedTable) -> [String] {
         let names = c.triggerNames.map(CapturedTable.quoted)
         let newID = c.idExpression("new"), oldID = c.idExpression("old")
@@ -147,7 +158,7 @@ enum ChangeCapture {
             END
             """,
             """
-            CREATE TRIGGER \(names[3]) AFTER DELETE ON \(c.table) WHEN \(applyingOff)\(oldScope) BEGIN
+            CREATE TRIGGER \(names[3]) AFTER DELETE ON \(c.table) WHEN \(deleteCondition(c, oldID: oldID))\(oldScope) BEGIN
             \(body([tombstoneStatement(c, id: oldID)]))
             END
             """,

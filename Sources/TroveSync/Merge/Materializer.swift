@@ -4,7 +4,7 @@ import TroveSQLite
 /// Writes a record's merged state into its table: deletes a dead record's row, inserts or
 /// updates a living one with its current life's fields. A life whose required fields have not
 /// all arrived yet (their change set comes later) is kept aside (`missing`) and written once
-/// they have.
+/// they have; a row already there takes what is known of the new life meanwhile.
 struct Materializer {
     let connection: Connection
     let table: CapturedTable
@@ -35,14 +35,16 @@ struct Materializer {
         ).rows([name, id, .integer(cl)]).map { ($0.string(at: 0) ?? "", $0[1]) }
         let known = Set(current.map(\.0))
         let complete = table.requiredColumns.isSubset(of: known)
-        if complete {
-            if exists { try update(id: id, values: current) } else { try insert(id: id, values: current) }
-        } else if exists {
-            try connection.cachedStatement("DELETE FROM \(table.table) WHERE \(whereID)").execute([id])
+        if exists {
+            // The row stays (deleting it would cascade to its links) and takes what is known of
+            // the new life; the rest follows as it arrives.
+            try update(id: id, values: current)
+        } else if complete {
+            try insert(id: id, values: current)
         }
         try connection.cachedStatement(
             "UPDATE \(SyncTables.records) SET missing = ? WHERE collection = ? AND id = ?"
-        ).execute([.integer(complete ? 0 : 1), name, id])
+        ).execute([.integer(!exists && !complete ? 1 : 0), name, id])
     }
 
     /// Sets one field of the record's row as a local write (the capture triggers stamp it);
