@@ -76,6 +76,8 @@ let package = Package(
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),
         // The child process the HNSW crash test (TroveTests) starts and kills; not a product.
         .executableTarget(name: "TroveANNCrashChild", dependencies: ["Trove"]),
+        // The child process the sync crash tests (TroveSyncTests) start and kill; not a product.
+        .executableTarget(name: "TroveSyncCrashChild", dependencies: ["TroveSync", "Trove"]),
 
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
@@ -95,7 +97,7 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
-        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveSyncCrashChild"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",

@@ -56,42 +56,45 @@ struct Device {
         return Device(name: name, database: database, sync: sync)
     }
 
-    /// The database's dump with what is local to a device taken out: each record's `_version`
-    /// (how many times this file updated it), the links' internal row ids and when this file ran
-    /// each migration, rows then sorted.
-    /// Everything else (ids, fields, expiry times, links, schemas) must be identical.
-    func canonicalDump() async throws -> [String] {
-        let collected = Collected()
-        _ = try await database.dump { data in collected.append(data) }
-        let lines = String(decoding: collected.data, as: UTF8.self).split(separator: "\n").map(String.init)
-        guard let headerLine = lines.first,
-            let header = try JSONSerialization.jsonObject(with: Data(headerLine.utf8)) as? [String: Any],
-            let sections = header["sections"] as? [[String: Any]]
-        else { return lines }
-        var dropped: [String: Set<Int>] = [:]
-        var headerSections: [String] = []
-        for section in sections {
-            let name = section["name"] as? String ?? ""
-            let columns = section["columns"] as? [String] ?? []
-            var drop = Set<Int>()
-            for (i, column) in columns.enumerated() where column == "_version" || (name == "_trove_edges" && column == "id")
-                || (name == "trove_migrations" && column == "applied_at") {
-                drop.insert(i)
-            }
-            dropped[name] = drop
-            headerSections.append("\(section["kind"] ?? "") \(name) \(columns) \(section["records"] ?? "")")
+    /// ``canonicalDump(of:)`` of the device's database.
+    func canonicalDump() async throws -> [String] { try await TroveSyncTests.canonicalDump(of: database) }
+}
+
+/// The database's dump with what is local to a device taken out: each record's `_version`
+/// (how many times this file updated it), the links' internal row ids and when this file ran
+/// each migration, rows then sorted. Everything else (ids, fields, expiry times, links, schemas)
+/// must be identical on every device of a space.
+func canonicalDump(of database: Database) async throws -> [String] {
+    let collected = Collected()
+    _ = try await database.dump { data in collected.append(data) }
+    let lines = String(decoding: collected.data, as: UTF8.self).split(separator: "\n").map(String.init)
+    guard let headerLine = lines.first,
+        let header = try JSONSerialization.jsonObject(with: Data(headerLine.utf8)) as? [String: Any],
+        let sections = header["sections"] as? [[String: Any]]
+    else { return lines }
+    var dropped: [String: Set<Int>] = [:]
+    var headerSections: [String] = []
+    for section in sections {
+        let name = section["name"] as? String ?? ""
+        let columns = section["columns"] as? [String] ?? []
+        var drop = Set<Int>()
+        for (i, column) in columns.enumerated() where column == "_version" || (name == "_trove_edges" && column == "id")
+            || (name == "trove_migrations" && column == "applied_at") {
+            drop.insert(i)
         }
-        var records: [String] = []
-        for line in lines.dropFirst() {
-            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                let section = object["c"] as? String, let values = object["v"] as? [Any]
-            else { continue }  // the trailer: its checksum covers the local columns too
-            let kept = values.enumerated().filter { !(dropped[section] ?? []).contains($0.offset) }.map(\.element)
-            let text = try JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])
-            records.append(section + " " + String(decoding: text, as: UTF8.self))
-        }
-        return headerSections + records.sorted()
+        dropped[name] = drop
+        headerSections.append("\(section["kind"] ?? "") \(name) \(columns) \(section["records"] ?? "")")
     }
+    var records: [String] = []
+    for line in lines.dropFirst() {
+        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let section = object["c"] as? String, let values = object["v"] as? [Any]
+        else { continue }  // the trailer: its checksum covers the local columns too
+        let kept = values.enumerated().filter { !(dropped[section] ?? []).contains($0.offset) }.map(\.element)
+        let text = try JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])
+        records.append(section + " " + String(decoding: text, as: UTF8.self))
+    }
+    return headerSections + records.sorted()
 }
 
 final class Collected: @unchecked Sendable {
