@@ -19,6 +19,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-migrations", "Migrations"),
     ("example-vector-index", "VectorIndex"),
     ("example-text-search", "TextSearch"),
+    ("example-sync", "Sync"),
 ]
 
 let package = Package(
@@ -82,7 +83,8 @@ let package = Package(
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
     ] + examples.map { example -> Target in
-        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"], path: "Examples/\(example.folder)",
+        // Only the sync example links TroveSync (and with it libpq).
+        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"] + (example.folder == "Sync" ? ["TroveSync"] : []), path: "Examples/\(example.folder)",
                           exclude: ["expected-output.txt"])
     } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
