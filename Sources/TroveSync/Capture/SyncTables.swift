@@ -13,7 +13,8 @@ import TroveSQLite
 ///     each record's life: its causal length cl (odd alive, even deleted; a re-insert adds one)
 /// _trove_sync_fields(collection, id, field, cl, hlc, device, value, base_hlc, base_device, pending)
 ///     each field's winning value and its stamp (cl, hlc, device); base: the stamp the local
-///     edit overwrote (how a receiver tells a concurrent change from a sequential one)
+///     edit overwrote (how a receiver tells a concurrent change from a sequential one). A rowid
+///     table: values are as large as the fields (vectors), too large for a WITHOUT ROWID b-tree
 /// _trove_sync_outbox(sequence, payload)       sealed change sets not yet acknowledged
 /// _trove_sync_queue(server_sequence, ...)     pulled change sets waiting, with the reason
 /// _trove_sync_conflicts(id, ...)              overwritten concurrent values
@@ -48,7 +49,7 @@ enum SyncTables {
             collection TEXT NOT NULL, id NOT NULL, field TEXT NOT NULL,
             cl INTEGER NOT NULL, hlc INTEGER NOT NULL, device TEXT NOT NULL, value,
             base_hlc INTEGER, base_device TEXT, pending INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (collection, id, field)) WITHOUT ROWID
+            UNIQUE (collection, id, field))
         """,
         "CREATE INDEX IF NOT EXISTS \"_trove_sync_fields_pending\" ON \(fields)(pending) WHERE pending = 1",
         "CREATE TABLE IF NOT EXISTS \(outbox) (sequence INTEGER PRIMARY KEY, payload BLOB NOT NULL)",

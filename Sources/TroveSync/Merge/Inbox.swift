@@ -24,7 +24,11 @@ struct Inbox {
         var outcome = Outcome()
         let advance = try connection.cachedStatement("UPDATE \(SyncTables.device) SET pulled = max(pulled, ?)")
         for sealed in batch {
-            let position = sealed.serverSequence ?? 0
+            guard let position = sealed.serverSequence else {
+                outcome.failure = .malformedChangeSet(
+                    device: sealed.device, deviceSequence: sealed.deviceSequence, reason: "the transport gave it no server sequence")
+                return outcome
+            }
             if sealed.device != device {
                 let set: ChangeSet
                 do {

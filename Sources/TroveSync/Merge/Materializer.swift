@@ -47,6 +47,20 @@ struct Materializer {
         ).execute([.integer(!exists && !complete ? 1 : 0), name, id])
     }
 
+    /// Writes a record seen here for the first time, from the fields its change set carries
+    /// (`fields`: those of life `cl`): no row to read or merge with.
+    func materializeNew(id: SQLValue, cl: Int64, fields: [(String, SQLValue)]) throws {
+        guard cl % 2 == 1 else { return }
+        if table.requiredColumns.isSubset(of: Set(fields.map(\.0))),
+            try connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([id]).isEmpty
+        {
+            try insert(id: id, values: fields)
+        } else {
+            // Incomplete, or a row written while capture was not watching: the general path.
+            try materialize(id: id, cl: cl, lifeChanged: true, won: fields)
+        }
+    }
+
     /// Sets one field of the record's row as a local write (the capture triggers stamp it);
     /// false when the row does not exist.
     func write(id: SQLValue, field: String, value: SQLValue) throws -> Bool {

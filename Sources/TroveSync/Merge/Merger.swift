@@ -73,6 +73,12 @@ struct Merger {
                 """).execute([name, record.id, .integer(newCL)])
         }
         var won: [(String, SQLValue)] = []
+        if localCL == nil {
+            // A record new here (the common case of a first sync): every field wins and nothing
+            // can conflict, so the fields are written without reading them first.
+            try insertNew(record, of: table, from: device, materializer: materializer)
+            return
+        }
         let readField = try connection.cachedStatement(
             "SELECT cl, hlc, device, value FROM \(SyncTables.fields) WHERE collection = ? AND id = ? AND field = ?")
         let writeField = try connection.cachedStatement("""
@@ -107,6 +113,28 @@ struct Merger {
             if field.cl == newCL { won.append((field.name, field.value)) }
         }
         try materializer.materialize(id: record.id, cl: newCL, lifeChanged: lifeChanged, won: won)
+    }
+}
+
+extension Merger {
+    fileprivate func insertNew(
+        _ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer
+    ) throws {
+        let name = SQLValue.text(table.collection)
+        let writeField = try connection.cachedStatement("""
+            INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value, pending) VALUES (?, ?, ?, ?, ?, ?, ?, 0)
+            ON CONFLICT(collection, id, field) DO UPDATE SET cl = excluded.cl, hlc = excluded.hlc, device = excluded.device,
+                value = excluded.value, base_hlc = NULL, base_device = NULL, pending = 0
+            WHERE (excluded.cl, excluded.hlc, excluded.device) > (cl, hlc, device)
+            """)
+        var current: [(String, SQLValue)] = []
+        for field in record.fields {
+            try writeField.execute([
+                name, record.id, .text(field.name), .integer(field.cl), .integer(field.hlc), .text(device), field.value,
+            ])
+            if field.cl == record.cl { current.append((field.name, field.value)) }
+        }
+        try materializer.materializeNew(id: record.id, cl: record.cl, fields: current)
     }
 }
 
