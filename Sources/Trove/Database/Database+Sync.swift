@@ -59,9 +59,41 @@ extension Database {
         try writing(body)
     }
 
-    /// Runs `body` on the writer connection outside any transaction (DDL that must see the
-    /// schema as it is, statements that open their own transaction).
-    package func syncConnection<T: Sendable>(_ body: @Sendable (Connection) throws -> T) rethrows -> T {
-        try body(connection)
+    /// Runs `body` in one immediate transaction with a ``SyncRowWriter`` for new rows (applying
+    /// pulled change sets); the in-memory indexes follow after the commit.
+    package func syncApply<T: Sendable>(_ body: @Sendable (SyncRowWriter) throws -> T) throws -> T {
+        let result = try connection.transaction(.immediate) {
+            try body(SyncRowWriter(connection: connection, lookup: { name in try self.anyDocumentStore(name) }))
+        }
+        documentStores.catchUpAfterCommit(connection)
+        return result
+    }
+}
+
+/// Writes rows new to a collection through its batch insert path (several rows per statement;
+/// full text and the change log in bulk for large batches), as a local batch insert does.
+package struct SyncRowWriter {
+    /// The writer connection, inside the transaction.
+    package let connection: Connection
+    let lookup: (String) throws -> DocumentStore
+
+    /// The columns ``insert(_:rows:)`` takes, in order: `id`, the written fields, `_extra`
+    /// when kept, `_expires` when expiry is allowed. Fields Trove sets itself are not among them.
+    package func insertColumns(_ collection: String) throws -> [String] {
+        let store = try lookup(collection)
+        return (store.writeColumns + (store.schema.allowsExpiry ? [DocumentLayout.expiresColumn] : []))
+            .map { String($0.dropFirst().dropLast()) }
+    }
+
+    /// Inserts rows (values already stored forms, in ``insertColumns(_:)`` order) that do not
+    /// exist yet.
+    ///
+    /// - Throws: `SQLiteError` or ``TroveError`` for a constraint the rows break (the caller's
+    ///   transaction rolls back).
+    package func insert(_ collection: String, rows: [[SQLValue]]) throws {
+        let store = try lookup(collection)
+        try store.write(rows: rows, mode: .insert, on: connection) { i in
+            Document(id: DocumentID.read(rows[i][0], kind: store.schema.id) ?? .string(rows[i][0].description), [:])
+        }
     }
 }

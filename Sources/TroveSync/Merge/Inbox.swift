@@ -1,4 +1,5 @@
 import Foundation
+import Trove
 import TroveSQLite
 
 /// Pulled change sets on their way in: each is opened, checked, then applied or queued, and the

@@ -51,14 +51,17 @@ struct Materializer {
     /// (`fields`: those of life `cl`): no row to read or merge with.
     func materializeNew(id: SQLValue, cl: Int64, fields: [(String, SQLValue)]) throws {
         guard cl % 2 == 1 else { return }
-        if table.requiredColumns.isSubset(of: Set(fields.map(\.0))),
-            try connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([id]).isEmpty
-        {
+        if table.requiredColumns.isSubset(of: Set(fields.map(\.0))), try !rowExists(id: id) {
             try insert(id: id, values: fields)
         } else {
             // Incomplete, or a row written while capture was not watching: the general path.
             try materialize(id: id, cl: cl, lifeChanged: true, won: fields)
         }
+    }
+
+    /// Whether the record's row exists.
+    func rowExists(id: SQLValue) throws -> Bool {
+        try !connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([id]).isEmpty
     }
 
     /// Sets one field of the record's row as a local write (the capture triggers stamp it);

@@ -1,4 +1,5 @@
 import Foundation
+import Trove
 import TroveSQLite
 
 /// Applies remote change sets to this device: field-level last-writer-wins by the stamp
@@ -14,6 +15,16 @@ struct Merger {
     let connection: Connection
     let captured: [String: CapturedTable]
     let localSchemaVersion: Int
+    /// Where rows new to this device go in batches (the collection's batch insert path); nil:
+    /// one statement per row.
+    var rowWriter: SyncRowWriter? = nil
+
+    /// Rows new to this device, collected while a collection's records are merged and inserted
+    /// together at the end.
+    struct NewRows {
+        let columns: [String]
+        var rows: [[SQLValue]] = []
+    }
 
     /// Why `set` cannot be applied here yet, or nil when it can.
     ///
@@ -50,16 +61,21 @@ struct Merger {
         for collection in set.collections {
             guard let table = captured[collection.name] else { continue }
             let materializer = Materializer(connection: connection, table: table)
+            var batch: NewRows? = nil
+            if let rowWriter, !table.isLinks { batch = NewRows(columns: try rowWriter.insertColumns(collection.name)) }
             for record in collection.records {
-                try apply(record, of: table, from: device, materializer: materializer)
+                try apply(record, of: table, from: device, materializer: materializer, batch: &batch)
             }
+            if let rowWriter, let batch, !batch.rows.isEmpty { try rowWriter.insert(collection.name, rows: batch.rows) }
         }
         // The clock moves past everything seen, so a later local edit is stamped after it.
         try connection.execute(
             "UPDATE \(SyncTables.device) SET applying = 0, hlc = max(hlc, ?)", [.integer(set.maxHLC)])
     }
 
-    private func apply(_ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer) throws {
+    private func apply(
+        _ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer, batch: inout NewRows?
+    ) throws {
         let name = SQLValue.text(table.collection)
         let readRecord = try connection.cachedStatement(
             "SELECT cl FROM \(SyncTables.records) WHERE collection = ? AND id = ?")
@@ -76,7 +92,7 @@ struct Merger {
         if localCL == nil {
             // A record new here (the common case of a first sync): every field wins and nothing
             // can conflict, so the fields are written without reading them first.
-            try insertNew(record, of: table, from: device, materializer: materializer)
+            try insertNew(record, of: table, from: device, materializer: materializer, batch: &batch)
             return
         }
         let readField = try connection.cachedStatement(
@@ -118,7 +134,8 @@ struct Merger {
 
 extension Merger {
     fileprivate func insertNew(
-        _ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer
+        _ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer,
+        batch: inout NewRows?
     ) throws {
         let name = SQLValue.text(table.collection)
         let writeField = try connection.cachedStatement("""
@@ -133,6 +150,14 @@ extension Merger {
                 name, record.id, .text(field.name), .integer(field.cl), .integer(field.hlc), .text(device), field.value,
             ])
             if field.cl == record.cl { current.append((field.name, field.value)) }
+        }
+        // Every column known and no row yet: the row joins the batch insert.
+        if record.cl % 2 == 1, let columns = batch?.columns {
+            let values = Dictionary(current, uniquingKeysWith: { _, last in last })
+            if columns.dropFirst().allSatisfy({ values[$0] != nil }), !(try materializer.rowExists(id: record.id)) {
+                batch?.rows.append([record.id] + columns.dropFirst().map { values[$0]! })
+                return
+            }
         }
         try materializer.materializeNew(id: record.id, cl: record.cl, fields: current)
     }

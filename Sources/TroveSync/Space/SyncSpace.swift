@@ -184,7 +184,7 @@ public actor SyncSpace {
                 }
                 guard !batch.isEmpty else { break }
                 let inbox = try await makeInbox()
-                let outcome = try await database.syncWrite { connection in try inbox(connection).receive(batch) }
+                let outcome = try await database.syncApply { writer in try inbox(writer).receive(batch) }
                 applied += outcome.applied
                 if let failure = outcome.failure { throw failure }
                 if embeddingError == nil { embeddingError = outcome.embeddingError }
@@ -200,13 +200,14 @@ public actor SyncSpace {
     }
 
     /// An inbox for one write transaction (built outside it: the schema version is read here).
-    private func makeInbox() async throws -> @Sendable (Connection) -> Inbox {
+    private func makeInbox() async throws -> @Sendable (SyncRowWriter) -> Inbox {
         let schemaVersion = try await database.syncSchemaVersion()
         let (captured, key, space, device) = (captured, key, space, device)
-        return { connection in
+        return { writer in
             Inbox(
-                connection: connection,
-                merger: Merger(connection: connection, captured: captured, localSchemaVersion: schemaVersion),
+                connection: writer.connection,
+                merger: Merger(
+                    connection: writer.connection, captured: captured, localSchemaVersion: schemaVersion, rowWriter: writer),
                 key: key, space: space, device: device)
         }
     }
@@ -221,9 +222,9 @@ public actor SyncSpace {
         captured = try await Self.capturedTables(database: database, collections: collections)
         let inbox = try await makeInbox()
         let tables = captured
-        return try await database.syncWrite { connection in
-            let applied = try inbox(connection).retryQueue()
-            for table in tables.values { try ChangeCapture.install(table, on: connection) }
+        return try await database.syncApply { writer in
+            let applied = try inbox(writer).retryQueue()
+            for table in tables.values { try ChangeCapture.install(table, on: writer.connection) }
             return applied
         }
     }
