@@ -40,6 +40,10 @@ import TroveTestSupport
             #expect(dump == reference, "seed \(seed): \(device.name) has \(dump.filter { !reference.contains($0) }), a has \(reference.filter { !dump.contains($0) })")
         }
         for device in devices {
+            // What sync wrote, the derived indexes followed (full text, change log, links).
+            let report = try await device.database.verify()
+            #expect(report.isHealthy, "seed \(seed): \(device.name): \(report.problems)")
+            #expect(try await device.database.links.verify().isEmpty)
             let status = try await device.sync.refreshStatus()
             #expect(status.pendingChanges == 0 && status.unacknowledgedChangeSets == 0 && status.queued.isEmpty)
         }

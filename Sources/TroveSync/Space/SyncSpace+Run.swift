@@ -17,7 +17,8 @@ extension SyncSpace {
     ///   - pollInterval: the longest time between two pulls without a notification.
     ///   - initialBackoff: the first wait after a failure.
     ///   - maximumBackoff: the longest wait after repeated failures.
-    /// - Throws: only `CancellationError`-free: it returns when cancelled; failures are retried.
+    /// - Throws: nothing so far: it returns when its task is cancelled, and every failure is
+    ///   retried (and shown in ``status``) rather than thrown.
     public func run(
         pollInterval: Duration = .seconds(30), initialBackoff: Duration = .milliseconds(100),
         maximumBackoff: Duration = .seconds(30)
