@@ -109,7 +109,7 @@ struct Task_: Model {
         let key = try SyncKey.random()
         let a = try await Device.make("a", in: directory, transport: server, key: key)
         let b = try await Device.make("b", in: directory, transport: server, key: key)
-        let runs = [Task { try await a.sync.run() }, Task { try await b.sync.run() }]
+        let runs = [Task { try await a.sync.run(pollInterval: .seconds(1)) }, Task { try await b.sync.run(pollInterval: .seconds(1)) }]
         defer { for run in runs { run.cancel() } }
         let statuses = b.sync.statuses
         try await a.notes.insert([Notes.note("live", title: "while running", body: "oat milk")])
