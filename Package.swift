@@ -20,11 +20,14 @@ let examples: [(target: String, folder: String)] = [
     ("example-vector-index", "VectorIndex"),
     ("example-text-search", "TextSearch"),
     ("example-key-storage", "KeyStorage"),
+    ("example-sync", "Sync"),
 ]
 
 /// Products some examples use besides Trove and TroveEmbeddings.
 let exampleExtras: [String: [Target.Dependency]] = [
     "example-key-storage": [.target(name: "TroveSecretService", condition: .when(platforms: [.linux]))],
+    // Only the sync example links TroveSync (and with it libpq).
+    "example-sync": ["TroveSync"],
 ]
 
 let package = Package(
@@ -88,6 +91,8 @@ let package = Package(
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),
         // The child process the HNSW crash test (TroveTests) starts and kills; not a product.
         .executableTarget(name: "TroveANNCrashChild", dependencies: ["Trove"]),
+        // The child process the sync crash tests (TroveSyncTests) start and kill; not a product.
+        .executableTarget(name: "TroveSyncCrashChild", dependencies: ["TroveSync", "Trove"]),
 
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
@@ -109,7 +114,7 @@ let package = Package(
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveSecretServiceTests", dependencies: ["TroveSecretService", "Trove", "TroveTestSupport"]),
-        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveSyncCrashChild"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",

@@ -34,6 +34,7 @@ struct ExamplesTests {
         ("example-migrations", "Migrations"),
         ("example-vector-index", "VectorIndex"), ("example-text-search", "TextSearch"),
         ("example-key-storage", "KeyStorage"),
+        ("example-sync", "Sync"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")
