@@ -105,14 +105,16 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R] [--gate] [--gate-ratio X]
+            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--raw-peer BINARY] [--rounds R]
+                               [--gate] [--gate-ratio X]
                                [--update-ab] [--translation-only]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through Trove's model
               layer: Codable models, #Predicate filters, SortDescriptor orders. Insert N models in one
               transaction, fetch all, 1,000 filtered+ordered+limit-20 fetches, update 10% (models and
               SQL), group by with count and avg, and the time to translate the filtered fetch into a
               query. With --grdb-peer (or GRDB_PEER) the peer runs in the same invocation after each round;
-              --gate: exit status 3 when the median update as records is below --gate-ratio (default 1.0) x GRDB's.
+              --raw-peer (or RAW_PEER): the bare C API peer too (see documents --help).
+              --gate: exit status 3 when the median update as records is below --gate-ratio (default 1.5) x GRDB's.
               --update-ab: only the update, as models and as prebuilt documents, alternating on one file.
               --translation-only: only the translation, for a few seconds (for profiling).
             """)
@@ -136,8 +138,11 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
     let rounds = options.int("rounds", 1)
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
     print("models: rows \(rows), rounds \(rounds), \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
-    let (troveRuns, peerRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer) { try await modelWorkload(rows: rows) }
-    printPeerComparison(troveRuns: troveRuns, peerRuns: peerRuns, keys: grdbPeerKeys + ["observe_commit_to_delivery_p50_ms"])
+    let (troveRuns, peerRuns, rawRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer, rawPeer: rawPeer(options)) {
+        try await modelWorkload(rows: rows)
+    }
+    printPeerComparison(troveRuns: troveRuns, peerRuns: peerRuns, rawRuns: rawRuns,
+                        keys: grdbPeerKeys + ["observe_commit_to_delivery_p50_ms"])
     for key in ["predicate_translation_us", "predicate_translation_cpu_us"] {
         let values = troveRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue }.sorted()
         print("\(key): \(String(format: "%.2f", values[values.count / 2])) µs per fetch descriptor (target < 20 µs)")
