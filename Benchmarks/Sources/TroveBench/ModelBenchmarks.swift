@@ -117,6 +117,8 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
               --gate: exit status 3 when the median update as records is below --gate-ratio (default 1.5) x GRDB's.
               --update-ab: only the update, as models and as prebuilt documents, alternating on one file.
               --translation-only: only the translation, for a few seconds (for profiling).
+              --fetch-only [--passes P]: insert once, then fetch all as models and as documents P times
+              each, alternating (for profiling the decoding).
             """)
         return
     }
@@ -128,6 +130,10 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
         let s = try await seconds { for _ in 0..<200 { for d in descriptors { n += try d.query().limit ?? 0 } } }
         let cpu = threadCPUSeconds() - cpuStart
         print("translation: \(String(format: "%.2f", s / 200_000 * 1e6)) µs wall, \(String(format: "%.2f", cpu / 200_000 * 1e6)) µs CPU (\(n / 20) queries)")
+        return
+    }
+    if options.has("fetch-only") {
+        try await fetchOnly(rows: options.int("rows", 100_000), passes: options.int("passes", 10))
         return
     }
     if options.has("update-ab") {
@@ -195,4 +201,24 @@ private func updateAB(rows: Int) async throws {
         }
         print("round \(round): models \(Int(Double(models.count) / modelS)) rows/s, documents \(Int(Double(documents.count) / documentS)) rows/s")
     }
+}
+
+/// Fetch all, as models and as documents, alternating on one file: the decoding alone.
+private func fetchOnly(rows: Int, passes: Int) async throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-models-fetch-\(getpid())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let database = try Database(path: dir.appendingPathComponent("db.trove").path)
+    let items = try await database.models(Item.self)
+    try await items.insert(makeItems(rows))
+    var modelRates: [Double] = []
+    var documentRates: [Double] = []
+    for _ in 0..<passes {
+        var n = 0
+        modelRates.append(Double(rows) / (try await seconds { n = try await items.fetch().count }))
+        precondition(n == rows)
+        documentRates.append(Double(rows) / (try await seconds { n = try await items.documents.fetch().count }))
+        precondition(n == rows)
+    }
+    print("fetch all, records/s (median of \(passes)): models \(Int(modelRates.sorted()[passes / 2])), documents \(Int(documentRates.sorted()[passes / 2]))")
 }

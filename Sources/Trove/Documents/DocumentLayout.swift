@@ -325,7 +325,7 @@ enum FieldCodec {
         case .bool: return .bool(statement.int64(at: column) != 0)
         case .date: return .date(Date(timeIntervalSince1970: statement.double(at: column)))
         case .data: return .data(statement.data(at: column) ?? Data())
-        case .json: return (try? JSONCoding.value(statement.string(at: column) ?? "null")) ?? .null
+        case .json: return statement.withBlob(at: column) { bytes in bytes.flatMap { try? JSONCoding.value(bytes: $0) } } ?? .null
         case .vector(let dimension, _):
             return statement.withBlob(at: column) { bytes in
                 bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }.map(Value.vector) ?? .null

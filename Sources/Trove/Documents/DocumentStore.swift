@@ -226,7 +226,9 @@ final class DocumentStore: Sendable {
 
     /// Decodes the row the statement is on, reading `selection`'s columns from `first`.
     func document(_ statement: Statement, _ selection: Selection, first: Int = 0) -> Document {
-        let id = DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
+        let id = schema.id == .int64
+            ? DocumentID.int(statement.int64(at: first))
+            : DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
         var fields: [String: Value] = [:]
         fields.reserveCapacity(selection.fields.count + (selection.readsExtra ? 4 : 0))
         var column = first + 2
