@@ -33,8 +33,10 @@ extension DocumentStore {
     /// FTS5 shipped with SQLite before 3.44 flushes its pending terms as a new segment at every
     /// statement that fires its triggers, so one statement per row wrote one segment per row
     /// (BENCHMARKS.md, "Batch insert, text and hybrid queries").
-    /// Collections with full-text fields insert large batches in bulk
-    /// (``bulkInsert(_:on:document:)``). Collections with expiry or references write one row per
+    /// Inserts of 64 rows or more go in bulk (``bulkInsert(_:on:document:)``): without the insert
+    /// triggers a row's statement runs no trigger program and needs no statement journal, so
+    /// collections without full text gain too (BENCHMARKS.md, documents).
+    /// Collections with expiry or references write one row per
     /// statement (each insert first removes an expired document of the same id; a reference
     /// must name a document written before it).
     func write(rows: [[SQLValue]], mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
@@ -48,7 +50,7 @@ extension DocumentStore {
         // References are checked at the end of each statement: a batch of several rows per
         // statement would accept a child written before its parent, one row per statement not.
         let batched = !schema.allowsExpiry && schema.referenceFields.isEmpty
-        if batched, schema.fullText != nil, mode == .insert, rows.count >= Self.bulkInsertMinimumRows {
+        if batched, mode == .insert, rows.count >= Self.bulkInsertMinimumRows {
             try bulkInsert(rows, on: connection, document: document)
         } else if batched, rows.count > 1 {
             try insertMultiRow(rows, upsert: mode == .upsert, on: connection, document: document)
@@ -144,7 +146,6 @@ extension DocumentStore {
     /// connections re-prepare their statements once after it; the rows go through the short
     /// single-row statement, which re-prepares cheaply, not a 500-row one.
     private func bulkInsert(_ rows: some RowSource, on connection: Connection, document: (Int) throws -> Document) throws {
-        guard let fullText = schema.fullText else { return }
         let triggers = try connection.query(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?) ORDER BY name",
             [.text("\(name)_log_ai"), .text("\(name)_fts_ai")])
@@ -154,13 +155,15 @@ extension DocumentStore {
         let rids = try insertEach(rows, 0..<rows.count, upsert: false, on: connection, document: document)
         let list = SQLValue.text(SQLFragment.jsonArray(rids))
         try connection.execute("INSERT INTO \(layout.log)(\(layout.logRid), op) SELECT value, 1 FROM json_each(?)", [list])
-        let columns = fullText.fields.map { "\"\($0)\"" }.joined(separator: ", ")
-        try connection.execute(
-            """
-            INSERT INTO \(layout.fts)(rowid, \(columns))
-            SELECT \(layout.rid), \(columns) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))
-            ORDER BY \(layout.rid)
-            """, [list])
+        if let fullText = schema.fullText {
+            let columns = fullText.fields.map { "\"\($0)\"" }.joined(separator: ", ")
+            try connection.execute(
+                """
+                INSERT INTO \(layout.fts)(rowid, \(columns))
+                SELECT \(layout.rid), \(columns) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))
+                ORDER BY \(layout.rid)
+                """, [list])
+        }
         for trigger in triggers { try connection.execute(script: trigger.string(at: 1)!) }
     }
 
