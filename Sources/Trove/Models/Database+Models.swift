@@ -118,8 +118,9 @@ public struct ModelReader<M: Model> {
     public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> { try rows(descriptor, wantsCursor: true) }
 
     private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) throws -> ModelPage<M> {
+        var decoder: ModelRowDecoder?
         let (models, next) = try reader.store.fetch(descriptor.query(schema), on: reader.connection, wantsCursor: wantsCursor) { row, _ in
-            try schema.decode(row: row)
+            try schema.decode(row: row, reusing: &decoder)
         }
         return ModelPage(models: models, next: next)
     }

@@ -41,8 +41,9 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
     /// The text property embedded on save and the vector property it fills.
     let embeddedText: String?
     let embeddedVector: String?
-    /// Where each property is in a fetched row, for ``ModelRowDecoder``.
-    let rowColumns: ModelRowDecoder.Columns
+    /// Where each property is in a fetched row, and the order they are decoded in, for
+    /// ``ModelRowDecoder``.
+    let rowColumns: ModelRowDecoder.Plan
     /// Where each property goes in a written row, for ``ModelRowEncoder``.
     let rowSlots: ModelRowEncoder.Slots
 
@@ -155,9 +156,10 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
         self.embeddedVector = options.embedding?.vector
         self.rowSlots = ModelRowEncoder.Slots(
             byProperty: Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a }),
-            definitions: properties.map(\.definition))
-        self.rowColumns = ModelRowDecoder.Columns(
-            byProperty: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
+            definitions: properties.map(\.definition), order: recorder.properties.map(\.name))
+        self.rowColumns = ModelRowDecoder.Plan(
+            order: recorder.properties.map(\.name),
+            columns: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
             idKind: M.ID.idKind)
         self.documentSchema = DocumentSchema(
             id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
@@ -283,9 +285,16 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
         return ids
     }
 
-    /// The model in the row a fetch's statement is on (the store's full selection).
-    func decode(row statement: Statement) throws -> M {
-        try M(from: ModelRowDecoder(statement: statement, columns: rowColumns))
+    /// The model in the row a fetch's statement is on (the store's full selection), through
+    /// `decoder`: made on the first row of a fetch, moved to each next row.
+    func decode(row statement: Statement, reusing decoder: inout ModelRowDecoder?) throws -> M {
+        if let decoder {
+            decoder.reset(to: statement)
+            return try M(from: decoder)
+        }
+        let made = ModelRowDecoder(statement: statement, plan: rowColumns)
+        decoder = made
+        return try M(from: made)
     }
 }
 
