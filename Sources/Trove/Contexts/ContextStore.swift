@@ -1,0 +1,92 @@
+import Foundation
+import TroveSQLite
+
+/// The work of a context, whatever its isolation: the tracked models of each type, fetches
+/// through the identity map, saves and rollbacks. ``ModelContext`` (main actor) and
+/// ``BackgroundModelContext`` (an actor of its own) each own one and forward to it.
+///
+/// Not Sendable: its instances and models stay in the owning context's isolation; its async
+/// methods run there too (`nonisolated(nonsending)`), sending only rows and documents to the
+/// database.
+final class ContextStore {
+    let database: Database
+    let registry: ContextRegistry
+    private var tables: [String: any AnyTrackedModels] = [:]
+
+    init(database: Database, registry: ContextRegistry) {
+        self.database = database
+        self.registry = registry
+    }
+
+    func table<M: ReferenceModel>(_ type: M.Type) throws -> TrackedModels<M> {
+        if let known = tables[M.collectionName] as? TrackedModels<M> { return known }
+        guard let collection = registry.collections[M.collectionName] else {
+            throw TroveError.invalidModel(
+                type: String(describing: M.self), reason: "it is not one of the container's schema's models")
+        }
+        let table = try TrackedModels<M>(collection: collection)
+        tables[M.collectionName] = table
+        return table
+    }
+
+    func insert<M: ReferenceModel>(_ model: M) throws { try table(M.self).insert(model) }
+
+    func delete<M: ReferenceModel>(_ model: M) throws { try table(M.self).delete(model) }
+
+    var hasChanges: Bool { tables.values.contains { $0.hasChanges } }
+
+    nonisolated(nonsending) func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
+        let table = try self.table(M.self)
+        let query = try descriptor.query(table.schema)
+        let name = table.name
+        let documents = try await database.reading(transaction: false) { connection, lookup in
+            try lookup(name).fetch(query, on: connection, wantsCursor: false).documents
+        }
+        var models: [M] = []
+        models.reserveCapacity(documents.count)
+        for document in documents {
+            let model = try table.instance(for: document)
+            if table.entries[document.id]?.isDeleted != true { models.append(model) }
+        }
+        return models
+    }
+
+    nonisolated(nonsending) func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
+        let table = try self.table(M.self)
+        if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : entry.object }
+        let name = table.name
+        let documentID = id.documentID
+        let document = try await database.reading(transaction: false) { connection, lookup in
+            try lookup(name).fetch(id: documentID, on: connection)
+        }
+        return try document.map(table.instance(for:))
+    }
+
+    nonisolated(nonsending) func save() async throws {
+        let ordered = registry.order.compactMap { tables[$0] }
+        var changes: [TableChanges] = []
+        var saving: [any AnyTrackedModels] = []
+        for table in ordered {
+            let tableChanges = try table.changes()
+            if tableChanges.isEmpty { continue }
+            changes.append(tableChanges)
+            saving.append(table)
+        }
+        guard !changes.isEmpty else { return }
+        let stores = saving.map(\.collection.store)
+        let written = changes
+        try await database.writing { connection in try ContextSave.write(written, stores: stores, on: connection) }
+        for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
+    }
+
+    func rollback() throws {
+        for table in tables.values { try table.rollback() }
+    }
+}
+
+/// The collections a container opened for its schema's models, referenced collections first
+/// (the order saves write in).
+struct ContextRegistry: Sendable {
+    var collections: [String: DocumentCollection]
+    var order: [String]
+}
