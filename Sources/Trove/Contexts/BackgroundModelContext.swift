@@ -29,7 +29,7 @@ public actor BackgroundModelContext {
     /// - Parameter body: the work; it gets the context itself.
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws.
-    public func perform<T: Sendable>(_ body: sending (isolated BackgroundModelContext) async throws -> T) async rethrows -> T {
+    public func perform<T: Sendable>(_ body: @Sendable (isolated BackgroundModelContext) async throws -> T) async rethrows -> T {
         try await body(self)
     }
 
