@@ -96,6 +96,22 @@ public actor BackgroundModelContext {
         try await store.model(type, id: id)
     }
 
+    /// The value of a model's lazy property: read once (one query for that column of that
+    /// row), then kept in the model; a loaded value is returned without a query.
+    ///
+    /// ```swift
+    /// let pixels = try await context.load(\.pixels, of: photo)
+    /// ```
+    /// - Parameters:
+    ///   - keyPath: the ``LazyField`` property.
+    ///   - model: a saved model of this context.
+    /// - Returns: the value.
+    /// - Throws: ``TroveError/documentNotFound(_:)`` when the model is not a saved model of this
+    ///   context (or its row is gone), ``TroveError/missingField(field:)`` when the column is null.
+    public func load<M: ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) async throws -> V {
+        try await store.load(keyPath, of: model)
+    }
+
     /// Whether any tracked model was inserted, changed or deleted since the last save.
     ///
     /// - Complexity: O(n) in the tracked models (each is encoded and compared with its snapshot).

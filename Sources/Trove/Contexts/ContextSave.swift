@@ -7,6 +7,8 @@ struct TableChanges: Sendable {
     var model: String
     /// The field columns in schema order (slot i is column i).
     var columns: [String]
+    /// Slots of lazy fields: null in a snapshot there means "not loaded", not "null".
+    var lazySlots: Set<Int>
     var inserts: [[SQLValue]] = []
     var updates: [RowUpdate] = []
     var deletes: [RowDelete] = []
@@ -91,7 +93,9 @@ enum ContextSave {
         }
         let stored = try store.storedValues(document)
         var fields: [String] = []
-        for (slot, column) in changes.columns.enumerated() where slot + 1 < stored.count && stored[slot + 1] != saved[slot + 1] {
+        for (slot, column) in changes.columns.enumerated() where slot + 1 < stored.count && stored[slot + 1] != saved[slot + 1]
+            && !(changes.lazySlots.contains(slot) && saved[slot + 1].isNull)
+        {
             fields.append(column)
         }
         return .modelConflict(model: changes.model, id: id, fields: fields)

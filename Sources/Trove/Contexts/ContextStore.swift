@@ -37,7 +37,7 @@ final class ContextStore {
 
     nonisolated(nonsending) func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
         let table = try self.table(M.self)
-        let query = try descriptor.query(table.schema)
+        let query = try table.query(descriptor)
         let name = table.name
         let documents = try await database.reading(transaction: false) { connection, lookup in
             try lookup(name).fetch(query, on: connection, wantsCursor: false).documents
@@ -55,11 +55,19 @@ final class ContextStore {
         let table = try self.table(M.self)
         if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : entry.object }
         let name = table.name
-        let documentID = id.documentID
-        let document = try await database.reading(transaction: false) { connection, lookup in
-            try lookup(name).fetch(id: documentID, on: connection)
+        var byID = try table.query(FetchDescriptor())
+        byID.filter = .compare(.id, .equal, id.documentID.value)
+        let query = byID
+        let documents = try await database.reading(transaction: false) { connection, lookup in
+            try lookup(name).fetch(query, on: connection, wantsCursor: false).documents
         }
-        return try document.map(table.instance(for:))
+        return try documents.first.map(table.instance(for:))
+    }
+
+    nonisolated(nonsending) func load<M: ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M)
+        async throws -> V
+    {
+        try await table(M.self).load(keyPath, of: model, database: database)
     }
 
     nonisolated(nonsending) func save() async throws {

@@ -13,6 +13,8 @@ final class ReferenceProbe: Decoder {
     var handed: [String: String?] = [:]
     /// Property name -> the printed type decoded.
     var types: [String: String] = [:]
+    /// The properties declared ``LazyField``.
+    var lazy: Set<String> = []
     private var counter = 0
     private var bools = 0
 
@@ -30,6 +32,7 @@ final class ReferenceProbe: Decoder {
         counter += 1
         let n = counter
         types[name] = String(describing: T.self)
+        if type is any LazyFieldValue.Type { lazy.insert(name) }
         let unique: Any?
         switch type {
         case is String.Type: unique = "\u{1}trove-probe-\(n)"
@@ -87,6 +90,8 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
     private var names: [AnyKeyPath: String] = [:]
     /// Property name -> its key path from ``ReferenceModel/properties``.
     let writable: [String: PartialKeyPath<M>]
+    /// The properties a fetch leaves out (``LazyField``).
+    let lazy: Set<String>
 
     /// The layout of `M`, derived on first use and cached for the life of the process.
     static func shared() throws -> ReferenceLayout<M> {
@@ -97,10 +102,12 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
         let typeName = String(describing: M.self)
         var probes: [(instance: M, handed: [String: String?], types: [String: String])] = []
         var round = 0
+        var lazy: Set<String> = []
         repeat {
             let probe = ReferenceProbe(round: round)
             do {
                 probes.append((try M(from: probe), probe.handed, probe.types))
+                lazy = probe.lazy
             } catch {
                 throw TroveError.invalidModel(type: typeName, reason: "its init(from:) fails on probe values (\(error))")
             }
@@ -122,6 +129,7 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
         }
         self.writable = writable
         self.names = names
+        self.lazy = lazy
     }
 
     /// The property `keyPath` names (a key path of `M` whose first component is a property),

@@ -29,10 +29,27 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
 
+    /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
+    let fetchedColumns: [String]?
+    let lazySlots: Set<Int>
+
     init(collection: DocumentCollection) throws {
-        schema = try ModelSchema<M>.shared()
-        layout = try ReferenceLayout<M>.shared()
+        let schema = try ModelSchema<M>.shared()
+        let layout = try ReferenceLayout<M>.shared()
+        let lazy = layout.lazy
+        let properties = schema.properties
+        self.schema = schema
+        self.layout = layout
         self.collection = collection
+        fetchedColumns = lazy.isEmpty ? nil : properties.filter { !lazy.contains($0.name) }.map(\.column)
+        lazySlots = Set(properties.indices.filter { lazy.contains(properties[$0].name) })
+    }
+
+    /// A fetch of `descriptor` that leaves the lazy columns out.
+    func query(_ descriptor: FetchDescriptor<M>) throws -> Query {
+        var query = try descriptor.query(schema)
+        query.projection = fetchedColumns
+        return query
     }
 
     var name: String { collection.name }
@@ -60,7 +77,11 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// The tracked instance of a fetched document: the one already in the map, or a new one.
     /// An instance with unsaved changes keeps them; one without takes the stored values when
     /// the row has moved on.
-    func instance(for document: Document) throws -> M {
+    func instance(for fetched: Document) throws -> M {
+        var document = fetched
+        for slot in lazySlots where document.fields[schema.properties[slot].column] == nil {
+            document.fields[schema.properties[slot].column] = .null
+        }
         if let entry = entries[document.id] {
             if let saved = entry.saved, !entry.isDeleted, document.version > entry.version,
                 try row(entry.object) == saved
@@ -91,7 +112,8 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     }
 
     func changes() throws -> TableChanges {
-        var changes = TableChanges(name: name, model: String(describing: M.self), columns: schema.properties.map(\.column))
+        var changes = TableChanges(
+            name: name, model: String(describing: M.self), columns: schema.properties.map(\.column), lazySlots: lazySlots)
         for id in insertedOrder {
             guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
             changes.inserts.append(try checkedRow(entry, id: id))
@@ -118,6 +140,33 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
             throw TroveError.invalidValue(field: "id", reason: "a tracked \(M.self)'s id changed from \(id); ids cannot change")
         }
         return current
+    }
+
+    /// Reads a lazy property of a tracked model once: the stored value is set into the model
+    /// and into its snapshot (so it is not a change).
+    nonisolated(nonsending) func load<V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M, database: Database)
+        async throws -> V
+    {
+        if let value = model[keyPath: keyPath].value { return value }
+        guard let name = layout.name(of: keyPath), let slot = schema.properties.firstIndex(where: { $0.name == name }) else {
+            throw TroveError.unsupportedPredicate(node: "\(keyPath)", reason: "it does not name a stored property of \(M.self)")
+        }
+        let id = model.id.documentID
+        guard let entry = entries[id], entry.object === model, entry.saved != nil else {
+            throw TroveError.documentNotFound(id)
+        }
+        let property = schema.properties[slot]
+        let (table, column) = (collection.store.layout.table, property.column)
+        let raw = try await database.reading(transaction: false) { connection, _ in
+            try connection.scalar("SELECT \"\(column)\" FROM \(table) WHERE \"id\" = ?", [id.sqlValue])
+        }
+        guard let raw else { throw TroveError.documentNotFound(id) }
+        let field = try ValueDecoder.decode(
+            LazyField<V>.self, from: ContextValues.value(raw, as: property.definition), inJSON: false, codingPath: [])
+        guard let value = field.value else { throw TroveError.missingField(field: column) }
+        model[keyPath: keyPath] = field
+        if entry.saved != nil { entry.saved![slot + 1] = try row(model)[slot + 1] }
+        return value
     }
 
     /// Takes what a save wrote as the new saved state.
