@@ -12,6 +12,13 @@ final class ContextStore {
     let database: Database
     let registry: ContextRegistry
     private var tables: [String: any AnyTrackedModels] = [:]
+    /// To-many relationships read so far: per child collection and column, the stored
+    /// children of each parent asked for (``children(_:of:)``, ``prefetch(_:column:parents:)``).
+    var loadedChildren: [RelationshipKey: [DocumentID: [DocumentID]]] = [:]
+    /// How many fetches this context has run (each one statement), for tests of prefetching.
+    var reads = 0
+
+    var allTables: [any AnyTrackedModels] { Array(tables.values) }
 
     init(database: Database, registry: ContextRegistry) {
         self.database = database
@@ -37,11 +44,7 @@ final class ContextStore {
 
     nonisolated(nonsending) func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
         let table = try self.table(M.self)
-        let query = try table.query(descriptor)
-        let name = table.name
-        let documents = try await database.reading(transaction: false) { connection, lookup in
-            try lookup(name).fetch(query, on: connection, wantsCursor: false).documents
-        }
+        let documents = try await read(table.name, try table.query(descriptor))
         var models: [M] = []
         models.reserveCapacity(documents.count)
         for document in documents {
@@ -54,13 +57,9 @@ final class ContextStore {
     nonisolated(nonsending) func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
         let table = try self.table(M.self)
         if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : entry.object }
-        let name = table.name
-        var byID = try table.query(FetchDescriptor())
-        byID.filter = .compare(.id, .equal, id.documentID.value)
-        let query = byID
-        let documents = try await database.reading(transaction: false) { connection, lookup in
-            try lookup(name).fetch(query, on: connection, wantsCursor: false).documents
-        }
+        var query = try table.query(FetchDescriptor())
+        query.filter = .compare(.id, .equal, id.documentID.value)
+        let documents = try await read(table.name, query)
         return try documents.first.map(table.instance(for:))
     }
 
@@ -85,6 +84,7 @@ final class ContextStore {
         let written = changes
         try await database.writing { connection in try ContextSave.write(written, stores: stores, on: connection) }
         for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
+        try await reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
     }
 
     func rollback() throws {

@@ -72,6 +72,9 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         entry.isDeleted = true
     }
 
+    /// Stops tracking a row that is gone.
+    func forget(_ id: DocumentID) { entries[id] = nil }
+
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
     /// The tracked instance of a fetched document: the one already in the map, or a new one.
@@ -221,6 +224,7 @@ protocol AnyTrackedModels: AnyObject {
     func changes() throws -> TableChanges
     func didSave(_ changes: TableChanges)
     func rollback() throws
+    nonisolated(nonsending) func reload(using store: ContextStore) async throws
 }
 
 /// Stored values read back as field values (the inverse of `FieldCodec.bind`).
