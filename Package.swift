@@ -19,6 +19,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-migrations", "Migrations"),
     ("example-vector-index", "VectorIndex"),
     ("example-text-search", "TextSearch"),
+    ("example-model-context", "ModelContext"),
 ]
 
 let package = Package(
