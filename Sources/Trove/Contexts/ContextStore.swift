@@ -44,8 +44,18 @@ final class ContextStore {
 
     nonisolated(nonsending) func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
         let table = try self.table(M.self)
-        let documents = try await read(table.name, try table.query(descriptor))
         var models: [M] = []
+        if table.fetchedColumns == nil {
+            // Every column is read: decode straight from the statement on the reader.
+            let decoded = try await readModels(table, try table.query(descriptor))
+            models.reserveCapacity(decoded.rows.count)
+            for (model, id, version, row) in decoded.rows {
+                let tracked = try table.adopt(model, id: id, version: version, row: row)
+                if table.entries[id]?.isDeleted != true { models.append(tracked) }
+            }
+            return models
+        }
+        let documents = try await read(table.name, try table.query(descriptor))
         models.reserveCapacity(documents.count)
         for document in documents {
             let model = try table.instance(for: document)
@@ -89,6 +99,34 @@ final class ContextStore {
 
     func rollback() throws {
         for table in tables.values { try table.rollback() }
+    }
+}
+
+/// Models decoded on a reader, with their ids, versions and encodings, for the context that
+/// asked for them.
+///
+/// `@unchecked Sendable`: the reader creates these models and drops every reference to them
+/// when it returns; from then on the receiving context is their only owner.
+struct DecodedRows<M>: @unchecked Sendable {
+    var rows: [(model: M, id: DocumentID, version: Int64, row: [SQLValue])]
+}
+
+extension ContextStore {
+    /// One fetch (counted in ``reads``) whose rows are decoded into models on the reader, in
+    /// the full selection's column order (`id, _version, <fields>`), and encoded for their
+    /// snapshots there too.
+    nonisolated(nonsending) func readModels<M: ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) async throws -> DecodedRows<M> {
+        reads += 1
+        let (name, schema, store) = (table.name, table.schema, table.collection.store)
+        let kind = M.ID.idKind
+        return try await database.reading(transaction: false) { connection, lookup in
+            let (rows, _) = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
+                let model = try schema.decode(row: statement)
+                let id = DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0))
+                return (model, id, statement.int64(at: 1), try schema.row(model, in: store))
+            }
+            return DecodedRows(rows: rows)
+        }
     }
 }
 

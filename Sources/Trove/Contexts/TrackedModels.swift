@@ -85,20 +85,23 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         for slot in lazySlots where document.fields[schema.properties[slot].column] == nil {
             document.fields[schema.properties[slot].column] = .null
         }
-        if let entry = entries[document.id] {
-            if let saved = entry.saved, !entry.isDeleted, document.version > entry.version,
-                try row(entry.object) == saved
-            {
-                let fresh = try schema.decode(document)
+        return try adopt(schema.decode(document), id: document.id, version: document.version, row: nil)
+    }
+
+    /// The tracked instance of a row decoded elsewhere (`fresh`, with its encoding `row` when
+    /// known): the one already in the map, refreshed from `fresh` when it has no unsaved
+    /// changes and the row has moved on, or `fresh` itself, now tracked.
+    func adopt(_ fresh: M, id: DocumentID, version: Int64, row known: [SQLValue]?) throws -> M {
+        if let entry = entries[id] {
+            if let saved = entry.saved, !entry.isDeleted, version > entry.version, try row(entry.object) == saved {
                 layout.copy(from: fresh, to: entry.object)
                 entry.saved = try row(entry.object)
-                entry.version = document.version
+                entry.version = version
             }
             return entry.object
         }
-        let model = try schema.decode(document)
-        entries[document.id] = Entry(object: model, saved: try row(model), version: document.version)
-        return model
+        entries[id] = Entry(object: fresh, saved: try known ?? row(fresh), version: version)
+        return fresh
     }
 
     func row(_ model: M) throws -> [SQLValue] { try schema.row(model, in: collection.store) }
