@@ -136,3 +136,25 @@ struct ContextRegistry: Sendable {
     var collections: [String: DocumentCollection]
     var order: [String]
 }
+
+extension ContextStore {
+    /// A live query of the rows `descriptor` selects (lazy columns left out), for
+    /// ``ModelContext/observe(_:_:)``.
+    func liveQuery<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<[Document]> {
+        let table = try self.table(M.self)
+        let (query, name) = (try table.query(descriptor), table.name)
+        return LiveQuery(database: database, read: { r in try r.documents(name).fetch(query) })
+    }
+
+    /// Fetched rows as this context's instances (refreshing unchanged ones), without those
+    /// deleted in the context.
+    func adopt<M: ReferenceModel>(_ documents: [Document], as type: M.Type) throws -> [M] {
+        let table = try self.table(M.self)
+        var models: [M] = []
+        for document in documents {
+            let model = try table.instance(for: document)
+            if table.entries[document.id]?.isDeleted != true { models.append(model) }
+        }
+        return models
+    }
+}

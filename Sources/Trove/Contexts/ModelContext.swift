@@ -311,6 +311,34 @@ public final class ModelContext {
 
     private var autosaveScheduled = false
 
+    /// Keeps `body` current with the models a descriptor selects: called with this context's
+    /// instances now, then after each commit (from any context, connection or process) that
+    /// changes the rows; instances without unsaved changes take the new values in place (so
+    /// SwiftUI views of them redraw).
+    ///
+    /// ```swift
+    /// let watching = try context.observe(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.title)])) { posts in
+    ///     titles = posts.map(\.title)
+    /// }
+    /// watching.cancel()  // when done
+    /// ```
+    /// - Parameters:
+    ///   - descriptor: which models, in what order.
+    ///   - body: called on the main actor with the models.
+    /// - Returns: the task delivering the results; cancel it to stop.
+    /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``; the task ends with the
+    ///   errors of the reads.
+    @discardableResult
+    public func observe<M: ReferenceModel>(
+        _ descriptor: FetchDescriptor<M> = FetchDescriptor(), _ body: @escaping @MainActor ([M]) -> Void
+    ) throws -> Task<Void, any Error> {
+        let live = try store.liveQuery(descriptor)
+        let store = self.store
+        return Task { @MainActor in
+            for try await documents in live { body(try store.adopt(documents, as: M.self)) }
+        }
+    }
+
     private func scheduleAutosave() {
         guard autosave, !autosaveScheduled else { return }
         autosaveScheduled = true

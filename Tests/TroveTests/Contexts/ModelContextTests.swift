@@ -243,6 +243,32 @@ struct ModelContextTests {
         #expect(throws: TroveError.duplicateDocumentID(.int(1))) { try context.insert(Article(id: 1, title: "again")) }
     }
 
+    @Test("a live query through a context delivers its instances, updated in place by commits elsewhere")
+    func liveQuery() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 2)
+        let context = container.mainContext
+        let first = try #require(try await context.model(Article.self, id: 1))
+        var deliveries: [[String]] = []
+        var instances: [[ObjectIdentifier]] = []
+        let watching = try context.observe(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])) { articles in
+            deliveries.append(articles.map(\.title))
+            instances.append(articles.map(ObjectIdentifier.init))
+        }
+        defer { watching.cancel() }
+        for _ in 0..<500 where deliveries.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try await container.backgroundContext().perform { background in
+            try #require(try await background.model(Article.self, id: 1)).title = "Changed elsewhere"
+            try background.insert(Article(id: 3, title: "Article 3"))
+            try await background.save()
+        }
+        for _ in 0..<500 where deliveries.last?.count != 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(deliveries.first == ["Article 1", "Article 2"])
+        #expect(deliveries.last == ["Changed elsewhere", "Article 2", "Article 3"])
+        #expect(first.title == "Changed elsewhere")
+        #expect(instances.last?.first == ObjectIdentifier(first))
+    }
+
     @Test("autosave saves inserts and deletes on the next turn of the main actor")
     func autosave() async throws {
         let dir = try TemporaryDirectory()
