@@ -21,6 +21,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-text-search", "TextSearch"),
     ("example-key-storage", "KeyStorage"),
     ("example-sync", "Sync"),
+    ("example-model-context", "ModelContext"),
 ]
 
 /// Products some examples use besides Trove and TroveEmbeddings.

@@ -35,6 +35,7 @@ struct ExamplesTests {
         ("example-vector-index", "VectorIndex"), ("example-text-search", "TextSearch"),
         ("example-key-storage", "KeyStorage"),
         ("example-sync", "Sync"),
+        ("example-model-context", "ModelContext"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")

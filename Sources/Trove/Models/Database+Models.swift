@@ -2,7 +2,7 @@ import Foundation
 import TroveEmbeddings
 
 extension Database {
-    /// Opens the collection of a model type (``Model/collectionName``), creating it with the
+    /// Opens the collection of a model type (``PersistentModel/collectionName``), creating it with the
     /// schema derived from the type when it does not exist.
     ///
     /// ```swift

@@ -1,5 +1,25 @@
 import Foundation
 
+/// What Trove stores as one row of a document collection, its fields derived from its Codable
+/// shape (no macros): a value ``Model`` (a struct, read and written through a
+/// ``ModelCollection``) or a ``ReferenceModel`` (a class, managed by a ``ModelContext``).
+/// Versioned schemas list either kind (``VersionedSchema/models``).
+public protocol PersistentModel: Codable, SendableMetatype {
+    /// The identifier type: `Int64`, `UUID` or `String`.
+    associatedtype ID: ModelID
+    /// The model's identity; it is the collection's `id`, not a field.
+    var id: ID { get }
+    /// The document collection the models live in; by default the type's name (`Note` -> `Note`).
+    static var collectionName: String { get }
+    /// Declared extras: indexes, unique fields, full-text and vector fields, embedding, renames.
+    static var modelOptions: ModelOptions { get }
+}
+
+extension PersistentModel {
+    public static var collectionName: String { String(describing: Self.self) }
+    public static var modelOptions: ModelOptions { ModelOptions() }
+}
+
 /// A Codable value type stored as one row of a document collection, its fields derived from
 /// its Codable shape (no macros): optionals, enums, `Date`, `Data`, `URL`, `Decimal`, `UUID`,
 /// arrays and nested Codable values (stored as JSON, queryable by path).
@@ -24,21 +44,7 @@ import Foundation
 /// Properties are matched to key paths by name, so a type's `CodingKeys`, when written out,
 /// keep each property's name as its string value (store a property under another column name
 /// with ``ModelOptions/column(_:named:)``).
-public protocol Model: Codable, Sendable {
-    /// The identifier type: `Int64`, `UUID` or `String`.
-    associatedtype ID: ModelID
-    /// The model's identity; it is the collection's `id`, not a field.
-    var id: ID { get }
-    /// The document collection the models live in; by default the type's name (`Note` -> `Note`).
-    static var collectionName: String { get }
-    /// Declared extras: indexes, unique fields, full-text and vector fields, embedding, renames.
-    static var modelOptions: ModelOptions { get }
-}
-
-extension Model {
-    public static var collectionName: String { String(describing: Self.self) }
-    public static var modelOptions: ModelOptions { ModelOptions() }
-}
+public protocol Model: PersistentModel, Sendable {}
 
 /// A type that can identify a model: `Int64`, `UUID` or `String`.
 public protocol ModelID: Codable, Hashable, Sendable {

@@ -41,7 +41,7 @@ final class ModelRowEncoder: Encoder {
     }
 
     /// The row of `model`, id first; nil when the model must be encoded through a document.
-    static func row<M: Model>(_ model: M, slots: Slots) throws -> [SQLValue]? {
+    static func row<M: PersistentModel>(_ model: M, slots: Slots) throws -> [SQLValue]? {
         let encoder = ModelRowEncoder(slots: slots)
         try model.encode(to: encoder)
         if encoder.needsDocument { return nil }

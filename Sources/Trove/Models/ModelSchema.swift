@@ -31,7 +31,7 @@ protocol ModelFieldResolver: Sendable {
 /// A model type's schema, derived once from its Codable shape and its ``ModelOptions``: the
 /// document schema it is stored with, its key paths resolved to fields, and the coding between
 /// models and documents.
-final class ModelSchema<M: Model>: ModelFieldResolver {
+final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     let documentSchema: DocumentSchema
     /// The stored properties other than `id`, in the order `init(from:)` decodes them.
     let properties: [ModelProperty]
@@ -307,7 +307,7 @@ final class ModelSchemaCache: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [ObjectIdentifier: any Sendable] = [:]
 
-    func schema<M: Model>(for type: M.Type, derive: () throws -> ModelSchema<M>) throws -> ModelSchema<M> {
+    func schema<M: PersistentModel>(for type: M.Type, derive: () throws -> ModelSchema<M>) throws -> ModelSchema<M> {
         if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ModelSchema<M> { return known }
         let schema = try derive()
         lock.withLock { storage[ObjectIdentifier(type)] = schema }
