@@ -68,7 +68,9 @@ let package = Package(
         // PostgreSQL's client library (Debian: libpq-dev) for sync; only TroveSync imports it.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // Sync between devices through PostgreSQL (or an app's own SyncTransport); see Documentation/SYNC.md.
-        .target(name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"]),
+        .target(
+            name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"],
+            exclude: ["Postgres/trove-sync.sql"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
