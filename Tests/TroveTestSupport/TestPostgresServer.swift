@@ -27,8 +27,8 @@ public final class TestPostgresServer: @unchecked Sendable {
     public let adminPassword: String
     /// The database the tests use.
     public let database = "trove"
-    /// The loopback TCP port.
-    public let port: Int
+    /// The loopback TCP port (chosen once, at start).
+    public private(set) var port = 0
     /// The folder holding the Unix socket (and the data folder).
     public let baseDirectory: String
     /// The cluster's data folder (what a sentinel scan reads).
@@ -86,22 +86,19 @@ public final class TestPostgresServer: @unchecked Sendable {
              "-E", "UTF8", "--locale=C", "--no-sync"])
         try? FileManager.default.removeItem(atPath: passwordFile)
 
+        // A free port can be taken between the check and the start: try a few.
         var lastError: Error?
-        var chosen = 0
-        for _ in 0..<5 {
-            let candidate = try Self.freePort()
+        for _ in 0..<5 where !running {
             do {
-                try configure(port: candidate)
+                port = try Self.freePort()
+                try configure()
                 try startServer()
-                chosen = candidate
-                break
+                running = true
             } catch {
                 lastError = error
             }
         }
-        guard chosen != 0 else { throw lastError ?? TestPostgresError.setup("no port") }
-        port = chosen
-        running = true
+        guard running else { throw lastError ?? TestPostgresError.setup("no port") }
         startWatchdog()
         try psql("CREATE DATABASE \(database)", database: "postgres")
     }
@@ -128,15 +125,17 @@ public final class TestPostgresServer: @unchecked Sendable {
     }
 
     /// Runs SQL through `psql` (as the superuser unless told otherwise) and returns its unaligned,
-    /// tuples-only output. Throws ``TestPostgresError/command(_:status:output:)`` on any error.
+    /// tuples-only output. Throws ``TestPostgresError/command(_:status:output:)`` on any error;
+    /// its output is then the error's SQLSTATE alone when `sqlStateOnly` is set.
     @discardableResult
     public func psql(
-        _ sql: String, user: String? = nil, password: String? = nil, database: String? = nil
+        _ sql: String, user: String? = nil, password: String? = nil, database: String? = nil,
+        sqlStateOnly: Bool = false
     ) throws -> String {
         let connection = "host=127.0.0.1 port=\(port) dbname=\(database ?? self.database) user=\(user ?? adminUser)"
-        return try runClient(
-            "psql", [connection, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
-            password: password ?? adminPassword)
+        var arguments = [connection, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
+        if sqlStateOnly { arguments += ["-v", "VERBOSITY=sqlstate"] }
+        return try runClient("psql", arguments + ["-c", sql], password: password ?? adminPassword)
     }
 
     /// Runs a SQL file through `psql` as the superuser.
@@ -178,7 +177,7 @@ public final class TestPostgresServer: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: baseDirectory)
     }
 
-    private func configure(port: Int) throws {
+    private func configure() throws {
         var listen = "127.0.0.1"
         if let externalAddress { listen += ",\(externalAddress)" }
         let settings = """
@@ -335,7 +334,7 @@ public final class TestPostgresServer: @unchecked Sendable {
                 var addr = inet.pointee.sin_addr
                 return inet_ntop(AF_INET, &addr, &text, socklen_t(INET_ADDRSTRLEN)) != nil
             }
-            if ok { return String(cString: text) }
+            if ok { return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
         }
         return nil
     }
