@@ -249,35 +249,43 @@ public final class TestPostgresServer: @unchecked Sendable {
     }
 
     /// Runs a program to completion; its output, or an error with its output on failure.
+    ///
+    /// posix_spawn and waitpid, with output in files: `pg_ctl start` leaves the server running
+    /// with whatever it inherited, which with Foundation's Process (pipes, its own child
+    /// monitoring) hung the caller.
     static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         env["LC_ALL"] = "C"
-        process.environment = env
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Read both pipes to the end before waiting, so a large output cannot fill a pipe and stall.
-        let errorData = DataBox()
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            errorData.data = errors.fileHandleForReading.readDataToEndOfFile()
-            done.signal()
+        let outputPath = NSTemporaryDirectory() + "trove-pg-out-\(UUID().uuidString)"
+        let errorPath = NSTemporaryDirectory() + "trove-pg-err-\(UUID().uuidString)"
+        defer {
+            try? FileManager.default.removeItem(atPath: outputPath)
+            try? FileManager.default.removeItem(atPath: errorPath)
         }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        process.waitUntilExit()
-        let text = String(decoding: outputData, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        guard spawned == 0 else {
+            throw TestPostgresError.setup("cannot run \(path): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED/WEXITSTATUS, which Swift does not import: low 7 bits 0, code in bits 8-15.
+        let exitCode: Int32 = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard exitCode == 0 else {
+            let errorText = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
             throw TestPostgresError.command(
-                ([path] + arguments).joined(separator: " "), status: process.terminationStatus,
-                output: text + String(decoding: errorData.data, as: UTF8.self))
+                ([path] + arguments).joined(separator: " "), status: exitCode, output: text + errorText)
         }
         return text
     }
@@ -338,12 +346,6 @@ public final class TestPostgresServer: @unchecked Sendable {
         }
         return nil
     }
-}
-
-/// Bytes one reader thread fills and another reads after a semaphore says it is done.
-private final class DataBox: @unchecked Sendable {
-    // @unchecked Sendable: written once before `done.signal()`, read after `done.wait()`.
-    var data = Data()
 }
 
 /// Why the test server could not do what a test asked.

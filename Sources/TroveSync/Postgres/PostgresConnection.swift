@@ -28,6 +28,9 @@ final class PostgresConnection {
             PQfinish(connection)
             throw PostgresError.connectionFailed(message)
         }
+        // libpq prints server notices (and "terminating connection" on a restart) on stderr by
+        // default; a library must not write there. Errors still arrive through results.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         self.connection = connection
     }
 
