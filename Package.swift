@@ -19,6 +19,7 @@ let examples: [(target: String, folder: String)] = [
     ("example-migrations", "Migrations"),
     ("example-vector-index", "VectorIndex"),
     ("example-text-search", "TextSearch"),
+    ("example-sync", "Sync"),
 ]
 
 let package = Package(
@@ -78,11 +79,14 @@ let package = Package(
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),
         // The child process the HNSW crash test (TroveTests) starts and kills; not a product.
         .executableTarget(name: "TroveANNCrashChild", dependencies: ["Trove"]),
+        // The child process the sync crash tests (TroveSyncTests) start and kill; not a product.
+        .executableTarget(name: "TroveSyncCrashChild", dependencies: ["TroveSync", "Trove"]),
 
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
     ] + examples.map { example -> Target in
-        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"], path: "Examples/\(example.folder)",
+        // Only the sync example links TroveSync (and with it libpq).
+        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"] + (example.folder == "Sync" ? ["TroveSync"] : []), path: "Examples/\(example.folder)",
                           exclude: ["expected-output.txt"])
     } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
@@ -97,7 +101,7 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
-        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveSyncCrashChild"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(
             name: "ExamplesTests",

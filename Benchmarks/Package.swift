@@ -16,6 +16,7 @@ let package = Package(
                 .product(name: "TroveEmbeddings", package: "Trove"),
                 .product(name: "TroveSQLite", package: "Trove"),
                 .product(name: "TroveText", package: "Trove"),
+                .product(name: "TroveSync", package: "Trove"),
             ],
             path: "Sources/TroveBench"
         )

@@ -33,6 +33,7 @@ struct ExamplesTests {
         ("example-live-queries", "LiveQueries"),
         ("example-migrations", "Migrations"),
         ("example-vector-index", "VectorIndex"), ("example-text-search", "TextSearch"),
+        ("example-sync", "Sync"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")

@@ -23,6 +23,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("admin", "dump/load throughput and size, backup under inserts, purge of expired records", runAdminBenchmarks),
     ("geo", "radius, box and nearest-10 over 1M points (+ hand-written R*Tree SQL, brute force)", runGeoBenchmarks),
     ("graph", "1-hop, 2-hop, shortest path over 1M links (+ hand-written recursive CTEs)", runGraphBenchmarks),
+    ("sync-apply", "applying pulled change sets on a device vs a local batch insert of the same documents", runSyncBenchmarks),
     ("migrations", "each migration step on a seeded collection; table rebuild vs ALTER TABLE DROP COLUMN", runMigrationBenchmarks),
 ]
 

@@ -131,7 +131,8 @@ enum SearchCollectionDump: DumpSectionKind {
 
 /// Plain tables Trove and its tools keep beside the collections (`trove_*` and `_trove_*`, other
 /// than `trove_meta`; the CLI's `trove_files`): the `CREATE TABLE` statement, then every row,
-/// ordered by all columns.
+/// ordered by all columns. Sync's bookkeeping (`_trove_sync_*`: the device id, clocks, outbox)
+/// belongs to one device, so it is not dumped: a loaded dump is a new device.
 enum SideTableDump: DumpSectionKind {
     static let kind = "table"
 
@@ -140,8 +141,12 @@ enum SideTableDump: DumpSectionKind {
         // The edge table's change log is derived (it feeds the adjacency index) and rebuilt by
         // loading the edges, so it is not dumped.
         return (lower.hasPrefix("trove_") || lower.hasPrefix("_trove_")) && lower != CollectionSchema.metaTable
-            && lower != EdgeTable.name + "_log"
+            && lower != EdgeTable.name + "_log" && !lower.hasPrefix(syncPrefix)
     }
+
+    /// The prefix of TroveSync's tables.
+    static let syncPrefix = "_trove_sync_"
+
 
     static func sections(in source: DumpSource) throws -> [DumpSection] {
         let tables = try source.connection.query(

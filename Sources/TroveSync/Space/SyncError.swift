@@ -1,0 +1,58 @@
+import Foundation
+
+/// Everything sync refuses or fails at, matched by case.
+public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The collection has `Int64` ids, which two offline devices would both hand out.
+    case int64IDs(collection: String)
+    /// The collection is not one of the space's synced collections (or does not exist).
+    case unknownCollection(String)
+    /// The key string or passphrase cannot make a key.
+    case invalidKey(reason: String)
+    /// A change set did not open: the key is not the space's, or its bytes were altered on the
+    /// way. Nothing of it (nor of any later change set) was applied.
+    case cannotOpen(device: String, deviceSequence: Int64)
+    /// A change set opened but its content is not a change set this version reads.
+    case malformedChangeSet(device: String, deviceSequence: Int64, reason: String)
+    /// A change set carries vectors of another embedding model than the local vector field's:
+    /// they are never mixed in; the change set stays queued.
+    case embeddingModelMismatch(collection: String, field: String, local: String, remote: String)
+    /// The database already syncs another space.
+    case spaceMismatch(bound: String, requested: String)
+    /// The space's name is empty or too long.
+    case invalidSpace(String, reason: String)
+    /// The transport failed (network, server, credentials): the message of its error. Nothing
+    /// left the outbox; the next attempt sends the same change sets.
+    case transport(String)
+    /// The local database failed (disk full, busy past the timeout, ...): its error in words.
+    /// Nothing of the step that failed was kept.
+    case database(String)
+    /// A conflict cannot be restored: its record no longer exists (deleted since).
+    case conflictRecordGone(collection: String, id: String)
+
+    /// What went wrong and, where there is one, what to do.
+    public var description: String {
+        switch self {
+        case .int64IDs(let collection):
+            "collection \(collection) has Int64 ids, which collide when two devices create records offline; "
+                + "sync needs ids unique across devices: create it with DocumentSchema(id: .uuid) or .string "
+                + "(models: a UUID or String id) and copy the records over in a migration"
+        case .unknownCollection(let name): "collection \(name) is not synced in this space"
+        case .invalidKey(let reason): "invalid sync key: \(reason)"
+        case .cannotOpen(let device, let sequence):
+            "change set \(sequence) of device \(device) does not open: wrong key, or altered on the server; nothing applied"
+        case .malformedChangeSet(let device, let sequence, let reason):
+            "change set \(sequence) of device \(device) is malformed: \(reason); nothing applied"
+        case .embeddingModelMismatch(let collection, let field, let local, let remote):
+            "\(collection).\(field) holds vectors of \(local); a change set carries vectors of \(remote): kept queued, not applied"
+        case .spaceMismatch(let bound, let requested):
+            "this database syncs space \(bound), not \(requested)"
+        case .invalidSpace(let name, let reason): "invalid space name \(name): \(reason)"
+        case .transport(let message): "transport failed: \(message)"
+        case .database(let message): "the local database failed: \(message)"
+        case .conflictRecordGone(let collection, let id): "\(collection) \(id) no longer exists"
+        }
+    }
+
+    /// The ``description``.
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Where a device stands in its space: what waits to go out, how far it has pulled, what it
+/// keeps queued and why, and the last failure. ``SyncSpace/status`` holds the current value;
+/// ``SyncSpace/statuses`` yields every new one.
+public struct SyncStatus: Sendable, Hashable {
+    /// This device's id in the space (random, kept in the database).
+    public var device: String
+    /// Local field changes and deletes not yet sealed into a change set.
+    public var pendingChanges: Int
+    /// Change sets sealed but not yet acknowledged by the server (they stay in the outbox until
+    /// it acknowledges them).
+    public var unacknowledgedChangeSets: Int
+    /// The highest of this device's sequence numbers the server has acknowledged.
+    public var lastPushedSequence: Int64
+    /// The server sequence this device has pulled up to.
+    public var lastPulledSequence: Int64
+    /// Change sets pulled but not applied yet, with why.
+    public var queued: [QueuedChangeSet]
+    /// How many overwritten concurrent values ``SyncSpace/conflicts()`` lists.
+    public var conflicts: Int
+    /// The last failure of a push, pull or apply (cleared by the next success of the same kind).
+    public var lastError: SyncError?
+
+    /// A status with nothing pending.
+    public init(
+        device: String, pendingChanges: Int = 0, unacknowledgedChangeSets: Int = 0, lastPushedSequence: Int64 = 0,
+        lastPulledSequence: Int64 = 0, queued: [QueuedChangeSet] = [], conflicts: Int = 0, lastError: SyncError? = nil
+    ) {
+        self.device = device
+        self.pendingChanges = pendingChanges
+        self.unacknowledgedChangeSets = unacknowledgedChangeSets
+        self.lastPushedSequence = lastPushedSequence
+        self.lastPulledSequence = lastPulledSequence
+        self.queued = queued
+        self.conflicts = conflicts
+        self.lastError = lastError
+    }
+}
+
+/// A change set this device pulled and keeps to apply later.
+public struct QueuedChangeSet: Sendable, Hashable {
+    /// Its position in the space's feed.
+    public var serverSequence: Int64
+    /// The device that sealed it.
+    public var device: String
+    /// That device's sequence number for it.
+    public var deviceSequence: Int64
+    /// Why it waits.
+    public var reason: Reason
+
+    /// Why a change set waits instead of being applied.
+    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+        /// It was written with a newer schema (more migrations applied) than this device's: it is
+        /// applied once this device has migrated.
+        case newerSchema(changeSet: Int, local: Int)
+        /// It changes a collection this device does not have (or does not sync).
+        case unknownCollection(String)
+        /// It sets a field this device's schema does not have.
+        case unknownField(collection: String, field: String)
+        /// Its vectors come from another embedding model than the local field's.
+        case embeddingModelMismatch(collection: String, field: String)
+
+        /// The reason in words.
+        public var description: String {
+            switch self {
+            case .newerSchema(let changeSet, let local):
+                "written with schema version \(changeSet); this device has \(local): applied after it migrates"
+            case .unknownCollection(let name): "collection \(name) does not exist here"
+            case .unknownField(let collection, let field): "field \(collection).\(field) does not exist here"
+            case .embeddingModelMismatch(let collection, let field):
+                "\(collection).\(field) vectors of another embedding model"
+            }
+        }
+    }
+}

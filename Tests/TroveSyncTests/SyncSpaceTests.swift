@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import Trove
+import TroveSync
+import TroveTestSupport
+
+struct Task_: Model {
+    var id: UUID
+    var title: String
+    var done: Bool
+    var due: Date?
+}
+
+@Suite struct SyncSpaceTests {
+    @Test func aNoteInsertedOnOneDeviceArrivesOnAnotherWithAllItsFields() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", in: directory, transport: server, key: key)
+        let b = try await Device.make("b", in: directory, transport: server, key: key)
+        try await a.notes.insert([Notes.note("n1", title: "Oat milk", body: "buy oat milk", rank: 3)])
+        #expect(try await a.sync.refreshStatus().pendingChanges == 1)
+        #expect(try await a.sync.push() == 1)
+        #expect(try await b.sync.pull() == 1)
+        let note = try #require(try await b.notes.fetch(id: "n1"))
+        #expect(note["title"] == "Oat milk")
+        #expect(note["rank"] == 3)
+        #expect(try await a.canonicalDump() == b.canonicalDump())
+        let status = try await a.sync.refreshStatus()
+        #expect(status.pendingChanges == 0 && status.unacknowledgedChangeSets == 0 && status.lastPushedSequence == 1)
+        #expect(await b.sync.status.lastPulledSequence == 1)
+    }
+
+    @Test func rawSQLWritesAreCapturedLikeAPIWrites() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", in: directory, transport: server, key: key)
+        let b = try await Device.make("b", in: directory, transport: server, key: key)
+        try await a.database.execute("INSERT INTO notes(id, title) VALUES ('r1', 'raw'), ('r2', 'raw too')")
+        try await a.database.execute("UPDATE notes SET rank = 5 WHERE id = 'r1'")
+        try await a.database.execute("DELETE FROM notes WHERE id = 'r2'")
+        try await a.sync.push()
+        try await b.sync.pull()
+        #expect(try await b.notes.fetch(id: "r1")?["rank"] == 5)
+        #expect(try await b.notes.fetch(id: "r2") == nil)
+        #expect(try await a.canonicalDump() == b.canonicalDump())
+    }
+
+    @Test func recordsWrittenBeforeSyncWasEnabledArePushed() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let database = try Database(path: directory.path("old.trove"))
+        let notes = try await database.documents("notes", schema: Notes.schema())
+        try await notes.insert([Notes.note("old1", title: "from before")])
+        let a = try await Device.make("a", database: database, transport: server, key: key)
+        let b = try await Device.make("b", in: directory, transport: server, key: key)
+        try await a.sync.push()
+        try await b.sync.pull()
+        #expect(try await b.notes.fetch(id: "old1")?["title"] == "from before")
+    }
+
+    @Test func modelCollectionsSync() async throws {
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        var spaces: [(Database, SyncSpace)] = []
+        for _ in 0..<2 {
+            let database = try Database()
+            _ = try await database.models(Task_.self)
+            spaces.append((database, try await SyncSpace(database: database, space: "tasks", key: key, transport: server, collections: ["Task_"])))
+        }
+        let id = UUID()
+        try await spaces[0].0.models(Task_.self).insert(Task_(id: id, title: "Call", done: false, due: Date(timeIntervalSince1970: 1_800_000_000)))
+        try await spaces[0].1.push()
+        try await spaces[1].1.pull()
+        let task = try #require(try await spaces[1].0.models(Task_.self).fetch(id: id))
+        #expect(task.title == "Call" && task.due == Date(timeIntervalSince1970: 1_800_000_000))
+    }
+
+    @Test func collectionsWithInt64IdsAreRefusedWithNothingWritten() async throws {
+        let database = try Database()
+        _ = try await database.documents("counters", schema: DocumentSchema(fields: [.integer("n")]))
+        await #expect(throws: SyncError.int64IDs(collection: "counters")) {
+            try await SyncSpace(
+                database: database, space: "s", key: try SyncKey.random(), transport: InProcessTransport(),
+                collections: ["counters"])
+        }
+        let tables = try await database.query("SELECT name FROM sqlite_master WHERE name LIKE '_trove_sync_%'")
+        #expect(tables.isEmpty)
+    }
+
+    @Test func aDatabaseSyncsOneSpace() async throws {
+        let database = try Database()
+        _ = try await database.documents("notes", schema: Notes.schema())
+        let key = try SyncKey.random()
+        _ = try await SyncSpace(database: database, space: "one", key: key, transport: InProcessTransport(), collections: ["notes"])
+        await #expect(throws: SyncError.spaceMismatch(bound: "one", requested: "two")) {
+            try await SyncSpace(database: database, space: "two", key: key, transport: InProcessTransport(), collections: ["notes"])
+        }
+        await #expect(throws: SyncError.unknownCollection("missing")) {
+            try await SyncSpace(database: database, space: "one", key: key, transport: InProcessTransport(), collections: ["missing"])
+        }
+    }
+
+    @Test func runKeepsTwoDevicesInSyncAndStatusesReportIt() async throws {
+        let directory = try TemporaryDirectory()
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", in: directory, transport: server, key: key)
+        let b = try await Device.make("b", in: directory, transport: server, key: key)
+        let runs = [Task { try await a.sync.run() }, Task { try await b.sync.run() }]
+        defer { for run in runs { run.cancel() } }
+        let statuses = b.sync.statuses
+        try await a.notes.insert([Notes.note("live", title: "while running", body: "oat milk")])
+        // B hears of it (A pushes on commit, the transport notifies B) without any call here.
+        let deadline = ContinuousClock.now + .seconds(20)
+        var seen = false
+        for await status in statuses {
+            if status.lastPulledSequence >= 1, try await b.notes.fetch(id: "live") != nil {
+                seen = true
+                break
+            }
+            if ContinuousClock.now > deadline { break }
+        }
+        #expect(seen)
+        // A failing server shows in the status, and the loop recovers when it is back.
+        struct Down: Error {}
+        server.failure = Down()
+        try await b.notes.insert([Notes.note("while-down", title: "written while the server is down")])
+        var failed = false
+        for await status in b.sync.statuses where status.lastError != nil {
+            failed = true
+            break
+        }
+        #expect(failed)
+        server.failure = nil
+        var recovered = false
+        while ContinuousClock.now < deadline + .seconds(20) {
+            if try await a.notes.fetch(id: "while-down") != nil {
+                recovered = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(recovered)
+    }
+}
