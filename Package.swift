@@ -73,7 +73,7 @@ let package = Package(
             name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"],
             exclude: ["Postgres/trove-sync.sql"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
-        .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
+        .target(name: "TroveCLI", dependencies: ["Trove", "TroveText", "TroveSync"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
         // Reliability: the child process the crash and multi-process tests start and kill (no product).
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),

@@ -189,7 +189,7 @@ enum Commands {
 
     /// Every subcommand, in the order `trove --help` lists them.
     static let all: [CommandSpec] = [
-        index, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, help,
+        index, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, sync, help,
     ]
 
     /// The spec named `name`, if there is one.
