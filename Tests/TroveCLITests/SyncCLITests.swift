@@ -82,8 +82,9 @@ struct SyncCLITests {
         let fixture = try NotesFixture()
         try fixture.write("a.md", "Apples and pears.")
         #expect(await fixture.trove(["index", "."]).status == 0)
-        let int64 = await fixture.trove(
-            ["sync", "--server", url, "--space", "cli-\(UUID().uuidString.prefix(8))"], services: hashingServices)
+        let int64 = await runTrove(
+            ["sync", "--server", url, "--space", "cli-\(UUID().uuidString.prefix(8))", "--db", fixture.database],
+            environment: ["TROVE_SYNC_PASSWORD": "pw"], directory: fixture.notes)
         #expect(int64.status == ExitCode.failure)
         #expect(int64.err.contains("Int64 ids"), "\(int64.err)")
     }

@@ -26,6 +26,16 @@ END
 $$;
 
 CREATE SCHEMA IF NOT EXISTS trove_sync;
+
+-- A re-install while devices push and pull: take every table's lock at once, in the order push
+-- and pull take them (spaces first), so the policy changes below cannot deadlock with them.
+DO $$
+BEGIN
+    IF to_regclass('trove_sync.changes') IS NOT NULL THEN
+        LOCK TABLE trove_sync.spaces, trove_sync.members, trove_sync.changes IN ACCESS EXCLUSIVE MODE;
+    END IF;
+END
+$$;
 REVOKE ALL ON SCHEMA trove_sync FROM PUBLIC;
 GRANT USAGE ON SCHEMA trove_sync TO trove_sync_device;
 
