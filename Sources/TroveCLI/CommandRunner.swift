@@ -9,6 +9,7 @@ enum CommandRunner {
         do {
             switch context.spec.name {
             case "index": return try await IndexCommand.run(context)
+            case "collection": return try await CollectionCommand.run(context)
             case "search": return try await SearchCommand.run(context)
             case "embed": return try await RecordCommands.embed(context)
             case "show": return try await RecordCommands.show(context)

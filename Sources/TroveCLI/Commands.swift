@@ -29,33 +29,59 @@ enum Commands {
 
     static let index = CommandSpec(
         name: "index",
-        summary: "add files and folders of notes to the database (incremental)",
-        usage: "index [options] PATH...",
+        summary: "refresh the collections' notes in the database (incremental)",
+        usage: "index [options] [PATH...]",
         discussion: """
+            Refreshes every collection (see 'trove collection'), or those named with -c. PATHs
+            not yet part of a collection are first added to the collection named with -c, else
+            to the collection 'default', so 'trove index ~/notes' once and 'trove index' later
+            keep ~/notes current.
+
             Reads .txt, .md and .markdown files as one document each, and .jsonl files as one
             document per line ({"id", "text", optional "source" and "metadata"}). Folders are
-            walked recursively; hidden files and folders and binary files are skipped. Long
-            documents are split into chunks at paragraph, then sentence boundaries so that every
-            chunk fits the model's input; each chunk keeps its file as source and its position
-            in the metadata.
+            walked recursively for the files their collection's mask takes; hidden files and
+            folders are skipped, and so are binary files (counted as skipped, not as failures).
+            Long documents are split into chunks at paragraph, then sentence boundaries so that
+            every chunk fits the model's input; each chunk keeps its file as source and its
+            position and collection in the metadata.
+
+            Every chunk is embedded by each model of the database, one vector field per model:
+            all-MiniLM-L6-v2 (English) and, when it is installed or given with --model,
+            multilingual-e5-small (about 100 languages); 'trove stats' shows which a database
+            holds.
 
             Re-running is incremental: unchanged files (same SHA-256) are skipped, changed files
-            are replaced as a unit in one transaction, and files that disappeared from the
-            folders given are removed from the database.
+            are replaced as a unit in one transaction, and files that left a collection (deleted,
+            or no longer matching its mask) are removed from the database.
+
+            With --watch, the command then follows the collections' folders (inotify on Linux,
+            polling elsewhere) and indexes every file saved, created, moved or deleted there
+            within about a second, a burst of saves as one batch; each summary line goes to
+            stderr (with --json, one JSON line per batch on stdout). Ctrl-C stops it; the batch
+            being written is finished first, so the database is always consistent.
             """,
         options: [
             OptionSpec(
+                "collection", short: "c", value: "NAME", repeatable: true,
+                help: "refresh only this collection (repeat for several); with PATHs, add them to it"),
+            OptionSpec(
                 "chunk-tokens", value: "N",
                 help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
+            OptionSpec(
+                "watch", short: "w",
+                help: "then keep following the folders: changes are indexed within a second (Ctrl-C stops)"),
             OptionSpec("quiet", short: "q", help: "no progress bar and no summary line"),
             OptionSpec(
                 "encrypt",
                 help: "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"),
         ] + model + database + common,
-        positionals: (1, nil),
+        positionals: (0, nil),
         examples: [
-            ("trove index ~/notes", "index every note under ~/notes (again: only what changed)"),
-            ("trove index todo.md ideas.txt", "index two files"),
+            ("trove index", "refresh every collection: only what changed is read again"),
+            ("trove index ~/notes", "add ~/notes to the collection 'default' and index it"),
+            ("trove index -c work", "refresh the collection 'work' only"),
+            ("trove index --watch", "refresh, then keep every collection current until Ctrl-C"),
+            ("trove index -c recipes ~/Downloads/recipes.md", "add one file to the collection 'recipes'"),
             ("trove index --db work.sqlite exported.jsonl", "one document per JSON line"),
             ("TROVE_PASSWORD_FILE=~/.trove-pass trove index --encrypt --db private.trove ~/journal",
              "a new encrypted database"),
@@ -66,10 +92,19 @@ enum Commands {
         summary: "find notes by meaning and by words",
         usage: "search [options] QUERY...",
         discussion: """
-            Words after the options form the query. The default mode, hybrid, fuses the
-            meaning (vector) ranking with the word (BM25) ranking; 'vector' and 'text' use one
-            leg alone. A long note indexed in several chunks is listed once, with its best
-            chunk. Filters apply before ranking, so -k results come back whenever that many
+            Words after the options form the query (an empty query is a usage error). The
+            default mode, hybrid, fuses the meaning (vector) ranking with the word (BM25)
+            ranking; 'vector' and 'text' use one leg alone. A long note indexed in several
+            chunks is listed once, with its best chunk. Each result shows its path, title, a
+            snippet with the query's words highlighted (on a terminal) and its collection's
+            context.
+
+            The score is a relevance from 0 to 1 that means the same for every query: about
+            0.5 is "as likely the note you want as not", 0.8 and up a strong match. It comes
+            from the cosine of each model and the share of the query's words the note holds,
+            each through a curve fitted on a labelled set, taking the strongest leg that
+            understands the query's language; it never rises down the list, so --min-score
+            keeps the top of the ranking. --json keeps each leg's rank and raw score. Filters apply before ranking, so -k results come back whenever that many
             records match. --where takes an SQL expression over the columns id, content,
             source and metadata (a JSON object: use json_extract(metadata, '$.key')); each ?
             takes the next --bind value (whole numbers and decimals are bound as numbers,
@@ -80,6 +115,14 @@ enum Commands {
                 "mode", short: "m", value: "MODE",
                 help: "hybrid (default), vector (meaning only) or text (words only)"),
             OptionSpec("k", short: "k", value: "N", help: "number of results (default 10)"),
+            OptionSpec("all", help: "every match instead of the best k (with --min-score: every match above it)"),
+            OptionSpec(
+                "min-score", value: "X",
+                help: "only results with a relevance of at least X (0 to 1; see the score above)"),
+            OptionSpec("files", help: "print only each result's score and path (score TAB path)"),
+            OptionSpec(
+                "collection", short: "c", value: "NAME", repeatable: true,
+                help: "only this collection (repeat for several; see 'trove collection list')"),
             OptionSpec("source", short: "s", value: "S", help: "only records whose source is S"),
             OptionSpec("where", value: "SQL", help: "only records matching this SQL expression"),
             OptionSpec(
@@ -92,6 +135,8 @@ enum Commands {
         examples: [
             ("trove search when is the dentist", "hybrid search, ten best results"),
             ("trove search -k 3 --mode text invoice 2041", "word search only, three results"),
+            ("trove search -c work --min-score 0.6 release plan", "strong matches in the collection 'work'"),
+            ("trove search --all --files --min-score 0.5 tax receipts", "paths of every good match, for scripts"),
             (
                 "trove search --where \"json_extract(metadata, '$.chunk') = ?\" --bind 0 recipe",
                 "only the first chunk of each file"
@@ -189,7 +234,7 @@ enum Commands {
 
     /// Every subcommand, in the order `trove --help` lists them.
     static let all: [CommandSpec] = [
-        index, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, sync, help,
+        index, collection, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, sync, help,
     ]
 
     /// The spec named `name`, if there is one.
@@ -222,9 +267,10 @@ enum Commands {
             "             7 target exists or database not empty, 8 invalid dump.",
             "",
             "Examples:",
-            "  trove index ~/notes",
+            "  trove collection add ~/notes --name notes --context \"Personal notes\"",
+            "  trove index --watch",
             "  trove search \"when is the dentist\"",
-            "  trove search --mode text --json invoice",
+            "  trove search -c notes --min-score 0.5 --json invoice",
             "",
             "Run 'trove COMMAND --help' for a command's options and examples.",
         ]

@@ -150,8 +150,7 @@ struct Style: Sendable {
     func green(_ text: String) -> String { wrap(text, "32") }
     func yellow(_ text: String) -> String { wrap(text, "33") }
     func cyan(_ text: String) -> String { wrap(text, "36") }
-    /// Matched words in snippets: bold yellow with color, `[word]` without.
-    func highlight(_ text: String) -> String {
-        enabled ? wrap(text, "1;33") : "[\(text)]"
-    }
+    /// Matched words in snippets: bold yellow with color, plain without (piped output stays
+    /// the note's own text).
+    func highlight(_ text: String) -> String { wrap(text, "1;33") }
 }

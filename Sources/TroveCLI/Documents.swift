@@ -47,9 +47,10 @@ enum FileDiscovery {
     /// Expands `paths` into the files to index.
     ///
     /// Files named explicitly are taken whatever their extension (read as text unless .jsonl);
-    /// folders are walked recursively for .txt, .md, .markdown and .jsonl files, skipping
-    /// hidden entries (names starting with `.`) and not following symbolic links to folders
-    /// (which could loop).
+    /// folders are walked recursively for the files whose path relative to the folder matches
+    /// `mask` (by default .txt, .md, .markdown and .jsonl files; a file of another extension is
+    /// read as text), skipping hidden entries (names starting with `.`) and not following
+    /// symbolic links to folders (which could loop).
     ///
     /// ```swift
     /// let found = try FileDiscovery.discover(["~/notes"], environment: env, currentDirectory: cwd)
@@ -58,7 +59,7 @@ enum FileDiscovery {
     ///   ``CLIError/failure(_:)`` for a device, socket or pipe.
     /// - Complexity: O(entries under the folders).
     static func discover(
-        _ paths: [String], environment: [String: String], currentDirectory: String
+        _ paths: [String], mask: Glob = .standard, environment: [String: String], currentDirectory: String
     ) throws -> Discovery {
         var discovery = Discovery()
         var seen = Set<String>()
@@ -72,7 +73,7 @@ enum FileDiscovery {
             }
             if isDirectory.boolValue {
                 if !discovery.folders.contains(path) { discovery.folders.append(path) }
-                try walk(path, into: &discovery, seen: &seen)
+                try walk(path, root: path, mask: mask, into: &discovery, seen: &seen)
             } else if let type = try? manager.attributesOfItem(atPath: path)[.type]
                 as? FileAttributeType, type != .typeRegular, type != .typeSymbolicLink
             {
@@ -86,7 +87,7 @@ enum FileDiscovery {
     }
 
     private static func walk(
-        _ folder: String, into discovery: inout Discovery, seen: inout Set<String>
+        _ folder: String, root: String, mask: Glob, into discovery: inout Discovery, seen: inout Set<String>
     ) throws {
         let manager = FileManager.default
         let names: [String]
@@ -103,15 +104,17 @@ enum FileDiscovery {
             else { continue }
             switch type {
             case .typeDirectory:
-                try walk(path, into: &discovery, seen: &seen)
+                try walk(path, root: root, mask: mask, into: &discovery, seen: &seen)
             case .typeRegular, .typeSymbolicLink:
                 // A link is followed only to a regular file.
                 var isDirectory: ObjCBool = false
                 guard manager.fileExists(atPath: path, isDirectory: &isDirectory),
                     !isDirectory.boolValue
                 else { continue }
-                guard let format = DocumentFormat.forFile(named: name) else { continue }
+                let relative = String(path.dropFirst(root == "/" ? 1 : root.count + 1))
+                guard mask.matches(relative) else { continue }
                 if seen.insert(path).inserted {
+                    let format = DocumentFormat.forFile(named: name) ?? .text
                     discovery.files.append(DiscoveredFile(path: path, format: format))
                 }
             default:

@@ -63,14 +63,14 @@ enum EvalCommand {
         }
 
         let indexStart = Date()
-        let records = IndexCommand.chunkRecords(documents, file: docsPath, chunker: chunker)
+        let records = Indexer.chunkRecords(documents, file: docsPath, collection: nil, chunker: chunker)
         let progress = ProgressBar(
             sink: console.err, enabled: console.stderrIsTerminal && !context.json,
             totalFiles: documents.count, totalBytes: records.count)
         var entries: [[VectorEntry]] = Array(repeating: [], count: embedders.count)
         var start = 0
         while start < records.count {
-            let end = min(start + IndexCommand.embeddingBatch, records.count)
+            let end = min(start + Indexer.embeddingBatch, records.count)
             for (model, embedder) in embedders.enumerated() {
                 let vectors = try await embedder.embed(records[start..<end].map(\.content))
                 for (offset, vector) in vectors.enumerated() {

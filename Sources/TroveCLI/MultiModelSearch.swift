@@ -9,8 +9,9 @@ import TroveText
 /// - One model: the store's own search, with the query embedded as a query (multilingual-e5
 ///   embeds `query: …` against its `passage: …` documents).
 /// - Several models (`notes` plus companion collections, see ``Notebook``): each model's
-///   vector leg is searched with the same filter; the legs are fused by the sum of per-query
-///   z-normalised cosines (``RankFusion/zScoreSum(_:)``) into one meaning ranking, which is then
+///   vector leg is searched with the same filter; the legs are fused by the mean of per-query
+///   z-normalised cosines over the legs competent for each note (``competentZScores(_:competent:)``,
+///   ``LegCompetence``) into one meaning ranking, which is then
 ///   fused with the text leg exactly as a one-model hybrid search fuses its vector leg: reciprocal
 ///   rank fusion, k = 60, text hits voting only when they match two thirds of the query's words
 ///   (Documentation/PARAMETERS.md, "Two models").
@@ -29,9 +30,25 @@ struct MultiModelSearch: Sendable {
         if case .text = mode {
             return try await collection.search(query, topK: topK, mode: .text, filter: filter)
         }
-        precondition(embedders.count == companions.count + 1, "one model per vector collection")
+        return try await search(query, vectors: try await queryVectors(query), topK: topK, mode: mode, filter: filter)
+    }
+
+    /// The query embedded by each model, as a query (multilingual-e5: `query: …`).
+    func queryVectors(_ query: String) async throws -> [[Float]] {
         var vectors: [[Float]] = []
         for embedder in embedders { vectors.append(try await embedder.embedQueries([query])[0]) }
+        return vectors
+    }
+
+    /// The search with the query already embedded (one vector per model, in model order).
+    func search(
+        _ query: String, vectors: [[Float]], topK: Int, mode: SearchMode, filter: Filter
+    ) async throws -> [SearchResult] {
+        if case .text = mode {
+            return try await collection.search(query, topK: topK, mode: .text, filter: filter)
+        }
+        precondition(embedders.count == companions.count + 1, "one model per vector collection")
+        precondition(vectors.count == embedders.count, "one query vector per model")
         if companions.isEmpty {
             if case .vector = mode {
                 return try await collection.search(vector: vectors[0], topK: topK, filter: filter)
@@ -42,15 +59,20 @@ struct MultiModelSearch: Sendable {
 
         let depth = Self.depth(topK: topK)
         var rows: [Int64: SearchResult] = [:]
-        var legs: [RankFusion.ScoredList] = []
+        var legs: [[(id: Int64, score: Double)]] = []
         for (leg, vector) in zip([collection] + companions, vectors) {
             let hits = try await leg.search(vector: vector, topK: depth, filter: filter)
             for hit in hits where rows[hit.id] == nil { rows[hit.id] = hit }
             // Cosine similarity, 1 − distance: the z-score only needs "higher is better" on a
             // linear scale.
-            legs.append(.init(hits: hits.map { ($0.id, 1 - ($0.distance ?? 1)) }))
+            legs.append(hits.map { ($0.id, 1 - ($0.distance ?? 1)) })
         }
-        let meaning = RankFusion.zScoreSum(legs)
+        let competence = LegCompetence(query: query, embedders: embedders)
+        var competent: [Int64: [Bool]] = [:]
+        for (id, row) in rows {
+            competent[id] = embedders.indices.map { competence.isCompetent(model: $0, content: row.content) }
+        }
+        let meaning = Self.competentZScores(legs) { leg, id in competent[id]?[leg] ?? true }
         if case .vector = mode {
             return meaning.prefix(topK).enumerated().compactMap { rank, fused in
                 result(rows[fused.id], score: fused.score, vectorRank: rank + 1, textRank: nil)
@@ -58,12 +80,48 @@ struct MultiModelSearch: Sendable {
         }
         let text = try await votingTextHits(query, vector: vectors[0], depth: depth, filter: filter)
         for hit in text where rows[hit.id] == nil { rows[hit.id] = hit }
-        let meaningIDs = meaning.prefix(depth).map(\.id)
+        let meaningIDs = meaning.prefix(depth).map { $0.id }
         let fused = RankFusion.reciprocalRank(
             [.init(ids: meaningIDs), .init(ids: text.map(\.id))], k: RankFusion.defaultK)
         return fused.prefix(topK).compactMap { hit in
             result(rows[hit.id], score: hit.score, vectorRank: hit.ranks[0], textRank: hit.ranks[1])
         }
+    }
+
+    /// The meaning ranking of several vector legs: each leg's cosines z-normalised over its own
+    /// results for the query (as ``RankFusion/zScoreSum(_:)``: a note a leg did not return
+    /// gets the leg's lowest z), and a note's score the **mean z of the legs competent for it**
+    /// (``LegCompetence``: the English-only model says nothing about a Spanish query or a
+    /// Hindi note), or of every leg when none is. With every leg competent this orders notes
+    /// exactly as the z-score sum does; where one is not, the others decide alone, on the
+    /// same scale.
+    /// - Returns: every note of every leg, best first; ties to the smaller id.
+    /// - Complexity: O(n log n) in the total number of hits.
+    static func competentZScores(
+        _ legs: [[(id: Int64, score: Double)]], competent: (Int, Int64) -> Bool
+    ) -> [(id: Int64, score: Double)] {
+        var z: [[Int64: Double]] = []
+        var floors: [Double] = []
+        for hits in legs {
+            let n = Double(hits.count)
+            let mean = hits.reduce(0) { $0 + $1.score } / max(n, 1)
+            let deviation = (hits.reduce(0) { $0 + ($1.score - mean) * ($1.score - mean) } / max(n, 1)).squareRoot()
+            var scores: [Int64: Double] = [:]
+            for hit in hits where scores[hit.id] == nil {
+                scores[hit.id] = deviation > 1e-12 ? (hit.score - mean) / deviation : 0
+            }
+            z.append(scores)
+            floors.append(scores.values.min() ?? 0)
+        }
+        var ids = Set<Int64>()
+        for scores in z { ids.formUnion(scores.keys) }
+        let fused = ids.map { id -> (id: Int64, score: Double) in
+            var voters = legs.indices.filter { competent($0, id) }
+            if voters.isEmpty { voters = Array(legs.indices) }
+            let total = voters.reduce(0.0) { $0 + (z[$1][id] ?? floors[$1]) }
+            return (id, total / Double(voters.count))
+        }
+        return fused.sorted { $0.score > $1.score || ($0.score == $1.score && $0.id < $1.id) }
     }
 
     /// The text leg's hits that vote in the store's hybrid fusion (typed query, the 2/3

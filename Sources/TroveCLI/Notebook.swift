@@ -5,8 +5,9 @@ import TroveSQLite
 import TroveText
 
 /// The `trove` tool's view of a database file: one Trove collection, `notes`, holding a record
-/// per chunk, and a table `trove_files` remembering each indexed file's SHA-256 so re-indexing
-/// skips what did not change.
+/// per chunk, a table `trove_files` remembering each indexed file's SHA-256 per named collection
+/// so re-indexing skips what did not change, and the named collections themselves
+/// (`trove_collections`, see ``NoteCollection``).
 ///
 /// A database indexed with more than one model keeps the first model's vectors in `notes` and
 /// each further model's in a companion collection `notes_vectors_2`, `notes_vectors_3`, … (no
@@ -14,8 +15,8 @@ import TroveText
 /// to every leg before ranking), written and deleted together with
 /// `notes` in one transaction. Searches fuse their vector legs (see ``MultiModelSearch``).
 ///
-/// Every record the tool writes carries `file` (the absolute path it came from), `chunk` and
-/// `chunks` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
+/// Every record the tool writes carries `file` (the absolute path it came from), `chunk`,
+/// `chunks` and `collection` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
 /// by `json_extract(metadata, '$.file')`, whatever their source.
 struct Notebook: Sendable {
     static let collectionName = "notes"
@@ -99,14 +100,10 @@ struct Notebook: Sendable {
             ? try await database.collection(named: collectionName, embedder: embedder)
             : try await database.collection(
                 collectionName, embedder: embedder, tokenizer: defaultTokenizer)
-        try await database.execute(
-            """
-            CREATE TABLE IF NOT EXISTS \(filesTable)(
-                path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
-                records INTEGER NOT NULL, indexed_at REAL NOT NULL)
-            """)
         let companions = try await openCompanions(database, embedders: embedders, existing: existing, path: path)
-        return Notebook(database: database, collection: collection, companions: companions, path: path)
+        let notebook = Notebook(database: database, collection: collection, companions: companions, path: path)
+        try await notebook.prepareTables()
+        return notebook
     }
 
     /// Opens an existing database; never creates one.
@@ -125,12 +122,6 @@ struct Notebook: Sendable {
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")
         }
         let collection = try await database.collection(named: collectionName, embedder: embedders?.first)
-        try await database.execute(
-            """
-            CREATE TABLE IF NOT EXISTS \(filesTable)(
-                path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
-                records INTEGER NOT NULL, indexed_at REAL NOT NULL)
-            """)
         let companions: [SearchCollection]
         if let embedders {
             companions = try await openCompanions(database, embedders: embedders, existing: true, path: path)
@@ -138,13 +129,17 @@ struct Notebook: Sendable {
             let count = try await manifests(of: database).count
             companions = try await (1..<max(count, 1)).asyncMap { try await database.collection(named: companionName($0)) }
         }
-        return Notebook(database: database, collection: collection, companions: companions, path: path)
+        let notebook = Notebook(database: database, collection: collection, companions: companions, path: path)
+        try await notebook.prepareTables()
+        return notebook
     }
 
-    /// The content hash of every indexed file, by path.
-    func indexedFiles() async throws -> [String: String] {
+    /// The content hash of every file indexed into `collection`, by path.
+    func indexedFiles(collection: String) async throws -> [String: String] {
         var files: [String: String] = [:]
-        for row in try await database.query("SELECT path, sha256 FROM \(Self.filesTable)") {
+        for row in try await database.query(
+            "SELECT path, sha256 FROM \(Self.filesTable) WHERE collection = ?", bindings: [.text(collection)])
+        {
             if let path = row.string("path"), let hash = row.string("sha256") { files[path] = hash }
         }
         return files
@@ -159,11 +154,13 @@ struct Notebook: Sendable {
         var vectors: [[Float]]
     }
 
-    /// Replaces everything indexed from `file` with `records`: the old records are deleted, the
-    /// new ones inserted and the file's hash recorded. Call it inside ``inTransaction(_:)`` so
-    /// that all of it happens, or none.
-    func replace(file: String, sha256: String, bytes: Int, records: [PendingRecord]) async throws {
-        _ = try await deleteRecords(ofFile: file)
+    /// Replaces everything indexed from `file` into `collection` with `records`: the old records
+    /// are deleted, the new ones inserted and the file's hash recorded. Call it inside
+    /// ``inTransaction(_:)`` so that all of it happens, or none.
+    func replace(
+        file: String, collection name: String, sha256: String, bytes: Int, records: [PendingRecord]
+    ) async throws {
+        _ = try await deleteRecords(ofFile: file, collection: name)
         for record in records {
             let id = try await collection.insert(
                 content: record.content, source: record.source, metadata: record.metadata,
@@ -177,37 +174,39 @@ struct Notebook: Sendable {
         }
         try await database.execute(
             """
-            INSERT OR REPLACE INTO \(Self.filesTable)(path, sha256, bytes, records, indexed_at)
-            VALUES (?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO \(Self.filesTable)(collection, path, sha256, bytes, records, indexed_at)
+            VALUES (?, ?, ?, ?, ?, ?)
             """,
             bindings: [
-                .text(file), .text(sha256), .integer(Int64(bytes)),
+                .text(name), .text(file), .text(sha256), .integer(Int64(bytes)),
                 .integer(Int64(records.count)), .real(Date().timeIntervalSince1970),
             ])
     }
 
-    /// Removes a file's records and its hash (inside ``inTransaction(_:)``). Returns how many
-    /// records went.
+    /// Removes a file's records in `collection` and its hash (inside ``inTransaction(_:)``).
+    /// Returns how many records went.
     @discardableResult
-    func remove(file: String) async throws -> Int {
-        let removed = try await deleteRecords(ofFile: file)
+    func remove(file: String, collection name: String) async throws -> Int {
+        let removed = try await deleteRecords(ofFile: file, collection: name)
         try await database.execute(
-            "DELETE FROM \(Self.filesTable) WHERE path = ?", bindings: [.text(file)])
+            "DELETE FROM \(Self.filesTable) WHERE collection = ? AND path = ?",
+            bindings: [.text(name), .text(file)])
         return removed
     }
 
-    private func deleteRecords(ofFile file: String) async throws -> Int {
+    private func deleteRecords(ofFile file: String, collection name: String) async throws -> Int {
+        let condition =
+            "json_extract(metadata, '$.file') = ? AND json_extract(metadata, '$.collection') = ?"
         // Companion rows carry the same metadata.
         for index in companions.indices {
             try await database.execute(
-                "DELETE FROM \(Self.companionName(index + 1)) WHERE json_extract(metadata, '$.file') = ?",
-                bindings: [.text(file)])
+                "DELETE FROM \(Self.companionName(index + 1)) WHERE \(condition)",
+                bindings: [.text(file), .text(name)])
         }
         // Raw SQL on the collection's table: its triggers keep the text index and the change
         // log in step, so the vector index drops these rows before the next query.
         return try await database.execute(
-            "DELETE FROM \(Self.collectionName) WHERE json_extract(metadata, '$.file') = ?",
-            bindings: [.text(file)])
+            "DELETE FROM \(Self.collectionName) WHERE \(condition)", bindings: [.text(file), .text(name)])
     }
 
     /// Deletes companion vectors whose record is gone from `notes` (after `trove rm`).

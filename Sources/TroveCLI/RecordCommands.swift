@@ -71,6 +71,12 @@ enum RecordCommands {
         return ExitCode.success
     }
 
+    /// A model's short name: the built-in name (all-MiniLM-L6-v2, multilingual-e5-small), else
+    /// its id.
+    static func modelName(_ manifest: EmbeddingManifest) -> String {
+        BuiltInModel(manifest: manifest)?.rawValue ?? manifest.modelID
+    }
+
     /// `1.2 MB`-style sizes (powers of 1000, as file managers show them).
     static func byteCount(_ bytes: Int64) -> String {
         let units = ["bytes", "KB", "MB", "GB", "TB"]
@@ -154,6 +160,9 @@ enum RecordCommands {
         let configuration = notebook.collection.configuration
         let manifest = configuration.embedding
         let index = String(describing: configuration.index)
+        // One vector field per model: `notes` holds the first, each companion one more.
+        let fields = [configuration] + notebook.companions.map(\.configuration)
+        let collections = try await notebook.collections()
 
         if context.json {
             var model: JSONValue = .null
@@ -172,6 +181,16 @@ enum RecordCommands {
                 ("metric", .string(configuration.metric.rawValue)), ("index", .string(index)),
                 ("lexical_search", .bool(configuration.lexicalSearch)),
                 ("tokenizer", .string(configuration.tokenizer)), ("model", model),
+                ("vector_fields",
+                 .array(fields.map { field in
+                     .object([
+                         ("model", field.embedding.map { .string(Self.modelName($0)) } ?? .null),
+                         ("model_id", field.embedding.map { .string($0.modelID) } ?? .null),
+                         ("dimension", .int(Int64(field.dimension))),
+                         ("index", .string(String(describing: field.index))),
+                     ])
+                 })),
+                ("collections", .array(collections.map { .string($0.name) })),
                 ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
             ])
             context.console.out.write(document.serialized() + "\n")
@@ -179,19 +198,29 @@ enum RecordCommands {
         }
         let style = context.style
         func line(_ label: String, _ value: String) -> String {
-            style.bold(label.padding(toLength: 10, withPad: " ", startingAt: 0)) + value + "\n"
+            style.bold(label.padding(toLength: max(10, label.count + 1), withPad: " ", startingAt: 0)) + value + "\n"
         }
         var text = line("database", path)
         text += line("size", byteCount(size))
         text += line("encrypted", notebook.database.encryption.map { "yes, \($0)" } ?? "no")
         text += line("records", "\(records) from \(sources.count) source\(sources.count == 1 ? "" : "s") (\(files) indexed file\(files == 1 ? "" : "s"))")
-        text += line("vectors", "\(configuration.dimension)-d, \(configuration.metric.rawValue), index: \(index)")
+        for (number, field) in fields.enumerated() {
+            let name = field.embedding.map(Self.modelName) ?? "no model recorded"
+            text += line(
+                number == 0 ? "vectors" : "",
+                "\(name): \(field.dimension)-d, \(field.metric.rawValue), index: \(String(describing: field.index))")
+        }
         text += line("text", configuration.lexicalSearch ? "FTS5 BM25 (\(configuration.tokenizer))" : "off")
-        if let manifest {
-            text += line("model", "\(manifest.modelID), \(manifest.pooling) pooling, max \(manifest.maxSequenceLength) tokens")
-            text += line("checksum", manifest.checksum)
-        } else {
-            text += line("model", "none recorded")
+        let manifests = fields.compactMap(\.embedding)
+        if manifests.isEmpty { text += line("model", "none recorded") }
+        for (number, manifest) in manifests.enumerated() {
+            text += line(
+                number == 0 ? (manifests.count == 1 ? "model" : "models") : "",
+                "\(Self.modelName(manifest)) (\(manifest.modelID)), \(manifest.pooling) pooling, max \(manifest.maxSequenceLength) tokens")
+            text += line("", "checksum \(manifest.checksum)")
+        }
+        if !collections.isEmpty {
+            text += line("collections", collections.map(\.name).joined(separator: ", "))
         }
         context.console.out.write(text)
         return ExitCode.success

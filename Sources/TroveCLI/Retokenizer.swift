@@ -91,21 +91,14 @@ enum Retokenizer {
                     ORDER BY id
                     """)
             }
-            try await new.execute(
-                """
-                CREATE TABLE IF NOT EXISTS main.\(Notebook.filesTable)(
-                    path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
-                    records INTEGER NOT NULL, indexed_at REAL NOT NULL)
-                """)
-            let hasFiles = try await new.query(
-                "SELECT 1 FROM old.sqlite_master WHERE type = 'table' AND name = ?",
-                bindings: [.text(Notebook.filesTable)])
-            if !hasFiles.isEmpty {
-                try await new.execute(
-                    """
-                    INSERT INTO main.\(Notebook.filesTable)(path, sha256, bytes, records, indexed_at)
-                    SELECT path, sha256, bytes, records, indexed_at FROM old.\(Notebook.filesTable)
-                    """)
+            // The tool's own tables (file hashes, collections) as they are, whatever their
+            // version: `Notebook.prepareTables()` moves them on when the database is next opened.
+            for name in [Notebook.filesTable, Notebook.collectionsTable] {
+                let rows = try await new.query(
+                    "SELECT sql FROM old.sqlite_master WHERE type = 'table' AND name = ?", bindings: [.text(name)])
+                guard let sql = rows.first?.string("sql") else { continue }
+                try await new.execute(sql)
+                try await new.execute("INSERT INTO main.\(name) SELECT * FROM old.\(name)")
             }
             try await new.execute("COMMIT")
         } catch {

@@ -8,6 +8,9 @@ enum SearchCommand {
     static func run(_ context: CommandContext) async throws -> Int32 {
         let arguments = context.arguments
         let query = arguments.positionals.joined(separator: " ")
+        guard query.contains(where: { !$0.isWhitespace }) else {
+            throw CLIError.usage("the query is empty: give the words to search for", command: "search")
+        }
         let modeName = arguments.value("mode") ?? "hybrid"
         let mode: SearchMode
         switch modeName {
@@ -18,67 +21,81 @@ enum SearchCommand {
             throw CLIError.usage(
                 "--mode must be hybrid, vector or text, got '\(modeName)'", command: "search")
         }
+        let all = arguments.flag("all")
+        if all, arguments.value("k") != nil {
+            throw CLIError.usage("give -k N or --all, not both", command: "search")
+        }
         let k = try arguments.integer("k", default: 10, in: 1...1000, command: "search")
+        let minimum = try minimumScore(arguments.value("min-score"))
         let clause = try whereClause(context)
 
         let path = try context.databasePath()
         // Text search needs no model; load them only for the modes that embed the query.
-        var embedders: [any Embedder]?
-        if modeName != "text", FileManager.default.fileExists(atPath: path) {
+        var embedders: [any Embedder] = []
+        if mode != .text, FileManager.default.fileExists(atPath: path) {
             let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
             embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
         }
-        let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
+        let notebook = try await Notebook.openExisting(
+            path: path, embedders: mode == .text ? nil : embedders, context: context)
         let source = try await resolveSource(arguments.value("source"), context: context, notebook: notebook)
+        let only = try collectionFilter(arguments.all("collection"), among: try await notebook.collections())
 
-        let allChunks = arguments.flag("all-chunks")
-        var hits: [SearchResult]
+        let hits: [NoteSearch.Hit]
         do {
-            // Fetch extra chunks so that k documents remain after collapsing chunks of one
-            // document into its best one.
-            let fetch = allChunks ? k : min(Query.maximumLimit, max(k * 4, k + 20))
-            let search = MultiModelSearch(
-                collection: notebook.collection, companions: notebook.companions, embedders: embedders ?? [])
-            hits = try await search.search(
-                query, topK: fetch, mode: mode, filter: (source.map(Filter.source) ?? .all) && clause)
+            hits = try await NoteSearch(notebook: notebook, embedders: embedders).run(
+                NoteSearch.Request(
+                    query: query, mode: mode, limit: all ? nil : k,
+                    filter: (source.map(Filter.source) ?? .all) && only && clause,
+                    allChunks: arguments.flag("all-chunks"), minimumRelevance: minimum))
         } catch TroveError.invalidFilter(let fragment, let reason) {
             throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
         }
-        if !allChunks { hits = Array(bestChunkPerDocument(hits).prefix(k)) }
+        let files = arguments.flag("files")
 
         if context.json {
             let results: [JSONValue] = hits.enumerated().map { index, hit in
-                resultJSON(hit, rank: index + 1, mode: modeName)
+                files ? fileJSON(hit) : resultJSON(hit, rank: index + 1, mode: modeName)
             }
-            let document = JSONValue.object([
-                ("query", .string(query)), ("mode", .string(modeName)), ("k", .int(Int64(k))),
-                ("results", .array(results)),
-            ])
-            context.console.out.write(document.serialized() + "\n")
+            var members: [(String, JSONValue)] = [
+                ("query", .string(query)), ("mode", .string(modeName)),
+                ("k", all ? .null : .int(Int64(k))),
+            ]
+            if minimum > 0 { members.append(("min_score", .double(minimum))) }
+            members.append(("results", .array(results)))
+            context.console.out.write(JSONValue.object(members).serialized() + "\n")
             return ExitCode.success
         }
         if hits.isEmpty {
-            context.console.err.write("no results for \"\(query)\"\n")
+            let bar = minimum > 0 ? " with a score of at least \(SearchOutput.score(minimum))" : ""
+            context.console.err.write("no results for \"\(query)\"\(bar)\n")
             return ExitCode.success
         }
-        let style = context.style
+        let output = SearchOutput(context: context, query: query, mode: modeName)
         for (index, hit) in hits.enumerated() {
-            context.console.out.write(
-                render(hit, rank: index + 1, query: query, mode: modeName, style: style,
-                       context: context))
+            context.console.out.write(files ? output.fileLine(hit) : output.render(hit, rank: index + 1))
         }
         return ExitCode.success
     }
 
-    /// The first (best) hit of each document: a file, or one line of a .jsonl file.
-    static func bestChunkPerDocument(_ hits: [SearchResult]) -> [SearchResult] {
-        var seen = Set<String>()
-        return hits.filter { hit in
-            let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
-            guard let file = metadata?["file"]?.string else { return true }
-            let key = file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "")
-            return seen.insert(key).inserted
+    /// `--min-score X`: a number from 0 to 1.
+    static func minimumScore(_ text: String?) throws -> Double {
+        guard let text else { return 0 }
+        guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
+            throw CLIError.usage("--min-score expects a number from 0 to 1, got '\(text)'", command: "search")
         }
+        return value
+    }
+
+    /// Records of the collections named with `-c` (`.all` without one).
+    /// - Throws: ``CLIError/notFound(_:)`` for a name that is not a collection.
+    static func collectionFilter(_ names: [String], among collections: [NoteCollection]) throws -> Filter {
+        guard !names.isEmpty else { return .all }
+        for name in names where !collections.contains(where: { $0.name == name }) {
+            throw CollectionCommand.unknown(name, among: collections, command: "search")
+        }
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        return .sql("json_extract(metadata, '$.collection') IN (\(marks))", names.map(SQLValue.text))
     }
 
     /// The `--where` fragment with its typed `--bind` values, `.all` without one.
@@ -143,47 +160,42 @@ enum SearchCommand {
         return source
     }
 
-    static func resultJSON(_ hit: SearchResult, rank: Int, mode: String) -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("rank", .int(Int64(rank))), ("id", .int(hit.id)), ("score", .double(hit.score)),
-            ("source", .string(hit.source)),
-        ]
-        let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
-        members.append(("metadata", metadata))
-        // A single-leg search ranks by that leg alone, so its rank is the result's rank.
-        let vectorRank = hit.vectorRank ?? (mode == "vector" ? rank : nil)
-        let textRank = hit.textRank ?? (mode == "text" ? rank : nil)
-        members.append(("vector_rank", vectorRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("text_rank", textRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("distance", hit.distance.map { .double($0) } ?? .null))
-        members.append(("bm25", hit.bm25.map { .double($0) } ?? .null))
-        members.append(("content", .string(hit.content)))
-        return .object(members)
+    /// `--files --json`: the path and the score.
+    static func fileJSON(_ hit: NoteSearch.Hit) -> JSONValue {
+        .object([("source", .string(hit.result.source)), ("score", .double(SearchOutput.rounded(hit.relevance)))])
     }
 
-    static func render(
-        _ hit: SearchResult, rank: Int, query: String, mode: String, style: Style,
-        context: CommandContext
-    ) -> String {
-        let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
-        var where_ = displayPath(hit.source, environment: context.console.environment,
-                                 currentDirectory: context.console.currentDirectory)
-        if let doc = metadata?["doc_id"]?.idString { where_ += " · \(doc)" }
-        if case .int(let chunk)? = metadata?["chunk"], case .int(let chunks)? = metadata?["chunks"],
-            chunks > 1
-        {
-            where_ += " (part \(chunk + 1)/\(chunks))"
-        }
-        var legs: [String] = []
-        if mode == "hybrid" {
-            legs.append("meaning " + (hit.vectorRank.map { "#\($0)" } ?? "-"))
-            legs.append("words " + (hit.textRank.map { "#\($0)" } ?? "-"))
-        }
-        let score = String(format: "%.4f", hit.score)
-        var header = "\(style.bold(String(format: "%2d", rank)))  \(style.dim(score))  \(style.cyan(where_))"
-        if !legs.isEmpty { header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]") }
-        let snippet = Snippet.make(content: hit.content, query: query, style: style)
-        return header + "\n    " + snippet + "\n"
+    /// One result of `--json`: the calibrated `score` people see, then everything it came from
+    /// (the fusion's own score, each leg's rank, raw score and relevance).
+    static func resultJSON(_ hit: NoteSearch.Hit, rank: Int, mode: String) -> JSONValue {
+        let result = hit.result
+        var members: [(String, JSONValue)] = [
+            ("rank", .int(Int64(rank))), ("id", .int(result.id)),
+            ("score", .double(SearchOutput.rounded(hit.relevance))), ("source", .string(result.source)),
+            ("title", SearchOutput.title(of: result.content).map(JSONValue.string) ?? .null),
+            ("collection", hit.collection.map(JSONValue.string) ?? .null),
+            ("context", hit.context.map(JSONValue.string) ?? .null),
+            ("metadata", hit.metadata ?? .null),
+        ]
+        // A single-leg search ranks by that leg alone, so its rank is the result's rank.
+        let vectorRank = result.vectorRank ?? (mode == "vector" ? rank : nil)
+        let textRank = result.textRank ?? (mode == "text" ? rank : nil)
+        members.append(("vector_rank", vectorRank.map { .int(Int64($0)) } ?? .null))
+        members.append(("text_rank", textRank.map { .int(Int64($0)) } ?? .null))
+        members.append(("distance", result.distance.map { .double($0) } ?? .null))
+        members.append(("bm25", result.bm25.map { .double($0) } ?? .null))
+        members.append(("fused_score", .double(hit.fusedScore)))
+        members.append(
+            ("legs",
+             .array(hit.legs.map { leg in
+                 .object([
+                     ("leg", .string(leg.name)), ("rank", leg.rank.map { .int(Int64($0)) } ?? .null),
+                     ("score", .double(leg.score)), ("relevance", .double(leg.relevance)),
+                     ("competent", .bool(leg.competent)),
+                 ])
+             })))
+        members.append(("content", .string(result.content)))
+        return .object(members)
     }
 
     /// A source for display: `~/…` under the home folder, relative under the current folder.

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// ```swift
 /// Snippet.make(content: "Dentist on Tuesday at 3", query: "dentist", style: Style(enabled: false))
-/// // "[Dentist] on Tuesday at 3"
+/// // "Dentist on Tuesday at 3" (piped: plain; on a terminal "Dentist" in bold yellow)
 /// ```
 enum Snippet {
     /// Words in an excerpt.

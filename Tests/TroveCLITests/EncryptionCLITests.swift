@@ -28,7 +28,7 @@ struct EncryptionCLITests {
         #expect(search.out.contains("SENTINELCLI"))
         let stats = await run(fixture, ["stats"], fromFile)
         #expect(stats.status == 0)
-        #expect(stats.out.contains("encrypted yes, AES-256-GCM, key from passphrase by PBKDF2-HMAC-SHA512 (256000 iterations)"))
+        #expect(stats.out.contains("yes, AES-256-GCM, key from passphrase by PBKDF2-HMAC-SHA512 (256000 iterations)"))
         let statsJSON = try JSONValue.parse(await run(fixture, ["stats", "--json"], fromFile).out)
         #expect(statsJSON["encryption"] == .string("AES-256-GCM, key from passphrase by PBKDF2-HMAC-SHA512 (256000 iterations)"))
         for file in [fixture.database, fixture.database + "-wal"] where FileManager.default.fileExists(atPath: file) {

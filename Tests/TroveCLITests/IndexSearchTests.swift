@@ -57,7 +57,7 @@ struct IndexSearchTests {
         #expect(lines[0].hasPrefix(" 1  "))
         #expect(lines[0].contains("garden/tomatoes.txt"))
         #expect(lines[0].contains("[meaning #1, words #1]"))
-        #expect(lines[1] == "    Stake the [tomatoes] when planting. Water at the base.")
+        #expect(lines[1] == "    Stake the tomatoes when planting. Water at the base.")
         #expect(!result.out.contains("\u{1B}["))
     }
 
@@ -224,6 +224,27 @@ struct IndexSearchTests {
         #expect(onTerminal.err.hasSuffix(" s\n"))
         let quiet = await fixture.trove(["index", "--quiet", "."])
         #expect(quiet.err.isEmpty && quiet.out.isEmpty)
+    }
+}
+
+@Suite("IndexCommand on binary files", .serialized)
+struct BinaryFileTests {
+    @Test("a .txt or .md holding binary content is skipped: no warning, not failed, exit 0, every run")
+    func binarySkipped() async throws {
+        let fixture = try NotesFixture()
+        try fixture.write("note.md", "Buy oat milk.")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x01, 0xFF]).write(to: URL(fileURLWithPath: fixture.path("photo.md")))
+        try Data([0xFF, 0xFE, 0x41, 0x00]).write(to: URL(fileURLWithPath: fixture.path("utf16.txt")))
+        for _ in 0..<2 {
+            let run = await fixture.trove(["index", "."])
+            #expect(run.status == 0, "\(run.err)")
+            #expect(!run.err.contains("warning"), "\(run.err)")
+            #expect(run.err.contains("2 binary skipped") && !run.err.contains("failed"), "\(run.err)")
+        }
+        // A note that turns binary loses its records.
+        try Data([0x00, 0x01]).write(to: URL(fileURLWithPath: fixture.path("note.md")))
+        let json = try await fixture.json(["index", "."])
+        #expect(json["skipped"] == .int(3) && json["removed"] == .int(1) && json["failed"] == .int(0))
     }
 }
 

@@ -162,3 +162,62 @@ struct E5CommandLineTests {
         #expect(hits.first?["source"]?.string == fixture.path("zh.md"))
     }
 }
+
+/// Both built-in models on real text: stats and help name both vector fields; scores and the
+/// competence rule with the real curves.
+@Suite("With both built-in models", .serialized, .enabled(if: installedE5 != nil && installedModel != nil))
+struct BothModelsTests {
+    let environment = ProcessInfo.processInfo.environment
+
+    func indexed() async throws -> NotesFixture {
+        let fixture = try NotesFixture()
+        try fixture.write("insurance.md", "Car insurance renews Aug 1 with Belair: $1,842 a year.")
+        try fixture.write("tires.md", "Winter tires on by Nov 15, stored at Eastside Auto.")
+        try fixture.write("tamales.md", "Tamales de rajas de mamá: masa para tamales, manteca, chiles poblanos asados.")
+        try fixture.write("garden.md", "Stake the tomatoes when planting. Water at the base.")
+        let index = await runTrove(
+            ["index", "--model", "all-MiniLM-L6-v2", "--model", "multilingual-e5-small", "--db", fixture.database,
+             fixture.notes], environment: environment, services: .standard)
+        #expect(index.status == 0, "\(index.err)")
+        return fixture
+    }
+
+    @Test("stats names both models' vector fields; index --help names both models")
+    func statsNamesBoth() async throws {
+        let f = try await indexed()
+        let text = await runTrove(["stats", "--db", f.database], environment: environment, services: .standard)
+        #expect(text.out.contains("all-MiniLM-L6-v2: 384-d") && text.out.contains("multilingual-e5-small: 384-d"),
+                "\(text.out)")
+        let json = try JSONValue.parse(await runTrove(["stats", "--json", "--db", f.database], environment: environment).out)
+        #expect(json["vector_fields"]?.array?.map { $0["model"] } == [.string("all-MiniLM-L6-v2"), .string("multilingual-e5-small")])
+        let help = await runTrove(["index", "--help"])
+        #expect(help.out.contains("all-MiniLM-L6-v2") && help.out.contains("multilingual-e5-small"))
+    }
+
+    @Test("a question's own note scores high and an unrelated question's best result low, in every language")
+    func realScoresComparable() async throws {
+        let f = try await indexed()
+        func top(_ query: String) async throws -> (source: String?, score: Double) {
+            let run = await runTrove(
+                ["search", "--json", "-k", "1", "--db", f.database, query], environment: environment, services: .standard)
+            let hit = try JSONValue.parse(run.out)["results"]?.array?.first
+            if case .double(let score)? = hit?["score"] { return (hit?["source"]?.string, score) }
+            return (hit?["source"]?.string, 0)
+        }
+        let right = [
+            ("when does the car insurance renew", "insurance.md"), ("gaadi ka insurance kab renew karna hai?", "insurance.md"),
+            ("Bis wann müssen die Winterreifen aufs Auto?", "tires.md"), ("my mother's tamale recipe", "tamales.md"),
+        ]
+        var lowestRight = 1.0
+        for (query, file) in right {
+            let hit = try await top(query)
+            #expect(hit.source == f.path(file), "\(query)")
+            lowestRight = min(lowestRight, hit.score)
+        }
+        var highestWrong = 0.0
+        for query in ["quantum chromodynamics lecture notes", "¿dónde está la estación de tren?"] {
+            highestWrong = max(highestWrong, try await top(query).score)
+        }
+        #expect(lowestRight > highestWrong, "right \(lowestRight), wrong \(highestWrong)")
+    }
+}

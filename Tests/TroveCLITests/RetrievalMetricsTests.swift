@@ -132,16 +132,24 @@ struct RetrievalMetricsTests {
 @Suite("Snippet")
 struct SnippetTests {
     let plain = Style(enabled: false)
+    let color = Style(enabled: true)
+
+    /// The highlights of a colored snippet as `[word]`, for readable expectations.
+    func marked(_ snippet: String) -> String {
+        snippet.replacingOccurrences(of: "\u{1B}[1;33m", with: "[").replacingOccurrences(of: "\u{1B}[0m", with: "]")
+    }
 
     @Test("matched words are highlighted case- and accent-insensitively")
     func highlight() {
         #expect(Snippet.make(content: "Dentist on Tuesday at 3 pm.", query: "dentist tuesday", style: plain)
-            == "[Dentist] on [Tuesday] at 3 pm.")
-        #expect(Snippet.make(content: "Café crème", query: "cafe", style: plain) == "[Café] crème")
-        #expect(Snippet.make(content: "two dentists", query: "dentist", style: plain) == "two [dentists]")
+            == "Dentist on Tuesday at 3 pm.")  // plain when piped
+        #expect(Snippet.make(content: "Dentist on Tuesday at 3 pm.", query: "dentist tuesday", style: color)
+            == "\u{1B}[1;33mDentist\u{1B}[0m on \u{1B}[1;33mTuesday\u{1B}[0m at 3 pm.")
+        #expect(marked(Snippet.make(content: "Café crème", query: "cafe", style: color)) == "[Café] crème")
+        #expect(marked(Snippet.make(content: "two dentists", query: "dentist", style: color)) == "two [dentists]")
         // Stopwords are not highlighted unless the query has nothing else.
-        #expect(Snippet.make(content: "the cat", query: "the cat", style: plain) == "the [cat]")
-        #expect(Snippet.make(content: "to be", query: "to be", style: plain) == "[to] [be]")
+        #expect(marked(Snippet.make(content: "the cat", query: "the cat", style: color)) == "the [cat]")
+        #expect(marked(Snippet.make(content: "to be", query: "to be", style: color)) == "[to] [be]")
         let colored = Snippet.make(content: "a cat", query: "cat", style: Style(enabled: true))
         #expect(colored == "a \u{1B}[1;33mcat\u{1B}[0m")
     }
@@ -150,9 +158,9 @@ struct SnippetTests {
     func window() {
         let before = (1...50).map { "w\($0)" }.joined(separator: " ")
         let after = (51...100).map { "w\($0)" }.joined(separator: "\n")
-        let snippet = Snippet.make(content: before + " furnace service\n" + after, query: "furnace", style: plain, wordCount: 6)
+        let snippet = marked(Snippet.make(content: before + " furnace service\n" + after, query: "furnace", style: color, wordCount: 6))
         #expect(snippet == "…w49 w50 [furnace] service w51 w52 …")
-        let start = Snippet.make(content: before, query: "nothing", style: plain, wordCount: 3)
+        let start = marked(Snippet.make(content: before, query: "nothing", style: color, wordCount: 3))
         #expect(start == "w1 w2 w3 …")
     }
 }
@@ -187,7 +195,7 @@ struct ProgressBarTests {
 struct SnippetPrefixTests {
     @Test("a query word matches short extensions of itself only")
     func prefixes() {
-        let plain = Style(enabled: false)
-        #expect(Snippet.make(content: "planting database", query: "plant data", style: plain) == "[planting] database")
+        let snippet = Snippet.make(content: "planting database", query: "plant data", style: Style(enabled: true))
+        #expect(snippet == "\u{1B}[1;33mplanting\u{1B}[0m database")
     }
 }

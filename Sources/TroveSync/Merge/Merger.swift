@@ -63,8 +63,16 @@ struct Merger {
             let materializer = Materializer(connection: connection, table: table)
             var batch: NewRows? = nil
             if let rowWriter, !table.isLinks { batch = NewRows(columns: try rowWriter.insertColumns(collection.name)) }
-            for record in collection.records {
+            // Records this device has never seen (a first sync brings nothing else) merge in
+            // bulk: every field wins and nothing can conflict.
+            let fresh = batch == nil ? [] : try unseen(collection.records, of: table)
+            for record in collection.records where !fresh.contains(record.id) {
                 try apply(record, of: table, from: device, materializer: materializer, batch: &batch)
+            }
+            if !fresh.isEmpty {
+                try insertUnseen(
+                    collection.records.filter { fresh.contains($0.id) }, of: table, from: device, materializer: materializer,
+                    batch: &batch)
             }
             if let rowWriter, let batch, !batch.rows.isEmpty { try rowWriter.insert(collection.name, rows: batch.rows) }
         }
@@ -133,6 +141,71 @@ struct Merger {
 }
 
 extension Merger {
+    /// The ids among `records` that this device has no life of (text ids only; others take the
+    /// general path).
+    fileprivate func unseen(_ records: [ChangeSet.Record], of table: CapturedTable) throws -> Set<SQLValue> {
+        let ids = records.compactMap(\.id.stringValue)
+        guard ids.count == records.count, !ids.isEmpty else { return [] }
+        let list = String(decoding: try JSONSerialization.data(withJSONObject: ids), as: UTF8.self)
+        let known = try connection.cachedStatement(
+            "SELECT id FROM \(SyncTables.records) WHERE collection = ? AND id IN (SELECT value FROM json_each(?))"
+        ).rows([.text(table.collection), .text(list)]).map { $0[0] }
+        return Set(ids.map(SQLValue.text)).subtracting(known)
+    }
+
+    /// Merges records this device has never seen: their lives and fields in multi-row
+    /// statements, their rows into `batch` (or one by one when incomplete or already there).
+    fileprivate func insertUnseen(
+        _ records: [ChangeSet.Record], of table: CapturedTable, from device: String, materializer: Materializer,
+        batch: inout NewRows?
+    ) throws {
+        let name = SQLValue.text(table.collection)
+        try insertRows(
+            head: "INSERT INTO \(SyncTables.records)(collection, id, cl) VALUES ",
+            tail: " ON CONFLICT(collection, id) DO UPDATE SET cl = max(cl, excluded.cl)",
+            width: 3, rows: records.map { [name, $0.id, .integer($0.cl)] })
+        try insertRows(
+            head: "INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value) VALUES ",
+            tail: """
+                 ON CONFLICT(collection, id, field) DO UPDATE SET cl = excluded.cl, hlc = excluded.hlc,
+                    device = excluded.device, value = excluded.value, base_hlc = NULL, base_device = NULL, pending = 0
+                WHERE (excluded.cl, excluded.hlc, excluded.device) > (cl, hlc, device)
+                """,
+            width: 7,
+            rows: records.flatMap { record in
+                record.fields.map { [name, record.id, .text($0.name), .integer($0.cl), .integer($0.hlc), .text(device), $0.value] }
+            })
+        let ids = records.compactMap(\.id.stringValue)
+        let list = String(decoding: try JSONSerialization.data(withJSONObject: ids), as: UTF8.self)
+        let existing = Set(try connection.cachedStatement(
+            "SELECT \"id\" FROM \(table.table) WHERE \"id\" IN (SELECT value FROM json_each(?))"
+        ).rows([.text(list)]).map { $0[0] })
+        for record in records {
+            let current = record.fields.filter { $0.cl == record.cl }.map { ($0.name, $0.value) }
+            if record.cl % 2 == 1, let columns = batch?.columns, !existing.contains(record.id) {
+                let values = Dictionary(current, uniquingKeysWith: { _, last in last })
+                if columns.dropFirst().allSatisfy({ values[$0] != nil }) {
+                    batch?.rows.append([record.id] + columns.dropFirst().map { values[$0]! })
+                    continue
+                }
+            }
+            try materializer.materializeNew(id: record.id, cl: record.cl, fields: current)
+        }
+    }
+
+    /// Runs `head (?, ...), (?, ...) tail` over `rows`, up to 500 rows per statement.
+    private func insertRows(head: String, tail: String, width: Int, rows: [[SQLValue]]) throws {
+        let marks = "(" + repeatElement("?", count: width).joined(separator: ", ") + ")"
+        var start = 0
+        while start < rows.count {
+            let end = min(rows.count, start + 500)
+            let statement = try connection.cachedStatement(
+                head + repeatElement(marks, count: end - start).joined(separator: ", ") + tail)
+            try statement.execute(Array(rows[start..<end].joined()))
+            start = end
+        }
+    }
+
     fileprivate func insertNew(
         _ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer,
         batch: inout NewRows?
