@@ -43,6 +43,8 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong, with the server's or libpq's message (never the URL, which may hold a
+    /// password).
     public var description: String {
         switch self {
         case .invalidURL(let message): return "invalid PostgreSQL URL: \(message)"
