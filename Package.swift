@@ -19,7 +19,16 @@ let examples: [(target: String, folder: String)] = [
     ("example-migrations", "Migrations"),
     ("example-vector-index", "VectorIndex"),
     ("example-text-search", "TextSearch"),
+    ("example-key-storage", "KeyStorage"),
     ("example-sync", "Sync"),
+    ("example-model-context", "ModelContext"),
+]
+
+/// Products some examples use besides Trove and TroveEmbeddings.
+let exampleExtras: [String: [Target.Dependency]] = [
+    "example-key-storage": [.target(name: "TroveSecretService", condition: .when(platforms: [.linux]))],
+    // Only the sync example links TroveSync (and with it libpq).
+    "example-sync": ["TroveSync"],
 ]
 
 let package = Package(
@@ -33,6 +42,7 @@ let package = Package(
         .library(name: "TroveText", targets: ["TroveText"]),
         .library(name: "TroveVecKit", targets: ["TroveVecKit"]),
         .library(name: "TroveSync", targets: ["TroveSync"]),
+        .library(name: "TroveSecretService", targets: ["TroveSecretService"]),
         .executable(name: "trove", targets: ["trove"]),
     ],
     targets: [
@@ -72,6 +82,11 @@ let package = Package(
         .target(
             name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"],
             exclude: ["Postgres/trove-sync.sql"]),
+        // The freedesktop Secret Service client (Debian: libsecret-1-dev); only TroveSecretService imports it.
+        .systemLibrary(
+            name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        // Database keys kept in the Linux keyring (SecretServiceKeyStore), a product of its own.
+        .target(name: "TroveSecretService", dependencies: ["TroveSQLite", "CLibSecret"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
         .target(name: "TroveCLI", dependencies: ["Trove", "TroveText", "TroveSync"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
@@ -85,8 +100,8 @@ let package = Package(
         // Examples/: small programs a user can run (`swift run example-quickstart`); ExamplesTests runs
         // each and compares its output with the expected-output.txt beside it.
     ] + examples.map { example -> Target in
-        // Only the sync example links TroveSync (and with it libpq).
-        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"] + (example.folder == "Sync" ? ["TroveSync"] : []), path: "Examples/\(example.folder)",
+        .executableTarget(name: example.target, dependencies: ["Trove", "TroveEmbeddings"] + exampleExtras[example.target, default: []],
+                          path: "Examples/\(example.folder)",
                           exclude: ["expected-output.txt"])
     } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
@@ -101,6 +116,7 @@ let package = Package(
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSecretServiceTests", dependencies: ["TroveSecretService", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveSyncCrashChild"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(

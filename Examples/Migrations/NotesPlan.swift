@@ -4,7 +4,7 @@ import Trove
 // The same app with models: each version's types in a namespace of their own, and a plan.
 enum ModelsV1: VersionedSchema {
     static let versionIdentifier = "models 1"
-    static let models: [any Model.Type] = [Task.self]
+    static let models: [any PersistentModel.Type] = [Task.self]
 
     struct Task: Model {
         var id: Int64
@@ -15,7 +15,7 @@ enum ModelsV1: VersionedSchema {
 
 enum ModelsV2: VersionedSchema {
     static let versionIdentifier = "models 2"
-    static let models: [any Model.Type] = [Task.self]
+    static let models: [any PersistentModel.Type] = [Task.self]
 
     struct Task: Model {
         var id: Int64

@@ -30,7 +30,7 @@ struct Note: Model {
 /// The first version of the app had no folders; its files move to version 2 when they open.
 enum NotesV1: VersionedSchema {
     static let versionIdentifier = "notes 1"
-    static let models: [any Model.Type] = [Note.self]
+    static let models: [any PersistentModel.Type] = [Note.self]
     struct Note: Model {
         var id: Int64
         var title: String
@@ -45,7 +45,7 @@ enum NotesV1: VersionedSchema {
 }
 enum NotesV2: VersionedSchema {
     static let versionIdentifier = "notes 2"
-    static let models: [any Model.Type] = [Folder.self, Note.self]
+    static let models: [any PersistentModel.Type] = [Folder.self, Note.self]
 }
 enum NotesPlan: SchemaMigrationPlan {
     static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]

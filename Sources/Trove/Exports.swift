@@ -13,6 +13,10 @@
 @_exported import enum TroveSQLite.EncryptionError
 @_exported import enum TroveSQLite.EncryptedFile
 @_exported import enum TroveSQLite.Encryption
+@_exported import protocol TroveSQLite.KeyStore
+#if canImport(Security)
+@_exported import struct TroveSQLite.KeychainKeyStore
+#endif
 @_exported import struct TroveSQLite.EncryptionInfo
 @_exported import struct TroveSQLite.Row
 @_exported import enum TroveSQLite.SQLValue

@@ -234,7 +234,8 @@ enum Commands {
 
     /// Every subcommand, in the order `trove --help` lists them.
     static let all: [CommandSpec] = [
-        index, collection, search, embed, show, rm, stats, eval, verify, repair, backup, dump, load, sync, help,
+        index, collection, search, get, multiGet, embed, show, rm, stats, eval, verify, repair, backup,
+        dump, load, mcp, modelManagement, sync, help,
     ]
 
     /// The spec named `name`, if there is one.
@@ -258,8 +259,9 @@ enum Commands {
             "",
             "Database: --db PATH, else $TROVE_DB, else $XDG_DATA_HOME/trove/trove.sqlite",
             "          (XDG_DATA_HOME defaults to ~/.local/share).",
-            "Model:    --model DIR, else $TROVE_MODEL_DIR, else the user cache folder;",
-            "          install it with: bash scripts/fetch-model.sh",
+            "Model:    --model NAME|DIR, else $TROVE_MODEL_DIR, else the user cache folder;",
+            "          install it with: trove model install all-MiniLM-L6-v2",
+            "          (and trove model install multilingual-e5-small for about 100 languages)",
             "",
             "Exit status: 0 success, 1 failure, 2 usage error, 3 not found,",
             "             4 model not installed, 5 invalid --where query,",
@@ -271,6 +273,8 @@ enum Commands {
             "  trove index --watch",
             "  trove search \"when is the dentist\"",
             "  trove search -c notes --min-score 0.5 --json invoice",
+            "  trove get '#3f2a9c01' :1-20",
+            "  claude mcp add trove -- trove mcp",
             "",
             "Run 'trove COMMAND --help' for a command's options and examples.",
         ]

@@ -49,8 +49,15 @@ struct LegCompetence: Sendable {
     func isCompetent(model index: Int, content: String) -> Bool {
         guard index < queryCompetent.count, queryCompetent[index] else { return false }
         guard let tokenizer = englishTokenizers[index] else { return true }
-        return Self.readsAsEnglish(String(content.prefix(2000)), tokenizer: tokenizer)
+        let text = String(content.prefix(2000))
+        return Self.verdicts.value(for: text) { Self.readsAsEnglish(text, tokenizer: tokenizer) }
     }
+
+    /// The English test's verdict by text, for the life of the process: a note's text gives the
+    /// same verdict every time, and a long-lived process (`trove mcp`, `index --watch`) would
+    /// otherwise run WordPiece over every candidate of every query again (most of a warm hybrid
+    /// search's time). Keys are the texts' hashes, so the cache holds 9 bytes per note seen.
+    private static let verdicts = VerdictCache()
 
     /// The English test above.
     static func readsAsEnglish(_ text: String, tokenizer: WordPieceTokenizer) -> Bool {
@@ -64,5 +71,25 @@ struct LegCompetence: Sendable {
             word.unicodeScalars.allSatisfy { $0.value <= 0x7F } && tokenizer.wordPieceIDs(String(word)).count == 1
         }.count
         return Double(known) / Double(words.count) >= knownWordShare
+    }
+}
+
+/// Booleans remembered by the hash of a string.
+// @unchecked Sendable: `verdicts` is only read and written while holding `lock`.
+private final class VerdictCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var verdicts: [Int: Bool] = [:]
+
+    func value(for text: String, compute: () -> Bool) -> Bool {
+        let key = text.hashValue
+        lock.lock()
+        let known = verdicts[key]
+        lock.unlock()
+        if let known { return known }
+        let verdict = compute()
+        lock.lock()
+        verdicts[key] = verdict
+        lock.unlock()
+        return verdict
     }
 }

@@ -150,6 +150,53 @@ enum RecordCommands {
 
     // MARK: stats
 
+    /// What `trove stats --json` prints and the MCP status tool returns: records, sources,
+    /// files, the model, the index, and when a file was last indexed.
+    static func statsDocument(_ notebook: Notebook) async throws -> JSONValue {
+        let records = try await notebook.collection.count()
+        let sources = try await notebook.collection.sources()
+        let files = try await notebook.fileCount()
+        let configuration = notebook.collection.configuration
+        var model: JSONValue = .null
+        if let manifest = configuration.embedding {
+            model = .object([
+                ("model_id", .string(manifest.modelID)), ("checksum", .string(manifest.checksum)),
+                ("dimension", .int(Int64(manifest.dimension))), ("pooling", .string(manifest.pooling)),
+                ("normalized", .bool(manifest.normalized)),
+                ("max_sequence_length", .int(Int64(manifest.maxSequenceLength))),
+            ])
+        }
+        let lastIndexed = try await notebook.database.query(
+            "SELECT max(indexed_at) AS at FROM \(Notebook.filesTable)"
+        ).first?.double("at")
+        // One vector field per model: `notes` holds the first, each companion one more.
+        let fields = [configuration] + notebook.companions.map(\.configuration)
+        let collections = try await notebook.collections()
+        return JSONValue.object([
+            ("database", .string(notebook.path)), ("file_bytes", .int(notebook.database.fileSize())),
+            ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
+            ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
+            ("metric", .string(configuration.metric.rawValue)), ("index", .string(String(describing: configuration.index))),
+            ("lexical_search", .bool(configuration.lexicalSearch)),
+            ("tokenizer", .string(configuration.tokenizer)), ("model", model),
+            ("vector_fields",
+             .array(fields.map { field in
+                 .object([
+                     ("model", field.embedding.map { .string(Self.modelName($0)) } ?? .null),
+                     ("model_id", field.embedding.map { .string($0.modelID) } ?? .null),
+                     ("dimension", .int(Int64(field.dimension))),
+                     ("index", .string(String(describing: field.index))),
+                 ])
+             })),
+            ("collections", .array(collections.map { .string($0.name) })),
+            ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
+            (
+                "last_indexed",
+                lastIndexed.map { .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0))) } ?? .null
+            ),
+        ])
+    }
+
     static func stats(_ context: CommandContext) async throws -> Int32 {
         let path = try context.databasePath()
         let notebook = try await Notebook.openExisting(path: path, embedders: nil, context: context)
@@ -158,42 +205,12 @@ enum RecordCommands {
         let files = try await notebook.fileCount()
         let size = notebook.database.fileSize()
         let configuration = notebook.collection.configuration
-        let manifest = configuration.embedding
-        let index = String(describing: configuration.index)
         // One vector field per model: `notes` holds the first, each companion one more.
         let fields = [configuration] + notebook.companions.map(\.configuration)
         let collections = try await notebook.collections()
 
         if context.json {
-            var model: JSONValue = .null
-            if let manifest {
-                model = .object([
-                    ("model_id", .string(manifest.modelID)), ("checksum", .string(manifest.checksum)),
-                    ("dimension", .int(Int64(manifest.dimension))), ("pooling", .string(manifest.pooling)),
-                    ("normalized", .bool(manifest.normalized)),
-                    ("max_sequence_length", .int(Int64(manifest.maxSequenceLength))),
-                ])
-            }
-            let document = JSONValue.object([
-                ("database", .string(path)), ("file_bytes", .int(size)),
-                ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
-                ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
-                ("metric", .string(configuration.metric.rawValue)), ("index", .string(index)),
-                ("lexical_search", .bool(configuration.lexicalSearch)),
-                ("tokenizer", .string(configuration.tokenizer)), ("model", model),
-                ("vector_fields",
-                 .array(fields.map { field in
-                     .object([
-                         ("model", field.embedding.map { .string(Self.modelName($0)) } ?? .null),
-                         ("model_id", field.embedding.map { .string($0.modelID) } ?? .null),
-                         ("dimension", .int(Int64(field.dimension))),
-                         ("index", .string(String(describing: field.index))),
-                     ])
-                 })),
-                ("collections", .array(collections.map { .string($0.name) })),
-                ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
-            ])
-            context.console.out.write(document.serialized() + "\n")
+            context.console.out.write(try await statsDocument(notebook).serialized() + "\n")
             return ExitCode.success
         }
         let style = context.style

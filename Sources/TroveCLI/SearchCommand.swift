@@ -6,74 +6,30 @@ import TroveSQLite
 /// `trove search QUERY...`.
 enum SearchCommand {
     static func run(_ context: CommandContext) async throws -> Int32 {
-        let arguments = context.arguments
-        let query = arguments.positionals.joined(separator: " ")
-        guard query.contains(where: { !$0.isWhitespace }) else {
-            throw CLIError.usage("the query is empty: give the words to search for", command: "search")
-        }
-        let modeName = arguments.value("mode") ?? "hybrid"
-        let mode: SearchMode
-        switch modeName {
-        case "hybrid": mode = .hybrid
-        case "vector": mode = .vector
-        case "text": mode = .text
-        default:
-            throw CLIError.usage(
-                "--mode must be hybrid, vector or text, got '\(modeName)'", command: "search")
-        }
-        let all = arguments.flag("all")
-        if all, arguments.value("k") != nil {
-            throw CLIError.usage("give -k N or --all, not both", command: "search")
-        }
-        let k = try arguments.integer("k", default: 10, in: 1...1000, command: "search")
-        let minimum = try minimumScore(arguments.value("min-score"))
-        let clause = try whereClause(context)
-
+        let search = try SearchInvocation(context)
         let path = try context.databasePath()
         // Text search needs no model; load them only for the modes that embed the query.
         var embedders: [any Embedder] = []
-        if mode != .text, FileManager.default.fileExists(atPath: path) {
+        if search.mode != .text, FileManager.default.fileExists(atPath: path) {
             let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
             embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
         }
         let notebook = try await Notebook.openExisting(
-            path: path, embedders: mode == .text ? nil : embedders, context: context)
-        let source = try await resolveSource(arguments.value("source"), context: context, notebook: notebook)
-        let only = try collectionFilter(arguments.all("collection"), among: try await notebook.collections())
-
-        let hits: [NoteSearch.Hit]
-        do {
-            hits = try await NoteSearch(notebook: notebook, embedders: embedders).run(
-                NoteSearch.Request(
-                    query: query, mode: mode, limit: all ? nil : k,
-                    filter: (source.map(Filter.source) ?? .all) && only && clause,
-                    allChunks: arguments.flag("all-chunks"), minimumRelevance: minimum))
-        } catch TroveError.invalidFilter(let fragment, let reason) {
-            throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
-        }
-        let files = arguments.flag("files")
+            path: path, embedders: search.mode == .text ? nil : embedders, context: context)
+        let hits = try await search.run(notebook: notebook, embedders: embedders, context: context)
 
         if context.json {
-            let results: [JSONValue] = hits.enumerated().map { index, hit in
-                files ? fileJSON(hit) : resultJSON(hit, rank: index + 1, mode: modeName)
-            }
-            var members: [(String, JSONValue)] = [
-                ("query", .string(query)), ("mode", .string(modeName)),
-                ("k", all ? .null : .int(Int64(k))),
-            ]
-            if minimum > 0 { members.append(("min_score", .double(minimum))) }
-            members.append(("results", .array(results)))
-            context.console.out.write(JSONValue.object(members).serialized() + "\n")
+            context.console.out.write(search.document(hits).serialized() + "\n")
             return ExitCode.success
         }
         if hits.isEmpty {
-            let bar = minimum > 0 ? " with a score of at least \(SearchOutput.score(minimum))" : ""
-            context.console.err.write("no results for \"\(query)\"\(bar)\n")
+            let bar = search.minimumScore > 0 ? " with a score of at least \(SearchOutput.score(search.minimumScore))" : ""
+            context.console.err.write("no results for \"\(search.query)\"\(bar)\n")
             return ExitCode.success
         }
-        let output = SearchOutput(context: context, query: query, mode: modeName)
+        let output = SearchOutput(context: context, query: search.query, mode: search.modeName)
         for (index, hit) in hits.enumerated() {
-            context.console.out.write(files ? output.fileLine(hit) : output.render(hit, rank: index + 1))
+            context.console.out.write(search.files ? output.fileLine(hit) : output.render(hit, rank: index + 1))
         }
         return ExitCode.success
     }
@@ -172,6 +128,7 @@ enum SearchCommand {
         var members: [(String, JSONValue)] = [
             ("rank", .int(Int64(rank))), ("id", .int(result.id)),
             ("score", .double(SearchOutput.rounded(hit.relevance))), ("source", .string(result.source)),
+            ("short_id", Notebook.note(metadata: result.metadata, source: result.source).map { .string($0.shortID) } ?? .null),
             ("title", SearchOutput.title(of: result.content).map(JSONValue.string) ?? .null),
             ("collection", hit.collection.map(JSONValue.string) ?? .null),
             ("context", hit.context.map(JSONValue.string) ?? .null),

@@ -3,13 +3,13 @@ import Foundation
 /// How `trove search` prints results for a person:
 ///
 /// ```
-///  1  0.87  garden/tomatoes.md · Tomatoes  [meaning #1, words #1]
+///  1  0.87  garden/tomatoes.md · Tomatoes  #3f2a9c01  [meaning #1, words #1]
 ///     Stake the tomatoes when planting. Water at the base.
 ///     home: Personal notes
 /// ```
 ///
 /// rank, relevance (two decimals), path (relative to the current folder, `~/` under home), the
-/// note's title, the legs' ranks in hybrid mode; then a snippet with the query's words
+/// note's title, its short id (for `trove get`), the legs' ranks in hybrid mode; then a snippet with the query's words
 /// highlighted (bold yellow on a terminal; plain when piped or with `--no-color`); then the
 /// collection's context when it has one. `--files` prints `score<TAB>path` per line.
 struct SearchOutput {
@@ -59,6 +59,7 @@ struct SearchOutput {
             hit.relevance >= 0.7 ? style.green(score) : hit.relevance >= 0.4 ? style.yellow(score) : style.dim(score)
         var header = "\(style.bold(String(format: "%2d", rank)))  \(colored)  \(style.cyan(place))"
         if let title = Self.title(of: result.content) { header += " · " + style.bold(title) }
+        if let note = Notebook.note(metadata: result.metadata, source: result.source) { header += "  " + style.dim(note.shortID) }
         if mode == "hybrid" {
             let legs = [
                 "meaning " + (result.vectorRank.map { "#\($0)" } ?? "-"),

@@ -12,9 +12,15 @@ import TroveEmbeddings
 struct Services: Sendable {
     /// Loads the embedder from a model folder.
     var loadEmbedder: @Sendable (URL) throws -> any Embedder
+    /// The models `trove model` knows (tests add a small one with a known checksum).
+    var modelCatalog: [ModelPackage]
 
-    init(loadEmbedder: @escaping @Sendable (URL) throws -> any Embedder) {
+    init(
+        loadEmbedder: @escaping @Sendable (URL) throws -> any Embedder,
+        modelCatalog: [ModelPackage] = ModelPackage.builtIn
+    ) {
         self.loadEmbedder = loadEmbedder
+        self.modelCatalog = modelCatalog
     }
 
     /// The built-in models: a folder with `e5-small-q4.bin` runs multilingual-e5-small
@@ -26,7 +32,7 @@ struct Services: Sendable {
 extension Locations {
     /// The model folder: `--model DIR`, else `$TROVE_MODEL_DIR`, else
     /// `${XDG_CACHE_HOME:-$HOME/.cache}/trove/models/all-MiniLM-L6-v2` — the folder
-    /// `scripts/fetch-model.sh` installs into.
+    /// `trove model install all-MiniLM-L6-v2` installs into.
     static func modelDirectory(
         flag: String?, environment: [String: String], currentDirectory: String
     ) -> URL {
@@ -59,7 +65,7 @@ extension Locations {
     /// The folder of one `--model` value: a path (it contains `/` or starts with `.` or `~`),
     /// else a name in the model cache, `${XDG_CACHE_HOME:-$HOME/.cache}/trove/models/NAME`;
     /// `all-MiniLM-L6-v2` honours `$TROVE_MODEL_DIR` and `multilingual-e5-small`
-    /// `$TROVE_E5_MODEL_DIR`, as their install scripts do.
+    /// `$TROVE_E5_MODEL_DIR`, as `trove model install` does.
     ///
     /// ```swift
     /// Locations.modelDirectory(value: "multilingual-e5-small", environment: ["HOME": "/home/ana"],
@@ -163,7 +169,9 @@ extension CommandContext {
     /// Loads the embedding model in `directory`, turning a missing model into the command that
     /// installs it.
     func loadEmbedder(from directory: URL) throws -> any Embedder {
-        let install = BuiltInModel(name: directory.lastPathComponent)?.installCommand ?? "bash scripts/fetch-model.sh"
+        // A folder of the cache named for a built-in model is that model; any other folder is
+        // taken for all-MiniLM-L6-v2, the default.
+        let install = (BuiltInModel(name: directory.lastPathComponent) ?? .allMiniLML6v2).installCommand
         do {
             return try services.loadEmbedder(directory)
         } catch EmbeddingError.missingModelFile(let path) {
@@ -171,7 +179,7 @@ extension CommandContext {
                 """
                 the embedding model is not installed (missing \(path)).
                 Install it with:  \(install)
-                (from the Trove source folder; it installs into \(directory.path))
+                (it installs into \(directory.path))
                 """)
         } catch let error as EmbeddingError {
             throw CLIError.failure(

@@ -1,7 +1,7 @@
 import Foundation
 
 extension BERTEmbedder {
-    /// Where `scripts/fetch-model.sh` installs all-MiniLM-L6-v2, resolved like the script:
+    /// Where `trove model install` puts all-MiniLM-L6-v2, resolved the same way:
     /// `$TROVE_MODEL_DIR`, else `$XDG_CACHE_HOME/trove/models/all-MiniLM-L6-v2`, else
     /// `~/.cache/trove/models/all-MiniLM-L6-v2`.
     ///

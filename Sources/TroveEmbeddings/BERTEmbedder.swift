@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Loads a sentence-transformers folder: `config.json`, `vocab.txt`, `model.safetensors`,
 /// `1_Pooling/config.json` and `sentence_bert_config.json`. Install the default model with
-/// `bash scripts/fetch-model.sh`; it goes to ``defaultModelDirectory``.
+/// `trove model install all-MiniLM-L6-v2`; it goes to ``defaultModelDirectory``.
 ///
 /// ```swift
 /// let embedder = try BERTEmbedder(modelDirectory: BERTEmbedder.defaultModelDirectory)
@@ -28,7 +28,7 @@ public final class BERTEmbedder: Embedder {
     /// How many batches are encoded at once (or tasks share a lone batch).
     public let parallelism: Int
 
-    /// The checksum of the weights of the default model, as pinned by `scripts/fetch-model.sh`.
+    /// The checksum of the weights of the default model, as pinned by `trove model install`.
     public static let allMiniLML6v2Checksum = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
     /// The files a model folder must contain, in the order they are checked.
@@ -49,11 +49,11 @@ public final class BERTEmbedder: Embedder {
     ///     number of active cores). With more than one, OpenBLAS is set to one thread per call so
     ///     the tasks do not oversubscribe cores.
     /// - Throws: ``EmbeddingError/missingModelFile(path:)`` naming the first missing file (its
-    ///   description says to run `bash scripts/fetch-model.sh`), or another ``EmbeddingError``
+    ///   description says to run `trove model install all-MiniLM-L6-v2`), or another ``EmbeddingError``
     ///   when a file is malformed or the model is not a supported BERT.
     /// - Complexity: Reads the vocabulary and the safetensors header; the weights are mapped,
     ///   not read. The weights checksum comes from the `model.safetensors.sha256` file that
-    ///   `scripts/fetch-model.sh` writes, else it is computed (about a second for 90 MB).
+    ///   `trove model install` writes, else it is computed (about a second for 90 MB).
     public init(
         modelDirectory: URL, backend: MatrixBackend = .preferred, batchSize: Int = 32,
         parallelism: Int = ProcessInfo.processInfo.activeProcessorCount

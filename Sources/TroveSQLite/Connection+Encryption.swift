@@ -51,6 +51,7 @@ extension Connection {
     ///   changed); ``SQLiteError`` `busy` when another connection holds the write lock too long.
     /// - Complexity: two PBKDF2 derivations for passphrases.
     public static func changePassphrase(path: String, from old: Encryption, to new: Encryption) throws {
+        let old = try old.resolvingKeyStore(mayCreate: false), new = try new.resolvingKeyStore(mayCreate: true)
         let key = try EncryptionKey(path: path, encryption: old, create: false)
         // The write lock serialises two changes of passphrase; readers and writers of pages are
         // unaffected, since the data key doesn't change.
@@ -74,6 +75,7 @@ extension Connection {
     /// - Throws: ``EncryptionError/wrongKey``; ``SQLiteError`` `busy` when the file is in use.
     /// - Complexity: O(file size): every page is read and written once.
     public static func changeDataKey(path: String, from old: Encryption, to new: Encryption) throws {
+        let old = try old.resolvingKeyStore(mayCreate: false), new = try new.resolvingKeyStore(mayCreate: true)
         let key = try EncryptionKey(path: path, encryption: old, create: false)
         let temporary = path + ".rekey-" + UUID().uuidString.prefix(8)
         do {

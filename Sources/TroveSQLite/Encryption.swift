@@ -5,7 +5,8 @@ import Foundation
 /// Every page of the file, of its WAL and of its rollback journal is sealed with AES-256-GCM under
 /// a random 256-bit data key. The data key is stored in the file's key header, wrapped by a key
 /// derived from the passphrase (PBKDF2-HMAC-SHA512 with a random salt; the iteration count is
-/// recorded in the file) or by a raw key the app keeps itself (for example in the Keychain).
+/// recorded in the file), by a raw key the app keeps itself, or by a random key Trove creates
+/// and keeps in a ``KeyStore`` (the Keychain, the Secret Service).
 ///
 /// ```swift
 /// let database = try Database(path: "notes.trove", encryption: .passphrase("correct horse"))
@@ -15,6 +16,16 @@ public enum Encryption: Sendable {
     case passphrase(String)
     /// A raw 32-byte key that wraps the data key directly (no key derivation).
     case key(Data)
+    /// A raw key kept in `store` under `service` and `account`: a random 256-bit key is created
+    /// and stored when a new file is created, and read from the store when the file is opened
+    /// again. A missing, locked or unusable store, or an item there that is not a Trove key, is
+    /// an ``EncryptionError`` and nothing is created.
+    ///
+    /// ```swift
+    /// let database = try Database(
+    ///     path: path, encryption: .keyStore(KeychainKeyStore(), service: "com.example.notes", account: "notes.trove"))
+    /// ```
+    case keyStore(any KeyStore, service: String, account: String)
 
     /// PBKDF2 iterations recorded in files this build creates (OWASP's 2023 figure for
     /// PBKDF2-HMAC-SHA512 is 210,000; SQLCipher 4 uses 256,000).
@@ -73,6 +84,18 @@ public enum EncryptionError: Error, Hashable, Sendable {
     case destinationExists(path: String)
     /// The platform has no AES-GCM implementation available to Trove.
     case unavailable(reason: String)
+    /// The key store cannot be used: no keyring or keyring service is running, no session bus
+    /// to reach it, or the store failed (`reason` says which). Nothing was created.
+    case keyStoreUnavailable(store: String, reason: String)
+    /// The keyring that holds (or would hold) the key is locked; unlock it (usually by logging
+    /// in) and open again. Nothing was created.
+    case keyStoreLocked(store: String)
+    /// The key store has an item under this service and account that is not a key Trove stored
+    /// (another secret under the same names). It was neither used nor replaced.
+    case notATroveKey(service: String, account: String)
+    /// The database file exists but the key store has no key under this service and account (it
+    /// was created with another key, or the item was deleted). Nothing was created.
+    case keyNotInKeyStore(service: String, account: String)
 }
 
 extension EncryptionError: CustomStringConvertible, LocalizedError {
@@ -109,6 +132,16 @@ extension EncryptionError: CustomStringConvertible, LocalizedError {
             "\(path) already exists; choose a new file for the copy."
         case .unavailable(let reason):
             "Encryption is unavailable on this platform: \(reason)."
+        case .keyStoreUnavailable(let store, let reason):
+            "The database key cannot be read from or stored in \(store): \(reason). Nothing was created."
+        case .keyStoreLocked(let store):
+            "\(store) is locked; unlock it (log in) and open the database again. Nothing was created."
+        case .notATroveKey(let service, let account):
+            "The key store item for service \"\(service)\", account \"\(account)\" is not a Trove "
+                + "database key; it was left as it is. Choose another account, or remove that item."
+        case .keyNotInKeyStore(let service, let account):
+            "No key is stored for service \"\(service)\", account \"\(account)\", and the database "
+                + "file exists: it was encrypted with another key. Nothing was changed."
         }
     }
 

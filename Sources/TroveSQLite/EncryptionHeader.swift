@@ -145,6 +145,8 @@ struct EncryptionHeader: Hashable {
             derivation = .raw
             iterations = 0
             salt = [UInt8](repeating: 0, count: 16)
+        case .keyStore:
+            preconditionFailure("a key store is read (Encryption.resolvingKeyStore) before the header is used")
         }
         let kek = try keyEncryptionKey(for: encryption)
         wrapNonce = try CipherPrimitives.random(12)
@@ -186,6 +188,8 @@ struct EncryptionHeader: Hashable {
             guard iterations >= 1 else { throw EncryptionError.corruptHeader(path: "", reason: "no iterations") }
             let password = SecureBytes(copying: passphrase.utf8)
             return try CipherPrimitives.pbkdf2SHA512(password: password, salt: salt, iterations: iterations)
+        case .keyStore:
+            preconditionFailure("a key store is read (Encryption.resolvingKeyStore) before the header is used")
         }
     }
 

@@ -29,10 +29,11 @@ public final class EncryptionKey: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Parameters:
     ///   - path: the database file.
-    ///   - encryption: the passphrase or 32-byte key.
+    ///   - encryption: the passphrase, the 32-byte key, or the key store that keeps the key.
     ///   - create: write a new key header when the file is missing or empty; false to require an
     ///     existing encrypted file.
-    /// - Throws: ``EncryptionError/wrongKey`` (nothing is changed),
+    /// - Throws: ``EncryptionError/wrongKey`` (nothing is changed), a key store's errors
+    ///   (``EncryptionError/keyStoreUnavailable(store:reason:)`` and the like; nothing is created),
     ///   ``EncryptionError/notEncrypted(path:)`` for a plaintext file,
     ///   ``EncryptionError/corruptHeader(path:reason:)``, or ``SQLiteError`` when the file can't
     ///   be read or created.
@@ -40,10 +41,16 @@ public final class EncryptionKey: Hashable, Sendable, CustomStringConvertible {
     ///   0.8-1.2 s on the project's 2-core machine under load). A raw key needs none.
     public init(path: String, encryption: Encryption, create: Bool = true) throws {
         try CipherPrimitives.prepare()
+        var probe = try EncryptionHeader.probe(path: path)
+        // A key store's key: found, or created and stored only for a new file (before it is made).
+        let isNew = if case .empty = probe { true } else { false }
+        guard create || !isNew else {
+            throw SQLiteError(extendedCode: .cantOpen, message: "unable to open database file (path: \(path))")
+        }
+        let encryption = try encryption.resolvingKeyStore(mayCreate: create && isNew)
         if case .key(let data) = encryption, data.count != 32 {
             throw EncryptionError.invalidKey(reason: "a raw key is 32 bytes, not \(data.count)")
         }
-        var probe = try EncryptionHeader.probe(path: path)
         var created: (EncryptionHeader, SecureBytes)?
         if case .empty = probe {
             guard create else {

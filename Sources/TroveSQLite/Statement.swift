@@ -206,6 +206,38 @@ public final class Statement {
         }
     }
 
+    /// Whether the current row's column holds exactly `value`: the same storage type and the
+    /// same bytes (reals compared bit for bit), read in place without copying the column.
+    ///
+    /// ```swift
+    /// let changed = !statement.holds(.text(newTitle), at: 2)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: the value to compare with.
+    ///   - column: the 0-based column of the current row.
+    /// - Returns: true when storing `value` would leave the column as it is.
+    /// - Complexity: O(n) in the value's length.
+    public func holds(_ value: SQLValue, at column: Int) -> Bool {
+        let i = Int32(column)
+        let type = sqlite3_column_type(handle, i)
+        switch value {
+        case .null: return type == SQLITE_NULL
+        case .integer(let v): return type == SQLITE_INTEGER && sqlite3_column_int64(handle, i) == v
+        case .real(let v): return type == SQLITE_FLOAT && sqlite3_column_double(handle, i).bitPattern == v.bitPattern
+        case .text(var v):
+            guard type == SQLITE_TEXT, let text = sqlite3_column_text(handle, i) else { return false }
+            let stored = UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, i)))
+            return v.withUTF8 { $0.count == stored.count && ($0.isEmpty || memcmp($0.baseAddress!, stored.baseAddress!, $0.count) == 0) }
+        case .blob(let v):
+            guard type == SQLITE_BLOB else { return false }
+            let count = Int(sqlite3_column_bytes(handle, i))
+            guard count == v.count else { return false }
+            guard count > 0, let pointer = sqlite3_column_blob(handle, i) else { return count == 0 }
+            return v.withUnsafeBytes { memcmp($0.baseAddress!, pointer, count) == 0 }
+        }
+    }
+
     /// Whether the current row's column is NULL.
     public func isNull(at column: Int) -> Bool {
         sqlite3_column_type(handle, Int32(column)) == SQLITE_NULL

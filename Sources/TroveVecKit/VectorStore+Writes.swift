@@ -28,19 +28,15 @@ extension VectorStore {
     /// returns it.
     @discardableResult
     public func insert(content: String, source: String, metadata: String? = nil, vector: [Float]) async throws -> Int {
-        let name = tableName
         let probe = VectorEntry(id: 0, content: content, source: source, metadata: metadata, vector: vector)
         try validate([probe])
         return try await translatingErrors {
-            // The id is chosen inside the write transaction that inserts, so two inserts never
-            // pick the same one.
-            try await database.write { tx in
-                let largest = try tx.query("SELECT max(id) FROM \"\(name)\"").first?[0].int64Value ?? 0
-                let id = Int(largest) + 1
-                try tx.documents(name).insert(StoreSchema.document(VectorEntry(
-                    id: id, content: content, source: source, metadata: metadata, vector: vector)))
-                return id
+            // Trove picks the id inside the write transaction that inserts (as SQLite would: one
+            // above the largest), so two inserts never pick the same one.
+            guard case .int(let id) = try await collection.insert(StoreSchema.document(probe).fields) else {
+                preconditionFailure("a vector store has integer ids")
             }
+            return Int(id)
         }
     }
 

@@ -33,7 +33,9 @@ struct ExamplesTests {
         ("example-live-queries", "LiveQueries"),
         ("example-migrations", "Migrations"),
         ("example-vector-index", "VectorIndex"), ("example-text-search", "TextSearch"),
+        ("example-key-storage", "KeyStorage"),
         ("example-sync", "Sync"),
+        ("example-model-context", "ModelContext"),
     ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")

@@ -49,7 +49,7 @@ struct ErrorPathTests {
                 arguments + ["--model", empty.url.path], services: .standard)
             #expect(result.status == ExitCode.modelMissing)
             #expect(result.err.contains("the embedding model is not installed"))
-            #expect(result.err.contains("bash scripts/fetch-model.sh"))
+            #expect(result.err.contains("Install it with:  trove model install all-MiniLM-L6-v2"))
         }
         let embed = await runTrove(["embed", "--model", empty.url.path, "x"], services: .standard)
         #expect(embed.status == ExitCode.modelMissing)

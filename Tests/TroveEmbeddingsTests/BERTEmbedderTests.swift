@@ -162,7 +162,7 @@ struct BERTEmbedderTests {
         #expect(manifest.normalized)
         #expect(manifest.maxSequenceLength == 256)
         #expect(manifest.modelID == "sentence-transformers/all-MiniLM-L6-v2")
-        // fetch-model.sh verified the file against this pinned digest before writing the sidecar.
+        // `trove model install` verified the file against this pinned digest before writing the sidecar.
         #expect(manifest.checksum == BERTEmbedder.allMiniLML6v2Checksum)
     }
 
@@ -202,7 +202,7 @@ struct BERTEmbedderTests {
         #expect(throws: EmbeddingError.missingModelFile(path: missing.path)) {
             _ = try BERTEmbedder(modelDirectory: missing)
         }
-        #expect(EmbeddingError.missingModelFile(path: missing.path).description.contains("scripts/fetch-model.sh"))
+        #expect(EmbeddingError.missingModelFile(path: missing.path).description.contains("trove model install all-MiniLM-L6-v2"))
     }
 
     @Test("an incomplete model folder names the first missing file", arguments: BERTEmbedder.requiredFiles)

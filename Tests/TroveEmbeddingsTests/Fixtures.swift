@@ -44,7 +44,7 @@ enum Fixtures {
     struct ModelNotInstalled: Error, CustomStringConvertible {
         let directory: String
         var description: String {
-            "all-MiniLM-L6-v2 is not installed at \(directory): run `bash scripts/fetch-model.sh` "
+            "all-MiniLM-L6-v2 is not installed at \(directory): run `trove model install all-MiniLM-L6-v2` (or `bash scripts/setup.sh`) "
                 + "(or set TROVE_MODEL_DIR to a folder holding it)"
         }
     }

@@ -5,7 +5,7 @@ import TroveEmbeddings
 @Suite("WordPieceTokenizer")
 struct WordPieceTokenizerTests {
     /// The golden cases need the model's own vocab.txt, so they use the installed model and fail
-    /// (naming scripts/fetch-model.sh) when it is absent.
+    /// (naming `trove model install`) when it is absent.
     static func modelTokenizer() throws -> WordPieceTokenizer { try loaded.get() }
 
     // Loaded once: the 444 parameterised cases would otherwise re-read vocab.txt each time.

@@ -105,16 +105,20 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--rounds R] [--gate] [--gate-ratio X]
+            trove-bench models [--rows N] [--json FILE] [--grdb-peer BINARY] [--raw-peer BINARY] [--rounds R]
+                               [--gate] [--gate-ratio X]
                                [--update-ab] [--translation-only]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through Trove's model
               layer: Codable models, #Predicate filters, SortDescriptor orders. Insert N models in one
               transaction, fetch all, 1,000 filtered+ordered+limit-20 fetches, update 10% (models and
               SQL), group by with count and avg, and the time to translate the filtered fetch into a
               query. With --grdb-peer (or GRDB_PEER) the peer runs in the same invocation after each round;
-              --gate: exit status 3 when the median update as records is below --gate-ratio (default 1.0) x GRDB's.
+              --raw-peer (or RAW_PEER): the bare C API peer too (see documents --help).
+              --gate: exit status 3 when the median update as records is below --gate-ratio (default 1.5) x GRDB's.
               --update-ab: only the update, as models and as prebuilt documents, alternating on one file.
               --translation-only: only the translation, for a few seconds (for profiling).
+              --fetch-only [--passes P]: insert once, then fetch all as models and as documents P times
+              each, alternating (for profiling the decoding).
             """)
         return
     }
@@ -128,6 +132,10 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
         print("translation: \(String(format: "%.2f", s / 200_000 * 1e6)) µs wall, \(String(format: "%.2f", cpu / 200_000 * 1e6)) µs CPU (\(n / 20) queries)")
         return
     }
+    if options.has("fetch-only") {
+        try await fetchOnly(rows: options.int("rows", 100_000), passes: options.int("passes", 10))
+        return
+    }
     if options.has("update-ab") {
         try await updateAB(rows: options.int("rows", 100_000))
         return
@@ -136,8 +144,11 @@ func runModelBenchmarks(_ arguments: [String]) async throws {
     let rounds = options.int("rounds", 1)
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
     print("models: rows \(rows), rounds \(rounds), \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
-    let (troveRuns, peerRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer) { try await modelWorkload(rows: rows) }
-    printPeerComparison(troveRuns: troveRuns, peerRuns: peerRuns, keys: grdbPeerKeys + ["observe_commit_to_delivery_p50_ms"])
+    let (troveRuns, peerRuns, rawRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer, rawPeer: rawPeer(options)) {
+        try await modelWorkload(rows: rows)
+    }
+    printPeerComparison(troveRuns: troveRuns, peerRuns: peerRuns, rawRuns: rawRuns,
+                        keys: grdbPeerKeys + ["observe_commit_to_delivery_p50_ms"])
     for key in ["predicate_translation_us", "predicate_translation_cpu_us"] {
         let values = troveRuns.compactMap { ($0[key] as? NSNumber)?.doubleValue }.sorted()
         print("\(key): \(String(format: "%.2f", values[values.count / 2])) µs per fetch descriptor (target < 20 µs)")
@@ -190,4 +201,24 @@ private func updateAB(rows: Int) async throws {
         }
         print("round \(round): models \(Int(Double(models.count) / modelS)) rows/s, documents \(Int(Double(documents.count) / documentS)) rows/s")
     }
+}
+
+/// Fetch all, as models and as documents, alternating on one file: the decoding alone.
+private func fetchOnly(rows: Int, passes: Int) async throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-models-fetch-\(getpid())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let database = try Database(path: dir.appendingPathComponent("db.trove").path)
+    let items = try await database.models(Item.self)
+    try await items.insert(makeItems(rows))
+    var modelRates: [Double] = []
+    var documentRates: [Double] = []
+    for _ in 0..<passes {
+        var n = 0
+        modelRates.append(Double(rows) / (try await seconds { n = try await items.fetch().count }))
+        precondition(n == rows)
+        documentRates.append(Double(rows) / (try await seconds { n = try await items.documents.fetch().count }))
+        precondition(n == rows)
+    }
+    print("fetch all, records/s (median of \(passes)): models \(Int(modelRates.sorted()[passes / 2])), documents \(Int(documentRates.sorted()[passes / 2]))")
 }

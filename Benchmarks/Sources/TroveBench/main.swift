@@ -17,6 +17,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("documents-ann", "an HNSW vector field of a document collection: snapshot load vs rebuild on reopen", runDocumentANNBenchmarks),
     ("documents-text", "batch inserts into a document collection with full-text fields", runDocumentTextBenchmarks),
     ("models", "the grdb-peer record workload through Codable models and #Predicate (+ GRDB side by side)", runModelBenchmarks),
+    ("contexts", "the grdb-peer workload through a model context vs value models (+ GRDB side by side); lazy blobs", runContextBenchmarks),
     ("update-cost", "CPU time per row of the record update, Trove against raw SQL with parts of Trove's layout added one at a time", runUpdateCostBenchmarks),
     ("observe", "live-query commit-to-delivery latency (+ GRDB side by side)", runObservationBenchmarks),
     ("text", "BM25 text leg: p50/p99 latency, hit@10 (+ FTS5, bm25s, tantivy side by side)", runTextBenchmarks),

@@ -27,10 +27,24 @@ struct ChangeLog {
         return (statement.int64(at: 0), statement.int64(at: 1))
     }
 
+    /// ``state(_:)`` as two result columns another statement can carry (the log's newest seq,
+    /// then the floor), with the floor's key bound to the parameter `keyParameter` (`?2`), so a
+    /// write that reads a row first learns whether to prune without a statement of its own.
+    func stateColumns(keyParameter: String) -> String {
+        """
+        coalesce((SELECT max(seq) FROM \(table)), 0), \
+        coalesce((SELECT CAST(value AS INTEGER) FROM \(CollectionSchema.metaTable) WHERE key = \(keyParameter)), 0)
+        """
+    }
+
     /// Deletes old entries once the log is long; call inside a write transaction.
     func pruneIfNeeded(_ connection: Connection, maxSeq knownMaxSeq: Int64? = nil) throws {
         let (maxSeq, floor) = try state(connection)
-        let newest = knownMaxSeq ?? maxSeq
+        try pruneIfNeeded(connection, maxSeq: knownMaxSeq ?? maxSeq, floor: floor)
+    }
+
+    /// The same, with the log's state already read (``stateColumns(keyParameter:)``).
+    func pruneIfNeeded(_ connection: Connection, maxSeq newest: Int64, floor: Int64) throws {
         guard newest - floor > Self.limit else { return }
         let newFloor = newest - Self.keep
         try connection.execute("DELETE FROM \(table) WHERE seq <= ?", [.integer(newFloor)])

@@ -24,13 +24,15 @@ extension Database {
     ///
     /// - Parameters:
     ///   - path: the file; created (encrypted) when missing unless `readOnly`.
-    ///   - encryption: a passphrase, or a raw 32-byte key.
+    ///   - encryption: a passphrase, a raw 32-byte key, or a key store that keeps a key Trove
+    ///     creates on first open (`.keyStore(_:service:account:)`).
     ///   - readOnly: open without write access.
     ///   - busyTimeout: how long to wait when another process holds the write lock.
     ///   - clock: the time document expiry is measured against (a ``ManualClock`` in tests).
     /// - Throws: `EncryptionError.wrongKey` when the passphrase or key is wrong (nothing is
-    ///   changed); `EncryptionError.notEncrypted(path:)` for a plaintext file; `SQLiteError`
-    ///   with `encryptionFailure` set when a page fails authentication.
+    ///   changed); `EncryptionError.notEncrypted(path:)` for a plaintext file; for a key store,
+    ///   `keyStoreUnavailable`, `keyStoreLocked`, `notATroveKey` or `keyNotInKeyStore` (nothing
+    ///   is created); `SQLiteError` with `encryptionFailure` set when a page fails authentication.
     /// - Complexity: one PBKDF2-HMAC-SHA512 derivation (256,000 iterations) for a passphrase.
     public init(
         path: String, encryption: Encryption, readOnly: Bool = false, busyTimeout: Duration = .seconds(5),

@@ -76,6 +76,10 @@ public enum TroveError: Error, Hashable, Sendable {
     case documentNotFound(DocumentID)
     /// A compare-and-set update found another version.
     case versionConflict(id: DocumentID, expected: Int64, actual: Int64)
+    /// A context's save found a model's row changed (or deleted) since the context read it:
+    /// `fields` are the columns that differ from what the context read (empty when the row is
+    /// gone). Nothing of that save was written.
+    case modelConflict(model: String, id: DocumentID, fields: [String])
     /// A vector leg names a field that is not a vector field.
     case notVectorField(field: String, type: String)
     /// A text leg names a field outside the full-text index.
@@ -185,6 +189,10 @@ extension TroveError: CustomStringConvertible, LocalizedError {
             "No document with id \(id)."
         case .versionConflict(let id, let expected, let actual):
             "Document \(id) is at version \(actual), not \(expected): someone changed it since you read it."
+        case .modelConflict(let model, let id, let fields):
+            fields.isEmpty
+                ? "\(model) \(id) was deleted since this context read it; nothing was saved."
+                : "\(model) \(id) was changed since this context read it (\(fields.joined(separator: ", "))); nothing was saved."
         case .notVectorField(let field, let type):
             "Field '\(field)' is a \(type) field, not a vector field."
         case .notTextField(let field, let fields):

@@ -42,6 +42,32 @@ public struct DocumentCollection: Sendable {
         try await database.writing { try store.write(documents, mode: .insert, on: $0) }
     }
 
+    /// Inserts a document made of `fields` under a new id, and returns it: a time-ordered UUIDv7
+    /// for `.uuid` and `.string` collections (as lowercase text for strings), unique across
+    /// devices; what SQLite assigns a new rowid (one above the largest) for `.int64` ones.
+    ///
+    /// ```swift
+    /// let id = try await notes.insert(["title": "Dentist", "year": 2026])
+    /// let note = try await notes.fetch(id: id)
+    /// ```
+    /// - Returns: the new id.
+    /// - Throws: the validation errors of ``insert(_:)-([Document])``; nothing is written.
+    @discardableResult
+    public func insert(_ fields: [String: Value]) async throws -> DocumentID {
+        try await insert([fields])[0]
+    }
+
+    /// Inserts documents made of each of `fieldSets`, all or nothing, each under a new id
+    /// (see ``insert(_:)-([String:Value])``).
+    ///
+    /// - Returns: the new ids, in order (increasing).
+    /// - Complexity: O(n) rows in one transaction.
+    @discardableResult
+    public func insert(_ fieldSets: [[String: Value]]) async throws -> [DocumentID] {
+        let store = self.store
+        return try await database.writing { try store.insert(generatingIDs: fieldSets, on: $0) }
+    }
+
     /// Inserts documents, replacing those whose id exists (their version goes up).
     public func upsert(_ documents: [Document]) async throws {
         let store = self.store
@@ -210,6 +236,14 @@ public struct DocumentWriter {
     public func insert(_ documents: [Document]) throws { try atomically { try store.write(documents, mode: .insert, on: connection) } }
     /// Inserts one document.
     public func insert(_ document: Document) throws { try insert([document]) }
+    /// Inserts a document made of `fields` under a new id. - Returns: the id.
+    @discardableResult
+    public func insert(_ fields: [String: Value]) throws -> DocumentID { try insert([fields])[0] }
+    /// Inserts documents made of each of `fieldSets`, each under a new id. - Returns: the ids.
+    @discardableResult
+    public func insert(_ fieldSets: [[String: Value]]) throws -> [DocumentID] {
+        try atomically { try store.insert(generatingIDs: fieldSets, on: connection) }
+    }
     /// Inserts or replaces documents.
     public func upsert(_ documents: [Document]) throws { try atomically { try store.write(documents, mode: .upsert, on: connection) } }
     /// Replaces a document's fields, optionally only at a given version. - Returns: the new version.

@@ -33,8 +33,10 @@ extension DocumentStore {
     /// FTS5 shipped with SQLite before 3.44 flushes its pending terms as a new segment at every
     /// statement that fires its triggers, so one statement per row wrote one segment per row
     /// (BENCHMARKS.md, "Batch insert, text and hybrid queries").
-    /// Collections with full-text fields insert large batches in bulk
-    /// (``bulkInsert(_:on:document:)``). Collections with expiry or references write one row per
+    /// Inserts of 64 rows or more go in bulk (``bulkInsert(_:on:document:)``): without the insert
+    /// triggers a row's statement runs no trigger program and needs no statement journal, so
+    /// collections without full text gain too (BENCHMARKS.md, documents).
+    /// Collections with expiry or references write one row per
     /// statement (each insert first removes an expired document of the same id; a reference
     /// must name a document written before it).
     func write(rows: [[SQLValue]], mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
@@ -48,7 +50,7 @@ extension DocumentStore {
         // References are checked at the end of each statement: a batch of several rows per
         // statement would accept a child written before its parent, one row per statement not.
         let batched = !schema.allowsExpiry && schema.referenceFields.isEmpty
-        if batched, schema.fullText != nil, mode == .insert, rows.count >= Self.bulkInsertMinimumRows {
+        if batched, mode == .insert, rows.count >= Self.bulkInsertMinimumRows {
             try bulkInsert(rows, on: connection, document: document)
         } else if batched, rows.count > 1 {
             try insertMultiRow(rows, upsert: mode == .upsert, on: connection, document: document)
@@ -144,7 +146,6 @@ extension DocumentStore {
     /// connections re-prepare their statements once after it; the rows go through the short
     /// single-row statement, which re-prepares cheaply, not a 500-row one.
     private func bulkInsert(_ rows: some RowSource, on connection: Connection, document: (Int) throws -> Document) throws {
-        guard let fullText = schema.fullText else { return }
         let triggers = try connection.query(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?) ORDER BY name",
             [.text("\(name)_log_ai"), .text("\(name)_fts_ai")])
@@ -154,66 +155,16 @@ extension DocumentStore {
         let rids = try insertEach(rows, 0..<rows.count, upsert: false, on: connection, document: document)
         let list = SQLValue.text(SQLFragment.jsonArray(rids))
         try connection.execute("INSERT INTO \(layout.log)(\(layout.logRid), op) SELECT value, 1 FROM json_each(?)", [list])
-        let columns = fullText.fields.map { "\"\($0)\"" }.joined(separator: ", ")
-        try connection.execute(
-            """
-            INSERT INTO \(layout.fts)(rowid, \(columns))
-            SELECT \(layout.rid), \(columns) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))
-            ORDER BY \(layout.rid)
-            """, [list])
+        if let fullText = schema.fullText {
+            let columns = fullText.fields.map { "\"\($0)\"" }.joined(separator: ", ")
+            try connection.execute(
+                """
+                INSERT INTO \(layout.fts)(rowid, \(columns))
+                SELECT \(layout.rid), \(columns) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))
+                ORDER BY \(layout.rid)
+                """, [list])
+        }
         for trigger in triggers { try connection.execute(script: trigger.string(at: 1)!) }
-    }
-
-    /// Replaces a stored document's fields (all of them: missing optional fields become null).
-    ///
-    /// - Parameter version: when given, the update happens only if the stored version equals it
-    ///   (optimistic concurrency); otherwise ``TroveError/versionConflict(id:expected:actual:)``.
-    /// - Returns: the new version.
-    @discardableResult
-    func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws -> Int64 {
-        try update(row: storedValues(document), id: document.id, ifVersion: version, on: connection) { document }
-    }
-
-    /// Replaces a stored row with values already in ``writeColumns`` order; `document()` gives
-    /// it as a document, only to name what a failed constraint was about.
-    ///
-    /// One read and one write: the stored version is read first (a missing, expired or
-    /// conflicting document is named before anything is written), then the row is set only at
-    /// that version (``updateSQL``), so the new version is known without `RETURNING` (which made
-    /// SQLite build and drop an ephemeral table for every update). The change log is pruned
-    /// before the write, never after it, so the update is the last statement: it is atomic on
-    /// its own (SQLite undoes a failed statement with its triggers), and callers inside a
-    /// user's transaction need no savepoint around it (`DocumentWriter.update`).
-    @discardableResult
-    func update(row: [SQLValue], id documentID: DocumentID, ifVersion version: Int64?, on connection: Connection,
-                document: () throws -> Document) throws -> Int64 {
-        guard let current = try visibleVersion(documentID, on: connection) else { throw TroveError.documentNotFound(documentID) }
-        if let version, version != current {
-            throw TroveError.versionConflict(id: documentID, expected: version, actual: current)
-        }
-        try pruneLogIfNeeded(on: connection)
-        let statement = try connection.cachedStatement(updateSQL)
-        do {
-            for offset in 1..<row.count { try statement.bind(row[offset], at: offset) }
-            try statement.bind(row[0], at: row.count)
-            try statement.bind(.integer(current), at: row.count + 1)
-            while try statement.step() {}
-        } catch let error as SQLiteError where error.code == .constraint {
-            throw try constraintError(error, document: document(), values: row, on: connection)
-        }
-        // Only a trigger of the user's could have changed the row between the read and the write.
-        guard connection.changes == 1 else { throw try missingOrConflict(documentID, expected: current, on: connection) }
-        return current + 1
-    }
-
-    /// The stored version of a document, or nil when there is none or it has expired.
-    private func visibleVersion(_ id: DocumentID, on connection: Connection) throws -> Int64? {
-        let statement = try connection.cachedStatement(versionSQL)
-        var bindings = [id.sqlValue]
-        if schema.allowsExpiry { bindings.append(.real(clock.now.timeIntervalSince1970)) }
-        var version: Int64?
-        try statement.forEachRow(bindings) { version = $0.int64(at: 0) }
-        return version
     }
 
     /// Changes some fields (or JSON paths inside json and undeclared fields) of one document.
@@ -355,7 +306,7 @@ extension DocumentStore {
 
     // MARK: Errors
 
-    private func missingOrConflict(_ id: DocumentID, expected: Int64?, on connection: Connection) throws -> TroveError {
+    func missingOrConflict(_ id: DocumentID, expected: Int64?, on connection: Connection) throws -> TroveError {
         let actual = try connection.scalar("SELECT \"_version\" FROM \(layout.table) WHERE \"id\" = ?", [id.sqlValue])?.int64Value
         guard let actual else { return .documentNotFound(id) }
         return .versionConflict(id: id, expected: expected ?? 0, actual: actual)
@@ -363,7 +314,7 @@ extension DocumentStore {
 
     /// Names what a failed constraint was about, by asking the table (never by reading SQLite's
     /// message): the id, a unique field, or a unique index.
-    private func constraintError(_ error: SQLiteError, document: Document, values: [SQLValue], on connection: Connection) throws -> TroveError {
+    func constraintError(_ error: SQLiteError, document: Document, values: [SQLValue], on connection: Connection) throws -> TroveError {
         if error.extendedCode == .constraintPrimaryKey { return .duplicateDocumentID(document.id) }
         if error.extendedCode == .constraintForeignKey,
             let missing = try missingReference(referenceValues(values), on: connection)

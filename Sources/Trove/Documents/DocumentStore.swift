@@ -26,11 +26,13 @@ final class DocumentStore: Sendable {
     /// multi-row statements.
     let multiRowInsertHead: String
     let upsertClause: String
-    /// Sets every written column of the row with an id at a version: `SET <columns> = ?...
-    /// WHERE id = ? AND _version = ?`.
-    let updateSQL: String
-    /// The version of the row with an id (nil when it has expired, for collections with expiry).
-    let versionSQL: String
+    /// What an update reads before it writes (``update(row:id:ifVersion:on:document:)``): the
+    /// row's rid, version and write columns (but the id), then the change log's state, for the
+    /// id `?1` (floor key `?2`; and `?3`, now, for collections with expiry, whose expired rows
+    /// are not found).
+    let currentRowSQL: String
+    /// The UPDATE statements of each set of changed columns, built on first use.
+    let partialUpdates = PartialUpdates()
     /// Every column of a document.
     let fullSelection: Selection
     /// The columns a write sets: `id`, the declared fields Trove does not set itself, then
@@ -62,11 +64,11 @@ final class DocumentStore: Sendable {
         let updates = inserted.dropFirst().map { "\($0) = excluded.\($0)" } + touches
         upsertClause = " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
         upsertSQL = insertSQL + upsertClause
-        let sets = columns.dropFirst().map { "\($0) = ?" } + touches
-        updateSQL = "UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \"id\" = ? AND \"_version\" = ?"
         let expires = DocumentLayout.expiresColumn
-        versionSQL = "SELECT \"_version\" FROM \(layout.table) WHERE \"id\" = ?"
-            + (schema.allowsExpiry ? " AND (\(expires) IS NULL OR \(expires) > ?)" : "")
+        currentRowSQL = "SELECT \(layout.rid), \"_version\", \(columns.dropFirst().map { "\($0), " }.joined())"
+            + layout.changeLog.stateColumns(keyParameter: "?2")
+            + " FROM \(layout.table) WHERE \"id\" = ?1"
+            + (schema.allowsExpiry ? " AND (\(expires) IS NULL OR \(expires) > ?3)" : "")
     }
 
     // MARK: Opening
@@ -224,7 +226,9 @@ final class DocumentStore: Sendable {
 
     /// Decodes the row the statement is on, reading `selection`'s columns from `first`.
     func document(_ statement: Statement, _ selection: Selection, first: Int = 0) -> Document {
-        let id = DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
+        let id = schema.id == .int64
+            ? DocumentID.int(statement.int64(at: first))
+            : DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
         var fields: [String: Value] = [:]
         fields.reserveCapacity(selection.fields.count + (selection.readsExtra ? 4 : 0))
         var column = first + 2

@@ -58,7 +58,17 @@ package enum JSONCoding {
     /// - Throws: ``JSONParseError`` with the byte offset when `text` is not valid JSON.
     /// - Complexity: O(n).
     package static func parse<Tree: JSONTree>(_ text: String, as tree: Tree.Type = Tree.self) throws(JSONParseError) -> Tree {
-        var parser = JSONParser<Tree>(bytes: Array(text.utf8))
+        try parse(bytes: Array(text.utf8))
+    }
+
+    /// Parses JSON text read in place from a column (one copy of its bytes, no `String`).
+    /// - Throws: ``JSONParseError`` with the byte offset when the bytes are not valid JSON.
+    static func value(bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> Value {
+        try parse(bytes: Array(bytes))
+    }
+
+    private static func parse<Tree: JSONTree>(bytes: [UInt8]) throws(JSONParseError) -> Tree {
+        var parser = JSONParser<Tree>(bytes: bytes)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
@@ -129,7 +139,9 @@ private struct JSONParser<Tree: JSONTree> {
     }
 
     mutating func skipWhitespace() {
-        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) {
+        while position < bytes.count {
+            let byte = bytes[position]
+            guard byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D else { return }
             position += 1
         }
     }
@@ -247,9 +259,15 @@ private struct JSONParser<Tree: JSONTree> {
         func flush(_ end: Int) {
             scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars)
         }
+        var escaped = false
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
+                // Most strings have no escape: one String straight from their bytes.
+                if !escaped {
+                    position += 1
+                    return String(decoding: bytes[runStart..<(position - 1)], as: UTF8.self)
+                }
                 flush(position)
                 position += 1
                 return String(scalars)
@@ -259,6 +277,7 @@ private struct JSONParser<Tree: JSONTree> {
                 position += 1
                 continue
             }
+            escaped = true
             flush(position)
             position += 1
             guard position < bytes.count else { break }

@@ -6,22 +6,22 @@ import Foundation
 /// ```swift
 /// enum NotesV1: VersionedSchema {
 ///     static let versionIdentifier = "1"
-///     static let models: [any Model.Type] = [Note.self]
+///     static let models: [any PersistentModel.Type] = [Note.self]
 ///     struct Note: Model { var id: Int64; var title: String; var body: String }
 /// }
 /// enum NotesV2: VersionedSchema {
 ///     static let versionIdentifier = "2"
-///     static let models: [any Model.Type] = [Note.self]
+///     static let models: [any PersistentModel.Type] = [Note.self]
 ///     struct Note: Model { var id: Int64; var title: String; var text: String; var priority: Int }
 /// }
 /// ```
 public protocol VersionedSchema: Sendable {
     /// The version's name, recorded in the file's timeline; unique within a plan.
     static var versionIdentifier: String { get }
-    /// The model types of this version. Each is stored in its ``Model/collectionName``, so a
+    /// The model types of this version (value or reference models). Each is stored in its ``PersistentModel/collectionName``, so a
     /// type's versions share a name (nested types: `NotesV1.Note` and `NotesV2.Note` are both
     /// `Note`).
-    static var models: [any Model.Type] { get }
+    static var models: [any PersistentModel.Type] { get }
 }
 
 /// The versions of an app's models, oldest first, and how to get from each to the next, as
@@ -144,7 +144,7 @@ extension Migrator {
     /// Each model's collection name and document schema, referenced collections before those
     /// that reference them.
     static func collectionSchemas(of version: any VersionedSchema.Type) throws -> [(name: String, schema: DocumentSchema)] {
-        func schema<M: Model>(_ type: M.Type) throws -> (name: String, schema: DocumentSchema) {
+        func schema<M: PersistentModel>(_ type: M.Type) throws -> (name: String, schema: DocumentSchema) {
             (M.collectionName, try ModelSchema<M>.shared().documentSchema)
         }
         var pending = try version.models.map { try schema($0) }

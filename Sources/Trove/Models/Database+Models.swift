@@ -2,7 +2,7 @@ import Foundation
 import TroveEmbeddings
 
 extension Database {
-    /// Opens the collection of a model type (``Model/collectionName``), creating it with the
+    /// Opens the collection of a model type (``PersistentModel/collectionName``), creating it with the
     /// schema derived from the type when it does not exist.
     ///
     /// ```swift
@@ -118,8 +118,9 @@ public struct ModelReader<M: Model> {
     public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> { try rows(descriptor, wantsCursor: true) }
 
     private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) throws -> ModelPage<M> {
+        var decoder: ModelRowDecoder?
         let (models, next) = try reader.store.fetch(descriptor.query(schema), on: reader.connection, wantsCursor: wantsCursor) { row, _ in
-            try schema.decode(row: row)
+            try schema.decode(row: row, reusing: &decoder)
         }
         return ModelPage(models: models, next: next)
     }
@@ -150,22 +151,28 @@ public struct ModelWriter<M: Model> {
     /// Reads that see this transaction's own writes.
     public var reader: ModelReader<M> { ModelReader(reader: writer.reader, schema: schema) }
 
-    /// Inserts one model.
-    public func insert(_ model: M) throws { try insert([model]) }
-    /// Inserts models (each encoded and validated before the first is written).
-    public func insert(_ models: [M]) throws { try write(models, mode: .insert) }
-    /// Inserts or replaces models.
-    public func save(_ models: [M]) throws { try write(models, mode: .upsert) }
+    /// Inserts one model (a new id when its id is ``ModelID/unassigned``). - Returns: its id.
+    @discardableResult
+    public func insert(_ model: M) throws -> M.ID { try insert([model])[0] }
+    /// Inserts models (each encoded and validated before the first is written). - Returns:
+    /// their ids, in order.
+    @discardableResult
+    public func insert(_ models: [M]) throws -> [M.ID] { try write(models, mode: .insert) }
+    /// Inserts or replaces models. - Returns: their ids, in order.
+    @discardableResult
+    public func save(_ models: [M]) throws -> [M.ID] { try write(models, mode: .upsert) }
 
-    private func write(_ models: [M], mode: WriteMode) throws {
+    private func write(_ models: [M], mode: WriteMode) throws -> [M.ID] {
         let store = writer.store
-        let rows = try models.map { try schema.row($0, in: store) }
-        try writer.atomically { try store.write(rows: rows, mode: mode, on: writer.connection) { try schema.encode(models[$0]) } }
+        var rows = try models.map { try schema.row($0, in: store) }
+        return try writer.atomically { try schema.write(models, rows: &rows, mode: mode, to: store, on: writer.connection) }
     }
-    /// Inserts or replaces one model.
-    public func save(_ model: M) throws { try save([model]) }
+    /// Inserts or replaces one model. - Returns: its id.
+    @discardableResult
+    public func save(_ model: M) throws -> M.ID { try save([model])[0] }
     /// The same as ``save(_:)-([M])``.
-    public func upsert(_ models: [M]) throws { try save(models) }
+    @discardableResult
+    public func upsert(_ models: [M]) throws -> [M.ID] { try save(models) }
     /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)``.
     public func update(_ model: M) throws {
         try writer.store.update(row: schema.row(model, in: writer.store), id: model.id.documentID, ifVersion: nil,

@@ -13,7 +13,7 @@ import Foundation
 ///
 /// Strings sort and compare by Unicode code points (SQLite's binary collation), not by a
 /// localized comparator.
-public struct FetchDescriptor<M: Model>: Sendable {
+public struct FetchDescriptor<M: PersistentModel>: Sendable {
     /// Which models; nil for all. Translated into SQL (see ``TroveError/unsupportedPredicate(node:reason:)``).
     public var predicate: Predicate<M>?
     /// The order; ties are broken by id, so the order is total.

@@ -34,6 +34,12 @@ enum KeyPathNames {
         }
         rest = rest.dropFirst()
         var names: [String] = []
+        // `@Observable` makes a reference model's properties computed: the probe names them.
+        if rest.hasPrefix("<computed"), let (name, tail) = referenceProperty(keyPath, printed: rest) {
+            names.append(name)
+            if tail.isEmpty { return names }
+            rest = tail.dropFirst()
+        }
         for raw in rest.split(separator: ".", omittingEmptySubsequences: false) {
             var name = Substring(raw)
             while let last = name.last, last == "?" || last == "!" { name = name.dropLast() }
@@ -46,6 +52,26 @@ enum KeyPathNames {
             names.append(String(name))
         }
         return names
+    }
+}
+
+extension KeyPathNames {
+    /// The property a reference model key path's first component names (read on the type's
+    /// probes, ``ReferenceLayout``), and what is printed after that component.
+    fileprivate static func referenceProperty(_ keyPath: AnyKeyPath, printed: Substring) -> (String, Substring)? {
+        guard let root = type(of: keyPath).rootType as? any ReferenceModel.Type else { return nil }
+        func name<R: ReferenceModel>(_ type: R.Type) -> String? { try? ReferenceLayout<R>.shared().name(of: keyPath) }
+        guard let found = name(root) else { return nil }
+        // The component ends at the `>` that closes `<computed`; its printed type may nest `<>`.
+        var depth = 0
+        for index in printed.indices {
+            if printed[index] == "<" { depth += 1 }
+            if printed[index] == ">" {
+                depth -= 1
+                if depth == 0 { return (found, printed[printed.index(after: index)...]) }
+            }
+        }
+        return nil
     }
 }
 

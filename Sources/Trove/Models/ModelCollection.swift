@@ -24,21 +24,42 @@ public struct ModelCollection<M: Model>: Sendable {
 
     // MARK: Writing
 
-    /// Inserts one model. - Throws: ``TroveError/duplicateDocumentID(_:)`` when its id exists,
-    /// ``TroveError/uniqueViolation(field:value:)`` naming a unique field.
-    public func insert(_ model: M) async throws { try await insert([model]) }
+    /// Inserts one model.
+    ///
+    /// A model whose id is ``ModelID/unassigned`` gets a new one: a time-ordered UUIDv7 for
+    /// `UUID` and `String` ids, SQLite's next rowid for `Int64` ids.
+    ///
+    /// ```swift
+    /// let id = try await notes.insert(Note(id: .unassigned, title: "Dentist"))
+    /// ```
+    /// - Returns: the model's id (the new one when it was unassigned).
+    /// - Throws: ``TroveError/duplicateDocumentID(_:)`` when its id exists,
+    ///   ``TroveError/uniqueViolation(field:value:)`` naming a unique field.
+    @discardableResult
+    public func insert(_ model: M) async throws -> M.ID { try await insert([model])[0] }
 
     /// Inserts models, all or nothing: each is encoded and validated before the first is written.
-    public func insert(_ models: [M]) async throws { try await write(models, mode: .insert) }
+    ///
+    /// - Returns: their ids, in order (new ones for models whose id is ``ModelID/unassigned``).
+    @discardableResult
+    public func insert(_ models: [M]) async throws -> [M.ID] { try await write(models, mode: .insert) }
 
-    /// Inserts models, replacing those whose id exists (an upsert).
-    public func save(_ models: [M]) async throws { try await write(models, mode: .upsert) }
+    /// Inserts models, replacing those whose id exists (an upsert); a model whose id is
+    /// ``ModelID/unassigned`` is inserted under a new one.
+    ///
+    /// - Returns: their ids, in order.
+    @discardableResult
+    public func save(_ models: [M]) async throws -> [M.ID] { try await write(models, mode: .upsert) }
 
     /// Inserts a model, or replaces the one with its id.
-    public func save(_ model: M) async throws { try await save([model]) }
+    ///
+    /// - Returns: its id (a new one when it was ``ModelID/unassigned``).
+    @discardableResult
+    public func save(_ model: M) async throws -> M.ID { try await save([model])[0] }
 
     /// The same as ``save(_:)-([M])``.
-    public func upsert(_ models: [M]) async throws { try await save(models) }
+    @discardableResult
+    public func upsert(_ models: [M]) async throws -> [M.ID] { try await save(models) }
 
     /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)`` when none has its id.
     public func update(_ model: M) async throws { try await update([model]) }
@@ -54,11 +75,12 @@ public struct ModelCollection<M: Model>: Sendable {
         }
     }
 
-    private func write(_ models: [M], mode: WriteMode) async throws {
+    private func write(_ models: [M], mode: WriteMode) async throws -> [M.ID] {
         let rows = try await self.rows(models)
         let (store, schema) = (documents.store, self.schema)
-        try await database.writing { connection in
-            try store.write(rows: rows, mode: mode, on: connection) { try schema.encode(models[$0]) }
+        return try await database.writing { connection in
+            var rows = rows
+            return try schema.write(models, rows: &rows, mode: mode, to: store, on: connection)
         }
     }
 
@@ -104,8 +126,9 @@ public struct ModelCollection<M: Model>: Sendable {
         let query = try descriptor.query(schema)
         let (name, schema) = (documents.name, self.schema)
         return try await database.reading(transaction: false) { connection, lookup in
+            var decoder: ModelRowDecoder?
             let (models, next) = try lookup(name).fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in
-                try schema.decode(row: row)
+                try schema.decode(row: row, reusing: &decoder)
             }
             return ModelPage(models: models, next: next)
         }

@@ -54,7 +54,7 @@ public struct ModelOptions: Hashable, Sendable {
     var references: [String: Reference] = [:]
     /// Property name -> the referenced model type, so opening a model's collection can create
     /// the collections it references first.
-    var referenceTargets: [String: any Model.Type] = [:]
+    var referenceTargets: [String: any PersistentModel.Type] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
     var problems: [String] = []
 

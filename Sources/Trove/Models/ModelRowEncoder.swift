@@ -2,20 +2,36 @@ import Foundation
 import TroveSQLite
 
 /// Encodes a model straight into the values of its row (`id, <fields in schema order>`), the
-/// mirror of ``ModelRowDecoder``: each property's value is checked and bound by ``FieldCodec``
-/// as a document's would be, without building a ``Document`` first.
+/// mirror of ``ModelRowDecoder``: through the type's plan (``Slots``), keys are matched by
+/// position, and the common types become their stored value directly, checked as ``FieldCodec``
+/// checks a document's (text, integers, finite reals, booleans, dates, `[String]` as JSON);
+/// anything else is bound by ``FieldCodec`` from its ``Value``, the general path, with the same
+/// result (the differential tests). Nested containers and super encoders make the model go
+/// through a document instead.
 final class ModelRowEncoder: Encoder {
-    /// Property name -> position among the schema's fields.
+    /// Where each property goes in the row, in the order `encode(to:)` writes them.
     struct Slots: Sendable {
         var byProperty: [String: Int]
         var definitions: [FieldDefinition]
+        /// The slot of each property in the order `encode(to:)` was seen writing them (the
+        /// order `init(from:)` reads them; synthesized conformances use one order for both).
+        var order: [(name: String, slot: Int)]
+
+        init(byProperty: [String: Int], definitions: [FieldDefinition], order: [String]) {
+            self.byProperty = byProperty
+            self.definitions = definitions
+            self.order = order.compactMap { name in byProperty[name].map { (name, $0) } }
+        }
     }
 
     let slots: Slots
-    var values: [Value?]
+    /// The values so far, one per field (nil until encoded).
+    var values: [SQLValue?]
     /// Set when `encode(to:)` asks for something other than one flat keyed container (nested
     /// containers, super encoders): such models are encoded through a document instead.
     var needsDocument = false
+    /// The next planned slot.
+    fileprivate var next = 0
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -25,23 +41,22 @@ final class ModelRowEncoder: Encoder {
     }
 
     /// The row of `model`, id first; nil when the model must be encoded through a document.
-    static func row<M: Model>(_ model: M, slots: Slots) throws -> [SQLValue]? {
+    static func row<M: PersistentModel>(_ model: M, slots: Slots) throws -> [SQLValue]? {
         let encoder = ModelRowEncoder(slots: slots)
         try model.encode(to: encoder)
         if encoder.needsDocument { return nil }
-        var row: [SQLValue] = [model.id.documentID.sqlValue]
+        // NULL: an unassigned id, chosen in the write (DocumentStore.assignIDs).
+        var row: [SQLValue] = [model.id.isUnassigned ? .null : model.id.documentID.sqlValue]
         row.reserveCapacity(slots.definitions.count + 1)
         for (value, definition) in zip(encoder.values, slots.definitions) {
             if let value {
-                row.append(try FieldCodec.bind(value, for: definition))
+                if case .null = value, !definition.isOptional { throw TroveError.missingField(field: definition.name) }
+                row.append(value)
             } else if definition.isOptional {
                 row.append(.null)
             } else {
                 throw TroveError.missingField(field: definition.name)
             }
-        }
-        if case .string(let s) = model.id.documentID, s.isEmpty {
-            throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
         }
         return row
     }
@@ -60,51 +75,133 @@ final class ModelRowEncoder: Encoder {
         return ValueEncoder().singleValueContainer()
     }
 
+    /// The slot of `name`: the expected one, or looked up (nil for the id, bound from
+    /// `model.id`).
+    fileprivate func slot(_ name: String) throws -> Int? {
+        let order = slots.order
+        if next < order.count, order[next].name == name {
+            next += 1
+            return order[next - 1].slot
+        }
+        if name == "id" { return nil }
+        guard let slot = slots.byProperty[name] else {
+            throw TroveError.unknownField(field: name, known: ["id"] + slots.definitions.map(\.name))
+        }
+        return slot
+    }
+
     private struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let encoder: ModelRowEncoder
         var codingPath: [any CodingKey] { [] }
 
-        private func slot(_ key: Key) throws -> Int? {
-            if key.stringValue == "id" { return nil }
-            guard let slot = encoder.slots.byProperty[key.stringValue] else {
-                throw TroveError.unknownField(field: key.stringValue, known: ["id"] + encoder.slots.definitions.map(\.name))
-            }
-            return slot
+        /// The slot and field of `key`, nil for the id.
+        private func field(_ key: Key) throws -> (slot: Int, definition: FieldDefinition)? {
+            guard let slot = try encoder.slot(key.stringValue) else { return nil }
+            return (slot, encoder.slots.definitions[slot])
         }
 
         mutating func encodeNil(forKey key: Key) throws {
-            if let slot = try slot(key) { encoder.values[slot] = .null }
+            if let (slot, _) = try field(key) { encoder.values[slot] = .null }
         }
 
-        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try encodeValue(value, forKey: key) }
+        // The common scalars straight into their stored value when the field is the plain
+        // column they map to (no reference); every other pairing takes the general path.
 
-        private func encodeValue<T: Encodable>(_ value: T, forKey key: Key) throws {
-            guard let slot = try slot(key) else { return }  // the id is bound from model.id
-            if let scalar = ValueEncoder.scalar(value, inJSON: false) {
-                encoder.values[slot] = scalar
-            } else if encoder.slots.definitions[slot].type.vectorDimension != nil, let vector = value as? [Float] {
-                encoder.values[slot] = .vector(vector)
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            guard let (slot, definition) = try field(key) else { return }
+            if definition.type == .text, definition.reference == nil {
+                encoder.values[slot] = .text(value)
             } else {
-                encoder.values[slot] = try ValueEncoder.json(value)
+                try general(value, slot, definition)
             }
         }
 
-        // @forward(keyed-encode) begin (one per primitive type, each forwarding to the generic helper)
-        mutating func encode(_ value: Bool, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: String, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Float, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeValue(value, forKey: key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try integer(Int64(value), value, key) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { try integer(value, value, key) }
+
+        private func integer<T: Encodable>(_ value: Int64, _ original: T, _ key: Key) throws {
+            guard let (slot, definition) = try field(key) else { return }
+            if definition.type == .integer, definition.reference == nil {
+                encoder.values[slot] = .integer(value)
+            } else {
+                try general(original, slot, definition)
+            }
+        }
+
+        mutating func encode(_ value: Double, forKey key: Key) throws {
+            guard let (slot, definition) = try field(key) else { return }
+            if definition.type == .real, definition.reference == nil, value.isFinite {
+                encoder.values[slot] = .real(value)
+            } else {
+                try general(value, slot, definition)
+            }
+        }
+
+        mutating func encode(_ value: Bool, forKey key: Key) throws {
+            guard let (slot, definition) = try field(key) else { return }
+            if definition.type == .bool, definition.reference == nil {
+                encoder.values[slot] = .integer(value ? 1 : 0)
+            } else {
+                try general(value, slot, definition)
+            }
+        }
+
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            guard let (slot, definition) = try field(key) else { return }
+            if definition.reference == nil, let direct = direct(value, definition) {
+                encoder.values[slot] = direct
+            } else {
+                try general(value, slot, definition)
+            }
+        }
+
+        /// The stored value of the types written straight into their column; nil when the
+        /// general path must decide (and name any error).
+        private func direct<T: Encodable>(_ value: T, _ definition: FieldDefinition) -> SQLValue? {
+            switch definition.type {
+            case .date where T.self == Date.self:
+                return .real(unsafeBitCast(value, to: Date.self).timeIntervalSince1970)
+            case .json where T.self == [String].self:
+                var text = "["
+                for (offset, item) in unsafeBitCast(value, to: [String].self).enumerated() {
+                    if offset > 0 { text += "," }
+                    JSONCoding.quote(item, into: &text)
+                }
+                return .text(text + "]")
+            default:
+                return nil
+            }
+        }
+
+        /// The general path: the value as a ``Value``, bound by ``FieldCodec``.
+        private func general<T: Encodable>(_ value: T, _ slot: Int, _ definition: FieldDefinition) throws {
+            let encoded: Value
+            if let scalar = ValueEncoder.scalar(value, inJSON: false) {
+                encoded = scalar
+            } else if definition.type.vectorDimension != nil, let vector = value as? [Float] {
+                encoded = .vector(vector)
+            } else {
+                encoded = try ValueEncoder.json(value)
+            }
+            encoder.values[slot] = try FieldCodec.bind(encoded, for: definition)
+        }
+
+        // @forward(keyed-encode) begin (the other primitive types, each through the generic path)
+        mutating func encode(_ value: Float, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeGeneric(value, key) }
         // @forward end
+
+        private func encodeGeneric<T: Encodable>(_ value: T, _ key: Key) throws {
+            guard let (slot, definition) = try field(key) else { return }
+            try general(value, slot, definition)
+        }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
             encoder.needsDocument = true

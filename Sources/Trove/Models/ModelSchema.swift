@@ -31,7 +31,7 @@ protocol ModelFieldResolver: Sendable {
 /// A model type's schema, derived once from its Codable shape and its ``ModelOptions``: the
 /// document schema it is stored with, its key paths resolved to fields, and the coding between
 /// models and documents.
-final class ModelSchema<M: Model>: ModelFieldResolver {
+final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     let documentSchema: DocumentSchema
     /// The stored properties other than `id`, in the order `init(from:)` decodes them.
     let properties: [ModelProperty]
@@ -41,8 +41,9 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
     /// The text property embedded on save and the vector property it fills.
     let embeddedText: String?
     let embeddedVector: String?
-    /// Where each property is in a fetched row, for ``ModelRowDecoder``.
-    let rowColumns: ModelRowDecoder.Columns
+    /// Where each property is in a fetched row, and the order they are decoded in, for
+    /// ``ModelRowDecoder``.
+    let rowColumns: ModelRowDecoder.Plan
     /// Where each property goes in a written row, for ``ModelRowEncoder``.
     let rowSlots: ModelRowEncoder.Slots
 
@@ -155,9 +156,10 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
         self.embeddedVector = options.embedding?.vector
         self.rowSlots = ModelRowEncoder.Slots(
             byProperty: Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a }),
-            definitions: properties.map(\.definition))
-        self.rowColumns = ModelRowDecoder.Columns(
-            byProperty: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
+            definitions: properties.map(\.definition), order: recorder.properties.map(\.name))
+        self.rowColumns = ModelRowDecoder.Plan(
+            order: recorder.properties.map(\.name),
+            columns: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
             idKind: M.ID.idKind)
         self.documentSchema = DocumentSchema(
             id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
@@ -251,15 +253,48 @@ final class ModelSchema<M: Model>: ModelFieldResolver {
     }
 
     /// The values of `model`'s row in `store` (its ``DocumentStore/writeColumns``), checked as
-    /// a document's would be.
+    /// a document's would be; an unassigned id (``ModelID/unassigned``) is NULL, for the write
+    /// to choose (``DocumentStore/assignIDs(_:on:)``).
     func row(_ model: M, in store: DocumentStore) throws -> [SQLValue] {
         if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
-        return try store.storedValues(encode(model))
+        var document = try encode(model)
+        guard model.id.isUnassigned else { return try store.storedValues(document) }
+        document.id = .placeholder(M.ID.idKind)
+        var row = try store.storedValues(document)
+        row[0] = .null
+        return row
     }
 
-    /// The model in the row a fetch's statement is on (the store's full selection).
-    func decode(row statement: Statement) throws -> M {
-        try M(from: ModelRowDecoder(statement: statement, columns: rowColumns))
+    /// Writes `models`, whose ``row(_:in:)``s are `rows`, inside the caller's transaction:
+    /// unassigned ids are chosen first (``DocumentStore/assignIDs(_:on:)``).
+    ///
+    /// - Returns: every model's id, in order.
+    func write(_ models: [M], rows: inout [[SQLValue]], mode: WriteMode, to store: DocumentStore,
+               on connection: Connection) throws -> [M.ID] {
+        let fresh = try store.assignIDs(&rows, on: connection)
+        try store.write(rows: rows, mode: mode, on: connection) { [self] i in
+            var document = try encode(models[i])
+            if let id = fresh[i] { document.id = id }
+            return document
+        }
+        var ids = models.map(\.id)
+        for (i, id) in fresh {
+            guard let typed = M.ID(documentID: id) else { preconditionFailure("\(id) is not a \(M.ID.self)") }
+            ids[i] = typed
+        }
+        return ids
+    }
+
+    /// The model in the row a fetch's statement is on (the store's full selection), through
+    /// `decoder`: made on the first row of a fetch, moved to each next row.
+    func decode(row statement: Statement, reusing decoder: inout ModelRowDecoder?) throws -> M {
+        if let decoder {
+            decoder.reset(to: statement)
+            return try M(from: decoder)
+        }
+        let made = ModelRowDecoder(statement: statement, plan: rowColumns)
+        decoder = made
+        return try M(from: made)
     }
 }
 
@@ -272,7 +307,7 @@ final class ModelSchemaCache: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [ObjectIdentifier: any Sendable] = [:]
 
-    func schema<M: Model>(for type: M.Type, derive: () throws -> ModelSchema<M>) throws -> ModelSchema<M> {
+    func schema<M: PersistentModel>(for type: M.Type, derive: () throws -> ModelSchema<M>) throws -> ModelSchema<M> {
         if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ModelSchema<M> { return known }
         let schema = try derive()
         lock.withLock { storage[ObjectIdentifier(type)] = schema }

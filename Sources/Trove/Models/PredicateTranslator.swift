@@ -38,7 +38,7 @@ struct PredicateTranslator {
     private var variables: [(id: PredicateExpressions.VariableID, term: PredicateTerm)]
 
     /// The filter of `predicate` over `M`'s collection.
-    static func filter<M: Model>(_ predicate: Predicate<M>, schema: ModelSchema<M>) throws -> Filter {
+    static func filter<M: PersistentModel>(_ predicate: Predicate<M>, schema: ModelSchema<M>) throws -> Filter {
         var translator = PredicateTranslator(schema: schema, variables: [(predicate.variable.key, .root)])
         return try translator.condition(predicate.expression)
     }

@@ -134,7 +134,8 @@ final class ShapeRecorder: Decoder {
 
         private func decodeValue<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             let (value, kind) = try ShapeRecorder.record(type, depth: recorder.depth)
-            recorder.record(key, kind, optional: false)
+            // A lazy field's column is null until a fetch that skipped it is saved with a value.
+            recorder.record(key, kind, optional: type is any LazyFieldValue.Type)
             return value
         }
 

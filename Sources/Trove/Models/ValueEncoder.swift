@@ -77,6 +77,7 @@ final class ValueEncoder: Encoder {
         case let v as UInt32: return .int(Int64(v))
         case let v as UInt: return Int64(exactly: v).map(Value.int) ?? .double(Double(v))
         case let v as UInt64: return Int64(exactly: v).map(Value.int) ?? .double(Double(v))
+        case let v as any LazyFieldValue: return v.storedValue(inJSON: inJSON)
         default: return nil
         }
     }

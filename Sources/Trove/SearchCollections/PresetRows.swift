@@ -160,20 +160,12 @@ extension DocumentStore {
     func writePreset(_ rows: [PendingRow], mode: WriteMode, on connection: Connection) throws -> [Int64] {
         try validatePreset(rows: rows, mode: mode, on: connection)
         var rows = rows
-        if mode != .update, rows.contains(where: { $0.id == nil }) {
-            // Assign ids the way SQLite would (max + 1), under the write lock, so a batch can go
-            // through multi-row statements and still report its ids in order.
-            let tableMax = try connection.scalar("SELECT max(id) FROM \(layout.table)")?.int64Value ?? 0
-            let highest = max(tableMax, rows.compactMap(\.id).max() ?? 0)
-            let needed = Int64(rows.count { $0.id == nil })
-            // Data, not a bug, can put Int64.max in the table: refuse rather than overflow.
-            guard highest <= Int64.max - needed else {
-                throw TroveError.invalidConfiguration("no free ids above \(highest); insert these rows with explicit ids")
-            }
-            var next = highest + 1
-            for i in rows.indices where rows[i].id == nil {
-                rows[i].id = next
-                next += 1
+        if mode != .update {
+            let missing = rows.indices.filter { rows[$0].id == nil }
+            let fresh = try newIDs(missing.count, besides: rows.compactMap(\.id), on: connection)
+            for (i, id) in zip(missing, fresh) {
+                guard case .int(let value) = id else { continue }
+                rows[i].id = value
             }
         }
         let batch = PresetRows(rows: rows)

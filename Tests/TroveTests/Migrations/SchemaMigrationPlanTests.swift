@@ -6,7 +6,7 @@ import TroveTestSupport
 
 enum NotesV1: VersionedSchema {
     static let versionIdentifier = "1"
-    static let models: [any Model.Type] = [Note.self, Draft.self]
+    static let models: [any PersistentModel.Type] = [Note.self, Draft.self]
 
     struct Note: Model {
         var id: Int64
@@ -24,7 +24,7 @@ enum NotesV1: VersionedSchema {
 
 enum NotesV2: VersionedSchema {
     static let versionIdentifier = "2"
-    static let models: [any Model.Type] = [Note.self, Tag.self]
+    static let models: [any PersistentModel.Type] = [Note.self, Tag.self]
 
     struct Note: Model {
         var id: Int64

@@ -5,7 +5,7 @@ import TroveEmbeddings
 import TroveTestSupport
 
 /// Vectors of two prefixes of one model, or of two models, never share a collection (issue 15).
-/// Uses multilingual-e5-small as installed by `bash scripts/fetch-e5.sh`.
+/// Uses multilingual-e5-small as installed by `trove model install multilingual-e5-small`.
 @Suite("Embedding manifests refuse mixed prefixes and models")
 struct EmbeddingPrefixTests {
     static func e5() throws -> E5Embedder {
@@ -17,7 +17,7 @@ struct EmbeddingPrefixTests {
     }
 
     struct ModelMissing: Error, CustomStringConvertible {
-        var description: String { "multilingual-e5-small is not installed: run `bash scripts/fetch-e5.sh`" }
+        var description: String { "multilingual-e5-small is not installed: run `trove model install multilingual-e5-small`" }
     }
 
     @Test("a passage collection refuses the query embedder, and the reverse; the same prefix opens")

@@ -1,0 +1,210 @@
+// trove-bench contexts: the grdb-peer record workload through a model context (reference
+// models, identity map, change tracking), against Trove's value-model path and GRDB 7.8 records
+// in the same run; memory per tracked model; a fetch of models with large lazy blobs vs eager.
+import Foundation
+import Observation
+import Trove
+import TroveSQLite
+
+/// The workload's record as a reference model.
+@Observable final class ItemRecord: ReferenceModel {
+    var id: Int64
+    var title: String
+    var body: String
+    var category: String
+    var year: Int
+    var score: Double
+    var tags: [String]
+
+    init(_ item: Item) {
+        (id, title, body, category, year, score, tags) = (item.id, item.title, item.body, item.category, item.year, item.score, item.tags)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case _id = "id", _title = "title", _body = "body", _category = "category", _year = "year", _score = "score", _tags = "tags"
+    }
+    static var properties: [PartialKeyPath<ItemRecord>] { [\.title, \.body, \.category, \.year, \.score, \.tags] }
+    static var collectionName: String { "item" }
+    static var modelOptions: ModelOptions { ModelOptions().indexed(\ItemRecord.category, \ItemRecord.year) }
+}
+
+enum ItemsV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [ItemRecord.self]
+}
+
+/// A model with a large blob, lazy or not.
+@Observable final class LazyPhoto: ReferenceModel {
+    var id: Int64
+    var caption: String
+    var pixels: LazyField<Data>
+    init(id: Int64, caption: String, pixels: Data) { (self.id, self.caption, self.pixels) = (id, caption, LazyField(pixels)) }
+    enum CodingKeys: String, CodingKey { case _id = "id", _caption = "caption", _pixels = "pixels" }
+    static var properties: [PartialKeyPath<LazyPhoto>] { [\.caption, \.pixels] }
+    static var collectionName: String { "photo" }
+}
+
+@Observable final class EagerPhoto: ReferenceModel {
+    var id: Int64
+    var caption: String
+    var pixels: Data?
+    init(id: Int64, caption: String, pixels: Data) { (self.id, self.caption, self.pixels) = (id, caption, pixels) }
+    enum CodingKeys: String, CodingKey { case _id = "id", _caption = "caption", _pixels = "pixels" }
+    static var properties: [PartialKeyPath<EagerPhoto>] { [\.caption, \.pixels] }
+    static var collectionName: String { "photo" }
+}
+
+enum LazyPhotosV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [LazyPhoto.self]
+}
+
+enum EagerPhotosV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [EagerPhoto.self]
+}
+
+private func temporaryFile(_ name: String) throws -> (path: String, cleanup: () -> Void) {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-\(name)-\(getpid())-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return (dir.appendingPathComponent("db.trove").path, { try? FileManager.default.removeItem(at: dir) })
+}
+
+/// `seconds(_:)` on the main actor, where contexts' models live.
+@MainActor
+private func timed(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+/// One round: the value-model path, then the same through a context, each on its own file.
+@MainActor
+private func contextWorkload(rows: Int) async throws -> [String: Double] {
+    let source = makeItems(rows)
+    var result: [String: Double] = ["rows": Double(rows)]
+
+    // Value models: insert in one transaction, fetch all, update 10% one by one in one transaction.
+    do {
+        let (path, cleanup) = try temporaryFile("values")
+        defer { cleanup() }
+        let database = try Database(path: path)
+        let items = try await database.models(Item.self)
+        result["value_insert_s"] = try await timed { try await items.insert(source) }
+        var fetched = 0
+        result["value_fetch_s"] = try await timed { fetched = try await items.fetch().count }
+        precondition(fetched == rows)
+        let updated = source.filter { $0.id % 10 == 1 }.map { item -> Item in
+            var copy = item
+            copy.score += 1
+            return copy
+        }
+        result["value_update_s"] = try await timed {
+            try await database.write { tx in try updateEach(updated, in: tx.models(Item.self)) }
+            try await database.checkpoint()
+        }
+    }
+
+    // Contexts: insert N new models and save; fetch all into a fresh context; change 10%, save.
+    let (path, cleanup) = try temporaryFile("contexts")
+    defer { cleanup() }
+    let container = try await ModelContainer(ItemsV1.self, at: path)
+    let records = source.map(ItemRecord.init)
+    result["context_insert_s"] = try await timed {
+        let context = container.mainContext
+        for record in records { try context.insert(record) }
+        try await context.save()
+    }
+    let reader = try await ModelContainer(ItemsV1.self, database: container.database).mainContext
+    let before = residentMegabytes()
+    var tracked: [ItemRecord] = []
+    result["context_fetch_s"] = try await timed { tracked = try await reader.fetchAll(ItemRecord.self) }
+    precondition(tracked.count == rows)
+    result["context_bytes_per_model"] = (residentMegabytes() - before) * 1_048_576 / Double(rows)
+    result["context_update_s"] = try await timed {
+        for record in tracked where record.id % 10 == 1 { record.score += 1 }
+        try await reader.save()
+        try await container.database.checkpoint()
+    }
+    let changed = try await container.database.query("SELECT count(*) AS n FROM item WHERE _version = 2").first?.int64("n")
+    precondition(changed == Int64(rows / 10), "updated \(changed ?? -1)")
+    return result
+}
+
+/// A fetch of `rows` models with a blob of `bytes` each into a context, lazy and eager.
+@MainActor
+private func blobWorkload(rows: Int, bytes: Int) async throws -> [String: Double] {
+    var result: [String: Double] = [:]
+    let blob = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    let (path, cleanup) = try temporaryFile("blobs")
+    defer { cleanup() }
+    do {
+        let container = try await ModelContainer(LazyPhotosV1.self, at: path)
+        try await container.backgroundContext().perform { context in
+            for i in 1...rows { try context.insert(LazyPhoto(id: Int64(i), caption: "Photo \(i)", pixels: blob)) }
+            try await context.save()
+        }
+        try await container.database.checkpoint()
+    }
+    for (name, schema) in [("lazy", LazyPhotosV1.self as any VersionedSchema.Type), ("eager", EagerPhotosV1.self)] {
+        let container = try await ModelContainer(schema, at: path)
+        let before = residentMegabytes()
+        var count = 0
+        let s = try await timed {
+            count = name == "lazy"
+                ? try await container.mainContext.fetchAll(LazyPhoto.self).count
+                : try await container.mainContext.fetchAll(EagerPhoto.self).count
+        }
+        precondition(count == rows)
+        result["\(name)_fetch_s"] = s
+        result["\(name)_rss_growth_mb"] = residentMegabytes() - before
+    }
+    return result
+}
+
+func runContextBenchmarks(_ arguments: [String]) async throws {
+    let options = BenchOptions(arguments)
+    if options.has("help") {
+        print("""
+            trove-bench contexts [--rows N] [--rounds R] [--grdb-peer BINARY] [--blob-rows M] [--blob-bytes B]
+              The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through a model context:
+              insert N new reference models and save, fetch all into a fresh context, change 10% and save;
+              each against Trove's value models (same round) and GRDB 7.8 records (its binary, --grdb-peer
+              or GRDB_PEER, run after each round). Memory per tracked model (RSS growth of the fetch / N).
+              Then M models with a B-byte blob each fetched into a context, the blob lazy vs eager
+              (defaults: N 100,000, M 10,000, B 1,000,000).
+            """)
+        return
+    }
+    let rows = options.int("rows", 100_000)
+    let rounds = options.int("rounds", 3)
+    let blobRows = options.int("blob-rows", 10_000)
+    let blobBytes = options.int("blob-bytes", 1_000_000)
+    let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
+    print("contexts: rows \(rows), rounds \(rounds), blobs \(blobRows) x \(blobBytes) bytes, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
+    let (runs, peerRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer) {
+        try await contextWorkload(rows: rows) as [String: Any]
+    }
+    func med(_ runs: [[String: Any]], _ key: String) -> Double {
+        let values = runs.compactMap { ($0[key] as? NSNumber)?.doubleValue }.sorted()
+        return values.isEmpty ? .nan : values[values.count / 2]
+    }
+    print("\n| step (N = \(rows)) | context rows/s | value models rows/s | GRDB records rows/s | context / GRDB | context time / value time |")
+    print("|---|---|---|---|---|---|")
+    for (step, contextKey, valueKey, grdbKey, n) in [
+        ("insert N, save", "context_insert_s", "value_insert_s", "insert_rows_per_s", rows),
+        ("fetch all", "context_fetch_s", "value_fetch_s", "fetch_all_records_per_s", rows),
+        ("change 10%, save", "context_update_s", "value_update_s", "update_records_rows_per_s", rows / 10),
+    ] {
+        let (c, v) = (med(runs, contextKey), med(runs, valueKey))
+        let grdb = peerRuns.isEmpty ? Double.nan : med(peerRuns, grdbKey)
+        print(String(format: "| %@ | %.0f | %.0f | %.0f | %.2fx | %.2fx |", step, Double(n) / c, Double(n) / v, grdb,
+                     Double(n) / c / grdb, c / v))
+    }
+    print(String(format: "memory per tracked model: %.0f bytes (RSS growth of the fetch into a context / N, median)",
+                 med(runs, "context_bytes_per_model")))
+    let blobs = try await blobWorkload(rows: blobRows, bytes: blobBytes)
+    print(String(format: "\nfetch of %d models with a %d-byte blob into a context: lazy %.3f s, +%.0f MB RSS; eager %.3f s, +%.0f MB RSS",
+                 blobRows, blobBytes, blobs["lazy_fetch_s"]!, blobs["lazy_rss_growth_mb"]!, blobs["eager_fetch_s"]!,
+                 blobs["eager_rss_growth_mb"]!))
+}

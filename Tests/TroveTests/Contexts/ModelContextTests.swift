@@ -1,0 +1,284 @@
+import Foundation
+import Testing
+import Trove
+import TroveTestSupport
+
+@Suite("Model context")
+@MainActor
+struct ModelContextTests {
+    /// A container on a temporary file, with `count` articles saved.
+    static func container(_ dir: TemporaryDirectory, articles count: Int = 0) async throws -> ModelContainer {
+        let container = try await ModelContainer(ArticlesV1.self, at: dir.path("articles.trove"))
+        let context = container.mainContext
+        for i in 0..<Int64(count) {
+            try context.insert(Article(id: i + 1, title: "Article \(i + 1)", body: "Body \(i + 1)", rating: Int(i % 5)))
+        }
+        try await context.save()
+        return container
+    }
+
+    @Test("the issue's shape: insert, change, save, fetch by predicate, delete")
+    func shape() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await ModelContainer(ArticlesV1.self, at: dir.path("blog.trove"))
+        let context = container.mainContext
+        let post = Article(id: 1, title: "How to use it?", body: "It's very easy.")
+        try context.insert(post)
+        post.body = "What did I tell you?"
+        try await context.save()
+        let posts = try await context.fetchAll(#Predicate<Article> { $0.title.contains("it") })
+        #expect(posts.count == 1 && posts[0] === post && posts[0].body == "What did I tell you?")
+        try context.delete(post)
+        try await context.save()
+        #expect(try await context.fetchAll(Article.self).isEmpty)
+        #expect(try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?.int64("n") == 0)
+    }
+
+    @Test("one instance per row within a context; different instances across contexts")
+    func identity() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 10)
+        let context = container.mainContext
+        let first = try await context.fetchAll(#Predicate<Article> { $0.rating >= 2 })
+        let second = try await context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.rating)]))
+        let byID = Dictionary(uniqueKeysWithValues: second.map { ($0.id, $0) })
+        #expect(!first.isEmpty)
+        for article in first { #expect(byID[article.id] === article) }
+        #expect(try await context.model(Article.self, id: first[0].id) === first[0])
+
+        let other = container.backgroundContext()
+        let sameInOther = try await other.perform { context in
+            let article = try await context.model(Article.self, id: 3)
+            return article.map { ObjectIdentifier($0) }
+        }
+        #expect(sameInOther != nil)
+        #expect(sameInOther != ObjectIdentifier(byID[3]!))
+    }
+
+    @Test("predicates and sorts name @Observable properties: booleans, optionals, enums, nested values")
+    func predicates() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await ModelContainer(ArticlesV1.self, at: dir.path("articles.trove"))
+        let context = container.mainContext
+        try context.insert(Article(id: 1, title: "a", pinned: true, archived: false, subtitle: "s", status: .published,
+                                   stats: .init(views: 10, likes: 1)))
+        try context.insert(Article(id: 2, title: "b", pinned: false, archived: true, stats: .init(views: 5, likes: 9)))
+        try context.insert(Article(id: 3, title: "c", pinned: true, archived: true, status: .published))
+        try await context.save()
+        func ids(_ predicate: Predicate<Article>) async throws -> [Int64] { try await context.fetchAll(predicate).map(\.id) }
+        #expect(try await ids(#Predicate { $0.pinned }) == [1, 3])
+        #expect(try await ids(#Predicate { $0.archived && !$0.pinned }) == [2])
+        #expect(try await ids(#Predicate { $0.subtitle != nil }) == [1])
+        let published = Article.Status.published
+        #expect(try await ids(#Predicate { $0.status == published }) == [1, 3])
+        #expect(try await ids(#Predicate { $0.stats.likes > 5 }) == [2])
+        let sorted = try await context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.title, order: .reverse)]))
+        #expect(sorted.map(\.id) == [3, 2, 1])
+    }
+
+    @Test("save sends only the changed columns, one update per changed row")
+    func onlyChangedFields() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 20)
+        let database = container.database
+        // `AFTER UPDATE OF <column>` fires only when the statement's SET names the column.
+        try await database.execute(script: """
+            CREATE TABLE audit(column TEXT, id INTEGER);
+            CREATE TRIGGER audit_title AFTER UPDATE OF title ON "Article" BEGIN INSERT INTO audit VALUES ('title', new.id); END;
+            CREATE TRIGGER audit_body AFTER UPDATE OF body ON "Article" BEGIN INSERT INTO audit VALUES ('body', new.id); END;
+            CREATE TRIGGER audit_rating AFTER UPDATE OF rating ON "Article" BEGIN INSERT INTO audit VALUES ('rating', new.id); END;
+            CREATE TRIGGER audit_stats AFTER UPDATE OF stats ON "Article" BEGIN INSERT INTO audit VALUES ('stats', new.id); END;
+            """)
+        let context = container.mainContext
+        let articles = try await context.fetchAll(Article.self)
+        #expect(!context.hasChanges)
+        articles[3].title = "Retitled"
+        articles[7].rating = 99
+        articles[7].stats.likes = 3
+        articles[9].body = articles[9].body  // assigned, not changed
+        #expect(context.hasChanges)
+        let logBefore = try await database.query("SELECT max(seq) AS s FROM \"Article_log\"").first?.int64("s") ?? 0
+        try await context.save()
+        #expect(!context.hasChanges)
+        let audit = try await database.query("SELECT column, id FROM audit ORDER BY id, column")
+            .map { "\($0.string("column")!)#\($0.int64("id")!)" }
+        #expect(audit == ["title#4", "rating#8", "stats#8"])
+        let logged = try await database.query("SELECT rid FROM \"Article_log\" WHERE seq > ? ORDER BY seq", bindings: [.integer(logBefore)])
+            .map { $0.int64("rid") }
+        #expect(logged == [4, 8] || logged == [8, 4])
+        let versions = try await database.query("SELECT id, _version FROM \"Article\" WHERE _version > 1 ORDER BY id")
+            .map { [$0.int64("id")!, $0.int64("_version")!] }
+        #expect(versions == [[4, 2], [8, 2]])
+    }
+
+    @Test("a row changed by raw SQL since it was read makes save a conflict naming the fields; nothing is written")
+    func conflictWithRawSQL() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 5)
+        let context = container.mainContext
+        let articles = try await context.fetchAll(Article.self)
+        articles[0].title = "mine"
+        articles[1].title = "also mine"
+        try context.insert(Article(id: 100, title: "new"))
+        try context.delete(articles[4])
+        try await container.database.execute("UPDATE \"Article\" SET body = 'theirs', rating = 7 WHERE id = 2")
+        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(2), fields: ["body", "rating"])) {
+            try await context.save()
+        }
+        let rows = try await container.database.query("SELECT id, title FROM \"Article\" ORDER BY id")
+        #expect(rows.map { $0.int64("id")! } == [1, 2, 3, 4, 5])
+        #expect(rows.map { $0.string("title")! } == (1...5).map { "Article \($0)" })
+        #expect(context.hasChanges)
+    }
+
+    @Test("a row changed or deleted by another context since it was read is a conflict")
+    func conflictWithAnotherContext() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 3)
+        let context = container.mainContext
+        let mine = try #require(try await context.model(Article.self, id: 1))
+        let background = container.backgroundContext()
+        try await background.perform { context in
+            let theirs = try #require(try await context.model(Article.self, id: 1))
+            theirs.rating = 42
+            try context.delete(try #require(try await context.model(Article.self, id: 2)))
+            try await context.save()
+        }
+        mine.title = "edited"
+        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(1), fields: ["rating"])) {
+            try await context.save()
+        }
+        try context.rollback()
+        let gone = try #require(try await context.model(Article.self, id: 2))
+        try context.delete(gone)
+        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(2), fields: [])) {
+            try await context.save()
+        }
+        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?.string("title") == "Article 1")
+    }
+
+    @Test("a fetch refreshes an unchanged instance from a newer row, and keeps unsaved changes of a changed one")
+    func refresh() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 2)
+        let context = container.mainContext
+        let articles = try await context.fetchAll(Article.self)
+        articles[1].body = "unsaved"
+        try await container.database.execute("UPDATE \"Article\" SET title = 'fresh' WHERE id IN (1, 2)")
+        let again = try await context.fetchAll(Article.self)
+        #expect(again[0] === articles[0] && again[0].title == "fresh")
+        #expect(again[1] === articles[1] && again[1].title == "Article 2" && again[1].body == "unsaved")
+        // Article 2's unsaved change was made on the version before the raw update.
+        articles[0].rating = 3
+        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(2), fields: ["title"])) {
+            try await context.save()
+        }
+        try context.rollback()
+        let fresh = try await context.fetchAll(Article.self)
+        #expect(fresh[1] === articles[1] && fresh[1].title == "fresh" && fresh[1].body == "Body 2")
+        articles[0].rating = 3
+        try await context.save()  // both instances are at the rows' versions now: no conflict
+        #expect(try await container.database.query("SELECT rating FROM \"Article\" WHERE id = 1").first?.int64("rating") == 3)
+    }
+
+    @Test("rollback restores every field of every model; inserted ones go, deleted ones come back")
+    func rollback() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 4)
+        let context = container.mainContext
+        let articles = try await context.fetchAll(Article.self)
+        let before = articles.map { [$0.title, $0.body, "\($0.rating)", "\($0.pinned)", "\($0.archived)", "\($0.subtitle as Any)",
+                                     $0.status.rawValue, "\($0.stats)"] }
+        for article in articles {
+            article.title += "!"
+            article.body = "changed"
+            article.rating += 10
+            article.pinned.toggle()
+            article.archived.toggle()
+            article.subtitle = "sub"
+            article.status = .published
+            article.stats = .init(views: 1, likes: 2)
+        }
+        let added = Article(id: 50, title: "added")
+        try context.insert(added)
+        try context.delete(articles[2])
+        #expect(context.hasChanges)
+        try context.rollback()
+        #expect(!context.hasChanges)
+        let after = articles.map { [$0.title, $0.body, "\($0.rating)", "\($0.pinned)", "\($0.archived)", "\($0.subtitle as Any)",
+                                    $0.status.rawValue, "\($0.stats)"] }
+        #expect(after == before)
+        #expect(try await context.model(Article.self, id: 50) == nil)
+        #expect(try await context.fetchAll(Article.self).map(\.id) == [1, 2, 3, 4])
+        #expect(try await context.model(Article.self, id: 3) === articles[2])
+        try await context.save()
+        #expect(try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?.int64("n") == 4)
+    }
+
+    @Test("a failed save keeps every change pending; fixing it and saving again writes them")
+    func failedSaveKeepsChanges() async throws {
+        let dir = try TemporaryDirectory()
+        _ = try await Self.container(dir, articles: 2)
+        let container = try await ModelContainer(ArticlesV1.self, at: dir.path("articles.trove"))
+        let context = container.mainContext
+        let duplicate = Article(id: 2, title: "duplicate")  // the row exists; this context has not read it
+        try context.insert(duplicate)
+        let first = try #require(try await context.model(Article.self, id: 1))
+        first.title = "kept"
+        await #expect(throws: TroveError.duplicateDocumentID(.int(2))) { try await context.save() }
+        #expect(context.hasChanges && first.title == "kept")
+        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?.string("title") == "Article 1")
+        try context.delete(duplicate)
+        try await context.save()
+        #expect(!context.hasChanges)
+        #expect(try await container.database.query("SELECT title FROM \"Article\" ORDER BY id").map { $0.string("title")! } == ["kept", "Article 2"])
+    }
+
+    @Test("inserting a second instance with a tracked id is refused")
+    func duplicateInstance() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 1)
+        let context = container.mainContext
+        _ = try await context.fetchAll(Article.self)
+        #expect(throws: TroveError.duplicateDocumentID(.int(1))) { try context.insert(Article(id: 1, title: "again")) }
+    }
+
+    @Test("a live query through a context delivers its instances, updated in place by commits elsewhere")
+    func liveQuery() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 2)
+        let context = container.mainContext
+        let first = try #require(try await context.model(Article.self, id: 1))
+        var deliveries: [[String]] = []
+        var instances: [[ObjectIdentifier]] = []
+        let watching = try context.observe(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])) { articles in
+            deliveries.append(articles.map(\.title))
+            instances.append(articles.map(ObjectIdentifier.init))
+        }
+        defer { watching.cancel() }
+        for _ in 0..<500 where deliveries.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try await container.backgroundContext().perform { background in
+            try #require(try await background.model(Article.self, id: 1)).title = "Changed elsewhere"
+            try background.insert(Article(id: 3, title: "Article 3"))
+            try await background.save()
+        }
+        for _ in 0..<500 where deliveries.last?.count != 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(deliveries.first == ["Article 1", "Article 2"])
+        #expect(deliveries.last == ["Changed elsewhere", "Article 2", "Article 3"])
+        #expect(first.title == "Changed elsewhere")
+        #expect(instances.last?.first == ObjectIdentifier(first))
+    }
+
+    @Test("autosave saves inserts and deletes on the next turn of the main actor")
+    func autosave() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir)
+        let context = container.mainContext
+        context.autosave = true
+        try context.insert(Article(id: 7, title: "auto"))
+        for _ in 0..<200 where context.hasChanges { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(!context.hasChanges)
+        #expect(context.autosaveError == nil)
+        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 7").first?.string("title") == "auto")
+    }
+}
