@@ -120,8 +120,9 @@ extension ContextStore {
         let (name, schema, store) = (table.name, table.schema, table.collection.store)
         let kind = M.ID.idKind
         return try await database.reading(transaction: false) { connection, lookup in
+            var decoder: ModelRowDecoder?
             let (rows, _) = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
-                let model = try schema.decode(row: statement)
+                let model = try schema.decode(row: statement, reusing: &decoder)
                 let id = DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0))
                 return (model, id, statement.int64(at: 1), try schema.row(model, in: store))
             }

@@ -4,12 +4,12 @@ import Trove
 import TroveTestSupport
 
 /// Models whose ids Trove chooses.
-private struct Memo: Model, Equatable {
+private struct GeneratedIDMemo: Model, Equatable {
     var id: UUID = .unassigned
     var title: String
 }
 
-private struct Tag: Model, Equatable {
+private struct GeneratedIDTag: Model, Equatable {
     var id: String = .unassigned
     var name: String
 }
@@ -25,12 +25,12 @@ struct GeneratedIDTests {
     func uuidModels() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("ids.trove"))
-        let memos = try await db.models(Memo.self)
-        let first = try await memos.insert(Memo(title: "first"))
+        let memos = try await db.models(GeneratedIDMemo.self)
+        let first = try await memos.insert(GeneratedIDMemo(title: "first"))
         #expect(first != .unassigned)
         #expect(TimeOrderedIDGenerator.milliseconds(of: first) != nil)
-        #expect(try await memos.fetch(id: first) == Memo(id: first, title: "first"))
-        let batch = try await memos.insert((0..<50).map { Memo(title: "memo \($0)") })
+        #expect(try await memos.fetch(id: first) == GeneratedIDMemo(id: first, title: "first"))
+        let batch = try await memos.insert((0..<50).map { GeneratedIDMemo(title: "memo \($0)") })
         #expect(batch.count == 50 && Set(batch).count == 50)
         #expect(batch.allSatisfy { first.uuidString.lowercased() < $0.uuidString.lowercased() })
         // Stored order by id is insertion order.
@@ -38,8 +38,8 @@ struct GeneratedIDTests {
         #expect(byID == ["first"] + (0..<50).map { "memo \($0)" })
         // An explicit id is kept; save of an unassigned id inserts under a new one.
         let mine = UUID()
-        #expect(try await memos.insert(Memo(id: mine, title: "mine")) == mine)
-        let saved = try await memos.save(Memo(title: "saved"))
+        #expect(try await memos.insert(GeneratedIDMemo(id: mine, title: "mine")) == mine)
+        let saved = try await memos.save(GeneratedIDMemo(title: "saved"))
         #expect(try await memos.fetch(id: saved)?.title == "saved")
         #expect(try await memos.count() == 53)
     }
@@ -47,8 +47,8 @@ struct GeneratedIDTests {
     @Test("a String-id model gets the UUIDv7 as lowercase text")
     func stringModels() async throws {
         let db = try Database()
-        let tags = try await db.models(Tag.self)
-        let ids = try await tags.insert([Tag(name: "a"), Tag(id: "fixed", name: "b"), Tag(name: "c")])
+        let tags = try await db.models(GeneratedIDTag.self)
+        let ids = try await tags.insert([GeneratedIDTag(name: "a"), GeneratedIDTag(id: "fixed", name: "b"), GeneratedIDTag(name: "c")])
         #expect(ids[1] == "fixed")
         for id in [ids[0], ids[2]] {
             let uuid = try #require(UUID(uuidString: id))
@@ -56,7 +56,7 @@ struct GeneratedIDTests {
             #expect(TimeOrderedIDGenerator.milliseconds(of: uuid) != nil)
         }
         #expect(ids[0] < ids[2])
-        #expect(try await tags.fetch(id: ids[2]) == Tag(id: ids[2], name: "c"))
+        #expect(try await tags.fetch(id: ids[2]) == GeneratedIDTag(id: ids[2], name: "c"))
     }
 
     @Test("an Int64-id model still gets SQLite's rowid: one above the largest")
