@@ -79,14 +79,16 @@ let package = Package(
         // PostgreSQL's client library (Debian: libpq-dev) for sync; only TroveSync imports it.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // Sync between devices through PostgreSQL (or an app's own SyncTransport); see Documentation/SYNC.md.
-        .target(name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"]),
+        .target(
+            name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"],
+            exclude: ["Postgres/trove-sync.sql"]),
         // The freedesktop Secret Service client (Debian: libsecret-1-dev); only TroveSecretService imports it.
         .systemLibrary(
             name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         // Database keys kept in the Linux keyring (SecretServiceKeyStore), a product of its own.
         .target(name: "TroveSecretService", dependencies: ["TroveSQLite", "CLibSecret"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
-        .target(name: "TroveCLI", dependencies: ["Trove", "TroveText"]),
+        .target(name: "TroveCLI", dependencies: ["Trove", "TroveText", "TroveSync"]),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
         // Reliability: the child process the crash and multi-process tests start and kill (no product).
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),

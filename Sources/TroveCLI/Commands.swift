@@ -235,7 +235,7 @@ enum Commands {
     /// Every subcommand, in the order `trove --help` lists them.
     static let all: [CommandSpec] = [
         index, collection, search, get, multiGet, embed, show, rm, stats, eval, verify, repair, backup,
-        dump, load, mcp, modelManagement, help,
+        dump, load, mcp, modelManagement, sync, help,
     ]
 
     /// The spec named `name`, if there is one.

@@ -16,7 +16,8 @@ import Darwin
 /// TroveSyncCrashChild push <device.trove> <server.trove>           push everything; "P <n>" at the end
 /// TroveSyncCrashChild pull <device.trove> <server.trove>           pull everything; "A <n>" at the end
 /// ```
-/// The server is a SQLite file (``FileTransport``), so several processes share one feed.
+/// The server is a SQLite file (``FileTransport``), so several processes share one feed, or a
+/// PostgreSQL URL.
 @main
 struct TroveSyncCrashChild {
     static func main() async {
@@ -27,7 +28,9 @@ struct TroveSyncCrashChild {
             let notes = try await database.documents("notes", schema: DocumentSchema(
                 id: .string, fields: [.text("title"), .text("body", optional: true), .integer("rank", optional: true)],
                 fullText: FullTextDefinition(fields: ["title", "body"])))
-            let transport = try FileTransport(path: arguments[3])
+            // A libpq URL: the PostgreSQL server (PostgresCrashTests); otherwise a SQLite feed file.
+            let transport: any SyncTransport = arguments[3].hasPrefix("postgresql://")
+                ? try PostgresTransport(url: arguments[3]) : try FileTransport(path: arguments[3])
             let sync = try await SyncSpace(
                 database: database, space: "crash", key: try SyncKey(passphrase: "crash test", space: "crash"), transport: transport, collections: ["notes"])
             switch arguments[1] {

@@ -1,0 +1,2 @@
+// libpq for the sync-postgres benchmark's raw-libpq limit (Debian: libpq-dev).
+#include <libpq-fe.h>

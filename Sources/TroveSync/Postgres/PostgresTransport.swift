@@ -1,0 +1,192 @@
+import Foundation
+
+/// Carries sealed change sets through a PostgreSQL server on which Trove's schema is installed
+/// (``installServerSchema(url:)``, or trove-sync.sql with psql).
+///
+/// The server authenticates the role in the URL (SCRAM) and its row-level security lets that role
+/// read and write only the spaces it is a member of. A host other than this machine is reached
+/// over TLS (`sslmode=require`) unless the URL names an `sslmode` of its own. Each request runs on
+/// a queue of the transport's own, never on Swift's cooperative pool; after a lost connection
+/// (the server restarted) the next request reconnects, and a request cut off mid-way is sent once
+/// more (a push is idempotent, so a retry after a lost acknowledgement stores nothing twice).
+///
+/// ```swift
+/// let transport = try PostgresTransport(url: "postgresql://alice_laptop@db.example.com/notes")
+/// _ = try await transport.createSpace("notes")
+/// let sequences = try await transport.push(changeSets, space: "notes")
+/// let newer = try await transport.pull(space: "notes", after: 0, limit: 500)
+/// ```
+public final class PostgresTransport: SyncTransport, @unchecked Sendable {
+    // @unchecked Sendable: `options` is a constant, `session` serialises its own state, and
+    // `listeners`/`closed` are guarded by `lock`.
+    private let options: PostgresConnectionOptions
+    private let session: PostgresSession
+    private let lock = NSLock()
+    private var listeners: [ObjectIdentifier: PostgresListener] = [:]
+    private var closed = false
+
+    /// A transport for the server at `url`; it connects on first use.
+    ///
+    /// - Parameter url: A libpq URL (`postgresql://role:password@host:port/database?sslmode=…`)
+    ///   or key=value string. Without a password, libpq reads `PGPASSWORD` or `~/.pgpass`.
+    /// - Throws: ``PostgresError/invalidURL(_:)`` when libpq cannot parse it.
+    public init(url: String) throws {
+        options = try PostgresConnectionOptions(url: url)
+        session = PostgresSession(options: options)
+    }
+
+    deinit { close() }
+
+    /// Appends change sets to the space's feed in one transaction; see ``SyncTransport/push(_:space:)``.
+    ///
+    /// - Parameters:
+    ///   - changeSets: The sealed change sets, in the order their sequences are assigned.
+    ///   - space: The space's name.
+    /// - Returns: The server sequence of each change set, in order (an already stored one keeps its own).
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member;
+    ///   ``PostgresError/connectionFailed(_:)`` when the server cannot be reached.
+    /// - Complexity: One round trip; the payloads travel as one binary array.
+    public func push(_ changeSets: [SealedChangeSet], space: String) async throws -> [Int64] {
+        guard !changeSets.isEmpty else { return [] }
+        let parameters: [PostgresValue] = [
+            .text(space),
+            .textArray(changeSets.map(\.device)),
+            .int64Array(changeSets.map(\.deviceSequence)),
+            .byteaArray(changeSets.map(\.payload)),
+        ]
+        let expected = changeSets.count
+        return try await session.run { connection in
+            let result = try connection.execute(
+                "SELECT server_sequence FROM trove_sync.push($1, $2, $3, $4)", parameters)
+            try result.expectColumns([PostgresType.int8])
+            guard result.count == expected else {
+                throw PostgresError.unexpectedResult("\(result.count) sequences for \(expected) change sets")
+            }
+            return try (0..<result.count).map { try result.int64($0, 0) }
+        }
+    }
+
+    /// The space's change sets after a server sequence; see ``SyncTransport/pull(space:after:limit:)``.
+    ///
+    /// - Parameters:
+    ///   - space: The space's name.
+    ///   - after: The last server sequence the device has (0 for none).
+    ///   - limit: The most change sets to return.
+    /// - Returns: Change sets with their ``SealedChangeSet/serverSequence``, ascending.
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member;
+    ///   ``PostgresError/connectionFailed(_:)`` when the server cannot be reached.
+    public func pull(space: String, after: Int64, limit: Int) async throws -> [SealedChangeSet] {
+        guard limit > 0 else { return [] }
+        let parameters: [PostgresValue] = [.text(space), .int64(after), .int32(Int32(clamping: limit))]
+        return try await session.run { connection in
+            let result = try connection.execute(
+                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3)",
+                parameters)
+            try result.expectColumns([PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea])
+            return try (0..<result.count).map { row in
+                SealedChangeSet(
+                    device: try result.string(row, 1), deviceSequence: try result.int64(row, 2),
+                    payload: try result.data(row, 3), serverSequence: try result.int64(row, 0))
+            }
+        }
+    }
+
+    /// Yields whenever the space may have new change sets: once on listening (and again after each
+    /// reconnection), then on every push to the space (LISTEN/NOTIFY on a connection and thread of
+    /// its own). Finishes when the transport closes or the consumer stops iterating.
+    ///
+    /// - Parameter space: The space's name.
+    /// - Returns: A stream that buffers at most one wake-up (a device pulls everything new anyway).
+    public func notifications(space: String) -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else {
+            continuation.finish()
+            return stream
+        }
+        let listener = PostgresListener(options: options, space: space, continuation: continuation)
+        let key = ObjectIdentifier(listener)
+        listeners[key] = listener
+        continuation.onTermination = { [weak self] _ in
+            listener.stop()
+            self?.removeListener(key)
+        }
+        return stream
+    }
+
+    /// Creates a space owned by this role, which becomes its first member.
+    ///
+    /// - Parameter name: The space's name (unique on the server, 1 to 200 characters).
+    /// - Returns: true if created; false if this role is already a member of a space of that name.
+    /// - Throws: ``PostgresError/spaceNameTaken(_:)`` when another role's space has the name.
+    @discardableResult
+    public func createSpace(_ name: String) async throws -> Bool {
+        try await session.run { connection in
+            let result = try connection.execute("SELECT trove_sync.create_space($1)", [.text(name)])
+            try result.expectColumns([PostgresType.bool])
+            return try result.bool(0, 0)
+        }
+    }
+
+    /// Lets another database role (a person's or a device's) read and write a space this role owns.
+    ///
+    /// - Parameters:
+    ///   - role: The role to add (created by the server's administrator, member of `trove_sync_device`).
+    ///   - space: The space's name.
+    /// - Throws: ``PostgresError/notSpaceOwner(_:)`` unless this role owns the space;
+    ///   ``PostgresError/noSuchRole(_:)`` when the role does not exist.
+    public func addMember(_ role: String, toSpace space: String) async throws {
+        try await session.run { connection in
+            _ = try connection.execute("SELECT trove_sync.add_member($1, $2::name)", [.text(space), .text(role)])
+        }
+    }
+
+    /// The space's last server sequence (0 for an empty feed).
+    ///
+    /// - Parameter space: The space's name.
+    /// - Returns: The highest server sequence in the space's feed.
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func lastSequence(space: String) async throws -> Int64 {
+        try await session.run { connection in
+            let result = try connection.execute("SELECT trove_sync.last_sequence($1)", [.text(space)])
+            try result.expectColumns([PostgresType.int8])
+            return try result.int64(0, 0)
+        }
+    }
+
+    /// Closes the connection and finishes every notification stream. Idempotent.
+    public func close() {
+        lock.lock()
+        closed = true
+        let open = Array(listeners.values)
+        listeners.removeAll()
+        lock.unlock()
+        open.forEach { $0.stop() }
+        session.close()
+    }
+
+    /// Installs (or re-installs: idempotent) Trove's server schema on the database at `url`.
+    ///
+    /// - Parameter url: A libpq URL of a role that may create schemas and roles (the database's
+    ///   owner or an administrator).
+    /// - Returns: The schema version now installed.
+    /// - Throws: ``PostgresError`` from the server (for example `42501` without the privileges).
+    @discardableResult
+    public static func installServerSchema(url: String) async throws -> Int {
+        let session = PostgresSession(options: try PostgresConnectionOptions(url: url), label: "trove.sync.setup")
+        defer { session.close() }
+        return try await session.run { connection in
+            try connection.executeScript(serverSchemaSQL)
+            let result = try connection.execute("SELECT trove_sync.schema_version()")
+            try result.expectColumns([PostgresType.int4])
+            return Int(try result.int32(0, 0))
+        }
+    }
+
+    private func removeListener(_ key: ObjectIdentifier) {
+        lock.lock()
+        listeners[key] = nil
+        lock.unlock()
+    }
+}
