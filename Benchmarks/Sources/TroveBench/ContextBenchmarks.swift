@@ -182,7 +182,7 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
     let blobBytes = options.int("blob-bytes", 1_000_000)
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
     print("contexts: rows \(rows), rounds \(rounds), blobs \(blobRows) x \(blobBytes) bytes, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
-    let (runs, peerRuns) = try await alternatingRounds(rounds, rows: rows, peer: peer) {
+    let (runs, peerRuns, _) = try await alternatingRounds(rounds, rows: rows, peer: peer) {
         try await contextWorkload(rows: rows) as [String: Any]
     }
     func med(_ runs: [[String: Any]], _ key: String) -> Double {
