@@ -161,12 +161,12 @@ import TroveTestSupport
         let wakeups = Wakeups(other.notifications(space: space))
         // The first wake-up comes when the listener is ready (a device pulls then, to catch up).
         #expect(await wakeups.wait(forAtLeast: 1))
-        let started = Date()
+        // The transport never polls: a second wake-up can only be the push's NOTIFY. (How fast it
+        // comes is measured by trove-bench, not here: a test run shares the cores with the suite.)
         _ = try await transport.push([SealedChangeSet(device: "a", deviceSequence: 1, payload: Data([1]))], space: space)
-        #expect(await wakeups.wait(forAtLeast: 2, seconds: 5))
-        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(await wakeups.wait(forAtLeast: 2, seconds: 120))
         other.close()
-        #expect(await waitUntil(seconds: 5) { wakeups.isFinished })
+        #expect(await waitUntil(seconds: 60) { wakeups.isFinished })
     }
 
     @Test func typedErrorsForUnknownSpacesTakenNamesOwnersAndRoles() async throws {

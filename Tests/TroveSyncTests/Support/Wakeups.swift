@@ -25,7 +25,7 @@ final class Wakeups: @unchecked Sendable {
     var isFinished: Bool { lock.withLock { finished } }
 
     /// Waits until at least `n` wake-ups arrived; false after `seconds` without them.
-    func wait(forAtLeast n: Int, seconds: Double = 10) async -> Bool {
+    func wait(forAtLeast n: Int, seconds: Double = 120) async -> Bool {
         await waitUntil(seconds: seconds) { self.value >= n }
     }
 
