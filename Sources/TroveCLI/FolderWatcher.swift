@@ -17,7 +17,7 @@ import Foundation
 ///
 /// ```swift
 /// let watcher = try FolderWatcher(folders: ["/home/ana/notes"])
-/// while let changed = watcher.next() { print(changed) }
+/// while let batch = watcher.next() { print(batch.paths) }
 /// ```
 // @unchecked Sendable: `stop()` only writes to the wake-up pipe (a thread-safe system call);
 // everything else is used by the one thread that calls `next()`.
@@ -75,11 +75,20 @@ final class FolderWatcher: @unchecked Sendable {
         _ = write(wake.write, &byte, 1)
     }
 
-    /// The next batch of changed paths (files created, written, moved or deleted; folders
-    /// created are walked and their files reported), or nil once stopped.
-    func next() -> Set<String>? {
+    /// A batch of changed paths, and when the watcher saw the first of them.
+    struct Batch: Sendable {
+        /// Files created, written, moved or deleted (folders created are walked and their files
+        /// reported).
+        var paths: Set<String>
+        /// When the batch's first change was read: the start of the latency ``Watcher`` reports.
+        var firstChange: ContinuousClock.Instant
+    }
+
+    /// The next batch of changed paths, or nil once stopped.
+    func next() -> Batch? {
         var changed = Set<String>()
         var firstChange: Date?
+        var firstInstant = ContinuousClock.now
         while true {
             var timeout = -1.0
             if let first = firstChange {
@@ -94,15 +103,15 @@ final class FolderWatcher: @unchecked Sendable {
             case .timedOut:
                 #if !os(Linux)
                     changed.formUnion(pollChanges())
-                    if firstChange == nil, !changed.isEmpty { firstChange = Date() }
+                    if firstChange == nil, !changed.isEmpty { (firstChange, firstInstant) = (Date(), .now) }
                     if firstChange == nil || Date().timeIntervalSince(firstChange!) < Self.quiet { continue }
                 #endif
-                if !changed.isEmpty { return changed }
+                if !changed.isEmpty { return Batch(paths: changed, firstChange: firstInstant) }
             case .ready:
                 #if os(Linux)
                     changed.formUnion(readEvents())
                 #endif
-                if firstChange == nil, !changed.isEmpty { firstChange = Date() }
+                if firstChange == nil, !changed.isEmpty { (firstChange, firstInstant) = (Date(), .now) }
             }
         }
     }

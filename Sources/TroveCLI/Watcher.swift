@@ -43,7 +43,7 @@ enum Watcher {
                 signal(number, SIG_DFL)
             }
         }
-        let batches = AsyncStream<Set<String>> { continuation in
+        let batches = AsyncStream<FolderWatcher.Batch> { continuation in
             // `next()` blocks in poll(2): a thread of its own, not one of the concurrency pool's.
             let thread = Thread {
                 while let batch = watcher.next() { continuation.yield(batch) }
@@ -62,14 +62,25 @@ enum Watcher {
         for await batch in batches {
             let started = Date()
             var summary = IndexSummary()
-            try await indexer.refresh(paths: batch, in: collections, into: &summary)
+            try await indexer.refresh(paths: batch.paths, in: collections, into: &summary)
             guard summary.added + summary.updated + summary.removed + summary.failed > 0 else { continue }
             summary.seconds = Date().timeIntervalSince(started)
+            // From the first file event to the commit: the delay a person sees, measured here
+            // (a process watching ours from outside would measure its own scheduling too).
+            let latency = ContinuousClock.now - batch.firstChange
+            let milliseconds = Int((Double(latency.components.seconds) * 1000
+                + Double(latency.components.attoseconds) / 1e15).rounded())
             if context.json {
-                context.console.out.write(summary.json.serialized() + "\n")
+                var json = summary.json
+                if case .object(var fields) = json {
+                    fields.append(("latencyMilliseconds", .int(Int64(milliseconds))))
+                    json = .object(fields)
+                }
+                context.console.out.write(json.serialized() + "\n")
             } else if !quiet {
                 let time = DateFormatter.localizedString(from: Date(), dateStyle: .none, timeStyle: .medium)
-                context.console.err.write("\(time)  \(summary.line)\n")
+                context.console.err.write(
+                    "\(time)  \(summary.line); \(milliseconds) ms from the first change to the commit\n")
             }
         }
         if !quiet, !context.json { context.console.err.write("stopped watching; the database is up to date\n") }

@@ -103,46 +103,61 @@ struct Task_: Model {
         }
     }
 
+    /// Checks `condition` every 50 ms until it holds or `seconds` of wall clock have passed, and
+    /// once more after the deadline (a starved test task may wake only then). Polling a state
+    /// that stays true cannot miss it, unlike waiting for the one status that announces it.
+    private func eventually(_ seconds: Int, _ condition: () async throws -> Bool) async rethrows -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let last = ContinuousClock.now >= deadline
+            if try await condition() { return true }
+            if last { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// What B's ``SyncSpace/statuses`` stream delivered, recorded as it arrives.
+    private actor Heard {
+        var pulled = false
+        var failed = false
+        var afterFailure = false
+        func note(_ status: SyncStatus) {
+            if status.lastPulledSequence >= 1 { pulled = true }
+            if status.lastError != nil { failed = true } else if failed { afterFailure = true }
+        }
+    }
+
     @Test func runKeepsTwoDevicesInSyncAndStatusesReportIt() async throws {
         let directory = try TemporaryDirectory()
         let server = InProcessTransport()
         let key = try SyncKey.random()
         let a = try await Device.make("a", in: directory, transport: server, key: key)
         let b = try await Device.make("b", in: directory, transport: server, key: key)
-        let runs = [Task { try await a.sync.run(pollInterval: .seconds(1)) }, Task { try await b.sync.run(pollInterval: .seconds(1)) }]
+        // A short longest backoff: the failure below makes both loops back off, and a test
+        // starved for a while would otherwise wait out a 30 s backoff after the server is back.
+        let runs = [a, b].map { device in
+            Task { try await device.sync.run(pollInterval: .seconds(1), maximumBackoff: .seconds(1)) }
+        }
         defer { for run in runs { run.cancel() } }
+        let heard = Heard()
         let statuses = b.sync.statuses
+        let listening = Task { for await status in statuses { await heard.note(status) } }
+        defer { listening.cancel() }
         try await a.notes.insert([Notes.note("live", title: "while running", body: "oat milk")])
         // B hears of it (A pushes on commit, the transport notifies B) without any call here.
-        let deadline = ContinuousClock.now + .seconds(60)
-        var seen = false
-        for await status in statuses {
-            if status.lastPulledSequence >= 1, try await b.notes.fetch(id: "live") != nil {
-                seen = true
-                break
-            }
-            if ContinuousClock.now > deadline { break }
-        }
-        #expect(seen)
+        #expect(try await eventually(120) { try await b.notes.fetch(id: "live") != nil })
+        #expect(await eventually(120) { await b.sync.status.lastPulledSequence >= 1 })
+        #expect(await eventually(120) { await heard.pulled }, "the statuses stream reports the pull")
         // A failing server shows in the status, and the loop recovers when it is back.
         struct Down: Error {}
         server.failure = Down()
         try await b.notes.insert([Notes.note("while-down", title: "written while the server is down")])
-        var failed = false
-        for await status in b.sync.statuses where status.lastError != nil {
-            failed = true
-            break
-        }
-        #expect(failed)
+        #expect(await eventually(120) { await b.sync.status.lastError != nil })
+        #expect(await eventually(120) { await heard.failed }, "the statuses stream reports the failure")
+        #expect(try await a.notes.fetch(id: "while-down") == nil)
         server.failure = nil
-        var recovered = false
-        while ContinuousClock.now < deadline + .seconds(60) {
-            if try await a.notes.fetch(id: "while-down") != nil {
-                recovered = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(recovered)
+        #expect(try await eventually(120) { try await a.notes.fetch(id: "while-down") != nil })
+        #expect(await eventually(120) { await b.sync.status.lastError == nil })
+        #expect(await eventually(120) { await heard.afterFailure }, "the statuses stream reports the recovery")
     }
 }
