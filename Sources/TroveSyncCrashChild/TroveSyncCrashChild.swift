@@ -17,7 +17,10 @@ import Darwin
 /// TroveSyncCrashChild pull <device.trove> <server.trove>           pull everything; "A <n>" at the end
 /// ```
 /// The server is a SQLite file (``FileTransport``), so several processes share one feed, or a
-/// PostgreSQL URL.
+/// PostgreSQL URL. Progress lines start with "~" ("~ start" before a push or pull; with the
+/// SQLite server also "~ pushing n" and "~ pushed n" around its write and "~ pulled n" before
+/// the apply): the test kills the child on reading one of them, so the kill lands inside the
+/// step however loaded the machine.
 @main
 struct TroveSyncCrashChild {
     static func main() async {
@@ -42,8 +45,12 @@ struct TroveSyncCrashChild {
                     })
                 }
                 say("E \(count)")
-            case "push": say("P \(try await sync.push())")
-            case "pull": say("A \(try await sync.pull())")
+            case "push":
+                say("~ start")
+                say("P \(try await sync.push())")
+            case "pull":
+                say("~ start")
+                say("A \(try await sync.pull())")
             default: fail("unknown mode \(arguments[1])")
             }
         } catch {
@@ -84,7 +91,8 @@ struct FileTransport: SyncTransport {
 
     func push(_ changeSets: [SealedChangeSet], space: String) async throws -> [Int64] {
         try await prepare()
-        return try await server.write { tx in
+        TroveSyncCrashChild.say("~ pushing \(changeSets.count)")
+        let sequences = try await server.write { tx in
             try changeSets.map { set in
                 try tx.execute(
                     "INSERT INTO feed(space, device, device_sequence, payload) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -94,11 +102,13 @@ struct FileTransport: SyncTransport {
                     [.text(space), .text(set.device), .integer(set.deviceSequence)]).first?.int64(at: 0) ?? 0
             }
         }
+        TroveSyncCrashChild.say("~ pushed \(changeSets.count)")
+        return sequences
     }
 
     func pull(space: String, after: Int64, limit: Int) async throws -> [SealedChangeSet] {
         try await prepare()
-        return try await server.query(
+        let changeSets = try await server.query(
             "SELECT server_sequence, device, device_sequence, payload FROM feed WHERE space = ? AND server_sequence > ? ORDER BY server_sequence LIMIT ?",
             bindings: [.text(space), .integer(after), .integer(Int64(limit))]
         ).map {
@@ -106,6 +116,8 @@ struct FileTransport: SyncTransport {
                 device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0, payload: $0.data(at: 3) ?? Data(),
                 serverSequence: $0.int64(at: 0))
         }
+        if !changeSets.isEmpty { TroveSyncCrashChild.say("~ pulled \(changeSets.count)") }
+        return changeSets
     }
 
     func notifications(space: String) -> AsyncStream<Void> {

@@ -22,7 +22,7 @@ import TroveTestSupport
 
         var killedWhileRunning = 0
         for delay in [150, 400, 900] {
-            if try await SyncCrashTests.runAndKill(["push", a, role.url], after: .milliseconds(delay)) { killedWhileRunning += 1 }
+            if try await SyncCrashTests.runAndKill(["push", a, role.url], onProgressLine: 1, after: .milliseconds(delay)) { killedWhileRunning += 1 }
         }
         #expect(killedWhileRunning > 0)
         let pushed = try SyncCrashTests.run(["push", a, role.url])
@@ -36,7 +36,7 @@ import TroveTestSupport
         _ = try SyncCrashTests.run(["edit", b, role.url, "0"])
         killedWhileRunning = 0
         for delay in [300, 800, 1500] {
-            if try await SyncCrashTests.runAndKill(["pull", b, role.url], after: .milliseconds(delay)) { killedWhileRunning += 1 }
+            if try await SyncCrashTests.runAndKill(["pull", b, role.url], onProgressLine: 1, after: .milliseconds(delay)) { killedWhileRunning += 1 }
         }
         #expect(killedWhileRunning > 0)
         let pulled = try SyncCrashTests.run(["pull", b, role.url])

@@ -27,12 +27,12 @@ import Darwin
         return candidates.map(\.path).first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
-    /// Runs the child to the end; returns its output lines.
+    /// Runs the child to the end; returns its output lines, progress lines ("~ ...") left out.
     static func run(_ arguments: [String]) throws -> [String] {
         let (process, pipe) = try start(arguments)
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.hasPrefix("~") }
     }
 
     static func start(_ arguments: [String]) throws -> (Process, Pipe) {
@@ -46,11 +46,25 @@ import Darwin
         return (process, pipe)
     }
 
-    /// Starts the child and kills it with SIGKILL after `delay`; true when it was still running.
-    static func runAndKill(_ arguments: [String], after delay: Duration) async throws -> Bool {
+    /// Starts the child and kills it with SIGKILL once it has printed its `line`-th progress line
+    /// (then waited `delay`): the kill is aimed by the child's own progress, not by a duration
+    /// measured earlier on a machine whose load changes. True when the child was still running
+    /// (it had not reached that line, or had ended meanwhile, otherwise).
+    static func runAndKill(_ arguments: [String], onProgressLine line: Int, after delay: Duration) async throws -> Bool {
         let (process, pipe) = try start(arguments)
-        try await Task.sleep(for: delay)
-        let wasRunning = process.isRunning
+        let reached = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async {
+                var text = ""
+                while text.split(separator: "\n").filter({ $0.hasPrefix("~") }).count < line {
+                    let data = pipe.fileHandleForReading.availableData
+                    if data.isEmpty { return continuation.resume(returning: false) }  // it ended first
+                    text += String(decoding: data, as: UTF8.self)
+                }
+                continuation.resume(returning: true)
+            }
+        }
+        if reached, delay > .zero { try await Task.sleep(for: delay) }
+        let wasRunning = reached && process.isRunning
         kill(process.processIdentifier, SIGKILL)
         _ = pipe.fileHandleForReading.readDataToEndOfFile()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -62,19 +76,25 @@ import Darwin
         return wasRunning
     }
 
-    /// How long a full run of `arguments` takes on a copy of the files (to aim the kills inside it).
-    static func duration(of mode: String, device: String, server: String, in directory: TemporaryDirectory) throws -> Duration {
-        let copies = ["probe-device.trove", "probe-server.trove"].map(directory.path)
-        for (source, copy) in zip([device, server], copies) {
-            for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: source + suffix) {
-                try? FileManager.default.removeItem(atPath: copy + suffix)
-                try FileManager.default.copyItem(atPath: source + suffix, toPath: copy + suffix)
+    /// Kills `arguments` `kills` times, each on a random progress line of the first `lines`
+    /// (plus up to 50 ms), trying a kill again without the delay when the child had already
+    /// ended (at most three tries). Returns how many kills landed while the child ran.
+    static func killRepeatedly(
+        _ arguments: [String], kills: Int, lines: Int, using random: inout SeededGenerator
+    ) async throws -> Int {
+        var landed = 0
+        for _ in 0..<kills {
+            let line = Int.random(in: 1...lines, using: &random)
+            var delay = Duration.milliseconds(Int.random(in: 0...50, using: &random))
+            for _ in 0..<3 {
+                if try await runAndKill(arguments, onProgressLine: line, after: delay) {
+                    landed += 1
+                    break
+                }
+                delay = .zero
             }
         }
-        let clock = ContinuousClock()
-        let start = clock.now
-        _ = try run([mode, copies[0], copies[1]])
-        return clock.now - start
+        return landed
     }
 
     @Test func aDeviceKilledDuringPushAndDuringApplyLosesNothingAndDoublesNothing() async throws {
@@ -84,14 +104,10 @@ import Darwin
             directory.path("a.trove"), directory.path("b.trove"), directory.path("c.trove"), directory.path("server.trove"))
         #expect(try Self.run(["edit", a, server, "12000"]) == ["E 12000"])
 
-        // Push, killed at random moments inside a full push's time, then pushed to the end.
-        let pushTime = try Self.duration(of: "push", device: a, server: server, in: directory)
-        var killedWhileRunning = 0
-        for _ in 0..<4 {
-            let fraction = Double.random(in: 0.05...0.95, using: &random)
-            if try await Self.runAndKill(["push", a, server], after: pushTime * fraction) { killedWhileRunning += 1 }
-        }
-        #expect(killedWhileRunning > 0)
+        // Push, killed at random points (sealing, before and after the server's write), then
+        // pushed to the end.
+        let pushKills = try await Self.killRepeatedly(["push", a, server], kills: 4, lines: 3, using: &random)
+        #expect(pushKills > 0)
         let pushed = try Self.run(["push", a, server])
         #expect(pushed.first?.hasPrefix("P ") == true, "\(pushed)")
 
@@ -102,15 +118,10 @@ import Darwin
         #expect(sequences == Array(1...Int64(sequences.count)))
         #expect(sequences.count == 6)  // 12,000 records, 2,000 per change set
 
-        // Apply, killed at random moments, then pulled to the end.
+        // Apply, killed at random points (the pull, the apply), then pulled to the end.
         _ = try Self.run(["edit", b, server, "0"])
-        let pullTime = try Self.duration(of: "pull", device: b, server: server, in: directory)
-        killedWhileRunning = 0
-        for _ in 0..<4 {
-            let fraction = Double.random(in: 0.05...0.95, using: &random)
-            if try await Self.runAndKill(["pull", b, server], after: pullTime * fraction) { killedWhileRunning += 1 }
-        }
-        #expect(killedWhileRunning > 0)
+        let pullKills = try await Self.killRepeatedly(["pull", b, server], kills: 4, lines: 2, using: &random)
+        #expect(pullKills > 0)
         let pulled = try Self.run(["pull", b, server])
         #expect(pulled.first?.hasPrefix("A ") == true, "\(pulled)")
         _ = try Self.run(["edit", c, server, "0"])
