@@ -21,11 +21,17 @@ import TroveTestSupport
         let batches = 40
         let perBatch = 5
         let outages = Counter()
+        let stopped = Counter()
         // The writer pushes batch after batch; a batch that fails (server down) is retried until
         // acknowledged, as the sync loop does.
         let pushing = Task {
             var pushed: [SealedChangeSet] = []
             for batch in 0..<batches {
+                // Half way, wait for the server to go down, so that the writer meets the outage
+                // however the suite's load schedules this task.
+                if batch == batches / 2 {
+                    while stopped.value == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+                }
                 let sets = (0..<perBatch).map { i in
                     SealedChangeSet(device: "writer", deviceSequence: Int64(batch * perBatch + i + 1), payload: Data("\(batch).\(i)".utf8))
                 }
@@ -59,7 +65,9 @@ import TroveTestSupport
         }
         try await Task.sleep(nanoseconds: 300_000_000)
         try server.stop()
-        try await Task.sleep(nanoseconds: 1_000_000_000)
+        stopped.increment()
+        // The server stays down until a client has met the outage (then it must retry).
+        #expect(await waitUntil(seconds: 120) { outages.value > 0 }, "the outage was met")
         let wakeupsBeforeRestart = wakeups.value
         try server.start()
 

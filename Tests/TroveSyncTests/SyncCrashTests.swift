@@ -52,20 +52,24 @@ import Darwin
     /// (it had not reached that line, or had ended meanwhile, otherwise).
     static func runAndKill(_ arguments: [String], onProgressLine line: Int, after delay: Duration) async throws -> Bool {
         let (process, pipe) = try start(arguments)
-        let reached = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            DispatchQueue.global().async {
+        // A thread of its own reads the progress and kills: neither GCD's pool nor the test
+        // runner's tasks, which a loaded suite starves until the child has long ended.
+        let pause = useconds_t(delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000)
+        let wasRunning = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            Thread {
                 var text = ""
+                var reached = true
                 while text.split(separator: "\n").filter({ $0.hasPrefix("~") }).count < line {
                     let data = pipe.fileHandleForReading.availableData
-                    if data.isEmpty { return continuation.resume(returning: false) }  // it ended first
+                    if data.isEmpty { reached = false; break }  // it ended first
                     text += String(decoding: data, as: UTF8.self)
                 }
-                continuation.resume(returning: true)
-            }
+                if reached, pause > 0 { usleep(pause) }
+                let running = reached && process.isRunning
+                kill(process.processIdentifier, SIGKILL)
+                continuation.resume(returning: running)
+            }.start()
         }
-        if reached, delay > .zero { try await Task.sleep(for: delay) }
-        let wasRunning = reached && process.isRunning
-        kill(process.processIdentifier, SIGKILL)
         _ = pipe.fileHandleForReading.readDataToEndOfFile()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
