@@ -9,11 +9,6 @@ import TroveTestSupport
 /// `search -c` and contexts in results (hashing embedder).
 @Suite("CollectionCommand", .serialized)
 struct CollectionTests {
-    func results(_ document: JSONValue) -> [JSONValue] {
-        if case .array(let results)? = document["results"] { return results }
-        return []
-    }
-
     /// `notes/personal` (Markdown and a text file) and `notes/work` (Markdown).
     func fixture() throws -> NotesFixture {
         let fixture = try NotesFixture()

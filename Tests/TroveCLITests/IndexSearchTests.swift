@@ -21,11 +21,6 @@ struct IndexSearchTests {
         return fixture
     }
 
-    func results(_ document: JSONValue) -> [JSONValue] {
-        if case .array(let results)? = document["results"] { return results }
-        return []
-    }
-
     @Test("index then search finds each note by its words, in every mode")
     func roundTrip() async throws {
         let fixture = try sampleFixture()

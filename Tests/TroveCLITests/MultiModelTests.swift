@@ -16,11 +16,6 @@ struct MultiModelTests {
             ? HashingEmbedder(dimension: 48, modelID: "test/model-b") : HashingEmbedder(dimension: 64, modelID: "test/model-a")
     })
 
-    func results(_ document: JSONValue) -> [JSONValue] {
-        if case .array(let results)? = document["results"] { return results }
-        return []
-    }
-
     func fixture() throws -> NotesFixture {
         let fixture = try NotesFixture()
         try fixture.write("dentist.md", "Cleaning with Dr. Okafor on Tuesday at 8:30.")

@@ -9,11 +9,6 @@ import TroveTestSupport
 /// their frozen tokenizer until `trove repair --retokenize`.
 @Suite("Multilingual text search in the CLI", .serialized)
 struct MultilingualTextTests {
-    func results(_ document: JSONValue) -> [JSONValue] {
-        if case .array(let results)? = document["results"] { return results }
-        return []
-    }
-
     func multilingualFixture() throws -> NotesFixture {
         let fixture = try NotesFixture()
         try fixture.write("zh.md", "数据库管理系统的性能优化")

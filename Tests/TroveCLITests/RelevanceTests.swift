@@ -14,7 +14,6 @@ import TroveTestSupport
 /// hashing embedder shows the mechanism; the real models (when installed) show the curves.
 @Suite("Relevance", .serialized)
 struct RelevanceTests {
-    func results(_ document: JSONValue) -> [JSONValue] { document["results"]?.array ?? [] }
 
     func scores(_ document: JSONValue) -> [Double] {
         results(document).compactMap {
@@ -24,16 +23,6 @@ struct RelevanceTests {
         }
     }
 
-    func fixture() throws -> NotesFixture {
-        let fixture = try NotesFixture()
-        try fixture.write("dentist.md", "# Dentist\n\nCleaning with Dr. Okafor on Tuesday at 8:30.")
-        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
-        try fixture.write("work/standup.md", "Standup: freeze the release branch Thursday noon.")
-        try fixture.write("car.md", "Winter tires on by November 15, stored at Eastside Auto.")
-        try fixture.write("recipes/curry.md", "Kidney bean curry: soak the beans overnight, six whistles.")
-        for index in 0..<12 { try fixture.write("misc/note\(index).md", "Errand number \(index): call the bank.") }
-        return fixture
-    }
 
     @Test("monotone: capped by the result above; unchanged where already non-increasing")
     func monotoneCap() {
@@ -67,7 +56,7 @@ struct RelevanceTests {
 
     @Test("every mode: scores in 0...1, non-increasing down the list", arguments: ["hybrid", "vector", "text"])
     func monotoneInRank(mode: String) async throws {
-        let f = try fixture()
+        let f = try NotesFixture.errands()
         _ = await f.trove(["index", "."])
         for query in ["tomatoes planting", "dentist Tuesday", "bank errand", "winter tires"] {
             let found = try await f.json(["search", "--mode", mode, "-k", "15", query])
@@ -84,7 +73,7 @@ struct RelevanceTests {
 
     @Test("--min-score keeps exactly the prefix of the ranking at or above it")
     func minScorePrefix() async throws {
-        let f = try fixture()
+        let f = try NotesFixture.errands()
         _ = await f.trove(["index", "."])
         let full = scores(try await f.json(["search", "--all", "stake tomatoes"]))
         #expect(full.count == 17)  // --all: every note
@@ -100,7 +89,7 @@ struct RelevanceTests {
 
     @Test("comparable across queries: a query's own note outscores every result of a query about nothing here")
     func comparableAcrossQueries() async throws {
-        let f = try fixture()
+        let f = try NotesFixture.errands()
         _ = await f.trove(["index", "."])
         let answered = [
             ("stake the tomatoes when planting", "garden/tomatoes.txt"),
@@ -126,7 +115,7 @@ struct RelevanceTests {
 
     @Test("vector mode with two models shows relevance, not a fused z-score")
     func vectorModeTwoModels() async throws {
-        let f = try fixture()
+        let f = try NotesFixture.errands()
         let models = ["--model", "/m/modelA", "--model", "/m/modelB"]
         let services = MultiModelTests.twoModelServices
         _ = await f.trove(["index"] + models + ["."], services: services)

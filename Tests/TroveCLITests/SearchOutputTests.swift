@@ -9,22 +9,11 @@ import TroveTestSupport
 /// snippet, context; `--files`; an empty query refused.
 @Suite("SearchOutput", .serialized)
 struct SearchOutputTests {
-    func results(_ document: JSONValue) -> [JSONValue] { document["results"]?.array ?? [] }
 
-    func fixture() throws -> NotesFixture {
-        let fixture = try NotesFixture()
-        try fixture.write("dentist.md", "# Dentist\n\nCleaning with Dr. Okafor on Tuesday at 8:30.")
-        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
-        try fixture.write("work/standup.md", "Standup: freeze the release branch Thursday noon.")
-        try fixture.write("car.md", "Winter tires on by November 15, stored at Eastside Auto.")
-        try fixture.write("recipes/curry.md", "Kidney bean curry: soak the beans overnight, six whistles.")
-        for index in 0..<12 { try fixture.write("misc/note\(index).md", "Errand number \(index): call the bank.") }
-        return fixture
-    }
 
     @Test("--files prints score and path only; with --json, source and score")
     func files() async throws {
-        let f = try fixture()
+        let f = try NotesFixture.errands()
         _ = await f.trove(["index", "."])
         let run = await f.trove(["search", "--files", "-k", "2", "tomatoes"])
         let lines = run.out.split(separator: "\n")
@@ -37,7 +26,7 @@ struct SearchOutputTests {
 
     @Test("an empty or blank query is a usage error, nothing printed on stdout")
     func emptyQuery() async throws {
-        let f = try fixture()
+        let f = try NotesFixture.errands()
         _ = await f.trove(["index", "."])
         for words in [[""], ["   "], [" ", "\t"]] {
             let run = await f.trove(["search"] + words)
@@ -48,7 +37,7 @@ struct SearchOutputTests {
 
     @Test("readable output: rank, score, path · title, legs; snippet; highlight only on a terminal")
     func readableOutput() async throws {
-        let f = try fixture()
+        let f = try NotesFixture.errands()
         _ = await f.trove(["index", "."])
         let piped = await f.trove(["search", "-k", "1", "dentist", "Tuesday"])
         let lines = piped.out.split(separator: "\n").map(String.init)

@@ -30,6 +30,9 @@ func runTrove(
     return RunResult(status: status, out: out.text, err: err.text)
 }
 
+/// The `results` array of `trove search --json` output (empty when there is none).
+func results(_ document: JSONValue) -> [JSONValue] { document["results"]?.array ?? [] }
+
 /// A folder of notes and a database path inside a temporary directory.
 final class NotesFixture: Sendable {
     let directory: TemporaryDirectory
@@ -54,6 +57,19 @@ final class NotesFixture: Sendable {
     /// Runs trove with `--db` pointing at this fixture's database.
     func trove(_ arguments: [String], stdin: String? = nil, services: Services = hashingServices) async -> RunResult {
         await runTrove(arguments + ["--db", database], directory: notes, stdin: stdin, services: services)
+    }
+
+    /// Five notes on unrelated subjects and twelve near-identical errands: the corpus of the
+    /// search output and relevance tests.
+    static func errands() throws -> NotesFixture {
+        let fixture = try NotesFixture()
+        try fixture.write("dentist.md", "# Dentist\n\nCleaning with Dr. Okafor on Tuesday at 8:30.")
+        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
+        try fixture.write("work/standup.md", "Standup: freeze the release branch Thursday noon.")
+        try fixture.write("car.md", "Winter tires on by November 15, stored at Eastside Auto.")
+        try fixture.write("recipes/curry.md", "Kidney bean curry: soak the beans overnight, six whistles.")
+        for index in 0..<12 { try fixture.write("misc/note\(index).md", "Errand number \(index): call the bank.") }
+        return fixture
     }
 
     /// The parsed `--json` output of a run.
