@@ -81,7 +81,8 @@ let package = Package(
         // Sync between devices through PostgreSQL (or an app's own SyncTransport); see Documentation/SYNC.md.
         .target(
             name: "TroveSync", dependencies: ["Trove", "TroveSQLite", "CLibPQ"],
-            exclude: ["Postgres/trove-sync.sql"]),
+            // The server SQL, one file read at run time (Bundle.module) and by psql alike.
+            resources: [.copy("Postgres/trove-sync.sql")]),
         // The freedesktop Secret Service client (Debian: libsecret-1-dev); only TroveSecretService imports it.
         .systemLibrary(
             name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),

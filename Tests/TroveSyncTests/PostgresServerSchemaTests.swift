@@ -5,11 +5,6 @@ import TroveTestSupport
 @testable import TroveSync
 
 @Suite struct PostgresServerSchemaTests {
-    @Test func theEmbeddedSchemaIsTheRepositorysSQLFile() throws {
-        let file = try String(contentsOfFile: SyncServerFixture.schemaFile, encoding: .utf8)
-        #expect(file == PostgresTransport.serverSchemaSQL)
-    }
-
     @Test func installingTwiceChangesNothingAndKeepsTheFeed() async throws {
         let server = try SyncServerFixture.server()
         let device = try SyncServerFixture.newDevice()

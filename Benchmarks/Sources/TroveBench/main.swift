@@ -26,6 +26,8 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("graph", "1-hop, 2-hop, shortest path over 1M links (+ hand-written recursive CTEs)", runGraphBenchmarks),
     ("sync-apply", "applying pulled change sets on a device vs a local batch insert of the same documents", runSyncBenchmarks),
     ("sync-postgres", "push and pull of change sets through PostgreSQL vs the same bytes through raw libpq", runSyncPostgresBenchmarks),
+    ("sync-latency", "time from a commit on one device to its hybrid-search hit on another, both running run()", runSyncLatencyBenchmarks),
+    ("sync-load", "many simulated devices pushing and pulling one PostgreSQL server at once", runSyncLoadBenchmarks),
     ("watch", "trove index --watch: file save to searchable record, p50/p99 over 100 edits", runWatchBenchmarks),
     ("migrations", "each migration step on a seeded collection; table rebuild vs ALTER TABLE DROP COLUMN", runMigrationBenchmarks),
 ]

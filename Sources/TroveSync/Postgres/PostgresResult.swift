@@ -28,29 +28,14 @@ final class PostgresResult {
 
     func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) == 1 }
 
-    /// A bigint (int8) column.
-    func int64(_ row: Int, _ column: Int) throws -> Int64 {
+    /// A fixed-width column in network byte order: int8 as `Int64`, int4 as `Int32`, bool as
+    /// `UInt8` (non-zero for true). Throws unless the value has exactly `T`'s width.
+    func integer<T: FixedWidthInteger>(_ row: Int, _ column: Int, as type: T.Type) throws -> T {
         let bytes = try raw(row, column)
-        guard bytes.count == 8 else { throw PostgresError.unexpectedResult("an int8 of \(bytes.count) bytes") }
-        var value: UInt64 = 0
-        for byte in bytes { value = value << 8 | UInt64(byte) }
-        return Int64(bitPattern: value)
-    }
-
-    /// An integer (int4) column.
-    func int32(_ row: Int, _ column: Int) throws -> Int32 {
-        let bytes = try raw(row, column)
-        guard bytes.count == 4 else { throw PostgresError.unexpectedResult("an int4 of \(bytes.count) bytes") }
-        var value: UInt32 = 0
-        for byte in bytes { value = value << 8 | UInt32(byte) }
-        return Int32(bitPattern: value)
-    }
-
-    /// A boolean column.
-    func bool(_ row: Int, _ column: Int) throws -> Bool {
-        let bytes = try raw(row, column)
-        guard bytes.count == 1 else { throw PostgresError.unexpectedResult("a bool of \(bytes.count) bytes") }
-        return bytes[bytes.startIndex] != 0
+        guard bytes.count == MemoryLayout<T>.size else {
+            throw PostgresError.unexpectedResult("\(bytes.count) bytes for a \(MemoryLayout<T>.size)-byte \(T.self)")
+        }
+        return bytes.reduce(T.zero) { $0 << 8 | T(truncatingIfNeeded: $1) }
     }
 
     /// A text (or name) column.

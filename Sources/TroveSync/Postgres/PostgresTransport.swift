@@ -62,7 +62,7 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
             guard result.count == expected else {
                 throw PostgresError.unexpectedResult("\(result.count) sequences for \(expected) change sets")
             }
-            return try (0..<result.count).map { try result.int64($0, 0) }
+            return try (0..<result.count).map { try result.integer($0, 0, as: Int64.self) }
         }
     }
 
@@ -85,8 +85,8 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
             try result.expectColumns([PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea])
             return try (0..<result.count).map { row in
                 SealedChangeSet(
-                    device: try result.string(row, 1), deviceSequence: try result.int64(row, 2),
-                    payload: try result.data(row, 3), serverSequence: try result.int64(row, 0))
+                    device: try result.string(row, 1), deviceSequence: try result.integer(row, 2, as: Int64.self),
+                    payload: try result.data(row, 3), serverSequence: try result.integer(row, 0, as: Int64.self))
             }
         }
     }
@@ -125,7 +125,7 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
         try await session.run { connection in
             let result = try connection.execute("SELECT trove_sync.create_space($1)", [.text(name)])
             try result.expectColumns([PostgresType.bool])
-            return try result.bool(0, 0)
+            return try result.integer(0, 0, as: UInt8.self) != 0
         }
     }
 
@@ -151,7 +151,7 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
         try await session.run { connection in
             let result = try connection.execute("SELECT trove_sync.last_sequence($1)", [.text(space)])
             try result.expectColumns([PostgresType.int8])
-            return try result.int64(0, 0)
+            return try result.integer(0, 0, as: Int64.self)
         }
     }
 
@@ -174,14 +174,27 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
     /// - Throws: ``PostgresError`` from the server (for example `42501` without the privileges).
     @discardableResult
     public static func installServerSchema(url: String) async throws -> Int {
+        let sql = try serverSchemaSQL()
         let session = PostgresSession(options: try PostgresConnectionOptions(url: url), label: "trove.sync.setup")
         defer { session.close() }
         return try await session.run { connection in
-            try connection.executeScript(serverSchemaSQL)
+            try connection.executeScript(sql)
             let result = try connection.execute("SELECT trove_sync.schema_version()")
             try result.expectColumns([PostgresType.int4])
-            return Int(try result.int32(0, 0))
+            return Int(try result.integer(0, 0, as: Int32.self))
         }
+    }
+
+    /// The server schema's SQL: trove-sync.sql, TroveSync's one resource (SwiftPM copies it into
+    /// the `Trove_TroveSync` resource bundle beside the executable that links TroveSync; a `trove`
+    /// installed elsewhere needs that bundle beside it, or install the file with psql).
+    static func serverSchemaSQL() throws -> String {
+        guard let file = Bundle.module.url(forResource: "trove-sync", withExtension: "sql"),
+            let sql = try? String(contentsOf: file, encoding: .utf8)
+        else {
+            throw PostgresError.unexpectedResult("trove-sync.sql is missing from TroveSync's resource bundle")
+        }
+        return sql
     }
 
     private func removeListener(_ key: ObjectIdentifier) {

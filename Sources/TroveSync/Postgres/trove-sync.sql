@@ -183,6 +183,11 @@ $$;
 -- sequence in the order given. A change set already stored (same device and device sequence,
 -- e.g. a retry after a lost acknowledgement) is not stored again: its existing sequence is
 -- returned. Notifies channel trove_sync_<space id> with the new last sequence.
+--
+-- Cost: one probe of the (space, device, device_sequence) index per change set, whatever the
+-- feed's length. The probe is a scalar subquery on purpose: written as a join (NOT EXISTS, or a
+-- join for the returned sequences), the planner hashes the whole space's feed once a batch is
+-- large enough, and each push then costs as much as the feed is long.
 CREATE OR REPLACE FUNCTION trove_sync.push(
     space_name text, devices text[], device_sequences bigint[], payloads bytea[])
 RETURNS TABLE (server_sequence bigint)
@@ -192,6 +197,7 @@ DECLARE
     space_key bigint;
     previous_last bigint;
     added bigint;
+    sequences bigint[];
 BEGIN
     IF cardinality(devices) IS DISTINCT FROM cardinality(device_sequences)
        OR cardinality(devices) IS DISTINCT FROM cardinality(payloads) THEN
@@ -199,37 +205,43 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     space_key := trove_sync.space_id(space_name);
-    -- The lock that orders this space's pushes (held until commit).
+    -- The lock that orders this space's pushes (held until commit): the probes below see every
+    -- push committed before it.
     SELECT s.last_sequence INTO previous_last FROM trove_sync.spaces s
     WHERE s.id = space_key FOR UPDATE;
 
-    INSERT INTO trove_sync.changes (space_id, server_sequence, device, device_sequence, payload)
-    SELECT space_key, previous_last + row_number() OVER (ORDER BY fresh.position),
-           fresh.device, fresh.device_sequence, fresh.payload
-    FROM (
-        SELECT DISTINCT ON (i.device, i.device_sequence)
-               i.device, i.device_sequence, i.payload, i.position
-        FROM unnest(devices, device_sequences, payloads) WITH ORDINALITY
-             AS i (device, device_sequence, payload, position)
-        WHERE NOT EXISTS (
-            SELECT FROM trove_sync.changes c
-            WHERE c.space_id = space_key AND c.device = i.device
-              AND c.device_sequence = i.device_sequence)
-        ORDER BY i.device, i.device_sequence, i.position
-    ) AS fresh;
-    GET DIAGNOSTICS added = ROW_COUNT;
+    -- The payloads stay in their array until the insert (read by position, not carried through
+    -- the sorts and the materialized steps).
+    WITH given AS MATERIALIZED (
+        SELECT i.device, i.device_sequence, i.position,
+               (SELECT c.server_sequence FROM trove_sync.changes c
+                WHERE c.space_id = space_key AND c.device = i.device
+                  AND c.device_sequence = i.device_sequence) AS stored
+        FROM unnest(devices, device_sequences) WITH ORDINALITY AS i (device, device_sequence, position)
+    ), fresh AS MATERIALIZED (
+        -- New change sets, each once (a batch may repeat one), numbered in the order given.
+        SELECT f.device, f.device_sequence, f.position,
+               previous_last + row_number() OVER (ORDER BY f.position) AS assigned
+        FROM (SELECT DISTINCT ON (g.device, g.device_sequence) g.device, g.device_sequence, g.position
+              FROM given g WHERE g.stored IS NULL
+              ORDER BY g.device, g.device_sequence, g.position) AS f
+    ), inserted AS (
+        INSERT INTO trove_sync.changes (space_id, server_sequence, device, device_sequence, payload)
+        SELECT space_key, f.assigned, f.device, f.device_sequence, payloads[f.position] FROM fresh f
+        RETURNING 1
+    )
+    SELECT array_agg(coalesce(g.stored, f.assigned) ORDER BY g.position),
+           (SELECT count(*) FROM inserted)
+    INTO sequences, added
+    FROM given g
+    LEFT JOIN fresh f ON f.device = g.device AND f.device_sequence = g.device_sequence;
 
     IF added > 0 THEN
         UPDATE trove_sync.spaces SET last_sequence = previous_last + added WHERE id = space_key;
         PERFORM pg_notify('trove_sync_' || space_key, (previous_last + added)::text);
     END IF;
 
-    RETURN QUERY
-    SELECT c.server_sequence
-    FROM unnest(devices, device_sequences) WITH ORDINALITY AS i (device, device_sequence, position)
-    JOIN trove_sync.changes c
-      ON c.space_id = space_key AND c.device = i.device AND c.device_sequence = i.device_sequence
-    ORDER BY i.position;
+    RETURN QUERY SELECT unnest(sequences);
 END
 $$;
 
