@@ -185,13 +185,17 @@ $$;
 -- returned. Notifies channel trove_sync_<space id> with the new last sequence.
 --
 -- Cost: one probe of the (space, device, device_sequence) index per change set, whatever the
--- feed's length. The probe is a scalar subquery on purpose: written as a join (NOT EXISTS, or a
--- join for the returned sequences), the planner hashes the whole space's feed once a batch is
--- large enough, and each push then costs as much as the feed is long.
+-- feed's length. Two ways it could grow with the feed instead, both seen at 1,000 change sets
+-- per push: written as a join (NOT EXISTS, or a join for the returned sequences) the planner
+-- hashes the whole space's feed once a batch is large; and a plan made for the actual space id
+-- (plpgsql's first five calls per session) of a space the statistics do not know yet probes
+-- through the primary key, reading the whole space per change set. Hence a scalar subquery and
+-- generic plans, which never take the (space, server_sequence) key for this probe.
 CREATE OR REPLACE FUNCTION trove_sync.push(
     space_name text, devices text[], device_sequences bigint[], payloads bytea[])
 RETURNS TABLE (server_sequence bigint)
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     space_key bigint;
@@ -210,31 +214,32 @@ BEGIN
     SELECT s.last_sequence INTO previous_last FROM trove_sync.spaces s
     WHERE s.id = space_key FOR UPDATE;
 
-    -- The payloads stay in their array until the insert (read by position, not carried through
-    -- the sorts and the materialized steps).
+    -- Sorts and window functions only, no join: the payloads stay in their array until the
+    -- insert reads them by position, and a change set repeated within the batch gets the number
+    -- of its first occurrence.
     WITH given AS MATERIALIZED (
         SELECT i.device, i.device_sequence, i.position,
                (SELECT c.server_sequence FROM trove_sync.changes c
                 WHERE c.space_id = space_key AND c.device = i.device
-                  AND c.device_sequence = i.device_sequence) AS stored
+                  AND c.device_sequence = i.device_sequence) AS stored,
+               min(i.position) OVER (PARTITION BY i.device, i.device_sequence) AS first_position
         FROM unnest(devices, device_sequences) WITH ORDINALITY AS i (device, device_sequence, position)
-    ), fresh AS MATERIALIZED (
-        -- New change sets, each once (a batch may repeat one), numbered in the order given.
-        SELECT f.device, f.device_sequence, f.position,
-               previous_last + row_number() OVER (ORDER BY f.position) AS assigned
-        FROM (SELECT DISTINCT ON (g.device, g.device_sequence) g.device, g.device_sequence, g.position
-              FROM given g WHERE g.stored IS NULL
-              ORDER BY g.device, g.device_sequence, g.position) AS f
+    ), numbered AS MATERIALIZED (
+        SELECT g.device, g.device_sequence, g.position, g.stored, g.first_position,
+               CASE WHEN g.stored IS NULL THEN
+                   previous_last + dense_rank() OVER (PARTITION BY g.stored IS NULL ORDER BY g.first_position)
+               END AS assigned
+        FROM given g
     ), inserted AS (
         INSERT INTO trove_sync.changes (space_id, server_sequence, device, device_sequence, payload)
-        SELECT space_key, f.assigned, f.device, f.device_sequence, payloads[f.position] FROM fresh f
+        SELECT space_key, n.assigned, n.device, n.device_sequence, payloads[n.position]
+        FROM numbered n
+        WHERE n.stored IS NULL AND n.position = n.first_position
         RETURNING 1
     )
-    SELECT array_agg(coalesce(g.stored, f.assigned) ORDER BY g.position),
-           (SELECT count(*) FROM inserted)
+    SELECT array_agg(coalesce(n.stored, n.assigned) ORDER BY n.position), (SELECT count(*) FROM inserted)
     INTO sequences, added
-    FROM given g
-    LEFT JOIN fresh f ON f.device = g.device AND f.device_sequence = g.device_sequence;
+    FROM numbered n;
 
     IF added > 0 THEN
         UPDATE trove_sync.spaces SET last_sequence = previous_last + added WHERE id = space_key;
