@@ -25,8 +25,14 @@ extension SyncSpace {
     ) async throws {
         let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let notifications = transport.notifications(space: space)
+        // The count of pending changes with the device's clock, which every local write moves: a
+        // live read yields a value only when it differs from the last one, and a count alone can
+        // read the same after a push cleared it and a new write set it again (a lost wake-up,
+        // leaving that write to the next poll).
         let pending = database.observe { read in
-            try read.query("SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1").first?.int64(at: 0) ?? 0
+            let row = try read.query(
+                "SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1), hlc FROM \(SyncTables.device)").first
+            return [row?.int64(at: 0) ?? 0, row?.int64(at: 1) ?? 0]
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -34,7 +40,7 @@ extension SyncSpace {
             }
             group.addTask {
                 do {
-                    for try await count in pending where count > 0 { wake.yield() }
+                    for try await value in pending where value[0] > 0 { wake.yield() }
                 } catch {}
             }
             group.addTask {
