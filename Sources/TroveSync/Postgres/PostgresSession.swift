@@ -27,6 +27,12 @@ final class PostgresSession: @unchecked Sendable {
         }
     }
 
+    /// Queues `body` without waiting for it, for a request whose outcome nobody needs (a failure
+    /// is dropped); requests queued after it run after it.
+    func send(_ body: @escaping @Sendable (PostgresConnection) throws -> Void) {
+        queue.async { _ = try? self.runOnQueue(body) }
+    }
+
     /// Closes the connection (the next request opens a new one).
     func close() {
         queue.async { self.connection = nil }

@@ -45,7 +45,8 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
     /// - Returns: The server sequence of each change set, in order (an already stored one keeps its own).
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member;
     ///   ``PostgresError/connectionFailed(_:)`` when the server cannot be reached.
-    /// - Complexity: One round trip; the payloads travel as one binary array.
+    /// - Complexity: One round trip (the payloads travel as one binary array), then the
+    ///   space's listeners are notified by one more request this call does not wait for.
     public func push(_ changeSets: [SealedChangeSet], space: String) async throws -> [Int64] {
         guard !changeSets.isEmpty else { return [] }
         let parameters: [PostgresValue] = [
@@ -55,7 +56,7 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
             .byteaArray(changeSets.map(\.payload)),
         ]
         let expected = changeSets.count
-        return try await session.run { connection in
+        let sequences = try await session.run { connection in
             let result = try connection.execute(
                 "SELECT server_sequence FROM trove_sync.push($1, $2, $3, $4)", parameters)
             try result.expectColumns([PostgresType.int8])
@@ -64,6 +65,13 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
             }
             return try (0..<result.count).map { try result.integer($0, 0, as: Int64.self) }
         }
+        // The NOTIFY, in a transaction of its own once the push committed (trove-sync.sql says
+        // why), not waited for: the change sets are stored, and a listener that misses it pulls
+        // them at its next poll.
+        session.send { connection in
+            try connection.execute("SELECT trove_sync.announce($1)", [.text(space)])
+        }
+        return sequences
     }
 
     /// The space's change sets after a server sequence; see ``SyncTransport/pull(space:after:limit:)``.

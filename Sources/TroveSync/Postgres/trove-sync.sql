@@ -182,7 +182,7 @@ $$;
 -- Appends sealed change sets to a space's feed, in one transaction, and returns each one's server
 -- sequence in the order given. A change set already stored (same device and device sequence,
 -- e.g. a retry after a lost acknowledgement) is not stored again: its existing sequence is
--- returned. Notifies channel trove_sync_<space id> with the new last sequence.
+-- returned. It does not notify: see announce below.
 --
 -- Cost: one probe of the (space, device, device_sequence) index per change set, whatever the
 -- feed's length. Two ways it could grow with the feed instead, both seen at 1,000 change sets
@@ -243,10 +243,26 @@ BEGIN
 
     IF added > 0 THEN
         UPDATE trove_sync.spaces SET last_sequence = previous_last + added WHERE id = space_key;
-        PERFORM pg_notify('trove_sync_' || space_key, (previous_last + added)::text);
     END IF;
 
     RETURN QUERY SELECT unnest(sequences);
+END
+$$;
+
+-- Notifies channel trove_sync_<space id> (payload: the space's last sequence) that the space has
+-- new change sets; a device calls it after its push committed, in a transaction of its own.
+-- Not inside push: a notifying transaction holds a database-wide lock from its commit until its
+-- commit record is flushed, so a NOTIFY in push would make every push of every space wait for
+-- every other push's flush (measured with 100 devices: 2.3 times fewer change sets per second).
+-- This transaction writes nothing else, so its commit does not wait for a flush.
+CREATE OR REPLACE FUNCTION trove_sync.announce(space_name text) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    space_key bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    PERFORM pg_notify('trove_sync_' || space_key,
+                      (SELECT s.last_sequence FROM trove_sync.spaces s WHERE s.id = space_key)::text);
 END
 $$;
 
