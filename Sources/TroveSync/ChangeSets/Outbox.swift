@@ -69,10 +69,17 @@ enum Outbox {
         return sets.count
     }
 
-    /// The oldest unacknowledged change sets, at most `limit`.
-    static func unacknowledged(on connection: Connection, device: String, limit: Int) throws -> [SealedChangeSet] {
-        try connection.prepare("SELECT sequence, payload FROM \(SyncTables.outbox) ORDER BY sequence LIMIT ?")
-            .rows([.integer(Int64(limit))])
+    /// The oldest unacknowledged change sets: at most `limit`, and no more after their payloads
+    /// reach `bytes` (the first is always returned, whatever its size).
+    static func unacknowledged(on connection: Connection, device: String, limit: Int, bytes: Int) throws -> [SealedChangeSet] {
+        try connection.prepare("""
+            SELECT sequence, payload FROM (
+                SELECT sequence, payload,
+                       sum(length(payload)) OVER (ORDER BY sequence ROWS UNBOUNDED PRECEDING) - length(payload) AS before
+                FROM \(SyncTables.outbox) ORDER BY sequence LIMIT ?)
+            WHERE before < ? ORDER BY sequence
+            """)
+            .rows([.integer(Int64(limit)), .integer(Int64(bytes))])
             .map { SealedChangeSet(device: device, deviceSequence: $0.int64(at: 0) ?? 0, payload: $0.data(at: 1) ?? Data()) }
     }
 
