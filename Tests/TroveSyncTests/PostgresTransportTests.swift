@@ -99,6 +99,43 @@ import TroveTestSupport
         #expect(try await transport.lastSequence(space: space) == 6)
     }
 
+    @Test(arguments: [UInt64(1), 2, 3])
+    func batchesMixingStoredNewAndRepeatedChangeSetsGetTheSequencesOfAModel(seed: UInt64) async throws {
+        // The model: a change set keeps the sequence it was first stored under; new ones are
+        // numbered in the order of their first occurrence in the batch.
+        var rng = SeededGenerator(seed: seed)
+        let (_, space, transport) = try await openSpace()
+        defer { transport.close() }
+        var stored: [String: Int64] = [:]
+        var payloads: [String: Data] = [:]
+        for _ in 0..<12 {
+            let batch = (0..<Int.random(in: 1...40, using: &rng)).map { _ in
+                SealedChangeSet(
+                    device: ["laptop", "phone", "desk"][Int.random(in: 0..<3, using: &rng)],
+                    deviceSequence: Int64.random(in: 1...30, using: &rng),
+                    payload: randomPayload(&rng, size: Int.random(in: 1...64, using: &rng)))
+            }
+            var expected: [Int64] = []
+            for set in batch {
+                let key = "\(set.device)/\(set.deviceSequence)"
+                if stored[key] == nil {
+                    stored[key] = Int64(stored.count + 1)
+                    payloads[key] = set.payload
+                }
+                expected.append(stored[key]!)
+            }
+            #expect(try await transport.push(batch, space: space) == expected)
+        }
+        // The feed holds each change set once, gapless, with the payload it was first sent with.
+        let feed = try await transport.pull(space: space, after: 0, limit: 10_000)
+        #expect(feed.map(\.serverSequence) == (1...Int64(stored.count)).map { Optional($0) })
+        for set in feed {
+            let key = "\(set.device)/\(set.deviceSequence)"
+            #expect(stored[key] == set.serverSequence && payloads[key] == set.payload)
+        }
+        #expect(try await transport.lastSequence(space: space) == Int64(stored.count))
+    }
+
     @Test func aConnectionCutByTheServerIsReopenedForTheNextRequest() async throws {
         let server = try SyncServerFixture.server()
         let (device, space, transport) = try await openSpace()
