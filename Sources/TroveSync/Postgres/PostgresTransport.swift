@@ -193,16 +193,27 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
         }
     }
 
-    /// The server schema's SQL: trove-sync.sql, TroveSync's one resource (SwiftPM copies it into
-    /// the `Trove_TroveSync` resource bundle beside the executable that links TroveSync; a `trove`
-    /// installed elsewhere needs that bundle beside it, or install the file with psql).
+    /// The server schema's SQL: trove-sync.sql, TroveSync's one resource.
+    ///
+    /// Looked for, in order: in the resource bundle SwiftPM puts beside the executable that links
+    /// TroveSync (`Trove_TroveSync.resources` on Linux; the app's bundle on Apple platforms),
+    /// then beside this source file (a build run from its checkout). Not `Bundle.module` on
+    /// Linux: its accessor stops the process when the bundle is missing, as it is for a `trove`
+    /// copied elsewhere, where a typed error saying what to do is the answer.
     static func serverSchemaSQL() throws -> String {
-        guard let file = Bundle.module.url(forResource: "trove-sync", withExtension: "sql"),
-            let sql = try? String(contentsOf: file, encoding: .utf8)
-        else {
-            throw PostgresError.unexpectedResult("trove-sync.sql is missing from TroveSync's resource bundle")
+        var candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("Trove_TroveSync.resources/trove-sync.sql"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("trove-sync.sql"),
+        ]
+        #if canImport(Darwin)
+            if let file = Bundle.module.url(forResource: "trove-sync", withExtension: "sql") { candidates.insert(file, at: 0) }
+        #endif
+        for file in candidates {
+            if let sql = try? String(contentsOf: file, encoding: .utf8) { return sql }
         }
-        return sql
+        throw PostgresError.unexpectedResult(
+            "trove-sync.sql not found (looked in \(candidates.map(\.path).joined(separator: ", "))): "
+                + "put Trove_TroveSync.resources beside the executable, or install the file with psql -f")
     }
 
     private func removeListener(_ key: ObjectIdentifier) {
