@@ -173,9 +173,14 @@ public enum DistanceKernels {
     /// ```
     /// - Complexity: O(n).
     public static func normalize(_ v: inout [Float]) {
+        v.withUnsafeMutableBufferPointer { normalize($0) }
+    }
+
+    /// Scales the floats in `v` to unit L2 norm in place; a zero vector stays zero.
+    public static func normalize(_ v: UnsafeMutableBufferPointer<Float>) {
         let n = v.count
         guard n > 0 else { return }
-        let norm = v.withUnsafeBufferPointer { dot($0.baseAddress!, $0.baseAddress!, count: n) }.squareRoot()
+        let norm = dot(UnsafePointer(v.baseAddress!), UnsafePointer(v.baseAddress!), count: n).squareRoot()
         guard norm > 0, norm.isFinite else { return }
         let inverse = 1 / norm
         for i in 0..<n { v[i] *= inverse }

@@ -29,6 +29,13 @@ public struct FlatIndex: Sendable {
         self.metric = metric
     }
 
+    /// An index over vectors already prepared for `metric`: `matrix` as another index's
+    /// ``matrix`` holds them (under cosine, L2-normalised), such as a saved copy read back.
+    public init(prepared matrix: VectorMatrix, metric: DistanceMetric) {
+        self.matrix = matrix
+        self.metric = metric
+    }
+
     /// Floats per vector.
     public var dimension: Int { matrix.dimension }
 
@@ -48,14 +55,16 @@ public struct FlatIndex: Sendable {
     ///   - vector: `dimension` floats (precondition; validating values is the caller's job).
     /// - Complexity: amortised O(dimension).
     public mutating func upsert(id: Int64, vector: [Float]) {
+        vector.withUnsafeBufferPointer { upsert(id: id, floats: $0) }
+    }
+
+    /// Inserts or replaces the vector of `id` from `dimension` floats in memory the caller owns
+    /// (a statement's blob, say): copied once, straight into the matrix.
+    /// - Complexity: amortised O(dimension).
+    public mutating func upsert(id: Int64, floats vector: UnsafeBufferPointer<Float>) {
         precondition(vector.count == dimension, "expected \(dimension) floats, got \(vector.count)")
-        if metric == .cosine {
-            var normalized = vector
-            DistanceKernels.normalize(&normalized)
-            matrix.upsert(id: id, vector: normalized)
-        } else {
-            matrix.upsert(id: id, vector: vector)
-        }
+        let slot = matrix.upsert(id: id, floats: vector)
+        if metric == .cosine { matrix.withMutableRow(at: slot) { DistanceKernels.normalize($0) } }
     }
 
     /// Removes the vector of `id`.

@@ -39,6 +39,37 @@ public struct VectorMatrix: Sendable {
         slotsByID = [:]
     }
 
+    /// Creates a matrix of `count` rows written in place: `fill` receives the ids
+    /// (`count` × 8 bytes, `Int64`, native byte order) and the row-major floats (`count` ×
+    /// `dimension` × 4 bytes), both uninitialised, and returns whether it filled them. For
+    /// reading a saved matrix in one pass, without a row-by-row rebuild.
+    ///
+    /// - Returns: nil when `fill` returns false or two rows have the same id.
+    /// - Complexity: O(count) besides `fill`.
+    public init?(
+        dimension: Int, count: Int,
+        filling fill: (_ ids: UnsafeMutableRawBufferPointer, _ rows: UnsafeMutableRawBufferPointer) throws -> Bool
+    ) rethrows {
+        precondition(dimension > 0 && count >= 0 && count < Int(UInt32.max), "dimension \(dimension), count \(count)")
+        self.dimension = dimension
+        let floats = count * dimension
+        storage = RowBuffer(minimumCapacity: floats)
+        var ids = [Int64](repeating: 0, count: count)
+        let base = storage.base
+        let filled = try ids.withUnsafeMutableBytes { idBytes in
+            try fill(idBytes, UnsafeMutableRawBufferPointer(start: base, count: floats * MemoryLayout<Float>.stride))
+        }
+        guard filled else { return nil }
+        storage.count = floats
+        var slots: [Int64: UInt32] = [:]
+        slots.reserveCapacity(count)
+        for (slot, id) in ids.enumerated() {
+            guard slots.updateValue(UInt32(slot), forKey: id) == nil else { return nil }
+        }
+        slotIDs = ids
+        slotsByID = slots
+    }
+
     /// The number of rows.
     @inlinable public var count: Int { slotIDs.count }
 
@@ -86,6 +117,16 @@ public struct VectorMatrix: Sendable {
     /// - Complexity: amortised O(dimension).
     @discardableResult
     public mutating func append(id: Int64, vector: [Float]) -> UInt32 {
+        vector.withUnsafeBufferPointer { append(id: id, floats: $0) }
+    }
+
+    /// Appends a row for a new id from `dimension` floats in memory the caller owns (a
+    /// statement's blob, say), without an intermediate array.
+    ///
+    /// - Returns: the new row's slot.
+    /// - Complexity: amortised O(dimension).
+    @discardableResult
+    public mutating func append(id: Int64, floats vector: UnsafeBufferPointer<Float>) -> UInt32 {
         precondition(vector.count == dimension, "expected \(dimension) floats, got \(vector.count)")
         precondition(slotsByID[id] == nil, "id \(id) is already present")
         precondition(slotIDs.count < Int(UInt32.max), "a VectorMatrix holds at most 2^32-1 rows")
@@ -96,9 +137,7 @@ public struct VectorMatrix: Sendable {
         } else {
             makeStorageUnique()
         }
-        vector.withUnsafeBufferPointer { v in
-            (storage.base + storage.count).update(from: v.baseAddress!, count: dimension)
-        }
+        (storage.base + storage.count).update(from: vector.baseAddress!, count: dimension)
         storage.count = end
         slotIDs.append(id)
         slotsByID[id] = slot
@@ -108,12 +147,16 @@ public struct VectorMatrix: Sendable {
     /// Overwrites the row in `slot`.
     /// - Complexity: O(dimension).
     public mutating func update(slot: UInt32, vector: [Float]) {
+        vector.withUnsafeBufferPointer { update(slot: slot, floats: $0) }
+    }
+
+    /// Overwrites the row in `slot` from `dimension` floats in memory the caller owns.
+    /// - Complexity: O(dimension).
+    public mutating func update(slot: UInt32, floats vector: UnsafeBufferPointer<Float>) {
         precondition(vector.count == dimension, "expected \(dimension) floats, got \(vector.count)")
         precondition(Int(slot) < count, "slot \(slot) out of range 0..<\(count)")
         makeStorageUnique()
-        vector.withUnsafeBufferPointer { v in
-            (storage.base + Int(slot) * dimension).update(from: v.baseAddress!, count: dimension)
-        }
+        (storage.base + Int(slot) * dimension).update(from: vector.baseAddress!, count: dimension)
     }
 
     /// Writes the row of `id`: overwrites it in place when present, appends it otherwise.
@@ -122,11 +165,28 @@ public struct VectorMatrix: Sendable {
     /// - Complexity: amortised O(dimension).
     @discardableResult
     public mutating func upsert(id: Int64, vector: [Float]) -> UInt32 {
+        vector.withUnsafeBufferPointer { upsert(id: id, floats: $0) }
+    }
+
+    /// Writes the row of `id` from `dimension` floats in memory the caller owns.
+    ///
+    /// - Returns: the row's slot.
+    /// - Complexity: amortised O(dimension).
+    @discardableResult
+    public mutating func upsert(id: Int64, floats vector: UnsafeBufferPointer<Float>) -> UInt32 {
         if let slot = slotsByID[id] {
-            update(slot: slot, vector: vector)
+            update(slot: slot, floats: vector)
             return slot
         }
-        return append(id: id, vector: vector)
+        return append(id: id, floats: vector)
+    }
+
+    /// Calls `body` with the floats of the row in `slot`, to change them in place.
+    /// - Complexity: O(dimension), plus a copy of the whole matrix when another value shares it.
+    public mutating func withMutableRow<R>(at slot: UInt32, _ body: (UnsafeMutableBufferPointer<Float>) throws -> R) rethrows -> R {
+        precondition(Int(slot) < count, "slot \(slot) out of range 0..<\(count)")
+        makeStorageUnique()
+        return try body(UnsafeMutableBufferPointer(start: storage.base + Int(slot) * dimension, count: dimension))
     }
 
     /// Removes the row of `id` by moving the last row into its slot.

@@ -22,6 +22,8 @@ private struct StoreBenchOptions {
     var encrypt = false
     /// With --encrypt: only the SQL script comparison (no store data needed).
     var scriptOnly = false
+    /// Also time the first query after opening an HNSW copy of the collection (builds the graph).
+    var hnsw = false
 
     init(_ arguments: [String]) throws {
         var i = 0
@@ -43,13 +45,14 @@ private struct StoreBenchOptions {
             case "--no-baselines": baselines = false
             case "--encrypt": encrypt = true
             case "--script-only": scriptOnly = true
+            case "--hnsw": hnsw = true
             case "--fts":
                 switch try value() {
                 case "on": lexical = [true]
                 case "off": lexical = [false]
                 default: lexical = [true, false]
                 }
-            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only --no-baselines --fts on|off|both --encrypt --script-only")
+            default: throw StoreBenchError("unknown option \(arguments[i]); options: --packages --vectors --texts --batch --queries --rounds --limit --insert-only --no-baselines --fts on|off|both --encrypt --script-only --hnsw")
             }
             i += 1
         }
@@ -235,12 +238,33 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
 
     if options.insertOnly { return }
 
-    // 2. Open the file fresh and time the first vector query (loads the index from the table).
+    // 2. The first vector query after opening the file: without a snapshot (the matrix is read
+    // back from the table row by row), then with the snapshot saved by saveIndexes(), warm (a
+    // new Database in this process) and cold (a new process, see runFirstQuery).
+    print("\n## Opening an existing file: the first vector query (loads the index), best of \(options.rounds)")
+    try await firstQueries(
+        label: "flat", path: storePath, collection: "packages", vectors: n, rounds: options.rounds,
+        queries: options.vectors + "/queries.f16.npy", query: queries[0].vector)
+    if options.hnsw {
+        let hnswPath = directory.appendingPathComponent("hnsw.trove").path
+        do {
+            let database = try Database(path: hnswPath)
+            let collection = try await database.collection("packages", dimension: dimension, metric: .cosine, lexicalSearch: false, index: .hnsw())
+            var start = 0
+            while start < n {
+                let end = min(n, start + options.batch)
+                try await collection.insert(Array(entries[start..<end]))
+                start = end
+            }
+            let (_, buildMs) = try await measure { try await collection.loadIndex() }
+            print(String(format: "  hnsw: graph built and saved in %.0f ms", buildMs))
+        }
+        try await firstQueries(
+            label: "hnsw", path: hnswPath, collection: "packages", vectors: n, rounds: options.rounds,
+            queries: options.vectors + "/queries.f16.npy", query: queries[0].vector)
+    }
     let database = try Database(path: storePath)
     let collection = try await database.collection(named: "packages")
-    let (_, loadMs) = try await measure { try await collection.search(vector: queries[0].vector, topK: 10) }
-    print("\n## Opening an existing file")
-    print(String(format: "  first vector query after open (loads %d vectors from the table): %.0f ms", n, loadMs))
     print(String(format: "  file size: %.1f MiB", Double(database.fileSize()) / 1_048_576))
 
     // 3. Query latency through the public API.
@@ -291,4 +315,81 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         let expression = FTS5Pattern(typed: queries[$0].text)?.expression ?? "a"
         return try raw.query("SELECT rowid, rank FROM packages_fts WHERE packages_fts MATCH ? ORDER BY rank LIMIT 10", [.text(expression)]).count
     }
+}
+
+/// Times the first vector query after opening `path`: without a snapshot (a flat matrix read back
+/// from the table; skipped for HNSW, whose rebuild store-ann measures), then with the snapshot
+/// the first open saved, warm (a new Database in this process) and cold (a new process).
+private func firstQueries(label: String, path: String, collection name: String, vectors: Int, rounds: Int, queries: String, query: [Float]) async throws {
+    func once() async throws -> (ms: Double, origin: IndexStatistics.Origin) {
+        let database = try Database(path: path)
+        let collection = try await database.collection(named: name)
+        let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
+        return (ms, try await collection.indexStatistics().origin)
+    }
+    var results: [String: [SearchResult]] = [:]
+    if label == "flat" {
+        var times: [Double] = []
+        for _ in 0..<rounds {
+            do {
+                let raw = try Connection(path: path)
+                try raw.execute(script: "DROP TABLE IF EXISTS \"\(name)_index\"")
+                raw.close()
+            }
+            let database = try Database(path: path)
+            let collection = try await database.collection(named: name)
+            let (found, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
+            times.append(ms)
+            results["table"] = found
+        }
+        print(String(format: "  %@, no snapshot (read back from the table row by row, %d vectors): best %.0f ms (rounds: %@)",
+                     label, vectors, times.min()!, times.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
+        let database = try Database(path: path)
+        let collection = try await database.collection(named: name)
+        _ = try await collection.search(vector: query, topK: 10)
+        try await database.saveIndexes()
+        guard try await collection.indexStatistics().snapshotWatermark != nil else { throw StoreBenchError("the matrix was not saved") }
+    }
+    var warm: [Double] = []
+    for _ in 0..<rounds {
+        let (ms, origin) = try await once()
+        guard origin == .snapshot else { throw StoreBenchError("\(label): first query did not load the snapshot: \(origin)") }
+        warm.append(ms)
+    }
+    let database = try Database(path: path)
+    results["snapshot"] = try await database.collection(named: name).search(vector: query, topK: 10)
+    if let table = results["table"], table.map(\.id) != results["snapshot"]!.map(\.id) || table.map(\.score) != results["snapshot"]!.map(\.score) {
+        throw StoreBenchError("results with and without the snapshot differ")
+    }
+    var cold: [Double] = []
+    for _ in 0..<rounds {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.arguments = ["first-query", "--path", path, "--collection", name, "--queries", queries]
+        let pipe = Pipe()
+        child.standardOutput = pipe
+        try child.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        guard child.terminationStatus == 0, let ms = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw StoreBenchError("first-query child failed: \(output)")
+        }
+        cold.append(ms)
+    }
+    print(String(format: "  %@, snapshot, warm (new Database, same process): best %.1f ms (rounds: %@)", label, warm.min()!,
+                 warm.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
+    print(String(format: "  %@, snapshot, cold (new process): best %.1f ms (rounds: %@)", label, cold.min()!,
+                 cold.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
+}
+
+/// trove-bench first-query --path P --collection C --queries F.npy: opens the file in this new
+/// process and prints the milliseconds of the first vector query (query row 0 of F), which
+/// loads the index. The "cold" figure of `trove-bench store`.
+func runFirstQuery(_ arguments: [String]) async throws {
+    let options = BenchOptions(arguments)
+    let query = try readNPY(options.string("queries", sharedBenchDirectory + "/vectors/queries.f16.npy")).row(0)
+    let database = try Database(path: options.string("path", ""))
+    let collection = try await database.collection(named: options.string("collection", "packages"))
+    let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
+    print(String(format: "%.3f", ms))
 }

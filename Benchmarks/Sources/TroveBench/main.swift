@@ -12,6 +12,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("embeddings", "tokens/s and latency of the built-in BERT encoder", runEmbeddingBenchmarks),
     ("ann", "HNSW build time, memory, recall@10 vs QPS", runANNBenchmarks),
     ("store-readers", "search collection: search latency with and without a writer inserting batches", runStoreReaderBenchmarks),
+    ("first-query", "the first vector query after opening a file, in this process (store's cold figure)", runFirstQuery),
     ("store-ann", "HNSW in the store: filtered queries vs exact scan, snapshot load vs rebuild", runStoreANNBenchmarks),
     ("documents", "the grdb-peer record workload through the document API (+ GRDB side by side), reader scaling", runDocumentBenchmarks),
     ("documents-ann", "an HNSW vector field of a document collection: snapshot load vs rebuild on reopen", runDocumentANNBenchmarks),

@@ -55,16 +55,17 @@ struct DocumentLayout: Sendable {
     /// The FTS5 settings of this collection's text index.
     var ftsSettings: [String] { Self.ftsSettings(fts: fts) }
 
-    /// The table of the collection's saved HNSW graphs (``ANNSnapshotStore``), made on the first save.
+    /// The table of the collection's saved vector indexes (``ANNSnapshotStore``), made on the first save.
     var snapshotTableName: String { "\(name)_index" }
     var metaKey: String { Self.metaKeyPrefix + name }
 
-    /// Where the HNSW graph of the vector field `field` is saved: the collection's `<name>_index`
-    /// table, under the field's name. A search collection's `embedding` keeps the key `hnsw`,
-    /// the one its files have always used, so files written before document collections saved
-    /// graphs load theirs unchanged.
-    func snapshotLocation(for field: String) -> ANNSnapshotStore.Location {
-        ANNSnapshotStore.Location(table: snapshotTableName, key: preset != nil && field == "embedding" ? "hnsw" : field)
+    /// Where the index of the vector field `field` is saved: the collection's `<name>_index`
+    /// table, an HNSW graph under the field's name, a flat matrix under `<field>.flat`. A search
+    /// collection's `embedding` keeps the keys `hnsw` (the one its files have always used, so
+    /// files written before document collections saved graphs load theirs unchanged) and `flat`.
+    func snapshotLocation(for field: String, flat: Bool = false) -> ANNSnapshotStore.Location {
+        let key = preset != nil && field == "embedding" ? (flat ? "flat" : "hnsw") : (flat ? "\(field).flat" : field)
+        return ANNSnapshotStore.Location(table: snapshotTableName, key: key)
     }
     var logFloorKey: String { "log_floor.\(name)" }
     var changeLog: ChangeLog { ChangeLog(table: log, floorKey: logFloorKey) }
@@ -81,7 +82,7 @@ struct DocumentLayout: Sendable {
         var names = [name, "\(name)_log", "\(name)_log_ai", "\(name)_log_au", "\(name)_log_ad", "\(name)_version"]
         if schema.fullText != nil { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"] }
         if schema.allowsExpiry { names.append(expiresIndexName) }
-        if schema.vectorIndexes.values.contains(where: \.isApproximate) { names.append(snapshotTableName) }
+        if schema.fields.contains(where: { if case .vector = $0.type { true } else { false } }) { names.append(snapshotTableName) }
         names += indexDefinitions.indices.map { "\(name)_i\($0)" }
         names += geoObjectNames + [EdgeTable.cascadeTriggerName(name), EdgeTable.idChangeTriggerName(name)]
         return names

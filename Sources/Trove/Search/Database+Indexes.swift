@@ -2,9 +2,10 @@ import Foundation
 import TroveSQLite
 
 extension Database {
-    /// Saves the snapshot of every open HNSW index holding unsaved changes, search collections'
-    /// and document collections' vector fields alike (call it when the app goes to the
-    /// background or before it exits).
+    /// Saves the snapshot of every loaded vector index (HNSW graph or flat matrix) holding
+    /// unsaved changes, search collections' and document collections' alike, so the next open
+    /// reads them back in one pass (call it when the app goes to the background or before it
+    /// exits).
     ///
     /// ```swift
     /// try await database.saveIndexes()

@@ -40,7 +40,9 @@ final class DerivedIndexSet: @unchecked Sendable {
                         field: field.name, dimension: dimension, metric: metric, configuration: configuration,
                         snapshot: layout.snapshotLocation(for: field.name))
                 } else {
-                    index = FlatVectorIndex(field: field.name, dimension: dimension, metric: metric)
+                    index = FlatVectorIndex(
+                        field: field.name, dimension: dimension, metric: metric,
+                        snapshot: layout.snapshotLocation(for: field.name, flat: true))
                 }
                 vectors[field.name] = index
                 indexes.append(index)

@@ -20,7 +20,7 @@ import TroveVectors
 /// field's vector from the table, as codes-only search collections do.
 ///
 /// Mutable state is read under the owning set's lock (shared) and changed under it (exclusive).
-final class HNSWVectorIndex: VectorFieldSearching {
+final class HNSWVectorIndex: SavedVectorIndex {
     let field: String
     let dimension: Int
     let metric: DistanceMetric
@@ -28,24 +28,10 @@ final class HNSWVectorIndex: VectorFieldSearching {
     /// Where the snapshot of this field is saved.
     let snapshot: ANNSnapshotStore.Location
     private(set) var index: HNSWIndex?
-    /// The watermark of the stored snapshot this index descends from (nil: nothing saved since
-    /// the last build from the table).
-    var savedWatermark: Int64?
-    var origin: IndexStatistics.Origin = .notLoaded
-    /// Seconds the last load (snapshot and replay) or build took.
-    private(set) var loadSeconds = 0.0
-    /// Rows replayed from the change log by queries since the index was loaded.
-    private(set) var replayedRows = 0
-    /// Why the next build from the table happens (set when a snapshot is refused).
-    private var rebuildReason = HNSWVectorIndex.noSnapshot
-    private var loadStarted: ContinuousClock.Instant?
-    /// Set by ``requestRebuild()``: the next load skips the snapshot.
-    private var ignoresSnapshot = false
+    var load = SnapshotLoadState()
     /// Upserts of the current pass, inserted together (on all cores) when it finishes.
     private var pending: [(id: Int64, vector: [Float])] = []
     private var pendingRows = 0
-
-    static let noSnapshot = "no snapshot saved"
 
     init(field: String, dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration, snapshot: ANNSnapshotStore.Location) {
         self.field = field
@@ -63,29 +49,31 @@ final class HNSWVectorIndex: VectorFieldSearching {
             : "HNSW walk over int8 codes only (M \(configuration.m), efSearch \(configuration.efSearch)), best candidates re-scored from the table; exact scan of the table's vectors when the filter leaves few candidates"
     }
 
+    /// Saved after writes once the log runs ``DocumentStore/snapshotAutosaveChanges`` past it.
+    var autosaves: Bool { true }
+
     func reset() {
-        if loadStarted == nil { loadStarted = .now }
+        load.buildBegins()
         // The configuration was validated with the schema, so this cannot fail.
         index = try! HNSWIndex(dimension: dimension, metric: metric, configuration: configuration)
-        origin = .rebuilt(reason: rebuildReason)
-        rebuildReason = Self.noSnapshot
-        savedWatermark = nil
-        replayedRows = 0
     }
 
     /// Forgets the graph, so the next catch-up that needs it loads or builds it again.
     func unload() {
         index = nil
-        origin = .notLoaded
-        savedWatermark = nil
+        load.unloaded()
         pending.removeAll()
         pendingRows = 0
     }
 
-    /// Forgets the graph and has the next load build it from the table, whatever is saved.
     func requestRebuild() {
         unload()
-        ignoresSnapshot = true
+        load.ignoresSnapshot = true
+    }
+
+    func save(to store: ANNSnapshotStore, watermark: Int64) throws {
+        guard let bytes = index?.snapshot() else { return }
+        try store.write(bytes, watermark: watermark)
     }
 
     func reserve(rows: Int) { pending.reserveCapacity(rows) }
@@ -108,47 +96,33 @@ final class HNSWVectorIndex: VectorFieldSearching {
             index?.insert(contentsOf: pending)
         }
         pending.removeAll()
-        if pass == .replay { replayedRows += pendingRows }
+        load.finished(pass, rows: pendingRows)
         pendingRows = 0
-        if let started = loadStarted, pass != .commit {
-            let d = ContinuousClock.now - started
-            loadSeconds = Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
-            loadStarted = nil
-        }
     }
 
     func loadSaved(_ connection: Connection, maxSeq: Int64, floor: Int64) throws -> Int64? {
-        loadStarted = .now
-        if ignoresSnapshot {
-            ignoresSnapshot = false
-            rebuildReason = "rebuild requested"
-            return nil
-        }
+        guard load.loadBegins() else { return nil }
         switch try ANNSnapshotStore(connection: connection, location: snapshot).read() {
         case .none:
-            rebuildReason = Self.noSnapshot
+            load.rebuildReason = SnapshotLoadState.noSnapshot
         case .unusable(let why):
-            rebuildReason = why
+            load.rebuildReason = why
         case .snapshot(let saved, let bytes):
-            if saved < floor {
-                rebuildReason = "snapshot watermark \(saved) is below the pruned log floor \(floor)"
-            } else if saved > maxSeq {
-                rebuildReason = "snapshot watermark \(saved) is ahead of the change log (newest seq \(maxSeq))"
+            if let problem = SnapshotLoadState.watermarkProblem(saved: saved, maxSeq: maxSeq, floor: floor) {
+                load.rebuildReason = problem
             } else {
                 do {
                     let loaded = try HNSWIndex(snapshot: bytes)
                     if let mismatch = parameterMismatch(loaded) {
-                        rebuildReason = mismatch
+                        load.rebuildReason = mismatch
                     } else {
                         loaded.efSearch = configuration.efSearch
                         index = loaded
-                        origin = .snapshot
-                        savedWatermark = saved
-                        replayedRows = 0
+                        load.loadedSnapshot(watermark: saved)
                         return saved
                     }
                 } catch {
-                    rebuildReason = "snapshot rejected: \(error)"
+                    load.rebuildReason = "snapshot rejected: \(error)"
                 }
             }
         }
@@ -164,14 +138,6 @@ final class HNSWVectorIndex: VectorFieldSearching {
         return "snapshot parameters (\(index.dimension)-d \(index.metric), m \(found.m), efConstruction "
             + "\(found.efConstruction), \(found.quantization)\(found.storesFullPrecision ? "" : ", codes only")) differ from the field's"
     }
-
-    /// A repair rebuilds from the table: the stored snapshot goes (the set then rebuilds, finding none).
-    func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {
-        try ANNSnapshotStore(connection: connection, location: snapshot).delete()
-    }
-
-    /// The graph's snapshot bytes; call under the set's exclusive lock with the index loaded.
-    func snapshotBytes() -> [UInt8]? { index?.snapshot() }
 
     func plan(k: Int, matching: Int?, options: VectorSearchOptions) -> String {
         let efSearch = options.efSearch ?? configuration.efSearch

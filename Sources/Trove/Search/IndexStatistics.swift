@@ -12,11 +12,11 @@ public struct IndexStatistics: Sendable, Hashable {
         /// Not loaded yet (indexes load on the first query that needs them, or
         /// ``DocumentCollection/loadIndex(field:)``).
         case notLoaded
-        /// Read from the table (flat indexes always are).
-        case table
-        /// Loaded from the stored HNSW snapshot, then caught up from the change log.
+        /// Loaded from the stored snapshot (an HNSW graph, a flat index's matrix), then caught up
+        /// from the change log.
         case snapshot
-        /// Built from the table, because the snapshot was missing or could not be trusted.
+        /// Built from the table, because the snapshot was missing or could not be trusted (or a
+        /// rebuild was asked for).
         case rebuilt(reason: String)
     }
 
@@ -28,8 +28,8 @@ public struct IndexStatistics: Sendable, Hashable {
     public var vectorCount: Int
     /// The change-log seq the index reflects.
     public var watermark: Int64
-    /// The watermark of the stored snapshot this index descends from; nil when none (flat
-    /// fields, or nothing saved since a rebuild).
+    /// The watermark of the stored snapshot this index descends from; nil when nothing was
+    /// saved since a rebuild.
     public var snapshotWatermark: Int64?
     /// Seconds spent loading (snapshot + replay) or rebuilding.
     public var loadSeconds: Double

@@ -3,10 +3,10 @@ import Foundation
 /// A search collection's vector index is its `embedding` field's: these are
 /// ``DocumentCollection``'s index calls for that field.
 extension SearchCollection {
-    /// Writes the HNSW graph's snapshot, with the change-log watermark it reflects, so the next
-    /// open loads it instead of rebuilding (also done after API writes once 5,000 change-log
-    /// entries are unsaved, and by ``Database/saveIndexes()``). On a flat collection it only
-    /// loads the index.
+    /// Writes the vector index's snapshot (the HNSW graph, or the flat matrix), with the
+    /// change-log watermark it reflects, so the next open reads it back in one pass instead of
+    /// rebuilding it (also done by ``loadIndex()`` and ``Database/saveIndexes()``, and after API
+    /// writes once 5,000 change-log entries are unsaved; flat from 10,000 vectors up).
     ///
     /// ```swift
     /// try await docs.insert(entries)
@@ -18,7 +18,7 @@ extension SearchCollection {
     }
 
     /// Loads the vector index now (instead of on the first query) and catches it up with the
-    /// table; an HNSW graph that had to be built is saved at once when the file is writable.
+    /// table; an index that had to be built is saved at once when the file is writable.
     ///
     /// ```swift
     /// let stats = try await docs.loadIndex()
@@ -29,8 +29,8 @@ extension SearchCollection {
         try await documents.loadIndex(field: "embedding")
     }
 
-    /// Discards the in-memory index and any snapshot, rebuilds it from the table and (HNSW,
-    /// writable file) saves the new snapshot. For repair tools: a snapshot that fails a check is
+    /// Discards the in-memory index and any snapshot, rebuilds it from the table and (writable
+    /// file) saves the new snapshot. For repair tools: a snapshot that fails a check is
     /// rebuilt automatically.
     @discardableResult
     public func rebuildIndex() async throws -> IndexStatistics {

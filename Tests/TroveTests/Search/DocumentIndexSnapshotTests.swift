@@ -210,11 +210,12 @@ struct DocumentIndexSnapshotTests {
         #expect(stats.vectorCount == 1_490 && stats.snapshotWatermark == stats.watermark)
         await #expect(throws: TroveError.self) { try await docs.indexStatistics(field: "group") }
         await #expect(throws: TroveError.self) { try await docs.saveIndex(field: "nope") }
-        // A flat field reports where it came from, with no snapshot.
+        // A flat field reports where it came from and saves its matrix the same way.
         let flat = try await db.documents("flat", schema: DocumentSchema(fields: [.vector("v", dimension: 4)]))
         try await flat.insert(Document(id: 1, ["v": .vector([1, 0, 0, 0])]))
-        #expect(try await flat.loadIndex(field: "v").origin == .table)
-        #expect(try await flat.rebuildIndex(field: "v").snapshotWatermark == nil)
+        let loaded = try await flat.loadIndex(field: "v")
+        #expect(loaded.origin == .rebuilt(reason: "no snapshot saved") && loaded.snapshotWatermark == loaded.watermark)
+        #expect(try await db.query("SELECT count(*) FROM flat_index WHERE name = 'v.flat'")[0][0] == .integer(1))
     }
 
     @Test("API writes save the graph once 5,000 log entries are unsaved")

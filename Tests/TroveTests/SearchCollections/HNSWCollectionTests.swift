@@ -275,12 +275,17 @@ struct HNSWCollectionTests {
         let raw = try Connection(.file(path))
         switch damage {
         case "flip":
-            // One byte in the middle of the body: the snapshot's checksum fails.
-            try raw.execute("UPDATE items_index SET data = substr(data, 1, 5000) || x'FF' || substr(data, 5002) WHERE part = 0")
+            // One byte of the body changed in place (sizes unchanged): only the checksum fails.
+            guard case .blob(var bytes) = try raw.query("SELECT data FROM items_index WHERE part = 0")[0][0] else {
+                Issue.record("no part 0")
+                return
+            }
+            bytes[100] ^= 0xFF
+            try raw.execute("UPDATE items_index SET data = ? WHERE part = 0", [.blob(bytes)])
         case "truncate":
             try raw.execute("UPDATE items_index SET data = substr(data, 1, length(data) - 100)")
         case "part":
-            try raw.execute("UPDATE items_index SET part = 3")
+            try raw.execute("UPDATE items_index SET part = part + 1000")
         case "size":
             // An absurd recorded size must be refused before anything is allocated for it.
             try raw.execute("UPDATE items_index SET total_bytes = 1 << 50")
@@ -302,6 +307,7 @@ struct HNSWCollectionTests {
             return
         }
         #expect(!reason.isEmpty)
+        if damage == "flip" { #expect(reason.contains("checksum"), "\(reason)") }
         #expect(stats.vectorCount == 610)
         #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
         let q = queries(1, seed: 8)[0]
@@ -323,11 +329,12 @@ struct HNSWCollectionTests {
         #expect(stats.vectorCount == 300 && stats.snapshotWatermark == stats.watermark)
         #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
         #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
-        // Flat collections reload from the table.
+        // Flat collections rebuild their matrix from the table and save it too.
         let flat = try await db.collection("flat", dimension: 4)
         try await flat.insert(VectorEntry(id: 1, content: "x", vector: [1, 0, 0, 0]))
         let flatStats = try await flat.rebuildIndex()
-        #expect(flatStats.origin == .table && flatStats.vectorCount == 1)
+        #expect(flatStats.origin == .rebuilt(reason: "rebuild requested") && flatStats.vectorCount == 1)
+        #expect(flatStats.snapshotWatermark == flatStats.watermark)
     }
 
     @Test("the index kind is frozen: reopening with another kind or parameters is a schema mismatch")

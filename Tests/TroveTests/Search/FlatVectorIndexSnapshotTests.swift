@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+@testable import Trove
+import TroveSQLite
+import TroveTestSupport
+import TroveVectors
+
+/// A flat vector field saves its matrix (`<name>_index`, key `flat` for a search collection)
+/// with the change-log watermark it reflects; the first query after an open reads it back in
+/// one pass and replays the log after it. A snapshot that is damaged, truncated, from another
+/// dimension or that the log cannot bring up to date is refused and the matrix rebuilt from the
+/// table; either way the answers are those of a matrix built from the table.
+@Suite("Flat vector index snapshots")
+struct FlatVectorIndexSnapshotTests {
+    static let dimension = 16
+
+    static func queries(_ n: Int, seed: UInt64 = 31) -> [[Float]] {
+        var rng = SeededGenerator(seed: seed)
+        return (0..<n).map { _ in rng.vector(dimension: dimension) }
+    }
+
+    /// Ids and scores of each query's top 10, unfiltered and filtered to one source.
+    static func answers(_ items: SearchCollection) async throws -> [[String]] {
+        var all: [[String]] = []
+        for q in queries(8) {
+            all.append(try await items.search(vector: q, topK: 10).map { "\($0.id) \($0.score)" })
+            all.append(try await items.search(vector: q, topK: 10, filter: .source("odd")).map { "\($0.id) \($0.score)" })
+        }
+        return all
+    }
+
+    /// The answers of a matrix built from the table: the snapshot removed, a fresh open.
+    static func tableAnswers(_ path: String) async throws -> [[String]] {
+        let raw = try Connection(.file(path))
+        try raw.execute("DELETE FROM items_index WHERE name = 'flat'")
+        raw.close()
+        let items = try await Database(path: path).collection(named: "items")
+        let answers = try await answers(items)
+        #expect(try await items.indexStatistics().origin == .rebuilt(reason: SnapshotLoadState.noSnapshot))
+        return answers
+    }
+
+    /// A flat collection of 700 rows whose matrix was saved, then 10 rows more through the API
+    /// (so a pruned log floor can pass the saved watermark).
+    static func savedCollection(_ path: String, metric: DistanceMetric = .cosine) async throws -> IndexStatistics {
+        let db = try Database(path: path)
+        let items = try await db.collection("items", dimension: dimension, metric: metric)
+        try await items.insert(hnswEntries(count: 700, dimension: dimension, seed: 3))
+        let saved = try await items.saveIndex()
+        try await items.insert(hnswEntries(count: 10, dimension: dimension, seed: 4, firstID: 5_000))
+        return saved
+    }
+
+    @Test("the matrix comes back from its snapshot and answers as one built from the table", arguments: [DistanceMetric.cosine, .l2, .dot])
+    func roundTrip(metric: DistanceMetric) async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("flat.trove")
+        let saved = try await Self.savedCollection(path, metric: metric)
+        #expect(saved.vectorCount == 700 && saved.snapshotWatermark == saved.watermark && saved.origin == .rebuilt(reason: SnapshotLoadState.noSnapshot))
+        let db = try Database(path: path)
+        let items = try await db.collection(named: "items")
+        let fromSnapshot = try await Self.answers(items)
+        let stats = try await items.indexStatistics()
+        #expect(stats.origin == .snapshot && stats.vectorCount == 710 && stats.replayedRows == 10)
+        #expect(stats.snapshotWatermark == saved.watermark)
+        #expect(fromSnapshot == (try await Self.tableAnswers(path)))
+        // The snapshot goes with its collection.
+        #expect(try await db.dropCollection("items"))
+        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'items_index'").isEmpty)
+    }
+
+    @Test("rows changed after the save, through the API and by raw SQL, are replayed from the log")
+    func changedAfterSave() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("flat.trove")
+        try await Self.savedCollection(path)
+        var rng = SeededGenerator(seed: 12)
+        let raw = try Connection(.file(path))
+        for id in [Int64(3), 40, 41, 699] {
+            let bytes = rng.vector(dimension: Self.dimension).withUnsafeBytes { Array($0) }
+            try raw.execute("UPDATE items SET embedding = ? WHERE id = ?", [.blob(bytes), .integer(id)])
+        }
+        try raw.execute("DELETE FROM items WHERE id IN (5, 6, 7)")
+        try raw.execute("UPDATE items SET embedding = NULL WHERE id = 8")
+        let bytes = rng.vector(dimension: Self.dimension).withUnsafeBytes { Array($0) }
+        try raw.execute("INSERT INTO items(id, content, source, embedding) VALUES (9000, 'raw', 'odd', ?)", [.blob(bytes)])
+        raw.close()
+        let items = try await Database(path: path).collection(named: "items")
+        let answers = try await Self.answers(items)
+        let stats = try await items.indexStatistics()
+        #expect(stats.origin == .snapshot && stats.vectorCount == 707)
+        #expect(answers == (try await Self.tableAnswers(path)))
+    }
+
+    @Test("a damaged, truncated, foreign or unreachable snapshot is refused and rebuilt from the table",
+          arguments: ["flip", "truncate", "part", "size", "dimension", "floor", "ahead"])
+    func refused(damage: String) async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("flat.trove")
+        try await Self.savedCollection(path)
+        let raw = try Connection(.file(path))
+        let expected: String
+        switch damage {
+        case "flip":
+            // One byte of a row's floats, changed in place: same sizes, only the checksum differs.
+            let data = try raw.query("SELECT data FROM items_index WHERE name = 'flat' AND part = 2")[0][0]
+            guard case .blob(var bytes) = data else { Issue.record("no part 2: \(data)"); return }
+            bytes[17] ^= 0x40
+            try raw.execute("UPDATE items_index SET data = ? WHERE name = 'flat' AND part = 2", [.blob(bytes)])
+            expected = "checksum"
+        case "truncate":
+            try raw.execute("DELETE FROM items_index WHERE name = 'flat' AND part = (SELECT max(part) FROM items_index WHERE name = 'flat')")
+            expected = "truncated"
+        case "part":
+            try raw.execute("DELETE FROM items_index WHERE name = 'flat' AND part = 1")
+            expected = "part 1 is missing"
+        case "size":
+            // An absurd recorded size must be refused before anything is allocated for it.
+            try raw.execute("UPDATE items_index SET total_bytes = 1 << 50 WHERE name = 'flat'")
+            expected = "size"
+        case "dimension":
+            // A valid snapshot of an 8-d matrix in the 16-d field's place, at a reachable watermark.
+            let other = try await Database(path: path).collection("other", dimension: 8)
+            try await other.insert(hnswEntries(count: 500, dimension: 8, seed: 5))
+            try await other.saveIndex()
+            try raw.execute("DELETE FROM items_index WHERE name = 'flat'")
+            try raw.execute(
+                """
+                INSERT INTO items_index SELECT 'flat', part, (SELECT max(seq) FROM items_log), format, checksum, total_bytes, data
+                FROM other_index WHERE name = 'flat'
+                """)
+            expected = "16-d"
+        case "floor":
+            // What a prune does: drop the log up to its newest entry and record the floor.
+            try raw.execute("INSERT INTO trove_meta(key, value) VALUES ('log_floor.items', (SELECT max(seq) FROM items_log)) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            try raw.execute("DELETE FROM items_log WHERE seq < (SELECT max(seq) FROM items_log)")
+            expected = "floor"
+        default:
+            try raw.execute("UPDATE items_index SET watermark = watermark + 1000 WHERE name = 'flat'")
+            expected = "ahead"
+        }
+        raw.close()
+        let db = try Database(path: path)
+        let items = try await db.collection(named: "items")
+        let answers = try await Self.answers(items)
+        let stats = try await items.indexStatistics()
+        guard case .rebuilt(let reason) = stats.origin else {
+            Issue.record("expected a rebuild after \(damage), got \(stats.origin)")
+            return
+        }
+        #expect(reason.contains(expected), "\(reason)")
+        #expect(stats.vectorCount == 710)
+        // Saved again by loadIndex, so the next open reads it back.
+        try await items.loadIndex()
+        #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
+        #expect(answers == (try await Self.tableAnswers(path)))
+    }
+
+    @Test("the checksum covers every byte whatever the cuts between parts")
+    func wordSumIgnoresCuts() {
+        var rng = SeededGenerator(seed: 77)
+        let bytes = (0..<1_003).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        bytes.withUnsafeBytes { all in
+            var whole: UInt64 = 0
+            ANNSnapshotStore.wordSum(all, at: 0, into: &whole)
+            for cuts in [[1], [3, 7], [5, 6, 64, 999], [500]] {
+                var sum: UInt64 = 0, start = 0
+                for end in cuts + [all.count] {
+                    ANNSnapshotStore.wordSum(UnsafeRawBufferPointer(rebasing: all[start..<end]), at: start, into: &sum)
+                    start = end
+                }
+                #expect(sum == whole, "\(cuts)")
+            }
+            var changed = Array(all)
+            changed[501] ^= 1
+            var other: UInt64 = 0
+            changed.withUnsafeBytes { ANNSnapshotStore.wordSum($0, at: 0, into: &other) }
+            #expect(other != whole)
+        }
+    }
+}
