@@ -65,14 +65,15 @@ do {
         let found = try await answers(collection)
         if name == "flat" { exact = found }
         print(name.padding(toLength: 12, withPad: " ", startingAt: 0), kind, "recall@10", recall(found, exact: exact, approximate: kind.isApproximate))
-        // Save the graph with the change-log position it reflects, so the next open loads it
-        // instead of rebuilding (Trove also saves after many writes, and on Database.saveIndexes()).
+        // Save the index (the flat matrix, or the graph) with the change-log position it
+        // reflects, so the next open reads it back instead of rebuilding it (Trove also saves
+        // after many writes, and on Database.saveIndexes()).
         _ = try await collection.saveIndex(field: "embedding")
     }
 }
 
-// Reopened: a flat index is read from the table; an HNSW graph is loaded from its snapshot
-// (a missing, stale or damaged one is rebuilt) and answers exactly as before.
+// Reopened: each index is read back from its snapshot (a missing, stale or damaged one is
+// rebuilt from the table) and answers exactly as before.
 let reopened = try Database(path: path)
 for (name, kind) in kinds {
     let collection = try await reopened.documents(named: name)

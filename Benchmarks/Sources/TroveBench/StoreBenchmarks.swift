@@ -321,15 +321,20 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
 /// from the table; skipped for HNSW, whose rebuild store-ann measures), then with the snapshot
 /// the first open saved, warm (a new Database in this process) and cold (a new process).
 private func firstQueries(label: String, path: String, collection name: String, vectors: Int, rounds: Int, queries: String, query: [Float]) async throws {
-    func once() async throws -> (ms: Double, origin: IndexStatistics.Origin) {
+    func once() async throws -> (ms: Double, cpu: Double, origin: IndexStatistics.Origin) {
         let database = try Database(path: path)
         let collection = try await database.collection(named: name)
+        let cpu = processCPUMilliseconds()
         let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
-        return (ms, try await collection.indexStatistics().origin)
+        return (ms, processCPUMilliseconds() - cpu, try await collection.indexStatistics().origin)
+    }
+    func figures(_ runs: [(ms: Double, cpu: Double)]) -> String {
+        String(format: "best %.1f ms wall, %.1f ms CPU (rounds, wall/CPU: %@)", runs.map(\.ms).min()!, runs.map(\.cpu).min()!,
+               runs.map { String(format: "%.1f/%.1f", $0.ms, $0.cpu) }.joined(separator: ", "))
     }
     var results: [String: [SearchResult]] = [:]
     if label == "flat" {
-        var times: [Double] = []
+        var times: [(ms: Double, cpu: Double)] = []
         for _ in 0..<rounds {
             do {
                 let raw = try Connection(path: path)
@@ -338,30 +343,30 @@ private func firstQueries(label: String, path: String, collection name: String, 
             }
             let database = try Database(path: path)
             let collection = try await database.collection(named: name)
+            let cpu = processCPUMilliseconds()
             let (found, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
-            times.append(ms)
+            times.append((ms, processCPUMilliseconds() - cpu))
             results["table"] = found
         }
-        print(String(format: "  %@, no snapshot (read back from the table row by row, %d vectors): best %.0f ms (rounds: %@)",
-                     label, vectors, times.min()!, times.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
+        print("  \(label), no snapshot (read back from the table row by row, \(vectors) vectors): \(figures(times))")
         let database = try Database(path: path)
         let collection = try await database.collection(named: name)
         _ = try await collection.search(vector: query, topK: 10)
         try await database.saveIndexes()
         guard try await collection.indexStatistics().snapshotWatermark != nil else { throw StoreBenchError("the matrix was not saved") }
     }
-    var warm: [Double] = []
+    var warm: [(ms: Double, cpu: Double)] = []
     for _ in 0..<rounds {
-        let (ms, origin) = try await once()
+        let (ms, cpu, origin) = try await once()
         guard origin == .snapshot else { throw StoreBenchError("\(label): first query did not load the snapshot: \(origin)") }
-        warm.append(ms)
+        warm.append((ms, cpu))
     }
     let database = try Database(path: path)
     results["snapshot"] = try await database.collection(named: name).search(vector: query, topK: 10)
     if let table = results["table"], table.map(\.id) != results["snapshot"]!.map(\.id) || table.map(\.score) != results["snapshot"]!.map(\.score) {
         throw StoreBenchError("results with and without the snapshot differ")
     }
-    var cold: [Double] = []
+    var cold: [(ms: Double, cpu: Double)] = []
     for _ in 0..<rounds {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
@@ -371,25 +376,23 @@ private func firstQueries(label: String, path: String, collection name: String, 
         try child.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         child.waitUntilExit()
-        guard child.terminationStatus == 0, let ms = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw StoreBenchError("first-query child failed: \(output)")
-        }
-        cold.append(ms)
+        let numbers = output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard child.terminationStatus == 0, numbers.count == 2 else { throw StoreBenchError("first-query child failed: \(output)") }
+        cold.append((numbers[0], numbers[1]))
     }
-    print(String(format: "  %@, snapshot, warm (new Database, same process): best %.1f ms (rounds: %@)", label, warm.min()!,
-                 warm.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
-    print(String(format: "  %@, snapshot, cold (new process): best %.1f ms (rounds: %@)", label, cold.min()!,
-                 cold.map { String(format: "%.1f", $0) }.joined(separator: ", ")))
+    print("  \(label), snapshot, warm (new Database, same process): \(figures(warm))")
+    print("  \(label), snapshot, cold (new process): \(figures(cold))")
 }
 
 /// trove-bench first-query --path P --collection C --queries F.npy: opens the file in this new
-/// process and prints the milliseconds of the first vector query (query row 0 of F), which
-/// loads the index. The "cold" figure of `trove-bench store`.
+/// process and prints the wall and CPU milliseconds of the first vector query (query row 0 of
+/// F), which loads the index. The "cold" figure of `trove-bench store`.
 func runFirstQuery(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     let query = try readNPY(options.string("queries", sharedBenchDirectory + "/vectors/queries.f16.npy")).row(0)
     let database = try Database(path: options.string("path", ""))
     let collection = try await database.collection(named: options.string("collection", "packages"))
+    let cpu = processCPUMilliseconds()
     let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
-    print(String(format: "%.3f", ms))
+    print(String(format: "%.3f %.3f", ms, processCPUMilliseconds() - cpu))
 }
