@@ -87,6 +87,12 @@ package enum JSONCoding {
     /// Appends `text` as a JSON string (non-ASCII kept as UTF-8).
     package static func quote(_ text: String, into out: inout String) {
         out += "\""
+        // Most text needs no escape: appended whole, not scalar by scalar.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
