@@ -268,6 +268,16 @@ public final class Statement {
     /// The column as `Data`, nil when NULL.
     public func data(at column: Int) -> Data? { blob(at: column).map { Data($0) } }
 
+    /// The column's bytes in place (text or blob, no copy), nil when NULL: valid until the
+    /// statement moves on or the column is read as another type. Not generic, unlike
+    /// ``withBlob(at:_:)``, so a caller in another module pays no generic dispatch per row.
+    package func bytes(at column: Int) -> UnsafeRawBufferPointer? {
+        let i = Int32(column)
+        if sqlite3_column_type(handle, i) == SQLITE_NULL { return nil }
+        let pointer = sqlite3_column_blob(handle, i)
+        return UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : Int(sqlite3_column_bytes(handle, i)))
+    }
+
     /// Calls `body` with the column's bytes in place (no copy), or nil when NULL.
     /// The buffer is valid only inside `body`.
     public func withBlob<T>(at column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {

@@ -321,23 +321,28 @@ enum FieldCodec {
         }
     }
 
-    /// Reads column `column` of the current row as `field`'s value.
-    static func read(_ statement: Statement, column: Int, as field: FieldDefinition) -> Value {
+    /// Reads column `column` of the current row as a value of a field of type `type`.
+    static func read(_ statement: Statement, column: Int, as type: FieldType) -> Value {
+        switch type {
+        case .text: return statement.string(at: column).map(Value.string) ?? .null
+        case .json:
+            // Arrays of plain strings (tags, labels) without the general parser.
+            guard let bytes = statement.bytes(at: column) else { return .null }
+            return JSONStringArray.parse(bytes, Value.string).map(Value.array) ?? (try? JSONCoding.value(bytes: bytes)) ?? .null
+        case .vector(let dimension, _):
+            return statement.bytes(at: column).flatMap { VectorBlob.vector($0, dimension: dimension) }.map(Value.vector) ?? .null
+        default: break
+        }
         if statement.isNull(at: column) { return .null }
-        switch field.type {
-        case .text: return .string(statement.string(at: column) ?? "")
+        switch type {
         case .integer: return .int(statement.int64(at: column))
         case .real: return .double(statement.double(at: column))
         case .bool: return .bool(statement.int64(at: column) != 0)
         case .date: return .date(Date(timeIntervalSince1970: statement.double(at: column)))
         case .data: return .data(statement.data(at: column) ?? Data())
-        case .json: return statement.withBlob(at: column) { bytes in bytes.flatMap { try? JSONCoding.value(bytes: $0) } } ?? .null
-        case .vector(let dimension, _):
-            return statement.withBlob(at: column) { bytes in
-                bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }.map(Value.vector) ?? .null
-            }
         case .point:
             return (try? JSONCoding.value(statement.string(at: column) ?? "null"))?.pointValue.map(Value.point) ?? .null
+        case .text, .json, .vector: preconditionFailure("read above")
         }
     }
 }

@@ -193,11 +193,24 @@ final class DocumentStore: Sendable {
         var extraNames: Set<String>?
         /// The column list, built once.
         let sql: String
+        /// The fields of a document read through this selection, each `.null`, and where each
+        /// field's value is in it: a row's fields are a copy of this dictionary with its values
+        /// written in place, no key hashed again.
+        let template: [String: Value]
+        let slots: [Dictionary<String, Value>.Index]
+        /// Each field's type, in `fields` order (cheaper to read per row than the definitions).
+        let types: [FieldType]
 
         init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?, version: String) {
             self.fields = fields
             self.readsExtra = readsExtra
             self.extraNames = extraNames
+            var template: [String: Value] = [:]
+            template.reserveCapacity(fields.count + (readsExtra ? 4 : 0))
+            for field in fields { template[field.name] = .null }
+            self.template = template
+            slots = fields.map { template.index(forKey: $0.name)! }
+            types = fields.map(\.type)
             var columns = ["\"id\"", version]
             columns += fields.map { "\"\($0.name)\"" }
             if readsExtra { columns.append("\"_extra\"") }
@@ -229,11 +242,10 @@ final class DocumentStore: Sendable {
         let id = schema.id == .int64
             ? DocumentID.int(statement.int64(at: first))
             : DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
-        var fields: [String: Value] = [:]
-        fields.reserveCapacity(selection.fields.count + (selection.readsExtra ? 4 : 0))
+        var fields = selection.template
         var column = first + 2
-        for field in selection.fields {
-            fields[field.name] = FieldCodec.read(statement, column: column, as: field)
+        for (type, slot) in zip(selection.types, selection.slots) {
+            fields.values[slot] = FieldCodec.read(statement, column: column, as: type)
             column += 1
         }
         if selection.readsExtra, let text = statement.string(at: column),

@@ -325,3 +325,51 @@ private struct JSONParser<Tree: JSONTree> {
         return code
     }
 }
+
+/// A JSON array of strings (`["a","b"]`, as ``JSONCoding`` writes it, whitespace allowed)
+/// parsed straight from its bytes, each string made into an element by `element`; nil for
+/// anything else, escapes included, which the general parser then reads.
+enum JSONStringArray {
+    static func parse<Element>(_ bytes: UnsafeRawBufferPointer, _ element: (String) -> Element) -> [Element]? {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var i = 0
+        let n = bytes.count
+        func skipSpace() {
+            while i < n, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        }
+        skipSpace()
+        guard i < n, bytes[i] == UInt8(ascii: "[") else { return nil }
+        i += 1
+        var strings: [Element] = []
+        skipSpace()
+        if i < n, bytes[i] == UInt8(ascii: "]") {
+            i += 1
+            skipSpace()
+            return i == n ? strings : nil
+        }
+        while true {
+            skipSpace()
+            guard i < n, bytes[i] == quote else { return nil }
+            let start = i + 1
+            var end = start
+            while end < n, bytes[end] != quote {
+                // Escapes and control characters: the general parser's job.
+                if bytes[end] == backslash || bytes[end] < 0x20 { return nil }
+                end += 1
+            }
+            guard end < n else { return nil }
+            strings.append(element(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)))
+            i = end + 1
+            skipSpace()
+            guard i < n else { return nil }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            guard bytes[i] == UInt8(ascii: "]") else { return nil }
+            i += 1
+            skipSpace()
+            return i == n ? strings : nil
+        }
+    }
+}

@@ -95,7 +95,7 @@ struct TableRebuild {
                 do {
                     switch sources[field.name] {
                     case .convert(let previous, let transform):
-                        let before = FieldCodec.read(row, column: column, as: previous)
+                        let before = FieldCodec.read(row, column: column, as: previous.type)
                         value = try FieldCodec.bind(try transform?(before) ?? before, for: field)
                     case .fromExtra:
                         value = try FieldCodec.bind(extra?.removeValue(forKey: field.name) ?? field.defaultValue ?? .null, for: field)

@@ -191,7 +191,7 @@ final class ModelRowDecoder: Decoder {
                 return statement.string(at: step.index).flatMap(UUID.init(uuidString:)).map { unsafeBitCast($0, to: T.self) }
             case .json where T.self == [String].self:
                 return statement.withBlob(at: step.index) { bytes in
-                    bytes.flatMap(JSONStringArray.parse).map { unsafeBitCast($0, to: T.self) }
+                    bytes.flatMap { JSONStringArray.parse($0) { $0 } }.map { unsafeBitCast($0, to: T.self) }
                 }
             case .vector(let dimension) where T.self == [Float].self:
                 return statement.withBlob(at: step.index) { bytes in
@@ -211,7 +211,7 @@ final class ModelRowDecoder: Decoder {
             guard step.field >= 0 else {
                 return (DocumentID.read(statement.value(at: 0), kind: decoder.plan.idKind) ?? .int(statement.int64(at: 0))).value
             }
-            return FieldCodec.read(statement, column: step.index, as: decoder.plan.definitions[step.field])
+            return FieldCodec.read(statement, column: step.index, as: decoder.plan.definitions[step.field].type)
         }
 
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
@@ -271,53 +271,5 @@ final class ModelRowDecoder: Decoder {
             throw DecodingError.keyNotFound(Key(stringValue: "super")!, .init(codingPath: [], debugDescription: "models have no super"))
         }
         func superDecoder(forKey key: Key) throws -> any Decoder { ValueDecoder(value(try column(key)), inJSON: false, codingPath: [key]) }
-    }
-}
-
-/// A JSON array of strings (`["a","b"]`, as ``JSONCoding`` writes it, whitespace allowed)
-/// parsed straight from its bytes; nil for anything else, escapes included, which the general
-/// parser then reads.
-enum JSONStringArray {
-    static func parse(_ bytes: UnsafeRawBufferPointer) -> [String]? {
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
-        var i = 0
-        let n = bytes.count
-        func skipSpace() {
-            while i < n, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
-        }
-        skipSpace()
-        guard i < n, bytes[i] == UInt8(ascii: "[") else { return nil }
-        i += 1
-        var strings: [String] = []
-        skipSpace()
-        if i < n, bytes[i] == UInt8(ascii: "]") {
-            i += 1
-            skipSpace()
-            return i == n ? strings : nil
-        }
-        while true {
-            skipSpace()
-            guard i < n, bytes[i] == quote else { return nil }
-            let start = i + 1
-            var end = start
-            while end < n, bytes[end] != quote {
-                // Escapes and control characters: the general parser's job.
-                if bytes[end] == backslash || bytes[end] < 0x20 { return nil }
-                end += 1
-            }
-            guard end < n else { return nil }
-            strings.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
-            i = end + 1
-            skipSpace()
-            guard i < n else { return nil }
-            if bytes[i] == UInt8(ascii: ",") {
-                i += 1
-                continue
-            }
-            guard bytes[i] == UInt8(ascii: "]") else { return nil }
-            i += 1
-            skipSpace()
-            return i == n ? strings : nil
-        }
     }
 }

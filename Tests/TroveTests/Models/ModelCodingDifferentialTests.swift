@@ -120,7 +120,7 @@ struct ModelCodingDifferentialTests {
 
     @Test("the fast JSON string-array reader refuses what it does not read, the general parser agrees on the rest")
     func stringArrays() throws {
-        func fast(_ text: String) -> [String]? { Array(text.utf8).withUnsafeBytes { JSONStringArray.parse($0) } }
+        func fast(_ text: String) -> [String]? { Array(text.utf8).withUnsafeBytes { JSONStringArray.parse($0) { $0 } } }
         #expect(fast("[]") == [])
         #expect(fast(" [ \"a\" , \"b\" ] ") == ["a", "b"])
         #expect(fast("[\"naïve 東京\"]") == ["naïve 東京"])
