@@ -21,55 +21,44 @@ import TroveSQLite
 final class ModelRowDecoder: Decoder {
     /// Where each property's column is in the row, and the order `init(from:)` asks for them.
     struct Plan: Sendable {
-        /// What a column stores, as far as the direct reads care (trivial to copy, unlike the
-        /// field definition the general path reads from ``Plan/definitions``).
-        enum Stored: Equatable, Sendable {
-            case id, text, integer, real, bool, date, json, vector(dimension: Int), other
-        }
-
-        /// One property, the id included (its column is 0, with no field definition).
-        struct Step: Sendable {
-            let name: String
+        /// One property's column, the id's included (column 0): trivial to copy, so a read
+        /// retains nothing.
+        struct Column: Sendable {
             let index: Int
-            let stored: Stored
-            /// Its field in ``Plan/definitions``; -1 for the id.
-            let field: Int
+            /// What the column stores (the id: an integer or text, as its kind says).
+            let type: FieldType
+            /// The property's place in ``Plan/names``.
+            let position: Int
+            var isID: Bool { index == 0 }
         }
 
-        var byProperty: [String: Step]
-        var steps: [Step]
-        var definitions: [FieldDefinition]
+        /// The property names in the order `init(from:)` decodes them, and their columns.
+        var names: [String]
+        var columns: [Column]
+        var byProperty: [String: Column]
         var idKind: IDKind
 
         /// - Parameters:
         ///   - order: the property names in the order `init(from:)` decodes them, `id` included.
         ///   - columns: each stored property's column and field, by property name.
         init(order: [String], columns: [String: (index: Int, definition: FieldDefinition)], idKind: IDKind) {
-            var byProperty: [String: Step] = ["id": Step(name: "id", index: 0, stored: .id, field: -1)]
-            var definitions: [FieldDefinition] = []
-            for (name, column) in columns.sorted(by: { $0.value.index < $1.value.index }) {
-                let stored: Stored = switch column.definition.type {
-                case .text: .text
-                case .integer: .integer
-                case .real: .real
-                case .bool: .bool
-                case .date: .date
-                case .json: .json
-                case .vector(let dimension, _): .vector(dimension: dimension)
-                case .data, .point: .other
-                }
-                byProperty[name] = Step(name: name, index: column.index, stored: stored, field: definitions.count)
-                definitions.append(column.definition)
+            var types: [String: (index: Int, type: FieldType)] = ["id": (0, idKind == .int64 ? .integer : .text)]
+            for (name, column) in columns {
+                precondition(column.index > 0, "column 0 is the id's")
+                types[name] = (column.index, column.definition.type)
             }
-            self.byProperty = byProperty
-            self.steps = order.compactMap { byProperty[$0] }
-            self.definitions = definitions
+            names = order.filter { types[$0] != nil }
+            self.columns = names.enumerated().map { Column(index: types[$1]!.index, type: types[$1]!.type, position: $0) }
+            byProperty = Dictionary(zip(names, self.columns), uniquingKeysWith: { first, _ in first })
             self.idKind = idKind
         }
     }
 
     private(set) var statement: Statement
     let plan: Plan
+    /// ``Plan/names`` and ``Plan/columns``, kept here as well so a read reaches them directly.
+    private let names: [String]
+    private let columns: [Plan.Column]
     /// The next planned step: where the next key is expected.
     fileprivate var next = 0
     var codingPath: [any CodingKey] { [] }
@@ -78,6 +67,8 @@ final class ModelRowDecoder: Decoder {
     init(statement: Statement, plan: Plan) {
         self.statement = statement
         self.plan = plan
+        names = plan.names
+        columns = plan.columns
     }
 
     /// Moves on to the row `statement` is on now.
@@ -98,178 +89,182 @@ final class ModelRowDecoder: Decoder {
         throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a model is a keyed container"))
     }
 
-    /// The planned step of `name`: the expected one, the one just taken (`decodeIfPresent`
-    /// asks twice), or, for an `init(from:)` with an order of its own, the one looked up.
-    fileprivate func step(_ name: String) -> Plan.Step? {
-        let steps = plan.steps
-        if next < steps.count, steps[next].name == name {
+    /// The column of property `name`: the expected one, the one just taken, or, for an
+    /// `init(from:)` with an order of its own, the one looked up.
+    fileprivate func column(_ name: String) -> Plan.Column? {
+        if next < names.count, names[next] == name {
             next += 1
-            return steps[next - 1]
+            return columns[next - 1]
         }
-        if next > 0, steps[next - 1].name == name { return steps[next - 1] }
+        if next > 0, names[next - 1] == name { return columns[next - 1] }
         return plan.byProperty[name]
+    }
+
+    /// The coding path of errors about `column`'s property.
+    private func codingPath(_ column: Plan.Column) -> [any CodingKey] { [PropertyKey(stringValue: names[column.position])] }
+
+    /// The value of `type` in `column`, read straight from the statement when the column
+    /// stores it as the type wants; nil when the column is NULL or when the general path must
+    /// decide (and name any error). One switch for every kind, so each read costs one check of
+    /// what the plan says is stored there.
+    fileprivate func direct<T>(_ type: T.Type, _ column: Plan.Column) -> T? {
+        let i = column.index
+        switch column.type {
+        case .text:
+            if T.self == String.self { return statement.string(at: i).map { unsafeBitCast($0, to: T.self) } }
+            if T.self == UUID.self {
+                return statement.string(at: i).flatMap(UUID.init(uuidString:)).map { unsafeBitCast($0, to: T.self) }
+            }
+        case .integer where !statement.isNull(at: i):
+            if T.self == Int.self { return unsafeBitCast(Int(statement.int64(at: i)), to: T.self) }
+            if T.self == Int64.self { return unsafeBitCast(statement.int64(at: i), to: T.self) }
+        case .real where !statement.isNull(at: i):
+            if T.self == Double.self { return unsafeBitCast(statement.double(at: i), to: T.self) }
+        case .bool where !statement.isNull(at: i):
+            if T.self == Bool.self { return unsafeBitCast(statement.int64(at: i) != 0, to: T.self) }
+        case .date where !statement.isNull(at: i):
+            if T.self == Date.self { return unsafeBitCast(Date(timeIntervalSince1970: statement.double(at: i)), to: T.self) }
+        case .json:
+            if ObjectIdentifier(T.self) == stringArrayType, let bytes = statement.bytes(at: i),
+                let strings = JSONStringArray.parse(bytes, { $0 })
+            {
+                return unsafeBitCast(strings, to: T.self)
+            }
+        case .vector(let dimension, _):
+            if ObjectIdentifier(T.self) == floatArrayType, let bytes = statement.bytes(at: i),
+                let vector = VectorBlob.vector(bytes, dimension: dimension)
+            {
+                return unsafeBitCast(vector, to: T.self)
+            }
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// The column as a ``Value``, for the general path.
+    fileprivate func value(_ column: Plan.Column) -> Value {
+        guard !column.isID else {
+            return (DocumentID.read(statement.value(at: 0), kind: plan.idKind) ?? .int(statement.int64(at: 0))).value
+        }
+        return FieldCodec.read(statement, column: column.index, as: column.type)
+    }
+
+    /// Every value goes through here: straight from its column (``direct(_:_:)``), or else
+    /// through the general path: the column as a ``Value``, decoded by ``ValueDecoder``, with
+    /// the same results (the differential tests). Generic over the type only (not the coding
+    /// key), so each typed call is compiled for its type and the checks in `direct` fold away.
+    fileprivate func read<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
+        if let value = direct(type, column) { return value }
+        if statement.isNull(at: column.index) {
+            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath(column), debugDescription: "\(names[column.position]) is null"))
+        }
+        return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
+    }
+
+    fileprivate func readIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
+        if let value = direct(type, column) { return value }
+        if statement.isNull(at: column.index) { return nil }
+        return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
+    }
+
+    /// ``read(_:_:)`` for a type known only at run time (`decode<T>`): the ones `direct`
+    /// reads are made concrete first, so their reads are the compiled ones.
+    fileprivate func readAny<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
+        switch ObjectIdentifier(T.self) {
+        case dateType: unsafeBitCast(try read(Date.self, column), to: T.self)
+        case uuidType: unsafeBitCast(try read(UUID.self, column), to: T.self)
+        case stringArrayType: unsafeBitCast(try read([String].self, column), to: T.self)
+        case floatArrayType: unsafeBitCast(try read([Float].self, column), to: T.self)
+        default: try read(type, column)
+        }
+    }
+
+    fileprivate func readAnyIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
+        switch ObjectIdentifier(T.self) {
+        case dateType: try readIfPresent(Date.self, column).map { unsafeBitCast($0, to: T.self) }
+        case uuidType: try readIfPresent(UUID.self, column).map { unsafeBitCast($0, to: T.self) }
+        case stringArrayType: try readIfPresent([String].self, column).map { unsafeBitCast($0, to: T.self) }
+        case floatArrayType: try readIfPresent([Float].self, column).map { unsafeBitCast($0, to: T.self) }
+        default: try readIfPresent(type, column)
+        }
     }
 
     private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let decoder: ModelRowDecoder
-        var statement: Statement { decoder.statement }
         var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { decoder.plan.steps.compactMap { Key(stringValue: $0.name) } }
+        var allKeys: [Key] { decoder.plan.names.compactMap { Key(stringValue: $0) } }
 
         func contains(_ key: Key) -> Bool { decoder.plan.byProperty[key.stringValue] != nil }
 
-        private func column(_ key: Key) throws -> Plan.Step {
-            guard let step = decoder.step(key.stringValue) else {
+        private func column(_ key: Key) throws -> Plan.Column {
+            guard let column = decoder.column(key.stringValue) else {
                 throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "no column for \(key.stringValue)"))
             }
-            return step
+            return column
         }
 
-        /// The column of a required value, which must not be null.
-        private func present(_ key: Key, _ type: Any.Type) throws -> Plan.Step {
-            let step = try column(key)
-            if statement.isNull(at: step.index) {
-                throw DecodingError.valueNotFound(type, .init(codingPath: [key], debugDescription: "\(key.stringValue) is null"))
-            }
-            return step
-        }
+        func decodeNil(forKey key: Key) throws -> Bool { decoder.statement.isNull(at: try column(key).index) }
 
-        func decodeNil(forKey key: Key) throws -> Bool { statement.isNull(at: try column(key).index) }
-
-        // The common scalars straight from their columns (the schema fixed their types); any
-        // other pairing takes the general path.
-
-        func decode(_ type: String.Type, forKey key: Key) throws -> String {
-            let step = try present(key, type)
-            if step.stored == .text || (step.stored == .id && decoder.plan.idKind != .int64) {
-                return statement.string(at: step.index)!
-            }
-            return try general(type, step, key)
-        }
-
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-            let step = try present(key, type)
-            if step.stored == .integer || (step.stored == .id && decoder.plan.idKind == .int64) {
-                return Int(statement.int64(at: step.index))
-            }
-            return try general(type, step, key)
-        }
-
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-            let step = try present(key, type)
-            if step.stored == .integer || (step.stored == .id && decoder.plan.idKind == .int64) {
-                return statement.int64(at: step.index)
-            }
-            return try general(type, step, key)
-        }
-
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-            let step = try present(key, type)
-            if step.stored == .real { return statement.double(at: step.index) }
-            return try general(type, step, key)
-        }
-
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-            let step = try present(key, type)
-            if step.stored == .bool { return statement.int64(at: step.index) != 0 }
-            return try general(type, step, key)
-        }
-
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            let step = try present(key, type)
-            if let direct = direct(type, step) { return direct }
-            return try general(type, step, key)
-        }
-
-        /// The types read straight from their column when it holds what they need; nil when
-        /// the general path must decide (and name any error).
-        private func direct<T: Decodable>(_ type: T.Type, _ step: Plan.Step) -> T? {
-            switch step.stored {
-            case .date where T.self == Date.self:
-                return unsafeBitCast(Date(timeIntervalSince1970: statement.double(at: step.index)), to: T.self)
-            case .text where T.self == UUID.self:
-                return statement.string(at: step.index).flatMap(UUID.init(uuidString:)).map { unsafeBitCast($0, to: T.self) }
-            case .json where T.self == [String].self:
-                return statement.withBlob(at: step.index) { bytes in
-                    bytes.flatMap { JSONStringArray.parse($0) { $0 } }.map { unsafeBitCast($0, to: T.self) }
-                }
-            case .vector(let dimension) where T.self == [Float].self:
-                return statement.withBlob(at: step.index) { bytes in
-                    bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }.map { unsafeBitCast($0, to: T.self) }
-                }
-            default:
-                return nil
-            }
-        }
-
-        /// The general path: the column as a ``Value``, decoded by ``ValueDecoder``.
-        private func general<T: Decodable>(_ type: T.Type, _ step: Plan.Step, _ key: Key) throws -> T {
-            try ValueDecoder.decode(type, from: value(step), inJSON: false, codingPath: [key])
-        }
-
-        private func value(_ step: Plan.Step) -> Value {
-            guard step.field >= 0 else {
-                return (DocumentID.read(statement.value(at: 0), kind: decoder.plan.idKind) ?? .int(statement.int64(at: 0))).value
-            }
-            return FieldCodec.read(statement, column: step.index, as: decoder.plan.definitions[step.field].type)
-        }
-
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-            try decodeNil(forKey: key) ? nil : decode(type, forKey: key)
-        }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-            try decodeNil(forKey: key) ? nil : decode(type, forKey: key)
-        }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-            try decodeNil(forKey: key) ? nil : decode(type, forKey: key)
-        }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-            try decodeNil(forKey: key) ? nil : decode(type, forKey: key)
-        }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-            try decodeNil(forKey: key) ? nil : decode(type, forKey: key)
-        }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            try decodeNil(forKey: key) ? nil : decode(type, forKey: key)
-        }
-
-        // @forward(keyed-decode) begin (the other primitive types, each through the generic path)
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try generic(type, key) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try genericIfPresent(type, key) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try generic(type, key) }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try genericIfPresent(type, key) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try generic(type, key) }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try genericIfPresent(type, key) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try generic(type, key) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try genericIfPresent(type, key) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try generic(type, key) }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try genericIfPresent(type, key) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try generic(type, key) }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try genericIfPresent(type, key) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try generic(type, key) }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try genericIfPresent(type, key) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try generic(type, key) }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try genericIfPresent(type, key) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try generic(type, key) }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try genericIfPresent(type, key) }
+        // @forward(keyed-decode) begin (one per primitive type, each forwarding to the generic helper)
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decoder.readIfPresent(type, column(key)) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder.read(type, column(key)) }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decoder.readIfPresent(type, column(key)) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder.readAny(type, column(key)) }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try decoder.readAnyIfPresent(type, column(key)) }
         // @forward end
 
-        private func generic<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
-            try general(type, try present(key, type), key)
-        }
-        private func genericIfPresent<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
-            try decodeNil(forKey: key) ? nil : generic(type, key)
-        }
-
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            try ValueDecoder(value(try column(key)), inJSON: false, codingPath: [key]).container(keyedBy: type)
+            try ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key]).container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            try ValueDecoder(value(try column(key)), inJSON: false, codingPath: [key]).unkeyedContainer()
+            try ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key]).unkeyedContainer()
         }
         func superDecoder() throws -> any Decoder {
             throw DecodingError.keyNotFound(Key(stringValue: "super")!, .init(codingPath: [], debugDescription: "models have no super"))
         }
-        func superDecoder(forKey key: Key) throws -> any Decoder { ValueDecoder(value(try column(key)), inJSON: false, codingPath: [key]) }
+        func superDecoder(forKey key: Key) throws -> any Decoder {
+            ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key])
+        }
     }
 }
+
+/// A property's name as a coding key, for the coding paths of errors.
+private struct PropertyKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// The types ``ModelRowDecoder/direct(_:_:)`` reads that `decode<T>` sees only at run time,
+/// identified once (a generic type's metatype is otherwise looked up at every use).
+private let dateType = ObjectIdentifier(Date.self)
+private let uuidType = ObjectIdentifier(UUID.self)
+private let stringArrayType = ObjectIdentifier([String].self)
+private let floatArrayType = ObjectIdentifier([Float].self)
