@@ -17,16 +17,25 @@ final class ModelRowEncoder: Encoder {
         /// order `init(from:)` reads them; synthesized conformances use one order for both).
         var order: [(name: String, slot: Int)]
 
+        /// Each field's type when its value is bound as it is (nil for a reference, which
+        /// checks its value first): what the direct writes compare with, cheaper to read than
+        /// the definition.
+        var plainTypes: [FieldType?]
+        /// The slots of the fields that must not be NULL.
+        var required: [Int]
+
         init(byProperty: [String: Int], definitions: [FieldDefinition], order: [String]) {
             self.byProperty = byProperty
             self.definitions = definitions
+            self.plainTypes = definitions.map { $0.reference == nil ? $0.type : nil }
+            self.required = definitions.indices.filter { !definitions[$0].isOptional }
             self.order = order.compactMap { name in byProperty[name].map { (name, $0) } }
         }
     }
 
     let slots: Slots
-    /// The values so far, one per field (nil until encoded).
-    var values: [SQLValue?]
+    /// The row: the id's value (set last), then one per field, each NULL until encoded.
+    var row: [SQLValue]
     /// Set when `encode(to:)` asks for something other than one flat keyed container (nested
     /// containers, super encoders): such models are encoded through a document instead.
     var needsDocument = false
@@ -37,7 +46,7 @@ final class ModelRowEncoder: Encoder {
 
     init(slots: Slots) {
         self.slots = slots
-        values = Array(repeating: nil, count: slots.definitions.count)
+        row = Array(repeating: .null, count: slots.definitions.count + 1)
     }
 
     /// The row of `model`, id first; nil when the model must be encoded through a document.
@@ -45,20 +54,13 @@ final class ModelRowEncoder: Encoder {
         let encoder = ModelRowEncoder(slots: slots)
         try model.encode(to: encoder)
         if encoder.needsDocument { return nil }
-        // NULL: an unassigned id, chosen in the write (DocumentStore.assignIDs).
-        var row: [SQLValue] = [model.id.isUnassigned ? .null : model.id.documentID.sqlValue]
-        row.reserveCapacity(slots.definitions.count + 1)
-        for (value, definition) in zip(encoder.values, slots.definitions) {
-            if let value {
-                if case .null = value, !definition.isOptional { throw TroveError.missingField(field: definition.name) }
-                row.append(value)
-            } else if definition.isOptional {
-                row.append(.null)
-            } else {
-                throw TroveError.missingField(field: definition.name)
-            }
+        // A required field still NULL was never encoded, or encoded as nil.
+        for slot in slots.required {
+            if case .null = encoder.row[slot + 1] { throw TroveError.missingField(field: slots.definitions[slot].name) }
         }
-        return row
+        // NULL: an unassigned id, chosen in the write (DocumentStore.assignIDs).
+        encoder.row[0] = model.id.isUnassigned ? .null : model.id.documentID.sqlValue
+        return encoder.row
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -94,25 +96,25 @@ final class ModelRowEncoder: Encoder {
         let encoder: ModelRowEncoder
         var codingPath: [any CodingKey] { [] }
 
-        /// The slot and field of `key`, nil for the id.
-        private func field(_ key: Key) throws -> (slot: Int, definition: FieldDefinition)? {
+        /// The slot of `key` and its field's plain type (``Slots/plainTypes``), nil for the id.
+        private func field(_ key: Key) throws -> (slot: Int, type: FieldType?)? {
             guard let slot = try encoder.slot(key.stringValue) else { return nil }
-            return (slot, encoder.slots.definitions[slot])
+            return (slot, encoder.slots.plainTypes[slot])
         }
 
         mutating func encodeNil(forKey key: Key) throws {
-            if let (slot, _) = try field(key) { encoder.values[slot] = .null }
+            if let (slot, _) = try field(key) { encoder.row[slot + 1] = .null }
         }
 
         // The common scalars straight into their stored value when the field is the plain
         // column they map to (no reference); every other pairing takes the general path.
 
         mutating func encode(_ value: String, forKey key: Key) throws {
-            guard let (slot, definition) = try field(key) else { return }
-            if definition.type == .text, definition.reference == nil {
-                encoder.values[slot] = .text(value)
+            guard let (slot, type) = try field(key) else { return }
+            if type == .text {
+                encoder.row[slot + 1] = .text(value)
             } else {
-                try general(value, slot, definition)
+                try general(value, slot)
             }
         }
 
@@ -120,48 +122,48 @@ final class ModelRowEncoder: Encoder {
         mutating func encode(_ value: Int64, forKey key: Key) throws { try integer(value, value, key) }
 
         private func integer<T: Encodable>(_ value: Int64, _ original: T, _ key: Key) throws {
-            guard let (slot, definition) = try field(key) else { return }
-            if definition.type == .integer, definition.reference == nil {
-                encoder.values[slot] = .integer(value)
+            guard let (slot, type) = try field(key) else { return }
+            if type == .integer {
+                encoder.row[slot + 1] = .integer(value)
             } else {
-                try general(original, slot, definition)
+                try general(original, slot)
             }
         }
 
         mutating func encode(_ value: Double, forKey key: Key) throws {
-            guard let (slot, definition) = try field(key) else { return }
-            if definition.type == .real, definition.reference == nil, value.isFinite {
-                encoder.values[slot] = .real(value)
+            guard let (slot, type) = try field(key) else { return }
+            if type == .real, value.isFinite {
+                encoder.row[slot + 1] = .real(value)
             } else {
-                try general(value, slot, definition)
+                try general(value, slot)
             }
         }
 
         mutating func encode(_ value: Bool, forKey key: Key) throws {
-            guard let (slot, definition) = try field(key) else { return }
-            if definition.type == .bool, definition.reference == nil {
-                encoder.values[slot] = .integer(value ? 1 : 0)
+            guard let (slot, type) = try field(key) else { return }
+            if type == .bool {
+                encoder.row[slot + 1] = .integer(value ? 1 : 0)
             } else {
-                try general(value, slot, definition)
+                try general(value, slot)
             }
         }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            guard let (slot, definition) = try field(key) else { return }
-            if definition.reference == nil, let direct = direct(value, definition) {
-                encoder.values[slot] = direct
+            guard let (slot, type) = try field(key) else { return }
+            if let type, let direct = direct(value, type) {
+                encoder.row[slot + 1] = direct
             } else {
-                try general(value, slot, definition)
+                try general(value, slot)
             }
         }
 
         /// The stored value of the types written straight into their column; nil when the
         /// general path must decide (and name any error).
-        private func direct<T: Encodable>(_ value: T, _ definition: FieldDefinition) -> SQLValue? {
-            switch definition.type {
-            case .date where T.self == Date.self:
+        private func direct<T: Encodable>(_ value: T, _ type: FieldType) -> SQLValue? {
+            switch type {
+            case .date where ObjectIdentifier(T.self) == dateType:
                 return .real(unsafeBitCast(value, to: Date.self).timeIntervalSince1970)
-            case .json where T.self == [String].self:
+            case .json where ObjectIdentifier(T.self) == stringArrayType:
                 var text = "["
                 for (offset, item) in unsafeBitCast(value, to: [String].self).enumerated() {
                     if offset > 0 { text += "," }
@@ -174,7 +176,8 @@ final class ModelRowEncoder: Encoder {
         }
 
         /// The general path: the value as a ``Value``, bound by ``FieldCodec``.
-        private func general<T: Encodable>(_ value: T, _ slot: Int, _ definition: FieldDefinition) throws {
+        private func general<T: Encodable>(_ value: T, _ slot: Int) throws {
+            let definition = encoder.slots.definitions[slot]
             let encoded: Value
             if let scalar = ValueEncoder.scalar(value, inJSON: false) {
                 encoded = scalar
@@ -183,7 +186,7 @@ final class ModelRowEncoder: Encoder {
             } else {
                 encoded = try ValueEncoder.json(value)
             }
-            encoder.values[slot] = try FieldCodec.bind(encoded, for: definition)
+            encoder.row[slot + 1] = try FieldCodec.bind(encoded, for: definition)
         }
 
         // @forward(keyed-encode) begin (the other primitive types, each through the generic path)
@@ -199,8 +202,8 @@ final class ModelRowEncoder: Encoder {
         // @forward end
 
         private func encodeGeneric<T: Encodable>(_ value: T, _ key: Key) throws {
-            guard let (slot, definition) = try field(key) else { return }
-            try general(value, slot, definition)
+            guard let (slot, _) = try field(key) else { return }
+            try general(value, slot)
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
@@ -221,3 +224,8 @@ final class ModelRowEncoder: Encoder {
         }
     }
 }
+
+/// The types ``ModelRowEncoder`` writes straight into their column that `encode<T>` sees only
+/// at run time, identified once (a generic type's metatype is otherwise looked up at every use).
+private let dateType = ObjectIdentifier(Date.self)
+private let stringArrayType = ObjectIdentifier([String].self)
