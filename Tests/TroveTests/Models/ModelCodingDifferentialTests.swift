@@ -43,6 +43,13 @@ struct Custom: Model, Equatable {
     static var modelOptions: ModelOptions { ModelOptions().column(\Custom.name, named: "label") }
 }
 
+/// A model with a narrow integer (read through the general path) and a required text.
+struct Narrow: Model, Equatable {
+    var id: Int64
+    var small: Int8
+    var name: String
+}
+
 @Suite("Model coding: fast paths against the Codable path")
 struct ModelCodingDifferentialTests {
     /// Text that exercises the JSON fast paths' limits: quotes, backslashes, control characters,
@@ -116,6 +123,27 @@ struct ModelCodingDifferentialTests {
         let database = try Database(path: dir.path("db.trove"))
         try await check((1...40).map { Self.randomCustom(Int64($0), &rng) }, in: database)
         #expect(try ModelSchema<Custom>.shared().documentSchema.field("label") != nil)
+    }
+
+    @Test("a stored value the type cannot hold fails the fetch with a DecodingError naming the property")
+    func errorsNameTheProperty() async throws {
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("db.trove"))
+        let narrow = try await database.models(Narrow.self)
+        try await narrow.insert(Narrow(id: 1, small: 7, name: "fits"))
+        #expect(try await narrow.fetch() == [Narrow(id: 1, small: 7, name: "fits")])
+        // 300 is a valid integer for the column, not an Int8.
+        try await narrow.documents.insert(Document(id: 2, ["small": 300, "name": "too big"]))
+        do {
+            _ = try await narrow.fetch()
+            Issue.record("an Int8 property read 300")
+        } catch let error as DecodingError {
+            let context: DecodingError.Context? = switch error {
+            case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context): context
+            default: nil
+            }
+            #expect(context?.codingPath.map(\.stringValue) == ["small"], "\(error)")
+        }
     }
 
     @Test("the fast JSON string-array reader refuses what it does not read, the general parser agrees on the rest")
