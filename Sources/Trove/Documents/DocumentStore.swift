@@ -40,6 +40,11 @@ final class DocumentStore: Sendable {
     let writeColumns: [String]
     /// The declared fields a write sets (all but the layout's automatic ones, which come last).
     let writableFields: [FieldDefinition]
+    /// What ``storedValues(_:)`` asks of the schema and layout for every document, read once
+    /// (each look through `layout` copied the schema or the preset configuration).
+    private let idKind: IDKind
+    private let keepsExtra: Bool
+    private let hasPreset: Bool
 
     /// - Parameter indexes: the derived indexes, when someone else keeps them (tests);
     ///   otherwise the layout's own.
@@ -52,6 +57,9 @@ final class DocumentStore: Sendable {
         fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil, version: layout.versionColumn)
         let automatic = layout.automaticFields
         writableFields = schema.fields.filter { !automatic.contains($0.name) }
+        idKind = schema.id
+        keepsExtra = schema.allowsUndeclaredFields
+        hasPreset = layout.preset != nil
         writeColumns = ["\"id\""] + writableFields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
         let columns = writeColumns
         // Inserts and upserts also set the expiry (upserting without one clears it, as a fresh
@@ -261,14 +269,15 @@ final class DocumentStore: Sendable {
     /// Missing fields take their default; a missing required field without one, a null in a
     /// required field, a wrong type or an undeclared field (when not kept) throws, naming it.
     func storedValues(_ document: Document) throws -> [SQLValue] {
-        guard document.id.kind == schema.id else {
-            throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: document.id.description)
+        guard document.id.kind == idKind else {
+            throw TroveError.typeMismatch(field: "id", expected: "\(idKind) id", value: document.id.description)
         }
         if case .string(let s) = document.id, s.isEmpty {
             throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
         }
-        var values: [SQLValue] = [document.id.sqlValue]
-        values.reserveCapacity(schema.fields.count + 2)
+        var values: [SQLValue] = []
+        values.reserveCapacity(writableFields.count + 2)
+        values.append(document.id.sqlValue)
         var declaredPresent = 0
         for field in writableFields {
             if let value = document.fields[field.name] {
@@ -282,19 +291,19 @@ final class DocumentStore: Sendable {
                 throw TroveError.missingField(field: field.name)
             }
         }
-        if layout.preset != nil {
+        if hasPreset {
             // Fields Trove sets are read back with every document; writing one back is no error.
             declaredPresent += layout.automaticFields.count { document.fields[$0] != nil }
             try layout.checkPreset(metadata: document.fields["metadata"])
         }
-        if schema.allowsUndeclaredFields, declaredPresent < document.fields.count {
+        if keepsExtra, declaredPresent < document.fields.count {
             var extra: [String: Value] = [:]
             for (key, value) in document.fields where schema.field(key) == nil {
                 try DocumentSchema.validate(fieldName: key)
                 extra[key] = value
             }
             values.append(extra.isEmpty ? .null : .text(try JSONCoding.text(.object(extra), field: "document")))
-        } else if schema.allowsUndeclaredFields {
+        } else if keepsExtra {
             values.append(.null)
         } else if declaredPresent < document.fields.count {
             let unknown = document.fields.keys.filter { schema.field($0) == nil }.sorted()
