@@ -71,8 +71,8 @@ struct DocumentLayout: Sendable {
     var changeLog: ChangeLog { ChangeLog(table: log, floorKey: logFloorKey) }
     /// The integer primary key column.
     var rid: String { schema.id == .int64 ? "\"id\"" : "\"_rowid\"" }
-    /// The change log's column naming the changed row (`id` in a search collection's log).
-    var logRid: String { preset == nil ? "rid" : "id" }
+    /// The change log's column naming the changed row (`id` in an Int64 search collection's log).
+    var logRid: String { preset != nil && schema.id == .int64 ? "id" : "rid" }
 
     private func quoted(_ identifier: String) -> String { "\"\(identifier)\"" }
 

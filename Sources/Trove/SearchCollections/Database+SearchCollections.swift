@@ -20,11 +20,11 @@ extension Database {
     public func collection(
         _ name: String, dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.defaultTokenizer, index: IndexKind = .flat
+        tokenizer: String = CollectionConfiguration.defaultTokenizer, index: IndexKind = .flat, ids: IDKind = .int64
     ) throws -> SearchCollection {
         try collection(name, configuration: CollectionConfiguration(
             dimension: dimension, metric: metric, lexicalSearch: lexicalSearch,
-            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index))
+            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index, ids: ids))
     }
 
     /// Opens or creates a search collection whose vectors come from `embedder`. The embedder's
@@ -39,12 +39,12 @@ extension Database {
     public func collection(
         _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.englishTokenizer, index: IndexKind = .flat
+        tokenizer: String = CollectionConfiguration.englishTokenizer, index: IndexKind = .flat, ids: IDKind = .int64
     ) throws -> SearchCollection {
         let manifest = embedder.manifest
         let configuration = CollectionConfiguration(
             dimension: manifest.dimension, metric: metric, lexicalSearch: lexicalSearch,
-            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index, embedding: manifest)
+            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index, embedding: manifest, ids: ids)
         return try searchCollection(name, requested: configuration, embedder: embedder)
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import TroveSQLite
 
 /// A search collection (``Collection``) is one preset schema of the document engine: its table
-/// `id, content, source, metadata, embedding, created_at, updated_at, _version`, created by
+/// `id, content, source, metadata, embedding, created_at, updated_at, _version` (and an internal
+/// `_rowid` when ids are UUIDs or strings), created by
 /// `CollectionSchema` (Schema.swift) and logged by `<name>_log(seq, id, op)`, is described here
 /// as a ``DocumentLayout``, so its filters, unranked queries, aggregates, patches, deletes by
 /// filter and transactions run through ``DocumentStore`` like any document collection's.
@@ -14,7 +15,7 @@ extension DocumentSchema {
     /// A search collection's row shape. The fields Trove sets itself come last.
     static func preset(_ configuration: CollectionConfiguration) -> DocumentSchema {
         DocumentSchema(
-            id: .int64,
+            id: configuration.ids,
             fields: [
                 .text("content"), .text("source", default: ""), .json("metadata", optional: true),
                 .vector("embedding", dimension: configuration.dimension, metric: configuration.metric, optional: true),

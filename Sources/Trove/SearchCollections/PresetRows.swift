@@ -4,13 +4,13 @@ import TroveVectors
 
 /// A search collection's row to write, its id nil when Trove assigns it.
 struct PendingRow {
-    var id: Int64?
+    var id: DocumentID?
     var content: String
     var source: String
     var metadata: String?
     var vector: [Float]?
 
-    init(id: Int64?, content: String, source: String, metadata: String?, vector: [Float]?) {
+    init(id: DocumentID?, content: String, source: String, metadata: String?, vector: [Float]?) {
         self.id = id
         self.content = content
         self.source = source
@@ -31,7 +31,11 @@ struct PresetRows: RowSource {
 
     func bind(_ i: Int, to statement: Statement, at first: Int) throws {
         let row = rows[i]
-        try statement.bind(row.id!, at: first)
+        switch row.id! {
+        case .int(let id): try statement.bind(id, at: first)
+        case .uuid(let id): try statement.bind(id.uuidString.lowercased(), at: first)
+        case .string(let id): try statement.bind(id, at: first)
+        }
         try statement.bind(row.content, at: first + 1)
         try statement.bind(row.source, at: first + 2)
         if let metadata = row.metadata { try statement.bind(metadata, at: first + 3) } else { try statement.bindNull(at: first + 3) }
@@ -45,27 +49,48 @@ struct PresetRows: RowSource {
     func values(_ i: Int) -> [SQLValue] {
         let row = rows[i]
         return [
-            .integer(row.id!), .text(row.content), .text(row.source), row.metadata.map(SQLValue.text) ?? .null,
+            row.id!.sqlValue, .text(row.content), .text(row.source), row.metadata.map(SQLValue.text) ?? .null,
             row.vector.map { .blob(VectorBlob.bytes($0)) } ?? .null,
         ]
     }
 
     /// The entries with these ids, in the order given (missing ids left out). Metadata comes back
-    /// as the text that was written, not re-encoded. Without `vectors` (search results, which
-    /// carry none) the entries' vectors are empty and the blobs are never read.
-    static func read(ids: [Int64], from store: DocumentStore, vectors: Bool = true, on connection: Connection) throws -> [VectorEntry] {
-        guard !ids.isEmpty else { return [] }
+    /// as the text that was written, not re-encoded.
+    static func read(ids: [DocumentID], from store: DocumentStore, on connection: Connection) throws -> [VectorEntry] {
+        let rows = try read(keys: ids.map(\.sqlValue), by: "\"id\"", from: store, vectors: true, on: connection)
+        return ids.compactMap { rows[$0.sqlValue] }
+    }
+
+    /// The entries of these internal row ids (what the ranked pipeline returns), by row id.
+    /// Without `vectors` (search results, which carry none) the entries' vectors are empty and
+    /// the blobs are never read.
+    static func read(rids: [Int64], from store: DocumentStore, vectors: Bool, on connection: Connection) throws -> [Int64: VectorEntry] {
+        let rows = try read(keys: rids.map(SQLValue.integer), by: store.layout.rid, from: store, vectors: vectors, on: connection)
+        var byRid: [Int64: VectorEntry] = [:]
+        byRid.reserveCapacity(rows.count)
+        for (key, entry) in rows { if case .integer(let rid) = key { byRid[rid] = entry } }
+        return byRid
+    }
+
+    /// The entries whose `column` (the id or the row id) is one of `keys`, by key.
+    private static func read(
+        keys: [SQLValue], by column: String, from store: DocumentStore, vectors: Bool, on connection: Connection
+    ) throws -> [SQLValue: VectorEntry] {
+        guard !keys.isEmpty else { return [:] }
+        let kind = store.schema.id
         let statement = try connection.cachedStatement(
-            "SELECT id, content, source, metadata\(vectors ? ", embedding" : "") FROM \(store.layout.table) WHERE id IN (SELECT value FROM json_each(?))")
-        var byID: [Int64: VectorEntry] = [:]
-        byID.reserveCapacity(ids.count)
-        try statement.forEachRow([.text(SQLFragment.jsonArray(ids))]) { row in
-            let id = row.int64(at: 0)
-            byID[id] = VectorEntry(
-                id: id, content: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "", metadata: row.string(at: 3),
-                vector: vectors ? row.withBlob(at: 4) { bytes in bytes.map { Array($0.bindMemory(to: Float.self)) } } ?? [] : [])
+            "SELECT \(column), id, content, source, metadata\(vectors ? ", embedding" : "") FROM \(store.layout.table) WHERE \(column) IN (SELECT value FROM json_each(?))")
+        // Keys are all integers (row ids, Int64 ids) or all text (UUID and String ids, as stored).
+        let list = try JSONCoding.text(.array(keys.map { $0.int64Value.map(Value.int) ?? .string($0.stringValue ?? "") }), field: "id")
+        var byKey: [SQLValue: VectorEntry] = [:]
+        byKey.reserveCapacity(keys.count)
+        try statement.forEachRow([.text(list)]) { row in
+            guard let id = DocumentID.read(row.value(at: 1), kind: kind) else { return }
+            byKey[row.value(at: 0)] = VectorEntry(
+                id: id, content: row.string(at: 2) ?? "", source: row.string(at: 3) ?? "", metadata: row.string(at: 4),
+                vector: vectors ? row.withBlob(at: 5) { bytes in bytes.map { Array($0.bindMemory(to: Float.self)) } } ?? [] : [])
         }
-        return ids.compactMap { byID[$0] }
+        return byKey
     }
 }
 
@@ -102,18 +127,33 @@ extension DocumentStore {
         guard type == "object" else { throw TroveError.invalidMetadata(reason: "got a JSON \(type)") }
     }
 
+    /// An entry's id is of the collection's kind, as a document's must be.
+    ///
+    /// - Throws: ``TroveError/typeMismatch(field:expected:value:)``, ``TroveError/invalidValue(field:reason:)``.
+    func validatePreset(id: DocumentID) throws {
+        guard id.kind == schema.id else {
+            throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
+        }
+        if case .string(let text) = id, text.isEmpty {
+            throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
+        }
+    }
+
     func validatePreset(rows: [PendingRow], mode: WriteMode, on connection: Connection) throws {
         // Metadata is checked by SQLite in bulk first; the row loop below then reports the first
         // bad row in order, exactly as checking each row in turn would.
         let firstBadMetadata = try firstInvalidMetadata(in: rows, on: connection)
-        var seen = Set<Int64>()
+        var seen = Set<DocumentID>()
         seen.reserveCapacity(rows.count)
         for (index, row) in rows.enumerated() {
             if let vector = row.vector { try validatePreset(vector: vector) }
             if let metadata = row.metadata, metadata.utf8.count > preset.metadataByteLimit || index == firstBadMetadata {
                 try validatePreset(metadata: metadata, on: connection)
             }
-            if let id = row.id, !seen.insert(id).inserted, mode == .insert { throw TroveError.duplicateDocumentID(.int(id)) }
+            if let id = row.id {
+                try validatePreset(id: id)
+                if !seen.insert(id).inserted, mode == .insert { throw TroveError.duplicateDocumentID(id) }
+            }
         }
     }
 
@@ -157,24 +197,22 @@ extension DocumentStore {
     /// and multi-row statements, the same statements every document collection uses).
     ///
     /// - Returns: the id of each row, in order.
-    func writePreset(_ rows: [PendingRow], mode: WriteMode, on connection: Connection) throws -> [Int64] {
+    func writePreset(_ rows: [PendingRow], mode: WriteMode, on connection: Connection) throws -> [DocumentID] {
         try validatePreset(rows: rows, mode: mode, on: connection)
         var rows = rows
         if mode != .update {
             let missing = rows.indices.filter { rows[$0].id == nil }
-            let fresh = try newIDs(missing.count, besides: rows.compactMap(\.id), on: connection)
-            for (i, id) in zip(missing, fresh) {
-                guard case .int(let value) = id else { continue }
-                rows[i].id = value
-            }
+            let explicit = rows.compactMap { row -> Int64? in if case .int(let id) = row.id { id } else { nil } }
+            let fresh = try newIDs(missing.count, besides: explicit, on: connection)
+            for (i, id) in zip(missing, fresh) { rows[i].id = id }
         }
         let batch = PresetRows(rows: rows)
         if mode == .update {
             for (i, row) in rows.enumerated() {
-                try update(row: batch.values(i), id: .int(row.id!), ifVersion: nil, on: connection) { Document(id: .int(row.id!)) }
+                try update(row: batch.values(i), id: row.id!, ifVersion: nil, on: connection) { Document(id: row.id!) }
             }
         } else {
-            try write(batch, mode: mode, on: connection) { [rows] in Document(id: .int(rows[$0].id!)) }
+            try write(batch, mode: mode, on: connection) { [rows] in Document(id: rows[$0].id!) }
         }
         return rows.map { $0.id! }
     }

@@ -34,13 +34,17 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
     public var index: IndexKind
     /// The embedding model, when the collection was created with an `Embedder`.
     public var embedding: EmbeddingManifest?
+    /// The kind of the rows' ids. `.int64` (the default) is the fastest; `.uuid` or `.string`
+    /// ids cannot collide across devices, which a synced collection needs (TroveSync refuses
+    /// `.int64`). Rows inserted without an id then get a time-ordered UUIDv7.
+    public var ids: IDKind
 
     /// A configuration; only `dimension` has no default.
     public init(
         dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
         tokenizer: String = CollectionConfiguration.defaultTokenizer,
-        index: IndexKind = .flat, embedding: EmbeddingManifest? = nil
+        index: IndexKind = .flat, embedding: EmbeddingManifest? = nil, ids: IDKind = .int64
     ) {
         self.dimension = dimension
         self.metric = metric
@@ -49,10 +53,11 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         self.tokenizer = tokenizer
         self.index = index
         self.embedding = embedding
+        self.ids = ids
     }
 
     enum CodingKeys: String, CodingKey {
-        case dimension, metric, lexicalSearch, metadataByteLimit, tokenizer, index, embedding
+        case dimension, metric, lexicalSearch, metadataByteLimit, tokenizer, index, embedding, ids
     }
 
     // Fields added by later versions get their defaults when reading older files.
@@ -66,6 +71,20 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
         index = try c.decodeIfPresent(IndexKind.self, forKey: .index) ?? .flat
         embedding = try c.decodeIfPresent(EmbeddingManifest.self, forKey: .embedding)
+        ids = try c.decodeIfPresent(IDKind.self, forKey: .ids) ?? .int64
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(dimension, forKey: .dimension)
+        try c.encode(metric, forKey: .metric)
+        try c.encode(lexicalSearch, forKey: .lexicalSearch)
+        try c.encode(metadataByteLimit, forKey: .metadataByteLimit)
+        try c.encode(tokenizer, forKey: .tokenizer)
+        try c.encode(index, forKey: .index)
+        try c.encodeIfPresent(embedding, forKey: .embedding)
+        // Left out when `.int64`, so files of Int64 collections store what they always stored.
+        if ids != .int64 { try c.encode(ids, forKey: .ids) }
     }
 
     /// Checks every value before anything is created.
@@ -98,6 +117,7 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         if !FullTextDefinition.tokenizer(tokenizer, serves: other.tokenizer) { check("tokenizer", tokenizer, other.tokenizer) }
         check("index", index, other.index)
         check("embedding", embedding?.modelID ?? "none", other.embedding?.modelID ?? "none")
+        check("ids", ids, other.ids)
         return out
     }
 
@@ -160,18 +180,26 @@ struct CollectionSchema: Sendable {
     var logInsertTrigger: String {
         """
         CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
-            INSERT INTO \(log)(id, op) VALUES (new.id, 1);
+            INSERT INTO \(log)(\(logRid), op) VALUES (new.\(rid), 1);
         END
         """
     }
+
+    /// The table's integer primary key: the id itself for `.int64` ids; for UUID and String
+    /// ids an internal `_rowid` (as in document collections), which the change log, the text
+    /// index and the vector indexes key on.
+    var rid: String { configuration.ids == .int64 ? "id" : "_rowid" }
+    /// The change log's column naming the changed row: `id` in the files Int64 collections have
+    /// always had, `rid` (as in document collections) otherwise.
+    var logRid: String { configuration.ids == .int64 ? "id" : "rid" }
 
     /// Update trigger feeding the change log: an update of any column (source and metadata too)
     /// is a change every derived index must see.
     var logUpdateTrigger: String {
         """
         CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE ON \(table) BEGIN
-            INSERT INTO \(log)(id, op) SELECT old.id, 2 WHERE old.id != new.id;
-            INSERT INTO \(log)(id, op) VALUES (new.id, 1);
+            INSERT INTO \(log)(\(logRid), op) SELECT old.\(rid), 2 WHERE old.\(rid) != new.\(rid);
+            INSERT INTO \(log)(\(logRid), op) VALUES (new.\(rid), 1);
         END
         """
     }
@@ -190,7 +218,7 @@ struct CollectionSchema: Sendable {
         """
         CREATE TRIGGER IF NOT EXISTS \(quoted("\(name)_version")) AFTER UPDATE ON \(table)
         WHEN new."_version" = old."_version" BEGIN
-            UPDATE \(table) SET "_version" = old."_version" + 1 WHERE id = new.id;
+            UPDATE \(table) SET "_version" = old."_version" + 1 WHERE \(rid) = new.\(rid);
         END
         """
     }
@@ -199,7 +227,7 @@ struct CollectionSchema: Sendable {
     var ftsInsertTrigger: String {
         """
         CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) BEGIN
-            INSERT INTO \(fts)(rowid, content) VALUES (new.id, new.content);
+            INSERT INTO \(fts)(rowid, content) VALUES (new.\(rid), new.content);
         END
         """
     }
@@ -222,13 +250,22 @@ struct CollectionSchema: Sendable {
         return names
     }
 
+    /// The id column(s) of the table's definition, each line ending in a comma.
+    private var idColumns: String {
+        guard configuration.ids != .int64 else { return "id INTEGER PRIMARY KEY," }
+        return """
+            _rowid INTEGER PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE CHECK (typeof(id) = 'text' AND length(id) > 0),
+            """
+    }
+
     /// Statements that create the collection, in order.
     var createStatements: [String] {
         let bytes = 4 * configuration.dimension
         var sql = [
             """
             CREATE TABLE \(table) (
-                id INTEGER PRIMARY KEY,
+                \(idColumns)
                 content TEXT NOT NULL,
                 source TEXT NOT NULL DEFAULT '',
                 metadata TEXT CHECK (metadata IS NULL OR CASE WHEN json_valid(metadata)
@@ -242,11 +279,11 @@ struct CollectionSchema: Sendable {
             "CREATE INDEX \(quoted("\(name)_source")) ON \(table)(source)",
             // The change log the in-memory vector and text indexes catch up from. AUTOINCREMENT: a seq is
             // never reused, so a watermark always means the same point in history.
-            "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL, op INTEGER NOT NULL)",
+            "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, \(logRid) INTEGER NOT NULL, op INTEGER NOT NULL)",
             logInsertTrigger,
             """
             CREATE TRIGGER \(quoted("\(name)_log_ad")) AFTER DELETE ON \(table) BEGIN
-                INSERT INTO \(log)(id, op) VALUES (old.id, 2);
+                INSERT INTO \(log)(\(logRid), op) VALUES (old.\(rid), 2);
             END
             """,
             logUpdateTrigger,
@@ -256,20 +293,20 @@ struct CollectionSchema: Sendable {
             let tokenizer = configuration.tokenizer.replacingOccurrences(of: "'", with: "''")
             sql += [
                 """
-                CREATE VIRTUAL TABLE \(fts) USING fts5(content, content=\(table), content_rowid=id,
+                CREATE VIRTUAL TABLE \(fts) USING fts5(content, content=\(table), content_rowid=\(rid),
                     tokenize='\(tokenizer)')
                 """,
             ] + ftsSettings + [
                 ftsInsertTrigger,
                 """
                 CREATE TRIGGER \(quoted("\(name)_fts_ad")) AFTER DELETE ON \(table) BEGIN
-                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.id, old.content);
+                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.\(rid), old.content);
                 END
                 """,
                 """
-                CREATE TRIGGER \(quoted("\(name)_fts_au")) AFTER UPDATE OF id, content ON \(table) BEGIN
-                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.id, old.content);
-                    INSERT INTO \(fts)(rowid, content) VALUES (new.id, new.content);
+                CREATE TRIGGER \(quoted("\(name)_fts_au")) AFTER UPDATE OF \(rid), content ON \(table) BEGIN
+                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.\(rid), old.content);
+                    INSERT INTO \(fts)(rowid, content) VALUES (new.\(rid), new.content);
                 END
                 """,
             ]

@@ -56,7 +56,7 @@ extension SearchCollection {
     ///   ``TroveError/invalidMetadata(reason:)``, ``TroveError/metadataTooLarge(limit:actual:)``,
     ///   ``TroveError/invalidValue(field:reason:)`` for `created_at` and `updated_at`; nothing is written.
     @discardableResult
-    public func patch(_ id: Int64, _ changes: [Field: Value], ifVersion version: Int64? = nil) async throws -> Document {
-        try await documents.patch(.int(id), changes, ifVersion: version)
+    public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil) async throws -> Document {
+        try await documents.patch(id, changes, ifVersion: version)
     }
 }

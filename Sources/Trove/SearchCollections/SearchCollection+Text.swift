@@ -8,8 +8,8 @@ import TroveSQLite
 /// try await notes.add([TextEntry(text: "Dentist on Tuesday", source: "calendar", metadata: #"{"day":2}"#)])
 /// ```
 public struct TextEntry: Hashable, Sendable {
-    /// A chosen id, or nil to let SQLite assign one.
-    public var id: Int64?
+    /// A chosen id (of the collection's kind), or nil to let Trove choose one.
+    public var id: DocumentID?
     /// The text to embed and store as `content`.
     public var text: String
     /// Where the text came from (may be empty).
@@ -18,7 +18,7 @@ public struct TextEntry: Hashable, Sendable {
     public var metadata: String?
 
     /// A text to add; `id` nil lets the store assign one.
-    public init(id: Int64? = nil, text: String, source: String = "", metadata: String? = nil) {
+    public init(id: DocumentID? = nil, text: String, source: String = "", metadata: String? = nil) {
         self.id = id
         self.text = text
         self.source = source
@@ -41,13 +41,13 @@ extension SearchCollection {
     /// - Throws: ``TroveError/embedderRequired(collection:)``, the embedder's errors, or the
     ///   insert errors of ``insert(_:)-([VectorEntry])``.
     @discardableResult
-    public func add(text: String, source: String = "", metadata: String? = nil) async throws -> Int64 {
+    public func add(text: String, source: String = "", metadata: String? = nil) async throws -> DocumentID {
         try await add([TextEntry(text: text, source: source, metadata: metadata)])[0]
     }
 
     /// Embeds `text` and inserts it with metadata encoded from any `Encodable` object.
     @discardableResult
-    public func add(text: String, source: String = "", encoding metadata: some Encodable) async throws -> Int64 {
+    public func add(text: String, source: String = "", encoding metadata: some Encodable) async throws -> DocumentID {
         try await add(text: text, source: source, metadata: MetadataJSON.encode(metadata))
     }
 
@@ -56,7 +56,7 @@ extension SearchCollection {
     ///
     /// - Returns: the ids, in order.
     @discardableResult
-    public func add(_ entries: [TextEntry]) async throws -> [Int64] {
+    public func add(_ entries: [TextEntry]) async throws -> [DocumentID] {
         guard !entries.isEmpty else { return [] }
         let embedder = try requireEmbedder()
         let vectors = try await embedder.embed(entries.map(\.text))

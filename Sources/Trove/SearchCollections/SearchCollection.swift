@@ -14,6 +14,9 @@ import TroveVectors
 /// ```swift
 /// let notes = try await database.collection("notes", dimension: 3)
 /// try await notes.insert(VectorEntry(id: 1, content: "Buy oat milk", source: "today", vector: [1, 0, 0]))
+/// // Ids that cannot collide across devices (for sync): UUIDv7s when left to Trove.
+/// let synced = try await database.collection("synced", configuration: .init(dimension: 3, ids: .uuid))
+/// let id = try await synced.insert(content: "Call the plumber", vector: [0, 1, 0])
 /// let nearest = try await notes.search(vector: [0.9, 0.1, 0], topK: 1)
 /// let words = try await notes.search(Query().matching(.typed("oat milk")))
 /// ```
@@ -48,11 +51,12 @@ public struct SearchCollection: Sendable {
         try await insert([entry])
     }
 
-    /// Inserts one row and lets Trove choose its id (one above the largest).
+    /// Inserts one row and lets Trove choose its id: one above the largest in an Int64
+    /// collection, a time-ordered UUIDv7 otherwise.
     ///
     /// - Returns: the new row's id.
     @discardableResult
-    public func insert(content: String, source: String = "", metadata: String? = nil, vector: [Float]) async throws -> Int64 {
+    public func insert(content: String, source: String = "", metadata: String? = nil, vector: [Float]) async throws -> DocumentID {
         try await write([PendingRow(id: nil, content: content, source: source, metadata: metadata, vector: vector)], mode: .insert)[0]
     }
 
@@ -84,8 +88,8 @@ public struct SearchCollection: Sendable {
 
     /// Deletes the row with this id. Returns whether it existed.
     @discardableResult
-    public func delete(id: Int64) async throws -> Bool {
-        try await documents.delete(id: .int(id))
+    public func delete(id: DocumentID) async throws -> Bool {
+        try await documents.delete(id: id)
     }
 
     /// Deletes every row passing `filter` (``Filter/source(_:)`` to re-index one file). - Returns: how many.
@@ -95,7 +99,7 @@ public struct SearchCollection: Sendable {
     }
 
     @discardableResult
-    func write(_ rows: [PendingRow], mode: WriteMode) async throws -> [Int64] {
+    func write(_ rows: [PendingRow], mode: WriteMode) async throws -> [DocumentID] {
         guard !rows.isEmpty else { return [] }
         let store = documents.store
         return try await database.writing { connection in try store.writePreset(rows, mode: mode, on: connection) }
@@ -104,7 +108,7 @@ public struct SearchCollection: Sendable {
     // MARK: Reading
 
     /// The row with this id, with its vector (empty when the row has none), or nil.
-    public func fetch(id: Int64) async throws -> VectorEntry? {
+    public func fetch(id: DocumentID) async throws -> VectorEntry? {
         try await entries { try PresetRows.read(ids: [id], from: $0, on: $1) }.first
     }
 
@@ -120,16 +124,14 @@ public struct SearchCollection: Sendable {
             throw TroveError.invalidQuery("a search collection's fetch returns whole entries; drop select(_:)")
         }
         return try await entries { store, connection in
-            let ids = try store.fetch(query.select([]), on: connection, wantsCursor: false).documents.compactMap { document -> Int64? in
-                if case .int(let id) = document.id { return id } else { return nil }
-            }
+            let ids = try store.fetch(query.select([]), on: connection, wantsCursor: false).documents.map(\.id)
             return try PresetRows.read(ids: ids, from: store, on: connection)
         }
     }
 
     /// Whether a row has this id.
-    public func contains(id: Int64) async throws -> Bool {
-        try await count(Field.id == .int(id)) > 0
+    public func contains(id: DocumentID) async throws -> Bool {
+        try await count(Field.id == id.value) > 0
     }
 
     /// How many rows pass `filter` (all rows by default).
@@ -178,9 +180,7 @@ public struct SearchCollection: Sendable {
         return try await entries { store, connection in
             try connection.transaction(.deferred) {
                 let hits = try store.rankedHits(query, source: .indexes, on: connection)
-                let rows = Dictionary(
-                    try PresetRows.read(ids: hits.map(\.rid), from: store, vectors: false, on: connection).map { ($0.id, $0) },
-                    uniquingKeysWith: { a, _ in a })
+                let rows = try PresetRows.read(rids: hits.map(\.rid), from: store, vectors: false, on: connection)
                 return hits.compactMap { hit in rows[hit.rid].map { SearchResult(hit, entry: $0) } }
             }
         }

@@ -13,8 +13,8 @@ import Foundation
 /// }
 /// ```
 public struct SearchResult: Hashable, Sendable, Identifiable {
-    /// The row id.
-    public var id: Int64
+    /// The row's id (of the collection's kind).
+    public var id: DocumentID
     /// The stored text.
     public var content: String
     /// The stored source label.
@@ -37,7 +37,7 @@ public struct SearchResult: Hashable, Sendable, Identifiable {
 
     /// A result; the store creates these, tests and adapters may too.
     public init(
-        id: Int64, content: String, source: String, metadata: String?, score: Double,
+        id: DocumentID, content: String, source: String, metadata: String?, score: Double,
         distance: Double? = nil, bm25: Double? = nil, vectorRank: Int? = nil, textRank: Int? = nil,
         snippet: String? = nil
     ) {

@@ -7,9 +7,11 @@ import Foundation
 ///                             encoding: ["tag": "groceries"], vector: embedding)
 /// try await notes.insert(entry)
 /// ```
-public struct VectorEntry: Hashable, Sendable, Codable, Identifiable {
-    /// The row id (SQLite's INTEGER PRIMARY KEY).
-    public var id: Int64
+public struct VectorEntry: Hashable, Sendable, Identifiable {
+    /// The row's id, of the collection's kind (``CollectionConfiguration/ids``): `.int` in an
+    /// Int64 collection (integer literals are ids: `VectorEntry(id: 1, ...)`), `.uuid` or
+    /// `.string` otherwise.
+    public var id: DocumentID
     /// The text; indexed for full-text search when the collection has lexical search on.
     public var content: String
     /// A label for where the text came from (a file path, a URL, a document id). May be empty.
@@ -20,7 +22,7 @@ public struct VectorEntry: Hashable, Sendable, Codable, Identifiable {
     public var vector: [Float]
 
     /// Creates an entry with metadata given as JSON text.
-    public init(id: Int64, content: String, source: String = "", metadata: String? = nil, vector: [Float]) {
+    public init(id: DocumentID, content: String, source: String = "", metadata: String? = nil, vector: [Float]) {
         self.id = id
         self.content = content
         self.source = source
@@ -30,7 +32,7 @@ public struct VectorEntry: Hashable, Sendable, Codable, Identifiable {
 
     /// Creates an entry from a `[Double]` vector (converted to Float).
     @_disfavoredOverload
-    public init(id: Int64, content: String, source: String = "", metadata: String? = nil, vector: [Double]) {
+    public init(id: DocumentID, content: String, source: String = "", metadata: String? = nil, vector: [Double]) {
         self.init(id: id, content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
     }
 
@@ -38,13 +40,13 @@ public struct VectorEntry: Hashable, Sendable, Codable, Identifiable {
     /// sorted keys. The value must encode to a JSON object.
     ///
     /// - Throws: `EncodingError` when the value cannot be encoded.
-    public init(id: Int64, content: String, source: String = "", encoding metadata: some Encodable, vector: [Float]) throws {
+    public init(id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable, vector: [Float]) throws {
         self.init(id: id, content: content, source: source, metadata: try MetadataJSON.encode(metadata), vector: vector)
     }
 
     /// `[Double]` variant of ``init(id:content:source:encoding:vector:)-(_,_,_,_,[Float])``.
     @_disfavoredOverload
-    public init(id: Int64, content: String, source: String = "", encoding metadata: some Encodable, vector: [Double]) throws {
+    public init(id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable, vector: [Double]) throws {
         try self.init(id: id, content: content, source: source, encoding: metadata, vector: vector.map(Float.init))
     }
 

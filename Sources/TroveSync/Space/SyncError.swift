@@ -35,7 +35,8 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible, Local
         case .int64IDs(let collection):
             "collection \(collection) has Int64 ids, which collide when two devices create records offline; "
                 + "sync needs ids unique across devices: create it with DocumentSchema(id: .uuid) or .string "
-                + "(models: a UUID or String id) and copy the records over in a migration"
+                + "(models: a UUID or String id; search collections: CollectionConfiguration(ids: .uuid)) "
+                + "and copy the records over in a migration"
         case .unknownCollection(let name): "collection \(name) is not synced in this space"
         case .invalidKey(let reason): "invalid sync key: \(reason)"
         case .cannotOpen(let device, let sequence):
