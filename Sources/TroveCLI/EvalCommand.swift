@@ -77,7 +77,7 @@ enum EvalCommand {
                     let record = records[start + offset]
                     entries[model].append(
                         VectorEntry(
-                            id: Int64(start + offset + 1), content: record.content,
+                            id: .int(Int64(start + offset + 1)), content: record.content,
                             source: record.source, metadata: record.metadata, vector: vector))
                 }
             }
@@ -90,7 +90,7 @@ enum EvalCommand {
         let search = MultiModelSearch(collection: collection, companions: companions, embedders: embedders)
         let indexSeconds = Date().timeIntervalSince(indexStart)
         // Which document each record came from.
-        var documentOf: [Int64: String] = [:]
+        var documentOf: [DocumentID: String] = [:]
         for entry in entries[0] {
             if let metadata = entry.metadata, let key = try? JSONValue.parse(metadata)["doc_id"]?.idString {
                 documentOf[entry.id] = key

@@ -58,8 +58,8 @@ struct MultiModelSearch: Sendable {
         }
 
         let depth = Self.depth(topK: topK)
-        var rows: [Int64: SearchResult] = [:]
-        var legs: [[(id: Int64, score: Double)]] = []
+        var rows: [DocumentID: SearchResult] = [:]
+        var legs: [[(id: DocumentID, score: Double)]] = []
         for (leg, vector) in zip([collection] + companions, vectors) {
             let hits = try await leg.search(vector: vector, topK: depth, filter: filter)
             for hit in hits where rows[hit.id] == nil { rows[hit.id] = hit }
@@ -68,7 +68,7 @@ struct MultiModelSearch: Sendable {
             legs.append(hits.map { ($0.id, 1 - ($0.distance ?? 1)) })
         }
         let competence = LegCompetence(query: query, embedders: embedders)
-        var competent: [Int64: [Bool]] = [:]
+        var competent: [DocumentID: [Bool]] = [:]
         for (id, row) in rows {
             competent[id] = embedders.indices.map { competence.isCompetent(model: $0, content: row.content) }
         }
@@ -80,11 +80,20 @@ struct MultiModelSearch: Sendable {
         }
         let text = try await votingTextHits(query, vector: vectors[0], depth: depth, filter: filter)
         for hit in text where rows[hit.id] == nil { rows[hit.id] = hit }
-        let meaningIDs = meaning.prefix(depth).map { $0.id }
-        let fused = RankFusion.reciprocalRank(
-            [.init(ids: meaningIDs), .init(ids: text.map(\.id))], k: RankFusion.defaultK)
+        // RankFusion ranks integer keys: each note gets one, in order of first appearance.
+        var keys: [DocumentID: Int64] = [:]
+        var notes: [DocumentID] = []
+        func key(_ id: DocumentID) -> Int64 {
+            if let key = keys[id] { return key }
+            keys[id] = Int64(notes.count)
+            notes.append(id)
+            return Int64(notes.count - 1)
+        }
+        let meaningKeys = meaning.prefix(depth).map { key($0.id) }
+        let textKeys = text.map { key($0.id) }
+        let fused = RankFusion.reciprocalRank([.init(ids: meaningKeys), .init(ids: textKeys)], k: RankFusion.defaultK)
         return fused.prefix(topK).compactMap { hit in
-            result(rows[hit.id], score: hit.score, vectorRank: hit.ranks[0], textRank: hit.ranks[1])
+            result(rows[notes[Int(hit.id)]], score: hit.score, vectorRank: hit.ranks[0], textRank: hit.ranks[1])
         }
     }
 
@@ -97,25 +106,25 @@ struct MultiModelSearch: Sendable {
     /// same scale.
     /// - Returns: every note of every leg, best first; ties to the smaller id.
     /// - Complexity: O(n log n) in the total number of hits.
-    static func competentZScores(
-        _ legs: [[(id: Int64, score: Double)]], competent: (Int, Int64) -> Bool
-    ) -> [(id: Int64, score: Double)] {
-        var z: [[Int64: Double]] = []
+    static func competentZScores<ID: Hashable & Comparable>(
+        _ legs: [[(id: ID, score: Double)]], competent: (Int, ID) -> Bool
+    ) -> [(id: ID, score: Double)] {
+        var z: [[ID: Double]] = []
         var floors: [Double] = []
         for hits in legs {
             let n = Double(hits.count)
             let mean = hits.reduce(0) { $0 + $1.score } / max(n, 1)
             let deviation = (hits.reduce(0) { $0 + ($1.score - mean) * ($1.score - mean) } / max(n, 1)).squareRoot()
-            var scores: [Int64: Double] = [:]
+            var scores: [ID: Double] = [:]
             for hit in hits where scores[hit.id] == nil {
                 scores[hit.id] = deviation > 1e-12 ? (hit.score - mean) / deviation : 0
             }
             z.append(scores)
             floors.append(scores.values.min() ?? 0)
         }
-        var ids = Set<Int64>()
+        var ids = Set<ID>()
         for scores in z { ids.formUnion(scores.keys) }
-        let fused = ids.map { id -> (id: Int64, score: Double) in
+        let fused = ids.map { id -> (id: ID, score: Double) in
             var voters = legs.indices.filter { competent($0, id) }
             if voters.isEmpty { voters = Array(legs.indices) }
             let total = voters.reduce(0.0) { $0 + (z[$1][id] ?? floors[$1]) }

@@ -68,7 +68,7 @@ struct Notebook: Sendable {
             companions.append(
                 try await database.configuration(of: name) != nil
                     ? try await database.collection(named: name, embedder: embedder)
-                    : try await database.collection(name, embedder: embedder, lexicalSearch: false))
+                    : try await database.collection(name, embedder: embedder, lexicalSearch: false, ids: .uuid))
         }
         return companions
     }
@@ -90,6 +90,7 @@ struct Notebook: Sendable {
             throw CLIError.failure("cannot create the folder \(folder): \(error.localizedDescription)")
         }
         let database = try EncryptionPassphrase.openDatabase(path: path, context: context, encrypt: encrypt)
+        try await migrateIDs(database, context: context)
         let existing = try await database.configuration(of: collectionName) != nil
         if existing { _ = try await openCompanions(database, embedders: embedders, existing: true, path: path) }
         // An existing collection opens with its stored configuration (so a newer default, such
@@ -99,7 +100,7 @@ struct Notebook: Sendable {
             existing
             ? try await database.collection(named: collectionName, embedder: embedder)
             : try await database.collection(
-                collectionName, embedder: embedder, tokenizer: defaultTokenizer)
+                collectionName, embedder: embedder, tokenizer: defaultTokenizer, ids: .uuid)
         let companions = try await openCompanions(database, embedders: embedders, existing: existing, path: path)
         let notebook = Notebook(database: database, collection: collection, companions: companions, path: path)
         try await notebook.prepareTables()
@@ -117,6 +118,7 @@ struct Notebook: Sendable {
                     + "(or pass --db / set TROVE_DB)")
         }
         let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
+        try await migrateIDs(database, context: context)
         guard try await database.configuration(of: collectionName) != nil else {
             throw CLIError.notFound(
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")
@@ -132,6 +134,12 @@ struct Notebook: Sendable {
         let notebook = Notebook(database: database, collection: collection, companions: companions, path: path)
         try await notebook.prepareTables()
         return notebook
+    }
+
+    /// Moves a database of an older `trove` to UUID record ids (``NotebookMigration``), saying so.
+    static func migrateIDs(_ database: Database, context: CommandContext) async throws {
+        guard let moved = try await NotebookMigration.migrateToUUIDs(database) else { return }
+        context.console.err.write("trove: gave the \(moved) notes of this database UUID ids (sync needs ids unique across devices)\n")
     }
 
     /// The content hash of every file indexed into `collection`, by path.
@@ -226,12 +234,12 @@ struct Notebook: Sendable {
     }
 
     /// The files the records with these ids came from.
-    func files(ofRecords ids: [Int64]) async throws -> Set<String> {
+    func files(ofRecords ids: [DocumentID]) async throws -> Set<String> {
         var files = Set<String>()
         for id in ids {
             let rows = try await database.query(
                 "SELECT json_extract(metadata, '$.file') AS file FROM \(Self.collectionName) WHERE id = ?",
-                bindings: [.integer(id)])
+                bindings: [SQLValue(id)])
             if let file = rows.first?.string("file") { files.insert(file) }
         }
         return files

@@ -48,15 +48,15 @@ enum RecordCommands {
     // MARK: show
 
     static func show(_ context: CommandContext) async throws -> Int32 {
-        let id = try recordID(context.arguments.positionals[0], command: "show")
         let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
+        let id = try recordID(context.arguments.positionals[0], kind: notebook.collection.configuration.ids, command: "show")
         guard let entry = try await notebook.collection.fetch(id: id) else {
             throw CLIError.notFound("no record with id \(id)")
         }
         let metadata = entry.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
         if context.json {
             let document = JSONValue.object([
-                ("id", .int(entry.id)), ("source", .string(entry.source)), ("metadata", metadata),
+                ("id", JSONValue(entry.id)), ("source", .string(entry.source)), ("metadata", metadata),
                 ("content", .string(entry.content)), ("dimension", .int(Int64(entry.vector.count))),
             ])
             context.console.out.write(document.serialized() + "\n")
@@ -89,11 +89,23 @@ enum RecordCommands {
         return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f", value) + " " + units[unit]
     }
 
-    static func recordID(_ text: String, command: String) throws -> Int64 {
-        guard let id = Int64(text) else {
-            throw CLIError.usage("'\(text)' is not a record id (a whole number)", command: command)
+    /// A record id as typed: a UUID (notes databases made or migrated by this version), or a
+    /// whole number in an older database opened read-only.
+    static func recordID(_ text: String, kind: IDKind, command: String) throws -> DocumentID {
+        switch kind {
+        case .uuid:
+            guard let id = UUID(uuidString: text) else {
+                throw CLIError.usage("'\(text)' is not a record id (a UUID, as search --json shows)", command: command)
+            }
+            return .uuid(id)
+        case .string:
+            return .string(text)
+        case .int64:
+            guard let id = Int64(text) else {
+                throw CLIError.usage("'\(text)' is not a record id (a whole number)", command: command)
+            }
+            return .int(id)
         }
-        return id
     }
 
     // MARK: rm
@@ -107,8 +119,8 @@ enum RecordCommands {
         if source == nil, ids.isEmpty {
             throw CLIError.usage("nothing to remove: give record ids or --source S", command: "rm")
         }
-        let numbers = try ids.map { try recordID($0, command: "rm") }
         let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
+        let numbers = try ids.map { try recordID($0, kind: notebook.collection.configuration.ids, command: "rm") }
 
         let removed: Int
         if let source {

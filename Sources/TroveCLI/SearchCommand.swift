@@ -126,7 +126,7 @@ enum SearchCommand {
     static func resultJSON(_ hit: NoteSearch.Hit, rank: Int, mode: String) -> JSONValue {
         let result = hit.result
         var members: [(String, JSONValue)] = [
-            ("rank", .int(Int64(rank))), ("id", .int(result.id)),
+            ("rank", .int(Int64(rank))), ("id", JSONValue(result.id)),
             ("score", .double(SearchOutput.rounded(hit.relevance))), ("source", .string(result.source)),
             ("short_id", Notebook.note(metadata: result.metadata, source: result.source).map { .string($0.shortID) } ?? .null),
             ("title", SearchOutput.title(of: result.content).map(JSONValue.string) ?? .null),

@@ -21,7 +21,9 @@ extension Commands {
                 with a key made from the space's passphrase: $TROVE_SYNC_PASSWORD_FILE (its
                 first line), else $TROVE_SYNC_PASSWORD, else a prompt. The server never sees
                 the passphrase or a clear-text field. Synced collections need UUID or String
-                ids (--collection, default notes).
+                ids (--collection; default: notes and the vectors of further models). Notes
+                databases of older versions, whose ids were whole numbers, get UUID ids the
+                first time this version opens them.
 
             trove sync status --space NAME [--server URL]
                 This device's id, pending local changes, change sets not yet acknowledged, the
@@ -97,10 +99,11 @@ enum SyncCommand {
         let transport = try PostgresTransport(url: url)
         defer { transport.close() }
         let database = try EncryptionPassphrase.openDatabase(path: try context.databasePath(), context: context)
+        try await Notebook.migrateIDs(database, context: context)
         let key = try SyncKey(passphrase: try passphrase(context, space: space), space: space)
         try await transport.createSpace(space)
         let sync = try await SyncSpace(
-            database: database, space: space, key: key, transport: transport, collections: collections(context))
+            database: database, space: space, key: key, transport: transport, collections: try await collections(context, database))
         let pushed = try await sync.push()
         let pulled = try await sync.pull()
         let status = try await sync.refreshStatus()
@@ -122,12 +125,13 @@ enum SyncCommand {
     static func status(_ context: CommandContext) async throws -> Int32 {
         let space = try spaceName(context)
         let database = try EncryptionPassphrase.openDatabase(path: try context.databasePath(), context: context)
+        try await Notebook.migrateIDs(database, context: context)
         let server = try context.arguments.value("server").map { try PostgresTransport(url: $0) }
         defer { server?.close() }
         // The status opens no change set, so no passphrase is asked: a random key stands in.
         let sync = try await SyncSpace(
             database: database, space: space, key: try SyncKey.random(),
-            transport: server ?? InProcessTransport(), collections: collections(context))
+            transport: server ?? InProcessTransport(), collections: try await collections(context, database))
         let status = try await sync.refreshStatus()
         var serverSequence: Int64?
         var serverError: String?
@@ -166,9 +170,16 @@ enum SyncCommand {
         return space
     }
 
-    private static func collections(_ context: CommandContext) -> [String] {
+    /// The collections to sync: those named, else the notes with the vectors of every further
+    /// model (`notes_vectors_N`), so another device searches with every model at once.
+    private static func collections(_ context: CommandContext, _ database: Database) async throws -> [String] {
         let named = context.arguments.all("collection")
-        return named.isEmpty ? [Notebook.collectionName] : named
+        guard named.isEmpty else { return named }
+        var names = [Notebook.collectionName]
+        while try await database.configuration(of: Notebook.companionName(names.count)) != nil {
+            names.append(Notebook.companionName(names.count))
+        }
+        return names
     }
 
     private static func json(_ status: SyncStatus) -> JSONValue {
