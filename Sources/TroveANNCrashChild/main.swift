@@ -41,17 +41,17 @@ while true {
     batch += 1
     let entries = (0..<250).map { i in
         VectorEntry(
-            id: Int64(batch * 1_000 + i), content: "batch \(batch) row \(i)", source: "s\(i % 4)",
+            id: .int(Int64(batch * 1_000 + i)), content: "batch \(batch) row \(i)", source: "s\(i % 4)",
             vector: generator.vector(dimension))
     }
     try await items.insert(entries)
     let replaced = (0..<10).map { i in
-        VectorEntry(id: Int64((batch - 1) * 1_000 + i), content: "replaced", source: "r", vector: generator.vector(dimension))
+        VectorEntry(id: .int(Int64((batch - 1) * 1_000 + i)), content: "replaced", source: "r", vector: generator.vector(dimension))
     }
     try await items.upsert(replaced)
     // Some deletes too (one transaction each), so the log replays more than inserts.
     for i in stride(from: 20, to: 250, by: 10) {
-        _ = try await items.delete(id: Int64((batch - 1) * 1_000 + i))
+        _ = try await items.delete(id: .int(Int64((batch - 1) * 1_000 + i)))
     }
     // Unbuffered, so the parent sees each line as soon as the batch is committed.
     FileHandle.standardOutput.write(Data("committed \(try await items.count())\n".utf8))

@@ -84,7 +84,7 @@ struct TroveCrashChild {
     static func ingest(path: String, batches: Int) async throws {
         let database = try open(path)
         let collection = try await database.collection(CrashWorkload.collection, configuration: CrashWorkload.configuration)
-        let counter = try await collection.fetch(id: CrashWorkload.counterID)
+        let counter = try await collection.fetch(id: .int(CrashWorkload.counterID))
         let last = counter.flatMap { Int($0.content.split(separator: " ").last ?? "") } ?? 0
         say("S \(last)")
         for batch in (last + 1)...(last + batches) {
@@ -122,9 +122,10 @@ struct TroveCrashChild {
         say("S")
         var errors = 0
         for b in 0..<Int64(batches) {
-            let entries = (0..<Int64(10)).map { i in
-                VectorEntry(id: base + b * 10 + i, content: "writer \(base) batch \(b) row \(i)", source: "w\(base)",
-                            vector: Array(CrashWorkload.vector(seed: UInt64(base + b * 10 + i)).prefix(8)))
+            let entries = (0..<Int64(10)).map { i -> VectorEntry in
+                let id: Int64 = base + b * 10 + i
+                return VectorEntry(id: .int(id), content: "writer \(base) batch \(b) row \(i)", source: "w\(base)",
+                            vector: Array(CrashWorkload.vector(seed: UInt64(id)).prefix(8)))
             }
             do {
                 try await collection.insert(entries)

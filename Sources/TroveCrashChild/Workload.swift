@@ -36,7 +36,7 @@ public enum CrashWorkload {
                 words += " w\(state % 997)"
             }
             return VectorEntry(
-                id: id, content: words, source: "s\(batch % 5)",
+                id: .int(id), content: words, source: "s\(batch % 5)",
                 metadata: "{\"batch\":\(batch),\"i\":\(i)}", vector: vector(seed: UInt64(id)))
         }
     }
@@ -44,7 +44,7 @@ public enum CrashWorkload {
     /// The counter row as batch `b` leaves it.
     public static func counter(after batch: Int) -> VectorEntry {
         VectorEntry(
-            id: counterID, content: "counter at \(batch)", source: "counter",
+            id: .int(counterID), content: "counter at \(batch)", source: "counter",
             metadata: "{\"batch\":\(batch)}", vector: vector(seed: UInt64(batch) &* 1_000_003 &+ 999_999_937))
     }
 

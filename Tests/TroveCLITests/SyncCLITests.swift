@@ -79,12 +79,12 @@ struct SyncCLITests {
         let unknown = await runTrove(["sync", "nonsense"])
         #expect(unknown.status == ExitCode.usage)
 
-        let fixture = try NotesFixture()
-        try fixture.write("a.md", "Apples and pears.")
-        #expect(await fixture.trove(["index", "."]).status == 0)
+        let counters = try await Database(path: path).documents(
+            "counters", schema: DocumentSchema(id: .int64, fields: [.integer("n")]))
+        try await counters.insert(Document(id: 1, ["n": 1]))
         let int64 = await runTrove(
-            ["sync", "--server", url, "--space", "cli-\(UUID().uuidString.prefix(8))", "--db", fixture.database],
-            environment: ["TROVE_SYNC_PASSWORD": "pw"], directory: fixture.notes)
+            ["sync", "--server", url, "--space", "cli-\(UUID().uuidString.prefix(8))", "--db", path, "--collection", "counters"],
+            environment: ["TROVE_SYNC_PASSWORD": "pw"])
         #expect(int64.status == ExitCode.failure)
         #expect(int64.err.contains("Int64 ids"), "\(int64.err)")
     }

@@ -48,7 +48,7 @@ struct BadFileTests {
             let collection = try await database.collection("items", dimension: 64)
             var rng = SeededGenerator(seed: 3)
             try await collection.insert((1...Int64(600)).map {
-                VectorEntry(id: $0, content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
+                VectorEntry(id: .int(Int64($0)), content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
             })
             try await database.checkpoint()
         }
@@ -161,7 +161,7 @@ struct BadFileTests {
         _ = try await database.query("PRAGMA max_page_count = \(pages + 2)")
         var rng = SeededGenerator(seed: 5)
         let batch = (100...Int64(400)).map {
-            VectorEntry(id: $0, content: String(repeating: "big row \($0) ", count: 30), vector: rng.vector(dimension: 4))
+            VectorEntry(id: .int(Int64($0)), content: String(repeating: "big row \($0) ", count: 30), vector: rng.vector(dimension: 4))
         }
         await expectError(SQLiteError.self, { try await items.insert(batch) }, matches: { $0.code == .full })
         #expect(try await CollectionSnapshot(items) == snapshot)

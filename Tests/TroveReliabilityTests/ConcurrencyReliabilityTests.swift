@@ -19,9 +19,9 @@ struct ConcurrencyReliabilityTests {
     static let batchSize = 10
 
     static func batch(_ b: Int, base: Int64 = 0, dimension: Int = 8) -> [VectorEntry] {
-        (0..<Int64(batchSize)).map { i in
-            let id = base + Int64(b) * Int64(batchSize) + i + 1
-            return VectorEntry(id: id, content: "tag\(base)x\(b) row \(i) shared", source: "b\(b % 3)",
+        (0..<Int64(batchSize)).map { i -> VectorEntry in
+            let id: Int64 = base + Int64(b) * Int64(batchSize) + i + 1
+            return VectorEntry(id: .int(id), content: "tag\(base)x\(b) row \(i) shared", source: "b\(b % 3)",
                                metadata: "{\"b\":\(b)}", vector: CrashWorkload.vector(seed: UInt64(id)).prefix(dimension).map { $0 })
         }
     }

@@ -122,7 +122,7 @@ struct CrashTests {
         for row in rows {
             let id = try #require(row.int64(at: 0))
             let vector = (row.blob(at: 4) ?? []).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-            let entry = VectorEntry(id: id, content: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "",
+            let entry = VectorEntry(id: .int(id), content: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "",
                                     metadata: row.string(at: 3), vector: vector)
             byBatch[CrashWorkload.batch(ofRow: id), default: []].append(entry)
         }

@@ -18,12 +18,12 @@ struct CollectionSnapshot: Equatable {
         let database = collection.database
         let ids = try await database.query("SELECT id FROM \"\(collection.name)\" ORDER BY id").compactMap { $0.int64(at: 0) }
         var rows: [VectorEntry] = []
-        for id in ids { if let row = try await collection.fetch(id: id) { rows.append(row) } }
+        for id in ids { if let row = try await collection.fetch(id: .int(id)) { rows.append(row) } }
         self.rows = rows
         let q = query ?? [Float](repeating: 0.5, count: collection.configuration.dimension)
-        vectorHits = try await collection.search(vector: q, topK: 10).map(\.id)
+        vectorHits = try await collection.search(vector: q, topK: 10).map(\.id.integer)
         textHits = collection.configuration.lexicalSearch
-            ? try await collection.search(Query().matching(.typed(text)).limit(10)).map(\.id) : []
+            ? try await collection.search(Query().matching(.typed(text)).limit(10)).map(\.id.integer) : []
     }
 }
 
@@ -34,7 +34,7 @@ func seededCollection(
     let collection = try await database.collection(name, dimension: dimension)
     var rng = SeededGenerator(seed: seed)
     let entries = (1...Int64(count)).map { id in
-        VectorEntry(id: id, content: "row \(id) word\(id % 5)", source: "s\(id % 3)",
+        VectorEntry(id: .int(Int64(id)), content: "row \(id) word\(id % 5)", source: "s\(id % 3)",
                     metadata: "{\"n\":\(id)}", vector: rng.vector(dimension: dimension))
     }
     try await collection.insert(entries)
@@ -110,5 +110,14 @@ enum ChildProcess {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}
+
+extension DocumentID {
+    /// The integer of an Int64 id, for tests of Int64 collections that compare ids with
+    /// integers (oracles, arithmetic on ids).
+    var integer: Int64 {
+        guard case .int(let value) = self else { preconditionFailure("not an Int64 id: \(self)") }
+        return value
     }
 }

@@ -164,7 +164,7 @@ struct VerifyRepairTests {
             let items = try await database.collection("items", dimension: 64)
             var rng = SeededGenerator(seed: 11)
             try await items.insert((1...Int64(400)).map {
-                VectorEntry(id: $0, content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
+                VectorEntry(id: .int(Int64($0)), content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
             })
             try await database.checkpoint()
         }

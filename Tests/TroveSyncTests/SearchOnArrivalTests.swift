@@ -69,4 +69,62 @@ import TroveTestSupport
         #expect(status.queued.map(\.reason) == [.embeddingModelMismatch(collection: "notes", field: "embedding")])
         #expect(status.lastPulledSequence == 1)
     }
+
+    /// Search collections sync like document collections once their ids cannot collide
+    /// (`CollectionConfiguration.ids`): the entry, its vector and its metadata arrive as data and
+    /// reach the text index and the vector index of the other device, edits and deletes too.
+    @Test(arguments: [IDKind.uuid, .string])
+    func aSearchCollectionWithUniqueIDsSyncsAndIsSearchableOnArrival(ids: IDKind) async throws {
+        let directory = try TemporaryDirectory()
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        func device(_ name: String) async throws -> (notes: SearchCollection, sync: SyncSpace) {
+            let database = try Database(path: directory.path("\(name).trove"))
+            let notes = try await database.collection("notes", embedder: Notes.embedder, ids: ids)
+            let sync = try await SyncSpace(database: database, space: "space", key: key, transport: server, collections: ["notes"])
+            return (notes, sync)
+        }
+        let a = try await device("a")
+        let b = try await device("b")
+        let bread = try await b.notes.add(text: "bread and butter", source: "b.md")
+        // B's indexes are built before anything arrives, so the arrival must reach them.
+        #expect(try await b.notes.search("oat milk", topK: 3).map(\.id) == [bread])
+        let milk = try await a.notes.add(text: "remember the oat milk", source: "a.md", metadata: #"{"day":2}"#)
+        #expect(milk.kind == ids)
+        try await a.sync.push()
+        try await b.sync.pull()
+        let hits = try await b.notes.search("oat milk", topK: 3)
+        #expect(hits.first?.id == milk)
+        #expect(hits.first?.textRank != nil && hits.first?.vectorRank != nil)
+        let arrived = try #require(try await b.notes.fetch(id: milk))
+        #expect(arrived == (try await a.notes.fetch(id: milk)))
+        #expect(arrived.vector == Notes.embedder.vector("remember the oat milk") && arrived.metadata == #"{"day":2}"#)
+
+        // An edit on B reaches A's indexes; a delete on A reaches B's.
+        try await b.notes.update(VectorEntry(id: milk, content: "river stones", source: "a.md", vector: Notes.embedder.vector("river stones")))
+        try await b.sync.push()
+        try await a.sync.pull()
+        #expect(try await a.notes.search("river stones", topK: 3).first?.id == milk)
+        #expect(try await a.notes.search("oat milk", mode: .text).isEmpty)
+        #expect(try await a.notes.delete(id: milk))
+        try await a.sync.push()
+        try await b.sync.pull()
+        try await a.sync.pull()
+        #expect(try await b.notes.fetch(id: milk) == nil)
+        #expect(try await b.notes.search("river stones", topK: 3).map(\.id) == [bread])
+        // Both devices hold the same entries.
+        let all = Query().sorted(by: .ascending("id"))
+        #expect(try await a.notes.fetch(all) == (try await b.notes.fetch(all)))
+        #expect(try await a.notes.count() == 1)
+    }
+
+    @Test func aSearchCollectionWithInt64IDsIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(path: directory.path("a.trove"))
+        _ = try await database.collection("plain", dimension: 3)
+        await #expect(throws: SyncError.int64IDs(collection: "plain")) {
+            _ = try await SyncSpace(
+                database: database, space: "space", key: try SyncKey.random(), transport: InProcessTransport(), collections: ["plain"])
+        }
+    }
 }

@@ -23,7 +23,7 @@ private func timeQueries(
         let t0 = benchNow()
         let found = try await body(q)
         latencies.append(Double(benchNow() - t0) / 1e6)
-        ids.append(found.map(\.id))
+        ids.append(found.map { $0.id.value.intValue! })
     }
     let mean = latencies.reduce(0, +) / Double(latencies.count)
     return (QueryRun(meanMs: mean, p95Ms: percentile(latencies, 95), recall: nil), ids)
@@ -78,7 +78,7 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     // Load the rows into an HNSW collection and a flat one (the exact-scan baseline).
     let entries = (0..<n).map { i in
         VectorEntry(
-            id: Int64(i + 1), content: "row \(i)", source: String(format: "s%02d", i % 100),
+            id: .int(Int64(i + 1)), content: "row \(i)", source: String(format: "s%02d", i % 100),
             metadata: "{\"bucket\":\(i % 100)}", vector: base.row(i))
     }
     do {

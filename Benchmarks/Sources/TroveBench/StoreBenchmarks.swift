@@ -132,7 +132,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         let name = packages[i]["name"] as? String ?? "pkg\(i)"
         let body = packages[i]["body"] as? String ?? ""
         return VectorEntry(
-            id: Int64(i + 1), content: body, source: name, metadata: "{\"package\":\"\(name)\",\"row\":\(i)}",
+            id: .int(Int64(i + 1)), content: body, source: name, metadata: "{\"package\":\"\(name)\",\"row\":\(i)}",
             vector: Array(base.floats[(i * dimension)..<((i + 1) * dimension)]))
     }
     let synopses = try readJSONLines(options.texts).filter { $0["kind"] as? String == "synopsis" }
@@ -217,7 +217,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
                     for e in entries {
                         statement.reset()
                         if bindVector {
-                            try statement.bind(e.id, at: 1)
+                            try statement.bind(e.id.value.intValue!, at: 1)
                             try statement.bind(e.content, at: 2)
                             try statement.bind(e.source, at: 3)
                             try statement.bind(e.metadata!, at: 4)
@@ -307,7 +307,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
     // to FTS5 (rowid + bm25 only).
     var bare = FlatIndex(dimension: dimension, metric: .cosine)
     bare.reserveCapacity(n)
-    for e in entries { bare.upsert(id: e.id, vector: e.vector) }
+    for e in entries { bare.upsert(id: e.id.value.intValue!, vector: e.vector) }
     try await latency("baseline: FlatIndex.search alone (no SQLite)") { bare.search(queries[$0].vector, k: 10).count }
     let raw = try Connection(path: storePath, options: .init(readOnly: true))
     defer { print("\n  load average at end \(loadAverage())") }

@@ -33,7 +33,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
     let words = ["river", "stone", "cloud", "paper", "garden", "window", "engine", "ticket", "lamp", "orbit"]
     func entries(_ ids: ClosedRange<Int>) -> [VectorEntry] {
         ids.map { id in
-            VectorEntry(id: Int64(id), content: (0..<8).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
+            VectorEntry(id: .int(Int64(id)), content: (0..<8).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
                         source: "s\(id % 10)", vector: (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) })
         }
     }
@@ -67,7 +67,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
             while now() < deadline {
                 var writerRNG = BenchRandom(state: UInt64(next))
                 let batchEntries = (next...(next + batch - 1)).map { id in
-                    VectorEntry(id: Int64(id), content: "new row \(id)", source: "s\(id % 10)",
+                    VectorEntry(id: .int(Int64(id)), content: "new row \(id)", source: "s\(id % 10)",
                                 vector: (0..<dimension).map { _ in Float.random(in: -1...1, using: &writerRNG) })
                 }
                 let t0 = now()
@@ -122,7 +122,7 @@ private func sameCollectionScaling(
             let base = firstID + k * batch
             var rng = BenchRandom(state: UInt64(base))
             let entries = (base..<(base + batch)).map { id in
-                VectorEntry(id: Int64(id), content: "new row \(id)", source: "batch\(base)",
+                VectorEntry(id: .int(Int64(id)), content: "new row \(id)", source: "batch\(base)",
                             vector: (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) })
             }
             try await items.insert(entries)

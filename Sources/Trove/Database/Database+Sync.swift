@@ -78,20 +78,40 @@ package struct SyncRowWriter {
     let lookup: (String) throws -> DocumentStore
 
     /// The columns ``insert(_:rows:)`` takes, in order: `id`, the written fields, `_extra`
-    /// when kept, `_expires` when expiry is allowed. Fields Trove sets itself are not among them.
+    /// when kept, `_expires` when expiry is allowed. Fields Trove sets itself are not among
+    /// them, except in a search collection, whose `created_at` and `updated_at` sync as data
+    /// (every device keeps the writer's times).
     package func insertColumns(_ collection: String) throws -> [String] {
         let store = try lookup(collection)
+        if store.layout.preset != nil { return ["id"] + store.schema.fields.map(\.name) }
         return (store.writeColumns + (store.schema.allowsExpiry ? [DocumentLayout.expiresColumn] : []))
             .map { String($0.dropFirst().dropLast()) }
     }
 
+    /// Search collection rows per multi-row INSERT of ``insert(_:rows:)``.
+    static let presetRowsPerStatement = 100
+
     /// Inserts rows (values already stored forms, in ``insertColumns(_:)`` order) that do not
-    /// exist yet.
+    /// exist yet. A search collection's rows go in with every column by multi-row INSERTs (its
+    /// text index and change log follow by its triggers).
     ///
     /// - Throws: `SQLiteError` or ``TroveError`` for a constraint the rows break (the caller's
     ///   transaction rolls back).
     package func insert(_ collection: String, rows: [[SQLValue]]) throws {
         let store = try lookup(collection)
+        if store.layout.preset != nil {
+            let columns = try insertColumns(collection).map { "\"\($0)\"" }.joined(separator: ", ")
+            let marks = "(" + repeatElement("?", count: rows.first?.count ?? 0).joined(separator: ", ") + ")"
+            var start = 0
+            while start < rows.count {
+                let end = min(rows.count, start + Self.presetRowsPerStatement)
+                try connection.cachedStatement(
+                    "INSERT INTO \(store.layout.table)(\(columns)) VALUES " + repeatElement(marks, count: end - start).joined(separator: ", ")
+                ).execute(Array(rows[start..<end].joined()))
+                start = end
+            }
+            return
+        }
         try store.write(rows: rows, mode: .insert, on: connection) { i in
             Document(id: DocumentID.read(rows[i][0], kind: store.schema.id) ?? .string(rows[i][0].description), [:])
         }

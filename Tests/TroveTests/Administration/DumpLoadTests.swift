@@ -66,7 +66,7 @@ struct DumpLoadTests {
             var vector = (0..<16).map { _ in Float.random(in: -1...1, using: &rng) }
             if i == 0 { vector = awkward + awkward }
             try await notes.insert(VectorEntry(
-                id: Int64(i + 1), content: text, source: "inbox", metadata: #"{"k":\#(i)}"#, vector: vector))
+                id: .int(Int64(i + 1)), content: text, source: "inbox", metadata: #"{"k":\#(i)}"#, vector: vector))
         }
         // A search collection's row at version 2 (format 3 dumps carry `_version`).
         try await db.execute("UPDATE notes SET source = 'calendar' WHERE id = 2")

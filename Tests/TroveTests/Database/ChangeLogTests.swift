@@ -90,7 +90,7 @@ struct ChangeLogTests {
         let items = try await db.collection("items", dimension: 2, lexicalSearch: false)
         for round in 0..<6 {
             let batch = (0..<10_000).map { i in
-                VectorEntry(id: Int64(i), content: "", vector: [Float(i + 1), Float(round)])
+                VectorEntry(id: .int(Int64(i)), content: "", vector: [Float(i + 1), Float(round)])
             }
             try await items.upsert(batch)
         }

@@ -38,7 +38,7 @@ struct DatabaseEncryptionTests {
                 let vector = rng.unitVector(dimension: dimension)
                 if id == 42 { probe = vector }
                 entries.append(VectorEntry(
-                    id: Int64(id), content: "SENTINELROW \(id) groceries oat milk", source: "SENTINELSRC",
+                    id: .int(Int64(id)), content: "SENTINELROW \(id) groceries oat milk", source: "SENTINELSRC",
                     metadata: "{\"tag\":\"SENTINELMETA\",\"n\":\(id)}", vector: vector))
             }
             try await notes.insert(entries)
@@ -95,7 +95,7 @@ struct DatabaseEncryptionTests {
         let path = dir.path("e.trove")
         let writer = try Database(path: path, encryption: Self.key)
         let c = try await writer.collection("c", dimension: 4)
-        try await c.insert((1...30).map { VectorEntry(id: $0, content: "row \($0)", vector: [1, 0, 0, Float($0)]) })
+        try await c.insert((1...30).map { VectorEntry(id: .int(Int64($0)), content: "row \($0)", vector: [1, 0, 0, Float($0)]) })
         let second = try await Database(path: path, encryption: Self.key).collection(named: "c")
         #expect(try await second.count() == 30)
         let reader = try await Database(path: path, encryption: Self.key, readOnly: true).collection(named: "c")
@@ -115,7 +115,7 @@ struct DatabaseEncryptionTests {
         do {
             let database = try Database(path: path, encryption: Self.key)
             let c = try await database.collection("c", dimension: 4)
-            try await c.insert((1...400).map { VectorEntry(id: $0, content: "row \($0)", vector: [1, 2, 3, Float($0)]) })
+            try await c.insert((1...400).map { VectorEntry(id: .int(Int64($0)), content: "row \($0)", vector: [1, 2, 3, Float($0)]) })
             try await database.checkpoint()
         }
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
@@ -140,7 +140,7 @@ struct DatabaseEncryptionTests {
         let plain = dir.path("plain.trove")
         do {
             let c = try await Database(path: plain).collection("c", dimension: 4)
-            try await c.insert((1...50).map { VectorEntry(id: $0, content: "SENTINELCOPY \($0)", vector: [1, 0, 0, Float($0)]) })
+            try await c.insert((1...50).map { VectorEntry(id: .int(Int64($0)), content: "SENTINELCOPY \($0)", vector: [1, 0, 0, Float($0)]) })
         }
         let encrypted = dir.path("enc.trove")
         try Database.encryptedCopy(of: plain, to: encrypted, encryption: .passphrase("first"))
@@ -269,7 +269,7 @@ struct EncryptionFixtureTests {
                 let database = try Database(path: path, encryption: encryption)
                 let notes = try await database.collection("notes", dimension: 4)
                 try await notes.insert((1...20).map {
-                    VectorEntry(id: $0, content: "fixture note \($0): buy oat milk", vector: [1, 0, 0, Float($0)])
+                    VectorEntry(id: .int(Int64($0)), content: "fixture note \($0): buy oat milk", vector: [1, 0, 0, Float($0)])
                 })
                 try await database.mergeTextIndexes()
                 try await database.checkpoint()

@@ -15,7 +15,7 @@ struct FilterTests {
             #"{"lang":"fr","year":2024,"odd\"key":1}"#,
         ]
         try await items.insert(metas.enumerated().map { i, m in
-            VectorEntry(id: Int64(i + 1), content: "note number \(i + 1)", source: i < 2 ? "a" : "b", metadata: m,
+            VectorEntry(id: .int(Int64(i + 1)), content: "note number \(i + 1)", source: i < 2 ? "a" : "b", metadata: m,
                         vector: [1, Float(i)])
         })
         return items
@@ -24,7 +24,7 @@ struct FilterTests {
     /// A path inside the metadata JSON object.
     func meta(_ key: String) -> Field { Field("metadata", path: key.hasPrefix("$") ? key : "$.\(key)") }
 
-    func ids(_ items: SearchCollection, _ predicates: [Filter], source: String? = nil) async throws -> Set<Int64> {
+    func ids(_ items: SearchCollection, _ predicates: [Filter], source: String? = nil) async throws -> Set<DocumentID> {
         let filter = predicates.reduce(source.map(Filter.source) ?? .all, &&)
         let byVector = Set(try await items.search(vector: [1, 0], topK: 100, filter: filter).map(\.id))
         let byText = Set(try await items.search(Query(filter).matching(.typed("note")).limit(100)).map(\.id))

@@ -17,7 +17,7 @@ struct BackgroundMergeTests {
             let entries = (0..<64).map { i in
                 let id = firstID + Int64(batch * 64 + i + 1)
                 let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }.joined(separator: " ")
-                return VectorEntry(id: id, content: "\(text) doc\(id)", vector: rng.vector(dimension: 4))
+                return VectorEntry(id: .int(id), content: "\(text) doc\(id)", vector: rng.vector(dimension: 4))
             }
             try await items.insert(entries)
         }
@@ -33,8 +33,8 @@ struct BackgroundMergeTests {
         return count
     }
 
-    private func results(_ items: SearchCollection) async throws -> [[Int64]] {
-        var all: [[Int64]] = []
+    private func results(_ items: SearchCollection) async throws -> [[DocumentID]] {
+        var all: [[DocumentID]] = []
         for query in ["apple", "\"river stone\"", "quartz AND harbor", "doc17", "ember NOT cloud"] {
             all.append(try await items.search(Query().matching(.fts5(query)).limit(50)).map(\.id))
         }

@@ -10,7 +10,7 @@ struct HybridSearchTests {
         let items = try await makeCollection(dimension: 2, metric: .l2)
         // Vector distance to [0, 0] grows with id; "apple" appears more often in higher ids.
         try await items.insert((1...6).map { i in
-            VectorEntry(id: Int64(i), content: String(repeating: "apple ", count: i) + "filler text here",
+            VectorEntry(id: .int(Int64(i)), content: String(repeating: "apple ", count: i) + "filler text here",
                         source: i <= 3 ? "low" : "high", vector: [Float(i), 0])
         })
         return items

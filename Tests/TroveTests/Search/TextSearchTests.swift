@@ -19,7 +19,7 @@ struct TextSearchTests {
         let items = try await makeCollection(dimension: 2)
         var rng = SeededGenerator(seed: 31)
         try await items.insert(Self.texts.enumerated().map { i, text in
-            VectorEntry(id: Int64(i + 1), content: text, source: i % 2 == 0 ? "even" : "odd",
+            VectorEntry(id: .int(Int64(i + 1)), content: text, source: i % 2 == 0 ? "even" : "odd",
                         metadata: "{\"i\":\(i)}", vector: rng.unitVector(dimension: 2))
         })
         return items

@@ -59,7 +59,7 @@ struct TextTokenizerIntegrationTests {
         let texts = ["数据库管理系统", "東京で寿司を食べた", "한국어 데이터베이스 관리", "京都の寺", "The quick brown fox jumps over the lazy dog",
                      "over jumps fox the brown quick", "Fresh groceries at the café"]
         try await docs.insert(texts.enumerated().map {
-            VectorEntry(id: Int64($0.offset + 1), content: $0.element, vector: [1, Float($0.offset)])
+            VectorEntry(id: .int(Int64($0.offset + 1)), content: $0.element, vector: [1, Float($0.offset)])
         })
         return (database, docs)
     }
@@ -69,13 +69,13 @@ struct TextTokenizerIntegrationTests {
         let (_, docs) = try await cjkCollection()
         for (query, expected) in [("数据库", Int64(1)), ("東京", 2), ("데이터", 3), ("寿司", 2), ("grocery", 7), ("cafe", 7)] {
             let typed = try await docs.search(Query().matching(.typed(query)))  // in-memory BM25 leg
-            #expect(typed.map(\.id) == [expected], "typed \(query)")
+            #expect(typed.map(\.id.integer) == [expected], "typed \(query)")
             let phrase = try await docs.search(Query().matching(.fts5("\"\(query)\"")))  // FTS5 with Trove's tokenizer
-            #expect(phrase.map(\.id) == [expected], "fts5 phrase \(query)")
+            #expect(phrase.map(\.id.integer) == [expected], "fts5 phrase \(query)")
             // The same OR-query through FTS5 ranks with the same BM25 score.
             let expression = TypedQuery(query, tokenizer: Tokenizer(.cjk)).fts5Expression ?? ""
             let raw = try await docs.search(Query().matching(.fts5(expression)))
-            #expect(raw.map(\.id) == [expected], "fts5 \(expression)")
+            #expect(raw.map(\.id.integer) == [expected], "fts5 \(expression)")
             #expect(abs((typed.first?.bm25 ?? 0) - (raw.first?.bm25 ?? 1)) < 1e-9, "same BM25 \(query)")
         }
         #expect(try await docs.search(Query().matching(.typed("京都"))).map(\.id) == [4])

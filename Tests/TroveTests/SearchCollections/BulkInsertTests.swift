@@ -32,7 +32,7 @@ struct BulkInsertTests {
         var ids = (1...300).map { Int64($0 * 3) }
         ids.shuffle(using: &rng)
         let entries = ids.map { id in
-            VectorEntry(id: id, content: "word\(id) shared", source: "s", metadata: "{\"id\":\(id)}", vector: rng.vector(dimension: 4))
+            VectorEntry(id: .int(Int64(id)), content: "word\(id) shared", source: "s", metadata: "{\"id\":\(id)}", vector: rng.vector(dimension: 4))
         }
         try await items.insert(Array(entries[..<150]))
         try await items.insert(Array(entries[150...]))
@@ -40,12 +40,12 @@ struct BulkInsertTests {
         let assigned = try await items.insert(content: "auto assigned", vector: [1, 2, 3, 4])
 
         let (log, documents, triggers) = try await state(db, "items")
-        #expect(log == Dictionary(uniqueKeysWithValues: (ids + [assigned]).map { ($0, 1) }))
+        #expect(log == Dictionary(uniqueKeysWithValues: (ids + [assigned.integer]).map { ($0, 1) }))
         #expect(documents == 301)
         #expect(triggers == triggersBefore)
         #expect(try await db.verify().isHealthy)
         for id in ids.prefix(20) {
-            #expect(try await items.search(Query().matching(.fts5("word\(id)"))).map(\.id) == [id])
+            #expect(try await items.search(Query().matching(.fts5("word\(id)"))).map(\.id.integer) == [id])
         }
         #expect(try await items.search(Query().matching(.fts5("assigned"))).map(\.id) == [assigned])
         #expect(try await items.search(Query().matching(.fts5("shared")).limit(1_000)).count == 300)

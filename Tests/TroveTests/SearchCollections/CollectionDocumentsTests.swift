@@ -30,7 +30,7 @@ struct CollectionDocumentsTests {
     }
 
     static func entry(_ row: Row) -> VectorEntry {
-        VectorEntry(id: row.id, content: row.content, source: row.source,
+        VectorEntry(id: .int(row.id), content: row.content, source: row.source,
                     metadata: row.page.map { #"{"page": \#($0)}"# }, vector: row.vector)
     }
 
@@ -59,7 +59,7 @@ struct CollectionDocumentsTests {
         // fetch returns whole entries in the query's order; a projection is for page(_:).
         let entries = try await notes.fetch(Query(Field("source") != "c.txt" && Field("metadata", path: "$.page") >= 5)
             .sorted(by: SortKey(Field("metadata", path: "$.page"), descending: true), .ascending("content")).limit(15))
-        #expect(entries.map { DocumentID.int($0.id) } == fetched.map(\.id))
+        #expect(entries.map(\.id) == fetched.map(\.id))
         #expect(entries.map(\.content) == expected.map(\.content))
         await #expect(throws: TroveError.self) { try await notes.fetch(Query().select(["content"])) }
         // Whole rows: every column of the preset, the vector included.
@@ -128,9 +128,9 @@ struct CollectionDocumentsTests {
             guard let next = page.next else { break }
             // Between pages: a new row sorting first (never visited) and a row not yet visited deleted.
             inserted += 1
-            try await notes.insert(VectorEntry(id: inserted, content: "late", source: "0-early", vector: [1, 0, 0, 0]))
+            try await notes.insert(VectorEntry(id: .int(inserted), content: "late", source: "0-early", vector: [1, 0, 0, 0]))
             if let victim = rows.map(\.id).first(where: { !seen.contains($0) && !deleted.contains($0) }) {
-                try await notes.delete(id: victim)
+                try await notes.delete(id: .int(victim))
                 deleted.insert(victim)
             }
             page = try await notes.page(query.after(next))
@@ -161,7 +161,7 @@ struct CollectionDocumentsTests {
         let hits = try await notes.search(search)
         let over = try await notes.aggregate([.count(), .sum("id")], over: search)
         #expect(over.first?.values["count"] == .int(Int64(hits.count)))
-        #expect(over.first?.values["sum_id"] == .int(hits.map(\.id).reduce(0, +)))
+        #expect(over.first?.values["sum_id"] == .int(hits.map(\.id.integer).reduce(0, +)))
         await #expect(throws: TroveError.notNumeric(field: "content", aggregate: "sum")) {
             try await notes.aggregate([.sum("content")])
         }
@@ -275,7 +275,7 @@ struct CollectionDocumentsTests {
         let snapshot = try await db.read { r in
             try r.documents("notes").search(Query().nearest(to: q, in: "embedding").limit(5)).map { $0.document.id }
         }
-        #expect(snapshot == (try await notes.search(vector: q, topK: 5)).map { .int($0.id) })
+        #expect(snapshot == (try await notes.search(vector: q, topK: 5)).map(\.id))
         // Writes through the document view keep the search collection's own rules.
         await #expect(throws: TroveError.invalidMetadata(reason: "metadata must be a JSON object, got [1]")) {
             try await db.write { tx in try tx.documents("notes").insert(Document(id: 600, ["content": "m", "metadata": [1]])) }

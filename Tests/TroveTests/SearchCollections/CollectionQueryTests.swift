@@ -14,7 +14,7 @@ struct CollectionQueryTests {
         var rng = SeededGenerator(seed: 4)
         let words = ["router", "reset", "garden", "lamp", "ticket", "orbit"]
         try await notes.insert((1...80).map { i in
-            VectorEntry(id: Int64(i), content: (0..<5).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
+            VectorEntry(id: .int(Int64(i)), content: (0..<5).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
                         source: i % 2 == 0 ? "a.pdf" : "b.md", metadata: #"{"page": \#(i % 13)}"#,
                         vector: rng.unitVector(dimension: 6))
         })

@@ -91,10 +91,10 @@ struct CollectionWriteTests {
         func batch(_ faults: [Int: String]) -> [VectorEntry] {
             (0..<250).map { i in
                 switch faults[i] {
-                case "array": VectorEntry(id: Int64(i + 1), content: "r", metadata: "[\(i)]", vector: [1, 2, 3, 4])
-                case "broken": VectorEntry(id: Int64(i + 1), content: "r", metadata: "{\"n\": \(i)", vector: [1, 2, 3, 4])
-                case "nan": VectorEntry(id: Int64(i + 1), content: "r", metadata: "{}", vector: [1, .nan, 3, 4])
-                default: VectorEntry(id: Int64(i + 1), content: "r", metadata: "{\"n\": \(i)}", vector: [1, 2, 3, 4])
+                case "array": VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "[\(i)]", vector: [1, 2, 3, 4])
+                case "broken": VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "{\"n\": \(i)", vector: [1, 2, 3, 4])
+                case "nan": VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "{}", vector: [1, .nan, 3, 4])
+                default: VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "{\"n\": \(i)}", vector: [1, 2, 3, 4])
                 }
             }
         }
@@ -186,7 +186,7 @@ struct CollectionWriteTests {
         let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 8))
         let ids = try await notes.add([TextEntry(text: "a"), TextEntry(id: 10, text: "b"), TextEntry(text: "c")])
         #expect(ids == [11, 10, 12])
-        try await notes.add([TextEntry(id: .max, text: "last")])
+        try await notes.add([TextEntry(id: .int(.max), text: "last")])
         let error = await #expect(throws: TroveError.self) { try await notes.add(text: "overflow") }
         if case .invalidConfiguration? = error {} else { Issue.record("expected a typed error, got \(String(describing: error))") }
         #expect(try await notes.count() == 4)

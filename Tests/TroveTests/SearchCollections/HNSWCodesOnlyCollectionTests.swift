@@ -38,8 +38,8 @@ struct HNSWCodesOnlyCollectionTests {
             let found = try await codes.search(query)
             let plan = try await HNSWCollectionTests.vectorPlan(codes, query)
             #expect(plan.contains("HNSW graph walk") && plan.contains("re-scored from the table"), "\(plan)")
-            approximate.append(found.map(\.id))
-            exact.append(truth.map(\.id))
+            approximate.append(found.map(\.id.integer))
+            exact.append(truth.map(\.id.integer))
             // Exact distances come from the table, so they equal the flat collection's.
             let exactHits = try await codes.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true))
             #expect(exactHits.map(\.id) == truth.map(\.id))
@@ -69,8 +69,8 @@ struct HNSWCodesOnlyCollectionTests {
             plans.insert(try await HNSWCollectionTests.vectorPlan(codes, query))
             #expect(found.count == 10)
             let truth = try await flat.search(vector: q, topK: 10, filter: .sql(sql, bindings))
-            approximate.append(found.map(\.id))
-            exact.append(truth.map(\.id))
+            approximate.append(found.map(\.id.integer))
+            exact.append(truth.map(\.id.integer))
         }
         // One plan for every query, the one the counts call for; a scan reads the table.
         #expect(plans.count == 1)

@@ -12,7 +12,7 @@ func hnswEntries(count: Int, dimension: Int, seed: UInt64, firstID: Int64 = 1) -
     return (0..<count).map { i in
         let id = firstID + Int64(i)
         return VectorEntry(
-            id: id, content: "row \(id)", source: i % 2 == 0 ? "even" : "odd",
+            id: .int(id), content: "row \(id)", source: i % 2 == 0 ? "even" : "odd",
             metadata: "{\"bucket\":\(i % 1000)}", vector: rng.vector(dimension: dimension))
     }
 }
@@ -109,8 +109,8 @@ struct HNSWCollectionTests {
         for q in queries(100, seed: 99) {
             let found = try await items.search(Query().nearest(to: q, in: "embedding").limit(10))
             #expect(found.count == 10)
-            approximate.append(found.map(\.id))
-            exact.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
+            approximate.append(found.map(\.id.integer))
+            exact.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id.integer))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 \(r)")
@@ -118,8 +118,8 @@ struct HNSWCollectionTests {
         // A wider per-query candidate list finds at least as much, a narrow one less.
         var wide: [[Int64]] = [], narrow: [[Int64]] = []
         for q in queries(100, seed: 99) {
-            wide.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).efSearch(400)).map(\.id))
-            narrow.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).efSearch(10)).map(\.id))
+            wide.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).efSearch(400)).map(\.id.integer))
+            narrow.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).efSearch(10)).map(\.id.integer))
         }
         #expect(recall(wide, exact) >= r)
         #expect(recall(narrow, exact) <= recall(wide, exact))
@@ -128,7 +128,7 @@ struct HNSWCollectionTests {
         let flat = try await db.collection("flat", dimension: Self.dimension)
         try await flat.insert(hnswEntries(count: 3_000, dimension: Self.dimension, seed: 7))
         for (q, e) in zip(queries(100, seed: 99).prefix(20), exact) {
-            #expect(try await flat.search(vector: q, topK: 10).map(\.id) == e)
+            #expect(try await flat.search(vector: q, topK: 10).map(\.id.integer) == e)
         }
         // Hybrid search uses the approximate leg without error.
         let hybrid = try await items.search(Query().nearest(to: queries(1, seed: 5)[0], in: "embedding").matching("row").limit(5))
@@ -153,9 +153,9 @@ struct HNSWCollectionTests {
             let found = try await items.search(query)
             plans.insert(try await Self.vectorPlan(items, query))
             #expect(found.count == min(k, matching.count))
-            #expect(found.allSatisfy { matching.contains($0.id) })
-            approximate.append(found.map(\.id))
-            exact.append(try await items.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(k).exact(true)).map(\.id))
+            #expect(found.allSatisfy { matching.contains($0.id.integer) })
+            approximate.append(found.map(\.id.integer))
+            exact.append(try await items.search(Query(.sql(sql, bindings)).nearest(to: q, in: "embedding").limit(k).exact(true)).map(\.id.integer))
         }
         let r = recall(approximate, exact)
         #expect(r >= 0.95, "recall@10 at \(bucketsPerThousand)/1000: \(r)")
@@ -179,9 +179,9 @@ struct HNSWCollectionTests {
             let plan = try await Self.vectorPlan(items, query)
             #expect(plan.contains("graph traversal"), "\(plan)")
             #expect(found.count == 10)
-            approximate.append(found.map(\.id))
-            exact.append(try await items.search(Query(.sql(sql, [])).nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
-            #expect(found.allSatisfy { matching.contains($0.id) })
+            approximate.append(found.map(\.id.integer))
+            exact.append(try await items.search(Query(.sql(sql, [])).nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id.integer))
+            #expect(found.allSatisfy { matching.contains($0.id.integer) })
         }
         #expect(recall(approximate, exact) >= 0.95)
         let q = queries(1, seed: 77)[0]
@@ -237,7 +237,7 @@ struct HNSWCollectionTests {
             let first = try await items.loadIndex()
             #expect(first.origin == .rebuilt(reason: "no snapshot saved"))
             #expect(first.snapshotWatermark == first.watermark)  // loadIndex saved it
-            for q in qs { before.append(try await items.search(vector: q, topK: 10).map(\.id)) }
+            for q in qs { before.append(try await items.search(vector: q, topK: 10).map(\.id.integer)) }
             // Changes after the save are replayed from the log on the next open.
             try await items.insert(hnswEntries(count: 20, dimension: Self.dimension, seed: 12, firstID: 10_000))
             try await items.delete(id: 2)
@@ -251,7 +251,7 @@ struct HNSWCollectionTests {
         #expect(stats.vectorCount == 1_019)
         #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
         var after: [[Int64]] = []
-        for q in qs { after.append(try await items.search(vector: q, topK: 10).map(\.id).filter { $0 < 10_000 }) }
+        for q in qs { after.append(try await items.search(vector: q, topK: 10).map(\.id.integer).filter { $0 < 10_000 }) }
         #expect(recall(after, before.map { $0.filter { $0 != 2 } }) >= 0.9)
         // An explicit save moves the snapshot's watermark forward; the next open replays nothing.
         let saved = try await items.saveIndex()
@@ -311,8 +311,8 @@ struct HNSWCollectionTests {
         #expect(stats.vectorCount == 610)
         #expect(agree(try await indexContents(items), try await tableVectors(db, table: "items", metric: .cosine)))
         let q = queries(1, seed: 8)[0]
-        let exact = try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id)
-        #expect(recall([try await items.search(vector: q, topK: 10).map(\.id)], [exact]) >= 0.9)
+        let exact = try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id.integer)
+        #expect(recall([try await items.search(vector: q, topK: 10).map(\.id.integer)], [exact]) >= 0.9)
         // The rebuilt index was saved again, so the next open loads it.
         #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
     }
@@ -379,16 +379,16 @@ struct HNSWCollectionTests {
         let items = try await makeHNSW(db, count: 1_000, kind: .hnsw(m: 8, efConstruction: 60, quantization: quantization))
         var approximate: [[Int64]] = [], exact: [[Int64]] = []
         for q in queries(40, seed: 31) {
-            approximate.append(try await items.search(vector: q, topK: 10).map(\.id))
-            exact.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id))
+            approximate.append(try await items.search(vector: q, topK: 10).map(\.id.integer))
+            exact.append(try await items.search(Query().nearest(to: q, in: "embedding").limit(10).exact(true)).map(\.id.integer))
         }
         let r = recall(approximate, exact)
         // One sign bit per dimension is a coarse walk at 32-d; re-scoring still ranks what it finds.
         #expect(r >= (quantization == .binary ? 0.6 : 0.95), "recall@10 \(quantization): \(r)")
         // A stored vector is its own nearest neighbour after float32 re-scoring.
         for id in [Int64(3), 500, 999] {
-            let vector = try #require(try await items.fetch(id: id)).vector
-            #expect(try await items.search(vector: vector, topK: 1).map(\.id) == [id])
+            let vector = try #require(try await items.fetch(id: .int(id))).vector
+            #expect(try await items.search(vector: vector, topK: 1).map(\.id.integer) == [id])
         }
     }
 

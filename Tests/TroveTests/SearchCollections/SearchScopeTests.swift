@@ -24,7 +24,7 @@ struct SearchScopeTests {
         var entries: [VectorEntry] = []
         for i in 1...rows {
             let fruit = i % 3 == 0 ? "pear" : "plum"
-            entries.append(VectorEntry(id: Int64(i), content: "apple note \(i) \(fruit)",
+            entries.append(VectorEntry(id: .int(Int64(i)), content: "apple note \(i) \(fruit)",
                                        source: i % 2 == 0 ? "even" : "odd", vector: rng.vector(dimension: 4)))
         }
         try await items.insert(entries)
@@ -59,7 +59,7 @@ struct SearchScopeTests {
         #expect(vectorIDs.count == 30 && textIDs.count == 10)
         #expect(hybrid.count == 10)
         for hit in hybrid {
-            #expect(hit.id % 2 == 0)
+            #expect(hit.id.integer % 2 == 0)
             if let rank = hit.vectorRank { #expect(vectorIDs[rank - 1] == hit.id) }
             if let rank = hit.textRank { #expect(textIDs[rank - 1] == hit.id) }
             #expect(hit.vectorRank != nil || hit.textRank != nil)

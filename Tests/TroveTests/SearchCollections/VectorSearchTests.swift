@@ -21,18 +21,18 @@ struct VectorSearchTests {
         let entries = randomEntries(count: 300, dimension: c.dimension, seed: UInt64(c.dimension) * 31 + 7)
         try await items.insert(entries)
         var oracle = ExactOracle(metric: c.metric)
-        for e in entries { oracle.upsert(id: e.id, vector: e.vector) }
+        for e in entries { oracle.upsert(id: e.id.integer, vector: e.vector) }
         var rng = SeededGenerator(seed: 99)
         for _ in 0..<10 {
             let q = rng.vector(dimension: c.dimension)
             let hits = try await items.search(vector: q, topK: 10)
             let expected = oracle.search(q, k: 10)
             #expect(hits.count == 10)
-            let got = hits.map { Neighbor(id: $0.id, distance: Float($0.distance!)) }
+            let got = hits.map { Neighbor(id: $0.id.integer, distance: Float($0.distance!)) }
             #expect(oracle.mismatch(got, expected: expected, query: q) == nil)
             for hit in hits {
                 #expect(abs(hit.score - Double(c.metric.score(distance: Float(hit.distance!)))) < 1e-6)
-                #expect(hit.content == "row \(hit.id) word\((hit.id - 1) % 7)")
+                #expect(hit.content == "row \(hit.id.integer) word\((hit.id.integer - 1) % 7)")
             }
             #expect(hits.map(\.vectorRank) == Array(1...10))
         }
@@ -46,7 +46,7 @@ struct VectorSearchTests {
         let entries = randomEntries(count: 2_000, dimension: dimension, seed: 11)
         try await items.insert(entries)
         var oracle = ExactOracle(metric: .l2)
-        for e in entries { oracle.upsert(id: e.id, vector: e.vector) }
+        for e in entries { oracle.upsert(id: e.id.integer, vector: e.vector) }
         let modulus = 100 / percent
         let k = 10
         var rng = SeededGenerator(seed: 12)
@@ -58,8 +58,8 @@ struct VectorSearchTests {
             // metadata n = id - 1
             let expected = oracle.search(q, k: k) { ($0 - 1) % Int64(modulus) == 0 }
             #expect(hits.count == k)
-            #expect(hits.allSatisfy { ($0.id - 1) % Int64(modulus) == 0 })
-            let got = hits.map { Neighbor(id: $0.id, distance: Float($0.distance!)) }
+            #expect(hits.allSatisfy { ($0.id.integer - 1) % Int64(modulus) == 0 })
+            let got = hits.map { Neighbor(id: $0.id.integer, distance: Float($0.distance!)) }
             #expect(oracle.mismatch(got, expected: expected, query: q) == nil)
         }
     }
@@ -72,7 +72,7 @@ struct VectorSearchTests {
             filter: .source("a") && .sql("json_extract(metadata, '$.even')", []))
         // source a = i % 3 == 0; even = i % 2 == 0 -> i % 6 == 0 -> 10 rows
         #expect(hits.count == 10)
-        #expect(hits.allSatisfy { $0.source == "a" && ($0.id - 1) % 6 == 0 })
+        #expect(hits.allSatisfy { $0.source == "a" && ($0.id.integer - 1) % 6 == 0 })
         let none = try await items.search(vector: [1, 0, 0, 0], topK: 5, filter: .sql("id < 0", []))
         #expect(none.isEmpty)
     }

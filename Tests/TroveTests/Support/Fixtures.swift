@@ -11,7 +11,7 @@ func randomEntries(
     return (0..<count).map { i in
         let id = firstID + Int64(i)
         return VectorEntry(
-            id: id, content: "row \(id) word\(i % 7)", source: sources[i % sources.count],
+            id: .int(id), content: "row \(id) word\(i % 7)", source: sources[i % sources.count],
             metadata: "{\"n\":\(i),\"even\":\(i % 2 == 0)}", vector: rng.vector(dimension: dimension))
     }
 }
@@ -21,4 +21,13 @@ func makeCollection(
     dimension: Int = 4, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true, name: String = "items"
 ) async throws -> SearchCollection {
     try await Database().collection(name, dimension: dimension, metric: metric, lexicalSearch: lexicalSearch)
+}
+
+extension DocumentID {
+    /// The integer of an Int64 id, for tests of Int64 collections that compare ids with
+    /// integers (oracles, arithmetic on ids).
+    var integer: Int64 {
+        guard case .int(let value) = self else { preconditionFailure("not an Int64 id: \(self)") }
+        return value
+    }
 }

@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import Trove
+import TroveTestSupport
+
+@testable import TroveCLI
+
+/// Two notes databases, as on two machines, indexed by `trove index` and synced by `trove sync`
+/// through a real PostgreSQL server; and notes databases of older versions (Int64 ids), which
+/// move to UUID ids when this version opens them.
+@Suite("CLI: notes sync", .serialized)
+struct NotesSyncCLITests {
+    static let environment = ["TROVE_SYNC_PASSWORD": "correct horse battery staple"]
+
+    func results(_ document: JSONValue) -> [JSONValue] {
+        if case .array(let results)? = document["results"] { return results }
+        return []
+    }
+
+    /// The sources of `trove search --json` on `fixture`, best first.
+    func search(_ fixture: NotesFixture, _ words: String, mode: String = "hybrid") async throws -> [JSONValue] {
+        results(try await fixture.json(["search", "--mode", mode, "-k", "5", words]))
+    }
+
+    /// Every entry of a database's notes, sorted by id.
+    func entries(_ fixture: NotesFixture) async throws -> [VectorEntry] {
+        try await Database(path: fixture.database).collection(named: "notes").fetch(Query().sorted(by: .ascending("id")))
+    }
+
+    @Test("two notes databases index different notes, sync, converge and search the same notes; edits and deletes follow")
+    func twoNotebooksConverge() async throws {
+        let server = try TestPostgresServer.shared()
+        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
+        let role = "notes_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
+        let url = server.url(user: role, password: "pw")
+        let space = "notes-\(UUID().uuidString.prefix(8))"
+        let laptop = try NotesFixture()
+        let desktop = try NotesFixture()
+        func sync(_ fixture: NotesFixture) async -> RunResult {
+            await runTrove(["sync", "--server", url, "--space", space, "--db", fixture.database], environment: Self.environment)
+        }
+        try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
+        try desktop.write("garden.md", "# Garden\n\nPlant the tulip bulbs before the first frost.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        #expect(await desktop.trove(["index", "."]).status == 0)
+        for fixture in [laptop, desktop, laptop] {
+            let run = await sync(fixture)
+            #expect(run.status == 0, "\(run.err)")
+        }
+
+        // Both find both notes, with the same ids, by words and by meaning: the vectors came
+        // with the notes (hybrid search on arrival, nothing embedded again).
+        for fixture in [laptop, desktop] {
+            let ferry = try await search(fixture, "harbour ferry")
+            #expect(ferry.first?["source"]?.string == laptop.path("ferry.md"))
+            #expect(ferry.first?["vector_rank"] != .null && ferry.first?["text_rank"] != .null)
+            let tulips = try await search(fixture, "tulip bulbs")
+            #expect(tulips.first?["source"]?.string == desktop.path("garden.md"))
+            #expect(try await search(fixture, "tulip frost", mode: "vector").first?["source"]?.string == desktop.path("garden.md"))
+        }
+        #expect(try await entries(laptop) == (try await entries(desktop)))
+        let laptopFerry = try await search(laptop, "harbour ferry").first
+        let desktopFerry = try await search(desktop, "harbour ferry").first
+        #expect(laptopFerry?["id"] == desktopFerry?["id"])
+        let id = try #require(desktopFerry?["id"]?.string)
+        #expect(UUID(uuidString: id) != nil, "notes have UUID ids: \(id)")
+        // The short id another device's note is shown with opens it here too.
+        let shortID = try #require(desktopFerry?["short_id"]?.string)
+        let got = await desktop.trove(["get", shortID])
+        #expect(got.status == 0 && got.out.contains("harbour ferry leaves at seven"), "\(got.err)")
+        let shown = await desktop.trove(["show", id])
+        #expect(shown.status == 0 && shown.out.contains("pier two"), "\(shown.err)")
+
+        // An edit on the laptop (re-indexed) and a delete on the desktop reach the other.
+        try laptop.write("ferry.md", "# Ferry\n\nThe night ferry now leaves from the lighthouse quay.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        let removed = await desktop.trove(["rm", "--source", desktop.path("garden.md")])
+        #expect(removed.status == 0, "\(removed.err)")
+        for fixture in [laptop, desktop, laptop] {
+            let run = await sync(fixture)
+            #expect(run.status == 0, "\(run.err)")
+        }
+        for fixture in [laptop, desktop] {
+            #expect(try await search(fixture, "lighthouse quay").first?["source"]?.string == laptop.path("ferry.md"))
+            #expect(try await search(fixture, "pier", mode: "text").isEmpty)
+            #expect(try await search(fixture, "tulip", mode: "text").isEmpty)
+        }
+        let converged = try await entries(laptop)
+        #expect(converged.count == 1 && converged == (try await entries(desktop)))
+        let status = await runTrove(["sync", "status", "--space", space, "--db", desktop.database, "--json"])
+        #expect(try JSONValue.parse(status.out)["status"]?["pendingChanges"] == .int(0))
+    }
+
+    /// Writes at `target` the database an older `trove` would have made of `source`'s notes:
+    /// the same collections, configuration and rows, with Int64 ids 1, 2, … in id order, and
+    /// the same `trove_files` and `trove_collections` tables.
+    func olderCopy(of source: String, at target: String) async throws {
+        let old = try Database(path: source)
+        let copy = try Database(path: target)
+        var numbers: [DocumentID: DocumentID] = [:]
+        for name in ["notes", Notebook.companionName(1)] {
+            guard var configuration = try await old.configuration(of: name) else { continue }
+            configuration.ids = .int64
+            let entries = try await old.collection(named: name).fetch(Query().sorted(by: .ascending("id")))
+            for entry in entries where numbers[entry.id] == nil { numbers[entry.id] = .int(Int64(numbers.count + 1)) }
+            try await copy.collection(name, configuration: configuration).insert(entries.map {
+                VectorEntry(id: numbers[$0.id]!, content: $0.content, source: $0.source, metadata: $0.metadata, vector: $0.vector)
+            })
+        }
+        for table in [Notebook.filesTable, Notebook.collectionsTable] {
+            guard let sql = try await old.query("SELECT sql FROM sqlite_master WHERE name = ?", bindings: [.text(table)]).first?.string("sql")
+            else { continue }
+            try await copy.execute(sql)
+            for row in try await old.query("SELECT * FROM \(table)") {
+                let marks = Array(repeating: "?", count: row.count).joined(separator: ", ")
+                try await copy.execute("INSERT INTO \(table) VALUES (\(marks))", bindings: (0..<row.count).map { row[$0] })
+            }
+        }
+    }
+
+    @Test("an older notes database (Int64 ids, two models) moves to UUID ids on open: nothing lost, short ids kept, then it syncs")
+    func olderDatabasesMoveToUUIDs() async throws {
+        let fixture = try NotesFixture()
+        try fixture.write("dentist.md", "Cleaning with Dr. Okafor on Tuesday at 8:30.")
+        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
+        let models = ["--model", "/m/modelA", "--model", "/m/modelB"]
+        let services = MultiModelTests.twoModelServices
+        #expect(await fixture.trove(["index"] + models + ["."], services: services).status == 0)
+        let shortID = try #require(results(try await fixture.json(["search"] + models + ["dentist"]))
+            .first?["short_id"]?.string)
+        let older = fixture.directory.path("older.trove")
+        try await olderCopy(of: fixture.database, at: older)
+        let before = try await Database(path: older).collection(named: "notes").fetch(Query().sorted(by: .ascending("id")))
+        #expect(before.count == 2 && before.allSatisfy { $0.id.kind == .int64 })
+
+        let search = await runTrove(
+            ["search", "--json"] + models + ["tomatoes", "planting", "--db", older], directory: fixture.notes, services: services)
+        #expect(search.status == 0, "\(search.err)")
+        #expect(search.err.contains("gave the 2 notes of this database UUID ids"), "\(search.err)")
+        #expect(results(try JSONValue.parse(search.out)).first?["source"]?.string == fixture.path("garden/tomatoes.txt"))
+
+        let database = try Database(path: older)
+        let notes = try await database.collection(named: "notes")
+        #expect(notes.configuration.ids == .uuid)
+        let after = try await notes.fetch(Query().sorted(by: .ascending("id")))
+        // Every note kept its content, source, metadata and vector; the new ids keep the old order.
+        #expect(after.map(\.content) == before.map(\.content))
+        #expect(after.map(\.source) == before.map(\.source) && after.map(\.metadata) == before.map(\.metadata))
+        #expect(after.map(\.vector) == before.map(\.vector))
+        #expect(after.allSatisfy { $0.id.kind == .uuid })
+        let companion = try await database.collection(named: Notebook.companionName(1))
+        #expect(companion.configuration.ids == .uuid)
+        #expect(try await companion.fetch(Query().sorted(by: .ascending("id"))).map(\.id) == after.map(\.id))
+        // The text index was rebuilt; the short id still names the same note.
+        #expect(try await notes.search(Query().matching(.typed("Okafor"))).map(\.id) == [after[0].id])
+        let got = await runTrove(["get", shortID, "--db", older], directory: fixture.notes, services: services)
+        #expect(got.status == 0 && got.out.contains("Dr. Okafor"), "\(got.err)")
+        // Once moved, nothing more to do; and the notes now sync.
+        let again = await runTrove(["search"] + models + ["dentist", "--db", older], directory: fixture.notes, services: services)
+        #expect(again.status == 0 && !again.err.contains("UUID ids"))
+        let sync = await runTrove(
+            ["sync", "status", "--space", "s", "--db", older], directory: fixture.notes, services: services)
+        #expect(sync.status == 0 && sync.out.contains("pending changes:    4"), "\(sync.out) \(sync.err)")
+    }
+}
