@@ -116,6 +116,9 @@ import TroveTestSupport
         let all = Query().sorted(by: .ascending("id"))
         #expect(try await a.notes.fetch(all) == (try await b.notes.fetch(all)))
         #expect(try await a.notes.count() == 1)
+        // Times Trove sets travel as data: the writer's, on every device.
+        let times = all.select(["created_at", "updated_at"])
+        #expect(try await a.notes.page(times).documents.map(\.fields) == (try await b.notes.page(times).documents.map(\.fields)))
     }
 
     @Test func aSearchCollectionWithInt64IDsIsRefused() async throws {
