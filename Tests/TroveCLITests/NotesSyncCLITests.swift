@@ -128,8 +128,8 @@ struct NotesSyncCLITests {
         let models = ["--model", "/m/modelA", "--model", "/m/modelB"]
         let services = MultiModelTests.twoModelServices
         #expect(await fixture.trove(["index"] + models + ["."], services: services).status == 0)
-        let shortID = try #require(results(try await fixture.json(["search"] + models + ["dentist"]))
-            .first?["short_id"]?.string)
+        let first = await fixture.trove(["search", "--json"] + models + ["dentist"], services: services)
+        let shortID = try #require(results(try JSONValue.parse(first.out)).first?["short_id"]?.string)
         let older = fixture.directory.path("older.trove")
         try await olderCopy(of: fixture.database, at: older)
         let before = try await Database(path: older).collection(named: "notes").fetch(Query().sorted(by: .ascending("id")))
