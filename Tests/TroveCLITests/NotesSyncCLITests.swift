@@ -12,11 +12,6 @@ import TroveTestSupport
 struct NotesSyncCLITests {
     static let environment = ["TROVE_SYNC_PASSWORD": "correct horse battery staple"]
 
-    func results(_ document: JSONValue) -> [JSONValue] {
-        if case .array(let results)? = document["results"] { return results }
-        return []
-    }
-
     /// The sources of `trove search --json` on `fixture`, best first.
     func search(_ fixture: NotesFixture, _ words: String, mode: String = "hybrid") async throws -> [JSONValue] {
         results(try await fixture.json(["search", "--mode", mode, "-k", "5", words]))
