@@ -9,7 +9,7 @@ extension Commands {
         discussion: """
             A note is an indexed file, or one document of an indexed .jsonl file (PATH#DOCID).
             Its short id is # and 8 hex digits, shown by 'trove search' (a unique start of at
-            least 4 digits will do). A plain number is a record id from 'trove search --json'.
+            least 4 digits will do). A record id from 'trove search --json' (a UUID) works too.
             The text is the file as it is on disk now; for a .jsonl document, or a file that is
             gone, the indexed chunks. :FROM-TO prints lines FROM to TO (from 1), :FROM to the end.
             """,

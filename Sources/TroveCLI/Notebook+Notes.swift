@@ -65,9 +65,10 @@ extension Notebook {
             let id = String(absolute[absolute.index(after: hash)...])
             if let note = notes.first(where: { $0.file == file && $0.documentID == id }) { return note }
         }
-        if let id = Int64(reference) {
+        // A record id: a UUID, or a whole number in a database not yet moved to UUIDs.
+        if let id = UUID(uuidString: reference).map(DocumentID.uuid) ?? Int64(reference).map(DocumentID.int) {
             let rows = try await database.query(
-                "SELECT metadata, source FROM \(Self.collectionName) WHERE id = ?", bindings: [.integer(id)])
+                "SELECT metadata, source FROM \(Self.collectionName) WHERE id = ?", bindings: [SQLValue(id)])
             if let row = rows.first, let note = Self.note(metadata: row.string("metadata"), source: row.string("source") ?? "") {
                 return note
             }

@@ -69,7 +69,7 @@ struct IndexSearchTests {
             #expect(!hits.isEmpty && hits.count <= 3)
             for (index, hit) in hits.enumerated() {
                 #expect(hit["rank"] == .int(Int64(index + 1)))
-                guard case .int(let id)? = hit["id"], id > 0 else {
+                guard case .string(let id)? = hit["id"], UUID(uuidString: id) != nil else {
                     Issue.record("id missing: \(hit.serialized())")
                     continue
                 }
@@ -179,19 +179,20 @@ struct IndexSearchTests {
         let fixture = try sampleFixture()
         _ = await fixture.trove(["index", "."])
         let hit = results(try await fixture.json(["search", "--mode", "text", "Okafor"])).first
-        guard case .int(let id)? = hit?["id"] else {
+        guard case .string(let id)? = hit?["id"] else {
             Issue.record("no hit")
             return
         }
-        let shown = try await fixture.json(["show", String(id)])
+        #expect(UUID(uuidString: id) != nil, "record ids are UUIDs")
+        let shown = try await fixture.json(["show", id])
         #expect(shown["content"]?.string?.contains("Okafor") == true)
         #expect(shown["dimension"] == .int(64))
-        let pretty = await fixture.trove(["show", String(id)])
+        let pretty = await fixture.trove(["show", id])
         #expect(pretty.out.hasPrefix("id:       \(id)\nsource:   \(fixture.path("dentist.md"))\n"))
 
-        let removed = try await fixture.json(["rm", String(id)])
+        let removed = try await fixture.json(["rm", id])
         #expect(removed["removed"] == .int(1))
-        #expect(await fixture.trove(["show", String(id)]).status == ExitCode.notFound)
+        #expect(await fixture.trove(["show", id]).status == ExitCode.notFound)
         // Its file's hash was forgotten, so indexing again restores it (without duplicates).
         let restored = try await fixture.json(["index", "."])
         #expect(restored["added"] == .int(1))
