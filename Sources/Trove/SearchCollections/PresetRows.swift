@@ -80,8 +80,12 @@ struct PresetRows: RowSource {
         let kind = store.schema.id
         let statement = try connection.cachedStatement(
             "SELECT \(column), id, content, source, metadata\(vectors ? ", embedding" : "") FROM \(store.layout.table) WHERE \(column) IN (SELECT value FROM json_each(?))")
-        // Keys are all integers (row ids, Int64 ids) or all text (UUID and String ids, as stored).
-        let list = try JSONCoding.text(.array(keys.map { $0.int64Value.map(Value.int) ?? .string($0.stringValue ?? "") }), field: "id")
+        // Keys are all integers (row ids, Int64 ids: the common case, built without a JSON
+        // encoder) or all text (UUID and String ids, as stored).
+        let integers = keys.compactMap(\.int64Value)
+        let list = integers.count == keys.count
+            ? SQLFragment.jsonArray(integers)
+            : try JSONCoding.text(.array(keys.map { .string($0.stringValue ?? "") }), field: "id")
         var byKey: [SQLValue: VectorEntry] = [:]
         byKey.reserveCapacity(keys.count)
         try statement.forEachRow([.text(list)]) { row in
