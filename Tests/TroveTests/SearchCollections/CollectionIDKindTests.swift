@@ -53,7 +53,7 @@ import TroveTestSupport
         #expect(try await notes.search(vector: probe.vector, topK: 2).map(\.id) == expected)
 
         // Reopened: the id kind is frozen; asking for another is a mismatch.
-        let reopened = try await Database(path: path)
+        let reopened = try Database(path: path)
         let again = try await reopened.collection(named: "notes")
         #expect(again.configuration.ids == ids)
         #expect(try await again.search(Query().matching(.typed("nebula"))).map(\.id) == [given[3]])
