@@ -69,7 +69,7 @@ enum MCPTools {
                     JSONSchema.array(
                         JSONSchema.object(
                             [
-                                ("rank", JSONSchema.integer()), ("id", JSONSchema.integer("record id")),
+                                ("rank", JSONSchema.integer()), ("id", JSONSchema.string("record id (a UUID)")),
                                 ("score", JSONSchema.number("calibrated relevance, 0 to 1")), ("source", JSONSchema.string()),
                                 ("title", JSONSchema.string(nullable: true)),
                                 ("short_id", JSONSchema.string("the note's short id, for get", nullable: true)),
