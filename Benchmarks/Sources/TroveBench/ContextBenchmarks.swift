@@ -131,31 +131,38 @@ private func contextWorkload(rows: Int) async throws -> [String: Double] {
     return result
 }
 
-/// A fetch of `rows` models with a blob of `bytes` each into a context, lazy and eager.
+/// A fetch of `rows` models with a blob of `bytes` each into a context with the blob lazy, and
+/// of the first `eagerRows` of them with it eager (each eager model holds its blob in memory).
 @MainActor
-private func blobWorkload(rows: Int, bytes: Int) async throws -> [String: Double] {
+private func blobWorkload(rows: Int, eagerRows: Int, bytes: Int) async throws -> [String: Double] {
     var result: [String: Double] = [:]
     let blob = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 7) })
     let (path, cleanup) = try temporaryFile("blobs")
     defer { cleanup() }
     do {
         let container = try await ModelContainer(LazyPhotosV1.self, at: path)
-        try await container.backgroundContext().perform { context in
-            for i in 1...rows { try context.insert(LazyPhoto(id: Int64(i), caption: "Photo \(i)", pixels: blob)) }
-            try await context.save()
+        // Saved 500 at a time: a save holds the rows it writes.
+        for start in stride(from: 1, through: rows, by: 500) {
+            try await container.backgroundContext().perform { context in
+                for i in start...min(rows, start + 499) {
+                    try context.insert(LazyPhoto(id: Int64(i), caption: "Photo \(i)", pixels: blob))
+                }
+                try await context.save()
+            }
         }
         try await container.database.checkpoint()
     }
-    for (name, schema) in [("lazy", LazyPhotosV1.self as any VersionedSchema.Type), ("eager", EagerPhotosV1.self)] {
+    for (name, schema, n) in [("lazy", LazyPhotosV1.self as any VersionedSchema.Type, rows), ("eager", EagerPhotosV1.self, eagerRows)] {
         let container = try await ModelContainer(schema, at: path)
         let before = residentMegabytes()
         var count = 0
         let s = try await timed {
             count = name == "lazy"
-                ? try await container.mainContext.fetchAll(LazyPhoto.self).count
-                : try await container.mainContext.fetchAll(EagerPhoto.self).count
+                ? try await container.mainContext.fetch(FetchDescriptor<LazyPhoto>(fetchLimit: n)).count
+                : try await container.mainContext.fetch(FetchDescriptor<EagerPhoto>(fetchLimit: n)).count
         }
-        precondition(count == rows)
+        precondition(count == n)
+        result["\(name)_rows"] = Double(n)
         result["\(name)_fetch_s"] = s
         result["\(name)_rss_growth_mb"] = residentMegabytes() - before
     }
@@ -166,13 +173,14 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench contexts [--rows N] [--rounds R] [--grdb-peer BINARY] [--blob-rows M] [--blob-bytes B]
+            trove-bench contexts [--rows N] [--rounds R] [--grdb-peer BINARY] [--blob-rows M] [--eager-rows E] [--blob-bytes B]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through a model context:
               insert N new reference models and save, fetch all into a fresh context, change 10% and save;
               each against Trove's value models (same round) and GRDB 7.8 records (its binary, --grdb-peer
               or GRDB_PEER, run after each round). Memory per tracked model (RSS growth of the fetch / N).
-              Then M models with a B-byte blob each fetched into a context, the blob lazy vs eager
-              (defaults: N 100,000, M 10,000, B 1,000,000).
+              Then M models with a B-byte blob each fetched into a context with the blob lazy, and the
+              first E of them with it eager (each eager model holds its blob: E x B bytes of memory)
+              (defaults: N 100,000, M 10,000, E 2,000, B 1,000,000).
             """)
         return
     }
@@ -180,8 +188,9 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
     let rounds = options.int("rounds", 3)
     let blobRows = options.int("blob-rows", 10_000)
     let blobBytes = options.int("blob-bytes", 1_000_000)
+    let eagerRows = min(blobRows, options.int("eager-rows", 2_000))
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
-    print("contexts: rows \(rows), rounds \(rounds), blobs \(blobRows) x \(blobBytes) bytes, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
+    print("contexts: rows \(rows), rounds \(rounds), blobs \(blobRows) (eager \(eagerRows)) x \(blobBytes) bytes, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
     let (runs, peerRuns, _) = try await alternatingRounds(rounds, rows: rows, peer: peer) {
         try await contextWorkload(rows: rows) as [String: Any]
     }
@@ -203,8 +212,9 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
     }
     print(String(format: "memory per tracked model: %.0f bytes (RSS growth of the fetch into a context / N, median)",
                  med(runs, "context_bytes_per_model")))
-    let blobs = try await blobWorkload(rows: blobRows, bytes: blobBytes)
-    print(String(format: "\nfetch of %d models with a %d-byte blob into a context: lazy %.3f s, +%.0f MB RSS; eager %.3f s, +%.0f MB RSS",
-                 blobRows, blobBytes, blobs["lazy_fetch_s"]!, blobs["lazy_rss_growth_mb"]!, blobs["eager_fetch_s"]!,
-                 blobs["eager_rss_growth_mb"]!))
+    let blobs = try await blobWorkload(rows: blobRows, eagerRows: eagerRows, bytes: blobBytes)
+    print(String(format: "\nfetch into a context of models with a %d-byte blob: lazy %d models %.3f s, +%.0f MB RSS (%.0f bytes/model); eager %d models %.3f s, +%.0f MB RSS (%.2f MB/model)",
+                 blobBytes, blobRows, blobs["lazy_fetch_s"]!, blobs["lazy_rss_growth_mb"]!,
+                 blobs["lazy_rss_growth_mb"]! * 1_048_576 / Double(blobRows), eagerRows, blobs["eager_fetch_s"]!,
+                 blobs["eager_rss_growth_mb"]!, blobs["eager_rss_growth_mb"]! / Double(eagerRows)))
 }

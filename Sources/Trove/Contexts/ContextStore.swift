@@ -49,8 +49,8 @@ final class ContextStore {
             // Every column is read: decode straight from the statement on the reader.
             let decoded = try await readModels(table, try table.query(descriptor))
             models.reserveCapacity(decoded.rows.count)
-            for (model, id, version, row) in decoded.rows {
-                let tracked = try table.adopt(model, id: id, version: version, row: row)
+            for (model, id, version) in decoded.rows {
+                let tracked = try table.adopt(model, id: id, version: version)
                 if table.entries[id]?.isDeleted != true { models.append(tracked) }
             }
             return models
@@ -102,22 +102,20 @@ final class ContextStore {
     }
 }
 
-/// Models decoded on a reader, with their ids, versions and encodings, for the context that
-/// asked for them.
+/// Models decoded on a reader, with their ids and versions, for the context that asked for them.
 ///
 /// `@unchecked Sendable`: the reader creates these models and drops every reference to them
 /// when it returns; from then on the receiving context is their only owner.
 struct DecodedRows<M>: @unchecked Sendable {
-    var rows: [(model: M, id: DocumentID, version: Int64, row: [SQLValue])]
+    var rows: [(model: M, id: DocumentID, version: Int64)]
 }
 
 extension ContextStore {
     /// One fetch (counted in ``reads``) whose rows are decoded into models on the reader, in
-    /// the full selection's column order (`id, _version, <fields>`), and encoded for their
-    /// snapshots there too.
+    /// the full selection's column order (`id, _version, <fields>`).
     nonisolated(nonsending) func readModels<M: ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) async throws -> DecodedRows<M> {
         reads += 1
-        let (name, schema, store) = (table.name, table.schema, table.collection.store)
+        let (name, schema) = (table.name, table.schema)
         let kind = M.ID.idKind
         return try await database.reading(transaction: false) { connection, lookup in
             // One decoder (the type's plan) serves the whole fetch.
@@ -125,7 +123,7 @@ extension ContextStore {
             let (rows, _) = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
                 let model = try schema.decode(row: statement, reusing: &decoder)
                 let id = DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0))
-                return (model, id, statement.int64(at: 1), try schema.row(model, in: store))
+                return (model, id, statement.int64(at: 1))
             }
             return DecodedRows(rows: rows)
         }

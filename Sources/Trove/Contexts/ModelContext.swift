@@ -28,8 +28,12 @@ public final class ModelContext {
     /// Starts tracking a new model; the next ``save()`` inserts it.
     ///
     /// - Parameter model: a model not yet stored.
+    /// A `UUID` or `String` id left to Trove (``ModelID/unassigned``) is given its time-ordered
+    /// value (UUIDv7) here; an `Int64` id must be the model's own.
+    ///
     /// - Throws: ``TroveError/duplicateDocumentID(_:)`` when another instance with its id is
-    ///   tracked; ``TroveError/invalidModel(type:reason:)`` for a type outside the container's schema.
+    ///   tracked; ``TroveError/invalidModel(type:reason:)`` for a type outside the container's
+    ///   schema; ``TroveError/invalidValue(field:reason:)`` for an unassigned `Int64` id.
     public func insert<M: ReferenceModel>(_ model: M) throws {
         try store.insert(model)
         scheduleAutosave()
@@ -276,7 +280,8 @@ public final class ModelContext {
 
     /// Whether any tracked model was inserted, changed or deleted since the last save.
     ///
-    /// - Complexity: O(n) in the tracked models (each is encoded and compared with its snapshot).
+    /// - Complexity: O(n) in the tracked models (each property compared with its snapshot; only
+    ///   those that differ are encoded).
     public var hasChanges: Bool { store.hasChanges }
 
     /// Writes every insert, change and delete in one transaction: only the changed fields of

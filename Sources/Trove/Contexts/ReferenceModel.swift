@@ -25,6 +25,10 @@ import Foundation
 /// Value models (``Model``) keep working as before; pick a reference model when UI code edits
 /// models in place and saves them together, a value model for services and batch work.
 public protocol ReferenceModel: PersistentModel, AnyObject {
+    /// The model's identity. Settable so that an id left to Trove (``ModelID/unassigned``, for
+    /// `UUID` and `String` ids) is given its time-ordered value when a context inserts the model.
+    var id: ID { get set }
+
     /// Every stored property except `id`, as key paths, so a context can put saved values
     /// back (``ModelContext/rollback()``) through the properties' setters, which tell
     /// observers. A stored property missing here makes the container refuse the type

@@ -82,14 +82,16 @@ final class ReferenceProbe: Decoder {
 /// which property each of its key paths names, and a writable key path per stored property.
 ///
 /// `@unchecked Sendable`: `names` is only touched while holding `lock`, and so are the probes
-/// (read-only instances only this type can reach); `writable` is set once in `init`, and key
-/// paths are immutable.
+/// (read-only instances only this type can reach); `writable` and `accesses` are set once in
+/// `init`, and key paths and the accesses' closures are immutable.
 final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
     private let lock = NSLock()
     private let probes: [(instance: M, handed: [String: String?], types: [String: String])]
     private var names: [AnyKeyPath: String] = [:]
     /// Property name -> its key path from ``ReferenceModel/properties``.
     let writable: [String: PartialKeyPath<M>]
+    /// Property name -> how to read, compare, write and encode it.
+    let accesses: [String: PropertyAccess<M>]
     /// The properties a fetch leaves out (``LazyField``).
     let lazy: Set<String>
 
@@ -128,6 +130,7 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
                 type: typeName, reason: "properties does not list \(name) (a context puts saved values back through it)")
         }
         self.writable = writable
+        self.accesses = writable.reduce(into: [:]) { $0[$1.key] = PropertyAccess(name: $1.key, keyPath: $1.value) }
         self.names = names
         self.lazy = lazy
     }
@@ -158,13 +161,7 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
 
     /// Copies every stored property from `source` into `target` through its setter.
     func copy(from source: M, to target: M) {
-        for keyPath in writable.values {
-            func assign<V>(_: V.Type) {
-                guard let writable = keyPath as? ReferenceWritableKeyPath<M, V> else { return }
-                target[keyPath: writable] = source[keyPath: writable]
-            }
-            _openExistential(type(of: keyPath).valueType, do: assign)
-        }
+        for access in accesses.values { access.write(target, access.read(source)) }
     }
 }
 

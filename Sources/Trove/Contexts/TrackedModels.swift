@@ -2,19 +2,21 @@ import Foundation
 import TroveSQLite
 
 /// One model type's instances in one context: the identity map (one instance per row) and, for
-/// each instance, the encoding it was read or last saved with and the row version it was at.
-/// Changes are found by encoding each instance again and comparing (DESIGN.md section 13).
+/// each instance, a snapshot of its stored properties as read or last saved and the row version
+/// it was at. Changes are found by comparing each property with its snapshot, bit for bit, and
+/// encoding only the properties that differ (``PropertyAccess``; DESIGN.md section 13): a fetch
+/// encodes nothing, a save encodes only the models that changed.
 ///
 /// Not Sendable: it lives in its context's isolation, as the instances do.
 final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     final class Entry {
         let object: M
-        /// The row (`id, <fields in schema order>`) as stored; nil for a model inserted since
-        /// the last save.
-        var saved: [SQLValue]?
+        /// Each stored property's value (schema order) as read or last saved, sharing storage
+        /// with the model's own; nil for a model inserted since the last save.
+        var saved: [Any]?
         var version: Int64
         var isDeleted = false
-        init(object: M, saved: [SQLValue]?, version: Int64) {
+        init(object: M, saved: [Any]?, version: Int64) {
             self.object = object
             self.saved = saved
             self.version = version
@@ -24,10 +26,15 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     let schema: ModelSchema<M>
     let layout: ReferenceLayout<M>
     let collection: DocumentCollection
-    /// The identity map. Memory: one entry, one instance and one saved row per tracked model.
+    /// The properties in schema order (slot i is `schema.properties[i]`).
+    let accesses: [PropertyAccess<M>]
+    /// The identity map. Memory: one entry, one instance and one snapshot per tracked model.
     private(set) var entries: [DocumentID: Entry] = [:]
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
+    /// What the save under way wrote, taken as saved once it commits: each entry, its values
+    /// then, and whether it was inserted.
+    private var saving: [(entry: Entry, values: [Any], inserted: Bool)] = []
 
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
@@ -41,6 +48,12 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         self.schema = schema
         self.layout = layout
         self.collection = collection
+        accesses = try properties.map { property in
+            guard let access = layout.accesses[property.name] else {
+                throw TroveError.invalidModel(type: String(describing: M.self), reason: "properties does not list \(property.name)")
+            }
+            return access
+        }
         fetchedColumns = lazy.isEmpty ? nil : properties.filter { !lazy.contains($0.name) }.map(\.column)
         lazySlots = Set(properties.indices.filter { lazy.contains(properties[$0].name) })
     }
@@ -56,7 +69,18 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     // MARK: Tracking
 
+    /// Starts tracking a new model. A `UUID` or `String` id left to Trove (``ModelID/unassigned``)
+    /// gets its time-ordered id now, so the model is tracked under it from the start.
     func insert(_ model: M) throws {
+        if model.id.isUnassigned {
+            switch M.ID.idKind {
+            case .uuid: model.id = M.ID(documentID: .uuid(TimeOrderedIDGenerator.shared.next()))!
+            case .string: model.id = M.ID(documentID: .string(TimeOrderedIDGenerator.shared.next().uuidString.lowercased()))!
+            case .int64:
+                throw TroveError.invalidValue(
+                    field: "id", reason: "a context inserts \(M.self) under its own id; give it an Int64 id (or use a UUID or String id left to Trove)")
+            }
+        }
         let id = model.id.documentID
         if let entry = entries[id] {
             guard entry.object === model else { throw TroveError.duplicateDocumentID(id) }
@@ -77,6 +101,16 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
+    /// The values of `model`'s stored properties, in schema order.
+    func snapshot(_ model: M) -> [Any] { accesses.map { $0.read(model) } }
+
+    /// The slots whose values are not bit for bit the saved ones (candidates for a change).
+    private func differing(_ model: M, from saved: [Any]) -> [Int] {
+        var slots: [Int] = []
+        for slot in accesses.indices where !accesses[slot].isSame(model, saved[slot]) { slots.append(slot) }
+        return slots
+    }
+
     /// The tracked instance of a fetched document: the one already in the map, or a new one.
     /// An instance with unsaved changes keeps them; one without takes the stored values when
     /// the row has moved on.
@@ -85,26 +119,56 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         for slot in lazySlots where document.fields[schema.properties[slot].column] == nil {
             document.fields[schema.properties[slot].column] = .null
         }
-        return try adopt(schema.decode(document), id: document.id, version: document.version, row: nil)
+        return try adopt(schema.decode(document), id: document.id, version: document.version)
     }
 
-    /// The tracked instance of a row decoded elsewhere (`fresh`, with its encoding `row` when
-    /// known): the one already in the map, refreshed from `fresh` when it has no unsaved
-    /// changes and the row has moved on, or `fresh` itself, now tracked.
-    func adopt(_ fresh: M, id: DocumentID, version: Int64, row known: [SQLValue]?) throws -> M {
+    /// The tracked instance of a row decoded elsewhere (`fresh`): the one already in the map,
+    /// refreshed from `fresh` when it has no unsaved changes and the row has moved on, or
+    /// `fresh` itself, now tracked.
+    func adopt(_ fresh: M, id: DocumentID, version: Int64) throws -> M {
         if let entry = entries[id] {
-            if let saved = entry.saved, !entry.isDeleted, version > entry.version, try row(entry.object) == saved {
+            if let saved = entry.saved, !entry.isDeleted, version > entry.version, try unchanged(entry.object, saved) {
                 layout.copy(from: fresh, to: entry.object)
-                entry.saved = try row(entry.object)
+                entry.saved = snapshot(entry.object)
                 entry.version = version
             }
             return entry.object
         }
-        entries[id] = Entry(object: fresh, saved: try known ?? row(fresh), version: version)
+        entries[id] = Entry(object: fresh, saved: snapshot(fresh), version: version)
         return fresh
     }
 
     func row(_ model: M) throws -> [SQLValue] { try schema.row(model, in: collection.store) }
+
+    /// The row `model` had when `saved` was taken: its row now with the differing slots
+    /// encoded from the snapshot.
+    private func savedRow(_ saved: [Any], current: [SQLValue], differing: [Int]) throws -> [SQLValue] {
+        guard !differing.isEmpty else { return current }
+        let encoder = ModelRowEncoder(slots: schema.rowSlots)
+        var container = encoder.container(keyedBy: PropertyKey.self)
+        for slot in differing { try accesses[slot].encode(saved[slot], &container) }
+        var row = current
+        for slot in differing { row[slot + 1] = encoder.values[slot] ?? .null }
+        return row
+    }
+
+    /// The changed slots of a saved model, with its rows now and as saved (nil when unchanged).
+    private func changed(_ entry: Entry, id: DocumentID, saved: [Any]) throws -> (slots: [Int], row: [SQLValue], saved: [SQLValue])? {
+        let differing = differing(entry.object, from: saved)
+        guard !differing.isEmpty else { return nil }
+        let current = try checkedRow(entry, id: id)
+        let before = try savedRow(saved, current: current, differing: differing)
+        let slots = differing.filter { current[$0 + 1] != before[$0 + 1] }
+        return slots.isEmpty ? nil : (slots, current, before)
+    }
+
+    private func unchanged(_ model: M, _ saved: [Any]) throws -> Bool {
+        let differing = differing(model, from: saved)
+        guard !differing.isEmpty else { return true }
+        let current = try row(model)
+        let before = try savedRow(saved, current: current, differing: differing)
+        return differing.allSatisfy { current[$0 + 1] == before[$0 + 1] }
+    }
 
     // MARK: Changes
 
@@ -112,7 +176,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         for entry in entries.values {
             guard let saved = entry.saved else { if !entry.isDeleted { return true } else { continue } }
             if entry.isDeleted { return true }
-            if (try? row(entry.object)) != saved { return true }
+            if (try? unchanged(entry.object, saved)) != true { return true }
         }
         return false
     }
@@ -120,22 +184,25 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     func changes() throws -> TableChanges {
         var changes = TableChanges(
             name: name, model: String(describing: M.self), columns: schema.properties.map(\.column), lazySlots: lazySlots)
+        saving = []
         for id in insertedOrder {
             guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
             changes.inserts.append(try checkedRow(entry, id: id))
+            saving.append((entry, snapshot(entry.object), true))
         }
         for (id, entry) in entries {
             guard let saved = entry.saved else { continue }
             if entry.isDeleted {
-                changes.deletes.append(RowDelete(id: id, version: entry.version, saved: saved))
+                var current = try row(entry.object)
+                current[0] = id.sqlValue
+                let before = try savedRow(saved, current: current, differing: differing(entry.object, from: saved))
+                changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
                 continue
             }
-            let current = try checkedRow(entry, id: id)
-            var slots: [Int] = []
-            for i in 1..<current.count where current[i] != saved[i] { slots.append(i - 1) }
-            if !slots.isEmpty {
-                changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: saved))
-            }
+            if entry.object.id.documentID != id { _ = try checkedRow(entry, id: id) }
+            guard let (slots, current, before) = try changed(entry, id: id, saved: saved) else { continue }
+            changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
+            saving.append((entry, snapshot(entry.object), false))
         }
         return changes
     }
@@ -171,24 +238,19 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
             LazyField<V>.self, from: ContextValues.value(raw, as: property.definition), inJSON: false, codingPath: [])
         guard let value = field.value else { throw TroveError.missingField(field: column) }
         model[keyPath: keyPath] = field
-        if entry.saved != nil { entry.saved![slot + 1] = try row(model)[slot + 1] }
+        if entry.saved != nil { entry.saved![slot] = accesses[slot].read(model) }
         return value
     }
 
-    /// Takes what a save wrote as the new saved state.
+    /// Takes what the save wrote (``changes()``) as the new saved state.
     func didSave(_ changes: TableChanges) {
-        for row in changes.inserts {
-            guard let id = DocumentID.read(row[0], kind: M.ID.idKind), let entry = entries[id] else { continue }
-            entry.saved = row
-            entry.version = 1
+        for (entry, values, inserted) in saving {
+            entry.saved = values
+            entry.version = inserted ? 1 : entry.version + 1
         }
-        for update in changes.updates {
-            guard let entry = entries[update.id] else { continue }
-            entry.saved = update.row
-            entry.version += 1
-        }
+        saving = []
         for delete in changes.deletes { entries[delete.id] = nil }
-        insertedOrder.removeAll()
+        insertedOrder.removeAll { entries[$0]?.saved != nil || entries[$0] == nil }
     }
 
     /// Puts every tracked model back as it was read or last saved.
@@ -199,23 +261,9 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
                 continue
             }
             entry.isDeleted = false
-            if try row(entry.object) != saved {
-                layout.copy(from: try schema.decode(document(saved)), to: entry.object)
-            }
+            for slot in differing(entry.object, from: saved) { accesses[slot].write(entry.object, saved[slot]) }
         }
         insertedOrder.removeAll()
-    }
-
-    /// A saved row as the document it stores.
-    private func document(_ row: [SQLValue]) throws -> Document {
-        guard let id = DocumentID.read(row[0], kind: M.ID.idKind) else {
-            throw TroveError.invalidValue(field: "id", reason: "\(row[0]) is not a \(M.ID.idKind) id")
-        }
-        var fields: [String: Value] = [:]
-        for (offset, property) in schema.properties.enumerated() {
-            fields[property.column] = ContextValues.value(row[offset + 1], as: property.definition)
-        }
-        return Document(id: id, fields)
     }
 }
 

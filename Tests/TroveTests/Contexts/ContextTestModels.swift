@@ -72,3 +72,32 @@ enum ForgetfulV1: VersionedSchema {
     static let versionIdentifier = "1"
     static let models: [any PersistentModel.Type] = [Forgetful.self]
 }
+
+/// A reference model whose UUID id is left to Trove.
+@Observable final class Scribble: ReferenceModel {
+    var id: UUID
+    var text: String
+    init(id: UUID = .unassigned, text: String) {
+        self.id = id
+        self.text = text
+    }
+    enum CodingKeys: String, CodingKey { case _id = "id", _text = "text" }
+    static var properties: [PartialKeyPath<Scribble>] { [\.text] }
+}
+
+/// A reference model whose String id is left to Trove.
+@Observable final class Badge: ReferenceModel {
+    var id: String
+    var name: String
+    init(id: String = .unassigned, name: String) {
+        self.id = id
+        self.name = name
+    }
+    enum CodingKeys: String, CodingKey { case _id = "id", _name = "name" }
+    static var properties: [PartialKeyPath<Badge>] { [\.name] }
+}
+
+enum ScribblesV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [Scribble.self, Badge.self, Article.self]
+}

@@ -281,4 +281,69 @@ struct ModelContextTests {
         #expect(context.autosaveError == nil)
         #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 7").first?.string("title") == "auto")
     }
+
+    @Test("changes made right after a fetch are saved: reassigned, mutated in place, nested, optional; equal values are not")
+    func changesRightAfterFetch() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 6)
+        let database = container.database
+        try await database.execute(script: """
+            CREATE TABLE audit(column TEXT, id INTEGER);
+            CREATE TRIGGER audit_title AFTER UPDATE OF title ON "Article" BEGIN INSERT INTO audit VALUES ('title', new.id); END;
+            CREATE TRIGGER audit_body AFTER UPDATE OF body ON "Article" BEGIN INSERT INTO audit VALUES ('body', new.id); END;
+            CREATE TRIGGER audit_stats AFTER UPDATE OF stats ON "Article" BEGIN INSERT INTO audit VALUES ('stats', new.id); END;
+            CREATE TRIGGER audit_subtitle AFTER UPDATE OF subtitle ON "Article" BEGIN INSERT INTO audit VALUES ('subtitle', new.id); END;
+            """)
+        let long = "A body long enough to live in its own storage, not inline"
+        try await database.execute("UPDATE \"Article\" SET body = ?", bindings: [.text(long)])
+        let context = container.mainContext
+        let articles = try await context.fetchAll(Article.self)
+        articles[0].title.append("!")                // mutated in place
+        articles[1].stats.views += 1                 // a nested value, in place
+        articles[2].subtitle = "now set"             // nil to a value
+        articles[3].body = String(long.reversed().reversed())  // equal contents in new storage: not a change
+        articles[4].title = "Article 5"              // equal small string: not a change
+        #expect(context.hasChanges)
+        try await context.save()
+        #expect(!context.hasChanges)
+        let audit = try await database.query("SELECT column, id FROM audit ORDER BY id, column")
+            .map { "\($0.string("column")!)#\($0.int64("id")!)" }
+        #expect(audit == ["title#1", "stats#2", "subtitle#3"])
+        let rows = try await database.query(
+            "SELECT title, json_extract(stats, '$.views') AS views, subtitle FROM \"Article\" WHERE id <= 3 ORDER BY id")
+        #expect(rows[0].string("title") == "Article 1!")
+        #expect(rows[1].int64("views") == 1)
+        #expect(rows[2].string("subtitle") == "now set")
+        // What was saved is the new saved state: a rollback keeps it, a second change goes out alone.
+        articles[2].subtitle = nil
+        try context.rollback()
+        #expect(articles[2].subtitle == "now set" && articles[0].title == "Article 1!")
+        articles[2].subtitle = nil
+        try await context.save()
+        #expect(try await database.query("SELECT subtitle FROM \"Article\" WHERE id = 3").first?.string("subtitle") == nil)
+        #expect(try await database.query("SELECT count(*) AS n FROM audit").first?.int64("n") == 4)
+    }
+
+    @Test("UUID and String ids left to Trove get time-ordered ids at insert; Int64 ids must be given")
+    func generatedIDs() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await ModelContainer(ScribblesV1.self, at: dir.path("memos.trove"))
+        let context = container.mainContext
+        let memos = (0..<50).map { Scribble(text: "memo \($0)") }
+        for memo in memos { try context.insert(memo) }
+        let badge = Badge(name: "gold")
+        try context.insert(badge)
+        #expect(memos.allSatisfy { $0.id != .unassigned })
+        #expect(Set(memos.map(\.id)).count == 50)
+        #expect(memos.map(\.id.uuidString) == memos.map(\.id.uuidString).sorted())  // time-ordered
+        #expect(memos[0].id.uuidString.dropFirst(14).first == "7")  // UUIDv7
+        #expect(badge.id != "" && UUID(uuidString: badge.id) != nil)
+        try await context.save()
+        #expect(try await context.model(Scribble.self, id: memos[7].id) === memos[7])
+        let stored = try await container.database.query("SELECT id FROM \"Scribble\" ORDER BY id").map { $0.string("id")! }
+        #expect(stored == memos.map { $0.id.uuidString.lowercased() })
+        let reader = try await ModelContainer(ScribblesV1.self, database: container.database).mainContext
+        #expect(try await reader.model(Badge.self, id: badge.id)?.name == "gold")
+        #expect(throws: TroveError.self) { try context.insert(Article(id: .unassigned, title: "no id")) }
+    }
 }

@@ -1,0 +1,82 @@
+import Foundation
+
+/// One stored property of a reference model reached through its key path: read into a
+/// snapshot, compared with one, written back and encoded, with the property's type known
+/// inside each closure (built once per type, in ``ReferenceLayout``).
+///
+/// This is how a context finds changes without encoding every model: a snapshot holds the
+/// values as read (sharing their storage: a string or a blob is not copied), and a property is
+/// unchanged when its value is bit for bit the one taken (then its encoding is the same too).
+/// Only properties that fail that test are encoded and compared as stored values; a value
+/// assigned again with equal contents is found equal there and not written.
+struct PropertyAccess<M: ReferenceModel> {
+    let name: String
+    let read: (M) -> Any
+    /// Whether the model's value is bit for bit `taken` (false for class-typed properties,
+    /// whose contents can change behind the same reference).
+    let isSame: (M, Any) -> Bool
+    /// Sets a value taken by ``read`` back through the property's setter (observers hear of it).
+    let write: (M, Any) -> Void
+    /// Encodes a value taken by ``read`` into the property's slot of a row encoder's container.
+    let encode: (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void
+
+    init(name: String, keyPath: PartialKeyPath<M>) {
+        func make<V>(_: V.Type) -> PropertyAccess<M> { PropertyAccess(name: name, typed: keyPath as! KeyPath<M, V>) }
+        self = _openExistential(type(of: keyPath).valueType, do: make)
+    }
+
+    private init<V>(name: String, typed keyPath: KeyPath<M, V>) {
+        self.name = name
+        read = { $0[keyPath: keyPath] }
+        let comparable = !(V.self is AnyObject.Type)
+        isSame = { model, taken in
+            guard comparable, let taken = taken as? V else { return false }
+            return sameBits(taken, model[keyPath: keyPath])
+        }
+        if let writable = keyPath as? ReferenceWritableKeyPath<M, V> {
+            write = { model, value in if let value = value as? V { model[keyPath: writable] = value } }
+        } else {
+            write = { _, _ in }
+        }
+        let key = PropertyKey(stringValue: name)
+        if let optional = V.self as? any OptionalEncodable.Type {
+            encode = optional.encoder(key)
+        } else if let encodable = V.self as? any Encodable.Type {
+            func open<E: Encodable>(_: E.Type) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void {
+                { value, container in try container.encode(value as! E, forKey: key) }
+            }
+            encode = open(encodable)
+        } else {
+            // Models are Codable, so every stored property is; nothing to encode otherwise.
+            encode = { _, _ in }
+        }
+    }
+}
+
+/// Whether two values have the same bits (for values holding references: the same storage).
+private func sameBits<V>(_ a: V, _ b: V) -> Bool {
+    withUnsafeBytes(of: a) { x in
+        withUnsafeBytes(of: b) { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+    }
+}
+
+/// A property's coding key, by name.
+struct PropertyKey: CodingKey {
+    let stringValue: String
+    init(stringValue: String) { self.stringValue = stringValue }
+    var intValue: Int? { nil }
+    init?(intValue: Int) { nil }
+}
+
+/// Optional properties encode as a synthesized `encode(to:)` does: the wrapped value, or null.
+private protocol OptionalEncodable {
+    static func encoder(_ key: PropertyKey) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void
+}
+
+extension Optional: OptionalEncodable where Wrapped: Encodable {
+    fileprivate static func encoder(_ key: PropertyKey) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void {
+        { value, container in
+            if let wrapped = value as? Wrapped { try container.encode(wrapped, forKey: key) } else { try container.encodeNil(forKey: key) }
+        }
+    }
+}
