@@ -287,6 +287,8 @@ struct ModelContextTests {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 6)
         let database = container.database
+        let long = "A body long enough to live in its own storage, not inline"
+        try await database.execute("UPDATE \"Article\" SET body = ?", bindings: [.text(long)])
         try await database.execute(script: """
             CREATE TABLE audit(column TEXT, id INTEGER);
             CREATE TRIGGER audit_title AFTER UPDATE OF title ON "Article" BEGIN INSERT INTO audit VALUES ('title', new.id); END;
@@ -294,8 +296,6 @@ struct ModelContextTests {
             CREATE TRIGGER audit_stats AFTER UPDATE OF stats ON "Article" BEGIN INSERT INTO audit VALUES ('stats', new.id); END;
             CREATE TRIGGER audit_subtitle AFTER UPDATE OF subtitle ON "Article" BEGIN INSERT INTO audit VALUES ('subtitle', new.id); END;
             """)
-        let long = "A body long enough to live in its own storage, not inline"
-        try await database.execute("UPDATE \"Article\" SET body = ?", bindings: [.text(long)])
         let context = container.mainContext
         let articles = try await context.fetchAll(Article.self)
         articles[0].title.append("!")                // mutated in place
