@@ -2,8 +2,8 @@ import Foundation
 import TroveSQLite
 
 /// The work of a context, whatever its isolation: the tracked models of each type, fetches
-/// through the identity map, saves and rollbacks. ``ModelContext`` (main actor) and
-/// ``BackgroundModelContext`` (an actor of its own) each own one and forward to it.
+/// through the identity map, saves and rollbacks. ``ModelContext`` owns one and forwards to it
+/// (on the main actor, or in a ``BackgroundModelContext``).
 ///
 /// Not Sendable: its instances and models stay in the owning context's isolation; its async
 /// methods run there too (`nonisolated(nonsending)`), sending only rows and documents to the
@@ -139,7 +139,7 @@ struct ContextRegistry: Sendable {
 
 extension ContextStore {
     /// A live query of the rows `descriptor` selects (lazy columns left out), for
-    /// ``ModelContext/observe(_:_:)``.
+    /// ``ModelContext/observe(_:isolation:_:)``.
     func liveQuery<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<[Document]> {
         let table = try self.table(M.self)
         let (query, name) = (try table.query(descriptor), table.name)

@@ -15,8 +15,8 @@ import Foundation
 public final class ModelContainer: Sendable {
     /// The database underneath (value models, documents and raw SQL work on it as usual).
     public let database: Database
-    /// The context bound to the main actor, for UI code.
-    public let mainContext: ModelContext
+    /// The context of the main actor, for UI code.
+    @MainActor public let mainContext: ModelContext
     let registry: ContextRegistry
 
     /// Opens the collections of `schema`'s models on `database`, after migrating it with `plan`.
@@ -30,6 +30,7 @@ public final class ModelContainer: Sendable {
     ///   `schema`; ``TroveError/invalidModel(type:reason:)`` for a type that cannot be stored;
     ///   ``TroveError/schemaMismatch(collection:details:)`` when a collection holds another
     ///   shape and no plan migrates it; the errors of ``Migrator/migrate(_:upTo:)``.
+    @MainActor
     public init(
         _ schema: any VersionedSchema.Type, migration plan: (any SchemaMigrationPlan.Type)? = nil, database: Database
     ) async throws {
@@ -52,7 +53,7 @@ public final class ModelContainer: Sendable {
         let registry = ContextRegistry(collections: collections, order: order)
         self.database = database
         self.registry = registry
-        mainContext = await ModelContext(database: database, registry: registry)
+        mainContext = ModelContext(database: database, registry: registry, isolation: MainActor.shared)
     }
 
     /// Opens (or creates) the database file at `path` and the collections of `schema`'s models.
@@ -63,14 +64,15 @@ public final class ModelContainer: Sendable {
     ///   - path: the database file.
     /// - Throws: the errors of ``Database/init(path:readOnly:busyTimeout:clock:)`` and
     ///   ``init(_:migration:database:)``.
+    @MainActor
     public convenience init(
         _ schema: any VersionedSchema.Type, migration plan: (any SchemaMigrationPlan.Type)? = nil, at path: String
     ) async throws {
         try await self.init(schema, migration: plan, database: try Database(path: path))
     }
 
-    /// A new context isolated to an actor of its own, for imports and other work off the main
-    /// actor. Each has its own identity map: its instances are not the main context's.
+    /// A new context on an actor of its own, for imports and other work off the main actor.
+    /// Each has its own identity map: its instances are not the main context's.
     ///
     /// ```swift
     /// let background = container.backgroundContext()

@@ -1,8 +1,12 @@
 import Foundation
 
-/// The context for UI code, bound to the main actor (``ModelContainer/mainContext``): an
-/// identity map of reference models (one instance per row), their changes tracked against what
-/// was read, saved together in one transaction or rolled back.
+/// A context: an identity map of reference models (one instance per row), their changes
+/// tracked against what was read, saved together in one transaction or rolled back.
+///
+/// A context and its models belong to one isolation: the main actor for
+/// ``ModelContainer/mainContext`` (UI code), a ``BackgroundModelContext``'s own actor for the
+/// context its ``BackgroundModelContext/perform(_:)`` hands out. It is not `Sendable`, so the
+/// compiler keeps it and its models there; its async methods run on the caller's actor.
 ///
 /// ```swift
 /// let context = container.mainContext
@@ -14,15 +18,17 @@ import Foundation
 /// try context.delete(post)
 /// try await context.save()
 /// ```
-@MainActor
 public final class ModelContext {
     let store: ContextStore
+    /// The actor the context belongs to, where autosaves run.
+    weak var isolation: (any Actor)?
 
     /// The database the context reads and saves to.
     public var database: Database { store.database }
 
-    init(database: Database, registry: ContextRegistry) {
+    init(database: Database, registry: ContextRegistry, isolation: (any Actor)?) {
         store = ContextStore(database: database, registry: registry)
+        self.isolation = isolation
     }
 
     /// Starts tracking a new model; the next ``save()`` inserts it.
@@ -56,7 +62,7 @@ public final class ModelContext {
     /// - Parameter descriptor: predicate, order and limits, as for ``ModelCollection/fetch(_:)``.
     /// - Returns: the models, in the descriptor's order.
     /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``, and the read's errors.
-    public func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
+    nonisolated(nonsending) public func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
         try await store.fetch(descriptor)
     }
 
@@ -68,7 +74,7 @@ public final class ModelContext {
     /// - Parameter predicate: which models.
     /// - Returns: the models, in id order.
     /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``, and the read's errors.
-    public func fetchAll<M: ReferenceModel>(_ predicate: Predicate<M>) async throws -> [M] {
+    nonisolated(nonsending) public func fetchAll<M: ReferenceModel>(_ predicate: Predicate<M>) async throws -> [M] {
         try await store.fetch(FetchDescriptor(predicate: predicate))
     }
 
@@ -77,7 +83,7 @@ public final class ModelContext {
     /// - Parameter type: the model type.
     /// - Returns: the models, in id order.
     /// - Throws: the read's errors.
-    public func fetchAll<M: ReferenceModel>(_ type: M.Type) async throws -> [M] {
+    nonisolated(nonsending) public func fetchAll<M: ReferenceModel>(_ type: M.Type) async throws -> [M] {
         try await store.fetch(FetchDescriptor<M>())
     }
 
@@ -88,7 +94,7 @@ public final class ModelContext {
     ///   - id: its id.
     /// - Returns: the model, or nil when there is none (or it is deleted in this context).
     /// - Throws: the read's errors.
-    public func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
+    nonisolated(nonsending) public func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
         try await store.model(type, id: id)
     }
 
@@ -104,7 +110,7 @@ public final class ModelContext {
     /// - Returns: the value.
     /// - Throws: ``TroveError/documentNotFound(_:)`` when the model is not a saved model of this
     ///   context (or its row is gone), ``TroveError/missingField(field:)`` when the column is null.
-    public func load<M: ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) async throws -> V {
+    nonisolated(nonsending) public func load<M: ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) async throws -> V {
         try await store.load(keyPath, of: model)
     }
 
@@ -122,7 +128,7 @@ public final class ModelContext {
     ///   - type: the referenced model type.
     /// - Returns: the referenced model, or nil when the property is nil or names nothing.
     /// - Throws: the read's errors.
-    public func referenced<M: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func referenced<M: ReferenceModel, T: ReferenceModel>(
         _ keyPath: KeyPath<M, T.ID?>, of model: M, as type: T.Type
     ) async throws -> T? {
         try await store.referenced(model[keyPath: keyPath], as: type)
@@ -136,7 +142,7 @@ public final class ModelContext {
     ///   - type: the referenced model type.
     /// - Returns: the referenced model, or nil when it names nothing.
     /// - Throws: the read's errors.
-    public func referenced<M: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func referenced<M: ReferenceModel, T: ReferenceModel>(
         _ keyPath: KeyPath<M, T.ID>, of model: M, as type: T.Type
     ) async throws -> T? {
         try await store.referenced(model[keyPath: keyPath], as: type)
@@ -154,7 +160,7 @@ public final class ModelContext {
     ///   - parent: the referenced model.
     /// - Returns: the children.
     /// - Throws: the read's errors.
-    public func children<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parent: P) async throws -> [C] {
+    nonisolated(nonsending) public func children<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parent: P) async throws -> [C] {
         try await store.children(keyPath, of: parent)
     }
 
@@ -165,7 +171,7 @@ public final class ModelContext {
     ///   - parent: the referenced model.
     /// - Returns: the children.
     /// - Throws: the read's errors.
-    public func children<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parent: P) async throws -> [C] {
+    nonisolated(nonsending) public func children<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parent: P) async throws -> [C] {
         try await store.children(keyPath, of: parent)
     }
 
@@ -222,7 +228,7 @@ public final class ModelContext {
     ///   - keyPath: the child's reference property.
     ///   - parents: the referenced models.
     /// - Throws: the read's errors.
-    public func prefetchChildren<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parents: [P]) async throws {
+    nonisolated(nonsending) public func prefetchChildren<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parents: [P]) async throws {
         try await store.prefetchChildren(keyPath, of: parents.map(\.id))
     }
 
@@ -232,7 +238,7 @@ public final class ModelContext {
     ///   - keyPath: the child's reference property.
     ///   - parents: the referenced models.
     /// - Throws: the read's errors.
-    public func prefetchChildren<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parents: [P]) async throws {
+    nonisolated(nonsending) public func prefetchChildren<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parents: [P]) async throws {
         try await store.prefetchChildren(keyPath, of: parents.map(\.id))
     }
 
@@ -244,7 +250,7 @@ public final class ModelContext {
     ///   - models: the models holding it.
     ///   - type: the referenced model type.
     /// - Throws: the read's errors.
-    public func prefetchReferenced<M: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func prefetchReferenced<M: ReferenceModel, T: ReferenceModel>(
         _ keyPath: KeyPath<M, T.ID?>, of models: [M], as type: T.Type
     ) async throws {
         try await store.prefetch(type, ids: models.compactMap { $0[keyPath: keyPath] })
@@ -264,7 +270,7 @@ public final class ModelContext {
     ///   - type: the linked model type.
     /// - Returns: the linked models, in the links' order, each once.
     /// - Throws: the read's errors.
-    public func linked<L: ReferenceModel, P: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func linked<L: ReferenceModel, P: ReferenceModel, T: ReferenceModel>(
         _ from: KeyPath<L, P.ID>, _ to: KeyPath<L, T.ID>, of model: P, as type: T.Type
     ) async throws -> [T] {
         let links = try await store.children(from, of: model)
@@ -293,7 +299,7 @@ public final class ModelContext {
     ///   ``TroveError/deleteDenied(collection:id:referencedBy:)``, ...). Then nothing was
     ///   written and every change stays pending.
     /// - Complexity: O(n) in the tracked models, plus one statement per changed row.
-    public func save() async throws {
+    nonisolated(nonsending) public func save() async throws {
         try await store.save()
     }
 
@@ -319,7 +325,7 @@ public final class ModelContext {
     /// Keeps `body` current with the models a descriptor selects: called with this context's
     /// instances now, then after each commit (from any context, connection or process) that
     /// changes the rows; instances without unsaved changes take the new values in place (so
-    /// SwiftUI views of them redraw).
+    /// SwiftUI views of them redraw). Call it from the context's actor; `body` runs there.
     ///
     /// ```swift
     /// let watching = try context.observe(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.title)])) { posts in
@@ -329,27 +335,34 @@ public final class ModelContext {
     /// ```
     /// - Parameters:
     ///   - descriptor: which models, in what order.
-    ///   - body: called on the main actor with the models.
+    ///   - isolation: the context's actor (the caller's, by default).
+    ///   - body: called on the context's actor with the models.
     /// - Returns: the task delivering the results; cancel it to stop.
     /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``; the task ends with the
     ///   errors of the reads.
     @discardableResult
     public func observe<M: ReferenceModel>(
-        _ descriptor: FetchDescriptor<M> = FetchDescriptor(), _ body: @escaping @MainActor ([M]) -> Void
+        _ descriptor: FetchDescriptor<M> = FetchDescriptor(), isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping ([M]) -> Void
     ) throws -> Task<Void, any Error> {
         let live = try store.liveQuery(descriptor)
         let store = self.store
-        return Task { @MainActor in
+        return Task {
+            _ = isolation
             for try await documents in live { body(try store.adopt(documents, as: M.self)) }
         }
     }
 
     private func scheduleAutosave() {
-        guard autosave, !autosaveScheduled else { return }
+        guard autosave, !autosaveScheduled, let isolation else { return }
         autosaveScheduled = true
-        Task { @MainActor in
-            autosaveScheduled = false
-            do { try await save() } catch { autosaveError = error }
-        }
+        // Only touched on `isolation`, the context's own actor, where the save runs.
+        nonisolated(unsafe) let context = self
+        Task { await Self.autosave(context, on: isolation) }
+    }
+
+    private static func autosave(_ context: ModelContext, on isolation: isolated any Actor) async {
+        context.autosaveScheduled = false
+        do { try await context.save() } catch { context.autosaveError = error }
     }
 }

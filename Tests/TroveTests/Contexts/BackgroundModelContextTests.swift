@@ -47,4 +47,46 @@ struct BackgroundModelContextTests {
             }
         }
     }
+
+    @Test("a live query through a background context delivers its instances there, updated by commits elsewhere")
+    func liveQuery() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await ModelContainer(ArticlesV1.self, at: dir.path("articles.trove"))
+        let background = container.backgroundContext()
+        let seen = Deliveries()
+        let watching = try await background.perform { context in
+            try context.observe(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])) { articles in
+                seen.append(articles.map(\.title), articles.map(ObjectIdentifier.init))
+            }
+        }
+        defer { watching.cancel() }
+        try await container.backgroundContext().perform { other in
+            try other.insert(Article(id: 1, title: "one"))
+            try await other.save()
+        }
+        for _ in 0..<500 where seen.last != ["one"] { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(seen.last == ["one"])
+        // The delivered instance is the background context's own: the same one a fetch returns.
+        let delivered = seen.lastInstances
+        let same = try await background.perform { context in
+            try await context.model(Article.self, id: 1).map(ObjectIdentifier.init) == delivered.first
+        }
+        #expect(same)
+    }
+}
+
+/// What a live query delivered, from whichever actor it ran on.
+final class Deliveries: @unchecked Sendable {
+    // `values` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var values: [[String]] = []
+    private var instances: [ObjectIdentifier] = []
+    func append(_ value: [String], _ delivered: [ObjectIdentifier]) {
+        lock.withLock {
+            values.append(value)
+            instances = delivered
+        }
+    }
+    var last: [String]? { lock.withLock { values.last } }
+    var lastInstances: [ObjectIdentifier] { lock.withLock { instances } }
 }

@@ -68,9 +68,14 @@ struct ModelContainerTests {
         let tags = try await container.database.models(Tag.self)
         try await tags.insert(Tag(id: "swift", label: "Swift"))
         #expect(try await tags.fetch(id: "swift")?.label == "Swift")
-        let context = container.mainContext
-        try await MainActor.run { try context.insert(Article(id: 1, title: "Hello")) }
-        try await context.save()
-        #expect(try await container.database.query("SELECT title FROM \"Article\"").first?.string("title") == "Hello")
+        try await MainActor.run {
+            try container.mainContext.insert(Article(id: 1, title: "Hello"))
+        }
+        try await container.backgroundContext().perform { context in
+            try context.insert(Article(id: 2, title: "World"))
+            try await context.save()
+        }
+        #expect(try await container.database.query("SELECT title FROM \"Article\"").first?.string("title") == "World")
+        #expect(await MainActor.run { container.mainContext.hasChanges })
     }
 }
