@@ -12,9 +12,9 @@ import Foundation
 struct PropertyAccess<M: ReferenceModel> {
     let name: String
     let read: (M) -> Any
-    /// Whether the model's value is bit for bit `taken` (false for class-typed properties,
-    /// whose contents can change behind the same reference).
-    let isSame: (M, Any) -> Bool
+    /// Whether two values taken (by ``read`` or ``SnapshotEncoder``) are bit for bit the same
+    /// (false for class-typed properties, whose contents can change behind the same reference).
+    let isSame: (Any, Any) -> Bool
     /// Sets a value taken by ``read`` back through the property's setter (observers hear of it).
     let write: (M, Any) -> Void
     /// Encodes a value taken by ``read`` into the property's slot of a row encoder's container.
@@ -29,12 +29,21 @@ struct PropertyAccess<M: ReferenceModel> {
         self.name = name
         read = { $0[keyPath: keyPath] }
         let comparable = !(V.self is AnyObject.Type)
-        isSame = { model, taken in
-            guard comparable, let taken = taken as? V else { return false }
-            return sameBits(taken, model[keyPath: keyPath])
+        isSame = { a, b in
+            let (aAbsent, bAbsent) = (type(of: a) == SnapshotEncoder.Absent.self, type(of: b) == SnapshotEncoder.Absent.self)
+            if aAbsent || bAbsent { return aAbsent && bAbsent }
+            guard comparable, let a = a as? V, let b = b as? V else { return false }
+            return sameBits(a, b)
         }
+        let none = (V.self as? any OptionalEncodable.Type)?.nothing as? V
         if let writable = keyPath as? ReferenceWritableKeyPath<M, V> {
-            write = { model, value in if let value = value as? V { model[keyPath: writable] = value } }
+            write = { model, value in
+                if let value = value as? V {
+                    model[keyPath: writable] = value
+                } else if let none, type(of: value) == SnapshotEncoder.Absent.self {
+                    model[keyPath: writable] = none
+                }
+            }
         } else {
             write = { _, _ in }
         }
@@ -71,9 +80,13 @@ struct PropertyKey: CodingKey {
 /// Optional properties encode as a synthesized `encode(to:)` does: the wrapped value, or null.
 private protocol OptionalEncodable {
     static func encoder(_ key: PropertyKey) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void
+    /// nil, as this optional type.
+    static var nothing: Any { get }
 }
 
 extension Optional: OptionalEncodable where Wrapped: Encodable {
+    fileprivate static var nothing: Any { Wrapped?.none as Any }
+
     fileprivate static func encoder(_ key: PropertyKey) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void {
         { value, container in
             if let wrapped = value as? Wrapped { try container.encode(wrapped, forKey: key) } else { try container.encodeNil(forKey: key) }

@@ -102,12 +102,15 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
     /// The values of `model`'s stored properties, in schema order.
-    func snapshot(_ model: M) -> [Any] { accesses.map { $0.read(model) } }
+    func snapshot(_ model: M) -> [Any] {
+        SnapshotEncoder.capture(model, slots: schema.rowSlots) ?? accesses.map { $0.read(model) }
+    }
 
     /// The slots whose values are not bit for bit the saved ones (candidates for a change).
     private func differing(_ model: M, from saved: [Any]) -> [Int] {
+        let now = snapshot(model)
         var slots: [Int] = []
-        for slot in accesses.indices where !accesses[slot].isSame(model, saved[slot]) { slots.append(slot) }
+        for slot in accesses.indices where !accesses[slot].isSame(saved[slot], now[slot]) { slots.append(slot) }
         return slots
     }
 
