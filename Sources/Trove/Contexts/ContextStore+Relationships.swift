@@ -35,13 +35,13 @@ extension ContextStore {
         var seen = Set<DocumentID>()
         var result: [C] = []
         for id in loadedChildren[key]?[parent.documentID] ?? [] {
-            guard let entry = table.entries[id], !entry.isDeleted, current(entry.object) == parent else { continue }
+            guard let entry = table.entries[id], !entry.isDeleted, current(table.model(entry)) == parent else { continue }
             seen.insert(id)
-            result.append(entry.object)
+            result.append(table.model(entry))
         }
         // Moved in or inserted since: the tracked models whose property names the parent now.
-        for (id, entry) in table.entries where !seen.contains(id) && !entry.isDeleted && current(entry.object) == parent {
-            result.append(entry.object)
+        for (id, entry) in table.entries where !seen.contains(id) && !entry.isDeleted && current(table.model(entry)) == parent {
+            result.append(table.model(entry))
         }
         return result
     }

@@ -66,7 +66,7 @@ final class ContextStore {
 
     nonisolated(nonsending) func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
         let table = try self.table(M.self)
-        if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : entry.object }
+        if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : table.model(entry) }
         var query = try table.query(FetchDescriptor())
         query.filter = .compare(.id, .equal, id.documentID.value)
         let documents = try await read(table.name, query)

@@ -9,19 +9,9 @@ import TroveSQLite
 ///
 /// Not Sendable: it lives in its context's isolation, as the instances do.
 final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
-    final class Entry {
-        let object: M
-        /// Each stored property's value (schema order) as read or last saved, sharing storage
-        /// with the model's own; nil for a model inserted since the last save.
-        var saved: [Any]?
-        var version: Int64
-        var isDeleted = false
-        init(object: M, saved: [Any]?, version: Int64) {
-            self.object = object
-            self.saved = saved
-            self.version = version
-        }
-    }
+    /// Entries are not generic (``TrackedEntry``), so the identity map is a concrete dictionary
+    /// whose operations are specialized once, not resolved per call for each model type.
+    typealias Entry = TrackedEntry
 
     let schema: ModelSchema<M>
     let layout: ReferenceLayout<M>
@@ -99,6 +89,9 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// Stops tracking a row that is gone.
     func forget(_ id: DocumentID) { entries[id] = nil }
 
+    /// The model an entry tracks.
+    func model(_ entry: Entry) -> M { unsafeDowncast(entry.object, to: M.self) }
+
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
     /// The values of `model`'s stored properties, in schema order.
@@ -130,12 +123,12 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// `fresh` itself, now tracked.
     func adopt(_ fresh: M, id: DocumentID, version: Int64) throws -> M {
         if let entry = entries[id] {
-            if let saved = entry.saved, !entry.isDeleted, version > entry.version, try unchanged(entry.object, saved) {
-                layout.copy(from: fresh, to: entry.object)
-                entry.saved = snapshot(entry.object)
+            if let saved = entry.saved, !entry.isDeleted, version > entry.version, try unchanged(model(entry), saved) {
+                layout.copy(from: fresh, to: model(entry))
+                entry.saved = snapshot(model(entry))
                 entry.version = version
             }
-            return entry.object
+            return model(entry)
         }
         entries[id] = Entry(object: fresh, saved: snapshot(fresh), version: version)
         return fresh
@@ -157,7 +150,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     /// The changed slots of a saved model, with its rows now and as saved (nil when unchanged).
     private func changed(_ entry: Entry, id: DocumentID, saved: [Any]) throws -> (slots: [Int], row: [SQLValue], saved: [SQLValue])? {
-        let differing = differing(entry.object, from: saved)
+        let differing = differing(model(entry), from: saved)
         guard !differing.isEmpty else { return nil }
         let current = try checkedRow(entry, id: id)
         let before = try savedRow(saved, current: current, differing: differing)
@@ -179,7 +172,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         for entry in entries.values {
             guard let saved = entry.saved else { if !entry.isDeleted { return true } else { continue } }
             if entry.isDeleted { return true }
-            if (try? unchanged(entry.object, saved)) != true { return true }
+            if (try? unchanged(model(entry), saved)) != true { return true }
         }
         return false
     }
@@ -191,27 +184,27 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         for id in insertedOrder {
             guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
             changes.inserts.append(try checkedRow(entry, id: id))
-            saving.append((entry, snapshot(entry.object), true))
+            saving.append((entry, snapshot(model(entry)), true))
         }
         for (id, entry) in entries {
             guard let saved = entry.saved else { continue }
             if entry.isDeleted {
-                var current = try row(entry.object)
+                var current = try row(model(entry))
                 current[0] = id.sqlValue
-                let before = try savedRow(saved, current: current, differing: differing(entry.object, from: saved))
+                let before = try savedRow(saved, current: current, differing: differing(model(entry), from: saved))
                 changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
                 continue
             }
-            if entry.object.id.documentID != id { _ = try checkedRow(entry, id: id) }
+            if model(entry).id.documentID != id { _ = try checkedRow(entry, id: id) }
             guard let (slots, current, before) = try changed(entry, id: id, saved: saved) else { continue }
             changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
-            saving.append((entry, snapshot(entry.object), false))
+            saving.append((entry, snapshot(model(entry)), false))
         }
         return changes
     }
 
     private func checkedRow(_ entry: Entry, id: DocumentID) throws -> [SQLValue] {
-        let current = try row(entry.object)
+        let current = try row(model(entry))
         guard current[0] == id.sqlValue else {
             throw TroveError.invalidValue(field: "id", reason: "a tracked \(M.self)'s id changed from \(id); ids cannot change")
         }
@@ -264,9 +257,24 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
                 continue
             }
             entry.isDeleted = false
-            for slot in differing(entry.object, from: saved) { accesses[slot].write(entry.object, saved[slot]) }
+            for slot in differing(model(entry), from: saved) { accesses[slot].write(model(entry), saved[slot]) }
         }
         insertedOrder.removeAll()
+    }
+}
+
+/// One tracked model: the instance (of its table's type), a snapshot of its stored properties
+/// (schema order) as read or last saved, sharing storage with the model's own (nil for a model
+/// inserted since the last save), and the row version it was at.
+final class TrackedEntry {
+    let object: AnyObject
+    var saved: [Any]?
+    var version: Int64
+    var isDeleted = false
+    init(object: AnyObject, saved: [Any]?, version: Int64) {
+        self.object = object
+        self.saved = saved
+        self.version = version
     }
 }
 
