@@ -18,7 +18,7 @@ struct PropertyAccess<M: ReferenceModel> {
     /// Sets a value taken by ``read`` back through the property's setter (observers hear of it).
     let write: (M, Any) -> Void
     /// Encodes a value taken by ``read`` into the property's slot of a row encoder's container.
-    let encode: (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void
+    let encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
 
     init(name: String, keyPath: PartialKeyPath<M>) {
         func make<V>(_: V.Type) -> PropertyAccess<M> { PropertyAccess(name: name, typed: keyPath as! KeyPath<M, V>) }
@@ -47,11 +47,11 @@ struct PropertyAccess<M: ReferenceModel> {
         } else {
             write = { _, _ in }
         }
-        let key = PropertyKey(stringValue: name)
+        let key = PropertyCodingKey(stringValue: name)
         if let optional = V.self as? any OptionalEncodable.Type {
             encode = optional.encoder(key)
         } else if let encodable = V.self as? any Encodable.Type {
-            func open<E: Encodable>(_: E.Type) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void {
+            func open<E: Encodable>(_: E.Type) -> (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void {
                 { value, container in try container.encode(value as! E, forKey: key) }
             }
             encode = open(encodable)
@@ -70,7 +70,7 @@ private func sameBits<V>(_ a: V, _ b: V) -> Bool {
 }
 
 /// A property's coding key, by name.
-struct PropertyKey: CodingKey {
+struct PropertyCodingKey: CodingKey {
     let stringValue: String
     init(stringValue: String) { self.stringValue = stringValue }
     var intValue: Int? { nil }
@@ -79,7 +79,7 @@ struct PropertyKey: CodingKey {
 
 /// Optional properties encode as a synthesized `encode(to:)` does: the wrapped value, or null.
 private protocol OptionalEncodable {
-    static func encoder(_ key: PropertyKey) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void
+    static func encoder(_ key: PropertyCodingKey) -> (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
     /// nil, as this optional type.
     static var nothing: Any { get }
 }
@@ -87,7 +87,7 @@ private protocol OptionalEncodable {
 extension Optional: OptionalEncodable where Wrapped: Encodable {
     fileprivate static var nothing: Any { Wrapped?.none as Any }
 
-    fileprivate static func encoder(_ key: PropertyKey) -> (Any, inout KeyedEncodingContainer<PropertyKey>) throws -> Void {
+    fileprivate static func encoder(_ key: PropertyCodingKey) -> (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void {
         { value, container in
             if let wrapped = value as? Wrapped { try container.encode(wrapped, forKey: key) } else { try container.encodeNil(forKey: key) }
         }

@@ -141,10 +141,10 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     private func savedRow(_ saved: [Any], current: [SQLValue], differing: [Int]) throws -> [SQLValue] {
         guard !differing.isEmpty else { return current }
         let encoder = ModelRowEncoder(slots: schema.rowSlots)
-        var container = encoder.container(keyedBy: PropertyKey.self)
+        var container = encoder.container(keyedBy: PropertyCodingKey.self)
         for slot in differing { try accesses[slot].encode(saved[slot], &container) }
         var row = current
-        for slot in differing { row[slot + 1] = encoder.values[slot] ?? .null }
+        for slot in differing { row[slot + 1] = encoder.row[slot + 1] }
         return row
     }
 
