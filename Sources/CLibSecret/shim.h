@@ -59,6 +59,32 @@ static inline GHashTable *trove_secret_attributes(const char *service, const cha
     return attributes;
 }
 
+/// Whether item `a` was made before item `b`: by creation time (seconds), then by object path,
+/// shorter first (the Secret Service numbers a collection's items as they are made, so this is
+/// numeric order within one collection).
+static inline int trove_secret_older(SecretItem *a, SecretItem *b) {
+    guint64 created_a = secret_item_get_created(a), created_b = secret_item_get_created(b);
+    if (created_a != created_b) return created_a < created_b;
+    const char *path_a = g_dbus_proxy_get_object_path(G_DBUS_PROXY(a));
+    const char *path_b = g_dbus_proxy_get_object_path(G_DBUS_PROXY(b));
+    size_t length_a = strlen(path_a), length_b = strlen(path_b);
+    if (length_a != length_b) return length_a < length_b;
+    return strcmp(path_a, path_b) < 0;
+}
+
+/// The oldest of `items`. Several items with the same names exist only when two processes each
+/// created the key of a new database at the same moment (items are created, never replaced):
+/// every process then reads the oldest, the one the first of them read back and used, whatever
+/// order the service returns them in.
+static inline SecretItem *trove_secret_oldest(GList *items) {
+    SecretItem *oldest = SECRET_ITEM(items->data);
+    for (GList *node = items->next; node != NULL; node = node->next) {
+        SecretItem *item = SECRET_ITEM(node->data);
+        if (trove_secret_older(item, oldest)) oldest = item;
+    }
+    return oldest;
+}
+
 /// Looks up the secret of the item with these attributes without unlocking anything (a locked
 /// item is reported, never prompted for). On TROVE_SECRET_OK, `*secret` and `*length` hold a
 /// copy the caller frees with trove_secret_free; on UNAVAILABLE, `*message` says why (g_free).
@@ -79,9 +105,7 @@ static inline trove_secret_status trove_secret_lookup(const char *service_name, 
     } else if (items == NULL) {
         status = TROVE_SECRET_NOT_FOUND;
     } else {
-        // Several items can exist only when two processes created one at the same moment
-        // (items are created, never replaced); the first the service returns is read.
-        SecretItem *item = SECRET_ITEM(items->data);
+        SecretItem *item = trove_secret_oldest(items);
         if (secret_item_get_locked(item)) {
             status = TROVE_SECRET_LOCKED;
         } else if (!secret_item_load_secret_sync(item, NULL, &error)) {

@@ -37,6 +37,22 @@ struct SecretServiceKeyStoreTests {
         #expect(reopened.encryption?.keyDerivation == .rawKey)
     }
 
+    @Test("two items under the same names (two processes created a key at once): every lookup reads the oldest")
+    func oldestOfTwo() throws {
+        let keyring = try PrivateKeyring()
+        defer { keyring.stop() }
+        let store = SecretServiceKeyStore()
+        // Enough items that the service's own order and the creation order can differ, and that
+        // object paths of different lengths (…/9, …/10) are compared by number, not as text.
+        for index in 0..<12 {
+            try store.addSecret(Data("item \(index)".utf8), service: Self.service, account: "raced", label: "raced \(index)")
+        }
+        for _ in 0..<3 {
+            let found = try store.secret(service: Self.service, account: "raced")
+            #expect(found == Data("item 0".utf8), "read \(found.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+        }
+    }
+
     @Test("an item under the same names that is not a Trove key is refused and left alone; no file is made")
     func wrongItem() throws {
         let keyring = try PrivateKeyring()
