@@ -17,7 +17,10 @@ import TroveText
 ///
 /// Every record the tool writes carries `file` (the absolute path it came from), `chunk`,
 /// `chunks` and `collection` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
-/// by `json_extract(metadata, '$.file')`, whatever their source.
+/// by `json_extract(metadata, '$.file')`, whatever their source, and by their ids, which are
+/// derived from the collection, the file's path below the collection's folder and the chunk's
+/// position (``NoteRecordID``): a note that two synced machines both index is one set of
+/// records, whose metadata is the later writer's (its path may be the other machine's).
 struct Notebook: Sendable {
     static let collectionName = "notes"
     static let filesTable = "trove_files"
