@@ -6,8 +6,10 @@ import TroveEmbeddings
 /// index`, `trove collection add` and `trove index --watch`.
 ///
 /// A file is read and hashed; an unchanged hash is skipped, a changed file is replaced as a
-/// unit (its old records deleted, the new chunks inserted with every model's vectors, its hash
-/// recorded) in the transaction of its batch, and a file the collection no longer covers
+/// unit (its chunks written in place under ids derived from its collection, its path in the
+/// collection and their positions, with every model's vectors; chunks past its new end
+/// deleted; its hash recorded; see ``Notebook/replace(file:collection:key:sha256:bytes:records:)``)
+/// in the transaction of its batch, and a file the collection no longer covers
 /// (deleted, outside the mask, or binary) loses its records.
 ///
 /// ```swift
@@ -20,6 +22,8 @@ final class Indexer {
     private struct Prepared {
         var collection: String
         var path: String
+        /// The path's ``NoteCollection/key(of:)``, which the records' ids come from.
+        var key: String
         var sha256: String
         var bytes: Int
         var isNew: Bool
@@ -82,9 +86,9 @@ final class Indexer {
         for (collection, discovery, known) in plans {
             let present = Set(discovery.files.map(\.path))
             let vanished = known.keys.sorted().filter { !present.contains($0) }
-            try await remove(vanished, from: collection.name, into: &summary)
+            try await remove(vanished, from: collection, into: &summary)
             for file in discovery.files {
-                try await stage(file, collection: collection.name, known: known, into: &summary)
+                try await stage(file, collection: collection, known: known, into: &summary)
                 progress.update(files: summary.processed, bytes: summary.bytesRead, chunks: summary.chunks)
                 if pendingChunks >= Self.embeddingBatch { try await flush(into: &summary) }
             }
@@ -107,7 +111,7 @@ final class Indexer {
                 if exists, collection.covers(path) {
                     let format = DocumentFormat.forFile(named: path) ?? .text
                     try await stage(
-                        DiscoveredFile(path: path, format: format), collection: collection.name, known: known,
+                        DiscoveredFile(path: path, format: format), collection: collection, known: known,
                         into: &summary)
                 } else if !exists {
                     // A file, or a folder with everything that was under it.
@@ -116,22 +120,24 @@ final class Indexer {
                     gone.append(path)  // no longer covered: outside the mask now
                 }
             }
-            try await remove(Array(Set(gone)).sorted(), from: collection.name, into: &summary)
+            try await remove(Array(Set(gone)).sorted(), from: collection, into: &summary)
         }
         try await flush(into: &summary)
     }
 
-    private func remove(_ files: [String], from collection: String, into summary: inout IndexSummary) async throws {
+    private func remove(_ files: [String], from collection: NoteCollection, into summary: inout IndexSummary) async throws {
         guard !files.isEmpty else { return }
         try await notebook.inTransaction {
-            for file in files { try await notebook.remove(file: file, collection: collection) }
+            for file in files {
+                try await notebook.remove(file: file, collection: collection.name, key: collection.key(of: file))
+            }
         }
         summary.removed += files.count
     }
 
     /// Reads, hashes and chunks one file; queues it unless unchanged, skipped or failed.
     private func stage(
-        _ file: DiscoveredFile, collection: String, known: [String: String], into summary: inout IndexSummary
+        _ file: DiscoveredFile, collection: NoteCollection, known: [String: String], into summary: inout IndexSummary
     ) async throws {
         summary.processed += 1
         let bytes: [UInt8]
@@ -151,7 +157,7 @@ final class Indexer {
         let records: [(content: String, source: String, metadata: String)]
         do {
             let documents = try DocumentReader.documents(in: bytes, format: file.format, path: file.path)
-            records = Self.chunkRecords(documents, file: file.path, collection: collection, chunker: chunker)
+            records = Self.chunkRecords(documents, file: file.path, collection: collection.name, chunker: chunker)
             // Checked here so one file's oversized metadata is that file's failure, not the
             // batch's.
             let limit = notebook.collection.configuration.metadataByteLimit
@@ -173,7 +179,8 @@ final class Indexer {
         }
         pending.append(
             Prepared(
-                collection: collection, path: file.path, sha256: hash, bytes: bytes.count,
+                collection: collection.name, path: file.path, key: collection.key(of: file.path), sha256: hash,
+                bytes: bytes.count,
                 isNew: known[file.path] == nil, records: records))
         pendingChunks += records.count
     }
@@ -202,7 +209,7 @@ final class Indexer {
                 }
                 offset += records.count
                 try await notebook.replace(
-                    file: prepared.path, collection: prepared.collection, sha256: prepared.sha256,
+                    file: prepared.path, collection: prepared.collection, key: prepared.key, sha256: prepared.sha256,
                     bytes: prepared.bytes, records: records)
             }
         }

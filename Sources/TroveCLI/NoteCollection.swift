@@ -57,6 +57,28 @@ struct NoteCollection: Sendable, Equatable {
         }
     }
 
+    /// What names `path` (absolute) inside this collection the same way on every machine: the
+    /// last component of the outermost of its paths that holds it, then the path below that
+    /// one (`notes/2026/march.md` for `/home/ana/notes/2026/march.md` in a collection of
+    /// `/home/ana/notes`, and for `/Users/ana/Documents/notes/2026/march.md` on another
+    /// machine); a file that is itself one of the paths is named by its file name. Two of the
+    /// collection's paths with the same last component would name different files alike, so
+    /// those are named by their absolute paths instead (their files then get the same record
+    /// ids only on machines where they lie at the same place), as is a path the collection does
+    /// not hold.
+    ///
+    /// Record ids are derived from it (``NoteRecordID``), so that two machines indexing the
+    /// same notes write the same records and sync merges them.
+    func key(of path: String) -> String {
+        let roots = paths.filter { $0 == path || path.hasPrefix($0 == "/" ? "/" : $0 + "/") }
+        guard let root = roots.min(by: { $0.count < $1.count }) else { return path }
+        let name = (root as NSString).lastPathComponent
+        let shared = paths.contains { $0 != root && ($0 as NSString).lastPathComponent == name }
+        let prefix = shared || root == "/" ? root : name
+        if path == root { return prefix }
+        return (prefix.hasSuffix("/") ? prefix : prefix + "/") + path.dropFirst(root == "/" ? 1 : root.count + 1)
+    }
+
     /// Whether `path` is one of the paths or inside one of the folders (mask aside).
     func contains(path: String) -> Bool {
         paths.contains { $0 == path || path.hasPrefix($0 == "/" ? "/" : $0 + "/") }

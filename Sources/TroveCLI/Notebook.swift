@@ -17,7 +17,10 @@ import TroveText
 ///
 /// Every record the tool writes carries `file` (the absolute path it came from), `chunk`,
 /// `chunks` and `collection` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
-/// by `json_extract(metadata, '$.file')`, whatever their source.
+/// by `json_extract(metadata, '$.file')`, whatever their source, and by their ids, which are
+/// derived from the collection, the file's path below the collection's folder and the chunk's
+/// position (``NoteRecordID``): a note that two synced machines both index is one set of
+/// records, whose metadata is the later writer's (its path may be the other machine's).
 struct Notebook: Sendable {
     static let collectionName = "notes"
     static let filesTable = "trove_files"
@@ -162,24 +165,30 @@ struct Notebook: Sendable {
         var vectors: [[Float]]
     }
 
-    /// Replaces everything indexed from `file` into `collection` with `records`: the old records
-    /// are deleted, the new ones inserted and the file's hash recorded. Call it inside
-    /// ``inTransaction(_:)`` so that all of it happens, or none.
+    /// Replaces everything indexed from `file` into `collection` with `records`, recording the
+    /// file's hash. Call it inside ``inTransaction(_:)`` so that all of it happens, or none.
+    ///
+    /// Chunk `i` gets the id ``NoteRecordID/make(collection:key:chunk:)`` of `key` (the file's
+    /// ``NoteCollection/key(of:)``) and is written in place (an upsert: sync sees changed fields
+    /// of a record that lives on, not a delete and a new life); only the file's records that
+    /// are not among the new ones are deleted, whether they carry this machine's path or (the
+    /// chunks past the new end, found by id) came from another machine through sync.
     func replace(
-        file: String, collection name: String, sha256: String, bytes: Int, records: [PendingRecord]
+        file: String, collection name: String, key: String, sha256: String, bytes: Int, records: [PendingRecord]
     ) async throws {
-        _ = try await deleteRecords(ofFile: file, collection: name)
-        for record in records {
-            let id = try await collection.insert(
-                content: record.content, source: record.source, metadata: record.metadata,
-                vector: record.vectors[0])
-            for (companion, vector) in zip(companions, record.vectors.dropFirst()) {
-                try await companion.insert(
+        let previous = try await recordCount(file: file, collection: name)
+        let ids = records.indices.map { NoteRecordID.make(collection: name, key: key, chunk: $0) }
+        for (index, table) in ([collection] + companions).enumerated() {
+            try await table.upsert(
+                zip(ids, records).map { id, record in
                     VectorEntry(
                         id: id, content: record.content, source: record.source, metadata: record.metadata,
-                        vector: vector))
-            }
+                        vector: record.vectors[index])
+                })
         }
+        try await deleteRecords(
+            ofFile: file, collection: name, key: key, chunks: records.count..<max(previous, records.count),
+            keeping: ids)
         try await database.execute(
             """
             INSERT OR REPLACE INTO \(Self.filesTable)(collection, path, sha256, bytes, records, indexed_at)
@@ -191,30 +200,53 @@ struct Notebook: Sendable {
             ])
     }
 
-    /// Removes a file's records in `collection` and its hash (inside ``inTransaction(_:)``).
-    /// Returns how many records went.
+    /// Removes a file's records in `collection` and its hash (inside ``inTransaction(_:)``):
+    /// those carrying its path, and those with the ids of its chunks (`key`: its
+    /// ``NoteCollection/key(of:)``). Returns how many records went.
     @discardableResult
-    func remove(file: String, collection name: String) async throws -> Int {
-        let removed = try await deleteRecords(ofFile: file, collection: name)
+    func remove(file: String, collection name: String, key: String) async throws -> Int {
+        let count = try await recordCount(file: file, collection: name)
+        let removed = try await deleteRecords(ofFile: file, collection: name, key: key, chunks: 0..<count, keeping: [])
         try await database.execute(
             "DELETE FROM \(Self.filesTable) WHERE collection = ? AND path = ?",
             bindings: [.text(name), .text(file)])
         return removed
     }
 
-    private func deleteRecords(ofFile file: String, collection name: String) async throws -> Int {
-        let condition =
-            "json_extract(metadata, '$.file') = ? AND json_extract(metadata, '$.collection') = ?"
-        // Companion rows carry the same metadata.
+    /// How many records `file` had in `collection` when it was last indexed here (0: never).
+    private func recordCount(file: String, collection name: String) async throws -> Int {
+        try await database.query(
+            "SELECT records FROM \(Self.filesTable) WHERE collection = ? AND path = ?",
+            bindings: [.text(name), .text(file)]
+        ).first?.int("records") ?? 0
+    }
+
+    /// Deletes the records of `file` in `collection` but those with an id in `keeping`: the ones
+    /// whose metadata names the file, and the ids of its chunks `chunks` (which sync may have
+    /// labelled with another machine's path). Returns how many went from `notes`.
+    @discardableResult
+    private func deleteRecords(
+        ofFile file: String, collection name: String, key: String, chunks: Range<Int>, keeping: [DocumentID]
+    ) async throws -> Int {
+        func list(_ ids: [DocumentID]) -> SQLValue {
+            .text(JSONValue.array(ids.map { JSONValue.string($0.description) }).serialized())
+        }
+        let stale = chunks.map { NoteRecordID.make(collection: name, key: key, chunk: $0) }
+        let condition = """
+            ((json_extract(metadata, '$.file') = ? AND json_extract(metadata, '$.collection') = ?)
+              OR id IN (SELECT value FROM json_each(?)))
+            AND id NOT IN (SELECT value FROM json_each(?))
+            """
+        let bindings: [SQLValue] = [.text(file), .text(name), list(stale), list(keeping)]
+        // Companion rows carry the same ids and metadata.
         for index in companions.indices {
             try await database.execute(
-                "DELETE FROM \(Self.companionName(index + 1)) WHERE \(condition)",
-                bindings: [.text(file), .text(name)])
+                "DELETE FROM \(Self.companionName(index + 1)) WHERE \(condition)", bindings: bindings)
         }
-        // Raw SQL on the collection's table: its triggers keep the text index and the change
-        // log in step, so the vector index drops these rows before the next query.
+        // Raw SQL on the collection's table: its triggers keep the text index, the change log
+        // and sync's capture in step, so the vector index drops these rows before the next query.
         return try await database.execute(
-            "DELETE FROM \(Self.collectionName) WHERE \(condition)", bindings: [.text(file), .text(name)])
+            "DELETE FROM \(Self.collectionName) WHERE \(condition)", bindings: bindings)
     }
 
     /// Deletes companion vectors whose record is gone from `notes` (after `trove rm`).

@@ -24,6 +24,12 @@ extension Commands {
                 ids (--collection; default: notes and the vectors of further models). Notes
                 databases of older versions, whose ids were whole numbers, get UUID ids the
                 first time this version opens them.
+                A chunk's id comes from its collection's name, its file's path below the
+                collection's folder (the folder's name, then the rest: notes/2026/march.md) and
+                its position in the file, so machines that index the same notes (a shared
+                folder, or a copy) write the same ids and sync keeps one copy of each; give the
+                collection the same name and its folder the same name on every machine. A
+                changed file is rewritten in place and the last writer's version wins.
 
             trove sync status --space NAME [--server URL]
                 This device's id, pending local changes, change sets not yet acknowledged, the

@@ -6,7 +6,8 @@ import TroveTestSupport
 @testable import TroveCLI
 
 /// Two notes databases, as on two machines, indexed by `trove index` and synced by `trove sync`
-/// through a real PostgreSQL server; and notes databases of older versions (Int64 ids), which
+/// through a real PostgreSQL server (different notes, and the same notes under different
+/// folders); and notes databases of older versions (Int64 ids), which
 /// move to UUID ids when this version opens them.
 @Suite("CLI: notes sync", .serialized)
 struct NotesSyncCLITests {
@@ -84,6 +85,93 @@ struct NotesSyncCLITests {
         let converged = try await entries(laptop)
         #expect(converged.count == 1)
         #expect(converged == (try await entries(desktop)))
+        let status = await runTrove(["sync", "status", "--space", space, "--db", desktop.database, "--json"])
+        #expect(try JSONValue.parse(status.out)["status"]?["pendingChanges"] == .int(0))
+    }
+
+    /// A note long enough for several chunks: `count` paragraphs, each about one harbour.
+    static func longNote(_ title: String, paragraphs count: Int) -> String {
+        let words = ["lighthouse", "tide", "ferry", "gull", "anchor", "rope", "quay", "lantern", "mast", "buoy"]
+        return "# \(title)\n\n" + (0..<count).map { index in
+            "Harbour log \(index): the \(words[index % words.count]) by pier \(index) was checked at dawn, "
+                + "the keeper wrote down the weather, the wind from the west, the boats that came in, "
+                + "the nets that were mended and the fish that were sold on the quay before noon; "
+                + "then the \(words[(index + 3) % words.count]) was painted again and the logbook closed."
+        }.joined(separator: "\n\n")
+    }
+
+    /// The record ids, sources and short ids of a search, best first.
+    func hits(_ fixture: NotesFixture, _ words: String, mode: String = "hybrid") async throws -> [[JSONValue?]] {
+        try await search(fixture, words, mode: mode).map { [$0["id"], $0["source"], $0["short_id"], $0["score"]] }
+    }
+
+    @Test("two machines index the same notes under different folders, sync and keep one copy of each chunk; an edit converges")
+    func sameNotesOnTwoMachinesSyncOneCopy() async throws {
+        let server = try TestPostgresServer.shared()
+        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
+        let role = "notes_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
+        let url = server.url(user: role, password: "pw")
+        let space = "notes-\(UUID().uuidString.prefix(8))"
+        let laptop = try NotesFixture()
+        let desktop = try NotesFixture()
+        #expect(laptop.notes != desktop.notes)
+        func sync(_ fixture: NotesFixture) async -> RunResult {
+            await runTrove(["sync", "--server", url, "--space", space, "--db", fixture.database], environment: Self.environment)
+        }
+        // The same notes folder on both (a synced folder, or a copy); the laptop has one more note.
+        for fixture in [laptop, desktop] {
+            try fixture.write("harbour/log.md", Self.longNote("Harbour log", paragraphs: 12))
+            try fixture.write("tea.md", "# Tea\n\nSteep the oolong for three minutes at ninety degrees.")
+            #expect(await fixture.trove(["index", "."]).status == 0)
+        }
+        try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        let laptopBefore = try await entries(laptop)
+        let desktopBefore = try await entries(desktop)
+        let logChunks = laptopBefore.filter { $0.source == laptop.path("harbour/log.md") }.count
+        #expect(logChunks > 2, "the long note should have several chunks")
+        #expect(laptopBefore.count == logChunks + 2 && desktopBefore.count == logChunks + 1)
+        // Same ids before any sync: they come from the collection, the path below its folder
+        // and the chunk, not from the machine.
+        #expect(Set(desktopBefore.map(\.id)).isSubset(of: Set(laptopBefore.map(\.id))))
+
+        for fixture in [laptop, desktop, laptop] {
+            let run = await sync(fixture)
+            #expect(run.status == 0, "\(run.err)")
+        }
+        let laptopAfter = try await entries(laptop)
+        #expect(laptopAfter.count == laptopBefore.count, "one copy of each chunk")
+        #expect(laptopAfter == (try await entries(desktop)))
+        // The later writer (the desktop) won each field, its paths included.
+        #expect(laptopAfter.filter { $0.source == desktop.path("harbour/log.md") }.count == logChunks)
+        for words in ["oolong minutes", "harbour ferry pier", "lighthouse keeper weather", "gull nets"] {
+            let onLaptop = try await hits(laptop, words)
+            #expect(!onLaptop.isEmpty)
+            #expect(onLaptop == (try await hits(desktop, words)), "\(words)")
+        }
+        // Indexing again changes nothing on either machine.
+        for fixture in [laptop, desktop] { #expect(await fixture.trove(["index", "."]).status == 0) }
+        #expect(try await entries(laptop).count == laptopBefore.count)
+        #expect(try await entries(desktop).count == laptopBefore.count)
+
+        // The laptop shortens the shared note (its chunks now carry the desktop's path): it is
+        // written in place and the chunks past its new end go, on both machines.
+        try laptop.write("harbour/log.md", "# Harbour log\n\nThe breakwater was rebuilt with granite blocks.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        #expect(try await entries(laptop).count == 3)
+        for fixture in [laptop, desktop, laptop] {
+            let run = await sync(fixture)
+            #expect(run.status == 0, "\(run.err)")
+        }
+        let converged = try await entries(laptop)
+        #expect(converged.count == 3)
+        #expect(converged == (try await entries(desktop)))
+        for fixture in [laptop, desktop] {
+            #expect(try await search(fixture, "granite breakwater").first?["source"]?.string == laptop.path("harbour/log.md"))
+            #expect(try await search(fixture, "lighthouse", mode: "text").isEmpty)
+        }
+        #expect(try await hits(laptop, "granite breakwater") == (try await hits(desktop, "granite breakwater")))
         let status = await runTrove(["sync", "status", "--space", space, "--db", desktop.database, "--json"])
         #expect(try JSONValue.parse(status.out)["status"]?["pendingChanges"] == .int(0))
     }
