@@ -18,6 +18,16 @@ struct NotesSyncCLITests {
         results(try await fixture.json(["search", "--mode", mode, "-k", "5", words]))
     }
 
+    /// The shared test server with its schema installed, a device role of its own, and a new
+    /// space name: the URL that role connects with, and the space.
+    static func newSpace() async throws -> (url: String, space: String) {
+        let server = try TestPostgresServer.shared()
+        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
+        let role = "notes_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
+        return (server.url(user: role, password: "pw"), "notes-\(UUID().uuidString.prefix(8))")
+    }
+
     /// Every entry of a database's notes, sorted by id.
     func entries(_ fixture: NotesFixture) async throws -> [VectorEntry] {
         try await Database(path: fixture.database).collection(named: "notes").fetch(Query().sorted(by: .ascending("id")))
@@ -25,12 +35,7 @@ struct NotesSyncCLITests {
 
     @Test("two notes databases index different notes, sync, converge and search the same notes; edits and deletes follow")
     func twoNotebooksConverge() async throws {
-        let server = try TestPostgresServer.shared()
-        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
-        let role = "notes_\(UUID().uuidString.prefix(8).lowercased())"
-        try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
-        let url = server.url(user: role, password: "pw")
-        let space = "notes-\(UUID().uuidString.prefix(8))"
+        let (url, space) = try await Self.newSpace()
         let laptop = try NotesFixture()
         let desktop = try NotesFixture()
         func sync(_ fixture: NotesFixture) async -> RunResult {
@@ -107,12 +112,7 @@ struct NotesSyncCLITests {
 
     @Test("two machines index the same notes under different folders, sync and keep one copy of each chunk; an edit converges")
     func sameNotesOnTwoMachinesSyncOneCopy() async throws {
-        let server = try TestPostgresServer.shared()
-        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
-        let role = "notes_\(UUID().uuidString.prefix(8).lowercased())"
-        try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
-        let url = server.url(user: role, password: "pw")
-        let space = "notes-\(UUID().uuidString.prefix(8))"
+        let (url, space) = try await Self.newSpace()
         let laptop = try NotesFixture()
         let desktop = try NotesFixture()
         #expect(laptop.notes != desktop.notes)
