@@ -47,32 +47,6 @@ final class RowBuffer: @unchecked Sendable {
         count = 0
     }
 
-    /// Runs `body`, which writes the first `bytes` bytes of the buffer, while (on Linux, for a
-    /// buffer advised for huge pages) a second thread has the kernel map and zero those pages
-    /// (`MADV_POPULATE_WRITE`, which leaves pages already written alone): the page clearing of
-    /// a fresh buffer, about as long as copying into it, then runs beside `body` instead of
-    /// inside its first write to each page. Returns once both are done.
-    func populatingConcurrently<R>(bytes: Int, _ body: () throws -> R) rethrows -> R {
-        #if os(Linux)
-        guard bytes >= Self.hugePageThreshold else { return try body() }
-        let range = UnsafeMutablePointer<Int>.allocate(capacity: 2)
-        range[0] = Int(bitPattern: UnsafeMutableRawPointer(base))
-        range[1] = Swift.min(bytes, capacity * MemoryLayout<Float>.stride)
-        var thread = pthread_t()
-        // Advice only: when the thread or the call fails, `body` faults the pages in itself.
-        let started = pthread_create(&thread, nil, { argument in
-            let range = argument!.assumingMemoryBound(to: Int.self)
-            _ = madvise(UnsafeMutableRawPointer(bitPattern: range[0]), range[1], MADV_POPULATE_WRITE)
-            return nil
-        }, range)
-        defer {
-            if started == 0 { pthread_join(thread, nil) }
-            range.deallocate()
-        }
-        #endif
-        return try body()
-    }
-
     /// A new buffer of at least `minimumCapacity` floats (and at least `count`) holding a copy of
     /// the floats in use.
     func copy(minimumCapacity: Int) -> RowBuffer {

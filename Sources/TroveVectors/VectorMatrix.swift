@@ -56,11 +56,8 @@ public struct VectorMatrix: Sendable {
         storage = RowBuffer(minimumCapacity: floats)
         var ids = [Int64](repeating: 0, count: count)
         let base = storage.base
-        let rowBytes = floats * MemoryLayout<Float>.stride
-        let filled = try storage.populatingConcurrently(bytes: rowBytes) {
-            try ids.withUnsafeMutableBytes { idBytes in
-                try fill(idBytes, UnsafeMutableRawBufferPointer(start: base, count: rowBytes))
-            }
+        let filled = try ids.withUnsafeMutableBytes { idBytes in
+            try fill(idBytes, UnsafeMutableRawBufferPointer(start: base, count: floats * MemoryLayout<Float>.stride))
         }
         guard filled else { return nil }
         storage.count = floats

@@ -226,8 +226,8 @@ struct VectorMatrixTests {
         }
     }
 
-    // 12 MB of rows: above the huge-page threshold, where a second thread populates the pages
-    // while the fill writes them; every byte written must survive.
+    // 12 MB of rows (above the huge-page threshold) and a tiny matrix, written in snapshot-sized
+    // parts: every byte written must come back.
     @Test("A matrix filled in place holds exactly what was written", arguments: [(count: 6_000, dimension: 512), (count: 5, dimension: 3)])
     func fillingKeepsEveryByte(shape: (count: Int, dimension: Int)) throws {
         var rng = SeededGenerator(seed: 27)
