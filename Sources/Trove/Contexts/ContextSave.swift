@@ -45,7 +45,8 @@ enum ContextSave {
                     Document(id: DocumentID.read(rows[i][0], kind: store.schema.id) ?? .int(0))
                 }
             }
-            for update in changes.updates { try self.update(update, changes, store, on: connection) }
+            var sql: [[Int]: String] = [:]
+            for update in changes.updates { try self.update(update, changes, store, sql: &sql, on: connection) }
         }
         for (changes, store) in zip(tables, stores).reversed() {
             for delete in changes.deletes {
@@ -60,13 +61,21 @@ enum ContextSave {
     }
 
     /// `UPDATE ... SET <changed columns>, _version = _version + 1 WHERE id = ? AND _version = ?`,
-    /// one cached statement per set of changed columns.
-    private static func update(_ update: RowUpdate, _ changes: TableChanges, _ store: DocumentStore, on connection: Connection) throws {
-        var sql = "UPDATE \(store.layout.table) SET "
-        for slot in update.slots { sql += "\"\(changes.columns[slot])\" = ?, " }
-        for touch in store.layout.updateTouches { sql += touch + ", " }
-        sql += "\"_version\" = \"_version\" + 1 WHERE \"id\" = ? AND \"_version\" = ?"
-        let statement = try connection.cachedStatement(sql)
+    /// one cached statement per set of changed columns, its text built once per save (`sql`).
+    private static func update(_ update: RowUpdate, _ changes: TableChanges, _ store: DocumentStore, sql: inout [[Int]: String],
+                               on connection: Connection) throws {
+        let text: String
+        if let built = sql[update.slots] {
+            text = built
+        } else {
+            var built = "UPDATE \(store.layout.table) SET "
+            for slot in update.slots { built += "\"\(changes.columns[slot])\" = ?, " }
+            for touch in store.layout.updateTouches { built += touch + ", " }
+            built += "\"_version\" = \"_version\" + 1 WHERE \"id\" = ? AND \"_version\" = ?"
+            sql[update.slots] = built
+            text = built
+        }
+        let statement = try connection.cachedStatement(text)
         do {
             var bindings = update.slots.map { update.row[$0 + 1] }
             bindings.append(update.id.sqlValue)

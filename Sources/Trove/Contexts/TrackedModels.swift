@@ -100,8 +100,10 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     }
 
     /// The slots whose values are not bit for bit the saved ones (candidates for a change).
-    private func differing(_ model: M, from saved: [Any]) -> [Int] {
-        let now = snapshot(model)
+    private func differing(_ model: M, from saved: [Any]) -> [Int] { differing(snapshot(model), from: saved) }
+
+    /// The slots where snapshot `now` is not bit for bit `saved`.
+    private func differing(_ now: [Any], from saved: [Any]) -> [Int] {
         var slots: [Int] = []
         for slot in accesses.indices where !accesses[slot].isSame(saved[slot], now[slot]) { slots.append(slot) }
         return slots
@@ -148,9 +150,12 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         return row
     }
 
-    /// The changed slots of a saved model, with its rows now and as saved (nil when unchanged).
-    private func changed(_ entry: Entry, id: DocumentID, saved: [Any]) throws -> (slots: [Int], row: [SQLValue], saved: [SQLValue])? {
-        let differing = differing(model(entry), from: saved)
+    /// The changed slots of a saved model whose values are now `now`, with its rows now and as
+    /// saved (nil when unchanged).
+    private func changed(_ entry: Entry, id: DocumentID, now: [Any], saved: [Any]) throws
+        -> (slots: [Int], row: [SQLValue], saved: [SQLValue])?
+    {
+        let differing = differing(now, from: saved)
         guard !differing.isEmpty else { return nil }
         let current = try checkedRow(entry, id: id)
         let before = try savedRow(saved, current: current, differing: differing)
@@ -196,9 +201,10 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
                 continue
             }
             if model(entry).id.documentID != id { _ = try checkedRow(entry, id: id) }
-            guard let (slots, current, before) = try changed(entry, id: id, saved: saved) else { continue }
+            let now = snapshot(model(entry))
+            guard let (slots, current, before) = try changed(entry, id: id, now: now, saved: saved) else { continue }
             changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
-            saving.append((entry, snapshot(model(entry)), false))
+            saving.append((entry, now, false))
         }
         return changes
     }
