@@ -29,8 +29,14 @@ struct PropertyAccess<M: ReferenceModel> {
         self.name = name
         read = { $0[keyPath: keyPath] }
         let comparable = !(V.self is AnyObject.Type)
+        // Values of V that an `Any` holds inline (in its first `size` bytes) are compared there,
+        // with no cast (a cast to a generic V looks its metadata up on every call).
+        let size = MemoryLayout<V>.size
+        let inline = comparable && size <= 3 * MemoryLayout<Int>.size && MemoryLayout<V>.alignment <= MemoryLayout<Int>.alignment
         isSame = { a, b in
-            let (aAbsent, bAbsent) = (type(of: a) == SnapshotEncoder.Absent.self, type(of: b) == SnapshotEncoder.Absent.self)
+            let (aType, bType) = (type(of: a), type(of: b))
+            if inline, aType == V.self, bType == V.self { return sameInlineBits(a, b, size: size) }
+            let (aAbsent, bAbsent) = (aType == SnapshotEncoder.Absent.self, bType == SnapshotEncoder.Absent.self)
             if aAbsent || bAbsent { return aAbsent && bAbsent }
             guard comparable, let a = a as? V, let b = b as? V else { return false }
             return sameBits(a, b)
@@ -66,6 +72,16 @@ struct PropertyAccess<M: ReferenceModel> {
 private func sameBits<V>(_ a: V, _ b: V) -> Bool {
     withUnsafeBytes(of: a) { x in
         withUnsafeBytes(of: b) { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+    }
+}
+
+/// Whether two `Any`s holding values of one type of `size` bytes that fits their inline buffer
+/// have the same first `size` bytes there. A value the `Any` keeps boxed all the same (a type
+/// that is not bitwise takable) is compared by its box: equal boxes hold equal values, so this
+/// never finds two different values the same.
+private func sameInlineBits(_ a: Any, _ b: Any, size: Int) -> Bool {
+    withUnsafeBytes(of: a) { x in
+        withUnsafeBytes(of: b) { y in size == 0 || memcmp(x.baseAddress!, y.baseAddress!, size) == 0 }
     }
 }
 
