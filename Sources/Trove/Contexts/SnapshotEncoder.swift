@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Values land in the slots of the model's row (``ModelRowEncoder/Slots``); a property encoded
 /// as nil (or skipped by `encodeIfPresent`) is ``Absent``. A model whose `encode(to:)` asks for
-/// nested containers or super encoders is read through its key paths instead (``capture(_:slots:)``
+/// nested containers or super encoders is read through its key paths instead (``capture(_:)``
 /// returns nil).
 final class SnapshotEncoder: Encoder {
     /// A property with no value (nil).
@@ -21,17 +21,27 @@ final class SnapshotEncoder: Encoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    private init(slots: ModelRowEncoder.Slots) {
+    /// An encoder for models whose rows have `slots`, used for one capture after another (one
+    /// per table of a context, so a save that compares every model allocates no encoder each).
+    init(slots: ModelRowEncoder.Slots) {
         self.slots = slots
         values = Array(repeating: Absent(), count: slots.definitions.count)
     }
 
     /// The values of `model`'s stored properties by slot, or nil when they must be read
-    /// through key paths.
-    static func capture<M: PersistentModel>(_ model: M, slots: ModelRowEncoder.Slots) -> [Any]? {
-        let encoder = SnapshotEncoder(slots: slots)
-        do { try model.encode(to: encoder) } catch { return nil }
-        return encoder.needsKeyPaths ? nil : encoder.values
+    /// through key paths. Values that are `kept` are the caller's; others are cleared in place
+    /// by the next capture (when nothing else holds them), which then allocates nothing.
+    func capture<M: PersistentModel>(_ model: M, kept: Bool) -> [Any]? {
+        if values.isEmpty {
+            values = Array(repeating: Absent(), count: slots.definitions.count)
+        } else {
+            for slot in values.indices { values[slot] = Absent() }
+        }
+        needsKeyPaths = false
+        next = 0
+        defer { if kept { values = [] } }
+        do { try model.encode(to: self) } catch { return nil }
+        return needsKeyPaths ? nil : values
     }
 
     /// The slot of `name`: the expected one, or looked up (nil for the id and unknown names).

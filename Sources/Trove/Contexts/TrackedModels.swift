@@ -26,6 +26,9 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// then, and whether it was inserted.
     private var saving: [(entry: Entry, values: [Any], inserted: Bool)] = []
 
+    /// Takes every snapshot of this table's models, one after another.
+    private let snapshotEncoder: SnapshotEncoder
+
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
     let lazySlots: Set<Int>
@@ -38,6 +41,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         self.schema = schema
         self.layout = layout
         self.collection = collection
+        snapshotEncoder = SnapshotEncoder(slots: schema.rowSlots)
         accesses = try properties.map { property in
             guard let access = layout.accesses[property.name] else {
                 throw TroveError.invalidModel(type: String(describing: M.self), reason: "properties does not list \(property.name)")
@@ -94,13 +98,14 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
-    /// The values of `model`'s stored properties, in schema order.
-    func snapshot(_ model: M) -> [Any] {
-        SnapshotEncoder.capture(model, slots: schema.rowSlots) ?? accesses.map { $0.read(model) }
+    /// The values of `model`'s stored properties, in schema order: to keep (`kept`), or to
+    /// compare and drop.
+    func snapshot(_ model: M, kept: Bool = true) -> [Any] {
+        snapshotEncoder.capture(model, kept: kept) ?? accesses.map { $0.read(model) }
     }
 
     /// The slots whose values are not bit for bit the saved ones (candidates for a change).
-    private func differing(_ model: M, from saved: [Any]) -> [Int] { differing(snapshot(model), from: saved) }
+    private func differing(_ model: M, from saved: [Any]) -> [Int] { differing(snapshot(model, kept: false), from: saved) }
 
     /// The slots where snapshot `now` is not bit for bit `saved`.
     private func differing(_ now: [Any], from saved: [Any]) -> [Int] {
@@ -201,7 +206,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
                 continue
             }
             if model(entry).id.documentID != id { _ = try checkedRow(entry, id: id) }
-            let now = snapshot(model(entry))
+            let now = snapshot(model(entry), kept: false)
             guard let (slots, current, before) = try changed(entry, id: id, now: now, saved: saved) else { continue }
             changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
             saving.append((entry, now, false))
