@@ -33,10 +33,12 @@ struct PropertyAccess<M: ReferenceModel> {
         // with no cast (a cast to a generic V looks its metadata up on every call).
         let size = MemoryLayout<V>.size
         let inline = comparable && size <= 3 * MemoryLayout<Int>.size && MemoryLayout<V>.alignment <= MemoryLayout<Int>.alignment
+        // Types compared by identity: `==` on metatypes looks up `Optional<Any.Type>` per call.
+        let (typeV, absent) = (ObjectIdentifier(V.self), ObjectIdentifier(SnapshotEncoder.Absent.self))
         isSame = { a, b in
-            let (aType, bType) = (type(of: a), type(of: b))
-            if inline, aType == V.self, bType == V.self { return sameInlineBits(a, b, size: size) }
-            let (aAbsent, bAbsent) = (aType == SnapshotEncoder.Absent.self, bType == SnapshotEncoder.Absent.self)
+            let (aType, bType) = (ObjectIdentifier(type(of: a)), ObjectIdentifier(type(of: b)))
+            if inline, aType == typeV, bType == typeV { return sameInlineBits(a, b, size: size) }
+            let (aAbsent, bAbsent) = (aType == absent, bType == absent)
             if aAbsent || bAbsent { return aAbsent && bAbsent }
             guard comparable, let a = a as? V, let b = b as? V else { return false }
             return sameBits(a, b)
