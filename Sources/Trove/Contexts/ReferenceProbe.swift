@@ -1,4 +1,6 @@
+@_spi(Reflection) import Swift
 import Foundation
+import Observation
 
 /// A decoder that builds a probe instance of a reference model: each top-level property gets a
 /// value no other property has (strings, numbers, dates, data, URLs, UUIDs) or, for `Bool`s,
@@ -130,9 +132,41 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
                 type: typeName, reason: "properties does not list \(name) (a context puts saved values back through it)")
         }
         self.writable = writable
-        self.accesses = writable.reduce(into: [:]) { $0[$1.key] = PropertyAccess(name: $1.key, keyPath: $1.value) }
+        let fields = Self.storedFields()
+        self.accesses = writable.reduce(into: [:]) { accesses, property in
+            let (name, keyPath) = property
+            var access = PropertyAccess(name: name, keyPath: keyPath, offset: Self.storage(of: name, keyPath, in: fields))
+            // The storage must read as the property does (a stored field that is not its
+            // backing would not): checked on every probe, else the key path is used.
+            if !probes.allSatisfy({ "\(access.read($0.instance))" == "\($0.instance[keyPath: keyPath])" }) {
+                access = PropertyAccess(name: name, keyPath: keyPath, offset: nil)
+            }
+            accesses[name] = access
+        }
         self.names = names
         self.lazy = lazy
+    }
+
+    /// `M`'s stored fields (its own, not a superclass's) by name: offset from the start of an
+    /// instance, and type. Empty when the runtime cannot list them.
+    private static func storedFields() -> [String: (offset: Int, type: Any.Type)] {
+        var fields: [String: (offset: Int, type: Any.Type)] = [:]
+        // `.classType`, spelled by value: the standard library declares it a mutable static.
+        let listed = _forEachField(of: M.self, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, type, _ in
+            fields[String(cString: name)] = (offset, type)
+            return true
+        }
+        return listed ? fields : [:]
+    }
+
+    /// Where property `name` is stored: its own stored field, or the `_name` field
+    /// `@Observable` keeps behind it, when that field has the property's type.
+    private static func storage(of name: String, _ keyPath: PartialKeyPath<M>, in fields: [String: (offset: Int, type: Any.Type)]) -> Int? {
+        let valueType = ObjectIdentifier(type(of: keyPath).valueType)
+        for candidate in M.self is any Observable.Type ? [name, "_" + name] : [name] {
+            if let field = fields[candidate], ObjectIdentifier(field.type) == valueType { return field.offset }
+        }
+        return nil
     }
 
     /// The property `keyPath` names (a key path of `M` whose first component is a property),

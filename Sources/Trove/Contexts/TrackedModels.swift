@@ -26,9 +26,6 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// then, and whether it was inserted.
     private var saving: [(entry: Entry, values: [Any], inserted: Bool)] = []
 
-    /// Takes every snapshot of this table's models, one after another.
-    private let snapshotEncoder: SnapshotEncoder
-
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
     let lazySlots: Set<Int>
@@ -41,7 +38,6 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         self.schema = schema
         self.layout = layout
         self.collection = collection
-        snapshotEncoder = SnapshotEncoder(slots: schema.rowSlots)
         accesses = try properties.map { property in
             guard let access = layout.accesses[property.name] else {
                 throw TroveError.invalidModel(type: String(describing: M.self), reason: "properties does not list \(property.name)")
@@ -98,19 +94,14 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
-    /// The values of `model`'s stored properties, in schema order: to keep (`kept`), or to
-    /// compare and drop.
-    func snapshot(_ model: M, kept: Bool = true) -> [Any] {
-        snapshotEncoder.capture(model, kept: kept) ?? accesses.map { $0.read(model) }
-    }
+    /// The values of `model`'s stored properties, in schema order.
+    func snapshot(_ model: M) -> [Any] { accesses.map { $0.read(model) } }
 
-    /// The slots whose values are not bit for bit the saved ones (candidates for a change).
-    private func differing(_ model: M, from saved: [Any]) -> [Int] { differing(snapshot(model, kept: false), from: saved) }
-
-    /// The slots where snapshot `now` is not bit for bit `saved`.
-    private func differing(_ now: [Any], from saved: [Any]) -> [Int] {
+    /// The slots whose values are not bit for bit the saved ones (candidates for a change),
+    /// compared in the model's storage: an unchanged model costs no copy.
+    private func differing(_ model: M, from saved: [Any]) -> [Int] {
         var slots: [Int] = []
-        for slot in accesses.indices where !accesses[slot].isSame(saved[slot], now[slot]) { slots.append(slot) }
+        for slot in accesses.indices where !accesses[slot].isCurrent(model, saved[slot]) { slots.append(slot) }
         return slots
     }
 
@@ -155,13 +146,11 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         return row
     }
 
-    /// The changed slots of a saved model whose values are now `now`, with its rows now and as
-    /// saved (nil when unchanged).
-    private func changed(_ entry: Entry, id: DocumentID, now: [Any], saved: [Any]) throws
+    /// The changed slots of a saved model whose slots `differing` are not bit for bit as
+    /// saved, with its rows now and as saved (nil when none changed as stored).
+    private func changed(_ entry: Entry, id: DocumentID, differing: [Int], saved: [Any]) throws
         -> (slots: [Int], row: [SQLValue], saved: [SQLValue])?
     {
-        let differing = differing(now, from: saved)
-        guard !differing.isEmpty else { return nil }
         let current = try checkedRow(entry, id: id)
         let before = try savedRow(saved, current: current, differing: differing)
         let slots = differing.filter { current[$0 + 1] != before[$0 + 1] }
@@ -206,10 +195,12 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
                 continue
             }
             if model(entry).id.documentID != id { _ = try checkedRow(entry, id: id) }
-            let now = snapshot(model(entry), kept: false)
-            guard let (slots, current, before) = try changed(entry, id: id, now: now, saved: saved) else { continue }
+            let differing = differing(model(entry), from: saved)
+            guard !differing.isEmpty,
+                let (slots, current, before) = try changed(entry, id: id, differing: differing, saved: saved)
+            else { continue }
             changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
-            saving.append((entry, now, false))
+            saving.append((entry, snapshot(model(entry)), false))
         }
         return changes
     }
