@@ -54,31 +54,167 @@ final class ModelRowDecoder: Decoder {
         }
     }
 
-    private(set) var statement: Statement
-    let plan: Plan
-    /// ``Plan/names`` and ``Plan/columns``, kept here as well so a read reaches them directly.
-    private let names: [String]
-    private let columns: [Plan.Column]
-    /// The next planned step: where the next key is expected.
-    fileprivate var next = 0
+    /// What the reads need: the statement on its row, the plan, the next planned step. Kept
+    /// apart from the decoder so the keyed container the decoder keeps for every row of a fetch
+    /// (``container(keyedBy:)``) holds this and not the decoder: no reference cycle.
+    fileprivate final class Reader {
+        /// A `let`: the same statement serves every row of a fetch, and a constant reference
+        /// is read without retaining it at each column.
+        let statement: Statement
+        let plan: Plan
+        /// ``Plan/names`` and ``Plan/columns``, kept here as well so a read reaches them directly.
+        let names: [String]
+        let columns: [Plan.Column]
+        /// The next planned step: where the next key is expected.
+        var next = 0
+
+        init(statement: Statement, plan: Plan) {
+            self.statement = statement
+            self.plan = plan
+            names = plan.names
+            columns = plan.columns
+        }
+
+        /// The column of property `name`: the expected one, the one just taken, or, for an
+        /// `init(from:)` with an order of its own, the one looked up.
+        fileprivate func column(_ name: String) -> Plan.Column? {
+            if next < names.count, names[next] == name {
+                next += 1
+                return columns[next - 1]
+            }
+            if next > 0, names[next - 1] == name { return columns[next - 1] }
+            return plan.byProperty[name]
+        }
+
+        /// The coding path of errors about `column`'s property.
+        private func codingPath(_ column: Plan.Column) -> [any CodingKey] { [PropertyKey(stringValue: names[column.position])] }
+
+        /// The value of `type` in `column`, read straight from the statement when the column
+        /// stores it as the type wants; nil when the column is NULL or when the general path must
+        /// decide (and name any error). One switch for every kind, so each read costs one check of
+        /// what the plan says is stored there.
+        fileprivate func direct<T>(_ type: T.Type, _ column: Plan.Column) -> T? {
+            let i = column.index
+            switch column.type {
+            case .text:
+                if T.self == String.self { return statement.string(at: i).map { unsafeBitCast($0, to: T.self) } }
+                if T.self == UUID.self {
+                    return statement.string(at: i).flatMap(UUID.init(uuidString:)).map { unsafeBitCast($0, to: T.self) }
+                }
+            case .integer where !statement.isNull(at: i):
+                if T.self == Int.self { return unsafeBitCast(Int(statement.int64(at: i)), to: T.self) }
+                if T.self == Int64.self { return unsafeBitCast(statement.int64(at: i), to: T.self) }
+            case .real where !statement.isNull(at: i):
+                if T.self == Double.self { return unsafeBitCast(statement.double(at: i), to: T.self) }
+            case .bool where !statement.isNull(at: i):
+                if T.self == Bool.self { return unsafeBitCast(statement.int64(at: i) != 0, to: T.self) }
+            case .date where !statement.isNull(at: i):
+                if T.self == Date.self { return unsafeBitCast(Date(timeIntervalSince1970: statement.double(at: i)), to: T.self) }
+            case .json:
+                if ObjectIdentifier(T.self) == stringArrayType, let bytes = statement.bytes(at: i),
+                    let strings = JSONStringArray.parse(bytes, { $0 })
+                {
+                    return unsafeBitCast(strings, to: T.self)
+                }
+            case .vector(let dimension, _):
+                if ObjectIdentifier(T.self) == floatArrayType, let bytes = statement.bytes(at: i),
+                    let vector = VectorBlob.vector(bytes, dimension: dimension)
+                {
+                    return unsafeBitCast(vector, to: T.self)
+                }
+            default:
+                break
+            }
+            return nil
+        }
+
+        /// The column as a ``Value``, for the general path.
+        fileprivate func value(_ column: Plan.Column) -> Value {
+            guard !column.isID else {
+                return (DocumentID.read(statement.value(at: 0), kind: plan.idKind) ?? .int(statement.int64(at: 0))).value
+            }
+            return FieldCodec.read(statement, column: column.index, as: column.type)
+        }
+
+        /// Every value goes through here: straight from its column (``direct(_:_:)``), or else
+        /// through the general path: the column as a ``Value``, decoded by ``ValueDecoder``, with
+        /// the same results (the differential tests). Generic over the type only (not the coding
+        /// key), so each typed call is compiled for its type and the checks in `direct` fold away.
+        fileprivate func read<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
+            if let value = direct(type, column) { return value }
+            if statement.isNull(at: column.index) {
+                throw DecodingError.valueNotFound(type, .init(codingPath: codingPath(column), debugDescription: "\(names[column.position]) is null"))
+            }
+            return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
+        }
+
+        fileprivate func readIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
+            if let value = direct(type, column) { return value }
+            if statement.isNull(at: column.index) { return nil }
+            return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
+        }
+
+        /// ``read(_:_:)`` for a type known only at run time (`decode<T>`): the ones `direct`
+        /// reads are made concrete first, so their reads are the compiled ones.
+        fileprivate func readAny<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
+            switch ObjectIdentifier(T.self) {
+            case dateType: unsafeBitCast(try read(Date.self, column), to: T.self)
+            case uuidType: unsafeBitCast(try read(UUID.self, column), to: T.self)
+            case stringArrayType: unsafeBitCast(try read([String].self, column), to: T.self)
+            case floatArrayType: unsafeBitCast(try read([Float].self, column), to: T.self)
+            default: try read(type, column)
+            }
+        }
+
+        fileprivate func readAnyIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
+            switch ObjectIdentifier(T.self) {
+            case dateType: try readIfPresent(Date.self, column).map { unsafeBitCast($0, to: T.self) }
+            case uuidType: try readIfPresent(UUID.self, column).map { unsafeBitCast($0, to: T.self) }
+            case stringArrayType: try readIfPresent([String].self, column).map { unsafeBitCast($0, to: T.self) }
+            case floatArrayType: try readIfPresent([Float].self, column).map { unsafeBitCast($0, to: T.self) }
+            default: try readIfPresent(type, column)
+            }
+        }
+
+    }
+
+    private var reader: Reader
+    var plan: Plan { reader.plan }
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+    /// The keyed container of the last row, reused by the next (a synthesized `init(from:)`
+    /// asks for one per row with the same key type): making one allocates its box and looks up
+    /// its generic types, a cost of every row otherwise. Stored as its one reference (the
+    /// container is a struct around its box), with the key type it was made for.
+    private var cachedContainer: AnyObject?
+    private var cachedKeyType: ObjectIdentifier?
 
     init(statement: Statement, plan: Plan) {
-        self.statement = statement
-        self.plan = plan
-        names = plan.names
-        columns = plan.columns
+        reader = Reader(statement: statement, plan: plan)
     }
 
     /// Moves on to the row `statement` is on now.
     func reset(to statement: Statement) {
-        self.statement = statement
-        next = 0
+        if statement === reader.statement {
+            reader.next = 0
+        } else {
+            reader = Reader(statement: statement, plan: reader.plan)
+            cachedContainer = nil
+            cachedKeyType = nil
+        }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Keyed<Key>(decoder: self))
+        if cachedKeyType == ObjectIdentifier(Key.self), let cachedContainer {
+            return unsafeBitCast(cachedContainer, to: KeyedDecodingContainer<Key>.self)
+        }
+        let container = KeyedDecodingContainer(Keyed<Key>(decoder: reader))
+        // Cached only while the standard library keeps the container one reference wide.
+        if MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size {
+            cachedContainer = unsafeBitCast(container, to: AnyObject.self)
+            cachedKeyType = ObjectIdentifier(Key.self)
+        }
+        return container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -89,109 +225,8 @@ final class ModelRowDecoder: Decoder {
         throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a model is a keyed container"))
     }
 
-    /// The column of property `name`: the expected one, the one just taken, or, for an
-    /// `init(from:)` with an order of its own, the one looked up.
-    fileprivate func column(_ name: String) -> Plan.Column? {
-        if next < names.count, names[next] == name {
-            next += 1
-            return columns[next - 1]
-        }
-        if next > 0, names[next - 1] == name { return columns[next - 1] }
-        return plan.byProperty[name]
-    }
-
-    /// The coding path of errors about `column`'s property.
-    private func codingPath(_ column: Plan.Column) -> [any CodingKey] { [PropertyKey(stringValue: names[column.position])] }
-
-    /// The value of `type` in `column`, read straight from the statement when the column
-    /// stores it as the type wants; nil when the column is NULL or when the general path must
-    /// decide (and name any error). One switch for every kind, so each read costs one check of
-    /// what the plan says is stored there.
-    fileprivate func direct<T>(_ type: T.Type, _ column: Plan.Column) -> T? {
-        let i = column.index
-        switch column.type {
-        case .text:
-            if T.self == String.self { return statement.string(at: i).map { unsafeBitCast($0, to: T.self) } }
-            if T.self == UUID.self {
-                return statement.string(at: i).flatMap(UUID.init(uuidString:)).map { unsafeBitCast($0, to: T.self) }
-            }
-        case .integer where !statement.isNull(at: i):
-            if T.self == Int.self { return unsafeBitCast(Int(statement.int64(at: i)), to: T.self) }
-            if T.self == Int64.self { return unsafeBitCast(statement.int64(at: i), to: T.self) }
-        case .real where !statement.isNull(at: i):
-            if T.self == Double.self { return unsafeBitCast(statement.double(at: i), to: T.self) }
-        case .bool where !statement.isNull(at: i):
-            if T.self == Bool.self { return unsafeBitCast(statement.int64(at: i) != 0, to: T.self) }
-        case .date where !statement.isNull(at: i):
-            if T.self == Date.self { return unsafeBitCast(Date(timeIntervalSince1970: statement.double(at: i)), to: T.self) }
-        case .json:
-            if ObjectIdentifier(T.self) == stringArrayType, let bytes = statement.bytes(at: i),
-                let strings = JSONStringArray.parse(bytes, { $0 })
-            {
-                return unsafeBitCast(strings, to: T.self)
-            }
-        case .vector(let dimension, _):
-            if ObjectIdentifier(T.self) == floatArrayType, let bytes = statement.bytes(at: i),
-                let vector = VectorBlob.vector(bytes, dimension: dimension)
-            {
-                return unsafeBitCast(vector, to: T.self)
-            }
-        default:
-            break
-        }
-        return nil
-    }
-
-    /// The column as a ``Value``, for the general path.
-    fileprivate func value(_ column: Plan.Column) -> Value {
-        guard !column.isID else {
-            return (DocumentID.read(statement.value(at: 0), kind: plan.idKind) ?? .int(statement.int64(at: 0))).value
-        }
-        return FieldCodec.read(statement, column: column.index, as: column.type)
-    }
-
-    /// Every value goes through here: straight from its column (``direct(_:_:)``), or else
-    /// through the general path: the column as a ``Value``, decoded by ``ValueDecoder``, with
-    /// the same results (the differential tests). Generic over the type only (not the coding
-    /// key), so each typed call is compiled for its type and the checks in `direct` fold away.
-    fileprivate func read<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
-        if let value = direct(type, column) { return value }
-        if statement.isNull(at: column.index) {
-            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath(column), debugDescription: "\(names[column.position]) is null"))
-        }
-        return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
-    }
-
-    fileprivate func readIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
-        if let value = direct(type, column) { return value }
-        if statement.isNull(at: column.index) { return nil }
-        return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
-    }
-
-    /// ``read(_:_:)`` for a type known only at run time (`decode<T>`): the ones `direct`
-    /// reads are made concrete first, so their reads are the compiled ones.
-    fileprivate func readAny<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
-        switch ObjectIdentifier(T.self) {
-        case dateType: unsafeBitCast(try read(Date.self, column), to: T.self)
-        case uuidType: unsafeBitCast(try read(UUID.self, column), to: T.self)
-        case stringArrayType: unsafeBitCast(try read([String].self, column), to: T.self)
-        case floatArrayType: unsafeBitCast(try read([Float].self, column), to: T.self)
-        default: try read(type, column)
-        }
-    }
-
-    fileprivate func readAnyIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
-        switch ObjectIdentifier(T.self) {
-        case dateType: try readIfPresent(Date.self, column).map { unsafeBitCast($0, to: T.self) }
-        case uuidType: try readIfPresent(UUID.self, column).map { unsafeBitCast($0, to: T.self) }
-        case stringArrayType: try readIfPresent([String].self, column).map { unsafeBitCast($0, to: T.self) }
-        case floatArrayType: try readIfPresent([Float].self, column).map { unsafeBitCast($0, to: T.self) }
-        default: try readIfPresent(type, column)
-        }
-    }
-
     private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let decoder: ModelRowDecoder
+        let decoder: Reader
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { decoder.plan.names.compactMap { Key(stringValue: $0) } }
 
