@@ -14,6 +14,7 @@ enum CipherPrimitives {
     /// Makes the primitives available and registers the VFS. Idempotent.
     static func prepare() throws {
         _ = installed
+        _ = Connection.configureSQLite  // before the VFS registration initialises SQLite
         guard trove_cipher_has_backend() != 0 else {
             throw EncryptionError.unavailable(reason: "no AES-GCM implementation")
         }

@@ -82,6 +82,7 @@ public final class Connection {
     /// - Throws: ``SQLiteError`` when the file can't be opened or configured; the handle is
     ///   always closed before throwing.
     public init(_ location: Location, options: Options = Options()) throws {
+        _ = Self.configureSQLite
         self.location = location
         self.options = options
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -255,5 +256,12 @@ public final class Connection {
     package var fts5API: UnsafeMutablePointer<fts5_api>? { trove_fts5_api(db) }
 
     /// The SQLite library version, e.g. "3.40.1".
+    /// The process-wide SQLite settings, made once before the first connection (or the
+    /// encryption VFS) initialises SQLite: memory statistics off
+    /// (`trove_sqlite_disable_memory_statistics`). When something else in the process
+    /// initialised SQLite first, its settings stay. A Swift global is initialised once,
+    /// thread-safely.
+    static let configureSQLite: Void = { _ = trove_sqlite_disable_memory_statistics() }()
+
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
 }

@@ -388,7 +388,10 @@ struct ValueRows: RowSource {
     let rows: [[SQLValue]]
     var count: Int { rows.count }
     func bind(_ i: Int, to statement: Statement, at first: Int) throws {
-        for (offset, value) in rows[i].enumerated() { try statement.bind(value, at: first + offset) }
+        // Read in place: iterating the row would copy each value (retaining its text).
+        try rows[i].withUnsafeBufferPointer { values in
+            for offset in values.indices { try statement.bind(values[offset], at: first + offset) }
+        }
     }
     func values(_ i: Int) -> [SQLValue] { rows[i] }
 }

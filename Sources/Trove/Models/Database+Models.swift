@@ -164,7 +164,7 @@ public struct ModelWriter<M: Model> {
 
     private func write(_ models: [M], mode: WriteMode) throws -> [M.ID] {
         let store = writer.store
-        var rows = try models.map { try schema.row($0, in: store) }
+        var rows = try schema.rows(models, in: store)
         return try writer.atomically { try schema.write(models, rows: &rows, mode: mode, to: store, on: writer.connection) }
     }
     /// Inserts or replaces one model. - Returns: its id.

@@ -145,7 +145,7 @@ public struct ModelCollection<M: Model>: Sendable {
     /// property when the collection has an embedder (one batch for all of them).
     func rows(_ models: [M]) async throws -> [[SQLValue]] {
         let store = documents.store
-        var rows = try models.map { try schema.row($0, in: store) }
+        var rows = try schema.rows(models, in: store)
         guard let embedder, let text = schema.embeddedText, let vector = schema.embeddedVector,
             let textSlot = schema.rowSlots.byProperty[text], let vectorSlot = schema.rowSlots.byProperty[vector]
         else { return rows }

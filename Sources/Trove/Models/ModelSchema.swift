@@ -265,6 +265,17 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         return row
     }
 
+    /// The ``row(_:in:)`` of each model, read in place: a `map` over the models, generic code
+    /// here, copies each model first (retaining every property) and destroys the copy after.
+    func rows(_ models: [M], in store: DocumentStore) throws -> [[SQLValue]] {
+        try models.withUnsafeBufferPointer { buffer in
+            var rows: [[SQLValue]] = []
+            rows.reserveCapacity(buffer.count)
+            for i in buffer.indices { rows.append(try row(buffer[i], in: store)) }
+            return rows
+        }
+    }
+
     /// Writes `models`, whose ``row(_:in:)``s are `rows`, inside the caller's transaction:
     /// unassigned ids are chosen first (``DocumentStore/assignIDs(_:on:)``).
     ///
@@ -277,7 +288,8 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
             if let id = fresh[i] { document.id = id }
             return document
         }
-        var ids = models.map(\.id)
+        // Each id read in place (see rows(_:in:)).
+        var ids = models.withUnsafeBufferPointer { buffer in buffer.indices.map { buffer[$0].id } }
         for (i, id) in fresh {
             guard let typed = M.ID(documentID: id) else { preconditionFailure("\(id) is not a \(M.ID.self)") }
             ids[i] = typed

@@ -43,6 +43,35 @@ struct Custom: Model, Equatable {
     static var modelOptions: ModelOptions { ModelOptions().column(\Custom.name, named: "label") }
 }
 
+/// A model whose `init(from:)` asks for two keyed containers of different key types in each
+/// row, and its encoding the same: the row decoder keeps one container for the next row, which
+/// must not be handed out for the other key type.
+struct TwoKeyTypes: Model, Equatable {
+    var id: Int64
+    var title: String
+    var count: Int
+
+    enum IDKey: String, CodingKey { case id }
+    enum FieldKeys: String, CodingKey { case title, count }
+
+    init(id: Int64, title: String, count: Int) { (self.id, self.title, self.count) = (id, title, count) }
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: FieldKeys.self)
+        title = try fields.decode(String.self, forKey: .title)
+        id = try decoder.container(keyedBy: IDKey.self).decode(Int64.self, forKey: .id)
+        count = try fields.decode(Int.self, forKey: .count)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var fields = encoder.container(keyedBy: FieldKeys.self)
+        try fields.encode(title, forKey: .title)
+        try fields.encode(count, forKey: .count)
+        var id = encoder.container(keyedBy: IDKey.self)
+        try id.encode(self.id, forKey: .id)
+    }
+}
+
 /// A model with a narrow integer (read through the general path) and a required text.
 struct Narrow: Model, Equatable {
     var id: Int64
@@ -123,6 +152,15 @@ struct ModelCodingDifferentialTests {
         let database = try Database(path: dir.path("db.trove"))
         try await check((1...40).map { Self.randomCustom(Int64($0), &rng) }, in: database)
         #expect(try ModelSchema<Custom>.shared().documentSchema.field("label") != nil)
+    }
+
+    @Test("an init(from:) asking for two key types in each row decodes every row as the Codable path")
+    func twoKeyTypes() async throws {
+        var rng = SeededGenerator(seed: 11)
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("db.trove"))
+        try await check((1...30).map { TwoKeyTypes(id: Int64($0), title: Self.texts.randomElement(using: &rng)!,
+                                                  count: Int.random(in: -9...9, using: &rng)) }, in: database)
     }
 
     @Test("a stored value the type cannot hold fails the fetch with a DecodingError naming the property")
