@@ -255,7 +255,6 @@ public final class Connection {
     /// nil when SQLite was built without FTS5. Valid while the connection is open.
     package var fts5API: UnsafeMutablePointer<fts5_api>? { trove_fts5_api(db) }
 
-    /// The SQLite library version, e.g. "3.40.1".
     /// The process-wide SQLite settings, made once before the first connection (or the
     /// encryption VFS) initialises SQLite: memory statistics off
     /// (`trove_sqlite_disable_memory_statistics`). When something else in the process
@@ -263,5 +262,6 @@ public final class Connection {
     /// thread-safely.
     static let configureSQLite: Void = { _ = trove_sqlite_disable_memory_statistics() }()
 
+    /// The SQLite library version, e.g. "3.40.1".
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
 }

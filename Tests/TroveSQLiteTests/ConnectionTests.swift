@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 import TroveSQLite
@@ -23,6 +24,14 @@ struct ConnectionTests {
         #expect(Connection.sqliteVersion.hasPrefix("3."))
         let api = try #require(c.fts5API)
         #expect(api.pointee.iVersion >= 2)
+    }
+
+    @Test("SQLite counts no memory (statistics off before it initialises: no global mutex per allocation)")
+    func noMemoryStatistics() throws {
+        let c = try Connection(.inMemory)
+        try c.execute(script: "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(100000))")
+        #expect(try c.scalar("SELECT length(x) FROM t") == .integer(100_000))
+        #expect(sqlite3_memory_used() == 0)
     }
 
     @Test("text binds every byte: an embedded NUL is stored, an empty string is not NULL")
