@@ -399,17 +399,25 @@ private func firstQueries(label: String, path: String, collection name: String, 
 /// `--create`: when P does not exist, first builds it as `store` does (the 58,029 shared vectors
 /// in a search collection with full text; the texts are the packages' descriptions when
 /// `packages.jsonl` is there, otherwise the shared descriptions in turn), saves the index and
-/// checkpoints, then exits. `--warm N`: after the first query, N more, each after opening a new
-/// `Database` on the file in this process, one "wall CPU" line each.
+/// checkpoints, then exits (`--hnsw`: an HNSW field without full text instead, as `store --hnsw`
+/// builds it). `--warm N`: after the first query, N more, each after opening a new
+/// `Database` on the file in this process, one "wall CPU" line each. `--resave`: first rebuild and
+/// save the index in this process, without a checkpoint (as `store` before its warm figures).
 func runFirstQuery(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     let path = options.string("path", "")
     let name = options.string("collection", "packages")
     if options.has("create"), !FileManager.default.fileExists(atPath: path) {
-        try await createFirstQueryStore(path: path, collection: name)
+        try await createFirstQueryStore(path: path, collection: name, hnsw: options.has("hnsw"))
         return
     }
     let query = try readNPY(options.string("queries", sharedBenchDirectory + "/vectors/queries.f16.npy")).row(0)
+    if options.has("resave") {
+        // As `store` does before its warm figures: the index rebuilt and saved by this process,
+        // the file not checkpointed by hand.
+        let database = try Database(path: path)
+        try await database.collection(named: name).rebuildIndex()
+    }
     func once() async throws {
         let database = try Database(path: path)
         let collection = try await database.collection(named: name)
@@ -422,7 +430,7 @@ func runFirstQuery(_ arguments: [String]) async throws {
     for _ in 0..<options.int("warm", 0) { try await once() }
 }
 
-private func createFirstQueryStore(path: String, collection name: String) async throws {
+private func createFirstQueryStore(path: String, collection name: String, hnsw: Bool) async throws {
     let base = try readNPY(sharedBenchDirectory + "/vectors/base.f16.npy")
     let texts: [String]
     if FileManager.default.fileExists(atPath: benchCache + "/data/packages.jsonl") {
@@ -434,7 +442,8 @@ private func createFirstQueryStore(path: String, collection name: String) async 
     }
     let dimension = base.columns
     let database = try Database(path: path)
-    let collection = try await database.collection(name, dimension: dimension, metric: .cosine, lexicalSearch: true)
+    let collection = try await database.collection(
+        name, dimension: dimension, metric: .cosine, lexicalSearch: !hnsw, index: hnsw ? .hnsw() : .flat)
     var start = 0
     while start < base.rows {
         let end = min(base.rows, start + 1_000)
@@ -444,9 +453,8 @@ private func createFirstQueryStore(path: String, collection name: String) async 
         })
         start = end
     }
-    try await database.mergeTextIndexes()
-    _ = try await collection.search(vector: base.row(0), topK: 10)
-    try await database.saveIndexes()
+    if !hnsw { try await database.mergeTextIndexes() }
+    try await collection.loadIndex()
     let raw = try Connection(path: path)
     try raw.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
     raw.close()

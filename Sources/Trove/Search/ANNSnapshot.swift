@@ -45,7 +45,22 @@ struct ANNSnapshotStore {
     enum Stored {
         case none
         case unusable(reason: String)
-        case snapshot(watermark: Int64, bytes: [UInt8])
+        case snapshot(watermark: Int64, bytes: SnapshotBytes)
+    }
+
+    /// A snapshot read into memory of its own, freed with this object: huge-page advised when
+    /// large (`allocateLargeBuffer`), where an array's pages are faulted in 4 KB at a time.
+    final class SnapshotBytes {
+        private let memory: UnsafeMutableRawBufferPointer
+        /// The snapshot's bytes.
+        let bytes: UnsafeRawBufferPointer
+
+        init(count: Int) {
+            memory = allocateLargeBuffer(byteCount: count)
+            bytes = UnsafeRawBufferPointer(rebasing: memory[0..<count])
+        }
+
+        deinit { memory.deallocate() }
     }
 
     /// What streaming a snapshot found.
@@ -149,32 +164,31 @@ struct ANNSnapshotStore {
         return total >= 0 && total <= fileBytes ? Int(total) : 0
     }
 
-    /// Reads an HNSW snapshot, its parts copied straight into one array, and checks its trailer
+    /// Reads an HNSW snapshot, its parts copied straight into one buffer, and checks its trailer
     /// checksum against the recorded one.
     func read() throws -> Stored {
         let total = try recordedTotal()
-        var streamed = Streamed.none
-        let bytes = try [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            let memory = UnsafeMutableRawBufferPointer(buffer)
-            streamed = try stream(begin: { $0 == Int64(total) ? nil : "snapshot size \($0) changed while reading" }, append: { count, copy in
-                try copy(0, UnsafeMutableRawBufferPointer(rebasing: memory[initialized..<initialized + count]))
-                initialized += count
-            })
-        }
+        let snapshot = SnapshotBytes(count: total)
+        let memory = UnsafeMutableRawBufferPointer(mutating: snapshot.bytes)
+        var filled = 0
+        let streamed = try stream(begin: { $0 == Int64(total) ? nil : "snapshot size \($0) changed while reading" }, append: { count, copy in
+            try copy(0, UnsafeMutableRawBufferPointer(rebasing: memory[filled..<filled + count]))
+            filled += count
+        })
         switch streamed {
         case .none: return .none
         case .unusable(let reason): return .unusable(reason: reason)
         case .read(let watermark, let checksum):
-            guard Self.trailerChecksum(bytes) == checksum else {
+            guard Self.trailerChecksum(snapshot.bytes) == checksum else {
                 return .unusable(reason: "snapshot checksum differs from the recorded one")
             }
-            return .snapshot(watermark: watermark, bytes: bytes)
+            return .snapshot(watermark: watermark, bytes: snapshot)
         }
     }
 
     /// Replaces the stored snapshot with an HNSW graph's bytes; call inside a write transaction.
     func write(_ bytes: [UInt8], watermark: Int64) throws {
-        try bytes.withUnsafeBytes { try write([$0], checksum: Self.trailerChecksum(bytes), watermark: watermark) }
+        try bytes.withUnsafeBytes { try write([$0], checksum: Self.trailerChecksum($0), watermark: watermark) }
     }
 
     /// Replaces the stored snapshot with the concatenation of `segments`; call inside a write
@@ -284,10 +298,8 @@ struct ANNSnapshotStore {
 
     /// The snapshot's own trailer checksum (its last 8 bytes, little-endian), as a signed integer
     /// SQLite can store.
-    static func trailerChecksum(_ bytes: [UInt8]) -> Int64 {
+    static func trailerChecksum(_ bytes: UnsafeRawBufferPointer) -> Int64 {
         guard bytes.count >= 8 else { return 0 }
-        var value: UInt64 = 0
-        for i in 0..<8 { value |= UInt64(bytes[bytes.count - 8 + i]) << (8 * UInt64(i)) }
-        return Int64(bitPattern: value)
+        return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: Int64.self))
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Snapshot format, version 2 (all integers little-endian); version 1 is the same without the
 /// flags byte (always 0 there) and is still read:
 ///
@@ -125,58 +127,87 @@ extension HNSWIndex {
     ///   check has passed.
     /// - Complexity: O(size of the snapshot).
     public convenience init(snapshot bytes: [UInt8]) throws {
-        let headerSize = Self.snapshotHeaderSize
-        guard bytes.count >= 8, Array(bytes[0..<8]) == Self.snapshotMagic else { throw VectorIndexError.notASnapshot }
-        guard bytes.count >= headerSize + 8 else {
-            throw VectorIndexError.truncated(expected: headerSize + 8, actual: bytes.count)
-        }
-        var r = ByteReader(bytes: bytes, offset: 8)
-        let version: UInt32 = r.read()
-        guard version == 1 || version == Self.snapshotVersion else { throw VectorIndexError.unsupportedVersion(version) }
-        guard Int(r.read() as UInt32) == headerSize else { throw VectorIndexError.corrupt("header size") }
-        let metricIndex = Int(r.readByte()), quantIndex = Int(r.readByte())
-        let flags = r.readByte()
-        r.offset += 1
-        guard flags & ~1 == 0, version > 1 || flags == 0 else { throw VectorIndexError.corrupt("unknown flags \(flags)") }
-        guard metricIndex < DistanceMetric.allCases.count, quantIndex < HNSWQuantization.allCases.count else {
-            throw VectorIndexError.corrupt("unknown metric or quantization")
-        }
-        let dimension = Int(r.read() as UInt32), m = Int(r.read() as UInt32)
-        let efConstruction = Int(r.read() as UInt32), efSearch = Int(r.read() as UInt32)
-        let rescoreFactor = Int(r.read() as UInt32)
-        let seed: UInt64 = r.read()
-        let slotCount = Int(r.read() as UInt32), liveCount = Int(r.read() as UInt32)
-        let entry: UInt32 = r.read()
-        let maxLevel = Int(r.read() as Int32)
-        let bodyLength: UInt64 = r.read()
-        r.offset = headerSize
-        // A hostile body length must not overflow the sum (found by Fuzz/Targets/SnapshotLoader).
-        let (sum, overflow) = bodyLength.addingReportingOverflow(UInt64(headerSize) + 8)
-        let expected = overflow ? UInt64.max : sum
-        guard expected <= UInt64(Int.max), Int(expected) <= bytes.count else {
-            throw VectorIndexError.truncated(expected: Int(min(expected, UInt64(Int.max))), actual: bytes.count)
-        }
-        guard Int(expected) == bytes.count else {
-            throw VectorIndexError.corrupt("\(bytes.count - Int(expected)) unexpected trailing bytes")
-        }
-        let stored = ByteReader(bytes: bytes, offset: bytes.count - 8).peekUInt64()
-        guard stored == snapshotChecksum(bytes[0..<(bytes.count - 8)]) else {
-            throw VectorIndexError.corrupt("checksum mismatch")
+        try self.init(contiguous: bytes)
+    }
+
+    /// Restores an index from `snapshot()` bytes in memory the caller owns (a snapshot read into
+    /// a buffer of its own, without an array's copy).
+    public convenience init(snapshot bytes: UnsafeRawBufferPointer) throws {
+        try self.init(contiguous: bytes)
+    }
+
+    private convenience init(contiguous: some ContiguousBytes) throws {
+        let header = try contiguous.withUnsafeBytes { bytes in
+            let headerSize = Self.snapshotHeaderSize
+            guard bytes.count >= 8, bytes.prefix(8).elementsEqual(Self.snapshotMagic) else { throw VectorIndexError.notASnapshot }
+            guard bytes.count >= headerSize + 8 else {
+                throw VectorIndexError.truncated(expected: headerSize + 8, actual: bytes.count)
+            }
+            var r = ByteReader(bytes: bytes, offset: 8)
+            let version: UInt32 = r.read()
+            guard version == 1 || version == Self.snapshotVersion else { throw VectorIndexError.unsupportedVersion(version) }
+            guard Int(r.read() as UInt32) == headerSize else { throw VectorIndexError.corrupt("header size") }
+            let metricIndex = Int(r.readByte()), quantIndex = Int(r.readByte())
+            let flags = r.readByte()
+            r.offset += 1
+            guard flags & ~1 == 0, version > 1 || flags == 0 else { throw VectorIndexError.corrupt("unknown flags \(flags)") }
+            guard metricIndex < DistanceMetric.allCases.count, quantIndex < HNSWQuantization.allCases.count else {
+                throw VectorIndexError.corrupt("unknown metric or quantization")
+            }
+            let dimension = Int(r.read() as UInt32), m = Int(r.read() as UInt32)
+            let efConstruction = Int(r.read() as UInt32), efSearch = Int(r.read() as UInt32)
+            let rescoreFactor = Int(r.read() as UInt32)
+            let seed: UInt64 = r.read()
+            let slotCount = Int(r.read() as UInt32), liveCount = Int(r.read() as UInt32)
+            let entry: UInt32 = r.read()
+            let maxLevel = Int(r.read() as Int32)
+            let bodyLength: UInt64 = r.read()
+            r.offset = headerSize
+            // A hostile body length must not overflow the sum (found by Fuzz/Targets/SnapshotLoader).
+            let (sum, overflow) = bodyLength.addingReportingOverflow(UInt64(headerSize) + 8)
+            let expected = overflow ? UInt64.max : sum
+            guard expected <= UInt64(Int.max), Int(expected) <= bytes.count else {
+                throw VectorIndexError.truncated(expected: Int(min(expected, UInt64(Int.max))), actual: bytes.count)
+            }
+            guard Int(expected) == bytes.count else {
+                throw VectorIndexError.corrupt("\(bytes.count - Int(expected)) unexpected trailing bytes")
+            }
+            let stored = ByteReader(bytes: bytes, offset: bytes.count - 8).peekUInt64()
+            guard stored == snapshotChecksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 8)])) else {
+                throw VectorIndexError.corrupt("checksum mismatch")
+            }
+            return (dimension: dimension, m: m, efConstruction: efConstruction, efSearch: efSearch, rescoreFactor: rescoreFactor,
+                    seed: seed, metricIndex: metricIndex, quantIndex: quantIndex, flags: flags, slotCount: slotCount,
+                    liveCount: liveCount, entry: entry, maxLevel: maxLevel, bodyLength: bodyLength)
         }
         var configuration = HNSWConfiguration(
-            m: m, efConstruction: efConstruction, efSearch: efSearch, seed: seed,
-            quantization: HNSWQuantization.allCases[quantIndex], rescoreFactor: rescoreFactor)
-        configuration.storesFullPrecision = flags & 1 == 0
+            m: header.m, efConstruction: header.efConstruction, efSearch: header.efSearch, seed: header.seed,
+            quantization: HNSWQuantization.allCases[header.quantIndex], rescoreFactor: header.rescoreFactor)
+        configuration.storesFullPrecision = header.flags & 1 == 0
         do {
-            try self.init(dimension: dimension, metric: DistanceMetric.allCases[metricIndex], configuration: configuration)
+            try self.init(dimension: header.dimension, metric: DistanceMetric.allCases[header.metricIndex], configuration: configuration)
         } catch {
             throw VectorIndexError.corrupt("bad parameters: \(error)")
         }
+        try contiguous.withUnsafeBytes { bytes in
+            try loadBody(
+                bytes, slotCount: header.slotCount, liveCount: header.liveCount, entry: header.entry, maxLevel: header.maxLevel,
+                bodyLength: header.bodyLength)
+        }
+    }
+
+    /// Reads the slots of a snapshot whose header and checksum were checked, then checks the graph.
+    private func loadBody(
+        _ bytes: UnsafeRawBufferPointer, slotCount: Int, liveCount: Int, entry: UInt32, maxLevel: Int, bodyLength: UInt64
+    ) throws {
+        var r = ByteReader(bytes: bytes, offset: Self.snapshotHeaderSize)
         // Every slot takes at least 10 bytes: check before allocating room for slotCount.
         guard slotCount <= Int(bodyLength) / 10, liveCount <= slotCount else {
             throw VectorIndexError.corrupt("\(slotCount) slots cannot fit in \(bodyLength) bytes")
         }
-        reserve(max(slotCount, 1))
+        // Each slot's vector, lists and codes are written below, free ones included.
+        reserve(max(slotCount, 1), filling: false)
+        slotsByID.reserveCapacity(liveCount)
         self.slotCount = slotCount
         let bodyEnd = bytes.count - 8
         var live = 0
@@ -190,6 +221,9 @@ extension HNSWIndex {
             switch state {
             case Self.state_free:
                 freeSlots.append(UInt32(s))
+                vectorPointer(UInt32(s)).update(repeating: 0, count: vectorStride)
+                links(UInt32(s), 0).update(repeating: 0, count: maxM0 + 1)
+                codes.map { ($0 + s * dimension).update(repeating: 0, count: dimension) }
                 continue
             case Self.state_live:
                 guard slotsByID.updateValue(UInt32(s), forKey: id) == nil else {
@@ -233,16 +267,7 @@ extension HNSWIndex {
         self.liveCount = liveCount
         entryPoint = entry
         self.maxLevel = maxLevel
-        // Links are bounds-checked here (counts, ranges) before any search can follow them.
-        for s in 0..<slotCount where states[s] != Self.state_free {
-            for l in 0...Int(levels[s]) {
-                let list = links(UInt32(s), l)
-                guard Int(list[0]) <= capacity(atLevel: l) else { throw VectorIndexError.corrupt("slot \(s): link count") }
-                for j in 0..<Int(list[0]) where Int(list[j + 1]) >= slotCount {
-                    throw VectorIndexError.corrupt("slot \(s): link out of range")
-                }
-            }
-        }
+        // Before any search can follow a link: counts and ranges first, then the graph's shape.
         let problems = invariantViolations(limit: 1)
         if let first = problems.first { throw VectorIndexError.corrupt(first) }
     }
@@ -251,22 +276,24 @@ extension HNSWIndex {
 /// A 64-bit checksum of 8-byte words (multiply-rotate rounds as in xxHash64; not
 /// cryptographic): any change of a single word changes it, and mixed changes almost surely do.
 func snapshotChecksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    bytes.withUnsafeBytes { snapshotChecksum($0) }
+}
+
+func snapshotChecksum(_ raw: UnsafeRawBufferPointer) -> UInt64 {
     let p1: UInt64 = 0x9E37_79B1_85EB_CA87, p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-    var h: UInt64 = 0x27D4_EB2F_1656_67C5 ^ UInt64(bytes.count)
-    bytes.withUnsafeBytes { raw in
-        let n = raw.count
-        var i = 0
-        while i + 8 <= n {
-            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            h ^= ((w &* p2) << 31 | (w &* p2) >> 33) &* p1
-            h = (h << 27 | h >> 37) &* p1 &+ 0x85EB_CA77_C2B2_AE63
-            i += 8
-        }
-        while i < n {
-            h ^= UInt64(raw[i]) &* p1
-            h = (h << 11 | h >> 53) &* p2
-            i += 1
-        }
+    var h: UInt64 = 0x27D4_EB2F_1656_67C5 ^ UInt64(raw.count)
+    let n = raw.count
+    var i = 0
+    while i + 8 <= n {
+        let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        h ^= ((w &* p2) << 31 | (w &* p2) >> 33) &* p1
+        h = (h << 27 | h >> 37) &* p1 &+ 0x85EB_CA77_C2B2_AE63
+        i += 8
+    }
+    while i < n {
+        h ^= UInt64(raw[i]) &* p1
+        h = (h << 11 | h >> 53) &* p2
+        i += 1
     }
     h ^= h >> 33
     h = h &* p2
@@ -282,11 +309,11 @@ extension Array where Element == UInt8 {
 
 /// Sequential little-endian reads; callers check bounds first.
 struct ByteReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     var offset: Int
 
     mutating func read<T: FixedWidthInteger>() -> T {
-        let v = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
+        let v = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
         offset += MemoryLayout<T>.size
         return T(littleEndian: v)
     }
@@ -297,11 +324,11 @@ struct ByteReader {
     }
 
     func peekUInt64() -> UInt64 {
-        UInt64(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) })
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     mutating func copy(into destination: UnsafeMutableRawPointer, count: Int) {
-        bytes.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        destination.copyMemory(from: bytes.baseAddress! + offset, byteCount: count)
         offset += count
     }
 }
