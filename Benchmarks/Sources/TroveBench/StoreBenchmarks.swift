@@ -412,12 +412,14 @@ func runFirstQuery(_ arguments: [String]) async throws {
         return
     }
     let query = try readNPY(options.string("queries", sharedBenchDirectory + "/vectors/queries.f16.npy")).row(0)
+    // As `store` does before its warm figures: the index rebuilt and saved by this process, its
+    // Database kept open, the file not checkpointed by hand.
+    var saver: Database?
     if options.has("resave") {
-        // As `store` does before its warm figures: the index rebuilt and saved by this process,
-        // the file not checkpointed by hand.
-        let database = try Database(path: path)
-        try await database.collection(named: name).rebuildIndex()
+        saver = try Database(path: path)
+        try await saver!.collection(named: name).rebuildIndex()
     }
+    defer { _ = saver }
     func once() async throws {
         let database = try Database(path: path)
         let collection = try await database.collection(named: name)

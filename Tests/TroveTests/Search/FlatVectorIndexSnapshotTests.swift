@@ -199,6 +199,22 @@ struct FlatVectorIndexSnapshotTests {
         #expect(try await Self.answers(reopened) == answers)
     }
 
+    @Test("saveIndexes copies the log back into the file, so the next open reads the matrix through its memory map")
+    func saveIndexesCheckpoints() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("flat.trove")
+        let db = try Database(path: path)
+        let items = try await db.collection("items", dimension: Self.dimension)
+        try await items.insert(hnswEntries(count: 700, dimension: Self.dimension, seed: 3))
+        _ = try await items.search(vector: Self.queries(1)[0], topK: 1)
+        // The rows and the matrix stay below the size at which the log is copied back by itself.
+        let before = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(try await db.saveIndexes() == ["items"])
+        // The file itself now holds the rows and the matrix (700 × (8 + 4 × 96) bytes).
+        let after = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(before < 700 * (8 + 4 * Self.dimension) && after > 2 * 700 * (8 + 4 * Self.dimension), "\(before) → \(after)")
+    }
+
     @Test("the checksum covers every byte whatever the cuts between parts")
     func wordSumIgnoresCuts() {
         var rng = SeededGenerator(seed: 77)
