@@ -113,7 +113,7 @@ struct ANNSnapshotStore {
         let rowids = try !isWithoutRowid()
         let statement = try connection.prepare(
             """
-            SELECT part, watermark, format, checksum, total_bytes, \(rowids ? "length(data), rowid" : "data") FROM \(quotedTable)
+            SELECT part, watermark, format, checksum, total_bytes, \(rowids ? "typeof(data), rowid" : "data") FROM \(quotedTable)
             WHERE name = ? ORDER BY part
             """)
         var received: Int64 = 0
@@ -134,7 +134,8 @@ struct ANNSnapshotStore {
                     return true
                 }
                 if rowids {
-                    guard s.value(at: 5) != .null else { problem = "snapshot part \(part) has no data"; return }
+                    // A blob reader refuses other values (raw SQL can store them): not a part.
+                    guard s.value(at: 5) == .text("blob") else { problem = "snapshot part \(part) has no data"; return }
                     let count = try reader.open(rowid: s.int64(at: 6))
                     guard accept(count) else { return }
                     try append(count) { offset, buffer in try reader.read(into: buffer, at: offset) }

@@ -95,7 +95,7 @@ struct FlatVectorIndexSnapshotTests {
     }
 
     @Test("a damaged, truncated, foreign or unreachable snapshot is refused and rebuilt from the table",
-          arguments: ["flip", "truncate", "short", "part", "size", "dimension", "floor", "ahead"])
+          arguments: ["flip", "truncate", "short", "value", "part", "size", "dimension", "floor", "ahead"])
     func refused(damage: String) async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("flat.trove")
@@ -117,6 +117,10 @@ struct FlatVectorIndexSnapshotTests {
             // A part in the middle that lost its last bytes: the parts no longer add up to the size.
             try raw.execute("UPDATE items_index SET data = substr(data, 1, length(data) - 100) WHERE name = 'flat' AND part = 1")
             expected = "truncated"
+        case "value":
+            // Not a blob at all (the column's affinity keeps what raw SQL stores).
+            try raw.execute("UPDATE items_index SET data = 5 WHERE name = 'flat' AND part = 1")
+            expected = "no data"
         case "part":
             try raw.execute("DELETE FROM items_index WHERE name = 'flat' AND part = 1")
             expected = "part 1 is missing"
