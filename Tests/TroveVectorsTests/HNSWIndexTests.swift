@@ -284,6 +284,22 @@ struct HNSWIndexTests {
         #expect(throws: VectorIndexError.self) { try broken.withUnsafeBytes { try HNSWIndex(snapshot: $0) } }
     }
 
+    @Test("Version 2 snapshots (one-lane checksum) are still read; the checksum follows the stated version")
+    func versionTwo() throws {
+        var f = try HNSWFixture(count: 300)
+        var bytes = f.index.snapshot()
+        #expect(bytes[8..<12] == [3, 0, 0, 0])
+        bytes.replaceSubrange(8..<12, with: [2, 0, 0, 0])
+        // Relabelled only: the four-lane checksum of version 3 is not the one-lane one of version 2.
+        #expect(throws: VectorIndexError.corrupt("checksum mismatch")) { try HNSWIndex(snapshot: bytes) }
+        let body = bytes[0..<(bytes.count - 8)]
+        bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        let copy = try HNSWIndex(snapshot: bytes)
+        let q = f.rng.vector(dimension: 32)
+        #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
+        #expect(copy.snapshot() == f.index.snapshot())
+    }
+
     @Test("Version 1 snapshots (float32 vectors, no flags) are still read")
     func versionOne() throws {
         var f = try HNSWFixture(count: 300)
