@@ -34,16 +34,9 @@ final class RowBuffer: @unchecked Sendable {
 
     /// Allocates room for at least `minimumCapacity` floats, none in use.
     init(minimumCapacity: Int) {
-        let bytes = Swift.max(minimumCapacity, 16) &* MemoryLayout<Float>.stride
-        let huge = bytes >= Self.hugePageThreshold
-        let rounded = huge ? (bytes + Self.hugePageSize - 1) / Self.hugePageSize * Self.hugePageSize : bytes
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: rounded, alignment: huge ? Self.hugePageSize : 64)
-        #if os(Linux)
-        // Advice only: when THP is disabled the call fails and the buffer keeps 4 KB pages.
-        if huge { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
-        #endif
-        base = raw.bindMemory(to: Float.self, capacity: rounded / MemoryLayout<Float>.stride)
-        capacity = rounded / MemoryLayout<Float>.stride
+        let memory = allocateLargeBuffer(byteCount: Swift.max(minimumCapacity, 16) &* MemoryLayout<Float>.stride)
+        base = memory.bindMemory(to: Float.self).baseAddress!
+        capacity = memory.count / MemoryLayout<Float>.stride
         count = 0
     }
 
@@ -60,4 +53,23 @@ final class RowBuffer: @unchecked Sendable {
         base.deinitialize(count: count)
         base.deallocate()
     }
+}
+
+/// Uninitialised memory for at least `byteCount` bytes, 64-byte aligned and, from
+/// `RowBuffer.hugePageThreshold` up, 2 MB aligned and advised for huge pages before anything
+/// touches it (its first touch then costs one fault per 2 MB instead of one per 4 KB). For the
+/// large buffers of vector indexes and the snapshots they load from. Free it with
+/// `deallocate()`.
+///
+/// - Returns: the memory, its size rounded up to whole huge pages.
+package func allocateLargeBuffer(byteCount: Int) -> UnsafeMutableRawBufferPointer {
+    let huge = byteCount >= RowBuffer.hugePageThreshold
+    let size = RowBuffer.hugePageSize
+    let rounded = huge ? (byteCount + size - 1) / size * size : Swift.max(byteCount, 1)
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: rounded, alignment: huge ? size : 64)
+    #if os(Linux)
+    // Advice only: when THP is disabled the call fails and the buffer keeps 4 KB pages.
+    if huge { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
+    #endif
+    return UnsafeMutableRawBufferPointer(start: raw, count: rounded)
 }

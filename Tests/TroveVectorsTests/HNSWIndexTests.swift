@@ -252,6 +252,54 @@ struct HNSWIndexTests {
         #expect(throws: VectorIndexError.self) { try f.index.converted(to: .binary) }
     }
 
+    @Test("A snapshot with a valid checksum but a broken graph is refused; free slots round trip",
+          arguments: ["duplicate", "self-loop", "out of range", "count"])
+    func brokenGraph(damage: String) throws {
+        var f = try HNSWFixture(count: 300)
+        // Free slots too: removed, then repaired away.
+        for id in [Int64(4), 10, 301] { #expect(f.index.remove(id: id)) }
+        f.index.repairDeletions()
+        let bytes = f.index.snapshot()
+        let copy = try HNSWIndex(snapshot: bytes)
+        #expect(copy.checkInvariants() == [] && copy.snapshot() == bytes)
+        let q = f.rng.vector(dimension: 32)
+        #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
+        // Slot 0's layer-0 list: after the 80-byte header, state, level, id and its 32 floats.
+        var broken = bytes
+        let list = 80 + 10 + 32 * 4
+        func put(_ value: UInt32, at offset: Int) {
+            withUnsafeBytes(of: value.littleEndian) { broken.replaceSubrange(offset..<offset + 4, with: $0) }
+        }
+        let first = broken[list + 4..<list + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        #expect(broken[list..<list + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } >= 2)
+        switch damage {
+        case "duplicate": put(first, at: list + 8)
+        case "self-loop": put(0, at: list + 4)
+        case "out of range": put(1_000_000, at: list + 4)
+        default: put(33, at: list)
+        }
+        let body = broken[0..<(broken.count - 8)]
+        broken.replaceSubrange((broken.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: broken) }
+        #expect(throws: VectorIndexError.self) { try broken.withUnsafeBytes { try HNSWIndex(snapshot: $0) } }
+    }
+
+    @Test("Version 2 snapshots (one-lane checksum) are still read; the checksum follows the stated version")
+    func versionTwo() throws {
+        var f = try HNSWFixture(count: 300)
+        var bytes = f.index.snapshot()
+        #expect(bytes[8..<12] == [3, 0, 0, 0])
+        bytes.replaceSubrange(8..<12, with: [2, 0, 0, 0])
+        // Relabelled only: the four-lane checksum of version 3 is not the one-lane one of version 2.
+        #expect(throws: VectorIndexError.corrupt("checksum mismatch")) { try HNSWIndex(snapshot: bytes) }
+        let body = bytes[0..<(bytes.count - 8)]
+        bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        let copy = try HNSWIndex(snapshot: bytes)
+        let q = f.rng.vector(dimension: 32)
+        #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
+        #expect(copy.snapshot() == f.index.snapshot())
+    }
+
     @Test("Version 1 snapshots (float32 vectors, no flags) are still read")
     func versionOne() throws {
         var f = try HNSWFixture(count: 300)

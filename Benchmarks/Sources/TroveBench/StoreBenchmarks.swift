@@ -395,12 +395,70 @@ private func firstQueries(label: String, path: String, collection name: String, 
 /// trove-bench first-query --path P --collection C --queries F.npy: opens the file in this new
 /// process and prints the wall and CPU milliseconds of the first vector query (query row 0 of
 /// F), which loads the index. The "cold" figure of `trove-bench store`.
+///
+/// `--create`: when P does not exist, first builds it as `store` does (the 58,029 shared vectors
+/// in a search collection with full text; the texts are the packages' descriptions when
+/// `packages.jsonl` is there, otherwise the shared descriptions in turn), saves the index and
+/// checkpoints, then exits (`--hnsw`: an HNSW field without full text instead, as `store --hnsw`
+/// builds it). `--warm N`: after the first query, N more, each after opening a new
+/// `Database` on the file in this process, one "wall CPU" line each. `--resave`: first rebuild and
+/// save the index in this process, without a checkpoint (as `store` before its warm figures).
 func runFirstQuery(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
+    let path = options.string("path", "")
+    let name = options.string("collection", "packages")
+    if options.has("create"), !FileManager.default.fileExists(atPath: path) {
+        try await createFirstQueryStore(path: path, collection: name, hnsw: options.has("hnsw"))
+        return
+    }
     let query = try readNPY(options.string("queries", sharedBenchDirectory + "/vectors/queries.f16.npy")).row(0)
-    let database = try Database(path: options.string("path", ""))
-    let collection = try await database.collection(named: options.string("collection", "packages"))
-    let cpu = processCPUMilliseconds()
-    let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
-    print(String(format: "%.3f %.3f", ms, processCPUMilliseconds() - cpu))
+    // As `store` does before its warm figures: the index rebuilt and saved by this process, its
+    // Database kept open, the file not checkpointed by hand.
+    var saver: Database?
+    if options.has("resave") {
+        saver = try Database(path: path)
+        try await saver!.collection(named: name).rebuildIndex()
+    }
+    defer { _ = saver }
+    func once() async throws {
+        let database = try Database(path: path)
+        let collection = try await database.collection(named: name)
+        let cpu = processCPUMilliseconds()
+        let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
+        print(String(format: "%.3f %.3f", ms, processCPUMilliseconds() - cpu))
+        guard try await collection.indexStatistics().origin == .snapshot else { throw StoreBenchError("the index was not loaded from its snapshot") }
+    }
+    try await once()
+    for _ in 0..<options.int("warm", 0) { try await once() }
+}
+
+private func createFirstQueryStore(path: String, collection name: String, hnsw: Bool) async throws {
+    let base = try readNPY(sharedBenchDirectory + "/vectors/base.f16.npy")
+    let texts: [String]
+    if FileManager.default.fileExists(atPath: benchCache + "/data/packages.jsonl") {
+        texts = try readJSONLines(benchCache + "/data/packages.jsonl").map { $0["body"] as? String ?? "" }
+    } else {
+        let descriptions = try readJSONLines(sharedBenchDirectory + "/texts/package_texts.jsonl")
+            .filter { $0["kind"] as? String == "description" }.compactMap { $0["text"] as? String }
+        texts = (0..<base.rows).map { descriptions[$0 % descriptions.count] }
+    }
+    let dimension = base.columns
+    let database = try Database(path: path)
+    let collection = try await database.collection(
+        name, dimension: dimension, metric: .cosine, lexicalSearch: !hnsw, index: hnsw ? .hnsw() : .flat)
+    var start = 0
+    while start < base.rows {
+        let end = min(base.rows, start + 1_000)
+        try await collection.insert((start..<end).map { i in
+            VectorEntry(id: .int(Int64(i + 1)), content: texts[i], source: "pkg\(i)", metadata: "{\"row\":\(i)}",
+                        vector: Array(base.floats[(i * dimension)..<((i + 1) * dimension)]))
+        })
+        start = end
+    }
+    if !hnsw { try await database.mergeTextIndexes() }
+    try await collection.loadIndex()
+    let raw = try Connection(path: path)
+    try raw.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
+    raw.close()
+    print("created \(path): \(base.rows) × \(dimension)-d")
 }

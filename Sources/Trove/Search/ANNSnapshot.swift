@@ -8,20 +8,29 @@ import TroveVectors
 ///
 /// ```
 /// <c>_index(name TEXT, part INTEGER, watermark INTEGER, format INTEGER, checksum INTEGER,
-///           total_bytes INTEGER, data BLOB, PRIMARY KEY (name, part))
+///           total_bytes INTEGER, data BLOB, UNIQUE (name, part))
 /// ```
 ///
-/// One snapshot is a run of bytes cut into parts small enough to stay inside their B-tree page
-/// (``partBytes(pageSize:key:)``): SQLite then reads them as it reads rows, page after page
-/// (through the reader's memory map), where a large blob is walked page by page through its
-/// overflow chain and copied twice, about twice the time. Every part repeats the header columns:
-/// `watermark` is the change-log seq the snapshot reflects, `checksum` its checksum (the
-/// snapshot's own trailer for HNSW, ``wordSum(_:into:)`` for a matrix), `total_bytes` the length
-/// of the whole snapshot. A snapshot is written in one transaction together with nothing else,
-/// so it is either entirely the old one or entirely the new one.
+/// One snapshot is a run of bytes cut into parts of ``partBytes``, each on its own chain of
+/// overflow pages, which a blob reader (``BlobReader``) copies straight into the index's memory:
+/// one copy out of the reader's memory map, without a statement stepping through a B-tree page
+/// per row. Every part repeats the header columns: `watermark` is the change-log seq the snapshot
+/// reflects, `checksum` its checksum (the snapshot's own trailer for HNSW, ``wordSum(_:into:)``
+/// for a matrix), `total_bytes` the length of the whole snapshot. A snapshot is written in one
+/// transaction together with nothing else, so it is either entirely the old one or entirely the
+/// new one.
+///
+/// Files written before held the table `WITHOUT ROWID` (`PRIMARY KEY (name, part)`), whose
+/// parts a blob reader cannot open: they are still read (through a statement), and the first
+/// save moves their rows into the table above.
 struct ANNSnapshotStore {
     /// The layout of the rows above; a different value is treated as "no usable snapshot".
     static let format: Int64 = 1
+
+    /// The data bytes of one part: enough that opening a part costs nothing next to copying its
+    /// bytes (reading 1 MB parts is no faster), and few enough that a part stays in a core's
+    /// cache between its copy and the reader's check of it.
+    static let partBytes = 64 << 10
 
     /// One snapshot's place: its table (unquoted) and its row key in that table.
     struct Location: Sendable, Hashable {
@@ -36,7 +45,22 @@ struct ANNSnapshotStore {
     enum Stored {
         case none
         case unusable(reason: String)
-        case snapshot(watermark: Int64, bytes: [UInt8])
+        case snapshot(watermark: Int64, bytes: SnapshotBytes)
+    }
+
+    /// A snapshot read into memory of its own, freed with this object: huge-page advised when
+    /// large (`allocateLargeBuffer`), where an array's pages are faulted in 4 KB at a time.
+    final class SnapshotBytes {
+        private let memory: UnsafeMutableRawBufferPointer
+        /// The snapshot's bytes.
+        let bytes: UnsafeRawBufferPointer
+
+        init(count: Int) {
+            memory = allocateLargeBuffer(byteCount: count)
+            bytes = UnsafeRawBufferPointer(rebasing: memory[0..<count])
+        }
+
+        deinit { memory.deallocate() }
     }
 
     /// What streaming a snapshot found.
@@ -55,19 +79,20 @@ struct ANNSnapshotStore {
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(tableName)]) != nil
     }
 
-    /// The data bytes of one part for a file of `pageSize`-byte pages: a row of the table
-    /// (a WITHOUT ROWID B-tree, whose rows stay inside a page up to about a quarter of it) then
-    /// needs no overflow page, with room for the key, the header columns and reserved bytes.
-    static func partBytes(pageSize: Int, key: String) -> Int {
-        let usable = pageSize - 64
-        let local = (usable - 12) * 64 / 255 - 23
-        return max(256, (local - 100 - key.utf8.count) / 64 * 64)
+    /// Whether the table is in the layout written before (`WITHOUT ROWID`: its primary key is
+    /// the table's own B-tree, listed as an index of origin `pk`).
+    private func isWithoutRowid() throws -> Bool {
+        try connection.scalar("SELECT 1 FROM pragma_index_list(?) WHERE origin = 'pk'", [.text(tableName)]) != nil
     }
 
     /// Reads the snapshot part by part in one pass: `begin` receives the recorded total size and
-    /// returns a reason to refuse it (nil: go on); `append` receives each part's data in order,
-    /// never more than the total in all. Every structural problem becomes `.unusable`.
-    func stream(begin: (Int64) -> String?, append: (UnsafeRawBufferPointer) -> Void) throws -> Streamed {
+    /// returns a reason to refuse it (nil: go on); `append` receives each part's length and a
+    /// function that copies the part's bytes from an offset into a buffer, in order, never more
+    /// than the total in all. Every structural problem becomes `.unusable`.
+    func stream(
+        begin: (Int64) -> String?,
+        append: (_ count: Int, _ copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> Streamed {
         guard try tableExists() else { return .none }
         let first = try connection.query(
             "SELECT watermark, format, checksum, total_bytes FROM \(quotedTable) WHERE name = ? AND part = 0", [.text(location.key)])
@@ -84,27 +109,45 @@ struct ANNSnapshotStore {
             return .unusable(reason: "snapshot size mismatch: \(header.total) bytes recorded in a file of \(fileBytes)")
         }
         if let refused = begin(header.total) { return .unusable(reason: refused) }
+        // The earlier layout has no rowids to open its parts by: its statement hands the data over.
+        let rowids = try !isWithoutRowid()
         let statement = try connection.prepare(
             """
-            SELECT part, watermark, format, checksum, total_bytes, data FROM \(quotedTable)
+            SELECT part, watermark, format, checksum, total_bytes, \(rowids ? "typeof(data), rowid" : "data") FROM \(quotedTable)
             WHERE name = ? ORDER BY part
             """)
         var received: Int64 = 0
         var expectedPart: Int64 = 0
         var problem: String?
-        try statement.forEachRow([.text(location.key)]) { s in
-            guard problem == nil else { return }
-            let part = s.int64(at: 0)
-            guard part == expectedPart else { problem = "snapshot part \(expectedPart) is missing"; return }
-            guard s.int64(at: 1) == header.watermark, s.int64(at: 2) == header.format, s.int64(at: 3) == header.checksum,
-                s.int64(at: 4) == header.total
-            else { problem = "snapshot part \(part) disagrees with part 0"; return }
-            expectedPart += 1
-            s.withBlob(at: 5) { blob in
-                guard let blob else { problem = "snapshot part \(part) has no data"; return }
-                guard received + Int64(blob.count) <= header.total else { problem = "snapshot longer than its recorded size"; return }
-                received += Int64(blob.count)
-                append(blob)
+        try connection.withBlobReader(table: tableName, column: "data") { reader in
+            try statement.forEachRow([.text(location.key)]) { s in
+                guard problem == nil else { return }
+                let part = s.int64(at: 0)
+                guard part == expectedPart else { problem = "snapshot part \(expectedPart) is missing"; return }
+                guard s.int64(at: 1) == header.watermark, s.int64(at: 2) == header.format, s.int64(at: 3) == header.checksum,
+                    s.int64(at: 4) == header.total
+                else { problem = "snapshot part \(part) disagrees with part 0"; return }
+                expectedPart += 1
+                func accept(_ count: Int) -> Bool {
+                    guard received + Int64(count) <= header.total else { problem = "snapshot longer than its recorded size"; return false }
+                    received += Int64(count)
+                    return true
+                }
+                if rowids {
+                    // A blob reader refuses other values (raw SQL can store them): not a part.
+                    guard s.value(at: 5) == .text("blob") else { problem = "snapshot part \(part) has no data"; return }
+                    let count = try reader.open(rowid: s.int64(at: 6))
+                    guard accept(count) else { return }
+                    try append(count) { offset, buffer in try reader.read(into: buffer, at: offset) }
+                } else {
+                    try s.withBlob(at: 5) { blob in
+                        guard let blob else { problem = "snapshot part \(part) has no data"; return }
+                        guard accept(blob.count) else { return }
+                        try append(blob.count) { offset, buffer in
+                            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: blob[offset..<offset + buffer.count]))
+                        }
+                    }
+                }
             }
         }
         if let problem { return .unusable(reason: problem) }
@@ -112,57 +155,62 @@ struct ANNSnapshotStore {
         return .read(watermark: header.watermark, checksum: header.checksum)
     }
 
-    /// Reads and reassembles an HNSW snapshot, its trailer checksum checked against the recorded one.
+    /// The size part 0 records for the snapshot, to allocate for it before ``stream(begin:append:)``
+    /// (which checks it again): 0 when there is none or it is larger than the file holding it.
+    func recordedTotal() throws -> Int {
+        guard try tableExists() else { return 0 }
+        let total = try connection.scalar(
+            "SELECT total_bytes FROM \(quotedTable) WHERE name = ? AND part = 0", [.text(location.key)])?.int64Value ?? 0
+        let fileBytes = (try connection.scalar("PRAGMA page_count")?.int64Value ?? 0) * (try connection.scalar("PRAGMA page_size")?.int64Value ?? 0)
+        return total >= 0 && total <= fileBytes ? Int(total) : 0
+    }
+
+    /// Reads an HNSW snapshot, its parts copied straight into one buffer, and checks its trailer
+    /// checksum against the recorded one.
     func read() throws -> Stored {
-        var bytes: [UInt8] = []
-        let streamed = try stream(begin: { total in
-            bytes.reserveCapacity(Int(total))
-            return nil
-        }, append: { bytes.append(contentsOf: $0) })
+        let total = try recordedTotal()
+        let snapshot = SnapshotBytes(count: total)
+        let memory = UnsafeMutableRawBufferPointer(mutating: snapshot.bytes)
+        var filled = 0
+        let streamed = try stream(begin: { $0 == Int64(total) ? nil : "snapshot size \($0) changed while reading" }, append: { count, copy in
+            try copy(0, UnsafeMutableRawBufferPointer(rebasing: memory[filled..<filled + count]))
+            filled += count
+        })
         switch streamed {
         case .none: return .none
         case .unusable(let reason): return .unusable(reason: reason)
         case .read(let watermark, let checksum):
-            guard Self.trailerChecksum(bytes) == checksum else {
+            guard Self.trailerChecksum(snapshot.bytes) == checksum else {
                 return .unusable(reason: "snapshot checksum differs from the recorded one")
             }
-            return .snapshot(watermark: watermark, bytes: bytes)
+            return .snapshot(watermark: watermark, bytes: snapshot)
         }
     }
 
     /// Replaces the stored snapshot with an HNSW graph's bytes; call inside a write transaction.
     func write(_ bytes: [UInt8], watermark: Int64) throws {
-        try bytes.withUnsafeBytes { try write([$0], checksum: Self.trailerChecksum(bytes), watermark: watermark) }
+        try bytes.withUnsafeBytes { try write([$0], checksum: Self.trailerChecksum($0), watermark: watermark) }
     }
 
     /// Replaces the stored snapshot with the concatenation of `segments`; call inside a write
     /// transaction.
     func write(_ segments: [UnsafeRawBufferPointer], checksum: Int64, watermark: Int64) throws {
-        try connection.execute(
-            script: """
-                CREATE TABLE IF NOT EXISTS \(quotedTable) (
-                    name TEXT NOT NULL, part INTEGER NOT NULL, watermark INTEGER NOT NULL,
-                    format INTEGER NOT NULL, checksum INTEGER NOT NULL, total_bytes INTEGER NOT NULL,
-                    data BLOB NOT NULL, PRIMARY KEY (name, part)
-                ) WITHOUT ROWID
-                """)
+        try createTable()
         try connection.execute("DELETE FROM \(quotedTable) WHERE name = ?", [.text(location.key)])
         let statement = try connection.prepare(
             """
             INSERT INTO \(quotedTable)(name, part, watermark, format, checksum, total_bytes, data)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
-        let pageSize = Int(try connection.scalar("PRAGMA page_size")?.int64Value ?? 4096)
-        let partBytes = Self.partBytes(pageSize: pageSize, key: location.key)
         let total = segments.reduce(0) { $0 + $1.count }
-        var buffer = [UInt8](repeating: 0, count: partBytes)
+        var buffer = [UInt8](repeating: 0, count: min(Self.partBytes, total))
         var segment = 0, offset = 0
         var part: Int64 = 0
         var written = 0
         repeat {
             // The next part: up to `partBytes` bytes, taken across segment boundaries.
-            let length = min(partBytes, total - written)
-            buffer.withUnsafeMutableBytes { out in
+            let length = min(Self.partBytes, total - written)
+            try buffer.withUnsafeMutableBytes { out in
                 var filled = 0
                 while filled < length {
                     let source = segments[segment]
@@ -172,18 +220,41 @@ struct ANNSnapshotStore {
                     offset += n
                     if offset == source.count { segment += 1; offset = 0 }
                 }
+                statement.reset()
+                let header: [SQLValue] = [
+                    .text(location.key), .integer(part), .integer(watermark), .integer(Self.format),
+                    .integer(checksum), .integer(Int64(total)),
+                ]
+                for (index, value) in header.enumerated() { try statement.bind(value, at: index + 1) }
+                try statement.bind(bytes: UnsafeRawBufferPointer(rebasing: out[0..<length]), at: 7)
+                while try statement.step() {}
             }
-            statement.reset()
-            let header: [SQLValue] = [
-                .text(location.key), .integer(part), .integer(watermark), .integer(Self.format),
-                .integer(checksum), .integer(Int64(total)),
-            ]
-            for (index, value) in header.enumerated() { try statement.bind(value, at: index + 1) }
-            try buffer.withUnsafeBytes { try statement.bind(bytes: UnsafeRawBufferPointer(rebasing: $0[0..<length]), at: 7) }
-            while try statement.step() {}
             part += 1
             written += length
         } while written < total
+    }
+
+    /// Creates the table, or moves a table in the earlier `WITHOUT ROWID` layout (and the other
+    /// fields' snapshots in it, which stay readable) into the current one.
+    private func createTable() throws {
+        let columns = """
+            name TEXT NOT NULL, part INTEGER NOT NULL, watermark INTEGER NOT NULL,
+            format INTEGER NOT NULL, checksum INTEGER NOT NULL, total_bytes INTEGER NOT NULL,
+            data BLOB NOT NULL, UNIQUE (name, part)
+            """
+        guard try tableExists(), try isWithoutRowid() else {
+            try connection.execute(script: "CREATE TABLE IF NOT EXISTS \(quotedTable) (\(columns))")
+            return
+        }
+        let moving = "\"\(tableName)_moving\""
+        try connection.execute(
+            script: """
+                CREATE TABLE \(moving) (\(columns));
+                INSERT INTO \(moving) SELECT name, part, watermark, format, checksum, total_bytes, data FROM \(quotedTable);
+                DROP TABLE \(quotedTable);
+                ALTER TABLE \(moving) RENAME TO \(quotedTable);
+                """)
+        connection.clearStatementCache()
     }
 
     /// Removes the stored snapshot (tests and tools).
@@ -205,15 +276,22 @@ struct ANNSnapshotStore {
             total &+= UInt64(bytes[i]) << (8 * UInt64((position + i) & 3))
             i += 1
         }
-        while i < bytes.count, (position + i) & 3 != 0 { byte() }
-        let words = (bytes.count - i) / 4
-        if words > 0, Int(bitPattern: base + i) & 3 == 0 {
-            (base + i).withMemoryRebound(to: UInt32.self, capacity: words) { w in
-                var s: UInt64 = 0
-                for k in 0..<words { s &+= UInt64(UInt32(littleEndian: w[k])) }
-                total &+= s
+        // Bytes up to a word of the snapshot that is also 8-byte aligned in memory, then two
+        // words at a time: the low and high halves of each 64-bit load are summed apart (the
+        // compiler turns the loop into vector adds, faster than widening each 32-bit word).
+        while i < bytes.count, (position + i) & 3 != 0 || Int(bitPattern: base + i) & 7 != 0 { byte() }
+        let pairs = (bytes.count - i) / 8
+        if pairs > 0, (position + i) & 3 == 0 {
+            (base + i).withMemoryRebound(to: UInt64.self, capacity: pairs) { words in
+                var low: UInt64 = 0, high: UInt64 = 0
+                for k in 0..<pairs {
+                    let pair = UInt64(littleEndian: words[k])
+                    low &+= pair & 0xFFFF_FFFF
+                    high &+= pair >> 32
+                }
+                total &+= low &+ high
             }
-            i += 4 * words
+            i += 8 * pairs
         }
         while i < bytes.count { byte() }
         sum &+= total
@@ -221,10 +299,8 @@ struct ANNSnapshotStore {
 
     /// The snapshot's own trailer checksum (its last 8 bytes, little-endian), as a signed integer
     /// SQLite can store.
-    static func trailerChecksum(_ bytes: [UInt8]) -> Int64 {
+    static func trailerChecksum(_ bytes: UnsafeRawBufferPointer) -> Int64 {
         guard bytes.count >= 8 else { return 0 }
-        var value: UInt64 = 0
-        for i in 0..<8 { value |= UInt64(bytes[bytes.count - 8 + i]) << (8 * UInt64(i)) }
-        return Int64(bitPattern: value)
+        return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: Int64.self))
     }
 }

@@ -5,7 +5,9 @@ extension Database {
     /// Saves the snapshot of every loaded vector index (HNSW graph or flat matrix) holding
     /// unsaved changes, search collections' and document collections' alike, so the next open
     /// reads them back in one pass (call it when the app goes to the background or before it
-    /// exits).
+    /// exits). Then copies the write-ahead log back into the main file as far as readers allow
+    /// (a passive checkpoint): the next open reads the snapshots through its memory map, where
+    /// read from the log they load at a fraction of the speed.
     ///
     /// ```swift
     /// try await database.saveIndexes()
@@ -16,6 +18,11 @@ extension Database {
         var saved: [String] = []
         for store in documentStores.all where store.hasUnsavedSnapshots {
             if try store.saveSnapshots(on: connection) { saved.append(store.name) }
+        }
+        if !saved.isEmpty {
+            // A background checkpoint in flight holds the checkpoint lock: wait for it first.
+            checkpointer?.flush()
+            _ = try connection.query("PRAGMA wal_checkpoint(PASSIVE)")
         }
         return saved.sorted()
     }

@@ -103,17 +103,17 @@ final class FlatVectorIndex: SavedVectorIndex {
         }
         let matrix = try VectorMatrix(dimension: dimension, count: recorded) { ids, rows in
             count = ids.count / 8
-            var destinations = [header, ids, rows]
+            let destinations = [header, ids, rows]
             var target = 0, offset = 0, position = 0
             streamed = try store.stream(begin: { total in
                 total == Int64(Self.headerBytes + count * rowBytes) ? nil : "snapshot size \(total) changed while reading"
-            }, append: { part in
+            }, append: { partBytes, copy in
                 var taken = 0
-                while taken < part.count, target < destinations.count {
+                while taken < partBytes, target < destinations.count {
                     let destination = destinations[target]
-                    let n = min(part.count - taken, destination.count - offset)
+                    let n = min(partBytes - taken, destination.count - offset)
                     let piece = UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + n])
-                    piece.copyMemory(from: UnsafeRawBufferPointer(rebasing: part[taken..<taken + n]))
+                    try copy(taken, piece)
                     ANNSnapshotStore.wordSum(UnsafeRawBufferPointer(piece), at: position, into: &sum)
                     position += n
                     taken += n
@@ -121,7 +121,6 @@ final class FlatVectorIndex: SavedVectorIndex {
                     if offset == destination.count { target += 1; offset = 0 }
                 }
             })
-            destinations.removeAll()
             guard case .read(_, let checksum) = streamed else { return false }
             if Int64(bitPattern: sum) != checksum {
                 problem = "snapshot checksum differs from the recorded one"
@@ -156,16 +155,12 @@ final class FlatVectorIndex: SavedVectorIndex {
     /// The number of rows the stored snapshot's recorded size implies (0, with `problem` set,
     /// when there is none or it cannot hold this field's rows).
     private func recordedCount(_ store: ANNSnapshotStore, rowBytes: Int, problem: inout String?) throws -> Int {
-        guard try store.tableExists() else { return 0 }
-        let total = try store.connection.scalar(
-            "SELECT total_bytes FROM \"\(snapshot.table)\" WHERE name = ? AND part = 0", [.text(snapshot.key)])?.int64Value ?? 0
-        let fileBytes = (try store.connection.scalar("PRAGMA page_count")?.int64Value ?? 0)
-            * (try store.connection.scalar("PRAGMA page_size")?.int64Value ?? 0)
-        guard total >= Int64(Self.headerBytes), total <= fileBytes, (Int(total) - Self.headerBytes) % rowBytes == 0 else {
+        let total = try store.recordedTotal()
+        guard total >= Self.headerBytes, (total - Self.headerBytes) % rowBytes == 0 else {
             if total != 0 { problem = "snapshot size \(total) is not that of a \(dimension)-d matrix" }
             return 0
         }
-        return (Int(total) - Self.headerBytes) / rowBytes
+        return (total - Self.headerBytes) / rowBytes
     }
 
     /// Why the header read from a snapshot does not describe this field's matrix of `count` rows.

@@ -112,7 +112,7 @@ final class HNSWVectorIndex: SavedVectorIndex {
                 load.rebuildReason = problem
             } else {
                 do {
-                    let loaded = try HNSWIndex(snapshot: bytes)
+                    let loaded = try HNSWIndex(snapshot: bytes.bytes)
                     if let mismatch = parameterMismatch(loaded) {
                         load.rebuildReason = mismatch
                     } else {

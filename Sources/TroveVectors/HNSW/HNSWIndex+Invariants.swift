@@ -18,6 +18,10 @@ extension HNSWIndex {
         func report(_ p: String) { if problems.count < limit { problems.append(p) } }
         var live = 0
         var topLevel = -1
+        // Duplicates within a list: the list's number is stamped on each neighbour it names (one
+        // array for the whole graph, where a set per list cost more than the rest of a load).
+        var stamps = [UInt32](repeating: .max, count: slotCount)
+        var list: UInt32 = 0
         for s in 0..<slotCount {
             let state = states[s]
             guard state != Self.state_free else { continue }
@@ -34,20 +38,23 @@ extension HNSWIndex {
             if level > 0 && upper[s] == nil { report("slot \(s): level \(level) without upper links") }
             if level > 0 && upper[s] == nil { continue }
             for l in 0...level {
-                let list = links(UInt32(s), l)
-                let count = Int(list[0])
+                let neighbours = links(UInt32(s), l)
+                let count = Int(neighbours[0])
                 if count > capacity(atLevel: l) {
                     report("slot \(s) level \(l): \(count) links > \(capacity(atLevel: l))")
                     continue
                 }
-                var seen = Set<UInt32>()
+                list &+= 1
                 for j in 0..<count {
-                    let n = list[j + 1]
+                    let n = neighbours[j + 1]
                     if n == UInt32(s) { report("slot \(s) level \(l): self-loop") }
-                    if !seen.insert(n).inserted { report("slot \(s) level \(l): duplicate link to \(n)") }
                     if Int(n) >= slotCount || states[Int(n)] == Self.state_free {
                         report("slot \(s) level \(l): dangling link to \(n)")
-                    } else if Int(levels[Int(n)]) < l {
+                        continue
+                    }
+                    if stamps[Int(n)] == list { report("slot \(s) level \(l): duplicate link to \(n)") }
+                    stamps[Int(n)] = list
+                    if Int(levels[Int(n)]) < l {
                         report("slot \(s) level \(l): link to \(n) which only reaches level \(levels[Int(n)])")
                     }
                 }

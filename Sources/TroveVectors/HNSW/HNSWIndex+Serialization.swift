@@ -1,5 +1,8 @@
-/// Snapshot format, version 2 (all integers little-endian); version 1 is the same without the
-/// flags byte (always 0 there) and is still read:
+import Foundation
+
+/// Snapshot format, version 3 (all integers little-endian); versions 1 and 2 are still read:
+/// version 2 has the same layout and a one-lane checksum, version 1 also lacks the flags byte
+/// (always 0 there):
 ///
 /// ```
 /// header (80 bytes)
@@ -20,13 +23,13 @@
 ///   Float32 scale, Float32 squared norm), layer-0 list (1 + 2M UInt32),
 ///   level × upper lists (1 + M UInt32)
 /// trailer
-///   checksum UInt64 over header and body
+///   checksum UInt64 over header and body (`snapshotChecksum`: four lanes from version 3)
 /// ```
 /// Sizes are checked against the header before anything is allocated; the checksum and then
 /// the graph's invariants are checked before the index is trusted.
 extension HNSWIndex {
     static let snapshotMagic: [UInt8] = Array("TROVHNSW".utf8)
-    static let snapshotVersion: UInt32 = 2
+    static let snapshotVersion: UInt32 = 3
     /// Bytes per non-free slot for its vector in a snapshot.
     var snapshotVectorBytes: Int { storesVectors ? dimension * 4 : dimension + 8 }
     static let snapshotHeaderSize = 80
@@ -125,58 +128,87 @@ extension HNSWIndex {
     ///   check has passed.
     /// - Complexity: O(size of the snapshot).
     public convenience init(snapshot bytes: [UInt8]) throws {
-        let headerSize = Self.snapshotHeaderSize
-        guard bytes.count >= 8, Array(bytes[0..<8]) == Self.snapshotMagic else { throw VectorIndexError.notASnapshot }
-        guard bytes.count >= headerSize + 8 else {
-            throw VectorIndexError.truncated(expected: headerSize + 8, actual: bytes.count)
-        }
-        var r = ByteReader(bytes: bytes, offset: 8)
-        let version: UInt32 = r.read()
-        guard version == 1 || version == Self.snapshotVersion else { throw VectorIndexError.unsupportedVersion(version) }
-        guard Int(r.read() as UInt32) == headerSize else { throw VectorIndexError.corrupt("header size") }
-        let metricIndex = Int(r.readByte()), quantIndex = Int(r.readByte())
-        let flags = r.readByte()
-        r.offset += 1
-        guard flags & ~1 == 0, version > 1 || flags == 0 else { throw VectorIndexError.corrupt("unknown flags \(flags)") }
-        guard metricIndex < DistanceMetric.allCases.count, quantIndex < HNSWQuantization.allCases.count else {
-            throw VectorIndexError.corrupt("unknown metric or quantization")
-        }
-        let dimension = Int(r.read() as UInt32), m = Int(r.read() as UInt32)
-        let efConstruction = Int(r.read() as UInt32), efSearch = Int(r.read() as UInt32)
-        let rescoreFactor = Int(r.read() as UInt32)
-        let seed: UInt64 = r.read()
-        let slotCount = Int(r.read() as UInt32), liveCount = Int(r.read() as UInt32)
-        let entry: UInt32 = r.read()
-        let maxLevel = Int(r.read() as Int32)
-        let bodyLength: UInt64 = r.read()
-        r.offset = headerSize
-        // A hostile body length must not overflow the sum (found by Fuzz/Targets/SnapshotLoader).
-        let (sum, overflow) = bodyLength.addingReportingOverflow(UInt64(headerSize) + 8)
-        let expected = overflow ? UInt64.max : sum
-        guard expected <= UInt64(Int.max), Int(expected) <= bytes.count else {
-            throw VectorIndexError.truncated(expected: Int(min(expected, UInt64(Int.max))), actual: bytes.count)
-        }
-        guard Int(expected) == bytes.count else {
-            throw VectorIndexError.corrupt("\(bytes.count - Int(expected)) unexpected trailing bytes")
-        }
-        let stored = ByteReader(bytes: bytes, offset: bytes.count - 8).peekUInt64()
-        guard stored == snapshotChecksum(bytes[0..<(bytes.count - 8)]) else {
-            throw VectorIndexError.corrupt("checksum mismatch")
+        try self.init(contiguous: bytes)
+    }
+
+    /// Restores an index from `snapshot()` bytes in memory the caller owns (a snapshot read into
+    /// a buffer of its own, without an array's copy).
+    public convenience init(snapshot bytes: UnsafeRawBufferPointer) throws {
+        try self.init(contiguous: bytes)
+    }
+
+    private convenience init(contiguous: some ContiguousBytes) throws {
+        let header = try contiguous.withUnsafeBytes { bytes in
+            let headerSize = Self.snapshotHeaderSize
+            guard bytes.count >= 8, bytes.prefix(8).elementsEqual(Self.snapshotMagic) else { throw VectorIndexError.notASnapshot }
+            guard bytes.count >= headerSize + 8 else {
+                throw VectorIndexError.truncated(expected: headerSize + 8, actual: bytes.count)
+            }
+            var r = ByteReader(bytes: bytes, offset: 8)
+            let version: UInt32 = r.read()
+            guard (1...Self.snapshotVersion).contains(version) else { throw VectorIndexError.unsupportedVersion(version) }
+            guard Int(r.read() as UInt32) == headerSize else { throw VectorIndexError.corrupt("header size") }
+            let metricIndex = Int(r.readByte()), quantIndex = Int(r.readByte())
+            let flags = r.readByte()
+            r.offset += 1
+            guard flags & ~1 == 0, version > 1 || flags == 0 else { throw VectorIndexError.corrupt("unknown flags \(flags)") }
+            guard metricIndex < DistanceMetric.allCases.count, quantIndex < HNSWQuantization.allCases.count else {
+                throw VectorIndexError.corrupt("unknown metric or quantization")
+            }
+            let dimension = Int(r.read() as UInt32), m = Int(r.read() as UInt32)
+            let efConstruction = Int(r.read() as UInt32), efSearch = Int(r.read() as UInt32)
+            let rescoreFactor = Int(r.read() as UInt32)
+            let seed: UInt64 = r.read()
+            let slotCount = Int(r.read() as UInt32), liveCount = Int(r.read() as UInt32)
+            let entry: UInt32 = r.read()
+            let maxLevel = Int(r.read() as Int32)
+            let bodyLength: UInt64 = r.read()
+            r.offset = headerSize
+            // A hostile body length must not overflow the sum (found by Fuzz/Targets/SnapshotLoader).
+            let (sum, overflow) = bodyLength.addingReportingOverflow(UInt64(headerSize) + 8)
+            let expected = overflow ? UInt64.max : sum
+            guard expected <= UInt64(Int.max), Int(expected) <= bytes.count else {
+                throw VectorIndexError.truncated(expected: Int(min(expected, UInt64(Int.max))), actual: bytes.count)
+            }
+            guard Int(expected) == bytes.count else {
+                throw VectorIndexError.corrupt("\(bytes.count - Int(expected)) unexpected trailing bytes")
+            }
+            let stored = ByteReader(bytes: bytes, offset: bytes.count - 8).peekUInt64()
+            guard stored == snapshotChecksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 8)])) else {
+                throw VectorIndexError.corrupt("checksum mismatch")
+            }
+            return (dimension: dimension, m: m, efConstruction: efConstruction, efSearch: efSearch, rescoreFactor: rescoreFactor,
+                    seed: seed, metricIndex: metricIndex, quantIndex: quantIndex, flags: flags, slotCount: slotCount,
+                    liveCount: liveCount, entry: entry, maxLevel: maxLevel, bodyLength: bodyLength)
         }
         var configuration = HNSWConfiguration(
-            m: m, efConstruction: efConstruction, efSearch: efSearch, seed: seed,
-            quantization: HNSWQuantization.allCases[quantIndex], rescoreFactor: rescoreFactor)
-        configuration.storesFullPrecision = flags & 1 == 0
+            m: header.m, efConstruction: header.efConstruction, efSearch: header.efSearch, seed: header.seed,
+            quantization: HNSWQuantization.allCases[header.quantIndex], rescoreFactor: header.rescoreFactor)
+        configuration.storesFullPrecision = header.flags & 1 == 0
         do {
-            try self.init(dimension: dimension, metric: DistanceMetric.allCases[metricIndex], configuration: configuration)
+            try self.init(dimension: header.dimension, metric: DistanceMetric.allCases[header.metricIndex], configuration: configuration)
         } catch {
             throw VectorIndexError.corrupt("bad parameters: \(error)")
         }
+        try contiguous.withUnsafeBytes { bytes in
+            try loadBody(
+                bytes, slotCount: header.slotCount, liveCount: header.liveCount, entry: header.entry, maxLevel: header.maxLevel,
+                bodyLength: header.bodyLength)
+        }
+    }
+
+    /// Reads the slots of a snapshot whose header and checksum were checked, then checks the graph.
+    private func loadBody(
+        _ bytes: UnsafeRawBufferPointer, slotCount: Int, liveCount: Int, entry: UInt32, maxLevel: Int, bodyLength: UInt64
+    ) throws {
+        var r = ByteReader(bytes: bytes, offset: Self.snapshotHeaderSize)
         // Every slot takes at least 10 bytes: check before allocating room for slotCount.
         guard slotCount <= Int(bodyLength) / 10, liveCount <= slotCount else {
             throw VectorIndexError.corrupt("\(slotCount) slots cannot fit in \(bodyLength) bytes")
         }
-        reserve(max(slotCount, 1))
+        // Each slot's vector, lists and codes are written below, free ones included.
+        reserve(max(slotCount, 1), filling: false)
+        slotsByID.reserveCapacity(liveCount)
         self.slotCount = slotCount
         let bodyEnd = bytes.count - 8
         var live = 0
@@ -190,6 +222,9 @@ extension HNSWIndex {
             switch state {
             case Self.state_free:
                 freeSlots.append(UInt32(s))
+                vectorPointer(UInt32(s)).update(repeating: 0, count: vectorStride)
+                links(UInt32(s), 0).update(repeating: 0, count: maxM0 + 1)
+                codes.map { ($0 + s * dimension).update(repeating: 0, count: dimension) }
                 continue
             case Self.state_live:
                 guard slotsByID.updateValue(UInt32(s), forKey: id) == nil else {
@@ -233,40 +268,51 @@ extension HNSWIndex {
         self.liveCount = liveCount
         entryPoint = entry
         self.maxLevel = maxLevel
-        // Links are bounds-checked here (counts, ranges) before any search can follow them.
-        for s in 0..<slotCount where states[s] != Self.state_free {
-            for l in 0...Int(levels[s]) {
-                let list = links(UInt32(s), l)
-                guard Int(list[0]) <= capacity(atLevel: l) else { throw VectorIndexError.corrupt("slot \(s): link count") }
-                for j in 0..<Int(list[0]) where Int(list[j + 1]) >= slotCount {
-                    throw VectorIndexError.corrupt("slot \(s): link out of range")
-                }
-            }
-        }
+        // Before any search can follow a link: counts and ranges first, then the graph's shape.
         let problems = invariantViolations(limit: 1)
         if let first = problems.first { throw VectorIndexError.corrupt(first) }
     }
 }
 
-/// A 64-bit checksum of 8-byte words (multiply-rotate rounds as in xxHash64; not
-/// cryptographic): any change of a single word changes it, and mixed changes almost surely do.
+/// The checksum of a snapshot's header and body, by the version its header states: 64-bit
+/// checksums of 8-byte words (multiply-rotate rounds as in xxHash64; not cryptographic): any
+/// change of a single word changes it, and mixed changes almost surely do. Versions 1 and 2 run
+/// one chain of rounds through every word; from version 3 words go to four chains in turn,
+/// merged at the end: the rounds of one chain wait on each other, four chains keep a core busy
+/// (about a fifth of loading a graph was spent waiting in the single chain).
 func snapshotChecksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    bytes.withUnsafeBytes { snapshotChecksum($0) }
+}
+
+func snapshotChecksum(_ raw: UnsafeRawBufferPointer) -> UInt64 {
     let p1: UInt64 = 0x9E37_79B1_85EB_CA87, p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-    var h: UInt64 = 0x27D4_EB2F_1656_67C5 ^ UInt64(bytes.count)
-    bytes.withUnsafeBytes { raw in
-        let n = raw.count
-        var i = 0
-        while i + 8 <= n {
-            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            h ^= ((w &* p2) << 31 | (w &* p2) >> 33) &* p1
-            h = (h << 27 | h >> 37) &* p1 &+ 0x85EB_CA77_C2B2_AE63
-            i += 8
+    @inline(__always) func round(_ h: UInt64, _ w: UInt64) -> UInt64 {
+        let mixed = h ^ ((w &* p2) << 31 | (w &* p2) >> 33) &* p1
+        return (mixed << 27 | mixed >> 37) &* p1 &+ 0x85EB_CA77_C2B2_AE63
+    }
+    let n = raw.count
+    let version = n >= 12 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) : 0
+    var h: UInt64 = 0x27D4_EB2F_1656_67C5 ^ UInt64(n)
+    var i = 0
+    if version >= 3 {
+        var lanes = (h, h &+ p1, h &+ p2, h ^ p1)
+        while i + 32 <= n {
+            lanes.0 = round(lanes.0, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            lanes.1 = round(lanes.1, raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
+            lanes.2 = round(lanes.2, raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self))
+            lanes.3 = round(lanes.3, raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self))
+            i += 32
         }
-        while i < n {
-            h ^= UInt64(raw[i]) &* p1
-            h = (h << 11 | h >> 53) &* p2
-            i += 1
-        }
+        h = round(round(round(round(h, lanes.0), lanes.1), lanes.2), lanes.3)
+    }
+    while i + 8 <= n {
+        h = round(h, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        i += 8
+    }
+    while i < n {
+        h ^= UInt64(raw[i]) &* p1
+        h = (h << 11 | h >> 53) &* p2
+        i += 1
     }
     h ^= h >> 33
     h = h &* p2
@@ -282,11 +328,11 @@ extension Array where Element == UInt8 {
 
 /// Sequential little-endian reads; callers check bounds first.
 struct ByteReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     var offset: Int
 
     mutating func read<T: FixedWidthInteger>() -> T {
-        let v = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
+        let v = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
         offset += MemoryLayout<T>.size
         return T(littleEndian: v)
     }
@@ -297,11 +343,11 @@ struct ByteReader {
     }
 
     func peekUInt64() -> UInt64 {
-        UInt64(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) })
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     mutating func copy(into destination: UnsafeMutableRawPointer, count: Int) {
-        bytes.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        destination.copyMemory(from: bytes.baseAddress! + offset, byteCount: count)
         offset += count
     }
 }

@@ -171,24 +171,25 @@ public final class HNSWIndex: @unchecked Sendable {
     // MARK: - Storage
 
     /// Grows every buffer to hold `n` slots (exclusive access required).
-    func reserve(_ n: Int) {
+    /// Grows every per-slot buffer to at least `n` slots. New slots are free and zero, except
+    /// that with `filling` false the vectors, layer-0 lists and int8 codes of slots
+    /// `capacity..<n` are left unwritten: for a caller that writes each of them next (loading a
+    /// snapshot), so the memory is written once instead of twice.
+    func reserve(_ n: Int, filling: Bool = true) {
         guard n > capacity else { return }
         let newCapacity = max(n, capacity * 3 / 2)
-        func grow<T>(_ p: UnsafeMutablePointer<T>, _ per: Int, fill: T) -> UnsafeMutablePointer<T> {
-            let q = UnsafeMutablePointer<T>.allocate(capacity: newCapacity * per)
+        // Large buffers (vectors, layer-0 links) come 2 MB aligned and advised for huge pages.
+        func grow<T>(_ p: UnsafeMutablePointer<T>, _ per: Int, fill: T, unwritten: Bool = false) -> UnsafeMutablePointer<T> {
+            let q = allocateLargeBuffer(byteCount: newCapacity * per * MemoryLayout<T>.stride).baseAddress!
+                .bindMemory(to: T.self, capacity: newCapacity * per)
             q.moveInitialize(from: p, count: capacity * per)
-            (q + capacity * per).initialize(repeating: fill, count: (newCapacity - capacity) * per)
+            let filled = unwritten && !filling ? n : capacity
+            (q + filled * per).initialize(repeating: fill, count: (newCapacity - filled) * per)
             p.deallocate()
             return q
         }
-        // Cache-line aligned, so a 384-d vector (1,536 bytes) spans 24 lines, not 25.
-        let aligned = UnsafeMutableRawPointer.allocate(byteCount: max(1, newCapacity * vectorStride * 4), alignment: 64)
-            .bindMemory(to: Float.self, capacity: newCapacity * vectorStride)
-        aligned.moveInitialize(from: vectors, count: capacity * vectorStride)
-        (aligned + capacity * vectorStride).initialize(repeating: 0, count: (newCapacity - capacity) * vectorStride)
-        vectors.deallocate()
-        vectors = aligned
-        level0 = grow(level0, maxM0 + 1, fill: 0)
+        vectors = grow(vectors, vectorStride, fill: 0, unwritten: true)
+        level0 = grow(level0, maxM0 + 1, fill: 0, unwritten: true)
         upper = grow(upper, 1, fill: nil)
         levels = grow(levels, 1, fill: 0)
         slotIDs = grow(slotIDs, 1, fill: 0)
@@ -196,7 +197,7 @@ public final class HNSWIndex: @unchecked Sendable {
         switch configuration.quantization {
         case .none: break
         case .int8:
-            codes = grow(codes ?? .allocate(capacity: 0), dimension, fill: 0)
+            codes = grow(codes ?? .allocate(capacity: 0), dimension, fill: 0, unwritten: true)
             codeScales = grow(codeScales ?? .allocate(capacity: 0), 1, fill: 0)
             squaredNorms = grow(squaredNorms ?? .allocate(capacity: 0), 1, fill: 0)
         case .binary:

@@ -12,7 +12,8 @@ import TroveVectors
 /// table; either way the answers are those of a matrix built from the table.
 @Suite("Flat vector index snapshots")
 struct FlatVectorIndexSnapshotTests {
-    static let dimension = 16
+    // Large enough rows that the 700 saved ones take several parts (`ANNSnapshotStore.partBytes`).
+    static let dimension = 96
 
     static func queries(_ n: Int, seed: UInt64 = 31) -> [[Float]] {
         var rng = SeededGenerator(seed: seed)
@@ -42,6 +43,7 @@ struct FlatVectorIndexSnapshotTests {
 
     /// A flat collection of 700 rows whose matrix was saved, then 10 rows more through the API
     /// (so a pruned log floor can pass the saved watermark).
+    @discardableResult
     static func savedCollection(_ path: String, metric: DistanceMetric = .cosine) async throws -> IndexStatistics {
         let db = try Database(path: path)
         let items = try await db.collection("items", dimension: dimension, metric: metric)
@@ -93,7 +95,7 @@ struct FlatVectorIndexSnapshotTests {
     }
 
     @Test("a damaged, truncated, foreign or unreachable snapshot is refused and rebuilt from the table",
-          arguments: ["flip", "truncate", "part", "size", "dimension", "floor", "ahead"])
+          arguments: ["flip", "truncate", "short", "value", "part", "size", "dimension", "floor", "ahead"])
     func refused(damage: String) async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("flat.trove")
@@ -111,6 +113,14 @@ struct FlatVectorIndexSnapshotTests {
         case "truncate":
             try raw.execute("DELETE FROM items_index WHERE name = 'flat' AND part = (SELECT max(part) FROM items_index WHERE name = 'flat')")
             expected = "truncated"
+        case "short":
+            // A part in the middle that lost its last bytes: the parts no longer add up to the size.
+            try raw.execute("UPDATE items_index SET data = substr(data, 1, length(data) - 100) WHERE name = 'flat' AND part = 1")
+            expected = "truncated"
+        case "value":
+            // Not a blob at all (the column's affinity keeps what raw SQL stores).
+            try raw.execute("UPDATE items_index SET data = 5 WHERE name = 'flat' AND part = 1")
+            expected = "no data"
         case "part":
             try raw.execute("DELETE FROM items_index WHERE name = 'flat' AND part = 1")
             expected = "part 1 is missing"
@@ -129,7 +139,7 @@ struct FlatVectorIndexSnapshotTests {
                 INSERT INTO items_index SELECT 'flat', part, (SELECT max(seq) FROM items_log), format, checksum, total_bytes, data
                 FROM other_index WHERE name = 'flat'
                 """)
-            expected = "16-d"
+            expected = "\(Self.dimension)-d"
         case "floor":
             // What a prune does: drop the log up to its newest entry and record the floor.
             try raw.execute("INSERT INTO trove_meta(key, value) VALUES ('log_floor.items', (SELECT max(seq) FROM items_log)) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
@@ -154,6 +164,59 @@ struct FlatVectorIndexSnapshotTests {
         try await items.loadIndex()
         #expect(try await Database(path: path).collection(named: "items").loadIndex().origin == .snapshot)
         #expect(answers == (try await Self.tableAnswers(path)))
+    }
+
+    @Test("a matrix saved in the earlier WITHOUT ROWID table loads, and the next save moves the table, keeping its other rows")
+    func earlierTableLayout() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("flat.trove")
+        try await Self.savedCollection(path)
+        let raw = try Connection(.file(path))
+        #expect(try raw.scalar("SELECT count(*) FROM items_index WHERE name = 'flat'")!.int64Value! >= 3)
+        // The table as files written before hold it, with a second snapshot beside the field's.
+        try raw.execute(
+            script: """
+                CREATE TABLE earlier (
+                    name TEXT NOT NULL, part INTEGER NOT NULL, watermark INTEGER NOT NULL,
+                    format INTEGER NOT NULL, checksum INTEGER NOT NULL, total_bytes INTEGER NOT NULL,
+                    data BLOB NOT NULL, PRIMARY KEY (name, part)
+                ) WITHOUT ROWID;
+                INSERT INTO earlier SELECT * FROM items_index;
+                INSERT INTO earlier SELECT 'other', part, watermark, format, checksum, total_bytes, data FROM items_index;
+                DROP TABLE items_index;
+                ALTER TABLE earlier RENAME TO items_index;
+                """)
+        let other = try raw.query("SELECT part, data FROM items_index WHERE name = 'other' ORDER BY part")
+        raw.close()
+        let db = try Database(path: path)
+        let items = try await db.collection(named: "items")
+        let answers = try await Self.answers(items)
+        #expect(try await items.indexStatistics().origin == .snapshot)
+        try await items.insert(hnswEntries(count: 1, dimension: Self.dimension, seed: 6, firstID: 6_000))
+        try await items.saveIndex()
+        // Rowids now (a blob reader opens its parts by them); the other snapshot came along.
+        #expect(try await db.query("SELECT count(rowid) FROM items_index WHERE name = 'flat'")[0].int64(at: 0) ?? 0 >= 3)
+        #expect(try await db.query("SELECT part, data FROM items_index WHERE name = 'other' ORDER BY part") == other)
+        let reopened = try await Database(path: path).collection(named: "items")
+        #expect(try await reopened.loadIndex().origin == .snapshot)
+        _ = try await reopened.delete(id: .int(6_000))
+        #expect(try await Self.answers(reopened) == answers)
+    }
+
+    @Test("saveIndexes copies the log back into the file, so the next open reads the matrix through its memory map")
+    func saveIndexesCheckpoints() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("flat.trove")
+        let db = try Database(path: path)
+        let items = try await db.collection("items", dimension: Self.dimension)
+        try await items.insert(hnswEntries(count: 700, dimension: Self.dimension, seed: 3))
+        _ = try await items.search(vector: Self.queries(1)[0], topK: 1)
+        // The rows and the matrix stay below the size at which the log is copied back by itself.
+        let before = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(try await db.saveIndexes() == ["items"])
+        // The file itself now holds the rows and the matrix (700 × (8 + 4 × 96) bytes).
+        let after = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(before < 700 * (8 + 4 * Self.dimension) && after > 2 * 700 * (8 + 4 * Self.dimension), "\(before) → \(after)")
     }
 
     @Test("the checksum covers every byte whatever the cuts between parts")
