@@ -117,7 +117,8 @@ extension HNSWIndex {
         return try HNSWIndex(snapshot: bytes)
     }
 
-    /// Restores an index from `snapshot()` bytes.
+    /// Restores an index from `snapshot()` bytes: an array, `Data`, or a raw buffer the caller
+    /// owns (a snapshot read into memory of its own, without an array's copy).
     ///
     /// ```swift
     /// let index = try HNSWIndex(snapshot: storedBytes)
@@ -127,17 +128,7 @@ extension HNSWIndex {
     ///   `.corrupt` (checksum, impossible sizes or a broken graph); nothing is trusted until every
     ///   check has passed.
     /// - Complexity: O(size of the snapshot).
-    public convenience init(snapshot bytes: [UInt8]) throws {
-        try self.init(contiguous: bytes)
-    }
-
-    /// Restores an index from `snapshot()` bytes in memory the caller owns (a snapshot read into
-    /// a buffer of its own, without an array's copy).
-    public convenience init(snapshot bytes: UnsafeRawBufferPointer) throws {
-        try self.init(contiguous: bytes)
-    }
-
-    private convenience init(contiguous: some ContiguousBytes) throws {
+    public convenience init(snapshot contiguous: some ContiguousBytes) throws {
         let header = try contiguous.withUnsafeBytes { bytes in
             let headerSize = Self.snapshotHeaderSize
             guard bytes.count >= 8, bytes.prefix(8).elementsEqual(Self.snapshotMagic) else { throw VectorIndexError.notASnapshot }

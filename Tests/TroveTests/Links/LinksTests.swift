@@ -117,10 +117,10 @@ struct LinksTests {
                 try await people.delete(id: .int(Int64(i)))
                 oracle.delete(Self.node(i))
             }
-            try await db.write { tx in try tx.execute("DELETE FROM people WHERE id IN (1, 6)") }
+            _ = try await db.write { tx in try tx.execute("DELETE FROM people WHERE id IN (1, 6)") }
             oracle.delete(Self.node(1))
             oracle.delete(Self.node(6))
-            try await db.write { tx in
+            _ = try await db.write { tx in
                 try tx.execute("INSERT INTO _trove_edges(from_collection, from_id, label, to_collection, to_id, weight) VALUES ('people', 2, 'knows', 'ghost', 'free text', 0.25)")
             }
             oracle.link(Link(from: GraphNode("people", 2), label: "knows", to: GraphNode("ghost", .string("free text")), weight: 0.25))
@@ -157,7 +157,7 @@ struct LinksTests {
         #expect(try await db.links.neighbours(of: b, direction: .both) == [Link(from: ghost, label: "cites", to: b)])
         try await tags.delete(where: Field("name") == "tag 3")
         #expect(try await count() == 1)
-        try await db.write { tx in try tx.execute("DELETE FROM people WHERE id = 2") }
+        _ = try await db.write { tx in try tx.execute("DELETE FROM people WHERE id = 2") }
         #expect(try await count() == 0)
         #expect(try await db.links.traverse(from: ghost, maxHops: 3, direction: .both).isEmpty)
         // A node that is not a record keeps its links until they are unlinked.
