@@ -51,7 +51,7 @@ extension RegressionTests {
     func int8SubnormalVector() throws {
         let index = try HNSWIndex(dimension: 3, metric: .l2,
                                   configuration: HNSWConfiguration(m: 4, efConstruction: 8, quantization: .int8))
-        index.insert(id: 1, vector: [1e-44, -1e-45, 0])
+        index.insert(id: 1, vector: [Float(bitPattern: 7), -Float(bitPattern: 1), 0])
         index.insert(id: 2, vector: [1, 0, 0])
         let loaded = try HNSWIndex(snapshot: index.snapshot())
         #expect(loaded.count == 2)

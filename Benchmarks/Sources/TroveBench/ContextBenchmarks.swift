@@ -80,7 +80,7 @@ private func timed(_ body: () async throws -> Void) async rethrows -> Double {
 
 /// One round: the value-model path, then the same through a context, each on its own file.
 @MainActor
-private func contextWorkload(rows: Int) async throws -> [String: Double] {
+private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Double] {
     let source = makeItems(rows)
     var result: [String: Double] = ["rows": Double(rows)]
 
@@ -92,7 +92,9 @@ private func contextWorkload(rows: Int) async throws -> [String: Double] {
         let items = try await database.models(Item.self)
         result["value_insert_s"] = try await timed { try await items.insert(source) }
         var fetched = 0
-        result["value_fetch_s"] = try await timed { fetched = try await items.fetch().count }
+        var times: [Double] = []
+        for _ in 0..<passes { times.append(try await timed { fetched = try await items.fetch().count }) }
+        result["value_fetch_s"] = times.sorted()[times.count / 2]
         precondition(fetched == rows)
         let updated = source.filter { $0.id % 10 == 1 }.map { item -> Item in
             var copy = item
@@ -115,18 +117,31 @@ private func contextWorkload(rows: Int) async throws -> [String: Double] {
         for record in records { try context.insert(record) }
         try await context.save()
     }
-    let reader = try await ModelContainer(ItemsV1.self, database: container.database).mainContext
-    let before = residentMegabytes()
+    // `--passes`: earlier passes fetch into contexts that are then dropped (the median is kept);
+    // the last one's context goes on to the update.
+    var times: [Double] = []
+    var reader: ModelContext!
     var tracked: [ItemRecord] = []
-    result["context_fetch_s"] = try await timed { tracked = try await reader.fetchAll(ItemRecord.self) }
-    precondition(tracked.count == rows)
-    result["context_bytes_per_model"] = (residentMegabytes() - before) * 1_048_576 / Double(rows)
-    result["context_update_s"] = try await timed {
-        for record in tracked where record.id % 10 == 1 { record.score += 1 }
-        try await reader.save()
-        try await container.database.checkpoint()
+    for _ in 0..<passes {
+        (reader, tracked) = (nil, [])
+        reader = try await ModelContainer(ItemsV1.self, database: container.database).mainContext
+        let before = residentMegabytes()
+        times.append(try await timed { tracked = try await reader.fetchAll(ItemRecord.self) })
+        if ProcessInfo.processInfo.environment["TROVE_BENCH_VERBOSE"] != nil { print("context fetch \(times.last!) s, value fetch \(result["value_fetch_s"]!) s") }
+        precondition(tracked.count == rows)
+        result["context_bytes_per_model"] = (residentMegabytes() - before) * 1_048_576 / Double(rows)
     }
-    let changed = try await container.database.query("SELECT count(*) AS n FROM item WHERE _version = 2").first?.int64("n")
+    result["context_fetch_s"] = times.sorted()[times.count / 2]
+    times = []
+    for _ in 0..<passes {
+        times.append(try await timed {
+            for record in tracked where record.id % 10 == 1 { record.score += 1 }
+            try await reader.save()
+            try await container.database.checkpoint()
+        })
+    }
+    result["context_update_s"] = times.sorted()[times.count / 2]
+    let changed = try await container.database.query("SELECT count(*) AS n FROM item WHERE _version = \(1 + passes)").first?.int64("n")
     precondition(changed == Int64(rows / 10), "updated \(changed ?? -1)")
     return result
 }
@@ -173,11 +188,12 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench contexts [--rows N] [--rounds R] [--grdb-peer BINARY] [--blob-rows M] [--eager-rows E] [--blob-bytes B]
+            trove-bench contexts [--rows N] [--rounds R] [--passes P] [--grdb-peer BINARY] [--blob-rows M] [--eager-rows E] [--blob-bytes B]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through a model context:
               insert N new reference models and save, fetch all into a fresh context, change 10% and save;
               each against Trove's value models (same round) and GRDB 7.8 records (its binary, --grdb-peer
-              or GRDB_PEER, run after each round). Memory per tracked model (RSS growth of the fetch / N).
+              or GRDB_PEER, run after each round); fetch and change P times per round, medians kept (default 1).
+              Memory per tracked model (RSS growth of the fetch / N).
               Then M models with a B-byte blob each fetched into a context with the blob lazy, and the
               first E of them with it eager (each eager model holds its blob: E x B bytes of memory)
               (defaults: N 100,000, M 10,000, E 2,000, B 1,000,000).
@@ -186,13 +202,14 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
     }
     let rows = options.int("rows", 100_000)
     let rounds = options.int("rounds", 3)
+    let passes = max(1, options.int("passes", 1))
     let blobRows = options.int("blob-rows", 10_000)
     let blobBytes = options.int("blob-bytes", 1_000_000)
     let eagerRows = min(blobRows, options.int("eager-rows", 2_000))
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
-    print("contexts: rows \(rows), rounds \(rounds), blobs \(blobRows) (eager \(eagerRows)) x \(blobBytes) bytes, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
+    print("contexts: rows \(rows), rounds \(rounds), fetch passes \(passes), blobs \(blobRows) (eager \(eagerRows)) x \(blobBytes) bytes, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
     let (runs, peerRuns, _) = try await alternatingRounds(rounds, rows: rows, peer: peer) {
-        try await contextWorkload(rows: rows) as [String: Any]
+        try await contextWorkload(rows: rows, passes: passes) as [String: Any]
     }
     func med(_ runs: [[String: Any]], _ key: String) -> Double {
         let values = runs.compactMap { ($0[key] as? NSNumber)?.doubleValue }.sorted()

@@ -49,9 +49,10 @@ final class ContextStore {
             // Every column is read: decode straight from the statement on the reader.
             let decoded = try await readModels(table, try table.query(descriptor))
             models.reserveCapacity(decoded.rows.count)
+            table.reserve(decoded.rows.count)
             for (model, id, version) in decoded.rows {
                 let tracked = try table.adopt(model, id: id, version: version)
-                if table.entries[id]?.isDeleted != true { models.append(tracked) }
+                if !tracked.isDeleted { models.append(tracked.model) }
             }
             return models
         }

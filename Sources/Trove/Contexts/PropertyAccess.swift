@@ -15,36 +15,56 @@ import Foundation
 /// straight to the instance's memory: no getter, no Observation access, no boxing to compare.
 /// A save visits every tracked model, so this is what it costs per model. Other models are
 /// read through their key paths.
-struct PropertyAccess<M: ReferenceModel> {
+///
+/// A snapshot or a save calls it for every property of every tracked model, from code generic
+/// over the model type that is not specialised for it (the app's model is in another module).
+/// So it is a class (a struct of five closures would be copied, five retains and releases, on
+/// each call) and not generic: its closures take the instance as `AnyObject`, and calling them
+/// looks no generic type's metadata up.
+final class PropertyAccess {
     let name: String
     /// Whether reads and comparisons go to the instance's storage (else through the key path).
     let readsStorage: Bool
-    let read: (M) -> Any
-    /// Whether the model's value now is bit for bit `saved` (a value ``read`` took), so it is
-    /// unchanged (false for class-typed properties, whose contents can change behind the same
-    /// reference).
-    let isCurrent: (M, Any) -> Bool
+    let read: (AnyObject) -> Any
+    /// Whether the model's value now is bit for bit the saved one, so it is unchanged (false
+    /// for class-typed properties, whose contents can change behind the same reference).
+    /// `saved` points at an `Any` that ``read`` took, in a snapshot's storage: read in place,
+    /// with no copy and no cast (a save calls this for every property of every tracked model).
+    let isCurrent: (AnyObject, UnsafeRawPointer) -> Bool
     /// Whether two values taken by ``read`` are bit for bit the same.
     let isSame: (Any, Any) -> Bool
     /// Sets a value taken by ``read`` back through the property's setter (observers hear of it).
-    let write: (M, Any) -> Void
+    let write: (AnyObject, Any) -> Void
     /// Encodes a value taken by ``read`` into the property's slot of a row encoder's container.
     let encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
 
     /// - Parameter offset: where the property's value is stored in an instance (from its
     ///   start), when it is known and of the key path's value type.
-    init(name: String, keyPath: PartialKeyPath<M>, offset: Int?) {
-        func make<V>(_: V.Type) -> PropertyAccess<M> { PropertyAccess(name: name, typed: keyPath as! KeyPath<M, V>, offset: offset) }
-        self = _openExistential(type(of: keyPath).valueType, do: make)
+    convenience init<M: ReferenceModel>(name: String, keyPath: PartialKeyPath<M>, offset: Int?) {
+        func make<V>(_: V.Type) -> Closures { Self.closures(typed: keyPath as! KeyPath<M, V>, name: name, offset: offset) }
+        self.init(name: name, readsStorage: offset != nil, _openExistential(type(of: keyPath).valueType, do: make))
     }
 
-    private init<V>(name: String, typed keyPath: KeyPath<M, V>, offset: Int?) {
+    private init(name: String, readsStorage: Bool, _ closures: Closures) {
         self.name = name
-        readsStorage = offset != nil
+        self.readsStorage = readsStorage
+        (read, isCurrent, isSame, write, encode) = closures
+    }
+
+    private typealias Closures = (
+        read: (AnyObject) -> Any, isCurrent: (AnyObject, UnsafeRawPointer) -> Bool, isSame: (Any, Any) -> Bool, write: (AnyObject, Any) -> Void,
+        encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
+    )
+
+    private static func closures<M: ReferenceModel, V>(typed keyPath: KeyPath<M, V>, name: String, offset: Int?) -> Closures {
+        let read: (AnyObject) -> Any
+        let isCurrent: (AnyObject, UnsafeRawPointer) -> Bool
+        let write: (AnyObject, Any) -> Void
+        let encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
         if let offset {
-            read = { model in stored(model, offset, as: V.self).pointee }
+            read = { model in stored(model, offset).load(as: V.self) }
         } else {
-            read = { $0[keyPath: keyPath] }
+            read = { unsafeDowncast($0, to: M.self)[keyPath: keyPath] }
         }
         let comparable = !(V.self is AnyObject.Type)
         // Values of V that an `Any` holds inline (in its first `size` bytes) are compared there,
@@ -61,21 +81,27 @@ struct PropertyAccess<M: ReferenceModel> {
             guard comparable, let a = a as? V, let b = b as? V else { return false }
             return withUnsafeBytes(of: a) { x in withUnsafeBytes(of: b) { y in same(x.baseAddress!, y.baseAddress!, size) } }
         }
-        self.isSame = isSame
-        if let offset, comparable {
+        // An `Any` is three words that hold a small value inline, then its type's metadata (the
+        // existential container's layout, part of Swift's ABI): an inline V is compared where
+        // it lies, its type by the metadata word. (V's own metadata: a value of an existential
+        // type V is stored under its dynamic type, never taken as unchanged here.)
+        let typeMetadata = unsafeBitCast(V.self as Any.Type, to: UnsafeRawPointer.self)
+        if let offset, inline {
             isCurrent = { model, saved in
-                guard ObjectIdentifier(type(of: saved)) == typeV else { return false }
-                let field = UnsafeRawPointer(stored(model, offset, as: V.self))
-                if inline { return withUnsafeBytes(of: saved) { same(field, $0.baseAddress!, size) } }
-                guard let saved = saved as? V else { return false }
-                return withUnsafeBytes(of: saved) { same(field, $0.baseAddress!, size) }
+                saved.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer.self) == typeMetadata
+                    && same(stored(model, offset), saved, size)
+            }
+        } else if let offset, comparable {
+            isCurrent = { model, saved in
+                guard let value = saved.load(as: Any.self) as? V else { return false }
+                return withUnsafeBytes(of: value) { same(stored(model, offset), $0.baseAddress!, size) }
             }
         } else {
             let read = read
-            isCurrent = { model, saved in isSame(read(model), saved) }
+            isCurrent = { model, saved in isSame(read(model), saved.load(as: Any.self)) }
         }
         if let writable = keyPath as? ReferenceWritableKeyPath<M, V> {
-            write = { model, value in if let value = value as? V { model[keyPath: writable] = value } }
+            write = { model, value in if let value = value as? V { unsafeDowncast(model, to: M.self)[keyPath: writable] = value } }
         } else {
             write = { _, _ in }
         }
@@ -91,14 +117,34 @@ struct PropertyAccess<M: ReferenceModel> {
             // Models are Codable, so every stored property is; nothing to encode otherwise.
             encode = { _, _ in }
         }
+        return (read, isCurrent, isSame, write, encode)
+    }
+
+    /// The values of `model`'s properties read by `accesses`, in order: a tracked model's
+    /// snapshot.
+    static func snapshot(_ accesses: [PropertyAccess], of model: AnyObject) -> [Any] {
+        [Any](unsafeUninitializedCapacity: accesses.count) { values, count in
+            for i in accesses.indices { (values.baseAddress! + i).initialize(to: accesses[i].read(model)) }
+            count = accesses.count
+        }
+    }
+
+    /// The positions in `accesses` whose values in `model` are not bit for bit those of
+    /// `saved` (a snapshot): the candidates for a change.
+    static func differing(_ accesses: [PropertyAccess], of model: AnyObject, from saved: [Any]) -> [Int] {
+        saved.withUnsafeBufferPointer { values in
+            var slots: [Int] = []
+            for i in accesses.indices where !accesses[i].isCurrent(model, UnsafeRawPointer(values.baseAddress! + i)) { slots.append(i) }
+            return slots
+        }
     }
 }
 
 /// The storage of a property at `offset` in `model`. The context only reads through it, in
 /// the model's own isolation, as the model's synthesized `encode(to:)` would.
 @inline(__always)
-private func stored<M: AnyObject, V>(_ model: M, _ offset: Int, as: V.Type) -> UnsafePointer<V> {
-    UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque()).advanced(by: offset).assumingMemoryBound(to: V.self)
+private func stored(_ model: AnyObject, _ offset: Int) -> UnsafeRawPointer {
+    UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque()).advanced(by: offset)
 }
 
 /// Whether `size` bytes at `a` and `b` are the same (for values holding references: the same

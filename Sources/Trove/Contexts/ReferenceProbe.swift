@@ -93,7 +93,10 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
     /// Property name -> its key path from ``ReferenceModel/properties``.
     let writable: [String: PartialKeyPath<M>]
     /// Property name -> how to read, compare, write and encode it.
-    let accesses: [String: PropertyAccess<M>]
+    let accesses: [String: PropertyAccess]
+    /// How to read and compare `id` (a save checks every tracked model's id is the one it is
+    /// tracked under).
+    let idAccess: PropertyAccess
     /// The properties a fetch leaves out (``LazyField``).
     let lazy: Set<String>
 
@@ -133,16 +136,15 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
         }
         self.writable = writable
         let fields = Self.storedFields()
-        self.accesses = writable.reduce(into: [:]) { accesses, property in
-            let (name, keyPath) = property
-            var access = PropertyAccess(name: name, keyPath: keyPath, offset: Self.storage(of: name, keyPath, in: fields))
+        func access(_ name: String, _ keyPath: PartialKeyPath<M>) -> PropertyAccess {
+            let access = PropertyAccess(name: name, keyPath: keyPath, offset: Self.storage(of: name, keyPath, in: fields))
             // The storage must read as the property does (a stored field that is not its
             // backing would not): checked on every probe, else the key path is used.
-            if !probes.allSatisfy({ "\(access.read($0.instance))" == "\($0.instance[keyPath: keyPath])" }) {
-                access = PropertyAccess(name: name, keyPath: keyPath, offset: nil)
-            }
-            accesses[name] = access
+            if probes.allSatisfy({ "\(access.read($0.instance))" == "\($0.instance[keyPath: keyPath])" }) { return access }
+            return PropertyAccess(name: name, keyPath: keyPath, offset: nil)
         }
+        self.accesses = writable.reduce(into: [:]) { accesses, property in accesses[property.key] = access(property.key, property.value) }
+        self.idAccess = access("id", \M.id)
         self.names = names
         self.lazy = lazy
     }

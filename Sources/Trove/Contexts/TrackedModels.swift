@@ -17,7 +17,10 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     let layout: ReferenceLayout<M>
     let collection: DocumentCollection
     /// The properties in schema order (slot i is `schema.properties[i]`).
-    let accesses: [PropertyAccess<M>]
+    let accesses: [PropertyAccess]
+    /// What a snapshot reads: the properties, then the id (so a save finds a changed id by
+    /// comparing, without calling each model's getter).
+    private let snapshotted: [PropertyAccess]
     /// The identity map. Memory: one entry, one instance and one snapshot per tracked model.
     private(set) var entries: [DocumentID: Entry] = [:]
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
@@ -44,6 +47,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
             }
             return access
         }
+        snapshotted = accesses + [layout.idAccess]
         fetchedColumns = lazy.isEmpty ? nil : properties.filter { !lazy.contains($0.name) }.map(\.column)
         lazySlots = Set(properties.indices.filter { lazy.contains(properties[$0].name) })
     }
@@ -86,6 +90,10 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         entry.isDeleted = true
     }
 
+    /// Makes room in the identity map for `count` more models (a fetch's rows), so a large
+    /// fetch does not grow and rehash it step by step.
+    func reserve(_ count: Int) { entries.reserveCapacity(entries.count + count) }
+
     /// Stops tracking a row that is gone.
     func forget(_ id: DocumentID) { entries[id] = nil }
 
@@ -94,16 +102,17 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
-    /// The values of `model`'s stored properties, in schema order.
-    func snapshot(_ model: M) -> [Any] { accesses.map { $0.read(model) } }
+    /// The values of `model`'s stored properties, in schema order, then its id.
+    func snapshot(_ model: M) -> [Any] { PropertyAccess.snapshot(snapshotted, of: model) }
+
+    /// Whether `model`'s id is bit for bit the one in `saved`.
+    private func idIsCurrent(_ model: M, _ saved: [Any]) -> Bool {
+        saved.withUnsafeBufferPointer { layout.idAccess.isCurrent(model, UnsafeRawPointer($0.baseAddress! + accesses.count)) }
+    }
 
     /// The slots whose values are not bit for bit the saved ones (candidates for a change),
     /// compared in the model's storage: an unchanged model costs no copy.
-    private func differing(_ model: M, from saved: [Any]) -> [Int] {
-        var slots: [Int] = []
-        for slot in accesses.indices where !accesses[slot].isCurrent(model, saved[slot]) { slots.append(slot) }
-        return slots
-    }
+    private func differing(_ model: M, from saved: [Any]) -> [Int] { PropertyAccess.differing(accesses, of: model, from: saved) }
 
     /// The tracked instance of a fetched document: the one already in the map, or a new one.
     /// An instance with unsaved changes keeps them; one without takes the stored values when
@@ -113,23 +122,23 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         for slot in lazySlots where document.fields[schema.properties[slot].column] == nil {
             document.fields[schema.properties[slot].column] = .null
         }
-        return try adopt(schema.decode(document), id: document.id, version: document.version)
+        return try adopt(schema.decode(document), id: document.id, version: document.version).model
     }
 
     /// The tracked instance of a row decoded elsewhere (`fresh`): the one already in the map,
     /// refreshed from `fresh` when it has no unsaved changes and the row has moved on, or
-    /// `fresh` itself, now tracked.
-    func adopt(_ fresh: M, id: DocumentID, version: Int64) throws -> M {
+    /// `fresh` itself, now tracked; and whether it is deleted in this context.
+    func adopt(_ fresh: M, id: DocumentID, version: Int64) throws -> (model: M, isDeleted: Bool) {
         if let entry = entries[id] {
             if let saved = entry.saved, !entry.isDeleted, version > entry.version, try unchanged(model(entry), saved) {
                 layout.copy(from: fresh, to: model(entry))
                 entry.saved = snapshot(model(entry))
                 entry.version = version
             }
-            return model(entry)
+            return (model(entry), entry.isDeleted)
         }
         entries[id] = Entry(object: fresh, saved: snapshot(fresh), version: version)
-        return fresh
+        return (fresh, false)
     }
 
     func row(_ model: M) throws -> [SQLValue] { try schema.row(model, in: collection.store) }
@@ -194,7 +203,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
                 changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
                 continue
             }
-            if model(entry).id.documentID != id { _ = try checkedRow(entry, id: id) }
+            if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
             let differing = differing(model(entry), from: saved)
             guard !differing.isEmpty,
                 let (slots, current, before) = try changed(entry, id: id, differing: differing, saved: saved)

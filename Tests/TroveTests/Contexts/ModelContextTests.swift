@@ -34,6 +34,24 @@ struct ModelContextTests {
         #expect(try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?.int64("n") == 0)
     }
 
+    @Test("a tracked model whose id was changed is refused at save, and nothing of that save is written")
+    func changedID() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 3)
+        let context = container.mainContext
+        let articles = try await context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)]))
+        articles[0].title = "Changed"
+        articles[1].id = 99
+        await #expect(throws: TroveError.self) { try await context.save() }
+        let stored = try await container.database.query("SELECT id, title FROM \"Article\" ORDER BY id")
+        #expect(stored.map { $0.int64("id") } == [1, 2, 3])
+        #expect(stored.first?.string("title") == "Article 1")
+        // Put back, the same save goes through.
+        articles[1].id = 2
+        try await context.save()
+        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?.string("title") == "Changed")
+    }
+
     @Test("one instance per row within a context; different instances across contexts")
     func identity() async throws {
         let dir = try TemporaryDirectory()
