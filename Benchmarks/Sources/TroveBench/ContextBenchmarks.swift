@@ -70,12 +70,27 @@ private func temporaryFile(_ name: String) throws -> (path: String, cleanup: () 
     return (dir.appendingPathComponent("db.trove").path, { try? FileManager.default.removeItem(at: dir) })
 }
 
-/// `seconds(_:)` on the main actor, where contexts' models live.
+/// Wall seconds of `body`, on the main actor, where contexts' models live.
 @MainActor
 private func timed(_ body: () async throws -> Void) async rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     try await body()
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+/// Runs `body` `passes` times; keeps the median wall time as `result[key + "_s"]` and the median
+/// process CPU time (every thread: the context's, the reader's, the writer's; less moved by other
+/// work on a shared machine than wall time) as `result[key + "_cpu_s"]`.
+@MainActor
+private func measure(_ key: String, passes: Int, into result: inout [String: Double], _ body: () async throws -> Void) async rethrows {
+    var (walls, cpus): ([Double], [Double]) = ([], [])
+    for _ in 0..<passes {
+        let cpu = processCPUSeconds()
+        walls.append(try await timed(body))
+        cpus.append(processCPUSeconds() - cpu)
+    }
+    result[key + "_s"] = walls.sorted()[walls.count / 2]
+    result[key + "_cpu_s"] = cpus.sorted()[cpus.count / 2]
 }
 
 /// One round: the value-model path, then the same through a context, each on its own file.
@@ -90,17 +105,13 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
         defer { cleanup() }
         let database = try Database(path: path)
         let items = try await database.models(Item.self)
-        result["value_insert_s"] = try await timed { try await items.insert(source) }
+        try await measure("value_insert", passes: 1, into: &result) { try await items.insert(source) }
         var fetched: [Item] = []
-        var times: [Double] = []
-        for _ in 0..<passes { times.append(try await timed { fetched = try await items.fetch() }) }
-        result["value_fetch_s"] = times.sorted()[times.count / 2]
+        try await measure("value_fetch", passes: passes, into: &result) { fetched = try await items.fetch() }
         precondition(fetched.count == rows)
         // The change is timed on both paths: here, copies of the fetched values changed and
         // written back; in the context, the tracked instances changed in place and saved.
-        times = []
-        for _ in 0..<passes {
-            times.append(try await timed {
+        try await measure("value_update", passes: passes, into: &result) {
                 var updated: [Item] = []
                 for item in fetched where item.id % 10 == 1 {
                     var copy = item
@@ -110,9 +121,7 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
                 let changed = updated
                 try await database.write { tx in try updateEach(changed, in: tx.models(Item.self)) }
                 try await database.checkpoint()
-            })
         }
-        result["value_update_s"] = times.sorted()[times.count / 2]
     }
 
     // Contexts: insert N new models and save; fetch all into a fresh context; change 10%, save.
@@ -120,34 +129,33 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
     defer { cleanup() }
     let container = try await ModelContainer(ItemsV1.self, at: path)
     let records = source.map(ItemRecord.init)
-    result["context_insert_s"] = try await timed {
+    try await measure("context_insert", passes: 1, into: &result) {
         let context = container.mainContext
         for record in records { try context.insert(record) }
         try await context.save()
     }
     // `--passes`: earlier passes fetch into contexts that are then dropped (the median is kept);
     // the last one's context goes on to the update.
-    var times: [Double] = []
+    var fetchResult: [String: Double] = [:]
+    var walls: [Double] = [], cpus: [Double] = []
     var reader: ModelContext!
     var tracked: [ItemRecord] = []
     for _ in 0..<passes {
         (reader, tracked) = (nil, [])
         reader = try await ModelContainer(ItemsV1.self, database: container.database).mainContext
         let before = residentMegabytes()
-        times.append(try await timed { tracked = try await reader.fetchAll(ItemRecord.self) })
+        try await measure("context_fetch", passes: 1, into: &fetchResult) { tracked = try await reader.fetchAll(ItemRecord.self) }
+        (walls, cpus) = (walls + [fetchResult["context_fetch_s"]!], cpus + [fetchResult["context_fetch_cpu_s"]!])
         precondition(tracked.count == rows)
         result["context_bytes_per_model"] = (residentMegabytes() - before) * 1_048_576 / Double(rows)
     }
-    result["context_fetch_s"] = times.sorted()[times.count / 2]
-    times = []
-    for _ in 0..<passes {
-        times.append(try await timed {
-            for record in tracked where record.id % 10 == 1 { record.score += 1 }
-            try await reader.save()
-            try await container.database.checkpoint()
-        })
+    result["context_fetch_s"] = walls.sorted()[walls.count / 2]
+    result["context_fetch_cpu_s"] = cpus.sorted()[cpus.count / 2]
+    try await measure("context_update", passes: passes, into: &result) {
+        for record in tracked where record.id % 10 == 1 { record.score += 1 }
+        try await reader.save()
+        try await container.database.checkpoint()
     }
-    result["context_update_s"] = times.sorted()[times.count / 2]
     let changed = try await container.database.query("SELECT count(*) AS n FROM item WHERE _version = \(1 + passes)").first?.int64("n")
     precondition(changed == Int64(rows / 10), "updated \(changed ?? -1)")
     return result
@@ -222,17 +230,18 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
         let values = runs.compactMap { ($0[key] as? NSNumber)?.doubleValue }.sorted()
         return values.isEmpty ? .nan : values[values.count / 2]
     }
-    print("\n| step (N = \(rows)) | context rows/s | value models rows/s | GRDB records rows/s | context / GRDB | context time / value time |")
-    print("|---|---|---|---|---|---|")
+    print("\n| step (N = \(rows)) | context rows/s | value models rows/s | GRDB records rows/s | context / GRDB | context time / value time | context CPU / value CPU |")
+    print("|---|---|---|---|---|---|---|")
     for (step, contextKey, valueKey, grdbKey, n) in [
         ("insert N, save", "context_insert_s", "value_insert_s", "insert_rows_per_s", rows),
         ("fetch all", "context_fetch_s", "value_fetch_s", "fetch_all_records_per_s", rows),
         ("change 10%, save", "context_update_s", "value_update_s", "update_records_rows_per_s", rows / 10),
     ] {
         let (c, v) = (med(runs, contextKey), med(runs, valueKey))
+        let (cc, vc) = (med(runs, contextKey.replacingOccurrences(of: "_s", with: "_cpu_s")), med(runs, valueKey.replacingOccurrences(of: "_s", with: "_cpu_s")))
         let grdb = peerRuns.isEmpty ? Double.nan : med(peerRuns, grdbKey)
-        print(String(format: "| %@ | %.0f | %.0f | %.0f | %.2fx | %.2fx |", step, Double(n) / c, Double(n) / v, grdb,
-                     Double(n) / c / grdb, c / v))
+        print(String(format: "| %@ | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.2fx |", step, Double(n) / c, Double(n) / v, grdb,
+                     Double(n) / c / grdb, c / v, cc / vc))
     }
     print(String(format: "memory per tracked model: %.0f bytes (RSS growth of the fetch into a context / N, median)",
                  med(runs, "context_bytes_per_model")))
