@@ -102,7 +102,7 @@ extension DocumentStore {
     /// The preset configuration of a search collection's store.
     var preset: CollectionConfiguration { layout.preset! }
 
-    // MARK: Validation (always before the first write)
+    // MARK: Validation (Swift checks before the first write; metadata JSON by the CHECK constraint)
 
     private static func validate(vector: [Float], dimension: Int, cosine: Bool) throws {
         guard vector.count == dimension else {
