@@ -60,8 +60,9 @@ public struct SearchCollection: Sendable {
         try await write([PendingRow(id: nil, content: content, source: source, metadata: metadata, vector: vector)], mode: .insert)[0]
     }
 
-    /// Inserts rows in one transaction, all or nothing: every entry is validated before the first
-    /// write, and a failure part-way (a duplicate id, a full disk) leaves the collection unchanged.
+    /// Inserts rows in one transaction, all or nothing: the error is the first bad entry's, in
+    /// order (metadata that is not a JSON object is caught by SQLite as the rows go in), and a
+    /// failure part-way (a duplicate id, a full disk) leaves the collection unchanged.
     ///
     /// - Complexity: O(n) rows through multi-row statements; the text index and change log are
     ///   updated in the same transaction.

@@ -114,6 +114,29 @@ struct CollectionWriteTests {
         #expect(try await items.count() == 250)
     }
 
+    @Test("metadata that is not a JSON object is reported before faults later in the row order or found while writing")
+    func metadataFaultBeforeLaterFaults() async throws {
+        let items = try await makeCollection()
+        try await items.insert(VectorEntry(id: 1, content: "kept", vector: [1, 2, 3, 4]))
+        func entry(_ id: Int64, _ metadata: String? = nil) -> VectorEntry {
+            VectorEntry(id: .int(id), content: "r", metadata: metadata, vector: [1, 2, 3, 4])
+        }
+        let array = TroveError.invalidMetadata(reason: "got a JSON array")
+        // Within a row, metadata comes before the id: a duplicate in the batch with bad metadata.
+        await #expect(throws: array) { try await items.insert([entry(10), entry(11), entry(10, "[1]")]) }
+        // A duplicate in the batch after a row with bad metadata.
+        await #expect(throws: array) { try await items.insert([entry(10), entry(11, "[2]"), entry(10)]) }
+        // An id already stored (found while writing) before a row with bad metadata.
+        await #expect(throws: array) { try await items.insert([entry(12), entry(1), entry(13, "[3]")]) }
+        await #expect(throws: TroveError.duplicateDocumentID(1)) { try await items.insert([entry(12), entry(1), entry(13, "{}")]) }
+        // Updates and upserts: a missing row before a row with bad metadata.
+        await #expect(throws: array) { try await items.update(entry(99, "[4]")) }
+        await #expect(throws: array) { try await items.upsert([entry(1), entry(14, "[5]")]) }
+        // Nothing written by any of them.
+        #expect(try await items.count() == 1)
+        #expect(try await items.fetch(id: 1)?.metadata == nil)
+    }
+
     @Test("metadata over the byte limit is refused with both sizes")
     func metadataTooLarge() async throws {
         let items = try await Database().collection("items", configuration: .init(dimension: 2, metadataByteLimit: 20))
