@@ -31,7 +31,7 @@ extension RegressionTests {
         index.insert(id: 1, vector: [0.25, 1])
         let good = index.snapshot()
         let pattern = withUnsafeBytes(of: Float(0.25).bitPattern.littleEndian) { Array($0) }
-        // The first vector starts after the 80-byte header and the slot's state, level and id.
+        // The first vector starts after the 80-byte header and the (one) slot's id, state and level.
         let offset = 80 + 10
         #expect(Array(good[offset..<(offset + 4)]) == pattern)
         for bad in [Float.nan, .infinity, -.infinity] {

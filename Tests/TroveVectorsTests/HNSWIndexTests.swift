@@ -264,9 +264,11 @@ struct HNSWIndexTests {
         #expect(copy.checkInvariants() == [] && copy.snapshot() == bytes)
         let q = f.rng.vector(dimension: 32)
         #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
-        // Slot 0's layer-0 list: after the 80-byte header, state, level, id and its 32 floats.
+        // Slot 0's layer-0 list: after the 80-byte header, the ids, states and levels (10 bytes a
+        // slot) and the vectors (32 floats a slot).
         var broken = bytes
-        let list = 80 + 10 + 32 * 4
+        let slots = Int(bytes[48..<52].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+        let list = 80 + slots * (10 + 32 * 4)
         func put(_ value: UInt32, at offset: Int) {
             withUnsafeBytes(of: value.littleEndian) { broken.replaceSubrange(offset..<offset + 4, with: $0) }
         }
@@ -284,37 +286,136 @@ struct HNSWIndexTests {
         #expect(throws: VectorIndexError.self) { try broken.withUnsafeBytes { try HNSWIndex(snapshot: $0) } }
     }
 
-    @Test("Version 2 snapshots (one-lane checksum) are still read; the checksum follows the stated version")
-    func versionTwo() throws {
-        var f = try HNSWFixture(count: 300)
-        var bytes = f.index.snapshot()
-        #expect(bytes[8..<12] == [3, 0, 0, 0])
-        bytes.replaceSubrange(8..<12, with: [2, 0, 0, 0])
-        // Relabelled only: the four-lane checksum of version 3 is not the one-lane one of version 2.
-        #expect(throws: VectorIndexError.corrupt("checksum mismatch")) { try HNSWIndex(snapshot: bytes) }
-        let body = bytes[0..<(bytes.count - 8)]
-        bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
-        let copy = try HNSWIndex(snapshot: bytes)
+    @Test("Snapshots of versions 1-3 (one record per slot) are still read, whole or in pieces",
+          arguments: [(UInt32(3), HNSWQuantization.none), (3, .int8), (2, .none), (1, .none)])
+    func earlierVersions(version: UInt32, quantization: HNSWQuantization) throws {
+        var f = try HNSWFixture(count: 300, configuration: .init(quantization: quantization))
+        for id in [Int64(4), 10] { #expect(f.index.remove(id: id)) }
+        f.index.repairDeletions()
+        #expect(f.index.remove(id: 13))  // a pending tombstone too
+        let current = f.index.snapshot()
+        #expect(current[8..<12] == [4, 0, 0, 0])
+        var bytes = Self.earlierLayout(current, version: version)
         let q = f.rng.vector(dimension: 32)
-        #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
-        #expect(copy.snapshot() == f.index.snapshot())
+        for copy in [try HNSWIndex(snapshot: bytes), try Self.readInPieces(bytes, rng: &f.rng)] {
+            #expect(copy.checkInvariants() == [] && copy.count == f.index.count)
+            #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
+            #expect(copy.snapshot() == current)
+        }
+        // The checksum follows the stated version: relabelled only, the bytes are refused.
+        bytes[8] = version == 3 ? 2 : 3
+        #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: bytes) }
     }
 
-    @Test("Version 1 snapshots (float32 vectors, no flags) are still read")
-    func versionOne() throws {
-        var f = try HNSWFixture(count: 300)
-        var bytes = f.index.snapshot()
-        bytes.replaceSubrange(8..<12, with: [1, 0, 0, 0])
-        let body = bytes[0..<(bytes.count - 8)]
-        bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
-        let copy = try HNSWIndex(snapshot: bytes)
-        let q = f.rng.vector(dimension: 32)
-        #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
-        // A version 1 snapshot with the codes-only flag is not one this build ever wrote.
+    @Test("Version 1 snapshots with the codes-only flag are refused")
+    func versionOneFlags() throws {
+        let f = try HNSWFixture(count: 50)
+        var bytes = Self.earlierLayout(f.index.snapshot(), version: 1)
         bytes[18] = 1
         let flagged = bytes[0..<(bytes.count - 8)]
         bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(flagged).littleEndian, Array.init))
         #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: bytes) }
+    }
+
+    @Test("A snapshot read in pieces of any size loads as the whole does; damage in a piece is refused",
+          arguments: [HNSWQuantization.none, .int8, .binary])
+    func readInPieces(quantization: HNSWQuantization) throws {
+        var f = try HNSWFixture(count: 400, configuration: .init(quantization: quantization))
+        for id in [Int64(7), 22] { #expect(f.index.remove(id: id)) }
+        let bytes = f.index.snapshot()
+        let whole = try HNSWIndex(snapshot: bytes)
+        let pieces = try Self.readInPieces(bytes, rng: &f.rng)
+        #expect(pieces.snapshot() == bytes && whole.snapshot() == bytes)
+        #expect(pieces.checkInvariants() == [])
+        let q = f.rng.vector(dimension: 32)
+        #expect(pieces.search(q, k: 10) == f.index.search(q, k: 10))
+        for _ in 0..<20 {
+            var flipped = bytes
+            let i = Int(f.rng.next() % UInt64(bytes.count))
+            flipped[i] ^= UInt8(1 << (f.rng.next() % 8))
+            #expect(throws: VectorIndexError.self) { try Self.readInPieces(flipped, rng: &f.rng) }
+        }
+        #expect(throws: VectorIndexError.self) { try Self.readInPieces(Array(bytes.dropLast(9)), rng: &f.rng) }
+        #expect(throws: VectorIndexError.self) { try Self.readInPieces(Array(bytes.prefix(50)), rng: &f.rng) }
+        // More bytes than the reader was told of.
+        let reader = HNSWSnapshotReader(count: bytes.count - 1)
+        #expect(throws: VectorIndexError.self) {
+            try bytes.withUnsafeBytes { all in
+                try reader.read(count: all.count) { offset, into in
+                    into.copyMemory(from: UnsafeRawBufferPointer(rebasing: all[offset..<offset + into.count]))
+                }
+            }
+        }
+    }
+
+    @Test("A non-finite vector component is refused wherever the pieces are cut")
+    func nonFiniteInPieces() throws {
+        var f = try HNSWFixture(count: 100)
+        var bytes = f.index.snapshot()
+        // Slot 57's component 5: after the header, ids, states and levels, 57 vectors of 32 floats.
+        let at = 80 + 100 * 10 + (57 * 32 + 5) * 4
+        withUnsafeBytes(of: Float.nan.bitPattern.littleEndian) { bytes.replaceSubrange(at..<at + 4, with: $0) }
+        let body = bytes[0..<(bytes.count - 8)]
+        bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) { try HNSWIndex(snapshot: bytes) }
+        #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) { try Self.readInPieces(bytes, rng: &f.rng) }
+    }
+
+    /// Hands `bytes` to an `HNSWSnapshotReader` in pieces of random sizes (1 byte to 3 KB), each
+    /// copied in up to three calls.
+    static func readInPieces(_ bytes: [UInt8], rng: inout SeededGenerator) throws -> HNSWIndex {
+        let reader = HNSWSnapshotReader(count: bytes.count)
+        var at = 0
+        try bytes.withUnsafeBytes { all in
+            while at < all.count {
+                let count = min(all.count - at, 1 + Int(rng.next() % (rng.next() % 2 == 0 ? 7 : 3_000)))
+                let start = at
+                try reader.read(count: count) { offset, into in
+                    #expect(offset + into.count <= count)
+                    into.copyMemory(from: UnsafeRawBufferPointer(rebasing: all[(start + offset)..<(start + offset + into.count)]))
+                }
+                at += count
+            }
+        }
+        return try reader.finish()
+    }
+
+    /// A version 4 snapshot rewritten in the layout of `version` (1-3: one record per slot:
+    /// state, level, id, then unless free the vector, layer-0 list and upper lists) with that
+    /// version's checksum, as those versions wrote it.
+    static func earlierLayout(_ bytes: [UInt8], version: UInt32) -> [UInt8] {
+        func u32(_ at: Int) -> Int { Int(bytes[at..<at + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }) }
+        let dimension = u32(20), m = u32(24), n = u32(48), codesOnly = bytes[18] & 1 == 1
+        let vectorBytes = codesOnly ? dimension + 8 : dimension * 4
+        let states = 80 + 8 * n, levels = states + n, vectors = levels + n
+        let lists = vectors + n * vectorBytes
+        var upper = lists + n * (2 * m + 1) * 4
+        var body: [UInt8] = []
+        func take(_ from: Int, _ count: Int) { body.append(contentsOf: bytes[from..<(from + count)]) }
+        for s in 0..<n {
+            take(states + s, 1)
+            take(levels + s, 1)
+            take(80 + 8 * s, 8)
+            guard bytes[states + s] != 2 else { continue }
+            if codesOnly {
+                let scales = vectors + n * dimension, norms = scales + 4 * n
+                take(vectors + s * dimension, dimension)
+                take(scales + 4 * s, 4)
+                take(norms + 4 * s, 4)
+            } else {
+                take(vectors + s * vectorBytes, vectorBytes)
+            }
+            take(lists + s * (2 * m + 1) * 4, (2 * m + 1) * 4)
+            let upperBytes = Int(bytes[levels + s]) * (m + 1) * 4
+            take(upper, upperBytes)
+            upper += upperBytes
+        }
+        var out = Array(bytes[0..<80])
+        withUnsafeBytes(of: version.littleEndian) { out.replaceSubrange(8..<12, with: $0) }
+        withUnsafeBytes(of: UInt64(body.count).littleEndian) { out.replaceSubrange(64..<72, with: $0) }
+        out += body
+        out += withUnsafeBytes(of: snapshotChecksum(out[...]).littleEndian, Array.init)
+        return out
     }
 
     @Test("Concurrent searches while a single writer inserts and deletes")

@@ -55,6 +55,19 @@ int32_t trove_dot_i8(const int8_t *a, const int8_t *b, size_t n);
 /// Hamming distance between two bit strings of `words` 64-bit words.
 uint32_t trove_hamming(const uint64_t *a, const uint64_t *b, size_t words);
 
+/// Snapshot checksum (HNSW snapshot version 4), the bulk of it: folds `blocks` blocks of 1,024
+/// bytes at `data` (any alignment, little-endian words) into the eight lane accumulators `acc`.
+/// Per 8-byte word w of stripe s (64 bytes) and lane j: k = w ^ key[s + j],
+/// acc[j] += lo32(k) * hi32(k) + w; after each block every lane is scrambled
+/// (x ^= x >> 47, x ^= key[24 + j], x *= 0x9E3779B1), so words do not commute across blocks.
+/// The 32 × 32-bit products of XXH3's long-input loop: four lanes per AVX2 instruction, where a
+/// chain of 64-bit multiply-rotate rounds (versions 1-3) waits on itself.
+void trove_checksum_blocks(uint64_t acc[8], const void *data, size_t blocks);
+
+/// The index of the first of `count` floats that is infinite or NaN, or -1 when all are finite
+/// (checked as bits, several floats per instruction).
+ptrdiff_t trove_first_nonfinite(const float *values, size_t count);
+
 /// A hint that `p` will be read soon (graph walks touch vectors in random order).
 static inline void trove_prefetch(const void *p) {
 #if defined(__GNUC__) || defined(__clang__)

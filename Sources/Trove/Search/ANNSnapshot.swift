@@ -41,28 +41,6 @@ struct ANNSnapshotStore {
     let connection: Connection
     let location: Location
 
-    /// What was found in the table (HNSW: the whole snapshot in memory).
-    enum Stored {
-        case none
-        case unusable(reason: String)
-        case snapshot(watermark: Int64, bytes: SnapshotBytes)
-    }
-
-    /// A snapshot read into memory of its own, freed with this object: huge-page advised when
-    /// large (`allocateLargeBuffer`), where an array's pages are faulted in 4 KB at a time.
-    final class SnapshotBytes {
-        private let memory: UnsafeMutableRawBufferPointer
-        /// The snapshot's bytes.
-        let bytes: UnsafeRawBufferPointer
-
-        init(count: Int) {
-            memory = allocateLargeBuffer(byteCount: count)
-            bytes = UnsafeRawBufferPointer(rebasing: memory[0..<count])
-        }
-
-        deinit { memory.deallocate() }
-    }
-
     /// What streaming a snapshot found.
     enum Streamed {
         case none
@@ -163,28 +141,6 @@ struct ANNSnapshotStore {
             "SELECT total_bytes FROM \(quotedTable) WHERE name = ? AND part = 0", [.text(location.key)])?.int64Value ?? 0
         let fileBytes = (try connection.scalar("PRAGMA page_count")?.int64Value ?? 0) * (try connection.scalar("PRAGMA page_size")?.int64Value ?? 0)
         return total >= 0 && total <= fileBytes ? Int(total) : 0
-    }
-
-    /// Reads an HNSW snapshot, its parts copied straight into one buffer, and checks its trailer
-    /// checksum against the recorded one.
-    func read() throws -> Stored {
-        let total = try recordedTotal()
-        let snapshot = SnapshotBytes(count: total)
-        let memory = UnsafeMutableRawBufferPointer(mutating: snapshot.bytes)
-        var filled = 0
-        let streamed = try stream(begin: { $0 == Int64(total) ? nil : "snapshot size \($0) changed while reading" }, append: { count, copy in
-            try copy(0, UnsafeMutableRawBufferPointer(rebasing: memory[filled..<filled + count]))
-            filled += count
-        })
-        switch streamed {
-        case .none: return .none
-        case .unusable(let reason): return .unusable(reason: reason)
-        case .read(let watermark, let checksum):
-            guard Self.trailerChecksum(snapshot.bytes) == checksum else {
-                return .unusable(reason: "snapshot checksum differs from the recorded one")
-            }
-            return .snapshot(watermark: watermark, bytes: snapshot)
-        }
     }
 
     /// Replaces the stored snapshot with an HNSW graph's bytes; call inside a write transaction.

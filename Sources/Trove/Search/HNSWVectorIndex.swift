@@ -102,17 +102,31 @@ final class HNSWVectorIndex: SavedVectorIndex {
 
     func loadSaved(_ connection: Connection, maxSeq: Int64, floor: Int64) throws -> Int64? {
         guard load.loadBegins() else { return nil }
-        switch try ANNSnapshotStore(connection: connection, location: snapshot).read() {
+        // The parts go straight into the graph's memory (`HNSWSnapshotReader`); the first
+        // problem it finds stops the copying, the store's own checks go on.
+        var reader: HNSWSnapshotReader?
+        var rejection: VectorIndexError?
+        let streamed = try ANNSnapshotStore(connection: connection, location: snapshot).stream(
+            begin: { total in
+                reader = HNSWSnapshotReader(count: Int(total))
+                return nil
+            },
+            append: { count, copy in
+                guard rejection == nil else { return }
+                do { try reader!.read(count: count, from: copy) } catch let error as VectorIndexError { rejection = error }
+            })
+        switch streamed {
         case .none:
             load.rebuildReason = SnapshotLoadState.noSnapshot
         case .unusable(let why):
             load.rebuildReason = why
-        case .snapshot(let saved, let bytes):
+        case .read(let saved, _):
             if let problem = SnapshotLoadState.watermarkProblem(saved: saved, maxSeq: maxSeq, floor: floor) {
                 load.rebuildReason = problem
             } else {
                 do {
-                    let loaded = try HNSWIndex(snapshot: bytes.bytes)
+                    if let rejection { throw rejection }
+                    let loaded = try reader!.finish()
                     if let mismatch = parameterMismatch(loaded) {
                         load.rebuildReason = mismatch
                     } else {

@@ -1,35 +1,50 @@
+import CTroveKernels
 import Foundation
 
-/// Snapshot format, version 3 (all integers little-endian); versions 1 and 2 are still read:
-/// version 2 has the same layout and a one-lane checksum, version 1 also lacks the flags byte
-/// (always 0 there):
+#if _endian(big)
+// Snapshot sections are copied between memory and the snapshot as they are (little-endian).
+#error("HNSW snapshots assume a little-endian host")
+#endif
+
+/// Snapshot format, version 4 (all integers little-endian); versions 1-3 are still read:
 ///
 /// ```
 /// header (80 bytes)
 ///   0  magic "TROVHNSW"            8 bytes
-///   8  format version              UInt32 (2)
+///   8  format version              UInt32 (4)
 ///  12  header size                 UInt32 (80)
 ///  16  metric, quantization        UInt8 each (DistanceMetric / HNSWQuantization raw order)
 ///  18  flags                       UInt8: bit 0 = codes only (no float32 vectors); 1 reserved
 ///  20  dimension, m, efConstruction, efSearch, rescoreFactor   UInt32 each
 ///  40  seed                        UInt64
-///  48  slot count, live count, entry point (UInt32.max = none)  UInt32 each
+///  48  slot count n, live count, entry point (UInt32.max = none)  UInt32 each
 ///  60  max level                   Int32
 ///  64  body length                 UInt64
 ///  72  reserved                    UInt64 (0)
-/// body, per slot
-///   state UInt8 (0 live, 1 deleted, 2 free), level UInt8, id Int64,
-///   then unless free: vector (dimension × Float32; codes only: dimension × Int8 code,
-///   Float32 scale, Float32 squared norm), layer-0 list (1 + 2M UInt32),
-///   level × upper lists (1 + M UInt32)
+/// body: one section per kind of per-slot data, slots in order (free slots: level 0, zero
+/// vector and links)
+///   ids             n × Int64
+///   states          n × UInt8 (0 live, 1 deleted, 2 free)
+///   levels          n × UInt8
+///   vectors         n × dimension × Float32; codes only: n × dimension × Int8 codes,
+///                   then n × Float32 scales, then n × Float32 squared norms
+///   layer-0 lists   n × (1 + 2M) UInt32 (count, neighbours)
+///   upper lists     for each non-free slot with level > 0, in slot order: level × (1 + M) UInt32
 /// trailer
-///   checksum UInt64 over header and body (`snapshotChecksum`: four lanes from version 3)
+///   checksum UInt64 over header and body (`snapshotChecksum`)
 /// ```
-/// Sizes are checked against the header before anything is allocated; the checksum and then
-/// the graph's invariants are checked before the index is trusted.
+/// Each section is the index's own memory layout, so a load copies the snapshot straight into
+/// the index's buffers (``HNSWSnapshotReader``), piece by piece, and checks each piece while it
+/// is still in the cache: no intermediate copy of the snapshot.
+///
+/// Versions 1-3 hold one record per slot instead (state, level, id, then unless free its
+/// vector, layer-0 list and upper lists); version 3 with a four-lane checksum, version 2 with a
+/// one-lane one, version 1 also without the flags byte. Sizes are checked against the header
+/// before anything is allocated; the checksum and then the graph's invariants are checked before
+/// the index is trusted.
 extension HNSWIndex {
     static let snapshotMagic: [UInt8] = Array("TROVHNSW".utf8)
-    static let snapshotVersion: UInt32 = 3
+    static let snapshotVersion: UInt32 = 4
     /// Bytes per non-free slot for its vector in a snapshot.
     var snapshotVectorBytes: Int { storesVectors ? dimension * 4 : dimension + 8 }
     static let snapshotHeaderSize = 80
@@ -44,52 +59,60 @@ extension HNSWIndex {
     /// - Complexity: O(n · (dimension + M)).
     public func snapshot() -> [UInt8] {
         lock.read {
-            var out: [UInt8] = []
-            var bodyLength = 0
-            for s in 0..<slotCount {
-                bodyLength += 10
-                if states[s] != Self.state_free {
-                    bodyLength += snapshotVectorBytes + (maxM0 + 1) * 4 + Int(levels[s]) * (maxM + 1) * 4
-                }
-            }
-            out.reserveCapacity(Self.snapshotHeaderSize + bodyLength + 8)
-            out.append(contentsOf: Self.snapshotMagic)
-            out.appendLE(Self.snapshotVersion)
-            out.appendLE(UInt32(Self.snapshotHeaderSize))
-            out.append(UInt8(DistanceMetric.allCases.firstIndex(of: metric)!))
-            out.append(UInt8(HNSWQuantization.allCases.firstIndex(of: configuration.quantization)!))
-            out.append(storesVectors ? 0 : 1)
-            out.append(0)
+            let n = slotCount
+            var upperBytes = 0
+            for s in 0..<n where states[s] != Self.state_free { upperBytes += Int(levels[s]) * (maxM + 1) * 4 }
+            let bodyLength = n * (10 + snapshotVectorBytes + (maxM0 + 1) * 4) + upperBytes
+            var header: [UInt8] = []
+            header.append(contentsOf: Self.snapshotMagic)
+            header.appendLE(Self.snapshotVersion)
+            header.appendLE(UInt32(Self.snapshotHeaderSize))
+            header.append(UInt8(DistanceMetric.allCases.firstIndex(of: metric)!))
+            header.append(UInt8(HNSWQuantization.allCases.firstIndex(of: configuration.quantization)!))
+            header.append(storesVectors ? 0 : 1)
+            header.append(0)
             for v in [dimension, configuration.m, configuration.efConstruction, defaultEfSearch, configuration.rescoreFactor] {
-                out.appendLE(UInt32(v))
+                header.appendLE(UInt32(v))
             }
-            out.appendLE(configuration.seed)
-            out.appendLE(UInt32(slotCount))
-            out.appendLE(UInt32(liveCount))
-            out.appendLE(entryPoint)
-            out.appendLE(Int32(maxLevel))
-            out.appendLE(UInt64(bodyLength))
-            out.appendLE(UInt64(0))
-            for s in 0..<slotCount {
-                out.append(states[s])
-                out.append(states[s] == Self.state_free ? 0 : levels[s])
-                out.appendLE(slotIDs[s])
-                guard states[s] != Self.state_free else { continue }
+            header.appendLE(configuration.seed)
+            header.appendLE(UInt32(slotCount))
+            header.appendLE(UInt32(liveCount))
+            header.appendLE(entryPoint)
+            header.appendLE(Int32(maxLevel))
+            header.appendLE(UInt64(bodyLength))
+            header.appendLE(UInt64(0))
+            let total = Self.snapshotHeaderSize + bodyLength + 8
+            return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+                let base = UnsafeMutableRawPointer(out.baseAddress!)
+                var at = 0
+                func put(_ source: UnsafeRawPointer, _ count: Int) {
+                    (base + at).copyMemory(from: source, byteCount: count)
+                    at += count
+                }
+                /// A section of `per` bytes per slot, free slots written as zeros.
+                func putSlots(_ source: UnsafeRawPointer, _ per: Int) {
+                    put(source, n * per)
+                    for s in 0..<n where states[s] == Self.state_free { (base + at - (n - s) * per).initializeMemory(as: UInt8.self, repeating: 0, count: per) }
+                }
+                header.withUnsafeBytes { put($0.baseAddress!, $0.count) }
+                put(slotIDs, n * 8)
+                put(states, n)
+                putSlots(levels, 1)
                 if storesVectors {
-                    out.append(contentsOf: UnsafeRawBufferPointer(start: vectorPointer(UInt32(s)), count: dimension * 4))
+                    putSlots(vectors, dimension * 4)
                 } else {
-                    out.append(contentsOf: UnsafeRawBufferPointer(start: codes.unsafelyUnwrapped + s * dimension, count: dimension))
-                    out.appendLE(codeScales.unsafelyUnwrapped[s].bitPattern)
-                    out.appendLE(squaredNorms.unsafelyUnwrapped[s].bitPattern)
+                    putSlots(codes.unsafelyUnwrapped, dimension)
+                    putSlots(codeScales.unsafelyUnwrapped, 4)
+                    putSlots(squaredNorms.unsafelyUnwrapped, 4)
                 }
-                out.append(contentsOf: UnsafeRawBufferPointer(start: links(UInt32(s), 0), count: (maxM0 + 1) * 4))
-                if levels[s] > 0 {
-                    out.append(contentsOf: UnsafeRawBufferPointer(
-                        start: upper[s]!, count: Int(levels[s]) * (maxM + 1) * 4))
+                putSlots(level0, (maxM0 + 1) * 4)
+                for s in 0..<n where states[s] != Self.state_free && levels[s] > 0 {
+                    put(upper[s]!, Int(levels[s]) * (maxM + 1) * 4)
                 }
+                let checksum = snapshotChecksum(UnsafeRawBufferPointer(start: base, count: at))
+                withUnsafeBytes(of: checksum.littleEndian) { put($0.baseAddress!, 8) }
+                initialized = at
             }
-            out.appendLE(snapshotChecksum(out[...]))
-            return out
         }
     }
 
@@ -118,7 +141,8 @@ extension HNSWIndex {
     }
 
     /// Restores an index from `snapshot()` bytes: an array, `Data`, or a raw buffer the caller
-    /// owns (a snapshot read into memory of its own, without an array's copy).
+    /// owns. To load a snapshot stored in pieces without assembling it first, see
+    /// ``HNSWSnapshotReader``.
     ///
     /// ```swift
     /// let index = try HNSWIndex(snapshot: storedBytes)
@@ -130,48 +154,22 @@ extension HNSWIndex {
     /// - Complexity: O(size of the snapshot).
     public convenience init(snapshot contiguous: some ContiguousBytes) throws {
         let header = try contiguous.withUnsafeBytes { bytes in
-            let headerSize = Self.snapshotHeaderSize
-            guard bytes.count >= 8, bytes.prefix(8).elementsEqual(Self.snapshotMagic) else { throw VectorIndexError.notASnapshot }
-            guard bytes.count >= headerSize + 8 else {
-                throw VectorIndexError.truncated(expected: headerSize + 8, actual: bytes.count)
-            }
-            var r = ByteReader(bytes: bytes, offset: 8)
-            let version: UInt32 = r.read()
-            guard (1...Self.snapshotVersion).contains(version) else { throw VectorIndexError.unsupportedVersion(version) }
-            guard Int(r.read() as UInt32) == headerSize else { throw VectorIndexError.corrupt("header size") }
-            let metricIndex = Int(r.readByte()), quantIndex = Int(r.readByte())
-            let flags = r.readByte()
-            r.offset += 1
-            guard flags & ~1 == 0, version > 1 || flags == 0 else { throw VectorIndexError.corrupt("unknown flags \(flags)") }
-            guard metricIndex < DistanceMetric.allCases.count, quantIndex < HNSWQuantization.allCases.count else {
-                throw VectorIndexError.corrupt("unknown metric or quantization")
-            }
-            let dimension = Int(r.read() as UInt32), m = Int(r.read() as UInt32)
-            let efConstruction = Int(r.read() as UInt32), efSearch = Int(r.read() as UInt32)
-            let rescoreFactor = Int(r.read() as UInt32)
-            let seed: UInt64 = r.read()
-            let slotCount = Int(r.read() as UInt32), liveCount = Int(r.read() as UInt32)
-            let entry: UInt32 = r.read()
-            let maxLevel = Int(r.read() as Int32)
-            let bodyLength: UInt64 = r.read()
-            r.offset = headerSize
-            // A hostile body length must not overflow the sum (found by Fuzz/Targets/SnapshotLoader).
-            let (sum, overflow) = bodyLength.addingReportingOverflow(UInt64(headerSize) + 8)
-            let expected = overflow ? UInt64.max : sum
-            guard expected <= UInt64(Int.max), Int(expected) <= bytes.count else {
-                throw VectorIndexError.truncated(expected: Int(min(expected, UInt64(Int.max))), actual: bytes.count)
-            }
-            guard Int(expected) == bytes.count else {
-                throw VectorIndexError.corrupt("\(bytes.count - Int(expected)) unexpected trailing bytes")
-            }
-            let stored = ByteReader(bytes: bytes, offset: bytes.count - 8).peekUInt64()
-            guard stored == snapshotChecksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 8)])) else {
-                throw VectorIndexError.corrupt("checksum mismatch")
-            }
-            return (dimension: dimension, m: m, efConstruction: efConstruction, efSearch: efSearch, rescoreFactor: rescoreFactor,
-                    seed: seed, metricIndex: metricIndex, quantIndex: quantIndex, flags: flags, slotCount: slotCount,
-                    liveCount: liveCount, entry: entry, maxLevel: maxLevel, bodyLength: bodyLength)
+            try SnapshotHeader(UnsafeRawBufferPointer(rebasing: bytes.prefix(Self.snapshotHeaderSize)), total: bytes.count)
         }
+        try self.init(snapshotHeader: header)
+        try contiguous.withUnsafeBytes { bytes in
+            guard header.version >= 4 else { return try loadEarlierVersion(bytes, header: header) }
+            let body = try SnapshotBody(index: self, header: header, headerBytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(Self.snapshotHeaderSize)))
+            let start = Self.snapshotHeaderSize
+            try body.read(count: bytes.count - start) { offset, into in
+                into.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[(start + offset)..<(start + offset + into.count)]))
+            }
+            try body.finish()
+        }
+    }
+
+    /// An empty index with the parameters of a checked snapshot header.
+    convenience init(snapshotHeader header: SnapshotHeader) throws {
         var configuration = HNSWConfiguration(
             m: header.m, efConstruction: header.efConstruction, efSearch: header.efSearch, seed: header.seed,
             quantization: HNSWQuantization.allCases[header.quantIndex], rescoreFactor: header.rescoreFactor)
@@ -181,11 +179,17 @@ extension HNSWIndex {
         } catch {
             throw VectorIndexError.corrupt("bad parameters: \(error)")
         }
-        try contiguous.withUnsafeBytes { bytes in
-            try loadBody(
-                bytes, slotCount: header.slotCount, liveCount: header.liveCount, entry: header.entry, maxLevel: header.maxLevel,
-                bodyLength: header.bodyLength)
+    }
+
+    /// Loads a whole snapshot of version 1-3 (one record per slot): its checksum, then its slots.
+    func loadEarlierVersion(_ bytes: UnsafeRawBufferPointer, header: SnapshotHeader) throws {
+        let stored = ByteReader(bytes: bytes, offset: bytes.count - 8).peekUInt64()
+        guard stored == snapshotChecksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 8)])) else {
+            throw VectorIndexError.corrupt("checksum mismatch")
         }
+        try loadBody(
+            bytes, slotCount: header.slotCount, liveCount: header.liveCount, entry: header.entry, maxLevel: header.maxLevel,
+            bodyLength: header.bodyLength)
     }
 
     /// Reads the slots of a snapshot whose header and checksum were checked, then checks the graph.
@@ -265,50 +269,108 @@ extension HNSWIndex {
     }
 }
 
-/// The checksum of a snapshot's header and body, by the version its header states: 64-bit
-/// checksums of 8-byte words (multiply-rotate rounds as in xxHash64; not cryptographic): any
-/// change of a single word changes it, and mixed changes almost surely do. Versions 1 and 2 run
-/// one chain of rounds through every word; from version 3 words go to four chains in turn,
-/// merged at the end: the rounds of one chain wait on each other, four chains keep a core busy
-/// (about a fifth of loading a graph was spent waiting in the single chain).
+/// The checksum of a snapshot's header and body, by the version its header states (not
+/// cryptographic). Versions 1 and 2 run one chain of 64-bit multiply-rotate rounds (as in
+/// xxHash64) through every 8-byte word, version 3 four chains in turn, merged at the end (any
+/// change of a single word changes them). From version 4 (``SnapshotHasher``) the words go to
+/// eight lanes of 32 × 32-bit products, as XXH3's long-input loop, several lanes per vector
+/// instruction: the rounds of a chain wait on each other, and even four chains took a seventh of
+/// loading a graph.
 func snapshotChecksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
     bytes.withUnsafeBytes { snapshotChecksum($0) }
 }
 
 func snapshotChecksum(_ raw: UnsafeRawBufferPointer) -> UInt64 {
-    let p1: UInt64 = 0x9E37_79B1_85EB_CA87, p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-    @inline(__always) func round(_ h: UInt64, _ w: UInt64) -> UInt64 {
-        let mixed = h ^ ((w &* p2) << 31 | (w &* p2) >> 33) &* p1
-        return (mixed << 27 | mixed >> 37) &* p1 &+ 0x85EB_CA77_C2B2_AE63
-    }
     let n = raw.count
     let version = n >= 12 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) : 0
+    if version >= 4 {
+        var hasher = SnapshotHasher()
+        hasher.update(raw)
+        return hasher.finish()
+    }
     var h: UInt64 = 0x27D4_EB2F_1656_67C5 ^ UInt64(n)
     var i = 0
     if version >= 3 {
-        var lanes = (h, h &+ p1, h &+ p2, h ^ p1)
+        var lanes = (h, h &+ checksumP1, h &+ checksumP2, h ^ checksumP1)
         while i + 32 <= n {
-            lanes.0 = round(lanes.0, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            lanes.1 = round(lanes.1, raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
-            lanes.2 = round(lanes.2, raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self))
-            lanes.3 = round(lanes.3, raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self))
+            lanes.0 = checksumRound(lanes.0, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            lanes.1 = checksumRound(lanes.1, raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
+            lanes.2 = checksumRound(lanes.2, raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self))
+            lanes.3 = checksumRound(lanes.3, raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self))
             i += 32
         }
-        h = round(round(round(round(h, lanes.0), lanes.1), lanes.2), lanes.3)
+        h = checksumRound(checksumRound(checksumRound(checksumRound(h, lanes.0), lanes.1), lanes.2), lanes.3)
     }
     while i + 8 <= n {
-        h = round(h, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        h = checksumRound(h, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
         i += 8
     }
     while i < n {
-        h ^= UInt64(raw[i]) &* p1
-        h = (h << 11 | h >> 53) &* p2
+        h ^= UInt64(raw[i]) &* checksumP1
+        h = (h << 11 | h >> 53) &* checksumP2
         i += 1
     }
+    return checksumAvalanche(h)
+}
+
+private let checksumP1: UInt64 = 0x9E37_79B1_85EB_CA87, checksumP2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+
+@inline(__always) private func checksumRound(_ h: UInt64, _ w: UInt64) -> UInt64 {
+    let mixed = h ^ ((w &* checksumP2) << 31 | (w &* checksumP2) >> 33) &* checksumP1
+    return (mixed << 27 | mixed >> 37) &* checksumP1 &+ 0x85EB_CA77_C2B2_AE63
+}
+
+@inline(__always) private func checksumAvalanche(_ value: UInt64) -> UInt64 {
+    var h = value
     h ^= h >> 33
-    h = h &* p2
+    h = h &* checksumP2
     h ^= h >> 29
     return h
+}
+
+/// The checksum of snapshot version 4, fed in pieces of any size: 1 KB blocks go to
+/// `trove_checksum_blocks` (eight lanes, scrambled after each block); the last partial block is
+/// padded with zeros, and the lanes, then the length, are merged with the rounds of the earlier
+/// versions. A change of any byte changes a lane's sum unless a 32 × 32-bit product cancels it
+/// exactly, as in XXH3: not guaranteed as in versions 1-3, but as unlikely as a 64-bit collision.
+struct SnapshotHasher {
+    private var lanes: [UInt64] = (1...8).map { checksumP1 &* UInt64($0) }
+    /// Bytes of an unfinished block.
+    private var carry: [UInt8] = []
+    private var count = 0
+    static let blockBytes = 1024
+
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard var p = bytes.baseAddress, !bytes.isEmpty else { return }
+        count += bytes.count
+        var left = bytes.count
+        if !carry.isEmpty {
+            let take = min(Self.blockBytes - carry.count, left)
+            carry.append(contentsOf: UnsafeRawBufferPointer(start: p, count: take))
+            p += take
+            left -= take
+            guard carry.count == Self.blockBytes else { return }
+            carry.withUnsafeBytes { block in lanes.withUnsafeMutableBufferPointer { trove_checksum_blocks($0.baseAddress, block.baseAddress, 1) } }
+            carry.removeAll(keepingCapacity: true)
+        }
+        let blocks = left / Self.blockBytes
+        if blocks > 0 {
+            let start = p
+            lanes.withUnsafeMutableBufferPointer { trove_checksum_blocks($0.baseAddress, start, blocks) }
+        }
+        carry.append(contentsOf: UnsafeRawBufferPointer(start: p + blocks * Self.blockBytes, count: left - blocks * Self.blockBytes))
+    }
+
+    func finish() -> UInt64 {
+        var lanes = lanes
+        if !carry.isEmpty {
+            let block = carry + [UInt8](repeating: 0, count: Self.blockBytes - carry.count)
+            block.withUnsafeBytes { b in lanes.withUnsafeMutableBufferPointer { trove_checksum_blocks($0.baseAddress, b.baseAddress, 1) } }
+        }
+        var h: UInt64 = 0x27D4_EB2F_1656_67C5
+        for lane in lanes { h = checksumRound(h, lane) }
+        return checksumAvalanche(checksumRound(h, UInt64(count)))
+    }
 }
 
 extension Array where Element == UInt8 {
