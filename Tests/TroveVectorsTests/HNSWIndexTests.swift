@@ -307,6 +307,16 @@ struct HNSWIndexTests {
         #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: bytes) }
     }
 
+    @Test("A version 3 snapshot larger than a huge page (its buffer rounded up) loads in pieces")
+    func largeEarlierVersion() throws {
+        var f = try HNSWFixture(count: 300, dimension: 4_096, configuration: .init(m: 4, efConstruction: 16))
+        let bytes = Self.earlierLayout(f.index.snapshot(), version: 3)
+        #expect(bytes.count > 4 << 20)
+        let copy = try Self.readInPieces(bytes, rng: &f.rng, largest: 70_000)
+        let q = f.rng.vector(dimension: 4_096)
+        #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
+    }
+
     @Test("Version 1 snapshots with the codes-only flag are refused")
     func versionOneFlags() throws {
         let f = try HNSWFixture(count: 50)
@@ -361,14 +371,13 @@ struct HNSWIndexTests {
         #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) { try Self.readInPieces(bytes, rng: &f.rng) }
     }
 
-    /// Hands `bytes` to an `HNSWSnapshotReader` in pieces of random sizes (1 byte to 3 KB), each
-    /// copied in up to three calls.
-    static func readInPieces(_ bytes: [UInt8], rng: inout SeededGenerator) throws -> HNSWIndex {
+    /// Hands `bytes` to an `HNSWSnapshotReader` in pieces of random sizes (1 byte to `largest`).
+    static func readInPieces(_ bytes: [UInt8], rng: inout SeededGenerator, largest: UInt64 = 3_000) throws -> HNSWIndex {
         let reader = HNSWSnapshotReader(count: bytes.count)
         var at = 0
         try bytes.withUnsafeBytes { all in
             while at < all.count {
-                let count = min(all.count - at, 1 + Int(rng.next() % (rng.next() % 2 == 0 ? 7 : 3_000)))
+                let count = min(all.count - at, 1 + Int(rng.next() % (rng.next() % 2 == 0 ? 7 : largest)))
                 let start = at
                 try reader.read(count: count) { offset, into in
                     #expect(offset + into.count <= count)

@@ -426,7 +426,8 @@ func runFirstQuery(_ arguments: [String]) async throws {
         let cpu = processCPUMilliseconds()
         let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
         print(String(format: "%.3f %.3f", ms, processCPUMilliseconds() - cpu))
-        guard try await collection.indexStatistics().origin == .snapshot else { throw StoreBenchError("the index was not loaded from its snapshot") }
+        let origin = try await collection.indexStatistics().origin
+        guard origin == .snapshot else { throw StoreBenchError("the index was not loaded from its snapshot: \(origin)") }
     }
     try await once()
     for _ in 0..<options.int("warm", 0) { try await once() }

@@ -267,7 +267,8 @@ final class SnapshotBody {
     func finish() throws {
         guard received == total else { throw VectorIndexError.truncated(expected: total, actual: received) }
         if let whole {
-            return try index.loadEarlierVersion(UnsafeRawBufferPointer(whole), header: header)
+            // The allocation is rounded up to whole huge pages: the snapshot is its first `total` bytes.
+            return try index.loadEarlierVersion(UnsafeRawBufferPointer(rebasing: whole[0..<total]), header: header)
         }
         guard current == sections.count else { throw VectorIndexError.corrupt("body length mismatch") }
         guard UInt64(littleEndian: trailer.loadUnaligned(as: UInt64.self)) == hasher.finish() else { throw VectorIndexError.corrupt("checksum mismatch") }
