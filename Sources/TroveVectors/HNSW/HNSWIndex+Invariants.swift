@@ -13,14 +13,25 @@ extension HNSWIndex {
         lock.read { invariantViolations(limit: 20) }
     }
 
-    func invariantViolations(limit: Int) -> [String] {
+    /// - Parameter idMapFromSlots: the id map was just built from the live slots' ids, refusing
+    ///   duplicates (a snapshot load): it maps each of them to its slot by construction, so the
+    ///   lookup per slot is skipped (its size is still checked).
+    func invariantViolations(limit: Int, idMapFromSlots: Bool = false) -> [String] {
         var problems: [String] = []
         func report(_ p: String) { if problems.count < limit { problems.append(p) } }
         var live = 0
         var topLevel = -1
-        // Duplicates within a list: the list's number is stamped on each neighbour it names (one
-        // array for the whole graph, where a set per list cost more than the rest of a load).
-        var stamps = [UInt32](repeating: .max, count: slotCount)
+        // Locals: reads of the stored pointers inside the loops would each be checked for
+        // exclusive access.
+        let states = states, levels = levels, slotIDs = slotIDs, slotCount = slotCount
+        // One word per slot, read once per link: the highest layer a link may name the slot on
+        // plus one in the high half (0: free), and in the low half the number of the last list
+        // that named it, for duplicates within a list (one array for the whole graph, where a
+        // set per list cost more than the rest of a load).
+        var marks = [UInt64](repeating: UInt64(UInt32.max), count: slotCount)
+        for s in 0..<slotCount where states[s] != Self.state_free {
+            marks[s] |= (UInt64(levels[s]) + 1) << 32
+        }
         var list: UInt32 = 0
         for s in 0..<slotCount {
             let state = states[s]
@@ -31,7 +42,7 @@ extension HNSWIndex {
             }
             if state == Self.state_live {
                 live += 1
-                if slotsByID[slotIDs[s]] != UInt32(s) { report("slot \(s): id \(slotIDs[s]) not mapped to it") }
+                if !idMapFromSlots, slotsByID[slotIDs[s]] != UInt32(s) { report("slot \(s): id \(slotIDs[s]) not mapped to it") }
             }
             let level = Int(levels[s])
             topLevel = max(topLevel, level)
@@ -48,15 +59,21 @@ extension HNSWIndex {
                 for j in 0..<count {
                     let n = neighbours[j + 1]
                     if n == UInt32(s) { report("slot \(s) level \(l): self-loop") }
-                    if Int(n) >= slotCount || states[Int(n)] == Self.state_free {
+                    guard Int(n) < slotCount else {
                         report("slot \(s) level \(l): dangling link to \(n)")
                         continue
                     }
-                    if stamps[Int(n)] == list { report("slot \(s) level \(l): duplicate link to \(n)") }
-                    stamps[Int(n)] = list
-                    if Int(levels[Int(n)]) < l {
-                        report("slot \(s) level \(l): link to \(n) which only reaches level \(levels[Int(n)])")
+                    let mark = marks[Int(n)]
+                    let reach = Int(mark >> 32)
+                    if reach <= l {
+                        guard reach > 0 else {
+                            report("slot \(s) level \(l): dangling link to \(n)")
+                            continue
+                        }
+                        report("slot \(s) level \(l): link to \(n) which only reaches level \(reach - 1)")
                     }
+                    if UInt32(truncatingIfNeeded: mark) == list { report("slot \(s) level \(l): duplicate link to \(n)") }
+                    marks[Int(n)] = mark & 0xFFFF_FFFF_0000_0000 | UInt64(list)
                 }
             }
         }

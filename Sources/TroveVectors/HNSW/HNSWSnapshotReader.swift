@@ -312,6 +312,6 @@ extension HNSWIndex {
         entryPoint = header.entry
         maxLevel = header.maxLevel
         // Before any search can follow a link: counts and ranges first, then the graph's shape.
-        if let first = invariantViolations(limit: 1).first { throw VectorIndexError.corrupt(first) }
+        if let first = invariantViolations(limit: 1, idMapFromSlots: true).first { throw VectorIndexError.corrupt(first) }
     }
 }
