@@ -9,8 +9,8 @@
 #include <immintrin.h>
 #endif
 
-// splitmix64 outputs from the seed "TROVHNSW": 0-22 per stripe and lane, 24-31 per lane
-// between blocks (23 unused).
+// The first 32 outputs of splitmix64 from the state 0x54524F5648534E57 ("TROVHNSW"): 0-22 per
+// stripe and lane, 24-31 per lane between blocks (23 unused).
 static const uint64_t checksum_keys[32] = {
     0xB742CDF47E797ED6ULL, 0x21391428FBD13C81ULL, 0x1DA9EEC7708E6D4CULL, 0x544E88F86F939DC9ULL,
     0xE0F1B3538C382DE6ULL, 0x09B19535538128F2ULL, 0x807919D1F35F2C84ULL, 0x49C84AE8C95337A2ULL,
@@ -91,6 +91,10 @@ void trove_checksum_blocks(uint64_t acc[8], const void *data, size_t blocks) {
         return;
     }
 #endif
+    portable_checksum_blocks(acc, (const unsigned char *)data, blocks);
+}
+
+void trove_checksum_blocks_portable(uint64_t acc[8], const void *data, size_t blocks) {
     portable_checksum_blocks(acc, (const unsigned char *)data, blocks);
 }
 

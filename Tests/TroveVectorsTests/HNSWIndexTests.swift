@@ -1,3 +1,4 @@
+import CTroveKernels
 import Foundation
 import Testing
 import TroveTestSupport
@@ -369,6 +370,60 @@ struct HNSWIndexTests {
         bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
         #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) { try HNSWIndex(snapshot: bytes) }
         #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) { try Self.readInPieces(bytes, rng: &f.rng) }
+    }
+
+    @Test("The version 4 checksum: the AVX2 and portable kernels and the stated rounds agree, in any pieces")
+    func checksumVersionFour() {
+        var rng = SeededGenerator(seed: 44)
+        // The keys as the kernel's comment states them: splitmix64 from "TROVHNSW".
+        var state: UInt64 = 0x5452_4F56_4853_4E57
+        let keys: [UInt64] = (0..<32).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let blocks = 9
+        let bytes = (0..<(blocks * 1024)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        var expected: [UInt64] = (1...8).map { 0x9E37_79B1_85EB_CA87 &* UInt64($0) }
+        for b in 0..<blocks {
+            for s in 0..<16 {
+                for j in 0..<8 {
+                    let at = b * 1024 + s * 64 + j * 8
+                    let w = bytes[at..<(at + 8)].withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+                    let k = w ^ keys[s + j]
+                    expected[j] = expected[j] &+ (k & 0xFFFF_FFFF) &* (k >> 32) &+ w
+                }
+            }
+            for j in 0..<8 {
+                var x = expected[j]
+                x ^= x >> 47
+                x ^= keys[24 + j]
+                expected[j] = x &* 0x9E37_79B1
+            }
+        }
+        for kernel in [trove_checksum_blocks, trove_checksum_blocks_portable] {
+            var lanes: [UInt64] = (1...8).map { 0x9E37_79B1_85EB_CA87 &* UInt64($0) }
+            bytes.withUnsafeBytes { b in lanes.withUnsafeMutableBufferPointer { kernel($0.baseAddress, b.baseAddress, blocks) } }
+            #expect(lanes == expected)
+        }
+        // Pieces of any size, a partial last block: the same as in one go.
+        let tail = Array(bytes.dropLast(100))
+        var whole = SnapshotHasher(), pieces = SnapshotHasher()
+        tail.withUnsafeBytes { all in
+            whole.update(all)
+            var at = 0
+            while at < all.count {
+                let n = min(all.count - at, 1 + Int(rng.next() % 2_500))
+                pieces.update(UnsafeRawBufferPointer(rebasing: all[at..<(at + n)]))
+                at += n
+            }
+        }
+        #expect(whole.finish() == pieces.finish())
+        var shorter = SnapshotHasher()
+        tail.dropLast().withUnsafeBytes { shorter.update($0) }
+        #expect(shorter.finish() != whole.finish())
     }
 
     /// Hands `bytes` to an `HNSWSnapshotReader` in pieces of random sizes (1 byte to `largest`).

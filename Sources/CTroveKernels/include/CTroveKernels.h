@@ -64,6 +64,10 @@ uint32_t trove_hamming(const uint64_t *a, const uint64_t *b, size_t words);
 /// chain of 64-bit multiply-rotate rounds (versions 1-3) waits on itself.
 void trove_checksum_blocks(uint64_t acc[8], const void *data, size_t blocks);
 
+/// trove_checksum_blocks without vector instructions (what CPUs without AVX2 run), for tests to
+/// hold the two to the same result: a snapshot must load on any machine.
+void trove_checksum_blocks_portable(uint64_t acc[8], const void *data, size_t blocks);
+
 /// The index of the first of `count` floats that is infinite or NaN, or -1 when all are finite
 /// (checked as bits, several floats per instruction).
 ptrdiff_t trove_first_nonfinite(const float *values, size_t count);
