@@ -32,11 +32,13 @@ sources_for() {
         SnapshotLoader)
             # TroveVectors uses the CTroveKernels C module: compile it and give it a module map.
             mkdir -p "$OUT/CTroveKernels"
-            clang -O2 -g -fsanitize=address -c "$ROOT/Sources/CTroveKernels/kernels.c" \
-                -I "$ROOT/Sources/CTroveKernels/include" -o "$OUT/CTroveKernels/kernels.o"
+            for c in kernels snapshot; do
+                clang -O2 -g -fsanitize=address -c "$ROOT/Sources/CTroveKernels/$c.c" \
+                    -I "$ROOT/Sources/CTroveKernels/include" -o "$OUT/CTroveKernels/$c.o"
+            done
             printf 'module CTroveKernels {\n  header "%s"\n  export *\n}\n' \
                 "$ROOT/Sources/CTroveKernels/include/CTroveKernels.h" > "$OUT/CTroveKernels/module.modulemap"
-            echo "-module-name TroveVectors -I $OUT/CTroveKernels $OUT/CTroveKernels/kernels.o" \
+            echo "-module-name TroveVectors -package-name Trove -I $OUT/CTroveKernels $OUT/CTroveKernels/kernels.o $OUT/CTroveKernels/snapshot.o" \
                 "$(find "$ROOT/Sources/TroveVectors" -name '*.swift' | tr '\n' ' ')" ;;
         *) echo "unknown target $1" >&2; exit 2 ;;
     esac
