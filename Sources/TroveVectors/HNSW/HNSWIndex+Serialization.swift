@@ -34,7 +34,7 @@ import Foundation
 ///   checksum UInt64 over header and body (`snapshotChecksum`)
 /// ```
 /// Each section is the index's own memory layout, so a load copies the snapshot straight into
-/// the index's buffers (``HNSWSnapshotReader``), piece by piece, and checks each piece while it
+/// the index's buffers (`HNSWSnapshotReader`), piece by piece, and checks each piece while it
 /// is still in the cache: no intermediate copy of the snapshot.
 ///
 /// Versions 1-3 hold one record per slot instead (state, level, id, then unless free its
@@ -142,7 +142,7 @@ extension HNSWIndex {
 
     /// Restores an index from `snapshot()` bytes: an array, `Data`, or a raw buffer the caller
     /// owns. To load a snapshot stored in pieces without assembling it first, see
-    /// ``HNSWSnapshotReader``.
+    /// `HNSWSnapshotReader`.
     ///
     /// ```swift
     /// let index = try HNSWIndex(snapshot: storedBytes)

@@ -16,13 +16,13 @@ import CTroveKernels
 /// let index = try reader.finish()
 /// ```
 /// Snapshots of versions 1-3 (one record per slot) are collected whole, then loaded as before.
-public final class HNSWSnapshotReader {
+package final class HNSWSnapshotReader {
     private let total: Int
     private var header: [UInt8] = []
     private var body: SnapshotBody?
 
     /// A reader for a snapshot of `count` bytes in all.
-    public init(count: Int) {
+    package init(count: Int) {
         total = count
     }
 
@@ -32,7 +32,7 @@ public final class HNSWSnapshotReader {
     ///
     /// - Throws: `VectorIndexError` as soon as the bytes so far cannot be a valid snapshot (and
     ///   whatever `copy` throws).
-    public func read(count: Int, from copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void) throws {
+    package func read(count: Int, from copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void) throws {
         var offset = 0
         if body == nil {
             let n = min(count, HNSWIndex.snapshotHeaderSize - header.count)
@@ -56,7 +56,7 @@ public final class HNSWSnapshotReader {
 
     /// Checks what was read and returns the index.
     /// - Throws: `VectorIndexError` for a truncated, corrupt or unsupported snapshot.
-    public func finish() throws -> HNSWIndex {
+    package func finish() throws -> HNSWIndex {
         guard let body else {
             _ = try header.withUnsafeBytes { try SnapshotHeader($0, total: header.count) }
             throw VectorIndexError.truncated(expected: total, actual: header.count)
