@@ -138,7 +138,7 @@ struct LiveQueryTests {
 
     @Test("concurrent writers on two databases: no wake is lost, values only grow, the last one is the end state")
     func concurrentWriters() async throws {
-        let (dir, db, items, _) = try await Self.open()
+        let (dir, _, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
         let second = try await Database(path: dir.path("live.trove")).documents(named: "items")
         let query = items.observeCount(Field("category") == "c0")
