@@ -31,8 +31,6 @@ final class PropertyAccess {
     /// `saved` points at an `Any` that ``read`` took, in a snapshot's storage: read in place,
     /// with no copy and no cast (a save calls this for every property of every tracked model).
     let isCurrent: (AnyObject, UnsafeRawPointer) -> Bool
-    /// Whether two values taken by ``read`` are bit for bit the same.
-    let isSame: (Any, Any) -> Bool
     /// Sets a value taken by ``read`` back through the property's setter (observers hear of it).
     let write: (AnyObject, Any) -> Void
     /// Encodes a value taken by ``read`` into the property's slot of a row encoder's container.
@@ -48,11 +46,11 @@ final class PropertyAccess {
     private init(name: String, readsStorage: Bool, _ closures: Closures) {
         self.name = name
         self.readsStorage = readsStorage
-        (read, isCurrent, isSame, write, encode) = closures
+        (read, isCurrent, write, encode) = closures
     }
 
     private typealias Closures = (
-        read: (AnyObject) -> Any, isCurrent: (AnyObject, UnsafeRawPointer) -> Bool, isSame: (Any, Any) -> Bool, write: (AnyObject, Any) -> Void,
+        read: (AnyObject) -> Any, isCurrent: (AnyObject, UnsafeRawPointer) -> Bool, write: (AnyObject, Any) -> Void,
         encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
     )
 
@@ -117,7 +115,7 @@ final class PropertyAccess {
             // Models are Codable, so every stored property is; nothing to encode otherwise.
             encode = { _, _ in }
         }
-        return (read, isCurrent, isSame, write, encode)
+        return (read, isCurrent, write, encode)
     }
 
     /// The values of `model`'s properties read by `accesses`, in order: a tracked model's
