@@ -179,13 +179,15 @@ struct EncryptionReadAheadTests {
         }
     }
 
-    /// Set by the writer when it is done; read by the reader.
+    /// Set by the writer when it is done (with its error, if any); read by the reader.
     final class Done: @unchecked Sendable {
-        // @unchecked Sendable: `value` is only touched under `lock`.
+        // @unchecked Sendable: `value` and `failure` are only touched under `lock`.
         private let lock = NSLock()
         private var value = false
+        private var failure: (any Error)?
         var isSet: Bool { lock.withLock { value } }
-        func set() { lock.withLock { value = true } }
+        var error: (any Error)? { lock.withLock { failure } }
+        func set(_ error: (any Error)? = nil) { lock.withLock { (value, failure) = (true, error) } }
     }
 
     @Test("a writer rewriting every page while a reader scans: each scan is one whole generation", arguments: [true, false])
@@ -195,8 +197,7 @@ struct EncryptionReadAheadTests {
         try Self.makeFile(path)
         if !walMode { try EncryptedFiles.open(path).execute(script: "PRAGMA journal_mode = DELETE") }
         let done = Done()
-        let writer = Task.detached {
-            defer { done.set() }
+        @Sendable func write() throws {
             let c = try EncryptedFiles.open(path, walMode: walMode)
             for generation in 1...25 {
                 try c.transaction {
@@ -209,6 +210,15 @@ struct EncryptionReadAheadTests {
                 if walMode { try c.execute(script: "PRAGMA wal_checkpoint(PASSIVE)") }
             }
         }
+        // The writer runs on a thread of its own: the reader's loop below holds one of the
+        // cooperative pool's threads until the writer is done, and a task of the writer's could
+        // wait behind it (and behind other suites' blocking tests) for ever on a 2-core machine.
+        Thread {
+            do {
+                try write()
+                done.set()
+            } catch { done.set(error) }
+        }.start()
         try Self.withReadAhead(true) {
             let reader = try EncryptedFiles.open(path, walMode: walMode)
             // A small cache, so every scan reads its pages through the VFS again.
@@ -235,6 +245,6 @@ struct EncryptionReadAheadTests {
             print("decrypt-ahead under a writer (WAL \(walMode)): \(scans) scans, generations \(generations.count), "
                   + "hits \(state.hits), misses \(state.misses)")
         }
-        try await writer.value
+        if let error = done.error { throw error }
     }
 }

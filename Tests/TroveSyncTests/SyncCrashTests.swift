@@ -70,12 +70,14 @@ import Darwin
                 continuation.resume(returning: running)
             }.start()
         }
-        _ = pipe.fileHandleForReading.readDataToEndOfFile()
+        // The rest of the output and the exit are awaited on a thread of their own too: a
+        // blocking read on a task would hold one of the cooperative pool's threads.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
+            Thread {
+                _ = pipe.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
                 continuation.resume()
-            }
+            }.start()
         }
         return wasRunning
     }
