@@ -87,8 +87,10 @@ struct EncryptionReadAheadTests {
                 #expect(EncryptionStatistics.current.readAheadWorkersLive <= 8)
             }
             // Whether the worker is ahead of a 400-row scan depends on scheduling (the test suite
-            // runs in parallel on few cores): scan again, up to four more times, before asking.
-            for _ in 0..<4 where !open.compactMap({ $0.readAheadState() }).contains(where: { $0.hits > 0 }) {
+            // runs in parallel on few cores): scan again, up to twenty more times, with a pause
+            // before each that lets the workers run, before asking.
+            for _ in 0..<20 where !open.compactMap({ $0.readAheadState() }).contains(where: { $0.hits > 0 }) {
+                usleep(50_000)
                 for c in open { _ = try c.query("SELECT id, body FROM t ORDER BY id") }
             }
             #expect(open.compactMap { $0.readAheadState() }.contains { $0.hits > 0 })
