@@ -10,6 +10,8 @@ let package = Package(
     targets: [
         // libpq itself, for the raw-libpq limit the sync-postgres area measures Trove against.
         .systemLibrary(name: "CBenchLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // glibc's allocator statistics, for heap bytes per model (contexts).
+        .systemLibrary(name: "CBenchMalloc"),
         .executableTarget(
             name: "trove-bench",
             dependencies: [
@@ -20,6 +22,7 @@ let package = Package(
                 .product(name: "TroveText", package: "Trove"),
                 .product(name: "TroveSync", package: "Trove"),
                 "CBenchLibPQ",
+                "CBenchMalloc",
             ],
             path: "Sources/TroveBench"
         )

@@ -80,11 +80,14 @@ private func timed(_ body: () async throws -> Void) async rethrows -> Double {
 
 /// Runs `body` `passes` times; keeps the median wall time as `result[key + "_s"]` and the median
 /// process CPU time (every thread: the context's, the reader's, the writer's; less moved by other
-/// work on a shared machine than wall time) as `result[key + "_cpu_s"]`.
+/// work on a shared machine than wall time) as `result[key + "_cpu_s"]`. `untimed` runs before
+/// each pass, outside the timing.
 @MainActor
-private func measure(_ key: String, passes: Int, into result: inout [String: Double], _ body: () async throws -> Void) async rethrows {
+private func measure(_ key: String, passes: Int, into result: inout [String: Double], untimed: () -> Void = {},
+                     _ body: () async throws -> Void) async rethrows {
     var (walls, cpus): ([Double], [Double]) = ([], [])
     for _ in 0..<passes {
+        untimed()
         let cpu = processCPUSeconds()
         walls.append(try await timed(body))
         cpus.append(processCPUSeconds() - cpu)
@@ -107,7 +110,9 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
         let items = try await database.models(Item.self)
         try await measure("value_insert", passes: 1, into: &result) { try await items.insert(source) }
         var fetched: [Item] = []
-        try await measure("value_fetch", passes: passes, into: &result) { fetched = try await items.fetch() }
+        // The previous pass's values are released outside the timing, as the context path's
+        // dropped contexts are.
+        try await measure("value_fetch", passes: passes, into: &result, untimed: { fetched = [] }) { fetched = try await items.fetch() }
         precondition(fetched.count == rows)
         // The change is timed on both paths: here, copies of the fetched values changed and
         // written back; in the context, the tracked instances changed in place and saved.
@@ -143,12 +148,15 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
     for pass in 0..<passes {
         (reader, tracked) = (nil, [])
         reader = try await ModelContainer(ItemsV1.self, database: container.database).mainContext
-        let before = residentMegabytes()
+        let (before, heapBefore) = (residentMegabytes(), heapMegabytes())
         try await measure("context_fetch", passes: 1, into: &fetchResult) { tracked = try await reader.fetchAll(ItemRecord.self) }
         (walls, cpus) = (walls + [fetchResult["context_fetch_s"]!], cpus + [fetchResult["context_fetch_cpu_s"]!])
         precondition(tracked.count == rows)
         // Memory from the first pass only: later ones reuse what the dropped contexts freed.
-        if pass == 0 { result["context_bytes_per_model"] = (residentMegabytes() - before) * 1_048_576 / Double(rows) }
+        if pass == 0 {
+            result["context_bytes_per_model"] = (residentMegabytes() - before) * 1_048_576 / Double(rows)
+            result["context_heap_bytes_per_model"] = (heapMegabytes() - heapBefore) * 1_048_576 / Double(rows)
+        }
     }
     result["context_fetch_s"] = walls.sorted()[walls.count / 2]
     result["context_fetch_cpu_s"] = cpus.sorted()[cpus.count / 2]
@@ -244,8 +252,8 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
         print(String(format: "| %@ | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.2fx |", step, Double(n) / c, Double(n) / v, grdb,
                      Double(n) / c / grdb, c / v, cc / vc))
     }
-    print(String(format: "memory per tracked model: %.0f bytes (RSS growth of the fetch into a context / N, median)",
-                 med(runs, "context_bytes_per_model")))
+    print(String(format: "memory per tracked model: %.0f bytes on the heap (allocated bytes, mallinfo2), %.0f bytes of RSS (growth of the fetch into a context / N, medians)",
+                 med(runs, "context_heap_bytes_per_model"), med(runs, "context_bytes_per_model")))
     let blobs = try await blobWorkload(rows: blobRows, eagerRows: eagerRows, bytes: blobBytes)
     print(String(format: "\nfetch into a context of models with a %d-byte blob: lazy %d models %.3f s, +%.0f MB RSS (%.0f bytes/model); eager %d models %.3f s, +%.0f MB RSS (%.2f MB/model)",
                  blobBytes, blobRows, blobs["lazy_fetch_s"]!, blobs["lazy_rss_growth_mb"]!,

@@ -8,6 +8,9 @@
 // runs right after in a Python child process on the same texts with torch on 2 threads, then
 // ONNX Runtime (fp32, 2 threads; OnnxEmbeddingPeer.swift) in another.
 import Foundation
+#if canImport(Glibc)
+import CBenchMalloc
+#endif
 import TroveEmbeddings
 
 private struct EmbeddingBenchOptions {
@@ -94,6 +97,18 @@ func residentMegabytes(_ field: String = "VmRSS") -> Double {
         return kb / 1024
     }
     return .nan
+}
+
+/// Bytes the allocator has handed out and not taken back, every arena and mapped block
+/// included (glibc's `mallinfo2`): what the process's objects occupy, apart from pages the
+/// allocator keeps after frees (which RSS counts).
+func heapMegabytes() -> Double {
+    #if canImport(Glibc)
+    let info = mallinfo2()
+    return Double(info.uordblks + info.hblkhd) / 1_048_576
+    #else
+    return .nan
+    #endif
 }
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

@@ -46,14 +46,24 @@ final class ContextStore {
         let table = try self.table(M.self)
         var models: [M] = []
         if table.fetchedColumns == nil {
-            // Every column is read: decode straight from the statement on the reader.
+            // Every column is read: decoded straight from the statement on the reader, which
+            // also takes each model's snapshot and makes its entry while the model is in its
+            // cache. Here each entry only goes into the identity map, its reference handed over
+            // (not retained again): a fetch does not touch its models or entries a second time.
             let decoded = try await readModels(table, try table.query(descriptor))
-            models.reserveCapacity(decoded.rows.count)
-            table.reserve(decoded.rows.count)
-            for (model, id, version) in decoded.rows {
-                let tracked = try table.adopt(model, id: id, version: version)
-                if !tracked.isDeleted { models.append(tracked.model) }
+            table.reserve(decoded.entries.count)
+            models = decoded.models
+            var deleted: [Int] = []
+            var next = 0
+            defer { for entry in decoded.entries[next...] { entry.release() } }
+            while next < decoded.entries.count {
+                let (i, entry) = (next, decoded.entries[next].takeRetainedValue())
+                next += 1
+                if let tracked = try table.adopt(entry, id: decoded.ids[i]) {
+                    if tracked.isDeleted { deleted.append(i) } else { models[i] = tracked.model }
+                }
             }
+            for i in deleted.reversed() { models.remove(at: i) }
             return models
         }
         let documents = try await read(table.name, try table.query(descriptor))
@@ -103,12 +113,15 @@ final class ContextStore {
     }
 }
 
-/// Models decoded on a reader, with their ids and versions, for the context that asked for them.
+/// Models decoded on a reader, each with its id and its entry for the identity map (the model,
+/// its snapshot, its version), each entry retained once for the map.
 ///
-/// `@unchecked Sendable`: the reader creates these models and drops every reference to them
-/// when it returns; from then on the receiving context is their only owner.
+/// `@unchecked Sendable`: the reader creates these models and entries and drops every reference
+/// to them when it returns; from then on the receiving context is their only owner.
 struct DecodedRows<M>: @unchecked Sendable {
-    var rows: [(model: M, id: DocumentID, version: Int64)]
+    var models: [M] = []
+    var ids: [DocumentID] = []
+    var entries: [Unmanaged<TrackedEntry>] = []
 }
 
 extension ContextStore {
@@ -116,17 +129,20 @@ extension ContextStore {
     /// the full selection's column order (`id, _version, <fields>`).
     nonisolated(nonsending) func readModels<M: ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) async throws -> DecodedRows<M> {
         reads += 1
-        let (name, schema) = (table.name, table.schema)
+        let (name, schema, snapshotted) = (table.name, table.schema, table.snapshotted)
         let kind = M.ID.idKind
         return try await database.reading(transaction: false) { connection, lookup in
             // One decoder (the type's plan) serves the whole fetch.
             var decoder: ModelRowDecoder?
-            let (rows, _) = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
+            var decoded = DecodedRows<M>()
+            _ = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
                 let model = try schema.decode(row: statement, reusing: &decoder)
-                let id = DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0))
-                return (model, id, statement.int64(at: 1))
+                decoded.ids.append(DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
+                decoded.entries.append(.passRetained(
+                    TrackedEntry(object: model, saved: PropertyAccess.snapshot(snapshotted, of: model), version: statement.int64(at: 1))))
+                decoded.models.append(model)
             }
-            return DecodedRows(rows: rows)
+            return decoded
         }
     }
 }

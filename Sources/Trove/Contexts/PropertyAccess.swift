@@ -21,7 +21,11 @@ import Foundation
 /// So it is a class (a struct of five closures would be copied, five retains and releases, on
 /// each call) and not generic: its closures take the instance as `AnyObject`, and calling them
 /// looks no generic type's metadata up.
-final class PropertyAccess {
+///
+/// `@unchecked Sendable`: every stored property is a constant, and the closures capture only
+/// constants (key paths, offsets, types), so a reader may take a fetched model's snapshot
+/// while the model is still its own.
+final class PropertyAccess: @unchecked Sendable {
     let name: String
     /// Whether reads and comparisons go to the instance's storage (else through the key path).
     let readsStorage: Bool

@@ -20,7 +20,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     let accesses: [PropertyAccess]
     /// What a snapshot reads: the properties, then the id (so a save finds a changed id by
     /// comparing, without calling each model's getter).
-    private let snapshotted: [PropertyAccess]
+    let snapshotted: [PropertyAccess]
     /// The identity map. Memory: one entry, one instance and one snapshot per tracked model.
     private(set) var entries: [DocumentID: Entry] = [:]
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
@@ -129,16 +129,21 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// refreshed from `fresh` when it has no unsaved changes and the row has moved on, or
     /// `fresh` itself, now tracked; and whether it is deleted in this context.
     func adopt(_ fresh: M, id: DocumentID, version: Int64) throws -> (model: M, isDeleted: Bool) {
-        if let entry = entries[id] {
-            if let saved = entry.saved, !entry.isDeleted, version > entry.version, try unchanged(model(entry), saved) {
-                layout.copy(from: fresh, to: model(entry))
-                entry.saved = snapshot(model(entry))
-                entry.version = version
-            }
-            return (model(entry), entry.isDeleted)
+        try adopt(Entry(object: fresh, saved: snapshot(fresh), version: version), id: id) ?? (fresh, false)
+    }
+
+    /// ``adopt(_:id:version:)`` for an entry made with the fetched model's snapshot: it goes
+    /// into the map when the row is not tracked yet (one hash of the id, the common case; nil
+    /// then: the model is the fetched one), else the tracked model.
+    func adopt(_ fresh: Entry, id: DocumentID) throws -> (model: M, isDeleted: Bool)? {
+        guard let entry = entries.updateValue(fresh, forKey: id) else { return nil }
+        entries[id] = entry
+        if let saved = entry.saved, !entry.isDeleted, fresh.version > entry.version, try unchanged(model(entry), saved) {
+            layout.copy(from: model(fresh), to: model(entry))
+            entry.saved = snapshot(model(entry))
+            entry.version = fresh.version
         }
-        entries[id] = Entry(object: fresh, saved: snapshot(fresh), version: version)
-        return (fresh, false)
+        return (model(entry), entry.isDeleted)
     }
 
     func row(_ model: M) throws -> [SQLValue] { try schema.row(model, in: collection.store) }

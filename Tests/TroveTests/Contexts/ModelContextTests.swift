@@ -34,6 +34,22 @@ struct ModelContextTests {
         #expect(try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?.int64("n") == 0)
     }
 
+    @Test("a fetch leaves out models deleted in the context and keeps the order of the rest, tracked ones as tracked")
+    func fetchWithoutDeleted() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 6)
+        let context = container.mainContext
+        let byID = FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])
+        let first = try await context.fetch(byID)
+        try context.delete(first[1])
+        try context.delete(first[4])
+        let second = try await context.fetch(byID)
+        #expect(second.map(\.id) == [1, 3, 4, 6])
+        #expect(second[0] === first[0] && second[1] === first[2] && second[3] === first[5])
+        try context.rollback()
+        #expect(try await context.fetch(byID).map(\.id) == [1, 2, 3, 4, 5, 6])
+    }
+
     @Test("a tracked model whose id was changed is refused at save, and nothing of that save is written")
     func changedID() async throws {
         let dir = try TemporaryDirectory()
