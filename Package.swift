@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "TroveText"),
         // The store.
         .target(
-            name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText"]),
+            name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText", "CTroveKernels"]),
         // SQLiteVecKit's VectorStore API over the document engine (a drop-in import).
         .target(name: "TroveVecKit", dependencies: ["Trove", "TroveSQLite"]),
         // PostgreSQL's client library (Debian: libpq-dev) for sync; only TroveSync imports it.

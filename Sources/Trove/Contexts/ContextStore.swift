@@ -50,21 +50,7 @@ final class ContextStore {
             // also takes each model's snapshot and makes its entry while the model is in its
             // cache. Here each entry only goes into the identity map, its reference handed over
             // (not retained again): a fetch does not touch its models or entries a second time.
-            let decoded = try await readModels(table, try table.query(descriptor))
-            table.reserve(decoded.entries.count)
-            models = decoded.models
-            var deleted: [Int] = []
-            var next = 0
-            defer { for entry in decoded.entries[next...] { entry.release() } }
-            while next < decoded.entries.count {
-                let (i, entry) = (next, decoded.entries[next].takeRetainedValue())
-                next += 1
-                if let tracked = try table.adopt(entry, id: decoded.ids[i]) {
-                    if tracked.isDeleted { deleted.append(i) } else { models[i] = tracked.model }
-                }
-            }
-            for i in deleted.reversed() { models.remove(at: i) }
-            return models
+            return try table.adopt(await readModels(table, try table.query(descriptor)))
         }
         let documents = try await read(table.name, try table.query(descriptor))
         models.reserveCapacity(documents.count)

@@ -99,6 +99,9 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
     let idAccess: PropertyAccess
     /// The properties a fetch leaves out (``LazyField``).
     let lazy: Set<String>
+    /// The bytes from an instance's start to the end of its last stored field: what a save
+    /// reads of each tracked model (asked for ahead of its visit).
+    let instanceExtent: Int
 
     /// The layout of `M`, derived on first use and cached for the life of the process.
     static func shared() throws -> ReferenceLayout<M> {
@@ -136,6 +139,8 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
         }
         self.writable = writable
         let fields = Self.storedFields()
+        func size<T>(_: T.Type) -> Int { MemoryLayout<T>.size }
+        instanceExtent = fields.values.map { $0.offset + _openExistential($0.type, do: size) }.max() ?? 64
         func access(_ name: String, _ keyPath: PartialKeyPath<M>) -> PropertyAccess {
             let access = PropertyAccess(name: name, keyPath: keyPath, offset: Self.storage(of: name, keyPath, in: fields))
             // The storage must read as the property does (a stored field that is not its

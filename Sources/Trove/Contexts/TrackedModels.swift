@@ -1,3 +1,4 @@
+import CTroveKernels
 import Foundation
 import TroveSQLite
 
@@ -23,6 +24,13 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     let snapshotted: [PropertyAccess]
     /// The identity map. Memory: one entry, one instance and one snapshot per tracked model.
     private(set) var entries: [DocumentID: Entry] = [:]
+    /// Every entry put into the map, with its id, in the order it went in (for a fetch, the
+    /// order its model was made in): what a save visits, in order, fetching what it reads a
+    /// few entries ahead (``changes()``). Not retained (a fetch puts 100,000 entries here, and
+    /// a retain is a write to each): each is owned by the map or, once out of it (marked, see
+    /// ``TrackedEntry/isTracked``), by `untracked`, until enough are out to compact.
+    private var visits: [(id: DocumentID, entry: Unmanaged<Entry>)] = []
+    private var untracked: [Entry] = []
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
     /// What the save under way wrote, taken as saved once it commits: each entry, its values
@@ -81,7 +89,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
             entry.isDeleted = false
             return
         }
-        entries[id] = Entry(object: model, saved: nil, version: 0)
+        track(Entry(object: model, saved: nil, version: 0), id: id)
         insertedOrder.append(id)
     }
 
@@ -95,7 +103,22 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     func reserve(_ count: Int) { entries.reserveCapacity(entries.count + count) }
 
     /// Stops tracking a row that is gone.
-    func forget(_ id: DocumentID) { entries[id] = nil }
+    func forget(_ id: DocumentID) { untrack(id) }
+
+    private func track(_ entry: Entry, id: DocumentID) {
+        visits.append((id, .passUnretained(entry)))
+        entries[id] = entry
+    }
+
+    private func untrack(_ id: DocumentID) {
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        entry.isTracked = false
+        untracked.append(entry)
+        if untracked.count > visits.count / 2 {
+            visits.removeAll { !$0.entry._withUnsafeGuaranteedRef(\.isTracked) }
+            untracked.removeAll()
+        }
+    }
 
     /// The model an entry tracks.
     func model(_ entry: Entry) -> M { unsafeDowncast(entry.object, to: M.self) }
@@ -132,16 +155,55 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         try adopt(Entry(object: fresh, saved: snapshot(fresh), version: version), id: id) ?? (fresh, false)
     }
 
+    /// The tracked instances of a fetch's models (``ContextStore/readModels(_:_:)``), in order,
+    /// without those deleted in this context. Each entry goes into the map as the reader made
+    /// it, its one reference handed over: the models and entries, made on another thread, are
+    /// not touched again, and the map and visit list are changed as local values (one
+    /// exclusivity check per fetch, not two per row).
+    func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
+        var models = decoded.models
+        var map = entries, visits = self.visits
+        (entries, self.visits) = ([:], [])
+        map.reserveCapacity(map.count + decoded.entries.count)
+        visits.reserveCapacity(visits.count + decoded.entries.count)
+        var tracked: [(Int, Entry)] = []
+        for i in decoded.entries.indices {
+            let entry = decoded.entries[i]
+            if let known = map.updateValue(entry.takeRetainedValue(), forKey: decoded.ids[i]) {
+                // Tracked already: the tracked entry goes back, the fetched one is adopted below.
+                tracked.append((i, map.updateValue(known, forKey: decoded.ids[i])!))
+            } else {
+                visits.append((decoded.ids[i], entry))
+            }
+        }
+        (entries, self.visits) = (map, visits)
+        var deleted: [Int] = []
+        for (i, fetched) in tracked {
+            let (model, isDeleted) = try adopt(fetched, id: decoded.ids[i])!
+            if isDeleted { deleted.append(i) } else { models[i] = model }
+        }
+        for i in deleted.reversed() { models.remove(at: i) }
+        return models
+    }
+
     /// ``adopt(_:id:version:)`` for an entry made with the fetched model's snapshot: it goes
     /// into the map when the row is not tracked yet (one hash of the id, the common case; nil
     /// then: the model is the fetched one), else the tracked model.
-    func adopt(_ fresh: Entry, id: DocumentID) throws -> (model: M, isDeleted: Bool)? {
-        guard let entry = entries.updateValue(fresh, forKey: id) else { return nil }
-        entries[id] = entry
-        if let saved = entry.saved, !entry.isDeleted, fresh.version > entry.version, try unchanged(model(entry), saved) {
-            layout.copy(from: model(fresh), to: model(entry))
+    ///
+    /// `fresh` is consumed: a fetch hands over the one reference its reader made, so the
+    /// common case stores it without touching the entry (made on another thread) again.
+    func adopt(_ fresh: consuming Entry, id: DocumentID) throws -> (model: M, isDeleted: Bool)? {
+        let reference = Unmanaged.passUnretained(fresh)
+        guard let entry = entries.updateValue(fresh, forKey: id) else {
+            visits.append((id, reference))
+            return nil
+        }
+        // Tracked already: the tracked entry goes back, the fetched one comes out.
+        let fetched = entries.updateValue(entry, forKey: id)!
+        if let saved = entry.saved, !entry.isDeleted, fetched.version > entry.version, try unchanged(model(entry), saved) {
+            layout.copy(from: model(fetched), to: model(entry))
             entry.saved = snapshot(model(entry))
-            entry.version = fresh.version
+            entry.version = fetched.version
         }
         return (model(entry), entry.isDeleted)
     }
@@ -199,24 +261,54 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
             changes.inserts.append(try checkedRow(entry, id: id))
             saving.append((entry, snapshot(model(entry)), true))
         }
-        for (id, entry) in entries {
-            guard let saved = entry.saved else { continue }
-            if entry.isDeleted {
-                var current = try row(model(entry))
-                current[0] = id.sqlValue
-                let before = try savedRow(saved, current: current, differing: differing(model(entry), from: saved))
-                changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
-                continue
+        try visits.withUnsafeBufferPointer { visits in
+            for i in visits.indices {
+                prefetch(visits, i)
+                try visits[i].entry._withUnsafeGuaranteedRef { entry in
+                    if entry.isTracked { try visit(entry, id: visits[i].id, into: &changes) }
+                }
             }
-            if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
-            let differing = differing(model(entry), from: saved)
-            guard !differing.isEmpty,
-                let (slots, current, before) = try changed(entry, id: id, differing: differing, saved: saved)
-            else { continue }
-            changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
-            saving.append((entry, snapshot(model(entry)), false))
         }
         return changes
+    }
+
+    /// How far ahead a save's visit asks for the memory it is about to read: an entry, then (by
+    /// then in cache) its model and snapshot. Tracked models are not in cache after a fetch of
+    /// any size, and a visit of unchanged ones is otherwise one cache miss after another.
+    private static var entryDistance: Int { 32 }
+    private static var modelDistance: Int { 16 }
+
+    private func prefetch(_ visits: UnsafeBufferPointer<(id: DocumentID, entry: Unmanaged<Entry>)>, _ i: Int) {
+        if i + Self.entryDistance < visits.count {
+            trove_prefetch_bytes(visits[i + Self.entryDistance].entry.toOpaque(), 64)
+        }
+        if i + Self.modelDistance < visits.count {
+            let (object, saved) = visits[i + Self.modelDistance].entry._withUnsafeGuaranteedRef { ($0.objectAddress, $0.savedAddress) }
+            trove_prefetch_bytes(object, layout.instanceExtent)
+            if let saved { trove_prefetch_bytes(saved, snapshotBytes) }
+        }
+    }
+
+    /// The bytes of a snapshot's storage: its array header, then one `Any` per value.
+    private var snapshotBytes: Int { 32 + snapshotted.count * MemoryLayout<Any>.stride }
+
+    /// Adds what a saved entry's model needs written (an update or a delete) to `changes`.
+    private func visit(_ entry: Entry, id: DocumentID, into changes: inout TableChanges) throws {
+        guard let saved = entry.saved else { return }
+        if entry.isDeleted {
+            var current = try row(model(entry))
+            current[0] = id.sqlValue
+            let before = try savedRow(saved, current: current, differing: differing(model(entry), from: saved))
+            changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
+            return
+        }
+        if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
+        let differing = differing(model(entry), from: saved)
+        guard !differing.isEmpty,
+            let (slots, current, before) = try changed(entry, id: id, differing: differing, saved: saved)
+        else { return }
+        changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
+        saving.append((entry, snapshot(model(entry)), false))
     }
 
     private func checkedRow(_ entry: Entry, id: DocumentID) throws -> [SQLValue] {
@@ -261,7 +353,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
             entry.version = inserted ? 1 : entry.version + 1
         }
         saving = []
-        for delete in changes.deletes { entries[delete.id] = nil }
+        for delete in changes.deletes { untrack(delete.id) }
         insertedOrder.removeAll { entries[$0]?.saved != nil || entries[$0] == nil }
     }
 
@@ -269,7 +361,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     func rollback() throws {
         for (id, entry) in entries {
             guard let saved = entry.saved else {
-                entries[id] = nil
+                untrack(id)
                 continue
             }
             entry.isDeleted = false
@@ -284,13 +376,29 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 /// inserted since the last save), and the row version it was at.
 final class TrackedEntry {
     let object: AnyObject
-    var saved: [Any]?
+    var saved: [Any]? {
+        didSet { savedAddress = Self.address(of: saved) }
+    }
     var version: Int64
     var isDeleted = false
+    /// False once the entry is out of its identity map.
+    var isTracked = true
+    /// Where the instance and the snapshot's storage are, for a save to ask for them ahead of
+    /// its visit (a hint only: never read through).
+    let objectAddress: UnsafeRawPointer
+    private(set) var savedAddress: UnsafeRawPointer?
+
     init(object: AnyObject, saved: [Any]?, version: Int64) {
         self.object = object
         self.saved = saved
         self.version = version
+        objectAddress = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        savedAddress = Self.address(of: saved)
+    }
+
+    /// The start of a snapshot's storage object (its header precedes its values).
+    private static func address(of saved: [Any]?) -> UnsafeRawPointer? {
+        saved?.withUnsafeBufferPointer { $0.baseAddress.map { UnsafeRawPointer($0) - 32 } }
     }
 }
 

@@ -50,6 +50,30 @@ struct ModelContextTests {
         #expect(try await context.fetch(byID).map(\.id) == [1, 2, 3, 4, 5, 6])
     }
 
+    @Test("after most tracked rows are deleted and forgotten, a save still finds every change among the rest")
+    func changesAfterManyDeletes() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 40)
+        let context = container.mainContext
+        let articles = try await context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)]))
+        // 30 of 40 deleted and saved: the context stops tracking them (more than half).
+        for article in articles where article.id % 4 != 0 { try context.delete(article) }
+        try await context.save()
+        // Rows fetched again, inserted and deleted again, interleaved with the survivors.
+        try context.insert(Article(id: 100, title: "New", body: "b"))
+        try await context.save()
+        let survivors = articles.filter { $0.id % 4 == 0 }
+        for article in survivors { article.rating = 7 }
+        let added = try #require(try await context.model(Article.self, id: 100))
+        added.title = "Renamed"
+        try await context.save()
+        let stored = try await container.database.query("SELECT id, rating, title FROM \"Article\" ORDER BY id")
+        #expect(stored.map { $0.int64("id") } == survivors.map(\.id) + [100])
+        #expect(stored.dropLast().allSatisfy { $0.int64("rating") == 7 })
+        #expect(stored.last?.string("title") == "Renamed")
+        #expect(!context.hasChanges)
+    }
+
     @Test("a tracked model whose id was changed is refused at save, and nothing of that save is written")
     func changedID() async throws {
         let dir = try TemporaryDirectory()
