@@ -78,79 +78,51 @@ private func timed(_ body: () async throws -> Void) async rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-/// Runs `body` `passes` times; keeps the median wall time as `result[key + "_s"]` and the median
-/// process CPU time (every thread: the context's, the reader's, the writer's; less moved by other
-/// work on a shared machine than wall time) as `result[key + "_cpu_s"]`. `untimed` runs before
-/// each pass, outside the timing.
-@MainActor
-private func measure(_ key: String, passes: Int, into result: inout [String: Double], untimed: () -> Void = {},
-                     _ body: () async throws -> Void) async rethrows {
-    var (walls, cpus): ([Double], [Double]) = ([], [])
-    for _ in 0..<passes {
-        untimed()
-        let cpu = processCPUSeconds()
-        walls.append(try await timed(body))
-        cpus.append(processCPUSeconds() - cpu)
-    }
-    result[key + "_s"] = walls.sorted()[walls.count / 2]
-    result[key + "_cpu_s"] = cpus.sorted()[cpus.count / 2]
-}
-
-/// One round: the value-model path, then the same through a context, each on its own file.
+/// One round: the value-model path and the same through a context, each on its own file, in
+/// pairs: each fetch and each change runs right after its counterpart on the other path (value,
+/// then context, `passes` times), so both halves of a pair see the machine alike; the ratios
+/// kept are the medians of the pairs' ratios.
 @MainActor
 private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Double] {
     let source = makeItems(rows)
     var result: [String: Double] = ["rows": Double(rows)]
+    let (valuePath, valueCleanup) = try temporaryFile("values")
+    defer { valueCleanup() }
+    let (contextPath, contextCleanup) = try temporaryFile("contexts")
+    defer { contextCleanup() }
+    let database = try Database(path: valuePath)
+    let items = try await database.models(Item.self)
+    let container = try await ModelContainer(ItemsV1.self, at: contextPath)
+    let records = source.map(ItemRecord.init)
 
-    // Value models: insert in one transaction, fetch all, update 10% one by one in one transaction.
-    do {
-        let (path, cleanup) = try temporaryFile("values")
-        defer { cleanup() }
-        let database = try Database(path: path)
-        let items = try await database.models(Item.self)
-        try await measure("value_insert", passes: 1, into: &result) { try await items.insert(source) }
-        var fetched: [Item] = []
-        // The previous pass's values are released outside the timing, as the context path's
-        // dropped contexts are.
-        try await measure("value_fetch", passes: passes, into: &result, untimed: { fetched = [] }) { fetched = try await items.fetch() }
-        precondition(fetched.count == rows)
-        // The change is timed on both paths: here, copies of the fetched values changed and
-        // written back; in the context, the tracked instances changed in place and saved.
-        try await measure("value_update", passes: passes, into: &result) {
-                var updated: [Item] = []
-                for item in fetched where item.id % 10 == 1 {
-                    var copy = item
-                    copy.score += 1
-                    updated.append(copy)
-                }
-                let changed = updated
-                try await database.write { tx in try updateEach(changed, in: tx.models(Item.self)) }
-                try await database.checkpoint()
-        }
+    var samples: [String: [(wall: Double, cpu: Double)]] = [:]
+    func sample(_ key: String, _ body: () async throws -> Void) async throws {
+        let cpu = processCPUSeconds()
+        let wall = try await timed(body)
+        samples[key, default: []].append((wall, processCPUSeconds() - cpu))
     }
 
-    // Contexts: insert N new models and save; fetch all into a fresh context; change 10%, save.
-    let (path, cleanup) = try temporaryFile("contexts")
-    defer { cleanup() }
-    let container = try await ModelContainer(ItemsV1.self, at: path)
-    let records = source.map(ItemRecord.init)
-    try await measure("context_insert", passes: 1, into: &result) {
+    // Value models: insert in one transaction. Contexts: insert N new models and save.
+    try await sample("value_insert") { try await items.insert(source) }
+    try await sample("context_insert") {
         let context = container.mainContext
         for record in records { try context.insert(record) }
         try await context.save()
     }
-    // `--passes`: earlier passes fetch into contexts that are then dropped (the median is kept);
-    // the last one's context goes on to the update.
-    var fetchResult: [String: Double] = [:]
-    var walls: [Double] = [], cpus: [Double] = []
+
+    // Fetch all: values (the previous pass's released outside the timing), then into a fresh
+    // context (the previous one dropped outside the timing); the last pass's go on to the change.
+    var fetched: [Item] = []
     var reader: ModelContext!
     var tracked: [ItemRecord] = []
     for pass in 0..<passes {
+        fetched = []
+        try await sample("value_fetch") { fetched = try await items.fetch() }
+        precondition(fetched.count == rows)
         (reader, tracked) = (nil, [])
         reader = try await ModelContainer(ItemsV1.self, database: container.database).mainContext
         let (before, heapBefore) = (residentMegabytes(), heapMegabytes())
-        try await measure("context_fetch", passes: 1, into: &fetchResult) { tracked = try await reader.fetchAll(ItemRecord.self) }
-        (walls, cpus) = (walls + [fetchResult["context_fetch_s"]!], cpus + [fetchResult["context_fetch_cpu_s"]!])
+        try await sample("context_fetch") { tracked = try await reader.fetchAll(ItemRecord.self) }
         precondition(tracked.count == rows)
         // Memory from the first pass only: later ones reuse what the dropped contexts freed.
         if pass == 0 {
@@ -158,15 +130,40 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
             result["context_heap_bytes_per_model"] = (heapMegabytes() - heapBefore) * 1_048_576 / Double(rows)
         }
     }
-    result["context_fetch_s"] = walls.sorted()[walls.count / 2]
-    result["context_fetch_cpu_s"] = cpus.sorted()[cpus.count / 2]
-    try await measure("context_update", passes: passes, into: &result) {
-        for record in tracked where record.id % 10 == 1 { record.score += 1 }
-        try await reader.save()
-        try await container.database.checkpoint()
+
+    // Change 10%: copies of the fetched values changed and written back, then the tracked
+    // instances changed in place and saved.
+    for _ in 0..<passes {
+        try await sample("value_update") {
+            var updated: [Item] = []
+            for item in fetched where item.id % 10 == 1 {
+                var copy = item
+                copy.score += 1
+                updated.append(copy)
+            }
+            let changed = updated
+            try await database.write { tx in try updateEach(changed, in: tx.models(Item.self)) }
+            try await database.checkpoint()
+        }
+        try await sample("context_update") {
+            for record in tracked where record.id % 10 == 1 { record.score += 1 }
+            try await reader.save()
+            try await container.database.checkpoint()
+        }
     }
     let changed = try await container.database.query("SELECT count(*) AS n FROM item WHERE _version = \(1 + passes)").first?.int64("n")
     precondition(changed == Int64(rows / 10), "updated \(changed ?? -1)")
+
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    for (key, values) in samples {
+        result[key + "_s"] = median(values.map(\.wall))
+        result[key + "_cpu_s"] = median(values.map(\.cpu))
+    }
+    for step in ["insert", "fetch", "update"] {
+        let pairs = zip(samples["context_" + step]!, samples["value_" + step]!)
+        result[step + "_time_ratio"] = median(pairs.map { $0.wall / $1.wall })
+        result[step + "_cpu_ratio"] = median(pairs.map { $0.cpu / $1.cpu })
+    }
     return result
 }
 
@@ -216,8 +213,9 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through a model context:
               insert N new reference models and save, fetch all into a fresh context, change 10% and save;
               each against Trove's value models (same round) and GRDB 7.8 records (its binary, --grdb-peer
-              or GRDB_PEER, run after each round); fetch and change P times per round, medians kept (default 1).
-              Memory per tracked model (RSS growth of the fetch / N).
+              or GRDB_PEER, run after each round); fetch and change P times per round, each value pass
+              right before its context pass; medians kept, ratios as medians of the pairs' (default P 1).
+              Memory per tracked model: heap bytes (mallinfo2) and RSS growth of the first fetch / N.
               Then M models with a B-byte blob each fetched into a context with the blob lazy, and the
               first E of them with it eager (each eager model holds its blob: E x B bytes of memory)
               (defaults: N 100,000, M 10,000, E 2,000, B 1,000,000).
@@ -239,18 +237,17 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
         let values = runs.compactMap { ($0[key] as? NSNumber)?.doubleValue }.sorted()
         return values.isEmpty ? .nan : values[values.count / 2]
     }
-    print("\n| step (N = \(rows)) | context rows/s | value models rows/s | GRDB records rows/s | context / GRDB | context time / value time | context CPU / value CPU |")
+    print("\n| step (N = \(rows)) | context rows/s | value models rows/s | GRDB records rows/s | context / GRDB | context time / value time (median of pairs) | context CPU / value CPU (median of pairs) |")
     print("|---|---|---|---|---|---|---|")
-    for (step, contextKey, valueKey, grdbKey, n) in [
-        ("insert N, save", "context_insert_s", "value_insert_s", "insert_rows_per_s", rows),
-        ("fetch all", "context_fetch_s", "value_fetch_s", "fetch_all_records_per_s", rows),
-        ("change 10%, save", "context_update_s", "value_update_s", "update_records_rows_per_s", rows / 10),
+    for (step, key, grdbKey, n) in [
+        ("insert N, save", "insert", "insert_rows_per_s", rows),
+        ("fetch all", "fetch", "fetch_all_records_per_s", rows),
+        ("change 10%, save", "update", "update_records_rows_per_s", rows / 10),
     ] {
-        let (c, v) = (med(runs, contextKey), med(runs, valueKey))
-        let (cc, vc) = (med(runs, contextKey.replacingOccurrences(of: "_s", with: "_cpu_s")), med(runs, valueKey.replacingOccurrences(of: "_s", with: "_cpu_s")))
+        let (c, v) = (med(runs, "context_\(key)_s"), med(runs, "value_\(key)_s"))
         let grdb = peerRuns.isEmpty ? Double.nan : med(peerRuns, grdbKey)
         print(String(format: "| %@ | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.2fx |", step, Double(n) / c, Double(n) / v, grdb,
-                     Double(n) / c / grdb, c / v, cc / vc))
+                     Double(n) / c / grdb, med(runs, key + "_time_ratio"), med(runs, key + "_cpu_ratio")))
     }
     print(String(format: "memory per tracked model: %.0f bytes on the heap (allocated bytes, mallinfo2), %.0f bytes of RSS (growth of the fetch into a context / N, medians)",
                  med(runs, "context_heap_bytes_per_model"), med(runs, "context_bytes_per_model")))

@@ -121,13 +121,28 @@ extension ContextStore {
             // One decoder (the type's plan) serves the whole fetch.
             var decoder: ModelRowDecoder?
             var decoded = DecodedRows<M>()
+            // Snapshots are taken for a group of models at a time, into one array (the group's
+            // models are still in cache), and each entry keeps its slice of it.
+            var group: [AnyObject] = [], versions: [Int64] = []
+            func flush() {
+                let values = PropertyAccess.snapshots(snapshotted, of: group)
+                let width = snapshotted.count
+                for (i, model) in group.enumerated() {
+                    let saved = Snapshot(values[(i * width)..<((i + 1) * width)])
+                    decoded.entries.append(.passRetained(TrackedEntry(object: model, saved: saved, version: versions[i])))
+                }
+                group.removeAll(keepingCapacity: true)
+                versions.removeAll(keepingCapacity: true)
+            }
             _ = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
                 let model = try schema.decode(row: statement, reusing: &decoder)
                 decoded.ids.append(DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
-                decoded.entries.append(.passRetained(
-                    TrackedEntry(object: model, saved: PropertyAccess.snapshot(snapshotted, of: model), version: statement.int64(at: 1))))
                 decoded.models.append(model)
+                group.append(model)
+                versions.append(statement.int64(at: 1))
+                if group.count == 256 { flush() }
             }
+            flush()
             return decoded
         }
     }

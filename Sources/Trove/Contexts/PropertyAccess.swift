@@ -124,21 +124,28 @@ final class PropertyAccess: @unchecked Sendable {
 
     /// The values of `model`'s properties read by `accesses`, in order: a tracked model's
     /// snapshot.
-    static func snapshot(_ accesses: [PropertyAccess], of model: AnyObject) -> [Any] {
-        [Any](unsafeUninitializedCapacity: accesses.count) { values, count in
-            for i in accesses.indices { (values.baseAddress! + i).initialize(to: accesses[i].read(model)) }
-            count = accesses.count
+    static func snapshot(_ accesses: [PropertyAccess], of model: AnyObject) -> [Any] { snapshots(accesses, of: [model]) }
+
+    /// The snapshots of `models`, one after another in one array.
+    static func snapshots(_ accesses: [PropertyAccess], of models: [AnyObject]) -> [Any] {
+        [Any](unsafeUninitializedCapacity: accesses.count * models.count) { values, count in
+            var next = values.baseAddress!
+            for model in models {
+                for access in accesses {
+                    next.initialize(to: access.read(model))
+                    next += 1
+                }
+            }
+            count = accesses.count * models.count
         }
     }
 
     /// The positions in `accesses` whose values in `model` are not bit for bit those of
     /// `saved` (a snapshot): the candidates for a change.
-    static func differing(_ accesses: [PropertyAccess], of model: AnyObject, from saved: [Any]) -> [Int] {
-        saved.withUnsafeBufferPointer { values in
-            var slots: [Int] = []
-            for i in accesses.indices where !accesses[i].isCurrent(model, UnsafeRawPointer(values.baseAddress! + i)) { slots.append(i) }
-            return slots
-        }
+    static func differing(_ accesses: [PropertyAccess], of model: AnyObject, from saved: UnsafeBufferPointer<Any>) -> [Int] {
+        var slots: [Int] = []
+        for i in accesses.indices where !accesses[i].isCurrent(model, UnsafeRawPointer(saved.baseAddress! + i)) { slots.append(i) }
+        return slots
     }
 }
 

@@ -35,7 +35,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     private var insertedOrder: [DocumentID] = []
     /// What the save under way wrote, taken as saved once it commits: each entry, its values
     /// then, and whether it was inserted.
-    private var saving: [(entry: Entry, values: [Any], inserted: Bool)] = []
+    private var saving: [(entry: Entry, values: Snapshot, inserted: Bool)] = []
 
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
@@ -126,16 +126,18 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
     /// The values of `model`'s stored properties, in schema order, then its id.
-    func snapshot(_ model: M) -> [Any] { PropertyAccess.snapshot(snapshotted, of: model) }
+    func snapshot(_ model: M) -> Snapshot { Snapshot(PropertyAccess.snapshot(snapshotted, of: model)[...]) }
 
     /// Whether `model`'s id is bit for bit the one in `saved`.
-    private func idIsCurrent(_ model: M, _ saved: [Any]) -> Bool {
+    private func idIsCurrent(_ model: M, _ saved: Snapshot) -> Bool {
         saved.withUnsafeBufferPointer { layout.idAccess.isCurrent(model, UnsafeRawPointer($0.baseAddress! + accesses.count)) }
     }
 
     /// The slots whose values are not bit for bit the saved ones (candidates for a change),
     /// compared in the model's storage: an unchanged model costs no copy.
-    private func differing(_ model: M, from saved: [Any]) -> [Int] { PropertyAccess.differing(accesses, of: model, from: saved) }
+    private func differing(_ model: M, from saved: Snapshot) -> [Int] {
+        saved.withUnsafeBufferPointer { PropertyAccess.differing(accesses, of: model, from: $0) }
+    }
 
     /// The tracked instance of a fetched document: the one already in the map, or a new one.
     /// An instance with unsaved changes keeps them; one without takes the stored values when
@@ -212,11 +214,11 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     /// The row `model` had when `saved` was taken: its row now with the differing slots
     /// encoded from the snapshot.
-    private func savedRow(_ saved: [Any], current: [SQLValue], differing: [Int]) throws -> [SQLValue] {
+    private func savedRow(_ saved: Snapshot, current: [SQLValue], differing: [Int]) throws -> [SQLValue] {
         guard !differing.isEmpty else { return current }
         let encoder = ModelRowEncoder(slots: schema.rowSlots)
         var container = encoder.container(keyedBy: PropertyCodingKey.self)
-        for slot in differing { try accesses[slot].encode(saved[slot], &container) }
+        for slot in differing { try accesses[slot].encode(saved[slot: slot], &container) }
         var row = current
         for slot in differing { row[slot + 1] = encoder.row[slot + 1] }
         return row
@@ -224,7 +226,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 
     /// The changed slots of a saved model whose slots `differing` are not bit for bit as
     /// saved, with its rows now and as saved (nil when none changed as stored).
-    private func changed(_ entry: Entry, id: DocumentID, differing: [Int], saved: [Any]) throws
+    private func changed(_ entry: Entry, id: DocumentID, differing: [Int], saved: Snapshot) throws
         -> (slots: [Int], row: [SQLValue], saved: [SQLValue])?
     {
         let current = try checkedRow(entry, id: id)
@@ -233,7 +235,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         return slots.isEmpty ? nil : (slots, current, before)
     }
 
-    private func unchanged(_ model: M, _ saved: [Any]) throws -> Bool {
+    private func unchanged(_ model: M, _ saved: Snapshot) throws -> Bool {
         let differing = differing(model, from: saved)
         guard !differing.isEmpty else { return true }
         let current = try row(model)
@@ -275,8 +277,8 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// How far ahead a save's visit asks for the memory it is about to read: an entry, then (by
     /// then in cache) its model and snapshot. Tracked models are not in cache after a fetch of
     /// any size, and a visit of unchanged ones is otherwise one cache miss after another.
-    private static var entryDistance: Int { 32 }
-    private static var modelDistance: Int { 16 }
+    private static var entryDistance: Int { 64 }
+    private static var modelDistance: Int { 32 }
 
     private func prefetch(_ visits: UnsafeBufferPointer<(id: DocumentID, entry: Unmanaged<Entry>)>, _ i: Int) {
         if i + Self.entryDistance < visits.count {
@@ -289,8 +291,8 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         }
     }
 
-    /// The bytes of a snapshot's storage: its array header, then one `Any` per value.
-    private var snapshotBytes: Int { 32 + snapshotted.count * MemoryLayout<Any>.stride }
+    /// The bytes of a snapshot's values.
+    private var snapshotBytes: Int { snapshotted.count * MemoryLayout<Any>.stride }
 
     /// Adds what a saved entry's model needs written (an update or a delete) to `changes`.
     private func visit(_ entry: Entry, id: DocumentID, into changes: inout TableChanges) throws {
@@ -342,7 +344,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
             LazyField<V>.self, from: ContextValues.value(raw, as: property.definition), inJSON: false, codingPath: [])
         guard let value = field.value else { throw TroveError.missingField(field: column) }
         model[keyPath: keyPath] = field
-        if entry.saved != nil { entry.saved![slot] = accesses[slot].read(model) }
+        if entry.saved != nil { entry.saved![slot: slot] = accesses[slot].read(model) }
         return value
     }
 
@@ -365,7 +367,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
                 continue
             }
             entry.isDeleted = false
-            for slot in differing(model(entry), from: saved) { accesses[slot].write(model(entry), saved[slot]) }
+            for slot in differing(model(entry), from: saved) { accesses[slot].write(model(entry), saved[slot: slot]) }
         }
         insertedOrder.removeAll()
     }
@@ -376,7 +378,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
 /// inserted since the last save), and the row version it was at.
 final class TrackedEntry {
     let object: AnyObject
-    var saved: [Any]? {
+    var saved: Snapshot? {
         didSet { savedAddress = Self.address(of: saved) }
     }
     var version: Int64
@@ -388,7 +390,7 @@ final class TrackedEntry {
     let objectAddress: UnsafeRawPointer
     private(set) var savedAddress: UnsafeRawPointer?
 
-    init(object: AnyObject, saved: [Any]?, version: Int64) {
+    init(object: AnyObject, saved: Snapshot?, version: Int64) {
         self.object = object
         self.saved = saved
         self.version = version
@@ -396,9 +398,29 @@ final class TrackedEntry {
         savedAddress = Self.address(of: saved)
     }
 
-    /// The start of a snapshot's storage object (its header precedes its values).
-    private static func address(of saved: [Any]?) -> UnsafeRawPointer? {
-        saved?.withUnsafeBufferPointer { $0.baseAddress.map { UnsafeRawPointer($0) - 32 } }
+    /// Where a snapshot's values are.
+    private static func address(of saved: Snapshot?) -> UnsafeRawPointer? {
+        saved?.withUnsafeBufferPointer { $0.baseAddress.map { UnsafeRawPointer($0) } }
+    }
+}
+
+/// A tracked model's stored property values (schema order, then the id) as read or last saved:
+/// a slice of an array a fetch fills for a few hundred models at once, so a fetch makes one
+/// allocation per group of models, not one per model (a group's array is freed when all its
+/// models' snapshots are replaced or gone).
+struct Snapshot {
+    private var values: ArraySlice<Any>
+
+    init(_ values: ArraySlice<Any>) { self.values = values }
+
+    /// The value of property `slot`.
+    subscript(slot slot: Int) -> Any {
+        get { values[values.startIndex + slot] }
+        set { values[values.startIndex + slot] = newValue }
+    }
+
+    func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Any>) throws -> R) rethrows -> R {
+        try values.withUnsafeBufferPointer(body)
     }
 }
 
