@@ -118,33 +118,53 @@ extension ContextStore {
         let (name, schema, snapshotted) = (table.name, table.schema, table.snapshotted)
         let kind = M.ID.idKind
         return try await database.reading(transaction: false) { connection, lookup in
-            // One decoder (the type's plan) serves the whole fetch.
-            var decoder: ModelRowDecoder?
-            var decoded = DecodedRows<M>()
-            // Snapshots are taken for a group of models at a time, into one array (the group's
-            // models are still in cache), and each entry keeps its slice of it.
-            var group: [AnyObject] = [], versions: [Int64] = []
-            func flush() {
-                let values = PropertyAccess.snapshots(snapshotted, of: group)
-                let width = snapshotted.count
-                for (i, model) in group.enumerated() {
-                    let saved = Snapshot(values[(i * width)..<((i + 1) * width)])
-                    decoded.entries.append(.passRetained(TrackedEntry(object: model, saved: saved, version: versions[i])))
-                }
-                group.removeAll(keepingCapacity: true)
-                versions.removeAll(keepingCapacity: true)
-            }
-            _ = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in
-                let model = try schema.decode(row: statement, reusing: &decoder)
-                decoded.ids.append(DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
-                decoded.models.append(model)
-                group.append(model)
-                versions.append(statement.int64(at: 1))
-                if group.count == 256 { flush() }
-            }
-            flush()
-            return decoded
+            var rows = RowsBuilder<M>(schema: schema, snapshotted: snapshotted, kind: kind)
+            _ = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in try rows.add(statement) }
+            rows.flush()
+            return rows.decoded
         }
+    }
+}
+
+/// A fetch's rows as the reader decodes them. A struct changed only through the fetch's
+/// (non-escaping) row closure: its fields are checked for exclusive access when compiled, not
+/// at each row as a captured variable's would be.
+private struct RowsBuilder<M: ReferenceModel> {
+    let schema: ModelSchema<M>
+    let snapshotted: [PropertyAccess]
+    let kind: IDKind
+    /// One decoder (the type's plan) serves the whole fetch.
+    var decoder: ModelRowDecoder?
+    var decoded = DecodedRows<M>()
+    /// Snapshots are taken for a group of models at a time, into one array (the group's models
+    /// are still in cache), and each entry keeps its slice of it.
+    var group: [AnyObject] = []
+    var versions: [Int64] = []
+
+    init(schema: ModelSchema<M>, snapshotted: [PropertyAccess], kind: IDKind) {
+        (self.schema, self.snapshotted, self.kind) = (schema, snapshotted, kind)
+        group.reserveCapacity(256)
+        versions.reserveCapacity(256)
+    }
+
+    mutating func add(_ statement: Statement) throws {
+        let model = try schema.decode(row: statement, reusing: &decoder)
+        decoded.ids.append(DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
+        decoded.models.append(model)
+        group.append(model)
+        versions.append(statement.int64(at: 1))
+        if group.count == 256 { flush() }
+    }
+
+    mutating func flush() {
+        let values = PropertyAccess.snapshots(snapshotted, of: group)
+        let width = snapshotted.count
+        for (i, model) in group.enumerated() {
+            let saved = Snapshot(values[(i * width)..<((i + 1) * width)])
+            decoded.entries.append(.passRetained(TrackedEntry(object: model, saved: saved, version: versions[i])))
+        }
+        group.removeAll(keepingCapacity: true)
+        versions.removeAll(keepingCapacity: true)
     }
 }
 
