@@ -86,15 +86,6 @@ private func timed(_ body: () async throws -> Void) async rethrows -> Double {
 private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Double] {
     let source = makeItems(rows)
     var result: [String: Double] = ["rows": Double(rows)]
-    let (valuePath, valueCleanup) = try temporaryFile("values")
-    defer { valueCleanup() }
-    let (contextPath, contextCleanup) = try temporaryFile("contexts")
-    defer { contextCleanup() }
-    let database = try Database(path: valuePath)
-    let items = try await database.models(Item.self)
-    let container = try await ModelContainer(ItemsV1.self, at: contextPath)
-    let records = source.map(ItemRecord.init)
-
     var samples: [String: [(wall: Double, cpu: Double)]] = [:]
     func sample(_ key: String, _ body: () async throws -> Void) async throws {
         let cpu = processCPUSeconds()
@@ -102,12 +93,28 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
         samples[key, default: []].append((wall, processCPUSeconds() - cpu))
     }
 
-    // Value models: insert in one transaction. Contexts: insert N new models and save.
-    try await sample("value_insert") { try await items.insert(source) }
-    try await sample("context_insert") {
-        let context = container.mainContext
-        for record in records { try context.insert(record) }
-        try await context.save()
+    // Value models: insert in one transaction. Contexts: insert N new models and save. Each
+    // pass on new files; the last pass's go on to the fetches and changes.
+    var cleanups: [() -> Void] = []
+    defer { for cleanup in cleanups { cleanup() } }
+    var database: Database!
+    var items: ModelCollection<Item>!
+    var container: ModelContainer!
+    for _ in 0..<passes {
+        let (valuePath, valueCleanup) = try temporaryFile("values")
+        let (contextPath, contextCleanup) = try temporaryFile("contexts")
+        cleanups += [valueCleanup, contextCleanup]
+        (items, database, container) = (nil, nil, nil)
+        database = try Database(path: valuePath)
+        items = try await database.models(Item.self)
+        container = try await ModelContainer(ItemsV1.self, at: contextPath)
+        let records = source.map(ItemRecord.init)
+        try await sample("value_insert") { try await items.insert(source) }
+        try await sample("context_insert") {
+            let context = container.mainContext
+            for record in records { try context.insert(record) }
+            try await context.save()
+        }
     }
 
     // Fetch all: values (the previous pass's released outside the timing), then into a fresh
@@ -213,7 +220,7 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through a model context:
               insert N new reference models and save, fetch all into a fresh context, change 10% and save;
               each against Trove's value models (same round) and GRDB 7.8 records (its binary, --grdb-peer
-              or GRDB_PEER, run after each round); fetch and change P times per round, each value pass
+              or GRDB_PEER, run after each round); insert (on new files), fetch and change P times per round, each value pass
               right before its context pass; medians kept, ratios as medians of the pairs' (default P 1).
               Memory per tracked model: heap bytes (mallinfo2) and RSS growth of the first fetch / N.
               Then M models with a B-byte blob each fetched into a context with the blob lazy, and the
