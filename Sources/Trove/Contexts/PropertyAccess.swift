@@ -122,12 +122,10 @@ final class PropertyAccess: @unchecked Sendable {
         return (read, isCurrent, write, encode)
     }
 
-    /// The values of `model`'s properties read by `accesses`, in order: a tracked model's
-    /// snapshot.
-    static func snapshot(_ accesses: [PropertyAccess], of model: AnyObject) -> [Any] { snapshots(accesses, of: [model]) }
-
-    /// The snapshots of `models`, one after another in one array.
-    static func snapshots(_ accesses: [PropertyAccess], of models: [AnyObject]) -> [Any] {
+    /// The values of each model's properties read by `accesses`, in order (a tracked model's
+    /// snapshot), one model after another in one array: a fetch's group of models, or one
+    /// model (`CollectionOfOne`, no array for it).
+    static func snapshots<Models: Collection<AnyObject>>(_ accesses: [PropertyAccess], of models: Models) -> [Any] {
         [Any](unsafeUninitializedCapacity: accesses.count * models.count) { values, count in
             var next = values.baseAddress!
             for model in models {

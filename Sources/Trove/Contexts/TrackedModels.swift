@@ -98,9 +98,6 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
         entry.isDeleted = true
     }
 
-    /// Makes room in the identity map for `count` more models (a fetch's rows), so a large
-    /// fetch does not grow and rehash it step by step.
-    func reserve(_ count: Int) { entries.reserveCapacity(entries.count + count) }
 
     /// Stops tracking a row that is gone.
     func forget(_ id: DocumentID) { untrack(id) }
@@ -126,7 +123,7 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
     /// The values of `model`'s stored properties, in schema order, then its id.
-    func snapshot(_ model: M) -> Snapshot { Snapshot(PropertyAccess.snapshot(snapshotted, of: model)[...]) }
+    func snapshot(_ model: M) -> Snapshot { Snapshot(PropertyAccess.snapshots(snapshotted, of: CollectionOfOne(model as AnyObject))[...]) }
 
     /// Whether `model`'s id is bit for bit the one in `saved`.
     private func idIsCurrent(_ model: M, _ saved: Snapshot) -> Bool {
