@@ -88,10 +88,15 @@ struct EncryptionReadAheadTests {
             }
             // Whether the worker is ahead of a 400-row scan depends on scheduling (the test suite
             // runs in parallel on few cores): scan again, up to twenty more times, with a pause
-            // before each that lets the workers run, before asking.
+            // before each that lets the workers run, before asking. Each connection's page cache
+            // is emptied first (`shrink_memory`): a scan served from it reads no page from the
+            // file, so it would give the worker nothing to be ahead of.
             for _ in 0..<20 where !open.compactMap({ $0.readAheadState() }).contains(where: { $0.hits > 0 }) {
                 usleep(50_000)
-                for c in open { _ = try c.query("SELECT id, body FROM t ORDER BY id") }
+                for c in open {
+                    try c.execute(script: "PRAGMA shrink_memory")
+                    _ = try c.query("SELECT id, body FROM t ORDER BY id")
+                }
             }
             #expect(open.compactMap { $0.readAheadState() }.contains { $0.hits > 0 })
             open.forEach { $0.close() }
