@@ -341,6 +341,11 @@ enum JSONStringArray {
         guard i < n, bytes[i] == UInt8(ascii: "[") else { return nil }
         i += 1
         var strings: [Element] = []
+        // Room for every string at once (each has two quotes, escaped ones are refused): grown
+        // one append at a time, a short array was allocated up to three times.
+        var quotes = 0
+        for byte in bytes where byte == quote { quotes += 1 }
+        strings.reserveCapacity(quotes / 2)
         skipSpace()
         if i < n, bytes[i] == UInt8(ascii: "]") {
             i += 1

@@ -57,6 +57,8 @@ public struct ModelOptions: Hashable, Sendable {
     var referenceTargets: [String: any PersistentModel.Type] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
     var problems: [String] = []
+    /// Set by ``customDecoding()``.
+    private(set) var decodesThroughInit = false
 
     /// No extras: every property is a plain column.
     public init() {}
@@ -142,6 +144,16 @@ public struct ModelOptions: Hashable, Sendable {
         }
     }
 
+    /// Every fetched row goes through the type's `init(from:)`.
+    ///
+    /// Without it, a struct's rows are written straight into its properties when its
+    /// `init(from:)` only stores what it reads: Trove checks that once per type by decoding
+    /// made-up values (unique ones, then empty ones with every optional absent), and any
+    /// property that does not hold what it was handed keeps `init(from:)` for every row. Declare
+    /// this for an `init(from:)` that checks or changes values in ways those cannot show, such as
+    /// rejecting some strings.
+    public func customDecoding() -> ModelOptions { with { $0.decodesThroughInit = true } }
+
     func with(_ change: (inout ModelOptions) -> Void) -> ModelOptions {
         var copy = self
         change(&copy)
@@ -161,7 +173,7 @@ public struct ModelOptions: Hashable, Sendable {
         a.indexes == b.indexes && a.fullTextNames == b.fullTextNames && a.fullTextWeights == b.fullTextWeights
             && a.tokenizer == b.tokenizer && a.vectors == b.vectors && a.embeddedText == b.embeddedText
             && a.embeddedVector == b.embeddedVector && a.columns == b.columns && a.problems == b.problems
-            && a.references == b.references
+            && a.references == b.references && a.decodesThroughInit == b.decodesThroughInit
     }
 
     public func hash(into hasher: inout Hasher) {

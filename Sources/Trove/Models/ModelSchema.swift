@@ -46,6 +46,9 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     let rowColumns: ModelRowDecoder.Plan
     /// Where each property goes in a written row, for ``ModelRowEncoder``.
     let rowSlots: ModelRowEncoder.Slots
+    /// How a fetched row is written straight into the model's properties, when `init(from:)`
+    /// does nothing else (nil: every row goes through `init(from:)`).
+    let memberwise: MemberwiseDecoding?
 
     /// The schema of `M`, derived on first use and cached for the life of the process.
     ///
@@ -157,10 +160,12 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         self.rowSlots = ModelRowEncoder.Slots(
             byProperty: Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a }),
             definitions: properties.map(\.definition), order: recorder.properties.map(\.name))
-        self.rowColumns = ModelRowDecoder.Plan(
+        let rowColumns = ModelRowDecoder.Plan(
             order: recorder.properties.map(\.name),
             columns: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
             idKind: M.ID.idKind)
+        self.rowColumns = rowColumns
+        self.memberwise = options.decodesThroughInit ? nil : MemberwiseDecoding(M.self, columns: rowColumns)
         self.documentSchema = DocumentSchema(
             id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
             vectorIndexes: vectorIndexes)
@@ -300,6 +305,7 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     /// The model in the row a fetch's statement is on (the store's full selection), through
     /// `decoder`: made on the first row of a fetch, moved to each next row.
     func decode(row statement: Statement, reusing decoder: inout ModelRowDecoder?) throws -> M {
+        if let memberwise, let model = memberwise.decode(statement, as: M.self) { return model }
         if let decoder {
             decoder.reset(to: statement)
             return try M(from: decoder)

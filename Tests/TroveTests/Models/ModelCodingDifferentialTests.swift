@@ -79,6 +79,91 @@ struct Narrow: Model, Equatable {
     var name: String
 }
 
+/// A struct whose synthesized `init(from:)` only stores what it reads, with a property of every
+/// kind ``MemberwiseDecoding`` writes straight from a column, optional and not.
+struct Plain: Model, Equatable {
+    var id: UUID
+    var title: String
+    var note: String?
+    var count: Int
+    var maybeCount: Int?
+    var big: Int64
+    var ratio: Double
+    var maybeRatio: Double?
+    var flag: Bool
+    var maybeFlag: Bool?
+    var when: Date
+    var maybeWhen: Date?
+    var ref: UUID?
+    var tags: [String]
+    var maybeTags: [String]?
+    var embedding: [Float]
+    var maybeEmbedding: [Float]?
+
+    static var modelOptions: ModelOptions {
+        ModelOptions().vector(\Plain.embedding, dimension: 2).vector(\Plain.maybeEmbedding, dimension: 3)
+            .column(\Plain.note, named: "remark")
+    }
+}
+
+/// Memberwise in shape, but its `init(from:)` changes what it reads: each must keep the
+/// Codable path.
+struct Trimming: Model, Equatable {
+    var id: Int64
+    var name: String
+    init(id: Int64, name: String) { (self.id, self.name) = (id, name) }
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(Int64.self, forKey: .id)
+        name = try c.decode(String.self, forKey: .name).trimmingCharacters(in: .whitespaces)
+    }
+}
+
+struct Clamping: Model, Equatable {
+    var id: String
+    var size: Int
+    init(id: String, size: Int) { (self.id, self.size) = (id, size) }
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        size = max(0, try c.decode(Int.self, forKey: .size))
+    }
+}
+
+struct Defaulting: Model, Equatable {
+    var id: Int64
+    var note: String?
+    init(id: Int64, note: String?) { (self.id, self.note) = (id, note) }
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(Int64.self, forKey: .id)
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? "none"
+    }
+}
+
+/// An `init(from:)` that refuses what no probe tries, declared so that every row goes through it.
+struct Refusing: Model, Equatable {
+    struct Refused: Error {}
+    var id: String
+    var name: String
+    init(id: String, name: String) { (self.id, self.name) = (id, name) }
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        name = try c.decode(String.self, forKey: .name)
+        if name.contains("@") { throw Refused() }
+    }
+    static var modelOptions: ModelOptions { ModelOptions().customDecoding() }
+}
+
+/// A property that is not a column (left out of its coding keys): not memberwise.
+struct Uncoded: Model, Equatable {
+    var id: Int64
+    var name: String
+    var cache = 0
+    enum CodingKeys: String, CodingKey { case id, name }
+}
+
 @Suite("Model coding: fast paths against the Codable path")
 struct ModelCodingDifferentialTests {
     /// Text that exercises the JSON fast paths' limits: quotes, backslashes, control characters,
@@ -107,6 +192,29 @@ struct ModelCodingDifferentialTests {
             extra: [text(): Int.random(in: 0...9, using: &rng)],
             moments: (0..<Int.random(in: 0...2, using: &rng)).map { _ in Date(timeIntervalSince1970: Double(Int.random(in: 0...1_000_000, using: &rng))) },
             embedding: maybe([Float.random(in: 0.1...1, using: &rng), Float.random(in: -1...1, using: &rng), 0.5]))
+    }
+
+    static func randomPlain(_ rng: inout SeededGenerator) -> Plain {
+        func text() -> String { texts.randomElement(using: &rng)! + String(Int.random(in: 0...9, using: &rng)) }
+        func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &rng) ? value() : nil }
+        func uuid() -> UUID {
+            let (a, b) = (rng.next(), rng.next())
+            return UUID(uuid: (UInt8(truncatingIfNeeded: a), UInt8(truncatingIfNeeded: a >> 8), UInt8(truncatingIfNeeded: a >> 16),
+                               UInt8(truncatingIfNeeded: a >> 24), UInt8(truncatingIfNeeded: a >> 32), UInt8(truncatingIfNeeded: a >> 40),
+                               0x40, UInt8(truncatingIfNeeded: a >> 56), 0x80, UInt8(truncatingIfNeeded: b), UInt8(truncatingIfNeeded: b >> 8),
+                               UInt8(truncatingIfNeeded: b >> 16), UInt8(truncatingIfNeeded: b >> 24), UInt8(truncatingIfNeeded: b >> 32),
+                               UInt8(truncatingIfNeeded: b >> 40), UInt8(truncatingIfNeeded: b >> 48)))
+        }
+        func date() -> Date { Date(timeIntervalSince1970: Double(Int.random(in: -1_000_000...1_000_000, using: &rng)) / 8) }
+        func floats(_ n: Int) -> [Float] { (0..<n).map { _ in Float(Int.random(in: -64...64, using: &rng)) / 16 } }
+        return Plain(
+            id: uuid(), title: text(), note: maybe(text()), count: Int.random(in: -1_000_000...1_000_000, using: &rng),
+            maybeCount: maybe(Int.random(in: -9...9, using: &rng)), big: Int64.random(in: .min ... .max, using: &rng),
+            ratio: Double.random(in: -1e6...1e6, using: &rng), maybeRatio: maybe(Double.random(in: -1...1, using: &rng)),
+            flag: Bool.random(using: &rng), maybeFlag: maybe(Bool.random(using: &rng)), when: date(), maybeWhen: maybe(date()),
+            ref: maybe(uuid()), tags: (0..<Int.random(in: 0...4, using: &rng)).map { _ in text() },
+            maybeTags: maybe((0..<Int.random(in: 0...2, using: &rng)).map { _ in text() }), embedding: floats(2),
+            maybeEmbedding: maybe(floats(3)))
     }
 
     static func randomCustom(_ id: Int64, _ rng: inout SeededGenerator) -> Custom {
@@ -143,6 +251,82 @@ struct ModelCodingDifferentialTests {
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
         try await check((0..<60).map { _ in Self.randomEverything(&rng) }, in: database)
+    }
+
+    @Test("memberwise decoding: seeded random structs of every kind it writes agree with the Codable path", arguments: [1, 2, 3] as [UInt64])
+    func memberwise(seed: UInt64) async throws {
+        #expect(try ModelSchema<Plain>.shared().memberwise?.fields.count == 17)
+        var rng = SeededGenerator(seed: seed)
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("db.trove"))
+        let models = (0..<80).map { _ in Self.randomPlain(&rng) }
+        try await check(models, in: database)
+        // The same rows through init(from:), row by row, as a fetch without the plan reads them.
+        let collection = try await database.models(Plain.self)
+        let schema = try ModelSchema<Plain>.shared()
+        let codable = try await database.reading(transaction: false) { connection, lookup in
+            var decoder: ModelRowDecoder?
+            return try lookup(collection.documents.name).fetch(Query(), on: connection, wantsCursor: false) { row, _ in
+                if let decoder {
+                    decoder.reset(to: row)
+                    return try Plain(from: decoder)
+                }
+                let made = ModelRowDecoder(statement: row, plan: schema.rowColumns)
+                decoder = made
+                return try Plain(from: made)
+            }.rows
+        }
+        #expect(try await collection.fetch() == codable)
+    }
+
+    @Test("memberwise decoding hands a row it cannot read to init(from:), which reads it or names the error")
+    func memberwiseFallsBack() async throws {
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("db.trove"))
+        let plain = try await database.models(Plain.self)
+        var rng = SeededGenerator(seed: 5)
+        var model = Self.randomPlain(&rng)
+        model.tags = ["with \"quotes\"", "back\\slash"]
+        try await plain.insert(model)
+        #expect(try await plain.fetch() == [model])
+        // Text that is no UUID in a UUID property: the Codable path's error, naming it.
+        try await database.execute("UPDATE \"Plain\" SET \"ref\" = 'not a uuid'")
+        do {
+            _ = try await plain.fetch()
+            Issue.record("a UUID property read 'not a uuid'")
+        } catch let error as DecodingError {
+            let context: DecodingError.Context? = switch error {
+            case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context): context
+            default: nil
+            }
+            #expect(context?.codingPath.map(\.stringValue) == ["ref"], "\(error)")
+        }
+    }
+
+    @Test("an init(from:) that trims, clamps, defaults, is declared custom or skips a property keeps the Codable path")
+    func memberwiseRefused() async throws {
+        #expect(try ModelSchema<Trimming>.shared().memberwise == nil)
+        #expect(try ModelSchema<Clamping>.shared().memberwise == nil)
+        #expect(try ModelSchema<Defaulting>.shared().memberwise == nil)
+        #expect(try ModelSchema<Refusing>.shared().memberwise == nil)
+        #expect(try ModelSchema<Uncoded>.shared().memberwise == nil)
+        #expect(try ModelSchema<Custom>.shared().memberwise == nil)
+        #expect(try ModelSchema<Everything>.shared().memberwise == nil)
+        #expect(try ModelSchema<TwoKeyTypes>.shared().memberwise != nil)
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("db.trove"))
+        let trimming = try await database.models(Trimming.self)
+        try await trimming.documents.insert(Document(id: 1, ["name": "  padded  "]))
+        #expect(try await trimming.fetch() == [Trimming(id: 1, name: "padded")])
+        let clamping = try await database.models(Clamping.self)
+        try await clamping.documents.insert(Document(id: "a", ["size": -3]))
+        #expect(try await clamping.fetch() == [Clamping(id: "a", size: 0)])
+        let refusing = try await database.models(Refusing.self)
+        try await refusing.documents.insert(Document(id: "a", ["name": "a@b"]))
+        await #expect(throws: Refusing.Refused.self) { try await refusing.fetch() }
+        let defaulting = try await database.models(Defaulting.self)
+        try await defaulting.documents.insert(Document(id: 1, [:]))
+        #expect(try await defaulting.fetch() == [Defaulting(id: 1, note: "none")])
     }
 
     @Test("a custom init(from:) and encode(to:) in their own key order, a renamed column")

@@ -2,84 +2,6 @@
 import Foundation
 import Observation
 
-/// A decoder that builds a probe instance of a reference model: each top-level property gets a
-/// value no other property has (strings, numbers, dates, data, URLs, UUIDs) or, for `Bool`s,
-/// one bit of the property's number per round. Reading a key path on the probes then tells
-/// which property it names, which printing cannot: `@Observable` turns stored properties into
-/// computed ones, printed as `<computed 0x...>`.
-final class ReferenceProbe: Decoder {
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-    let round: Int
-    /// Property name -> the printed value handed out (nil when it cannot be unique).
-    var handed: [String: String?] = [:]
-    /// Property name -> the printed type decoded.
-    var types: [String: String] = [:]
-    /// The properties declared ``LazyField``.
-    var lazy: Set<String> = []
-    private var counter = 0
-    private var bools = 0
-
-    init(round: Int) { self.round = round }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Keyed<Key>(probe: self))
-    }
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try ShapeRecorder().unkeyedContainer() }
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { try ShapeRecorder().singleValueContainer() }
-
-    /// A value of `T` for the property `name`, unique among the model's properties when `T`
-    /// allows it.
-    func value<T: Decodable>(_ type: T.Type, for name: String) throws -> T {
-        counter += 1
-        let n = counter
-        types[name] = String(describing: T.self)
-        if type is any LazyFieldValue.Type { lazy.insert(name) }
-        let unique: Any?
-        switch type {
-        case is String.Type: unique = "\u{1}trove-probe-\(n)"
-        case is Double.Type: unique = Double(n) + 0.25
-        case is Float.Type: unique = Float(n) + 0.25
-        case is Date.Type: unique = Date(timeIntervalSince1970: Double(n) * 1000 + 0.5)
-        case is Data.Type: unique = Data("trove-probe-\(n)".utf8)
-        case is URL.Type: unique = URL(string: "trove:probe/\(n)")!
-        case is UUID.Type: unique = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n))!
-        case is Decimal.Type: unique = Decimal(n) + Decimal(0.25)
-        case is Bool.Type:
-            bools += 1
-            unique = (bools >> round) & 1 == 1
-        default:
-            if let integer = type as? any FixedWidthInteger.Type {
-                unique = integer.init(truncatingIfNeeded: n)
-            } else {
-                unique = nil
-            }
-        }
-        if let unique {
-            handed[name] = String(describing: unique)
-            return unique as! T
-        }
-        handed[name] = .some(nil)
-        return try ShapeRecorder.record(type, depth: 1).value
-    }
-
-    private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let probe: ReferenceProbe
-        var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { [] }
-        func contains(_ key: Key) -> Bool { true }
-        func decodeNil(forKey key: Key) throws -> Bool { false }
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try probe.value(type, for: key.stringValue) }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try probe.value(type, for: key.stringValue) }
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            try ShapeRecorder(depth: 1).container(keyedBy: type)
-        }
-        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try ShapeRecorder(depth: 1).unkeyedContainer() }
-        func superDecoder() throws -> any Decoder { ShapeRecorder(depth: 1) }
-        func superDecoder(forKey key: Key) throws -> any Decoder { ShapeRecorder(depth: 1) }
-    }
-}
-
 /// What the contexts need to know about a reference model type beyond its ``ModelSchema``:
 /// which property each of its key paths names, and a writable key path per stored property.
 ///
@@ -114,7 +36,7 @@ final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
         var round = 0
         var lazy: Set<String> = []
         repeat {
-            let probe = ReferenceProbe(round: round)
+            let probe = ModelProbe(.unique(round: round))
             do {
                 probes.append((try M(from: probe), probe.handed, probe.types))
                 lazy = probe.lazy
