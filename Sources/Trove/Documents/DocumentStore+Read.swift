@@ -118,26 +118,34 @@ extension DocumentStore {
     /// selection's columns first), with the cursor for the next page.
     func fetch<T>(_ query: Query, on connection: Connection, wantsCursor: Bool = true,
                   row makeRow: (Statement, Selection) throws -> T) throws -> (rows: [T], next: Cursor?) {
+        var rows: [T] = []
+        let next = try forEachRow(query, on: connection, wantsCursor: wantsCursor) { rows.append(try makeRow($0, $1)) }
+        return (rows, next)
+    }
+
+    /// Calls `body` with the statement on each row of an unranked query (the selection's
+    /// columns first), and returns the cursor for the next page. Not generic, so a caller that
+    /// keeps its rows its own way pays no generic dispatch per row.
+    func forEachRow(_ query: Query, on connection: Connection, wantsCursor: Bool,
+                    _ body: (Statement, Selection) throws -> Void) throws -> Cursor? {
         let compiled = try compileFetch(query, on: connection)
         let statement = try connection.cachedStatement(compiled.sql.sql)
-        var rows: [T] = []
+        var count = 0
         var lastKeys: [SQLValue] = []
         var lastID: DocumentID?
         let keyStart = compiled.selection.columnCount
         let readsKeys = wantsCursor && query.limit != nil
         try statement.forEachRow(compiled.sql.bindings) { row in
-            rows.append(try makeRow(row, compiled.selection))
+            try body(row, compiled.selection)
+            count += 1
             // Only a page that ends at its limit needs the last row's sort values.
-            if readsKeys, rows.count == query.limit {
+            if readsKeys, count == query.limit {
                 lastKeys = (keyStart..<(keyStart + compiled.sortColumns - 1)).map { row.value(at: $0) }
                 lastID = DocumentID.read(row.value(at: 0), kind: schema.id)
             }
         }
-        var next: Cursor?
-        if wantsCursor, let limit = query.limit, rows.count == limit, let lastID {
-            next = Cursor(keys: lastKeys, id: lastID, fingerprint: query.cursorFingerprint)
-        }
-        return (rows, next)
+        guard wantsCursor, let limit = query.limit, count == limit, let lastID else { return nil }
+        return Cursor(keys: lastKeys, id: lastID, fingerprint: query.cursorFingerprint)
     }
 
     /// Calls `body` with each document passing the filter, in id order, until it returns false.

@@ -118,10 +118,7 @@ public struct ModelReader<M: Model> {
     public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> { try rows(descriptor, wantsCursor: true) }
 
     private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) throws -> ModelPage<M> {
-        var decoder: ModelRowDecoder?
-        let (models, next) = try reader.store.fetch(descriptor.query(schema), on: reader.connection, wantsCursor: wantsCursor) { row, _ in
-            try schema.decode(row: row, reusing: &decoder)
-        }
+        let (models, next) = try schema.fetch(descriptor.query(schema), in: reader.store, on: reader.connection, wantsCursor: wantsCursor)
         return ModelPage(models: models, next: next)
     }
     /// How many models the predicate accepts (all when nil).

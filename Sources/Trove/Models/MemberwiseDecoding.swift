@@ -115,18 +115,60 @@ struct MemberwiseDecoding: Sendable {
         }
     }
 
-    /// The model in the row `statement` is on, or nil when a column needs the Codable path
-    /// (nothing is then left initialized).
-    func decode<M>(_ statement: Statement, as type: M.Type) -> M? {
-        withUnsafeTemporaryAllocation(of: M.self, capacity: 1) { buffer -> M? in
-            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-            for n in fields.indices {
-                let field = fields[n]
-                if write(field, from: statement, to: base + field.offset) { continue }
-                for written in fields[..<n] { destroy(written, at: base + written.offset) }
-                return nil
+    /// Writes the model in the row `statement` is on into the uninitialized instance at `base`;
+    /// false when a column needs the Codable path (nothing is then left initialized). Not
+    /// generic: a fetch's rows are written at their place in one buffer (``Rows``), with no
+    /// generic metadata looked up per row.
+    func write(_ statement: Statement, to base: UnsafeMutableRawPointer) -> Bool {
+        for n in fields.indices {
+            let field = fields[n]
+            if write(field, from: statement, to: base + field.offset) { continue }
+            for written in fields[..<n] { destroy(written, at: base + written.offset) }
+            return false
+        }
+        return true
+    }
+
+    /// A fetch's models, written in place one after another in a buffer that grows by
+    /// doubling, then moved into an array at once (the types written here are bitwise movable:
+    /// strings, arrays and plain values).
+    struct Rows<M> {
+        private var base: UnsafeMutableRawPointer?
+        private var capacity = 0
+        private(set) var count = 0
+        private let stride = MemoryLayout<M>.stride
+
+        init() { precondition(MemoryLayout<M>.alignment <= 16, "malloc aligns to 16 bytes") }
+
+        /// Room for the next model; ``commit()`` once it is written.
+        mutating func next() -> UnsafeMutableRawPointer {
+            if count == capacity {
+                capacity = Swift.max(64, capacity * 2)
+                guard let grown = realloc(base, capacity * stride) else { fatalError("out of memory for \(capacity) models") }
+                base = grown
             }
-            return buffer.baseAddress!.move()
+            return base! + count * stride
+        }
+
+        mutating func commit() { count += 1 }
+
+        /// The models, moved out: the buffer is empty afterwards.
+        mutating func take() -> [M] {
+            defer { count = 0 }
+            guard let base, count > 0 else { return [] }
+            return [M](unsafeUninitializedCapacity: count) { buffer, initialized in
+                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: count * stride)
+                initialized = count
+            }
+        }
+
+        /// Destroys what is left (a fetch that failed midway) and frees the buffer.
+        mutating func free() {
+            if let base {
+                base.assumingMemoryBound(to: M.self).deinitialize(count: count)
+                Foundation.free(base)
+            }
+            (base, capacity, count) = (nil, 0, 0)
         }
     }
 

@@ -126,10 +126,7 @@ public struct ModelCollection<M: Model>: Sendable {
         let query = try descriptor.query(schema)
         let (name, schema) = (documents.name, self.schema)
         return try await database.reading(transaction: false) { connection, lookup in
-            var decoder: ModelRowDecoder?
-            let (models, next) = try lookup(name).fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in
-                try schema.decode(row: row, reusing: &decoder)
-            }
+            let (models, next) = try schema.fetch(query, in: lookup(name), on: connection, wantsCursor: wantsCursor)
             return ModelPage(models: models, next: next)
         }
     }

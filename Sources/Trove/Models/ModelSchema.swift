@@ -302,10 +302,28 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         return ids
     }
 
+    /// The models of an unranked query, and the cursor for the next page: written straight
+    /// into place where the type allows it (``memberwise``), else each through `init(from:)`.
+    func fetch(_ query: Query, in store: DocumentStore, on connection: Connection, wantsCursor: Bool) throws -> (rows: [M], next: Cursor?) {
+        var decoder: ModelRowDecoder?
+        guard let memberwise else {
+            return try store.fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in try decode(row: row, reusing: &decoder) }
+        }
+        var rows = MemberwiseDecoding.Rows<M>()
+        defer { rows.free() }
+        let next = try store.forEachRow(query, on: connection, wantsCursor: wantsCursor) { row, _ in
+            let place = rows.next()
+            if !memberwise.write(row, to: place) {
+                place.initializeMemory(as: M.self, repeating: try decode(row: row, reusing: &decoder), count: 1)
+            }
+            rows.commit()
+        }
+        return (rows.take(), next)
+    }
+
     /// The model in the row a fetch's statement is on (the store's full selection), through
-    /// `decoder`: made on the first row of a fetch, moved to each next row.
+    /// `init(from:)` and `decoder`: made on the first row of a fetch, moved to each next row.
     func decode(row statement: Statement, reusing decoder: inout ModelRowDecoder?) throws -> M {
-        if let memberwise, let model = memberwise.decode(statement, as: M.self) { return model }
         if let decoder {
             decoder.reset(to: statement)
             return try M(from: decoder)

@@ -287,10 +287,12 @@ struct ModelCodingDifferentialTests {
         var rng = SeededGenerator(seed: 5)
         var model = Self.randomPlain(&rng)
         model.tags = ["with \"quotes\"", "back\\slash"]
-        try await plain.insert(model)
-        #expect(try await plain.fetch() == [model])
-        // Text that is no UUID in a UUID property: the Codable path's error, naming it.
-        try await database.execute("UPDATE \"Plain\" SET \"ref\" = 'not a uuid'")
+        let other = Self.randomPlain(&rng)
+        try await plain.insert([model, other])
+        #expect(try await plain.fetch() == [model, other].sorted { $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased() })
+        // Text that is no UUID in a UUID property, in the last row (the first is then written
+        // and must be let go): the Codable path's error, naming it.
+        try await database.execute("UPDATE \"Plain\" SET \"ref\" = 'not a uuid' WHERE \"id\" = (SELECT max(\"id\") FROM \"Plain\")")
         do {
             _ = try await plain.fetch()
             Issue.record("a UUID property read 'not a uuid'")
