@@ -225,4 +225,5 @@ private func fetchOnly(rows: Int, passes: Int) async throws {
         precondition(n == rows)
     }
     print("fetch all, records/s (median of \(passes)): models \(Int(modelRates.sorted()[passes / 2])), documents \(Int(documentRates.sorted()[passes / 2]))")
+    print("  passes in order: models \(modelRates.map { Int($0) }), documents \(documentRates.map { Int($0) })")
 }

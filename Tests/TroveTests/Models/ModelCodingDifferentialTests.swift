@@ -259,7 +259,9 @@ struct ModelCodingDifferentialTests {
         var rng = SeededGenerator(seed: seed)
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
-        let models = (0..<80).map { _ in Self.randomPlain(&rng) }
+        // Enough rows for several of the fetch's 64 KB chunks.
+        #expect(MemoryLayout<Plain>.stride * 450 > 65_536)
+        let models = (0..<(300 + 150 * Int(seed))).map { _ in Self.randomPlain(&rng) }
         try await check(models, in: database)
         // The same rows through init(from:), row by row, as a fetch without the plan reads them.
         let collection = try await database.models(Plain.self)
@@ -287,11 +289,12 @@ struct ModelCodingDifferentialTests {
         var rng = SeededGenerator(seed: 5)
         var model = Self.randomPlain(&rng)
         model.tags = ["with \"quotes\"", "back\\slash"]
-        let other = Self.randomPlain(&rng)
-        try await plain.insert([model, other])
-        #expect(try await plain.fetch() == [model, other].sorted { $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased() })
-        // Text that is no UUID in a UUID property, in the last row (the first is then written
-        // and must be let go): the Codable path's error, naming it.
+        let others = (0..<600).map { _ in Self.randomPlain(&rng) }
+        try await plain.insert([model] + others)
+        #expect(try await plain.fetch() == ([model] + others).sorted { $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased() })
+        // Text that is no UUID in a UUID property, in the last row (the rows before it, in
+        // several chunks, are then written and must be let go): the Codable path's error,
+        // naming it.
         try await database.execute("UPDATE \"Plain\" SET \"ref\" = 'not a uuid' WHERE \"id\" = (SELECT max(\"id\") FROM \"Plain\")")
         do {
             _ = try await plain.fetch()
