@@ -330,7 +330,30 @@ private struct JSONParser<Tree: JSONTree> {
 /// parsed straight from its bytes, each string made into an element by `element`; nil for
 /// anything else, escapes included, which the general parser then reads.
 enum JSONStringArray {
+    /// The strings of a JSON array of plain strings (no escapes, no control characters), nil for
+    /// anything else: the general parser's job. Checked first, then the array made at its size
+    /// with each string in place (no growth, no uniqueness check per element).
     static func parse<Element>(_ bytes: UnsafeRawBufferPointer, _ element: (String) -> Element) -> [Element]? {
+        guard let count = count(bytes) else { return nil }
+        guard count > 0 else { return [] }
+        let quote = UInt8(ascii: "\"")
+        return [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+            // Checked above: quotes only open and close the strings.
+            var i = 0
+            while initialized < count {
+                while bytes[i] != quote { i += 1 }
+                var end = i + 1
+                while bytes[end] != quote { end += 1 }
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<end]), as: UTF8.self)
+                (buffer.baseAddress! + initialized).initialize(to: element(text))
+                initialized += 1
+                i = end + 1
+            }
+        }
+    }
+
+    /// How many strings `bytes` holds when it is a JSON array of plain strings, else nil.
+    static func count(_ bytes: UnsafeRawBufferPointer) -> Int? {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         var i = 0
         let n = bytes.count
@@ -340,30 +363,24 @@ enum JSONStringArray {
         skipSpace()
         guard i < n, bytes[i] == UInt8(ascii: "[") else { return nil }
         i += 1
-        var strings: [Element] = []
-        // Room for every string at once (each has two quotes, escaped ones are refused): grown
-        // one append at a time, a short array was allocated up to three times.
-        var quotes = 0
-        for byte in bytes where byte == quote { quotes += 1 }
-        strings.reserveCapacity(quotes / 2)
         skipSpace()
         if i < n, bytes[i] == UInt8(ascii: "]") {
             i += 1
             skipSpace()
-            return i == n ? strings : nil
+            return i == n ? 0 : nil
         }
+        var count = 0
         while true {
             skipSpace()
             guard i < n, bytes[i] == quote else { return nil }
-            let start = i + 1
-            var end = start
+            var end = i + 1
             while end < n, bytes[end] != quote {
                 // Escapes and control characters: the general parser's job.
                 if bytes[end] == backslash || bytes[end] < 0x20 { return nil }
                 end += 1
             }
             guard end < n else { return nil }
-            strings.append(element(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)))
+            count += 1
             i = end + 1
             skipSpace()
             guard i < n else { return nil }
@@ -374,7 +391,7 @@ enum JSONStringArray {
             guard bytes[i] == UInt8(ascii: "]") else { return nil }
             i += 1
             skipSpace()
-            return i == n ? strings : nil
+            return i == n ? count : nil
         }
     }
 }

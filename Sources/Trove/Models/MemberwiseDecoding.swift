@@ -133,15 +133,17 @@ struct MemberwiseDecoding: Sendable {
     /// their exact count at once (the types written here are bitwise movable: strings, arrays
     /// and plain values). Chunks that small come from the allocator's heap and are reused by the
     /// next fetch; a buffer grown by doubling was fresh mapped memory each time, and its page
-    /// faults cost more than the per-row generic appends it saves.
-    struct Rows<M> {
+    /// faults cost more than the per-row generic appends it saves. Not generic: only
+    /// ``take(as:)`` and ``free(as:)`` know the type, so a row costs no generic metadata lookup.
+    struct Rows {
         private var chunks: [UnsafeMutableRawPointer] = []
         private(set) var count = 0
-        private let stride = Swift.max(1, MemoryLayout<M>.stride)
+        private let stride: Int
         private let perChunk: Int
 
-        init() {
+        init<M>(of type: M.Type) {
             precondition(MemoryLayout<M>.alignment <= 16, "malloc aligns to 16 bytes")
+            stride = Swift.max(1, MemoryLayout<M>.stride)
             perChunk = Swift.max(1, 65_536 / stride)
         }
 
@@ -158,7 +160,7 @@ struct MemberwiseDecoding: Sendable {
         mutating func commit() { count += 1 }
 
         /// The models, moved out: the chunks are empty afterwards.
-        mutating func take() -> [M] {
+        mutating func take<M>(as type: M.Type) -> [M] {
             defer { count = 0 }
             guard count > 0 else { return [] }
             return [M](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -173,7 +175,7 @@ struct MemberwiseDecoding: Sendable {
         }
 
         /// Destroys what is left (a fetch that failed midway) and frees the chunks.
-        mutating func free() {
+        mutating func free<M>(as type: M.Type) {
             for (i, chunk) in chunks.enumerated() {
                 let models = Swift.min(perChunk, count - i * perChunk)
                 if models > 0 { chunk.assumingMemoryBound(to: M.self).deinitialize(count: models) }

@@ -309,8 +309,8 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         guard let memberwise else {
             return try store.fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in try decode(row: row, reusing: &decoder) }
         }
-        var rows = MemberwiseDecoding.Rows<M>()
-        defer { rows.free() }
+        var rows = MemberwiseDecoding.Rows(of: M.self)
+        defer { rows.free(as: M.self) }
         let next = try store.forEachRow(query, on: connection, wantsCursor: wantsCursor) { row, _ in
             let place = rows.next()
             if !memberwise.write(row, to: place) {
@@ -318,7 +318,7 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
             }
             rows.commit()
         }
-        return (rows.take(), next)
+        return (rows.take(as: M.self), next)
     }
 
     /// The model in the row a fetch's statement is on (the store's full selection), through
