@@ -122,10 +122,20 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
             "\(options.packages) is missing: build it with \(sharedBenchDirectory)/data/build_corpora.py (see ../shared/bench/RESULTS.md), or pass --packages")
     }
     // Setup (untimed): real package descriptions and their all-MiniLM-L6-v2 vectors.
-    let packages = try readJSONLines(options.packages)
     let base = try readNPY(options.vectors + "/base.f16.npy")
     let queryVectors = try readNPY(options.vectors + "/queries.f16.npy")
-    guard packages.count == base.rows else { throw StoreBenchError("packages (\(packages.count)) and vectors (\(base.rows)) differ") }
+    // The vectors' rows by package name (ids.json): a packages file rebuilt from a newer
+    // `apt-cache dumpavail` lists packages the vectors do not have.
+    let names = try JSONDecoder().decode([String].self, from: Data(contentsOf: URL(fileURLWithPath: options.vectors + "/ids.json")))
+    var byName: [String: [String: Any]] = [:]
+    for package in try readJSONLines(options.packages) {
+        if let name = package["name"] as? String, byName[name] == nil { byName[name] = package }
+    }
+    let packages = names.map { byName[$0] ?? ["name": $0] }
+    let missing = names.count { byName[$0] == nil }
+    guard names.count == base.rows, missing * 100 < names.count else {
+        throw StoreBenchError("vectors (\(base.rows) rows, \(names.count) names) and packages (\(missing) of them missing) differ")
+    }
     let n = min(base.rows, options.limit)
     let dimension = base.columns
     let entries: [VectorEntry] = (0..<n).map { i in
@@ -143,6 +153,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
     }
     let words = entries.reduce(0) { $0 + $1.content.split(separator: " ").count }
     print("trove-bench store")
+    if missing > 0 { print("  \(missing) of the vectors' \(names.count) packages are not in \(options.packages) (empty bodies)") }
     print("  rows \(n) × \(dimension)-d (real all-MiniLM-L6-v2 vectors of Debian package descriptions), "
         + String(format: "content %.1f words/row", Double(words) / Double(n)))
     print("  batch \(options.batch) rows per insertBatch (one transaction each), \(options.rounds) rounds, file database in a temp dir, WAL, synchronous=NORMAL")
