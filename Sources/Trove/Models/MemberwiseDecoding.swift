@@ -12,7 +12,8 @@ import TroveSQLite
 ///   read here (``Kind``: text, integers, reals, booleans, dates, UUIDs, string arrays and
 ///   vectors, each optional or not) in a column storing that kind;
 /// - its `init(from:)` stores what it is handed, untouched: ``ModelProbe`` decodes it with
-///   made-up values (unique ones, then empty ones with every optional absent), and each
+///   made-up values (unique ones, large negative numbers, then empty ones with every optional
+///   absent), and each
 ///   property must hold exactly what it was handed. An `init(from:)` that computes, defaults,
 ///   renames or throws on those values keeps the Codable path for every row.
 ///
@@ -140,6 +141,9 @@ struct MemberwiseDecoding: Sendable {
         private(set) var count = 0
         private let stride: Int
         private let perChunk: Int
+        /// The next free place in the last chunk, and how many models still fit there.
+        private var place: UnsafeMutableRawPointer?
+        private var room = 0
 
         init<M>(of type: M.Type) {
             precondition(MemoryLayout<M>.alignment <= 16, "malloc aligns to 16 bytes")
@@ -149,15 +153,19 @@ struct MemberwiseDecoding: Sendable {
 
         /// Room for the next model; ``commit()`` once it is written.
         mutating func next() -> UnsafeMutableRawPointer {
-            let (chunk, slot) = count.quotientAndRemainder(dividingBy: perChunk)
-            if chunk == chunks.count {
+            if room == 0 {
                 guard let made = malloc(perChunk * stride) else { fatalError("out of memory for \(perChunk) models") }
                 chunks.append(made)
+                (place, room) = (made, perChunk)
             }
-            return chunks[chunk] + slot * stride
+            return place!
         }
 
-        mutating func commit() { count += 1 }
+        mutating func commit() {
+            count += 1
+            room -= 1
+            place! += stride
+        }
 
         /// The models, moved out: the chunks are empty afterwards.
         mutating func take<M>(as type: M.Type) -> [M] {
@@ -182,7 +190,7 @@ struct MemberwiseDecoding: Sendable {
                 Foundation.free(chunk)
             }
             chunks = []
-            count = 0
+            (count, place, room) = (0, nil, 0)
         }
     }
 

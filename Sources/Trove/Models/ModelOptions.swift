@@ -148,8 +148,9 @@ public struct ModelOptions: Hashable, Sendable {
     ///
     /// Without it, a struct's rows are written straight into its properties when its
     /// `init(from:)` only stores what it reads: Trove checks that once per type by decoding
-    /// made-up values (unique ones, then empty ones with every optional absent), and any
-    /// property that does not hold what it was handed keeps `init(from:)` for every row. Declare
+    /// made-up values (unique ones, large negative numbers, then empty ones with every optional
+    /// absent); a type with any property that does not hold what it was handed keeps
+    /// `init(from:)` for every row. Declare
     /// this for an `init(from:)` that checks or changes values in ways those cannot show, such as
     /// rejecting some strings.
     public func customDecoding() -> ModelOptions { with { $0.decodesThroughInit = true } }

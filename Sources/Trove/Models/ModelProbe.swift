@@ -8,7 +8,8 @@ import Foundation
 ///   numbers, dates, data, URLs, UUIDs, string and float arrays) or, for `Bool`s, one bit of the
 ///   property's number per round. Reading a key path on the probes then tells which property it
 ///   names, which printing cannot: `@Observable` turns stored properties into computed ones,
-///   printed as `<computed 0x...>` (``ReferenceLayout``).
+///   printed as `<computed 0x...>` (``ReferenceLayout``). Odd rounds hand out large negative
+///   numbers, so an `init(from:)` that clamps or refuses them shows it.
 /// - ``Mode/empty``: every optional property is absent, every other one empty or zero (`""`,
 ///   `0`, `false`, `[]`, the nil UUID, 1970). An `init(from:)` that rejects or replaces such
 ///   values shows it here (``MemberwiseDecoding``).
@@ -47,7 +48,11 @@ final class ModelProbe: Decoder {
         counter += 1
         types[name] = String(describing: T.self)
         if type is any LazyFieldValue.Type { lazy.insert(name) }
-        if let made = mode == .empty ? Self.empty(type) : unique(type) {
+        let made: Any? = switch mode {
+        case .unique(let round): unique(type, round: round)
+        case .empty: Self.empty(type)
+        }
+        if let made {
             handed[name] = String(describing: made)
             return made as! T
         }
@@ -63,10 +68,10 @@ final class ModelProbe: Decoder {
         return nil
     }
 
-    private func unique<T>(_ type: T.Type) -> Any? {
+    private func unique<T>(_ type: T.Type, round: Int) -> Any? {
         let n = counter
         // Odd rounds: numbers negative and large, so clamping or refusing them shows.
-        let signed = if case .unique(let round) = mode, round % 2 == 1 { -n * 1_000_003 } else { n }
+        let signed = round % 2 == 1 ? -n * 1_000_003 : n
         switch type {
         // Mixed case and spaces at both ends: trimming or changing case shows.
         case is String.Type: return " \u{1}Trove-Probe-\(n) "
@@ -81,7 +86,6 @@ final class ModelProbe: Decoder {
         case is [Float].Type: return [Float(n) + 0.25, -Float(n)]
         case is Bool.Type:
             bools += 1
-            guard case .unique(let round) = mode else { return false }
             return (bools >> round) & 1 == 1
         default:
             if let integer = type as? any FixedWidthInteger.Type { return integer.init(truncatingIfNeeded: signed) }
