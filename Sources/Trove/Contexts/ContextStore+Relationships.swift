@@ -79,7 +79,7 @@ extension ContextStore {
         let kind = registry.collections[table.name]?.store.schema.field(column)?.reference?.idKind
         for document in documents {
             _ = try table.instance(for: document)
-            if let kind, let value = document.fields[column], let parent = DocumentID(value: value, kind: kind) {
+            if let kind, let value = document[column], let parent = DocumentID(value: value, kind: kind) {
                 groups[parent, default: []].append(document.id)
             }
         }

@@ -141,8 +141,8 @@ final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
     /// the row has moved on.
     func instance(for fetched: Document) throws -> M {
         var document = fetched
-        for slot in lazySlots where document.fields[schema.properties[slot].column] == nil {
-            document.fields[schema.properties[slot].column] = .null
+        for slot in lazySlots where document[schema.properties[slot].column] == nil {
+            document[schema.properties[slot].column] = .null
         }
         return try adopt(schema.decode(document), id: document.id, version: document.version).model
     }

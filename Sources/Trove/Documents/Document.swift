@@ -87,28 +87,76 @@ public struct Document: Hashable, Sendable {
     /// The id.
     public var id: DocumentID
     /// The fields by name (`id` is not among them). A missing field is absent, not null.
-    public var fields: [String: Value]
+    ///
+    /// A document read from a collection keeps its row as read and decodes a field when it is
+    /// read: `document["title"]` decodes that one field, `fields` all of them. Read `fields`
+    /// once rather than in a loop.
+    public var fields: [String: Value] {
+        get {
+            switch storage {
+            case .values(let values): values
+            case .row(let row): row.fields
+            }
+        }
+        set { storage = .values(newValue) }
+    }
     /// The version, counted from 1 and raised by every update; used by
     /// ``DocumentCollection/update(_:ifVersion:)`` for optimistic concurrency. 0 for a document
     /// not read from a collection.
     public var version: Int64
 
+    /// The fields as a dictionary, or the row they were read from.
+    private var storage: Storage
+    private enum Storage: Sendable {
+        case values([String: Value])
+        case row(StoredRow)
+    }
+
     /// A document with the given fields.
     public init(id: DocumentID, _ fields: [String: Value] = [:]) {
         self.id = id
-        self.fields = fields
+        self.storage = .values(fields)
         self.version = 0
     }
 
     init(id: DocumentID, fields: [String: Value], version: Int64) {
         self.id = id
-        self.fields = fields
+        self.storage = .values(fields)
+        self.version = version
+    }
+
+    /// A document read from a collection, its fields decoded when read.
+    init(id: DocumentID, row: StoredRow, version: Int64) {
+        self.id = id
+        self.storage = .row(row)
         self.version = version
     }
 
     /// A field's value, nil when absent.
     public subscript(name: String) -> Value? {
-        get { fields[name] }
-        set { fields[name] = newValue }
+        get {
+            switch storage {
+            case .values(let values): values[name]
+            case .row(let row): row[name]
+            }
+        }
+        set {
+            var values = fields
+            storage = .values([:])  // so `values` is the only reference and changes in place
+            values[name] = newValue
+            storage = .values(values)
+        }
+    }
+
+    public static func == (a: Document, b: Document) -> Bool {
+        guard a.id == b.id, a.version == b.version else { return false }
+        if case .row(let x) = a.storage, case .row(let y) = b.storage, x.isIdentical(to: y) { return true }
+        return a.fields == b.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(version)
+        hasher.combine(fields)
     }
 }

@@ -42,7 +42,7 @@ public struct PrefetchedDocuments: Sendable {
     /// null. Needs `.referenced(field)` in the fetch's prefetches (asking for another is a bug).
     public func referenced(_ field: String, of document: Document) -> Document? {
         guard let targets = referenced[field] else { preconditionFailure("\(field) was not prefetched") }
-        return document.fields[field].flatMap { DocumentID(reference: $0, kind: targets.kind) }.flatMap { targets.byID[$0] }
+        return document[field].flatMap { DocumentID(reference: $0, kind: targets.kind) }.flatMap { targets.byID[$0] }
     }
 
     /// The documents of `collection` whose field `via` names `document`, in id order. Needs

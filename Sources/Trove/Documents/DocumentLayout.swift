@@ -322,7 +322,7 @@ enum FieldCodec {
     }
 
     /// Reads column `column` of the current row as a value of a field of type `type`.
-    static func read(_ statement: Statement, column: Int, as type: FieldType) -> Value {
+    static func read<Columns: FieldColumns>(_ statement: Columns, column: Int, as type: FieldType) -> Value {
         switch type {
         case .text: return statement.string(at: column).map(Value.string) ?? .null
         case .json:
@@ -339,7 +339,7 @@ enum FieldCodec {
         case .real: return .double(statement.double(at: column))
         case .bool: return .bool(statement.int64(at: column) != 0)
         case .date: return .date(Date(timeIntervalSince1970: statement.double(at: column)))
-        case .data: return .data(statement.data(at: column) ?? Data())
+        case .data: return .data(statement.bytes(at: column).map { Data($0) } ?? Data())
         case .point:
             return (try? JSONCoding.value(statement.string(at: column) ?? "null"))?.pointValue.map(Value.point) ?? .null
         case .text, .json, .vector: preconditionFailure("read above")

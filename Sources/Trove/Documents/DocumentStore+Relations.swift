@@ -216,7 +216,7 @@ extension DocumentStore {
                     throw TroveError.invalidQuery("prefetching \(fieldName) needs it in the projection")
                 }
                 let target = reference.collection == name ? self : try lookup(reference.collection)
-                let ids = documents.compactMap { $0.fields[fieldName].flatMap { DocumentID(reference: $0, kind: reference.idKind) } }
+                let ids = documents.compactMap { $0[fieldName].flatMap { DocumentID(reference: $0, kind: reference.idKind) } }
                 let found = try target.fetch(ids: ids, on: connection)
                 result.referenced[fieldName] = .init(kind: reference.idKind, byID: Dictionary(found.map { ($0.id, $0) }) { a, _ in a })
             case .referencing(let collection, let fieldName):

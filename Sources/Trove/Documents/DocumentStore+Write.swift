@@ -327,7 +327,7 @@ extension DocumentStore {
                 try connection.scalar("SELECT 1 FROM \(layout.table) WHERE \"\(field.name)\" = ? AND \"id\" IS NOT ?",
                                       [value, document.id.sqlValue]) != nil
             {
-                return .uniqueViolation(field: field.name, value: document.fields[field.name]?.description ?? "\(value)")
+                return .uniqueViolation(field: field.name, value: document[field.name]?.description ?? "\(value)")
             }
         }
         let resolver = self.resolver

@@ -201,24 +201,14 @@ final class DocumentStore: Sendable {
         var extraNames: Set<String>?
         /// The column list, built once.
         let sql: String
-        /// The fields of a document read through this selection, each `.null`, and where each
-        /// field's value is in it: a row's fields are a copy of this dictionary with its values
-        /// written in place, no key hashed again.
-        let template: [String: Value]
-        let slots: [Dictionary<String, Value>.Index]
-        /// Each field's type, in `fields` order (cheaper to read per row than the definitions).
-        let types: [FieldType]
+        /// What the documents read through this selection share.
+        let layout: StoredRow.Layout
 
         init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?, version: String) {
             self.fields = fields
             self.readsExtra = readsExtra
             self.extraNames = extraNames
-            var template: [String: Value] = [:]
-            template.reserveCapacity(fields.count + (readsExtra ? 4 : 0))
-            for field in fields { template[field.name] = .null }
-            self.template = template
-            slots = fields.map { template.index(forKey: $0.name)! }
-            types = fields.map(\.type)
+            layout = StoredRow.Layout(fields: fields, readsExtra: readsExtra, extraNames: extraNames)
             var columns = ["\"id\"", version]
             columns += fields.map { "\"\($0.name)\"" }
             if readsExtra { columns.append("\"_extra\"") }
@@ -245,23 +235,14 @@ final class DocumentStore: Sendable {
         return Selection(fields: fields, readsExtra: !extras.isEmpty, extraNames: extras, version: layout.versionColumn)
     }
 
-    /// Decodes the row the statement is on, reading `selection`'s columns from `first`.
+    /// The document the statement is on, reading `selection`'s columns from `first`: its row
+    /// is kept and its fields decoded when read (`StoredRow`).
     func document(_ statement: Statement, _ selection: Selection, first: Int = 0) -> Document {
         let id = schema.id == .int64
             ? DocumentID.int(statement.int64(at: first))
             : DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
-        var fields = selection.template
-        var column = first + 2
-        for (type, slot) in zip(selection.types, selection.slots) {
-            fields.values[slot] = FieldCodec.read(statement, column: column, as: type)
-            column += 1
-        }
-        if selection.readsExtra, let text = statement.string(at: column),
-            case .object(let members)? = try? JSONCoding.value(text)
-        {
-            for (key, value) in members where selection.extraNames?.contains(key) ?? true { fields[key] = value }
-        }
-        return Document(id: id, fields: fields, version: statement.int64(at: first + 1))
+        return Document(
+            id: id, row: StoredRow(statement, first: first + 2, layout: selection.layout), version: statement.int64(at: first + 1))
     }
 
     /// The stored values of a document for the columns `id, <declared fields>, [_extra]`.
@@ -275,12 +256,13 @@ final class DocumentStore: Sendable {
         if case .string(let s) = document.id, s.isEmpty {
             throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
         }
+        let fields = document.fields  // once: a fetched document decodes them on each read
         var values: [SQLValue] = []
         values.reserveCapacity(writableFields.count + 2)
         values.append(document.id.sqlValue)
         var declaredPresent = 0
         for field in writableFields {
-            if let value = document.fields[field.name] {
+            if let value = fields[field.name] {
                 values.append(try FieldCodec.bind(value, for: field))
                 declaredPresent += 1
             } else if let value = field.defaultValue {
@@ -293,20 +275,20 @@ final class DocumentStore: Sendable {
         }
         if hasPreset {
             // Fields Trove sets are read back with every document; writing one back is no error.
-            declaredPresent += layout.automaticFields.count { document.fields[$0] != nil }
-            try layout.checkPreset(metadata: document.fields["metadata"])
+            declaredPresent += layout.automaticFields.count { fields[$0] != nil }
+            try layout.checkPreset(metadata: fields["metadata"])
         }
-        if keepsExtra, declaredPresent < document.fields.count {
+        if keepsExtra, declaredPresent < fields.count {
             var extra: [String: Value] = [:]
-            for (key, value) in document.fields where schema.field(key) == nil {
+            for (key, value) in fields where schema.field(key) == nil {
                 try DocumentSchema.validate(fieldName: key)
                 extra[key] = value
             }
             values.append(extra.isEmpty ? .null : .text(try JSONCoding.text(.object(extra), field: "document")))
         } else if keepsExtra {
             values.append(.null)
-        } else if declaredPresent < document.fields.count {
-            let unknown = document.fields.keys.filter { schema.field($0) == nil }.sorted()
+        } else if declaredPresent < fields.count {
+            let unknown = fields.keys.filter { schema.field($0) == nil }.sorted()
             throw TroveError.unknownField(field: unknown.first ?? "?", known: ["id"] + schema.fields.map(\.name))
         }
         return values

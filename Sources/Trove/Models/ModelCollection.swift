@@ -162,8 +162,8 @@ public struct ModelCollection<M: Model>: Sendable {
         guard let embedder, let text = schema.embeddedText, let vector = schema.embeddedVector,
             let textColumn = schema.propertiesByName[text]?.column, let vectorColumn = schema.propertiesByName[vector]?.column
         else { return documents }
-        let vectors = try await embedder.embed(documents.map { $0.fields[textColumn]?.stringValue ?? "" })
-        for i in documents.indices { documents[i].fields[vectorColumn] = .vector(vectors[i]) }
+        let vectors = try await embedder.embed(documents.map { $0[textColumn]?.stringValue ?? "" })
+        for i in documents.indices { documents[i][vectorColumn] = .vector(vectors[i]) }
         return documents
     }
 

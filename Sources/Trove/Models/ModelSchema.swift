@@ -249,7 +249,7 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         if hasRenames {
             members = [:]
             members.reserveCapacity(properties.count + 1)
-            for property in properties { members[property.name] = document.fields[property.column] }
+            for property in properties { members[property.name] = document[property.column] }
         } else {
             members = document.fields
         }
