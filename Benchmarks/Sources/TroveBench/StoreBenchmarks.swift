@@ -170,13 +170,26 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         return
     }
 
-    // 1. Batch insert through Trove (text + vector + metadata + FTS5 + change log), FTS on and off.
-    print("\n## Batch insert (rows/s, best of \(options.rounds); each round a fresh file)")
+    // 1. Batch insert through Trove (text + vector + metadata + FTS5 + change log), FTS on and
+    // off, and the raw SQLite baselines: each round runs every configuration in turn, so a
+    // round's ratio compares runs made under the same load.
+    print("\n## Batch insert (rows/s, best of \(options.rounds); each round a fresh file, the configurations in turn)")
     var storePath = ""
-    for lexical in options.lexical {
-        var best = 0.0
-        var all: [String] = []
-        for round in 0..<options.rounds {
+    struct InsertRuns {
+        var label: String
+        var rates: [Double] = []
+        var figures: [String] = []
+    }
+    var trove = options.lexical.map { InsertRuns(label: "Trove insertBatch, FTS \($0 ? "on " : "off")") }
+    let baselines: [(label: String, schema: String, sql: String, bindVector: Bool)] = options.baselines ? [
+        ("raw SQLite FTS5 table alone (text only)", "CREATE VIRTUAL TABLE t USING fts5(content, tokenize='unicode61 remove_diacritics 2')",
+         "INSERT INTO t(content) VALUES (?)", false),
+        ("raw SQLite table, text + blob, no FTS  ", "CREATE TABLE t(id INTEGER PRIMARY KEY, content TEXT, source TEXT, metadata TEXT, embedding BLOB)",
+         "INSERT INTO t(id, content, source, metadata, embedding) VALUES (?, ?, ?, ?, ?)", true),
+    ] : []
+    var rawRuns = baselines.map { InsertRuns(label: $0.label) }
+    for round in 0..<options.rounds {
+        for (k, lexical) in options.lexical.enumerated() {
             let path = directory.appendingPathComponent("insert-\(lexical)-\(round).trove").path
             let database = try Database(path: path)
             let collection = try await database.collection("packages", dimension: dimension, metric: .cosine, lexicalSearch: lexical)
@@ -192,7 +205,6 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
             let cpuMs = processCPUMilliseconds() - cpuStart
             guard try await collection.count() == n else { throw StoreBenchError("insert lost rows") }
             let rate = Double(n) / (ms / 1e3)
-            best = max(best, rate)
             var figures = String(format: "%.0f wall, %.0f per CPU-second", rate, Double(n) / (cpuMs / 1e3))
             if lexical {
                 // The FTS5 segment merging that Trove's background merger does once writes pause,
@@ -204,30 +216,21 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
                 figures += String(format: " + merge %.0f ms wall, %.0f ms CPU (insert + merge %.0f rows/s wall)",
                                   mergeMs, mergeCPUMs, Double(n) / ((ms + mergeMs) / 1e3))
             }
-            all.append(figures)
+            trove[k].rates.append(rate)
+            trove[k].figures.append(figures)
             if lexical && round == 0 { storePath = path }
         }
-        print("  Trove insertBatch, FTS \(lexical ? "on " : "off"): \(String(format: "%8.0f", best)) rows/s  (rounds: \(all.joined(separator: ", ")))")
-    }
-    // Baselines in the same run: raw SQLite through TroveSQLite, one transaction, cached statement.
-    for (label, schema, sql, bindVector) in [
-        ("raw SQLite FTS5 table alone (text only)", "CREATE VIRTUAL TABLE t USING fts5(content, tokenize='unicode61 remove_diacritics 2')",
-         "INSERT INTO t(content) VALUES (?)", false),
-        ("raw SQLite table, text + blob, no FTS  ", "CREATE TABLE t(id INTEGER PRIMARY KEY, content TEXT, source TEXT, metadata TEXT, embedding BLOB)",
-         "INSERT INTO t(id, content, source, metadata, embedding) VALUES (?, ?, ?, ?, ?)", true),
-    ] where options.baselines {
-        var best = 0.0
-        var all: [String] = []
-        for round in 0..<options.rounds {
-            let connection = try Connection(path: directory.appendingPathComponent("raw-\(bindVector)-\(round).sqlite").path)
-            try connection.execute(script: schema)
+        // Baselines: raw SQLite through TroveSQLite, one transaction, cached statement.
+        for (k, baseline) in baselines.enumerated() {
+            let connection = try Connection(path: directory.appendingPathComponent("raw-\(baseline.bindVector)-\(round).sqlite").path)
+            try connection.execute(script: baseline.schema)
             let cpuStart = processCPUMilliseconds()
             let (_, ms) = try await measure {
                 try connection.transaction(.immediate) {
-                    let statement = try connection.cachedStatement(sql)
+                    let statement = try connection.cachedStatement(baseline.sql)
                     for e in entries {
                         statement.reset()
-                        if bindVector {
+                        if baseline.bindVector {
                             try statement.bind(e.id.value.intValue!, at: 1)
                             try statement.bind(e.content, at: 2)
                             try statement.bind(e.source, at: 3)
@@ -241,10 +244,20 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
                 }
             }
             let cpuMs = processCPUMilliseconds() - cpuStart
-            best = max(best, Double(n) / (ms / 1e3))
-            all.append(String(format: "%.0f wall, %.0f per CPU-second", Double(n) / (ms / 1e3), Double(n) / (cpuMs / 1e3)))
+            rawRuns[k].rates.append(Double(n) / (ms / 1e3))
+            rawRuns[k].figures.append(String(format: "%.0f wall, %.0f per CPU-second", Double(n) / (ms / 1e3), Double(n) / (cpuMs / 1e3)))
         }
-        print("  \(label): \(String(format: "%8.0f", best)) rows/s  (all rows in one transaction; rounds: \(all.joined(separator: "; ")))")
+    }
+    for runs in trove {
+        print("  \(runs.label): \(String(format: "%8.0f", runs.rates.max() ?? 0)) rows/s  (rounds: \(runs.figures.joined(separator: ", ")))")
+    }
+    for runs in rawRuns {
+        print("  \(runs.label): \(String(format: "%8.0f", runs.rates.max() ?? 0)) rows/s  (all rows in one transaction; rounds: \(runs.figures.joined(separator: "; ")))")
+    }
+    if options.lexical.first == true, let fts = rawRuns.first {
+        let ratios = zip(trove[0].rates, fts.rates).map { $0 / $1 }
+        print("  Trove FTS on / raw FTS5, round by round: \(ratios.map { String(format: "%.2fx", $0) }.joined(separator: ", ")); "
+              + String(format: "best / best %.2fx", (trove[0].rates.max() ?? 0) / (fts.rates.max() ?? 1)))
     }
 
     if options.insertOnly { return }
