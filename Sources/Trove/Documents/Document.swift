@@ -99,6 +99,13 @@ public struct Document: Hashable, Sendable {
             }
         }
         set { storage = .values(newValue) }
+        // `document.fields[name] = value` changes the dictionary in place, as a stored property's would.
+        _modify {
+            var values = fields
+            storage = .values([:])
+            defer { storage = .values(values) }
+            yield &values
+        }
     }
     /// The version, counted from 1 and raised by every update; used by
     /// ``DocumentCollection/update(_:ifVersion:)`` for optimistic concurrency. 0 for a document
@@ -140,12 +147,7 @@ public struct Document: Hashable, Sendable {
             case .row(let row): row[name]
             }
         }
-        set {
-            var values = fields
-            storage = .values([:])  // so `values` is the only reference and changes in place
-            values[name] = newValue
-            storage = .values(values)
-        }
+        set { fields[name] = newValue }
     }
 
     public static func == (a: Document, b: Document) -> Bool {
