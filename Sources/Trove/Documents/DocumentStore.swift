@@ -195,19 +195,12 @@ final class DocumentStore: Sendable {
     /// The columns read for a document: the id, the version, the selected declared fields and,
     /// when undeclared fields are kept (and wanted), the JSON column.
     struct Selection {
-        var fields: [FieldDefinition]
-        var readsExtra: Bool
-        /// Undeclared fields wanted by a projection (nil: all of them).
-        var extraNames: Set<String>?
         /// The column list, built once.
         let sql: String
         /// What the documents read through this selection share.
         let layout: StoredRow.Layout
 
         init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?, version: String) {
-            self.fields = fields
-            self.readsExtra = readsExtra
-            self.extraNames = extraNames
             layout = StoredRow.Layout(fields: fields, readsExtra: readsExtra, extraNames: extraNames)
             var columns = ["\"id\"", version]
             columns += fields.map { "\"\($0.name)\"" }
@@ -215,7 +208,8 @@ final class DocumentStore: Sendable {
             sql = columns.joined(separator: ", ")
         }
 
-        var columnCount: Int { 2 + fields.count + (readsExtra ? 1 : 0) }
+        /// The id, the version and the row's columns.
+        var columnCount: Int { 2 + layout.kinds.count }
     }
 
     func selection(_ projection: [String]?) throws -> Selection {

@@ -88,7 +88,7 @@ struct StoredRow: Sendable {
                 case .bytes:
                     if let bytes = statement.bytes(at: column) { (read.pointer, read.size) = (bytes.baseAddress, bytes.count) }
                 }
-                size += read.size < 0 ? 1 : 1 + read.size
+                size += 1 + max(read.size, 0)
                 columns[j] = read
             }
             return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in

@@ -13,9 +13,8 @@ import TroveSQLite
 ///   vectors, each optional or not) in a column storing that kind;
 /// - its `init(from:)` stores what it is handed, untouched: ``ModelProbe`` decodes it with
 ///   made-up values (unique ones, large negative numbers, then empty ones with every optional
-///   absent), and each
-///   property must hold exactly what it was handed. An `init(from:)` that computes, defaults,
-///   renames or throws on those values keeps the Codable path for every row.
+///   absent), and each property must hold exactly what it was handed. An `init(from:)` that
+///   computes, defaults, renames or throws on those values keeps the Codable path for every row.
 ///
 /// A row this path cannot read as the Codable path would (a NULL in a required column, text
 /// that is not a UUID, JSON that is not an array of plain strings, a vector of another size)
@@ -78,7 +77,8 @@ struct MemberwiseDecoding: Sendable {
     }
 
     /// Whether `M(from:)` leaves each property holding what the probe handed it, on two rounds
-    /// of unique values and one of empty values with every optional absent.
+    /// of unique values (the second of large negative numbers) and one of empty values with
+    /// every optional absent.
     private static func storesWhatItIsHanded<M: PersistentModel>(_ type: M.Type, fields: [Field], names: [String]) -> Bool {
         for mode in [ModelProbe.Mode.unique(round: 0), .unique(round: 1), .empty] {
             let probe = ModelProbe(mode)

@@ -150,9 +150,8 @@ public struct ModelOptions: Hashable, Sendable {
     /// `init(from:)` only stores what it reads: Trove checks that once per type by decoding
     /// made-up values (unique ones, large negative numbers, then empty ones with every optional
     /// absent); a type with any property that does not hold what it was handed keeps
-    /// `init(from:)` for every row. Declare
-    /// this for an `init(from:)` that checks or changes values in ways those cannot show, such as
-    /// rejecting some strings.
+    /// `init(from:)` for every row. Declare this for an `init(from:)` that checks or changes
+    /// values in ways those cannot show, such as rejecting some strings.
     public func customDecoding() -> ModelOptions { with { $0.decodesThroughInit = true } }
 
     func with(_ change: (inout ModelOptions) -> Void) -> ModelOptions {
