@@ -374,6 +374,13 @@ struct ModelCodingDifferentialTests {
         #expect(fast("[]") == [])
         #expect(fast(" [ \"a\" , \"b\" ] ") == ["a", "b"])
         #expect(fast("[\"naïve 東京\"]") == ["naïve 東京"])
+        // The tightest arrays (three bytes a string) fill the reader's room for string bounds exactly.
+        for n in [1, 2, 50] {
+            let empties = "[" + repeatElement("\"\"", count: n).joined(separator: ",") + "]"
+            #expect(fast(empties) == Array(repeating: "", count: n))
+            #expect(fast(String(empties.dropLast())) == nil)
+            #expect(fast(String(empties.dropLast()) + ",\"\"") == nil)
+        }
         for refused in ["[\"a\\\"b\"]", "[\"a\"", "[1]", "[\"a\",]", "{}", "[\"a\"] x", "", "[\"tab\there\"]"] {
             #expect(fast(refused) == nil, "\(refused)")
         }
