@@ -82,12 +82,13 @@ struct DocumentBatchWriteTests {
         #expect(try await triggerSQL(db) == triggers)
         #expect(try await db.verify().isHealthy)
     }
+
     @Test("a bulk batch indexes each full-text field from its own column, in any order, NULLs included")
     func bulkIndexesEachFieldFromItsColumn() async throws {
         // Full-text fields in another order than the table's columns, with a field between them
-        // that is not indexed and an optional one: the bulk path binds each FTS5 column from the
-        // row's value for that field. FTS5's integrity check (in verify) compares the index with
-        // the table, and deleting or changing rows removes the terms the table holds.
+        // that is not indexed and an optional one: each FTS5 column of a bulk batch must hold its
+        // own field's value. FTS5's integrity check (in verify) compares the index with the
+        // table, and deleting or changing rows removes the terms the table holds.
         let schema = DocumentSchema(
             id: .int64, fields: [.text("a"), .integer("n"), .text("b", optional: true), .text("c")],
             fullText: FullTextDefinition(["c": 1, "a": 1, "b": 2]))

@@ -374,7 +374,7 @@ struct ModelCodingDifferentialTests {
         #expect(fast("[]") == [])
         #expect(fast(" [ \"a\" , \"b\" ] ") == ["a", "b"])
         #expect(fast("[\"naïve 東京\"]") == ["naïve 東京"])
-        // The tightest arrays (three bytes a string) fill the reader's room for string bounds exactly.
+        // The tightest arrays (three bytes a string), whole and cut short.
         for n in [1, 2, 50] {
             let empties = "[" + repeatElement("\"\"", count: n).joined(separator: ",") + "]"
             #expect(fast(empties) == Array(repeating: "", count: n))
