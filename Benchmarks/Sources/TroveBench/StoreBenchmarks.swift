@@ -267,7 +267,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         print("  \(runs.label): \(String(format: "%8.0f", runs.rates.max() ?? 0)) rows/s  (rounds: \(runs.figures.joined(separator: "; ")))")
     }
     if options.lexical.first == true {
-        for (k, baseline) in baselines.enumerated() where !baseline.bindVector {
+        for (k, baseline) in baselines.enumerated() where baseline.schema == fts5Schema {
             let ratios = zip(trove[0].rates, rawRuns[k].rates).map { $0 / $1 }
             let shape = baseline.perTransaction >= n ? "one transaction" : "\(baseline.perTransaction) rows per transaction"
             print("  Trove FTS on / raw FTS5 (\(shape)), round by round: \(ratios.map { String(format: "%.2fx", $0) }.joined(separator: ", ")); "
