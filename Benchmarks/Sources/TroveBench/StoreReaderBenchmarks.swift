@@ -158,8 +158,9 @@ func searchesBesideWriter(
         let start = now()
         while now() < deadline {
             if writerRate > 0 {
-                let due = start + Double(writes) / Double(writerRate)
-                if due > now() { try await Task.sleep(nanoseconds: UInt64((due - now()) * 1e9)) }
+                // The wait read once: read twice, the clock could pass `due` in between.
+                let wait = start + Double(writes) / Double(writerRate) - now()
+                if wait > 0 { try await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
                 if now() >= deadline { break }
             }
             try await write(writes)
