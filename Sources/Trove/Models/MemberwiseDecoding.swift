@@ -35,6 +35,8 @@ struct MemberwiseDecoding: Sendable {
     }
 
     let fields: [Field]
+    /// Each field's property name (apart from ``fields``, so a row's reads retain no string).
+    let names: [String]
 
     /// The plan for `M`, or nil when `M` keeps the Codable path.
     init?<M: PersistentModel>(_ type: M.Type, columns plan: ModelRowDecoder.Plan) {
@@ -53,6 +55,7 @@ struct MemberwiseDecoding: Sendable {
         }
         guard listed, covered.count == plan.names.count else { return nil }
         self.fields = fields
+        self.names = names
         guard Self.storesWhatItIsHanded(M.self, fields: fields, names: names) else { return nil }
     }
 

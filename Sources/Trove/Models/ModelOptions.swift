@@ -57,8 +57,8 @@ public struct ModelOptions: Hashable, Sendable {
     var referenceTargets: [String: any PersistentModel.Type] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
     var problems: [String] = []
-    /// Set by ``customDecoding()``.
-    private(set) var decodesThroughInit = false
+    /// Set by ``customCoding()``.
+    private(set) var codesThroughConformance = false
 
     /// No extras: every property is a plain column.
     public init() {}
@@ -144,15 +144,17 @@ public struct ModelOptions: Hashable, Sendable {
         }
     }
 
-    /// Every fetched row goes through the type's `init(from:)`.
+    /// Every fetched row goes through the type's `init(from:)`, and every written model through
+    /// its `encode(to:)`.
     ///
     /// Without it, a struct's rows are written straight into its properties when its
-    /// `init(from:)` only stores what it reads: Trove checks that once per type by decoding
+    /// `init(from:)` only stores what it reads, and its rows read straight from its properties
+    /// when its `encode(to:)` only writes what they hold: Trove checks that once per type with
     /// made-up values (unique ones, large negative numbers, then empty ones with every optional
-    /// absent); a type with any property that does not hold what it was handed keeps
-    /// `init(from:)` for every row. Declare this for an `init(from:)` that checks or changes
-    /// values in ways those cannot show, such as rejecting some strings.
-    public func customDecoding() -> ModelOptions { with { $0.decodesThroughInit = true } }
+    /// absent); a type whose conformance changes any of them keeps it for every row. Declare
+    /// this for an `init(from:)` or `encode(to:)` that checks or changes values in ways those
+    /// cannot show, such as rejecting some strings.
+    public func customCoding() -> ModelOptions { with { $0.codesThroughConformance = true } }
 
     func with(_ change: (inout ModelOptions) -> Void) -> ModelOptions {
         var copy = self
@@ -173,7 +175,7 @@ public struct ModelOptions: Hashable, Sendable {
         a.indexes == b.indexes && a.fullTextNames == b.fullTextNames && a.fullTextWeights == b.fullTextWeights
             && a.tokenizer == b.tokenizer && a.vectors == b.vectors && a.embeddedText == b.embeddedText
             && a.embeddedVector == b.embeddedVector && a.columns == b.columns && a.problems == b.problems
-            && a.references == b.references && a.decodesThroughInit == b.decodesThroughInit
+            && a.references == b.references && a.codesThroughConformance == b.codesThroughConformance
     }
 
     public func hash(into hasher: inout Hasher) {

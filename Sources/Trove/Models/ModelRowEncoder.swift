@@ -54,13 +54,43 @@ final class ModelRowEncoder: Encoder {
         let encoder = ModelRowEncoder(slots: slots)
         try model.encode(to: encoder)
         if encoder.needsDocument { return nil }
+        try complete(&encoder.row, id: model.id, slots: slots)
+        return encoder.row
+    }
+
+    /// Checks that every required field of `row` was written and sets the id's value: what
+    /// every encoding of a row (this one, ``MemberwiseEncoding``) ends with.
+    static func complete<ID: ModelID>(_ row: inout [SQLValue], id: ID, slots: Slots) throws {
         // A required field still NULL was never encoded, or encoded as nil.
         for slot in slots.required {
-            if case .null = encoder.row[slot + 1] { throw TroveError.missingField(field: slots.definitions[slot].name) }
+            if case .null = row[slot + 1] { throw TroveError.missingField(field: slots.definitions[slot].name) }
         }
         // NULL: an unassigned id, chosen in the write (DocumentStore.assignIDs).
-        encoder.row[0] = model.id.isUnassigned ? .null : model.id.documentID.sqlValue
-        return encoder.row
+        row[0] = id.isUnassigned ? .null : id.documentID.sqlValue
+    }
+
+    /// A `[String]` as the JSON array text a `.json` field stores.
+    static func jsonText(_ strings: [String]) -> String {
+        var text = "["
+        for (offset, item) in strings.enumerated() {
+            if offset > 0 { text += "," }
+            JSONCoding.quote(item, into: &text)
+        }
+        return text + "]"
+    }
+
+    /// The general path: `value` as a ``Value``, bound by ``FieldCodec`` for `definition`
+    /// (which checks it: references, vector sizes, ranges).
+    static func general<T: Encodable>(_ value: T, for definition: FieldDefinition) throws -> SQLValue {
+        let encoded: Value
+        if let scalar = ValueEncoder.scalar(value, inJSON: false) {
+            encoded = scalar
+        } else if definition.type.vectorDimension != nil, let vector = value as? [Float] {
+            encoded = .vector(vector)
+        } else {
+            encoded = try ValueEncoder.json(value)
+        }
+        return try FieldCodec.bind(encoded, for: definition)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -164,29 +194,15 @@ final class ModelRowEncoder: Encoder {
             case .date where ObjectIdentifier(T.self) == dateType:
                 return .real(unsafeBitCast(value, to: Date.self).timeIntervalSince1970)
             case .json where ObjectIdentifier(T.self) == stringArrayType:
-                var text = "["
-                for (offset, item) in unsafeBitCast(value, to: [String].self).enumerated() {
-                    if offset > 0 { text += "," }
-                    JSONCoding.quote(item, into: &text)
-                }
-                return .text(text + "]")
+                return .text(ModelRowEncoder.jsonText(unsafeBitCast(value, to: [String].self)))
             default:
                 return nil
             }
         }
 
-        /// The general path: the value as a ``Value``, bound by ``FieldCodec``.
+        /// The general path (``ModelRowEncoder/general(_:for:)``).
         private func general<T: Encodable>(_ value: T, _ slot: Int) throws {
-            let definition = encoder.slots.definitions[slot]
-            let encoded: Value
-            if let scalar = ValueEncoder.scalar(value, inJSON: false) {
-                encoded = scalar
-            } else if definition.type.vectorDimension != nil, let vector = value as? [Float] {
-                encoded = .vector(vector)
-            } else {
-                encoded = try ValueEncoder.json(value)
-            }
-            encoder.row[slot + 1] = try FieldCodec.bind(encoded, for: definition)
+            encoder.row[slot + 1] = try ModelRowEncoder.general(value, for: encoder.slots.definitions[slot])
         }
 
         // @forward(keyed-encode) begin (the other primitive types, each through the generic path)

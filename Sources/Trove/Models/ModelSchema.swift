@@ -48,7 +48,10 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     let rowSlots: ModelRowEncoder.Slots
     /// How a fetched row is written straight into the model's properties, when `init(from:)`
     /// does nothing else (nil: every row goes through `init(from:)`).
-    let memberwise: MemberwiseDecoding?
+    let memberwiseDecoding: MemberwiseDecoding?
+    /// How a written model's row is read straight from its properties, when `encode(to:)` does
+    /// nothing else (nil: every model goes through `encode(to:)`).
+    let memberwiseEncoding: MemberwiseEncoding?
 
     /// The schema of `M`, derived on first use and cached for the life of the process.
     ///
@@ -165,7 +168,9 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
             columns: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
             idKind: M.ID.idKind)
         self.rowColumns = rowColumns
-        self.memberwise = options.decodesThroughInit ? nil : MemberwiseDecoding(M.self, columns: rowColumns)
+        let memberwiseDecoding = options.codesThroughConformance ? nil : MemberwiseDecoding(M.self, columns: rowColumns)
+        self.memberwiseDecoding = memberwiseDecoding
+        self.memberwiseEncoding = memberwiseDecoding.flatMap { [rowSlots] in MemberwiseEncoding(M.self, decoding: $0, slots: rowSlots) }
         self.documentSchema = DocumentSchema(
             id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
             vectorIndexes: vectorIndexes)
@@ -261,6 +266,10 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     /// a document's would be; an unassigned id (``ModelID/unassigned``) is NULL, for the write
     /// to choose (``DocumentStore/assignIDs(_:on:)``).
     func row(_ model: M, in store: DocumentStore) throws -> [SQLValue] {
+        if let memberwiseEncoding {
+            // In place: a generic value passed borrowed already has an address.
+            return try withUnsafeBytes(of: model) { try memberwiseEncoding.row(at: $0.baseAddress!, id: model.id) }
+        }
         if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
         var document = try encode(model)
         guard model.id.isUnassigned else { return try store.storedValues(document) }
@@ -303,10 +312,10 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     }
 
     /// The models of an unranked query, and the cursor for the next page: written straight
-    /// into place where the type allows it (``memberwise``), else each through `init(from:)`.
+    /// into place where the type allows it (``memberwiseDecoding``), else each through `init(from:)`.
     func fetch(_ query: Query, in store: DocumentStore, on connection: Connection, wantsCursor: Bool) throws -> (rows: [M], next: Cursor?) {
         var decoder: ModelRowDecoder?
-        guard let memberwise else {
+        guard let memberwise = memberwiseDecoding else {
             return try store.fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in try decode(row: row, reusing: &decoder) }
         }
         var rows = MemberwiseDecoding.Rows(of: M.self)

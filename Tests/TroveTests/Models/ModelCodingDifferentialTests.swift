@@ -153,7 +153,22 @@ struct Refusing: Model, Equatable {
         name = try c.decode(String.self, forKey: .name)
         if name.contains("@") { throw Refused() }
     }
-    static var modelOptions: ModelOptions { ModelOptions().customDecoding() }
+    static var modelOptions: ModelOptions { ModelOptions().customCoding() }
+}
+
+/// Decoded memberwise (synthesized `init(from:)`), but its `encode(to:)` changes a value: its
+/// rows must keep going through `encode(to:)`.
+struct Shouting: Model, Equatable {
+    var id: Int64
+    var name: String
+    var loud: Bool
+    init(id: Int64, name: String, loud: Bool) { (self.id, self.name, self.loud) = (id, name, loud) }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(loud ? name.uppercased() : name, forKey: .name)
+        try c.encode(loud, forKey: .loud)
+    }
 }
 
 /// A property that is not a column (left out of its coding keys): not memberwise.
@@ -248,6 +263,10 @@ struct ModelCodingDifferentialTests {
             let fast = try schema.row(model, in: store)
             let general = try store.storedValues(schema.encode(model))
             #expect(fast == general, "encoding \(model)")
+            // The keyed row encoder too, when the row is not read from the properties.
+            if schema.memberwiseEncoding != nil, let keyed = try ModelRowEncoder.row(model, slots: schema.rowSlots) {
+                #expect(fast == keyed, "encoding \(model) through encode(to:)")
+            }
         }
         try await collection.insert(models)
         let fetched = try await collection.fetch()
@@ -266,9 +285,11 @@ struct ModelCodingDifferentialTests {
         try await check((0..<60).map { _ in Self.randomEverything(&rng) }, in: database)
     }
 
-    @Test("memberwise decoding: seeded random structs of every kind it writes agree with the Codable path", arguments: [1, 2, 3] as [UInt64])
+    @Test("memberwise decoding and encoding: seeded random structs of every kind agree with the Codable path", arguments: [1, 2, 3] as [UInt64])
     func memberwise(seed: UInt64) async throws {
-        #expect(try ModelSchema<Plain>.shared().memberwise?.fields.count == 17)
+        #expect(try ModelSchema<Plain>.shared().memberwiseDecoding?.fields.count == 17)
+        // Every property but the id, the row's first value.
+        #expect(try ModelSchema<Plain>.shared().memberwiseEncoding?.fields.count == 16)
         var rng = SeededGenerator(seed: seed)
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
@@ -314,14 +335,21 @@ struct ModelCodingDifferentialTests {
 
     @Test("an init(from:) that trims, clamps, defaults, is declared custom or skips a property keeps the Codable path")
     func memberwiseRefused() async throws {
-        #expect(try ModelSchema<Trimming>.shared().memberwise == nil)
-        #expect(try ModelSchema<Clamping>.shared().memberwise == nil)
-        #expect(try ModelSchema<Defaulting>.shared().memberwise == nil)
-        #expect(try ModelSchema<Refusing>.shared().memberwise == nil)
-        #expect(try ModelSchema<Uncoded>.shared().memberwise == nil)
-        #expect(try ModelSchema<Custom>.shared().memberwise == nil)
-        #expect(try ModelSchema<Everything>.shared().memberwise == nil)
-        #expect(try ModelSchema<TwoKeyTypes>.shared().memberwise != nil)
+        #expect(try ModelSchema<Trimming>.shared().memberwiseDecoding == nil)
+        #expect(try ModelSchema<Clamping>.shared().memberwiseDecoding == nil)
+        #expect(try ModelSchema<Defaulting>.shared().memberwiseDecoding == nil)
+        #expect(try ModelSchema<Refusing>.shared().memberwiseDecoding == nil)
+        #expect(try ModelSchema<Uncoded>.shared().memberwiseDecoding == nil)
+        #expect(try ModelSchema<Custom>.shared().memberwiseDecoding == nil)
+        #expect(try ModelSchema<Everything>.shared().memberwiseDecoding == nil)
+        #expect(try ModelSchema<TwoKeyTypes>.shared().memberwiseDecoding != nil)
+        for encoding in [
+            try ModelSchema<Trimming>.shared().memberwiseEncoding as Any?, try ModelSchema<Refusing>.shared().memberwiseEncoding,
+            try ModelSchema<Custom>.shared().memberwiseEncoding, try ModelSchema<Everything>.shared().memberwiseEncoding,
+        ] {
+            #expect(encoding == nil)
+        }
+        #expect(try ModelSchema<TwoKeyTypes>.shared().memberwiseEncoding != nil)
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
         let trimming = try await database.models(Trimming.self)
@@ -336,6 +364,33 @@ struct ModelCodingDifferentialTests {
         let defaulting = try await database.models(Defaulting.self)
         try await defaulting.documents.insert(Document(id: 1, [:]))
         #expect(try await defaulting.fetch() == [Defaulting(id: 1, note: "none")])
+    }
+
+    @Test("an encode(to:) that changes a value keeps writing every row, and refused values are refused either way")
+    func memberwiseEncodingRefused() async throws {
+        let schema = try ModelSchema<Shouting>.shared()
+        #expect(schema.memberwiseDecoding != nil)
+        #expect(schema.memberwiseEncoding == nil)
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("db.trove"))
+        let shouting = try await database.models(Shouting.self)
+        try await shouting.insert([Shouting(id: 1, name: "quiet", loud: false), Shouting(id: 2, name: "hey", loud: true)])
+        try await shouting.update(Shouting(id: 1, name: "now", loud: true))
+        #expect(try await shouting.fetch() == [Shouting(id: 1, name: "NOW", loud: true), Shouting(id: 2, name: "HEY", loud: true)])
+
+        // A real that is not finite: the same error from the row read from the properties as
+        // from encode(to:), and nothing written.
+        let plain = try await database.models(Plain.self)
+        var rng = SeededGenerator(seed: 9)
+        var model = Self.randomPlain(&rng)
+        model.ratio = .infinity
+        let plainSchema = try ModelSchema<Plain>.shared()
+        let store = plain.documents.store
+        let fast = #expect(throws: TroveError.self) { try plainSchema.row(model, in: store) }
+        let keyed = #expect(throws: TroveError.self) { try ModelRowEncoder.row(model, slots: plainSchema.rowSlots) }
+        #expect(fast.map { "\($0)" } == keyed.map { "\($0)" })
+        await #expect(throws: TroveError.self) { try await plain.insert([Self.randomPlain(&rng), model]) }
+        #expect(try await plain.count() == 0)
     }
 
     @Test("a custom init(from:) and encode(to:) in their own key order, a renamed column")
