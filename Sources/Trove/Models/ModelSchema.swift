@@ -267,7 +267,6 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     /// to choose (``DocumentStore/assignIDs(_:on:)``).
     func row(_ model: M, in store: DocumentStore) throws -> [SQLValue] {
         if let memberwiseEncoding {
-            // In place: a generic value passed borrowed already has an address.
             return try withUnsafeBytes(of: model) { try memberwiseEncoding.row(at: $0.baseAddress!, id: model.id) }
         }
         if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
@@ -280,12 +279,21 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     }
 
     /// The ``row(_:in:)`` of each model, read in place: a `map` over the models, generic code
-    /// here, copies each model first (retaining every property) and destroys the copy after.
+    /// here, copies each model first (retaining every property) and destroys the copy after, as
+    /// `withUnsafeBytes(of:)` does; the properties are read where the array keeps them.
     func rows(_ models: [M], in store: DocumentStore) throws -> [[SQLValue]] {
         try models.withUnsafeBufferPointer { buffer in
             var rows: [[SQLValue]] = []
             rows.reserveCapacity(buffer.count)
-            for i in buffer.indices { rows.append(try row(buffer[i], in: store)) }
+            for i in buffer.indices {
+                if let memberwiseEncoding {
+                    // `pointee` lends the model (its address); `buffer[i]` would copy it.
+                    let model = buffer.baseAddress! + i
+                    rows.append(try memberwiseEncoding.row(at: UnsafeRawPointer(model), id: model.pointee.id))
+                } else {
+                    rows.append(try row(buffer[i], in: store))
+                }
+            }
             return rows
         }
     }
