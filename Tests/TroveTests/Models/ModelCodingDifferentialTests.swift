@@ -263,7 +263,7 @@ struct ModelCodingDifferentialTests {
             let fast = try schema.row(model, in: store)
             let general = try store.storedValues(schema.encode(model))
             #expect(fast == general, "encoding \(model)")
-            // The keyed row encoder too, when the row is not read from the properties.
+            // A row read from the properties is also the one encode(to:) gives the keyed encoder.
             if schema.memberwiseEncoding != nil, let keyed = try ModelRowEncoder.row(model, slots: schema.rowSlots) {
                 #expect(fast == keyed, "encoding \(model) through encode(to:)")
             }
