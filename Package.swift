@@ -1,5 +1,6 @@
 // swift-tools-version: 6.0
 // Trove: an embedded, on-device store with first-class search. See Documentation/ARCHITECTURE.md.
+import CompilerPluginSupport
 import PackageDescription
 
 /// The runnable examples: (executable target, folder under Examples/).
@@ -45,6 +46,10 @@ let package = Package(
         .library(name: "TroveSecretService", targets: ["TroveSecretService"]),
         .executable(name: "trove", targets: ["trove"]),
     ],
+    dependencies: [
+        // The model macros' compiler plug-in; swift-syntax takes a major version per Swift release.
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"700.0.0")
+    ],
     targets: [
         // The system SQLite (Debian: libsqlite3-dev; Apple: the SDK's sqlite3).
         // Only TroveSQLite imports it.
@@ -71,9 +76,20 @@ let package = Package(
         .target(name: "CTroveEncoderKernels"),
         // Pure Swift, no SQLite: text tokenization (shared with FTS5), BM25 inverted index, typed queries.
         .target(name: "TroveText"),
+        // The model macros (@Model, @Attribute, @Relationship, #Index, ...): a compiler plug-in, run
+        // at build time only; nothing of swift-syntax is linked into apps.
+        .macro(
+            name: "TroveMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]),
         // The store.
         .target(
-            name: "Trove", dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText", "CTroveKernels"]),
+            name: "Trove",
+            dependencies: ["TroveSQLite", "TroveVectors", "TroveEmbeddings", "TroveText", "CTroveKernels", "TroveMacros"]),
         // SQLiteVecKit's VectorStore API over the document engine (a drop-in import).
         .target(name: "TroveVecKit", dependencies: ["Trove", "TroveSQLite"]),
         // PostgreSQL's client library (Debian: libpq-dev) for sync; only TroveSync imports it.
@@ -116,6 +132,12 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "TroveMacrosTests",
+            dependencies: [
+                "TroveMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveSecretServiceTests", dependencies: ["TroveSecretService", "Trove", "TroveTestSupport"]),
         .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveSyncCrashChild"]),

@@ -6,6 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Swift packages without network access: where the workplace keeps local copies of the package's
+# dependencies (swift-syntax, for the model macros), register them as SwiftPM mirrors of their
+# real URLs before anything builds. Elsewhere SwiftPM resolves them from GitHub as usual.
+if [ -f ../shared/deps/use-mirrors.sh ]; then
+    bash ../shared/deps/use-mirrors.sh
+fi
+
 missing=()
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 # OpenSSL's libcrypto: AES-256-GCM and PBKDF2 for encrypted databases (CCrypto target).

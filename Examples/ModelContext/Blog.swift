@@ -5,7 +5,7 @@ import Trove
 /// A reference model: a final class, @Observable so SwiftUI redraws when it changes.
 /// CodingKeys name the columns (Observation stores each property as `_name`), and
 /// `properties` lists the stored properties so a context can put saved values back.
-@Observable final class Post: ReferenceModel {
+@Observable final class Post: _ReferenceModel {
     var id: Int64
     var title: String
     var content: String
@@ -27,7 +27,7 @@ import Trove
     static var modelOptions: ModelOptions { ModelOptions().reference(\Post.blogID, to: Blog.self, onDelete: .nullify) }
 }
 
-@Observable final class Blog: ReferenceModel {
+@Observable final class Blog: _ReferenceModel {
     var id: Int64
     var name: String
 

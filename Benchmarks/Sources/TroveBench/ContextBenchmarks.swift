@@ -7,7 +7,7 @@ import Trove
 import TroveSQLite
 
 /// The workload's record as a reference model.
-@Observable final class ItemRecord: ReferenceModel {
+@Observable final class ItemRecord: _ReferenceModel {
     var id: Int64
     var title: String
     var body: String
@@ -34,7 +34,7 @@ enum ItemsV1: VersionedSchema {
 }
 
 /// A model with a large blob, lazy or not.
-@Observable final class LazyPhoto: ReferenceModel {
+@Observable final class LazyPhoto: _ReferenceModel {
     var id: Int64
     var caption: String
     var pixels: LazyField<Data>
@@ -44,7 +44,7 @@ enum ItemsV1: VersionedSchema {
     static var collectionName: String { "photo" }
 }
 
-@Observable final class EagerPhoto: ReferenceModel {
+@Observable final class EagerPhoto: _ReferenceModel {
     var id: Int64
     var caption: String
     var pixels: Data?

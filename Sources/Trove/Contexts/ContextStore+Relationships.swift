@@ -3,7 +3,7 @@ import TroveSQLite
 
 extension ContextStore {
     /// The model a reference property names, through the identity map (read once).
-    nonisolated(nonsending) func referenced<T: ReferenceModel>(_ id: T.ID?, as type: T.Type) async throws -> T? {
+    nonisolated(nonsending) func referenced<T: _ReferenceModel>(_ id: T.ID?, as type: T.Type) async throws -> T? {
         guard let id else { return nil }
         return try await model(T.self, id: id)
     }
@@ -11,19 +11,19 @@ extension ContextStore {
     /// The models whose reference property `keyPath` names `parent`: the stored ones (one query
     /// the first time, none once loaded or prefetched) as this context has them now, moved
     /// away or in by unsaved edits, plus inserted ones.
-    nonisolated(nonsending) func children<C: ReferenceModel, P: ReferenceModel>(
+    nonisolated(nonsending) func children<C: _ReferenceModel, P: _ReferenceModel>(
         _ keyPath: KeyPath<C, P.ID?>, of parent: P
     ) async throws -> [C] {
         try await children(keyPath as AnyKeyPath, of: parent.id, current: { $0[keyPath: keyPath] })
     }
 
-    nonisolated(nonsending) func children<C: ReferenceModel, P: ReferenceModel>(
+    nonisolated(nonsending) func children<C: _ReferenceModel, P: _ReferenceModel>(
         _ keyPath: KeyPath<C, P.ID>, of parent: P
     ) async throws -> [C] {
         try await children(keyPath as AnyKeyPath, of: parent.id, current: { $0[keyPath: keyPath] })
     }
 
-    private nonisolated(nonsending) func children<C: ReferenceModel, ParentID: ModelID>(
+    private nonisolated(nonsending) func children<C: _ReferenceModel, ParentID: ModelID>(
         _ keyPath: AnyKeyPath, of parent: ParentID, current: (C) -> ParentID?
     ) async throws -> [C] {
         let table = try self.table(C.self)
@@ -47,14 +47,14 @@ extension ContextStore {
     }
 
     /// Reads the children of every parent in one query (see ``prefetch(_:column:parents:)``).
-    nonisolated(nonsending) func prefetchChildren<C: ReferenceModel, ParentID: ModelID>(
+    nonisolated(nonsending) func prefetchChildren<C: _ReferenceModel, ParentID: ModelID>(
         _ keyPath: KeyPath<C, ParentID?>, of parents: [ParentID]
     ) async throws {
         let table = try self.table(C.self)
         try await prefetch(table, column: try table.schema.field(keyPath).field.name, parents: parents.map(\.documentID))
     }
 
-    nonisolated(nonsending) func prefetchChildren<C: ReferenceModel, ParentID: ModelID>(
+    nonisolated(nonsending) func prefetchChildren<C: _ReferenceModel, ParentID: ModelID>(
         _ keyPath: KeyPath<C, ParentID>, of parents: [ParentID]
     ) async throws {
         let table = try self.table(C.self)
@@ -62,13 +62,13 @@ extension ContextStore {
     }
 
     /// Inserts a model unless this context already tracks it.
-    func insertIfNew<M: ReferenceModel>(_ model: M) throws {
+    func insertIfNew<M: _ReferenceModel>(_ model: M) throws {
         let table = try self.table(M.self)
         if !table.isTracked(model) { try table.insert(model) }
     }
 
     /// Reads the children of every parent in one query and remembers them per parent.
-    nonisolated(nonsending) func prefetch<C: ReferenceModel>(
+    nonisolated(nonsending) func prefetch<C: _ReferenceModel>(
         _ table: TrackedModels<C>, column: String, parents: [DocumentID]
     ) async throws {
         let key = RelationshipKey(collection: table.name, column: column)
@@ -87,7 +87,7 @@ extension ContextStore {
     }
 
     /// Reads the models with these ids into the identity map in one query.
-    nonisolated(nonsending) func prefetch<T: ReferenceModel>(_ type: T.Type, ids: [T.ID]) async throws {
+    nonisolated(nonsending) func prefetch<T: _ReferenceModel>(_ type: T.Type, ids: [T.ID]) async throws {
         let table = try self.table(T.self)
         let missing = Array(Set(ids.map(\.documentID)).filter { table.entries[$0] == nil })
         guard !missing.isEmpty else { return }

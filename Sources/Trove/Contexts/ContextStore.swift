@@ -25,7 +25,7 @@ final class ContextStore {
         self.registry = registry
     }
 
-    func table<M: ReferenceModel>(_ type: M.Type) throws -> TrackedModels<M> {
+    func table<M: _ReferenceModel>(_ type: M.Type) throws -> TrackedModels<M> {
         if let known = tables[M.collectionName] as? TrackedModels<M> { return known }
         guard let collection = registry.collections[M.collectionName] else {
             throw TroveError.invalidModel(
@@ -36,13 +36,13 @@ final class ContextStore {
         return table
     }
 
-    func insert<M: ReferenceModel>(_ model: M) throws { try table(M.self).insert(model) }
+    func insert<M: _ReferenceModel>(_ model: M) throws { try table(M.self).insert(model) }
 
-    func delete<M: ReferenceModel>(_ model: M) throws { try table(M.self).delete(model) }
+    func delete<M: _ReferenceModel>(_ model: M) throws { try table(M.self).delete(model) }
 
     var hasChanges: Bool { tables.values.contains { $0.hasChanges } }
 
-    nonisolated(nonsending) func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
+    nonisolated(nonsending) func fetch<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
         let table = try self.table(M.self)
         var models: [M] = []
         if table.fetchedColumns == nil {
@@ -61,7 +61,7 @@ final class ContextStore {
         return models
     }
 
-    nonisolated(nonsending) func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
+    nonisolated(nonsending) func model<M: _ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
         let table = try self.table(M.self)
         if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : table.model(entry) }
         var query = try table.query(FetchDescriptor())
@@ -70,7 +70,7 @@ final class ContextStore {
         return try documents.first.map(table.instance(for:))
     }
 
-    nonisolated(nonsending) func load<M: ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M)
+    nonisolated(nonsending) func load<M: _ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M)
         async throws -> V
     {
         try await table(M.self).load(keyPath, of: model, database: database)
@@ -113,7 +113,7 @@ struct DecodedRows<M>: @unchecked Sendable {
 extension ContextStore {
     /// One fetch (counted in ``reads``) whose rows are decoded into models on the reader, in
     /// the full selection's column order (`id, _version, <fields>`).
-    nonisolated(nonsending) func readModels<M: ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) async throws -> DecodedRows<M> {
+    nonisolated(nonsending) func readModels<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) async throws -> DecodedRows<M> {
         reads += 1
         let (name, schema, snapshotted) = (table.name, table.schema, table.snapshotted)
         let kind = M.ID.idKind
@@ -129,7 +129,7 @@ extension ContextStore {
 /// A fetch's rows as the reader decodes them. A struct changed only through the fetch's
 /// (non-escaping) row closure: its fields are checked for exclusive access when compiled, not
 /// at each row as a captured variable's would be.
-private struct RowsBuilder<M: ReferenceModel> {
+private struct RowsBuilder<M: _ReferenceModel> {
     let schema: ModelSchema<M>
     let snapshotted: [PropertyAccess]
     let kind: IDKind
@@ -178,7 +178,7 @@ struct ContextRegistry: Sendable {
 extension ContextStore {
     /// A live query of the rows `descriptor` selects (lazy columns left out), for
     /// ``ModelContext/observe(_:isolation:_:)``.
-    func liveQuery<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<[Document]> {
+    func liveQuery<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<[Document]> {
         let table = try self.table(M.self)
         let (query, name) = (try table.query(descriptor), table.name)
         return LiveQuery(database: database, read: { r in try r.documents(name).fetch(query) })
@@ -186,7 +186,7 @@ extension ContextStore {
 
     /// Fetched rows as this context's instances (refreshing unchanged ones), without those
     /// deleted in the context.
-    func adopt<M: ReferenceModel>(_ documents: [Document], as type: M.Type) throws -> [M] {
+    func adopt<M: _ReferenceModel>(_ documents: [Document], as type: M.Type) throws -> [M] {
         let table = try self.table(M.self)
         var models: [M] = []
         for document in documents {

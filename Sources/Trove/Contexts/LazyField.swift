@@ -4,7 +4,7 @@ import Foundation
 /// left out of the fetch's SQL and read on first ``ModelContext/load(_:of:)``, once.
 ///
 /// ```swift
-/// @Observable final class Photo: ReferenceModel {
+/// @Observable final class Photo: _ReferenceModel {
 ///     var id: Int64
 ///     var caption: String
 ///     var pixels: LazyField<Data>

@@ -42,7 +42,7 @@ public final class ModelContainer: Sendable {
             try await Migrator(plan: plan).migrate(database)
         }
         for type in schema.models {
-            if let reference = type as? any ReferenceModel.Type { try Self.checkLayout(reference) }
+            if let reference = type as? any _ReferenceModel.Type { try Self.checkLayout(reference) }
         }
         var collections: [String: DocumentCollection] = [:]
         var order: [String] = []
@@ -85,7 +85,7 @@ public final class ModelContainer: Sendable {
         BackgroundModelContext(database: database, registry: registry)
     }
 
-    private static func checkLayout<M: ReferenceModel>(_ type: M.Type) throws {
+    private static func checkLayout<M: _ReferenceModel>(_ type: M.Type) throws {
         _ = try ReferenceLayout<M>.shared()
     }
 }

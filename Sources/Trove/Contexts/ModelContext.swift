@@ -40,7 +40,7 @@ public final class ModelContext {
     /// - Throws: ``TroveError/duplicateDocumentID(_:)`` when another instance with its id is
     ///   tracked; ``TroveError/invalidModel(type:reason:)`` for a type outside the container's
     ///   schema; ``TroveError/invalidValue(field:reason:)`` for an unassigned `Int64` id.
-    public func insert<M: ReferenceModel>(_ model: M) throws {
+    public func insert<M: _ReferenceModel>(_ model: M) throws {
         try store.insert(model)
         scheduleAutosave()
     }
@@ -50,7 +50,7 @@ public final class ModelContext {
     ///
     /// - Parameter model: a model of this context.
     /// - Throws: ``TroveError/invalidModel(type:reason:)`` for a type outside the container's schema.
-    public func delete<M: ReferenceModel>(_ model: M) throws {
+    public func delete<M: _ReferenceModel>(_ model: M) throws {
         try store.delete(model)
         scheduleAutosave()
     }
@@ -62,7 +62,7 @@ public final class ModelContext {
     /// - Parameter descriptor: predicate, order and limits, as for ``ModelCollection/fetch(_:)``.
     /// - Returns: the models, in the descriptor's order.
     /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``, and the read's errors.
-    nonisolated(nonsending) public func fetch<M: ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
+    nonisolated(nonsending) public func fetch<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
         try await store.fetch(descriptor)
     }
 
@@ -74,7 +74,7 @@ public final class ModelContext {
     /// - Parameter predicate: which models.
     /// - Returns: the models, in id order.
     /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``, and the read's errors.
-    nonisolated(nonsending) public func fetchAll<M: ReferenceModel>(_ predicate: Predicate<M>) async throws -> [M] {
+    nonisolated(nonsending) public func fetchAll<M: _ReferenceModel>(_ predicate: Predicate<M>) async throws -> [M] {
         try await store.fetch(FetchDescriptor(predicate: predicate))
     }
 
@@ -83,7 +83,7 @@ public final class ModelContext {
     /// - Parameter type: the model type.
     /// - Returns: the models, in id order.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func fetchAll<M: ReferenceModel>(_ type: M.Type) async throws -> [M] {
+    nonisolated(nonsending) public func fetchAll<M: _ReferenceModel>(_ type: M.Type) async throws -> [M] {
         try await store.fetch(FetchDescriptor<M>())
     }
 
@@ -94,7 +94,7 @@ public final class ModelContext {
     ///   - id: its id.
     /// - Returns: the model, or nil when there is none (or it is deleted in this context).
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func model<M: ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
+    nonisolated(nonsending) public func model<M: _ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
         try await store.model(type, id: id)
     }
 
@@ -110,7 +110,7 @@ public final class ModelContext {
     /// - Returns: the value.
     /// - Throws: ``TroveError/documentNotFound(_:)`` when the model is not a saved model of this
     ///   context (or its row is gone), ``TroveError/missingField(field:)`` when the column is null.
-    nonisolated(nonsending) public func load<M: ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) async throws -> V {
+    nonisolated(nonsending) public func load<M: _ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) async throws -> V {
         try await store.load(keyPath, of: model)
     }
 
@@ -128,7 +128,7 @@ public final class ModelContext {
     ///   - type: the referenced model type.
     /// - Returns: the referenced model, or nil when the property is nil or names nothing.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func referenced<M: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func referenced<M: _ReferenceModel, T: _ReferenceModel>(
         _ keyPath: KeyPath<M, T.ID?>, of model: M, as type: T.Type
     ) async throws -> T? {
         try await store.referenced(model[keyPath: keyPath], as: type)
@@ -142,7 +142,7 @@ public final class ModelContext {
     ///   - type: the referenced model type.
     /// - Returns: the referenced model, or nil when it names nothing.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func referenced<M: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func referenced<M: _ReferenceModel, T: _ReferenceModel>(
         _ keyPath: KeyPath<M, T.ID>, of model: M, as type: T.Type
     ) async throws -> T? {
         try await store.referenced(model[keyPath: keyPath], as: type)
@@ -160,7 +160,7 @@ public final class ModelContext {
     ///   - parent: the referenced model.
     /// - Returns: the children.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func children<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parent: P) async throws -> [C] {
+    nonisolated(nonsending) public func children<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parent: P) async throws -> [C] {
         try await store.children(keyPath, of: parent)
     }
 
@@ -171,7 +171,7 @@ public final class ModelContext {
     ///   - parent: the referenced model.
     /// - Returns: the children.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func children<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parent: P) async throws -> [C] {
+    nonisolated(nonsending) public func children<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parent: P) async throws -> [C] {
         try await store.children(keyPath, of: parent)
     }
 
@@ -183,7 +183,7 @@ public final class ModelContext {
     ///   - parent: the model it will reference.
     ///   - keyPath: the child's reference property.
     /// - Throws: the errors of ``insert(_:)``.
-    public func append<C: ReferenceModel, P: ReferenceModel>(
+    public func append<C: _ReferenceModel, P: _ReferenceModel>(
         _ child: C, to parent: P, via keyPath: ReferenceWritableKeyPath<C, P.ID?>
     ) throws {
         try store.insertIfNew(child)
@@ -197,7 +197,7 @@ public final class ModelContext {
     ///   - parent: the model it will reference.
     ///   - keyPath: the child's reference property.
     /// - Throws: the errors of ``insert(_:)``.
-    public func append<C: ReferenceModel, P: ReferenceModel>(
+    public func append<C: _ReferenceModel, P: _ReferenceModel>(
         _ child: C, to parent: P, via keyPath: ReferenceWritableKeyPath<C, P.ID>
     ) throws {
         try store.insertIfNew(child)
@@ -211,7 +211,7 @@ public final class ModelContext {
     ///   - child: the model to remove.
     ///   - parent: the model it references.
     ///   - keyPath: the child's reference property.
-    public func remove<C: ReferenceModel, P: ReferenceModel>(
+    public func remove<C: _ReferenceModel, P: _ReferenceModel>(
         _ child: C, from parent: P, via keyPath: ReferenceWritableKeyPath<C, P.ID?>
     ) {
         if child[keyPath: keyPath] == parent.id { child[keyPath: keyPath] = nil }
@@ -228,7 +228,7 @@ public final class ModelContext {
     ///   - keyPath: the child's reference property.
     ///   - parents: the referenced models.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func prefetchChildren<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parents: [P]) async throws {
+    nonisolated(nonsending) public func prefetchChildren<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parents: [P]) async throws {
         try await store.prefetchChildren(keyPath, of: parents.map(\.id))
     }
 
@@ -238,7 +238,7 @@ public final class ModelContext {
     ///   - keyPath: the child's reference property.
     ///   - parents: the referenced models.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func prefetchChildren<C: ReferenceModel, P: ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parents: [P]) async throws {
+    nonisolated(nonsending) public func prefetchChildren<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parents: [P]) async throws {
         try await store.prefetchChildren(keyPath, of: parents.map(\.id))
     }
 
@@ -250,7 +250,7 @@ public final class ModelContext {
     ///   - models: the models holding it.
     ///   - type: the referenced model type.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func prefetchReferenced<M: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func prefetchReferenced<M: _ReferenceModel, T: _ReferenceModel>(
         _ keyPath: KeyPath<M, T.ID?>, of models: [M], as type: T.Type
     ) async throws {
         try await store.prefetch(type, ids: models.compactMap { $0[keyPath: keyPath] })
@@ -270,7 +270,7 @@ public final class ModelContext {
     ///   - type: the linked model type.
     /// - Returns: the linked models, in the links' order, each once.
     /// - Throws: the read's errors.
-    nonisolated(nonsending) public func linked<L: ReferenceModel, P: ReferenceModel, T: ReferenceModel>(
+    nonisolated(nonsending) public func linked<L: _ReferenceModel, P: _ReferenceModel, T: _ReferenceModel>(
         _ from: KeyPath<L, P.ID>, _ to: KeyPath<L, T.ID>, of model: P, as type: T.Type
     ) async throws -> [T] {
         let links = try await store.children(from, of: model)
@@ -341,7 +341,7 @@ public final class ModelContext {
     /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``; the task ends with the
     ///   errors of the reads.
     @discardableResult
-    public func observe<M: ReferenceModel>(
+    public func observe<M: _ReferenceModel>(
         _ descriptor: FetchDescriptor<M> = FetchDescriptor(), isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping ([M]) -> Void
     ) throws -> Task<Void, any Error> {

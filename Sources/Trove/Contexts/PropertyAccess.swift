@@ -42,7 +42,7 @@ final class PropertyAccess: @unchecked Sendable {
 
     /// - Parameter offset: where the property's value is stored in an instance (from its
     ///   start), when it is known and of the key path's value type.
-    convenience init<M: ReferenceModel>(name: String, keyPath: PartialKeyPath<M>, offset: Int?) {
+    convenience init<M: _ReferenceModel>(name: String, keyPath: PartialKeyPath<M>, offset: Int?) {
         func make<V>(_: V.Type) -> Closures { Self.closures(typed: keyPath as! KeyPath<M, V>, name: name, offset: offset) }
         self.init(name: name, readsStorage: offset != nil, _openExistential(type(of: keyPath).valueType, do: make))
     }
@@ -58,7 +58,7 @@ final class PropertyAccess: @unchecked Sendable {
         encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
     )
 
-    private static func closures<M: ReferenceModel, V>(typed keyPath: KeyPath<M, V>, name: String, offset: Int?) -> Closures {
+    private static func closures<M: _ReferenceModel, V>(typed keyPath: KeyPath<M, V>, name: String, offset: Int?) -> Closures {
         let read: (AnyObject) -> Any
         let isCurrent: (AnyObject, UnsafeRawPointer) -> Bool
         let write: (AnyObject, Any) -> Void

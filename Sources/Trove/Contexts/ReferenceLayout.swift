@@ -8,11 +8,11 @@ import Observation
 /// `@unchecked Sendable`: `names` is only touched while holding `lock`, and so are the probes
 /// (read-only instances only this type can reach); `writable` and `accesses` are set once in
 /// `init`, and key paths and the accesses' closures are immutable.
-final class ReferenceLayout<M: ReferenceModel>: @unchecked Sendable {
+final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     private let lock = NSLock()
     private let probes: [(instance: M, handed: [String: String?], types: [String: String])]
     private var names: [AnyKeyPath: String] = [:]
-    /// Property name -> its key path from ``ReferenceModel/properties``.
+    /// Property name -> its key path from ``_ReferenceModel/properties``.
     let writable: [String: PartialKeyPath<M>]
     /// Property name -> how to read, compare, write and encode it.
     let accesses: [String: PropertyAccess]
@@ -142,7 +142,7 @@ final class ReferenceLayoutCache: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [ObjectIdentifier: AnyObject] = [:]
 
-    func layout<M: ReferenceModel>(for type: M.Type, derive: () throws -> ReferenceLayout<M>) throws -> ReferenceLayout<M> {
+    func layout<M: _ReferenceModel>(for type: M.Type, derive: () throws -> ReferenceLayout<M>) throws -> ReferenceLayout<M> {
         if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ReferenceLayout<M> { return known }
         let layout = try derive()
         lock.withLock { storage[ObjectIdentifier(type)] = layout }

@@ -9,7 +9,7 @@ import TroveSQLite
 /// encodes nothing, a save encodes only the models that changed.
 ///
 /// Not Sendable: it lives in its context's isolation, as the instances do.
-final class TrackedModels<M: ReferenceModel>: AnyTrackedModels {
+final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// Entries are not generic (``TrackedEntry``), so the identity map is a concrete dictionary
     /// whose operations are specialized once, not resolved per call for each model type.
     typealias Entry = TrackedEntry

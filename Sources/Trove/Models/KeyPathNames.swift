@@ -59,8 +59,8 @@ extension KeyPathNames {
     /// The property a reference model key path's first component names (read on the type's
     /// probes, ``ReferenceLayout``), and what is printed after that component.
     fileprivate static func referenceProperty(_ keyPath: AnyKeyPath, printed: Substring) -> (String, Substring)? {
-        guard let root = type(of: keyPath).rootType as? any ReferenceModel.Type else { return nil }
-        func name<R: ReferenceModel>(_ type: R.Type) -> String? { try? ReferenceLayout<R>.shared().name(of: keyPath) }
+        guard let root = type(of: keyPath).rootType as? any _ReferenceModel.Type else { return nil }
+        func name<R: _ReferenceModel>(_ type: R.Type) -> String? { try? ReferenceLayout<R>.shared().name(of: keyPath) }
         guard let found = name(root) else { return nil }
         // The component ends at the `>` that closes `<computed`; its printed type may nest `<>`.
         var depth = 0

@@ -2,7 +2,7 @@ import Foundation
 
 /// What Trove stores as one row of a document collection, its fields derived from its Codable
 /// shape (no macros): a value ``Model`` (a struct, read and written through a
-/// ``ModelCollection``) or a ``ReferenceModel`` (a class, managed by a ``ModelContext``).
+/// ``ModelCollection``) or a ``_ReferenceModel`` (a class, managed by a ``ModelContext``).
 /// Versioned schemas list either kind (``VersionedSchema/models``).
 public protocol PersistentModel: Codable, SendableMetatype {
     /// The identifier type: `Int64`, `UUID` or `String`.

@@ -4,7 +4,7 @@ import Testing
 @testable import Trove
 import TroveTestSupport
 
-@Observable final class Binder: ReferenceModel {
+@Observable final class Binder: _ReferenceModel {
     var id: Int64
     var name: String
     init(id: Int64, name: String) {
@@ -15,7 +15,7 @@ import TroveTestSupport
     static var properties: [PartialKeyPath<Binder>] { [\.name] }
 }
 
-@Observable final class Memo: ReferenceModel {
+@Observable final class Memo: _ReferenceModel {
     var id: Int64
     var title: String
     var folderID: Int64?
@@ -29,7 +29,7 @@ import TroveTestSupport
     static var modelOptions: ModelOptions { ModelOptions().reference(\Memo.folderID, to: Binder.self, onDelete: .nullify) }
 }
 
-@Observable final class Label: ReferenceModel {
+@Observable final class Label: _ReferenceModel {
     var id: String
     var name: String
     init(id: String, name: String) {
@@ -41,7 +41,7 @@ import TroveTestSupport
 }
 
 /// The link table of memos and labels (many-to-many).
-@Observable final class MemoLabel: ReferenceModel {
+@Observable final class MemoLabel: _ReferenceModel {
     var id: String
     var memoID: Int64
     var labelID: String

@@ -4,7 +4,7 @@ import Trove
 
 /// A reference model for the context suites: text, numbers, two booleans (told apart by the
 /// probe's rounds), an optional, an enum and a nested value.
-@Observable final class Article: ReferenceModel {
+@Observable final class Article: _ReferenceModel {
     enum Status: String, Codable, CaseIterable { case draft, published }
     struct Stats: Codable, Hashable { var views: Int; var likes: Int }
 
@@ -55,7 +55,7 @@ enum ArticlesV1: VersionedSchema {
 }
 
 /// A reference model that forgets to list a property.
-@Observable final class Forgetful: ReferenceModel {
+@Observable final class Forgetful: _ReferenceModel {
     var id: Int64
     var name: String
     var note: String
@@ -74,7 +74,7 @@ enum ForgetfulV1: VersionedSchema {
 }
 
 /// A reference model whose UUID id is left to Trove.
-@Observable final class Scribble: ReferenceModel {
+@Observable final class Scribble: _ReferenceModel {
     var id: UUID
     var text: String
     init(id: UUID = .unassigned, text: String) {
@@ -86,7 +86,7 @@ enum ForgetfulV1: VersionedSchema {
 }
 
 /// A reference model whose String id is left to Trove.
-@Observable final class Badge: ReferenceModel {
+@Observable final class Badge: _ReferenceModel {
     var id: String
     var name: String
     init(id: String = .unassigned, name: String) {

@@ -4,7 +4,7 @@ import Testing
 @testable import Trove
 import TroveTestSupport
 
-@Observable final class Photo: ReferenceModel {
+@Observable final class Photo: _ReferenceModel {
     var id: Int64
     var caption: String
     var pixels: LazyField<Data>

@@ -14,7 +14,7 @@ struct ModelContainerTests {
     enum NotesV2: VersionedSchema {
         static let versionIdentifier = "2"
         static let models: [any PersistentModel.Type] = [Note.self]
-        @Observable final class Note: ReferenceModel {
+        @Observable final class Note: _ReferenceModel {
             var id: Int64
             var text: String
             var starred: Bool?

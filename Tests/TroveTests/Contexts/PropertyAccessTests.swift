@@ -7,7 +7,7 @@ import TroveTestSupport
 
 /// A reference model that is a plain class (no `@Observable`): its properties are stored
 /// fields under their own names.
-final class PlainNote: ReferenceModel {
+final class PlainNote: _ReferenceModel {
     var id: Int64
     var text: String
     var stars: Int?

@@ -6,7 +6,7 @@ import Foundation
 /// its stored properties in ``properties`` (what a macro would generate; Trove has none).
 ///
 /// ```swift
-/// @Observable final class Post: ReferenceModel {
+/// @Observable final class Post: _ReferenceModel {
 ///     var id: Int64
 ///     var title: String
 ///     var content: String
@@ -24,7 +24,7 @@ import Foundation
 ///
 /// Value models (``Model``) keep working as before; pick a reference model when UI code edits
 /// models in place and saves them together, a value model for services and batch work.
-public protocol ReferenceModel: PersistentModel, AnyObject {
+public protocol _ReferenceModel: PersistentModel, AnyObject {
     /// The model's identity. Settable so that an id left to Trove (``ModelID/unassigned``, for
     /// `UUID` and `String` ids) is given its time-ordered value when a context inserts the model.
     var id: ID { get set }

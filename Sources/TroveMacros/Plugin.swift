@@ -1,0 +1,8 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+
+/// The compiler plug-in that expands Trove's model macros.
+@main
+struct TroveMacrosPlugin: CompilerPlugin {
+    let providingMacros: [any Macro.Type] = []
+}
