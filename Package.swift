@@ -136,6 +136,7 @@ let package = Package(
             name: "TroveMacrosTests",
             dependencies: [
                 "TroveMacros",
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),

@@ -4,5 +4,7 @@ import SwiftSyntaxMacros
 /// The compiler plug-in that expands Trove's model macros.
 @main
 struct TroveMacrosPlugin: CompilerPlugin {
-    let providingMacros: [any Macro.Type] = []
+    let providingMacros: [any Macro.Type] = [
+        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, SchemaListMacro.self,
+    ]
 }

@@ -130,7 +130,10 @@ extension Migrator {
             if let willMigrate = stage?.willMigrate { steps.append(.custom(willMigrate)) }
             steps += stage?.steps ?? []
             for (name, schema) in schemas {
-                steps.append(.lightweight(name, to: schema, renamed: stage?.renamed[name] ?? [:]))
+                // Renames the stage names, then those the models declare (`originalName`).
+                let declared = version.models.first { $0.collectionName == name }?.modelOptions.originalNames ?? [:]
+                let renamed = (stage?.renamed[name] ?? [:]).merging(declared) { stated, _ in stated }
+                steps.append(.lightweight(name, to: schema, renamed: renamed))
             }
             let kept = Set(schemas.map(\.name))
             // Children before parents, so no dropped collection is still referenced.

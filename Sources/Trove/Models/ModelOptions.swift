@@ -55,6 +55,8 @@ public struct ModelOptions: Hashable, Sendable {
     /// Property name -> the referenced model type, so opening a model's collection can create
     /// the collections it references first.
     var referenceTargets: [String: any PersistentModel.Type] = [:]
+    /// Column in the previous schema version -> column now (``originalName(_:of:)``).
+    var originalNames: [String: String] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
     var problems: [String] = []
     /// Set by ``customCoding()``.
@@ -144,6 +146,21 @@ public struct ModelOptions: Hashable, Sendable {
         }
     }
 
+    /// The name a property had in the previous version of the schema, so the lightweight
+    /// migration to this version renames its column instead of dropping it and adding an empty
+    /// one (SwiftData's `@Attribute(originalName:)`, which ``Attribute(_:originalName:hashModifier:)``
+    /// writes as this).
+    ///
+    /// ```swift
+    /// ModelOptions().originalName("body", of: \Note.text)
+    /// ```
+    public func originalName<Root, Value>(_ name: String, of keyPath: KeyPath<Root, Value>) -> ModelOptions {
+        with {
+            guard let property = $0.topLevel(keyPath) else { return }
+            $0.originalNames[name] = $0.columns[property] ?? property
+        }
+    }
+
     /// Every fetched row goes through the type's `init(from:)`, and every written model through
     /// its `encode(to:)`.
     ///
@@ -176,6 +193,7 @@ public struct ModelOptions: Hashable, Sendable {
             && a.tokenizer == b.tokenizer && a.vectors == b.vectors && a.embeddedText == b.embeddedText
             && a.embeddedVector == b.embeddedVector && a.columns == b.columns && a.problems == b.problems
             && a.references == b.references && a.codesThroughConformance == b.codesThroughConformance
+            && a.originalNames == b.originalNames
     }
 
     public func hash(into hasher: inout Hasher) {

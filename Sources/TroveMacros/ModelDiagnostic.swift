@@ -1,0 +1,62 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// What the model macros refuse, each with the reason a person can act on.
+struct ModelDiagnostic: DiagnosticMessage {
+    let message: String
+    let id: String
+    var severity: DiagnosticSeverity { .error }
+    var diagnosticID: MessageID { MessageID(domain: "Trove", id: id) }
+
+    static let notAClass = ModelDiagnostic(
+        message: "@Model applies to a final class; a value model is a struct that conforms to Model", id: "notAClass")
+    static let notFinal = ModelDiagnostic(
+        message: "@Model applies to a final class (a context keeps one instance per row; subclasses are not stored)",
+        id: "notFinal")
+    static let inherits = ModelDiagnostic(
+        message: "a @Model class cannot inherit from another class (its rows hold only its own properties)",
+        id: "inherits")
+    static func noType(_ name: String) -> ModelDiagnostic {
+        ModelDiagnostic(message: "property '\(name)' needs a type annotation: its column's type is read from it", id: "noType")
+    }
+    static func letProperty(_ name: String) -> ModelDiagnostic {
+        ModelDiagnostic(message: "stored property '\(name)' must be a var: a context sets it when it reads or rolls back", id: "let")
+    }
+    static func transientWithoutDefault(_ name: String) -> ModelDiagnostic {
+        ModelDiagnostic(
+            message: "@Transient property '\(name)' needs a default value: it is not stored, so a fetched model starts from it",
+            id: "transientDefault")
+    }
+    static func relationshipNotYet(_ name: String) -> ModelDiagnostic {
+        ModelDiagnostic(
+            message: "relationship '\(name)': object relationships are not stored yet; store the other model's id (var \(name)ID: Other.ID?) and declare it with ModelOptions.reference(_:to:onDelete:)",
+            id: "relationship")
+    }
+    static func manyBindings() -> ModelDiagnostic {
+        ModelDiagnostic(message: "declare one stored property per 'var' in a @Model class", id: "manyBindings")
+    }
+    static func lazyProperty(_ name: String) -> ModelDiagnostic {
+        ModelDiagnostic(
+            message: "'lazy' property '\(name)' cannot be stored; use @Attribute(.externalStorage) for a column read on first access, or @Transient",
+            id: "lazy")
+    }
+    static func observers(_ name: String) -> ModelDiagnostic {
+        ModelDiagnostic(
+            message: "stored property '\(name)' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead",
+            id: "observers")
+    }
+    static func unstorable(_ name: String, _ type: String) -> ModelDiagnostic {
+        ModelDiagnostic(
+            message: "property '\(name)' of type '\(type)' cannot be stored (functions, tuples and existentials have no column); mark it @Transient",
+            id: "unstorable")
+    }
+    static func badID(_ type: String) -> ModelDiagnostic {
+        ModelDiagnostic(message: "'id' must be a var of type UUID, Int64 or String, not '\(type)'", id: "badID")
+    }
+}
+
+/// A fix-it with a message.
+struct ModelFixIt: FixItMessage {
+    let message: String
+    var fixItID: MessageID { MessageID(domain: "Trove", id: message) }
+}

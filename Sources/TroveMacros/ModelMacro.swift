@@ -1,0 +1,205 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Model`: a final class becomes a persistent model. Each stored property becomes observed
+/// storage (`@_PersistedProperty`), and the class gets what a context needs: observation, the
+/// row coding written out (no reflection), its property list, its declared options, an implicit
+/// time-ordered `id` when it declares none, and the conformances.
+public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+    // MARK: Members
+
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let classDecl = checkedClass(declaration, node: node, in: context),
+            let properties = StoredProperties.read(classDecl.memberBlock.members, report: { context.diagnose($0) })
+        else { return [] }
+        let typeName = classDecl.name.trimmed.text
+        let stored = properties.filter { !$0.isTransient }
+        let declaredID = stored.first { $0.name == "id" }
+        if let declaredID, !["UUID", "Int64", "String", "Foundation.UUID", "Swift.Int64", "Swift.String"].contains(declaredID.typeText) {
+            context.diagnose(Diagnostic(node: declaredID.type, message: ModelDiagnostic.badID(declaredID.typeText)))
+            return []
+        }
+        let columns = stored.filter { $0.name != "id" }
+        var members: [DeclSyntax] = [
+            "private let _$observationRegistrar = Trove._ObservationRegistrar()",
+            """
+            internal nonisolated func access<_Member>(keyPath: KeyPath<\(raw: typeName), _Member>) {
+                _$observationRegistrar.access(self, keyPath: keyPath)
+            }
+            """,
+            """
+            internal nonisolated func withMutation<_Member, _Result>(
+                keyPath: KeyPath<\(raw: typeName), _Member>, _ mutation: () throws -> _Result
+            ) rethrows -> _Result {
+                try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+            }
+            """,
+        ]
+        if declaredID == nil {
+            // Left to the context: a time-ordered UUID (v7) given on insert, unique across devices.
+            members.append("public var id: Trove._ModelUUID = .unassigned")
+        }
+        let keys = (["id"] + columns.map(\.name)).map { "case \($0)" }.joined(separator: "\n")
+        members.append(
+            """
+            public enum CodingKeys: String, CodingKey {
+            \(raw: keys)
+            }
+            """)
+        let idType = declaredID?.typeText ?? "Trove._ModelUUID"
+        let decodes = columns.map { property in
+            "self._\(property.name) = try Trove._ModelCoding.decode((\(property.typeText)).self, forKey: .\(property.name), from: container)"
+        }.joined(separator: "\n")
+        members.append(
+            """
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(\(raw: idType).self, forKey: .id)
+                \(raw: decodes)
+            }
+            """)
+        let encodes = columns.map { property in
+            "try Trove._ModelCoding.encode(self._\(property.name), forKey: .\(property.name), to: &container)"
+        }.joined(separator: "\n")
+        members.append(
+            """
+            public func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(self.id, forKey: .id)
+                \(raw: encodes)
+            }
+            """)
+        let keyPaths = columns.map { "\\\(typeName).\($0.name)" }.joined(separator: ", ")
+        members.append("public static var properties: [PartialKeyPath<\(raw: typeName)>] { [\(raw: keyPaths)] }")
+        members.append(modelOptions(typeName: typeName, columns: columns, members: classDecl.memberBlock.members))
+        return members
+    }
+
+    /// The declared options: `@Attribute(.unique)`, `originalName`, `.externalStorage`,
+    /// relationships, `#Index` and `#Unique`.
+    static func modelOptions(typeName: String, columns: [StoredProperty], members: MemberBlockItemListSyntax) -> DeclSyntax {
+        var lines: [String] = ["var options = Trove.ModelOptions()"]
+        for property in columns {
+            let keyPath = "\\\(typeName).\(property.name)"
+            if property.attributeOptions.contains("unique") { lines.append("options = options.unique(\(keyPath))") }
+            if let original = property.originalName {
+                lines.append("options = options.originalName(\(original.trimmedDescription), of: \(keyPath))")
+            }
+        }
+        for member in members {
+            guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self) else { continue }
+            let name = expansion.macroName.text
+            guard name == "Index" || name == "Unique" else { continue }
+            for argument in expansion.arguments {
+                guard let array = argument.expression.as(ArrayExprSyntax.self) else { continue }
+                let paths = array.elements.map { qualified($0.expression, typeName) }.joined(separator: ", ")
+                lines.append(name == "Index" ? "options = options.indexed(\(paths))" : "options = options.unique(\(paths))")
+            }
+        }
+        lines.append("return options")
+        if lines.count == 2 { lines = ["Trove.ModelOptions()"] }  // nothing declared
+        return """
+            public static var modelOptions: Trove.ModelOptions {
+                \(raw: lines.joined(separator: "\n"))
+            }
+            """
+    }
+
+    /// `\.name` written inside `#Index<T>` as `\T.name`, so it has a root outside the macro.
+    static func qualified(_ expression: ExprSyntax, _ typeName: String) -> String {
+        guard let keyPath = expression.as(KeyPathExprSyntax.self), keyPath.root == nil else { return expression.trimmedDescription }
+        return "\\\(typeName)\(keyPath.components.trimmedDescription)"
+    }
+
+    // MARK: Member attributes
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard isAccepted(declaration), let variable = member.as(VariableDeclSyntax.self),
+            StoredProperties.isStored(variable), variable.bindings.count == 1,
+            let binding = variable.bindings.first, binding.typeAnnotation != nil,
+            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text,
+            name != "id", !name.hasPrefix("_$"),
+            variable.bindingSpecifier.tokenKind == .keyword(.var),
+            !variable.modifiers.contains(where: {
+                [.keyword(.static), .keyword(.class), .keyword(.lazy)].contains($0.name.tokenKind)
+            }),
+            !StoredProperties.hasAttribute(variable, "Transient"),
+            !StoredProperties.hasAttribute(variable, "_PersistedProperty")
+        else { return [] }
+        if binding.accessorBlock != nil { return [] }  // observers: diagnosed by the member expansion
+        return ["@_PersistedProperty"]
+    }
+
+    // MARK: Extensions
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard isAccepted(declaration) else { return [] }
+        // Spelled through Trove so that a file that imports only Trove compiles; only those the
+        // class does not already have (the compiler lists what is missing).
+        let missing = protocols.map(\.trimmedDescription)
+        var listed: [String] = []
+        if missing.contains(where: { $0.hasSuffix("_ReferenceModel") }) { listed.append("Trove._ReferenceModel") }
+        if missing.contains(where: { $0.hasSuffix("Observable") }) { listed.append("Trove._Observable") }
+        guard !listed.isEmpty else { return [] }
+        let decl: DeclSyntax = "extension \(type.trimmed): \(raw: listed.joined(separator: ", ")) {}"
+        return [decl.cast(ExtensionDeclSyntax.self)]
+    }
+
+    /// Whether the member expansion accepts the class (checked again, without diagnostics, by the
+    /// roles that must add nothing to a refused class).
+    static func isAccepted(_ declaration: some DeclGroupSyntax) -> Bool {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self),
+            classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) }),
+            !(classDecl.inheritanceClause?.inheritedTypes.first.map { looksLikeClass($0.type.trimmedDescription) } ?? false)
+        else { return false }
+        return StoredProperties.read(classDecl.memberBlock.members, report: { _ in }) != nil
+    }
+
+    /// The class, when it is one `@Model` accepts; else the diagnostic, with a fix-it where one
+    /// is obvious.
+    static func checkedClass(
+        _ declaration: some DeclGroupSyntax, node: AttributeSyntax, in context: some MacroExpansionContext
+    ) -> ClassDeclSyntax? {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
+            context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAClass))
+            return nil
+        }
+        if let inheritance = classDecl.inheritanceClause?.inheritedTypes.first,
+            looksLikeClass(inheritance.type.trimmedDescription)
+        {
+            context.diagnose(Diagnostic(node: inheritance, message: ModelDiagnostic.inherits))
+            return nil
+        }
+        guard classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) }) else {
+            let keyword = classDecl.classKeyword
+            let finalClass = TokenSyntax.identifier(
+                "final class", leadingTrivia: keyword.leadingTrivia, trailingTrivia: keyword.trailingTrivia)
+            context.diagnose(
+                Diagnostic(
+                    node: keyword, message: ModelDiagnostic.notFinal,
+                    fixIts: [
+                        FixIt(
+                            message: ModelFixIt(message: "add 'final'"),
+                            changes: [.replace(oldNode: Syntax(keyword), newNode: Syntax(finalClass))])
+                    ]))
+            return nil
+        }
+        return classDecl
+    }
+
+    /// Superclasses the macro can tell by name: Foundation's (`NSObject`, ...). Any other first
+    /// inherited name may be a protocol, which a syntax macro cannot tell apart; the compiler
+    /// refuses a superclass there (the generated `init(from:)` does not call `super.init`).
+    static func looksLikeClass(_ name: String) -> Bool { name == "NSObject" || name.hasPrefix("NS") }
+}

@@ -1,0 +1,68 @@
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@_PersistedProperty` (added by `@Model` to each stored property): the property becomes
+/// computed over `_name` storage, observed as an `@Observable` class's properties are. A context
+/// reads and compares the storage directly (ReferenceLayout), so saves pay no getter.
+public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AccessorDeclSyntax] {
+        guard let variable = declaration.as(VariableDeclSyntax.self), let binding = variable.bindings.first,
+            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed
+        else { return [] }
+        return [
+            """
+            @storageRestrictions(initializes: _\(name))
+            init(initialValue) {
+                _\(name) = initialValue
+            }
+            """,
+            """
+            get {
+                access(keyPath: \\.\(name))
+                return _\(name)
+            }
+            """,
+            """
+            set {
+                withMutation(keyPath: \\.\(name)) {
+                    _\(name) = newValue
+                }
+            }
+            """,
+        ]
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let variable = declaration.as(VariableDeclSyntax.self), let binding = variable.bindings.first,
+            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed,
+            let type = binding.typeAnnotation?.type.trimmed
+        else { return [] }
+        let initializer = binding.initializer.map { " \($0.trimmedDescription)" } ?? ""
+        return ["private var _\(name): \(type)\(raw: initializer)"]
+    }
+}
+
+/// `@Attribute`, `@Relationship` and `@Transient`: markers that `@Model` reads; they add nothing
+/// themselves.
+public struct MarkerMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        []
+    }
+}
+
+/// `#Index` and `#Unique`: lists that `@Model` reads from the class body; they declare nothing
+/// themselves.
+public struct SchemaListMacro: DeclarationMacro {
+    public static func expansion(
+        of node: some FreestandingMacroExpansionSyntax, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        []
+    }
+}

@@ -1,0 +1,200 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// One stored property of a `@Model` class as the macro reads it from the declaration.
+struct StoredProperty {
+    let name: String
+    let type: TypeSyntax
+    let declaration: VariableDeclSyntax
+    /// `@Transient`: kept in memory, not stored.
+    let isTransient: Bool
+    /// `@Attribute(...)`'s options and original name.
+    var attributeOptions: [String] = []
+    var originalName: ExprSyntax?
+    /// `@Relationship(...)`, when written on the property.
+    var relationship: AttributeSyntax?
+    var deleteRule: ExprSyntax?
+    var inverse: ExprSyntax?
+
+    /// Whether the type is spelled as an array (`[T]`, `[T]?`, `Array<T>`): with `@Relationship`,
+    /// a to-many relationship.
+    var isArray: Bool {
+        var type = self.type
+        if let optional = type.as(OptionalTypeSyntax.self) { type = optional.wrappedType }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
+            let argument = identifier.genericArgumentClause?.arguments.first
+        {
+            // `Optional<[T]>`
+            if case .type(let wrapped) = argument.argument { type = wrapped }
+        }
+        if type.is(ArrayTypeSyntax.self) { return true }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Array" { return true }
+        return false
+    }
+
+    /// The type as written, without surrounding trivia.
+    var typeText: String { type.trimmedDescription }
+}
+
+/// A class's stored properties, with the diagnostics of those that cannot be stored.
+enum StoredProperties {
+    /// - Parameter report: where diagnostics go (nowhere when another role of the macro already
+    ///   reports them).
+    static func read(_ members: MemberBlockItemListSyntax, report: (Diagnostic) -> Void) -> [StoredProperty]? {
+        var properties: [StoredProperty] = []
+        var failed = false
+        for member in members {
+            guard let variable = member.decl.as(VariableDeclSyntax.self), isStored(variable) else { continue }
+            if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class) }) {
+                continue
+            }
+            guard variable.bindings.count == 1, let binding = variable.bindings.first,
+                let pattern = binding.pattern.as(IdentifierPatternSyntax.self)
+            else {
+                report(Diagnostic(node: variable, message: ModelDiagnostic.manyBindings()))
+                failed = true
+                continue
+            }
+            let name = pattern.identifier.text
+            if name.hasPrefix("_$") { continue }
+            let isTransient = hasAttribute(variable, "Transient")
+            if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.lazy) }) {
+                if isTransient { continue }
+                report(Diagnostic(node: variable, message: ModelDiagnostic.lazyProperty(name)))
+                failed = true
+                continue
+            }
+            if let accessors = binding.accessorBlock, case .accessors(let list) = accessors.accessors,
+                list.contains(where: { ["willSet", "didSet"].contains($0.accessorSpecifier.text) }), !isTransient
+            {
+                report(Diagnostic(node: accessors, message: ModelDiagnostic.observers(name)))
+                failed = true
+                continue
+            }
+            guard let type = binding.typeAnnotation?.type.trimmed else {
+                if isTransient { continue }  // not stored: its type is the compiler's business
+                var fixIts: [FixIt] = []
+                if let initializer = binding.initializer, let inferred = literalType(initializer.value) {
+                    var annotated = binding
+                    annotated.pattern = binding.pattern.trimmed
+                    annotated.typeAnnotation = TypeAnnotationSyntax(
+                        colon: .colonToken(trailingTrivia: .space), type: TypeSyntax(IdentifierTypeSyntax(name: .identifier(inferred))),
+                        trailingTrivia: .space)
+                    fixIts.append(
+                        FixIt(
+                            message: ModelFixIt(message: "add ': \(inferred)'"),
+                            changes: [.replace(oldNode: Syntax(binding), newNode: Syntax(annotated))]))
+                }
+                report(Diagnostic(node: binding, message: ModelDiagnostic.noType(name), fixIts: fixIts))
+                failed = true
+                continue
+            }
+            if variable.bindingSpecifier.tokenKind == .keyword(.let), !isTransient {
+                let keyword = variable.bindingSpecifier
+                let fixed = TokenSyntax.keyword(.var, leadingTrivia: keyword.leadingTrivia, trailingTrivia: keyword.trailingTrivia)
+                report(
+                    Diagnostic(
+                        node: keyword, message: ModelDiagnostic.letProperty(name),
+                        fixIts: [FixIt(message: ModelFixIt(message: "use 'var'"), changes: [.replace(oldNode: Syntax(keyword), newNode: Syntax(fixed))])]))
+                failed = true
+                continue
+            }
+            if isTransient {
+                if binding.initializer == nil, !isOptional(type) {
+                    report(Diagnostic(node: variable, message: ModelDiagnostic.transientWithoutDefault(name)))
+                    failed = true
+                }
+                properties.append(StoredProperty(name: name, type: type, declaration: variable, isTransient: true))
+                continue
+            }
+            if !isStorable(type) {
+                report(Diagnostic(node: type, message: ModelDiagnostic.unstorable(name, type.trimmedDescription)))
+                failed = true
+                continue
+            }
+            var property = StoredProperty(name: name, type: type, declaration: variable, isTransient: false)
+            for attribute in variable.attributes.compactMap({ $0.as(AttributeSyntax.self) }) {
+                let attributeName = attribute.attributeName.trimmedDescription
+                let arguments = attribute.arguments?.as(LabeledExprListSyntax.self) ?? []
+                if attributeName == "Attribute" {
+                    for argument in arguments {
+                        if argument.label?.text == "originalName" {
+                            property.originalName = argument.expression
+                        } else if argument.label == nil, let member = argument.expression.as(MemberAccessExprSyntax.self) {
+                            property.attributeOptions.append(member.declName.baseName.text)
+                        }
+                    }
+                } else if attributeName == "Relationship" {
+                    property.relationship = attribute
+                    for argument in arguments {
+                        if argument.label?.text == "deleteRule" { property.deleteRule = argument.expression }
+                        if argument.label?.text == "inverse" { property.inverse = argument.expression }
+                    }
+                }
+            }
+            if let relationship = property.relationship {
+                report(Diagnostic(node: relationship, message: ModelDiagnostic.relationshipNotYet(name)))
+                failed = true
+                continue
+            }
+            properties.append(property)
+        }
+        return failed ? nil : properties
+    }
+
+    /// Whether a `var` or `let` has storage (no `get`, or only observers).
+    static func isStored(_ variable: VariableDeclSyntax) -> Bool {
+        guard let binding = variable.bindings.first else { return false }
+        guard let block = binding.accessorBlock else { return true }
+        switch block.accessors {
+        case .getter: return false
+        case .accessors(let list):
+            return !list.contains { ["get", "set", "_read", "_modify", "init", "unsafeAddress"].contains($0.accessorSpecifier.text) }
+        }
+    }
+
+    static func hasAttribute(_ variable: VariableDeclSyntax, _ name: String) -> Bool {
+        variable.attributes.contains { $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription == name }
+    }
+
+    static func isOptional(_ type: TypeSyntax) -> Bool {
+        if type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return true }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional" { return true }
+        return false
+    }
+
+    /// Types with no column, at any depth: functions, tuples, existentials, metatypes.
+    static func isStorable(_ type: TypeSyntax) -> Bool {
+        if type.is(FunctionTypeSyntax.self) || type.is(TupleTypeSyntax.self) && type.as(TupleTypeSyntax.self)!.elements.count != 1
+            || type.is(MetatypeTypeSyntax.self) || type.is(SomeOrAnyTypeSyntax.self) || type.is(CompositionTypeSyntax.self)
+        {
+            return false
+        }
+        if let tuple = type.as(TupleTypeSyntax.self), let only = tuple.elements.first { return isStorable(only.type) }
+        if let attributed = type.as(AttributedTypeSyntax.self) { return isStorable(attributed.baseType) }
+        if let optional = type.as(OptionalTypeSyntax.self) { return isStorable(optional.wrappedType) }
+        if let array = type.as(ArrayTypeSyntax.self) { return isStorable(array.element) }
+        if let dictionary = type.as(DictionaryTypeSyntax.self) { return isStorable(dictionary.key) && isStorable(dictionary.value) }
+        if let identifier = type.as(IdentifierTypeSyntax.self), let arguments = identifier.genericArgumentClause?.arguments {
+            for argument in arguments {
+                if case .type(let inner) = argument.argument, !isStorable(inner) { return false }
+            }
+        }
+        return true
+    }
+
+    /// The type of a literal default (`""` -> String), for the missing-annotation fix-it.
+    static func literalType(_ expression: ExprSyntax) -> String? {
+        if expression.is(StringLiteralExprSyntax.self) { return "String" }
+        if expression.is(IntegerLiteralExprSyntax.self) { return "Int" }
+        if expression.is(FloatLiteralExprSyntax.self) { return "Double" }
+        if expression.is(BooleanLiteralExprSyntax.self) { return "Bool" }
+        if let call = expression.as(FunctionCallExprSyntax.self), let callee = call.calledExpression.as(DeclReferenceExprSyntax.self),
+            callee.baseName.text.first?.isUppercase == true
+        {
+            return callee.baseName.text  // `Date()`, `UUID()`
+        }
+        return nil
+    }
+}

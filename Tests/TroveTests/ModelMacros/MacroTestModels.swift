@@ -1,0 +1,101 @@
+import Foundation
+import Trove
+
+/// A `@Model` class with every kind of column the macro writes out, and what it leaves alone.
+@Model final class Expedition {
+    enum Status: String, Codable, CaseIterable { case planned, underway, done }
+    struct Budget: Codable, Hashable { var amount: Double; var currency: String }
+
+    #Index<Expedition>([\.startDate], [\.status, \.startDate])
+
+    @Attribute(.unique) var name: String
+    var members: Int
+    var distance: Double
+    var isPublic: Bool
+    var startDate: Date
+    var photo: Data
+    var guide: UUID?
+    var notes: String?
+    var status: Status
+    var budget: Budget
+    var tags: [String]
+    @Transient var isSelected = false
+    @Transient var scratch: String? = nil
+
+    init(
+        name: String, members: Int = 1, distance: Double = 0, isPublic: Bool = false, startDate: Date = Date(timeIntervalSince1970: 0),
+        photo: Data = Data(), guide: UUID? = nil, notes: String? = nil, status: Status = .planned,
+        budget: Budget = Budget(amount: 0, currency: "EUR"), tags: [String] = []
+    ) {
+        self.name = name
+        self.members = members
+        self.distance = distance
+        self.isPublic = isPublic
+        self.startDate = startDate
+        self.photo = photo
+        self.guide = guide
+        self.notes = notes
+        self.status = status
+        self.budget = budget
+        self.tags = tags
+    }
+}
+
+/// The same columns as a value model, coded by the compiler's synthesized `Codable`: the oracle
+/// of the differential test.
+struct ExpeditionValue: Model, Equatable {
+    var id: UUID
+    var name: String
+    var members: Int
+    var distance: Double
+    var isPublic: Bool
+    var startDate: Date
+    var photo: Data
+    var guide: UUID?
+    var notes: String?
+    var status: Expedition.Status
+    var budget: Expedition.Budget
+    var tags: [String]
+
+    static var modelOptions: ModelOptions { ModelOptions().unique(\ExpeditionValue.name) }
+}
+
+/// A `@Model` class that declares its own id.
+@Model final class Ledger {
+    var id: Int64
+    var title: String
+    init(id: Int64, title: String) {
+        self.id = id
+        self.title = title
+    }
+}
+
+enum ExpeditionsV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [Expedition.self, Ledger.self]
+}
+
+/// Two versions of one model: the second renames `body` to `text` with `originalName`.
+enum JournalV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [Entry.self]
+    @Model final class Entry {
+        var body: String
+        init(body: String) { self.body = body }
+    }
+}
+
+enum JournalV2: VersionedSchema {
+    static let versionIdentifier = "2"
+    static let models: [any PersistentModel.Type] = [Entry.self]
+    @Model final class Entry {
+        @Attribute(originalName: "body") var text: String
+        var mood: Int?
+        init(text: String) { self.text = text }
+    }
+}
+
+enum JournalPlan: SchemaMigrationPlan {
+    static let schemas: [any VersionedSchema.Type] = [JournalV1.self, JournalV2.self]
+    static let stages: [MigrationStage] = []
+}
