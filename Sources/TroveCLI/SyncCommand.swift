@@ -143,8 +143,11 @@ enum SyncCommand {
             try? await sync.recordFailure(error)
             throw error
         }
-        let pushed = try await sync.push()
+        var pushed = try await sync.push()
         let pulled = try await sync.pull()
+        // A pull can leave changes to send: this device's own, marked again when it found one of
+        // its change sets unreadable (pushed with a wrong key by an older version).
+        if try await sync.refreshStatus().pendingChanges > 0 { pushed += try await sync.push() }
         let status = try await sync.refreshStatus()
         if context.json {
             context.console.out.write(

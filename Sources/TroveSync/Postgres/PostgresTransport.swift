@@ -131,11 +131,20 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
     ///   ``PostgresError/server(sqlState:message:)`` `42883` when the server's schema predates
     ///   key checks (run `trove sync setup-server` again).
     public func keyCheck(space: String) async throws -> Data? {
-        try await session.run { connection in
-            let result = try connection.execute("SELECT trove_sync.key_check($1)", [.text(space)])
-            try result.expectColumns([PostgresType.bytea])
-            guard result.count == 1, !result.isNull(0, 0) else { return nil }
-            return try result.data(0, 0)
+        do {
+            return try await session.run { connection in
+                let result = try connection.execute("SELECT trove_sync.key_check($1)", [.text(space)])
+                try result.expectColumns([PostgresType.bytea])
+                guard result.count == 1, !result.isNull(0, 0) else { return nil }
+                return try result.data(0, 0)
+            }
+        } catch PostgresError.server(let state, let message) where state == "42883" {
+            // The first request a device of this version makes that an older schema lacks: say
+            // what to do rather than only that a function is missing.
+            throw PostgresError.server(
+                sqlState: state,
+                message: message + " (the server's Trove schema predates key checks: run `trove sync setup-server URL` "
+                    + "or trove-sync.sql again as its administrator)")
         }
     }
 
