@@ -29,10 +29,10 @@ extension Commands {
                 changes made meanwhile go out at the next sync with the right one.
                 A change set that does not open (altered on the server, or sealed with another
                 key by an older version) is quarantined: skipped, never applied in part, the
-                ones after it applied as usual. Synced collections need UUID or String
-                ids (--collection; default: notes and the vectors of further models). Notes
-                databases of older versions, whose ids were whole numbers, get UUID ids the
-                first time this version opens them.
+                ones after it applied as usual (see sync quarantine).
+                Synced collections need UUID or String ids (--collection; default: notes and
+                the vectors of further models). Notes databases of older versions, whose ids
+                were whole numbers, get UUID ids the first time this version opens them.
                 A chunk's id comes from its collection's name, its file's path below the
                 collection's folder (the folder's name, then the rest: notes/2026/march.md) and
                 its position in the file, so machines that index the same notes (a shared

@@ -382,50 +382,55 @@ public actor SyncSpace {
     }
 
     func refreshStatus(error: SyncError?) async throws {
+        // Kept in the database, in the transaction that reads the status back, so another
+        // process (`trove sync status`) sees why the last sync failed.
         let encoded = try error.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        try await database.syncWrite { connection in
+        let device = device
+        let next = try await database.syncWrite { connection in
             if let encoded {
                 try connection.execute(
                     "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('last_error', ?)", [.text(encoded)])
             } else {
                 try connection.execute("DELETE FROM \(SyncTables.state) WHERE name = 'last_error'")
             }
+            return try Self.readStatus(connection, device: device)
         }
-        let next = try await Self.readStatus(database, device: device)
         status = next
         broadcaster.publish(next)
     }
 
     static func readStatus(_ database: Database, device: String) async throws -> SyncStatus {
-        try await database.syncWrite { connection in
-            let row = try connection.query("""
-                SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1),
-                       (SELECT count(*) FROM \(SyncTables.outbox)),
-                       pushed, pulled, (SELECT count(*) FROM \(SyncTables.conflicts))
-                FROM \(SyncTables.device)
-                """).first
-            let queued = try connection.query(
-                "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.queue) ORDER BY server_sequence"
-            ).map {
-                QueuedChangeSet(
-                    serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
-                    reason: QueueReasonCoding.decode($0.string(at: 3) ?? ""))
-            }
-            let quarantined = try connection.query(
-                "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.quarantine) ORDER BY server_sequence"
-            ).map {
-                QuarantinedChangeSet(
-                    serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
-                    reason: QuarantineReasonCoding.decode($0.string(at: 3) ?? ""))
-            }
-            // An error this version cannot decode (written by a later one) reads as none.
-            let lastError = try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'last_error'")?
-                .stringValue.flatMap { try? JSONDecoder().decode(SyncError.self, from: Data($0.utf8)) }
-            return SyncStatus(
-                device: device, pendingChanges: row?.int(at: 0) ?? 0, unacknowledgedChangeSets: row?.int(at: 1) ?? 0,
-                lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0, queued: queued,
-                quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError)
+        try await database.syncWrite { connection in try readStatus(connection, device: device) }
+    }
+
+    static func readStatus(_ connection: Connection, device: String) throws -> SyncStatus {
+        let row = try connection.query("""
+            SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1),
+                   (SELECT count(*) FROM \(SyncTables.outbox)),
+                   pushed, pulled, (SELECT count(*) FROM \(SyncTables.conflicts))
+            FROM \(SyncTables.device)
+            """).first
+        let queued = try connection.query(
+            "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.queue) ORDER BY server_sequence"
+        ).map {
+            QueuedChangeSet(
+                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
+                reason: QueueReasonCoding.decode($0.string(at: 3) ?? ""))
         }
+        let quarantined = try connection.query(
+            "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.quarantine) ORDER BY server_sequence"
+        ).map {
+            QuarantinedChangeSet(
+                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
+                reason: QuarantineReasonCoding.decode($0.string(at: 3) ?? ""))
+        }
+        // An error this version cannot decode (written by a later one) reads as none.
+        let lastError = try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'last_error'")?
+            .stringValue.flatMap { try? JSONDecoder().decode(SyncError.self, from: Data($0.utf8)) }
+        return SyncStatus(
+            device: device, pendingChanges: row?.int(at: 0) ?? 0, unacknowledgedChangeSets: row?.int(at: 1) ?? 0,
+            lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0, queued: queued,
+            quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError)
     }
 
     static func transportError(_ error: any Error) -> SyncError {
