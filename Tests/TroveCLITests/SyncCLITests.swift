@@ -179,6 +179,9 @@ struct SyncCLITests {
         let url = server.adminURL
         let noPassphrase = await runTrove(["sync", "--server", url, "--space", "s", "--db", path])
         #expect(noPassphrase.status == ExitCode.wrongPassphrase && noPassphrase.err.contains("TROVE_SYNC_PASSWORD"))
+        // A database that never synced has no space to read: status needs --space.
+        let noSpace = await runTrove(["sync", "status", "--db", path])
+        #expect(noSpace.status == ExitCode.usage && noSpace.err.contains("--space"), "\(noSpace.err)")
         let unknown = await runTrove(["sync", "nonsense"])
         #expect(unknown.status == ExitCode.usage)
 

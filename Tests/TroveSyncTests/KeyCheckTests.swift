@@ -133,6 +133,39 @@ import TroveTestSupport
         #expect(await b.sync.status.quarantined.isEmpty)
     }
 
+    /// What `body` returned or threw.
+    private func outcome(_ body: @Sendable () async throws -> Int) async -> Result<Int, any Error> {
+        do { return .success(try await body()) } catch { return .failure(error) }
+    }
+
+    @Test func twoDevicesWithDifferentKeysRacingOnANewSpaceLeaveOnlyTheWinnersChangeSets() async throws {
+        let directory = try TemporaryDirectory()
+        let (space, transports) = try await space(devices: 2)
+        defer { transports.forEach { $0.close() } }
+        let keys = [try SyncKey.random(), try SyncKey.random()]
+        var devices: [Device] = []
+        for index in 0..<2 {
+            let device = try await Device.make(
+                "d\(index)", in: directory, transport: transports[index], key: keys[index], space: space)
+            try await device.notes.insert([Notes.note("n\(index)", title: "from device \(index)")])
+            devices.append(device)
+        }
+        let (a, b) = (devices[0], devices[1])
+        async let first = outcome { try await a.sync.push() }
+        async let second = outcome { try await b.sync.push() }
+        let results = await [first, second]
+        let winners = results.indices.filter { (try? results[$0].get()) == 1 }
+        let losers = results.indices.filter {
+            if case .failure(let error) = results[$0] { return error as? SyncError == .wrongKey(space: space) }
+            return false
+        }
+        #expect(winners.count == 1 && losers.count == 1, "\(results)")
+        let winner = try #require(winners.first)
+        let feed = try await transports[0].pull(space: space, after: 0, limit: 10)
+        #expect(feed.map(\.device) == [devices[winner].sync.device])
+        #expect(try KeyCheck.opens(try #require(try await transports[0].keyCheck(space: space)), key: keys[winner], space: space))
+    }
+
     @Test func aKeyCheckOnceSetIsKeptAndOnlyItsOwnerResetsIt() async throws {
         let server = try SyncServerFixture.server()
         let (space, transports) = try await space(devices: 1)
