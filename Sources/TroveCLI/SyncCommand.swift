@@ -6,7 +6,8 @@ extension Commands {
     static let sync = CommandSpec(
         name: "sync",
         summary: "sync collections with other devices through PostgreSQL (end-to-end encrypted)",
-        usage: "sync setup-server URL | sync --server URL --space NAME [options] | sync status --space NAME [options]",
+        usage: "sync setup-server URL | sync --server URL [--space NAME] [options] | sync status [options] | "
+            + "sync quarantine [--server URL --delete | --forget] [options]",
         discussion: """
             trove sync setup-server URL
                 Installs Trove's server schema (trove-sync.sql: spaces, members, the change
@@ -20,10 +21,18 @@ extension Commands {
                 space is created, owned by URL's role, the first time). Change sets are sealed
                 with a key made from the space's passphrase: $TROVE_SYNC_PASSWORD_FILE (its
                 first line), else $TROVE_SYNC_PASSWORD, else a prompt. The server never sees
-                the passphrase or a clear-text field. Synced collections need UUID or String
-                ids (--collection; default: notes and the vectors of further models). Notes
-                databases of older versions, whose ids were whole numbers, get UUID ids the
-                first time this version opens them.
+                the passphrase or a clear-text field. --space may be left out once the
+                database has synced: it keeps its space's name.
+                The first device that syncs a space stores a key check with it (a constant
+                sealed with the key); every device opens it before it sends or applies
+                anything, so a wrong passphrase is refused (exit 6) with nothing sent, and the
+                changes made meanwhile go out at the next sync with the right one.
+                A change set that does not open (altered on the server, or sealed with another
+                key by an older version) is quarantined: skipped, never applied in part, the
+                ones after it applied as usual (see sync quarantine).
+                Synced collections need UUID or String ids (--collection; default: notes and
+                the vectors of further models). Notes databases of older versions, whose ids
+                were whole numbers, get UUID ids the first time this version opens them.
                 A chunk's id comes from its collection's name, its file's path below the
                 collection's folder (the folder's name, then the rest: notes/2026/march.md) and
                 its position in the file, so machines that index the same notes (a shared
@@ -31,10 +40,20 @@ extension Commands {
                 collection the same name and its folder the same name on every machine. A
                 changed file is rewritten in place and the last writer's version wins.
 
-            trove sync status --space NAME [--server URL]
+            trove sync status [--space NAME] [--server URL]
                 This device's id, pending local changes, change sets not yet acknowledged, the
-                last pushed and pulled sequence numbers, change sets queued and why, conflicts
-                and the last error; with --server also the server's last sequence.
+                last pushed and pulled sequence numbers, change sets queued and why, change sets
+                quarantined, conflicts and the last error (kept in the database when a sync
+                fails); with --server also the server's last sequence. The space is the one
+                the database syncs unless --space names it.
+
+            trove sync quarantine [--server URL --delete | --forget]
+                Lists the change sets this device quarantined: server sequence, the device that
+                sealed it and its sequence number, and why. With --server URL --delete the
+                space's owner (URL's role) deletes them from the server, so new devices never
+                pull them, and this device forgets them; --forget only forgets them here (after
+                the owner deleted them). In SQL: SELECT trove_sync.delete_change_set(space,
+                device, device_sequence).
 
             A URL is libpq's: postgresql://ROLE[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...].
             A host other than this machine is reached over TLS unless the URL sets sslmode.
@@ -45,6 +64,8 @@ extension Commands {
             OptionSpec(
                 "collection", value: "NAME", repeatable: true,
                 help: "a collection to sync (repeat for several; default: notes)"),
+            OptionSpec("delete", help: "quarantine: delete the quarantined change sets from the server (owner only)"),
+            OptionSpec("forget", help: "quarantine: forget the quarantined change sets on this device"),
         ] + database + common,
         positionals: (0, 2),
         examples: [
@@ -53,7 +74,9 @@ extension Commands {
              "push and pull the space 'notes'"),
             ("trove sync status --space notes --server postgresql://alice_laptop@db.example.com/trove",
              "what is pending, queued or failing"),
-            ("trove sync status --space notes --json", "the local status, for scripts"),
+            ("trove sync status --json", "the local status, for scripts"),
+            ("trove sync quarantine --server postgresql://alice@db.example.com/trove --delete",
+             "the space's owner deletes change sets no device can open"),
         ])
 }
 
@@ -71,15 +94,19 @@ enum SyncCommand {
             case "status":
                 guard positionals.count == 1 else { throw CLIError.usage("status takes no argument", command: "sync") }
                 return try await status(context)
+            case "quarantine":
+                guard positionals.count == 1 else { throw CLIError.usage("quarantine takes no argument", command: "sync") }
+                return try await quarantine(context)
             case nil:
                 return try await sync(context)
             case let word?:
-                throw CLIError.usage("unknown sync action '\(word)' (setup-server, status, or none)", command: "sync")
+                throw CLIError.usage(
+                    "unknown sync action '\(word)' (setup-server, status, quarantine, or none)", command: "sync")
             }
         } catch let error as PostgresError {
             throw CLIError.failure(error.description)
         } catch let error as SyncError {
-            if case .cannotOpen = error {
+            if case .wrongKey = error {
                 throw CLIError.wrongPassphrase("\(error.description) (passphrase from \(passphraseSource(context)))")
             }
             throw CLIError.failure(error.description)
@@ -101,17 +128,26 @@ enum SyncCommand {
         guard let url = context.arguments.value("server") else {
             throw CLIError.usage("--server URL is needed", command: "sync")
         }
-        let space = try spaceName(context)
         let transport = try PostgresTransport(url: url)
         defer { transport.close() }
         let database = try EncryptionPassphrase.openDatabase(path: try context.databasePath(), context: context)
         try await Notebook.migrateIDs(database, context: context)
+        let space = try await spaceName(context, database)
         let key = try SyncKey(passphrase: try passphrase(context, space: space), space: space)
-        try await transport.createSpace(space)
         let sync = try await SyncSpace(
             database: database, space: space, key: key, transport: transport, collections: try await collections(context, database))
-        let pushed = try await sync.push()
+        do {
+            try await transport.createSpace(space)
+        } catch {
+            // Kept for `trove sync status`, as a failed push or pull keeps its own.
+            try? await sync.recordFailure(error)
+            throw error
+        }
+        var pushed = try await sync.push()
         let pulled = try await sync.pull()
+        // A pull can leave changes to send: this device's own, marked again when it found one of
+        // its change sets unreadable (pushed with a wrong key by an older version).
+        if try await sync.refreshStatus().pendingChanges > 0 { pushed += try await sync.push() }
         let status = try await sync.refreshStatus()
         if context.json {
             context.console.out.write(
@@ -125,19 +161,30 @@ enum SyncCommand {
                 context.warn("\(status.queued.count) change sets queued: \(Set(status.queued.map(\.reason.description)).sorted().joined(separator: "; "))")
             }
         }
+        if !status.quarantined.isEmpty {
+            context.warn(
+                "\(status.quarantined.count) change set\(status.quarantined.count == 1 ? "" : "s") quarantined "
+                    + "(they do not open: altered, or sealed with another key); see trove sync quarantine")
+        }
         return ExitCode.success
     }
 
-    static func status(_ context: CommandContext) async throws -> Int32 {
-        let space = try spaceName(context)
+    /// The database's sync space without its key: the status and the quarantine open no change
+    /// set, so no passphrase is asked and a random key stands in.
+    private static func localSpace(_ context: CommandContext, server: PostgresTransport?) async throws -> SyncSpace {
         let database = try EncryptionPassphrase.openDatabase(path: try context.databasePath(), context: context)
         try await Notebook.migrateIDs(database, context: context)
-        let server = try context.arguments.value("server").map { try PostgresTransport(url: $0) }
-        defer { server?.close() }
-        // The status opens no change set, so no passphrase is asked: a random key stands in.
-        let sync = try await SyncSpace(
+        let space = try await spaceName(context, database)
+        return try await SyncSpace(
             database: database, space: space, key: try SyncKey.random(),
             transport: server ?? InProcessTransport(), collections: try await collections(context, database))
+    }
+
+    static func status(_ context: CommandContext) async throws -> Int32 {
+        let server = try context.arguments.value("server").map { try PostgresTransport(url: $0) }
+        defer { server?.close() }
+        let sync = try await localSpace(context, server: server)
+        let space = sync.space
         let status = try await sync.refreshStatus()
         var serverSequence: Int64?
         var serverError: String?
@@ -159,9 +206,11 @@ enum SyncCommand {
             "last pushed:        \(status.lastPushedSequence)",
             "last pulled:        \(status.lastPulledSequence)",
             "queued:             \(status.queued.count)",
+            "quarantined:        \(status.quarantined.count)",
             "conflicts:          \(status.conflicts)",
         ]
         for queued in status.queued { lines.append("  queued \(queued.serverSequence): \(queued.reason)") }
+        for set in status.quarantined { lines.append("  quarantined \(describe(set))") }
         if let error = status.lastError { lines.append("last error:         \(error)") }
         if let serverSequence { lines.append("server sequence:    \(serverSequence)") }
         if let serverError { lines.append("server:             unreachable (\(serverError))") }
@@ -169,11 +218,63 @@ enum SyncCommand {
         return ExitCode.success
     }
 
-    private static func spaceName(_ context: CommandContext) throws -> String {
-        guard let space = context.arguments.value("space"), !space.isEmpty else {
-            throw CLIError.usage("--space NAME is needed", command: "sync")
+    /// `trove sync quarantine`: lists the quarantined change sets; `--delete` (with `--server`)
+    /// deletes them from the server as the space's owner and forgets them, `--forget` forgets them.
+    static func quarantine(_ context: CommandContext) async throws -> Int32 {
+        let delete = context.arguments.flag("delete")
+        let server = try context.arguments.value("server").map { try PostgresTransport(url: $0) }
+        defer { server?.close() }
+        if delete && server == nil {
+            throw CLIError.usage("quarantine --delete needs --server URL (the space owner's role)", command: "sync")
         }
-        return space
+        let sync = try await localSpace(context, server: server)
+        let quarantined = try await sync.refreshStatus().quarantined
+        var deleted: [Bool] = []
+        if delete, let server {
+            for set in quarantined {
+                deleted.append(
+                    try await server.deleteChangeSet(device: set.device, deviceSequence: set.deviceSequence, space: sync.space))
+                try await sync.forgetQuarantined(set)
+            }
+        } else if context.arguments.flag("forget") {
+            for set in quarantined { try await sync.forgetQuarantined(set) }
+        }
+        if context.json {
+            let sets = quarantined.map { set in
+                JSONValue.object([
+                    ("serverSequence", .int(set.serverSequence)), ("device", .string(set.device)),
+                    ("deviceSequence", .int(set.deviceSequence)), ("reason", .string(set.reason.description)),
+                ])
+            }
+            var fields = [("space", JSONValue.string(sync.space)), ("quarantined", .array(sets))]
+            if delete { fields.append(("deleted", .int(Int64(deleted.filter { $0 }.count)))) }
+            context.console.out.write(JSONValue.object(fields).serialized() + "\n")
+            return ExitCode.success
+        }
+        var lines = quarantined.isEmpty
+            ? ["no change set quarantined in space \(sync.space)"]
+            : ["\(quarantined.count) change set\(quarantined.count == 1 ? "" : "s") quarantined in space \(sync.space):"]
+                + quarantined.map { "  \(describe($0))" }
+        if delete {
+            lines.append("deleted \(deleted.filter { $0 }.count) from the server (the others were gone already)")
+        } else if context.arguments.flag("forget") {
+            lines.append("forgotten on this device")
+        }
+        context.console.out.write(lines.joined(separator: "\n") + "\n")
+        return ExitCode.success
+    }
+
+    private static func describe(_ set: QuarantinedChangeSet) -> String {
+        "\(set.serverSequence): change set \(set.deviceSequence) of device \(set.device), \(set.reason)"
+    }
+
+    /// `--space`, else the space the database syncs (it keeps its name from its first sync).
+    private static func spaceName(_ context: CommandContext, _ database: Database) async throws -> String {
+        if let space = context.arguments.value("space"), !space.isEmpty { return space }
+        guard let bound = try await SyncSpace.boundSpace(of: database) else {
+            throw CLIError.usage("--space NAME is needed (this database has not synced a space yet)", command: "sync")
+        }
+        return bound
     }
 
     /// The collections to sync: those named, else the notes with the vectors of every further
@@ -195,6 +296,7 @@ enum SyncCommand {
             ("lastPushedSequence", .int(status.lastPushedSequence)),
             ("lastPulledSequence", .int(status.lastPulledSequence)),
             ("queued", .array(status.queued.map { .string("\($0.serverSequence): \($0.reason)") })),
+            ("quarantined", .array(status.quarantined.map { .string(describe($0)) })),
             ("conflicts", .int(Int64(status.conflicts))),
         ]
         if let error = status.lastError { fields.append(("lastError", .string(error.description))) }

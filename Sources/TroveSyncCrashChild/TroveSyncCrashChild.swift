@@ -85,7 +85,8 @@ struct FileTransport: SyncTransport {
         try await server.execute(script: """
             CREATE TABLE IF NOT EXISTS feed (
                 server_sequence INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL, device TEXT NOT NULL,
-                device_sequence INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (space, device, device_sequence))
+                device_sequence INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (space, device, device_sequence));
+            CREATE TABLE IF NOT EXISTS key_checks (space TEXT PRIMARY KEY, value BLOB NOT NULL);
             """)
     }
 
@@ -122,5 +123,19 @@ struct FileTransport: SyncTransport {
 
     func notifications(space: String) -> AsyncStream<Void> {
         AsyncStream { _ in }
+    }
+
+    func keyCheck(space: String) async throws -> Data? {
+        try await prepare()
+        return try await server.query("SELECT value FROM key_checks WHERE space = ?", bindings: [.text(space)]).first?.data(at: 0)
+    }
+
+    func setKeyCheck(_ check: Data, space: String) async throws -> Data {
+        try await prepare()
+        // One statement keeps the first value when two processes race; the read returns it.
+        _ = try await server.execute(
+            "INSERT INTO key_checks(space, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            bindings: [.text(space), .blob(Array(check))])
+        return try await keyCheck(space: space) ?? check
     }
 }

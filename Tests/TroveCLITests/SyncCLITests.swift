@@ -24,7 +24,7 @@ struct SyncCLITests {
         for _ in 0..<2 {
             let setup = await runTrove(["sync", "setup-server", server.adminURL])
             #expect(setup.status == 0, "\(setup.err)")
-            #expect(setup.out.contains("installed Trove's sync schema (version 1)"))
+            #expect(setup.out.contains("installed Trove's sync schema (version 2)"))
         }
         let role = "cli_\(UUID().uuidString.prefix(8).lowercased())"
         try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
@@ -64,6 +64,109 @@ struct SyncCLITests {
         #expect(try await Database(path: c).documents(named: "notes").count() == 0)
     }
 
+    /// A new role and space on the shared server (schema installed): the role's URL and the space.
+    func newSpace() async throws -> (url: String, space: String) {
+        let server = try TestPostgresServer.shared()
+        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
+        let role = "cli_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
+        return (server.url(user: role, password: "pw"), "cli-space-\(UUID().uuidString.prefix(8))")
+    }
+
+    /// Issue #41: a mistyped passphrase pushed a change set nobody could open and broke the space.
+    @Test("a wrong passphrase is refused before anything is sent; status shows why without --space; the right one sends what waited")
+    func wrongPassphraseSendsNothing() async throws {
+        let (url, space) = try await newSpace()
+        let directory = try TemporaryDirectory(prefix: "trove-cli-sync")
+        let (a, b, w) = (directory.path("a.trove"), directory.path("b.trove"), directory.path("w.trove"))
+        try await database(a, titles: ["n1": "ferry timetable for the harbour"])
+        try await database(b, titles: [:])
+        try await database(w, titles: ["w1": "typed on the laptop"])
+        let right = ["TROVE_SYNC_PASSWORD": "correct horse battery staple"]
+        let typo = ["TROVE_SYNC_PASSWORD": "correct horse battery stapel"]
+        let first = await runTrove(["sync", "--server", url, "--space", space, "--db", a], environment: right)
+        #expect(first.status == 0, "\(first.err)")
+
+        let wrong = await runTrove(["sync", "--server", url, "--space", space, "--db", w], environment: typo)
+        #expect(wrong.status == ExitCode.wrongPassphrase, "\(wrong.err)")
+        #expect(wrong.err.contains("TROVE_SYNC_PASSWORD"), "\(wrong.err)")
+        // Nothing reached the server: a new device syncs as before.
+        let fresh = await runTrove(["sync", "--server", url, "--space", space, "--db", b], environment: right)
+        #expect(fresh.status == 0 && fresh.out.hasPrefix("pushed 0 change sets, pulled 1"), "\(fresh.out) \(fresh.err)")
+
+        // The status names the space it reads from the database, the server's sequence and the error.
+        let status = await runTrove(["sync", "status", "--db", w, "--server", url, "--json"])
+        #expect(status.status == 0, "\(status.err)")
+        let json = try JSONValue.parse(status.out)
+        #expect(json["space"] == .string(space))
+        #expect(json["serverSequence"] == .int(1))
+        #expect(json["status"]?["lastError"]?.string != nil, "\(status.out)")
+        #expect(json["status"]?["pendingChanges"] == .int(1))
+        let text = await runTrove(["sync", "status", "--db", w])
+        #expect(text.status == 0 && text.out.contains("space:              \(space)"), "\(text.out) \(text.err)")
+        #expect(text.out.contains("last error:"), "\(text.out)")
+
+        // The right passphrase (the space, again, from the database) sends what waited.
+        let fixed = await runTrove(["sync", "--server", url, "--db", w], environment: right)
+        #expect(fixed.status == 0 && fixed.out.hasPrefix("pushed 1 change set, pulled 1"), "\(fixed.out) \(fixed.err)")
+        let cleared = try JSONValue.parse(await runTrove(["sync", "status", "--db", w, "--json"]).out)
+        #expect(cleared["status"]?["lastError"] == nil)
+        #expect(await runTrove(["sync", "--server", url, "--db", b], environment: right).out.contains("pulled 1"))
+        let notes = try await Database(path: b).documents(named: "notes")
+        #expect(try await notes.fetch(id: "w1")?["title"] == "typed on the laptop")
+        #expect(try await notes.fetch(id: "n1") != nil)
+    }
+
+    @Test("a change set altered on the server is quarantined and the later ones applied; the owner lists and deletes it")
+    func quarantine() async throws {
+        let server = try TestPostgresServer.shared()
+        let (url, space) = try await newSpace()
+        let directory = try TemporaryDirectory(prefix: "trove-cli-sync")
+        let (a, b, c) = (directory.path("a.trove"), directory.path("b.trove"), directory.path("c.trove"))
+        try await database(a, titles: ["n1": "ferry timetable for the harbour"])
+        try await database(b, titles: [:])
+        try await database(c, titles: [:])
+        let environment = ["TROVE_SYNC_PASSWORD": "correct horse battery staple"]
+        func sync(_ path: String) async -> RunResult {
+            await runTrove(["sync", "--server", url, "--space", space, "--db", path], environment: environment)
+        }
+        #expect(await sync(a).status == 0)
+        try await Database(path: a).documents(named: "notes").insert([Document(id: .string("n2"), ["title": .string("tulip bulbs")])])
+        #expect(await sync(a).status == 0)
+        // One flipped bit in the first change set, as a server (or its disk) could do.
+        try server.psql("""
+            UPDATE trove_sync.changes SET payload = set_byte(payload, 20, get_byte(payload, 20) # 1)
+            WHERE server_sequence = 1 AND space_id = (SELECT id FROM trove_sync.spaces WHERE name = '\(space)')
+            """)
+
+        let pulled = await sync(b)
+        #expect(pulled.status == 0 && pulled.out.contains("pulled 1"), "\(pulled.out) \(pulled.err)")
+        #expect(pulled.err.contains("quarantined"), "\(pulled.err)")
+        let notes = try await Database(path: b).documents(named: "notes")
+        #expect(try await notes.fetch(id: "n1") == nil)
+        #expect(try await notes.fetch(id: "n2")?["title"] == "tulip bulbs")
+
+        let device = try JSONValue.parse(await runTrove(["sync", "status", "--db", a, "--json"]).out)["status"]?["device"]
+        let listed = await runTrove(["sync", "quarantine", "--db", b, "--json"])
+        #expect(listed.status == 0, "\(listed.err)")
+        let sets = try #require(try JSONValue.parse(listed.out)["quarantined"]?.array)
+        #expect(sets.count == 1)
+        #expect(sets.first?["serverSequence"] == .int(1) && sets.first?["deviceSequence"] == .int(1))
+        #expect(sets.first?["device"] == device)
+        let text = await runTrove(["sync", "status", "--db", b])
+        #expect(text.out.contains("quarantined:        1"), "\(text.out)")
+
+        let deleted = await runTrove(["sync", "quarantine", "--db", b, "--server", url, "--delete", "--json"])
+        #expect(deleted.status == 0, "\(deleted.err)")
+        #expect(try JSONValue.parse(deleted.out)["deleted"] == .int(1))
+        #expect(await runTrove(["sync", "quarantine", "--db", b]).out.contains("no change set quarantined"))
+        let fresh = await sync(c)
+        #expect(fresh.status == 0 && !fresh.err.contains("quarantined"), "\(fresh.err)")
+        #expect(try await Database(path: c).documents(named: "notes").count() == 1)
+        let refused = await runTrove(["sync", "quarantine", "--db", b, "--delete"])
+        #expect(refused.status == ExitCode.usage)
+    }
+
     @Test("sync without --server, without a passphrase, or of a collection with Int64 ids fails with a message")
     func refusals() async throws {
         let server = try TestPostgresServer.shared()
@@ -76,6 +179,9 @@ struct SyncCLITests {
         let url = server.adminURL
         let noPassphrase = await runTrove(["sync", "--server", url, "--space", "s", "--db", path])
         #expect(noPassphrase.status == ExitCode.wrongPassphrase && noPassphrase.err.contains("TROVE_SYNC_PASSWORD"))
+        // A database that never synced has no space to read: status needs --space.
+        let noSpace = await runTrove(["sync", "status", "--db", path])
+        #expect(noSpace.status == ExitCode.usage && noSpace.err.contains("--space"), "\(noSpace.err)")
         let unknown = await runTrove(["sync", "nonsense"])
         #expect(unknown.status == ExitCode.usage)
 
@@ -93,7 +199,9 @@ struct SyncCLITests {
     func help() async {
         let help = await runTrove(["sync", "--help"])
         #expect(help.status == 0)
-        for text in ["setup-server URL", "--space NAME", "status", "TROVE_SYNC_PASSWORD", "Examples:", "sslmode"] {
+        for text in [
+            "setup-server URL", "--space NAME", "status", "quarantine", "key check", "TROVE_SYNC_PASSWORD", "Examples:", "sslmode",
+        ] {
             #expect(help.out.contains(text), "\(text)")
         }
         #expect(await runTrove(["--help"]).out.contains("sync"))

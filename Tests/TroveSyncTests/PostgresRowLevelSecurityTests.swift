@@ -66,7 +66,13 @@ import TroveTestSupport
         #expect(refusedAsAlice("INSERT INTO trove_sync.members (space_id, role_name) VALUES (\(spaceBID), '\(alice.role)')") == "42501")
         #expect(refusedAsAlice("SELECT trove_sync.add_member('\(spaceB)', '\(alice.role)')") == "TS003")
         #expect(refusedAsAlice("UPDATE trove_sync.changes SET payload = '\\x00'") == "42501")
-        #expect(refusedAsAlice("DELETE FROM trove_sync.changes") == "42501")
+        // Deleting change sets is for a space's owner (quarantined ones): none of B's go.
+        #expect(try asAlice(
+            "WITH gone AS (DELETE FROM trove_sync.changes WHERE space_id = \(spaceBID) RETURNING 1) SELECT count(*) FROM gone") == "0")
+        #expect(refusedAsAlice("SELECT trove_sync.delete_change_set('\(spaceB)', 'x', 1)") == "TS003")
+        #expect(try asAlice(
+            "WITH changed AS (UPDATE trove_sync.spaces SET key_check = '\\x00' WHERE id = \(spaceBID) RETURNING 1) "
+                + "SELECT count(*) FROM changed") == "0")
         #expect(refusedAsAlice("DELETE FROM trove_sync.spaces") == "42501")
         #expect(refusedAsAlice("TRUNCATE trove_sync.changes") == "42501")
         _ = try asAlice("UPDATE trove_sync.spaces SET last_sequence = 0 WHERE id = \(spaceBID)")

@@ -17,12 +17,12 @@ import TroveTestSupport
 
         // Once through the tool, once more through the file with psql, on top of the fixture's own install.
         let version = try await PostgresTransport.installServerSchema(url: server.adminURL)
-        #expect(version == 1)
+        #expect(version == 2)
         try server.psql(file: SyncServerFixture.schemaFile)
 
         let policies = try server.psql(
             "SELECT count(*) FROM pg_policies WHERE schemaname = 'trove_sync'")
-        #expect(policies.trimmingCharacters(in: .whitespacesAndNewlines) == "7")
+        #expect(policies.trimmingCharacters(in: .whitespacesAndNewlines) == "8")
         let rowSecurity = try server.psql(
             "SELECT string_agg(relname || '=' || relrowsecurity, ',' ORDER BY relname) FROM pg_class "
                 + "WHERE relnamespace = 'trove_sync'::regnamespace AND relkind = 'r'")

@@ -16,6 +16,9 @@ import TroveTestSupport
         let a = try await Device.make("a", in: directory, transport: server, key: key)
         let b = try await Device.make("b", in: directory, transport: server, key: key)
         try await a.notes.insert([Notes.note("n1", title: "first")])
+        // The key is checked first (a server that is down then fails the push before anything
+        // is sealed); the failure here comes after sealing, where changes could get lost.
+        try await a.sync.verifyKey()
         server.failure = Down()
         await #expect(throws: SyncError.self) { try await a.sync.push() }
         let failed = await a.sync.status

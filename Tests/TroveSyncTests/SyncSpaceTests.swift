@@ -160,4 +160,27 @@ struct Task_: Model {
         #expect(await eventually(120) { await b.sync.status.lastError == nil })
         #expect(await eventually(120) { await heard.afterFailure }, "the statuses stream reports the recovery")
     }
+
+    @Test func theLastErrorIsKeptInTheDatabaseUntilASuccess() async throws {
+        struct Down: Error {}
+        let directory = try TemporaryDirectory()
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let database = try Database(path: directory.path("a.trove"))
+        #expect(try await SyncSpace.boundSpace(of: database) == nil)
+        let a = try await Device.make("a", database: database, transport: server, key: key, space: "errands")
+        #expect(try await SyncSpace.boundSpace(of: database) == "errands")
+        try await a.notes.insert([Notes.note("n1", title: "first")])
+        server.failure = Down()
+        await #expect(throws: SyncError.transport(String(describing: Down()))) { try await a.sync.push() }
+        // Another process (a new SyncSpace on the file) reads the failure.
+        let later = try await SyncSpace(database: database, space: "errands", key: key, transport: server, collections: ["notes"])
+        #expect(await later.status.lastError == .transport(String(describing: Down())))
+        try await later.recordFailure(SyncError.wrongKey(space: "errands"))
+        #expect(await later.status.lastError == .wrongKey(space: "errands"))
+        server.failure = nil
+        #expect(try await later.push() == 1)
+        let clean = try await SyncSpace(database: database, space: "errands", key: key, transport: server, collections: ["notes"])
+        #expect(await clean.status.lastError == nil)
+    }
 }

@@ -17,6 +17,8 @@ import TroveSQLite
 ///     table: values are as large as the fields (vectors), too large for a WITHOUT ROWID b-tree
 /// _trove_sync_outbox(sequence, payload)       sealed change sets not yet acknowledged
 /// _trove_sync_queue(server_sequence, ...)     pulled change sets waiting, with the reason
+/// _trove_sync_quarantine(server_sequence, ...) pulled change sets that do not open or decode
+/// _trove_sync_state(name, value)              'last_error': the last failure (JSON SyncError)
 /// _trove_sync_conflicts(id, ...)              overwritten concurrent values
 /// _trove_sync_collections(name, fingerprint)  what the capture triggers were made for
 /// ```
@@ -28,6 +30,8 @@ enum SyncTables {
     static let queue = "\"_trove_sync_queue\""
     static let conflicts = "\"_trove_sync_conflicts\""
     static let collections = "\"_trove_sync_collections\""
+    static let quarantine = "\"_trove_sync_quarantine\""
+    static let state = "\"_trove_sync_state\""
 
     static let createStatements = [
         """
@@ -64,7 +68,22 @@ enum SyncTables {
             device TEXT NOT NULL, hlc INTEGER NOT NULL, winner_device TEXT NOT NULL, winner_hlc INTEGER NOT NULL)
         """,
         "CREATE TABLE IF NOT EXISTS \(collections) (name TEXT PRIMARY KEY, fingerprint TEXT NOT NULL)",
+        // The payload is kept: a malformed one is retried by later versions.
+        """
+        CREATE TABLE IF NOT EXISTS \(quarantine) (
+            server_sequence INTEGER PRIMARY KEY, device TEXT NOT NULL, device_sequence INTEGER NOT NULL,
+            payload BLOB NOT NULL, reason TEXT NOT NULL)
+        """,
+        "CREATE TABLE IF NOT EXISTS \(state) (name TEXT PRIMARY KEY, value) WITHOUT ROWID",
     ]
+
+    /// The space `connection`'s database syncs, nil before its first sync.
+    static func boundSpace(_ connection: Connection) throws -> String? {
+        guard try connection.scalar(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_trove_sync_device'") != nil
+        else { return nil }
+        return try connection.scalar("SELECT space FROM \(device)")?.stringValue
+    }
 
     /// Creates the tables when missing and returns this database's device id, binding the
     /// database to `space` on first use. Call inside a write transaction.

@@ -16,6 +16,13 @@ enum Sealing {
         return SealedChangeSet(device: device, deviceSequence: sequence, payload: Data(payload))
     }
 
+    /// Whether `sealed` opens with `key` (its content is not decoded).
+    static func opens(_ sealed: SealedChangeSet, key: SyncKey, space: String) throws -> Bool {
+        try AuthenticatedEncryption.open(
+            Array(sealed.payload), key: key.bytes,
+            associatedData: associatedData(space: space, device: sealed.device, sequence: sealed.deviceSequence)) != nil
+    }
+
     /// - Throws: ``SyncError/cannotOpen(device:deviceSequence:)`` for a wrong key or altered
     ///   bytes, ``SyncError/malformedChangeSet(device:deviceSequence:reason:)``.
     static func open(_ sealed: SealedChangeSet, key: SyncKey, space: String) throws -> ChangeSet {

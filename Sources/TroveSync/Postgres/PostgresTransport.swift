@@ -123,6 +123,79 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
         return stream
     }
 
+    /// The space's key check (`trove_sync.key_check`); see ``SyncTransport/keyCheck(space:)``.
+    ///
+    /// - Parameter space: The space's name.
+    /// - Returns: The stored key check, nil while the space has none.
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member;
+    ///   ``PostgresError/server(sqlState:message:)`` `42883` when the server's schema predates
+    ///   key checks (run `trove sync setup-server` again).
+    public func keyCheck(space: String) async throws -> Data? {
+        do {
+            return try await session.run { connection in
+                let result = try connection.execute("SELECT trove_sync.key_check($1)", [.text(space)])
+                try result.expectColumns([PostgresType.bytea])
+                guard result.count == 1, !result.isNull(0, 0) else { return nil }
+                return try result.data(0, 0)
+            }
+        } catch PostgresError.server(let state, let message) where state == "42883" {
+            // The first request a device of this version makes that an older schema lacks: say
+            // what to do rather than only that a function is missing.
+            throw PostgresError.server(
+                sqlState: state,
+                message: message + " (the server's Trove schema predates key checks: run `trove sync setup-server URL` "
+                    + "or trove-sync.sql again as its administrator)")
+        }
+    }
+
+    /// Sets the space's key check unless it has one (`trove_sync.set_key_check`); see
+    /// ``SyncTransport/setKeyCheck(_:space:)``.
+    ///
+    /// - Parameters:
+    ///   - check: The sealed key check.
+    ///   - space: The space's name.
+    /// - Returns: The key check the server keeps (the first one set).
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func setKeyCheck(_ check: Data, space: String) async throws -> Data {
+        try await session.run { connection in
+            let result = try connection.execute("SELECT trove_sync.set_key_check($1, $2)", [.text(space), .bytea(check)])
+            try result.expectColumns([PostgresType.bytea])
+            return try result.data(0, 0)
+        }
+    }
+
+    /// Deletes one change set from the space's feed (`trove_sync.delete_change_set`): one that no
+    /// device can open, which devices keep in quarantine (``SyncStatus/quarantined``). Only the
+    /// space's owner may.
+    ///
+    /// - Parameters:
+    ///   - device: The device that sealed it.
+    ///   - deviceSequence: That device's sequence number for it.
+    ///   - space: The space's name.
+    /// - Returns: Whether the feed held it.
+    /// - Throws: ``PostgresError/notSpaceOwner(_:)`` unless this role owns the space.
+    @discardableResult
+    public func deleteChangeSet(device: String, deviceSequence: Int64, space: String) async throws -> Bool {
+        try await session.run { connection in
+            let result = try connection.execute(
+                "SELECT trove_sync.delete_change_set($1, $2, $3)", [.text(space), .text(device), .int64(deviceSequence)])
+            try result.expectColumns([PostgresType.bool])
+            return try result.integer(0, 0, as: UInt8.self) != 0
+        }
+    }
+
+    /// Forgets the space's key check (`trove_sync.reset_key_check`), so the next device that syncs
+    /// sets it with its key. Only the space's owner may; for a space whose first device synced
+    /// with a wrong key.
+    ///
+    /// - Parameter space: The space's name.
+    /// - Throws: ``PostgresError/notSpaceOwner(_:)`` unless this role owns the space.
+    public func resetKeyCheck(space: String) async throws {
+        try await session.run { connection in
+            _ = try connection.execute("SELECT trove_sync.reset_key_check($1)", [.text(space)])
+        }
+    }
+
     /// Creates a space owned by this role, which becomes its first member.
     ///
     /// - Parameter name: The space's name (unique on the server, 1 to 200 characters).

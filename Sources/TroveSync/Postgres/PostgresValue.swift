@@ -7,6 +7,7 @@ enum PostgresValue: Sendable {
     case text(String)
     case int64(Int64)
     case int32(Int32)
+    case bytea(Data)
     case textArray([String])
     case int64Array([Int64])
     case byteaArray([Data])
@@ -17,6 +18,7 @@ enum PostgresValue: Sendable {
         case .text: return PostgresType.text
         case .int64: return PostgresType.int8
         case .int32: return PostgresType.int4
+        case .bytea: return PostgresType.bytea
         case .textArray: return PostgresType.textArray
         case .int64Array: return PostgresType.int8Array
         case .byteaArray: return PostgresType.byteaArray
@@ -30,6 +32,7 @@ enum PostgresValue: Sendable {
         case .text(let string): out.append(contentsOf: string.utf8)
         case .int64(let value): out.appendBigEndian(value)
         case .int32(let value): out.appendBigEndian(value)
+        case .bytea(let value): out.append(contentsOf: value)
         case .textArray(let values):
             Self.appendArray(&out, element: PostgresType.text, values.map { Array($0.utf8) })
         case .int64Array(let values):

@@ -48,6 +48,12 @@ CREATE TABLE IF NOT EXISTS trove_sync.spaces (
     owner name NOT NULL DEFAULT current_user,
     last_sequence bigint NOT NULL DEFAULT 0
 );
+-- The key check (schema version 2): a constant sealed with the space's key by the first device
+-- that syncs it, which every device opens before it pushes or pulls, so a device with a wrong
+-- key is refused before it sends anything (a change set sealed with a wrong key would be
+-- unreadable for everyone else). Ciphertext: the server learns nothing of the key from it.
+ALTER TABLE trove_sync.spaces ADD COLUMN IF NOT EXISTS key_check bytea
+    CHECK (octet_length(key_check) BETWEEN 1 AND 1024);
 
 -- Which roles may read and write a space's feed.
 CREATE TABLE IF NOT EXISTS trove_sync.members (
@@ -105,17 +111,40 @@ CREATE POLICY changes_read ON trove_sync.changes FOR SELECT
 DROP POLICY IF EXISTS changes_written ON trove_sync.changes;
 CREATE POLICY changes_written ON trove_sync.changes FOR INSERT
     WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
+-- A space's owner may delete change sets of the space (one that no device can open: see
+-- delete_change_set); nobody else may.
+DROP POLICY IF EXISTS changes_deleted ON trove_sync.changes;
+CREATE POLICY changes_deleted ON trove_sync.changes FOR DELETE
+    USING (space_id IN (SELECT s.id FROM trove_sync.spaces s WHERE s.owner = current_user));
 
--- Devices may read, append and count; nothing may update or delete a change set.
+-- Devices may read, append, count and set a missing key check; nothing may update a change set,
+-- and only a space's owner may delete one (the policy above).
 REVOKE ALL ON ALL TABLES IN SCHEMA trove_sync FROM PUBLIC;
 GRANT SELECT, INSERT ON trove_sync.spaces TO trove_sync_device;
-GRANT UPDATE (last_sequence) ON trove_sync.spaces TO trove_sync_device;
+GRANT UPDATE (last_sequence, key_check) ON trove_sync.spaces TO trove_sync_device;
 GRANT SELECT, INSERT ON trove_sync.members TO trove_sync_device;
-GRANT SELECT, INSERT ON trove_sync.changes TO trove_sync_device;
+GRANT SELECT, INSERT, DELETE ON trove_sync.changes TO trove_sync_device;
 
--- The version of this schema; a later Trove migrates from it.
+-- A key check, once set, is changed only by the space's owner (reset_key_check): a member with
+-- a wrong key must not replace it, even with SQL of its own.
+CREATE OR REPLACE FUNCTION trove_sync.guard_key_check() RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF OLD.key_check IS NOT NULL AND NEW.key_check IS DISTINCT FROM OLD.key_check
+       AND OLD.owner <> current_user THEN
+        RAISE EXCEPTION 'only the owner of space "%" may change its key check', OLD.name
+            USING ERRCODE = 'TS003';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE OR REPLACE TRIGGER key_check_guarded BEFORE UPDATE OF key_check ON trove_sync.spaces
+    FOR EACH ROW EXECUTE FUNCTION trove_sync.guard_key_check();
+
+-- The version of this schema; a later Trove migrates from it. 2: key checks and deleting
+-- change sets.
 CREATE OR REPLACE FUNCTION trove_sync.schema_version() RETURNS integer
-LANGUAGE sql IMMUTABLE AS $$ SELECT 1 $$;
+LANGUAGE sql IMMUTABLE AS $$ SELECT 2 $$;
 
 -- The id of a space the caller may use. TS001 when there is none (unknown, or not a member:
 -- the same error, so a name's existence does not leak through it).
@@ -295,6 +324,64 @@ $$;
 CREATE OR REPLACE FUNCTION trove_sync.channel(space_name text) RETURNS text
 LANGUAGE sql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
     SELECT 'trove_sync_' || trove_sync.space_id(space_name)
+$$;
+
+-- The space's key check (NULL until a device set one): a device opens it with its key before
+-- it pushes or pulls.
+CREATE OR REPLACE FUNCTION trove_sync.key_check(space_name text) RETURNS bytea
+LANGUAGE sql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT s.key_check FROM trove_sync.spaces s WHERE s.id = trove_sync.space_id(space_name)
+$$;
+
+-- Sets the space's key check if it has none, and returns the one it keeps: the first device's
+-- wins, and a device that raced with another key learns it at once.
+CREATE OR REPLACE FUNCTION trove_sync.set_key_check(space_name text, check_value bytea) RETURNS bytea
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    space_key bigint;
+    kept bytea;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    -- A concurrent setter holds the row: this update waits, then finds the check set and
+    -- changes nothing; the select (a new snapshot) returns the winner's.
+    UPDATE trove_sync.spaces s SET key_check = check_value WHERE s.id = space_key AND s.key_check IS NULL;
+    SELECT s.key_check INTO kept FROM trove_sync.spaces s WHERE s.id = space_key;
+    RETURN kept;
+END
+$$;
+
+-- Forgets the space's key check, so the next device that syncs sets it again. Only the owner
+-- may (TS003): for a space whose first device had a wrong key (see Documentation/SYNC.md).
+CREATE OR REPLACE FUNCTION trove_sync.reset_key_check(space_name text) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE trove_sync.spaces s SET key_check = NULL WHERE s.name = space_name AND s.owner = current_user;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'role % owns no space named "%"', current_user, space_name USING ERRCODE = 'TS003';
+    END IF;
+END
+$$;
+
+-- Deletes one change set from the space's feed: one that does not open for any device (its
+-- bytes altered, or sealed with a key no member has), which devices keep in quarantine. Only
+-- the space's owner may (TS003). Returns false when there was no such change set. The feed's
+-- other sequences do not move; devices past it are not affected, later ones never see it.
+CREATE OR REPLACE FUNCTION trove_sync.delete_change_set(space_name text, sender text, sender_sequence bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    owned_id bigint;
+BEGIN
+    SELECT s.id INTO owned_id FROM trove_sync.spaces s
+    WHERE s.name = space_name AND s.owner = current_user;
+    IF owned_id IS NULL THEN
+        RAISE EXCEPTION 'role % owns no space named "%"', current_user, space_name
+            USING ERRCODE = 'TS003';
+    END IF;
+    DELETE FROM trove_sync.changes c
+    WHERE c.space_id = owned_id AND c.device = sender AND c.device_sequence = sender_sequence;
+    RETURN FOUND;
+END
 $$;
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA trove_sync FROM PUBLIC;

@@ -1,15 +1,21 @@
 import Foundation
 
 /// Everything sync refuses or fails at, matched by case.
-public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+///
+/// Codable so that a device keeps its last failure across runs (``SyncStatus/lastError``).
+public enum SyncError: Error, Hashable, Sendable, Codable, CustomStringConvertible, LocalizedError {
     /// The collection has `Int64` ids, which two offline devices would both hand out.
     case int64IDs(collection: String)
     /// The collection is not one of the space's synced collections (or does not exist).
     case unknownCollection(String)
     /// The key string or passphrase cannot make a key.
     case invalidKey(reason: String)
-    /// A change set did not open: the key is not the space's, or its bytes were altered on the
-    /// way. Nothing of it (nor of any later change set) was applied.
+    /// The key is not the space's: it does not open the space's key check (or, in a space from
+    /// before key checks, its first change set). Nothing was sent and nothing applied; the
+    /// device's changes wait until it syncs with the right key.
+    case wrongKey(space: String)
+    /// A change set did not open: its bytes were altered, or it was sealed with a key that is not
+    /// the space's. Nothing of it was applied (a pull quarantines it: ``SyncStatus/quarantined``).
     case cannotOpen(device: String, deviceSequence: Int64)
     /// A change set opened but its content is not a change set this version reads.
     case malformedChangeSet(device: String, deviceSequence: Int64, reason: String)
@@ -39,8 +45,11 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible, Local
                 + "and copy the records over in a migration"
         case .unknownCollection(let name): "collection \(name) is not synced in this space"
         case .invalidKey(let reason): "invalid sync key: \(reason)"
+        case .wrongKey(let space):
+            "the key (passphrase) is not the one of space \(space): nothing was sent or applied; "
+                + "sync again with the space's passphrase"
         case .cannotOpen(let device, let sequence):
-            "change set \(sequence) of device \(device) does not open: wrong key, or altered on the server; nothing applied"
+            "change set \(sequence) of device \(device) does not open: altered on the server, or sealed with another key; nothing applied"
         case .malformedChangeSet(let device, let sequence, let reason):
             "change set \(sequence) of device \(device) is malformed: \(reason); nothing applied"
         case .embeddingModelMismatch(let collection, let field, let local, let remote):

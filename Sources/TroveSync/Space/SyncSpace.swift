@@ -43,6 +43,9 @@ public actor SyncSpace {
     /// The last status read (after every push, pull, apply or failure).
     public private(set) var status: SyncStatus
     nonisolated let broadcaster = StatusBroadcaster()
+    /// Whether ``key`` was proved to be the space's (once per instance: the key check is
+    /// fetched before the first push or pull, not before every one).
+    private var keyVerified = false
 
     /// Change sets per pull request, and per push request (with a byte budget: a change set holds
     /// up to 2,000 records, and a push of a thousand large ones would not fit in memory or in
@@ -120,11 +123,16 @@ public actor SyncSpace {
     /// fails it stays, and the next push sends the same sealed bytes under the same sequence
     /// number (the server stores it once).
     ///
+    /// Before anything is sealed or sent, the key is checked against the space's key check
+    /// (``verifyKey()``): a wrong key sends nothing.
+    ///
     /// - Returns: how many change sets the server acknowledged.
-    /// - Throws: ``SyncError/transport(_:)`` (the outbox keeps everything); database errors.
+    /// - Throws: ``SyncError/wrongKey(space:)`` (nothing sealed or sent; the changes stay
+    ///   pending), ``SyncError/transport(_:)`` (the outbox keeps everything); database errors.
     @discardableResult
     public func push() async throws -> Int {
         do {
+            try await verifyKey()
             try await prepare()
             let schemaVersion = try await database.syncSchemaVersion()
             let (captured, key, space, device) = (captured, key, space, device)
@@ -166,15 +174,19 @@ public actor SyncSpace {
     /// pull cursor; change sets this device cannot apply yet are queued (``SyncStatus/queued``)
     /// and retried after each migration.
     ///
+    /// The key is checked first (``verifyKey()``), so a change set that then does not open (its
+    /// bytes altered, or sealed with a key that is not the space's) is at fault itself: it is
+    /// quarantined (``SyncStatus/quarantined``), nothing of it is applied, and the change sets
+    /// after it are applied as usual.
+    ///
     /// - Returns: how many change sets were applied (queued ones included once applied).
-    /// - Throws: ``SyncError/cannotOpen(device:deviceSequence:)`` (wrong key or altered bytes:
-    ///   nothing of that change set or after it is applied, the cursor stays before it),
-    ///   ``SyncError/malformedChangeSet(device:deviceSequence:reason:)``,
+    /// - Throws: ``SyncError/wrongKey(space:)`` (nothing applied, nothing quarantined),
     ///   ``SyncError/embeddingModelMismatch(collection:field:local:remote:)`` after applying
     ///   the rest (that change set stays queued), ``SyncError/transport(_:)``.
     @discardableResult
     public func pull() async throws -> Int {
         do {
+            try await verifyKey()
             var applied = try await prepare()
             var embeddingError: SyncError?
             while true {
@@ -204,6 +216,73 @@ public actor SyncSpace {
         }
     }
 
+    // MARK: Key check
+
+    /// Proves that this device's key is the space's before anything is sent or applied.
+    ///
+    /// The space's key check (a constant sealed with its key, kept by the transport) must open
+    /// with this key. A space without one gets this device's: it is new (an empty feed), or it
+    /// predates key checks, and then this key must open the feed's first change set (the key
+    /// the space started with; a device with a wrong passphrase joined later). Two devices that
+    /// race to set it both learn which one the transport kept.
+    ///
+    /// ``push()`` and ``pull()`` call it; call it to check a passphrase before syncing.
+    ///
+    /// - Throws: ``SyncError/wrongKey(space:)``, ``SyncError/transport(_:)``.
+    public func verifyKey() async throws {
+        guard !keyVerified else { return }
+        let stored: Data?
+        do { stored = try await transport.keyCheck(space: space) } catch { throw Self.transportError(error) }
+        if let stored {
+            guard try KeyCheck.opens(stored, key: key, space: space) else { throw SyncError.wrongKey(space: space) }
+        } else {
+            let first: [SealedChangeSet]
+            do { first = try await transport.pull(space: space, after: 0, limit: 1) } catch { throw Self.transportError(error) }
+            if let sealed = first.first, try !Sealing.opens(sealed, key: key, space: space) {
+                throw SyncError.wrongKey(space: space)
+            }
+            let check = try KeyCheck.seal(key: key, space: space)
+            let kept: Data
+            do { kept = try await transport.setKeyCheck(check, space: space) } catch { throw Self.transportError(error) }
+            guard try KeyCheck.opens(kept, key: key, space: space) else { throw SyncError.wrongKey(space: space) }
+        }
+        keyVerified = true
+    }
+
+    // MARK: Quarantine
+
+    /// Forgets a quarantined change set on this device (after the space's owner deleted it from
+    /// the server, or to stop listing it). It is not pulled again: the cursor is past it.
+    ///
+    /// - Parameter changeSet: one of ``SyncStatus/quarantined``.
+    public func forgetQuarantined(_ changeSet: QuarantinedChangeSet) async throws {
+        try await database.syncWrite { connection in
+            try connection.execute(
+                "DELETE FROM \(SyncTables.quarantine) WHERE server_sequence = ?", [.integer(changeSet.serverSequence)])
+        }
+        try await refreshStatus(error: status.lastError)
+    }
+
+    // MARK: Failures
+
+    /// Records a failure of a step around sync (creating the space on the server, say) as
+    /// ``SyncStatus/lastError``, as a failed push or pull records its own: kept in the database
+    /// until the next successful push or pull.
+    ///
+    /// - Parameter error: the failure (a ``SyncError``, or any error, kept as its description).
+    public func recordFailure(_ error: any Error) async throws {
+        try await refreshStatus(error: (error as? SyncError) ?? .transport(String(describing: error)))
+    }
+
+    /// The space `database` syncs, nil before its first ``SyncSpace`` (a database syncs one space
+    /// and keeps its name).
+    ///
+    /// - Parameter database: a database.
+    /// - Returns: the space's name.
+    public static func boundSpace(of database: Database) async throws -> String? {
+        try await database.syncWrite { connection in try SyncTables.boundSpace(connection) }
+    }
+
     /// An inbox for one write transaction (built outside it: the schema version is read here).
     private func makeInbox() async throws -> @Sendable (SyncRowWriter) -> Inbox {
         let schemaVersion = try await database.syncSchemaVersion()
@@ -228,7 +307,8 @@ public actor SyncSpace {
         let inbox = try await makeInbox()
         let tables = captured
         return try await database.syncApply { writer in
-            let applied = try inbox(writer).retryQueue()
+            let box = inbox(writer)
+            let applied = try box.retryQuarantine() + box.retryQueue()
             for table in tables.values { try ChangeCapture.install(table, on: writer.connection) }
             return applied
         }
@@ -302,32 +382,55 @@ public actor SyncSpace {
     }
 
     func refreshStatus(error: SyncError?) async throws {
-        var next = try await Self.readStatus(database, device: device)
-        next.lastError = error
+        // Kept in the database, in the transaction that reads the status back, so another
+        // process (`trove sync status`) sees why the last sync failed.
+        let encoded = try error.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let device = device
+        let next = try await database.syncWrite { connection in
+            if let encoded {
+                try connection.execute(
+                    "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('last_error', ?)", [.text(encoded)])
+            } else {
+                try connection.execute("DELETE FROM \(SyncTables.state) WHERE name = 'last_error'")
+            }
+            return try Self.readStatus(connection, device: device)
+        }
         status = next
         broadcaster.publish(next)
     }
 
     static func readStatus(_ database: Database, device: String) async throws -> SyncStatus {
-        try await database.syncWrite { connection in
-            let row = try connection.query("""
-                SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1),
-                       (SELECT count(*) FROM \(SyncTables.outbox)),
-                       pushed, pulled, (SELECT count(*) FROM \(SyncTables.conflicts))
-                FROM \(SyncTables.device)
-                """).first
-            let queued = try connection.query(
-                "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.queue) ORDER BY server_sequence"
-            ).map {
-                QueuedChangeSet(
-                    serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
-                    reason: QueueReasonCoding.decode($0.string(at: 3) ?? ""))
-            }
-            return SyncStatus(
-                device: device, pendingChanges: row?.int(at: 0) ?? 0, unacknowledgedChangeSets: row?.int(at: 1) ?? 0,
-                lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0, queued: queued,
-                conflicts: row?.int(at: 4) ?? 0)
+        try await database.syncWrite { connection in try readStatus(connection, device: device) }
+    }
+
+    static func readStatus(_ connection: Connection, device: String) throws -> SyncStatus {
+        let row = try connection.query("""
+            SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1),
+                   (SELECT count(*) FROM \(SyncTables.outbox)),
+                   pushed, pulled, (SELECT count(*) FROM \(SyncTables.conflicts))
+            FROM \(SyncTables.device)
+            """).first
+        let queued = try connection.query(
+            "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.queue) ORDER BY server_sequence"
+        ).map {
+            QueuedChangeSet(
+                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
+                reason: QueueReasonCoding.decode($0.string(at: 3) ?? ""))
         }
+        let quarantined = try connection.query(
+            "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.quarantine) ORDER BY server_sequence"
+        ).map {
+            QuarantinedChangeSet(
+                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
+                reason: QuarantineReasonCoding.decode($0.string(at: 3) ?? ""))
+        }
+        // An error this version cannot decode (written by a later one) reads as none.
+        let lastError = try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'last_error'")?
+            .stringValue.flatMap { try? JSONDecoder().decode(SyncError.self, from: Data($0.utf8)) }
+        return SyncStatus(
+            device: device, pendingChanges: row?.int(at: 0) ?? 0, unacknowledgedChangeSets: row?.int(at: 1) ?? 0,
+            lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0, queued: queued,
+            quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError)
     }
 
     static func transportError(_ error: any Error) -> SyncError {

@@ -17,16 +17,23 @@ public struct SyncStatus: Sendable, Hashable {
     public var lastPulledSequence: Int64
     /// Change sets pulled but not applied yet, with why.
     public var queued: [QueuedChangeSet]
+    /// Change sets pulled that never open here (altered, or sealed with a key that is not the
+    /// space's): skipped, never applied in part, kept here until forgotten
+    /// (``SyncSpace/forgetQuarantined(_:)``). The space's owner can delete them from the server.
+    public var quarantined: [QuarantinedChangeSet]
     /// How many overwritten concurrent values ``SyncSpace/conflicts()`` lists.
     public var conflicts: Int
     /// The last failure of a push, pull or apply (cleared by the next success of the same kind).
+    /// Kept in the database, so it outlives the process that failed.
     public var lastError: SyncError?
 
     /// A status with nothing pending.
     public init(
         device: String, pendingChanges: Int = 0, unacknowledgedChangeSets: Int = 0, lastPushedSequence: Int64 = 0,
-        lastPulledSequence: Int64 = 0, queued: [QueuedChangeSet] = [], conflicts: Int = 0, lastError: SyncError? = nil
+        lastPulledSequence: Int64 = 0, queued: [QueuedChangeSet] = [], quarantined: [QuarantinedChangeSet] = [],
+        conflicts: Int = 0, lastError: SyncError? = nil
     ) {
+        self.quarantined = quarantined
         self.device = device
         self.pendingChanges = pendingChanges
         self.unacknowledgedChangeSets = unacknowledgedChangeSets
@@ -72,5 +79,44 @@ public struct QueuedChangeSet: Sendable, Hashable {
                 "\(collection).\(field) vectors of another embedding model"
             }
         }
+    }
+}
+
+/// A change set this device pulled and will never apply: it does not open with the space's key
+/// (the key itself was proved before the pull, so the change set is at fault, not this device).
+public struct QuarantinedChangeSet: Sendable, Hashable {
+    /// Its position in the space's feed.
+    public var serverSequence: Int64
+    /// The device that sealed it (or whose id it claims).
+    public var device: String
+    /// That device's sequence number for it.
+    public var deviceSequence: Int64
+    /// Why it is not applied.
+    public var reason: Reason
+
+    /// Why a change set is quarantined.
+    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+        /// It does not open: its bytes were altered, or it was sealed with another key (a device
+        /// that synced with a wrong passphrase before key checks existed).
+        case cannotOpen
+        /// It opens but its content is not a change set this version reads (retried before every
+        /// pull: a later version may read it).
+        case malformed(String)
+
+        /// The reason in words.
+        public var description: String {
+            switch self {
+            case .cannotOpen: "does not open: altered on the server, or sealed with another key"
+            case .malformed(let reason): "malformed: \(reason)"
+            }
+        }
+    }
+
+    /// A quarantined change set.
+    public init(serverSequence: Int64, device: String, deviceSequence: Int64, reason: Reason) {
+        self.serverSequence = serverSequence
+        self.device = device
+        self.deviceSequence = deviceSequence
+        self.reason = reason
     }
 }

@@ -20,6 +20,8 @@ public final class InProcessTransport: SyncTransport, @unchecked Sendable {
     private let lock = NSLock()
     private var feeds: [String: [SealedChangeSet]] = [:]
     private var positions: [String: [String: Int64]] = [:]  // space -> "device/sequence" -> server sequence
+    private var lastSequences: [String: Int64] = [:]  // a feed's counter (deleting keeps the others' numbers)
+    private var keyChecks: [String: Data] = [:]
     private var listeners: [String: [Int: AsyncStream<Void>.Continuation]] = [:]
     private var nextListener = 0
 
@@ -46,6 +48,7 @@ public final class InProcessTransport: SyncTransport, @unchecked Sendable {
             if let failure = _failure { throw failure }
             var feed = feeds[space] ?? []
             var known = positions[space] ?? [:]
+            var last = lastSequences[space] ?? 0
             var sequences: [Int64] = []
             for set in changeSets {
                 let key = "\(set.device)/\(set.deviceSequence)"
@@ -54,13 +57,15 @@ public final class InProcessTransport: SyncTransport, @unchecked Sendable {
                     continue
                 }
                 var stored = set
-                stored.serverSequence = Int64(feed.count + 1)
+                last += 1
+                stored.serverSequence = last
                 feed.append(stored)
                 known[key] = stored.serverSequence
                 sequences.append(stored.serverSequence!)
             }
             feeds[space] = feed
             positions[space] = known
+            lastSequences[space] = last
             return (sequences, Array((listeners[space] ?? [:]).values))
         }
         for continuation in wake { continuation.yield() }
@@ -79,8 +84,7 @@ public final class InProcessTransport: SyncTransport, @unchecked Sendable {
         try lock.withLock {
             if let failure = _failure { throw failure }
             let feed = feeds[space] ?? []
-            let start = Int(max(after, 0))
-            guard start < feed.count else { return [] }
+            guard let start = feed.firstIndex(where: { ($0.serverSequence ?? 0) > after }) else { return [] }
             return Array(feed[start..<min(feed.count, start + limit)])
         }
     }
@@ -101,6 +105,53 @@ public final class InProcessTransport: SyncTransport, @unchecked Sendable {
             self.lock.withLock { _ = self.listeners[space]?.removeValue(forKey: id) }
         }
         return stream
+    }
+
+    /// The space's key check, nil until a device set one.
+    ///
+    /// - Parameter space: the space's name.
+    /// - Returns: the stored value.
+    /// - Throws: ``failure`` when set.
+    public func keyCheck(space: String) async throws -> Data? {
+        try lock.withLock {
+            if let failure = _failure { throw failure }
+            return keyChecks[space]
+        }
+    }
+
+    /// Stores `check` unless the space has a key check, and returns the one kept.
+    ///
+    /// - Parameters:
+    ///   - check: the sealed key check.
+    ///   - space: the space's name.
+    /// - Returns: the stored key check (the first one set).
+    /// - Throws: ``failure`` when set.
+    public func setKeyCheck(_ check: Data, space: String) async throws -> Data {
+        try lock.withLock {
+            if let failure = _failure { throw failure }
+            if let kept = keyChecks[space] { return kept }
+            keyChecks[space] = check
+            return check
+        }
+    }
+
+    /// Removes one change set from the feed, as a space's owner does with one no device can open
+    /// (the others keep their server sequences).
+    ///
+    /// - Parameters:
+    ///   - device: the device that sealed it.
+    ///   - deviceSequence: that device's sequence number for it.
+    ///   - space: the space's name.
+    /// - Returns: whether there was such a change set.
+    @discardableResult
+    public func deleteChangeSet(device: String, deviceSequence: Int64, space: String) -> Bool {
+        lock.withLock {
+            guard let index = feeds[space]?.firstIndex(where: { $0.device == device && $0.deviceSequence == deviceSequence })
+            else { return false }
+            feeds[space]?.remove(at: index)
+            positions[space]?["\(device)/\(deviceSequence)"] = nil
+            return true
+        }
     }
 
     /// Every stored change set of `space`, in feed order (what a server would hold: ciphertext).

@@ -38,4 +38,12 @@ public protocol SyncTransport: Sendable {
     /// when the transport closes. A transport that cannot notify returns a stream that never yields,
     /// and the sync loop falls back to polling.
     func notifications(space: String) -> AsyncStream<Void>
+
+    /// The space's key check: an opaque value sealed with the space's key, which a device opens
+    /// before it pushes or pulls (nil while the space has none). The transport stores it as it is.
+    func keyCheck(space: String) async throws -> Data?
+
+    /// Stores `check` as the space's key check unless it has one, atomically, and returns the one
+    /// it keeps (the first stored wins; a device that raced with another key sees the winner's).
+    func setKeyCheck(_ check: Data, space: String) async throws -> Data
 }
