@@ -5,7 +5,7 @@ import Trove
 /// A reference model: a final class, @Observable so SwiftUI redraws when it changes.
 /// CodingKeys name the columns (Observation stores each property as `_name`), and
 /// `properties` lists the stored properties so a context can put saved values back.
-@Observable final class Post: _ReferenceModel {
+@Model final class Post {
     var id: Int64
     var title: String
     var content: String
@@ -20,14 +20,10 @@ import Trove
         self.cover = LazyField(cover)
     }
 
-    enum CodingKeys: String, CodingKey {
-        case _id = "id", _title = "title", _content = "content", _blogID = "blogID", _cover = "cover"
-    }
-    static var properties: [PartialKeyPath<Post>] { [\.title, \.content, \.blogID, \.cover] }
     static var modelOptions: ModelOptions { ModelOptions().reference(\Post.blogID, to: Blog.self, onDelete: .nullify) }
 }
 
-@Observable final class Blog: _ReferenceModel {
+@Model final class Blog {
     var id: Int64
     var name: String
 
@@ -36,8 +32,6 @@ import Trove
         self.name = name
     }
 
-    enum CodingKeys: String, CodingKey { case _id = "id", _name = "name" }
-    static var properties: [PartialKeyPath<Blog>] { [\.name] }
 }
 
 /// A value model in the same schema: a struct, read and written through `database.models`.

@@ -27,10 +27,10 @@ struct ModelDiagnostic: DiagnosticMessage {
             message: "@Transient property '\(name)' needs a default value: it is not stored, so a fetched model starts from it",
             id: "transientDefault")
     }
-    static func relationshipNotYet(_ name: String) -> ModelDiagnostic {
+    static func toManyWithoutInverse(_ name: String) -> ModelDiagnostic {
         ModelDiagnostic(
-            message: "relationship '\(name)': object relationships are not stored yet; store the other model's id (var \(name)ID: Other.ID?) and declare it with ModelOptions.reference(_:to:onDelete:)",
-            id: "relationship")
+            message: "to-many relationship '\(name)' needs its inverse, @Relationship(inverse: \\Child.parent): it is stored as each child's reference",
+            id: "toManyInverse")
     }
     static func manyBindings() -> ModelDiagnostic {
         ModelDiagnostic(message: "declare one stored property per 'var' in a @Model class", id: "manyBindings")

@@ -24,7 +24,10 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             context.diagnose(Diagnostic(node: declaredID.type, message: ModelDiagnostic.badID(declaredID.typeText)))
             return []
         }
-        let columns = stored.filter { $0.name != "id" }
+        let persisted = stored.filter { $0.name != "id" }
+        // To-many relationships have no column: the children's references are their storage.
+        let columns = persisted.filter { !$0.isToMany }
+        let toMany = persisted.filter(\.isToMany)
         var members: [DeclSyntax] = [
             "private let _$observationRegistrar = Trove._ObservationRegistrar()",
             """
@@ -39,6 +42,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
             }
             """,
+            "public let _$backing = Trove._ModelBacking()",
         ]
         if declaredID == nil {
             // Left to the context: a time-ordered UUID (v7) given on insert, unique across devices.
@@ -52,19 +56,21 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             }
             """)
         let idType = declaredID?.typeText ?? "Trove._ModelUUID"
-        let decodes = columns.map { property in
-            "self._\(property.name) = try Trove._ModelCoding.decode((\(property.typeText)).self, forKey: .\(property.name), from: container)"
-        }.joined(separator: "\n")
+        let decodes = (columns.map { property in
+            "self._\(property.name) = try Trove._ModelCoding.decode((\(property.typeText)).self, forKey: .\(property.name), from: container, references: &references)"
+        } + toMany.map { "self._\($0.name) = []" }).joined(separator: "\n")
         members.append(
             """
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
+                var references = Trove._PendingReferences(fromRow: true)
                 self.id = try container.decode(\(raw: idType).self, forKey: .id)
                 \(raw: decodes)
+                self._$backing.pending = references
             }
             """)
         let encodes = columns.map { property in
-            "try Trove._ModelCoding.encode(self._\(property.name), forKey: .\(property.name), to: &container)"
+            "try Trove._ModelCoding.encode(self._\(property.name), forKey: .\(property.name), to: &container, backing: _$backing)"
         }.joined(separator: "\n")
         members.append(
             """
@@ -74,9 +80,16 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 \(raw: encodes)
             }
             """)
-        let keyPaths = columns.map { "\\\(typeName).\($0.name)" }.joined(separator: ", ")
-        members.append("public static var properties: [PartialKeyPath<\(raw: typeName)>] { [\(raw: keyPaths)] }")
+        let keyPaths = columns.map { "(\"\($0.name)\", \\\(typeName).\($0.name))" }.joined(separator: ", ")
+        members.append(
+            "public static var _$properties: [(name: String, keyPath: PartialKeyPath<\(raw: typeName)>)] { [\(raw: keyPaths)] }")
         members.append(modelOptions(typeName: typeName, columns: columns, members: classDecl.memberBlock.members))
+        let relationships = toMany.map { property in
+            let rule = property.deleteRule.map { ", deleteRule: \($0.trimmedDescription)" } ?? ""
+            return "Trove._RelationshipMetadata(\\\(typeName).\(property.name), name: \"\(property.name)\", inverse: \(property.inverse!.trimmedDescription)\(rule))"
+        }
+        members.append(
+            "public static var _$relationships: [Trove._RelationshipMetadata] { [\(raw: relationships.joined(separator: ", "))] }")
         return members
     }
 
@@ -90,6 +103,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             if let original = property.originalName {
                 lines.append("options = options.originalName(\(original.trimmedDescription), of: \(keyPath))")
             }
+            lines.append("Trove._ModelCoding.describe(\(keyPath), as: (\(property.typeText)).self, in: &options)")
         }
         for member in members {
             guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self) else { continue }
@@ -102,9 +116,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             }
         }
         lines.append("return options")
-        if lines.count == 2 { lines = ["Trove.ModelOptions()"] }  // nothing declared
         return """
-            public static var modelOptions: Trove.ModelOptions {
+            public static var _$modelOptions: Trove.ModelOptions {
                 \(raw: lines.joined(separator: "\n"))
             }
             """
@@ -135,6 +148,14 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             !StoredProperties.hasAttribute(variable, "_PersistedProperty")
         else { return [] }
         if binding.accessorBlock != nil { return [] }  // observers: diagnosed by the member expansion
+        let inverse = variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
+            .first { $0.attributeName.trimmedDescription == "Relationship" }?
+            .arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?.expression
+        if let inverse, let type = binding.typeAnnotation?.type,
+            StoredProperty(name: name, type: type, declaration: variable, isTransient: false).isArray
+        {
+            return ["@_PersistedProperty(inverse: \(inverse.trimmed))"]
+        }
         return ["@_PersistedProperty"]
     }
 

@@ -2,8 +2,11 @@ import SwiftSyntax
 import SwiftSyntaxMacros
 
 /// `@_PersistedProperty` (added by `@Model` to each stored property): the property becomes
-/// computed over `_name` storage, observed as an `@Observable` class's properties are. A context
-/// reads and compares the storage directly (ReferenceLayout), so saves pay no getter.
+/// computed over `_name` storage, observed as an `@Observable` class's properties are, and read
+/// and set through `_ModelCoding`, whose overloads (chosen by the property's type when compiled)
+/// do nothing for values and, for relationships, resolve the other side through the model's
+/// context on first access and keep the inverse in step. A context reads and compares the
+/// storage directly (ReferenceLayout), so saves pay no getter.
 public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
@@ -12,6 +15,9 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         guard let variable = declaration.as(VariableDeclSyntax.self), let binding = variable.bindings.first,
             let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed
         else { return [] }
+        let n = name.text
+        let inverse = node.arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?.expression
+        let extra = inverse.map { ", inverse: \($0.trimmedDescription)" } ?? ""
         return [
             """
             @storageRestrictions(initializes: _\(name))
@@ -22,14 +28,19 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
             """
             get {
                 access(keyPath: \\.\(name))
+                if let resolved = Trove._ModelCoding.resolved(_\(name), name: "\(raw: n)"\(raw: extra), of: self) {
+                    _\(name) = resolved
+                }
                 return _\(name)
             }
             """,
             """
             set {
+                let oldValue = _\(name)
                 withMutation(keyPath: \\.\(name)) {
                     _\(name) = newValue
                 }
+                Trove._ModelCoding.didSet(name: "\(raw: n)", from: oldValue, to: newValue\(raw: extra), of: self)
             }
             """,
         ]

@@ -33,6 +33,10 @@ struct StoredProperty {
         return false
     }
 
+    /// A to-many relationship: `@Relationship(inverse:)` on an array of models. It has no column
+    /// (the children's references are its storage).
+    var isToMany: Bool { relationship != nil && isArray }
+
     /// The type as written, without surrounding trivia.
     var typeText: String { type.trimmedDescription }
 }
@@ -133,8 +137,8 @@ enum StoredProperties {
                     }
                 }
             }
-            if let relationship = property.relationship {
-                report(Diagnostic(node: relationship, message: ModelDiagnostic.relationshipNotYet(name)))
+            if let relationship = property.relationship, property.isArray, property.inverse == nil {
+                report(Diagnostic(node: relationship, message: ModelDiagnostic.toManyWithoutInverse(name)))
                 failed = true
                 continue
             }

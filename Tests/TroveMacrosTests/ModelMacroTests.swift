@@ -49,12 +49,17 @@ private func expect(
                     }
                     get {
                         access(keyPath: \\.name)
+                        if let resolved = Trove._ModelCoding.resolved(_name, name: "name", of: self) {
+                            _name = resolved
+                        }
                         return _name
                     }
                     set {
+                        let oldValue = _name
                         withMutation(keyPath: \\.name) {
                             _name = newValue
                         }
+                        Trove._ModelCoding.didSet(name: "name", from: oldValue, to: newValue, of: self)
                     }
                 }
 
@@ -66,12 +71,17 @@ private func expect(
                     }
                     get {
                         access(keyPath: \\.notes)
+                        if let resolved = Trove._ModelCoding.resolved(_notes, name: "notes", of: self) {
+                            _notes = resolved
+                        }
                         return _notes
                     }
                     set {
+                        let oldValue = _notes
                         withMutation(keyPath: \\.notes) {
                             _notes = newValue
                         }
+                        Trove._ModelCoding.didSet(name: "notes", from: oldValue, to: newValue, of: self)
                     }
                 }
 
@@ -94,6 +104,8 @@ private func expect(
                     try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
                 }
 
+                public let _$backing = Trove._ModelBacking()
+
                 public var id: Trove._ModelUUID = .unassigned
 
                 public enum CodingKeys: String, CodingKey {
@@ -104,24 +116,33 @@ private func expect(
 
                 public init(from decoder: any Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
+                    var references = Trove._PendingReferences(fromRow: true)
                     self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
-                    self._name = try Trove._ModelCoding.decode((String).self, forKey: .name, from: container)
-                    self._notes = try Trove._ModelCoding.decode((String?).self, forKey: .notes, from: container)
+                    self._name = try Trove._ModelCoding.decode((String).self, forKey: .name, from: container, references: &references)
+                    self._notes = try Trove._ModelCoding.decode((String?).self, forKey: .notes, from: container, references: &references)
+                    self._$backing.pending = references
                 }
 
                 public func encode(to encoder: any Encoder) throws {
                     var container = encoder.container(keyedBy: CodingKeys.self)
                     try container.encode(self.id, forKey: .id)
-                    try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container)
-                    try Trove._ModelCoding.encode(self._notes, forKey: .notes, to: &container)
+                    try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container, backing: _$backing)
+                    try Trove._ModelCoding.encode(self._notes, forKey: .notes, to: &container, backing: _$backing)
                 }
 
-                public static var properties: [PartialKeyPath<Trip>] {
-                    [\\Trip.name, \\Trip.notes]
+                public static var _$properties: [(name: String, keyPath: PartialKeyPath<Trip>)] {
+                    [("name", \\Trip.name), ("notes", \\Trip.notes)]
                 }
 
-                public static var modelOptions: Trove.ModelOptions {
-                    Trove.ModelOptions()
+                public static var _$modelOptions: Trove.ModelOptions {
+                    var options = Trove.ModelOptions()
+                    Trove._ModelCoding.describe(\\Trip.name, as: (String).self, in: &options)
+                    Trove._ModelCoding.describe(\\Trip.notes, as: (String?).self, in: &options)
+                    return options
+                }
+
+                public static var _$relationships: [Trove._RelationshipMetadata] {
+                    []
                 }
             }
 
@@ -152,12 +173,17 @@ private func expect(
                         }
                         get {
                             access(keyPath: \\.email)
+                            if let resolved = Trove._ModelCoding.resolved(_email, name: "email", of: self) {
+                                _email = resolved
+                            }
                             return _email
                         }
                         set {
+                            let oldValue = _email
                             withMutation(keyPath: \\.email) {
                                 _email = newValue
                             }
+                            Trove._ModelCoding.didSet(name: "email", from: oldValue, to: newValue, of: self)
                         }
                     }
 
@@ -169,12 +195,17 @@ private func expect(
                         }
                         get {
                             access(keyPath: \\.familyName)
+                            if let resolved = Trove._ModelCoding.resolved(_familyName, name: "familyName", of: self) {
+                                _familyName = resolved
+                            }
                             return _familyName
                         }
                         set {
+                            let oldValue = _familyName
                             withMutation(keyPath: \\.familyName) {
                                 _familyName = newValue
                             }
+                            Trove._ModelCoding.didSet(name: "familyName", from: oldValue, to: newValue, of: self)
                         }
                     }
 
@@ -186,12 +217,17 @@ private func expect(
                         }
                         get {
                             access(keyPath: \\.givenName)
+                            if let resolved = Trove._ModelCoding.resolved(_givenName, name: "givenName", of: self) {
+                                _givenName = resolved
+                            }
                             return _givenName
                         }
                         set {
+                            let oldValue = _givenName
                             withMutation(keyPath: \\.givenName) {
                                 _givenName = newValue
                             }
+                            Trove._ModelCoding.didSet(name: "givenName", from: oldValue, to: newValue, of: self)
                         }
                     }
 
@@ -209,6 +245,8 @@ private func expect(
                         try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
+                    public let _$backing = Trove._ModelBacking()
+
                     public enum CodingKeys: String, CodingKey {
                         case id
                         case email
@@ -218,32 +256,41 @@ private func expect(
 
                     public init(from decoder: any Decoder) throws {
                         let container = try decoder.container(keyedBy: CodingKeys.self)
+                        var references = Trove._PendingReferences(fromRow: true)
                         self.id = try container.decode(Int64.self, forKey: .id)
-                        self._email = try Trove._ModelCoding.decode((String).self, forKey: .email, from: container)
-                        self._familyName = try Trove._ModelCoding.decode((String).self, forKey: .familyName, from: container)
-                        self._givenName = try Trove._ModelCoding.decode((String).self, forKey: .givenName, from: container)
+                        self._email = try Trove._ModelCoding.decode((String).self, forKey: .email, from: container, references: &references)
+                        self._familyName = try Trove._ModelCoding.decode((String).self, forKey: .familyName, from: container, references: &references)
+                        self._givenName = try Trove._ModelCoding.decode((String).self, forKey: .givenName, from: container, references: &references)
+                        self._$backing.pending = references
                     }
 
                     public func encode(to encoder: any Encoder) throws {
                         var container = encoder.container(keyedBy: CodingKeys.self)
                         try container.encode(self.id, forKey: .id)
-                        try Trove._ModelCoding.encode(self._email, forKey: .email, to: &container)
-                        try Trove._ModelCoding.encode(self._familyName, forKey: .familyName, to: &container)
-                        try Trove._ModelCoding.encode(self._givenName, forKey: .givenName, to: &container)
+                        try Trove._ModelCoding.encode(self._email, forKey: .email, to: &container, backing: _$backing)
+                        try Trove._ModelCoding.encode(self._familyName, forKey: .familyName, to: &container, backing: _$backing)
+                        try Trove._ModelCoding.encode(self._givenName, forKey: .givenName, to: &container, backing: _$backing)
                     }
 
-                    public static var properties: [PartialKeyPath<Person>] {
-                        [\\Person.email, \\Person.familyName, \\Person.givenName]
+                    public static var _$properties: [(name: String, keyPath: PartialKeyPath<Person>)] {
+                        [("email", \\Person.email), ("familyName", \\Person.familyName), ("givenName", \\Person.givenName)]
                     }
 
-                    public static var modelOptions: Trove.ModelOptions {
+                    public static var _$modelOptions: Trove.ModelOptions {
                         var options = Trove.ModelOptions()
                         options = options.unique(\\Person.email)
+                        Trove._ModelCoding.describe(\\Person.email, as: (String).self, in: &options)
                         options = options.originalName("surname", of: \\Person.familyName)
+                        Trove._ModelCoding.describe(\\Person.familyName, as: (String).self, in: &options)
+                        Trove._ModelCoding.describe(\\Person.givenName, as: (String).self, in: &options)
                         options = options.indexed(\\Person.familyName)
                         options = options.indexed(\\Person.familyName, \\Person.givenName)
                         options = options.unique(\\Person.givenName, \\Person.familyName)
                         return options
+                    }
+
+                    public static var _$relationships: [Trove._RelationshipMetadata] {
+                        []
                     }
                 }
 
@@ -349,7 +396,7 @@ private func expect(
         ("var id: Int", "'id' must be a var of type UUID, Int64 or String, not 'Int'"),
         ("var a: Int = 0, b: Int = 0", "declare one stored property per 'var' in a @Model class"),
         ("var x: Int = 0 { didSet { } }", "stored property 'x' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead"),
-        ("@Relationship(deleteRule: .cascade) var items: [Item] = []", "relationship 'items': object relationships are not stored yet; store the other model's id (var itemsID: Other.ID?) and declare it with ModelOptions.reference(_:to:onDelete:)"),
+        ("@Relationship(deleteRule: .cascade) var items: [Item] = []", "to-many relationship 'items' needs its inverse, @Relationship(inverse: \\Child.parent): it is stored as each child's reference"),
     ])
     func whatCannotBeStoredIsAnError(declaration: String, message: String) {
         let source = "@Model final class Box {\n    \(declaration)\n}"

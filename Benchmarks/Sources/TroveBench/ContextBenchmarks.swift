@@ -7,7 +7,7 @@ import Trove
 import TroveSQLite
 
 /// The workload's record as a reference model.
-@Observable final class ItemRecord: _ReferenceModel {
+@Model final class ItemRecord {
     var id: Int64
     var title: String
     var body: String
@@ -20,10 +20,6 @@ import TroveSQLite
         (id, title, body, category, year, score, tags) = (item.id, item.title, item.body, item.category, item.year, item.score, item.tags)
     }
 
-    enum CodingKeys: String, CodingKey {
-        case _id = "id", _title = "title", _body = "body", _category = "category", _year = "year", _score = "score", _tags = "tags"
-    }
-    static var properties: [PartialKeyPath<ItemRecord>] { [\.title, \.body, \.category, \.year, \.score, \.tags] }
     static var collectionName: String { "item" }
     static var modelOptions: ModelOptions { ModelOptions().indexed(\ItemRecord.category, \ItemRecord.year) }
 }
@@ -34,23 +30,19 @@ enum ItemsV1: VersionedSchema {
 }
 
 /// A model with a large blob, lazy or not.
-@Observable final class LazyPhoto: _ReferenceModel {
+@Model final class LazyPhoto {
     var id: Int64
     var caption: String
     var pixels: LazyField<Data>
     init(id: Int64, caption: String, pixels: Data) { (self.id, self.caption, self.pixels) = (id, caption, LazyField(pixels)) }
-    enum CodingKeys: String, CodingKey { case _id = "id", _caption = "caption", _pixels = "pixels" }
-    static var properties: [PartialKeyPath<LazyPhoto>] { [\.caption, \.pixels] }
     static var collectionName: String { "photo" }
 }
 
-@Observable final class EagerPhoto: _ReferenceModel {
+@Model final class EagerPhoto {
     var id: Int64
     var caption: String
     var pixels: Data?
     init(id: Int64, caption: String, pixels: Data) { (self.id, self.caption, self.pixels) = (id, caption, pixels) }
-    enum CodingKeys: String, CodingKey { case _id = "id", _caption = "caption", _pixels = "pixels" }
-    static var properties: [PartialKeyPath<EagerPhoto>] { [\.caption, \.pixels] }
     static var collectionName: String { "photo" }
 }
 

@@ -17,6 +17,11 @@ final class ContextStore {
     var loadedChildren: [RelationshipKey: [DocumentID: [DocumentID]]] = [:]
     /// How many fetches this context has run (each one statement), for tests of prefetching.
     var reads = 0
+    /// The context that owns this store: what its models' `modelContext` is.
+    weak var owner: ModelContext?
+    /// What went wrong in a relationship's getter or setter (which cannot throw), thrown by the
+    /// next save.
+    var relationshipError: (any Error)?
 
     var allTables: [any AnyTrackedModels] { Array(tables.values) }
 
@@ -36,7 +41,17 @@ final class ContextStore {
         return table
     }
 
-    func insert<M: _ReferenceModel>(_ model: M) throws { try table(M.self).insert(model) }
+    func insert<M: _ReferenceModel>(_ model: M) throws {
+        try table(M.self).insert(model)
+        model._$backing.context = owner
+        try insertGraph(of: model)
+    }
+
+    /// Makes this context the one fetched models name (``_ReferenceModel/modelContext``).
+    func own<M: _ReferenceModel>(_ models: [M]) -> [M] {
+        for model in models { model._$backing.context = owner }
+        return models
+    }
 
     func delete<M: _ReferenceModel>(_ model: M) throws { try table(M.self).delete(model) }
 
@@ -50,7 +65,7 @@ final class ContextStore {
             // also takes each model's snapshot and makes its entry while the model is in its
             // cache. Here each entry only goes into the identity map, its reference handed over
             // (not retained again): a fetch does not touch its models or entries a second time.
-            return try table.adopt(await readModels(table, try table.query(descriptor)))
+            return own(try table.adopt(await readModels(table, try table.query(descriptor))))
         }
         let documents = try await read(table.name, try table.query(descriptor))
         models.reserveCapacity(documents.count)
@@ -58,7 +73,7 @@ final class ContextStore {
             let model = try table.instance(for: document)
             if table.entries[document.id]?.isDeleted != true { models.append(model) }
         }
-        return models
+        return own(models)
     }
 
     nonisolated(nonsending) func model<M: _ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
@@ -67,7 +82,7 @@ final class ContextStore {
         var query = try table.query(FetchDescriptor())
         query.filter = .compare(.id, .equal, id.documentID.value)
         let documents = try await read(table.name, query)
-        return try documents.first.map(table.instance(for:))
+        return own(try documents.map(table.instance(for:))).first
     }
 
     nonisolated(nonsending) func load<M: _ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M)
@@ -77,6 +92,10 @@ final class ContextStore {
     }
 
     nonisolated(nonsending) func save() async throws {
+        if let error = relationshipError {
+            relationshipError = nil
+            throw error
+        }
         let ordered = registry.order.compactMap { tables[$0] }
         var changes: [TableChanges] = []
         var saving: [any AnyTrackedModels] = []
@@ -193,6 +212,16 @@ extension ContextStore {
             let model = try table.instance(for: document)
             if table.entries[document.id]?.isDeleted != true { models.append(model) }
         }
-        return models
+        return own(models)
+    }
+
+    /// One stored model read by id (resolving a to-one relationship).
+    func readModel<T: _ReferenceModel>(_ type: T.Type, id: DocumentID) throws -> T? {
+        nil  // synchronous reads come with the context's own connection
+    }
+
+    /// The stored models whose `column` names `parent` (loading a to-many relationship).
+    func readChildren<C: _ReferenceModel>(_ type: C.Type, column: String, parent: DocumentID) throws -> [C] {
+        []  // synchronous reads come with the context's own connection
     }
 }

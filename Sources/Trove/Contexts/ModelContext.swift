@@ -29,6 +29,7 @@ public final class ModelContext {
     init(database: Database, registry: ContextRegistry, isolation: (any Actor)?) {
         store = ContextStore(database: database, registry: registry)
         self.isolation = isolation
+        store.owner = self
     }
 
     /// Starts tracking a new model; the next ``save()`` inserts it.

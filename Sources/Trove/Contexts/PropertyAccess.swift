@@ -47,6 +47,16 @@ final class PropertyAccess: @unchecked Sendable {
         self.init(name: name, readsStorage: offset != nil, _openExistential(type(of: keyPath).valueType, do: make))
     }
 
+    /// An access made of its closures (a to-one relationship's, ``ToOneAccess``).
+    init(
+        name: String, readsStorage: Bool, read: @escaping (AnyObject) -> Any, isCurrent: @escaping (AnyObject, UnsafeRawPointer) -> Bool,
+        write: @escaping (AnyObject, Any) -> Void, encode: @escaping (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
+    ) {
+        self.name = name
+        self.readsStorage = readsStorage
+        (self.read, self.isCurrent, self.write, self.encode) = (read, isCurrent, write, encode)
+    }
+
     private init(name: String, readsStorage: Bool, _ closures: Closures) {
         self.name = name
         self.readsStorage = readsStorage

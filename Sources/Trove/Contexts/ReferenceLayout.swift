@@ -2,17 +2,21 @@
 import Foundation
 import Observation
 
-/// What the contexts need to know about a reference model type beyond its ``ModelSchema``:
-/// which property each of its key paths names, and a writable key path per stored property.
+/// What the contexts need to know about a `@Model` class beyond its ``ModelSchema``: its
+/// properties by name (the macro lists them, ``_ReferenceModel/_$properties``), how to read,
+/// compare and write each one, and its to-one relationships.
 ///
-/// `@unchecked Sendable`: `names` is only touched while holding `lock`, and so are the probes
-/// (read-only instances only this type can reach); `writable` and `accesses` are set once in
-/// `init`, and key paths and the accesses' closures are immutable.
+/// `@unchecked Sendable`: `prefixes` is only touched while holding `lock`; everything else is set
+/// once in `init`, and key paths and the accesses' closures are immutable.
 final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     private let lock = NSLock()
-    private let probes: [(instance: M, handed: [String: String?], types: [String: String])]
-    private var names: [AnyKeyPath: String] = [:]
-    /// Property name -> its key path from ``_ReferenceModel/properties``.
+    /// Key path -> property name.
+    private let names: [AnyKeyPath: String]
+    /// Printed key path of each property (`\M.<computed 0x... (T)>`), to name the first
+    /// component of longer key paths (`\M.budget.amount`), which print with it as a prefix.
+    private let printed: [(prefix: String, name: String)]
+    private var prefixes: [AnyKeyPath: String] = [:]
+    /// Property name -> its key path.
     let writable: [String: PartialKeyPath<M>]
     /// Property name -> how to read, compare, write and encode it.
     let accesses: [String: PropertyAccess]
@@ -21,6 +25,8 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     let idAccess: PropertyAccess
     /// The properties a fetch leaves out (``LazyField``).
     let lazy: Set<String>
+    /// The to-one relationships: what each holds, for inserting related models with a model.
+    let toOne: [ToOneAccess]
     /// The bytes from an instance's start to the end of its last stored field: what a save
     /// reads of each tracked model (asked for ahead of its visit).
     let instanceExtent: Int
@@ -31,49 +37,35 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     }
 
     private init() throws {
-        let typeName = String(describing: M.self)
-        var probes: [(instance: M, handed: [String: String?], types: [String: String])] = []
-        var round = 0
-        var lazy: Set<String> = []
-        repeat {
-            let probe = ModelProbe(.unique(round: round))
-            do {
-                probes.append((try M(from: probe), probe.handed, probe.types))
-                lazy = probe.lazy
-            } catch {
-                throw TroveError.invalidModel(type: typeName, reason: "its init(from:) fails on probe values (\(error))")
-            }
-            round += 1
-        } while probes[0].handed.values.count(where: { $0 == "true" || $0 == "false" }) >> round > 0
-        self.probes = probes
+        let properties = M._$properties
         var writable: [String: PartialKeyPath<M>] = [:]
         var names: [AnyKeyPath: String] = [:]
-        for keyPath in M.properties {
-            guard let name = Self.name(of: keyPath, probes: probes) else {
-                throw TroveError.invalidModel(type: typeName, reason: "properties lists \(keyPath), which is not one stored property")
-            }
+        for (name, keyPath) in properties {
             writable[name] = keyPath
             names[keyPath] = name
         }
-        for name in probes[0].handed.keys where name != "id" && writable[name] == nil {
-            throw TroveError.invalidModel(
-                type: typeName, reason: "properties does not list \(name) (a context puts saved values back through it)")
-        }
         self.writable = writable
+        names[\M.id] = "id"
+        self.names = names
+        printed = properties.map { (String(describing: $0.keyPath), $0.name) }
+        lazy = Set(properties.filter { type(of: $0.keyPath).valueType is any LazyFieldValue.Type }.map(\.name))
         let fields = Self.storedFields()
         func size<T>(_: T.Type) -> Int { MemoryLayout<T>.size }
         instanceExtent = fields.values.map { $0.offset + _openExistential($0.type, do: size) }.max() ?? 64
-        func access(_ name: String, _ keyPath: PartialKeyPath<M>) -> PropertyAccess {
-            let access = PropertyAccess(name: name, keyPath: keyPath, offset: Self.storage(of: name, keyPath, in: fields))
-            // The storage must read as the property does (a stored field that is not its
-            // backing would not): checked on every probe, else the key path is used.
-            if probes.allSatisfy({ "\(access.read($0.instance))" == "\($0.instance[keyPath: keyPath])" }) { return access }
-            return PropertyAccess(name: name, keyPath: keyPath, offset: nil)
+        var accesses: [String: PropertyAccess] = [:]
+        var toOne: [ToOneAccess] = []
+        for (name, keyPath) in properties {
+            let offset = Self.storage(of: name, keyPath, in: fields)
+            if let relationship = ToOneAccess(name: name, keyPath: keyPath, offset: offset) {
+                toOne.append(relationship)
+                accesses[name] = relationship.access
+            } else {
+                accesses[name] = PropertyAccess(name: name, keyPath: keyPath, offset: offset)
+            }
         }
-        self.accesses = writable.reduce(into: [:]) { accesses, property in accesses[property.key] = access(property.key, property.value) }
-        self.idAccess = access("id", \M.id)
-        self.names = names
-        self.lazy = lazy
+        self.accesses = accesses
+        self.toOne = toOne
+        idAccess = PropertyAccess(name: "id", keyPath: \M.id, offset: fields["id"].flatMap { $0.type == M.ID.self ? $0.offset : nil })
     }
 
     /// `M`'s stored fields (its own, not a superclass's) by name: offset from the start of an
@@ -88,38 +80,25 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
         return listed ? fields : [:]
     }
 
-    /// Where property `name` is stored: its own stored field, or the `_name` field
-    /// `@Observable` keeps behind it, when that field has the property's type.
+    /// Where property `name` is stored: the `_name` field the macro declares behind it, when
+    /// that field has the property's type.
     private static func storage(of name: String, _ keyPath: PartialKeyPath<M>, in fields: [String: (offset: Int, type: Any.Type)]) -> Int? {
         let valueType = ObjectIdentifier(type(of: keyPath).valueType)
-        for candidate in M.self is any Observable.Type ? [name, "_" + name] : [name] {
-            if let field = fields[candidate], ObjectIdentifier(field.type) == valueType { return field.offset }
-        }
-        return nil
+        guard let field = fields["_" + name], ObjectIdentifier(field.type) == valueType else { return nil }
+        return field.offset
     }
 
     /// The property `keyPath` names (a key path of `M` whose first component is a property),
     /// or nil when it names none.
     func name(of keyPath: AnyKeyPath) -> String? {
-        lock.withLock {
-            if let known = names[keyPath] { return known }
-            let found = Self.name(of: keyPath, probes: probes)
-            if let found { names[keyPath] = found }
+        if let known = names[keyPath] { return known }
+        return lock.withLock {
+            if let known = prefixes[keyPath] { return known }
+            let text = String(describing: keyPath)
+            let found = printed.first { text.hasPrefix($0.prefix + ".") || text.hasPrefix($0.prefix + "?.") }?.name
+            if let found { prefixes[keyPath] = found }
             return found
         }
-    }
-
-    private static func name(of keyPath: AnyKeyPath, probes: [(instance: M, handed: [String: String?], types: [String: String])]) -> String? {
-        let read = probes.map { probe in (probe.instance as Any)[keyPath: keyPath].flatMap(unwrapped).map { String(describing: $0) } }
-        let byValue = probes[0].handed.keys.filter { name in
-            probes.indices.allSatisfy { i in probes[i].handed[name].flatMap { $0 } != nil && probes[i].handed[name]! == read[i] }
-        }
-        if byValue.count == 1 { return byValue[0] }
-        // Values that cannot be unique (enums, nested values): the only property of that type.
-        var valueType = String(describing: type(of: keyPath).valueType)
-        if valueType.hasPrefix("Optional<"), valueType.hasSuffix(">") { valueType = String(valueType.dropFirst(9).dropLast()) }
-        let byType = probes[0].types.filter { $0.value == valueType }.map(\.key)
-        return byType.count == 1 ? byType[0] : nil
     }
 
     /// Copies every stored property from `source` into `target` through its setter.
@@ -128,10 +107,77 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     }
 }
 
-private func unwrapped(_ value: Any) -> Any? {
-    let mirror = Mirror(reflecting: value)
-    guard mirror.displayStyle == .optional else { return value }
-    return mirror.children.first.flatMap { unwrapped($0.value) }
+/// A to-one relationship property (`var category: Category?`): its ``PropertyAccess`` works on
+/// the referenced model's id (what the row stores), read from the storage or the pending
+/// reference without resolving it; and what it holds, to insert related models with a model.
+struct ToOneAccess {
+    let name: String
+    let access: PropertyAccess
+    /// The model the property holds now (nil when none or not resolved yet).
+    let target: (AnyObject) -> AnyObject?
+    /// Adds the model to the holder's inverse to-many relationship (when one is declared).
+    let linkInverse: (_ model: AnyObject) -> Void
+
+    init?<M: _ReferenceModel>(name: String, keyPath: PartialKeyPath<M>, offset: Int?) {
+        guard let reference = type(of: keyPath).valueType as? any _OptionalModelReference.Type else { return nil }
+        func make<T: _ReferenceModel>(_: T.Type) -> ToOneAccess {
+            ToOneAccess(name: name, keyPath: keyPath as! ReferenceWritableKeyPath<M, T?>, offset: offset)
+        }
+        self = _openExistential(reference.referencedType, do: make)
+    }
+
+    private init<M: _ReferenceModel, T: _ReferenceModel>(name: String, keyPath: ReferenceWritableKeyPath<M, T?>, offset: Int?) {
+        self.name = name
+        // The object behind the property, read from its storage (no getter: it would resolve).
+        let object: (M) -> T? = { model in
+            if let offset {
+                return UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque()).advanced(by: offset).load(as: T?.self)
+            }
+            return model._$backing.pending.ids[name] == nil ? model[keyPath: keyPath] : nil
+        }
+        let id: (AnyObject) -> DocumentID? = { model in
+            let model = unsafeDowncast(model, to: M.self)
+            return object(model)?.id.documentID ?? model._$backing.pending.ids[name]
+        }
+        target = { object(unsafeDowncast($0, to: M.self)) }
+        linkInverse = { model in
+            let model = unsafeDowncast(model, to: M.self)
+            guard let target = object(model) else { return }
+            for relationship in T._$relationships where relationship.inverse == keyPath { relationship.add(model, target) }
+        }
+        let key = PropertyCodingKey(stringValue: name)
+        access = PropertyAccess(
+            name: name, readsStorage: offset != nil,
+            read: { id($0) as Any },
+            isCurrent: { model, saved in id(model) == (saved.load(as: Any.self) as? DocumentID?) ?? nil },
+            write: { model, value in
+                let model = unsafeDowncast(model, to: M.self)
+                let stored = (value as? DocumentID?) ?? nil
+                guard stored != id(model) else { return }
+                if let stored, let tracked = model._$backing.context?.store.tracked(T.self, id: stored) {
+                    model[keyPath: keyPath] = tracked
+                } else {
+                    model[keyPath: keyPath] = nil
+                    if let stored { model._$backing.pending.ids[name] = stored }
+                }
+            },
+            encode: { value, container in
+                if let stored = (value as? DocumentID?) ?? nil, let typed = T.ID(documentID: stored) {
+                    try container.encode(typed, forKey: key)
+                } else {
+                    try container.encodeNil(forKey: key)
+                }
+            })
+    }
+}
+
+/// `T?` for a model class `T`: the type of a to-one relationship property.
+protocol _OptionalModelReference {
+    static var referencedType: any _ReferenceModel.Type { get }
+}
+
+extension Optional: _OptionalModelReference where Wrapped: _ReferenceModel {
+    static var referencedType: any _ReferenceModel.Type { Wrapped.self }
 }
 
 /// The layouts of every reference model type used in the process, by type.

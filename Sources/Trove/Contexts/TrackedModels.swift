@@ -117,6 +117,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         }
     }
 
+    /// Every tracked entry (deleted ones included).
+    var trackedEntries: Dictionary<DocumentID, Entry>.Values { entries.values }
+
     /// The model an entry tracks.
     func model(_ entry: Entry) -> M { unsafeDowncast(entry.object, to: M.self) }
 

@@ -1,37 +1,34 @@
 import Foundation
 
-/// A model that is a class: one instance per row in a ``ModelContext``, changed in place and
-/// saved by the context (the SwiftData shape). Declare it `@Observable` so SwiftUI redraws when
-/// it changes, spell its `CodingKeys` (Observation stores each property as `_name`), and list
-/// its stored properties in ``properties`` (what a macro would generate; Trove has none).
+/// What ``Model()`` makes of a final class: one instance per row in a ``ModelContext``, changed
+/// in place and saved by the context (the SwiftData shape). The macro writes the conformance;
+/// generic code names ``PersistentModel``, as SwiftData's does.
 ///
-/// ```swift
-/// @Observable final class Post: _ReferenceModel {
-///     var id: Int64
-///     var title: String
-///     var content: String
-///
-///     init(id: Int64, title: String, content: String) {
-///         self.id = id
-///         self.title = title
-///         self.content = content
-///     }
-///
-///     enum CodingKeys: String, CodingKey { case _id = "id", _title = "title", _content = "content" }
-///     static var properties: [PartialKeyPath<Post>] { [\.title, \.content] }
-/// }
-/// ```
-///
-/// Value models (``Model``) keep working as before; pick a reference model when UI code edits
+/// Value models (``Model``) keep working beside them; pick a `@Model` class when UI code edits
 /// models in place and saves them together, a value model for services and batch work.
 public protocol _ReferenceModel: PersistentModel, AnyObject {
     /// The model's identity. Settable so that an id left to Trove (``ModelID/unassigned``, for
     /// `UUID` and `String` ids) is given its time-ordered value when a context inserts the model.
     var id: ID { get set }
 
-    /// Every stored property except `id`, as key paths, so a context can put saved values
-    /// back (``ModelContext/rollback()``) through the properties' setters, which tell
-    /// observers. A stored property missing here makes the container refuse the type
-    /// (``TroveError/invalidModel(type:reason:)``).
-    static var properties: [PartialKeyPath<Self>] { get }
+    /// Every stored property except `id` and to-many relationships, by name (its column's
+    /// name before renames), so a context can read, compare and put back saved values through
+    /// the properties' setters, which tell observers.
+    static var _$properties: [(name: String, keyPath: PartialKeyPath<Self>)] { get }
+
+    /// What the macro reads from the declaration (`#Index`, `#Unique`, `@Attribute`,
+    /// relationships); a class may add Trove's own (full text, vectors) in ``PersistentModel/modelOptions``.
+    static var _$modelOptions: ModelOptions { get }
+
+    /// The to-many relationships, each with its inverse and delete rule.
+    static var _$relationships: [_RelationshipMetadata] { get }
+
+    /// The model's context and the relationships it has not resolved yet.
+    var _$backing: _ModelBacking { get }
+}
+
+extension _ReferenceModel {
+    /// The context the model was inserted into or fetched by, as SwiftData's
+    /// `PersistentModel.modelContext`; nil for a model not inserted yet or deleted and saved.
+    public var modelContext: ModelContext? { _$backing.context }
 }

@@ -131,7 +131,7 @@ extension Migrator {
             steps += stage?.steps ?? []
             for (name, schema) in schemas {
                 // Renames the stage names, then those the models declare (`originalName`).
-                let declared = version.models.first { $0.collectionName == name }?.modelOptions.originalNames ?? [:]
+                let declared = version.models.first { $0.collectionName == name }?.declaredOptions.originalNames ?? [:]
                 let renamed = (stage?.renamed[name] ?? [:]).merging(declared) { stated, _ in stated }
                 steps.append(.lightweight(name, to: schema, renamed: renamed))
             }

@@ -1,45 +1,244 @@
 import Foundation
 
-/// The row coding ``Model()`` writes out: one call per property, resolved at compile time by the
-/// property's type (an optional is decoded with `decodeIfPresent` and left out when nil, as the
-/// compiler's synthesized `Codable` does, so a model's columns are the same either way). Called
-/// only by generated code.
+/// The row coding and relationship upkeep ``Model()`` writes out: one call per property,
+/// resolved when compiled by the property's type. Values are coded as the compiler's
+/// synthesized `Codable` codes them (an optional with `decodeIfPresent`, left out when nil), so
+/// a model's columns are the same either way; their getter and setter hooks do nothing and are
+/// inlined away. A to-one relationship (`Other?`) is coded as the other model's id, resolved
+/// through the model's context on first access; a to-many one (`[Other]` with an inverse) has no
+/// column and reads its children on first access. Called only by generated code.
 public enum _ModelCoding {
+    // MARK: Values
+
     @inlinable
-    public static func decode<V: Decodable, K>(_ type: V.Type, forKey key: K, from container: KeyedDecodingContainer<K>) throws -> V {
+    public static func decode<V: Decodable, K>(
+        _ type: V.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    ) throws -> V {
         try container.decode(V.self, forKey: key)
     }
 
     @inlinable
-    public static func decode<V: Decodable, K>(_ type: V?.Type, forKey key: K, from container: KeyedDecodingContainer<K>) throws -> V? {
+    public static func decode<V: Decodable, K>(
+        _ type: V?.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    ) throws -> V? {
         try container.decodeIfPresent(V.self, forKey: key)
     }
 
     @inlinable
-    public static func encode<V: Encodable, K>(_ value: V, forKey key: K, to container: inout KeyedEncodingContainer<K>) throws {
+    public static func encode<V: Encodable, K>(
+        _ value: V, forKey key: K, to container: inout KeyedEncodingContainer<K>, backing: _ModelBacking
+    ) throws {
         try container.encode(value, forKey: key)
     }
 
     @inlinable
-    public static func encode<V: Encodable, K>(_ value: V?, forKey key: K, to container: inout KeyedEncodingContainer<K>) throws {
+    public static func encode<V: Encodable, K>(
+        _ value: V?, forKey key: K, to container: inout KeyedEncodingContainer<K>, backing: _ModelBacking
+    ) throws {
         try container.encodeIfPresent(value, forKey: key)
     }
 
-    /// A property whose type is another model class: object relationships are not stored yet.
-    @available(*, unavailable, message: "object relationships are not stored yet: store the other model's id (Other.ID?) and declare it with ModelOptions.reference(_:to:onDelete:)")
-    public static func decode<T: _ReferenceModel, K>(_ type: T?.Type, forKey key: K, from container: KeyedDecodingContainer<K>) throws -> T? {
-        fatalError()
+    @inlinable
+    public static func describe<Root, V>(_ keyPath: KeyPath<Root, V>, as type: V.Type, in options: inout ModelOptions) {}
+
+    @inlinable
+    public static func resolved<V, M>(_ value: V, name: String, of model: M) -> V? { nil }
+
+    @inlinable
+    public static func didSet<V, M>(name: String, from oldValue: V, to newValue: V, of model: M) {}
+
+    // MARK: To-one relationships
+
+    public static func decode<T: _ReferenceModel, K>(
+        _ type: T?.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    ) throws -> T? {
+        if let id = try container.decodeIfPresent(T.ID.self, forKey: key) { references.ids[key.stringValue] = id.documentID }
+        return nil
     }
 
-    /// A property whose type is another model class: object relationships are not stored yet.
-    @available(*, unavailable, message: "object relationships are not stored yet: store the other model's id (Other.ID) and declare it with ModelOptions.reference(_:to:onDelete:)")
-    public static func decode<T: _ReferenceModel, K>(_ type: T.Type, forKey key: K, from container: KeyedDecodingContainer<K>) throws -> T {
-        fatalError()
+    public static func encode<T: _ReferenceModel, K>(
+        _ value: T?, forKey key: K, to container: inout KeyedEncodingContainer<K>, backing: _ModelBacking
+    ) throws {
+        if let value {
+            try container.encode(value.id, forKey: key)
+        } else if let pending = backing.pending.ids[key.stringValue], let id = T.ID(documentID: pending) {
+            try container.encode(id, forKey: key)
+        }
     }
 
-    /// A property whose type is an array of model classes: object relationships are not stored yet.
-    @available(*, unavailable, message: "object relationships are not stored yet: read the children with ModelContext.children(_:of:)")
-    public static func decode<T: _ReferenceModel, K>(_ type: [T].Type, forKey key: K, from container: KeyedDecodingContainer<K>) throws -> [T] {
-        fatalError()
+    /// The reference's column: a foreign key to `T`'s collection with the delete rule the other
+    /// side declares (SwiftData puts it on the to-many side); `.noAction` keeps a plain column.
+    public static func describe<Root: _ReferenceModel, T: _ReferenceModel>(
+        _ keyPath: KeyPath<Root, T?>, as type: T?.Type, in options: inout ModelOptions
+    ) {
+        let rule = T._$relationships.first { $0.inverse == keyPath }?.deleteRule ?? .nullify
+        let stored: DeleteRule? = switch rule {
+        case .cascade: .cascade
+        case .deny: .deny
+        case .nullify: .nullify
+        case .noAction: nil
+        }
+        if let stored { options = options.reference(keyPath, T.self, stored) }
+    }
+
+    /// The model a row's reference names, resolved through the context on first access.
+    public static func resolved<T: _ReferenceModel, M: _ReferenceModel>(_ value: T?, name: String, of model: M) -> T?? {
+        let backing = model._$backing
+        guard value == nil, let id = backing.pending.ids[name], let context = backing.context else { return nil }
+        backing.pending.ids[name] = nil
+        return .some(context.store.resolve(T.self, id: id))
+    }
+
+    /// After `model.name` changed: the pending reference is gone, the new model joins the
+    /// context, and the inverse to-many relationships of both models are kept in step.
+    public static func didSet<T: _ReferenceModel, M: _ReferenceModel>(name: String, from oldValue: T?, to newValue: T?, of model: M) {
+        model._$backing.pending.ids[name] = nil
+        guard oldValue !== newValue else { return }
+        if let newValue, let context = model._$backing.context { context.store.insertRelated(newValue) }
+        guard let keyPath = M._$properties.first(where: { $0.name == name })?.keyPath else { return }
+        for relationship in T._$relationships where relationship.inverse == keyPath {
+            if let oldValue { relationship.remove(model, oldValue) }
+            if let newValue { relationship.add(model, newValue) }
+        }
+    }
+
+    // MARK: To-many relationships
+
+    /// The children, read through the context on first access of a model read from a row.
+    public static func resolved<C: _ReferenceModel, M: _ReferenceModel>(
+        _ value: [C], name: String, inverse: ReferenceWritableKeyPath<C, M?>, of model: M
+    ) -> [C]? {
+        let backing = model._$backing
+        guard backing.isFromRow, !backing.loaded.contains(name), let context = backing.context else { return nil }
+        backing.loaded.insert(name)
+        return context.store.children(C.self, inverse: inverse, of: model)
+    }
+
+    public static func resolved<C: _ReferenceModel, M: _ReferenceModel>(
+        _ value: [C]?, name: String, inverse: ReferenceWritableKeyPath<C, M?>, of model: M
+    ) -> [C]?? {
+        resolved(value ?? [], name: name, inverse: inverse, of: model).map { .some($0) }
+    }
+
+    /// After `model.name` changed: each added child references `model` (and joins the
+    /// context), each removed one references nothing.
+    public static func didSet<C: _ReferenceModel, M: _ReferenceModel>(
+        name: String, from oldValue: [C], to newValue: [C], inverse: ReferenceWritableKeyPath<C, M?>, of model: M
+    ) {
+        model._$backing.loaded.insert(name)
+        let kept = Set(newValue.map(ObjectIdentifier.init))
+        let had = Set(oldValue.map(ObjectIdentifier.init))
+        for child in newValue where !had.contains(ObjectIdentifier(child)) {
+            if child[keyPath: inverse] !== model { child[keyPath: inverse] = model }
+            if let context = model._$backing.context { context.store.insertRelated(child) }
+        }
+        for child in oldValue where !kept.contains(ObjectIdentifier(child)) && child[keyPath: inverse] === model {
+            child[keyPath: inverse] = nil
+        }
+    }
+
+    public static func didSet<C: _ReferenceModel, M: _ReferenceModel>(
+        name: String, from oldValue: [C]?, to newValue: [C]?, inverse: ReferenceWritableKeyPath<C, M?>, of model: M
+    ) {
+        didSet(name: name, from: oldValue ?? [], to: newValue ?? [], inverse: inverse, of: model)
+    }
+
+    // MARK: What cannot be stored
+
+    /// A non-optional to-one relationship: a model read before the other side exists has
+    /// nothing to hold.
+    @available(*, unavailable, message: "a to-one relationship is optional: declare it as 'Other?'")
+    public static func decode<T: _ReferenceModel, K>(
+        _ type: T.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    ) throws -> T {
+        fatalError("unavailable")
+    }
+
+    /// An array of models without `@Relationship(inverse:)`.
+    @available(*, unavailable, message: "a to-many relationship names its inverse: @Relationship(inverse: \\Child.parent)")
+    public static func decode<T: _ReferenceModel, K>(
+        _ type: [T].Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    ) throws -> [T] {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "a to-many relationship names its inverse: @Relationship(inverse: \\Child.parent)")
+    public static func decode<T: _ReferenceModel, K>(
+        _ type: [T]?.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    ) throws -> [T]? {
+        fatalError("unavailable")
+    }
+}
+
+/// A to-many relationship of a ``Model()`` class, as its macro declares it: the inverse to-one
+/// property on the child, the delete rule, and how to keep the parent's array in step when a
+/// child's reference changes. Made by generated code.
+///
+/// `@unchecked Sendable`: every property is a constant; the closures capture only key paths and
+/// a string.
+public struct _RelationshipMetadata: @unchecked Sendable {
+    /// The child's to-one property (`\Animal.category`).
+    let inverse: AnyKeyPath
+    let deleteRule: RelationshipDeleteRule
+    /// Adds the child to the parent's array when the parent's children are known.
+    let add: (_ child: AnyObject, _ parent: AnyObject) -> Void
+    /// Removes the child from the parent's array when the parent's children are known.
+    let remove: (_ child: AnyObject, _ parent: AnyObject) -> Void
+    /// The parent's children as it holds them (read through the property: loaded if need be).
+    let children: (_ parent: AnyObject) -> [AnyObject]
+
+    public init<P: _ReferenceModel, C: _ReferenceModel>(
+        _ toMany: ReferenceWritableKeyPath<P, [C]>, name: String, inverse: ReferenceWritableKeyPath<C, P?>,
+        deleteRule: RelationshipDeleteRule = .nullify
+    ) {
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+        children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] }
+        add = { child, parent in
+            let parent = unsafeDowncast(parent, to: P.self)
+            guard Self.knows(parent, name), !parent[keyPath: toMany].contains(where: { $0 === child }) else { return }
+            parent[keyPath: toMany].append(unsafeDowncast(child, to: C.self))
+        }
+        remove = { child, parent in
+            let parent = unsafeDowncast(parent, to: P.self)
+            guard Self.knows(parent, name), let index = parent[keyPath: toMany].firstIndex(where: { $0 === child }) else { return }
+            parent[keyPath: toMany].remove(at: index)
+        }
+    }
+
+    public init<P: _ReferenceModel, C: _ReferenceModel>(
+        _ toMany: ReferenceWritableKeyPath<P, [C]?>, name: String, inverse: ReferenceWritableKeyPath<C, P?>,
+        deleteRule: RelationshipDeleteRule = .nullify
+    ) {
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+        children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] ?? [] }
+        add = { child, parent in
+            let parent = unsafeDowncast(parent, to: P.self)
+            guard Self.knows(parent, name), !(parent[keyPath: toMany] ?? []).contains(where: { $0 === child }) else { return }
+            parent[keyPath: toMany] = (parent[keyPath: toMany] ?? []) + [unsafeDowncast(child, to: C.self)]
+        }
+        remove = { child, parent in
+            let parent = unsafeDowncast(parent, to: P.self)
+            guard Self.knows(parent, name), var children = parent[keyPath: toMany],
+                let index = children.firstIndex(where: { $0 === child })
+            else { return }
+            children.remove(at: index)
+            parent[keyPath: toMany] = children
+        }
+    }
+
+    /// Many-to-many relationships (an array on both sides) need a join table.
+    @available(*, unavailable, message: "many-to-many relationships are not stored yet: add a model for the link, with a to-one relationship to each side")
+    public init<P: _ReferenceModel, C: _ReferenceModel>(
+        _ toMany: ReferenceWritableKeyPath<P, [C]>, name: String, inverse: ReferenceWritableKeyPath<C, [P]>,
+        deleteRule: RelationshipDeleteRule = .nullify
+    ) {
+        fatalError("unavailable")
+    }
+
+    /// Whether `parent`'s children are known without a read: read once, set, or a new model.
+    private static func knows(_ parent: some _ReferenceModel, _ name: String) -> Bool {
+        !parent._$backing.isFromRow || parent._$backing.loaded.contains(name)
     }
 }

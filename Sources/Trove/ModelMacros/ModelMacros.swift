@@ -28,8 +28,9 @@ import Observation
 /// `String`, a `@Transient` property without a default value.
 @attached(
     member,
-    names: named(_$observationRegistrar), named(access), named(withMutation), named(id), named(CodingKeys),
-    named(init(from:)), named(encode(to:)), named(properties), named(modelOptions)
+    names: named(_$observationRegistrar), named(access), named(withMutation), named(_$backing), named(id),
+    named(CodingKeys), named(init(from:)), named(encode(to:)), named(_$properties), named(_$modelOptions),
+    named(_$relationships)
 )
 @attached(memberAttribute)
 @attached(extension, conformances: _ReferenceModel, Observable)
@@ -46,6 +47,12 @@ public typealias _ModelUUID = Foundation.UUID
 @attached(peer, names: prefixed(_))
 public macro _PersistedProperty() = #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
 
+/// Added by ``Model()`` to a to-many relationship: observed storage that loads the children on
+/// first access and keeps their references in step. Not written by hand.
+@attached(accessor, names: named(init), named(get), named(set))
+@attached(peer, names: prefixed(_))
+public macro _PersistedProperty(inverse: AnyKeyPath) = #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
+
 /// How a property of a ``Model()`` class is stored, as SwiftData's `@Attribute`.
 ///
 /// ```swift
@@ -61,6 +68,62 @@ public macro _PersistedProperty() = #externalMacro(module: "TroveMacros", type: 
 @attached(peer)
 public macro Attribute(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) =
     #externalMacro(module: "TroveMacros", type: "MarkerMacro")
+
+/// A relationship between ``Model()`` classes, as SwiftData's `@Relationship`. A to-one
+/// relationship (`var category: Category?`) needs no attribute; a to-many one (`var animals:
+/// [Animal]`) names its inverse, the to-one property on the other side, and says what deleting
+/// this model does to the others.
+///
+/// ```swift
+/// @Model final class Category {
+///     var name: String
+///     @Relationship(deleteRule: .cascade, inverse: \Animal.category) var animals: [Animal] = []
+/// }
+/// @Model final class Animal {
+///     var name: String
+///     var category: Category?
+/// }
+/// ```
+///
+/// A to-one relationship is stored as the other model's id (a foreign key, indexed); a to-many
+/// one is the models whose to-one property names this one, read on first access. Setting either
+/// side keeps the other in step in memory.
+///
+/// - Parameters:
+///   - options: SwiftData's options; accepted, they change nothing here.
+///   - deleteRule: what deleting this model does to the models of the relationship
+///     (``RelationshipDeleteRule``, `.nullify` by default).
+///   - minimumModelCount: accepted for SwiftData's sake.
+///   - maximumModelCount: accepted for SwiftData's sake.
+///   - originalName: accepted for SwiftData's sake.
+///   - inverse: the to-one property on the other side.
+///   - hashModifier: accepted for SwiftData's sake.
+@attached(peer)
+public macro Relationship(
+    _ options: RelationshipOption..., deleteRule: RelationshipDeleteRule = .nullify, minimumModelCount: Int? = 0,
+    maximumModelCount: Int? = 0, originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil
+) = #externalMacro(module: "TroveMacros", type: "MarkerMacro")
+
+/// What deleting a model does to the models of one of its relationships, as SwiftData's
+/// `Schema.Relationship.DeleteRule`.
+public enum RelationshipDeleteRule: Hashable, Sendable {
+    /// The related models are deleted too.
+    case cascade
+    /// Deleting is refused while related models exist.
+    case deny
+    /// The related models' reference becomes nil (SwiftData's default).
+    case nullify
+    /// Nothing: the related models keep naming a model that is gone.
+    case noAction
+}
+
+/// An option of ``Relationship(_:deleteRule:minimumModelCount:maximumModelCount:originalName:inverse:hashModifier:)``,
+/// as SwiftData's `Schema.Relationship.Option`; accepted so models compile.
+public struct RelationshipOption: Hashable, Sendable {
+    let name: String
+    /// SwiftData's uniqueness option for relationships.
+    public static let unique = RelationshipOption(name: "unique")
+}
 
 /// A property of a ``Model()`` class that is not stored (kept in memory only), as SwiftData's
 /// `@Transient`. It needs a default value: a fetched model starts from it.

@@ -18,6 +18,13 @@ public protocol PersistentModel: Codable, SendableMetatype {
 extension PersistentModel {
     public static var collectionName: String { String(describing: Self.self) }
     public static var modelOptions: ModelOptions { ModelOptions() }
+
+    /// Every option of the type: for a `@Model` class, what its declaration says
+    /// (``_ReferenceModel/_$modelOptions``) and then its own ``modelOptions``.
+    static var declaredOptions: ModelOptions {
+        guard let model = Self.self as? any _ReferenceModel.Type else { return modelOptions }
+        return model._$modelOptions.merged(with: modelOptions)
+    }
 }
 
 /// A Codable value type stored as one row of a document collection, its fields derived from

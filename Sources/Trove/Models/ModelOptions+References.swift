@@ -30,7 +30,7 @@ extension ModelOptions {
         reference(keyPath as AnyKeyPath, target, onDelete)
     }
 
-    private func reference<Target: PersistentModel>(_ keyPath: AnyKeyPath, _ target: Target.Type, _ rule: DeleteRule) -> ModelOptions {
+    func reference<Target: PersistentModel>(_ keyPath: AnyKeyPath, _ target: Target.Type, _ rule: DeleteRule) -> ModelOptions {
         with {
             guard let name = $0.topLevel(keyPath) else { return }
             $0.references[name] = Reference(Target.collectionName, id: Target.ID.idKind, onDelete: rule)
@@ -48,7 +48,7 @@ extension Database {
     }
 
     private func openReferencedModels<M: PersistentModel>(of type: M.Type, visiting: inout Set<String>) throws {
-        for target in M.modelOptions.referenceTargets.values {
+        for target in M.declaredOptions.referenceTargets.values {
             try openModel(target, visiting: &visiting)
         }
     }

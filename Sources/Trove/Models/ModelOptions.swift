@@ -173,6 +173,24 @@ public struct ModelOptions: Hashable, Sendable {
     /// cannot show, such as rejecting some strings.
     public func customCoding() -> ModelOptions { with { $0.codesThroughConformance = true } }
 
+    /// These options and then `other`'s (where both set one thing, `other`'s).
+    func merged(with other: ModelOptions) -> ModelOptions {
+        var merged = self
+        merged.indexes += other.indexes
+        for name in other.fullTextNames where !merged.fullTextNames.contains(name) { merged.fullTextNames.append(name) }
+        merged.fullTextWeights.merge(other.fullTextWeights) { _, new in new }
+        if other.tokenizer != FullTextDefinition.defaultTokenizer { merged.tokenizer = other.tokenizer }
+        merged.vectors.merge(other.vectors) { _, new in new }
+        if other.embeddedText != nil { (merged.embeddedText, merged.embeddedVector) = (other.embeddedText, other.embeddedVector) }
+        merged.columns.merge(other.columns) { _, new in new }
+        merged.references.merge(other.references) { _, new in new }
+        merged.referenceTargets.merge(other.referenceTargets) { _, new in new }
+        merged.originalNames.merge(other.originalNames) { _, new in new }
+        merged.problems += other.problems
+        merged.codesThroughConformance = merged.codesThroughConformance || other.codesThroughConformance
+        return merged
+    }
+
     func with(_ change: (inout ModelOptions) -> Void) -> ModelOptions {
         var copy = self
         change(&copy)

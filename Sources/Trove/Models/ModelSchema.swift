@@ -64,7 +64,7 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     init() throws {
         let typeName = String(describing: M.self)
         func invalid(_ reason: String) -> TroveError { .invalidModel(type: typeName, reason: reason) }
-        let options = M.modelOptions
+        let options = M.declaredOptions
         guard options.problems.isEmpty else { throw invalid(options.problems.joined(separator: "; ")) }
 
         let recorder = ShapeRecorder()

@@ -4,18 +4,16 @@ import Testing
 @testable import Trove
 import TroveTestSupport
 
-@Observable final class Binder: _ReferenceModel {
+@Model final class Binder {
     var id: Int64
     var name: String
     init(id: Int64, name: String) {
         self.id = id
         self.name = name
     }
-    enum CodingKeys: String, CodingKey { case _id = "id", _name = "name" }
-    static var properties: [PartialKeyPath<Binder>] { [\.name] }
 }
 
-@Observable final class Memo: _ReferenceModel {
+@Model final class Memo {
     var id: Int64
     var title: String
     var folderID: Int64?
@@ -24,24 +22,20 @@ import TroveTestSupport
         self.title = title
         self.folderID = folderID
     }
-    enum CodingKeys: String, CodingKey { case _id = "id", _title = "title", _folderID = "folderID" }
-    static var properties: [PartialKeyPath<Memo>] { [\.title, \.folderID] }
     static var modelOptions: ModelOptions { ModelOptions().reference(\Memo.folderID, to: Binder.self, onDelete: .nullify) }
 }
 
-@Observable final class Label: _ReferenceModel {
+@Model final class Label {
     var id: String
     var name: String
     init(id: String, name: String) {
         self.id = id
         self.name = name
     }
-    enum CodingKeys: String, CodingKey { case _id = "id", _name = "name" }
-    static var properties: [PartialKeyPath<Label>] { [\.name] }
 }
 
 /// The link table of memos and labels (many-to-many).
-@Observable final class MemoLabel: _ReferenceModel {
+@Model final class MemoLabel {
     var id: String
     var memoID: Int64
     var labelID: String
@@ -50,8 +44,6 @@ import TroveTestSupport
         self.memoID = memoID
         self.labelID = labelID
     }
-    enum CodingKeys: String, CodingKey { case _id = "id", _memoID = "memoID", _labelID = "labelID" }
-    static var properties: [PartialKeyPath<MemoLabel>] { [\.memoID, \.labelID] }
     static var modelOptions: ModelOptions {
         ModelOptions().reference(\MemoLabel.memoID, to: Memo.self, onDelete: .cascade)
             .reference(\MemoLabel.labelID, to: Label.self, onDelete: .cascade)

@@ -4,7 +4,7 @@ import Trove
 
 /// A reference model for the context suites: text, numbers, two booleans (told apart by the
 /// probe's rounds), an optional, an enum and a nested value.
-@Observable final class Article: _ReferenceModel {
+@Model final class Article {
     enum Status: String, Codable, CaseIterable { case draft, published }
     struct Stats: Codable, Hashable { var views: Int; var likes: Int }
 
@@ -31,14 +31,7 @@ import Trove
         self.stats = stats
     }
 
-    enum CodingKeys: String, CodingKey {
-        case _id = "id", _title = "title", _body = "body", _rating = "rating", _pinned = "pinned"
-        case _archived = "archived", _subtitle = "subtitle", _status = "status", _stats = "stats"
-    }
 
-    static var properties: [PartialKeyPath<Article>] {
-        [\.title, \.body, \.rating, \.pinned, \.archived, \.subtitle, \.status, \.stats]
-    }
 
     static var modelOptions: ModelOptions { ModelOptions().indexed(\Article.rating) }
 }
@@ -54,47 +47,24 @@ enum ArticlesV1: VersionedSchema {
     static let models: [any PersistentModel.Type] = [Article.self, Tag.self]
 }
 
-/// A reference model that forgets to list a property.
-@Observable final class Forgetful: _ReferenceModel {
-    var id: Int64
-    var name: String
-    var note: String
-    init(id: Int64, name: String, note: String) {
-        self.id = id
-        self.name = name
-        self.note = note
-    }
-    enum CodingKeys: String, CodingKey { case _id = "id", _name = "name", _note = "note" }
-    static var properties: [PartialKeyPath<Forgetful>] { [\.name] }
-}
-
-enum ForgetfulV1: VersionedSchema {
-    static let versionIdentifier = "1"
-    static let models: [any PersistentModel.Type] = [Forgetful.self]
-}
-
 /// A reference model whose UUID id is left to Trove.
-@Observable final class Scribble: _ReferenceModel {
+@Model final class Scribble {
     var id: UUID
     var text: String
     init(id: UUID = .unassigned, text: String) {
         self.id = id
         self.text = text
     }
-    enum CodingKeys: String, CodingKey { case _id = "id", _text = "text" }
-    static var properties: [PartialKeyPath<Scribble>] { [\.text] }
 }
 
 /// A reference model whose String id is left to Trove.
-@Observable final class Badge: _ReferenceModel {
+@Model final class Badge {
     var id: String
     var name: String
     init(id: String = .unassigned, name: String) {
         self.id = id
         self.name = name
     }
-    enum CodingKeys: String, CodingKey { case _id = "id", _name = "name" }
-    static var properties: [PartialKeyPath<Badge>] { [\.name] }
 }
 
 enum ScribblesV1: VersionedSchema {

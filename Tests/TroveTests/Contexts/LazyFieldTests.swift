@@ -4,7 +4,7 @@ import Testing
 @testable import Trove
 import TroveTestSupport
 
-@Observable final class Photo: _ReferenceModel {
+@Model final class Photo {
     var id: Int64
     var caption: String
     var pixels: LazyField<Data>
@@ -15,8 +15,6 @@ import TroveTestSupport
         self.pixels = LazyField(pixels)
     }
 
-    enum CodingKeys: String, CodingKey { case _id = "id", _caption = "caption", _pixels = "pixels" }
-    static var properties: [PartialKeyPath<Photo>] { [\.caption, \.pixels] }
 }
 
 enum PhotosV1: VersionedSchema {

@@ -5,9 +5,8 @@ import TroveTestSupport
 
 @testable import Trove
 
-/// A reference model that is a plain class (no `@Observable`): its properties are stored
-/// fields under their own names.
-final class PlainNote: _ReferenceModel {
+/// A second `@Model` class with optionals, arrays and dates.
+@Model final class PlainNote {
     var id: Int64
     var text: String
     var stars: Int?
@@ -16,15 +15,14 @@ final class PlainNote: _ReferenceModel {
     init(id: Int64, text: String, stars: Int?, tags: [String], when: Date) {
         (self.id, self.text, self.stars, self.tags, self.when) = (id, text, stars, tags, when)
     }
-    static var properties: [PartialKeyPath<PlainNote>] { [\.text, \.stars, \.tags, \.when] }
 }
 
 @Suite("Property access")
 struct PropertyAccessTests {
-    @Test("@Observable and plain class properties are read from their storage")
+    @Test("@Model classes' properties are read from their storage")
     func storage() throws {
         let observable = try ReferenceLayout<Article>.shared().accesses
-        #expect(observable.count == Article.properties.count)
+        #expect(observable.count == Article._$properties.count)
         #expect(observable.values.allSatisfy { $0.readsStorage })
         let plain = try ReferenceLayout<PlainNote>.shared().accesses
         #expect(plain.count == 4 && plain.values.allSatisfy { $0.readsStorage })
@@ -36,8 +34,8 @@ struct PropertyAccessTests {
     @Test("reads and change checks through storage agree with the key paths on random edits")
     func differential() throws {
         let layout = try ReferenceLayout<Article>.shared()
-        let fast = Article.properties.compactMap { layout.name(of: $0) }.map { layout.accesses[$0]! }
-        let oracle = zip(fast, Article.properties).map { PropertyAccess(name: $0.name, keyPath: $1, offset: nil) }
+        let fast = Article._$properties.compactMap { layout.name(of: $0.keyPath) }.map { layout.accesses[$0]! }
+        let oracle = zip(fast, Article._$properties).map { PropertyAccess(name: $0.name, keyPath: $1.keyPath, offset: nil) }
         #expect(oracle.allSatisfy { !$0.readsStorage })
         var random = SeededGenerator(seed: 25)
         let words = ["", "a", "tea", "a longer string than fits inline in a String", "ünïcode"]

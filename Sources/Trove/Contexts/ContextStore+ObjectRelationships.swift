@@ -1,0 +1,76 @@
+import Foundation
+
+/// Relationship properties of `@Model` classes (``Relationship(_:deleteRule:minimumModelCount:maximumModelCount:originalName:inverse:hashModifier:)``):
+/// what their getters and setters ask of the context that tracks the model.
+extension ContextStore {
+    /// The tracked instance with this id, if any (not deleted).
+    func tracked<T: _ReferenceModel>(_ type: T.Type, id: DocumentID) -> T? {
+        guard let table = try? table(T.self), let entry = table.entries[id], !entry.isDeleted else { return nil }
+        return table.model(entry)
+    }
+
+    /// The model a to-one reference names: the tracked instance, or its row read into one.
+    func resolve<T: _ReferenceModel>(_ type: T.Type, id: DocumentID) -> T? {
+        if let known = tracked(T.self, id: id) { return known }
+        do {
+            return try readModel(T.self, id: id)
+        } catch {
+            relationshipError = error
+            return nil
+        }
+    }
+
+    /// The children of `parent` through `inverse` as this context has them now: the stored
+    /// ones (one query) and the tracked ones, each whose reference names `parent` in memory.
+    func children<C: _ReferenceModel, P: _ReferenceModel>(
+        _ type: C.Type, inverse: ReferenceWritableKeyPath<C, P?>, of parent: P
+    ) -> [C] {
+        do {
+            let table = try self.table(C.self)
+            guard let name = table.layout.name(of: inverse), let property = table.schema.propertiesByName[name] else { return [] }
+            var found = try readChildren(C.self, column: property.column, parent: parent.id.documentID)
+            var seen = Set(found.map(ObjectIdentifier.init))
+            for entry in table.trackedEntries where !entry.isDeleted {
+                let child = table.model(entry)
+                if seen.insert(ObjectIdentifier(child)).inserted { found.append(child) }
+            }
+            return found.filter { child in
+                table.entries[child.id.documentID]?.isDeleted != true && child[keyPath: inverse] === parent
+            }
+        } catch {
+            relationshipError = error
+            return []
+        }
+    }
+
+    /// Starts tracking a model a tracked model now references (SwiftData inserts related
+    /// models with the model), and those it references in turn. An error (a type outside the
+    /// schema, another instance with its id) is thrown by the next save.
+    func insertRelated<T: _ReferenceModel>(_ model: T) {
+        guard model._$backing.context == nil else { return }
+        do {
+            try insert(model)
+        } catch {
+            relationshipError = error
+        }
+    }
+
+    /// What a new model brings with it: the models its relationships hold join the context,
+    /// and each to-one relationship set in its initializer (not through its setter) is added to
+    /// the other side's to-many relationship.
+    func insertGraph<M: _ReferenceModel>(of model: M) throws {
+        let layout = try ReferenceLayout<M>.shared()
+        for relationship in layout.toOne {
+            relationship.linkInverse(model)
+            if let target = relationship.target(model) as? any _ReferenceModel { insertOpened(target) }
+        }
+        for relationship in M._$relationships {
+            for child in relationship.children(model) { if let child = child as? any _ReferenceModel { insertOpened(child) } }
+        }
+    }
+
+    private func insertOpened(_ model: any _ReferenceModel) {
+        func insert<T: _ReferenceModel>(_ model: T) { insertRelated(model) }
+        insert(model)
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// What a ``Model()`` instance keeps beside its properties: its context (so relationships
+/// resolve on first access) and the references it has read but not resolved. Made by the
+/// macro's code; not used directly.
+///
+/// Not Sendable: it belongs to its model, in the model's isolation.
+public final class _ModelBacking {
+    /// The context that tracks the model (it owns the model; the model does not own it).
+    weak var context: ModelContext?
+    /// To-one relationships read from a row and not resolved yet: the other model's id.
+    public var pending = _PendingReferences()
+    /// To-many relationships whose children are known (read once, or the model is new).
+    var loaded: Set<String> = []
+    /// Whether the model was read from a row (else it is new: it has no stored children).
+    var isFromRow: Bool { pending.fromRow }
+
+    public init() {}
+}
+
+/// The ids a row names in a model's to-one relationships, by property, until each is resolved
+/// through the context. Made by the macro's `init(from:)`.
+public struct _PendingReferences {
+    var ids: [String: DocumentID] = [:]
+    /// Set by decoding: the model comes from a row.
+    var fromRow = false
+
+    /// - Parameter fromRow: whether the model is being read from a row.
+    public init(fromRow: Bool = false) { self.fromRow = fromRow }
+}
