@@ -107,7 +107,8 @@ enum IndexCommand {
         return summary.failed > 0 ? ExitCode.failure : ExitCode.success
     }
 
-    /// A PATH argument made absolute, refused when missing or not a file or folder.
+    /// A PATH argument made absolute, refused when missing, not a file or folder, or a folder
+    /// that cannot be listed.
     static func checkedPath(_ raw: String, context: CommandContext) throws -> String {
         let path = Locations.absolute(
             raw, environment: context.console.environment, currentDirectory: context.console.currentDirectory)
@@ -115,6 +116,8 @@ enum IndexCommand {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw CLIError.notFound("no such file or folder: \(raw)")
         }
+        // A folder that cannot be listed would be indexed as an empty one, silently.
+        if isDirectory.boolValue { try FileDiscovery.checkReadable(folder: path, as: raw) }
         if !isDirectory.boolValue, let type = try? FileManager.default.attributesOfItem(atPath: path)[.type]
             as? FileAttributeType, type != .typeRegular, type != .typeSymbolicLink
         {

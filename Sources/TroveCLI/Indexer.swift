@@ -62,7 +62,10 @@ final class Indexer {
                 currentDirectory: context.console.currentDirectory)
             for file in found.files where !discovery.files.contains(file) { discovery.files.append(file) }
             discovery.folders += found.folders
-            discovery.skipped += found.skipped
+            for entry in found.unreadable where !discovery.unreadable.contains(entry) {
+                discovery.unreadable.append(entry)
+                context.warn("cannot read \(entry.path): \(entry.reason) (skipped; its earlier records are kept)")
+            }
         }
         return discovery
     }
@@ -84,8 +87,12 @@ final class Indexer {
             totalFiles: files.count, totalBytes: totalBytes)
         defer { progress.finish() }
         for (collection, discovery, known) in plans {
+            // A folder that cannot be read now is not a folder emptied: what it held stays.
+            summary.failed += discovery.unreadable.count
             let present = Set(discovery.files.map(\.path))
-            let vanished = known.keys.sorted().filter { !present.contains($0) }
+            let vanished = known.keys.sorted().filter { file in
+                !present.contains(file) && !discovery.unreadable.contains { $0.covers(file) }
+            }
             try await remove(vanished, from: collection, into: &summary)
             for file in discovery.files {
                 try await stage(file, collection: collection, known: known, into: &summary)

@@ -80,6 +80,42 @@ struct CollectionTests {
         #expect(unknown.err.contains("did you mean 'work'"), "\(unknown.err)")
     }
 
+    @Test("add on a folder with an unreadable subfolder warns naming it and fails; the rest is indexed (issue 42)")
+    func addWithUnreadableSubfolder() async throws {
+        let f = try fixture()
+        let folder = f.path("personal/garden")
+        let undo = try ErrorPathTests.makeUnreadable(folder: folder)
+        defer { undo() }
+        let add = await f.trove(["collection", "add", "personal", "--name", "home"])
+        #expect(add.status == ExitCode.failure)
+        #expect(add.err.contains("trove: warning: cannot read \(folder)"), "\(add.err)")
+        #expect(add.err.contains("2 added, 0 updated, 0 removed, 0 unchanged, 1 failed"), "\(add.err)")
+    }
+
+    @Test("add on a folder that cannot be listed is an error naming it; nothing is added (issue 42)")
+    func addUnreadableFolder() async throws {
+        let f = try fixture()
+        let folder = f.path("personal")
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: folder)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder) }
+        // Root lists any folder whatever its permissions; the check is the same code either way.
+        let listable = (try? FileDiscovery.listing(of: folder)) != nil
+        let add = await f.trove(["collection", "add", "personal", "--name", "home"])
+        if listable {
+            #expect(getuid() == 0)
+            #expect(add.status == 0, "\(add.err)")
+        } else {
+            #expect(add.status == ExitCode.failure)
+            #expect(add.err == "trove: error: cannot read the folder personal: Permission denied\n", "\(add.err)")
+            #expect(!FileManager.default.fileExists(atPath: f.database))
+        }
+        // A link that loops is no folder at all: refused before anything is written, as root too.
+        try FileManager.default.createSymbolicLink(atPath: f.path("loop"), withDestinationPath: f.path("loop"))
+        let loop = await f.trove(["collection", "add", "loop", "--name", "loop"])
+        #expect(loop.status != 0)
+        #expect(loop.err.contains("loop"), "\(loop.err)")
+    }
+
     @Test("index refreshes every collection: new, edited and deleted files; -c one of them")
     func indexRefreshesAll() async throws {
         let f = try fixture()
