@@ -71,13 +71,18 @@ struct QueryEmbeddingTests {
     }
 
     /// Embeds queries unlike passages, as a model trained with instructions does: a query's
-    /// vector is its passage vector with every other component negated (still unit length).
+    /// vector is its passage vector plus the same vector shifted by one component, normalised.
     struct TwoSidedEmbedder: Embedder {
         let base = HashingEmbedder(dimension: 64, modelID: "test/two-sided")
         var manifest: EmbeddingManifest { base.manifest }
         func embed(_ texts: [String]) async throws -> [[Float]] { texts.map(base.vector) }
         func embedQueries(_ texts: [String]) async throws -> [[Float]] {
-            texts.map { base.vector($0).enumerated().map { $0.offset % 2 == 0 ? $0.element : -$0.element } }
+            texts.map { text in
+                let v = base.vector(text)
+                let mixed = v.indices.map { v[$0] + v[($0 + 1) % v.count] }
+                let norm = mixed.reduce(0) { $0 + $1 * $1 }.squareRoot()
+                return mixed.map { $0 / norm }
+            }
         }
     }
 
