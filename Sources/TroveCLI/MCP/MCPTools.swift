@@ -37,11 +37,12 @@ enum MCPTools {
         offered(allowIndex: allowIndex).map(\.name)
     }
 
-    /// The tools line of `trove mcp --help`, from the table.
+    /// The tools lines of `trove mcp --help`, from the table: the read-only tools, then those
+    /// offered only with `--allow-index` on a line of their own.
     static var helpLine: String {
         let writing = table.filter(\.writes).map(\.name)
         return "Tools: " + names(allowIndex: false).joined(separator: ", ")
-            + (writing.isEmpty ? "." : "; " + writing.joined(separator: ", ") + " only with --allow-index.")
+            + (writing.isEmpty ? "." : ";\n" + writing.joined(separator: ", ") + " only with --allow-index.")
     }
 
     // MARK: Declarations
