@@ -118,9 +118,7 @@ enum FileDiscovery {
                 // may stand for a folder or a note, so it is reported rather than passed over.
                 var isDirectory: ObjCBool = false
                 guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                    let target = (try? manager.destinationOfSymbolicLink(atPath: path)).map { " to \($0)" } ?? ""
-                    let reason = Self.statFailure(path) ?? "does not lead to a file or folder"
-                    discovery.unreadable.append(.init(path: path, reason: "link\(target): \(reason)"))
+                    discovery.unreadable.append(.init(path: path, reason: Self.brokenLink(path) ?? "cannot be examined"))
                     continue
                 }
                 guard !isDirectory.boolValue else { continue }
@@ -160,6 +158,15 @@ extension FileDiscovery {
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
+    }
+
+    /// For a symbolic link that cannot be followed (its target is missing, or links loop), what
+    /// it is: `a link to TARGET: REASON`; nil for anything else.
+    static func brokenLink(_ path: String) -> String? {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path),
+            let reason = statFailure(path)
+        else { return nil }
+        return "a link to \(target): \(reason)"
     }
 
     /// The reason `stat` (which follows links) gives for `path`, or nil when it succeeds.

@@ -114,6 +114,9 @@ enum IndexCommand {
             raw, environment: context.console.environment, currentDirectory: context.console.currentDirectory)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            if let link = FileDiscovery.brokenLink(path) {
+                throw CLIError.notFound("cannot read \(raw): \(link)")
+            }
             throw CLIError.notFound("no such file or folder: \(raw)")
         }
         // A folder that cannot be listed would be indexed as an empty one, silently.

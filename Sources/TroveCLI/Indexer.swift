@@ -48,11 +48,21 @@ final class Indexer {
     }
 
     /// The files a collection covers now; a path that no longer exists is warned about and
-    /// contributes none (so its files' records go).
+    /// contributes none (so its files' records go). A path, folder or entry that cannot be read
+    /// now (a link whose target is missing, an unmounted drive, a folder without permission) is
+    /// warned about and counted as failed, and its files' records stay.
     func discover(_ collection: NoteCollection) throws -> Discovery {
         let manager = FileManager.default
         var discovery = Discovery()
         for path in collection.paths {
+            if !manager.fileExists(atPath: path), let link = FileDiscovery.brokenLink(path) {
+                let entry = Discovery.Unreadable(path: path, reason: link)
+                if !discovery.unreadable.contains(entry) {
+                    discovery.unreadable.append(entry)
+                    context.warn("cannot read \(path): \(link) (skipped; its earlier records are kept)")
+                }
+                continue
+            }
             guard manager.fileExists(atPath: path) else {
                 context.warn("\(path) of collection '\(collection.name)' no longer exists; its notes are removed")
                 continue

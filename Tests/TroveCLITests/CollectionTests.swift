@@ -95,6 +95,13 @@ struct CollectionTests {
     @Test("add on a folder that cannot be listed is an error naming it; nothing is added (issue 42)")
     func addUnreadableFolder() async throws {
         let f = try fixture()
+        // A link that loops leads to no folder: refused, saying why, before anything is written
+        // (as root too; it was "no such file or folder").
+        try FileManager.default.createSymbolicLink(atPath: f.path("loop"), withDestinationPath: f.path("loop"))
+        let loop = await f.trove(["collection", "add", "loop", "--name", "loop"])
+        #expect(loop.status == ExitCode.notFound)
+        #expect(loop.err == "trove: error: cannot read loop: a link to \(f.path("loop")): Too many levels of symbolic links\n", "\(loop.err)")
+        #expect(!FileManager.default.fileExists(atPath: f.database))
         let folder = f.path("personal")
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: folder)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder) }
@@ -109,11 +116,26 @@ struct CollectionTests {
             #expect(add.err == "trove: error: cannot read the folder personal: Permission denied\n", "\(add.err)")
             #expect(!FileManager.default.fileExists(atPath: f.database))
         }
-        // A link that loops is no folder at all: refused before anything is written, as root too.
-        try FileManager.default.createSymbolicLink(atPath: f.path("loop"), withDestinationPath: f.path("loop"))
-        let loop = await f.trove(["collection", "add", "loop", "--name", "loop"])
-        #expect(loop.status != 0)
-        #expect(loop.err.contains("loop"), "\(loop.err)")
+    }
+
+    @Test("a collection's folder that became a link to nowhere (an unmounted drive) keeps its records and fails (issue 42)")
+    func collectionFolderBecomesBrokenLink() async throws {
+        let f = try fixture()
+        #expect(await f.trove(["collection", "add", "work"]).status == 0)
+        let folder = f.path("work")
+        let aside = (NSTemporaryDirectory() as NSString).appendingPathComponent("trove-drive-\(UUID().uuidString)")
+        try FileManager.default.moveItem(atPath: folder, toPath: aside)
+        try FileManager.default.createSymbolicLink(atPath: folder, withDestinationPath: aside + "-unmounted")
+        defer {
+            try? FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.moveItem(atPath: aside, toPath: folder)
+        }
+        let refresh = await f.trove(["index"])
+        #expect(refresh.status == ExitCode.failure)
+        #expect(refresh.err.contains("trove: warning: cannot read \(folder): a link to \(aside)-unmounted"), "\(refresh.err)")
+        #expect(refresh.err.contains("0 removed"), "\(refresh.err)")
+        let kept = try await f.json(["search", "--mode", "text", "freeze"])
+        #expect(results(kept).first?["source"]?.string == f.path("work/standup.md"))
     }
 
     @Test("index refreshes every collection: new, edited and deleted files; -c one of them")
