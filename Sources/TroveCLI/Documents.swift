@@ -107,6 +107,9 @@ enum FileDiscovery {
             guard let attributes = try? manager.attributesOfItem(atPath: path),
                 let type = attributes[.type] as? FileAttributeType
             else {
+                // Gone since the listing: nothing to read, nothing to report.
+                var info = stat()
+                if lstat(path, &info) != 0 && errno == ENOENT { continue }
                 discovery.unreadable.append(.init(path: path, reason: Self.statFailure(path) ?? "cannot be examined"))
                 continue
             }
