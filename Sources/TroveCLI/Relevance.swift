@@ -101,7 +101,7 @@ enum Relevance {
     /// The query's identifiers, each as its folded words in order: a run of words joined by
     /// ``identifierJoiners`` (no spaces) or a single word, that holds a digit (`DEC-0054` is
     /// `["dec", "0054"]`, `v1.2.3` is `["v1", "2", "3"]`, `2026` is `["2026"]`). Plain words
-    /// (`well-known`) are not identifiers. An identifier names one thing: a note matches it only
+    /// (`well-known`) and runs of unspaced scripts are not identifiers. An identifier names one thing: a note matches it only
     /// when it holds all of it, and a text model's vectors cannot tell it from its neighbours.
     static func identifierTerms(_ query: String) -> [[String]] {
         var groups: [[Range<String.Index>]] = []
@@ -117,7 +117,10 @@ enum Relevance {
         var identifiers: [[String]] = []
         for group in groups {
             let parts = group.map { Snippet.fold(query[$0]) }
-            guard parts.contains(where: { $0.contains(where: \.isNumber) }), !identifiers.contains(parts) else { continue }
+            // Unspaced scripts keep their bigram matching (`第2章` is a phrase, not a code).
+            guard parts.contains(where: { $0.contains(where: \.isNumber) }), !identifiers.contains(parts),
+                !parts.contains(where: { $0.unicodeScalars.contains(where: isUnspaced) })
+            else { continue }
             identifiers.append(parts)
         }
         return identifiers

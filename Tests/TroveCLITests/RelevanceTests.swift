@@ -130,6 +130,7 @@ struct RelevanceTests {
     func identifierCoverage() {
         #expect(Relevance.identifierTerms("DEC-0054") == [["dec", "0054"]])
         #expect(Relevance.identifierTerms("release v1.2.3 and well-known 2026") == [["v1", "2", "3"], ["2026"]])
+        #expect(Relevance.identifierTerms("第2章の要約") == [])
         #expect(Relevance.coverage(query: "DEC-0054", content: "DEC-0055: keep SQLite for the cache.") == 0)
         #expect(Relevance.coverage(query: "DEC-0054", content: "Decision DEC-0054: adopt Trove.") == 1)
         #expect(Relevance.coverage(query: "dec-0054", content: "see dec 0054") == 1)
