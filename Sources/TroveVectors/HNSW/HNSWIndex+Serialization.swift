@@ -130,7 +130,7 @@ extension HNSWIndex {
     ///     `HNSWConfiguration.defaultRescoreFactor(for: quantization)`, the new quantization's
     ///     default (int8: 4, binary: 32), as `HNSWConfiguration(quantization:)` does; this
     ///     index's own factor is not carried over (a float32 index's 4 would leave a binary walk at
-    ///     recall@10 about 0.7 on the defaults' workload, where 32 gives about 0.94).
+    ///     recall@10 about 0.7 on the defaults' workload, where 32 gives about 0.95).
     /// - Returns: the converted copy; this index is unchanged.
     /// - Throws: `VectorIndexError.invalidConfiguration` for a bad `rescoreFactor`.
     /// - Complexity: O(n · (dimension + M)).
