@@ -53,9 +53,10 @@ extension Commands {
             Speaks MCP (JSON-RPC 2.0, one message per line) on stdin and stdout, for Claude
             Code, Claude Desktop, Cursor and other MCP clients; logs go to stderr. Revisions
             2025-06-18 and 2025-11-25 (initialize handshake) and 2026-07-28 (per request).
-            Tools: search, get, multi_get, list_sources, status; index only with
-            --allow-index. Every note is also a resource, trove://note/<short id digits>.
-            Read-only unless --allow-index. Stops when stdin closes.
+            \(MCPTools.helpLine)
+            A tool argument that takes a list also takes a single string. Every note is also a
+            resource, trove://note/<short id digits>. Read-only unless --allow-index. Stops
+            when stdin closes.
             """,
         options: [
             OptionSpec("allow-index", help: "offer the index tool, which writes to the database")

@@ -52,7 +52,9 @@ enum Commands {
 
             Re-running is incremental: unchanged files (same SHA-256) are skipped, changed files
             are replaced as a unit in one transaction, and files that left a collection (deleted,
-            or no longer matching its mask) are removed from the database.
+            or no longer matching its mask) are removed from the database. A file or folder that
+            cannot be read now (no permission, a link that leads nowhere, a drive not mounted)
+            is a warning naming it, keeps the notes it held, and makes the exit status 1.
 
             With --watch, the command then follows the collections' folders (inotify on Linux,
             polling elsewhere) and indexes every file saved, created, moved or deleted there

@@ -33,12 +33,17 @@ struct Discovery: Sendable, Equatable {
     var files: [DiscoveredFile] = []
     /// Folders that were walked: files recorded under them that no longer exist are removed.
     var folders: [String] = []
-    /// Files passed over while walking folders, with the reason (hidden files are not listed).
-    var skipped: [Skipped] = []
+    /// Folders that could not be listed and entries that could not be examined while walking
+    /// (a link that leads nowhere or loops), with the reason; hidden entries are never listed.
+    /// Indexing warns about each and fails, and keeps the records it holds under them.
+    var unreadable: [Unreadable] = []
 
-    struct Skipped: Sendable, Equatable {
+    struct Unreadable: Sendable, Equatable {
         var path: String
         var reason: String
+
+        /// Whether `file` is this path or lies under it.
+        func covers(_ file: String) -> Bool { file == path || file.hasPrefix(path + "/") }
     }
 }
 
@@ -92,25 +97,34 @@ enum FileDiscovery {
         let manager = FileManager.default
         let names: [String]
         do {
-            names = try manager.contentsOfDirectory(atPath: folder).sorted()
+            names = try listing(of: folder)
         } catch {
-            discovery.skipped.append(.init(path: folder, reason: "folder cannot be read"))
+            discovery.unreadable.append(.init(path: folder, reason: error.reason))
             return
         }
         for name in names where !name.hasPrefix(".") {
             let path = (folder as NSString).appendingPathComponent(name)
             guard let attributes = try? manager.attributesOfItem(atPath: path),
                 let type = attributes[.type] as? FileAttributeType
-            else { continue }
+            else {
+                // Gone since the listing: nothing to read, nothing to report.
+                var info = stat()
+                if lstat(path, &info) != 0 && errno == ENOENT { continue }
+                discovery.unreadable.append(.init(path: path, reason: Self.statFailure(path) ?? "cannot be examined"))
+                continue
+            }
             switch type {
             case .typeDirectory:
                 try walk(path, root: root, mask: mask, into: &discovery, seen: &seen)
             case .typeRegular, .typeSymbolicLink:
-                // A link is followed only to a regular file.
+                // A link is followed only to a regular file; one that leads nowhere (or loops)
+                // may stand for a folder or a note, so it is reported rather than passed over.
                 var isDirectory: ObjCBool = false
-                guard manager.fileExists(atPath: path, isDirectory: &isDirectory),
-                    !isDirectory.boolValue
-                else { continue }
+                guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                    discovery.unreadable.append(.init(path: path, reason: Self.brokenLink(path) ?? "cannot be examined"))
+                    continue
+                }
+                guard !isDirectory.boolValue else { continue }
                 let relative = String(path.dropFirst(root == "/" ? 1 : root.count + 1))
                 guard mask.matches(relative) else { continue }
                 if seen.insert(path).inserted {
@@ -120,6 +134,61 @@ enum FileDiscovery {
             default:
                 continue
             }
+        }
+    }
+}
+
+extension FileDiscovery {
+    /// Why a folder cannot be listed.
+    struct ListingError: Error {
+        var reason: String
+    }
+
+    /// The names in `folder`, sorted; hidden ones included.
+    /// - Throws: ``ListingError`` with the system's reason (`Permission denied`, ...) when the
+    ///   folder cannot be opened or read.
+    static func listing(of folder: String) throws(ListingError) -> [String] {
+        guard let directory = opendir(folder) else { throw ListingError(reason: errnoDescription()) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { throw ListingError(reason: errnoDescription()) }
+                break
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// For a symbolic link that cannot be followed (its target is missing, or links loop), what
+    /// it is: `a link to TARGET: REASON`; nil for anything else.
+    static func brokenLink(_ path: String) -> String? {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path),
+            let reason = statFailure(path)
+        else { return nil }
+        return "a link to \(target): \(reason)"
+    }
+
+    /// The reason `stat` (which follows links) gives for `path`, or nil when it succeeds.
+    static func statFailure(_ path: String) -> String? {
+        var info = stat()
+        return stat(path, &info) == 0 ? nil : errnoDescription()
+    }
+
+    private static func errnoDescription() -> String {
+        String(cString: strerror(errno))
+    }
+
+    /// A folder PATH given on the command line, refused when it cannot be listed.
+    /// - Throws: ``CLIError/failure(_:)`` naming the folder and the reason.
+    static func checkReadable(folder path: String, as raw: String) throws {
+        do {
+            _ = try listing(of: path)
+        } catch {
+            throw CLIError.failure("cannot read the folder \(raw): \(error.reason)")
         }
     }
 }

@@ -12,7 +12,7 @@ enum GetCommand {
         if context.json {
             context.console.out.write(page.json.serialized() + "\n")
         } else {
-            context.console.out.write(page.text.hasSuffix("\n") || page.text.isEmpty ? page.text : page.text + "\n")
+            context.console.out.write(page.printed)
         }
         return ExitCode.success
     }

@@ -107,14 +107,20 @@ enum IndexCommand {
         return summary.failed > 0 ? ExitCode.failure : ExitCode.success
     }
 
-    /// A PATH argument made absolute, refused when missing or not a file or folder.
+    /// A PATH argument made absolute, refused when missing, not a file or folder, or a folder
+    /// that cannot be listed.
     static func checkedPath(_ raw: String, context: CommandContext) throws -> String {
         let path = Locations.absolute(
             raw, environment: context.console.environment, currentDirectory: context.console.currentDirectory)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            if let link = FileDiscovery.brokenLink(path) {
+                throw CLIError.notFound("cannot read \(raw): \(link)")
+            }
             throw CLIError.notFound("no such file or folder: \(raw)")
         }
+        // A folder that cannot be listed would be indexed as an empty one, silently.
+        if isDirectory.boolValue { try FileDiscovery.checkReadable(folder: path, as: raw) }
         if !isDirectory.boolValue, let type = try? FileManager.default.attributesOfItem(atPath: path)[.type]
             as? FileAttributeType, type != .typeRegular, type != .typeSymbolicLink
         {

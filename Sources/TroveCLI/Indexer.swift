@@ -48,11 +48,21 @@ final class Indexer {
     }
 
     /// The files a collection covers now; a path that no longer exists is warned about and
-    /// contributes none (so its files' records go).
+    /// contributes none (so its files' records go). A path, folder or entry that cannot be read
+    /// now (a link whose target is missing, an unmounted drive, a folder without permission) is
+    /// warned about and counted as failed, and its files' records stay.
     func discover(_ collection: NoteCollection) throws -> Discovery {
         let manager = FileManager.default
         var discovery = Discovery()
         for path in collection.paths {
+            if !manager.fileExists(atPath: path), let link = FileDiscovery.brokenLink(path) {
+                let entry = Discovery.Unreadable(path: path, reason: link)
+                if !discovery.unreadable.contains(entry) {
+                    discovery.unreadable.append(entry)
+                    context.warn("cannot read \(path): \(link) (skipped; its earlier records are kept)")
+                }
+                continue
+            }
             guard manager.fileExists(atPath: path) else {
                 context.warn("\(path) of collection '\(collection.name)' no longer exists; its notes are removed")
                 continue
@@ -62,7 +72,10 @@ final class Indexer {
                 currentDirectory: context.console.currentDirectory)
             for file in found.files where !discovery.files.contains(file) { discovery.files.append(file) }
             discovery.folders += found.folders
-            discovery.skipped += found.skipped
+            for entry in found.unreadable where !discovery.unreadable.contains(entry) {
+                discovery.unreadable.append(entry)
+                context.warn("cannot read \(entry.path): \(entry.reason) (skipped; its earlier records are kept)")
+            }
         }
         return discovery
     }
@@ -84,8 +97,12 @@ final class Indexer {
             totalFiles: files.count, totalBytes: totalBytes)
         defer { progress.finish() }
         for (collection, discovery, known) in plans {
+            // A folder that cannot be read now is not a folder emptied: what it held stays.
+            summary.failed += discovery.unreadable.count
             let present = Set(discovery.files.map(\.path))
-            let vanished = known.keys.sorted().filter { !present.contains($0) }
+            let vanished = known.keys.sorted().filter { file in
+                !present.contains(file) && !discovery.unreadable.contains { $0.covers(file) }
+            }
             try await remove(vanished, from: collection, into: &summary)
             for file in discovery.files {
                 try await stage(file, collection: collection, known: known, into: &summary)

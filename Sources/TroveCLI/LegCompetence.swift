@@ -16,6 +16,12 @@ import TroveEmbeddings
 /// - a shorter text is too short to count: it reads as English when all its letters are in the
 ///   basic Latin alphabet (no CJK, Cyrillic, Devanagari…, no accented letters, no `¿`/`¡`).
 ///
+/// No model is competent on a query that is nothing but identifiers (`DEC-0054`;
+/// ``Relevance/isIdentifierQuery(_:)``): sentence embeddings place `DEC-0054` and `DEC-0055`
+/// side by side, so a vector leg would call a note holding only the near miss a strong match.
+/// The words decide such a query's relevance; the ranking is unchanged (with no leg competent,
+/// every leg votes).
+///
 /// The rule looks only at the text and the model's own vocabulary, never at the query set: it
 /// is not tuned query by query.
 ///
@@ -39,8 +45,9 @@ struct LegCompetence: Sendable {
             guard BuiltInModel(manifest: embedder.manifest) == .allMiniLML6v2 else { return nil }
             return (embedder as? BERTEmbedder)?.tokenizer
         }
+        let identifiers = Relevance.isIdentifierQuery(query)
         queryCompetent = englishTokenizers.map { tokenizer in
-            tokenizer.map { Self.readsAsEnglish(query, tokenizer: $0) } ?? true
+            !identifiers && (tokenizer.map { Self.readsAsEnglish(query, tokenizer: $0) } ?? true)
         }
     }
 

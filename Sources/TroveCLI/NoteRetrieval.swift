@@ -15,6 +15,12 @@ enum NoteRetrieval {
         var fromFile: Bool
         /// The collections holding the note, with their contexts (what their notes are).
         var collections: [(name: String, context: String?)]
+        /// Whether the whole note is empty (no line to print, not one blank line).
+        var noteIsEmpty = false
+
+        /// What `trove get` prints: every line asked for ended by a newline, blank ones included
+        /// (``text`` joins them, so a range ending in blank lines ends in newlines only).
+        var printed: String { noteIsEmpty ? "" : text + "\n" }
 
         var json: JSONValue {
             .object([
@@ -45,7 +51,9 @@ enum NoteRetrieval {
         let (text, lines) = try (range ?? LineRange(from: 1, to: nil)).apply(to: whole, command: context.spec.name)
         let holding = try await notebook.collections(of: note)
         let collections = try await notebook.collections().filter { holding.contains($0.name) }.map { ($0.name, $0.context) }
-        return Page(note: note, text: text, range: range, lines: lines, fromFile: fromFile, collections: collections)
+        return Page(
+            note: note, text: text, range: range, lines: lines, fromFile: fromFile, collections: collections,
+            noteIsEmpty: whole.isEmpty)
     }
 
     /// Several notes within a byte budget.

@@ -58,12 +58,25 @@ enum Relevance {
     /// Scripts written without spaces (Chinese, Japanese, Thai…) make one long "word" of a whole
     /// phrase, so such a term counts by the share of its character pairs the note holds, as the
     /// text index's bigram tokenizer matches them.
+    ///
+    /// An identifier (``identifierTerms(_:)``: `DEC-0054`, `v1.2.3`, `2026`) is one term, matched
+    /// only whole: a note holding `DEC-0055` shares the word `dec` with the query `DEC-0054` but
+    /// holds none of it, so it covers nothing (it used to cover half, a relevance of 0.77).
     static func coverage(query: String, content: String) -> Double {
-        let terms = Snippet.queryTerms(query)
-        guard !terms.isEmpty else { return 0 }
-        let words = Set(Snippet.wordRanges(content).map { Snippet.fold(content[$0]) })
+        let identifiers = identifierTerms(query)
+        let terms = Snippet.queryTerms(query).filter { word in !identifiers.contains { $0.contains(word) } }
+        guard !terms.isEmpty || !identifiers.isEmpty else { return 0 }
+        let sequence = Snippet.wordRanges(content).map { Snippet.fold(content[$0]) }
+        let words = Set(sequence)
+        let identifiersFound = identifiers.filter { parts in
+            parts.count == 1
+                ? words.contains(parts[0])
+                : sequence.indices.contains { start in
+                    start + parts.count <= sequence.count && Array(sequence[start..<(start + parts.count)]) == parts
+                }
+        }.count
         var folded: String?
-        let found = terms.reduce(0.0) { total, term in
+        let found = terms.reduce(Double(identifiersFound)) { total, term in
             if term.unicodeScalars.contains(where: isUnspaced) {
                 let characters = Array(term)
                 guard characters.count > 1 else {
@@ -79,7 +92,46 @@ enum Relevance {
                 || (term.count >= 4 && words.contains { $0.count <= term.count + 3 && $0.hasPrefix(term) })
             return total + (matched ? 1 : 0)
         }
-        return found / Double(terms.count)
+        return found / Double(terms.count + identifiers.count)
+    }
+
+    /// Characters that join the parts of one identifier when no space surrounds them.
+    static let identifierJoiners: Set<Character> = ["-", "_", ".", "/", ":", "#"]
+
+    /// The query's identifiers, each as its folded words in order: a run of words joined by
+    /// ``identifierJoiners`` (no spaces) or a single word, that holds a digit (`DEC-0054` is
+    /// `["dec", "0054"]`, `v1.2.3` is `["v1", "2", "3"]`, `2026` is `["2026"]`). Plain words
+    /// (`well-known`) and runs of unspaced scripts are not identifiers. An identifier names one thing: a note matches it only
+    /// when it holds all of it, and a text model's vectors cannot tell it from its neighbours.
+    static func identifierTerms(_ query: String) -> [[String]] {
+        var groups: [[Range<String.Index>]] = []
+        for range in Snippet.wordRanges(query) {
+            if let last = groups.last?.last, query.index(after: last.upperBound) == range.lowerBound,
+                identifierJoiners.contains(query[last.upperBound])
+            {
+                groups[groups.count - 1].append(range)
+            } else {
+                groups.append([range])
+            }
+        }
+        var identifiers: [[String]] = []
+        for group in groups {
+            let parts = group.map { Snippet.fold(query[$0]) }
+            // Unspaced scripts keep their bigram matching (`第2章` is a phrase, not a code).
+            guard parts.contains(where: { $0.contains(where: \.isNumber) }), !identifiers.contains(parts),
+                !parts.contains(where: { $0.unicodeScalars.contains(where: isUnspaced) })
+            else { continue }
+            identifiers.append(parts)
+        }
+        return identifiers
+    }
+
+    /// Whether the query is nothing but identifiers (`DEC-0054`, `INV-2291 INV-2292`): then
+    /// only words can tell a match from a near miss (``LegCompetence``).
+    static func isIdentifierQuery(_ query: String) -> Bool {
+        let identifiers = identifierTerms(query)
+        return !identifiers.isEmpty
+            && Snippet.queryTerms(query).allSatisfy { word in identifiers.contains { $0.contains(word) } }
     }
 
     /// Letters of scripts written without spaces between words: CJK ideographs, kana, Hangul

@@ -207,7 +207,9 @@ async def indexing() -> None:
         check(not summary.is_error and summary.structured_content["added"] == 1, f"index: {summary.content}")
         found = await client.call_tool("search", {"query": "bicycle chain", "mode": "text", "k": 1})
         check(found.structured_content["results"][0]["source"].endswith("bicycle.md"), f"index: the new note is not found {found.structured_content}")
-        await tool_error(client, "index", {"paths": "notes"}, "'paths' must be an array of strings", "index with a string for paths")
+        await tool_error(client, "index", {"paths": 3}, "'paths' must be a string or an array of strings", "index with a number for paths")
+        one = await client.call_tool("index", {"collection": "home"})
+        check(not one.is_error and one.structured_content["unchanged"] >= 1, f"index with one collection name: {one.content}")
         await tool_error(client, "index", {"collection": ["garage"]}, "garage", "index of an unknown collection")
 
 

@@ -80,6 +80,64 @@ struct CollectionTests {
         #expect(unknown.err.contains("did you mean 'work'"), "\(unknown.err)")
     }
 
+    @Test("add on a folder with an unreadable subfolder warns naming it and fails; the rest is indexed (issue 42)")
+    func addWithUnreadableSubfolder() async throws {
+        let f = try fixture()
+        let folder = f.path("personal/garden")
+        let undo = try ErrorPathTests.makeUnreadable(folder: folder)
+        defer { undo() }
+        let add = await f.trove(["collection", "add", "personal", "--name", "home"])
+        #expect(add.status == ExitCode.failure)
+        #expect(add.err.contains("trove: warning: cannot read \(folder)"), "\(add.err)")
+        #expect(add.err.contains("2 added, 0 updated, 0 removed, 0 unchanged, 1 failed"), "\(add.err)")
+    }
+
+    @Test("add on a folder that cannot be listed is an error naming it; nothing is added (issue 42)")
+    func addUnreadableFolder() async throws {
+        let f = try fixture()
+        // A link that loops leads to no folder: refused, saying why, before anything is written
+        // (as root too; it was "no such file or folder").
+        try FileManager.default.createSymbolicLink(atPath: f.path("loop"), withDestinationPath: f.path("loop"))
+        let loop = await f.trove(["collection", "add", "loop", "--name", "loop"])
+        #expect(loop.status == ExitCode.notFound)
+        #expect(loop.err == "trove: error: cannot read loop: a link to \(f.path("loop")): Too many levels of symbolic links\n", "\(loop.err)")
+        #expect(!FileManager.default.fileExists(atPath: f.database))
+        let folder = f.path("personal")
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: folder)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder) }
+        // Root lists any folder whatever its permissions; the check is the same code either way.
+        let listable = (try? FileDiscovery.listing(of: folder)) != nil
+        let add = await f.trove(["collection", "add", "personal", "--name", "home"])
+        if listable {
+            #expect(getuid() == 0)
+            #expect(add.status == 0, "\(add.err)")
+        } else {
+            #expect(add.status == ExitCode.failure)
+            #expect(add.err == "trove: error: cannot read the folder personal: Permission denied\n", "\(add.err)")
+            #expect(!FileManager.default.fileExists(atPath: f.database))
+        }
+    }
+
+    @Test("a collection's folder that became a link to nowhere (an unmounted drive) keeps its records and fails (issue 42)")
+    func collectionFolderBecomesBrokenLink() async throws {
+        let f = try fixture()
+        #expect(await f.trove(["collection", "add", "work"]).status == 0)
+        let folder = f.path("work")
+        let aside = (NSTemporaryDirectory() as NSString).appendingPathComponent("trove-drive-\(UUID().uuidString)")
+        try FileManager.default.moveItem(atPath: folder, toPath: aside)
+        try FileManager.default.createSymbolicLink(atPath: folder, withDestinationPath: aside + "-unmounted")
+        defer {
+            try? FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.moveItem(atPath: aside, toPath: folder)
+        }
+        let refresh = await f.trove(["index"])
+        #expect(refresh.status == ExitCode.failure)
+        #expect(refresh.err.contains("trove: warning: cannot read \(folder): a link to \(aside)-unmounted"), "\(refresh.err)")
+        #expect(refresh.err.contains("0 removed"), "\(refresh.err)")
+        let kept = try await f.json(["search", "--mode", "text", "freeze"])
+        #expect(results(kept).first?["source"]?.string == f.path("work/standup.md"))
+    }
+
     @Test("index refreshes every collection: new, edited and deleted files; -c one of them")
     func indexRefreshesAll() async throws {
         let f = try fixture()

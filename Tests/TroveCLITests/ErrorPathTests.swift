@@ -109,6 +109,46 @@ struct ErrorPathTests {
         #expect(try await recordCount(fixture) == .int(3))
     }
 
+    /// Makes `path` (a folder of the fixture) one that indexing cannot read. Permissions do not
+    /// stop root, so as root the folder is replaced by a link that loops (`sub -> sub`), which no
+    /// one can follow; otherwise it loses its permissions. Returns how to undo it.
+    static func makeUnreadable(folder path: String) throws -> () -> Void {
+        if getuid() == 0 {
+            // Outside the notes, where no walk finds it.
+            let aside = (NSTemporaryDirectory() as NSString).appendingPathComponent("trove-aside-\(UUID().uuidString)")
+            try FileManager.default.moveItem(atPath: path, toPath: aside)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path)
+            return {
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.moveItem(atPath: aside, toPath: path)
+            }
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
+        return { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path) }
+    }
+
+    @Test("an unreadable subfolder: warning naming it, status 1, its earlier records kept (issue 42)")
+    func unreadableFolder() async throws {
+        let fixture = try await indexedFixture()
+        try fixture.write("sub/c.md", "Carrots and celery.")
+        #expect(await fixture.trove(["index", "."]).status == 0)
+        #expect(try await recordCount(fixture) == .int(3))
+        let folder = fixture.path("sub")
+        let undo = try Self.makeUnreadable(folder: folder)
+        defer { undo() }
+        let result = await fixture.trove(["index", "."])
+        #expect(result.status == ExitCode.failure)
+        #expect(result.err.contains("trove: warning: cannot read \(folder)"), "\(result.err)")
+        #expect(result.err.contains("earlier records are kept"), "\(result.err)")
+        #expect(result.err.contains("0 added, 0 updated, 0 removed, 2 unchanged, 1 failed"), "\(result.err)")
+        #expect(try await recordCount(fixture) == .int(3))
+        let kept = try await fixture.json(["search", "--mode", "text", "celery"])
+        #expect(results(kept).first?["source"]?.string == fixture.path("sub/c.md"))
+        // Readable again: indexed as before, status 0.
+        undo()
+        #expect(await fixture.trove(["index", "."]).status == 0)
+    }
+
     @Test("a malformed .jsonl line names the file and line; nothing of it is written")
     func malformedJSONLines() async throws {
         let fixture = try await indexedFixture()

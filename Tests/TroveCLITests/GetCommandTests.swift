@@ -45,6 +45,22 @@ struct GetCommandTests {
         #expect(await fixture.trove(["get", fixture.path("dentist.md")]).out == Self.dentist)
     }
 
+    @Test("a range prints exactly its lines, blank last lines included (issue 42)")
+    func blankLines() async throws {
+        let fixture = try NotesFixture()
+        try fixture.write("gaps.md", "one\ntwo\n\n\nfive\n\n")
+        #expect(await fixture.trove(["index", "--quiet", "."]).status == 0)
+        #expect(await fixture.trove(["get", "gaps.md", ":1-2"]).out == "one\ntwo\n")
+        #expect(await fixture.trove(["get", "gaps.md", ":1-3"]).out == "one\ntwo\n\n")
+        #expect(await fixture.trove(["get", "gaps.md", ":2-4"]).out == "two\n\n\n")
+        #expect(await fixture.trove(["get", "gaps.md", ":3-4"]).out == "\n\n")
+        #expect(await fixture.trove(["get", "gaps.md", ":3"]).out == "\n\nfive\n\n")
+        #expect(await fixture.trove(["get", "gaps.md", ":6"]).out == "\n")
+        // The whole note as it is on disk, its last blank line included.
+        #expect(await fixture.trove(["get", "gaps.md"]).out == "one\ntwo\n\n\nfive\n\n")
+        #expect(try await fixture.json(["get", "gaps.md", ":3-4"])["text"]?.string == "\n")
+    }
+
     @Test("line ranges: :FROM-TO, :FROM to the end, TO past the end; bad ranges are usage errors")
     func ranges() async throws {
         let fixture = try await indexed()

@@ -125,4 +125,59 @@ struct RelevanceTests {
         let legs = results(try JSONValue.parse(run.out)).first?["legs"]?.array ?? []
         #expect(legs.count == 2)  // one per model, each with its cosine
     }
+
+    @Test("coverage: an identifier is one term, matched whole; identifier-only queries")
+    func identifierCoverage() {
+        #expect(Relevance.identifierTerms("DEC-0054") == [["dec", "0054"]])
+        #expect(Relevance.identifierTerms("release v1.2.3 and well-known 2026") == [["v1", "2", "3"], ["2026"]])
+        #expect(Relevance.identifierTerms("第2章の要約") == [])
+        #expect(Relevance.coverage(query: "DEC-0054", content: "DEC-0055: keep SQLite for the cache.") == 0)
+        #expect(Relevance.coverage(query: "DEC-0054", content: "Decision DEC-0054: adopt Trove.") == 1)
+        #expect(Relevance.coverage(query: "dec-0054", content: "see dec 0054") == 1)
+        #expect(Relevance.coverage(query: "DEC-0054 cache", content: "DEC-0055: keep SQLite for the cache.") == 0.5)
+        #expect(Relevance.coverage(query: "well-known tomatoes", content: "well tomatoes") == 2.0 / 3.0)
+        #expect(Relevance.isIdentifierQuery("DEC-0054"))
+        #expect(Relevance.isIdentifierQuery("the DEC-0054"))
+        #expect(!Relevance.isIdentifierQuery("DEC-0054 cache"))
+        #expect(!Relevance.isIdentifierQuery("stake tomatoes"))
+    }
+
+    /// Decision records numbered alike: the query's own record, and one holding only a near miss.
+    static func decisions(withAnswer: Bool) throws -> NotesFixture {
+        let f = try NotesFixture.errands()
+        try f.write("decisions/dec-0055.md", "DEC-0055: keep SQLite for the cache. Status: accepted.")
+        try f.write("decisions/dec-0061.md", "DEC-0061: move the nightly build to 02:00.")
+        if withAnswer { try f.write("decisions/dec-0054.md", "DEC-0054: adopt Trove for note search. Status: accepted.") }
+        return f
+    }
+
+    @Test("an identifier query: a note holding only a near miss is not a strong match (issue 42)",
+          arguments: ["text", "hybrid"])
+    func identifierNearMiss(mode: String) async throws {
+        let missing = try Self.decisions(withAnswer: false)
+        #expect(await missing.trove(["index", "."]).status == 0)
+        let found = try await missing.json(["search", "--mode", mode, "DEC-0054"])
+        for (hit, score) in zip(results(found), scores(found)) {
+            #expect(score < 0.5, "\(mode): \(hit["source"]?.string ?? "?") scores \(score)")
+        }
+        // With the record there, it comes first and strong; the near miss stays weak.
+        let present = try Self.decisions(withAnswer: true)
+        #expect(await present.trove(["index", "."]).status == 0)
+        let answered = try await present.json(["search", "--mode", mode, "DEC-0054"])
+        #expect(results(answered).first?["source"]?.string == present.path("decisions/dec-0054.md"), "\(mode)")
+        #expect((scores(answered).first ?? 0) >= 0.8, "\(mode): \(scores(answered))")
+        #expect(scores(answered).dropFirst().allSatisfy { $0 < 0.5 }, "\(mode): \(scores(answered))")
+    }
+
+    @Test("an identifier query with the real model: a near miss is not a strong match (issue 42)",
+          .enabled(if: installedModel != nil))
+    func identifierNearMissRealModel() async throws {
+        let model = try #require(installedModel)
+        let f = try Self.decisions(withAnswer: false)
+        #expect(await f.trove(["index", "--model", model.path, "."], services: .standard).status == 0)
+        let run = await f.trove(["search", "--json", "--model", model.path, "DEC-0054"], services: .standard)
+        let found = try JSONValue.parse(run.out)
+        #expect(!results(found).isEmpty)
+        #expect(scores(found).allSatisfy { $0 < 0.5 }, "\(scores(found))")
+    }
 }

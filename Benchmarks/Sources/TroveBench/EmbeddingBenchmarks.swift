@@ -206,7 +206,7 @@ func runEmbeddingBenchmarks(_ arguments: [String]) async throws {
     for query in queries {
         let tokens = embedder.tokenizer.encode(query).count
         let start = now()
-        _ = try await embedder.embed(query)
+        _ = try await embedder.embedQuery(query)
         let elapsed = now() - start
         latencies.append(elapsed)
         if tokens == 12 { latencies12.append(elapsed) }

@@ -236,8 +236,11 @@ extension DocumentStore {
     /// BM25 hits of the text leg among the filter's rows, best first: from the in-memory leg
     /// when it answers this query (``TextFieldIndex``), else from FTS5.
     ///
-    /// `minimumCoverage`: hits of typed text matching a smaller share of the query's words are
-    /// left out (only where the in-memory leg answers, the one that knows each hit's coverage).
+    /// `minimumCoverage`: hits of typed text matching a smaller share of the query's clauses
+    /// (words and quoted phrases) are left out, on both paths: the in-memory leg knows each
+    /// hit's coverage, and FTS5's hits are checked clause by clause (``clauseMatches(_:leg:rids:on:)``),
+    /// so weighted fields, a subset of the fields and reads inside a write transaction vote as
+    /// the in-memory leg would. Ties in BM25 go to the smaller row id on both paths.
     func textHits(
         _ leg: TextLeg, k: Int, minimumCoverage: Double = 0, filter: Filter, candidates: Candidates, source: VectorSource,
         on connection: Connection
@@ -260,7 +263,7 @@ extension DocumentStore {
             sql.append(try condition(filter, on: connection))
             sql.append(")")
         }
-        sql.append(" ORDER BY score LIMIT ")
+        sql.append(" ORDER BY score, rowid LIMIT ")
         sql.bind(.integer(Int64(k)))
         var hits: [(rid: Int64, bm25: Double)] = []
         do {
@@ -270,7 +273,38 @@ extension DocumentStore {
             // text query's (raw FTS5 syntax), whatever SQLite's message says.
             throw TroveError.invalidTextQuery(query: leg.query.text, reason: error.message)
         }
-        return hits
+        // The in-memory leg's gate, on FTS5's best k (the in-memory leg gates its best k too).
+        guard minimumCoverage > 0, !hits.isEmpty, let typed = typedQuery(leg) else { return hits }
+        let matched = try clauseMatches(typed, leg: leg, rids: hits.map(\.rid), on: connection)
+        let clauses = Double(typed.clauses.count)
+        return hits.filter { Double(matched[$0.rid] ?? 0) / clauses + 1e-9 >= minimumCoverage }
+    }
+
+    /// The typed query of a typed text leg, parsed with the collection's tokenizer as the
+    /// in-memory leg parses it; nil for raw FTS5 syntax, a tokenizer TroveText does not
+    /// reproduce, or a query left empty.
+    func typedQuery(_ leg: TextLeg) -> TypedQuery? {
+        guard leg.query.kind == .typed,
+            let configuration = TokenizerConfiguration(fts5TokenizeArgument: schema.fullText!.tokenizer)
+        else { return nil }
+        let typed = TypedQuery(leg.query.text, tokenizer: Tokenizer(configuration))
+        return typed.isEmpty ? nil : typed
+    }
+
+    /// How many of `typed`'s clauses each of `rids` matches in the leg's fields, as FTS5 matches
+    /// them (a phrase in order inside one field): one MATCH per clause, over those rows only.
+    /// - Complexity: one FTS5 query per clause, each reading the clause's doclist.
+    func clauseMatches(_ typed: TypedQuery, leg: TextLeg, rids: [Int64], on connection: Connection) throws -> [Int64: Int] {
+        let statement = try connection.cachedStatement(
+            "SELECT rowid FROM \(layout.fts) WHERE \(layout.fts) MATCH ? AND rowid IN (SELECT value FROM json_each(?))")
+        let list = "[" + rids.map(String.init).joined(separator: ",") + "]"
+        var matched: [Int64: Int] = [:]
+        for clause in typed.clauses {
+            var expression = "\"" + clause.words.joined(separator: " ") + "\""
+            if let fields = leg.fields, !fields.isEmpty { expression = "{\(fields.joined(separator: " "))} : (\(expression))" }
+            try statement.forEachRow([.text(expression), .text(list)]) { matched[$0.int64(at: 0), default: 0] += 1 }
+        }
+        return matched
     }
 
     /// FTS5 snippets of these rows for the text leg (the best-matching full-text field of each).

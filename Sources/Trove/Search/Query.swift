@@ -107,6 +107,8 @@ public struct Query: Hashable, Sendable {
     ///   - minimumCoverage: when fused with other legs, a hit of typed text votes only when it
     ///     matches at least this fraction (0...1) of the query's words after stop words; nil is
     ///     2/3 (Documentation/PARAMETERS.md, "Fusion"), 0 is plain fusion. Raw FTS5 text always votes.
+    ///     The gate holds whether the in-memory BM25 leg or FTS5 answers (weighted fields, a
+    ///     subset of the fields, reads inside a write transaction).
     public func matching(
         _ text: TextQuery, in fields: [String]? = nil, weight: Double = 1, k: Int? = nil, minimumCoverage: Double? = nil
     ) -> Query {

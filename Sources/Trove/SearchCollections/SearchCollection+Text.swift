@@ -69,9 +69,13 @@ extension SearchCollection {
         return try await write(rows, mode: .insert)
     }
 
-    /// Searches with text: embeds it and runs hybrid search (vector and words fused), or one
-    /// leg alone. The words are treated as typed by a person: no syntax errors. On a collection
-    /// created with lexical search off, `.hybrid` runs the vector leg alone.
+    /// Searches with text: embeds it as a query and runs hybrid search (vector and words fused),
+    /// or one leg alone. The words are treated as typed by a person: no syntax errors. On a
+    /// collection created with lexical search off, `.hybrid` runs the vector leg alone.
+    ///
+    /// The text is embedded with the embedder's `embedQuery(_:)`, as `trove search` does: models
+    /// trained with instructions (multilingual-e5: `query: ` against the stored `passage: `) rank
+    /// well only when the question carries the query prefix.
     ///
     /// ```swift
     /// let hits = try await notes.search("when is the dentist?", topK: 5)
@@ -85,7 +89,7 @@ extension SearchCollection {
     ) async throws -> [SearchResult] {
         var query = Query(filter).limit(topK)
         if mode != .text {
-            query = query.nearest(to: try await requireEmbedder().embed(text), in: "embedding")
+            query = query.nearest(to: try await requireEmbedder().embedQuery(text), in: "embedding")
         }
         // Without a text index, "hybrid" has only one leg: answer with it rather than fail.
         if mode == .text || (mode == .hybrid && configuration.lexicalSearch) {

@@ -119,12 +119,19 @@ struct ToolArguments: Sendable {
         return flag
     }
 
+    /// A list argument: an array of strings, or one string standing for a list of one (every tool
+    /// that takes a list takes both shapes; their schemas say so with ``JSONSchema/strings(_:)``).
     func strings(_ name: String) throws -> [String]? {
         guard let value = value(name) else { return nil }
-        guard case .array(let items) = value else { throw ToolError("'\(name)' must be an array of strings") }
-        return try items.map {
-            guard case .string(let text) = $0 else { throw ToolError("'\(name)' must be an array of strings") }
-            return text
+        let failure = ToolError("'\(name)' must be a string or an array of strings")
+        switch value {
+        case .string(let text): return [text]
+        case .array(let items):
+            return try items.map {
+                guard case .string(let text) = $0 else { throw failure }
+                return text
+            }
+        default: throw failure
         }
     }
 }
@@ -159,6 +166,14 @@ enum JSONSchema {
     }
 
     static func boolean(_ description: String? = nil) -> JSONValue { typed("boolean", description) }
+
+    /// A string or an array of strings: the shape of every list argument.
+    static func strings(_ description: String) -> JSONValue {
+        .object([
+            ("description", .string(description)),
+            ("anyOf", .array([string(), array(string())])),
+        ])
+    }
 
     static func array(_ items: JSONValue, _ description: String? = nil) -> JSONValue {
         var members: [(String, JSONValue)] = [("type", .string("array")), ("items", items)]

@@ -6,16 +6,49 @@ import Trove
 /// get and multi_get are ``NoteRetrieval``; status is `trove stats --json`; index is
 /// `trove index`.
 enum MCPTools {
+    /// One tool the server offers: its declaration (name, schemas) and the code a call runs.
+    struct Tool: Sendable {
+        let declaration: JSONValue
+        /// Whether it writes to the database (offered only with `--allow-index`).
+        let writes: Bool
+        let run: @Sendable (JSONValue?, MCPServer) async throws -> JSONValue
+
+        var name: String { declaration["name"]?.string ?? "" }
+    }
+
+    /// Every tool, in the order `tools/list` gives them: the one table that the server's list,
+    /// its dispatch and `trove mcp --help` are read from.
+    static let table: [Tool] = [
+        Tool(declaration: search, writes: false, run: runSearch),
+        Tool(declaration: get, writes: false, run: runGet),
+        Tool(declaration: multiGet, writes: false, run: runMultiGet),
+        Tool(declaration: listCollections, writes: false, run: runListCollections),
+        Tool(declaration: listSources, writes: false, run: runListSources),
+        Tool(declaration: status, writes: false, run: runStatus),
+        Tool(declaration: index, writes: true, run: runIndex),
+    ]
+
+    /// The tools a server started with or without `--allow-index` offers.
+    static func offered(allowIndex: Bool) -> [Tool] {
+        table.filter { allowIndex || !$0.writes }
+    }
+
     static func names(allowIndex: Bool) -> [String] {
-        ["search", "get", "multi_get", "list_collections", "list_sources", "status"] + (allowIndex ? ["index"] : [])
+        offered(allowIndex: allowIndex).map(\.name)
+    }
+
+    /// The tools lines of `trove mcp --help`, from the table: the read-only tools, then those
+    /// offered only with `--allow-index` on a line of their own.
+    static var helpLine: String {
+        let writing = table.filter(\.writes).map(\.name)
+        return "Tools: " + names(allowIndex: false).joined(separator: ", ")
+            + (writing.isEmpty ? "." : ";\n" + writing.joined(separator: ", ") + " only with --allow-index.")
     }
 
     // MARK: Declarations
 
     static func declarations(allowIndex: Bool) -> [JSONValue] {
-        var tools = [search, get, multiGet, listCollections, listSources, status]
-        if allowIndex { tools.append(index) }
-        return tools
+        offered(allowIndex: allowIndex).map(\.declaration)
     }
 
     private static func tool(
@@ -51,13 +84,7 @@ enum MCPTools {
                 ("k", JSONSchema.integer("number of results (default 10)", minimum: 1, maximum: 1000)),
                 ("min_score", JSONSchema.number("leave out results whose score (a calibrated relevance from 0 to 1) is below this")),
                 ("source", JSONSchema.string("only records whose source is this (a file path for indexed files)")),
-                (
-                    "collection",
-                    .object([
-                        ("description", .string("only these collections (a name, or a list of names; see list_collections)")),
-                        ("anyOf", .array([JSONSchema.string(), JSONSchema.array(JSONSchema.string())])),
-                    ])
-                ),
+                ("collection", JSONSchema.strings("only these collections (a name, or a list of names; see list_collections)")),
                 ("all_chunks", JSONSchema.boolean("every matching chunk instead of the best chunk per note")),
             ], required: ["query"]),
         output: JSONSchema.object(
@@ -118,7 +145,7 @@ enum MCPTools {
         input: JSONSchema.closedObject(
             [
                 ("pattern", JSONSchema.string("a glob over note paths")),
-                ("notes", JSONSchema.array(JSONSchema.string(), "paths, short ids or globs")),
+                ("notes", JSONSchema.strings("paths, short ids or globs (one, or a list)")),
                 ("max_bytes", JSONSchema.integer("byte budget for all texts (default \(NoteRetrieval.defaultMaxBytes))", minimum: 1, maximum: 16_777_216)),
             ]),
         output: JSONSchema.object(
@@ -194,8 +221,8 @@ enum MCPTools {
             + "(as `trove index [PATH...]`): unchanged files are skipped, changed ones replaced, vanished ones removed.",
         input: JSONSchema.closedObject(
             [
-                ("paths", JSONSchema.array(JSONSchema.string(), "files and folders to add (default: refresh the collections)")),
-                ("collection", JSONSchema.array(JSONSchema.string(), "refresh only these collections")),
+                ("paths", JSONSchema.strings("files and folders to add: one, or a list (default: refresh the collections)")),
+                ("collection", JSONSchema.strings("refresh only these collections (a name, or a list of names)")),
             ]),
         output: JSONSchema.object(
             [
@@ -209,17 +236,8 @@ enum MCPTools {
     /// Runs one tool; failures become a result with `isError` and the message.
     static func call(_ name: String, arguments: JSONValue?, server: MCPServer) async -> JSONValue {
         do {
-            let structured: JSONValue
-            switch name {
-            case "search": structured = try await runSearch(arguments, server: server)
-            case "get": structured = try await runGet(arguments, server: server)
-            case "multi_get": structured = try await runMultiGet(arguments, server: server)
-            case "list_collections": structured = try await runListCollections(arguments, server: server)
-            case "list_sources": structured = try await runListSources(arguments, server: server)
-            case "status": structured = try await runStatus(arguments, server: server)
-            case "index": structured = try await runIndex(arguments, server: server)
-            default: throw ToolError("unknown tool '\(name)'")
-            }
+            guard let tool = table.first(where: { $0.name == name }) else { throw ToolError("unknown tool '\(name)'") }
+            let structured = try await tool.run(arguments, server)
             return .object([
                 ("content", .array([.object([("type", .string("text")), ("text", .string(structured.serialized()))])])),
                 ("structuredContent", structured), ("isError", .bool(false)),
@@ -253,7 +271,7 @@ enum MCPTools {
             services: server.context.services)
     }
 
-    private static func runSearch(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+    private static func runSearch(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
         let arguments = try ToolArguments(
             json, allowed: ["query", "mode", "k", "min_score", "source", "collection", "all_chunks"])
         let query = try arguments.requiredString("query")
@@ -263,8 +281,7 @@ enum MCPTools {
         if let minimum = try arguments.number("min_score") { argv += ["--min-score", String(minimum)] }
         if let source = try arguments.string("source") { argv += ["--source", source] }
         if try arguments.bool("all_chunks") == true { argv.append("--all-chunks") }
-        // One name or a list of names.
-        let collections = try (try? arguments.string("collection")).map { [$0] } ?? arguments.strings("collection") ?? []
+        let collections = try arguments.strings("collection") ?? []
         for name in collections { argv += ["-c", name] }
         let context = try commandContext(Commands.search, argv + ["--", query], server: server)
         let search = try SearchInvocation(context)
@@ -273,7 +290,7 @@ enum MCPTools {
         return search.document(try await search.run(notebook: notebook, embedders: embedders ?? [], context: context))
     }
 
-    private static func runGet(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+    private static func runGet(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
         let arguments = try ToolArguments(json, allowed: ["note", "from_line", "to_line"])
         let reference = try arguments.requiredString("note")
         let from = try arguments.integer("from_line", in: 1...Int(Int32.max))
@@ -285,7 +302,7 @@ enum MCPTools {
         return try await NoteRetrieval.get(reference, range: range, notebook: notebook, context: context).json
     }
 
-    private static func runMultiGet(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+    private static func runMultiGet(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
         let arguments = try ToolArguments(json, allowed: ["pattern", "notes", "max_bytes"])
         let patterns = (try arguments.string("pattern").map { [$0] } ?? []) + (try arguments.strings("notes") ?? [])
         guard !patterns.isEmpty else { throw ToolError("give 'pattern' (a glob) or 'notes' (paths or short ids)") }
@@ -295,7 +312,7 @@ enum MCPTools {
         return try await NoteRetrieval.multiGet(patterns, maxBytes: maxBytes, notebook: notebook, context: context).json
     }
 
-    private static func runListCollections(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+    private static func runListCollections(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
         _ = try ToolArguments(json, allowed: [])
         return try await captured(CollectionCommand.list, Commands.collection, ["--json", "list"], server: server)
     }
@@ -314,7 +331,7 @@ enum MCPTools {
         return document
     }
 
-    private static func runListSources(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+    private static func runListSources(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
         _ = try ToolArguments(json, allowed: [])
         let notebook = try await server.notes.open().notebook
         let formatter = ISO8601DateFormatter()
@@ -327,12 +344,12 @@ enum MCPTools {
         return .object([("sources", .array(sources))])
     }
 
-    private static func runStatus(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+    private static func runStatus(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
         _ = try ToolArguments(json, allowed: [])
         return try await RecordCommands.statsDocument(try await server.notes.open().notebook)
     }
 
-    private static func runIndex(_ json: JSONValue?, server: MCPServer) async throws -> JSONValue {
+    private static func runIndex(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
         let arguments = try ToolArguments(json, allowed: ["paths", "collection"])
         let paths = try arguments.strings("paths") ?? []
         let collections = try arguments.strings("collection") ?? []

@@ -61,3 +61,55 @@ struct EmbeddingPrefixTests {
         #expect(!encoded.contains("inputPrefix"))
     }
 }
+
+/// `SearchCollection.search(_:)` embeds the question as a query, as `trove search` does (issue 42):
+/// with e5 a question embedded as a passage ranks worse.
+@Suite("Text search embeds the question as a query")
+struct QueryEmbeddingTests {
+    static func cosineDistance(_ a: [Float], _ b: [Float]) -> Double {
+        1 - Double(zip(a, b).reduce(0) { $0 + $1.0 * $1.1 })
+    }
+
+    /// Embeds queries unlike passages, as a model trained with instructions does: a query's
+    /// vector is its passage vector plus the same vector shifted by one component, normalised.
+    struct TwoSidedEmbedder: Embedder {
+        let base = HashingEmbedder(dimension: 64, modelID: "test/two-sided")
+        var manifest: EmbeddingManifest { base.manifest }
+        func embed(_ texts: [String]) async throws -> [[Float]] { texts.map(base.vector) }
+        func embedQueries(_ texts: [String]) async throws -> [[Float]] {
+            texts.map { text in
+                let v = base.vector(text)
+                let mixed = v.indices.map { v[$0] + v[($0 + 1) % v.count] }
+                let norm = mixed.reduce(0) { $0 + $1 * $1 }.squareRoot()
+                return mixed.map { $0 / norm }
+            }
+        }
+    }
+
+    func check(_ embedder: some Embedder, passage: String, question: String) async throws {
+        let notes = try await Database().collection("notes", embedder: embedder)
+        try await notes.add(text: passage)
+        let stored = try await embedder.embed(passage)
+        let asQuery = Self.cosineDistance(try await embedder.embedQuery(question), stored)
+        let asPassage = Self.cosineDistance(try await embedder.embed(question), stored)
+        // The two embeddings of the question are far enough apart for the check to tell them apart.
+        #expect(abs(asQuery - asPassage) > 1e-3)
+        for mode in [SearchMode.vector, .hybrid] {
+            let hit = try #require(try await notes.search(question, mode: mode).first)
+            let distance = try #require(hit.distance)
+            #expect(abs(distance - asQuery) < 1e-4, "\(mode): distance \(distance); as a query \(asQuery), as a passage \(asPassage)")
+        }
+    }
+
+    @Test("the query vector is embedQuery's, not embed's (an embedder whose queries differ)")
+    func prefixingEmbedder() async throws {
+        try await check(TwoSidedEmbedder(), passage: "dentist appointment on Tuesday at ten", question: "when is the dentist")
+    }
+
+    @Test("the query vector is multilingual-e5's `query: ` embedding")
+    func multilingualE5() async throws {
+        try await check(
+            try EmbeddingPrefixTests.e5(), passage: "The dentist appointment is on Tuesday at ten.",
+            question: "when do I see the dentist?")
+    }
+}
