@@ -16,9 +16,6 @@ struct ModelDiagnostic: DiagnosticMessage {
     static let inherits = ModelDiagnostic(
         message: "a @Model class cannot inherit from another class (its rows hold only its own properties)",
         id: "inherits")
-    static func noType(_ name: String) -> ModelDiagnostic {
-        ModelDiagnostic(message: "property '\(name)' needs a type annotation: its column's type is read from it", id: "noType")
-    }
     static func letProperty(_ name: String) -> ModelDiagnostic {
         ModelDiagnostic(message: "stored property '\(name)' must be a var: a context sets it when it reads or rolls back", id: "let")
     }

@@ -20,8 +20,10 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let typeName = classDecl.name.trimmed.text
         let stored = properties.filter { !$0.isTransient }
         let declaredID = stored.first { $0.name == "id" }
-        if let declaredID, !["UUID", "Int64", "String", "Foundation.UUID", "Swift.Int64", "Swift.String"].contains(declaredID.typeText) {
-            context.diagnose(Diagnostic(node: declaredID.type, message: ModelDiagnostic.badID(declaredID.typeText)))
+        if let declaredID, let type = declaredID.type,
+            !["UUID", "Int64", "String", "Foundation.UUID", "Swift.Int64", "Swift.String"].contains(type.trimmedDescription)
+        {
+            context.diagnose(Diagnostic(node: type, message: ModelDiagnostic.badID(type.trimmedDescription)))
             return []
         }
         let persisted = stored.filter { $0.name != "id" }
@@ -55,16 +57,19 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             \(raw: keys)
             }
             """)
-        let idType = declaredID?.typeText ?? "Trove._ModelUUID"
+        let idDecode =
+            declaredID == nil
+            ? "self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)"
+            : "self.id = try Trove._ModelCoding.decode(\\\(typeName).id, forKey: .id, from: container, references: &references)"
         let decodes = (columns.map { property in
-            "self._\(property.name) = try Trove._ModelCoding.decode((\(property.typeText)).self, forKey: .\(property.name), from: container, references: &references)"
+            "self._\(property.name) = try Trove._ModelCoding.decode(\\\(typeName).\(property.name), forKey: .\(property.name), from: container, references: &references)"
         } + toMany.map { "self._\($0.name) = []" }).joined(separator: "\n")
         members.append(
             """
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 var references = Trove._PendingReferences(fromRow: true)
-                self.id = try container.decode(\(raw: idType).self, forKey: .id)
+                \(raw: idDecode)
                 \(raw: decodes)
                 self._$backing.pending = references
             }
@@ -103,7 +108,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             if let original = property.originalName {
                 lines.append("options = options.originalName(\(original.trimmedDescription), of: \(keyPath))")
             }
-            lines.append("Trove._ModelCoding.describe(\(keyPath), as: (\(property.typeText)).self, in: &options)")
+            lines.append("Trove._ModelCoding.describe(\(keyPath), in: &options)")
         }
         for member in members {
             guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self) else { continue }
@@ -137,7 +142,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     ) throws -> [AttributeSyntax] {
         guard isAccepted(declaration), let variable = member.as(VariableDeclSyntax.self),
             StoredProperties.isStored(variable), variable.bindings.count == 1,
-            let binding = variable.bindings.first, binding.typeAnnotation != nil,
+            let binding = variable.bindings.first,
             let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text,
             name != "id", !name.hasPrefix("_$"),
             variable.bindingSpecifier.tokenKind == .keyword(.var),
@@ -151,9 +156,10 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let inverse = variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
             .first { $0.attributeName.trimmedDescription == "Relationship" }?
             .arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?.expression
-        if let inverse, let type = binding.typeAnnotation?.type,
-            StoredProperty(name: name, type: type, declaration: variable, isTransient: false).isArray
-        {
+        let property = StoredProperty(
+            name: name, type: binding.typeAnnotation?.type, initializer: binding.initializer?.value, declaration: variable,
+            isTransient: false)
+        if let inverse, property.isArray {
             return ["@_PersistedProperty(inverse: \(inverse.trimmed))"]
         }
         return ["@_PersistedProperty"]

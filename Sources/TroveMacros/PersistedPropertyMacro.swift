@@ -50,11 +50,11 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         guard let variable = declaration.as(VariableDeclSyntax.self), let binding = variable.bindings.first,
-            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed,
-            let type = binding.typeAnnotation?.type.trimmed
+            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed
         else { return [] }
+        let type = binding.typeAnnotation.map { ": \($0.type.trimmedDescription)" } ?? ""
         let initializer = binding.initializer.map { " \($0.trimmedDescription)" } ?? ""
-        return ["private var _\(name): \(type)\(raw: initializer)"]
+        return ["private var _\(name)\(raw: type)\(raw: initializer)"]
     }
 }
 

@@ -5,7 +5,10 @@ import SwiftSyntaxMacros
 /// One stored property of a `@Model` class as the macro reads it from the declaration.
 struct StoredProperty {
     let name: String
-    let type: TypeSyntax
+    /// The type as written; nil when it is left to the initial value (`var count = 0`), which
+    /// the generated code never needs: it names each property by key path.
+    let type: TypeSyntax?
+    let initializer: ExprSyntax?
     let declaration: VariableDeclSyntax
     /// `@Transient`: kept in memory, not stored.
     let isTransient: Bool
@@ -20,7 +23,11 @@ struct StoredProperty {
     /// Whether the type is spelled as an array (`[T]`, `[T]?`, `Array<T>`): with `@Relationship`,
     /// a to-many relationship.
     var isArray: Bool {
-        var type = self.type
+        guard var type = self.type else {
+            // `var animals = [Animal]()`
+            guard let call = initializer?.as(FunctionCallExprSyntax.self) else { return false }
+            return call.calledExpression.is(ArrayExprSyntax.self)
+        }
         if let optional = type.as(OptionalTypeSyntax.self) { type = optional.wrappedType }
         if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
             let argument = identifier.genericArgumentClause?.arguments.first
@@ -37,8 +44,6 @@ struct StoredProperty {
     /// (the children's references are its storage).
     var isToMany: Bool { relationship != nil && isArray }
 
-    /// The type as written, without surrounding trivia.
-    var typeText: String { type.trimmedDescription }
 }
 
 /// A class's stored properties, with the diagnostics of those that cannot be stored.
@@ -76,24 +81,8 @@ enum StoredProperties {
                 failed = true
                 continue
             }
-            guard let type = binding.typeAnnotation?.type.trimmed else {
-                if isTransient { continue }  // not stored: its type is the compiler's business
-                var fixIts: [FixIt] = []
-                if let initializer = binding.initializer, let inferred = literalType(initializer.value) {
-                    var annotated = binding
-                    annotated.pattern = binding.pattern.trimmed
-                    annotated.typeAnnotation = TypeAnnotationSyntax(
-                        colon: .colonToken(trailingTrivia: .space), type: TypeSyntax(IdentifierTypeSyntax(name: .identifier(inferred))),
-                        trailingTrivia: .space)
-                    fixIts.append(
-                        FixIt(
-                            message: ModelFixIt(message: "add ': \(inferred)'"),
-                            changes: [.replace(oldNode: Syntax(binding), newNode: Syntax(annotated))]))
-                }
-                report(Diagnostic(node: binding, message: ModelDiagnostic.noType(name), fixIts: fixIts))
-                failed = true
-                continue
-            }
+            let type = binding.typeAnnotation?.type.trimmed
+            let initializer = binding.initializer?.value
             if variable.bindingSpecifier.tokenKind == .keyword(.let), !isTransient {
                 let keyword = variable.bindingSpecifier
                 let fixed = TokenSyntax.keyword(.var, leadingTrivia: keyword.leadingTrivia, trailingTrivia: keyword.trailingTrivia)
@@ -105,19 +94,19 @@ enum StoredProperties {
                 continue
             }
             if isTransient {
-                if binding.initializer == nil, !isOptional(type) {
+                if binding.initializer == nil, !(type.map(isOptional) ?? false) {
                     report(Diagnostic(node: variable, message: ModelDiagnostic.transientWithoutDefault(name)))
                     failed = true
                 }
-                properties.append(StoredProperty(name: name, type: type, declaration: variable, isTransient: true))
+                properties.append(StoredProperty(name: name, type: type, initializer: initializer, declaration: variable, isTransient: true))
                 continue
             }
-            if !isStorable(type) {
+            if let type, !isStorable(type) {
                 report(Diagnostic(node: type, message: ModelDiagnostic.unstorable(name, type.trimmedDescription)))
                 failed = true
                 continue
             }
-            var property = StoredProperty(name: name, type: type, declaration: variable, isTransient: false)
+            var property = StoredProperty(name: name, type: type, initializer: initializer, declaration: variable, isTransient: false)
             for attribute in variable.attributes.compactMap({ $0.as(AttributeSyntax.self) }) {
                 let attributeName = attribute.attributeName.trimmedDescription
                 let arguments = attribute.arguments?.as(LabeledExprListSyntax.self) ?? []
@@ -186,19 +175,5 @@ enum StoredProperties {
             }
         }
         return true
-    }
-
-    /// The type of a literal default (`""` -> String), for the missing-annotation fix-it.
-    static func literalType(_ expression: ExprSyntax) -> String? {
-        if expression.is(StringLiteralExprSyntax.self) { return "String" }
-        if expression.is(IntegerLiteralExprSyntax.self) { return "Int" }
-        if expression.is(FloatLiteralExprSyntax.self) { return "Double" }
-        if expression.is(BooleanLiteralExprSyntax.self) { return "Bool" }
-        if let call = expression.as(FunctionCallExprSyntax.self), let callee = call.calledExpression.as(DeclReferenceExprSyntax.self),
-            callee.baseName.text.first?.isUppercase == true
-        {
-            return callee.baseName.text  // `Date()`, `UUID()`
-        }
-        return nil
     }
 }

@@ -118,8 +118,8 @@ private func expect(
                     let container = try decoder.container(keyedBy: CodingKeys.self)
                     var references = Trove._PendingReferences(fromRow: true)
                     self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
-                    self._name = try Trove._ModelCoding.decode((String).self, forKey: .name, from: container, references: &references)
-                    self._notes = try Trove._ModelCoding.decode((String?).self, forKey: .notes, from: container, references: &references)
+                    self._name = try Trove._ModelCoding.decode(\\Trip.name, forKey: .name, from: container, references: &references)
+                    self._notes = try Trove._ModelCoding.decode(\\Trip.notes, forKey: .notes, from: container, references: &references)
                     self._$backing.pending = references
                 }
 
@@ -136,8 +136,8 @@ private func expect(
 
                 public static var _$modelOptions: Trove.ModelOptions {
                     var options = Trove.ModelOptions()
-                    Trove._ModelCoding.describe(\\Trip.name, as: (String).self, in: &options)
-                    Trove._ModelCoding.describe(\\Trip.notes, as: (String?).self, in: &options)
+                    Trove._ModelCoding.describe(\\Trip.name, in: &options)
+                    Trove._ModelCoding.describe(\\Trip.notes, in: &options)
                     return options
                 }
 
@@ -257,10 +257,10 @@ private func expect(
                     public init(from decoder: any Decoder) throws {
                         let container = try decoder.container(keyedBy: CodingKeys.self)
                         var references = Trove._PendingReferences(fromRow: true)
-                        self.id = try container.decode(Int64.self, forKey: .id)
-                        self._email = try Trove._ModelCoding.decode((String).self, forKey: .email, from: container, references: &references)
-                        self._familyName = try Trove._ModelCoding.decode((String).self, forKey: .familyName, from: container, references: &references)
-                        self._givenName = try Trove._ModelCoding.decode((String).self, forKey: .givenName, from: container, references: &references)
+                        self.id = try Trove._ModelCoding.decode(\\Person.id, forKey: .id, from: container, references: &references)
+                        self._email = try Trove._ModelCoding.decode(\\Person.email, forKey: .email, from: container, references: &references)
+                        self._familyName = try Trove._ModelCoding.decode(\\Person.familyName, forKey: .familyName, from: container, references: &references)
+                        self._givenName = try Trove._ModelCoding.decode(\\Person.givenName, forKey: .givenName, from: container, references: &references)
                         self._$backing.pending = references
                     }
 
@@ -279,10 +279,10 @@ private func expect(
                     public static var _$modelOptions: Trove.ModelOptions {
                         var options = Trove.ModelOptions()
                         options = options.unique(\\Person.email)
-                        Trove._ModelCoding.describe(\\Person.email, as: (String).self, in: &options)
+                        Trove._ModelCoding.describe(\\Person.email, in: &options)
                         options = options.originalName("surname", of: \\Person.familyName)
-                        Trove._ModelCoding.describe(\\Person.familyName, as: (String).self, in: &options)
-                        Trove._ModelCoding.describe(\\Person.givenName, as: (String).self, in: &options)
+                        Trove._ModelCoding.describe(\\Person.familyName, in: &options)
+                        Trove._ModelCoding.describe(\\Person.givenName, in: &options)
                         options = options.indexed(\\Person.familyName)
                         options = options.indexed(\\Person.familyName, \\Person.givenName)
                         options = options.unique(\\Person.givenName, \\Person.familyName)
@@ -340,26 +340,141 @@ private func expect(
                 """)
     }
 
-    @Test func aPropertyWithoutTypeGetsTheLiteralsType() {
+    @Test func relationshipsAndInferredTypes() {
         expect(
             """
-            @Model final class Point {
-                var x = 0
+            @Model final class Category {
+                var name = ""
+                @Relationship(deleteRule: .cascade, inverse: \\Animal.category)
+                var animals = [Animal]()
+                var parent: Category?
             }
             """,
             expands: """
-                final class Point {
-                    var x = 0
+                final class Category {
+                    var name {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            _name = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.name)
+                            if let resolved = Trove._ModelCoding.resolved(_name, name: "name", of: self) {
+                                _name = resolved
+                            }
+                            return _name
+                        }
+                        set {
+                            let oldValue = _name
+                            withMutation(keyPath: \\.name) {
+                                _name = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "name", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _name = ""
+                    var animals {
+                        @storageRestrictions(initializes: _animals)
+                        init(initialValue) {
+                            _animals = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.animals)
+                            if let resolved = Trove._ModelCoding.resolved(_animals, name: "animals", inverse: \\Animal.category, of: self) {
+                                _animals = resolved
+                            }
+                            return _animals
+                        }
+                        set {
+                            let oldValue = _animals
+                            withMutation(keyPath: \\.animals) {
+                                _animals = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "animals", from: oldValue, to: newValue, inverse: \\Animal.category, of: self)
+                        }
+                    }
+
+                    private var _animals = [Animal]()
+                    var parent: Category? {
+                        @storageRestrictions(initializes: _parent)
+                        init(initialValue) {
+                            _parent = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.parent)
+                            if let resolved = Trove._ModelCoding.resolved(_parent, name: "parent", of: self) {
+                                _parent = resolved
+                            }
+                            return _parent
+                        }
+                        set {
+                            let oldValue = _parent
+                            withMutation(keyPath: \\.parent) {
+                                _parent = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "parent", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _parent: Category?
+
+                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+
+                    internal nonisolated func access<_Member>(keyPath: KeyPath<Category, _Member>) {
+                        _$observationRegistrar.access(self, keyPath: keyPath)
+                    }
+
+                    internal nonisolated func withMutation<_Member, _Result>(
+                        keyPath: KeyPath<Category, _Member>, _ mutation: () throws -> _Result
+                    ) rethrows -> _Result {
+                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    }
+
+                    public let _$backing = Trove._ModelBacking()
+
+                    public var id: Trove._ModelUUID = .unassigned
+
+                    public enum CodingKeys: String, CodingKey {
+                        case id
+                        case name
+                        case parent
+                    }
+
+                    public init(from decoder: any Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
+                        self._name = try Trove._ModelCoding.decode(\\Category.name, forKey: .name, from: container, references: &references)
+                        self._parent = try Trove._ModelCoding.decode(\\Category.parent, forKey: .parent, from: container, references: &references)
+                        self._animals = []
+                        self._$backing.pending = references
+                    }
+
+                    public func encode(to encoder: any Encoder) throws {
+                        var container = encoder.container(keyedBy: CodingKeys.self)
+                        try container.encode(self.id, forKey: .id)
+                        try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container, backing: _$backing)
+                        try Trove._ModelCoding.encode(self._parent, forKey: .parent, to: &container, backing: _$backing)
+                    }
+
+                    public static var _$properties: [(name: String, keyPath: PartialKeyPath<Category>)] {
+                        [("name", \\Category.name), ("parent", \\Category.parent)]
+                    }
+
+                    public static var _$modelOptions: Trove.ModelOptions {
+                        var options = Trove.ModelOptions()
+                        Trove._ModelCoding.describe(\\Category.name, in: &options)
+                        Trove._ModelCoding.describe(\\Category.parent, in: &options)
+                        return options
+                    }
+
+                    public static var _$relationships: [Trove._RelationshipMetadata] {
+                        [Trove._RelationshipMetadata(\\Category.animals, name: "animals", inverse: \\Animal.category, deleteRule: .cascade)]
+                    }
                 }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
-                    message: "property 'x' needs a type annotation: its column's type is read from it", line: 2, column: 9,
-                    fixIts: [FixItSpec(message: "add ': Int'")])
-            ],
-            fixed: """
-                @Model final class Point {
-                    var x: Int = 0
+
+                extension Category: Trove._ReferenceModel, Trove._Observable {
                 }
                 """)
     }

@@ -11,15 +11,15 @@ public enum _ModelCoding {
     // MARK: Values
 
     @inlinable
-    public static func decode<V: Decodable, K>(
-        _ type: V.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    public static func decode<Root, V: Decodable, K>(
+        _ keyPath: KeyPath<Root, V>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> V {
         try container.decode(V.self, forKey: key)
     }
 
     @inlinable
-    public static func decode<V: Decodable, K>(
-        _ type: V?.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    public static func decode<Root, V: Decodable, K>(
+        _ keyPath: KeyPath<Root, V?>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> V? {
         try container.decodeIfPresent(V.self, forKey: key)
     }
@@ -39,7 +39,7 @@ public enum _ModelCoding {
     }
 
     @inlinable
-    public static func describe<Root, V>(_ keyPath: KeyPath<Root, V>, as type: V.Type, in options: inout ModelOptions) {}
+    public static func describe<Root, V>(_ keyPath: KeyPath<Root, V>, in options: inout ModelOptions) {}
 
     @inlinable
     public static func resolved<V, M>(_ value: V, name: String, of model: M) -> V? { nil }
@@ -49,8 +49,8 @@ public enum _ModelCoding {
 
     // MARK: To-one relationships
 
-    public static func decode<T: _ReferenceModel, K>(
-        _ type: T?.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    public static func decode<Root, T: _ReferenceModel, K>(
+        _ keyPath: KeyPath<Root, T?>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> T? {
         if let id = try container.decodeIfPresent(T.ID.self, forKey: key) { references.ids[key.stringValue] = id.documentID }
         return nil
@@ -68,9 +68,7 @@ public enum _ModelCoding {
 
     /// The reference's column: a foreign key to `T`'s collection with the delete rule the other
     /// side declares (SwiftData puts it on the to-many side); `.noAction` keeps a plain column.
-    public static func describe<Root: _ReferenceModel, T: _ReferenceModel>(
-        _ keyPath: KeyPath<Root, T?>, as type: T?.Type, in options: inout ModelOptions
-    ) {
+    public static func describe<Root: _ReferenceModel, T: _ReferenceModel>(_ keyPath: KeyPath<Root, T?>, in options: inout ModelOptions) {
         let rule = T._$relationships.first { $0.inverse == keyPath }?.deleteRule ?? .nullify
         let stored: DeleteRule? = switch rule {
         case .cascade: .cascade
@@ -148,23 +146,23 @@ public enum _ModelCoding {
     /// A non-optional to-one relationship: a model read before the other side exists has
     /// nothing to hold.
     @available(*, unavailable, message: "a to-one relationship is optional: declare it as 'Other?'")
-    public static func decode<T: _ReferenceModel, K>(
-        _ type: T.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    public static func decode<Root, T: _ReferenceModel, K>(
+        _ keyPath: KeyPath<Root, T>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> T {
         fatalError("unavailable")
     }
 
     /// An array of models without `@Relationship(inverse:)`.
     @available(*, unavailable, message: "a to-many relationship names its inverse: @Relationship(inverse: \\Child.parent)")
-    public static func decode<T: _ReferenceModel, K>(
-        _ type: [T].Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    public static func decode<Root, T: _ReferenceModel, K>(
+        _ keyPath: KeyPath<Root, [T]>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> [T] {
         fatalError("unavailable")
     }
 
     @available(*, unavailable, message: "a to-many relationship names its inverse: @Relationship(inverse: \\Child.parent)")
-    public static func decode<T: _ReferenceModel, K>(
-        _ type: [T]?.Type, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+    public static func decode<Root, T: _ReferenceModel, K>(
+        _ keyPath: KeyPath<Root, [T]?>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> [T]? {
         fatalError("unavailable")
     }

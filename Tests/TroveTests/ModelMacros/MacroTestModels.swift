@@ -99,3 +99,51 @@ enum JournalPlan: SchemaMigrationPlan {
     static let schemas: [any VersionedSchema.Type] = [JournalV1.self, JournalV2.self]
     static let stages: [MigrationStage] = []
 }
+
+/// SwiftData's sample shapes: a category whose animals are deleted with it, an animal whose
+/// category is an object property (no attribute), types left to the initial value.
+@Model final class AnimalCategory {
+    @Attribute(.unique) var name: String
+    @Relationship(deleteRule: .cascade, inverse: \Animal.category)
+    var animals = [Animal]()
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+@Model final class Animal {
+    enum Diet: String, CaseIterable, Codable { case herbivorous, carnivorous, omnivorous }
+
+    var name: String
+    var diet: Diet
+    var category: AnimalCategory?
+    var legs = 4
+
+    init(name: String, diet: Diet, category: AnimalCategory? = nil) {
+        self.name = name
+        self.diet = diet
+        self.category = category
+    }
+}
+
+/// An optional to-many relationship with the default delete rule (nullify).
+@Model final class Shelf {
+    var label: String
+    @Relationship(inverse: \Book.shelf) var books: [Book]? = []
+    init(label: String) { self.label = label }
+}
+
+@Model final class Book {
+    var title: String
+    var shelf: Shelf?
+    init(title: String, shelf: Shelf? = nil) {
+        self.title = title
+        self.shelf = shelf
+    }
+}
+
+enum ZooV1: VersionedSchema {
+    static let versionIdentifier = "1"
+    static let models: [any PersistentModel.Type] = [AnimalCategory.self, Animal.self, Shelf.self, Book.self]
+}
