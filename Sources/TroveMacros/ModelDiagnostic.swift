@@ -10,6 +10,8 @@ struct ModelDiagnostic: DiagnosticMessage {
 
     static let notAClass = ModelDiagnostic(
         message: "@Model applies to a final class; a value model is a struct that conforms to Model", id: "notAClass")
+    static let notAnActor = ModelDiagnostic(
+        message: "@ModelActor applies to an actor: its context is used only on the actor's executor", id: "notAnActor")
     static let notFinal = ModelDiagnostic(
         message: "@Model applies to a final class (a context keeps one instance per row; subclasses are not stored)",
         id: "notFinal")

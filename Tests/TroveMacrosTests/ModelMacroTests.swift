@@ -12,6 +12,7 @@ private let macros: [String: MacroSpec] = [
     "Relationship": MacroSpec(type: MarkerMacro.self),
     "Index": MacroSpec(type: SchemaListMacro.self),
     "Unique": MacroSpec(type: SchemaListMacro.self),
+    "ModelActor": MacroSpec(type: ModelActorMacro.self, conformances: ["ModelActor"]),
 ]
 
 /// Expands `source` and compares with `expanded` (and the diagnostics, and the source after
@@ -522,5 +523,46 @@ private func expect(
             source, expandedSource: "", macroSpecs: macros,
             failureHandler: { messages.append($0.message) })
         #expect(messages.contains { $0.contains(message) }, "\(messages)")
+    }
+
+    @Test func aModelActorOwnsAContext() {
+        expect(
+            """
+            @ModelActor actor Importer {
+                func run() {}
+            }
+            """,
+            expands: """
+                actor Importer {
+                    func run() {}
+
+                    public nonisolated let modelContainer: Trove.ModelContainer
+
+                    public let modelContext: Trove.ModelContext
+
+                    public init(modelContainer: Trove.ModelContainer) {
+                        self.modelContainer = modelContainer
+                        self.modelContext = Trove.ModelContext(modelContainer)
+                    }
+                }
+
+                extension Importer: Trove.ModelActor {
+                }
+                """)
+    }
+
+    @Test func aModelActorIsAnActor() {
+        expect(
+            """
+            @ModelActor final class Importer {
+            }
+            """,
+            expands: """
+                final class Importer {
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(message: "@ModelActor applies to an actor: its context is used only on the actor's executor", line: 1, column: 1)
+            ])
     }
 }

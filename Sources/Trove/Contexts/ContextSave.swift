@@ -26,6 +26,15 @@ struct RowUpdate: Sendable {
     var saved: [SQLValue]
 }
 
+/// An inserted model whose unique values were already stored: its row was written over the
+/// stored one (SwiftData's upsert), so the model now has that row's id and version.
+struct Rekey: Sendable {
+    var table: String
+    var from: DocumentID
+    var to: DocumentID
+    var version: Int64
+}
+
 struct RowDelete: Sendable {
     var id: DocumentID
     var version: Int64
@@ -37,12 +46,27 @@ enum ContextSave {
     /// table order (referenced collections first), deletes in reverse. Each update and delete
     /// is guarded by the version the context read; a row that moved on is a
     /// ``TroveError/modelConflict(model:id:fields:)`` and the caller's transaction rolls back.
-    static func write(_ tables: [TableChanges], stores: [DocumentStore], on connection: Connection) throws {
+    ///
+    /// An insert whose unique fields (`@Attribute(.unique)`, `#Unique`) hold values a stored row
+    /// (or an earlier insert of the same save) has is written over that row, as SwiftData does:
+    /// the returned rekeys say which models now have which row.
+    @discardableResult
+    static func write(_ tables: [TableChanges], stores: [DocumentStore], on connection: Connection) throws -> [Rekey] {
+        var rekeys: [Rekey] = []
         for (changes, store) in zip(tables, stores) {
             if !changes.inserts.isEmpty {
-                let rows = changes.inserts
-                try store.write(rows: rows, mode: .insert, on: connection) { i in
-                    Document(id: DocumentID.read(rows[i][0], kind: store.schema.id) ?? .int(0))
+                var rows = changes.inserts
+                let moved = try matchUnique(&rows, changes, store, on: connection)
+                let fresh = rows.indices.filter { moved[$0] == nil }
+                let document = { (row: [SQLValue]) in Document(id: DocumentID.read(row[0], kind: store.schema.id) ?? .int(0)) }
+                let inserted = fresh.map { rows[$0] }
+                try store.write(rows: inserted, mode: .insert, on: connection) { document(inserted[$0]) }
+                for (i, from) in moved.sorted(by: { $0.key < $1.key }) {
+                    try store.write(rows: [rows[i]], mode: .upsert, on: connection) { _ in document(rows[i]) }
+                    let to = DocumentID.read(rows[i][0], kind: store.schema.id) ?? .int(0)
+                    let version = try connection.scalar(
+                        "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?", [rows[i][0]])?.int64Value ?? 1
+                    rekeys.append(Rekey(table: changes.name, from: from, to: to, version: version))
                 }
             }
             var sql: [[Int]: String] = [:]
@@ -58,6 +82,49 @@ enum ContextSave {
                 _ = try store.delete(ids: [delete.id], on: connection)
             }
         }
+        return rekeys
+    }
+
+    /// Points each insert whose unique values are taken (by a stored row or an earlier insert)
+    /// at that row's id; returns the moved inserts' positions and their ids before.
+    private static func matchUnique(
+        _ rows: inout [[SQLValue]], _ changes: TableChanges, _ store: DocumentStore, on connection: Connection
+    ) throws -> [Int: DocumentID] {
+        let schema = store.schema
+        var keys: [[String]] = schema.fields.filter(\.isUnique).map { [$0.name] }
+        keys += schema.indexes.filter(\.isUnique).compactMap { index in
+            let names = index.keys.map(\.name)
+            return index.keys.allSatisfy { $0.path == nil } ? names : nil
+        }
+        guard !keys.isEmpty else { return [:] }
+        let slots = keys.compactMap { names -> [Int]? in
+            let found = names.compactMap { changes.columns.firstIndex(of: $0).map { $0 + 1 } }
+            return found.count == names.count ? found : nil
+        }
+        var moved: [Int: DocumentID] = [:]
+        var claimed: [[SQLValue]: SQLValue] = [:]  // unique values -> the id an earlier insert took
+        for i in rows.indices {
+            for (key, columns) in zip(keys, slots) {
+                let values = columns.map { rows[i][$0] }
+                if values.contains(where: \.isNull) { continue }  // nulls never collide
+                let existing: SQLValue?
+                if let earlier = claimed[[.text(key.joined(separator: ","))] + values] {
+                    existing = earlier
+                } else {
+                    let condition = key.map { "\"\($0)\" = ?" }.joined(separator: " AND ")
+                    existing = try connection.scalar("SELECT \"id\" FROM \(store.layout.table) WHERE \(condition)", values)
+                }
+                if let existing, existing != rows[i][0] {
+                    moved[i] = moved[i] ?? DocumentID.read(rows[i][0], kind: schema.id)
+                    rows[i][0] = existing
+                }
+            }
+            for (key, columns) in zip(keys, slots) {
+                let values = columns.map { rows[i][$0] }
+                if !values.contains(where: \.isNull) { claimed[[.text(key.joined(separator: ","))] + values] = rows[i][0] }
+            }
+        }
+        return moved
     }
 
     /// `UPDATE ... SET <changed columns>, _version = _version + 1 WHERE id = ? AND _version = ?`,

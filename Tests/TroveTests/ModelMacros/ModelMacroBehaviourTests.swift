@@ -108,11 +108,19 @@ struct ModelMacroBehaviourTests {
         #expect(described.contains("0:startDate"))
         #expect(described.contains("0:status,startDate"))
         #expect(described.contains("1:name"))
+    }
+
+    @Test("inserting a model whose unique value is stored updates that row, as SwiftData's upsert")
+    func uniqueUpsert() async throws {
+        let database = try Database()
         let context = try await ModelContainer(ExpeditionsV1.self, database: database).mainContext
-        try context.insert(Expedition(name: "Same"))
+        try context.insert(Expedition(name: "Same", members: 1))
         try await context.save()
-        try context.insert(Expedition(name: "Same"))
-        await #expect(throws: TroveError.self) { try await context.save() }
+        try context.insert(Expedition(name: "Same", members: 5))
+        try context.insert(Expedition(name: "Other", members: 2))
+        try await context.save()
+        let rows = try await database.query("SELECT name, members FROM Expedition ORDER BY name")
+        #expect(rows.map { "\($0[0, as: String.self]!) \($0[1, as: Int64.self]!)" } == ["Other 2", "Same 5"])
     }
 
     @Test("@Attribute(originalName:) renames the column in a lightweight migration, keeping its values")
