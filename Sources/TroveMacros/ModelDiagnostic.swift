@@ -10,6 +10,11 @@ struct ModelDiagnostic: DiagnosticMessage {
 
     static let notAClass = ModelDiagnostic(
         message: "@Model applies to a final class; a value model is a struct that conforms to Model", id: "notAClass")
+    static let notAStruct = ModelDiagnostic(
+        message: "@MemberwiseCoding applies to a struct (a value model); a class model is a @Model class", id: "notAStruct")
+    static let codesItself = ModelDiagnostic(
+        message: "@MemberwiseCoding writes rows straight into the properties, skipping this; remove one or the other",
+        id: "codesItself")
     static let notAnActor = ModelDiagnostic(
         message: "@ModelActor applies to an actor: its context is used only on the actor's executor", id: "notAnActor")
     static let notFinal = ModelDiagnostic(

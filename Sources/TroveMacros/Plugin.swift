@@ -5,6 +5,6 @@ import SwiftSyntaxMacros
 @main
 struct TroveMacrosPlugin: CompilerPlugin {
     let providingMacros: [any Macro.Type] = [
-        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, SchemaListMacro.self, ModelActorMacro.self,
+        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, SchemaListMacro.self, ModelActorMacro.self, MemberwiseCodingMacro.self,
     ]
 }

@@ -13,6 +13,7 @@ private let macros: [String: MacroSpec] = [
     "Index": MacroSpec(type: SchemaListMacro.self),
     "Unique": MacroSpec(type: SchemaListMacro.self),
     "ModelActor": MacroSpec(type: ModelActorMacro.self, conformances: ["ModelActor"]),
+    "MemberwiseCoding": MacroSpec(type: MemberwiseCodingMacro.self, conformances: ["_MemberwiseFields"]),
 ]
 
 /// Expands `source` and compares with `expanded` (and the diagnostics, and the source after
@@ -563,6 +564,57 @@ private func expect(
                 """,
             diagnostics: [
                 DiagnosticSpec(message: "@ModelActor applies to an actor: its context is used only on the actor's executor", line: 1, column: 1)
+            ])
+    }
+
+    @Test func memberwiseCodingListsTheStoredProperties() {
+        expect(
+            """
+            @MemberwiseCoding
+            struct Note: Model {
+                var id: Int64
+                var title: String
+                let due: Date?
+                static var modelOptions: ModelOptions { ModelOptions() }
+                var shout: String { title.uppercased() }
+            }
+            """,
+            expands: """
+                struct Note: Model {
+                    var id: Int64
+                    var title: String
+                    let due: Date?
+                    static var modelOptions: ModelOptions { ModelOptions() }
+                    var shout: String { title.uppercased() }
+                }
+
+                extension Note: Trove._MemberwiseFields {
+                    public static var _$fields: [(name: String, keyPath: PartialKeyPath<Note>)] {
+                        [("id", \\Note.id), ("title", \\Note.title), ("due", \\Note.due)]
+                    }
+                }
+                """)
+    }
+
+    @Test func memberwiseCodingRefusesAStructThatCodesItself() {
+        expect(
+            """
+            @MemberwiseCoding
+            struct Note: Model {
+                var id: Int64
+                init(from decoder: any Decoder) throws { id = 1 }
+            }
+            """,
+            expands: """
+                struct Note: Model {
+                    var id: Int64
+                    init(from decoder: any Decoder) throws { id = 1 }
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "@MemberwiseCoding writes rows straight into the properties, skipping this; remove one or the other",
+                    line: 4, column: 5)
             ])
     }
 }

@@ -8,6 +8,7 @@ import TroveVectors
 
 /// The peer's record, generated identically (SplitMix64, `BenchRandom`, seeded with 42, same field order).
 /// Codable, so `trove-bench models` stores the same values as a model.
+@MemberwiseCoding
 struct Item: Codable, Sendable {
     var id: Int64
     var title: String

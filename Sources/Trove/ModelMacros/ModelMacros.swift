@@ -169,3 +169,27 @@ public struct AttributeOption: Hashable, Sendable {
     public static let preserveValueOnDeletion = AttributeOption(name: "preserveValueOnDeletion")
     public static let ephemeral = AttributeOption(name: "ephemeral")
 }
+
+/// Makes a value model's rows fast to read and write: fetched rows are written straight into
+/// its stored properties and written rows read straight from them, with no Codable containers
+/// and no run-time reflection. The macro lists the struct's stored properties; Trove checks once
+/// per type that the compiler's `init(from:)` and `encode(to:)` store and write exactly what
+/// they are handed (a struct that codes itself is refused when compiled). Without it a value
+/// model works the same, through Codable.
+///
+/// ```swift
+/// @MemberwiseCoding
+/// struct Note: Model {
+///     var id: Int64
+///     var title: String
+///     var due: Date?
+/// }
+/// ```
+@attached(extension, conformances: _MemberwiseFields, names: named(_$fields))
+public macro MemberwiseCoding() = #externalMacro(module: "TroveMacros", type: "MemberwiseCodingMacro")
+
+/// A value model whose stored properties ``MemberwiseCoding()`` listed. Written by the macro.
+public protocol _MemberwiseFields {
+    /// Every stored property, by name and key path.
+    static var _$fields: [(name: String, keyPath: PartialKeyPath<Self>)] { get }
+}

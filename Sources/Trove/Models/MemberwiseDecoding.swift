@@ -1,4 +1,3 @@
-@_spi(Reflection) import Swift
 import Foundation
 import TroveSQLite
 
@@ -8,7 +7,8 @@ import TroveSQLite
 /// more than reading the row.
 ///
 /// A type qualifies when, checked once per type (``init(_:columns:)``):
-/// - it is a struct whose stored properties are exactly its columns, by name, each of a kind
+/// - it is a struct whose stored properties ``MemberwiseCoding()`` lists (each one's offset is
+///   `MemoryLayout.offset(of:)` of its key path), exactly its columns, by name, each of a kind
 ///   read here (``Kind``: text, integers, reals, booleans, dates, UUIDs, string arrays and
 ///   vectors, each optional or not) in a column storing that kind;
 /// - its `init(from:)` stores what it is handed, untouched: ``ModelProbe`` decodes it with
@@ -40,20 +40,21 @@ struct MemberwiseDecoding: Sendable {
 
     /// The plan for `M`, or nil when `M` keeps the Codable path.
     init?<M: PersistentModel>(_ type: M.Type, columns plan: ModelRowDecoder.Plan) {
-        guard !(M.self is AnyClass) else { return nil }
+        guard !(M.self is AnyClass), let listed = M.self as? any _MemberwiseFields.Type else { return nil }
+        func stored<T: _MemberwiseFields>(_: T.Type) -> [(name: String, offset: Int?, type: Any.Type)] {
+            T._$fields.map { ($0.name, MemoryLayout<T>.offset(of: $0.keyPath), Swift.type(of: $0.keyPath).valueType) }
+        }
         var fields: [Field] = []
         var names: [String] = []
         var covered = Set<String>()
-        let listed = _forEachField(of: M.self, options: []) { name, offset, type, _ in
-            let name = String(cString: name)
-            guard let column = plan.byProperty[name], let (kind, isOptional) = Self.kind(of: type, stored: column.type),
+        for (name, offset, type) in _openExistential(listed, do: stored) {
+            guard let offset, let column = plan.byProperty[name], let (kind, isOptional) = Self.kind(of: type, stored: column.type),
                 covered.insert(name).inserted
-            else { return false }
+            else { return nil }
             fields.append(Field(offset: offset, column: column.index, kind: kind, isOptional: isOptional))
             names.append(name)
-            return true
         }
-        guard listed, covered.count == plan.names.count else { return nil }
+        guard covered.count == plan.names.count else { return nil }
         self.fields = fields
         self.names = names
         guard Self.storesWhatItIsHanded(M.self, fields: fields, names: names) else { return nil }

@@ -43,6 +43,7 @@ import Trove
 
 /// The same columns as a value model, coded by the compiler's synthesized `Codable`: the oracle
 /// of the differential test.
+@MemberwiseCoding
 struct ExpeditionValue: Model, Equatable {
     var id: UUID
     var name: String

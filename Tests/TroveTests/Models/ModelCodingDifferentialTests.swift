@@ -46,6 +46,7 @@ struct Custom: Model, Equatable {
 /// A model whose `init(from:)` asks for two keyed containers of different key types in each
 /// row, and its encoding the same: the row decoder keeps one container for the next row, which
 /// must not be handed out for the other key type.
+@MemberwiseCoding
 struct TwoKeyTypes: Model, Equatable {
     var id: Int64
     var title: String
@@ -55,14 +56,16 @@ struct TwoKeyTypes: Model, Equatable {
     enum FieldKeys: String, CodingKey { case title, count }
 
     init(id: Int64, title: String, count: Int) { (self.id, self.title, self.count) = (id, title, count) }
+}
 
+// Coding in an extension: the macro does not see it, the probe check must.
+extension TwoKeyTypes {
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: FieldKeys.self)
         title = try fields.decode(String.self, forKey: .title)
         id = try decoder.container(keyedBy: IDKey.self).decode(Int64.self, forKey: .id)
         count = try fields.decode(Int.self, forKey: .count)
     }
-
     func encode(to encoder: any Encoder) throws {
         var fields = encoder.container(keyedBy: FieldKeys.self)
         try fields.encode(title, forKey: .title)
@@ -81,6 +84,7 @@ struct Narrow: Model, Equatable {
 
 /// A struct whose synthesized `init(from:)` only stores what it reads, with a property of every
 /// kind ``MemberwiseDecoding`` writes straight from a column, optional and not.
+@MemberwiseCoding
 struct Plain: Model, Equatable {
     var id: UUID
     var title: String
@@ -108,10 +112,15 @@ struct Plain: Model, Equatable {
 
 /// Memberwise in shape, but its `init(from:)` changes what it reads: each must keep the
 /// Codable path.
+@MemberwiseCoding
 struct Trimming: Model, Equatable {
     var id: Int64
     var name: String
     init(id: Int64, name: String) { (self.id, self.name) = (id, name) }
+}
+
+// Coding in an extension: the macro does not see it, the probe check must.
+extension Trimming {
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(Int64.self, forKey: .id)
@@ -119,10 +128,15 @@ struct Trimming: Model, Equatable {
     }
 }
 
+@MemberwiseCoding
 struct Clamping: Model, Equatable {
     var id: String
     var size: Int
     init(id: String, size: Int) { (self.id, self.size) = (id, size) }
+}
+
+// Coding in an extension: the macro does not see it, the probe check must.
+extension Clamping {
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
@@ -130,10 +144,15 @@ struct Clamping: Model, Equatable {
     }
 }
 
+@MemberwiseCoding
 struct Defaulting: Model, Equatable {
     var id: Int64
     var note: String?
     init(id: Int64, note: String?) { (self.id, self.note) = (id, note) }
+}
+
+// Coding in an extension: the macro does not see it, the probe check must.
+extension Defaulting {
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(Int64.self, forKey: .id)
@@ -158,11 +177,16 @@ struct Refusing: Model, Equatable {
 
 /// Decoded memberwise (synthesized `init(from:)`), but its `encode(to:)` changes a value: its
 /// rows must keep going through `encode(to:)`.
+@MemberwiseCoding
 struct Shouting: Model, Equatable {
     var id: Int64
     var name: String
     var loud: Bool
     init(id: Int64, name: String, loud: Bool) { (self.id, self.name, self.loud) = (id, name, loud) }
+}
+
+// Coding in an extension: the macro does not see it, the probe check must.
+extension Shouting {
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
@@ -172,6 +196,7 @@ struct Shouting: Model, Equatable {
 }
 
 /// A property that is not a column (left out of its coding keys): not memberwise.
+@MemberwiseCoding
 struct Uncoded: Model, Equatable {
     var id: Int64
     var name: String
