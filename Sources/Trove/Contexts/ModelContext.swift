@@ -28,26 +28,38 @@ public final class ModelContext {
     private let owner: Owner
     /// The actor the context belongs to, where autosaves run (nil: unknown, no autosave).
     weak var isolation: (any Actor)?
+    /// Inside a migration stage's `willMigrate` or `didMigrate`: the migration's raw SQL,
+    /// documents and value models, in the same transaction (the context itself manages class
+    /// models only). Nil for any other context.
+    ///
+    /// ```swift
+    /// .custom(fromVersion: V1.self, toVersion: V2.self, willMigrate: nil, didMigrate: { context in
+    ///     try context.migrationContext?.execute("UPDATE Note SET folderID = 1")
+    /// })
+    /// ```
+    public let migrationContext: MigrationContext?
     /// Errors of inserts and deletes, which SwiftData's signatures do not let throw: the next
     /// ``save()`` throws the first and saves nothing.
     private var deferredErrors: [any Error] = []
 
     private enum Owner {
         case strong(ModelContainer)
-        case unowned(Unowned)
+        case main(Weak)
         /// A migration stage's context: no container exists yet.
         case migration
-        struct Unowned { unowned let container: ModelContainer }
+        struct Weak { weak var container: ModelContainer? }
     }
 
     /// The container whose models this context manages.
     ///
-    /// A migration stage's context has none (the container is being opened): asking for it
-    /// there is a programmer error.
+    /// The main context does not keep its container alive (the container keeps it), and a
+    /// migration stage's context has none yet: asking then is a programmer error.
     public var container: ModelContainer {
         switch owner {
-        case .strong(let container): container
-        case .unowned(let reference): reference.container
+        case .strong(let container): return container
+        case .main(let reference):
+            guard let container = reference.container else { preconditionFailure("the main context's container is gone") }
+            return container
         case .migration: preconditionFailure("a migration stage's context has no container yet")
         }
     }
@@ -66,13 +78,15 @@ public final class ModelContext {
         owner = .strong(container)
         store = container.makeStore()
         self.isolation = isolation
+        migrationContext = nil
     }
 
     /// The main context: the container holds it, it holds the container weakly.
     init(main container: ModelContainer) {
-        owner = .unowned(Owner.Unowned(container: container))
+        owner = .main(Owner.Weak(container: container))
         store = container.makeStore()
         isolation = MainActor.shared
+        migrationContext = nil
         autosaveEnabled = true
     }
 
@@ -90,11 +104,18 @@ public final class ModelContext {
             database: nil, open: { transaction.connection })
         owner = .migration
         isolation = nil
+        migrationContext = migration
     }
 
     /// The database the context reads and saves to (value models, documents and raw SQL work
     /// on it as usual).
-    public var database: Database { container.database }
+    ///
+    /// A migration stage's context has none (its collections are not committed yet): asking
+    /// there is a programmer error.
+    public var database: Database {
+        guard let database = store.database else { preconditionFailure("a migration stage's context has no database handle") }
+        return database
+    }
 
     // MARK: Inserting and deleting
 
