@@ -143,6 +143,9 @@ public actor Database {
                 "model contexts need a writable database file (ModelConfiguration(isStoredInMemoryOnly: true) makes a temporary one)")
         }
         let connection = try Self.openWriter(.file(path), options: writerOptions)
+        // It keeps SQLite's automatic checkpoint (in the commit that grows the log past 1,000
+        // pages): a background checkpointer per context would be a queue and a connection more
+        // each, for saves that are mostly small.
         let (hub, stores, merger) = (changeHub, documentStores, merger)
         connection.observeCommits { [weak merger] tables in
             hub.publish(tables)
