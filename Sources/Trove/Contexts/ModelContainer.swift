@@ -89,7 +89,9 @@ public final class ModelContainer: Sendable {
     ///   for a type that cannot be stored; ``TroveError/schemaMismatch(collection:details:)``
     ///   when a collection holds another shape and no plan migrates it; ``MigrationError``;
     ///   `SQLiteError` when the file cannot be opened.
-    public init(for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration]) throws {
+    public init(
+        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]
+    ) throws {
         guard configurations.count <= 1 else {
             throw TroveError.invalidConfiguration("a container stores its models in one configuration, not \(configurations.count)")
         }

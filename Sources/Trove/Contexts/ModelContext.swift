@@ -437,6 +437,7 @@ public final class ModelContext {
     ) throws {
         try store.insertIfNew(child)
         child[keyPath: keyPath] = parent.id
+        scheduleAutosave()
     }
 
     /// Adds `child` to `parent`'s children through a required reference.
@@ -451,6 +452,7 @@ public final class ModelContext {
     ) throws {
         try store.insertIfNew(child)
         child[keyPath: keyPath] = parent.id
+        scheduleAutosave()
     }
 
     /// Removes `child` from `parent`'s children: its reference property becomes nil (a child

@@ -202,6 +202,7 @@ struct ModelContainerTests {
     }
 
     @Test("the schema and configuration are SwiftData's: Schema(versionedSchema:), ModelConfiguration(schema:url:)")
+    @MainActor
     func schemaAndConfiguration() throws {
         let dir = try TemporaryDirectory()
         let url = URL(fileURLWithPath: dir.path("zoo.store"))
@@ -211,6 +212,10 @@ struct ModelContainerTests {
         let container = try ModelContainer(for: schema, configurations: ModelConfiguration(schema: schema, url: url))
         #expect(container.configurations.first?.url == url && container.schema.models.count == 2)
         #expect(container.database.path == url.path)
+        // The array spelling, and the main context: one per container, the same each time.
+        let again = try ModelContainer(for: schema, configurations: [ModelConfiguration(url: url)])
+        #expect(try ModelContext(again).fetchCount(FetchDescriptor<Article>()) == 0)
+        #expect(again.mainContext === again.mainContext && again.mainContext.container === again)
     }
 
     @Test("a file whose timeline recorded string versions (\"1\") opens and migrates with Schema.Version identifiers")
