@@ -55,6 +55,35 @@ final class ContextStore {
 
     func fetch<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let table = try self.table(M.self)
+        guard descriptor.includePendingChanges, descriptor.cursor == nil else { return try fetchStored(descriptor, table) }
+        // Inserted, unsaved models the predicate accepts join the stored ones (SwiftData's
+        // `includePendingChanges`): evaluated in memory, merged in the descriptor's order, then
+        // the offset and limit applied to the whole.
+        var pending = table.pendingInserts()
+        if pending.isEmpty { return try fetchStored(descriptor, table) }
+        if let predicate = descriptor.predicate { pending = try pending.filter { try predicate.evaluate($0) } }
+        if pending.isEmpty { return try fetchStored(descriptor, table) }
+        var stored = descriptor
+        stored.fetchLimit = descriptor.fetchLimit.map { $0 + (descriptor.fetchOffset ?? 0) }
+        stored.fetchOffset = nil
+        var models = try fetchStored(stored, table) + pending
+        models.sort { a, b in
+            for sort in descriptor.sortBy {
+                switch sort.compare(a, b) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return a.id.documentID < b.id.documentID
+        }
+        let offset = min(descriptor.fetchOffset ?? 0, models.count)
+        let end = descriptor.fetchLimit.map { min(models.count, offset + $0) } ?? models.count
+        return Array(models[offset..<end])
+    }
+
+    /// The stored models a descriptor selects, as this context's instances.
+    private func fetchStored<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>, _ table: TrackedModels<M>) throws -> [M] {
         if table.fetchedColumns == nil {
             // Every column is read: decoded straight from the statement, which also takes each
             // model's snapshot and makes its entry while the model is in cache. Here each entry

@@ -191,8 +191,8 @@ public final class ModelContext {
 
     /// The models a descriptor selects, as this context's instances (the identity map: a row
     /// already tracked comes back as the same instance, with its unsaved changes). Models
-    /// deleted in this context are left out; inserted ones appear once saved (as
-    /// `includePendingChanges` false would have it).
+    /// deleted in this context are left out; inserted, unsaved ones the predicate accepts are
+    /// included (``FetchDescriptor/includePendingChanges``, true by default as in SwiftData).
     ///
     /// ```swift
     /// let recent = try context.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.id, order: .reverse)], fetchLimit: 10))

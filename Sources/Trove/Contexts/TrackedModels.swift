@@ -99,6 +99,17 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     }
 
 
+    /// Models inserted since the last save and not deleted, in insertion order (what a fetch
+    /// with `includePendingChanges` adds to the stored rows).
+    func pendingInserts() -> [M] {
+        var models: [M] = []
+        for id in insertedOrder {
+            guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
+            models.append(model(entry))
+        }
+        return models
+    }
+
     /// Whether a tracked model is saved, not deleted and has no unsaved change.
     func isUnchanged(_ entry: Entry) -> Bool {
         guard let saved = entry.saved, !entry.isDeleted else { return false }

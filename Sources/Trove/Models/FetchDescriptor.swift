@@ -35,6 +35,13 @@ public struct FetchDescriptor<M: PersistentModel>: Sendable {
     /// (``LazyField``) whatever this says: a row is read in one step, and SwiftData too treats
     /// the list as a hint.
     public nonisolated(unsafe) var propertiesToFetch: [PartialKeyPath<M>] = []
+    /// Whether a context's fetch includes the models inserted in it and not saved yet (true by
+    /// default, as in SwiftData): those the predicate accepts (evaluated in memory) are merged
+    /// into the stored rows in the descriptor's order before the offset and limit apply. Not
+    /// with a ``cursor`` (a page continues the stored rows), and unsaved edits of stored models
+    /// do not move them in or out. Value-model reads (``ModelCollection``) have no pending
+    /// changes.
+    public var includePendingChanges = true
 
     /// A descriptor.
     ///

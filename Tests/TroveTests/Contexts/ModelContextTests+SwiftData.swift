@@ -242,3 +242,28 @@ extension PersistentIdentifier {
     /// The identifier of a model (test shorthand).
     init<M: PersistentModel>(_ model: M) { self = model.persistentModelID }
 }
+
+extension ModelContextTests {
+    @Test("includePendingChanges: unsaved inserts the predicate accepts join the fetch, in order, within the limit")
+    func pendingInserts() throws {
+        let dir = try TemporaryDirectory()
+        let context = ModelContext(try Self.saved(dir, articles: 6))
+        context.insert(Article(id: 10, title: "pending high", rating: 4))
+        context.insert(Article(id: 11, title: "pending low", rating: 0))
+        let deleted = Article(id: 12, title: "pending deleted", rating: 4)
+        context.insert(deleted)
+        context.delete(deleted)
+        var descriptor = FetchDescriptor<Article>(predicate: #Predicate { $0.rating >= 3 }, sortBy: [SortDescriptor(\.rating), SortDescriptor(\.id)])
+        #expect(try context.fetch(descriptor).map(\.id) == [3, 4, 10])
+        descriptor.fetchOffset = 1
+        descriptor.fetchLimit = 1
+        #expect(try context.fetch(descriptor).map(\.id) == [4])
+        descriptor.includePendingChanges = false
+        descriptor.fetchOffset = nil
+        descriptor.fetchLimit = nil
+        #expect(try context.fetch(descriptor).map(\.id) == [3, 4])
+        // Saved, they are stored rows like the others (and not listed twice).
+        try context.save()
+        #expect(try context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])).map(\.id) == [1, 2, 3, 4, 5, 6, 10, 11])
+    }
+}
