@@ -48,6 +48,32 @@ struct ModelActorTests {
         }
     }
 
+    @Test("model actors and the database's writer save at the same time: SQLite serializes them, nothing is lost")
+    func concurrentWriters() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try openContainer(ArticlesV1.self, at: dir.path("articles.trove"))
+        let tags = try await container.database.models(Tag.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<3 {
+                let actor = Worker(modelContainer: container)
+                group.addTask {
+                    for batch in 0..<20 {
+                        try await actor.run { context in
+                            for i in 0..<10 { context.insert(Article(id: Int64(worker * 1000 + batch * 10 + i + 1), title: "w\(worker)")) }
+                            try context.save()
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                for i in 0..<50 { try await tags.insert(Tag(id: "tag\(i)", label: "\(i)")) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Article>()) == 600)
+        #expect(try await tags.count() == 50)
+    }
+
     @Test("a live query through a model actor's context delivers its instances there, updated by commits elsewhere")
     func liveQuery() async throws {
         let dir = try TemporaryDirectory()
