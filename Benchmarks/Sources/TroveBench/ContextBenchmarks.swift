@@ -264,11 +264,6 @@ private func oneModelSaveWorkload(rows: Int, saves: Int) async throws -> (update
     return (update.sorted(), insert.sorted())
 }
 
-/// The value at fraction `q` of sorted `values`.
-private func percentile(_ values: [Double], _ q: Double) -> Double {
-    values[min(values.count - 1, Int(Double(values.count) * q))]
-}
-
 func runContextBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
@@ -328,7 +323,6 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
                  blobBytes, blobRows, blobs["lazy_fetch_s"]!, blobs["lazy_rss_growth_mb"]!,
                  blobs["lazy_rss_growth_mb"]! * 1_048_576 / Double(blobRows), eagerRows, blobs["eager_fetch_s"]!,
                  blobs["eager_rss_growth_mb"]!, blobs["eager_rss_growth_mb"]! / Double(eagerRows)))
-}
     try await reportOneModelSave(rows: rows, saves: saves)
 }
 
@@ -336,7 +330,7 @@ private func reportOneModelSave(rows: Int, saves: Int) async throws {
     print("one-model save on a main context: rows \(rows), saves \(saves), SQLite \(Connection.sqliteVersion)")
     let (update, insert) = try await oneModelSaveWorkload(rows: rows, saves: saves)
     for (name, values) in [("change one model, save", update), ("insert one model, save", insert)] {
-        print(String(format: "%@: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms (%d saves)", name, percentile(values, 0.5) * 1e3,
-                     percentile(values, 0.9) * 1e3, percentile(values, 0.99) * 1e3, values.count))
+        print(String(format: "%@: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms (%d saves)", name, percentile(values, 50) * 1e3,
+                     percentile(values, 90) * 1e3, percentile(values, 99) * 1e3, values.count))
     }
 }
