@@ -201,7 +201,7 @@ extension ContextStore {
     }
 }
 
-/// A fetch's rows as the reader decodes them. A struct changed only through the fetch's
+/// A fetch's rows as they are decoded. A struct changed only through the fetch's
 /// (non-escaping) row closure: its fields are checked for exclusive access when compiled, not
 /// at each row as a captured variable's would be.
 private struct RowsBuilder<M: _ReferenceModel> {

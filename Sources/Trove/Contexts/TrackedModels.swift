@@ -172,10 +172,10 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     }
 
     /// The tracked instances of a fetch's models (``ContextStore/readModels(_:_:)``), in order,
-    /// without those deleted in this context. Each entry goes into the map as the reader made
-    /// it, its one reference handed over: the models and entries, made on another thread, are
-    /// not touched again, and the map and visit list are changed as local values (one
-    /// exclusivity check per fetch, not two per row).
+    /// without those deleted in this context. Each entry goes into the map as the fetch made
+    /// it, its one reference handed over: the models and entries are not touched again, and the
+    /// map and visit list are changed as local values (one exclusivity check per fetch, not two
+    /// per row).
     func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
         var models = decoded.models
         var map = entries, visits = self.visits
@@ -206,8 +206,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// into the map when the row is not tracked yet (one hash of the id, the common case; nil
     /// then: the model is the fetched one), else the tracked model.
     ///
-    /// `fresh` is consumed: a fetch hands over the one reference its reader made, so the
-    /// common case stores it without touching the entry (made on another thread) again.
+    /// `fresh` is consumed: a fetch hands over the one reference it made, so the common case
+    /// stores it without touching the entry again.
     func adopt(_ fresh: consuming Entry, id: DocumentID) throws -> (model: M, isDeleted: Bool)? {
         let reference = Unmanaged.passUnretained(fresh)
         guard let entry = entries.updateValue(fresh, forKey: id) else {
