@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 
 /// A context: an identity map of class models (one instance per row), their changes tracked
 /// against what was read, saved together in one transaction or rolled back — SwiftData's
@@ -143,7 +144,9 @@ public final class ModelContext {
     }
 
     private func insertReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ model: T) throws {
-        try store.insert(unsafeDowncast(model as AnyObject, to: M.self))
+        let model = unsafeDowncast(model as AnyObject, to: M.self)
+        try store.insert(model)
+        watchForAutosave(CollectionOfOne(model))
     }
 
     /// Marks a tracked model deleted; the next ``save()`` deletes its row (with the delete rules
@@ -212,6 +215,7 @@ public final class ModelContext {
         if !descriptor.relationshipKeyPathsForPrefetching.isEmpty {
             try store.prefetch(unsafeBitCast(descriptor.relationshipKeyPathsForPrefetching, to: [PartialKeyPath<M>].self), of: models)
         }
+        watchForAutosave(models)
         return unsafeBitCast(models, to: [T].self)
     }
 
@@ -344,7 +348,9 @@ public final class ModelContext {
     }
 
     private func modelReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ id: T.ID) throws -> T? {
-        try store.model(M.self, id: unsafeBitCast(id, to: M.ID.self)).map { unsafeBitCast($0, to: T.self) }
+        guard let model = try store.model(M.self, id: unsafeBitCast(id, to: M.ID.self)) else { return nil }
+        watchForAutosave(CollectionOfOne(model))
+        return unsafeBitCast(model, to: T.self)
     }
 
     /// The value of a model's lazy property: read once (one query for that column of that
@@ -579,16 +585,42 @@ public final class ModelContext {
     }
 
     /// Whether changes save themselves, as SwiftData's: on by default for
-    /// ``ModelContainer/mainContext``, off for other contexts. After an insert or a delete a
+    /// ``ModelContainer/mainContext``, off for other contexts. After an insert, a delete, or an
+    /// edit of a property of a model this context handed out (``fetch(_:)``,
+    /// ``model(_:id:)``, ``insert(_:)``; watched through Observation while autosave is on), a
     /// save is scheduled for the next turn of the context's actor (the main actor for the main
-    /// context); property edits go out with it, or with the next ``save()``. A failed automatic
-    /// save leaves the changes pending and its error in ``autosaveError``.
+    /// context). A failed automatic save leaves the changes pending and its error in
+    /// ``autosaveError``.
     public var autosaveEnabled = false
 
     /// The error of the last automatic save that failed, or nil.
     public private(set) var autosaveError: (any Error)?
 
     private var autosaveScheduled = false
+    /// Models whose property edits schedule an autosave (each watched once until it fires).
+    private var watched = Set<ObjectIdentifier>()
+    /// Models whose watch fired: watched again when the autosave runs.
+    private var rewatch: [() -> Void] = []
+
+    /// Has an edit of any stored property of `models` schedule an autosave (Observation: the
+    /// `@Observable` getters register the properties; the first change after calls back in
+    /// its setter, on this context's actor, where models are changed).
+    private func watchForAutosave<C: Collection>(_ models: C) where C.Element: _ReferenceModel {
+        guard autosaveEnabled, isolation != nil else { return }
+        for model in models where watched.insert(ObjectIdentifier(model)).inserted { watch(model) }
+    }
+
+    private func watch<M: _ReferenceModel>(_ model: M) {
+        // Both are touched only on the context's actor: the getters run here, and the callback
+        // runs in the setter of a model of this context, which is only changed on its actor.
+        nonisolated(unsafe) let (context, watchedModel) = (self, model)
+        withObservationTracking {
+            for property in M.properties { _ = watchedModel[keyPath: property] }
+        } onChange: {
+            context.rewatch.append { context.watch(watchedModel) }
+            context.scheduleAutosave()
+        }
+    }
 
     private func scheduleAutosave() {
         guard autosaveEnabled, !autosaveScheduled, let isolation else { return }
@@ -600,6 +632,9 @@ public final class ModelContext {
 
     private static func autosave(_ context: ModelContext, on isolation: isolated any Actor) async {
         context.autosaveScheduled = false
+        let again = context.rewatch
+        context.rewatch.removeAll()
+        if context.autosaveEnabled { for watch in again { watch() } }
         guard context.autosaveEnabled, context.hasChanges else { return }
         do { try context.save() } catch { context.autosaveError = error }
     }

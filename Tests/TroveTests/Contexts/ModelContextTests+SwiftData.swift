@@ -209,6 +209,15 @@ extension ModelContextTests {
         #expect(other.hasChanges)
         let stored = try ModelContext(container).fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])).map(\.title)
         #expect(stored == ["edited with it", "autosaved"])
+        // A property edit alone saves itself too, again and again (the watch is renewed).
+        for round in 1...2 {
+            edited.title = "edited again \(round)"
+            #expect(main.hasChanges)
+            for _ in 0..<200 where main.hasChanges { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(!main.hasChanges)
+            let title = try ModelContext(container).model(Article.self, id: 1)?.title
+            #expect(title == "edited again \(round)")
+        }
         // Switched off, nothing saves itself.
         main.autosaveEnabled = false
         main.insert(Article(id: 52, title: "held"))
