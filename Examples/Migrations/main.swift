@@ -66,7 +66,7 @@ let tasksPath = URL(fileURLWithPath: folder).appendingPathComponent("tasks.trove
 try? FileManager.default.removeItem(atPath: tasksPath)
 let tasksDatabase = try Database(path: tasksPath)
 let plan = try Migrator(plan: TasksPlan.self)
-try await plan.migrate(tasksDatabase, upTo: "models 1")
+try await plan.migrate(tasksDatabase, upTo: "1.0.0")
 try await tasksDatabase.models(ModelsV1.Task.self).insert([
     ModelsV1.Task(id: 1, title: "Write the report", done: false),
     ModelsV1.Task(id: 2, title: "Book flights", done: true),

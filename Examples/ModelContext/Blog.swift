@@ -42,6 +42,6 @@ struct Visit: Model {
 }
 
 enum BlogV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Blog.self, Post.self, Visit.self]
 }

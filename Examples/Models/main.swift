@@ -29,7 +29,7 @@ struct Note: Model {
 
 /// The first version of the app had no folders; its files move to version 2 when they open.
 enum NotesV1: VersionedSchema {
-    static let versionIdentifier = "notes 1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Note.self]
     struct Note: Model {
         var id: Int64
@@ -44,15 +44,17 @@ enum NotesV1: VersionedSchema {
     }
 }
 enum NotesV2: VersionedSchema {
-    static let versionIdentifier = "notes 2"
+    static let versionIdentifier = Schema.Version(2, 0, 0)
     static let models: [any PersistentModel.Type] = [Folder.self, Note.self]
 }
 enum NotesPlan: SchemaMigrationPlan {
     static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]
     static let stages: [MigrationStage] = [
-        .custom(fromVersion: NotesV1.self, toVersion: NotesV2.self, didMigrate: { context in
-            try context.execute("INSERT INTO Folder (id, name) VALUES (1, 'Inbox')")
-            try context.execute("UPDATE Note SET folderID = 1")   // every old note goes to the inbox
+        .custom(fromVersion: NotesV1.self, toVersion: NotesV2.self, willMigrate: nil, didMigrate: { context in
+            // Value models and raw SQL: the migration's own handle, in the same transaction.
+            guard let migration = context.migrationContext else { return }
+            try migration.execute("INSERT INTO Folder (id, name) VALUES (1, 'Inbox')")
+            try migration.execute("UPDATE Note SET folderID = 1")   // every old note goes to the inbox
         }),
     ]
 }
@@ -65,7 +67,7 @@ let embedder = ToyEmbedder()   // in an app: BERTEmbedder or E5Embedder
 let plan = try Migrator(plan: NotesPlan.self)
 
 // A file the first version wrote ...
-try await plan.migrate(database, upTo: "notes 1")
+try await plan.migrate(database, upTo: "1.0.0")
 try await database.models(NotesV1.Note.self, embedder: embedder).insert([
     NotesV1.Note(id: 1, title: "Dentist", body: "dentist appointment tuesday morning"),
     NotesV1.Note(id: 2, title: "Groceries", body: "oat milk bread apples"),

@@ -85,6 +85,13 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 \(raw: encodes)
             }
             """)
+        let accesses = persisted.map { "access(keyPath: \\.\($0.name))" }.joined(separator: "\n")
+        members.append(
+            """
+            public nonisolated func _$accessProperties() {
+            \(raw: accesses)
+            }
+            """)
         let keyPaths = columns.map { "(\"\($0.name)\", \\\(typeName).\($0.name))" }.joined(separator: ", ")
         members.append(
             "public static var _$properties: [(name: String, keyPath: PartialKeyPath<\(raw: typeName)>)] { [\(raw: keyPaths)] }")

@@ -132,6 +132,11 @@ private func expect(
                     try Trove._ModelCoding.encode(self._notes, forKey: .notes, to: &container, backing: _$backing)
                 }
 
+                public nonisolated func _$accessProperties() {
+                    access(keyPath: \\.name)
+                    access(keyPath: \\.notes)
+                }
+
                 public static var _$properties: [(name: String, keyPath: PartialKeyPath<Trip>)] {
                     [("name", \\Trip.name), ("notes", \\Trip.notes)]
                 }
@@ -272,6 +277,12 @@ private func expect(
                         try Trove._ModelCoding.encode(self._email, forKey: .email, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._familyName, forKey: .familyName, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._givenName, forKey: .givenName, to: &container, backing: _$backing)
+                    }
+
+                    public nonisolated func _$accessProperties() {
+                        access(keyPath: \\.email)
+                        access(keyPath: \\.familyName)
+                        access(keyPath: \\.givenName)
                     }
 
                     public static var _$properties: [(name: String, keyPath: PartialKeyPath<Person>)] {
@@ -458,6 +469,12 @@ private func expect(
                         try container.encode(self.id, forKey: .id)
                         try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._parent, forKey: .parent, to: &container, backing: _$backing)
+                    }
+
+                    public nonisolated func _$accessProperties() {
+                        access(keyPath: \\.name)
+                        access(keyPath: \\.animals)
+                        access(keyPath: \\.parent)
                     }
 
                     public static var _$properties: [(name: String, keyPath: PartialKeyPath<Category>)] {

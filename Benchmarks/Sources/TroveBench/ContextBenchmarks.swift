@@ -25,7 +25,7 @@ import TroveSQLite
 }
 
 enum ItemsV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [ItemRecord.self]
 }
 
@@ -47,12 +47,12 @@ enum ItemsV1: VersionedSchema {
 }
 
 enum LazyPhotosV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [LazyPhoto.self]
 }
 
 enum EagerPhotosV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [EagerPhoto.self]
 }
 
@@ -60,6 +60,11 @@ private func temporaryFile(_ name: String) throws -> (path: String, cleanup: () 
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trove-\(name)-\(getpid())-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     return (dir.appendingPathComponent("db.trove").path, { try? FileManager.default.removeItem(at: dir) })
+}
+
+/// A container of one version's models in the file at `path`.
+private func openContainer(_ version: any VersionedSchema.Type, at path: String) throws -> ModelContainer {
+    try ModelContainer(for: Schema(versionedSchema: version), configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
 }
 
 /// Wall seconds of `body`, on the main actor, where contexts' models live.
@@ -99,13 +104,14 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
         (items, database, container) = (nil, nil, nil)
         database = try Database(path: valuePath)
         items = try await database.models(Item.self)
-        container = try await ModelContainer(ItemsV1.self, at: contextPath)
+        container = try openContainer(ItemsV1.self, at: contextPath)
         let records = source.map(ItemRecord.init)
         try await sample("value_insert") { try await items.insert(source) }
         try await sample("context_insert") {
             let context = container.mainContext
-            for record in records { try context.insert(record) }
-            try await context.save()
+            context.autosaveEnabled = false  // the save is what is timed
+            for record in records { context.insert(record) }
+            try context.save()
         }
     }
 
@@ -119,9 +125,9 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
         try await sample("value_fetch") { fetched = try await items.fetch() }
         precondition(fetched.count == rows)
         (reader, tracked) = (nil, [])
-        reader = try await ModelContainer(ItemsV1.self, database: container.database).mainContext
+        reader = ModelContext(container)
         let (before, heapBefore) = (residentMegabytes(), heapMegabytes())
-        try await sample("context_fetch") { tracked = try await reader.fetchAll(ItemRecord.self) }
+        try await sample("context_fetch") { tracked = try reader.fetch(FetchDescriptor<ItemRecord>()) }
         precondition(tracked.count == rows)
         // Memory from the first pass only: later ones reuse what the dropped contexts freed.
         if pass == 0 {
@@ -146,7 +152,7 @@ private func contextWorkload(rows: Int, passes: Int) async throws -> [String: Do
         }
         try await sample("context_update") {
             for record in tracked where record.id % 10 == 1 { record.score += 1 }
-            try await reader.save()
+            try reader.save()
             try await container.database.checkpoint()
         }
     }
@@ -175,26 +181,28 @@ private func blobWorkload(rows: Int, eagerRows: Int, bytes: Int) async throws ->
     let (path, cleanup) = try temporaryFile("blobs")
     defer { cleanup() }
     do {
-        let container = try await ModelContainer(LazyPhotosV1.self, at: path)
-        // Saved 500 at a time: a save holds the rows it writes.
+        let container = try openContainer(LazyPhotosV1.self, at: path)
+        // Saved 500 at a time, each by a fresh context: a save holds the rows it writes.
         for start in stride(from: 1, through: rows, by: 500) {
-            try await container.backgroundContext().perform { context in
-                for i in start...min(rows, start + 499) {
-                    try context.insert(LazyPhoto(id: Int64(i), caption: "Photo \(i)", pixels: blob))
-                }
-                try await context.save()
+            let context = ModelContext(container)
+            for i in start...min(rows, start + 499) {
+                context.insert(LazyPhoto(id: Int64(i), caption: "Photo \(i)", pixels: blob))
             }
+            try context.save()
         }
         try await container.database.checkpoint()
     }
     for (name, schema, n) in [("lazy", LazyPhotosV1.self as any VersionedSchema.Type, rows), ("eager", EagerPhotosV1.self, eagerRows)] {
-        let container = try await ModelContainer(schema, at: path)
+        let container = try openContainer(schema, at: path)
+        // A context of its own: the fetch alone is timed (the main context's autosave would
+        // also watch each model it hands out).
+        let context = ModelContext(container)
         let before = residentMegabytes()
         var count = 0
         let s = try await timed {
             count = name == "lazy"
-                ? try await container.mainContext.fetch(FetchDescriptor<LazyPhoto>(fetchLimit: n)).count
-                : try await container.mainContext.fetch(FetchDescriptor<EagerPhoto>(fetchLimit: n)).count
+                ? try context.fetch(FetchDescriptor<LazyPhoto>(fetchLimit: n)).count
+                : try context.fetch(FetchDescriptor<EagerPhoto>(fetchLimit: n)).count
         }
         precondition(count == n)
         result["\(name)_rows"] = Double(n)
@@ -204,11 +212,58 @@ private func blobWorkload(rows: Int, eagerRows: Int, bytes: Int) async throws ->
     return result
 }
 
+/// A one-model save on the main context of a file of `rows` models: `saves` times, one model
+/// changed (a tracked model's field) and saved, then `saves` times one new model inserted and
+/// saved; each save timed alone. The context tracks only the models it changes (a save visits
+/// every tracked model, as SwiftData's does). Returns the sorted latencies in seconds.
+@MainActor
+private func oneModelSaveWorkload(rows: Int, saves: Int) async throws -> (update: [Double], insert: [Double]) {
+    let (path, cleanup) = try temporaryFile("one-save")
+    defer { cleanup() }
+    let container = try openContainer(ItemsV1.self, at: path)
+    do {
+        // Setup, untimed: the file's rows, written by a context of their own.
+        let loader = ModelContext(container)
+        for item in makeItems(rows) { loader.insert(ItemRecord(item)) }
+        try loader.save()
+    }
+    try await container.database.checkpoint()
+    let context = container.mainContext
+    context.autosaveEnabled = false  // each save is called and timed by hand
+    var random = BenchRandom(state: 42)
+    var ids = (0..<saves).map { _ in Int64(random.next() % UInt64(rows)) + 1 }
+    ids = Array(Set(ids)).sorted()
+    let models = try ids.map { try context.model(ItemRecord.self, id: $0)! }
+    var update: [Double] = []
+    for model in models {
+        model.score += 1
+        let start = DispatchTime.now().uptimeNanoseconds
+        try context.save()
+        update.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    var insert: [Double] = []
+    var template = makeItems(1)[0]
+    for i in 0..<saves {
+        template.id = Int64(rows + 1 + i)
+        context.insert(ItemRecord(template))
+        let start = DispatchTime.now().uptimeNanoseconds
+        try context.save()
+        insert.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    // Check the work was done: every changed model is one version on, every insert is stored.
+    let last = Int64(rows)
+    let moved = try ModelContext(container).fetchCount(FetchDescriptor<ItemRecord>(predicate: #Predicate { $0.id > last }))
+    precondition(moved == saves, "inserted \(moved)")
+    let bumped = try await container.database.query("SELECT count(*) AS n FROM item WHERE _version = 2").first?.int64("n")
+    precondition(bumped == Int64(models.count), "updated \(bumped ?? -1)")
+    return (update.sorted(), insert.sorted())
+}
+
 func runContextBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     if options.has("help") {
         print("""
-            trove-bench contexts [--rows N] [--rounds R] [--passes P] [--grdb-peer BINARY] [--blob-rows M] [--eager-rows E] [--blob-bytes B]
+            trove-bench contexts [--rows N] [--rounds R] [--passes P] [--grdb-peer BINARY] [--blob-rows M] [--eager-rows E] [--blob-bytes B] [--saves S] [--only one-save]
               The grdb-peer workload (README in ../shared/bench/peers/grdb-peer) through a model context:
               insert N new reference models and save, fetch all into a fresh context, change 10% and save;
               each against Trove's value models (same round) and GRDB 7.8 records (its binary, --grdb-peer
@@ -217,7 +272,10 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
               Memory per tracked model: heap bytes (mallinfo2) and RSS growth of the first fetch / N.
               Then M models with a B-byte blob each fetched into a context with the blob lazy, and the
               first E of them with it eager (each eager model holds its blob: E x B bytes of memory)
-              (defaults: N 100,000, M 10,000, E 2,000, B 1,000,000).
+              Then a one-model save on the main context of an N-model file: S saves of one changed
+              model, S saves of one new model, each timed alone (p50, p90, p99; target p50 <= 0.5 ms)
+              (defaults: N 100,000, M 10,000, E 2,000, B 1,000,000, S 1,000). --only one-save runs
+              just that part.
             """)
         return
     }
@@ -228,6 +286,11 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
     let blobBytes = options.int("blob-bytes", 1_000_000)
     let eagerRows = min(blobRows, options.int("eager-rows", 2_000))
     let peer = options.values["grdb-peer"] ?? ProcessInfo.processInfo.environment["GRDB_PEER"]
+    let saves = options.int("saves", 1_000)
+    if options.values["only"] == "one-save" {
+        try await reportOneModelSave(rows: rows, saves: saves)
+        return
+    }
     print("contexts: rows \(rows), rounds \(rounds), passes \(passes), blobs \(blobRows) (eager \(eagerRows)) x \(blobBytes) bytes, \(ProcessInfo.processInfo.activeProcessorCount) cores, SQLite \(Connection.sqliteVersion)")
     let (runs, peerRuns, _) = try await alternatingRounds(rounds, rows: rows, peer: peer) {
         try await contextWorkload(rows: rows, passes: passes) as [String: Any]
@@ -255,4 +318,14 @@ func runContextBenchmarks(_ arguments: [String]) async throws {
                  blobBytes, blobRows, blobs["lazy_fetch_s"]!, blobs["lazy_rss_growth_mb"]!,
                  blobs["lazy_rss_growth_mb"]! * 1_048_576 / Double(blobRows), eagerRows, blobs["eager_fetch_s"]!,
                  blobs["eager_rss_growth_mb"]!, blobs["eager_rss_growth_mb"]! / Double(eagerRows)))
+    try await reportOneModelSave(rows: rows, saves: saves)
+}
+
+private func reportOneModelSave(rows: Int, saves: Int) async throws {
+    print("one-model save on a main context: rows \(rows), saves \(saves), SQLite \(Connection.sqliteVersion)")
+    let (update, insert) = try await oneModelSaveWorkload(rows: rows, saves: saves)
+    for (name, values) in [("change one model, save", update), ("insert one model, save", insert)] {
+        print(String(format: "%@: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms (%d saves)", name, percentile(values, 50) * 1e3,
+                     percentile(values, 90) * 1e3, percentile(values, 99) * 1e3, values.count))
+    }
 }

@@ -3,34 +3,34 @@ import TroveSQLite
 
 extension ContextStore {
     /// The model a reference property names, through the identity map (read once).
-    nonisolated(nonsending) func referenced<T: _ReferenceModel>(_ id: T.ID?, as type: T.Type) async throws -> T? {
+    func referenced<T: _ReferenceModel>(_ id: T.ID?, as type: T.Type) throws -> T? {
         guard let id else { return nil }
-        return try await model(T.self, id: id)
+        return try model(T.self, id: id)
     }
 
     /// The models whose reference property `keyPath` names `parent`: the stored ones (one query
     /// the first time, none once loaded or prefetched) as this context has them now, moved
     /// away or in by unsaved edits, plus inserted ones.
-    nonisolated(nonsending) func children<C: _ReferenceModel, P: _ReferenceModel>(
+    func children<C: _ReferenceModel, P: _ReferenceModel>(
         _ keyPath: KeyPath<C, P.ID?>, of parent: P
-    ) async throws -> [C] {
-        try await children(keyPath as AnyKeyPath, of: parent.id, current: { $0[keyPath: keyPath] })
+    ) throws -> [C] {
+        try children(keyPath as AnyKeyPath, of: parent.id, current: { $0[keyPath: keyPath] })
     }
 
-    nonisolated(nonsending) func children<C: _ReferenceModel, P: _ReferenceModel>(
+    func children<C: _ReferenceModel, P: _ReferenceModel>(
         _ keyPath: KeyPath<C, P.ID>, of parent: P
-    ) async throws -> [C] {
-        try await children(keyPath as AnyKeyPath, of: parent.id, current: { $0[keyPath: keyPath] })
+    ) throws -> [C] {
+        try children(keyPath as AnyKeyPath, of: parent.id, current: { $0[keyPath: keyPath] })
     }
 
-    private nonisolated(nonsending) func children<C: _ReferenceModel, ParentID: ModelID>(
+    private func children<C: _ReferenceModel, ParentID: ModelID>(
         _ keyPath: AnyKeyPath, of parent: ParentID, current: (C) -> ParentID?
-    ) async throws -> [C] {
+    ) throws -> [C] {
         let table = try self.table(C.self)
         let column = try table.schema.field(keyPath).field.name
         let key = RelationshipKey(collection: table.name, column: column)
         if loadedChildren[key]?[parent.documentID] == nil {
-            try await prefetch(table, column: column, parents: [parent.documentID])
+            try prefetch(table, column: column, parents: [parent.documentID])
         }
         var seen = Set<DocumentID>()
         var result: [C] = []
@@ -47,18 +47,18 @@ extension ContextStore {
     }
 
     /// Reads the children of every parent in one query (see ``prefetch(_:column:parents:)``).
-    nonisolated(nonsending) func prefetchChildren<C: _ReferenceModel, ParentID: ModelID>(
+    func prefetchChildren<C: _ReferenceModel, ParentID: ModelID>(
         _ keyPath: KeyPath<C, ParentID?>, of parents: [ParentID]
-    ) async throws {
+    ) throws {
         let table = try self.table(C.self)
-        try await prefetch(table, column: try table.schema.field(keyPath).field.name, parents: parents.map(\.documentID))
+        try prefetch(table, column: try table.schema.field(keyPath).field.name, parents: parents.map(\.documentID))
     }
 
-    nonisolated(nonsending) func prefetchChildren<C: _ReferenceModel, ParentID: ModelID>(
+    func prefetchChildren<C: _ReferenceModel, ParentID: ModelID>(
         _ keyPath: KeyPath<C, ParentID>, of parents: [ParentID]
-    ) async throws {
+    ) throws {
         let table = try self.table(C.self)
-        try await prefetch(table, column: try table.schema.field(keyPath).field.name, parents: parents.map(\.documentID))
+        try prefetch(table, column: try table.schema.field(keyPath).field.name, parents: parents.map(\.documentID))
     }
 
     /// Inserts a model unless this context already tracks it.
@@ -68,15 +68,15 @@ extension ContextStore {
     }
 
     /// Reads the children of every parent in one query and remembers them per parent.
-    nonisolated(nonsending) func prefetch<C: _ReferenceModel>(
+    func prefetch<C: _ReferenceModel>(
         _ table: TrackedModels<C>, column: String, parents: [DocumentID]
-    ) async throws {
+    ) throws {
         let key = RelationshipKey(collection: table.name, column: column)
         var query = try table.query(FetchDescriptor())
         query.filter = .isIn(Field(column), parents.map(\.value))
-        let documents = try await read(table.name, query)
+        let documents = try read(table.name, query)
         var groups = Dictionary(uniqueKeysWithValues: parents.map { ($0, [DocumentID]()) })
-        let kind = registry.collections[table.name]?.store.schema.field(column)?.reference?.idKind
+        let kind = table.store.schema.field(column)?.reference?.idKind
         for document in documents {
             _ = try table.instance(for: document)
             if let kind, let value = document[column], let parent = DocumentID(value: value, kind: kind) {
@@ -87,35 +87,34 @@ extension ContextStore {
     }
 
     /// Reads the models with these ids into the identity map in one query.
-    nonisolated(nonsending) func prefetch<T: _ReferenceModel>(_ type: T.Type, ids: [T.ID]) async throws {
+    func prefetch<T: _ReferenceModel>(_ type: T.Type, ids: [T.ID]) throws {
         let table = try self.table(T.self)
         let missing = Array(Set(ids.map(\.documentID)).filter { table.entries[$0] == nil })
         guard !missing.isEmpty else { return }
         var query = try table.query(FetchDescriptor())
         query.filter = .isIn(.id, missing.map(\.value))
-        for document in try await read(table.name, query) { _ = try table.instance(for: document) }
+        for document in try read(table.name, query) { _ = try table.instance(for: document) }
     }
 
-    /// One fetch on a reader (counted in ``reads``).
-    nonisolated(nonsending) func read(_ name: String, _ query: Query) async throws -> [Document] {
+    /// One fetch on the context's connection (counted in ``reads``).
+    func read(_ name: String, _ query: Query) throws -> [Document] {
         reads += 1
-        return try await database.reading(transaction: false) { connection, lookup in
-            try lookup(name).fetch(query, on: connection, wantsCursor: false).documents
-        }
+        guard let store = try registry.store(name) else { throw TroveError.collectionNotFound(name) }
+        return try store.fetch(query, on: try connection(), wantsCursor: false).documents
     }
 
     /// After a save that deleted rows: the tracked models of collections that reference them
     /// are read again, so the delete rules SQLite applied (cascade, nullify) show in this
     /// context (gone rows leave the identity map; unchanged models take the new values).
-    nonisolated(nonsending) func reconcile(afterDeletingFrom deleted: Set<String>) async throws {
+    func reconcile(afterDeletingFrom deleted: Set<String>) throws {
         guard !deleted.isEmpty else { return }
-        for table in tablesReferencing(deleted) { try await table.reload(using: self) }
+        for table in tablesReferencing(deleted) { try table.reload(using: self) }
         loadedChildren.removeAll()
     }
 
     private func tablesReferencing(_ collections: Set<String>) -> [any AnyTrackedModels] {
         allTables.filter { table in
-            table.collection.store.schema.referenceFields.contains { collections.contains($0.reference!.collection) }
+            table.store.schema.referenceFields.contains { collections.contains($0.reference!.collection) }
         }
     }
 }
@@ -129,12 +128,12 @@ struct RelationshipKey: Hashable {
 extension TrackedModels {
     /// Reads every saved tracked model's row again: gone rows leave the map, unchanged models
     /// take newer values.
-    nonisolated(nonsending) func reload(using store: ContextStore) async throws {
+    func reload(using store: ContextStore) throws {
         let ids = entries.filter { $0.value.saved != nil }.map(\.key)
         guard !ids.isEmpty else { return }
         var query = try self.query(FetchDescriptor())
         query.filter = .isIn(.id, ids.map(\.value))
-        let documents = try await store.read(name, query)
+        let documents = try store.read(name, query)
         let found = Set(documents.map(\.id))
         for id in ids where !found.contains(id) { forget(id) }
         for document in documents { _ = try instance(for: document) }

@@ -2,15 +2,14 @@ import Foundation
 import TroveSQLite
 
 /// The work of a context, whatever its isolation: the tracked models of each type, fetches
-/// through the identity map, saves and rollbacks. ``ModelContext`` owns one and forwards to it
-/// (on the main actor, or in a ``BackgroundModelContext``).
+/// through the identity map, saves and rollbacks, all synchronous on the context's own
+/// connection. ``ModelContext`` owns one and forwards to it.
 ///
-/// Not Sendable: its instances and models stay in the owning context's isolation; its async
-/// methods run there too (`nonisolated(nonsending)`), sending only rows and documents to the
-/// database.
+/// Not Sendable: its connection, instances and models stay in the owning context's isolation.
 final class ContextStore {
-    let database: Database
     let registry: ContextRegistry
+    /// The database, for live queries; nil for a migration stage's context.
+    let database: Database?
     private var tables: [String: any AnyTrackedModels] = [:]
     /// To-many relationships read so far: per child collection and column, the stored
     /// children of each parent asked for (``children(_:of:)``, ``prefetch(_:column:parents:)``).
@@ -22,21 +21,33 @@ final class ContextStore {
     /// What went wrong in a relationship's getter or setter (which cannot throw), thrown by the
     /// next save.
     var relationshipError: (any Error)?
+    /// The connection, opened on first use (a context that is made and never used opens none).
+    private var opened: Connection?
+    private let open: () throws -> Connection
 
     var allTables: [any AnyTrackedModels] { Array(tables.values) }
 
-    init(database: Database, registry: ContextRegistry) {
-        self.database = database
+    init(registry: ContextRegistry, database: Database?, open: @escaping () throws -> Connection) {
         self.registry = registry
+        self.database = database
+        self.open = open
+    }
+
+    /// The context's connection: its own read-write connection on the file, or a migration's.
+    func connection() throws -> Connection {
+        if let opened { return opened }
+        let connection = try open()
+        opened = connection
+        return connection
     }
 
     func table<M: _ReferenceModel>(_ type: M.Type) throws -> TrackedModels<M> {
         if let known = tables[M.collectionName] as? TrackedModels<M> { return known }
-        guard let collection = registry.collections[M.collectionName] else {
+        guard let store = try registry.store(M.collectionName) else {
             throw TroveError.invalidModel(
                 type: String(describing: M.self), reason: "it is not one of the container's schema's models")
         }
-        let table = try TrackedModels<M>(collection: collection)
+        let table = try TrackedModels<M>(store: store)
         tables[M.collectionName] = table
         return table
     }
@@ -57,17 +68,46 @@ final class ContextStore {
 
     var hasChanges: Bool { tables.values.contains { $0.hasChanges } }
 
-    nonisolated(nonsending) func fetch<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) async throws -> [M] {
+    func fetch<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let table = try self.table(M.self)
-        var models: [M] = []
-        if table.fetchedColumns == nil {
-            // Every column is read: decoded straight from the statement on the reader, which
-            // also takes each model's snapshot and makes its entry while the model is in its
-            // cache. Here each entry only goes into the identity map, its reference handed over
-            // (not retained again): a fetch does not touch its models or entries a second time.
-            return own(try table.adopt(await readModels(table, try table.query(descriptor))))
+        guard descriptor.includePendingChanges, descriptor.cursor == nil else { return try fetchStored(descriptor, table) }
+        // Inserted, unsaved models the predicate accepts join the stored ones (SwiftData's
+        // `includePendingChanges`): evaluated in memory, merged in the descriptor's order, then
+        // the offset and limit applied to the whole.
+        var pending = table.pendingInserts()
+        if pending.isEmpty { return try fetchStored(descriptor, table) }
+        if let predicate = descriptor.predicate { pending = try pending.filter { try predicate.evaluate($0) } }
+        if pending.isEmpty { return try fetchStored(descriptor, table) }
+        var stored = descriptor
+        stored.fetchLimit = descriptor.fetchLimit.map { $0 + (descriptor.fetchOffset ?? 0) }
+        stored.fetchOffset = nil
+        var models = try fetchStored(stored, table) + pending
+        models.sort { a, b in
+            for sort in descriptor.sortBy {
+                switch sort.compare(a, b) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return a.id.documentID < b.id.documentID
         }
-        let documents = try await read(table.name, try table.query(descriptor))
+        let offset = min(descriptor.fetchOffset ?? 0, models.count)
+        let end = descriptor.fetchLimit.map { min(models.count, offset + $0) } ?? models.count
+        return Array(models[offset..<end])
+    }
+
+    /// The stored models a descriptor selects, as this context's instances.
+    private func fetchStored<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>, _ table: TrackedModels<M>) throws -> [M] {
+        if table.fetchedColumns == nil {
+            // Every column is read: decoded straight from the statement, which also takes each
+            // model's snapshot and makes its entry while the model is in cache. Here each entry
+            // only goes into the identity map, its reference handed over (not retained again):
+            // a fetch does not touch its models or entries a second time.
+            return own(try table.adopt(readModels(table, try table.query(descriptor))))
+        }
+        let documents = try read(table.name, try table.query(descriptor))
+        var models: [M] = []
         models.reserveCapacity(documents.count)
         for document in documents {
             let model = try table.instance(for: document)
@@ -76,22 +116,34 @@ final class ContextStore {
         return own(models)
     }
 
-    nonisolated(nonsending) func model<M: _ReferenceModel>(_ type: M.Type, id: M.ID) async throws -> M? {
+    /// The ids a descriptor selects, read without making models (deleted ones left out).
+    func fetchIDs<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> [DocumentID] {
+        let table = try self.table(M.self)
+        var query = try table.query(descriptor)
+        query.projection = []
+        reads += 1
+        let kind = M.ID.idKind
+        var ids: [DocumentID] = []
+        _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) { statement, _ in
+            ids.append(DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
+        }
+        return ids.filter { table.entries[$0]?.isDeleted != true }
+    }
+
+    func model<M: _ReferenceModel>(_ type: M.Type, id: M.ID) throws -> M? {
         let table = try self.table(M.self)
         if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : table.model(entry) }
         var query = try table.query(FetchDescriptor())
         query.filter = .compare(.id, .equal, id.documentID.value)
-        let documents = try await read(table.name, query)
+        let documents = try read(table.name, query)
         return own(try documents.map(table.instance(for:))).first
     }
 
-    nonisolated(nonsending) func load<M: _ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M)
-        async throws -> V
-    {
-        try await table(M.self).load(keyPath, of: model, database: database)
+    func load<M: _ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) throws -> V {
+        try table(M.self).load(keyPath, of: model, on: try connection())
     }
 
-    nonisolated(nonsending) func save() async throws {
+    func save() throws {
         if let error = relationshipError {
             relationshipError = nil
             throw error
@@ -106,46 +158,69 @@ final class ContextStore {
             saving.append(table)
         }
         guard !changes.isEmpty else { return }
-        let stores = saving.map(\.collection.store)
-        let written = changes
-        try await database.writing { connection in try ContextSave.write(written, stores: stores, on: connection) }
+        let stores = saving.map(\.store)
+        let connection = try self.connection()
+        // One transaction (a savepoint inside a migration's); the busy timeout waits for the
+        // write lock while another connection writes.
+        try connection.transaction(.immediate) { try ContextSave.write(changes, stores: stores, on: connection) }
         for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
-        try await reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
+        try reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
     }
 
-    func rollback() throws {
-        for table in tables.values { try table.rollback() }
+    func rollback() {
+        for table in tables.values { table.rollback() }
     }
 }
 
-/// Models decoded on a reader, each with its id and its entry for the identity map (the model,
-/// its snapshot, its version), each entry retained once for the map.
-///
-/// `@unchecked Sendable`: the reader creates these models and entries and drops every reference
-/// to them when it returns; from then on the receiving context is their only owner.
-struct DecodedRows<M>: @unchecked Sendable {
+/// Models decoded from a fetch's rows, each with its id and its entry for the identity map (the
+/// model, its snapshot, its version), each entry retained once for the map.
+struct DecodedRows<M> {
     var models: [M] = []
     var ids: [DocumentID] = []
     var entries: [Unmanaged<TrackedEntry>] = []
 }
 
 extension ContextStore {
-    /// One fetch (counted in ``reads``) whose rows are decoded into models on the reader, in
+    /// One fetch (counted in ``reads``) whose rows are decoded into models as they are read, in
     /// the full selection's column order (`id, _version, <fields>`).
-    nonisolated(nonsending) func readModels<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) async throws -> DecodedRows<M> {
+    func readModels<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) throws -> DecodedRows<M> {
         reads += 1
-        let (name, schema, snapshotted) = (table.name, table.schema, table.snapshotted)
-        let kind = M.ID.idKind
-        return try await database.reading(transaction: false) { connection, lookup in
-            var rows = RowsBuilder<M>(schema: schema, snapshotted: snapshotted, kind: kind)
-            _ = try lookup(name).fetch(query, on: connection, wantsCursor: false) { statement, _ in try rows.add(statement) }
-            rows.flush()
-            return rows.decoded
+        var rows = RowsBuilder<M>(schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) { statement, _ in try rows.add(statement) }
+        rows.flush()
+        return rows.decoded
+    }
+
+    /// ``readModels(_:_:)`` for a page of an enumeration: also the cursor after its last row.
+    func readPage<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) throws -> (DecodedRows<M>, Cursor?) {
+        reads += 1
+        var rows = RowsBuilder<M>(schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        let next = try table.store.forEachRow(query, on: try connection(), wantsCursor: true) { statement, _ in try rows.add(statement) }
+        rows.flush()
+        return (rows.decoded, next)
+    }
+
+    /// Reads into the identity map the models that `models`' reference properties name, one
+    /// query per key path (``FetchDescriptor/relationshipKeyPathsForPrefetching``).
+    func prefetch<M: _ReferenceModel>(_ keyPaths: [PartialKeyPath<M>], of models: [M]) throws {
+        let table = try self.table(M.self)
+        for keyPath in keyPaths {
+            let column = try table.schema.field(keyPath).field.name
+            guard let reference = table.store.schema.field(column)?.reference, let target = registry.types[reference.collection] else {
+                throw TroveError.unsupportedPredicate(node: "\(keyPath)", reason: "it is not a reference to a class model of the container")
+            }
+            // The property holds the target's id, or nil (a cast from Any looks through the optional).
+            let ids = models.compactMap { ($0[keyPath: keyPath] as? any ModelID)?.documentID }
+            try prefetchTargets(target, documentIDs: ids)
         }
+    }
+
+    private func prefetchTargets<T: _ReferenceModel>(_ type: T.Type, documentIDs: [DocumentID]) throws {
+        try prefetch(type, ids: documentIDs.compactMap { T.ID(documentID: $0) })
     }
 }
 
-/// A fetch's rows as the reader decodes them. A struct changed only through the fetch's
+/// A fetch's rows as they are decoded. A struct changed only through the fetch's
 /// (non-escaping) row closure: its fields are checked for exclusive access when compiled, not
 /// at each row as a captured variable's would be.
 private struct RowsBuilder<M: _ReferenceModel> {
@@ -187,11 +262,21 @@ private struct RowsBuilder<M: _ReferenceModel> {
     }
 }
 
-/// The collections a container opened for its schema's models, referenced collections first
-/// (the order saves write in).
-struct ContextRegistry: Sendable {
-    var collections: [String: DocumentCollection]
+/// The collections a context may use: a container's schema's, or a migration stage's version's,
+/// referenced collections first (the order saves write in).
+struct ContextRegistry {
+    /// The collection's store now (a migration may replace it), or nil when it is not one of the
+    /// schema's.
+    let store: (String) throws -> DocumentStore?
     var order: [String]
+    /// The class-model type of each collection (for prefetching a reference's targets).
+    var types: [String: any _ReferenceModel.Type]
+
+    static func referenceTypes(_ models: [any PersistentModel.Type]) -> [String: any _ReferenceModel.Type] {
+        var types: [String: any _ReferenceModel.Type] = [:]
+        for case let type as any _ReferenceModel.Type in models { types[type.collectionName] = type }
+        return types
+    }
 }
 
 extension ContextStore {
@@ -199,6 +284,9 @@ extension ContextStore {
     /// ``ModelContext/observe(_:isolation:_:)``.
     func liveQuery<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<[Document]> {
         let table = try self.table(M.self)
+        guard let database else {
+            throw TroveError.invalidConfiguration("a migration stage's context cannot observe: its models are not committed yet")
+        }
         let (query, name) = (try table.query(descriptor), table.name)
         return LiveQuery(database: database, read: { r in try r.documents(name).fetch(query) })
     }
@@ -217,11 +305,15 @@ extension ContextStore {
 
     /// One stored model read by id (resolving a to-one relationship).
     func readModel<T: _ReferenceModel>(_ type: T.Type, id: DocumentID) throws -> T? {
-        nil  // synchronous reads come with the context's own connection
+        guard let typed = T.ID(documentID: id) else { return nil }
+        return try model(T.self, id: typed)
     }
 
     /// The stored models whose `column` names `parent` (loading a to-many relationship).
     func readChildren<C: _ReferenceModel>(_ type: C.Type, column: String, parent: DocumentID) throws -> [C] {
-        []  // synchronous reads come with the context's own connection
+        let table = try self.table(C.self)
+        let key = RelationshipKey(collection: table.name, column: column)
+        if loadedChildren[key]?[parent] == nil { try prefetch(table, column: column, parents: [parent]) }
+        return own((loadedChildren[key]?[parent] ?? []).compactMap { table.entries[$0].map(table.model) })
     }
 }

@@ -10,8 +10,8 @@ import Foundation
 ///     var pixels: LazyField<Data>
 ///     ...
 /// }
-/// let photos = try await context.fetchAll(Photo.self)            // no pixels read
-/// let pixels = try await context.load(\.pixels, of: photos[0])   // one query, then kept
+/// let photos = try context.fetch(FetchDescriptor<Photo>())   // no pixels read
+/// let pixels = try context.load(\.pixels, of: photos[0])      // one query, then kept
 /// photos[1].pixels = LazyField(Data(count: 16))                   // saved like any change
 /// ```
 ///

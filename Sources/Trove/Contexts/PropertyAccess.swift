@@ -23,8 +23,8 @@ import Foundation
 /// looks no generic type's metadata up.
 ///
 /// `@unchecked Sendable`: every stored property is a constant, and the closures capture only
-/// constants (key paths, offsets, types), so a reader may take a fetched model's snapshot
-/// while the model is still its own.
+/// constants (key paths, offsets, types), so the accessors are shared by every context of
+/// every isolation (a type's layout is made once per process).
 final class PropertyAccess: @unchecked Sendable {
     let name: String
     /// Whether reads and comparisons go to the instance's storage (else through the key path).

@@ -16,7 +16,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     let schema: ModelSchema<M>
     let layout: ReferenceLayout<M>
-    let collection: DocumentCollection
+    let store: DocumentStore
     /// The properties in schema order (slot i is `schema.properties[i]`).
     let accesses: [PropertyAccess]
     /// What a snapshot reads: the properties, then the id (so a save finds a changed id by
@@ -41,14 +41,14 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     let fetchedColumns: [String]?
     let lazySlots: Set<Int>
 
-    init(collection: DocumentCollection) throws {
+    init(store: DocumentStore) throws {
         let schema = try ModelSchema<M>.shared()
         let layout = try ReferenceLayout<M>.shared()
         let lazy = layout.lazy
         let properties = schema.properties
         self.schema = schema
         self.layout = layout
-        self.collection = collection
+        self.store = store
         accesses = try properties.map { property in
             guard let access = layout.accesses[property.name] else {
                 throw TroveError.invalidModel(type: String(describing: M.self), reason: "properties does not list \(property.name)")
@@ -67,7 +67,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         return query
     }
 
-    var name: String { collection.name }
+    var name: String { store.name }
 
     // MARK: Tracking
 
@@ -98,6 +98,23 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         entry.isDeleted = true
     }
 
+
+    /// Models inserted since the last save and not deleted, in insertion order (what a fetch
+    /// with `includePendingChanges` adds to the stored rows).
+    func pendingInserts() -> [M] {
+        var models: [M] = []
+        for id in insertedOrder {
+            guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
+            models.append(model(entry))
+        }
+        return models
+    }
+
+    /// Whether a tracked model is saved, not deleted and has no unsaved change.
+    func isUnchanged(_ entry: Entry) -> Bool {
+        guard let saved = entry.saved, !entry.isDeleted else { return false }
+        return (try? unchanged(model(entry), saved)) ?? false
+    }
 
     /// Stops tracking a row that is gone.
     func forget(_ id: DocumentID) { untrack(id) }
@@ -158,10 +175,10 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     }
 
     /// The tracked instances of a fetch's models (``ContextStore/readModels(_:_:)``), in order,
-    /// without those deleted in this context. Each entry goes into the map as the reader made
-    /// it, its one reference handed over: the models and entries, made on another thread, are
-    /// not touched again, and the map and visit list are changed as local values (one
-    /// exclusivity check per fetch, not two per row).
+    /// without those deleted in this context. Each entry goes into the map as the fetch made
+    /// it, its one reference handed over: the models and entries are not touched again, and the
+    /// map and visit list are changed as local values (one exclusivity check per fetch, not two
+    /// per row).
     func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
         var models = decoded.models
         var map = entries, visits = self.visits
@@ -192,8 +209,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// into the map when the row is not tracked yet (one hash of the id, the common case; nil
     /// then: the model is the fetched one), else the tracked model.
     ///
-    /// `fresh` is consumed: a fetch hands over the one reference its reader made, so the
-    /// common case stores it without touching the entry (made on another thread) again.
+    /// `fresh` is consumed: a fetch hands over the one reference it made, so the common case
+    /// stores it without touching the entry again.
     func adopt(_ fresh: consuming Entry, id: DocumentID) throws -> (model: M, isDeleted: Bool)? {
         let reference = Unmanaged.passUnretained(fresh)
         guard let entry = entries.updateValue(fresh, forKey: id) else {
@@ -210,7 +227,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         return (model(entry), entry.isDeleted)
     }
 
-    func row(_ model: M) throws -> [SQLValue] { try schema.row(model, in: collection.store) }
+    func row(_ model: M) throws -> [SQLValue] { try schema.row(model, in: store) }
 
     /// The row `model` had when `saved` was taken: its row now with the differing slots
     /// encoded from the snapshot.
@@ -323,9 +340,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// Reads a lazy property of a tracked model once: the stored value is set into the model
     /// and into its snapshot (so it is not a change).
-    nonisolated(nonsending) func load<V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M, database: Database)
-        async throws -> V
-    {
+    func load<V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M, on connection: Connection) throws -> V {
         if let value = model[keyPath: keyPath].value { return value }
         guard let name = layout.name(of: keyPath), let slot = schema.properties.firstIndex(where: { $0.name == name }) else {
             throw TroveError.unsupportedPredicate(node: "\(keyPath)", reason: "it does not name a stored property of \(M.self)")
@@ -335,10 +350,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             throw TroveError.documentNotFound(id)
         }
         let property = schema.properties[slot]
-        let (table, column) = (collection.store.layout.table, property.column)
-        let raw = try await database.reading(transaction: false) { connection, _ in
-            try connection.scalar("SELECT \"\(column)\" FROM \(table) WHERE \"id\" = ?", [id.sqlValue])
-        }
+        let (table, column) = (store.layout.table, property.column)
+        let raw = try connection.scalar("SELECT \"\(column)\" FROM \(table) WHERE \"id\" = ?", [id.sqlValue])
         guard let raw else { throw TroveError.documentNotFound(id) }
         let field = try ValueDecoder.decode(
             LazyField<V>.self, from: ContextValues.value(raw, as: property.definition), inJSON: false, codingPath: [])
@@ -360,7 +373,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     }
 
     /// Puts every tracked model back as it was read or last saved.
-    func rollback() throws {
+    func rollback() {
         for (id, entry) in entries {
             guard let saved = entry.saved else {
                 untrack(id)
@@ -427,12 +440,12 @@ struct Snapshot {
 /// What a context keeps per model type, whatever the type.
 protocol AnyTrackedModels: AnyObject {
     var name: String { get }
-    var collection: DocumentCollection { get }
+    var store: DocumentStore { get }
     var hasChanges: Bool { get }
     func changes() throws -> TableChanges
     func didSave(_ changes: TableChanges)
-    func rollback() throws
-    nonisolated(nonsending) func reload(using store: ContextStore) async throws
+    func rollback()
+    func reload(using store: ContextStore) throws
 }
 
 /// Stored values read back as field values (the inverse of `FieldCodec.bind`).

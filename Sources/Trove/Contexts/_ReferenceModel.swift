@@ -23,6 +23,10 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
     /// The to-many relationships, each with its inverse and delete rule.
     static var _$relationships: [_RelationshipMetadata] { get }
 
+    /// Tells Observation that every stored property is read (what an autosave watches), without
+    /// the getters: a relationship is not resolved for it.
+    func _$accessProperties()
+
     /// The model's context and the relationships it has not resolved yet.
     var _$backing: _ModelBacking { get }
 }

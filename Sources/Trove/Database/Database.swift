@@ -36,6 +36,8 @@ public actor Database {
     /// Where commits to this file are announced to live queries (shared by every database of
     /// this process on the same path; see Observation/ChangeHub.swift).
     nonisolated let changeHub: ChangeHub
+    /// The writer's connection options, for the connections model contexts open on the file.
+    nonisolated let writerOptions: Connection.Options
 
     /// Opens (or creates) a database file.
     ///
@@ -73,14 +75,8 @@ public actor Database {
         // one or two, and a batch commit wrote four times as many page frames; batch inserts were
         // 1.3-1.6x faster (BENCHMARKS.md, "Batch insert"). New files only.
         options.newFilePageSize = options.newFilePageSize ?? Self.newFilePageSize
-        let connection = try Connection(location, options: options)
-        // A 16 MB page cache (SQLite's default is 2 MB; it grows only as pages are used). Batch
-        // inserts touch the table's, the FTS5 segments' and the indexes' pages in every
-        // transaction; with 2 MB they were re-read and dirty pages spilled to the WAL before the
-        // commit: about 2x the reads and 1.3x the WAL writes (BENCHMARKS.md, "Batch insert").
-        try connection.execute(script: "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")
-        try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
-        try connection.registerTroveFunctions()  // geo queries' exact distance
+        writerOptions = options
+        let connection = try Self.openWriter(location, options: options)
         try Self.prepareMeta(connection)
         if case .file(let path) = location, options.walMode {
             readers = ReaderPool(
@@ -118,6 +114,45 @@ public actor Database {
 
     /// Page size of files this type creates.
     static let newFilePageSize = 16384
+
+    /// A read-write connection configured as the database's writer is (page cache, Trove's
+    /// tokenizer and SQL functions); used for the writer and for model contexts' connections.
+    static func openWriter(_ location: Connection.Location, options: Connection.Options) throws -> Connection {
+        let connection = try Connection(location, options: options)
+        // A 16 MB page cache (SQLite's default is 2 MB; it grows only as pages are used). Batch
+        // inserts touch the table's, the FTS5 segments' and the indexes' pages in every
+        // transaction; with 2 MB they were re-read and dirty pages spilled to the WAL before the
+        // commit: about 2x the reads and 1.3x the WAL writes (BENCHMARKS.md, "Batch insert").
+        try connection.execute(script: "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")
+        try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
+        try connection.registerTroveFunctions()  // geo queries' exact distance
+        return connection
+    }
+
+    /// A read-write connection of its own on this file, for a model context: configured as the
+    /// writer, its commits announced to the file's live queries and to the text-index merger as
+    /// the writer's are. SQLite serializes it with the writer (the busy timeout waits for the
+    /// write lock); derived indexes take its commits in from the change log before their next
+    /// query, as they take another process's.
+    ///
+    /// - Throws: ``TroveError/invalidConfiguration(_:)`` for an in-memory or read-only database
+    ///   (no second connection can reach its data); `SQLiteError` when the file cannot be opened.
+    nonisolated func openContextConnection() throws -> Connection {
+        guard let path, !writerOptions.readOnly else {
+            throw TroveError.invalidConfiguration(
+                "model contexts need a writable database file (ModelConfiguration(isStoredInMemoryOnly: true) makes a temporary one)")
+        }
+        let connection = try Self.openWriter(.file(path), options: writerOptions)
+        // It keeps SQLite's automatic checkpoint (in the commit that grows the log past 1,000
+        // pages): a background checkpointer per context would be a queue and a connection more
+        // each, for saves that are mostly small.
+        let (hub, stores, merger) = (changeHub, documentStores, merger)
+        connection.observeCommits { [weak merger] tables in
+            hub.publish(tables)
+            if let merger { stores.noteTextWrites(tables, to: merger) }
+        }
+        return connection
+    }
 
     private static func prepareMeta(_ connection: Connection) throws {
         let meta = CollectionSchema.metaTable

@@ -10,8 +10,9 @@ extension Database {
     /// Applies one migration unless the file has it: embeds what its re-embedding steps need,
     /// then runs every step in one transaction. If a re-embedded collection was written to in
     /// between, embeds the changed rows and tries again.
-    func apply(_ migration: Migrator.Migration, registered: [String]) async throws {
-        let applied = try MigrationTimeline.applied(connection).map(\.name)
+    func apply(_ migration: Migrator.Migration, registered: [String], mapsVersions: Bool = false) async throws {
+        let runner = MigrationRunner(connection: connection, stores: documentStores, clock: clock, mapsVersions: mapsVersions)
+        let applied = try runner.appliedNames()
         try MigrationTimeline.check(applied: applied, registered: registered)
         if applied.contains(migration.name) { return }
         var prepared: [Int: ReembeddedVectors] = [:]
@@ -23,7 +24,7 @@ extension Database {
                     let store = try documentStore(step.collection, requested: nil)
                     prepared[offset] = try await embedForMigration(plan, store: store, previous: prepared[offset])
                 }
-                try run(migration, registered: registered, prepared: prepared)
+                try runner.run(migration, registered: registered, prepared: prepared)
                 return
             } catch is ConcurrentWrite {
                 continue
@@ -34,10 +35,56 @@ extension Database {
         let collection = migration.steps.first { if case .reembed = $0.kind { true } else { false } }?.collection ?? ""
         throw MigrationError.concurrentChanges(collection: collection, attempts: attempts)
     }
+}
+
+/// Runs migrations on one read-write connection: the database's writer (``Migrator/migrate(_:upTo:)``)
+/// or, synchronously, a connection of a ``ModelContainer`` being opened. Re-embedding steps
+/// need their vectors computed first (asynchronously, by the database); the synchronous path
+/// refuses them.
+struct MigrationRunner {
+    let connection: Connection
+    let stores: DocumentStoreRegistry
+    let clock: any ExpiryClock
+    /// Whether the migrations are a plan's versions: a timeline written when version
+    /// identifiers were strings ("1") names them as ``Schema/Version`` does now ("1.0.0").
+    var mapsVersions = false
+
+    /// The timeline's names, short version names read as the plan's names when mapping.
+    func appliedNames() throws -> [String] {
+        let names = try MigrationTimeline.applied(connection).map(\.name)
+        return mapsVersions ? names.map(MigrationTimeline.versionName) : names
+    }
+
+    /// Applies every migration of `migrator` the file lacks, synchronously (no re-embedding).
+    func migrate(_ migrator: Migrator) throws {
+        let registered = migrator.migrationNames
+        for migration in migrator.migrations {
+            let applied = try appliedNames()
+            try MigrationTimeline.check(applied: applied, registered: registered)
+            if applied.contains(migration.name) { continue }
+            if migration.steps.contains(where: { if case .reembed = $0.kind { true } else { false } }) {
+                throw MigrationError.invalidStep(
+                    migration: migration.name,
+                    reason: "re-embedding runs with Migrator.migrate(_:) on the database before the container opens it")
+            }
+            do {
+                try run(migration, registered: registered, prepared: [:])
+            } catch let refusal as StepRefusal {
+                throw MigrationError.invalidStep(migration: migration.name, reason: refusal.reason)
+            }
+        }
+    }
+
+    /// A collection as it was before the migration: registered, or read from the file.
+    func open(_ name: String) throws -> DocumentStore {
+        if let store = stores[name] { return store }
+        let store = try DocumentStore.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
+        return stores.insertIfAbsent(name, store)
+    }
 
     /// The transaction of one migration. Foreign keys are off during it (a table rebuild drops
     /// the old table, which would otherwise delete or orphan children) and checked before commit.
-    private func run(_ migration: Migrator.Migration, registered: [String], prepared: [Int: ReembeddedVectors]) throws {
+    func run(_ migration: Migrator.Migration, registered: [String], prepared: [Int: ReembeddedVectors]) throws {
         precondition(!connection.isInTransaction, "migrate outside of write { }")
         let foreignKeys = try connection.scalar("PRAGMA foreign_keys")?.int64Value == 1
         if foreignKeys { try connection.execute(script: "PRAGMA foreign_keys = OFF") }
@@ -46,9 +93,10 @@ extension Database {
             // Statements prepared against the old (or rolled-back) layout.
             connection.clearStatementCache()
         }
-        let state = MigrationState(opened: { try self.documentStore($0, requested: nil) })
+        let state = MigrationState(opened: { try self.open($0) })
         try connection.transaction(.immediate) {
             try MigrationTimeline.create(connection)
+            if mapsVersions { try MigrationTimeline.renameVersions(connection, registered: registered) }
             // Another connection or process may have migrated the file since it was read.
             let applied = try MigrationTimeline.applied(connection).map(\.name)
             try MigrationTimeline.check(applied: applied, registered: registered)
@@ -69,13 +117,13 @@ extension Database {
             try MigrationTimeline.record(connection, name: migration.name, steps: migration.steps.map(\.summary), at: Date())
         }
         // Committed: the new layouts replace the old ones for every later handle and reader.
-        for (name, store) in state.stores { documentStores[name] = store }
-        for name in state.dropped where state.stores[name] == nil { documentStores[name] = nil }
-        documentStores.catchUpAfterCommit(connection)
+        for (name, store) in state.stores { stores[name] = store }
+        for name in state.dropped where state.stores[name] == nil { stores[name] = nil }
+        stores.catchUpAfterCommit(connection)
     }
 
     private func run(_ step: MigrationStep, name: String, vectors: ReembeddedVectors?, state: MigrationState) throws {
-        let migration = CollectionMigration(connection: connection, graph: documentStores.graph, clock: clock)
+        let migration = CollectionMigration(connection: connection, graph: stores.graph, clock: clock)
         switch step.kind {
         case .createCollection(let schema):
             state.stores[step.collection] = try migration.create(step.collection, schema: schema)
@@ -86,7 +134,7 @@ extension Database {
             state.stores[step.collection] = nil
             state.dropped.insert(step.collection)
         case .custom(let body):
-            try body(MigrationContext(migration: name, transaction: Transaction(connection: connection, lookup: state.store, graph: documentStores.graph)))
+            try body(MigrationContext(migration: name, transaction: Transaction(connection: connection, lookup: state.store, graph: stores.graph)))
         case .reembed(let plan):
             let store = try state.store(step.collection)
             guard let vectors else { preconditionFailure("re-embedding without vectors") }

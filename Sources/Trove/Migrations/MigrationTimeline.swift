@@ -34,6 +34,25 @@ enum MigrationTimeline {
             [.text(name), .real(date.timeIntervalSince1970), .text(steps.joined(separator: "; "))])
     }
 
+    /// A recorded name as a plan names its version now: a string identifier of an earlier Trove
+    /// ("1", "v2", "1.1") becomes its ``Schema/Version`` description ("1.0.0", "2.0.0",
+    /// "1.1.0"); any other name is kept.
+    static func versionName(_ recorded: String) -> String {
+        Schema.Version(parsing: recorded).map(\.description) ?? recorded
+    }
+
+    /// Renames recorded short version names ("1") to the plan's names ("1.0.0") when the plan
+    /// registers the long form and not the short one, so files written when version identifiers
+    /// were strings keep their history (inside the migration's transaction).
+    static func renameVersions(_ connection: Connection, registered: [String]) throws {
+        let known = Set(registered)
+        for migration in try applied(connection) where !known.contains(migration.name) {
+            let mapped = versionName(migration.name)
+            guard mapped != migration.name, known.contains(mapped) else { continue }
+            try connection.execute("UPDATE \(table) SET name = ? WHERE name = ?", [.text(mapped), .text(migration.name)])
+        }
+    }
+
     /// Checks that the applied names are the start of the registered ones.
     ///
     /// - Throws: ``MigrationError/fileIsNewer(unknownMigrations:)`` when the file has names the

@@ -29,6 +29,9 @@ public struct Migrator: Sendable {
     }
 
     private(set) var migrations: [Migration] = []
+    /// Set for a plan's timeline (``init(plan:)``): recorded string versions ("1") are read as
+    /// ``Schema/Version`` names ("1.0.0").
+    var mapsVersions = false
 
     public init() {}
 
@@ -71,7 +74,7 @@ public struct Migrator: Sendable {
             pending = Array(migrations[...end])
         }
         for migration in pending {
-            try await database.apply(migration, registered: names)
+            try await database.apply(migration, registered: names, mapsVersions: mapsVersions)
         }
     }
 
@@ -79,7 +82,10 @@ public struct Migrator: Sendable {
     ///
     /// - Throws: ``MigrationError/fileIsNewer(unknownMigrations:)`` for a file from a newer version.
     public func appliedMigrations(in database: Database) async throws -> [AppliedMigration] {
-        let applied = try await database.appliedMigrations()
+        var applied = try await database.appliedMigrations()
+        if mapsVersions {
+            applied = applied.map { AppliedMigration(name: MigrationTimeline.versionName($0.name), appliedAt: $0.appliedAt) }
+        }
         try MigrationTimeline.check(applied: applied.map(\.name), registered: migrationNames)
         return applied
     }

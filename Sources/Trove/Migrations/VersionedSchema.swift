@@ -1,24 +1,26 @@
 import Foundation
 
-/// One version of an app's models, as SwiftData's `VersionedSchema`: a name for the timeline and
-/// the model types of that version (old versions' types kept in their own namespace).
+/// One version of an app's models, as SwiftData's `VersionedSchema`: its version and the model
+/// types of that version (old versions' types kept in their own namespace).
 ///
 /// ```swift
 /// enum NotesV1: VersionedSchema {
-///     static let versionIdentifier = "1"
+///     static let versionIdentifier = Schema.Version(1, 0, 0)
 ///     static let models: [any PersistentModel.Type] = [Note.self]
 ///     struct Note: Model { var id: Int64; var title: String; var body: String }
 /// }
 /// enum NotesV2: VersionedSchema {
-///     static let versionIdentifier = "2"
+///     static let versionIdentifier = Schema.Version(2, 0, 0)
 ///     static let models: [any PersistentModel.Type] = [Note.self]
 ///     struct Note: Model { var id: Int64; var title: String; var text: String; var priority: Int }
 /// }
 /// ```
 public protocol VersionedSchema: Sendable {
-    /// The version's name, recorded in the file's timeline; unique within a plan.
-    static var versionIdentifier: String { get }
-    /// The model types of this version (value or reference models). Each is stored in its ``PersistentModel/collectionName``, so a
+    /// The version, recorded in the file's timeline as its description ("2.0.0"); unique
+    /// within a plan. (Files whose timeline recorded string identifiers such as "2" open as
+    /// version 2.0.0.)
+    static var versionIdentifier: Schema.Version { get }
+    /// The model types of this version (value or class models). Each is stored in its ``PersistentModel/collectionName``, so a
     /// type's versions share a name (nested types: `NotesV1.Note` and `NotesV2.Note` are both
     /// `Note`).
     static var models: [any PersistentModel.Type] { get }
@@ -32,18 +34,15 @@ public protocol VersionedSchema: Sendable {
 /// enum NotesPlan: SchemaMigrationPlan {
 ///     static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]
 ///     static let stages: [MigrationStage] = [
-///         .custom(fromVersion: NotesV1.self, toVersion: NotesV2.self, renamed: ["Note": ["body": "text"]],
-///                 didMigrate: { context in
-///                     let notes = try context.models(NotesV2.Note.self)
-///                     for note in try notes.reader.fetch() where note.title.hasPrefix("!") {
-///                         var urgent = note
-///                         urgent.priority = 1
-///                         try notes.save(urgent)
-///                     }
-///                 }),
+///         .custom(fromVersion: NotesV1.self, toVersion: NotesV2.self, willMigrate: nil, didMigrate: { context in
+///             for note in try context.fetch(FetchDescriptor<NotesV2.Note>()) where note.title.hasPrefix("!") {
+///                 note.priority = 1
+///             }
+///             try context.save()
+///         }),
 ///     ]
 /// }
-/// try await Migrator(plan: NotesPlan.self).migrate(database)
+/// let container = try ModelContainer(for: Schema(versionedSchema: NotesV2.self), migrationPlan: NotesPlan.self)
 /// ```
 public protocol SchemaMigrationPlan {
     /// Every version, oldest first.
@@ -52,52 +51,71 @@ public protocol SchemaMigrationPlan {
     static var stages: [MigrationStage] { get }
 }
 
-/// How one version of a plan becomes the next.
+/// How one version of a plan becomes the next, as SwiftData's `MigrationStage`.
 public struct MigrationStage: Sendable {
-    let from: String
-    let to: String
+    let from: any VersionedSchema.Type
+    let to: any VersionedSchema.Type
     /// Per collection: old field name to new.
     let renamed: [String: [String: String]]
-    let willMigrate: (@Sendable (MigrationContext) throws -> Void)?
+    let willMigrate: (@Sendable (ModelContext) throws -> Void)?
     /// Declarative steps run after `willMigrate`, before the lightweight part: changes the two
     /// schemas cannot say, such as a type change with its transform.
     let steps: [MigrationStep]
-    let didMigrate: (@Sendable (MigrationContext) throws -> Void)?
+    let didMigrate: (@Sendable (ModelContext) throws -> Void)?
 
     /// Derived from the two versions' model schemas (``MigrationStep/lightweight(_:to:renamed:)``
     /// for each model). Renames cannot be told from a removal and an addition: name them, per
-    /// collection, in `renamed`.
+    /// collection, in `renamed` (a Trove addition; SwiftData reads `@Attribute(originalName:)`).
+    ///
+    /// ```swift
+    /// .lightweight(fromVersion: NotesV1.self, toVersion: NotesV2.self)
+    /// ```
+    /// - Parameters:
+    ///   - fromVersion: the older version.
+    ///   - toVersion: the next one.
+    ///   - renamed: per collection, old field name to new.
+    /// - Returns: the stage.
     public static func lightweight(
         fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type, renamed: [String: [String: String]] = [:]
     ) -> MigrationStage {
-        MigrationStage(from: fromVersion.versionIdentifier, to: toVersion.versionIdentifier, renamed: renamed,
-                       willMigrate: nil, steps: [], didMigrate: nil)
+        MigrationStage(from: fromVersion, to: toVersion, renamed: renamed, willMigrate: nil, steps: [], didMigrate: nil)
     }
 
     /// The lightweight migration with custom work around it, in the same transaction:
-    /// `willMigrate` sees the collections in the old version's shape (use its types:
-    /// `context.models(NotesV1.Note.self)`), then `steps` run (a type change with its transform,
-    /// say), then the lightweight part, then `didMigrate` sees the new version's shape.
+    /// `willMigrate` gets a ``ModelContext`` of the old version's models (fetch them as
+    /// `OldVersion.Model`, change them, `save()`), then `steps` run (a type change with its
+    /// transform, say), then the lightweight part, then `didMigrate` gets a context of the new
+    /// version's models. A context's save inside a stage is part of the migration: it commits
+    /// with it or not at all.
     ///
     /// ```swift
-    /// .custom(fromVersion: V1.self, toVersion: V2.self, steps: [
-    ///     .changeField("due", in: "Note", to: .date("due", optional: true)) { old in
-    ///         old.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) }.map(Value.date) ?? .null
-    ///     },
-    /// ])
+    /// .custom(fromVersion: V1.self, toVersion: V2.self, willMigrate: { context in
+    ///     for trip in try context.fetch(FetchDescriptor<V1.Trip>()) where trip.name.isEmpty {
+    ///         context.delete(trip)
+    ///     }
+    ///     try context.save()
+    /// }, didMigrate: nil)
     /// ```
+    /// - Parameters:
+    ///   - fromVersion: the older version.
+    ///   - toVersion: the next one.
+    ///   - renamed: per collection, old field name to new.
+    ///   - willMigrate: work on the old version's models, before the change.
+    ///   - steps: declarative steps between `willMigrate` and the lightweight part.
+    ///   - didMigrate: work on the new version's models, after it.
+    /// - Returns: the stage.
     public static func custom(
         fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type, renamed: [String: [String: String]] = [:],
-        willMigrate: (@Sendable (MigrationContext) throws -> Void)? = nil, steps: [MigrationStep] = [],
-        didMigrate: (@Sendable (MigrationContext) throws -> Void)? = nil
+        willMigrate: (@Sendable (ModelContext) throws -> Void)?, steps: [MigrationStep] = [],
+        didMigrate: (@Sendable (ModelContext) throws -> Void)?
     ) -> MigrationStage {
-        MigrationStage(from: fromVersion.versionIdentifier, to: toVersion.versionIdentifier, renamed: renamed,
-                       willMigrate: willMigrate, steps: steps, didMigrate: didMigrate)
+        MigrationStage(from: fromVersion, to: toVersion, renamed: renamed, willMigrate: willMigrate, steps: steps, didMigrate: didMigrate)
     }
 }
 
 extension Migrator {
-    /// The timeline of a plan: one migration per version, named by its ``VersionedSchema/versionIdentifier``.
+    /// The timeline of a plan: one migration per version, named by its ``VersionedSchema/versionIdentifier``
+    /// ("2.0.0").
     /// The first creates the first version's collections (or adopts existing ones of that shape);
     /// each later one runs its stage: `willMigrate`, the stage's steps, a lightweight migration of every model to the
     /// new version (referenced collections first), the old version's collections that the new one
@@ -108,26 +126,31 @@ extension Migrator {
     ///   for a model type that cannot be stored.
     public init<Plan: SchemaMigrationPlan>(plan: Plan.Type) throws {
         self.init()
+        mapsVersions = true
         let versions = Plan.schemas
-        let names = versions.map { $0.versionIdentifier }
+        let names = versions.map { $0.versionIdentifier.description }
         guard Set(names).count == names.count, !names.isEmpty else {
             throw MigrationError.invalidStep(migration: "\(Plan.self)", reason: "versions need distinct names (\(names.joined(separator: ", ")))")
         }
         var stages: [String: MigrationStage] = [:]
         for stage in Plan.stages {
-            guard let from = names.firstIndex(of: stage.from), from + 1 < names.count, names[from + 1] == stage.to,
-                stages[stage.to] == nil
+            let (fromName, toName) = (stage.from.versionIdentifier.description, stage.to.versionIdentifier.description)
+            guard let from = names.firstIndex(of: fromName), from + 1 < names.count, names[from + 1] == toName,
+                stages[toName] == nil
             else {
-                throw MigrationError.invalidStep(migration: "\(Plan.self)", reason: "the stage from \(stage.from) to \(stage.to) does not join consecutive versions (or repeats one)")
+                throw MigrationError.invalidStep(migration: "\(Plan.self)", reason: "the stage from \(fromName) to \(toName) does not join consecutive versions (or repeats one)")
             }
-            stages[stage.to] = stage
+            stages[toName] = stage
         }
         var previous: [String] = []
         for version in versions {
-            let schemas = try Self.collectionSchemas(of: version)
-            let stage = stages[version.versionIdentifier]
+            let schemas = try Self.collectionSchemas(of: version.models)
+            let stage = stages[version.versionIdentifier.description]
             var steps: [MigrationStep] = []
-            if let willMigrate = stage?.willMigrate { steps.append(.custom(willMigrate)) }
+            if let stage, let willMigrate = stage.willMigrate {
+                let models = stage.from.models
+                steps.append(.custom { migration in try willMigrate(ModelContext(migration: migration, models: models)) })
+            }
             steps += stage?.steps ?? []
             for (name, schema) in schemas {
                 // Renames the stage names, then those the models declare (`originalName`).
@@ -138,19 +161,22 @@ extension Migrator {
             let kept = Set(schemas.map(\.name))
             // Children before parents, so no dropped collection is still referenced.
             for name in previous.reversed() where !kept.contains(name) { steps.append(.dropCollection(name)) }
-            if let didMigrate = stage?.didMigrate { steps.append(.custom(didMigrate)) }
-            registerMigration(version.versionIdentifier, steps: steps)
+            if let stage, let didMigrate = stage.didMigrate {
+                let models = version.models
+                steps.append(.custom { migration in try didMigrate(ModelContext(migration: migration, models: models)) })
+            }
+            registerMigration(version.versionIdentifier.description, steps: steps)
             previous = schemas.map(\.name)
         }
     }
 
     /// Each model's collection name and document schema, referenced collections before those
     /// that reference them.
-    static func collectionSchemas(of version: any VersionedSchema.Type) throws -> [(name: String, schema: DocumentSchema)] {
+    static func collectionSchemas(of models: [any PersistentModel.Type]) throws -> [(name: String, schema: DocumentSchema)] {
         func schema<M: PersistentModel>(_ type: M.Type) throws -> (name: String, schema: DocumentSchema) {
             (M.collectionName, try ModelSchema<M>.shared().documentSchema)
         }
-        var pending = try version.models.map { try schema($0) }
+        var pending = try models.map { try schema($0) }
         let names = Set(pending.map(\.name))
         var ordered: [(name: String, schema: DocumentSchema)] = []
         while !pending.isEmpty {

@@ -25,7 +25,35 @@ public struct FetchDescriptor<M: PersistentModel>: Sendable {
     /// Continue after the last model of a previous page (from ``ModelPage/next``): keyset
     /// paging, stable while models are inserted and deleted.
     public var cursor: Cursor?
+    /// Reference properties whose targets a context's fetch reads too, one query per key path,
+    /// so following them asks the database nothing (``ModelContext/fetch(_:)``; class models).
+    ///
+    /// (`nonisolated(unsafe)`: key paths are immutable, and a model's stored-property key
+    /// paths capture nothing, so sharing them across isolations is safe.)
+    public nonisolated(unsafe) var relationshipKeyPathsForPrefetching: [PartialKeyPath<M>] = []
+    /// The properties the caller needs. Trove reads every stored property but lazy ones
+    /// (``LazyField``) whatever this says: a row is read in one step, and SwiftData too treats
+    /// the list as a hint.
+    public nonisolated(unsafe) var propertiesToFetch: [PartialKeyPath<M>] = []
+    /// Whether a context's fetch includes the models inserted in it and not saved yet (true by
+    /// default, as in SwiftData): those the predicate accepts (evaluated in memory) are merged
+    /// into the stored rows in the descriptor's order before the offset and limit apply. Not
+    /// with a ``cursor`` (a page continues the stored rows), and unsaved edits of stored models
+    /// do not move them in or out. Value-model reads (``ModelCollection``) have no pending
+    /// changes.
+    public var includePendingChanges = true
 
+    /// A descriptor.
+    ///
+    /// ```swift
+    /// let first = FetchDescriptor<Note>(sortBy: [SortDescriptor(\.title)], fetchLimit: 10)
+    /// ```
+    /// - Parameters:
+    ///   - predicate: which models; nil for all.
+    ///   - sortBy: the order (ties by id).
+    ///   - fetchLimit: the most models returned.
+    ///   - fetchOffset: models skipped first.
+    ///   - cursor: the page to continue after.
     public init(predicate: Predicate<M>? = nil, sortBy: [SortDescriptor<M>] = [], fetchLimit: Int? = nil,
                 fetchOffset: Int? = nil, cursor: Cursor? = nil) {
         self.predicate = predicate

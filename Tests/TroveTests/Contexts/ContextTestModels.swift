@@ -43,7 +43,7 @@ struct Tag: Model, Equatable {
 }
 
 enum ArticlesV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Article.self, Tag.self]
 }
 
@@ -68,6 +68,32 @@ enum ArticlesV1: VersionedSchema {
 }
 
 enum ScribblesV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Scribble.self, Badge.self, Article.self]
+}
+
+/// A container of one version's models in the file at `path` (the SwiftData spelling, once).
+func openContainer(
+    _ version: any VersionedSchema.Type, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, at path: String
+) throws -> ModelContainer {
+    try ModelContainer(
+        for: Schema(versionedSchema: version), migrationPlan: migrationPlan,
+        configurations: ModelConfiguration(url: URL(fileURLWithPath: path)))
+}
+
+/// A model actor conformed by hand, as `@ModelActor` will generate it: it runs
+/// closures on its own context.
+actor Worker: ModelActor {
+    let modelContainer: ModelContainer
+    let modelContext: ModelContext
+
+    init(modelContainer: ModelContainer) {
+        self.modelContainer = modelContainer
+        modelContext = ModelContext(modelContainer)
+    }
+
+    /// Runs `body` on the actor with its context.
+    func run<T: Sendable>(_ body: @Sendable (ModelContext) throws -> T) throws -> T {
+        try body(modelContext)
+    }
 }

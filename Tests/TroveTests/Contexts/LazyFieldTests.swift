@@ -18,7 +18,7 @@ import TroveTestSupport
 }
 
 enum PhotosV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Photo.self]
 }
 
@@ -29,10 +29,10 @@ struct LazyFieldTests {
 
     static func container(_ dir: TemporaryDirectory) async throws -> ModelContainer {
         let path = dir.path("photos.trove")
-        let seed = try await ModelContainer(PhotosV1.self, at: path)
-        try await seed.backgroundContext().perform { context in
-            for i in 1...3 { try context.insert(Photo(id: Int64(i), caption: "Photo \(i)", pixels: Self.pixels(i))) }
-            try await context.save()
+        let seed = try openContainer(PhotosV1.self, at: path)
+        try await Worker(modelContainer: seed).run { context in
+            for i in 1...3 { context.insert(Photo(id: Int64(i), caption: "Photo \(i)", pixels: Self.pixels(i))) }
+            try context.save()
         }
         return seed
     }
@@ -41,14 +41,14 @@ struct LazyFieldTests {
     func absentFromFetchSQL() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir)
-        let collection = try #require(container.registry.collections["Photo"])
-        let query = try TrackedModels<Photo>(collection: collection).query(FetchDescriptor())
+        let store = try #require(container.database.documentStores["Photo"])
+        let query = try TrackedModels<Photo>(store: store).query(FetchDescriptor())
         let sql = try await container.database.reading(transaction: false) { connection, lookup in
             try lookup("Photo").compileFetch(query, on: connection).sql.sql
         }
         #expect(sql.contains("\"caption\""))
         #expect(!sql.contains("pixels"))
-        let photos = try await container.mainContext.fetchAll(Photo.self)
+        let photos = try container.mainContext.fetch(FetchDescriptor<Photo>())
         #expect(photos.count == 3 && photos.allSatisfy { !$0.pixels.isLoaded })
     }
 
@@ -57,14 +57,14 @@ struct LazyFieldTests {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir)
         let context = container.mainContext
-        let photo = try #require(try await context.model(Photo.self, id: 2))
+        let photo = try #require(try context.model(Photo.self, id: 2))
         #expect(!photo.pixels.isLoaded)
-        #expect(try await context.load(\.pixels, of: photo) == Self.pixels(2))
+        #expect(try context.load(\.pixels, of: photo) == Self.pixels(2))
         #expect(photo.pixels.value == Self.pixels(2))
         #expect(!context.hasChanges)
         // A second load does not read the row again: a change made behind its back is not seen.
         try await container.database.execute("UPDATE \"Photo\" SET pixels = x'00' WHERE id = 2")
-        #expect(try await context.load(\.pixels, of: photo) == Self.pixels(2))
+        #expect(try context.load(\.pixels, of: photo) == Self.pixels(2))
     }
 
     @Test("an unloaded lazy field is left alone by saves; a set one is written; rollback unloads it again")
@@ -76,17 +76,17 @@ struct LazyFieldTests {
             CREATE TRIGGER audit_pixels AFTER UPDATE OF pixels ON "Photo" BEGIN INSERT INTO audit VALUES (new.id); END;
             """)
         let context = container.mainContext
-        let photos = try await context.fetchAll(Photo.self)
+        let photos = try context.fetch(FetchDescriptor<Photo>())
         photos[0].caption = "Renamed"
         photos[1].pixels = LazyField(Data([1, 2, 3]))
-        try await context.save()
+        try context.save()
         #expect(try await container.database.query("SELECT id FROM audit").map { $0.int64("id") } == [2])
         let stored = try await container.database.query("SELECT id, length(pixels) AS n FROM \"Photo\" ORDER BY id").map { $0.int64("n") }
         #expect(stored == [4096, 3, 4096])
         photos[2].pixels = LazyField(Data([9]))
-        try context.rollback()
+        context.rollback()
         #expect(!photos[2].pixels.isLoaded)
-        #expect(try await context.load(\.pixels, of: photos[2]) == Self.pixels(3))
+        #expect(try context.load(\.pixels, of: photos[2]) == Self.pixels(3))
     }
 
     @Test("value models read through a collection load lazy fields with the row")

@@ -75,26 +75,26 @@ struct PropertyAccessTests {
     @Test("a plain class model round-trips through a context: changes found, rollback restores")
     @MainActor
     func plainClass() async throws {
-        enum Schema: VersionedSchema {
-            static let versionIdentifier = "1"
+        enum Plain: VersionedSchema {
+            static let versionIdentifier = Schema.Version(1, 0, 0)
             static let models: [any PersistentModel.Type] = [PlainNote.self]
         }
         let dir = try TemporaryDirectory()
-        let container = try await ModelContainer(Schema.self, at: dir.path("plain.trove"))
+        let container = try openContainer(Plain.self, at: dir.path("plain.trove"))
         let context = container.mainContext
         let when = Date(timeIntervalSince1970: 1_000)
-        try context.insert(PlainNote(id: 1, text: "one", stars: nil, tags: [], when: when))
-        try await context.save()
-        let note = try #require(try await context.fetchAll(PlainNote.self).first)
+        context.insert(PlainNote(id: 1, text: "one", stars: nil, tags: [], when: when))
+        try context.save()
+        let note = try #require(try context.fetch(FetchDescriptor<PlainNote>()).first)
         note.tags.append("new")
         note.stars = 3
         #expect(context.hasChanges)
-        try context.rollback()
+        context.rollback()
         #expect(note.tags.isEmpty && note.stars == nil && !context.hasChanges)
         note.text = "two"
-        try await context.save()
-        let other = try await ModelContainer(Schema.self, database: container.database).mainContext
-        let stored = try #require(try await other.fetchAll(PlainNote.self).first)
+        try context.save()
+        let other = ModelContext(try openContainer(Plain.self, at: container.database.path!))
+        let stored = try #require(try other.fetch(FetchDescriptor<PlainNote>()).first)
         #expect(stored.text == "two" && stored.tags.isEmpty && stored.when == when)
     }
 }

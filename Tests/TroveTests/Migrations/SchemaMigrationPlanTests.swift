@@ -5,7 +5,7 @@ import TroveSQLite
 import TroveTestSupport
 
 enum NotesV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Note.self, Draft.self]
 
     struct Note: Model {
@@ -23,7 +23,7 @@ enum NotesV1: VersionedSchema {
 }
 
 enum NotesV2: VersionedSchema {
-    static let versionIdentifier = "2"
+    static let versionIdentifier = Schema.Version(2, 0, 0)
     static let models: [any PersistentModel.Type] = [Note.self, Tag.self]
 
     struct Note: Model {
@@ -50,7 +50,8 @@ enum NotesPlan: SchemaMigrationPlan {
             fromVersion: NotesV1.self, toVersion: NotesV2.self, renamed: ["Note": ["body": "text"]],
             willMigrate: { context in
                 // The old version's types: empty notes go before the new shape needs a priority.
-                let notes = try context.models(NotesV1.Note.self)
+                // Value models: through the migration's own handle.
+                let notes = try #require(context.migrationContext).models(NotesV1.Note.self)
                 _ = try notes.delete(where: #Predicate { $0.title == "" })
             },
             steps: [
@@ -60,12 +61,13 @@ enum NotesPlan: SchemaMigrationPlan {
                 .addField(.integer("priority", default: 0), to: "Note"),
             ],
             didMigrate: { context in
-                let notes = try context.models(NotesV2.Note.self)
+                let migration = try #require(context.migrationContext)
+                let notes = try migration.models(NotesV2.Note.self)
                 for var note in try notes.fetch() where note.due != nil {
                     note.priority = 1
                     try notes.save(note)
                 }
-                try context.models(NotesV2.Tag.self).insert(NotesV2.Tag(id: "home", label: "Home"))
+                try migration.models(NotesV2.Tag.self).insert(NotesV2.Tag(id: "home", label: "Home"))
             }),
     ]
 }
@@ -78,8 +80,8 @@ struct SchemaMigrationPlanTests {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("notes.trove"))
         let migrator = try Migrator(plan: NotesPlan.self)
-        #expect(migrator.migrationNames == ["1", "2"])
-        try await migrator.migrate(db, upTo: "1")
+        #expect(migrator.migrationNames == ["1.0.0", "2.0.0"])
+        try await migrator.migrate(db, upTo: "1.0.0")
         let v1 = try await db.models(NotesV1.Note.self)
         try await v1.insert([
             NotesV1.Note(id: 1, title: "Dentist", body: "Tuesday at nine", due: "2026-12-08T09:00:00Z"),
@@ -104,7 +106,7 @@ struct SchemaMigrationPlanTests {
         // The version-1 types no longer fit; a version-1 build refuses the file.
         await #expect(throws: TroveError.self) { try await db.models(NotesV1.Note.self) }
         let oldBuild = try Migrator(plan: OnlyV1.self)
-        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["2"])) { try await oldBuild.migrate(db) }
+        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["2.0.0"])) { try await oldBuild.migrate(db) }
     }
 
     enum OnlyV1: SchemaMigrationPlan {
@@ -128,7 +130,7 @@ struct SchemaMigrationPlanTests {
 
     @Test("a plan whose stages do not join consecutive versions is refused")
     func badPlan() throws {
-        #expect(throws: MigrationError.invalidStep(migration: "BadPlan", reason: "the stage from 2 to 1 does not join consecutive versions (or repeats one)")) {
+        #expect(throws: MigrationError.invalidStep(migration: "BadPlan", reason: "the stage from 2.0.0 to 1.0.0 does not join consecutive versions (or repeats one)")) {
             try Migrator(plan: BadPlan.self)
         }
     }

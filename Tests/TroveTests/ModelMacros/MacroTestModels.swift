@@ -72,13 +72,13 @@ struct ExpeditionValue: Model, Equatable {
 }
 
 enum ExpeditionsV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Expedition.self, Ledger.self]
 }
 
 /// Two versions of one model: the second renames `body` to `text` with `originalName`.
 enum JournalV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Entry.self]
     @Model final class Entry {
         var body: String
@@ -87,7 +87,7 @@ enum JournalV1: VersionedSchema {
 }
 
 enum JournalV2: VersionedSchema {
-    static let versionIdentifier = "2"
+    static let versionIdentifier = Schema.Version(2, 0, 0)
     static let models: [any PersistentModel.Type] = [Entry.self]
     @Model final class Entry {
         @Attribute(originalName: "body") var text: String
@@ -145,6 +145,11 @@ enum JournalPlan: SchemaMigrationPlan {
 }
 
 enum ZooV1: VersionedSchema {
-    static let versionIdentifier = "1"
+    static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [AnimalCategory.self, Animal.self, Shelf.self, Book.self]
+}
+
+/// A container of one version's models, stored in memory only.
+func inMemoryContainer(_ version: any VersionedSchema.Type) throws -> ModelContainer {
+    try ModelContainer(for: Schema(versionedSchema: version), configurations: ModelConfiguration(isStoredInMemoryOnly: true))
 }

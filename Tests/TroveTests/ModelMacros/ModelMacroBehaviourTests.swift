@@ -16,17 +16,19 @@ struct ModelMacroBehaviourTests {
         let path = dir.path("trips.trove")
         let guide = UUID()
         do {
-            let context = try await ModelContainer(ExpeditionsV1.self, at: path).mainContext
+            let container = try openContainer(ExpeditionsV1.self, at: path)
+        let context = container.mainContext
             let trip = Expedition(
                 name: "Hoggar", members: 4, distance: 812.5, isPublic: true, startDate: Date(timeIntervalSince1970: 1_700_000_000),
                 photo: Data([1, 2, 3]), guide: guide, notes: "dry", status: .underway, budget: .init(amount: 1200, currency: "DZD"),
                 tags: ["desert", "4x4"])
             trip.isSelected = true
-            try context.insert(trip)
-            try await context.save()
+            context.insert(trip)
+            try context.save()
         }
-        let context = try await ModelContainer(ExpeditionsV1.self, at: path).mainContext
-        let trips = try await context.fetchAll(Expedition.self)
+        let container = try openContainer(ExpeditionsV1.self, at: path)
+        let context = container.mainContext
+        let trips = try context.fetch(FetchDescriptor<Expedition>())
         #expect(trips.count == 1)
         let trip = try #require(trips.first)
         #expect(trip.name == "Hoggar")
@@ -40,26 +42,28 @@ struct ModelMacroBehaviourTests {
 
     @Test("a class without an id gets a time-ordered UUID on insert, distinct for each model")
     func implicitIdentity() async throws {
-        let context = try await ModelContainer(ExpeditionsV1.self, database: Database()).mainContext
+        let container = try inMemoryContainer(ExpeditionsV1.self)
+        let context = container.mainContext
         let trips = (0..<50).map { Expedition(name: "trip \($0)") }
         #expect(trips.allSatisfy { $0.id == .unassigned })
-        for trip in trips { try context.insert(trip) }
+        for trip in trips { context.insert(trip) }
         let ids = trips.map(\.id)
         #expect(!ids.contains(.unassigned))
         #expect(Set(ids).count == ids.count)
         #expect(ids.allSatisfy { $0.uuidString.dropFirst(14).first == "7" }, "UUIDv7")
         #expect(ids.map(\.uuidString) == ids.map(\.uuidString).sorted(), "time-ordered in insertion order")
-        try await context.save()
-        let fetched = try await context.fetch(FetchDescriptor<Expedition>(sortBy: [SortDescriptor(\.name)]))
+        try context.save()
+        let fetched = try context.fetch(FetchDescriptor<Expedition>(sortBy: [SortDescriptor(\.name)]))
         #expect(Set(fetched.map(\.id)) == Set(ids))
     }
 
     @Test("a class that declares its id keeps it")
     func declaredIdentity() async throws {
-        let context = try await ModelContainer(ExpeditionsV1.self, database: Database()).mainContext
-        try context.insert(Ledger(id: 42, title: "Accounts"))
-        try await context.save()
-        let ledgers = try await context.fetchAll(#Predicate<Ledger> { $0.id == 42 })
+        let container = try inMemoryContainer(ExpeditionsV1.self)
+        let context = container.mainContext
+        context.insert(Ledger(id: 42, title: "Accounts"))
+        try context.save()
+        let ledgers = try context.fetch(FetchDescriptor<Ledger>(predicate: #Predicate { $0.id == 42 }))
         #expect(ledgers.map(\.title) == ["Accounts"])
     }
 
@@ -79,16 +83,17 @@ struct ModelMacroBehaviourTests {
 
     @Test("an edited model is saved with its changes and rolled back to what was read")
     func editsAndRollback() async throws {
-        let context = try await ModelContainer(ExpeditionsV1.self, database: Database()).mainContext
+        let container = try inMemoryContainer(ExpeditionsV1.self)
+        let context = container.mainContext
         let trip = Expedition(name: "Tassili", members: 2)
-        try context.insert(trip)
-        try await context.save()
+        context.insert(trip)
+        try context.save()
         trip.members = 3
         #expect(context.hasChanges)
-        try await context.save()
+        try context.save()
         trip.members = 9
         trip.tags = ["changed"]
-        try context.rollback()
+        context.rollback()
         #expect(trip.members == 3 && trip.tags == [])
         #expect(!context.hasChanges)
         let stored = try await context.database.query("SELECT members FROM Expedition")
@@ -97,8 +102,8 @@ struct ModelMacroBehaviourTests {
 
     @Test("#Index creates the indexes, @Attribute(.unique) a unique one, and transient properties have no column")
     func declaredSchema() async throws {
-        let database = try Database()
-        _ = try await ModelContainer(ExpeditionsV1.self, database: database)
+        let container = try inMemoryContainer(ExpeditionsV1.self)
+        let database = container.database
         let columns = try await database.query("SELECT name FROM pragma_table_info('Expedition')").compactMap { $0[0, as: String.self] }
         #expect(columns.contains("name") && columns.contains("budget") && columns.contains("tags"))
         #expect(!columns.contains("isSelected") && !columns.contains("scratch"))
@@ -112,13 +117,14 @@ struct ModelMacroBehaviourTests {
 
     @Test("inserting a model whose unique value is stored updates that row, as SwiftData's upsert")
     func uniqueUpsert() async throws {
-        let database = try Database()
-        let context = try await ModelContainer(ExpeditionsV1.self, database: database).mainContext
-        try context.insert(Expedition(name: "Same", members: 1))
-        try await context.save()
-        try context.insert(Expedition(name: "Same", members: 5))
-        try context.insert(Expedition(name: "Other", members: 2))
-        try await context.save()
+        let container = try inMemoryContainer(ExpeditionsV1.self)
+        let database = container.database
+        let context = container.mainContext
+        context.insert(Expedition(name: "Same", members: 1))
+        try context.save()
+        context.insert(Expedition(name: "Same", members: 5))
+        context.insert(Expedition(name: "Other", members: 2))
+        try context.save()
         let rows = try await database.query("SELECT name, members FROM Expedition ORDER BY name")
         #expect(rows.map { "\($0[0, as: String.self]!) \($0[1, as: Int64.self]!)" } == ["Other 2", "Same 5"])
     }
@@ -129,14 +135,16 @@ struct ModelMacroBehaviourTests {
         let path = dir.path("journal.trove")
         do {
             let database = try Database(path: path)
-            try await Migrator(plan: JournalPlan.self).migrate(database, upTo: "1")
-            let container = try await ModelContainer(JournalV1.self, database: database)
-            try container.mainContext.insert(JournalV1.Entry(body: "first"))
-            try container.mainContext.insert(JournalV1.Entry(body: "second"))
-            try await container.mainContext.save()
+            try await Migrator(plan: JournalPlan.self).migrate(database, upTo: "1.0.0")
+            let container = try openContainer(JournalV1.self, at: path)
+            _ = database
+            container.mainContext.insert(JournalV1.Entry(body: "first"))
+            container.mainContext.insert(JournalV1.Entry(body: "second"))
+            try container.mainContext.save()
         }
-        let context = try await ModelContainer(JournalV2.self, migration: JournalPlan.self, at: path).mainContext
-        let entries = try await context.fetch(FetchDescriptor<JournalV2.Entry>(sortBy: [SortDescriptor(\.text)]))
+        let container = try openContainer(JournalV2.self, migrationPlan: JournalPlan.self, at: path)
+        let context = container.mainContext
+        let entries = try context.fetch(FetchDescriptor<JournalV2.Entry>(sortBy: [SortDescriptor(\.text)]))
         #expect(entries.map(\.text) == ["first", "second"])
         #expect(entries.allSatisfy { $0.mood == nil })
     }
@@ -144,8 +152,9 @@ struct ModelMacroBehaviourTests {
     @Test("generated coding stores the same row as the compiler's Codable over seeded random models")
     func differentialCoding() async throws {
         var random = SeededGenerator(seed: 40)
-        let database = try Database()
-        let context = try await ModelContainer(ExpeditionsV1.self, database: database).mainContext
+        let container = try inMemoryContainer(ExpeditionsV1.self)
+        let database = container.database
+        let context = container.mainContext
         let values = try await database.models(ExpeditionValue.self)
         for i in 0..<200 {
             func text() -> String { String((0..<Int.random(in: 0...12, using: &random)).map { _ in "aé z☃0\"'".randomElement(using: &random)! }) }
@@ -163,15 +172,15 @@ struct ModelMacroBehaviourTests {
                 name: value.name, members: value.members, distance: value.distance, isPublic: value.isPublic, startDate: value.startDate,
                 photo: value.photo, guide: value.guide, notes: value.notes, status: value.status, budget: value.budget, tags: value.tags)
             model.id = value.id
-            try context.insert(model)
+            context.insert(model)
         }
-        try await context.save()
+        try context.save()
         let columns = "id, name, members, distance, isPublic, startDate, photo, guide, notes, status, budget, tags"
         let generated = try await database.query("SELECT \(columns) FROM Expedition ORDER BY id")
         let synthesized = try await database.query("SELECT \(columns) FROM ExpeditionValue ORDER BY id")
         #expect(generated.count == 200)
         #expect(generated.map { $0.values } == synthesized.map { $0.values })
-        let fetched = try await context.fetchAll(Expedition.self).sorted { $0.id.uuidString < $1.id.uuidString }
+        let fetched = try context.fetch(FetchDescriptor<Expedition>()).sorted { $0.id.uuidString < $1.id.uuidString }
         let read = try await values.fetch().sorted { $0.id.uuidString < $1.id.uuidString }
         #expect(fetched.map(\.name) == read.map(\.name))
         #expect(fetched.map(\.budget) == read.map(\.budget) && fetched.map(\.tags) == read.map(\.tags))

@@ -11,8 +11,8 @@ import TroveTestSupport
 struct RelationshipPropertyTests {
     @Test("a to-one relationship is a foreign key with the delete rule its inverse declares")
     func foreignKeys() async throws {
-        let database = try Database()
-        _ = try await ModelContainer(ZooV1.self, database: database)
+        let container = try inMemoryContainer(ZooV1.self)
+        let database = container.database
         let animal = try await database.query("SELECT \"table\", \"from\", on_delete FROM pragma_foreign_key_list('Animal')")
         #expect(animal.map { "\($0[0, as: String.self] ?? "") \($0[1, as: String.self] ?? "") \($0[2, as: String.self] ?? "")" }
             == ["AnimalCategory category CASCADE"])
@@ -49,18 +49,19 @@ struct RelationshipPropertyTests {
 
     @Test("inserting a model inserts the models its relationships hold, and links the inverse")
     func insertGraph() async throws {
-        let database = try Database()
-        let context = try await ModelContainer(ZooV1.self, database: database).mainContext
+        let container = try inMemoryContainer(ZooV1.self)
+        let database = container.database
+        let context = container.mainContext
         let mammals = AnimalCategory(name: "Mammal")
         let cat = Animal(name: "Cat", diet: .carnivorous, category: mammals)  // set in init: no setter ran
-        try context.insert(cat)
+        context.insert(cat)
         #expect(cat.modelContext === context && mammals.modelContext === context)
         #expect(mammals.animals.map(\.name) == ["Cat"])
         let birds = AnimalCategory(name: "Bird")
         birds.animals = [Animal(name: "Owl", diet: .carnivorous), Animal(name: "Wren", diet: .omnivorous)]
-        try context.insert(birds)
+        context.insert(birds)
         #expect(birds.animals.allSatisfy { $0.modelContext === context })
-        try await context.save()
+        try context.save()
         let rows = try await database.query(
             "SELECT a.name, c.name FROM Animal a JOIN AnimalCategory c ON c.id = a.category ORDER BY a.name")
         #expect(rows.map { "\($0[0, as: String.self]!) \($0[1, as: String.self]!)" } == ["Cat Mammal", "Owl Bird", "Wren Bird"])
@@ -71,16 +72,18 @@ struct RelationshipPropertyTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("zoo.trove")
         do {
-            let context = try await ModelContainer(ZooV1.self, at: path).mainContext
+            let container = try openContainer(ZooV1.self, at: path)
+        let context = container.mainContext
             let mammals = AnimalCategory(name: "Mammal")
             mammals.animals = [Animal(name: "Cat", diet: .carnivorous), Animal(name: "Cow", diet: .herbivorous)]
-            try context.insert(mammals)
-            try context.insert(Animal(name: "Stray", diet: .omnivorous))
-            try await context.save()
+            context.insert(mammals)
+            context.insert(Animal(name: "Stray", diet: .omnivorous))
+            try context.save()
         }
-        let context = try await ModelContainer(ZooV1.self, at: path).mainContext
-        let categories = try await context.fetch(FetchDescriptor<AnimalCategory>())
-        let animals = try await context.fetch(FetchDescriptor<Animal>(sortBy: [SortDescriptor(\.name)]))
+        let container = try openContainer(ZooV1.self, at: path)
+        let context = container.mainContext
+        let categories = try context.fetch(FetchDescriptor<AnimalCategory>())
+        let animals = try context.fetch(FetchDescriptor<Animal>(sortBy: [SortDescriptor(\.name)]))
         let mammals = try #require(categories.first)
         #expect(animals.map { $0.category?.name } == ["Mammal", "Mammal", nil])
         #expect(animals[0].category === mammals, "one instance per row")
@@ -90,44 +93,79 @@ struct RelationshipPropertyTests {
 
     @Test("a moved relationship is saved as the new reference, and rollback puts the old one back")
     func saveAndRollback() async throws {
-        let database = try Database()
-        let context = try await ModelContainer(ZooV1.self, database: database).mainContext
+        let container = try inMemoryContainer(ZooV1.self)
+        let database = container.database
+        let context = container.mainContext
         let mammals = AnimalCategory(name: "Mammal")
         let birds = AnimalCategory(name: "Bird")
         let bat = Animal(name: "Bat", diet: .omnivorous, category: birds)
-        try context.insert(mammals)
-        try context.insert(bat)
-        try await context.save()
+        context.insert(mammals)
+        context.insert(bat)
+        try context.save()
         bat.category = mammals
         #expect(context.hasChanges)
-        try await context.save()
+        try context.save()
         let stored = try await database.query("SELECT category FROM Animal")
         #expect(stored.first?[0, as: String.self] == mammals.id.uuidString.lowercased() || stored.first?[0] == .text(mammals.id.uuidString))
         bat.category = birds
         #expect(birds.animals.contains { $0 === bat })
-        try context.rollback()
+        context.rollback()
         #expect(bat.category === mammals)
         #expect(!context.hasChanges)
     }
 
     @Test("deleting a model applies the delete rules: cascade deletes the animals, nullify clears the books' shelf")
     func deleteRules() async throws {
-        let database = try Database()
-        let context = try await ModelContainer(ZooV1.self, database: database).mainContext
+        let container = try inMemoryContainer(ZooV1.self)
+        let database = container.database
+        let context = container.mainContext
         let mammals = AnimalCategory(name: "Mammal")
         mammals.animals = [Animal(name: "Cat", diet: .carnivorous), Animal(name: "Cow", diet: .herbivorous)]
         let shelf = Shelf(label: "Poetry")
         shelf.books = [Book(title: "Odes"), Book(title: "Sonnets")]
-        try context.insert(mammals)
-        try context.insert(shelf)
-        try await context.save()
-        try context.delete(mammals)
-        try context.delete(shelf)
-        try await context.save()
+        context.insert(mammals)
+        context.insert(shelf)
+        try context.save()
+        context.delete(mammals)
+        context.delete(shelf)
+        try context.save()
         #expect(try await database.query("SELECT count(*) FROM Animal").first?[0, as: Int64.self] == 0)
-        #expect(try await context.fetch(FetchDescriptor<Animal>()).isEmpty)
+        #expect(try context.fetch(FetchDescriptor<Animal>()).isEmpty)
         let books = try await database.query("SELECT title, shelf FROM Book ORDER BY title")
         #expect(books.map { $0[0, as: String.self] } == ["Odes", "Sonnets"])
         #expect(books.allSatisfy { $0[1] == .null })
+    }
+}
+
+extension RelationshipPropertyTests {
+    @Test("a relationship not read yet resolves from the file on first access: one read each side")
+    func resolveFromStore() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("zoo.trove")
+        do {
+            let container = try openContainer(ZooV1.self, at: path)
+            let birds = AnimalCategory(name: "Bird")
+            birds.animals = [Animal(name: "Owl", diet: .carnivorous), Animal(name: "Wren", diet: .omnivorous)]
+            container.mainContext.insert(birds)
+            try container.mainContext.save()
+        }
+        let container = try openContainer(ZooV1.self, at: path)
+        let context = ModelContext(container)
+        let owl = try #require(try context.fetch(FetchDescriptor<Animal>(predicate: #Predicate { $0.name == "Owl" })).first)
+        let birds = try #require(owl.category)
+        #expect(birds.name == "Bird" && birds.modelContext === context)
+        #expect(Set(birds.animals.map(\.name)) == ["Owl", "Wren"])
+        #expect(birds.animals.contains { $0 === owl }, "the identity map's instance")
+        let wren = try #require(birds.animals.first { $0.name == "Wren" })
+        #expect(wren.category === birds)
+        // Moving a child in memory shows on the other side before any save.
+        let fish = AnimalCategory(name: "Fish")
+        wren.category = fish
+        #expect(birds.animals.map(\.name) == ["Owl"] && fish.animals.map(\.name) == ["Wren"])
+        #expect(fish.modelContext === context, "a model a tracked model now holds joins its context")
+        try context.save()
+        let other = ModelContext(container)
+        let stored = try other.fetch(FetchDescriptor<AnimalCategory>(sortBy: [SortDescriptor(\.name)]))
+        #expect(stored.map { "\($0.name): \($0.animals.map(\.name).sorted())" } == ["Bird: [\"Owl\"]", "Fish: [\"Wren\"]"])
     }
 }
