@@ -7,6 +7,7 @@ extension SyncSpace {
     /// LISTEN/NOTIFY) and at least every `pollInterval`. After a failure (visible in
     /// ``status`` and ``statuses``) it waits and tries again, the wait doubling from
     /// `initialBackoff` up to `maximumBackoff` (with jitter, so many devices do not retry in step).
+    /// After each sync it uploads a snapshot when ``snapshotPolicy`` says one is due.
     ///
     /// ```swift
     /// let syncing = Task { try await sync.run() }
@@ -56,6 +57,8 @@ extension SyncSpace {
                 do {
                     try await push()
                     try await pull()
+                    // A failed snapshot is no failed sync: the feed still serves every device.
+                    _ = try? await snapshotIfDue()
                     // Changes committed during the pull are pushed at once.
                     if status.pendingChanges > 0 { wake.yield() }
                     backoff = initialBackoff
