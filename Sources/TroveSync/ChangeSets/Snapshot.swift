@@ -202,7 +202,16 @@ struct Snapshot {
                 throw Refusal.doesNotFit(error.description)
             }
         }
-        for group in groups { try merger.apply(group.set, from: group.device) }
+        // Records first, links last: a link whose record is dead in the snapshot is dead too, and
+        // applied after the record nothing cascades (applied before, the record's death would
+        // delete the link's row and this device would record that as a change of its own).
+        for links in [false, true] {
+            for group in groups {
+                var part = group.set
+                part.collections = part.collections.filter { (merger.captured[$0.name]?.isLinks ?? false) == links }
+                if !part.collections.isEmpty { try merger.apply(part, from: group.device) }
+            }
+        }
         try WriterSequences.merge(writers.filter { $0.key != device }, on: connection)
         try connection.execute("UPDATE \(SyncTables.device) SET pulled = max(pulled, ?)", [.integer(upTo)])
     }

@@ -77,25 +77,17 @@ extension SyncSpace {
         guard let transport = transport as? any SnapshotTransport else {
             throw SyncError.snapshotUnavailable("the transport keeps no snapshots")
         }
-        try await push()
-        try await pull()
-        let schemaVersion = try await database.syncSchemaVersion()
-        let (captured, device) = (captured, device)
-        let snapshot = try await database.syncWrite { connection in
-            let row = try connection.query("""
-                SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1)
-                     + (SELECT count(*) FROM \(SyncTables.fields) WHERE pending = 1),
-                       (SELECT count(*) FROM \(SyncTables.outbox)), (SELECT count(*) FROM \(SyncTables.queue)), pulled
-                FROM \(SyncTables.device)
-                """).first
-            guard (row?.int64(at: 0) ?? 0) == 0, (row?.int64(at: 1) ?? 0) == 0 else {
-                throw SyncError.snapshotUnavailable("local changes were made since the push; sync and try again")
+        // A pull can leave a change of this device's own to send (a link that a remote delete
+        // cascaded to): sync again until nothing is left, a few times at most.
+        var attempt = 0
+        var snapshot: Snapshot
+        while true {
+            do {
+                snapshot = try await captureFullState()
+                break
+            } catch SyncError.snapshotUnavailable(let why) where attempt < 3 && why.hasPrefix("local changes") {
+                attempt += 1
             }
-            guard (row?.int64(at: 2) ?? 0) == 0 else {
-                throw SyncError.snapshotUnavailable("change sets are queued here: this device does not hold the whole state")
-            }
-            return try Snapshot.capture(
-                connection, captured: captured, device: device, schemaVersion: schemaVersion, upTo: row?.int64(at: 3) ?? 0)
         }
         let parts = try snapshot.seal(key: key, space: space, device: device)
         do {
@@ -113,6 +105,30 @@ extension SyncSpace {
         }
         return SnapshotDescriptor(
             upToSequence: snapshot.upTo, device: device, parts: parts.count, bytes: Int64(parts.reduce(0) { $0 + $1.count }))
+    }
+
+    /// Pushes, pulls, then reads the merge state if nothing is left to send or queued.
+    private func captureFullState() async throws -> Snapshot {
+        try await push()
+        try await pull()
+        let schemaVersion = try await database.syncSchemaVersion()
+        let (captured, device) = (captured, device)
+        return try await database.syncWrite { connection in
+            let row = try connection.query("""
+                SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1)
+                     + (SELECT count(*) FROM \(SyncTables.fields) WHERE pending = 1),
+                       (SELECT count(*) FROM \(SyncTables.outbox)), (SELECT count(*) FROM \(SyncTables.queue)), pulled
+                FROM \(SyncTables.device)
+                """).first
+            guard (row?.int64(at: 0) ?? 0) == 0, (row?.int64(at: 1) ?? 0) == 0 else {
+                throw SyncError.snapshotUnavailable("local changes were made since the push; sync and try again")
+            }
+            guard (row?.int64(at: 2) ?? 0) == 0 else {
+                throw SyncError.snapshotUnavailable("change sets are queued here: this device does not hold the whole state")
+            }
+            return try Snapshot.capture(
+                connection, captured: captured, device: device, schemaVersion: schemaVersion, upTo: row?.int64(at: 3) ?? 0)
+        }
     }
 
     /// Uploads a snapshot when ``snapshotPolicy`` says one is due.
