@@ -10,8 +10,8 @@ import TroveTestSupport
 /// replays the whole feed (no snapshots, no byte budget, no cursors).
 final class FeedOnlyTransport: SyncTransport, @unchecked Sendable {
     // Only forwards to `base`, which is Sendable itself.
-    let base: InProcessTransport
-    init(_ base: InProcessTransport) { self.base = base }
+    let base: any SyncTransport
+    init(_ base: any SyncTransport) { self.base = base }
     func push(_ changeSets: [SealedChangeSet], space: String) async throws -> [Int64] { try await base.push(changeSets, space: space) }
     func pull(space: String, after: Int64, limit: Int) async throws -> [SealedChangeSet] {
         try await base.pull(space: space, after: after, limit: limit)
