@@ -119,6 +119,28 @@ import TroveTestSupport
         #expect(snapshot == SnapshotDescriptor(upToSequence: 4, device: "d", parts: 2, bytes: 3))
         #expect(try await transport.snapshotPart(1, of: snapshot, space: space) == Data([3]))
 
+        // Pruned up to the slowest cursor (2), not the snapshot (4).
+        #expect(try await transport.reportCursor(2, device: "d", space: space) == 2)
+        #expect(try await transport.pull(space: space, after: 0, limit: 10).map(\.deviceSequence) == [3, 4])
+        // Another member (not the owner, who may delete change sets) cannot prune further with SQL
+        // of its own: pruned_up_to does not move past the bound, and rows above it do not delete.
+        let server = try SyncServerFixture.server()
+        let member = try SyncServerFixture.newDevice(prefix: "member")
+        try await transport.addMember(member.role, toSpace: space)
+        do {
+            _ = try server.psql(
+                "UPDATE trove_sync.spaces SET pruned_up_to = 4 WHERE name = '\(space)'", user: member.role,
+                password: member.password, sqlStateOnly: true)
+            Issue.record("a member moved pruned_up_to past the slowest cursor")
+        } catch TestPostgresError.command(_, _, let output) {
+            #expect(output.contains("TS005"), "\(output)")
+        }
+        let deleted = try server.psql(
+            "WITH d AS (DELETE FROM trove_sync.changes c WHERE c.space_id = trove_sync.space_id('\(space)') RETURNING 1) "
+                + "SELECT count(*) FROM d", user: member.role, password: member.password)
+        #expect(deleted.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(try await transport.pull(space: space, after: 0, limit: 10).map(\.deviceSequence) == [3, 4])
+
         // Another role sees nothing of it, and cannot prune or report a cursor.
         await #expect(throws: PostgresError.self) { try await strangerTransport.snapshotPart(0, of: snapshot, space: space) }
         await #expect(throws: PostgresError.self) { try await strangerTransport.feedState(space: space, fullSize: true) }

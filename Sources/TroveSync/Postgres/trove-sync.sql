@@ -199,12 +199,14 @@ CREATE POLICY changes_written ON trove_sync.changes FOR INSERT
 DROP POLICY IF EXISTS changes_deleted ON trove_sync.changes;
 CREATE POLICY changes_deleted ON trove_sync.changes FOR DELETE
     USING (space_id IN (SELECT s.id FROM trove_sync.spaces s WHERE s.owner = current_user));
--- Any member may prune: delete change sets at or below the space's prune bound (covered by the
--- newest snapshot and pulled by every device seen within the horizon; see prune_bound).
+-- Any member may prune: delete change sets at or below the space's pruned_up_to, which a
+-- trigger (guard_pruned_up_to) lets grow only up to the prune bound (covered by the newest
+-- snapshot and pulled by every device seen within the horizon). One primary-key probe per row,
+-- not the bound's aggregates: a first prune of a long feed deletes millions of rows.
 DROP POLICY IF EXISTS changes_pruned ON trove_sync.changes;
 CREATE POLICY changes_pruned ON trove_sync.changes FOR DELETE
     USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user)
-        AND server_sequence <= trove_sync.prune_bound(space_id));
+        AND server_sequence <= (SELECT s.pruned_up_to FROM trove_sync.spaces s WHERE s.id = space_id));
 
 -- Devices may read, append, count and set a missing key check; nothing may update a change set,
 -- and only a space's owner may delete one (the policy above).
@@ -232,6 +234,22 @@ END
 $$;
 CREATE OR REPLACE TRIGGER key_check_guarded BEFORE UPDATE OF key_check ON trove_sync.spaces
     FOR EACH ROW EXECUTE FUNCTION trove_sync.guard_key_check();
+
+-- pruned_up_to never goes back, and never past the prune bound: a member cannot delete change
+-- sets that a live device still needs or that no snapshot covers, even with SQL of its own.
+CREATE OR REPLACE FUNCTION trove_sync.guard_pruned_up_to() RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NEW.pruned_up_to < OLD.pruned_up_to
+       OR (NEW.pruned_up_to > OLD.pruned_up_to AND NEW.pruned_up_to > trove_sync.prune_bound(NEW.id)) THEN
+        RAISE EXCEPTION 'space "%" may be pruned up to %, not %', OLD.name, trove_sync.prune_bound(NEW.id),
+            NEW.pruned_up_to USING ERRCODE = 'TS005';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE OR REPLACE TRIGGER pruned_up_to_guarded BEFORE UPDATE OF pruned_up_to ON trove_sync.spaces
+    FOR EACH ROW EXECUTE FUNCTION trove_sync.guard_pruned_up_to();
 
 -- The version of this schema; a later Trove migrates from it. 2: key checks and deleting
 -- change sets. 3: snapshots, cursors, pruning, pulls with a byte budget.
@@ -601,9 +619,11 @@ BEGIN
     IF bound <= (SELECT s.pruned_up_to FROM trove_sync.spaces s WHERE s.id = space_key) THEN
         RETURN 0;
     END IF;
+    -- First the mark (the row lock orders this with pushes and other prunes), then the rows the
+    -- policy now lets go.
+    UPDATE trove_sync.spaces s SET pruned_up_to = bound WHERE s.id = space_key AND s.pruned_up_to < bound;
     DELETE FROM trove_sync.changes c WHERE c.space_id = space_key AND c.server_sequence <= bound;
     GET DIAGNOSTICS deleted = ROW_COUNT;
-    UPDATE trove_sync.spaces s SET pruned_up_to = greatest(s.pruned_up_to, bound) WHERE s.id = space_key;
     RETURN deleted;
 END
 $$;

@@ -153,6 +153,15 @@ extension SyncSpace {
     /// unknown format or a newer schema, does not fit this device or is not newer than the
     /// cursor is refused (kept in the status, not tried again) and the feed is pulled instead.
     func joinFromSnapshot(cursor: Int64) async throws -> Bool {
+        // A snapshot replaced while its parts were downloaded: take the newer one (a few times).
+        for _ in 0..<3 {
+            if let joined = try await joinFromNewestSnapshot(cursor: cursor) { return joined }
+        }
+        return false
+    }
+
+    /// One attempt of ``joinFromSnapshot(cursor:)``: nil when a part was gone.
+    private func joinFromNewestSnapshot(cursor: Int64) async throws -> Bool? {
         guard let transport = transport as? any SnapshotTransport else { return false }
         let state: FeedState
         do { state = try await transport.feedState(space: space, fullSize: false) } catch { throw Self.transportError(error) }
@@ -183,7 +192,7 @@ extension SyncSpace {
             }
             return true
         } catch let refusal as Snapshot.Refusal {
-            if case .partMissing = refusal { return false }  // replaced meanwhile: the next pull takes the newer one
+            if case .partMissing = refusal { return nil }
             try await database.syncWrite { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('snapshot_refused', ?)",
