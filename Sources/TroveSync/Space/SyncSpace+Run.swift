@@ -7,7 +7,8 @@ extension SyncSpace {
     /// LISTEN/NOTIFY) and at least every `pollInterval`. After a failure (visible in
     /// ``status`` and ``statuses``) it waits and tries again, the wait doubling from
     /// `initialBackoff` up to `maximumBackoff` (with jitter, so many devices do not retry in step).
-    /// After each sync it uploads a snapshot when ``snapshotPolicy`` says one is due.
+    /// After a sync (at most every ten minutes) it uploads a snapshot when ``snapshotPolicy`` says
+    /// one is due.
     ///
     /// ```swift
     /// let syncing = Task { try await sync.run() }
@@ -58,7 +59,10 @@ extension SyncSpace {
                     try await push()
                     try await pull()
                     // A failed snapshot is no failed sync: the feed still serves every device.
-                    _ = try? await snapshotIfDue()
+                    if lastSnapshotCheck.map({ $0.duration(to: .now) > .seconds(600) }) ?? true {
+                        lastSnapshotCheck = .now
+                        _ = try? await snapshotIfDue()
+                    }
                     // Changes committed during the pull are pushed at once.
                     if status.pendingChanges > 0 { wake.yield() }
                     backoff = initialBackoff

@@ -49,6 +49,11 @@ public actor SyncSpace {
     /// Whether a pull of this instance asked the transport for its snapshot (once per instance
     /// when nothing new came: a device back after the horizon may find the whole feed pruned).
     var snapshotChecked = false
+    /// The cursor last reported to the transport, and when.
+    var lastReport: (cursor: Int64, at: ContinuousClock.Instant)?
+    /// When ``run(pollInterval:initialBackoff:maximumBackoff:)`` last asked whether a snapshot is
+    /// due (at most every ten minutes: the question reads the feed's tail on the server).
+    var lastSnapshotCheck: ContinuousClock.Instant?
 
     /// Change sets per pull request, and per push request (with a byte budget: a change set holds
     /// up to 2,000 records, and a push of a thousand large ones would not fit in memory or in
@@ -234,8 +239,14 @@ public actor SyncSpace {
                 // With a byte budget a short page does not mean the end: pull until one is empty.
                 if batch.count < Self.pullBatch, !(transport is any SnapshotTransport) { break }
             }
-            if let snapshots = transport as? any SnapshotTransport {
+            // The cursor, when it moved or an hour after the last report (a device's say in
+            // pruning lasts the horizon, 90 days by default): one write per pull that brought
+            // something, not per poll.
+            if let snapshots = transport as? any SnapshotTransport,
+                lastReport.map({ $0.cursor != cursor || $0.at.duration(to: .now) > .seconds(3_600) }) ?? true
+            {
                 do { _ = try await snapshots.reportCursor(cursor, device: device, space: space) } catch { throw Self.transportError(error) }
+                lastReport = (cursor, .now)
             }
             try await refreshStatus(error: embeddingError)
             if let embeddingError { throw embeddingError }
