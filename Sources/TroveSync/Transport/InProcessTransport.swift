@@ -5,7 +5,9 @@ import Foundation
 ///
 /// A backend needs only what this one does: an append-only feed per space in which each change
 /// set gets the next server sequence, once per (device, device sequence); reads above a
-/// sequence; and, optionally, a signal when the feed grows. It never opens a payload.
+/// sequence; and, optionally, a signal when the feed grows. It never opens a payload. As a
+/// ``SnapshotTransport`` it also keeps snapshots and cursors and prunes the feed (``horizon`` and
+/// ``now`` let tests send a device past the horizon).
 ///
 /// ```swift
 /// let server = InProcessTransport()
