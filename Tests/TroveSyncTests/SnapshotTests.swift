@@ -91,6 +91,40 @@ final class FeedOnlyTransport: SyncTransport, @unchecked Sendable {
         #expect(try await writers[0].notes.fetch(id: "from-joined")?["title"] == "joined later")
     }
 
+    /// The policy: due after so many change sets (or bytes) since the newest snapshot, and only
+    /// once the feed after it is at least as large as it; never when manual.
+    @Test func aSnapshotIsDueByThePolicy() async throws {
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", database: Database(), transport: server, key: key)
+        #expect(await a.sync.snapshotPolicy == .standard)
+        await a.sync.setSnapshotPolicy(SnapshotPolicy(changeSets: 3, bytes: .max))
+        for i in 0..<2 {
+            try await a.notes.insert([Notes.note("n\(i)", title: "note \(i)", body: "a body long enough to weigh")])
+            try await a.sync.push()
+        }
+        #expect(try await a.sync.snapshotIfDue() == nil)
+        try await a.notes.insert([Notes.note("n2", title: "note 2", body: "a body long enough to weigh")])
+        try await a.sync.push()
+        let first = try #require(try await a.sync.snapshotIfDue())
+        #expect(first.upToSequence == 3)
+        #expect(try await a.sync.snapshotIfDue() == nil)
+        // Three more small change sets: due by count, but smaller than the snapshot together.
+        for i in 0..<3 {
+            _ = try await a.notes.patch(.string("n0"), [Field("rank"): .int(Int64(i))])
+            try await a.sync.push()
+        }
+        let state = try #require(try await a.sync.feedState())
+        #expect(state.changeSetsSinceSnapshot == 3)
+        if state.bytesSinceSnapshot < first.bytes { #expect(try await a.sync.snapshotIfDue() == nil) }
+        await a.sync.setSnapshotPolicy(.manual)
+        #expect(try await a.sync.snapshotIfDue() == nil)
+        // A transport without snapshots: none is due, and asking for one says why.
+        let plain = try await Device.make("plain", database: Database(), transport: FeedOnlyTransport(server), key: key)
+        #expect(try await plain.sync.snapshotIfDue() == nil)
+        await #expect(throws: SyncError.self) { try await plain.sync.uploadSnapshot() }
+    }
+
     /// What is uploaded is ciphertext in parts, and a snapshot is made only from the full state.
     @Test func aSnapshotNeedsTheFullStateAndIsSealed() async throws {
         let server = InProcessTransport()
