@@ -211,6 +211,11 @@ public actor SyncSpace {
                 cursor = try await database.syncWrite { connection in
                     try connection.scalar("SELECT pulled FROM \(SyncTables.device)")?.int64Value ?? 0
                 }
+                // A new device starts from the newest snapshot when there is one.
+                if !checkedSnapshot, cursor == 0 {
+                    (checkedSnapshot, snapshotChecked) = (true, true)
+                    if try await joinFromSnapshot(cursor: cursor) { continue }
+                }
                 let batch: [SealedChangeSet]
                 do {
                     if let snapshots = transport as? any SnapshotTransport {
@@ -221,13 +226,13 @@ public actor SyncSpace {
                 } catch {
                     throw Self.transportError(error)
                 }
-                // A new device, or one whose next change sets are gone from the feed (pruned
-                // while it was away): start from the newest snapshot when there is one.
+                // A device whose next change sets are gone from the feed (pruned while it was
+                // away; once per instance also when nothing came: the whole tail may be gone)
+                // starts again from the newest snapshot.
                 if !checkedSnapshot,
-                    cursor == 0 || (batch.first?.serverSequence ?? cursor + 1) > cursor + 1 || (batch.isEmpty && !snapshotChecked)
+                    (batch.first?.serverSequence ?? cursor + 1) > cursor + 1 || (batch.isEmpty && !snapshotChecked)
                 {
-                    snapshotChecked = true
-                    checkedSnapshot = true
+                    (checkedSnapshot, snapshotChecked) = (true, true)
                     if try await joinFromSnapshot(cursor: cursor) { continue }
                 }
                 guard !batch.isEmpty else { break }
