@@ -80,6 +80,41 @@ import TroveTestSupport
         let status = try await away.sync.refreshStatus()
         #expect(status.isInSync, "seed \(seed): \(status)")
     }
+
+    /// Back after the horizon with only a snapshot it cannot use: it pulls what is left of the
+    /// feed and says which change sets it misses, never that it is in sync.
+    @Test func aDeviceBackAfterTheHorizonWithAnUnusableSnapshotReportsWhatItMisses() async throws {
+        let server = InProcessTransport()
+        server.horizon = .seconds(3_600)
+        let clock = Clock()
+        server.now = { clock.now }
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", database: Database(), transport: server, key: key)
+        let away = try await Device.make("away", database: Database(), transport: server, key: key)
+        try await a.notes.insert([Notes.note("n0", title: "before")])
+        try await a.sync.push()
+        try await away.sync.pull()
+        clock.advance(by: 7_200)
+        for i in 1...3 {
+            try await a.notes.insert([Notes.note("n\(i)", title: "while away")])
+            try await a.sync.push()
+        }
+        try await a.sync.uploadSnapshot()  // prunes 1-4: the away device is past the horizon
+        try await a.notes.insert([Notes.note("n4", title: "after the snapshot")])
+        try await a.sync.push()
+        // The newest snapshot is one nobody can open (it replaces the good one).
+        _ = try await server.putSnapshotPart(Data(repeating: 3, count: 50), part: 0, of: 1, upTo: 4, device: "zzzz", space: "space")
+        #expect(try await server.finishSnapshot(upTo: 4, device: "zzzz", space: "space"))
+
+        try await away.sync.pull()
+        let status = await away.sync.status
+        #expect(status.refusedSnapshot != nil)
+        #expect(try await away.notes.fetch(id: "n4") != nil)
+        #expect(try await away.notes.fetch(id: "n2") == nil)
+        let missing = try #require(status.missing.first)
+        #expect(missing.device == a.sync.device && missing.firstMissing == 2 && missing.lastMissing == 4)
+        #expect(!status.isInSync)
+    }
 }
 
 /// A server clock the tests move forward.
