@@ -23,13 +23,14 @@ func runSyncJoinBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
     guard let adminURL = options.values["server"], !options.has("help") else {
         print("""
-            trove-bench sync-join --server URL [--notes N] [--rounds R] [--edits E] [--dimension D] [--repeat K]
+            trove-bench sync-join --server URL [--notes N] [--rounds R] [--tail T] [--edits E] [--dimension D] [--repeat K]
               URL: a libpq URL of a role that may install the schema and create roles (a scratch database).
               Device A inserts N notes (default 5,000: title, ~40-word body, a D-dimensional vector,
               default 64, full text) and pushes them, then R times (default 300) edits E random notes
               (default 100: body and vector) and pushes, one change set per round: a feed whose
               changes are mostly overwritten. A uploads a snapshot (a device that pulled nothing holds
-              pruning back, so the whole feed stays). Then K times (default 3) two new devices pull
+              pruning back, so the whole feed stays), then pushes T more rounds (default 30: the tail).
+              Then K times (default 3) two new devices pull
               the space: one replaying the whole feed (a transport without snapshots), one joining
               from the snapshot plus the tail; each is timed from its first pull to the last note
               applied (download and apply), and their notes are compared.
@@ -38,12 +39,13 @@ func runSyncJoinBenchmarks(_ arguments: [String]) async throws {
     }
     let count = options.int("notes", 5_000)
     let rounds = options.int("rounds", 300)
+    let tail = options.int("tail", 30)
     let edits = options.int("edits", 100)
     let dimension = options.int("dimension", 64)
     let repeats = options.int("repeat", 3)
     let fixture = try await SyncBenchServer(adminURL: adminURL, roles: 1)
     defer { fixture.dropRoles() }
-    print("sync-join: \(count) notes, \(rounds) rounds of \(edits) edits, \(dimension)-d vectors, \(repeats) repeats, \(fixture.serverVersion)")
+    print("sync-join: \(count) notes, \(rounds) rounds of \(edits) edits then \(tail) after the snapshot, \(dimension)-d vectors, \(repeats) repeats, \(fixture.serverVersion)")
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-sync-join-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -81,6 +83,13 @@ func runSyncJoinBenchmarks(_ arguments: [String]) async throws {
         try await writerSync.push()
     }
     let snapshot = try await writerSync.uploadSnapshot()
+    for _ in 0..<tail {
+        for _ in 0..<edits {
+            let id = "n\(Int.random(in: 0..<count, using: &random))"
+            _ = try await notes.patch(.string(id), [Field("body"): .string(body()), Field("embedding"): .vector(vector())])
+        }
+        try await writerSync.push()
+    }
     let state = try await transport.feedState(space: space, fullSize: true)
     print("feed: \(state.changeSets ?? 0) change sets, \(String(format: "%.1f", Double(state.bytes ?? 0) / 1e6)) MB; "
         + "snapshot: \(String(format: "%.1f", Double(snapshot.bytes) / 1e6)) MB in \(snapshot.parts) part(s), "
