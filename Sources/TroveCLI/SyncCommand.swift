@@ -7,7 +7,7 @@ extension Commands {
         name: "sync",
         summary: "sync collections with other devices through PostgreSQL (end-to-end encrypted)",
         usage: "sync setup-server URL | sync --server URL [--space NAME] [options] | sync status [options] | "
-            + "sync quarantine [--server URL --delete | --forget] [options]",
+            + "sync snapshot --server URL [options] | sync quarantine [--server URL --delete | --forget] [options]",
         discussion: """
             trove sync setup-server URL
                 Installs Trove's server schema (trove-sync.sql: spaces, members, the change
@@ -39,13 +39,32 @@ extension Commands {
                 folder, or a copy) write the same ids and sync keeps one copy of each; give the
                 collection the same name and its folder the same name on every machine. A
                 changed file is rewritten in place and the last writer's version wins.
+                A new device starts from the space's newest snapshot (when the server has one)
+                and pulls only the change sets after it; one it cannot use (does not open, an
+                unknown format or a newer schema, older than what it has) is refused and the
+                feed pulled instead. After syncing, a device uploads a snapshot when 10,000
+                change sets or 64 MB arrived since the newest one. A device that tracks each
+                writer's sequence numbers says which change sets are missing when a later one
+                of the same device arrived (status), and is not in sync until they arrive.
+
+            trove sync snapshot --server URL [--space NAME]
+                Syncs, then uploads a sealed snapshot of this device's state (parts of 4 MB;
+                the server sees sizes only) so new devices start from it; the server then
+                prunes the change sets at or below both the snapshot and the slowest cursor
+                of the devices seen within its horizon (90 days by default; the administrator
+                changes it with UPDATE trove_sync.settings SET prune_horizon = '30 days').
+                A device back after the horizon starts again from the snapshot; its own
+                unsent changes are kept and sent.
 
             trove sync status [--space NAME] [--server URL]
                 This device's id, pending local changes, change sets not yet acknowledged, the
                 last pushed and pulled sequence numbers, change sets queued and why, change sets
-                quarantined, conflicts and the last error (kept in the database when a sync
-                fails); with --server also the server's last sequence. The space is the one
-                the database syncs unless --space names it.
+                quarantined, change sets of other devices missing (a gap in a writer's
+                sequence numbers), whether it is in sync, a snapshot it refused, conflicts and
+                the last error (kept in the database when a sync fails); with --server also
+                the server's last sequence, the feed's size (change sets and bytes, how far
+                it was pruned), the newest snapshot and the pruning horizon. The space is the
+                one the database syncs unless --space names it.
 
             trove sync quarantine [--server URL --delete | --forget]
                 Lists the change sets this device quarantined: server sequence, the device that
@@ -75,6 +94,8 @@ extension Commands {
             ("trove sync status --space notes --server postgresql://alice_laptop@db.example.com/trove",
              "what is pending, queued or failing"),
             ("trove sync status --json", "the local status, for scripts"),
+            ("trove sync snapshot --server postgresql://alice_laptop@db.example.com/trove",
+             "upload a snapshot now, so new devices start from it and the feed can be pruned"),
             ("trove sync quarantine --server postgresql://alice@db.example.com/trove --delete",
              "the space's owner deletes change sets no device can open"),
         ])
@@ -97,11 +118,14 @@ enum SyncCommand {
             case "quarantine":
                 guard positionals.count == 1 else { throw CLIError.usage("quarantine takes no argument", command: "sync") }
                 return try await quarantine(context)
+            case "snapshot":
+                guard positionals.count == 1 else { throw CLIError.usage("snapshot takes no argument", command: "sync") }
+                return try await sync(context, snapshot: true)
             case nil:
                 return try await sync(context)
             case let word?:
                 throw CLIError.usage(
-                    "unknown sync action '\(word)' (setup-server, status, quarantine, or none)", command: "sync")
+                    "unknown sync action '\(word)' (setup-server, status, snapshot, quarantine, or none)", command: "sync")
             }
         } catch let error as PostgresError {
             throw CLIError.failure(error.description)
@@ -124,7 +148,8 @@ enum SyncCommand {
         return ExitCode.success
     }
 
-    static func sync(_ context: CommandContext) async throws -> Int32 {
+    /// `trove sync` (and `trove sync snapshot`: a snapshot whether due or not).
+    static func sync(_ context: CommandContext, snapshot: Bool = false) async throws -> Int32 {
         guard let url = context.arguments.value("server") else {
             throw CLIError.usage("--server URL is needed", command: "sync")
         }
@@ -148,15 +173,21 @@ enum SyncCommand {
         // A pull can leave changes to send: this device's own, marked again when it found one of
         // its change sets unreadable (pushed with a wrong key by an older version).
         if try await sync.refreshStatus().pendingChanges > 0 { pushed += try await sync.push() }
+        let uploaded = snapshot ? try await sync.uploadSnapshot() : try await sync.snapshotIfDue()
         let status = try await sync.refreshStatus()
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("pushed", .int(Int64(pushed))), ("pulled", .int(Int64(pulled))), ("status", json(status))])
-                    .serialized() + "\n")
+            var fields = [("pushed", JSONValue.int(Int64(pushed))), ("pulled", .int(Int64(pulled))), ("status", json(status))]
+            if let uploaded { fields.append(("snapshot", json(uploaded))) }
+            context.console.out.write(JSONValue.object(fields).serialized() + "\n")
         } else {
             context.console.out.write(
                 "pushed \(pushed) change set\(pushed == 1 ? "" : "s"), pulled \(pulled); "
                     + "space \(space) at sequence \(status.lastPulledSequence)\n")
+            if let uploaded {
+                context.console.out.write(
+                    "uploaded a snapshot up to sequence \(uploaded.upToSequence) (\(uploaded.bytes) bytes in \(uploaded.parts) "
+                        + "part\(uploaded.parts == 1 ? "" : "s"))\n")
+            }
             if !status.queued.isEmpty {
                 context.warn("\(status.queued.count) change sets queued: \(Set(status.queued.map(\.reason.description)).sorted().joined(separator: "; "))")
             }
@@ -187,13 +218,18 @@ enum SyncCommand {
         let space = sync.space
         let status = try await sync.refreshStatus()
         var serverSequence: Int64?
+        var feed: FeedState?
         var serverError: String?
         if let server {
-            do { serverSequence = try await server.lastSequence(space: space) } catch { serverError = "\(error)" }
+            do {
+                serverSequence = try await server.lastSequence(space: space)
+                feed = try await server.feedState(space: space, fullSize: true)
+            } catch { serverError = "\(error)" }
         }
         if context.json {
             var fields = [("space", JSONValue.string(space)), ("status", json(status))]
             if let serverSequence { fields.append(("serverSequence", .int(serverSequence))) }
+            if let feed { fields.append(("feed", json(feed))) }
             if let serverError { fields.append(("serverError", .string(serverError))) }
             context.console.out.write(JSONValue.object(fields).serialized() + "\n")
             return ExitCode.success
@@ -207,12 +243,26 @@ enum SyncCommand {
             "last pulled:        \(status.lastPulledSequence)",
             "queued:             \(status.queued.count)",
             "quarantined:        \(status.quarantined.count)",
+            "missing:            \(status.missing.count == 0 ? "none" : status.missing.map(\.description).joined(separator: "; "))",
+            "in sync:            \(status.isInSync ? "yes" : "no")",
             "conflicts:          \(status.conflicts)",
         ]
+        if let refused = status.refusedSnapshot { lines.append("refused snapshot:   \(refused)") }
         for queued in status.queued { lines.append("  queued \(queued.serverSequence): \(queued.reason)") }
         for set in status.quarantined { lines.append("  quarantined \(describe(set))") }
         if let error = status.lastError { lines.append("last error:         \(error)") }
         if let serverSequence { lines.append("server sequence:    \(serverSequence)") }
+        if let feed {
+            lines.append("feed:               \(feed.changeSets ?? 0) change sets, \(feed.bytes ?? 0) bytes, pruned up to \(feed.prunedUpTo)")
+            if let snapshot = feed.snapshot {
+                lines.append(
+                    "snapshot:           up to \(snapshot.upToSequence), \(snapshot.bytes) bytes in \(snapshot.parts) parts, "
+                        + "by device \(snapshot.device); \(feed.changeSetsSinceSnapshot) change sets since")
+            } else {
+                lines.append("snapshot:           none")
+            }
+            lines.append("horizon:            \(feed.horizon.components.seconds / 86_400) days")
+        }
         if let serverError { lines.append("server:             unreachable (\(serverError))") }
         context.console.out.write(lines.joined(separator: "\n") + "\n")
         return ExitCode.success
@@ -289,6 +339,24 @@ enum SyncCommand {
         return names
     }
 
+    private static func json(_ snapshot: SnapshotDescriptor) -> JSONValue {
+        .object([
+            ("upToSequence", .int(snapshot.upToSequence)), ("device", .string(snapshot.device)),
+            ("parts", .int(Int64(snapshot.parts))), ("bytes", .int(snapshot.bytes)),
+        ])
+    }
+
+    private static func json(_ feed: FeedState) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("lastSequence", .int(feed.lastSequence)), ("prunedUpTo", .int(feed.prunedUpTo)),
+            ("changeSets", .int(feed.changeSets ?? 0)), ("bytes", .int(feed.bytes ?? 0)),
+            ("changeSetsSinceSnapshot", .int(feed.changeSetsSinceSnapshot)),
+            ("horizonSeconds", .int(feed.horizon.components.seconds)),
+        ]
+        if let snapshot = feed.snapshot { fields.append(("snapshot", json(snapshot))) }
+        return .object(fields)
+    }
+
     private static func json(_ status: SyncStatus) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("device", .string(status.device)), ("pendingChanges", .int(Int64(status.pendingChanges))),
@@ -298,7 +366,10 @@ enum SyncCommand {
             ("queued", .array(status.queued.map { .string("\($0.serverSequence): \($0.reason)") })),
             ("quarantined", .array(status.quarantined.map { .string(describe($0)) })),
             ("conflicts", .int(Int64(status.conflicts))),
+            ("missing", .array(status.missing.map { .string($0.description) })),
+            ("inSync", .bool(status.isInSync)),
         ]
+        if let refused = status.refusedSnapshot { fields.append(("refusedSnapshot", .string(refused))) }
         if let error = status.lastError { fields.append(("lastError", .string(error.description))) }
         return .object(fields)
     }

@@ -24,7 +24,7 @@ struct SyncCLITests {
         for _ in 0..<2 {
             let setup = await runTrove(["sync", "setup-server", server.adminURL])
             #expect(setup.status == 0, "\(setup.err)")
-            #expect(setup.out.contains("installed Trove's sync schema (version 2)"))
+            #expect(setup.out.contains("installed Trove's sync schema (version 3)"))
         }
         let role = "cli_\(UUID().uuidString.prefix(8).lowercased())"
         try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
@@ -62,6 +62,36 @@ struct SyncCLITests {
             ["sync", "--server", url, "--space", space, "--db", c], environment: ["TROVE_SYNC_PASSWORD": "wrong"])
         #expect(wrong.status == ExitCode.wrongPassphrase, "\(wrong.err)")
         #expect(try await Database(path: c).documents(named: "notes").count() == 0)
+    }
+
+    @Test("sync snapshot uploads a snapshot; a new database starts from it; status shows the feed, the snapshot and the horizon")
+    func snapshotAndFeedStatus() async throws {
+        let (url, space) = try await newSpace()
+        let directory = try TemporaryDirectory(prefix: "trove-cli-snapshot")
+        let a = directory.path("a.trove")
+        let b = directory.path("b.trove")
+        try await database(a, titles: ["n1": "ferry timetable", "n2": "harbour map"])
+        try await database(b, titles: [:])
+        let environment = ["TROVE_SYNC_PASSWORD": "correct horse battery staple"]
+        let first = await runTrove(["sync", "--server", url, "--space", space, "--db", a], environment: environment)
+        #expect(first.status == 0, "\(first.err)")
+        let snapshot = await runTrove(["sync", "snapshot", "--server", url, "--space", space, "--db", a], environment: environment)
+        #expect(snapshot.status == 0, "\(snapshot.err)")
+        #expect(snapshot.out.contains("uploaded a snapshot up to sequence 1"), "\(snapshot.out)")
+
+        let joined = await runTrove(["sync", "--server", url, "--space", space, "--db", b], environment: environment)
+        #expect(joined.status == 0, "\(joined.err)")
+        #expect(try await Database(path: b).documents(named: "notes").count() == 2)
+
+        let status = await runTrove(["sync", "status", "--server", url, "--db", b])
+        #expect(status.status == 0, "\(status.err)")
+        #expect(status.out.contains("in sync:            yes"), "\(status.out)")
+        #expect(status.out.contains("snapshot:           up to 1"), "\(status.out)")
+        #expect(status.out.contains("horizon:            90 days"), "\(status.out)")
+        #expect(status.out.contains("feed:               0 change sets"), "\(status.out)")
+        let json = try JSONValue.parse(await runTrove(["sync", "status", "--server", url, "--db", b, "--json"]).out)
+        #expect(json["feed"]?["snapshot"]?["upToSequence"] == .int(1))
+        #expect(json["status"]?["inSync"] == .bool(true))
     }
 
     /// A new role and space on the shared server (schema installed): the role's URL and the space.

@@ -18,7 +18,10 @@ import TroveSQLite
 /// _trove_sync_outbox(sequence, payload)       sealed change sets not yet acknowledged
 /// _trove_sync_queue(server_sequence, ...)     pulled change sets waiting, with the reason
 /// _trove_sync_quarantine(server_sequence, ...) pulled change sets that do not open or decode
-/// _trove_sync_state(name, value)              'last_error': the last failure (JSON SyncError)
+/// _trove_sync_state(name, value)              'last_error': the last failure (JSON SyncError);
+///                                             'snapshot_refused': the last snapshot refused, and why
+/// _trove_sync_writers(device, received, ...)  each writer's sequence numbers received (WriterSequences)
+/// _trove_sync_ahead(device, sequence)         numbers received past a gap
 /// _trove_sync_conflicts(id, ...)              overwritten concurrent values
 /// _trove_sync_collections(name, fingerprint)  what the capture triggers were made for
 /// ```
@@ -32,6 +35,8 @@ enum SyncTables {
     static let collections = "\"_trove_sync_collections\""
     static let quarantine = "\"_trove_sync_quarantine\""
     static let state = "\"_trove_sync_state\""
+    static let writers = "\"_trove_sync_writers\""
+    static let ahead = "\"_trove_sync_ahead\""
 
     static let createStatements = [
         """
@@ -75,6 +80,14 @@ enum SyncTables {
             payload BLOB NOT NULL, reason TEXT NOT NULL)
         """,
         "CREATE TABLE IF NOT EXISTS \(state) (name TEXT PRIMARY KEY, value) WITHOUT ROWID",
+        """
+        CREATE TABLE IF NOT EXISTS \(writers) (
+            device TEXT PRIMARY KEY, received INTEGER NOT NULL, highest INTEGER NOT NULL, gap_since REAL) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS \(ahead) (
+            device TEXT NOT NULL, sequence INTEGER NOT NULL, PRIMARY KEY (device, sequence)) WITHOUT ROWID
+        """,
     ]
 
     /// The space `connection`'s database syncs, nil before its first sync.
@@ -90,7 +103,14 @@ enum SyncTables {
     ///
     /// - Throws: ``SyncError/spaceMismatch(bound:requested:)`` when it syncs another space.
     static func prepare(_ connection: Connection, space: String) throws -> String {
+        let counting = try connection.scalar(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_trove_sync_writers'") != nil
         for statement in createStatements { try connection.execute(statement) }
+        // A device that pulled before writers were counted takes each writer's first number it
+        // sees as where counting starts (it has the earlier ones, uncounted).
+        if !counting, try (connection.scalar("SELECT pulled FROM \(device)")?.int64Value ?? 0) > 0 {
+            try connection.execute("INSERT OR IGNORE INTO \(state)(name, value) VALUES ('writers_baseline', 1)")
+        }
         if let row = try connection.query("SELECT device, space FROM \(device)").first {
             let bound = row.string(at: 1) ?? ""
             guard bound == space else { throw SyncError.spaceMismatch(bound: bound, requested: space) }

@@ -36,6 +36,7 @@ struct Inbox {
                     device: sealed.device, deviceSequence: sealed.deviceSequence, reason: "the transport gave it no server sequence")
                 return outcome
             }
+            if sealed.device != device { try WriterSequences.note(sealed.device, sealed.deviceSequence, on: connection) }
             if sealed.device == device {
                 // Its effects are here already. One that does not open was sealed with another
                 // key (this device synced with a wrong passphrase before key checks existed):

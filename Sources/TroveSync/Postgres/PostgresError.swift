@@ -25,6 +25,9 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     case notSpaceOwner(String)
     /// No database role of that name (TS004).
     case noSuchRole(String)
+    /// A space's feed may not be pruned that far: past the newest snapshot or the slowest live
+    /// cursor, or back (TS005).
+    case pruneRefused(String)
     /// Any other error the server reported: its SQLSTATE (for example `42501`, insufficient
     /// privilege, or `42883` when the Trove schema is not installed) and message.
     case server(sqlState: String, message: String)
@@ -38,6 +41,7 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .spaceNameTaken: return "TS002"
         case .notSpaceOwner: return "TS003"
         case .noSuchRole: return "TS004"
+        case .pruneRefused: return "TS005"
         case .server(let state, _): return state
         case .invalidURL, .connectionFailed, .unexpectedResult: return nil
         }
@@ -50,7 +54,7 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidURL(let message): return "invalid PostgreSQL URL: \(message)"
         case .connectionFailed(let message): return "PostgreSQL connection failed: \(message)"
         case .noSuchSpace(let message), .spaceNameTaken(let message), .notSpaceOwner(let message),
-            .noSuchRole(let message):
+            .noSuchRole(let message), .pruneRefused(let message):
             return message
         case .server(let state, let message): return "PostgreSQL error \(state): \(message)"
         case .unexpectedResult(let message): return "unexpected PostgreSQL result: \(message)"
@@ -64,6 +68,7 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case "TS002": return .spaceNameTaken(message)
         case "TS003": return .notSpaceOwner(message)
         case "TS004": return .noSuchRole(message)
+        case "TS005": return .pruneRefused(message)
         default:
             // Class 08 (connection exception) and 57P01-57P03 (the server shutting down or not
             // yet accepting connections) mean the connection is gone, not that the request is bad.

@@ -16,7 +16,7 @@ import Foundation
 /// let sequences = try await transport.push(changeSets, space: "notes")
 /// let newer = try await transport.pull(space: "notes", after: 0, limit: 500)
 /// ```
-public final class PostgresTransport: SyncTransport, @unchecked Sendable {
+public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     // @unchecked Sendable: `options` is a constant, `session` serialises its own state, and
     // `listeners`/`closed` are guarded by `lock`.
     private let options: PostgresConnectionOptions
@@ -96,6 +96,119 @@ public final class PostgresTransport: SyncTransport, @unchecked Sendable {
                     device: try result.string(row, 1), deviceSequence: try result.integer(row, 2, as: Int64.self),
                     payload: try result.data(row, 3), serverSequence: try result.integer(row, 0, as: Int64.self))
             }
+        }
+    }
+
+    /// The space's change sets after a server sequence within a count and a byte budget
+    /// (`trove_sync.pull` with `max_bytes`); see ``SnapshotTransport/pull(space:after:limit:maxBytes:)``.
+    ///
+    /// - Parameters:
+    ///   - space: The space's name.
+    ///   - after: The last server sequence the device has (0 for none).
+    ///   - limit: The most change sets to return.
+    ///   - maxBytes: The most payload bytes to return; the first change set comes whatever its size.
+    /// - Returns: Change sets with their ``SealedChangeSet/serverSequence``, ascending.
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws -> [SealedChangeSet] {
+        guard limit > 0 else { return [] }
+        let parameters: [PostgresValue] = [
+            .text(space), .int64(after), .int32(Int32(clamping: limit)), .int64(Int64(maxBytes)),
+        ]
+        return try await session.run { connection in
+            let result = try connection.execute(
+                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3, $4)",
+                parameters)
+            try result.expectColumns([PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea])
+            return try (0..<result.count).map { row in
+                SealedChangeSet(
+                    device: try result.string(row, 1), deviceSequence: try result.integer(row, 2, as: Int64.self),
+                    payload: try result.data(row, 3), serverSequence: try result.integer(row, 0, as: Int64.self))
+            }
+        }
+    }
+
+    /// Stores one sealed part of a snapshot (`trove_sync.put_snapshot_part`), one request per part.
+    ///
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func putSnapshotPart(_ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String) async throws {
+        let parameters: [PostgresValue] = [
+            .text(space), .int64(upTo), .text(device), .int32(Int32(clamping: part)), .int32(Int32(clamping: parts)),
+            .bytea(payload),
+        ]
+        try await session.run { connection in
+            _ = try connection.execute("SELECT trove_sync.put_snapshot_part($1, $2, $3, $4, $5, $6)", parameters)
+        }
+    }
+
+    /// Marks a snapshot complete (`trove_sync.finish_snapshot`) and deletes the older ones.
+    ///
+    /// - Returns: false when a part is missing.
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func finishSnapshot(upTo: Int64, device: String, space: String) async throws -> Bool {
+        try await session.run { connection in
+            let result = try connection.execute(
+                "SELECT trove_sync.finish_snapshot($1, $2, $3)", [.text(space), .int64(upTo), .text(device)])
+            try result.expectColumns([PostgresType.bool])
+            return try result.integer(0, 0, as: UInt8.self) != 0
+        }
+    }
+
+    /// One sealed part of a snapshot (`trove_sync.snapshot_part`), nil when a newer one replaced it.
+    ///
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func snapshotPart(_ part: Int, of snapshot: SnapshotDescriptor, space: String) async throws -> Data? {
+        let parameters: [PostgresValue] = [
+            .text(space), .int64(snapshot.upToSequence), .text(snapshot.device), .int32(Int32(clamping: part)),
+        ]
+        return try await session.run { connection in
+            let result = try connection.execute("SELECT trove_sync.snapshot_part($1, $2, $3, $4)", parameters)
+            try result.expectColumns([PostgresType.bytea])
+            guard result.count == 1, !result.isNull(0, 0) else { return nil }
+            return try result.data(0, 0)
+        }
+    }
+
+    /// Records how far this device has pulled and prunes the feed (`trove_sync.report_cursor`).
+    ///
+    /// - Returns: How many change sets were pruned.
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func reportCursor(_ pulledUpTo: Int64, device: String, space: String) async throws -> Int64 {
+        try await session.run { connection in
+            let result = try connection.execute(
+                "SELECT trove_sync.report_cursor($1, $2, $3)", [.text(space), .text(device), .int64(pulledUpTo)])
+            try result.expectColumns([PostgresType.int8])
+            return try result.integer(0, 0, as: Int64.self)
+        }
+    }
+
+    /// The feed's state (`trove_sync.feed_state` and `trove_sync.newest_snapshot`).
+    ///
+    /// - Parameters:
+    ///   - space: The space's name.
+    ///   - fullSize: Count the whole feed too (a scan of the space's feed).
+    /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
+    public func feedState(space: String, fullSize: Bool) async throws -> FeedState {
+        try await session.run { connection in
+            let snapshot = try connection.execute(
+                "SELECT up_to_sequence, device, parts, size FROM trove_sync.newest_snapshot($1)", [.text(space)])
+            try snapshot.expectColumns([PostgresType.int8, PostgresType.text, PostgresType.int4, PostgresType.int8])
+            let descriptor = snapshot.count == 0 ? nil : SnapshotDescriptor(
+                upToSequence: try snapshot.integer(0, 0, as: Int64.self), device: try snapshot.string(0, 1),
+                parts: Int(try snapshot.integer(0, 2, as: Int32.self)), bytes: try snapshot.integer(0, 3, as: Int64.self))
+            let result = try connection.execute(
+                "SELECT last_sequence, pruned_up_to, round(horizon_seconds)::int8, tail_count, tail_bytes, feed_count, "
+                    + "feed_bytes FROM trove_sync.feed_state($1, $2::int4 <> 0)",
+                [.text(space), .int32(fullSize ? 1 : 0)])
+            try result.expectColumns(Array(repeating: PostgresType.int8, count: 7))
+            guard result.count == 1 else { throw PostgresError.unexpectedResult("feed_state returned \(result.count) rows") }
+            func optional(_ column: Int) throws -> Int64? {
+                result.isNull(0, column) ? nil : try result.integer(0, column, as: Int64.self)
+            }
+            return FeedState(
+                lastSequence: try result.integer(0, 0, as: Int64.self), prunedUpTo: try result.integer(0, 1, as: Int64.self),
+                snapshot: descriptor, horizon: .seconds(try result.integer(0, 2, as: Int64.self)),
+                changeSetsSinceSnapshot: try result.integer(0, 3, as: Int64.self),
+                bytesSinceSnapshot: try result.integer(0, 4, as: Int64.self), changeSets: try optional(5), bytes: try optional(6))
         }
     }
 

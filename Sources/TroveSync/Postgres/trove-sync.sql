@@ -34,6 +34,9 @@ BEGIN
     IF to_regclass('trove_sync.changes') IS NOT NULL THEN
         LOCK TABLE trove_sync.spaces, trove_sync.members, trove_sync.changes IN ACCESS EXCLUSIVE MODE;
     END IF;
+    IF to_regclass('trove_sync.snapshots') IS NOT NULL THEN
+        LOCK TABLE trove_sync.snapshots, trove_sync.snapshot_parts, trove_sync.cursors IN ACCESS EXCLUSIVE MODE;
+    END IF;
 END
 $$;
 REVOKE ALL ON SCHEMA trove_sync FROM PUBLIC;
@@ -80,10 +83,90 @@ CREATE TABLE IF NOT EXISTS trove_sync.changes (
 -- Ciphertext does not compress: store it out of line without trying.
 ALTER TABLE trove_sync.changes ALTER COLUMN payload SET STORAGE EXTERNAL;
 
+-- Schema version 3: snapshots, cursors and pruning (Documentation/SYNC.md, "Scale").
+-- pruned_up_to: every change set at or below it may be gone from the feed (pruned); a device
+-- whose cursor is below it starts again from the newest snapshot.
+ALTER TABLE trove_sync.spaces ADD COLUMN IF NOT EXISTS pruned_up_to bigint NOT NULL DEFAULT 0;
+
+-- Server-wide settings, one row, changed by the administrator in SQL:
+--     UPDATE trove_sync.settings SET prune_horizon = '30 days';
+-- prune_horizon: a device not seen for longer has no say in pruning (it starts again from the
+-- snapshot when it comes back).
+CREATE TABLE IF NOT EXISTS trove_sync.settings (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    prune_horizon interval NOT NULL DEFAULT '90 days' CHECK (prune_horizon >= interval '0')
+);
+INSERT INTO trove_sync.settings (one) VALUES (true) ON CONFLICT DO NOTHING;
+
+-- A sealed snapshot of a device's merge state, covering the feed up to up_to_sequence, in parts
+-- (each sealed on its own, a few MB). complete once every part is stored; devices read only
+-- complete ones, the newest first.
+CREATE TABLE IF NOT EXISTS trove_sync.snapshots (
+    space_id bigint NOT NULL REFERENCES trove_sync.spaces (id) ON DELETE CASCADE,
+    up_to_sequence bigint NOT NULL CHECK (up_to_sequence >= 0),
+    device text NOT NULL CHECK (length(device) BETWEEN 1 AND 200),
+    parts integer NOT NULL CHECK (parts BETWEEN 1 AND 1000000),
+    size bigint NOT NULL DEFAULT 0,
+    complete boolean NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (space_id, up_to_sequence, device)
+);
+CREATE TABLE IF NOT EXISTS trove_sync.snapshot_parts (
+    space_id bigint NOT NULL,
+    up_to_sequence bigint NOT NULL,
+    device text NOT NULL,
+    part integer NOT NULL CHECK (part >= 0),
+    payload bytea NOT NULL,
+    PRIMARY KEY (space_id, up_to_sequence, device, part),
+    FOREIGN KEY (space_id, up_to_sequence, device)
+        REFERENCES trove_sync.snapshots (space_id, up_to_sequence, device) ON DELETE CASCADE
+);
+ALTER TABLE trove_sync.snapshot_parts ALTER COLUMN payload SET STORAGE EXTERNAL;
+
+-- How far each device has pulled, and when it last said so (report_cursor).
+CREATE TABLE IF NOT EXISTS trove_sync.cursors (
+    space_id bigint NOT NULL REFERENCES trove_sync.spaces (id) ON DELETE CASCADE,
+    device text NOT NULL CHECK (length(device) BETWEEN 1 AND 200),
+    pulled_up_to bigint NOT NULL,
+    seen_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (space_id, device)
+);
+
+-- The highest server sequence that may be pruned from a space's feed: at or below the newest
+-- complete snapshot and the smallest cursor of the devices seen within the horizon (0 without a
+-- snapshot). Runs as the caller: row-level security shows it only its own spaces' rows.
+CREATE OR REPLACE FUNCTION trove_sync.prune_bound(space_key bigint) RETURNS bigint
+LANGUAGE sql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN snap.up_to IS NULL THEN 0
+                ELSE least(snap.up_to, coalesce(live.slowest, snap.up_to)) END
+    FROM (SELECT max(s.up_to_sequence) AS up_to FROM trove_sync.snapshots s
+          WHERE s.space_id = space_key AND s.complete) snap,
+         (SELECT min(c.pulled_up_to) AS slowest FROM trove_sync.cursors c
+          WHERE c.space_id = space_key
+            AND c.seen_at >= now() - (SELECT t.prune_horizon FROM trove_sync.settings t)) live
+$$;
+
 -- Row-level security. The table owner (the installing role) bypasses it; device roles do not.
 ALTER TABLE trove_sync.spaces ENABLE ROW LEVEL SECURITY;
 ALTER TABLE trove_sync.members ENABLE ROW LEVEL SECURITY;
 ALTER TABLE trove_sync.changes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE trove_sync.snapshots ENABLE ROW LEVEL SECURITY;
+ALTER TABLE trove_sync.snapshot_parts ENABLE ROW LEVEL SECURITY;
+ALTER TABLE trove_sync.cursors ENABLE ROW LEVEL SECURITY;
+
+-- Snapshots, their parts and cursors: members of the space read and write them.
+DROP POLICY IF EXISTS snapshots_member ON trove_sync.snapshots;
+CREATE POLICY snapshots_member ON trove_sync.snapshots FOR ALL
+    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
+    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
+DROP POLICY IF EXISTS snapshot_parts_member ON trove_sync.snapshot_parts;
+CREATE POLICY snapshot_parts_member ON trove_sync.snapshot_parts FOR ALL
+    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
+    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
+DROP POLICY IF EXISTS cursors_member ON trove_sync.cursors;
+CREATE POLICY cursors_member ON trove_sync.cursors FOR ALL
+    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
+    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
 
 -- A role sees the spaces it owns or is a member of, and only its own membership rows (a policy
 -- on members that looked at other members would recurse).
@@ -116,14 +199,25 @@ CREATE POLICY changes_written ON trove_sync.changes FOR INSERT
 DROP POLICY IF EXISTS changes_deleted ON trove_sync.changes;
 CREATE POLICY changes_deleted ON trove_sync.changes FOR DELETE
     USING (space_id IN (SELECT s.id FROM trove_sync.spaces s WHERE s.owner = current_user));
+-- Any member may prune: delete change sets at or below the space's pruned_up_to, which a
+-- trigger (guard_pruned_up_to) lets grow only up to the prune bound (covered by the newest
+-- snapshot and pulled by every device seen within the horizon). One primary-key probe per row,
+-- not the bound's aggregates: a first prune of a long feed deletes millions of rows.
+DROP POLICY IF EXISTS changes_pruned ON trove_sync.changes;
+CREATE POLICY changes_pruned ON trove_sync.changes FOR DELETE
+    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user)
+        AND server_sequence <= (SELECT s.pruned_up_to FROM trove_sync.spaces s WHERE s.id = space_id));
 
 -- Devices may read, append, count and set a missing key check; nothing may update a change set,
 -- and only a space's owner may delete one (the policy above).
 REVOKE ALL ON ALL TABLES IN SCHEMA trove_sync FROM PUBLIC;
 GRANT SELECT, INSERT ON trove_sync.spaces TO trove_sync_device;
-GRANT UPDATE (last_sequence, key_check) ON trove_sync.spaces TO trove_sync_device;
+GRANT UPDATE (last_sequence, key_check, pruned_up_to) ON trove_sync.spaces TO trove_sync_device;
 GRANT SELECT, INSERT ON trove_sync.members TO trove_sync_device;
 GRANT SELECT, INSERT, DELETE ON trove_sync.changes TO trove_sync_device;
+GRANT SELECT, INSERT, UPDATE, DELETE ON trove_sync.snapshots, trove_sync.snapshot_parts, trove_sync.cursors
+    TO trove_sync_device;
+GRANT SELECT ON trove_sync.settings TO trove_sync_device;
 
 -- A key check, once set, is changed only by the space's owner (reset_key_check): a member with
 -- a wrong key must not replace it, even with SQL of its own.
@@ -141,10 +235,26 @@ $$;
 CREATE OR REPLACE TRIGGER key_check_guarded BEFORE UPDATE OF key_check ON trove_sync.spaces
     FOR EACH ROW EXECUTE FUNCTION trove_sync.guard_key_check();
 
+-- pruned_up_to never goes back, and never past the prune bound: a member cannot delete change
+-- sets that a live device still needs or that no snapshot covers, even with SQL of its own.
+CREATE OR REPLACE FUNCTION trove_sync.guard_pruned_up_to() RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NEW.pruned_up_to < OLD.pruned_up_to
+       OR (NEW.pruned_up_to > OLD.pruned_up_to AND NEW.pruned_up_to > trove_sync.prune_bound(NEW.id)) THEN
+        RAISE EXCEPTION 'space "%" may be pruned up to %, not %', OLD.name, trove_sync.prune_bound(NEW.id),
+            NEW.pruned_up_to USING ERRCODE = 'TS005';
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE OR REPLACE TRIGGER pruned_up_to_guarded BEFORE UPDATE OF pruned_up_to ON trove_sync.spaces
+    FOR EACH ROW EXECUTE FUNCTION trove_sync.guard_pruned_up_to();
+
 -- The version of this schema; a later Trove migrates from it. 2: key checks and deleting
--- change sets.
+-- change sets. 3: snapshots, cursors, pruning, pulls with a byte budget.
 CREATE OR REPLACE FUNCTION trove_sync.schema_version() RETURNS integer
-LANGUAGE sql IMMUTABLE AS $$ SELECT 2 $$;
+LANGUAGE sql IMMUTABLE AS $$ SELECT 3 $$;
 
 -- The id of a space the caller may use. TS001 when there is none (unknown, or not a member:
 -- the same error, so a name's existence does not leak through it).
@@ -314,6 +424,31 @@ BEGIN
 END
 $$;
 
+-- The same with a byte budget as well: change sets in order while their sizes add up to at most
+-- max_bytes; the first one comes whatever its size (alone when it is over the budget).
+CREATE OR REPLACE FUNCTION trove_sync.pull(
+    space_name text, after_sequence bigint, max_count integer, max_bytes bigint)
+RETURNS TABLE (server_sequence bigint, device text, device_sequence bigint, payload bytea)
+LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    space_key bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    RETURN QUERY
+    SELECT p.server_sequence, p.device, p.device_sequence, p.payload
+    FROM (SELECT c.server_sequence, c.device, c.device_sequence, c.payload,
+                 sum(c.size) OVER (ORDER BY c.server_sequence) AS running,
+                 row_number() OVER (ORDER BY c.server_sequence) AS position
+          FROM (SELECT * FROM trove_sync.changes c0
+                WHERE c0.space_id = space_key AND c0.server_sequence > after_sequence
+                ORDER BY c0.server_sequence
+                LIMIT greatest(max_count, 0)) c) p
+    WHERE p.position = 1 OR p.running <= max_bytes
+    ORDER BY p.server_sequence;
+END
+$$;
+
 -- The space's last server sequence (0 for an empty feed): how far behind a device is.
 CREATE OR REPLACE FUNCTION trove_sync.last_sequence(space_name text) RETURNS bigint
 LANGUAGE sql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
@@ -381,6 +516,146 @@ BEGIN
     DELETE FROM trove_sync.changes c
     WHERE c.space_id = owned_id AND c.device = sender AND c.device_sequence = sender_sequence;
     RETURN FOUND;
+END
+$$;
+
+-- Stores one sealed part of a snapshot (the snapshot's row made by the first part). A part sent
+-- again replaces itself: an upload cut off midway is simply sent again.
+CREATE OR REPLACE FUNCTION trove_sync.put_snapshot_part(
+    space_name text, up_to bigint, sender text, part_index integer, part_count integer, part_payload bytea)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    space_key bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    IF part_index < 0 OR part_index >= part_count THEN
+        RAISE EXCEPTION 'part % of a snapshot of % parts', part_index, part_count USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO trove_sync.snapshots (space_id, up_to_sequence, device, parts)
+    VALUES (space_key, up_to, sender, part_count)
+    ON CONFLICT (space_id, up_to_sequence, device) DO UPDATE SET parts = excluded.parts, complete = false;
+    INSERT INTO trove_sync.snapshot_parts (space_id, up_to_sequence, device, part, payload)
+    VALUES (space_key, up_to, sender, part_index, part_payload)
+    ON CONFLICT (space_id, up_to_sequence, device, part) DO UPDATE SET payload = excluded.payload;
+END
+$$;
+
+-- Marks a snapshot complete once all its parts are stored (false otherwise), and deletes the
+-- snapshots it replaces (older ones, and unfinished ones a day old).
+CREATE OR REPLACE FUNCTION trove_sync.finish_snapshot(space_name text, up_to bigint, sender text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    space_key bigint;
+    stored integer;
+    expected integer;
+    total bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    SELECT s.parts INTO expected FROM trove_sync.snapshots s
+    WHERE s.space_id = space_key AND s.up_to_sequence = up_to AND s.device = sender;
+    SELECT count(*), coalesce(sum(octet_length(p.payload)), 0) INTO stored, total FROM trove_sync.snapshot_parts p
+    WHERE p.space_id = space_key AND p.up_to_sequence = up_to AND p.device = sender;
+    IF expected IS NULL OR stored <> expected THEN
+        RETURN false;
+    END IF;
+    UPDATE trove_sync.snapshots s SET complete = true, size = total, created_at = now()
+    WHERE s.space_id = space_key AND s.up_to_sequence = up_to AND s.device = sender;
+    DELETE FROM trove_sync.snapshots s
+    WHERE s.space_id = space_key
+      AND ((s.complete AND (s.up_to_sequence, s.device) < (up_to, sender))
+           OR (NOT s.complete AND s.created_at < now() - interval '1 day'));
+    RETURN true;
+END
+$$;
+
+-- The space's newest complete snapshot (no row when it has none).
+CREATE OR REPLACE FUNCTION trove_sync.newest_snapshot(space_name text)
+RETURNS TABLE (up_to_sequence bigint, device text, parts integer, size bigint)
+LANGUAGE sql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT s.up_to_sequence, s.device, s.parts, s.size FROM trove_sync.snapshots s
+    WHERE s.space_id = trove_sync.space_id(space_name) AND s.complete
+    ORDER BY s.up_to_sequence DESC, s.device DESC LIMIT 1
+$$;
+
+-- One sealed part of a snapshot (NULL when it is gone: a newer snapshot replaced it).
+CREATE OR REPLACE FUNCTION trove_sync.snapshot_part(space_name text, up_to bigint, sender text, part_index integer)
+RETURNS bytea
+LANGUAGE sql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT p.payload FROM trove_sync.snapshot_parts p
+    WHERE p.space_id = trove_sync.space_id(space_name) AND p.up_to_sequence = up_to
+      AND p.device = sender AND p.part = part_index
+$$;
+
+-- A device says how far it has pulled (and that it is alive); then the feed is pruned at or
+-- below the prune bound. Returns how many change sets were pruned.
+CREATE OR REPLACE FUNCTION trove_sync.report_cursor(space_name text, sender text, pulled bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    space_key bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    INSERT INTO trove_sync.cursors (space_id, device, pulled_up_to, seen_at)
+    VALUES (space_key, sender, pulled, now())
+    ON CONFLICT (space_id, device) DO UPDATE
+        SET pulled_up_to = greatest(trove_sync.cursors.pulled_up_to, excluded.pulled_up_to), seen_at = now();
+    RETURN trove_sync.prune(space_name);
+END
+$$;
+
+-- Deletes the change sets at or below the prune bound and records how far the feed was pruned.
+-- Returns how many were deleted.
+CREATE OR REPLACE FUNCTION trove_sync.prune(space_name text) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    space_key bigint;
+    bound bigint;
+    deleted bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    bound := trove_sync.prune_bound(space_key);
+    IF bound <= (SELECT s.pruned_up_to FROM trove_sync.spaces s WHERE s.id = space_key) THEN
+        RETURN 0;
+    END IF;
+    -- First the mark (the row lock orders this with pushes and other prunes), then the rows the
+    -- policy now lets go.
+    UPDATE trove_sync.spaces s SET pruned_up_to = bound WHERE s.id = space_key AND s.pruned_up_to < bound;
+    DELETE FROM trove_sync.changes c WHERE c.space_id = space_key AND c.server_sequence <= bound;
+    GET DIAGNOSTICS deleted = ROW_COUNT;
+    RETURN deleted;
+END
+$$;
+
+-- What a device needs to decide between the feed and a snapshot, and to show the feed's state:
+-- the last sequence, how far the feed was pruned, the newest snapshot, the horizon, and the
+-- change sets and bytes after the snapshot (a range scan of the feed's tail). With full, also
+-- the whole feed's count and bytes (a scan of the space's feed).
+CREATE OR REPLACE FUNCTION trove_sync.feed_state(space_name text, full_size boolean)
+RETURNS TABLE (last_sequence bigint, pruned_up_to bigint, snapshot_up_to bigint, snapshot_size bigint,
+               horizon_seconds double precision, tail_count bigint, tail_bytes bigint,
+               feed_count bigint, feed_bytes bigint)
+LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    space_key bigint;
+    snap_up_to bigint;
+    snap_size bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    SELECT s.up_to_sequence, s.size INTO snap_up_to, snap_size FROM trove_sync.snapshots s
+    WHERE s.space_id = space_key AND s.complete ORDER BY s.up_to_sequence DESC LIMIT 1;
+    RETURN QUERY
+    SELECT sp.last_sequence, sp.pruned_up_to, snap_up_to, snap_size,
+           extract(epoch FROM (SELECT t.prune_horizon FROM trove_sync.settings t))::double precision,
+           (SELECT count(*) FROM trove_sync.changes c
+            WHERE c.space_id = space_key AND c.server_sequence > coalesce(snap_up_to, 0)),
+           (SELECT coalesce(sum(c.size), 0)::bigint FROM trove_sync.changes c
+            WHERE c.space_id = space_key AND c.server_sequence > coalesce(snap_up_to, 0)),
+           CASE WHEN full_size THEN (SELECT count(*) FROM trove_sync.changes c WHERE c.space_id = space_key) END,
+           CASE WHEN full_size THEN (SELECT coalesce(sum(c.size), 0)::bigint FROM trove_sync.changes c
+                                     WHERE c.space_id = space_key) END
+    FROM trove_sync.spaces sp WHERE sp.id = space_key;
 END
 $$;
 

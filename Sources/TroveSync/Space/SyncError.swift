@@ -34,6 +34,9 @@ public enum SyncError: Error, Hashable, Sendable, Codable, CustomStringConvertib
     case database(String)
     /// A conflict cannot be restored: its record no longer exists (deleted since).
     case conflictRecordGone(collection: String, id: String)
+    /// A snapshot cannot be made now: the transport keeps none, or this device does not hold
+    /// the full state (changes still to send, change sets queued).
+    case snapshotUnavailable(String)
 
     /// What went wrong and, where there is one, what to do.
     public var description: String {
@@ -60,6 +63,7 @@ public enum SyncError: Error, Hashable, Sendable, Codable, CustomStringConvertib
         case .transport(let message): "transport failed: \(message)"
         case .database(let message): "the local database failed: \(message)"
         case .conflictRecordGone(let collection, let id): "\(collection) \(id) no longer exists"
+        case .snapshotUnavailable(let why): "no snapshot made: \(why)"
         }
     }
 

@@ -7,6 +7,8 @@ extension SyncSpace {
     /// LISTEN/NOTIFY) and at least every `pollInterval`. After a failure (visible in
     /// ``status`` and ``statuses``) it waits and tries again, the wait doubling from
     /// `initialBackoff` up to `maximumBackoff` (with jitter, so many devices do not retry in step).
+    /// After a sync (at most every ten minutes) it uploads a snapshot when ``snapshotPolicy`` says
+    /// one is due.
     ///
     /// ```swift
     /// let syncing = Task { try await sync.run() }
@@ -56,6 +58,11 @@ extension SyncSpace {
                 do {
                     try await push()
                     try await pull()
+                    // A failed snapshot is no failed sync: the feed still serves every device.
+                    if lastSnapshotCheck.map({ $0.duration(to: .now) > .seconds(600) }) ?? true {
+                        lastSnapshotCheck = .now
+                        _ = try? await snapshotIfDue()
+                    }
                     // Changes committed during the pull are pushed at once.
                     if status.pendingChanges > 0 { wake.yield() }
                     backoff = initialBackoff

@@ -46,6 +46,14 @@ public actor SyncSpace {
     /// Whether ``key`` was proved to be the space's (once per instance: the key check is
     /// fetched before the first push or pull, not before every one).
     private var keyVerified = false
+    /// Whether a pull of this instance asked the transport for its snapshot (once per instance
+    /// when nothing new came: a device back after the horizon may find the whole feed pruned).
+    var snapshotChecked = false
+    /// The cursor last reported to the transport, and when.
+    var lastReport: (cursor: Int64, at: ContinuousClock.Instant)?
+    /// When ``run(pollInterval:initialBackoff:maximumBackoff:)`` last asked whether a snapshot is
+    /// due (at most every ten minutes: the question reads the feed's tail on the server).
+    var lastSnapshotCheck: ContinuousClock.Instant?
 
     /// Change sets per pull request, and per push request (with a byte budget: a change set holds
     /// up to 2,000 records, and a push of a thousand large ones would not fit in memory or in
@@ -55,6 +63,14 @@ public actor SyncSpace {
     static let pullBatch = 200
     static let pushBatch = 1_000
     static let pushBytes = 16 << 20
+    /// Payload bytes per pull request (with a transport that takes a byte budget): a page of 200
+    /// change sets of up to 2,000 records each, vectors included, could otherwise be gigabytes.
+    /// A change set larger than this comes alone.
+    static let pullBytes = 16 << 20
+
+    /// When ``run(pollInterval:initialBackoff:maximumBackoff:)`` and ``snapshotIfDue()`` upload a
+    /// snapshot; ``SnapshotPolicy/standard`` unless set with ``setSnapshotPolicy(_:)``.
+    public internal(set) var snapshotPolicy = SnapshotPolicy.standard
 
     /// Joins `database` to `space`: prepares the sync tables (the first time: a new device id),
     /// installs change capture on each collection and records the records already there as
@@ -189,15 +205,35 @@ public actor SyncSpace {
             try await verifyKey()
             var applied = try await prepare()
             var embeddingError: SyncError?
+            var checkedSnapshot = false
+            var cursor: Int64 = 0
             while true {
-                let cursor = try await database.syncWrite { connection in
+                cursor = try await database.syncWrite { connection in
                     try connection.scalar("SELECT pulled FROM \(SyncTables.device)")?.int64Value ?? 0
+                }
+                // A new device starts from the newest snapshot when there is one.
+                if !checkedSnapshot, cursor == 0 {
+                    (checkedSnapshot, snapshotChecked) = (true, true)
+                    if try await joinFromSnapshot(cursor: cursor) { continue }
                 }
                 let batch: [SealedChangeSet]
                 do {
-                    batch = try await transport.pull(space: space, after: cursor, limit: Self.pullBatch)
+                    if let snapshots = transport as? any SnapshotTransport {
+                        batch = try await snapshots.pull(space: space, after: cursor, limit: Self.pullBatch, maxBytes: Self.pullBytes)
+                    } else {
+                        batch = try await transport.pull(space: space, after: cursor, limit: Self.pullBatch)
+                    }
                 } catch {
                     throw Self.transportError(error)
+                }
+                // A device whose next change sets are gone from the feed (pruned while it was
+                // away; once per instance also when nothing came: the whole tail may be gone)
+                // starts again from the newest snapshot.
+                if !checkedSnapshot,
+                    (batch.first?.serverSequence ?? cursor + 1) > cursor + 1 || (batch.isEmpty && !snapshotChecked)
+                {
+                    (checkedSnapshot, snapshotChecked) = (true, true)
+                    if try await joinFromSnapshot(cursor: cursor) { continue }
                 }
                 guard !batch.isEmpty else { break }
                 let inbox = try await makeInbox()
@@ -205,7 +241,17 @@ public actor SyncSpace {
                 applied += outcome.applied
                 if let failure = outcome.failure { throw failure }
                 if embeddingError == nil { embeddingError = outcome.embeddingError }
-                if batch.count < Self.pullBatch { break }
+                // With a byte budget a short page does not mean the end: pull until one is empty.
+                if batch.count < Self.pullBatch, !(transport is any SnapshotTransport) { break }
+            }
+            // The cursor, when it moved or an hour after the last report (a device's say in
+            // pruning lasts the horizon, 90 days by default): one write per pull that brought
+            // something, not per poll.
+            if let snapshots = transport as? any SnapshotTransport,
+                lastReport.map({ $0.cursor != cursor || $0.at.duration(to: .now) > .seconds(3_600) }) ?? true
+            {
+                do { _ = try await snapshots.reportCursor(cursor, device: device, space: space) } catch { throw Self.transportError(error) }
+                lastReport = (cursor, .now)
             }
             try await refreshStatus(error: embeddingError)
             if let embeddingError { throw embeddingError }
@@ -284,7 +330,7 @@ public actor SyncSpace {
     }
 
     /// An inbox for one write transaction (built outside it: the schema version is read here).
-    private func makeInbox() async throws -> @Sendable (SyncRowWriter) -> Inbox {
+    func makeInbox() async throws -> @Sendable (SyncRowWriter) -> Inbox {
         let schemaVersion = try await database.syncSchemaVersion()
         let (captured, key, space, device) = (captured, key, space, device)
         return { writer in
@@ -427,10 +473,13 @@ public actor SyncSpace {
         // An error this version cannot decode (written by a later one) reads as none.
         let lastError = try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'last_error'")?
             .stringValue.flatMap { try? JSONDecoder().decode(SyncError.self, from: Data($0.utf8)) }
+        let refused = try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")?
+            .stringValue.map { String($0.drop { $0 != "\t" }.dropFirst()) }
         return SyncStatus(
             device: device, pendingChanges: row?.int(at: 0) ?? 0, unacknowledgedChangeSets: row?.int(at: 1) ?? 0,
             lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0, queued: queued,
-            quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError)
+            quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError,
+            missing: try WriterSequences.missing(connection), refusedSnapshot: refused)
     }
 
     static func transportError(_ error: any Error) -> SyncError {

@@ -26,13 +26,28 @@ public struct SyncStatus: Sendable, Hashable {
     /// The last failure of a push, pull or apply (cleared by the next success of the same kind).
     /// Kept in the database, so it outlives the process that failed.
     public var lastError: SyncError?
+    /// Change sets of other devices this device has not received although later ones of the
+    /// same device arrived: withheld, or deleted from the feed. While any are missing the
+    /// device is not ``isInSync``.
+    public var missing: [MissingChangeSets]
+    /// Why the last snapshot the server offered was not applied (the device pulled the feed
+    /// instead), nil when none was refused.
+    public var refusedSnapshot: String?
+
+    /// Whether this device has sent everything, applied everything it received, and received
+    /// every change set of every writer up to the last it saw (no ``missing`` ones).
+    public var isInSync: Bool {
+        pendingChanges == 0 && unacknowledgedChangeSets == 0 && queued.isEmpty && missing.isEmpty
+    }
 
     /// A status with nothing pending.
     public init(
         device: String, pendingChanges: Int = 0, unacknowledgedChangeSets: Int = 0, lastPushedSequence: Int64 = 0,
         lastPulledSequence: Int64 = 0, queued: [QueuedChangeSet] = [], quarantined: [QuarantinedChangeSet] = [],
-        conflicts: Int = 0, lastError: SyncError? = nil
+        conflicts: Int = 0, lastError: SyncError? = nil, missing: [MissingChangeSets] = [], refusedSnapshot: String? = nil
     ) {
+        self.missing = missing
+        self.refusedSnapshot = refusedSnapshot
         self.quarantined = quarantined
         self.device = device
         self.pendingChanges = pendingChanges
@@ -118,5 +133,34 @@ public struct QuarantinedChangeSet: Sendable, Hashable {
         self.device = device
         self.deviceSequence = deviceSequence
         self.reason = reason
+    }
+}
+
+/// A run of another device's change sets that did not arrive although later ones did.
+public struct MissingChangeSets: Sendable, Hashable, CustomStringConvertible {
+    /// The device that wrote them.
+    public var device: String
+    /// The first of its sequence numbers missing.
+    public var firstMissing: Int64
+    /// The last of the run (the next one after it arrived).
+    public var lastMissing: Int64
+    /// The highest of its sequence numbers received.
+    public var highestReceived: Int64
+    /// When this device first saw the gap.
+    public var since: Date
+
+    /// A missing run.
+    public init(device: String, firstMissing: Int64, lastMissing: Int64, highestReceived: Int64, since: Date) {
+        self.device = device
+        self.firstMissing = firstMissing
+        self.lastMissing = lastMissing
+        self.highestReceived = highestReceived
+        self.since = since
+    }
+
+    /// The run in words.
+    public var description: String {
+        let run = firstMissing == lastMissing ? "\(firstMissing)" : "\(firstMissing)-\(lastMissing)"
+        return "change sets \(run) of device \(device) missing (received up to \(highestReceived)) since \(since)"
     }
 }
