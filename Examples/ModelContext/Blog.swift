@@ -1,47 +1,34 @@
 import Foundation
-import Observation
 import Trove
 
-/// A reference model: a final class, @Observable so SwiftUI redraws when it changes.
-/// CodingKeys name the columns (Observation stores each property as `_name`), and
-/// `properties` lists the stored properties so a context can put saved values back.
+/// A model class, as SwiftData declares one: @Model makes it observable (SwiftUI redraws),
+/// persistent and coded, and gives it a time-ordered UUID id since it declares none.
 @Model final class Post {
-    var id: Int64
     var title: String
     var content: String
-    var blogID: Int64?
-    var cover: LazyField<Data>  // not read by fetches; loaded on first access
+    var blog: Blog?  // a to-one relationship: stored as the blog's id, resolved on first access
 
-    init(id: Int64, title: String, content: String, blogID: Int64? = nil, cover: Data = Data()) {
-        self.id = id
+    init(title: String, content: String, blog: Blog? = nil) {
         self.title = title
         self.content = content
-        self.blogID = blogID
-        self.cover = LazyField(cover)
+        self.blog = blog
     }
-
-    static var modelOptions: ModelOptions { ModelOptions().reference(\Post.blogID, to: Blog.self, onDelete: .nullify) }
 }
 
 @Model final class Blog {
-    var id: Int64
-    var name: String
+    @Attribute(.unique) var name: String
+    // Deleting a blog deletes its posts; the inverse is each post's `blog`.
+    @Relationship(deleteRule: .cascade, inverse: \Post.blog)
+    var posts = [Post]()
 
-    init(id: Int64, name: String) {
-        self.id = id
+    init(name: String) {
         self.name = name
     }
-
 }
 
-/// A value model in the same schema: a struct, read and written through `database.models`.
+/// A value model in the same file: a struct, read and written through `database.models`.
 struct Visit: Model {
     var id: Int64
-    var postID: Int64
+    var postTitle: String
     var at: Date
-}
-
-enum BlogV1: VersionedSchema {
-    static let versionIdentifier = Schema.Version(1, 0, 0)
-    static let models: [any PersistentModel.Type] = [Blog.self, Post.self, Visit.self]
 }

@@ -193,3 +193,19 @@ public protocol _MemberwiseFields {
     /// Every stored property, by name and key path.
     static var _$fields: [(name: String, keyPath: PartialKeyPath<Self>)] { get }
 }
+
+/// Makes an actor a ``ModelActor``, as SwiftData's `@ModelActor` does: it stores the container
+/// and a context of its own, made in `init(modelContainer:)`, for work off the main actor.
+///
+/// ```swift
+/// @ModelActor actor Importer {
+///     func importPosts(_ titles: [String]) throws {
+///         for title in titles { modelContext.insert(Post(title: title, content: "")) }
+///         try modelContext.save()
+///     }
+/// }
+/// try await Importer(modelContainer: container).importPosts(["One", "Two"])
+/// ```
+@attached(member, names: named(modelContainer), named(modelContext), named(init(modelContainer:)))
+@attached(extension, conformances: ModelActor)
+public macro ModelActor() = #externalMacro(module: "TroveMacros", type: "ModelActorMacro")
