@@ -58,7 +58,7 @@ final class ContextStore {
         try insertGraph(of: model)
     }
 
-    /// Makes this context the one fetched models name (``_ReferenceModel/modelContext``).
+    /// Makes this context the one fetched models name (`modelContext`).
     func own<M: _ReferenceModel>(_ models: [M]) -> [M] {
         for model in models { model._$backing.context = owner }
         return models

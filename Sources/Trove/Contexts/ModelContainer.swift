@@ -49,7 +49,7 @@ public final class ModelContainer: Sendable {
     ///   - forTypes: the model types (class and value models).
     ///   - migrationPlan: the plan whose last version holds these types, or nil.
     ///   - configurations: where to store them (at most one).
-    /// - Throws: as ``init(for:migrationPlan:configurations:)-([ModelConfiguration])``.
+    /// - Throws: as the initializer that takes an array of configurations.
     public convenience init(
         for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
         configurations: ModelConfiguration...
@@ -67,7 +67,7 @@ public final class ModelContainer: Sendable {
     ///   - givenSchema: the models.
     ///   - migrationPlan: the plan whose last version is the schema's version, or nil.
     ///   - configurations: where to store them (at most one).
-    /// - Throws: as ``init(for:migrationPlan:configurations:)-([ModelConfiguration])``.
+    /// - Throws: as the initializer that takes an array of configurations.
     public convenience init(
         for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: ModelConfiguration...
     ) throws {

@@ -663,15 +663,22 @@ public final class ModelContext {
     /// - Throws: ``TroveError/unsupportedPredicate(node:reason:)``; the task ends with the
     ///   errors of the reads.
     @discardableResult
-    public func observe<M: _ReferenceModel>(
-        _ descriptor: FetchDescriptor<M> = FetchDescriptor(), isolation: isolated (any Actor)? = #isolation,
-        _ body: @escaping ([M]) -> Void
+    public func observe<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T> = FetchDescriptor(), isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping ([T]) -> Void
     ) throws -> Task<Void, any Error> {
-        let live = try store.liveQuery(descriptor)
+        try observeReference(try Self.reference(T.self), descriptor, isolation: isolation, body)
+    }
+
+    private func observeReference<M: _ReferenceModel, T: PersistentModel>(
+        _ type: M.Type, _ descriptor: FetchDescriptor<T>, isolation: isolated (any Actor)?, _ body: @escaping ([T]) -> Void
+    ) throws -> Task<Void, any Error> {
+        // T is M (checked by `reference`): the descriptor and the arrays are the same values.
+        let live = try store.liveQuery(unsafeBitCast(descriptor, to: FetchDescriptor<M>.self))
         let store = self.store
         return Task {
             _ = isolation
-            for try await documents in live { body(try store.adopt(documents, as: M.self)) }
+            for try await documents in live { body(unsafeBitCast(try store.adopt(documents, as: M.self), to: [T].self)) }
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import Observation
 
 /// What the contexts need to know about a `@Model` class beyond its ``ModelSchema``: its
-/// properties by name (the macro lists them, ``_ReferenceModel/_$properties``), how to read,
+/// properties by name (the macro lists them, `_$properties`), how to read,
 /// compare and write each one, and its to-one relationships.
 ///
 /// `@unchecked Sendable`: `prefixes` is only touched while holding `lock`; everything else is set

@@ -2,7 +2,7 @@ import Foundation
 
 /// What Trove stores as one row of a document collection, its fields derived from its Codable
 /// shape (no macros): a value ``Model`` (a struct, read and written through a
-/// ``ModelCollection``) or a ``_ReferenceModel`` (a class, managed by a ``ModelContext``).
+/// ``ModelCollection``) or a `@Model` class (``Model()``, managed by a ``ModelContext``).
 /// Versioned schemas list either kind (``VersionedSchema/models``).
 public protocol PersistentModel: Codable, SendableMetatype {
     /// The identifier type: `Int64`, `UUID` or `String`.
@@ -20,7 +20,7 @@ extension PersistentModel {
     public static var modelOptions: ModelOptions { ModelOptions() }
 
     /// Every option of the type: for a `@Model` class, what its declaration says
-    /// (``_ReferenceModel/_$modelOptions``) and then its own ``modelOptions``.
+    /// (`_$modelOptions`) and then its own ``modelOptions``.
     static var declaredOptions: ModelOptions {
         guard let model = Self.self as? any _ReferenceModel.Type else { return modelOptions }
         return model._$modelOptions.merged(with: modelOptions)
