@@ -162,8 +162,9 @@ final class ContextStore {
         let connection = try self.connection()
         // One transaction (a savepoint inside a migration's); the busy timeout waits for the
         // write lock while another connection writes.
-        try connection.transaction(.immediate) { try ContextSave.write(changes, stores: stores, on: connection) }
+        let rekeys = try connection.transaction(.immediate) { try ContextSave.write(changes, stores: stores, on: connection) }
         for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
+        for rekey in rekeys { tables[rekey.table]?.rekey(rekey) }
         try reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
     }
 

@@ -372,6 +372,21 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         insertedOrder.removeAll { entries[$0]?.saved != nil || entries[$0] == nil }
     }
 
+    /// An inserted model whose row was written over a stored one (a unique upsert): it takes
+    /// that row's id and version. An instance that tracked the row before is no longer tracked
+    /// (it holds what the row held; the inserted one is the row now), as one row has one instance.
+    func rekey(_ rekey: Rekey) {
+        guard let entry = entries[rekey.from] else { return }
+        let inserted = model(entry)
+        if let previous = entries[rekey.to], previous.object !== entry.object {
+            untrack(rekey.to)
+            if let backed = previous.object as? any _ReferenceModel { backed._$backing.context = nil }
+        }
+        untrack(rekey.from)
+        inserted.id = M.ID(documentID: rekey.to)!
+        track(Entry(object: inserted, saved: snapshot(inserted), version: rekey.version), id: rekey.to)
+    }
+
     /// Puts every tracked model back as it was read or last saved.
     func rollback() {
         for (id, entry) in entries {
@@ -444,6 +459,7 @@ protocol AnyTrackedModels: AnyObject {
     var hasChanges: Bool { get }
     func changes() throws -> TableChanges
     func didSave(_ changes: TableChanges)
+    func rekey(_ rekey: Rekey)
     func rollback()
     func reload(using store: ContextStore) throws
 }

@@ -120,13 +120,22 @@ struct ModelMacroBehaviourTests {
         let container = try inMemoryContainer(ExpeditionsV1.self)
         let database = container.database
         let context = container.mainContext
-        context.insert(Expedition(name: "Same", members: 1))
+        let first = Expedition(name: "Same", members: 1)
+        context.insert(first)
         try context.save()
-        context.insert(Expedition(name: "Same", members: 5))
+        let second = Expedition(name: "Same", members: 5)
+        context.insert(second)
         context.insert(Expedition(name: "Other", members: 2))
         try context.save()
         let rows = try await database.query("SELECT name, members FROM Expedition ORDER BY name")
         #expect(rows.map { "\($0[0, as: String.self]!) \($0[1, as: Int64.self]!)" } == ["Other 2", "Same 5"])
+        #expect(second.id == first.id, "the inserted model is the stored row now")
+        #expect(second.modelContext === context && first.modelContext == nil)
+        let fetched = try context.fetch(FetchDescriptor<Expedition>(predicate: #Predicate { $0.name == "Same" }))
+        #expect(fetched.count == 1 && fetched[0] === second)
+        second.members = 6
+        try context.save()  // guarded by the row's version after the upsert: no conflict
+        #expect(try await database.query("SELECT members FROM Expedition WHERE name = 'Same'").first?[0, as: Int64.self] == 6)
     }
 
     @Test("@Attribute(originalName:) renames the column in a lightweight migration, keeping its values")
