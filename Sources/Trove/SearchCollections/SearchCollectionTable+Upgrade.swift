@@ -48,6 +48,11 @@ extension SearchCollectionTable {
             try connection.execute(script: "DROP TRIGGER IF EXISTS \(quoted(name + suffix))")
         }
         try connection.execute(script: "DROP INDEX IF EXISTS \(quoted("\(name)_source"))")
+        // Legacy renames: a reference from another table to this one keeps naming `name` (the
+        // new table), instead of following the old rows to the name they leave under.
+        let legacy = try connection.scalar("PRAGMA legacy_alter_table")?.int64Value ?? 0
+        try connection.execute(script: "PRAGMA legacy_alter_table = ON")
+        defer { try? connection.execute(script: "PRAGMA legacy_alter_table = \(legacy)") }
         try connection.execute(script: "ALTER TABLE \(layout.table) RENAME TO \(oldTable)")
         try connection.execute(script: "ALTER TABLE \(layout.log) RENAME TO \(oldLog)")
         try connection.execute(script: "DROP TABLE IF EXISTS \(layout.fts)")
