@@ -144,22 +144,17 @@ public actor Database {
     /// to prove that a failed upgrade leaves the file as it was. Nil outside tests.
     @TaskLocal static var upgradeFault: (@Sendable (String) throws -> Void)?
 
-    /// Upgrades a file written by an earlier format in place, in one transaction.
+    /// Upgrades a file written by an earlier format in place, in one transaction: a failure
+    /// anywhere leaves the file as it was.
     ///
-    /// Format 1 to 2: the change log's update trigger also records updates of `source`,
-    /// `metadata` and every other column (format 1 logged only id, content and embedding), so an
-    /// index derived from any column catches up. Read-only opens of a format-1 file keep working
-    /// with the old trigger.
-    ///
-    /// Format 2 to 3: every search collection's table gets its `_version` column (1 for every
-    /// row; SQLite adds a column with a constant default without rewriting the table) and the
-    /// trigger that raises it on raw-SQL updates. Read-only opens of an older file search and
-    /// read as before; the document-engine reads of its search collections
-    /// (`Collection.fetch(_:)` and the like) need the upgrade and say so.
-    ///
-    /// Format 3 to 4: search collections' tables, change logs and snapshots are rebuilt in the
-    /// document layout (`SearchCollectionTable.moveToDocumentLayout`), keeping every row, log
-    /// entry and snapshot.
+    /// What the formats changed: 2, the change log's update trigger records updates of every
+    /// column (format 1 logged only id, content and embedding); 3, search collections' rows carry
+    /// `_version`, raised by raw-SQL updates too; 4, search collections are laid out by
+    /// ``DocumentLayout`` like every collection. Files of formats 1-3 go straight to 4: every
+    /// search collection's table, change log and snapshots are rebuilt in the document layout
+    /// (`SearchCollectionTable.moveToDocumentLayout`), which brings what 2 and 3 added, keeping
+    /// every row, log entry and snapshot. Read-only opens of older files search and read them in
+    /// place.
     private static func upgrade(_ connection: Connection, from version: Int) throws {
         let meta = CollectionSchema.metaTable
         try connection.transaction(.immediate) {
