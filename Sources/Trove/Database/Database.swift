@@ -175,18 +175,21 @@ public actor Database {
         }
     }
 
-    /// Upgrades a file written by an earlier format in place, in one transaction.
+    /// A test's fault, called after each search collection's move to format 4 (with its name),
+    /// to prove that a failed upgrade leaves the file as it was. Nil outside tests.
+    @TaskLocal static var upgradeFault: (@Sendable (String) throws -> Void)?
+
+    /// Upgrades a file written by an earlier format in place, in one transaction: a failure
+    /// anywhere leaves the file as it was.
     ///
-    /// Format 1 to 2: the change log's update trigger also records updates of `source`,
-    /// `metadata` and every other column (format 1 logged only id, content and embedding), so an
-    /// index derived from any column catches up. Read-only opens of a format-1 file keep working
-    /// with the old trigger.
-    ///
-    /// Format 2 to 3: every search collection's table gets its `_version` column (1 for every
-    /// row; SQLite adds a column with a constant default without rewriting the table) and the
-    /// trigger that raises it on raw-SQL updates. Read-only opens of an older file search and
-    /// read as before; the document-engine reads of its search collections
-    /// (`Collection.fetch(_:)` and the like) need the upgrade and say so.
+    /// What the formats changed: 2, the change log's update trigger records updates of every
+    /// column (format 1 logged only id, content and embedding); 3, search collections' rows carry
+    /// `_version`, raised by raw-SQL updates too; 4, search collections are laid out by
+    /// ``DocumentLayout`` like every collection. Files of formats 1-3 go straight to 4: every
+    /// search collection's table, change log and snapshots are rebuilt in the document layout
+    /// (`SearchCollectionTable.moveToDocumentLayout`), which brings what 2 and 3 added, keeping
+    /// every row, log entry and snapshot. Read-only opens of older files search and read them in
+    /// place.
     private static func upgrade(_ connection: Connection, from version: Int) throws {
         let meta = CollectionSchema.metaTable
         try connection.transaction(.immediate) {
@@ -195,16 +198,12 @@ public actor Database {
             guard let current, let found = Int(current), found < CollectionSchema.formatVersion else { return }
             let names = try connection.query(
                 "SELECT substr(key, 12) FROM \(meta) WHERE key LIKE 'collection.%'").compactMap { $0.string(at: 0) }
-            for name in names {
-                let schema = CollectionSchema(name: name, configuration: CollectionConfiguration(dimension: 1))
-                if found < 2 {
-                    try connection.execute(script: "DROP TRIGGER IF EXISTS \"\(name)_log_au\"")
-                    try connection.execute(script: schema.logUpdateTrigger)
-                }
-                if found < 3, try !CollectionSchema.hasVersionColumn(name, on: connection) {
-                    try connection.execute(script: "ALTER TABLE \(schema.table) ADD COLUMN \(CollectionSchema.versionColumn)")
-                    try connection.execute(script: schema.versionTrigger)
-                }
+            // Formats 1-3 to 4: every search collection moves to the document layout, which
+            // also brings what the upgrades to 2 and 3 added (the log's update trigger over every
+            // column, row versions).
+            for name in names where found < 4 {
+                try SearchCollectionTable.moveToDocumentLayout(name, on: connection)
+                try upgradeFault?(name)
             }
             try connection.execute(
                 "UPDATE \(meta) SET value = ? WHERE key = 'format_version'", [.text(String(CollectionSchema.formatVersion))])

@@ -63,10 +63,7 @@ extension DocumentCollection {
     /// ```
     /// - Complexity: one statement, O(ids) index lookups.
     public func fetch(ids: [DocumentID]) async throws -> [Document] {
-        let name = self.name
-        return try await database.reading(transaction: false) { connection, lookup in
-            try lookup(name).fetch(ids: ids, on: connection)
-        }
+        try await reader(transaction: false) { try $0.fetch(ids: ids) }
     }
 
     /// The documents of this collection whose reference field `field` names one of `parents`,
@@ -89,10 +86,7 @@ extension DocumentCollection {
     public func children(of parents: [DocumentID], via field: String, _ query: Query = Query()) async throws
         -> [DocumentID: [Document]]
     {
-        let name = self.name
-        return try await database.reading(transaction: false) { connection, lookup in
-            try lookup(name).children(of: parents, via: field, query, on: connection)
-        }
+        try await reader(transaction: false) { try $0.children(of: parents, via: field, query) }
     }
 
     /// An unranked query's documents and their related documents, all from one snapshot: one
@@ -112,24 +106,14 @@ extension DocumentCollection {
     }
 }
 
-extension DocumentReader {
+extension DocumentReading {
     /// Documents by id in one statement; see ``DocumentCollection/fetch(ids:)``.
-    public func fetch(ids: [DocumentID]) throws -> [Document] { try store.fetch(ids: ids, on: connection) }
+    public func fetch(ids: [DocumentID]) throws -> [Document] { try _access.store.fetch(ids: ids, on: _access.connection) }
 
     /// Children grouped by parent in one statement; see ``DocumentCollection/children(of:via:_:)``.
     public func children(of parents: [DocumentID], via field: String, _ query: Query = Query()) throws
         -> [DocumentID: [Document]]
     {
-        try store.children(of: parents, via: field, query, on: connection)
-    }
-}
-
-extension DocumentWriter {
-    /// Children grouped by parent, seeing this transaction's writes; see
-    /// ``DocumentCollection/children(of:via:_:)``.
-    public func children(of parents: [DocumentID], via field: String, _ query: Query = Query()) throws
-        -> [DocumentID: [Document]]
-    {
-        try reader.children(of: parents, via: field, query)
+        try _access.store.children(of: parents, via: field, query, on: _access.connection)
     }
 }

@@ -38,8 +38,7 @@ public struct DocumentCollection: Sendable {
     ///   ``TroveError/uniqueViolation(field:value:)``; nothing is written.
     /// - Complexity: O(n) statements in one transaction.
     public func insert(_ documents: [Document]) async throws {
-        let store = self.store
-        try await database.writing { try store.write(documents, mode: .insert, on: $0) }
+        try await writer { try $0.insert(documents) }
     }
 
     /// Inserts a document made of `fields` under a new id, and returns it: a time-ordered UUIDv7
@@ -64,14 +63,12 @@ public struct DocumentCollection: Sendable {
     /// - Complexity: O(n) rows in one transaction.
     @discardableResult
     public func insert(_ fieldSets: [[String: Value]]) async throws -> [DocumentID] {
-        let store = self.store
-        return try await database.writing { try store.insert(generatingIDs: fieldSets, on: $0) }
+        try await writer { try $0.insert(fieldSets) }
     }
 
     /// Inserts documents, replacing those whose id exists (their version goes up).
     public func upsert(_ documents: [Document]) async throws {
-        let store = self.store
-        try await database.writing { try store.write(documents, mode: .upsert, on: $0) }
+        try await writer { try $0.upsert(documents) }
     }
 
     /// Replaces a document's fields. With `ifVersion`, only when the stored version still equals
@@ -81,8 +78,7 @@ public struct DocumentCollection: Sendable {
     /// - Throws: ``TroveError/documentNotFound(_:)``, ``TroveError/versionConflict(id:expected:actual:)``.
     @discardableResult
     public func update(_ document: Document, ifVersion version: Int64? = nil) async throws -> Int64 {
-        let store = self.store
-        return try await database.writing { try store.update(document, ifVersion: version, on: $0) }
+        try await writer { try $0.update(document, ifVersion: version) }
     }
 
     /// Changes some fields, or JSON paths inside them, of one document; `.null` clears or removes.
@@ -93,28 +89,25 @@ public struct DocumentCollection: Sendable {
     /// - Returns: the document as stored afterwards.
     @discardableResult
     public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil) async throws -> Document {
-        let store = self.store
-        return try await database.writing { try store.patch(id, changes, ifVersion: version, on: $0) }
+        try await writer { try $0.patch(id, changes, ifVersion: version) }
     }
 
     /// Deletes one document. - Returns: whether it existed.
     @discardableResult
     public func delete(id: DocumentID) async throws -> Bool {
-        try await delete(ids: [id]) == 1
+        try await writer { try $0.delete(id: id) }
     }
 
     /// Deletes documents by id. - Returns: how many existed.
     @discardableResult
     public func delete(ids: [DocumentID]) async throws -> Int {
-        let store = self.store
-        return try await database.writing { try store.delete(ids: ids, on: $0) }
+        try await writer { try $0.delete(ids: ids) }
     }
 
     /// Deletes every document passing `filter`. - Returns: how many.
     @discardableResult
     public func delete(where filter: Filter) async throws -> Int {
-        let store = self.store
-        return try await database.writing { try store.delete(where: filter, on: $0) }
+        try await writer { try $0.delete(where: filter) }
     }
 
     // MARK: Reading (on a reader connection)
@@ -175,7 +168,7 @@ public struct DocumentCollection: Sendable {
     }
 
     /// Runs `body` on a reader; `transaction: false` for bodies that run one statement.
-    private func reader<T: Sendable>(
+    func reader<T: Sendable>(
         transaction: Bool = true, _ body: @Sendable (DocumentReader) throws -> T
     ) async throws -> T {
         let name = self.name
@@ -183,94 +176,154 @@ public struct DocumentCollection: Sendable {
             try body(DocumentReader(store: try lookup(name), connection: connection, source: .indexes))
         }
     }
+
+    /// Runs `body` on the writer, in a transaction of its own: the transaction is the write's,
+    /// so no savepoint is added around it (one that throws rolls the transaction back).
+    func writer<T: Sendable>(_ body: @Sendable (DocumentWriter) throws -> T) async throws -> T {
+        let store = self.store
+        return try await database.writing { try body(DocumentWriter(store: store, connection: $0, savepoints: false)) }
+    }
 }
 
-/// Reads on one connection's snapshot (inside `database.read { }` or a write transaction).
-public struct DocumentReader {
+/// What a collection's reads and writes run on: its store, one connection, and where ranked
+/// queries find vectors. Trove's own; ``DocumentReading`` and ``DocumentWriting`` are built on it.
+public struct DocumentAccess {
     let store: DocumentStore
     let connection: Connection
     let source: DocumentStore.VectorSource
+    /// Whether each write is a savepoint of its own (inside `database.write { }`, so one that
+    /// throws leaves nothing behind when the body catches the error and goes on), or runs in a
+    /// transaction that is the write's alone (a collection's own call).
+    let savepoints: Bool
+}
 
+/// Reads of one collection on one connection's snapshot, written once for every reader: a
+/// ``DocumentReader`` (`database.read { }`, a collection's reader pool) and a
+/// ``DocumentWriter`` (`database.write { }`, seeing its transaction's writes), as GRDB's
+/// `DatabaseWriter` refines `DatabaseReader`. ``DocumentCollection``'s async reads are one-line
+/// calls through it.
+public protocol DocumentReading {
+    /// The store and connection the reads run on (Trove's own).
+    var _access: DocumentAccess { get }
+}
+
+extension DocumentReading {
     /// The document with this id, or nil.
-    public func fetch(id: DocumentID) throws -> Document? { try store.fetch(id: id, on: connection) }
-    /// The documents of an unranked query.
+    public func fetch(id: DocumentID) throws -> Document? { try _access.store.fetch(id: id, on: _access.connection) }
+    /// The documents of an unranked query, in its order.
     public func fetch(_ query: Query = Query()) throws -> [Document] {
-        try store.fetch(query, on: connection, wantsCursor: false).documents
+        try _access.store.fetch(query, on: _access.connection, wantsCursor: false).documents
     }
-    /// One page and the next cursor.
-    public func page(_ query: Query) throws -> Page { try store.fetch(query, on: connection) }
-    /// Ranked results.
-    public func search(_ query: Query) throws -> [DocumentHit] { try store.search(query, source: source, on: connection) }
+    /// One page of an unranked query and the cursor for the next.
+    public func page(_ query: Query) throws -> Page { try _access.store.fetch(query, on: _access.connection) }
+    /// The ranked results of a query with vector and/or text legs.
+    public func search(_ query: Query) throws -> [DocumentHit] {
+        try _access.store.search(query, source: _access.source, on: _access.connection)
+    }
     /// How many documents pass the filter.
-    public func count(_ filter: Filter = .all) throws -> Int { try store.count(filter, on: connection) }
+    public func count(_ filter: Filter = .all) throws -> Int { try _access.store.count(filter, on: _access.connection) }
     /// Each document passing the filter, in id order, until `body` returns false.
     public func scan(_ filter: Filter = .all, _ body: (Document) throws -> Bool) throws {
-        try store.scan(filter, on: connection, body)
+        try _access.store.scan(filter, on: _access.connection, body)
     }
-    /// Aggregates, optionally over a ranked query's results.
+    /// Aggregates over the documents passing `filter`, or over the results of a ranked query.
+    ///
+    /// - Throws: ``TroveError/notNumeric(field:aggregate:)`` for sum/avg of a non-numeric field.
     public func aggregate(_ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
                           over search: Query? = nil) throws -> [AggregateRow] {
-        try connection.transaction(.deferred) {
+        let (store, connection, source) = (_access.store, _access.connection, _access.source)
+        return try connection.transaction(.deferred) {
             let rids = try search.map { try store.ranked($0, source: source, on: connection).page.map(\.id) }
             return try store.aggregate(aggregates, groupBy: groupBy, filter: filter, within: rids, on: connection)
         }
     }
-    /// The plan.
-    public func explain(_ query: Query) throws -> [String] { try store.explain(query, on: connection) }
+    /// How the query runs: SQLite's plan for the parts pushed down, and the in-memory legs.
+    public func explain(_ query: Query) throws -> [String] { try _access.store.explain(query, on: _access.connection) }
 }
 
-/// Reads and writes inside `database.write { tx in ... }`.
-public struct DocumentWriter {
-    let store: DocumentStore
-    let connection: Connection
+/// Writes of one collection on the writer connection, written once; refines
+/// ``DocumentReading`` (reads see the transaction's own writes).
+public protocol DocumentWriting: DocumentReading {}
 
-    /// Reads that see this transaction's own writes.
-    public var reader: DocumentReader { DocumentReader(store: store, connection: connection, source: .table) }
+extension DocumentWriting {
+    /// Runs one write: in a savepoint of its own inside `database.write { }`. Except `update`,
+    /// which is one statement (SQLite undoes a failed statement by itself): a savepoint there
+    /// made SQLite copy every page the update touched to its sub-journal and cost two more
+    /// statements per document.
+    func atomically<T>(_ body: () throws -> T) throws -> T {
+        _access.savepoints ? try _access.connection.savepoint(body) : try body()
+    }
 
-    // Each write is a savepoint: one that throws leaves nothing behind, even when the
-    // transaction catches the error and goes on. Except `update`, which is one statement
-    // (SQLite undoes a failed statement by itself): a savepoint there made SQLite copy every
-    // page the update touched to its sub-journal and cost two more statements per document.
-
-    /// Inserts documents (validated first).
-    public func insert(_ documents: [Document]) throws { try atomically { try store.write(documents, mode: .insert, on: connection) } }
+    /// Inserts documents, all or nothing: each is validated before the first is written.
+    ///
+    /// - Throws: ``TroveError/unknownField(field:known:)``, ``TroveError/typeMismatch(field:expected:value:)``,
+    ///   ``TroveError/missingField(field:)``, ``TroveError/duplicateDocumentID(_:)``,
+    ///   ``TroveError/uniqueViolation(field:value:)``; nothing is written.
+    public func insert(_ documents: [Document]) throws {
+        try atomically { try _access.store.write(documents, mode: .insert, on: _access.connection) }
+    }
     /// Inserts one document.
     public func insert(_ document: Document) throws { try insert([document]) }
     /// Inserts a document made of `fields` under a new id. - Returns: the id.
     @discardableResult
     public func insert(_ fields: [String: Value]) throws -> DocumentID { try insert([fields])[0] }
-    /// Inserts documents made of each of `fieldSets`, each under a new id. - Returns: the ids.
+    /// Inserts documents made of each of `fieldSets`, each under a new id. - Returns: the ids, in order.
     @discardableResult
     public func insert(_ fieldSets: [[String: Value]]) throws -> [DocumentID] {
-        try atomically { try store.insert(generatingIDs: fieldSets, on: connection) }
+        try atomically { try _access.store.insert(generatingIDs: fieldSets, on: _access.connection) }
     }
-    /// Inserts or replaces documents.
-    public func upsert(_ documents: [Document]) throws { try atomically { try store.write(documents, mode: .upsert, on: connection) } }
+    /// Inserts documents, replacing those whose id exists (their version goes up).
+    public func upsert(_ documents: [Document]) throws {
+        try atomically { try _access.store.write(documents, mode: .upsert, on: _access.connection) }
+    }
     /// Replaces a document's fields, optionally only at a given version. - Returns: the new version.
     @discardableResult
     public func update(_ document: Document, ifVersion version: Int64? = nil) throws -> Int64 {
-        try store.update(document, ifVersion: version, on: connection)
+        try _access.store.update(document, ifVersion: version, on: _access.connection)
     }
-    /// Changes some fields or JSON paths. - Returns: the stored document.
+    /// Changes some fields, or JSON paths inside them; `.null` clears or removes. - Returns: the stored document.
     @discardableResult
     public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil) throws -> Document {
-        try atomically { try store.patch(id, changes, ifVersion: version, on: connection) }
+        try atomically { try _access.store.patch(id, changes, ifVersion: version, on: _access.connection) }
     }
-    /// Deletes by id. - Returns: how many existed.
+    /// Deletes one document. - Returns: whether it existed.
     @discardableResult
-    public func delete(ids: [DocumentID]) throws -> Int { try atomically { try store.delete(ids: ids, on: connection) } }
-    /// Deletes by filter. - Returns: how many.
+    public func delete(id: DocumentID) throws -> Bool { try delete(ids: [id]) == 1 }
+    /// Deletes documents by id. - Returns: how many existed.
     @discardableResult
-    public func delete(where filter: Filter) throws -> Int { try atomically { try store.delete(where: filter, on: connection) } }
+    public func delete(ids: [DocumentID]) throws -> Int {
+        try atomically { try _access.store.delete(ids: ids, on: _access.connection) }
+    }
+    /// Deletes every document passing `filter`. - Returns: how many.
+    @discardableResult
+    public func delete(where filter: Filter) throws -> Int {
+        try atomically { try _access.store.delete(where: filter, on: _access.connection) }
+    }
+}
 
-    func atomically<T>(_ body: () throws -> T) throws -> T { try connection.savepoint(body) }
+/// Reads on one connection's snapshot (inside `database.read { }` or a write transaction).
+public struct DocumentReader: DocumentReading {
+    let store: DocumentStore
+    let connection: Connection
+    let source: DocumentStore.VectorSource
 
-    /// The document with this id, or nil.
-    public func fetch(id: DocumentID) throws -> Document? { try reader.fetch(id: id) }
-    /// The documents of an unranked query.
-    public func fetch(_ query: Query = Query()) throws -> [Document] { try reader.fetch(query) }
-    /// Ranked results (vector legs scan the table).
-    public func search(_ query: Query) throws -> [DocumentHit] { try reader.search(query) }
-    /// How many documents pass the filter.
-    public func count(_ filter: Filter = .all) throws -> Int { try reader.count(filter) }
+    public var _access: DocumentAccess { DocumentAccess(store: store, connection: connection, source: source, savepoints: false) }
+}
+
+/// Reads and writes inside `database.write { tx in ... }`.
+public struct DocumentWriter: DocumentWriting {
+    let store: DocumentStore
+    let connection: Connection
+    let savepoints: Bool
+
+    init(store: DocumentStore, connection: Connection, savepoints: Bool = true) {
+        self.store = store
+        self.connection = connection
+        self.savepoints = savepoints
+    }
+
+    public var _access: DocumentAccess { DocumentAccess(store: store, connection: connection, source: .table, savepoints: savepoints) }
+
+    /// Reads that see this transaction's own writes.
+    public var reader: DocumentReader { DocumentReader(store: store, connection: connection, source: .table) }
 }

@@ -16,8 +16,8 @@ import TroveSQLite
 struct DocumentLayout: Sendable {
     let name: String
     let schema: DocumentSchema
-    /// Set when the layout describes a search collection's table, created by `CollectionSchema`
-    /// with fixed columns and rules of its own (DocumentLayout+Preset.swift).
+    /// Set when the layout describes a search collection's table: the preset's fields, with
+    /// automatic timestamps and the metadata rule (DocumentLayout+Preset.swift).
     var preset: CollectionConfiguration? = nil
     /// Whether the table has its `_version` column: always, except search collections of files
     /// older than format 3 opened read-only (their rows then read as version 1).
@@ -60,19 +60,22 @@ struct DocumentLayout: Sendable {
     var metaKey: String { Self.metaKeyPrefix + name }
 
     /// Where the index of the vector field `field` is saved: the collection's `<name>_index`
-    /// table, an HNSW graph under the field's name, a flat matrix under `<field>.flat`. A search
-    /// collection's `embedding` keeps the keys `hnsw` (the one its files have always used, so
-    /// files written before document collections saved graphs load theirs unchanged) and `flat`.
+    /// table, an HNSW graph under the field's name, a flat matrix under `<field>.flat` (search
+    /// collections' files before format 4 used `hnsw` and `flat`; the upgrade renames them).
     func snapshotLocation(for field: String, flat: Bool = false) -> ANNSnapshotStore.Location {
-        let key = preset != nil && field == "embedding" ? (flat ? "flat" : "hnsw") : (flat ? "\(field).flat" : field)
+        let key = legacySnapshotKeys && field == "embedding" ? (flat ? "flat" : "hnsw") : (flat ? "\(field).flat" : field)
         return ANNSnapshotStore.Location(table: snapshotTableName, key: key)
     }
+    /// Whether `embedding`'s snapshots are under `hnsw` and `flat`: a search collection of a
+    /// file older than format 4 opened read-only (writable opens upgrade the file first).
+    var legacySnapshotKeys = false
     var logFloorKey: String { "log_floor.\(name)" }
     var changeLog: ChangeLog { ChangeLog(table: log, floorKey: logFloorKey) }
     /// The integer primary key column.
     var rid: String { schema.id == .int64 ? "\"id\"" : "\"_rowid\"" }
-    /// The change log's column naming the changed row (`id` in an Int64 search collection's log).
-    var logRid: String { preset != nil && schema.id == .int64 ? "id" : "rid" }
+    /// The change log's column naming the changed row: `rid`, except in the log of an Int64
+    /// search collection of a file older than format 4 opened read-only (`id`).
+    var logRid = "rid"
 
     private func quoted(_ identifier: String) -> String { "\"\(identifier)\"" }
 
@@ -221,12 +224,13 @@ struct DocumentLayout: Sendable {
             try connection.execute("DELETE FROM \(EdgeTable.table) WHERE from_collection = ?1 OR to_collection = ?1", [.text(name)])
         }
         try connection.execute(
-            "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)", [.text(metaKey), .text(logFloorKey)])
+            "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)",
+            [.text(preset == nil ? metaKey : "collection.\(name)"), .text(logFloorKey)])
     }
 
     func columnDefinition(_ field: FieldDefinition) throws -> String {
         let c = quoted(field.name)
-        let (affinity, check): (String, String)
+        var (affinity, check): (String, String)
         // The scalar checks call no function: a CHECK that calls one makes SQLite give every
         // statement that sets its column, in a table with triggers, a statement journal (a copy
         // of each 16 KB page it touches), the larger part of a one-row update's cost. Each
@@ -245,6 +249,7 @@ struct DocumentLayout: Sendable {
             (affinity, check) = ("BLOB", "typeof(\(c)) = 'blob' AND length(\(c)) = \(4 * dimension)")
         case .point: (affinity, check) = ("TEXT", Self.pointCheck(c))
         }
+        if let rule = presetCheck(field, column: c) { check = rule }
         var sql = "\(c) \(affinity)"
         if field.isOptional {
             sql += " CHECK (\(c) IS NULL OR (\(check)))"
@@ -253,6 +258,7 @@ struct DocumentLayout: Sendable {
         }
         if field.isUnique { sql += " UNIQUE" }
         if let value = field.defaultValue { sql += " DEFAULT \(try Self.literal(FieldCodec.bind(value, for: field)))" }
+        if let automatic = automaticDefault(field) { sql += " DEFAULT \(automatic)" }
         if let reference = field.reference { sql += " " + reference.foreignKeyClause }
         return sql
     }

@@ -14,15 +14,13 @@ extension DocumentCollection {
     /// - Throws: ``TroveError/expiryDisabled(collection:)`` when the schema does not allow expiry,
     ///   and the errors of ``insert(_:)-([Document])``; nothing is written.
     public func insert(_ documents: [Document], expiry: Expiry) async throws {
-        let store = self.store
-        try await database.writing { try store.write(documents, mode: .insert, expiry: expiry, on: $0) }
+        try await writer { try $0.insert(documents, expiry: expiry) }
     }
 
     /// Inserts or replaces documents with an expiry (a replaced document takes the new expiry;
     /// ``upsert(_:)`` without one clears it).
     public func upsert(_ documents: [Document], expiry: Expiry) async throws {
-        let store = self.store
-        try await database.writing { try store.write(documents, mode: .upsert, expiry: expiry, on: $0) }
+        try await writer { try $0.upsert(documents, expiry: expiry) }
     }
 
     /// Sets when a document expires, or clears its expiry with `.never`. Its version goes up.
@@ -34,18 +32,14 @@ extension DocumentCollection {
     /// - Throws: ``TroveError/documentNotFound(_:)`` when it does not exist or has already
     ///   expired; ``TroveError/expiryDisabled(collection:)``.
     public func setExpiry(id: DocumentID, _ expiry: Expiry) async throws {
-        let store = self.store
-        try await database.writing { try store.setExpiry(of: id, expiry, on: $0) }
+        try await writer { try $0.setExpiry(id: id, expiry) }
     }
 
     /// When a document expires, or nil when it never does.
     ///
     /// - Throws: ``TroveError/documentNotFound(_:)`` when it does not exist or has expired.
     public func expiry(of id: DocumentID) async throws -> Date? {
-        let name = self.name
-        return try await database.reading(transaction: false) { connection, lookup in
-            try lookup(name).expiry(of: id, on: connection)
-        }
+        try await reader(transaction: false) { try $0.expiry(of: id) }
     }
 
     /// Deletes every expired document now, in one transaction that also removes their full-text,
@@ -55,29 +49,33 @@ extension DocumentCollection {
     /// - Returns: how many were deleted.
     @discardableResult
     public func purgeExpired() async throws -> Int {
-        let store = self.store
-        return try await database.writing { try store.purgeExpired(limit: nil, on: $0) }
+        try await writer { try $0.purgeExpired() }
     }
 }
 
-extension DocumentWriter {
+extension DocumentReading {
+    /// When a document expires, or nil when never.
+    ///
+    /// - Throws: ``TroveError/documentNotFound(_:)`` when it does not exist or has expired.
+    public func expiry(of id: DocumentID) throws -> Date? { try _access.store.expiry(of: id, on: _access.connection) }
+}
+
+extension DocumentWriting {
     /// Inserts documents that expire (validated first).
     public func insert(_ documents: [Document], expiry: Expiry) throws {
-        try atomically { try store.write(documents, mode: .insert, expiry: expiry, on: connection) }
+        try atomically { try _access.store.write(documents, mode: .insert, expiry: expiry, on: _access.connection) }
     }
     /// Inserts or replaces documents with an expiry.
     public func upsert(_ documents: [Document], expiry: Expiry) throws {
-        try atomically { try store.write(documents, mode: .upsert, expiry: expiry, on: connection) }
+        try atomically { try _access.store.write(documents, mode: .upsert, expiry: expiry, on: _access.connection) }
     }
     /// Sets or clears (`.never`) a document's expiry.
     public func setExpiry(id: DocumentID, _ expiry: Expiry) throws {
-        try store.setExpiry(of: id, expiry, on: connection)
+        try _access.store.setExpiry(of: id, expiry, on: _access.connection)
     }
-    /// When a document expires, or nil when never.
-    public func expiry(of id: DocumentID) throws -> Date? { try store.expiry(of: id, on: connection) }
     /// Deletes every expired document. - Returns: how many.
     @discardableResult
-    public func purgeExpired() throws -> Int { try store.purgeExpired(limit: nil, on: connection) }
+    public func purgeExpired() throws -> Int { try _access.store.purgeExpired(limit: nil, on: _access.connection) }
 }
 
 extension Database {

@@ -132,13 +132,8 @@ extension Database {
     @discardableResult
     public func dropCollection(_ name: String) throws -> Bool {
         if let configuration = try configuration(of: name) {
-            let schema = CollectionSchema(name: name, configuration: configuration)
-            try connection.transaction(.immediate) {
-                for statement in schema.dropStatements { try connection.execute(script: statement) }
-                try connection.execute(
-                    "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)",
-                    [.text(schema.configKey), .text(schema.logFloorKey)])
-            }
+            let layout = DocumentLayout(preset: name, configuration: configuration)
+            try connection.transaction(.immediate) { try layout.drop(on: connection) }
         } else {
             guard let schema = try DocumentStore.storedSchema(connection, key: DocumentLayout.metaKeyPrefix + name, name: name) else {
                 return false
@@ -152,9 +147,9 @@ extension Database {
     }
 }
 
-/// A search collection's table as stored: created by ``CollectionSchema`` (the preset's storage,
-/// the same for files of every format), its configuration under `collection.<name>` in
-/// `trove_meta`, and opened as a ``DocumentStore`` over the preset layout.
+/// A search collection's table as stored: made by ``DocumentLayout`` from the preset schema (as
+/// every collection's table is), its configuration under `collection.<name>` in `trove_meta`,
+/// and opened as a ``DocumentStore`` over the preset layout.
 enum SearchCollectionTable {
     /// Whether the file has a search collection `name`.
     static func exists(_ name: String, on connection: Connection) throws -> Bool {
@@ -198,11 +193,11 @@ enum SearchCollectionTable {
                 }
                 // Collections created before the FTS5 settings get them once, when writable
                 // (they are rows in the FTS5 config table; only speed depends on them).
-                let schema = CollectionSchema(name: name, configuration: stored)
+                let layout = DocumentLayout(preset: name, configuration: stored)
                 if stored.lexicalSearch, !connection.isReadOnly,
-                    try connection.scalar("SELECT 1 FROM \"\(schema.ftsName)_config\" WHERE k = 'hashsize'") == nil
+                    try connection.scalar("SELECT 1 FROM \"\(layout.ftsName)_config\" WHERE k = 'hashsize'") == nil
                 {
-                    for statement in schema.ftsSettings { try connection.execute(script: statement) }
+                    for statement in layout.ftsSettings { try connection.execute(script: statement) }
                 }
                 return stored
             }
@@ -214,22 +209,31 @@ enum SearchCollectionTable {
                     : "a document collection of that name exists; search collections need their own name")
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
-            let schema = CollectionSchema(name: name, configuration: requested)
+            let layout = DocumentLayout(preset: name, configuration: requested)
             // Checked before creating anything, never by matching SQLite's message text.
-            for object in schema.objectNames {
+            for object in layout.objectNames {
                 if try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(object)]) != nil {
                     throw TroveError.invalidName(name, reason: "the file already has a table or index that this collection needs (\(object))")
                 }
             }
-            for statement in schema.createStatements { try connection.execute(script: statement) }
+            for statement in try layout.createStatements() { try connection.execute(script: statement) }
+            if requested.lexicalSearch { for statement in layout.ftsSettings { try connection.execute(script: statement) } }
             try connection.execute(
                 "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(requested.encodedJSON())])
             return requested
         }
-        let schema = CollectionSchema(name: name, configuration: configuration)
-        var layout = DocumentLayout(preset: schema)
-        // Read-only opens of files older than format 3 have no row versions; they read as 1.
+        var layout = DocumentLayout(preset: name, configuration: configuration)
+        // Read-only opens of files older than format 4 (writable opens upgrade them first):
+        // before format 3 the rows have no versions (they read as 1); an Int64 collection's
+        // log names its rows `id`.
         layout.hasVersions = try CollectionSchema.hasVersionColumn(name, on: connection)
+        if try connection.scalar("SELECT 1 FROM pragma_table_info(?) WHERE name = 'id'", [.text("\(name)_log")]) != nil {
+            layout.logRid = "id"
+        }
+        if connection.isReadOnly, try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(layout.snapshotTableName)]) != nil {
+            layout.legacySnapshotKeys = try connection.scalar(
+                "SELECT 1 FROM \"\(layout.snapshotTableName)\" WHERE name IN ('hnsw', 'flat') LIMIT 1") != nil
+        }
         return DocumentStore(layout: layout, graph: graph, clock: clock)
     }
 }

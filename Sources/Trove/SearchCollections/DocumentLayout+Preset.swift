@@ -2,22 +2,23 @@ import Foundation
 import TroveSQLite
 
 /// A search collection (``Collection``) is one preset schema of the document engine: its table
-/// `id, content, source, metadata, embedding, created_at, updated_at, _version` (and an internal
-/// `_rowid` when ids are UUIDs or strings), created by
-/// `CollectionSchema` (Schema.swift) and logged by `<name>_log(seq, id, op)`, is described here
-/// as a ``DocumentLayout``, so its filters, unranked queries, aggregates, patches, deletes by
-/// filter and transactions run through ``DocumentStore`` like any document collection's.
+/// `id, _version, content, source, metadata, embedding, created_at, updated_at` (and an internal
+/// `_rowid` when ids are UUIDs or strings), its change log, text index and snapshots are made by
+/// ``DocumentLayout`` like any document collection's (since format 4; older files are moved on
+/// open, SearchCollectionTable+Upgrade.swift), so its filters, unranked queries, aggregates,
+/// patches, deletes by filter and transactions run through ``DocumentStore`` too.
 ///
-/// What the preset adds to the document rules: `created_at` and `updated_at` are set by Trove
-/// (ignored in written documents; `updated_at` moves on every update), and `metadata` must be a
-/// JSON object within the collection's byte limit.
+/// What the preset adds to the document rules, and all it adds: automatic timestamps
+/// (`created_at` and `updated_at` are set by Trove, ignored in written documents; `updated_at`
+/// moves on every update) and the metadata rule (`metadata` is a JSON object within the
+/// collection's byte limit).
 extension DocumentSchema {
     /// A search collection's row shape. The fields Trove sets itself come last.
     static func preset(_ configuration: CollectionConfiguration) -> DocumentSchema {
         DocumentSchema(
             id: configuration.ids,
             fields: [
-                .text("content"), .text("source", default: ""), .json("metadata", optional: true),
+                .text("content"), .text("source", default: "", indexed: true), .json("metadata", optional: true),
                 .vector("embedding", dimension: configuration.dimension, metric: configuration.metric, optional: true),
                 .real("created_at"), .real("updated_at"),
             ],
@@ -29,8 +30,20 @@ extension DocumentSchema {
 
 extension DocumentLayout {
     /// The layout of a search collection's table.
-    init(preset schema: CollectionSchema) {
-        self.init(name: schema.name, schema: .preset(schema.configuration), preset: schema.configuration)
+    init(preset name: String, configuration: CollectionConfiguration) {
+        self.init(name: name, schema: .preset(configuration), preset: configuration)
+    }
+
+    /// The SQL default of a field Trove sets itself: the time of the write.
+    func automaticDefault(_ field: FieldDefinition) -> String? {
+        automaticFields.contains(field.name) ? CollectionSchema.now : nil
+    }
+
+    /// The column check of the metadata rule (a JSON object; `json_type` only of valid JSON,
+    /// since it raises an error on anything else), or nil for every other column.
+    func presetCheck(_ field: FieldDefinition, column c: String) -> String? {
+        guard preset != nil, field.name == "metadata" else { return nil }
+        return "CASE WHEN json_valid(\(c)) THEN json_type(\(c)) = 'object' ELSE 0 END"
     }
 
     /// Fields whose values Trove sets itself: writes skip them.

@@ -129,13 +129,17 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
     }
 }
 
-/// Names and SQL of the objects that make up one collection (DESIGN.md section 3).
+/// The names a search collection keeps in the file, and the file format's constants. Its tables
+/// are made by ``DocumentLayout`` (the preset's layout, DocumentLayout+Preset.swift), as every
+/// collection's are.
 struct CollectionSchema: Sendable {
     /// 1: the first format. 2: the change log's update trigger records updates of every column;
     /// document collections (`documents.<name>` keys). 3: search collections' rows have a
-    /// `_version` (they are a preset document schema, DocumentLayout+Preset.swift). Older files
-    /// are upgraded on open (`Database.upgrade`).
-    static let formatVersion = 3
+    /// `_version`. 4: search collections' tables, logs and snapshots are the document layout's
+    /// (`SearchCollectionTable.moveToDocumentLayout`): `_version` after the id, the change log
+    /// `(seq, rid, op)` without `AUTOINCREMENT`, the source index `<name>_i0`, the link
+    /// triggers, snapshots keyed by field. Older files are upgraded on open (`Database.upgrade`).
+    static let formatVersion = 4
     static let metaTable = "trove_meta"
 
     let name: String
@@ -144,11 +148,7 @@ struct CollectionSchema: Sendable {
     var table: String { quoted(name) }
     var ftsName: String { "\(name)_fts" }
     var fts: String { quoted(ftsName) }
-    var log: String { quoted("\(name)_log") }
-    /// Persisted ANN snapshots (see ANNSnapshot.swift); created on the first save.
-    var indexTable: String { quoted("\(name)_index") }
     var configKey: String { "collection.\(name)" }
-    var logFloorKey: String { "log_floor.\(name)" }
 
     private func quoted(_ identifier: String) -> String { "\"\(identifier)\"" }
 
@@ -176,148 +176,14 @@ struct CollectionSchema: Sendable {
     /// Seconds since 1970 as REAL, computable on SQLite 3.37+ (unixepoch('subsec') needs 3.42).
     static let now = "((julianday('now') - 2440587.5) * 86400.0)"
 
-    /// Insert trigger feeding the change log.
-    var logInsertTrigger: String {
-        """
-        CREATE TRIGGER \(quoted("\(name)_log_ai")) AFTER INSERT ON \(table) BEGIN
-            INSERT INTO \(log)(\(logRid), op) VALUES (new.\(rid), 1);
-        END
-        """
-    }
-
-    /// The table's integer primary key: the id itself for `.int64` ids; for UUID and String
-    /// ids an internal `_rowid` (as in document collections), which the change log, the text
-    /// index and the vector indexes key on.
-    var rid: String { configuration.ids == .int64 ? "id" : "_rowid" }
-    /// The change log's column naming the changed row: `id` in the files Int64 collections have
-    /// always had, `rid` (as in document collections) otherwise.
-    var logRid: String { configuration.ids == .int64 ? "id" : "rid" }
-
-    /// Update trigger feeding the change log: an update of any column (source and metadata too)
-    /// is a change every derived index must see.
-    var logUpdateTrigger: String {
-        """
-        CREATE TRIGGER \(quoted("\(name)_log_au")) AFTER UPDATE ON \(table) BEGIN
-            INSERT INTO \(log)(\(logRid), op) SELECT old.\(rid), 2 WHERE old.\(rid) != new.\(rid);
-            INSERT INTO \(log)(\(logRid), op) VALUES (new.\(rid), 1);
-        END
-        """
-    }
-
-    /// The row version's column, added to format-2 tables by the upgrade to format 3.
-    static let versionColumn = "\"_version\" INTEGER NOT NULL DEFAULT 1"
-
-    /// Whether the table `name` has its `_version` column (format 3 and later).
+    /// Whether the table `name` has its `_version` column (format 3 and later; read-only opens
+    /// of older files read every row as version 1).
     static func hasVersionColumn(_ name: String, on connection: Connection) throws -> Bool {
         try connection.scalar("SELECT 1 FROM pragma_table_info(?) WHERE name = '_version'", [.text(name)]) != nil
     }
-
-    /// Raw-SQL updates raise the row's version too (Trove's own updates raise it themselves, so
-    /// this fires only when a statement left it unchanged), as in document collections.
-    var versionTrigger: String {
-        """
-        CREATE TRIGGER IF NOT EXISTS \(quoted("\(name)_version")) AFTER UPDATE ON \(table)
-        WHEN new."_version" = old."_version" BEGIN
-            UPDATE \(table) SET "_version" = old."_version" + 1 WHERE \(rid) = new.\(rid);
-        END
-        """
-    }
-
-    /// Insert trigger feeding the FTS5 index.
-    var ftsInsertTrigger: String {
-        """
-        CREATE TRIGGER \(quoted("\(name)_fts_ai")) AFTER INSERT ON \(table) BEGIN
-            INSERT INTO \(fts)(rowid, content) VALUES (new.\(rid), new.content);
-        END
-        """
-    }
-
-    /// FTS5 settings of the collection's text index (``DocumentLayout/ftsSettings(fts:)`` says why).
-    var ftsSettings: [String] { DocumentLayout.ftsSettings(fts: fts) }
 
     /// Segments on one level at which the writer merges them itself.
     static let ftsCrisisMerge = 32
 
     static let ftsHashSize = 8 << 20
-
-    /// Every table, index and trigger the collection creates (to detect collisions first).
-    var objectNames: [String] {
-        var names = [
-            name, "\(name)_source", "\(name)_log", "\(name)_index", "\(name)_log_ai", "\(name)_log_ad", "\(name)_log_au",
-            "\(name)_version",
-        ]
-        if configuration.lexicalSearch { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_ad", "\(name)_fts_au"] }
-        return names
-    }
-
-    /// The id column(s) of the table's definition, each line ending in a comma.
-    private var idColumns: String {
-        guard configuration.ids != .int64 else { return "id INTEGER PRIMARY KEY," }
-        return """
-            _rowid INTEGER PRIMARY KEY,
-                id TEXT NOT NULL UNIQUE CHECK (typeof(id) = 'text' AND length(id) > 0),
-            """
-    }
-
-    /// Statements that create the collection, in order.
-    var createStatements: [String] {
-        let bytes = 4 * configuration.dimension
-        var sql = [
-            """
-            CREATE TABLE \(table) (
-                \(idColumns)
-                content TEXT NOT NULL,
-                source TEXT NOT NULL DEFAULT '',
-                metadata TEXT CHECK (metadata IS NULL OR CASE WHEN json_valid(metadata)
-                    THEN json_type(metadata) = 'object' ELSE 0 END),
-                embedding BLOB CHECK (embedding IS NULL OR length(embedding) = \(bytes)),
-                created_at REAL NOT NULL DEFAULT \(Self.now),
-                updated_at REAL NOT NULL DEFAULT \(Self.now),
-                \(Self.versionColumn)
-            )
-            """,
-            "CREATE INDEX \(quoted("\(name)_source")) ON \(table)(source)",
-            // The change log the in-memory vector and text indexes catch up from. AUTOINCREMENT: a seq is
-            // never reused, so a watermark always means the same point in history.
-            "CREATE TABLE \(log) (seq INTEGER PRIMARY KEY AUTOINCREMENT, \(logRid) INTEGER NOT NULL, op INTEGER NOT NULL)",
-            logInsertTrigger,
-            """
-            CREATE TRIGGER \(quoted("\(name)_log_ad")) AFTER DELETE ON \(table) BEGIN
-                INSERT INTO \(log)(\(logRid), op) VALUES (old.\(rid), 2);
-            END
-            """,
-            logUpdateTrigger,
-            versionTrigger,
-        ]
-        if configuration.lexicalSearch {
-            let tokenizer = configuration.tokenizer.replacingOccurrences(of: "'", with: "''")
-            sql += [
-                """
-                CREATE VIRTUAL TABLE \(fts) USING fts5(content, content=\(table), content_rowid=\(rid),
-                    tokenize='\(tokenizer)')
-                """,
-            ] + ftsSettings + [
-                ftsInsertTrigger,
-                """
-                CREATE TRIGGER \(quoted("\(name)_fts_ad")) AFTER DELETE ON \(table) BEGIN
-                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.\(rid), old.content);
-                END
-                """,
-                """
-                CREATE TRIGGER \(quoted("\(name)_fts_au")) AFTER UPDATE OF \(rid), content ON \(table) BEGIN
-                    INSERT INTO \(fts)(\(fts), rowid, content) VALUES ('delete', old.\(rid), old.content);
-                    INSERT INTO \(fts)(rowid, content) VALUES (new.\(rid), new.content);
-                END
-                """,
-            ]
-        }
-        return sql
-    }
-
-    /// Statements that remove the collection (triggers go with their table).
-    var dropStatements: [String] {
-        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)", "DROP TABLE IF EXISTS \(indexTable)"]
-        if configuration.lexicalSearch { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
-        return sql
-    }
 }

@@ -146,7 +146,7 @@ struct DatabaseTests {
         let c = try Connection(path: path)
         try c.execute("UPDATE trove_meta SET value = '99' WHERE key = 'format_version'")
         c.close()
-        #expect(throws: TroveError.unsupportedFormatVersion(found: 99, supported: 3)) { try Database(path: path) }
+        #expect(throws: TroveError.unsupportedFormatVersion(found: 99, supported: 4)) { try Database(path: path) }
     }
 
     @Test("a file that is not a database fails to open with a SQLite error")

@@ -241,7 +241,7 @@ struct DocumentIndexSnapshotTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("format2.trove")
         try FileManager.default.copyItem(atPath: TestPaths.fixtures.appendingPathComponent("format2.trove").path, toPath: path)
-        // The preset layout maps the search collection's `embedding` onto the file's table and key.
+        // Read-only, the preset layout finds the graph under the key files before format 4 used.
         let readOnly = try Database(path: path, readOnly: true)
         #expect(try await readOnly.collection(named: "pages").loadIndex().origin == .snapshot)
         let db = try Database(path: path)
@@ -249,10 +249,10 @@ struct DocumentIndexSnapshotTests {
         let stats = try await pages.loadIndex()
         #expect(stats.origin == .snapshot && stats.vectorCount == 20)
         #expect(try await pages.search(vector: [5, 1, 2], topK: 1).first?.id == 5)
-        // Saved again under the same key, in the same table.
+        // Saved again in the same table, under the key the upgrade to format 4 gave it.
         try await db.execute("UPDATE pages SET embedding = embedding WHERE id = 1")
         _ = try await pages.search(vector: [5, 1, 2], topK: 1)  // replays the raw update
         #expect(try await db.saveIndexes() == ["pages"])
-        #expect(try await db.query("SELECT DISTINCT name FROM pages_index").map { $0.string(at: 0) } == ["hnsw"])
+        #expect(try await db.query("SELECT DISTINCT name FROM pages_index").map { $0.string(at: 0) } == ["embedding"])
     }
 }

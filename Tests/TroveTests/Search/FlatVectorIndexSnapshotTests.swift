@@ -33,7 +33,7 @@ struct FlatVectorIndexSnapshotTests {
     /// The answers of a matrix built from the table: the snapshot removed, a fresh open.
     static func tableAnswers(_ path: String) async throws -> [[String]] {
         let raw = try Connection(.file(path))
-        try raw.execute("DELETE FROM items_index WHERE name = 'flat'")
+        try raw.execute("DELETE FROM items_index WHERE name = 'embedding.flat'")
         raw.close()
         let items = try await Database(path: path).collection(named: "items")
         let answers = try await answers(items)
@@ -105,39 +105,39 @@ struct FlatVectorIndexSnapshotTests {
         switch damage {
         case "flip":
             // One byte of a row's floats, changed in place: same sizes, only the checksum differs.
-            let data = try raw.query("SELECT data FROM items_index WHERE name = 'flat' AND part = 2")[0][0]
+            let data = try raw.query("SELECT data FROM items_index WHERE name = 'embedding.flat' AND part = 2")[0][0]
             guard case .blob(var bytes) = data else { Issue.record("no part 2: \(data)"); return }
             bytes[17] ^= 0x40
-            try raw.execute("UPDATE items_index SET data = ? WHERE name = 'flat' AND part = 2", [.blob(bytes)])
+            try raw.execute("UPDATE items_index SET data = ? WHERE name = 'embedding.flat' AND part = 2", [.blob(bytes)])
             expected = "checksum"
         case "truncate":
-            try raw.execute("DELETE FROM items_index WHERE name = 'flat' AND part = (SELECT max(part) FROM items_index WHERE name = 'flat')")
+            try raw.execute("DELETE FROM items_index WHERE name = 'embedding.flat' AND part = (SELECT max(part) FROM items_index WHERE name = 'embedding.flat')")
             expected = "truncated"
         case "short":
             // A part in the middle that lost its last bytes: the parts no longer add up to the size.
-            try raw.execute("UPDATE items_index SET data = substr(data, 1, length(data) - 100) WHERE name = 'flat' AND part = 1")
+            try raw.execute("UPDATE items_index SET data = substr(data, 1, length(data) - 100) WHERE name = 'embedding.flat' AND part = 1")
             expected = "truncated"
         case "value":
             // Not a blob at all (the column's affinity keeps what raw SQL stores).
-            try raw.execute("UPDATE items_index SET data = 5 WHERE name = 'flat' AND part = 1")
+            try raw.execute("UPDATE items_index SET data = 5 WHERE name = 'embedding.flat' AND part = 1")
             expected = "no data"
         case "part":
-            try raw.execute("DELETE FROM items_index WHERE name = 'flat' AND part = 1")
+            try raw.execute("DELETE FROM items_index WHERE name = 'embedding.flat' AND part = 1")
             expected = "part 1 is missing"
         case "size":
             // An absurd recorded size must be refused before anything is allocated for it.
-            try raw.execute("UPDATE items_index SET total_bytes = 1 << 50 WHERE name = 'flat'")
+            try raw.execute("UPDATE items_index SET total_bytes = 1 << 50 WHERE name = 'embedding.flat'")
             expected = "size"
         case "dimension":
             // A valid snapshot of an 8-d matrix in the 16-d field's place, at a reachable watermark.
             let other = try await Database(path: path).collection("other", dimension: 8)
             try await other.insert(hnswEntries(count: 500, dimension: 8, seed: 5))
             try await other.saveIndex()
-            try raw.execute("DELETE FROM items_index WHERE name = 'flat'")
+            try raw.execute("DELETE FROM items_index WHERE name = 'embedding.flat'")
             try raw.execute(
                 """
-                INSERT INTO items_index SELECT 'flat', part, (SELECT max(seq) FROM items_log), format, checksum, total_bytes, data
-                FROM other_index WHERE name = 'flat'
+                INSERT INTO items_index SELECT 'embedding.flat', part, (SELECT max(seq) FROM items_log), format, checksum, total_bytes, data
+                FROM other_index WHERE name = 'embedding.flat'
                 """)
             expected = "\(Self.dimension)-d"
         case "floor":
@@ -146,7 +146,7 @@ struct FlatVectorIndexSnapshotTests {
             try raw.execute("DELETE FROM items_log WHERE seq < (SELECT max(seq) FROM items_log)")
             expected = "floor"
         default:
-            try raw.execute("UPDATE items_index SET watermark = watermark + 1000 WHERE name = 'flat'")
+            try raw.execute("UPDATE items_index SET watermark = watermark + 1000 WHERE name = 'embedding.flat'")
             expected = "ahead"
         }
         raw.close()
@@ -172,7 +172,7 @@ struct FlatVectorIndexSnapshotTests {
         let path = dir.path("flat.trove")
         try await Self.savedCollection(path)
         let raw = try Connection(.file(path))
-        #expect(try raw.scalar("SELECT count(*) FROM items_index WHERE name = 'flat'")!.int64Value! >= 3)
+        #expect(try raw.scalar("SELECT count(*) FROM items_index WHERE name = 'embedding.flat'")!.int64Value! >= 3)
         // The table as files written before hold it, with a second snapshot beside the field's.
         try raw.execute(
             script: """
@@ -195,7 +195,7 @@ struct FlatVectorIndexSnapshotTests {
         try await items.insert(hnswEntries(count: 1, dimension: Self.dimension, seed: 6, firstID: 6_000))
         try await items.saveIndex()
         // Rowids now (a blob reader opens its parts by them); the other snapshot came along.
-        #expect(try await db.query("SELECT count(rowid) FROM items_index WHERE name = 'flat'")[0].int64(at: 0) ?? 0 >= 3)
+        #expect(try await db.query("SELECT count(rowid) FROM items_index WHERE name = 'embedding.flat'")[0].int64(at: 0) ?? 0 >= 3)
         #expect(try await db.query("SELECT part, data FROM items_index WHERE name = 'other' ORDER BY part") == other)
         let reopened = try await Database(path: path).collection(named: "items")
         #expect(try await reopened.loadIndex().origin == .snapshot)

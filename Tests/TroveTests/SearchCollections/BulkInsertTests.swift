@@ -12,7 +12,7 @@ struct BulkInsertTests {
     /// Rows in the log per id, FTS5 documents, and the insert triggers' SQL.
     private func state(_ db: Database, _ name: String) async throws -> (log: [Int64: Int], ftsDocuments: Int, triggers: [String]) {
         var log: [Int64: Int] = [:]
-        for row in try await db.query("SELECT id, count(*) FROM \(name)_log WHERE op = 1 GROUP BY id") {
+        for row in try await db.query("SELECT rid, count(*) FROM \(name)_log WHERE op = 1 GROUP BY rid") {
             log[row.int64(at: 0)!] = Int(row.int64(at: 1)!)
         }
         let documents = try await db.query("SELECT count(*) FROM \(name)_fts_docsize")[0].int64(at: 0)!
@@ -128,7 +128,7 @@ struct BulkInsertTests {
             try reader.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'items'")!.int64Value!
         }
         let expected = try triggerCount()
-        #expect(expected == 7)  // log (3), FTS5 (3), version
+        #expect(expected == 9)  // log (3), FTS5 (3), version, links (delete and id change)
         try await items.insert(randomEntries(count: 100, dimension: 2, seed: 12))
         #expect(try triggerCount() == expected)
         try reader.execute("INSERT INTO items(id, content) VALUES (900, 'reader wrote this')")

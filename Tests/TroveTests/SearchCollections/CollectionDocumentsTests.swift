@@ -84,7 +84,7 @@ struct CollectionDocumentsTests {
             .matching(.typed("router")).limit(3))
         let matching = rows.count { $0.source == "a.pdf" }
         #expect(ranked.contains("candidates: filter in SQLite, before ranking"))
-        #expect(ranked.contains { $0.contains("INDEX notes_source") }, "\(ranked)")
+        #expect(ranked.contains { $0.contains("INDEX notes_i0") }, "\(ranked)")
         #expect(ranked.contains("vector leg embedding: in memory, exact scan: the \(matching) candidates (cosine, 4-d)"), "\(ranked)")
         #expect(ranked.contains("text leg: in-memory BM25 over content, ranked as FTS5's bm25"))
         #expect(ranked.contains("fusion: reciprocal rank, k = 60.0"))

@@ -29,7 +29,7 @@ struct FormatUpgradeTests {
             #expect(try await readOnly.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "1")
         }
         let db = try Database(path: path)
-        #expect(try await db.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "3")
+        #expect(try await db.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "4")
         let notes = try await db.collection(named: "notes")
         let hits = try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], topK: 1)
         #expect(hits.first?.id == 2)
@@ -69,7 +69,7 @@ struct FormatUpgradeTests {
             #expect(try await readOnly.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "2")
         }
         let db = try Database(path: path)
-        #expect(try await db.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "3")
+        #expect(try await db.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?.string("value") == "4")
         let notes = try await db.collection(named: "notes")
         let rows = try await notes.page(Query().sorted(by: .ascending("id"))).documents
         #expect(rows.map(\.id) == [1, 2, 3, 4])
