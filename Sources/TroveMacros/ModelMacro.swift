@@ -112,6 +112,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         for property in columns {
             let keyPath = "\\\(typeName).\(property.name)"
             if property.attributeOptions.contains("unique") { lines.append("options = options.unique(\(keyPath))") }
+            if property.attributeOptions.contains("externalStorage") { lines.append("options = options._externalStorage(\(keyPath))") }
             if let original = property.originalName {
                 lines.append("options = options.originalName(\(original.trimmedDescription), of: \(keyPath))")
             }
@@ -169,6 +170,11 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         if let inverse, property.isArray {
             return ["@_PersistedProperty(inverse: \(inverse.trimmed))"]
         }
+        let external = variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
+            .first { $0.attributeName.trimmedDescription == "Attribute" }?
+            .arguments?.as(LabeledExprListSyntax.self)?
+            .contains { $0.expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "externalStorage" } ?? false
+        if external { return ["@_PersistedProperty(externalStorage: true)"] }
         return ["@_PersistedProperty"]
     }
 

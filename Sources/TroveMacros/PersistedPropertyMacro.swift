@@ -18,6 +18,8 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         let n = name.text
         let inverse = node.arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?.expression
         let extra = inverse.map { ", inverse: \($0.trimmedDescription)" } ?? ""
+        let external = node.arguments?.as(LabeledExprListSyntax.self)?.contains { $0.label?.text == "externalStorage" } ?? false
+        let hook = external ? "loadedExternal" : "resolved"
         return [
             """
             @storageRestrictions(initializes: _\(name))
@@ -28,7 +30,7 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
             """
             get {
                 access(keyPath: \\.\(name))
-                if let resolved = Trove._ModelCoding.resolved(_\(name), name: "\(raw: n)"\(raw: extra), of: self) {
+                if let resolved = Trove._ModelCoding.\(raw: hook)(_\(name), name: "\(raw: n)"\(raw: extra), of: self) {
                     _\(name) = resolved
                 }
                 return _\(name)

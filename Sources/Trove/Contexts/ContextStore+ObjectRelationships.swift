@@ -43,6 +43,17 @@ extension ContextStore {
         }
     }
 
+    /// The value of an `@Attribute(.externalStorage)` property a fetch left out (nil when it is
+    /// null or the read fails: the error is thrown by the next save).
+    func loadExternal<M: _ReferenceModel, V>(_ type: M.Type, name: String, as value: V.Type, of model: M) -> V? {
+        do {
+            return try table(M.self).loadExternal(name, as: V.self, of: model, on: try connection())
+        } catch {
+            relationshipError = error
+            return nil
+        }
+    }
+
     /// Starts tracking a model a tracked model now references (SwiftData inserts related
     /// models with the model), and those it references in turn. An error (a type outside the
     /// schema, another instance with its id) is thrown by the next save.

@@ -104,6 +104,7 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     /// Copies every stored property from `source` into `target` through its setter.
     func copy(from source: M, to target: M) {
         for access in accesses.values { access.write(target, access.read(source)) }
+        target._$backing.unloaded = source._$backing.unloaded
     }
 }
 

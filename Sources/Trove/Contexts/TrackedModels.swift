@@ -44,7 +44,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     init(store: DocumentStore) throws {
         let schema = try ModelSchema<M>.shared()
         let layout = try ReferenceLayout<M>.shared()
-        let lazy = layout.lazy
+        let lazy = layout.lazy.union(M.declaredOptions.externalNames)
         let properties = schema.properties
         self.schema = schema
         self.layout = layout
@@ -164,7 +164,30 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         for slot in lazySlots where document[schema.properties[slot].column] == nil {
             document[schema.properties[slot].column] = .null
         }
-        return try adopt(schema.decode(document), id: document.id, version: document.version).model
+        let fresh = try schema.decode(document)
+        fresh._$backing.unloaded = externalNames
+        return try adopt(fresh, id: document.id, version: document.version).model
+    }
+
+    /// The `@Attribute(.externalStorage)` properties fetches leave out.
+    var externalNames: Set<String> { M.declaredOptions.externalNames }
+
+    /// Reads a left-out property of a tracked model (one query) and takes it into the model's
+    /// snapshot, so reading it is not a change. The caller puts it into the model's storage.
+    func loadExternal<V>(_ name: String, as type: V.Type, of model: M, on connection: Connection) throws -> V? {
+        let id = model.id.documentID
+        guard let slot = schema.properties.firstIndex(where: { $0.name == name }), let entry = entries[id], entry.object === model
+        else { return nil }
+        let property = schema.properties[slot]
+        let raw = try connection.scalar("SELECT \"\(property.column)\" FROM \(store.layout.table) WHERE \"id\" = ?", [id.sqlValue])
+        guard let raw, !raw.isNull else { return nil }
+        guard let decodable = V.self as? any Decodable.Type else { return nil }
+        func decode<D: Decodable>(_: D.Type) throws -> V? {
+            try ValueDecoder.decode(D.self, from: ContextValues.value(raw, as: property.definition), inJSON: false, codingPath: []) as? V
+        }
+        let value = try _openExistential(decodable, do: decode)
+        if entry.saved != nil { entry.saved![slot: slot] = value as Any }
+        return value
     }
 
     /// The tracked instance of a row decoded elsewhere (`fresh`): the one already in the map,

@@ -10,6 +10,8 @@ public final class _ModelBacking {
     weak var context: ModelContext?
     /// To-one relationships read from a row and not resolved yet: the other model's id.
     public var pending = _PendingReferences()
+    /// `@Attribute(.externalStorage)` properties a fetch left out and nobody has read yet.
+    var unloaded: Set<String> = []
     /// To-many relationships whose children are known (read once, or the model is new).
     var loaded: Set<String> = []
     /// Whether the model was read from a row (else it is new: it has no stored children).

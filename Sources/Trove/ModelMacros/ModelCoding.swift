@@ -47,6 +47,19 @@ public enum _ModelCoding {
     @inlinable
     public static func didSet<V, M>(name: String, from oldValue: V, to newValue: V, of model: M) {}
 
+    // MARK: External storage
+
+    /// A property that stays in every fetch (non-optional): nothing to read.
+    @inlinable
+    public static func loadedExternal<V, M>(_ value: V, name: String, of model: M) -> V? { nil }
+
+    /// The value a fetch left out, read on first access (one query), or nil when it is here.
+    public static func loadedExternal<V, M: _ReferenceModel>(_ value: V?, name: String, of model: M) -> V?? {
+        let backing = model._$backing
+        guard backing.unloaded.remove(name) != nil, let context = backing.context else { return nil }
+        return .some(context.store.loadExternal(M.self, name: name, as: V.self, of: model))
+    }
+
     // MARK: To-one relationships
 
     public static func decode<Root, T: _ReferenceModel, K>(

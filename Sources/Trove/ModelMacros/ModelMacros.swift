@@ -53,6 +53,12 @@ public macro _PersistedProperty() = #externalMacro(module: "TroveMacros", type: 
 @attached(peer, names: prefixed(_))
 public macro _PersistedProperty(inverse: AnyKeyPath) = #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
 
+/// Added by ``Model()`` to an `@Attribute(.externalStorage)` property: observed storage that a
+/// fetch leaves out and the first access reads. Not written by hand.
+@attached(accessor, names: named(init), named(get), named(set))
+@attached(peer, names: prefixed(_))
+public macro _PersistedProperty(externalStorage: Bool) = #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
+
 /// How a property of a ``Model()`` class is stored, as SwiftData's `@Attribute`.
 ///
 /// ```swift
@@ -161,7 +167,8 @@ public struct AttributeOption: Hashable, Sendable {
 
     /// No two models of the type hold the same value (a unique index).
     public static let unique = AttributeOption(name: "unique")
-    /// SwiftData's hint to keep a large value beside the row; Trove stores it in its column.
+    /// A large value a context's fetches leave out and read on first access of the property
+    /// (for an optional property; a non-optional one is read with its row).
     public static let externalStorage = AttributeOption(name: "externalStorage")
     /// SwiftData's CloudKit and Spotlight options: accepted so models compile; they change nothing.
     public static let allowsCloudEncryption = AttributeOption(name: "allowsCloudEncryption")

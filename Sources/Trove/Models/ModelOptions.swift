@@ -55,6 +55,8 @@ public struct ModelOptions: Hashable, Sendable {
     /// Property name -> the referenced model type, so opening a model's collection can create
     /// the collections it references first.
     var referenceTargets: [String: any PersistentModel.Type] = [:]
+    /// Properties a context's fetches leave out, read on first access (`@Attribute(.externalStorage)`).
+    var externalNames: Set<String> = []
     /// Column in the previous schema version -> column now (``originalName(_:of:)``).
     var originalNames: [String: String] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
@@ -161,6 +163,18 @@ public struct ModelOptions: Hashable, Sendable {
         }
     }
 
+    /// An optional property of a `@Model` class that a context's fetches leave out and read on
+    /// its first access (`@Attribute(.externalStorage)` writes this). Not written by hand.
+    public func _externalStorage<Root, Value>(_ keyPath: KeyPath<Root, Value?>) -> ModelOptions {
+        with {
+            guard let name = $0.topLevel(keyPath) else { return }
+            $0.externalNames.insert(name)
+        }
+    }
+
+    /// A non-optional property stays in every fetch: a fetched model needs its value.
+    public func _externalStorage<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> ModelOptions { self }
+
     /// Every fetched row goes through the type's `init(from:)`, and every written model through
     /// its `encode(to:)`.
     ///
@@ -186,6 +200,7 @@ public struct ModelOptions: Hashable, Sendable {
         merged.references.merge(other.references) { _, new in new }
         merged.referenceTargets.merge(other.referenceTargets) { _, new in new }
         merged.originalNames.merge(other.originalNames) { _, new in new }
+        merged.externalNames.formUnion(other.externalNames)
         merged.problems += other.problems
         merged.codesThroughConformance = merged.codesThroughConformance || other.codesThroughConformance
         return merged

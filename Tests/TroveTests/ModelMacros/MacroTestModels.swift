@@ -153,3 +153,18 @@ enum ZooV1: VersionedSchema {
 func inMemoryContainer(_ version: any VersionedSchema.Type) throws -> ModelContainer {
     try ModelContainer(for: Schema(versionedSchema: version), configurations: ModelConfiguration(isStoredInMemoryOnly: true))
 }
+
+/// A large optional property a fetch leaves out (`@Attribute(.externalStorage)`).
+@Model final class Snapshot {
+    var caption: String
+    @Attribute(.externalStorage) var pixels: Data?
+    init(caption: String, pixels: Data? = nil) {
+        self.caption = caption
+        self.pixels = pixels
+    }
+}
+
+enum SnapshotsV1: VersionedSchema {
+    static let versionIdentifier = Schema.Version(1, 0, 0)
+    static let models: [any PersistentModel.Type] = [Snapshot.self]
+}
