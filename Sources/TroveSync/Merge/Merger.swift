@@ -58,6 +58,11 @@ struct Merger {
     /// Applies `set`, sealed by `device`. Call inside a write transaction, after ``check(_:)``.
     func apply(_ set: ChangeSet, from device: String) throws {
         try connection.execute("UPDATE \(SyncTables.device) SET applying = 1")
+        // Collections come in name order, so a reference (a `.reference` field, a `@Model`'s
+        // to-one relationship) may arrive before the record it names, in this change set or a
+        // later one of the batch: foreign keys are checked when the transaction commits (the
+        // pragma ends with it).
+        try connection.execute(script: "PRAGMA defer_foreign_keys = ON")
         for collection in set.collections {
             guard let table = captured[collection.name] else { continue }
             let materializer = Materializer(connection: connection, table: table)

@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+import Trove
+import TroveTestSupport
+
+@testable import TroveSync
+
+/// A trail and its landmarks: a to-many relationship that cascades, its to-one inverse (a
+/// foreign key in `Landmark`), a unique name, implicit (time-ordered UUID) ids. `Landmark`
+/// sorts before `Trail`, so a change set carries the children before their parent.
+@Model final class Trail {
+    @Attribute(.unique) var name: String
+    @Relationship(deleteRule: .cascade, inverse: \Landmark.trail)
+    var landmarks = [Landmark]()
+
+    init(name: String) { self.name = name }
+}
+
+@Model final class Landmark {
+    var name: String
+    var elevation: Int
+    var trail: Trail?
+
+    init(name: String, elevation: Int, trail: Trail? = nil) {
+        self.name = name
+        self.elevation = elevation
+        self.trail = trail
+    }
+}
+
+enum TrailsV1: VersionedSchema {
+    static let versionIdentifier = Schema.Version(1, 0, 0)
+    static let models: [any PersistentModel.Type] = [Trail.self, Landmark.self]
+}
+
+/// `@Model` containers on two devices syncing through the real PostgreSQL server: the model
+/// collections are ordinary synced collections named after their classes, and relationships
+/// resolve on arrival.
+@Suite @MainActor struct ModelContainerSyncTests {
+    /// One device: a container in its own file, its database a member of `space`.
+    private struct ModelDevice {
+        let container: ModelContainer
+        let sync: SyncSpace
+
+        func round() async throws {
+            try await sync.push()
+            try await sync.pull()
+        }
+    }
+
+    private func device(
+        _ name: String, in directory: TemporaryDirectory, transport: PostgresTransport, key: SyncKey, space: String
+    ) async throws -> ModelDevice {
+        let container = try ModelContainer(
+            for: Schema(versionedSchema: TrailsV1.self),
+            configurations: ModelConfiguration(url: URL(fileURLWithPath: directory.path("\(name).trove"))))
+        let sync = try await SyncSpace(
+            database: container.database, space: space, key: key, transport: transport,
+            collections: ["Trail", "Landmark"])
+        return ModelDevice(container: container, sync: sync)
+    }
+
+    /// Every trail with its landmarks, as "trail: [landmark@elevation, ...]", sorted; read
+    /// through a new context.
+    private func summary(_ container: ModelContainer) throws -> [String] {
+        let context = ModelContext(container)
+        return try context.fetch(FetchDescriptor<Trail>(sortBy: [SortDescriptor(\.name)])).map { trail in
+            "\(trail.name): \(trail.landmarks.map { "\($0.name)@\($0.elevation)" }.sorted())"
+        }
+    }
+
+    @Test func relationshipsResolveOnArrivalAndEditsSyncBack() async throws {
+        let directory = try TemporaryDirectory()
+        let role = try SyncServerFixture.newDevice()
+        let transports = try (0..<2).map { _ in try PostgresTransport(url: role.url) }
+        defer { transports.forEach { $0.close() } }
+        let space = SyncServerFixture.newSpaceName()
+        let key = try SyncKey.random()
+        try await transports[0].createSpace(space)
+        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space)
+
+        // A: two trails with their landmarks, inserted through the relationship.
+        let contextA = ModelContext(a.container)
+        let coast = Trail(name: "Coast")
+        coast.landmarks = [
+            Landmark(name: "Lighthouse", elevation: 12), Landmark(name: "Cove", elevation: 3),
+            Landmark(name: "Bluff", elevation: 80),
+        ]
+        let summit = Trail(name: "Summit")
+        summit.landmarks = [Landmark(name: "Saddle", elevation: 2100), Landmark(name: "Peak", elevation: 2450)]
+        contextA.insert(coast)
+        contextA.insert(summit)
+        try contextA.save()
+        let coastID = coast.id
+        let bluffID = try #require(coast.landmarks.first { $0.name == "Bluff" }).id
+
+        try await a.round()
+        try await b.round()
+
+        // B, a fresh context: every child's trail is the fetched trail instance, every trail
+        // holds its children, ids are the ones A made.
+        do {
+            let context = ModelContext(b.container)
+            let trails = try context.fetch(FetchDescriptor<Trail>(sortBy: [SortDescriptor(\.name)]))
+            #expect(trails.map(\.name) == ["Coast", "Summit"])
+            let landmarks = try context.fetch(FetchDescriptor<Landmark>(sortBy: [SortDescriptor(\.elevation)]))
+            #expect(landmarks.map(\.name) == ["Cove", "Lighthouse", "Bluff", "Saddle", "Peak"])
+            let byName = Dictionary(uniqueKeysWithValues: trails.map { ($0.name, $0) })
+            let coastB = try #require(byName["Coast"])
+            let summitB = try #require(byName["Summit"])
+            #expect(coastB.id == coastID)
+            for landmark in landmarks {
+                let expected = landmark.elevation < 1000 ? coastB : summitB
+                #expect(landmark.trail === expected, "\(landmark.name)'s trail is the fetched instance")
+            }
+            #expect(Set(coastB.landmarks.map(\.name)) == ["Lighthouse", "Cove", "Bluff"])
+            #expect(Set(summitB.landmarks.map(\.name)) == ["Saddle", "Peak"])
+            #expect(coastB.landmarks.allSatisfy { child in landmarks.contains { $0 === child } }, "the identity map's instances")
+            #expect(landmarks.first { $0.name == "Bluff" }?.id == bluffID)
+        }
+        #expect(try summary(b.container) == summary(a.container))
+
+        // B: moves Bluff to a new trail through the relationship, deletes Summit (its landmarks
+        // cascade), and saves; then both sync.
+        do {
+            let context = ModelContext(b.container)
+            let trails = try context.fetch(FetchDescriptor<Trail>())
+            let coastB = try #require(trails.first { $0.name == "Coast" })
+            let summitB = try #require(trails.first { $0.name == "Summit" })
+            let bluff = try #require(coastB.landmarks.first { $0.name == "Bluff" })
+            let ridge = Trail(name: "Ridge")
+            context.insert(ridge)
+            bluff.trail = ridge
+            #expect(coastB.landmarks.map(\.name).sorted() == ["Cove", "Lighthouse"])
+            context.delete(summitB)
+            try context.save()
+        }
+        let expected = ["Coast: [\"Cove@3\", \"Lighthouse@12\"]", "Ridge: [\"Bluff@80\"]"]
+        #expect(try summary(b.container) == expected)
+
+        try await b.round()
+        try await a.round()
+
+        // A, a new context: the same trails, Bluff (same id) under Ridge, Summit's landmarks gone.
+        #expect(try summary(a.container) == expected)
+        let context = ModelContext(a.container)
+        let landmarks = try context.fetch(FetchDescriptor<Landmark>(sortBy: [SortDescriptor(\.elevation)]))
+        #expect(landmarks.map(\.name) == ["Cove", "Lighthouse", "Bluff"])
+        let bluff = try #require(landmarks.last)
+        #expect(bluff.id == bluffID && bluff.trail?.name == "Ridge")
+        #expect(bluff.trail?.landmarks.contains { $0 === bluff } == true)
+        #expect(try context.fetch(FetchDescriptor<Trail>(predicate: #Predicate { $0.name == "Summit" })).isEmpty)
+        #expect(try await canonicalDump(of: a.container.database) == canonicalDump(of: b.container.database))
+        let statusA = await a.sync.status
+        let statusB = await b.sync.status
+        #expect(statusA.pendingChanges == 0 && statusB.pendingChanges == 0)
+    }
+}
+
+extension ModelContainerSyncTests {
+    /// A concurrent delete of a parent and a new child of it: the merge keeps both (a record's
+    /// life and a field are merged separately), so the child names a trail that is gone.
+    /// The known issues record how it fails today (issue #40 item 5's report).
+    @Test func aChildAddedToATrailDeletedConcurrently() async throws {
+        let directory = try TemporaryDirectory()
+        let role = try SyncServerFixture.newDevice()
+        let transports = try (0..<2).map { _ in try PostgresTransport(url: role.url) }
+        defer { transports.forEach { $0.close() } }
+        let space = SyncServerFixture.newSpaceName()
+        let key = try SyncKey.random()
+        try await transports[0].createSpace(space)
+        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space)
+        do {
+            let context = ModelContext(a.container)
+            let coast = Trail(name: "Coast")
+            coast.landmarks = [Landmark(name: "Cove", elevation: 3)]
+            context.insert(coast)
+            try context.save()
+        }
+        try await a.round()
+        try await b.round()
+        do {
+            let context = ModelContext(a.container)
+            context.delete(try #require(try context.fetch(FetchDescriptor<Trail>()).first))
+            try context.save()
+        }
+        do {
+            let context = ModelContext(b.container)
+            let coast = try #require(try context.fetch(FetchDescriptor<Trail>()).first)
+            coast.landmarks.append(Landmark(name: "Tidepool", elevation: 1))
+            try context.save()
+        }
+        // What should hold: every pull applies, and both devices end alike. Today A (which
+        // deleted the trail) cannot apply B's landmark: its foreign key names the deleted trail,
+        // so the pull's COMMIT fails (FOREIGN KEY constraint failed), and again on every later
+        // pull: A receives nothing after that change set. The tables agree meanwhile (B's
+        // cascade removed Tidepool when A's delete arrived).
+        await withKnownIssue("a child added concurrently with its parent's delete stops the deleter's pulls") {
+            for device in [a, b, a] { try await device.round() }
+        }
+        await withKnownIssue("and every later pull") { try await a.sync.pull() }
+        #expect(try summary(a.container) == [])
+        #expect(try summary(b.container) == [])
+        #expect(try await canonicalDump(of: a.container.database) == canonicalDump(of: b.container.database))
+    }
+}
+
+extension ModelContainerSyncTests {
+    /// Two devices insert a trail of the same `@Attribute(.unique)` name while apart: two
+    /// records (time-ordered UUIDs differ), one unique index. The known issues record how it
+    /// fails today (issue #40 item 5's report).
+    @Test func theSameUniqueNameOnTwoDevices() async throws {
+        let directory = try TemporaryDirectory()
+        let role = try SyncServerFixture.newDevice()
+        let transports = try (0..<2).map { _ in try PostgresTransport(url: role.url) }
+        defer { transports.forEach { $0.close() } }
+        let space = SyncServerFixture.newSpaceName()
+        let key = try SyncKey.random()
+        try await transports[0].createSpace(space)
+        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space)
+        for device in [a, b] {
+            let context = ModelContext(device.container)
+            context.insert(Trail(name: "Coast"))
+            try context.save()
+        }
+        // What should hold: both devices apply each other's trail (one name wins, or the app is
+        // told), and end alike. Today neither can: each pull fails on the unique index ("Another
+        // document already has 'Coast' in the unique field 'name'."), every time.
+        try await a.round()
+        await withKnownIssue("the same unique value made on two devices stops both devices' pulls") {
+            try await b.round()
+        }
+        await withKnownIssue("on both devices") { try await a.round() }
+        #expect(try summary(a.container) == ["Coast: []"])
+        #expect(try summary(b.container) == ["Coast: []"])
+    }
+}
