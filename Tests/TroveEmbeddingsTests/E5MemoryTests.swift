@@ -39,8 +39,11 @@ struct E5MemoryTests {
         return  // residentMappedBytes reads /proc/self/smaps
         #endif
         let before = try #require(file.residentMappedBytes)
-        // After load, the header and vocabulary pages (about 7 MB) were given back.
-        #expect(before < 1 << 20, "\(before) bytes of the mapping resident right after load")
+        // After load, the header and vocabulary pages (about 7 MB) were given back. What stays is
+        // under a few MB: the kernel's fault-around maps the neighbours of each page touched when
+        // they are already in the page cache, which another test loading the same file (in this
+        // process, at the same time) puts there.
+        #expect(before < 4 << 20, "\(before) bytes of the mapping resident right after load")
 
         // 6,000 ids spread over the whole table: through the mapping, each would map a page
         // (on Linux 6, a whole page-cache folio), about all 54 MB of it.
