@@ -92,9 +92,15 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             \(raw: accesses)
             }
             """)
-        let keyPaths = columns.map { "(\"\($0.name)\", \\\(typeName).\($0.name))" }.joined(separator: ", ")
+        // The storage readers let a context read values without the getters (no Observation
+        // access, no relationship resolved) and without reflection.
+        let keyPaths = columns.map { "Trove._ModelProperty(\"\($0.name)\", \\\(typeName).\($0.name), storage: { $0._\($0.name) })" }
         members.append(
-            "public static var _$properties: [(name: String, keyPath: PartialKeyPath<\(raw: typeName)>)] { [\(raw: keyPaths)] }")
+            """
+            public static var _$properties: [Trove._ModelProperty<\(raw: typeName)>] {
+                [\(raw: keyPaths.joined(separator: ",\n"))]
+            }
+            """)
         members.append(modelOptions(typeName: typeName, columns: columns, members: classDecl.memberBlock.members))
         let relationships = toMany.map { property in
             let rule = property.deleteRule.map { ", deleteRule: \($0.trimmedDescription)" } ?? ""

@@ -137,8 +137,13 @@ private func expect(
                     access(keyPath: \\.notes)
                 }
 
-                public static var _$properties: [(name: String, keyPath: PartialKeyPath<Trip>)] {
-                    [("name", \\Trip.name), ("notes", \\Trip.notes)]
+                public static var _$properties: [Trove._ModelProperty<Trip>] {
+                    [Trove._ModelProperty("name", \\Trip.name, storage: {
+                                $0._name
+                            }),
+                        Trove._ModelProperty("notes", \\Trip.notes, storage: {
+                                $0._notes
+                            })]
                 }
 
                 public static var _$modelOptions: Trove.ModelOptions {
@@ -285,8 +290,16 @@ private func expect(
                         access(keyPath: \\.givenName)
                     }
 
-                    public static var _$properties: [(name: String, keyPath: PartialKeyPath<Person>)] {
-                        [("email", \\Person.email), ("familyName", \\Person.familyName), ("givenName", \\Person.givenName)]
+                    public static var _$properties: [Trove._ModelProperty<Person>] {
+                        [Trove._ModelProperty("email", \\Person.email, storage: {
+                                    $0._email
+                                }),
+                            Trove._ModelProperty("familyName", \\Person.familyName, storage: {
+                                    $0._familyName
+                                }),
+                            Trove._ModelProperty("givenName", \\Person.givenName, storage: {
+                                    $0._givenName
+                                })]
                     }
 
                     public static var _$modelOptions: Trove.ModelOptions {
@@ -477,8 +490,13 @@ private func expect(
                         access(keyPath: \\.parent)
                     }
 
-                    public static var _$properties: [(name: String, keyPath: PartialKeyPath<Category>)] {
-                        [("name", \\Category.name), ("parent", \\Category.parent)]
+                    public static var _$properties: [Trove._ModelProperty<Category>] {
+                        [Trove._ModelProperty("name", \\Category.name, storage: {
+                                    $0._name
+                                }),
+                            Trove._ModelProperty("parent", \\Category.parent, storage: {
+                                    $0._parent
+                                })]
                     }
 
                     public static var _$modelOptions: Trove.ModelOptions {

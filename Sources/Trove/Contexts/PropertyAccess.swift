@@ -10,11 +10,10 @@ import Foundation
 /// Only properties that fail that test are encoded and compared as stored values; a value
 /// assigned again with equal contents is found equal there and not written.
 ///
-/// Where the model's storage for the property is known (``ReferenceLayout/fieldOffsets``: the
-/// `_name` field `@Observable` keeps, or a plain stored `name`), reads and comparisons go
-/// straight to the instance's memory: no getter, no Observation access, no boxing to compare.
-/// A save visits every tracked model, so this is what it costs per model. Other models are
-/// read through their key paths.
+/// Reads and comparisons go through the storage reader `@Model` writes for the property
+/// (``_ModelProperty``: `{ $0._title }`, compiled with the model): no getter, no Observation
+/// access, no key path applied, no boxing to compare. A save visits every tracked model, so
+/// this is what it costs per model.
 ///
 /// A snapshot or a save calls it for every property of every tracked model, from code generic
 /// over the model type that is not specialised for it (the app's model is in another module).
@@ -23,12 +22,10 @@ import Foundation
 /// looks no generic type's metadata up.
 ///
 /// `@unchecked Sendable`: every stored property is a constant, and the closures capture only
-/// constants (key paths, offsets, types), so the accessors are shared by every context of
+/// constants (key paths, storage readers, types), so the accessors are shared by every context of
 /// every isolation (a type's layout is made once per process).
 final class PropertyAccess: @unchecked Sendable {
     let name: String
-    /// Whether reads and comparisons go to the instance's storage (else through the key path).
-    let readsStorage: Bool
     let read: (AnyObject) -> Any
     /// Whether the model's value now is bit for bit the saved one, so it is unchanged (false
     /// for class-typed properties, whose contents can change behind the same reference).
@@ -40,26 +37,35 @@ final class PropertyAccess: @unchecked Sendable {
     /// Encodes a value taken by ``read`` into the property's slot of a row encoder's container.
     let encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
 
-    /// - Parameter offset: where the property's value is stored in an instance (from its
-    ///   start), when it is known and of the key path's value type.
-    convenience init<M: _ReferenceModel>(name: String, keyPath: PartialKeyPath<M>, offset: Int?) {
-        func make<V>(_: V.Type) -> Closures { Self.closures(typed: keyPath as! KeyPath<M, V>, name: name, offset: offset) }
-        self.init(name: name, readsStorage: offset != nil, _openExistential(type(of: keyPath).valueType, do: make))
+    /// The access of a property the macro listed, reading its storage.
+    convenience init<M: _ReferenceModel>(_ property: _ModelProperty<M>) {
+        func make<V>(_: V.Type) -> Closures {
+            Self.closures(typed: property.keyPath as! KeyPath<M, V>, name: property.name, storage: property.storage(as: V.self))
+        }
+        self.init(name: property.name, _openExistential(property.valueType, do: make))
+    }
+
+    /// The access of a property read through its key path (the getter): the tests' oracle
+    /// for the storage path.
+    convenience init<M: _ReferenceModel>(name: String, keyPath: PartialKeyPath<M>) {
+        func make<V>(_: V.Type) -> Closures {
+            let typed = keyPath as! KeyPath<M, V>
+            return Self.closures(typed: typed, name: name, storage: { $0[keyPath: typed] })
+        }
+        self.init(name: name, _openExistential(type(of: keyPath).valueType, do: make))
     }
 
     /// An access made of its closures (a to-one relationship's, ``ToOneAccess``).
     init(
-        name: String, readsStorage: Bool, read: @escaping (AnyObject) -> Any, isCurrent: @escaping (AnyObject, UnsafeRawPointer) -> Bool,
+        name: String, read: @escaping (AnyObject) -> Any, isCurrent: @escaping (AnyObject, UnsafeRawPointer) -> Bool,
         write: @escaping (AnyObject, Any) -> Void, encode: @escaping (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
     ) {
         self.name = name
-        self.readsStorage = readsStorage
         (self.read, self.isCurrent, self.write, self.encode) = (read, isCurrent, write, encode)
     }
 
-    private init(name: String, readsStorage: Bool, _ closures: Closures) {
+    private init(name: String, _ closures: Closures) {
         self.name = name
-        self.readsStorage = readsStorage
         (read, isCurrent, write, encode) = closures
     }
 
@@ -68,16 +74,11 @@ final class PropertyAccess: @unchecked Sendable {
         encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
     )
 
-    private static func closures<M: _ReferenceModel, V>(typed keyPath: KeyPath<M, V>, name: String, offset: Int?) -> Closures {
-        let read: (AnyObject) -> Any
+    private static func closures<M: _ReferenceModel, V>(typed keyPath: KeyPath<M, V>, name: String, storage: @escaping (M) -> V) -> Closures {
         let isCurrent: (AnyObject, UnsafeRawPointer) -> Bool
         let write: (AnyObject, Any) -> Void
         let encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
-        if let offset {
-            read = { model in stored(model, offset).load(as: V.self) }
-        } else {
-            read = { unsafeDowncast($0, to: M.self)[keyPath: keyPath] }
-        }
+        let read: (AnyObject) -> Any = { storage(unsafeDowncast($0, to: M.self)) }
         let comparable = !(V.self is AnyObject.Type)
         // Values of V that an `Any` holds inline (in its first `size` bytes) are compared there,
         // with no cast (a cast to a generic V looks its metadata up on every call). A value the
@@ -98,18 +99,19 @@ final class PropertyAccess: @unchecked Sendable {
         // it lies, its type by the metadata word. (V's own metadata: a value of an existential
         // type V is stored under its dynamic type, never taken as unchanged here.)
         let typeMetadata = unsafeBitCast(V.self as Any.Type, to: UnsafeRawPointer.self)
-        if let offset, inline {
+        if inline {
             isCurrent = { model, saved in
-                saved.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer.self) == typeMetadata
-                    && same(stored(model, offset), saved, size)
+                guard saved.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer.self) == typeMetadata else { return false }
+                let value = storage(unsafeDowncast(model, to: M.self))
+                return withUnsafeBytes(of: value) { same($0.baseAddress!, saved, size) }
             }
-        } else if let offset, comparable {
+        } else if comparable {
             isCurrent = { model, saved in
-                guard let value = saved.load(as: Any.self) as? V else { return false }
-                return withUnsafeBytes(of: value) { same(stored(model, offset), $0.baseAddress!, size) }
+                guard let savedValue = saved.load(as: Any.self) as? V else { return false }
+                let value = storage(unsafeDowncast(model, to: M.self))
+                return withUnsafeBytes(of: value) { x in withUnsafeBytes(of: savedValue) { y in same(x.baseAddress!, y.baseAddress!, size) } }
             }
         } else {
-            let read = read
             isCurrent = { model, saved in isSame(read(model), saved.load(as: Any.self)) }
         }
         if let writable = keyPath as? ReferenceWritableKeyPath<M, V> {
@@ -155,13 +157,6 @@ final class PropertyAccess: @unchecked Sendable {
         for i in accesses.indices where !accesses[i].isCurrent(model, UnsafeRawPointer(saved.baseAddress! + i)) { slots.append(i) }
         return slots
     }
-}
-
-/// The storage of a property at `offset` in `model`. The context only reads through it, in
-/// the model's own isolation, as the model's synthesized `encode(to:)` would.
-@inline(__always)
-private func stored(_ model: AnyObject, _ offset: Int) -> UnsafeRawPointer {
-    UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque()).advanced(by: offset)
 }
 
 /// Whether `size` bytes at `a` and `b` are the same (for values holding references: the same

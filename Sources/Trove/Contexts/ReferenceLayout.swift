@@ -1,4 +1,3 @@
-@_spi(Reflection) import Swift
 import Foundation
 import Observation
 
@@ -27,8 +26,8 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     let lazy: Set<String>
     /// The to-one relationships: what each holds, for inserting related models with a model.
     let toOne: [ToOneAccess]
-    /// The bytes from an instance's start to the end of its last stored field: what a save
-    /// reads of each tracked model (asked for ahead of its visit).
+    /// About how many bytes of an instance a save reads (asked for ahead of its visit): the
+    /// object header, the macro's members and a word or two per property.
     let instanceExtent: Int
 
     /// The layout of `M`, derived on first use and cached for the life of the process.
@@ -40,52 +39,29 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
         let properties = M._$properties
         var writable: [String: PartialKeyPath<M>] = [:]
         var names: [AnyKeyPath: String] = [:]
-        for (name, keyPath) in properties {
-            writable[name] = keyPath
-            names[keyPath] = name
+        for property in properties {
+            writable[property.name] = property.keyPath
+            names[property.keyPath] = property.name
         }
         self.writable = writable
         names[\M.id] = "id"
         self.names = names
         printed = properties.map { (String(describing: $0.keyPath), $0.name) }
         lazy = Set(properties.filter { type(of: $0.keyPath).valueType is any LazyFieldValue.Type }.map(\.name))
-        let fields = Self.storedFields()
-        func size<T>(_: T.Type) -> Int { MemoryLayout<T>.size }
-        instanceExtent = fields.values.map { $0.offset + _openExistential($0.type, do: size) }.max() ?? 64
+        instanceExtent = min(512, 64 + 16 * properties.count)
         var accesses: [String: PropertyAccess] = [:]
         var toOne: [ToOneAccess] = []
-        for (name, keyPath) in properties {
-            let offset = Self.storage(of: name, keyPath, in: fields)
-            if let relationship = ToOneAccess(name: name, keyPath: keyPath, offset: offset) {
+        for property in properties {
+            if let relationship = ToOneAccess(property) {
                 toOne.append(relationship)
-                accesses[name] = relationship.access
+                accesses[property.name] = relationship.access
             } else {
-                accesses[name] = PropertyAccess(name: name, keyPath: keyPath, offset: offset)
+                accesses[property.name] = PropertyAccess(property)
             }
         }
         self.accesses = accesses
         self.toOne = toOne
-        idAccess = PropertyAccess(name: "id", keyPath: \M.id, offset: fields["id"].flatMap { $0.type == M.ID.self ? $0.offset : nil })
-    }
-
-    /// `M`'s stored fields (its own, not a superclass's) by name: offset from the start of an
-    /// instance, and type. Empty when the runtime cannot list them.
-    private static func storedFields() -> [String: (offset: Int, type: Any.Type)] {
-        var fields: [String: (offset: Int, type: Any.Type)] = [:]
-        // `.classType`, spelled by value: the standard library declares it a mutable static.
-        let listed = _forEachField(of: M.self, options: _EachFieldOptions(rawValue: 1 << 0)) { name, offset, type, _ in
-            fields[String(cString: name)] = (offset, type)
-            return true
-        }
-        return listed ? fields : [:]
-    }
-
-    /// Where property `name` is stored: the `_name` field the macro declares behind it, when
-    /// that field has the property's type.
-    private static func storage(of name: String, _ keyPath: PartialKeyPath<M>, in fields: [String: (offset: Int, type: Any.Type)]) -> Int? {
-        let valueType = ObjectIdentifier(type(of: keyPath).valueType)
-        guard let field = fields["_" + name], ObjectIdentifier(field.type) == valueType else { return nil }
-        return field.offset
+        idAccess = PropertyAccess(_ModelProperty("id", \M.id, storage: { $0.id }))
     }
 
     /// The property `keyPath` names (a key path of `M` whose first component is a property),
@@ -119,23 +95,19 @@ struct ToOneAccess {
     /// Adds the model to the holder's inverse to-many relationship (when one is declared).
     let linkInverse: (_ model: AnyObject) -> Void
 
-    init?<M: _ReferenceModel>(name: String, keyPath: PartialKeyPath<M>, offset: Int?) {
-        guard let reference = type(of: keyPath).valueType as? any _OptionalModelReference.Type else { return nil }
+    init?<M: _ReferenceModel>(_ property: _ModelProperty<M>) {
+        guard let reference = property.valueType as? any _OptionalModelReference.Type else { return nil }
         func make<T: _ReferenceModel>(_: T.Type) -> ToOneAccess {
-            ToOneAccess(name: name, keyPath: keyPath as! ReferenceWritableKeyPath<M, T?>, offset: offset)
+            ToOneAccess(
+                name: property.name, keyPath: property.keyPath as! ReferenceWritableKeyPath<M, T?>, storage: property.storage(as: T?.self))
         }
         self = _openExistential(reference.referencedType, do: make)
     }
 
-    private init<M: _ReferenceModel, T: _ReferenceModel>(name: String, keyPath: ReferenceWritableKeyPath<M, T?>, offset: Int?) {
+    private init<M: _ReferenceModel, T: _ReferenceModel>(name: String, keyPath: ReferenceWritableKeyPath<M, T?>, storage: @escaping (M) -> T?) {
         self.name = name
         // The object behind the property, read from its storage (no getter: it would resolve).
-        let object: (M) -> T? = { model in
-            if let offset {
-                return UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque()).advanced(by: offset).load(as: T?.self)
-            }
-            return model._$backing.pending.ids[name] == nil ? model[keyPath: keyPath] : nil
-        }
+        let object = storage
         let id: (AnyObject) -> DocumentID? = { model in
             let model = unsafeDowncast(model, to: M.self)
             return object(model)?.id.documentID ?? model._$backing.pending.ids[name]
@@ -148,7 +120,7 @@ struct ToOneAccess {
         }
         let key = PropertyCodingKey(stringValue: name)
         access = PropertyAccess(
-            name: name, readsStorage: offset != nil,
+            name: name,
             read: { id($0) as Any },
             isCurrent: { model, saved in id(model) == (saved.load(as: Any.self) as? DocumentID?) ?? nil },
             write: { model, value in

@@ -12,9 +12,10 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
     var id: ID { get set }
 
     /// Every stored property except `id` and to-many relationships, by name (its column's
-    /// name before renames), so a context can read, compare and put back saved values through
-    /// the properties' setters, which tell observers.
-    static var _$properties: [(name: String, keyPath: PartialKeyPath<Self>)] { get }
+    /// name before renames), with a reader of its storage, so a context can read and compare
+    /// values without the getters and put back saved values through the setters, which tell
+    /// observers.
+    static var _$properties: [_ModelProperty<Self>] { get }
 
     /// What the macro reads from the declaration (`#Index`, `#Unique`, `@Attribute`,
     /// relationships); a class may add Trove's own (full text, vectors) in ``PersistentModel/modelOptions``.
