@@ -31,11 +31,6 @@ struct ModelDiagnostic: DiagnosticMessage {
             message: "@Transient property '\(name)' needs a default value: it is not stored, so a fetched model starts from it",
             id: "transientDefault")
     }
-    static func toManyWithoutInverse(_ name: String) -> ModelDiagnostic {
-        ModelDiagnostic(
-            message: "to-many relationship '\(name)' needs its inverse, @Relationship(inverse: \\Child.parent): it is stored as each child's reference",
-            id: "toManyInverse")
-    }
     static func manyBindings() -> ModelDiagnostic {
         ModelDiagnostic(message: "declare one stored property per 'var' in a @Model class", id: "manyBindings")
     }

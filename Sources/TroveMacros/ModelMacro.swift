@@ -74,14 +74,13 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 self._$backing.pending = references
             }
             """)
-        let encodes = columns.map { property in
+        let encodes = (["try container.encode(self.id, forKey: .id)"] + columns.map { property in
             "try Trove._ModelCoding.encode(self._\(property.name), forKey: .\(property.name), to: &container, backing: _$backing)"
-        }.joined(separator: "\n")
+        }).joined(separator: "\n")
         members.append(
             """
             public func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(self.id, forKey: .id)
                 \(raw: encodes)
             }
             """)
@@ -104,7 +103,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         members.append(modelOptions(typeName: typeName, columns: columns, members: classDecl.memberBlock.members))
         let relationships = toMany.map { property in
             let rule = property.deleteRule.map { ", deleteRule: \($0.trimmedDescription)" } ?? ""
-            return "Trove._RelationshipMetadata(\\\(typeName).\(property.name), name: \"\(property.name)\", inverse: \(property.inverse!.trimmedDescription)\(rule))"
+            let inverse = property.inverse.map { ", inverse: \($0.trimmedDescription)" } ?? ""
+            return "Trove._RelationshipMetadata(\\\(typeName).\(property.name), name: \"\(property.name)\"\(inverse)\(rule))"
         }
         members.append(
             "public static var _$relationships: [Trove._RelationshipMetadata] { [\(raw: relationships.joined(separator: ", "))] }")

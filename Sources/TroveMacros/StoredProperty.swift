@@ -40,8 +40,10 @@ struct StoredProperty {
         return false
     }
 
-    /// A to-many relationship: `@Relationship(inverse:)` on an array of models. It has no column
-    /// (the children's references are its storage).
+    /// A to-many relationship: `@Relationship` on an array of models. It has no column (the
+    /// children's references, or the edge table's links for many-to-many, are its storage).
+    /// Without `inverse:` it is the side of a many-to-many relationship whose inverse the other
+    /// side names (naming it on both sides would make each declaration depend on the other).
     var isToMany: Bool { relationship != nil && isArray }
 
 }
@@ -125,11 +127,6 @@ enum StoredProperties {
                         if argument.label?.text == "inverse" { property.inverse = argument.expression }
                     }
                 }
-            }
-            if let relationship = property.relationship, property.isArray, property.inverse == nil {
-                report(Diagnostic(node: relationship, message: ModelDiagnostic.toManyWithoutInverse(name)))
-                failed = true
-                continue
             }
             properties.append(property)
         }

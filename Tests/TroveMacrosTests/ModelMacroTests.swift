@@ -516,6 +516,96 @@ private func expect(
                 """)
     }
 
+    /// The side of a many-to-many relationship whose inverse the other side names: no column, a
+    /// relationship without `inverse:` (found when the container opens).
+    @Test func aManyToManySideLeavesItsInverseToTheOtherSide() {
+        expect(
+            """
+            @Model final class Playlist {
+                @Relationship(deleteRule: .cascade) var songs: [Song] = []
+            }
+            """,
+            expands: """
+                final class Playlist {
+                    var songs: [Song] {
+                        @storageRestrictions(initializes: _songs)
+                        init(initialValue) {
+                            _songs = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.songs)
+                            if let resolved = Trove._ModelCoding.resolved(_songs, name: "songs", of: self) {
+                                _songs = resolved
+                            }
+                            return _songs
+                        }
+                        set {
+                            let oldValue = _songs
+                            withMutation(keyPath: \\.songs) {
+                                _songs = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "songs", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _songs: [Song] = []
+
+                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+
+                    internal nonisolated func access<_Member>(keyPath: KeyPath<Playlist, _Member>) {
+                        _$observationRegistrar.access(self, keyPath: keyPath)
+                    }
+
+                    internal nonisolated func withMutation<_Member, _Result>(
+                        keyPath: KeyPath<Playlist, _Member>, _ mutation: () throws -> _Result
+                    ) rethrows -> _Result {
+                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    }
+
+                    public let _$backing = Trove._ModelBacking()
+
+                    public var id: Trove._ModelUUID = .unassigned
+
+                    public enum CodingKeys: String, CodingKey {
+                        case id
+                    }
+
+                    public init(from decoder: any Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
+                        self._songs = []
+                        self._$backing.pending = references
+                    }
+
+                    public func encode(to encoder: any Encoder) throws {
+                        var container = encoder.container(keyedBy: CodingKeys.self)
+                        try container.encode(self.id, forKey: .id)
+                    }
+
+                    public nonisolated func _$accessProperties() {
+                        access(keyPath: \\.songs)
+                    }
+
+                    public static var _$properties: [Trove._ModelProperty<Playlist>] {
+                        []
+                    }
+
+                    public static var _$modelOptions: Trove.ModelOptions {
+                        var options = Trove.ModelOptions()
+                        return options
+                    }
+
+                    public static var _$relationships: [Trove._RelationshipMetadata] {
+                        [Trove._RelationshipMetadata(\\Playlist.songs, name: "songs", deleteRule: .cascade)]
+                    }
+                }
+
+                extension Playlist: Trove._ReferenceModel, Trove._Observable {
+                }
+                """)
+    }
+
     @Test func aLetGetsAFixIt() {
         expect(
             """
@@ -548,7 +638,6 @@ private func expect(
         ("var id: Int", "'id' must be a var of type UUID, Int64 or String, not 'Int'"),
         ("var a: Int = 0, b: Int = 0", "declare one stored property per 'var' in a @Model class"),
         ("var x: Int = 0 { didSet { } }", "stored property 'x' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead"),
-        ("@Relationship(deleteRule: .cascade) var items: [Item] = []", "to-many relationship 'items' needs its inverse, @Relationship(inverse: \\Child.parent): it is stored as each child's reference"),
     ])
     func whatCannotBeStoredIsAnError(declaration: String, message: String) {
         let source = "@Model final class Box {\n    \(declaration)\n}"

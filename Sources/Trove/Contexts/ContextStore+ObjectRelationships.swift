@@ -77,6 +77,9 @@ extension ContextStore {
         }
         for relationship in M._$relationships {
             for child in relationship.children(model) { if let child = child as? any _ReferenceModel { insertOpened(child) } }
+            // Models set in the initializer hold this one in their known arrays too.
+            guard let inverse = relationship.manyToMany?.other() else { continue }
+            for other in relationship.children(model) { inverse.add(model, other) }
         }
     }
 

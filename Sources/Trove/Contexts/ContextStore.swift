@@ -14,6 +14,8 @@ final class ContextStore {
     /// To-many relationships read so far: per child collection and column, the stored
     /// children of each parent asked for (``children(_:of:)``, ``prefetch(_:column:parents:)``).
     var loadedChildren: [RelationshipKey: [DocumentID: [DocumentID]]] = [:]
+    /// Models whose many-to-many arrays changed since the last save (``linksChanged(_:)``).
+    var linkEdits: [ObjectIdentifier: any _ReferenceModel] = [:]
     /// How many fetches this context has run (each one statement), for tests of prefetching.
     var reads = 0
     /// The context that owns this store: what its models' `modelContext` is.
@@ -56,6 +58,7 @@ final class ContextStore {
         try table(M.self).insert(model)
         model._$backing.context = owner
         try insertGraph(of: model)
+        if M._$relationships.contains(where: { $0.manyToMany != nil }) { linksChanged(model) }
     }
 
     /// Makes this context the one fetched models name (`modelContext`).
@@ -64,9 +67,14 @@ final class ContextStore {
         return models
     }
 
-    func delete<M: _ReferenceModel>(_ model: M) throws { try table(M.self).delete(model) }
+    func delete<M: _ReferenceModel>(_ model: M) throws {
+        let table = try table(M.self)
+        guard table.entries[model.id.documentID].map({ !$0.isDeleted && $0.object === model }) == true else { return }
+        table.delete(model)
+        try deleteLinked(model)
+    }
 
-    var hasChanges: Bool { tables.values.contains { $0.hasChanges } }
+    var hasChanges: Bool { tables.values.contains { $0.hasChanges } || !linkChanges().isEmpty }
 
     func fetch<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let table = try self.table(M.self)
@@ -157,19 +165,28 @@ final class ContextStore {
             changes.append(tableChanges)
             saving.append(table)
         }
-        guard !changes.isEmpty else { return }
+        let links = linkChanges()
+        guard !changes.isEmpty || !links.isEmpty else { return }
+        try checkLinkDeleteRules()
         let stores = saving.map(\.store)
         let connection = try self.connection()
         // One transaction (a savepoint inside a migration's); the busy timeout waits for the
         // write lock while another connection writes.
-        let rekeys = try connection.transaction(.immediate) { try ContextSave.write(changes, stores: stores, on: connection) }
+        let rekeys = try connection.transaction(.immediate) {
+            let rekeys = try ContextSave.write(changes, stores: stores, on: connection)
+            try links.write(on: connection)
+            return rekeys
+        }
+        didSaveLinks()
         for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
         for rekey in rekeys { tables[rekey.table]?.rekey(rekey) }
         try reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
+        forgetLinks(to: Dictionary(changes.filter { !$0.deletes.isEmpty }.map { ($0.name, Set($0.deletes.map(\.id))) }) { $0.union($1) })
     }
 
     func rollback() {
         for table in tables.values { table.rollback() }
+        rollbackLinks()
     }
 }
 

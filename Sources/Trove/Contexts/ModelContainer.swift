@@ -137,6 +137,14 @@ public final class ModelContainer: Sendable {
 
     private static func checkLayout<M: _ReferenceModel>(_ type: M.Type) throws {
         _ = try ReferenceLayout<M>.shared()
+        // A many-to-many side that leaves its inverse to the other side: the other side must name it.
+        for relationship in M._$relationships {
+            guard let access = relationship.manyToMany, access.other() == nil else { continue }
+            throw TroveError.invalidModel(
+                type: "\(M.self)",
+                reason: "\(M.self).\(relationship.name) has no inverse: name the other model's to-one property here "
+                    + "(one-to-many), or write @Relationship(inverse: \\\(M.self).\(relationship.name)) on its array (many-to-many)")
+        }
     }
 }
 

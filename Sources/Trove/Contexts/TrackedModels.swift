@@ -142,6 +142,10 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     func isTracked(_ model: M) -> Bool { entries[model.id.documentID]?.object === model }
 
+    var modelType: any _ReferenceModel.Type { M.self }
+
+    func models(deleted: Bool) -> [AnyObject] { entries.values.filter { $0.isDeleted == deleted }.map(\.object) }
+
     /// The values of `model`'s stored properties, in schema order, then its id.
     func snapshot(_ model: M) -> Snapshot { Snapshot(PropertyAccess.snapshots(snapshotted, of: CollectionOfOne(model as AnyObject))[...]) }
 
@@ -480,6 +484,9 @@ protocol AnyTrackedModels: AnyObject {
     var name: String { get }
     var store: DocumentStore { get }
     var hasChanges: Bool { get }
+    var modelType: any _ReferenceModel.Type { get }
+    /// The tracked instances, deleted (not saved yet) or not.
+    func models(deleted: Bool) -> [AnyObject]
     func changes() throws -> TableChanges
     func didSave(_ changes: TableChanges)
     func rekey(_ rekey: Rekey)

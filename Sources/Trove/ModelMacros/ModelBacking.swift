@@ -14,6 +14,9 @@ public final class _ModelBacking {
     var unloaded: Set<String> = []
     /// To-many relationships whose children are known (read once, or the model is new).
     var loaded: Set<String> = []
+    /// Many-to-many relationships: the ids the edge table held as last read or saved (none
+    /// for a relationship never read), what a save compares the array with.
+    var linked: [String: Set<DocumentID>] = [:]
     /// Whether the model was read from a row (else it is new: it has no stored children).
     var isFromRow: Bool { pending.fromRow }
 

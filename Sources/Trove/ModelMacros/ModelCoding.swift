@@ -166,14 +166,14 @@ public enum _ModelCoding {
     }
 
     /// An array of models without `@Relationship(inverse:)`.
-    @available(*, unavailable, message: "a to-many relationship names its inverse: @Relationship(inverse: \\Child.parent)")
+    @available(*, unavailable, message: "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse")
     public static func decode<Root, T: _ReferenceModel, K>(
         _ keyPath: KeyPath<Root, [T]>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> [T] {
         fatalError("unavailable")
     }
 
-    @available(*, unavailable, message: "a to-many relationship names its inverse: @Relationship(inverse: \\Child.parent)")
+    @available(*, unavailable, message: "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse")
     public static func decode<Root, T: _ReferenceModel, K>(
         _ keyPath: KeyPath<Root, [T]?>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
     ) throws -> [T]? {
@@ -188,9 +188,15 @@ public enum _ModelCoding {
 /// `@unchecked Sendable`: every property is a constant; the closures capture only key paths and
 /// a string.
 public struct _RelationshipMetadata: @unchecked Sendable {
-    /// The child's to-one property (`\Animal.category`).
-    let inverse: AnyKeyPath
+    /// The property (`\AnimalCategory.animals`) and its name.
+    let toMany: AnyKeyPath
+    let name: String
+    /// The other side's property: the child's to-one property (`\Animal.category`), or its
+    /// array for a many-to-many relationship (nil on the side that leaves the other to name it).
+    let inverse: AnyKeyPath?
     let deleteRule: RelationshipDeleteRule
+    /// How a many-to-many relationship is read and written (nil for one-to-many).
+    let manyToMany: ManyToManyAccess?
     /// Adds the child to the parent's array when the parent's children are known.
     let add: (_ child: AnyObject, _ parent: AnyObject) -> Void
     /// Removes the child from the parent's array when the parent's children are known.
@@ -202,8 +208,7 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         _ toMany: ReferenceWritableKeyPath<P, [C]>, name: String, inverse: ReferenceWritableKeyPath<C, P?>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
-        self.inverse = inverse
-        self.deleteRule = deleteRule
+        (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (toMany, name, inverse, deleteRule, nil)
         children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] }
         add = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
@@ -221,8 +226,7 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         _ toMany: ReferenceWritableKeyPath<P, [C]?>, name: String, inverse: ReferenceWritableKeyPath<C, P?>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
-        self.inverse = inverse
-        self.deleteRule = deleteRule
+        (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (toMany, name, inverse, deleteRule, nil)
         children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] ?? [] }
         add = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
@@ -239,17 +243,52 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         }
     }
 
-    /// Many-to-many relationships (an array on both sides) need a join table.
-    @available(*, unavailable, message: "many-to-many relationships are not stored yet: add a model for the link, with a to-one relationship to each side")
-    public init<P: _ReferenceModel, C: _ReferenceModel>(
-        _ toMany: ReferenceWritableKeyPath<P, [C]>, name: String, inverse: ReferenceWritableKeyPath<C, [P]>,
+    /// A many-to-many relationship (an array on both sides), stored as links in the file's
+    /// edge table (its join table), one link per pair. One side names the other as its inverse.
+    public init<P: _ReferenceModel, V: _ToManyValue, W: _ToManyValue>(
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, inverse: ReferenceWritableKeyPath<V.Element, W>,
         deleteRule: RelationshipDeleteRule = .nullify
+    ) where W.Element == P {
+        self.init(toMany, name: name, inverse: inverse as AnyKeyPath, deleteRule: deleteRule) {
+            V.Element._$relationships.first { $0.toMany == inverse }
+        }
+    }
+
+    /// The side of a many-to-many relationship whose inverse the other side names
+    /// (`@Relationship(deleteRule: .cascade) var songs: [Song]` with
+    /// `@Relationship(inverse: \Playlist.songs) var playlists: [Playlist]`): naming it on both
+    /// sides would make each side's declaration depend on the other's.
+    public init<P: _ReferenceModel, V: _ToManyValue>(
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, deleteRule: RelationshipDeleteRule = .nullify
     ) {
-        fatalError("unavailable")
+        self.init(toMany, name: name, inverse: nil, deleteRule: deleteRule) {
+            V.Element._$relationships.first { $0.inverse == toMany && $0.manyToMany != nil }
+        }
+    }
+
+    private init<P: _ReferenceModel, V: _ToManyValue>(
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, inverse: AnyKeyPath?, deleteRule: RelationshipDeleteRule,
+        other: @escaping () -> _RelationshipMetadata?
+    ) {
+        (self.toMany, self.name, self.inverse, self.deleteRule) = (toMany, name, inverse, deleteRule)
+        children = { model in unsafeDowncast(model, to: P.self)[keyPath: toMany]._models }
+        add = { other, model in
+            let model = unsafeDowncast(model, to: P.self)
+            guard Self.knows(model, name), !model[keyPath: toMany]._models.contains(where: { $0 === other }) else { return }
+            model[keyPath: toMany] = V(_models: model[keyPath: toMany]._models + [unsafeDowncast(other, to: V.Element.self)])
+        }
+        remove = { other, model in
+            let model = unsafeDowncast(model, to: P.self)
+            guard Self.knows(model, name) else { return }
+            let models = model[keyPath: toMany]._models
+            guard models.contains(where: { $0 === other }) else { return }
+            model[keyPath: toMany] = V(_models: models.filter { $0 !== other })
+        }
+        manyToMany = ManyToManyAccess(toMany, name: name, other: other)
     }
 
     /// Whether `parent`'s children are known without a read: read once, set, or a new model.
-    private static func knows(_ parent: some _ReferenceModel, _ name: String) -> Bool {
+    static func knows(_ parent: some _ReferenceModel, _ name: String) -> Bool {
         !parent._$backing.isFromRow || parent._$backing.loaded.contains(name)
     }
 }

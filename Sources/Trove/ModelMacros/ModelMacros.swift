@@ -102,7 +102,8 @@ public macro Attribute(_ options: AttributeOption..., originalName: String? = ni
 ///   - minimumModelCount: accepted for SwiftData's sake.
 ///   - maximumModelCount: accepted for SwiftData's sake.
 ///   - originalName: accepted for SwiftData's sake.
-///   - inverse: the to-one property on the other side.
+///   - inverse: the property on the other side: a to-one property, or for a many-to-many
+///     relationship (links in the file's edge table) the other side's array.
 ///   - hashModifier: accepted for SwiftData's sake.
 @attached(peer)
 public macro Relationship(
