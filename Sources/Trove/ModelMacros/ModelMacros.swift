@@ -92,8 +92,9 @@ public macro Attribute(_ options: AttributeOption..., originalName: String? = ni
 /// ```
 ///
 /// A to-one relationship is stored as the other model's id (a foreign key, indexed); a to-many
-/// one is the models whose to-one property names this one, read on first access. Setting either
-/// side keeps the other in step in memory.
+/// one is the models whose to-one property names this one, read on first access. A many-to-many
+/// one (an array on both sides) is stored as links in the file's edge table, one per pair.
+/// Setting either side keeps the other in step in memory.
 ///
 /// - Parameters:
 ///   - options: SwiftData's options; accepted, they change nothing here.
@@ -103,7 +104,8 @@ public macro Attribute(_ options: AttributeOption..., originalName: String? = ni
 ///   - maximumModelCount: accepted for SwiftData's sake.
 ///   - originalName: accepted for SwiftData's sake.
 ///   - inverse: the property on the other side: a to-one property, or for a many-to-many
-///     relationship (links in the file's edge table) the other side's array.
+///     relationship (links in the file's edge table) the other side's array, which is marked
+///     `@Relationship` without an inverse (naming it on both sides is circular).
 ///   - hashModifier: accepted for SwiftData's sake.
 @attached(peer)
 public macro Relationship(
