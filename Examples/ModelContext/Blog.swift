@@ -7,6 +7,8 @@ import Trove
     var title: String
     var content: String
     var blog: Blog?  // a to-one relationship: stored as the blog's id, resolved on first access
+    // Many-to-many: one side names the other as its inverse; each pair is one stored link.
+    @Relationship(inverse: \Tag.posts) var tags = [Tag]()
 
     init(title: String, content: String, blog: Blog? = nil) {
         self.title = title
@@ -20,6 +22,15 @@ import Trove
     // Deleting a blog deletes its posts; the inverse is each post's `blog`.
     @Relationship(deleteRule: .cascade, inverse: \Post.blog)
     var posts = [Post]()
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+@Model final class Tag {
+    @Attribute(.unique) var name: String
+    @Relationship var posts = [Post]()  // the other side of Post.tags
 
     init(name: String) {
         self.name = name

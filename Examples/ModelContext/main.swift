@@ -8,7 +8,7 @@ let url = URL(fileURLWithPath: folder).appendingPathComponent("blog-\(ProcessInf
 defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
 
 // A container opens the models' collections (and, given a plan, migrates them); its main context is for UI code.
-let container = try ModelContainer(for: Blog.self, Post.self, Visit.self, configurations: ModelConfiguration(url: url))
+let container = try ModelContainer(for: Blog.self, Post.self, Tag.self, Visit.self, configurations: ModelConfiguration(url: url))
 let context = container.mainContext
 context.autosaveEnabled = false  // this example saves by hand, to show each step
 
@@ -48,10 +48,18 @@ let other = ModelContext(container)
 let stored = try other.fetch(FetchDescriptor<Blog>())[0]
 print("other context:", stored.posts.map(\.title).sorted(), "- a post's blog:", stored.posts[0].blog?.name ?? "none")
 
-// Deleting the blog deletes its posts (the cascade rule).
+// Many-to-many: tagging a post from either side puts it on both; a third context reads the links.
+let howto = Tag(name: "howto")
+for post in stored.posts { post.tags.append(howto) }
+try other.save()
+let third = ModelContext(container)
+let tag = try third.fetch(FetchDescriptor<Tag>())[0]
+print("tagged \(tag.name):", tag.posts.map(\.title).sorted())
+
+// Deleting the blog deletes its posts (the cascade rule), and their links with them.
 other.delete(stored)
 try other.save()
-print("posts left:", try other.fetchCount(FetchDescriptor<Post>()))
+print("posts left:", try other.fetchCount(FetchDescriptor<Post>()), "- howto's posts:", howto.posts.count)
 
 // Work off the main actor goes to a model actor: its own context, used only on the actor.
 @ModelActor actor Importer {

@@ -106,10 +106,13 @@ extension ContextStore {
     /// After a save that deleted rows: the tracked models of collections that reference them
     /// are read again, so the delete rules SQLite applied (cascade, nullify) show in this
     /// context (gone rows leave the identity map; unchanged models take the new values).
-    func reconcile(afterDeletingFrom deleted: Set<String>) throws {
-        guard !deleted.isEmpty else { return }
-        for table in tablesReferencing(deleted) { try table.reload(using: self) }
+    /// - Returns: the tracked models whose rows went with the deleted ones, by collection.
+    func reconcile(afterDeletingFrom deleted: Set<String>) throws -> [String: Set<DocumentID>] {
+        guard !deleted.isEmpty else { return [:] }
+        var gone: [String: Set<DocumentID>] = [:]
+        for table in tablesReferencing(deleted) { gone[table.name, default: []].formUnion(try table.reload(using: self)) }
         loadedChildren.removeAll()
+        return gone
     }
 
     private func tablesReferencing(_ collections: Set<String>) -> [any AnyTrackedModels] {
@@ -128,15 +131,18 @@ struct RelationshipKey: Hashable {
 extension TrackedModels {
     /// Reads every saved tracked model's row again: gone rows leave the map, unchanged models
     /// take newer values.
-    func reload(using store: ContextStore) throws {
+    /// - Returns: the ids whose rows are gone.
+    func reload(using store: ContextStore) throws -> [DocumentID] {
         let ids = entries.filter { $0.value.saved != nil }.map(\.key)
-        guard !ids.isEmpty else { return }
+        guard !ids.isEmpty else { return [] }
         var query = try self.query(FetchDescriptor())
         query.filter = .isIn(.id, ids.map(\.value))
         let documents = try store.read(name, query)
         let found = Set(documents.map(\.id))
-        for id in ids where !found.contains(id) { forget(id) }
+        let gone = ids.filter { !found.contains($0) }
+        for id in gone { forget(id) }
         for document in documents { _ = try instance(for: document) }
+        return gone
     }
 }
 

@@ -180,8 +180,10 @@ final class ContextStore {
         didSaveLinks()
         for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
         for rekey in rekeys { tables[rekey.table]?.rekey(rekey) }
-        try reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
-        forgetLinks(to: Dictionary(changes.filter { !$0.deletes.isEmpty }.map { ($0.name, Set($0.deletes.map(\.id))) }) { $0.union($1) })
+        // Rows deleted by the save, and with them by foreign keys: the links went with them.
+        let cascaded = try reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
+        let deleted = changes.filter { !$0.deletes.isEmpty }.map { ($0.name, Set($0.deletes.map(\.id))) }
+        forgetLinks(to: Dictionary(deleted, uniquingKeysWith: { $0.union($1) }).merging(cascaded) { $0.union($1) })
     }
 
     func rollback() {

@@ -491,7 +491,7 @@ protocol AnyTrackedModels: AnyObject {
     func didSave(_ changes: TableChanges)
     func rekey(_ rekey: Rekey)
     func rollback()
-    func reload(using store: ContextStore) throws
+    func reload(using store: ContextStore) throws -> [DocumentID]
 }
 
 /// Stored values read back as field values (the inverse of `FieldCodec.bind`).
