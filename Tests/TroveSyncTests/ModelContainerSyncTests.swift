@@ -28,6 +28,27 @@ import TroveTestSupport
     }
 }
 
+/// Hikes and hikers: a many-to-many relationship (links in the edge table, which sync with
+/// the collections).
+@Model final class Hike {
+    var name: String
+    @Relationship var hikers = [Hiker]()
+
+    init(name: String) { self.name = name }
+}
+
+@Model final class Hiker {
+    var name: String
+    @Relationship(inverse: \Hike.hikers) var hikes = [Hike]()
+
+    init(name: String) { self.name = name }
+}
+
+enum HikesV1: VersionedSchema {
+    static let versionIdentifier = Schema.Version(1, 0, 0)
+    static let models: [any PersistentModel.Type] = [Hike.self, Hiker.self]
+}
+
 enum TrailsV1: VersionedSchema {
     static let versionIdentifier = Schema.Version(1, 0, 0)
     static let models: [any PersistentModel.Type] = [Trail.self, Landmark.self]
@@ -49,14 +70,15 @@ enum TrailsV1: VersionedSchema {
     }
 
     private func device(
-        _ name: String, in directory: TemporaryDirectory, transport: PostgresTransport, key: SyncKey, space: String
+        _ name: String, in directory: TemporaryDirectory, transport: PostgresTransport, key: SyncKey, space: String,
+        schema: any VersionedSchema.Type = TrailsV1.self
     ) async throws -> ModelDevice {
         let container = try ModelContainer(
-            for: Schema(versionedSchema: TrailsV1.self),
+            for: Schema(versionedSchema: schema),
             configurations: ModelConfiguration(url: URL(fileURLWithPath: directory.path("\(name).trove"))))
         let sync = try await SyncSpace(
             database: container.database, space: space, key: key, transport: transport,
-            collections: ["Trail", "Landmark"])
+            collections: schema.models.map { ($0 as! any _ReferenceModel.Type).collectionName })
         return ModelDevice(container: container, sync: sync)
     }
 
@@ -236,5 +258,69 @@ extension ModelContainerSyncTests {
         await withKnownIssue("on both devices") { try await a.round() }
         #expect(try summary(a.container) == ["Coast: []"])
         #expect(try summary(b.container) == ["Coast: []"])
+    }
+}
+
+extension ModelContainerSyncTests {
+    /// Each hike with its hikers and each hiker with their hikes, read through a new context.
+    private func pairs(_ container: ModelContainer) throws -> (fromHikes: Set<String>, fromHikers: Set<String>) {
+        // A context per side, so neither side's array was read by the other's.
+        let (hikeContext, hikerContext) = (ModelContext(container), ModelContext(container))
+        var fromHikes: Set<String> = []
+        for hike in try hikeContext.fetch(FetchDescriptor<Hike>()) {
+            for hiker in hike.hikers { fromHikes.insert("\(hike.name)/\(hiker.name)") }
+        }
+        var fromHikers: Set<String> = []
+        for hiker in try hikerContext.fetch(FetchDescriptor<Hiker>()) {
+            for hike in hiker.hikes { fromHikers.insert("\(hike.name)/\(hiker.name)") }
+        }
+        return (fromHikes, fromHikers)
+    }
+
+    @Test func manyToManyLinksSyncAndResolveOnBothSides() async throws {
+        let directory = try TemporaryDirectory()
+        let role = try SyncServerFixture.newDevice()
+        let transports = try (0..<2).map { _ in try PostgresTransport(url: role.url) }
+        defer { transports.forEach { $0.close() } }
+        let space = SyncServerFixture.newSpaceName()
+        let key = try SyncKey.random()
+        try await transports[0].createSpace(space)
+        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space, schema: HikesV1.self)
+        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space, schema: HikesV1.self)
+
+        do {
+            let context = ModelContext(a.container)
+            let (ridge, lake) = (Hike(name: "Ridge"), Hike(name: "Lake"))
+            let (ada, bo, cy) = (Hiker(name: "Ada"), Hiker(name: "Bo"), Hiker(name: "Cy"))
+            ada.hikes = [ridge, lake]
+            bo.hikes = [ridge]
+            lake.hikers.append(cy)
+            for hiker in [ada, bo, cy] { context.insert(hiker) }
+            try context.save()
+        }
+        let first: Set = ["Ridge/Ada", "Lake/Ada", "Ridge/Bo", "Lake/Cy"]
+        #expect(try pairs(a.container) == (first, first))
+        try await a.round()
+        try await b.round()
+        #expect(try pairs(b.container) == (first, first), "both sides resolve on arrival")
+
+        // B: Ada leaves the lake (from the hike's side), Bo joins it (from the hiker's side),
+        // Cy is deleted (the links go with the record).
+        do {
+            let context = ModelContext(b.container)
+            let hikes = try context.fetch(FetchDescriptor<Hike>())
+            let hikers = try context.fetch(FetchDescriptor<Hiker>())
+            let lake = try #require(hikes.first { $0.name == "Lake" })
+            lake.hikers.removeAll { $0.name == "Ada" }
+            try #require(hikers.first { $0.name == "Bo" }).hikes.append(lake)
+            context.delete(try #require(hikers.first { $0.name == "Cy" }))
+            try context.save()
+        }
+        let second: Set = ["Ridge/Ada", "Ridge/Bo", "Lake/Bo"]
+        #expect(try pairs(b.container) == (second, second))
+        try await b.round()
+        try await a.round()
+        #expect(try pairs(a.container) == (second, second))
+        #expect(try await canonicalDump(of: a.container.database) == canonicalDump(of: b.container.database))
     }
 }
