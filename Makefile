@@ -2,6 +2,8 @@
 #   make demo   sets up what is missing, builds the `trove` tool, indexes the sample notes in
 #               samples/notes into a demo database and runs a few searches to judge by eye.
 #   make test   runs the test suite (the README's test command; .ci/run runs the same).
+#   make format rewrites Sources and Tests in the repository's style (.swift-format); .ci/run
+#               fails on what `make lint` reports.
 
 SWIFT    ?= swift
 # SwiftPM links .build/release to the platform's release folder.
@@ -10,7 +12,7 @@ DEMO_DIR ?= $(CURDIR)/.build/demo
 DEMO_DB  ?= $(DEMO_DIR)/demo.sqlite
 SEARCH   := $(TROVE) search --db $(DEMO_DB) -k 3
 
-.PHONY: demo demo-build demo-search test clean-demo
+.PHONY: demo demo-build demo-search test clean-demo format lint
 
 demo: demo-build
 	@mkdir -p $(DEMO_DIR)
@@ -63,3 +65,9 @@ test:
 
 clean-demo:
 	rm -rf $(DEMO_DIR)
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel Sources Tests
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests

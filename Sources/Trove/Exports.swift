@@ -7,31 +7,29 @@
 // (the encoders) is the machinery under Trove, not its API. Apps that use those import the
 // module's own product.
 
-// TroveSQLite: raw SQL (`Database.query`, bindings), what failures throw, encryption at rest.
-@_exported import struct TroveSQLite.SQLiteError
-@_exported import struct TroveSQLite.ResultCode
-@_exported import enum TroveSQLite.EncryptionError
-@_exported import enum TroveSQLite.EncryptedFile
-@_exported import enum TroveSQLite.Encryption
-@_exported import protocol TroveSQLite.KeyStore
-#if canImport(Security)
-@_exported import struct TroveSQLite.KeychainKeyStore
-#endif
-@_exported import struct TroveSQLite.EncryptionInfo
-@_exported import struct TroveSQLite.Row
-@_exported import enum TroveSQLite.SQLValue
-
-// TroveVectors: a vector field's metric and its HNSW parameters.
-@_exported import enum TroveVectors.DistanceMetric
-@_exported import enum TroveVectors.HNSWQuantization
-@_exported import struct TroveVectors.HNSWConfiguration
-@_exported import enum TroveVectors.VectorIndexError
-
-// TroveText: the tokenizer a full-text index is created with (its `fts5TokenizeArgument`).
-@_exported import struct TroveText.TokenizerConfiguration
-
 // TroveEmbeddings: what collections and models embed with, the manifest frozen with them, and what
 // embedding throws.
 @_exported import protocol TroveEmbeddings.Embedder
-@_exported import struct TroveEmbeddings.EmbeddingManifest
 @_exported import enum TroveEmbeddings.EmbeddingError
+@_exported import struct TroveEmbeddings.EmbeddingManifest
+@_exported import enum TroveSQLite.EncryptedFile
+@_exported import enum TroveSQLite.Encryption
+@_exported import enum TroveSQLite.EncryptionError
+@_exported import struct TroveSQLite.EncryptionInfo
+@_exported import protocol TroveSQLite.KeyStore
+@_exported import struct TroveSQLite.ResultCode
+@_exported import struct TroveSQLite.Row
+@_exported import enum TroveSQLite.SQLValue
+// TroveSQLite: raw SQL (`Database.query`, bindings), what failures throw, encryption at rest.
+@_exported import struct TroveSQLite.SQLiteError
+// TroveText: the tokenizer a full-text index is created with (its `fts5TokenizeArgument`).
+@_exported import struct TroveText.TokenizerConfiguration
+// TroveVectors: a vector field's metric and its HNSW parameters.
+@_exported import enum TroveVectors.DistanceMetric
+@_exported import struct TroveVectors.HNSWConfiguration
+@_exported import enum TroveVectors.HNSWQuantization
+@_exported import enum TroveVectors.VectorIndexError
+
+#if canImport(Security)
+    @_exported import struct TroveSQLite.KeychainKeyStore
+#endif

@@ -30,23 +30,29 @@ struct Generator {
 let dimension = 16
 let database = try Database(path: arguments[1])
 let items = try await database.collection(
-    "items", configuration: CollectionConfiguration(dimension: dimension, index: .hnsw(m: 8, efConstruction: 40)))
+    "items",
+    configuration: CollectionConfiguration(
+        dimension: dimension, index: .hnsw(m: 8, efConstruction: 40)))
 // Load the index so batches are applied to it as they commit and snapshots get saved automatically.
 try await items.loadIndex()
 var generator = Generator(state: seed)
 // Continue after the rows an earlier (killed) run left, so ids never collide.
-let highest = try await database.query("SELECT coalesce(max(id), 0) FROM items").first?[0].int64Value ?? 0
+let highest =
+    try await database.query("SELECT coalesce(max(id), 0) FROM items").first?[0].int64Value ?? 0
 var batch = Int(highest / 1_000) + 1
 while true {
     batch += 1
     let entries = (0..<250).map { i in
         VectorEntry(
-            id: .int(Int64(batch * 1_000 + i)), content: "batch \(batch) row \(i)", source: "s\(i % 4)",
+            id: .int(Int64(batch * 1_000 + i)), content: "batch \(batch) row \(i)",
+            source: "s\(i % 4)",
             vector: generator.vector(dimension))
     }
     try await items.insert(entries)
     let replaced = (0..<10).map { i in
-        VectorEntry(id: .int(Int64((batch - 1) * 1_000 + i)), content: "replaced", source: "r", vector: generator.vector(dimension))
+        VectorEntry(
+            id: .int(Int64((batch - 1) * 1_000 + i)), content: "replaced", source: "r",
+            vector: generator.vector(dimension))
     }
     try await items.upsert(replaced)
     // Some deletes too (one transaction each), so the log replays more than inserts.

@@ -51,18 +51,24 @@ extension Commands {
             field of a document collection (COLLECTION is its name in the dump).
             """,
         options: [
-            OptionSpec("rename", value: "OLD=NEW", repeatable: true, help: "load collection OLD as NEW"),
+            OptionSpec(
+                "rename", value: "OLD=NEW", repeatable: true, help: "load collection OLD as NEW"),
             OptionSpec(
                 "rename-field", value: "C.OLD=NEW", repeatable: true,
                 help: "load field OLD of document collection C as NEW"),
             OptionSpec(
                 "encrypt",
-                help: "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"),
+                help:
+                    "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"
+            ),
         ] + database + common,
         positionals: (1, 1),
         examples: [
             ("trove load --db restored.sqlite notes.trove-dump", "into a new database"),
-            ("trove load --db new.sqlite --rename notes=archive notes.trove-dump", "under another name"),
+            (
+                "trove load --db new.sqlite --rename notes=archive notes.trove-dump",
+                "under another name"
+            ),
         ])
 }
 
@@ -74,13 +80,16 @@ enum AdminCommands {
         do {
             try await database.backup(to: target, overwrite: context.arguments.flag("overwrite"))
         } catch TroveError.fileExists(let existing) {
-            throw CLIError.targetExists("\(existing) already exists (pass --overwrite to replace it)")
+            throw CLIError.targetExists(
+                "\(existing) already exists (pass --overwrite to replace it)")
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) ?? 0
         if context.json {
-            context.console.out.write(JSONValue.object([
-                ("database", .string(path)), ("backup", .string(target)), ("bytes", .int(Int64(bytes))),
-            ]).serialized() + "\n")
+            context.console.out.write(
+                JSONValue.object([
+                    ("database", .string(path)), ("backup", .string(target)),
+                    ("bytes", .int(Int64(bytes))),
+                ]).serialized() + "\n")
         } else {
             context.console.out.write("backed up \(path) to \(target) (\(bytes) bytes)\n")
         }
@@ -94,31 +103,46 @@ enum AdminCommands {
         if file == "-" {
             // Chunks end at line ends, so each is whole UTF-8.
             let out = context.console.out
-            report = try await database.dump { chunk in out.write(String(decoding: chunk, as: UTF8.self)) }
+            report = try await database.dump { chunk in
+                out.write(String(decoding: chunk, as: UTF8.self))
+            }
             return ExitCode.success
         }
         let target = absolute(file, context)
         do {
-            report = try await database.dump(to: target, overwrite: context.arguments.flag("overwrite"))
+            report = try await database.dump(
+                to: target, overwrite: context.arguments.flag("overwrite"))
         } catch TroveError.fileExists(let existing) {
-            throw CLIError.targetExists("\(existing) already exists (pass --overwrite to replace it)")
+            throw CLIError.targetExists(
+                "\(existing) already exists (pass --overwrite to replace it)")
         }
         let records = report.records.values.reduce(0, +)
         if context.json {
-            context.console.out.write(JSONValue.object([
-                ("database", .string(path)), ("dump", .string(target)), ("bytes", .int(Int64(report.bytes))),
-                ("records", .object(report.records.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
-            ]).serialized() + "\n")
+            context.console.out.write(
+                JSONValue.object([
+                    ("database", .string(path)), ("dump", .string(target)),
+                    ("bytes", .int(Int64(report.bytes))),
+                    (
+                        "records",
+                        .object(
+                            report.records.sorted { $0.key < $1.key }.map {
+                                ($0.key, .int(Int64($0.value)))
+                            })
+                    ),
+                ]).serialized() + "\n")
         } else {
             context.console.out.write(
-                "dumped \(records) records of \(report.records.count) collections to \(target) (\(report.bytes) bytes)\n")
+                "dumped \(records) records of \(report.records.count) collections to \(target) (\(report.bytes) bytes)\n"
+            )
         }
         return ExitCode.success
     }
 
     static func load(_ context: CommandContext) async throws -> Int32 {
         let file = absolute(context.arguments.positionals[0], context)
-        guard FileManager.default.fileExists(atPath: file) else { throw CLIError.notFound("no dump at \(file)") }
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw CLIError.notFound("no dump at \(file)")
+        }
         let renames = try self.renames(context)
         let path = try context.databasePath()
         try FileManager.default.createDirectory(
@@ -130,20 +154,30 @@ enum AdminCommands {
             report = try await database.load(from: file, renaming: renames)
         } catch TroveError.databaseNotEmpty(let objects) {
             throw CLIError.targetExists(
-                "\(path) is not empty (it holds \(objects.prefix(3).joined(separator: ", "))); load into a new --db path")
+                "\(path) is not empty (it holds \(objects.prefix(3).joined(separator: ", "))); load into a new --db path"
+            )
         } catch TroveError.invalidDump(let line, let reason) {
             throw CLIError.invalidDump("\(file), line \(line): \(reason); nothing was loaded")
         }
         let records = report.records.values.reduce(0, +)
         if context.json {
-            context.console.out.write(JSONValue.object([
-                ("database", .string(path)), ("dump", .string(file)),
-                ("records", .object(report.records.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
-                ("problems", .array(report.problems.map(JSONValue.string))),
-            ]).serialized() + "\n")
+            context.console.out.write(
+                JSONValue.object([
+                    ("database", .string(path)), ("dump", .string(file)),
+                    (
+                        "records",
+                        .object(
+                            report.records.sorted { $0.key < $1.key }.map {
+                                ($0.key, .int(Int64($0.value)))
+                            })
+                    ),
+                    ("problems", .array(report.problems.map(JSONValue.string))),
+                ]).serialized() + "\n")
         } else {
-            var text = "loaded \(records) records of \(report.records.count) collections into \(path)\n"
-            text += report.problems.isEmpty
+            var text =
+                "loaded \(records) records of \(report.records.count) collections into \(path)\n"
+            text +=
+                report.problems.isEmpty
                 ? "verified  \(context.style.green("ok"))\n"
                 : report.problems.map { "  - \($0)\n" }.joined()
             context.console.out.write(text)
@@ -169,7 +203,8 @@ enum AdminCommands {
             let (qualified, new) = try split(value, "rename-field")
             let parts = qualified.split(separator: ".", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw CLIError.usage("--rename-field takes COLLECTION.OLD=NEW, got '\(value)'", command: "load")
+                throw CLIError.usage(
+                    "--rename-field takes COLLECTION.OLD=NEW, got '\(value)'", command: "load")
             }
             renames.fields[parts[0], default: [:]][parts[1]] = new
         }
@@ -178,6 +213,8 @@ enum AdminCommands {
 
     static func absolute(_ path: String, _ context: CommandContext) -> String {
         let expanded = (path as NSString).expandingTildeInPath
-        return expanded.hasPrefix("/") ? expanded : (context.console.currentDirectory as NSString).appendingPathComponent(expanded)
+        return expanded.hasPrefix("/")
+            ? expanded
+            : (context.console.currentDirectory as NSString).appendingPathComponent(expanded)
     }
 }

@@ -60,7 +60,8 @@ enum CLIError: Error, Equatable, Sendable {
             let help = command.map { "trove \($0) --help" } ?? "trove --help"
             return "\(text)\n(see '\(help)')"
         case .notFound(let text), .modelMissing(let text), .invalidQuery(let text),
-            .failure(let text), .wrongPassphrase(let text), .targetExists(let text), .invalidDump(let text):
+            .failure(let text), .wrongPassphrase(let text), .targetExists(let text),
+            .invalidDump(let text):
             return text
         }
     }

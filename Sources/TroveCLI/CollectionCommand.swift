@@ -27,8 +27,11 @@ extension Commands {
             """,
         options: [
             OptionSpec("name", short: "n", value: "NAME", help: "name of the new collection (add)"),
-            OptionSpec("mask", value: "GLOB", help: "which files under the folders (add; default: every readable format)"),
-            OptionSpec("context", value: "TEXT", help: "said with every result of the collection (add)"),
+            OptionSpec(
+                "mask", value: "GLOB",
+                help: "which files under the folders (add; default: every readable format)"),
+            OptionSpec(
+                "context", value: "TEXT", help: "said with every result of the collection (add)"),
             OptionSpec("quiet", short: "q", help: "no progress bar and no summary line (add)"),
         ] + model + database + common,
         positionals: (1, nil),
@@ -37,7 +40,10 @@ extension Commands {
                 "trove collection add ~/notes --name notes --mask '**/*.md' --context \"Personal notes\"",
                 "the Markdown files under ~/notes, indexed now and by every 'trove index'"
             ),
-            ("trove collection add ~/work/wiki ~/work/meetings --name work", "two folders, one collection"),
+            (
+                "trove collection add ~/work/wiki ~/work/meetings --name work",
+                "two folders, one collection"
+            ),
             ("trove collection list", "names, folders, masks, contexts and sizes"),
             ("trove collection rename work job", "rename it; its records follow"),
             ("trove collection remove job", "delete it and its records"),
@@ -67,7 +73,9 @@ enum CollectionCommand {
             return try await rename(rest[0], to: rest[1], context: context)
         default:
             var message = "unknown collection action '\(action)': use add, list, remove or rename"
-            if let guess = ArgumentParser.closest(to: action, among: ["add", "list", "remove", "rename"]) {
+            if let guess = ArgumentParser.closest(
+                to: action, among: ["add", "list", "remove", "rename"])
+            {
                 message += "; did you mean '\(guess)'?"
             }
             throw CLIError.usage(message, command: "collection")
@@ -81,11 +89,17 @@ enum CollectionCommand {
     }
 
     /// The error for a collection name that does not exist, listing those that do.
-    static func unknown(_ name: String, among collections: [NoteCollection], command: String) -> CLIError {
+    static func unknown(_ name: String, among collections: [NoteCollection], command: String)
+        -> CLIError
+    {
         let names = collections.map(\.name)
         var message = "no collection named '\(name)'"
-        message += names.isEmpty ? " (there are none yet)" : "; collections: \(names.joined(separator: ", "))"
-        if let guess = ArgumentParser.closest(to: name, among: names) { message += "; did you mean '\(guess)'?" }
+        message +=
+            names.isEmpty
+            ? " (there are none yet)" : "; collections: \(names.joined(separator: ", "))"
+        if let guess = ArgumentParser.closest(to: name, among: names) {
+            message += "; did you mean '\(guess)'?"
+        }
         return CLIError.notFound(message)
     }
 
@@ -97,23 +111,29 @@ enum CollectionCommand {
         let name = context.arguments.value("name") ?? (paths[0] as NSString).lastPathComponent
         try NoteCollection.validate(name: name, command: "collection")
         let mask = try context.arguments.value("mask").map(Glob.init) ?? .standard
-        let text = context.arguments.value("context")?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = context.arguments.value("context")?.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let path = try context.databasePath()
         let embedders = try await context.loadEmbedders(forDatabaseAt: path)
         let chunker = try context.chunker(for: embedders[0])
-        let notebook = try await Notebook.openForWriting(path: path, embedders: embedders, context: context)
+        let notebook = try await Notebook.openForWriting(
+            path: path, embedders: embedders, context: context)
         if try await notebook.collection(named: name) != nil {
             throw CLIError.targetExists(
-                "a collection named '\(name)' exists; choose another --name, or 'trove collection remove \(name)' first")
+                "a collection named '\(name)' exists; choose another --name, or 'trove collection remove \(name)' first"
+            )
         }
         let collection = NoteCollection(
-            name: name, paths: paths.enumerated().filter { !paths[..<$0.offset].contains($0.element) }.map(\.element),
+            name: name,
+            paths: paths.enumerated().filter { !paths[..<$0.offset].contains($0.element) }.map(
+                \.element),
             mask: mask,
             context: text?.isEmpty == false ? text : nil)
         try await notebook.save(collection)
 
         let started = Date()
-        let indexer = Indexer(notebook: notebook, embedders: embedders, chunker: chunker, context: context)
+        let indexer = Indexer(
+            notebook: notebook, embedders: embedders, chunker: chunker, context: context)
         var summary = IndexSummary()
         try await indexer.refresh([collection], into: &summary)
         if summary.added + summary.updated + summary.removed > 0 {
@@ -129,7 +149,8 @@ enum CollectionCommand {
         var collections: [NoteCollection] = []
         var counts: [String: (records: Int, files: Int)] = [:]
         if FileManager.default.fileExists(atPath: path) {
-            let notebook = try await Notebook.openExisting(path: path, embedders: nil, context: context)
+            let notebook = try await Notebook.openExisting(
+                path: path, embedders: nil, context: context)
             collections = try await notebook.collections()
             counts = try await notebook.collectionCounts()
         }
@@ -144,7 +165,8 @@ enum CollectionCommand {
                     ("records", .int(Int64(counts[collection.name]?.records ?? 0))),
                 ])
             }
-            context.console.out.write(JSONValue.object([("collections", .array(items))]).serialized() + "\n")
+            context.console.out.write(
+                JSONValue.object([("collections", .array(items))]).serialized() + "\n")
             return ExitCode.success
         }
         guard !collections.isEmpty else {
@@ -157,12 +179,15 @@ enum CollectionCommand {
         var text = ""
         for collection in collections {
             let count = counts[collection.name] ?? (0, 0)
-            text += "\(style.bold(collection.name))  \(style.dim("\(count.files) files, \(count.records) records"))\n"
+            text +=
+                "\(style.bold(collection.name))  \(style.dim("\(count.files) files, \(count.records) records"))\n"
             if let note = collection.context { text += "  context  \(note)\n" }
             text += "  mask     \(collection.mask.pattern)\n"
             for folder in collection.paths {
-                text += "  path     "
-                    + SearchCommand.displayPath(folder, environment: environment, currentDirectory: "/") + "\n"
+                text +=
+                    "  path     "
+                    + SearchCommand.displayPath(
+                        folder, environment: environment, currentDirectory: "/") + "\n"
             }
         }
         context.console.out.write(text)
@@ -170,7 +195,8 @@ enum CollectionCommand {
     }
 
     static func remove(_ name: String, context: CommandContext) async throws -> Int32 {
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
+        let notebook = try await Notebook.openExisting(
+            path: try context.databasePath(), embedders: nil, context: context)
         let collections = try await notebook.collections()
         guard collections.contains(where: { $0.name == name }) else {
             throw unknown(name, among: collections, command: "collection")
@@ -178,16 +204,21 @@ enum CollectionCommand {
         let removed = try await notebook.removeCollection(named: name)
         if context.json {
             context.console.out.write(
-                JSONValue.object([("removed", .string(name)), ("records", .int(Int64(removed)))]).serialized() + "\n")
+                JSONValue.object([("removed", .string(name)), ("records", .int(Int64(removed)))])
+                    .serialized() + "\n")
         } else {
-            context.console.err.write("removed collection '\(name)' and its \(removed) record\(removed == 1 ? "" : "s")\n")
+            context.console.err.write(
+                "removed collection '\(name)' and its \(removed) record\(removed == 1 ? "" : "s")\n"
+            )
         }
         return ExitCode.success
     }
 
-    static func rename(_ old: String, to new: String, context: CommandContext) async throws -> Int32 {
+    static func rename(_ old: String, to new: String, context: CommandContext) async throws -> Int32
+    {
         try NoteCollection.validate(name: new, command: "collection")
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
+        let notebook = try await Notebook.openExisting(
+            path: try context.databasePath(), embedders: nil, context: context)
         let collections = try await notebook.collections()
         guard collections.contains(where: { $0.name == old }) else {
             throw unknown(old, among: collections, command: "collection")
@@ -198,7 +229,8 @@ enum CollectionCommand {
         try await notebook.renameCollection(old, to: new)
         if context.json {
             context.console.out.write(
-                JSONValue.object([("renamed", .string(old)), ("to", .string(new))]).serialized() + "\n")
+                JSONValue.object([("renamed", .string(old)), ("to", .string(new))]).serialized()
+                    + "\n")
         } else {
             context.console.err.write("renamed collection '\(old)' to '\(new)'\n")
         }

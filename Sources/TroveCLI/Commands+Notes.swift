@@ -36,12 +36,17 @@ extension Commands {
         options: [
             OptionSpec(
                 "max-bytes", value: "N",
-                help: "budget for all texts, in UTF-8 bytes (default \(NoteRetrieval.defaultMaxBytes))")
+                help:
+                    "budget for all texts, in UTF-8 bytes (default \(NoteRetrieval.defaultMaxBytes))"
+            )
         ] + database + common,
         positionals: (1, nil),
         examples: [
             ("trove multi-get 'journal/2025-05-*.md'", "every May 2025 journal note"),
-            ("trove multi-get --max-bytes 4000 '#3f2a9c01' '#77b0e512'", "two notes, 4000 bytes at most"),
+            (
+                "trove multi-get --max-bytes 4000 '#3f2a9c01' '#77b0e512'",
+                "two notes, 4000 bytes at most"
+            ),
             ("trove multi-get --json '**/*.md' | jq '.left_out'", "what did not fit"),
         ])
 

@@ -23,7 +23,8 @@ enum Commands {
     static let model: [OptionSpec] = [
         OptionSpec(
             "model", value: "NAME|DIR", repeatable: true,
-            help: "embedding model: all-MiniLM-L6-v2, multilingual-e5-small or a folder; repeat for both "
+            help:
+                "embedding model: all-MiniLM-L6-v2, multilingual-e5-small or a folder; repeat for both "
                 + "(default: all-MiniLM-L6-v2, or what the database was indexed with)")
     ]
 
@@ -65,17 +66,24 @@ enum Commands {
         options: [
             OptionSpec(
                 "collection", short: "c", value: "NAME", repeatable: true,
-                help: "refresh only this collection (repeat for several); with PATHs, add them to it"),
+                help:
+                    "refresh only this collection (repeat for several); with PATHs, add them to it"),
             OptionSpec(
                 "chunk-tokens", value: "N",
-                help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
+                help:
+                    "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"
+            ),
             OptionSpec(
                 "watch", short: "w",
-                help: "then keep following the folders: changes are indexed within a second (Ctrl-C stops)"),
+                help:
+                    "then keep following the folders: changes are indexed within a second (Ctrl-C stops)"
+            ),
             OptionSpec("quiet", short: "q", help: "no progress bar and no summary line"),
             OptionSpec(
                 "encrypt",
-                help: "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"),
+                help:
+                    "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"
+            ),
         ] + model + database + common,
         positionals: (0, nil),
         examples: [
@@ -83,10 +91,15 @@ enum Commands {
             ("trove index ~/notes", "add ~/notes to the collection 'default' and index it"),
             ("trove index -c work", "refresh the collection 'work' only"),
             ("trove index --watch", "refresh, then keep every collection current until Ctrl-C"),
-            ("trove index -c recipes ~/Downloads/recipes.md", "add one file to the collection 'recipes'"),
+            (
+                "trove index -c recipes ~/Downloads/recipes.md",
+                "add one file to the collection 'recipes'"
+            ),
             ("trove index --db work.sqlite exported.jsonl", "one document per JSON line"),
-            ("TROVE_PASSWORD_FILE=~/.trove-pass trove index --encrypt --db private.trove ~/journal",
-             "a new encrypted database"),
+            (
+                "TROVE_PASSWORD_FILE=~/.trove-pass trove index --encrypt --db private.trove ~/journal",
+                "a new encrypted database"
+            ),
         ])
 
     static let search = CommandSpec(
@@ -117,7 +130,9 @@ enum Commands {
                 "mode", short: "m", value: "MODE",
                 help: "hybrid (default), vector (meaning only) or text (words only)"),
             OptionSpec("k", short: "k", value: "N", help: "number of results (default 10)"),
-            OptionSpec("all", help: "every match instead of the best k (with --min-score: every match above it)"),
+            OptionSpec(
+                "all",
+                help: "every match instead of the best k (with --min-score: every match above it)"),
             OptionSpec(
                 "min-score", value: "X",
                 help: "only results with a relevance of at least X (0 to 1; see the score above)"),
@@ -137,8 +152,14 @@ enum Commands {
         examples: [
             ("trove search when is the dentist", "hybrid search, ten best results"),
             ("trove search -k 3 --mode text invoice 2041", "word search only, three results"),
-            ("trove search -c work --min-score 0.6 release plan", "strong matches in the collection 'work'"),
-            ("trove search --all --files --min-score 0.5 tax receipts", "paths of every good match, for scripts"),
+            (
+                "trove search -c work --min-score 0.6 release plan",
+                "strong matches in the collection 'work'"
+            ),
+            (
+                "trove search --all --files --min-score 0.5 tax receipts",
+                "paths of every good match, for scripts"
+            ),
             (
                 "trove search --where \"json_extract(metadata, '$.chunk') = ?\" --bind 0 recipe",
                 "only the first chunk of each file"
@@ -159,13 +180,17 @@ enum Commands {
             read back the exact Float.
             """,
         options: [
-            OptionSpec("query", help: "embed the texts as search queries (models with a query prefix)")
+            OptionSpec(
+                "query", help: "embed the texts as search queries (models with a query prefix)")
         ] + model + common,
         positionals: (0, nil),
         examples: [
             ("trove embed --json \"buy oat milk\"", "one JSON array on stdout"),
             ("cut -f2 titles.tsv | trove embed --json > vectors.jsonl", "one line per input line"),
-            ("trove embed --model multilingual-e5-small --query --json \"数据库\"", "a multilingual query vector"),
+            (
+                "trove embed --model multilingual-e5-small --query --json \"数据库\"",
+                "a multilingual query vector"
+            ),
         ])
 
     static let show = CommandSpec(
@@ -217,7 +242,9 @@ enum Commands {
             OptionSpec("out", value: "DIR", help: "write one run file per mode into DIR"),
             OptionSpec(
                 "chunk-tokens", value: "N",
-                help: "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"),
+                help:
+                    "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"
+            ),
         ] + model + common,
         examples: [
             (
@@ -236,7 +263,8 @@ enum Commands {
 
     /// Every subcommand, in the order `trove --help` lists them.
     static let all: [CommandSpec] = [
-        index, collection, search, get, multiGet, embed, show, rm, stats, eval, verify, repair, backup,
+        index, collection, search, get, multiGet, embed, show, rm, stats, eval, verify, repair,
+        backup,
         dump, load, mcp, modelManagement, sync, help,
     ]
 
@@ -255,7 +283,9 @@ enum Commands {
             "Commands:",
         ]
         for command in all {
-            lines.append("  \(command.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(command.summary)")
+            lines.append(
+                "  \(command.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(command.summary)"
+            )
         }
         lines += [
             "",
@@ -287,7 +317,9 @@ enum Commands {
     static func helpText(for spec: CommandSpec) -> String {
         var lines = ["trove \(spec.name) - \(spec.summary)", "", "Usage: trove \(spec.usage)"]
         if !spec.discussion.isEmpty {
-            lines += [""] + spec.discussion.split(separator: "\n", omittingEmptySubsequences: false)
+            lines +=
+                [""]
+                + spec.discussion.split(separator: "\n", omittingEmptySubsequences: false)
                 .map(String.init)
         }
         let sharedNames = (common + database).map(\.long)

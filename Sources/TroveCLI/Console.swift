@@ -90,7 +90,8 @@ package struct Console: Sendable {
 
     init(
         out: any TextSink, err: any TextSink, stdoutIsTerminal: Bool = false,
-        stderrIsTerminal: Bool = false, readStandardInput: @escaping @Sendable () -> String? = { nil },
+        stderrIsTerminal: Bool = false,
+        readStandardInput: @escaping @Sendable () -> String? = { nil },
         environment: [String: String] = [:], currentDirectory: String
     ) {
         self.out = out

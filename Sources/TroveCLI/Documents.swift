@@ -64,7 +64,8 @@ enum FileDiscovery {
     ///   ``CLIError/failure(_:)`` for a device, socket or pipe.
     /// - Complexity: O(entries under the folders).
     static func discover(
-        _ paths: [String], mask: Glob = .standard, environment: [String: String], currentDirectory: String
+        _ paths: [String], mask: Glob = .standard, environment: [String: String],
+        currentDirectory: String
     ) throws -> Discovery {
         var discovery = Discovery()
         var seen = Set<String>()
@@ -92,7 +93,8 @@ enum FileDiscovery {
     }
 
     private static func walk(
-        _ folder: String, root: String, mask: Glob, into discovery: inout Discovery, seen: inout Set<String>
+        _ folder: String, root: String, mask: Glob, into discovery: inout Discovery,
+        seen: inout Set<String>
     ) throws {
         let manager = FileManager.default
         let names: [String]
@@ -110,7 +112,8 @@ enum FileDiscovery {
                 // Gone since the listing: nothing to read, nothing to report.
                 var info = stat()
                 if lstat(path, &info) != 0 && errno == ENOENT { continue }
-                discovery.unreadable.append(.init(path: path, reason: Self.statFailure(path) ?? "cannot be examined"))
+                discovery.unreadable.append(
+                    .init(path: path, reason: Self.statFailure(path) ?? "cannot be examined"))
                 continue
             }
             switch type {
@@ -121,7 +124,8 @@ enum FileDiscovery {
                 // may stand for a folder or a note, so it is reported rather than passed over.
                 var isDirectory: ObjCBool = false
                 guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                    discovery.unreadable.append(.init(path: path, reason: Self.brokenLink(path) ?? "cannot be examined"))
+                    discovery.unreadable.append(
+                        .init(path: path, reason: Self.brokenLink(path) ?? "cannot be examined"))
                     continue
                 }
                 guard !isDirectory.boolValue else { continue }
@@ -148,7 +152,9 @@ extension FileDiscovery {
     /// - Throws: ``ListingError`` with the system's reason (`Permission denied`, ...) when the
     ///   folder cannot be opened or read.
     static func listing(of folder: String) throws(ListingError) -> [String] {
-        guard let directory = opendir(folder) else { throw ListingError(reason: errnoDescription()) }
+        guard let directory = opendir(folder) else {
+            throw ListingError(reason: errnoDescription())
+        }
         defer { closedir(directory) }
         var names: [String] = []
         while true {
@@ -157,7 +163,9 @@ extension FileDiscovery {
                 if errno != 0 { throw ListingError(reason: errnoDescription()) }
                 break
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()

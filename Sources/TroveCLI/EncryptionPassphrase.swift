@@ -3,9 +3,9 @@ import Trove
 import TroveSQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// How `trove` opens encrypted databases: the passphrase comes from `TROVE_PASSWORD_FILE` (the
@@ -17,14 +17,17 @@ enum EncryptionPassphrase {
     ///
     /// - Throws: ``CLIError/wrongPassphrase(_:)`` for a wrong or missing passphrase (exit 6);
     ///   ``CLIError/usage(_:command:)`` for `--encrypt` on an existing plaintext database.
-    static func openDatabase(path: String, context: CommandContext, encrypt: Bool = false) throws -> Database {
+    static func openDatabase(path: String, context: CommandContext, encrypt: Bool = false) throws
+        -> Database
+    {
         let info: EncryptionInfo?
         do {
             info = try EncryptionInfo.of(path: path)
         } catch let error as EncryptionError {
             throw CLIError.failure(error.description)
         }
-        let exists = FileManager.default.fileExists(atPath: path)
+        let exists =
+            FileManager.default.fileExists(atPath: path)
             && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
         if info == nil && exists {
             if encrypt {
@@ -62,20 +65,27 @@ enum EncryptionPassphrase {
                 throw CLIError.wrongPassphrase("cannot read TROVE_PASSWORD_FILE (\(file))")
             }
             let text = String(decoding: data, as: UTF8.self)
-            let firstLine = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let firstLine =
+                text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init)
+                ?? ""
             let passphrase = firstLine.hasSuffix("\r") ? String(firstLine.dropLast()) : firstLine
-            guard !passphrase.isEmpty else { throw CLIError.wrongPassphrase("TROVE_PASSWORD_FILE (\(file)) is empty") }
+            guard !passphrase.isEmpty else {
+                throw CLIError.wrongPassphrase("TROVE_PASSWORD_FILE (\(file)) is empty")
+            }
             return passphrase
         }
         if let passphrase = environment["TROVE_PASSWORD"] {
-            guard !passphrase.isEmpty else { throw CLIError.wrongPassphrase("TROVE_PASSWORD is empty") }
+            guard !passphrase.isEmpty else {
+                throw CLIError.wrongPassphrase("TROVE_PASSWORD is empty")
+            }
             return passphrase
         }
         guard context.console.stdinIsTerminal,
             let first = prompt("Passphrase for the database: ")
         else {
             throw CLIError.wrongPassphrase(
-                "the database is encrypted: set TROVE_PASSWORD_FILE or TROVE_PASSWORD, or run on a terminal")
+                "the database is encrypted: set TROVE_PASSWORD_FILE or TROVE_PASSWORD, or run on a terminal"
+            )
         }
         guard !first.isEmpty else { throw CLIError.wrongPassphrase("the passphrase is empty") }
         if confirm {

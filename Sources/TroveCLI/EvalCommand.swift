@@ -19,7 +19,8 @@ enum EvalCommand {
             throw CLIError.usage("eval needs --docs FILE and --queries FILE", command: "eval")
         }
         func absolute(_ path: String) -> String {
-            Locations.absolute(path, environment: console.environment, currentDirectory: console.currentDirectory)
+            Locations.absolute(
+                path, environment: console.environment, currentDirectory: console.currentDirectory)
         }
         let docsPath = absolute(docsArgument)
         let queriesPath = absolute(queriesArgument)
@@ -29,7 +30,8 @@ enum EvalCommand {
         guard let docsText = DocumentReader.text(of: try DocumentReader.bytes(of: docsPath)) else {
             throw DocumentError.binary(path: docsPath)
         }
-        guard let queriesText = DocumentReader.text(of: try DocumentReader.bytes(of: queriesPath)) else {
+        guard let queriesText = DocumentReader.text(of: try DocumentReader.bytes(of: queriesPath))
+        else {
             throw DocumentError.binary(path: queriesPath)
         }
         let documents = try DocumentReader.jsonLines(docsText, path: docsPath)
@@ -39,7 +41,8 @@ enum EvalCommand {
         if !orphans.isEmpty {
             context.warn(
                 "\(orphans.count) quer\(orphans.count == 1 ? "y's answer is" : "ies' answers are") "
-                    + "not among the documents: " + orphans.prefix(5).map(\.id).joined(separator: ", "))
+                    + "not among the documents: "
+                    + orphans.prefix(5).map(\.id).joined(separator: ", "))
         }
         let outFolder = context.arguments.value("out").map(absolute)
 
@@ -59,11 +62,13 @@ enum EvalCommand {
         var companions: [SearchCollection] = []
         for (index, embedder) in embedders.enumerated().dropFirst() {
             companions.append(
-                try await database.collection(Notebook.companionName(index), embedder: embedder, lexicalSearch: false))
+                try await database.collection(
+                    Notebook.companionName(index), embedder: embedder, lexicalSearch: false))
         }
 
         let indexStart = Date()
-        let records = Indexer.chunkRecords(documents, file: docsPath, collection: nil, chunker: chunker)
+        let records = Indexer.chunkRecords(
+            documents, file: docsPath, collection: nil, chunker: chunker)
         let progress = ProgressBar(
             sink: console.err, enabled: console.stderrIsTerminal && !context.json,
             totalFiles: documents.count, totalBytes: records.count)
@@ -86,13 +91,18 @@ enum EvalCommand {
         }
         progress.finish()
         try await collection.insert(entries[0])
-        for (companion, rows) in zip(companions, entries.dropFirst()) { try await companion.insert(rows) }
-        let search = MultiModelSearch(collection: collection, companions: companions, embedders: embedders)
+        for (companion, rows) in zip(companions, entries.dropFirst()) {
+            try await companion.insert(rows)
+        }
+        let search = MultiModelSearch(
+            collection: collection, companions: companions, embedders: embedders)
         let indexSeconds = Date().timeIntervalSince(indexStart)
         // Which document each record came from.
         var documentOf: [DocumentID: String] = [:]
         for entry in entries[0] {
-            if let metadata = entry.metadata, let key = try? JSONValue.parse(metadata)["doc_id"]?.idString {
+            if let metadata = entry.metadata,
+                let key = try? JSONValue.parse(metadata)["doc_id"]?.idString
+            {
                 documentOf[entry.id] = key
             }
         }
@@ -115,7 +125,8 @@ enum EvalCommand {
             let report = try RetrievalReport(queries: queries, run: run)
             reports.append((name, report, Date().timeIntervalSince(started)))
             if let outFolder {
-                try writeRunFile(RunFile.contents(queries: queries, run: run), folder: outFolder, name: name)
+                try writeRunFile(
+                    RunFile.contents(queries: queries, run: run), folder: outFolder, name: name)
             }
         }
 
@@ -127,7 +138,8 @@ enum EvalCommand {
                     (entry.name, .object(entry.report.rows.map { ($0.name, $0.summary.json) })))
             }
             let document = JSONValue.object([
-                ("documents", .int(Int64(documents.count))), ("chunks", .int(Int64(entries[0].count))),
+                ("documents", .int(Int64(documents.count))),
+                ("chunks", .int(Int64(entries[0].count))),
                 ("queries", .int(Int64(queries.count))), ("model", .string(model)),
                 ("modes", .object(modes)),
                 ("out", outFolder.map { .string($0) } ?? .null),
@@ -136,24 +148,33 @@ enum EvalCommand {
             return ExitCode.success
         }
         let style = context.style
-        var text = "\(documents.count) documents (\(entries[0].count) chunks), \(queries.count) queries, "
+        var text =
+            "\(documents.count) documents (\(entries[0].count) chunks), \(queries.count) queries, "
         text += "model \(model); indexed in \(String(format: "%.1f", indexSeconds)) s\n"
         for entry in reports {
             let perQuery = entry.seconds / Double(max(queries.count, 1)) * 1000
-            text += "\n" + style.bold("== \(entry.name)") + style.dim(
-                String(format: "  (%.1f ms per query)", perQuery)) + "\n"
+            text +=
+                "\n" + style.bold("== \(entry.name)")
+                + style.dim(
+                    String(format: "  (%.1f ms per query)", perQuery)) + "\n"
             text += entry.report.table
         }
         text += "\n" + style.bold("== overall") + "\n"
         text += "mode      hit@1   hit@3   hit@10  MRR@10  nDCG@10\n"
         for entry in reports {
             let s = entry.report.rows[0].summary
-            func share(_ hits: Int) -> String { String(format: "%-8.2f", Double(hits) / Double(max(s.count, 1))) }
-            text += entry.name.padding(toLength: 10, withPad: " ", startingAt: 0) + share(s.hitsAt1)
-                + share(s.hitsAt3) + share(s.hitsAt10) + String(format: "%-8.3f%.3f", s.mrr, s.ndcg) + "\n"
+            func share(_ hits: Int) -> String {
+                String(format: "%-8.2f", Double(hits) / Double(max(s.count, 1)))
+            }
+            text +=
+                entry.name.padding(toLength: 10, withPad: " ", startingAt: 0) + share(s.hitsAt1)
+                + share(s.hitsAt3) + share(s.hitsAt10) + String(format: "%-8.3f%.3f", s.mrr, s.ndcg)
+                + "\n"
         }
         if let outFolder {
-            text += "\nrun files: " + modes.map { "\(outFolder)/\($0.name).jsonl" }.joined(separator: ", ") + "\n"
+            text +=
+                "\nrun files: "
+                + modes.map { "\(outFolder)/\($0.name).jsonl" }.joined(separator: ", ") + "\n"
         }
         console.out.write(text)
         return ExitCode.success
@@ -161,12 +182,14 @@ enum EvalCommand {
 
     private static func writeRunFile(_ contents: String, folder: String, name: String) throws {
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true)
             try contents.write(
                 toFile: (folder as NSString).appendingPathComponent("\(name).jsonl"),
                 atomically: true, encoding: .utf8)
         } catch {
-            throw CLIError.failure("cannot write run files to \(folder): \(error.localizedDescription)")
+            throw CLIError.failure(
+                "cannot write run files to \(folder): \(error.localizedDescription)")
         }
     }
 }

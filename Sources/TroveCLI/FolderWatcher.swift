@@ -46,14 +46,17 @@ final class FolderWatcher: @unchecked Sendable {
     init(folders: [String]) throws {
         self.folders = folders
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw CLIError.failure("cannot create a pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&fds) == 0 else {
+            throw CLIError.failure("cannot create a pipe: \(String(cString: strerror(errno)))")
+        }
         wake = (fds[0], fds[1])
         #if os(Linux)
             inotify = inotify_init1(Int32(IN_CLOEXEC))
             guard inotify >= 0 else {
                 close(fds[0])
                 close(fds[1])
-                throw CLIError.failure("cannot watch folders (inotify): \(String(cString: strerror(errno)))")
+                throw CLIError.failure(
+                    "cannot watch folders (inotify): \(String(cString: strerror(errno)))")
             }
             for folder in folders { try watchTree(folder) }
         #else
@@ -103,15 +106,21 @@ final class FolderWatcher: @unchecked Sendable {
             case .timedOut:
                 #if !os(Linux)
                     changed.formUnion(pollChanges())
-                    if firstChange == nil, !changed.isEmpty { (firstChange, firstInstant) = (Date(), .now) }
-                    if firstChange == nil || Date().timeIntervalSince(firstChange!) < Self.quiet { continue }
+                    if firstChange == nil, !changed.isEmpty {
+                        (firstChange, firstInstant) = (Date(), .now)
+                    }
+                    if firstChange == nil || Date().timeIntervalSince(firstChange!) < Self.quiet {
+                        continue
+                    }
                 #endif
                 if !changed.isEmpty { return Batch(paths: changed, firstChange: firstInstant) }
             case .ready:
                 #if os(Linux)
                     changed.formUnion(readEvents())
                 #endif
-                if firstChange == nil, !changed.isEmpty { (firstChange, firstInstant) = (Date(), .now) }
+                if firstChange == nil, !changed.isEmpty {
+                    (firstChange, firstInstant) = (Date(), .now)
+                }
             }
         }
     }
@@ -120,8 +129,10 @@ final class FolderWatcher: @unchecked Sendable {
 
     private func wait(timeout: Double) -> Wait {
         #if os(Linux)
-            var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            ]
         #else
             var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
         #endif
@@ -134,7 +145,8 @@ final class FolderWatcher: @unchecked Sendable {
     }
 
     #if os(Linux)
-        private static let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+        private static let events = UInt32(
+            IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
 
         private func watchTree(_ folder: String) throws {
             let descriptor = inotify_add_watch(inotify, folder, Self.events | UInt32(IN_ONLYDIR))
@@ -146,10 +158,12 @@ final class FolderWatcher: @unchecked Sendable {
                         + (errno == ENOSPC ? " (raise fs.inotify.max_user_watches)" : ""))
             }
             watched[descriptor] = folder
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !name.hasPrefix(".") {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            where !name.hasPrefix(".") {
                 let path = folder + "/" + name
                 var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                    isDirectory.boolValue,
                     (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == nil
                 {
                     try watchTree(path)
@@ -174,7 +188,9 @@ final class FolderWatcher: @unchecked Sendable {
                 let nameBytes = buffer[(offset + header)..<min(count, offset + header + length)]
                 let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
                 offset += header + length
-                guard let folder = watched[descriptor], !name.isEmpty, !name.hasPrefix(".") else { continue }
+                guard let folder = watched[descriptor], !name.isEmpty, !name.hasPrefix(".") else {
+                    continue
+                }
                 let path = folder + "/" + name
                 if mask & UInt32(IN_ISDIR) != 0 {
                     // A new folder (created, or moved in): watch it and report its files; a
@@ -199,7 +215,8 @@ final class FolderWatcher: @unchecked Sendable {
                 for path in Self.files(under: folder) {
                     let attributes = try? FileManager.default.attributesOfItem(atPath: path)
                     let size = (attributes?[.size] as? NSNumber)?.doubleValue ?? 0
-                    let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+                    let modified =
+                        (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
                     files[path] = [size, modified]
                 }
             }
@@ -224,7 +241,9 @@ final class FolderWatcher: @unchecked Sendable {
             if relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
             let path = folder + "/" + relative
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            {
                 files.append(path)
             }
         }

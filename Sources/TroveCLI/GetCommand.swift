@@ -8,7 +8,8 @@ enum GetCommand {
         let range = try positionals.count > 1 ? LineRange(parsing: positionals[1]) : nil
         let notebook = try await Notebook.openExisting(
             path: try context.databasePath(), embedders: nil, context: context)
-        let page = try await NoteRetrieval.get(positionals[0], range: range, notebook: notebook, context: context)
+        let page = try await NoteRetrieval.get(
+            positionals[0], range: range, notebook: notebook, context: context)
         if context.json {
             context.console.out.write(page.json.serialized() + "\n")
         } else {
@@ -19,7 +20,8 @@ enum GetCommand {
 
     static func multiGet(_ context: CommandContext) async throws -> Int32 {
         let maxBytes = try context.arguments.integer(
-            "max-bytes", default: NoteRetrieval.defaultMaxBytes, in: 1...1_073_741_824, command: "multi-get")
+            "max-bytes", default: NoteRetrieval.defaultMaxBytes, in: 1...1_073_741_824,
+            command: "multi-get")
         let notebook = try await Notebook.openExisting(
             path: try context.databasePath(), embedders: nil, context: context)
         let batch = try await NoteRetrieval.multiGet(
@@ -32,15 +34,19 @@ enum GetCommand {
         let environment = context.console.environment
         let directory = context.console.currentDirectory
         func display(_ note: Note) -> String {
-            SearchCommand.displayPath(note.file, environment: environment, currentDirectory: directory)
+            SearchCommand.displayPath(
+                note.file, environment: environment, currentDirectory: directory)
                 + (note.documentID.map { "#\($0)" } ?? "")
         }
         for (index, entry) in batch.entries.enumerated() {
             var header = "==> \(display(entry.note)) \(entry.note.shortID)"
-            if entry.cut { header += " (cut: \(entry.text.utf8.count) of \(entry.totalBytes) bytes)" }
+            if entry.cut {
+                header += " (cut: \(entry.text.utf8.count) of \(entry.totalBytes) bytes)"
+            }
             header += " <=="
             context.console.out.write((index > 0 ? "\n" : "") + style.bold(header) + "\n")
-            context.console.out.write(entry.text.hasSuffix("\n") || entry.text.isEmpty ? entry.text : entry.text + "\n")
+            context.console.out.write(
+                entry.text.hasSuffix("\n") || entry.text.isEmpty ? entry.text : entry.text + "\n")
         }
         for entry in batch.entries where entry.cut {
             context.warn(
@@ -50,7 +56,8 @@ enum GetCommand {
         if !batch.leftOut.isEmpty {
             context.warn(
                 "left out \(batch.leftOut.count) note\(batch.leftOut.count == 1 ? "" : "s") over the "
-                    + "--max-bytes \(maxBytes) budget: " + batch.leftOut.map { display($0.note) }.joined(separator: ", "))
+                    + "--max-bytes \(maxBytes) budget: "
+                    + batch.leftOut.map { display($0.note) }.joined(separator: ", "))
         }
         return ExitCode.success
     }

@@ -32,7 +32,9 @@ struct Glob: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: ``CLIError/usage(_:command:)`` for an empty mask, an unclosed `[` or `{`, or
     ///   nested braces.
     init(_ pattern: String) throws {
-        guard !pattern.isEmpty else { throw CLIError.usage("--mask must not be empty", command: "collection") }
+        guard !pattern.isEmpty else {
+            throw CLIError.usage("--mask must not be empty", command: "collection")
+        }
         self.pattern = pattern
         alternatives = try Self.expandBraces(Array(pattern))
         for alternative in alternatives {
@@ -40,7 +42,8 @@ struct Glob: Sendable, Equatable, CustomStringConvertible {
             while index < alternative.count {
                 if alternative[index] == "[" {
                     guard Self.classEnd(alternative, from: index) != nil else {
-                        throw CLIError.usage("--mask '\(pattern)' has an unclosed '['", command: "collection")
+                        throw CLIError.usage(
+                            "--mask '\(pattern)' has an unclosed '['", command: "collection")
                     }
                 }
                 index += 1
@@ -60,11 +63,13 @@ struct Glob: Sendable, Equatable, CustomStringConvertible {
     private static func expandBraces(_ pattern: [Character]) throws -> [[Character]] {
         guard let open = pattern.firstIndex(of: "{") else { return [pattern] }
         guard let close = pattern[open...].firstIndex(of: "}") else {
-            throw CLIError.usage("--mask '\(String(pattern))' has an unclosed '{'", command: "collection")
+            throw CLIError.usage(
+                "--mask '\(String(pattern))' has an unclosed '{'", command: "collection")
         }
         let inner = pattern[(open + 1)..<close]
         if inner.contains("{") {
-            throw CLIError.usage("--mask '\(String(pattern))': braces do not nest", command: "collection")
+            throw CLIError.usage(
+                "--mask '\(String(pattern))': braces do not nest", command: "collection")
         }
         let head = Array(pattern[..<open])
         let tails = try expandBraces(Array(pattern[(close + 1)...]))
@@ -87,7 +92,9 @@ struct Glob: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
-    private static func classMatches(_ pattern: [Character], _ start: Int, _ end: Int, _ character: Character) -> Bool {
+    private static func classMatches(
+        _ pattern: [Character], _ start: Int, _ end: Int, _ character: Character
+    ) -> Bool {
         var index = start + 1
         var negated = false
         if pattern[index] == "!" || pattern[index] == "^" {
@@ -108,7 +115,9 @@ struct Glob: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Backtracking match of `pattern[p...]` against `path[s...]`.
-    private static func match(_ pattern: [Character], _ p: Int, _ path: [Character], _ s: Int) -> Bool {
+    private static func match(_ pattern: [Character], _ p: Int, _ path: [Character], _ s: Int)
+        -> Bool
+    {
         if p == pattern.count { return s == path.count }
         let character = pattern[p]
         // `**/` at the start of a component: any number of whole folders.
@@ -139,7 +148,9 @@ struct Glob: Sendable, Equatable, CustomStringConvertible {
         case "?":
             return s < path.count && path[s] != "/" && match(pattern, p + 1, path, s + 1)
         case "[":
-            guard let end = classEnd(pattern, from: p), s < path.count, path[s] != "/" else { return false }
+            guard let end = classEnd(pattern, from: p), s < path.count, path[s] != "/" else {
+                return false
+            }
             return classMatches(pattern, p, end, path[s]) && match(pattern, end + 1, path, s + 1)
         default:
             return s < path.count && path[s] == character && match(pattern, p + 1, path, s + 1)

@@ -52,7 +52,8 @@ enum IndexCommand {
         let names = context.arguments.all("collection")
         for name in names { try NoteCollection.validate(name: name, command: "index") }
         if !context.arguments.positionals.isEmpty, names.count > 1 {
-            throw CLIError.usage("PATHs go into one collection: give at most one -c with them", command: "index")
+            throw CLIError.usage(
+                "PATHs go into one collection: give at most one -c with them", command: "index")
         }
         // Paths are checked before anything is written or loaded.
         let paths = try context.arguments.positionals.map { try checkedPath($0, context: context) }
@@ -60,12 +61,14 @@ enum IndexCommand {
         // Chunks are sized with the first model's tokenizer.
         let chunker = try context.chunker(for: embedders[0])
         let notebook = try await Notebook.openForWriting(
-            path: path, embedders: embedders, context: context, encrypt: context.arguments.flag("encrypt"))
+            path: path, embedders: embedders, context: context,
+            encrypt: context.arguments.flag("encrypt"))
 
         var collections = try await notebook.collections()
         if !paths.isEmpty {
             let name = names.first ?? NoteCollection.implicitName
-            var target = collections.first { $0.name == name }
+            var target =
+                collections.first { $0.name == name }
                 ?? NoteCollection(name: name, paths: [], mask: .standard, context: nil)
             // A path already inside a collection is refreshed with it, not added twice.
             let new = paths.filter { path in !collections.contains { $0.contains(path: path) } }
@@ -90,7 +93,8 @@ enum IndexCommand {
             }
         }
 
-        let indexer = Indexer(notebook: notebook, embedders: embedders, chunker: chunker, context: context)
+        let indexer = Indexer(
+            notebook: notebook, embedders: embedders, chunker: chunker, context: context)
         var summary = IndexSummary()
         try await indexer.refresh(selected, into: &summary)
         // The store merges FTS5 segments once writes pause, but this process ends right away:
@@ -111,7 +115,8 @@ enum IndexCommand {
     /// that cannot be listed.
     static func checkedPath(_ raw: String, context: CommandContext) throws -> String {
         let path = Locations.absolute(
-            raw, environment: context.console.environment, currentDirectory: context.console.currentDirectory)
+            raw, environment: context.console.environment,
+            currentDirectory: context.console.currentDirectory)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             if let link = FileDiscovery.brokenLink(path) {
@@ -121,8 +126,9 @@ enum IndexCommand {
         }
         // A folder that cannot be listed would be indexed as an empty one, silently.
         if isDirectory.boolValue { try FileDiscovery.checkReadable(folder: path, as: raw) }
-        if !isDirectory.boolValue, let type = try? FileManager.default.attributesOfItem(atPath: path)[.type]
-            as? FileAttributeType, type != .typeRegular, type != .typeSymbolicLink
+        if !isDirectory.boolValue,
+            let type = try? FileManager.default.attributesOfItem(atPath: path)[.type]
+                as? FileAttributeType, type != .typeRegular, type != .typeSymbolicLink
         {
             throw CLIError.failure("\(raw) is not a regular file or folder")
         }
@@ -130,7 +136,10 @@ enum IndexCommand {
     }
 
     /// The summary line on stderr, or the JSON summary on stdout.
-    static func report(_ summary: IndexSummary, collections: [NoteCollection], path: String, context: CommandContext) {
+    static func report(
+        _ summary: IndexSummary, collections: [NoteCollection], path: String,
+        context: CommandContext
+    ) {
         let console = context.console
         if context.json {
             var members = summary.json.members ?? []
@@ -140,10 +149,12 @@ enum IndexCommand {
         } else if !context.arguments.flag("quiet") {
             let style = Style(
                 enabled: console.colorEnabled(
-                    terminal: console.stderrIsTerminal, noColorFlag: context.arguments.flag("no-color")))
+                    terminal: console.stderrIsTerminal,
+                    noColorFlag: context.arguments.flag("no-color")))
             let files = summary.processed
             console.err.write(
-                "\(style.green("indexed")) \(files) file\(files == 1 ? "" : "s"): \(summary.line)\n")
+                "\(style.green("indexed")) \(files) file\(files == 1 ? "" : "s"): \(summary.line)\n"
+            )
         }
     }
 }

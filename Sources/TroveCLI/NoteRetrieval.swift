@@ -24,15 +24,22 @@ enum NoteRetrieval {
 
         var json: JSONValue {
             .object([
-                ("path", .string(note.file)), ("document_id", note.documentID.map { .string($0) } ?? .null),
+                ("path", .string(note.file)),
+                ("document_id", note.documentID.map { .string($0) } ?? .null),
                 ("short_id", .string(note.shortID)), ("source", .string(note.source)),
                 ("from_line", .int(Int64(range?.from ?? 1))),
-                ("to_line", .int(Int64(min(range?.to ?? lines, lines)))), ("lines", .int(Int64(lines))),
+                ("to_line", .int(Int64(min(range?.to ?? lines, lines)))),
+                ("lines", .int(Int64(lines))),
                 ("origin", .string(fromFile ? "file" : "index")),
                 (
                     "collections",
                     .array(
-                        collections.map { .object([("name", .string($0.name)), ("context", $0.context.map { .string($0) } ?? .null)]) })
+                        collections.map {
+                            .object([
+                                ("name", .string($0.name)),
+                                ("context", $0.context.map { .string($0) } ?? .null),
+                            ])
+                        })
                 ),
                 ("text", .string(text)),
             ])
@@ -48,11 +55,16 @@ enum NoteRetrieval {
             reference, environment: context.console.environment,
             currentDirectory: context.console.currentDirectory, command: context.spec.name)
         let (whole, fromFile) = try await notebook.text(of: note)
-        let (text, lines) = try (range ?? LineRange(from: 1, to: nil)).apply(to: whole, command: context.spec.name)
+        let (text, lines) = try (range ?? LineRange(from: 1, to: nil)).apply(
+            to: whole, command: context.spec.name)
         let holding = try await notebook.collections(of: note)
-        let collections = try await notebook.collections().filter { holding.contains($0.name) }.map { ($0.name, $0.context) }
+        let collections = try await notebook.collections().filter { holding.contains($0.name) }.map
+        {
+            ($0.name, $0.context)
+        }
         return Page(
-            note: note, text: text, range: range, lines: lines, fromFile: fromFile, collections: collections,
+            note: note, text: text, range: range, lines: lines, fromFile: fromFile,
+            collections: collections,
             noteIsEmpty: whole.isEmpty)
     }
 
@@ -86,7 +98,8 @@ enum NoteRetrieval {
                                 ("document_id", entry.note.documentID.map { .string($0) } ?? .null),
                                 ("short_id", .string(entry.note.shortID)),
                                 ("bytes", .int(Int64(entry.text.utf8.count))),
-                                ("total_bytes", .int(Int64(entry.totalBytes))), ("cut", .bool(entry.cut)),
+                                ("total_bytes", .int(Int64(entry.totalBytes))),
+                                ("cut", .bool(entry.cut)),
                                 ("text", .string(entry.text)),
                             ])
                         })
@@ -98,7 +111,8 @@ enum NoteRetrieval {
                             .object([
                                 ("path", .string(item.note.file)),
                                 ("document_id", item.note.documentID.map { .string($0) } ?? .null),
-                                ("short_id", .string(item.note.shortID)), ("total_bytes", .int(Int64(item.bytes))),
+                                ("short_id", .string(item.note.shortID)),
+                                ("total_bytes", .int(Int64(item.bytes))),
                             ])
                         })
                 ),
@@ -126,7 +140,8 @@ enum NoteRetrieval {
             if NotePattern.isPattern(pattern) {
                 if all == nil { all = try await notebook.notes() }
                 let glob = try NotePattern(
-                    pattern, environment: environment, currentDirectory: directory, command: context.spec.name)
+                    pattern, environment: environment, currentDirectory: directory,
+                    command: context.spec.name)
                 let matches = all!.filter { glob.matches($0.file) }
                 if matches.isEmpty { throw CLIError.notFound("no indexed note matches \(pattern)") }
                 selected += matches
@@ -168,7 +183,8 @@ enum NoteRetrieval {
         var used = 0
         var index = text.startIndex
         while index < text.endIndex {
-            let lineEnd = text[index...].firstIndex(of: "\n").map { text.index(after: $0) } ?? text.endIndex
+            let lineEnd =
+                text[index...].firstIndex(of: "\n").map { text.index(after: $0) } ?? text.endIndex
             let size = text[index..<lineEnd].utf8.count
             if used + size > limit { break }
             used += size

@@ -70,18 +70,24 @@ struct NoteSearch: Sendable {
         guard everything > 0 else { return [] }
         let wanted = min(request.limit ?? everything, everything)
         // Extra chunks, so that `wanted` notes remain after collapsing a note's chunks.
-        let fetch = request.allChunks || request.limit == nil ? wanted : min(Query.maximumLimit, max(wanted * 4, wanted + 20))
+        let fetch =
+            request.allChunks || request.limit == nil
+            ? wanted : min(Query.maximumLimit, max(wanted * 4, wanted + 20))
         var results = try await search.search(
-            request.query, vectors: vectors, topK: fetch, mode: request.mode, filter: request.filter)
+            request.query, vectors: vectors, topK: fetch, mode: request.mode, filter: request.filter
+        )
         if !request.allChunks { results = Array(Self.bestChunkPerDocument(results).prefix(wanted)) }
 
         let contexts = Dictionary(
-            try await notebook.collections().map { ($0.name, $0.context) }, uniquingKeysWith: { first, _ in first })
+            try await notebook.collections().map { ($0.name, $0.context) },
+            uniquingKeysWith: { first, _ in first })
         let competence = LegCompetence(query: request.query, embedders: embedders)
         var hits: [Hit] = []
         var cap = Double.infinity
         for result in results {
-            let legs = try await legs(of: result, query: request.query, mode: request.mode, vectors: vectors, competence: competence)
+            let legs = try await legs(
+                of: result, query: request.query, mode: request.mode, vectors: vectors,
+                competence: competence)
             let spoken = legs.filter(\.competent).map(\.relevance)
             // Every leg incompetent (an English-only model on Chinese): the legs still ranked
             // it, so they still say how much.
@@ -92,7 +98,8 @@ struct NoteSearch: Sendable {
             let collection = metadata?["collection"]?.string
             hits.append(
                 Hit(
-                    result: result, relevance: cap, fusedScore: result.score, legs: legs, collection: collection,
+                    result: result, relevance: cap, fusedScore: result.score, legs: legs,
+                    collection: collection,
                     context: collection.flatMap { contexts[$0] ?? nil }, metadata: metadata))
         }
         return hits
@@ -102,20 +109,24 @@ struct NoteSearch: Sendable {
     /// vector (read for the result, so it is there even when the leg's candidates missed it),
     /// and the word coverage.
     private func legs(
-        of result: SearchResult, query: String, mode: SearchMode, vectors: [[Float]], competence: LegCompetence
+        of result: SearchResult, query: String, mode: SearchMode, vectors: [[Float]],
+        competence: LegCompetence
     ) async throws -> [Leg] {
         var legs: [Leg] = []
         if mode != .text {
             let tables = [notebook.collection] + notebook.companions
             for (index, embedder) in embedders.enumerated() {
-                guard let stored = try await tables[index].fetch(id: result.id)?.vector else { continue }
+                guard let stored = try await tables[index].fetch(id: result.id)?.vector else {
+                    continue
+                }
                 let cosine = Relevance.cosine(vectors[index], stored)
                 let manifest = embedder.manifest
                 legs.append(
                     Leg(
                         name: BuiltInModel(manifest: manifest)?.rawValue ?? manifest.modelID,
                         rank: embedders.count == 1 ? result.vectorRank : nil, score: cosine,
-                        relevance: Relevance.calibration(modelID: manifest.modelID).relevance(cosine),
+                        relevance: Relevance.calibration(modelID: manifest.modelID).relevance(
+                            cosine),
                         competent: competence.isCompetent(model: index, content: result.content)))
             }
         }
@@ -125,7 +136,8 @@ struct NoteSearch: Sendable {
             legs.append(
                 Leg(
                     name: "text", rank: result.textRank, score: coverage,
-                    relevance: coverage > 0 ? Relevance.text.relevance(coverage) : 0, competent: true))
+                    relevance: coverage > 0 ? Relevance.text.relevance(coverage) : 0,
+                    competent: true))
         }
         return legs
     }
@@ -136,7 +148,8 @@ struct NoteSearch: Sendable {
         return hits.filter { hit in
             let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
             guard let file = metadata?["file"]?.string else { return true }
-            let key = file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "") + "\u{0}"
+            let key =
+                file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "") + "\u{0}"
                 + (metadata?["collection"]?.string ?? "")
             return seen.insert(key).inserted
         }

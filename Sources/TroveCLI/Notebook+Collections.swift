@@ -24,9 +24,12 @@ extension Notebook {
         }
         if !columns.isEmpty, !columns.contains("collection") {
             try await inTransaction {
-                let files = try await database.query("SELECT path FROM \(Self.filesTable) ORDER BY path")
-                    .compactMap { $0.string("path") }
-                try await database.execute("ALTER TABLE \(Self.filesTable) RENAME TO trove_files_v1")
+                let files = try await database.query(
+                    "SELECT path FROM \(Self.filesTable) ORDER BY path"
+                )
+                .compactMap { $0.string("path") }
+                try await database.execute(
+                    "ALTER TABLE \(Self.filesTable) RENAME TO trove_files_v1")
                 try await createFilesTable()
                 try await database.execute(
                     """
@@ -34,7 +37,9 @@ extension Notebook {
                     SELECT ?, path, sha256, bytes, records, indexed_at FROM trove_files_v1
                     """, bindings: [.text(NoteCollection.implicitName)])
                 try await database.execute("DROP TABLE trove_files_v1")
-                for table in [Self.collectionName] + companions.indices.map({ Self.companionName($0 + 1) }) {
+                for table in [Self.collectionName]
+                    + companions.indices.map({ Self.companionName($0 + 1) })
+                {
                     try await database.execute(
                         """
                         UPDATE \(table) SET metadata = json_set(metadata, '$.collection', ?)
@@ -68,13 +73,15 @@ extension Notebook {
         try await database.query(
             "SELECT name, paths, mask, context FROM \(Self.collectionsTable) ORDER BY name"
         ).map { row in
-            let paths = (try? JSONValue.parse(row.string("paths") ?? "[]")).flatMap { value -> [String]? in
-                if case .array(let items) = value { return items.compactMap(\.string) }
-                return nil
-            } ?? []
+            let paths =
+                (try? JSONValue.parse(row.string("paths") ?? "[]")).flatMap { value -> [String]? in
+                    if case .array(let items) = value { return items.compactMap(\.string) }
+                    return nil
+                } ?? []
             return NoteCollection(
                 name: row.string("name") ?? "", paths: paths,
-                mask: try Glob(row.string("mask") ?? Glob.defaultPattern), context: row.string("context"))
+                mask: try Glob(row.string("mask") ?? Glob.defaultPattern),
+                context: row.string("context"))
         }
     }
 
@@ -151,12 +158,16 @@ extension Notebook {
             FROM \(Self.collectionName) GROUP BY 1
             """)
         {
-            if let name = row.string("name") { counts[name, default: (0, 0)].records = row.int("n") ?? 0 }
+            if let name = row.string("name") {
+                counts[name, default: (0, 0)].records = row.int("n") ?? 0
+            }
         }
         for row in try await database.query(
             "SELECT collection, count(*) AS n FROM \(Self.filesTable) GROUP BY collection")
         {
-            if let name = row.string("collection") { counts[name, default: (0, 0)].files = row.int("n") ?? 0 }
+            if let name = row.string("collection") {
+                counts[name, default: (0, 0)].files = row.int("n") ?? 0
+            }
         }
         return counts
     }

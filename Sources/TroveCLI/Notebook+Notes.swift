@@ -17,7 +17,8 @@ extension Notebook {
             """)
         return rows.compactMap { row in
             guard let file = row.string("file") else { return nil }
-            return Note(file: file, documentID: row.string("doc"), source: row.string("source") ?? file)
+            return Note(
+                file: file, documentID: row.string("doc"), source: row.string("source") ?? file)
         }
     }
 
@@ -35,7 +36,8 @@ extension Notebook {
     /// - Throws: ``CLIError/notFound(_:)`` when nothing matches; ``CLIError/usage(_:command:)``
     ///   when a short id matches several notes (they are listed).
     func note(
-        _ reference: String, environment: [String: String], currentDirectory: String, command: String
+        _ reference: String, environment: [String: String], currentDirectory: String,
+        command: String
     ) async throws -> Note {
         let notes = try await notes()
         if reference.hasPrefix("#") {
@@ -52,24 +54,36 @@ extension Notebook {
                         + matches.map { "\($0.shortID) \($0.label)" }.joined(separator: ", "),
                     command: command)
             }
-            guard let note = matches.first else { throw CLIError.notFound("no note with short id \(reference)") }
+            guard let note = matches.first else {
+                throw CLIError.notFound("no note with short id \(reference)")
+            }
             return note
         }
         let absolute = Locations.absolute(
             reference, environment: environment, currentDirectory: currentDirectory)
-        if let note = notes.first(where: { $0.documentID == nil && ($0.file == absolute || $0.file == reference) }) {
+        if let note = notes.first(where: {
+            $0.documentID == nil && ($0.file == absolute || $0.file == reference)
+        }) {
             return note
         }
         if let hash = absolute.lastIndex(of: "#") {
             let file = String(absolute[..<hash])
             let id = String(absolute[absolute.index(after: hash)...])
-            if let note = notes.first(where: { $0.file == file && $0.documentID == id }) { return note }
+            if let note = notes.first(where: { $0.file == file && $0.documentID == id }) {
+                return note
+            }
         }
         // A record id: a UUID, or a whole number in a database not yet moved to UUIDs.
-        if let id = UUID(uuidString: reference).map(DocumentID.uuid) ?? Int64(reference).map(DocumentID.int) {
+        if let id = UUID(uuidString: reference).map(DocumentID.uuid)
+            ?? Int64(reference).map(DocumentID.int)
+        {
             let rows = try await database.query(
-                "SELECT metadata, source FROM \(Self.collectionName) WHERE id = ?", bindings: [SQLValue(id)])
-            if let row = rows.first, let note = Self.note(metadata: row.string("metadata"), source: row.string("source") ?? "") {
+                "SELECT metadata, source FROM \(Self.collectionName) WHERE id = ?",
+                bindings: [SQLValue(id)])
+            if let row = rows.first,
+                let note = Self.note(
+                    metadata: row.string("metadata"), source: row.string("source") ?? "")
+            {
                 return note
             }
         }
@@ -125,22 +139,32 @@ struct NotePattern: Sendable {
     private let currentDirectory: String
 
     /// - Throws: ``CLIError/usage(_:command:)`` for a pattern ``Glob`` cannot read.
-    init(_ pattern: String, environment: [String: String], currentDirectory: String, command: String = "multi-get") throws {
+    init(
+        _ pattern: String, environment: [String: String], currentDirectory: String,
+        command: String = "multi-get"
+    )
+        throws
+    {
         var text = pattern
-        if text == "~" || text.hasPrefix("~/"), let home = environment["HOME"] { text = home + text.dropFirst() }
+        if text == "~" || text.hasPrefix("~/"), let home = environment["HOME"] {
+            text = home + text.dropFirst()
+        }
         anchored = text.hasPrefix("/")
         self.currentDirectory = currentDirectory
         do {
             glob = try Glob(anchored ? String(text.drop { $0 == "/" }) : text)
         } catch {
-            throw CLIError.usage("'\(pattern)' is not a valid pattern (an unclosed [ or {?)", command: command)
+            throw CLIError.usage(
+                "'\(pattern)' is not a valid pattern (an unclosed [ or {?)", command: command)
         }
     }
 
     /// Whether the absolute `path` matches.
     func matches(_ path: String) -> Bool {
         if anchored { return glob.matches(String(path.drop { $0 == "/" })) }
-        if path.hasPrefix(currentDirectory + "/"), glob.matches(String(path.dropFirst(currentDirectory.count + 1))) {
+        if path.hasPrefix(currentDirectory + "/"),
+            glob.matches(String(path.dropFirst(currentDirectory.count + 1)))
+        {
             return true
         }
         // Every tail of the path that starts after a `/`.

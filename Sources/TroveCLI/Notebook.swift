@@ -43,7 +43,9 @@ struct Notebook: Sendable {
     /// no notes yet).
     static func manifests(of database: Database) async throws -> [EmbeddingManifest] {
         var manifests: [EmbeddingManifest] = []
-        guard let first = try await database.configuration(of: collectionName)?.embedding else { return [] }
+        guard let first = try await database.configuration(of: collectionName)?.embedding else {
+            return []
+        }
         manifests.append(first)
         var index = 1
         while let next = try await database.configuration(of: companionName(index))?.embedding {
@@ -71,7 +73,8 @@ struct Notebook: Sendable {
             companions.append(
                 try await database.configuration(of: name) != nil
                     ? try await database.collection(named: name, embedder: embedder)
-                    : try await database.collection(name, embedder: embedder, lexicalSearch: false, ids: .uuid))
+                    : try await database.collection(
+                        name, embedder: embedder, lexicalSearch: false, ids: .uuid))
         }
         return companions
     }
@@ -90,12 +93,16 @@ struct Notebook: Sendable {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw CLIError.failure("cannot create the folder \(folder): \(error.localizedDescription)")
+            throw CLIError.failure(
+                "cannot create the folder \(folder): \(error.localizedDescription)")
         }
-        let database = try EncryptionPassphrase.openDatabase(path: path, context: context, encrypt: encrypt)
+        let database = try EncryptionPassphrase.openDatabase(
+            path: path, context: context, encrypt: encrypt)
         try await migrateIDs(database, context: context)
         let existing = try await database.configuration(of: collectionName) != nil
-        if existing { _ = try await openCompanions(database, embedders: embedders, existing: true, path: path) }
+        if existing {
+            _ = try await openCompanions(database, embedders: embedders, existing: true, path: path)
+        }
         // An existing collection opens with its stored configuration (so a newer default, such
         // as another text tokenizer, never refuses a database made by an older trove); only the
         // model must match.
@@ -104,8 +111,10 @@ struct Notebook: Sendable {
             ? try await database.collection(named: collectionName, embedder: embedder)
             : try await database.collection(
                 collectionName, embedder: embedder, tokenizer: defaultTokenizer, ids: .uuid)
-        let companions = try await openCompanions(database, embedders: embedders, existing: existing, path: path)
-        let notebook = Notebook(database: database, collection: collection, companions: companions, path: path)
+        let companions = try await openCompanions(
+            database, embedders: embedders, existing: existing, path: path)
+        let notebook = Notebook(
+            database: database, collection: collection, companions: companions, path: path)
         try await notebook.prepareTables()
         return notebook
     }
@@ -114,7 +123,9 @@ struct Notebook: Sendable {
     /// - Parameter embedders: attach the models for vector and hybrid search, in the order the
     ///   database was indexed with (nil: text only, companions opened without a model).
     /// - Throws: ``CLIError/notFound(_:)`` when there is no database or no indexed notes yet.
-    static func openExisting(path: String, embedders: [any Embedder]?, context: CommandContext) async throws -> Notebook {
+    static func openExisting(path: String, embedders: [any Embedder]?, context: CommandContext)
+        async throws -> Notebook
+    {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError.notFound(
                 "no database at \(path); create it with 'trove index PATH...' "
@@ -126,15 +137,20 @@ struct Notebook: Sendable {
             throw CLIError.notFound(
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")
         }
-        let collection = try await database.collection(named: collectionName, embedder: embedders?.first)
+        let collection = try await database.collection(
+            named: collectionName, embedder: embedders?.first)
         let companions: [SearchCollection]
         if let embedders {
-            companions = try await openCompanions(database, embedders: embedders, existing: true, path: path)
+            companions = try await openCompanions(
+                database, embedders: embedders, existing: true, path: path)
         } else {
             let count = try await manifests(of: database).count
-            companions = try await (1..<max(count, 1)).asyncMap { try await database.collection(named: companionName($0)) }
+            companions = try await (1..<max(count, 1)).asyncMap {
+                try await database.collection(named: companionName($0))
+            }
         }
-        let notebook = Notebook(database: database, collection: collection, companions: companions, path: path)
+        let notebook = Notebook(
+            database: database, collection: collection, companions: companions, path: path)
         try await notebook.prepareTables()
         return notebook
     }
@@ -142,14 +158,17 @@ struct Notebook: Sendable {
     /// Moves a database of an older `trove` to UUID record ids (``NotebookMigration``), saying so.
     static func migrateIDs(_ database: Database, context: CommandContext) async throws {
         guard let moved = try await NotebookMigration.migrateToUUIDs(database) else { return }
-        context.console.err.write("trove: gave the \(moved) notes of this database UUID ids (sync needs ids unique across devices)\n")
+        context.console.err.write(
+            "trove: gave the \(moved) notes of this database UUID ids (sync needs ids unique across devices)\n"
+        )
     }
 
     /// The content hash of every file indexed into `collection`, by path.
     func indexedFiles(collection: String) async throws -> [String: String] {
         var files: [String: String] = [:]
         for row in try await database.query(
-            "SELECT path, sha256 FROM \(Self.filesTable) WHERE collection = ?", bindings: [.text(collection)])
+            "SELECT path, sha256 FROM \(Self.filesTable) WHERE collection = ?",
+            bindings: [.text(collection)])
         {
             if let path = row.string("path"), let hash = row.string("sha256") { files[path] = hash }
         }
@@ -174,7 +193,8 @@ struct Notebook: Sendable {
     /// are not among the new ones are deleted, whether they carry this machine's path or (the
     /// chunks past the new end, found by id) came from another machine through sync.
     func replace(
-        file: String, collection name: String, key: String, sha256: String, bytes: Int, records: [PendingRecord]
+        file: String, collection name: String, key: String, sha256: String, bytes: Int,
+        records: [PendingRecord]
     ) async throws {
         let previous = try await recordCount(file: file, collection: name)
         let ids = records.indices.map { NoteRecordID.make(collection: name, key: key, chunk: $0) }
@@ -182,12 +202,14 @@ struct Notebook: Sendable {
             try await table.upsert(
                 zip(ids, records).map { id, record in
                     VectorEntry(
-                        id: id, content: record.content, source: record.source, metadata: record.metadata,
+                        id: id, content: record.content, source: record.source,
+                        metadata: record.metadata,
                         vector: record.vectors[index])
                 })
         }
         try await deleteRecords(
-            ofFile: file, collection: name, key: key, chunks: records.count..<max(previous, records.count),
+            ofFile: file, collection: name, key: key,
+            chunks: records.count..<max(previous, records.count),
             keeping: ids)
         try await database.execute(
             """
@@ -206,7 +228,8 @@ struct Notebook: Sendable {
     @discardableResult
     func remove(file: String, collection name: String, key: String) async throws -> Int {
         let count = try await recordCount(file: file, collection: name)
-        let removed = try await deleteRecords(ofFile: file, collection: name, key: key, chunks: 0..<count, keeping: [])
+        let removed = try await deleteRecords(
+            ofFile: file, collection: name, key: key, chunks: 0..<count, keeping: [])
         try await database.execute(
             "DELETE FROM \(Self.filesTable) WHERE collection = ? AND path = ?",
             bindings: [.text(name), .text(file)])
@@ -226,7 +249,8 @@ struct Notebook: Sendable {
     /// labelled with another machine's path). Returns how many went from `notes`.
     @discardableResult
     private func deleteRecords(
-        ofFile file: String, collection name: String, key: String, chunks: Range<Int>, keeping: [DocumentID]
+        ofFile file: String, collection name: String, key: String, chunks: Range<Int>,
+        keeping: [DocumentID]
     ) async throws -> Int {
         func list(_ ids: [DocumentID]) -> SQLValue {
             .text(JSONValue.array(ids.map { JSONValue.string($0.description) }).serialized())
@@ -241,7 +265,8 @@ struct Notebook: Sendable {
         // Companion rows carry the same ids and metadata.
         for index in companions.indices {
             try await database.execute(
-                "DELETE FROM \(Self.companionName(index + 1)) WHERE \(condition)", bindings: bindings)
+                "DELETE FROM \(Self.companionName(index + 1)) WHERE \(condition)",
+                bindings: bindings)
         }
         // Raw SQL on the collection's table: its triggers keep the text index, the change log
         // and sync's capture in step, so the vector index drops these rows before the next query.
@@ -253,7 +278,8 @@ struct Notebook: Sendable {
     func pruneCompanions() async throws {
         for index in companions.indices {
             try await database.execute(
-                "DELETE FROM \(Self.companionName(index + 1)) WHERE id NOT IN (SELECT id FROM \(Self.collectionName))")
+                "DELETE FROM \(Self.companionName(index + 1)) WHERE id NOT IN (SELECT id FROM \(Self.collectionName))"
+            )
         }
     }
 

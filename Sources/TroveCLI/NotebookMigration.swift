@@ -26,7 +26,9 @@ enum NotebookMigration {
     @discardableResult
     static func migrateToUUIDs(_ database: Database) async throws -> Int? {
         // Cheap check first, outside any transaction: nearly every open has nothing to do.
-        guard try await storedIDKind(Notebook.collectionName, database) == .int64 else { return nil }
+        guard try await storedIDKind(Notebook.collectionName, database) == .int64 else {
+            return nil
+        }
         try await database.execute("BEGIN IMMEDIATE")
         do {
             // Again under the write lock: another process may have migrated meanwhile.
@@ -46,13 +48,15 @@ enum NotebookMigration {
     /// The id kind in the stored configuration of the search collection `name` (nil: none),
     /// read from `trove_meta` itself rather than from the collections this process opened.
     private static func storedIDKind(_ name: String, _ database: Database) async throws -> IDKind? {
-        let rows = try await database.query("SELECT value FROM trove_meta WHERE key = ?", bindings: [.text("collection.\(name)")])
+        let rows = try await database.query(
+            "SELECT value FROM trove_meta WHERE key = ?", bindings: [.text("collection.\(name)")])
         guard let json = rows.first?.string("value") else { return nil }
         return try JSONDecoder().decode(CollectionConfiguration.self, from: Data(json.utf8)).ids
     }
 
     private static let mapTable = "temp._trove_id_map"
-    private static let columns = "content, source, metadata, embedding, created_at, updated_at, _version"
+    private static let columns =
+        "content, source, metadata, embedding, created_at, updated_at, _version"
 
     /// The migration proper, inside the caller's transaction.
     private static func migrate(_ database: Database) async throws -> Int {
@@ -62,14 +66,20 @@ enum NotebookMigration {
         }
         // One new id per old id of any of the collections (companions share the notes' ids).
         let union = names.map { "SELECT id FROM \"\($0)\"" }.joined(separator: " UNION ")
-        let oldIDs = try await database.query("SELECT id FROM (\(union)) ORDER BY id").compactMap { $0.int64("id") }
-        let newIDs = TimeOrderedIDGenerator.shared.next(oldIDs.count).map { $0.uuidString.lowercased() }
+        let oldIDs = try await database.query("SELECT id FROM (\(union)) ORDER BY id").compactMap {
+            $0.int64("id")
+        }
+        let newIDs = TimeOrderedIDGenerator.shared.next(oldIDs.count).map {
+            $0.uuidString.lowercased()
+        }
         try await database.execute("DROP TABLE IF EXISTS \(mapTable)")
-        try await database.execute("CREATE TABLE \(mapTable)(old INTEGER PRIMARY KEY, new TEXT NOT NULL)")
+        try await database.execute(
+            "CREATE TABLE \(mapTable)(old INTEGER PRIMARY KEY, new TEXT NOT NULL)")
         let chunk = 10_000
         for start in stride(from: 0, to: oldIDs.count, by: chunk) {
             let end = min(start + chunk, oldIDs.count)
-            let pairs = (start..<end).map { "[\(oldIDs[$0]),\"\(newIDs[$0])\"]" }.joined(separator: ",")
+            let pairs = (start..<end).map { "[\(oldIDs[$0]),\"\(newIDs[$0])\"]" }.joined(
+                separator: ",")
             try await database.execute(
                 "INSERT INTO \(mapTable)(old, new) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)",
                 bindings: [.text("[" + pairs + "]")])
@@ -78,7 +88,8 @@ enum NotebookMigration {
             guard var configuration = try await database.configuration(of: name) else { continue }
             let copy = "temp.\"_trove_copy_\(name)\""
             try await database.execute("DROP TABLE IF EXISTS \(copy)")
-            try await database.execute("CREATE TABLE \(copy) AS SELECT id, \(columns) FROM \"\(name)\"")
+            try await database.execute(
+                "CREATE TABLE \(copy) AS SELECT id, \(columns) FROM \"\(name)\"")
             try await database.dropCollection(name)
             configuration.ids = .uuid
             _ = try await database.collection(name, configuration: configuration)

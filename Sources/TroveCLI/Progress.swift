@@ -48,9 +48,10 @@ final class ProgressBar: @unchecked Sendable {
         lastDraw = now
         drewSomething = true
         sink.write(
-            "\r" + Self.line(
-                files: files, totalFiles: totalFiles, bytes: bytes, totalBytes: totalBytes,
-                chunks: chunks, elapsed: now.timeIntervalSince(started), width: width)
+            "\r"
+                + Self.line(
+                    files: files, totalFiles: totalFiles, bytes: bytes, totalBytes: totalBytes,
+                    chunks: chunks, elapsed: now.timeIntervalSince(started), width: width)
                 + "\u{1B}[K")
     }
 
@@ -69,7 +70,8 @@ final class ProgressBar: @unchecked Sendable {
     ) -> String {
         let fraction = min(1, max(0, Double(bytes) / Double(max(totalBytes, 1))))
         let filled = Int((fraction * Double(width)).rounded(.down))
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let bar =
+            String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         var text = "[\(bar)] \(String(format: "%3d", Int((fraction * 100).rounded(.down))))%  "
         text += "\(files)/\(totalFiles) files  \(chunks) chunks"
         if elapsed > 0.5 {

@@ -10,10 +10,12 @@ enum RecordCommands {
         var texts = context.arguments.positionals
         if texts.isEmpty || texts == ["-"] {
             if context.console.stdinIsTerminal {
-                context.console.err.write("trove: reading texts from stdin, one per line; end with Ctrl-D\n")
+                context.console.err.write(
+                    "trove: reading texts from stdin, one per line; end with Ctrl-D\n")
             }
             guard let input = context.console.readStandardInput() else {
-                throw CLIError.usage("no text given: pass TEXT arguments or lines on stdin", command: "embed")
+                throw CLIError.usage(
+                    "no text given: pass TEXT arguments or lines on stdin", command: "embed")
             }
             var lines = input.split(separator: "\n", omittingEmptySubsequences: false).map {
                 String($0.hasSuffix("\r") ? $0.dropLast() : $0)
@@ -22,7 +24,8 @@ enum RecordCommands {
             texts = lines
         }
         guard !texts.isEmpty else {
-            throw CLIError.usage("no text given: pass TEXT arguments or lines on stdin", command: "embed")
+            throw CLIError.usage(
+                "no text given: pass TEXT arguments or lines on stdin", command: "embed")
         }
         let embedder = try context.loadEmbedder()
         // Batches bound memory on long inputs; output streams as each batch finishes.
@@ -30,13 +33,17 @@ enum RecordCommands {
         while start < texts.count {
             let end = min(start + 256, texts.count)
             let batch = Array(texts[start..<end])
-            let vectors = try await context.arguments.flag("query") ? embedder.embedQueries(batch) : embedder.embed(batch)
+            let vectors =
+                try await context.arguments.flag("query")
+                ? embedder.embedQueries(batch) : embedder.embed(batch)
             var out = ""
             for vector in vectors {
                 if context.json {
                     out += JSONValue.array(vector.map { .float($0) }).serialized() + "\n"
                 } else {
-                    out += vector.map { JSONValue.float($0).serialized() }.joined(separator: " ") + "\n"
+                    out +=
+                        vector.map { JSONValue.float($0).serialized() }.joined(separator: " ")
+                        + "\n"
                 }
             }
             context.console.out.write(out)
@@ -48,15 +55,19 @@ enum RecordCommands {
     // MARK: show
 
     static func show(_ context: CommandContext) async throws -> Int32 {
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
-        let id = try recordID(context.arguments.positionals[0], kind: notebook.collection.configuration.ids, command: "show")
+        let notebook = try await Notebook.openExisting(
+            path: try context.databasePath(), embedders: nil, context: context)
+        let id = try recordID(
+            context.arguments.positionals[0], kind: notebook.collection.configuration.ids,
+            command: "show")
         guard let entry = try await notebook.collection.fetch(id: id) else {
             throw CLIError.notFound("no record with id \(id)")
         }
         let metadata = entry.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
         if context.json {
             let document = JSONValue.object([
-                ("id", JSONValue(entry.id)), ("source", .string(entry.source)), ("metadata", metadata),
+                ("id", JSONValue(entry.id)), ("source", .string(entry.source)),
+                ("metadata", metadata),
                 ("content", .string(entry.content)), ("dimension", .int(Int64(entry.vector.count))),
             ])
             context.console.out.write(document.serialized() + "\n")
@@ -95,14 +106,17 @@ enum RecordCommands {
         switch kind {
         case .uuid:
             guard let id = UUID(uuidString: text) else {
-                throw CLIError.usage("'\(text)' is not a record id (a UUID, as search --json shows)", command: command)
+                throw CLIError.usage(
+                    "'\(text)' is not a record id (a UUID, as search --json shows)",
+                    command: command)
             }
             return .uuid(id)
         case .string:
             return .string(text)
         case .int64:
             guard let id = Int64(text) else {
-                throw CLIError.usage("'\(text)' is not a record id (a whole number)", command: command)
+                throw CLIError.usage(
+                    "'\(text)' is not a record id (a whole number)", command: command)
             }
             return .int(id)
         }
@@ -119,12 +133,16 @@ enum RecordCommands {
         if source == nil, ids.isEmpty {
             throw CLIError.usage("nothing to remove: give record ids or --source S", command: "rm")
         }
-        let notebook = try await Notebook.openExisting(path: try context.databasePath(), embedders: nil, context: context)
-        let numbers = try ids.map { try recordID($0, kind: notebook.collection.configuration.ids, command: "rm") }
+        let notebook = try await Notebook.openExisting(
+            path: try context.databasePath(), embedders: nil, context: context)
+        let numbers = try ids.map {
+            try recordID($0, kind: notebook.collection.configuration.ids, command: "rm")
+        }
 
         let removed: Int
         if let source {
-            let resolved = try await SearchCommand.resolveSource(source, context: context, notebook: notebook)!
+            let resolved = try await SearchCommand.resolveSource(
+                source, context: context, notebook: notebook)!
             let files = try await notebook.files(ofSource: resolved)
             removed = try await notebook.inTransaction {
                 let count = try await notebook.collection.delete(where: .source(resolved))
@@ -153,7 +171,8 @@ enum RecordCommands {
             }
         }
         if context.json {
-            context.console.out.write(JSONValue.object([("removed", .int(Int64(removed)))]).serialized() + "\n")
+            context.console.out.write(
+                JSONValue.object([("removed", .int(Int64(removed)))]).serialized() + "\n")
         } else {
             context.console.err.write("removed \(removed) record\(removed == 1 ? "" : "s")\n")
         }
@@ -173,7 +192,8 @@ enum RecordCommands {
         if let manifest = configuration.embedding {
             model = .object([
                 ("model_id", .string(manifest.modelID)), ("checksum", .string(manifest.checksum)),
-                ("dimension", .int(Int64(manifest.dimension))), ("pooling", .string(manifest.pooling)),
+                ("dimension", .int(Int64(manifest.dimension))),
+                ("pooling", .string(manifest.pooling)),
                 ("normalized", .bool(manifest.normalized)),
                 ("max_sequence_length", .int(Int64(manifest.maxSequenceLength))),
             ])
@@ -185,26 +205,34 @@ enum RecordCommands {
         let fields = [configuration] + notebook.companions.map(\.configuration)
         let collections = try await notebook.collections()
         return JSONValue.object([
-            ("database", .string(notebook.path)), ("file_bytes", .int(notebook.database.fileSize())),
+            ("database", .string(notebook.path)),
+            ("file_bytes", .int(notebook.database.fileSize())),
             ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
             ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
-            ("metric", .string(configuration.metric.rawValue)), ("index", .string(String(describing: configuration.index))),
+            ("metric", .string(configuration.metric.rawValue)),
+            ("index", .string(String(describing: configuration.index))),
             ("lexical_search", .bool(configuration.lexicalSearch)),
             ("tokenizer", .string(configuration.tokenizer)), ("model", model),
-            ("vector_fields",
-             .array(fields.map { field in
-                 .object([
-                     ("model", field.embedding.map { .string(Self.modelName($0)) } ?? .null),
-                     ("model_id", field.embedding.map { .string($0.modelID) } ?? .null),
-                     ("dimension", .int(Int64(field.dimension))),
-                     ("index", .string(String(describing: field.index))),
-                 ])
-             })),
+            (
+                "vector_fields",
+                .array(
+                    fields.map { field in
+                        .object([
+                            ("model", field.embedding.map { .string(Self.modelName($0)) } ?? .null),
+                            ("model_id", field.embedding.map { .string($0.modelID) } ?? .null),
+                            ("dimension", .int(Int64(field.dimension))),
+                            ("index", .string(String(describing: field.index))),
+                        ])
+                    })
+            ),
             ("collections", .array(collections.map { .string($0.name) })),
             ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
             (
                 "last_indexed",
-                lastIndexed.map { .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0))) } ?? .null
+                lastIndexed.map {
+                    .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0)))
+                }
+                    ?? .null
             ),
         ])
     }
@@ -227,25 +255,33 @@ enum RecordCommands {
         }
         let style = context.style
         func line(_ label: String, _ value: String) -> String {
-            style.bold(label.padding(toLength: max(10, label.count + 1), withPad: " ", startingAt: 0)) + value + "\n"
+            style.bold(
+                label.padding(toLength: max(10, label.count + 1), withPad: " ", startingAt: 0))
+                + value + "\n"
         }
         var text = line("database", path)
         text += line("size", byteCount(size))
         text += line("encrypted", notebook.database.encryption.map { "yes, \($0)" } ?? "no")
-        text += line("records", "\(records) from \(sources.count) source\(sources.count == 1 ? "" : "s") (\(files) indexed file\(files == 1 ? "" : "s"))")
+        text += line(
+            "records",
+            "\(records) from \(sources.count) source\(sources.count == 1 ? "" : "s") (\(files) indexed file\(files == 1 ? "" : "s"))"
+        )
         for (number, field) in fields.enumerated() {
             let name = field.embedding.map(Self.modelName) ?? "no model recorded"
             text += line(
                 number == 0 ? "vectors" : "",
-                "\(name): \(field.dimension)-d, \(field.metric.rawValue), index: \(String(describing: field.index))")
+                "\(name): \(field.dimension)-d, \(field.metric.rawValue), index: \(String(describing: field.index))"
+            )
         }
-        text += line("text", configuration.lexicalSearch ? "FTS5 BM25 (\(configuration.tokenizer))" : "off")
+        text += line(
+            "text", configuration.lexicalSearch ? "FTS5 BM25 (\(configuration.tokenizer))" : "off")
         let manifests = fields.compactMap(\.embedding)
         if manifests.isEmpty { text += line("model", "none recorded") }
         for (number, manifest) in manifests.enumerated() {
             text += line(
                 number == 0 ? (manifests.count == 1 ? "model" : "models") : "",
-                "\(Self.modelName(manifest)) (\(manifest.modelID)), \(manifest.pooling) pooling, max \(manifest.maxSequenceLength) tokens")
+                "\(Self.modelName(manifest)) (\(manifest.modelID)), \(manifest.pooling) pooling, max \(manifest.maxSequenceLength) tokens"
+            )
             text += line("", "checksum \(manifest.checksum)")
         }
         if !collections.isEmpty {

@@ -31,9 +31,13 @@ enum NoteRecordID {
         var digest = Array(SHA256.digest(bytes).prefix(16))
         digest[6] = (digest[6] & 0x0f) | 0x80  // version 8: custom, here name-based with SHA-256
         digest[8] = (digest[8] & 0x3f) | 0x80  // the RFC 9562 variant
-        let uuid = UUID(uuid: (
-            digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-            digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+        let uuid = UUID(
+            uuid: (
+                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6],
+                digest[7],
+                digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14],
+                digest[15]
+            ))
         return .uuid(uuid)
     }
 }
@@ -48,6 +52,10 @@ extension JSONValue {
 extension SQLValue {
     /// A record id as stored: an integer, or text (UUIDs in lowercase, as Trove stores them).
     init(_ id: DocumentID) {
-        if case .int(let value) = id { self = .integer(value) } else { self = .text(id.description) }
+        if case .int(let value) = id {
+            self = .integer(value)
+        } else {
+            self = .text(id.description)
+        }
     }
 }

@@ -64,7 +64,9 @@ enum Relevance {
     /// holds none of it, so it covers nothing (it used to cover half, a relevance of 0.77).
     static func coverage(query: String, content: String) -> Double {
         let identifiers = identifierTerms(query)
-        let terms = Snippet.queryTerms(query).filter { word in !identifiers.contains { $0.contains(word) } }
+        let terms = Snippet.queryTerms(query).filter { word in
+            !identifiers.contains { $0.contains(word) }
+        }
         guard !terms.isEmpty || !identifiers.isEmpty else { return 0 }
         let sequence = Snippet.wordRanges(content).map { Snippet.fold(content[$0]) }
         let words = Set(sequence)
@@ -72,7 +74,8 @@ enum Relevance {
             parts.count == 1
                 ? words.contains(parts[0])
                 : sequence.indices.contains { start in
-                    start + parts.count <= sequence.count && Array(sequence[start..<(start + parts.count)]) == parts
+                    start + parts.count <= sequence.count
+                        && Array(sequence[start..<(start + parts.count)]) == parts
                 }
         }.count
         var folded: String?
@@ -85,11 +88,13 @@ enum Relevance {
                 }
                 folded = folded ?? Snippet.fold(content[...])
                 let pairs = (0..<(characters.count - 1)).map { String(characters[$0...($0 + 1)]) }
-                return total + Double(pairs.filter { folded!.contains($0) }.count) / Double(pairs.count)
+                return total + Double(pairs.filter { folded!.contains($0) }.count)
+                    / Double(pairs.count)
             }
             let matched =
                 words.contains(term)
-                || (term.count >= 4 && words.contains { $0.count <= term.count + 3 && $0.hasPrefix(term) })
+                || (term.count >= 4
+                    && words.contains { $0.count <= term.count + 3 && $0.hasPrefix(term) })
             return total + (matched ? 1 : 0)
         }
         return found / Double(terms.count + identifiers.count)
@@ -106,7 +111,8 @@ enum Relevance {
     static func identifierTerms(_ query: String) -> [[String]] {
         var groups: [[Range<String.Index>]] = []
         for range in Snippet.wordRanges(query) {
-            if let last = groups.last?.last, query.index(after: last.upperBound) == range.lowerBound,
+            if let last = groups.last?.last,
+                query.index(after: last.upperBound) == range.lowerBound,
                 identifierJoiners.contains(query[last.upperBound])
             {
                 groups[groups.count - 1].append(range)
@@ -118,7 +124,8 @@ enum Relevance {
         for group in groups {
             let parts = group.map { Snippet.fold(query[$0]) }
             // Unspaced scripts keep their bigram matching (`第2章` is a phrase, not a code).
-            guard parts.contains(where: { $0.contains(where: \.isNumber) }), !identifiers.contains(parts),
+            guard parts.contains(where: { $0.contains(where: \.isNumber) }),
+                !identifiers.contains(parts),
                 !parts.contains(where: { $0.unicodeScalars.contains(where: isUnspaced) })
             else { continue }
             identifiers.append(parts)
@@ -131,7 +138,9 @@ enum Relevance {
     static func isIdentifierQuery(_ query: String) -> Bool {
         let identifiers = identifierTerms(query)
         return !identifiers.isEmpty
-            && Snippet.queryTerms(query).allSatisfy { word in identifiers.contains { $0.contains(word) } }
+            && Snippet.queryTerms(query).allSatisfy { word in
+                identifiers.contains { $0.contains(word) }
+            }
     }
 
     /// Letters of scripts written without spaces between words: CJK ideographs, kana, Hangul

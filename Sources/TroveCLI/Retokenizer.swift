@@ -44,13 +44,16 @@ enum Retokenizer {
             try FileManager.default.moveItem(atPath: staged, toPath: path)
         } catch {
             throw CLIError.failure(
-                "the rebuilt database is at \(staged) but could not replace \(path): \(error.localizedDescription)")
+                "the rebuilt database is at \(staged) but could not replace \(path): \(error.localizedDescription)"
+            )
         }
         removeDatabaseFiles(staged)
         return change
     }
 
-    private static func copy(from path: String, to staged: String, tokenizer: String) async throws -> Change? {
+    private static func copy(from path: String, to staged: String, tokenizer: String) async throws
+        -> Change?
+    {
         let old = try Database(path: path)
         guard var configuration = try await old.configuration(of: Notebook.collectionName) else {
             throw CLIError.notFound("\(path) holds no notes indexed by trove")
@@ -95,7 +98,8 @@ enum Retokenizer {
             // version: `Notebook.prepareTables()` moves them on when the database is next opened.
             for name in [Notebook.filesTable, Notebook.collectionsTable] {
                 let rows = try await new.query(
-                    "SELECT sql FROM old.sqlite_master WHERE type = 'table' AND name = ?", bindings: [.text(name)])
+                    "SELECT sql FROM old.sqlite_master WHERE type = 'table' AND name = ?",
+                    bindings: [.text(name)])
                 guard let sql = rows.first?.string("sql") else { continue }
                 try await new.execute(sql)
                 try await new.execute("INSERT INTO main.\(name) SELECT * FROM old.\(name)")
@@ -107,9 +111,11 @@ enum Retokenizer {
         }
         try await new.execute("DETACH DATABASE old")
         let copied = try await notes.count()
-        let original = try await old.query("SELECT count(*) AS n FROM \(table)").first?.int("n") ?? -1
+        let original =
+            try await old.query("SELECT count(*) AS n FROM \(table)").first?.int("n") ?? -1
         guard copied == original else {
-            throw CLIError.failure("copied \(copied) of \(original) records; \(path) left unchanged")
+            throw CLIError.failure(
+                "copied \(copied) of \(original) records; \(path) left unchanged")
         }
         try await new.mergeTextIndexes()
         try await new.checkpoint()

@@ -111,7 +111,8 @@ struct RetrievalSummary: Sendable, Equatable {
         }
         return pad(name, 14) + " " + leftPad(String(count), 4) + "  " + fraction(hitsAt1) + " "
             + fraction(hitsAt3) + " " + fraction(hitsAt10) + " "
-            + leftPad(String(format: "%.3f", mrr), 7) + " " + leftPad(String(format: "%.3f", ndcg), 8)
+            + leftPad(String(format: "%.3f", mrr), 7) + " "
+            + leftPad(String(format: "%.3f", ndcg), 8)
     }
 
     /// The header line matching ``row(named:)``.
@@ -157,9 +158,13 @@ struct RetrievalReport: Sendable {
         // score.py: distinct kinds in first-seen order, then sorted (Python sorts by code point).
         var kinds: [String] = []
         for query in queries where !kinds.contains(query.kind) { kinds.append(query.kind) }
-        kinds.sort { Array($0.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.unicodeScalars.map(\.value)) }
+        kinds.sort {
+            Array($0.unicodeScalars.map(\.value)).lexicographicallyPrecedes(
+                $1.unicodeScalars.map(\.value))
+        }
         for kind in kinds {
-            rows.append((kind, RetrievalSummary(ranks: ranked.filter { $0.0.kind == kind }.map(\.1))))
+            rows.append(
+                (kind, RetrievalSummary(ranks: ranked.filter { $0.0.kind == kind }.map(\.1))))
         }
         self.rows = rows
     }

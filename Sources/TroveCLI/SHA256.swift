@@ -75,7 +75,8 @@ enum SHA256 {
             h[6] &+= g
             h[7] &+= hh
         }
-        return h.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - $0 * 8)) } }
+        return h.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - $0 * 8)) }
+        }
     }
 
     /// The digest of `bytes` as 64 lowercase hex digits.

@@ -12,7 +12,8 @@ enum SearchCommand {
         var embedders: [any Embedder] = []
         if search.mode != .text, FileManager.default.fileExists(atPath: path) {
             let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
-            embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
+            embedders = try context.loadEmbedders(
+                matching: try await Notebook.manifests(of: database))
         }
         let notebook = try await Notebook.openExisting(
             path: path, embedders: search.mode == .text ? nil : embedders, context: context)
@@ -23,13 +24,16 @@ enum SearchCommand {
             return ExitCode.success
         }
         if hits.isEmpty {
-            let bar = search.minimumScore > 0 ? " with a score of at least \(SearchOutput.score(search.minimumScore))" : ""
+            let bar =
+                search.minimumScore > 0
+                ? " with a score of at least \(SearchOutput.score(search.minimumScore))" : ""
             context.console.err.write("no results for \"\(search.query)\"\(bar)\n")
             return ExitCode.success
         }
         let output = SearchOutput(context: context, query: search.query, mode: search.modeName)
         for (index, hit) in hits.enumerated() {
-            context.console.out.write(search.files ? output.fileLine(hit) : output.render(hit, rank: index + 1))
+            context.console.out.write(
+                search.files ? output.fileLine(hit) : output.render(hit, rank: index + 1))
         }
         return ExitCode.success
     }
@@ -38,20 +42,24 @@ enum SearchCommand {
     static func minimumScore(_ text: String?) throws -> Double {
         guard let text else { return 0 }
         guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
-            throw CLIError.usage("--min-score expects a number from 0 to 1, got '\(text)'", command: "search")
+            throw CLIError.usage(
+                "--min-score expects a number from 0 to 1, got '\(text)'", command: "search")
         }
         return value
     }
 
     /// Records of the collections named with `-c` (`.all` without one).
     /// - Throws: ``CLIError/notFound(_:)`` for a name that is not a collection.
-    static func collectionFilter(_ names: [String], among collections: [NoteCollection]) throws -> Filter {
+    static func collectionFilter(_ names: [String], among collections: [NoteCollection]) throws
+        -> Filter
+    {
         guard !names.isEmpty else { return .all }
         for name in names where !collections.contains(where: { $0.name == name }) {
             throw CollectionCommand.unknown(name, among: collections, command: "search")
         }
         let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
-        return .sql("json_extract(metadata, '$.collection') IN (\(marks))", names.map(SQLValue.text))
+        return .sql(
+            "json_extract(metadata, '$.collection') IN (\(marks))", names.map(SQLValue.text))
     }
 
     /// The `--where` fragment with its typed `--bind` values, `.all` without one.
@@ -60,7 +68,8 @@ enum SearchCommand {
         let binds = context.arguments.all("bind")
         guard let sql else {
             if !binds.isEmpty {
-                throw CLIError.usage("--bind needs a --where with ? placeholders", command: "search")
+                throw CLIError.usage(
+                    "--bind needs a --where with ? placeholders", command: "search")
             }
             return .all
         }
@@ -118,7 +127,10 @@ enum SearchCommand {
 
     /// `--files --json`: the path and the score.
     static func fileJSON(_ hit: NoteSearch.Hit) -> JSONValue {
-        .object([("source", .string(hit.result.source)), ("score", .double(SearchOutput.rounded(hit.relevance)))])
+        .object([
+            ("source", .string(hit.result.source)),
+            ("score", .double(SearchOutput.rounded(hit.relevance))),
+        ])
     }
 
     /// One result of `--json`: the calibrated `score` people see, then everything it came from
@@ -127,8 +139,14 @@ enum SearchCommand {
         let result = hit.result
         var members: [(String, JSONValue)] = [
             ("rank", .int(Int64(rank))), ("id", JSONValue(result.id)),
-            ("score", .double(SearchOutput.rounded(hit.relevance))), ("source", .string(result.source)),
-            ("short_id", Notebook.note(metadata: result.metadata, source: result.source).map { .string($0.shortID) } ?? .null),
+            ("score", .double(SearchOutput.rounded(hit.relevance))),
+            ("source", .string(result.source)),
+            (
+                "short_id",
+                Notebook.note(metadata: result.metadata, source: result.source).map {
+                    .string($0.shortID)
+                } ?? .null
+            ),
             ("title", SearchOutput.title(of: result.content).map(JSONValue.string) ?? .null),
             ("collection", hit.collection.map(JSONValue.string) ?? .null),
             ("context", hit.context.map(JSONValue.string) ?? .null),
@@ -143,14 +161,18 @@ enum SearchCommand {
         members.append(("bm25", result.bm25.map { .double($0) } ?? .null))
         members.append(("fused_score", .double(hit.fusedScore)))
         members.append(
-            ("legs",
-             .array(hit.legs.map { leg in
-                 .object([
-                     ("leg", .string(leg.name)), ("rank", leg.rank.map { .int(Int64($0)) } ?? .null),
-                     ("score", .double(leg.score)), ("relevance", .double(leg.relevance)),
-                     ("competent", .bool(leg.competent)),
-                 ])
-             })))
+            (
+                "legs",
+                .array(
+                    hit.legs.map { leg in
+                        .object([
+                            ("leg", .string(leg.name)),
+                            ("rank", leg.rank.map { .int(Int64($0)) } ?? .null),
+                            ("score", .double(leg.score)), ("relevance", .double(leg.relevance)),
+                            ("competent", .bool(leg.competent)),
+                        ])
+                    })
+            ))
         members.append(("content", .string(result.content)))
         return .object(members)
     }

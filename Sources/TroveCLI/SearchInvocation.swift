@@ -42,7 +42,8 @@ struct SearchInvocation: Sendable {
         let arguments = context.arguments
         query = arguments.positionals.joined(separator: " ")
         guard query.contains(where: { !$0.isWhitespace }) else {
-            throw CLIError.usage("the query is empty: give the words to search for", command: "search")
+            throw CLIError.usage(
+                "the query is empty: give the words to search for", command: "search")
         }
         modeName = arguments.value("mode") ?? "hybrid"
         switch modeName {
@@ -71,11 +72,17 @@ struct SearchInvocation: Sendable {
     /// - Parameter embedders: the database's models in order; empty for a text search.
     /// - Throws: ``CLIError/invalidQuery(_:)`` when SQLite rejects `--where`;
     ///   ``CLIError/notFound(_:)`` for an unknown collection; store errors.
-    func run(notebook: Notebook, embedders: [any Embedder], context: CommandContext) async throws -> [NoteSearch.Hit] {
-        let source = try await SearchCommand.resolveSource(source, context: context, notebook: notebook)
-        let only = try SearchCommand.collectionFilter(collections, among: try await notebook.collections())
+    func run(notebook: Notebook, embedders: [any Embedder], context: CommandContext) async throws
+        -> [NoteSearch.Hit]
+    {
+        let source = try await SearchCommand.resolveSource(
+            source, context: context, notebook: notebook)
+        let only = try SearchCommand.collectionFilter(
+            collections, among: try await notebook.collections())
         do {
-            return try await NoteSearch(notebook: notebook, embedders: mode == .text ? [] : embedders).run(
+            return try await NoteSearch(
+                notebook: notebook, embedders: mode == .text ? [] : embedders
+            ).run(
                 NoteSearch.Request(
                     query: query, mode: mode, limit: limit,
                     filter: (source.map(Filter.source) ?? .all) && only && clause,
@@ -88,10 +95,13 @@ struct SearchInvocation: Sendable {
     /// The document `trove search --json` prints: the request and one object per result.
     func document(_ hits: [NoteSearch.Hit]) -> JSONValue {
         let results: [JSONValue] = hits.enumerated().map { index, hit in
-            files ? SearchCommand.fileJSON(hit) : SearchCommand.resultJSON(hit, rank: index + 1, mode: modeName)
+            files
+                ? SearchCommand.fileJSON(hit)
+                : SearchCommand.resultJSON(hit, rank: index + 1, mode: modeName)
         }
         var members: [(String, JSONValue)] = [
-            ("query", .string(query)), ("mode", .string(modeName)), ("k", limit == nil ? .null : .int(Int64(k))),
+            ("query", .string(query)), ("mode", .string(modeName)),
+            ("k", limit == nil ? .null : .int(Int64(k))),
         ]
         if minimumScore > 0 { members.append(("min_score", .double(minimumScore))) }
         members.append(("results", .array(results)))

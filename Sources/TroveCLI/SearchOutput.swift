@@ -49,17 +49,21 @@ struct SearchOutput {
             result.source, environment: context.console.environment,
             currentDirectory: context.console.currentDirectory)
         if let doc = hit.metadata?["doc_id"]?.idString { place += " · \(doc)" }
-        if case .int(let chunk)? = hit.metadata?["chunk"], case .int(let chunks)? = hit.metadata?["chunks"],
+        if case .int(let chunk)? = hit.metadata?["chunk"],
+            case .int(let chunks)? = hit.metadata?["chunks"],
             chunks > 1
         {
             place += " (part \(chunk + 1)/\(chunks))"
         }
         let score = Self.score(hit.relevance)
         let colored =
-            hit.relevance >= 0.7 ? style.green(score) : hit.relevance >= 0.4 ? style.yellow(score) : style.dim(score)
+            hit.relevance >= 0.7
+            ? style.green(score) : hit.relevance >= 0.4 ? style.yellow(score) : style.dim(score)
         var header = "\(style.bold(String(format: "%2d", rank)))  \(colored)  \(style.cyan(place))"
         if let title = Self.title(of: result.content) { header += " · " + style.bold(title) }
-        if let note = Notebook.note(metadata: result.metadata, source: result.source) { header += "  " + style.dim(note.shortID) }
+        if let note = Notebook.note(metadata: result.metadata, source: result.source) {
+            header += "  " + style.dim(note.shortID)
+        }
         if mode == "hybrid" {
             let legs = [
                 "meaning " + (result.vectorRank.map { "#\($0)" } ?? "-"),
@@ -67,7 +71,9 @@ struct SearchOutput {
             ]
             header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]")
         }
-        var text = header + "\n    " + Snippet.make(content: result.content, query: query, style: style) + "\n"
+        var text =
+            header + "\n    " + Snippet.make(content: result.content, query: query, style: style)
+            + "\n"
         if let collection = hit.collection, let note = hit.context {
             text += "    " + style.dim("\(collection): \(note)") + "\n"
         }

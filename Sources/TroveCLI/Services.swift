@@ -71,10 +71,13 @@ extension Locations {
     /// Locations.modelDirectory(value: "multilingual-e5-small", environment: ["HOME": "/home/ana"],
     ///                          currentDirectory: "/")  // /home/ana/.cache/trove/models/multilingual-e5-small
     /// ```
-    static func modelDirectory(value: String, environment: [String: String], currentDirectory: String) -> URL {
+    static func modelDirectory(
+        value: String, environment: [String: String], currentDirectory: String
+    ) -> URL {
         if value.contains("/") || value.hasPrefix(".") || value.hasPrefix("~") {
             return URL(
-                fileURLWithPath: absolute(value, environment: environment, currentDirectory: currentDirectory),
+                fileURLWithPath: absolute(
+                    value, environment: environment, currentDirectory: currentDirectory),
                 isDirectory: true)
         }
         let model = BuiltInModel(name: value)
@@ -83,17 +86,20 @@ extension Locations {
         }
         if let override, !override.isEmpty {
             return URL(
-                fileURLWithPath: absolute(override, environment: environment, currentDirectory: currentDirectory),
+                fileURLWithPath: absolute(
+                    override, environment: environment, currentDirectory: currentDirectory),
                 isDirectory: true)
         }
         let cache: String
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
             cache = xdg
         } else {
-            cache = ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(".cache")
+            cache = ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(
+                ".cache")
         }
         return URL(
-            fileURLWithPath: (cache as NSString).appendingPathComponent("trove/models/\(model?.rawValue ?? value)"),
+            fileURLWithPath: (cache as NSString).appendingPathComponent(
+                "trove/models/\(model?.rawValue ?? value)"),
             isDirectory: true)
     }
 }
@@ -115,7 +121,9 @@ extension CommandContext {
             return installed ? [modelDirectory, e5] : [modelDirectory]
         }
         return values.map {
-            Locations.modelDirectory(value: $0, environment: console.environment, currentDirectory: console.currentDirectory)
+            Locations.modelDirectory(
+                value: $0, environment: console.environment,
+                currentDirectory: console.currentDirectory)
         }
     }
 
@@ -133,7 +141,8 @@ extension CommandContext {
     /// was indexed with, else the default.
     func loadEmbedders(forDatabaseAt path: String) async throws -> [any Embedder] {
         if arguments.all("model").isEmpty, FileManager.default.fileExists(atPath: path) {
-            let manifests = try await Notebook.manifests(of: try EncryptionPassphrase.openDatabase(path: path, context: self))
+            let manifests = try await Notebook.manifests(
+                of: try EncryptionPassphrase.openDatabase(path: path, context: self))
             if !manifests.isEmpty { return try loadEmbedders(matching: manifests) }
         }
         return try loadEmbedders()
@@ -148,7 +157,8 @@ extension CommandContext {
             case .multilingualE5Small?:
                 return try loadEmbedder(
                     from: Locations.modelDirectory(
-                        value: BuiltInModel.multilingualE5Small.rawValue, environment: console.environment,
+                        value: BuiltInModel.multilingualE5Small.rawValue,
+                        environment: console.environment,
                         currentDirectory: console.currentDirectory))
             default:
                 // all-MiniLM-L6-v2, or a model indexed from a folder: the default folder.
@@ -171,7 +181,8 @@ extension CommandContext {
     func loadEmbedder(from directory: URL) throws -> any Embedder {
         // A folder of the cache named for a built-in model is that model; any other folder is
         // taken for all-MiniLM-L6-v2, the default.
-        let install = (BuiltInModel(name: directory.lastPathComponent) ?? .allMiniLML6v2).installCommand
+        let install = (BuiltInModel(name: directory.lastPathComponent) ?? .allMiniLML6v2)
+            .installCommand
         do {
             return try services.loadEmbedder(directory)
         } catch EmbeddingError.missingModelFile(let path) {

@@ -6,7 +6,8 @@ extension Commands {
     static let sync = CommandSpec(
         name: "sync",
         summary: "sync collections with other devices through PostgreSQL (end-to-end encrypted)",
-        usage: "sync setup-server URL | sync --server URL [--space NAME] [options] | sync status [options] | "
+        usage:
+            "sync setup-server URL | sync --server URL [--space NAME] [options] | sync status [options] | "
             + "sync snapshot --server URL [options] | sync quarantine [--server URL --delete | --forget] [options]",
         discussion: """
             trove sync setup-server URL
@@ -83,21 +84,35 @@ extension Commands {
             OptionSpec(
                 "collection", value: "NAME", repeatable: true,
                 help: "a collection to sync (repeat for several; default: notes)"),
-            OptionSpec("delete", help: "quarantine: delete the quarantined change sets from the server (owner only)"),
-            OptionSpec("forget", help: "quarantine: forget the quarantined change sets on this device"),
+            OptionSpec(
+                "delete",
+                help: "quarantine: delete the quarantined change sets from the server (owner only)"),
+            OptionSpec(
+                "forget", help: "quarantine: forget the quarantined change sets on this device"),
         ] + database + common,
         positionals: (0, 2),
         examples: [
-            ("trove sync setup-server postgresql://admin@db.example.com/trove", "install the server schema"),
-            ("TROVE_SYNC_PASSWORD_FILE=~/.notes-sync trove sync --server postgresql://alice_laptop@db.example.com/trove --space notes",
-             "push and pull the space 'notes'"),
-            ("trove sync status --space notes --server postgresql://alice_laptop@db.example.com/trove",
-             "what is pending, queued or failing"),
+            (
+                "trove sync setup-server postgresql://admin@db.example.com/trove",
+                "install the server schema"
+            ),
+            (
+                "TROVE_SYNC_PASSWORD_FILE=~/.notes-sync trove sync --server postgresql://alice_laptop@db.example.com/trove --space notes",
+                "push and pull the space 'notes'"
+            ),
+            (
+                "trove sync status --space notes --server postgresql://alice_laptop@db.example.com/trove",
+                "what is pending, queued or failing"
+            ),
             ("trove sync status --json", "the local status, for scripts"),
-            ("trove sync snapshot --server postgresql://alice_laptop@db.example.com/trove",
-             "upload a snapshot now, so new devices start from it and the feed can be pruned"),
-            ("trove sync quarantine --server postgresql://alice@db.example.com/trove --delete",
-             "the space's owner deletes change sets no device can open"),
+            (
+                "trove sync snapshot --server postgresql://alice_laptop@db.example.com/trove",
+                "upload a snapshot now, so new devices start from it and the feed can be pruned"
+            ),
+            (
+                "trove sync quarantine --server postgresql://alice@db.example.com/trove --delete",
+                "the space's owner deletes change sets no device can open"
+            ),
         ])
 }
 
@@ -113,25 +128,33 @@ enum SyncCommand {
                 }
                 return try await setUpServer(url: positionals[1], context: context)
             case "status":
-                guard positionals.count == 1 else { throw CLIError.usage("status takes no argument", command: "sync") }
+                guard positionals.count == 1 else {
+                    throw CLIError.usage("status takes no argument", command: "sync")
+                }
                 return try await status(context)
             case "quarantine":
-                guard positionals.count == 1 else { throw CLIError.usage("quarantine takes no argument", command: "sync") }
+                guard positionals.count == 1 else {
+                    throw CLIError.usage("quarantine takes no argument", command: "sync")
+                }
                 return try await quarantine(context)
             case "snapshot":
-                guard positionals.count == 1 else { throw CLIError.usage("snapshot takes no argument", command: "sync") }
+                guard positionals.count == 1 else {
+                    throw CLIError.usage("snapshot takes no argument", command: "sync")
+                }
                 return try await sync(context, snapshot: true)
             case nil:
                 return try await sync(context)
             case let word?:
                 throw CLIError.usage(
-                    "unknown sync action '\(word)' (setup-server, status, snapshot, quarantine, or none)", command: "sync")
+                    "unknown sync action '\(word)' (setup-server, status, snapshot, quarantine, or none)",
+                    command: "sync")
             }
         } catch let error as PostgresError {
             throw CLIError.failure(error.description)
         } catch let error as SyncError {
             if case .wrongKey = error {
-                throw CLIError.wrongPassphrase("\(error.description) (passphrase from \(passphraseSource(context)))")
+                throw CLIError.wrongPassphrase(
+                    "\(error.description) (passphrase from \(passphraseSource(context)))")
             }
             throw CLIError.failure(error.description)
         }
@@ -140,10 +163,12 @@ enum SyncCommand {
     static func setUpServer(url: String, context: CommandContext) async throws -> Int32 {
         let version = try await PostgresTransport.installServerSchema(url: url)
         if context.json {
-            context.console.out.write(JSONValue.object([("schemaVersion", .int(Int64(version)))]).serialized() + "\n")
+            context.console.out.write(
+                JSONValue.object([("schemaVersion", .int(Int64(version)))]).serialized() + "\n")
         } else {
             context.console.out.write(
-                "installed Trove's sync schema (version \(version)); devices log in with roles IN ROLE trove_sync_device\n")
+                "installed Trove's sync schema (version \(version)); devices log in with roles IN ROLE trove_sync_device\n"
+            )
         }
         return ExitCode.success
     }
@@ -155,12 +180,14 @@ enum SyncCommand {
         }
         let transport = try PostgresTransport(url: url)
         defer { transport.close() }
-        let database = try EncryptionPassphrase.openDatabase(path: try context.databasePath(), context: context)
+        let database = try EncryptionPassphrase.openDatabase(
+            path: try context.databasePath(), context: context)
         try await Notebook.migrateIDs(database, context: context)
         let space = try await spaceName(context, database)
         let key = try SyncKey(passphrase: try passphrase(context, space: space), space: space)
         let sync = try await SyncSpace(
-            database: database, space: space, key: key, transport: transport, collections: try await collections(context, database))
+            database: database, space: space, key: key, transport: transport,
+            collections: try await collections(context, database))
         do {
             try await transport.createSpace(space)
         } catch {
@@ -176,7 +203,10 @@ enum SyncCommand {
         let uploaded = snapshot ? try await sync.uploadSnapshot() : try await sync.snapshotIfDue()
         let status = try await sync.refreshStatus()
         if context.json {
-            var fields = [("pushed", JSONValue.int(Int64(pushed))), ("pulled", .int(Int64(pulled))), ("status", json(status))]
+            var fields = [
+                ("pushed", JSONValue.int(Int64(pushed))), ("pulled", .int(Int64(pulled))),
+                ("status", json(status)),
+            ]
             if let uploaded { fields.append(("snapshot", json(uploaded))) }
             context.console.out.write(JSONValue.object(fields).serialized() + "\n")
         } else {
@@ -189,26 +219,33 @@ enum SyncCommand {
                         + "part\(uploaded.parts == 1 ? "" : "s"))\n")
             }
             if !status.queued.isEmpty {
-                context.warn("\(status.queued.count) change sets queued: \(Set(status.queued.map(\.reason.description)).sorted().joined(separator: "; "))")
+                context.warn(
+                    "\(status.queued.count) change sets queued: \(Set(status.queued.map(\.reason.description)).sorted().joined(separator: "; "))"
+                )
             }
         }
         if !status.quarantined.isEmpty {
             context.warn(
                 "\(status.quarantined.count) change set\(status.quarantined.count == 1 ? "" : "s") quarantined "
-                    + "(they do not open: altered, or sealed with another key); see trove sync quarantine")
+                    + "(they do not open: altered, or sealed with another key); see trove sync quarantine"
+            )
         }
         return ExitCode.success
     }
 
     /// The database's sync space without its key: the status and the quarantine open no change
     /// set, so no passphrase is asked and a random key stands in.
-    private static func localSpace(_ context: CommandContext, server: PostgresTransport?) async throws -> SyncSpace {
-        let database = try EncryptionPassphrase.openDatabase(path: try context.databasePath(), context: context)
+    private static func localSpace(_ context: CommandContext, server: PostgresTransport?)
+        async throws -> SyncSpace
+    {
+        let database = try EncryptionPassphrase.openDatabase(
+            path: try context.databasePath(), context: context)
         try await Notebook.migrateIDs(database, context: context)
         let space = try await spaceName(context, database)
         return try await SyncSpace(
             database: database, space: space, key: try SyncKey.random(),
-            transport: server ?? InProcessTransport(), collections: try await collections(context, database))
+            transport: server ?? InProcessTransport(),
+            collections: try await collections(context, database))
     }
 
     static func status(_ context: CommandContext) async throws -> Int32 {
@@ -248,16 +285,21 @@ enum SyncCommand {
             "conflicts:          \(status.conflicts)",
         ]
         if let refused = status.refusedSnapshot { lines.append("refused snapshot:   \(refused)") }
-        for queued in status.queued { lines.append("  queued \(queued.serverSequence): \(queued.reason)") }
+        for queued in status.queued {
+            lines.append("  queued \(queued.serverSequence): \(queued.reason)")
+        }
         for set in status.quarantined { lines.append("  quarantined \(describe(set))") }
         if let error = status.lastError { lines.append("last error:         \(error)") }
         if let serverSequence { lines.append("server sequence:    \(serverSequence)") }
         if let feed {
-            lines.append("feed:               \(feed.changeSets ?? 0) change sets, \(feed.bytes ?? 0) bytes, pruned up to \(feed.prunedUpTo)")
+            lines.append(
+                "feed:               \(feed.changeSets ?? 0) change sets, \(feed.bytes ?? 0) bytes, pruned up to \(feed.prunedUpTo)"
+            )
             if let snapshot = feed.snapshot {
                 lines.append(
                     "snapshot:           up to \(snapshot.upToSequence), \(snapshot.bytes) bytes in \(snapshot.parts) parts, "
-                        + "by device \(snapshot.device); \(feed.changeSetsSinceSnapshot) change sets since")
+                        + "by device \(snapshot.device); \(feed.changeSetsSinceSnapshot) change sets since"
+                )
             } else {
                 lines.append("snapshot:           none")
             }
@@ -275,7 +317,8 @@ enum SyncCommand {
         let server = try context.arguments.value("server").map { try PostgresTransport(url: $0) }
         defer { server?.close() }
         if delete && server == nil {
-            throw CLIError.usage("quarantine --delete needs --server URL (the space owner's role)", command: "sync")
+            throw CLIError.usage(
+                "quarantine --delete needs --server URL (the space owner's role)", command: "sync")
         }
         let sync = try await localSpace(context, server: server)
         let quarantined = try await sync.refreshStatus().quarantined
@@ -283,7 +326,8 @@ enum SyncCommand {
         if delete, let server {
             for set in quarantined {
                 deleted.append(
-                    try await server.deleteChangeSet(device: set.device, deviceSequence: set.deviceSequence, space: sync.space))
+                    try await server.deleteChangeSet(
+                        device: set.device, deviceSequence: set.deviceSequence, space: sync.space))
                 try await sync.forgetQuarantined(set)
             }
         } else if context.arguments.flag("forget") {
@@ -293,7 +337,8 @@ enum SyncCommand {
             let sets = quarantined.map { set in
                 JSONValue.object([
                     ("serverSequence", .int(set.serverSequence)), ("device", .string(set.device)),
-                    ("deviceSequence", .int(set.deviceSequence)), ("reason", .string(set.reason.description)),
+                    ("deviceSequence", .int(set.deviceSequence)),
+                    ("reason", .string(set.reason.description)),
                 ])
             }
             var fields = [("space", JSONValue.string(sync.space)), ("quarantined", .array(sets))]
@@ -301,12 +346,17 @@ enum SyncCommand {
             context.console.out.write(JSONValue.object(fields).serialized() + "\n")
             return ExitCode.success
         }
-        var lines = quarantined.isEmpty
+        var lines =
+            quarantined.isEmpty
             ? ["no change set quarantined in space \(sync.space)"]
-            : ["\(quarantined.count) change set\(quarantined.count == 1 ? "" : "s") quarantined in space \(sync.space):"]
+            : [
+                "\(quarantined.count) change set\(quarantined.count == 1 ? "" : "s") quarantined in space \(sync.space):"
+            ]
                 + quarantined.map { "  \(describe($0))" }
         if delete {
-            lines.append("deleted \(deleted.filter { $0 }.count) from the server (the others were gone already)")
+            lines.append(
+                "deleted \(deleted.filter { $0 }.count) from the server (the others were gone already)"
+            )
         } else if context.arguments.flag("forget") {
             lines.append("forgotten on this device")
         }
@@ -319,17 +369,23 @@ enum SyncCommand {
     }
 
     /// `--space`, else the space the database syncs (it keeps its name from its first sync).
-    private static func spaceName(_ context: CommandContext, _ database: Database) async throws -> String {
+    private static func spaceName(_ context: CommandContext, _ database: Database) async throws
+        -> String
+    {
         if let space = context.arguments.value("space"), !space.isEmpty { return space }
         guard let bound = try await SyncSpace.boundSpace(of: database) else {
-            throw CLIError.usage("--space NAME is needed (this database has not synced a space yet)", command: "sync")
+            throw CLIError.usage(
+                "--space NAME is needed (this database has not synced a space yet)", command: "sync"
+            )
         }
         return bound
     }
 
     /// The collections to sync: those named, else the notes with the vectors of every further
     /// model (`notes_vectors_N`), so another device searches with every model at once.
-    private static func collections(_ context: CommandContext, _ database: Database) async throws -> [String] {
+    private static func collections(_ context: CommandContext, _ database: Database) async throws
+        -> [String]
+    {
         let named = context.arguments.all("collection")
         guard named.isEmpty else { return named }
         var names = [Notebook.collectionName]
@@ -359,7 +415,8 @@ enum SyncCommand {
 
     private static func json(_ status: SyncStatus) -> JSONValue {
         var fields: [(String, JSONValue)] = [
-            ("device", .string(status.device)), ("pendingChanges", .int(Int64(status.pendingChanges))),
+            ("device", .string(status.device)),
+            ("pendingChanges", .int(Int64(status.pendingChanges))),
             ("unacknowledgedChangeSets", .int(Int64(status.unacknowledgedChangeSets))),
             ("lastPushedSequence", .int(status.lastPushedSequence)),
             ("lastPulledSequence", .int(status.lastPulledSequence)),
@@ -369,7 +426,9 @@ enum SyncCommand {
             ("missing", .array(status.missing.map { .string($0.description) })),
             ("inSync", .bool(status.isInSync)),
         ]
-        if let refused = status.refusedSnapshot { fields.append(("refusedSnapshot", .string(refused))) }
+        if let refused = status.refusedSnapshot {
+            fields.append(("refusedSnapshot", .string(refused)))
+        }
         if let error = status.lastError { fields.append(("lastError", .string(error.description))) }
         return .object(fields)
     }
@@ -382,21 +441,30 @@ enum SyncCommand {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw CLIError.wrongPassphrase("cannot read TROVE_SYNC_PASSWORD_FILE (\(file))")
             }
-            var line = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            var line =
+                String(decoding: data, as: UTF8.self).split(
+                    separator: "\n", omittingEmptySubsequences: false
+                )
                 .first.map(String.init) ?? ""
             if line.hasSuffix("\r") { line.removeLast() }
-            guard !line.isEmpty else { throw CLIError.wrongPassphrase("TROVE_SYNC_PASSWORD_FILE (\(file)) is empty") }
+            guard !line.isEmpty else {
+                throw CLIError.wrongPassphrase("TROVE_SYNC_PASSWORD_FILE (\(file)) is empty")
+            }
             return line
         }
         if let passphrase = environment["TROVE_SYNC_PASSWORD"] {
-            guard !passphrase.isEmpty else { throw CLIError.wrongPassphrase("TROVE_SYNC_PASSWORD is empty") }
+            guard !passphrase.isEmpty else {
+                throw CLIError.wrongPassphrase("TROVE_SYNC_PASSWORD is empty")
+            }
             return passphrase
         }
         guard context.console.stdinIsTerminal,
-            let typed = EncryptionPassphrase.prompt("Passphrase for sync space \(space): "), !typed.isEmpty
+            let typed = EncryptionPassphrase.prompt("Passphrase for sync space \(space): "),
+            !typed.isEmpty
         else {
             throw CLIError.wrongPassphrase(
-                "sync needs the space's passphrase: set TROVE_SYNC_PASSWORD_FILE or TROVE_SYNC_PASSWORD, or run on a terminal")
+                "sync needs the space's passphrase: set TROVE_SYNC_PASSWORD_FILE or TROVE_SYNC_PASSWORD, or run on a terminal"
+            )
         }
         return typed
     }

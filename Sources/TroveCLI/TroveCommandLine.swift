@@ -155,7 +155,8 @@ struct CommandContext: Sendable {
         Style(
             enabled: !json
                 && console.colorEnabled(
-                    terminal: console.stdoutIsTerminal, noColorFlag: arguments.flag("no-color")))
+                    terminal: console.stdoutIsTerminal, noColorFlag: arguments.flag("no-color"))
+        )
     }
 
     /// The database path (see ``Locations/database(flag:environment:currentDirectory:)``).

@@ -13,7 +13,9 @@ extension Commands {
             indexes from the tables.
             """,
         options: database + common,
-        examples: [("trove verify", "one line per collection"), ("trove verify --json", "the full report")])
+        examples: [
+            ("trove verify", "one line per collection"), ("trove verify --json", "the full report"),
+        ])
 
     static let repair = CommandSpec(
         name: "repair",
@@ -59,13 +61,16 @@ enum VerifyCommand {
     }
 
     static func describe(_ report: VerifyReport, style: Style) -> String {
-        var text = report.integrity == ["ok"]
+        var text =
+            report.integrity == ["ok"]
             ? "file      \(style.green("ok"))\n"
             : report.integrity.map { "file      \(style.red("damaged")): \($0)\n" }.joined()
         for c in report.collections {
-            let status = c.isHealthy ? style.green("ok") : style.red("\(c.problems.count) problem(s)")
+            let status =
+                c.isHealthy ? style.green("ok") : style.red("\(c.problems.count) problem(s)")
             let text0 = c.textIndexDocuments.map { ", text index \($0)" } ?? ""
-            text += "\(c.name)  \(status): \(c.rows) rows, vector index \(c.vectorIndexCount)\(text0)\n"
+            text +=
+                "\(c.name)  \(status): \(c.rows) rows, vector index \(c.vectorIndexCount)\(text0)\n"
             for problem in c.problems { text += "  - \(problem)\n" }
         }
         return text
@@ -74,7 +79,8 @@ enum VerifyCommand {
     static func verify(_ context: CommandContext) async throws -> Int32 {
         let (database, _) = try open(context)
         let report = try await database.verify()
-        context.console.out.write(context.json ? try json(report) : describe(report, style: context.style))
+        context.console.out.write(
+            context.json ? try json(report) : describe(report, style: context.style))
         return report.isHealthy ? ExitCode.success : ExitCode.failure
     }
 
@@ -84,10 +90,13 @@ enum VerifyCommand {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw CLIError.notFound("no database at \(path) (pass --db or set TROVE_DB)")
             }
-            let change = try await Retokenizer.rebuild(path: path, tokenizer: Notebook.defaultTokenizer)
+            let change = try await Retokenizer.rebuild(
+                path: path, tokenizer: Notebook.defaultTokenizer)
             if !context.json {
                 context.console.out.write(
-                    change.map { "retokenized notes: \($0.from) -> \($0.to) (\($0.records) records)\n" }
+                    change.map {
+                        "retokenized notes: \($0.from) -> \($0.to) (\($0.records) records)\n"
+                    }
                         ?? "notes already use \(Notebook.defaultTokenizer)\n")
             }
         }

@@ -16,7 +16,9 @@ import Foundation
 /// (or, if the process is killed outright, rolled back by SQLite), so the database is always
 /// consistent when the command returns.
 enum Watcher {
-    static func run(collections: [NoteCollection], indexer: Indexer, context: CommandContext) async throws -> Int32 {
+    static func run(collections: [NoteCollection], indexer: Indexer, context: CommandContext)
+        async throws -> Int32
+    {
         let manager = FileManager.default
         var folders: [String] = []
         for path in collections.flatMap(\.paths) {
@@ -56,20 +58,24 @@ enum Watcher {
         let names = collections.map(\.name).joined(separator: ", ")
         if !quiet, !context.json {
             context.console.err.write(
-                "watching \(folders.count) folder\(folders.count == 1 ? "" : "s") of \(names); Ctrl-C stops\n")
+                "watching \(folders.count) folder\(folders.count == 1 ? "" : "s") of \(names); Ctrl-C stops\n"
+            )
         }
 
         for await batch in batches {
             let started = Date()
             var summary = IndexSummary()
             try await indexer.refresh(paths: batch.paths, in: collections, into: &summary)
-            guard summary.added + summary.updated + summary.removed + summary.failed > 0 else { continue }
+            guard summary.added + summary.updated + summary.removed + summary.failed > 0 else {
+                continue
+            }
             summary.seconds = Date().timeIntervalSince(started)
             // From the first file event to the commit: the delay a person sees, measured here
             // (a process watching ours from outside would measure its own scheduling too).
             let latency = ContinuousClock.now - batch.firstChange
-            let milliseconds = Int((Double(latency.components.seconds) * 1000
-                + Double(latency.components.attoseconds) / 1e15).rounded())
+            let milliseconds = Int(
+                (Double(latency.components.seconds) * 1000
+                    + Double(latency.components.attoseconds) / 1e15).rounded())
             if context.json {
                 var json = summary.json
                 if case .object(var fields) = json {
@@ -78,12 +84,16 @@ enum Watcher {
                 }
                 context.console.out.write(json.serialized() + "\n")
             } else if !quiet {
-                let time = DateFormatter.localizedString(from: Date(), dateStyle: .none, timeStyle: .medium)
+                let time = DateFormatter.localizedString(
+                    from: Date(), dateStyle: .none, timeStyle: .medium)
                 context.console.err.write(
-                    "\(time)  \(summary.line); \(milliseconds) ms from the first change to the commit\n")
+                    "\(time)  \(summary.line); \(milliseconds) ms from the first change to the commit\n"
+                )
             }
         }
-        if !quiet, !context.json { context.console.err.write("stopped watching; the database is up to date\n") }
+        if !quiet, !context.json {
+            context.console.err.write("stopped watching; the database is up to date\n")
+        }
         return ExitCode.success
     }
 }

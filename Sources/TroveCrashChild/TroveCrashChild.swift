@@ -3,9 +3,9 @@ import Trove
 import TroveSQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The child process of the reliability tests (not a product).
@@ -24,16 +24,20 @@ import Darwin
 struct TroveCrashChild {
     static func main() async {
         let arguments = CommandLine.arguments
-        guard arguments.count >= 3 else { fail("usage: TroveCrashChild ingest|writer|probe <path> ...") }
+        guard arguments.count >= 3 else {
+            fail("usage: TroveCrashChild ingest|writer|probe <path> ...")
+        }
         do {
             switch arguments[1] {
             case "ingest": try await ingest(path: arguments[2], batches: Int(arguments[3])!)
             case "writer":
-                try await writer(path: arguments[2], batches: Int(arguments[3])!, base: Int64(arguments[4])!)
+                try await writer(
+                    path: arguments[2], batches: Int(arguments[3])!, base: Int64(arguments[4])!)
             case "probe": await probe(path: arguments[2])
             case "documents":
-                try await documents(path: arguments[2], collection: arguments[3], first: Int64(arguments[4])!,
-                                    count: Int(arguments[5])!, category: arguments[6])
+                try await documents(
+                    path: arguments[2], collection: arguments[3], first: Int64(arguments[4])!,
+                    count: Int(arguments[5])!, category: arguments[6])
             default: fail("unknown mode \(arguments[1])")
             }
         } catch {
@@ -62,14 +66,19 @@ struct TroveCrashChild {
 
     /// "SQLiteError <code>" / "TroveError <case text>" / anything else, one line.
     static func describe(_ error: any Error) -> String {
-        if let error = error as? SQLiteError { return "SQLiteError \(error.code.rawValue) \(error.message) [\(error.extendedCode.rawValue)] \(error.sql ?? "")\(error.encryptionFailure.map { " (\($0))" } ?? "")" }
+        if let error = error as? SQLiteError {
+            return
+                "SQLiteError \(error.code.rawValue) \(error.message) [\(error.extendedCode.rawValue)] \(error.sql ?? "")\(error.encryptionFailure.map { " (\($0))" } ?? "")"
+        }
         if let error = error as? TroveError { return "TroveError \(error)" }
         return "\(type(of: error)) \(error)"
     }
 
     /// Opens the file; encrypted with the raw key in `TROVE_CRASH_KEY_HEX` (64 hex digits) when set.
     static func open(_ path: String) throws -> Database {
-        guard let hex = ProcessInfo.processInfo.environment["TROVE_CRASH_KEY_HEX"] else { return try Database(path: path) }
+        guard let hex = ProcessInfo.processInfo.environment["TROVE_CRASH_KEY_HEX"] else {
+            return try Database(path: path)
+        }
         var key = Data()
         var index = hex.startIndex
         while index < hex.endIndex {
@@ -83,17 +92,21 @@ struct TroveCrashChild {
     /// Continues the crash workload from the last batch in the file.
     static func ingest(path: String, batches: Int) async throws {
         let database = try open(path)
-        let collection = try await database.collection(CrashWorkload.collection, configuration: CrashWorkload.configuration)
+        let collection = try await database.collection(
+            CrashWorkload.collection, configuration: CrashWorkload.configuration)
         let counter = try await collection.fetch(id: .int(CrashWorkload.counterID))
         let last = counter.flatMap { Int($0.content.split(separator: " ").last ?? "") } ?? 0
         say("S \(last)")
         for batch in (last + 1)...(last + batches) {
-            try await collection.upsert(CrashWorkload.rows(of: batch) + [CrashWorkload.counter(after: batch)])
+            try await collection.upsert(
+                CrashWorkload.rows(of: batch) + [CrashWorkload.counter(after: batch)])
             say("C \(batch)")
             // Queries between batches keep the in-memory index catching up while the file grows.
             if batch % 5 == 0 {
-                _ = try await collection.search(vector: CrashWorkload.vector(seed: UInt64(batch)), topK: 5)
-                _ = try await collection.search(Query().matching(.typed(CrashWorkload.tag(batch))).limit(5))
+                _ = try await collection.search(
+                    vector: CrashWorkload.vector(seed: UInt64(batch)), topK: 5)
+                _ = try await collection.search(
+                    Query().matching(.typed(CrashWorkload.tag(batch))).limit(5))
             }
             // A checkpoint that another process keeps from finishing throws busy: not this
             // harness's concern (it kills at random moments, checkpoints included).
@@ -107,7 +120,9 @@ struct TroveCrashChild {
     /// One of two processes writing and reading the same file: 10-row batches, each followed by
     /// reads; every error is printed (the test expects none).
     /// Another process's commits for the live-query tests: `count` single-document transactions.
-    static func documents(path: String, collection: String, first: Int64, count: Int, category: String) async throws {
+    static func documents(
+        path: String, collection: String, first: Int64, count: Int, category: String
+    ) async throws {
         let database = try open(path)
         let items = try await database.documents(collection, schema: ObservedWorkload.schema)
         for id in first..<(first + Int64(count)) {
@@ -124,8 +139,9 @@ struct TroveCrashChild {
         for b in 0..<Int64(batches) {
             let entries = (0..<Int64(10)).map { i -> VectorEntry in
                 let id: Int64 = base + b * 10 + i
-                return VectorEntry(id: .int(id), content: "writer \(base) batch \(b) row \(i)", source: "w\(base)",
-                            vector: Array(CrashWorkload.vector(seed: UInt64(id)).prefix(8)))
+                return VectorEntry(
+                    id: .int(id), content: "writer \(base) batch \(b) row \(i)", source: "w\(base)",
+                    vector: Array(CrashWorkload.vector(seed: UInt64(id)).prefix(8)))
             }
             do {
                 try await collection.insert(entries)

@@ -45,7 +45,8 @@ public enum CrashWorkload {
     public static func counter(after batch: Int) -> VectorEntry {
         VectorEntry(
             id: .int(counterID), content: "counter at \(batch)", source: "counter",
-            metadata: "{\"batch\":\(batch)}", vector: vector(seed: UInt64(batch) &* 1_000_003 &+ 999_999_937))
+            metadata: "{\"batch\":\(batch)}",
+            vector: vector(seed: UInt64(batch) &* 1_000_003 &+ 999_999_937))
     }
 
     /// A deterministic vector with components in -1...1 (never all zero).
@@ -68,5 +69,6 @@ public enum CrashWorkload {
 /// The document collections the live-query tests observe while the child's `documents` mode
 /// writes them from another process.
 public enum ObservedWorkload {
-    public static let schema = DocumentSchema(fields: [.text("category")], indexes: [IndexDefinition([Field("category")])])
+    public static let schema = DocumentSchema(
+        fields: [.text("category")], indexes: [IndexDefinition([Field("category")])])
 }

@@ -18,7 +18,8 @@ extension BERTEmbedder {
             cacheHome = URL(fileURLWithPath: xdg, isDirectory: true)
         } else {
             let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-            cacheHome = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".cache")
+            cacheHome = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+                ".cache")
         }
         return cacheHome.appendingPathComponent("trove/models/all-MiniLM-L6-v2", isDirectory: true)
     }

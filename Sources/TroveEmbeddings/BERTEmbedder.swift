@@ -29,11 +29,13 @@ public final class BERTEmbedder: Embedder {
     public let parallelism: Int
 
     /// The checksum of the weights of the default model, as pinned by `trove model install`.
-    public static let allMiniLML6v2Checksum = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    public static let allMiniLML6v2Checksum =
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
     /// The files a model folder must contain, in the order they are checked.
     public static let requiredFiles = [
-        "config.json", "vocab.txt", "model.safetensors", "1_Pooling/config.json", "sentence_bert_config.json",
+        "config.json", "vocab.txt", "model.safetensors", "1_Pooling/config.json",
+        "sentence_bert_config.json",
     ]
 
     /// Loads a sentence-transformers model folder.
@@ -60,38 +62,48 @@ public final class BERTEmbedder: Embedder {
     ) throws {
         precondition(batchSize > 0 && parallelism > 0, "batchSize and parallelism must be positive")
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: modelDirectory.path, isDirectory: &isDirectory),
+        guard
+            FileManager.default.fileExists(atPath: modelDirectory.path, isDirectory: &isDirectory),
             isDirectory.boolValue
         else {
             throw EmbeddingError.missingModelFile(path: modelDirectory.path)
         }
         for name in Self.requiredFiles {
             let path = modelDirectory.appendingPathComponent(name).path
-            guard FileManager.default.fileExists(atPath: path) else { throw EmbeddingError.missingModelFile(path: path) }
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw EmbeddingError.missingModelFile(path: path)
+            }
         }
         func url(_ name: String) -> URL { modelDirectory.appendingPathComponent(name) }
 
-        let sentenceConfig = try Self.decode(SentenceBERTConfiguration.self, from: url("sentence_bert_config.json"))
+        let sentenceConfig = try Self.decode(
+            SentenceBERTConfiguration.self, from: url("sentence_bert_config.json"))
         let pooling = try Self.decode(PoolingConfiguration.self, from: url("1_Pooling/config.json"))
-        guard pooling.meanTokens, !pooling.clsToken, !pooling.maxTokens, !pooling.meanSqrtLenTokens else {
+        guard pooling.meanTokens, !pooling.clsToken, !pooling.maxTokens, !pooling.meanSqrtLenTokens
+        else {
             throw EmbeddingError.unsupportedModel(reason: "only mean pooling is implemented")
         }
         let configuration = try BERTEncoder.Configuration(contentsOf: url("config.json"))
         guard pooling.wordEmbeddingDimension == configuration.hiddenSize else {
             throw EmbeddingError.invalidModelFile(
                 path: url("1_Pooling/config.json").path,
-                reason: "word_embedding_dimension \(pooling.wordEmbeddingDimension) differs from hidden_size")
+                reason:
+                    "word_embedding_dimension \(pooling.wordEmbeddingDimension) differs from hidden_size"
+            )
         }
         let maxLength = min(sentenceConfig.maxSeqLength, configuration.maxPositionEmbeddings)
         guard maxLength >= 2 else {
-            throw EmbeddingError.invalidModelFile(path: url("sentence_bert_config.json").path, reason: "max_seq_length < 2")
+            throw EmbeddingError.invalidModelFile(
+                path: url("sentence_bert_config.json").path, reason: "max_seq_length < 2")
         }
-        tokenizer = try WordPieceTokenizer(vocabularyFile: url("vocab.txt"), maxSequenceLength: maxLength)
+        tokenizer = try WordPieceTokenizer(
+            vocabularyFile: url("vocab.txt"), maxSequenceLength: maxLength)
         let weights = try SafeTensorsFile(url: url("model.safetensors"))
         encoder = try BERTEncoder(configuration: configuration, weights: weights, backend: backend)
         self.batchSize = batchSize
         self.parallelism = parallelism
-        if encoder.backend == .blas, let blas = OpenBLAS.shared, let setThreads = blas.setNumThreads {
+        if encoder.backend == .blas, let blas = OpenBLAS.shared, let setThreads = blas.setNumThreads
+        {
             // Process-wide OpenBLAS setting: one BLAS thread per task when tasks already fill the cores.
             setThreads(Int32(parallelism > 1 ? 1 : ProcessInfo.processInfo.activeProcessorCount))
         }
@@ -100,7 +112,8 @@ public final class BERTEmbedder: Embedder {
         manifest = EmbeddingManifest(
             modelID: checksum == Self.allMiniLML6v2Checksum
                 ? "sentence-transformers/all-MiniLM-L6-v2" : modelDirectory.lastPathComponent,
-            checksum: checksum, dimension: configuration.hiddenSize, pooling: "mean", normalized: true,
+            checksum: checksum, dimension: configuration.hiddenSize, pooling: "mean",
+            normalized: true,
             maxSequenceLength: maxLength)
     }
 
@@ -131,12 +144,15 @@ public final class BERTEmbedder: Embedder {
         // Several batches: up to `parallelism` whole batches at once, one per task, each task
         // tokenizing its own. Splitting every batch instead left a core idle while the other
         // finished its half and while the next batch was tokenized (about 10% of the cores).
-        let wordPiece = tokenizer, encoder = self.encoder, size = batchSize
+        let wordPiece = tokenizer
+        let encoder = self.encoder
+        let size = batchSize
         return try await withThrowingTaskGroup(of: (Int, [[Float]]).self) { group in
             var results = [[[Float]]](repeating: [], count: batchCount)
             var next = 0
             func addNext() {
-                let index = next, start = index * size
+                let index = next
+                let start = index * size
                 let batch = Array(texts[start..<min(start + size, texts.count)])
                 next += 1
                 group.addTask { (index, encoder.embed(batch.map { wordPiece.encode($0) })) }

@@ -30,7 +30,8 @@ final class PackedEncoderWeights: @unchecked Sendable {
         let outputCount = trove_enc_packed_count(h, i)
         // Each part rounded to 16 floats so every panel stays 64-byte aligned.
         func rounded(_ n: Int) -> Int { (n + 15) / 16 * 16 }
-        let perLayer = rounded(qkvCount) + rounded(3 * h) + rounded(squareCount) + rounded(intermediateCount)
+        let perLayer =
+            rounded(qkvCount) + rounded(3 * h) + rounded(squareCount) + rounded(intermediateCount)
             + rounded(outputCount)
         byteCount = max(perLayer * layers.count, 1) * 4
         storage = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
@@ -44,7 +45,8 @@ final class PackedEncoderWeights: @unchecked Sendable {
             return cursor
         }
         self.layers = layers.map { layer in
-            let qkv = take(qkvCount), qkvBias = take(3 * h)
+            let qkv = take(qkvCount)
+            let qkvBias = take(3 * h)
             stacked.update(from: layer.query, count: h * h)
             (stacked + h * h).update(from: layer.key, count: h * h)
             (stacked + 2 * h * h).update(from: layer.value, count: h * h)
@@ -58,9 +60,10 @@ final class PackedEncoderWeights: @unchecked Sendable {
             trove_enc_pack(layer.intermediate, h, 1, i, h, intermediate)
             let output = take(outputCount)
             trove_enc_pack(layer.output, i, 1, h, i, output)
-            for (weight, count) in [(layer.query, h * h), (layer.key, h * h), (layer.value, h * h),
-                (layer.attentionOutput, h * h), (layer.intermediate, i * h), (layer.output, h * i)]
-            {
+            for (weight, count) in [
+                (layer.query, h * h), (layer.key, h * h), (layer.value, h * h),
+                (layer.attentionOutput, h * h), (layer.intermediate, i * h), (layer.output, h * i),
+            ] {
                 MappedPages.release(weight, byteCount: count * 4)
             }
             return Layer(
@@ -77,12 +80,15 @@ extension BERTEncoder {
     /// with query, key and value in one multiply, one fused kernel per attention head, and
     /// bias, residual and GELU inside the multiplies.
     func forwardNative(
-        _ sequences: [[Int32]], offsets: [Int], tokens t: Int, threads: Int, packed: PackedEncoderWeights,
+        _ sequences: [[Int32]], offsets: [Int], tokens t: Int, threads: Int,
+        packed: PackedEncoderWeights,
         into x: UnsafeMutablePointer<Float>
     ) {
         let c = configuration
-        let h = c.hiddenSize, inter = c.intermediateSize
-        let heads = c.numAttentionHeads, headSize = h / heads
+        let h = c.hiddenSize
+        let inter = c.intermediateSize
+        let heads = c.numAttentionHeads
+        let headSize = h / heads
         let maxLength = sequences.map(\.count).max() ?? 0
         let eps = c.layerNormEps
 
@@ -90,32 +96,45 @@ extension BERTEncoder {
         // (t·inter), one head's attention scratch (about maxLength·(headSize + 4)). About 4.4 MB
         // for 16 texts of 86 tokens.
         let attentionCount = trove_enc_attention_scratch(maxLength, headSize)
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 5 * t * h + t * inter + attentionCount)
+        let scratch = UnsafeMutablePointer<Float>.allocate(
+            capacity: 5 * t * h + t * inter + attentionCount)
         defer { scratch.deallocate() }
-        let qkv = scratch, context = qkv + 3 * t * h, sum = context + t * h
-        let intermediate = sum + t * h, attention = intermediate + t * inter
+        let qkv = scratch
+        let context = qkv + 3 * t * h
+        let sum = context + t * h
+        let intermediate = sum + t * h
+        let attention = intermediate + t * inter
 
         embedTokens(sequences, offsets: offsets, into: x)
         let scale = 1 / Float(headSize).squareRoot()
         for (n, layer) in layers.enumerated() {
             let weights = packed.layers[n]
-            Self.gemm(x, rows: t, inputs: h, packed: weights.queryKeyValue, bias: weights.queryKeyValueBias,
+            Self.gemm(
+                x, rows: t, inputs: h, packed: weights.queryKeyValue,
+                bias: weights.queryKeyValueBias,
                 outputs: 3 * h, threads: threads, into: qkv)
             for (s, sequence) in sequences.enumerated() {
                 let rows = qkv + offsets[s] * 3 * h
                 for head in 0..<heads {
                     let column = head * headSize
                     trove_enc_attention(
-                        rows + column, rows + h + column, rows + 2 * h + column, 3 * h, sequence.count, headSize,
+                        rows + column, rows + h + column, rows + 2 * h + column, 3 * h,
+                        sequence.count, headSize,
                         scale, attention, context + offsets[s] * h + column, h)
                 }
             }
-            Self.gemm(context, rows: t, inputs: h, packed: weights.attentionOutput, bias: layer.attentionOutputBias,
+            Self.gemm(
+                context, rows: t, inputs: h, packed: weights.attentionOutput,
+                bias: layer.attentionOutputBias,
                 residual: x, outputs: h, threads: threads, into: sum)
-            trove_enc_layer_norm(sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, eps, x)
-            Self.gemm(x, rows: t, inputs: h, packed: weights.intermediate, bias: layer.intermediateBias,
+            trove_enc_layer_norm(
+                sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, eps, x)
+            Self.gemm(
+                x, rows: t, inputs: h, packed: weights.intermediate, bias: layer.intermediateBias,
                 outputs: inter, gelu: true, threads: threads, into: intermediate)
-            Self.gemm(intermediate, rows: t, inputs: inter, packed: weights.output, bias: layer.outputBias,
+            Self.gemm(
+                intermediate, rows: t, inputs: inter, packed: weights.output,
+                bias: layer.outputBias,
                 residual: x, outputs: h, threads: threads, into: sum)
             trove_enc_layer_norm(sum, t, h, layer.outputNormWeight, layer.outputNormBias, eps, x)
         }
@@ -125,24 +144,29 @@ extension BERTEncoder {
     /// panels (blocks of 16 output columns) are shared out between threads.
     private static func gemm(
         _ input: UnsafePointer<Float>, rows: Int, inputs: Int, packed: UnsafePointer<Float>,
-        bias: UnsafePointer<Float>, residual: UnsafePointer<Float>? = nil, outputs: Int, gelu: Bool = false,
+        bias: UnsafePointer<Float>, residual: UnsafePointer<Float>? = nil, outputs: Int,
+        gelu: Bool = false,
         threads: Int, into out: UnsafeMutablePointer<Float>
     ) {
         let flags = gelu ? Int32(TROVE_ENC_GELU) : 0
         let panels = (outputs + 15) / 16
         let parts = min(threads, panels)
         if parts <= 1 {
-            trove_enc_gemm(rows, outputs, inputs, input, inputs, packed, out, outputs, bias, residual, outputs,
+            trove_enc_gemm(
+                rows, outputs, inputs, input, inputs, packed, out, outputs, bias, residual, outputs,
                 flags, 0, panels)
             return
         }
         // A few rows (a single query): the cost is streaming the weights, so each thread takes
         // a block of panels, that is a block of weight rows.
-        let operands = PanelSplit(input: input, packed: packed, bias: bias, residual: residual, out: out)
+        let operands = PanelSplit(
+            input: input, packed: packed, bias: bias, residual: residual, out: out)
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             trove_enc_gemm(
-                rows, outputs, inputs, operands.input, inputs, operands.packed, operands.out, outputs, operands.bias,
-                operands.residual, outputs, flags, panels * part / parts, panels * (part + 1) / parts)
+                rows, outputs, inputs, operands.input, inputs, operands.packed, operands.out,
+                outputs, operands.bias,
+                operands.residual, outputs, flags, panels * part / parts,
+                panels * (part + 1) / parts)
         }
     }
 

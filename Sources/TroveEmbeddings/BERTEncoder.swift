@@ -2,11 +2,11 @@ import CTroveEncoderKernels
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The BERT encoder forward pass in Swift, with mean pooling and L2 normalisation on top.
@@ -42,10 +42,15 @@ public final class BERTEncoder: @unchecked Sendable {
         public var hiddenAct: String
 
         enum CodingKeys: String, CodingKey {
-            case vocabSize = "vocab_size", hiddenSize = "hidden_size"
-            case numHiddenLayers = "num_hidden_layers", numAttentionHeads = "num_attention_heads"
-            case intermediateSize = "intermediate_size", maxPositionEmbeddings = "max_position_embeddings"
-            case typeVocabSize = "type_vocab_size", layerNormEps = "layer_norm_eps", hiddenAct = "hidden_act"
+            case vocabSize = "vocab_size"
+            case hiddenSize = "hidden_size"
+            case numHiddenLayers = "num_hidden_layers"
+            case numAttentionHeads = "num_attention_heads"
+            case intermediateSize = "intermediate_size"
+            case maxPositionEmbeddings = "max_position_embeddings"
+            case typeVocabSize = "type_vocab_size"
+            case layerNormEps = "layer_norm_eps"
+            case hiddenAct = "hidden_act"
         }
 
         /// Reads and validates a `config.json`.
@@ -65,21 +70,29 @@ public final class BERTEncoder: @unchecked Sendable {
         }
 
         func validate() throws {
-            guard hiddenAct == "gelu" else { throw EmbeddingError.unsupportedModel(reason: "hidden_act \(hiddenAct)") }
-            guard hiddenSize > 0, numAttentionHeads > 0, hiddenSize % numAttentionHeads == 0 else {
-                throw EmbeddingError.unsupportedModel(reason: "hidden_size \(hiddenSize) with \(numAttentionHeads) heads")
+            guard hiddenAct == "gelu" else {
+                throw EmbeddingError.unsupportedModel(reason: "hidden_act \(hiddenAct)")
             }
-            guard numHiddenLayers > 0, intermediateSize > 0, vocabSize > 0, maxPositionEmbeddings > 0,
+            guard hiddenSize > 0, numAttentionHeads > 0, hiddenSize % numAttentionHeads == 0 else {
+                throw EmbeddingError.unsupportedModel(
+                    reason: "hidden_size \(hiddenSize) with \(numAttentionHeads) heads")
+            }
+            guard numHiddenLayers > 0, intermediateSize > 0, vocabSize > 0,
+                maxPositionEmbeddings > 0,
                 typeVocabSize > 0
-            else { throw EmbeddingError.unsupportedModel(reason: "non-positive size in config.json") }
+            else {
+                throw EmbeddingError.unsupportedModel(reason: "non-positive size in config.json")
+            }
         }
     }
 
     // Pointers into the mapped weights file (no copies; 4·params bytes of the file).
     struct Layer {
         let query, queryBias, key, keyBias, value, valueBias: UnsafePointer<Float>
-        let attentionOutput, attentionOutputBias, attentionNormWeight, attentionNormBias: UnsafePointer<Float>
-        let intermediate, intermediateBias, output, outputBias, outputNormWeight, outputNormBias: UnsafePointer<Float>
+        let attentionOutput, attentionOutputBias, attentionNormWeight,
+            attentionNormBias: UnsafePointer<Float>
+        let intermediate, intermediateBias, output, outputBias, outputNormWeight,
+            outputNormBias: UnsafePointer<Float>
     }
 
     /// The model's configuration.
@@ -102,21 +115,28 @@ public final class BERTEncoder: @unchecked Sendable {
     ///   - weights: The model's `model.safetensors` (names with or without a `bert.` prefix).
     ///   - backend: Matrix multiply implementation; ``MatrixBackend/preferred`` by default.
     /// - Throws: ``EmbeddingError/missingTensor(name:)`` or ``EmbeddingError/tensorMismatch(name:reason:)``.
-    public init(configuration: Configuration, weights: SafeTensorsFile, backend: MatrixBackend = .preferred) throws {
+    public init(
+        configuration: Configuration, weights: SafeTensorsFile, backend: MatrixBackend = .preferred
+    ) throws {
         try configuration.validate()
         self.configuration = configuration
         self.weights = weights
         multiplier = MatrixMultiplier(backend: backend)
-        let prefix = weights.tensors["embeddings.word_embeddings.weight"] == nil
-            && weights.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
+        let prefix =
+            weights.tensors["embeddings.word_embeddings.weight"] == nil
+                && weights.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
         func tensor(_ name: String, _ shape: [Int]) throws -> UnsafePointer<Float> {
             let buffer = try weights.floats(prefix + name, shape: shape)
             return buffer.baseAddress ?? UnsafePointer(bitPattern: MemoryLayout<Float>.alignment)!
         }
-        let h = configuration.hiddenSize, i = configuration.intermediateSize
-        wordEmbeddings = try tensor("embeddings.word_embeddings.weight", [configuration.vocabSize, h])
-        positionEmbeddings = try tensor("embeddings.position_embeddings.weight", [configuration.maxPositionEmbeddings, h])
-        tokenTypeEmbeddings = try tensor("embeddings.token_type_embeddings.weight", [configuration.typeVocabSize, h])
+        let h = configuration.hiddenSize
+        let i = configuration.intermediateSize
+        wordEmbeddings = try tensor(
+            "embeddings.word_embeddings.weight", [configuration.vocabSize, h])
+        positionEmbeddings = try tensor(
+            "embeddings.position_embeddings.weight", [configuration.maxPositionEmbeddings, h])
+        tokenTypeEmbeddings = try tensor(
+            "embeddings.token_type_embeddings.weight", [configuration.typeVocabSize, h])
         embeddingNormWeight = try tensor("embeddings.LayerNorm.weight", [h])
         embeddingNormBias = try tensor("embeddings.LayerNorm.bias", [h])
         layers = try (0..<configuration.numHiddenLayers).map { n in
@@ -141,7 +161,8 @@ public final class BERTEncoder: @unchecked Sendable {
         }
         // Packing reads the dense weights once (about 10 ms for MiniLM); the forward pass then
         // never touches their mapped pages.
-        packed = multiplier.backend == .native
+        packed =
+            multiplier.backend == .native
             ? PackedEncoderWeights(layers, hiddenSize: h, intermediateSize: i) : nil
     }
 
@@ -164,7 +185,8 @@ public final class BERTEncoder: @unchecked Sendable {
         var offsets: [Int] = []
         var total = 0
         for sequence in sequences {
-            precondition(!sequence.isEmpty && sequence.count <= configuration.maxPositionEmbeddings,
+            precondition(
+                !sequence.isEmpty && sequence.count <= configuration.maxPositionEmbeddings,
                 "a sequence must have 1...\(configuration.maxPositionEmbeddings) tokens")
             offsets.append(total)
             total += sequence.count
@@ -173,14 +195,18 @@ public final class BERTEncoder: @unchecked Sendable {
         defer { states.deallocate() }
         let threads = total <= 64 ? threads : 1
         if let packed {
-            forwardNative(sequences, offsets: offsets, tokens: total, threads: threads, packed: packed, into: states)
+            forwardNative(
+                sequences, offsets: offsets, tokens: total, threads: threads, packed: packed,
+                into: states)
         } else {
             forward(sequences, offsets: offsets, tokens: total, threads: threads, into: states)
         }
         return sequences.indices.map { s in
             var vector = [Float](repeating: 0, count: h)
             vector.withUnsafeMutableBufferPointer { out in
-                Pooling.mean(states + offsets[s] * h, rows: sequences[s].count, width: h, into: out.baseAddress!)
+                Pooling.mean(
+                    states + offsets[s] * h, rows: sequences[s].count, width: h,
+                    into: out.baseAddress!)
             }
             Pooling.normalize(&vector)
             return vector
@@ -189,71 +215,103 @@ public final class BERTEncoder: @unchecked Sendable {
 
     /// The last hidden states of packed sequences, `tokens × hiddenSize`, written to `x`.
     func forward(
-        _ sequences: [[Int32]], offsets: [Int], tokens t: Int, threads: Int, into x: UnsafeMutablePointer<Float>
+        _ sequences: [[Int32]], offsets: [Int], tokens t: Int, threads: Int,
+        into x: UnsafeMutablePointer<Float>
     ) {
         let c = configuration
-        let h = c.hiddenSize, inter = c.intermediateSize
-        let heads = c.numAttentionHeads, headSize = h / heads
+        let h = c.hiddenSize
+        let inter = c.intermediateSize
+        let heads = c.numAttentionHeads
+        let headSize = h / heads
         let maxLength = sequences.map(\.count).max() ?? 0
         let eps = c.layerNormEps
 
         // Scratch, owned by this call: q, k, v, context, sum (t·h each), intermediate (t·inter),
         // attention scores (maxLength²). About 4.5 MB for 32 texts of 84 tokens.
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 5 * t * h + t * inter + maxLength * maxLength)
+        let scratch = UnsafeMutablePointer<Float>.allocate(
+            capacity: 5 * t * h + t * inter + maxLength * maxLength)
         defer { scratch.deallocate() }
-        let q = scratch, k = q + t * h, v = k + t * h, context = v + t * h, sum = context + t * h
-        let intermediate = sum + t * h, scores = intermediate + t * inter
+        let q = scratch
+        let k = q + t * h
+        let v = k + t * h
+        let context = v + t * h
+        let sum = context + t * h
+        let intermediate = sum + t * h
+        let scores = intermediate + t * inter
 
         embedTokens(sequences, offsets: offsets, into: x)
 
         let scale = 1 / Float(headSize).squareRoot()
         for layer in layers {
-            linear(x, rows: t, threads: threads, inputs: h, weight: layer.query, bias: layer.queryBias, outputs: h, into: q)
-            linear(x, rows: t, threads: threads, inputs: h, weight: layer.key, bias: layer.keyBias, outputs: h, into: k)
-            linear(x, rows: t, threads: threads, inputs: h, weight: layer.value, bias: layer.valueBias, outputs: h, into: v)
+            linear(
+                x, rows: t, threads: threads, inputs: h, weight: layer.query, bias: layer.queryBias,
+                outputs: h, into: q
+            )
+            linear(
+                x, rows: t, threads: threads, inputs: h, weight: layer.key, bias: layer.keyBias,
+                outputs: h, into: k)
+            linear(
+                x, rows: t, threads: threads, inputs: h, weight: layer.value, bias: layer.valueBias,
+                outputs: h, into: v
+            )
             for (s, sequence) in sequences.enumerated() {
-                let length = sequence.count, base = offsets[s] * h
+                let length = sequence.count
+                let base = offsets[s] * h
                 for head in 0..<heads {
                     let column = base + head * headSize
                     // scores = Q·Kᵀ over this sequence's own tokens: the padding mask, exactly.
                     multiplier.multiply(
-                        m: length, n: length, k: headSize, a: q + column, lda: h, b: k + column, ldb: h,
+                        m: length, n: length, k: headSize, a: q + column, lda: h, b: k + column,
+                        ldb: h,
                         transposeB: true, c: scores, ldc: length)
                     VectorMath.softmaxRows(scores, rows: length, width: length, scale: scale)
                     multiplier.multiply(
-                        m: length, n: headSize, k: length, a: scores, lda: length, b: v + column, ldb: h,
+                        m: length, n: headSize, k: length, a: scores, lda: length, b: v + column,
+                        ldb: h,
                         transposeB: false, c: context + column, ldc: h)
                 }
             }
-            linear(context, rows: t, threads: threads, inputs: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias,
+            linear(
+                context, rows: t, threads: threads, inputs: h, weight: layer.attentionOutput,
+                bias: layer.attentionOutputBias,
                 outputs: h, residual: x, into: sum)
-            Self.normalizeRows(sum, rows: t, width: h,
+            Self.normalizeRows(
+                sum, rows: t, width: h,
                 weight: layer.attentionNormWeight, bias: layer.attentionNormBias, eps: eps, into: x)
-            linear(x, rows: t, threads: threads, inputs: h, weight: layer.intermediate, bias: layer.intermediateBias,
+            linear(
+                x, rows: t, threads: threads, inputs: h, weight: layer.intermediate,
+                bias: layer.intermediateBias,
                 outputs: inter, into: intermediate)
             VectorMath.gelu(intermediate, count: t * inter)
-            linear(intermediate, rows: t, threads: threads, inputs: inter, weight: layer.output, bias: layer.outputBias,
+            linear(
+                intermediate, rows: t, threads: threads, inputs: inter, weight: layer.output,
+                bias: layer.outputBias,
                 outputs: h, residual: x, into: sum)
-            Self.normalizeRows(sum, rows: t, width: h,
+            Self.normalizeRows(
+                sum, rows: t, width: h,
                 weight: layer.outputNormWeight, bias: layer.outputNormBias, eps: eps, into: x)
         }
     }
 
     /// Embeddings: word + position + token type 0, then LayerNorm, one row per token into `x`.
     func embedTokens(_ sequences: [[Int32]], offsets: [Int], into x: UnsafeMutablePointer<Float>) {
-        let c = configuration, h = c.hiddenSize
+        let c = configuration
+        let h = c.hiddenSize
         for (s, sequence) in sequences.enumerated() {
             for (position, id) in sequence.enumerated() {
-                precondition(id >= 0 && Int(id) < c.vocabSize, "token id \(id) outside the vocabulary")
+                precondition(
+                    id >= 0 && Int(id) < c.vocabSize, "token id \(id) outside the vocabulary")
                 let row = x + (offsets[s] + position) * h
                 let word = wordEmbeddings + Int(id) * h
                 let pos = positionEmbeddings + position * h
                 for j in 0..<h { row[j] = word[j] + pos[j] + tokenTypeEmbeddings[j] }
                 if packed != nil {
-                    trove_enc_layer_norm(row, 1, h, embeddingNormWeight, embeddingNormBias, c.layerNormEps, row)
+                    trove_enc_layer_norm(
+                        row, 1, h, embeddingNormWeight, embeddingNormBias, c.layerNormEps, row)
                 } else {
                     VectorMath.layerNorm(
-                        row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias, eps: c.layerNormEps,
+                        row, width: h, weight: embeddingNormWeight, bias: embeddingNormBias,
+                        eps: c.layerNormEps,
                         into: row)
                 }
             }
@@ -263,7 +321,8 @@ public final class BERTEncoder: @unchecked Sendable {
     /// `out = input · weightᵀ + bias (+ residual)` (PyTorch `Linear`): the bias and residual are
     /// written first and the product accumulated onto them, saving a pass over `out`.
     private func linear(
-        _ input: UnsafePointer<Float>, rows: Int, threads: Int, inputs: Int, weight: UnsafePointer<Float>,
+        _ input: UnsafePointer<Float>, rows: Int, threads: Int, inputs: Int,
+        weight: UnsafePointer<Float>,
         bias: UnsafePointer<Float>, outputs: Int, residual: UnsafePointer<Float>? = nil,
         into out: UnsafeMutablePointer<Float>
     ) {
@@ -314,7 +373,8 @@ public final class BERTEncoder: @unchecked Sendable {
     ) {
         for r in 0..<rows {
             VectorMath.layerNorm(
-                sum + r * width, width: width, weight: weight, bias: bias, eps: eps, into: out + r * width)
+                sum + r * width, width: width, weight: weight, bias: bias, eps: eps,
+                into: out + r * width)
         }
     }
 }

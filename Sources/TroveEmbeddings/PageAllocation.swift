@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Zeroed memory in pages of its own (an anonymous `mmap`), unmapped when this object goes.
@@ -24,11 +24,12 @@ final class PageAllocation: @unchecked Sendable {
 
     init?(byteCount: Int) {
         #if canImport(Darwin)
-        let flags = MAP_PRIVATE | MAP_ANON
+            let flags = MAP_PRIVATE | MAP_ANON
         #else
-        let flags = MAP_PRIVATE | MAP_ANONYMOUS
+            let flags = MAP_PRIVATE | MAP_ANONYMOUS
         #endif
-        guard byteCount > 0, let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, flags, -1, 0),
+        guard byteCount > 0,
+            let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, flags, -1, 0),
             address != MAP_FAILED
         else { return nil }
         pointer = address

@@ -28,13 +28,16 @@ public struct PoolingConfiguration: Codable, Sendable, Equatable {
         meanTokens = try container.decodeIfPresent(Bool.self, forKey: .meanTokens) ?? false
         clsToken = try container.decodeIfPresent(Bool.self, forKey: .clsToken) ?? false
         maxTokens = try container.decodeIfPresent(Bool.self, forKey: .maxTokens) ?? false
-        meanSqrtLenTokens = try container.decodeIfPresent(Bool.self, forKey: .meanSqrtLenTokens) ?? false
+        meanSqrtLenTokens =
+            try container.decodeIfPresent(Bool.self, forKey: .meanSqrtLenTokens) ?? false
     }
 }
 
 enum Pooling {
     /// Mean of `rows` consecutive rows of width `width` starting at `source`, written to `out`.
-    static func mean(_ source: UnsafePointer<Float>, rows: Int, width: Int, into out: UnsafeMutablePointer<Float>) {
+    static func mean(
+        _ source: UnsafePointer<Float>, rows: Int, width: Int, into out: UnsafeMutablePointer<Float>
+    ) {
         out.initialize(repeating: 0, count: width)
         for r in 0..<rows {
             let row = source + r * width

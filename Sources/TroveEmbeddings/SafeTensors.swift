@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A read-only, memory-mapped `.safetensors` file (the Hugging Face tensor format).
@@ -30,9 +30,21 @@ public final class SafeTensorsFile: @unchecked Sendable {
 
     /// The element types the format defines, with their sizes in bytes.
     public enum DType: String, Sendable, CaseIterable {
-        case f64 = "F64", f32 = "F32", f16 = "F16", bf16 = "BF16"
-        case i64 = "I64", i32 = "I32", i16 = "I16", i8 = "I8", u8 = "U8", bool = "BOOL"
-        case u16 = "U16", u32 = "U32", u64 = "U64", f8e4m3 = "F8_E4M3", f8e5m2 = "F8_E5M2"
+        case f64 = "F64"
+        case f32 = "F32"
+        case f16 = "F16"
+        case bf16 = "BF16"
+        case i64 = "I64"
+        case i32 = "I32"
+        case i16 = "I16"
+        case i8 = "I8"
+        case u8 = "U8"
+        case bool = "BOOL"
+        case u16 = "U16"
+        case u32 = "U32"
+        case u64 = "U64"
+        case f8e4m3 = "F8_E4M3"
+        case f8e5m2 = "F8_E5M2"
 
         /// Bytes per element.
         public var size: Int {
@@ -80,7 +92,9 @@ public final class SafeTensorsFile: @unchecked Sendable {
     public init(url: URL) throws {
         let path = url.path
         self.path = path
-        func invalid(_ reason: String) -> EmbeddingError { .invalidSafeTensors(path: path, reason: reason) }
+        func invalid(_ reason: String) -> EmbeddingError {
+            .invalidSafeTensors(path: path, reason: reason)
+        }
 
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
@@ -89,26 +103,35 @@ public final class SafeTensorsFile: @unchecked Sendable {
         }
         defer { close(fd) }  // the mapping stays valid after the descriptor is closed
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw invalid("cannot stat: \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &info) == 0 else {
+            throw invalid("cannot stat: \(String(cString: strerror(errno)))")
+        }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw invalid("not a regular file") }
         let size = Int(info.st_size)
-        guard size >= 8 else { throw invalid("file is \(size) bytes, shorter than the 8-byte header length") }
+        guard size >= 8 else {
+            throw invalid("file is \(size) bytes, shorter than the 8-byte header length")
+        }
 
-        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED
+        else {
             throw invalid("cannot map: \(String(cString: strerror(errno)))")
         }
         let base = UnsafeRawPointer(mapped)
         do {
             let headerLength = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
             guard headerLength <= UInt64(size - 8) else {
-                throw invalid("header length \(headerLength) exceeds the \(size - 8) bytes after it (truncated file?)")
+                throw invalid(
+                    "header length \(headerLength) exceeds the \(size - 8) bytes after it (truncated file?)"
+                )
             }
             guard headerLength <= UInt64(Self.maxHeaderLength) else {
-                throw invalid("header length \(headerLength) is larger than \(Self.maxHeaderLength) bytes")
+                throw invalid(
+                    "header length \(headerLength) is larger than \(Self.maxHeaderLength) bytes")
             }
             let dataOffset = 8 + Int(headerLength)
             let header = Data(bytes: base + 8, count: Int(headerLength))
-            let (tensors, metadata) = try Self.parseHeader(header, dataSize: size - dataOffset, invalid: invalid)
+            let (tensors, metadata) = try Self.parseHeader(
+                header, dataSize: size - dataOffset, invalid: invalid)
             self.base = base
             self.fileSize = size
             self.dataOffset = dataOffset
@@ -131,26 +154,42 @@ public final class SafeTensorsFile: @unchecked Sendable {
         do { object = try JSONSerialization.jsonObject(with: header) } catch {
             throw invalid("header is not valid JSON")
         }
-        guard let entries = object as? [String: Any] else { throw invalid("header is not a JSON object") }
+        guard let entries = object as? [String: Any] else {
+            throw invalid("header is not a JSON object")
+        }
         var tensors: [String: TensorInfo] = [:]
         var metadata: [String: String] = [:]
         for (name, value) in entries {
             if name == "__metadata__" {
-                guard let strings = value as? [String: Any] else { throw invalid("__metadata__ is not an object") }
+                guard let strings = value as? [String: Any] else {
+                    throw invalid("__metadata__ is not an object")
+                }
                 for (key, value) in strings {
-                    guard let string = value as? String else { throw invalid("__metadata__.\(key) is not a string") }
+                    guard let string = value as? String else {
+                        throw invalid("__metadata__.\(key) is not a string")
+                    }
                     metadata[key] = string
                 }
                 continue
             }
-            guard let entry = value as? [String: Any] else { throw invalid("entry \(name) is not an object") }
-            guard let dtypeName = entry["dtype"] as? String else { throw invalid("\(name): no dtype") }
-            guard let dtype = DType(rawValue: dtypeName) else { throw invalid("\(name): unknown dtype \(dtypeName)") }
-            guard let shapeValues = entry["shape"] as? [Any] else { throw invalid("\(name): no shape") }
+            guard let entry = value as? [String: Any] else {
+                throw invalid("entry \(name) is not an object")
+            }
+            guard let dtypeName = entry["dtype"] as? String else {
+                throw invalid("\(name): no dtype")
+            }
+            guard let dtype = DType(rawValue: dtypeName) else {
+                throw invalid("\(name): unknown dtype \(dtypeName)")
+            }
+            guard let shapeValues = entry["shape"] as? [Any] else {
+                throw invalid("\(name): no shape")
+            }
             var shape: [Int] = []
             var count = 1
             for dim in shapeValues {
-                guard let dim = Self.integer(dim), dim >= 0 else { throw invalid("\(name): bad dimension in shape") }
+                guard let dim = Self.integer(dim), dim >= 0 else {
+                    throw invalid("\(name): bad dimension in shape")
+                }
                 shape.append(dim)
                 let (product, overflow) = count.multipliedReportingOverflow(by: dim)
                 guard !overflow else { throw invalid("\(name): shape \(shape) overflows") }
@@ -159,20 +198,27 @@ public final class SafeTensorsFile: @unchecked Sendable {
             guard let offsets = entry["data_offsets"] as? [Any], offsets.count == 2,
                 let begin = Self.integer(offsets[0]), let end = Self.integer(offsets[1])
             else { throw invalid("\(name): data_offsets is not two integers") }
-            guard begin >= 0, begin <= end else { throw invalid("\(name): data_offsets [\(begin), \(end)] are reversed") }
+            guard begin >= 0, begin <= end else {
+                throw invalid("\(name): data_offsets [\(begin), \(end)] are reversed")
+            }
             guard end <= dataSize else {
-                throw invalid("\(name): data_offsets end \(end) is past the \(dataSize) data bytes (truncated file?)")
+                throw invalid(
+                    "\(name): data_offsets end \(end) is past the \(dataSize) data bytes (truncated file?)"
+                )
             }
             let (bytes, overflow) = count.multipliedReportingOverflow(by: dtype.size)
             guard !overflow, bytes == end - begin else {
-                throw invalid("\(name): shape \(shape) of \(dtypeName) needs \(bytes) bytes, data_offsets give \(end - begin)")
+                throw invalid(
+                    "\(name): shape \(shape) of \(dtypeName) needs \(bytes) bytes, data_offsets give \(end - begin)"
+                )
             }
             tensors[name] = TensorInfo(dtype: dtype, shape: shape, byteRange: begin..<end)
         }
         // Overlapping ranges mean a corrupt header; the format also forbids them.
         let ranges = tensors.map { ($0.key, $0.value.byteRange) }.filter { !$0.1.isEmpty }
             .sorted { $0.1.lowerBound < $1.1.lowerBound }
-        for (previous, next) in zip(ranges, ranges.dropFirst()) where next.1.lowerBound < previous.1.upperBound {
+        for (previous, next) in zip(ranges, ranges.dropFirst())
+        where next.1.lowerBound < previous.1.upperBound {
             throw invalid("tensors \(previous.0) and \(next.0) overlap")
         }
         return (tensors, metadata)
@@ -181,7 +227,9 @@ public final class SafeTensorsFile: @unchecked Sendable {
     private static func integer(_ value: Any) -> Int? {
         // JSONSerialization gives NSNumber; reject fractions and booleans disguised as numbers.
         if let value = value as? Int { return value }
-        if let value = value as? Double, value.rounded() == value, abs(value) < 1e15 { return Int(value) }
+        if let value = value as? Double, value.rounded() == value, abs(value) < 1e15 {
+            return Int(value)
+        }
         return nil
     }
 
@@ -193,7 +241,8 @@ public final class SafeTensorsFile: @unchecked Sendable {
     public func bytes(_ name: String) throws -> UnsafeRawBufferPointer {
         guard let info = tensors[name] else { throw EmbeddingError.missingTensor(name: name) }
         guard let base else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: base + dataOffset + info.byteRange.lowerBound, count: info.byteRange.count)
+        return UnsafeRawBufferPointer(
+            start: base + dataOffset + info.byteRange.lowerBound, count: info.byteRange.count)
     }
 
     /// A `F32` tensor with the expected shape, as Floats.
@@ -209,15 +258,18 @@ public final class SafeTensorsFile: @unchecked Sendable {
     public func floats(_ name: String, shape: [Int]) throws -> UnsafeBufferPointer<Float> {
         guard let info = tensors[name] else { throw EmbeddingError.missingTensor(name: name) }
         guard info.dtype == .f32 else {
-            throw EmbeddingError.tensorMismatch(name: name, reason: "dtype is \(info.dtype.rawValue), expected F32")
+            throw EmbeddingError.tensorMismatch(
+                name: name, reason: "dtype is \(info.dtype.rawValue), expected F32")
         }
         guard info.shape == shape else {
-            throw EmbeddingError.tensorMismatch(name: name, reason: "shape is \(info.shape), expected \(shape)")
+            throw EmbeddingError.tensorMismatch(
+                name: name, reason: "shape is \(info.shape), expected \(shape)")
         }
         let raw = try bytes(name)
         guard let start = raw.baseAddress else { return UnsafeBufferPointer(start: nil, count: 0) }
         if Int(bitPattern: start) % MemoryLayout<Float>.alignment == 0 {
-            return UnsafeBufferPointer(start: start.assumingMemoryBound(to: Float.self), count: info.count)
+            return UnsafeBufferPointer(
+                start: start.assumingMemoryBound(to: Float.self), count: info.count)
         }
         // Misaligned data (legal in the format): copy once into memory this object keeps.
         let copy = UnsafeMutableBufferPointer<Float>.allocate(capacity: info.count)

@@ -52,12 +52,14 @@ public struct UnigramTokenizer: Sendable {
         while size < 2 * count { size <<= 1 }
         var table = [Int32](repeating: 0, count: size)
         for id in 0..<count {
-            let start = Int(pieceOffsets[id]), end = Int(pieceOffsets[id + 1])
+            let start = Int(pieceOffsets[id])
+            let end = Int(pieceOffsets[id + 1])
             guard end > start else { continue }
             longest = max(longest, end - start)
-            var slot = pieceBytes.withUnsafeBufferPointer {
-                Self.hash(UnsafeBufferPointer(rebasing: $0[start..<end]))
-            } & (size - 1)
+            var slot =
+                pieceBytes.withUnsafeBufferPointer {
+                    Self.hash(UnsafeBufferPointer(rebasing: $0[start..<end]))
+                } & (size - 1)
             // The first piece with given bytes wins, as in a lookup that stops at the first match.
             while table[slot] != 0 { slot = (slot + 1) & (size - 1) }
             table[slot] = Int32(id + 1)
@@ -84,8 +86,11 @@ public struct UnigramTokenizer: Sendable {
                 let entry = Int(table[slot])
                 if entry == 0 { return nil }
                 let id = entry - 1
-                let start = Int(pieceOffsets[id]), end = Int(pieceOffsets[id + 1])
-                if end - start == bytes.count, memcmp(blob.baseAddress! + start, bytes.baseAddress!, bytes.count) == 0 {
+                let start = Int(pieceOffsets[id])
+                let end = Int(pieceOffsets[id + 1])
+                if end - start == bytes.count,
+                    memcmp(blob.baseAddress! + start, bytes.baseAddress!, bytes.count) == 0
+                {
                     return id
                 }
                 slot = (slot + 1) & tableMask
@@ -102,7 +107,9 @@ public struct UnigramTokenizer: Sendable {
         codes.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
             if let replacement = normalization[scalar.value] {
-                for code in replacement where !(code == 0x20 && codes.last == 0x20) { codes.append(code) }
+                for code in replacement where !(code == 0x20 && codes.last == 0x20) {
+                    codes.append(code)
+                }
             } else if !(scalar.value == 0x20 && codes.last == 0x20) {
                 codes.append(scalar.value)
             }
@@ -135,7 +142,10 @@ public struct UnigramTokenizer: Sendable {
                 while e <= n {
                     let length = starts[e] - begin
                     if length > longestPiece { break }
-                    if let id = lookup(UnsafeBufferPointer(rebasing: buffer[begin..<(begin + length)])), id != Int(unk) {
+                    if let id = lookup(
+                        UnsafeBufferPointer(rebasing: buffer[begin..<(begin + length)])),
+                        id != Int(unk)
+                    {
                         let score = best[i] + scores[id]
                         if score > best[e] {
                             best[e] = score
@@ -165,7 +175,8 @@ public struct UnigramTokenizer: Sendable {
     /// The pieces' text for ids (for tests and debugging).
     public func pieces(_ ids: [Int32]) -> [String] {
         ids.map { id in
-            let start = Int(pieceOffsets[Int(id)]), end = Int(pieceOffsets[Int(id) + 1])
+            let start = Int(pieceOffsets[Int(id)])
+            let end = Int(pieceOffsets[Int(id) + 1])
             return String(decoding: pieceBytes[start..<end], as: UTF8.self)
         }
     }

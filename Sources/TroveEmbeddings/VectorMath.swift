@@ -72,26 +72,48 @@ enum VectorMath {
     /// LayerNorm of one row, `(x - mean) / sqrt(var + eps) · weight + bias`, written to `out`
     /// (which may be `row` itself).
     static func layerNorm(
-        _ row: UnsafePointer<Float>, width: Int, weight: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+        _ row: UnsafePointer<Float>, width: Int, weight: UnsafePointer<Float>,
+        bias: UnsafePointer<Float>,
         eps: Float, into out: UnsafeMutablePointer<Float>
     ) {
         // Four partial sums: shorter dependency chains than one running sum.
-        var s0: Float = 0, s1: Float = 0, s2: Float = 0, s3: Float = 0
+        var s0: Float = 0
+        var s1: Float = 0
+        var s2: Float = 0
+        var s3: Float = 0
         var j = 0
         while j + 4 <= width {
-            s0 += row[j]; s1 += row[j + 1]; s2 += row[j + 2]; s3 += row[j + 3]
+            s0 += row[j]
+            s1 += row[j + 1]
+            s2 += row[j + 2]
+            s3 += row[j + 3]
             j += 4
         }
-        while j < width { s0 += row[j]; j += 1 }
+        while j < width {
+            s0 += row[j]
+            j += 1
+        }
         let mean = (s0 + s1 + s2 + s3) / Float(width)
-        s0 = 0; s1 = 0; s2 = 0; s3 = 0
+        s0 = 0
+        s1 = 0
+        s2 = 0
+        s3 = 0
         j = 0
         while j + 4 <= width {
-            let d0 = row[j] - mean, d1 = row[j + 1] - mean, d2 = row[j + 2] - mean, d3 = row[j + 3] - mean
-            s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3
+            let d0 = row[j] - mean
+            let d1 = row[j + 1] - mean
+            let d2 = row[j + 2] - mean
+            let d3 = row[j + 3] - mean
+            s0 += d0 * d0
+            s1 += d1 * d1
+            s2 += d2 * d2
+            s3 += d3 * d3
             j += 4
         }
-        while j < width { s0 += (row[j] - mean) * (row[j] - mean); j += 1 }
+        while j < width {
+            s0 += (row[j] - mean) * (row[j] - mean)
+            j += 1
+        }
         let inverse = 1 / ((s0 + s1 + s2 + s3) / Float(width) + eps).squareRoot()
         for k in 0..<width { out[k] = (row[k] - mean) * inverse * weight[k] + bias[k] }
     }

@@ -75,11 +75,13 @@ public struct WordPieceTokenizer: Sendable {
     ///   - maxSequenceLength: Longest output in ids, including `[CLS]` and `[SEP]` (at least 2).
     /// - Throws: ``EmbeddingError/invalidModelFile(path:reason:)`` when a special token is missing.
     public init(vocabulary tokens: [String], maxSequenceLength: Int = 512) throws {
-        try self.init(vocabularyBytes: tokens.map { Array($0.utf8) }, maxSequenceLength: maxSequenceLength)
+        try self.init(
+            vocabularyBytes: tokens.map { Array($0.utf8) }, maxSequenceLength: maxSequenceLength)
     }
 
     private init(vocabularyBytes lines: [[UInt8]], maxSequenceLength: Int) throws {
-        precondition(maxSequenceLength >= 2, "maxSequenceLength must leave room for [CLS] and [SEP]")
+        precondition(
+            maxSequenceLength >= 2, "maxSequenceLength must leave room for [CLS] and [SEP]")
         var vocabulary: [[UInt8]: Int32] = [:]
         vocabulary.reserveCapacity(lines.count)
         for (id, line) in lines.enumerated() where vocabulary[line] == nil {
@@ -87,7 +89,8 @@ public struct WordPieceTokenizer: Sendable {
         }
         func id(_ token: String) throws -> Int32 {
             guard let id = vocabulary[Array(token.utf8)] else {
-                throw EmbeddingError.invalidModelFile(path: "vocab.txt", reason: "no \(token) token")
+                throw EmbeddingError.invalidModelFile(
+                    path: "vocab.txt", reason: "no \(token) token")
             }
             return id
         }
@@ -99,7 +102,9 @@ public struct WordPieceTokenizer: Sendable {
         paddingID = try id("[PAD]")
         var specials: [(text: [Unicode.Scalar], id: Int32)] = []
         for token in ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] {
-            if let id = vocabulary[Array(token.utf8)] { specials.append((Array(token.unicodeScalars), id)) }
+            if let id = vocabulary[Array(token.utf8)] {
+                specials.append((Array(token.unicodeScalars), id))
+            }
         }
         specialTokens = specials
     }
@@ -128,7 +133,10 @@ public struct WordPieceTokenizer: Sendable {
     /// - Returns: One id per word piece.
     public func wordPieceIDs(_ text: String) -> [Int32] {
         var ids: [Int32] = []
-        forEachPiece(of: text) { ids.append($0); return true }
+        forEachPiece(of: text) {
+            ids.append($0)
+            return true
+        }
         return ids
     }
 
@@ -152,7 +160,9 @@ public struct WordPieceTokenizer: Sendable {
         _ = pieces(of: scalars[segmentStart..<scalars.count], body)
     }
 
-    private func specialToken(in scalars: [Unicode.Scalar], at start: Int) -> (id: Int32, length: Int)? {
+    private func specialToken(in scalars: [Unicode.Scalar], at start: Int) -> (
+        id: Int32, length: Int
+    )? {
         var best: (id: Int32, length: Int)?
         for special in specialTokens where start + special.text.count <= scalars.count {
             if scalars[start..<(start + special.text.count)].elementsEqual(special.text),
@@ -239,7 +249,8 @@ public struct WordPieceTokenizer: Sendable {
         let decomposed = String(cleaned).decomposedStringWithCanonicalMapping
         var out: [Unicode.Scalar] = []
         out.reserveCapacity(segment.count)
-        for scalar in decomposed.unicodeScalars where scalar.properties.generalCategory != .nonspacingMark {
+        for scalar in decomposed.unicodeScalars
+        where scalar.properties.generalCategory != .nonspacingMark {
             if scalar.isASCII {
                 let v = scalar.value
                 out.append(v >= 65 && v <= 90 ? Unicode.Scalar(v + 32)! : scalar)
@@ -271,7 +282,9 @@ public struct WordPieceTokenizer: Sendable {
 
     static func isPunctuation(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value
-        if (33...47).contains(v) || (58...64).contains(v) || (91...96).contains(v) || (123...126).contains(v) {
+        if (33...47).contains(v) || (58...64).contains(v) || (91...96).contains(v)
+            || (123...126).contains(v)
+        {
             return true
         }
         switch scalar.properties.generalCategory {

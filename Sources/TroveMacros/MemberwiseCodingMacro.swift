@@ -8,7 +8,8 @@ import SwiftSyntaxMacros
 /// `encode(to:)` in its body) is refused: the fast path would skip that code.
 public struct MemberwiseCodingMacro: ExtensionMacro {
     public static func expansion(
-        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
         guard let structDecl = declaration.as(StructDeclSyntax.self) else {
@@ -17,23 +18,31 @@ public struct MemberwiseCodingMacro: ExtensionMacro {
         }
         var names: [String] = []
         for member in structDecl.memberBlock.members {
-            if let function = member.decl.as(FunctionDeclSyntax.self), function.name.text == "encode",
+            if let function = member.decl.as(FunctionDeclSyntax.self),
+                function.name.text == "encode",
                 function.signature.parameterClause.parameters.first?.firstName.text == "to"
             {
-                context.diagnose(Diagnostic(node: function.name, message: ModelDiagnostic.codesItself))
+                context.diagnose(
+                    Diagnostic(node: function.name, message: ModelDiagnostic.codesItself))
                 return []
             }
             if let initializer = member.decl.as(InitializerDeclSyntax.self),
                 initializer.signature.parameterClause.parameters.first?.firstName.text == "from"
             {
-                context.diagnose(Diagnostic(node: initializer.initKeyword, message: ModelDiagnostic.codesItself))
+                context.diagnose(
+                    Diagnostic(node: initializer.initKeyword, message: ModelDiagnostic.codesItself))
                 return []
             }
-            guard let variable = member.decl.as(VariableDeclSyntax.self), StoredProperties.isStored(variable),
-                !variable.modifiers.contains(where: { [.keyword(.static), .keyword(.lazy)].contains($0.name.tokenKind) })
+            guard let variable = member.decl.as(VariableDeclSyntax.self),
+                StoredProperties.isStored(variable),
+                !variable.modifiers.contains(where: {
+                    [.keyword(.static), .keyword(.lazy)].contains($0.name.tokenKind)
+                })
             else { continue }
             for binding in variable.bindings {
-                if let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text { names.append(name) }
+                if let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text {
+                    names.append(name)
+                }
             }
         }
         let typeName = type.trimmedDescription

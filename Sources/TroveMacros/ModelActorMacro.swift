@@ -26,7 +26,8 @@ public struct ModelActorMacro: MemberMacro, ExtensionMacro {
     }
 
     public static func expansion(
-        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
         guard declaration.is(ActorDeclSyntax.self), !protocols.isEmpty else { return [] }

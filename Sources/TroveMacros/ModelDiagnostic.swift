@@ -9,48 +9,67 @@ struct ModelDiagnostic: DiagnosticMessage {
     var diagnosticID: MessageID { MessageID(domain: "Trove", id: id) }
 
     static let notAClass = ModelDiagnostic(
-        message: "@Model applies to a final class; a value model is a struct that conforms to Model", id: "notAClass")
+        message:
+            "@Model applies to a final class; a value model is a struct that conforms to Model",
+        id: "notAClass")
     static let notAStruct = ModelDiagnostic(
-        message: "@MemberwiseCoding applies to a struct (a value model); a class model is a @Model class", id: "notAStruct")
+        message:
+            "@MemberwiseCoding applies to a struct (a value model); a class model is a @Model class",
+        id: "notAStruct")
     static let codesItself = ModelDiagnostic(
-        message: "@MemberwiseCoding writes rows straight into the properties, skipping this; remove one or the other",
+        message:
+            "@MemberwiseCoding writes rows straight into the properties, skipping this; remove one or the other",
         id: "codesItself")
     static let notAnActor = ModelDiagnostic(
-        message: "@ModelActor applies to an actor: its context is used only on the actor's executor", id: "notAnActor")
+        message:
+            "@ModelActor applies to an actor: its context is used only on the actor's executor",
+        id: "notAnActor")
     static let notFinal = ModelDiagnostic(
-        message: "@Model applies to a final class (a context keeps one instance per row; subclasses are not stored)",
+        message:
+            "@Model applies to a final class (a context keeps one instance per row; subclasses are not stored)",
         id: "notFinal")
     static let inherits = ModelDiagnostic(
-        message: "a @Model class cannot inherit from another class (its rows hold only its own properties)",
+        message:
+            "a @Model class cannot inherit from another class (its rows hold only its own properties)",
         id: "inherits")
     static func letProperty(_ name: String) -> ModelDiagnostic {
-        ModelDiagnostic(message: "stored property '\(name)' must be a var: a context sets it when it reads or rolls back", id: "let")
+        ModelDiagnostic(
+            message:
+                "stored property '\(name)' must be a var: a context sets it when it reads or rolls back",
+            id: "let"
+        )
     }
     static func transientWithoutDefault(_ name: String) -> ModelDiagnostic {
         ModelDiagnostic(
-            message: "@Transient property '\(name)' needs a default value: it is not stored, so a fetched model starts from it",
+            message:
+                "@Transient property '\(name)' needs a default value: it is not stored, so a fetched model starts from it",
             id: "transientDefault")
     }
     static func manyBindings() -> ModelDiagnostic {
-        ModelDiagnostic(message: "declare one stored property per 'var' in a @Model class", id: "manyBindings")
+        ModelDiagnostic(
+            message: "declare one stored property per 'var' in a @Model class", id: "manyBindings")
     }
     static func lazyProperty(_ name: String) -> ModelDiagnostic {
         ModelDiagnostic(
-            message: "'lazy' property '\(name)' cannot be stored; use @Attribute(.externalStorage) for a column read on first access, or @Transient",
+            message:
+                "'lazy' property '\(name)' cannot be stored; use @Attribute(.externalStorage) for a column read on first access, or @Transient",
             id: "lazy")
     }
     static func observers(_ name: String) -> ModelDiagnostic {
         ModelDiagnostic(
-            message: "stored property '\(name)' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead",
+            message:
+                "stored property '\(name)' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead",
             id: "observers")
     }
     static func unstorable(_ name: String, _ type: String) -> ModelDiagnostic {
         ModelDiagnostic(
-            message: "property '\(name)' of type '\(type)' cannot be stored (functions, tuples and existentials have no column); mark it @Transient",
+            message:
+                "property '\(name)' of type '\(type)' cannot be stored (functions, tuples and existentials have no column); mark it @Transient",
             id: "unstorable")
     }
     static func badID(_ type: String) -> ModelDiagnostic {
-        ModelDiagnostic(message: "'id' must be a var of type UUID, Int64 or String, not '\(type)'", id: "badID")
+        ModelDiagnostic(
+            message: "'id' must be a var of type UUID, Int64 or String, not '\(type)'", id: "badID")
     }
 }
 

@@ -15,15 +15,18 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         guard let classDecl = checkedClass(declaration, node: node, in: context),
-            let properties = StoredProperties.read(classDecl.memberBlock.members, report: { context.diagnose($0) })
+            let properties = StoredProperties.read(
+                classDecl.memberBlock.members, report: { context.diagnose($0) })
         else { return [] }
         let typeName = classDecl.name.trimmed.text
         let stored = properties.filter { !$0.isTransient }
         let declaredID = stored.first { $0.name == "id" }
         if let declaredID, let type = declaredID.type,
-            !["UUID", "Int64", "String", "Foundation.UUID", "Swift.Int64", "Swift.String"].contains(type.trimmedDescription)
+            !["UUID", "Int64", "String", "Foundation.UUID", "Swift.Int64", "Swift.String"].contains(
+                type.trimmedDescription)
         {
-            context.diagnose(Diagnostic(node: type, message: ModelDiagnostic.badID(type.trimmedDescription)))
+            context.diagnose(
+                Diagnostic(node: type, message: ModelDiagnostic.badID(type.trimmedDescription)))
             return []
         }
         let persisted = stored.filter { $0.name != "id" }
@@ -61,9 +64,10 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             declaredID == nil
             ? "self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)"
             : "self.id = try Trove._ModelCoding.decode(\\\(typeName).id, forKey: .id, from: container, references: &references)"
-        let decodes = (columns.map { property in
-            "self._\(property.name) = try Trove._ModelCoding.decode(\\\(typeName).\(property.name), forKey: .\(property.name), from: container, references: &references)"
-        } + toMany.map { "self._\($0.name) = []" }).joined(separator: "\n")
+        let decodes =
+            (columns.map { property in
+                "self._\(property.name) = try Trove._ModelCoding.decode(\\\(typeName).\(property.name), forKey: .\(property.name), from: container, references: &references)"
+            } + toMany.map { "self._\($0.name) = []" }).joined(separator: "\n")
         members.append(
             """
             public init(from decoder: any Decoder) throws {
@@ -74,9 +78,11 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 self._$backing.pending = references
             }
             """)
-        let encodes = (["try container.encode(self.id, forKey: .id)"] + columns.map { property in
-            "try Trove._ModelCoding.encode(self._\(property.name), forKey: .\(property.name), to: &container, backing: _$backing)"
-        }).joined(separator: "\n")
+        let encodes =
+            (["try container.encode(self.id, forKey: .id)"]
+            + columns.map { property in
+                "try Trove._ModelCoding.encode(self._\(property.name), forKey: .\(property.name), to: &container, backing: _$backing)"
+            }).joined(separator: "\n")
         members.append(
             """
             public func encode(to encoder: any Encoder) throws {
@@ -93,34 +99,50 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             """)
         // The storage readers let a context read values without the getters (no Observation
         // access, no relationship resolved) and without reflection.
-        let keyPaths = columns.map { "Trove._ModelProperty(\"\($0.name)\", \\\(typeName).\($0.name), storage: { $0._\($0.name) })" }
+        let keyPaths = columns.map {
+            "Trove._ModelProperty(\"\($0.name)\", \\\(typeName).\($0.name), storage: { $0._\($0.name) })"
+        }
         members.append(
             """
             public static var _$properties: [Trove._ModelProperty<\(raw: typeName)>] {
                 [\(raw: keyPaths.joined(separator: ",\n"))]
             }
             """)
-        members.append(modelOptions(typeName: typeName, columns: columns, members: classDecl.memberBlock.members))
+        members.append(
+            modelOptions(
+                typeName: typeName, columns: columns, members: classDecl.memberBlock.members))
         let relationships = toMany.map { property in
             let rule = property.deleteRule.map { ", deleteRule: \($0.trimmedDescription)" } ?? ""
             let inverse = property.inverse.map { ", inverse: \($0.trimmedDescription)" } ?? ""
-            return "Trove._RelationshipMetadata(\\\(typeName).\(property.name), name: \"\(property.name)\"\(inverse)\(rule))"
+            return
+                "Trove._RelationshipMetadata(\\\(typeName).\(property.name), name: \"\(property.name)\"\(inverse)\(rule))"
         }
         members.append(
-            "public static var _$relationships: [Trove._RelationshipMetadata] { [\(raw: relationships.joined(separator: ", "))] }")
+            "public static var _$relationships: [Trove._RelationshipMetadata] { [\(raw: relationships.joined(separator: ", "))] }"
+        )
         return members
     }
 
     /// The declared options: `@Attribute(.unique)`, `originalName`, `.externalStorage`,
     /// relationships, `#Index` and `#Unique`.
-    static func modelOptions(typeName: String, columns: [StoredProperty], members: MemberBlockItemListSyntax) -> DeclSyntax {
+    static func modelOptions(
+        typeName: String, columns: [StoredProperty], members: MemberBlockItemListSyntax
+    )
+        -> DeclSyntax
+    {
         var lines: [String] = ["var options = Trove.ModelOptions()"]
         for property in columns {
             let keyPath = "\\\(typeName).\(property.name)"
-            if property.attributeOptions.contains("unique") { lines.append("options = options.unique(\(keyPath))") }
-            if property.attributeOptions.contains("externalStorage") { lines.append("options = options._externalStorage(\(keyPath))") }
+            if property.attributeOptions.contains("unique") {
+                lines.append("options = options.unique(\(keyPath))")
+            }
+            if property.attributeOptions.contains("externalStorage") {
+                lines.append("options = options._externalStorage(\(keyPath))")
+            }
             if let original = property.originalName {
-                lines.append("options = options.originalName(\(original.trimmedDescription), of: \(keyPath))")
+                lines.append(
+                    "options = options.originalName(\(original.trimmedDescription), of: \(keyPath))"
+                )
             }
             lines.append("Trove._ModelCoding.describe(\(keyPath), in: &options)")
         }
@@ -130,8 +152,12 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             guard name == "Index" || name == "Unique" else { continue }
             for argument in expansion.arguments {
                 guard let array = argument.expression.as(ArrayExprSyntax.self) else { continue }
-                let paths = array.elements.map { qualified($0.expression, typeName) }.joined(separator: ", ")
-                lines.append(name == "Index" ? "options = options.indexed(\(paths))" : "options = options.unique(\(paths))")
+                let paths = array.elements.map { qualified($0.expression, typeName) }.joined(
+                    separator: ", ")
+                lines.append(
+                    name == "Index"
+                        ? "options = options.indexed(\(paths))"
+                        : "options = options.unique(\(paths))")
             }
         }
         lines.append("return options")
@@ -144,7 +170,9 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     /// `\.name` written inside `#Index<T>` as `\T.name`, so it has a root outside the macro.
     static func qualified(_ expression: ExprSyntax, _ typeName: String) -> String {
-        guard let keyPath = expression.as(KeyPathExprSyntax.self), keyPath.root == nil else { return expression.trimmedDescription }
+        guard let keyPath = expression.as(KeyPathExprSyntax.self), keyPath.root == nil else {
+            return expression.trimmedDescription
+        }
         return "\\\(typeName)\(keyPath.components.trimmedDescription)"
     }
 
@@ -152,7 +180,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
-        providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+        providingAttributesFor member: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard isAccepted(declaration), let variable = member.as(VariableDeclSyntax.self),
             StoredProperties.isStored(variable), variable.bindings.count == 1,
@@ -166,20 +195,28 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             !StoredProperties.hasAttribute(variable, "Transient"),
             !StoredProperties.hasAttribute(variable, "_PersistedProperty")
         else { return [] }
-        if binding.accessorBlock != nil { return [] }  // observers: diagnosed by the member expansion
+        // observers: diagnosed by the member expansion
+        if binding.accessorBlock != nil { return [] }
         let inverse = variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
             .first { $0.attributeName.trimmedDescription == "Relationship" }?
-            .arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?.expression
+            .arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?
+            .expression
         let property = StoredProperty(
-            name: name, type: binding.typeAnnotation?.type, initializer: binding.initializer?.value, declaration: variable,
+            name: name, type: binding.typeAnnotation?.type, initializer: binding.initializer?.value,
+            declaration: variable,
             isTransient: false)
         if let inverse, property.isArray {
             return ["@_PersistedProperty(inverse: \(inverse.trimmed))"]
         }
-        let external = variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
+        let external =
+            variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
             .first { $0.attributeName.trimmedDescription == "Attribute" }?
             .arguments?.as(LabeledExprListSyntax.self)?
-            .contains { $0.expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "externalStorage" } ?? false
+            .contains {
+                $0.expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text
+                    == "externalStorage"
+            }
+            ?? false
         if external { return ["@_PersistedProperty(externalStorage: true)"] }
         return ["@_PersistedProperty"]
     }
@@ -187,7 +224,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     // MARK: Extensions
 
     public static func expansion(
-        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
         guard isAccepted(declaration) else { return [] }
@@ -195,10 +233,15 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         // class does not already have (the compiler lists what is missing).
         let missing = protocols.map(\.trimmedDescription)
         var listed: [String] = []
-        if missing.contains(where: { $0.hasSuffix("_ReferenceModel") }) { listed.append("Trove._ReferenceModel") }
-        if missing.contains(where: { $0.hasSuffix("Observable") }) { listed.append("Trove._Observable") }
+        if missing.contains(where: { $0.hasSuffix("_ReferenceModel") }) {
+            listed.append("Trove._ReferenceModel")
+        }
+        if missing.contains(where: { $0.hasSuffix("Observable") }) {
+            listed.append("Trove._Observable")
+        }
         guard !listed.isEmpty else { return [] }
-        let decl: DeclSyntax = "extension \(type.trimmed): \(raw: listed.joined(separator: ", ")) {}"
+        let decl: DeclSyntax =
+            "extension \(type.trimmed): \(raw: listed.joined(separator: ", ")) {}"
         return [decl.cast(ExtensionDeclSyntax.self)]
     }
 
@@ -207,7 +250,10 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     static func isAccepted(_ declaration: some DeclGroupSyntax) -> Bool {
         guard let classDecl = declaration.as(ClassDeclSyntax.self),
             classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) }),
-            !(classDecl.inheritanceClause?.inheritedTypes.first.map { looksLikeClass($0.type.trimmedDescription) } ?? false)
+            !(classDecl.inheritanceClause?.inheritedTypes.first.map {
+                looksLikeClass($0.type.trimmedDescription)
+            }
+                ?? false)
         else { return false }
         return StoredProperties.read(classDecl.memberBlock.members, report: { _ in }) != nil
     }
@@ -215,7 +261,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     /// The class, when it is one `@Model` accepts; else the diagnostic, with a fix-it where one
     /// is obvious.
     static func checkedClass(
-        _ declaration: some DeclGroupSyntax, node: AttributeSyntax, in context: some MacroExpansionContext
+        _ declaration: some DeclGroupSyntax, node: AttributeSyntax,
+        in context: some MacroExpansionContext
     ) -> ClassDeclSyntax? {
         guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
             context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAClass))
@@ -230,14 +277,17 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         guard classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) }) else {
             let keyword = classDecl.classKeyword
             let finalClass = TokenSyntax.identifier(
-                "final class", leadingTrivia: keyword.leadingTrivia, trailingTrivia: keyword.trailingTrivia)
+                "final class", leadingTrivia: keyword.leadingTrivia,
+                trailingTrivia: keyword.trailingTrivia)
             context.diagnose(
                 Diagnostic(
                     node: keyword, message: ModelDiagnostic.notFinal,
                     fixIts: [
                         FixIt(
                             message: ModelFixIt(message: "add 'final'"),
-                            changes: [.replace(oldNode: Syntax(keyword), newNode: Syntax(finalClass))])
+                            changes: [
+                                .replace(oldNode: Syntax(keyword), newNode: Syntax(finalClass))
+                            ])
                     ]))
             return nil
         }
@@ -247,5 +297,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     /// Superclasses the macro can tell by name: Foundation's (`NSObject`, ...). Any other first
     /// inherited name may be a protocol, which a syntax macro cannot tell apart; the compiler
     /// refuses a superclass there (the generated `init(from:)` does not call `super.init`).
-    static func looksLikeClass(_ name: String) -> Bool { name == "NSObject" || name.hasPrefix("NS") }
+    static func looksLikeClass(_ name: String) -> Bool {
+        name == "NSObject" || name.hasPrefix("NS")
+    }
 }

@@ -12,13 +12,19 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
-        guard let variable = declaration.as(VariableDeclSyntax.self), let binding = variable.bindings.first,
+        guard let variable = declaration.as(VariableDeclSyntax.self),
+            let binding = variable.bindings.first,
             let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed
         else { return [] }
         let n = name.text
-        let inverse = node.arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?.expression
+        let inverse = node.arguments?.as(LabeledExprListSyntax.self)?.first {
+            $0.label?.text == "inverse"
+        }?.expression
         let extra = inverse.map { ", inverse: \($0.trimmedDescription)" } ?? ""
-        let external = node.arguments?.as(LabeledExprListSyntax.self)?.contains { $0.label?.text == "externalStorage" } ?? false
+        let external =
+            node.arguments?.as(LabeledExprListSyntax.self)?.contains {
+                $0.label?.text == "externalStorage"
+            } ?? false
         let hook = external ? "loadedExternal" : "resolved"
         return [
             """
@@ -49,9 +55,11 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
     }
 
     public static func expansion(
-        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
-        guard let variable = declaration.as(VariableDeclSyntax.self), let binding = variable.bindings.first,
+        guard let variable = declaration.as(VariableDeclSyntax.self),
+            let binding = variable.bindings.first,
             let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed
         else { return [] }
         let type = binding.typeAnnotation.map { ": \($0.type.trimmedDescription)" } ?? ""
@@ -64,7 +72,8 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
 /// themselves.
 public struct MarkerMacro: PeerMacro {
     public static func expansion(
-        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         []
     }

@@ -5,6 +5,8 @@ import SwiftSyntaxMacros
 @main
 struct TroveMacrosPlugin: CompilerPlugin {
     let providingMacros: [any Macro.Type] = [
-        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, SchemaListMacro.self, ModelActorMacro.self, MemberwiseCodingMacro.self,
+        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, SchemaListMacro.self,
+        ModelActorMacro.self,
+        MemberwiseCodingMacro.self,
     ]
 }

@@ -36,7 +36,9 @@ struct StoredProperty {
             if case .type(let wrapped) = argument.argument { type = wrapped }
         }
         if type.is(ArrayTypeSyntax.self) { return true }
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Array" { return true }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Array" {
+            return true
+        }
         return false
     }
 
@@ -52,12 +54,18 @@ struct StoredProperty {
 enum StoredProperties {
     /// - Parameter report: where diagnostics go (nowhere when another role of the macro already
     ///   reports them).
-    static func read(_ members: MemberBlockItemListSyntax, report: (Diagnostic) -> Void) -> [StoredProperty]? {
+    static func read(_ members: MemberBlockItemListSyntax, report: (Diagnostic) -> Void)
+        -> [StoredProperty]?
+    {
         var properties: [StoredProperty] = []
         var failed = false
         for member in members {
-            guard let variable = member.decl.as(VariableDeclSyntax.self), isStored(variable) else { continue }
-            if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class) }) {
+            guard let variable = member.decl.as(VariableDeclSyntax.self), isStored(variable) else {
+                continue
+            }
+            if variable.modifiers.contains(where: {
+                $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class)
+            }) {
                 continue
             }
             guard variable.bindings.count == 1, let binding = variable.bindings.first,
@@ -76,8 +84,10 @@ enum StoredProperties {
                 failed = true
                 continue
             }
-            if let accessors = binding.accessorBlock, case .accessors(let list) = accessors.accessors,
-                list.contains(where: { ["willSet", "didSet"].contains($0.accessorSpecifier.text) }), !isTransient
+            if let accessors = binding.accessorBlock,
+                case .accessors(let list) = accessors.accessors,
+                list.contains(where: { ["willSet", "didSet"].contains($0.accessorSpecifier.text) }),
+                !isTransient
             {
                 report(Diagnostic(node: accessors, message: ModelDiagnostic.observers(name)))
                 failed = true
@@ -87,28 +97,46 @@ enum StoredProperties {
             let initializer = binding.initializer?.value
             if variable.bindingSpecifier.tokenKind == .keyword(.let), !isTransient {
                 let keyword = variable.bindingSpecifier
-                let fixed = TokenSyntax.keyword(.var, leadingTrivia: keyword.leadingTrivia, trailingTrivia: keyword.trailingTrivia)
+                let fixed = TokenSyntax.keyword(
+                    .var, leadingTrivia: keyword.leadingTrivia,
+                    trailingTrivia: keyword.trailingTrivia)
                 report(
                     Diagnostic(
                         node: keyword, message: ModelDiagnostic.letProperty(name),
-                        fixIts: [FixIt(message: ModelFixIt(message: "use 'var'"), changes: [.replace(oldNode: Syntax(keyword), newNode: Syntax(fixed))])]))
+                        fixIts: [
+                            FixIt(
+                                message: ModelFixIt(message: "use 'var'"),
+                                changes: [
+                                    .replace(oldNode: Syntax(keyword), newNode: Syntax(fixed))
+                                ])
+                        ]))
                 failed = true
                 continue
             }
             if isTransient {
                 if binding.initializer == nil, !(type.map(isOptional) ?? false) {
-                    report(Diagnostic(node: variable, message: ModelDiagnostic.transientWithoutDefault(name)))
+                    report(
+                        Diagnostic(
+                            node: variable, message: ModelDiagnostic.transientWithoutDefault(name)))
                     failed = true
                 }
-                properties.append(StoredProperty(name: name, type: type, initializer: initializer, declaration: variable, isTransient: true))
+                properties.append(
+                    StoredProperty(
+                        name: name, type: type, initializer: initializer, declaration: variable,
+                        isTransient: true))
                 continue
             }
             if let type, !isStorable(type) {
-                report(Diagnostic(node: type, message: ModelDiagnostic.unstorable(name, type.trimmedDescription)))
+                report(
+                    Diagnostic(
+                        node: type,
+                        message: ModelDiagnostic.unstorable(name, type.trimmedDescription)))
                 failed = true
                 continue
             }
-            var property = StoredProperty(name: name, type: type, initializer: initializer, declaration: variable, isTransient: false)
+            var property = StoredProperty(
+                name: name, type: type, initializer: initializer, declaration: variable,
+                isTransient: false)
             for attribute in variable.attributes.compactMap({ $0.as(AttributeSyntax.self) }) {
                 let attributeName = attribute.attributeName.trimmedDescription
                 let arguments = attribute.arguments?.as(LabeledExprListSyntax.self) ?? []
@@ -116,15 +144,21 @@ enum StoredProperties {
                     for argument in arguments {
                         if argument.label?.text == "originalName" {
                             property.originalName = argument.expression
-                        } else if argument.label == nil, let member = argument.expression.as(MemberAccessExprSyntax.self) {
+                        } else if argument.label == nil,
+                            let member = argument.expression.as(MemberAccessExprSyntax.self)
+                        {
                             property.attributeOptions.append(member.declName.baseName.text)
                         }
                     }
                 } else if attributeName == "Relationship" {
                     property.relationship = attribute
                     for argument in arguments {
-                        if argument.label?.text == "deleteRule" { property.deleteRule = argument.expression }
-                        if argument.label?.text == "inverse" { property.inverse = argument.expression }
+                        if argument.label?.text == "deleteRule" {
+                            property.deleteRule = argument.expression
+                        }
+                        if argument.label?.text == "inverse" {
+                            property.inverse = argument.expression
+                        }
                     }
                 }
             }
@@ -140,33 +174,54 @@ enum StoredProperties {
         switch block.accessors {
         case .getter: return false
         case .accessors(let list):
-            return !list.contains { ["get", "set", "_read", "_modify", "init", "unsafeAddress"].contains($0.accessorSpecifier.text) }
+            return !list.contains {
+                ["get", "set", "_read", "_modify", "init", "unsafeAddress"].contains(
+                    $0.accessorSpecifier.text)
+            }
         }
     }
 
     static func hasAttribute(_ variable: VariableDeclSyntax, _ name: String) -> Bool {
-        variable.attributes.contains { $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription == name }
+        variable.attributes.contains {
+            $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription == name
+        }
     }
 
     static func isOptional(_ type: TypeSyntax) -> Bool {
-        if type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return true }
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional" { return true }
+        if type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
+            return true
+        }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional" {
+            return true
+        }
         return false
     }
 
     /// Types with no column, at any depth: functions, tuples, existentials, metatypes.
     static func isStorable(_ type: TypeSyntax) -> Bool {
-        if type.is(FunctionTypeSyntax.self) || type.is(TupleTypeSyntax.self) && type.as(TupleTypeSyntax.self)!.elements.count != 1
-            || type.is(MetatypeTypeSyntax.self) || type.is(SomeOrAnyTypeSyntax.self) || type.is(CompositionTypeSyntax.self)
+        if type.is(FunctionTypeSyntax.self)
+            || type.is(TupleTypeSyntax.self) && type.as(TupleTypeSyntax.self)!.elements.count != 1
+            || type.is(MetatypeTypeSyntax.self) || type.is(SomeOrAnyTypeSyntax.self)
+            || type.is(CompositionTypeSyntax.self)
         {
             return false
         }
-        if let tuple = type.as(TupleTypeSyntax.self), let only = tuple.elements.first { return isStorable(only.type) }
-        if let attributed = type.as(AttributedTypeSyntax.self) { return isStorable(attributed.baseType) }
-        if let optional = type.as(OptionalTypeSyntax.self) { return isStorable(optional.wrappedType) }
+        if let tuple = type.as(TupleTypeSyntax.self), let only = tuple.elements.first {
+            return isStorable(only.type)
+        }
+        if let attributed = type.as(AttributedTypeSyntax.self) {
+            return isStorable(attributed.baseType)
+        }
+        if let optional = type.as(OptionalTypeSyntax.self) {
+            return isStorable(optional.wrappedType)
+        }
         if let array = type.as(ArrayTypeSyntax.self) { return isStorable(array.element) }
-        if let dictionary = type.as(DictionaryTypeSyntax.self) { return isStorable(dictionary.key) && isStorable(dictionary.value) }
-        if let identifier = type.as(IdentifierTypeSyntax.self), let arguments = identifier.genericArgumentClause?.arguments {
+        if let dictionary = type.as(DictionaryTypeSyntax.self) {
+            return isStorable(dictionary.key) && isStorable(dictionary.value)
+        }
+        if let identifier = type.as(IdentifierTypeSyntax.self),
+            let arguments = identifier.genericArgumentClause?.arguments
+        {
             for argument in arguments {
                 if case .type(let inner) = argument.argument, !isStorable(inner) { return false }
             }

@@ -14,7 +14,9 @@ package enum AuthenticatedEncryption {
     ///
     /// - Throws: ``EncryptionError/unavailable(reason:)`` when no AES-GCM backend is present or
     ///   the random generator fails.
-    package static func seal(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
+    package static func seal(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8]) throws
+        -> [UInt8]
+    {
         precondition(key.count == 32, "AES-256 takes a 32-byte key")
         try CipherPrimitives.prepare()
         let nonce = try CipherPrimitives.random(nonceCount)
@@ -26,7 +28,8 @@ package enum AuthenticatedEncryption {
                     tag.withUnsafeMutableBufferPointer { tag in
                         CipherPrimitives.seal(
                             key: key.baseAddress!, nonce: nonce, aad: associatedData,
-                            input: input.baseAddress ?? UnsafePointer(tag.baseAddress!), count: input.count,
+                            input: input.baseAddress ?? UnsafePointer(tag.baseAddress!),
+                            count: input.count,
                             output: output.baseAddress ?? tag.baseAddress!, tag: tag.baseAddress!)
                     }
                 }
@@ -38,7 +41,9 @@ package enum AuthenticatedEncryption {
 
     /// Opens a box made by ``seal(_:key:associatedData:)``; nil when it is too short or its tag
     /// does not verify (a wrong key, other associated data, or altered bytes).
-    package static func open(_ box: [UInt8], key: [UInt8], associatedData: [UInt8]) throws -> [UInt8]? {
+    package static func open(_ box: [UInt8], key: [UInt8], associatedData: [UInt8]) throws
+        -> [UInt8]?
+    {
         precondition(key.count == 32, "AES-256 takes a 32-byte key")
         guard box.count >= nonceCount + tagCount else { return nil }
         try CipherPrimitives.prepare()
@@ -63,10 +68,13 @@ package enum AuthenticatedEncryption {
     }
 
     /// PBKDF2-HMAC-SHA512 of `passphrase` into 32 bytes (the KDF encryption at rest uses).
-    package static func deriveKey(passphrase: String, salt: [UInt8], iterations: UInt32) throws -> [UInt8] {
+    package static func deriveKey(passphrase: String, salt: [UInt8], iterations: UInt32) throws
+        -> [UInt8]
+    {
         try CipherPrimitives.prepare()
         let secret = SecureBytes(copying: Array(passphrase.utf8))
-        let key = try CipherPrimitives.pbkdf2SHA512(password: secret, salt: salt, iterations: iterations)
+        let key = try CipherPrimitives.pbkdf2SHA512(
+            password: secret, salt: salt, iterations: iterations)
         return Array(key.buffer)
     }
 

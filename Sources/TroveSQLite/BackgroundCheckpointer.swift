@@ -51,16 +51,22 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
     ///   - thresholdPages: log pages after which a background checkpoint starts.
     ///   - fallbackPages: log pages after which the writer checkpoints itself.
     /// - Throws: ``SQLiteError`` when `writer` is in memory or read-only (there is no log to copy).
-    public init(attachingTo writer: Connection, thresholdPages: Int32 = 1000, fallbackPages: Int32 = 4000) throws {
+    public init(
+        attachingTo writer: Connection, thresholdPages: Int32 = 1000, fallbackPages: Int32 = 4000
+    ) throws {
         guard case .file(let path) = writer.location, !writer.isReadOnly else {
-            throw SQLiteError(extendedCode: .misuse, message: "a background checkpointer needs a writable database file")
+            throw SQLiteError(
+                extendedCode: .misuse,
+                message: "a background checkpointer needs a writable database file")
         }
         self.writer = writer
         self.worker = Worker(path: path, encryption: writer.options.encryption)
         self.thresholdPages = thresholdPages
         self.fallbackPages = fallbackPages
         // Unowned: the writer keeps the listener, and deinit removes it before self is gone.
-        listenerID = writer.addWALListener { [unowned self] database, pages in self.committed(database: database, pages: pages) }
+        listenerID = writer.addWALListener { [unowned self] database, pages in
+            self.committed(database: database, pages: pages)
+        }
     }
 
     deinit {
@@ -140,7 +146,10 @@ private final class Worker: @unchecked Sendable {
         do {
             if connection == nil {
                 // Not creating, not switching modes: the writer owns the file and its settings.
-                connection = try Connection(.file(path), options: .init(create: false, walMode: false, foreignKeys: false, encryption: encryption))
+                connection = try Connection(
+                    .file(path),
+                    options: .init(
+                        create: false, walMode: false, foreignKeys: false, encryption: encryption))
             }
             // Passive: copies what it can without waiting for, or blocking, readers and the writer.
             _ = sqlite3_wal_checkpoint_v2(connection!.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)

@@ -30,15 +30,18 @@ extension Connection {
             throw SQLiteError(extendedCode: .misuse, message: "the connection is closed")
         }
         guard !FileManager.default.fileExists(atPath: destination) else {
-            throw SQLiteError(extendedCode: .cantOpen, message: "the backup target exists (path: \(destination))")
+            throw SQLiteError(
+                extendedCode: .cantOpen, message: "the backup target exists (path: \(destination))")
         }
         do {
             var options = Options(create: true, walMode: false, busyTimeout: .zero)
             if let key = self.options.encryption, location != .inMemory {
                 // Same key header: the copy opens with the same passphrase, and the source's key
                 // slot (matched by file identity) seals its pages.
-                guard case .encrypted(let header) = try EncryptionHeader.probe(path: key.path) else {
-                    throw EncryptionError.corruptHeader(path: key.path, reason: "the key header changed while open")
+                guard case .encrypted(let header) = try EncryptionHeader.probe(path: key.path)
+                else {
+                    throw EncryptionError.corruptHeader(
+                        path: key.path, reason: "the key header changed while open")
                 }
                 try header.createFile(at: destination)
                 options.encryption = key

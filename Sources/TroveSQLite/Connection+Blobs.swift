@@ -15,7 +15,9 @@ extension Connection {
     ///     try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: 0) }
     /// }
     /// ```
-    public func withBlobReader<T>(table: String, column: String, _ body: (inout BlobReader) throws -> T) throws -> T {
+    public func withBlobReader<T>(
+        table: String, column: String, _ body: (inout BlobReader) throws -> T
+    ) throws -> T {
         var reader = BlobReader(db: db, table: table, column: column)
         defer { reader.close() }
         return try body(&reader)

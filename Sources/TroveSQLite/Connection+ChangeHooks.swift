@@ -60,7 +60,8 @@ extension Connection {
     package func observeCommits(_ handler: @escaping (Set<String>) -> Void) {
         let hooks = installedHooks
         hooks.onCommit = handler
-        hooks.deliversInWALHook = location != .inMemory
+        hooks.deliversInWALHook =
+            location != .inMemory
             && (try? scalar("PRAGMA journal_mode")?.stringValue?.lowercased()) == "wal"
         let context = Unmanaged.passUnretained(hooks).toOpaque()
         sqlite3_update_hook(db, connectionUpdateHook, context)
@@ -99,7 +100,8 @@ private final class TableRecorder {
 }
 
 private func connectionWALHook(
-    context: UnsafeMutableRawPointer?, db: OpaquePointer?, database: UnsafePointer<CChar>?, pages: Int32
+    context: UnsafeMutableRawPointer?, db: OpaquePointer?, database: UnsafePointer<CChar>?,
+    pages: Int32
 ) -> Int32 {
     guard let context else { return SQLITE_OK }
     let hooks = Unmanaged<ConnectionHooks>.fromOpaque(context).takeUnretainedValue()
@@ -124,7 +126,11 @@ private func connectionUpdateHook(
 
 /// The lowercased names of a transaction's changed tables.
 private func tableNames(_ raw: [[CChar]]) -> Set<String> {
-    Set(raw.map { String(decoding: $0.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased() })
+    Set(
+        raw.map {
+            String(decoding: $0.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                .lowercased()
+        })
 }
 
 private func connectionCommitHook(context: UnsafeMutableRawPointer?) -> Int32 {
@@ -147,7 +153,8 @@ private func connectionRollbackHook(context: UnsafeMutableRawPointer?) {
 }
 
 private func connectionAuthorizer(
-    context: UnsafeMutableRawPointer?, action: Int32, first: UnsafePointer<CChar>?, second: UnsafePointer<CChar>?,
+    context: UnsafeMutableRawPointer?, action: Int32, first: UnsafePointer<CChar>?,
+    second: UnsafePointer<CChar>?,
     database: UnsafePointer<CChar>?, trigger: UnsafePointer<CChar>?
 ) -> Int32 {
     if action == SQLITE_READ, let context, let first {

@@ -22,7 +22,10 @@ extension Connection {
         sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve)
         // Temporary tables and indexes in memory (the VFS keeps every other temporary file in
         // memory too) and no memory map (the VFS refuses it; this keeps SQLite from asking).
-        try execute(script: "PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 0; PRAGMA cache_size = -\(Self.encryptedCacheKB)")
+        try execute(
+            script:
+                "PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 0; PRAGMA cache_size = -\(Self.encryptedCacheKB)"
+        )
     }
 
     /// Turns an open failure on an encrypted file opened without a key into a typed error.
@@ -50,16 +53,21 @@ extension Connection {
     /// - Throws: ``EncryptionError/wrongKey`` when `old` does not unlock the file (nothing is
     ///   changed); ``SQLiteError`` `busy` when another connection holds the write lock too long.
     /// - Complexity: two PBKDF2 derivations for passphrases.
-    public static func changePassphrase(path: String, from old: Encryption, to new: Encryption) throws {
-        let old = try old.resolvingKeyStore(mayCreate: false), new = try new.resolvingKeyStore(mayCreate: true)
+    public static func changePassphrase(path: String, from old: Encryption, to new: Encryption)
+        throws
+    {
+        let old = try old.resolvingKeyStore(mayCreate: false)
+        let new = try new.resolvingKeyStore(mayCreate: true)
         let key = try EncryptionKey(path: path, encryption: old, create: false)
         // The write lock serialises two changes of passphrase; readers and writers of pages are
         // unaffected, since the data key doesn't change.
-        let connection = try Connection(.file(path), options: .init(create: false, walMode: false, encryption: key))
+        let connection = try Connection(
+            .file(path), options: .init(create: false, walMode: false, encryption: key))
         try connection.execute(script: "BEGIN IMMEDIATE")
         defer { try? connection.execute(script: "ROLLBACK") }
         guard case .encrypted(var header) = try EncryptionHeader.probe(path: path) else {
-            throw EncryptionError.corruptHeader(path: path, reason: "the key header changed while open")
+            throw EncryptionError.corruptHeader(
+                path: path, reason: "the key header changed while open")
         }
         let dataKey = try header.unwrap(with: old)
         header.generation += 1  // before wrapping: the generation is part of the wrap's AAD
@@ -74,21 +82,29 @@ extension Connection {
     ///
     /// - Throws: ``EncryptionError/wrongKey``; ``SQLiteError`` `busy` when the file is in use.
     /// - Complexity: O(file size): every page is read and written once.
-    public static func changeDataKey(path: String, from old: Encryption, to new: Encryption) throws {
-        let old = try old.resolvingKeyStore(mayCreate: false), new = try new.resolvingKeyStore(mayCreate: true)
+    public static func changeDataKey(path: String, from old: Encryption, to new: Encryption) throws
+    {
+        let old = try old.resolvingKeyStore(mayCreate: false)
+        let new = try new.resolvingKeyStore(mayCreate: true)
         let key = try EncryptionKey(path: path, encryption: old, create: false)
         let temporary = path + ".rekey-" + UUID().uuidString.prefix(8)
         do {
-            let source = try Connection(.file(path), options: .init(create: false, busyTimeout: .zero, encryption: key))
+            let source = try Connection(
+                .file(path), options: .init(create: false, busyTimeout: .zero, encryption: key))
             // Alone on the file: an exclusive lock held until the swap, which fails at once when
             // any other connection (in any process) still has the file open.
-            try source.execute(script: "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT")
+            try source.execute(
+                script:
+                    "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT"
+            )
             let destination = try EncryptionKey(path: temporary, encryption: new)
             try source.execute("VACUUM INTO ?", [.text(destination.uri(for: temporary, vfs: true))])
             try syncFile(temporary)
             source.close()
             guard rename(temporary, path) == 0 else {
-                throw SQLiteError(extendedCode: .ioError, message: "rename failed (path: \(path), errno \(errno))")
+                throw SQLiteError(
+                    extendedCode: .ioError, message: "rename failed (path: \(path), errno \(errno))"
+                )
             }
             EncryptionHeader.syncDirectory(of: path)
             // The old file's WAL and index were checkpointed and removed on close; a stale pair
@@ -107,11 +123,14 @@ extension Connection {
     /// - Throws: ``EncryptionError/notEncrypted(path:)`` never; ``EncryptionError/destinationExists(path:)``;
     ///   ``EncryptionError/keyRequired(path:)`` when the source is itself encrypted.
     /// - Complexity: O(file size).
-    public static func encryptedCopy(of source: String, to destination: String, encryption: Encryption) throws {
+    public static func encryptedCopy(
+        of source: String, to destination: String, encryption: Encryption
+    ) throws {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw EncryptionError.destinationExists(path: destination)
         }
-        let plain = try Connection(.file(source), options: .init(readOnly: true, create: false, walMode: false))
+        let plain = try Connection(
+            .file(source), options: .init(readOnly: true, create: false, walMode: false))
         // VACUUM builds the copy with the reserved bytes requested here (the source keeps its own).
         var reserve = Int32(TROVE_CIPHER_RESERVE)
         sqlite3_file_control(plain.db, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve)
@@ -131,15 +150,20 @@ extension Connection {
     ///
     /// - Throws: ``EncryptionError/wrongKey``; ``EncryptionError/destinationExists(path:)``.
     /// - Complexity: O(file size).
-    public static func plaintextCopy(of source: String, encryption: Encryption, to destination: String) throws {
+    public static func plaintextCopy(
+        of source: String, encryption: Encryption, to destination: String
+    ) throws {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw EncryptionError.destinationExists(path: destination)
         }
         let key = try EncryptionKey(path: source, encryption: encryption, create: false)
-        let encrypted = try Connection(.file(source), options: .init(readOnly: true, create: false, walMode: false, encryption: key))
+        let encrypted = try Connection(
+            .file(source),
+            options: .init(readOnly: true, create: false, walMode: false, encryption: key))
         do {
             // No key slot in the destination's URI: the VFS passes it through as plaintext.
-            try encrypted.execute("VACUUM INTO ?", [.text("file:" + EncryptionKey.percentEncoded(destination))])
+            try encrypted.execute(
+                "VACUUM INTO ?", [.text("file:" + EncryptionKey.percentEncoded(destination))])
             try syncFile(destination)
         } catch {
             unlink(destination)
@@ -149,9 +173,13 @@ extension Connection {
 
     static func syncFile(_ path: String) throws {
         let fd = open(path, O_RDWR)
-        guard fd >= 0 else { throw SQLiteError(extendedCode: .ioError, message: "open failed (path: \(path))") }
+        guard fd >= 0 else {
+            throw SQLiteError(extendedCode: .ioError, message: "open failed (path: \(path))")
+        }
         defer { closeDescriptor(fd) }
-        guard fsync(fd) == 0 else { throw SQLiteError(extendedCode: .ioError, message: "fsync failed (path: \(path))") }
+        guard fsync(fd) == 0 else {
+            throw SQLiteError(extendedCode: .ioError, message: "fsync failed (path: \(path))")
+        }
         EncryptionHeader.syncDirectory(of: path)
     }
 }
@@ -175,7 +203,8 @@ extension EncryptionError {
             default: .database
             }
         switch Int(kind) {
-        case Int(TROVE_CIPHER_FAILURE_AUTHENTICATION): return .pageAuthenticationFailed(file: encryptedFile, page: page)
+        case Int(TROVE_CIPHER_FAILURE_AUTHENTICATION):
+            return .pageAuthenticationFailed(file: encryptedFile, page: page)
         case Int(TROVE_CIPHER_FAILURE_RESERVE): return .reservedBytesMissing
         case Int(TROVE_CIPHER_FAILURE_PAGE_SIZE): return .pageSizeChangeRefused
         case Int(TROVE_CIPHER_FAILURE_UNALIGNED): return .unalignedWrite(file: encryptedFile)

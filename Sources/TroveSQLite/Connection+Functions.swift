@@ -2,7 +2,8 @@ import CSQLite
 
 /// A scalar SQL function of numbers: receives its arguments as doubles and returns a double, or
 /// nil for SQL NULL. Called only with non-null arguments (any NULL argument gives NULL).
-public typealias SQLNumericFunction = @Sendable (_ arguments: UnsafeBufferPointer<Double>) -> Double?
+public typealias SQLNumericFunction =
+    @Sendable (_ arguments: UnsafeBufferPointer<Double>) -> Double?
 
 extension Connection {
     /// Registers a deterministic scalar function of numbers under `name` on this connection.
@@ -20,8 +21,12 @@ extension Connection {
     ///   - argumentCount: How many arguments it takes (1...8).
     ///   - body: The function.
     /// - Throws: ``SQLiteError`` when the connection is closed or SQLite refuses the name.
-    public func registerFunction(named name: String, argumentCount: Int, _ body: @escaping SQLNumericFunction) throws {
-        guard let handle else { throw SQLiteError(extendedCode: .misuse, message: "the connection is closed") }
+    public func registerFunction(
+        named name: String, argumentCount: Int, _ body: @escaping SQLNumericFunction
+    ) throws {
+        guard let handle else {
+            throw SQLiteError(extendedCode: .misuse, message: "the connection is closed")
+        }
         precondition((1...8).contains(argumentCount), "1 to 8 arguments")
         // Owned by SQLite once passed: released by `numericFunctionDestroy` when the connection
         // closes, the name is registered again, or registration fails (SQLite calls it then too).
@@ -30,7 +35,9 @@ extension Connection {
             handle, name, Int32(argumentCount), SQLITE_UTF8 | SQLITE_DETERMINISTIC, box,
             numericFunctionCall, nil, nil, numericFunctionDestroy)
         guard rc == SQLITE_OK else {
-            throw SQLiteError(extendedCode: ResultCode(rawValue: rc), message: "could not register the SQL function \(name)")
+            throw SQLiteError(
+                extendedCode: ResultCode(rawValue: rc),
+                message: "could not register the SQL function \(name)")
         }
     }
 }

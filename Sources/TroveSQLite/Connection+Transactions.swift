@@ -22,7 +22,9 @@ extension Connection {
     /// }
     /// ```
     /// - Throws: what `body` throws (after rolling back), or ``SQLiteError`` from BEGIN/COMMIT.
-    public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+    public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws
+        -> T
+    {
         if isInTransaction { return try savepoint(body) }
         // Cached statements: compiling BEGIN and COMMIT for every transaction cost about as much
         // as a small indexed query's own statement.

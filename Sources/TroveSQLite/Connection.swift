@@ -45,7 +45,8 @@ public final class Connection {
         /// Options; the defaults suit an app's own database file.
         public init(
             readOnly: Bool = false, create: Bool = true, walMode: Bool = true,
-            busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true, newFilePageSize: Int? = nil,
+            busyTimeout: Duration = .seconds(5), foreignKeys: Bool = true,
+            newFilePageSize: Int? = nil,
             encryption: EncryptionKey? = nil
         ) {
             self.encryption = encryption
@@ -105,7 +106,8 @@ public final class Connection {
         guard rc == SQLITE_OK, let db else {
             let error = SQLiteError.from(rc, db: db)
             sqlite3_close_v2(db)  // sqlite3_open_v2 may allocate a handle even on failure.
-            var described = SQLiteError(extendedCode: error.extendedCode, message: "\(error.message) (path: \(path))")
+            var described = SQLiteError(
+                extendedCode: error.extendedCode, message: "\(error.message) (path: \(path))")
             described.encryptionFailure = error.encryptionFailure
             throw described
         }

@@ -77,12 +77,16 @@ struct EncryptionHeader: Hashable {
     /// Parses one slot; nil when it is not an intact slot of a known version.
     static func parse(slot bytes: ArraySlice<UInt8>) -> EncryptionHeader? {
         let b = Array(bytes)
-        guard b.count >= 132, Array(b[0..<8]) == magic, readBigEndian64(b, 124) == fnv1a(b[0..<124]),
-            supportedVersions.contains(readBigEndian(b, 8)), let derivation = KeyDerivation(rawValue: b[32]),
+        guard b.count >= 132, Array(b[0..<8]) == magic,
+            readBigEndian64(b, 124) == fnv1a(b[0..<124]),
+            supportedVersions.contains(readBigEndian(b, 8)),
+            let derivation = KeyDerivation(rawValue: b[32]),
             readBigEndian(b, 56) == UInt32(TROVE_CIPHER_RESERVE)
         else { return nil }
         return EncryptionHeader(
-            format: readBigEndian(b, 8), generation: readBigEndian(b, 12), fileID: Array(b[16..<32]), derivation: derivation,
+            format: readBigEndian(b, 8), generation: readBigEndian(b, 12),
+            fileID: Array(b[16..<32]),
+            derivation: derivation,
             iterations: readBigEndian(b, 36), salt: Array(b[40..<56]), wrapNonce: Array(b[64..<76]),
             wrappedKey: Array(b[76..<108]), wrapTag: Array(b[108..<124]))
     }
@@ -103,7 +107,9 @@ struct EncryptionHeader: Hashable {
     static func probe(path: String) throws -> Probe {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             if FileManager.default.fileExists(atPath: path) {
-                throw SQLiteError(extendedCode: .cantOpen, message: "unable to open database file (path: \(path))")
+                throw SQLiteError(
+                    extendedCode: .cantOpen, message: "unable to open database file (path: \(path))"
+                )
             }
             return .empty
         }
@@ -146,14 +152,16 @@ struct EncryptionHeader: Hashable {
             iterations = 0
             salt = [UInt8](repeating: 0, count: 16)
         case .keyStore:
-            preconditionFailure("a key store is read (Encryption.resolvingKeyStore) before the header is used")
+            preconditionFailure(
+                "a key store is read (Encryption.resolvingKeyStore) before the header is used")
         }
         let kek = try keyEncryptionKey(for: encryption)
         wrapNonce = try CipherPrimitives.random(12)
         var sealed = [UInt8](repeating: 0, count: 32)
         var tag = [UInt8](repeating: 0, count: 16)
         let ok = CipherPrimitives.seal(
-            key: kek.pointer, nonce: wrapNonce, aad: authenticatedBytes, input: dataKey.pointer, count: 32,
+            key: kek.pointer, nonce: wrapNonce, aad: authenticatedBytes, input: dataKey.pointer,
+            count: 32,
             output: &sealed, tag: &tag)
         guard ok else { throw EncryptionError.unavailable(reason: "AES-GCM failed") }
         wrappedKey = sealed
@@ -166,7 +174,8 @@ struct EncryptionHeader: Hashable {
         let kek = try keyEncryptionKey(for: encryption)
         let dataKey = SecureBytes(count: 32)
         let ok = CipherPrimitives.open(
-            key: kek.pointer, nonce: wrapNonce, aad: authenticatedBytes, input: wrappedKey, count: 32,
+            key: kek.pointer, nonce: wrapNonce, aad: authenticatedBytes, input: wrappedKey,
+            count: 32,
             output: dataKey.pointer, tag: wrapTag)
         guard ok else { throw EncryptionError.wrongKey }
         return dataKey
@@ -183,13 +192,19 @@ struct EncryptionHeader: Hashable {
             guard derivation == .raw else { throw EncryptionError.wrongKey }
             return SecureBytes(copying: data)
         case .passphrase(let passphrase):
-            guard !passphrase.isEmpty else { throw EncryptionError.invalidKey(reason: "the passphrase is empty") }
+            guard !passphrase.isEmpty else {
+                throw EncryptionError.invalidKey(reason: "the passphrase is empty")
+            }
             guard derivation == .pbkdf2SHA512 else { throw EncryptionError.wrongKey }
-            guard iterations >= 1 else { throw EncryptionError.corruptHeader(path: "", reason: "no iterations") }
+            guard iterations >= 1 else {
+                throw EncryptionError.corruptHeader(path: "", reason: "no iterations")
+            }
             let password = SecureBytes(copying: passphrase.utf8)
-            return try CipherPrimitives.pbkdf2SHA512(password: password, salt: salt, iterations: iterations)
+            return try CipherPrimitives.pbkdf2SHA512(
+                password: password, salt: salt, iterations: iterations)
         case .keyStore:
-            preconditionFailure("a key store is read (Encryption.resolvingKeyStore) before the header is used")
+            preconditionFailure(
+                "a key store is read (Encryption.resolvingKeyStore) before the header is used")
         }
     }
 
@@ -199,7 +214,8 @@ struct EncryptionHeader: Hashable {
     func createFile(at path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT, 0o644)
         guard fd >= 0 else {
-            throw SQLiteError(extendedCode: .cantOpen, message: "unable to create database file (path: \(path))")
+            throw SQLiteError(
+                extendedCode: .cantOpen, message: "unable to create database file (path: \(path))")
         }
         defer { close(fd) }
         // An exclusive advisory lock while checking and writing, so two processes creating the same
@@ -224,7 +240,8 @@ struct EncryptionHeader: Hashable {
         defer { close(fd) }
         let bytes = slot
         for offset in Self.slotOffsets.reversed() {
-            guard pwrite(fd, bytes, bytes.count, off_t(offset)) == bytes.count, fsync(fd) == 0 else {
+            guard pwrite(fd, bytes, bytes.count, off_t(offset)) == bytes.count, fsync(fd) == 0
+            else {
                 throw Self.ioError("write", path)
             }
         }
@@ -240,13 +257,18 @@ struct EncryptionHeader: Hashable {
     }
 
     private static func ioError(_ operation: String, _ path: String) -> SQLiteError {
-        SQLiteError(extendedCode: .ioError, message: "\(operation) failed for the key header (path: \(path), errno \(errno))")
+        SQLiteError(
+            extendedCode: .ioError,
+            message: "\(operation) failed for the key header (path: \(path), errno \(errno))")
     }
 
     // MARK: Encoding helpers
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(value >> 24), UInt8((value >> 16) & 0xff), UInt8((value >> 8) & 0xff), UInt8(value & 0xff)]
+        [
+            UInt8(value >> 24), UInt8((value >> 16) & 0xff), UInt8((value >> 8) & 0xff),
+            UInt8(value & 0xff),
+        ]
     }
 
     static func bigEndian64(_ value: UInt64) -> [UInt8] {

@@ -45,7 +45,8 @@ public final class EncryptionKey: Hashable, Sendable, CustomStringConvertible {
         // A key store's key: found, or created and stored only for a new file (before it is made).
         let isNew = if case .empty = probe { true } else { false }
         guard create || !isNew else {
-            throw SQLiteError(extendedCode: .cantOpen, message: "unable to open database file (path: \(path))")
+            throw SQLiteError(
+                extendedCode: .cantOpen, message: "unable to open database file (path: \(path))")
         }
         let encryption = try encryption.resolvingKeyStore(mayCreate: create && isNew)
         if case .key(let data) = encryption, data.count != 32 {
@@ -54,7 +55,9 @@ public final class EncryptionKey: Hashable, Sendable, CustomStringConvertible {
         var created: (EncryptionHeader, SecureBytes)?
         if case .empty = probe {
             guard create else {
-                throw SQLiteError(extendedCode: .cantOpen, message: "unable to open database file (path: \(path))")
+                throw SQLiteError(
+                    extendedCode: .cantOpen, message: "unable to open database file (path: \(path))"
+                )
             }
             let fresh = try EncryptionHeader.create(for: encryption)
             try fresh.0.createFile(at: path)
@@ -65,7 +68,8 @@ public final class EncryptionKey: Hashable, Sendable, CustomStringConvertible {
         let dataKey: SecureBytes
         switch probe {
         case .empty:
-            throw SQLiteError(extendedCode: .cantOpen, message: "unable to open database file (path: \(path))")
+            throw SQLiteError(
+                extendedCode: .cantOpen, message: "unable to open database file (path: \(path))")
         case .other:
             throw EncryptionError.notEncrypted(path: path)
         case .damaged(let reason):
@@ -159,7 +163,9 @@ public struct EncryptionInfo: Hashable, Sendable, CustomStringConvertible {
     public static func fileOffset(ofPage page: Int, pageSize: Int, formatVersion: Int = 2) -> Int {
         let header = Int(TROVE_CIPHER_HEADER_SIZE)
         guard formatVersion >= 2 else { return header + (page - 1) * pageSize }
-        let k = pagesPerMapGroup(pageSize: pageSize), group = (page - 1) / k, i = (page - 1) % k
+        let k = pagesPerMapGroup(pageSize: pageSize)
+        let group = (page - 1) / k
+        let i = (page - 1) % k
         return header + (group * (k + 2) + (i == 0 ? 0 : i + 2)) * pageSize
     }
 
@@ -167,7 +173,9 @@ public struct EncryptionInfo: Hashable, Sendable, CustomStringConvertible {
     public static func pageCount(fileSize: Int, pageSize: Int, formatVersion: Int = 2) -> Int {
         let physical = max(0, fileSize - Int(TROVE_CIPHER_HEADER_SIZE)) / pageSize
         guard formatVersion >= 2 else { return physical }
-        let k = pagesPerMapGroup(pageSize: pageSize), groups = physical / (k + 2), r = physical % (k + 2)
+        let k = pagesPerMapGroup(pageSize: pageSize)
+        let groups = physical / (k + 2)
+        let r = physical % (k + 2)
         return groups * k + (r == 0 ? 0 : r <= 3 ? 1 : r - 2)
     }
 
@@ -224,10 +232,13 @@ public struct EncryptionStatistics: Hashable, Sendable {
         trove_cipher_get_statistics(&raw)
         return EncryptionStatistics(
             pagesSealed: raw.pages_sealed, pagesOpened: raw.pages_opened,
-            authenticationFailures: raw.authentication_failures, memoryFilesOpened: raw.memory_files_opened,
+            authenticationFailures: raw.authentication_failures,
+            memoryFilesOpened: raw.memory_files_opened,
             readAheadPagesOpened: raw.readahead_pages_opened, readAheadHits: raw.readahead_hits,
-            readAheadMisses: raw.readahead_misses, readAheadWorkersStarted: raw.readahead_workers_started,
-            readAheadWorkersLive: raw.readahead_workers_live, mapPagesWritten: raw.map_pages_written,
+            readAheadMisses: raw.readahead_misses,
+            readAheadWorkersStarted: raw.readahead_workers_started,
+            readAheadWorkersLive: raw.readahead_workers_live,
+            mapPagesWritten: raw.map_pages_written,
             stalePagesRefused: raw.stale_pages_refused)
     }
 }

@@ -41,11 +41,12 @@ public enum EncryptionReadAhead {
             }
         }
         set {
-            let value = switch newValue {
-            case .off: TROVE_CIPHER_READAHEAD_OFF
-            case .whenACoreIsIdle: TROVE_CIPHER_READAHEAD_IDLE_CORE
-            case .always: TROVE_CIPHER_READAHEAD_ALWAYS
-            }
+            let value =
+                switch newValue {
+                case .off: TROVE_CIPHER_READAHEAD_OFF
+                case .whenACoreIsIdle: TROVE_CIPHER_READAHEAD_IDLE_CORE
+                case .always: TROVE_CIPHER_READAHEAD_ALWAYS
+                }
             trove_cipher_set_readahead(Int32(value))
         }
     }
@@ -66,9 +67,12 @@ extension Connection {
     /// reports its state; nil when the file has none (plaintext, never scanned, or switched off).
     package func readAheadState() -> ReadAheadState? {
         var state = trove_cipher_readahead_state()
-        guard let handle, sqlite3_file_control(handle, "main", TROVE_CIPHER_FCNTL_READAHEAD, &state) == SQLITE_OK
+        guard let handle,
+            sqlite3_file_control(handle, "main", TROVE_CIPHER_FCNTL_READAHEAD, &state) == SQLITE_OK
         else { return nil }
-        let ready = withUnsafeBytes(of: state.ready) { Array($0.bindMemory(to: UInt32.self).prefix(Int(state.ready_count))) }
+        let ready = withUnsafeBytes(of: state.ready) {
+            Array($0.bindMemory(to: UInt32.self).prefix(Int(state.ready_count)))
+        }
         return ReadAheadState(hits: state.hits, misses: state.misses, readyPages: ready.sorted())
     }
 }

@@ -59,7 +59,8 @@ public struct FTS5Pattern: Hashable, Sendable {
     private static func isWordScalar(_ s: Unicode.Scalar) -> Bool {
         switch s.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-            .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark,
+            .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark,
+            .enclosingMark,
             .privateUse:
             true
         default:

@@ -6,9 +6,10 @@ import CSQLite
 /// The function receives the text (valid only during the call) and an `emit` callback taking the
 /// term's bytes, its start and end byte offsets; `emit` returns `false` when FTS5 wants no more
 /// terms (the function should then return).
-public typealias FTS5TokenizeFunction = @Sendable (
-    _ text: UnsafeBufferPointer<UInt8>, _ emit: (UnsafeBufferPointer<UInt8>, Int, Int) -> Bool
-) -> Void
+public typealias FTS5TokenizeFunction =
+    @Sendable (
+        _ text: UnsafeBufferPointer<UInt8>, _ emit: (UnsafeBufferPointer<UInt8>, Int, Int) -> Bool
+    ) -> Void
 
 extension Connection {
     /// Registers a tokenizer with this connection's FTS5, under `name`, for use in
@@ -32,20 +33,26 @@ extension Connection {
     public func registerFTS5Tokenizer(
         named name: String, _ make: @escaping @Sendable ([String]) -> FTS5TokenizeFunction?
     ) throws {
-        guard handle != nil else { throw SQLiteError(extendedCode: .misuse, message: "the connection is closed") }
+        guard handle != nil else {
+            throw SQLiteError(extendedCode: .misuse, message: "the connection is closed")
+        }
         guard let api = fts5API, let createTokenizer = api.pointee.xCreateTokenizer else {
-            throw SQLiteError(extendedCode: .error, message: "this SQLite has no FTS5: cannot register tokenizer \(name)")
+            throw SQLiteError(
+                extendedCode: .error,
+                message: "this SQLite has no FTS5: cannot register tokenizer \(name)")
         }
         // Owned by FTS5 once registered: released by `fts5DestroyFactory` when the connection
         // closes or the name is registered again; released here if registration fails.
         let factory = Unmanaged.passRetained(FTS5TokenizerFactory(make))
         // FTS5 copies the struct of callbacks.
-        var callbacks = fts5_tokenizer(xCreate: fts5CreateTokenizer, xDelete: fts5DeleteTokenizer, xTokenize: fts5Tokenize)
+        var callbacks = fts5_tokenizer(
+            xCreate: fts5CreateTokenizer, xDelete: fts5DeleteTokenizer, xTokenize: fts5Tokenize)
         let rc = createTokenizer(api, name, factory.toOpaque(), &callbacks, fts5DestroyFactory)
         guard rc == SQLITE_OK else {
             factory.release()
             throw SQLiteError(
-                extendedCode: ResultCode(rawValue: rc), message: "could not register the FTS5 tokenizer \(name)")
+                extendedCode: ResultCode(rawValue: rc),
+                message: "could not register the FTS5 tokenizer \(name)")
         }
     }
 }
@@ -77,7 +84,8 @@ private func fts5CreateTokenizer(
     }
     guard let tokenize = factory.make(strings) else { return SQLITE_ERROR }
     // Owned by FTS5 until `fts5DeleteTokenizer`.
-    output.pointee = OpaquePointer(Unmanaged.passRetained(FTS5TokenizerInstance(tokenize)).toOpaque())
+    output.pointee = OpaquePointer(
+        Unmanaged.passRetained(FTS5TokenizerInstance(tokenize)).toOpaque())
     return SQLITE_OK
 }
 
@@ -89,13 +97,18 @@ private func fts5DeleteTokenizer(_ tokenizer: OpaquePointer?) {
 private func fts5Tokenize(
     _ tokenizer: OpaquePointer?, _ context: UnsafeMutableRawPointer?, _ flags: Int32,
     _ text: UnsafePointer<CChar>?, _ length: Int32,
-    _ emitToken: (@convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32, Int32, Int32) -> Int32)?
+    _ emitToken: (
+        @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32, Int32, Int32)
+            -> Int32
+    )?
 ) -> Int32 {
     guard let tokenizer, let emitToken else { return SQLITE_MISUSE }
-    let instance = Unmanaged<FTS5TokenizerInstance>.fromOpaque(UnsafeRawPointer(tokenizer)).takeUnretainedValue()
+    let instance = Unmanaged<FTS5TokenizerInstance>.fromOpaque(UnsafeRawPointer(tokenizer))
+        .takeUnretainedValue()
     guard let text, length > 0 else { return SQLITE_OK }
     var rc = SQLITE_OK
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: Int(length))
+    let bytes = UnsafeBufferPointer(
+        start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: Int(length))
     instance.tokenize(bytes) { term, start, end in
         rc = term.withMemoryRebound(to: CChar.self) { term in
             emitToken(context, 0, term.baseAddress, Int32(term.count), Int32(start), Int32(end))

@@ -84,29 +84,42 @@ extension Encryption {
     func resolvingKeyStore(mayCreate: Bool) throws -> Encryption {
         guard case .keyStore(let store, let service, let account) = self else { return self }
         try Self.validate(service: service, account: account)
-        if let stored = try Self.calling(store, { try $0.secret(service: service, account: account) }) {
+        if let stored = try Self.calling(
+            store, { try $0.secret(service: service, account: account) })
+        {
             return .key(try KeyStoreSecret.decode(stored, service: service, account: account))
         }
-        guard mayCreate else { throw EncryptionError.keyNotInKeyStore(service: service, account: account) }
+        guard mayCreate else {
+            throw EncryptionError.keyNotInKeyStore(service: service, account: account)
+        }
         let fresh = KeyStoreSecret.encode(try CipherPrimitives.random(32))
         try Self.calling(store) {
-            try $0.addSecret(fresh, service: service, account: account, label: "Trove database key (\(service), \(account))")
+            try $0.addSecret(
+                fresh, service: service, account: account,
+                label: "Trove database key (\(service), \(account))")
         }
-        guard let stored = try Self.calling(store, { try $0.secret(service: service, account: account) }) else {
-            throw EncryptionError.keyStoreUnavailable(store: store.name, reason: "the new key was not kept")
+        guard
+            let stored = try Self.calling(
+                store, { try $0.secret(service: service, account: account) })
+        else {
+            throw EncryptionError.keyStoreUnavailable(
+                store: store.name, reason: "the new key was not kept")
         }
         return .key(try KeyStoreSecret.decode(stored, service: service, account: account))
     }
 
     private static func validate(service: String, account: String) throws {
         guard !service.isEmpty, !account.isEmpty else {
-            throw EncryptionError.invalidKey(reason: "a key store item needs a service and an account")
+            throw EncryptionError.invalidKey(
+                reason: "a key store item needs a service and an account")
         }
     }
 
     /// Runs `body`, reporting errors that are not ``EncryptionError``s as the store being
     /// unavailable (a store of the app's may throw anything).
-    private static func calling<T>(_ store: any KeyStore, _ body: (any KeyStore) throws -> T) throws -> T {
+    private static func calling<T>(_ store: any KeyStore, _ body: (any KeyStore) throws -> T) throws
+        -> T
+    {
         do {
             return try body(store)
         } catch let error as EncryptionError {

@@ -159,7 +159,10 @@ extension Data: SQLValueConvertible {
 extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
     public var sqlValue: SQLValue { self?.sqlValue ?? .null }
     public init?(sqlValue: SQLValue) {
-        if sqlValue.isNull { self = .none; return }
+        if sqlValue.isNull {
+            self = .none
+            return
+        }
         guard let v = Wrapped(sqlValue: sqlValue) else { return nil }
         self = .some(v)
     }

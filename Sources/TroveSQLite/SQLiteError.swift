@@ -53,7 +53,8 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
         } else {
             message = String(cString: sqlite3_errstr(resultCode))
         }
-        var error = SQLiteError(extendedCode: ResultCode(rawValue: code), message: message, sql: sql)
+        var error = SQLiteError(
+            extendedCode: ResultCode(rawValue: code), message: message, sql: sql)
         error.encryptionFailure = EncryptionError.lastVFSFailure(for: error.code)
         return error
     }
@@ -85,12 +86,15 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
     public static let range = ResultCode(rawValue: SQLITE_RANGE)
     public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
-    public static let ioErrorData = ResultCode(rawValue: 8202)  // SQLITE_IOERR_DATA: a page failed its check
-    public static let constraintPrimaryKey = ResultCode(rawValue: 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
+    // SQLITE_IOERR_DATA: a page failed its check
+    public static let ioErrorData = ResultCode(rawValue: 8202)
+    // SQLITE_CONSTRAINT_PRIMARYKEY
+    public static let constraintPrimaryKey = ResultCode(rawValue: 1555)
     public static let constraintCheck = ResultCode(rawValue: 275)  // SQLITE_CONSTRAINT_CHECK
     public static let constraintUnique = ResultCode(rawValue: 2067)  // SQLITE_CONSTRAINT_UNIQUE
     public static let constraintNotNull = ResultCode(rawValue: 1299)  // SQLITE_CONSTRAINT_NOTNULL
-    public static let constraintForeignKey = ResultCode(rawValue: 787)  // SQLITE_CONSTRAINT_FOREIGNKEY
+    // SQLITE_CONSTRAINT_FOREIGNKEY
+    public static let constraintForeignKey = ResultCode(rawValue: 787)
 
     /// SQLite's short English name for the code, e.g. "constraint failed".
     public var name: String { String(cString: sqlite3_errstr(rawValue)) }

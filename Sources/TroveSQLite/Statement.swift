@@ -24,7 +24,8 @@ public final class Statement {
         // The tail pointer points into the C string, so it must be read while the string is alive.
         let (rc, rest): (Int32, String) = sql.withCString { cSQL in
             var tail: UnsafePointer<CChar>?
-            let rc = sqlite3_prepare_v3(db, cSQL, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+            let rc = sqlite3_prepare_v3(
+                db, cSQL, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
             return (rc, tail.map { String(cString: $0) } ?? "")
         }
         guard rc == SQLITE_OK else {
@@ -112,12 +113,16 @@ public final class Statement {
                 return sqlite3_bind_text(handle, index, "", 0, trove_sqlite_transient())
             }
             return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), trove_sqlite_transient(), UInt8(SQLITE_UTF8))
+                sqlite3_bind_text64(
+                    handle, index, $0, sqlite3_uint64(bytes.count), trove_sqlite_transient(),
+                    UInt8(SQLITE_UTF8))
             }
         }
     }
     /// Binds NULL to the 1-based parameter `index`.
-    public func bindNull(at index: Int) throws { try check(sqlite3_bind_null(handle, Int32(index))) }
+    public func bindNull(at index: Int) throws {
+        try check(sqlite3_bind_null(handle, Int32(index)))
+    }
 
     /// Binds raw bytes (e.g. `[Float]` memory) as a blob without an intermediate array.
     public func bind(bytes: UnsafeRawBufferPointer, at index: Int) throws {
@@ -125,15 +130,18 @@ public final class Statement {
         if bytes.isEmpty {
             try check(sqlite3_bind_zeroblob(handle, Int32(index), 0))
         } else {
-            try check(sqlite3_bind_blob(
-                handle, Int32(index), bytes.baseAddress, Int32(bytes.count), trove_sqlite_transient()))
+            try check(
+                sqlite3_bind_blob(
+                    handle, Int32(index), bytes.baseAddress, Int32(bytes.count),
+                    trove_sqlite_transient()))
         }
     }
 
     private func bindBytes(_ bytes: [UInt8], at index: Int32) -> Int32 {
         if bytes.isEmpty { return sqlite3_bind_zeroblob(handle, index, 0) }
         return bytes.withUnsafeBytes {
-            sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), trove_sqlite_transient())
+            sqlite3_bind_blob(
+                handle, index, $0.baseAddress, Int32($0.count), trove_sqlite_transient())
         }
     }
 
@@ -224,11 +232,19 @@ public final class Statement {
         switch value {
         case .null: return type == SQLITE_NULL
         case .integer(let v): return type == SQLITE_INTEGER && sqlite3_column_int64(handle, i) == v
-        case .real(let v): return type == SQLITE_FLOAT && sqlite3_column_double(handle, i).bitPattern == v.bitPattern
+        case .real(let v):
+            return type == SQLITE_FLOAT
+                && sqlite3_column_double(handle, i).bitPattern == v.bitPattern
         case .text(var v):
-            guard type == SQLITE_TEXT, let text = sqlite3_column_text(handle, i) else { return false }
-            let stored = UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, i)))
-            return v.withUTF8 { $0.count == stored.count && ($0.isEmpty || memcmp($0.baseAddress!, stored.baseAddress!, $0.count) == 0) }
+            guard type == SQLITE_TEXT, let text = sqlite3_column_text(handle, i) else {
+                return false
+            }
+            let stored = UnsafeRawBufferPointer(
+                start: text, count: Int(sqlite3_column_bytes(handle, i)))
+            return v.withUTF8 {
+                $0.count == stored.count
+                    && ($0.isEmpty || memcmp($0.baseAddress!, stored.baseAddress!, $0.count) == 0)
+            }
         case .blob(let v):
             guard type == SQLITE_BLOB else { return false }
             let count = Int(sqlite3_column_bytes(handle, i))
@@ -275,12 +291,15 @@ public final class Statement {
         let i = Int32(column)
         if sqlite3_column_type(handle, i) == SQLITE_NULL { return nil }
         let pointer = sqlite3_column_blob(handle, i)
-        return UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : Int(sqlite3_column_bytes(handle, i)))
+        return UnsafeRawBufferPointer(
+            start: pointer, count: pointer == nil ? 0 : Int(sqlite3_column_bytes(handle, i)))
     }
 
     /// Calls `body` with the column's bytes in place (no copy), or nil when NULL.
     /// The buffer is valid only inside `body`.
-    public func withBlob<T>(at column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
+    public func withBlob<T>(at column: Int, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows
+        -> T
+    {
         let i = Int32(column)
         if sqlite3_column_type(handle, i) == SQLITE_NULL { return try body(nil) }
         let pointer = sqlite3_column_blob(handle, i)

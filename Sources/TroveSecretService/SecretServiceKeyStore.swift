@@ -41,18 +41,23 @@ public struct SecretServiceKeyStore: KeyStore {
     public func addSecret(_ secret: Data, service: String, account: String, label: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         let status = secret.withUnsafeBytes { raw in
-            trove_secret_store(service, account, label, raw.baseAddress?.assumingMemoryBound(to: CChar.self), raw.count, &message)
+            trove_secret_store(
+                service, account, label, raw.baseAddress?.assumingMemoryBound(to: CChar.self),
+                raw.count, &message)
         }
         try check(status, message)
     }
 
     /// Throws for a locked or unavailable store; frees `message`.
-    private func check(_ status: trove_secret_status, _ message: UnsafeMutablePointer<CChar>?) throws {
+    private func check(_ status: trove_secret_status, _ message: UnsafeMutablePointer<CChar>?)
+        throws
+    {
         let reason = message.map { String(cString: $0) } ?? "unknown failure"
         g_free(message)
         switch status {
         case TROVE_SECRET_LOCKED: throw EncryptionError.keyStoreLocked(store: name)
-        case TROVE_SECRET_UNAVAILABLE: throw EncryptionError.keyStoreUnavailable(store: name, reason: reason)
+        case TROVE_SECRET_UNAVAILABLE:
+            throw EncryptionError.keyStoreUnavailable(store: name, reason: reason)
         default: return
         }
     }

@@ -3,9 +3,9 @@ import Trove
 import TroveSync
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The child process of the sync crash tests (not a product): one device's step, run until it
@@ -25,24 +25,42 @@ import Darwin
 struct TroveSyncCrashChild {
     static func main() async {
         let arguments = CommandLine.arguments
-        guard arguments.count >= 4 else { fail("usage: TroveSyncCrashChild edit|push|pull <device> <server> ...") }
+        guard arguments.count >= 4 else {
+            fail("usage: TroveSyncCrashChild edit|push|pull <device> <server> ...")
+        }
         do {
             let database = try Database(path: arguments[2])
-            let notes = try await database.documents("notes", schema: DocumentSchema(
-                id: .string, fields: [.text("title"), .text("body", optional: true), .integer("rank", optional: true)],
-                fullText: FullTextDefinition(fields: ["title", "body"])))
+            let notes = try await database.documents(
+                "notes",
+                schema: DocumentSchema(
+                    id: .string,
+                    fields: [
+                        .text("title"), .text("body", optional: true),
+                        .integer("rank", optional: true),
+                    ],
+                    fullText: FullTextDefinition(fields: ["title", "body"])))
             // A libpq URL: the PostgreSQL server (PostgresCrashTests); otherwise a SQLite feed file.
-            let transport: any SyncTransport = arguments[3].hasPrefix("postgresql://")
+            let transport: any SyncTransport =
+                arguments[3].hasPrefix("postgresql://")
                 ? try PostgresTransport(url: arguments[3]) : try FileTransport(path: arguments[3])
             let sync = try await SyncSpace(
-                database: database, space: "crash", key: try SyncKey(passphrase: "crash test", space: "crash"), transport: transport, collections: ["notes"])
+                database: database, space: "crash",
+                key: try SyncKey(passphrase: "crash test", space: "crash"),
+                transport: transport, collections: ["notes"])
             switch arguments[1] {
             case "edit":
                 let count = Int(arguments[4])!
                 for start in stride(from: 0, to: count, by: 500) {
-                    try await notes.insert((start..<min(count, start + 500)).map { i in
-                        Document(id: .string("n\(i)"), ["title": .string("note \(i)"), "body": .string("body of note \(i)"), "rank": .int(Int64(i))])
-                    })
+                    try await notes.insert(
+                        (start..<min(count, start + 500)).map { i in
+                            Document(
+                                id: .string("n\(i)"),
+                                [
+                                    "title": .string("note \(i)"),
+                                    "body": .string("body of note \(i)"),
+                                    "rank": .int(Int64(i)),
+                                ])
+                        })
                 }
                 say("E \(count)")
             case "push":
@@ -82,12 +100,13 @@ struct FileTransport: SyncTransport {
     }
 
     private func prepare() async throws {
-        try await server.execute(script: """
-            CREATE TABLE IF NOT EXISTS feed (
-                server_sequence INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL, device TEXT NOT NULL,
-                device_sequence INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (space, device, device_sequence));
-            CREATE TABLE IF NOT EXISTS key_checks (space TEXT PRIMARY KEY, value BLOB NOT NULL);
-            """)
+        try await server.execute(
+            script: """
+                CREATE TABLE IF NOT EXISTS feed (
+                    server_sequence INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL, device TEXT NOT NULL,
+                    device_sequence INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE (space, device, device_sequence));
+                CREATE TABLE IF NOT EXISTS key_checks (space TEXT PRIMARY KEY, value BLOB NOT NULL);
+                """)
     }
 
     func push(_ changeSets: [SealedChangeSet], space: String) async throws -> [Int64] {
@@ -97,10 +116,14 @@ struct FileTransport: SyncTransport {
             try changeSets.map { set in
                 try tx.execute(
                     "INSERT INTO feed(space, device, device_sequence, payload) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    [.text(space), .text(set.device), .integer(set.deviceSequence), .blob(Array(set.payload))])
+                    [
+                        .text(space), .text(set.device), .integer(set.deviceSequence),
+                        .blob(Array(set.payload)),
+                    ])
                 return try tx.query(
                     "SELECT server_sequence FROM feed WHERE space = ? AND device = ? AND device_sequence = ?",
-                    [.text(space), .text(set.device), .integer(set.deviceSequence)]).first?.int64(at: 0) ?? 0
+                    [.text(space), .text(set.device), .integer(set.deviceSequence)]
+                ).first?.int64(at: 0) ?? 0
             }
         }
         TroveSyncCrashChild.say("~ pushed \(changeSets.count)")
@@ -114,7 +137,8 @@ struct FileTransport: SyncTransport {
             bindings: [.text(space), .integer(after), .integer(Int64(limit))]
         ).map {
             SealedChangeSet(
-                device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0, payload: $0.data(at: 3) ?? Data(),
+                device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
+                payload: $0.data(at: 3) ?? Data(),
                 serverSequence: $0.int64(at: 0))
         }
         if !changeSets.isEmpty { TroveSyncCrashChild.say("~ pulled \(changeSets.count)") }
@@ -127,7 +151,10 @@ struct FileTransport: SyncTransport {
 
     func keyCheck(space: String) async throws -> Data? {
         try await prepare()
-        return try await server.query("SELECT value FROM key_checks WHERE space = ?", bindings: [.text(space)]).first?.data(at: 0)
+        return try await server.query(
+            "SELECT value FROM key_checks WHERE space = ?", bindings: [.text(space)]
+        ).first?
+        .data(at: 0)
     }
 
     func setKeyCheck(_ check: Data, space: String) async throws -> Data {

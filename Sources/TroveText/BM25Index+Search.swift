@@ -13,7 +13,9 @@ public struct BM25Hit: Sendable, Hashable {
 
     /// The fraction of the query's clauses the document matches, 0 ... 1: how much of what the
     /// person typed this document explains (the lexical leg's confidence in fusion).
-    public var coverage: Double { clauseCount == 0 ? 0 : Double(matchedClauses) / Double(clauseCount) }
+    public var coverage: Double {
+        clauseCount == 0 ? 0 : Double(matchedClauses) / Double(clauseCount)
+    }
 
     /// Creates a hit.
     public init(id: Int64, score: Double, matchedClauses: Int, clauseCount: Int) {
@@ -57,8 +59,9 @@ extension BM25Index {
                 return scoreSlots(slots, lists: lists, clauseCount: clauses.count, topK: topK)
             }
         }
-        return maxScore(lists: lists, clauseCount: clauses.count, topK: topK,
-                        allowed: allowedIDs.map { ids in { ids.contains($0) } })
+        return maxScore(
+            lists: lists, clauseCount: clauses.count, topK: topK,
+            allowed: allowedIDs.map { ids in { ids.contains($0) } })
     }
 
     /// The exhaustive top k: every matching document scored, then sorted — the reference that
@@ -81,15 +84,19 @@ extension BM25Index {
         for list in lists {
             for (position, slot) in list.slots.enumerated() {
                 if matched[Int(slot)] == 0 { touched.append(slot) }
-                scores[Int(slot)] += contribution(idf: list.idf, tf: list.frequencies[position],
-                                                  length: slotLengths[Int(slot)], average: average)
+                scores[Int(slot)] += contribution(
+                    idf: list.idf, tf: list.frequencies[position],
+                    length: slotLengths[Int(slot)], average: average)
                 matched[Int(slot)] += 1
             }
         }
         var heap = TopHits(capacity: topK)
         for slot in touched {
-            heap.offer(BM25Hit(id: slotIDs[Int(slot)], score: scores[Int(slot)], matchedClauses: Int(matched[Int(slot)]),
-                               clauseCount: clauses.count))
+            heap.offer(
+                BM25Hit(
+                    id: slotIDs[Int(slot)], score: scores[Int(slot)],
+                    matchedClauses: Int(matched[Int(slot)]),
+                    clauseCount: clauses.count))
         }
         return heap.sorted()
     }
@@ -132,9 +139,12 @@ extension BM25Index {
             let df = Double(slots.count)
             var idf = ((n - df + 0.5) / (df + 0.5)).logOfSelf
             if idf <= 0 { idf = 1e-6 }
-            let bound = contribution(idf: idf, tf: maximumFrequency, length: minimumLength, average: average)
-            lists.append(ScoringList(clause: clause, slots: slots, frequencies: frequencies, idf: idf,
-                                     upperBound: bound))
+            let bound = contribution(
+                idf: idf, tf: maximumFrequency, length: minimumLength, average: average)
+            lists.append(
+                ScoringList(
+                    clause: clause, slots: slots, frequencies: frequencies, idf: idf,
+                    upperBound: bound))
         }
         return lists
     }
@@ -176,13 +186,16 @@ extension BM25Index {
     func contribution(idf: Double, tf: UInt32, length: UInt32, average: Double) -> Double {
         let tf = Double(tf)
         let k1 = parameters.k1
-        let norm = average > 0 ? k1 * (1 - parameters.b + parameters.b * Double(length) / average) : k1
+        let norm =
+            average > 0 ? k1 * (1 - parameters.b + parameters.b * Double(length) / average) : k1
         return idf * (tf * (k1 + 1)) / (tf + norm)
     }
 
     // MARK: - Exhaustive scoring of given documents
 
-    func scoreSlots(_ slots: [UInt32], lists: [ScoringList], clauseCount: Int, topK: Int) -> [BM25Hit] {
+    func scoreSlots(_ slots: [UInt32], lists: [ScoringList], clauseCount: Int, topK: Int)
+        -> [BM25Hit]
+    {
         let average = averageDocumentLength
         var heap = TopHits(capacity: topK)
         var contributions = [Double](repeating: 0, count: clauseCount)
@@ -192,21 +205,26 @@ extension BM25Index {
             for list in lists {
                 let position = list.slots.partitioningIndex { $0 >= slot }
                 guard position < list.slots.count, list.slots[position] == slot else { continue }
-                contributions[list.clause] = contribution(idf: list.idf, tf: list.frequencies[position],
-                                                          length: slotLengths[Int(slot)], average: average)
+                contributions[list.clause] = contribution(
+                    idf: list.idf, tf: list.frequencies[position],
+                    length: slotLengths[Int(slot)], average: average)
                 matched += 1
             }
             guard matched > 0 else { continue }
-            heap.offer(BM25Hit(id: slotIDs[Int(slot)], score: contributions.reduce(0, +),
-                               matchedClauses: matched, clauseCount: clauseCount))
+            heap.offer(
+                BM25Hit(
+                    id: slotIDs[Int(slot)], score: contributions.reduce(0, +),
+                    matchedClauses: matched, clauseCount: clauseCount))
         }
         return heap.sorted()
     }
 
     // MARK: - MaxScore
 
-    func maxScore(lists unsorted: [ScoringList], clauseCount: Int, topK: Int,
-                  allowed: ((Int64) -> Bool)?) -> [BM25Hit] {
+    func maxScore(
+        lists unsorted: [ScoringList], clauseCount: Int, topK: Int,
+        allowed: ((Int64) -> Bool)?
+    ) -> [BM25Hit] {
         // Clauses by upper bound, smallest first; prefixBound[i] = Σ bounds of lists 0...i.
         let lists = unsorted.sorted { $0.upperBound < $1.upperBound }
         let m = lists.count
@@ -237,9 +255,11 @@ extension BM25Index {
             var score = 0.0
             var matched = 0
             for i in contributions.indices { contributions[i] = 0 }
-            for i in firstEssential..<m where cursor[i] < lists[i].slots.count && lists[i].slots[cursor[i]] == slot {
-                let c = contribution(idf: lists[i].idf, tf: lists[i].frequencies[cursor[i]], length: length,
-                                     average: average)
+            for i in firstEssential..<m
+            where cursor[i] < lists[i].slots.count && lists[i].slots[cursor[i]] == slot {
+                let c = contribution(
+                    idf: lists[i].idf, tf: lists[i].frequencies[cursor[i]], length: length,
+                    average: average)
                 contributions[lists[i].clause] = c
                 score += c
                 matched += 1
@@ -258,8 +278,9 @@ extension BM25Index {
                 let position = list.partitioningIndex(from: cursor[i]) { $0 >= slot }
                 cursor[i] = position
                 if position < list.count, list[position] == slot {
-                    let c = contribution(idf: lists[i].idf, tf: lists[i].frequencies[position], length: length,
-                                         average: average)
+                    let c = contribution(
+                        idf: lists[i].idf, tf: lists[i].frequencies[position], length: length,
+                        average: average)
                     contributions[lists[i].clause] = c
                     score += c
                     matched += 1
@@ -268,10 +289,13 @@ extension BM25Index {
             }
             guard competitive else { continue }
             // The canonical sum (clause order) so scores equal the exhaustive ones bit for bit.
-            let hit = BM25Hit(id: slotIDs[Int(slot)], score: contributions.reduce(0, +), matchedClauses: matched,
-                              clauseCount: clauseCount)
+            let hit = BM25Hit(
+                id: slotIDs[Int(slot)], score: contributions.reduce(0, +), matchedClauses: matched,
+                clauseCount: clauseCount)
             if heap.offer(hit), heap.isFull {
-                while firstEssential < m, prefixBound[firstEssential] < heap.threshold { firstEssential += 1 }
+                while firstEssential < m, prefixBound[firstEssential] < heap.threshold {
+                    firstEssential += 1
+                }
             }
         }
         return heap.sorted()

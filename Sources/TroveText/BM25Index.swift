@@ -54,7 +54,7 @@ public struct BM25Index: Sendable {
     // appending; a removed document leaves a dead slot (length 0, id kept for nothing).
     var slotIDs: [Int64] = []
     var slotLengths: [UInt32] = []
-    var slotTerms: [[UInt32]] = []   // the document's term ids in order (phrases, removal)
+    var slotTerms: [[UInt32]] = []  // the document's term ids in order (phrases, removal)
     var slotOfID: [Int64: UInt32] = [:]
     var totalLength = 0
 
@@ -122,7 +122,8 @@ public struct BM25Index: Sendable {
         while start < sorted.count, sorted[start] != Self.fieldBoundary {
             var end = start + 1
             while end < sorted.count, sorted[end] == sorted[start] { end += 1 }
-            postings[Int(sorted[start])].append(slot: slot, tf: UInt32(end - start), documentLength: length)
+            postings[Int(sorted[start])].append(
+                slot: slot, tf: UInt32(end - start), documentLength: length)
             start = end
         }
         slotIDs.append(id)
@@ -144,7 +145,9 @@ public struct BM25Index: Sendable {
     public mutating func remove(id: Int64) -> Bool {
         guard let slot = slotOfID.removeValue(forKey: id) else { return false }
         let sequence = slotTerms[Int(slot)]
-        for term in Set(sequence) where term != Self.fieldBoundary { postings[Int(term)].remove(slot: slot) }
+        for term in Set(sequence) where term != Self.fieldBoundary {
+            postings[Int(term)].remove(slot: slot)
+        }
         totalLength -= Int(slotLengths[Int(slot)])
         slotLengths[Int(slot)] = 0
         slotTerms[Int(slot)] = []

@@ -40,7 +40,8 @@ public enum FTS5QuerySyntax {
     /// - Complexity: O(n) in the length of `query`.
     public static func validate(_ query: String, columns: [String]? = nil) throws {
         let bytes = Array(query.utf8.prefix { $0 != 0 })
-        var parser = Parser(tokens: try lex(bytes), columns: columns.map { Set($0.map { $0.lowercased() }) })
+        var parser = Parser(
+            tokens: try lex(bytes), columns: columns.map { Set($0.map { $0.lowercased() }) })
         try parser.parseQuery()
         if let token = parser.peek() {
             throw Error(offset: token.offset, reason: "unexpected \(token.kind)")
@@ -87,7 +88,8 @@ public enum FTS5QuerySyntax {
 
     static func isBareword(_ byte: UInt8) -> Bool {
         byte >= 0x80 || byte == 0x1A || byte == UInt8(ascii: "_")
-            || (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
+            || (byte >= 0x61 && byte <= 0x7A)
     }
 
     static func lex(_ bytes: [UInt8]) throws -> [Lexeme] {
@@ -96,7 +98,8 @@ public enum FTS5QuerySyntax {
         while i < bytes.count {
             let byte = bytes[i]
             switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0x0B, 0x0C:
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"),
+                0x0B, 0x0C:
                 i += 1
             case UInt8(ascii: "\""):
                 let start = i
@@ -130,7 +133,9 @@ public enum FTS5QuerySyntax {
                 case "NOT": kind = .not
                 case "NEAR":
                     var j = i
-                    while j < bytes.count, bytes[j] == UInt8(ascii: " ") || bytes[j] == UInt8(ascii: "\t") { j += 1 }
+                    while j < bytes.count,
+                        bytes[j] == UInt8(ascii: " ") || bytes[j] == UInt8(ascii: "\t")
+                    { j += 1 }
                     kind = j < bytes.count && bytes[j] == UInt8(ascii: "(") ? .near : .string
                 default: kind = .string
                 }
@@ -149,7 +154,8 @@ public enum FTS5QuerySyntax {
                 case UInt8(ascii: "^"): kind = .caret
                 case UInt8(ascii: "-"): kind = .minus
                 default:
-                    throw Error(offset: i, reason: "unexpected character 0x\(String(byte, radix: 16))")
+                    throw Error(
+                        offset: i, reason: "unexpected character 0x\(String(byte, radix: 16))")
                 }
                 lexemes.append(Lexeme(kind: kind, offset: i))
                 i += 1
@@ -171,8 +177,12 @@ public enum FTS5QuerySyntax {
         }
 
         mutating func expect(_ kind: Kind, _ what: String) throws -> Lexeme {
-            guard let token = peek() else { throw Error(offset: end, reason: "expected \(what) at end of query") }
-            guard token.kind == kind else { throw Error(offset: token.offset, reason: "expected \(what), found \(token.kind)") }
+            guard let token = peek() else {
+                throw Error(offset: end, reason: "expected \(what) at end of query")
+            }
+            guard token.kind == kind else {
+                throw Error(offset: token.offset, reason: "expected \(what), found \(token.kind)")
+            }
             index += 1
             return token
         }
@@ -216,10 +226,13 @@ public enum FTS5QuerySyntax {
         }
 
         mutating func parsePrimary() throws {
-            guard let token = peek() else { throw Error(offset: end, reason: "expected a term at end of query") }
+            guard let token = peek() else {
+                throw Error(offset: end, reason: "expected a term at end of query")
+            }
             // Optional column filter: [-] colname : | [-] { colnames } :
             if token.kind == .minus || token.kind == .leftBrace
-                || (token.kind == .string && peek(1)?.kind == .colon) {
+                || (token.kind == .string && peek(1)?.kind == .colon)
+            {
                 if token.kind == .minus { index += 1 }
                 if peek()?.kind == .leftBrace {
                     index += 1
@@ -234,7 +247,9 @@ public enum FTS5QuerySyntax {
                 }
                 _ = try expect(.colon, "':' after the column filter")
             }
-            guard let next = peek() else { throw Error(offset: end, reason: "expected a term at end of query") }
+            guard let next = peek() else {
+                throw Error(offset: end, reason: "expected a term at end of query")
+            }
             switch next.kind {
             case .leftParen:
                 index += 1
@@ -248,8 +263,11 @@ public enum FTS5QuerySyntax {
                 if peek()?.kind == .comma {
                     index += 1
                     let distance = try expect(.string, "a distance after ','")
-                    guard !distance.text.isEmpty, distance.text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                        throw Error(offset: distance.offset, reason: "NEAR distance must be a number")
+                    guard !distance.text.isEmpty,
+                        distance.text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                    else {
+                        throw Error(
+                            offset: distance.offset, reason: "NEAR distance must be a number")
                     }
                 }
                 _ = try expect(.rightParen, "')' closing NEAR")
@@ -264,7 +282,9 @@ public enum FTS5QuerySyntax {
         func column(_ name: Lexeme) throws {
             guard let columns else { return }
             let text = String(decoding: name.text, as: UTF8.self).lowercased()
-            guard columns.contains(text) else { throw Error(offset: name.offset, reason: "no such column: \(text)") }
+            guard columns.contains(text) else {
+                throw Error(offset: name.offset, reason: "no such column: \(text)")
+            }
         }
 
         /// phrase := string [*] (+ string [*])*

@@ -74,7 +74,10 @@ public enum PorterStemmer {
         var seenVowel = false
         for index in 0..<n {
             let isConsonant = !isVowel(w[index], yIsVowel: previousIsConsonant)
-            if isConsonant, seenVowel { m += 1; seenVowel = false }
+            if isConsonant, seenVowel {
+                m += 1
+                seenVowel = false
+            }
             if !isConsonant { seenVowel = true }
             previousIsConsonant = isConsonant
         }
@@ -93,7 +96,9 @@ public enum PorterStemmer {
         let last = w[n - 1]
         if last == UInt8(ascii: "w") || last == UInt8(ascii: "x") || last == y { return false }
         // Consonant flags of the last three letters (y's status depends on all before it).
-        var third = false, second = false, first = false
+        var third = false
+        var second = false
+        var first = false
         var previousIsConsonant = false
         for index in 0..<n {
             let isConsonant = !isVowel(w[index], yIsVowel: previousIsConsonant)
@@ -104,7 +109,9 @@ public enum PorterStemmer {
     }
 
     @inline(__always)
-    private static func ends(_ w: UnsafeMutableBufferPointer<UInt8>, _ n: Int, _ suffix: [UInt8]) -> Bool {
+    private static func ends(_ w: UnsafeMutableBufferPointer<UInt8>, _ n: Int, _ suffix: [UInt8])
+        -> Bool
+    {
         // The stem before the suffix must not be empty (FTS5 requires n > length).
         guard n > suffix.count else { return false }
         var k = n - suffix.count
@@ -141,11 +148,17 @@ public enum PorterStemmer {
             return false
         }
         if ends(w, n, ed) {
-            if hasVowel(w, n - 2) { n -= 2; return true }
+            if hasVowel(w, n - 2) {
+                n -= 2
+                return true
+            }
             return false
         }
         if ends(w, n, ing) {
-            if hasVowel(w, n - 3) { n -= 3; return true }
+            if hasVowel(w, n - 3) {
+                n -= 3
+                return true
+            }
         }
         return false
     }
@@ -184,7 +197,9 @@ public enum PorterStemmer {
     /// The first rule whose suffix ends the word decides: its replacement applies when its
     /// condition holds, and no later rule is tried either way (Porter's longest-match, as the
     /// rules are listed longest first where one suffix ends another).
-    private static func apply(_ rules: [[Rule]], _ w: UnsafeMutableBufferPointer<UInt8>, _ n: inout Int) {
+    private static func apply(
+        _ rules: [[Rule]], _ w: UnsafeMutableBufferPointer<UInt8>, _ n: inout Int
+    ) {
         guard n >= 2 else { return }
         // Only rules whose suffix has the word's second-to-last letter can match (FTS5 switches on
         // it the same way); their relative order is kept.
@@ -233,7 +248,8 @@ public enum PorterStemmer {
         Rule("er", "", m: 2),
         Rule("ic", "", m: 2),
         Rule("able", "", m: 2), Rule("ible", "", m: 2),
-        Rule("ant", "", m: 2), Rule("ement", "", m: 2), Rule("ment", "", m: 2), Rule("ent", "", m: 2),
+        Rule("ant", "", m: 2), Rule("ement", "", m: 2), Rule("ment", "", m: 2),
+        Rule("ent", "", m: 2),
         Rule("ion", "", m: 2, sOrT: true), Rule("ou", "", m: 2),
         Rule("ism", "", m: 2),
         Rule("ate", "", m: 2), Rule("iti", "", m: 2),

@@ -68,9 +68,10 @@ extension RankFusion {
             var z: [Int64: Double] = [:]
             for hit in hits { z[hit.id] = deviation > 1e-12 ? (hit.score - mean) / deviation : 0 }
             var rank: [Int64: Int] = [:]
-            for (offset, hit) in hits.sorted(by: { $0.score > $1.score || ($0.score == $1.score && $0.id < $1.id) })
-                .enumerated()
-            {
+            for (offset, hit) in hits.sorted(by: {
+                $0.score > $1.score || ($0.score == $1.score && $0.id < $1.id)
+            })
+            .enumerated() {
                 rank[hit.id] = offset + 1
             }
             legs.append((z, rank, z.values.min() ?? 0))

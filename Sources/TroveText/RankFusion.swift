@@ -76,7 +76,9 @@ public enum RankFusion {
         for (leg, list) in lists.enumerated() {
             for (offset, id) in list.ids.enumerated() {
                 let rank = offset + 1
-                var hit = hits[id] ?? FusedHit(id: id, score: 0, ranks: Array(repeating: nil, count: lists.count))
+                var hit =
+                    hits[id]
+                    ?? FusedHit(id: id, score: 0, ranks: Array(repeating: nil, count: lists.count))
                 guard hit.ranks[leg] == nil else { continue }  // first occurrence only
                 hit.ranks[leg] = rank
                 hit.score += list.weight / (k + Double(rank))
@@ -104,7 +106,9 @@ public enum RankFusion {
     ///   - hits: The lexical leg's hits, best first.
     ///   - minimumCoverage: The fraction of clauses a hit must match (0 ... 1). Default 2/3.
     /// - Returns: The hits that vote, best first; their ranks in fusion are their positions here.
-    public static func confidentLexicalHits(_ hits: [BM25Hit], minimumCoverage: Double = defaultMinimumCoverage)
+    public static func confidentLexicalHits(
+        _ hits: [BM25Hit], minimumCoverage: Double = defaultMinimumCoverage
+    )
         -> [BM25Hit]
     {
         // A relative epsilon so 2 of 3 clauses (0.666…) passes a 2/3 gate despite rounding.

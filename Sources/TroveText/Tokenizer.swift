@@ -46,8 +46,10 @@ public struct Tokenizer: Sendable {
         var text = text
         text.withUTF8 { bytes in
             forEachTerm(utf8: bytes) { term, start, end in
-                tokens.append(Token(term: String(decoding: term, as: UTF8.self), byteRange: start..<end,
-                                    position: tokens.count))
+                tokens.append(
+                    Token(
+                        term: String(decoding: term, as: UTF8.self), byteRange: start..<end,
+                        position: tokens.count))
                 return true
             }
         }
@@ -72,7 +74,8 @@ public struct Tokenizer: Sendable {
     ///     byte offsets it was read from. Return `false` to stop.
     /// - Complexity: O(n) in the length of `utf8`.
     public func forEachTerm(
-        utf8: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int, Int) throws -> Bool
+        utf8: UnsafeBufferPointer<UInt8>,
+        _ body: (UnsafeBufferPointer<UInt8>, Int, Int) throws -> Bool
     ) rethrows {
         let count = utf8.count
         let removesDiacritics = configuration.removesDiacritics
@@ -95,7 +98,9 @@ public struct Tokenizer: Sendable {
                 bytes.append(0)  // room for one byte of growth
                 length = PorterStemmer.stem(&bytes, count: length)
             }
-            return try bytes.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<length]), start, end) }
+            return try bytes.withUnsafeBufferPointer {
+                try body(UnsafeBufferPointer(rebasing: $0[..<length]), start, end)
+            }
         }
 
         while index < count {
@@ -112,7 +117,8 @@ public struct Tokenizer: Sendable {
                 }
                 let (code, length) = Self.decode(utf8, at: index)
                 let info = UnicodeFolding.lookup(code)
-                if info.isToken || (bigrams && info.cjkClass != 0 && info.cjkClass <= maximumClass) {
+                if info.isToken || (bigrams && info.cjkClass != 0 && info.cjkClass <= maximumClass)
+                {
                     first = info
                     firstLength = length
                     break
@@ -165,7 +171,9 @@ public struct Tokenizer: Sendable {
                     if info.isDiacritic {
                         if !removesDiacritics { Self.appendUTF8(code, to: &term) }
                     } else if info.isToken {
-                        let folded = removesDiacritics ? UnicodeFolding.removingDiacritic(info.folded) : info.folded
+                        let folded =
+                            removesDiacritics
+                            ? UnicodeFolding.removingDiacritic(info.folded) : info.folded
                         Self.appendUTF8(folded, to: &term)
                     } else {
                         break
@@ -193,9 +201,15 @@ public struct Tokenizer: Sendable {
         let length: Int
         var code: UInt32
         switch b0 {
-        case 0xC2...0xDF: length = 2; code = b0 & 0x1F
-        case 0xE0...0xEF: length = 3; code = b0 & 0x0F
-        case 0xF0...0xF4: length = 4; code = b0 & 0x07
+        case 0xC2...0xDF:
+            length = 2
+            code = b0 & 0x1F
+        case 0xE0...0xEF:
+            length = 3
+            code = b0 & 0x0F
+        case 0xF0...0xF4:
+            length = 4
+            code = b0 & 0x07
         default: return (0xFFFD, 1)
         }
         guard index + length <= bytes.count else { return (0xFFFD, 1) }

@@ -47,8 +47,10 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
     ///   - segmentation: Where terms begin and end.
     ///   - removesDiacritics: Whether Latin diacritics are removed. Default `true`.
     ///   - stemsEnglish: Whether the Porter stemmer is applied. Default `false`.
-    public init(segmentation: Segmentation = .unicode61, removesDiacritics: Bool = true,
-                stemsEnglish: Bool = false) {
+    public init(
+        segmentation: Segmentation = .unicode61, removesDiacritics: Bool = true,
+        stemsEnglish: Bool = false
+    ) {
         self.segmentation = segmentation
         self.removesDiacritics = removesDiacritics
         self.stemsEnglish = stemsEnglish
@@ -66,7 +68,8 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
     /// Notes in any language (the `trove` tool's default): CJK, Thai, Lao, Khmer and Myanmar
     /// runs cut into bigrams, diacritics removed, Porter stemming for English words. English
     /// text tokenizes exactly as with ``english``.
-    public static let multilingual = TokenizerConfiguration(segmentation: .bigram, stemsEnglish: true)
+    public static let multilingual = TokenizerConfiguration(
+        segmentation: .bigram, stemsEnglish: true)
 
     /// The name under which Trove registers its own FTS5 tokenizer (used by ``Segmentation/cjkBigram``).
     public static let fts5TokenizerName = "trove"
@@ -88,8 +91,10 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
 
     /// The arguments Trove's registered FTS5 tokenizer receives (after its name).
     public var fts5Arguments: [String] {
-        [segmentation.rawValue, "remove_diacritics", removesDiacritics ? "2" : "0",
-         "porter", stemsEnglish ? "1" : "0"]
+        [
+            segmentation.rawValue, "remove_diacritics", removesDiacritics ? "2" : "0",
+            "porter", stemsEnglish ? "1" : "0",
+        ]
     }
 
     /// Reads the arguments written by ``fts5Arguments``; `nil` for anything else.
@@ -106,7 +111,8 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
             guard let value = rest.dropFirst().first else { return nil }
             switch (key, value) {
             case ("remove_diacritics", "0"): configuration.removesDiacritics = false
-            case ("remove_diacritics", "1"), ("remove_diacritics", "2"): configuration.removesDiacritics = true
+            case ("remove_diacritics", "1"), ("remove_diacritics", "2"):
+                configuration.removesDiacritics = true
             case ("porter", "0"): configuration.stemsEnglish = false
             case ("porter", "1"): configuration.stemsEnglish = true
             default: return nil
@@ -126,7 +132,8 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
     ///
     /// - Parameter fts5TokenizeArgument: The value of FTS5's `tokenize=` option.
     public init?(fts5TokenizeArgument: String) {
-        var words = fts5TokenizeArgument.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)[...]
+        var words = fts5TokenizeArgument.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(
+            String.init)[...]
         if words.first == Self.fts5TokenizerName {
             self.init(fts5Arguments: Array(words.dropFirst()))
             return
@@ -142,7 +149,9 @@ public struct TokenizerConfiguration: Sendable, Hashable, Codable, CustomStringC
             words = words.dropFirst()
         }
         while let key = words.first {
-            guard key == "remove_diacritics", let value = words.dropFirst().first else { return nil }
+            guard key == "remove_diacritics", let value = words.dropFirst().first else {
+                return nil
+            }
             switch value {
             case "0": configuration.removesDiacritics = false
             case "1", "2": configuration.removesDiacritics = true

@@ -70,8 +70,10 @@ public struct TypedQuery: Sendable, Hashable {
         // words (and the query's language) are judged on.
         let parsed = pieces.map { piece, isQuoted in
             let segment = String(piece)
-            return (segment: segment, isQuoted: isQuoted, tokens: tokenizer.tokens(in: segment),
-                    folded: surface.tokens(in: segment))
+            return (
+                segment: segment, isQuoted: isQuoted, tokens: tokenizer.tokens(in: segment),
+                folded: surface.tokens(in: segment)
+            )
         }
         let stopwords = stopwords ?? Stopwords.forQuery(parsed.flatMap { $0.folded.map(\.term) })
 
@@ -90,19 +92,23 @@ public struct TypedQuery: Sendable, Hashable {
                 var spans: [Range<Int>] = []
                 for token in tokens {
                     if let last = spans.last, token.byteRange.lowerBound <= last.upperBound {
-                        spans[spans.count - 1] = last.lowerBound..<max(last.upperBound, token.byteRange.upperBound)
+                        spans[spans.count - 1] =
+                            last.lowerBound..<max(last.upperBound, token.byteRange.upperBound)
                     } else {
                         spans.append(token.byteRange)
                     }
                 }
                 let words = spans.map { String(decoding: bytes[$0], as: UTF8.self) }
-                append(Clause(words: words, terms: tokens.map(\.term), isQuoted: true), isStopword: false)
+                append(
+                    Clause(words: words, terms: tokens.map(\.term), isQuoted: true),
+                    isStopword: false)
             } else {
                 // Each term its own clause; stop words judged on the folded, unstemmed form.
                 for (token, plain) in zip(tokens, folded) {
                     let word = String(decoding: bytes[token.byteRange], as: UTF8.self)
-                    append(Clause(words: [word], terms: [token.term], isQuoted: false),
-                           isStopword: stopwords.contains(plain.term))
+                    append(
+                        Clause(words: [word], terms: [token.term], isQuoted: false),
+                        isStopword: stopwords.contains(plain.term))
                 }
             }
         }
@@ -111,7 +117,9 @@ public struct TypedQuery: Sendable, Hashable {
             droppedStopwords = []
         } else {
             clauses = candidates.filter { !$0.isStopword }.map(\.clause)
-            droppedStopwords = candidates.filter(\.isStopword).map { $0.clause.words.joined(separator: " ") }
+            droppedStopwords = candidates.filter(\.isStopword).map {
+                $0.clause.words.joined(separator: " ")
+            }
         }
     }
 
@@ -132,6 +140,7 @@ public struct TypedQuery: Sendable, Hashable {
     /// tokenizes each string with the table's tokenizer into the same terms as ``Clause/terms``.
     public var fts5Expression: String? {
         guard !clauses.isEmpty else { return nil }
-        return clauses.map { "\"" + $0.words.joined(separator: " ") + "\"" }.joined(separator: " OR ")
+        return clauses.map { "\"" + $0.words.joined(separator: " ") + "\"" }.joined(
+            separator: " OR ")
     }
 }

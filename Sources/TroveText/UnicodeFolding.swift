@@ -52,10 +52,13 @@ enum UnicodeFolding {
     static let strippedLatin: [UInt8] = {
         var table = [UInt8](repeating: 0, count: 0x2500)
         for code in 0x80..<0x2500 {
-            guard let scalar = Unicode.Scalar(UInt32(code)), scalar.properties.isAlphabetic else { continue }
-            let decomposed = String(Character(scalar)).decomposedStringWithCanonicalMapping.unicodeScalars
+            guard let scalar = Unicode.Scalar(UInt32(code)), scalar.properties.isAlphabetic else {
+                continue
+            }
+            let decomposed = String(Character(scalar)).decomposedStringWithCanonicalMapping
+                .unicodeScalars
             guard let base = decomposed.first, base.isASCII, decomposed.count > 1,
-                  decomposed.dropFirst().allSatisfy({ (0x300...0x36F).contains($0.value) })
+                decomposed.dropFirst().allSatisfy({ (0x300...0x36F).contains($0.value) })
             else { continue }
             table[code] = UInt8(base.value)
         }
@@ -72,8 +75,9 @@ enum UnicodeFolding {
     static func lookup(_ code: UInt32) -> Info {
         if code < 0x1_0000 {
             let entry = table[Int(code)]
-            return Info(isToken: entry & (1 << 21) != 0, isDiacritic: entry & (1 << 22) != 0,
-                        cjkClass: UInt8((entry >> 24) & 3), folded: entry & 0x1F_FFFF)
+            return Info(
+                isToken: entry & (1 << 21) != 0, isDiacritic: entry & (1 << 22) != 0,
+                cjkClass: UInt8((entry >> 24) & 3), folded: entry & 0x1F_FFFF)
         }
         guard let scalar = Unicode.Scalar(code) else {
             return Info(isToken: false, isDiacritic: false, cjkClass: 0, folded: code)
@@ -93,33 +97,35 @@ enum UnicodeFolding {
 
     static func classify(_ scalar: Unicode.Scalar) -> Info {
         let code = scalar.value
-        let cjkClass: UInt8 = isHangul(code) ? 2 : isHanKana(code) ? 1 : isSoutheastAsian(code) ? 3 : 0
+        let cjkClass: UInt8 =
+            isHangul(code) ? 2 : isHanKana(code) ? 1 : isSoutheastAsian(code) ? 3 : 0
         if (0x300...0x331).contains(code) {
             return Info(isToken: false, isDiacritic: true, cjkClass: 0, folded: code)
         }
         let isToken: Bool
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber, .privateUse, .unassigned:
+            .decimalNumber, .letterNumber, .otherNumber, .privateUse, .unassigned:
             isToken = true
         default:
             isToken = false
         }
-        return Info(isToken: isToken, isDiacritic: false, cjkClass: cjkClass,
-                    folded: isToken ? simpleCaseFold(scalar) : code)
+        return Info(
+            isToken: isToken, isDiacritic: false, cjkClass: cjkClass,
+            folded: isToken ? simpleCaseFold(scalar) : code)
     }
 
     static func isHanKana(_ code: UInt32) -> Bool {
         switch code {
-        case 0x3005...0x3007,        // 々 〆 〇
-             0x3040...0x309F,        // Hiragana
-             0x30A0...0x30FF,        // Katakana (with ー)
-             0x31F0...0x31FF,        // Katakana phonetic extensions
-             0x3400...0x4DBF,        // CJK Extension A
-             0x4E00...0x9FFF,        // CJK Unified Ideographs
-             0xF900...0xFAFF,        // CJK Compatibility Ideographs
-             0xFF66...0xFF9F,        // Half-width Katakana
-             0x2_0000...0x3_FFFF:    // CJK Extensions B and later, compatibility supplement
+        case 0x3005...0x3007,  // 々 〆 〇
+            0x3040...0x309F,  // Hiragana
+            0x30A0...0x30FF,  // Katakana (with ー)
+            0x31F0...0x31FF,  // Katakana phonetic extensions
+            0x3400...0x4DBF,  // CJK Extension A
+            0x4E00...0x9FFF,  // CJK Unified Ideographs
+            0xF900...0xFAFF,  // CJK Compatibility Ideographs
+            0xFF66...0xFF9F,  // Half-width Katakana
+            0x2_0000...0x3_FFFF:  // CJK Extensions B and later, compatibility supplement
             return true
         default:
             return false
@@ -131,10 +137,10 @@ enum UnicodeFolding {
     /// punctuation keep their `unicode61` roles.
     static func isSoutheastAsian(_ code: UInt32) -> Bool {
         switch code {
-        case 0x0E01...0x0E3A, 0x0E40...0x0E4E,   // Thai letters, vowels, tone marks
-             0x0E81...0x0EBD, 0x0EC0...0x0ECE,   // Lao
-             0x1000...0x103F, 0x1050...0x108F,   // Myanmar (without its digits)
-             0x1780...0x17D3, 0x17DC...0x17DD:   // Khmer (without its punctuation and digits)
+        case 0x0E01...0x0E3A, 0x0E40...0x0E4E,  // Thai letters, vowels, tone marks
+            0x0E81...0x0EBD, 0x0EC0...0x0ECE,  // Lao
+            0x1000...0x103F, 0x1050...0x108F,  // Myanmar (without its digits)
+            0x1780...0x17D3, 0x17DC...0x17DD:  // Khmer (without its punctuation and digits)
             return true
         default:
             return false
@@ -144,7 +150,7 @@ enum UnicodeFolding {
     static func isHangul(_ code: UInt32) -> Bool {
         switch code {
         case 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xAC00...0xD7AF, 0xD7B0...0xD7FF,
-             0xFFA0...0xFFDC:
+            0xFFA0...0xFFDC:
             return true
         default:
             return false
@@ -155,19 +161,19 @@ enum UnicodeFolding {
     /// letters whose folding differs from their lower case.
     static func simpleCaseFold(_ scalar: Unicode.Scalar) -> UInt32 {
         switch scalar.value {
-        case 0xB5: return 0x3BC      // µ micro sign → μ
-        case 0x130: return 0x69      // İ → i (its full lower case adds a combining dot)
-        case 0x17F: return 0x73      // ſ long s → s
+        case 0xB5: return 0x3BC  // µ micro sign → μ
+        case 0x130: return 0x69  // İ → i (its full lower case adds a combining dot)
+        case 0x17F: return 0x73  // ſ long s → s
         case 0x345, 0x1FBE: return 0x3B9  // ypogegrammeni, prosgegrammeni → ι
-        case 0x3C2: return 0x3C3     // ς final sigma → σ
-        case 0x3D0: return 0x3B2     // ϐ → β
-        case 0x3D1: return 0x3B8     // ϑ → θ
-        case 0x3D5: return 0x3C6     // ϕ → φ
-        case 0x3D6: return 0x3C0     // ϖ → π
-        case 0x3F0: return 0x3BA     // ϰ → κ
-        case 0x3F1: return 0x3C1     // ϱ → ρ
-        case 0x3F5: return 0x3B5     // ϵ → ε
-        case 0x1E9B: return 0x1E61   // ẛ → ṡ
+        case 0x3C2: return 0x3C3  // ς final sigma → σ
+        case 0x3D0: return 0x3B2  // ϐ → β
+        case 0x3D1: return 0x3B8  // ϑ → θ
+        case 0x3D5: return 0x3C6  // ϕ → φ
+        case 0x3D6: return 0x3C0  // ϖ → π
+        case 0x3F0: return 0x3BA  // ϰ → κ
+        case 0x3F1: return 0x3C1  // ϱ → ρ
+        case 0x3F5: return 0x3B5  // ϵ → ε
+        case 0x1E9B: return 0x1E61  // ẛ → ṡ
         default: break
         }
         let lower = scalar.properties.lowercaseMapping.unicodeScalars

@@ -34,7 +34,9 @@ extension SQLiteError {
             self = .rowNotFound(id: Int(id))
         case .duplicateDocumentID(let id):
             // What SQLite reports for a second row with the same INTEGER PRIMARY KEY.
-            self = .stepFailed(code: ResultCodes.constraint, message: "UNIQUE constraint failed: \(table).id (id \(id))")
+            self = .stepFailed(
+                code: ResultCodes.constraint,
+                message: "UNIQUE constraint failed: \(table).id (id \(id))")
         case .invalidTextQuery(let query, let reason):
             self = .invalidTextQuery(query, detail: reason)
         case .lexicalSearchDisabled:
@@ -59,7 +61,8 @@ extension SQLiteError {
         case let error as TroveSQLite.SQLiteError:
             self = .databaseOpenFailed(code: error.code.rawValue, message: error.message)
         default:
-            self = .databaseOpenFailed(code: ResultCodes.cantOpen, message: String(describing: error))
+            self = .databaseOpenFailed(
+                code: ResultCodes.cantOpen, message: String(describing: error))
         }
     }
 }

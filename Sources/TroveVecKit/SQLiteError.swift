@@ -55,25 +55,40 @@ public enum SQLiteError: Sendable, LocalizedError {
     case lexicalSearchDisabled
 
     public var errorDescription: String? {
-        func detail(_ code: Int32, _ message: String?) -> String { "code \(code): \(message ?? "no message")" }
+        func detail(_ code: Int32, _ message: String?) -> String {
+            "code \(code): \(message ?? "no message")"
+        }
         switch self {
-        case .databaseOpenFailed(let code, let message): return "Could not open the store (\(detail(code, message)))."
+        case .databaseOpenFailed(let code, let message):
+            return "Could not open the store (\(detail(code, message)))."
         case .databaseNotOpen: return "The store's database is not open."
-        case .registrationFailed(let code, let message): return "Extension registration failed (\(detail(code, message)))."
-        case .executionFailed(let code, let message): return "The statement failed (\(detail(code, message)))."
-        case .prepareFailed(let code, let message): return "The SQL could not be compiled (\(detail(code, message)))."
-        case .stepFailed(let code, let message): return "The statement failed while running (\(detail(code, message)))."
+        case .registrationFailed(let code, let message):
+            return "Extension registration failed (\(detail(code, message)))."
+        case .executionFailed(let code, let message):
+            return "The statement failed (\(detail(code, message)))."
+        case .prepareFailed(let code, let message):
+            return "The SQL could not be compiled (\(detail(code, message)))."
+        case .stepFailed(let code, let message):
+            return "The statement failed while running (\(detail(code, message)))."
         case .invalidTableName(let name):
-            return "'\(name)' is not a valid table name: use [A-Za-z_][A-Za-z0-9_]*, at most 64 characters, not starting with sqlite_ or trove_."
-        case .invalidDimension(let dimension): return "The dimension must be in 1...65536, got \(dimension)."
+            return
+                "'\(name)' is not a valid table name: use [A-Za-z_][A-Za-z0-9_]*, at most 64 characters, not starting with sqlite_ or trove_."
+        case .invalidDimension(let dimension):
+            return "The dimension must be in 1...65536, got \(dimension)."
         case .schemaMismatch(let expected, let found):
-            return "The file holds this table with another configuration; open it with the configuration it was made with, or re-ingest into a new file. Expected: \(expected). Found: \(found)."
-        case .dimensionMismatch(let expected, let got): return "The vector has \(got) components; the store's dimension is \(expected)."
-        case .metadataTooLarge(let limit, let got): return "The metadata is \(got) UTF-8 bytes; the store's limit is \(limit)."
-        case .invalidTopK(let topK): return "topK must be in 1...\(VectorStore.maxTopK), got \(topK)."
+            return
+                "The file holds this table with another configuration; open it with the configuration it was made with, or re-ingest into a new file. Expected: \(expected). Found: \(found)."
+        case .dimensionMismatch(let expected, let got):
+            return "The vector has \(got) components; the store's dimension is \(expected)."
+        case .metadataTooLarge(let limit, let got):
+            return "The metadata is \(got) UTF-8 bytes; the store's limit is \(limit)."
+        case .invalidTopK(let topK):
+            return "topK must be in 1...\(VectorStore.maxTopK), got \(topK)."
         case .rowNotFound(let id): return "The store has no row with id \(id)."
-        case .invalidTextQuery(let query, let detail): return "'\(query)' is not a valid FTS5 query: \(detail ?? "syntax error")."
-        case .lexicalSearchDisabled: return "The store was created with lexicalSearch: false, so it has no text index."
+        case .invalidTextQuery(let query, let detail):
+            return "'\(query)' is not a valid FTS5 query: \(detail ?? "syntax error")."
+        case .lexicalSearchDisabled:
+            return "The store was created with lexicalSearch: false, so it has no text index."
         }
     }
 }

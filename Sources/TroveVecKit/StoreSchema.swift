@@ -14,7 +14,9 @@ enum StoreSchema {
     /// The fields a search reads: everything but the embedding.
     static let resultFields = [content, source, metadata]
 
-    static func documentSchema(dimension: Int, metric: DistanceMetric, lexicalSearch: Bool) -> DocumentSchema {
+    static func documentSchema(dimension: Int, metric: DistanceMetric, lexicalSearch: Bool)
+        -> DocumentSchema
+    {
         DocumentSchema(
             id: .int64,
             fields: [
@@ -29,7 +31,7 @@ enum StoreSchema {
     static func isValid(tableName name: String) -> Bool {
         func isLetter(_ c: Character) -> Bool { c.isASCII && (c.isLetter || c == "_") }
         guard let first = name.first, isLetter(first), name.count <= 64,
-              name.allSatisfy({ isLetter($0) || ($0.isASCII && $0.isNumber) })
+            name.allSatisfy({ isLetter($0) || ($0.isASCII && $0.isNumber) })
         else { return false }
         let lower = name.lowercased()
         return !lower.hasPrefix("sqlite_") && !lower.hasPrefix("trove_")
@@ -37,31 +39,43 @@ enum StoreSchema {
 
     /// The configuration in words, for ``SQLiteError/schemaMismatch(expected:found:)``.
     static func describe(_ schema: DocumentSchema, table: String) -> String {
-        let fields = schema.fields.map { "\($0.name) \($0.type)\($0.isOptional ? "?" : "")" }.joined(separator: ", ")
+        let fields = schema.fields.map { "\($0.name) \($0.type)\($0.isOptional ? "?" : "")" }
+            .joined(separator: ", ")
         let text = schema.fullText == nil ? "no full-text index" : "full text over content"
         return "\(table)(id, \(fields)), \(text)"
     }
 
     /// A row as the document stored for it.
     static func document(_ entry: VectorEntry) -> Document {
-        Document(id: .int(Int64(entry.id)), [
-            content: .string(entry.content), source: .string(entry.source),
-            metadata: entry.metadata.map(Value.string) ?? .null, embedding: .vector(entry.vector),
-        ])
+        Document(
+            id: .int(Int64(entry.id)),
+            [
+                content: .string(entry.content), source: .string(entry.source),
+                metadata: entry.metadata.map(Value.string) ?? .null,
+                embedding: .vector(entry.vector),
+            ])
     }
 
     /// A stored document as a row (nil when it is not one of the store's rows).
     static func entry(_ document: Document) -> VectorEntry? {
-        guard case .int(let id) = document.id, let vector = document[embedding]?.vectorValue else { return nil }
+        guard case .int(let id) = document.id, let vector = document[embedding]?.vectorValue else {
+            return nil
+        }
         return VectorEntry(
-            id: Int(id), content: document[content]?.stringValue ?? "", source: document[source]?.stringValue ?? "",
+            id: Int(id), content: document[content]?.stringValue ?? "",
+            source: document[source]?.stringValue ?? "",
             metadata: document[metadata]?.stringValue, vector: vector)
     }
 
     /// The id, text, source and metadata of a search hit.
-    static func row(_ document: Document) -> (id: Int, content: String, source: String, metadata: String?) {
+    static func row(_ document: Document) -> (
+        id: Int, content: String, source: String, metadata: String?
+    ) {
         let id: Int = if case .int(let value) = document.id { Int(value) } else { 0 }
-        return (id, document[content]?.stringValue ?? "", document[source]?.stringValue ?? "", document[metadata]?.stringValue)
+        return (
+            id, document[content]?.stringValue ?? "", document[source]?.stringValue ?? "",
+            document[metadata]?.stringValue
+        )
     }
 
     /// The filter of a `source:` argument.

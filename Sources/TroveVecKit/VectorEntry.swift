@@ -23,7 +23,8 @@ public struct VectorEntry: Sendable, Equatable, Codable {
     public let vector: [Float]
 
     /// An entry whose metadata is stored exactly as given.
-    public init(id: Int, content: String, source: String, metadata: String? = nil, vector: [Float]) {
+    public init(id: Int, content: String, source: String, metadata: String? = nil, vector: [Float])
+    {
         self.id = id
         self.content = content
         self.source = source
@@ -33,8 +34,11 @@ public struct VectorEntry: Sendable, Equatable, Codable {
 
     /// An entry from a `[Double]` embedding (stored as 32-bit floats).
     @_disfavoredOverload
-    public init(id: Int, content: String, source: String, metadata: String? = nil, vector: [Double]) {
-        self.init(id: id, content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
+    public init(id: Int, content: String, source: String, metadata: String? = nil, vector: [Double])
+    {
+        self.init(
+            id: id, content: content, source: source, metadata: metadata,
+            vector: vector.map(Float.init))
     }
 
     /// An entry whose metadata is `metadata` encoded as compact JSON with sorted keys.
@@ -43,14 +47,23 @@ public struct VectorEntry: Sendable, Equatable, Codable {
     /// as it is, never encoded into a quoted JSON string.
     ///
     /// - Throws: what `JSONEncoder` throws for `metadata`.
-    public init(id: Int, content: String, source: String, encoding metadata: some Encodable, vector: [Float]) throws {
-        self.init(id: id, content: content, source: source, metadata: try MetadataJSON.string(metadata), vector: vector)
+    public init(
+        id: Int, content: String, source: String, encoding metadata: some Encodable, vector: [Float]
+    ) throws {
+        self.init(
+            id: id, content: content, source: source, metadata: try MetadataJSON.string(metadata),
+            vector: vector)
     }
 
     /// An entry from a `[Double]` embedding whose metadata is `metadata` encoded as JSON.
     @_disfavoredOverload
-    public init(id: Int, content: String, source: String, encoding metadata: some Encodable, vector: [Double]) throws {
-        try self.init(id: id, content: content, source: source, encoding: metadata, vector: vector.map(Float.init))
+    public init(
+        id: Int, content: String, source: String, encoding metadata: some Encodable,
+        vector: [Double]
+    ) throws {
+        try self.init(
+            id: id, content: content, source: source, encoding: metadata,
+            vector: vector.map(Float.init))
     }
 }
 

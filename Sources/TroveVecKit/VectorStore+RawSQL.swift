@@ -43,8 +43,12 @@ extension VectorStore {
     /// Says whether a failed statement failed to compile or failed while running, as
     /// SQLiteVecKit's cases do: `EXPLAIN` compiles the statement again without running it
     /// (only on this failure path).
-    private func classified(_ error: any Error, sql: String, bindings: [TroveSQLite.SQLValue]) async -> SQLiteError {
-        guard let error = error as? TroveSQLite.SQLiteError else { return SQLiteError(translating: error, table: tableName) }
+    private func classified(_ error: any Error, sql: String, bindings: [TroveSQLite.SQLValue]) async
+        -> SQLiteError
+    {
+        guard let error = error as? TroveSQLite.SQLiteError else {
+            return SQLiteError(translating: error, table: tableName)
+        }
         // The same bindings: Trove's statements refuse a wrong number of values.
         let compiles = (try? await database.query("EXPLAIN " + sql, bindings: bindings)) != nil
         return compiles

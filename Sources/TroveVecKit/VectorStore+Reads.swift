@@ -3,7 +3,9 @@ import Trove
 extension VectorStore {
     /// The row with this id, vector included, or nil.
     public func fetch(id: Int) async throws -> VectorEntry? {
-        try await translatingErrors { try await collection.fetch(id: .int(Int64(id))).flatMap(StoreSchema.entry) }
+        try await translatingErrors {
+            try await collection.fetch(id: .int(Int64(id))).flatMap(StoreSchema.entry)
+        }
     }
 
     /// Whether a row has this id.
@@ -18,6 +20,8 @@ extension VectorStore {
 
     /// The number of rows with this source.
     public func count(source: String) async throws -> Int {
-        try await translatingErrors { try await collection.count(StoreSchema.filter(source: source)) }
+        try await translatingErrors {
+            try await collection.count(StoreSchema.filter(source: source))
+        }
     }
 }

@@ -25,11 +25,13 @@ enum RankedLeg: Sendable {
 
     func row(_ hit: DocumentHit) -> RankedRow {
         let (id, content, source, metadata) = StoreSchema.row(hit.document)
-        let distance: Double? = switch self {
-        case .vector: hit.distances.first ?? nil
-        case .text: hit.bm25
-        }
-        return RankedRow(id: id, content: content, source: source, metadata: metadata, distance: distance ?? 0)
+        let distance: Double? =
+            switch self {
+            case .vector: hit.distances.first ?? nil
+            case .text: hit.bm25
+            }
+        return RankedRow(
+            id: id, content: content, source: source, metadata: metadata, distance: distance ?? 0)
     }
 
     /// The first `count` rows of this list that pass `fragment`.
@@ -42,9 +44,12 @@ enum RankedLeg: Sendable {
     ///
     /// - Complexity: with a fragment, O(log₄(depth needed / count)) searches.
     func rows(
-        count: Int, filter: Filter, fragment: WhereFragment?, documents: DocumentReader, transaction: ReadTransaction
+        count: Int, filter: Filter, fragment: WhereFragment?, documents: DocumentReader,
+        transaction: ReadTransaction
     ) throws -> [RankedRow] {
-        guard let fragment else { return try documents.search(query(filter, depth: count)).map(row) }
+        guard let fragment else {
+            return try documents.search(query(filter, depth: count)).map(row)
+        }
         var kept: [RankedRow] = []
         var checked = 0
         var depth = count
@@ -85,20 +90,25 @@ extension VectorStore {
     ///   ``SQLiteError/stepFailed(code:message:)`` for one that fails on a row.
     /// - Complexity: an exact scan of the rows passing `source`.
     public func search(
-        vector: [Float], topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
+        vector: [Float], topK: Int = 5, source: String? = nil, where sql: String? = nil,
+        bindings: [SQLValue] = []
     ) async throws -> [SearchResult] {
         try check(vector)
         try check(topK: topK)
-        return try await ranked([.vector(vector)], count: topK, source: source, where: sql, bindings: bindings)[0]
+        return try await ranked(
+            [.vector(vector)], count: topK, source: source, where: sql, bindings: bindings)[0]
             .map(SearchResult.init)
     }
 
     /// `[Double]` variant of ``search(vector:topK:source:where:bindings:)``.
     @_disfavoredOverload
     public func search(
-        vector: [Double], topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
+        vector: [Double], topK: Int = 5, source: String? = nil, where sql: String? = nil,
+        bindings: [SQLValue] = []
     ) async throws -> [SearchResult] {
-        try await search(vector: vector.map(Float.init), topK: topK, source: source, where: sql, bindings: bindings)
+        try await search(
+            vector: vector.map(Float.init), topK: topK, source: source, where: sql,
+            bindings: bindings)
     }
 
     /// The rows matching an FTS5 query (terms, `"phrases"`, `AND`/`OR`/`NOT`, `prefix*`), best
@@ -113,11 +123,13 @@ extension VectorStore {
     /// - Throws: ``SQLiteError/lexicalSearchDisabled``, ``SQLiteError/invalidTopK(_:)``,
     ///   ``SQLiteError/invalidTextQuery(_:detail:)``, and the condition's errors.
     public func searchText(
-        _ query: String, topK: Int = 5, source: String? = nil, where sql: String? = nil, bindings: [SQLValue] = []
+        _ query: String, topK: Int = 5, source: String? = nil, where sql: String? = nil,
+        bindings: [SQLValue] = []
     ) async throws -> [SearchResult] {
         guard lexicalSearch else { throw SQLiteError.lexicalSearchDisabled }
         try check(topK: topK)
-        return try await ranked([.text(query)], count: topK, source: source, where: sql, bindings: bindings)[0]
+        return try await ranked(
+            [.text(query)], count: topK, source: source, where: sql, bindings: bindings)[0]
             .map(SearchResult.init)
     }
 
@@ -135,24 +147,30 @@ extension VectorStore {
     /// - Throws: as ``search(vector:topK:source:where:bindings:)`` and
     ///   ``searchText(_:topK:source:where:bindings:)``.
     public func searchHybrid(
-        text: String, vector: [Float], topK: Int = 5, source: String? = nil, where sql: String? = nil,
+        text: String, vector: [Float], topK: Int = 5, source: String? = nil,
+        where sql: String? = nil,
         bindings: [SQLValue] = []
     ) async throws -> [HybridSearchResult] {
         guard lexicalSearch else { throw SQLiteError.lexicalSearchDisabled }
         try check(topK: topK)
         try check(vector)
         let depth = min(4 * topK, Self.maxTopK)
-        let lists = try await ranked([.vector(vector), .text(text)], count: depth, source: source, where: sql, bindings: bindings)
+        let lists = try await ranked(
+            [.vector(vector), .text(text)], count: depth, source: source, where: sql,
+            bindings: bindings)
         return Self.fused(vector: lists[0], text: lists[1], count: topK)
     }
 
     /// `[Double]` variant of ``searchHybrid(text:vector:topK:source:where:bindings:)``.
     @_disfavoredOverload
     public func searchHybrid(
-        text: String, vector: [Double], topK: Int = 5, source: String? = nil, where sql: String? = nil,
+        text: String, vector: [Double], topK: Int = 5, source: String? = nil,
+        where sql: String? = nil,
         bindings: [SQLValue] = []
     ) async throws -> [HybridSearchResult] {
-        try await searchHybrid(text: text, vector: vector.map(Float.init), topK: topK, source: source, where: sql, bindings: bindings)
+        try await searchHybrid(
+            text: text, vector: vector.map(Float.init), topK: topK, source: source, where: sql,
+            bindings: bindings)
     }
 
     // MARK: Shared
@@ -163,7 +181,9 @@ extension VectorStore {
     ) async throws -> [[RankedRow]] {
         let name = tableName
         let filter = StoreSchema.filter(source: source)
-        let fragment = sql.map { WhereFragment(condition: $0, bindings: bindings.map(\.trove), table: name) }
+        let fragment = sql.map {
+            WhereFragment(condition: $0, bindings: bindings.map(\.trove), table: name)
+        }
         return try await translatingErrors {
             try await database.read { transaction in
                 let documents = try transaction.documents(name)
@@ -177,7 +197,9 @@ extension VectorStore {
                     try fragment?.checkCompiles(on: transaction)
                 }
                 return try legs.map { leg in
-                    try leg.rows(count: count, filter: filter, fragment: rowFragment, documents: documents, transaction: transaction)
+                    try leg.rows(
+                        count: count, filter: filter, fragment: rowFragment, documents: documents,
+                        transaction: transaction)
                 }
             }
         }
@@ -188,7 +210,9 @@ extension VectorStore {
     /// The engine fuses its own legs too, but one `Query` has one filter for all of them, while a
     /// `where:` condition that reads `distance` filters each list differently; fusing here keeps
     /// SQLiteVecKit's per-list meaning with or without a condition.
-    private static func fused(vector: [RankedRow], text: [RankedRow], count: Int) -> [HybridSearchResult] {
+    private static func fused(vector: [RankedRow], text: [RankedRow], count: Int)
+        -> [HybridSearchResult]
+    {
         let k = 60.0
         var rows: [Int: (row: RankedRow, score: Double, vectorRank: Int?, textRank: Int?)] = [:]
         for (offset, row) in vector.enumerated() {
@@ -209,13 +233,16 @@ extension VectorStore {
             .prefix(count)
             .map {
                 HybridSearchResult(
-                    id: $0.row.id, content: $0.row.content, source: $0.row.source, metadata: $0.row.metadata,
+                    id: $0.row.id, content: $0.row.content, source: $0.row.source,
+                    metadata: $0.row.metadata,
                     score: $0.score, vectorRank: $0.vectorRank, textRank: $0.textRank)
             }
     }
 
     private func check(_ vector: [Float]) throws(SQLiteError) {
-        guard vector.count == dimension else { throw .dimensionMismatch(expected: dimension, got: vector.count) }
+        guard vector.count == dimension else {
+            throw .dimensionMismatch(expected: dimension, got: vector.count)
+        }
     }
 
     private func check(topK: Int) throws(SQLiteError) {
@@ -225,6 +252,8 @@ extension VectorStore {
 
 extension SearchResult {
     init(_ row: RankedRow) {
-        self.init(id: row.id, content: row.content, source: row.source, metadata: row.metadata, distance: row.distance)
+        self.init(
+            id: row.id, content: row.content, source: row.source, metadata: row.metadata,
+            distance: row.distance)
     }
 }

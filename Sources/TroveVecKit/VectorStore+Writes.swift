@@ -14,26 +14,39 @@ extension VectorStore {
     }
 
     /// Inserts one row from its parts.
-    public func insert(id: Int, content: String, source: String, metadata: String? = nil, vector: [Float]) async throws {
-        try await insert(VectorEntry(id: id, content: content, source: source, metadata: metadata, vector: vector))
+    public func insert(
+        id: Int, content: String, source: String, metadata: String? = nil, vector: [Float]
+    ) async throws {
+        try await insert(
+            VectorEntry(
+                id: id, content: content, source: source, metadata: metadata, vector: vector))
     }
 
     /// Inserts one row from a `[Double]` embedding.
     @_disfavoredOverload
-    public func insert(id: Int, content: String, source: String, metadata: String? = nil, vector: [Double]) async throws {
-        try await insert(VectorEntry(id: id, content: content, source: source, metadata: metadata, vector: vector))
+    public func insert(
+        id: Int, content: String, source: String, metadata: String? = nil, vector: [Double]
+    ) async throws {
+        try await insert(
+            VectorEntry(
+                id: id, content: content, source: source, metadata: metadata, vector: vector))
     }
 
     /// Inserts one row with the next free id (one above the largest, 1 in an empty store) and
     /// returns it.
     @discardableResult
-    public func insert(content: String, source: String, metadata: String? = nil, vector: [Float]) async throws -> Int {
-        let probe = VectorEntry(id: 0, content: content, source: source, metadata: metadata, vector: vector)
+    public func insert(content: String, source: String, metadata: String? = nil, vector: [Float])
+        async throws -> Int
+    {
+        let probe = VectorEntry(
+            id: 0, content: content, source: source, metadata: metadata, vector: vector)
         try validate([probe])
         return try await translatingErrors {
             // Trove picks the id inside the write transaction that inserts (as SQLite would: one
             // above the largest), so two inserts never pick the same one.
-            guard case .int(let id) = try await collection.insert(StoreSchema.document(probe).fields) else {
+            guard
+                case .int(let id) = try await collection.insert(StoreSchema.document(probe).fields)
+            else {
                 preconditionFailure("a vector store has integer ids")
             }
             return Int(id)
@@ -42,8 +55,11 @@ extension VectorStore {
 
     /// Inserts one row from a `[Double]` embedding with the next free id, and returns it.
     @_disfavoredOverload @discardableResult
-    public func insert(content: String, source: String, metadata: String? = nil, vector: [Double]) async throws -> Int {
-        try await insert(content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
+    public func insert(content: String, source: String, metadata: String? = nil, vector: [Double])
+        async throws -> Int
+    {
+        try await insert(
+            content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
     }
 
     /// Inserts rows all or nothing, in one transaction: every entry is checked before the first
@@ -53,7 +69,9 @@ extension VectorStore {
     public func insertBatch(_ entries: [VectorEntry]) async throws {
         guard !entries.isEmpty else { return }
         try validate(entries)
-        try await translatingErrors { try await collection.insert(entries.map(StoreSchema.document)) }
+        try await translatingErrors {
+            try await collection.insert(entries.map(StoreSchema.document))
+        }
     }
 
     // MARK: Replace and delete
@@ -85,7 +103,9 @@ extension VectorStore {
     /// - Returns: how many rows were deleted.
     @discardableResult
     public func delete(source: String) async throws -> Int {
-        try await translatingErrors { try await collection.delete(where: StoreSchema.filter(source: source)) }
+        try await translatingErrors {
+            try await collection.delete(where: StoreSchema.filter(source: source))
+        }
     }
 
     /// Deletes every row.

@@ -79,19 +79,24 @@ public actor VectorStore {
         tableName: String = "chunks", metadataByteLimit: Int = VectorStore.defaultMetadataByteLimit,
         lexicalSearch: Bool = true
     ) throws {
-        guard StoreSchema.isValid(tableName: tableName) else { throw SQLiteError.invalidTableName(tableName) }
+        guard StoreSchema.isValid(tableName: tableName) else {
+            throw SQLiteError.invalidTableName(tableName)
+        }
         guard dimension >= 1 else { throw SQLiteError.invalidDimension(dimension) }
-        let schema = StoreSchema.documentSchema(dimension: dimension, metric: distanceMetric, lexicalSearch: lexicalSearch)
+        let schema = StoreSchema.documentSchema(
+            dimension: dimension, metric: distanceMetric, lexicalSearch: lexicalSearch)
         let path: String? = dbPath == ":memory:" || dbPath.isEmpty ? nil : dbPath
         do {
             collection = try Database.openingDocuments(at: path, tableName, schema: schema)
         } catch let error as TroveError {
             switch error {
             case .schemaMismatch(_, let details):
-                throw SQLiteError.schemaMismatch(expected: StoreSchema.describe(schema, table: tableName), found: details)
+                throw SQLiteError.schemaMismatch(
+                    expected: StoreSchema.describe(schema, table: tableName), found: details)
             case .invalidName(_, let reason):
                 // The name passed the rules above, so something else in the file has it.
-                throw SQLiteError.schemaMismatch(expected: StoreSchema.describe(schema, table: tableName), found: reason)
+                throw SQLiteError.schemaMismatch(
+                    expected: StoreSchema.describe(schema, table: tableName), found: reason)
             case .invalidDimension(let dimension):
                 throw SQLiteError.invalidDimension(dimension)
             default:
@@ -114,12 +119,14 @@ public actor VectorStore {
         lexicalSearch: Bool = true
     ) throws {
         try self.init(
-            dbPath: dbURL.path, dimension: dimension, distanceMetric: distanceMetric, tableName: tableName,
+            dbPath: dbURL.path, dimension: dimension, distanceMetric: distanceMetric,
+            tableName: tableName,
             metadataByteLimit: metadataByteLimit, lexicalSearch: lexicalSearch)
     }
 
     /// Runs `body`, turning what Trove throws into ``SQLiteError``.
-    func translatingErrors<T: Sendable>(_ body: () async throws -> T) async throws(SQLiteError) -> T {
+    func translatingErrors<T: Sendable>(_ body: () async throws -> T) async throws(SQLiteError) -> T
+    {
         do {
             return try await body()
         } catch {

@@ -36,7 +36,8 @@ struct WhereFragment: Sendable {
     /// Whether the condition compiles over the table's columns alone (no `distance`, no `c.`),
     /// so the engine can apply it before ranking; checked without evaluating it on any row.
     func readsTableOnly(on transaction: ReadTransaction) -> Bool {
-        (try? transaction.query("SELECT 1 FROM \"\(table)\" WHERE (\(condition)) LIMIT 0", bindings)) != nil
+        (try? transaction.query("SELECT 1 FROM \"\(table)\" WHERE (\(condition)) LIMIT 0", bindings))
+            != nil
     }
 
     /// The engine's filter for a condition that ``readsTableOnly(on:)``.
@@ -57,10 +58,13 @@ struct WhereFragment: Sendable {
     /// The ids of `rows` that pass the condition, each evaluated with its own distance.
     ///
     /// - Complexity: one statement; the rows travel as one JSON text of about 25 bytes a row.
-    func passing(_ rows: ArraySlice<RankedRow>, on transaction: ReadTransaction) throws -> Set<Int> {
+    func passing(_ rows: ArraySlice<RankedRow>, on transaction: ReadTransaction) throws -> Set<Int>
+    {
         guard !rows.isEmpty else { return [] }
         // A finite Double's description is a JSON number that reads back as the same Double.
-        let json = "[" + rows.map { "[\($0.id),\($0.distance.isFinite ? "\($0.distance)" : "null")]" }
+        let json =
+            "["
+            + rows.map { "[\($0.id),\($0.distance.isFinite ? "\($0.distance)" : "null")]" }
             .joined(separator: ",") + "]"
         let result = try transaction.query(sql, [.text(json)] + bindings)
         return Set(result.compactMap { $0[0].int64Value.map { Int($0) } })

@@ -21,26 +21,37 @@ public enum DistanceKernels {
     /// - Returns: the inner product.
     /// - Complexity: O(count).
     @inlinable @inline(__always)
-    public static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
-        var s0 = SIMD8<Float>(), s1 = SIMD8<Float>(), s2 = SIMD8<Float>(), s3 = SIMD8<Float>()
-        let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
+    public static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int)
+        -> Float
+    {
+        var s0 = SIMD8<Float>()
+        var s1 = SIMD8<Float>()
+        var s2 = SIMD8<Float>()
+        var s3 = SIMD8<Float>()
+        let ra = UnsafeRawPointer(a)
+        let rb = UnsafeRawPointer(b)
         var i = 0
         // Byte offsets: 8 floats = 32 bytes per SIMD8 load.
         while i + 32 <= count {
             let o = i &* 4
-            s0 += ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            s0 +=
+                ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
                 * rb.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            s1 += ra.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
+            s1 +=
+                ra.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
                 * rb.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
-            s2 += ra.loadUnaligned(fromByteOffset: o &+ 64, as: SIMD8<Float>.self)
+            s2 +=
+                ra.loadUnaligned(fromByteOffset: o &+ 64, as: SIMD8<Float>.self)
                 * rb.loadUnaligned(fromByteOffset: o &+ 64, as: SIMD8<Float>.self)
-            s3 += ra.loadUnaligned(fromByteOffset: o &+ 96, as: SIMD8<Float>.self)
+            s3 +=
+                ra.loadUnaligned(fromByteOffset: o &+ 96, as: SIMD8<Float>.self)
                 * rb.loadUnaligned(fromByteOffset: o &+ 96, as: SIMD8<Float>.self)
             i &+= 32
         }
         while i + 8 <= count {
             let o = i &* 4
-            s0 += ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            s0 +=
+                ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
                 * rb.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
             i &+= 8
         }
@@ -61,19 +72,29 @@ public enum DistanceKernels {
     /// - Returns: the squared distance.
     /// - Complexity: O(count).
     @inlinable @inline(__always)
-    public static func l2Squared(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
-        var s0 = SIMD8<Float>(), s1 = SIMD8<Float>(), s2 = SIMD8<Float>(), s3 = SIMD8<Float>()
-        let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
+    public static func l2Squared(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int)
+        -> Float
+    {
+        var s0 = SIMD8<Float>()
+        var s1 = SIMD8<Float>()
+        var s2 = SIMD8<Float>()
+        var s3 = SIMD8<Float>()
+        let ra = UnsafeRawPointer(a)
+        let rb = UnsafeRawPointer(b)
         var i = 0
         while i + 32 <= count {
             let o = i &* 4
-            let d0 = ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            let d0 =
+                ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
                 - rb.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-            let d1 = ra.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
+            let d1 =
+                ra.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
                 - rb.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
-            let d2 = ra.loadUnaligned(fromByteOffset: o &+ 64, as: SIMD8<Float>.self)
+            let d2 =
+                ra.loadUnaligned(fromByteOffset: o &+ 64, as: SIMD8<Float>.self)
                 - rb.loadUnaligned(fromByteOffset: o &+ 64, as: SIMD8<Float>.self)
-            let d3 = ra.loadUnaligned(fromByteOffset: o &+ 96, as: SIMD8<Float>.self)
+            let d3 =
+                ra.loadUnaligned(fromByteOffset: o &+ 96, as: SIMD8<Float>.self)
                 - rb.loadUnaligned(fromByteOffset: o &+ 96, as: SIMD8<Float>.self)
             s0 += d0 * d0
             s1 += d1 * d1
@@ -83,7 +104,8 @@ public enum DistanceKernels {
         }
         while i + 8 <= count {
             let o = i &* 4
-            let d = ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            let d =
+                ra.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
                 - rb.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
             s0 += d * d
             i &+= 8
@@ -118,7 +140,8 @@ public enum DistanceKernels {
     public static func dot(_ a: [Float], _ b: [Float]) -> Float {
         precondition(a.count == b.count, "vectors of different dimensions")
         return a.withUnsafeBufferPointer { pa in
-            b.withUnsafeBufferPointer { pb in dot(pa.baseAddress!, pb.baseAddress!, count: a.count) }
+            b.withUnsafeBufferPointer { pb in dot(pa.baseAddress!, pb.baseAddress!, count: a.count)
+            }
         }
     }
 
@@ -131,7 +154,9 @@ public enum DistanceKernels {
     public static func l2Squared(_ a: [Float], _ b: [Float]) -> Float {
         precondition(a.count == b.count, "vectors of different dimensions")
         return a.withUnsafeBufferPointer { pa in
-            b.withUnsafeBufferPointer { pb in l2Squared(pa.baseAddress!, pb.baseAddress!, count: a.count) }
+            b.withUnsafeBufferPointer { pb in
+                l2Squared(pa.baseAddress!, pb.baseAddress!, count: a.count)
+            }
         }
     }
 
@@ -180,7 +205,8 @@ public enum DistanceKernels {
     public static func normalize(_ v: UnsafeMutableBufferPointer<Float>) {
         let n = v.count
         guard n > 0 else { return }
-        let norm = dot(UnsafePointer(v.baseAddress!), UnsafePointer(v.baseAddress!), count: n).squareRoot()
+        let norm = dot(UnsafePointer(v.baseAddress!), UnsafePointer(v.baseAddress!), count: n)
+            .squareRoot()
         guard norm > 0, norm.isFinite else { return }
         let inverse = 1 / norm
         for i in 0..<n { v[i] *= inverse }

@@ -42,7 +42,8 @@ extension DistanceMetric {
     /// - Returns: the distance (smaller is closer).
     /// - Complexity: O(n) in the dimension.
     public func distance(_ a: [Float], _ b: [Float]) -> Float {
-        precondition(a.count == b.count, "vectors of different dimensions: \(a.count) and \(b.count)")
+        precondition(
+            a.count == b.count, "vectors of different dimensions: \(a.count) and \(b.count)")
         switch self {
         case .cosine: return DistanceKernels.cosineDistance(a, b)
         case .l2: return DistanceKernels.l2(a, b)

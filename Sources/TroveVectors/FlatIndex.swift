@@ -128,7 +128,9 @@ public struct FlatIndex: Sendable {
     ///   - candidates: the ids allowed to compete.
     /// - Returns: `min(k, number of known distinct candidates)` results, nearest first.
     /// - Complexity: O(c log c + c × dimension) for c candidates.
-    public func search(_ query: [Float], k: Int, among candidates: some Sequence<Int64>) -> [Neighbor] {
+    public func search(_ query: [Float], k: Int, among candidates: some Sequence<Int64>)
+        -> [Neighbor]
+    {
         guard k > 0, count > 0 else { return [] }
         // Visiting slots in ascending order both removes duplicates and reads the matrix forwards.
         var slots: [UInt32] = []
@@ -225,7 +227,8 @@ public struct FlatIndex: Sendable {
         func scoreRows(from start: Int, count m: Int) {
             let first = rows + start &* dimension
             if metric == .l2 {
-                NativeKernels.l2SquaredRows(query, first, rowCount: m, count: dimension, into: scores)
+                NativeKernels.l2SquaredRows(
+                    query, first, rowCount: m, count: dimension, into: scores)
             } else {
                 NativeKernels.dotRows(query, first, rowCount: m, count: dimension, into: scores)
             }
@@ -237,24 +240,30 @@ public struct FlatIndex: Sendable {
             let first = rows + start &* dimension
             if metric == .l2 {
                 NativeKernels.l2SquaredRowStreams(
-                    query, first, rowCount: m, stride: stride, streams: streams, count: dimension, into: scores)
+                    query, first, rowCount: m, stride: stride, streams: streams, count: dimension,
+                    into: scores)
             } else {
                 NativeKernels.dotRowStreams(
-                    query, first, rowCount: m, stride: stride, streams: streams, count: dimension, into: scores)
+                    query, first, rowCount: m, stride: stride, streams: streams, count: dimension,
+                    into: scores)
             }
         }
 
         /// Fills `scores[j × m + r]` with the score of row `slots[j × stride + r]`.
         @inline(__always)
-        func scoreSlots(_ slots: UnsafePointer<UInt32>, count m: Int, stride: Int = 0, streams: Int = 1) {
+        func scoreSlots(
+            _ slots: UnsafePointer<UInt32>, count m: Int, stride: Int = 0, streams: Int = 1
+        ) {
             guard m > 0 else { return }
             if metric == .l2 {
                 NativeKernels.l2SquaredGather(
-                    query, rows, slots: slots, slotCount: m, stride: stride, streams: streams, count: dimension,
+                    query, rows, slots: slots, slotCount: m, stride: stride, streams: streams,
+                    count: dimension,
                     into: scores)
             } else {
                 NativeKernels.dotGather(
-                    query, rows, slots: slots, slotCount: m, stride: stride, streams: streams, count: dimension,
+                    query, rows, slots: slots, slotCount: m, stride: stride, streams: streams,
+                    count: dimension,
                     into: scores)
             }
         }
@@ -285,17 +294,22 @@ public struct FlatIndex: Sendable {
     /// Prepares the query for the metric (normalised under cosine), runs `visit` with a block
     /// scorer over the matrix, and turns the kept (ranking) distances into the metric's.
     @inline(__always)
-    private func scan(_ query: [Float], k: Int, _ visit: (BlockScorer, inout TopK) -> Void) -> [Neighbor] {
-        precondition(query.count == dimension, "expected a query of \(dimension) floats, got \(query.count)")
+    private func scan(_ query: [Float], k: Int, _ visit: (BlockScorer, inout TopK) -> Void)
+        -> [Neighbor]
+    {
+        precondition(
+            query.count == dimension, "expected a query of \(dimension) floats, got \(query.count)")
         var q = query
         if metric == .cosine { DistanceKernels.normalize(&q) }
         var top = TopK(k: k)
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: Self.streams &* Self.block) { scores in
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: Self.streams &* Self.block) {
+            scores in
             q.withUnsafeBufferPointer { qb in
                 matrix.withUnsafeRows { rows in
                     matrix.slotIDs.withUnsafeBufferPointer { ids in
                         let scorer = BlockScorer(
-                            query: qb.baseAddress!, rows: rows.baseAddress!, dimension: dimension, metric: metric,
+                            query: qb.baseAddress!, rows: rows.baseAddress!, dimension: dimension,
+                            metric: metric,
                             ids: ids.baseAddress!, scores: scores.baseAddress!)
                         visit(scorer, &top)
                     }

@@ -11,9 +11,9 @@ enum NativeKernels {
     /// Whether the wide (AVX2/FMA) C kernels are used.
     static let wide: Bool = {
         #if arch(x86_64)
-        return trove_kernels_wide() != 0
+            return trove_kernels_wide() != 0
         #else
-        return false
+            return false
         #endif
     }()
 
@@ -23,7 +23,8 @@ enum NativeKernels {
     }
 
     @inline(__always)
-    static func l2Squared(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
+    static func l2Squared(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float
+    {
         wide ? trove_l2sq(a, b, count) : DistanceKernels.l2Squared(a, b, count: count)
     }
 
@@ -36,7 +37,9 @@ enum NativeKernels {
         if wide {
             trove_dot_rows(q, rows, rowCount, count, out)
         } else {
-            portable(runLength: rowCount, into: out) { DistanceKernels.dot(q, rows + $0 &* count, count: count) }
+            portable(runLength: rowCount, into: out) {
+                DistanceKernels.dot(q, rows + $0 &* count, count: count)
+            }
         }
     }
 
@@ -49,7 +52,9 @@ enum NativeKernels {
         if wide {
             trove_l2sq_rows(q, rows, rowCount, count, out)
         } else {
-            portable(runLength: rowCount, into: out) { DistanceKernels.l2Squared(q, rows + $0 &* count, count: count) }
+            portable(runLength: rowCount, into: out) {
+                DistanceKernels.l2Squared(q, rows + $0 &* count, count: count)
+            }
         }
     }
 
@@ -57,7 +62,8 @@ enum NativeKernels {
     /// `stride` rows apart, read side by side.
     @inline(__always)
     static func dotRowStreams(
-        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int, streams: Int,
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int,
+        streams: Int,
         count: Int, into out: UnsafeMutablePointer<Float>
     ) {
         if wide {
@@ -72,7 +78,8 @@ enum NativeKernels {
     /// `out[j × rowCount + r] = |q - rows[j × stride + r]|²`, laid out as `dotRowStreams`.
     @inline(__always)
     static func l2SquaredRowStreams(
-        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int, streams: Int,
+        _ q: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, rowCount: Int, stride: Int,
+        streams: Int,
         count: Int, into out: UnsafeMutablePointer<Float>
     ) {
         if wide {
@@ -88,7 +95,8 @@ enum NativeKernels {
     /// `slotCount` slots, `stride` slots apart in `slots`: rows picked by slot.
     @inline(__always)
     static func dotGather(
-        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
+        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>,
+        slotCount: Int,
         stride: Int = 0, streams: Int = 1, count: Int, into out: UnsafeMutablePointer<Float>
     ) {
         if wide {
@@ -103,7 +111,8 @@ enum NativeKernels {
     /// `out[j × slotCount + r] = |q - rows[slots[j × stride + r]]|²`, laid out as `dotGather`.
     @inline(__always)
     static func l2SquaredGather(
-        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>, slotCount: Int,
+        _ q: UnsafePointer<Float>, _ base: UnsafePointer<Float>, slots: UnsafePointer<UInt32>,
+        slotCount: Int,
         stride: Int = 0, streams: Int = 1, count: Int, into out: UnsafeMutablePointer<Float>
     ) {
         if wide {
@@ -135,7 +144,9 @@ enum NativeKernels {
 
     /// Hamming distance of `words` 64-bit words.
     @inline(__always)
-    static func hamming(_ a: UnsafePointer<UInt64>, _ b: UnsafePointer<UInt64>, words: Int) -> UInt32 {
+    static func hamming(_ a: UnsafePointer<UInt64>, _ b: UnsafePointer<UInt64>, words: Int)
+        -> UInt32
+    {
         trove_hamming(a, b, words)
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The float storage of a `VectorMatrix`: one allocation the matrix owns, so that it can choose
@@ -34,7 +34,8 @@ final class RowBuffer: @unchecked Sendable {
 
     /// Allocates room for at least `minimumCapacity` floats, none in use.
     init(minimumCapacity: Int) {
-        let memory = allocateLargeBuffer(byteCount: Swift.max(minimumCapacity, 16) &* MemoryLayout<Float>.stride)
+        let memory = allocateLargeBuffer(
+            byteCount: Swift.max(minimumCapacity, 16) &* MemoryLayout<Float>.stride)
         base = memory.bindMemory(to: Float.self).baseAddress!
         capacity = memory.count / MemoryLayout<Float>.stride
         count = 0
@@ -68,8 +69,8 @@ package func allocateLargeBuffer(byteCount: Int) -> UnsafeMutableRawBufferPointe
     let rounded = huge ? (byteCount + size - 1) / size * size : Swift.max(byteCount, 1)
     let raw = UnsafeMutableRawPointer.allocate(byteCount: rounded, alignment: huge ? size : 64)
     #if os(Linux)
-    // Advice only: when THP is disabled the call fails and the buffer keeps 4 KB pages.
-    if huge { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
+        // Advice only: when THP is disabled the call fails and the buffer keeps 4 KB pages.
+        if huge { _ = madvise(raw, rounded, MADV_HUGEPAGE) }
     #endif
     return UnsafeMutableRawBufferPointer(start: raw, count: rounded)
 }

@@ -48,16 +48,22 @@ public struct VectorMatrix: Sendable {
     /// - Complexity: O(count) besides `fill`.
     public init?(
         dimension: Int, count: Int,
-        filling fill: (_ ids: UnsafeMutableRawBufferPointer, _ rows: UnsafeMutableRawBufferPointer) throws -> Bool
+        filling fill: (_ ids: UnsafeMutableRawBufferPointer, _ rows: UnsafeMutableRawBufferPointer)
+            throws -> Bool
     ) rethrows {
-        precondition(dimension > 0 && count >= 0 && count < Int(UInt32.max), "dimension \(dimension), count \(count)")
+        precondition(
+            dimension > 0 && count >= 0 && count < Int(UInt32.max),
+            "dimension \(dimension), count \(count)")
         self.dimension = dimension
         let floats = count * dimension
         storage = RowBuffer(minimumCapacity: floats)
         var ids = [Int64](repeating: 0, count: count)
         let base = storage.base
         let filled = try ids.withUnsafeMutableBytes { idBytes in
-            try fill(idBytes, UnsafeMutableRawBufferPointer(start: base, count: floats * MemoryLayout<Float>.stride))
+            try fill(
+                idBytes,
+                UnsafeMutableRawBufferPointer(
+                    start: base, count: floats * MemoryLayout<Float>.stride))
         }
         guard filled else { return nil }
         storage.count = floats
@@ -183,10 +189,16 @@ public struct VectorMatrix: Sendable {
 
     /// Calls `body` with the floats of the row in `slot`, to change them in place.
     /// - Complexity: O(dimension), plus a copy of the whole matrix when another value shares it.
-    public mutating func withMutableRow<R>(at slot: UInt32, _ body: (UnsafeMutableBufferPointer<Float>) throws -> R) rethrows -> R {
+    public mutating func withMutableRow<R>(
+        at slot: UInt32, _ body: (UnsafeMutableBufferPointer<Float>) throws -> R
+    )
+        rethrows -> R
+    {
         precondition(Int(slot) < count, "slot \(slot) out of range 0..<\(count)")
         makeStorageUnique()
-        return try body(UnsafeMutableBufferPointer(start: storage.base + Int(slot) * dimension, count: dimension))
+        return try body(
+            UnsafeMutableBufferPointer(
+                start: storage.base + Int(slot) * dimension, count: dimension))
     }
 
     /// Removes the row of `id` by moving the last row into its slot.
@@ -203,7 +215,8 @@ public struct VectorMatrix: Sendable {
         makeStorageUnique()
         if Int(slot) != last {
             let movedID = slotIDs[last]
-            let from = last * dimension, to = Int(slot) * dimension
+            let from = last * dimension
+            let to = Int(slot) * dimension
             (storage.base + to).update(from: storage.base + from, count: dimension)
             slotIDs[Int(slot)] = movedID
             slotsByID[movedID] = slot

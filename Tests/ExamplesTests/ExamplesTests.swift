@@ -23,20 +23,23 @@ struct ExamplesTests {
         return candidates.map(\.path).first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    @Test("each example prints its expected output", arguments: [
-        ("example-quickstart", "Quickstart"), ("example-documents", "DocumentsAndAggregates"),
-        ("example-transaction", "Transaction"), ("example-hybrid", "HybridSearch"),
-        ("example-search-collection", "SearchCollection"), ("example-relationships", "Relationships"),
-        ("example-expiry", "Expiry"), ("example-admin", "Administration"),
-        ("example-links", "Links"), ("example-places", "Places"),
-        ("example-models", "Models"),
-        ("example-live-queries", "LiveQueries"),
-        ("example-migrations", "Migrations"),
-        ("example-vector-index", "VectorIndex"), ("example-text-search", "TextSearch"),
-        ("example-key-storage", "KeyStorage"),
-        ("example-sync", "Sync"),
-        ("example-model-context", "ModelContext"),
-    ])
+    @Test(
+        "each example prints its expected output",
+        arguments: [
+            ("example-quickstart", "Quickstart"), ("example-documents", "DocumentsAndAggregates"),
+            ("example-transaction", "Transaction"), ("example-hybrid", "HybridSearch"),
+            ("example-search-collection", "SearchCollection"),
+            ("example-relationships", "Relationships"),
+            ("example-expiry", "Expiry"), ("example-admin", "Administration"),
+            ("example-links", "Links"), ("example-places", "Places"),
+            ("example-models", "Models"),
+            ("example-live-queries", "LiveQueries"),
+            ("example-migrations", "Migrations"),
+            ("example-vector-index", "VectorIndex"), ("example-text-search", "TextSearch"),
+            ("example-key-storage", "KeyStorage"),
+            ("example-sync", "Sync"),
+            ("example-model-context", "ModelContext"),
+        ])
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")
         let dir = try TemporaryDirectory()
@@ -46,10 +49,12 @@ struct ExamplesTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(
+            decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        let expectedURL = Self.repository.appendingPathComponent("Examples/\(folder)/expected-output.txt")
+        let expectedURL = Self.repository.appendingPathComponent(
+            "Examples/\(folder)/expected-output.txt")
         let expected = (try? String(contentsOf: expectedURL, encoding: .utf8)) ?? ""
         if output != expected, ProcessInfo.processInfo.environment["TROVE_RECORD_EXAMPLES"] == "1" {
             try output.write(to: expectedURL, atomically: true, encoding: .utf8)
@@ -66,8 +71,9 @@ struct ExamplesTests {
         for file in ["README.md"] + (try DocumentationQuotes.articles()) {
             for block in DocumentationQuotes.codeBlocks(in: try DocumentationQuotes.text(file))
             where !block.hasPrefix("// Package.swift") {
-                #expect(DocumentationQuotes.quotedExample(block, in: examples) != nil,
-                        "\(file) has a block that is no example's code:\n\(block)")
+                #expect(
+                    DocumentationQuotes.quotedExample(block, in: examples) != nil,
+                    "\(file) has a block that is no example's code:\n\(block)")
             }
         }
     }
@@ -85,17 +91,22 @@ struct ExamplesTests {
     }
 
     /// The articles quote each short example whole, from the line where its work starts to its end.
-    @Test("each capability's article quotes its example whole", arguments: [
-        ("DocumentsAndQueries", "DocumentsAndAggregates", "let database"),
-        ("DocumentsAndQueries", "Transaction", "struct InsufficientFunds"),
-        ("SearchCollections", "SearchCollection", "let database"),
-        ("ExpiringDocuments", "Expiry", "// A clock the example controls"),
-        ("Administration", "Administration", "let database"),
-    ])
+    @Test(
+        "each capability's article quotes its example whole",
+        arguments: [
+            ("DocumentsAndQueries", "DocumentsAndAggregates", "let database"),
+            ("DocumentsAndQueries", "Transaction", "struct InsufficientFunds"),
+            ("SearchCollections", "SearchCollection", "let database"),
+            ("ExpiringDocuments", "Expiry", "// A clock the example controls"),
+            ("Administration", "Administration", "let database"),
+        ])
     func articleQuotesExample(_ article: String, _ folder: String, _ start: String) throws {
         let source = try DocumentationQuotes.text("Examples/\(folder)/main.swift")
         let quoted = try #require(source.range(of: start).map { String(source[$0.lowerBound...]) })
-        let blocks = DocumentationQuotes.codeBlocks(in: try DocumentationQuotes.text("\(DocumentationQuotes.catalog)/\(article).md"))
-        #expect(blocks.contains(quoted.trimmingCharacters(in: .newlines)), "\(article).md does not quote Examples/\(folder) whole")
+        let blocks = DocumentationQuotes.codeBlocks(
+            in: try DocumentationQuotes.text("\(DocumentationQuotes.catalog)/\(article).md"))
+        #expect(
+            blocks.contains(quoted.trimmingCharacters(in: .newlines)),
+            "\(article).md does not quote Examples/\(folder) whole")
     }
 }

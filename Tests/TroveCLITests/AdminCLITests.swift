@@ -29,13 +29,16 @@ struct AdminCLITests {
         let first = await fixture.trove(["backup", target])
         #expect(first.status == 0, "\(first.err)")
         #expect(first.out.hasPrefix("backed up "))
-        let stats = try JSONValue.parse(await run(["stats", "--json", "--db", target], in: fixture).out)
+        let stats = try JSONValue.parse(
+            await run(["stats", "--json", "--db", target], in: fixture).out)
         #expect(stats["records"] == .int(3))
         let again = await fixture.trove(["backup", target])
         #expect(again.status == ExitCode.targetExists)
         #expect(again.err.contains("--overwrite"))
         #expect(await fixture.trove(["backup", "--overwrite", target]).status == 0)
-        let missing = await runTrove(["backup", target, "--db", fixture.directory.path("none.sqlite")])
+        let missing = await runTrove([
+            "backup", target, "--db", fixture.directory.path("none.sqlite"),
+        ])
         #expect(missing.status == ExitCode.notFound)
     }
 
@@ -52,10 +55,12 @@ struct AdminCLITests {
         let again = await run(["dump", "-", "--db", restored], in: fixture)
         #expect(again.status == 0)
         #expect(again.out == (try String(contentsOfFile: file, encoding: .utf8)))
-        let search = await run(["search", "--mode", "text", "--db", restored, "dentist"], in: fixture)
+        let search = await run(
+            ["search", "--mode", "text", "--db", restored, "dentist"], in: fixture)
         #expect(search.status == 0 && search.out.contains("c.md"), "\(search.out)")
         // The file hashes came along: re-indexing the same notes changes nothing.
-        let reindex = await runTrove(["index", "--json", ".", "--db", restored], directory: fixture.notes)
+        let reindex = await runTrove(
+            ["index", "--json", ".", "--db", restored], directory: fixture.notes)
         #expect(reindex.status == 0, "\(reindex.err)")
         #expect(try JSONValue.parse(reindex.out)["unchanged"] == .int(3), "\(reindex.out)")
     }
@@ -78,8 +83,13 @@ struct AdminCLITests {
         #expect(bad.err.contains("nothing was loaded"))
         let database = try Database(path: target)
         #expect(try await database.collectionNames().isEmpty)
-        #expect(await run(["load", "--db", target, fixture.directory.path("nope.dump")], in: fixture).status == ExitCode.notFound)
-        #expect(await run(["load", "--db", target, "--rename", "notes", file], in: fixture).status == ExitCode.usage)
+        #expect(
+            await run(["load", "--db", target, fixture.directory.path("nope.dump")], in: fixture)
+                .status
+                == ExitCode.notFound)
+        #expect(
+            await run(["load", "--db", target, "--rename", "notes", file], in: fixture).status
+                == ExitCode.usage)
     }
 
     @Test("load --rename puts a collection under a new name")
@@ -88,7 +98,8 @@ struct AdminCLITests {
         let file = fixture.directory.path("notes.trove-dump")
         #expect(await fixture.trove(["dump", file]).status == 0)
         let target = fixture.directory.path("renamed.sqlite")
-        let loaded = await run(["load", "--json", "--db", target, "--rename", "notes=archive", file], in: fixture)
+        let loaded = await run(
+            ["load", "--json", "--db", target, "--rename", "notes=archive", file], in: fixture)
         #expect(loaded.status == 0, "\(loaded.err)")
         let report = try JSONValue.parse(loaded.out)
         #expect(report["records"]?["archive"] == .int(3))
@@ -98,7 +109,9 @@ struct AdminCLITests {
     @Test("help lists the commands and their exit statuses")
     func help() async throws {
         let overview = await runTrove(["--help"])
-        for command in ["backup", "dump", "load"] { #expect(overview.out.contains("  \(command) ")) }
+        for command in ["backup", "dump", "load"] {
+            #expect(overview.out.contains("  \(command) "))
+        }
         #expect(overview.out.contains("7 target exists"))
         let dump = await runTrove(["dump", "--help"])
         #expect(dump.status == 0 && dump.out.contains("Usage: trove dump [options] FILE"))

@@ -8,8 +8,10 @@ struct ArgumentParserTests {
     @Test("long, short, inline and clustered options")
     func forms() throws {
         let parsed = try ArgumentParser.parse(
-            ["--mode=text", "-k5", "--where", "x = ?", "--bind", "1", "--bind", "two", "--json",
-             "dentist", "--", "-not-an-option"],
+            [
+                "--mode=text", "-k5", "--where", "x = ?", "--bind", "1", "--bind", "two", "--json",
+                "dentist", "--", "-not-an-option",
+            ],
             spec: Commands.search)
         #expect(parsed.value("mode") == "text")
         #expect(parsed.value("k") == "5")
@@ -22,7 +24,8 @@ struct ArgumentParserTests {
 
     @Test("separate values and a lone dash as a positional")
     func separateValues() throws {
-        let parsed = try ArgumentParser.parse(["-k", "3", "-m", "vector", "-"], spec: Commands.search)
+        let parsed = try ArgumentParser.parse(
+            ["-k", "3", "-m", "vector", "-"], spec: Commands.search)
         #expect(parsed.value("k") == "3")
         #expect(parsed.value("mode") == "vector")
         #expect(parsed.positionals == ["-"])
@@ -49,7 +52,9 @@ struct ArgumentParserTests {
 
     @Test("positional limits")
     func positionalLimits() throws {
-        #expect(throws: CLIError.self) { try ArgumentParser.parse(["1", "2"], spec: Commands.show) }
+        #expect(throws: CLIError.self) {
+            try ArgumentParser.parse(["1", "2"], spec: Commands.show)
+        }
         #expect(throws: CLIError.self) { try ArgumentParser.parse(["x"], spec: Commands.stats) }
         let help = try ArgumentParser.parse(["--help"], spec: Commands.show)
         #expect(help.flag("help"))
@@ -77,7 +82,9 @@ struct ArgumentParserTests {
 
 @Suite("TroveCommandLine")
 struct TroveCommandLineTests {
-    @Test("every command has help with usage, options and examples", arguments: Commands.all.map(\.name))
+    @Test(
+        "every command has help with usage, options and examples",
+        arguments: Commands.all.map(\.name))
     func helpForEveryCommand(name: String) async throws {
         for form in [[name, "--help"], [name, "-h"], ["help", name]] {
             let result = await runTrove(form)
@@ -114,7 +121,8 @@ struct TroveCommandLineTests {
         let unknown = await runTrove(["serch", "x"])
         #expect(unknown.status == ExitCode.usage)
         #expect(unknown.out.isEmpty)
-        #expect(unknown.err.hasPrefix("trove: error: unknown command 'serch'; did you mean 'search'?"))
+        #expect(
+            unknown.err.hasPrefix("trove: error: unknown command 'serch'; did you mean 'search'?"))
         let badOption = await runTrove(["search", "--frobnicate", "x"])
         #expect(badOption.status == ExitCode.usage)
         #expect(badOption.err.contains("see 'trove search --help'"))
@@ -138,7 +146,9 @@ struct ConsoleTests {
     @Test("color only on a terminal, never with NO_COLOR, --no-color or TERM=dumb")
     func colorRules() {
         func console(_ environment: [String: String]) -> Console {
-            Console(out: BufferSink(), err: BufferSink(), environment: environment, currentDirectory: "/")
+            Console(
+                out: BufferSink(), err: BufferSink(), environment: environment,
+                currentDirectory: "/")
         }
         #expect(console([:]).colorEnabled(terminal: true, noColorFlag: false))
         #expect(!console([:]).colorEnabled(terminal: false, noColorFlag: false))
@@ -162,21 +172,34 @@ struct LocationsTests {
     @Test("--db, then TROVE_DB, then XDG_DATA_HOME, then HOME")
     func databaseRule() throws {
         let env = ["HOME": "/home/ana", "XDG_DATA_HOME": "/data", "TROVE_DB": "~/t.sqlite"]
-        #expect(try Locations.database(flag: "x.sqlite", environment: env, currentDirectory: "/w") == "/w/x.sqlite")
-        #expect(try Locations.database(flag: nil, environment: env, currentDirectory: "/w") == "/home/ana/t.sqlite")
+        #expect(
+            try Locations.database(flag: "x.sqlite", environment: env, currentDirectory: "/w")
+                == "/w/x.sqlite")
+        #expect(
+            try Locations.database(flag: nil, environment: env, currentDirectory: "/w")
+                == "/home/ana/t.sqlite")
         var noTrove = env
         noTrove["TROVE_DB"] = nil
-        #expect(try Locations.database(flag: nil, environment: noTrove, currentDirectory: "/w") == "/data/trove/trove.sqlite")
+        #expect(
+            try Locations.database(flag: nil, environment: noTrove, currentDirectory: "/w")
+                == "/data/trove/trove.sqlite")
         // A relative XDG_DATA_HOME is invalid by the spec and ignored.
         noTrove["XDG_DATA_HOME"] = "relative"
-        #expect(try Locations.database(flag: nil, environment: noTrove, currentDirectory: "/w") == "/home/ana/.local/share/trove/trove.sqlite")
-        #expect(throws: CLIError.self) { try Locations.database(flag: nil, environment: [:], currentDirectory: "/") }
+        #expect(
+            try Locations.database(flag: nil, environment: noTrove, currentDirectory: "/w")
+                == "/home/ana/.local/share/trove/trove.sqlite")
+        #expect(throws: CLIError.self) {
+            try Locations.database(flag: nil, environment: [:], currentDirectory: "/")
+        }
     }
 
     @Test("paths are made absolute and standardised")
     func absolute() {
-        #expect(Locations.absolute("a/../b/./c.md", environment: [:], currentDirectory: "/w") == "/w/b/c.md")
-        #expect(Locations.absolute("~", environment: ["HOME": "/h"], currentDirectory: "/w") == "/h")
+        #expect(
+            Locations.absolute("a/../b/./c.md", environment: [:], currentDirectory: "/w")
+                == "/w/b/c.md")
+        #expect(
+            Locations.absolute("~", environment: ["HOME": "/h"], currentDirectory: "/w") == "/h")
         #expect(Locations.absolute("/x//y/", environment: [:], currentDirectory: "/w") == "/x/y")
     }
 }

@@ -31,12 +31,14 @@ struct ChunkerTests {
     @Test("a short note is one chunk, trimmed")
     func shortNote() {
         let chunker = Chunker()
-        #expect(chunker.chunks(of: "  Buy oat milk.\n\nAnd eggs.\n") == ["Buy oat milk.\n\nAnd eggs."])
+        #expect(
+            chunker.chunks(of: "  Buy oat milk.\n\nAnd eggs.\n") == ["Buy oat milk.\n\nAnd eggs."])
         #expect(chunker.chunks(of: " \n\t\n ").isEmpty)
         #expect(chunker.chunks(of: "").isEmpty)
     }
 
-    @Test("long text: every chunk within the limit, nothing lost or reordered", arguments: [1, 2, 3])
+    @Test(
+        "long text: every chunk within the limit, nothing lost or reordered", arguments: [1, 2, 3])
     func longText(seed: UInt64) {
         let text = prose(paragraphs: 40, seed: seed)
         let chunker = Chunker(maxTokens: 60)
@@ -62,7 +64,10 @@ struct ChunkerTests {
         let sentence = Array(repeating: "cat", count: 9).joined(separator: " ") + "."  // 10 tokens
         let text = Array(repeating: sentence, count: 6).joined(separator: " ")
         let chunks = Chunker(maxTokens: 25).chunks(of: text)
-        #expect(chunks == [sentence + " " + sentence, sentence + " " + sentence, sentence + " " + sentence])
+        #expect(
+            chunks == [
+                sentence + " " + sentence, sentence + " " + sentence, sentence + " " + sentence,
+            ])
     }
 
     @Test("lines of a list are kept whole")

@@ -1,6 +1,6 @@
 import Foundation
-import Trove
 import Testing
+import Trove
 import TroveTestSupport
 
 @testable import TroveCLI
@@ -28,7 +28,11 @@ struct FileDiscoveryTests {
         let found = try FileDiscovery.discover(
             [directory.url.path], environment: [:], currentDirectory: "/")
         let base = directory.url.path
-        #expect(found.files.map(\.path) == ["\(base)/a.md", "\(base)/b.txt", "\(base)/sub/d.jsonl", "\(base)/sub/deeper/c.markdown"])
+        #expect(
+            found.files.map(\.path) == [
+                "\(base)/a.md", "\(base)/b.txt", "\(base)/sub/d.jsonl",
+                "\(base)/sub/deeper/c.markdown",
+            ])
         #expect(found.files.map(\.format) == [.markdown, .text, .jsonl, .markdown])
         #expect(found.folders == [base])
     }
@@ -39,7 +43,8 @@ struct FileDiscoveryTests {
         try write(directory, "README", "plain")
         try write(directory, "x.md", "x")
         let found = try FileDiscovery.discover(
-            ["README", "x.md", "./x.md", "."], environment: [:], currentDirectory: directory.url.path)
+            ["README", "x.md", "./x.md", "."], environment: [:],
+            currentDirectory: directory.url.path)
         #expect(found.files.map { ($0.path as NSString).lastPathComponent } == ["README", "x.md"])
         #expect(found.files[0].format == .text)
     }
@@ -56,13 +61,16 @@ struct FileDiscoveryTests {
 struct DocumentReaderTests {
     @Test("text files are one document; binary content is refused")
     func textAndBinary() throws {
-        let docs = try DocumentReader.documents(in: Array("\u{FEFF}hello".utf8), format: .text, path: "a")
+        let docs = try DocumentReader.documents(
+            in: Array("\u{FEFF}hello".utf8), format: .text, path: "a")
         #expect(docs == [SourceDocument(key: nil, text: "hello", source: nil, metadata: [])])
         #expect(throws: DocumentError.binary(path: "b")) {
-            try DocumentReader.documents(in: [0x50, 0x4B, 0x03, 0x04, 0x00, 0x01], format: .text, path: "b")
+            try DocumentReader.documents(
+                in: [0x50, 0x4B, 0x03, 0x04, 0x00, 0x01], format: .text, path: "b")
         }
         #expect(throws: DocumentError.binary(path: "c")) {
-            try DocumentReader.documents(in: [0x66, 0xFF, 0xFE, 0x41], format: .markdown, path: "c")
+            try DocumentReader.documents(
+                in: [0x66, 0xFF, 0xFE, 0x41], format: .markdown, path: "c")
         }
     }
 
@@ -77,7 +85,9 @@ struct DocumentReaderTests {
         #expect(docs.count == 2)
         #expect(docs[0].key == "n1")
         #expect(docs[0].source == "phone")
-        #expect(JSONValue.object(docs[0].metadata).serialized() == #"{"created":"2026-01-03","tags":["a"]}"#)
+        #expect(
+            JSONValue.object(docs[0].metadata).serialized()
+                == #"{"created":"2026-01-03","tags":["a"]}"#)
         #expect(docs[1].key == "7")
         #expect(docs[1].source == nil)
         #expect(JSONValue.object(docs[1].metadata).serialized() == #"{"k":1.5}"#)
@@ -98,14 +108,18 @@ struct DocumentReaderTests {
         #expect {
             try DocumentReader.jsonLines(text, path: "f.jsonl")
         } throws: { error in
-            guard case DocumentError.malformedLine(let path, let number, let reason) = error else { return false }
+            guard case DocumentError.malformedLine(let path, let number, let reason) = error else {
+                return false
+            }
             return path == "f.jsonl" && number == line && reason.contains(fragment)
         }
     }
 
     @Test("an unreadable file is a clear error")
     func unreadable() throws {
-        #expect(throws: DocumentError.self) { try DocumentReader.bytes(of: "/nonexistent/file.txt") }
+        #expect(throws: DocumentError.self) {
+            try DocumentReader.bytes(of: "/nonexistent/file.txt")
+        }
     }
 }
 
@@ -138,12 +152,18 @@ struct JSONValueTests {
         let text = #"{"b":1,"a":[true,false,null,-2.5e-3,"x\"\\\n\u00e9\ud83d\ude00"],"c":{}}"#
         let value = try JSONValue.parse(text)
         #expect(value["b"] == .int(1))
-        #expect(value["a"] == .array([.bool(true), .bool(false), .null, .double(-0.0025), .string("x\"\\\né😀")]))
+        #expect(
+            value["a"]
+                == .array([
+                    .bool(true), .bool(false), .null, .double(-0.0025), .string("x\"\\\né😀"),
+                ]))
         #expect(try JSONValue.parse(value.serialized()) == value)
         #expect(value.serialized().hasPrefix(#"{"b":1,"a":"#))
     }
 
-    @Test("malformed JSON is an error with a position", arguments: ["{", "[1,]", "01", "\"abc", "{\"a\" 1}", "1 2", "tru"])
+    @Test(
+        "malformed JSON is an error with a position",
+        arguments: ["{", "[1,]", "01", "\"abc", "{\"a\" 1}", "1 2", "tru"])
     func malformed(text: String) {
         #expect(throws: JSONParseError.self) { try JSONValue.parse(text) }
     }
@@ -152,7 +172,9 @@ struct JSONValueTests {
     func floatPrecision() throws {
         var rng = SeededGenerator(seed: 7)
         for _ in 0..<200 {
-            let x = Float.random(in: -1...1, using: &rng) / Float(1 << Int.random(in: 0...20, using: &rng))
+            let x =
+                Float.random(in: -1...1, using: &rng)
+                / Float(1 << Int.random(in: 0...20, using: &rng))
             let text = JSONValue.float(x).serialized()
             guard case .double(let back)? = try? JSONValue.parse(text) else {
                 Issue.record("\(text) did not parse as a number")

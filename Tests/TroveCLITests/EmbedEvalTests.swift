@@ -1,6 +1,6 @@
 import Foundation
-import Trove
 import Testing
+import Trove
 import TroveEmbeddings
 import TroveTestSupport
 
@@ -37,7 +37,9 @@ struct EmbedCommandTests {
         #expect(result.status == 0)
         let lines = result.out.split(separator: "\n")
         #expect(lines.count == 2)
-        #expect(lines[1].split(separator: " ").compactMap { Float($0) } == HashingEmbedder().vector("second line"))
+        #expect(
+            lines[1].split(separator: " ").compactMap { Float($0) }
+                == HashingEmbedder().vector("second line"))
         let none = await runTrove(["embed"], stdin: "")
         #expect(none.status == ExitCode.usage)
     }
@@ -54,14 +56,16 @@ struct EvalCommandTests {
             ("n3", "Lemon tart recipe from grandma: eggs, sugar, lemons, cream"),
             ("n4", "Tomatoes: stake them at planting time, water at the base"),
         ].map { #"{"id": "\#($0.0)", "text": "\#($0.1)", "source": "laptop", "tags": ["x"]}"# }
-        try (docs.joined(separator: "\n") + "\n").write(toFile: directory.path("notes.jsonl"), atomically: true, encoding: .utf8)
+        try (docs.joined(separator: "\n") + "\n").write(
+            toFile: directory.path("notes.jsonl"), atomically: true, encoding: .utf8)
         let queries = """
             {"id": "q1", "query": "dentist tuesday", "answer": "n1", "kind": "lexical"}
             {"id": "q2", "query": "furnace filter", "answer": "n2", "kind": "lexical"}
             {"id": "q3", "query": "lemon tart", "answer": "n3", "kind": "paraphrase"}
             {"id": "q4", "query": "something unrelated entirely", "answer": "n4", "kind": "paraphrase"}
             """
-        try queries.write(toFile: directory.path("queries.jsonl"), atomically: true, encoding: .utf8)
+        try queries.write(
+            toFile: directory.path("queries.jsonl"), atomically: true, encoding: .utf8)
         let result = await runTrove(
             ["eval", "--docs", "notes.jsonl", "--queries", "queries.jsonl", "--out", "runs"],
             directory: directory.url.path)
@@ -69,11 +73,13 @@ struct EvalCommandTests {
         let evalQueries = try EvalQuery.load(queries, path: "queries.jsonl")
         for mode in ["text", "vector", "hybrid"] {
             #expect(result.out.contains("== \(mode)"))
-            let text = try String(contentsOfFile: directory.path("runs/\(mode).jsonl"), encoding: .utf8)
+            let text = try String(
+                contentsOfFile: directory.path("runs/\(mode).jsonl"), encoding: .utf8)
             var run: [String: [String]] = [:]
             for line in text.split(separator: "\n") {
                 let value = try JSONValue.parse(String(line))
-                guard let id = value["id"]?.string, case .array(let ranked)? = value["ranked"] else {
+                guard let id = value["id"]?.string, case .array(let ranked)? = value["ranked"]
+                else {
                     Issue.record("bad run line \(line)")
                     continue
                 }
@@ -94,16 +100,21 @@ struct EvalCommandTests {
     @Test("eval --json reports every mode; missing files are errors")
     func evalJSON() async throws {
         let directory = try TemporaryDirectory()
-        try #"{"id": "a", "text": "alpha beta"}"#.write(toFile: directory.path("d.jsonl"), atomically: true, encoding: .utf8)
-        try #"{"id": "q", "query": "alpha", "answer": "a", "kind": "k"}"#.write(toFile: directory.path("q.jsonl"), atomically: true, encoding: .utf8)
-        let result = await runTrove(["eval", "--json", "--docs", "d.jsonl", "--queries", "q.jsonl"], directory: directory.url.path)
+        try #"{"id": "a", "text": "alpha beta"}"#.write(
+            toFile: directory.path("d.jsonl"), atomically: true, encoding: .utf8)
+        try #"{"id": "q", "query": "alpha", "answer": "a", "kind": "k"}"#.write(
+            toFile: directory.path("q.jsonl"), atomically: true, encoding: .utf8)
+        let result = await runTrove(
+            ["eval", "--json", "--docs", "d.jsonl", "--queries", "q.jsonl"],
+            directory: directory.url.path)
         #expect(result.status == 0)
         let document = try JSONValue.parse(result.out)
         for mode in ["text", "vector", "hybrid"] {
             #expect(document["modes"]?[mode]?["overall"]?["hit@1"] == .int(1))
             #expect(document["modes"]?[mode]?["k"]?["n"] == .int(1))
         }
-        let missing = await runTrove(["eval", "--docs", "nope.jsonl", "--queries", "q.jsonl"], directory: directory.url.path)
+        let missing = await runTrove(
+            ["eval", "--docs", "nope.jsonl", "--queries", "q.jsonl"], directory: directory.url.path)
         #expect(missing.status == ExitCode.notFound)
         let noArgs = await runTrove(["eval"], directory: directory.url.path)
         #expect(noArgs.status == ExitCode.usage)

@@ -1,6 +1,6 @@
 import Foundation
-import Trove
 import Testing
+import Trove
 import TroveEmbeddings
 import TroveTestSupport
 
@@ -55,7 +55,8 @@ struct ErrorPathTests {
         #expect(embed.status == ExitCode.modelMissing)
         #expect(try await recordCount(fixture) == .int(2))
         // Text search needs no model.
-        let text = await fixture.trove(["search", "--mode", "text", "--model", empty.url.path, "apples"], services: .standard)
+        let text = await fixture.trove(
+            ["search", "--mode", "text", "--model", empty.url.path, "apples"], services: .standard)
         #expect(text.status == 0)
     }
 
@@ -63,7 +64,11 @@ struct ErrorPathTests {
         "a bad --where: status 5 (or 2 for a bind count mismatch) with the reason",
         arguments: [
             (["--where", "no_such_column = 1"], ExitCode.invalidQuery, "not a valid filter"),
-            (["--where", "json_extract(metadata, '$.chunk' = ?", "--bind", "1"], ExitCode.invalidQuery, "not a valid filter"),
+            (
+                ["--where", "json_extract(metadata, '$.chunk' = ?", "--bind", "1"],
+                ExitCode.invalidQuery,
+                "not a valid filter"
+            ),
             (["--where", "id = ?"], ExitCode.usage, "1 ? placeholder but 0 --bind values"),
             (["--bind", "3"], ExitCode.usage, "--bind needs a --where"),
             (["--mode", "fuzzy"], ExitCode.usage, "--mode must be hybrid, vector or text"),
@@ -89,11 +94,14 @@ struct ErrorPathTests {
             // Permissions do not stop root (and binary content is skipped, not a failure): a
             // link to a file whose read fails (EIO) stands in for one it may not read.
             try FileManager.default.removeItem(atPath: path)
-            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/proc/self/mem")
+            try FileManager.default.createSymbolicLink(
+                atPath: path, withDestinationPath: "/proc/self/mem")
         } else {
             try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
         }
-        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path) }
+        defer {
+            try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        }
         let result = await fixture.trove(["index", "."])
         #expect(result.status == ExitCode.failure)
         #expect(result.err.contains("trove: warning: "))
@@ -115,7 +123,8 @@ struct ErrorPathTests {
     static func makeUnreadable(folder path: String) throws -> () -> Void {
         if getuid() == 0 {
             // Outside the notes, where no walk finds it.
-            let aside = (NSTemporaryDirectory() as NSString).appendingPathComponent("trove-aside-\(UUID().uuidString)")
+            let aside = (NSTemporaryDirectory() as NSString).appendingPathComponent(
+                "trove-aside-\(UUID().uuidString)")
             try FileManager.default.moveItem(atPath: path, toPath: aside)
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path)
             return {
@@ -124,10 +133,13 @@ struct ErrorPathTests {
             }
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
-        return { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path) }
+        return {
+            try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        }
     }
 
-    @Test("an unreadable subfolder: warning naming it, status 1, its earlier records kept (issue 42)")
+    @Test(
+        "an unreadable subfolder: warning naming it, status 1, its earlier records kept (issue 42)")
     func unreadableFolder() async throws {
         let fixture = try await indexedFixture()
         try fixture.write("sub/c.md", "Carrots and celery.")
@@ -140,7 +152,9 @@ struct ErrorPathTests {
         #expect(result.status == ExitCode.failure)
         #expect(result.err.contains("trove: warning: cannot read \(folder)"), "\(result.err)")
         #expect(result.err.contains("earlier records are kept"), "\(result.err)")
-        #expect(result.err.contains("0 added, 0 updated, 0 removed, 2 unchanged, 1 failed"), "\(result.err)")
+        #expect(
+            result.err.contains("0 added, 0 updated, 0 removed, 2 unchanged, 1 failed"),
+            "\(result.err)")
         #expect(try await recordCount(fixture) == .int(3))
         let kept = try await fixture.json(["search", "--mode", "text", "celery"])
         #expect(results(kept).first?["source"]?.string == fixture.path("sub/c.md"))
@@ -152,7 +166,8 @@ struct ErrorPathTests {
     @Test("a malformed .jsonl line names the file and line; nothing of it is written")
     func malformedJSONLines() async throws {
         let fixture = try await indexedFixture()
-        try fixture.write("bad.jsonl", #"{"id": 1, "text": "fine"}"# + "\n" + #"{"id": 2, "txt": "oops"}"# + "\n")
+        try fixture.write(
+            "bad.jsonl", #"{"id": 1, "text": "fine"}"# + "\n" + #"{"id": 2, "txt": "oops"}"# + "\n")
         let result = await fixture.trove(["index", "bad.jsonl"])
         #expect(result.status == ExitCode.failure)
         #expect(result.err.contains("bad.jsonl:2: field \"text\" missing or not a string"))
@@ -174,7 +189,10 @@ struct ErrorPathTests {
     @Test("show and rm of unknown ids: status 3, nothing removed")
     func unknownIDs() async throws {
         let fixture = try await indexedFixture()
-        let known = try #require(try await Database(path: fixture.database).collection(named: "notes").fetch(Query().limit(1)).first)
+        let known = try #require(
+            try await Database(path: fixture.database).collection(named: "notes").fetch(
+                Query().limit(1)
+            ).first)
         let unknown = UUID().uuidString.lowercased()
         #expect(await fixture.trove(["show", unknown]).status == ExitCode.notFound)
         let rm = await fixture.trove(["rm", known.id.description, unknown])
@@ -193,7 +211,9 @@ struct ErrorPathTests {
     func modelMismatch() async throws {
         let fixture = try await indexedFixture()
         try fixture.write("c.md", "Carrots.")
-        let other = Services(loadEmbedder: { _ in HashingEmbedder(dimension: 32, modelID: "test/other") })
+        let other = Services(loadEmbedder: { _ in
+            HashingEmbedder(dimension: 32, modelID: "test/other")
+        })
         let result = await fixture.trove(["index", "c.md"], services: other)
         #expect(result.status == ExitCode.failure)
         #expect(result.err.contains("test/hashing-bow"))

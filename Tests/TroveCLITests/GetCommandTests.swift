@@ -7,12 +7,14 @@ import TroveTestSupport
 /// `trove get` and `trove multi-get`: paths, short ids, record ids, line ranges, globs and budgets.
 @Suite("get and multi-get")
 struct GetCommandTests {
-    static let dentist = "# Dentist\nCleaning with Dr. Okafor on Tuesday at 8:30.\nBring the insurance card.\nPark on Elm Street.\n"
+    static let dentist =
+        "# Dentist\nCleaning with Dr. Okafor on Tuesday at 8:30.\nBring the insurance card.\nPark on Elm Street.\n"
 
     func indexed() async throws -> NotesFixture {
         let fixture = try NotesFixture()
         try fixture.write("dentist.md", Self.dentist)
-        try fixture.write("garden/tomatoes.md", "Stake the tomatoes when planting.\nWater at the base.\n")
+        try fixture.write(
+            "garden/tomatoes.md", "Stake the tomatoes when planting.\nWater at the base.\n")
         try fixture.write("journal/2025-05-01.md", "Walked to the lake.\n")
         try fixture.write("furnace.txt", "Furnace filter 16x25x1.\n")
         try fixture.write(
@@ -39,7 +41,9 @@ struct GetCommandTests {
         let plain = await fixture.trove(["search", "--mode", "text", "insurance"])
         #expect(plain.out.contains(shortID), "search output shows the short id")
         #expect(await fixture.trove(["get", shortID]).out == Self.dentist)
-        #expect(await fixture.trove(["get", String(shortID.prefix(5))]).out == Self.dentist, "a unique start is enough")
+        #expect(
+            await fixture.trove(["get", String(shortID.prefix(5))]).out == Self.dentist,
+            "a unique start is enough")
         let id = try #require(hit["id"]?.idString)
         #expect(await fixture.trove(["get", id]).out == Self.dentist)
         #expect(await fixture.trove(["get", fixture.path("dentist.md")]).out == Self.dentist)
@@ -64,9 +68,13 @@ struct GetCommandTests {
     @Test("line ranges: :FROM-TO, :FROM to the end, TO past the end; bad ranges are usage errors")
     func ranges() async throws {
         let fixture = try await indexed()
-        #expect(await fixture.trove(["get", "dentist.md", ":2-3"]).out == "Cleaning with Dr. Okafor on Tuesday at 8:30.\nBring the insurance card.\n")
+        #expect(
+            await fixture.trove(["get", "dentist.md", ":2-3"]).out
+                == "Cleaning with Dr. Okafor on Tuesday at 8:30.\nBring the insurance card.\n")
         #expect(await fixture.trove(["get", "dentist.md", ":4"]).out == "Park on Elm Street.\n")
-        #expect(await fixture.trove(["get", "dentist.md", ":3-99"]).out == "Bring the insurance card.\nPark on Elm Street.\n")
+        #expect(
+            await fixture.trove(["get", "dentist.md", ":3-99"]).out
+                == "Bring the insurance card.\nPark on Elm Street.\n")
         let json = try await fixture.json(["get", "dentist.md", ":2-2"])
         #expect(json["text"]?.string == "Cleaning with Dr. Okafor on Tuesday at 8:30.")
         #expect(json["lines"] == .int(4))
@@ -80,7 +88,9 @@ struct GetCommandTests {
         }
     }
 
-    @Test("a .jsonl document by FILE#ID; unknown notes are not found; a bad short id is a usage error")
+    @Test(
+        "a .jsonl document by FILE#ID; unknown notes are not found; a bad short id is a usage error"
+    )
     func documentsAndMisses() async throws {
         let fixture = try await indexed()
         let document = try await fixture.json(["get", "phone.jsonl#p2"])
@@ -92,7 +102,9 @@ struct GetCommandTests {
         #expect(await fixture.trove(["get", "999999"]).status == ExitCode.notFound)
     }
 
-    @Test("multi-get: a glob in path order, the budget cuts one note at a line end and leaves the rest out")
+    @Test(
+        "multi-get: a glob in path order, the budget cuts one note at a line end and leaves the rest out"
+    )
     func multiGet() async throws {
         let fixture = try await indexed()
         let all = await fixture.trove(["multi-get", "*.md"])
@@ -103,7 +115,9 @@ struct GetCommandTests {
         #expect(headers[1].hasPrefix("==> garden/tomatoes.md #"))
         #expect(all.err.isEmpty)
         #expect(try await fixture.json(["multi-get", "journal/*.md"])["notes"]?.array?.count == 1)
-        #expect(try await fixture.json(["multi-get", "**/tomatoes.md", "furnace.txt"])["notes"]?.array?.count == 2)
+        #expect(
+            try await fixture.json(["multi-get", "**/tomatoes.md", "furnace.txt"])["notes"]?.array?
+                .count == 2)
 
         // A budget of dentist.md (101 bytes) and 34 holds it and the first line of tomatoes.md.
         let budget = Self.dentist.utf8.count + 34
@@ -114,22 +128,32 @@ struct GetCommandTests {
         #expect(notes[1]["cut"] == .bool(true))
         #expect(notes[1]["text"]?.string == "Stake the tomatoes when planting.\n")
         #expect(cut["left_out"]?.array?.count == 1)
-        if case .int(let bytes)? = cut["bytes"] { #expect(bytes <= budget) } else { Issue.record("no bytes") }
+        if case .int(let bytes)? = cut["bytes"] {
+            #expect(bytes <= budget)
+        } else {
+            Issue.record("no bytes")
+        }
         let text = await fixture.trove(["multi-get", "--max-bytes", String(budget), "*.md"])
         #expect(text.err.contains("garden/tomatoes.md was cut to 34 of 53 bytes"))
-        #expect(text.err.contains("left out 1 note over the --max-bytes \(budget) budget: journal/2025-05-01.md"))
+        #expect(
+            text.err.contains(
+                "left out 1 note over the --max-bytes \(budget) budget: journal/2025-05-01.md"))
 
         #expect(await fixture.trove(["multi-get", "*.pdf"]).status == ExitCode.notFound)
-        #expect(await fixture.trove(["multi-get", "--max-bytes", "0", "*.md"]).status == ExitCode.usage)
+        #expect(
+            await fixture.trove(["multi-get", "--max-bytes", "0", "*.md"]).status == ExitCode.usage)
     }
 
     @Test("note patterns: * within a folder, ** across, ?, sets, absolute and relative")
     func globs() throws {
         func glob(_ pattern: String) throws -> NotePattern {
-            try NotePattern(pattern, environment: ["HOME": "/home/ana"], currentDirectory: "/home/ana/notes")
+            try NotePattern(
+                pattern, environment: ["HOME": "/home/ana"], currentDirectory: "/home/ana/notes")
         }
         #expect(try glob("*.md").matches("/home/ana/notes/a.md"))
-        #expect(try glob("*.md").matches("/home/ana/notes/deep/b.md"), "a relative glob matches the end of a path")
+        #expect(
+            try glob("*.md").matches("/home/ana/notes/deep/b.md"),
+            "a relative glob matches the end of a path")
         #expect(try !glob("*.md").matches("/home/ana/notes/a.txt"))
         #expect(try glob("journal/2025-0?-*.md").matches("/x/journal/2025-05-01.md"))
         #expect(try !glob("journal/*.md").matches("/x/journal/old/2019.md"))
@@ -137,7 +161,9 @@ struct GetCommandTests {
         #expect(try glob("journal/**/*.md").matches("/x/journal/2019.md"))
         #expect(try glob("~/notes/[ab].md").matches("/home/ana/notes/b.md"))
         #expect(try !glob("/tmp/*.md").matches("/home/ana/notes/a.md"))
-        #expect(try !glob("notes.md").matches("/home/ana/mynotes.md"), "tails start at a folder boundary")
+        #expect(
+            try !glob("notes.md").matches("/home/ana/mynotes.md"),
+            "tails start at a folder boundary")
     }
 
     @Test("--help of every new command has examples")
@@ -146,10 +172,13 @@ struct GetCommandTests {
             let result = await runTrove([command, "--help"])
             #expect(result.status == 0)
             #expect(result.out.contains("Examples:\n  "), "\(command)")
-            #expect(result.out.contains("trove \(command) "), "\(command): the examples run the command")
+            #expect(
+                result.out.contains("trove \(command) "), "\(command): the examples run the command"
+            )
         }
         let overview = await runTrove(["--help"])
-        #expect(!overview.out.contains("scripts/"), "trove --help points at the tool, not at scripts")
+        #expect(
+            !overview.out.contains("scripts/"), "trove --help points at the tool, not at scripts")
         #expect(overview.out.contains("trove model install all-MiniLM-L6-v2"))
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Trove
 import Testing
+import Trove
 import TroveTestSupport
 
 @testable import TroveCLI
@@ -11,12 +11,14 @@ struct IndexSearchTests {
     func sampleFixture() throws -> NotesFixture {
         let fixture = try NotesFixture()
         try fixture.write("dentist.md", "# Dentist\n\nCleaning with Dr. Okafor on Tuesday at 8:30.")
-        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
+        try fixture.write(
+            "garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
         try fixture.write("work/standup.md", "Standup: freeze the release branch Thursday noon.")
         try fixture.write(
             "phone.jsonl",
             #"{"id": "p1", "text": "Plumber Yusuf fixes leaking pipes", "source": "phone", "metadata": {"tag": "home"}}"#
-                + "\n" + #"{"id": "p2", "text": "Parcel pickup code 4471", "source": "phone"}"# + "\n")
+                + "\n" + #"{"id": "p2", "text": "Parcel pickup code 4471", "source": "phone"}"#
+                + "\n")
         try fixture.write(".hidden.md", "secret tomatoes")
         return fixture
     }
@@ -26,9 +28,13 @@ struct IndexSearchTests {
         let fixture = try sampleFixture()
         let index = await fixture.trove(["index", "."])
         #expect(index.status == 0, "\(index.err)")
-        #expect(index.err.contains("indexed 4 files: 4 added, 0 updated, 0 removed, 0 unchanged (5 chunks)"))
+        #expect(
+            index.err.contains(
+                "indexed 4 files: 4 added, 0 updated, 0 removed, 0 unchanged (5 chunks)"))
         for mode in ["hybrid", "vector", "text"] {
-            let found = try await fixture.json(["search", "--mode", mode, "-k", "2", "tomatoes", "planting"])
+            let found = try await fixture.json([
+                "search", "--mode", mode, "-k", "2", "tomatoes", "planting",
+            ])
             let top = results(found).first
             #expect(top?["source"]?.string == fixture.path("garden/tomatoes.txt"), "mode \(mode)")
         }
@@ -80,7 +86,9 @@ struct IndexSearchTests {
                 #expect(hit["source"]?.string != nil)
                 #expect(hit["content"]?.string != nil)
                 #expect(hit["metadata"]?["file"]?.string != nil)
-                for leg in ["vector_rank", "text_rank", "distance", "bm25"] { #expect(hit[leg] != nil, "\(leg)") }
+                for leg in ["vector_rank", "text_rank", "distance", "bm25"] {
+                    #expect(hit[leg] != nil, "\(leg)")
+                }
             }
             let top = hits[0]
             switch mode {
@@ -96,15 +104,19 @@ struct IndexSearchTests {
     func filters() async throws {
         let fixture = try sampleFixture()
         _ = await fixture.trove(["index", "."])
-        let bySource = try await fixture.json(["search", "--source", "dentist.md", "-k", "5", "tomatoes"])
+        let bySource = try await fixture.json([
+            "search", "--source", "dentist.md", "-k", "5", "tomatoes",
+        ])
         #expect(results(bySource).count == 1)
         #expect(results(bySource).first?["source"]?.string == fixture.path("dentist.md"))
         let byTag = try await fixture.json([
-            "search", "--where", "json_extract(metadata, '$.tag') = ?", "--bind", "home", "-k", "5", "code",
+            "search", "--where", "json_extract(metadata, '$.tag') = ?", "--bind", "home", "-k", "5",
+            "code",
         ])
         #expect(results(byTag).map { $0["metadata"]?["doc_id"]?.string } == ["p1"])
         let byChunk = try await fixture.json([
-            "search", "--where", "json_extract(metadata, '$.chunk') = ?", "--bind", "0", "-k", "10", "x",
+            "search", "--where", "json_extract(metadata, '$.chunk') = ?", "--bind", "0", "-k", "10",
+            "x",
         ])
         #expect(results(byChunk).count == 5)
         #expect(SearchCommand.bindValue("0") == .integer(0))
@@ -141,8 +153,13 @@ struct IndexSearchTests {
         #expect(results(new).first?["source"]?.string == fixture.path("dentist.md"))
         let gone = try await fixture.json(["search", "--mode", "text", "freeze"])
         #expect(results(gone).isEmpty)
-        let vectorGone = try await fixture.json(["search", "--mode", "vector", "-k", "10", "freeze release"])
-        #expect(!results(vectorGone).contains { $0["source"]?.string == fixture.path("work/standup.md") })
+        let vectorGone = try await fixture.json([
+            "search", "--mode", "vector", "-k", "10", "freeze release",
+        ])
+        #expect(
+            !results(vectorGone).contains {
+                $0["source"]?.string == fixture.path("work/standup.md")
+            })
     }
 
     @Test("indexing one file does not remove files indexed from elsewhere")
@@ -225,22 +242,28 @@ struct IndexSearchTests {
 
 @Suite("IndexCommand on binary files", .serialized)
 struct BinaryFileTests {
-    @Test("a .txt or .md holding binary content is skipped: no warning, not failed, exit 0, every run")
+    @Test(
+        "a .txt or .md holding binary content is skipped: no warning, not failed, exit 0, every run"
+    )
     func binarySkipped() async throws {
         let fixture = try NotesFixture()
         try fixture.write("note.md", "Buy oat milk.")
-        try Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x01, 0xFF]).write(to: URL(fileURLWithPath: fixture.path("photo.md")))
-        try Data([0xFF, 0xFE, 0x41, 0x00]).write(to: URL(fileURLWithPath: fixture.path("utf16.txt")))
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x01, 0xFF]).write(
+            to: URL(fileURLWithPath: fixture.path("photo.md")))
+        try Data([0xFF, 0xFE, 0x41, 0x00]).write(
+            to: URL(fileURLWithPath: fixture.path("utf16.txt")))
         for _ in 0..<2 {
             let run = await fixture.trove(["index", "."])
             #expect(run.status == 0, "\(run.err)")
             #expect(!run.err.contains("warning"), "\(run.err)")
-            #expect(run.err.contains("2 binary skipped") && !run.err.contains("failed"), "\(run.err)")
+            #expect(
+                run.err.contains("2 binary skipped") && !run.err.contains("failed"), "\(run.err)")
         }
         // A note that turns binary loses its records.
         try Data([0x00, 0x01]).write(to: URL(fileURLWithPath: fixture.path("note.md")))
         let json = try await fixture.json(["index", "."])
-        #expect(json["skipped"] == .int(3) && json["removed"] == .int(1) && json["failed"] == .int(0))
+        #expect(
+            json["skipped"] == .int(3) && json["removed"] == .int(1) && json["failed"] == .int(0))
     }
 }
 
@@ -249,12 +272,15 @@ struct SearchCollapsingTests {
     @Test("a chunked note is listed once unless --all-chunks")
     func collapse() async throws {
         let fixture = try NotesFixture()
-        let paragraphs = (1...6).map { "Paragraph \($0) about the garden shed and its roof and door." }
+        let paragraphs = (1...6).map {
+            "Paragraph \($0) about the garden shed and its roof and door."
+        }
         try fixture.write("shed.md", paragraphs.joined(separator: "\n\n"))
         try fixture.write("other.md", "The garden hose is in the shed.")
         _ = await fixture.trove(["index", "--chunk-tokens", "30", "."])
         func sources(_ arguments: [String]) async throws -> [String] {
-            let document = try await fixture.json(["search", "--mode", "text", "-k", "5"] + arguments + ["garden", "shed"])
+            let document = try await fixture.json(
+                ["search", "--mode", "text", "-k", "5"] + arguments + ["garden", "shed"])
             guard case .array(let hits)? = document["results"] else { return [] }
             return hits.compactMap { $0["source"]?.string }
         }

@@ -13,10 +13,13 @@ struct MCPClientTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
     static let python = repository.appendingPathComponent(".build/mcp-venv/bin/python").path
-    static let script = repository.appendingPathComponent("Tests/MCPClient/mcp_client_check.py").path
+    static let script = repository.appendingPathComponent("Tests/MCPClient/mcp_client_check.py")
+        .path
 
     /// Runs a program to its end; its output and status.
-    static func run(_ executable: String, _ arguments: [String], directory: String) throws -> RunResult {
+    static func run(_ executable: String, _ arguments: [String], directory: String) throws
+        -> RunResult
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -41,27 +44,43 @@ struct MCPClientTests {
 
     @Test("tools, resources, errors, 20 concurrent calls and results equal to trove search --json")
     func realClient() async throws {
-        let trove = try #require(ExecutableTests.binary, "the trove executable is not built (.build/debug/trove)")
+        let trove = try #require(
+            ExecutableTests.binary, "the trove executable is not built (.build/debug/trove)")
         #expect(
             FileManager.default.isExecutableFile(atPath: Self.python),
-            "the MCP Python SDK is missing: run 'bash scripts/setup.sh' (it creates .build/mcp-venv with mcp)")
+            "the MCP Python SDK is missing: run 'bash scripts/setup.sh' (it creates .build/mcp-venv with mcp)"
+        )
         guard FileManager.default.isExecutableFile(atPath: Self.python) else { return }
 
         let fixture = try NotesFixture()
-        try fixture.write("dentist.md", "# Dentist\nCleaning with Dr. Okafor at Riverside Dental on Tuesday at 8:30.\nBring the insurance card.\n")
+        try fixture.write(
+            "dentist.md",
+            "# Dentist\nCleaning with Dr. Okafor at Riverside Dental on Tuesday at 8:30.\nBring the insurance card.\n"
+        )
         try fixture.write("furnace.txt", "Furnace filter 16x25x1, change it every three months.\n")
-        try fixture.write("journal/2025-05-01.md", "# May 1\nWalked to the lake. Lemon tart for dinner.\n")
+        try fixture.write(
+            "journal/2025-05-01.md", "# May 1\nWalked to the lake. Lemon tart for dinner.\n")
         try fixture.write("receipts.md", "Old receipts and warranty cards go in the blue folder.\n")
         let add = try Self.run(
-            trove, ["collection", "add", fixture.notes, "--name", "home", "--context", "Household notes", "--db", fixture.database],
+            trove,
+            [
+                "collection", "add", fixture.notes, "--name", "home", "--context",
+                "Household notes", "--db",
+                fixture.database,
+            ],
             directory: fixture.notes)
         #expect(add.status == 0, "\(add.err)")
-        let index = try Self.run(trove, ["index", "--quiet", "--db", fixture.database], directory: fixture.notes)
-        #expect(index.status == 0, "indexing needs the installed models (bash scripts/setup.sh): \(index.err)")
+        let index = try Self.run(
+            trove, ["index", "--quiet", "--db", fixture.database], directory: fixture.notes)
+        #expect(
+            index.status == 0,
+            "indexing needs the installed models (bash scripts/setup.sh): \(index.err)")
         guard index.status == 0 else { return }
 
         let check = try await Task.detached {
-            try Self.run(Self.python, [Self.script, trove, fixture.database, fixture.notes], directory: fixture.notes)
+            try Self.run(
+                Self.python, [Self.script, trove, fixture.database, fixture.notes],
+                directory: fixture.notes)
         }.value
         #expect(check.status == 0, "\(check.out)\n\(check.err)")
         #expect(check.out.contains(" checks, 0 failed"), "\(check.out)")

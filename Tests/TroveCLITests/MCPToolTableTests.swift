@@ -15,13 +15,16 @@ struct MCPToolTableTests {
             currentDirectory: fixture.notes)
         let words = ["--db", fixture.database] + (allowIndex ? ["--allow-index"] : [])
         let context = CommandContext(
-            console: console, spec: Commands.mcp, arguments: try ArgumentParser.parse(words, spec: Commands.mcp),
+            console: console, spec: Commands.mcp,
+            arguments: try ArgumentParser.parse(words, spec: Commands.mcp),
             services: hashingServices)
         return MCPServer(context: context, allowIndex: allowIndex)
     }
 
     /// The result of one tools/call; a tool error is returned as the result with `isError`.
-    static func call(_ server: MCPServer, _ tool: String, _ arguments: JSONValue) async throws -> JSONValue {
+    static func call(_ server: MCPServer, _ tool: String, _ arguments: JSONValue) async throws
+        -> JSONValue
+    {
         let request = JSONValue.object([
             ("jsonrpc", .string("2.0")), ("id", .int(1)), ("method", .string("tools/call")),
             ("params", .object([("name", .string(tool)), ("arguments", arguments)])),
@@ -43,7 +46,8 @@ struct MCPToolTableTests {
         let fixture = try NotesFixture()
         for allowIndex in [false, true] {
             let server = try Self.server(fixture, allowIndex: allowIndex)
-            let list = try #require(await server.answer(#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#))
+            let list = try #require(
+                await server.answer(#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#))
             let listed = list["result"]?["tools"]?.array?.compactMap { $0["name"]?.string }
             #expect(listed == (allowIndex ? names : names.filter { $0 != "index" }))
         }
@@ -55,39 +59,54 @@ struct MCPToolTableTests {
             for (name, schema) in tool.declaration["inputSchema"]?["properties"]?.members ?? [] {
                 #expect(schema["type"]?.string != "array", "\(tool.name).\(name) takes only a list")
                 if let shapes = schema["anyOf"]?.array {
-                    #expect(shapes.compactMap { $0["type"]?.string } == ["string", "array"], "\(tool.name).\(name)")
+                    #expect(
+                        shapes.compactMap { $0["type"]?.string } == ["string", "array"],
+                        "\(tool.name).\(name)")
                 }
             }
         }
     }
 
-    @Test("one collection name, note or path where a list is accepted gives what the list of one gives")
+    @Test(
+        "one collection name, note or path where a list is accepted gives what the list of one gives"
+    )
     func singleStrings() async throws {
         let fixture = try NotesFixture()
         try fixture.write("personal/dentist.md", "Dentist: cleaning with Dr. Okafor on Tuesday.")
-        try fixture.write("work/standup.md", "Standup: freeze the release branch Thursday. Tomatoes for lunch.")
+        try fixture.write(
+            "work/standup.md", "Standup: freeze the release branch Thursday. Tomatoes for lunch.")
         try fixture.write("work/tomatoes.md", "Tomatoes ripen in August.")
-        #expect(await fixture.trove(["collection", "add", "personal", "--name", "home"]).status == 0)
+        #expect(
+            await fixture.trove(["collection", "add", "personal", "--name", "home"]).status == 0)
         #expect(await fixture.trove(["collection", "add", "work"]).status == 0)
         let server = try Self.server(fixture, allowIndex: true)
 
-        func same(_ tool: String, _ key: String, _ value: String, others: [(String, JSONValue)] = []) async throws {
+        func same(
+            _ tool: String, _ key: String, _ value: String, others: [(String, JSONValue)] = []
+        ) async throws {
             let one = try await Self.call(server, tool, .object(others + [(key, .string(value))]))
-            let list = try await Self.call(server, tool, .object(others + [(key, .array([.string(value)]))]))
+            let list = try await Self.call(
+                server, tool, .object(others + [(key, .array([.string(value)]))]))
             #expect(one["isError"] == .bool(false), "\(tool) \(key): \(one.serialized())")
             // Timings aside (index reports its seconds).
             func content(_ result: JSONValue) -> JSONValue? {
-                (result["structuredContent"]?.members).map { .object($0.filter { $0.0 != "seconds" }) }
+                (result["structuredContent"]?.members).map {
+                    .object($0.filter { $0.0 != "seconds" })
+                }
             }
             #expect(content(one) != nil && content(one) == content(list), "\(tool) \(key)")
         }
-        try await same("search", "collection", "work", others: [("query", .string("tomatoes")), ("mode", .string("text"))])
+        try await same(
+            "search", "collection", "work",
+            others: [("query", .string("tomatoes")), ("mode", .string("text"))])
         try await same("multi_get", "notes", fixture.path("work/standup.md"))
         try await same("index", "collection", "work")
         try await same("index", "paths", fixture.path("personal"))
         // A number is still refused, with a message that names both shapes.
         let wrong = try await Self.call(server, "multi_get", .object([("notes", .int(3))]))
         #expect(wrong["isError"] == .bool(true))
-        #expect(wrong["content"]?.array?.first?["text"]?.string == "'notes' must be a string or an array of strings")
+        #expect(
+            wrong["content"]?.array?.first?["text"]?.string
+                == "'notes' must be a string or an array of strings")
     }
 }

@@ -25,6 +25,7 @@ struct MultiModelSearchTests {
         #expect(fused.first?.id == 3)
         // With no leg competent, all of them speak.
         let none = MultiModelSearch.competentZScores(legs) { _, _ in false }
-        #expect(none.map(\.id) == MultiModelSearch.competentZScores(legs) { _, _ in true }.map(\.id))
+        #expect(
+            none.map(\.id) == MultiModelSearch.competentZScores(legs) { _, _ in true }.map(\.id))
     }
 }

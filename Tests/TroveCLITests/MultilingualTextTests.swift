@@ -40,12 +40,16 @@ struct MultilingualTextTests {
         let fixture = try multilingualFixture()
         _ = await fixture.trove(["index", "."])
         let stats = await fixture.trove(["stats"])
-        #expect(stats.out.contains("FTS5 BM25 (trove bigram remove_diacritics 2 porter 1)"), "\(stats.out)")
+        #expect(
+            stats.out.contains("FTS5 BM25 (trove bigram remove_diacritics 2 porter 1)"),
+            "\(stats.out)")
         let json = try await fixture.json(["stats"])
         #expect(json["tokenizer"]?.string == "trove bigram remove_diacritics 2 porter 1")
     }
 
-    @Test("a database with the old porter unicode61 tokenizer still opens and searches, then retokenizes")
+    @Test(
+        "a database with the old porter unicode61 tokenizer still opens and searches, then retokenizes"
+    )
     func oldDatabaseKeepsItsTokenizerUntilRetokenized() async throws {
         let fixture = try multilingualFixture()
         // A database as trove 0.1 created it: the notes collection with `porter unicode61`.
@@ -60,7 +64,9 @@ struct MultilingualTextTests {
         }
         let index = await fixture.trove(["index", "."])
         #expect(index.status == 0, "\(index.err)")
-        #expect(try await fixture.json(["stats"])["tokenizer"]?.string == "porter unicode61 remove_diacritics 2")
+        #expect(
+            try await fixture.json(["stats"])["tokenizer"]?.string
+                == "porter unicode61 remove_diacritics 2")
         // English works as before; a CJK word inside an unspaced run does not match.
         let english = try await fixture.json(["search", "--mode", "text", "groceries"])
         #expect(results(english).first?["source"]?.string == fixture.path("en.md"))
@@ -68,8 +74,12 @@ struct MultilingualTextTests {
 
         let repair = await fixture.trove(["repair", "--retokenize"])
         #expect(repair.status == 0, "\(repair.err)")
-        #expect(repair.out.contains("retokenized notes: porter unicode61 remove_diacritics 2 -> trove bigram"))
-        #expect(try await fixture.json(["stats"])["tokenizer"]?.string == "trove bigram remove_diacritics 2 porter 1")
+        #expect(
+            repair.out.contains(
+                "retokenized notes: porter unicode61 remove_diacritics 2 -> trove bigram"))
+        #expect(
+            try await fixture.json(["stats"])["tokenizer"]?.string
+                == "trove bigram remove_diacritics 2 porter 1")
         let chinese = try await fixture.json(["search", "--mode", "text", "数据库"])
         #expect(results(chinese).first?["source"]?.string == fixture.path("zh.md"))
         // Records, vectors and file hashes survived: re-indexing changes nothing.

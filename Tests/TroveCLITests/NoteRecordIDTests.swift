@@ -8,7 +8,8 @@ import Trove
 /// files they come from (``NoteCollection/key(of:)``).
 @Suite("NoteRecordID")
 struct NoteRecordIDTests {
-    @Test("an id is the same in every run and on every machine: pinned, version 8, RFC 9562 variant")
+    @Test(
+        "an id is the same in every run and on every machine: pinned, version 8, RFC 9562 variant")
     func stable() throws {
         let id = NoteRecordID.make(collection: "notes", key: "notes/2026/march.md", chunk: 3)
         #expect(id == NoteRecordID.make(collection: "notes", key: "notes/2026/march.md", chunk: 3))
@@ -38,19 +39,24 @@ struct NoteRecordIDTests {
         #expect(ids.count == collections.count * keys.count * 5)
     }
 
-    @Test("a file is named by its collection folder's name and its path below it, not by where the folder is")
+    @Test(
+        "a file is named by its collection folder's name and its path below it, not by where the folder is"
+    )
     func keyBelowTheFolder() throws {
-        let laptop = NoteCollection(name: "notes", paths: ["/home/ana/notes"], mask: .standard, context: nil)
+        let laptop = NoteCollection(
+            name: "notes", paths: ["/home/ana/notes"], mask: .standard, context: nil)
         let desktop = NoteCollection(
             name: "notes", paths: ["/Users/ana/Documents/notes"], mask: .standard, context: nil)
         #expect(laptop.key(of: "/home/ana/notes/2026/march.md") == "notes/2026/march.md")
-        #expect(desktop.key(of: "/Users/ana/Documents/notes/2026/march.md") == "notes/2026/march.md")
+        #expect(
+            desktop.key(of: "/Users/ana/Documents/notes/2026/march.md") == "notes/2026/march.md")
     }
 
     @Test("the outermost folder names a file; a file given by itself is named by its file name")
     func keyOfNestedFoldersAndFiles() throws {
         let collection = NoteCollection(
-            name: "default", paths: ["/home/ana/notes/journal", "/home/ana/notes", "/srv/todo.txt"],
+            name: "default",
+            paths: ["/home/ana/notes/journal", "/home/ana/notes", "/srv/todo.txt"],
             mask: .standard, context: nil)
         #expect(collection.key(of: "/home/ana/notes/journal/may.md") == "notes/journal/may.md")
         #expect(collection.key(of: "/srv/todo.txt") == "todo.txt")
@@ -60,10 +66,13 @@ struct NoteRecordIDTests {
         #expect(root.key(of: "/etc/motd") == "/etc/motd")
     }
 
-    @Test("two folders of one collection with the same name are named by their absolute paths, so their files never share ids")
+    @Test(
+        "two folders of one collection with the same name are named by their absolute paths, so their files never share ids"
+    )
     func keyOfFoldersWithTheSameName() throws {
         let collection = NoteCollection(
-            name: "default", paths: ["/home/ana/work/notes", "/home/ana/home/notes", "/home/ana/misc"],
+            name: "default",
+            paths: ["/home/ana/work/notes", "/home/ana/home/notes", "/home/ana/misc"],
             mask: .standard, context: nil)
         let work = collection.key(of: "/home/ana/work/notes/a.md")
         let home = collection.key(of: "/home/ana/home/notes/a.md")

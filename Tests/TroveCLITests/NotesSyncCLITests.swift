@@ -14,7 +14,9 @@ struct NotesSyncCLITests {
     static let environment = ["TROVE_SYNC_PASSWORD": "correct horse battery staple"]
 
     /// The sources of `trove search --json` on `fixture`, best first.
-    func search(_ fixture: NotesFixture, _ words: String, mode: String = "hybrid") async throws -> [JSONValue] {
+    func search(_ fixture: NotesFixture, _ words: String, mode: String = "hybrid") async throws
+        -> [JSONValue]
+    {
         results(try await fixture.json(["search", "--mode", mode, "-k", "5", words]))
     }
 
@@ -30,16 +32,21 @@ struct NotesSyncCLITests {
 
     /// Every entry of a database's notes, sorted by id.
     func entries(_ fixture: NotesFixture) async throws -> [VectorEntry] {
-        try await Database(path: fixture.database).collection(named: "notes").fetch(Query().sorted(by: .ascending("id")))
+        try await Database(path: fixture.database).collection(named: "notes").fetch(
+            Query().sorted(by: .ascending("id")))
     }
 
-    @Test("two notes databases index different notes, sync, converge and search the same notes; edits and deletes follow")
+    @Test(
+        "two notes databases index different notes, sync, converge and search the same notes; edits and deletes follow"
+    )
     func twoNotebooksConverge() async throws {
         let (url, space) = try await Self.newSpace()
         let laptop = try NotesFixture()
         let desktop = try NotesFixture()
         func sync(_ fixture: NotesFixture) async -> RunResult {
-            await runTrove(["sync", "--server", url, "--space", space, "--db", fixture.database], environment: Self.environment)
+            await runTrove(
+                ["sync", "--server", url, "--space", space, "--db", fixture.database],
+                environment: Self.environment)
         }
         try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
         try desktop.write("garden.md", "# Garden\n\nPlant the tulip bulbs before the first frost.")
@@ -58,7 +65,9 @@ struct NotesSyncCLITests {
             #expect(ferry.first?["vector_rank"] != .null && ferry.first?["text_rank"] != .null)
             let tulips = try await search(fixture, "tulip bulbs")
             #expect(tulips.first?["source"]?.string == desktop.path("garden.md"))
-            #expect(try await search(fixture, "tulip frost", mode: "vector").first?["source"]?.string == desktop.path("garden.md"))
+            #expect(
+                try await search(fixture, "tulip frost", mode: "vector").first?["source"]?.string
+                    == desktop.path("garden.md"))
         }
         #expect(try await entries(laptop) == (try await entries(desktop)))
         let laptopFerry = try await search(laptop, "harbour ferry").first
@@ -74,7 +83,8 @@ struct NotesSyncCLITests {
         #expect(shown.status == 0 && shown.out.contains("pier two"), "\(shown.err)")
 
         // An edit on the laptop (re-indexed) and a delete on the desktop reach the other.
-        try laptop.write("ferry.md", "# Ferry\n\nThe night ferry now leaves from the lighthouse quay.")
+        try laptop.write(
+            "ferry.md", "# Ferry\n\nThe night ferry now leaves from the lighthouse quay.")
         #expect(await laptop.trove(["index", "."]).status == 0)
         let removed = await desktop.trove(["rm", "--source", desktop.path("garden.md")])
         #expect(removed.status == 0, "\(removed.err)")
@@ -83,46 +93,63 @@ struct NotesSyncCLITests {
             #expect(run.status == 0, "\(run.err)")
         }
         for fixture in [laptop, desktop] {
-            #expect(try await search(fixture, "lighthouse quay").first?["source"]?.string == laptop.path("ferry.md"))
+            #expect(
+                try await search(fixture, "lighthouse quay").first?["source"]?.string
+                    == laptop.path("ferry.md"))
             #expect(try await search(fixture, "pier", mode: "text").isEmpty)
             #expect(try await search(fixture, "tulip", mode: "text").isEmpty)
         }
         let converged = try await entries(laptop)
         #expect(converged.count == 1)
         #expect(converged == (try await entries(desktop)))
-        let status = await runTrove(["sync", "status", "--space", space, "--db", desktop.database, "--json"])
+        let status = await runTrove([
+            "sync", "status", "--space", space, "--db", desktop.database, "--json",
+        ])
         #expect(try JSONValue.parse(status.out)["status"]?["pendingChanges"] == .int(0))
     }
 
     /// A note long enough for several chunks: `count` paragraphs, each about one harbour.
     static func longNote(_ title: String, paragraphs count: Int) -> String {
-        let words = ["lighthouse", "tide", "ferry", "gull", "anchor", "rope", "quay", "lantern", "mast", "buoy"]
-        return "# \(title)\n\n" + (0..<count).map { index in
-            "Harbour log \(index): the \(words[index % words.count]) by pier \(index) was checked at dawn, "
-                + "the keeper wrote down the weather, the wind from the west, the boats that came in, "
-                + "the nets that were mended and the fish that were sold on the quay before noon; "
-                + "then the \(words[(index + 3) % words.count]) was painted again and the logbook closed."
-        }.joined(separator: "\n\n")
+        let words = [
+            "lighthouse", "tide", "ferry", "gull", "anchor", "rope", "quay", "lantern", "mast",
+            "buoy",
+        ]
+        return "# \(title)\n\n"
+            + (0..<count).map { index in
+                "Harbour log \(index): the \(words[index % words.count]) by pier \(index) was checked at dawn, "
+                    + "the keeper wrote down the weather, the wind from the west, the boats that came in, "
+                    + "the nets that were mended and the fish that were sold on the quay before noon; "
+                    + "then the \(words[(index + 3) % words.count]) was painted again and the logbook closed."
+            }.joined(separator: "\n\n")
     }
 
     /// The record ids, sources and short ids of a search, best first.
-    func hits(_ fixture: NotesFixture, _ words: String, mode: String = "hybrid") async throws -> [[JSONValue?]] {
-        try await search(fixture, words, mode: mode).map { [$0["id"], $0["source"], $0["short_id"], $0["score"]] }
+    func hits(_ fixture: NotesFixture, _ words: String, mode: String = "hybrid") async throws
+        -> [[JSONValue?]]
+    {
+        try await search(fixture, words, mode: mode).map {
+            [$0["id"], $0["source"], $0["short_id"], $0["score"]]
+        }
     }
 
-    @Test("two machines index the same notes under different folders, sync and keep one copy of each chunk; an edit converges")
+    @Test(
+        "two machines index the same notes under different folders, sync and keep one copy of each chunk; an edit converges"
+    )
     func sameNotesOnTwoMachinesSyncOneCopy() async throws {
         let (url, space) = try await Self.newSpace()
         let laptop = try NotesFixture()
         let desktop = try NotesFixture()
         #expect(laptop.notes != desktop.notes)
         func sync(_ fixture: NotesFixture) async -> RunResult {
-            await runTrove(["sync", "--server", url, "--space", space, "--db", fixture.database], environment: Self.environment)
+            await runTrove(
+                ["sync", "--server", url, "--space", space, "--db", fixture.database],
+                environment: Self.environment)
         }
         // The same notes folder on both (a synced folder, or a copy); the laptop has one more note.
         for fixture in [laptop, desktop] {
             try fixture.write("harbour/log.md", Self.longNote("Harbour log", paragraphs: 12))
-            try fixture.write("tea.md", "# Tea\n\nSteep the oolong for three minutes at ninety degrees.")
+            try fixture.write(
+                "tea.md", "# Tea\n\nSteep the oolong for three minutes at ninety degrees.")
             #expect(await fixture.trove(["index", "."]).status == 0)
         }
         try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
@@ -144,20 +171,26 @@ struct NotesSyncCLITests {
         #expect(laptopAfter.count == laptopBefore.count, "one copy of each chunk")
         #expect(laptopAfter == (try await entries(desktop)))
         // The later writer (the desktop) won each field, its paths included.
-        #expect(laptopAfter.filter { $0.source == desktop.path("harbour/log.md") }.count == logChunks)
-        for words in ["oolong minutes", "harbour ferry pier", "lighthouse keeper weather", "gull nets"] {
+        #expect(
+            laptopAfter.filter { $0.source == desktop.path("harbour/log.md") }.count == logChunks)
+        for words in [
+            "oolong minutes", "harbour ferry pier", "lighthouse keeper weather", "gull nets",
+        ] {
             let onLaptop = try await hits(laptop, words)
             #expect(!onLaptop.isEmpty)
             #expect(onLaptop == (try await hits(desktop, words)), "\(words)")
         }
         // Indexing again changes nothing on either machine.
-        for fixture in [laptop, desktop] { #expect(await fixture.trove(["index", "."]).status == 0) }
+        for fixture in [laptop, desktop] {
+            #expect(await fixture.trove(["index", "."]).status == 0)
+        }
         #expect(try await entries(laptop).count == laptopBefore.count)
         #expect(try await entries(desktop).count == laptopBefore.count)
 
         // The laptop shortens the shared note (its chunks now carry the desktop's path): it is
         // written in place and the chunks past its new end go, on both machines.
-        try laptop.write("harbour/log.md", "# Harbour log\n\nThe breakwater was rebuilt with granite blocks.")
+        try laptop.write(
+            "harbour/log.md", "# Harbour log\n\nThe breakwater was rebuilt with granite blocks.")
         #expect(await laptop.trove(["index", "."]).status == 0)
         #expect(try await entries(laptop).count == 3)
         for fixture in [laptop, desktop, laptop] {
@@ -168,11 +201,17 @@ struct NotesSyncCLITests {
         #expect(converged.count == 3)
         #expect(converged == (try await entries(desktop)))
         for fixture in [laptop, desktop] {
-            #expect(try await search(fixture, "granite breakwater").first?["source"]?.string == laptop.path("harbour/log.md"))
+            #expect(
+                try await search(fixture, "granite breakwater").first?["source"]?.string
+                    == laptop.path("harbour/log.md"))
             #expect(try await search(fixture, "lighthouse", mode: "text").isEmpty)
         }
-        #expect(try await hits(laptop, "granite breakwater") == (try await hits(desktop, "granite breakwater")))
-        let status = await runTrove(["sync", "status", "--space", space, "--db", desktop.database, "--json"])
+        #expect(
+            try await hits(laptop, "granite breakwater")
+                == (try await hits(desktop, "granite breakwater")))
+        let status = await runTrove([
+            "sync", "status", "--space", space, "--db", desktop.database, "--json",
+        ])
         #expect(try JSONValue.parse(status.out)["status"]?["pendingChanges"] == .int(0))
     }
 
@@ -186,43 +225,66 @@ struct NotesSyncCLITests {
         for name in ["notes", Notebook.companionName(1)] {
             guard var configuration = try await old.configuration(of: name) else { continue }
             configuration.ids = .int64
-            let entries = try await old.collection(named: name).fetch(Query().sorted(by: .ascending("id")))
-            for entry in entries where numbers[entry.id] == nil { numbers[entry.id] = .int(Int64(numbers.count + 1)) }
-            try await copy.collection(name, configuration: configuration).insert(entries.map {
-                VectorEntry(id: numbers[$0.id]!, content: $0.content, source: $0.source, metadata: $0.metadata, vector: $0.vector)
-            })
+            let entries = try await old.collection(named: name).fetch(
+                Query().sorted(by: .ascending("id")))
+            for entry in entries where numbers[entry.id] == nil {
+                numbers[entry.id] = .int(Int64(numbers.count + 1))
+            }
+            try await copy.collection(name, configuration: configuration).insert(
+                entries.map {
+                    VectorEntry(
+                        id: numbers[$0.id]!, content: $0.content, source: $0.source,
+                        metadata: $0.metadata,
+                        vector: $0.vector)
+                })
         }
         for table in [Notebook.filesTable, Notebook.collectionsTable] {
-            guard let sql = try await old.query("SELECT sql FROM sqlite_master WHERE name = ?", bindings: [.text(table)]).first?.string("sql")
+            guard
+                let sql = try await old.query(
+                    "SELECT sql FROM sqlite_master WHERE name = ?", bindings: [.text(table)]
+                )
+                .first?.string("sql")
             else { continue }
             try await copy.execute(sql)
             for row in try await old.query("SELECT * FROM \(table)") {
                 let marks = Array(repeating: "?", count: row.count).joined(separator: ", ")
-                try await copy.execute("INSERT INTO \(table) VALUES (\(marks))", bindings: (0..<row.count).map { row[$0] })
+                try await copy.execute(
+                    "INSERT INTO \(table) VALUES (\(marks))",
+                    bindings: (0..<row.count).map { row[$0] })
             }
         }
     }
 
-    @Test("an older notes database (Int64 ids, two models) moves to UUID ids on open: nothing lost, short ids kept, then it syncs")
+    @Test(
+        "an older notes database (Int64 ids, two models) moves to UUID ids on open: nothing lost, short ids kept, then it syncs"
+    )
     func olderDatabasesMoveToUUIDs() async throws {
         let fixture = try NotesFixture()
         try fixture.write("dentist.md", "Cleaning with Dr. Okafor on Tuesday at 8:30.")
-        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
+        try fixture.write(
+            "garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
         let models = ["--model", "/m/modelA", "--model", "/m/modelB"]
         let services = MultiModelTests.twoModelServices
         #expect(await fixture.trove(["index"] + models + ["."], services: services).status == 0)
-        let first = await fixture.trove(["search", "--json"] + models + ["dentist"], services: services)
-        let shortID = try #require(results(try JSONValue.parse(first.out)).first?["short_id"]?.string)
+        let first = await fixture.trove(
+            ["search", "--json"] + models + ["dentist"], services: services)
+        let shortID = try #require(
+            results(try JSONValue.parse(first.out)).first?["short_id"]?.string)
         let older = fixture.directory.path("older.trove")
         try await olderCopy(of: fixture.database, at: older)
-        let before = try await Database(path: older).collection(named: "notes").fetch(Query().sorted(by: .ascending("id")))
+        let before = try await Database(path: older).collection(named: "notes").fetch(
+            Query().sorted(by: .ascending("id")))
         #expect(before.count == 2 && before.allSatisfy { $0.id.kind == .int64 })
 
         let search = await runTrove(
-            ["search", "--json"] + models + ["tomatoes", "planting", "--db", older], directory: fixture.notes, services: services)
+            ["search", "--json"] + models + ["tomatoes", "planting", "--db", older],
+            directory: fixture.notes,
+            services: services)
         #expect(search.status == 0, "\(search.err)")
         #expect(search.err.contains("gave the 2 notes of this database UUID ids"), "\(search.err)")
-        #expect(results(try JSONValue.parse(search.out)).first?["source"]?.string == fixture.path("garden/tomatoes.txt"))
+        #expect(
+            results(try JSONValue.parse(search.out)).first?["source"]?.string
+                == fixture.path("garden/tomatoes.txt"))
 
         let database = try Database(path: older)
         let notes = try await database.collection(named: "notes")
@@ -230,21 +292,32 @@ struct NotesSyncCLITests {
         let after = try await notes.fetch(Query().sorted(by: .ascending("id")))
         // Every note kept its content, source, metadata and vector; the new ids keep the old order.
         #expect(after.map(\.content) == before.map(\.content))
-        #expect(after.map(\.source) == before.map(\.source) && after.map(\.metadata) == before.map(\.metadata))
+        #expect(
+            after.map(\.source) == before.map(\.source)
+                && after.map(\.metadata) == before.map(\.metadata))
         #expect(after.map(\.vector) == before.map(\.vector))
         #expect(after.allSatisfy { $0.id.kind == .uuid })
         let companion = try await database.collection(named: Notebook.companionName(1))
         #expect(companion.configuration.ids == .uuid)
-        #expect(try await companion.fetch(Query().sorted(by: .ascending("id"))).map(\.id) == after.map(\.id))
+        #expect(
+            try await companion.fetch(Query().sorted(by: .ascending("id"))).map(\.id)
+                == after.map(\.id))
         // The text index was rebuilt; the short id still names the same note.
-        #expect(try await notes.search(Query().matching(.typed("Okafor"))).map(\.id) == [after[0].id])
-        let got = await runTrove(["get", shortID, "--db", older], directory: fixture.notes, services: services)
+        #expect(
+            try await notes.search(Query().matching(.typed("Okafor"))).map(\.id) == [after[0].id])
+        let got = await runTrove(
+            ["get", shortID, "--db", older], directory: fixture.notes, services: services)
         #expect(got.status == 0 && got.out.contains("Dr. Okafor"), "\(got.err)")
         // Once moved, nothing more to do; and the notes now sync.
-        let again = await runTrove(["search"] + models + ["dentist", "--db", older], directory: fixture.notes, services: services)
+        let again = await runTrove(
+            ["search"] + models + ["dentist", "--db", older], directory: fixture.notes,
+            services: services)
         #expect(again.status == 0 && !again.err.contains("UUID ids"))
         let sync = await runTrove(
-            ["sync", "status", "--space", "s", "--db", older], directory: fixture.notes, services: services)
-        #expect(sync.status == 0 && sync.out.contains("pending changes:    4"), "\(sync.out) \(sync.err)")
+            ["sync", "status", "--space", "s", "--db", older], directory: fixture.notes,
+            services: services)
+        #expect(
+            sync.status == 0 && sync.out.contains("pending changes:    4"),
+            "\(sync.out) \(sync.err)")
     }
 }

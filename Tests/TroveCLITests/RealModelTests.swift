@@ -1,6 +1,6 @@
 import Foundation
-import Trove
 import Testing
+import Trove
 import TroveEmbeddings
 import TroveTestSupport
 
@@ -22,9 +22,13 @@ struct RealModelTests {
     @Test("embed --json gives the model's 384 numbers exactly")
     func embed() async throws {
         let model = try #require(installedModel)
-        let result = await runTrove(["embed", "--json", "--model", model.path, "groceries for sunday"], services: .standard)
+        let result = await runTrove(
+            ["embed", "--json", "--model", model.path, "groceries for sunday"], services: .standard)
         #expect(result.status == 0, "\(result.err)")
-        guard case .array(let numbers) = try JSONValue.parse(result.out.trimmingCharacters(in: .newlines)) else {
+        guard
+            case .array(let numbers) = try JSONValue.parse(
+                result.out.trimmingCharacters(in: .newlines))
+        else {
             Issue.record("not an array")
             return
         }
@@ -33,7 +37,8 @@ struct RealModelTests {
             if case .int(let x) = value { return Float(x) }
             return .nan
         }
-        let direct = try await BERTEmbedder(modelDirectory: model).embed(["groceries for sunday"])[0]
+        let direct = try await BERTEmbedder(modelDirectory: model).embed(["groceries for sunday"])[
+            0]
         #expect(printed.count == 384)
         #expect(printed == direct)
     }
@@ -42,13 +47,17 @@ struct RealModelTests {
     func paraphrase() async throws {
         let model = try #require(installedModel)
         let fixture = try NotesFixture()
-        try fixture.write("dentist.md", "Cleaning with Dr. Okafor at Riverside Dental on Tuesday at 8:30.")
+        try fixture.write(
+            "dentist.md", "Cleaning with Dr. Okafor at Riverside Dental on Tuesday at 8:30.")
         try fixture.write("furnace.txt", "Furnace filter 16x25x1, change it every three months.")
         try fixture.write("tart.md", "Lemon tart: shortcrust, eggs, sugar, lemons and cream.")
         let index = await fixture.trove(["index", "--model", model.path, "."], services: .standard)
         #expect(index.status == 0, "\(index.err)")
         let search = await fixture.trove(
-            ["search", "--json", "--mode", "vector", "-k", "1", "--model", model.path, "when do I see the tooth doctor"],
+            [
+                "search", "--json", "--mode", "vector", "-k", "1", "--model", model.path,
+                "when do I see the tooth doctor",
+            ],
             services: .standard)
         let document = try JSONValue.parse(search.out)
         guard case .array(let hits)? = document["results"] else {
@@ -127,7 +136,9 @@ struct ExecutableTests {
         #expect(bad.status == ExitCode.usage)
         #expect(bad.out.isEmpty)
         #expect(bad.err.hasPrefix("trove: error: unknown command 'frobnicate'"))
-        let missing = try run(["search", "--db", "/nonexistent/x.sqlite", "--mode", "text", "hello"])
+        let missing = try run([
+            "search", "--db", "/nonexistent/x.sqlite", "--mode", "text", "hello",
+        ])
         #expect(missing.status == ExitCode.notFound)
     }
 }

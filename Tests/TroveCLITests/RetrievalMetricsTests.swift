@@ -43,7 +43,9 @@ enum TinySet {
         ("lexical", 3, 1, 1, 2, 0.3666666666666667, 0.42968827543929594),
         ("paraphrase", 3, 0, 2, 2, 0.27777777777777773, 0.37697658452381916),
     ]
-    static let ranks: [String: Int?] = ["a1": 1, "a2": 3, "a3": nil, "a4": nil, "a5": 4, "a6": 2, "a7": 10]
+    static let ranks: [String: Int?] = [
+        "a1": 1, "a2": 3, "a3": nil, "a4": nil, "a5": 4, "a6": 2, "a7": 10,
+    ]
 }
 
 @Suite("RetrievalSummary")
@@ -84,7 +86,9 @@ struct RetrievalMetricsTests {
 
     @Test("malformed query files are refused")
     func malformedQueries() {
-        #expect(throws: DocumentError.self) { try EvalQuery.load(#"{"id": "q", "query": "x", "answer": "", "kind": "k"}"#, path: "q") }
+        #expect(throws: DocumentError.self) {
+            try EvalQuery.load(#"{"id": "q", "query": "x", "answer": "", "kind": "k"}"#, path: "q")
+        }
         #expect(throws: DocumentError.self) { try EvalQuery.load("\n\n", path: "q") }
     }
 
@@ -113,16 +117,21 @@ struct RetrievalMetricsTests {
     func scorePyLive() throws {
         let directory = try TemporaryDirectory()
         let queries = try EvalQuery.load(TinySet.queries, path: "q.jsonl")
-        try TinySet.queries.write(toFile: directory.path("q.jsonl"), atomically: true, encoding: .utf8)
+        try TinySet.queries.write(
+            toFile: directory.path("q.jsonl"), atomically: true, encoding: .utf8)
         try RunFile.contents(queries: queries, run: TinySet.run)
             .write(toFile: directory.path("r.jsonl"), atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [Self.scorePy!, "--queries", directory.path("q.jsonl"), "--run", directory.path("r.jsonl")]
+        process.arguments = [
+            Self.scorePy!, "--queries", directory.path("q.jsonl"), "--run",
+            directory.path("r.jsonl"),
+        ]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(
+            decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(output == (try RetrievalReport(queries: queries, run: TinySet.run)).table)
@@ -136,19 +145,29 @@ struct SnippetTests {
 
     /// The highlights of a colored snippet as `[word]`, for readable expectations.
     func marked(_ snippet: String) -> String {
-        snippet.replacingOccurrences(of: "\u{1B}[1;33m", with: "[").replacingOccurrences(of: "\u{1B}[0m", with: "]")
+        snippet.replacingOccurrences(of: "\u{1B}[1;33m", with: "[").replacingOccurrences(
+            of: "\u{1B}[0m", with: "]")
     }
 
     @Test("matched words are highlighted case- and accent-insensitively")
     func highlight() {
-        #expect(Snippet.make(content: "Dentist on Tuesday at 3 pm.", query: "dentist tuesday", style: plain)
-            == "Dentist on Tuesday at 3 pm.")  // plain when piped
-        #expect(Snippet.make(content: "Dentist on Tuesday at 3 pm.", query: "dentist tuesday", style: color)
-            == "\u{1B}[1;33mDentist\u{1B}[0m on \u{1B}[1;33mTuesday\u{1B}[0m at 3 pm.")
-        #expect(marked(Snippet.make(content: "Café crème", query: "cafe", style: color)) == "[Café] crème")
-        #expect(marked(Snippet.make(content: "two dentists", query: "dentist", style: color)) == "two [dentists]")
+        #expect(
+            Snippet.make(
+                content: "Dentist on Tuesday at 3 pm.", query: "dentist tuesday", style: plain)
+                == "Dentist on Tuesday at 3 pm.")  // plain when piped
+        #expect(
+            Snippet.make(
+                content: "Dentist on Tuesday at 3 pm.", query: "dentist tuesday", style: color)
+                == "\u{1B}[1;33mDentist\u{1B}[0m on \u{1B}[1;33mTuesday\u{1B}[0m at 3 pm.")
+        #expect(
+            marked(Snippet.make(content: "Café crème", query: "cafe", style: color))
+                == "[Café] crème")
+        #expect(
+            marked(Snippet.make(content: "two dentists", query: "dentist", style: color))
+                == "two [dentists]")
         // Stopwords are not highlighted unless the query has nothing else.
-        #expect(marked(Snippet.make(content: "the cat", query: "the cat", style: color)) == "the [cat]")
+        #expect(
+            marked(Snippet.make(content: "the cat", query: "the cat", style: color)) == "the [cat]")
         #expect(marked(Snippet.make(content: "to be", query: "to be", style: color)) == "[to] [be]")
         let colored = Snippet.make(content: "a cat", query: "cat", style: Style(enabled: true))
         #expect(colored == "a \u{1B}[1;33mcat\u{1B}[0m")
@@ -158,9 +177,13 @@ struct SnippetTests {
     func window() {
         let before = (1...50).map { "w\($0)" }.joined(separator: " ")
         let after = (51...100).map { "w\($0)" }.joined(separator: "\n")
-        let snippet = marked(Snippet.make(content: before + " furnace service\n" + after, query: "furnace", style: color, wordCount: 6))
+        let snippet = marked(
+            Snippet.make(
+                content: before + " furnace service\n" + after, query: "furnace", style: color,
+                wordCount: 6))
         #expect(snippet == "…w49 w50 [furnace] service w51 w52 …")
-        let start = marked(Snippet.make(content: before, query: "nothing", style: color, wordCount: 3))
+        let start = marked(
+            Snippet.make(content: before, query: "nothing", style: color, wordCount: 3))
         #expect(start == "w1 w2 w3 …")
     }
 }
@@ -169,9 +192,12 @@ struct SnippetTests {
 struct ProgressBarTests {
     @Test("the bar shows files, chunks, rate and ETA")
     func line() {
-        let text = ProgressBar.line(files: 26, totalFiles: 50, bytes: 500, totalBytes: 1000, chunks: 300, elapsed: 10, width: 10)
+        let text = ProgressBar.line(
+            files: 26, totalFiles: 50, bytes: 500, totalBytes: 1000, chunks: 300, elapsed: 10,
+            width: 10)
         #expect(text == "[#####.....]  50%  26/50 files  300 chunks  30.0 chunks/s  ETA 0:10")
-        let early = ProgressBar.line(files: 0, totalFiles: 5, bytes: 0, totalBytes: 10, chunks: 0, elapsed: 0.1, width: 4)
+        let early = ProgressBar.line(
+            files: 0, totalFiles: 5, bytes: 0, totalBytes: 10, chunks: 0, elapsed: 0.1, width: 4)
         #expect(early == "[....]   0%  0/5 files  0 chunks")
         #expect(ProgressBar.duration(3725) == "1:02:05")
     }
@@ -195,7 +221,8 @@ struct ProgressBarTests {
 struct SnippetPrefixTests {
     @Test("a query word matches short extensions of itself only")
     func prefixes() {
-        let snippet = Snippet.make(content: "planting database", query: "plant data", style: Style(enabled: true))
+        let snippet = Snippet.make(
+            content: "planting database", query: "plant data", style: Style(enabled: true))
         #expect(snippet == "\u{1B}[1;33mplanting\u{1B}[0m database")
     }
 }

@@ -10,7 +10,6 @@ import TroveTestSupport
 @Suite("SearchOutput", .serialized)
 struct SearchOutputTests {
 
-
     @Test("--files prints score and path only; with --json, source and score")
     func files() async throws {
         let f = try NotesFixture.errands()
@@ -19,7 +18,9 @@ struct SearchOutputTests {
         let lines = run.out.split(separator: "\n")
         #expect(lines.count == 2)
         let fields = lines[0].split(separator: "\t")
-        #expect(fields.count == 2 && Double(fields[0]) != nil && fields[1] == f.path("garden/tomatoes.txt")[...])
+        #expect(
+            fields.count == 2 && Double(fields[0]) != nil
+                && fields[1] == f.path("garden/tomatoes.txt")[...])
         let json = try await f.json(["search", "--files", "-k", "2", "tomatoes"])
         #expect(results(json).first?.members?.map(\.0) == ["source", "score"])
     }
@@ -47,7 +48,8 @@ struct SearchOutputTests {
         #expect(lines[1] == "    Dentist Cleaning with Dr. Okafor on Tuesday at 8:30.")
         #expect(!piped.out.contains("\u{1B}["))
         let terminal = await runTrove(
-            ["search", "-k", "1", "--db", f.database, "dentist"], directory: f.notes, terminal: true)
+            ["search", "-k", "1", "--db", f.database, "dentist"], directory: f.notes, terminal: true
+        )
         #expect(terminal.out.contains("\u{1B}[1;33mDentist\u{1B}[0m"), "\(terminal.out)")
     }
 

@@ -15,7 +15,8 @@ let troveExecutable: String? = {
             folder = folder.deletingLastPathComponent()
         }
     }
-    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent()
     candidates.append(repository.appendingPathComponent(".build/debug/trove"))
     return candidates.map(\.path).first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -44,15 +45,18 @@ struct WatcherTests {
     /// from the report lines after the first `after` of them.
     func latencies(_ output: BufferSink, after: Int = 0) -> [Double] {
         let marker = " ms from the first change to the commit"
-        return output.text.split(separator: "\n").filter { $0.hasSuffix(marker) }.dropFirst(after).compactMap {
-            Double($0.dropLast(marker.count).split(separator: " ").last ?? "").map { $0 / 1000 }
-        }
+        return output.text.split(separator: "\n").filter { $0.hasSuffix(marker) }.dropFirst(after)
+            .compactMap {
+                Double($0.dropLast(marker.count).split(separator: " ").last ?? "").map { $0 / 1000 }
+            }
     }
 
     /// Makes a change, waits (generously: the test may be starved) until `reflected` holds and
     /// the watcher has reported the batch, and returns the watcher's latency for it (the
     /// slowest batch, when the change was split), or 99 when it never showed.
-    func measure(_ output: BufferSink, change: () throws -> Void, reflected: () async throws -> Bool) async throws
+    func measure(
+        _ output: BufferSink, change: () throws -> Void, reflected: () async throws -> Bool
+    ) async throws
         -> Double
     {
         let before = latencies(output).count
@@ -81,10 +85,13 @@ struct WatcherTests {
     /// waits until it watches. A process of its own, as a person runs it: the timing is the
     /// watcher's, not the test runner's thread pool's.
     func startWatching(_ f: NotesFixture) async throws -> (Process, BufferSink) {
-        let executable = try #require(troveExecutable, "the trove executable is built with the tests")
+        let executable = try #require(
+            troveExecutable, "the trove executable is built with the tests")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["index", "--watch", "--model", "all-MiniLM-L6-v2", "--db", f.database, f.notes]
+        process.arguments = [
+            "index", "--watch", "--model", "all-MiniLM-L6-v2", "--db", f.database, f.notes,
+        ]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -124,7 +131,9 @@ struct WatcherTests {
                     try await files(store, "Marmalade\(round)") == [f.path(file)]
                 })
             edited.append(
-                try await measure(output, change: { try f.write(file, "Lemon curd\(round) recipe instead.") }) {
+                try await measure(
+                    output, change: { try f.write(file, "Lemon curd\(round) recipe instead.") }
+                ) {
                     let curd = try await files(store, "curd\(round)")
                     let marmalade = try await files(store, "Marmalade\(round)")
                     return curd == [f.path(file)] && marmalade.isEmpty
@@ -132,7 +141,9 @@ struct WatcherTests {
             let curd = try await sources(f, "curd\(round)")
             #expect(curd == [f.path(file)])
             deleted.append(
-                try await measure(output, change: { try FileManager.default.removeItem(atPath: f.path(file)) }) {
+                try await measure(
+                    output, change: { try FileManager.default.removeItem(atPath: f.path(file)) }
+                ) {
                     try await files(store, "curd\(round)").isEmpty
                 })
             #expect(try await sources(f, "curd\(round)").isEmpty)
@@ -140,11 +151,14 @@ struct WatcherTests {
         #expect(created.min()! < 1, "created: \(created) s\n\(output.text)")
         #expect(edited.min()! < 1, "edited: \(edited) s\n\(output.text)")
         #expect(deleted.min()! < 1, "deleted: \(deleted) s\n\(output.text)")
-        #expect(created.allSatisfy { $0 < 5 } && edited.allSatisfy { $0 < 5 } && deleted.allSatisfy { $0 < 5 })
+        #expect(
+            created.allSatisfy { $0 < 5 } && edited.allSatisfy { $0 < 5 }
+                && deleted.allSatisfy { $0 < 5 })
 
         // A new folder moved in is watched and indexed; a folder removed takes its notes along.
         let outside = f.directory.path("outside")
-        try FileManager.default.createDirectory(atPath: outside + "/deep", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: outside + "/deep", withIntermediateDirectories: true)
         try Data("Quince paste.".utf8).write(to: URL(fileURLWithPath: outside + "/deep/q.md"))
         let moveIn = { try FileManager.default.moveItem(atPath: outside, toPath: f.path("moved")) }
         let movedIn = try await measure(output, change: moveIn) {
@@ -176,7 +190,8 @@ struct WatcherTests {
         try await Task.sleep(nanoseconds: 150_000_000)
         process.interrupt()
         process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(output.text)")
+        #expect(
+            process.terminationReason == .exit && process.terminationStatus == 0, "\(output.text)")
         #expect(output.text.contains("stopped watching"), "\(output.text)")
         let verify = await runTrove(["verify", "--db", f.database])
         #expect(verify.status == 0, "\(verify.out) \(verify.err)")

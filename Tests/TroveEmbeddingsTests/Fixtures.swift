@@ -22,11 +22,15 @@ enum Fixtures {
     static func jsonLines<T: Decodable>(_ name: String, as type: T.Type) throws -> [T] {
         let data = try Data(contentsOf: url(name))
         let decoder = JSONDecoder()
-        return try data.split(separator: UInt8(ascii: "\n")).map { try decoder.decode(T.self, from: Data($0)) }
+        return try data.split(separator: UInt8(ascii: "\n")).map {
+            try decoder.decode(T.self, from: Data($0))
+        }
     }
 
-    static let tokenizerCases: [TokenizerCase] = (try? jsonLines("tokenizer_cases.jsonl", as: TokenizerCase.self)) ?? []
-    static let embeddingCases: [EmbeddingCase] = (try? jsonLines("embeddings.jsonl", as: EmbeddingCase.self)) ?? []
+    static let tokenizerCases: [TokenizerCase] =
+        (try? jsonLines("tokenizer_cases.jsonl", as: TokenizerCase.self)) ?? []
+    static let embeddingCases: [EmbeddingCase] =
+        (try? jsonLines("embeddings.jsonl", as: EmbeddingCase.self)) ?? []
 
     /// The model folder the golden tests use: `TROVE_MODEL_DIR` or the default cache folder.
     static var modelDirectory: URL { BERTEmbedder.defaultModelDirectory }

@@ -21,9 +21,11 @@ struct Q4KernelsTests {
 
     /// Weight i of a row of blocks, from the format's definition: d · (q − 8).
     static func weight(_ blocks: [UInt8], row: Int, columns: Int, _ i: Int) -> Double {
-        let block = (row * columns + i) / 32, j = i % 32
+        let block = (row * columns + i) / 32
+        let j = i % 32
         let base = block * 18
-        let d = Double(Float(Float16(bitPattern: UInt16(blocks[base]) | UInt16(blocks[base + 1]) << 8)))
+        let d = Double(
+            Float(Float16(bitPattern: UInt16(blocks[base]) | UInt16(blocks[base + 1]) << 8)))
         let byte = blocks[base + 2 + j % 16]
         let q = j < 16 ? Int(byte & 0x0F) : Int(byte >> 4)
         return d * Double(q - 8)
@@ -58,10 +60,18 @@ struct Q4KernelsTests {
     func quantize() {
         var x = [Float](repeating: 0, count: 64)
         // Block 0: max |x| = 127, so the scale is 1 and the codes are x rounded half to even.
-        x[0] = 127; x[1] = 2.5; x[2] = 3.5; x[3] = -2.5; x[4] = 0.49; x[5] = -126.6
+        x[0] = 127
+        x[1] = 2.5
+        x[2] = 3.5
+        x[3] = -2.5
+        x[4] = 0.49
+        x[5] = -126.6
         // Block 1: a negative largest magnitude.
-        x[40] = -2; x[41] = 1
-        var q = [Int8](repeating: 0, count: 64), d = [Float](repeating: 0, count: 2), s = [Int32](repeating: 0, count: 2)
+        x[40] = -2
+        x[41] = 1
+        var q = [Int8](repeating: 0, count: 64)
+        var d = [Float](repeating: 0, count: 2)
+        var s = [Int32](repeating: 0, count: 2)
         trove_q8_quantize(x, 1, 64, &q, &d, &s)
         #expect(d[0] == 1 && d[1] == 2 / 127)
         #expect(Array(q[0..<6]) == [127, 2, 4, -2, 0, -127])
@@ -78,11 +88,17 @@ struct Q4KernelsTests {
         UnsafePointer<Int32>?, Int, Int, Int, Int, UnsafeMutablePointer<Float>?, Int
     ) -> Void
 
-    @Test("matmul (dispatched and portable) matches the Double reference for every output count 1-70 and e5's shapes")
+    @Test(
+        "matmul (dispatched and portable) matches the Double reference for every output count 1-70 and e5's shapes"
+    )
     func matmul() {
         var rng = SeededGenerator(seed: 15)
-        let kernels: [(String, MatMul)] = [("dispatched", trove_q4_matmul), ("portable", trove_q4_portable_matmul)]
-        var shapes: [(rows: Int, outputs: Int, inputs: Int)] = (1...70).map { (($0 % 5) + 1, $0, 32 * (($0 % 3) + 1)) }
+        let kernels: [(String, MatMul)] = [
+            ("dispatched", trove_q4_matmul), ("portable", trove_q4_portable_matmul),
+        ]
+        var shapes: [(rows: Int, outputs: Int, inputs: Int)] = (1...70).map {
+            (($0 % 5) + 1, $0, 32 * (($0 % 3) + 1))
+        }
         shapes += [(20, 384, 384), (3, 1536, 384), (7, 384, 1536)]
         for (rows, outputs, inputs) in shapes {
             let blocks = Self.randomBlocks(rows: outputs, columns: inputs, rng: &rng)
@@ -98,7 +114,9 @@ struct Q4KernelsTests {
                 for o in 0..<outputs {
                     var acc = Double(bias[o])
                     for i in 0..<inputs {
-                        acc += Self.weight(blocks, row: o, columns: inputs, i) * Double(d[t * inputs / 32 + i / 32])
+                        acc +=
+                            Self.weight(blocks, row: o, columns: inputs, i)
+                            * Double(d[t * inputs / 32 + i / 32])
                             * Double(q[t * inputs + i])
                     }
                     expected[t * outputs + o] = acc
@@ -116,7 +134,8 @@ struct Q4KernelsTests {
                         let e = expected[t * outputs + o]
                         let got = Double(y[t * stride + o])
                         if !(abs(got - e) <= 1e-4 * max(1, abs(e))) {
-                            Issue.record("\(name) \(rows)×\(outputs)×\(inputs) [\(t)][\(o)]: \(got) vs \(e)")
+                            Issue.record(
+                                "\(name) \(rows)×\(outputs)×\(inputs) [\(t)][\(o)]: \(got) vs \(e)")
                             return
                         }
                     }
@@ -126,7 +145,9 @@ struct Q4KernelsTests {
             // Without bias.
             var y = [Float](repeating: 0, count: rows * outputs)
             trove_q4_matmul(blocks, nil, q, d, s, rows, inputs, 0, outputs, &y, outputs)
-            #expect(abs(Double(y[0]) - (expected[0] - Double(bias[0]))) <= 1e-4 * max(1, abs(expected[0])))
+            #expect(
+                abs(Double(y[0]) - (expected[0] - Double(bias[0]))) <= 1e-4
+                    * max(1, abs(expected[0])))
         }
     }
 }

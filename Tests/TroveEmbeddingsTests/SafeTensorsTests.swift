@@ -19,7 +19,8 @@ struct SafeTensorsTests {
         values.withUnsafeBytes { Array($0) }
     }
 
-    static let validHeader = #"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}}"#
+    static let validHeader =
+        #"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}}"#
     static let validData = floatBytes([1, 2, 3, 4, 5, 6, -1, -2])
 
     func write(_ data: Data, in dir: TemporaryDirectory) throws -> URL {
@@ -34,7 +35,9 @@ struct SafeTensorsTests {
         #expect(comment) {
             _ = try SafeTensorsFile(url: url)
         } throws: { error in
-            guard case EmbeddingError.invalidSafeTensors(let path, let reason) = error else { return false }
+            guard case EmbeddingError.invalidSafeTensors(let path, let reason) = error else {
+                return false
+            }
             return path == url.path && !reason.isEmpty
         }
     }
@@ -66,19 +69,25 @@ struct SafeTensorsTests {
         let dir = try TemporaryDirectory()
         let url = try write(Self.file(header: Self.validHeader, data: Self.validData), in: dir)
         let file = try SafeTensorsFile(url: url)
-        #expect(throws: EmbeddingError.missingTensor(name: "zzz")) { _ = try file.floats("zzz", shape: [1]) }
+        #expect(throws: EmbeddingError.missingTensor(name: "zzz")) {
+            _ = try file.floats("zzz", shape: [1])
+        }
         #expect(throws: EmbeddingError.self) { _ = try file.floats("a", shape: [3, 2]) }
         let i32 = #"{"n":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}}"#
         let url2 = dir.url.appendingPathComponent("i.safetensors")
         try Self.file(header: i32, data: [1, 0, 0, 0]).write(to: url2)
-        #expect(throws: EmbeddingError.self) { _ = try SafeTensorsFile(url: url2).floats("n", shape: [1]) }
+        #expect(throws: EmbeddingError.self) {
+            _ = try SafeTensorsFile(url: url2).floats("n", shape: [1])
+        }
     }
 
     @Test("a missing file is reported as a missing model file")
     func missingFile() throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("none.safetensors")
-        #expect(throws: EmbeddingError.missingModelFile(path: url.path)) { _ = try SafeTensorsFile(url: url) }
+        #expect(throws: EmbeddingError.missingModelFile(path: url.path)) {
+            _ = try SafeTensorsFile(url: url)
+        }
     }
 
     @Test("empty and shorter-than-8-byte files")
@@ -89,27 +98,33 @@ struct SafeTensorsTests {
 
     @Test("header length larger than the file")
     func hugeHeaderLength() throws {
-        try expectInvalid(Self.file(header: Self.validHeader, data: Self.validData, declaredLength: 1 << 40), "2^40")
-        try expectInvalid(Self.file(header: Self.validHeader, data: [], declaredLength: UInt64.max), "UInt64.max")
+        try expectInvalid(
+            Self.file(header: Self.validHeader, data: Self.validData, declaredLength: 1 << 40),
+            "2^40")
+        try expectInvalid(
+            Self.file(header: Self.validHeader, data: [], declaredLength: UInt64.max), "UInt64.max")
     }
 
-    @Test("malformed headers", arguments: [
-        "not json at all",
-        "[1, 2, 3]",
-        #"{"a": 5}"#,
-        #"{"a":{"shape":[1],"data_offsets":[0,4]}}"#,
-        #"{"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}}"#,
-        #"{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}"#,
-        #"{"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}}"#,
-        #"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}"#,
-        #"{"a":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}}"#,
-        #"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}}"#,
-        #"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}}"#,
-        #"{"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,4]}}"#,
-        #"{"__metadata__":{"k":1},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
-    ])
+    @Test(
+        "malformed headers",
+        arguments: [
+            "not json at all",
+            "[1, 2, 3]",
+            #"{"a": 5}"#,
+            #"{"a":{"shape":[1],"data_offsets":[0,4]}}"#,
+            #"{"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}}"#,
+            #"{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}"#,
+            #"{"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}}"#,
+            #"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}"#,
+            #"{"a":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}}"#,
+            #"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}}"#,
+            #"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}}"#,
+            #"{"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,4]}}"#,
+            #"{"__metadata__":{"k":1},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+        ])
     func malformedHeader(_ header: String) throws {
-        try expectInvalid(Self.file(header: header, data: Self.floatBytes([1, 2])), Comment(rawValue: header))
+        try expectInvalid(
+            Self.file(header: header, data: Self.floatBytes([1, 2])), Comment(rawValue: header))
     }
 
     @Test("data section shorter than the header says (truncated download)")
@@ -152,7 +167,9 @@ struct SafeTensorsTests {
             try bytes.write(to: url)
             if let file = try? SafeTensorsFile(url: url) {
                 // Whatever parsed must describe ranges inside the data it has.
-                for info in file.tensors.values { #expect(info.byteRange.upperBound <= Self.validData.count + 8) }
+                for info in file.tensors.values {
+                    #expect(info.byteRange.upperBound <= Self.validData.count + 8)
+                }
             }
             outcomes += 1
         }

@@ -20,7 +20,8 @@ struct WordPieceTokenizerTests {
         #expect(Fixtures.tokenizerCases.count == 444)
     }
 
-    @Test("every reference case gives exactly the reference ids", arguments: Fixtures.tokenizerCases)
+    @Test(
+        "every reference case gives exactly the reference ids", arguments: Fixtures.tokenizerCases)
     func referenceIDs(_ testCase: Fixtures.TokenizerCase) throws {
         let tokenizer = try Self.modelTokenizer()
         #expect(tokenizer.encode(testCase.text) == testCase.ids)
@@ -37,7 +38,9 @@ struct WordPieceTokenizerTests {
         #expect(tokenizer.wordPieceIDs(long).count == 1000)
     }
 
-    @Test("empty and whitespace-only text give [CLS] [SEP]", arguments: ["", " ", "\t\n\r ", "\u{00A0}\u{3000}"])
+    @Test(
+        "empty and whitespace-only text give [CLS] [SEP]",
+        arguments: ["", " ", "\t\n\r ", "\u{00A0}\u{3000}"])
     func emptyText(_ text: String) throws {
         let tokenizer = try Self.modelTokenizer()
         #expect(tokenizer.encode(text) == [tokenizer.clsID, tokenizer.sepID])
@@ -45,7 +48,10 @@ struct WordPieceTokenizerTests {
 
     @Test("in-memory vocabulary: greedy longest match with ## continuations and [UNK]")
     func smallVocabulary() throws {
-        let vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "unaff", "a", ",", "##b"]
+        let vocab = [
+            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "unaff", "a",
+            ",", "##b",
+        ]
         let tokenizer = try WordPieceTokenizer(vocabulary: vocab, maxSequenceLength: 16)
         // "unaffable" -> longest prefix "unaff", then "##able".
         #expect(tokenizer.wordPieceIDs("Unaffable") == [8, 7])

@@ -13,19 +13,24 @@ private let macros: [String: MacroSpec] = [
     "Index": MacroSpec(type: SchemaListMacro.self),
     "Unique": MacroSpec(type: SchemaListMacro.self),
     "ModelActor": MacroSpec(type: ModelActorMacro.self, conformances: ["ModelActor"]),
-    "MemberwiseCoding": MacroSpec(type: MemberwiseCodingMacro.self, conformances: ["_MemberwiseFields"]),
+    "MemberwiseCoding": MacroSpec(
+        type: MemberwiseCodingMacro.self, conformances: ["_MemberwiseFields"]),
 ]
 
 /// Expands `source` and compares with `expanded` (and the diagnostics, and the source after
 /// applying every fix-it when `fixed` is given), recording each difference as an issue.
 private func expect(
-    _ source: String, expands expanded: String, diagnostics: [DiagnosticSpec] = [], fixed: String? = nil,
+    _ source: String, expands expanded: String, diagnostics: [DiagnosticSpec] = [],
+    fixed: String? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     assertMacroExpansion(
         source, expandedSource: expanded, diagnostics: diagnostics, macroSpecs: macros,
-        applyFixIts: fixed == nil ? nil : diagnostics.flatMap { $0.fixIts.map(\.message) }, fixedSource: fixed,
-        failureHandler: { Issue.record(Comment(rawValue: $0.message), sourceLocation: sourceLocation) })
+        applyFixIts: fixed == nil ? nil : diagnostics.flatMap { $0.fixIts.map(\.message) },
+        fixedSource: fixed,
+        failureHandler: {
+            Issue.record(Comment(rawValue: $0.message), sourceLocation: sourceLocation)
+        })
 }
 
 @Suite struct ModelMacroTests {
@@ -43,124 +48,124 @@ private func expect(
             }
             """,
             expands: """
-            final class Trip {
-                var name: String {
-                    @storageRestrictions(initializes: _name)
-                    init(initialValue) {
-                        _name = initialValue
+                final class Trip {
+                    var name: String {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            _name = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.name)
+                            if let resolved = Trove._ModelCoding.resolved(_name, name: "name", of: self) {
+                                _name = resolved
+                            }
+                            return _name
+                        }
+                        set {
+                            let oldValue = _name
+                            withMutation(keyPath: \\.name) {
+                                _name = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "name", from: oldValue, to: newValue, of: self)
+                        }
                     }
-                    get {
+
+                    private var _name: String
+                    var notes: String? {
+                        @storageRestrictions(initializes: _notes)
+                        init(initialValue) {
+                            _notes = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.notes)
+                            if let resolved = Trove._ModelCoding.resolved(_notes, name: "notes", of: self) {
+                                _notes = resolved
+                            }
+                            return _notes
+                        }
+                        set {
+                            let oldValue = _notes
+                            withMutation(keyPath: \\.notes) {
+                                _notes = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "notes", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _notes: String? = nil
+                    var isSelected = false
+
+                    init(name: String) {
+                        self.name = name
+                    }
+
+                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+
+                    internal nonisolated func access<_Member>(keyPath: KeyPath<Trip, _Member>) {
+                        _$observationRegistrar.access(self, keyPath: keyPath)
+                    }
+
+                    internal nonisolated func withMutation<_Member, _Result>(
+                        keyPath: KeyPath<Trip, _Member>, _ mutation: () throws -> _Result
+                    ) rethrows -> _Result {
+                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    }
+
+                    public let _$backing = Trove._ModelBacking()
+
+                    public var id: Trove._ModelUUID = .unassigned
+
+                    public enum CodingKeys: String, CodingKey {
+                        case id
+                        case name
+                        case notes
+                    }
+
+                    public init(from decoder: any Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
+                        self._name = try Trove._ModelCoding.decode(\\Trip.name, forKey: .name, from: container, references: &references)
+                        self._notes = try Trove._ModelCoding.decode(\\Trip.notes, forKey: .notes, from: container, references: &references)
+                        self._$backing.pending = references
+                    }
+
+                    public func encode(to encoder: any Encoder) throws {
+                        var container = encoder.container(keyedBy: CodingKeys.self)
+                        try container.encode(self.id, forKey: .id)
+                        try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container, backing: _$backing)
+                        try Trove._ModelCoding.encode(self._notes, forKey: .notes, to: &container, backing: _$backing)
+                    }
+
+                    public nonisolated func _$accessProperties() {
                         access(keyPath: \\.name)
-                        if let resolved = Trove._ModelCoding.resolved(_name, name: "name", of: self) {
-                            _name = resolved
-                        }
-                        return _name
-                    }
-                    set {
-                        let oldValue = _name
-                        withMutation(keyPath: \\.name) {
-                            _name = newValue
-                        }
-                        Trove._ModelCoding.didSet(name: "name", from: oldValue, to: newValue, of: self)
-                    }
-                }
-
-                private var _name: String
-                var notes: String? {
-                    @storageRestrictions(initializes: _notes)
-                    init(initialValue) {
-                        _notes = initialValue
-                    }
-                    get {
                         access(keyPath: \\.notes)
-                        if let resolved = Trove._ModelCoding.resolved(_notes, name: "notes", of: self) {
-                            _notes = resolved
-                        }
-                        return _notes
                     }
-                    set {
-                        let oldValue = _notes
-                        withMutation(keyPath: \\.notes) {
-                            _notes = newValue
-                        }
-                        Trove._ModelCoding.didSet(name: "notes", from: oldValue, to: newValue, of: self)
+
+                    public static var _$properties: [Trove._ModelProperty<Trip>] {
+                        [Trove._ModelProperty("name", \\Trip.name, storage: {
+                                    $0._name
+                                }),
+                            Trove._ModelProperty("notes", \\Trip.notes, storage: {
+                                    $0._notes
+                                })]
+                    }
+
+                    public static var _$modelOptions: Trove.ModelOptions {
+                        var options = Trove.ModelOptions()
+                        Trove._ModelCoding.describe(\\Trip.name, in: &options)
+                        Trove._ModelCoding.describe(\\Trip.notes, in: &options)
+                        return options
+                    }
+
+                    public static var _$relationships: [Trove._RelationshipMetadata] {
+                        []
                     }
                 }
 
-                private var _notes: String? = nil
-                var isSelected = false
-
-                init(name: String) {
-                    self.name = name
+                extension Trip: Trove._ReferenceModel, Trove._Observable {
                 }
-
-                private let _$observationRegistrar = Trove._ObservationRegistrar()
-
-                internal nonisolated func access<_Member>(keyPath: KeyPath<Trip, _Member>) {
-                    _$observationRegistrar.access(self, keyPath: keyPath)
-                }
-
-                internal nonisolated func withMutation<_Member, _Result>(
-                    keyPath: KeyPath<Trip, _Member>, _ mutation: () throws -> _Result
-                ) rethrows -> _Result {
-                    try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
-                }
-
-                public let _$backing = Trove._ModelBacking()
-
-                public var id: Trove._ModelUUID = .unassigned
-
-                public enum CodingKeys: String, CodingKey {
-                    case id
-                    case name
-                    case notes
-                }
-
-                public init(from decoder: any Decoder) throws {
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    var references = Trove._PendingReferences(fromRow: true)
-                    self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
-                    self._name = try Trove._ModelCoding.decode(\\Trip.name, forKey: .name, from: container, references: &references)
-                    self._notes = try Trove._ModelCoding.decode(\\Trip.notes, forKey: .notes, from: container, references: &references)
-                    self._$backing.pending = references
-                }
-
-                public func encode(to encoder: any Encoder) throws {
-                    var container = encoder.container(keyedBy: CodingKeys.self)
-                    try container.encode(self.id, forKey: .id)
-                    try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container, backing: _$backing)
-                    try Trove._ModelCoding.encode(self._notes, forKey: .notes, to: &container, backing: _$backing)
-                }
-
-                public nonisolated func _$accessProperties() {
-                    access(keyPath: \\.name)
-                    access(keyPath: \\.notes)
-                }
-
-                public static var _$properties: [Trove._ModelProperty<Trip>] {
-                    [Trove._ModelProperty("name", \\Trip.name, storage: {
-                                $0._name
-                            }),
-                        Trove._ModelProperty("notes", \\Trip.notes, storage: {
-                                $0._notes
-                            })]
-                }
-
-                public static var _$modelOptions: Trove.ModelOptions {
-                    var options = Trove.ModelOptions()
-                    Trove._ModelCoding.describe(\\Trip.name, in: &options)
-                    Trove._ModelCoding.describe(\\Trip.notes, in: &options)
-                    return options
-                }
-
-                public static var _$relationships: [Trove._RelationshipMetadata] {
-                    []
-                }
-            }
-
-            extension Trip: Trove._ReferenceModel, Trove._Observable {
-            }
-            """)
+                """)
     }
 
     @Test func declaredOptionsBecomeModelOptions() {
@@ -338,7 +343,10 @@ private func expect(
                 }
                 """,
             diagnostics: [
-                DiagnosticSpec(message: "@Model applies to a final class; a value model is a struct that conforms to Model", line: 1, column: 1)
+                DiagnosticSpec(
+                    message:
+                        "@Model applies to a final class; a value model is a struct that conforms to Model",
+                    line: 1, column: 1)
             ])
     }
 
@@ -356,7 +364,8 @@ private func expect(
                 """,
             diagnostics: [
                 DiagnosticSpec(
-                    message: "@Model applies to a final class (a context keeps one instance per row; subclasses are not stored)",
+                    message:
+                        "@Model applies to a final class (a context keeps one instance per row; subclasses are not stored)",
                     line: 1, column: 8, fixIts: [FixItSpec(message: "add 'final'")])
             ],
             fixed: """
@@ -620,7 +629,9 @@ private func expect(
                 """,
             diagnostics: [
                 DiagnosticSpec(
-                    message: "stored property 'x' must be a var: a context sets it when it reads or rolls back", line: 2, column: 5,
+                    message:
+                        "stored property 'x' must be a var: a context sets it when it reads or rolls back",
+                    line: 2, column: 5,
                     fixIts: [FixItSpec(message: "use 'var'")])
             ],
             fixed: """
@@ -631,13 +642,28 @@ private func expect(
     }
 
     @Test(arguments: [
-        ("@Transient var cache: [String: Int]", "@Transient property 'cache' needs a default value: it is not stored, so a fetched model starts from it"),
-        ("lazy var total: Int = 0", "'lazy' property 'total' cannot be stored; use @Attribute(.externalStorage) for a column read on first access, or @Transient"),
-        ("var action: () -> Void", "property 'action' of type '() -> Void' cannot be stored (functions, tuples and existentials have no column); mark it @Transient"),
-        ("var pair: (Int, Int)", "property 'pair' of type '(Int, Int)' cannot be stored (functions, tuples and existentials have no column); mark it @Transient"),
+        (
+            "@Transient var cache: [String: Int]",
+            "@Transient property 'cache' needs a default value: it is not stored, so a fetched model starts from it"
+        ),
+        (
+            "lazy var total: Int = 0",
+            "'lazy' property 'total' cannot be stored; use @Attribute(.externalStorage) for a column read on first access, or @Transient"
+        ),
+        (
+            "var action: () -> Void",
+            "property 'action' of type '() -> Void' cannot be stored (functions, tuples and existentials have no column); mark it @Transient"
+        ),
+        (
+            "var pair: (Int, Int)",
+            "property 'pair' of type '(Int, Int)' cannot be stored (functions, tuples and existentials have no column); mark it @Transient"
+        ),
         ("var id: Int", "'id' must be a var of type UUID, Int64 or String, not 'Int'"),
         ("var a: Int = 0, b: Int = 0", "declare one stored property per 'var' in a @Model class"),
-        ("var x: Int = 0 { didSet { } }", "stored property 'x' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead"),
+        (
+            "var x: Int = 0 { didSet { } }",
+            "stored property 'x' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead"
+        ),
     ])
     func whatCannotBeStoredIsAnError(declaration: String, message: String) {
         let source = "@Model final class Box {\n    \(declaration)\n}"
@@ -687,7 +713,10 @@ private func expect(
                 }
                 """,
             diagnostics: [
-                DiagnosticSpec(message: "@ModelActor applies to an actor: its context is used only on the actor's executor", line: 1, column: 1)
+                DiagnosticSpec(
+                    message:
+                        "@ModelActor applies to an actor: its context is used only on the actor's executor",
+                    line: 1, column: 1)
             ])
     }
 
@@ -737,7 +766,8 @@ private func expect(
                 """,
             diagnostics: [
                 DiagnosticSpec(
-                    message: "@MemberwiseCoding writes rows straight into the properties, skipping this; remove one or the other",
+                    message:
+                        "@MemberwiseCoding writes rows straight into the properties, skipping this; remove one or the other",
                     line: 4, column: 5)
             ])
     }

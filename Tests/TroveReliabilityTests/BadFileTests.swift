@@ -11,7 +11,9 @@ struct BadFileTests {
     func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     /// A file database with 20 seeded rows, checkpointed and closed.
-    func seededFile(_ dir: TemporaryDirectory, name: String = "store.trove") async throws -> (path: String, snapshot: CollectionSnapshot) {
+    func seededFile(_ dir: TemporaryDirectory, name: String = "store.trove") async throws -> (
+        path: String, snapshot: CollectionSnapshot
+    ) {
         let path = dir.path(name)
         let database = try Database(path: path)
         let collection = try await seededCollection(database)
@@ -27,18 +29,23 @@ struct BadFileTests {
         var rng = SeededGenerator(seed: 1)
         let original = Data((0..<50_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
         try original.write(to: URL(fileURLWithPath: path))
-        await expectError(SQLiteError.self, { _ = try Database(path: path) }, matches: { $0.code == .notADatabase })
+        await expectError(
+            SQLiteError.self, { _ = try Database(path: path) },
+            matches: { $0.code == .notADatabase })
         #expect(try bytes(path) == original)
         // A text file too.
         let text = Data("# My notes\nbuy oat milk\n".utf8)
         try text.write(to: URL(fileURLWithPath: path))
-        await expectError(SQLiteError.self, { _ = try Database(path: path) }, matches: { $0.code == .notADatabase })
+        await expectError(
+            SQLiteError.self, { _ = try Database(path: path) },
+            matches: { $0.code == .notADatabase })
         #expect(try bytes(path) == text)
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
-    @Test("a truncated database fails with SQLiteError corrupt when read, never a crash or wrong answers",
-          arguments: [0.9, 0.5, 0.25])
+    @Test(
+        "a truncated database fails with SQLiteError corrupt when read, never a crash or wrong answers",
+        arguments: [0.9, 0.5, 0.25])
     func truncatedDatabase(_ fraction: Double) async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("big.trove")
@@ -47,9 +54,13 @@ struct BadFileTests {
             let database = try Database(path: path)
             let collection = try await database.collection("items", dimension: 64)
             var rng = SeededGenerator(seed: 3)
-            try await collection.insert((1...Int64(600)).map {
-                VectorEntry(id: .int(Int64($0)), content: "row \($0) " + String(repeating: "filler ", count: 20), vector: rng.vector(dimension: 64))
-            })
+            try await collection.insert(
+                (1...Int64(600)).map {
+                    VectorEntry(
+                        id: .int(Int64($0)),
+                        content: "row \($0) " + String(repeating: "filler ", count: 20),
+                        vector: rng.vector(dimension: 64))
+                })
             try await database.checkpoint()
         }
         let full = try bytes(path)
@@ -63,13 +74,19 @@ struct BadFileTests {
             let count = try await collection.count()
             _ = try await collection.search(vector: [Float](repeating: 0.5, count: 64), topK: 5)
             _ = try await collection.search(Query().matching(.typed("row")).limit(5))
-            let check = try await database.query("PRAGMA integrity_check").compactMap { $0.string(at: 0) }
+            let check = try await database.query("PRAGMA integrity_check").compactMap {
+                $0.string(at: 0)
+            }
             // If every read succeeded the answers must still be complete, and SQLite must say so.
-            #expect(count == 600 && check == ["ok"], "truncated file read without an error: count \(count), \(check)")
+            #expect(
+                count == 600 && check == ["ok"],
+                "truncated file read without an error: count \(count), \(check)")
         } catch let error as SQLiteError {
             failure = error
         }
-        #expect(failure?.code == .corrupt || failure?.code == .notADatabase, "got \(String(describing: failure))")
+        #expect(
+            failure?.code == .corrupt || failure?.code == .notADatabase,
+            "got \(String(describing: failure))")
     }
 
     @Test("a database from a newer format version is unsupportedFormatVersion and is not changed")
@@ -78,46 +95,61 @@ struct BadFileTests {
         let (path, _) = try await seededFile(dir)
         do {
             let connection = try Connection(path: path)
-            try connection.execute("UPDATE trove_meta SET value = '99' WHERE key = 'format_version'")
+            try connection.execute(
+                "UPDATE trove_meta SET value = '99' WHERE key = 'format_version'")
             try connection.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
         let before = try bytes(path)
-        await expectError(TroveError.self, { _ = try Database(path: path) },
-                          matches: { if case .unsupportedFormatVersion(99, _) = $0 { true } else { false } })
-        await expectError(TroveError.self, { _ = try Database(path: path, readOnly: true) },
-                          matches: { if case .unsupportedFormatVersion(99, _) = $0 { true } else { false } })
+        await expectError(
+            TroveError.self, { _ = try Database(path: path) },
+            matches: { if case .unsupportedFormatVersion(99, _) = $0 { true } else { false } })
+        await expectError(
+            TroveError.self, { _ = try Database(path: path, readOnly: true) },
+            matches: { if case .unsupportedFormatVersion(99, _) = $0 { true } else { false } })
         #expect(try bytes(path) == before)
     }
 
-    @Test("a collection whose stored configuration is unreadable is schemaMismatch, nothing changed")
+    @Test(
+        "a collection whose stored configuration is unreadable is schemaMismatch, nothing changed")
     func unreadableConfiguration() async throws {
         let dir = try TemporaryDirectory()
         let (path, snapshot) = try await seededFile(dir)
         do {
             let connection = try Connection(path: path)
-            try connection.execute("UPDATE trove_meta SET value = '{\"dimension\": \"four\"}' WHERE key = 'collection.items'")
+            try connection.execute(
+                "UPDATE trove_meta SET value = '{\"dimension\": \"four\"}' WHERE key = 'collection.items'"
+            )
         }
         let database = try Database(path: path)
-        await expectError(TroveError.self, { _ = try await database.collection(named: "items") },
-                          matches: { if case .schemaMismatch = $0 { true } else { false } })
-        #expect(try await database.query("SELECT count(*) FROM items")[0].int(at: 0) == snapshot.count)
+        await expectError(
+            TroveError.self, { _ = try await database.collection(named: "items") },
+            matches: { if case .schemaMismatch = $0 { true } else { false } })
+        #expect(
+            try await database.query("SELECT count(*) FROM items")[0].int(at: 0) == snapshot.count)
     }
 
-    @Test("a read-only database file: reads work, writes fail with SQLiteError readOnly, file unchanged")
+    @Test(
+        "a read-only database file: reads work, writes fail with SQLiteError readOnly, file unchanged"
+    )
     func readOnlyFile() async throws {
         let dir = try TemporaryDirectory()
         let (path, snapshot) = try await seededFile(dir)
         // The folder stays writable (for the -wal and -shm files); only the database file is not.
-        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: dir.url.path)
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o777], ofItemAtPath: dir.url.path)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
         let before = try bytes(path)
         // The tests run as root, which ignores file modes, so an unprivileged child does the work.
         let lines = try ChildProcess.run(["probe", path])
         #expect(lines.contains("open ok"), "\(lines)")
         #expect(lines.contains("count \(snapshot.count)"), "\(lines)")
-        #expect(lines.contains("search \(snapshot.vectorHits.prefix(3).map { $0 })") || lines.contains { $0.hasPrefix("search [") }, "\(lines)")
+        #expect(
+            lines.contains("search \(snapshot.vectorHits.prefix(3).map { $0 })")
+                || lines.contains { $0.hasPrefix("search [") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("text [") }, "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("error SQLiteError 8 ") }, "write on a read-only file: \(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("error SQLiteError 8 ") },
+            "write on a read-only file: \(lines)")
         #expect(!lines.contains("insert ok"))
         #expect(try bytes(path) == before)
         // Read-only mode in-process behaves the same without changing permissions.
@@ -125,8 +157,10 @@ struct BadFileTests {
         let database = try Database(path: path, readOnly: true)
         let items = try await database.collection(named: "items")
         #expect(try await items.count() == snapshot.count)
-        await expectError(SQLiteError.self, { try await items.insert(VectorEntry(id: 999, content: "x", vector: [1, 0, 0, 0])) },
-                          matches: { $0.code == .readOnly })
+        await expectError(
+            SQLiteError.self,
+            { try await items.insert(VectorEntry(id: 999, content: "x", vector: [1, 0, 0, 0])) },
+            matches: { $0.code == .readOnly })
         #expect(try await CollectionSnapshot(items) == snapshot)
     }
 
@@ -135,14 +169,21 @@ struct BadFileTests {
         let dir = try TemporaryDirectory()
         let (path, snapshot) = try await seededFile(dir)
         let before = try bytes(path)
-        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: dir.url.path)
-        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir.url.path) }
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o555], ofItemAtPath: dir.url.path)
+        defer {
+            try? FileManager.default.setAttributes(
+                [.posixPermissions: 0o755], ofItemAtPath: dir.url.path)
+        }
         let lines = try ChildProcess.run(["probe", path])
         // WAL needs the -wal and -shm files next to the database: SQLite reports cantOpen (14) or
         // readOnly (8) when it cannot create them; either way, as a typed error.
-        let failed = lines.first { $0.hasPrefix("open error") || $0.hasPrefix("error") || $0.hasPrefix("E ") }
+        let failed = lines.first {
+            $0.hasPrefix("open error") || $0.hasPrefix("error") || $0.hasPrefix("E ")
+        }
         if let failed {
-            #expect(failed.contains("SQLiteError 14 ") || failed.contains("SQLiteError 8 "), "\(lines)")
+            #expect(
+                failed.contains("SQLiteError 14 ") || failed.contains("SQLiteError 8 "), "\(lines)")
         } else {
             #expect(lines.contains("count \(snapshot.count)"), "\(lines)")
         }
@@ -150,7 +191,9 @@ struct BadFileTests {
         #expect(try bytes(path) == before)
     }
 
-    @Test("a full disk (max_page_count) is SQLiteError full; the batch is not written, earlier data intact")
+    @Test(
+        "a full disk (max_page_count) is SQLiteError full; the batch is not written, earlier data intact"
+    )
     func fullDisk() async throws {
         let dir = try TemporaryDirectory()
         let (path, _) = try await seededFile(dir)
@@ -161,9 +204,12 @@ struct BadFileTests {
         _ = try await database.query("PRAGMA max_page_count = \(pages + 2)")
         var rng = SeededGenerator(seed: 5)
         let batch = (100...Int64(400)).map {
-            VectorEntry(id: .int(Int64($0)), content: String(repeating: "big row \($0) ", count: 30), vector: rng.vector(dimension: 4))
+            VectorEntry(
+                id: .int(Int64($0)), content: String(repeating: "big row \($0) ", count: 30),
+                vector: rng.vector(dimension: 4))
         }
-        await expectError(SQLiteError.self, { try await items.insert(batch) }, matches: { $0.code == .full })
+        await expectError(
+            SQLiteError.self, { try await items.insert(batch) }, matches: { $0.code == .full })
         #expect(try await CollectionSnapshot(items) == snapshot)
         // Single rows that fit still go in; the index and the table still agree afterwards.
         _ = try await database.query("PRAGMA max_page_count = 1000000")
@@ -176,18 +222,24 @@ struct BadFileTests {
         #expect(try await reopened.contains(id: 200) == false)
     }
 
-    @Test("a model folder with a truncated weights file is EmbeddingError invalidSafeTensors",
-          .enabled(if: FileManager.default.fileExists(
-            atPath: BERTEmbedder.defaultModelDirectory.appendingPathComponent("model.safetensors").path)),
-          arguments: [0, 7, 8, 4096, 1_000_000, -1])
+    @Test(
+        "a model folder with a truncated weights file is EmbeddingError invalidSafeTensors",
+        .enabled(
+            if: FileManager.default.fileExists(
+                atPath: BERTEmbedder.defaultModelDirectory.appendingPathComponent(
+                    "model.safetensors"
+                ).path)),
+        arguments: [0, 7, 8, 4096, 1_000_000, -1])
     func truncatedWeights(_ keep: Int) async throws {
         let model = BERTEmbedder.defaultModelDirectory
         let dir = try TemporaryDirectory()
         let copy = dir.url.appendingPathComponent("all-MiniLM-L6-v2")
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
-        for name in try FileManager.default.contentsOfDirectory(atPath: model.path) where name != "model.safetensors" {
+        for name in try FileManager.default.contentsOfDirectory(atPath: model.path)
+        where name != "model.safetensors" {
             try FileManager.default.createSymbolicLink(
-                at: copy.appendingPathComponent(name), withDestinationURL: model.appendingPathComponent(name))
+                at: copy.appendingPathComponent(name),
+                withDestinationURL: model.appendingPathComponent(name))
         }
         let weights = model.appendingPathComponent("model.safetensors")
         let handle = try FileHandle(forReadingFrom: weights)
@@ -197,7 +249,8 @@ struct BadFileTests {
         let data = try handle.read(upToCount: keep < 0 ? total - 1 : keep) ?? Data()
         try handle.close()
         try data.write(to: copy.appendingPathComponent("model.safetensors"))
-        await expectError(EmbeddingError.self, { _ = try BERTEmbedder(modelDirectory: copy) },
-                          matches: { if case .invalidSafeTensors = $0 { true } else { false } })
+        await expectError(
+            EmbeddingError.self, { _ = try BERTEmbedder(modelDirectory: copy) },
+            matches: { if case .invalidSafeTensors = $0 { true } else { false } })
     }
 }

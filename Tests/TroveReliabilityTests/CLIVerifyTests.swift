@@ -1,17 +1,20 @@
 import Foundation
 import Testing
 import Trove
-@testable import TroveCLI
 import TroveTestSupport
+
+@testable import TroveCLI
 
 /// `trove verify` and `trove repair`, run in-process.
 @Suite("trove verify / trove repair")
 struct CLIVerifyTests {
     func trove(_ arguments: [String]) async -> (status: Int32, out: String, err: String) {
-        let out = BufferSink(), err = BufferSink()
+        let out = BufferSink()
+        let err = BufferSink()
         let console = Console(
             out: out, err: err, stdoutIsTerminal: false, stderrIsTerminal: false,
-            readStandardInput: { nil }, environment: ["HOME": "/nonexistent-home"], currentDirectory: "/")
+            readStandardInput: { nil }, environment: ["HOME": "/nonexistent-home"],
+            currentDirectory: "/")
         let status = await TroveCommandLine.run(arguments, console: console)
         return (status, out.text, err.text)
     }
@@ -26,7 +29,9 @@ struct CLIVerifyTests {
         }
         let clean = await trove(["verify", "--db", path])
         #expect(clean.status == 0, "\(clean)")
-        #expect(clean.out.contains("items  ok: 30 rows, vector index 30, text index 30"), "\(clean.out)")
+        #expect(
+            clean.out.contains("items  ok: 30 rows, vector index 30, text index 30"), "\(clean.out)"
+        )
 
         do {
             let database = try Database(path: path)
@@ -34,14 +39,18 @@ struct CLIVerifyTests {
         }
         let damaged = await trove(["verify", "--db", path])
         #expect(damaged.status == 1)
-        #expect(damaged.out.contains("text index holds 29 documents, the table 30 rows"), "\(damaged.out)")
+        #expect(
+            damaged.out.contains("text index holds 29 documents, the table 30 rows"),
+            "\(damaged.out)")
         let json = await trove(["verify", "--db", path, "--json"])
         let report = try JSONDecoder().decode(VerifyReport.self, from: Data(json.out.utf8))
         #expect(!report.isHealthy && report.collections.first { $0.name == "items" }?.rows == 30)
 
         let repaired = await trove(["repair", "--db", path])
         #expect(repaired.status == 0, "\(repaired)")
-        #expect(repaired.out.contains("repaired  items: rebuilt its derived indexes from the table"), "\(repaired.out)")
+        #expect(
+            repaired.out.contains("repaired  items: rebuilt its derived indexes from the table"),
+            "\(repaired.out)")
         #expect(await trove(["verify", "--db", path]).status == 0)
     }
 
@@ -53,6 +62,7 @@ struct CLIVerifyTests {
         #expect(result.status == 3, "\(result)")
         #expect(result.err.contains("no database at"))
         #expect(!FileManager.default.fileExists(atPath: path))
-        #expect(await trove(["help", "repair"]).out.contains("rebuild the text and vector indexes"))
+        #expect(
+            await trove(["help", "repair"]).out.contains("rebuild the text and vector indexes"))
     }
 }

@@ -5,9 +5,9 @@ import TroveCrashChild
 import TroveTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Readers and writers at the same time: in one Database, across connections, across processes.
@@ -21,21 +21,31 @@ struct ConcurrencyReliabilityTests {
     static func batch(_ b: Int, base: Int64 = 0, dimension: Int = 8) -> [VectorEntry] {
         (0..<Int64(batchSize)).map { i -> VectorEntry in
             let id: Int64 = base + Int64(b) * Int64(batchSize) + i + 1
-            return VectorEntry(id: .int(id), content: "tag\(base)x\(b) row \(i) shared", source: "b\(b % 3)",
-                               metadata: "{\"b\":\(b)}", vector: CrashWorkload.vector(seed: UInt64(id)).prefix(dimension).map { $0 })
+            return VectorEntry(
+                id: .int(id), content: "tag\(base)x\(b) row \(i) shared", source: "b\(b % 3)",
+                metadata: "{\"b\":\(b)}",
+                vector: CrashWorkload.vector(seed: UInt64(id)).prefix(dimension).map { $0 })
         }
     }
 
     /// Checks one reader's view: counts in whole batches, and a batch's tag finds all of it or none.
-    static func checkWholeBatches(_ items: SearchCollection, rng: inout SeededGenerator, batches: Int) async throws {
+    static func checkWholeBatches(
+        _ items: SearchCollection, rng: inout SeededGenerator, batches: Int
+    ) async throws {
         let count = try await items.count()
         #expect(count % batchSize == 0, "count \(count) is not whole batches")
-        let all = try await items.search(vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 }, topK: 10_000)
+        let all = try await items.search(
+            vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 }, topK: 10_000)
         #expect(all.count % batchSize == 0, "vector search saw \(all.count) rows")
         let b = Int(rng.next() % UInt64(batches))
         let tagged = try await items.search(Query().matching(.fts5("tag0x\(b)")).limit(100))
-        #expect(tagged.count == 0 || tagged.count == batchSize, "batch \(b): \(tagged.count) rows visible")
-        let hybrid = try await items.search(Query().nearest(to: [1, 0, 0, 0, 0, 0, 0, 0], in: "embedding").matching(.typed("shared")).limit(10_000))
+        #expect(
+            tagged.count == 0 || tagged.count == batchSize,
+            "batch \(b): \(tagged.count) rows visible")
+        let hybrid = try await items.search(
+            Query().nearest(to: [1, 0, 0, 0, 0, 0, 0, 0], in: "embedding").matching(
+                .typed("shared")
+            ).limit(10_000))
         #expect(hybrid.count % batchSize == 0, "hybrid search saw \(hybrid.count) rows")
     }
 
@@ -52,7 +62,9 @@ struct ConcurrencyReliabilityTests {
             for r in 0..<12 {
                 group.addTask {
                     var rng = SeededGenerator(seed: UInt64(r))
-                    for _ in 0..<8 { try await Self.checkWholeBatches(items, rng: &rng, batches: batches) }
+                    for _ in 0..<8 {
+                        try await Self.checkWholeBatches(items, rng: &rng, batches: batches)
+                    }
                 }
             }
             try await group.waitForAll()
@@ -61,13 +73,16 @@ struct ConcurrencyReliabilityTests {
         #expect(try await database.verify().isHealthy)
     }
 
-    @Test("one writer connection and 4 reader connections on one file: whole batches, then all rows")
+    @Test(
+        "one writer connection and 4 reader connections on one file: whole batches, then all rows")
     func readersAndWriterSeparateConnections() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("many.trove")
         let writer = try await Database(path: path).collection("items", dimension: 8)
         var readers: [SearchCollection] = []
-        for _ in 0..<4 { readers.append(try await Database(path: path).collection("items", dimension: 8)) }
+        for _ in 0..<4 {
+            readers.append(try await Database(path: path).collection("items", dimension: 8))
+        }
         let batches = 30
         let snapshot = readers
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -77,20 +92,25 @@ struct ConcurrencyReliabilityTests {
             for (r, reader) in snapshot.enumerated() {
                 group.addTask {
                     var rng = SeededGenerator(seed: UInt64(50 + r))
-                    for _ in 0..<10 { try await Self.checkWholeBatches(reader, rng: &rng, batches: batches) }
+                    for _ in 0..<10 {
+                        try await Self.checkWholeBatches(reader, rng: &rng, batches: batches)
+                    }
                 }
             }
             try await group.waitForAll()
         }
         // Each reader's vector index caught up from the change log the writer's triggers filled.
         for reader in readers {
-            #expect(try await reader.search(vector: Self.batch(29)[3].vector, topK: 1).first?.id == Self.batch(29)[3].id)
+            #expect(
+                try await reader.search(vector: Self.batch(29)[3].vector, topK: 1).first?.id
+                    == Self.batch(29)[3].id)
             #expect(try await reader.count() == batches * Self.batchSize)
             #expect(try await reader.database.verify().isHealthy)
         }
     }
 
-    @Test("two processes write and read one file while this one reads: no busy errors, whole batches")
+    @Test(
+        "two processes write and read one file while this one reads: no busy errors, whole batches")
     func twoProcesses() async throws {
         try #require(ChildProcess.path != nil)
         let dir = try TemporaryDirectory()
@@ -98,7 +118,9 @@ struct ConcurrencyReliabilityTests {
         let batches = 200
         // Both children start at once on a file that does not exist yet: creating the file, the
         // WAL switch and the collection race too.
-        let children = try [Int64(0), 1_000_000].map { base in try ChildProcess.start(["writer", path, "\(batches)", "\(base)"]) }
+        let children = try [Int64(0), 1_000_000].map { base in
+            try ChildProcess.start(["writer", path, "\(batches)", "\(base)"])
+        }
         var rng = SeededGenerator(seed: 9)
         var reads = 0
         // Read while they write, through one connection opened once the collection exists.
@@ -119,19 +141,27 @@ struct ConcurrencyReliabilityTests {
                 for _ in 0..<5 {
                     let count = try await shared.count()
                     #expect(count % Self.batchSize == 0, "count \(count) is not whole batches")
-                    let hits = try await shared.search(vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 }, topK: 10_000)
-                    #expect(hits.count % Self.batchSize == 0, "vector search saw \(hits.count) rows")
+                    let hits = try await shared.search(
+                        vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 },
+                        topK: 10_000)
+                    #expect(
+                        hits.count % Self.batchSize == 0, "vector search saw \(hits.count) rows")
                     reads += 1
                 }
             }
             try await Task.sleep(for: .milliseconds(20))
         }
         // The file may not be a database yet while the first child creates it; anything else is a failure.
-        #expect(openFailures.allSatisfy { $0.contains("not a database") || $0.contains("unable to open") }, "\(openFailures)")
+        #expect(
+            openFailures.allSatisfy {
+                $0.contains("not a database") || $0.contains("unable to open")
+            },
+            "\(openFailures)")
         #expect(reads > 0, "this process never read while the writers wrote")
         for (process, pipe) in children {
             await ChildProcess.waitForExit(process)
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let output = String(
+                decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 0, "\(output)")
             #expect(!output.contains("E "), "a writer saw an error: \(output)")
             #expect(output.contains("D \(batches) 0"), "\(output)")
@@ -140,10 +170,14 @@ struct ConcurrencyReliabilityTests {
         let shared = try await database.collection(named: "shared")
         #expect(try await shared.count() == 2 * batches * Self.batchSize)
         #expect(try await database.verify().isHealthy)
-        print("two processes: \(2 * batches) batches written, \(reads) reads in this process while they wrote; open failures: \(openFailures)")
+        print(
+            "two processes: \(2 * batches) batches written, \(reads) reads in this process while they wrote; open failures: \(openFailures)"
+        )
     }
 
-    @Test("a writer process killed mid-write neither blocks nor damages the other writer", arguments: [UInt64(1), 2, 3])
+    @Test(
+        "a writer process killed mid-write neither blocks nor damages the other writer",
+        arguments: [UInt64(1), 2, 3])
     func killedWriter(seed: UInt64) async throws {
         try #require(ChildProcess.path != nil)
         let dir = try TemporaryDirectory()
@@ -158,14 +192,19 @@ struct ConcurrencyReliabilityTests {
         kill(victim.0.processIdentifier, SIGKILL)
         await ChildProcess.waitForExit(victim.0)
         await ChildProcess.waitForExit(survivor.0)
-        let output = String(decoding: survivor.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(
+            decoding: survivor.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(survivor.0.terminationStatus == 0 && output.contains("D \(batches) 0"), "\(output)")
         #expect(!output.contains("E "), "\(output)")
         let database = try Database(path: path)
         let shared = try await database.collection(named: "shared")
         #expect(try await shared.count(.source("w1000000")) == batches * Self.batchSize)
-        #expect(try await shared.count(.source("w0")) % Self.batchSize == 0, "the killed writer left a partial batch")
+        #expect(
+            try await shared.count(.source("w0")) % Self.batchSize == 0,
+            "the killed writer left a partial batch")
         #expect(try await database.verify().isHealthy)
-        print("killed writer: \(try await shared.count(.source("w0")) / Self.batchSize) of its batches committed before the kill")
+        print(
+            "killed writer: \(try await shared.count(.source("w0")) / Self.batchSize) of its batches committed before the kill"
+        )
     }
 }

@@ -6,9 +6,9 @@ import TroveSQLite
 import TroveTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A child process ingests batches (text, metadata, vectors, and an update of a counter row, one
@@ -37,7 +37,10 @@ struct CrashTests {
     /// The kill loop; `encryption` (a raw key) makes the child and every check open the file encrypted.
     func killAndReopen(encryption: Data?) async throws {
         try #require(ChildProcess.path != nil, "TroveCrashChild is not built")
-        let environment = encryption.map { ["TROVE_CRASH_KEY_HEX": $0.map { String(format: "%02x", $0) }.joined()] } ?? [:]
+        let environment =
+            encryption.map {
+                ["TROVE_CRASH_KEY_HEX": $0.map { String(format: "%02x", $0) }.joined()]
+            } ?? [:]
         let dir = try TemporaryDirectory(prefix: "trove-crash")
         var rng = SeededGenerator(seed: Self.seed)
         var outcomes: [Outcome] = []
@@ -50,7 +53,8 @@ struct CrashTests {
                 path = dir.path("crash-\(trial).trove")
                 previous = 0
             }
-            let (process, pipe) = try ChildProcess.start(["ingest", path, "1000000"], environment: environment)
+            let (process, pipe) = try ChildProcess.start(
+                ["ingest", path, "1000000"], environment: environment)
             let fd = pipe.fileHandleForReading.fileDescriptor
             var output = ""
             // Half the kills are timed from the start (they can land while the file or the
@@ -61,24 +65,36 @@ struct CrashTests {
             usleep(delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            output += String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationReason == .uncaughtSignal, "trial \(trial): the child exited by itself: \(output)")
-            #expect(!output.contains("E "), "trial \(trial): the child reported an error: \(output)")
+            output += String(
+                decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(
+                process.terminationReason == .uncaughtSignal,
+                "trial \(trial): the child exited by itself: \(output)")
+            #expect(
+                !output.contains("E "), "trial \(trial): the child reported an error: \(output)")
             let lines = output.split(separator: "\n")
             let started = lines.last { $0.hasPrefix("S ") }.flatMap { Int($0.dropFirst(2)) }
-            let reported = lines.compactMap { $0.hasPrefix("C ") ? Int($0.dropFirst(2)) : nil }.max() ?? started ?? previous
-            let outcome = try await check(path: path, reported: reported, previous: previous, started: started,
-                                          trial: trial, rng: &rng, encryption: encryption)
+            let reported =
+                lines.compactMap { $0.hasPrefix("C ") ? Int($0.dropFirst(2)) : nil }.max()
+                ?? started ?? previous
+            let outcome = try await check(
+                path: path, reported: reported, previous: previous, started: started,
+                trial: trial, rng: &rng, encryption: encryption)
             outcomes.append(outcome)
             previous = outcome.present
         }
         let committedUnreported = outcomes.filter { $0.present == $0.reported + 1 }.count
         let beforeFirstBatch = outcomes.filter { $0.started == nil }.count
         // The child runs repair() after every 17th batch, so these kills most likely hit a repair.
-        let duringRepair = outcomes.filter { $0.reported > 0 && $0.reported % 17 == 0 && $0.present == $0.reported }.count
-        print("crash trials\(encryption == nil ? "" : " (encrypted)"): \(outcomes.count) kills; batches reported \(outcomes.map(\.reported)); "
-              + "killed between commit and report: \(committedUnreported); killed before the child said where it "
-              + "started: \(beforeFirstBatch); killed after a batch that starts repair(): \(duringRepair); final rows per file: \(outcomes.map(\.rows))")
+        let duringRepair = outcomes.filter {
+            $0.reported > 0 && $0.reported % 17 == 0 && $0.present == $0.reported
+        }
+        .count
+        print(
+            "crash trials\(encryption == nil ? "" : " (encrypted)"): \(outcomes.count) kills; batches reported \(outcomes.map(\.reported)); "
+                + "killed between commit and report: \(committedUnreported); killed before the child said where it "
+                + "started: \(beforeFirstBatch); killed after a batch that starts repair(): \(duringRepair); final rows per file: \(outcomes.map(\.rows))"
+        )
     }
 
     /// Reads from `fd` until the text contains `marker` followed by a newline (or EOF).
@@ -94,7 +110,8 @@ struct CrashTests {
     }
 
     func check(
-        path: String, reported: Int, previous: Int, started: Int?, trial: Int, rng: inout SeededGenerator,
+        path: String, reported: Int, previous: Int, started: Int?, trial: Int,
+        rng: inout SeededGenerator,
         encryption: Data? = nil
     ) async throws -> Outcome {
         let context = "trial \(trial) (reported \(reported), previous \(previous))"
@@ -104,12 +121,16 @@ struct CrashTests {
         }
         // 1. SQLite's own check, on a plain connection, before Trove touches the file.
         do {
-            let key = try encryption.map { try EncryptionKey(path: path, encryption: .key($0), create: false) }
+            let key = try encryption.map {
+                try EncryptionKey(path: path, encryption: .key($0), create: false)
+            }
             let raw = try Connection(.file(path), options: .init(encryption: key))
             let integrity = try raw.query("PRAGMA integrity_check").compactMap { $0.string(at: 0) }
             #expect(integrity == ["ok"], "\(context): \(integrity)")
         }
-        let database = try encryption.map { try Database(path: path, encryption: .key($0)) } ?? Database(path: path)
+        let database =
+            try encryption.map { try Database(path: path, encryption: .key($0)) }
+            ?? Database(path: path)
         guard try await database.collectionNames().contains(CrashWorkload.collection) else {
             #expect(reported == 0, "\(context): collection missing")
             return Outcome(started: started, reported: reported, present: 0, rows: 0)
@@ -117,28 +138,42 @@ struct CrashTests {
         let collection = try await database.collection(named: CrashWorkload.collection)
 
         // 2. Every batch present is complete and exact; they are 1...present with no gap.
-        let rows = try await database.query("SELECT id, content, source, metadata, embedding FROM crash ORDER BY id")
+        let rows = try await database.query(
+            "SELECT id, content, source, metadata, embedding FROM crash ORDER BY id")
         var byBatch: [Int: [VectorEntry]] = [:]
         for row in rows {
             let id = try #require(row.int64(at: 0))
-            let vector = (row.blob(at: 4) ?? []).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-            let entry = VectorEntry(id: .int(id), content: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "",
-                                    metadata: row.string(at: 3), vector: vector)
+            let vector = (row.blob(at: 4) ?? []).withUnsafeBytes {
+                Array($0.bindMemory(to: Float.self))
+            }
+            let entry = VectorEntry(
+                id: .int(id), content: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "",
+                metadata: row.string(at: 3), vector: vector)
             byBatch[CrashWorkload.batch(ofRow: id), default: []].append(entry)
         }
         let present = byBatch.keys.filter { $0 > 0 }.max() ?? 0
-        #expect(present >= reported, "\(context): batch \(reported) was reported committed, the file ends at \(present)")
-        #expect(present <= reported + 1, "\(context): \(present) batches present, only \(reported) reported")
-        #expect(present >= previous, "\(context): batches committed before this trial are gone (\(present) < \(previous))")
+        #expect(
+            present >= reported,
+            "\(context): batch \(reported) was reported committed, the file ends at \(present)")
+        #expect(
+            present <= reported + 1,
+            "\(context): \(present) batches present, only \(reported) reported")
+        #expect(
+            present >= previous,
+            "\(context): batches committed before this trial are gone (\(present) < \(previous))")
         for batch in stride(from: 1, through: present, by: 1) {
             let expected = CrashWorkload.rows(of: batch)
             let found = byBatch[batch] ?? []
             if found != expected {
-                Issue.record("\(context): batch \(batch) has \(found.count) of \(expected.count) rows or differs")
+                Issue.record(
+                    "\(context): batch \(batch) has \(found.count) of \(expected.count) rows or differs"
+                )
             }
         }
         if present > 0 {
-            #expect(byBatch[0] == [CrashWorkload.counter(after: present)], "\(context): counter row does not name batch \(present)")
+            #expect(
+                byBatch[0] == [CrashWorkload.counter(after: present)],
+                "\(context): counter row does not name batch \(present)")
         } else {
             #expect(byBatch[0] == nil)
         }
@@ -154,15 +189,24 @@ struct CrashTests {
             var sample: Set<Int> = [present]
             for _ in 0..<3 { sample.insert(1 + Int(rng.next() % UInt64(present))) }
             for batch in sample {
-                let hits = try await collection.search(Query().matching(.fts5(CrashWorkload.tag(batch))).limit(100))
-                #expect(Set(hits.map(\.id)) == Set(CrashWorkload.rows(of: batch).map(\.id)), "\(context): text batch \(batch)")
-                let row = CrashWorkload.rows(of: batch)[Int(rng.next() % UInt64(CrashWorkload.size(of: batch)))]
+                let hits = try await collection.search(
+                    Query().matching(.fts5(CrashWorkload.tag(batch))).limit(100))
+                #expect(
+                    Set(hits.map(\.id)) == Set(CrashWorkload.rows(of: batch).map(\.id)),
+                    "\(context): text batch \(batch)")
+                let row = CrashWorkload.rows(of: batch)[
+                    Int(rng.next() % UInt64(CrashWorkload.size(of: batch)))]
                 let nearest = try await collection.search(vector: row.vector, topK: 1)
                 #expect(nearest.first?.id == row.id, "\(context): vector search for row \(row.id)")
             }
-            #expect(try await collection.search(Query().matching(.fts5(CrashWorkload.tag(present + 1)))).isEmpty)
-            let all = try await collection.search(vector: CrashWorkload.vector(seed: 1), topK: Query.maximumLimit)
-            #expect(all.count == total, "\(context): vector search returns \(all.count) of \(total) rows")
+            #expect(
+                try await collection.search(Query().matching(.fts5(CrashWorkload.tag(present + 1))))
+                    .isEmpty)
+            let all = try await collection.search(
+                vector: CrashWorkload.vector(seed: 1), topK: Query.maximumLimit)
+            #expect(
+                all.count == total,
+                "\(context): vector search returns \(all.count) of \(total) rows")
         }
         return Outcome(started: started, reported: reported, present: present, rows: total)
     }

@@ -5,9 +5,9 @@ import TroveSQLite
 import TroveTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The crash and multi-process harness of RELIABILITY.md on encrypted files: the child process
@@ -15,23 +15,31 @@ import Darwin
 @Suite("Reliability: encrypted files", .serialized)
 struct EncryptedReliabilityTests {
     static let key = Data((0..<32).map { UInt8(($0 * 13 + 5) & 0xff) })
-    static var environment: [String: String] { ["TROVE_CRASH_KEY_HEX": key.map { String(format: "%02x", $0) }.joined()] }
+    static var environment: [String: String] {
+        ["TROVE_CRASH_KEY_HEX": key.map { String(format: "%02x", $0) }.joined()]
+    }
 
-    @Test("SIGKILL at seeded moments on an encrypted file: every reported batch survives, none partial")
+    @Test(
+        "SIGKILL at seeded moments on an encrypted file: every reported batch survives, none partial"
+    )
     func crashEncrypted() async throws {
         try await CrashTests().killAndReopen(encryption: Self.key)
     }
 
-    @Test("two processes write one encrypted file while this one reads it: whole batches, no errors, no plaintext")
+    @Test(
+        "two processes write one encrypted file while this one reads it: whole batches, no errors, no plaintext"
+    )
     func twoProcessesEncrypted() async throws {
         try #require(ChildProcess.path != nil)
         let dir = try TemporaryDirectory()
         let path = dir.path("shared.trove")
         // Created here first: the key header then exists before either child opens the file.
-        _ = try await Database(path: path, encryption: .key(Self.key)).collection("shared", dimension: 8)
+        _ = try await Database(path: path, encryption: .key(Self.key)).collection(
+            "shared", dimension: 8)
         let batches = 80
         let children = try [Int64(0), 1_000_000].map { base in
-            try ChildProcess.start(["writer", path, "\(batches)", "\(base)"], environment: Self.environment)
+            try ChildProcess.start(
+                ["writer", path, "\(batches)", "\(base)"], environment: Self.environment)
         }
         let database = try Database(path: path, encryption: .key(Self.key))
         let shared = try await database.collection(named: "shared")
@@ -44,18 +52,23 @@ struct EncryptedReliabilityTests {
         }
         for (process, pipe) in children {
             await ChildProcess.waitForExit(process)
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let output = String(
+                decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 0, "\(output)")
             #expect(!output.contains("E "), "a writer saw an error: \(output)")
             #expect(output.contains("D \(batches) 0"), "\(output)")
         }
         #expect(try await shared.count() == 2 * batches * 10)
-        #expect(try await shared.search(Query().matching(.typed("writer batch")).limit(5)).count == 5)
+        #expect(
+            try await shared.search(Query().matching(.typed("writer batch")).limit(5)).count == 5)
         #expect(try await database.verify().isHealthy)
         for file in [path, path + "-wal"] where FileManager.default.fileExists(atPath: file) {
             let data = try #require(FileManager.default.contents(atPath: file))
-            #expect(data.range(of: Data("writer 1000000 batch".utf8)) == nil, "plaintext in \(file)")
+            #expect(
+                data.range(of: Data("writer 1000000 batch".utf8)) == nil, "plaintext in \(file)")
         }
-        print("two processes (encrypted): \(2 * batches) batches, \(reads) reads here while they wrote")
+        print(
+            "two processes (encrypted): \(2 * batches) batches, \(reads) reads here while they wrote"
+        )
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-@testable import Trove
 import TroveCrashChild
 import TroveTestSupport
+
+@testable import Trove
 
 /// Live queries seeing commits made by another process (the TroveCrashChild `documents` mode),
 /// found by the `data_version` poller and checked against the collections' change logs.
@@ -18,12 +19,15 @@ struct LiveQueryProcessTests {
     }
 
     static func runChild(
-        _ path: String, collection: String, first: Int64, count: Int, category: String = "c0", environment: [String: String] = [:]
+        _ path: String, collection: String, first: Int64, count: Int, category: String = "c0",
+        environment: [String: String] = [:]
     ) async throws {
         let (process, pipe) = try ChildProcess.start(
-            ["documents", path, collection, String(first), String(count), category], environment: environment)
+            ["documents", path, collection, String(first), String(count), category],
+            environment: environment)
         await ChildProcess.waitForExit(process)
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(
+            decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "child: \(output)")
         #expect(output.split(separator: "\n").count == count)
     }
@@ -66,7 +70,9 @@ struct LiveQueryProcessTests {
         let mark = db.changeHub.wakesTaken
         try await Self.runChild(path, collection: "other", first: 1, count: 10)
         // The poller saw the other process's commits and woke the query, which ran no read.
-        while !(db.changeHub.wakesTaken > mark && db.changeHub.allWaiting) { try await Task.sleep(for: .milliseconds(2)) }
+        while !(db.changeHub.wakesTaken > mark && db.changeHub.allWaiting) {
+            try await Task.sleep(for: .milliseconds(2))
+        }
         #expect(runs.value == 1)
         try await Self.runChild(path, collection: "items", first: 1, count: 1)
         #expect(await delivered.next() == 1)
@@ -84,7 +90,9 @@ struct LiveQueryProcessTests {
         var iterator = items.observeCount().makeAsyncIterator()
         #expect(try await iterator.next() == 0)
         let hex = key.map { String(format: "%02x", $0) }.joined()
-        try await Self.runChild(path, collection: "items", first: 1, count: 3, environment: ["TROVE_CRASH_KEY_HEX": hex])
+        try await Self.runChild(
+            path, collection: "items", first: 1, count: 3, environment: ["TROVE_CRASH_KEY_HEX": hex]
+        )
         var last = 0
         while last != 3, let count = try await iterator.next() { last = count }
         #expect(last == 3)

@@ -16,26 +16,33 @@ struct CollectionSnapshot: Equatable {
     init(_ collection: SearchCollection, query: [Float]? = nil, text: String = "row") async throws {
         count = try await collection.count()
         let database = collection.database
-        let ids = try await database.query("SELECT id FROM \"\(collection.name)\" ORDER BY id").compactMap { $0.int64(at: 0) }
+        let ids = try await database.query("SELECT id FROM \"\(collection.name)\" ORDER BY id")
+            .compactMap {
+                $0.int64(at: 0)
+            }
         var rows: [VectorEntry] = []
         for id in ids { if let row = try await collection.fetch(id: .int(id)) { rows.append(row) } }
         self.rows = rows
         let q = query ?? [Float](repeating: 0.5, count: collection.configuration.dimension)
         vectorHits = try await collection.search(vector: q, topK: 10).map(\.id.integer)
-        textHits = collection.configuration.lexicalSearch
-            ? try await collection.search(Query().matching(.typed(text)).limit(10)).map(\.id.integer) : []
+        textHits =
+            collection.configuration.lexicalSearch
+            ? try await collection.search(Query().matching(.typed(text)).limit(10)).map(
+                \.id.integer) : []
     }
 }
 
 /// A collection with `count` seeded rows, in memory or in a file.
 func seededCollection(
-    _ database: Database, name: String = "items", dimension: Int = 4, count: Int = 20, seed: UInt64 = 7
+    _ database: Database, name: String = "items", dimension: Int = 4, count: Int = 20,
+    seed: UInt64 = 7
 ) async throws -> SearchCollection {
     let collection = try await database.collection(name, dimension: dimension)
     var rng = SeededGenerator(seed: seed)
     let entries = (1...Int64(count)).map { id in
-        VectorEntry(id: .int(Int64(id)), content: "row \(id) word\(id % 5)", source: "s\(id % 3)",
-                    metadata: "{\"n\":\(id)}", vector: rng.vector(dimension: dimension))
+        VectorEntry(
+            id: .int(Int64(id)), content: "row \(id) word\(id % 5)", source: "s\(id % 3)",
+            metadata: "{\"n\":\(id)}", vector: rng.vector(dimension: dimension))
     }
     try await collection.insert(entries)
     return collection
@@ -55,7 +62,8 @@ func expectError<E: Error>(
         #expect(matches(error), "unexpected \(error)", sourceLocation: sourceLocation)
         return error
     } catch {
-        Issue.record("expected \(E.self), got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+        Issue.record(
+            "expected \(E.self), got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
         return nil
     }
 }
@@ -72,16 +80,20 @@ enum ChildProcess {
                 dir = dir.deletingLastPathComponent()
             }
         }
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent()
             .deletingLastPathComponent()
         candidates.append(repo.appendingPathComponent(".build/debug/TroveCrashChild"))
         return candidates.map(\.path).first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
     /// Starts the child with `arguments`; its stdout is collected into the returned pipe.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+        Process, Pipe
+    ) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(path, "TroveCrashChild not built"))
+        process.executableURL = URL(
+            fileURLWithPath: try #require(path, "TroveCrashChild not built"))
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -12,20 +12,25 @@ struct BackgroundCheckpointerTests {
         while start < rows.upperBound {
             let end = min(rows.upperBound, start + perCommit)
             try c.transaction {
-                for i in start..<end { try c.execute("INSERT INTO t(id, b) VALUES (?, ?)", [.integer(Int64(i)), .blob(blob)]) }
+                for i in start..<end {
+                    try c.execute(
+                        "INSERT INTO t(id, b) VALUES (?, ?)", [.integer(Int64(i)), .blob(blob)])
+                }
             }
             start = end
         }
     }
 
     private func fileBytes(_ path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? 0
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue
+            ?? 0
     }
 
     private func walBytes(_ path: String) -> Int { fileBytes(path + "-wal") }
 
     /// A new WAL file in `dir` with an empty table `t`, and its writer connection.
-    private func freshTable(in dir: TemporaryDirectory) throws -> (path: String, writer: Connection) {
+    private func freshTable(in dir: TemporaryDirectory) throws -> (path: String, writer: Connection)
+    {
         let path = dir.path("db.sqlite")
         let writer = try Connection(path: path)
         try writer.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)")
@@ -36,7 +41,8 @@ struct BackgroundCheckpointerTests {
     func checkpointsInBackground() throws {
         let dir = try TemporaryDirectory()
         let (path, writer) = try freshTable(in: dir)
-        let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 50, fallbackPages: 1_000)
+        let checkpointer = try BackgroundCheckpointer(
+            attachingTo: writer, thresholdPages: 50, fallbackPages: 1_000)
         try write(writer, rows: 0..<2_000)
         checkpointer.flush()
         #expect(checkpointer.completedCheckpoints > 0)
@@ -56,7 +62,8 @@ struct BackgroundCheckpointerTests {
         let (path, writer) = try freshTable(in: dir)
         // A threshold the writes never reach and no fallback: nothing may copy the log back,
         // so it holds every page written (SQLite's automatic checkpoint is off while attached).
-        let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 1_000_000)
+        let checkpointer = try BackgroundCheckpointer(
+            attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 1_000_000)
         try write(writer, rows: 0..<1_500)
         #expect(checkpointer.completedCheckpoints == 0)
         #expect(walBytes(path) > 6 << 20)
@@ -66,7 +73,8 @@ struct BackgroundCheckpointerTests {
     func fallbackBoundsTheLog() throws {
         let dir = try TemporaryDirectory()
         let (path, writer) = try freshTable(in: dir)
-        let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 200)
+        let checkpointer = try BackgroundCheckpointer(
+            attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 200)
         try write(writer, rows: 0..<3_000)
         _ = checkpointer
         // Without the fallback the log would hold all 12 MB. With it: about 200 pages of 4 KB,
@@ -78,7 +86,8 @@ struct BackgroundCheckpointerTests {
     func largeTransactionGoesToTheQueue() throws {
         let dir = try TemporaryDirectory()
         let (path, writer) = try freshTable(in: dir)
-        let checkpointer = try BackgroundCheckpointer(attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 100)
+        let checkpointer = try BackgroundCheckpointer(
+            attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 100)
         try write(writer, rows: 0..<500, perCommit: 500)
         checkpointer.flush()
         #expect(checkpointer.completedCheckpoints == 1)
@@ -102,12 +111,15 @@ struct BackgroundCheckpointerTests {
 
     @Test("needs a writable file")
     func rejectsMemoryAndReadOnly() throws {
-        #expect(throws: SQLiteError.self) { try BackgroundCheckpointer(attachingTo: Connection(.inMemory)) }
+        #expect(throws: SQLiteError.self) {
+            try BackgroundCheckpointer(attachingTo: Connection(.inMemory))
+        }
         let dir = try TemporaryDirectory()
         let path = dir.path("db.sqlite")
         do { _ = try Connection(path: path) }
         #expect(throws: SQLiteError.self) {
-            try BackgroundCheckpointer(attachingTo: Connection(path: path, options: .init(readOnly: true)))
+            try BackgroundCheckpointer(
+                attachingTo: Connection(path: path, options: .init(readOnly: true)))
         }
     }
 

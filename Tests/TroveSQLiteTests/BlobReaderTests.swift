@@ -28,10 +28,15 @@ struct BlobReaderTests {
                 for id in [Int64(3), 1, 2, 3] {
                     let expected = blobs[id]!
                     #expect(try reader.open(rowid: id) == expected.count)
-                    for (start, end) in [(0, expected.count), (0, expected.count / 2), (expected.count / 3, expected.count)] {
+                    for (start, end) in [
+                        (0, expected.count), (0, expected.count / 2),
+                        (expected.count / 3, expected.count),
+                    ] {
                         var buffer = [UInt8](repeating: 0, count: end - start)
                         try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: start) }
-                        #expect(buffer == Array(expected[start..<end]), "row \(id), bytes \(start)..<\(end)")
+                        #expect(
+                            buffer == Array(expected[start..<end]),
+                            "row \(id), bytes \(start)..<\(end)")
                     }
                 }
             }
@@ -45,10 +50,13 @@ struct BlobReaderTests {
         try c.withBlobReader(table: "t", column: "data") { reader in
             #expect(throws: SQLiteError.self) { try reader.open(rowid: 99) }
             #expect(try reader.open(rowid: 2) == 100)
-            #expect(throws: SQLiteError.self) { try reader.open(rowid: 99) }  // moving an open reader
+            // moving an open reader
+            #expect(throws: SQLiteError.self) { try reader.open(rowid: 99) }
             #expect(try reader.open(rowid: 2) == 100)
             var buffer = [UInt8](repeating: 0, count: 10)
-            let past = #expect(throws: SQLiteError.self) { try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: 95) } }
+            let past = #expect(throws: SQLiteError.self) {
+                try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: 95) }
+            }
             #expect(past?.code == .error)
             // The reader still works after a failed read.
             try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: 90) }

@@ -10,23 +10,27 @@ struct ChangeHooksTests {
         var seen: [Set<String>] = []
     }
 
-    @Test("each commit reports the tables it changed, trigger-written ones included, once visible to readers")
+    @Test(
+        "each commit reports the tables it changed, trigger-written ones included, once visible to readers"
+    )
     func commitsReportTables() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("hooks.sqlite")
         let writer = try Connection(path: path)
         let reader = try Connection(path: path, options: .init(readOnly: true, walMode: false))
-        try writer.execute(script: """
-            CREATE TABLE Notes(id INTEGER PRIMARY KEY, body TEXT);
-            CREATE TABLE notes_log(seq INTEGER PRIMARY KEY, rid INTEGER);
-            CREATE TABLE other(x);
-            CREATE TRIGGER notes_ai AFTER INSERT ON Notes BEGIN INSERT INTO notes_log(rid) VALUES (new.id); END;
-            """)
+        try writer.execute(
+            script: """
+                CREATE TABLE Notes(id INTEGER PRIMARY KEY, body TEXT);
+                CREATE TABLE notes_log(seq INTEGER PRIMARY KEY, rid INTEGER);
+                CREATE TABLE other(x);
+                CREATE TRIGGER notes_ai AFTER INSERT ON Notes BEGIN INSERT INTO notes_log(rid) VALUES (new.id); END;
+                """)
         let commits = Commits()
         var visibleAtDelivery: [Int64] = []
         writer.observeCommits { tables in
             commits.seen.append(tables)
-            visibleAtDelivery.append((try? reader.scalar("SELECT count(*) FROM Notes")?.int64Value) ?? -1)
+            visibleAtDelivery.append(
+                (try? reader.scalar("SELECT count(*) FROM Notes")?.int64Value) ?? -1)
         }
         try writer.execute("INSERT INTO Notes(body) VALUES (?)", ["a"])
         try writer.transaction {
@@ -39,7 +43,8 @@ struct ChangeHooksTests {
                 try writer.execute("INSERT INTO missing VALUES (1)")
             }
         }
-        try writer.execute(script: "CREATE TABLE later(x)")  // DDL changes no rows: nothing reported
+        // DDL changes no rows: nothing reported
+        try writer.execute(script: "CREATE TABLE later(x)")
         #expect(commits.seen == [["notes", "notes_log"], ["other", "notes"]])
         #expect(visibleAtDelivery == [1, 1])  // another connection already sees each commit
     }
@@ -57,10 +62,11 @@ struct ChangeHooksTests {
     @Test("readTables names the tables the statements prepared in its body read")
     func readTables() throws {
         let connection = try Connection(.inMemory)
-        try connection.execute(script: """
-            CREATE TABLE a(x); CREATE TABLE B(y); CREATE TABLE c(z);
-            CREATE VIEW v AS SELECT y FROM B;
-            """)
+        try connection.execute(
+            script: """
+                CREATE TABLE a(x); CREATE TABLE B(y); CREATE TABLE c(z);
+                CREATE VIEW v AS SELECT y FROM B;
+                """)
         let cached = try connection.cachedStatement("SELECT count(*) FROM c")
         _ = try cached.rows()
         let (rows, tables) = try connection.readTables {

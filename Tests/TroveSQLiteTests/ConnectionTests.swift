@@ -26,7 +26,9 @@ struct ConnectionTests {
         #expect(api.pointee.iVersion >= 2)
     }
 
-    @Test("SQLite counts no memory (statistics off before it initialises: no global mutex per allocation)")
+    @Test(
+        "SQLite counts no memory (statistics off before it initialises: no global mutex per allocation)"
+    )
     func noMemoryStatistics() throws {
         let c = try Connection(.inMemory)
         try c.execute(script: "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(100000))")
@@ -95,21 +97,28 @@ struct ConnectionTests {
     @Test("errors carry code, extended code, message and SQL")
     func errorDetails() throws {
         let c = try Connection(.inMemory)
-        try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT NOT NULL CHECK (length(v) < 3))")
+        try c.execute(
+            script: "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT NOT NULL CHECK (length(v) < 3))")
         try c.execute("INSERT INTO t VALUES (1, 'a')")
-        let dup = #expect(throws: SQLiteError.self) { try c.execute("INSERT INTO t VALUES (1, 'b')") }
+        let dup = #expect(throws: SQLiteError.self) {
+            try c.execute("INSERT INTO t VALUES (1, 'b')")
+        }
         #expect(dup?.code == .constraint)
         #expect(dup?.extendedCode == .constraintPrimaryKey)
         #expect(dup?.sql == "INSERT INTO t VALUES (1, 'b')")
         #expect(dup?.message.contains("UNIQUE") == true)
-        let check = #expect(throws: SQLiteError.self) { try c.execute("INSERT INTO t VALUES (2, 'long')") }
+        let check = #expect(throws: SQLiteError.self) {
+            try c.execute("INSERT INTO t VALUES (2, 'long')")
+        }
         #expect(check?.extendedCode == .constraintCheck)
         let syntax = #expect(throws: SQLiteError.self) { try c.prepare("SELEC 1") }
         #expect(syntax?.code == .error)
         #expect(syntax?.description.contains("SELEC 1") == true)
         let missing = #expect(throws: SQLiteError.self) { try c.query("SELECT * FROM nope") }
         #expect(missing?.message.contains("no such table") == true)
-        let script = #expect(throws: SQLiteError.self) { try c.execute(script: "CREATE TABLE t(x)") }
+        let script = #expect(throws: SQLiteError.self) {
+            try c.execute(script: "CREATE TABLE t(x)")
+        }
         #expect(script?.message.contains("already exists") == true)
     }
 
@@ -132,7 +141,9 @@ struct ConnectionTests {
         let a = try c.cachedStatement("SELECT ?")
         let b = try c.cachedStatement("SELECT ?")
         #expect(a === b)
-        for i in 0..<100 { #expect(try c.scalar("SELECT ?", [.integer(Int64(i))]) == .integer(Int64(i))) }
+        for i in 0..<100 {
+            #expect(try c.scalar("SELECT ?", [.integer(Int64(i))]) == .integer(Int64(i)))
+        }
         c.clearStatementCache()
         #expect(try c.cachedStatement("SELECT ?") !== a)
     }
@@ -172,8 +183,12 @@ struct StatementTests {
         let c = try Connection(.inMemory)
         try c.execute(script: "CREATE TABLE t(i, r, s, b, n)")
         let bytes: [UInt8] = [0, 1, 2, 255]
-        try c.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(-7), .real(2.5), "héllo", .blob(bytes), nil])
-        try c.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.int(Int.max), .double(-0.0), "", .blob([]), .data(Data([9]))])
+        try c.execute(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+            [.integer(-7), .real(2.5), "héllo", .blob(bytes), nil])
+        try c.execute(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+            [.int(Int.max), .double(-0.0), "", .blob([]), .data(Data([9]))])
         let rows = try c.query("SELECT i, r, s, b, n FROM t ORDER BY rowid")
         let row = rows[0]
         #expect(row.int64("i") == -7)
@@ -253,7 +268,9 @@ struct TransactionTests {
         try c.execute(script: "CREATE TABLE t(x UNIQUE)")
         return c
     }
-    func count(_ c: Connection) throws -> Int64? { try c.scalar("SELECT count(*) FROM t")?.int64Value }
+    func count(_ c: Connection) throws -> Int64? {
+        try c.scalar("SELECT count(*) FROM t")?.int64Value
+    }
 
     struct Boom: Error {}
 
@@ -324,7 +341,9 @@ struct RegressionTests {
         let c = try Connection(.inMemory)
         try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)")
         let n = 600
-        let sql = "INSERT INTO t(id, v) VALUES " + repeatElement("(?, ?)", count: n).joined(separator: ", ")
+        let sql =
+            "INSERT INTO t(id, v) VALUES "
+            + repeatElement("(?, ?)", count: n).joined(separator: ", ")
             + " ON CONFLICT(id) DO UPDATE SET v = excluded.v"
         for _ in 0..<3 {
             try c.prepare(sql).execute((0..<(2 * n)).map { .integer(Int64($0)) })

@@ -20,17 +20,22 @@ struct EncryptionReadAheadTests {
     /// A WAL file of `rows` rows (4 KB pages, ~4 rows a page), checkpointed into the main file.
     static func makeFile(_ path: String) throws {
         let c = try EncryptedFiles.open(path)
-        try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, generation INTEGER, body TEXT)")
+        try c.execute(
+            script: "CREATE TABLE t(id INTEGER PRIMARY KEY, generation INTEGER, body TEXT)")
         try c.transaction {
             for id in 1...rows {
-                try c.execute("INSERT INTO t VALUES (?, 0, ?)", [.integer(Int64(id)), .text(body(id, generation: 0))])
+                try c.execute(
+                    "INSERT INTO t VALUES (?, 0, ?)",
+                    [.integer(Int64(id)), .text(body(id, generation: 0))])
             }
         }
         try c.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     static func scan(_ c: Connection) throws -> [[SQLValue]] {
-        try c.query("SELECT id, generation, body FROM t ORDER BY id").map { row in (0..<3).map { row[$0] } }
+        try c.query("SELECT id, generation, body FROM t ORDER BY id").map { row in
+            (0..<3).map { row[$0] }
+        }
     }
 
     /// Runs `body` with decrypt-ahead always on (whatever the machine's load) or off.
@@ -41,7 +46,8 @@ struct EncryptionReadAheadTests {
         return try body()
     }
 
-    @Test("a scan returns the same rows with and without decrypt-ahead, and uses the worker's pages")
+    @Test(
+        "a scan returns the same rows with and without decrypt-ahead, and uses the worker's pages")
     func sameResults() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.sqlite")
@@ -64,7 +70,9 @@ struct EncryptionReadAheadTests {
         #expect(state.misses == 0)
     }
 
-    @Test("ten files scanned while all stay open: right rows from each, never more than 8 workers alive")
+    @Test(
+        "ten files scanned while all stay open: right rows from each, never more than 8 workers alive"
+    )
     func manyFiles() throws {
         let dir = try TemporaryDirectory()
         let paths = (0..<10).map { dir.path("f\($0).sqlite") }
@@ -72,7 +80,11 @@ struct EncryptionReadAheadTests {
             let c = try EncryptedFiles.open(path)
             try c.execute(script: "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT)")
             try c.transaction {
-                for id in 1...400 { try c.execute("INSERT INTO t VALUES (?, ?)", [.integer(Int64(id)), .text("file \(i) " + Self.body(id, generation: i))]) }
+                for id in 1...400 {
+                    try c.execute(
+                        "INSERT INTO t VALUES (?, ?)",
+                        [.integer(Int64(id)), .text("file \(i) " + Self.body(id, generation: i))])
+                }
             }
             try c.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
@@ -83,7 +95,12 @@ struct EncryptionReadAheadTests {
                 open.append(c)
                 let rows = try c.query("SELECT id, body FROM t ORDER BY id")
                 #expect(rows.count == 400)
-                #expect(rows.allSatisfy { $0[1] == .text("file \(i) " + Self.body(Int($0[0].int64Value ?? 0), generation: i)) })
+                #expect(
+                    rows.allSatisfy {
+                        $0[1]
+                            == .text(
+                                "file \(i) " + Self.body(Int($0[0].int64Value ?? 0), generation: i))
+                    })
                 #expect(EncryptionStatistics.current.readAheadWorkersLive <= 8)
             }
             // Whether the worker is ahead of a 400-row scan depends on scheduling (the test suite
@@ -91,7 +108,8 @@ struct EncryptionReadAheadTests {
             // before each that lets the workers run, before asking. Each connection's page cache
             // is emptied first (`shrink_memory`): a scan served from it reads no page from the
             // file, so it would give the worker nothing to be ahead of.
-            for _ in 0..<20 where !open.compactMap({ $0.readAheadState() }).contains(where: { $0.hits > 0 }) {
+            for _ in 0..<20
+            where !open.compactMap({ $0.readAheadState() }).contains(where: { $0.hits > 0 }) {
                 usleep(50_000)
                 for c in open {
                     try c.execute(script: "PRAGMA shrink_memory")
@@ -105,7 +123,9 @@ struct EncryptionReadAheadTests {
 
     /// Opens a reader, steps its scan to just before row `stopBefore`, waits for the worker to
     /// finish its window, and returns the statement mid-scan with the pages the worker holds.
-    static func readerMidScan(_ path: String, stopBefore: Int) throws -> (Connection, Statement, [UInt32]) {
+    static func readerMidScan(_ path: String, stopBefore: Int) throws -> (
+        Connection, Statement, [UInt32]
+    ) {
         let c = try EncryptedFiles.open(path)
         let statement = try c.prepare("SELECT id, body FROM t ORDER BY id")
         while try statement.step() {
@@ -121,7 +141,9 @@ struct EncryptionReadAheadTests {
         let before = EncryptedFiles.bytes(path)
         do {
             let c = try EncryptedFiles.open(path)
-            try c.execute("UPDATE t SET generation = 1, body = ? WHERE id = ?", [.text(body(id, generation: 1)), .integer(Int64(id))])
+            try c.execute(
+                "UPDATE t SET generation = 1, body = ? WHERE id = ?",
+                [.text(body(id, generation: 1)), .integer(Int64(id))])
             try c.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
         let after = EncryptedFiles.bytes(path)
@@ -137,7 +159,9 @@ struct EncryptionReadAheadTests {
         return (page, Array(before[o..<(o + 4096)]))
     }
 
-    @Test("an older copy of a page put back after the worker decrypted the current one is refused as stale, not served")
+    @Test(
+        "an older copy of a page put back after the worker decrypted the current one is refused as stale, not served"
+    )
     func changedAfterWorker() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.sqlite")
@@ -151,7 +175,9 @@ struct EncryptionReadAheadTests {
             #expect(ready.contains(UInt32(page)))
             // Now the disk gets the older (validly sealed) version of that page back.
             let o = EncryptedFiles.offset(ofPage: page)
-            try EncryptedFiles.modify(path, at: o) { $0.replaceSubrange(o..<(o + 4096), with: generation0) }
+            try EncryptedFiles.modify(path, at: o) {
+                $0.replaceSubrange(o..<(o + 4096), with: generation0)
+            }
             var seen: String?
             let error = #expect(throws: (any Error).self) {
                 while try statement.step() {
@@ -167,7 +193,8 @@ struct EncryptionReadAheadTests {
         }
     }
 
-    @Test("a byte changed in a page the worker already decrypted is still an authentication failure")
+    @Test(
+        "a byte changed in a page the worker already decrypted is still an authentication failure")
     func tamperedAfterWorker() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.sqlite")
@@ -182,7 +209,9 @@ struct EncryptionReadAheadTests {
             let error = #expect(throws: (any Error).self) {
                 while try statement.step() {}
             }
-            #expect(EncryptedFiles.failure(try #require(error)) == .pageAuthenticationFailed(file: .database, page: UInt32(page)))
+            #expect(
+                EncryptedFiles.failure(try #require(error))
+                    == .pageAuthenticationFailed(file: .database, page: UInt32(page)))
         }
     }
 
@@ -197,20 +226,29 @@ struct EncryptionReadAheadTests {
         func set(_ error: (any Error)? = nil) { lock.withLock { (value, failure) = (true, error) } }
     }
 
-    @Test("a writer rewriting every page while a reader scans: each scan is one whole generation", arguments: [true, false])
+    @Test(
+        "a writer rewriting every page while a reader scans: each scan is one whole generation",
+        arguments: [true, false])
     func writerWhileScanning(walMode: Bool) async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.sqlite")
         try Self.makeFile(path)
-        if !walMode { try EncryptedFiles.open(path).execute(script: "PRAGMA journal_mode = DELETE") }
+        if !walMode {
+            try EncryptedFiles.open(path).execute(script: "PRAGMA journal_mode = DELETE")
+        }
         let done = Done()
         @Sendable func write() throws {
             let c = try EncryptedFiles.open(path, walMode: walMode)
             for generation in 1...25 {
                 try c.transaction {
                     for id in 1...Self.rows {
-                        try c.execute("UPDATE t SET generation = ?, body = ? WHERE id = ?",
-                                      [.integer(Int64(generation)), .text(Self.body(id, generation: generation)), .integer(Int64(id))])
+                        try c.execute(
+                            "UPDATE t SET generation = ?, body = ? WHERE id = ?",
+                            [
+                                .integer(Int64(generation)),
+                                .text(Self.body(id, generation: generation)),
+                                .integer(Int64(id)),
+                            ])
                     }
                 }
                 // WAL: copy the pages into the main file under the reader's feet.
@@ -239,8 +277,12 @@ struct EncryptionReadAheadTests {
                 generations.insert(generation)
                 for row in rows {
                     let id = Int(row[0].int64Value ?? 0)
-                    if row[1].int64Value != generation || row[2] != .text(Self.body(id, generation: Int(generation))) {
-                        Issue.record("scan \(scans): row \(id) is \(row[1]) in a scan of generation \(generation)")
+                    if row[1].int64Value != generation
+                        || row[2] != .text(Self.body(id, generation: Int(generation)))
+                    {
+                        Issue.record(
+                            "scan \(scans): row \(id) is \(row[1]) in a scan of generation \(generation)"
+                        )
                         return
                     }
                 }
@@ -249,8 +291,9 @@ struct EncryptionReadAheadTests {
             let state = try #require(reader.readAheadState())
             #expect(state.hits > 0)
             #expect(scans >= 3)
-            print("decrypt-ahead under a writer (WAL \(walMode)): \(scans) scans, generations \(generations.count), "
-                  + "hits \(state.hits), misses \(state.misses)")
+            print(
+                "decrypt-ahead under a writer (WAL \(walMode)): \(scans) scans, generations \(generations.count), "
+                    + "hits \(state.hits), misses \(state.misses)")
         }
         if let error = done.error { throw error }
     }

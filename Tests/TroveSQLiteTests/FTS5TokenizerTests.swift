@@ -14,7 +14,9 @@ struct FTS5TokenizerTests {
                 for index in 0...text.count {
                     if index == text.count || text[index] == UInt8(ascii: " ") {
                         if index > start {
-                            var term = text[start..<index].map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 32 : $0 }
+                            var term = text[start..<index].map {
+                                $0 >= 0x61 && $0 <= 0x7A ? $0 - 32 : $0
+                            }
                             if reverse { term.reverse() }
                             let keepGoing = term.withUnsafeBufferPointer { emit($0, start, index) }
                             if !keepGoing { return }
@@ -26,21 +28,28 @@ struct FTS5TokenizerTests {
         }
     }
 
-    @Test("documents and queries go through the registered Swift tokenizer; offsets drive highlight()")
+    @Test(
+        "documents and queries go through the registered Swift tokenizer; offsets drive highlight()"
+    )
     func tokenizesDocumentsAndQueries() throws {
         let connection = try Connection(.inMemory)
         try register(connection)
-        try connection.execute(script: """
-            CREATE VIRTUAL TABLE t USING fts5(x, tokenize='spaces');
-            CREATE VIRTUAL TABLE v USING fts5vocab(t, row);
-            INSERT INTO t(rowid, x) VALUES (1, 'alpha beta-gamma  delta'), (2, 'Beta-Gamma');
-            """)
-        let terms = try connection.query("SELECT term FROM v ORDER BY term").compactMap { $0.string(at: 0) }
+        try connection.execute(
+            script: """
+                CREATE VIRTUAL TABLE t USING fts5(x, tokenize='spaces');
+                CREATE VIRTUAL TABLE v USING fts5vocab(t, row);
+                INSERT INTO t(rowid, x) VALUES (1, 'alpha beta-gamma  delta'), (2, 'Beta-Gamma');
+                """)
+        let terms = try connection.query("SELECT term FROM v ORDER BY term").compactMap {
+            $0.string(at: 0)
+        }
         #expect(terms == ["ALPHA", "BETA-GAMMA", "DELTA"])
-        let rows = try connection.query("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", [.text("\"beta-gamma\"")])
+        let rows = try connection.query(
+            "SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", [.text("\"beta-gamma\"")])
         #expect(rows.compactMap { $0.int64(at: 0) } == [1, 2])
         let highlighted = try connection.scalar(
-            "SELECT highlight(t, 0, '[', ']') FROM t WHERE t MATCH ? AND rowid = 1", [.text("delta")])?.stringValue
+            "SELECT highlight(t, 0, '[', ']') FROM t WHERE t MATCH ? AND rowid = 1",
+            [.text("delta")])?.stringValue
         #expect(highlighted == "alpha beta-gamma  [delta]")
     }
 
@@ -48,14 +57,17 @@ struct FTS5TokenizerTests {
     func arguments() throws {
         let connection = try Connection(.inMemory)
         try register(connection)
-        try connection.execute(script: """
-            CREATE VIRTUAL TABLE r USING fts5(x, tokenize='spaces reverse');
-            CREATE VIRTUAL TABLE rv USING fts5vocab(r, row);
-            INSERT INTO r(x) VALUES ('abc');
-            """)
-        #expect(try connection.query("SELECT term FROM rv").compactMap { $0.string(at: 0) } == ["CBA"])
+        try connection.execute(
+            script: """
+                CREATE VIRTUAL TABLE r USING fts5(x, tokenize='spaces reverse');
+                CREATE VIRTUAL TABLE rv USING fts5vocab(r, row);
+                INSERT INTO r(x) VALUES ('abc');
+                """)
+        #expect(
+            try connection.query("SELECT term FROM rv").compactMap { $0.string(at: 0) } == ["CBA"])
         #expect(throws: SQLiteError.self) {
-            try connection.execute(script: "CREATE VIRTUAL TABLE bad USING fts5(x, tokenize='spaces nonsense')")
+            try connection.execute(
+                script: "CREATE VIRTUAL TABLE bad USING fts5(x, tokenize='spaces nonsense')")
         }
     }
 

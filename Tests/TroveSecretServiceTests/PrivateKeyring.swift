@@ -30,24 +30,26 @@ final class SessionBus: Sendable {
         setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=\(directory.path("no-bus"))", 1)
         withoutBus = Result {
             _ = try Database(
-                path: directory.path("nowhere.trove"), encryption: SecretServiceKeyStoreTests.encryption("nowhere"))
+                path: directory.path("nowhere.trove"),
+                encryption: SecretServiceKeyStoreTests.encryption("nowhere"))
         }
         let config = directory.path("session.conf")
         try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:dir=\(directory.path(""))</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let started = try PrivateKeyring.run(dbusDaemon, ["--config-file=\(config)", "--fork", "--print-address=1", "--print-pid=1"])
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:dir=\(directory.path(""))</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let started = try PrivateKeyring.run(
+            dbusDaemon, ["--config-file=\(config)", "--fork", "--print-address=1", "--print-pid=1"])
         let lines = started.split(separator: "\n").map(String.init)
         guard lines.count >= 2, let pid = pid_t(lines[1]) else {
             throw PrivateKeyring.KeyringError.failed("dbus-daemon printed \(started)")
@@ -83,21 +85,28 @@ final class PrivateKeyring {
         let keyringDaemon = try Self.tool("gnome-keyring-daemon")
         directory = try TemporaryDirectory(prefix: "trove-kr")
         for folder in ["home", "data", "config", "run"] {
-            try FileManager.default.createDirectory(atPath: directory.path(folder), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: directory.path(folder), withIntermediateDirectories: true)
         }
         let passwordFile = directory.path("password")
         try Self.password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
         keyringPID = try Self.spawn(
-            keyringDaemon, ["--foreground", "--unlock", "--components=secrets"], environment: environment,
+            keyringDaemon, ["--foreground", "--unlock", "--components=secrets"],
+            environment: environment,
             input: passwordFile, output: directory.path("keyring.log"))
         // Ready once the default alias names the login collection.
         let deadline = Date().addingTimeInterval(20)
         while true {
-            let reply = (try? send("/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", ["string:default"])) ?? ""
+            let reply =
+                (try? send(
+                    "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias",
+                    ["string:default"]))
+                ?? ""
             if reply.contains("/org/freedesktop/secrets/collection/") { break }
             guard Date() < deadline else {
                 stop()
-                throw KeyringError.failed("gnome-keyring-daemon did not provide a default collection: \(reply)")
+                throw KeyringError.failed(
+                    "gnome-keyring-daemon did not provide a default collection: \(reply)")
             }
             usleep(100_000)
         }
@@ -123,13 +132,17 @@ final class PrivateKeyring {
     /// Stores `secret` under service and account with `secret-tool`, as another program would.
     func storeWithSecretTool(_ secret: String, service: String, account: String) throws {
         _ = try Self.run(
-            try Self.tool("secret-tool"), ["store", "--label=not a Trove key", "service", service, "account", account],
+            try Self.tool("secret-tool"),
+            ["store", "--label=not a Trove key", "service", service, "account", account],
             environment: environment, input: secret)
     }
 
     /// What `secret-tool` finds under service and account (empty when nothing).
     func lookUpWithSecretTool(service: String, account: String) throws -> String {
-        (try? Self.run(try Self.tool("secret-tool"), ["lookup", "service", service, "account", account], environment: environment)) ?? ""
+        (try? Self.run(
+            try Self.tool("secret-tool"), ["lookup", "service", service, "account", account],
+            environment: environment))
+            ?? ""
     }
 
     /// Ends the keyring daemon: the bus stays, with no Secret Service on it.
@@ -171,7 +184,8 @@ final class PrivateKeyring {
     private func send(_ object: String, _ method: String, _ arguments: [String]) throws -> String {
         try Self.run(
             try Self.tool("dbus-send"),
-            ["--session", "--print-reply", "--dest=org.freedesktop.secrets", object, method] + arguments,
+            ["--session", "--print-reply", "--dest=org.freedesktop.secrets", object, method]
+                + arguments,
             environment: environment)
     }
 
@@ -179,22 +193,32 @@ final class PrivateKeyring {
     /// its daemon holding the parent's output). - Returns: its standard output.
     /// - Throws: when it fails.
     @discardableResult
-    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil) throws -> String {
+    static func run(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+        input: String? = nil
+    )
+        throws -> String
+    {
         let scratch = try TemporaryDirectory(prefix: "trove-kr-run")
         let (inputFile, outputFile) = (scratch.path("in"), scratch.path("out"))
         try (input ?? "").write(toFile: inputFile, atomically: true, encoding: .utf8)
-        let pid = try spawn(path, arguments, environment: environment, input: inputFile, output: outputFile)
+        let pid = try spawn(
+            path, arguments, environment: environment, input: inputFile, output: outputFile)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let text = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
         guard status == 0 else {
-            throw KeyringError.failed("\(path) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
+            throw KeyringError.failed(
+                "\(path) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
         }
         return text
     }
 
     /// Starts `path` with stdin from `input` and stdout and stderr to `output`. - Returns: its pid.
-    static func spawn(_ path: String, _ arguments: [String], environment: [String: String]?, input: String, output: String) throws -> pid_t {
+    static func spawn(
+        _ path: String, _ arguments: [String], environment: [String: String]?, input: String,
+        output: String
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -210,7 +234,8 @@ final class PrivateKeyring {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), defaults = sigset_t()
+        var none = sigset_t()
+        var defaults = sigset_t()
         sigemptyset(&none)
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGTERM)
@@ -220,7 +245,10 @@ final class PrivateKeyring {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw KeyringError.failed("\(path) could not start: \(String(cString: strerror(result)))") }
+        guard result == 0 else {
+            throw KeyringError.failed(
+                "\(path) could not start: \(String(cString: strerror(result)))")
+        }
         return pid
     }
 }

@@ -22,22 +22,29 @@ struct SecretServiceKeyStoreTests {
         let path = dir.path("notes.trove")
         do {
             let database = try Database(path: path, encryption: Self.encryption("notes.trove"))
-            let notes = try await database.documents("notes", schema: DocumentSchema(fields: [.text("title")]))
+            let notes = try await database.documents(
+                "notes", schema: DocumentSchema(fields: [.text("title")]))
             try await notes.insert(Document(id: 1, ["title": "kept in the keyring"]))
         }
         let stored = try keyring.lookUpWithSecretTool(service: Self.service, account: "notes.trove")
         #expect(stored.hasPrefix("trove-key-v1:"))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).range(of: Data("kept in the keyring".utf8)) == nil)
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: path)).range(
+                of: Data("kept in the keyring".utf8)) == nil)
 
         let reopened = try Database(path: path, encryption: Self.encryption("notes.trove"))
         let notes = try await reopened.documents(named: "notes")
         #expect(try await notes.fetch(id: 1)?["title"] == "kept in the keyring")
         // The same item: nothing new was stored.
-        #expect(try keyring.lookUpWithSecretTool(service: Self.service, account: "notes.trove") == stored)
+        #expect(
+            try keyring.lookUpWithSecretTool(service: Self.service, account: "notes.trove")
+                == stored)
         #expect(reopened.encryption?.keyDerivation == .rawKey)
     }
 
-    @Test("two items under the same names (two processes created a key at once): every lookup reads the oldest")
+    @Test(
+        "two items under the same names (two processes created a key at once): every lookup reads the oldest"
+    )
     func oldestOfTwo() throws {
         let keyring = try PrivateKeyring()
         defer { keyring.stop() }
@@ -45,15 +52,21 @@ struct SecretServiceKeyStoreTests {
         // Enough items that the service's own order and the creation order can differ, and that
         // object paths of different lengths (…/9, …/10) are compared by number, not as text.
         for index in 0..<12 {
-            try store.addSecret(Data("item \(index)".utf8), service: Self.service, account: "raced", label: "raced \(index)")
+            try store.addSecret(
+                Data("item \(index)".utf8), service: Self.service, account: "raced",
+                label: "raced \(index)")
         }
         for _ in 0..<3 {
             let found = try store.secret(service: Self.service, account: "raced")
-            #expect(found == Data("item 0".utf8), "read \(found.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+            #expect(
+                found == Data("item 0".utf8),
+                "read \(found.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
         }
     }
 
-    @Test("an item under the same names that is not a Trove key is refused and left alone; no file is made")
+    @Test(
+        "an item under the same names that is not a Trove key is refused and left alone; no file is made"
+    )
     func wrongItem() throws {
         let keyring = try PrivateKeyring()
         defer { keyring.stop() }
@@ -64,10 +77,13 @@ struct SecretServiceKeyStoreTests {
             try Database(path: path, encryption: Self.encryption("taken"))
         }
         #expect(!FileManager.default.fileExists(atPath: path))
-        #expect(try keyring.lookUpWithSecretTool(service: Self.service, account: "taken") == "hunter2")
+        #expect(
+            try keyring.lookUpWithSecretTool(service: Self.service, account: "taken") == "hunter2")
     }
 
-    @Test("a locked keyring is keyStoreLocked, for a new file and for an existing one; nothing is created")
+    @Test(
+        "a locked keyring is keyStoreLocked, for a new file and for an existing one; nothing is created"
+    )
     func lockedKeyring() async throws {
         let keyring = try PrivateKeyring()
         defer { keyring.stop() }
@@ -93,7 +109,12 @@ struct SecretServiceKeyStoreTests {
         #expect {
             try bus.withoutBus.get()
         } throws: { error in
-            guard case EncryptionError.keyStoreUnavailable(let store, let reason)? = error as? EncryptionError else { return false }
+            guard
+                case EncryptionError.keyStoreUnavailable(let store, let reason)? = error
+                    as? EncryptionError
+            else {
+                return false
+            }
             return store == SecretServiceKeyStore().name && !reason.isEmpty
         }
         #expect(!FileManager.default.fileExists(atPath: bus.directory.path("nowhere.trove")))

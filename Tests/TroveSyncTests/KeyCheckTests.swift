@@ -10,7 +10,9 @@ import TroveTestSupport
 /// quarantined instead of blocking the space.
 @Suite struct KeyCheckTests {
     /// A role, a new space created by it, and one transport per device.
-    private func space(devices: Int) async throws -> (space: String, transports: [PostgresTransport]) {
+    private func space(devices: Int) async throws -> (
+        space: String, transports: [PostgresTransport]
+    ) {
         let role = try SyncServerFixture.newDevice()
         let transports = try (0..<devices).map { _ in try PostgresTransport(url: role.url) }
         let space = SyncServerFixture.newSpaceName()
@@ -24,13 +26,17 @@ import TroveTestSupport
         defer { transports.forEach { $0.close() } }
         let key = try SyncKey(passphrase: "correct horse battery staple", space: space)
         let typo = try SyncKey(passphrase: "correct horse battery stapel", space: space)
-        let a = try await Device.make("a", in: directory, transport: transports[0], key: key, space: space)
-        try await a.notes.insert([Notes.note("a1", title: "from a", body: "the ferry leaves at seven")])
+        let a = try await Device.make(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        try await a.notes.insert([
+            Notes.note("a1", title: "from a", body: "the ferry leaves at seven")
+        ])
         #expect(try await a.sync.push() == 1)
         #expect(try await transports[0].keyCheck(space: space) != nil)
 
         let wrongDatabase = try Database(path: directory.path("w.trove"))
-        let w = try await Device.make("w", database: wrongDatabase, transport: transports[1], key: typo, space: space)
+        let w = try await Device.make(
+            "w", database: wrongDatabase, transport: transports[1], key: typo, space: space)
         try await w.notes.insert([Notes.note("w1", title: "typed on w")])
         await #expect(throws: SyncError.wrongKey(space: space)) { try await w.sync.push() }
         await #expect(throws: SyncError.wrongKey(space: space)) { try await w.sync.pull() }
@@ -43,13 +49,15 @@ import TroveTestSupport
         #expect(try await w.notes.count() == 1)
 
         // Every other device, a new one too, syncs as before.
-        let b = try await Device.make("b", in: directory, transport: transports[2], key: key, space: space)
+        let b = try await Device.make(
+            "b", in: directory, transport: transports[2], key: key, space: space)
         #expect(try await b.sync.pull() == 1)
         #expect(await b.sync.status.quarantined.isEmpty)
 
         // W with the right passphrase sends what was written meanwhile.
         let fixed = try await SyncSpace(
-            database: wrongDatabase, space: space, key: key, transport: transports[3], collections: ["notes"])
+            database: wrongDatabase, space: space, key: key, transport: transports[3],
+            collections: ["notes"])
         #expect(try await fixed.push() == 1)
         #expect(try await fixed.pull() == 1)
         #expect(await fixed.status.lastError == nil)
@@ -69,7 +77,8 @@ import TroveTestSupport
         defer { transports.forEach { $0.close() } }
         let key = try SyncKey(passphrase: "correct horse battery staple", space: space)
         let typo = try SyncKey(passphrase: "correct horse battery stapel", space: space)
-        let a = try await Device.make("a", in: directory, transport: transports[0], key: key, space: space)
+        let a = try await Device.make(
+            "a", in: directory, transport: transports[0], key: key, space: space)
         try await a.notes.insert([Notes.note("a1", title: "from a")])
         try await a.sync.push()
 
@@ -78,7 +87,8 @@ import TroveTestSupport
         // key check on the space.
         let old = InProcessTransport()
         let wrongDatabase = try Database(path: directory.path("w.trove"))
-        let w = try await Device.make("w", database: wrongDatabase, transport: old, key: typo, space: space)
+        let w = try await Device.make(
+            "w", database: wrongDatabase, transport: old, key: typo, space: space)
         try await w.notes.insert([Notes.note("w1", title: "typed on w")])
         try await w.sync.push()
         #expect(try await transports[1].push(old.feed(space: space), space: space) == [2])
@@ -86,12 +96,16 @@ import TroveTestSupport
 
         // A new device with the right key: its key opens the space's first change set, so it
         // sets the key check; A's note arrives and W's change set is quarantined, not a wall.
-        let b = try await Device.make("b", in: directory, transport: transports[2], key: key, space: space)
+        let b = try await Device.make(
+            "b", in: directory, transport: transports[2], key: key, space: space)
         #expect(try await b.sync.pull() == 1)
         let quarantined = await b.sync.status.quarantined
-        #expect(quarantined == [
-            QuarantinedChangeSet(serverSequence: 2, device: w.sync.device, deviceSequence: 1, reason: .cannotOpen)
-        ])
+        #expect(
+            quarantined == [
+                QuarantinedChangeSet(
+                    serverSequence: 2, device: w.sync.device, deviceSequence: 1, reason: .cannotOpen
+                )
+            ])
         #expect(try await b.notes.fetch(id: "a1") != nil)
         #expect(try await transports[2].keyCheck(space: space) != nil)
         try await a.notes.insert([Notes.note("a2", title: "after it")])
@@ -103,11 +117,13 @@ import TroveTestSupport
         // W, still with its typo, is refused now; with the right key it finds its own unreadable
         // change set in the feed and sends its values again.
         let still = try await SyncSpace(
-            database: wrongDatabase, space: space, key: typo, transport: transports[3], collections: ["notes"])
+            database: wrongDatabase, space: space, key: typo, transport: transports[3],
+            collections: ["notes"])
         await #expect(throws: SyncError.wrongKey(space: space)) { try await still.push() }
         #expect(try await transports[3].lastSequence(space: space) == 3)
         let fixed = try await SyncSpace(
-            database: wrongDatabase, space: space, key: key, transport: transports[3], collections: ["notes"])
+            database: wrongDatabase, space: space, key: key, transport: transports[3],
+            collections: ["notes"])
         #expect(try await fixed.pull() == 2)
         #expect(try await fixed.push() == 1)
         try await b.sync.pull()
@@ -120,12 +136,18 @@ import TroveTestSupport
         let memberTransport = try PostgresTransport(url: member.url)
         defer { memberTransport.close() }
         do {
-            try await memberTransport.deleteChangeSet(device: w.sync.device, deviceSequence: 1, space: space)
+            try await memberTransport.deleteChangeSet(
+                device: w.sync.device, deviceSequence: 1, space: space)
             Issue.record("a member who is not the owner deleted a change set")
         } catch PostgresError.notSpaceOwner {}
-        #expect(try await transports[0].deleteChangeSet(device: w.sync.device, deviceSequence: 1, space: space))
-        #expect(try await transports[0].deleteChangeSet(device: w.sync.device, deviceSequence: 1, space: space) == false)
-        let c = try await Device.make("c", in: directory, transport: transports[4], key: key, space: space)
+        #expect(
+            try await transports[0].deleteChangeSet(
+                device: w.sync.device, deviceSequence: 1, space: space))
+        #expect(
+            try await transports[0].deleteChangeSet(
+                device: w.sync.device, deviceSequence: 1, space: space) == false)
+        let c = try await Device.make(
+            "c", in: directory, transport: transports[4], key: key, space: space)
         #expect(try await c.sync.pull() == 3)
         #expect(await c.sync.status.quarantined.isEmpty)
         #expect(try await c.canonicalDump() == b.canonicalDump())
@@ -138,7 +160,9 @@ import TroveTestSupport
         do { return .success(try await body()) } catch { return .failure(error) }
     }
 
-    @Test func twoDevicesWithDifferentKeysRacingOnANewSpaceLeaveOnlyTheWinnersChangeSets() async throws {
+    @Test func twoDevicesWithDifferentKeysRacingOnANewSpaceLeaveOnlyTheWinnersChangeSets()
+        async throws
+    {
         let directory = try TemporaryDirectory()
         let (space, transports) = try await space(devices: 2)
         defer { transports.forEach { $0.close() } }
@@ -146,7 +170,8 @@ import TroveTestSupport
         var devices: [Device] = []
         for index in 0..<2 {
             let device = try await Device.make(
-                "d\(index)", in: directory, transport: transports[index], key: keys[index], space: space)
+                "d\(index)", in: directory, transport: transports[index], key: keys[index],
+                space: space)
             try await device.notes.insert([Notes.note("n\(index)", title: "from device \(index)")])
             devices.append(device)
         }
@@ -156,14 +181,19 @@ import TroveTestSupport
         let results = await [first, second]
         let winners = results.indices.filter { (try? results[$0].get()) == 1 }
         let losers = results.indices.filter {
-            if case .failure(let error) = results[$0] { return error as? SyncError == .wrongKey(space: space) }
+            if case .failure(let error) = results[$0] {
+                return error as? SyncError == .wrongKey(space: space)
+            }
             return false
         }
         #expect(winners.count == 1 && losers.count == 1, "\(results)")
         let winner = try #require(winners.first)
         let feed = try await transports[0].pull(space: space, after: 0, limit: 10)
         #expect(feed.map(\.device) == [devices[winner].sync.device])
-        #expect(try KeyCheck.opens(try #require(try await transports[0].keyCheck(space: space)), key: keys[winner], space: space))
+        #expect(
+            try KeyCheck.opens(
+                try #require(try await transports[0].keyCheck(space: space)), key: keys[winner],
+                space: space))
     }
 
     @Test func aKeyCheckOnceSetIsKeptAndOnlyItsOwnerResetsIt() async throws {
@@ -182,7 +212,8 @@ import TroveTestSupport
         let member = try SyncServerFixture.newDevice()
         try await transports[0].addMember(member.role, toSpace: space)
         let state = try? server.psql(
-            "UPDATE trove_sync.spaces SET key_check = '\\x00' WHERE name = '\(space)'", user: member.role,
+            "UPDATE trove_sync.spaces SET key_check = '\\x00' WHERE name = '\(space)'",
+            user: member.role,
             password: member.password, sqlStateOnly: true)
         #expect(state == nil)
         let memberTransport = try PostgresTransport(url: member.url)

@@ -70,12 +70,14 @@ enum TrailsV1: VersionedSchema {
     }
 
     private func device(
-        _ name: String, in directory: TemporaryDirectory, transport: PostgresTransport, key: SyncKey, space: String,
+        _ name: String, in directory: TemporaryDirectory, transport: PostgresTransport,
+        key: SyncKey, space: String,
         schema: any VersionedSchema.Type = TrailsV1.self
     ) async throws -> ModelDevice {
         let container = try ModelContainer(
             for: Schema(versionedSchema: schema),
-            configurations: ModelConfiguration(url: URL(fileURLWithPath: directory.path("\(name).trove"))))
+            configurations: ModelConfiguration(
+                url: URL(fileURLWithPath: directory.path("\(name).trove"))))
         let sync = try await SyncSpace(
             database: container.database, space: space, key: key, transport: transport,
             collections: schema.models.map { ($0 as! any _ReferenceModel.Type).collectionName })
@@ -86,7 +88,8 @@ enum TrailsV1: VersionedSchema {
     /// through a new context.
     private func summary(_ container: ModelContainer) throws -> [String] {
         let context = ModelContext(container)
-        return try context.fetch(FetchDescriptor<Trail>(sortBy: [SortDescriptor(\.name)])).map { trail in
+        return try context.fetch(FetchDescriptor<Trail>(sortBy: [SortDescriptor(\.name)])).map {
+            trail in
             "\(trail.name): \(trail.landmarks.map { "\($0.name)@\($0.elevation)" }.sorted())"
         }
     }
@@ -99,8 +102,10 @@ enum TrailsV1: VersionedSchema {
         let space = SyncServerFixture.newSpaceName()
         let key = try SyncKey.random()
         try await transports[0].createSpace(space)
-        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space)
-        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space)
+        let a = try await device(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await device(
+            "b", in: directory, transport: transports[1], key: key, space: space)
 
         // A: two trails with their landmarks, inserted through the relationship.
         let contextA = ModelContext(a.container)
@@ -110,7 +115,9 @@ enum TrailsV1: VersionedSchema {
             Landmark(name: "Bluff", elevation: 80),
         ]
         let summit = Trail(name: "Summit")
-        summit.landmarks = [Landmark(name: "Saddle", elevation: 2100), Landmark(name: "Peak", elevation: 2450)]
+        summit.landmarks = [
+            Landmark(name: "Saddle", elevation: 2100), Landmark(name: "Peak", elevation: 2450),
+        ]
         contextA.insert(coast)
         contextA.insert(summit)
         try contextA.save()
@@ -126,7 +133,8 @@ enum TrailsV1: VersionedSchema {
             let context = ModelContext(b.container)
             let trails = try context.fetch(FetchDescriptor<Trail>(sortBy: [SortDescriptor(\.name)]))
             #expect(trails.map(\.name) == ["Coast", "Summit"])
-            let landmarks = try context.fetch(FetchDescriptor<Landmark>(sortBy: [SortDescriptor(\.elevation)]))
+            let landmarks = try context.fetch(
+                FetchDescriptor<Landmark>(sortBy: [SortDescriptor(\.elevation)]))
             #expect(landmarks.map(\.name) == ["Cove", "Lighthouse", "Bluff", "Saddle", "Peak"])
             let byName = Dictionary(uniqueKeysWithValues: trails.map { ($0.name, $0) })
             let coastB = try #require(byName["Coast"])
@@ -134,11 +142,14 @@ enum TrailsV1: VersionedSchema {
             #expect(coastB.id == coastID)
             for landmark in landmarks {
                 let expected = landmark.elevation < 1000 ? coastB : summitB
-                #expect(landmark.trail === expected, "\(landmark.name)'s trail is the fetched instance")
+                #expect(
+                    landmark.trail === expected, "\(landmark.name)'s trail is the fetched instance")
             }
             #expect(Set(coastB.landmarks.map(\.name)) == ["Lighthouse", "Cove", "Bluff"])
             #expect(Set(summitB.landmarks.map(\.name)) == ["Saddle", "Peak"])
-            #expect(coastB.landmarks.allSatisfy { child in landmarks.contains { $0 === child } }, "the identity map's instances")
+            #expect(
+                coastB.landmarks.allSatisfy { child in landmarks.contains { $0 === child } },
+                "the identity map's instances")
             #expect(landmarks.first { $0.name == "Bluff" }?.id == bluffID)
         }
         #expect(try summary(b.container) == summary(a.container))
@@ -167,13 +178,18 @@ enum TrailsV1: VersionedSchema {
         // A, a new context: the same trails, Bluff (same id) under Ridge, Summit's landmarks gone.
         #expect(try summary(a.container) == expected)
         let context = ModelContext(a.container)
-        let landmarks = try context.fetch(FetchDescriptor<Landmark>(sortBy: [SortDescriptor(\.elevation)]))
+        let landmarks = try context.fetch(
+            FetchDescriptor<Landmark>(sortBy: [SortDescriptor(\.elevation)]))
         #expect(landmarks.map(\.name) == ["Cove", "Lighthouse", "Bluff"])
         let bluff = try #require(landmarks.last)
         #expect(bluff.id == bluffID && bluff.trail?.name == "Ridge")
         #expect(bluff.trail?.landmarks.contains { $0 === bluff } == true)
-        #expect(try context.fetch(FetchDescriptor<Trail>(predicate: #Predicate { $0.name == "Summit" })).isEmpty)
-        #expect(try await canonicalDump(of: a.container.database) == canonicalDump(of: b.container.database))
+        #expect(
+            try context.fetch(FetchDescriptor<Trail>(predicate: #Predicate { $0.name == "Summit" }))
+                .isEmpty)
+        #expect(
+            try await canonicalDump(of: a.container.database)
+                == canonicalDump(of: b.container.database))
         let statusA = await a.sync.status
         let statusB = await b.sync.status
         #expect(statusA.pendingChanges == 0 && statusB.pendingChanges == 0)
@@ -192,8 +208,10 @@ extension ModelContainerSyncTests {
         let space = SyncServerFixture.newSpaceName()
         let key = try SyncKey.random()
         try await transports[0].createSpace(space)
-        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space)
-        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space)
+        let a = try await device(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await device(
+            "b", in: directory, transport: transports[1], key: key, space: space)
         do {
             let context = ModelContext(a.container)
             let coast = Trail(name: "Coast")
@@ -219,13 +237,17 @@ extension ModelContainerSyncTests {
         // so the pull's COMMIT fails (FOREIGN KEY constraint failed), and again on every later
         // pull: A receives nothing after that change set. The tables agree meanwhile (B's
         // cascade removed Tidepool when A's delete arrived).
-        await withKnownIssue("a child added concurrently with its parent's delete stops the deleter's pulls") {
+        await withKnownIssue(
+            "a child added concurrently with its parent's delete stops the deleter's pulls"
+        ) {
             for device in [a, b, a] { try await device.round() }
         }
         await withKnownIssue("and every later pull") { try await a.sync.pull() }
         #expect(try summary(a.container) == [])
         #expect(try summary(b.container) == [])
-        #expect(try await canonicalDump(of: a.container.database) == canonicalDump(of: b.container.database))
+        #expect(
+            try await canonicalDump(of: a.container.database)
+                == canonicalDump(of: b.container.database))
     }
 }
 
@@ -241,8 +263,10 @@ extension ModelContainerSyncTests {
         let space = SyncServerFixture.newSpaceName()
         let key = try SyncKey.random()
         try await transports[0].createSpace(space)
-        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space)
-        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space)
+        let a = try await device(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await device(
+            "b", in: directory, transport: transports[1], key: key, space: space)
         for device in [a, b] {
             let context = ModelContext(device.container)
             context.insert(Trail(name: "Coast"))
@@ -252,7 +276,8 @@ extension ModelContainerSyncTests {
         // told), and end alike. Today neither can: each pull fails on the unique index ("Another
         // document already has 'Coast' in the unique field 'name'."), every time.
         try await a.round()
-        await withKnownIssue("the same unique value made on two devices stops both devices' pulls") {
+        await withKnownIssue("the same unique value made on two devices stops both devices' pulls")
+        {
             try await b.round()
         }
         await withKnownIssue("on both devices") { try await a.round() }
@@ -263,7 +288,9 @@ extension ModelContainerSyncTests {
 
 extension ModelContainerSyncTests {
     /// Each hike with its hikers and each hiker with their hikes, read through a new context.
-    private func pairs(_ container: ModelContainer) throws -> (fromHikes: Set<String>, fromHikers: Set<String>) {
+    private func pairs(_ container: ModelContainer) throws -> (
+        fromHikes: Set<String>, fromHikers: Set<String>
+    ) {
         // A context per side, so neither side's array was read by the other's.
         let (hikeContext, hikerContext) = (ModelContext(container), ModelContext(container))
         var fromHikes: Set<String> = []
@@ -285,8 +312,12 @@ extension ModelContainerSyncTests {
         let space = SyncServerFixture.newSpaceName()
         let key = try SyncKey.random()
         try await transports[0].createSpace(space)
-        let a = try await device("a", in: directory, transport: transports[0], key: key, space: space, schema: HikesV1.self)
-        let b = try await device("b", in: directory, transport: transports[1], key: key, space: space, schema: HikesV1.self)
+        let a = try await device(
+            "a", in: directory, transport: transports[0], key: key, space: space,
+            schema: HikesV1.self)
+        let b = try await device(
+            "b", in: directory, transport: transports[1], key: key, space: space,
+            schema: HikesV1.self)
 
         do {
             let context = ModelContext(a.container)
@@ -321,6 +352,8 @@ extension ModelContainerSyncTests {
         try await b.round()
         try await a.round()
         #expect(try pairs(a.container) == (second, second))
-        #expect(try await canonicalDump(of: a.container.database) == canonicalDump(of: b.container.database))
+        #expect(
+            try await canonicalDump(of: a.container.database)
+                == canonicalDump(of: b.container.database))
     }
 }

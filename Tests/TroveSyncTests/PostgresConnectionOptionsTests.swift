@@ -37,20 +37,23 @@ import Testing
     }
 
     @Test func aHostFromTheEnvironmentCountsToo() throws {
-        let options = try PostgresConnectionOptions(url: "dbname=notes", environment: ["PGHOST": "db.example.com"])
+        let options = try PostgresConnectionOptions(
+            url: "dbname=notes", environment: ["PGHOST": "db.example.com"])
         #expect(!options.isLocal)
         #expect(options.value("sslmode") == "require")
     }
 
     @Test func quotesAndBackslashesAreEscaped() throws {
-        let options = try PostgresConnectionOptions(url: #"host=localhost password='it\'s \\ x'"#, environment: [:])
+        let options = try PostgresConnectionOptions(
+            url: #"host=localhost password='it\'s \\ x'"#, environment: [:])
         #expect(options.value("password") == #"it's \ x"#)
         #expect(options.connectionString.contains(#"password='it\'s \\ x'"#))
     }
 
     @Test func anUnparsableURLIsATypedError() {
         #expect(throws: PostgresError.self) {
-            try PostgresConnectionOptions(url: "postgresql://alice@db.example.com/notes?nonsense=1", environment: [:])
+            try PostgresConnectionOptions(
+                url: "postgresql://alice@db.example.com/notes?nonsense=1", environment: [:])
         }
     }
 }

@@ -8,7 +8,9 @@ import TroveTestSupport
 /// Devices syncing through the real PostgreSQL server: SyncSpace over PostgresTransport.
 @Suite struct PostgresEndToEndTests {
     /// A role, a space created on the server by it, a key, and one transport per device.
-    private func space(devices: Int) throws -> (SyncServerFixture.Device, String, SyncKey, [PostgresTransport]) {
+    private func space(devices: Int) throws -> (
+        SyncServerFixture.Device, String, SyncKey, [PostgresTransport]
+    ) {
         let role = try SyncServerFixture.newDevice()
         let transports = try (0..<devices).map { _ in try PostgresTransport(url: role.url) }
         return (role, SyncServerFixture.newSpaceName(), try SyncKey.random(), transports)
@@ -19,8 +21,10 @@ import TroveTestSupport
         let (_, space, key, transports) = try space(devices: 2)
         defer { transports.forEach { $0.close() } }
         try await transports[0].createSpace(space)
-        let a = try await Device.make("a", in: directory, transport: transports[0], key: key, space: space)
-        let b = try await Device.make("b", in: directory, transport: transports[1], key: key, space: space)
+        let a = try await Device.make(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await Device.make(
+            "b", in: directory, transport: transports[1], key: key, space: space)
         try await a.notes.insert([
             Notes.note("a1", title: "Shopping", body: "remember the oat milk", rank: 1),
             Notes.note("a2", title: "Dentist", body: "tuesday at ten"),
@@ -57,17 +61,24 @@ import TroveTestSupport
         let (_, space, key, transports) = try space(devices: 2)
         defer { transports.forEach { $0.close() } }
         try await transports[0].createSpace(space)
-        let a = try await Device.make("a", in: directory, transport: transports[0], key: key, space: space)
-        let b = try await Device.make("b", in: directory, transport: transports[1], key: key, space: space)
+        let a = try await Device.make(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await Device.make(
+            "b", in: directory, transport: transports[1], key: key, space: space)
         // Polling every 10 minutes: only LISTEN/NOTIFY can bring the note in time.
-        let runs = [a, b].map { device in Task { try await device.sync.run(pollInterval: .seconds(600)) } }
+        let runs = [a, b].map { device in
+            Task { try await device.sync.run(pollInterval: .seconds(600)) }
+        }
         defer { runs.forEach { $0.cancel() } }
         try await Task.sleep(nanoseconds: 300_000_000)
         // Found long before the next poll (10 minutes) can only mean NOTIFY brought it; the
         // latency itself is a benchmark's business, not a test's on a shared machine.
-        try await a.notes.insert([Notes.note("n1", title: "Harbour", body: "the ferry leaves at noon")])
+        try await a.notes.insert([
+            Notes.note("n1", title: "Harbour", body: "the ferry leaves at noon")
+        ])
         let found = await waitUntilAsync(seconds: 180) {
-            (try? await b.notes.search(SearchOnArrivalTests.hybrid("ferry noon")).first?.document.id) == "n1"
+            (try? await b.notes.search(SearchOnArrivalTests.hybrid("ferry noon")).first?.document.id)
+                == "n1"
         }
         #expect(found)
     }
@@ -79,22 +90,30 @@ import TroveTestSupport
         defer { transports.forEach { $0.close() } }
         try await transports[0].createSpace(space)
         let sentinel = "SENTINEL-\(SyncServerFixture.uniqueSuffix())-PLAINTEXT"
-        let a = try await Device.make("a", in: directory, transport: transports[0], key: key, space: space)
-        let b = try await Device.make("b", in: directory, transport: transports[1], key: key, space: space)
-        try await a.notes.insert([Notes.note(sentinel, title: sentinel, body: "body \(sentinel) body")])
+        let a = try await Device.make(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await Device.make(
+            "b", in: directory, transport: transports[1], key: key, space: space)
+        try await a.notes.insert([
+            Notes.note(sentinel, title: sentinel, body: "body \(sentinel) body")
+        ])
         try await a.sync.push()
         try await b.sync.pull()
-        #expect(try await b.notes.fetch(id: .string(sentinel))?["title"] == .string(sentinel), "the sentinel was synced")
+        #expect(
+            try await b.notes.fetch(id: .string(sentinel))?["title"] == .string(sentinel),
+            "the sentinel was synced")
 
         // The control: bytes pushed unsealed are found by the same scans, so the scans can see.
         let control = "CONTROL-\(SyncServerFixture.uniqueSuffix())-PLAINTEXT"
         let controlSpace = SyncServerFixture.newSpaceName()
         try await transports[0].createSpace(controlSpace)
         _ = try await transports[0].push(
-            [SealedChangeSet(device: "control", deviceSequence: 1, payload: Data(control.utf8))], space: controlSpace)
+            [SealedChangeSet(device: "control", deviceSequence: 1, payload: Data(control.utf8))],
+            space: controlSpace)
         try server.psql("CHECKPOINT")
 
-        let files = try Self.filesContaining([Data(sentinel.utf8), Data(control.utf8)], under: server.dataDirectory)
+        let files = try Self.filesContaining(
+            [Data(sentinel.utf8), Data(control.utf8)], under: server.dataDirectory)
         #expect(files[0].isEmpty, "sentinel in \(files[0])")
         #expect(!files[1].isEmpty, "the control was not found: the scan cannot see")
         let dump = try server.dump()
@@ -110,10 +129,13 @@ import TroveTestSupport
         while let relative = walker.nextObject() as? String {
             let path = root + "/" + relative
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                !isDirectory.boolValue,
                 let data = FileManager.default.contents(atPath: path)
             else { continue }
-            for (i, needle) in needles.enumerated() where data.range(of: needle) != nil { found[i].append(relative) }
+            for (i, needle) in needles.enumerated() where data.range(of: needle) != nil {
+                found[i].append(relative)
+            }
         }
         return found
     }

@@ -13,7 +13,10 @@ import TroveTestSupport
         let space = SyncServerFixture.newSpaceName()
         let writer = try PostgresTransport(url: role.url)
         let reader = try PostgresTransport(url: role.url)
-        defer { writer.close(); reader.close() }
+        defer {
+            writer.close()
+            reader.close()
+        }
         try await writer.createSpace(space)
         let wakeups = Wakeups(reader.notifications(space: space))
         #expect(await wakeups.wait(forAtLeast: 1))
@@ -33,7 +36,9 @@ import TroveTestSupport
                     while stopped.value == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
                 }
                 let sets = (0..<perBatch).map { i in
-                    SealedChangeSet(device: "writer", deviceSequence: Int64(batch * perBatch + i + 1), payload: Data("\(batch).\(i)".utf8))
+                    SealedChangeSet(
+                        device: "writer", deviceSequence: Int64(batch * perBatch + i + 1),
+                        payload: Data("\(batch).\(i)".utf8))
                 }
                 while true {
                     do {
@@ -57,7 +62,8 @@ import TroveTestSupport
             var deadline = Date().addingTimeInterval(120)
             while received.count < batches * perBatch, Date() < deadline {
                 do {
-                    let page = try await reader.pull(space: space, after: received.last?.serverSequence ?? 0, limit: 7)
+                    let page = try await reader.pull(
+                        space: space, after: received.last?.serverSequence ?? 0, limit: 7)
                     if !page.isEmpty { deadline = Date().addingTimeInterval(120) }
                     received += page
                 } catch PostgresError.connectionFailed {

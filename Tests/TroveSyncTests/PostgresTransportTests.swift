@@ -53,7 +53,8 @@ import TroveTestSupport
         }
         #expect(paged == pushed)
         #expect(try await transport.lastSequence(space: space) == Int64(pushed.count))
-        #expect(try await transport.pull(space: space, after: Int64(pushed.count), limit: 10).isEmpty)
+        #expect(
+            try await transport.pull(space: space, after: Int64(pushed.count), limit: 10).isEmpty)
         #expect(try await transport.pull(space: space, after: 0, limit: 0).isEmpty)
         #expect(try await transport.push([], space: space).isEmpty)
     }
@@ -65,12 +66,17 @@ import TroveTestSupport
         var rng = SeededGenerator(seed: 7)
         let payloads = (0..<20).map { _ in randomPayload(&rng, size: 300) }
         _ = try await transport.push(
-            payloads.enumerated().map { SealedChangeSet(device: "d", deviceSequence: Int64($0 + 1), payload: $1) },
+            payloads.enumerated().map {
+                SealedChangeSet(device: "d", deviceSequence: Int64($0 + 1), payload: $1)
+            },
             space: space)
         let stored = try server.psql(
             "SELECT encode(c.payload, 'hex') || ':' || c.size FROM trove_sync.changes c "
-                + "JOIN trove_sync.spaces s ON s.id = c.space_id WHERE s.name = '\(space)' ORDER BY c.server_sequence")
-        let expected = payloads.map { $0.map { String(format: "%02x", $0) }.joined() + ":\($0.count)" }
+                + "JOIN trove_sync.spaces s ON s.id = c.space_id WHERE s.name = '\(space)' ORDER BY c.server_sequence"
+        )
+        let expected = payloads.map {
+            $0.map { String(format: "%02x", $0) }.joined() + ":\($0.count)"
+        }
         #expect(stored.split(separator: "\n").map(String.init) == expected)
     }
 
@@ -78,7 +84,9 @@ import TroveTestSupport
         let server = try SyncServerFixture.server()
         let (device, space, transport) = try await openSpace()
         defer { transport.close() }
-        let first = (1...4).map { SealedChangeSet(device: "laptop", deviceSequence: Int64($0), payload: Data([UInt8($0)])) }
+        let first = (1...4).map {
+            SealedChangeSet(device: "laptop", deviceSequence: Int64($0), payload: Data([UInt8($0)]))
+        }
         let acknowledged = try await transport.push(first, space: space)
         #expect(acknowledged == [1, 2, 3, 4])
 
@@ -86,11 +94,12 @@ import TroveTestSupport
         // same change sets again, with two new ones after them and one repeated inside the batch.
         let retry = try PostgresTransport(url: device.url)
         defer { retry.close() }
-        let again = first + [
-            SealedChangeSet(device: "laptop", deviceSequence: 5, payload: Data([5])),
-            SealedChangeSet(device: "laptop", deviceSequence: 5, payload: Data([5])),
-            SealedChangeSet(device: "laptop", deviceSequence: 6, payload: Data([6])),
-        ]
+        let again =
+            first + [
+                SealedChangeSet(device: "laptop", deviceSequence: 5, payload: Data([5])),
+                SealedChangeSet(device: "laptop", deviceSequence: 5, payload: Data([5])),
+                SealedChangeSet(device: "laptop", deviceSequence: 6, payload: Data([6])),
+            ]
         #expect(try await retry.push(again, space: space) == [1, 2, 3, 4, 5, 5, 6])
         let count = try server.psql(
             "SELECT count(*) FROM trove_sync.changes c JOIN trove_sync.spaces s ON s.id = c.space_id "
@@ -100,7 +109,9 @@ import TroveTestSupport
     }
 
     @Test(arguments: [UInt64(1), 2, 3])
-    func batchesMixingStoredNewAndRepeatedChangeSetsGetTheSequencesOfAModel(seed: UInt64) async throws {
+    func batchesMixingStoredNewAndRepeatedChangeSetsGetTheSequencesOfAModel(seed: UInt64)
+        async throws
+    {
         // The model: a change set keeps the sequence it was first stored under; new ones are
         // numbered in the order of their first occurrence in the batch.
         var rng = SeededGenerator(seed: seed)
@@ -140,11 +151,16 @@ import TroveTestSupport
         let server = try SyncServerFixture.server()
         let (device, space, transport) = try await openSpace()
         defer { transport.close() }
-        _ = try await transport.push([SealedChangeSet(device: "d", deviceSequence: 1, payload: Data([1]))], space: space)
+        _ = try await transport.push(
+            [SealedChangeSet(device: "d", deviceSequence: 1, payload: Data([1]))], space: space)
         let killed = try server.psql(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = '\(device.role)'")
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = '\(device.role)'"
+        )
         #expect(killed.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
-        #expect(try await transport.push([SealedChangeSet(device: "d", deviceSequence: 2, payload: Data([2]))], space: space) == [2])
+        #expect(
+            try await transport.push(
+                [SealedChangeSet(device: "d", deviceSequence: 2, payload: Data([2]))], space: space)
+                == [2])
     }
 
     @Test func concurrentPushersGetGaplessSequencesAndPullsNeverSeeAGap() async throws {
@@ -160,7 +176,9 @@ import TroveTestSupport
             var gaps = 0
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
-                let sequences = try await transport.pull(space: space, after: 0, limit: 100_000).compactMap(\.serverSequence)
+                let sequences = try await transport.pull(space: space, after: 0, limit: 100_000)
+                    .compactMap(
+                        \.serverSequence)
                 if sequences != (0..<sequences.count).map({ Int64($0 + 1) }) { gaps += 1 }
                 if sequences.count >= total { break }
             }
@@ -172,7 +190,8 @@ import TroveTestSupport
                     for batch in 0..<batches {
                         let sets = (0..<perBatch).map { i in
                             SealedChangeSet(
-                                device: "device-\(index)", deviceSequence: Int64(batch * perBatch + i + 1),
+                                device: "device-\(index)",
+                                deviceSequence: Int64(batch * perBatch + i + 1),
                                 payload: Data("\(index)/\(batch)/\(i)".utf8))
                         }
                         _ = try await pusher.push(sets, space: space)
@@ -200,7 +219,8 @@ import TroveTestSupport
         #expect(await wakeups.wait(forAtLeast: 1))
         // The transport never polls: a second wake-up can only be the push's NOTIFY. (How fast it
         // comes is measured by trove-bench, not here: a test run shares the cores with the suite.)
-        _ = try await transport.push([SealedChangeSet(device: "a", deviceSequence: 1, payload: Data([1]))], space: space)
+        _ = try await transport.push(
+            [SealedChangeSet(device: "a", deviceSequence: 1, payload: Data([1]))], space: space)
         #expect(await wakeups.wait(forAtLeast: 2, seconds: 120))
         other.close()
         #expect(await waitUntil(seconds: 60) { wakeups.isFinished })
@@ -216,18 +236,31 @@ import TroveTestSupport
         await #expect { try await strangerTransport.createSpace(space) } throws: { error in
             if case PostgresError.spaceNameTaken = error { return true } else { return false }
         }
-        await #expect { try await strangerTransport.pull(space: "no-such-space", after: 0, limit: 1) } throws: { error in
+        await #expect {
+            try await strangerTransport.pull(space: "no-such-space", after: 0, limit: 1)
+        } throws: {
+            error in
             if case PostgresError.noSuchSpace = error { return true } else { return false }
         }
-        await #expect { try await strangerTransport.addMember(stranger.role, toSpace: space) } throws: { error in
+        await #expect {
+            try await strangerTransport.addMember(stranger.role, toSpace: space)
+        } throws: { error in
             if case PostgresError.notSpaceOwner = error { return true } else { return false }
         }
-        await #expect { try await transport.addMember("no_such_role_\(SyncServerFixture.uniqueSuffix())", toSpace: space) } throws: { error in
+        await #expect {
+            try await transport.addMember(
+                "no_such_role_\(SyncServerFixture.uniqueSuffix())", toSpace: space)
+        } throws: { error in
             if case PostgresError.noSuchRole = error { return true } else { return false }
         }
         // A bad change set (sequence 0) is refused by the server with nothing stored.
-        await #expect { try await transport.push([SealedChangeSet(device: "d", deviceSequence: 1, payload: Data()),
-                                                  SealedChangeSet(device: "d", deviceSequence: 0, payload: Data())], space: space) } throws: { error in
+        await #expect {
+            try await transport.push(
+                [
+                    SealedChangeSet(device: "d", deviceSequence: 1, payload: Data()),
+                    SealedChangeSet(device: "d", deviceSequence: 0, payload: Data()),
+                ], space: space)
+        } throws: { error in
             (error as? PostgresError)?.sqlState == "23514"
         }
         #expect(try await transport.lastSequence(space: space) == 0)
@@ -236,13 +269,16 @@ import TroveTestSupport
     @Test func rolesAuthenticateWithSCRAMAndAWrongPasswordIsRefused() async throws {
         let server = try SyncServerFixture.server()
         let device = try SyncServerFixture.newDevice()
-        let stored = try server.psql("SELECT left(rolpassword, 14) FROM pg_authid WHERE rolname = '\(device.role)'")
+        let stored = try server.psql(
+            "SELECT left(rolpassword, 14) FROM pg_authid WHERE rolname = '\(device.role)'")
         #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "SCRAM-SHA-256$")
-        let hba = try server.psql("SELECT string_agg(DISTINCT auth_method, ',') FROM pg_hba_file_rules")
+        let hba = try server.psql(
+            "SELECT string_agg(DISTINCT auth_method, ',') FROM pg_hba_file_rules")
         #expect(hba.trimmingCharacters(in: .whitespacesAndNewlines) == "scram-sha-256")
         let wrong = try PostgresTransport(url: server.url(user: device.role, password: "wrong"))
         defer { wrong.close() }
-        await #expect { try await wrong.createSpace(SyncServerFixture.newSpaceName()) } throws: { error in
+        await #expect { try await wrong.createSpace(SyncServerFixture.newSpaceName()) } throws: {
+            error in
             if case PostgresError.connectionFailed = error { return true } else { return false }
         }
     }
@@ -255,15 +291,19 @@ import TroveTestSupport
         }
         let device = try SyncServerFixture.newDevice()
         // The test server has no TLS: by default the connection is refused before any password is sent.
-        let refused = try PostgresTransport(url: server.url(user: device.role, password: device.password, host: address))
+        let refused = try PostgresTransport(
+            url: server.url(user: device.role, password: device.password, host: address))
         defer { refused.close() }
-        await #expect { try await refused.createSpace(SyncServerFixture.newSpaceName()) } throws: { error in
+        await #expect { try await refused.createSpace(SyncServerFixture.newSpaceName()) } throws: {
+            error in
             guard case PostgresError.connectionFailed(let message) = error else { return false }
             return message.contains("SSL")
         }
         // The URL may say otherwise, explicitly.
         let allowed = try PostgresTransport(
-            url: server.url(user: device.role, password: device.password, host: address, extra: "sslmode=disable"))
+            url: server.url(
+                user: device.role, password: device.password, host: address,
+                extra: "sslmode=disable"))
         defer { allowed.close() }
         #expect(try await allowed.createSpace(SyncServerFixture.newSpaceName()))
     }

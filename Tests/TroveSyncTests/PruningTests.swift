@@ -37,7 +37,9 @@ import TroveTestSupport
     /// A device away past the horizon no longer holds pruning back; when it comes back it starts
     /// from the snapshot, and its own unpushed changes (pending and sealed) are kept and pushed.
     @Test(arguments: 0..<6)
-    func aDeviceBackAfterTheHorizonStartsFromTheSnapshotAndKeepsItsChanges(seed: UInt64) async throws {
+    func aDeviceBackAfterTheHorizonStartsFromTheSnapshotAndKeepsItsChanges(seed: UInt64)
+        async throws
+    {
         var random = SeededGenerator(seed: 0x9e70_0000 + seed)
         let server = InProcessTransport()
         server.horizon = .seconds(3_600)
@@ -46,7 +48,10 @@ import TroveTestSupport
         let key = try SyncKey.random()
         let a = try await Device.make("a", database: Database(), transport: server, key: key)
         let away = try await Device.make("away", database: Database(), transport: server, key: key)
-        for _ in 0..<30 { try await ConvergenceTests.edit([a, away][Int.random(in: 0..<2, using: &random)], using: &random) }
+        for _ in 0..<30 {
+            try await ConvergenceTests.edit(
+                [a, away][Int.random(in: 0..<2, using: &random)], using: &random)
+        }
         for device in [a, away, a, away] {
             try await device.sync.push()
             try await device.sync.pull()
@@ -66,7 +71,8 @@ import TroveTestSupport
         try await a.notes.insert([Notes.note("while-away", title: "written while away")])
         try await a.sync.uploadSnapshot()
         let state = try await server.feedState(space: "space", fullSize: true)
-        #expect(state.prunedUpTo > cursor, "seed \(seed): the feed was not pruned past the away device")
+        #expect(
+            state.prunedUpTo > cursor, "seed \(seed): the feed was not pruned past the away device")
         #expect(state.changeSets == 0)
 
         try await away.sync.push()
@@ -103,7 +109,8 @@ import TroveTestSupport
         try await a.notes.insert([Notes.note("n4", title: "after the snapshot")])
         try await a.sync.push()
         // The newest snapshot is one nobody can open (it replaces the good one).
-        _ = try await server.putSnapshotPart(Data(repeating: 3, count: 50), part: 0, of: 1, upTo: 4, device: "zzzz", space: "space")
+        _ = try await server.putSnapshotPart(
+            Data(repeating: 3, count: 50), part: 0, of: 1, upTo: 4, device: "zzzz", space: "space")
         #expect(try await server.finishSnapshot(upTo: 4, device: "zzzz", space: "space"))
 
         try await away.sync.pull()
@@ -112,7 +119,9 @@ import TroveTestSupport
         #expect(try await away.notes.fetch(id: "n4") != nil)
         #expect(try await away.notes.fetch(id: "n2") == nil)
         let missing = try #require(status.missing.first)
-        #expect(missing.device == a.sync.device && missing.firstMissing == 2 && missing.lastMissing == 4)
+        #expect(
+            missing.device == a.sync.device && missing.firstMissing == 2 && missing.lastMissing == 4
+        )
         #expect(!status.isInSync)
     }
 }

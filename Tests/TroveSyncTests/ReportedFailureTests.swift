@@ -104,7 +104,9 @@ import TroveTestSupport
         let key = try SyncKey.random()
         let a = try await Device.make("a", in: directory, transport: server, key: key)
         let b = try await Device.make("b", in: directory, transport: server, key: key)
-        try await a.notes.insert([Notes.note("n1", title: "lower"), Notes.note("n2", title: "case")])
+        try await a.notes.insert([
+            Notes.note("n1", title: "lower"), Notes.note("n2", title: "case"),
+        ])
         try await a.sync.push()
         try await b.sync.pull()
         var migrator = Migrator()
@@ -135,7 +137,8 @@ import TroveTestSupport
         try await a.sync.push()
         try await b.sync.pull()
         var migrator = Migrator()
-        migrator.registerMigration("add colour", steps: [.addField(.text("colour", default: "blue"), to: "notes")])
+        migrator.registerMigration(
+            "add colour", steps: [.addField(.text("colour", default: "blue"), to: "notes")])
         try await migrator.migrate(a.database)
         _ = try await a.notes.patch("n1", [Field("colour"): "red"])
         try await a.notes.insert([Document(id: "n2", ["title": "new", "colour": "green"])])
@@ -143,7 +146,8 @@ import TroveTestSupport
         #expect(try await b.sync.pull() == 0)
         let queued = await b.sync.status.queued
         #expect(!queued.isEmpty)
-        #expect(queued.allSatisfy { if case .newerSchema(1, 0) = $0.reason { true } else { false } })
+        #expect(
+            queued.allSatisfy { if case .newerSchema(1, 0) = $0.reason { true } else { false } })
         #expect(try await b.notes.count() == 1)
         try await migrator.migrate(b.database)
         #expect(try await b.sync.pull() == queued.count)
@@ -163,7 +167,8 @@ import TroveTestSupport
         _ = try await database.documents("items", schema: DocumentSchema(fields: [.text("name")]))
         do {
             _ = try await SyncSpace(
-                database: database, space: "s", key: try SyncKey.random(), transport: InProcessTransport(),
+                database: database, space: "s", key: try SyncKey.random(),
+                transport: InProcessTransport(),
                 collections: ["items"])
             Issue.record("an Int64-id collection was accepted")
         } catch let error as SyncError {

@@ -6,6 +6,9 @@ import TroveSync
     @Test func aChangeSetWithoutAServerSequenceIsNotYetPushed() {
         let set = SealedChangeSet(device: "d1", deviceSequence: 1, payload: Data([1, 2, 3]))
         #expect(set.serverSequence == nil)
-        #expect(set != SealedChangeSet(device: "d1", deviceSequence: 1, payload: Data([1, 2, 3]), serverSequence: 7))
+        #expect(
+            set
+                != SealedChangeSet(
+                    device: "d1", deviceSequence: 1, payload: Data([1, 2, 3]), serverSequence: 7))
     }
 }

@@ -8,22 +8,29 @@ import TroveTestSupport
 /// the change log, and vectors arrive as data (nothing is embedded again).
 @Suite struct SearchOnArrivalTests {
     static func hybrid(_ text: String) -> Query {
-        Query().nearest(to: Notes.embedder.vector(text), in: "embedding").matching(.typed(text)).limit(3)
+        Query().nearest(to: Notes.embedder.vector(text), in: "embedding").matching(.typed(text))
+            .limit(3)
     }
 
     @Test(arguments: [IndexKind.flat, .hnsw()])
-    func aNotePushedByOneDeviceIsFoundByHybridSearchOnAnotherAfterItsPull(index: IndexKind) async throws {
+    func aNotePushedByOneDeviceIsFoundByHybridSearchOnAnotherAfterItsPull(index: IndexKind)
+        async throws
+    {
         let directory = try TemporaryDirectory()
         let server = InProcessTransport()
         let key = try SyncKey.random()
         var schema = Notes.schema()
         schema.vectorIndexes = ["embedding": index]
-        let a = try await Device.make("a", in: directory, transport: server, key: key, schema: schema)
-        let b = try await Device.make("b", in: directory, transport: server, key: key, schema: schema)
+        let a = try await Device.make(
+            "a", in: directory, transport: server, key: key, schema: schema)
+        let b = try await Device.make(
+            "b", in: directory, transport: server, key: key, schema: schema)
         try await b.notes.insert([Notes.note("b1", title: "Groceries", body: "bread and butter")])
         // B's indexes are built before anything arrives, so the arrival must reach them.
         #expect(try await b.notes.search(Self.hybrid("oat milk")).map(\.document.id) == ["b1"])
-        try await a.notes.insert([Notes.note("a1", title: "Shopping", body: "remember the oat milk")])
+        try await a.notes.insert([
+            Notes.note("a1", title: "Shopping", body: "remember the oat milk")
+        ])
         try await a.sync.push()
         try await b.sync.pull()
         let hits = try await b.notes.search(Self.hybrid("oat milk"))
@@ -31,9 +38,16 @@ import TroveTestSupport
         #expect(hits.first?.textRank != nil)
         #expect(hits.first?.vectorRanks.first ?? nil != nil)
         // The vector is the sender's, byte for byte.
-        #expect(try await b.notes.fetch(id: "a1")?["embedding"] == .vector(Notes.embedder.vector("remember the oat milk")))
+        #expect(
+            try await b.notes.fetch(id: "a1")?["embedding"]
+                == .vector(Notes.embedder.vector("remember the oat milk")))
         // An edit and a delete reach the indexes too.
-        _ = try await a.notes.patch("a1", [Field("body"): "river stones", Field("embedding"): .vector(Notes.embedder.vector("river stones"))])
+        _ = try await a.notes.patch(
+            "a1",
+            [
+                Field("body"): "river stones",
+                Field("embedding"): .vector(Notes.embedder.vector("river stones")),
+            ])
         try await a.sync.push()
         try await b.sync.pull()
         #expect(try await b.notes.search(Self.hybrid("river stones")).first?.document.id == "a1")
@@ -50,14 +64,18 @@ import TroveTestSupport
         let key = try SyncKey.random()
         let other = HashingEmbedder(dimension: 16, modelID: "test/other-model")
         let a = try await Device.make("a", in: directory, transport: server, key: key)
-        let b = try await Device.make("b", in: directory, transport: server, key: key, schema: Notes.schema(embedder: other))
+        let b = try await Device.make(
+            "b", in: directory, transport: server, key: key, schema: Notes.schema(embedder: other))
         try await a.notes.insert([Notes.note("a1", title: "Shopping", body: "oat milk")])
         try await a.sync.push()
         do {
             try await b.sync.pull()
             Issue.record("vectors of another model were accepted")
         } catch let error as SyncError {
-            guard case .embeddingModelMismatch(let collection, let field, let local, let remote) = error else {
+            guard
+                case .embeddingModelMismatch(let collection, let field, let local, let remote) =
+                    error
+            else {
                 Issue.record("unexpected \(error)")
                 return
             }
@@ -66,7 +84,10 @@ import TroveTestSupport
         }
         #expect(try await b.notes.count() == 0)
         let status = await b.sync.status
-        #expect(status.queued.map(\.reason) == [.embeddingModelMismatch(collection: "notes", field: "embedding")])
+        #expect(
+            status.queued.map(\.reason) == [
+                .embeddingModelMismatch(collection: "notes", field: "embedding")
+            ])
         #expect(status.lastPulledSequence == 1)
     }
 
@@ -81,7 +102,9 @@ import TroveTestSupport
         func device(_ name: String) async throws -> (notes: SearchCollection, sync: SyncSpace) {
             let database = try Database(path: directory.path("\(name).trove"))
             let notes = try await database.collection("notes", embedder: Notes.embedder, ids: ids)
-            let sync = try await SyncSpace(database: database, space: "space", key: key, transport: server, collections: ["notes"])
+            let sync = try await SyncSpace(
+                database: database, space: "space", key: key, transport: server,
+                collections: ["notes"])
             return (notes, sync)
         }
         let a = try await device("a")
@@ -89,7 +112,8 @@ import TroveTestSupport
         let bread = try await b.notes.add(text: "bread and butter", source: "b.md")
         // B's indexes are built before anything arrives, so the arrival must reach them.
         #expect(try await b.notes.search("oat milk", topK: 3).map(\.id) == [bread])
-        let milk = try await a.notes.add(text: "remember the oat milk", source: "a.md", metadata: #"{"day":2}"#)
+        let milk = try await a.notes.add(
+            text: "remember the oat milk", source: "a.md", metadata: #"{"day":2}"#)
         #expect(milk.kind == ids)
         try await a.sync.push()
         try await b.sync.pull()
@@ -98,10 +122,15 @@ import TroveTestSupport
         #expect(hits.first?.textRank != nil && hits.first?.vectorRank != nil)
         let arrived = try #require(try await b.notes.fetch(id: milk))
         #expect(arrived == (try await a.notes.fetch(id: milk)))
-        #expect(arrived.vector == Notes.embedder.vector("remember the oat milk") && arrived.metadata == #"{"day":2}"#)
+        #expect(
+            arrived.vector == Notes.embedder.vector("remember the oat milk")
+                && arrived.metadata == #"{"day":2}"#)
 
         // An edit on B reaches A's indexes; a delete on A reaches B's.
-        try await b.notes.update(VectorEntry(id: milk, content: "river stones", source: "a.md", vector: Notes.embedder.vector("river stones")))
+        try await b.notes.update(
+            VectorEntry(
+                id: milk, content: "river stones", source: "a.md",
+                vector: Notes.embedder.vector("river stones")))
         try await b.sync.push()
         try await a.sync.pull()
         #expect(try await a.notes.search("river stones", topK: 3).first?.id == milk)
@@ -118,7 +147,9 @@ import TroveTestSupport
         #expect(try await a.notes.count() == 1)
         // Times Trove sets travel as data: the writer's, on every device.
         let times = all.select(["created_at", "updated_at"])
-        #expect(try await a.notes.page(times).documents.map(\.fields) == (try await b.notes.page(times).documents.map(\.fields)))
+        #expect(
+            try await a.notes.page(times).documents.map(\.fields)
+                == (try await b.notes.page(times).documents.map(\.fields)))
     }
 
     @Test func aSearchCollectionWithInt64IDsIsRefused() async throws {
@@ -127,7 +158,9 @@ import TroveTestSupport
         _ = try await database.collection("plain", dimension: 3)
         await #expect(throws: SyncError.int64IDs(collection: "plain")) {
             _ = try await SyncSpace(
-                database: database, space: "space", key: try SyncKey.random(), transport: InProcessTransport(), collections: ["plain"])
+                database: database, space: "space", key: try SyncKey.random(),
+                transport: InProcessTransport(),
+                collections: ["plain"])
         }
     }
 }

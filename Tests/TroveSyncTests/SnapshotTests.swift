@@ -46,18 +46,27 @@ import TroveTestSupport
         let snapshot = try #require(state.snapshot)
         #expect(snapshot.upToSequence > 0)
 
-        let joined = try await Device.make("joined", database: Database(), transport: server, key: key)
-        let replayed = try await Device.make("replayed", database: Database(), transport: FeedOnlyTransport(server), key: key)
+        let joined = try await Device.make(
+            "joined", database: Database(), transport: server, key: key)
+        let replayed = try await Device.make(
+            "replayed", database: Database(), transport: FeedOnlyTransport(server), key: key)
         let joinedApplied = try await joined.sync.pull()
         let replayedApplied = try await replayed.sync.pull()
-        #expect(joinedApplied <= replayedApplied, "seed \(seed): the joined device applied more change sets")
+        #expect(
+            joinedApplied <= replayedApplied,
+            "seed \(seed): the joined device applied more change sets")
 
         let reference = try await writers[0].canonicalDump()
-        #expect(try await writers[1].canonicalDump() == reference, "seed \(seed): the writers differ")
+        #expect(
+            try await writers[1].canonicalDump() == reference, "seed \(seed): the writers differ")
         let viaSnapshot = try await joined.canonicalDump()
         let viaFeed = try await replayed.canonicalDump()
-        #expect(viaSnapshot == viaFeed, "seed \(seed): snapshot has \(viaSnapshot.filter { !viaFeed.contains($0) }), feed has \(viaFeed.filter { !viaSnapshot.contains($0) })")
-        #expect(viaSnapshot == reference, "seed \(seed): the joined device differs from the writers")
+        #expect(
+            viaSnapshot == viaFeed,
+            "seed \(seed): snapshot has \(viaSnapshot.filter { !viaFeed.contains($0) }), feed has \(viaFeed.filter { !viaSnapshot.contains($0) })"
+        )
+        #expect(
+            viaSnapshot == reference, "seed \(seed): the joined device differs from the writers")
         for device in [joined, replayed] {
             let report = try await device.database.verify()
             #expect(report.isHealthy, "seed \(seed): \(device.name): \(report.problems)")
@@ -85,11 +94,15 @@ import TroveTestSupport
         #expect(await a.sync.snapshotPolicy == .standard)
         await a.sync.setSnapshotPolicy(SnapshotPolicy(changeSets: 3, bytes: .max))
         for i in 0..<2 {
-            try await a.notes.insert([Notes.note("n\(i)", title: "note \(i)", body: "a body long enough to weigh")])
+            try await a.notes.insert([
+                Notes.note("n\(i)", title: "note \(i)", body: "a body long enough to weigh")
+            ])
             try await a.sync.push()
         }
         #expect(try await a.sync.snapshotIfDue() == nil)
-        try await a.notes.insert([Notes.note("n2", title: "note 2", body: "a body long enough to weigh")])
+        try await a.notes.insert([
+            Notes.note("n2", title: "note 2", body: "a body long enough to weigh")
+        ])
         try await a.sync.push()
         let first = try #require(try await a.sync.snapshotIfDue())
         #expect(first.upToSequence == 3)
@@ -101,11 +114,14 @@ import TroveTestSupport
         }
         let state = try #require(try await a.sync.feedState())
         #expect(state.changeSetsSinceSnapshot == 3)
-        if state.bytesSinceSnapshot < first.bytes { #expect(try await a.sync.snapshotIfDue() == nil) }
+        if state.bytesSinceSnapshot < first.bytes {
+            #expect(try await a.sync.snapshotIfDue() == nil)
+        }
         await a.sync.setSnapshotPolicy(.manual)
         #expect(try await a.sync.snapshotIfDue() == nil)
         // A transport without snapshots: none is due, and asking for one says why.
-        let plain = try await Device.make("plain", database: Database(), transport: FeedOnlyTransport(server), key: key)
+        let plain = try await Device.make(
+            "plain", database: Database(), transport: FeedOnlyTransport(server), key: key)
         #expect(try await plain.sync.snapshotIfDue() == nil)
         await #expect(throws: SyncError.self) { try await plain.sync.uploadSnapshot() }
     }
@@ -115,14 +131,19 @@ import TroveTestSupport
         let server = InProcessTransport()
         let key = try SyncKey.random()
         let a = try await Device.make("a", database: Database(), transport: server, key: key)
-        try await a.notes.insert([Notes.note("n1", title: "marker-title-7731", body: "marker-body")])
+        try await a.notes.insert([Notes.note("n1", title: "marker-title-7731", body: "marker-body")]
+        )
         let uploaded = try await a.sync.uploadSnapshot()
         #expect(uploaded.upToSequence == 1 && uploaded.parts == 1)
         let part = try #require(try await server.snapshotPart(0, of: uploaded, space: "space"))
         #expect(part.range(of: Data("marker-title-7731".utf8)) == nil)
         // A snapshot of one part does not open as another part or for another space.
         #expect(throws: Snapshot.Refusal.self) {
-            try Snapshot.open([part], descriptor: SnapshotDescriptor(upToSequence: 2, device: a.sync.device, parts: 1, bytes: 0), key: key, space: "space")
+            try Snapshot.open(
+                [part],
+                descriptor: SnapshotDescriptor(
+                    upToSequence: 2, device: a.sync.device, parts: 1, bytes: 0),
+                key: key, space: "space")
         }
         #expect(throws: Snapshot.Refusal.self) {
             try Snapshot.open([part], descriptor: uploaded, key: key, space: "other")
@@ -130,7 +151,8 @@ import TroveTestSupport
         // Queued change sets mean this device lacks part of the state: no snapshot from it.
         try await a.database.syncWrite { connection in
             try connection.execute(
-                "INSERT INTO \(SyncTables.queue)(server_sequence, device, device_sequence, payload, reason) VALUES (99, 'x', 1, x'00', 'collection\tx')")
+                "INSERT INTO \(SyncTables.queue)(server_sequence, device, device_sequence, payload, reason) VALUES (99, 'x', 1, x'00', 'collection\tx')"
+            )
         }
         await #expect(throws: SyncError.self) { try await a.sync.uploadSnapshot() }
     }
@@ -154,19 +176,27 @@ import TroveTestSupport
             parts = [Data(repeating: 7, count: 64)]
         case "format":
             let plain = Array("TSN9 a later format".utf8)
-            parts = [Data(try AuthenticatedEncryption.seal(
-                plain, key: key.bytes,
-                associatedData: Snapshot.associatedData(space: "space", device: writer, upTo: upTo, part: 0, parts: 1)))]
+            parts = [
+                Data(
+                    try AuthenticatedEncryption.seal(
+                        plain, key: key.bytes,
+                        associatedData: Snapshot.associatedData(
+                            space: "space", device: writer, upTo: upTo, part: 0, parts: 1)))
+            ]
         default:
-            parts = try Snapshot(schemaVersion: 99, upTo: upTo, writers: [:], groups: []).seal(key: key, space: "space", device: writer)
+            parts = try Snapshot(schemaVersion: 99, upTo: upTo, writers: [:], groups: []).seal(
+                key: key, space: "space", device: writer)
         }
-        try await server.putSnapshotPart(parts[0], part: 0, of: 1, upTo: upTo, device: writer, space: "space")
+        try await server.putSnapshotPart(
+            parts[0], part: 0, of: 1, upTo: upTo, device: writer, space: "space")
         #expect(try await server.finishSnapshot(upTo: upTo, device: writer, space: "space"))
 
         let b = try await Device.make("b", database: Database(), transport: server, key: key)
         #expect(try await b.sync.pull() == 2)
         let status = await b.sync.status
-        #expect(status.refusedSnapshot?.contains("refused") == true, "\(kind): \(String(describing: status.refusedSnapshot))")
+        #expect(
+            status.refusedSnapshot?.contains("refused") == true,
+            "\(kind): \(String(describing: status.refusedSnapshot))")
         #expect(status.lastError == nil)
         #expect(try await b.canonicalDump() == a.canonicalDump())
         #expect(status.isInSync)
@@ -181,10 +211,13 @@ import TroveTestSupport
         try await a.sync.uploadSnapshot()
         try await a.notes.insert([Notes.note("n2", title: "two")])
         try await a.sync.push()
-        let b = try await Device.make("b", database: Database(), transport: FeedOnlyTransport(server), key: key)
+        let b = try await Device.make(
+            "b", database: Database(), transport: FeedOnlyTransport(server), key: key)
         try await b.sync.pull()
         // The same database with a transport that offers the snapshot, asked to start from it.
-        let again = try await SyncSpace(database: b.database, space: "space", key: key, transport: server, collections: ["notes"])
+        let again = try await SyncSpace(
+            database: b.database, space: "space", key: key, transport: server,
+            collections: ["notes"])
         #expect(try await again.joinFromSnapshot(cursor: 0) == false)
         #expect(try await again.refreshStatus().refusedSnapshot?.contains("pulled up to 2") == true)
         #expect(try await b.canonicalDump() == a.canonicalDump())

@@ -5,16 +5,18 @@ import TroveSync
 import TroveTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A device process killed with SIGKILL while it pushes and while it applies: after a restart
 /// nothing is lost and nothing is stored or applied twice.
 @Suite(.serialized) struct SyncCrashTests {
     static let child: String? = {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .deletingLastPathComponent()
         var candidates: [URL] = []
         for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
             var dir = start
@@ -32,12 +34,16 @@ import Darwin
         let (process, pipe) = try start(arguments)
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { !$0.hasPrefix("~") }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter
+        {
+            !$0.hasPrefix("~")
+        }
     }
 
     static func start(_ arguments: [String]) throws -> (Process, Pipe) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(child, "TroveSyncCrashChild not built"))
+        process.executableURL = URL(
+            fileURLWithPath: try #require(child, "TroveSyncCrashChild not built"))
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -50,18 +56,25 @@ import Darwin
     /// (then waited `delay`): the kill is aimed by the child's own progress, not by a duration
     /// measured earlier on a machine whose load changes. True when the child was still running
     /// (it had not reached that line, or had ended meanwhile, otherwise).
-    static func runAndKill(_ arguments: [String], onProgressLine line: Int, after delay: Duration) async throws -> Bool {
+    static func runAndKill(_ arguments: [String], onProgressLine line: Int, after delay: Duration)
+        async throws -> Bool
+    {
         let (process, pipe) = try start(arguments)
         // A thread of its own reads the progress and kills: neither GCD's pool nor the test
         // runner's tasks, which a loaded suite starves until the child has long ended.
-        let pause = useconds_t(delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000)
-        let wasRunning = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let pause = useconds_t(
+            delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000)
+        let wasRunning = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Bool, Never>) in
             Thread {
                 var text = ""
                 var reached = true
                 while text.split(separator: "\n").filter({ $0.hasPrefix("~") }).count < line {
                     let data = pipe.fileHandleForReading.availableData
-                    if data.isEmpty { reached = false; break }  // it ended first
+                    if data.isEmpty {
+                        reached = false
+                        break
+                    }  // it ended first
                     text += String(decoding: data, as: UTF8.self)
                 }
                 if reached, pause > 0 { usleep(pause) }
@@ -107,12 +120,15 @@ import Darwin
         var random = SeededGenerator(seed: 0x5c7a_5117)
         let directory = try TemporaryDirectory()
         let (a, b, c, server) = (
-            directory.path("a.trove"), directory.path("b.trove"), directory.path("c.trove"), directory.path("server.trove"))
+            directory.path("a.trove"), directory.path("b.trove"), directory.path("c.trove"),
+            directory.path("server.trove")
+        )
         #expect(try Self.run(["edit", a, server, "12000"]) == ["E 12000"])
 
         // Push, killed at random points (sealing, before and after the server's write), then
         // pushed to the end.
-        let pushKills = try await Self.killRepeatedly(["push", a, server], kills: 4, lines: 3, using: &random)
+        let pushKills = try await Self.killRepeatedly(
+            ["push", a, server], kills: 4, lines: 3, using: &random)
         #expect(pushKills > 0)
         let pushed = try Self.run(["push", a, server])
         #expect(pushed.first?.hasPrefix("P ") == true, "\(pushed)")
@@ -126,7 +142,8 @@ import Darwin
 
         // Apply, killed at random points (the pull, the apply), then pulled to the end.
         _ = try Self.run(["edit", b, server, "0"])
-        let pullKills = try await Self.killRepeatedly(["pull", b, server], kills: 4, lines: 2, using: &random)
+        let pullKills = try await Self.killRepeatedly(
+            ["pull", b, server], kills: 4, lines: 2, using: &random)
         #expect(pullKills > 0)
         let pulled = try Self.run(["pull", b, server])
         #expect(pulled.first?.hasPrefix("A ") == true, "\(pulled)")
@@ -146,9 +163,11 @@ import Darwin
         #expect(dumps[0] == dumps[2])
         // Applied once: a second apply would be a change of nothing, but the cursor says where
         // B stands and it stands at the end.
-        let cursor = try await devices[1].query("SELECT pulled FROM _trove_sync_device").first?.int64(at: 0)
+        let cursor = try await devices[1].query("SELECT pulled FROM _trove_sync_device").first?
+            .int64(at: 0)
         #expect(cursor == Int64(sequences.count))
-        let conflicts = try await devices[1].query("SELECT count(*) FROM _trove_sync_conflicts").first?.int64(at: 0)
+        let conflicts = try await devices[1].query("SELECT count(*) FROM _trove_sync_conflicts")
+            .first?.int64(at: 0)
         #expect(conflicts == 0)
     }
 

@@ -18,7 +18,9 @@ struct Task_: Model {
         let key = try SyncKey.random()
         let a = try await Device.make("a", in: directory, transport: server, key: key)
         let b = try await Device.make("b", in: directory, transport: server, key: key)
-        try await a.notes.insert([Notes.note("n1", title: "Oat milk", body: "buy oat milk", rank: 3)])
+        try await a.notes.insert([
+            Notes.note("n1", title: "Oat milk", body: "buy oat milk", rank: 3)
+        ])
         #expect(try await a.sync.refreshStatus().pendingChanges == 1)
         #expect(try await a.sync.push() == 1)
         #expect(try await b.sync.pull() == 1)
@@ -27,7 +29,9 @@ struct Task_: Model {
         #expect(note["rank"] == 3)
         #expect(try await a.canonicalDump() == b.canonicalDump())
         let status = try await a.sync.refreshStatus()
-        #expect(status.pendingChanges == 0 && status.unacknowledgedChangeSets == 0 && status.lastPushedSequence == 1)
+        #expect(
+            status.pendingChanges == 0 && status.unacknowledgedChangeSets == 0
+                && status.lastPushedSequence == 1)
         #expect(await b.sync.status.lastPulledSequence == 1)
     }
 
@@ -37,7 +41,8 @@ struct Task_: Model {
         let key = try SyncKey.random()
         let a = try await Device.make("a", in: directory, transport: server, key: key)
         let b = try await Device.make("b", in: directory, transport: server, key: key)
-        try await a.database.execute("INSERT INTO notes(id, title) VALUES ('r1', 'raw'), ('r2', 'raw too')")
+        try await a.database.execute(
+            "INSERT INTO notes(id, title) VALUES ('r1', 'raw'), ('r2', 'raw too')")
         try await a.database.execute("UPDATE notes SET rank = 5 WHERE id = 'r1'")
         try await a.database.execute("DELETE FROM notes WHERE id = 'r2'")
         try await a.sync.push()
@@ -68,10 +73,19 @@ struct Task_: Model {
         for _ in 0..<2 {
             let database = try Database()
             _ = try await database.models(Task_.self)
-            spaces.append((database, try await SyncSpace(database: database, space: "tasks", key: key, transport: server, collections: ["Task_"])))
+            spaces.append(
+                (
+                    database,
+                    try await SyncSpace(
+                        database: database, space: "tasks", key: key, transport: server,
+                        collections: ["Task_"])
+                ))
         }
         let id = UUID()
-        try await spaces[0].0.models(Task_.self).insert(Task_(id: id, title: "Call", done: false, due: Date(timeIntervalSince1970: 1_800_000_000)))
+        try await spaces[0].0.models(Task_.self).insert(
+            Task_(
+                id: id, title: "Call", done: false, due: Date(timeIntervalSince1970: 1_800_000_000))
+        )
         try await spaces[0].1.push()
         try await spaces[1].1.pull()
         let task = try #require(try await spaces[1].0.models(Task_.self).fetch(id: id))
@@ -80,13 +94,16 @@ struct Task_: Model {
 
     @Test func collectionsWithInt64IdsAreRefusedWithNothingWritten() async throws {
         let database = try Database()
-        _ = try await database.documents("counters", schema: DocumentSchema(fields: [.integer("n")]))
+        _ = try await database.documents(
+            "counters", schema: DocumentSchema(fields: [.integer("n")]))
         await #expect(throws: SyncError.int64IDs(collection: "counters")) {
             try await SyncSpace(
-                database: database, space: "s", key: try SyncKey.random(), transport: InProcessTransport(),
+                database: database, space: "s", key: try SyncKey.random(),
+                transport: InProcessTransport(),
                 collections: ["counters"])
         }
-        let tables = try await database.query("SELECT name FROM sqlite_master WHERE name LIKE '_trove_sync_%'")
+        let tables = try await database.query(
+            "SELECT name FROM sqlite_master WHERE name LIKE '_trove_sync_%'")
         #expect(tables.isEmpty)
     }
 
@@ -94,19 +111,27 @@ struct Task_: Model {
         let database = try Database()
         _ = try await database.documents("notes", schema: Notes.schema())
         let key = try SyncKey.random()
-        _ = try await SyncSpace(database: database, space: "one", key: key, transport: InProcessTransport(), collections: ["notes"])
+        _ = try await SyncSpace(
+            database: database, space: "one", key: key, transport: InProcessTransport(),
+            collections: ["notes"])
         await #expect(throws: SyncError.spaceMismatch(bound: "one", requested: "two")) {
-            try await SyncSpace(database: database, space: "two", key: key, transport: InProcessTransport(), collections: ["notes"])
+            try await SyncSpace(
+                database: database, space: "two", key: key, transport: InProcessTransport(),
+                collections: ["notes"])
         }
         await #expect(throws: SyncError.unknownCollection("missing")) {
-            try await SyncSpace(database: database, space: "one", key: key, transport: InProcessTransport(), collections: ["missing"])
+            try await SyncSpace(
+                database: database, space: "one", key: key, transport: InProcessTransport(),
+                collections: ["missing"])
         }
     }
 
     /// Checks `condition` every 50 ms until it holds or `seconds` of wall clock have passed, and
     /// once more after the deadline (a starved test task may wake only then). Polling a state
     /// that stays true cannot miss it, unlike waiting for the one status that announces it.
-    private func eventually(_ seconds: Int, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    private func eventually(_ seconds: Int, _ condition: () async throws -> Bool) async rethrows
+        -> Bool
+    {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {
             let last = ContinuousClock.now >= deadline
@@ -136,7 +161,9 @@ struct Task_: Model {
         // A short longest backoff: the failure below makes both loops back off, and a test
         // starved for a while would otherwise wait out a 30 s backoff after the server is back.
         let runs = [a, b].map { device in
-            Task { try await device.sync.run(pollInterval: .seconds(1), maximumBackoff: .seconds(1)) }
+            Task {
+                try await device.sync.run(pollInterval: .seconds(1), maximumBackoff: .seconds(1))
+            }
         }
         defer { for run in runs { run.cancel() } }
         let heard = Heard()
@@ -147,18 +174,24 @@ struct Task_: Model {
         // B hears of it (A pushes on commit, the transport notifies B) without any call here.
         #expect(try await eventually(120) { try await b.notes.fetch(id: "live") != nil })
         #expect(await eventually(120) { await b.sync.status.lastPulledSequence >= 1 })
-        #expect(await eventually(120) { await heard.pulled }, "the statuses stream reports the pull")
+        #expect(
+            await eventually(120) { await heard.pulled }, "the statuses stream reports the pull")
         // A failing server shows in the status, and the loop recovers when it is back.
         struct Down: Error {}
         server.failure = Down()
-        try await b.notes.insert([Notes.note("while-down", title: "written while the server is down")])
+        try await b.notes.insert([
+            Notes.note("while-down", title: "written while the server is down")
+        ])
         #expect(await eventually(120) { await b.sync.status.lastError != nil })
-        #expect(await eventually(120) { await heard.failed }, "the statuses stream reports the failure")
+        #expect(
+            await eventually(120) { await heard.failed }, "the statuses stream reports the failure")
         #expect(try await a.notes.fetch(id: "while-down") == nil)
         server.failure = nil
         #expect(try await eventually(120) { try await a.notes.fetch(id: "while-down") != nil })
         #expect(await eventually(120) { await b.sync.status.lastError == nil })
-        #expect(await eventually(120) { await heard.afterFailure }, "the statuses stream reports the recovery")
+        #expect(
+            await eventually(120) { await heard.afterFailure },
+            "the statuses stream reports the recovery")
     }
 
     @Test func theLastErrorIsKeptInTheDatabaseUntilASuccess() async throws {
@@ -168,19 +201,26 @@ struct Task_: Model {
         let key = try SyncKey.random()
         let database = try Database(path: directory.path("a.trove"))
         #expect(try await SyncSpace.boundSpace(of: database) == nil)
-        let a = try await Device.make("a", database: database, transport: server, key: key, space: "errands")
+        let a = try await Device.make(
+            "a", database: database, transport: server, key: key, space: "errands")
         #expect(try await SyncSpace.boundSpace(of: database) == "errands")
         try await a.notes.insert([Notes.note("n1", title: "first")])
         server.failure = Down()
-        await #expect(throws: SyncError.transport(String(describing: Down()))) { try await a.sync.push() }
+        await #expect(throws: SyncError.transport(String(describing: Down()))) {
+            try await a.sync.push()
+        }
         // Another process (a new SyncSpace on the file) reads the failure.
-        let later = try await SyncSpace(database: database, space: "errands", key: key, transport: server, collections: ["notes"])
+        let later = try await SyncSpace(
+            database: database, space: "errands", key: key, transport: server,
+            collections: ["notes"])
         #expect(await later.status.lastError == .transport(String(describing: Down())))
         try await later.recordFailure(SyncError.wrongKey(space: "errands"))
         #expect(await later.status.lastError == .wrongKey(space: "errands"))
         server.failure = nil
         #expect(try await later.push() == 1)
-        let clean = try await SyncSpace(database: database, space: "errands", key: key, transport: server, collections: ["notes"])
+        let clean = try await SyncSpace(
+            database: database, space: "errands", key: key, transport: server,
+            collections: ["notes"])
         #expect(await clean.status.lastError == nil)
     }
 }

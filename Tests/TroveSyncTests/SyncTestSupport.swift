@@ -8,7 +8,11 @@ import TroveTestSupport
 enum Notes {
     static let embedder = HashingEmbedder(dimension: 16)
 
-    static func schema(extraFields: [FieldDefinition] = [], embedder: HashingEmbedder = Notes.embedder) -> DocumentSchema {
+    static func schema(
+        extraFields: [FieldDefinition] = [], embedder: HashingEmbedder = Notes.embedder
+    )
+        -> DocumentSchema
+    {
         DocumentSchema(
             id: .string,
             fields: [
@@ -17,11 +21,15 @@ enum Notes {
                 .vector("embedding", dimension: embedder.manifest.dimension, optional: true),
             ] + extraFields,
             fullText: FullTextDefinition(fields: ["title", "body"]),
-            embeddingSources: ["embedding": EmbeddingSource(textField: "body", manifest: embedder.manifest)],
+            embeddingSources: [
+                "embedding": EmbeddingSource(textField: "body", manifest: embedder.manifest)
+            ],
             allowsExpiry: true)
     }
 
-    static func note(_ id: String, title: String, body: String? = nil, rank: Int64? = nil) -> Document {
+    static func note(_ id: String, title: String, body: String? = nil, rank: Int64? = nil)
+        -> Document
+    {
         var fields: [String: Value] = ["title": .string(title)]
         if let body {
             fields["body"] = .string(body)
@@ -37,27 +45,37 @@ struct Device {
     let name: String
     let database: Database
     let sync: SyncSpace
-    var notes: DocumentCollection { get async throws { try await database.documents(named: "notes") } }
-
-    static func make(
-        _ name: String, in directory: TemporaryDirectory, transport: any SyncTransport, key: SyncKey,
-        space: String = "space", schema: DocumentSchema = Notes.schema()
-    ) async throws -> Device {
-        try await make(name, database: Database(path: directory.path("\(name).trove")), transport: transport, key: key, space: space, schema: schema)
+    var notes: DocumentCollection {
+        get async throws { try await database.documents(named: "notes") }
     }
 
     static func make(
-        _ name: String, database: Database, transport: any SyncTransport, key: SyncKey, space: String = "space",
+        _ name: String, in directory: TemporaryDirectory, transport: any SyncTransport,
+        key: SyncKey,
+        space: String = "space", schema: DocumentSchema = Notes.schema()
+    ) async throws -> Device {
+        try await make(
+            name, database: Database(path: directory.path("\(name).trove")), transport: transport,
+            key: key,
+            space: space, schema: schema)
+    }
+
+    static func make(
+        _ name: String, database: Database, transport: any SyncTransport, key: SyncKey,
+        space: String = "space",
         schema: DocumentSchema = Notes.schema()
     ) async throws -> Device {
         _ = try await database.documents("notes", schema: schema)
         let sync = try await SyncSpace(
-            database: database, space: space, key: key, transport: transport, collections: ["notes"])
+            database: database, space: space, key: key, transport: transport, collections: ["notes"]
+        )
         return Device(name: name, database: database, sync: sync)
     }
 
     /// ``canonicalDump(of:)`` of the device's database.
-    func canonicalDump() async throws -> [String] { try await TroveSyncTests.canonicalDump(of: database) }
+    func canonicalDump() async throws -> [String] {
+        try await TroveSyncTests.canonicalDump(of: database)
+    }
 }
 
 /// The database's dump with what is local to a device taken out: each record's `_version`
@@ -67,9 +85,11 @@ struct Device {
 func canonicalDump(of database: Database) async throws -> [String] {
     let collected = Collected()
     _ = try await database.dump { data in collected.append(data) }
-    let lines = String(decoding: collected.data, as: UTF8.self).split(separator: "\n").map(String.init)
+    let lines = String(decoding: collected.data, as: UTF8.self).split(separator: "\n").map(
+        String.init)
     guard let headerLine = lines.first,
-        let header = try JSONSerialization.jsonObject(with: Data(headerLine.utf8)) as? [String: Any],
+        let header = try JSONSerialization.jsonObject(with: Data(headerLine.utf8))
+            as? [String: Any],
         let sections = header["sections"] as? [[String: Any]]
     else { return lines }
     var dropped: [String: Set<Int>] = [:]
@@ -78,19 +98,24 @@ func canonicalDump(of database: Database) async throws -> [String] {
         let name = section["name"] as? String ?? ""
         let columns = section["columns"] as? [String] ?? []
         var drop = Set<Int>()
-        for (i, column) in columns.enumerated() where column == "_version" || (name == "_trove_edges" && column == "id")
-            || (name == "trove_migrations" && column == "applied_at") {
+        for (i, column) in columns.enumerated()
+        where column == "_version" || (name == "_trove_edges" && column == "id")
+            || (name == "trove_migrations" && column == "applied_at")
+        {
             drop.insert(i)
         }
         dropped[name] = drop
-        headerSections.append("\(section["kind"] ?? "") \(name) \(columns) \(section["records"] ?? "")")
+        headerSections.append(
+            "\(section["kind"] ?? "") \(name) \(columns) \(section["records"] ?? "")")
     }
     var records: [String] = []
     for line in lines.dropFirst() {
-        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+        guard
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let section = object["c"] as? String, let values = object["v"] as? [Any]
         else { continue }  // the trailer: its checksum covers the local columns too
-        let kept = values.enumerated().filter { !(dropped[section] ?? []).contains($0.offset) }.map(\.element)
+        let kept = values.enumerated().filter { !(dropped[section] ?? []).contains($0.offset) }.map(
+            \.element)
         let text = try JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])
         records.append(section + " " + String(decoding: text, as: UTF8.self))
     }

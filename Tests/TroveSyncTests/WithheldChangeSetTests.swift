@@ -25,7 +25,9 @@ import TroveTestSupport
         #expect(!status.isInSync)
         let missing = try #require(status.missing.first)
         #expect(status.missing.count == 1)
-        #expect(missing.device == a.sync.device && missing.firstMissing == 2 && missing.lastMissing == 2 && missing.highestReceived == 3)
+        #expect(
+            missing.device == a.sync.device && missing.firstMissing == 2 && missing.lastMissing == 2
+                && missing.highestReceived == 3)
         // Pulling again does not make it go away.
         try await b.sync.pull()
         #expect(await b.sync.status.missing.count == 1)
@@ -57,12 +59,22 @@ import TroveTestSupport
     @Test func pullsCarryAByteBudget() async throws {
         let server = InProcessTransport()
         let sets = [10, 10, 100, 10].enumerated().map { index, size in
-            SealedChangeSet(device: "d", deviceSequence: Int64(index + 1), payload: Data(repeating: 0, count: size))
+            SealedChangeSet(
+                device: "d", deviceSequence: Int64(index + 1),
+                payload: Data(repeating: 0, count: size))
         }
         _ = try await server.push(sets, space: "s")
-        #expect(try await server.pull(space: "s", after: 0, limit: 10, maxBytes: 25).map(\.deviceSequence) == [1, 2])
-        #expect(try await server.pull(space: "s", after: 2, limit: 10, maxBytes: 25).map(\.deviceSequence) == [3])
-        #expect(try await server.pull(space: "s", after: 3, limit: 10, maxBytes: 25).map(\.deviceSequence) == [4])
-        #expect(try await server.pull(space: "s", after: 0, limit: 2, maxBytes: 1_000).map(\.deviceSequence) == [1, 2])
+        #expect(
+            try await server.pull(space: "s", after: 0, limit: 10, maxBytes: 25).map(
+                \.deviceSequence) == [1, 2])
+        #expect(
+            try await server.pull(space: "s", after: 2, limit: 10, maxBytes: 25).map(
+                \.deviceSequence) == [3])
+        #expect(
+            try await server.pull(space: "s", after: 3, limit: 10, maxBytes: 25).map(
+                \.deviceSequence) == [4])
+        #expect(
+            try await server.pull(space: "s", after: 0, limit: 2, maxBytes: 1_000).map(
+                \.deviceSequence) == [1, 2])
     }
 }

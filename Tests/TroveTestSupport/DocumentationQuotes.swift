@@ -18,7 +18,8 @@ public enum DocumentationQuotes {
 
     /// The catalog's Markdown files, by path relative to the repository, sorted.
     public static func articles() throws -> [String] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent(catalog).path)
+        let names = try FileManager.default.contentsOfDirectory(
+            atPath: repository.appendingPathComponent(catalog).path)
         return names.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
     }
 
@@ -37,7 +38,7 @@ public enum DocumentationQuotes {
     public static func codeBlocks(in markdown: String, language: String = "swift") -> [String] {
         var blocks: [String] = []
         var body: [Substring] = []
-        var fence: Substring?   // the opening line of the block being read
+        var fence: Substring?  // the opening line of the block being read
         for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
             if let opening = fence {
                 if line == "```" {
@@ -92,7 +93,9 @@ public enum DocumentationQuotes {
     }
 
     /// The example file a block quotes, or nil when it quotes none.
-    public static func quotedExample(_ block: String, in examples: [(path: String, text: String)]) -> String? {
+    public static func quotedExample(_ block: String, in examples: [(path: String, text: String)])
+        -> String?
+    {
         examples.first { isExcerpt(block, of: $0.text) }?.path
     }
 

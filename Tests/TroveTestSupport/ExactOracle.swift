@@ -26,9 +26,13 @@ public struct ExactOracle: Sendable {
     /// The metric's distance computed in Double (cosine: of the raw, un-normalised vectors).
     public func distance(_ a: [Float], _ b: [Float]) -> Double {
         precondition(a.count == b.count)
-        var ab = 0.0, aa = 0.0, bb = 0.0, l2 = 0.0
+        var ab = 0.0
+        var aa = 0.0
+        var bb = 0.0
+        var l2 = 0.0
         for i in a.indices {
-            let x = Double(a[i]), y = Double(b[i])
+            let x = Double(a[i])
+            let y = Double(b[i])
             ab += x * y
             aa += x * x
             bb += y * y
@@ -44,7 +48,9 @@ public struct ExactOracle: Sendable {
     }
 
     /// The exact top-k among the ids accepted by `isIncluded`, nearest first, ties by smaller id.
-    public func search(_ query: [Float], k: Int, where isIncluded: (Int64) -> Bool = { _ in true }) -> [Neighbor] {
+    public func search(_ query: [Float], k: Int, where isIncluded: (Int64) -> Bool = { _ in true })
+        -> [Neighbor]
+    {
         guard k > 0 else { return [] }
         let scored = vectors.compactMap { id, v -> (Double, Int64)? in
             isIncluded(id) ? (distance(query, v), id) : nil
@@ -69,7 +75,9 @@ public struct ExactOracle: Sendable {
         guard actual.count == expected.count else {
             return "count \(actual.count) != expected \(expected.count)"
         }
-        guard Set(actual.map(\.id)).count == actual.count else { return "duplicate ids in \(actual)" }
+        guard Set(actual.map(\.id)).count == actual.count else {
+            return "duplicate ids in \(actual)"
+        }
         for (rank, (a, e)) in zip(actual, expected).enumerated() {
             guard let v = vectors[a.id] else { return "rank \(rank): unknown id \(a.id)" }
             let scale = max(1, abs(Double(e.distance)))
@@ -78,7 +86,8 @@ public struct ExactOracle: Sendable {
                 return "rank \(rank): id \(a.id) reported \(a.distance), true distance \(truth)"
             }
             if abs(Double(a.distance) - Double(e.distance)) > tolerance * scale {
-                return "rank \(rank): distance \(a.distance) (id \(a.id)) != expected \(e.distance) (id \(e.id))"
+                return
+                    "rank \(rank): distance \(a.distance) (id \(a.id)) != expected \(e.distance) (id \(e.id))"
             }
         }
         for i in actual.indices.dropFirst() where actual[i - 1].distance > actual[i].distance {

@@ -12,9 +12,12 @@ import TroveEmbeddings
 public struct HashingEmbedder: Embedder {
     public let manifest: EmbeddingManifest
 
-    public init(dimension: Int = 64, modelID: String = "test/hashing-bow", checksum: String = "0000") {
+    public init(
+        dimension: Int = 64, modelID: String = "test/hashing-bow", checksum: String = "0000"
+    ) {
         manifest = EmbeddingManifest(
-            modelID: modelID, checksum: checksum, dimension: dimension, pooling: "sum", normalized: true,
+            modelID: modelID, checksum: checksum, dimension: dimension, pooling: "sum",
+            normalized: true,
             maxSequenceLength: 512)
     }
 
@@ -31,7 +34,10 @@ public struct HashingEmbedder: Embedder {
             v[Int(hash % UInt64(manifest.dimension))] += (hash >> 63) == 0 ? 1 : -1
         }
         let norm = v.reduce(0) { $0 + $1 * $1 }.squareRoot()
-        if norm == 0 { v[0] = 1; return v }
+        if norm == 0 {
+            v[0] = 1
+            return v
+        }
         return v.map { $0 / norm }
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A real PostgreSQL server for tests: initdb into a temporary folder, a server on a loopback
@@ -71,7 +71,8 @@ public final class TestPostgresServer: @unchecked Sendable {
         if runsAsPostgresUser {
             guard let user = getpwnam("postgres") else {
                 throw TestPostgresError.setup(
-                    "running as root needs the Debian `postgres` user to run the server (scripts/setup.sh installs postgresql-15)")
+                    "running as root needs the Debian `postgres` user to run the server (scripts/setup.sh installs postgresql-15)"
+                )
             }
             chown(base, user.pointee.pw_uid, user.pointee.pw_gid)
         }
@@ -82,8 +83,11 @@ public final class TestPostgresServer: @unchecked Sendable {
         }
         try runServerTool(
             "initdb",
-            ["-D", dataDirectory, "-U", adminUser, "--pwfile=\(passwordFile)", "--auth=scram-sha-256",
-             "-E", "UTF8", "--locale=C", "--no-sync"])
+            [
+                "-D", dataDirectory, "-U", adminUser, "--pwfile=\(passwordFile)",
+                "--auth=scram-sha-256",
+                "-E", "UTF8", "--locale=C", "--no-sync",
+            ])
         try? FileManager.default.removeItem(atPath: passwordFile)
 
         // A free port can be taken between the check and the start: try a few.
@@ -107,8 +111,11 @@ public final class TestPostgresServer: @unchecked Sendable {
 
     /// A libpq URL for `user` on the loopback port (`host` overrides: a socket folder or another
     /// address), with `extra` query parameters appended.
-    public func url(user: String, password: String, host: String = "127.0.0.1", extra: String = "") -> String {
-        let encodedPassword = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password
+    public func url(user: String, password: String, host: String = "127.0.0.1", extra: String = "")
+        -> String
+    {
+        let encodedPassword =
+            password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password
         var url = "postgresql://\(user):\(encodedPassword)@\(host):\(port)/\(database)"
         if !extra.isEmpty { url += "?" + extra }
         return url
@@ -132,7 +139,8 @@ public final class TestPostgresServer: @unchecked Sendable {
         _ sql: String, user: String? = nil, password: String? = nil, database: String? = nil,
         sqlStateOnly: Bool = false
     ) throws -> String {
-        let connection = "host=127.0.0.1 port=\(port) dbname=\(database ?? self.database) user=\(user ?? adminUser)"
+        let connection =
+            "host=127.0.0.1 port=\(port) dbname=\(database ?? self.database) user=\(user ?? adminUser)"
         var arguments = [connection, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
         if sqlStateOnly { arguments += ["-v", "VERBOSITY=sqlstate"] }
         return try runClient("psql", arguments + ["-c", sql], password: password ?? adminPassword)
@@ -195,7 +203,8 @@ public final class TestPostgresServer: @unchecked Sendable {
 
             """
         let conf = dataDirectory + "/postgresql.conf"
-        let original = try String(contentsOfFile: conf, encoding: .utf8)
+        let original =
+            try String(contentsOfFile: conf, encoding: .utf8)
             .components(separatedBy: "\n# trove test server").first ?? ""
         try (original + settings).write(toFile: conf, atomically: true, encoding: .utf8)
         var hba = """
@@ -215,7 +224,8 @@ public final class TestPostgresServer: @unchecked Sendable {
 
     private func startServer() throws {
         try runServerTool(
-            "pg_ctl", ["-D", dataDirectory, "-l", baseDirectory + "/server.log", "-w", "-t", "60", "start"])
+            "pg_ctl",
+            ["-D", dataDirectory, "-l", baseDirectory + "/server.log", "-w", "-t", "60", "start"])
     }
 
     /// Stops the server if this process dies without running its exit handlers.
@@ -239,13 +249,18 @@ public final class TestPostgresServer: @unchecked Sendable {
     @discardableResult
     private func runServerTool(_ tool: String, _ arguments: [String]) throws -> String {
         if runsAsPostgresUser {
-            return try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", binDirectory + "/" + tool] + arguments)
+            return try Self.run(
+                "/usr/sbin/runuser",
+                ["-u", "postgres", "--", binDirectory + "/" + tool] + arguments)
         }
         return try Self.run(binDirectory + "/" + tool, arguments)
     }
 
-    private func runClient(_ tool: String, _ arguments: [String], password: String) throws -> String {
-        try Self.run(binDirectory + "/" + tool, arguments, environment: ["PGPASSWORD": password, "PGCONNECT_TIMEOUT": "10"])
+    private func runClient(_ tool: String, _ arguments: [String], password: String) throws -> String
+    {
+        try Self.run(
+            binDirectory + "/" + tool, arguments,
+            environment: ["PGPASSWORD": password, "PGCONNECT_TIMEOUT": "10"])
     }
 
     /// Runs a program to completion; its output, or an error with its output on failure.
@@ -253,7 +268,9 @@ public final class TestPostgresServer: @unchecked Sendable {
     /// posix_spawn and waitpid, with output in files: `pg_ctl start` leaves the server running
     /// with whatever it inherited, which with Foundation's Process (pipes, its own child
     /// monitoring) hung the caller.
-    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:])
+        throws -> String
+    {
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         env["LC_ALL"] = "C"
@@ -267,15 +284,19 @@ public final class TestPostgresServer: @unchecked Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(
+            &actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(
+            &actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] =
+            env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
         guard spawned == 0 else {
-            throw TestPostgresError.setup("cannot run \(path): \(String(cString: strerror(spawned)))")
+            throw TestPostgresError.setup(
+                "cannot run \(path): \(String(cString: strerror(spawned)))")
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
@@ -285,16 +306,20 @@ public final class TestPostgresServer: @unchecked Sendable {
         guard exitCode == 0 else {
             let errorText = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
             throw TestPostgresError.command(
-                ([path] + arguments).joined(separator: " "), status: exitCode, output: text + errorText)
+                ([path] + arguments).joined(separator: " "), status: exitCode,
+                output: text + errorText)
         }
         return text
     }
 
     private static func findBinaries() throws -> String {
         var candidates: [String] = []
-        if let configured = ProcessInfo.processInfo.environment["TROVE_POSTGRES_BIN"] { candidates.append(configured) }
+        if let configured = ProcessInfo.processInfo.environment["TROVE_POSTGRES_BIN"] {
+            candidates.append(configured)
+        }
         candidates.append("/usr/lib/postgresql/15/bin")
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let versions =
+            (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         candidates += versions.sorted().reversed().map { "/usr/lib/postgresql/\($0)/bin" }
         candidates += ["/usr/local/bin", "/opt/homebrew/bin", "/usr/bin"]
         for directory in candidates
@@ -334,8 +359,10 @@ public final class TestPostgresServer: @unchecked Sendable {
         var cursor: UnsafeMutablePointer<ifaddrs>? = first
         while let entry = cursor {
             defer { cursor = entry.pointee.ifa_next }
-            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                entry.pointee.ifa_flags & UInt32(IFF_UP) != 0, entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0
+            guard let address = entry.pointee.ifa_addr,
+                address.pointee.sa_family == sa_family_t(AF_INET),
+                entry.pointee.ifa_flags & UInt32(IFF_UP) != 0,
+                entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0
             else { continue }
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             let ok = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in

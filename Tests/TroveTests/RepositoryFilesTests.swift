@@ -9,12 +9,15 @@ struct RepositoryFilesTests {
     @Test("LICENSE is the MIT license of The Trove authors, 2026, and the README points to it")
     func license() throws {
         let license = try DocumentationQuotes.text("LICENSE")
-        let lines = license.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = license.split(separator: "\n", omittingEmptySubsequences: false).map(
+            String.init)
         #expect(lines.first == "MIT License")
         #expect(lines.contains("Copyright (c) 2026 The Trove authors"))
         // The MIT text's two operative sentences, so a truncated or altered copy fails.
         let flat = license.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(flat.contains("Permission is hereby granted, free of charge, to any person obtaining a copy"))
+        #expect(
+            flat.contains(
+                "Permission is hereby granted, free of charge, to any person obtaining a copy"))
         #expect(flat.contains(#"THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND"#))
         #expect(license.hasSuffix("SOFTWARE.\n"))
         let readme = try DocumentationQuotes.text("README.md")
@@ -42,8 +45,12 @@ struct RepositoryFilesTests {
                 current = String(line.dropFirst().dropLast())
                 continue
             }
-            let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2 { sections[current, default: [:]][parts[0].lowercased()] = parts[1].lowercased() }
+            let parts = line.split(separator: "=", maxSplits: 1).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            if parts.count == 2 {
+                sections[current, default: [:]][parts[0].lowercased()] = parts[1].lowercased()
+            }
         }
         return sections
     }

@@ -1,11 +1,13 @@
 import Testing
+
 @testable import TroveText
 
 @Suite("RankFusion")
 struct FusionTests {
     @Test("weighted RRF against a hand-computed example")
     func weightedRRF() {
-        let fused = RankFusion.reciprocalRank([.init(ids: [3, 1, 2]), .init(ids: [1, 4], weight: 0.5)], k: 60)
+        let fused = RankFusion.reciprocalRank(
+            [.init(ids: [3, 1, 2]), .init(ids: [1, 4], weight: 0.5)], k: 60)
         // 1: 1/62 + 0.5/61; 3: 1/61; 2: 1/63; 4: 0.5/62
         #expect(fused.map(\.id) == [1, 3, 2, 4])
         #expect(abs(fused[0].score - (1.0 / 62 + 0.5 / 61)) < 1e-15)
@@ -46,7 +48,8 @@ struct FusionTests {
         ]
         #expect(RankFusion.confidentLexicalHits(hits).map(\.id) == [2, 3, 5])
         #expect(RankFusion.confidentLexicalHits(hits, minimumCoverage: 1).map(\.id) == [3, 5])
-        #expect(RankFusion.confidentLexicalHits(hits, minimumCoverage: 0).map(\.id) == [1, 2, 3, 4, 5])
+        #expect(
+            RankFusion.confidentLexicalHits(hits, minimumCoverage: 0).map(\.id) == [1, 2, 3, 4, 5])
     }
 
     @Test("gated fusion: a one-word lexical match of a long query does not outvote the vector leg")
@@ -58,7 +61,9 @@ struct FusionTests {
         ]
         let plain = RankFusion.reciprocalRank([.init(ids: [7, 8]), .init(ids: lexical.map(\.id))])
         #expect(plain.map(\.id) == [8, 7, 9])
-        let gated = RankFusion.reciprocalRank([.init(ids: [7, 8]), .init(ids: RankFusion.confidentLexicalHits(lexical).map(\.id))])
+        let gated = RankFusion.reciprocalRank([
+            .init(ids: [7, 8]), .init(ids: RankFusion.confidentLexicalHits(lexical).map(\.id)),
+        ])
         // 8: 1/62 + 1/61 (it is the gated leg's first), 7: 1/61; 9 gets no vote.
         #expect(gated.map(\.id) == [8, 7])
         #expect(gated[0].ranks == [2, 1])
@@ -67,17 +72,21 @@ struct FusionTests {
     // Relevance 0.9, 0.85, 0.5; similarity(1,2) = 0.95, (1,3) = 0.1, (2,3) = 0.2.
     // λ = 0.5: pick 1 (0.45); then 2: 0.425 − 0.475 = −0.05, 3: 0.25 − 0.05 = 0.2 → 3; then 2.
     // λ = 0.8: then 2: 0.68 − 0.19 = 0.49, 3: 0.4 − 0.02 = 0.38 → 2; then 3.
-    @Test("MMR against a hand-computed example", arguments: [
-        (0.5, [Int64(1), 3, 2]), (0.8, [1, 2, 3]), (1.0, [1, 2, 3]), (0.0, [1, 3, 2]),
-    ])
+    @Test(
+        "MMR against a hand-computed example",
+        arguments: [
+            (0.5, [Int64(1), 3, 2]), (0.8, [1, 2, 3]), (1.0, [1, 2, 3]), (0.0, [1, 3, 2]),
+        ])
     func mmr(example: (Double, [Int64])) {
         let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]
         let similarities: [Set<Int64>: Double] = [[1, 2]: 0.95, [1, 3]: 0.1, [2, 3]: 0.2]
-        let order = RankFusion.maximalMarginalRelevance(candidates, count: 3, lambda: example.0) { a, b in
+        let order = RankFusion.maximalMarginalRelevance(candidates, count: 3, lambda: example.0) {
+            a, b in
             similarities[[a, b]] ?? 1
         }
         #expect(order == example.1)
-        let firstTwo = RankFusion.maximalMarginalRelevance(candidates, count: 2, lambda: example.0) { a, b in
+        let firstTwo = RankFusion.maximalMarginalRelevance(candidates, count: 2, lambda: example.0)
+        { a, b in
             similarities[[a, b]] ?? 1
         }
         #expect(firstTwo == Array(example.1.prefix(2)))
@@ -114,7 +123,9 @@ struct ZScoreFusionTests {
         #expect(byID[4]!.ranks == [nil, 1])
     }
 
-    @Test("weights scale a leg; a constant leg adds nothing; duplicates count once; ties are deterministic")
+    @Test(
+        "weights scale a leg; a constant leg adds nothing; duplicates count once; ties are deterministic"
+    )
     func weightsConstantsAndTies() {
         let a = RankFusion.ScoredList(hits: [(1, 1), (2, 0)], weight: 2)
         let flat = RankFusion.ScoredList(hits: [(1, 0.5), (2, 0.5), (2, 0.9)])

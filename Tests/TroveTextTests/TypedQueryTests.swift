@@ -1,5 +1,6 @@
 import Testing
 import TroveTestSupport
+
 @testable import TroveText
 
 @Suite("TypedQuery")
@@ -22,34 +23,43 @@ struct TypedQueryTests {
         #expect(hinglish.droppedStopwords == ["ka", "kab", "karna", "hai"])
         let german = TypedQuery("Bis wann müssen die Winterreifen aufs Auto?", tokenizer: tokenizer)
         #expect(german.clauses.map(\.words) == [["Winterreifen"], ["Auto"]])
-        let french = TypedQuery("Combien coûte l'appareil dentaire de Mateo ?", tokenizer: tokenizer)
+        let french = TypedQuery(
+            "Combien coûte l'appareil dentaire de Mateo ?", tokenizer: tokenizer)
         #expect(french.clauses.map(\.words) == [["coûte"], ["appareil"], ["dentaire"], ["Mateo"]])
-        let spanish = TypedQuery("¿cuándo le toca la vacuna de la rabia a la perra?", tokenizer: tokenizer)
+        let spanish = TypedQuery(
+            "¿cuándo le toca la vacuna de la rabia a la perra?", tokenizer: tokenizer)
         #expect(spanish.clauses.map(\.words) == [["toca"], ["vacuna"], ["rabia"], ["perra"]])
     }
 
     @Test("an English query keeps words that only another language calls stop words")
     func englishKeepsForeignStopwords() {
         // `hat` and `die` are German function words, `main` a Hindi one, `son` a Spanish one.
-        #expect(TypedQuery("winter hat for the die cast", tokenizer: tokenizer).clauses.map(\.words)
-            == [["winter"], ["hat"], ["die"], ["cast"]])
-        #expect(TypedQuery("where is the main son of Des", tokenizer: tokenizer).clauses.map(\.words)
-            == [["main"], ["son"], ["Des"]])
+        #expect(
+            TypedQuery("winter hat for the die cast", tokenizer: tokenizer).clauses.map(\.words)
+                == [["winter"], ["hat"], ["die"], ["cast"]])
+        #expect(
+            TypedQuery("where is the main son of Des", tokenizer: tokenizer).clauses.map(\.words)
+                == [["main"], ["son"], ["Des"]])
         // One foreign function word is not enough to call the query foreign.
-        #expect(TypedQuery("tamales de rajas", tokenizer: tokenizer).clauses.map(\.words)
-            == [["tamales"], ["de"], ["rajas"]])
+        #expect(
+            TypedQuery("tamales de rajas", tokenizer: tokenizer).clauses.map(\.words)
+                == [["tamales"], ["de"], ["rajas"]])
         // An explicit list is used as given.
-        #expect(TypedQuery("ka kab hai insurance", tokenizer: tokenizer, stopwords: Stopwords.english).clauses.count == 4)
+        #expect(
+            TypedQuery("ka kab hai insurance", tokenizer: tokenizer, stopwords: Stopwords.english)
+                .clauses.count == 4)
     }
 
     @Test("Stopwords.forQuery picks the language with the most function words, at least two")
     func languageChoice() {
         #expect(Stopwords.forQuery(["what", "is", "the", "plan"]) == Stopwords.english)
         #expect(Stopwords.forQuery(["wann", "ist", "das", "treffen"]).contains("wann"))
-        #expect(Stopwords.forQuery(["wann", "ist", "das", "treffen"]).contains("what"))  // English kept too
+        // English kept too
+        #expect(Stopwords.forQuery(["wann", "ist", "das", "treffen"]).contains("what"))
         #expect(!Stopwords.forQuery(["wann", "treffen"]).contains("wann"))  // one is not enough
         // More English stop words than foreign ones: English.
-        #expect(Stopwords.forQuery(["what", "is", "the", "die", "das", "plan"]) == Stopwords.english)
+        #expect(
+            Stopwords.forQuery(["what", "is", "the", "die", "das", "plan"]) == Stopwords.english)
         #expect(Stopwords.forQuery([]) == Stopwords.english)
     }
 
@@ -61,10 +71,13 @@ struct TypedQueryTests {
         #expect(query.droppedStopwords.isEmpty)
     }
 
-    @Test("quoted phrases stay phrases, stop words inside them stay; unbalanced quotes run to the end")
+    @Test(
+        "quoted phrases stay phrases, stop words inside them stay; unbalanced quotes run to the end"
+    )
     func phrases() {
         let query = TypedQuery("\"the quick fox\" jumps \"over the", tokenizer: tokenizer)
-        #expect(query.clauses.map(\.words) == [["the", "quick", "fox"], ["jumps"], ["over", "the"]])
+        #expect(
+            query.clauses.map(\.words) == [["the", "quick", "fox"], ["jumps"], ["over", "the"]])
         #expect(query.clauses.map(\.isQuoted) == [true, false, true])
         #expect(query.clauses[0].isPhrase)
         #expect(query.fts5Expression == "\"the quick fox\" OR \"jumps\" OR \"over the\"")
@@ -72,13 +85,18 @@ struct TypedQueryTests {
 
     @Test("operators and syntax are plain text")
     func operatorsAreText() {
-        let query = TypedQuery("content:secret NEAR(a b) AND x* ^start (unbalanced", tokenizer: tokenizer)
-        #expect(query.fts5Expression ==
-                "\"content\" OR \"secret\" OR \"NEAR\" OR \"b\" OR \"x\" OR \"start\" OR \"unbalanced\"")
+        let query = TypedQuery(
+            "content:secret NEAR(a b) AND x* ^start (unbalanced", tokenizer: tokenizer)
+        #expect(
+            query.fts5Expression
+                == "\"content\" OR \"secret\" OR \"NEAR\" OR \"b\" OR \"x\" OR \"start\" OR \"unbalanced\""
+        )
         #expect(query.droppedStopwords == ["a", "AND"])
     }
 
-    @Test("a word the tokenizer splits gives one clause per term (e-mail, 数据库); quoting keeps the sequence")
+    @Test(
+        "a word the tokenizer splits gives one clause per term (e-mail, 数据库); quoting keeps the sequence"
+    )
     func splitWords() {
         let cjk = TypedQuery("e-mail 数据库", tokenizer: Tokenizer(.cjk))
         #expect(cjk.clauses.map(\.terms) == [["e"], ["mail"], ["数据"], ["据库"]])
@@ -102,14 +120,18 @@ struct TypedQueryTests {
     @Test("random and hostile strings always render valid FTS5")
     func hostileInput() throws {
         var generator = SeededGenerator(seed: 6)
-        let pieces = ["\"", "(", ")", "*", "^", ":", "-", "+", ",", "{", "}", "NEAR", "NEAR(", "AND", "OR",
-                      "NOT", "content:", "source:", "-content:", " ", "  ", "\t", "\n", "\u{0}", "\u{1}",
-                      "\u{7F}", "😀", "👨‍👩‍👧", "é", "e\u{301}", "数据库", "東京", "한국", "fox", "the", "a",
-                      "groceries", "'", "\\", "%", "_", "\u{1A}", "\u{200B}", "\u{FEFF}", "\u{FFFD}", "NEAR/3", "\"\""]
+        let pieces = [
+            "\"", "(", ")", "*", "^", ":", "-", "+", ",", "{", "}", "NEAR", "NEAR(", "AND", "OR",
+            "NOT", "content:", "source:", "-content:", " ", "  ", "\t", "\n", "\u{0}", "\u{1}",
+            "\u{7F}", "😀", "👨‍👩‍👧", "é", "e\u{301}", "数据库", "東京", "한국", "fox", "the", "a",
+            "groceries", "'", "\\", "%", "_", "\u{1A}", "\u{200B}", "\u{FEFF}", "\u{FFFD}",
+            "NEAR/3", "\"\"",
+        ]
         var count = 0
         for length in 0..<12 {
             for _ in 0..<40 {
-                let text = (0..<length).map { _ in pieces.randomElement(using: &generator)! }.joined()
+                let text = (0..<length).map { _ in pieces.randomElement(using: &generator)! }
+                    .joined()
                 let query = TypedQuery(text, tokenizer: tokenizer)
                 if let expression = query.fts5Expression {
                     try FTS5QuerySyntax.validate(expression, columns: ["content"])
@@ -144,19 +166,26 @@ struct FTS5QuerySyntaxTests {
     @Test("agrees with SQLite's FTS5 on 400 random queries it accepted or rejected")
     func agreesWithSQLite() {
         for query in FTS5Verdicts.accepted {
-            #expect(FTS5QuerySyntax.isValid(query, columns: ["content", "source"]), "\(query.debugDescription)")
+            #expect(
+                FTS5QuerySyntax.isValid(query, columns: ["content", "source"]),
+                "\(query.debugDescription)")
         }
         for query in FTS5Verdicts.rejected {
-            #expect(!FTS5QuerySyntax.isValid(query, columns: ["content", "source"]), "\(query.debugDescription)")
+            #expect(
+                !FTS5QuerySyntax.isValid(query, columns: ["content", "source"]),
+                "\(query.debugDescription)")
         }
     }
 
-    @Test("documented forms", arguments: [
-        ("\"fox jumps\" OR dog*", true), ("NEAR(a b, 10)", true), ("{content source}:a", true),
-        ("-content:a", true), ("content:^a", true), ("a + b", true), ("(a OR b) NOT c", true),
-        ("", false), ("a AND", false), ("NOT a", false), ("^content:a", false), ("NEAR(a b, x)", false),
-        ("\"open", false), ("a.b", false), ("x:a", false), ("a\u{0})", true),
-    ])
+    @Test(
+        "documented forms",
+        arguments: [
+            ("\"fox jumps\" OR dog*", true), ("NEAR(a b, 10)", true), ("{content source}:a", true),
+            ("-content:a", true), ("content:^a", true), ("a + b", true), ("(a OR b) NOT c", true),
+            ("", false), ("a AND", false), ("NOT a", false), ("^content:a", false),
+            ("NEAR(a b, x)", false),
+            ("\"open", false), ("a.b", false), ("x:a", false), ("a\u{0})", true),
+        ])
     func documentedForms(example: (String, Bool)) {
         #expect(FTS5QuerySyntax.isValid(example.0, columns: ["content", "source"]) == example.1)
     }

@@ -18,17 +18,19 @@ import TroveVecKit
 /// `URL.documentsDirectory` is Apple's Foundation only; Linux spells that folder another way.
 func readmeCreateAStore() throws -> VectorStore {
     #if canImport(Darwin)
-    let url = URL.documentsDirectory.appendingPathComponent("vectors.db")
+        let url = URL.documentsDirectory.appendingPathComponent("vectors.db")
     #else
-    let url = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask)[0].appendingPathComponent("vectors.db")
+        let url = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask)[0]
+            .appendingPathComponent(
+                "vectors.db")
     #endif
     let store = try VectorStore(
         dbPath: url.path,
-        dimension: 512,            // MUST match your embedding model's output size
-        distanceMetric: .cosine,   // default; use .l2 for Euclidean distance
-        tableName: "chunks"        // default; [A-Za-z_][A-Za-z0-9_]* only
-        // metadataByteLimit: VectorStore.defaultMetadataByteLimit  (16 KB)
-        // lexicalSearch: true     // maintain the FTS5 index for searchText/searchHybrid
+        dimension: 512,  // MUST match your embedding model's output size
+        distanceMetric: .cosine,  // default; use .l2 for Euclidean distance
+        tableName: "chunks"  // default; [A-Za-z_][A-Za-z0-9_]* only
+            // metadataByteLimit: VectorStore.defaultMetadataByteLimit  (16 KB)
+            // lexicalSearch: true     // maintain the FTS5 index for searchText/searchHybrid
     )
     return store
 }
@@ -41,20 +43,21 @@ struct ChunkInfo: Codable {
 }
 
 /// 3. Insert your chunks.
-func readmeInsert(store: VectorStore, embedding: [Float], v: [Float], documents: [ReadmeDocument]) async throws
+func readmeInsert(store: VectorStore, embedding: [Float], v: [Float], documents: [ReadmeDocument])
+    async throws
     -> (entry: VectorEntry, raw: VectorEntry, plain: VectorEntry, newID: Int)
 {
     // With Codable metadata (note the `encoding:` label — the value is JSON-encoded for you):
     let entry = try VectorEntry(
-        id: 42,                                   // unique per row; you own id assignment
+        id: 42,  // unique per row; you own id assignment
         content: "The mitochondria is the powerhouse of the cell.",
-        source: "biology_notes.txt",              // filterable in searches
+        source: "biology_notes.txt",  // filterable in searches
         encoding: ChunkInfo(page: 3, section: "Cells", ingestedAt: .now),
-        vector: embedding                         // [Float] (or [Double]), exactly `dimension` elements
+        vector: embedding  // [Float] (or [Double]), exactly `dimension` elements
     )
 
     // With a raw pre-built JSON string (stored verbatim), or no metadata at all:
-    let raw   = VectorEntry(id: 43, content: "…", source: "…", metadata: #"{"page":4}"#, vector: v)
+    let raw = VectorEntry(id: 43, content: "…", source: "…", metadata: #"{"page":4}"#, vector: v)
     let plain = VectorEntry(id: 44, content: "…", source: "…", vector: v)
 
     try await store.insert(entry)
@@ -67,8 +70,9 @@ func readmeInsert(store: VectorStore, embedding: [Float], v: [Float], documents:
 
     let entries: [VectorEntry] = documents.flatMap { doc in
         chunk(doc).enumerated().map { index, text in
-            VectorEntry(id: doc.baseID + index, content: text, source: doc.name,
-                        vector: embed(text))
+            VectorEntry(
+                id: doc.baseID + index, content: text, source: doc.name,
+                vector: embed(text))
         }
     }
     try await store.insertBatch(entries)
@@ -76,7 +80,9 @@ func readmeInsert(store: VectorStore, embedding: [Float], v: [Float], documents:
 }
 
 /// 4. Search.
-func readmeSearch(store: VectorStore, queryEmbedding: [Float]) async throws -> (all: [SearchResult], scoped: [SearchResult], pages: [Int]) {
+func readmeSearch(store: VectorStore, queryEmbedding: [Float]) async throws -> (
+    all: [SearchResult], scoped: [SearchResult], pages: [Int]
+) {
     var pages: [Int] = []
     let results = try await store.search(vector: queryEmbedding, topK: 5)
 
@@ -89,26 +95,30 @@ func readmeSearch(store: VectorStore, queryEmbedding: [Float]) async throws -> (
         }
     }
 
-    let scoped = try await store.search(vector: queryEmbedding, topK: 5, source: "biology_notes.txt")
+    let scoped = try await store.search(
+        vector: queryEmbedding, topK: 5, source: "biology_notes.txt")
     return (results, scoped, pages)
 }
 
 /// 5. Update, upsert, delete, read back.
-func readmeMaintain(store: VectorStore, entry: VectorEntry) async throws -> (entry: VectorEntry?, exists: Bool, total: Int, inDoc: Int) {
-    try await store.update(entry)         // throws .rowNotFound if the id does not exist
-    try await store.upsert(entry)         // insert-or-replace (transactional DELETE + INSERT)
-    try await store.delete(id: 42)        // no-op if the id does not exist
-    try await store.delete(source: "doc") // drop every chunk of one document (re-ingest unit)
+func readmeMaintain(store: VectorStore, entry: VectorEntry) async throws -> (
+    entry: VectorEntry?, exists: Bool, total: Int, inDoc: Int
+) {
+    try await store.update(entry)  // throws .rowNotFound if the id does not exist
+    try await store.upsert(entry)  // insert-or-replace (transactional DELETE + INSERT)
+    try await store.delete(id: 42)  // no-op if the id does not exist
+    try await store.delete(source: "doc")  // drop every chunk of one document (re-ingest unit)
     try await store.deleteAll()
-    let entry  = try await store.fetch(id: 42)        // full row incl. embedding, nil if missing
+    let entry = try await store.fetch(id: 42)  // full row incl. embedding, nil if missing
     let exists = try await store.contains(id: 42)
-    let total  = try await store.count()
-    let inDoc  = try await store.count(source: "doc")
+    let total = try await store.count()
+    let inDoc = try await store.count(source: "doc")
     return (entry, exists, total, inDoc)
 }
 
 /// 6. Lexical & hybrid search.
-func readmeLexicalAndHybrid(store: VectorStore, question: String, queryEmbedding: [Float]) async throws
+func readmeLexicalAndHybrid(store: VectorStore, question: String, queryEmbedding: [Float])
+    async throws
     -> (lexical: [SearchResult], hybrid: [HybridSearchResult])
 {
     // Lexical, ranked by BM25 (SearchResult.distance carries the BM25 score;
@@ -125,7 +135,9 @@ func readmeLexicalAndHybrid(store: VectorStore, question: String, queryEmbedding
 }
 
 /// 7. Filtering with SQL (both snippets).
-func readmeFiltering(store: VectorStore, queryEmbedding: [Float]) async throws -> (results: [SearchResult], visible: [SearchResult]) {
+func readmeFiltering(store: VectorStore, queryEmbedding: [Float]) async throws -> (
+    results: [SearchResult], visible: [SearchResult]
+) {
     let results = try await store.search(
         vector: queryEmbedding,
         topK: 20,
@@ -146,14 +158,16 @@ func readmeFiltering(store: VectorStore, queryEmbedding: [Float]) async throws -
 /// 8. Your own tables in the same database.
 func readmeOwnTables(store: VectorStore) async throws -> String? {
     try await store.execute("CREATE TABLE IF NOT EXISTS docs(name TEXT PRIMARY KEY, author TEXT)")
-    try await store.execute("INSERT INTO docs VALUES (?, ?)", bindings: [.text("bio"), .text("Alice")])
+    try await store.execute(
+        "INSERT INTO docs VALUES (?, ?)", bindings: [.text("bio"), .text("Alice")])
 
-    let rows = try await store.query("""
+    let rows = try await store.query(
+        """
         SELECT c.content, d.author
         FROM chunks c JOIN docs d ON d.name = c.source
         WHERE c.id = ?
         """, bindings: [.int(1)])
-    let author = rows.first?.text("author")   // typed accessors: int/double/text/blob
+    let author = rows.first?.text("author")  // typed accessors: int/double/text/blob
     return author
 }
 
@@ -171,10 +185,12 @@ struct EmbeddingSpaceManifest: Codable, Equatable {
 }
 
 /// Working with `[Double]` embeddings.
-func readmeDoubles(store: VectorStore, query: String) async throws -> (entry: VectorEntry, results: [SearchResult]) {
+func readmeDoubles(store: VectorStore, query: String) async throws -> (
+    entry: VectorEntry, results: [SearchResult]
+) {
     let doubles: [Double] = try await fetchEmbedding(for: query)
 
-    let entry   = VectorEntry(id: 1, content: "…", source: "…", vector: doubles)
+    let entry = VectorEntry(id: 1, content: "…", source: "…", vector: doubles)
     try await store.insert(id: 2, content: "…", source: "…", vector: doubles)
     let results = try await store.search(vector: doubles, topK: 5)
     return (entry, results)
@@ -201,16 +217,17 @@ func readmeDiagnostics() -> String {
 
 /// Snippets/CreatingAStore.swift.
 func snippetCreatingAStore() async throws -> Int {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("vectors-\(UUID().uuidString).db")
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "vectors-\(UUID().uuidString).db")
     defer { try? FileManager.default.removeItem(at: url) }
 
     let store = try VectorStore(
-        dbURL: url,                // or dbPath: String
-        dimension: 512,            // MUST match your embedding model's output size
-        distanceMetric: .cosine,   // default; .l2 for Euclidean distance
-        tableName: "chunks",       // default; [A-Za-z_][A-Za-z0-9_]* only
+        dbURL: url,  // or dbPath: String
+        dimension: 512,  // MUST match your embedding model's output size
+        distanceMetric: .cosine,  // default; .l2 for Euclidean distance
+        tableName: "chunks",  // default; [A-Za-z_][A-Za-z0-9_]* only
         metadataByteLimit: VectorStore.defaultMetadataByteLimit,  // 16 KB per row
-        lexicalSearch: true        // maintain the FTS5 index for searchText/searchHybrid
+        lexicalSearch: true  // maintain the FTS5 index for searchText/searchHybrid
     )
 
     let rows = try await store.count()
@@ -241,7 +258,8 @@ func snippetManifest(store: VectorStore) async throws -> Bool {
         centroidHash: "sha256:7f4b..."
     )
 
-    try await store.execute("""
+    try await store.execute(
+        """
         CREATE TABLE IF NOT EXISTS embedding_space_manifest(
             key TEXT PRIMARY KEY CHECK (key = 'current'),
             json TEXT NOT NULL
@@ -251,12 +269,14 @@ func snippetManifest(store: VectorStore) async throws -> Bool {
     let data = try JSONEncoder().encode(manifest)
     let json = String(decoding: data, as: UTF8.self)
 
-    try await store.execute("""
+    try await store.execute(
+        """
         INSERT OR REPLACE INTO embedding_space_manifest(key, json)
         VALUES ('current', ?)
         """, bindings: [.text(json)])
 
-    let rows = try await store.query("SELECT json FROM embedding_space_manifest WHERE key = 'current'")
+    let rows = try await store.query(
+        "SELECT json FROM embedding_space_manifest WHERE key = 'current'")
     if let savedJSON = rows.first?.text("json") {
         let saved = try JSONDecoder().decode(
             EmbeddingSpaceManifest.self,
@@ -270,8 +290,9 @@ func snippetManifest(store: VectorStore) async throws -> Bool {
 
 /// Snippets/OwnTables.swift: the update's changed-row count.
 func snippetOwnTablesUpdate(store: VectorStore) async throws -> Int {
-    let changed = try await store.execute("UPDATE docs SET author = ? WHERE name = ?",
-                                          bindings: [.text("Bob"), .text("bio")])
+    let changed = try await store.execute(
+        "UPDATE docs SET author = ? WHERE name = ?",
+        bindings: [.text("Bob"), .text("bio")])
     print("\(changed) row(s) updated")
     return changed
 }
@@ -309,8 +330,11 @@ struct ReadmePortTests {
     }
 
     static let documents = [
-        ReadmeDocument(baseID: 100, name: "physics.txt", text: "Light travels fast. Gravity bends light near stars"),
-        ReadmeDocument(baseID: 200, name: "cooking.txt", text: "Bread needs yeast. Soup needs salt and time"),
+        ReadmeDocument(
+            baseID: 100, name: "physics.txt",
+            text: "Light travels fast. Gravity bends light near stars"),
+        ReadmeDocument(
+            baseID: 200, name: "cooking.txt", text: "Bread needs yeast. Soup needs salt and time"),
     ]
     // Every word of an FTS5 query must occur in a row (implicit AND), so no "what is".
     static let question = "the powerhouse of the cell"
@@ -327,11 +351,15 @@ struct ReadmePortTests {
         return inserted.entry
     }
 
-    @Test("1 and the CreatingAStore snippet: a new store is empty; the documents-folder version compiles")
+    @Test(
+        "1 and the CreatingAStore snippet: a new store is empty; the documents-folder version compiles"
+    )
     func create() async throws {
         #expect(try await snippetCreatingAStore() == 0)
         _ = readmeCreateAStore  // compiled; running it would write to the user's documents folder
-        #expect(store.dimension == 512 && store.distanceMetric == .cosine && store.tableName == "chunks")
+        #expect(
+            store.dimension == 512 && store.distanceMetric == .cosine && store.tableName == "chunks"
+        )
     }
 
     @Test("3: insert, the labeled forms, an assigned id and a batch")
@@ -341,7 +369,9 @@ struct ReadmePortTests {
         #expect(try await store.fetch(id: 42) == entry)
         #expect(try await store.count(source: "physics.txt") == 2)
         #expect(try await store.fetch(id: 201)?.content == "Soup needs salt and time.")
-        let info = try #require(try await store.search(vector: entry.vector, topK: 1).first?.decodeMetadata(ChunkInfo.self))
+        let info = try #require(
+            try await store.search(vector: entry.vector, topK: 1).first?.decodeMetadata(
+                ChunkInfo.self))
         #expect(info.page == 3 && info.section == "Cells")
     }
 
@@ -367,7 +397,8 @@ struct ReadmePortTests {
     @Test("6: BM25 in distance for text search; hybrid ranks the row both lists agree on first")
     func lexicalAndHybrid() async throws {
         _ = try await ingested()
-        let found = try await readmeLexicalAndHybrid(store: store, question: Self.question, queryEmbedding: embed(Self.question))
+        let found = try await readmeLexicalAndHybrid(
+            store: store, question: Self.question, queryEmbedding: embed(Self.question))
         #expect(found.lexical.map(\.id) == [42])
         #expect(try #require(found.lexical.first).distance < 0)
         let top = try #require(found.hybrid.first)
@@ -377,13 +408,18 @@ struct ReadmePortTests {
 
     @Test("7: SQL filters over JSON metadata, applied before ranking")
     func filtering() async throws {
-        let pages = [(1, "en", 12, "Cells"), (2, "en", 5, "Cells"), (3, "fr", 30, "Cells"), (4, "en", 40, "Genes")]
+        let pages = [
+            (1, "en", 12, "Cells"), (2, "en", 5, "Cells"), (3, "fr", 30, "Cells"),
+            (4, "en", 40, "Genes"),
+        ]
         for (id, lang, page, section) in pages {
-            try await store.insert(id: id, content: "chunk \(id) about the cell", source: "bio",
-                                   metadata: #"{"lang":"\#(lang)","page":\#(page),"section":"\#(section)"}"#,
-                                   vector: embed("chunk \(id)"))
+            try await store.insert(
+                id: id, content: "chunk \(id) about the cell", source: "bio",
+                metadata: #"{"lang":"\#(lang)","page":\#(page),"section":"\#(section)"}"#,
+                vector: embed("chunk \(id)"))
         }
-        try await store.insert(id: 5, content: "no metadata", source: "bio", vector: embed("chunk 5"))
+        try await store.insert(
+            id: 5, content: "no metadata", source: "bio", vector: embed("chunk 5"))
         let found = try await readmeFiltering(store: store, queryEmbedding: embed("chunk 4"))
         #expect(found.results.map(\.id) == [4, 1])
         #expect(Set(found.visible.map(\.id)) == [1, 2, 3])
@@ -392,7 +428,8 @@ struct ReadmePortTests {
 
     @Test("8 and the OwnTables snippet: the app's tables join the store's table")
     func ownTables() async throws {
-        try await store.insert(id: 1, content: "The cell membrane.", source: "bio", vector: embed("membrane"))
+        try await store.insert(
+            id: 1, content: "The cell membrane.", source: "bio", vector: embed("membrane"))
         #expect(try await readmeOwnTables(store: store) == "Alice")
         #expect(try await snippetOwnTablesUpdate(store: store) == 1)
     }
@@ -410,13 +447,18 @@ struct ReadmePortTests {
         #expect(found.results.first.map { abs($0.distance) < 1e-6 } == true)
     }
 
-    @Test("Error handling: a duplicate id is a SQLiteError with SQLite's constraint code; diagnostics")
+    @Test(
+        "Error handling: a duplicate id is a SQLiteError with SQLite's constraint code; diagnostics"
+    )
     func errors() async throws {
         let entry = try await ingested()
         let description = try await readmeErrorHandling(store: store, entry: entry)
         #expect(description?.contains("19") == true)
         let error = await #expect(throws: SQLiteError.self) { try await store.insert(entry) }
-        guard case .stepFailed(19, _)? = error else { Issue.record("expected a constraint failure, got \(String(describing: error))"); return }
+        guard case .stepFailed(19, _)? = error else {
+            Issue.record("expected a constraint failure, got \(String(describing: error))")
+            return
+        }
         #expect(!readmeDiagnostics().isEmpty)
     }
 }

@@ -13,7 +13,8 @@ struct VectorStoreCollectionTests {
             TroveVecKit.VectorEntry(id: 2, content: "milk (2 l)", source: "b", vector: [0, 1]),
         ])
         // A typed query needs no FTS5 syntax: "milk (2" would be malformed FTS5.
-        let typed = try await store.collection.search(Query(Field("source") == "b").matching(.typed("milk (2")))
+        let typed = try await store.collection.search(
+            Query(Field("source") == "b").matching(.typed("milk (2")))
         #expect(typed.map(\.document.id) == [2])
         let hybrid = try await store.collection.search(
             Query().nearest(to: [1, 0], in: "embedding").matching(.typed("milk")).limit(1))

@@ -8,30 +8,40 @@ import TroveVecKit
 struct VectorStoreErrorTests {
     /// A store with two rows, and a way to read everything it holds.
     private func seeded(metadataByteLimit: Int = 16) async throws -> VectorStore {
-        let store = try VectorStore(dbPath: ":memory:", dimension: 2, metadataByteLimit: metadataByteLimit)
+        let store = try VectorStore(
+            dbPath: ":memory:", dimension: 2, metadataByteLimit: metadataByteLimit)
         try await store.insertBatch([
-            VectorEntry(id: 1, content: "oat milk", source: "a", metadata: "small", vector: [1, 0]),
+            VectorEntry(
+                id: 1, content: "oat milk", source: "a", metadata: "small", vector: [1, 0]),
             VectorEntry(id: 2, content: "river walk", source: "b", vector: [0, 1]),
         ])
         return store
     }
 
     private func contents(_ store: VectorStore) async throws -> [SQLRow] {
-        try await store.query("SELECT id, content, source, metadata, embedding FROM chunks ORDER BY id")
+        try await store.query(
+            "SELECT id, content, source, metadata, embedding FROM chunks ORDER BY id")
     }
 
     /// Runs `body`, expects `SQLiteError` matching `expected`, and that the table did not change.
     private func expectRefused(
-        _ store: VectorStore, _ expected: (SQLiteError) -> Bool, sourceLocation: SourceLocation = #_sourceLocation,
+        _ store: VectorStore, _ expected: (SQLiteError) -> Bool,
+        sourceLocation: SourceLocation = #_sourceLocation,
         _ body: () async throws -> Void
     ) async throws {
         let before = try await contents(store)
-        let error = await #expect(throws: SQLiteError.self, sourceLocation: sourceLocation) { try await body() }
-        if let error, !expected(error) { Issue.record("unexpected \(error)", sourceLocation: sourceLocation) }
+        let error = await #expect(throws: SQLiteError.self, sourceLocation: sourceLocation) {
+            try await body()
+        }
+        if let error, !expected(error) {
+            Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
+        }
         #expect(try await contents(store) == before, sourceLocation: sourceLocation)
     }
 
-    @Test("a vector of the wrong length is dimensionMismatch on every write and search; nothing written")
+    @Test(
+        "a vector of the wrong length is dimensionMismatch on every write and search; nothing written"
+    )
     func wrongDimension() async throws {
         let store = try await seeded()
         let bad = VectorEntry(id: 3, content: "x", source: "a", vector: [1, 0, 0])
@@ -40,15 +50,24 @@ struct VectorStoreErrorTests {
         }
         try await expectRefused(store, isMismatch) { try await store.insert(bad) }
         try await expectRefused(store, isMismatch) {
-            try await store.insertBatch([VectorEntry(id: 4, content: "fine", source: "a", vector: [1, 1]), bad])
+            try await store.insertBatch([
+                VectorEntry(id: 4, content: "fine", source: "a", vector: [1, 1]), bad,
+            ])
         }
-        try await expectRefused(store, isMismatch) { _ = try await store.insert(content: "x", source: "a", vector: [1, 0, 0]) }
         try await expectRefused(store, isMismatch) {
-            try await store.update(VectorEntry(id: 1, content: "x", source: "a", vector: [1, 0, 0]))
+            _ = try await store.insert(content: "x", source: "a", vector: [1, 0, 0])
+        }
+        try await expectRefused(store, isMismatch) {
+            try await store.update(
+                VectorEntry(id: 1, content: "x", source: "a", vector: [1, 0, 0]))
         }
         try await expectRefused(store, isMismatch) { try await store.upsert(bad) }
-        try await expectRefused(store, isMismatch) { _ = try await store.search(vector: [1, 0, 0]) }
-        try await expectRefused(store, isMismatch) { _ = try await store.searchHybrid(text: "oat", vector: [1, 0, 0]) }
+        try await expectRefused(store, isMismatch) {
+            _ = try await store.search(vector: [1, 0, 0])
+        }
+        try await expectRefused(store, isMismatch) {
+            _ = try await store.searchHybrid(text: "oat", vector: [1, 0, 0])
+        }
     }
 
     @Test("metadata over the byte limit is metadataTooLarge; nothing written")
@@ -61,24 +80,43 @@ struct VectorStoreErrorTests {
         let entry = VectorEntry(id: 3, content: "x", source: "a", metadata: big, vector: [1, 1])
         try await expectRefused(store, isTooLarge) { try await store.insert(entry) }
         try await expectRefused(store, isTooLarge) {
-            try await store.insertBatch([VectorEntry(id: 4, content: "fine", source: "a", vector: [1, 1]), entry])
+            try await store.insertBatch([
+                VectorEntry(id: 4, content: "fine", source: "a", vector: [1, 1]), entry,
+            ])
         }
         try await expectRefused(store, isTooLarge) {
-            try await store.update(VectorEntry(id: 1, content: "x", source: "a", metadata: big, vector: [1, 1]))
+            try await store.update(
+                VectorEntry(id: 1, content: "x", source: "a", metadata: big, vector: [1, 1]))
         }
         try await expectRefused(store, isTooLarge) { try await store.upsert(entry) }
-        try await store.insert(VectorEntry(id: 3, content: "x", source: "a", metadata: String(repeating: "é", count: 8), vector: [1, 1]))
+        try await store.insert(
+            VectorEntry(
+                id: 3, content: "x", source: "a", metadata: String(repeating: "é", count: 8),
+                vector: [1, 1]))
         #expect(try await store.count() == 3)
     }
 
-    @Test("a where: fragment that is not valid SQL is prepareFailed, before any search; nothing written")
+    @Test(
+        "a where: fragment that is not valid SQL is prepareFailed, before any search; nothing written"
+    )
     func badFragment() async throws {
         let store = try await seeded()
-        func isPrepare(_ error: SQLiteError) -> Bool { if case .prepareFailed = error { true } else { false } }
-        for fragment in ["no_such_column = 1", "id = = 1", "1); DELETE FROM chunks; SELECT (1", "(SELECT count(*) FROM missing) > 0"] {
-            try await expectRefused(store, isPrepare) { _ = try await store.search(vector: [1, 0], where: fragment) }
-            try await expectRefused(store, isPrepare) { _ = try await store.searchText("oat", where: fragment) }
-            try await expectRefused(store, isPrepare) { _ = try await store.searchHybrid(text: "oat", vector: [1, 0], where: fragment) }
+        func isPrepare(_ error: SQLiteError) -> Bool {
+            if case .prepareFailed = error { true } else { false }
+        }
+        for fragment in [
+            "no_such_column = 1", "id = = 1", "1); DELETE FROM chunks; SELECT (1",
+            "(SELECT count(*) FROM missing) > 0",
+        ] {
+            try await expectRefused(store, isPrepare) {
+                _ = try await store.search(vector: [1, 0], where: fragment)
+            }
+            try await expectRefused(store, isPrepare) {
+                _ = try await store.searchText("oat", where: fragment)
+            }
+            try await expectRefused(store, isPrepare) {
+                _ = try await store.searchHybrid(text: "oat", vector: [1, 0], where: fragment)
+            }
         }
         #expect(try await store.count() == 2)
     }
@@ -94,25 +132,34 @@ struct VectorStoreErrorTests {
     @Test("duplicate ids: the batch is all or nothing")
     func duplicateInBatch() async throws {
         let store = try await seeded()
-        try await expectRefused(store, { if case .stepFailed(19, _) = $0 { true } else { false } }) {
-            try await store.insertBatch([VectorEntry(id: 5, content: "new", source: "a", vector: [1, 1]),
-                                         VectorEntry(id: 1, content: "taken", source: "a", vector: [1, 1])])
+        try await expectRefused(store, { if case .stepFailed(19, _) = $0 { true } else { false } })
+        {
+            try await store.insertBatch([
+                VectorEntry(id: 5, content: "new", source: "a", vector: [1, 1]),
+                VectorEntry(id: 1, content: "taken", source: "a", vector: [1, 1]),
+            ])
         }
     }
 
     @Test("topK out of range, malformed FTS5, text search without its index")
     func searchArguments() async throws {
         let store = try await seeded()
-        try await expectRefused(store, { $0.isCase(.invalidTopK(0)) }) { _ = try await store.search(vector: [1, 0], topK: 0) }
+        try await expectRefused(store, { $0.isCase(.invalidTopK(0)) }) {
+            _ = try await store.search(vector: [1, 0], topK: 0)
+        }
         try await expectRefused(store, { $0.isCase(.invalidTopK(VectorStore.maxTopK + 1)) }) {
             _ = try await store.searchText("oat", topK: VectorStore.maxTopK + 1)
         }
-        try await expectRefused(store, { if case .invalidTextQuery("\"oat", _) = $0 { true } else { false } }) {
+        try await expectRefused(
+            store, { if case .invalidTextQuery("\"oat", _) = $0 { true } else { false } }
+        ) {
             _ = try await store.searchText("\"oat")
         }
         let plain = try VectorStore(dbPath: ":memory:", dimension: 2, lexicalSearch: false)
         try await plain.insert(id: 1, content: "oat", source: "", vector: [1, 0])
-        try await expectRefused(plain, { $0.isCase(.lexicalSearchDisabled) }) { _ = try await plain.searchText("oat") }
+        try await expectRefused(plain, { $0.isCase(.lexicalSearchDisabled) }) {
+            _ = try await plain.searchText("oat")
+        }
         try await expectRefused(plain, { $0.isCase(.lexicalSearchDisabled) }) {
             _ = try await plain.searchHybrid(text: "oat", vector: [1, 0])
         }
@@ -130,47 +177,77 @@ struct VectorStoreErrorTests {
         }
         try await store.execute("CREATE TABLE tags(name TEXT PRIMARY KEY)")
         try await store.execute("INSERT INTO tags VALUES ('a')")
-        try await expectRefused(store, { if case .stepFailed(19, _) = $0 { true } else { false } }) {
+        try await expectRefused(store, { if case .stepFailed(19, _) = $0 { true } else { false } })
+        {
             try await store.execute("INSERT INTO tags VALUES (?)", bindings: [.text("a")])
         }
     }
 
-    @Test("opening: bad names and dimensions, a file that is not a database, another table of the name; nothing written")
+    @Test(
+        "opening: bad names and dimensions, a file that is not a database, another table of the name; nothing written"
+    )
     func opening() async throws {
         let dir = try TemporaryDirectory()
-        for name in ["bad name", "1abc", "", "sqlite_x", "trove_meta", String(repeating: "a", count: 65)] {
-            let error = #expect(throws: SQLiteError.self) { try VectorStore(dbPath: dir.path("names.db"), tableName: name) }
+        for name in [
+            "bad name", "1abc", "", "sqlite_x", "trove_meta", String(repeating: "a", count: 65),
+        ] {
+            let error = #expect(throws: SQLiteError.self) {
+                try VectorStore(dbPath: dir.path("names.db"), tableName: name)
+            }
             #expect(error?.isCase(.invalidTableName(name)) == true)
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("names.db")))
         for dimension in [0, -1, 70_000] {
-            let error = #expect(throws: SQLiteError.self) { try VectorStore(dbPath: ":memory:", dimension: dimension) }
+            let error = #expect(throws: SQLiteError.self) {
+                try VectorStore(dbPath: ":memory:", dimension: dimension)
+            }
             #expect(error?.isCase(.invalidDimension(dimension)) == true)
         }
 
         let garbage = dir.path("garbage.db")
         let bytes = Data("# My notes\nbuy oat milk\n".utf8) + Data(repeating: 7, count: 4096)
         try bytes.write(to: URL(fileURLWithPath: garbage))
-        let error = #expect(throws: SQLiteError.self) { try VectorStore(dbPath: garbage, dimension: 2) }
-        guard case .databaseOpenFailed(26, _)? = error else { Issue.record("got \(String(describing: error))"); return }
+        let error = #expect(throws: SQLiteError.self) {
+            try VectorStore(dbPath: garbage, dimension: 2)
+        }
+        guard case .databaseOpenFailed(26, _)? = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(try Data(contentsOf: URL(fileURLWithPath: garbage)) == bytes)
 
         // A file from a newer Trove (its format version raised by hand) is refused, and stays so.
         let newer = dir.path("newer.db")
         do {
             let store = try VectorStore(dbPath: newer, dimension: 2)
-            try await store.execute("UPDATE trove_meta SET value = '99' WHERE key = 'format_version'")
+            try await store.execute(
+                "UPDATE trove_meta SET value = '99' WHERE key = 'format_version'")
         }
-        let refused = #expect(throws: SQLiteError.self) { try VectorStore(dbPath: newer, dimension: 2) }
-        guard case .databaseOpenFailed? = refused else { Issue.record("got \(String(describing: refused))"); return }
+        let refused = #expect(throws: SQLiteError.self) {
+            try VectorStore(dbPath: newer, dimension: 2)
+        }
+        guard case .databaseOpenFailed? = refused else {
+            Issue.record("got \(String(describing: refused))")
+            return
+        }
         #expect(throws: SQLiteError.self) { try VectorStore(dbPath: newer, dimension: 2) }
 
         let shared = dir.path("shared.db")
         let store = try VectorStore(dbPath: shared, dimension: 2)
         try await store.execute("CREATE TABLE mine(x)")
-        let taken = #expect(throws: SQLiteError.self) { try VectorStore(dbPath: shared, dimension: 2, tableName: "mine") }
-        guard case .schemaMismatch? = taken else { Issue.record("got \(String(describing: taken))"); return }
-        #expect(try await store.query("SELECT name FROM sqlite_master WHERE name LIKE 'mine%'").map { $0.text("name") } == ["mine"])
+        let taken = #expect(throws: SQLiteError.self) {
+            try VectorStore(dbPath: shared, dimension: 2, tableName: "mine")
+        }
+        guard case .schemaMismatch? = taken else {
+            Issue.record("got \(String(describing: taken))")
+            return
+        }
+        #expect(
+            try await store.query("SELECT name FROM sqlite_master WHERE name LIKE 'mine%'").map {
+                $0.text("name")
+            } == [
+                "mine"
+            ])
     }
 }
 

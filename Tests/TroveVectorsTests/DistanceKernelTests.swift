@@ -1,5 +1,6 @@
 import Testing
 import TroveTestSupport
+
 @testable import TroveVectors
 
 @Suite("DistanceKernels")
@@ -20,12 +21,22 @@ struct DistanceKernelTests {
             let b = rng.vector(dimension: dimension)
             let magnitude = zip(a, b).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
             let l2magnitude = zip(a, b).reduce(Float(0)) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
-            #expect(Self.close(DistanceKernels.dot(a, b), ScalarDistanceKernels.dot(a, b), magnitude: magnitude))
-            #expect(Self.close(
-                DistanceKernels.l2Squared(a, b), ScalarDistanceKernels.l2Squared(a, b), magnitude: l2magnitude))
-            #expect(Self.close(DistanceKernels.l2(a, b), ScalarDistanceKernels.l2(a, b), magnitude: l2magnitude.squareRoot()))
-            #expect(Self.close(
-                DistanceKernels.cosineDistance(a, b), ScalarDistanceKernels.cosineDistance(a, b), magnitude: 1))
+            #expect(
+                Self.close(
+                    DistanceKernels.dot(a, b), ScalarDistanceKernels.dot(a, b), magnitude: magnitude
+                ))
+            #expect(
+                Self.close(
+                    DistanceKernels.l2Squared(a, b), ScalarDistanceKernels.l2Squared(a, b),
+                    magnitude: l2magnitude))
+            #expect(
+                Self.close(
+                    DistanceKernels.l2(a, b), ScalarDistanceKernels.l2(a, b),
+                    magnitude: l2magnitude.squareRoot()))
+            #expect(
+                Self.close(
+                    DistanceKernels.cosineDistance(a, b),
+                    ScalarDistanceKernels.cosineDistance(a, b), magnitude: 1))
         }
     }
 
@@ -51,7 +62,8 @@ struct DistanceKernelTests {
 
     @Test("Metric distances and scores", arguments: DistanceMetric.allCases)
     func metricScore(metric: DistanceMetric) {
-        let a: [Float] = [1, 2], b: [Float] = [2, 1]
+        let a: [Float] = [1, 2]
+        let b: [Float] = [2, 1]
         let d = metric.distance(a, b)
         switch metric {
         case .cosine:
@@ -84,23 +96,28 @@ struct TopKTests {
 
 @Suite("NativeKernels")
 struct NativeKernelTests {
-    @Test("Run-time dispatched kernels equal the scalar reference", arguments: DistanceKernelTests.dimensions)
+    @Test(
+        "Run-time dispatched kernels equal the scalar reference",
+        arguments: DistanceKernelTests.dimensions)
     func nativeMatchesScalar(dimension: Int) {
         var rng = SeededGenerator(seed: 1000 + UInt64(dimension))
         let rowCount = 5
         let q = rng.vector(dimension: dimension)
         let rows = (0..<rowCount).map { _ in rng.vector(dimension: dimension) }
         let flat = rows.flatMap { $0 }
-        var dots = [Float](repeating: 0, count: rowCount), l2s = dots
+        var dots = [Float](repeating: 0, count: rowCount)
+        var l2s = dots
         q.withUnsafeBufferPointer { qp in
             flat.withUnsafeBufferPointer { fp in
                 dots.withUnsafeMutableBufferPointer { out in
-                    NativeKernels.dotRows(qp.baseAddress!, fp.baseAddress!, rowCount: rowCount, count: dimension,
-                                          into: out.baseAddress!)
+                    NativeKernels.dotRows(
+                        qp.baseAddress!, fp.baseAddress!, rowCount: rowCount, count: dimension,
+                        into: out.baseAddress!)
                 }
                 l2s.withUnsafeMutableBufferPointer { out in
-                    NativeKernels.l2SquaredRows(qp.baseAddress!, fp.baseAddress!, rowCount: rowCount, count: dimension,
-                                                into: out.baseAddress!)
+                    NativeKernels.l2SquaredRows(
+                        qp.baseAddress!, fp.baseAddress!, rowCount: rowCount, count: dimension,
+                        into: out.baseAddress!)
                 }
             }
         }
@@ -108,11 +125,14 @@ struct NativeKernelTests {
             let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
             let single = q.withUnsafeBufferPointer { a in
                 row.withUnsafeBufferPointer { b in
-                    (NativeKernels.dot(a.baseAddress!, b.baseAddress!, count: dimension),
-                     NativeKernels.l2Squared(a.baseAddress!, b.baseAddress!, count: dimension))
+                    (
+                        NativeKernels.dot(a.baseAddress!, b.baseAddress!, count: dimension),
+                        NativeKernels.l2Squared(a.baseAddress!, b.baseAddress!, count: dimension)
+                    )
                 }
             }
-            let refDot = ScalarDistanceKernels.dot(q, row), refL2 = ScalarDistanceKernels.l2Squared(q, row)
+            let refDot = ScalarDistanceKernels.dot(q, row)
+            let refL2 = ScalarDistanceKernels.l2Squared(q, row)
             #expect(DistanceKernelTests.close(dots[r], refDot, magnitude: magnitude))
             #expect(DistanceKernelTests.close(single.0, refDot, magnitude: magnitude))
             #expect(DistanceKernelTests.close(l2s[r], refL2, magnitude: refL2))
@@ -121,17 +141,20 @@ struct NativeKernelTests {
         // Runs of rows read side by side: 3 runs of 2 rows, 2 rows apart, over rows 0...4 (the
         // runs overlap when stride < count; the layout must hold all the same).
         for (runLength, stride, streams) in [(2, 2, 2), (1, 2, 3), (2, 1, 3), (5, 0, 1)] {
-            var sDots = [Float](repeating: 0, count: runLength * streams), sL2s = sDots
+            var sDots = [Float](repeating: 0, count: runLength * streams)
+            var sL2s = sDots
             q.withUnsafeBufferPointer { qp in
                 flat.withUnsafeBufferPointer { fp in
                     sDots.withUnsafeMutableBufferPointer { out in
-                        NativeKernels.dotRowStreams(qp.baseAddress!, fp.baseAddress!, rowCount: runLength, stride: stride,
-                                                    streams: streams, count: dimension, into: out.baseAddress!)
+                        NativeKernels.dotRowStreams(
+                            qp.baseAddress!, fp.baseAddress!, rowCount: runLength, stride: stride,
+                            streams: streams, count: dimension, into: out.baseAddress!)
                     }
                     sL2s.withUnsafeMutableBufferPointer { out in
-                        NativeKernels.l2SquaredRowStreams(qp.baseAddress!, fp.baseAddress!, rowCount: runLength,
-                                                          stride: stride, streams: streams, count: dimension,
-                                                          into: out.baseAddress!)
+                        NativeKernels.l2SquaredRowStreams(
+                            qp.baseAddress!, fp.baseAddress!, rowCount: runLength,
+                            stride: stride, streams: streams, count: dimension,
+                            into: out.baseAddress!)
                     }
                 }
             }
@@ -140,9 +163,12 @@ struct NativeKernelTests {
                     let row = rows[j * stride + r]
                     let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
                     let refL2 = ScalarDistanceKernels.l2Squared(q, row)
-                    #expect(DistanceKernelTests.close(sDots[j * runLength + r], ScalarDistanceKernels.dot(q, row),
-                                                      magnitude: magnitude))
-                    #expect(DistanceKernelTests.close(sL2s[j * runLength + r], refL2, magnitude: refL2))
+                    #expect(
+                        DistanceKernelTests.close(
+                            sDots[j * runLength + r], ScalarDistanceKernels.dot(q, row),
+                            magnitude: magnitude))
+                    #expect(
+                        DistanceKernelTests.close(sL2s[j * runLength + r], refL2, magnitude: refL2))
                 }
             }
         }
@@ -150,18 +176,21 @@ struct NativeKernelTests {
         // one run and as 2 or 3 runs side by side.
         let slots: [UInt32] = [4, 0, 3, 3, 1, 2, 4, 0, 2]
         for (runLength, stride, streams) in [(9, 0, 1), (4, 4, 2), (3, 3, 3), (2, 3, 3)] {
-            var gDots = [Float](repeating: 0, count: runLength * streams), gL2s = gDots
+            var gDots = [Float](repeating: 0, count: runLength * streams)
+            var gL2s = gDots
             q.withUnsafeBufferPointer { qp in
                 flat.withUnsafeBufferPointer { fp in
                     gDots.withUnsafeMutableBufferPointer { out in
-                        NativeKernels.dotGather(qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: runLength,
-                                                stride: stride, streams: streams, count: dimension,
-                                                into: out.baseAddress!)
+                        NativeKernels.dotGather(
+                            qp.baseAddress!, fp.baseAddress!, slots: slots, slotCount: runLength,
+                            stride: stride, streams: streams, count: dimension,
+                            into: out.baseAddress!)
                     }
                     gL2s.withUnsafeMutableBufferPointer { out in
-                        NativeKernels.l2SquaredGather(qp.baseAddress!, fp.baseAddress!, slots: slots,
-                                                      slotCount: runLength, stride: stride, streams: streams,
-                                                      count: dimension, into: out.baseAddress!)
+                        NativeKernels.l2SquaredGather(
+                            qp.baseAddress!, fp.baseAddress!, slots: slots,
+                            slotCount: runLength, stride: stride, streams: streams,
+                            count: dimension, into: out.baseAddress!)
                     }
                 }
             }
@@ -170,9 +199,12 @@ struct NativeKernelTests {
                     let row = rows[Int(slots[j * stride + r])]
                     let magnitude = zip(q, row).reduce(Float(0)) { $0 + abs($1.0 * $1.1) }
                     let refL2 = ScalarDistanceKernels.l2Squared(q, row)
-                    #expect(DistanceKernelTests.close(gDots[j * runLength + r], ScalarDistanceKernels.dot(q, row),
-                                                      magnitude: magnitude))
-                    #expect(DistanceKernelTests.close(gL2s[j * runLength + r], refL2, magnitude: refL2))
+                    #expect(
+                        DistanceKernelTests.close(
+                            gDots[j * runLength + r], ScalarDistanceKernels.dot(q, row),
+                            magnitude: magnitude))
+                    #expect(
+                        DistanceKernelTests.close(gL2s[j * runLength + r], refL2, magnitude: refL2))
                 }
             }
         }
@@ -182,9 +214,12 @@ struct NativeKernelTests {
         let ref8 = zip(a8, b8).reduce(Int32(0)) { $0 + Int32($1.0) * Int32($1.1) }
         #expect(NativeKernels.dotInt8(a8, b8, count: dimension) == ref8)
         let words = (dimension + 63) / 64
-        let wa = (0..<words).map { _ in rng.next() }, wb = (0..<words).map { _ in rng.next() }
+        let wa = (0..<words).map { _ in rng.next() }
+        let wb = (0..<words).map { _ in rng.next() }
         var bits = 0
-        for w in 0..<words { for bit in 0..<64 where (wa[w] >> bit) & 1 != (wb[w] >> bit) & 1 { bits += 1 } }
+        for w in 0..<words {
+            for bit in 0..<64 where (wa[w] >> bit) & 1 != (wb[w] >> bit) & 1 { bits += 1 }
+        }
         #expect(NativeKernels.hamming(wa, wb, words: words) == UInt32(bits))
     }
 }

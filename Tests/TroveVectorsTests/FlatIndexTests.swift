@@ -1,5 +1,6 @@
 import Testing
 import TroveTestSupport
+
 @testable import TroveVectors
 
 @Suite("FlatIndex")
@@ -20,9 +21,11 @@ struct FlatIndexTests {
         return (index, oracle, rng)
     }
 
-    @Test("Equals the brute-force oracle", arguments: DistanceMetric.allCases, [1, 3, 8, 17, 64, 100])
+    @Test(
+        "Equals the brute-force oracle", arguments: DistanceMetric.allCases, [1, 3, 8, 17, 64, 100])
     func matchesOracle(metric: DistanceMetric, dimension: Int) {
-        var (index, oracle, rng) = Self.makeData(dimension: dimension, count: 600, metric: metric, seed: 1)
+        var (index, oracle, rng) = Self.makeData(
+            dimension: dimension, count: 600, metric: metric, seed: 1)
         for k in [1, 10, 37] {
             let q = rng.vector(dimension: dimension)
             let got = index.search(q, k: k)
@@ -44,8 +47,9 @@ struct FlatIndexTests {
         }
     }
 
-    @Test("The multi-run scan of larger indexes equals the oracle",
-          arguments: DistanceMetric.allCases, [(1_203, 19), (1_030, 70), (1_024, 8)])
+    @Test(
+        "The multi-run scan of larger indexes equals the oracle",
+        arguments: DistanceMetric.allCases, [(1_203, 19), (1_030, 70), (1_024, 8)])
     func largeScanMatchesOracle(metric: DistanceMetric, shape: (count: Int, dimension: Int)) {
         // Sizes past 4 runs × 256 rows: runs of 300 rows (a full and a partial block each) with
         // 3 rows left over, runs of 257 with 2 left over, and exactly 4 runs of one block.
@@ -53,10 +57,15 @@ struct FlatIndexTests {
             dimension: shape.dimension, count: shape.count, metric: metric, seed: 11)
         for k in [1, 10, 100] {
             let q = rng.vector(dimension: shape.dimension)
-            #expect(oracle.mismatch(index.search(q, k: k), expected: oracle.search(q, k: k), query: q) == nil)
+            #expect(
+                oracle.mismatch(index.search(q, k: k), expected: oracle.search(q, k: k), query: q)
+                    == nil)
         }
         // The nearest row to a stored vector is that row, wherever it sits (last rows included).
-        for id in [index.matrix.ids[0], index.matrix.ids[shape.count / 4], index.matrix.ids[shape.count - 1]] {
+        for id in [
+            index.matrix.ids[0], index.matrix.ids[shape.count / 4],
+            index.matrix.ids[shape.count - 1],
+        ] {
             let v = index.vector(for: id)!
             let hit = index.search(v, k: 1)
             let expected = oracle.search(v, k: 1)
@@ -81,26 +90,31 @@ struct FlatIndexTests {
         #expect(index.search(q, k: 5, among: []).isEmpty)
     }
 
-    @Test("Filtered search returns exactly k at every selectivity",
-          arguments: DistanceMetric.allCases, [0.01, 0.1, 0.5])
+    @Test(
+        "Filtered search returns exactly k at every selectivity",
+        arguments: DistanceMetric.allCases, [0.01, 0.1, 0.5])
     func filtered(metric: DistanceMetric, selectivity: Double) {
-        var (index, oracle, rng) = Self.makeData(dimension: 19, count: 3_000, metric: metric, seed: 3)
-        let allowed = Set(index.matrix.ids.filter { _ in Double.random(in: 0..<1, using: &rng) < selectivity })
+        var (index, oracle, rng) = Self.makeData(
+            dimension: 19, count: 3_000, metric: metric, seed: 3)
+        let allowed = Set(
+            index.matrix.ids.filter { _ in Double.random(in: 0..<1, using: &rng) < selectivity })
         let k = 10
         #expect(allowed.count >= k)
         let q = rng.vector(dimension: 19)
         let expected = oracle.search(q, k: k, where: allowed.contains)
         let viaWhere = index.search(q, k: k, where: allowed.contains)
         // Duplicates and unknown ids among the candidates must be harmless.
-        let viaAmong = index.search(q, k: k, among: Array(allowed) + Array(allowed.prefix(5)) + [-1, -2])
+        let viaAmong = index.search(
+            q, k: k, among: Array(allowed) + Array(allowed.prefix(5)) + [-1, -2])
         #expect(viaWhere.count == k && viaAmong.count == k)
         #expect(viaWhere.allSatisfy { allowed.contains($0.id) })
         #expect(oracle.mismatch(viaWhere, expected: expected, query: q) == nil)
         #expect(oracle.mismatch(viaAmong, expected: expected, query: q) == nil)
     }
 
-    @Test("Append, update, remove and swap keep the index equal to the oracle",
-          arguments: DistanceMetric.allCases)
+    @Test(
+        "Append, update, remove and swap keep the index equal to the oracle",
+        arguments: DistanceMetric.allCases)
     func mutations(metric: DistanceMetric) {
         var (index, oracle, rng) = Self.makeData(dimension: 13, count: 300, metric: metric, seed: 4)
         var ids = Array(oracle.vectors.keys).sorted()
@@ -139,10 +153,14 @@ struct FlatIndexTests {
             }
         }
         // The slot map must be a bijection after all the swaps.
-        for (slot, id) in index.matrix.ids.enumerated() { #expect(index.matrix.slot(of: id) == UInt32(slot)) }
+        for (slot, id) in index.matrix.ids.enumerated() {
+            #expect(index.matrix.slot(of: id) == UInt32(slot))
+        }
         for _ in 0..<5 {
             let q = rng.vector(dimension: 13)
-            #expect(oracle.mismatch(index.search(q, k: 15), expected: oracle.search(q, k: 15), query: q) == nil)
+            #expect(
+                oracle.mismatch(index.search(q, k: 15), expected: oracle.search(q, k: 15), query: q)
+                    == nil)
         }
         index.removeAll()
         #expect(index.count == 0 && index.search([Float](repeating: 1, count: 13), k: 3).isEmpty)
@@ -185,7 +203,8 @@ struct VectorMatrixTests {
     @Test("A buffer past the huge-page threshold keeps rows, and copies stay independent")
     func largeBufferCopyOnWrite() {
         // 3,000 rows of 384 floats = 4.6 MB: the 2 MB aligned, huge-page advised allocation.
-        let dimension = 384, rows = 3_000
+        let dimension = 384
+        let rows = 3_000
         var rng = SeededGenerator(seed: 77)
         var m = VectorMatrix(dimension: dimension)
         var expected: [[Float]] = []
@@ -196,15 +215,21 @@ struct VectorMatrixTests {
         }
         #expect(m.storage.capacity * 4 >= RowBuffer.hugePageThreshold)
         #expect(Int(bitPattern: m.storage.base) % RowBuffer.hugePageSize == 0)
-        for i in stride(from: 0, to: rows, by: 97) { #expect(m.row(forID: Int64(i)) == expected[i]) }
+        for i in stride(from: 0, to: rows, by: 97) {
+            #expect(m.row(forID: Int64(i)) == expected[i])
+        }
         let copy = m
         m.remove(id: 0)
         m.update(slot: 1, vector: [Float](repeating: 2, count: dimension))
-        #expect(copy.count == rows && copy.row(forID: 0) == expected[0] && copy.row(at: 1) == expected[1])
+        #expect(
+            copy.count == rows && copy.row(forID: 0) == expected[0]
+                && copy.row(at: 1) == expected[1])
         #expect(m.row(forID: 0) == nil && m.row(forID: Int64(rows - 1)) == expected[rows - 1])
         var cleared = copy
         cleared.removeAll()
-        #expect(cleared.isEmpty && copy.count == rows && copy.row(at: UInt32(rows - 1)) == expected[rows - 1])
+        #expect(
+            cleared.isEmpty && copy.count == rows
+                && copy.row(at: UInt32(rows - 1)) == expected[rows - 1])
         cleared.append(id: 5, vector: expected[5])
         #expect(cleared.row(at: 0) == expected[5])
     }
@@ -218,7 +243,8 @@ struct VectorMatrixTests {
                 while offset < source.count {
                     let n = min(chunk, source.count - offset)
                     UnsafeMutableRawBufferPointer(rebasing: rows[offset..<offset + n])
-                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + n]))
+                        .copyMemory(
+                            from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + n]))
                     offset += n
                 }
             }
@@ -228,12 +254,17 @@ struct VectorMatrixTests {
 
     // 12 MB of rows (above the huge-page threshold) and a tiny matrix, written in snapshot-sized
     // parts: every byte written must come back.
-    @Test("A matrix filled in place holds exactly what was written", arguments: [(count: 6_000, dimension: 512), (count: 5, dimension: 3)])
+    @Test(
+        "A matrix filled in place holds exactly what was written",
+        arguments: [(count: 6_000, dimension: 512), (count: 5, dimension: 3)])
     func fillingKeepsEveryByte(shape: (count: Int, dimension: Int)) throws {
         var rng = SeededGenerator(seed: 27)
         let ids = (0..<shape.count).map { Int64($0 * 5 + 1) }
-        let floats = (0..<shape.count * shape.dimension).map { _ in Float.random(in: -1...1, using: &rng) }
-        let matrix = try #require(Self.filled(ids: ids, floats: floats, dimension: shape.dimension, chunk: 3_904))
+        let floats = (0..<shape.count * shape.dimension).map { _ in
+            Float.random(in: -1...1, using: &rng)
+        }
+        let matrix = try #require(
+            Self.filled(ids: ids, floats: floats, dimension: shape.dimension, chunk: 3_904))
         #expect(matrix.count == shape.count)
         #expect(matrix.ids == ids)
         for slot in 0..<shape.count {
@@ -248,6 +279,9 @@ struct VectorMatrixTests {
     @Test("A fill that fails or repeats an id gives no matrix")
     func refusedFill() {
         #expect(VectorMatrix(dimension: 4, count: 3) { _, _ in false } == nil)
-        #expect(Self.filled(ids: [1, 2, 1], floats: Array(repeating: 0.5, count: 12), dimension: 4, chunk: 16) == nil)
+        #expect(
+            Self.filled(
+                ids: [1, 2, 1], floats: Array(repeating: 0.5, count: 12), dimension: 4, chunk: 16)
+                == nil)
     }
 }

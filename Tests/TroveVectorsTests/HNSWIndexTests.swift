@@ -2,6 +2,7 @@ import CTroveKernels
 import Foundation
 import Testing
 import TroveTestSupport
+
 @testable import TroveVectors
 
 /// Small seeded data sets so the suite stays fast in debug builds.
@@ -37,7 +38,8 @@ struct HNSWFixture {
         search: ((HNSWIndex, [Float], Int) -> [Neighbor])? = nil,
         filter: (Int64) -> Bool = { _ in true }
     ) -> (recall: Double, shortAnswers: Int) {
-        var total = 0.0, short = 0
+        var total = 0.0
+        var short = 0
         for _ in 0..<queries {
             let q = rng.vector(dimension: dimension)
             let expected = oracle.search(q, k: k, where: filter)
@@ -63,7 +65,8 @@ struct HNSWIndexTests {
         // Reported distances are the metric's true distances.
         let q = f.rng.vector(dimension: 32)
         for hit in f.index.search(q, k: 5) {
-            #expect(abs(Double(hit.distance) - f.oracle.distance(q, f.oracle.vectors[hit.id]!)) < 1e-4)
+            #expect(
+                abs(Double(hit.distance) - f.oracle.distance(q, f.oracle.vectors[hit.id]!)) < 1e-4)
         }
     }
 
@@ -116,7 +119,9 @@ struct HNSWIndexTests {
         #expect(f.index.checkInvariants() == [])
         let afterInsert = f.recall()
         #expect(afterInsert.recall >= 0.95, "recall after re-inserts \(afterInsert.recall)")
-        for id in ids.prefix(50) { #expect(f.index.contains(id: id) == (f.oracle.vectors[id] != nil)) }
+        for id in ids.prefix(50) {
+            #expect(f.index.contains(id: id) == (f.oracle.vectors[id] != nil))
+        }
     }
 
     @Test("Update replaces the vector")
@@ -154,37 +159,50 @@ struct HNSWIndexTests {
         #expect(f.index.search([Float](repeating: 0.1, count: 32), k: 100).count == 30)
     }
 
-    @Test("Filtered search returns exactly k matching results with recall >= 0.95",
-          arguments: [0.001, 0.01, 0.1, 0.5])
+    @Test(
+        "Filtered search returns exactly k matching results with recall >= 0.95",
+        arguments: [0.001, 0.01, 0.1, 0.5])
     func filtered(selectivity: Double) throws {
         var f = HNSWFixture.sharedCosine
         var allowed = Set<Int64>()
-        for id in f.oracle.vectors.keys where Double(f.rng.next() % 1_000_000) / 1e6 < selectivity { allowed.insert(id) }
-        while allowed.count < 10 { allowed.insert(f.oracle.vectors.keys.randomElement(using: &f.rng)!) }
-        let (recall, short) = f.recall(search: { index, q, k in
-            index.search(q, k: k, candidates: allowed).results
-        }, filter: allowed.contains)
+        for id in f.oracle.vectors.keys where Double(f.rng.next() % 1_000_000) / 1e6 < selectivity {
+            allowed.insert(id)
+        }
+        while allowed.count < 10 {
+            allowed.insert(f.oracle.vectors.keys.randomElement(using: &f.rng)!)
+        }
+        let (recall, short) = f.recall(
+            search: { index, q, k in
+                index.search(q, k: k, candidates: allowed).results
+            }, filter: allowed.contains)
         #expect(short == 0)
         #expect(recall >= 0.95, "recall \(recall) at selectivity \(selectivity)")
         // The filter-aware walk on its own (the plan would scan at low selectivity).
-        let (walkRecall, walkShort) = f.recall(search: { index, q, k in
-            index.search(q, k: k, where: allowed.contains)
-        }, filter: allowed.contains)
+        let (walkRecall, walkShort) = f.recall(
+            search: { index, q, k in
+                index.search(q, k: k, where: allowed.contains)
+            }, filter: allowed.contains)
         #expect(walkShort == 0)
         #expect(walkRecall >= 0.95, "walk recall \(walkRecall) at selectivity \(selectivity)")
     }
 
     @Test("The planner scans few matches and walks many")
     func planner() {
-        if case .graphTraversal = HNSWIndex.plan(matching: 500, total: 1_000_000, k: 10, efSearch: 64) {
+        if case .graphTraversal = HNSWIndex.plan(
+            matching: 500, total: 1_000_000, k: 10, efSearch: 64)
+        {
             Issue.record("500 matches should be scanned")
         }
-        if case .exactScan = HNSWIndex.plan(matching: 500_000, total: 1_000_000, k: 10, efSearch: 64) {
+        if case .exactScan = HNSWIndex.plan(
+            matching: 500_000, total: 1_000_000, k: 10, efSearch: 64)
+        {
             Issue.record("half the rows should be walked")
         }
     }
 
-    @Test("Quantized walks with float32 re-scoring keep recall", arguments: [HNSWQuantization.int8, .binary])
+    @Test(
+        "Quantized walks with float32 re-scoring keep recall",
+        arguments: [HNSWQuantization.int8, .binary])
     func quantized(mode: HNSWQuantization) throws {
         let config = HNSWConfiguration(quantization: mode, rescoreFactor: mode == .binary ? 20 : 4)
         var f = try HNSWFixture(dimension: 48, configuration: config)
@@ -202,8 +220,9 @@ struct HNSWIndexTests {
         #expect(copy.search(q, k: 10) == f.index.search(q, k: 10))
     }
 
-    @Test("Codes-only int8: no float32 copy, recall >= 0.95 re-scored from the caller's vectors",
-          arguments: [DistanceMetric.cosine, .l2])
+    @Test(
+        "Codes-only int8: no float32 copy, recall >= 0.95 re-scored from the caller's vectors",
+        arguments: [DistanceMetric.cosine, .l2])
     func codesOnly(metric: DistanceMetric) throws {
         var config = HNSWConfiguration(quantization: .int8)
         config.storesFullPrecision = false
@@ -219,13 +238,16 @@ struct HNSWIndexTests {
         #expect(codeBytes <= 0.35 * floatBytes, "\(codeBytes) vs \(floatBytes) bytes per vector")
         let oracle = f.oracle
         let source: (Int64) -> [Float]? = { oracle.vectors[$0] }
-        let rescored = f.recall(search: { index, q, k in index.search(q, k: k, rescoringWith: source) })
+        let rescored = f.recall(search: { index, q, k in
+            index.search(q, k: k, rescoringWith: source)
+        })
         #expect(rescored.shortAnswers == 0)
         #expect(rescored.recall >= 0.95, "re-scored recall \(rescored.recall)")
         // Re-scored distances are the float32 ones.
         let q = f.rng.vector(dimension: 48)
         for hit in f.index.search(q, k: 5, rescoringWith: source) {
-            #expect(abs(Double(hit.distance) - f.oracle.distance(q, f.oracle.vectors[hit.id]!)) < 1e-3)
+            #expect(
+                abs(Double(hit.distance) - f.oracle.distance(q, f.oracle.vectors[hit.id]!)) < 1e-3)
         }
         // Deletes, repair and re-inserts work from the codes alone.
         let ids = f.oracle.vectors.keys.sorted()
@@ -241,7 +263,9 @@ struct HNSWIndexTests {
         }
         #expect(f.index.checkInvariants() == [])
         let oracleAfter = f.oracle
-        let after = f.recall(search: { index, q, k in index.search(q, k: k, rescoringWith: { oracleAfter.vectors[$0] }) })
+        let after = f.recall { index, q, k in
+            index.search(q, k: k, rescoringWith: { oracleAfter.vectors[$0] })
+        }
         #expect(after.recall >= 0.95, "recall after deletes and inserts \(after.recall)")
         // Snapshots keep the codes (format version 2, codes-only flag) and nothing else.
         let bytes = f.index.snapshot()
@@ -249,12 +273,15 @@ struct HNSWIndexTests {
         #expect(copy.snapshot() == bytes && copy.configuration.storesFullPrecision == false)
         let q2 = f.rng.vector(dimension: 48)
         let source2: (Int64) -> [Float]? = { oracleAfter.vectors[$0] }
-        #expect(copy.search(q2, k: 10, rescoringWith: source2) == f.index.search(q2, k: 10, rescoringWith: source2))
+        #expect(
+            copy.search(q2, k: 10, rescoringWith: source2)
+                == f.index.search(q2, k: 10, rescoringWith: source2))
         #expect(throws: VectorIndexError.self) { try f.index.converted(to: .binary) }
     }
 
-    @Test("A snapshot with a valid checksum but a broken graph is refused; free slots round trip",
-          arguments: ["duplicate", "self-loop", "out of range", "count"])
+    @Test(
+        "A snapshot with a valid checksum but a broken graph is refused; free slots round trip",
+        arguments: ["duplicate", "self-loop", "out of range", "count"])
     func brokenGraph(damage: String) throws {
         var f = try HNSWFixture(count: 300)
         // Free slots too: removed, then repaired away.
@@ -271,9 +298,13 @@ struct HNSWIndexTests {
         let slots = Int(bytes[48..<52].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
         let list = 80 + slots * (10 + 32 * 4)
         func put(_ value: UInt32, at offset: Int) {
-            withUnsafeBytes(of: value.littleEndian) { broken.replaceSubrange(offset..<offset + 4, with: $0) }
+            withUnsafeBytes(of: value.littleEndian) {
+                broken.replaceSubrange(offset..<offset + 4, with: $0)
+            }
         }
-        let first = broken[list + 4..<list + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        let first = broken[list + 4..<list + 8].withUnsafeBytes {
+            $0.loadUnaligned(as: UInt32.self)
+        }
         #expect(broken[list..<list + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } >= 2)
         switch damage {
         case "duplicate": put(first, at: list + 8)
@@ -282,13 +313,18 @@ struct HNSWIndexTests {
         default: put(33, at: list)
         }
         let body = broken[0..<(broken.count - 8)]
-        broken.replaceSubrange((broken.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        broken.replaceSubrange(
+            (broken.count - 8)...,
+            with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
         #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: broken) }
-        #expect(throws: VectorIndexError.self) { try broken.withUnsafeBytes { try HNSWIndex(snapshot: $0) } }
+        #expect(throws: VectorIndexError.self) {
+            try broken.withUnsafeBytes { try HNSWIndex(snapshot: $0) }
+        }
     }
 
-    @Test("Snapshots of versions 1-3 (one record per slot) are still read, whole or in pieces",
-          arguments: [(UInt32(3), HNSWQuantization.none), (3, .int8), (2, .none), (1, .none)])
+    @Test(
+        "Snapshots of versions 1-3 (one record per slot) are still read, whole or in pieces",
+        arguments: [(UInt32(3), HNSWQuantization.none), (3, .int8), (2, .none), (1, .none)])
     func earlierVersions(version: UInt32, quantization: HNSWQuantization) throws {
         var f = try HNSWFixture(count: 300, configuration: .init(quantization: quantization))
         for id in [Int64(4), 10] { #expect(f.index.remove(id: id)) }
@@ -310,7 +346,8 @@ struct HNSWIndexTests {
 
     @Test("A version 3 snapshot larger than a huge page (its buffer rounded up) loads in pieces")
     func largeEarlierVersion() throws {
-        var f = try HNSWFixture(count: 300, dimension: 4_096, configuration: .init(m: 4, efConstruction: 16))
+        var f = try HNSWFixture(
+            count: 300, dimension: 4_096, configuration: .init(m: 4, efConstruction: 16))
         let bytes = Self.earlierLayout(f.index.snapshot(), version: 3)
         #expect(bytes.count > 4 << 20)
         let copy = try Self.readInPieces(bytes, rng: &f.rng, largest: 70_000)
@@ -324,12 +361,15 @@ struct HNSWIndexTests {
         var bytes = Self.earlierLayout(f.index.snapshot(), version: 1)
         bytes[18] = 1
         let flagged = bytes[0..<(bytes.count - 8)]
-        bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(flagged).littleEndian, Array.init))
+        bytes.replaceSubrange(
+            (bytes.count - 8)...,
+            with: withUnsafeBytes(of: snapshotChecksum(flagged).littleEndian, Array.init))
         #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: bytes) }
     }
 
-    @Test("A snapshot read in pieces of any size loads as the whole does; damage in a piece is refused",
-          arguments: [HNSWQuantization.none, .int8, .binary])
+    @Test(
+        "A snapshot read in pieces of any size loads as the whole does; damage in a piece is refused",
+        arguments: [HNSWQuantization.none, .int8, .binary])
     func readInPieces(quantization: HNSWQuantization) throws {
         var f = try HNSWFixture(count: 400, configuration: .init(quantization: quantization))
         for id in [Int64(7), 22] { #expect(f.index.remove(id: id)) }
@@ -346,14 +386,19 @@ struct HNSWIndexTests {
             flipped[i] ^= UInt8(1 << (f.rng.next() % 8))
             #expect(throws: VectorIndexError.self) { try Self.readInPieces(flipped, rng: &f.rng) }
         }
-        #expect(throws: VectorIndexError.self) { try Self.readInPieces(Array(bytes.dropLast(9)), rng: &f.rng) }
-        #expect(throws: VectorIndexError.self) { try Self.readInPieces(Array(bytes.prefix(50)), rng: &f.rng) }
+        #expect(throws: VectorIndexError.self) {
+            try Self.readInPieces(Array(bytes.dropLast(9)), rng: &f.rng)
+        }
+        #expect(throws: VectorIndexError.self) {
+            try Self.readInPieces(Array(bytes.prefix(50)), rng: &f.rng)
+        }
         // More bytes than the reader was told of.
         let reader = HNSWSnapshotReader(count: bytes.count - 1)
         #expect(throws: VectorIndexError.self) {
             try bytes.withUnsafeBytes { all in
                 try reader.read(count: all.count) { offset, into in
-                    into.copyMemory(from: UnsafeRawBufferPointer(rebasing: all[offset..<offset + into.count]))
+                    into.copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: all[offset..<offset + into.count]))
                 }
             }
         }
@@ -365,14 +410,24 @@ struct HNSWIndexTests {
         var bytes = f.index.snapshot()
         // Slot 57's component 5: after the header, ids, states and levels, 57 vectors of 32 floats.
         let at = 80 + 100 * 10 + (57 * 32 + 5) * 4
-        withUnsafeBytes(of: Float.nan.bitPattern.littleEndian) { bytes.replaceSubrange(at..<at + 4, with: $0) }
+        withUnsafeBytes(of: Float.nan.bitPattern.littleEndian) {
+            bytes.replaceSubrange(at..<at + 4, with: $0)
+        }
         let body = bytes[0..<(bytes.count - 8)]
-        bytes.replaceSubrange((bytes.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
-        #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) { try HNSWIndex(snapshot: bytes) }
-        #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) { try Self.readInPieces(bytes, rng: &f.rng) }
+        bytes.replaceSubrange(
+            (bytes.count - 8)...,
+            with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) {
+            try HNSWIndex(snapshot: bytes)
+        }
+        #expect(throws: VectorIndexError.corrupt("slot 57: component 5 is not finite")) {
+            try Self.readInPieces(bytes, rng: &f.rng)
+        }
     }
 
-    @Test("The version 4 checksum: the AVX2 and portable kernels and the stated rounds agree, in any pieces")
+    @Test(
+        "The version 4 checksum: the AVX2 and portable kernels and the stated rounds agree, in any pieces"
+    )
     func checksumVersionFour() {
         var rng = SeededGenerator(seed: 44)
         // The keys as the kernel's comment states them: splitmix64 from "TROVHNSW".
@@ -391,7 +446,9 @@ struct HNSWIndexTests {
             for s in 0..<16 {
                 for j in 0..<8 {
                     let at = b * 1024 + s * 64 + j * 8
-                    let w = bytes[at..<(at + 8)].withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+                    let w = bytes[at..<(at + 8)].withUnsafeBytes {
+                        UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+                    }
                     let k = w ^ keys[s + j]
                     expected[j] = expected[j] &+ (k & 0xFFFF_FFFF) &* (k >> 32) &+ w
                 }
@@ -405,12 +462,17 @@ struct HNSWIndexTests {
         }
         for kernel in [trove_checksum_blocks, trove_checksum_blocks_portable] {
             var lanes: [UInt64] = (1...8).map { 0x9E37_79B1_85EB_CA87 &* UInt64($0) }
-            bytes.withUnsafeBytes { b in lanes.withUnsafeMutableBufferPointer { kernel($0.baseAddress, b.baseAddress, blocks) } }
+            bytes.withUnsafeBytes { b in
+                lanes.withUnsafeMutableBufferPointer {
+                    kernel($0.baseAddress, b.baseAddress, blocks)
+                }
+            }
             #expect(lanes == expected)
         }
         // Pieces of any size, a partial last block: the same as in one go.
         let tail = Array(bytes.dropLast(100))
-        var whole = SnapshotHasher(), pieces = SnapshotHasher()
+        var whole = SnapshotHasher()
+        var pieces = SnapshotHasher()
         tail.withUnsafeBytes { all in
             whole.update(all)
             var at = 0
@@ -427,16 +489,21 @@ struct HNSWIndexTests {
     }
 
     /// Hands `bytes` to an `HNSWSnapshotReader` in pieces of random sizes (1 byte to `largest`).
-    static func readInPieces(_ bytes: [UInt8], rng: inout SeededGenerator, largest: UInt64 = 3_000) throws -> HNSWIndex {
+    static func readInPieces(_ bytes: [UInt8], rng: inout SeededGenerator, largest: UInt64 = 3_000)
+        throws -> HNSWIndex
+    {
         let reader = HNSWSnapshotReader(count: bytes.count)
         var at = 0
         try bytes.withUnsafeBytes { all in
             while at < all.count {
-                let count = min(all.count - at, 1 + Int(rng.next() % (rng.next() % 2 == 0 ? 7 : largest)))
+                let count = min(
+                    all.count - at, 1 + Int(rng.next() % (rng.next() % 2 == 0 ? 7 : largest)))
                 let start = at
                 try reader.read(count: count) { offset, into in
                     #expect(offset + into.count <= count)
-                    into.copyMemory(from: UnsafeRawBufferPointer(rebasing: all[(start + offset)..<(start + offset + into.count)]))
+                    into.copyMemory(
+                        from: UnsafeRawBufferPointer(
+                            rebasing: all[(start + offset)..<(start + offset + into.count)]))
                 }
                 at += count
             }
@@ -448,21 +515,31 @@ struct HNSWIndexTests {
     /// state, level, id, then unless free the vector, layer-0 list and upper lists) with that
     /// version's checksum, as those versions wrote it.
     static func earlierLayout(_ bytes: [UInt8], version: UInt32) -> [UInt8] {
-        func u32(_ at: Int) -> Int { Int(bytes[at..<at + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }) }
-        let dimension = u32(20), m = u32(24), n = u32(48), codesOnly = bytes[18] & 1 == 1
+        func u32(_ at: Int) -> Int {
+            Int(bytes[at..<at + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+        }
+        let dimension = u32(20)
+        let m = u32(24)
+        let n = u32(48)
+        let codesOnly = bytes[18] & 1 == 1
         let vectorBytes = codesOnly ? dimension + 8 : dimension * 4
-        let states = 80 + 8 * n, levels = states + n, vectors = levels + n
+        let states = 80 + 8 * n
+        let levels = states + n
+        let vectors = levels + n
         let lists = vectors + n * vectorBytes
         var upper = lists + n * (2 * m + 1) * 4
         var body: [UInt8] = []
-        func take(_ from: Int, _ count: Int) { body.append(contentsOf: bytes[from..<(from + count)]) }
+        func take(_ from: Int, _ count: Int) {
+            body.append(contentsOf: bytes[from..<(from + count)])
+        }
         for s in 0..<n {
             take(states + s, 1)
             take(levels + s, 1)
             take(80 + 8 * s, 8)
             guard bytes[states + s] != 2 else { continue }
             if codesOnly {
-                let scales = vectors + n * dimension, norms = scales + 4 * n
+                let scales = vectors + n * dimension
+                let norms = scales + 4 * n
                 take(vectors + s * dimension, dimension)
                 take(scales + 4 * s, 4)
                 take(norms + 4 * s, 4)
@@ -476,7 +553,9 @@ struct HNSWIndexTests {
         }
         var out = Array(bytes[0..<80])
         withUnsafeBytes(of: version.littleEndian) { out.replaceSubrange(8..<12, with: $0) }
-        withUnsafeBytes(of: UInt64(body.count).littleEndian) { out.replaceSubrange(64..<72, with: $0) }
+        withUnsafeBytes(of: UInt64(body.count).littleEndian) {
+            out.replaceSubrange(64..<72, with: $0)
+        }
         out += body
         out += withUnsafeBytes(of: snapshotChecksum(out[...]).littleEndian, Array.init)
         return out
@@ -525,7 +604,9 @@ struct HNSWIndexTests {
         let bytes = f.index.snapshot()
         let copy = try HNSWIndex(snapshot: bytes)
         #expect(copy.snapshot() == bytes)
-        #expect(copy.count == f.index.count && copy.metric == .l2 && copy.configuration == f.index.configuration)
+        #expect(
+            copy.count == f.index.count && copy.metric == .l2
+                && copy.configuration == f.index.configuration)
         #expect(copy.checkInvariants() == [])
         for _ in 0..<10 {
             let q = f.rng.vector(dimension: 32)
@@ -544,8 +625,12 @@ struct HNSWIndexTests {
     func corruption() throws {
         var f = try HNSWFixture(count: 300)
         let bytes = f.index.snapshot()
-        #expect(throws: VectorIndexError.notASnapshot) { try HNSWIndex(snapshot: Array(bytes.dropFirst())) }
-        #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: Array(bytes.prefix(bytes.count / 2))) }
+        #expect(throws: VectorIndexError.notASnapshot) {
+            try HNSWIndex(snapshot: Array(bytes.dropFirst()))
+        }
+        #expect(throws: VectorIndexError.self) {
+            try HNSWIndex(snapshot: Array(bytes.prefix(bytes.count / 2)))
+        }
         #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: Array(bytes.prefix(40))) }
         #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: []) }
         var version = bytes
@@ -561,27 +646,38 @@ struct HNSWIndexTests {
         var huge = bytes
         huge.replaceSubrange(48..<52, with: [0xFF, 0xFF, 0xFF, 0x7F])
         let body = huge[0..<(huge.count - 8)]
-        huge.replaceSubrange((huge.count - 8)..., with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
+        huge.replaceSubrange(
+            (huge.count - 8)...,
+            with: withUnsafeBytes(of: snapshotChecksum(body).littleEndian, Array.init))
         #expect(throws: VectorIndexError.self) { try HNSWIndex(snapshot: huge) }
     }
 
     @Test("Bad configurations throw")
     func configuration() {
-        #expect(throws: VectorIndexError.self) { try HNSWIndex(dimension: 8, metric: .l2, configuration: .init(m: 1)) }
+        #expect(throws: VectorIndexError.self) {
+            try HNSWIndex(dimension: 8, metric: .l2, configuration: .init(m: 1))
+        }
         #expect(throws: VectorIndexError.self) {
             try HNSWIndex(dimension: 8, metric: .l2, configuration: .init(efConstruction: 0))
         }
         #expect(throws: VectorIndexError.self) { try HNSWIndex(dimension: 0, metric: .l2) }
         // A configuration encoded before `storesFullPrecision` existed still decodes.
-        let old = #"{"m":8,"efConstruction":50,"efSearch":20,"seed":3,"quantization":"int8","rescoreFactor":4}"#
+        let old =
+            #"{"m":8,"efConstruction":50,"efSearch":20,"seed":3,"quantization":"int8","rescoreFactor":4}"#
         let decoded = try? JSONDecoder().decode(HNSWConfiguration.self, from: Data(old.utf8))
-        #expect(decoded == HNSWConfiguration(m: 8, efConstruction: 50, efSearch: 20, seed: 3, quantization: .int8))
+        #expect(
+            decoded
+                == HNSWConfiguration(
+                    m: 8, efConstruction: 50, efSearch: 20, seed: 3, quantization: .int8))
         var codesOnly = HNSWConfiguration(quantization: .int8)
         codesOnly.storesFullPrecision = false
-        let roundTrip = try? JSONDecoder().decode(HNSWConfiguration.self, from: JSONEncoder().encode(codesOnly))
+        let roundTrip = try? JSONDecoder().decode(
+            HNSWConfiguration.self, from: JSONEncoder().encode(codesOnly))
         #expect(roundTrip == codesOnly)
         var binaryCodesOnly = HNSWConfiguration(quantization: .binary)
         binaryCodesOnly.storesFullPrecision = false
-        #expect(throws: VectorIndexError.self) { try HNSWIndex(dimension: 8, metric: .l2, configuration: binaryCodesOnly) }
+        #expect(throws: VectorIndexError.self) {
+            try HNSWIndex(dimension: 8, metric: .l2, configuration: binaryCodesOnly)
+        }
     }
 }

@@ -29,7 +29,9 @@ extension Database {
     /// - Throws: ``TroveError/fileExists(path:)``; `SQLiteError` when the copy fails.
     /// - Complexity: O(file size).
     public nonisolated func backup(to path: String, overwrite: Bool = false) async throws {
-        if !overwrite, FileManager.default.fileExists(atPath: path) { throw TroveError.fileExists(path: path) }
+        if !overwrite, FileManager.default.fileExists(atPath: path) {
+            throw TroveError.fileExists(path: path)
+        }
         try refuseOwnFile(path)
         let options = await sourceOptionsForCopies()
         let temporary = path + ".backup-" + UUID().uuidString.prefix(8)
@@ -51,7 +53,9 @@ extension Database {
                 unlink(path + "-shm")
             }
             guard rename(temporary, path) == 0 else {
-                throw SQLiteError(extendedCode: .ioError, message: "rename failed (path: \(path), errno \(errno))")
+                throw SQLiteError(
+                    extendedCode: .ioError, message: "rename failed (path: \(path), errno \(errno))"
+                )
             }
         } catch {
             unlink(temporary)
@@ -62,7 +66,9 @@ extension Database {
     /// Throws when `target` is this database's own file (an overwrite would replace it).
     nonisolated func refuseOwnFile(_ target: String) throws {
         guard let path else { return }
-        let resolve = { (p: String) in URL(fileURLWithPath: p).standardizedFileURL.resolvingSymlinksInPath().path }
+        let resolve = { (p: String) in
+            URL(fileURLWithPath: p).standardizedFileURL.resolvingSymlinksInPath().path
+        }
         if resolve(target) == resolve(path) {
             throw TroveError.invalidConfiguration("\(target) is the database's own file")
         }

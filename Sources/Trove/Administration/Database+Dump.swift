@@ -23,8 +23,12 @@ extension Database {
     /// - Returns: the records per collection and the bytes written.
     /// - Complexity: O(database size) time, O(1) memory beyond the largest record.
     @discardableResult
-    public nonisolated func dump(to path: String, overwrite: Bool = false) async throws -> DumpReport {
-        if !overwrite, FileManager.default.fileExists(atPath: path) { throw TroveError.fileExists(path: path) }
+    public nonisolated func dump(to path: String, overwrite: Bool = false) async throws
+        -> DumpReport
+    {
+        if !overwrite, FileManager.default.fileExists(atPath: path) {
+            throw TroveError.fileExists(path: path)
+        }
         try refuseOwnFile(path)
         let temporary = path + ".dump-" + UUID().uuidString.prefix(8)
         guard FileManager.default.createFile(atPath: temporary, contents: nil) else {
@@ -51,19 +55,25 @@ extension Database {
     /// try await database.dump { chunk in FileHandle.standardOutput.write(chunk) }
     /// ```
     @discardableResult
-    public nonisolated func dump(_ write: @escaping @Sendable (Data) throws -> Void) async throws -> DumpReport {
+    public nonisolated func dump(_ write: @escaping @Sendable (Data) throws -> Void) async throws
+        -> DumpReport
+    {
         try await reading(transaction: true) { connection, lookup in
             try withoutActuallyEscaping(lookup) { lookup in
-                try Self.writeDump(DumpSource(connection: connection, documentStore: lookup), to: DumpWriter(write))
+                try Self.writeDump(
+                    DumpSource(connection: connection, documentStore: lookup), to: DumpWriter(write)
+                )
             }
         }
     }
 
-    private static func writeDump(_ source: DumpSource, to writer: DumpWriter) throws -> DumpReport {
+    private static func writeDump(_ source: DumpSource, to writer: DumpWriter) throws -> DumpReport
+    {
         let connection = source.connection
         let sections = try DumpCatalog.kinds.flatMap { try $0.sections(in: source) }
         let version = try connection.scalar(
-            "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = 'format_version'")?.stringValue
+            "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = 'format_version'")?
+            .stringValue
         let header = DumpHeader(
             format: DumpFormat.name, version: DumpFormat.version,
             fileFormatVersion: version.flatMap { Int($0) } ?? CollectionSchema.formatVersion,
@@ -80,7 +90,9 @@ extension Database {
                 written += 1
             }
             // The count came from the same snapshot, so only a bug could make them differ.
-            precondition(written == section.header.records, "dump of \(section.header.name): count changed within one snapshot")
+            precondition(
+                written == section.header.records,
+                "dump of \(section.header.name): count changed within one snapshot")
             counts[section.header.name] = written
             total += written
         }
@@ -108,13 +120,17 @@ extension Database {
     ///   for a rename of a field that does not exist. Nothing is loaded when it throws.
     /// - Complexity: O(dump size); memory O(1) beyond the largest record.
     @discardableResult
-    public func load(from path: String, renaming renames: DumpRenames = .none) throws -> LoadReport {
-        guard let reader = DumpLineReader(path: path) else { throw TroveError.invalidDump(line: 0, reason: "cannot open \(path)") }
+    public func load(from path: String, renaming renames: DumpRenames = .none) throws -> LoadReport
+    {
+        guard let reader = DumpLineReader(path: path) else {
+            throw TroveError.invalidDump(line: 0, reason: "cannot open \(path)")
+        }
         let records = try connection.transaction(.immediate) {
             // Checked under the write lock, so nobody creates a table between the check and the load.
             let existing = try connection.query(
                 "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name != ? ORDER BY name",
-                [.text(CollectionSchema.metaTable)]).compactMap { $0.string(at: 0) }
+                [.text(CollectionSchema.metaTable)]
+            ).compactMap { $0.string(at: 0) }
             guard existing.isEmpty else { throw TroveError.databaseNotEmpty(objects: existing) }
             return try DumpLoader(connection: connection, renames: renames, reader: reader).run()
         }

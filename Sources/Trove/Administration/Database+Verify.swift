@@ -80,47 +80,61 @@ extension Database {
     public func verify() throws -> VerifyReport {
         let integrity: [String]
         do {
-            integrity = try connection.query("PRAGMA integrity_check").compactMap { $0.string(at: 0) }
+            integrity = try connection.query("PRAGMA integrity_check").compactMap {
+                $0.string(at: 0)
+            }
         } catch let error as SQLiteError {
             integrity = ["integrity_check failed: \(error.message)"]
         }
         var collections = try collectionNames().map(documentHealth)
         if try EdgeTable.exists(connection) { collections.append(documentHealth(EdgeTable.name)) }
-        return VerifyReport(integrity: integrity, collections: collections.sorted { $0.name < $1.name })
+        return VerifyReport(
+            integrity: integrity, collections: collections.sorted { $0.name < $1.name })
     }
 
     /// A collection (or the link table) as verify sees it: its rows, its change log and what its
     /// derived indexes report through the index protocol (each loaded and caught up first).
     private func documentHealth(_ name: String) -> CollectionHealth {
-        var health = CollectionHealth(name: name, rows: 0, rowsWithVector: 0, textIndexDocuments: nil, vectorIndexCount: 0,
-                                      logMaxSeq: 0, logFloor: 0, problems: [])
+        var health = CollectionHealth(
+            name: name, rows: 0, rowsWithVector: 0, textIndexDocuments: nil, vectorIndexCount: 0,
+            logMaxSeq: 0, logFloor: 0, problems: [])
         do {
             let store = name == EdgeTable.name ? nil : try anyDocumentStore(name)
             let layout = store?.layout ?? EdgeTable.layout
             let graph = documentStores.graph
             health = try connection.transaction(connection.isReadOnly ? .deferred : .immediate) {
                 var health = health
-                health.rows = Int(try connection.scalar("SELECT count(*) FROM \(layout.table)")?.int64Value ?? 0)
+                health.rows = Int(
+                    try connection.scalar("SELECT count(*) FROM \(layout.table)")?.int64Value ?? 0)
                 (health.logMaxSeq, health.logFloor) = try layout.changeLog.state(connection)
                 if health.logFloor > health.logMaxSeq {
                     health.problems.append(
-                        "change-log floor \(health.logFloor) is above its newest entry \(health.logMaxSeq); every query reloads the in-memory indexes")
+                        "change-log floor \(health.logFloor) is above its newest entry \(health.logMaxSeq); every query reloads the in-memory indexes"
+                    )
                 }
-                health.problems += try store?.indexes.verify(connection) ?? graph.indexes.verify(connection)
+                health.problems +=
+                    try store?.indexes.verify(connection) ?? graph.indexes.verify(connection)
                 guard let store else { return health }
                 if let fullText = store.schema.fullText {
-                    let documents = Int(try connection.scalar("SELECT count(*) FROM \"\(layout.ftsName)_docsize\"")?.int64Value ?? 0)
+                    let documents = Int(
+                        try connection.scalar("SELECT count(*) FROM \"\(layout.ftsName)_docsize\"")?
+                            .int64Value ?? 0)
                     health.textIndexDocuments = documents
                     if documents != health.rows, fullText.fields.count > 0 {
-                        health.problems.append("text index holds \(documents) documents, the table \(health.rows) rows")
+                        health.problems.append(
+                            "text index holds \(documents) documents, the table \(health.rows) rows"
+                        )
                     }
                 }
                 for field in store.schema.fields {
                     guard case .vector(let dimension, _) = field.type else { continue }
-                    health.rowsWithVector += Int(try connection.scalar(
-                        "SELECT count(*) FROM \(layout.table) WHERE \"\(field.name)\" IS NOT NULL AND length(\"\(field.name)\") = ?",
-                        [.integer(Int64(4 * dimension))])?.int64Value ?? 0)
-                    health.vectorIndexCount += store.indexes.lock.read { store.indexes.vectors[field.name]?.count ?? 0 }
+                    health.rowsWithVector += Int(
+                        try connection.scalar(
+                            "SELECT count(*) FROM \(layout.table) WHERE \"\(field.name)\" IS NOT NULL AND length(\"\(field.name)\") = ?",
+                            [.integer(Int64(4 * dimension))])?.int64Value ?? 0)
+                    health.vectorIndexCount += store.indexes.lock.read {
+                        store.indexes.vectors[field.name]?.count ?? 0
+                    }
                 }
                 return health
             }
@@ -149,19 +163,25 @@ extension Database {
     /// - Complexity: O(rows × (text length + dimension)).
     public func repair() throws -> RepairReport {
         guard !connection.isReadOnly else {
-            throw SQLiteError(extendedCode: .readOnly, message: "repair needs a writable database; this one is open read-only")
+            throw SQLiteError(
+                extendedCode: .readOnly,
+                message: "repair needs a writable database; this one is open read-only")
         }
         let before = try verify()
         var actions: [String] = []
-        for name in try collectionNames() where before.collections.contains(where: { $0.name == name && !$0.isHealthy }) {
+        for name in try collectionNames()
+        where before.collections.contains(where: { $0.name == name && !$0.isHealthy }) {
             let store = try anyDocumentStore(name)
             try connection.transaction(.immediate) {
                 try store.indexes.repair(connection)
                 // Every other connection's and process's watermark is now below the floor, so
                 // each rebuilds its in-memory indexes from the table on its next query.
-                try store.layout.changeLog.raiseFloorPastNewest(connection, rowColumn: store.layout.logRid)
+                try store.layout.changeLog.raiseFloorPastNewest(
+                    connection, rowColumn: store.layout.logRid)
             }
-            actions.append("\(name): rebuilt its derived indexes from the table; every connection reloads its in-memory indexes")
+            actions.append(
+                "\(name): rebuilt its derived indexes from the table; every connection reloads its in-memory indexes"
+            )
         }
         if before.collections.contains(where: { $0.name == EdgeTable.name && !$0.isHealthy }) {
             documentStores.graph.indexes.invalidate()
@@ -169,7 +189,9 @@ extension Database {
         }
         let after = try verify()
         if after.integrity != ["ok"] {
-            actions.append("file: integrity_check still fails; the tables themselves are damaged — restore a backup or use sqlite3 .recover")
+            actions.append(
+                "file: integrity_check still fails; the tables themselves are damaged — restore a backup or use sqlite3 .recover"
+            )
         }
         return RepairReport(actions: actions, before: before, after: after)
     }

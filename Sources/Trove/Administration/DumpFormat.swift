@@ -105,7 +105,9 @@ protocol DumpSectionKind: Sendable {
     static func sections(in database: DumpSource) throws -> [DumpSection]
     /// Creates the (empty) table(s) for a section read from a dump, under its new name, inside
     /// the load's transaction; returns where its records go.
-    static func create(_ header: DumpSectionHeader, renames: DumpRenames, on connection: Connection) throws -> DumpLoadTarget
+    static func create(_ header: DumpSectionHeader, renames: DumpRenames, on connection: Connection)
+        throws
+        -> DumpLoadTarget
 }
 
 /// What a dump reads from: one connection's snapshot and the document stores seen from it.

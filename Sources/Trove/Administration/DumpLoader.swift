@@ -11,7 +11,8 @@ enum DumpLines {
         case .string(let v): return .text(v)
         case .object(let members) where members.count == 1:
             switch (members.first!.key, members.first!.value) {
-            case ("base64", .string(let text)): return Data(base64Encoded: text).map { .blob([UInt8]($0)) }
+            case ("base64", .string(let text)):
+                return Data(base64Encoded: text).map { .blob([UInt8]($0)) }
             case ("real", .string("inf")): return .real(.infinity)
             case ("real", .string("-inf")): return .real(-.infinity)
             default: return nil
@@ -73,14 +74,18 @@ struct DumpLoader {
     let renames: DumpRenames
     let reader: DumpLineReader
 
-    func fail(_ reason: String) -> TroveError { .invalidDump(line: reader.lineNumber, reason: reason) }
+    func fail(_ reason: String) -> TroveError {
+        .invalidDump(line: reader.lineNumber, reason: reason)
+    }
 
     static let trailerPrefix = Array("{\"end\":".utf8)
 
     /// - Returns: records per new collection name.
     func run() throws -> [String: Int] {
         var checksum = FNV1a64()
-        guard let first = try reader.next(), first.terminated else { throw fail("the file is empty or has no header line") }
+        guard let first = try reader.next(), first.terminated else {
+            throw fail("the file is empty or has no header line")
+        }
         checksum.add(first.bytes)
         checksum.add(CollectionOfOne(0x0A))
         let header: DumpHeader
@@ -89,17 +94,25 @@ struct DumpLoader {
         } catch {
             throw fail("the header is not a Trove dump header (\(error))")
         }
-        guard header.format == DumpFormat.name else { throw fail("not a Trove dump (format \(header.format))") }
+        guard header.format == DumpFormat.name else {
+            throw fail("not a Trove dump (format \(header.format))")
+        }
         guard header.version == DumpFormat.version else {
-            throw fail("dump version \(header.version) is not supported (this Trove reads version \(DumpFormat.version))")
+            throw fail(
+                "dump version \(header.version) is not supported (this Trove reads version \(DumpFormat.version))"
+            )
         }
         var targets: [String: (target: DumpLoadTarget, statement: Statement, expected: Int)] = [:]
         var loaded: [String: Int] = [:]
         var triggers: [(trigger: String, sql: String, fts: String)] = []
         var newNames: Set<String> = []
         for section in header.sections {
-            guard let kind = DumpCatalog.kind(named: section.kind) else { throw fail("unknown section kind \(section.kind)") }
-            guard targets[section.name] == nil else { throw fail("section \(section.name) appears twice") }
+            guard let kind = DumpCatalog.kind(named: section.kind) else {
+                throw fail("unknown section kind \(section.kind)")
+            }
+            guard targets[section.name] == nil else {
+                throw fail("section \(section.name) appears twice")
+            }
             let target: DumpLoadTarget
             do {
                 target = try kind.create(section, renames: renames, on: connection)
@@ -108,10 +121,14 @@ struct DumpLoader {
             } catch let error as SQLiteError {
                 throw fail("section \(section.name) cannot be created (\(error.message))")
             }
-            guard newNames.insert(target.name).inserted else { throw fail("two sections would be named \(target.name)") }
+            guard newNames.insert(target.name).inserted else {
+                throw fail("two sections would be named \(target.name)")
+            }
             if let fullText = target.fullText,
                 let sql = try connection.scalar(
-                    "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.text(fullText.trigger)])?.stringValue
+                    "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+                    [.text(fullText.trigger)])?
+                    .stringValue
             {
                 try connection.execute(script: "DROP TRIGGER \"\(fullText.trigger)\"")
                 triggers.append((fullText.trigger, sql, fullText.table))
@@ -130,30 +147,50 @@ struct DumpLoader {
                     throw fail("the trailer is unreadable (\(error))")
                 }
                 guard trailer.end.checksum == checksum.hex else {
-                    throw fail("checksum mismatch: the dump was changed or damaged (expected \(trailer.end.checksum), computed \(checksum.hex))")
+                    throw fail(
+                        "checksum mismatch: the dump was changed or damaged (expected \(trailer.end.checksum), computed \(checksum.hex))"
+                    )
                 }
-                guard trailer.end.records == total else { throw fail("the trailer counts \(trailer.end.records) records, the file holds \(total)") }
+                guard trailer.end.records == total else {
+                    throw fail(
+                        "the trailer counts \(trailer.end.records) records, the file holds \(total)"
+                    )
+                }
                 guard try reader.next() == nil else { throw fail("text after the trailer") }
                 for (name, entry) in targets where loaded[name] != entry.expected {
-                    throw fail("section \(name) has \(loaded[name] ?? 0) records, its header says \(entry.expected)")
+                    throw fail(
+                        "section \(name) has \(loaded[name] ?? 0) records, its header says \(entry.expected)"
+                    )
                 }
                 for trigger in triggers {
-                    try connection.execute("INSERT INTO \(trigger.fts)(\(trigger.fts)) VALUES ('rebuild')")
+                    try connection.execute(
+                        "INSERT INTO \(trigger.fts)(\(trigger.fts)) VALUES ('rebuild')")
                     try connection.execute(script: trigger.sql)
                 }
                 if targets[EdgeTable.name] != nil { try renameLinkedCollections() }
-                return Dictionary(uniqueKeysWithValues: targets.map { ($0.value.target.name, loaded[$0.key] ?? 0) })
+                return Dictionary(
+                    uniqueKeysWithValues: targets.map {
+                        ($0.value.target.name, loaded[$0.key] ?? 0)
+                    })
             }
             checksum.add(line.bytes)
             checksum.add(CollectionOfOne(0x0A))
-            let (name, bound) = try DumpRecordParser.parse(line.bytes) ?? parseRecord(String(decoding: line.bytes, as: UTF8.self))
-            guard let entry = targets[name] else { throw fail("a record for \(name), which has no section in the header") }
+            let (name, bound) =
+                try DumpRecordParser.parse(line.bytes)
+                ?? parseRecord(String(decoding: line.bytes, as: UTF8.self))
+            guard let entry = targets[name] else {
+                throw fail("a record for \(name), which has no section in the header")
+            }
             guard bound.count == entry.target.columnCount else {
-                throw fail("a record of \(name) has \(bound.count) values, its section \(entry.target.columnCount) columns")
+                throw fail(
+                    "a record of \(name) has \(bound.count) values, its section \(entry.target.columnCount) columns"
+                )
             }
             do {
                 try entry.statement.execute(bound)
-            } catch let error as SQLiteError where error.code == .constraint || error.code == .mismatch {
+            } catch let error as SQLiteError
+                where error.code == .constraint || error.code == .mismatch
+            {
                 throw fail("a record of \(name) was refused by its table (\(error.message))")
             }
             loaded[name, default: 0] += 1
@@ -188,12 +225,19 @@ struct DumpLoader {
         } catch {
             throw fail("not a JSON record (\(error))")
         }
-        guard case .string(let name)? = record.objectValue?["c"], case .array(let values)? = record.objectValue?["v"] else {
+        guard case .string(let name)? = record.objectValue?["c"],
+            case .array(let values)? = record.objectValue?["v"]
+        else {
             throw fail("a record needs \"c\" (its section) and \"v\" (its values)")
         }
-        return (name, try values.map { value in
-            guard let sql = DumpLines.sql(value) else { throw fail("a value of \(name) is not a dump value: \(value)") }
-            return sql
-        })
+        return (
+            name,
+            try values.map { value in
+                guard let sql = DumpLines.sql(value) else {
+                    throw fail("a value of \(name) is not a dump value: \(value)")
+                }
+                return sql
+            }
+        )
     }
 }

@@ -61,8 +61,12 @@ struct DumpRecordParser {
             var isInteger = true
             while i < bytes.endIndex {
                 let byte = bytes[i]
-                if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") || byte == UInt8(ascii: "-") {
-                } else if byte == UInt8(ascii: ".") || byte | 0x20 == UInt8(ascii: "e") || byte == UInt8(ascii: "+") {
+                if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+                    || byte == UInt8(ascii: "-")
+                {
+                } else if byte == UInt8(ascii: ".") || byte | 0x20 == UInt8(ascii: "e")
+                    || byte == UInt8(ascii: "+")
+                {
                     isInteger = false
                 } else {
                     break
@@ -81,7 +85,9 @@ struct DumpRecordParser {
         guard i < bytes.endIndex, bytes[i] == UInt8(ascii: "\"") else { return nil }
         i += 1
         let start = i
-        while i < bytes.endIndex, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\") { i += 1 }
+        while i < bytes.endIndex, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\") {
+            i += 1
+        }
         guard i < bytes.endIndex else { return nil }
         if bytes[i] == UInt8(ascii: "\"") {
             defer { i += 1 }
@@ -113,7 +119,9 @@ struct DumpRecordParser {
             case UInt8(ascii: "u"):
                 guard var scalar = hex4() else { return nil }
                 if (0xD800..<0xDC00).contains(scalar) {
-                    guard literal("\\u"), let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
+                    guard literal("\\u"), let low = hex4(), (0xDC00..<0xE000).contains(low) else {
+                        return nil
+                    }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 }
                 guard let unicode = Unicode.Scalar(scalar) else { return nil }
@@ -125,7 +133,9 @@ struct DumpRecordParser {
     }
 
     private mutating func hex4() -> UInt32? {
-        guard bytes.endIndex - i >= 4, let value = UInt32(String(decoding: bytes[i..<(i + 4)], as: UTF8.self), radix: 16) else {
+        guard bytes.endIndex - i >= 4,
+            let value = UInt32(String(decoding: bytes[i..<(i + 4)], as: UTF8.self), radix: 16)
+        else {
             return nil
         }
         i += 4

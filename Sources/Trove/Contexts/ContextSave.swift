@@ -51,33 +51,48 @@ enum ContextSave {
     /// (or an earlier insert of the same save) has is written over that row, as SwiftData does:
     /// the returned rekeys say which models now have which row.
     @discardableResult
-    static func write(_ tables: [TableChanges], stores: [DocumentStore], on connection: Connection) throws -> [Rekey] {
+    static func write(_ tables: [TableChanges], stores: [DocumentStore], on connection: Connection)
+        throws -> [Rekey]
+    {
         var rekeys: [Rekey] = []
         for (changes, store) in zip(tables, stores) {
             if !changes.inserts.isEmpty {
                 var rows = changes.inserts
                 let moved = try matchUnique(&rows, changes, store, on: connection)
                 let fresh = rows.indices.filter { moved[$0] == nil }
-                let document = { (row: [SQLValue]) in Document(id: DocumentID.read(row[0], kind: store.schema.id) ?? .int(0)) }
+                let document = { (row: [SQLValue]) in
+                    Document(id: DocumentID.read(row[0], kind: store.schema.id) ?? .int(0))
+                }
                 let inserted = fresh.map { rows[$0] }
-                try store.write(rows: inserted, mode: .insert, on: connection) { document(inserted[$0]) }
+                try store.write(rows: inserted, mode: .insert, on: connection) {
+                    document(inserted[$0])
+                }
                 for (i, from) in moved.sorted(by: { $0.key < $1.key }) {
-                    try store.write(rows: [rows[i]], mode: .upsert, on: connection) { _ in document(rows[i]) }
+                    try store.write(rows: [rows[i]], mode: .upsert, on: connection) { _ in
+                        document(rows[i])
+                    }
                     let to = DocumentID.read(rows[i][0], kind: store.schema.id) ?? .int(0)
-                    let version = try connection.scalar(
-                        "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?", [rows[i][0]])?.int64Value ?? 1
+                    let version =
+                        try connection.scalar(
+                            "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?",
+                            [rows[i][0]])?.int64Value
+                        ?? 1
                     rekeys.append(Rekey(table: changes.name, from: from, to: to, version: version))
                 }
             }
             var sql: [[Int]: String] = [:]
-            for update in changes.updates { try self.update(update, changes, store, sql: &sql, on: connection) }
+            for update in changes.updates {
+                try self.update(update, changes, store, sql: &sql, on: connection)
+            }
         }
         for (changes, store) in zip(tables, stores).reversed() {
             for delete in changes.deletes {
                 let stored = try connection.scalar(
-                    "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?", [delete.id.sqlValue])?.int64Value
+                    "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?",
+                    [delete.id.sqlValue])?.int64Value
                 guard stored == delete.version else {
-                    throw try conflict(changes, delete.id, saved: delete.saved, store, on: connection)
+                    throw try conflict(
+                        changes, delete.id, saved: delete.saved, store, on: connection)
                 }
                 _ = try store.delete(ids: [delete.id], on: connection)
             }
@@ -88,7 +103,8 @@ enum ContextSave {
     /// Points each insert whose unique values are taken (by a stored row or an earlier insert)
     /// at that row's id; returns the moved inserts' positions and their ids before.
     private static func matchUnique(
-        _ rows: inout [[SQLValue]], _ changes: TableChanges, _ store: DocumentStore, on connection: Connection
+        _ rows: inout [[SQLValue]], _ changes: TableChanges, _ store: DocumentStore,
+        on connection: Connection
     ) throws -> [Int: DocumentID] {
         let schema = store.schema
         var keys: [[String]] = schema.fields.filter(\.isUnique).map { [$0.name] }
@@ -112,7 +128,8 @@ enum ContextSave {
                     existing = earlier
                 } else {
                     let condition = key.map { "\"\($0)\" = ?" }.joined(separator: " AND ")
-                    existing = try connection.scalar("SELECT \"id\" FROM \(store.layout.table) WHERE \(condition)", values)
+                    existing = try connection.scalar(
+                        "SELECT \"id\" FROM \(store.layout.table) WHERE \(condition)", values)
                 }
                 if let existing, existing != rows[i][0] {
                     moved[i] = moved[i] ?? DocumentID.read(rows[i][0], kind: schema.id)
@@ -121,7 +138,9 @@ enum ContextSave {
             }
             for (key, columns) in zip(keys, slots) {
                 let values = columns.map { rows[i][$0] }
-                if !values.contains(where: \.isNull) { claimed[[.text(key.joined(separator: ","))] + values] = rows[i][0] }
+                if !values.contains(where: \.isNull) {
+                    claimed[[.text(key.joined(separator: ","))] + values] = rows[i][0]
+                }
             }
         }
         return moved
@@ -129,8 +148,11 @@ enum ContextSave {
 
     /// `UPDATE ... SET <changed columns>, _version = _version + 1 WHERE id = ? AND _version = ?`,
     /// one cached statement per set of changed columns, its text built once per save (`sql`).
-    private static func update(_ update: RowUpdate, _ changes: TableChanges, _ store: DocumentStore, sql: inout [[Int]: String],
-                               on connection: Connection) throws {
+    private static func update(
+        _ update: RowUpdate, _ changes: TableChanges, _ store: DocumentStore,
+        sql: inout [[Int]: String],
+        on connection: Connection
+    ) throws {
         let text: String
         if let built = sql[update.slots] {
             text = built
@@ -150,7 +172,9 @@ enum ContextSave {
             try statement.execute(bindings)
         } catch let error as SQLiteError where error.code == .constraint {
             // The store's own update names what failed (a unique field, a missing reference).
-            _ = try store.update(row: update.row, id: update.id, ifVersion: update.version, on: connection) {
+            _ = try store.update(
+                row: update.row, id: update.id, ifVersion: update.version, on: connection
+            ) {
                 Document(id: update.id)
             }
             throw error
@@ -162,14 +186,17 @@ enum ContextSave {
 
     /// The conflict for a row that is not at the version the context read: the fields that
     /// differ from what it read, or none when the row is gone.
-    private static func conflict(_ changes: TableChanges, _ id: DocumentID, saved: [SQLValue], _ store: DocumentStore,
-                                 on connection: Connection) throws -> TroveError {
+    private static func conflict(
+        _ changes: TableChanges, _ id: DocumentID, saved: [SQLValue], _ store: DocumentStore,
+        on connection: Connection
+    ) throws -> TroveError {
         guard let document = try store.fetch(id: id, on: connection) else {
             return .modelConflict(model: changes.model, id: id, fields: [])
         }
         let stored = try store.storedValues(document)
         var fields: [String] = []
-        for (slot, column) in changes.columns.enumerated() where slot + 1 < stored.count && stored[slot + 1] != saved[slot + 1]
+        for (slot, column) in changes.columns.enumerated()
+        where slot + 1 < stored.count && stored[slot + 1] != saved[slot + 1]
             && !(changes.lazySlots.contains(slot) && saved[slot + 1].isNull)
         {
             fields.append(column)

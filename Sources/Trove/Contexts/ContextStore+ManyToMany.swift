@@ -9,17 +9,22 @@ extension ContextStore {
     /// The models `model`'s relationship holds as this context has them now: the stored links
     /// (one query for the ids, one for the models not tracked yet), changed by what tracked
     /// models on the other side hold in memory and have not saved.
-    func linked<C: _ReferenceModel, P: _ReferenceModel>(_ type: C.Type, _ relationship: _RelationshipMetadata, of model: P) -> [C] {
+    func linked<C: _ReferenceModel, P: _ReferenceModel>(
+        _ type: C.Type, _ relationship: _RelationshipMetadata, of model: P
+    ) -> [C] {
         guard let access = relationship.manyToMany else { return [] }
         do {
             let stored = try storedLinks(access, of: model.id.documentID)
             model._$backing.linked[relationship.name] = Set(stored)
             let table = try self.table(C.self)
             try prefetch(C.self, ids: stored.compactMap { C.ID(documentID: $0) })
-            var found = stored.compactMap { id in table.entries[id].flatMap { $0.isDeleted ? nil : table.model($0) } }
+            var found = stored.compactMap { id in
+                table.entries[id].flatMap { $0.isDeleted ? nil : table.model($0) }
+            }
             // Tracked models of the other side whose arrays are known say what is unsaved.
             if let other = access.other()?.manyToMany {
-                for entry in table.trackedEntries where !entry.isDeleted && other.isKnown(entry.object) {
+                for entry in table.trackedEntries
+                where !entry.isDeleted && other.isKnown(entry.object) {
                     let holds = other.ids(entry.object).contains(model.id.documentID)
                     let listed = found.contains { $0 === entry.object }
                     if holds && !listed { found.append(table.model(entry)) }
@@ -68,7 +73,9 @@ extension ContextStore {
     func linkChanges() -> LinkChanges {
         var changes = LinkChanges()
         for model in linkEdits.values {
-            guard model._$backing.context === owner, let graph = trackedHere(model) else { continue }
+            guard model._$backing.context === owner, let graph = trackedHere(model) else {
+                continue
+            }
             changes.graph = changes.graph ?? graph
             for relationship in type(of: model)._$relationships {
                 guard let access = relationship.manyToMany, access.isKnown(model) else { continue }
@@ -79,7 +86,8 @@ extension ContextStore {
                 let other = access.otherType.collectionName
                 func link(_ to: DocumentID) -> Link {
                     let (a, b) = (GraphNode(access.collection, id), GraphNode(other, to))
-                    return isOrigin ? Link(from: a, label: label, to: b) : Link(from: b, label: label, to: a)
+                    return isOrigin
+                        ? Link(from: a, label: label, to: b) : Link(from: b, label: label, to: a)
                 }
                 changes.added += now.filter { !before.contains($0) }.map(link)
                 changes.removed += before.filter { !now.contains($0) }.map(link)
@@ -133,7 +141,9 @@ extension ContextStore {
     /// ``deleteLinked(_:)`` when the model was deleted.
     func checkLinkDeleteRules() throws {
         for table in allTables {
-            let relationships = table.modelType._$relationships.filter { $0.manyToMany != nil && $0.deleteRule == .deny }
+            let relationships = table.modelType._$relationships.filter {
+                $0.manyToMany != nil && $0.deleteRule == .deny
+            }
             guard !relationships.isEmpty else { continue }
             for model in table.models(deleted: true) {
                 for relationship in relationships where !relationship.children(model).isEmpty {
@@ -147,7 +157,8 @@ extension ContextStore {
 
     /// `.cascade` on a many-to-many relationship: deleting a model deletes the models it holds.
     func deleteLinked<M: _ReferenceModel>(_ model: M) throws {
-        for relationship in M._$relationships where relationship.manyToMany != nil && relationship.deleteRule == .cascade {
+        for relationship in M._$relationships
+        where relationship.manyToMany != nil && relationship.deleteRule == .cascade {
             for case let other as any _ReferenceModel in relationship.children(model) {
                 func delete<T: _ReferenceModel>(_ other: T) throws { try self.delete(other) }
                 try delete(other)
@@ -161,14 +172,21 @@ extension ContextStore {
         guard !deleted.isEmpty else { return }
         for table in allTables {
             for relationship in table.modelType._$relationships {
-                guard let access = relationship.manyToMany, let gone = deleted[access.otherType.collectionName] else { continue }
+                guard let access = relationship.manyToMany,
+                    let gone = deleted[access.otherType.collectionName]
+                else {
+                    continue
+                }
                 for model in table.models(deleted: false) where access.isKnown(model) {
                     let ids = access.ids(model)
                     guard ids.contains(where: gone.contains) else { continue }
-                    let kept = relationship.children(model).filter { !gone.contains(($0 as! any _ReferenceModel).id.documentID) }
+                    let kept = relationship.children(model).filter {
+                        !gone.contains(($0 as! any _ReferenceModel).id.documentID)
+                    }
                     access.set(model, kept)
                     let backing = (model as! any _ReferenceModel)._$backing
-                    backing.linked[relationship.name] = backing.linked[relationship.name]?.subtracting(gone)
+                    backing.linked[relationship.name] = backing.linked[relationship.name]?
+                        .subtracting(gone)
                 }
             }
         }
@@ -186,7 +204,9 @@ struct LinkChanges {
 
     func write(on connection: Connection) throws {
         guard let graph, !isEmpty else { return }
-        for link in removed { _ = try graph.unlink(from: link.from, to: link.to, label: link.label, on: connection) }
+        for link in removed {
+            _ = try graph.unlink(from: link.from, to: link.to, label: link.label, on: connection)
+        }
         if !added.isEmpty { try graph.link(added, on: connection) }
     }
 }

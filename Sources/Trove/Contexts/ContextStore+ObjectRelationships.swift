@@ -5,7 +5,9 @@ import Foundation
 extension ContextStore {
     /// The tracked instance with this id, if any (not deleted).
     func tracked<T: _ReferenceModel>(_ type: T.Type, id: DocumentID) -> T? {
-        guard let table = try? table(T.self), let entry = table.entries[id], !entry.isDeleted else { return nil }
+        guard let table = try? table(T.self), let entry = table.entries[id], !entry.isDeleted else {
+            return nil
+        }
         return table.model(entry)
     }
 
@@ -27,15 +29,21 @@ extension ContextStore {
     ) -> [C] {
         do {
             let table = try self.table(C.self)
-            guard let name = table.layout.name(of: inverse), let property = table.schema.propertiesByName[name] else { return [] }
-            var found = try readChildren(C.self, column: property.column, parent: parent.id.documentID)
+            guard let name = table.layout.name(of: inverse),
+                let property = table.schema.propertiesByName[name]
+            else {
+                return []
+            }
+            var found = try readChildren(
+                C.self, column: property.column, parent: parent.id.documentID)
             var seen = Set(found.map(ObjectIdentifier.init))
             for entry in table.trackedEntries where !entry.isDeleted {
                 let child = table.model(entry)
                 if seen.insert(ObjectIdentifier(child)).inserted { found.append(child) }
             }
             return found.filter { child in
-                table.entries[child.id.documentID]?.isDeleted != true && child[keyPath: inverse] === parent
+                table.entries[child.id.documentID]?.isDeleted != true
+                    && child[keyPath: inverse] === parent
             }
         } catch {
             relationshipError = error
@@ -45,7 +53,9 @@ extension ContextStore {
 
     /// The value of an `@Attribute(.externalStorage)` property a fetch left out (nil when it is
     /// null or the read fails: the error is thrown by the next save).
-    func loadExternal<M: _ReferenceModel, V>(_ type: M.Type, name: String, as value: V.Type, of model: M) -> V? {
+    func loadExternal<M: _ReferenceModel, V>(
+        _ type: M.Type, name: String, as value: V.Type, of model: M
+    ) -> V? {
         do {
             return try table(M.self).loadExternal(name, as: V.self, of: model, on: try connection())
         } catch {
@@ -73,10 +83,14 @@ extension ContextStore {
         let layout = try ReferenceLayout<M>.shared()
         for relationship in layout.toOne {
             relationship.linkInverse(model)
-            if let target = relationship.target(model) as? any _ReferenceModel { insertOpened(target) }
+            if let target = relationship.target(model) as? any _ReferenceModel {
+                insertOpened(target)
+            }
         }
         for relationship in M._$relationships {
-            for child in relationship.children(model) { if let child = child as? any _ReferenceModel { insertOpened(child) } }
+            for child in relationship.children(model) {
+                if let child = child as? any _ReferenceModel { insertOpened(child) }
+            }
             // Models set in the initializer hold this one in their known arrays too.
             guard let inverse = relationship.manyToMany?.other() else { continue }
             for other in relationship.children(model) { inverse.add(model, other) }

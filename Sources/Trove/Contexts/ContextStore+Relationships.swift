@@ -35,12 +35,17 @@ extension ContextStore {
         var seen = Set<DocumentID>()
         var result: [C] = []
         for id in loadedChildren[key]?[parent.documentID] ?? [] {
-            guard let entry = table.entries[id], !entry.isDeleted, current(table.model(entry)) == parent else { continue }
+            guard let entry = table.entries[id], !entry.isDeleted,
+                current(table.model(entry)) == parent
+            else {
+                continue
+            }
             seen.insert(id)
             result.append(table.model(entry))
         }
         // Moved in or inserted since: the tracked models whose property names the parent now.
-        for (id, entry) in table.entries where !seen.contains(id) && !entry.isDeleted && current(table.model(entry)) == parent {
+        for (id, entry) in table.entries
+        where !seen.contains(id) && !entry.isDeleted && current(table.model(entry)) == parent {
             result.append(table.model(entry))
         }
         return result
@@ -51,14 +56,18 @@ extension ContextStore {
         _ keyPath: KeyPath<C, ParentID?>, of parents: [ParentID]
     ) throws {
         let table = try self.table(C.self)
-        try prefetch(table, column: try table.schema.field(keyPath).field.name, parents: parents.map(\.documentID))
+        try prefetch(
+            table, column: try table.schema.field(keyPath).field.name,
+            parents: parents.map(\.documentID))
     }
 
     func prefetchChildren<C: _ReferenceModel, ParentID: ModelID>(
         _ keyPath: KeyPath<C, ParentID>, of parents: [ParentID]
     ) throws {
         let table = try self.table(C.self)
-        try prefetch(table, column: try table.schema.field(keyPath).field.name, parents: parents.map(\.documentID))
+        try prefetch(
+            table, column: try table.schema.field(keyPath).field.name,
+            parents: parents.map(\.documentID))
     }
 
     /// Inserts a model unless this context already tracks it.
@@ -79,7 +88,9 @@ extension ContextStore {
         let kind = table.store.schema.field(column)?.reference?.idKind
         for document in documents {
             _ = try table.instance(for: document)
-            if let kind, let value = document[column], let parent = DocumentID(value: value, kind: kind) {
+            if let kind, let value = document[column],
+                let parent = DocumentID(value: value, kind: kind)
+            {
                 groups[parent, default: []].append(document.id)
             }
         }
@@ -99,7 +110,9 @@ extension ContextStore {
     /// One fetch on the context's connection (counted in ``reads``).
     func read(_ name: String, _ query: Query) throws -> [Document] {
         reads += 1
-        guard let store = try registry.store(name) else { throw TroveError.collectionNotFound(name) }
+        guard let store = try registry.store(name) else {
+            throw TroveError.collectionNotFound(name)
+        }
         return try store.fetch(query, on: try connection(), wantsCursor: false).documents
     }
 
@@ -110,14 +123,18 @@ extension ContextStore {
     func reconcile(afterDeletingFrom deleted: Set<String>) throws -> [String: Set<DocumentID>] {
         guard !deleted.isEmpty else { return [:] }
         var gone: [String: Set<DocumentID>] = [:]
-        for table in tablesReferencing(deleted) { gone[table.name, default: []].formUnion(try table.reload(using: self)) }
+        for table in tablesReferencing(deleted) {
+            gone[table.name, default: []].formUnion(try table.reload(using: self))
+        }
         loadedChildren.removeAll()
         return gone
     }
 
     private func tablesReferencing(_ collections: Set<String>) -> [any AnyTrackedModels] {
         allTables.filter { table in
-            table.store.schema.referenceFields.contains { collections.contains($0.reference!.collection) }
+            table.store.schema.referenceFields.contains {
+                collections.contains($0.reference!.collection)
+            }
         }
     }
 }
@@ -152,7 +169,9 @@ extension DocumentID {
         switch (value, kind) {
         case (.int(let v), .int64): self = .int(v)
         case (.string(let s), .string): self = .string(s)
-        case (.string(let s), .uuid): guard let uuid = UUID(uuidString: s) else { return nil }; self = .uuid(uuid)
+        case (.string(let s), .uuid):
+            guard let uuid = UUID(uuidString: s) else { return nil }
+            self = .uuid(uuid)
         default: return nil
         }
     }

@@ -47,7 +47,8 @@ final class ContextStore {
         if let known = tables[M.collectionName] as? TrackedModels<M> { return known }
         guard let store = try registry.store(M.collectionName) else {
             throw TroveError.invalidModel(
-                type: String(describing: M.self), reason: "it is not one of the container's schema's models")
+                type: String(describing: M.self),
+                reason: "it is not one of the container's schema's models")
         }
         let table = try TrackedModels<M>(store: store)
         tables[M.collectionName] = table
@@ -69,7 +70,9 @@ final class ContextStore {
 
     func delete<M: _ReferenceModel>(_ model: M) throws {
         let table = try table(M.self)
-        guard table.entries[model.id.documentID].map({ !$0.isDeleted && $0.object === model }) == true else { return }
+        guard
+            table.entries[model.id.documentID].map({ !$0.isDeleted && $0.object === model }) == true
+        else { return }
         table.delete(model)
         try deleteLinked(model)
     }
@@ -78,13 +81,17 @@ final class ContextStore {
 
     func fetch<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let table = try self.table(M.self)
-        guard descriptor.includePendingChanges, descriptor.cursor == nil else { return try fetchStored(descriptor, table) }
+        guard descriptor.includePendingChanges, descriptor.cursor == nil else {
+            return try fetchStored(descriptor, table)
+        }
         // Inserted, unsaved models the predicate accepts join the stored ones (SwiftData's
         // `includePendingChanges`): evaluated in memory, merged in the descriptor's order, then
         // the offset and limit applied to the whole.
         var pending = table.pendingInserts()
         if pending.isEmpty { return try fetchStored(descriptor, table) }
-        if let predicate = descriptor.predicate { pending = try pending.filter { try predicate.evaluate($0) } }
+        if let predicate = descriptor.predicate {
+            pending = try pending.filter { try predicate.evaluate($0) }
+        }
         if pending.isEmpty { return try fetchStored(descriptor, table) }
         var stored = descriptor
         stored.fetchLimit = descriptor.fetchLimit.map { $0 + (descriptor.fetchOffset ?? 0) }
@@ -106,7 +113,11 @@ final class ContextStore {
     }
 
     /// The stored models a descriptor selects, as this context's instances.
-    private func fetchStored<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>, _ table: TrackedModels<M>) throws -> [M] {
+    private func fetchStored<M: _ReferenceModel>(
+        _ descriptor: FetchDescriptor<M>, _ table: TrackedModels<M>
+    ) throws
+        -> [M]
+    {
         if table.fetchedColumns == nil {
             // Every column is read: decoded straight from the statement, which also takes each
             // model's snapshot and makes its entry while the model is in cache. Here each entry
@@ -132,22 +143,28 @@ final class ContextStore {
         reads += 1
         let kind = M.ID.idKind
         var ids: [DocumentID] = []
-        _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) { statement, _ in
-            ids.append(DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
+        _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) {
+            statement, _ in
+            ids.append(
+                DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
         }
         return ids.filter { table.entries[$0]?.isDeleted != true }
     }
 
     func model<M: _ReferenceModel>(_ type: M.Type, id: M.ID) throws -> M? {
         let table = try self.table(M.self)
-        if let entry = table.entries[id.documentID] { return entry.isDeleted ? nil : table.model(entry) }
+        if let entry = table.entries[id.documentID] {
+            return entry.isDeleted ? nil : table.model(entry)
+        }
         var query = try table.query(FetchDescriptor())
         query.filter = .compare(.id, .equal, id.documentID.value)
         let documents = try read(table.name, query)
         return own(try documents.map(table.instance(for:))).first
     }
 
-    func load<M: _ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) throws -> V {
+    func load<M: _ReferenceModel, V>(
+        _ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M
+    ) throws -> V {
         try table(M.self).load(keyPath, of: model, on: try connection())
     }
 
@@ -181,9 +198,15 @@ final class ContextStore {
         for (table, tableChanges) in zip(saving, changes) { table.didSave(tableChanges) }
         for rekey in rekeys { tables[rekey.table]?.rekey(rekey) }
         // Rows deleted by the save, and with them by foreign keys: the links went with them.
-        let cascaded = try reconcile(afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
-        let deleted = changes.filter { !$0.deletes.isEmpty }.map { ($0.name, Set($0.deletes.map(\.id))) }
-        forgetLinks(to: Dictionary(deleted, uniquingKeysWith: { $0.union($1) }).merging(cascaded) { $0.union($1) })
+        let cascaded = try reconcile(
+            afterDeletingFrom: Set(changes.filter { !$0.deletes.isEmpty }.map(\.name)))
+        let deleted = changes.filter { !$0.deletes.isEmpty }.map {
+            ($0.name, Set($0.deletes.map(\.id)))
+        }
+        forgetLinks(
+            to: Dictionary(deleted, uniquingKeysWith: { $0.union($1) }).merging(cascaded) {
+                $0.union($1)
+            })
     }
 
     func rollback() {
@@ -203,19 +226,31 @@ struct DecodedRows<M> {
 extension ContextStore {
     /// One fetch (counted in ``reads``) whose rows are decoded into models as they are read, in
     /// the full selection's column order (`id, _version, <fields>`).
-    func readModels<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) throws -> DecodedRows<M> {
+    func readModels<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) throws
+        -> DecodedRows<M>
+    {
         reads += 1
-        var rows = RowsBuilder<M>(schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
-        _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) { statement, _ in try rows.add(statement) }
+        var rows = RowsBuilder<M>(
+            schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) {
+            statement, _ in
+            try rows.add(statement)
+        }
         rows.flush()
         return rows.decoded
     }
 
     /// ``readModels(_:_:)`` for a page of an enumeration: also the cursor after its last row.
-    func readPage<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) throws -> (DecodedRows<M>, Cursor?) {
+    func readPage<M: _ReferenceModel>(_ table: TrackedModels<M>, _ query: Query) throws -> (
+        DecodedRows<M>, Cursor?
+    ) {
         reads += 1
-        var rows = RowsBuilder<M>(schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
-        let next = try table.store.forEachRow(query, on: try connection(), wantsCursor: true) { statement, _ in try rows.add(statement) }
+        var rows = RowsBuilder<M>(
+            schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        let next = try table.store.forEachRow(query, on: try connection(), wantsCursor: true) {
+            statement, _ in
+            try rows.add(statement)
+        }
         rows.flush()
         return (rows.decoded, next)
     }
@@ -226,8 +261,12 @@ extension ContextStore {
         let table = try self.table(M.self)
         for keyPath in keyPaths {
             let column = try table.schema.field(keyPath).field.name
-            guard let reference = table.store.schema.field(column)?.reference, let target = registry.types[reference.collection] else {
-                throw TroveError.unsupportedPredicate(node: "\(keyPath)", reason: "it is not a reference to a class model of the container")
+            guard let reference = table.store.schema.field(column)?.reference,
+                let target = registry.types[reference.collection]
+            else {
+                throw TroveError.unsupportedPredicate(
+                    node: "\(keyPath)",
+                    reason: "it is not a reference to a class model of the container")
             }
             // The property holds the target's id, or nil (a cast from Any looks through the optional).
             let ids = models.compactMap { ($0[keyPath: keyPath] as? any ModelID)?.documentID }
@@ -235,7 +274,9 @@ extension ContextStore {
         }
     }
 
-    private func prefetchTargets<T: _ReferenceModel>(_ type: T.Type, documentIDs: [DocumentID]) throws {
+    private func prefetchTargets<T: _ReferenceModel>(_ type: T.Type, documentIDs: [DocumentID])
+        throws
+    {
         try prefetch(type, ids: documentIDs.compactMap { T.ID(documentID: $0) })
     }
 }
@@ -263,7 +304,8 @@ private struct RowsBuilder<M: _ReferenceModel> {
 
     mutating func add(_ statement: Statement) throws {
         let model = try schema.decode(row: statement, reusing: &decoder)
-        decoded.ids.append(DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
+        decoded.ids.append(
+            DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
         decoded.models.append(model)
         group.append(model)
         versions.append(statement.int64(at: 1))
@@ -275,7 +317,8 @@ private struct RowsBuilder<M: _ReferenceModel> {
         let width = snapshotted.count
         for (i, model) in group.enumerated() {
             let saved = Snapshot(values[(i * width)..<((i + 1) * width)])
-            decoded.entries.append(.passRetained(TrackedEntry(object: model, saved: saved, version: versions[i])))
+            decoded.entries.append(
+                .passRetained(TrackedEntry(object: model, saved: saved, version: versions[i])))
         }
         group.removeAll(keepingCapacity: true)
         versions.removeAll(keepingCapacity: true)
@@ -292,9 +335,13 @@ struct ContextRegistry {
     /// The class-model type of each collection (for prefetching a reference's targets).
     var types: [String: any _ReferenceModel.Type]
 
-    static func referenceTypes(_ models: [any PersistentModel.Type]) -> [String: any _ReferenceModel.Type] {
+    static func referenceTypes(_ models: [any PersistentModel.Type]) -> [String:
+        any _ReferenceModel.Type]
+    {
         var types: [String: any _ReferenceModel.Type] = [:]
-        for case let type as any _ReferenceModel.Type in models { types[type.collectionName] = type }
+        for case let type as any _ReferenceModel.Type in models {
+            types[type.collectionName] = type
+        }
         return types
     }
 }
@@ -302,10 +349,13 @@ struct ContextRegistry {
 extension ContextStore {
     /// A live query of the rows `descriptor` selects (lazy columns left out), for
     /// ``ModelContext/observe(_:isolation:_:)``.
-    func liveQuery<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<[Document]> {
+    func liveQuery<M: _ReferenceModel>(_ descriptor: FetchDescriptor<M>) throws -> LiveQuery<
+        [Document]
+    > {
         let table = try self.table(M.self)
         guard let database else {
-            throw TroveError.invalidConfiguration("a migration stage's context cannot observe: its models are not committed yet")
+            throw TroveError.invalidConfiguration(
+                "a migration stage's context cannot observe: its models are not committed yet")
         }
         let (query, name) = (try table.query(descriptor), table.name)
         return LiveQuery(database: database, read: { r in try r.documents(name).fetch(query) })
@@ -330,10 +380,15 @@ extension ContextStore {
     }
 
     /// The stored models whose `column` names `parent` (loading a to-many relationship).
-    func readChildren<C: _ReferenceModel>(_ type: C.Type, column: String, parent: DocumentID) throws -> [C] {
+    func readChildren<C: _ReferenceModel>(_ type: C.Type, column: String, parent: DocumentID) throws
+        -> [C]
+    {
         let table = try self.table(C.self)
         let key = RelationshipKey(collection: table.name, column: column)
-        if loadedChildren[key]?[parent] == nil { try prefetch(table, column: column, parents: [parent]) }
-        return own((loadedChildren[key]?[parent] ?? []).compactMap { table.entries[$0].map(table.model) })
+        if loadedChildren[key]?[parent] == nil {
+            try prefetch(table, column: column, parents: [parent])
+        }
+        return own(
+            (loadedChildren[key]?[parent] ?? []).compactMap { table.entries[$0].map(table.model) })
     }
 }

@@ -51,10 +51,12 @@ public final class ModelContainer: Sendable {
     ///   - configurations: where to store them (at most one).
     /// - Throws: as the initializer that takes an array of configurations.
     public convenience init(
-        for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        for forTypes: any PersistentModel.Type...,
+        migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
         configurations: ModelConfiguration...
     ) throws {
-        try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
+        try self.init(
+            for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
     }
 
     /// Opens the collections of a schema's models, migrating the file with `migrationPlan` first.
@@ -69,9 +71,11 @@ public final class ModelContainer: Sendable {
     ///   - configurations: where to store them (at most one).
     /// - Throws: as the initializer that takes an array of configurations.
     public convenience init(
-        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: ModelConfiguration...
+        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: ModelConfiguration...
     ) throws {
-        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations)
+        try self.init(
+            for: givenSchema, migrationPlan: migrationPlan, configurations: configurations)
     }
 
     /// Opens the collections of a schema's models, migrating the file with `migrationPlan` first.
@@ -90,15 +94,20 @@ public final class ModelContainer: Sendable {
     ///   when a collection holds another shape and no plan migrates it; ``MigrationError``;
     ///   `SQLiteError` when the file cannot be opened.
     public init(
-        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, configurations: [ModelConfiguration]
+        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: [ModelConfiguration]
     ) throws {
         guard configurations.count <= 1 else {
-            throw TroveError.invalidConfiguration("a container stores its models in one configuration, not \(configurations.count)")
+            throw TroveError.invalidConfiguration(
+                "a container stores its models in one configuration, not \(configurations.count)")
         }
         let configuration = configurations.first ?? ModelConfiguration()
         let schema = configuration.schema ?? givenSchema
-        if let plan = migrationPlan, let last = plan.schemas.last, last.versionIdentifier != schema.version {
-            throw TroveError.invalidConfiguration("the migration plan ends at \(last.versionIdentifier), not at \(schema.version)")
+        if let plan = migrationPlan, let last = plan.schemas.last,
+            last.versionIdentifier != schema.version
+        {
+            throw TroveError.invalidConfiguration(
+                "the migration plan ends at \(last.versionIdentifier), not at \(schema.version)")
         }
         for type in schema.models {
             if let reference = type as? any _ReferenceModel.Type { try Self.checkLayout(reference) }
@@ -106,16 +115,21 @@ public final class ModelContainer: Sendable {
         let collections = try Migrator.collectionSchemas(of: schema.models)
         let url = configuration.url
         if !configuration.isStoredInMemoryOnly {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
-        let temporary = configuration.isStoredInMemoryOnly ? TemporaryStoreFile(path: url.path) : nil
+        let temporary =
+            configuration.isStoredInMemoryOnly ? TemporaryStoreFile(path: url.path) : nil
         let database = try Database(path: url.path)
         if let migrationPlan {
             // Migrated on a connection of its own, synchronously (the database's writer is an
             // actor's); the collections are opened after, in their migrated shape.
             let connection = try database.openContextConnection()
-            try MigrationRunner(connection: connection, stores: database.documentStores, clock: database.clock, mapsVersions: true)
-                .migrate(try Migrator(plan: migrationPlan))
+            try MigrationRunner(
+                connection: connection, stores: database.documentStores, clock: database.clock,
+                mapsVersions: true
+            )
+            .migrate(try Migrator(plan: migrationPlan))
         }
         try database.openModelCollections(collections)
         self.database = database
@@ -130,7 +144,8 @@ public final class ModelContainer: Sendable {
         let (database, names) = (database, Set(order))
         return ContextStore(
             registry: ContextRegistry(
-                store: { name in names.contains(name) ? database.documentStores[name] : nil }, order: order,
+                store: { name in names.contains(name) ? database.documentStores[name] : nil },
+                order: order,
                 types: ContextRegistry.referenceTypes(schema.models)),
             database: database, open: { try database.openContextConnection() })
     }
@@ -142,8 +157,10 @@ public final class ModelContainer: Sendable {
             guard let access = relationship.manyToMany, access.other() == nil else { continue }
             throw TroveError.invalidModel(
                 type: "\(M.self)",
-                reason: "\(M.self).\(relationship.name) has no inverse: name the other model's to-one property here "
-                    + "(one-to-many), or write @Relationship(inverse: \\\(M.self).\(relationship.name)) on its array (many-to-many)")
+                reason:
+                    "\(M.self).\(relationship.name) has no inverse: name the other model's to-one property here "
+                    + "(one-to-many), or write @Relationship(inverse: \\\(M.self).\(relationship.name)) on its array (many-to-many)"
+            )
         }
     }
 }
@@ -151,17 +168,22 @@ public final class ModelContainer: Sendable {
 extension Database {
     /// Opens (creating when missing) a schema's collections on a connection of its own, before
     /// the container that asks returns; a collection of another shape is a schema mismatch.
-    nonisolated func openModelCollections(_ collections: [(name: String, schema: DocumentSchema)]) throws {
+    nonisolated func openModelCollections(_ collections: [(name: String, schema: DocumentSchema)])
+        throws
+    {
         let connection = try openContextConnection()
         for (name, schema) in collections {
             if let store = documentStores[name] {
                 let differences = store.schema.differences(from: schema)
                 guard differences.isEmpty else {
-                    throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                    throw TroveError.schemaMismatch(
+                        collection: name, details: differences.joined(separator: "; "))
                 }
                 continue
             }
-            let store = try DocumentStore.open(connection: connection, name: name, requested: schema, graph: documentStores.graph, clock: clock)
+            let store = try DocumentStore.open(
+                connection: connection, name: name, requested: schema, graph: documentStores.graph,
+                clock: clock)
             documentStores[name] = store
         }
     }
@@ -175,7 +197,9 @@ final class TemporaryStoreFile: Sendable {
     init(path: String) { self.path = path }
 
     deinit {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
     }
 }
 

@@ -59,7 +59,9 @@ public final class ModelContext {
         switch owner {
         case .strong(let container): return container
         case .main(let reference):
-            guard let container = reference.container else { preconditionFailure("the main context's container is gone") }
+            guard let container = reference.container else {
+                preconditionFailure("the main context's container is gone")
+            }
             return container
         case .migration: preconditionFailure("a migration stage's context has no container yet")
         }
@@ -102,7 +104,8 @@ public final class ModelContext {
         let names = Set(order)
         store = ContextStore(
             registry: ContextRegistry(
-                store: { name in names.contains(name) ? try transaction.lookup(name) : nil }, order: order,
+                store: { name in names.contains(name) ? try transaction.lookup(name) : nil },
+                order: order,
                 types: ContextRegistry.referenceTypes(models)),
             database: nil, open: { transaction.connection })
         owner = .migration
@@ -117,7 +120,9 @@ public final class ModelContext {
     /// A migration stage's context has none (its collections are not committed yet): asking
     /// there is a programmer error.
     public var database: Database {
-        guard let database = store.database else { preconditionFailure("a migration stage's context has no database handle") }
+        guard let database = store.database else {
+            preconditionFailure("a migration stage's context has no database handle")
+        }
         return database
     }
 
@@ -146,7 +151,9 @@ public final class ModelContext {
         }
     }
 
-    private func insertReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ model: T) throws {
+    private func insertReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ model: T)
+        throws
+    {
         let model = unsafeDowncast(model as AnyObject, to: M.self)
         try store.insert(model)
         watchForAutosave(CollectionOfOne(model))
@@ -170,7 +177,9 @@ public final class ModelContext {
         }
     }
 
-    private func deleteReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ model: T) throws {
+    private func deleteReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ model: T)
+        throws
+    {
         try store.delete(unsafeDowncast(model as AnyObject, to: M.self))
     }
 
@@ -189,7 +198,9 @@ public final class ModelContext {
     ///     subclasses).
     /// - Throws: ``TroveError/invalidModel(type:reason:)`` for a value model;
     ///   ``TroveError/unsupportedPredicate(node:reason:)``; the read's errors.
-    public func delete<T: PersistentModel>(model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true) throws {
+    public func delete<T: PersistentModel>(
+        model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true
+    ) throws {
         for doomed in try fetch(FetchDescriptor<T>(predicate: predicate)) { delete(doomed) }
     }
 
@@ -212,11 +223,16 @@ public final class ModelContext {
         try fetchReference(try Self.reference(T.self), descriptor)
     }
 
-    private func fetchReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ descriptor: FetchDescriptor<T>) throws -> [T] {
+    private func fetchReference<M: _ReferenceModel, T: PersistentModel>(
+        _ type: M.Type, _ descriptor: FetchDescriptor<T>
+    ) throws -> [T] {
         // T is M (checked by `reference`): the descriptor and the array are the same values.
         let models = try store.fetch(unsafeBitCast(descriptor, to: FetchDescriptor<M>.self))
         if !descriptor.relationshipKeyPathsForPrefetching.isEmpty {
-            try store.prefetch(unsafeBitCast(descriptor.relationshipKeyPathsForPrefetching, to: [PartialKeyPath<M>].self), of: models)
+            try store.prefetch(
+                unsafeBitCast(
+                    descriptor.relationshipKeyPathsForPrefetching, to: [PartialKeyPath<M>].self),
+                of: models)
         }
         watchForAutosave(models)
         return unsafeBitCast(models, to: [T].self)
@@ -234,7 +250,9 @@ public final class ModelContext {
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         _ = try Self.reference(T.self)
         guard let store = try store.registry.store(T.collectionName) else {
-            throw TroveError.invalidModel(type: String(describing: T.self), reason: "it is not one of the container's schema's models")
+            throw TroveError.invalidModel(
+                type: String(describing: T.self),
+                reason: "it is not one of the container's schema's models")
         }
         let query = try descriptor.query()
         var count = try store.count(query.filter, on: try self.store.connection())
@@ -251,11 +269,17 @@ public final class ModelContext {
     /// - Parameter descriptor: predicate, order and limits.
     /// - Returns: the identifiers.
     /// - Throws: as ``fetch(_:)``.
-    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws
+        -> [PersistentIdentifier]
+    {
         try identifiersOf(try Self.reference(T.self), descriptor)
     }
 
-    private func identifiersOf<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+    private func identifiersOf<M: _ReferenceModel, T: PersistentModel>(
+        _ type: M.Type, _ descriptor: FetchDescriptor<T>
+    )
+        throws -> [PersistentIdentifier]
+    {
         try store.fetchIDs(unsafeBitCast(descriptor, to: FetchDescriptor<M>.self)).map {
             PersistentIdentifier(entityName: M.collectionName, id: $0)
         }
@@ -277,13 +301,19 @@ public final class ModelContext {
     ///   - block: called once per model, in order.
     /// - Throws: as ``fetch(_:)``, and what `block` throws (which ends the enumeration).
     public func enumerate<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false, block: (T) throws -> Void
+        _ descriptor: FetchDescriptor<T>, batchSize: Int = 5000,
+        allowEscapingMutations: Bool = false,
+        block: (T) throws -> Void
     ) throws {
-        try enumerateReference(try Self.reference(T.self), descriptor, batchSize: batchSize, allowEscapingMutations: allowEscapingMutations, block: block)
+        try enumerateReference(
+            try Self.reference(T.self), descriptor, batchSize: batchSize,
+            allowEscapingMutations: allowEscapingMutations, block: block)
     }
 
     private func enumerateReference<M: _ReferenceModel, T: PersistentModel>(
-        _ type: M.Type, _ descriptor: FetchDescriptor<T>, batchSize: Int, allowEscapingMutations: Bool, block: (T) throws -> Void
+        _ type: M.Type, _ descriptor: FetchDescriptor<T>, batchSize: Int,
+        allowEscapingMutations: Bool,
+        block: (T) throws -> Void
     ) throws {
         precondition(batchSize > 0, "batchSize must be positive")
         var page = unsafeBitCast(descriptor, to: FetchDescriptor<M>.self)
@@ -309,7 +339,10 @@ public final class ModelContext {
                 if table.isUnchanged(entry) {
                     table.forget(id)
                 } else {
-                    precondition(allowEscapingMutations, "enumerate(_:) block changed \(M.self) \(id) without allowEscapingMutations")
+                    precondition(
+                        allowEscapingMutations,
+                        "enumerate(_:) block changed \(M.self) \(id) without allowEscapingMutations"
+                    )
                 }
             }
             remaining = remaining.map { $0 - decoded.ids.count }
@@ -326,13 +359,20 @@ public final class ModelContext {
     /// ```
     /// - Parameter persistentModelID: the identifier.
     /// - Returns: the tracked model, or nil.
-    public func registeredModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier) -> T? {
-        guard let type = T.self as? any _ReferenceModel.Type, persistentModelID.entityName == T.collectionName else { return nil }
+    public func registeredModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier)
+        -> T?
+    {
+        guard let type = T.self as? any _ReferenceModel.Type,
+            persistentModelID.entityName == T.collectionName
+        else {
+            return nil
+        }
         return registered(type, persistentModelID.id) as? T
     }
 
     private func registered<M: _ReferenceModel>(_ type: M.Type, _ id: DocumentID) -> M? {
-        guard let table = try? store.table(M.self), let entry = table.entries[id], !entry.isDeleted else { return nil }
+        guard let table = try? store.table(M.self), let entry = table.entries[id], !entry.isDeleted
+        else { return nil }
         return table.model(entry)
     }
 
@@ -350,8 +390,12 @@ public final class ModelContext {
         try modelReference(try Self.reference(T.self), id)
     }
 
-    private func modelReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ id: T.ID) throws -> T? {
-        guard let model = try store.model(M.self, id: unsafeBitCast(id, to: M.ID.self)) else { return nil }
+    private func modelReference<M: _ReferenceModel, T: PersistentModel>(_ type: M.Type, _ id: T.ID)
+        throws -> T?
+    {
+        guard let model = try store.model(M.self, id: unsafeBitCast(id, to: M.ID.self)) else {
+            return nil
+        }
         watchForAutosave(CollectionOfOne(model))
         return unsafeBitCast(model, to: T.self)
     }
@@ -368,7 +412,11 @@ public final class ModelContext {
     /// - Returns: the value.
     /// - Throws: ``TroveError/documentNotFound(_:)`` when the model is not a saved model of this
     ///   context (or its row is gone), ``TroveError/missingField(field:)`` when the column is null.
-    public func load<M: _ReferenceModel, V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M) throws -> V {
+    public func load<M: _ReferenceModel, V>(
+        _ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M
+    ) throws
+        -> V
+    {
         try store.load(keyPath, of: model)
     }
 
@@ -418,7 +466,11 @@ public final class ModelContext {
     ///   - parent: the referenced model.
     /// - Returns: the children.
     /// - Throws: the read's errors.
-    public func children<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parent: P) throws -> [C] {
+    public func children<C: _ReferenceModel, P: _ReferenceModel>(
+        _ keyPath: KeyPath<C, P.ID?>, of parent: P
+    ) throws
+        -> [C]
+    {
         try store.children(keyPath, of: parent)
     }
 
@@ -429,7 +481,11 @@ public final class ModelContext {
     ///   - parent: the referenced model.
     /// - Returns: the children.
     /// - Throws: the read's errors.
-    public func children<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parent: P) throws -> [C] {
+    public func children<C: _ReferenceModel, P: _ReferenceModel>(
+        _ keyPath: KeyPath<C, P.ID>, of parent: P
+    ) throws
+        -> [C]
+    {
         try store.children(keyPath, of: parent)
     }
 
@@ -488,7 +544,11 @@ public final class ModelContext {
     ///   - keyPath: the child's reference property.
     ///   - parents: the referenced models.
     /// - Throws: the read's errors.
-    public func prefetchChildren<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID?>, of parents: [P]) throws {
+    public func prefetchChildren<C: _ReferenceModel, P: _ReferenceModel>(
+        _ keyPath: KeyPath<C, P.ID?>, of parents: [P]
+    )
+        throws
+    {
         try store.prefetchChildren(keyPath, of: parents.map(\.id))
     }
 
@@ -498,7 +558,11 @@ public final class ModelContext {
     ///   - keyPath: the child's reference property.
     ///   - parents: the referenced models.
     /// - Throws: the read's errors.
-    public func prefetchChildren<C: _ReferenceModel, P: _ReferenceModel>(_ keyPath: KeyPath<C, P.ID>, of parents: [P]) throws {
+    public func prefetchChildren<C: _ReferenceModel, P: _ReferenceModel>(
+        _ keyPath: KeyPath<C, P.ID>, of parents: [P]
+    )
+        throws
+    {
         try store.prefetchChildren(keyPath, of: parents.map(\.id))
     }
 
@@ -664,21 +728,25 @@ public final class ModelContext {
     ///   errors of the reads.
     @discardableResult
     public func observe<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T> = FetchDescriptor(), isolation: isolated (any Actor)? = #isolation,
+        _ descriptor: FetchDescriptor<T> = FetchDescriptor(),
+        isolation: isolated (any Actor)? = #isolation,
         _ body: @escaping ([T]) -> Void
     ) throws -> Task<Void, any Error> {
         try observeReference(try Self.reference(T.self), descriptor, isolation: isolation, body)
     }
 
     private func observeReference<M: _ReferenceModel, T: PersistentModel>(
-        _ type: M.Type, _ descriptor: FetchDescriptor<T>, isolation: isolated (any Actor)?, _ body: @escaping ([T]) -> Void
+        _ type: M.Type, _ descriptor: FetchDescriptor<T>, isolation: isolated (any Actor)?,
+        _ body: @escaping ([T]) -> Void
     ) throws -> Task<Void, any Error> {
         // T is M (checked by `reference`): the descriptor and the arrays are the same values.
         let live = try store.liveQuery(unsafeBitCast(descriptor, to: FetchDescriptor<M>.self))
         let store = self.store
         return Task {
             _ = isolation
-            for try await documents in live { body(unsafeBitCast(try store.adopt(documents, as: M.self), to: [T].self)) }
+            for try await documents in live {
+                body(unsafeBitCast(try store.adopt(documents, as: M.self), to: [T].self))
+            }
         }
     }
 
@@ -687,7 +755,9 @@ public final class ModelContext {
         guard let reference = type as? any _ReferenceModel.Type else {
             throw TroveError.invalidModel(
                 type: String(describing: T.self),
-                reason: "a context manages class models (@Model); store value models with database.models(_:)")
+                reason:
+                    "a context manages class models (@Model); store value models with database.models(_:)"
+            )
         }
         return reference
     }

@@ -40,7 +40,9 @@ final class PropertyAccess: @unchecked Sendable {
     /// The access of a property the macro listed, reading its storage.
     convenience init<M: _ReferenceModel>(_ property: _ModelProperty<M>) {
         func make<V>(_: V.Type) -> Closures {
-            Self.closures(typed: property.keyPath as! KeyPath<M, V>, name: property.name, storage: property.storage(as: V.self))
+            Self.closures(
+                typed: property.keyPath as! KeyPath<M, V>, name: property.name,
+                storage: property.storage(as: V.self))
         }
         self.init(name: property.name, _openExistential(property.valueType, do: make))
     }
@@ -57,8 +59,10 @@ final class PropertyAccess: @unchecked Sendable {
 
     /// An access made of its closures (a to-one relationship's, ``ToOneAccess``).
     init(
-        name: String, read: @escaping (AnyObject) -> Any, isCurrent: @escaping (AnyObject, UnsafeRawPointer) -> Bool,
-        write: @escaping (AnyObject, Any) -> Void, encode: @escaping (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
+        name: String, read: @escaping (AnyObject) -> Any,
+        isCurrent: @escaping (AnyObject, UnsafeRawPointer) -> Bool,
+        write: @escaping (AnyObject, Any) -> Void,
+        encode: @escaping (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
     ) {
         self.name = name
         (self.read, self.isCurrent, self.write, self.encode) = (read, isCurrent, write, encode)
@@ -70,11 +74,14 @@ final class PropertyAccess: @unchecked Sendable {
     }
 
     private typealias Closures = (
-        read: (AnyObject) -> Any, isCurrent: (AnyObject, UnsafeRawPointer) -> Bool, write: (AnyObject, Any) -> Void,
+        read: (AnyObject) -> Any, isCurrent: (AnyObject, UnsafeRawPointer) -> Bool,
+        write: (AnyObject, Any) -> Void,
         encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
     )
 
-    private static func closures<M: _ReferenceModel, V>(typed keyPath: KeyPath<M, V>, name: String, storage: @escaping (M) -> V) -> Closures {
+    private static func closures<M: _ReferenceModel, V>(
+        typed keyPath: KeyPath<M, V>, name: String, storage: @escaping (M) -> V
+    ) -> Closures {
         let isCurrent: (AnyObject, UnsafeRawPointer) -> Bool
         let write: (AnyObject, Any) -> Void
         let encode: (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
@@ -85,14 +92,23 @@ final class PropertyAccess: @unchecked Sendable {
         // `Any` keeps boxed all the same (a type that is not bitwise takable) is compared by its
         // box: never found equal to a different value, only sent to the slower comparison.
         let size = MemoryLayout<V>.size
-        let inline = comparable && size <= 3 * MemoryLayout<Int>.size && MemoryLayout<V>.alignment <= MemoryLayout<Int>.alignment
+        let inline =
+            comparable && size <= 3 * MemoryLayout<Int>.size
+            && MemoryLayout<V>.alignment <= MemoryLayout<Int>.alignment
         // Types compared by identity: `==` on metatypes looks up `Optional<Any.Type>` per call.
         let typeV = ObjectIdentifier(V.self)
         let isSame: (Any, Any) -> Bool = { a, b in
-            guard ObjectIdentifier(type(of: a)) == typeV, ObjectIdentifier(type(of: b)) == typeV else { return false }
-            if inline { return withUnsafeBytes(of: a) { x in withUnsafeBytes(of: b) { y in same(x.baseAddress!, y.baseAddress!, size) } } }
+            guard ObjectIdentifier(type(of: a)) == typeV, ObjectIdentifier(type(of: b)) == typeV
+            else { return false }
+            if inline {
+                return withUnsafeBytes(of: a) { x in
+                    withUnsafeBytes(of: b) { y in same(x.baseAddress!, y.baseAddress!, size) }
+                }
+            }
             guard comparable, let a = a as? V, let b = b as? V else { return false }
-            return withUnsafeBytes(of: a) { x in withUnsafeBytes(of: b) { y in same(x.baseAddress!, y.baseAddress!, size) } }
+            return withUnsafeBytes(of: a) { x in
+                withUnsafeBytes(of: b) { y in same(x.baseAddress!, y.baseAddress!, size) }
+            }
         }
         // An `Any` is three words that hold a small value inline, then its type's metadata (the
         // existential container's layout, part of Swift's ABI): an inline V is compared where
@@ -101,7 +117,11 @@ final class PropertyAccess: @unchecked Sendable {
         let typeMetadata = unsafeBitCast(V.self as Any.Type, to: UnsafeRawPointer.self)
         if inline {
             isCurrent = { model, saved in
-                guard saved.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer.self) == typeMetadata else { return false }
+                guard
+                    saved.load(
+                        fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer.self)
+                        == typeMetadata
+                else { return false }
                 let value = storage(unsafeDowncast(model, to: M.self))
                 return withUnsafeBytes(of: value) { same($0.baseAddress!, saved, size) }
             }
@@ -109,13 +129,21 @@ final class PropertyAccess: @unchecked Sendable {
             isCurrent = { model, saved in
                 guard let savedValue = saved.load(as: Any.self) as? V else { return false }
                 let value = storage(unsafeDowncast(model, to: M.self))
-                return withUnsafeBytes(of: value) { x in withUnsafeBytes(of: savedValue) { y in same(x.baseAddress!, y.baseAddress!, size) } }
+                return withUnsafeBytes(of: value) { x in
+                    withUnsafeBytes(of: savedValue) { y in
+                        same(x.baseAddress!, y.baseAddress!, size)
+                    }
+                }
             }
         } else {
             isCurrent = { model, saved in isSame(read(model), saved.load(as: Any.self)) }
         }
         if let writable = keyPath as? ReferenceWritableKeyPath<M, V> {
-            write = { model, value in if let value = value as? V { unsafeDowncast(model, to: M.self)[keyPath: writable] = value } }
+            write = { model, value in
+                if let value = value as? V {
+                    unsafeDowncast(model, to: M.self)[keyPath: writable] = value
+                }
+            }
         } else {
             write = { _, _ in }
         }
@@ -123,7 +151,9 @@ final class PropertyAccess: @unchecked Sendable {
         if let optional = V.self as? any OptionalEncodable.Type {
             encode = optional.encoder(key)
         } else if let encodable = V.self as? any Encodable.Type {
-            func open<E: Encodable>(_: E.Type) -> (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void {
+            func open<E: Encodable>(_: E.Type) -> (
+                Any, inout KeyedEncodingContainer<PropertyCodingKey>
+            ) throws -> Void {
                 { value, container in try container.encode(value as! E, forKey: key) }
             }
             encode = open(encodable)
@@ -137,7 +167,9 @@ final class PropertyAccess: @unchecked Sendable {
     /// The values of each model's properties read by `accesses`, in order (a tracked model's
     /// snapshot), one model after another in one array: a fetch's group of models, or one
     /// model (`CollectionOfOne`, no array for it).
-    static func snapshots<Models: Collection<AnyObject>>(_ accesses: [PropertyAccess], of models: Models) -> [Any] {
+    static func snapshots<Models: Collection<AnyObject>>(
+        _ accesses: [PropertyAccess], of models: Models
+    ) -> [Any] {
         [Any](unsafeUninitializedCapacity: accesses.count * models.count) { values, count in
             var next = values.baseAddress!
             for model in models {
@@ -152,9 +184,16 @@ final class PropertyAccess: @unchecked Sendable {
 
     /// The positions in `accesses` whose values in `model` are not bit for bit those of
     /// `saved` (a snapshot): the candidates for a change.
-    static func differing(_ accesses: [PropertyAccess], of model: AnyObject, from saved: UnsafeBufferPointer<Any>) -> [Int] {
+    static func differing(
+        _ accesses: [PropertyAccess], of model: AnyObject, from saved: UnsafeBufferPointer<Any>
+    )
+        -> [Int]
+    {
         var slots: [Int] = []
-        for i in accesses.indices where !accesses[i].isCurrent(model, UnsafeRawPointer(saved.baseAddress! + i)) { slots.append(i) }
+        for i in accesses.indices
+        where !accesses[i].isCurrent(model, UnsafeRawPointer(saved.baseAddress! + i)) {
+            slots.append(i)
+        }
         return slots
     }
 }
@@ -176,13 +215,24 @@ struct PropertyCodingKey: CodingKey {
 
 /// Optional properties encode as a synthesized `encode(to:)` does: the wrapped value, or null.
 private protocol OptionalEncodable {
-    static func encoder(_ key: PropertyCodingKey) -> (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void
+    static func encoder(_ key: PropertyCodingKey) -> (
+        Any, inout KeyedEncodingContainer<PropertyCodingKey>
+    ) throws ->
+        Void
 }
 
 extension Optional: OptionalEncodable where Wrapped: Encodable {
-    fileprivate static func encoder(_ key: PropertyCodingKey) -> (Any, inout KeyedEncodingContainer<PropertyCodingKey>) throws -> Void {
+    fileprivate static func encoder(_ key: PropertyCodingKey) -> (
+        Any, inout KeyedEncodingContainer<PropertyCodingKey>
+    )
+        throws -> Void
+    {
         { value, container in
-            if let wrapped = value as? Wrapped { try container.encode(wrapped, forKey: key) } else { try container.encodeNil(forKey: key) }
+            if let wrapped = value as? Wrapped {
+                try container.encode(wrapped, forKey: key)
+            } else {
+                try container.encodeNil(forKey: key)
+            }
         }
     }
 }

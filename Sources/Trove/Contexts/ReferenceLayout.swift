@@ -47,7 +47,9 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
         names[\M.id] = "id"
         self.names = names
         printed = properties.map { (String(describing: $0.keyPath), $0.name) }
-        lazy = Set(properties.filter { type(of: $0.keyPath).valueType is any LazyFieldValue.Type }.map(\.name))
+        lazy = Set(
+            properties.filter { type(of: $0.keyPath).valueType is any LazyFieldValue.Type }.map(
+                \.name))
         instanceExtent = min(512, 64 + 16 * properties.count)
         var accesses: [String: PropertyAccess] = [:]
         var toOne: [ToOneAccess] = []
@@ -71,7 +73,9 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
         return lock.withLock {
             if let known = prefixes[keyPath] { return known }
             let text = String(describing: keyPath)
-            let found = printed.first { text.hasPrefix($0.prefix + ".") || text.hasPrefix($0.prefix + "?.") }?.name
+            let found = printed.first {
+                text.hasPrefix($0.prefix + ".") || text.hasPrefix($0.prefix + "?.")
+            }?.name
             if let found { prefixes[keyPath] = found }
             return found
         }
@@ -96,15 +100,20 @@ struct ToOneAccess {
     let linkInverse: (_ model: AnyObject) -> Void
 
     init?<M: _ReferenceModel>(_ property: _ModelProperty<M>) {
-        guard let reference = property.valueType as? any _OptionalModelReference.Type else { return nil }
+        guard let reference = property.valueType as? any _OptionalModelReference.Type else {
+            return nil
+        }
         func make<T: _ReferenceModel>(_: T.Type) -> ToOneAccess {
             ToOneAccess(
-                name: property.name, keyPath: property.keyPath as! ReferenceWritableKeyPath<M, T?>, storage: property.storage(as: T?.self))
+                name: property.name, keyPath: property.keyPath as! ReferenceWritableKeyPath<M, T?>,
+                storage: property.storage(as: T?.self))
         }
         self = _openExistential(reference.referencedType, do: make)
     }
 
-    private init<M: _ReferenceModel, T: _ReferenceModel>(name: String, keyPath: ReferenceWritableKeyPath<M, T?>, storage: @escaping (M) -> T?) {
+    private init<M: _ReferenceModel, T: _ReferenceModel>(
+        name: String, keyPath: ReferenceWritableKeyPath<M, T?>, storage: @escaping (M) -> T?
+    ) {
         self.name = name
         // The object behind the property, read from its storage (no getter: it would resolve).
         let object = storage
@@ -116,18 +125,24 @@ struct ToOneAccess {
         linkInverse = { model in
             let model = unsafeDowncast(model, to: M.self)
             guard let target = object(model) else { return }
-            for relationship in T._$relationships where relationship.inverse == keyPath { relationship.add(model, target) }
+            for relationship in T._$relationships where relationship.inverse == keyPath {
+                relationship.add(model, target)
+            }
         }
         let key = PropertyCodingKey(stringValue: name)
         access = PropertyAccess(
             name: name,
             read: { id($0) as Any },
-            isCurrent: { model, saved in id(model) == (saved.load(as: Any.self) as? DocumentID?) ?? nil },
+            isCurrent: { model, saved in
+                id(model) == (saved.load(as: Any.self) as? DocumentID?) ?? nil
+            },
             write: { model, value in
                 let model = unsafeDowncast(model, to: M.self)
                 let stored = (value as? DocumentID?) ?? nil
                 guard stored != id(model) else { return }
-                if let stored, let tracked = model._$backing.context?.store.tracked(T.self, id: stored) {
+                if let stored,
+                    let tracked = model._$backing.context?.store.tracked(T.self, id: stored)
+                {
                     model[keyPath: keyPath] = tracked
                 } else {
                     model[keyPath: keyPath] = nil
@@ -135,7 +150,8 @@ struct ToOneAccess {
                 }
             },
             encode: { value, container in
-                if let stored = (value as? DocumentID?) ?? nil, let typed = T.ID(documentID: stored) {
+                if let stored = (value as? DocumentID?) ?? nil, let typed = T.ID(documentID: stored)
+                {
                     try container.encode(typed, forKey: key)
                 } else {
                     try container.encodeNil(forKey: key)
@@ -161,8 +177,13 @@ final class ReferenceLayoutCache: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [ObjectIdentifier: AnyObject] = [:]
 
-    func layout<M: _ReferenceModel>(for type: M.Type, derive: () throws -> ReferenceLayout<M>) throws -> ReferenceLayout<M> {
-        if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ReferenceLayout<M> { return known }
+    func layout<M: _ReferenceModel>(for type: M.Type, derive: () throws -> ReferenceLayout<M>)
+        throws
+        -> ReferenceLayout<M>
+    {
+        if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ReferenceLayout<M> {
+            return known
+        }
         let layout = try derive()
         lock.withLock { storage[ObjectIdentifier(type)] = layout }
         return layout

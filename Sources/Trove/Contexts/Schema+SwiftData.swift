@@ -92,7 +92,9 @@ public struct Schema: Sendable {
             guard (1...3).contains(parts.count) else { return nil }
             var numbers: [Int] = []
             for part in parts {
-                guard let number = Int(part), number >= 0, part.allSatisfy(\.isASCII) else { return nil }
+                guard let number = Int(part), number >= 0, part.allSatisfy(\.isASCII) else {
+                    return nil
+                }
                 numbers.append(number)
             }
             while numbers.count < 3 { numbers.append(0) }
@@ -134,8 +136,10 @@ public struct ModelConfiguration: Sendable, Hashable {
         self.name = name
         self.schema = schema
         self.isStoredInMemoryOnly = isStoredInMemoryOnly
-        url = isStoredInMemoryOnly
-            ? FileManager.default.temporaryDirectory.appendingPathComponent("trove-memory-\(UUID().uuidString).store")
+        url =
+            isStoredInMemoryOnly
+            ? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "trove-memory-\(UUID().uuidString).store")
             : Self.defaultDirectory.appendingPathComponent("\(name).store")
     }
 

@@ -51,12 +51,15 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         self.store = store
         accesses = try properties.map { property in
             guard let access = layout.accesses[property.name] else {
-                throw TroveError.invalidModel(type: String(describing: M.self), reason: "properties does not list \(property.name)")
+                throw TroveError.invalidModel(
+                    type: String(describing: M.self),
+                    reason: "properties does not list \(property.name)")
             }
             return access
         }
         snapshotted = accesses + [layout.idAccess]
-        fetchedColumns = lazy.isEmpty ? nil : properties.filter { !lazy.contains($0.name) }.map(\.column)
+        fetchedColumns =
+            lazy.isEmpty ? nil : properties.filter { !lazy.contains($0.name) }.map(\.column)
         lazySlots = Set(properties.indices.filter { lazy.contains(properties[$0].name) })
     }
 
@@ -77,10 +80,16 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         if model.id.isUnassigned {
             switch M.ID.idKind {
             case .uuid: model.id = M.ID(documentID: .uuid(TimeOrderedIDGenerator.shared.next()))!
-            case .string: model.id = M.ID(documentID: .string(TimeOrderedIDGenerator.shared.next().uuidString.lowercased()))!
+            case .string:
+                model.id = M.ID(
+                    documentID: .string(
+                        TimeOrderedIDGenerator.shared.next().uuidString.lowercased()))!
             case .int64:
                 throw TroveError.invalidValue(
-                    field: "id", reason: "a context inserts \(M.self) under its own id; give it an Int64 id (or use a UUID or String id left to Trove)")
+                    field: "id",
+                    reason:
+                        "a context inserts \(M.self) under its own id; give it an Int64 id (or use a UUID or String id left to Trove)"
+                )
             }
         }
         let id = model.id.documentID
@@ -97,7 +106,6 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         guard let entry = entries[model.id.documentID], entry.object === model else { return }
         entry.isDeleted = true
     }
-
 
     /// Models inserted since the last save and not deleted, in insertion order (what a fetch
     /// with `includePendingChanges` adds to the stored rows).
@@ -144,14 +152,21 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     var modelType: any _ReferenceModel.Type { M.self }
 
-    func models(deleted: Bool) -> [AnyObject] { entries.values.filter { $0.isDeleted == deleted }.map(\.object) }
+    func models(deleted: Bool) -> [AnyObject] {
+        entries.values.filter { $0.isDeleted == deleted }.map(\.object)
+    }
 
     /// The values of `model`'s stored properties, in schema order, then its id.
-    func snapshot(_ model: M) -> Snapshot { Snapshot(PropertyAccess.snapshots(snapshotted, of: CollectionOfOne(model as AnyObject))[...]) }
+    func snapshot(_ model: M) -> Snapshot {
+        Snapshot(
+            PropertyAccess.snapshots(snapshotted, of: CollectionOfOne(model as AnyObject))[...])
+    }
 
     /// Whether `model`'s id is bit for bit the one in `saved`.
     private func idIsCurrent(_ model: M, _ saved: Snapshot) -> Bool {
-        saved.withUnsafeBufferPointer { layout.idAccess.isCurrent(model, UnsafeRawPointer($0.baseAddress! + accesses.count)) }
+        saved.withUnsafeBufferPointer {
+            layout.idAccess.isCurrent(model, UnsafeRawPointer($0.baseAddress! + accesses.count))
+        }
     }
 
     /// The slots whose values are not bit for bit the saved ones (candidates for a change),
@@ -178,16 +193,24 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// Reads a left-out property of a tracked model (one query) and takes it into the model's
     /// snapshot, so reading it is not a change. The caller puts it into the model's storage.
-    func loadExternal<V>(_ name: String, as type: V.Type, of model: M, on connection: Connection) throws -> V? {
+    func loadExternal<V>(_ name: String, as type: V.Type, of model: M, on connection: Connection)
+        throws -> V?
+    {
         let id = model.id.documentID
-        guard let slot = schema.properties.firstIndex(where: { $0.name == name }), let entry = entries[id], entry.object === model
+        guard let slot = schema.properties.firstIndex(where: { $0.name == name }),
+            let entry = entries[id],
+            entry.object === model
         else { return nil }
         let property = schema.properties[slot]
-        let raw = try connection.scalar("SELECT \"\(property.column)\" FROM \(store.layout.table) WHERE \"id\" = ?", [id.sqlValue])
+        let raw = try connection.scalar(
+            "SELECT \"\(property.column)\" FROM \(store.layout.table) WHERE \"id\" = ?",
+            [id.sqlValue])
         guard let raw, !raw.isNull else { return nil }
         guard let decodable = V.self as? any Decodable.Type else { return nil }
         func decode<D: Decodable>(_: D.Type) throws -> V? {
-            try ValueDecoder.decode(D.self, from: ContextValues.value(raw, as: property.definition), inJSON: false, codingPath: []) as? V
+            try ValueDecoder.decode(
+                D.self, from: ContextValues.value(raw, as: property.definition), inJSON: false,
+                codingPath: []) as? V
         }
         let value = try _openExistential(decodable, do: decode)
         if entry.saved != nil { entry.saved![slot: slot] = value as Any }
@@ -198,7 +221,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// refreshed from `fresh` when it has no unsaved changes and the row has moved on, or
     /// `fresh` itself, now tracked; and whether it is deleted in this context.
     func adopt(_ fresh: M, id: DocumentID, version: Int64) throws -> (model: M, isDeleted: Bool) {
-        try adopt(Entry(object: fresh, saved: snapshot(fresh), version: version), id: id) ?? (fresh, false)
+        try adopt(Entry(object: fresh, saved: snapshot(fresh), version: version), id: id) ?? (
+            fresh, false
+        )
     }
 
     /// The tracked instances of a fetch's models (``ContextStore/readModels(_:_:)``), in order,
@@ -208,7 +233,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// per row).
     func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
         var models = decoded.models
-        var map = entries, visits = self.visits
+        var map = entries
+        var visits = self.visits
         (entries, self.visits) = ([:], [])
         map.reserveCapacity(map.count + decoded.entries.count)
         visits.reserveCapacity(visits.count + decoded.entries.count)
@@ -246,7 +272,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         }
         // Tracked already: the tracked entry goes back, the fetched one comes out.
         let fetched = entries.updateValue(entry, forKey: id)!
-        if let saved = entry.saved, !entry.isDeleted, fetched.version > entry.version, try unchanged(model(entry), saved) {
+        if let saved = entry.saved, !entry.isDeleted, fetched.version > entry.version,
+            try unchanged(model(entry), saved)
+        {
             layout.copy(from: model(fetched), to: model(entry))
             entry.saved = snapshot(model(entry))
             entry.version = fetched.version
@@ -258,7 +286,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// The row `model` had when `saved` was taken: its row now with the differing slots
     /// encoded from the snapshot.
-    private func savedRow(_ saved: Snapshot, current: [SQLValue], differing: [Int]) throws -> [SQLValue] {
+    private func savedRow(_ saved: Snapshot, current: [SQLValue], differing: [Int]) throws
+        -> [SQLValue]
+    {
         guard !differing.isEmpty else { return current }
         let encoder = ModelRowEncoder(slots: schema.rowSlots)
         var container = encoder.container(keyedBy: PropertyCodingKey.self)
@@ -291,7 +321,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     var hasChanges: Bool {
         for entry in entries.values {
-            guard let saved = entry.saved else { if !entry.isDeleted { return true } else { continue } }
+            guard let saved = entry.saved else {
+                if !entry.isDeleted { return true } else { continue }
+            }
             if entry.isDeleted { return true }
             if (try? unchanged(model(entry), saved)) != true { return true }
         }
@@ -300,7 +332,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     func changes() throws -> TableChanges {
         var changes = TableChanges(
-            name: name, model: String(describing: M.self), columns: schema.properties.map(\.column), lazySlots: lazySlots)
+            name: name, model: String(describing: M.self), columns: schema.properties.map(\.column),
+            lazySlots: lazySlots)
         saving = []
         for id in insertedOrder {
             guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
@@ -324,12 +357,16 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     private static var entryDistance: Int { 64 }
     private static var modelDistance: Int { 32 }
 
-    private func prefetch(_ visits: UnsafeBufferPointer<(id: DocumentID, entry: Unmanaged<Entry>)>, _ i: Int) {
+    private func prefetch(
+        _ visits: UnsafeBufferPointer<(id: DocumentID, entry: Unmanaged<Entry>)>, _ i: Int
+    ) {
         if i + Self.entryDistance < visits.count {
             trove_prefetch_bytes(visits[i + Self.entryDistance].entry.toOpaque(), 64)
         }
         if i + Self.modelDistance < visits.count {
-            let (object, saved) = visits[i + Self.modelDistance].entry._withUnsafeGuaranteedRef { ($0.objectAddress, $0.savedAddress) }
+            let (object, saved) = visits[i + Self.modelDistance].entry._withUnsafeGuaranteedRef {
+                ($0.objectAddress, $0.savedAddress)
+            }
             trove_prefetch_bytes(object, layout.instanceExtent)
             if let saved { trove_prefetch_bytes(saved, snapshotBytes) }
         }
@@ -344,33 +381,45 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         if entry.isDeleted {
             var current = try row(model(entry))
             current[0] = id.sqlValue
-            let before = try savedRow(saved, current: current, differing: differing(model(entry), from: saved))
+            let before = try savedRow(
+                saved, current: current, differing: differing(model(entry), from: saved))
             changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
             return
         }
         if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
         let differing = differing(model(entry), from: saved)
         guard !differing.isEmpty,
-            let (slots, current, before) = try changed(entry, id: id, differing: differing, saved: saved)
+            let (slots, current, before) = try changed(
+                entry, id: id, differing: differing, saved: saved)
         else { return }
-        changes.updates.append(RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
+        changes.updates.append(
+            RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
         saving.append((entry, snapshot(model(entry)), false))
     }
 
     private func checkedRow(_ entry: Entry, id: DocumentID) throws -> [SQLValue] {
         let current = try row(model(entry))
         guard current[0] == id.sqlValue else {
-            throw TroveError.invalidValue(field: "id", reason: "a tracked \(M.self)'s id changed from \(id); ids cannot change")
+            throw TroveError.invalidValue(
+                field: "id",
+                reason: "a tracked \(M.self)'s id changed from \(id); ids cannot change")
         }
         return current
     }
 
     /// Reads a lazy property of a tracked model once: the stored value is set into the model
     /// and into its snapshot (so it is not a change).
-    func load<V>(_ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M, on connection: Connection) throws -> V {
+    func load<V>(
+        _ keyPath: ReferenceWritableKeyPath<M, LazyField<V>>, of model: M, on connection: Connection
+    ) throws
+        -> V
+    {
         if let value = model[keyPath: keyPath].value { return value }
-        guard let name = layout.name(of: keyPath), let slot = schema.properties.firstIndex(where: { $0.name == name }) else {
-            throw TroveError.unsupportedPredicate(node: "\(keyPath)", reason: "it does not name a stored property of \(M.self)")
+        guard let name = layout.name(of: keyPath),
+            let slot = schema.properties.firstIndex(where: { $0.name == name })
+        else {
+            throw TroveError.unsupportedPredicate(
+                node: "\(keyPath)", reason: "it does not name a stored property of \(M.self)")
         }
         let id = model.id.documentID
         guard let entry = entries[id], entry.object === model, entry.saved != nil else {
@@ -378,10 +427,12 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         }
         let property = schema.properties[slot]
         let (table, column) = (store.layout.table, property.column)
-        let raw = try connection.scalar("SELECT \"\(column)\" FROM \(table) WHERE \"id\" = ?", [id.sqlValue])
+        let raw = try connection.scalar(
+            "SELECT \"\(column)\" FROM \(table) WHERE \"id\" = ?", [id.sqlValue])
         guard let raw else { throw TroveError.documentNotFound(id) }
         let field = try ValueDecoder.decode(
-            LazyField<V>.self, from: ContextValues.value(raw, as: property.definition), inJSON: false, codingPath: [])
+            LazyField<V>.self, from: ContextValues.value(raw, as: property.definition),
+            inJSON: false, codingPath: [])
         guard let value = field.value else { throw TroveError.missingField(field: column) }
         model[keyPath: keyPath] = field
         if entry.saved != nil { entry.saved![slot: slot] = accesses[slot].read(model) }
@@ -407,11 +458,15 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         let inserted = model(entry)
         if let previous = entries[rekey.to], previous.object !== entry.object {
             untrack(rekey.to)
-            if let backed = previous.object as? any _ReferenceModel { backed._$backing.context = nil }
+            if let backed = previous.object as? any _ReferenceModel {
+                backed._$backing.context = nil
+            }
         }
         untrack(rekey.from)
         inserted.id = M.ID(documentID: rekey.to)!
-        track(Entry(object: inserted, saved: snapshot(inserted), version: rekey.version), id: rekey.to)
+        track(
+            Entry(object: inserted, saved: snapshot(inserted), version: rekey.version), id: rekey.to
+        )
     }
 
     /// Puts every tracked model back as it was read or last saved.
@@ -422,7 +477,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
                 continue
             }
             entry.isDeleted = false
-            for slot in differing(model(entry), from: saved) { accesses[slot].write(model(entry), saved[slot: slot]) }
+            for slot in differing(model(entry), from: saved) {
+                accesses[slot].write(model(entry), saved[slot: slot])
+            }
         }
         insertedOrder.removeAll()
     }
@@ -503,12 +560,15 @@ enum ContextValues {
         case (.integer, .integer(let v)): return .int(v)
         case (.real, _): return raw.doubleValue.map(Value.double) ?? .null
         case (.bool, .integer(let v)): return .bool(v != 0)
-        case (.date, _): return raw.doubleValue.map { .date(Date(timeIntervalSince1970: $0)) } ?? .null
+        case (.date, _):
+            return raw.doubleValue.map { .date(Date(timeIntervalSince1970: $0)) } ?? .null
         case (.data, .blob(let bytes)): return .data(Data(bytes))
         case (.json, .text(let s)): return (try? JSONCoding.value(s)) ?? .null
-        case (.point, .text(let s)): return (try? JSONCoding.value(s))?.pointValue.map(Value.point) ?? .null
+        case (.point, .text(let s)):
+            return (try? JSONCoding.value(s))?.pointValue.map(Value.point) ?? .null
         case (.vector(let dimension, _), .blob(let bytes)):
-            return bytes.withUnsafeBytes { VectorBlob.vector($0, dimension: dimension) }.map(Value.vector) ?? .null
+            return bytes.withUnsafeBytes { VectorBlob.vector($0, dimension: dimension) }.map(
+                Value.vector) ?? .null
         default: return DocumentStore.value(raw)
         }
     }

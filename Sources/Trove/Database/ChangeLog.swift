@@ -57,7 +57,8 @@ struct ChangeLog {
     /// raises the floor to it: every watermark is then below the floor, so every connection and
     /// process rebuilds its in-memory indexes from the table on its next query.
     func raiseFloorPastNewest(_ connection: Connection, rowColumn: String) throws {
-        try connection.execute("INSERT INTO \(table)(\(rowColumn), op) VALUES (?, 0)", [.integer(Int64.min)])
+        try connection.execute(
+            "INSERT INTO \(table)(\(rowColumn), op) VALUES (?, 0)", [.integer(Int64.min)])
         let maxSeq = try state(connection).maxSeq
         try connection.execute(
             "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

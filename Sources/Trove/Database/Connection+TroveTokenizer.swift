@@ -8,7 +8,9 @@ extension Connection {
     /// connection that opens such a collection must register it before touching the table.
     func registerTroveTokenizer() throws {
         try registerFTS5Tokenizer(named: TokenizerConfiguration.fts5TokenizerName) { arguments in
-            guard let configuration = TokenizerConfiguration(fts5Arguments: arguments) else { return nil }
+            guard let configuration = TokenizerConfiguration(fts5Arguments: arguments) else {
+                return nil
+            }
             let tokenizer = Tokenizer(configuration)
             return { text, emit in
                 tokenizer.forEachTerm(utf8: text) { term, start, end in emit(term, start, end) }

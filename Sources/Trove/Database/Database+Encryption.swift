@@ -35,12 +35,14 @@ extension Database {
     ///   is created); `SQLiteError` with `encryptionFailure` set when a page fails authentication.
     /// - Complexity: one PBKDF2-HMAC-SHA512 derivation (256,000 iterations) for a passphrase.
     public init(
-        path: String, encryption: Encryption, readOnly: Bool = false, busyTimeout: Duration = .seconds(5),
+        path: String, encryption: Encryption, readOnly: Bool = false,
+        busyTimeout: Duration = .seconds(5),
         clock: any ExpiryClock = SystemClock()
     ) throws {
         let key = try EncryptionKey(path: path, encryption: encryption, create: !readOnly)
         try self.init(
-            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key),
+            .file(path),
+            options: .init(readOnly: readOnly, busyTimeout: busyTimeout, encryption: key),
             clock: clock)
     }
 
@@ -54,7 +56,9 @@ extension Database {
     /// rewrapped, no page is rewritten. Open databases keep working.
     ///
     /// - Throws: `EncryptionError.wrongKey` when `old` is wrong (nothing is changed).
-    public static func changePassphrase(path: String, from old: Encryption, to new: Encryption) throws {
+    public static func changePassphrase(path: String, from old: Encryption, to new: Encryption)
+        throws
+    {
         try Connection.changePassphrase(path: path, from: old, to: new)
     }
 
@@ -63,17 +67,22 @@ extension Database {
     /// `Database` on the file first (it fails with `busy` otherwise).
     ///
     /// - Complexity: O(file size).
-    public static func changeDataKey(path: String, from old: Encryption, to new: Encryption) throws {
+    public static func changeDataKey(path: String, from old: Encryption, to new: Encryption) throws
+    {
         try Connection.changeDataKey(path: path, from: old, to: new)
     }
 
     /// Writes an encrypted copy of the plaintext database at `source` to `destination`.
-    public static func encryptedCopy(of source: String, to destination: String, encryption: Encryption) throws {
+    public static func encryptedCopy(
+        of source: String, to destination: String, encryption: Encryption
+    ) throws {
         try Connection.encryptedCopy(of: source, to: destination, encryption: encryption)
     }
 
     /// Writes a plaintext copy of the encrypted database at `source` to `destination`.
-    public static func plaintextCopy(of source: String, encryption: Encryption, to destination: String) throws {
+    public static func plaintextCopy(
+        of source: String, encryption: Encryption, to destination: String
+    ) throws {
         try Connection.plaintextCopy(of: source, encryption: encryption, to: destination)
     }
 }

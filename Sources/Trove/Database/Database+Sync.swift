@@ -26,7 +26,8 @@ extension Database {
     package func syncedCollectionShape(_ name: String) throws -> SyncedCollectionShape {
         let store = try anyDocumentStore(name)
         let info = try connection.query(
-            "SELECT name, \"notnull\", dflt_value FROM pragma_table_info(?) ORDER BY cid", [.text(name)])
+            "SELECT name, \"notnull\", dflt_value FROM pragma_table_info(?) ORDER BY cid",
+            [.text(name)])
         let bookkeeping: Set<String> = ["_rowid", "id", "_version"]
         var columns: [String] = []
         var required: Set<String> = []
@@ -38,7 +39,8 @@ extension Database {
         var vectors: [String: EmbeddingManifest?] = [:]
         for field in store.schema.fields {
             guard case .vector = field.type else { continue }
-            let manifest = store.layout.preset.flatMap { field.name == "embedding" ? $0.embedding : nil }
+            let manifest =
+                store.layout.preset.flatMap { field.name == "embedding" ? $0.embedding : nil }
                 ?? store.schema.embeddingSources[field.name]?.manifest
             vectors[field.name] = .some(manifest)
         }
@@ -63,7 +65,9 @@ extension Database {
     /// pulled change sets); the in-memory indexes follow after the commit.
     package func syncApply<T: Sendable>(_ body: @Sendable (SyncRowWriter) throws -> T) throws -> T {
         let result = try connection.transaction(.immediate) {
-            try body(SyncRowWriter(connection: connection, lookup: { name in try self.anyDocumentStore(name) }))
+            try body(
+                SyncRowWriter(
+                    connection: connection, lookup: { name in try self.anyDocumentStore(name) }))
         }
         documentStores.catchUpAfterCommit(connection)
         return result
@@ -84,7 +88,8 @@ package struct SyncRowWriter {
     package func insertColumns(_ collection: String) throws -> [String] {
         let store = try lookup(collection)
         if store.layout.preset != nil { return ["id"] + store.schema.fields.map(\.name) }
-        return (store.writeColumns + (store.schema.allowsExpiry ? [DocumentLayout.expiresColumn] : []))
+        return
+            (store.writeColumns + (store.schema.allowsExpiry ? [DocumentLayout.expiresColumn] : []))
             .map { String($0.dropFirst().dropLast()) }
     }
 
@@ -101,19 +106,24 @@ package struct SyncRowWriter {
         let store = try lookup(collection)
         if store.layout.preset != nil {
             let columns = try insertColumns(collection).map { "\"\($0)\"" }.joined(separator: ", ")
-            let marks = "(" + repeatElement("?", count: rows.first?.count ?? 0).joined(separator: ", ") + ")"
+            let marks =
+                "(" + repeatElement("?", count: rows.first?.count ?? 0).joined(separator: ", ")
+                + ")"
             var start = 0
             while start < rows.count {
                 let end = min(rows.count, start + Self.presetRowsPerStatement)
                 try connection.cachedStatement(
-                    "INSERT INTO \(store.layout.table)(\(columns)) VALUES " + repeatElement(marks, count: end - start).joined(separator: ", ")
+                    "INSERT INTO \(store.layout.table)(\(columns)) VALUES "
+                        + repeatElement(marks, count: end - start).joined(separator: ", ")
                 ).execute(Array(rows[start..<end].joined()))
                 start = end
             }
             return
         }
         try store.write(rows: rows, mode: .insert, on: connection) { i in
-            Document(id: DocumentID.read(rows[i][0], kind: store.schema.id) ?? .string(rows[i][0].description), [:])
+            Document(
+                id: DocumentID.read(rows[i][0], kind: store.schema.id)
+                    ?? .string(rows[i][0].description), [:])
         }
     }
 }

@@ -49,9 +49,11 @@ public actor Database {
     /// - Throws: `SQLiteError` when the file can't be opened or is not a database;
     ///   ``TroveError/unsupportedFormatVersion(found:supported:)`` for files from a newer Trove.
     public init(
-        path: String, readOnly: Bool = false, busyTimeout: Duration = .seconds(5), clock: any ExpiryClock = SystemClock()
+        path: String, readOnly: Bool = false, busyTimeout: Duration = .seconds(5),
+        clock: any ExpiryClock = SystemClock()
     ) throws {
-        try self.init(.file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout), clock: clock)
+        try self.init(
+            .file(path), options: .init(readOnly: readOnly, busyTimeout: busyTimeout), clock: clock)
     }
 
     /// Opens a private in-memory database, gone when the value is released.
@@ -94,7 +96,8 @@ public actor Database {
         }
         for (name, schema) in documentCollections {
             documentStores[name] = try DocumentStore.open(
-                connection: connection, name: name, requested: schema, graph: documentStores.graph, clock: clock)
+                connection: connection, name: name, requested: schema, graph: documentStores.graph,
+                clock: clock)
         }
         self.connection = connection
         let filePath: String? = if case .file(let p) = location { p } else { nil }
@@ -117,14 +120,19 @@ public actor Database {
 
     /// A read-write connection configured as the database's writer is (page cache, Trove's
     /// tokenizer and SQL functions); used for the writer and for model contexts' connections.
-    static func openWriter(_ location: Connection.Location, options: Connection.Options) throws -> Connection {
+    static func openWriter(_ location: Connection.Location, options: Connection.Options) throws
+        -> Connection
+    {
         let connection = try Connection(location, options: options)
         // A 16 MB page cache (SQLite's default is 2 MB; it grows only as pages are used). Batch
         // inserts touch the table's, the FTS5 segments' and the indexes' pages in every
         // transaction; with 2 MB they were re-read and dirty pages spilled to the WAL before the
         // commit: about 2x the reads and 1.3x the WAL writes (BENCHMARKS.md, "Batch insert").
-        try connection.execute(script: "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")
-        try connection.registerTroveTokenizer()  // text search: CJK collections use Trove's tokenizer
+        try connection.execute(
+            script:
+                "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")
+        // text search: CJK collections use Trove's tokenizer
+        try connection.registerTroveTokenizer()
         try connection.registerTroveFunctions()  // geo queries' exact distance
         return connection
     }
@@ -140,7 +148,8 @@ public actor Database {
     nonisolated func openContextConnection() throws -> Connection {
         guard let path, !writerOptions.readOnly else {
             throw TroveError.invalidConfiguration(
-                "model contexts need a writable database file (ModelConfiguration(isStoredInMemoryOnly: true) makes a temporary one)")
+                "model contexts need a writable database file (ModelConfiguration(isStoredInMemoryOnly: true) makes a temporary one)"
+            )
         }
         let connection = try Self.openWriter(.file(path), options: writerOptions)
         // It keeps SQLite's automatic checkpoint (in the commit that grows the log past 1,000
@@ -158,19 +167,29 @@ public actor Database {
         let meta = CollectionSchema.metaTable
         if !connection.isReadOnly {
             try connection.transaction(.immediate) {
-                try connection.execute(script: "CREATE TABLE IF NOT EXISTS \(meta)(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                try connection.execute(
+                    script:
+                        "CREATE TABLE IF NOT EXISTS \(meta)(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                )
                 try connection.execute(
                     "INSERT OR IGNORE INTO \(meta)(key, value) VALUES ('format_version', ?)",
                     [.text(String(CollectionSchema.formatVersion))])
             }
         }
-        let exists = try connection.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(meta)]) != nil
+        let exists =
+            try connection.scalar(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(meta)])
+            != nil
         guard exists else { return }
-        let version = try connection.scalar("SELECT value FROM \(meta) WHERE key = 'format_version'")?.stringValue
+        let version = try connection.scalar(
+            "SELECT value FROM \(meta) WHERE key = 'format_version'")?.stringValue
         if let version, let found = Int(version), found > CollectionSchema.formatVersion {
-            throw TroveError.unsupportedFormatVersion(found: found, supported: CollectionSchema.formatVersion)
+            throw TroveError.unsupportedFormatVersion(
+                found: found, supported: CollectionSchema.formatVersion)
         }
-        if let version, let found = Int(version), found < CollectionSchema.formatVersion, !connection.isReadOnly {
+        if let version, let found = Int(version), found < CollectionSchema.formatVersion,
+            !connection.isReadOnly
+        {
             try upgrade(connection, from: found)
         }
     }
@@ -194,10 +213,13 @@ public actor Database {
         let meta = CollectionSchema.metaTable
         try connection.transaction(.immediate) {
             // Another connection may have upgraded the file since it was read.
-            let current = try connection.scalar("SELECT value FROM \(meta) WHERE key = 'format_version'")?.stringValue
-            guard let current, let found = Int(current), found < CollectionSchema.formatVersion else { return }
+            let current = try connection.scalar(
+                "SELECT value FROM \(meta) WHERE key = 'format_version'")?.stringValue
+            guard let current, let found = Int(current), found < CollectionSchema.formatVersion
+            else { return }
             let names = try connection.query(
-                "SELECT substr(key, 12) FROM \(meta) WHERE key LIKE 'collection.%'").compactMap { $0.string(at: 0) }
+                "SELECT substr(key, 12) FROM \(meta) WHERE key LIKE 'collection.%'"
+            ).compactMap { $0.string(at: 0) }
             // Formats 1-3 to 4: every search collection moves to the document layout, which
             // also brings what the upgrades to 2 and 3 added (the log's update trigger over every
             // column, row versions).
@@ -206,7 +228,8 @@ public actor Database {
                 try upgradeFault?(name)
             }
             try connection.execute(
-                "UPDATE \(meta) SET value = ? WHERE key = 'format_version'", [.text(String(CollectionSchema.formatVersion))])
+                "UPDATE \(meta) SET value = ? WHERE key = 'format_version'",
+                [.text(String(CollectionSchema.formatVersion))])
         }
     }
 
@@ -248,7 +271,9 @@ public actor Database {
     public nonisolated func fileSize() -> Int64 {
         guard let path else { return 0 }
         return [path, path + "-wal"].reduce(0) { total, file in
-            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value
+            let size =
+                (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?
+                .int64Value
             return total + (size ?? 0)
         }
     }
@@ -284,11 +309,16 @@ public actor Database {
         // Another process's checkpoint makes this one return busy (first column 1) at once:
         // retry for up to a second before reporting it.
         for attempt in 0..<50 {
-            let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)").first?.int64(at: 0) ?? 0
+            let busy =
+                try connection.query("PRAGMA wal_checkpoint(TRUNCATE)").first?.int64(at: 0) ?? 0
             if busy == 0 { return }
             // Suspends instead of blocking the actor's thread (other work may run meanwhile).
             if attempt < 49 { try await Task.sleep(for: .milliseconds(20)) }
         }
-        throw SQLiteError(extendedCode: .busy, message: "the WAL checkpoint could not finish: another connection is checkpointing or reading")
+        throw SQLiteError(
+            extendedCode: .busy,
+            message:
+                "the WAL checkpoint could not finish: another connection is checkpointing or reading"
+        )
     }
 }

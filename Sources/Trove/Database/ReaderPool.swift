@@ -76,7 +76,10 @@ final class ReaderPool: @unchecked Sendable {
     }
 
     private func checkout() async throws -> Connection {
-        enum Next { case ready(Connection), open, wait }
+        enum Next {
+            case ready(Connection)
+            case open, wait
+        }
         let next: Next = lock.withLock {
             if let connection = idle.popLast() { return .ready(connection) }
             if opened < capacity {
@@ -127,7 +130,8 @@ final class ReaderPool: @unchecked Sendable {
     /// Opens a reader connection configured like the pool's (also used outside the pool, by the
     /// live queries' `data_version` poller).
     func openConnection() throws -> Connection {
-        var options = Connection.Options(readOnly: true, walMode: false, busyTimeout: busyTimeout, foreignKeys: false)
+        var options = Connection.Options(
+            readOnly: true, walMode: false, busyTimeout: busyTimeout, foreignKeys: false)
         options.encryption = encryption
         let connection = try Connection(.file(path), options: options)
         // The writer's page cache size (Database.init): with 16 KB pages SQLite's default 2 MB holds
@@ -136,7 +140,10 @@ final class ReaderPool: @unchecked Sendable {
         // (The encrypting VFS refuses mappings, so encrypted files read through its xRead.)
         // Encrypted files keep the writer's larger cache: a page that misses it is decrypted again.
         let cacheKB = encryption == nil ? 16384 : Database.encryptedCacheKB
-        try connection.execute(script: "PRAGMA cache_size = -\(cacheKB); PRAGMA mmap_size = \(encryption == nil ? Self.mmapSize : 0)")
+        try connection.execute(
+            script:
+                "PRAGMA cache_size = -\(cacheKB); PRAGMA mmap_size = \(encryption == nil ? Self.mmapSize : 0)"
+        )
         try connection.registerTroveTokenizer()
         try connection.registerTroveFunctions()  // geo queries' exact distance
         return connection
@@ -181,7 +188,8 @@ final class DocumentStoreRegistry: @unchecked Sendable {
     /// After a commit on the writer that changed `tables` (lowercased): has `merger` merge the
     /// full-text index of every open collection whose table changed, once writes pause.
     func noteTextWrites(_ tables: Set<String>, to merger: BackgroundMerger) {
-        for store in all where store.schema.fullText != nil && tables.contains(store.name.lowercased()) {
+        for store in all
+        where store.schema.fullText != nil && tables.contains(store.name.lowercased()) {
             merger.noteWrite(fts: store.layout.fts)
         }
     }

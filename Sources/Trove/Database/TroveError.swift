@@ -17,7 +17,8 @@ public enum TroveError: Error, Hashable, Sendable {
     /// The collection exists with a different frozen configuration; nothing was changed.
     case schemaMismatch(collection: String, details: String)
     /// The collection was created with another embedding model; vectors would not be comparable.
-    case embeddingMismatch(collection: String, stored: EmbeddingManifest, requested: EmbeddingManifest)
+    case embeddingMismatch(
+        collection: String, stored: EmbeddingManifest, requested: EmbeddingManifest)
     /// A vector has the wrong number of components.
     case dimensionMismatch(expected: Int, actual: Int)
     /// A vector has NaN or infinite components, or is unusable under the metric (zero under cosine).

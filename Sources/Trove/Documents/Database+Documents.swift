@@ -26,28 +26,37 @@ extension Database {
     func documentStore(_ name: String, requested: DocumentSchema?) throws -> DocumentStore {
         if let store = documentStores[name] {
             if store.layout.preset != nil {
-                throw TroveError.invalidName(name, reason: requested == nil
-                    ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
-                    : "a search collection of that name exists; document collections need their own name")
+                throw TroveError.invalidName(
+                    name,
+                    reason: requested == nil
+                        ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
+                        : "a search collection of that name exists; document collections need their own name"
+                )
             }
             if let requested {
                 try requested.validate()
                 let differences = store.schema.differences(from: requested)
                 guard differences.isEmpty else {
-                    throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                    throw TroveError.schemaMismatch(
+                        collection: name, details: differences.joined(separator: "; "))
                 }
             }
             return store
         }
         if try connection.scalar(
-            "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text("collection.\(name)")]) != nil
+            "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?",
+            [.text("collection.\(name)")]) != nil
         {
-            throw TroveError.invalidName(name, reason: requested == nil
-                ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
-                : "a search collection of that name exists; document collections need their own name")
+            throw TroveError.invalidName(
+                name,
+                reason: requested == nil
+                    ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
+                    : "a search collection of that name exists; document collections need their own name"
+            )
         }
         let store = try DocumentStore.open(
-            connection: connection, name: name, requested: requested, graph: documentStores.graph, clock: clock)
+            connection: connection, name: name, requested: requested, graph: documentStores.graph,
+            clock: clock)
         documentStores[name] = store
         return store
     }
@@ -71,7 +80,10 @@ extension Database {
     /// ```
     public func write<T: Sendable>(_ body: @Sendable (Transaction) throws -> T) throws -> T {
         let result = try connection.transaction(.immediate) {
-            try body(Transaction(connection: connection, lookup: { name in try self.anyDocumentStore(name) }, graph: documentStores.graph))
+            try body(
+                Transaction(
+                    connection: connection, lookup: { name in try self.anyDocumentStore(name) },
+                    graph: documentStores.graph))
         }
         documentStores.catchUpAfterCommit(connection)
         return result
@@ -81,7 +93,9 @@ extension Database {
     /// (its preset schema), for transactions and snapshot reads.
     func anyDocumentStore(_ name: String) throws -> DocumentStore {
         if let store = documentStores[name] { return store }
-        if try SearchCollectionTable.exists(name, on: connection) { return try searchStore(name, requested: nil) }
+        if try SearchCollectionTable.exists(name, on: connection) {
+            return try searchStore(name, requested: nil)
+        }
         return try documentStore(name, requested: nil)
     }
 
@@ -94,9 +108,15 @@ extension Database {
     ///     return (try items.count(), try items.fetch(Query().sorted(by: .descending("year")).limit(1)))
     /// }
     /// ```
-    public nonisolated func read<T: Sendable>(_ body: @Sendable (ReadTransaction) throws -> T) async throws -> T {
+    public nonisolated func read<T: Sendable>(_ body: @Sendable (ReadTransaction) throws -> T)
+        async throws -> T
+    {
         try await reading { connection, lookup in
-            try withoutActuallyEscaping(lookup) { lookup in try body(ReadTransaction(connection: connection, lookup: lookup, graph: documentStores.graph)) }
+            try withoutActuallyEscaping(lookup) { lookup in
+                try body(
+                    ReadTransaction(
+                        connection: connection, lookup: lookup, graph: documentStores.graph))
+            }
         }
     }
 
@@ -108,23 +128,32 @@ extension Database {
     ) async throws -> T {
         guard let readers else { return try await readOnWriter(body) }
         let stores = documentStores
-        return try await readers.withReader(transaction: transaction, yielding: yielding) { connection in
+        return try await readers.withReader(transaction: transaction, yielding: yielding) {
+            connection in
             try body(connection) { name in
                 if let store = stores[name] { return store }
                 // A search collection this database has not opened yet (made by an earlier run or
                 // another process): opened here, on the reader, and shared from now on.
                 if try SearchCollectionTable.exists(name, on: connection) {
-                    let store = try SearchCollectionTable.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
+                    let store = try SearchCollectionTable.open(
+                        connection: connection, name: name, requested: nil, graph: stores.graph,
+                        clock: clock)
                     return stores.insertIfAbsent(name, store)
                 }
                 // Opened by another handle or process after this database: read its schema here.
-                let store = try DocumentStore.open(connection: connection, name: name, requested: nil, graph: stores.graph, clock: clock)
+                let store = try DocumentStore.open(
+                    connection: connection, name: name, requested: nil, graph: stores.graph,
+                    clock: clock)
                 return stores.insertIfAbsent(name, store)
             }
         }
     }
 
-    private func readOnWriter<T: Sendable>(_ body: @Sendable (Connection, (String) throws -> DocumentStore) throws -> T) throws -> T {
+    private func readOnWriter<T: Sendable>(
+        _ body: @Sendable (Connection, (String) throws -> DocumentStore) throws -> T
+    )
+        throws -> T
+    {
         try connection.transaction(.deferred) {
             try body(connection) { name in try self.anyDocumentStore(name) }
         }
@@ -181,7 +210,9 @@ public struct ReadTransaction {
     /// follow the newest commit; `Collection.search` uses them).
     public func documents(_ name: String) throws -> DocumentReader {
         let store = try lookup(name)
-        return DocumentReader(store: store, connection: connection, source: store.layout.preset == nil ? .indexes : .table)
+        return DocumentReader(
+            store: store, connection: connection,
+            source: store.layout.preset == nil ? .indexes : .table)
     }
 
     /// Runs one read-only SQL query on the snapshot.

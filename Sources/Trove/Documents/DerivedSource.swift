@@ -26,7 +26,8 @@ extension DerivedSource {
     /// A document collection's table (or the link table) and its `<name>_log(seq, rid, op)`.
     init(layout: DocumentLayout) {
         self.init(
-            table: layout.table, rid: layout.rid, log: layout.log, logRid: layout.logRid, changeLog: layout.changeLog,
+            table: layout.table, rid: layout.rid, log: layout.log, logRid: layout.logRid,
+            changeLog: layout.changeLog,
             watermarkMayLeadSnapshots: true)
     }
 }

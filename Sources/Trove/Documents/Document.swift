@@ -152,7 +152,9 @@ public struct Document: Hashable, Sendable {
 
     public static func == (a: Document, b: Document) -> Bool {
         guard a.id == b.id, a.version == b.version else { return false }
-        if case .row(let x) = a.storage, case .row(let y) = b.storage, x.isIdentical(to: y) { return true }
+        if case .row(let x) = a.storage, case .row(let y) = b.storage, x.isIdentical(to: y) {
+            return true
+        }
         return a.fields == b.fields
     }
 

@@ -41,13 +41,19 @@ public struct PrefetchedDocuments: Sendable {
     /// The document that `document`'s reference field `field` names, or nil when the field is
     /// null. Needs `.referenced(field)` in the fetch's prefetches (asking for another is a bug).
     public func referenced(_ field: String, of document: Document) -> Document? {
-        guard let targets = referenced[field] else { preconditionFailure("\(field) was not prefetched") }
-        return document[field].flatMap { DocumentID(reference: $0, kind: targets.kind) }.flatMap { targets.byID[$0] }
+        guard let targets = referenced[field] else {
+            preconditionFailure("\(field) was not prefetched")
+        }
+        return document[field].flatMap { DocumentID(reference: $0, kind: targets.kind) }.flatMap {
+            targets.byID[$0]
+        }
     }
 
     /// The documents of `collection` whose field `via` names `document`, in id order. Needs
     /// `.referencing(collection, via: field)` in the fetch's prefetches.
-    public func referencing(_ collection: String, via field: String, of document: Document) -> [Document] {
+    public func referencing(_ collection: String, via field: String, of document: Document)
+        -> [Document]
+    {
         guard let groups = referencing[.referencing(collection, via: field)] else {
             preconditionFailure("\(collection).\(field) was not prefetched")
         }
@@ -83,7 +89,8 @@ extension DocumentCollection {
     ///   query ranks or pages; ``TroveError/typeMismatch(field:expected:value:)`` for ids of the
     ///   wrong kind.
     /// - Complexity: one statement: an index lookup per parent, plus a sort of the children.
-    public func children(of parents: [DocumentID], via field: String, _ query: Query = Query()) async throws
+    public func children(of parents: [DocumentID], via field: String, _ query: Query = Query())
+        async throws
         -> [DocumentID: [Document]]
     {
         try await reader(transaction: false) { try $0.children(of: parents, via: field, query) }
@@ -98,7 +105,9 @@ extension DocumentCollection {
     /// ```
     /// - Throws: ``TroveError/invalidQuery(_:)`` when a prefetch names no reference between
     ///   the collections, or a projection leaves out a prefetched reference field.
-    public func fetch(_ query: Query, prefetching prefetches: [Prefetch]) async throws -> PrefetchedDocuments {
+    public func fetch(_ query: Query, prefetching prefetches: [Prefetch]) async throws
+        -> PrefetchedDocuments
+    {
         let name = self.name
         return try await database.reading { connection, lookup in
             try lookup(name).fetch(query, prefetching: prefetches, lookup: lookup, on: connection)
@@ -108,10 +117,13 @@ extension DocumentCollection {
 
 extension DocumentReading {
     /// Documents by id in one statement; see ``DocumentCollection/fetch(ids:)``.
-    public func fetch(ids: [DocumentID]) throws -> [Document] { try _access.store.fetch(ids: ids, on: _access.connection) }
+    public func fetch(ids: [DocumentID]) throws -> [Document] {
+        try _access.store.fetch(ids: ids, on: _access.connection)
+    }
 
     /// Children grouped by parent in one statement; see ``DocumentCollection/children(of:via:_:)``.
-    public func children(of parents: [DocumentID], via field: String, _ query: Query = Query()) throws
+    public func children(of parents: [DocumentID], via field: String, _ query: Query = Query())
+        throws
         -> [DocumentID: [Document]]
     {
         try _access.store.children(of: parents, via: field, query, on: _access.connection)

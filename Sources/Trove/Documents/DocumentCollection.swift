@@ -77,7 +77,8 @@ public struct DocumentCollection: Sendable {
     /// - Returns: the new version.
     /// - Throws: ``TroveError/documentNotFound(_:)``, ``TroveError/versionConflict(id:expected:actual:)``.
     @discardableResult
-    public func update(_ document: Document, ifVersion version: Int64? = nil) async throws -> Int64 {
+    public func update(_ document: Document, ifVersion version: Int64? = nil) async throws -> Int64
+    {
         try await writer { try $0.update(document, ifVersion: version) }
     }
 
@@ -88,7 +89,10 @@ public struct DocumentCollection: Sendable {
     /// ```
     /// - Returns: the document as stored afterwards.
     @discardableResult
-    public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil) async throws -> Document {
+    public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil)
+        async throws
+        -> Document
+    {
         try await writer { try $0.patch(id, changes, ifVersion: version) }
     }
 
@@ -145,9 +149,13 @@ public struct DocumentCollection: Sendable {
     /// Aggregates over the documents passing `filter`, or over the results of a ranked query.
     ///
     /// - Throws: ``TroveError/notNumeric(field:aggregate:)`` for sum/avg of a non-numeric field.
-    public func aggregate(_ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
-                          over search: Query? = nil) async throws -> [AggregateRow] {
-        try await reader { try $0.aggregate(aggregates, groupBy: groupBy, where: filter, over: search) }
+    public func aggregate(
+        _ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
+        over search: Query? = nil
+    ) async throws -> [AggregateRow] {
+        try await reader {
+            try $0.aggregate(aggregates, groupBy: groupBy, where: filter, over: search)
+        }
     }
 
     /// How the query runs: SQLite's plan for the parts pushed down, and the in-memory legs.
@@ -173,7 +181,8 @@ public struct DocumentCollection: Sendable {
     ) async throws -> T {
         let name = self.name
         return try await database.reading(transaction: transaction) { connection, lookup in
-            try body(DocumentReader(store: try lookup(name), connection: connection, source: .indexes))
+            try body(
+                DocumentReader(store: try lookup(name), connection: connection, source: .indexes))
         }
     }
 
@@ -181,7 +190,9 @@ public struct DocumentCollection: Sendable {
     /// so no savepoint is added around it (one that throws rolls the transaction back).
     func writer<T: Sendable>(_ body: @Sendable (DocumentWriter) throws -> T) async throws -> T {
         let store = self.store
-        return try await database.writing { try body(DocumentWriter(store: store, connection: $0, savepoints: false)) }
+        return try await database.writing {
+            try body(DocumentWriter(store: store, connection: $0, savepoints: false))
+        }
     }
 }
 
@@ -209,19 +220,25 @@ public protocol DocumentReading {
 
 extension DocumentReading {
     /// The document with this id, or nil.
-    public func fetch(id: DocumentID) throws -> Document? { try _access.store.fetch(id: id, on: _access.connection) }
+    public func fetch(id: DocumentID) throws -> Document? {
+        try _access.store.fetch(id: id, on: _access.connection)
+    }
     /// The documents of an unranked query, in its order.
     public func fetch(_ query: Query = Query()) throws -> [Document] {
         try _access.store.fetch(query, on: _access.connection, wantsCursor: false).documents
     }
     /// One page of an unranked query and the cursor for the next.
-    public func page(_ query: Query) throws -> Page { try _access.store.fetch(query, on: _access.connection) }
+    public func page(_ query: Query) throws -> Page {
+        try _access.store.fetch(query, on: _access.connection)
+    }
     /// The ranked results of a query with vector and/or text legs.
     public func search(_ query: Query) throws -> [DocumentHit] {
         try _access.store.search(query, source: _access.source, on: _access.connection)
     }
     /// How many documents pass the filter.
-    public func count(_ filter: Filter = .all) throws -> Int { try _access.store.count(filter, on: _access.connection) }
+    public func count(_ filter: Filter = .all) throws -> Int {
+        try _access.store.count(filter, on: _access.connection)
+    }
     /// Each document passing the filter, in id order, until `body` returns false.
     public func scan(_ filter: Filter = .all, _ body: (Document) throws -> Bool) throws {
         try _access.store.scan(filter, on: _access.connection, body)
@@ -229,16 +246,23 @@ extension DocumentReading {
     /// Aggregates over the documents passing `filter`, or over the results of a ranked query.
     ///
     /// - Throws: ``TroveError/notNumeric(field:aggregate:)`` for sum/avg of a non-numeric field.
-    public func aggregate(_ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
-                          over search: Query? = nil) throws -> [AggregateRow] {
+    public func aggregate(
+        _ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
+        over search: Query? = nil
+    ) throws -> [AggregateRow] {
         let (store, connection, source) = (_access.store, _access.connection, _access.source)
         return try connection.transaction(.deferred) {
-            let rids = try search.map { try store.ranked($0, source: source, on: connection).page.map(\.id) }
-            return try store.aggregate(aggregates, groupBy: groupBy, filter: filter, within: rids, on: connection)
+            let rids = try search.map {
+                try store.ranked($0, source: source, on: connection).page.map(\.id)
+            }
+            return try store.aggregate(
+                aggregates, groupBy: groupBy, filter: filter, within: rids, on: connection)
         }
     }
     /// How the query runs: SQLite's plan for the parts pushed down, and the in-memory legs.
-    public func explain(_ query: Query) throws -> [String] { try _access.store.explain(query, on: _access.connection) }
+    public func explain(_ query: Query) throws -> [String] {
+        try _access.store.explain(query, on: _access.connection)
+    }
 }
 
 /// Writes of one collection on the writer connection, written once; refines
@@ -270,7 +294,9 @@ extension DocumentWriting {
     /// Inserts documents made of each of `fieldSets`, each under a new id. - Returns: the ids, in order.
     @discardableResult
     public func insert(_ fieldSets: [[String: Value]]) throws -> [DocumentID] {
-        try atomically { try _access.store.insert(generatingIDs: fieldSets, on: _access.connection) }
+        try atomically {
+            try _access.store.insert(generatingIDs: fieldSets, on: _access.connection)
+        }
     }
     /// Inserts documents, replacing those whose id exists (their version goes up).
     public func upsert(_ documents: [Document]) throws {
@@ -283,8 +309,12 @@ extension DocumentWriting {
     }
     /// Changes some fields, or JSON paths inside them; `.null` clears or removes. - Returns: the stored document.
     @discardableResult
-    public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil) throws -> Document {
-        try atomically { try _access.store.patch(id, changes, ifVersion: version, on: _access.connection) }
+    public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil)
+        throws -> Document
+    {
+        try atomically {
+            try _access.store.patch(id, changes, ifVersion: version, on: _access.connection)
+        }
     }
     /// Deletes one document. - Returns: whether it existed.
     @discardableResult
@@ -307,7 +337,9 @@ public struct DocumentReader: DocumentReading {
     let connection: Connection
     let source: DocumentStore.VectorSource
 
-    public var _access: DocumentAccess { DocumentAccess(store: store, connection: connection, source: source, savepoints: false) }
+    public var _access: DocumentAccess {
+        DocumentAccess(store: store, connection: connection, source: source, savepoints: false)
+    }
 }
 
 /// Reads and writes inside `database.write { tx in ... }`.
@@ -322,8 +354,12 @@ public struct DocumentWriter: DocumentWriting {
         self.savepoints = savepoints
     }
 
-    public var _access: DocumentAccess { DocumentAccess(store: store, connection: connection, source: .table, savepoints: savepoints) }
+    public var _access: DocumentAccess {
+        DocumentAccess(store: store, connection: connection, source: .table, savepoints: savepoints)
+    }
 
     /// Reads that see this transaction's own writes.
-    public var reader: DocumentReader { DocumentReader(store: store, connection: connection, source: .table) }
+    public var reader: DocumentReader {
+        DocumentReader(store: store, connection: connection, source: .table)
+    }
 }

@@ -63,7 +63,9 @@ struct DocumentLayout: Sendable {
     /// table, an HNSW graph under the field's name, a flat matrix under `<field>.flat` (search
     /// collections' files before format 4 used `hnsw` and `flat`; the upgrade renames them).
     func snapshotLocation(for field: String, flat: Bool = false) -> ANNSnapshotStore.Location {
-        let key = legacySnapshotKeys && field == "embedding" ? (flat ? "flat" : "hnsw") : (flat ? "\(field).flat" : field)
+        let key =
+            legacySnapshotKeys && field == "embedding"
+            ? (flat ? "flat" : "hnsw") : (flat ? "\(field).flat" : field)
         return ANNSnapshotStore.Location(table: snapshotTableName, key: key)
     }
     /// Whether `embedding`'s snapshots are under `hnsw` and `flat`: a search collection of a
@@ -82,19 +84,31 @@ struct DocumentLayout: Sendable {
     /// Every table, index and trigger name this collection creates (to detect collisions before
     /// creating anything).
     var objectNames: [String] {
-        var names = [name, "\(name)_log", "\(name)_log_ai", "\(name)_log_au", "\(name)_log_ad", "\(name)_version"]
-        if schema.fullText != nil { names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"] }
+        var names = [
+            name, "\(name)_log", "\(name)_log_ai", "\(name)_log_au", "\(name)_log_ad",
+            "\(name)_version",
+        ]
+        if schema.fullText != nil {
+            names += [ftsName, "\(name)_fts_ai", "\(name)_fts_au", "\(name)_fts_ad"]
+        }
         if schema.allowsExpiry { names.append(expiresIndexName) }
-        if schema.fields.contains(where: { if case .vector = $0.type { true } else { false } }) { names.append(snapshotTableName) }
+        if schema.fields.contains(where: { if case .vector = $0.type { true } else { false } }) {
+            names.append(snapshotTableName)
+        }
         names += indexDefinitions.indices.map { "\(name)_i\($0)" }
-        names += geoObjectNames + [EdgeTable.cascadeTriggerName(name), EdgeTable.idChangeTriggerName(name)]
+        names +=
+            geoObjectNames + [
+                EdgeTable.cascadeTriggerName(name), EdgeTable.idChangeTriggerName(name),
+            ]
         return names
     }
 
     /// The per-field flags and the explicit indexes, as one list. A reference field is always
     /// indexed: SQLite looks children up by it on every delete of a parent.
     var indexDefinitions: [IndexDefinition] {
-        schema.fields.filter { ($0.isIndexed || $0.reference != nil) && !$0.isUnique }.map { IndexDefinition([Field($0.name)]) }
+        schema.fields.filter { ($0.isIndexed || $0.reference != nil) && !$0.isUnique }.map {
+            IndexDefinition([Field($0.name)])
+        }
             + schema.indexes
     }
 
@@ -113,24 +127,34 @@ struct DocumentLayout: Sendable {
             columns.append("\"id\" INTEGER PRIMARY KEY")
         case .uuid, .string:
             columns.append("\"_rowid\" INTEGER PRIMARY KEY")
-            columns.append("\"id\" TEXT NOT NULL UNIQUE CHECK (typeof(\"id\") = 'text' AND length(\"id\") > 0)")
+            columns.append(
+                "\"id\" TEXT NOT NULL UNIQUE CHECK (typeof(\"id\") = 'text' AND length(\"id\") > 0)"
+            )
         }
         columns.append("\"_version\" INTEGER NOT NULL DEFAULT 1")
         for field in schema.fields { columns.append(try columnDefinition(field)) }
         if schema.allowsUndeclaredFields {
-            columns.append("\"_extra\" TEXT CHECK (\"_extra\" IS NULL OR (json_valid(\"_extra\") AND json_type(\"_extra\") = 'object'))")
+            columns.append(
+                "\"_extra\" TEXT CHECK (\"_extra\" IS NULL OR (json_valid(\"_extra\") AND json_type(\"_extra\") = 'object'))"
+            )
         }
         if schema.allowsExpiry {
-            columns.append("\"_expires\" INTEGER CHECK (\"_expires\" IS NULL OR typeof(\"_expires\") = 'integer')")
+            columns.append(
+                "\"_expires\" INTEGER CHECK (\"_expires\" IS NULL OR typeof(\"_expires\") = 'integer')"
+            )
         }
         var sql = ["CREATE TABLE \(table) (\n    " + columns.joined(separator: ",\n    ") + "\n)"]
         if schema.allowsExpiry {
-            sql.append("CREATE INDEX \(quoted(expiresIndexName)) ON \(table)(\"_expires\") WHERE \"_expires\" IS NOT NULL")
+            sql.append(
+                "CREATE INDEX \(quoted(expiresIndexName)) ON \(table)(\"_expires\") WHERE \"_expires\" IS NOT NULL"
+            )
         }
         let resolver = FieldResolver(schema: schema)
         for (offset, index) in indexDefinitions.enumerated() {
             let keys = try index.keys.map { try resolver.column($0).sql }.joined(separator: ", ")
-            sql.append("CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(quoted("\(name)_i\(offset)")) ON \(table)(\(keys))")
+            sql.append(
+                "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(quoted("\(name)_i\(offset)")) ON \(table)(\(keys))"
+            )
         }
         // The change log: every change to any column, so every derived index can catch up from it.
         sql += Self.changeLogStatements(table: table, log: log, rid: rid, name: name)
@@ -142,7 +166,7 @@ struct DocumentLayout: Sendable {
             WHEN new."_version" = old."_version" BEGIN
                 UPDATE \(table) SET "_version" = old."_version" + 1 WHERE \(rid) = new.\(rid);
             END
-            """,
+            """
         ]
         if let fullText = schema.fullText {
             let cols = fullText.fields.map(quoted).joined(separator: ", ")
@@ -184,11 +208,15 @@ struct DocumentLayout: Sendable {
     /// entries of a rolled-back transaction were never seen. No `AUTOINCREMENT`, which promises
     /// the same by updating a `sqlite_sequence` row in every writing statement: one more page
     /// in every commit (16 KB), the larger part of a one-row write. Files created before keep it.
-    static func changeLogStatements(table: String, log: String, rid: String, name: String, ifNotExists: Bool = false) -> [String] {
-        let table_ = ifNotExists ? "TABLE IF NOT EXISTS" : "TABLE"
+    static func changeLogStatements(
+        table: String, log: String, rid: String, name: String, ifNotExists: Bool = false
+    )
+        -> [String]
+    {
+        let tableClause = ifNotExists ? "TABLE IF NOT EXISTS" : "TABLE"
         let trigger = ifNotExists ? "TRIGGER IF NOT EXISTS" : "TRIGGER"
         return [
-            "CREATE \(table_) \(log) (seq INTEGER PRIMARY KEY, rid INTEGER NOT NULL, op INTEGER NOT NULL)",
+            "CREATE \(tableClause) \(log) (seq INTEGER PRIMARY KEY, rid INTEGER NOT NULL, op INTEGER NOT NULL)",
             """
             CREATE \(trigger) "\(name)_log_ai" AFTER INSERT ON \(table) BEGIN
                 INSERT INTO \(log)(rid, op) VALUES (new.\(rid), 1);
@@ -209,7 +237,10 @@ struct DocumentLayout: Sendable {
     }
 
     var dropStatements: [String] {
-        var sql = ["DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)", "DROP TABLE IF EXISTS \(quoted(snapshotTableName))"]
+        var sql = [
+            "DROP TABLE IF EXISTS \(table)", "DROP TABLE IF EXISTS \(log)",
+            "DROP TABLE IF EXISTS \(quoted(snapshotTableName))",
+        ]
         if schema.fullText != nil { sql.insert("DROP TABLE IF EXISTS \(fts)", at: 0) }
         sql += pointFields.map { "DROP TABLE IF EXISTS \(geoTable($0))" }
         return sql
@@ -221,7 +252,9 @@ struct DocumentLayout: Sendable {
         for statement in dropStatements { try connection.execute(script: statement) }
         // Its records' links go with it (the cascade trigger went with the table).
         if try EdgeTable.exists(connection) {
-            try connection.execute("DELETE FROM \(EdgeTable.table) WHERE from_collection = ?1 OR to_collection = ?1", [.text(name)])
+            try connection.execute(
+                "DELETE FROM \(EdgeTable.table) WHERE from_collection = ?1 OR to_collection = ?1",
+                [.text(name)])
         }
         try connection.execute(
             "DELETE FROM \(CollectionSchema.metaTable) WHERE key IN (?, ?)",
@@ -246,7 +279,9 @@ struct DocumentLayout: Sendable {
         case .data: (affinity, check) = ("BLOB", "\(c) >= X''")
         case .json: (affinity, check) = ("TEXT", "json_valid(\(c))")
         case .vector(let dimension, _):
-            (affinity, check) = ("BLOB", "typeof(\(c)) = 'blob' AND length(\(c)) = \(4 * dimension)")
+            (affinity, check) = (
+                "BLOB", "typeof(\(c)) = 'blob' AND length(\(c)) = \(4 * dimension)"
+            )
         case .point: (affinity, check) = ("TEXT", Self.pointCheck(c))
         }
         if let rule = presetCheck(field, column: c) { check = rule }
@@ -257,7 +292,9 @@ struct DocumentLayout: Sendable {
             sql += " NOT NULL CHECK (\(check))"
         }
         if field.isUnique { sql += " UNIQUE" }
-        if let value = field.defaultValue { sql += " DEFAULT \(try Self.literal(FieldCodec.bind(value, for: field)))" }
+        if let value = field.defaultValue {
+            sql += " DEFAULT \(try Self.literal(FieldCodec.bind(value, for: field)))"
+        }
         if let automatic = automaticDefault(field) { sql += " DEFAULT \(automatic)" }
         if let reference = field.reference { sql += " " + reference.foreignKeyClause }
         return sql
@@ -284,7 +321,8 @@ enum FieldCodec {
     ///   ``TroveError/invalidVector(reason:)`` for vectors.
     static func bind(_ value: Value, for field: FieldDefinition) throws -> SQLValue {
         func mismatch() -> TroveError {
-            .typeMismatch(field: field.name, expected: field.type.description, value: value.description)
+            .typeMismatch(
+                field: field.name, expected: field.type.description, value: value.description)
         }
         if value.isNull {
             guard field.isOptional else { throw TroveError.missingField(field: field.name) }
@@ -295,7 +333,9 @@ enum FieldCodec {
         case (.text, .string(let v)): return .text(v)
         case (.integer, .int(let v)): return .integer(v)
         case (.real, .double(let v)):
-            guard v.isFinite else { throw TroveError.invalidValue(field: field.name, reason: "\(v) is not finite") }
+            guard v.isFinite else {
+                throw TroveError.invalidValue(field: field.name, reason: "\(v) is not finite")
+            }
             return .real(v)
         case (.real, .int(let v)): return .real(Double(v))
         case (.bool, .bool(let v)): return .integer(v ? 1 : 0)
@@ -312,10 +352,16 @@ enum FieldCodec {
             guard numbers.count == items.count else { throw mismatch() }
             return try bind(.vector(numbers.map { Float($0) }), for: field)
         case (.vector(let dimension, let metric), .vector(let v)):
-            guard v.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: v.count) }
-            guard v.allSatisfy(\.isFinite) else { throw TroveError.invalidVector(reason: "\(field.name) has a NaN or infinite component") }
+            guard v.count == dimension else {
+                throw TroveError.dimensionMismatch(expected: dimension, actual: v.count)
+            }
+            guard v.allSatisfy(\.isFinite) else {
+                throw TroveError.invalidVector(
+                    reason: "\(field.name) has a NaN or infinite component")
+            }
             if metric == .cosine, v.allSatisfy({ $0 == 0 }) {
-                throw TroveError.invalidVector(reason: "\(field.name) is a zero vector, which has no cosine")
+                throw TroveError.invalidVector(
+                    reason: "\(field.name) is a zero vector, which has no cosine")
             }
             return .blob(VectorBlob.bytes(v))
         case (.point, let v):
@@ -328,15 +374,22 @@ enum FieldCodec {
     }
 
     /// Reads column `column` of the current row as a value of a field of type `type`.
-    static func read<Columns: FieldColumns>(_ statement: Columns, column: Int, as type: FieldType) -> Value {
+    static func read<Columns: FieldColumns>(_ statement: Columns, column: Int, as type: FieldType)
+        -> Value
+    {
         switch type {
         case .text: return statement.string(at: column).map(Value.string) ?? .null
         case .json:
             // Arrays of plain strings (tags, labels) without the general parser.
             guard let bytes = statement.bytes(at: column) else { return .null }
-            return JSONStringArray.parse(bytes, Value.string).map(Value.array) ?? (try? JSONCoding.value(bytes: bytes)) ?? .null
+            return JSONStringArray.parse(bytes, Value.string).map(Value.array)
+                ?? (try? JSONCoding.value(bytes: bytes))
+                ?? .null
         case .vector(let dimension, _):
-            return statement.bytes(at: column).flatMap { VectorBlob.vector($0, dimension: dimension) }.map(Value.vector) ?? .null
+            return statement.bytes(at: column).flatMap {
+                VectorBlob.vector($0, dimension: dimension)
+            }.map(Value.vector)
+                ?? .null
         default: break
         }
         if statement.isNull(at: column) { return .null }
@@ -347,7 +400,8 @@ enum FieldCodec {
         case .date: return .date(Date(timeIntervalSince1970: statement.double(at: column)))
         case .data: return .data(statement.bytes(at: column).map { Data($0) } ?? Data())
         case .point:
-            return (try? JSONCoding.value(statement.string(at: column) ?? "null"))?.pointValue.map(Value.point) ?? .null
+            return (try? JSONCoding.value(statement.string(at: column) ?? "null"))?.pointValue.map(
+                Value.point) ?? .null
         case .text, .json, .vector: preconditionFailure("read above")
         }
     }

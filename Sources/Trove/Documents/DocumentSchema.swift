@@ -78,7 +78,8 @@ public struct FieldDefinition: Hashable, Sendable, Codable {
 
     /// A field definition; see the static builders (`.text("title")`, ...).
     public init(
-        _ name: String, _ type: FieldType, optional: Bool = false, default defaultValue: Value? = nil,
+        _ name: String, _ type: FieldType, optional: Bool = false,
+        default defaultValue: Value? = nil,
         unique: Bool = false, indexed: Bool = false, reference: Reference? = nil
     ) {
         self.name = name
@@ -90,35 +91,55 @@ public struct FieldDefinition: Hashable, Sendable, Codable {
         self.reference = reference
     }
 
-    public static func text(_ name: String, optional: Bool = false, default value: Value? = nil,
-                            unique: Bool = false, indexed: Bool = false) -> FieldDefinition {
-        FieldDefinition(name, .text, optional: optional, default: value, unique: unique, indexed: indexed)
+    public static func text(
+        _ name: String, optional: Bool = false, default value: Value? = nil,
+        unique: Bool = false, indexed: Bool = false
+    ) -> FieldDefinition {
+        FieldDefinition(
+            name, .text, optional: optional, default: value, unique: unique, indexed: indexed)
     }
-    public static func integer(_ name: String, optional: Bool = false, default value: Value? = nil,
-                               unique: Bool = false, indexed: Bool = false) -> FieldDefinition {
-        FieldDefinition(name, .integer, optional: optional, default: value, unique: unique, indexed: indexed)
+    public static func integer(
+        _ name: String, optional: Bool = false, default value: Value? = nil,
+        unique: Bool = false, indexed: Bool = false
+    ) -> FieldDefinition {
+        FieldDefinition(
+            name, .integer, optional: optional, default: value, unique: unique, indexed: indexed)
     }
-    public static func real(_ name: String, optional: Bool = false, default value: Value? = nil,
-                            unique: Bool = false, indexed: Bool = false) -> FieldDefinition {
-        FieldDefinition(name, .real, optional: optional, default: value, unique: unique, indexed: indexed)
+    public static func real(
+        _ name: String, optional: Bool = false, default value: Value? = nil,
+        unique: Bool = false, indexed: Bool = false
+    ) -> FieldDefinition {
+        FieldDefinition(
+            name, .real, optional: optional, default: value, unique: unique, indexed: indexed)
     }
-    public static func bool(_ name: String, optional: Bool = false, default value: Value? = nil,
-                            indexed: Bool = false) -> FieldDefinition {
+    public static func bool(
+        _ name: String, optional: Bool = false, default value: Value? = nil,
+        indexed: Bool = false
+    ) -> FieldDefinition {
         FieldDefinition(name, .bool, optional: optional, default: value, indexed: indexed)
     }
-    public static func date(_ name: String, optional: Bool = false, default value: Value? = nil,
-                            unique: Bool = false, indexed: Bool = false) -> FieldDefinition {
-        FieldDefinition(name, .date, optional: optional, default: value, unique: unique, indexed: indexed)
+    public static func date(
+        _ name: String, optional: Bool = false, default value: Value? = nil,
+        unique: Bool = false, indexed: Bool = false
+    ) -> FieldDefinition {
+        FieldDefinition(
+            name, .date, optional: optional, default: value, unique: unique, indexed: indexed)
     }
-    public static func data(_ name: String, optional: Bool = false, default value: Value? = nil,
-                            unique: Bool = false) -> FieldDefinition {
+    public static func data(
+        _ name: String, optional: Bool = false, default value: Value? = nil,
+        unique: Bool = false
+    ) -> FieldDefinition {
         FieldDefinition(name, .data, optional: optional, default: value, unique: unique)
     }
-    public static func json(_ name: String, optional: Bool = false, default value: Value? = nil) -> FieldDefinition {
+    public static func json(_ name: String, optional: Bool = false, default value: Value? = nil)
+        -> FieldDefinition
+    {
         FieldDefinition(name, .json, optional: optional, default: value)
     }
-    public static func vector(_ name: String, dimension: Int, metric: DistanceMetric = .cosine,
-                              optional: Bool = false) -> FieldDefinition {
+    public static func vector(
+        _ name: String, dimension: Int, metric: DistanceMetric = .cosine,
+        optional: Bool = false
+    ) -> FieldDefinition {
         FieldDefinition(name, .vector(dimension: dimension, metric: metric), optional: optional)
     }
     /// A place, indexed by an R*Tree: `Field(name).within(kilometres:of:)`, `.within(box)`,
@@ -165,8 +186,10 @@ public struct FullTextDefinition: Hashable, Sendable, Codable {
     public var tokenizer: String
 
     /// An index over `fields` with the given BM25 weights.
-    public init(_ weightedFields: KeyValuePairs<String, Double>,
-                tokenizer: String = FullTextDefinition.defaultTokenizer) {
+    public init(
+        _ weightedFields: KeyValuePairs<String, Double>,
+        tokenizer: String = FullTextDefinition.defaultTokenizer
+    ) {
         self.fields = weightedFields.map(\.key)
         self.weights = weightedFields.map(\.value)
         self.tokenizer = tokenizer
@@ -232,7 +255,8 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, embeddingSources, allowsExpiry
+        case id, fields, indexes, fullText, allowsUndeclaredFields, vectorIndexes, embeddingSources,
+            allowsExpiry
     }
 
     public init(from decoder: any Decoder) throws {
@@ -241,9 +265,12 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         fields = try c.decode([FieldDefinition].self, forKey: .fields)
         indexes = try c.decodeIfPresent([IndexDefinition].self, forKey: .indexes) ?? []
         fullText = try c.decodeIfPresent(FullTextDefinition.self, forKey: .fullText)
-        allowsUndeclaredFields = try c.decodeIfPresent(Bool.self, forKey: .allowsUndeclaredFields) ?? false
-        vectorIndexes = try c.decodeIfPresent([String: IndexKind].self, forKey: .vectorIndexes) ?? [:]
-        embeddingSources = try c.decodeIfPresent([String: EmbeddingSource].self, forKey: .embeddingSources) ?? [:]
+        allowsUndeclaredFields =
+            try c.decodeIfPresent(Bool.self, forKey: .allowsUndeclaredFields) ?? false
+        vectorIndexes =
+            try c.decodeIfPresent([String: IndexKind].self, forKey: .vectorIndexes) ?? [:]
+        embeddingSources =
+            try c.decodeIfPresent([String: EmbeddingSource].self, forKey: .embeddingSources) ?? [:]
         allowsExpiry = try c.decodeIfPresent(Bool.self, forKey: .allowsExpiry) ?? false
     }
 
@@ -279,41 +306,52 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
                 throw TroveError.invalidConfiguration("field \(field.name) is declared twice")
             }
             if case .vector(let dimension, _) = field.type {
-                guard (1...65_536).contains(dimension) else { throw TroveError.invalidDimension(dimension) }
+                guard (1...65_536).contains(dimension) else {
+                    throw TroveError.invalidDimension(dimension)
+                }
                 guard !field.isUnique, !field.isIndexed, field.defaultValue == nil else {
-                    throw TroveError.invalidConfiguration("vector field \(field.name) cannot be unique, B-tree indexed or defaulted")
+                    throw TroveError.invalidConfiguration(
+                        "vector field \(field.name) cannot be unique, B-tree indexed or defaulted")
                 }
             }
             try field.reference?.validate(field)
             if field.type == .point {
                 guard !field.isUnique, !field.isIndexed, field.defaultValue == nil else {
-                    throw TroveError.invalidConfiguration("point field \(field.name) cannot be unique, B-tree indexed or defaulted (its R*Tree is the index)")
+                    throw TroveError.invalidConfiguration(
+                        "point field \(field.name) cannot be unique, B-tree indexed or defaulted (its R*Tree is the index)"
+                    )
                 }
             }
             if let value = field.defaultValue {
                 guard !value.isNull || field.isOptional else {
-                    throw TroveError.invalidConfiguration("field \(field.name): a required field cannot default to null")
+                    throw TroveError.invalidConfiguration(
+                        "field \(field.name): a required field cannot default to null")
                 }
                 _ = try FieldCodec.bind(value, for: field)
             }
         }
         for index in indexes {
-            guard !index.keys.isEmpty else { throw TroveError.invalidConfiguration("an index needs at least one key") }
+            guard !index.keys.isEmpty else {
+                throw TroveError.invalidConfiguration("an index needs at least one key")
+            }
             for key in index.keys { _ = try FieldResolver(schema: self).column(key) }
         }
         for (name, kind) in vectorIndexes {
             guard field(name)?.type.vectorDimension != nil else {
-                throw TroveError.invalidConfiguration("vectorIndexes names \(name), which is not a vector field")
+                throw TroveError.invalidConfiguration(
+                    "vectorIndexes names \(name), which is not a vector field")
             }
             try kind.validate()
         }
         if let fullText {
             guard !fullText.fields.isEmpty, fullText.fields.count == fullText.weights.count else {
-                throw TroveError.invalidConfiguration("a full-text index needs fields, each with a weight")
+                throw TroveError.invalidConfiguration(
+                    "a full-text index needs fields, each with a weight")
             }
             for name in fullText.fields {
                 guard field(name)?.type == .text else {
-                    throw TroveError.invalidConfiguration("full-text field \(name) must be a declared text field")
+                    throw TroveError.invalidConfiguration(
+                        "full-text field \(name) must be a declared text field")
                 }
             }
             guard fullText.weights.allSatisfy({ $0 >= 0 && $0.isFinite }) else {
@@ -321,7 +359,8 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
             }
             let tokenizer = fullText.tokenizer
             guard !tokenizer.isEmpty, !tokenizer.contains("'"), !tokenizer.contains("\0") else {
-                throw TroveError.invalidConfiguration("tokenizer must be a non-empty FTS5 tokenizer string without quotes")
+                throw TroveError.invalidConfiguration(
+                    "tokenizer must be a non-empty FTS5 tokenizer string without quotes")
             }
         }
         try validateEmbeddingSources()
@@ -329,11 +368,14 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
 
     static func validate(fieldName name: String) throws {
         let scalars = Array(name.unicodeScalars)
-        func isLetter(_ s: Unicode.Scalar) -> Bool { (s >= "A" && s <= "Z") || (s >= "a" && s <= "z") }
+        func isLetter(_ s: Unicode.Scalar) -> Bool {
+            (s >= "A" && s <= "Z") || (s >= "a" && s <= "z")
+        }
         guard let first = scalars.first, isLetter(first), scalars.count <= 64,
             scalars.allSatisfy({ isLetter($0) || ($0 >= "0" && $0 <= "9") || $0 == "_" })
         else {
-            throw TroveError.invalidName(name, reason: "a field name is [A-Za-z][A-Za-z0-9_]*, at most 64 characters")
+            throw TroveError.invalidName(
+                name, reason: "a field name is [A-Za-z][A-Za-z0-9_]*, at most 64 characters")
         }
         guard name != "id", name.lowercased() != "rowid" else {
             throw TroveError.invalidName(name, reason: "\(name) is reserved")
@@ -347,15 +389,23 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
         let a = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
         let b = Dictionary(other.fields.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
         for name in Set(a.keys).union(b.keys).sorted() where a[name] != b[name] {
-            out.append("field \(name): stored \(a[name].map(Self.describe) ?? "none"), requested \(b[name].map(Self.describe) ?? "none")")
+            out.append(
+                "field \(name): stored \(a[name].map(Self.describe) ?? "none"), requested \(b[name].map(Self.describe) ?? "none")"
+            )
         }
         if indexes != other.indexes { out.append("indexes differ") }
         // A stored index serves the current default tokenizer when it was made with an earlier one.
-        if !FullTextDefinition.stored(fullText, serves: other.fullText) { out.append("full-text index differs") }
-        if allowsUndeclaredFields != other.allowsUndeclaredFields { out.append("allowsUndeclaredFields differs") }
+        if !FullTextDefinition.stored(fullText, serves: other.fullText) {
+            out.append("full-text index differs")
+        }
+        if allowsUndeclaredFields != other.allowsUndeclaredFields {
+            out.append("allowsUndeclaredFields differs")
+        }
         if vectorIndexes != other.vectorIndexes { out.append("vector indexes differ") }
         // A requested schema that names no embedding sources accepts the stored ones.
-        if !other.embeddingSources.isEmpty, embeddingSources != other.embeddingSources { out.append("embedding sources differ") }
+        if !other.embeddingSources.isEmpty, embeddingSources != other.embeddingSources {
+            out.append("embedding sources differ")
+        }
         if allowsExpiry != other.allowsExpiry { out.append("allowsExpiry differs") }
         return out
     }
@@ -370,7 +420,9 @@ public struct DocumentSchema: Hashable, Sendable, Codable {
 // MARK: Value is stored in the schema (defaults) as tagged JSON
 
 extension Value: Codable {
-    private enum Tag: String, CodingKey { case null, bool, int, double, string, date, data, vector, array, object }
+    private enum Tag: String, CodingKey {
+        case null, bool, int, double, string, date, data, vector, array, object
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Tag.self)
@@ -391,7 +443,8 @@ extension Value: Codable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Tag.self)
         guard let key = c.allKeys.first else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "empty value"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: c.codingPath, debugDescription: "empty value"))
         }
         switch key {
         case .null: self = .null
@@ -399,8 +452,10 @@ extension Value: Codable {
         case .int: self = .int(try c.decode(Int64.self, forKey: key))
         case .double: self = .double(try c.decode(Double.self, forKey: key))
         case .string: self = .string(try c.decode(String.self, forKey: key))
-        case .date: self = .date(Date(timeIntervalSince1970: try c.decode(Double.self, forKey: key)))
-        case .data: self = .data(Data(base64Encoded: try c.decode(String.self, forKey: key)) ?? Data())
+        case .date:
+            self = .date(Date(timeIntervalSince1970: try c.decode(Double.self, forKey: key)))
+        case .data:
+            self = .data(Data(base64Encoded: try c.decode(String.self, forKey: key)) ?? Data())
         case .vector: self = .vector(try c.decode([Float].self, forKey: key))
         case .array: self = .array(try c.decode([Value].self, forKey: key))
         case .object: self = .object(try c.decode([String: Value].self, forKey: key))

@@ -24,7 +24,8 @@ extension DocumentStore {
     /// A document expiring at second `T` is visible while now < T: at exactly `T` it is gone.
     func visibility() -> SQLFragment? {
         guard schema.allowsExpiry else { return nil }
-        var out = SQLFragment(sql: "(\(DocumentLayout.expiresColumn) IS NULL OR \(DocumentLayout.expiresColumn) > ")
+        var out = SQLFragment(
+            sql: "(\(DocumentLayout.expiresColumn) IS NULL OR \(DocumentLayout.expiresColumn) > ")
         out.bind(.real(clock.now.timeIntervalSince1970))
         out.append(")")
         return out
@@ -53,16 +54,23 @@ extension DocumentStore {
             guard schema.allowsExpiry else { return .everything }
             var excluded: Set<Int64> = []
             let statement = try connection.cachedStatement(
-                "SELECT \(layout.rid) FROM \(layout.table) WHERE \(DocumentLayout.expiresColumn) <= ?")
-            try statement.forEachRow([.real(clock.now.timeIntervalSince1970)]) { excluded.insert($0.int64(at: 0)) }
+                "SELECT \(layout.rid) FROM \(layout.table) WHERE \(DocumentLayout.expiresColumn) <= ?"
+            )
+            try statement.forEachRow([.real(clock.now.timeIntervalSince1970)]) {
+                excluded.insert($0.int64(at: 0))
+            }
             // Many expired rows waiting for a purge: a search k + excluded deep would cost more
             // than naming the visible rows.
-            guard excluded.count > Self.maxExcludedCandidates else { return Candidates(rids: nil, excluded: excluded) }
+            guard excluded.count > Self.maxExcludedCandidates else {
+                return Candidates(rids: nil, excluded: excluded)
+            }
         }
         var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
         sql.append(try condition(filter, on: connection))
         var rids: [Int64] = []
-        try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { rids.append($0.int64(at: 0)) }
+        try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) {
+            rids.append($0.int64(at: 0))
+        }
         return Candidates(rids: rids, excluded: [])
     }
 }

@@ -18,19 +18,26 @@ extension DocumentStore {
     ///
     /// - Throws: ``TroveError/invalidConfiguration(_:)`` when no integer id is left above the
     ///   largest (`Int64.max` is in use; SQLite would then pick at random: give ids instead).
-    func newIDs(_ count: Int, besides explicit: [Int64] = [], on connection: Connection) throws -> [DocumentID] {
+    func newIDs(_ count: Int, besides explicit: [Int64] = [], on connection: Connection) throws
+        -> [DocumentID]
+    {
         guard count > 0 else { return [] }
         switch schema.id {
         case .uuid:
             return TimeOrderedIDGenerator.shared.next(count).map(DocumentID.uuid)
         case .string:
-            return TimeOrderedIDGenerator.shared.next(count).map { .string($0.uuidString.lowercased()) }
+            return TimeOrderedIDGenerator.shared.next(count).map {
+                .string($0.uuidString.lowercased())
+            }
         case .int64:
-            let tableMax = try connection.scalar("SELECT max(\(layout.rid)) FROM \(layout.table)")?.int64Value ?? 0
+            let tableMax =
+                try connection.scalar("SELECT max(\(layout.rid)) FROM \(layout.table)")?.int64Value
+                ?? 0
             let highest = max(tableMax, explicit.max() ?? 0)
             // Data, not a bug, can put Int64.max in the table: refuse rather than overflow.
             guard highest <= Int64.max - Int64(count) else {
-                throw TroveError.invalidConfiguration("no free ids above \(highest); insert these rows with explicit ids")
+                throw TroveError.invalidConfiguration(
+                    "no free ids above \(highest); insert these rows with explicit ids")
             }
             return (1...Int64(count)).map { .int(highest + $0) }
         }
@@ -39,7 +46,9 @@ extension DocumentStore {
     /// Gives every row whose id (its first value) is NULL a new id from ``newIDs(_:besides:on:)``.
     ///
     /// - Returns: the new ids, by row index (empty when every row had its id).
-    func assignIDs(_ rows: inout [[SQLValue]], on connection: Connection) throws -> [Int: DocumentID] {
+    func assignIDs(_ rows: inout [[SQLValue]], on connection: Connection) throws -> [Int:
+        DocumentID]
+    {
         let missing = rows.indices.filter { rows[$0][0].isNull }
         guard !missing.isEmpty else { return [:] }
         let explicit = schema.id == .int64 ? rows.compactMap { $0[0].int64Value } : []
@@ -52,7 +61,9 @@ extension DocumentStore {
     /// validated like ``write(_:mode:expiry:on:)``; inside the caller's transaction.
     ///
     /// - Returns: the new ids, in order.
-    func insert(generatingIDs fieldSets: [[String: Value]], on connection: Connection) throws -> [DocumentID] {
+    func insert(generatingIDs fieldSets: [[String: Value]], on connection: Connection) throws
+        -> [DocumentID]
+    {
         let placeholder = DocumentID.placeholder(schema.id)
         var rows = try fieldSets.map { fields -> [SQLValue] in
             var row = try storedValues(Document(id: placeholder, fields))
@@ -62,7 +73,9 @@ extension DocumentStore {
         }
         let fresh = try assignIDs(&rows, on: connection)
         let ids = rows.indices.map { fresh[$0]! }  // every row was missing its id
-        try write(rows: rows, mode: .insert, on: connection) { Document(id: ids[$0], fieldSets[$0]) }
+        try write(rows: rows, mode: .insert, on: connection) {
+            Document(id: ids[$0], fieldSets[$0])
+        }
         return ids
     }
 }

@@ -8,8 +8,11 @@ extension DocumentStore {
     ///   (optimistic concurrency); otherwise ``TroveError/versionConflict(id:expected:actual:)``.
     /// - Returns: the new version.
     @discardableResult
-    func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws -> Int64 {
-        try update(row: storedValues(document), id: document.id, ifVersion: version, on: connection) { document }
+    func update(_ document: Document, ifVersion version: Int64?, on connection: Connection) throws
+        -> Int64
+    {
+        try update(row: storedValues(document), id: document.id, ifVersion: version, on: connection)
+        { document }
     }
 
     /// Replaces a stored row with values already in ``writeColumns`` order; `document()` gives
@@ -33,8 +36,11 @@ extension DocumentStore {
     /// with function-free CHECKs (``DocumentLayout/columnDefinition(_:)``) this is what brings
     /// an update near the cost of the bare UPDATE (BENCHMARKS.md, documents).
     @discardableResult
-    func update(row: [SQLValue], id documentID: DocumentID, ifVersion version: Int64?, on connection: Connection,
-                document: () throws -> Document) throws -> Int64 {
+    func update(
+        row: [SQLValue], id documentID: DocumentID, ifVersion version: Int64?,
+        on connection: Connection,
+        document: () throws -> Document
+    ) throws -> Int64 {
         let read = try connection.cachedStatement(currentRowSQL)
         try read.bind(documentID.sqlValue, at: 1)
         try read.bind(.text(layout.logFloorKey), at: 2)
@@ -47,14 +53,17 @@ extension DocumentStore {
         let rid = read.int64(at: 0)
         let current = read.int64(at: 1)
         var changed: [Int] = []
-        for offset in 1..<row.count where !read.holds(row[offset], at: offset + 1) { changed.append(offset) }
+        for offset in 1..<row.count where !read.holds(row[offset], at: offset + 1) {
+            changed.append(offset)
+        }
         let (maxSeq, floor) = (read.int64(at: row.count + 1), read.int64(at: row.count + 2))
         read.reset()
         if let version, version != current {
             throw TroveError.versionConflict(id: documentID, expected: version, actual: current)
         }
         try layout.changeLog.pruneIfNeeded(connection, maxSeq: maxSeq, floor: floor)
-        let statement = try connection.cachedStatement(partialUpdates.sql(changing: changed) { updateSQL(changing: $0) })
+        let statement = try connection.cachedStatement(
+            partialUpdates.sql(changing: changed) { updateSQL(changing: $0) })
         do {
             var parameter = 1
             for offset in changed {
@@ -68,10 +77,13 @@ extension DocumentStore {
             // OR FAIL: a statement of an app's own trigger that fails may leave the row written.
             // The log then gets its entry here, so every derived index still follows the row
             // whatever the caller's transaction does next.
-            if try connection.scalar("SELECT \"_version\" FROM \(layout.table) WHERE \(layout.rid) = ?", [.integer(rid)])?
+            if try connection.scalar(
+                "SELECT \"_version\" FROM \(layout.table) WHERE \(layout.rid) = ?", [.integer(rid)])?
                 .int64Value != current
             {
-                try connection.execute("INSERT INTO \(layout.log)(\(layout.logRid), op) VALUES (?, 1)", [.integer(rid)])
+                try connection.execute(
+                    "INSERT INTO \(layout.log)(\(layout.logRid), op) VALUES (?, 1)", [.integer(rid)]
+                )
             }
             if let error = error as? SQLiteError, error.code == .constraint {
                 throw try constraintError(error, document: document(), values: row, on: connection)
@@ -79,15 +91,20 @@ extension DocumentStore {
             throw error
         }
         // Only a trigger of the user's could have changed the row between the read and the write.
-        guard connection.changes == 1 else { throw try missingOrConflict(documentID, expected: current, on: connection) }
+        guard connection.changes == 1 else {
+            throw try missingOrConflict(documentID, expected: current, on: connection)
+        }
         return current + 1
     }
 
     /// `UPDATE t SET <the changed write columns> = ?..., _version = _version + 1, <touches>
     /// WHERE rid = ? AND _version = ?`; `changed` holds offsets into ``writeColumns``.
     private func updateSQL(changing changed: [Int]) -> String {
-        let sets = changed.map { "\(writeColumns[$0]) = ?" } + ["\"_version\" = \"_version\" + 1"] + layout.updateTouches
-        return "UPDATE OR FAIL \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \(layout.rid) = ? AND \"_version\" = ?"
+        let sets =
+            changed.map { "\(writeColumns[$0]) = ?" } + ["\"_version\" = \"_version\" + 1"]
+            + layout.updateTouches
+        return
+            "UPDATE OR FAIL \(layout.table) SET \(sets.joined(separator: ", ")) WHERE \(layout.rid) = ? AND \"_version\" = ?"
     }
 }
 

@@ -11,7 +11,9 @@ extension DocumentStore {
     /// - Throws: the first validation error before anything is written;
     ///   ``TroveError/duplicateDocumentID(_:)`` or ``TroveError/uniqueViolation(field:value:)``
     ///   when a constraint fails (the caller's transaction then rolls back).
-    func write(_ documents: [Document], mode: WriteMode, expiry: Expiry = .never, on connection: Connection) throws {
+    func write(
+        _ documents: [Document], mode: WriteMode, expiry: Expiry = .never, on connection: Connection
+    ) throws {
         let second = try expirySecond(expiry)
         var rows = try documents.map { try storedValues($0) }
         if schema.allowsExpiry {
@@ -39,13 +41,23 @@ extension DocumentStore {
     /// Collections with expiry or references write one row per
     /// statement (each insert first removes an expired document of the same id; a reference
     /// must name a document written before it).
-    func write(rows: [[SQLValue]], mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
+    func write(
+        rows: [[SQLValue]], mode: WriteMode, on connection: Connection,
+        document: (Int) throws -> Document
+    )
+        throws
+    {
         try write(ValueRows(rows: rows), mode: mode, on: connection, document: document)
     }
 
     /// The same for any ``RowSource`` (a search collection binds its rows straight into the
     /// statements, without building arrays of values first).
-    func write(_ rows: some RowSource, mode: WriteMode, on connection: Connection, document: (Int) throws -> Document) throws {
+    func write(
+        _ rows: some RowSource, mode: WriteMode, on connection: Connection,
+        document: (Int) throws -> Document
+    )
+        throws
+    {
         guard rows.count > 0 else { return }
         // References are checked at the end of each statement: a batch of several rows per
         // statement would accept a child written before its parent, one row per statement not.
@@ -55,7 +67,8 @@ extension DocumentStore {
         } else if batched, rows.count > 1 {
             try insertMultiRow(rows, upsert: mode == .upsert, on: connection, document: document)
         } else {
-            try insertEach(rows, 0..<rows.count, upsert: mode == .upsert, on: connection, document: document)
+            try insertEach(
+                rows, 0..<rows.count, upsert: mode == .upsert, on: connection, document: document)
         }
         try pruneLogIfNeeded(on: connection)
     }
@@ -64,8 +77,10 @@ extension DocumentStore {
     ///
     /// - Returns: the row id of each row inserted (for upserts that update, the last insert's).
     @discardableResult
-    private func insertEach(_ rows: some RowSource, _ range: Range<Int>, upsert: Bool, on connection: Connection,
-                            document: (Int) throws -> Document) throws -> [Int64] {
+    private func insertEach(
+        _ rows: some RowSource, _ range: Range<Int>, upsert: Bool, on connection: Connection,
+        document: (Int) throws -> Document
+    ) throws -> [Int64] {
         let statement = try connection.cachedStatement(upsert ? upsertSQL : insertSQL)
         var rids: [Int64] = []
         rids.reserveCapacity(range.count)
@@ -77,7 +92,8 @@ extension DocumentStore {
                 try rows.bind(i, to: statement, at: 1)
                 while try statement.step() {}
             } catch let error as SQLiteError where error.code == .constraint {
-                throw try constraintError(error, document: document(i), values: rows.values(i), on: connection)
+                throw try constraintError(
+                    error, document: document(i), values: rows.values(i), on: connection)
             }
             rids.append(connection.lastInsertRowID)
         }
@@ -96,25 +112,32 @@ extension DocumentStore {
     /// Inserts or upserts with several rows per statement. A constraint failure (the statement
     /// changed nothing) is named by running that statement's rows again one by one in a
     /// savepoint that is rolled back.
-    private func insertMultiRow(_ rows: some RowSource, upsert: Bool, on connection: Connection,
-                                document: (Int) throws -> Document) throws {
+    private func insertMultiRow(
+        _ rows: some RowSource, upsert: Bool, on connection: Connection,
+        document: (Int) throws -> Document
+    ) throws {
         let width = writeColumns.count + (schema.allowsExpiry ? 1 : 0)
         let perStatement = max(1, min(Self.rowsPerStatement, 32_766 / width))
         let marks = "(" + repeatElement("?", count: width).joined(separator: ", ") + ")"
         var start = 0
         while start < rows.count {
             let end = min(rows.count, start + perStatement)
-            var sql = multiRowInsertHead + repeatElement(marks, count: end - start).joined(separator: ", ")
+            var sql =
+                multiRowInsertHead
+                + repeatElement(marks, count: end - start).joined(separator: ", ")
             if upsert { sql += upsertClause }
             let statement = try connection.cachedStatement(sql)
             do {
-                for i in start..<end { try rows.bind(i, to: statement, at: 1 + (i - start) * width) }
+                for i in start..<end {
+                    try rows.bind(i, to: statement, at: 1 + (i - start) * width)
+                }
                 while try statement.step() {}
                 statement.reset()
             } catch let error as SQLiteError where error.code == .constraint {
                 do {
                     try connection.savepoint {
-                        try insertEach(rows, start..<end, upsert: upsert, on: connection, document: document)
+                        try insertEach(
+                            rows, start..<end, upsert: upsert, on: connection, document: document)
                         throw ReplayedRows()
                     }
                 } catch is ReplayedRows {
@@ -145,16 +168,23 @@ extension DocumentStore {
     /// insert"). The cost: the schema cookie changes with each batch, so this and other
     /// connections re-prepare their statements once after it; the rows go through the short
     /// single-row statement, which re-prepares cheaply, not a 500-row one.
-    private func bulkInsert(_ rows: some RowSource, on connection: Connection, document: (Int) throws -> Document) throws {
+    private func bulkInsert(
+        _ rows: some RowSource, on connection: Connection, document: (Int) throws -> Document
+    )
+        throws
+    {
         let triggers = try connection.query(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?) ORDER BY name",
             [.text("\(name)_log_ai"), .text("\(name)_fts_ai")])
         for trigger in triggers {
             try connection.execute(script: "DROP TRIGGER \"\(trigger.string(at: 0)!)\"")
         }
-        let rids = try insertEach(rows, 0..<rows.count, upsert: false, on: connection, document: document)
+        let rids = try insertEach(
+            rows, 0..<rows.count, upsert: false, on: connection, document: document)
         let list = SQLValue.text(SQLFragment.jsonArray(rids))
-        try connection.execute("INSERT INTO \(layout.log)(\(layout.logRid), op) SELECT value, 1 FROM json_each(?)", [list])
+        try connection.execute(
+            "INSERT INTO \(layout.log)(\(layout.logRid), op) SELECT value, 1 FROM json_each(?)",
+            [list])
         if let fullText = schema.fullText {
             let columns = fullText.fields.map { "\"\($0)\"" }.joined(separator: ", ")
             try connection.execute(
@@ -171,9 +201,15 @@ extension DocumentStore {
     ///
     /// `.null` clears an optional field, or removes an undeclared field or a JSON path.
     /// - Returns: the document as stored afterwards.
-    func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64?, on connection: Connection) throws -> Document {
+    func patch(
+        _ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64?,
+        on connection: Connection
+    ) throws
+        -> Document
+    {
         guard id.kind == schema.id else {
-            throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
+            throw TroveError.typeMismatch(
+                field: "id", expected: "\(schema.id) id", value: id.description)
         }
         if try isExpired(id, on: connection) { throw TroveError.documentNotFound(id) }
         var assignments: [String: SQLFragment] = [:]  // column -> new value expression
@@ -184,24 +220,31 @@ extension DocumentStore {
             assignments[column] = try build(current)
         }
         for (field, value) in changes.sorted(by: { $0.key.description < $1.key.description }) {
-            guard field.name != "id" else { throw TroveError.invalidValue(field: "id", reason: "the id cannot be patched") }
+            guard field.name != "id" else {
+                throw TroveError.invalidValue(field: "id", reason: "the id cannot be patched")
+            }
             guard !layout.automaticFields.contains(field.name) else {
-                throw TroveError.invalidValue(field: field.name, reason: "Trove sets \(field.name) itself")
+                throw TroveError.invalidValue(
+                    field: field.name, reason: "Trove sets \(field.name) itself")
             }
             if let definition = schema.field(field.name) {
                 if let path = field.path {
                     guard definition.type == .json else {
-                        throw TroveError.invalidPath(field: field.name, path: path, reason: "only json fields have paths")
+                        throw TroveError.invalidPath(
+                            field: field.name, path: path, reason: "only json fields have paths")
                     }
                     try FieldResolver.validate(path: path, field: field.name)
                     try assign("\"\(field.name)\"") { current in
-                        let base = SQLFragment(sql: "coalesce(\(current.sql), '{}')", bindings: current.bindings)
-                        return try Self.jsonEdit(base, path: path, value: value, field: field.description)
+                        let base = SQLFragment(
+                            sql: "coalesce(\(current.sql), '{}')", bindings: current.bindings)
+                        return try Self.jsonEdit(
+                            base, path: path, value: value, field: field.description)
                     }
                 } else {
                     if field.name == "metadata" { try layout.checkPreset(metadata: value) }
                     let bound = try FieldCodec.bind(value, for: definition)
-                    try assign("\"\(field.name)\"") { _ in SQLFragment(sql: "?", bindings: [bound]) }
+                    try assign("\"\(field.name)\"") { _ in SQLFragment(sql: "?", bindings: [bound])
+                    }
                 }
             } else if schema.allowsUndeclaredFields {
                 try DocumentSchema.validate(fieldName: field.name)
@@ -211,11 +254,14 @@ extension DocumentStore {
                     path += tail.dropFirst()
                 }
                 try assign(FieldResolver.extraColumn) { current in
-                    let base = SQLFragment(sql: "coalesce(\(current.sql), '{}')", bindings: current.bindings)
-                    return try Self.jsonEdit(base, path: path, value: value, field: field.description)
+                    let base = SQLFragment(
+                        sql: "coalesce(\(current.sql), '{}')", bindings: current.bindings)
+                    return try Self.jsonEdit(
+                        base, path: path, value: value, field: field.description)
                 }
             } else {
-                throw TroveError.unknownField(field: field.name, known: ["id"] + schema.fields.map(\.name))
+                throw TroveError.unknownField(
+                    field: field.name, known: ["id"] + schema.fields.map(\.name))
             }
         }
         if layout.preset != nil, let metadata = assignments["\"metadata\""] {
@@ -242,19 +288,28 @@ extension DocumentStore {
             if error.extendedCode == .constraintForeignKey {
                 var values: [String: SQLValue] = [:]
                 for (field, value) in changes where field.path == nil {
-                    if let definition = schema.field(field.name) { values[field.name] = try FieldCodec.bind(value, for: definition) }
+                    if let definition = schema.field(field.name) {
+                        values[field.name] = try FieldCodec.bind(value, for: definition)
+                    }
                 }
                 if let missing = try missingReference(values, on: connection) { throw missing }
             }
-            throw try uniqueError(fromPatch: changes, on: connection) ?? TroveError.invalidValue(field: id.description, reason: error.message)
+            throw try uniqueError(fromPatch: changes, on: connection)
+                ?? TroveError.invalidValue(field: id.description, reason: error.message)
         }
-        guard connection.changes > 0 else { throw try missingOrConflict(id, expected: version, on: connection) }
+        guard connection.changes > 0 else {
+            throw try missingOrConflict(id, expected: version, on: connection)
+        }
         try pruneLogIfNeeded(on: connection)
-        guard let document = try fetch(id: id, on: connection) else { throw TroveError.documentNotFound(id) }
+        guard let document = try fetch(id: id, on: connection) else {
+            throw TroveError.documentNotFound(id)
+        }
         return document
     }
 
-    private static func jsonEdit(_ base: SQLFragment, path: String, value: Value, field: String) throws -> SQLFragment {
+    private static func jsonEdit(_ base: SQLFragment, path: String, value: Value, field: String)
+        throws -> SQLFragment
+    {
         var out = SQLFragment()
         if value.isNull {
             out.append("json_remove(")
@@ -272,11 +327,13 @@ extension DocumentStore {
 
     /// Deletes documents by id. - Returns: how many existed.
     func delete(ids: [DocumentID], on connection: Connection) throws -> Int {
-        let statement = try connection.cachedStatement("DELETE FROM \(layout.table) WHERE \"id\" = ?")
+        let statement = try connection.cachedStatement(
+            "DELETE FROM \(layout.table) WHERE \"id\" = ?")
         var deleted = 0
         for id in ids {
             guard id.kind == schema.id else {
-                throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
+                throw TroveError.typeMismatch(
+                    field: "id", expected: "\(schema.id) id", value: id.description)
             }
             do {
                 try statement.execute([id.sqlValue])
@@ -293,10 +350,15 @@ extension DocumentStore {
     func delete(where filter: Filter, on connection: Connection) throws -> Int {
         let compiled = try condition(filter, on: connection)
         do {
-            try connection.prepare("DELETE FROM \(layout.table) WHERE \(compiled.sql)").execute(compiled.bindings)
+            try connection.prepare("DELETE FROM \(layout.table) WHERE \(compiled.sql)").execute(
+                compiled.bindings)
         } catch let error as SQLiteError where error.extendedCode == .constraintForeignKey {
-            let ids = try connection.prepare("SELECT \"id\" FROM \(layout.table) WHERE \(compiled.sql)").rows(compiled.bindings)
-                .compactMap { DocumentID.read($0[0], kind: schema.id) }
+            let ids = try connection.prepare(
+                "SELECT \"id\" FROM \(layout.table) WHERE \(compiled.sql)"
+            ).rows(
+                compiled.bindings
+            )
+            .compactMap { DocumentID.read($0[0], kind: schema.id) }
             throw try deleteDenial(of: ids, on: connection) ?? error
         }
         let deleted = connection.changes
@@ -306,15 +368,23 @@ extension DocumentStore {
 
     // MARK: Errors
 
-    func missingOrConflict(_ id: DocumentID, expected: Int64?, on connection: Connection) throws -> TroveError {
-        let actual = try connection.scalar("SELECT \"_version\" FROM \(layout.table) WHERE \"id\" = ?", [id.sqlValue])?.int64Value
+    func missingOrConflict(_ id: DocumentID, expected: Int64?, on connection: Connection) throws
+        -> TroveError
+    {
+        let actual = try connection.scalar(
+            "SELECT \"_version\" FROM \(layout.table) WHERE \"id\" = ?", [id.sqlValue])?
+            .int64Value
         guard let actual else { return .documentNotFound(id) }
         return .versionConflict(id: id, expected: expected ?? 0, actual: actual)
     }
 
     /// Names what a failed constraint was about, by asking the table (never by reading SQLite's
     /// message): the id, a unique field, or a unique index.
-    func constraintError(_ error: SQLiteError, document: Document, values: [SQLValue], on connection: Connection) throws -> TroveError {
+    func constraintError(
+        _ error: SQLiteError, document: Document, values: [SQLValue], on connection: Connection
+    ) throws
+        -> TroveError
+    {
         if error.extendedCode == .constraintPrimaryKey { return .duplicateDocumentID(document.id) }
         if error.extendedCode == .constraintForeignKey,
             let missing = try missingReference(referenceValues(values), on: connection)
@@ -324,10 +394,12 @@ extension DocumentStore {
         for (offset, field) in schema.fields.enumerated() where field.isUnique {
             let value = values[offset + 1]
             if !value.isNull,
-                try connection.scalar("SELECT 1 FROM \(layout.table) WHERE \"\(field.name)\" = ? AND \"id\" IS NOT ?",
-                                      [value, document.id.sqlValue]) != nil
+                try connection.scalar(
+                    "SELECT 1 FROM \(layout.table) WHERE \"\(field.name)\" = ? AND \"id\" IS NOT ?",
+                    [value, document.id.sqlValue]) != nil
             {
-                return .uniqueViolation(field: field.name, value: document[field.name]?.description ?? "\(value)")
+                return .uniqueViolation(
+                    field: field.name, value: document[field.name]?.description ?? "\(value)")
             }
         }
         let resolver = self.resolver
@@ -337,30 +409,44 @@ extension DocumentStore {
             let probe = keys.map(\.sql).joined(separator: ", ")
             let columns = writeColumns
             let marks = columns.map { "? AS \($0)" }.joined(separator: ", ")
-            let newKeys = try connection.query("SELECT \(probe) FROM (SELECT \(marks))", values).first?.values ?? []
+            let newKeys =
+                try connection.query("SELECT \(probe) FROM (SELECT \(marks))", values).first?.values
+                ?? []
             let condition = keys.map { "\($0.sql) IS ?" }.joined(separator: " AND ")
-            if try connection.scalar("SELECT 1 FROM \(layout.table) WHERE \(condition) AND \"id\" IS NOT ?", newKeys + [document.id.sqlValue]) != nil {
-                return .uniqueViolation(field: index.keys.map(\.description).joined(separator: "+"),
-                                        value: newKeys.map(\.description).joined(separator: ", "))
+            if try connection.scalar(
+                "SELECT 1 FROM \(layout.table) WHERE \(condition) AND \"id\" IS NOT ?",
+                newKeys + [document.id.sqlValue]
+            ) != nil {
+                return .uniqueViolation(
+                    field: index.keys.map(\.description).joined(separator: "+"),
+                    value: newKeys.map(\.description).joined(separator: ", "))
             }
         }
         // Text ids are a UNIQUE column rather than the primary key.
-        if try connection.scalar("SELECT 1 FROM \(layout.table) WHERE \"id\" = ?", [document.id.sqlValue]) != nil {
+        if try connection.scalar(
+            "SELECT 1 FROM \(layout.table) WHERE \"id\" = ?", [document.id.sqlValue]) != nil
+        {
             return .duplicateDocumentID(document.id)
         }
-        return .invalidValue(field: document.id.description, reason: "a constraint failed (\(error.extendedCode))")
+        return .invalidValue(
+            field: document.id.description, reason: "a constraint failed (\(error.extendedCode))")
     }
 
-    private func uniqueError(fromPatch changes: [Field: Value], on connection: Connection) throws -> TroveError? {
+    private func uniqueError(fromPatch changes: [Field: Value], on connection: Connection) throws
+        -> TroveError?
+    {
         for (field, value) in changes where field.path == nil {
-            guard let definition = schema.field(field.name), definition.isUnique, !value.isNull else { continue }
+            guard let definition = schema.field(field.name), definition.isUnique, !value.isNull
+            else { continue }
             return .uniqueViolation(field: field.name, value: value.description)
         }
         return nil
     }
 
     /// Deletes old change-log entries once the log is long; call inside a write transaction.
-    func pruneLogIfNeeded(on connection: Connection) throws { try layout.changeLog.pruneIfNeeded(connection) }
+    func pruneLogIfNeeded(on connection: Connection) throws {
+        try layout.changeLog.pruneIfNeeded(connection)
+    }
 }
 
 /// Rows for ``DocumentStore/write(_:mode:on:document:)``, each in the store's write columns

@@ -48,32 +48,41 @@ final class DocumentStore: Sendable {
 
     /// - Parameter indexes: the derived indexes, when someone else keeps them (tests);
     ///   otherwise the layout's own.
-    init(layout: DocumentLayout, graph: GraphStore, clock: any ExpiryClock = SystemClock(), indexes: DerivedIndexSet? = nil) {
+    init(
+        layout: DocumentLayout, graph: GraphStore, clock: any ExpiryClock = SystemClock(),
+        indexes: DerivedIndexSet? = nil
+    ) {
         self.layout = layout
         self.graph = graph
         self.clock = clock
         self.indexes = indexes ?? DerivedIndexSet(layout: layout)
         let schema = layout.schema
-        fullSelection = Selection(fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil, version: layout.versionColumn)
+        fullSelection = Selection(
+            fields: schema.fields, readsExtra: schema.allowsUndeclaredFields, extraNames: nil,
+            version: layout.versionColumn)
         let automatic = layout.automaticFields
         writableFields = schema.fields.filter { !automatic.contains($0.name) }
         idKind = schema.id
         keepsExtra = schema.allowsUndeclaredFields
         hasPreset = layout.preset != nil
-        writeColumns = ["\"id\""] + writableFields.map { "\"\($0.name)\"" } + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
+        writeColumns =
+            ["\"id\""] + writableFields.map { "\"\($0.name)\"" }
+            + (schema.allowsUndeclaredFields ? ["\"_extra\""] : [])
         let columns = writeColumns
         // Inserts and upserts also set the expiry (upserting without one clears it, as a fresh
         // write); updates and patches keep it.
         let inserted = columns + (schema.allowsExpiry ? [DocumentLayout.expiresColumn] : [])
         let insertMarks = repeatElement("?", count: inserted.count).joined(separator: ", ")
-        multiRowInsertHead = "INSERT INTO \(layout.table)(\(inserted.joined(separator: ", "))) VALUES "
+        multiRowInsertHead =
+            "INSERT INTO \(layout.table)(\(inserted.joined(separator: ", "))) VALUES "
         insertSQL = multiRowInsertHead + "(\(insertMarks))"
         let touches = ["\"_version\" = \"_version\" + 1"] + layout.updateTouches
         let updates = inserted.dropFirst().map { "\($0) = excluded.\($0)" } + touches
         upsertClause = " ON CONFLICT(\"id\") DO UPDATE SET " + updates.joined(separator: ", ")
         upsertSQL = insertSQL + upsertClause
         let expires = DocumentLayout.expiresColumn
-        currentRowSQL = "SELECT \(layout.rid), \"_version\", \(columns.dropFirst().map { "\($0), " }.joined())"
+        currentRowSQL =
+            "SELECT \(layout.rid), \"_version\", \(columns.dropFirst().map { "\($0), " }.joined())"
             + layout.changeLog.stateColumns(keyParameter: "?2")
             + " FROM \(layout.table) WHERE \"id\" = ?1"
             + (schema.allowsExpiry ? " AND (\(expires) IS NULL OR \(expires) > ?3)" : "")
@@ -94,12 +103,15 @@ final class DocumentStore: Sendable {
         try CollectionSchema.validate(name: name)
         try requested?.validate()
         let key = DocumentLayout.metaKeyPrefix + name
-        let schema: DocumentSchema = try connection.transaction(connection.isReadOnly ? .deferred : .immediate) {
+        let schema: DocumentSchema = try connection.transaction(
+            connection.isReadOnly ? .deferred : .immediate
+        ) {
             if let stored = try storedSchema(connection, key: key, name: name) {
                 if let requested {
                     let differences = stored.differences(from: requested)
                     guard differences.isEmpty else {
-                        throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                        throw TroveError.schemaMismatch(
+                            collection: name, details: differences.joined(separator: "; "))
                     }
                 }
                 // Collections created before links existed get the trigger that deletes a
@@ -109,9 +121,12 @@ final class DocumentStore: Sendable {
                 // Collections created before their full-text index merged in the background get
                 // its settings once, when writable (rows in the FTS5 config; only speed depends on them).
                 if stored.fullText != nil, !connection.isReadOnly,
-                    try connection.scalar("SELECT 1 FROM \"\(layout.ftsName)_config\" WHERE k = 'hashsize'") == nil
+                    try connection.scalar(
+                        "SELECT 1 FROM \"\(layout.ftsName)_config\" WHERE k = 'hashsize'") == nil
                 {
-                    for statement in layout.ftsSettings { try connection.execute(script: statement) }
+                    for statement in layout.ftsSettings {
+                        try connection.execute(script: statement)
+                    }
                 }
                 return stored
             }
@@ -120,27 +135,43 @@ final class DocumentStore: Sendable {
             let layout = DocumentLayout(name: name, schema: requested)
             // Checked before creating anything (never by matching SQLite's message text).
             for object in layout.objectNames {
-                if try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(object)]) != nil {
-                    throw TroveError.invalidName(name, reason: "the file already has a table, index or trigger named \(object)")
+                if try connection.scalar(
+                    "SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(object)])
+                    != nil
+                {
+                    throw TroveError.invalidName(
+                        name,
+                        reason: "the file already has a table, index or trigger named \(object)")
                 }
             }
-            for statement in try layout.createStatements() { try connection.execute(script: statement) }
-            if requested.fullText != nil { for statement in layout.ftsSettings { try connection.execute(script: statement) } }
+            for statement in try layout.createStatements() {
+                try connection.execute(script: statement)
+            }
+            if requested.fullText != nil {
+                for statement in layout.ftsSettings { try connection.execute(script: statement) }
+            }
             try connection.execute(
-                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(try encode(requested))])
+                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
+                [.text(key), .text(try encode(requested))])
             return requested
         }
-        return DocumentStore(layout: DocumentLayout(name: name, schema: schema), graph: graph, clock: clock)
+        return DocumentStore(
+            layout: DocumentLayout(name: name, schema: schema), graph: graph, clock: clock)
     }
 
-    static func storedSchema(_ connection: Connection, key: String, name: String) throws -> DocumentSchema? {
-        guard let json = try connection.scalar(
-            "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue
+    static func storedSchema(_ connection: Connection, key: String, name: String) throws
+        -> DocumentSchema?
+    {
+        guard
+            let json = try connection.scalar(
+                "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?
+                .stringValue
         else { return nil }
         do {
             return try JSONDecoder().decode(DocumentSchema.self, from: Data(json.utf8))
         } catch {
-            throw TroveError.schemaMismatch(collection: name, details: "stored schema is unreadable: \(error)")
+            throw TroveError.schemaMismatch(
+                collection: name, details: "stored schema is unreadable: \(error)")
         }
     }
 
@@ -160,10 +191,13 @@ final class DocumentStore: Sendable {
     /// connection's snapshot), or on the edge table inside a write transaction, whose
     /// uncommitted links the shared index must never see.
     func compileFilter(_ filter: Filter, on connection: Connection) throws -> SQLFragment {
-        for fragment in filter.sqlFragments { try check(fragment.sql, bindings: fragment.bindings, on: connection) }
+        for fragment in filter.sqlFragments {
+            try check(fragment.sql, bindings: fragment.bindings, on: connection)
+        }
         let context = FilterContext(layout: layout) { [graph, name, schema] scope in
             let source: VectorSource = connection.isInWriteTransaction ? .table : .indexes
-            return try graph.reachable(scope, source: source, on: connection).compactMap { reached in
+            return try graph.reachable(scope, source: source, on: connection).compactMap {
+                reached in
                 guard reached.node.collection == name else { return nil }
                 switch (reached.node.id, schema.id) {
                 case (.int(let v), .int64): return .integer(v)
@@ -182,8 +216,11 @@ final class DocumentStore: Sendable {
     /// - Throws: ``TroveError/invalidFilter(sql:reason:)``.
     func check(_ fragment: String, bindings: [SQLValue], on connection: Connection) throws {
         do {
-            let statement = try connection.prepare("SELECT 1 FROM \(layout.table) WHERE (\(fragment))")
-            guard statement.isReadOnly else { throw TroveError.invalidFilter(sql: fragment, reason: "a filter must not write") }
+            let statement = try connection.prepare(
+                "SELECT 1 FROM \(layout.table) WHERE (\(fragment))")
+            guard statement.isReadOnly else {
+                throw TroveError.invalidFilter(sql: fragment, reason: "a filter must not write")
+            }
             try statement.bind(bindings)
         } catch let error as SQLiteError {
             throw TroveError.invalidFilter(sql: fragment, reason: error.message)
@@ -200,8 +237,10 @@ final class DocumentStore: Sendable {
         /// What the documents read through this selection share.
         let layout: StoredRow.Layout
 
-        init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?, version: String) {
-            layout = StoredRow.Layout(fields: fields, readsExtra: readsExtra, extraNames: extraNames)
+        init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?, version: String)
+        {
+            layout = StoredRow.Layout(
+                fields: fields, readsExtra: readsExtra, extraNames: extraNames)
             var columns = ["\"id\"", version]
             columns += fields.map { "\"\($0.name)\"" }
             if readsExtra { columns.append("\"_extra\"") }
@@ -223,20 +262,26 @@ final class DocumentStore: Sendable {
                 try DocumentSchema.validate(fieldName: name)
                 extras.insert(name)
             } else {
-                throw TroveError.unknownField(field: name, known: ["id"] + schema.fields.map(\.name))
+                throw TroveError.unknownField(
+                    field: name, known: ["id"] + schema.fields.map(\.name))
             }
         }
-        return Selection(fields: fields, readsExtra: !extras.isEmpty, extraNames: extras, version: layout.versionColumn)
+        return Selection(
+            fields: fields, readsExtra: !extras.isEmpty, extraNames: extras,
+            version: layout.versionColumn)
     }
 
     /// The document the statement is on, reading `selection`'s columns from `first`: its row
     /// is kept and its fields decoded when read (`StoredRow`).
     func document(_ statement: Statement, _ selection: Selection, first: Int = 0) -> Document {
-        let id = schema.id == .int64
+        let id =
+            schema.id == .int64
             ? DocumentID.int(statement.int64(at: first))
-            : DocumentID.read(statement.value(at: first), kind: schema.id) ?? .int(statement.int64(at: first))
+            : DocumentID.read(statement.value(at: first), kind: schema.id)
+                ?? .int(statement.int64(at: first))
         return Document(
-            id: id, row: StoredRow(statement, first: first + 2, layout: selection.layout), version: statement.int64(at: first + 1))
+            id: id, row: StoredRow(statement, first: first + 2, layout: selection.layout),
+            version: statement.int64(at: first + 1))
     }
 
     /// The stored values of a document for the columns `id, <declared fields>, [_extra]`.
@@ -245,7 +290,8 @@ final class DocumentStore: Sendable {
     /// required field, a wrong type or an undeclared field (when not kept) throws, naming it.
     func storedValues(_ document: Document) throws -> [SQLValue] {
         guard document.id.kind == idKind else {
-            throw TroveError.typeMismatch(field: "id", expected: "\(idKind) id", value: document.id.description)
+            throw TroveError.typeMismatch(
+                field: "id", expected: "\(idKind) id", value: document.id.description)
         }
         if case .string(let s) = document.id, s.isEmpty {
             throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
@@ -278,12 +324,15 @@ final class DocumentStore: Sendable {
                 try DocumentSchema.validate(fieldName: key)
                 extra[key] = value
             }
-            values.append(extra.isEmpty ? .null : .text(try JSONCoding.text(.object(extra), field: "document")))
+            values.append(
+                extra.isEmpty
+                    ? .null : .text(try JSONCoding.text(.object(extra), field: "document")))
         } else if keepsExtra {
             values.append(.null)
         } else if declaredPresent < fields.count {
             let unknown = fields.keys.filter { schema.field($0) == nil }.sorted()
-            throw TroveError.unknownField(field: unknown.first ?? "?", known: ["id"] + schema.fields.map(\.name))
+            throw TroveError.unknownField(
+                field: unknown.first ?? "?", known: ["id"] + schema.fields.map(\.name))
         }
         return values
     }

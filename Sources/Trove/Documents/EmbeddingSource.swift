@@ -29,13 +29,17 @@ extension DocumentSchema {
     func validateEmbeddingSources() throws {
         for (vectorField, source) in embeddingSources {
             guard let dimension = field(vectorField)?.type.vectorDimension else {
-                throw TroveError.invalidConfiguration("embeddingSources names \(vectorField), which is not a vector field")
+                throw TroveError.invalidConfiguration(
+                    "embeddingSources names \(vectorField), which is not a vector field")
             }
             guard field(source.textField)?.type == .text else {
-                throw TroveError.invalidConfiguration("the embedding source of \(vectorField) must be a declared text field, not \(source.textField)")
+                throw TroveError.invalidConfiguration(
+                    "the embedding source of \(vectorField) must be a declared text field, not \(source.textField)"
+                )
             }
             guard source.manifest.dimension == dimension else {
-                throw TroveError.dimensionMismatch(expected: dimension, actual: source.manifest.dimension)
+                throw TroveError.dimensionMismatch(
+                    expected: dimension, actual: source.manifest.dimension)
             }
         }
     }

@@ -30,7 +30,12 @@ public struct Field: Hashable, Sendable, Codable, CustomStringConvertible {
 
 /// How a comparison compares.
 public enum Comparison: String, Hashable, Sendable, Codable {
-    case equal = "=", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case equal = "="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
 }
 
 /// A filter expression: which documents a query sees. Values are always bound, never spliced
@@ -94,7 +99,8 @@ public indirect enum Filter: Hashable, Sendable {
         switch self {
         case .all: []
         case .compare(let f, _, _), .isIn(let f, _), .between(let f, _, _), .hasPrefix(let f, _),
-            .contains(let f, _), .like(let f, _), .isNull(let f), .exists(let f), .arrayContains(let f, _):
+            .contains(let f, _), .like(let f, _), .isNull(let f), .exists(let f),
+            .arrayContains(let f, _):
             [f]
         case .and(let parts), .or(let parts): parts.flatMap(\.fields)
         case .not(let inner): inner.fields
@@ -131,8 +137,10 @@ public indirect enum Filter: Hashable, Sendable {
     /// let query = Query(.linked(from: GraphNode("docs", 7), labels: ["has"]))
     ///     .matching(.typed("reset the router")).limit(5)
     /// ```
-    public static func linked(from origin: GraphNode, maxHops: Int = 1, labels: Set<String>? = nil,
-                              direction: LinkDirection = .outgoing) -> Filter {
+    public static func linked(
+        from origin: GraphNode, maxHops: Int = 1, labels: Set<String>? = nil,
+        direction: LinkDirection = .outgoing
+    ) -> Filter {
         .linked(GraphScope(from: origin, maxHops: maxHops, labels: labels, direction: direction))
     }
 }
@@ -141,11 +149,17 @@ public indirect enum Filter: Hashable, Sendable {
 
 extension Field {
     public static func == (field: Field, value: Value) -> Filter { .compare(field, .equal, value) }
-    public static func != (field: Field, value: Value) -> Filter { .compare(field, .notEqual, value) }
+    public static func != (field: Field, value: Value) -> Filter {
+        .compare(field, .notEqual, value)
+    }
     public static func < (field: Field, value: Value) -> Filter { .compare(field, .less, value) }
-    public static func <= (field: Field, value: Value) -> Filter { .compare(field, .lessOrEqual, value) }
+    public static func <= (field: Field, value: Value) -> Filter {
+        .compare(field, .lessOrEqual, value)
+    }
     public static func > (field: Field, value: Value) -> Filter { .compare(field, .greater, value) }
-    public static func >= (field: Field, value: Value) -> Filter { .compare(field, .greaterOrEqual, value) }
+    public static func >= (field: Field, value: Value) -> Filter {
+        .compare(field, .greaterOrEqual, value)
+    }
 
     /// The value is one of `values`.
     public func isIn(_ values: [Value]) -> Filter { .isIn(self, values) }

@@ -30,22 +30,34 @@ struct FieldResolver {
 
     func column(_ field: Field) throws -> ResolvedField {
         if field.name == "id" {
-            guard field.path == nil else { throw TroveError.invalidPath(field: "id", path: field.path!, reason: "the id has no JSON paths") }
-            return ResolvedField(sql: "\"id\"", kind: .id(schema.id), field: field, jsonColumn: nil, jsonPath: nil)
+            guard field.path == nil else {
+                throw TroveError.invalidPath(
+                    field: "id", path: field.path!, reason: "the id has no JSON paths")
+            }
+            return ResolvedField(
+                sql: "\"id\"", kind: .id(schema.id), field: field, jsonColumn: nil, jsonPath: nil)
         }
         if let definition = schema.field(field.name) {
             guard let path = field.path else {
-                return ResolvedField(sql: quote(field.name), kind: .declared(definition), field: field, jsonColumn: nil, jsonPath: nil)
+                return ResolvedField(
+                    sql: quote(field.name), kind: .declared(definition), field: field,
+                    jsonColumn: nil, jsonPath: nil)
             }
             guard definition.type == .json else {
-                throw TroveError.invalidPath(field: field.name, path: path, reason: "only json fields have paths; \(field.name) is \(definition.type)")
+                throw TroveError.invalidPath(
+                    field: field.name, path: path,
+                    reason: "only json fields have paths; \(field.name) is \(definition.type)")
             }
             try Self.validate(path: path, field: field.name)
             let column = quote(field.name)
-            return ResolvedField(sql: "json_extract(\(column), '\(path)')", kind: .jsonPath, field: field, jsonColumn: column, jsonPath: path)
+            return ResolvedField(
+                sql: "json_extract(\(column), '\(path)')", kind: .jsonPath, field: field,
+                jsonColumn: column,
+                jsonPath: path)
         }
         guard schema.allowsUndeclaredFields else {
-            throw TroveError.unknownField(field: field.name, known: ["id"] + schema.fields.map(\.name))
+            throw TroveError.unknownField(
+                field: field.name, known: ["id"] + schema.fields.map(\.name))
         }
         try DocumentSchema.validate(fieldName: field.name)
         var path = "$.\(field.name)"
@@ -64,22 +76,30 @@ struct FieldResolver {
     /// grammar: `$` then `.name` (`[A-Za-z_][A-Za-z0-9_]*`) or `[index]` steps.
     static func validate(path: String, field: String) throws {
         let scalars = Array(path.unicodeScalars)
-        func fail(_ reason: String) -> TroveError { .invalidPath(field: field, path: path, reason: reason) }
+        func fail(_ reason: String) -> TroveError {
+            .invalidPath(field: field, path: path, reason: reason)
+        }
         guard scalars.first == "$" else { throw fail("a path starts with $") }
         var i = 1
-        func isNameStart(_ s: Unicode.Scalar) -> Bool { (s >= "A" && s <= "Z") || (s >= "a" && s <= "z") || s == "_" }
+        func isNameStart(_ s: Unicode.Scalar) -> Bool {
+            (s >= "A" && s <= "Z") || (s >= "a" && s <= "z") || s == "_"
+        }
         func isDigit(_ s: Unicode.Scalar) -> Bool { s >= "0" && s <= "9" }
         while i < scalars.count {
             switch scalars[i] {
             case ".":
                 i += 1
-                guard i < scalars.count, isNameStart(scalars[i]) else { throw fail("expected a name after .") }
+                guard i < scalars.count, isNameStart(scalars[i]) else {
+                    throw fail("expected a name after .")
+                }
                 while i < scalars.count, isNameStart(scalars[i]) || isDigit(scalars[i]) { i += 1 }
             case "[":
                 i += 1
                 let start = i
                 while i < scalars.count, isDigit(scalars[i]) { i += 1 }
-                guard i > start, i < scalars.count, scalars[i] == "]" else { throw fail("expected [digits]") }
+                guard i > start, i < scalars.count, scalars[i] == "]" else {
+                    throw fail("expected [digits]")
+                }
                 i += 1
             default:
                 throw fail("unexpected character '\(scalars[i])'")
@@ -138,7 +158,8 @@ struct FilterCompiler {
 
     /// `underNot`: whether a NOT encloses this part; only there must "unknown" (SQL NULL) and
     /// "false" differ, so only there do geo filters pay for the null-aware form.
-    private func write(_ filter: Filter, into out: inout SQLFragment, underNot: Bool = false) throws {
+    private func write(_ filter: Filter, into out: inout SQLFragment, underNot: Bool = false) throws
+    {
         switch filter {
         case .all:
             out.append("1")
@@ -158,7 +179,10 @@ struct FilterCompiler {
             out.bind(try bindable(value, for: column))
         case .isIn(let field, let values):
             let column = try resolver.column(field)
-            guard !values.isEmpty else { out.append("0"); return }
+            guard !values.isEmpty else {
+                out.append("0")
+                return
+            }
             out.append("\(column.sql) IN (")
             for (i, value) in values.enumerated() {
                 try checkScalar(column, value, allowNull: false)
@@ -211,16 +235,25 @@ struct FilterCompiler {
             } else if column.definition?.type == .json {
                 (json, path) = (column.sql, "$")
             } else {
-                throw TroveError.typeMismatch(field: field.description, expected: "json array", value: value.description)
+                throw TroveError.typeMismatch(
+                    field: field.description, expected: "json array", value: value.description)
             }
-            out.append("(json_type(\(json), '\(path)') = 'array' AND EXISTS (SELECT 1 FROM json_each(\(json), '\(path)') WHERE value = ")
+            out.append(
+                "(json_type(\(json), '\(path)') = 'array' AND EXISTS (SELECT 1 FROM json_each(\(json), '\(path)') WHERE value = "
+            )
             out.bind(try bindable(value, for: column))
             out.append("))")
         case .and(let parts):
-            guard !parts.isEmpty else { out.append("1"); return }
+            guard !parts.isEmpty else {
+                out.append("1")
+                return
+            }
             try writeJoined(parts, with: " AND ", into: &out, underNot: underNot)
         case .or(let parts):
-            guard !parts.isEmpty else { out.append("0"); return }
+            guard !parts.isEmpty else {
+                out.append("0")
+                return
+            }
             try writeJoined(parts, with: " OR ", into: &out, underNot: underNot)
         case .not(let inner):
             out.append("NOT (")
@@ -230,19 +263,25 @@ struct FilterCompiler {
             let (column, table, layout) = try pointColumn(field)
             _ = try center.validated(field: field.description)
             guard kilometres >= 0, kilometres.isFinite else {
-                throw TroveError.invalidQuery("a radius must be finite and >= 0 km, got \(kilometres)")
+                throw TroveError.invalidQuery(
+                    "a radius must be finite and >= 0 km, got \(kilometres)")
             }
-            writeGeo(GeoSQL.withinRadius(table: table, center: center, kilometres: kilometres),
-                     column: column, layout: layout, underNot: underNot, into: &out)
+            writeGeo(
+                GeoSQL.withinRadius(table: table, center: center, kilometres: kilometres),
+                column: column, layout: layout, underNot: underNot, into: &out)
         case .withinBox(let field, let box):
             let (column, table, layout) = try pointColumn(field)
             try box.validate(field: field.description)
-            writeGeo(GeoSQL.inside(table: table, box: box), column: column, layout: layout, underNot: underNot, into: &out)
+            writeGeo(
+                GeoSQL.inside(table: table, box: box), column: column, layout: layout,
+                underNot: underNot, into: &out)
         case .sql(let sql, let bindings):
             // Plain `?` marks only: the fragment is embedded in larger statements.
             out.append(SQLFragment(sql: "(\(sql))", bindings: bindings))
         case .linked(let scope):
-            guard let context else { throw TroveError.invalidQuery("link filters are for document collections") }
+            guard let context else {
+                throw TroveError.invalidQuery("link filters are for document collections")
+            }
             try scope.validate()
             let ids = try context.linked(scope)
             out.append("\"id\" IN (SELECT value FROM json_each(")
@@ -253,8 +292,10 @@ struct FilterCompiler {
 
     /// `rid IN (<R*Tree ids>)`, which SQLite answers by seeking those rows. Under a NOT it is
     /// unknown for a missing point, as other predicates are (so `!` does not match it).
-    private func writeGeo(_ ids: SQLFragment, column: ResolvedField, layout: DocumentLayout, underNot: Bool,
-                          into out: inout SQLFragment) {
+    private func writeGeo(
+        _ ids: SQLFragment, column: ResolvedField, layout: DocumentLayout, underNot: Bool,
+        into out: inout SQLFragment
+    ) {
         if underNot { out.append("CASE WHEN \(column.sql) IS NULL THEN NULL ELSE ") }
         out.append("\(layout.rid) IN (")
         out.append(ids)
@@ -265,9 +306,13 @@ struct FilterCompiler {
     private func pointColumn(_ field: Field) throws -> (ResolvedField, String, DocumentLayout) {
         let column = try resolver.column(field)
         guard column.definition?.type == .point else {
-            throw TroveError.typeMismatch(field: field.description, expected: "a point field", value: column.definition.map { "\($0.type) field" } ?? "not a declared field")
+            throw TroveError.typeMismatch(
+                field: field.description, expected: "a point field",
+                value: column.definition.map { "\($0.type) field" } ?? "not a declared field")
         }
-        guard let layout = context?.layout else { throw TroveError.invalidQuery("geo filters are for document collections") }
+        guard let layout = context?.layout else {
+            throw TroveError.invalidQuery("geo filters are for document collections")
+        }
         return (column, layout.geoTable(field.name), layout)
     }
 
@@ -285,7 +330,11 @@ struct FilterCompiler {
         return text + "]"
     }
 
-    private func writeJoined(_ parts: [Filter], with separator: String, into out: inout SQLFragment, underNot: Bool) throws {
+    private func writeJoined(
+        _ parts: [Filter], with separator: String, into out: inout SQLFragment, underNot: Bool
+    )
+        throws
+    {
         out.append("(")
         for (i, part) in parts.enumerated() {
             if i > 0 { out.append(separator) }
@@ -300,15 +349,22 @@ struct FilterCompiler {
         let column = try resolver.column(field)
         switch column.kind {
         case .declared(let d) where d.type != .text:
-            throw TroveError.typeMismatch(field: field.description, expected: "text for \(operation)", value: "\(d.type) field")
+            throw TroveError.typeMismatch(
+                field: field.description, expected: "text for \(operation)",
+                value: "\(d.type) field")
         default: return column
         }
     }
 
     /// Rejects a comparison whose value cannot be of the field's type.
-    private func checkScalar(_ column: ResolvedField, _ value: Value, allowNull: Bool, forArrayElement: Bool = false) throws {
+    private func checkScalar(
+        _ column: ResolvedField, _ value: Value, allowNull: Bool, forArrayElement: Bool = false
+    )
+        throws
+    {
         func mismatch(_ expected: String) -> TroveError {
-            .typeMismatch(field: column.field.description, expected: expected, value: value.description)
+            .typeMismatch(
+                field: column.field.description, expected: expected, value: value.description)
         }
         if value.isNull {
             guard allowNull else { throw mismatch("a non-null value") }
@@ -333,11 +389,14 @@ struct FilterCompiler {
                 }
             }
             switch (d.type, value) {
-            case (.text, .string), (.integer, .int), (.integer, .double), (.real, .int), (.real, .double),
+            case (.text, .string), (.integer, .int), (.integer, .double), (.real, .int),
+                (.real, .double),
                 (.bool, .bool), (.date, .date), (.data, .data):
                 return
             case (.json, _), (.vector, _), (.point, _):
-                throw mismatch("no comparison on a \(d.type) field (use a path, isNull, exists, or within for points)")
+                throw mismatch(
+                    "no comparison on a \(d.type) field (use a path, isNull, exists, or within for points)"
+                )
             default:
                 throw mismatch(d.type.description)
             }

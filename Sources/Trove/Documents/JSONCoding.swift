@@ -23,7 +23,9 @@ package enum JSONCoding {
         case .bool(let v): out += v ? "true" : "false"
         case .int(let v): out += String(v)
         case .double(let v):
-            guard v.isFinite else { throw TroveError.invalidValue(field: field, reason: "JSON cannot hold \(v)") }
+            guard v.isFinite else {
+                throw TroveError.invalidValue(field: field, reason: "JSON cannot hold \(v)")
+            }
             out += number(v)
         case .string(let v): quote(v, into: &out)
         case .array(let items):
@@ -43,7 +45,8 @@ package enum JSONCoding {
             }
             out += "}"
         case .date, .data, .vector:
-            throw TroveError.invalidValue(field: field, reason: "a \(value.kindName) cannot be stored inside JSON")
+            throw TroveError.invalidValue(
+                field: field, reason: "a \(value.kindName) cannot be stored inside JSON")
         }
     }
 
@@ -57,7 +60,10 @@ package enum JSONCoding {
     /// command-line tool's ordered tree.
     /// - Throws: ``JSONParseError`` with the byte offset when `text` is not valid JSON.
     /// - Complexity: O(n).
-    package static func parse<Tree: JSONTree>(_ text: String, as tree: Tree.Type = Tree.self) throws(JSONParseError) -> Tree {
+    package static func parse<Tree: JSONTree>(_ text: String, as tree: Tree.Type = Tree.self)
+        throws(JSONParseError)
+        -> Tree
+    {
         try parse(bytes: Array(text.utf8))
     }
 
@@ -80,7 +86,9 @@ package enum JSONCoding {
 
     /// A finite number as JSON text: Swift's description is the shortest text that reads back as
     /// the same number; JSON wants `1e5`, not `1e+05`. Non-finite numbers are `null`.
-    package static func number<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F) -> String {
+    package static func number<F: BinaryFloatingPoint & LosslessStringConvertible>(_ value: F)
+        -> String
+    {
         value.isFinite ? value.description.replacingOccurrences(of: "e+", with: "e") : "null"
     }
 
@@ -88,7 +96,9 @@ package enum JSONCoding {
     package static func quote(_ text: String, into out: inout String) {
         out += "\""
         // Most text needs no escape: appended whole, not scalar by scalar.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !text.utf8.contains(where: {
+            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
+        }) {
             out += text
             out += "\""
             return
@@ -192,7 +202,9 @@ private struct JSONParser<Tree: JSONTree> {
                     position += 1
                     continue
                 }
-                guard bytes[position] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
+                guard bytes[position] == UInt8(ascii: "}") else {
+                    throw error("expected ',' or '}'")
+                }
                 position += 1
                 return .jsonObject(members)
             }
@@ -213,7 +225,9 @@ private struct JSONParser<Tree: JSONTree> {
                     position += 1
                     continue
                 }
-                guard bytes[position] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
+                guard bytes[position] == UInt8(ascii: "]") else {
+                    throw error("expected ',' or ']'")
+                }
                 position += 1
                 return .array(values)
             }
@@ -245,7 +259,9 @@ private struct JSONParser<Tree: JSONTree> {
         if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
             isInteger = false
             position += 1
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+            if position < bytes.count,
+                bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")
+            {
                 position += 1
             }
             let exponent = position
@@ -263,7 +279,8 @@ private struct JSONParser<Tree: JSONTree> {
         var scalars = String.UnicodeScalarView()
         var runStart = position
         func flush(_ end: Int) {
-            scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars)
+            scalars.append(
+                contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars)
         }
         var escaped = false
         while position < bytes.count {
@@ -319,7 +336,8 @@ private struct JSONParser<Tree: JSONTree> {
 
     mutating func hex4() throws(JSONParseError) -> UInt32 {
         guard position + 4 <= bytes.count,
-            let code = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
+            let code = UInt32(
+                String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
         else { throw error("invalid \\u escape") }
         position += 4
         return code
@@ -333,7 +351,9 @@ enum JSONStringArray {
     /// The strings of a JSON array of plain strings (no escapes, no control characters), nil for
     /// anything else: the general parser's job. Checked first, then the array made at its size
     /// with each string in place (no growth, no uniqueness check per element).
-    static func parse<Element>(_ bytes: UnsafeRawBufferPointer, _ element: (String) -> Element) -> [Element]? {
+    static func parse<Element>(_ bytes: UnsafeRawBufferPointer, _ element: (String) -> Element)
+        -> [Element]?
+    {
         guard let count = count(bytes) else { return nil }
         guard count > 0 else { return [] }
         let quote = UInt8(ascii: "\"")
@@ -344,7 +364,8 @@ enum JSONStringArray {
                 while bytes[i] != quote { i += 1 }
                 var end = i + 1
                 while bytes[end] != quote { end += 1 }
-                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<end]), as: UTF8.self)
+                let text = String(
+                    decoding: UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<end]), as: UTF8.self)
                 (buffer.baseAddress! + initialized).initialize(to: element(text))
                 initialized += 1
                 i = end + 1
@@ -354,11 +375,14 @@ enum JSONStringArray {
 
     /// How many strings `bytes` holds when it is a JSON array of plain strings, else nil.
     static func count(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        let quote = UInt8(ascii: "\"")
+        let backslash = UInt8(ascii: "\\")
         var i = 0
         let n = bytes.count
         func skipSpace() {
-            while i < n, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+            while i < n,
+                bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09
+            { i += 1 }
         }
         skipSpace()
         guard i < n, bytes[i] == UInt8(ascii: "[") else { return nil }

@@ -75,13 +75,16 @@ public struct Reference: Hashable, Sendable, Codable {
         try CollectionSchema.validate(name: collection)
         guard field.type == fieldType else {
             throw TroveError.invalidConfiguration(
-                "reference field \(field.name) holds \(idKind) ids, so its type must be \(fieldType), not \(field.type)")
+                "reference field \(field.name) holds \(idKind) ids, so its type must be \(fieldType), not \(field.type)"
+            )
         }
         guard onDelete != .nullify || field.isOptional else {
-            throw TroveError.invalidConfiguration("reference field \(field.name) is required, so its delete rule cannot be nullify")
+            throw TroveError.invalidConfiguration(
+                "reference field \(field.name) is required, so its delete rule cannot be nullify")
         }
         guard field.defaultValue == nil else {
-            throw TroveError.invalidConfiguration("reference field \(field.name) cannot have a default")
+            throw TroveError.invalidConfiguration(
+                "reference field \(field.name) cannot have a default")
         }
     }
 
@@ -92,14 +95,19 @@ public struct Reference: Hashable, Sendable, Codable {
         case (.int64, .int(let v)): return .integer(v)
         case (.uuid, .string(let v)):
             guard let uuid = UUID(uuidString: v) else {
-                throw TroveError.typeMismatch(field: field, expected: "a UUID of \(collection)", value: value.description)
+                throw TroveError.typeMismatch(
+                    field: field, expected: "a UUID of \(collection)", value: value.description)
             }
             return .text(uuid.uuidString.lowercased())
         case (.string, .string(let v)):
-            guard !v.isEmpty else { throw TroveError.invalidValue(field: field, reason: "an id cannot be empty") }
+            guard !v.isEmpty else {
+                throw TroveError.invalidValue(field: field, reason: "an id cannot be empty")
+            }
             return .text(v)
         default:
-            throw TroveError.typeMismatch(field: field, expected: "an \(idKind) id of \(collection)", value: value.description)
+            throw TroveError.typeMismatch(
+                field: field, expected: "an \(idKind) id of \(collection)", value: value.description
+            )
         }
     }
 }
@@ -125,7 +133,8 @@ extension FieldDefinition {
         optional: Bool = false, unique: Bool = false
     ) -> FieldDefinition {
         let reference = Reference(collection, id: id, onDelete: onDelete)
-        return FieldDefinition(name, reference.fieldType, optional: optional, unique: unique, reference: reference)
+        return FieldDefinition(
+            name, reference.fieldType, optional: optional, unique: unique, reference: reference)
     }
 }
 

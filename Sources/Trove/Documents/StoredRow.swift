@@ -51,13 +51,14 @@ struct StoredRow: Sendable {
         init(fields: [FieldDefinition], readsExtra: Bool, extraNames: Set<String>?) {
             names = fields.map(\.name)
             types = fields.map(\.type)
-            kinds = fields.map {
-                switch $0.type {
-                case .integer, .bool: .integer
-                case .real, .date: .real
-                case .text, .json, .vector, .data, .point: .bytes
-                }
-            } + (readsExtra ? [.bytes] : [])
+            kinds =
+                fields.map {
+                    switch $0.type {
+                    case .integer, .bool: .integer
+                    case .real, .date: .real
+                    case .text, .json, .vector, .data, .point: .bytes
+                    }
+                } + (readsExtra ? [.bytes] : [])
             columns = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
             self.readsExtra = readsExtra
             self.extraNames = extraNames
@@ -82,11 +83,19 @@ struct StoredRow: Sendable {
                 var read = Column()
                 switch kind {
                 case .integer:
-                    if !statement.isNull(at: column) { (read.bits, read.size) = (UInt64(bitPattern: statement.int64(at: column)), 8) }
+                    if !statement.isNull(at: column) {
+                        (read.bits, read.size) = (
+                            UInt64(bitPattern: statement.int64(at: column)), 8
+                        )
+                    }
                 case .real:
-                    if !statement.isNull(at: column) { (read.bits, read.size) = (statement.double(at: column).bitPattern, 8) }
+                    if !statement.isNull(at: column) {
+                        (read.bits, read.size) = (statement.double(at: column).bitPattern, 8)
+                    }
                 case .bytes:
-                    if let bytes = statement.bytes(at: column) { (read.pointer, read.size) = (bytes.baseAddress, bytes.count) }
+                    if let bytes = statement.bytes(at: column) {
+                        (read.pointer, read.size) = (bytes.baseAddress, bytes.count)
+                    }
                 }
                 size += 1 + max(read.size, 0)
                 columns[j] = read
@@ -102,7 +111,8 @@ struct StoredRow: Sendable {
                     if read.size < 0 { continue }
                     if layout.kinds[j] == .bytes {
                         if let pointer = read.pointer, read.size > 0 {
-                            (raw.baseAddress! + offset).copyMemory(from: pointer, byteCount: read.size)
+                            (raw.baseAddress! + offset).copyMemory(
+                                from: pointer, byteCount: read.size)
                         }
                     } else {
                         raw.storeBytes(of: read.bits, toByteOffset: offset, as: UInt64.self)
@@ -126,27 +136,35 @@ struct StoredRow: Sendable {
     private struct Record: FieldColumns {
         let raw: UnsafeRawBufferPointer
 
-        private func start(_ column: Int) -> Int { Int(raw.loadUnaligned(fromByteOffset: column * 4, as: UInt32.self)) }
+        private func start(_ column: Int) -> Int {
+            Int(raw.loadUnaligned(fromByteOffset: column * 4, as: UInt32.self))
+        }
         func isNull(at column: Int) -> Bool { raw[start(column)] == 0 }
         func int64(at column: Int) -> Int64 {
-            isNull(at: column) ? 0 : raw.loadUnaligned(fromByteOffset: start(column) + 1, as: Int64.self)
+            isNull(at: column)
+                ? 0 : raw.loadUnaligned(fromByteOffset: start(column) + 1, as: Int64.self)
         }
         func double(at column: Int) -> Double {
-            isNull(at: column) ? 0 : raw.loadUnaligned(fromByteOffset: start(column) + 1, as: Double.self)
+            isNull(at: column)
+                ? 0 : raw.loadUnaligned(fromByteOffset: start(column) + 1, as: Double.self)
         }
         func bytes(at column: Int) -> UnsafeRawBufferPointer? {
             let from = start(column)
             guard raw[from] != 0 else { return nil }
             return UnsafeRawBufferPointer(rebasing: raw[(from + 1)..<start(column + 1)])
         }
-        func string(at column: Int) -> String? { bytes(at: column).map { String(decoding: $0, as: UTF8.self) } }
+        func string(at column: Int) -> String? {
+            bytes(at: column).map { String(decoding: $0, as: UTF8.self) }
+        }
     }
 
     /// A field by name, nil when the row does not have it.
     subscript(name: String) -> Value? {
         bytes.withUnsafeBytes { raw in
             let record = Record(raw: raw)
-            if let column = layout.columns[name] { return FieldCodec.read(record, column: column, as: layout.types[column]) }
+            if let column = layout.columns[name] {
+                return FieldCodec.read(record, column: column, as: layout.types[column])
+            }
             guard layout.readsExtra, layout.extraNames?.contains(name) ?? true else { return nil }
             return extra(record)?[name]
         }
@@ -158,9 +176,11 @@ struct StoredRow: Sendable {
             let record = Record(raw: raw)
             var fields = layout.template
             for (column, slot) in layout.slots.enumerated() {
-                fields.values[slot] = FieldCodec.read(record, column: column, as: layout.types[column])
+                fields.values[slot] = FieldCodec.read(
+                    record, column: column, as: layout.types[column])
             }
-            for (key, value) in extra(record) ?? [:] where layout.columns[key] == nil && (layout.extraNames?.contains(key) ?? true) {
+            for (key, value) in extra(record) ?? [:]
+            where layout.columns[key] == nil && (layout.extraNames?.contains(key) ?? true) {
                 fields[key] = value
             }
             return fields
@@ -176,5 +196,7 @@ struct StoredRow: Sendable {
     }
 
     /// Whether two rows hold the same bytes under the same layout (so the same fields).
-    func isIdentical(to other: StoredRow) -> Bool { layout === other.layout && bytes == other.bytes }
+    func isIdentical(to other: StoredRow) -> Bool {
+        layout === other.layout && bytes == other.bytes
+    }
 }

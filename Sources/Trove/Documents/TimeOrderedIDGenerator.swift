@@ -46,7 +46,9 @@ package final class TimeOrderedIDGenerator: @unchecked Sendable {
     ///   - now: milliseconds since 1970 (tests pass a fixed or stepping clock).
     ///   - random: 64 random bits per call (the system CSPRNG unless a test seeds one).
     package init(
-        now: @escaping @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) },
+        now: @escaping @Sendable () -> UInt64 = {
+            UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+        },
         random: @escaping @Sendable () -> UInt64 = {
             var generator = SystemRandomNumberGenerator()
             return generator.next()
@@ -96,16 +98,20 @@ package final class TimeOrderedIDGenerator: @unchecked Sendable {
     }
 
     private func uuid() -> UUID {
-        let t = lastMilliseconds, h = counterHigh, l = counterLow
-        return UUID(uuid: (
-            UInt8(truncatingIfNeeded: t >> 40), UInt8(truncatingIfNeeded: t >> 32),
-            UInt8(truncatingIfNeeded: t >> 24), UInt8(truncatingIfNeeded: t >> 16),
-            UInt8(truncatingIfNeeded: t >> 8), UInt8(truncatingIfNeeded: t),
-            0x70 | UInt8(truncatingIfNeeded: h >> 8), UInt8(truncatingIfNeeded: h),
-            0x80 | UInt8(truncatingIfNeeded: l >> 56), UInt8(truncatingIfNeeded: l >> 48),
-            UInt8(truncatingIfNeeded: l >> 40), UInt8(truncatingIfNeeded: l >> 32),
-            UInt8(truncatingIfNeeded: l >> 24), UInt8(truncatingIfNeeded: l >> 16),
-            UInt8(truncatingIfNeeded: l >> 8), UInt8(truncatingIfNeeded: l)))
+        let t = lastMilliseconds
+        let h = counterHigh
+        let l = counterLow
+        return UUID(
+            uuid: (
+                UInt8(truncatingIfNeeded: t >> 40), UInt8(truncatingIfNeeded: t >> 32),
+                UInt8(truncatingIfNeeded: t >> 24), UInt8(truncatingIfNeeded: t >> 16),
+                UInt8(truncatingIfNeeded: t >> 8), UInt8(truncatingIfNeeded: t),
+                0x70 | UInt8(truncatingIfNeeded: h >> 8), UInt8(truncatingIfNeeded: h),
+                0x80 | UInt8(truncatingIfNeeded: l >> 56), UInt8(truncatingIfNeeded: l >> 48),
+                UInt8(truncatingIfNeeded: l >> 40), UInt8(truncatingIfNeeded: l >> 32),
+                UInt8(truncatingIfNeeded: l >> 24), UInt8(truncatingIfNeeded: l >> 16),
+                UInt8(truncatingIfNeeded: l >> 8), UInt8(truncatingIfNeeded: l)
+            ))
     }
 
     /// The millisecond timestamp of a version-7 UUID (nil for other versions).

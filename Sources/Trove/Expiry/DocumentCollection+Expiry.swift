@@ -57,17 +57,25 @@ extension DocumentReading {
     /// When a document expires, or nil when never.
     ///
     /// - Throws: ``TroveError/documentNotFound(_:)`` when it does not exist or has expired.
-    public func expiry(of id: DocumentID) throws -> Date? { try _access.store.expiry(of: id, on: _access.connection) }
+    public func expiry(of id: DocumentID) throws -> Date? {
+        try _access.store.expiry(of: id, on: _access.connection)
+    }
 }
 
 extension DocumentWriting {
     /// Inserts documents that expire (validated first).
     public func insert(_ documents: [Document], expiry: Expiry) throws {
-        try atomically { try _access.store.write(documents, mode: .insert, expiry: expiry, on: _access.connection) }
+        try atomically {
+            try _access.store.write(
+                documents, mode: .insert, expiry: expiry, on: _access.connection)
+        }
     }
     /// Inserts or replaces documents with an expiry.
     public func upsert(_ documents: [Document], expiry: Expiry) throws {
-        try atomically { try _access.store.write(documents, mode: .upsert, expiry: expiry, on: _access.connection) }
+        try atomically {
+            try _access.store.write(
+                documents, mode: .upsert, expiry: expiry, on: _access.connection)
+        }
     }
     /// Sets or clears (`.never`) a document's expiry.
     public func setExpiry(id: DocumentID, _ expiry: Expiry) throws {
@@ -75,7 +83,9 @@ extension DocumentWriting {
     }
     /// Deletes every expired document. - Returns: how many.
     @discardableResult
-    public func purgeExpired() throws -> Int { try _access.store.purgeExpired(limit: nil, on: _access.connection) }
+    public func purgeExpired() throws -> Int {
+        try _access.store.purgeExpired(limit: nil, on: _access.connection)
+    }
 }
 
 extension Database {
@@ -114,7 +124,8 @@ extension Database {
     /// ```swift
     /// await database.startPurgingExpired(every: .seconds(60))
     /// ```
-    public func startPurgingExpired(every interval: Duration = .seconds(60), batchSize: Int = 1_000) {
+    public func startPurgingExpired(every interval: Duration = .seconds(60), batchSize: Int = 1_000)
+    {
         expiryPurge?.cancel()
         expiryPurge = Task { [weak self] in
             while !Task.isCancelled {

@@ -24,7 +24,8 @@ extension DocumentStore {
     /// - Throws: ``TroveError/documentNotFound(_:)`` when it does not exist or has expired.
     func expiry(of id: DocumentID, on connection: Connection) throws -> Date? {
         try requireExpiry()
-        var sql = SQLFragment(sql: "SELECT \(DocumentLayout.expiresColumn) FROM \(layout.table) WHERE \"id\" = ")
+        var sql = SQLFragment(
+            sql: "SELECT \(DocumentLayout.expiresColumn) FROM \(layout.table) WHERE \"id\" = ")
         sql.bind(id.sqlValue)
         sql.append(" AND ")
         sql.append(visibility()!)
@@ -39,7 +40,8 @@ extension DocumentStore {
     func setExpiry(of id: DocumentID, _ expiry: Expiry, on connection: Connection) throws {
         try requireExpiry()
         guard id.kind == schema.id else {
-            throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
+            throw TroveError.typeMismatch(
+                field: "id", expected: "\(schema.id) id", value: id.description)
         }
         let second = try expiry.second(now: clock.now)
         var sql = SQLFragment(sql: "UPDATE \(layout.table) SET \(DocumentLayout.expiresColumn) = ")
@@ -79,7 +81,10 @@ extension DocumentStore {
     func purgeExpired(limit: Int?, on connection: Connection) throws -> Int {
         guard schema.allowsExpiry else { return 0 }
         let expires = DocumentLayout.expiresColumn
-        var sql = SQLFragment(sql: "DELETE FROM \(layout.table) WHERE \(layout.rid) IN (SELECT \(layout.rid) FROM \(layout.table) WHERE \(expires) <= ")
+        var sql = SQLFragment(
+            sql:
+                "DELETE FROM \(layout.table) WHERE \(layout.rid) IN (SELECT \(layout.rid) FROM \(layout.table) WHERE \(expires) <= "
+        )
         sql.bind(.real(clock.now.timeIntervalSince1970))
         sql.append(" ORDER BY \(expires)")
         if let limit {

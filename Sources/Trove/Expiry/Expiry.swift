@@ -82,7 +82,8 @@ public enum Expiry: Hashable, Sendable {
         }
         let rounded = seconds.rounded(.up)
         guard rounded.isFinite, abs(rounded) < 9e15 else {
-            throw TroveError.invalidValue(field: "_expires", reason: "\(seconds) is not a representable expiry time")
+            throw TroveError.invalidValue(
+                field: "_expires", reason: "\(seconds) is not a representable expiry time")
         }
         return Int64(rounded)
     }

@@ -12,11 +12,15 @@ struct ExpiredNodes {
 
     var isEmpty: Bool { endpoints.isEmpty }
 
-    func contains(_ endpoint: EdgeEndpoint) -> Bool { !endpoints.isEmpty && endpoints.contains(endpoint) }
+    func contains(_ endpoint: EdgeEndpoint) -> Bool {
+        !endpoints.isEmpty && endpoints.contains(endpoint)
+    }
 
     /// Reads them on `connection`'s snapshot: one indexed query (the partial index on
     /// `_expires`) per collection that allows expiry.
-    static func read(collections: [String], now: Date, on connection: Connection) throws -> ExpiredNodes {
+    static func read(collections: [String], now: Date, on connection: Connection) throws
+        -> ExpiredNodes
+    {
         var out = ExpiredNodes()
         for name in collections {
             let layout = DocumentLayout(name: name, schema: DocumentSchema(id: .int64, fields: []))
@@ -35,7 +39,9 @@ struct VisibleAdjacency<Base: AdjacencyReading>: AdjacencyReading {
     let base: Base
     let isHidden: (Base.Node) -> Bool
 
-    func forEachNeighbour(of node: Base.Node, _ body: (Base.Node, Int64, String, Double, Bool) throws -> Void) throws {
+    func forEachNeighbour(
+        of node: Base.Node, _ body: (Base.Node, Int64, String, Double, Bool) throws -> Void
+    ) throws {
         try base.forEachNeighbour(of: node) { neighbour, edge, label, weight, reversed in
             guard !isHidden(neighbour) else { return }
             try body(neighbour, edge, label, weight, reversed)

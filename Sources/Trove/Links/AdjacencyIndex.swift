@@ -79,7 +79,9 @@ final class AdjacencyIndex: DerivedIndex {
     private var loaded = false
 
     var name: String { "adjacency(\(EdgeTable.name))" }
-    var columns: [String] { ["from_collection", "from_id", "label", "to_collection", "to_id", "weight"] }
+    var columns: [String] {
+        ["from_collection", "from_id", "label", "to_collection", "to_id", "weight"]
+    }
     var isLoaded: Bool { loaded }
     var linkCount: Int { links.count }
 
@@ -153,8 +155,10 @@ final class AdjacencyIndex: DerivedIndex {
 
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
         guard loaded else { return [] }
-        let stored = try connection.scalar("SELECT count(*) FROM \(EdgeTable.table)")?.int64Value ?? 0
-        return Int(stored) == links.count ? [] : ["\(name): \(links.count) links in memory, \(stored) in the table"]
+        let stored =
+            try connection.scalar("SELECT count(*) FROM \(EdgeTable.table)")?.int64Value ?? 0
+        return Int(stored) == links.count
+            ? [] : ["\(name): \(links.count) links in memory, \(stored) in the table"]
     }
 
     func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {}

@@ -30,7 +30,9 @@ public struct Links: Sendable {
     ///
     /// - Throws: ``TroveError/invalidValue(field:reason:)`` for a negative or non-finite weight
     ///   or an empty label.
-    public func link(_ from: GraphNode, to: GraphNode, label: String, weight: Double = 1) async throws {
+    public func link(_ from: GraphNode, to: GraphNode, label: String, weight: Double = 1)
+        async throws
+    {
         try await link([Link(from: from, label: label, to: to, weight: weight)])
     }
 
@@ -48,13 +50,19 @@ public struct Links: Sendable {
     @discardableResult
     public func unlink(_ from: GraphNode, to: GraphNode, label: String? = nil) async throws -> Int {
         let graph = self.graph
-        return try await database.writing { try graph.unlink(from: from, to: to, label: label, on: $0) }
+        return try await database.writing {
+            try graph.unlink(from: from, to: to, label: label, on: $0)
+        }
     }
 
     // MARK: Reading (on a reader connection)
 
     /// The links of `node`: outgoing (default), incoming or both, optionally only some labels.
-    public func neighbours(of node: GraphNode, labels: Set<String>? = nil, direction: LinkDirection = .outgoing) async throws -> [Link] {
+    public func neighbours(
+        of node: GraphNode, labels: Set<String>? = nil, direction: LinkDirection = .outgoing
+    )
+        async throws -> [Link]
+    {
         try await read { try $0.neighbours(of: node, labels: labels, direction: direction) }
     }
 
@@ -65,17 +73,25 @@ public struct Links: Sendable {
     /// let near = try await database.links.traverse(from: GraphNode("people", 1), maxHops: 2, labels: ["knows"])
     /// ```
     /// - Complexity: O(nodes + links reached).
-    public func traverse(from start: GraphNode, maxHops: Int, labels: Set<String>? = nil,
-                         direction: LinkDirection = .outgoing) async throws -> [ReachedNode] {
-        try await read { try $0.traverse(from: start, maxHops: maxHops, labels: labels, direction: direction) }
+    public func traverse(
+        from start: GraphNode, maxHops: Int, labels: Set<String>? = nil,
+        direction: LinkDirection = .outgoing
+    ) async throws -> [ReachedNode] {
+        try await read {
+            try $0.traverse(from: start, maxHops: maxHops, labels: labels, direction: direction)
+        }
     }
 
     /// The path of least total weight from `start` to `end` (Dijkstra), or nil when there is none.
     ///
     /// - Complexity: O((nodes + links) log nodes) over the nodes closer than `end`.
-    public func shortestPath(from start: GraphNode, to end: GraphNode, labels: Set<String>? = nil,
-                             direction: LinkDirection = .outgoing) async throws -> GraphPath? {
-        try await read { try $0.shortestPath(from: start, to: end, labels: labels, direction: direction) }
+    public func shortestPath(
+        from start: GraphNode, to end: GraphNode, labels: Set<String>? = nil,
+        direction: LinkDirection = .outgoing
+    ) async throws -> GraphPath? {
+        try await read {
+            try $0.shortestPath(from: start, to: end, labels: labels, direction: direction)
+        }
     }
 
     /// Compares the adjacency index with the edge table. - Returns: the problems (empty when healthy).
@@ -109,20 +125,34 @@ public struct LinkReader {
     let source: GraphStore.Source
 
     /// The links of `node`.
-    public func neighbours(of node: GraphNode, labels: Set<String>? = nil, direction: LinkDirection = .outgoing) throws -> [Link] {
-        try graph.neighbours(of: node, labels: labels, direction: direction, source: source, on: connection)
+    public func neighbours(
+        of node: GraphNode, labels: Set<String>? = nil, direction: LinkDirection = .outgoing
+    ) throws
+        -> [Link]
+    {
+        try graph.neighbours(
+            of: node, labels: labels, direction: direction, source: source, on: connection)
     }
 
     /// Every node within `maxHops` of `start`, breadth-first, with depths.
-    public func traverse(from start: GraphNode, maxHops: Int, labels: Set<String>? = nil,
-                         direction: LinkDirection = .outgoing) throws -> [ReachedNode] {
-        try graph.traverse(GraphScope(from: start, maxHops: maxHops, labels: labels, direction: direction), source: source, on: connection)
+    public func traverse(
+        from start: GraphNode, maxHops: Int, labels: Set<String>? = nil,
+        direction: LinkDirection = .outgoing
+    ) throws -> [ReachedNode] {
+        try graph.traverse(
+            GraphScope(from: start, maxHops: maxHops, labels: labels, direction: direction),
+            source: source,
+            on: connection)
     }
 
     /// The least-weight path, or nil.
-    public func shortestPath(from start: GraphNode, to end: GraphNode, labels: Set<String>? = nil,
-                             direction: LinkDirection = .outgoing) throws -> GraphPath? {
-        try graph.shortestPath(from: start, to: end, labels: labels, direction: direction, source: source, on: connection)
+    public func shortestPath(
+        from start: GraphNode, to end: GraphNode, labels: Set<String>? = nil,
+        direction: LinkDirection = .outgoing
+    ) throws -> GraphPath? {
+        try graph.shortestPath(
+            from: start, to: end, labels: labels, direction: direction, source: source,
+            on: connection)
     }
 }
 
@@ -135,7 +165,9 @@ extension Transaction {
     ///     try tx.link(GraphNode("docs", 7), to: GraphNode("chunks", 71), label: "has")
     /// }
     /// ```
-    public var links: LinkReader { LinkReader(graph: graph, connection: connection, source: .table) }
+    public var links: LinkReader {
+        LinkReader(graph: graph, connection: connection, source: .table)
+    }
 
     /// Links `from` to `to` in this transaction (re-linking changes the weight).
     public func link(_ from: GraphNode, to: GraphNode, label: String, weight: Double = 1) throws {
@@ -151,5 +183,7 @@ extension Transaction {
 
 extension ReadTransaction {
     /// Link reads on this snapshot.
-    public var links: LinkReader { LinkReader(graph: graph, connection: connection, source: .indexes) }
+    public var links: LinkReader {
+        LinkReader(graph: graph, connection: connection, source: .indexes)
+    }
 }

@@ -39,7 +39,9 @@ enum EdgeTable {
                 UNIQUE (from_collection, from_id, label, to_collection, to_id))
             """,
             "CREATE INDEX IF NOT EXISTS \"_trove_edges_to\" ON \(table)(to_collection, to_id, label)",
-        ] + DocumentLayout.changeLogStatements(table: table, log: layout.log, rid: "id", name: name, ifNotExists: true)
+        ]
+            + DocumentLayout.changeLogStatements(
+                table: table, log: layout.log, rid: "id", name: name, ifNotExists: true)
     }
 
     static func cascadeTriggerName(_ collection: String) -> String { "\(collection)_edges_ad" }
@@ -72,17 +74,22 @@ enum EdgeTable {
     /// trigger) existed (writable opens).
     static func ensureCascade(_ connection: Connection, layout: DocumentLayout) throws {
         guard !connection.isReadOnly else { return }
-        let present = try connection.scalar(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?)",
-            [.text(cascadeTriggerName(layout.name)), .text(idChangeTriggerName(layout.name))])?.int64Value ?? 0
+        let present =
+            try connection.scalar(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?)",
+                [.text(cascadeTriggerName(layout.name)), .text(idChangeTriggerName(layout.name))])?
+            .int64Value ?? 0
         if present < 2 {
-            for statement in cascadeStatements(for: layout) { try connection.execute(script: statement) }
+            for statement in cascadeStatements(for: layout) {
+                try connection.execute(script: statement)
+            }
         }
     }
 
     /// Whether the file has the edge table yet (it is created with the first link or the first
     /// document collection).
     static func exists(_ connection: Connection) throws -> Bool {
-        try connection.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]) != nil
+        try connection.scalar(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]) != nil
     }
 }

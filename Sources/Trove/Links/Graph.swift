@@ -79,7 +79,10 @@ public struct GraphScope: Hashable, Sendable {
     /// Which way links are followed.
     public var direction: LinkDirection
 
-    public init(from origin: GraphNode, maxHops: Int = 1, labels: Set<String>? = nil, direction: LinkDirection = .outgoing) {
+    public init(
+        from origin: GraphNode, maxHops: Int = 1, labels: Set<String>? = nil,
+        direction: LinkDirection = .outgoing
+    ) {
         self.origin = origin
         self.maxHops = maxHops
         self.labels = labels
@@ -90,7 +93,8 @@ public struct GraphScope: Hashable, Sendable {
 
     func validate() throws {
         guard (1...Self.maximumHops).contains(maxHops) else {
-            throw TroveError.invalidQuery("maxHops must be in 1...\(Self.maximumHops), got \(maxHops)")
+            throw TroveError.invalidQuery(
+                "maxHops must be in 1...\(Self.maximumHops), got \(maxHops)")
         }
     }
 }

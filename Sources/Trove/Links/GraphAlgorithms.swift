@@ -7,7 +7,12 @@ protocol AdjacencyReading {
     associatedtype Node: Hashable
     /// Calls `body` with each neighbour of `node` along the links the reader follows: the
     /// neighbour, the link's id, label and weight, and whether the link points at `node`.
-    func forEachNeighbour(of node: Node, _ body: (_ neighbour: Node, _ edge: Int64, _ label: String, _ weight: Double, _ reversed: Bool) throws -> Void) throws
+    func forEachNeighbour(
+        of node: Node,
+        _ body: (
+            _ neighbour: Node, _ edge: Int64, _ label: String, _ weight: Double, _ reversed: Bool
+        ) throws -> Void)
+        throws
 }
 
 /// The in-memory lists, restricted to some labels and one direction. Read under the index
@@ -24,7 +29,9 @@ struct MemoryAdjacency: AdjacencyReading {
         self.direction = direction
     }
 
-    func forEachNeighbour(of node: UInt32, _ body: (UInt32, Int64, String, Double, Bool) throws -> Void) throws {
+    func forEachNeighbour(
+        of node: UInt32, _ body: (UInt32, Int64, String, Double, Bool) throws -> Void
+    ) throws {
         if direction != .incoming {
             for half in index.outgoing[Int(node)] where labels?.contains(half.label) ?? true {
                 try body(half.node, half.edge, index.labels[Int(half.label)], half.weight, false)
@@ -45,22 +52,34 @@ struct SQLAdjacency: AdjacencyReading {
     let labels: Set<String>?
     let direction: LinkDirection
 
-    func forEachNeighbour(of node: EdgeEndpoint, _ body: (EdgeEndpoint, Int64, String, Double, Bool) throws -> Void) throws {
+    func forEachNeighbour(
+        of node: EdgeEndpoint, _ body: (EdgeEndpoint, Int64, String, Double, Bool) throws -> Void
+    )
+        throws
+    {
         let labelCondition = labels == nil ? "" : " AND label IN (SELECT value FROM json_each(?))"
         var bindings: [SQLValue] = [.text(node.collection), node.sqlID]
-        if let labels { bindings.append(.text(try JSONCoding.text(.array(labels.sorted().map { .string($0) })))) }
+        if let labels {
+            bindings.append(.text(try JSONCoding.text(.array(labels.sorted().map { .string($0) }))))
+        }
         if direction != .incoming {
             let statement = try connection.cachedStatement(
-                "SELECT to_collection, to_id, id, label, weight FROM \(EdgeTable.table) WHERE from_collection = ? AND from_id = ?\(labelCondition)")
+                "SELECT to_collection, to_id, id, label, weight FROM \(EdgeTable.table) WHERE from_collection = ? AND from_id = ?\(labelCondition)"
+            )
             try statement.forEachRow(bindings) { row in
-                try body(EdgeEndpoint(row, column: 0), row.int64(at: 2), row.string(at: 3) ?? "", row.double(at: 4), false)
+                try body(
+                    EdgeEndpoint(row, column: 0), row.int64(at: 2), row.string(at: 3) ?? "",
+                    row.double(at: 4), false)
             }
         }
         if direction != .outgoing {
             let statement = try connection.cachedStatement(
-                "SELECT from_collection, from_id, id, label, weight FROM \(EdgeTable.table) WHERE to_collection = ? AND to_id = ?\(labelCondition)")
+                "SELECT from_collection, from_id, id, label, weight FROM \(EdgeTable.table) WHERE to_collection = ? AND to_id = ?\(labelCondition)"
+            )
             try statement.forEachRow(bindings) { row in
-                try body(EdgeEndpoint(row, column: 0), row.int64(at: 2), row.string(at: 3) ?? "", row.double(at: 4), true)
+                try body(
+                    EdgeEndpoint(row, column: 0), row.int64(at: 2), row.string(at: 3) ?? "",
+                    row.double(at: 4), true)
             }
         }
     }
@@ -72,7 +91,11 @@ enum GraphAlgorithms {
     /// in breadth-first order.
     ///
     /// - Complexity: O(nodes + links reached).
-    static func breadthFirst<A: AdjacencyReading>(_ adjacency: A, from start: A.Node, maxHops: Int) throws -> [(node: A.Node, depth: Int)] {
+    static func breadthFirst<A: AdjacencyReading>(_ adjacency: A, from start: A.Node, maxHops: Int)
+        throws -> [(
+            node: A.Node, depth: Int
+        )]
+    {
         var seen: Set<A.Node> = [start]
         var out: [(node: A.Node, depth: Int)] = []
         var frontier = [start]
@@ -106,7 +129,9 @@ enum GraphAlgorithms {
     /// first.
     ///
     /// - Complexity: O((nodes + links) log nodes) over the part of the graph closer than `goal`.
-    static func shortestPath<A: AdjacencyReading>(_ adjacency: A, from start: A.Node, to goal: A.Node)
+    static func shortestPath<A: AdjacencyReading>(
+        _ adjacency: A, from start: A.Node, to goal: A.Node
+    )
         throws -> (nodes: [A.Node], steps: [Step<A.Node>], weight: Double)?
     {
         if start == goal { return ([start], [], 0) }
@@ -122,7 +147,12 @@ enum GraphAlgorithms {
                 let candidate = d + weight
                 if !done.contains(neighbour), candidate < distance[neighbour] ?? .infinity {
                     distance[neighbour] = candidate
-                    previous[neighbour] = (node, Step(node: neighbour, edge: edge, label: label, weight: weight, reversed: reversed))
+                    previous[neighbour] = (
+                        node,
+                        Step(
+                            node: neighbour, edge: edge, label: label, weight: weight,
+                            reversed: reversed)
+                    )
                     heap.push(neighbour, priority: candidate)
                 }
             }
@@ -163,7 +193,8 @@ struct MinHeap<Element> {
             items[0] = last
             var i = 0
             while true {
-                let l = 2 * i + 1, r = l + 1
+                let l = 2 * i + 1
+                let r = l + 1
                 var smallest = i
                 if l < items.count, items[l].priority < items[smallest].priority { smallest = l }
                 if r < items.count, items[r].priority < items[smallest].priority { smallest = r }

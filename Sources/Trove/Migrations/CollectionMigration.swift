@@ -24,30 +24,38 @@ struct CollectionMigration {
                 "SELECT 1 FROM \(old.table) WHERE json_type(\"_extra\", ?) IS NOT NULL LIMIT 1",
                 [.text("$.\(field.name)")]) != nil
         {
-            change = .rebuild(old.schema.copyingAll(new.schema, except: field.name, with: .fromExtra))
+            change = .rebuild(
+                old.schema.copyingAll(new.schema, except: field.name, with: .fromExtra))
         }
         // Values rewritten without triggers: an external-content FTS5 table over them is stale.
         var rewritesText = false
         if case .rebuild(let sources) = change, let fullText = new.schema.fullText {
-            rewritesText = fullText.fields.contains { if case .copy = sources[$0] { false } else { true } }
+            rewritesText = fullText.fields.contains {
+                if case .copy = sources[$0] { false } else { true }
+            }
         }
         try sync(from: old, to: new, refill: rewritesText) {
             switch change {
             case .none:
                 break
             case .addColumn(let field):
-                try connection.execute(script: "ALTER TABLE \(old.table) ADD COLUMN \(try new.columnDefinition(field))")
+                try connection.execute(
+                    script: "ALTER TABLE \(old.table) ADD COLUMN \(try new.columnDefinition(field))"
+                )
             case .renameColumn(let from, let to):
-                try connection.execute(script: "ALTER TABLE \(old.table) RENAME COLUMN \"\(from)\" TO \"\(to)\"")
+                try connection.execute(
+                    script: "ALTER TABLE \(old.table) RENAME COLUMN \"\(from)\" TO \"\(to)\"")
             case .dropColumn(let name, let sources):
                 do {
                     try connection.savepoint {
-                        try connection.execute(script: "ALTER TABLE \(old.table) DROP COLUMN \"\(name)\"")
+                        try connection.execute(
+                            script: "ALTER TABLE \(old.table) DROP COLUMN \"\(name)\"")
                     }
                 } catch let error as SQLiteError where error.code == .error {
                     // A column SQLite will not drop (one a foreign key or a table constraint
                     // names): the rebuild does the same job.
-                    try TableRebuild(connection: connection, old: old, new: new, sources: sources).run()
+                    try TableRebuild(connection: connection, old: old, new: new, sources: sources)
+                        .run()
                 }
             case .rebuild(let sources):
                 try TableRebuild(connection: connection, old: old, new: new, sources: sources).run()
@@ -59,30 +67,44 @@ struct CollectionMigration {
 
     /// Creates a collection (as `database.documents(_:schema:)` would).
     func create(_ name: String, schema: DocumentSchema) throws -> DocumentStore {
-        try DocumentStore.open(connection: connection, name: name, requested: schema, graph: graph, clock: clock)
+        try DocumentStore.open(
+            connection: connection, name: name, requested: schema, graph: graph, clock: clock)
     }
 
     // MARK: Checks before any change
 
     /// Typed errors for data the new layout cannot hold, found before the table changes.
-    private func check(_ change: TableChange, from old: DocumentLayout, to new: DocumentLayout) throws {
-        let rows = { Int(try connection.scalar("SELECT count(*) FROM \(old.table)")?.int64Value ?? 0) }
+    private func check(_ change: TableChange, from old: DocumentLayout, to new: DocumentLayout)
+        throws
+    {
+        let rows = {
+            Int(try connection.scalar("SELECT count(*) FROM \(old.table)")?.int64Value ?? 0)
+        }
         if case .rebuild(let sources) = change {
             for field in new.schema.fields {
                 switch sources[field.name] {
                 case .fill where !field.isOptional && field.defaultValue == nil:
                     let count = try rows()
                     if count > 0 {
-                        throw MigrationError.requiredFieldWithoutDefault(collection: old.name, field: field.name, rows: count)
+                        throw MigrationError.requiredFieldWithoutDefault(
+                            collection: old.name, field: field.name, rows: count)
                     }
                 case .fill where field.isUnique && field.defaultValue.map({ !$0.isNull }) == true:
                     let count = try rows()
                     if count > 1 {
-                        throw MigrationError.duplicateValues(collection: old.name, keys: [field.name], value: "\(field.defaultValue!) (the default)")
+                        throw MigrationError.duplicateValues(
+                            collection: old.name, keys: [field.name],
+                            value: "\(field.defaultValue!) (the default)")
                     }
                 case .convert(let previous, nil) where !field.isOptional && previous.isOptional:
-                    let nulls = try connection.scalar("SELECT count(*) FROM \(old.table) WHERE \"\(field.name)\" IS NULL")?.int64Value ?? 0
-                    if nulls > 0 { throw MigrationError.nullValues(collection: old.name, field: field.name, rows: Int(nulls)) }
+                    let nulls =
+                        try connection.scalar(
+                            "SELECT count(*) FROM \(old.table) WHERE \"\(field.name)\" IS NULL")?
+                        .int64Value ?? 0
+                    if nulls > 0 {
+                        throw MigrationError.nullValues(
+                            collection: old.name, field: field.name, rows: Int(nulls))
+                    }
                 default:
                     break
                 }
@@ -92,19 +114,33 @@ struct CollectionMigration {
         // values being copied (converted values are checked as they are written).
         var uniqueKeys = new.schema.indexes.filter(\.isUnique).map(\.keys)
         uniqueKeys += new.schema.fields.filter(\.isUnique).map { [Field($0.name)] }
-        let before = Set(old.schema.indexes.filter(\.isUnique).map(\.keys) + old.schema.fields.filter(\.isUnique).map { [Field($0.name)] })
+        let before = Set(
+            old.schema.indexes.filter(\.isUnique).map(\.keys)
+                + old.schema.fields.filter(\.isUnique).map { [Field($0.name)] })
         for keys in uniqueKeys where !before.contains(keys) {
-            if case .rebuild(let sources) = change, keys.contains(where: {
-                if case .copy = sources[$0.name] { return false } else { return true }
-            }) { continue }
+            if case .rebuild(let sources) = change,
+                keys.contains(where: {
+                    if case .copy = sources[$0.name] { return false } else { return true }
+                })
+            {
+                continue
+            }
             // Read the old table: renamed columns are not renamed yet, so resolve against it
             // when the key exists there, else skip (a new column holds only its default).
-            guard let expressions = try? keys.map({ try FieldResolver(schema: old.schema).column($0).sql }) else { continue }
+            guard
+                let expressions = try? keys.map({
+                    try FieldResolver(schema: old.schema).column($0).sql
+                })
+            else {
+                continue
+            }
             let list = expressions.joined(separator: ", ")
             let notNull = expressions.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
-            let sql = "SELECT \(expressions.map { "quote(\($0))" }.joined(separator: " || ', ' || ")) FROM \(old.table) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1 LIMIT 1"
+            let sql =
+                "SELECT \(expressions.map { "quote(\($0))" }.joined(separator: " || ', ' || ")) FROM \(old.table) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1 LIMIT 1"
             if let duplicate = try connection.scalar(sql)?.stringValue {
-                throw MigrationError.duplicateValues(collection: old.name, keys: keys.map(\.description), value: duplicate)
+                throw MigrationError.duplicateValues(
+                    collection: old.name, keys: keys.map(\.description), value: duplicate)
             }
         }
     }
@@ -115,12 +151,20 @@ struct CollectionMigration {
     /// runs `changeTable`, then creates what is missing and fills new virtual tables (FTS5) from
     /// the rows (all of them when `refill`: the table change rewrote their text). Compared with the file itself (`sqlite_master`), so objects written by older
     /// versions are replaced too.
-    private func sync(from old: DocumentLayout, to new: DocumentLayout, refill: Bool, changeTable: () throws -> Void) throws {
+    private func sync(
+        from old: DocumentLayout, to new: DocumentLayout, refill: Bool,
+        changeTable: () throws -> Void
+    )
+        throws
+    {
         let wanted = try new.derivedObjects()
-        let wantedSQL = Dictionary(wanted.map { ($0.name, $0.sql) }, uniquingKeysWith: { a, _ in a })
-        let virtualNames = Set(try old.derivedObjects().filter { $0.kind == .virtualTable }.map(\.name)
-            + wanted.filter { $0.kind == .virtualTable }.map(\.name))
-        for object in try existingObjects(of: old, virtualNames: virtualNames) where wantedSQL[object.name] != object.sql {
+        let wantedSQL = Dictionary(
+            wanted.map { ($0.name, $0.sql) }, uniquingKeysWith: { a, _ in a })
+        let virtualNames = Set(
+            try old.derivedObjects().filter { $0.kind == .virtualTable }.map(\.name)
+                + wanted.filter { $0.kind == .virtualTable }.map(\.name))
+        for object in try existingObjects(of: old, virtualNames: virtualNames)
+        where wantedSQL[object.name] != object.sql {
             try connection.execute(script: object.dropStatement)
         }
         try changeTable()
@@ -138,17 +182,29 @@ struct CollectionMigration {
         }
     }
 
-    private func existingObjects(of layout: DocumentLayout, virtualNames: Set<String>) throws -> [DerivedObject] {
+    private func existingObjects(of layout: DocumentLayout, virtualNames: Set<String>) throws
+        -> [DerivedObject]
+    {
         let rows = try connection.query(
             """
             SELECT type, name, sql FROM sqlite_master
             WHERE sql IS NOT NULL AND ((type IN ('index', 'trigger') AND tbl_name = ?)
                 OR (type = 'table' AND name IN (SELECT value FROM json_each(?)) AND sql LIKE 'CREATE VIRTUAL TABLE%'))
             """,
-            [.text(layout.name), .text(String(decoding: try JSONEncoder().encode(virtualNames.sorted()), as: UTF8.self))])
+            [
+                .text(layout.name),
+                .text(
+                    String(decoding: try JSONEncoder().encode(virtualNames.sorted()), as: UTF8.self)
+                ),
+            ])
         return rows.compactMap { row in
-            guard let type = row.string(at: 0), let name = row.string(at: 1), let sql = row.string(at: 2) else { return nil }
-            let kind: DerivedObject.Kind = type == "index" ? .index : type == "trigger" ? .trigger : .virtualTable
+            guard let type = row.string(at: 0), let name = row.string(at: 1),
+                let sql = row.string(at: 2)
+            else {
+                return nil
+            }
+            let kind: DerivedObject.Kind =
+                type == "index" ? .index : type == "trigger" ? .trigger : .virtualTable
             return DerivedObject(kind: kind, name: name, sql: sql)
         }
     }
@@ -188,7 +244,9 @@ extension DocumentLayout {
     /// table and the change log's table), so whatever the layout creates is migrated too.
     func derivedObjects() throws -> [DerivedObject] {
         try createStatements().compactMap { sql in
-            if sql.hasPrefix("CREATE TABLE \(table) ") || sql.hasPrefix("CREATE TABLE \(log) ") { return nil }
+            if sql.hasPrefix("CREATE TABLE \(table) ") || sql.hasPrefix("CREATE TABLE \(log) ") {
+                return nil
+            }
             let kind: DerivedObject.Kind
             if sql.hasPrefix("CREATE TABLE IF NOT EXISTS") {
                 kind = .shared
@@ -199,7 +257,8 @@ extension DocumentLayout {
             } else if sql.hasPrefix("CREATE VIRTUAL TABLE") {
                 kind = .virtualTable
             } else {
-                preconditionFailure("DocumentLayout made a statement migrations do not know: \(sql.prefix(40))")
+                preconditionFailure(
+                    "DocumentLayout made a statement migrations do not know: \(sql.prefix(40))")
             }
             // The layout quotes every name it creates; the first quoted identifier is the object's.
             let parts = sql.split(separator: "\"", maxSplits: 2, omittingEmptySubsequences: false)

@@ -23,14 +23,18 @@ public struct MigrationContext {
     /// The document collection `name`, for reads and writes inside the migration.
     ///
     /// - Throws: ``TroveError/collectionNotFound(_:)``.
-    public func documents(_ name: String) throws -> DocumentWriter { try transaction.documents(name) }
+    public func documents(_ name: String) throws -> DocumentWriter {
+        try transaction.documents(name)
+    }
 
     /// The collection of a model type, in the shape the migration has reached: in a stage's
     /// `willMigrate` the old version's types fit, in `didMigrate` the new version's.
     ///
     /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` when the type does not fit
     ///   the collection as it is at this point.
-    public func models<M: Model>(_ type: M.Type) throws -> ModelWriter<M> { try transaction.models(type) }
+    public func models<M: Model>(_ type: M.Type) throws -> ModelWriter<M> {
+        try transaction.models(type)
+    }
 
     /// Runs one SQL statement; returns the number of rows it changed.
     @discardableResult

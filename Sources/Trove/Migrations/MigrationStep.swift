@@ -64,7 +64,9 @@ public struct MigrationStep: Sendable {
     ///
     /// - Complexity: O(1) (`ALTER TABLE RENAME COLUMN`), plus re-creating its indexes (and
     ///   rebuilding the full-text index when the field is in it).
-    public static func renameField(_ name: String, to newName: String, in collection: String) -> MigrationStep {
+    public static func renameField(_ name: String, to newName: String, in collection: String)
+        -> MigrationStep
+    {
         MigrationStep(collection: collection, kind: .renameField(from: name, to: newName))
     }
 
@@ -83,7 +85,8 @@ public struct MigrationStep: Sendable {
     ///
     /// - Complexity: O(rows): the table is rebuilt, each row passing through `transform`.
     public static func changeField(
-        _ name: String, in collection: String, to definition: FieldDefinition, transform: Transform? = nil
+        _ name: String, in collection: String, to definition: FieldDefinition,
+        transform: Transform? = nil
     ) -> MigrationStep {
         MigrationStep(collection: collection, kind: .changeField(name, definition, transform))
     }
@@ -96,12 +99,15 @@ public struct MigrationStep: Sendable {
 
     /// Drops a B-tree index: one of the schema's `indexes`, or a field's `indexed` flag when the
     /// definition is that single field.
-    public static func dropIndex(_ index: IndexDefinition, from collection: String) -> MigrationStep {
+    public static func dropIndex(_ index: IndexDefinition, from collection: String) -> MigrationStep
+    {
         MigrationStep(collection: collection, kind: .dropIndex(index))
     }
 
     /// Adds (or replaces) the full-text index, built from the rows.
-    public static func addFullTextIndex(_ definition: FullTextDefinition, to collection: String) -> MigrationStep {
+    public static func addFullTextIndex(_ definition: FullTextDefinition, to collection: String)
+        -> MigrationStep
+    {
         MigrationStep(collection: collection, kind: .setFullText(definition))
     }
 
@@ -111,7 +117,9 @@ public struct MigrationStep: Sendable {
     }
 
     /// Changes the in-memory index of a vector field (`.flat` or `.hnsw(...)`); rebuilt on first use.
-    public static func setVectorIndex(_ kind: IndexKind, for field: String, in collection: String) -> MigrationStep {
+    public static func setVectorIndex(_ kind: IndexKind, for field: String, in collection: String)
+        -> MigrationStep
+    {
         MigrationStep(collection: collection, kind: .setVectorIndex(field: field, kind))
     }
 
@@ -131,12 +139,16 @@ public struct MigrationStep: Sendable {
     /// - Complexity: O(rows) embeddings and a table rebuild. Memory: 4 × dimension bytes per row
     ///   until the transaction commits.
     public static func changeEmbeddingModel(
-        of vectorField: String, in collection: String, from textField: String, to embedder: any Embedder,
+        of vectorField: String, in collection: String, from textField: String,
+        to embedder: any Embedder,
         batchSize: Int = 64, progress: (@Sendable (ReembeddingProgress) -> Void)? = nil
     ) -> MigrationStep {
-        MigrationStep(collection: collection, kind: .reembed(ReembeddingPlan(
-            vectorField: vectorField, textField: textField, embedder: embedder,
-            batchSize: max(1, batchSize), progress: progress)))
+        MigrationStep(
+            collection: collection,
+            kind: .reembed(
+                ReembeddingPlan(
+                    vectorField: vectorField, textField: textField, embedder: embedder,
+                    batchSize: max(1, batchSize), progress: progress)))
     }
 
     /// Brings a collection to `schema` (creating it when missing), with the steps derived from the
@@ -152,7 +164,11 @@ public struct MigrationStep: Sendable {
     ///   more than the schemas say: another id kind, `allowsUndeclaredFields`, another embedding
     ///   model (use ``changeEmbeddingModel(of:in:from:to:batchSize:progress:)``); the errors of
     ///   the derived steps.
-    public static func lightweight(_ collection: String, to schema: DocumentSchema, renamed: [String: String] = [:]) -> MigrationStep {
+    public static func lightweight(
+        _ collection: String, to schema: DocumentSchema, renamed: [String: String] = [:]
+    )
+        -> MigrationStep
+    {
         MigrationStep(collection: collection, kind: .lightweight(schema, renamed: renamed))
     }
 
@@ -164,7 +180,9 @@ public struct MigrationStep: Sendable {
     ///     try context.execute("UPDATE notes SET priority = 2 WHERE title LIKE ?", ["%urgent%"])
     /// }
     /// ```
-    public static func custom(_ body: @escaping @Sendable (MigrationContext) throws -> Void) -> MigrationStep {
+    public static func custom(_ body: @escaping @Sendable (MigrationContext) throws -> Void)
+        -> MigrationStep
+    {
         MigrationStep(collection: "", kind: .custom(body))
     }
 
@@ -177,11 +195,15 @@ public struct MigrationStep: Sendable {
         case .renameField(let a, let b): "rename \(collection).\(a) to \(b)"
         case .removeField(let f): "remove \(collection).\(f)"
         case .changeField(let f, let d, _): "change \(collection).\(f) to \(d.type)"
-        case .addIndex(let i): "add index \(collection)(\(i.keys.map(\.description).joined(separator: ", ")))"
-        case .dropIndex(let i): "drop index \(collection)(\(i.keys.map(\.description).joined(separator: ", ")))"
-        case .setFullText(let d): d == nil ? "drop full-text index of \(collection)" : "full-text index of \(collection)"
+        case .addIndex(let i):
+            "add index \(collection)(\(i.keys.map(\.description).joined(separator: ", ")))"
+        case .dropIndex(let i):
+            "drop index \(collection)(\(i.keys.map(\.description).joined(separator: ", ")))"
+        case .setFullText(let d):
+            d == nil ? "drop full-text index of \(collection)" : "full-text index of \(collection)"
         case .setVectorIndex(let f, _): "vector index of \(collection).\(f)"
-        case .reembed(let p): "re-embed \(collection).\(p.vectorField) with \(p.embedder.manifest.modelID)"
+        case .reembed(let p):
+            "re-embed \(collection).\(p.vectorField) with \(p.embedder.manifest.modelID)"
         case .lightweight: "lightweight migration of \(collection)"
         case .custom: "custom"
         }

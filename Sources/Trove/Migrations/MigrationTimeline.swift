@@ -12,23 +12,32 @@ enum MigrationTimeline {
     static let table = "trove_migrations"
 
     static func create(_ connection: Connection) throws {
-        try connection.execute(script: """
-            CREATE TABLE IF NOT EXISTS \(table)(
-                seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL, steps TEXT NOT NULL)
-            """)
+        try connection.execute(
+            script: """
+                CREATE TABLE IF NOT EXISTS \(table)(
+                    seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL, steps TEXT NOT NULL)
+                """)
     }
 
     /// The applied migrations in order (empty when no migrator ever ran on the file).
     static func applied(_ connection: Connection) throws -> [AppliedMigration] {
-        guard try connection.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)]) != nil else {
+        guard
+            try connection.scalar(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)])
+                != nil
+        else {
             return []
         }
         return try connection.query("SELECT name, applied_at FROM \(table) ORDER BY seq").map {
-            AppliedMigration(name: $0.string(at: 0) ?? "", appliedAt: Date(timeIntervalSince1970: $0.double(at: 1) ?? 0))
+            AppliedMigration(
+                name: $0.string(at: 0) ?? "",
+                appliedAt: Date(timeIntervalSince1970: $0.double(at: 1) ?? 0))
         }
     }
 
-    static func record(_ connection: Connection, name: String, steps: [String], at date: Date) throws {
+    static func record(_ connection: Connection, name: String, steps: [String], at date: Date)
+        throws
+    {
         try connection.execute(
             "INSERT INTO \(table)(name, applied_at, steps) VALUES (?, ?, ?)",
             [.text(name), .real(date.timeIntervalSince1970), .text(steps.joined(separator: "; "))])
@@ -49,7 +58,9 @@ enum MigrationTimeline {
         for migration in try applied(connection) where !known.contains(migration.name) {
             let mapped = versionName(migration.name)
             guard mapped != migration.name, known.contains(mapped) else { continue }
-            try connection.execute("UPDATE \(table) SET name = ? WHERE name = ?", [.text(mapped), .text(migration.name)])
+            try connection.execute(
+                "UPDATE \(table) SET name = ? WHERE name = ?",
+                [.text(mapped), .text(migration.name)])
         }
     }
 

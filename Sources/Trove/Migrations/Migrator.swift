@@ -41,7 +41,8 @@ public struct Migrator: Sendable {
     /// Registers a migration of declarative steps (and custom ones), run in order in one
     /// transaction. Names must be unique; register new migrations after the existing ones.
     public mutating func registerMigration(_ name: String, steps: [MigrationStep]) {
-        precondition(!migrations.contains { $0.name == name }, "migration \(name) is registered twice")
+        precondition(
+            !migrations.contains { $0.name == name }, "migration \(name) is registered twice")
         migrations.append(Migration(name: name, steps: steps))
     }
 
@@ -69,7 +70,8 @@ public struct Migrator: Sendable {
         var pending = migrations
         if let target {
             guard let end = names.firstIndex(of: target) else {
-                throw MigrationError.invalidStep(migration: target, reason: "no migration of that name is registered")
+                throw MigrationError.invalidStep(
+                    migration: target, reason: "no migration of that name is registered")
             }
             pending = Array(migrations[...end])
         }
@@ -84,7 +86,10 @@ public struct Migrator: Sendable {
     public func appliedMigrations(in database: Database) async throws -> [AppliedMigration] {
         var applied = try await database.appliedMigrations()
         if mapsVersions {
-            applied = applied.map { AppliedMigration(name: MigrationTimeline.versionName($0.name), appliedAt: $0.appliedAt) }
+            applied = applied.map {
+                AppliedMigration(
+                    name: MigrationTimeline.versionName($0.name), appliedAt: $0.appliedAt)
+            }
         }
         try MigrationTimeline.check(applied: applied.map(\.name), registered: migrationNames)
         return applied

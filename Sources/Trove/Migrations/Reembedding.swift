@@ -29,14 +29,19 @@ extension Database {
     ) async throws -> ReembeddedVectors {
         let layout = store.layout
         guard store.schema.field(plan.textField)?.type == .text else {
-            throw StepRefusal(reason: "re-embedding reads \(layout.name).\(plan.textField), which must be a text field when the migration starts")
+            throw StepRefusal(
+                reason:
+                    "re-embedding reads \(layout.name).\(plan.textField), which must be a text field when the migration starts"
+            )
         }
         // One snapshot: the log position and the texts it covers.
         let (seq, rows): (Int64, [(Int64, String)]) = try connection.transaction(.deferred) {
             let seq = try layout.changeLog.state(connection).maxSeq
             var rows: [(Int64, String)] = []
-            try connection.prepare("SELECT \(layout.rid), \"\(plan.textField)\" FROM \(layout.table) WHERE \"\(plan.textField)\" IS NOT NULL ORDER BY \(layout.rid)")
-                .forEachRow { rows.append(($0.int64(at: 0), $0.string(at: 1) ?? "")) }
+            try connection.prepare(
+                "SELECT \(layout.rid), \"\(plan.textField)\" FROM \(layout.table) WHERE \"\(plan.textField)\" IS NOT NULL ORDER BY \(layout.rid)"
+            )
+            .forEachRow { rows.append(($0.int64(at: 0), $0.string(at: 1) ?? "")) }
             return (seq, rows)
         }
         var texts: [Int64: String] = [:]
@@ -52,7 +57,10 @@ extension Database {
         }
         let total = rows.count
         let report = { (done: Int) in
-            plan.progress?(ReembeddingProgress(collection: layout.name, field: plan.vectorField, completed: done, total: total))
+            plan.progress?(
+                ReembeddingProgress(
+                    collection: layout.name, field: plan.vectorField, completed: done, total: total)
+            )
         }
         report(vectors.count)
         let dimension = plan.embedder.dimension
@@ -61,10 +69,13 @@ extension Database {
             let batch = pending[start..<min(start + plan.batchSize, pending.count)]
             let embedded = try await plan.embedder.embed(batch.map(\.1))
             guard embedded.count == batch.count else {
-                throw TroveError.invalidConfiguration("the embedder returned \(embedded.count) vectors for \(batch.count) texts")
+                throw TroveError.invalidConfiguration(
+                    "the embedder returned \(embedded.count) vectors for \(batch.count) texts")
             }
             for ((rid, _), vector) in zip(batch, embedded) {
-                guard vector.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: vector.count) }
+                guard vector.count == dimension else {
+                    throw TroveError.dimensionMismatch(expected: dimension, actual: vector.count)
+                }
                 vectors[rid] = vector
             }
             start += batch.count

@@ -57,29 +57,44 @@ extension DocumentSchema {
                 throw StepRefusal(reason: "\(collection) already has a field \(field.name)")
             }
             next.fields.append(field)
-            let literalIsAllowed = try field.defaultValue.map {
-                !DocumentLayout.literal(try FieldCodec.bind($0, for: field)).hasPrefix("(")
-            } ?? true
+            let literalIsAllowed =
+                try field.defaultValue.map {
+                    !DocumentLayout.literal(try FieldCodec.bind($0, for: field)).hasPrefix("(")
+                } ?? true
             // ALTER TABLE ADD COLUMN takes no UNIQUE, no NOT NULL without a default and no
             // parenthesised default (SQLite's rules). (Values to move out of `_extra` turn it
             // into a rebuild too; whether there are any is a question for the file.)
             if !field.isUnique, field.isOptional || field.defaultValue != nil, literalIsAllowed {
                 change = .addColumn(field)
             } else {
-                change = .rebuild(copyingAll(next, except: field.name, with: allowsUndeclaredFields ? .fromExtra : .fill))
+                change = .rebuild(
+                    copyingAll(
+                        next, except: field.name, with: allowsUndeclaredFields ? .fromExtra : .fill)
+                )
             }
 
         case .renameField(let old, let new):
-            guard self.field(old) != nil else { throw TroveError.unknownField(field: old, known: fields.map(\.name)) }
+            guard self.field(old) != nil else {
+                throw TroveError.unknownField(field: old, known: fields.map(\.name))
+            }
             try DocumentSchema.validate(fieldName: new)
-            guard self.field(new) == nil else { throw StepRefusal(reason: "\(collection) already has a field \(new)") }
+            guard self.field(new) == nil else {
+                throw StepRefusal(reason: "\(collection) already has a field \(new)")
+            }
             next.fields = fields.map { $0.name == old ? $0.renamed(new) : $0 }
-            next.indexes = indexes.map { IndexDefinition($0.keys.map { $0.name == old ? Field(new, path: $0.path) : $0 }, unique: $0.isUnique) }
+            next.indexes = indexes.map {
+                IndexDefinition(
+                    $0.keys.map { $0.name == old ? Field(new, path: $0.path) : $0 },
+                    unique: $0.isUnique)
+            }
             if var fullText {
                 fullText.fields = fullText.fields.map { $0 == old ? new : $0 }
                 next.fullText = fullText
             }
-            if let kind = vectorIndexes[old] { next.vectorIndexes[old] = nil; next.vectorIndexes[new] = kind }
+            if let kind = vectorIndexes[old] {
+                next.vectorIndexes[old] = nil
+                next.vectorIndexes[new] = kind
+            }
             next.embeddingSources = [:]
             for (vector, var source) in embeddingSources {
                 if source.textField == old { source.textField = new }
@@ -88,35 +103,55 @@ extension DocumentSchema {
             change = .renameColumn(from: old, to: new)
 
         case .removeField(let name):
-            guard field(name) != nil else { throw TroveError.unknownField(field: name, known: fields.map(\.name)) }
+            guard field(name) != nil else {
+                throw TroveError.unknownField(field: name, known: fields.map(\.name))
+            }
             if let index = indexes.first(where: { $0.keys.contains { $0.name == name } }) {
-                throw MigrationError.fieldInUse(collection: collection, field: name, usedBy: "the index on \(index.keys.map(\.description).joined(separator: ", "))")
+                throw MigrationError.fieldInUse(
+                    collection: collection, field: name,
+                    usedBy: "the index on \(index.keys.map(\.description).joined(separator: ", "))")
             }
             if fullText?.fields.contains(name) == true {
-                throw MigrationError.fieldInUse(collection: collection, field: name, usedBy: "the full-text index")
+                throw MigrationError.fieldInUse(
+                    collection: collection, field: name, usedBy: "the full-text index")
             }
             if let (vector, _) = embeddingSources.first(where: { $0.value.textField == name }) {
-                throw MigrationError.fieldInUse(collection: collection, field: name, usedBy: "the embedding source of \(vector)")
+                throw MigrationError.fieldInUse(
+                    collection: collection, field: name, usedBy: "the embedding source of \(vector)"
+                )
             }
             let unique = field(name)!.isUnique
             next.fields.removeAll { $0.name == name }
             next.vectorIndexes[name] = nil
             next.embeddingSources[name] = nil
             // SQLite cannot drop a UNIQUE column.
-            change = unique ? .rebuild(copyingAll(next)) : .dropColumn(name, otherwise: copyingAll(next))
+            change =
+                unique ? .rebuild(copyingAll(next)) : .dropColumn(name, otherwise: copyingAll(next))
 
         case .changeField(let name, let definition, let transform):
-            guard let old = field(name) else { throw TroveError.unknownField(field: name, known: fields.map(\.name)) }
+            guard let old = field(name) else {
+                throw TroveError.unknownField(field: name, known: fields.map(\.name))
+            }
             guard definition.name == name else {
-                throw StepRefusal(reason: "changeField keeps the name (\(name), not \(definition.name)); rename in its own step")
+                throw StepRefusal(
+                    reason:
+                        "changeField keeps the name (\(name), not \(definition.name)); rename in its own step"
+                )
             }
             next.fields = fields.map { $0.name == name ? definition : $0 }
-            if definition.type.vectorDimension == nil { next.vectorIndexes[name] = nil; next.embeddingSources[name] = nil }
-            change = .rebuild(copyingAll(next, except: name, with: .convert(old: old, transform: transform)))
+            if definition.type.vectorDimension == nil {
+                next.vectorIndexes[name] = nil
+                next.embeddingSources[name] = nil
+            }
+            change = .rebuild(
+                copyingAll(next, except: name, with: .convert(old: old, transform: transform)))
 
         case .addIndex(let index):
-            guard !indexes.contains(index), !(index.keys.count == 1 && index.keys[0].path == nil
-                && field(index.keys[0].name).map { $0.isIndexed && !index.isUnique || $0.isUnique } == true)
+            guard !indexes.contains(index),
+                !(index.keys.count == 1 && index.keys[0].path == nil
+                    && field(index.keys[0].name).map {
+                        $0.isIndexed && !index.isUnique || $0.isUnique
+                    } == true)
             else { throw StepRefusal(reason: "\(collection) already has that index") }
             next.indexes.append(index)
             change = .none
@@ -129,12 +164,17 @@ extension DocumentSchema {
             {
                 next.fields = fields.map { $0.name == field.name ? $0.indexed(false) : $0 }
             } else {
-                throw StepRefusal(reason: "\(collection) has no such index (a unique field's constraint changes with changeField)")
+                throw StepRefusal(
+                    reason:
+                        "\(collection) has no such index (a unique field's constraint changes with changeField)"
+                )
             }
             change = .none
 
         case .setFullText(let definition):
-            guard definition != nil || fullText != nil else { throw StepRefusal(reason: "\(collection) has no full-text index") }
+            guard definition != nil || fullText != nil else {
+                throw StepRefusal(reason: "\(collection) has no full-text index")
+            }
             next.fullText = definition
             change = .none
 
@@ -151,9 +191,15 @@ extension DocumentSchema {
     }
 
     /// Every field of `schema` copied from the old column of the same name, except `name`.
-    func copyingAll(_ schema: DocumentSchema, except name: String? = nil, with source: ColumnSource = .fill) -> [String: ColumnSource] {
+    func copyingAll(
+        _ schema: DocumentSchema, except name: String? = nil, with source: ColumnSource = .fill
+    ) -> [String:
+        ColumnSource]
+    {
         var sources: [String: ColumnSource] = [:]
-        for field in schema.fields { sources[field.name] = field.name == name ? source : .copy(field.name) }
+        for field in schema.fields {
+            sources[field.name] = field.name == name ? source : .copy(field.name)
+        }
         return sources
     }
 }

@@ -76,9 +76,12 @@ public struct MigrationStage: Sendable {
     ///   - renamed: per collection, old field name to new.
     /// - Returns: the stage.
     public static func lightweight(
-        fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type, renamed: [String: [String: String]] = [:]
+        fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type,
+        renamed: [String: [String: String]] = [:]
     ) -> MigrationStage {
-        MigrationStage(from: fromVersion, to: toVersion, renamed: renamed, willMigrate: nil, steps: [], didMigrate: nil)
+        MigrationStage(
+            from: fromVersion, to: toVersion, renamed: renamed, willMigrate: nil, steps: [],
+            didMigrate: nil)
     }
 
     /// The lightweight migration with custom work around it, in the same transaction:
@@ -105,11 +108,15 @@ public struct MigrationStage: Sendable {
     ///   - didMigrate: work on the new version's models, after it.
     /// - Returns: the stage.
     public static func custom(
-        fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type, renamed: [String: [String: String]] = [:],
+        fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type,
+        renamed: [String: [String: String]] = [:],
         willMigrate: (@Sendable (ModelContext) throws -> Void)?, steps: [MigrationStep] = [],
         didMigrate: (@Sendable (ModelContext) throws -> Void)?
     ) -> MigrationStage {
-        MigrationStage(from: fromVersion, to: toVersion, renamed: renamed, willMigrate: willMigrate, steps: steps, didMigrate: didMigrate)
+        MigrationStage(
+            from: fromVersion, to: toVersion, renamed: renamed, willMigrate: willMigrate,
+            steps: steps,
+            didMigrate: didMigrate)
     }
 }
 
@@ -130,15 +137,24 @@ extension Migrator {
         let versions = Plan.schemas
         let names = versions.map { $0.versionIdentifier.description }
         guard Set(names).count == names.count, !names.isEmpty else {
-            throw MigrationError.invalidStep(migration: "\(Plan.self)", reason: "versions need distinct names (\(names.joined(separator: ", ")))")
+            throw MigrationError.invalidStep(
+                migration: "\(Plan.self)",
+                reason: "versions need distinct names (\(names.joined(separator: ", ")))")
         }
         var stages: [String: MigrationStage] = [:]
         for stage in Plan.stages {
-            let (fromName, toName) = (stage.from.versionIdentifier.description, stage.to.versionIdentifier.description)
-            guard let from = names.firstIndex(of: fromName), from + 1 < names.count, names[from + 1] == toName,
+            let (fromName, toName) = (
+                stage.from.versionIdentifier.description, stage.to.versionIdentifier.description
+            )
+            guard let from = names.firstIndex(of: fromName), from + 1 < names.count,
+                names[from + 1] == toName,
                 stages[toName] == nil
             else {
-                throw MigrationError.invalidStep(migration: "\(Plan.self)", reason: "the stage from \(fromName) to \(toName) does not join consecutive versions (or repeats one)")
+                throw MigrationError.invalidStep(
+                    migration: "\(Plan.self)",
+                    reason:
+                        "the stage from \(fromName) to \(toName) does not join consecutive versions (or repeats one)"
+                )
             }
             stages[toName] = stage
         }
@@ -149,21 +165,32 @@ extension Migrator {
             var steps: [MigrationStep] = []
             if let stage, let willMigrate = stage.willMigrate {
                 let models = stage.from.models
-                steps.append(.custom { migration in try willMigrate(ModelContext(migration: migration, models: models)) })
+                steps.append(
+                    .custom { migration in
+                        try willMigrate(ModelContext(migration: migration, models: models))
+                    })
             }
             steps += stage?.steps ?? []
             for (name, schema) in schemas {
                 // Renames the stage names, then those the models declare (`originalName`).
-                let declared = version.models.first { $0.collectionName == name }?.declaredOptions.originalNames ?? [:]
-                let renamed = (stage?.renamed[name] ?? [:]).merging(declared) { stated, _ in stated }
+                let declared =
+                    version.models.first { $0.collectionName == name }?.declaredOptions
+                    .originalNames ?? [:]
+                let renamed = (stage?.renamed[name] ?? [:]).merging(declared) { stated, _ in stated
+                }
                 steps.append(.lightweight(name, to: schema, renamed: renamed))
             }
             let kept = Set(schemas.map(\.name))
             // Children before parents, so no dropped collection is still referenced.
-            for name in previous.reversed() where !kept.contains(name) { steps.append(.dropCollection(name)) }
+            for name in previous.reversed() where !kept.contains(name) {
+                steps.append(.dropCollection(name))
+            }
             if let stage, let didMigrate = stage.didMigrate {
                 let models = version.models
-                steps.append(.custom { migration in try didMigrate(ModelContext(migration: migration, models: models)) })
+                steps.append(
+                    .custom { migration in
+                        try didMigrate(ModelContext(migration: migration, models: models))
+                    })
             }
             registerMigration(version.versionIdentifier.description, steps: steps)
             previous = schemas.map(\.name)
@@ -172,8 +199,12 @@ extension Migrator {
 
     /// Each model's collection name and document schema, referenced collections before those
     /// that reference them.
-    static func collectionSchemas(of models: [any PersistentModel.Type]) throws -> [(name: String, schema: DocumentSchema)] {
-        func schema<M: PersistentModel>(_ type: M.Type) throws -> (name: String, schema: DocumentSchema) {
+    static func collectionSchemas(of models: [any PersistentModel.Type]) throws -> [(
+        name: String, schema: DocumentSchema
+    )] {
+        func schema<M: PersistentModel>(_ type: M.Type) throws -> (
+            name: String, schema: DocumentSchema
+        ) {
             (M.collectionName, try ModelSchema<M>.shared().documentSchema)
         }
         var pending = try models.map { try schema($0) }
@@ -181,12 +212,14 @@ extension Migrator {
         var ordered: [(name: String, schema: DocumentSchema)] = []
         while !pending.isEmpty {
             let placed = Set(ordered.map(\.name))
-            let ready = pending.firstIndex { entry in
-                entry.schema.referenceFields.allSatisfy { field in
-                    let target = field.reference!.collection
-                    return target == entry.name || placed.contains(target) || !names.contains(target)
-                }
-            } ?? 0  // a cycle: keep the declared order and let the references report it
+            let ready =
+                pending.firstIndex { entry in
+                    entry.schema.referenceFields.allSatisfy { field in
+                        let target = field.reference!.collection
+                        return target == entry.name || placed.contains(target)
+                            || !names.contains(target)
+                    }
+                } ?? 0  // a cycle: keep the declared order and let the references report it
             ordered.append(pending.remove(at: ready))
         }
         return ordered

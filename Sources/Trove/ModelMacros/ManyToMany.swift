@@ -31,31 +31,43 @@ extension _ModelCoding {
     }
 
     /// The side whose inverse the other side names (`@Relationship var songs: [Song]`).
-    public static func resolved<V: _ToManyValue, M: _ReferenceModel>(_ value: V, name: String, of model: M) -> V? {
+    public static func resolved<V: _ToManyValue, M: _ReferenceModel>(
+        _ value: V, name: String, of model: M
+    ) -> V? {
         resolvedLinks(value, name: name, of: model)
     }
 
-    private static func resolvedLinks<V: _ToManyValue, M: _ReferenceModel>(_ value: V, name: String, of model: M) -> V? {
+    private static func resolvedLinks<V: _ToManyValue, M: _ReferenceModel>(
+        _ value: V, name: String, of model: M
+    ) -> V? {
         let backing = model._$backing
-        guard backing.isFromRow, !backing.loaded.contains(name), let context = backing.context else { return nil }
+        guard backing.isFromRow, !backing.loaded.contains(name), let context = backing.context
+        else { return nil }
         backing.loaded.insert(name)
-        guard let relationship = M._$relationships.first(where: { $0.name == name }) else { return nil }
+        guard let relationship = M._$relationships.first(where: { $0.name == name }) else {
+            return nil
+        }
         return V(_models: context.store.linked(V.Element.self, relationship, of: model))
     }
 
     /// After `model.name` changed: each added model holds `model` in its inverse array (and
     /// joins the context), each removed one no longer does; the change is saved as links.
     public static func didSet<V: _ToManyValue, W: _ToManyValue, M: _ReferenceModel>(
-        name: String, from oldValue: V, to newValue: V, inverse: ReferenceWritableKeyPath<V.Element, W>, of model: M
+        name: String, from oldValue: V, to newValue: V,
+        inverse: ReferenceWritableKeyPath<V.Element, W>, of model: M
     ) where W.Element == M {
         linksSet(name: name, from: oldValue, to: newValue, of: model)
     }
 
-    public static func didSet<V: _ToManyValue, M: _ReferenceModel>(name: String, from oldValue: V, to newValue: V, of model: M) {
+    public static func didSet<V: _ToManyValue, M: _ReferenceModel>(
+        name: String, from oldValue: V, to newValue: V, of model: M
+    ) {
         linksSet(name: name, from: oldValue, to: newValue, of: model)
     }
 
-    private static func linksSet<V: _ToManyValue, M: _ReferenceModel>(name: String, from oldValue: V, to newValue: V, of model: M) {
+    private static func linksSet<V: _ToManyValue, M: _ReferenceModel>(
+        name: String, from oldValue: V, to newValue: V, of model: M
+    ) {
         model._$backing.loaded.insert(name)
         let context = model._$backing.context
         context?.store.linksChanged(model)
@@ -67,7 +79,9 @@ extension _ModelCoding {
             context?.store.insertRelated(other)
             inverse?.add(model, other)
         }
-        for other in old where !kept.contains(ObjectIdentifier(other)) { inverse?.remove(model, other) }
+        for other in old where !kept.contains(ObjectIdentifier(other)) {
+            inverse?.remove(model, other)
+        }
     }
 }
 
@@ -91,7 +105,8 @@ struct ManyToManyAccess: @unchecked Sendable {
     let name: String
 
     init<P: _ReferenceModel, V: _ToManyValue>(
-        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, other: @escaping () -> _RelationshipMetadata?
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String,
+        other: @escaping () -> _RelationshipMetadata?
     ) {
         self.name = name
         self.other = other
@@ -100,7 +115,8 @@ struct ManyToManyAccess: @unchecked Sendable {
         isKnown = { _RelationshipMetadata.knows(unsafeDowncast($0, to: P.self), name) }
         ids = { unsafeDowncast($0, to: P.self)[keyPath: toMany]._models.map(\.id.documentID) }
         set = { model, others in
-            unsafeDowncast(model, to: P.self)[keyPath: toMany] = V(_models: others.map { unsafeDowncast($0, to: V.Element.self) })
+            unsafeDowncast(model, to: P.self)[keyPath: toMany] = V(
+                _models: others.map { unsafeDowncast($0, to: V.Element.self) })
         }
     }
 

@@ -12,34 +12,40 @@ public enum _ModelCoding {
 
     @inlinable
     public static func decode<Root, V: Decodable, K>(
-        _ keyPath: KeyPath<Root, V>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+        _ keyPath: KeyPath<Root, V>, forKey key: K, from container: KeyedDecodingContainer<K>,
+        references: inout _PendingReferences
     ) throws -> V {
         try container.decode(V.self, forKey: key)
     }
 
     @inlinable
     public static func decode<Root, V: Decodable, K>(
-        _ keyPath: KeyPath<Root, V?>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+        _ keyPath: KeyPath<Root, V?>, forKey key: K, from container: KeyedDecodingContainer<K>,
+        references: inout _PendingReferences
     ) throws -> V? {
         try container.decodeIfPresent(V.self, forKey: key)
     }
 
     @inlinable
     public static func encode<V: Encodable, K>(
-        _ value: V, forKey key: K, to container: inout KeyedEncodingContainer<K>, backing: _ModelBacking
+        _ value: V, forKey key: K, to container: inout KeyedEncodingContainer<K>,
+        backing: _ModelBacking
     ) throws {
         try container.encode(value, forKey: key)
     }
 
     @inlinable
     public static func encode<V: Encodable, K>(
-        _ value: V?, forKey key: K, to container: inout KeyedEncodingContainer<K>, backing: _ModelBacking
+        _ value: V?, forKey key: K, to container: inout KeyedEncodingContainer<K>,
+        backing: _ModelBacking
     ) throws {
         try container.encodeIfPresent(value, forKey: key)
     }
 
     @inlinable
-    public static func describe<Root, V>(_ keyPath: KeyPath<Root, V>, in options: inout ModelOptions) {}
+    public static func describe<Root, V>(
+        _ keyPath: KeyPath<Root, V>, in options: inout ModelOptions
+    ) {}
 
     @inlinable
     public static func resolved<V, M>(_ value: V, name: String, of model: M) -> V? { nil }
@@ -54,59 +60,82 @@ public enum _ModelCoding {
     public static func loadedExternal<V, M>(_ value: V, name: String, of model: M) -> V? { nil }
 
     /// The value a fetch left out, read on first access (one query), or nil when it is here.
-    public static func loadedExternal<V, M: _ReferenceModel>(_ value: V?, name: String, of model: M) -> V?? {
+    public static func loadedExternal<V, M: _ReferenceModel>(_ value: V?, name: String, of model: M)
+        -> V??
+    {
         let backing = model._$backing
-        guard backing.unloaded.remove(name) != nil, let context = backing.context else { return nil }
+        guard backing.unloaded.remove(name) != nil, let context = backing.context else {
+            return nil
+        }
         return .some(context.store.loadExternal(M.self, name: name, as: V.self, of: model))
     }
 
     // MARK: To-one relationships
 
     public static func decode<Root, T: _ReferenceModel, K>(
-        _ keyPath: KeyPath<Root, T?>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+        _ keyPath: KeyPath<Root, T?>, forKey key: K, from container: KeyedDecodingContainer<K>,
+        references: inout _PendingReferences
     ) throws -> T? {
-        if let id = try container.decodeIfPresent(T.ID.self, forKey: key) { references.ids[key.stringValue] = id.documentID }
+        if let id = try container.decodeIfPresent(T.ID.self, forKey: key) {
+            references.ids[key.stringValue] = id.documentID
+        }
         return nil
     }
 
     public static func encode<T: _ReferenceModel, K>(
-        _ value: T?, forKey key: K, to container: inout KeyedEncodingContainer<K>, backing: _ModelBacking
+        _ value: T?, forKey key: K, to container: inout KeyedEncodingContainer<K>,
+        backing: _ModelBacking
     ) throws {
         if let value {
             try container.encode(value.id, forKey: key)
-        } else if let pending = backing.pending.ids[key.stringValue], let id = T.ID(documentID: pending) {
+        } else if let pending = backing.pending.ids[key.stringValue],
+            let id = T.ID(documentID: pending)
+        {
             try container.encode(id, forKey: key)
         }
     }
 
     /// The reference's column: a foreign key to `T`'s collection with the delete rule the other
     /// side declares (SwiftData puts it on the to-many side); `.noAction` keeps a plain column.
-    public static func describe<Root: _ReferenceModel, T: _ReferenceModel>(_ keyPath: KeyPath<Root, T?>, in options: inout ModelOptions) {
+    public static func describe<Root: _ReferenceModel, T: _ReferenceModel>(
+        _ keyPath: KeyPath<Root, T?>, in options: inout ModelOptions
+    ) {
         let rule = T._$relationships.first { $0.inverse == keyPath }?.deleteRule ?? .nullify
-        let stored: DeleteRule? = switch rule {
-        case .cascade: .cascade
-        case .deny: .deny
-        case .nullify: .nullify
-        case .noAction: nil
-        }
+        let stored: DeleteRule? =
+            switch rule {
+            case .cascade: .cascade
+            case .deny: .deny
+            case .nullify: .nullify
+            case .noAction: nil
+            }
         if let stored { options = options.reference(keyPath, T.self, stored) }
     }
 
     /// The model a row's reference names, resolved through the context on first access.
-    public static func resolved<T: _ReferenceModel, M: _ReferenceModel>(_ value: T?, name: String, of model: M) -> T?? {
+    public static func resolved<T: _ReferenceModel, M: _ReferenceModel>(
+        _ value: T?, name: String, of model: M
+    ) -> T?? {
         let backing = model._$backing
-        guard value == nil, let id = backing.pending.ids[name], let context = backing.context else { return nil }
+        guard value == nil, let id = backing.pending.ids[name], let context = backing.context else {
+            return nil
+        }
         backing.pending.ids[name] = nil
         return .some(context.store.resolve(T.self, id: id))
     }
 
     /// After `model.name` changed: the pending reference is gone, the new model joins the
     /// context, and the inverse to-many relationships of both models are kept in step.
-    public static func didSet<T: _ReferenceModel, M: _ReferenceModel>(name: String, from oldValue: T?, to newValue: T?, of model: M) {
+    public static func didSet<T: _ReferenceModel, M: _ReferenceModel>(
+        name: String, from oldValue: T?, to newValue: T?, of model: M
+    ) {
         model._$backing.pending.ids[name] = nil
         guard oldValue !== newValue else { return }
-        if let newValue, let context = model._$backing.context { context.store.insertRelated(newValue) }
-        guard let keyPath = M._$properties.first(where: { $0.name == name })?.keyPath else { return }
+        if let newValue, let context = model._$backing.context {
+            context.store.insertRelated(newValue)
+        }
+        guard let keyPath = M._$properties.first(where: { $0.name == name })?.keyPath else {
+            return
+        }
         for relationship in T._$relationships where relationship.inverse == keyPath {
             if let oldValue { relationship.remove(model, oldValue) }
             if let newValue { relationship.add(model, newValue) }
@@ -120,7 +149,8 @@ public enum _ModelCoding {
         _ value: [C], name: String, inverse: ReferenceWritableKeyPath<C, M?>, of model: M
     ) -> [C]? {
         let backing = model._$backing
-        guard backing.isFromRow, !backing.loaded.contains(name), let context = backing.context else { return nil }
+        guard backing.isFromRow, !backing.loaded.contains(name), let context = backing.context
+        else { return nil }
         backing.loaded.insert(name)
         return context.store.children(C.self, inverse: inverse, of: model)
     }
@@ -134,7 +164,8 @@ public enum _ModelCoding {
     /// After `model.name` changed: each added child references `model` (and joins the
     /// context), each removed one references nothing.
     public static func didSet<C: _ReferenceModel, M: _ReferenceModel>(
-        name: String, from oldValue: [C], to newValue: [C], inverse: ReferenceWritableKeyPath<C, M?>, of model: M
+        name: String, from oldValue: [C], to newValue: [C],
+        inverse: ReferenceWritableKeyPath<C, M?>, of model: M
     ) {
         model._$backing.loaded.insert(name)
         let kept = Set(newValue.map(ObjectIdentifier.init))
@@ -143,13 +174,15 @@ public enum _ModelCoding {
             if child[keyPath: inverse] !== model { child[keyPath: inverse] = model }
             if let context = model._$backing.context { context.store.insertRelated(child) }
         }
-        for child in oldValue where !kept.contains(ObjectIdentifier(child)) && child[keyPath: inverse] === model {
+        for child in oldValue
+        where !kept.contains(ObjectIdentifier(child)) && child[keyPath: inverse] === model {
             child[keyPath: inverse] = nil
         }
     }
 
     public static func didSet<C: _ReferenceModel, M: _ReferenceModel>(
-        name: String, from oldValue: [C]?, to newValue: [C]?, inverse: ReferenceWritableKeyPath<C, M?>, of model: M
+        name: String, from oldValue: [C]?, to newValue: [C]?,
+        inverse: ReferenceWritableKeyPath<C, M?>, of model: M
     ) {
         didSet(name: name, from: oldValue ?? [], to: newValue ?? [], inverse: inverse, of: model)
     }
@@ -160,22 +193,33 @@ public enum _ModelCoding {
     /// nothing to hold.
     @available(*, unavailable, message: "a to-one relationship is optional: declare it as 'Other?'")
     public static func decode<Root, T: _ReferenceModel, K>(
-        _ keyPath: KeyPath<Root, T>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+        _ keyPath: KeyPath<Root, T>, forKey key: K, from container: KeyedDecodingContainer<K>,
+        references: inout _PendingReferences
     ) throws -> T {
         fatalError("unavailable")
     }
 
     /// An array of models without `@Relationship(inverse:)`.
-    @available(*, unavailable, message: "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse")
+    @available(
+        *, unavailable,
+        message:
+            "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse"
+    )
     public static func decode<Root, T: _ReferenceModel, K>(
-        _ keyPath: KeyPath<Root, [T]>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+        _ keyPath: KeyPath<Root, [T]>, forKey key: K, from container: KeyedDecodingContainer<K>,
+        references: inout _PendingReferences
     ) throws -> [T] {
         fatalError("unavailable")
     }
 
-    @available(*, unavailable, message: "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse")
+    @available(
+        *, unavailable,
+        message:
+            "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse"
+    )
     public static func decode<Root, T: _ReferenceModel, K>(
-        _ keyPath: KeyPath<Root, [T]?>, forKey key: K, from container: KeyedDecodingContainer<K>, references: inout _PendingReferences
+        _ keyPath: KeyPath<Root, [T]?>, forKey key: K, from container: KeyedDecodingContainer<K>,
+        references: inout _PendingReferences
     ) throws -> [T]? {
         fatalError("unavailable")
     }
@@ -205,33 +249,48 @@ public struct _RelationshipMetadata: @unchecked Sendable {
     let children: (_ parent: AnyObject) -> [AnyObject]
 
     public init<P: _ReferenceModel, C: _ReferenceModel>(
-        _ toMany: ReferenceWritableKeyPath<P, [C]>, name: String, inverse: ReferenceWritableKeyPath<C, P?>,
+        _ toMany: ReferenceWritableKeyPath<P, [C]>, name: String,
+        inverse: ReferenceWritableKeyPath<C, P?>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
-        (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (toMany, name, inverse, deleteRule, nil)
+        (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (
+            toMany, name, inverse, deleteRule, nil
+        )
         children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] }
         add = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
-            guard Self.knows(parent, name), !parent[keyPath: toMany].contains(where: { $0 === child }) else { return }
+            guard Self.knows(parent, name),
+                !parent[keyPath: toMany].contains(where: { $0 === child })
+            else { return }
             parent[keyPath: toMany].append(unsafeDowncast(child, to: C.self))
         }
         remove = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
-            guard Self.knows(parent, name), let index = parent[keyPath: toMany].firstIndex(where: { $0 === child }) else { return }
+            guard Self.knows(parent, name),
+                let index = parent[keyPath: toMany].firstIndex(where: { $0 === child })
+            else { return }
             parent[keyPath: toMany].remove(at: index)
         }
     }
 
     public init<P: _ReferenceModel, C: _ReferenceModel>(
-        _ toMany: ReferenceWritableKeyPath<P, [C]?>, name: String, inverse: ReferenceWritableKeyPath<C, P?>,
+        _ toMany: ReferenceWritableKeyPath<P, [C]?>, name: String,
+        inverse: ReferenceWritableKeyPath<C, P?>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
-        (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (toMany, name, inverse, deleteRule, nil)
+        (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (
+            toMany, name, inverse, deleteRule, nil
+        )
         children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] ?? [] }
         add = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
-            guard Self.knows(parent, name), !(parent[keyPath: toMany] ?? []).contains(where: { $0 === child }) else { return }
-            parent[keyPath: toMany] = (parent[keyPath: toMany] ?? []) + [unsafeDowncast(child, to: C.self)]
+            guard Self.knows(parent, name),
+                !(parent[keyPath: toMany] ?? []).contains(where: { $0 === child })
+            else {
+                return
+            }
+            parent[keyPath: toMany] =
+                (parent[keyPath: toMany] ?? []) + [unsafeDowncast(child, to: C.self)]
         }
         remove = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
@@ -246,7 +305,8 @@ public struct _RelationshipMetadata: @unchecked Sendable {
     /// A many-to-many relationship (an array on both sides), stored as links in the file's
     /// edge table (its join table), one link per pair. One side names the other as its inverse.
     public init<P: _ReferenceModel, V: _ToManyValue, W: _ToManyValue>(
-        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, inverse: ReferenceWritableKeyPath<V.Element, W>,
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String,
+        inverse: ReferenceWritableKeyPath<V.Element, W>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) where W.Element == P {
         self.init(toMany, name: name, inverse: inverse as AnyKeyPath, deleteRule: deleteRule) {
@@ -259,7 +319,8 @@ public struct _RelationshipMetadata: @unchecked Sendable {
     /// `@Relationship(inverse: \Playlist.songs) var playlists: [Playlist]`): naming it on both
     /// sides would make each side's declaration depend on the other's.
     public init<P: _ReferenceModel, V: _ToManyValue>(
-        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, deleteRule: RelationshipDeleteRule = .nullify
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String,
+        deleteRule: RelationshipDeleteRule = .nullify
     ) {
         self.init(toMany, name: name, inverse: nil, deleteRule: deleteRule) {
             V.Element._$relationships.first { $0.inverse == toMany && $0.manyToMany != nil }
@@ -267,15 +328,25 @@ public struct _RelationshipMetadata: @unchecked Sendable {
     }
 
     private init<P: _ReferenceModel, V: _ToManyValue>(
-        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, inverse: AnyKeyPath?, deleteRule: RelationshipDeleteRule,
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String, inverse: AnyKeyPath?,
+        deleteRule: RelationshipDeleteRule,
         other: @escaping () -> _RelationshipMetadata?
     ) {
-        (self.toMany, self.name, self.inverse, self.deleteRule) = (toMany, name, inverse, deleteRule)
+        (self.toMany, self.name, self.inverse, self.deleteRule) = (
+            toMany, name, inverse, deleteRule
+        )
         children = { model in unsafeDowncast(model, to: P.self)[keyPath: toMany]._models }
         add = { other, model in
             let model = unsafeDowncast(model, to: P.self)
-            guard Self.knows(model, name), !model[keyPath: toMany]._models.contains(where: { $0 === other }) else { return }
-            model[keyPath: toMany] = V(_models: model[keyPath: toMany]._models + [unsafeDowncast(other, to: V.Element.self)])
+            guard Self.knows(model, name),
+                !model[keyPath: toMany]._models.contains(where: { $0 === other })
+            else {
+                return
+            }
+            model[keyPath: toMany] = V(
+                _models: model[keyPath: toMany]._models + [
+                    unsafeDowncast(other, to: V.Element.self)
+                ])
         }
         remove = { other, model in
             let model = unsafeDowncast(model, to: P.self)

@@ -28,8 +28,11 @@ import Observation
 /// `String`, a `@Transient` property without a default value.
 @attached(
     member,
-    names: named(_$observationRegistrar), named(access), named(withMutation), named(_$backing), named(id),
-    named(CodingKeys), named(init(from:)), named(encode(to:)), named(_$properties), named(_$modelOptions), named(_$accessProperties),
+    names: named(_$observationRegistrar), named(access), named(withMutation), named(_$backing),
+    named(id),
+    named(CodingKeys), named(init(from:)), named(encode(to:)), named(_$properties),
+    named(_$modelOptions),
+    named(_$accessProperties),
     named(_$relationships)
 )
 @attached(memberAttribute)
@@ -45,19 +48,22 @@ public typealias _ModelUUID = Foundation.UUID
 /// Added by ``Model()`` to each stored property: observed storage. Not written by hand.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_))
-public macro _PersistedProperty() = #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
+public macro _PersistedProperty() =
+    #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
 
 /// Added by ``Model()`` to a to-many relationship: observed storage that loads the children on
 /// first access and keeps their references in step. Not written by hand.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_))
-public macro _PersistedProperty(inverse: AnyKeyPath) = #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
+public macro _PersistedProperty(inverse: AnyKeyPath) =
+    #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
 
 /// Added by ``Model()`` to an `@Attribute(.externalStorage)` property: observed storage that a
 /// fetch leaves out and the first access reads. Not written by hand.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_))
-public macro _PersistedProperty(externalStorage: Bool) = #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
+public macro _PersistedProperty(externalStorage: Bool) =
+    #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
 
 /// How a property of a ``Model()`` class is stored, as SwiftData's `@Attribute`.
 ///
@@ -72,7 +78,9 @@ public macro _PersistedProperty(externalStorage: Bool) = #externalMacro(module: 
 ///     migration renames the column instead of dropping it.
 ///   - hashModifier: accepted for SwiftData's sake; it changes nothing.
 @attached(peer)
-public macro Attribute(_ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil) =
+public macro Attribute(
+    _ options: AttributeOption..., originalName: String? = nil, hashModifier: String? = nil
+) =
     #externalMacro(module: "TroveMacros", type: "MarkerMacro")
 
 /// A relationship between ``Model()`` classes, as SwiftData's `@Relationship`. A to-one
@@ -109,8 +117,10 @@ public macro Attribute(_ options: AttributeOption..., originalName: String? = ni
 ///   - hashModifier: accepted for SwiftData's sake.
 @attached(peer)
 public macro Relationship(
-    _ options: RelationshipOption..., deleteRule: RelationshipDeleteRule = .nullify, minimumModelCount: Int? = 0,
-    maximumModelCount: Int? = 0, originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil
+    _ options: RelationshipOption..., deleteRule: RelationshipDeleteRule = .nullify,
+    minimumModelCount: Int? = 0,
+    maximumModelCount: Int? = 0, originalName: String? = nil, inverse: AnyKeyPath? = nil,
+    hashModifier: String? = nil
 ) = #externalMacro(module: "TroveMacros", type: "MarkerMacro")
 
 /// What deleting a model does to the models of one of its relationships, as SwiftData's
@@ -149,7 +159,8 @@ public macro Transient() = #externalMacro(module: "TroveMacros", type: "MarkerMa
 /// }
 /// ```
 @freestanding(declaration)
-public macro Index<T>(_ indices: [PartialKeyPath<T>]...) = #externalMacro(module: "TroveMacros", type: "SchemaListMacro")
+public macro Index<T>(_ indices: [PartialKeyPath<T>]...) =
+    #externalMacro(module: "TroveMacros", type: "SchemaListMacro")
 
 /// Uniqueness constraints on a ``Model()`` class's columns, as SwiftData's `#Unique`: each
 /// array is one constraint (several key paths: unique together).
@@ -161,7 +172,8 @@ public macro Index<T>(_ indices: [PartialKeyPath<T>]...) = #externalMacro(module
 /// }
 /// ```
 @freestanding(declaration)
-public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "TroveMacros", type: "SchemaListMacro")
+public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) =
+    #externalMacro(module: "TroveMacros", type: "SchemaListMacro")
 
 /// An option of ``Attribute(_:originalName:hashModifier:)``, as SwiftData's
 /// `Schema.Attribute.Option`.
@@ -196,7 +208,8 @@ public struct AttributeOption: Hashable, Sendable {
 /// }
 /// ```
 @attached(extension, conformances: _MemberwiseFields, names: named(_$fields))
-public macro MemberwiseCoding() = #externalMacro(module: "TroveMacros", type: "MemberwiseCodingMacro")
+public macro MemberwiseCoding() =
+    #externalMacro(module: "TroveMacros", type: "MemberwiseCodingMacro")
 
 /// A value model whose stored properties ``MemberwiseCoding()`` listed. Written by the macro.
 public protocol _MemberwiseFields {

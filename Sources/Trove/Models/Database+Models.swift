@@ -19,16 +19,21 @@ extension Database {
     ///   when the embedder's vectors do not fit the vector property,
     ///   ``TroveError/embeddingMismatch(collection:stored:requested:)`` when the collection's vectors
     ///   came from another embedding model (recorded the first time it is opened with one).
-    public func models<M: Model>(_ type: M.Type, embedder: (any Embedder)? = nil) throws -> ModelCollection<M> {
+    public func models<M: Model>(_ type: M.Type, embedder: (any Embedder)? = nil) throws
+        -> ModelCollection<M>
+    {
         let schema = try ModelSchema<M>.shared()
         if let embedder, let vector = schema.embeddedVector,
-            let dimension = schema.propertiesByName[vector]?.definition.type.vectorDimension, dimension != embedder.dimension
+            let dimension = schema.propertiesByName[vector]?.definition.type.vectorDimension,
+            dimension != embedder.dimension
         {
             throw TroveError.dimensionMismatch(expected: dimension, actual: embedder.dimension)
         }
         try openReferencedModels(of: M.self)
         let documents = try self.documents(M.collectionName, schema: schema.documentSchema)
-        if let embedder, schema.embeddedVector != nil { try recordEmbedder(embedder.manifest, for: M.collectionName) }
+        if let embedder, schema.embeddedVector != nil {
+            try recordEmbedder(embedder.manifest, for: M.collectionName)
+        }
         return ModelCollection(documents: documents, schema: schema, embedder: embedder)
     }
 
@@ -39,14 +44,23 @@ extension Database {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try connection.transaction(.immediate) {
-            if let stored = try connection.scalar("SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue {
-                let recorded = try JSONDecoder().decode(EmbeddingManifest.self, from: Data(stored.utf8))
+            if let stored = try connection.scalar(
+                "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?
+                .stringValue
+            {
+                let recorded = try JSONDecoder().decode(
+                    EmbeddingManifest.self, from: Data(stored.utf8))
                 guard recorded == manifest else {
-                    throw TroveError.embeddingMismatch(collection: name, stored: recorded, requested: manifest)
+                    throw TroveError.embeddingMismatch(
+                        collection: name, stored: recorded, requested: manifest)
                 }
             } else {
-                try connection.execute("INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
-                                       [.text(key), .text(String(decoding: try encoder.encode(manifest), as: UTF8.self))])
+                try connection.execute(
+                    "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
+                    [
+                        .text(key),
+                        .text(String(decoding: try encoder.encode(manifest), as: UTF8.self)),
+                    ])
             }
         }
     }
@@ -75,7 +89,8 @@ extension Transaction {
     static func check<M: Model>(_ store: DocumentStore, against schema: ModelSchema<M>) throws {
         let differences = store.schema.differences(from: schema.documentSchema)
         guard differences.isEmpty else {
-            throw TroveError.schemaMismatch(collection: store.name, details: differences.joined(separator: "; "))
+            throw TroveError.schemaMismatch(
+                collection: store.name, details: differences.joined(separator: "; "))
         }
     }
 }
@@ -109,21 +124,28 @@ public struct ModelReader<M: Model> {
     let schema: ModelSchema<M>
 
     /// The model with this id, or nil.
-    public func fetch(id: M.ID) throws -> M? { try reader.fetch(id: id.documentID).map(schema.decode) }
+    public func fetch(id: M.ID) throws -> M? {
+        try reader.fetch(id: id.documentID).map(schema.decode)
+    }
     /// The models a descriptor selects.
     public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) throws -> [M] {
         try rows(descriptor, wantsCursor: false).models
     }
     /// One page and the cursor for the next.
-    public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> { try rows(descriptor, wantsCursor: true) }
+    public func page(_ descriptor: FetchDescriptor<M>) throws -> ModelPage<M> {
+        try rows(descriptor, wantsCursor: true)
+    }
 
     private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) throws -> ModelPage<M> {
-        let (models, next) = try schema.fetch(descriptor.query(schema), in: reader.store, on: reader.connection, wantsCursor: wantsCursor)
+        let (models, next) = try schema.fetch(
+            descriptor.query(schema), in: reader.store, on: reader.connection,
+            wantsCursor: wantsCursor)
         return ModelPage(models: models, next: next)
     }
     /// How many models the predicate accepts (all when nil).
     public func count(where predicate: Predicate<M>? = nil) throws -> Int {
-        try reader.count(predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
+        try reader.count(
+            predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
     }
 }
 
@@ -162,7 +184,9 @@ public struct ModelWriter<M: Model> {
     private func write(_ models: [M], mode: WriteMode) throws -> [M.ID] {
         let store = writer.store
         var rows = try schema.rows(models, in: store)
-        return try writer.atomically { try schema.write(models, rows: &rows, mode: mode, to: store, on: writer.connection) }
+        return try writer.atomically {
+            try schema.write(models, rows: &rows, mode: mode, to: store, on: writer.connection)
+        }
     }
     /// Inserts or replaces one model. - Returns: its id.
     @discardableResult
@@ -172,8 +196,10 @@ public struct ModelWriter<M: Model> {
     public func upsert(_ models: [M]) throws -> [M.ID] { try save(models) }
     /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)``.
     public func update(_ model: M) throws {
-        try writer.store.update(row: schema.row(model, in: writer.store), id: model.id.documentID, ifVersion: nil,
-                                on: writer.connection) { try schema.encode(model) }
+        try writer.store.update(
+            row: schema.row(model, in: writer.store), id: model.id.documentID, ifVersion: nil,
+            on: writer.connection
+        ) { try schema.encode(model) }
     }
     /// Deletes by id. - Returns: whether it existed.
     @discardableResult
@@ -190,7 +216,11 @@ public struct ModelWriter<M: Model> {
     /// The model with this id, or nil (seeing this transaction's writes).
     public func fetch(id: M.ID) throws -> M? { try reader.fetch(id: id) }
     /// The models a descriptor selects.
-    public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) throws -> [M] { try reader.fetch(descriptor) }
+    public func fetch(_ descriptor: FetchDescriptor<M> = FetchDescriptor()) throws -> [M] {
+        try reader.fetch(descriptor)
+    }
     /// How many models the predicate accepts.
-    public func count(where predicate: Predicate<M>? = nil) throws -> Int { try reader.count(where: predicate) }
+    public func count(where predicate: Predicate<M>? = nil) throws -> Int {
+        try reader.count(where: predicate)
+    }
 }

@@ -54,8 +54,10 @@ public struct FetchDescriptor<M: PersistentModel>: Sendable {
     ///   - fetchLimit: the most models returned.
     ///   - fetchOffset: models skipped first.
     ///   - cursor: the page to continue after.
-    public init(predicate: Predicate<M>? = nil, sortBy: [SortDescriptor<M>] = [], fetchLimit: Int? = nil,
-                fetchOffset: Int? = nil, cursor: Cursor? = nil) {
+    public init(
+        predicate: Predicate<M>? = nil, sortBy: [SortDescriptor<M>] = [], fetchLimit: Int? = nil,
+        fetchOffset: Int? = nil, cursor: Cursor? = nil
+    ) {
         self.predicate = predicate
         self.sortBy = sortBy
         self.fetchLimit = fetchLimit
@@ -73,7 +75,8 @@ public struct FetchDescriptor<M: PersistentModel>: Sendable {
     public func query() throws -> Query { try query(ModelSchema<M>.shared()) }
 
     func query(_ schema: ModelSchema<M>) throws -> Query {
-        var query = Query(try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
+        var query = Query(
+            try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
         query.order = try sortBy.map { try Self.sortKey($0, schema) }
         query.limit = fetchLimit
         query.offset = fetchOffset ?? 0
@@ -81,9 +84,11 @@ public struct FetchDescriptor<M: PersistentModel>: Sendable {
         return query
     }
 
-    static func sortKey(_ descriptor: SortDescriptor<M>, _ schema: ModelSchema<M>) throws -> SortKey {
+    static func sortKey(_ descriptor: SortDescriptor<M>, _ schema: ModelSchema<M>) throws -> SortKey
+    {
         guard let keyPath = descriptor.keyPath else {
-            throw TroveError.unsupportedPredicate(node: "SortDescriptor", reason: "a sort without a key path cannot be run in SQL")
+            throw TroveError.unsupportedPredicate(
+                node: "SortDescriptor", reason: "a sort without a key path cannot be run in SQL")
         }
         let field = try schema.field(keyPath)
         // Swift orders nil before any value; SQLite's NULLS FIRST/LAST keeps that in both directions.

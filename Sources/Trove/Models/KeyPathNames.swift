@@ -25,17 +25,20 @@ enum KeyPathNames {
         let root = String(describing: type(of: keyPath).rootType)
         let prefix = "\\" + root
         guard printed.hasPrefix(prefix) else {
-            throw TroveError.unsupportedPredicate(node: printed, reason: "a key path Trove cannot read")
+            throw TroveError.unsupportedPredicate(
+                node: printed, reason: "a key path Trove cannot read")
         }
         var rest = printed.dropFirst(prefix.count)
         if rest.isEmpty { return [] }  // \Root.self
         guard rest.first == "." else {
-            throw TroveError.unsupportedPredicate(node: printed, reason: "a key path Trove cannot read")
+            throw TroveError.unsupportedPredicate(
+                node: printed, reason: "a key path Trove cannot read")
         }
         rest = rest.dropFirst()
         var names: [String] = []
         // `@Observable` makes a reference model's properties computed: the probe names them.
-        if rest.hasPrefix("<computed"), let (name, tail) = referenceProperty(keyPath, printed: rest) {
+        if rest.hasPrefix("<computed"), let (name, tail) = referenceProperty(keyPath, printed: rest)
+        {
             names.append(name)
             if tail.isEmpty { return names }
             rest = tail.dropFirst()
@@ -47,7 +50,10 @@ enum KeyPathNames {
                 name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
             else {
                 throw TroveError.unsupportedPredicate(
-                    node: printed, reason: "'\(raw)' is not a stored property (computed properties and subscripts have no column)")
+                    node: printed,
+                    reason:
+                        "'\(raw)' is not a stored property (computed properties and subscripts have no column)"
+                )
             }
             names.append(String(name))
         }
@@ -58,9 +64,13 @@ enum KeyPathNames {
 extension KeyPathNames {
     /// The property a reference model key path's first component names (read on the type's
     /// probes, ``ReferenceLayout``), and what is printed after that component.
-    fileprivate static func referenceProperty(_ keyPath: AnyKeyPath, printed: Substring) -> (String, Substring)? {
+    fileprivate static func referenceProperty(_ keyPath: AnyKeyPath, printed: Substring) -> (
+        String, Substring
+    )? {
         guard let root = type(of: keyPath).rootType as? any _ReferenceModel.Type else { return nil }
-        func name<R: _ReferenceModel>(_ type: R.Type) -> String? { try? ReferenceLayout<R>.shared().name(of: keyPath) }
+        func name<R: _ReferenceModel>(_ type: R.Type) -> String? {
+            try? ReferenceLayout<R>.shared().name(of: keyPath)
+        }
         guard let found = name(root) else { return nil }
         // The component ends at the `>` that closes `<computed`; its printed type may nest `<>`.
         var depth = 0

@@ -40,18 +40,29 @@ struct MemberwiseDecoding: Sendable {
 
     /// The plan for `M`, or nil when `M` keeps the Codable path.
     init?<M: PersistentModel>(_ type: M.Type, columns plan: ModelRowDecoder.Plan) {
-        guard !(M.self is AnyClass), let listed = M.self as? any _MemberwiseFields.Type else { return nil }
-        func stored<T: _MemberwiseFields>(_: T.Type) -> [(name: String, offset: Int?, type: Any.Type)] {
-            T._$fields.map { ($0.name, MemoryLayout<T>.offset(of: $0.keyPath), Swift.type(of: $0.keyPath).valueType) }
+        guard !(M.self is AnyClass), let listed = M.self as? any _MemberwiseFields.Type else {
+            return nil
+        }
+        func stored<T: _MemberwiseFields>(_: T.Type) -> [(
+            name: String, offset: Int?, type: Any.Type
+        )] {
+            T._$fields.map {
+                (
+                    $0.name, MemoryLayout<T>.offset(of: $0.keyPath),
+                    Swift.type(of: $0.keyPath).valueType
+                )
+            }
         }
         var fields: [Field] = []
         var names: [String] = []
         var covered = Set<String>()
         for (name, offset, type) in _openExistential(listed, do: stored) {
-            guard let offset, let column = plan.byProperty[name], let (kind, isOptional) = Self.kind(of: type, stored: column.type),
+            guard let offset, let column = plan.byProperty[name],
+                let (kind, isOptional) = Self.kind(of: type, stored: column.type),
                 covered.insert(name).inserted
             else { return nil }
-            fields.append(Field(offset: offset, column: column.index, kind: kind, isOptional: isOptional))
+            fields.append(
+                Field(offset: offset, column: column.index, kind: kind, isOptional: isOptional))
             names.append(name)
         }
         guard covered.count == plan.names.count else { return nil }
@@ -65,7 +76,8 @@ struct MemberwiseDecoding: Sendable {
     private static func kind(of type: Any.Type, stored: FieldType) -> (Kind, Bool)? {
         let kinds: [(Any.Type, Any.Type, Kind, FieldType?)] = [
             (String.self, String?.self, .string, .text), (Int.self, Int?.self, .int, .integer),
-            (Int64.self, Int64?.self, .int64, .integer), (Double.self, Double?.self, .double, .real),
+            (Int64.self, Int64?.self, .int64, .integer),
+            (Double.self, Double?.self, .double, .real),
             (Bool.self, Bool?.self, .bool, .bool), (Date.self, Date?.self, .date, .date),
             (UUID.self, UUID?.self, .uuid, .text), ([String].self, [String]?.self, .strings, .json),
         ]
@@ -83,7 +95,11 @@ struct MemberwiseDecoding: Sendable {
     /// Whether `M(from:)` leaves each property holding what the probe handed it, on two rounds
     /// of unique values (the second of large negative numbers) and one of empty values with
     /// every optional absent.
-    private static func storesWhatItIsHanded<M: PersistentModel>(_ type: M.Type, fields: [Field], names: [String]) -> Bool {
+    private static func storesWhatItIsHanded<M: PersistentModel>(
+        _ type: M.Type, fields: [Field], names: [String]
+    )
+        -> Bool
+    {
         for mode in [ModelProbe.Mode.unique(round: 0), .unique(round: 1), .empty] {
             let probe = ModelProbe(mode)
             guard let instance = try? M(from: probe) else { return false }
@@ -158,7 +174,9 @@ struct MemberwiseDecoding: Sendable {
         /// Room for the next model; ``commit()`` once it is written.
         mutating func next() -> UnsafeMutableRawPointer {
             if room == 0 {
-                guard let made = malloc(perChunk * stride) else { fatalError("out of memory for \(perChunk) models") }
+                guard let made = malloc(perChunk * stride) else {
+                    fatalError("out of memory for \(perChunk) models")
+                }
                 chunks.append(made)
                 (place, room) = (made, perChunk)
             }
@@ -180,7 +198,8 @@ struct MemberwiseDecoding: Sendable {
                 for (i, chunk) in chunks.enumerated() {
                     let models = Swift.min(perChunk, count - i * perChunk)
                     guard models > 0 else { break }
-                    (out + i * perChunk * stride).copyMemory(from: chunk, byteCount: models * stride)
+                    (out + i * perChunk * stride).copyMemory(
+                        from: chunk, byteCount: models * stride)
                 }
                 initialized = count
             }
@@ -200,7 +219,9 @@ struct MemberwiseDecoding: Sendable {
 
     /// Reads `field`'s column into the uninitialized property at `p`; false when the column is
     /// NULL for a required property or holds what the Codable path must judge.
-    private func write(_ field: Field, from statement: Statement, to p: UnsafeMutableRawPointer) -> Bool {
+    private func write(_ field: Field, from statement: Statement, to p: UnsafeMutableRawPointer)
+        -> Bool
+    {
         let i = field.column
         func put<T>(_ value: T?) -> Bool {
             if field.isOptional {
@@ -224,13 +245,16 @@ struct MemberwiseDecoding: Sendable {
         case .bool:
             return put(statement.isNull(at: i) ? nil : statement.int64(at: i) != 0)
         case .date:
-            return put(statement.isNull(at: i) ? nil : Date(timeIntervalSince1970: statement.double(at: i)))
+            return put(
+                statement.isNull(at: i) ? nil : Date(timeIntervalSince1970: statement.double(at: i))
+            )
         case .uuid:
             return put(statement.string(at: i).flatMap(UUID.init(uuidString:)))
         case .strings:
             return put(statement.bytes(at: i).flatMap { JSONStringArray.parse($0) { $0 } })
         case .floats(let dimension):
-            return put(statement.bytes(at: i).flatMap { VectorBlob.vector($0, dimension: dimension) })
+            return put(
+                statement.bytes(at: i).flatMap { VectorBlob.vector($0, dimension: dimension) })
         }
     }
 

@@ -35,7 +35,9 @@ struct MemberwiseEncoding: Sendable {
     let slots: ModelRowEncoder.Slots
 
     /// The plan for `M`, or nil when `M` keeps `encode(to:)`.
-    init?<M: PersistentModel>(_ type: M.Type, decoding: MemberwiseDecoding, slots: ModelRowEncoder.Slots) {
+    init?<M: PersistentModel>(
+        _ type: M.Type, decoding: MemberwiseDecoding, slots: ModelRowEncoder.Slots
+    ) {
         var fields: [Field] = []
         for (field, name) in zip(decoding.fields, decoding.names) {
             guard let slot = slots.byProperty[name] else {
@@ -44,8 +46,11 @@ struct MemberwiseEncoding: Sendable {
                 return nil
             }
             let plain = Self.plainType(field.kind)
-            fields.append(Field(offset: field.offset, slot: slot, kind: field.kind, isOptional: field.isOptional,
-                                isPlain: plain != nil && slots.plainTypes[slot] == plain))
+            fields.append(
+                Field(
+                    offset: field.offset, slot: slot, kind: field.kind,
+                    isOptional: field.isOptional,
+                    isPlain: plain != nil && slots.plainTypes[slot] == plain))
         }
         self.fields = fields
         self.slots = slots
@@ -72,7 +77,8 @@ struct MemberwiseEncoding: Sendable {
             guard var instance = try? M(from: ModelProbe(mode)) else { return false }
             fitVectors(&instance)
             guard let encoded = try? ModelRowEncoder.row(instance, slots: slots),
-                let read = try? withUnsafeBytes(of: instance, { try row(at: $0.baseAddress!, id: instance.id) }),
+                let read = try? withUnsafeBytes(
+                    of: instance, { try row(at: $0.baseAddress!, id: instance.id) }),
                 encoded == read
             else { return false }
         }

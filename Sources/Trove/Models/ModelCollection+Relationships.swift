@@ -13,26 +13,38 @@ public struct ModelPrefetch<M: Model>: Sendable {
     let resolve: @Sendable (ModelSchema<M>) throws -> Prefetch
 
     /// To-one: the model each fetched model's reference property names.
-    public static func referenced<ID: ModelID>(_ keyPath: KeyPath<M, ID>) -> ModelPrefetch { referenced(keyPath as AnyKeyPath) }
+    public static func referenced<ID: ModelID>(_ keyPath: KeyPath<M, ID>) -> ModelPrefetch {
+        referenced(keyPath as AnyKeyPath)
+    }
     /// To-one through an optional reference property.
-    public static func referenced<ID: ModelID>(_ keyPath: KeyPath<M, ID?>) -> ModelPrefetch { referenced(keyPath as AnyKeyPath) }
+    public static func referenced<ID: ModelID>(_ keyPath: KeyPath<M, ID?>) -> ModelPrefetch {
+        referenced(keyPath as AnyKeyPath)
+    }
 
     /// To-many, through the inverse: the `C` models whose reference property names a fetched model.
-    public static func referencing<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID>) -> ModelPrefetch {
+    public static func referencing<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID>)
+        -> ModelPrefetch
+    {
         referencing(child, keyPath as AnyKeyPath)
     }
     /// To-many through an optional reference property of `C`.
-    public static func referencing<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID?>) -> ModelPrefetch {
+    public static func referencing<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID?>)
+        -> ModelPrefetch
+    {
         referencing(child, keyPath as AnyKeyPath)
     }
 
     private static func referenced(_ keyPath: AnyKeyPath) -> ModelPrefetch {
         let names = Result { try KeyPathNames.components(keyPath) }
         let printed = "\(keyPath)"
-        return ModelPrefetch { schema in .referenced(try schema.field(names.get(), printed: printed).field.name) }
+        return ModelPrefetch { schema in
+            .referenced(try schema.field(names.get(), printed: printed).field.name)
+        }
     }
 
-    private static func referencing<C: Model>(_ child: C.Type, _ keyPath: AnyKeyPath) -> ModelPrefetch {
+    private static func referencing<C: Model>(_ child: C.Type, _ keyPath: AnyKeyPath)
+        -> ModelPrefetch
+    {
         let names = Result { try KeyPathNames.components(keyPath) }
         let printed = "\(keyPath)"
         return ModelPrefetch { _ in
@@ -58,34 +70,48 @@ public struct ModelFetchResult<M: Model>: Sendable {
 
     /// The `T` that `model`'s reference property names (prefetched with `.referenced(keyPath)`;
     /// asking for another is a bug and traps), or nil when it names none.
-    public func referenced<T: Model>(_ keyPath: KeyPath<M, T.ID>, of model: M, as type: T.Type) throws -> T? {
+    public func referenced<T: Model>(_ keyPath: KeyPath<M, T.ID>, of model: M, as type: T.Type)
+        throws -> T?
+    {
         try referenced(keyPath, id: model[keyPath: keyPath].documentID, as: type)
     }
 
     /// The `T` an optional reference property names, or nil.
-    public func referenced<T: Model>(_ keyPath: KeyPath<M, T.ID?>, of model: M, as type: T.Type) throws -> T? {
+    public func referenced<T: Model>(_ keyPath: KeyPath<M, T.ID?>, of model: M, as type: T.Type)
+        throws -> T?
+    {
         guard let id = model[keyPath: keyPath] else { return nil }
         return try referenced(keyPath, id: id.documentID, as: type)
     }
 
     /// The `C` models whose reference property names `model`, in id order (prefetched with
     /// `.referencing(C.self, via: keyPath)`).
-    public func referencing<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID>, of model: M) throws -> [C] {
+    public func referencing<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID>, of model: M)
+        throws -> [C]
+    {
         try referencing(type, keyPath, of: model)
     }
 
     /// The `C` models whose optional reference property names `model`.
-    public func referencing<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID?>, of model: M) throws -> [C] {
+    public func referencing<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID?>, of model: M)
+        throws -> [C]
+    {
         try referencing(type, keyPath, of: model)
     }
 
-    private func referenced<T: Model>(_ keyPath: AnyKeyPath, id: DocumentID, as type: T.Type) throws -> T? {
+    private func referenced<T: Model>(_ keyPath: AnyKeyPath, id: DocumentID, as type: T.Type) throws
+        -> T?
+    {
         let column = try schema.field(keyPath).field.name
-        guard let targets = related.referenced[column] else { preconditionFailure("\(keyPath) was not prefetched") }
+        guard let targets = related.referenced[column] else {
+            preconditionFailure("\(keyPath) was not prefetched")
+        }
         return try targets.byID[id].map(ModelSchema<T>.shared().decode)
     }
 
-    private func referencing<C: Model>(_ type: C.Type, _ keyPath: AnyKeyPath, of model: M) throws -> [C] {
+    private func referencing<C: Model>(_ type: C.Type, _ keyPath: AnyKeyPath, of model: M) throws
+        -> [C]
+    {
         let childSchema = try ModelSchema<C>.shared()
         let column = try childSchema.field(keyPath).field.name
         guard let groups = related.referencing[.referencing(C.collectionName, via: column)] else {
@@ -119,14 +145,16 @@ extension ModelCollection {
     ///   - descriptor: a predicate, the order within each group, and `fetchLimit` as a limit per
     ///     parent; `fetchOffset` and `cursor` are refused (``TroveError/invalidQuery(_:)``).
     public func children<ParentID: ModelID>(
-        of parents: [ParentID], via keyPath: KeyPath<M, ParentID>, _ descriptor: FetchDescriptor<M> = FetchDescriptor()
+        of parents: [ParentID], via keyPath: KeyPath<M, ParentID>,
+        _ descriptor: FetchDescriptor<M> = FetchDescriptor()
     ) async throws -> [ParentID: [M]] {
         try await children(of: parents, keyPath, descriptor)
     }
 
     /// The models whose optional reference property names one of `parents`, grouped by parent.
     public func children<ParentID: ModelID>(
-        of parents: [ParentID], via keyPath: KeyPath<M, ParentID?>, _ descriptor: FetchDescriptor<M> = FetchDescriptor()
+        of parents: [ParentID], via keyPath: KeyPath<M, ParentID?>,
+        _ descriptor: FetchDescriptor<M> = FetchDescriptor()
     ) async throws -> [ParentID: [M]] {
         try await children(of: parents, keyPath, descriptor)
     }
@@ -135,7 +163,8 @@ extension ModelCollection {
         of parents: [ParentID], _ keyPath: AnyKeyPath, _ descriptor: FetchDescriptor<M>
     ) async throws -> [ParentID: [M]] {
         let column = try schema.field(keyPath).field.name
-        let groups = try await documents.children(of: parents.map(\.documentID), via: column, descriptor.query(schema))
+        let groups = try await documents.children(
+            of: parents.map(\.documentID), via: column, descriptor.query(schema))
         return try schema.group(groups, as: ParentID.self)
     }
 
@@ -146,12 +175,15 @@ extension ModelCollection {
     /// let result = try await books.fetch(FetchDescriptor(), prefetching: [.referenced(\Book.authorID)])
     /// let author = try result.referenced(\.authorID, of: result.models[0], as: Author.self)
     /// ```
-    public func fetch(_ descriptor: FetchDescriptor<M>, prefetching prefetches: [ModelPrefetch<M>]) async throws
+    public func fetch(_ descriptor: FetchDescriptor<M>, prefetching prefetches: [ModelPrefetch<M>])
+        async throws
         -> ModelFetchResult<M>
     {
         let schema = self.schema
-        let related = try await documents.fetch(descriptor.query(schema), prefetching: prefetches.map { try $0.resolve(schema) })
-        return ModelFetchResult(models: try related.documents.map(schema.decode), related: related, schema: schema)
+        let related = try await documents.fetch(
+            descriptor.query(schema), prefetching: prefetches.map { try $0.resolve(schema) })
+        return ModelFetchResult(
+            models: try related.documents.map(schema.decode), related: related, schema: schema)
     }
 }
 
@@ -159,16 +191,21 @@ extension ModelReader {
     /// Models grouped by the parent their reference property names, on this snapshot; see
     /// ``ModelCollection/children(of:via:_:)-(_,KeyPath<M,ParentID>,_)``.
     public func children<ParentID: ModelID>(
-        of parents: [ParentID], via keyPath: KeyPath<M, ParentID>, _ descriptor: FetchDescriptor<M> = FetchDescriptor()
+        of parents: [ParentID], via keyPath: KeyPath<M, ParentID>,
+        _ descriptor: FetchDescriptor<M> = FetchDescriptor()
     ) throws -> [ParentID: [M]] {
         let column = try schema.field(keyPath).field.name
-        return try schema.group(reader.children(of: parents.map(\.documentID), via: column, descriptor.query(schema)), as: ParentID.self)
+        return try schema.group(
+            reader.children(of: parents.map(\.documentID), via: column, descriptor.query(schema)),
+            as: ParentID.self)
     }
 }
 
 extension ModelSchema {
     /// Documents grouped by parent id as models grouped by typed parent id.
-    func group<ParentID: ModelID>(_ groups: [DocumentID: [Document]], as type: ParentID.Type) throws -> [ParentID: [M]] {
+    func group<ParentID: ModelID>(_ groups: [DocumentID: [Document]], as type: ParentID.Type) throws
+        -> [ParentID: [M]]
+    {
         var out: [ParentID: [M]] = [:]
         for (id, documents) in groups {
             guard let parent = ParentID(documentID: id) else { continue }

@@ -40,7 +40,10 @@ extension ModelCollection {
         let row = try await rows([model])[0]
         let (store, schema) = (documents.store, self.schema)
         return try await database.writing { connection in
-            try store.update(row: row, id: model.id.documentID, ifVersion: version, on: connection) { try schema.encode(model) }
+            try store.update(row: row, id: model.id.documentID, ifVersion: version, on: connection)
+            {
+                try schema.encode(model)
+            }
         }
     }
 }

@@ -42,14 +42,18 @@ public struct ModelCollection<M: Model>: Sendable {
     ///
     /// - Returns: their ids, in order (new ones for models whose id is ``ModelID/unassigned``).
     @discardableResult
-    public func insert(_ models: [M]) async throws -> [M.ID] { try await write(models, mode: .insert) }
+    public func insert(_ models: [M]) async throws -> [M.ID] {
+        try await write(models, mode: .insert)
+    }
 
     /// Inserts models, replacing those whose id exists (an upsert); a model whose id is
     /// ``ModelID/unassigned`` is inserted under a new one.
     ///
     /// - Returns: their ids, in order.
     @discardableResult
-    public func save(_ models: [M]) async throws -> [M.ID] { try await write(models, mode: .upsert) }
+    public func save(_ models: [M]) async throws -> [M.ID] {
+        try await write(models, mode: .upsert)
+    }
 
     /// Inserts a model, or replaces the one with its id.
     ///
@@ -70,7 +74,10 @@ public struct ModelCollection<M: Model>: Sendable {
         let (store, schema) = (documents.store, self.schema)
         try await database.writing { connection in
             for (model, row) in zip(models, rows) {
-                try store.update(row: row, id: model.id.documentID, ifVersion: nil, on: connection) { try schema.encode(model) }
+                try store.update(row: row, id: model.id.documentID, ifVersion: nil, on: connection)
+                {
+                    try schema.encode(model)
+                }
             }
         }
     }
@@ -86,11 +93,15 @@ public struct ModelCollection<M: Model>: Sendable {
 
     /// Deletes the model with this id. - Returns: whether it existed.
     @discardableResult
-    public func delete(id: M.ID) async throws -> Bool { try await documents.delete(id: id.documentID) }
+    public func delete(id: M.ID) async throws -> Bool {
+        try await documents.delete(id: id.documentID)
+    }
 
     /// Deletes models by id. - Returns: how many existed.
     @discardableResult
-    public func delete(ids: [M.ID]) async throws -> Int { try await documents.delete(ids: ids.map(\.documentID)) }
+    public func delete(ids: [M.ID]) async throws -> Int {
+        try await documents.delete(ids: ids.map(\.documentID))
+    }
 
     /// Deletes every model the predicate accepts. - Returns: how many.
     @discardableResult
@@ -122,18 +133,22 @@ public struct ModelCollection<M: Model>: Sendable {
     }
 
     /// Runs the descriptor on a reader, decoding models straight from the rows.
-    private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) async throws -> ModelPage<M> {
+    private func rows(_ descriptor: FetchDescriptor<M>, wantsCursor: Bool) async throws
+        -> ModelPage<M>
+    {
         let query = try descriptor.query(schema)
         let (name, schema) = (documents.name, self.schema)
         return try await database.reading(transaction: false) { connection, lookup in
-            let (models, next) = try schema.fetch(query, in: lookup(name), on: connection, wantsCursor: wantsCursor)
+            let (models, next) = try schema.fetch(
+                query, in: lookup(name), on: connection, wantsCursor: wantsCursor)
             return ModelPage(models: models, next: next)
         }
     }
 
     /// How many models the predicate accepts (all when nil).
     public func count(where predicate: Predicate<M>? = nil) async throws -> Int {
-        try await documents.count(predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
+        try await documents.count(
+            predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
     }
 
     // MARK: Embedding
@@ -144,7 +159,8 @@ public struct ModelCollection<M: Model>: Sendable {
         let store = documents.store
         var rows = try schema.rows(models, in: store)
         guard let embedder, let text = schema.embeddedText, let vector = schema.embeddedVector,
-            let textSlot = schema.rowSlots.byProperty[text], let vectorSlot = schema.rowSlots.byProperty[vector]
+            let textSlot = schema.rowSlots.byProperty[text],
+            let vectorSlot = schema.rowSlots.byProperty[vector]
         else { return rows }
         let texts = rows.map { row -> String in
             if case .text(let s) = row[1 + textSlot] { return s }
@@ -152,7 +168,9 @@ public struct ModelCollection<M: Model>: Sendable {
         }
         let vectors = try await embedder.embed(texts)
         let definition = schema.rowSlots.definitions[vectorSlot]
-        for i in rows.indices { rows[i][1 + vectorSlot] = try FieldCodec.bind(.vector(vectors[i]), for: definition) }
+        for i in rows.indices {
+            rows[i][1 + vectorSlot] = try FieldCodec.bind(.vector(vectors[i]), for: definition)
+        }
         return rows
     }
 
@@ -160,7 +178,8 @@ public struct ModelCollection<M: Model>: Sendable {
     func encode(_ models: [M]) async throws -> [Document] {
         var documents = try models.map(schema.encode)
         guard let embedder, let text = schema.embeddedText, let vector = schema.embeddedVector,
-            let textColumn = schema.propertiesByName[text]?.column, let vectorColumn = schema.propertiesByName[vector]?.column
+            let textColumn = schema.propertiesByName[text]?.column,
+            let vectorColumn = schema.propertiesByName[vector]?.column
         else { return documents }
         let vectors = try await embedder.embed(documents.map { $0[textColumn]?.stringValue ?? "" })
         for i in documents.indices { documents[i][vectorColumn] = .vector(vectors[i]) }

@@ -30,10 +30,15 @@ extension ModelOptions {
         reference(keyPath as AnyKeyPath, target, onDelete)
     }
 
-    func reference<Target: PersistentModel>(_ keyPath: AnyKeyPath, _ target: Target.Type, _ rule: DeleteRule) -> ModelOptions {
+    func reference<Target: PersistentModel>(
+        _ keyPath: AnyKeyPath, _ target: Target.Type, _ rule: DeleteRule
+    )
+        -> ModelOptions
+    {
         with {
             guard let name = $0.topLevel(keyPath) else { return }
-            $0.references[name] = Reference(Target.collectionName, id: Target.ID.idKind, onDelete: rule)
+            $0.references[name] = Reference(
+                Target.collectionName, id: Target.ID.idKind, onDelete: rule)
             $0.referenceTargets[name] = target
         }
     }
@@ -47,7 +52,9 @@ extension Database {
         try openReferencedModels(of: type, visiting: &visiting)
     }
 
-    private func openReferencedModels<M: PersistentModel>(of type: M.Type, visiting: inout Set<String>) throws {
+    private func openReferencedModels<M: PersistentModel>(
+        of type: M.Type, visiting: inout Set<String>
+    ) throws {
         for target in M.declaredOptions.referenceTargets.values {
             try openModel(target, visiting: &visiting)
         }
@@ -56,7 +63,9 @@ extension Database {
     private func openModel<T: PersistentModel>(_ type: T.Type, visiting: inout Set<String>) throws {
         // Already open or stored, or on the path being opened (a cycle: its own creation reports it).
         guard visiting.insert(T.collectionName).inserted, documentStores[T.collectionName] == nil,
-            try DocumentStore.storedSchema(connection, key: DocumentLayout.metaKeyPrefix + T.collectionName, name: T.collectionName) == nil
+            try DocumentStore.storedSchema(
+                connection, key: DocumentLayout.metaKeyPrefix + T.collectionName,
+                name: T.collectionName) == nil
         else { return }
         try openReferencedModels(of: type, visiting: &visiting)
         _ = try documents(T.collectionName, schema: ModelSchema<T>.shared().documentSchema)

@@ -87,12 +87,15 @@ public struct ModelOptions: Hashable, Sendable {
     }
 
     /// Adds a text property to the full-text (FTS5, BM25) index with a weight (default 1).
-    public func fullText<Root>(_ keyPath: KeyPath<Root, String>, weight: Double = 1) -> ModelOptions {
+    public func fullText<Root>(_ keyPath: KeyPath<Root, String>, weight: Double = 1) -> ModelOptions
+    {
         fullText(keyPath as PartialKeyPath<Root>, weight: weight)
     }
 
     /// Adds an optional text property to the full-text index.
-    public func fullText<Root>(_ keyPath: KeyPath<Root, String?>, weight: Double = 1) -> ModelOptions {
+    public func fullText<Root>(_ keyPath: KeyPath<Root, String?>, weight: Double = 1)
+        -> ModelOptions
+    {
         fullText(keyPath as PartialKeyPath<Root>, weight: weight)
     }
 
@@ -110,18 +113,26 @@ public struct ModelOptions: Hashable, Sendable {
 
     /// Stores a `[Float]` (or `[Float]?`) property as a vector field of `dimension` components,
     /// searched exactly (`.flat`, the default) or through HNSW.
-    public func vector<Root>(_ keyPath: KeyPath<Root, [Float]?>, dimension: Int, metric: DistanceMetric = .cosine,
-                             index: IndexKind = .flat) -> ModelOptions {
+    public func vector<Root>(
+        _ keyPath: KeyPath<Root, [Float]?>, dimension: Int, metric: DistanceMetric = .cosine,
+        index: IndexKind = .flat
+    ) -> ModelOptions {
         vector(keyPath as PartialKeyPath<Root>, dimension: dimension, metric: metric, index: index)
     }
 
     /// Stores a `[Float]` property as a vector field.
-    public func vector<Root>(_ keyPath: KeyPath<Root, [Float]>, dimension: Int, metric: DistanceMetric = .cosine,
-                             index: IndexKind = .flat) -> ModelOptions {
+    public func vector<Root>(
+        _ keyPath: KeyPath<Root, [Float]>, dimension: Int, metric: DistanceMetric = .cosine,
+        index: IndexKind = .flat
+    ) -> ModelOptions {
         vector(keyPath as PartialKeyPath<Root>, dimension: dimension, metric: metric, index: index)
     }
 
-    private func vector<Root>(_ keyPath: PartialKeyPath<Root>, dimension: Int, metric: DistanceMetric, index: IndexKind) -> ModelOptions {
+    private func vector<Root>(
+        _ keyPath: PartialKeyPath<Root>, dimension: Int, metric: DistanceMetric, index: IndexKind
+    )
+        -> ModelOptions
+    {
         with {
             guard let name = $0.topLevel(keyPath) else { return }
             $0.vectors[name] = Vector(dimension: dimension, metric: metric, index: index)
@@ -132,7 +143,9 @@ public struct ModelOptions: Hashable, Sendable {
     /// the text property and the vector is stored in the vector property (declared with
     /// ``vector(_:dimension:metric:index:)-(KeyPath<Root,[Float]?>,_,_,_)``). Typed text search
     /// embeds its query with the same embedder.
-    public func embedding<Root>(of text: KeyPath<Root, String>, into vector: KeyPath<Root, [Float]?>) -> ModelOptions {
+    public func embedding<Root>(
+        of text: KeyPath<Root, String>, into vector: KeyPath<Root, [Float]?>
+    ) -> ModelOptions {
         with {
             $0.embeddedText = $0.topLevel(text)
             $0.embeddedVector = $0.topLevel(vector)
@@ -141,7 +154,9 @@ public struct ModelOptions: Hashable, Sendable {
 
     /// Stores a property under another column name (for example to keep a column when a
     /// property is renamed in code). Key paths and predicates keep using the property.
-    public func column<Root, Value>(_ keyPath: KeyPath<Root, Value>, named column: String) -> ModelOptions {
+    public func column<Root, Value>(_ keyPath: KeyPath<Root, Value>, named column: String)
+        -> ModelOptions
+    {
         with {
             guard let name = $0.topLevel(keyPath) else { return }
             $0.columns[name] = column
@@ -156,7 +171,9 @@ public struct ModelOptions: Hashable, Sendable {
     /// ```swift
     /// ModelOptions().originalName("body", of: \Note.text)
     /// ```
-    public func originalName<Root, Value>(_ name: String, of keyPath: KeyPath<Root, Value>) -> ModelOptions {
+    public func originalName<Root, Value>(_ name: String, of keyPath: KeyPath<Root, Value>)
+        -> ModelOptions
+    {
         with {
             guard let property = $0.topLevel(keyPath) else { return }
             $0.originalNames[name] = $0.columns[property] ?? property
@@ -173,7 +190,9 @@ public struct ModelOptions: Hashable, Sendable {
     }
 
     /// A non-optional property stays in every fetch: a fetched model needs its value.
-    public func _externalStorage<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> ModelOptions { self }
+    public func _externalStorage<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> ModelOptions {
+        self
+    }
 
     /// Every fetched row goes through the type's `init(from:)`, and every written model through
     /// its `encode(to:)`.
@@ -191,18 +210,27 @@ public struct ModelOptions: Hashable, Sendable {
     func merged(with other: ModelOptions) -> ModelOptions {
         var merged = self
         merged.indexes += other.indexes
-        for name in other.fullTextNames where !merged.fullTextNames.contains(name) { merged.fullTextNames.append(name) }
+        for name in other.fullTextNames where !merged.fullTextNames.contains(name) {
+            merged.fullTextNames.append(name)
+        }
         merged.fullTextWeights.merge(other.fullTextWeights) { _, new in new }
-        if other.tokenizer != FullTextDefinition.defaultTokenizer { merged.tokenizer = other.tokenizer }
+        if other.tokenizer != FullTextDefinition.defaultTokenizer {
+            merged.tokenizer = other.tokenizer
+        }
         merged.vectors.merge(other.vectors) { _, new in new }
-        if other.embeddedText != nil { (merged.embeddedText, merged.embeddedVector) = (other.embeddedText, other.embeddedVector) }
+        if other.embeddedText != nil {
+            (merged.embeddedText, merged.embeddedVector) = (
+                other.embeddedText, other.embeddedVector
+            )
+        }
         merged.columns.merge(other.columns) { _, new in new }
         merged.references.merge(other.references) { _, new in new }
         merged.referenceTargets.merge(other.referenceTargets) { _, new in new }
         merged.originalNames.merge(other.originalNames) { _, new in new }
         merged.externalNames.formUnion(other.externalNames)
         merged.problems += other.problems
-        merged.codesThroughConformance = merged.codesThroughConformance || other.codesThroughConformance
+        merged.codesThroughConformance =
+            merged.codesThroughConformance || other.codesThroughConformance
         return merged
     }
 
@@ -222,10 +250,14 @@ public struct ModelOptions: Hashable, Sendable {
     }
 
     public static func == (a: ModelOptions, b: ModelOptions) -> Bool {
-        a.indexes == b.indexes && a.fullTextNames == b.fullTextNames && a.fullTextWeights == b.fullTextWeights
-            && a.tokenizer == b.tokenizer && a.vectors == b.vectors && a.embeddedText == b.embeddedText
-            && a.embeddedVector == b.embeddedVector && a.columns == b.columns && a.problems == b.problems
-            && a.references == b.references && a.codesThroughConformance == b.codesThroughConformance
+        a.indexes == b.indexes && a.fullTextNames == b.fullTextNames
+            && a.fullTextWeights == b.fullTextWeights
+            && a.tokenizer == b.tokenizer && a.vectors == b.vectors
+            && a.embeddedText == b.embeddedText
+            && a.embeddedVector == b.embeddedVector && a.columns == b.columns
+            && a.problems == b.problems
+            && a.references == b.references
+            && a.codesThroughConformance == b.codesThroughConformance
             && a.originalNames == b.originalNames
     }
 

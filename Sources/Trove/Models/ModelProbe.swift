@@ -39,8 +39,12 @@ final class ModelProbe: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(Keyed<Key>(probe: self))
     }
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try ShapeRecorder().unkeyedContainer() }
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { try ShapeRecorder().singleValueContainer() }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try ShapeRecorder().unkeyedContainer()
+    }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        try ShapeRecorder().singleValueContainer()
+    }
 
     /// A value of `T` for the property `name`: unique among the model's properties when `T`
     /// allows it, or empty (``Mode/empty``).
@@ -48,10 +52,11 @@ final class ModelProbe: Decoder {
         counter += 1
         types[name] = String(describing: T.self)
         if type is any LazyFieldValue.Type { lazy.insert(name) }
-        let made: Any? = switch mode {
-        case .unique(let round): unique(type, round: round)
-        case .empty: Self.empty(type)
-        }
+        let made: Any? =
+            switch mode {
+            case .unique(let round): unique(type, round: round)
+            case .empty: Self.empty(type)
+            }
         if let made {
             handed[name] = String(describing: made)
             return made as! T
@@ -80,7 +85,8 @@ final class ModelProbe: Decoder {
         case is Date.Type: return Date(timeIntervalSince1970: Double(signed) * 1000 + 0.5)
         case is Data.Type: return Data("trove-probe-\(n)".utf8)
         case is URL.Type: return URL(string: "trove:probe/\(n)")!
-        case is UUID.Type: return UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n))!
+        case is UUID.Type:
+            return UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n))!
         case is Decimal.Type: return Decimal(signed) + Decimal(0.25)
         case is [String].Type: return [" \u{1}Trove-Probe-\(n) ", "\u{1}trove-probe-\(n)b"]
         case is [Float].Type: return [Float(n) + 0.25, -Float(n)]
@@ -88,7 +94,9 @@ final class ModelProbe: Decoder {
             bools += 1
             return (bools >> round) & 1 == 1
         default:
-            if let integer = type as? any FixedWidthInteger.Type { return integer.init(truncatingIfNeeded: signed) }
+            if let integer = type as? any FixedWidthInteger.Type {
+                return integer.init(truncatingIfNeeded: signed)
+            }
             return nil
         }
     }
@@ -119,14 +127,21 @@ final class ModelProbe: Decoder {
             probe.absent.insert(key.stringValue)
             return true
         }
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try probe.value(type, for: key.stringValue) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try probe.value(type, for: key.stringValue)
+        }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             try probe.valueIfPresent(type, for: key.stringValue)
         }
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key)
+            throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             try ShapeRecorder(depth: 1).container(keyedBy: type)
         }
-        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try ShapeRecorder(depth: 1).unkeyedContainer() }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            try ShapeRecorder(depth: 1).unkeyedContainer()
+        }
         func superDecoder() throws -> any Decoder { ShapeRecorder(depth: 1) }
         func superDecoder(forKey key: Key) throws -> any Decoder { ShapeRecorder(depth: 1) }
     }

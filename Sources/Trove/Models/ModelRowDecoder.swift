@@ -41,15 +41,23 @@ final class ModelRowDecoder: Decoder {
         /// - Parameters:
         ///   - order: the property names in the order `init(from:)` decodes them, `id` included.
         ///   - columns: each stored property's column and field, by property name.
-        init(order: [String], columns: [String: (index: Int, definition: FieldDefinition)], idKind: IDKind) {
-            var types: [String: (index: Int, type: FieldType)] = ["id": (0, idKind == .int64 ? .integer : .text)]
+        init(
+            order: [String], columns: [String: (index: Int, definition: FieldDefinition)],
+            idKind: IDKind
+        ) {
+            var types: [String: (index: Int, type: FieldType)] = [
+                "id": (0, idKind == .int64 ? .integer : .text)
+            ]
             for (name, column) in columns {
                 precondition(column.index > 0, "column 0 is the id's")
                 types[name] = (column.index, column.definition.type)
             }
             names = order.filter { types[$0] != nil }
-            self.columns = names.enumerated().map { Column(index: types[$1]!.index, type: types[$1]!.type, position: $0) }
-            byProperty = Dictionary(zip(names, self.columns), uniquingKeysWith: { first, _ in first })
+            self.columns = names.enumerated().map {
+                Column(index: types[$1]!.index, type: types[$1]!.type, position: $0)
+            }
+            byProperty = Dictionary(
+                zip(names, self.columns), uniquingKeysWith: { first, _ in first })
             self.idKind = idKind
         }
     }
@@ -87,7 +95,9 @@ final class ModelRowDecoder: Decoder {
         }
 
         /// The coding path of errors about `column`'s property.
-        private func codingPath(_ column: Plan.Column) -> [any CodingKey] { [PropertyKey(stringValue: names[column.position])] }
+        private func codingPath(_ column: Plan.Column) -> [any CodingKey] {
+            [PropertyKey(stringValue: names[column.position])]
+        }
 
         /// The value of `type` in `column`, read straight from the statement when the column
         /// stores it as the type wants; nil when the column is NULL or when the general path must
@@ -97,19 +107,32 @@ final class ModelRowDecoder: Decoder {
             let i = column.index
             switch column.type {
             case .text:
-                if T.self == String.self { return statement.string(at: i).map { unsafeBitCast($0, to: T.self) } }
+                if T.self == String.self {
+                    return statement.string(at: i).map { unsafeBitCast($0, to: T.self) }
+                }
                 if T.self == UUID.self {
-                    return statement.string(at: i).flatMap(UUID.init(uuidString:)).map { unsafeBitCast($0, to: T.self) }
+                    return statement.string(at: i).flatMap(UUID.init(uuidString:)).map {
+                        unsafeBitCast($0, to: T.self)
+                    }
                 }
             case .integer where !statement.isNull(at: i):
-                if T.self == Int.self { return unsafeBitCast(Int(statement.int64(at: i)), to: T.self) }
+                if T.self == Int.self {
+                    return unsafeBitCast(Int(statement.int64(at: i)), to: T.self)
+                }
                 if T.self == Int64.self { return unsafeBitCast(statement.int64(at: i), to: T.self) }
             case .real where !statement.isNull(at: i):
-                if T.self == Double.self { return unsafeBitCast(statement.double(at: i), to: T.self) }
+                if T.self == Double.self {
+                    return unsafeBitCast(statement.double(at: i), to: T.self)
+                }
             case .bool where !statement.isNull(at: i):
-                if T.self == Bool.self { return unsafeBitCast(statement.int64(at: i) != 0, to: T.self) }
+                if T.self == Bool.self {
+                    return unsafeBitCast(statement.int64(at: i) != 0, to: T.self)
+                }
             case .date where !statement.isNull(at: i):
-                if T.self == Date.self { return unsafeBitCast(Date(timeIntervalSince1970: statement.double(at: i)), to: T.self) }
+                if T.self == Date.self {
+                    return unsafeBitCast(
+                        Date(timeIntervalSince1970: statement.double(at: i)), to: T.self)
+                }
             case .json:
                 if ObjectIdentifier(T.self) == stringArrayType, let bytes = statement.bytes(at: i),
                     let strings = JSONStringArray.parse(bytes, { $0 })
@@ -131,7 +154,10 @@ final class ModelRowDecoder: Decoder {
         /// The column as a ``Value``, for the general path.
         fileprivate func value(_ column: Plan.Column) -> Value {
             guard !column.isID else {
-                return (DocumentID.read(statement.value(at: 0), kind: plan.idKind) ?? .int(statement.int64(at: 0))).value
+                return
+                    (DocumentID.read(statement.value(at: 0), kind: plan.idKind)
+                    ?? .int(statement.int64(at: 0)))
+                    .value
             }
             return FieldCodec.read(statement, column: column.index, as: column.type)
         }
@@ -143,15 +169,23 @@ final class ModelRowDecoder: Decoder {
         fileprivate func read<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
             if let value = direct(type, column) { return value }
             if statement.isNull(at: column.index) {
-                throw DecodingError.valueNotFound(type, .init(codingPath: codingPath(column), debugDescription: "\(names[column.position]) is null"))
+                throw DecodingError.valueNotFound(
+                    type,
+                    .init(
+                        codingPath: codingPath(column),
+                        debugDescription: "\(names[column.position]) is null"))
             }
-            return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
+            return try ValueDecoder.decode(
+                type, from: value(column), inJSON: false, codingPath: codingPath(column))
         }
 
-        fileprivate func readIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
+        fileprivate func readIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws
+            -> T?
+        {
             if let value = direct(type, column) { return value }
             if statement.isNull(at: column.index) { return nil }
-            return try ValueDecoder.decode(type, from: value(column), inJSON: false, codingPath: codingPath(column))
+            return try ValueDecoder.decode(
+                type, from: value(column), inJSON: false, codingPath: codingPath(column))
         }
 
         /// ``read(_:_:)`` for a type known only at run time (`decode<T>`): the ones `direct`
@@ -166,12 +200,18 @@ final class ModelRowDecoder: Decoder {
             }
         }
 
-        fileprivate func readAnyIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T? {
+        fileprivate func readAnyIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column)
+            throws -> T?
+        {
             switch ObjectIdentifier(T.self) {
-            case dateType: try readIfPresent(Date.self, column).map { unsafeBitCast($0, to: T.self) }
-            case uuidType: try readIfPresent(UUID.self, column).map { unsafeBitCast($0, to: T.self) }
-            case stringArrayType: try readIfPresent([String].self, column).map { unsafeBitCast($0, to: T.self) }
-            case floatArrayType: try readIfPresent([Float].self, column).map { unsafeBitCast($0, to: T.self) }
+            case dateType:
+                try readIfPresent(Date.self, column).map { unsafeBitCast($0, to: T.self) }
+            case uuidType:
+                try readIfPresent(UUID.self, column).map { unsafeBitCast($0, to: T.self) }
+            case stringArrayType:
+                try readIfPresent([String].self, column).map { unsafeBitCast($0, to: T.self) }
+            case floatArrayType:
+                try readIfPresent([Float].self, column).map { unsafeBitCast($0, to: T.self) }
             default: try readIfPresent(type, column)
             }
         }
@@ -218,11 +258,13 @@ final class ModelRowDecoder: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw DecodingError.typeMismatch([Any].self, .init(codingPath: [], debugDescription: "a model is a keyed container"))
+        throw DecodingError.typeMismatch(
+            [Any].self, .init(codingPath: [], debugDescription: "a model is a keyed container"))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a model is a keyed container"))
+        throw DecodingError.typeMismatch(
+            Any.self, .init(codingPath: [], debugDescription: "a model is a keyed container"))
     }
 
     private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -234,54 +276,125 @@ final class ModelRowDecoder: Decoder {
 
         private func column(_ key: Key) throws -> Plan.Column {
             guard let column = decoder.column(key.stringValue) else {
-                throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "no column for \(key.stringValue)"))
+                throw DecodingError.keyNotFound(
+                    key,
+                    .init(codingPath: [key], debugDescription: "no column for \(key.stringValue)"))
             }
             return column
         }
 
-        func decodeNil(forKey key: Key) throws -> Bool { decoder.statement.isNull(at: try column(key).index) }
+        func decodeNil(forKey key: Key) throws -> Bool {
+            decoder.statement.isNull(at: try column(key).index)
+        }
 
         // @forward(keyed-decode) begin (one per primitive type, each forwarding to the generic helper)
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decoder.readIfPresent(type, column(key)) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder.read(type, column(key)) }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decoder.readIfPresent(type, column(key)) }
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder.readAny(type, column(key)) }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try decoder.readAnyIfPresent(type, column(key)) }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+            try decoder.read(type, column(key))
+        }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+            try decoder.readIfPresent(type, column(key))
+        }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try decoder.readAny(type, column(key))
+        }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            try decoder.readAnyIfPresent(type, column(key))
+        }
         // @forward end
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            try ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key]).container(keyedBy: type)
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key)
+            throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
+            try ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key])
+                .container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            try ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key]).unkeyedContainer()
+            try ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key])
+                .unkeyedContainer()
         }
         func superDecoder() throws -> any Decoder {
-            throw DecodingError.keyNotFound(Key(stringValue: "super")!, .init(codingPath: [], debugDescription: "models have no super"))
+            throw DecodingError.keyNotFound(
+                Key(stringValue: "super")!,
+                .init(codingPath: [], debugDescription: "models have no super"))
         }
         func superDecoder(forKey key: Key) throws -> any Decoder {
             ValueDecoder(decoder.value(try column(key)), inJSON: false, codingPath: [key])

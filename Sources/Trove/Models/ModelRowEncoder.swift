@@ -63,7 +63,9 @@ final class ModelRowEncoder: Encoder {
     static func complete<ID: ModelID>(_ row: inout [SQLValue], id: ID, slots: Slots) throws {
         // A required field still NULL was never encoded, or encoded as nil.
         for slot in slots.required {
-            if case .null = row[slot + 1] { throw TroveError.missingField(field: slots.definitions[slot].name) }
+            if case .null = row[slot + 1] {
+                throw TroveError.missingField(field: slots.definitions[slot].name)
+            }
         }
         // NULL: an unassigned id, chosen in the write (DocumentStore.assignIDs).
         row[0] = id.isUnassigned ? .null : id.documentID.sqlValue
@@ -81,7 +83,9 @@ final class ModelRowEncoder: Encoder {
 
     /// The general path: `value` as a ``Value``, bound by ``FieldCodec`` for `definition`
     /// (which checks it: references, vector sizes, ranges).
-    static func general<T: Encodable>(_ value: T, for definition: FieldDefinition) throws -> SQLValue {
+    static func general<T: Encodable>(_ value: T, for definition: FieldDefinition) throws
+        -> SQLValue
+    {
         let encoded: Value
         if let scalar = ValueEncoder.scalar(value, inJSON: false) {
             encoded = scalar
@@ -117,7 +121,8 @@ final class ModelRowEncoder: Encoder {
         }
         if name == "id" { return nil }
         guard let slot = slots.byProperty[name] else {
-            throw TroveError.unknownField(field: name, known: ["id"] + slots.definitions.map(\.name))
+            throw TroveError.unknownField(
+                field: name, known: ["id"] + slots.definitions.map(\.name))
         }
         return slot
     }
@@ -148,8 +153,12 @@ final class ModelRowEncoder: Encoder {
             }
         }
 
-        mutating func encode(_ value: Int, forKey key: Key) throws { try integer(Int64(value), value, key) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { try integer(value, value, key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws {
+            try integer(Int64(value), value, key)
+        }
+        mutating func encode(_ value: Int64, forKey key: Key) throws {
+            try integer(value, value, key)
+        }
 
         private func integer<T: Encodable>(_ value: Int64, _ original: T, _ key: Key) throws {
             guard let (slot, type) = try field(key) else { return }
@@ -202,19 +211,38 @@ final class ModelRowEncoder: Encoder {
 
         /// The general path (``ModelRowEncoder/general(_:for:)``).
         private func general<T: Encodable>(_ value: T, _ slot: Int) throws {
-            encoder.row[slot + 1] = try ModelRowEncoder.general(value, for: encoder.slots.definitions[slot])
+            encoder.row[slot + 1] = try ModelRowEncoder.general(
+                value, for: encoder.slots.definitions[slot])
         }
 
         // @forward(keyed-encode) begin (the other primitive types, each through the generic path)
-        mutating func encode(_ value: Float, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeGeneric(value, key) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeGeneric(value, key) }
+        mutating func encode(_ value: Float, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: Int8, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: Int16, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: Int32, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: UInt, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws {
+            try encodeGeneric(value, key)
+        }
         // @forward end
 
         private func encodeGeneric<T: Encodable>(_ value: T, _ key: Key) throws {
@@ -222,7 +250,11 @@ final class ModelRowEncoder: Encoder {
             try general(value, slot)
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type, forKey key: Key
+        )
+            -> KeyedEncodingContainer<NestedKey>
+        {
             encoder.needsDocument = true
             return ValueEncoder().container(keyedBy: keyType)
         }

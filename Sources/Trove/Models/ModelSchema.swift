@@ -63,9 +63,13 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
 
     init() throws {
         let typeName = String(describing: M.self)
-        func invalid(_ reason: String) -> TroveError { .invalidModel(type: typeName, reason: reason) }
+        func invalid(_ reason: String) -> TroveError {
+            .invalidModel(type: typeName, reason: reason)
+        }
         let options = M.declaredOptions
-        guard options.problems.isEmpty else { throw invalid(options.problems.joined(separator: "; ")) }
+        guard options.problems.isEmpty else {
+            throw invalid(options.problems.joined(separator: "; "))
+        }
 
         let recorder = ShapeRecorder()
         do {
@@ -73,15 +77,24 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         } catch let error as TroveError {
             throw error
         } catch {
-            throw invalid("its init(from:) fails on placeholder values (\(error)); a model's decoding must accept any stored value")
+            throw invalid(
+                "its init(from:) fails on placeholder values (\(error)); a model's decoding must accept any stored value"
+            )
         }
-        guard case .keyed = recorder.shape else { throw invalid("a model is decoded from a keyed container (a struct with properties)") }
-        guard let id = recorder.properties.first(where: { $0.name == "id" }) else { throw invalid("it has no stored property named id") }
-        let idMatches = switch (M.ID.idKind, id.kind) {
-        case (.int64, .integer), (.uuid, .uuid), (.string, .text): true
-        default: false
+        guard case .keyed = recorder.shape else {
+            throw invalid("a model is decoded from a keyed container (a struct with properties)")
         }
-        guard idMatches, !id.isOptional else { throw invalid("id must be a non-optional Int64, UUID or String") }
+        guard let id = recorder.properties.first(where: { $0.name == "id" }) else {
+            throw invalid("it has no stored property named id")
+        }
+        let idMatches =
+            switch (M.ID.idKind, id.kind) {
+            case (.int64, .integer), (.uuid, .uuid), (.string, .text): true
+            default: false
+            }
+        guard idMatches, !id.isOptional else {
+            throw invalid("id must be a non-optional Int64, UUID or String")
+        }
 
         var properties: [ModelProperty] = []
         for recorded in recorder.properties where recorded.name != "id" {
@@ -93,22 +106,28 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
             }
             let type: FieldType
             if let vector = options.vectors[recorded.name] {
-                guard recorded.kind == .floats else { throw invalid("vector property \(recorded.name) must be [Float] or [Float]?") }
+                guard recorded.kind == .floats else {
+                    throw invalid("vector property \(recorded.name) must be [Float] or [Float]?")
+                }
                 type = .vector(dimension: vector.dimension, metric: vector.metric)
             } else {
-                type = switch recorded.kind {
-                case .text, .url, .uuid: .text
-                case .integer: .integer
-                case .real, .decimal: .real
-                case .bool: .bool
-                case .date: .date
-                case .data: .data
-                case .floats, .json: .json
-                }
+                type =
+                    switch recorded.kind {
+                    case .text, .url, .uuid: .text
+                    case .integer: .integer
+                    case .real, .decimal: .real
+                    case .bool: .bool
+                    case .date: .date
+                    case .data: .data
+                    case .floats, .json: .json
+                    }
             }
-            properties.append(ModelProperty(
-                name: recorded.name, kind: recorded.kind,
-                definition: FieldDefinition(column, type, optional: recorded.isOptional, reference: options.references[recorded.name])))
+            properties.append(
+                ModelProperty(
+                    name: recorded.name, kind: recorded.kind,
+                    definition: FieldDefinition(
+                        column, type, optional: recorded.isOptional,
+                        reference: options.references[recorded.name])))
         }
         for name in options.columns.keys where !properties.contains(where: { $0.name == name }) {
             throw invalid("column(_:named:) names \(name), which is not a stored property")
@@ -126,21 +145,31 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
                 throw invalid("\(names.joined(separator: ".")) is not a stored property")
             }
             guard names.count > 1 else { return Field(property.column) }
-            guard property.definition.type == .json else { throw invalid("\(first) is not a nested value; it has no \(names[1])") }
+            guard property.definition.type == .json else {
+                throw invalid("\(first) is not a nested value; it has no \(names[1])")
+            }
             return Field(property.column, path: "$." + names.dropFirst().joined(separator: "."))
         }
         var indexes: [IndexDefinition] = []
         for index in options.indexes {
             let keys = try index.keys.map(field)
-            if keys.count == 1, keys[0].path == nil, let offset = properties.firstIndex(where: { $0.column == keys[0].name }) {
-                if index.unique { properties[offset].definition.isUnique = true } else { properties[offset].definition.isIndexed = true }
+            if keys.count == 1, keys[0].path == nil,
+                let offset = properties.firstIndex(where: { $0.column == keys[0].name })
+            {
+                if index.unique {
+                    properties[offset].definition.isUnique = true
+                } else {
+                    properties[offset].definition.isIndexed = true
+                }
             } else {
                 indexes.append(IndexDefinition(keys, unique: index.unique))
             }
         }
         var fullText: FullTextDefinition?
         if !options.fullTextNames.isEmpty {
-            var definition = FullTextDefinition(fields: try options.fullTextNames.map { try field([$0]).name }, tokenizer: options.tokenizer)
+            var definition = FullTextDefinition(
+                fields: try options.fullTextNames.map { try field([$0]).name },
+                tokenizer: options.tokenizer)
             definition.weights = options.fullTextNames.map { options.fullTextWeights[$0] ?? 1 }
             fullText = definition
         }
@@ -149,9 +178,13 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
             vectorIndexes[try field([name]).name] = vector.index
         }
         if let (text, vector) = options.embedding {
-            guard byName[text]?.definition.type == .text else { throw invalid("embedding(of:) needs a text property; \(text) is not one") }
+            guard byName[text]?.definition.type == .text else {
+                throw invalid("embedding(of:) needs a text property; \(text) is not one")
+            }
             guard byName[vector]?.definition.type.vectorDimension != nil else {
-                throw invalid("embedding(into:) needs a property declared with vector(_:dimension:); \(vector) is not one")
+                throw invalid(
+                    "embedding(into:) needs a property declared with vector(_:dimension:); \(vector) is not one"
+                )
             }
         }
         let final = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
@@ -161,18 +194,25 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         self.embeddedText = options.embedding?.text
         self.embeddedVector = options.embedding?.vector
         self.rowSlots = ModelRowEncoder.Slots(
-            byProperty: Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a }),
+            byProperty: Dictionary(
+                properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a }),
             definitions: properties.map(\.definition), order: recorder.properties.map(\.name))
         let rowColumns = ModelRowDecoder.Plan(
             order: recorder.properties.map(\.name),
-            columns: Dictionary(properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) }, uniquingKeysWith: { a, _ in a }),
+            columns: Dictionary(
+                properties.enumerated().map { ($1.name, (2 + $0, $1.definition)) },
+                uniquingKeysWith: { a, _ in a }),
             idKind: M.ID.idKind)
         self.rowColumns = rowColumns
-        let memberwiseDecoding = options.codesThroughConformance ? nil : MemberwiseDecoding(M.self, columns: rowColumns)
+        let memberwiseDecoding =
+            options.codesThroughConformance ? nil : MemberwiseDecoding(M.self, columns: rowColumns)
         self.memberwiseDecoding = memberwiseDecoding
-        self.memberwiseEncoding = memberwiseDecoding.flatMap { [rowSlots] in MemberwiseEncoding(M.self, decoding: $0, slots: rowSlots) }
+        self.memberwiseEncoding = memberwiseDecoding.flatMap { [rowSlots] in
+            MemberwiseEncoding(M.self, decoding: $0, slots: rowSlots)
+        }
         self.documentSchema = DocumentSchema(
-            id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes, fullText: fullText,
+            id: M.ID.idKind, fields: properties.map(\.definition), indexes: indexes,
+            fullText: fullText,
             vectorIndexes: vectorIndexes)
         try documentSchema.validate()
     }
@@ -189,20 +229,30 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
 
     func field(_ names: [String], printed: Any) throws -> ModelField {
         guard let first = names.first else {
-            throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "the model itself is not a field")
+            throw TroveError.unsupportedPredicate(
+                node: "\(printed)", reason: "the model itself is not a field")
         }
         if first == "id" {
-            guard names.count == 1 else { throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "the id has no properties") }
+            guard names.count == 1 else {
+                throw TroveError.unsupportedPredicate(
+                    node: "\(printed)", reason: "the id has no properties")
+            }
             return ModelField(field: .id, type: nil, isNullable: false)
         }
         guard let property = propertiesByName[first] else {
-            throw TroveError.unsupportedPredicate(node: "\(printed)", reason: "\(first) is not a stored property of \(M.self)")
+            throw TroveError.unsupportedPredicate(
+                node: "\(printed)", reason: "\(first) is not a stored property of \(M.self)")
         }
         guard names.count > 1 else {
-            return ModelField(field: Field(property.column), type: property.definition.type, isNullable: property.definition.isOptional)
+            return ModelField(
+                field: Field(property.column), type: property.definition.type,
+                isNullable: property.definition.isOptional)
         }
-        return try extend(ModelField(field: Field(property.column), type: property.definition.type, isNullable: property.definition.isOptional),
-                          with: Array(names.dropFirst()), printed: printed)
+        return try extend(
+            ModelField(
+                field: Field(property.column), type: property.definition.type,
+                isNullable: property.definition.isOptional),
+            with: Array(names.dropFirst()), printed: printed)
     }
 
     /// A path further into a nested value: `address` + `city` -> `address.city`.
@@ -211,7 +261,10 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         if base.field.path == nil {
             guard base.type == .json else {
                 throw TroveError.unsupportedPredicate(
-                    node: "\(printed)", reason: "\(base.field.name) is not a nested value stored as JSON, so it has no \(names[0])")
+                    node: "\(printed)",
+                    reason:
+                        "\(base.field.name) is not a nested value stored as JSON, so it has no \(names[0])"
+                )
             }
         }
         let path = (base.field.path ?? "$") + "." + names.joined(separator: ".")
@@ -226,7 +279,9 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         let encoder = ValueEncoder(inJSON: false)
         try model.encode(to: encoder)
         guard case .object(var members) = encoder.value else {
-            throw TroveError.invalidModel(type: String(describing: M.self), reason: "it does not encode into a keyed container")
+            throw TroveError.invalidModel(
+                type: String(describing: M.self),
+                reason: "it does not encode into a keyed container")
         }
         members.removeValue(forKey: "id")
         var fields: [String: Value] = [:]
@@ -267,7 +322,9 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     /// to choose (``DocumentStore/assignIDs(_:on:)``).
     func row(_ model: M, in store: DocumentStore) throws -> [SQLValue] {
         if let memberwiseEncoding {
-            return try withUnsafeBytes(of: model) { try memberwiseEncoding.row(at: $0.baseAddress!, id: model.id) }
+            return try withUnsafeBytes(of: model) {
+                try memberwiseEncoding.row(at: $0.baseAddress!, id: model.id)
+            }
         }
         if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
         var document = try encode(model)
@@ -289,7 +346,9 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
                 if let memberwiseEncoding {
                     // `pointee` lends the model (its address); `buffer[i]` would copy it.
                     let model = buffer.baseAddress! + i
-                    rows.append(try memberwiseEncoding.row(at: UnsafeRawPointer(model), id: model.pointee.id))
+                    rows.append(
+                        try memberwiseEncoding.row(
+                            at: UnsafeRawPointer(model), id: model.pointee.id))
                 } else {
                     rows.append(try row(buffer[i], in: store))
                 }
@@ -302,8 +361,10 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
     /// unassigned ids are chosen first (``DocumentStore/assignIDs(_:on:)``).
     ///
     /// - Returns: every model's id, in order.
-    func write(_ models: [M], rows: inout [[SQLValue]], mode: WriteMode, to store: DocumentStore,
-               on connection: Connection) throws -> [M.ID] {
+    func write(
+        _ models: [M], rows: inout [[SQLValue]], mode: WriteMode, to store: DocumentStore,
+        on connection: Connection
+    ) throws -> [M.ID] {
         let fresh = try store.assignIDs(&rows, on: connection)
         try store.write(rows: rows, mode: mode, on: connection) { [self] i in
             var document = try encode(models[i])
@@ -313,7 +374,9 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
         // Each id read in place (see rows(_:in:)).
         var ids = models.withUnsafeBufferPointer { buffer in buffer.indices.map { buffer[$0].id } }
         for (i, id) in fresh {
-            guard let typed = M.ID(documentID: id) else { preconditionFailure("\(id) is not a \(M.ID.self)") }
+            guard let typed = M.ID(documentID: id) else {
+                preconditionFailure("\(id) is not a \(M.ID.self)")
+            }
             ids[i] = typed
         }
         return ids
@@ -321,17 +384,24 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
 
     /// The models of an unranked query, and the cursor for the next page: written straight
     /// into place where the type allows it (``memberwiseDecoding``), else each through `init(from:)`.
-    func fetch(_ query: Query, in store: DocumentStore, on connection: Connection, wantsCursor: Bool) throws -> (rows: [M], next: Cursor?) {
+    func fetch(
+        _ query: Query, in store: DocumentStore, on connection: Connection, wantsCursor: Bool
+    ) throws -> (
+        rows: [M], next: Cursor?
+    ) {
         var decoder: ModelRowDecoder?
         guard let memberwise = memberwiseDecoding else {
-            return try store.fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in try decode(row: row, reusing: &decoder) }
+            return try store.fetch(query, on: connection, wantsCursor: wantsCursor) { row, _ in
+                try decode(row: row, reusing: &decoder)
+            }
         }
         var rows = MemberwiseDecoding.Rows(of: M.self)
         defer { rows.free(as: M.self) }
         let next = try store.forEachRow(query, on: connection, wantsCursor: wantsCursor) { row, _ in
             let place = rows.next()
             if !memberwise.write(row, to: place) {
-                place.initializeMemory(as: M.self, repeating: try decode(row: row, reusing: &decoder), count: 1)
+                place.initializeMemory(
+                    as: M.self, repeating: try decode(row: row, reusing: &decoder), count: 1)
             }
             rows.commit()
         }
@@ -360,8 +430,12 @@ final class ModelSchemaCache: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [ObjectIdentifier: any Sendable] = [:]
 
-    func schema<M: PersistentModel>(for type: M.Type, derive: () throws -> ModelSchema<M>) throws -> ModelSchema<M> {
-        if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ModelSchema<M> { return known }
+    func schema<M: PersistentModel>(for type: M.Type, derive: () throws -> ModelSchema<M>) throws
+        -> ModelSchema<M>
+    {
+        if let known = lock.withLock({ storage[ObjectIdentifier(type)] }) as? ModelSchema<M> {
+            return known
+        }
         let schema = try derive()
         lock.withLock { storage[ObjectIdentifier(type)] = schema }
         return schema

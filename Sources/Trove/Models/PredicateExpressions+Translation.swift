@@ -5,17 +5,23 @@ import Foundation
 
 extension PredicateExpressions.Variable: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        guard let bound = translator.variable(key) else { throw PredicateTranslator.unsupported(self, "an unbound variable") }
+        guard let bound = translator.variable(key) else {
+            throw PredicateTranslator.unsupported(self, "an unbound variable")
+        }
         return bound
     }
 }
 
 extension PredicateExpressions.Value: TranslatablePredicateExpression {
-    func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm { .constant(value) }
+    func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
+        .constant(value)
+    }
 }
 
 extension PredicateExpressions.NilLiteral: TranslatablePredicateExpression {
-    func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm { .constant(nil) }
+    func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
+        .constant(nil)
+    }
 }
 
 extension PredicateExpressions.KeyPath: TranslatablePredicateExpression {
@@ -29,11 +35,15 @@ extension PredicateExpressions.KeyPath: TranslatablePredicateExpression {
             }
             if Root.Output.self is any Sequence.Type {
                 // count, isEmpty, first, ... of a stored array or text: no JSON path reads them.
-                throw PredicateTranslator.unsupported(self, "\(keyPath) of a stored collection has no SQL translation")
+                throw PredicateTranslator.unsupported(
+                    self, "\(keyPath) of a stored collection has no SQL translation")
             }
-            return .field(try translator.extendField(base, try KeyPathNames.components(keyPath), keyPath))
+            return .field(
+                try translator.extendField(base, try KeyPathNames.components(keyPath), keyPath))
         case .constant(let value?):
-            guard let root = value as? Root.Output else { throw PredicateTranslator.unsupported(self, "a key path on a value of another type") }
+            guard let root = value as? Root.Output else {
+                throw PredicateTranslator.unsupported(self, "a key path on a value of another type")
+            }
             return .constant(root[keyPath: keyPath])
         default:
             throw PredicateTranslator.unsupported(self, "a key path on a computed value")
@@ -61,25 +71,31 @@ extension PredicateExpressions.Negation: TranslatablePredicateExpression {
 
 extension PredicateExpressions.Equal: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        .condition(try translator.compare(translator.term(lhs), .equal, translator.term(rhs), node: self))
+        .condition(
+            try translator.compare(translator.term(lhs), .equal, translator.term(rhs), node: self))
     }
 }
 
 extension PredicateExpressions.NotEqual: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        .condition(try translator.compare(translator.term(lhs), .notEqual, translator.term(rhs), node: self))
+        .condition(
+            try translator.compare(
+                translator.term(lhs), .notEqual, translator.term(rhs), node: self))
     }
 }
 
 extension PredicateExpressions.Comparison: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        let comparison: Comparison = switch op {
-        case .lessThan: .less
-        case .lessThanOrEqual: .lessOrEqual
-        case .greaterThan: .greater
-        case .greaterThanOrEqual: .greaterOrEqual
-        }
-        return .condition(try translator.compare(translator.term(lhs), comparison, translator.term(rhs), node: self))
+        let comparison: Comparison =
+            switch op {
+            case .lessThan: .less
+            case .lessThanOrEqual: .lessOrEqual
+            case .greaterThan: .greater
+            case .greaterThanOrEqual: .greaterOrEqual
+            }
+        return .condition(
+            try translator.compare(
+                translator.term(lhs), comparison, translator.term(rhs), node: self))
     }
 }
 
@@ -105,7 +121,9 @@ extension PredicateExpressions.ForcedUnwrap: TranslatablePredicateExpression {
         switch try translator.term(inner) {
         case .field(let field): return .field(field)
         case .constant(let value):
-            guard let value = PredicateTranslator.unwrapped(value) else { throw PredicateTranslator.unsupported(self, "unwrapping nil") }
+            guard let value = PredicateTranslator.unwrapped(value) else {
+                throw PredicateTranslator.unsupported(self, "unwrapping nil")
+            }
             return .constant(value)
         default: throw PredicateTranslator.unsupported(self, "! on a computed value")
         }
@@ -118,7 +136,9 @@ extension PredicateExpressions.OptionalFlatMap: TranslatablePredicateExpression 
             throw PredicateTranslator.unsupported(self, "optional chaining on a computed value")
         }
         let present: Filter = .not(.isNull(base.field))
-        let inner = try translator.binding(variable.key, to: .field(base)) { try $0.term(transform) }
+        let inner = try translator.binding(variable.key, to: .field(base)) {
+            try $0.term(transform)
+        }
         switch inner {
         case .field(let field):
             // A JSON path under a null value is null too.
@@ -139,12 +159,18 @@ extension PredicateExpressions.SequenceContains: TranslatablePredicateExpression
         switch (try translator.term(sequence), try translator.term(element)) {
         case (.field(let array), .constant(let element)):
             // `$0.tags.contains("x")`: an element of a JSON array.
-            let value = try PredicateTranslator.value(element, for: ModelField(field: array.field, type: nil, isNullable: true), node: node)
-            guard !value.isNull else { throw PredicateTranslator.unsupported(node, "contains(nil) on a stored array") }
+            let value = try PredicateTranslator.value(
+                element, for: ModelField(field: array.field, type: nil, isNullable: true),
+                node: node)
+            guard !value.isNull else {
+                throw PredicateTranslator.unsupported(node, "contains(nil) on a stored array")
+            }
             return .condition(.arrayContains(array.field, value))
         case (.constant(let values?), .field(let field)):
             // `[a, b].contains($0.x)`: IN.
-            guard let sequence = values as? any Sequence else { throw PredicateTranslator.unsupported(node, "contains on a non-sequence") }
+            guard let sequence = values as? any Sequence else {
+                throw PredicateTranslator.unsupported(node, "contains on a non-sequence")
+            }
             var members: [Value] = []
             var includesNil = false
             for element in sequence {
@@ -154,45 +180,70 @@ extension PredicateExpressions.SequenceContains: TranslatablePredicateExpression
             let isIn = PredicateTranslator.guarded(field, .isIn(field.field, members))
             return .condition(includesNil ? .or([.isNull(field.field), isIn]) : isIn)
         default:
-            throw PredicateTranslator.unsupported(node, "contains needs a stored array and a constant, or constants and a stored value")
+            throw PredicateTranslator.unsupported(
+                node,
+                "contains needs a stored array and a constant, or constants and a stored value")
         }
     }
 }
 
 extension PredicateExpressions.CollectionContainsCollection: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        guard case .field(let field) = try translator.term(base), case .constant(let other?) = try translator.term(other),
+        guard case .field(let field) = try translator.term(base),
+            case .constant(let other?) = try translator.term(other),
             let substring = PredicateTranslator.unwrapped(other) as? String
-        else { throw PredicateTranslator.unsupported(self, "contains needs a stored text and a constant text") }
+        else {
+            throw PredicateTranslator.unsupported(
+                self, "contains needs a stored text and a constant text")
+        }
         return .condition(PredicateTranslator.guarded(field, .contains(field.field, substring)))
     }
 }
 
 extension PredicateExpressions.SequenceStartsWith: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        guard case .field(let field) = try translator.term(base), case .constant(let other?) = try translator.term(prefix),
+        guard case .field(let field) = try translator.term(base),
+            case .constant(let other?) = try translator.term(prefix),
             let prefix = PredicateTranslator.unwrapped(other) as? String
-        else { throw PredicateTranslator.unsupported(self, "starts(with:) needs a stored text and a constant text") }
+        else {
+            throw PredicateTranslator.unsupported(
+                self, "starts(with:) needs a stored text and a constant text")
+        }
         return .condition(PredicateTranslator.guarded(field, .hasPrefix(field.field, prefix)))
     }
 }
 
 extension PredicateExpressions.RangeExpressionContains: TranslatablePredicateExpression {
     func translate(_ translator: inout PredicateTranslator) throws -> PredicateTerm {
-        guard case .constant(let range?) = try translator.term(range), let bounds = range as? any RangeBounds,
+        guard case .constant(let range?) = try translator.term(range),
+            let bounds = range as? any RangeBounds,
             case .field(let field) = try translator.term(element)
-        else { throw PredicateTranslator.unsupported(self, "contains needs a constant range and a stored value") }
+        else {
+            throw PredicateTranslator.unsupported(
+                self, "contains needs a constant range and a stored value")
+        }
         let node = self
-        func value(_ bound: Any) throws -> Value { try PredicateTranslator.value(bound, for: field, node: node) }
+        func value(_ bound: Any) throws -> Value {
+            try PredicateTranslator.value(bound, for: field, node: node)
+        }
         var parts: [Filter] = []
-        if let lower = bounds.lowerBoundAny { parts.append(.compare(field.field, .greaterOrEqual, try value(lower))) }
+        if let lower = bounds.lowerBoundAny {
+            parts.append(.compare(field.field, .greaterOrEqual, try value(lower)))
+        }
         if let upper = bounds.upperBoundAny {
-            parts.append(.compare(field.field, bounds.includesUpperBound ? .lessOrEqual : .less, try value(upper)))
+            parts.append(
+                .compare(
+                    field.field, bounds.includesUpperBound ? .lessOrEqual : .less, try value(upper))
+            )
         }
-        if parts.count == 2, bounds.includesUpperBound, case .compare(_, _, let lower) = parts[0], case .compare(_, _, let upper) = parts[1] {
-            return .condition(PredicateTranslator.guarded(field, .between(field.field, lower, upper)))
+        if parts.count == 2, bounds.includesUpperBound, case .compare(_, _, let lower) = parts[0],
+            case .compare(_, _, let upper) = parts[1]
+        {
+            return .condition(
+                PredicateTranslator.guarded(field, .between(field.field, lower, upper)))
         }
-        return .condition(PredicateTranslator.guarded(field, parts.count == 1 ? parts[0] : .and(parts)))
+        return .condition(
+            PredicateTranslator.guarded(field, parts.count == 1 ? parts[0] : .and(parts)))
     }
 }
 

@@ -38,8 +38,11 @@ struct PredicateTranslator {
     private var variables: [(id: PredicateExpressions.VariableID, term: PredicateTerm)]
 
     /// The filter of `predicate` over `M`'s collection.
-    static func filter<M: PersistentModel>(_ predicate: Predicate<M>, schema: ModelSchema<M>) throws -> Filter {
-        var translator = PredicateTranslator(schema: schema, variables: [(predicate.variable.key, .root)])
+    static func filter<M: PersistentModel>(_ predicate: Predicate<M>, schema: ModelSchema<M>) throws
+        -> Filter
+    {
+        var translator = PredicateTranslator(
+            schema: schema, variables: [(predicate.variable.key, .root)])
         return try translator.condition(predicate.expression)
     }
 
@@ -54,7 +57,10 @@ struct PredicateTranslator {
     }
 
     /// Runs `body` with `id` bound to `term`.
-    mutating func binding<T>(_ id: PredicateExpressions.VariableID, to term: PredicateTerm, _ body: (inout PredicateTranslator) throws -> T) rethrows -> T {
+    mutating func binding<T>(
+        _ id: PredicateExpressions.VariableID, to term: PredicateTerm,
+        _ body: (inout PredicateTranslator) throws -> T
+    ) rethrows -> T {
         variables.append((id, term))
         defer { variables.removeLast() }
         return try body(&self)
@@ -96,7 +102,8 @@ struct PredicateTranslator {
     static func unsupported(_ node: Any, _ reason: String) -> TroveError {
         let full = String(describing: type(of: node))
         let name = full.prefix { $0 != "<" }
-        return .unsupportedPredicate(node: "PredicateExpressions.\(name)", reason: "\(reason) (\(full))")
+        return .unsupportedPredicate(
+            node: "PredicateExpressions.\(name)", reason: "\(reason) (\(full))")
     }
 
     // MARK: Values
@@ -105,8 +112,12 @@ struct PredicateTranslator {
     static func value(_ constant: Any?, for field: ModelField, node: Any) throws -> Value {
         guard let constant = unwrapped(constant) else { return .null }
         if let scalar = ValueEncoder.scalar(constant, inJSON: field.isInJSON) { return scalar }
-        if let encodable = constant as? any Encodable, let value = try? ValueEncoder.json(encodable) {
-            if case .object = value { throw unsupported(node, "comparing a whole nested value is not supported; compare its properties") }
+        if let encodable = constant as? any Encodable, let value = try? ValueEncoder.json(encodable)
+        {
+            if case .object = value {
+                throw unsupported(
+                    node, "comparing a whole nested value is not supported; compare its properties")
+            }
             return value
         }
         throw unsupported(node, "a \(type(of: constant)) value cannot be compared in SQL")
@@ -160,9 +171,12 @@ struct PredicateTranslator {
     }
 
     /// `lhs <op> rhs` for any pair of terms Trove can compare.
-    func compare(_ lhs: PredicateTerm, _ op: Comparison, _ rhs: PredicateTerm, node: Any) throws -> Filter {
+    func compare(_ lhs: PredicateTerm, _ op: Comparison, _ rhs: PredicateTerm, node: Any) throws
+        -> Filter
+    {
         switch (lhs, rhs) {
-        case (.constant, .field), (.constant, .coalesced), (.constant, .condition), (.constant, .optionalCondition):
+        case (.constant, .field), (.constant, .coalesced), (.constant, .condition),
+            (.constant, .optionalCondition):
             return try compare(rhs, op.mirrored, lhs, node: node)
         case (.field(let field), .constant(let constant)):
             let value = try Self.value(constant, for: field, node: node)
@@ -175,19 +189,27 @@ struct PredicateTranslator {
                 throw Self.unsupported(node, "these values cannot be compared")
             }
             // Where the field is null the comparison is the fallback's, a constant.
-            let stored: Filter = op == .equal || op == .notEqual
-                ? Self.guarded(field, .compare(field.field, op, value)) : Self.ordered(field, op, value)
+            let stored: Filter =
+                op == .equal || op == .notEqual
+                ? Self.guarded(field, .compare(field.field, op, value))
+                : Self.ordered(field, op, value)
             return fallbackHolds ? .or([.isNull(field.field), stored]) : stored
         case (.constant(let a), .constant(let b)):
             let anyField = ModelField(field: .id, type: nil, isNullable: true)
             let x = try Self.value(a, for: anyField, node: node)
             let y = try Self.value(b, for: anyField, node: node)
-            guard let result = Self.holds(x, op, y) else { throw Self.unsupported(node, "these values cannot be compared") }
+            guard let result = Self.holds(x, op, y) else {
+                throw Self.unsupported(node, "these values cannot be compared")
+            }
             return result ? .all : .never
-        case (.condition(let condition), .constant(let constant)) where op == .equal || op == .notEqual:
-            guard let flag = Self.unwrapped(constant) as? Bool else { throw Self.unsupported(node, "a condition compared with a non-Bool") }
+        case (.condition(let condition), .constant(let constant))
+        where op == .equal || op == .notEqual:
+            guard let flag = Self.unwrapped(constant) as? Bool else {
+                throw Self.unsupported(node, "a condition compared with a non-Bool")
+            }
             return (flag == (op == .equal)) ? condition : .not(condition)
-        case (.optionalCondition(let condition, let present), .constant(let constant)) where op == .equal || op == .notEqual:
+        case (.optionalCondition(let condition, let present), .constant(let constant))
+        where op == .equal || op == .notEqual:
             let equal: Filter
             switch Self.unwrapped(constant) {
             case nil: equal = .not(present)
@@ -204,7 +226,8 @@ struct PredicateTranslator {
         default:
             break
         }
-        throw Self.unsupported(node, "Trove compares a stored value with a constant, not two stored values")
+        throw Self.unsupported(
+            node, "Trove compares a stored value with a constant, not two stored values")
     }
 }
 

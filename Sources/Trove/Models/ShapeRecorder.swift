@@ -25,7 +25,10 @@ struct RecordedProperty: Hashable, Sendable {
 /// (`CaseIterable`), or else the all-zero bit pattern, which for a payload-free enum of at most
 /// two bytes is its first case.
 final class ShapeRecorder: Decoder {
-    enum Shape { case none, keyed, unkeyed, single(PropertyKind) }
+    enum Shape {
+        case none, keyed, unkeyed
+        case single(PropertyKind)
+    }
 
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
@@ -36,10 +39,14 @@ final class ShapeRecorder: Decoder {
     init(depth: Int = 0) { self.depth = depth }
 
     /// The kind a type is stored as, and a placeholder value of it.
-    static func record<T: Decodable>(_ type: T.Type, depth: Int) throws -> (value: T, kind: PropertyKind) {
+    static func record<T: Decodable>(_ type: T.Type, depth: Int) throws -> (
+        value: T, kind: PropertyKind
+    ) {
         if let special = special(type) { return special }
         guard depth < 32 else {
-            throw TroveError.invalidModel(type: String(describing: T.self), reason: "nested more than 32 levels (a recursive type?)")
+            throw TroveError.invalidModel(
+                type: String(describing: T.self),
+                reason: "nested more than 32 levels (a recursive type?)")
         }
         let child = ShapeRecorder(depth: depth + 1)
         let kind: () -> PropertyKind = {
@@ -51,8 +58,12 @@ final class ShapeRecorder: Decoder {
         do {
             return (try T(from: child), kind())
         } catch {
-            guard T.self is any RawRepresentable.Type, case .single = child.shape else { throw error }
-            if let iterable = T.self as? any CaseIterable.Type, let first = firstCase(iterable) as? T {
+            guard T.self is any RawRepresentable.Type, case .single = child.shape else {
+                throw error
+            }
+            if let iterable = T.self as? any CaseIterable.Type,
+                let first = firstCase(iterable) as? T
+            {
                 return (first, kind())
             }
             guard MemoryLayout<T>.size <= 2 else { throw error }
@@ -103,7 +114,9 @@ final class ShapeRecorder: Decoder {
     }
 
     func record(_ key: any CodingKey, _ kind: PropertyKind, optional: Bool) {
-        guard depth == 0, !properties.contains(where: { $0.name == key.stringValue }) else { return }
+        guard depth == 0, !properties.contains(where: { $0.name == key.stringValue }) else {
+            return
+        }
         properties.append(RecordedProperty(name: key.stringValue, kind: kind, isOptional: optional))
     }
 
@@ -129,8 +142,12 @@ final class ShapeRecorder: Decoder {
         func contains(_ key: Key) -> Bool { true }
         func decodeNil(forKey key: Key) throws -> Bool { false }
 
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decodeValue(type, forKey: key) }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try decodeValueIfPresent(type, forKey: key) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
 
         private func decodeValue<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             let (value, kind) = try ShapeRecorder.record(type, depth: recorder.depth)
@@ -139,46 +156,108 @@ final class ShapeRecorder: Decoder {
             return value
         }
 
-        private func decodeValueIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        private func decodeValueIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws
+            -> T?
+        {
             let (value, kind) = try ShapeRecorder.record(type, depth: recorder.depth)
             recorder.record(key, kind, optional: true)
             return value
         }
 
         // @forward(keyed-decode) begin (one per primitive type, each forwarding to the generic helper)
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decodeValueIfPresent(type, forKey: key) }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
         // @forward end
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key)
+            throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             recorder.record(key, .json, optional: false)
-            return KeyedDecodingContainer(Keyed<NestedKey>(recorder: ShapeRecorder(depth: recorder.depth + 1)))
+            return KeyedDecodingContainer(
+                Keyed<NestedKey>(recorder: ShapeRecorder(depth: recorder.depth + 1)))
         }
 
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -203,7 +282,10 @@ final class ShapeRecorder: Decoder {
         var currentIndex: Int { 0 }
 
         private func end() -> DecodingError {
-            .valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "shape recording reads no elements"))
+            .valueNotFound(
+                Any.self,
+                .init(codingPath: codingPath, debugDescription: "shape recording reads no elements")
+            )
         }
         mutating func decodeNil() throws -> Bool { throw end() }
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { throw end() }
@@ -224,8 +306,12 @@ final class ShapeRecorder: Decoder {
         mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try decodeValue(type) }
         mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try decodeValue(type) }
         // @forward end
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> { throw end() }
-        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { throw end() }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+            -> KeyedDecodingContainer<NestedKey>
+        { throw end() }
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            throw end()
+        }
         mutating func superDecoder() throws -> any Decoder { throw end() }
     }
 

@@ -15,15 +15,25 @@ struct ValueDecoder: Decoder {
         self.codingPath = codingPath
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from value: Value, inJSON: Bool, codingPath: [any CodingKey]) throws -> T {
-        if let scalar = try scalar(type, from: value, inJSON: inJSON, codingPath: codingPath) { return scalar }
+    static func decode<T: Decodable>(
+        _ type: T.Type, from value: Value, inJSON: Bool, codingPath: [any CodingKey]
+    )
+        throws -> T
+    {
+        if let scalar = try scalar(type, from: value, inJSON: inJSON, codingPath: codingPath) {
+            return scalar
+        }
         return try T(from: ValueDecoder(value, inJSON: inJSON, codingPath: codingPath))
     }
 
     /// The value as a type with a fixed representation; nil when `T` is not one of them.
-    static func scalar<T>(_ type: T.Type, from value: Value, inJSON: Bool, codingPath: [any CodingKey]) throws -> T? {
+    static func scalar<T>(
+        _ type: T.Type, from value: Value, inJSON: Bool, codingPath: [any CodingKey]
+    ) throws -> T? {
         func fail() -> DecodingError {
-            .typeMismatch(T.self, .init(codingPath: codingPath, debugDescription: "found a \(value.kindName) value"))
+            .typeMismatch(
+                T.self,
+                .init(codingPath: codingPath, debugDescription: "found a \(value.kindName) value"))
         }
         let result: Any
         switch type {
@@ -93,7 +103,9 @@ struct ValueDecoder: Decoder {
         return (result as! T)
     }
 
-    private static func integer<T>(_ type: T.Type, from value: Value, fail: () -> DecodingError) throws -> Any? {
+    private static func integer<T>(_ type: T.Type, from value: Value, fail: () -> DecodingError)
+        throws -> Any?
+    {
         func exact<I: FixedWidthInteger>(_: I.Type) throws -> I {
             guard let v = value.intValue, let i = I(exactly: v) else { throw fail() }
             return i
@@ -113,17 +125,24 @@ struct ValueDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else {
-            throw DecodingError.typeMismatch([String: Any].self, .init(codingPath: codingPath, debugDescription: "found a \(value.kindName) value"))
+            throw DecodingError.typeMismatch(
+                [String: Any].self,
+                .init(codingPath: codingPath, debugDescription: "found a \(value.kindName) value"))
         }
-        return KeyedDecodingContainer(Keyed<Key>(members: members, inJSON: inJSON, codingPath: codingPath))
+        return KeyedDecodingContainer(
+            Keyed<Key>(members: members, inJSON: inJSON, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         switch value {
         case .array(let items): return Unkeyed(items: items, inJSON: inJSON, codingPath: codingPath)
-        case .vector(let items): return Unkeyed(items: items.map { .double(Double($0)) }, inJSON: inJSON, codingPath: codingPath)
+        case .vector(let items):
+            return Unkeyed(
+                items: items.map { .double(Double($0)) }, inJSON: inJSON, codingPath: codingPath)
         default:
-            throw DecodingError.typeMismatch([Any].self, .init(codingPath: codingPath, debugDescription: "found a \(value.kindName) value"))
+            throw DecodingError.typeMismatch(
+                [Any].self,
+                .init(codingPath: codingPath, debugDescription: "found a \(value.kindName) value"))
         }
     }
 
@@ -139,61 +158,141 @@ struct ValueDecoder: Decoder {
 
         func decodeNil(forKey key: Key) throws -> Bool { members[key.stringValue]?.isNull ?? true }
 
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decodeValue(type, forKey: key) }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try decodeValueIfPresent(type, forKey: key) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
 
         private func decodeValue<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             guard let value = members[key.stringValue] else {
-                throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for \(key.stringValue)"))
+                throw DecodingError.keyNotFound(
+                    key,
+                    .init(
+                        codingPath: codingPath, debugDescription: "no value for \(key.stringValue)")
+                )
             }
-            return try ValueDecoder.decode(type, from: value, inJSON: inJSON, codingPath: codingPath + [key])
+            return try ValueDecoder.decode(
+                type, from: value, inJSON: inJSON, codingPath: codingPath + [key])
         }
 
-        private func decodeValueIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        private func decodeValueIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws
+            -> T?
+        {
             guard let value = members[key.stringValue], !value.isNull else { return nil }
-            return try ValueDecoder.decode(type, from: value, inJSON: inJSON, codingPath: codingPath + [key])
+            return try ValueDecoder.decode(
+                type, from: value, inJSON: inJSON, codingPath: codingPath + [key])
         }
 
         // @forward(keyed-decode) begin (one per primitive type, each forwarding to the generic helper)
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try decodeValueIfPresent(type, forKey: key) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decodeValue(type, forKey: key) }
-        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decodeValueIfPresent(type, forKey: key) }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+            try decodeValue(type, forKey: key)
+        }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+            try decodeValueIfPresent(type, forKey: key)
+        }
         // @forward end
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            try ValueDecoder(members[key.stringValue] ?? .null, inJSON: inJSON, codingPath: codingPath + [key]).container(keyedBy: type)
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key)
+            throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
+            try ValueDecoder(
+                members[key.stringValue] ?? .null, inJSON: inJSON, codingPath: codingPath + [key]
+            )
+            .container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            try ValueDecoder(members[key.stringValue] ?? .null, inJSON: inJSON, codingPath: codingPath + [key]).unkeyedContainer()
+            try ValueDecoder(
+                members[key.stringValue] ?? .null, inJSON: inJSON, codingPath: codingPath + [key]
+            )
+            .unkeyedContainer()
         }
-        func superDecoder() throws -> any Decoder { ValueDecoder(members["super"] ?? .null, inJSON: inJSON, codingPath: codingPath) }
+        func superDecoder() throws -> any Decoder {
+            ValueDecoder(members["super"] ?? .null, inJSON: inJSON, codingPath: codingPath)
+        }
         func superDecoder(forKey key: Key) throws -> any Decoder {
-            ValueDecoder(members[key.stringValue] ?? .null, inJSON: inJSON, codingPath: codingPath + [key])
+            ValueDecoder(
+                members[key.stringValue] ?? .null, inJSON: inJSON, codingPath: codingPath + [key])
         }
     }
 
@@ -221,7 +320,8 @@ struct ValueDecoder: Decoder {
 
         private mutating func next() throws -> (Value, [any CodingKey]) {
             guard !isAtEnd else {
-                throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "no more elements"))
+                throw DecodingError.valueNotFound(
+                    Any.self, .init(codingPath: codingPath, debugDescription: "no more elements"))
             }
             defer { currentIndex += 1 }
             return (items[currentIndex], codingPath + [Index(currentIndex)])
@@ -254,9 +354,12 @@ struct ValueDecoder: Decoder {
         mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try decodeValue(type) }
         // @forward end
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
             let (value, path) = try next()
-            return try ValueDecoder(value, inJSON: inJSON, codingPath: path).container(keyedBy: type)
+            return try ValueDecoder(value, inJSON: inJSON, codingPath: path).container(
+                keyedBy: type)
         }
         mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
             let (value, path) = try next()
@@ -275,7 +378,8 @@ struct ValueDecoder: Decoder {
         func decodeNil() -> Bool { decoder.value.isNull }
         func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeValue(type) }
         private func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
-            try ValueDecoder.decode(type, from: decoder.value, inJSON: decoder.inJSON, codingPath: codingPath)
+            try ValueDecoder.decode(
+                type, from: decoder.value, inJSON: decoder.inJSON, codingPath: codingPath)
         }
         // @forward(single-decode) begin (one per primitive type, each forwarding to the generic helper)
         func decode(_ type: Bool.Type) throws -> Bool { try decodeValue(type) }

@@ -119,29 +119,65 @@ final class ValueEncoder: Encoder {
         let members: Members
         var codingPath: [any CodingKey] { encoder.codingPath }
 
-        mutating func encodeNil(forKey key: Key) throws { members.entries[key.stringValue] = .value(.null) }
-        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try encodeValue(value, forKey: key) }
+        mutating func encodeNil(forKey key: Key) throws {
+            members.entries[key.stringValue] = .value(.null)
+        }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
         private func encodeValue<T: Encodable>(_ value: T, forKey key: Key) throws {
             members.entries[key.stringValue] = try encoder.entry(value)
         }
         // @forward(keyed-encode) begin (one per primitive type, each forwarding to the generic helper)
-        mutating func encode(_ value: Bool, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: String, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Float, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeValue(value, forKey: key) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeValue(value, forKey: key) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: Double, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: Float, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: Int, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: Int8, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: Int16, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: Int32, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: Int64, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: UInt, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws {
+            try encodeValue(value, forKey: key)
+        }
         // @forward end
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type, forKey key: Key
+        )
+            -> KeyedEncodingContainer<NestedKey>
+        {
             let child = ValueEncoder()
             members.entries[key.stringValue] = .nested(child)
             return child.container(keyedBy: keyType)
@@ -171,7 +207,9 @@ final class ValueEncoder: Encoder {
 
         mutating func encodeNil() throws { elements.entries.append(.value(.null)) }
         mutating func encode<T: Encodable>(_ value: T) throws { try encodeValue(value) }
-        private func encodeValue<T: Encodable>(_ value: T) throws { elements.entries.append(try encoder.entry(value)) }
+        private func encodeValue<T: Encodable>(_ value: T) throws {
+            elements.entries.append(try encoder.entry(value))
+        }
         // @forward(unkeyed-encode) begin (one per primitive type, each forwarding to the generic helper)
         mutating func encode(_ value: Bool) throws { try encodeValue(value) }
         mutating func encode(_ value: String) throws { try encodeValue(value) }
@@ -189,7 +227,11 @@ final class ValueEncoder: Encoder {
         mutating func encode(_ value: UInt64) throws { try encodeValue(value) }
         // @forward end
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+            -> KeyedEncodingContainer<
+                NestedKey
+            >
+        {
             let child = ValueEncoder()
             elements.entries.append(.nested(child))
             return child.container(keyedBy: keyType)
@@ -212,7 +254,9 @@ final class ValueEncoder: Encoder {
 
         mutating func encodeNil() throws { encoder.storage = .single(.value(.null)) }
         mutating func encode<T: Encodable>(_ value: T) throws { try encodeValue(value) }
-        private func encodeValue<T: Encodable>(_ value: T) throws { encoder.storage = .single(try encoder.entry(value)) }
+        private func encodeValue<T: Encodable>(_ value: T) throws {
+            encoder.storage = .single(try encoder.entry(value))
+        }
         // @forward(single-encode) begin (one per primitive type, each forwarding to the generic helper)
         mutating func encode(_ value: Bool) throws { try encodeValue(value) }
         mutating func encode(_ value: String) throws { try encodeValue(value) }

@@ -59,7 +59,9 @@ final class ChangeHub: @unchecked Sendable {
     /// with `openConnection` and reads the first `data_version` before this returns (so a commit
     /// made after the subscriber's first read is never taken as the baseline). The connection is
     /// opened outside the lock, so writers publishing meanwhile never wait for it.
-    func subscribe(_ subscriber: ChangeSubscription, openConnection: (() throws -> Connection)?) -> Int {
+    func subscribe(_ subscriber: ChangeSubscription, openConnection: (() throws -> Connection)?)
+        -> Int
+    {
         let (id, startsPoller): (Int, Bool) = lock.withLock {
             nextID += 1
             subscribers[nextID] = subscriber
@@ -98,12 +100,15 @@ final class ChangeHub: @unchecked Sendable {
     var subscriberCount: Int { lock.withLock { subscribers.count } }
     /// Wakes taken by all subscribers so far, and whether every one is waiting again, i.e. has
     /// handled every change announced so far (for tests that show a change ran no read).
-    var wakesTaken: Int { lock.withLock { Array(subscribers.values) }.reduce(0) { $0 + $1.wakesTaken } }
+    var wakesTaken: Int {
+        lock.withLock { Array(subscribers.values) }.reduce(0) { $0 + $1.wakesTaken }
+    }
     var allWaiting: Bool { lock.withLock { Array(subscribers.values) }.allSatisfy(\.isWaiting) }
 
     private func startPoller(_ openConnection: () throws -> Connection) -> Task<Void, Never>? {
         // Without a connection (a file that cannot be opened now) only in-process commits are seen.
-        guard let connection = try? openConnection(), let first = try? Self.dataVersion(connection) else { return nil }
+        guard let connection = try? openConnection(), let first = try? Self.dataVersion(connection)
+        else { return nil }
         let handoff = PollConnection(connection: connection)
         return Task.detached(priority: .medium) { [weak self] in
             let connection = handoff.connection
@@ -112,7 +117,9 @@ final class ChangeHub: @unchecked Sendable {
                 try? await Task.sleep(for: Self.pollInterval)
                 guard !Task.isCancelled, let self else { break }
                 // A failed read (the file briefly locked by a checkpoint) is retried next time.
-                guard let version = try? Self.dataVersion(connection), version != last else { continue }
+                guard let version = try? Self.dataVersion(connection), version != last else {
+                    continue
+                }
                 last = version
                 self.publish(nil)
             }
@@ -135,7 +142,9 @@ final class ChangeHub: @unchecked Sendable {
         // @unchecked Sendable: `hubs` is only touched under `lock`.
         private let lock = NSLock()
         private var hubs: [String: WeakHub] = [:]
-        func withLock<T>(_ body: (inout [String: WeakHub]) -> T) -> T { lock.withLock { body(&hubs) } }
+        func withLock<T>(_ body: (inout [String: WeakHub]) -> T) -> T {
+            lock.withLock { body(&hubs) }
+        }
     }
 }
 
@@ -207,7 +216,10 @@ final class ChangeSubscription: @unchecked Sendable {
         }
         return lock.withLock {
             if cancelled { return nil }
-            defer { pending = false; pendingIsCertain = false }
+            defer {
+                pending = false
+                pendingIsCertain = false
+            }
             wakes += 1
             return pendingIsCertain ? .certain : .possible
         }

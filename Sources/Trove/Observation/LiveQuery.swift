@@ -80,9 +80,13 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
                     return try await refresh(handle, checkingLogsFirst: false)
                 }
                 while true {
-                    guard let change = await subscription.subscription.nextChange() else { return end() }
+                    guard let change = await subscription.subscription.nextChange() else {
+                        return end()
+                    }
                     let possible = change == .possible
-                    if let value = try await refresh(subscription, checkingLogsFirst: possible) { return value }
+                    if let value = try await refresh(subscription, checkingLogsFirst: possible) {
+                        return value
+                    }
                 }
             } catch {
                 _ = end()
@@ -92,8 +96,12 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
 
         /// Reruns the read unless the change logs say nothing it read changed; returns the
         /// result when it differs from the last one yielded (the first always does).
-        private mutating func refresh(_ handle: SubscriptionHandle, checkingLogsFirst: Bool) async throws -> Value? {
-            switch try await database.observedRead(read, after: seen, checkingLogsFirst: checkingLogsFirst) {
+        private mutating func refresh(_ handle: SubscriptionHandle, checkingLogsFirst: Bool)
+            async throws -> Value?
+        {
+            switch try await database.observedRead(
+                read, after: seen, checkingLogsFirst: checkingLogsFirst)
+            {
             case .unchanged:
                 return nil
             case .changed(let value, let region, let tokens):
@@ -162,7 +170,8 @@ extension Database {
     /// Subscribes to commits on this database's file (starting the poller for other processes'
     /// commits, if it is not running).
     nonisolated func subscribeToChanges() -> SubscriptionHandle {
-        SubscriptionHandle(hub: changeHub, openConnection: readers.map { pool in { try pool.openConnection() } })
+        SubscriptionHandle(
+            hub: changeHub, openConnection: readers.map { pool in { try pool.openConnection() } })
     }
 
     /// Runs an observed read on one snapshot: with `checkingLogsFirst`, first the change-log
@@ -186,15 +195,16 @@ extension Database {
             }
             let recorder = RegionRecorder()
             let value = try withoutActuallyEscaping(lookup) { lookup in
-                try read(ReadTransaction(
-                    connection: connection,
-                    lookup: { name in
-                        let store = try lookup(name)
-                        recorder.collection(store.name, log: store.layout.log)
-                        return store
-                    },
-                    graph: documentStores.graph,
-                    recorder: recorder))
+                try read(
+                    ReadTransaction(
+                        connection: connection,
+                        lookup: { name in
+                            let store = try lookup(name)
+                            recorder.collection(store.name, log: store.layout.log)
+                            return store
+                        },
+                        graph: documentStores.graph,
+                        recorder: recorder))
             }
             let region = try ObservedRegion.resolve(recorder, on: connection)
             // Same snapshot: the tokens read before the read are still current.

@@ -38,7 +38,9 @@ extension ModelCollection {
     /// ```
     public func observeCount(where predicate: Predicate<M>? = nil) -> LiveQuery<Int> {
         let (name, schema) = (documents.name, self.schema)
-        let filter = Result { try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all }
+        let filter = Result {
+            try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all
+        }
         return LiveQuery(database: database) { r in try r.documents(name).count(filter.get()) }
     }
 
@@ -50,8 +52,10 @@ extension ModelCollection {
     /// let dentist = try await notes.observeSearch("dentist appointment", limit: 5)
     /// for try await hits in dentist { show(hits.map(\.model)) }
     /// ```
-    public func observeSearch(_ text: String, mode: SearchMode = .hybrid, where predicate: Predicate<M>? = nil,
-                              limit: Int = 10) async throws -> LiveQuery<[ModelHit<M>]> {
+    public func observeSearch(
+        _ text: String, mode: SearchMode = .hybrid, where predicate: Predicate<M>? = nil,
+        limit: Int = 10
+    ) async throws -> LiveQuery<[ModelHit<M>]> {
         let query = try await searchQuery(text, mode: mode, where: predicate, limit: limit)
         let name = documents.name
         let collection = self

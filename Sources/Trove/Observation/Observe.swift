@@ -63,11 +63,13 @@ extension DocumentCollection {
     /// let perYear = items.observeAggregate([.count(), .average("score")], groupBy: [Field("year")])
     /// ```
     public func observeAggregate(
-        _ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all, over search: Query? = nil
+        _ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
+        over search: Query? = nil
     ) -> LiveQuery<[AggregateRow]> {
         let name = self.name
         return database.observe { r in
-            try r.documents(name).aggregate(aggregates, groupBy: groupBy, where: filter, over: search)
+            try r.documents(name).aggregate(
+                aggregates, groupBy: groupBy, where: filter, over: search)
         }
     }
 

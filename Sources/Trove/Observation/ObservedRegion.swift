@@ -29,7 +29,9 @@ struct ObservedRegion: Hashable, Sendable {
     }
 
     /// The region of what `recorder` saw, resolving raw tables to the collections they belong to.
-    static func resolve(_ recorder: RegionRecorder, on connection: Connection) throws -> ObservedRegion {
+    static func resolve(_ recorder: RegionRecorder, on connection: Connection) throws
+        -> ObservedRegion
+    {
         let seen = recorder.snapshot()
         var tables = Set(seen.collections.keys)
         var logs = Set(seen.collections.values)
@@ -48,15 +50,23 @@ struct ObservedRegion: Hashable, Sendable {
 
     /// The collection whose table, log or text index `table` is, or nil for a table of the app's
     /// own. Collections are recognised by the trigger that feeds their log (`<name>_log_ai`).
-    private static func owningCollection(of table: String, on connection: Connection) throws -> (name: String, log: String)? {
+    private static func owningCollection(of table: String, on connection: Connection) throws -> (
+        name: String, log: String
+    )? {
         var candidates = [table]
         for suffix in ["_fts", "_log"] {
-            if let range = table.range(of: suffix, options: .backwards) { candidates.append(String(table[..<range.lowerBound])) }
+            if let range = table.range(of: suffix, options: .backwards) {
+                candidates.append(String(table[..<range.lowerBound]))
+            }
         }
         for name in candidates where !name.isEmpty {
-            let exists = try connection.scalar(
-                "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ? COLLATE NOCASE", [.text(name + "_log_ai")]) != nil
-            if exists { return (name, "\"\(name.replacingOccurrences(of: "\"", with: "\"\""))_log\"") }
+            let exists =
+                try connection.scalar(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ? COLLATE NOCASE",
+                    [.text(name + "_log_ai")]) != nil
+            if exists {
+                return (name, "\"\(name.replacingOccurrences(of: "\"", with: "\"\""))_log\"")
+            }
         }
         return nil
     }

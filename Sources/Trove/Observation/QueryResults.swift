@@ -47,7 +47,8 @@ public final class QueryResults<Element: PersistentModel> {
         watching?.cancel()
         (self.context, followed, fetchError) = (context, query, nil)
         do {
-            watching = try context.observe(descriptor) { [weak self] models in self?.models = models }
+            watching = try context.observe(descriptor) { [weak self] models in self?.models = models
+            }
         } catch {
             (watching, models, fetchError) = (nil, [], error)
         }

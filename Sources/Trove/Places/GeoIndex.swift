@@ -39,7 +39,9 @@ final class GeoIndex: DerivedIndex {
 
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
         var problems: [String] = []
-        let check = try connection.scalar("SELECT rtreecheck(?)", [.text(layout.geoTableName(field))])?.stringValue ?? "ok"
+        let check =
+            try connection.scalar("SELECT rtreecheck(?)", [.text(layout.geoTableName(field))])?
+            .stringValue ?? "ok"
         if check != "ok" { problems.append("\(name): \(check)") }
         let column = "\"\(field)\""
         let row = try connection.query(
@@ -49,16 +51,23 @@ final class GeoIndex: DerivedIndex {
                    (SELECT count(*) FROM \(layout.table) AS t JOIN \(table) AS g ON g.id = t.\(layout.rid)
                     WHERE g.lat = json_extract(t.\(column), '$[0]') AND g.lon = json_extract(t.\(column), '$[1]'))
             """)[0]
-        let (points, entries, matching) = (row.int64(at: 0) ?? 0, row.int64(at: 1) ?? 0, row.int64(at: 2) ?? 0)
+        let (points, entries, matching) = (
+            row.int64(at: 0) ?? 0, row.int64(at: 1) ?? 0, row.int64(at: 2) ?? 0
+        )
         if points != entries || points != matching {
-            problems.append("\(name): \(points) points in the table, \(entries) in the R*Tree, \(matching) agreeing")
+            problems.append(
+                "\(name): \(points) points in the table, \(entries) in the R*Tree, \(matching) agreeing"
+            )
         }
         return problems
     }
 
     func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {
         try connection.execute("DELETE FROM \(table)")
-        try connection.execute(layout.geoInsert(field, from: "SELECT \(layout.rid) AS rid, \"\(field)\" AS point FROM \(layout.table)"))
+        try connection.execute(
+            layout.geoInsert(
+                field,
+                from: "SELECT \(layout.rid) AS rid, \"\(field)\" AS point FROM \(layout.table)"))
     }
 
     /// How many points the index holds, roughly (exact when read, cached for 1,000 uses).
@@ -68,8 +77,12 @@ final class GeoIndex: DerivedIndex {
             entry.uses += 1
             cachedCount = entry
             return entry.value
-        }) { return cached }
-        let count = try connection.scalar("SELECT count(*) FROM \(layout.geoTable(field, shadow: "rowid"))")?.int64Value ?? 0
+        }) {
+            return cached
+        }
+        let count =
+            try connection.scalar(
+                "SELECT count(*) FROM \(layout.geoTable(field, shadow: "rowid"))")?.int64Value ?? 0
         countLock.withLock { cachedCount = (count, 0) }
         return count
     }
@@ -96,7 +109,11 @@ enum GeoSQL {
 
     /// 1 when the corner of an entry's box is nearer than `kilometres - slack` (so the point is
     /// within `kilometres`), 0 when farther than `kilometres + slack`, nil otherwise.
-    static func boxWithin(_ minLat: Double, _ minLon: Double, _ lat: Double, _ lon: Double, _ kilometres: Double) -> Double? {
+    static func boxWithin(
+        _ minLat: Double, _ minLon: Double, _ lat: Double, _ lon: Double, _ kilometres: Double
+    )
+        -> Double?
+    {
         let d = GeoMath.kilometres(minLat, minLon, lat, lon)
         if d < kilometres - cornerSlackKilometres { return 1 }
         if d > kilometres + cornerSlackKilometres { return 0 }
@@ -105,7 +122,9 @@ enum GeoSQL {
 
     /// `CASE trove_geo_within(minLat, minLon, c) WHEN 1 THEN 1 WHEN 0 THEN 0 ELSE <exact> END`:
     /// the exact test on `+lat`/`+lon` only where the box corner cannot decide.
-    static func radiusTest(center: GeoPoint, kilometres: Double, exact: String, into out: inout SQLFragment) {
+    static func radiusTest(
+        center: GeoPoint, kilometres: Double, exact: String, into out: inout SQLFragment
+    ) {
         out.append("CASE \(boxWithinFunction)(minLat, minLon, ")
         out.bind(.real(center.latitude))
         out.append(", ")
@@ -155,7 +174,11 @@ enum GeoSQL {
     static func inside(table: String, box: GeoBox) -> SQLFragment {
         let ranges = box.longitudeRanges
         var out = SQLFragment(sql: "SELECT id FROM \(table) WHERE ")
-        overlaps(ranges.map { GeoBox(south: box.south, west: $0.lowerBound, north: box.north, east: $0.upperBound) }, into: &out)
+        overlaps(
+            ranges.map {
+                GeoBox(south: box.south, west: $0.lowerBound, north: box.north, east: $0.upperBound)
+            },
+            into: &out)
         out.append(" AND CASE WHEN minLat >= ")
         out.bind(.real(box.south))
         out.append(" AND maxLat <= ")
@@ -201,7 +224,10 @@ extension DocumentLayout {
     var geoObjectNames: [String] {
         pointFields.flatMap { f in
             let base = geoTableName(f)
-            return [base, "\(base)_node", "\(base)_parent", "\(base)_rowid", "\(base)_ai", "\(base)_ad", "\(base)_au"]
+            return [
+                base, "\(base)_node", "\(base)_parent", "\(base)_rowid", "\(base)_ai", "\(base)_ad",
+                "\(base)_au",
+            ]
         }
     }
 

@@ -21,7 +21,8 @@ public struct GeoPoint: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// Whether both coordinates are finite and in range.
     public var isValid: Bool {
-        latitude.isFinite && longitude.isFinite && (-90...90).contains(latitude) && (-180...180).contains(longitude)
+        latitude.isFinite && longitude.isFinite && (-90...90).contains(latitude)
+            && (-180...180).contains(longitude)
     }
 
     /// The great-circle (haversine) distance to `other`, in kilometres.
@@ -32,7 +33,9 @@ public struct GeoPoint: Hashable, Sendable, Codable, CustomStringConvertible {
     public var description: String { "(\(latitude), \(longitude))" }
 
     func validated(field: String) throws -> GeoPoint {
-        guard isValid else { throw TroveError.invalidPoint(field: field, latitude: latitude, longitude: longitude) }
+        guard isValid else {
+            throw TroveError.invalidPoint(field: field, latitude: latitude, longitude: longitude)
+        }
         return self
     }
 }
@@ -66,11 +69,14 @@ public struct GeoBox: Hashable, Sendable, Codable {
     }
 
     func validate(field: String) throws {
-        for corner in [GeoPoint(latitude: south, longitude: west), GeoPoint(latitude: north, longitude: east)] {
+        for corner in [
+            GeoPoint(latitude: south, longitude: west), GeoPoint(latitude: north, longitude: east),
+        ] {
             _ = try corner.validated(field: field)
         }
         guard south <= north else {
-            throw TroveError.invalidQuery("a box's south (\(south)) must not be north of its north (\(north))")
+            throw TroveError.invalidQuery(
+                "a box's south (\(south)) must not be north of its north (\(north))")
         }
     }
 
@@ -87,14 +93,20 @@ extension Value {
     }
 
     /// A point field's value.
-    public static func point(_ point: GeoPoint) -> Value { .point(latitude: point.latitude, longitude: point.longitude) }
+    public static func point(_ point: GeoPoint) -> Value {
+        .point(latitude: point.latitude, longitude: point.longitude)
+    }
 
     /// The point, when this is an object with numeric `latitude` and `longitude` (what a point
     /// field reads back as) or an array `[latitude, longitude]`.
     public var pointValue: GeoPoint? {
         switch self {
         case .object(let members) where members.count == 2:
-            guard let lat = members["latitude"]?.doubleValue, let lon = members["longitude"]?.doubleValue else { return nil }
+            guard let lat = members["latitude"]?.doubleValue,
+                let lon = members["longitude"]?.doubleValue
+            else {
+                return nil
+            }
             return GeoPoint(latitude: lat, longitude: lon)
         case .array(let items) where items.count == 2:
             guard let lat = items[0].doubleValue, let lon = items[1].doubleValue else { return nil }
@@ -114,11 +126,14 @@ enum GeoMath {
 
     /// The haversine distance in kilometres between two points given in degrees.
     @inline(__always)
-    static func kilometres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+    static func kilometres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double
+    {
         let radians = Double.pi / 180
         let dLat = (lat2 - lat1) * radians
         let dLon = (lon2 - lon1) * radians
-        let a = sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * radians) * cos(lat2 * radians) * sin(dLon / 2) * sin(dLon / 2)
+        let a =
+            sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * radians) * cos(lat2 * radians)
+            * sin(dLon / 2) * sin(dLon / 2)
         return 2 * earthRadius * asin(min(1, a.squareRoot()))
     }
 
@@ -142,12 +157,16 @@ enum GeoMath {
         let west = center.longitude - dLon
         let east = center.longitude + dLon
         if west < -180 {
-            return [GeoBox(south: south, west: west + 360, north: north, east: 180),
-                    GeoBox(south: south, west: -180, north: north, east: east)]
+            return [
+                GeoBox(south: south, west: west + 360, north: north, east: 180),
+                GeoBox(south: south, west: -180, north: north, east: east),
+            ]
         }
         if east > 180 {
-            return [GeoBox(south: south, west: west, north: north, east: 180),
-                    GeoBox(south: south, west: -180, north: north, east: east - 360)]
+            return [
+                GeoBox(south: south, west: west, north: north, east: 180),
+                GeoBox(south: south, west: -180, north: north, east: east - 360),
+            ]
         }
         return [GeoBox(south: south, west: west, north: north, east: east)]
     }

@@ -54,13 +54,15 @@ struct ANNSnapshotStore {
 
     func tableExists() throws -> Bool {
         try connection.scalar(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(tableName)]) != nil
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(tableName)])
+            != nil
     }
 
     /// Whether the table is in the layout written before (`WITHOUT ROWID`: its primary key is
     /// the table's own B-tree, listed as an index of origin `pk`).
     private func isWithoutRowid() throws -> Bool {
-        try connection.scalar("SELECT 1 FROM pragma_index_list(?) WHERE origin = 'pk'", [.text(tableName)]) != nil
+        try connection.scalar(
+            "SELECT 1 FROM pragma_index_list(?) WHERE origin = 'pk'", [.text(tableName)]) != nil
     }
 
     /// Reads the snapshot part by part in one pass: `begin` receives the recorded total size and
@@ -69,22 +71,38 @@ struct ANNSnapshotStore {
     /// than the total in all. Every structural problem becomes `.unusable`.
     func stream(
         begin: (Int64) -> String?,
-        append: (_ count: Int, _ copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void) throws -> Void
+        append: (
+            _ count: Int,
+            _ copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void
+        ) throws ->
+            Void
     ) throws -> Streamed {
         guard try tableExists() else { return .none }
         let first = try connection.query(
-            "SELECT watermark, format, checksum, total_bytes FROM \(quotedTable) WHERE name = ? AND part = 0", [.text(location.key)])
+            "SELECT watermark, format, checksum, total_bytes FROM \(quotedTable) WHERE name = ? AND part = 0",
+            [.text(location.key)])
         guard let row = first.first else {
-            let any = try connection.scalar("SELECT 1 FROM \(quotedTable) WHERE name = ? LIMIT 1", [.text(location.key)])
+            let any = try connection.scalar(
+                "SELECT 1 FROM \(quotedTable) WHERE name = ? LIMIT 1", [.text(location.key)])
             return any == nil ? .none : .unusable(reason: "snapshot part 0 is missing")
         }
-        let header = (watermark: row[0].int64Value ?? -1, format: row[1].int64Value ?? -1,
-                      checksum: row[2].int64Value ?? 0, total: row[3].int64Value ?? -1)
-        guard header.format == Self.format else { return .unusable(reason: "snapshot row format \(header.format), expected \(Self.format)") }
+        let header = (
+            watermark: row[0].int64Value ?? -1, format: row[1].int64Value ?? -1,
+            checksum: row[2].int64Value ?? 0, total: row[3].int64Value ?? -1
+        )
+        guard header.format == Self.format else {
+            return .unusable(
+                reason: "snapshot row format \(header.format), expected \(Self.format)")
+        }
         // Before allocating anything for it: a snapshot cannot be larger than the file holding it.
-        let fileBytes = (try connection.scalar("PRAGMA page_count")?.int64Value ?? 0) * (try connection.scalar("PRAGMA page_size")?.int64Value ?? 0)
+        let fileBytes =
+            (try connection.scalar("PRAGMA page_count")?.int64Value ?? 0)
+            * (try connection.scalar("PRAGMA page_size")?.int64Value ?? 0)
         guard header.total >= 0, header.total <= fileBytes else {
-            return .unusable(reason: "snapshot size mismatch: \(header.total) bytes recorded in a file of \(fileBytes)")
+            return .unusable(
+                reason:
+                    "snapshot size mismatch: \(header.total) bytes recorded in a file of \(fileBytes)"
+            )
         }
         if let refused = begin(header.total) { return .unusable(reason: refused) }
         // The earlier layout has no rowids to open its parts by: its statement hands the data over.
@@ -101,35 +119,56 @@ struct ANNSnapshotStore {
             try statement.forEachRow([.text(location.key)]) { s in
                 guard problem == nil else { return }
                 let part = s.int64(at: 0)
-                guard part == expectedPart else { problem = "snapshot part \(expectedPart) is missing"; return }
-                guard s.int64(at: 1) == header.watermark, s.int64(at: 2) == header.format, s.int64(at: 3) == header.checksum,
+                guard part == expectedPart else {
+                    problem = "snapshot part \(expectedPart) is missing"
+                    return
+                }
+                guard s.int64(at: 1) == header.watermark, s.int64(at: 2) == header.format,
+                    s.int64(at: 3) == header.checksum,
                     s.int64(at: 4) == header.total
-                else { problem = "snapshot part \(part) disagrees with part 0"; return }
+                else {
+                    problem = "snapshot part \(part) disagrees with part 0"
+                    return
+                }
                 expectedPart += 1
                 func accept(_ count: Int) -> Bool {
-                    guard received + Int64(count) <= header.total else { problem = "snapshot longer than its recorded size"; return false }
+                    guard received + Int64(count) <= header.total else {
+                        problem = "snapshot longer than its recorded size"
+                        return false
+                    }
                     received += Int64(count)
                     return true
                 }
                 if rowids {
                     // A blob reader refuses other values (raw SQL can store them): not a part.
-                    guard s.value(at: 5) == .text("blob") else { problem = "snapshot part \(part) has no data"; return }
+                    guard s.value(at: 5) == .text("blob") else {
+                        problem = "snapshot part \(part) has no data"
+                        return
+                    }
                     let count = try reader.open(rowid: s.int64(at: 6))
                     guard accept(count) else { return }
-                    try append(count) { offset, buffer in try reader.read(into: buffer, at: offset) }
+                    try append(count) { offset, buffer in try reader.read(into: buffer, at: offset)
+                    }
                 } else {
                     try s.withBlob(at: 5) { blob in
-                        guard let blob else { problem = "snapshot part \(part) has no data"; return }
+                        guard let blob else {
+                            problem = "snapshot part \(part) has no data"
+                            return
+                        }
                         guard accept(blob.count) else { return }
                         try append(blob.count) { offset, buffer in
-                            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: blob[offset..<offset + buffer.count]))
+                            buffer.copyMemory(
+                                from: UnsafeRawBufferPointer(
+                                    rebasing: blob[offset..<offset + buffer.count]))
                         }
                     }
                 }
             }
         }
         if let problem { return .unusable(reason: problem) }
-        guard received == header.total else { return .unusable(reason: "snapshot truncated: \(received) of \(header.total) bytes") }
+        guard received == header.total else {
+            return .unusable(reason: "snapshot truncated: \(received) of \(header.total) bytes")
+        }
         return .read(watermark: header.watermark, checksum: header.checksum)
     }
 
@@ -137,15 +176,22 @@ struct ANNSnapshotStore {
     /// (which checks it again): 0 when there is none or it is larger than the file holding it.
     func recordedTotal() throws -> Int {
         guard try tableExists() else { return 0 }
-        let total = try connection.scalar(
-            "SELECT total_bytes FROM \(quotedTable) WHERE name = ? AND part = 0", [.text(location.key)])?.int64Value ?? 0
-        let fileBytes = (try connection.scalar("PRAGMA page_count")?.int64Value ?? 0) * (try connection.scalar("PRAGMA page_size")?.int64Value ?? 0)
+        let total =
+            try connection.scalar(
+                "SELECT total_bytes FROM \(quotedTable) WHERE name = ? AND part = 0",
+                [.text(location.key)])?.int64Value
+            ?? 0
+        let fileBytes =
+            (try connection.scalar("PRAGMA page_count")?.int64Value ?? 0)
+            * (try connection.scalar("PRAGMA page_size")?.int64Value ?? 0)
         return total >= 0 && total <= fileBytes ? Int(total) : 0
     }
 
     /// Replaces the stored snapshot with an HNSW graph's bytes; call inside a write transaction.
     func write(_ bytes: [UInt8], watermark: Int64) throws {
-        try bytes.withUnsafeBytes { try write([$0], checksum: Self.trailerChecksum($0), watermark: watermark) }
+        try bytes.withUnsafeBytes {
+            try write([$0], checksum: Self.trailerChecksum($0), watermark: watermark)
+        }
     }
 
     /// Replaces the stored snapshot with the concatenation of `segments`; call inside a write
@@ -160,7 +206,8 @@ struct ANNSnapshotStore {
             """)
         let total = segments.reduce(0) { $0 + $1.count }
         var buffer = [UInt8](repeating: 0, count: min(Self.partBytes, total))
-        var segment = 0, offset = 0
+        var segment = 0
+        var offset = 0
         var part: Int64 = 0
         var written = 0
         repeat {
@@ -171,17 +218,25 @@ struct ANNSnapshotStore {
                 while filled < length {
                     let source = segments[segment]
                     let n = min(length - filled, source.count - offset)
-                    if n > 0 { (out.baseAddress! + filled).copyMemory(from: source.baseAddress! + offset, byteCount: n) }
+                    if n > 0 {
+                        (out.baseAddress! + filled).copyMemory(
+                            from: source.baseAddress! + offset, byteCount: n)
+                    }
                     filled += n
                     offset += n
-                    if offset == source.count { segment += 1; offset = 0 }
+                    if offset == source.count {
+                        segment += 1
+                        offset = 0
+                    }
                 }
                 statement.reset()
                 let header: [SQLValue] = [
                     .text(location.key), .integer(part), .integer(watermark), .integer(Self.format),
                     .integer(checksum), .integer(Int64(total)),
                 ]
-                for (index, value) in header.enumerated() { try statement.bind(value, at: index + 1) }
+                for (index, value) in header.enumerated() {
+                    try statement.bind(value, at: index + 1)
+                }
                 try statement.bind(bytes: UnsafeRawBufferPointer(rebasing: out[0..<length]), at: 7)
                 while try statement.step() {}
             }
@@ -235,11 +290,14 @@ struct ANNSnapshotStore {
         // Bytes up to a word of the snapshot that is also 8-byte aligned in memory, then two
         // words at a time: the low and high halves of each 64-bit load are summed apart (the
         // compiler turns the loop into vector adds, faster than widening each 32-bit word).
-        while i < bytes.count, (position + i) & 3 != 0 || Int(bitPattern: base + i) & 7 != 0 { byte() }
+        while i < bytes.count, (position + i) & 3 != 0 || Int(bitPattern: base + i) & 7 != 0 {
+            byte()
+        }
         let pairs = (bytes.count - i) / 8
         if pairs > 0, (position + i) & 3 == 0 {
             (base + i).withMemoryRebound(to: UInt64.self, capacity: pairs) { words in
-                var low: UInt64 = 0, high: UInt64 = 0
+                var low: UInt64 = 0
+                var high: UInt64 = 0
                 for k in 0..<pairs {
                     let pair = UInt64(littleEndian: words[k])
                     low &+= pair & 0xFFFF_FFFF
@@ -257,6 +315,7 @@ struct ANNSnapshotStore {
     /// SQLite can store.
     static func trailerChecksum(_ bytes: UnsafeRawBufferPointer) -> Int64 {
         guard bytes.count >= 8 else { return 0 }
-        return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: Int64.self))
+        return Int64(
+            littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: Int64.self))
     }
 }

@@ -27,12 +27,14 @@ final class BackgroundMerger: @unchecked Sendable {
     ///   - quietPeriod: how long the file must go without a Trove write before merging starts.
     ///   - pagesPerStep: leaf pages merged per write transaction.
     init(
-        path: String, encryption: EncryptionKey? = nil, quietPeriod: DispatchTimeInterval = .milliseconds(250),
+        path: String, encryption: EncryptionKey? = nil,
+        quietPeriod: DispatchTimeInterval = .milliseconds(250),
         pagesPerStep: Int = 256
     ) {
         let queue = DispatchQueue(label: "trove.fts-merge", qos: .utility)
         self.queue = queue
-        worker = MergeWorker(path: path, queue: queue, quietPeriod: quietPeriod, pagesPerStep: pagesPerStep)
+        worker = MergeWorker(
+            path: path, queue: queue, quietPeriod: quietPeriod, pagesPerStep: pagesPerStep)
         worker.encryption = encryption
     }
 
@@ -55,7 +57,8 @@ final class BackgroundMerger: @unchecked Sendable {
     static func mergeStep(on connection: Connection, fts: String, pages: Int = 256) throws -> Bool {
         let before = connection.totalChanges
         try connection.transaction(.immediate) {
-            try connection.execute("INSERT INTO \(fts)(\(fts), rank) VALUES ('merge', ?)", [.integer(Int64(pages))])
+            try connection.execute(
+                "INSERT INTO \(fts)(\(fts), rank) VALUES ('merge', ?)", [.integer(Int64(pages))])
         }
         // FTS5's documented signal: a merge that did any work changes at least two rows.
         return connection.totalChanges - before >= 2
@@ -150,14 +153,18 @@ private final class MergeWorker: @unchecked Sendable {
         do {
             if connection == nil {
                 // No busy wait: a step that can't have the lock at once comes back later.
-                let opened = try Connection(.file(path), options: .init(create: false, walMode: false, busyTimeout: .zero, encryption: encryption))
+                let opened = try Connection(
+                    .file(path),
+                    options: .init(
+                        create: false, walMode: false, busyTimeout: .zero, encryption: encryption))
                 try opened.registerTroveTokenizer()  // FTS5 loads a table's tokenizer on connect
                 // The writer's checkpointer copies the log back; this connection never holds the
                 // checkpoint lock (which `Database.checkpoint()` would find taken).
                 try opened.execute(script: "PRAGMA wal_autocheckpoint = 0")
                 connection = opened
             }
-            return try BackgroundMerger.mergeStep(on: connection!, fts: fts, pages: pagesPerStep) ? .merged : .done
+            return try BackgroundMerger.mergeStep(on: connection!, fts: fts, pages: pagesPerStep)
+                ? .merged : .done
         } catch let error as SQLiteError where error.code == .busy || error.code == .locked {
             return .busy
         } catch {

@@ -17,7 +17,8 @@ extension FullTextDefinition {
     /// ```swift
     /// FullTextDefinition(fields: ["body"])   // finds 東京 in "東京で寿司を食べた"
     /// ```
-    public static let defaultTokenizer = TokenizerConfiguration(segmentation: .bigram).fts5TokenizeArgument
+    public static let defaultTokenizer = TokenizerConfiguration(segmentation: .bigram)
+        .fts5TokenizeArgument
 
     /// The default of search collections created with an embedder: as ``defaultTokenizer`` with
     /// Porter stemming for English words (``TokenizerConfiguration/multilingual``, the `trove`
@@ -45,10 +46,11 @@ extension FullTextDefinition {
     }
 
     /// Whether the stored definition `stored` serves `requested` (both absent counts).
-    static func stored(_ stored: FullTextDefinition?, serves requested: FullTextDefinition?) -> Bool {
+    static func stored(_ stored: FullTextDefinition?, serves requested: FullTextDefinition?) -> Bool
+    {
         switch (stored, requested) {
         case (nil, nil): return true
-        case let (stored?, requested?): return stored.serves(requested)
+        case (let stored?, let requested?): return stored.serves(requested)
         default: return false
         }
     }

@@ -67,7 +67,11 @@ protocol VectorFieldSearching: DerivedIndex {
     func plan(k: Int, matching: Int?, options: VectorSearchOptions) -> String
     /// The k nearest rows (by row id), among `candidates` when given; `table` reads the field's
     /// stored vectors on the query's connection, for indexes that keep none in memory.
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) throws
+    func search(
+        _ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions,
+        table: TableVectors
+    )
+        throws
         -> [Neighbor]
     /// Forgets the in-memory index, so the next catch-up that needs it loads it again (while
     /// the set's other indexes stay as they are); caller holds the set's lock exclusively.
@@ -87,13 +91,19 @@ extension VectorFieldSearching {
     var columns: [String] { ["\"\(field)\""] }
 
     func vector(from statement: Statement?, column: Int) -> [Float]? {
-        statement?.withBlob(at: column) { bytes in bytes.flatMap { VectorBlob.vector($0, dimension: dimension) } }
+        statement?.withBlob(at: column) { bytes in
+            bytes.flatMap { VectorBlob.vector($0, dimension: dimension) }
+        }
     }
 
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
         guard isLoaded else { return [] }
-        let stored = try connection.scalar("SELECT count(*) FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")?.int64Value ?? 0
-        return Int(stored) == count ? [] : ["\(name): \(count) vectors in memory, \(stored) in the table"]
+        let stored =
+            try connection.scalar(
+                "SELECT count(*) FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")?.int64Value
+            ?? 0
+        return Int(stored) == count
+            ? [] : ["\(name): \(count) vectors in memory, \(stored) in the table"]
     }
 
     func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {}

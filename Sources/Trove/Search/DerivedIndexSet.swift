@@ -37,7 +37,8 @@ final class DerivedIndexSet: @unchecked Sendable {
                 let index: any VectorFieldSearching
                 if let configuration = layout.schema.vectorIndexes[field.name]?.hnswConfiguration {
                     index = HNSWVectorIndex(
-                        field: field.name, dimension: dimension, metric: metric, configuration: configuration,
+                        field: field.name, dimension: dimension, metric: metric,
+                        configuration: configuration,
                         snapshot: layout.snapshotLocation(for: field.name))
                 } else {
                     index = FlatVectorIndex(
@@ -85,8 +86,11 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// a stream of searches; only for sets whose readers never take the lock twice on one thread
     /// (search collections: each search takes it once, in ``withCurrentIndexes(_:loading:_:)``).
     /// `vectors` and `text` name the indexes of vector fields and of the full-text fields.
-    init(source: DerivedSource, layout: DocumentLayout? = nil, indexes: [any DerivedIndex], prefersWriters: Bool = false,
-         vectors: [String: any VectorFieldSearching] = [:], text: TextFieldIndex? = nil) {
+    init(
+        source: DerivedSource, layout: DocumentLayout? = nil, indexes: [any DerivedIndex],
+        prefersWriters: Bool = false,
+        vectors: [String: any VectorFieldSearching] = [:], text: TextFieldIndex? = nil
+    ) {
         self.source = source
         self.lock = ReadWriteLock(prefersWriters: prefersWriters)
         self.layout = layout
@@ -114,20 +118,24 @@ final class DerivedIndexSet: @unchecked Sendable {
     func catchUp(_ connection: Connection, loading needed: [any DerivedIndex]? = nil) throws {
         let (maxSeq, floor) = try source.changeLog.state(connection)
         if lock.read({ isCurrentLocked(maxSeq: maxSeq, floor: floor, needed: needed) }) { return }
-        try lock.write { try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: needed) }
+        try lock.write {
+            try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: needed)
+        }
     }
 
     /// After the writer commits: applies the commit now, so readers find the indexes current,
     /// unless a search holds the lock (then the next reader catches up instead; the writer never
     /// waits for readers). Loads nothing new. Errors are left for that reader to meet.
     func catchUpAfterCommit(_ connection: Connection) {
-        guard !connection.isInTransaction, lock.read({ inMemory.contains(where: \.isLoaded) }) else { return }
+        guard !connection.isInTransaction, lock.read({ inMemory.contains(where: \.isLoaded) })
+        else { return }
         // One read transaction, begun under the lock: the log and the rows from one snapshot,
         // never older than the indexes.
         _ = try? lock.tryWrite {
             try connection.transaction(.deferred) {
                 let (maxSeq, floor) = try source.changeLog.state(connection)
-                try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: [], afterCommit: true)
+                try catchUpLocked(
+                    connection, maxSeq: maxSeq, floor: floor, needed: [], afterCommit: true)
             }
         }
     }
@@ -140,15 +148,21 @@ final class DerivedIndexSet: @unchecked Sendable {
     ///
     /// The snapshot is taken while the lock is held, so the indexes are never ahead of it.
     func withCurrentIndexes<T>(
-        _ connection: Connection, loading needed: [any DerivedIndex], _ body: (DerivedIndexScope) throws -> T
+        _ connection: Connection, loading needed: [any DerivedIndex],
+        _ body: (DerivedIndexScope) throws -> T
     ) throws -> T {
         var needed = needed
         do {
             let shared = try lock.read { () throws -> T? in
                 try connection.transaction(.deferred) { () throws -> T? in
                     let (maxSeq, floor) = try source.changeLog.state(connection)
-                    guard isCurrentLocked(maxSeq: maxSeq, floor: floor, needed: needed) else { return nil }
-                    return try body(DerivedIndexScope(set: self, connection: connection, maxSeq: maxSeq, floor: floor, isExclusive: false))
+                    guard isCurrentLocked(maxSeq: maxSeq, floor: floor, needed: needed) else {
+                        return nil
+                    }
+                    return try body(
+                        DerivedIndexScope(
+                            set: self, connection: connection, maxSeq: maxSeq, floor: floor,
+                            isExclusive: false))
                 }
             }
             if let shared { return shared }
@@ -162,13 +176,17 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// after catching up the built indexes and `needed` with it. For saving snapshots, statistics
     /// that must not race a catch-up, and searches whose indexes were behind.
     func withExclusiveIndexes<T>(
-        _ connection: Connection, loading needed: [any DerivedIndex]?, _ body: (DerivedIndexScope) throws -> T
+        _ connection: Connection, loading needed: [any DerivedIndex]?,
+        _ body: (DerivedIndexScope) throws -> T
     ) throws -> T {
         try lock.write {
             try connection.transaction(.deferred) {
                 let (maxSeq, floor) = try source.changeLog.state(connection)
                 try catchUpLocked(connection, maxSeq: maxSeq, floor: floor, needed: needed)
-                return try body(DerivedIndexScope(set: self, connection: connection, maxSeq: maxSeq, floor: floor, isExclusive: true))
+                return try body(
+                    DerivedIndexScope(
+                        set: self, connection: connection, maxSeq: maxSeq, floor: floor,
+                        isExclusive: true))
             }
         }
     }
@@ -193,7 +211,9 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// Whether the built indexes and `needed` reflect exactly this log state. Caller holds `lock`.
     private func isCurrentLocked(maxSeq: Int64, floor: Int64, needed: [any DerivedIndex]?) -> Bool {
         let memory = inMemory
-        let wanted = needed.map { needed in memory.filter { index in needed.contains { $0 === index } } } ?? memory
+        let wanted =
+            needed.map { needed in memory.filter { index in needed.contains { $0 === index } } }
+            ?? memory
         guard wanted.allSatisfy(\.isLoaded) else { return false }
         guard memory.contains(where: \.isLoaded) else { return true }
         // A newer snapshot than ours may already have been applied by another reader where
@@ -206,12 +226,15 @@ final class DerivedIndexSet: @unchecked Sendable {
     /// The one catch-up. Caller holds `lock` exclusively, inside the read transaction whose
     /// snapshot `maxSeq` and `floor` describe.
     func catchUpLocked(
-        _ connection: Connection, maxSeq: Int64, floor: Int64, needed: [any DerivedIndex]?, afterCommit: Bool = false
+        _ connection: Connection, maxSeq: Int64, floor: Int64, needed: [any DerivedIndex]?,
+        afterCommit: Bool = false
     ) throws {
         if isCurrentLocked(maxSeq: maxSeq, floor: floor, needed: needed) { return }
         counters.catchUps += 1
         let memory = inMemory
-        let wanted = needed.map { needed in memory.filter { index in needed.contains { $0 === index } } } ?? memory
+        let wanted =
+            needed.map { needed in memory.filter { index in needed.contains { $0 === index } } }
+            ?? memory
         let built = memory.filter(\.isLoaded)
         let missing = wanted.filter { !$0.isLoaded }
         let valid = watermark >= 0 && watermark >= floor
@@ -238,7 +261,9 @@ final class DerivedIndexSet: @unchecked Sendable {
         if !fromTable.isEmpty { try build(fromTable, connection) }
         // One replay for every index that needs one: it applies each changed row's current
         // state, so replaying from the oldest of their watermarks is right for all of them.
-        if !replayed.isEmpty, maxSeq > replayAfter { try replay(replayed, after: replayAfter, connection) }
+        if !replayed.isEmpty, maxSeq > replayAfter {
+            try replay(replayed, after: replayAfter, connection)
+        }
         for index in fromTable { index.finishApplying(.build) }
         for index in replayed { index.finishApplying(afterCommit ? .commit : .replay) }
         watermark = maxSeq
@@ -264,7 +289,9 @@ final class DerivedIndexSet: @unchecked Sendable {
     }
 
     /// Applies the current state of every row the log names after `seq` to `memory`.
-    private func replay(_ memory: [any DerivedIndex], after seq: Int64, _ connection: Connection) throws {
+    private func replay(_ memory: [any DerivedIndex], after seq: Int64, _ connection: Connection)
+        throws
+    {
         counters.replays += 1
         let changed = try connection.cachedStatement(
             """
@@ -276,7 +303,8 @@ final class DerivedIndexSet: @unchecked Sendable {
         try changed.forEachRow([.integer(seq)]) { row in
             let exists = row.int64(at: 1) != 0
             for (index, column) in zip(memory, first) {
-                index.apply(rid: row.int64(at: 0), statement: exists ? row : nil, firstColumn: column)
+                index.apply(
+                    rid: row.int64(at: 0), statement: exists ? row : nil, firstColumn: column)
             }
         }
     }

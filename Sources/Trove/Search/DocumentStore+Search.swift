@@ -21,7 +21,9 @@ extension DocumentStore {
     }
 
     /// Runs a ranked query: filter → candidates → legs → fusion → MMR → offset/limit → rows.
-    func search(_ query: Query, source: VectorSource, on connection: Connection) throws -> [DocumentHit] {
+    func search(_ query: Query, source: VectorSource, on connection: Connection) throws
+        -> [DocumentHit]
+    {
         let selection = try selection(query.projection)
         return try connection.transaction(.deferred) {
             let hits = try rankedHits(query, source: source, on: connection)
@@ -44,7 +46,8 @@ extension DocumentStore {
 
         func documentHit(_ document: Document) -> DocumentHit {
             DocumentHit(
-                document: document, score: score, vectorRanks: vectorRanks, distances: distances, textRank: textRank,
+                document: document, score: score, vectorRanks: vectorRanks, distances: distances,
+                textRank: textRank,
                 bm25: bm25, geoRank: geoRank, kilometres: kilometres, snippet: snippet)
         }
     }
@@ -52,9 +55,15 @@ extension DocumentStore {
     /// The ranked page with each hit's per-leg ranks and scores (and snippets when asked), without
     /// the rows; call inside the read transaction the query uses. Typed facades read the rows
     /// their own way (``SearchCollection`` keeps metadata as the text it was given).
-    func rankedHits(_ query: Query, source: VectorSource, on connection: Connection) throws -> [RankedHit] {
+    func rankedHits(_ query: Query, source: VectorSource, on connection: Connection) throws
+        -> [RankedHit]
+    {
         let (page, legs) = try ranked(query, source: source, on: connection)
-        let snippets = try query.snippet.map { try self.snippets(rids: page.map(\.id), leg: query.textLeg!, style: $0, on: connection) } ?? [:]
+        let snippets =
+            try query.snippet.map {
+                try self.snippets(
+                    rids: page.map(\.id), leg: query.textLeg!, style: $0, on: connection)
+            } ?? [:]
         // Each hit's ranks: the vector legs in order, then the text leg, then the geo leg.
         let textSlot = query.textLeg == nil ? nil : query.vectorLegs.count
         let geoSlot = query.geoLeg == nil ? nil : query.vectorLegs.count + (textSlot == nil ? 0 : 1)
@@ -64,9 +73,12 @@ extension DocumentStore {
             let geoRank = geoSlot.flatMap { hit.ranks[$0] }
             return RankedHit(
                 rid: hit.id, score: hit.score, vectorRanks: ranks,
-                distances: ranks.enumerated().map { leg, rank in rank.map { Double(legs.vector[leg][$0 - 1].distance) } },
+                distances: ranks.enumerated().map { leg, rank in
+                    rank.map { Double(legs.vector[leg][$0 - 1].distance) }
+                },
                 textRank: textRank, bm25: textRank.map { legs.text![$0 - 1].bm25 },
-                geoRank: geoRank, kilometres: geoRank.map { legs.geo![$0 - 1].kilometres }, snippet: snippets[hit.id])
+                geoRank: geoRank, kilometres: geoRank.map { legs.geo![$0 - 1].kilometres },
+                snippet: snippets[hit.id])
         }
     }
 
@@ -75,15 +87,23 @@ extension DocumentStore {
     func ranked(_ query: Query, source: VectorSource, on connection: Connection) throws
         -> (page: [RankFusion.FusedHit], legs: LegHits)
     {
-        guard query.isRanked else { throw TroveError.invalidQuery("search() needs a vector or text leg; use fetch()") }
+        guard query.isRanked else {
+            throw TroveError.invalidQuery("search() needs a vector or text leg; use fetch()")
+        }
         guard query.order.isEmpty, query.cursor == nil else {
-            throw TroveError.invalidQuery("a ranked query is ordered by its score and pages with offset, not order or cursor")
+            throw TroveError.invalidQuery(
+                "a ranked query is ordered by its score and pages with offset, not order or cursor")
         }
         let k = query.limit ?? 10
-        guard (1...Query.maximumLimit).contains(k) else { throw TroveError.invalidTopK(k, maximum: Query.maximumLimit) }
-        guard query.offset >= 0 else { throw TroveError.invalidQuery("offset must be >= 0, got \(query.offset)") }
+        guard (1...Query.maximumLimit).contains(k) else {
+            throw TroveError.invalidTopK(k, maximum: Query.maximumLimit)
+        }
+        guard query.offset >= 0 else {
+            throw TroveError.invalidQuery("offset must be >= 0, got \(query.offset)")
+        }
         let wanted = k + query.offset
-        let legCount = query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1)
+        let legCount =
+            query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1)
         // One leg: its own top `wanted`. Several: deeper, so that agreement between legs can
         // lift a document that no single leg ranks near the top.
         let depth = legCount == 1 ? wanted : min(Query.maximumLimit, max(50, 4 * wanted))
@@ -93,21 +113,27 @@ extension DocumentStore {
         if source == .indexes {
             // Every in-memory index the legs use, caught up together: one read of the log.
             var needed: [any DerivedIndex] = query.vectorLegs.map { indexes.vectors[$0.field]! }
-            if let leg = query.textLeg, let memory = indexes.text, memory.answers(leg) { needed.append(memory) }
+            if let leg = query.textLeg, let memory = indexes.text, memory.answers(leg) {
+                needed.append(memory)
+            }
             if !needed.isEmpty { try indexes.catchUp(connection, loading: needed) }
         }
         if !query.vectorLegs.isEmpty {
             let options = VectorSearchOptions(exact: query.exact, efSearch: query.efSearch)
             for leg in query.vectorLegs {
                 legs.vector.append(
-                    try vectorHits(leg, k: leg.k ?? depth, options: options, candidates: allowed, source: source, on: connection))
+                    try vectorHits(
+                        leg, k: leg.k ?? depth, options: options, candidates: allowed,
+                        source: source, on: connection))
             }
         }
         if let leg = query.textLeg {
             // In fused queries a typed text hit votes only when it covers enough of the query's words.
             let coverage = legCount > 1 ? (leg.minimumCoverage ?? Self.defaultMinimumCoverage) : 0
             legs.text = try textHits(
-                leg, k: leg.k ?? depth, minimumCoverage: coverage, filter: query.filter, candidates: allowed, source: source,
+                leg, k: leg.k ?? depth, minimumCoverage: coverage, filter: query.filter,
+                candidates: allowed,
+                source: source,
                 on: connection)
         }
         if let leg = query.geoLeg {
@@ -118,7 +144,8 @@ extension DocumentStore {
             fused = try threshold(fused, query: query, minimum: minimum, on: connection)
         }
         if let lambda = query.mmrLambda {
-            fused = try diversify(fused, query: query, lambda: lambda, count: wanted, source: source, on: connection)
+            fused = try diversify(
+                fused, query: query, lambda: lambda, count: wanted, source: source, on: connection)
         }
         return (Array(fused.dropFirst(query.offset).prefix(k)), legs)
     }
@@ -126,7 +153,8 @@ extension DocumentStore {
     /// A leg's depth, when the query sets one, is within 1...``Query/maximumLimit``.
     static func check(depth: Int?) throws {
         if let depth, !(1...Query.maximumLimit).contains(depth) {
-            throw TroveError.invalidQuery("a leg's k must be in 1...\(Query.maximumLimit), got \(depth)")
+            throw TroveError.invalidQuery(
+                "a leg's k must be in 1...\(Query.maximumLimit), got \(depth)")
         }
     }
 
@@ -136,12 +164,16 @@ extension DocumentStore {
 
     /// The fused hits whose similarity to the first vector leg's query is at least `minimum`
     /// ("no good match"); a hit without a vector in that field is dropped.
-    func threshold(_ fused: [RankFusion.FusedHit], query: Query, minimum: Double, on connection: Connection) throws
+    func threshold(
+        _ fused: [RankFusion.FusedHit], query: Query, minimum: Double, on connection: Connection
+    ) throws
         -> [RankFusion.FusedHit]
     {
         let leg = query.vectorLegs[0]
         let index = indexes.vectors[leg.field]!
-        let table = TableVectors(connection: connection, layout: layout, field: leg.field, dimension: index.dimension, metric: index.metric)
+        let table = TableVectors(
+            connection: connection, layout: layout, field: leg.field, dimension: index.dimension,
+            metric: index.metric)
         let metric = index.metric
         return try fused.filter { hit in
             guard let vector = try table.vector(rid: hit.id) else { return false }
@@ -157,37 +189,56 @@ extension DocumentStore {
             guard case .vector(let dimension, _) = definition.type else {
                 throw TroveError.notVectorField(field: leg.field, type: definition.type.description)
             }
-            guard leg.vector.count == dimension else { throw TroveError.dimensionMismatch(expected: dimension, actual: leg.vector.count) }
-            guard leg.vector.allSatisfy(\.isFinite) else { throw TroveError.invalidVector(reason: "the query vector has a NaN or infinite component") }
-            if case .vector(_, .cosine) = definition.type, leg.vector.allSatisfy({ $0 == 0 }) {
-                throw TroveError.invalidVector(reason: "the query vector is zero; it has no direction, so cosine similarity is undefined")
+            guard leg.vector.count == dimension else {
+                throw TroveError.dimensionMismatch(expected: dimension, actual: leg.vector.count)
             }
-            guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
+            guard leg.vector.allSatisfy(\.isFinite) else {
+                throw TroveError.invalidVector(
+                    reason: "the query vector has a NaN or infinite component")
+            }
+            if case .vector(_, .cosine) = definition.type, leg.vector.allSatisfy({ $0 == 0 }) {
+                throw TroveError.invalidVector(
+                    reason:
+                        "the query vector is zero; it has no direction, so cosine similarity is undefined"
+                )
+            }
+            guard leg.weight >= 0, leg.weight.isFinite else {
+                throw TroveError.invalidQuery("leg weights must be finite and >= 0")
+            }
             try Self.check(depth: leg.k)
         }
         if let leg = query.textLeg {
-            guard let fullText = schema.fullText else { throw TroveError.lexicalSearchDisabled(collection: name) }
+            guard let fullText = schema.fullText else {
+                throw TroveError.lexicalSearchDisabled(collection: name)
+            }
             for field in leg.fields ?? [] where !fullText.fields.contains(field) {
                 throw TroveError.notTextField(field: field, fullTextFields: fullText.fields)
             }
             try Self.check(depth: leg.k)
             if let coverage = leg.minimumCoverage, !(0...1).contains(coverage) {
-                throw TroveError.invalidQuery("a text leg's minimum coverage must be in 0...1, got \(coverage)")
+                throw TroveError.invalidQuery(
+                    "a text leg's minimum coverage must be in 0...1, got \(coverage)")
             }
-            guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
+            guard leg.weight >= 0, leg.weight.isFinite else {
+                throw TroveError.invalidQuery("leg weights must be finite and >= 0")
+            }
         }
         if let leg = query.geoLeg {
             guard let definition = schema.field(leg.field) else {
                 throw TroveError.unknownField(field: leg.field, known: schema.fields.map(\.name))
             }
             guard definition.type == .point else {
-                throw TroveError.typeMismatch(field: leg.field, expected: "a point field", value: "\(definition.type) field")
+                throw TroveError.typeMismatch(
+                    field: leg.field, expected: "a point field", value: "\(definition.type) field")
             }
             _ = try leg.point.validated(field: leg.field)
             if let limit = leg.maximumKilometres, !(limit >= 0 && limit.isFinite) {
-                throw TroveError.invalidQuery("a geo leg's distance limit must be finite and >= 0 km, got \(limit)")
+                throw TroveError.invalidQuery(
+                    "a geo leg's distance limit must be finite and >= 0 km, got \(limit)")
             }
-            guard leg.weight >= 0, leg.weight.isFinite else { throw TroveError.invalidQuery("leg weights must be finite and >= 0") }
+            guard leg.weight >= 0, leg.weight.isFinite else {
+                throw TroveError.invalidQuery("leg weights must be finite and >= 0")
+            }
         }
         if case .reciprocalRank(let k) = query.fusion, !(k > 0 && k.isFinite) {
             throw TroveError.invalidQuery("RRF k must be > 0, got \(k)")
@@ -196,40 +247,56 @@ extension DocumentStore {
             throw TroveError.invalidQuery("efSearch must be in 1...100000, got \(efSearch)")
         }
         if let minimum = query.minimumScore {
-            guard minimum.isFinite else { throw TroveError.invalidQuery("the minimum score must be finite") }
-            guard !query.vectorLegs.isEmpty else { throw TroveError.invalidQuery("a minimum score needs a vector leg") }
+            guard minimum.isFinite else {
+                throw TroveError.invalidQuery("the minimum score must be finite")
+            }
+            guard !query.vectorLegs.isEmpty else {
+                throw TroveError.invalidQuery("a minimum score needs a vector leg")
+            }
         }
         if query.snippet != nil, query.textLeg == nil {
             throw TroveError.invalidQuery("snippets need a text leg")
         }
         if let lambda = query.mmrLambda {
-            guard (0...1).contains(lambda) else { throw TroveError.invalidQuery("MMR λ must be in 0...1, got \(lambda)") }
-            guard !query.vectorLegs.isEmpty else { throw TroveError.invalidQuery("MMR needs a vector leg") }
+            guard (0...1).contains(lambda) else {
+                throw TroveError.invalidQuery("MMR λ must be in 0...1, got \(lambda)")
+            }
+            guard !query.vectorLegs.isEmpty else {
+                throw TroveError.invalidQuery("MMR needs a vector leg")
+            }
         }
     }
 
     func vectorHits(
-        _ leg: VectorLeg, k: Int, options: VectorSearchOptions, candidates: Candidates, source: VectorSource,
+        _ leg: VectorLeg, k: Int, options: VectorSearchOptions, candidates: Candidates,
+        source: VectorSource,
         on connection: Connection
     ) throws -> [Neighbor] {
         let index = indexes.vectors[leg.field]!
-        let table = TableVectors(connection: connection, layout: layout, field: leg.field, dimension: index.dimension, metric: index.metric)
+        let table = TableVectors(
+            connection: connection, layout: layout, field: leg.field, dimension: index.dimension,
+            metric: index.metric)
         switch source {
         case .indexes:
             guard !candidates.excluded.isEmpty else {
                 return try indexes.lock.read {
                     indexes.searchHook?()
-                    return try index.search(leg.vector, k: k, among: candidates.rids, options: options, table: table)
+                    return try index.search(
+                        leg.vector, k: k, among: candidates.rids, options: options, table: table)
                 }
             }
             // k more than the rows left out: the best k of the rest are among them.
             let hits = try indexes.lock.read {
                 indexes.searchHook?()
-                return try index.search(leg.vector, k: k + candidates.excluded.count, among: candidates.rids, options: options, table: table)
+                return try index.search(
+                    leg.vector, k: k + candidates.excluded.count, among: candidates.rids,
+                    options: options, table: table
+                )
             }
             return Array(hits.lazy.filter { candidates.allows($0.id) }.prefix(k))
         case .table:
-            return try table.exactSearch(leg.vector, k: k, among: candidates.rids, allows: candidates.allows)
+            return try table.exactSearch(
+                leg.vector, k: k, among: candidates.rids, allows: candidates.allows)
         }
     }
 
@@ -242,7 +309,8 @@ extension DocumentStore {
     /// so weighted fields, a subset of the fields and reads inside a write transaction vote as
     /// the in-memory leg would. Ties in BM25 go to the smaller row id on both paths.
     func textHits(
-        _ leg: TextLeg, k: Int, minimumCoverage: Double = 0, filter: Filter, candidates: Candidates, source: VectorSource,
+        _ leg: TextLeg, k: Int, minimumCoverage: Double = 0, filter: Filter, candidates: Candidates,
+        source: VectorSource,
         on connection: Connection
     ) throws -> [(rid: Int64, bm25: Double)] {
         // ranked(_:source:on:) caught the in-memory leg up with the others.
@@ -250,15 +318,21 @@ extension DocumentStore {
             return indexes.lock.read {
                 indexes.searchHook?()
                 return memory.search(leg.query.text, k: k, candidates: candidates)
-                    .filter { $0.coverage + 1e-9 >= minimumCoverage }.map { (rid: $0.rid, bm25: $0.bm25) }
+                    .filter { $0.coverage + 1e-9 >= minimumCoverage }.map {
+                        (rid: $0.rid, bm25: $0.bm25)
+                    }
             }
         }
         let fullText = schema.fullText!
         guard let expression = matchExpression(leg) else { return [] }
         let weights = fullText.weights.map { String($0) }.joined(separator: ", ")
-        var sql = SQLFragment(sql: "SELECT rowid, bm25(\(layout.fts), \(weights)) AS score FROM \(layout.fts) WHERE \(layout.fts) MATCH ")
+        var sql = SQLFragment(
+            sql:
+                "SELECT rowid, bm25(\(layout.fts), \(weights)) AS score FROM \(layout.fts) WHERE \(layout.fts) MATCH "
+        )
         sql.bind(.text(expression))
-        if case .all = filter, !schema.allowsExpiry {} else {
+        if case .all = filter, !schema.allowsExpiry {
+        } else {
             sql.append(" AND rowid IN (SELECT \(layout.rid) FROM \(layout.table) WHERE ")
             sql.append(try condition(filter, on: connection))
             sql.append(")")
@@ -267,7 +341,9 @@ extension DocumentStore {
         sql.bind(.integer(Int64(k)))
         var hits: [(rid: Int64, bm25: Double)] = []
         do {
-            try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { hits.append(($0.int64(at: 0), $0.double(at: 1))) }
+            try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) {
+                hits.append(($0.int64(at: 0), $0.double(at: 1)))
+            }
         } catch let error as SQLiteError where error.code == .error {
             // The filter part is compiled by Trove and always valid, so an error here is the
             // text query's (raw FTS5 syntax), whatever SQLite's message says.
@@ -285,7 +361,8 @@ extension DocumentStore {
     /// reproduce, or a query left empty.
     func typedQuery(_ leg: TextLeg) -> TypedQuery? {
         guard leg.query.kind == .typed,
-            let configuration = TokenizerConfiguration(fts5TokenizeArgument: schema.fullText!.tokenizer)
+            let configuration = TokenizerConfiguration(
+                fts5TokenizeArgument: schema.fullText!.tokenizer)
         else { return nil }
         let typed = TypedQuery(leg.query.text, tokenizer: Tokenizer(configuration))
         return typed.isEmpty ? nil : typed
@@ -294,30 +371,42 @@ extension DocumentStore {
     /// How many of `typed`'s clauses each of `rids` matches in the leg's fields, as FTS5 matches
     /// them (a phrase in order inside one field): one MATCH per clause, over those rows only.
     /// - Complexity: one FTS5 query per clause, each reading the clause's doclist.
-    func clauseMatches(_ typed: TypedQuery, leg: TextLeg, rids: [Int64], on connection: Connection) throws -> [Int64: Int] {
+    func clauseMatches(_ typed: TypedQuery, leg: TextLeg, rids: [Int64], on connection: Connection)
+        throws -> [Int64:
+        Int]
+    {
         let statement = try connection.cachedStatement(
-            "SELECT rowid FROM \(layout.fts) WHERE \(layout.fts) MATCH ? AND rowid IN (SELECT value FROM json_each(?))")
+            "SELECT rowid FROM \(layout.fts) WHERE \(layout.fts) MATCH ? AND rowid IN (SELECT value FROM json_each(?))"
+        )
         let list = "[" + rids.map(String.init).joined(separator: ",") + "]"
         var matched: [Int64: Int] = [:]
         for clause in typed.clauses {
             var expression = "\"" + clause.words.joined(separator: " ") + "\""
-            if let fields = leg.fields, !fields.isEmpty { expression = "{\(fields.joined(separator: " "))} : (\(expression))" }
-            try statement.forEachRow([.text(expression), .text(list)]) { matched[$0.int64(at: 0), default: 0] += 1 }
+            if let fields = leg.fields, !fields.isEmpty {
+                expression = "{\(fields.joined(separator: " "))} : (\(expression))"
+            }
+            try statement.forEachRow([.text(expression), .text(list)]) {
+                matched[$0.int64(at: 0), default: 0] += 1
+            }
         }
         return matched
     }
 
     /// FTS5 snippets of these rows for the text leg (the best-matching full-text field of each).
-    func snippets(rids: [Int64], leg: TextLeg, style: SnippetStyle, on connection: Connection) throws -> [Int64: String] {
+    func snippets(rids: [Int64], leg: TextLeg, style: SnippetStyle, on connection: Connection)
+        throws -> [Int64: String]
+    {
         guard !rids.isEmpty, let expression = matchExpression(leg) else { return [:] }
         // One statement per row with `rowid = ?`: FTS5 seeks each term's doclist to that rowid,
         // where `rowid IN (…)` made it walk every doclist of an OR query to the end.
         let statement = try connection.cachedStatement(
-            "SELECT snippet(\(layout.fts), -1, ?, ?, ?, ?) FROM \(layout.fts) WHERE \(layout.fts) MATCH ? AND rowid = ?")
+            "SELECT snippet(\(layout.fts), -1, ?, ?, ?, ?) FROM \(layout.fts) WHERE \(layout.fts) MATCH ? AND rowid = ?"
+        )
         var out: [Int64: String] = [:]
         for rid in Set(rids) {
             try statement.forEachRow([
-                .text(style.open), .text(style.close), .text(style.ellipsis), .integer(Int64(style.words)),
+                .text(style.open), .text(style.close), .text(style.ellipsis),
+                .integer(Int64(style.words)),
                 .text(expression), .integer(rid),
             ]) { out[rid] = $0.string(at: 0) }
         }
@@ -327,7 +416,8 @@ extension DocumentStore {
     /// The FTS5 MATCH expression: typed text rendered safely (stop words dropped) or raw syntax,
     /// restricted to the leg's fields with a column filter.
     func matchExpression(_ leg: TextLeg) -> String? {
-        let tokenizer = TokenizerConfiguration(fts5TokenizeArgument: schema.fullText!.tokenizer).map { Tokenizer($0) }
+        let tokenizer = TokenizerConfiguration(fts5TokenizeArgument: schema.fullText!.tokenizer).map
+        { Tokenizer($0) }
         let base: String?
         if leg.query.kind == .typed, let tokenizer {
             base = TypedQuery(leg.query.text, tokenizer: tokenizer).fts5Expression
@@ -372,7 +462,9 @@ extension DocumentStore {
                 let values = scores[leg]
                 guard !values.isEmpty else { continue }
                 let mean = values.reduce(0, +) / Double(values.count)
-                let deviation = (values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(values.count)).squareRoot()
+                let deviation =
+                    (values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(values.count))
+                    .squareRoot()
                 let z = values.map { deviation > 0 ? ($0 - mean) / deviation : 0 }
                 let floor = z.min() ?? 0
                 for (offset, id) in list.ids.enumerated() where ranks[id]?[leg] == nil {
@@ -380,22 +472,30 @@ extension DocumentStore {
                     total[id, default: 0] += list.weight * (z[offset] - floor)
                 }
             }
-            return total.map { RankFusion.FusedHit(id: $0.key, score: $0.value, ranks: ranks[$0.key]!) }
-                .sorted { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
+            return total.map {
+                RankFusion.FusedHit(id: $0.key, score: $0.value, ranks: ranks[$0.key]!)
+            }
+            .sorted { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
         }
     }
 
     /// MMR over the fused list with the first vector leg's field.
-    func diversify(_ fused: [RankFusion.FusedHit], query: Query, lambda: Double, count: Int, source: VectorSource,
-                   on connection: Connection) throws -> [RankFusion.FusedHit] {
+    func diversify(
+        _ fused: [RankFusion.FusedHit], query: Query, lambda: Double, count: Int,
+        source: VectorSource,
+        on connection: Connection
+    ) throws -> [RankFusion.FusedHit] {
         let leg = query.vectorLegs[0]
         let index = indexes.vectors[leg.field]!
         let pool = Array(fused.prefix(max(2 * count, 20)))
         var vectors: [Int64: [Float]] = [:]
-        let statement = try connection.cachedStatement("SELECT \"\(leg.field)\" FROM \(layout.table) WHERE \(layout.rid) = ?")
+        let statement = try connection.cachedStatement(
+            "SELECT \"\(leg.field)\" FROM \(layout.table) WHERE \(layout.rid) = ?")
         for hit in pool {
             try statement.forEachRow([.integer(hit.id)]) { row in
-                vectors[hit.id] = row.withBlob(at: 0) { $0.flatMap { VectorBlob.vector($0, dimension: index.dimension) } }
+                vectors[hit.id] = row.withBlob(at: 0) {
+                    $0.flatMap { VectorBlob.vector($0, dimension: index.dimension) }
+                }
             }
         }
         let metric = index.metric
@@ -412,10 +512,13 @@ extension DocumentStore {
     }
 
     /// Documents by row id.
-    func documents(rids: [Int64], selection: Selection, on connection: Connection) throws -> [Int64: Document] {
+    func documents(rids: [Int64], selection: Selection, on connection: Connection) throws -> [Int64:
+        Document]
+    {
         guard !rids.isEmpty else { return [:] }
         let statement = try connection.cachedStatement(
-            "SELECT \(layout.rid), \(selection.sql) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))")
+            "SELECT \(layout.rid), \(selection.sql) FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))"
+        )
         var out: [Int64: Document] = [:]
         try statement.forEachRow([.text(SQLFragment.jsonArray(rids))]) { row in
             out[row.int64(at: 0)] = document(row, selection, first: 1)
@@ -440,43 +543,59 @@ extension DocumentStore {
         if case .all = query.filter, !schema.allowsExpiry {
             lines.append("candidates: every document")
         } else if case .all = query.filter {
-            lines.append("candidates: every document except the expired (partial index on _expires)")
+            lines.append(
+                "candidates: every document except the expired (partial index on _expires)")
         } else {
             var sql = SQLFragment(sql: "SELECT \(layout.rid) FROM \(layout.table) WHERE ")
             sql.append(try condition(query.filter, on: connection))
-            lines.append("candidates: filter in SQLite, before ranking\(schema.allowsExpiry ? "; expired documents left out" : "")")
+            lines.append(
+                "candidates: filter in SQLite, before ranking\(schema.allowsExpiry ? "; expired documents left out" : "")"
+            )
             lines += try describePlacesAndLinks(query.filter, on: connection)
             lines += try sqlitePlan(sql, on: connection).map { "  sqlite: \($0)" }
         }
         if !query.vectorLegs.isEmpty {
             // The plan depends on how many rows pass the filter and how many vectors are indexed.
-            try indexes.catchUp(connection, loading: query.vectorLegs.map { indexes.vectors[$0.field]! })
+            try indexes.catchUp(
+                connection, loading: query.vectorLegs.map { indexes.vectors[$0.field]! })
             let matching = try candidates(query.filter, on: connection).rids?.count
             let options = VectorSearchOptions(exact: query.exact, efSearch: query.efSearch)
             let k = (query.limit ?? 10) + query.offset
             for leg in query.vectorLegs {
                 let index = indexes.vectors[leg.field]!
-                let plan = indexes.lock.read { index.plan(k: leg.k ?? k, matching: matching, options: options) }
+                let plan = indexes.lock.read {
+                    index.plan(k: leg.k ?? k, matching: matching, options: options)
+                }
                 lines.append("vector leg \(leg.field): in memory, \(plan)")
             }
         }
         if let leg = query.geoLeg {
-            lines.append("geo leg \(leg.field): nearest to \(leg.point) by great-circle distance\(leg.maximumKilometres.map { " within \($0) km" } ?? ""); R*Tree \(layout.geoTableName(leg.field)) box around a growing radius, exact distance on its float64 coordinates, among the candidates")
+            lines.append(
+                "geo leg \(leg.field): nearest to \(leg.point) by great-circle distance\(leg.maximumKilometres.map { " within \($0) km" } ?? ""); R*Tree \(layout.geoTableName(leg.field)) box around a growing radius, exact distance on its float64 coordinates, among the candidates"
+            )
         }
         if let leg = query.textLeg {
             if let memory = indexes.text, memory.answers(leg) {
-                lines.append("text leg: in-memory BM25 over \(schema.fullText!.fields.joined(separator: ", ")), ranked as FTS5's bm25")
+                lines.append(
+                    "text leg: in-memory BM25 over \(schema.fullText!.fields.joined(separator: ", ")), ranked as FTS5's bm25"
+                )
             } else {
-                lines.append("text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)")
+                lines.append(
+                    "text leg: FTS5 MATCH over \((leg.fields ?? schema.fullText!.fields).joined(separator: ", ")), bm25 weights \(schema.fullText!.weights)"
+                )
             }
         }
-        if query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1) > 1 {
+        if query.vectorLegs.count + (query.textLeg == nil ? 0 : 1) + (query.geoLeg == nil ? 0 : 1)
+            > 1
+        {
             switch query.fusion {
             case .reciprocalRank(let k): lines.append("fusion: reciprocal rank, k = \(k)")
             case .normalizedScores: lines.append("fusion: sum of z-normalised scores")
             }
         }
-        if let minimum = query.minimumScore { lines.append("threshold: similarity to the first vector leg >= \(minimum)") }
+        if let minimum = query.minimumScore {
+            lines.append("threshold: similarity to the first vector leg >= \(minimum)")
+        }
         if let lambda = query.mmrLambda { lines.append("rerank: MMR, λ = \(lambda)") }
         lines.append("rows: fetched by id from SQLite for the top \(query.limit ?? 10)")
         return lines
@@ -487,16 +606,23 @@ extension DocumentStore {
         try filter.placesAndLinks.map { part in
             switch part {
             case .withinDistance(let field, let center, let kilometres):
-                return "  geo filter \(field): within \(kilometres) km of \(center); R*Tree \(layout.geoTableName(field.name)) box prefilter (\(GeoMath.boundingBoxes(around: center, kilometres: kilometres).count) box(es)), exact great-circle check"
+                return
+                    "  geo filter \(field): within \(kilometres) km of \(center); R*Tree \(layout.geoTableName(field.name)) box prefilter (\(GeoMath.boundingBoxes(around: center, kilometres: kilometres).count) box(es)), exact great-circle check"
             case .withinBox(let field, let box):
-                return "  geo filter \(field): inside south \(box.south) west \(box.west) north \(box.north) east \(box.east); R*Tree \(layout.geoTableName(field.name)) (\(box.longitudeRanges.count) box(es)), exact check"
+                return
+                    "  geo filter \(field): inside south \(box.south) west \(box.west) north \(box.north) east \(box.east); R*Tree \(layout.geoTableName(field.name)) (\(box.longitudeRanges.count) box(es)), exact check"
             case .linked(let scope):
                 let source: VectorSource = connection.isInWriteTransaction ? .table : .indexes
                 let reached = try graph.reachable(scope, source: source, on: connection)
                 let here = reached.filter { $0.node.collection == name }.count
-                let labels = scope.labels.map { " along \($0.sorted().joined(separator: ", "))" } ?? ""
-                let how = source == .table ? "the edge table (inside a write transaction)" : "the in-memory adjacency index"
-                return "  graph filter: within \(scope.maxHops) hop(s) \(scope.direction) of \(scope.origin)\(labels), breadth-first on \(how): \(reached.count) node(s), \(here) in \(name), bound as an id list"
+                let labels =
+                    scope.labels.map { " along \($0.sorted().joined(separator: ", "))" } ?? ""
+                let how =
+                    source == .table
+                    ? "the edge table (inside a write transaction)"
+                    : "the in-memory adjacency index"
+                return
+                    "  graph filter: within \(scope.maxHops) hop(s) \(scope.direction) of \(scope.origin)\(labels), breadth-first on \(how): \(reached.count) node(s), \(here) in \(name), bound as an id list"
             default:
                 return ""
             }
@@ -508,7 +634,9 @@ extension DocumentStore {
     /// Exact: a radius search returns every point within the radius, so once it finds k the k
     /// nearest are among them. The first radius is the cap that would hold 2k points if they
     /// were spread evenly over the sphere; it doubles until k are found or it covers the limit.
-    func geoHits(_ leg: GeoLeg, k: Int, filter: Filter, on connection: Connection) throws -> [(rid: Int64, kilometres: Double)] {
+    func geoHits(_ leg: GeoLeg, k: Int, filter: Filter, on connection: Connection) throws -> [(
+        rid: Int64, kilometres: Double
+    )] {
         let index = indexes.geo[leg.field]!
         let total = try index.approximateCount(connection)
         let limit = min(leg.maximumKilometres ?? GeoMath.maximumDistance, GeoMath.maximumDistance)
@@ -524,7 +652,8 @@ extension DocumentStore {
             sql.append(", ")
             sql.bind(.real(leg.point.longitude))
             sql.append(") AS d FROM \(index.table) WHERE ")
-            GeoSQL.overlaps(GeoMath.boundingBoxes(around: leg.point, kilometres: radius), into: &sql)
+            GeoSQL.overlaps(
+                GeoMath.boundingBoxes(around: leg.point, kilometres: radius), into: &sql)
             sql.append(" AND d <= ")
             sql.bind(.real(radius))
             if let condition {
@@ -535,7 +664,9 @@ extension DocumentStore {
             sql.append(" ORDER BY d, id LIMIT ")
             sql.bind(.integer(Int64(k)))
             var hits: [(rid: Int64, kilometres: Double)] = []
-            try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) { hits.append(($0.int64(at: 0), $0.double(at: 1))) }
+            try connection.cachedStatement(sql.sql).forEachRow(sql.bindings) {
+                hits.append(($0.int64(at: 0), $0.double(at: 1)))
+            }
             if hits.count >= k || radius >= limit { return hits }
             radius = min(limit, radius * 2)
         }

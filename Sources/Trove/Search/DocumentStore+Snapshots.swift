@@ -12,7 +12,9 @@ extension DocumentStore {
 
     /// The vector fields' indexes, by field name.
     var savedIndexes: [any SavedVectorIndex] {
-        indexes.vectors.values.compactMap { $0 as? any SavedVectorIndex }.sorted { $0.field < $1.field }
+        indexes.vectors.values.compactMap { $0 as? any SavedVectorIndex }.sorted {
+            $0.field < $1.field
+        }
     }
 
     /// The in-memory index of the vector field `field`.
@@ -36,7 +38,9 @@ extension DocumentStore {
         try connection.transaction(.immediate) {
             try indexes.withExclusiveIndexes(connection, loading: [index]) { scope in
                 guard index.isLoaded else { return scope.maxSeq }
-                try index.save(to: ANNSnapshotStore(connection: connection, location: index.snapshot), watermark: scope.maxSeq)
+                try index.save(
+                    to: ANNSnapshotStore(connection: connection, location: index.snapshot),
+                    watermark: scope.maxSeq)
                 index.load.savedWatermark = scope.maxSeq
                 return scope.maxSeq
             }
@@ -46,7 +50,9 @@ extension DocumentStore {
     /// Whether some loaded vector index holds changes its stored snapshot lacks.
     var hasUnsavedSnapshots: Bool {
         indexes.lock.read {
-            savedIndexes.contains { $0.isLoaded && $0.load.savedWatermark != indexes.currentWatermarkLocked }
+            savedIndexes.contains {
+                $0.isLoaded && $0.load.savedWatermark != indexes.currentWatermarkLocked
+            }
         }
     }
 
@@ -55,7 +61,9 @@ extension DocumentStore {
     func saveSnapshots(on connection: Connection) throws -> Bool {
         var saved = false
         for index in savedIndexes
-        where indexes.lock.read({ index.isLoaded && index.load.savedWatermark != indexes.currentWatermarkLocked }) {
+        where indexes.lock.read({
+            index.isLoaded && index.load.savedWatermark != indexes.currentWatermarkLocked
+        }) {
             try saveSnapshot(of: index, on: connection)
             saved = true
         }
@@ -71,7 +79,8 @@ extension DocumentStore {
         for index in savedIndexes {
             let due = indexes.lock.read {
                 index.isLoaded && index.autosaves
-                    && indexes.currentWatermarkLocked - (index.load.savedWatermark ?? Int64.min / 2) >= Self.snapshotAutosaveChanges
+                    && indexes.currentWatermarkLocked - (index.load.savedWatermark ?? Int64.min / 2)
+                        >= Self.snapshotAutosaveChanges
             }
             if due { _ = try? saveSnapshot(of: index, on: connection) }
         }
@@ -82,7 +91,8 @@ extension DocumentStore {
     func loadIndex(field: String, on connection: Connection) throws -> IndexStatistics {
         let index = try vectorIndex(field)
         try indexes.withExclusiveIndexes(connection, loading: [index]) { _ in }
-        if let saved = index as? any SavedVectorIndex, indexes.lock.read({ saved.load.savedWatermark == nil }),
+        if let saved = index as? any SavedVectorIndex,
+            indexes.lock.read({ saved.load.savedWatermark == nil }),
             !connection.isReadOnly, !connection.isInTransaction
         {
             try saveSnapshot(of: saved, on: connection)
@@ -97,7 +107,9 @@ extension DocumentStore {
         let saved = index as? any SavedVectorIndex
         let writable = !connection.isReadOnly && !connection.isInTransaction
         if let saved, writable {
-            try connection.transaction(.immediate) { try ANNSnapshotStore(connection: connection, location: saved.snapshot).delete() }
+            try connection.transaction(.immediate) {
+                try ANNSnapshotStore(connection: connection, location: saved.snapshot).delete()
+            }
         }
         indexes.lock.write {
             if let saved { saved.requestRebuild() } else { index.unload() }
@@ -119,8 +131,10 @@ extension DocumentStore {
                     watermark: watermark, snapshotWatermark: nil, loadSeconds: 0, replayedRows: 0)
             }
             return IndexStatistics(
-                kind: kind, origin: saved.load.origin, vectorCount: saved.count, watermark: watermark,
-                snapshotWatermark: saved.load.savedWatermark, loadSeconds: saved.load.seconds, replayedRows: saved.load.replayedRows)
+                kind: kind, origin: saved.load.origin, vectorCount: saved.count,
+                watermark: watermark,
+                snapshotWatermark: saved.load.savedWatermark, loadSeconds: saved.load.seconds,
+                replayedRows: saved.load.replayedRows)
         }
     }
 }

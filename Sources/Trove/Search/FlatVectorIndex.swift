@@ -34,7 +34,8 @@ final class FlatVectorIndex: SavedVectorIndex {
     static let magic = Array("TroveMX1".utf8)
     static let headerBytes = 32
 
-    init(field: String, dimension: Int, metric: DistanceMetric, snapshot: ANNSnapshotStore.Location) {
+    init(field: String, dimension: Int, metric: DistanceMetric, snapshot: ANNSnapshotStore.Location)
+    {
         self.field = field
         self.dimension = dimension
         self.metric = metric
@@ -90,7 +91,8 @@ final class FlatVectorIndex: SavedVectorIndex {
         var problem: String?
         var streamed = ANNSnapshotStore.Streamed.none
         var sum: UInt64 = 0
-        let header = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.headerBytes, alignment: 8)
+        let header = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: Self.headerBytes, alignment: 8)
         defer { header.deallocate() }
         var count = 0
         let store = ANNSnapshotStore(connection: connection, location: snapshot)
@@ -104,23 +106,33 @@ final class FlatVectorIndex: SavedVectorIndex {
         let matrix = try VectorMatrix(dimension: dimension, count: recorded) { ids, rows in
             count = ids.count / 8
             let destinations = [header, ids, rows]
-            var target = 0, offset = 0, position = 0
-            streamed = try store.stream(begin: { total in
-                total == Int64(Self.headerBytes + count * rowBytes) ? nil : "snapshot size \(total) changed while reading"
-            }, append: { partBytes, copy in
-                var taken = 0
-                while taken < partBytes, target < destinations.count {
-                    let destination = destinations[target]
-                    let n = min(partBytes - taken, destination.count - offset)
-                    let piece = UnsafeMutableRawBufferPointer(rebasing: destination[offset..<offset + n])
-                    try copy(taken, piece)
-                    ANNSnapshotStore.wordSum(UnsafeRawBufferPointer(piece), at: position, into: &sum)
-                    position += n
-                    taken += n
-                    offset += n
-                    if offset == destination.count { target += 1; offset = 0 }
-                }
-            })
+            var target = 0
+            var offset = 0
+            var position = 0
+            streamed = try store.stream(
+                begin: { total in
+                    total == Int64(Self.headerBytes + count * rowBytes)
+                        ? nil : "snapshot size \(total) changed while reading"
+                },
+                append: { partBytes, copy in
+                    var taken = 0
+                    while taken < partBytes, target < destinations.count {
+                        let destination = destinations[target]
+                        let n = min(partBytes - taken, destination.count - offset)
+                        let piece = UnsafeMutableRawBufferPointer(
+                            rebasing: destination[offset..<offset + n])
+                        try copy(taken, piece)
+                        ANNSnapshotStore.wordSum(
+                            UnsafeRawBufferPointer(piece), at: position, into: &sum)
+                        position += n
+                        taken += n
+                        offset += n
+                        if offset == destination.count {
+                            target += 1
+                            offset = 0
+                        }
+                    }
+                })
             guard case .read(_, let checksum) = streamed else { return false }
             if Int64(bitPattern: sum) != checksum {
                 problem = "snapshot checksum differs from the recorded one"
@@ -138,7 +150,9 @@ final class FlatVectorIndex: SavedVectorIndex {
             if let problem {
                 load.rebuildReason = problem
             } else if let matrix {
-                if let refused = SnapshotLoadState.watermarkProblem(saved: saved, maxSeq: maxSeq, floor: floor) {
+                if let refused = SnapshotLoadState.watermarkProblem(
+                    saved: saved, maxSeq: maxSeq, floor: floor)
+                {
                     load.rebuildReason = refused
                 } else {
                     index = FlatIndex(prepared: matrix, metric: metric)
@@ -154,10 +168,14 @@ final class FlatVectorIndex: SavedVectorIndex {
 
     /// The number of rows the stored snapshot's recorded size implies (0, with `problem` set,
     /// when there is none or it cannot hold this field's rows).
-    private func recordedCount(_ store: ANNSnapshotStore, rowBytes: Int, problem: inout String?) throws -> Int {
+    private func recordedCount(_ store: ANNSnapshotStore, rowBytes: Int, problem: inout String?)
+        throws -> Int
+    {
         let total = try store.recordedTotal()
         guard total >= Self.headerBytes, (total - Self.headerBytes) % rowBytes == 0 else {
-            if total != 0 { problem = "snapshot size \(total) is not that of a \(dimension)-d matrix" }
+            if total != 0 {
+                problem = "snapshot size \(total) is not that of a \(dimension)-d matrix"
+            }
             return 0
         }
         return (total - Self.headerBytes) / rowBytes
@@ -167,17 +185,27 @@ final class FlatVectorIndex: SavedVectorIndex {
     private func headerProblem(_ header: [UInt8], count: Int) -> String? {
         let found = Self.parseHeader(header)
         guard found.magic == Self.magic else { return "snapshot is not a vector matrix" }
-        guard found.dimension == dimension else { return "snapshot holds \(found.dimension)-d vectors, the field \(dimension)-d" }
-        guard found.metric == Self.code(metric) else { return "snapshot was saved for another metric than \(metric)" }
-        guard found.count == count else { return "snapshot header counts \(found.count) rows, its size \(count)" }
+        guard found.dimension == dimension else {
+            return "snapshot holds \(found.dimension)-d vectors, the field \(dimension)-d"
+        }
+        guard found.metric == Self.code(metric) else {
+            return "snapshot was saved for another metric than \(metric)"
+        }
+        guard found.count == count else {
+            return "snapshot header counts \(found.count) rows, its size \(count)"
+        }
         return nil
     }
 
-    static func parseHeader(_ header: [UInt8]) -> (magic: [UInt8], dimension: Int, metric: UInt32, count: Int) {
+    static func parseHeader(_ header: [UInt8]) -> (
+        magic: [UInt8], dimension: Int, metric: UInt32, count: Int
+    ) {
         func integer(_ at: Int, _ bytes: Int) -> UInt64 {
             (0..<bytes).reduce(0) { $0 | UInt64(header[at + $1]) << (8 * UInt64($1)) }
         }
-        return (Array(header[0..<8]), Int(integer(8, 4)), UInt32(integer(12, 4)), Int(integer(16, 8)))
+        return (
+            Array(header[0..<8]), Int(integer(8, 4)), UInt32(integer(12, 4)), Int(integer(16, 8))
+        )
     }
 
     static func code(_ metric: DistanceMetric) -> UInt32 {
@@ -192,7 +220,11 @@ final class FlatVectorIndex: SavedVectorIndex {
     func save(to store: ANNSnapshotStore, watermark: Int64) throws {
         guard let index else { return }
         var header = Self.magic
-        func put(_ value: UInt64, _ bytes: Int) { for i in 0..<bytes { header.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) } }
+        func put(_ value: UInt64, _ bytes: Int) {
+            for i in 0..<bytes {
+                header.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))))
+            }
+        }
         put(UInt64(dimension), 4)
         put(UInt64(Self.code(metric)), 4)
         put(UInt64(index.count), 8)
@@ -203,23 +235,31 @@ final class FlatVectorIndex: SavedVectorIndex {
             try ids.withUnsafeBytes { idBytes in
                 try matrix.withUnsafeRows { rows in
                     let segments = [head, idBytes, UnsafeRawBufferPointer(rows)]
-                    var sum: UInt64 = 0, position = 0
+                    var sum: UInt64 = 0
+                    var position = 0
                     for segment in segments {
                         ANNSnapshotStore.wordSum(segment, at: position, into: &sum)
                         position += segment.count
                     }
-                    try store.write(segments, checksum: Int64(bitPattern: sum), watermark: watermark)
+                    try store.write(
+                        segments, checksum: Int64(bitPattern: sum), watermark: watermark)
                 }
             }
         }
     }
 
     func plan(k: Int, matching: Int?, options: VectorSearchOptions) -> String {
-        "exact scan: " + (matching.map { "the \($0) candidates" } ?? "all \(count) vectors") + " (\(metric), \(dimension)-d)"
+        "exact scan: " + (matching.map { "the \($0) candidates" } ?? "all \(count) vectors")
+            + " (\(metric), \(dimension)-d)"
     }
 
     /// Always exact: `options` change nothing here.
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) -> [Neighbor] {
+    func search(
+        _ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions,
+        table: TableVectors
+    )
+        -> [Neighbor]
+    {
         guard let index else { return [] }
         if let candidates { return index.search(query, k: k, among: candidates) }
         return index.search(query, k: k)
@@ -230,10 +270,13 @@ final class FlatVectorIndex: SavedVectorIndex {
     /// each stored one goes through the same preparation first. Nothing when not loaded.
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
         guard let index else { return [] }
-        var missing = 0, stale = 0, stored = 0
+        var missing = 0
+        var stale = 0
+        var stored = 0
         var expected = FlatIndex(dimension: dimension, metric: metric)
         let statement = try connection.prepare(
-            "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")
+            "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL"
+        )
         try statement.forEachRow { row in
             guard let vector = vector(from: row, column: 1) else { return }
             stored += 1
@@ -246,6 +289,8 @@ final class FlatVectorIndex: SavedVectorIndex {
         }
         let extra = index.count - (stored - missing)
         guard missing > 0 || stale > 0 || extra > 0 else { return [] }
-        return ["\(name): vector index disagrees with the table: \(missing) vectors missing, \(stale) stale, \(extra) without a row"]
+        return [
+            "\(name): vector index disagrees with the table: \(missing) vectors missing, \(stale) stale, \(extra) without a row"
+        ]
     }
 }

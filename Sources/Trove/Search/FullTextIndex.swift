@@ -17,7 +17,8 @@ final class FullTextIndex: DerivedIndex {
         // FTS5's check is issued as an INSERT command (it changes nothing): not on a read-only file.
         guard !connection.isReadOnly else { return [] }
         do {
-            try connection.execute("INSERT INTO \(layout.fts)(\(layout.fts), rank) VALUES ('integrity-check', 1)")
+            try connection.execute(
+                "INSERT INTO \(layout.fts)(\(layout.fts), rank) VALUES ('integrity-check', 1)")
             return []
         } catch let error as SQLiteError where error.code == .corrupt {
             return ["\(name): \(error.message)"]

@@ -33,7 +33,10 @@ final class HNSWVectorIndex: SavedVectorIndex {
     private var pending: [(id: Int64, vector: [Float])] = []
     private var pendingRows = 0
 
-    init(field: String, dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration, snapshot: ANNSnapshotStore.Location) {
+    init(
+        field: String, dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration,
+        snapshot: ANNSnapshotStore.Location
+    ) {
         self.field = field
         self.dimension = dimension
         self.metric = metric
@@ -82,7 +85,9 @@ final class HNSWVectorIndex: SavedVectorIndex {
         if index == nil { reset() }
         pendingRows += 1
         // Under cosine an all-zero vector (raw SQL can store one) has no direction: no vector.
-        if let vector = vector(from: statement, column: firstColumn), metric != .cosine || vector.contains(where: { $0 != 0 }) {
+        if let vector = vector(from: statement, column: firstColumn),
+            metric != .cosine || vector.contains(where: { $0 != 0 })
+        {
             pending.append((rid, vector))
         } else {
             index!.remove(id: rid)
@@ -113,7 +118,11 @@ final class HNSWVectorIndex: SavedVectorIndex {
             },
             append: { count, copy in
                 guard rejection == nil else { return }
-                do { try reader!.read(count: count, from: copy) } catch let error as VectorIndexError { rejection = error }
+                do { try reader!.read(count: count, from: copy) } catch let error
+                    as VectorIndexError
+                {
+                    rejection = error
+                }
             })
         switch streamed {
         case .none:
@@ -121,7 +130,9 @@ final class HNSWVectorIndex: SavedVectorIndex {
         case .unusable(let why):
             load.rebuildReason = why
         case .read(let saved, _):
-            if let problem = SnapshotLoadState.watermarkProblem(saved: saved, maxSeq: maxSeq, floor: floor) {
+            if let problem = SnapshotLoadState.watermarkProblem(
+                saved: saved, maxSeq: maxSeq, floor: floor)
+            {
                 load.rebuildReason = problem
             } else {
                 do {
@@ -145,11 +156,14 @@ final class HNSWVectorIndex: SavedVectorIndex {
 
     private func parameterMismatch(_ index: HNSWIndex) -> String? {
         let found = index.configuration
-        guard index.dimension != dimension || index.metric != metric || found.m != configuration.m
-            || found.efConstruction != configuration.efConstruction || found.quantization != configuration.quantization
-            || found.storesFullPrecision != configuration.storesFullPrecision
+        guard
+            index.dimension != dimension || index.metric != metric || found.m != configuration.m
+                || found.efConstruction != configuration.efConstruction
+                || found.quantization != configuration.quantization
+                || found.storesFullPrecision != configuration.storesFullPrecision
         else { return nil }
-        return "snapshot parameters (\(index.dimension)-d \(index.metric), m \(found.m), efConstruction "
+        return
+            "snapshot parameters (\(index.dimension)-d \(index.metric), m \(found.m), efConstruction "
             + "\(found.efConstruction), \(found.quantization)\(found.storesFullPrecision ? "" : ", codes only")) differ from the field's"
     }
 
@@ -157,31 +171,43 @@ final class HNSWVectorIndex: SavedVectorIndex {
         let efSearch = options.efSearch ?? configuration.efSearch
         let scanned = matching.map { "the \($0) candidates" } ?? "all \(count) vectors"
         if options.exact {
-            return "exact scan (requested): " + scanned + (configuration.storesFullPrecision ? "" : ", vectors read from the table")
+            return "exact scan (requested): " + scanned
+                + (configuration.storesFullPrecision ? "" : ", vectors read from the table")
         }
         guard let matching else {
-            return "HNSW graph walk (M \(configuration.m), efSearch \(efSearch), \(configuration.quantization))"
-                + (configuration.storesFullPrecision ? "" : " over int8 codes, the best re-scored from the table")
+            return
+                "HNSW graph walk (M \(configuration.m), efSearch \(efSearch), \(configuration.quantization))"
+                + (configuration.storesFullPrecision
+                    ? "" : " over int8 codes, the best re-scored from the table")
         }
-        let plan = configuration.storesFullPrecision
+        let plan =
+            configuration.storesFullPrecision
             ? HNSWIndex.plan(matching: matching, total: count, k: k, efSearch: efSearch)
             : Self.codesOnlyPlan(matching: matching, total: count, k: k, efSearch: efSearch)
         return plan.description
     }
 
-    func search(_ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions, table: TableVectors) throws
+    func search(
+        _ query: [Float], k: Int, among candidates: [Int64]?, options: VectorSearchOptions,
+        table: TableVectors
+    )
+        throws
         -> [Neighbor]
     {
         guard let index else { return [] }
         let efSearch = options.efSearch ?? index.efSearch
         guard !options.exact else {
             // The true neighbours: the index's own float32 vectors, or the table's in codes-only mode.
-            guard configuration.storesFullPrecision else { return try table.exactSearch(query, k: k, among: candidates) }
-            return candidates.map { index.search(query, k: k, among: $0) } ?? index.exactSearch(query, k: k)
+            guard configuration.storesFullPrecision else {
+                return try table.exactSearch(query, k: k, among: candidates)
+            }
+            return candidates.map { index.search(query, k: k, among: $0) }
+                ?? index.exactSearch(query, k: k)
         }
         guard !configuration.storesFullPrecision else {
             guard let candidates else { return index.search(query, k: k, efSearch: efSearch) }
-            return index.search(query, k: k, candidates: Set(candidates), efSearch: efSearch).results
+            return index.search(query, k: k, candidates: Set(candidates), efSearch: efSearch)
+                .results
         }
         guard let candidates else {
             var failure: (any Error)?
@@ -194,14 +220,17 @@ final class HNSWVectorIndex: SavedVectorIndex {
             if let failure { throw failure }
             return hits
         }
-        switch Self.codesOnlyPlan(matching: candidates.count, total: index.count, k: k, efSearch: efSearch) {
+        switch Self.codesOnlyPlan(
+            matching: candidates.count, total: index.count, k: k, efSearch: efSearch)
+        {
         case .exactScan:
             return try table.exactSearch(query, k: k, among: candidates)
         case .graphTraversal:
             // The filtered walk ranks by code distances; widen it and let the table's vectors pick the k.
             let allowed = Set(candidates)
             let wide = k * configuration.rescoreFactor
-            let found = index.search(query, k: wide, efSearch: max(efSearch, wide), where: allowed.contains)
+            let found = index.search(
+                query, k: wide, efSearch: max(efSearch, wide), where: allowed.contains)
             return try table.exactSearch(query, k: k, among: found.map(\.id))
         }
     }
@@ -212,12 +241,15 @@ final class HNSWVectorIndex: SavedVectorIndex {
     /// matching² ≤ 16 · ef · total and always up to 2,048 rows; dividing the scan's side by 16
     /// gives matching² ≤ ef · total and always up to 128 rows.
     static func codesOnlyPlan(matching: Int, total: Int, k: Int, efSearch: Int) -> HNSWFilterPlan {
-        let ef = Double(max(efSearch, k)), m = Double(matching), n = Double(max(total, 1))
+        let ef = Double(max(efSearch, k))
+        let m = Double(matching)
+        let n = Double(max(total, 1))
         let percent = (100 * m / n * 10).rounded() / 10
         let walked = Int(ef * n / max(m, 1))
         if matching <= 128 || m * m <= ef * n {
             return .exactScan(
-                "\(matching) of \(total) rows match (\(percent)%): reading their vectors from the table beats walking ~\(walked) nodes")
+                "\(matching) of \(total) rows match (\(percent)%): reading their vectors from the table beats walking ~\(walked) nodes"
+            )
         }
         return .graphTraversal(
             "\(matching) of \(total) rows match (\(percent)%): a filtered walk over int8 codes visits ~\(walked) nodes "

@@ -34,7 +34,8 @@ public enum IndexKind: Codable, Hashable, Sendable {
     ///     (`exact: true`, or a filter's few candidates) read their vectors from the table too —
     ///     smaller in memory, slower for exact scans over many rows.
     case hnsw(
-        m: Int = 16, efConstruction: Int = 200, efSearch: Int = 64, quantization: HNSWQuantization = .none,
+        m: Int = 16, efConstruction: Int = 200, efSearch: Int = 64,
+        quantization: HNSWQuantization = .none,
         keepsFloatVectors: Bool = true)
 
     /// Whether this is an approximate (HNSW) index.
@@ -45,7 +46,10 @@ public enum IndexKind: Codable, Hashable, Sendable {
 
     /// The `HNSWConfiguration` of an HNSW kind, nil for ``flat``.
     public var hnswConfiguration: HNSWConfiguration? {
-        guard case .hnsw(let m, let efConstruction, let efSearch, let quantization, let keepsFloatVectors) = self
+        guard
+            case .hnsw(
+                let m, let efConstruction, let efSearch, let quantization, let keepsFloatVectors) =
+                self
         else { return nil }
         var configuration = HNSWConfiguration(
             m: m, efConstruction: efConstruction, efSearch: efSearch, quantization: quantization)
@@ -78,7 +82,8 @@ extension IndexKind: CustomStringConvertible {
         switch self {
         case .flat: return "flat"
         case .hnsw(let m, let efConstruction, let efSearch, let quantization, let keepsFloatVectors):
-            return "hnsw(m: \(m), efConstruction: \(efConstruction), efSearch: \(efSearch), quantization: \(quantization.rawValue)"
+            return
+                "hnsw(m: \(m), efConstruction: \(efConstruction), efSearch: \(efSearch), quantization: \(quantization.rawValue)"
                 + (keepsFloatVectors ? ")" : ", keepsFloatVectors: false)")
         }
     }
@@ -90,13 +95,17 @@ extension IndexKind {
     // "quantization": …}}`. The new key is written only when false, so every configuration stored
     // before it existed still reads back (and compares) the same.
     private enum Kind: String, CodingKey { case flat, hnsw }
-    private enum HNSWKey: String, CodingKey { case m, efConstruction, efSearch, quantization, keepsFloatVectors }
+    private enum HNSWKey: String, CodingKey {
+        case m, efConstruction, efSearch, quantization, keepsFloatVectors
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Kind.self)
         guard container.allKeys.count == 1, let kind = container.allKeys.first else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: container.codingPath, debugDescription: "an index kind has exactly one key: flat or hnsw"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: container.codingPath,
+                    debugDescription: "an index kind has exactly one key: flat or hnsw"))
         }
         switch kind {
         case .flat:
@@ -108,7 +117,8 @@ extension IndexKind {
                 efConstruction: try fields.decode(Int.self, forKey: .efConstruction),
                 efSearch: try fields.decode(Int.self, forKey: .efSearch),
                 quantization: try fields.decode(HNSWQuantization.self, forKey: .quantization),
-                keepsFloatVectors: try fields.decodeIfPresent(Bool.self, forKey: .keepsFloatVectors) ?? true)
+                keepsFloatVectors: try fields.decodeIfPresent(Bool.self, forKey: .keepsFloatVectors)
+                    ?? true)
         }
     }
 

@@ -94,7 +94,9 @@ public struct Query: Hashable, Sendable {
     ///   - weight: the leg's weight in fusion.
     ///   - k: how deep the leg goes (nil: the limit when it is the only leg, else
     ///     max(50, 4 × (limit + offset))).
-    public func nearest(to vector: [Float], in field: String, weight: Double = 1, k: Int? = nil) -> Query {
+    public func nearest(to vector: [Float], in field: String, weight: Double = 1, k: Int? = nil)
+        -> Query
+    {
         with { $0.vectorLegs.append(VectorLeg(field: field, vector: vector, weight: weight, k: k)) }
     }
     /// Ranks by BM25 over the full-text fields (or a subset of them).
@@ -110,9 +112,13 @@ public struct Query: Hashable, Sendable {
     ///     The gate holds whether the in-memory BM25 leg or FTS5 answers (weighted fields, a
     ///     subset of the fields, reads inside a write transaction).
     public func matching(
-        _ text: TextQuery, in fields: [String]? = nil, weight: Double = 1, k: Int? = nil, minimumCoverage: Double? = nil
+        _ text: TextQuery, in fields: [String]? = nil, weight: Double = 1, k: Int? = nil,
+        minimumCoverage: Double? = nil
     ) -> Query {
-        with { $0.textLeg = TextLeg(query: text, fields: fields, weight: weight, k: k, minimumCoverage: minimumCoverage) }
+        with {
+            $0.textLeg = TextLeg(
+                query: text, fields: fields, weight: weight, k: k, minimumCoverage: minimumCoverage)
+        }
     }
     /// Ranks by great-circle distance from `point` in the point field `field`, nearest first
     /// (exact), optionally only within `kilometres`. Fuses with vector and text legs by rank.
@@ -121,8 +127,13 @@ public struct Query: Hashable, Sendable {
     /// // "quiet cafe with wifi" near here:
     /// let query = Query().matching(.typed("quiet cafe wifi")).near(here, in: "location").limit(5)
     /// ```
-    public func near(_ point: GeoPoint, in field: String, within kilometres: Double? = nil, weight: Double = 1) -> Query {
-        with { $0.geoLeg = GeoLeg(field: field, point: point, maximumKilometres: kilometres, weight: weight) }
+    public func near(
+        _ point: GeoPoint, in field: String, within kilometres: Double? = nil, weight: Double = 1
+    ) -> Query {
+        with {
+            $0.geoLeg = GeoLeg(
+                field: field, point: point, maximumKilometres: kilometres, weight: weight)
+        }
     }
     /// How legs are fused.
     public func fused(_ method: FusionMethod) -> Query { with { $0.fusion = method } }
@@ -144,7 +155,9 @@ public struct Query: Hashable, Sendable {
     /// Sets the HNSW candidate list size for this query (1...100000).
     public func efSearch(_ n: Int) -> Query { with { $0.efSearch = n } }
     /// Marks the text leg's matched words in each hit's ``DocumentHit/snippet``.
-    public func snippets(_ style: SnippetStyle = SnippetStyle()) -> Query { with { $0.snippet = style } }
+    public func snippets(_ style: SnippetStyle = SnippetStyle()) -> Query {
+        with { $0.snippet = style }
+    }
     /// Drops hits less similar than `score` in the first vector leg (see ``minimumScore``).
     public func minimumScore(_ score: Double) -> Query { with { $0.minimumScore = score } }
 
@@ -279,7 +292,9 @@ public struct DocumentHit: Hashable, Sendable {
 /// let rows = try await items.aggregate([.count(), .average("score")], groupBy: [Field("category")])
 /// ```
 public struct Aggregate: Hashable, Sendable {
-    public enum Function: String, Hashable, Sendable { case count, sum, avg, min, max, countDistinct }
+    public enum Function: String, Hashable, Sendable {
+        case count, sum, avg, min, max, countDistinct
+    }
     /// What is computed.
     public var function: Function
     /// The field (nil for count of documents).
@@ -287,7 +302,9 @@ public struct Aggregate: Hashable, Sendable {
     /// The name of the result in ``AggregateRow/values``.
     public var name: String
 
-    public static func count(as name: String = "count") -> Aggregate { Aggregate(function: .count, field: nil, name: name) }
+    public static func count(as name: String = "count") -> Aggregate {
+        Aggregate(function: .count, field: nil, name: name)
+    }
     public static func count(_ field: String, as name: String? = nil) -> Aggregate {
         Aggregate(function: .count, field: Field(field), name: name ?? "count_\(field)")
     }

@@ -71,8 +71,12 @@ struct SnapshotLoadState {
 
     /// Why a snapshot saved at `saved` cannot be caught up by the log (nil: it can).
     static func watermarkProblem(saved: Int64, maxSeq: Int64, floor: Int64) -> String? {
-        if saved < floor { return "snapshot watermark \(saved) is below the pruned log floor \(floor)" }
-        if saved > maxSeq { return "snapshot watermark \(saved) is ahead of the change log (newest seq \(maxSeq))" }
+        if saved < floor {
+            return "snapshot watermark \(saved) is below the pruned log floor \(floor)"
+        }
+        if saved > maxSeq {
+            return "snapshot watermark \(saved) is ahead of the change log (newest seq \(maxSeq))"
+        }
         return nil
     }
 

@@ -25,17 +25,23 @@ struct TableVectors {
     /// scored by the flat index's kernels, so the answer equals the in-memory exact index's.
     ///
     /// - Complexity: one statement; a primary-key lookup per id, or one pass over the table.
-    func exactSearch(_ query: [Float], k: Int, among rids: [Int64]?, allows: (Int64) -> Bool = { _ in true }) throws -> [Neighbor] {
+    func exactSearch(
+        _ query: [Float], k: Int, among rids: [Int64]?, allows: (Int64) -> Bool = { _ in true }
+    ) throws
+        -> [Neighbor]
+    {
         var scratch = FlatIndex(dimension: dimension, metric: metric)
         let statement: Statement
         var bindings: [SQLValue] = []
         if let rids {
             statement = try connection.cachedStatement(
-                "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))")
+                "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \(layout.rid) IN (SELECT value FROM json_each(?))"
+            )
             bindings = [.text(SQLFragment.jsonArray(rids))]
         } else {
             statement = try connection.cachedStatement(
-                "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL")
+                "SELECT \(layout.rid), \"\(field)\" FROM \(layout.table) WHERE \"\(field)\" IS NOT NULL"
+            )
         }
         try statement.forEachRow(bindings) { row in
             let rid = row.int64(at: 0)

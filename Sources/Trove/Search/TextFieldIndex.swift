@@ -43,7 +43,11 @@ final class TextFieldIndex: DerivedIndex {
             return
         }
         // Every row is indexed, empty or not, since FTS5 counts every row in its idf and mean length.
-        index!.add(id: rid, fields: definition.fields.indices.lazy.map { statement.string(at: firstColumn + $0) ?? "" })
+        index!.add(
+            id: rid,
+            fields: definition.fields.indices.lazy.map {
+                statement.string(at: firstColumn + $0) ?? ""
+            })
     }
 
     /// Whether this index answers `leg`: a typed query over all the full-text fields.
@@ -55,20 +59,25 @@ final class TextFieldIndex: DerivedIndex {
 
     /// The best `k` rows for a typed query among `candidates`, as (row id, FTS5-style bm25 = −score,
     /// the share of the query's words the row matches).
-    func search(_ text: String, k: Int, candidates: DocumentStore.Candidates) -> [(rid: Int64, bm25: Double, coverage: Double)] {
+    func search(_ text: String, k: Int, candidates: DocumentStore.Candidates) -> [(
+        rid: Int64, bm25: Double, coverage: Double
+    )] {
         guard let index else { return [] }
         let typed = TypedQuery(text, tokenizer: tokenizer)
         guard !typed.isEmpty else { return [] }
         let allowed = candidates.rids.map(Set.init)
         // k more than the rows left out: the best k of the rest are among them.
         let hits = index.search(typed, topK: k + candidates.excluded.count, allowedIDs: allowed)
-        return hits.lazy.filter { candidates.allows($0.id) }.prefix(k).map { (rid: $0.id, bm25: -$0.score, coverage: $0.coverage) }
+        return hits.lazy.filter { candidates.allows($0.id) }.prefix(k).map {
+            (rid: $0.id, bm25: -$0.score, coverage: $0.coverage)
+        }
     }
 
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String] {
         guard isLoaded else { return [] }
         let stored = try connection.scalar("SELECT count(*) FROM \(layout.table)")?.int64Value ?? 0
-        return Int(stored) == count ? [] : ["\(name): \(count) rows in memory, \(stored) in the table"]
+        return Int(stored) == count
+            ? [] : ["\(name): \(count) rows in memory, \(stored) in the table"]
     }
 
     func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {}

@@ -12,19 +12,25 @@ extension Database {
     /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` when it exists with another
     ///   configuration (nothing is changed), ``TroveError/invalidName(_:reason:)``,
     ///   ``TroveError/invalidDimension(_:)``, ``TroveError/invalidConfiguration(_:)``.
-    public func collection(_ name: String, configuration: CollectionConfiguration) throws -> SearchCollection {
+    public func collection(_ name: String, configuration: CollectionConfiguration) throws
+        -> SearchCollection
+    {
         try searchCollection(name, requested: configuration, embedder: nil)
     }
 
     /// Opens or creates a search collection from its settings; see ``CollectionConfiguration``.
     public func collection(
-        _ name: String, dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
+        _ name: String, dimension: Int, metric: DistanceMetric = .cosine,
+        lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.defaultTokenizer, index: IndexKind = .flat, ids: IDKind = .int64
+        tokenizer: String = CollectionConfiguration.defaultTokenizer, index: IndexKind = .flat,
+        ids: IDKind = .int64
     ) throws -> SearchCollection {
-        try collection(name, configuration: CollectionConfiguration(
-            dimension: dimension, metric: metric, lexicalSearch: lexicalSearch,
-            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index, ids: ids))
+        try collection(
+            name,
+            configuration: CollectionConfiguration(
+                dimension: dimension, metric: metric, lexicalSearch: lexicalSearch,
+                metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index, ids: ids))
     }
 
     /// Opens or creates a search collection whose vectors come from `embedder`. The embedder's
@@ -37,14 +43,17 @@ extension Database {
     /// let hits = try await notes.search("when is the dentist?")
     /// ```
     public func collection(
-        _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
+        _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine,
+        lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
-        tokenizer: String = CollectionConfiguration.englishTokenizer, index: IndexKind = .flat, ids: IDKind = .int64
+        tokenizer: String = CollectionConfiguration.englishTokenizer, index: IndexKind = .flat,
+        ids: IDKind = .int64
     ) throws -> SearchCollection {
         let manifest = embedder.manifest
         let configuration = CollectionConfiguration(
             dimension: manifest.dimension, metric: metric, lexicalSearch: lexicalSearch,
-            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index, embedding: manifest, ids: ids)
+            metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index,
+            embedding: manifest, ids: ids)
         return try searchCollection(name, requested: configuration, embedder: embedder)
     }
 
@@ -56,33 +65,47 @@ extension Database {
     ///     collection was created with.
     /// - Throws: ``TroveError/collectionNotFound(_:)``,
     ///   ``TroveError/embeddingMismatch(collection:stored:requested:)``.
-    public func collection(named name: String, embedder: (any Embedder)? = nil) throws -> SearchCollection {
+    public func collection(named name: String, embedder: (any Embedder)? = nil) throws
+        -> SearchCollection
+    {
         let collection = try searchCollection(name, requested: nil, embedder: nil)
         guard let embedder else { return collection }
         guard let stored = collection.configuration.embedding else {
-            throw TroveError.schemaMismatch(collection: name, details: "embedding: stored none, requested \(embedder.manifest.modelID)")
+            throw TroveError.schemaMismatch(
+                collection: name,
+                details: "embedding: stored none, requested \(embedder.manifest.modelID)")
         }
         guard stored == embedder.manifest else {
-            throw TroveError.embeddingMismatch(collection: name, stored: stored, requested: embedder.manifest)
+            throw TroveError.embeddingMismatch(
+                collection: name, stored: stored, requested: embedder.manifest)
         }
-        return SearchCollection(documents: collection.documents, configuration: collection.configuration, embedder: embedder)
+        return SearchCollection(
+            documents: collection.documents, configuration: collection.configuration,
+            embedder: embedder)
     }
 
-    private func searchCollection(_ name: String, requested: CollectionConfiguration?, embedder: (any Embedder)?) throws
+    private func searchCollection(
+        _ name: String, requested: CollectionConfiguration?, embedder: (any Embedder)?
+    ) throws
         -> SearchCollection
     {
         let store = try searchStore(name, requested: requested)
         return SearchCollection(
-            documents: DocumentCollection(database: self, store: store), configuration: store.preset, embedder: embedder)
+            documents: DocumentCollection(database: self, store: store),
+            configuration: store.preset, embedder: embedder
+        )
     }
 
     /// The preset store of the search collection `name`, opened (or created) on the writer.
     func searchStore(_ name: String, requested: CollectionConfiguration?) throws -> DocumentStore {
         if let store = documentStores[name] {
             guard let stored = store.layout.preset else {
-                throw TroveError.invalidName(name, reason: requested == nil
-                    ? "it is a document collection: open it with documents(named:)"
-                    : "a document collection of that name exists; search collections need their own name")
+                throw TroveError.invalidName(
+                    name,
+                    reason: requested == nil
+                        ? "it is a document collection: open it with documents(named:)"
+                        : "a document collection of that name exists; search collections need their own name"
+                )
             }
             if let requested {
                 try requested.validate()
@@ -91,13 +114,15 @@ extension Database {
                 }
                 let differences = stored.differences(from: requested)
                 guard differences.isEmpty else {
-                    throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                    throw TroveError.schemaMismatch(
+                        collection: name, details: differences.joined(separator: "; "))
                 }
             }
             return store
         }
         let store = try SearchCollectionTable.open(
-            connection: connection, name: name, requested: requested, graph: documentStores.graph, clock: clock)
+            connection: connection, name: name, requested: requested, graph: documentStores.graph,
+            clock: clock)
         documentStores[name] = store
         return store
     }
@@ -135,7 +160,10 @@ extension Database {
             let layout = DocumentLayout(preset: name, configuration: configuration)
             try connection.transaction(.immediate) { try layout.drop(on: connection) }
         } else {
-            guard let schema = try DocumentStore.storedSchema(connection, key: DocumentLayout.metaKeyPrefix + name, name: name) else {
+            guard
+                let schema = try DocumentStore.storedSchema(
+                    connection, key: DocumentLayout.metaKeyPrefix + name, name: name)
+            else {
                 return false
             }
             let layout = DocumentLayout(name: name, schema: schema)
@@ -154,7 +182,8 @@ enum SearchCollectionTable {
     /// Whether the file has a search collection `name`.
     static func exists(_ name: String, on connection: Connection) throws -> Bool {
         try connection.scalar(
-            "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text("collection.\(name)")]) != nil
+            "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?",
+            [.text("collection.\(name)")]) != nil
     }
 
     /// Opens the search collection, creating it when `requested` is given and it does not exist.
@@ -164,7 +193,8 @@ enum SearchCollectionTable {
     ///   configuration differs (nothing is changed), ``TroveError/collectionNotFound(_:)``,
     ///   ``TroveError/invalidName(_:reason:)`` when a document collection or another object has the name.
     static func open(
-        connection: Connection, name: String, requested: CollectionConfiguration?, graph: GraphStore,
+        connection: Connection, name: String, requested: CollectionConfiguration?,
+        graph: GraphStore,
         clock: any ExpiryClock = SystemClock()
     ) throws -> DocumentStore {
         try CollectionSchema.validate(name: name)
@@ -174,52 +204,76 @@ enum SearchCollectionTable {
         ) {
             let key = "collection.\(name)"
             let storedJSON = try connection.scalar(
-                "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue
+                "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?
+                .stringValue
             if let storedJSON {
                 let stored: CollectionConfiguration
                 do {
-                    stored = try JSONDecoder().decode(CollectionConfiguration.self, from: Data(storedJSON.utf8))
+                    stored = try JSONDecoder().decode(
+                        CollectionConfiguration.self, from: Data(storedJSON.utf8))
                 } catch {
-                    throw TroveError.schemaMismatch(collection: name, details: "stored configuration is unreadable: \(error)")
+                    throw TroveError.schemaMismatch(
+                        collection: name, details: "stored configuration is unreadable: \(error)")
                 }
                 if let requested {
                     if let a = stored.embedding, let b = requested.embedding, a != b {
-                        throw TroveError.embeddingMismatch(collection: name, stored: a, requested: b)
+                        throw TroveError.embeddingMismatch(
+                            collection: name, stored: a, requested: b)
                     }
                     let differences = stored.differences(from: requested)
                     if !differences.isEmpty {
-                        throw TroveError.schemaMismatch(collection: name, details: differences.joined(separator: "; "))
+                        throw TroveError.schemaMismatch(
+                            collection: name, details: differences.joined(separator: "; "))
                     }
                 }
                 // Collections created before the FTS5 settings get them once, when writable
                 // (they are rows in the FTS5 config table; only speed depends on them).
                 let layout = DocumentLayout(preset: name, configuration: stored)
                 if stored.lexicalSearch, !connection.isReadOnly,
-                    try connection.scalar("SELECT 1 FROM \"\(layout.ftsName)_config\" WHERE k = 'hashsize'") == nil
+                    try connection.scalar(
+                        "SELECT 1 FROM \"\(layout.ftsName)_config\" WHERE k = 'hashsize'") == nil
                 {
-                    for statement in layout.ftsSettings { try connection.execute(script: statement) }
+                    for statement in layout.ftsSettings {
+                        try connection.execute(script: statement)
+                    }
                 }
                 return stored
             }
             if try connection.scalar(
-                "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(DocumentLayout.metaKeyPrefix + name)]) != nil
+                "SELECT 1 FROM \(CollectionSchema.metaTable) WHERE key = ?",
+                [.text(DocumentLayout.metaKeyPrefix + name)]) != nil
             {
-                throw TroveError.invalidName(name, reason: requested == nil
-                    ? "it is a document collection: open it with documents(named:)"
-                    : "a document collection of that name exists; search collections need their own name")
+                throw TroveError.invalidName(
+                    name,
+                    reason: requested == nil
+                        ? "it is a document collection: open it with documents(named:)"
+                        : "a document collection of that name exists; search collections need their own name"
+                )
             }
             guard let requested else { throw TroveError.collectionNotFound(name) }
             let layout = DocumentLayout(preset: name, configuration: requested)
             // Checked before creating anything, never by matching SQLite's message text.
             for object in layout.objectNames {
-                if try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(object)]) != nil {
-                    throw TroveError.invalidName(name, reason: "the file already has a table or index that this collection needs (\(object))")
+                if try connection.scalar(
+                    "SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE", [.text(object)])
+                    != nil
+                {
+                    throw TroveError.invalidName(
+                        name,
+                        reason:
+                            "the file already has a table or index that this collection needs (\(object))"
+                    )
                 }
             }
-            for statement in try layout.createStatements() { try connection.execute(script: statement) }
-            if requested.lexicalSearch { for statement in layout.ftsSettings { try connection.execute(script: statement) } }
+            for statement in try layout.createStatements() {
+                try connection.execute(script: statement)
+            }
+            if requested.lexicalSearch {
+                for statement in layout.ftsSettings { try connection.execute(script: statement) }
+            }
             try connection.execute(
-                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)", [.text(key), .text(requested.encodedJSON())])
+                "INSERT INTO \(CollectionSchema.metaTable)(key, value) VALUES (?, ?)",
+                [.text(key), .text(requested.encodedJSON())])
             return requested
         }
         var layout = DocumentLayout(preset: name, configuration: configuration)
@@ -227,12 +281,20 @@ enum SearchCollectionTable {
         // before format 3 the rows have no versions (they read as 1); an Int64 collection's
         // log names its rows `id`.
         layout.hasVersions = try CollectionSchema.hasVersionColumn(name, on: connection)
-        if try connection.scalar("SELECT 1 FROM pragma_table_info(?) WHERE name = 'id'", [.text("\(name)_log")]) != nil {
+        if try connection.scalar(
+            "SELECT 1 FROM pragma_table_info(?) WHERE name = 'id'", [.text("\(name)_log")]) != nil
+        {
             layout.logRid = "id"
         }
-        if connection.isReadOnly, try connection.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(layout.snapshotTableName)]) != nil {
-            layout.legacySnapshotKeys = try connection.scalar(
-                "SELECT 1 FROM \"\(layout.snapshotTableName)\" WHERE name IN ('hnsw', 'flat') LIMIT 1") != nil
+        if connection.isReadOnly,
+            try connection.scalar(
+                "SELECT 1 FROM sqlite_master WHERE name = ?", [.text(layout.snapshotTableName)])
+                != nil
+        {
+            layout.legacySnapshotKeys =
+                try connection.scalar(
+                    "SELECT 1 FROM \"\(layout.snapshotTableName)\" WHERE name IN ('hnsw', 'flat') LIMIT 1"
+                ) != nil
         }
         return DocumentStore(layout: layout, graph: graph, clock: clock)
     }

@@ -18,8 +18,11 @@ extension DocumentSchema {
         DocumentSchema(
             id: configuration.ids,
             fields: [
-                .text("content"), .text("source", default: "", indexed: true), .json("metadata", optional: true),
-                .vector("embedding", dimension: configuration.dimension, metric: configuration.metric, optional: true),
+                .text("content"), .text("source", default: "", indexed: true),
+                .json("metadata", optional: true),
+                .vector(
+                    "embedding", dimension: configuration.dimension, metric: configuration.metric,
+                    optional: true),
                 .real("created_at"), .real("updated_at"),
             ],
             fullText: configuration.lexicalSearch
@@ -50,7 +53,9 @@ extension DocumentLayout {
     var automaticFields: Set<String> { preset == nil ? [] : ["created_at", "updated_at"] }
 
     /// Assignments every update of a row also makes.
-    var updateTouches: [String] { preset == nil ? [] : ["\"updated_at\" = \(CollectionSchema.now)"] }
+    var updateTouches: [String] {
+        preset == nil ? [] : ["\"updated_at\" = \(CollectionSchema.now)"]
+    }
 
     /// A search collection's own rule for a written document: its metadata is a JSON object
     /// whose text is within the byte limit (checked again before writes, PresetRows.swift).
@@ -59,7 +64,8 @@ extension DocumentLayout {
     func checkPreset(metadata value: Value?) throws {
         guard let preset, let value, !value.isNull else { return }
         guard case .object = value else {
-            throw TroveError.invalidMetadata(reason: "metadata must be a JSON object, got \(value.description)")
+            throw TroveError.invalidMetadata(
+                reason: "metadata must be a JSON object, got \(value.description)")
         }
         let size = try JSONCoding.text(value, field: "metadata").utf8.count
         guard size <= preset.metadataByteLimit else {
@@ -72,7 +78,9 @@ extension DocumentStore {
     /// Before a patch of a search collection's metadata: the new text (`metadata`, an SQL
     /// expression over the stored row) is within the byte limit. The table's CHECK keeps it a
     /// JSON object.
-    func checkPresetMetadataSize(_ metadata: SQLFragment, id: DocumentID, on connection: Connection) throws {
+    func checkPresetMetadataSize(_ metadata: SQLFragment, id: DocumentID, on connection: Connection)
+        throws
+    {
         guard let preset = layout.preset else { return }
         var sql = SQLFragment(sql: "SELECT length(CAST(")
         sql.append(metadata)

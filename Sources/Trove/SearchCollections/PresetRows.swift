@@ -19,7 +19,9 @@ struct PendingRow {
     }
 
     init(_ entry: VectorEntry) {
-        self.init(id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata, vector: entry.vector)
+        self.init(
+            id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata,
+            vector: entry.vector)
     }
 }
 
@@ -38,7 +40,11 @@ struct PresetRows: RowSource {
         }
         try statement.bind(row.content, at: first + 1)
         try statement.bind(row.source, at: first + 2)
-        if let metadata = row.metadata { try statement.bind(metadata, at: first + 3) } else { try statement.bindNull(at: first + 3) }
+        if let metadata = row.metadata {
+            try statement.bind(metadata, at: first + 3)
+        } else {
+            try statement.bindNull(at: first + 3)
+        }
         if let vector = row.vector {
             try vector.withUnsafeBytes { try statement.bind(bytes: $0, at: first + 4) }
         } else {
@@ -49,23 +55,33 @@ struct PresetRows: RowSource {
     func values(_ i: Int) -> [SQLValue] {
         let row = rows[i]
         return [
-            row.id!.sqlValue, .text(row.content), .text(row.source), row.metadata.map(SQLValue.text) ?? .null,
+            row.id!.sqlValue, .text(row.content), .text(row.source),
+            row.metadata.map(SQLValue.text) ?? .null,
             row.vector.map { .blob(VectorBlob.bytes($0)) } ?? .null,
         ]
     }
 
     /// The entries with these ids, in the order given (missing ids left out). Metadata comes back
     /// as the text that was written, not re-encoded.
-    static func read(ids: [DocumentID], from store: DocumentStore, on connection: Connection) throws -> [VectorEntry] {
-        let rows = try read(keys: ids.map(\.sqlValue), by: "\"id\"", from: store, vectors: true, on: connection)
+    static func read(ids: [DocumentID], from store: DocumentStore, on connection: Connection) throws
+        -> [VectorEntry]
+    {
+        let rows = try read(
+            keys: ids.map(\.sqlValue), by: "\"id\"", from: store, vectors: true, on: connection)
         return ids.compactMap { rows[$0.sqlValue] }
     }
 
     /// The entries of these internal row ids (what the ranked pipeline returns), by row id.
     /// Without `vectors` (search results, which carry none) the entries' vectors are empty and
     /// the blobs are never read.
-    static func read(rids: [Int64], from store: DocumentStore, vectors: Bool, on connection: Connection) throws -> [Int64: VectorEntry] {
-        let rows = try read(keys: rids.map(SQLValue.integer), by: store.layout.rid, from: store, vectors: vectors, on: connection)
+    static func read(
+        rids: [Int64], from store: DocumentStore, vectors: Bool, on connection: Connection
+    ) throws
+        -> [Int64: VectorEntry]
+    {
+        let rows = try read(
+            keys: rids.map(SQLValue.integer), by: store.layout.rid, from: store, vectors: vectors,
+            on: connection)
         var byRid: [Int64: VectorEntry] = [:]
         byRid.reserveCapacity(rows.count)
         for (key, entry) in rows { if case .integer(let rid) = key { byRid[rid] = entry } }
@@ -74,16 +90,19 @@ struct PresetRows: RowSource {
 
     /// The entries whose `column` (the id or the row id) is one of `keys`, by key.
     private static func read(
-        keys: [SQLValue], by column: String, from store: DocumentStore, vectors: Bool, on connection: Connection
+        keys: [SQLValue], by column: String, from store: DocumentStore, vectors: Bool,
+        on connection: Connection
     ) throws -> [SQLValue: VectorEntry] {
         guard !keys.isEmpty else { return [:] }
         let kind = store.schema.id
         let statement = try connection.cachedStatement(
-            "SELECT \(column), id, content, source, metadata\(vectors ? ", embedding" : "") FROM \(store.layout.table) WHERE \(column) IN (SELECT value FROM json_each(?))")
+            "SELECT \(column), id, content, source, metadata\(vectors ? ", embedding" : "") FROM \(store.layout.table) WHERE \(column) IN (SELECT value FROM json_each(?))"
+        )
         // Keys are all integers (row ids, Int64 ids: the common case, built without a JSON
         // encoder) or all text (UUID and String ids, as stored).
         let integers = keys.compactMap(\.int64Value)
-        let list = integers.count == keys.count
+        let list =
+            integers.count == keys.count
             ? SQLFragment.jsonArray(integers)
             : try JSONCoding.text(.array(keys.map { .string($0.stringValue ?? "") }), field: "id")
         var byKey: [SQLValue: VectorEntry] = [:]
@@ -91,8 +110,12 @@ struct PresetRows: RowSource {
         try statement.forEachRow([.text(list)]) { row in
             guard let id = DocumentID.read(row.value(at: 1), kind: kind) else { return }
             byKey[row.value(at: 0)] = VectorEntry(
-                id: id, content: row.string(at: 2) ?? "", source: row.string(at: 3) ?? "", metadata: row.string(at: 4),
-                vector: vectors ? row.withBlob(at: 5) { bytes in bytes.map { Array($0.bindMemory(to: Float.self)) } } ?? [] : [])
+                id: id, content: row.string(at: 2) ?? "", source: row.string(at: 3) ?? "",
+                metadata: row.string(at: 4),
+                vector: vectors
+                    ? row.withBlob(at: 5) { bytes in
+                        bytes.map { Array($0.bindMemory(to: Float.self)) }
+                    } ?? [] : [])
         }
         return byKey
     }
@@ -109,11 +132,14 @@ extension DocumentStore {
             throw TroveError.dimensionMismatch(expected: dimension, actual: vector.count)
         }
         if let bad = vector.firstIndex(where: { !$0.isFinite }) {
-            throw TroveError.invalidVector(reason: "component \(bad) is \(vector[bad]); every component must be finite")
+            throw TroveError.invalidVector(
+                reason: "component \(bad) is \(vector[bad]); every component must be finite")
         }
         if cosine, vector.allSatisfy({ $0 == 0 }) {
             throw TroveError.invalidVector(
-                reason: "every component is zero; a zero vector has no direction, so cosine similarity is undefined")
+                reason:
+                    "every component is zero; a zero vector has no direction, so cosine similarity is undefined"
+            )
         }
     }
 
@@ -126,8 +152,12 @@ extension DocumentStore {
         // SQLite's own JSON parser decides, so validation agrees exactly with the CHECK constraint.
         let type = try connection.scalar(
             "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) ELSE NULL END", [.text(metadata)])
-        guard let type = type?.stringValue else { throw TroveError.invalidMetadata(reason: "the text is not valid JSON") }
-        guard type == "object" else { throw TroveError.invalidMetadata(reason: "got a JSON \(type)") }
+        guard let type = type?.stringValue else {
+            throw TroveError.invalidMetadata(reason: "the text is not valid JSON")
+        }
+        guard type == "object" else {
+            throw TroveError.invalidMetadata(reason: "got a JSON \(type)")
+        }
     }
 
     /// An entry's id is of the collection's kind, as a document's must be.
@@ -135,7 +165,8 @@ extension DocumentStore {
     /// - Throws: ``TroveError/typeMismatch(field:expected:value:)``, ``TroveError/invalidValue(field:reason:)``.
     func validatePreset(id: DocumentID) throws {
         guard id.kind == schema.id else {
-            throw TroveError.typeMismatch(field: "id", expected: "\(schema.id) id", value: id.description)
+            throw TroveError.typeMismatch(
+                field: "id", expected: "\(schema.id) id", value: id.description)
         }
         if case .string(let text) = id, text.isEmpty {
             throw TroveError.invalidValue(field: "id", reason: "a string id cannot be empty")
@@ -159,14 +190,21 @@ extension DocumentStore {
         for (index, row) in rows.enumerated() {
             var metadataChecked = false
             do {
-                if let vector = row.vector { try Self.validate(vector: vector, dimension: configuration.dimension, cosine: cosine) }
-                if let metadata = row.metadata, metadata.utf8.count > configuration.metadataByteLimit {
+                if let vector = row.vector {
+                    try Self.validate(
+                        vector: vector, dimension: configuration.dimension, cosine: cosine)
+                }
+                if let metadata = row.metadata,
+                    metadata.utf8.count > configuration.metadataByteLimit
+                {
                     try validatePreset(metadata: metadata, on: connection)
                 }
                 metadataChecked = true
                 if let id = row.id {
                     try validatePreset(id: id)
-                    if !seen.insert(id).inserted, mode == .insert { throw TroveError.duplicateDocumentID(id) }
+                    if !seen.insert(id).inserted, mode == .insert {
+                        throw TroveError.duplicateDocumentID(id)
+                    }
                 }
             } catch {
                 let checked = metadataChecked ? rows[...index] : rows[..<index]
@@ -181,7 +219,11 @@ extension DocumentStore {
     /// Runs a batch's write; when it fails, throws the metadata fault of the batch's first row
     /// whose metadata is not a JSON object, if any (the error validation would have thrown
     /// before writing), else the write's own error.
-    func rethrowingMetadataFault<T>(of rows: [PendingRow], on connection: Connection, _ write: () throws -> T) throws -> T {
+    func rethrowingMetadataFault<T>(
+        of rows: [PendingRow], on connection: Connection, _ write: () throws -> T
+    ) throws
+        -> T
+    {
         do {
             return try write()
         } catch {
@@ -198,11 +240,14 @@ extension DocumentStore {
     /// The index of the first row whose metadata is not a JSON object, by SQLite's own parser
     /// (so the answer agrees with the table's CHECK constraint), or nil. One statement per
     /// ``metadataPerValidation`` rows instead of one per row.
-    private func firstInvalidMetadata(in rows: ArraySlice<PendingRow>, on connection: Connection) throws -> Int? {
+    private func firstInvalidMetadata(in rows: ArraySlice<PendingRow>, on connection: Connection)
+        throws -> Int?
+    {
         let withMetadata = rows.indices.filter { rows[$0].metadata != nil }
         var start = 0
         while start < withMetadata.count {
-            let chunk = withMetadata[start..<min(withMetadata.count, start + Self.metadataPerValidation)]
+            let chunk = withMetadata[
+                start..<min(withMetadata.count, start + Self.metadataPerValidation)]
             let values = (0..<chunk.count).map { "(\($0), ?)" }.joined(separator: ", ")
             let statement = try connection.cachedStatement(
                 """
@@ -211,7 +256,9 @@ extension DocumentStore {
                 ORDER BY column1 LIMIT 1
                 """)
             statement.reset()
-            for (offset, index) in chunk.enumerated() { try statement.bind(rows[index].metadata!, at: offset + 1) }
+            for (offset, index) in chunk.enumerated() {
+                try statement.bind(rows[index].metadata!, at: offset + 1)
+            }
             if try statement.step() {
                 let offset = Int(statement.int64(at: 0))
                 statement.reset()
@@ -232,12 +279,16 @@ extension DocumentStore {
     /// and multi-row statements, the same statements every document collection uses).
     ///
     /// - Returns: the id of each row, in order.
-    func writePreset(_ rows: [PendingRow], mode: WriteMode, on connection: Connection) throws -> [DocumentID] {
+    func writePreset(_ rows: [PendingRow], mode: WriteMode, on connection: Connection) throws
+        -> [DocumentID]
+    {
         try validatePreset(rows: rows, mode: mode, on: connection)
         var rows = rows
         if mode != .update {
             let missing = rows.indices.filter { rows[$0].id == nil }
-            let explicit = rows.compactMap { row -> Int64? in if case .int(let id) = row.id { id } else { nil } }
+            let explicit = rows.compactMap { row -> Int64? in
+                if case .int(let id) = row.id { id } else { nil }
+            }
             let fresh = try newIDs(missing.count, besides: explicit, on: connection)
             for (i, id) in zip(missing, fresh) { rows[i].id = id }
         }
@@ -245,10 +296,13 @@ extension DocumentStore {
         try rethrowingMetadataFault(of: rows, on: connection) {
             if mode == .update {
                 for (i, row) in rows.enumerated() {
-                    try update(row: batch.values(i), id: row.id!, ifVersion: nil, on: connection) { Document(id: row.id!) }
+                    try update(row: batch.values(i), id: row.id!, ifVersion: nil, on: connection) {
+                        Document(id: row.id!)
+                    }
                 }
             } else {
-                try write(batch, mode: mode, on: connection) { [rows] in Document(id: rows[$0].id!) }
+                try write(batch, mode: mode, on: connection) { [rows] in Document(id: rows[$0].id!)
+                }
             }
         }
         return rows.map { $0.id! }

@@ -67,7 +67,8 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         metric = try c.decode(DistanceMetric.self, forKey: .metric)
         lexicalSearch = try c.decodeIfPresent(Bool.self, forKey: .lexicalSearch) ?? true
         metadataByteLimit =
-            try c.decodeIfPresent(Int.self, forKey: .metadataByteLimit) ?? Self.defaultMetadataByteLimit
+            try c.decodeIfPresent(Int.self, forKey: .metadataByteLimit)
+            ?? Self.defaultMetadataByteLimit
         tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
         index = try c.decodeIfPresent(IndexKind.self, forKey: .index) ?? .flat
         embedding = try c.decodeIfPresent(EmbeddingManifest.self, forKey: .embedding)
@@ -94,12 +95,14 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
             throw TroveError.invalidConfiguration("metadataByteLimit must be at least 2 bytes")
         }
         guard !tokenizer.isEmpty, !tokenizer.contains("'"), !tokenizer.contains("\0") else {
-            throw TroveError.invalidConfiguration("tokenizer must be a non-empty FTS5 tokenizer string without quotes")
+            throw TroveError.invalidConfiguration(
+                "tokenizer must be a non-empty FTS5 tokenizer string without quotes")
         }
         try index.validate()
         if let embedding, embedding.dimension != dimension {
             throw TroveError.invalidConfiguration(
-                "embedding model dimension \(embedding.dimension) differs from collection dimension \(dimension)")
+                "embedding model dimension \(embedding.dimension) differs from collection dimension \(dimension)"
+            )
         }
     }
 
@@ -114,7 +117,9 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         check("lexicalSearch", lexicalSearch, other.lexicalSearch)
         check("metadataByteLimit", metadataByteLimit, other.metadataByteLimit)
         // A request for today's default is served by the default an older collection was made with.
-        if !FullTextDefinition.tokenizer(tokenizer, serves: other.tokenizer) { check("tokenizer", tokenizer, other.tokenizer) }
+        if !FullTextDefinition.tokenizer(tokenizer, serves: other.tokenizer) {
+            check("tokenizer", tokenizer, other.tokenizer)
+        }
         check("index", index, other.index)
         check("embedding", embedding?.modelID ?? "none", other.embedding?.modelID ?? "none")
         check("ids", ids, other.ids)
@@ -164,12 +169,15 @@ struct CollectionSchema: Sendable {
         func isLetter(_ s: Unicode.Scalar) -> Bool {
             (s >= "A" && s <= "Z") || (s >= "a" && s <= "z") || s == "_"
         }
-        guard isLetter(first), name.unicodeScalars.allSatisfy({ isLetter($0) || ($0 >= "0" && $0 <= "9") }) else {
+        guard isLetter(first),
+            name.unicodeScalars.allSatisfy({ isLetter($0) || ($0 >= "0" && $0 <= "9") })
+        else {
             throw TroveError.invalidName(name, reason: "only [A-Za-z_][A-Za-z0-9_]* is allowed")
         }
         let lower = name.lowercased()
         guard !lower.hasPrefix("sqlite_"), !lower.hasPrefix("trove_") else {
-            throw TroveError.invalidName(name, reason: "names starting with sqlite_ or trove_ are reserved")
+            throw TroveError.invalidName(
+                name, reason: "names starting with sqlite_ or trove_ are reserved")
         }
     }
 
@@ -179,7 +187,8 @@ struct CollectionSchema: Sendable {
     /// Whether the table `name` has its `_version` column (format 3 and later; read-only opens
     /// of older files read every row as version 1).
     static func hasVersionColumn(_ name: String, on connection: Connection) throws -> Bool {
-        try connection.scalar("SELECT 1 FROM pragma_table_info(?) WHERE name = '_version'", [.text(name)]) != nil
+        try connection.scalar(
+            "SELECT 1 FROM pragma_table_info(?) WHERE name = '_version'", [.text(name)]) != nil
     }
 
     /// Segments on one level at which the writer merges them itself.

@@ -28,8 +28,10 @@ extension SearchCollection {
     /// same snapshot).
     ///
     /// - Throws: ``TroveError/notNumeric(field:aggregate:)`` for sum/avg of a non-numeric field.
-    public func aggregate(_ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
-                          over search: Query? = nil) async throws -> [AggregateRow] {
+    public func aggregate(
+        _ aggregates: [Aggregate], groupBy: [Field] = [], where filter: Filter = .all,
+        over search: Query? = nil
+    ) async throws -> [AggregateRow] {
         try await documents.aggregate(aggregates, groupBy: groupBy, where: filter, over: search)
     }
 
@@ -56,7 +58,10 @@ extension SearchCollection {
     ///   ``TroveError/invalidMetadata(reason:)``, ``TroveError/metadataTooLarge(limit:actual:)``,
     ///   ``TroveError/invalidValue(field:reason:)`` for `created_at` and `updated_at`; nothing is written.
     @discardableResult
-    public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil) async throws -> Document {
+    public func patch(_ id: DocumentID, _ changes: [Field: Value], ifVersion version: Int64? = nil)
+        async throws
+        -> Document
+    {
         try await documents.patch(id, changes, ifVersion: version)
     }
 }

@@ -41,13 +41,17 @@ extension SearchCollection {
     /// - Throws: ``TroveError/embedderRequired(collection:)``, the embedder's errors, or the
     ///   insert errors of ``insert(_:)-([VectorEntry])``.
     @discardableResult
-    public func add(text: String, source: String = "", metadata: String? = nil) async throws -> DocumentID {
+    public func add(text: String, source: String = "", metadata: String? = nil) async throws
+        -> DocumentID
+    {
         try await add([TextEntry(text: text, source: source, metadata: metadata)])[0]
     }
 
     /// Embeds `text` and inserts it with metadata encoded from any `Encodable` object.
     @discardableResult
-    public func add(text: String, source: String = "", encoding metadata: some Encodable) async throws -> DocumentID {
+    public func add(text: String, source: String = "", encoding metadata: some Encodable)
+        async throws -> DocumentID
+    {
         try await add(text: text, source: source, metadata: MetadataJSON.encode(metadata))
     }
 
@@ -61,10 +65,12 @@ extension SearchCollection {
         let embedder = try requireEmbedder()
         let vectors = try await embedder.embed(entries.map(\.text))
         guard vectors.count == entries.count else {
-            throw TroveError.invalidVector(reason: "the embedder returned \(vectors.count) vectors for \(entries.count) texts")
+            throw TroveError.invalidVector(
+                reason: "the embedder returned \(vectors.count) vectors for \(entries.count) texts")
         }
         let rows = zip(entries, vectors).map {
-            PendingRow(id: $0.id, content: $0.text, source: $0.source, metadata: $0.metadata, vector: $1)
+            PendingRow(
+                id: $0.id, content: $0.text, source: $0.source, metadata: $0.metadata, vector: $1)
         }
         return try await write(rows, mode: .insert)
     }
@@ -85,7 +91,8 @@ extension SearchCollection {
     /// - Throws: ``TroveError/embedderRequired(collection:)`` for the vector and hybrid modes
     ///   without an embedder, and the errors of ``search(_:)``.
     public func search(
-        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: Filter = .all, snippet: SnippetStyle? = nil
+        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: Filter = .all,
+        snippet: SnippetStyle? = nil
     ) async throws -> [SearchResult] {
         var query = Query(filter).limit(topK)
         if mode != .text {

@@ -32,7 +32,10 @@ public struct SearchCollection: Sendable {
     /// The document collection underneath: the same table, indexes and engine.
     let documents: DocumentCollection
 
-    init(documents: DocumentCollection, configuration: CollectionConfiguration, embedder: (any Embedder)?) {
+    init(
+        documents: DocumentCollection, configuration: CollectionConfiguration,
+        embedder: (any Embedder)?
+    ) {
         self.database = documents.database
         self.name = documents.name
         self.configuration = configuration
@@ -56,8 +59,17 @@ public struct SearchCollection: Sendable {
     ///
     /// - Returns: the new row's id.
     @discardableResult
-    public func insert(content: String, source: String = "", metadata: String? = nil, vector: [Float]) async throws -> DocumentID {
-        try await write([PendingRow(id: nil, content: content, source: source, metadata: metadata, vector: vector)], mode: .insert)[0]
+    public func insert(
+        content: String, source: String = "", metadata: String? = nil, vector: [Float]
+    ) async throws
+        -> DocumentID
+    {
+        try await write(
+            [
+                PendingRow(
+                    id: nil, content: content, source: source, metadata: metadata, vector: vector)
+            ], mode: .insert)[
+                0]
     }
 
     /// Inserts rows in one transaction, all or nothing: the error is the first bad entry's, in
@@ -103,7 +115,9 @@ public struct SearchCollection: Sendable {
     func write(_ rows: [PendingRow], mode: WriteMode) async throws -> [DocumentID] {
         guard !rows.isEmpty else { return [] }
         let store = documents.store
-        return try await database.writing { connection in try store.writePreset(rows, mode: mode, on: connection) }
+        return try await database.writing { connection in
+            try store.writePreset(rows, mode: mode, on: connection)
+        }
     }
 
     // MARK: Reading
@@ -122,10 +136,12 @@ public struct SearchCollection: Sendable {
     ///   projection (entries are whole rows), and the filter's errors.
     public func fetch(_ query: Query) async throws -> [VectorEntry] {
         guard query.projection == nil else {
-            throw TroveError.invalidQuery("a search collection's fetch returns whole entries; drop select(_:)")
+            throw TroveError.invalidQuery(
+                "a search collection's fetch returns whole entries; drop select(_:)")
         }
         return try await entries { store, connection in
-            let ids = try store.fetch(query.select([]), on: connection, wantsCursor: false).documents.map(\.id)
+            let ids = try store.fetch(query.select([]), on: connection, wantsCursor: false)
+                .documents.map(\.id)
             return try PresetRows.read(ids: ids, from: store, on: connection)
         }
     }
@@ -146,16 +162,21 @@ public struct SearchCollection: Sendable {
             try connection.query(
                 "SELECT source, count(*), max(updated_at) FROM \(store.layout.table) GROUP BY source ORDER BY source"
             ).map {
-                SourceSummary(source: $0.string(at: 0) ?? "", count: $0.int(at: 1) ?? 0,
-                              lastUpdated: Date(timeIntervalSince1970: $0.double(at: 2) ?? 0))
+                SourceSummary(
+                    source: $0.string(at: 0) ?? "", count: $0.int(at: 1) ?? 0,
+                    lastUpdated: Date(timeIntervalSince1970: $0.double(at: 2) ?? 0))
             }
         }
     }
 
     /// Runs `body` with the preset's document store in one read transaction on a reader.
-    func entries<T: Sendable>(_ body: @escaping @Sendable (DocumentStore, Connection) throws -> T) async throws -> T {
+    func entries<T: Sendable>(_ body: @escaping @Sendable (DocumentStore, Connection) throws -> T)
+        async throws -> T
+    {
         let name = self.name
-        return try await database.reading { connection, lookup in try body(try lookup(name), connection) }
+        return try await database.reading { connection, lookup in
+            try body(try lookup(name), connection)
+        }
     }
 
     // MARK: Searching
@@ -176,12 +197,14 @@ public struct SearchCollection: Sendable {
     ///   ``TroveError/lexicalSearchDisabled(collection:)``.
     public func search(_ query: Query) async throws -> [SearchResult] {
         guard query.projection == nil else {
-            throw TroveError.invalidQuery("a search collection's results are whole entries; drop select(_:)")
+            throw TroveError.invalidQuery(
+                "a search collection's results are whole entries; drop select(_:)")
         }
         return try await entries { store, connection in
             try connection.transaction(.deferred) {
                 let hits = try store.rankedHits(query, source: .indexes, on: connection)
-                let rows = try PresetRows.read(rids: hits.map(\.rid), from: store, vectors: false, on: connection)
+                let rows = try PresetRows.read(
+                    rids: hits.map(\.rid), from: store, vectors: false, on: connection)
                 return hits.compactMap { hit in rows[hit.rid].map { SearchResult(hit, entry: $0) } }
             }
         }
@@ -195,7 +218,9 @@ public struct SearchCollection: Sendable {
     /// ```swift
     /// let hits = try await notes.search(vector: q, topK: 10, filter: .source("inbox"))
     /// ```
-    public func search(vector: [Float], topK: Int = 10, filter: Filter = .all) async throws -> [SearchResult] {
+    public func search(vector: [Float], topK: Int = 10, filter: Filter = .all) async throws
+        -> [SearchResult]
+    {
         try await search(Query(filter).nearest(to: vector, in: "embedding").limit(topK))
     }
 }

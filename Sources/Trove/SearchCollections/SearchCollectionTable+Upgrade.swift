@@ -18,14 +18,18 @@ extension SearchCollectionTable {
     /// - Complexity: O(n log n) for n rows: every row is copied once and tokenized once.
     static func moveToDocumentLayout(_ name: String, on connection: Connection) throws {
         let key = "collection.\(name)"
-        guard let json = try connection.scalar(
-            "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?.stringValue
+        guard
+            let json = try connection.scalar(
+                "SELECT value FROM \(CollectionSchema.metaTable) WHERE key = ?", [.text(key)])?
+                .stringValue
         else { return }
         let configuration: CollectionConfiguration
         do {
-            configuration = try JSONDecoder().decode(CollectionConfiguration.self, from: Data(json.utf8))
+            configuration = try JSONDecoder().decode(
+                CollectionConfiguration.self, from: Data(json.utf8))
         } catch {
-            throw TroveError.schemaMismatch(collection: name, details: "stored configuration is unreadable: \(error)")
+            throw TroveError.schemaMismatch(
+                collection: name, details: "stored configuration is unreadable: \(error)")
         }
         let layout = DocumentLayout(preset: name, configuration: configuration)
         func quoted(_ s: String) -> String { "\"\(s)\"" }
@@ -34,17 +38,25 @@ extension SearchCollectionTable {
 
         // What the old objects hold, read before they move.
         let hasVersions = try CollectionSchema.hasVersionColumn(name, on: connection)
-        let oldLogRid = try connection.scalar(
-            "SELECT 1 FROM pragma_table_info(?) WHERE name = 'rid'", [.text("\(name)_log")]) != nil ? "rid" : "id"
+        let oldLogRid =
+            try connection.scalar(
+                "SELECT 1 FROM pragma_table_info(?) WHERE name = 'rid'", [.text("\(name)_log")])
+            != nil ? "rid" : "id"
         let counted: Int64? =
-            try connection.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'") != nil
-            ? try connection.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text("\(name)_log")])?.int64Value
+            try connection.scalar(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'")
+            != nil
+            ? try connection.scalar(
+                "SELECT seq FROM sqlite_sequence WHERE name = ?", [.text("\(name)_log")])?
+                .int64Value
             : nil
 
         // The old triggers and index go first (the new layout makes its own), then the table and
         // log step aside under names no collection can take (`__`), and the text index, whose
         // rows the new triggers write again, is dropped.
-        for suffix in ["_log_ai", "_log_au", "_log_ad", "_version", "_fts_ai", "_fts_ad", "_fts_au"] {
+        for suffix in [
+            "_log_ai", "_log_au", "_log_ad", "_version", "_fts_ai", "_fts_ad", "_fts_au",
+        ] {
             try connection.execute(script: "DROP TRIGGER IF EXISTS \(quoted(name + suffix))")
         }
         try connection.execute(script: "DROP INDEX IF EXISTS \(quoted("\(name)_source"))")
@@ -58,27 +70,38 @@ extension SearchCollectionTable {
         try connection.execute(script: "DROP TABLE IF EXISTS \(layout.fts)")
 
         for statement in try layout.createStatements() { try connection.execute(script: statement) }
-        if configuration.lexicalSearch { for statement in layout.ftsSettings { try connection.execute(script: statement) } }
+        if configuration.lexicalSearch {
+            for statement in layout.ftsSettings { try connection.execute(script: statement) }
+        }
 
         let ids = configuration.ids == .int64 ? ["id"] : ["_rowid", "id"]
         let fields = layout.schema.fields.map { quoted($0.name) }
         let columns = (ids.map(quoted) + ["\"_version\""] + fields).joined(separator: ", ")
-        let values = (ids.map(quoted) + [hasVersions ? "\"_version\"" : "1"] + fields).joined(separator: ", ")
-        try connection.execute(script: "INSERT INTO \(layout.table)(\(columns)) SELECT \(values) FROM \(oldTable)")
+        let values = (ids.map(quoted) + [hasVersions ? "\"_version\"" : "1"] + fields).joined(
+            separator: ", ")
+        try connection.execute(
+            script: "INSERT INTO \(layout.table)(\(columns)) SELECT \(values) FROM \(oldTable)")
         // The copy logged every row again; the old log is the history watermarks refer to.
         try connection.execute(script: "DELETE FROM \(layout.log)")
-        try connection.execute(script: "INSERT INTO \(layout.log)(seq, rid, op) SELECT seq, \(oldLogRid), op FROM \(oldLog)")
-        let newest = try connection.scalar("SELECT coalesce(max(seq), 0) FROM \(layout.log)")?.int64Value ?? 0
+        try connection.execute(
+            script:
+                "INSERT INTO \(layout.log)(seq, rid, op) SELECT seq, \(oldLogRid), op FROM \(oldLog)"
+        )
+        let newest =
+            try connection.scalar("SELECT coalesce(max(seq), 0) FROM \(layout.log)")?.int64Value
+            ?? 0
         if let counted, counted > newest {
             // A marker for a row that cannot exist: replaying it changes nothing.
             try connection.execute(
-                "INSERT INTO \(layout.log)(seq, rid, op) VALUES (?, ?, 0)", [.integer(counted), .integer(Int64.min)])
+                "INSERT INTO \(layout.log)(seq, rid, op) VALUES (?, ?, 0)",
+                [.integer(counted), .integer(Int64.min)])
         }
         try connection.execute(script: "DROP TABLE \(oldTable)")
         try connection.execute(script: "DROP TABLE \(oldLog)")
 
         if try connection.scalar(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(layout.snapshotTableName)]) != nil
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+            [.text(layout.snapshotTableName)]) != nil
         {
             let snapshots = quoted(layout.snapshotTableName)
             let graph = layout.snapshotLocation(for: "embedding").key

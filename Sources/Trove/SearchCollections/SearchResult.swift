@@ -55,8 +55,10 @@ public struct SearchResult: Hashable, Sendable, Identifiable {
 
     init(_ hit: DocumentStore.RankedHit, entry: VectorEntry) {
         self.init(
-            id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata, score: hit.score,
-            distance: hit.distances.first ?? nil, bm25: hit.bm25, vectorRank: hit.vectorRanks.first ?? nil,
+            id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata,
+            score: hit.score,
+            distance: hit.distances.first ?? nil, bm25: hit.bm25,
+            vectorRank: hit.vectorRanks.first ?? nil,
             textRank: hit.textRank, snippet: hit.snippet)
     }
 

@@ -22,7 +22,10 @@ public struct VectorEntry: Hashable, Sendable, Identifiable {
     public var vector: [Float]
 
     /// Creates an entry with metadata given as JSON text.
-    public init(id: DocumentID, content: String, source: String = "", metadata: String? = nil, vector: [Float]) {
+    public init(
+        id: DocumentID, content: String, source: String = "", metadata: String? = nil,
+        vector: [Float]
+    ) {
         self.id = id
         self.content = content
         self.source = source
@@ -32,22 +35,37 @@ public struct VectorEntry: Hashable, Sendable, Identifiable {
 
     /// Creates an entry from a `[Double]` vector (converted to Float).
     @_disfavoredOverload
-    public init(id: DocumentID, content: String, source: String = "", metadata: String? = nil, vector: [Double]) {
-        self.init(id: id, content: content, source: source, metadata: metadata, vector: vector.map(Float.init))
+    public init(
+        id: DocumentID, content: String, source: String = "", metadata: String? = nil,
+        vector: [Double]
+    ) {
+        self.init(
+            id: id, content: content, source: source, metadata: metadata,
+            vector: vector.map(Float.init))
     }
 
     /// Creates an entry whose metadata is any `Encodable` value, stored as compact JSON with
     /// sorted keys. The value must encode to a JSON object.
     ///
     /// - Throws: `EncodingError` when the value cannot be encoded.
-    public init(id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable, vector: [Float]) throws {
-        self.init(id: id, content: content, source: source, metadata: try MetadataJSON.encode(metadata), vector: vector)
+    public init(
+        id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable,
+        vector: [Float]
+    ) throws {
+        self.init(
+            id: id, content: content, source: source, metadata: try MetadataJSON.encode(metadata),
+            vector: vector)
     }
 
     /// `[Double]` variant of ``init(id:content:source:encoding:vector:)-(_,_,_,_,[Float])``.
     @_disfavoredOverload
-    public init(id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable, vector: [Double]) throws {
-        try self.init(id: id, content: content, source: source, encoding: metadata, vector: vector.map(Float.init))
+    public init(
+        id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable,
+        vector: [Double]
+    ) throws {
+        try self.init(
+            id: id, content: content, source: source, encoding: metadata,
+            vector: vector.map(Float.init))
     }
 
     /// Decodes the metadata JSON as `T`; nil when the row has no metadata.

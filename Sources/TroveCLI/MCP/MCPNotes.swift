@@ -40,12 +40,14 @@ actor MCPNotes {
         if FileManager.default.fileExists(atPath: path) {
             let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
             do {
-                embedders = try context.loadEmbedders(matching: try await Notebook.manifests(of: database))
+                embedders = try context.loadEmbedders(
+                    matching: try await Notebook.manifests(of: database))
             } catch {
                 modelError = error
             }
         }
-        let notebook = try await Notebook.openExisting(path: path, embedders: embedders, context: context)
+        let notebook = try await Notebook.openExisting(
+            path: path, embedders: embedders, context: context)
         return (notebook, embedders, modelError)
     }
 
@@ -59,7 +61,12 @@ actor MCPNotes {
     static let template: JSONValue = .object([
         ("uriTemplate", .string("trove://note/{short_id}")), ("name", .string("note")),
         ("title", .string("A note by short id")),
-        ("description", .string("One indexed note (file or .jsonl document); short_id is the hex of the #short_id search returns")),
+        (
+            "description",
+            .string(
+                "One indexed note (file or .jsonl document); short_id is the hex of the #short_id search returns"
+            )
+        ),
         ("mimeType", .string("text/plain")),
     ])
 
@@ -78,12 +85,20 @@ actor MCPNotes {
         let resources: [JSONValue] = page.map { note in
             .object([
                 ("uri", .string(note.uri)), ("name", .string(note.label)),
-                ("title", .string((note.file as NSString).lastPathComponent + (note.documentID.map { "#\($0)" } ?? ""))),
-                ("description", .string("\(note.shortID) \(note.source)")), ("mimeType", .string(note.mimeType)),
+                (
+                    "title",
+                    .string(
+                        (note.file as NSString).lastPathComponent
+                            + (note.documentID.map { "#\($0)" } ?? ""))
+                ),
+                ("description", .string("\(note.shortID) \(note.source)")),
+                ("mimeType", .string(note.mimeType)),
             ])
         }
         var result: [(String, JSONValue)] = [("resources", .array(resources))]
-        if offset + Self.pageSize < notes.count { result.append(("nextCursor", .string(String(offset + Self.pageSize)))) }
+        if offset + Self.pageSize < notes.count {
+            result.append(("nextCursor", .string(String(offset + Self.pageSize))))
+        }
         return .object(result)
     }
 
@@ -91,7 +106,10 @@ actor MCPNotes {
     func read(uri: String) async throws -> JSONValue {
         let prefix = "trove://note/"
         guard uri.hasPrefix(prefix) else {
-            throw RPCError(MCPProtocol.Code.resourceNotFound, "resource not found: \(uri) (trove serves trove://note/…)", data: .object([("uri", .string(uri))]))
+            throw RPCError(
+                MCPProtocol.Code.resourceNotFound,
+                "resource not found: \(uri) (trove serves trove://note/…)",
+                data: .object([("uri", .string(uri))]))
         }
         let notebook = try await openForResources()
         let note: Note
@@ -100,11 +118,21 @@ actor MCPNotes {
                 "#" + uri.dropFirst(prefix.count), environment: context.console.environment,
                 currentDirectory: context.console.currentDirectory, command: "mcp")
         } catch let error as CLIError {
-            throw RPCError(MCPProtocol.Code.resourceNotFound, "resource not found: \(uri): \(error.message)", data: .object([("uri", .string(uri))]))
+            throw RPCError(
+                MCPProtocol.Code.resourceNotFound, "resource not found: \(uri): \(error.message)",
+                data: .object([("uri", .string(uri))]))
         }
         let text = try await notebook.text(of: note).text
         return .object([
-            ("contents", .array([.object([("uri", .string(uri)), ("mimeType", .string(note.mimeType)), ("text", .string(text))])]))
+            (
+                "contents",
+                .array([
+                    .object([
+                        ("uri", .string(uri)), ("mimeType", .string(note.mimeType)),
+                        ("text", .string(text)),
+                    ])
+                ])
+            )
         ])
     }
 

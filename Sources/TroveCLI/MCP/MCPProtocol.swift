@@ -42,7 +42,9 @@ struct RPCError: Error, Sendable {
         self.data = data
     }
 
-    static func invalidParams(_ message: String) -> RPCError { RPCError(MCPProtocol.Code.invalidParams, message) }
+    static func invalidParams(_ message: String) -> RPCError {
+        RPCError(MCPProtocol.Code.invalidParams, message)
+    }
 }
 
 /// A tool failure the model should see (`isError: true` with the message), as opposed to a
@@ -75,7 +77,9 @@ struct ToolArguments: Sendable {
     }
 
     private func value(_ name: String) -> JSONValue? {
-        guard let value = members.first(where: { $0.0 == name })?.1, value != .null else { return nil }
+        guard let value = members.first(where: { $0.0 == name })?.1, value != .null else {
+            return nil
+        }
         return value
     }
 
@@ -99,7 +103,8 @@ struct ToolArguments: Sendable {
         default: number = nil
         }
         guard let number, range.contains(number) else {
-            throw ToolError("'\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw ToolError(
+                "'\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
@@ -115,7 +120,9 @@ struct ToolArguments: Sendable {
 
     func bool(_ name: String) throws -> Bool? {
         guard let value = value(name) else { return nil }
-        guard case .bool(let flag) = value else { throw ToolError("'\(name)' must be true or false") }
+        guard case .bool(let flag) = value else {
+            throw ToolError("'\(name)' must be true or false")
+        }
         return flag
     }
 
@@ -139,22 +146,37 @@ struct ToolArguments: Sendable {
 /// JSON Schema fragments for tool declarations.
 enum JSONSchema {
     static func object(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {
-        var members: [(String, JSONValue)] = [("type", .string("object")), ("properties", .object(properties))]
+        var members: [(String, JSONValue)] = [
+            ("type", .string("object")), ("properties", .object(properties)),
+        ]
         if !required.isEmpty { members.append(("required", .array(required.map { .string($0) }))) }
         return .object(members)
     }
 
-    static func closedObject(_ properties: [(String, JSONValue)], required: [String] = []) -> JSONValue {
-        guard case .object(var members) = object(properties, required: required) else { return .null }
+    static func closedObject(_ properties: [(String, JSONValue)], required: [String] = [])
+        -> JSONValue
+    {
+        guard case .object(var members) = object(properties, required: required) else {
+            return .null
+        }
         members.append(("additionalProperties", .bool(false)))
         return .object(members)
     }
 
-    static func string(_ description: String? = nil, choices: [String]? = nil, nullable: Bool = false) -> JSONValue {
-        typed("string", description, nullable: nullable, extra: choices.map { [("enum", .array($0.map { .string($0) }))] } ?? [])
+    static func string(
+        _ description: String? = nil, choices: [String]? = nil, nullable: Bool = false
+    ) -> JSONValue {
+        typed(
+            "string", description, nullable: nullable,
+            extra: choices.map { [("enum", .array($0.map { .string($0) }))] } ?? [])
     }
 
-    static func integer(_ description: String? = nil, minimum: Int? = nil, maximum: Int? = nil, nullable: Bool = false) -> JSONValue {
+    static func integer(
+        _ description: String? = nil, minimum: Int? = nil, maximum: Int? = nil,
+        nullable: Bool = false
+    )
+        -> JSONValue
+    {
         var extra: [(String, JSONValue)] = []
         if let minimum { extra.append(("minimum", .int(Int64(minimum)))) }
         if let maximum { extra.append(("maximum", .int(Int64(maximum)))) }
@@ -185,7 +207,8 @@ enum JSONSchema {
     static let any = JSONValue.object([])
 
     private static func typed(
-        _ type: String, _ description: String?, nullable: Bool = false, extra: [(String, JSONValue)] = []
+        _ type: String, _ description: String?, nullable: Bool = false,
+        extra: [(String, JSONValue)] = []
     ) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("type", nullable ? .array([.string(type), .string("null")]) : .string(type))

@@ -42,17 +42,22 @@ final class MCPServer: Sendable {
         do {
             message = try JSONValue.parse(line)
         } catch {
-            return Self.errorResponse(id: .null, RPCError(MCPProtocol.Code.parseError, "parse error: \(error)"))
+            return Self.errorResponse(
+                id: .null, RPCError(MCPProtocol.Code.parseError, "parse error: \(error)"))
         }
         guard case .object = message, message["jsonrpc"]?.string == "2.0" else {
             return Self.errorResponse(
                 id: message["id"] ?? .null,
-                RPCError(MCPProtocol.Code.invalidRequest, "not a JSON-RPC 2.0 message object (batches are not supported)"))
+                RPCError(
+                    MCPProtocol.Code.invalidRequest,
+                    "not a JSON-RPC 2.0 message object (batches are not supported)"))
         }
         guard let method = message["method"]?.string else {
-            if message["result"] != nil || message["error"] != nil { return nil }  // a response to us: we send no requests
+            // a response to us: we send no requests
+            if message["result"] != nil || message["error"] != nil { return nil }
             return Self.errorResponse(
-                id: message["id"] ?? .null, RPCError(MCPProtocol.Code.invalidRequest, "a request needs a method"))
+                id: message["id"] ?? .null,
+                RPCError(MCPProtocol.Code.invalidRequest, "a request needs a method"))
         }
         // A notification (initialized, cancelled) needs nothing from us: requests are short, and
         // a client ignores the answer to one it cancelled.
@@ -60,7 +65,9 @@ final class MCPServer: Sendable {
         switch id {
         case .string, .int: break
         default:
-            return Self.errorResponse(id: .null, RPCError(MCPProtocol.Code.invalidRequest, "id must be a string or an integer"))
+            return Self.errorResponse(
+                id: .null,
+                RPCError(MCPProtocol.Code.invalidRequest, "id must be a string or an integer"))
         }
         let params = message["params"]
         if let params, params != .null, params.members == nil {
@@ -74,7 +81,8 @@ final class MCPServer: Sendable {
         } catch let error as RPCError {
             return Self.errorResponse(id: id, error)
         } catch {
-            context.console.err.write("trove mcp: \(method) failed: \(TroveCommandLine.describe(error))\n")
+            context.console.err.write(
+                "trove mcp: \(method) failed: \(TroveCommandLine.describe(error))\n")
             return Self.errorResponse(
                 id: id, RPCError(MCPProtocol.Code.internalError, TroveCommandLine.describe(error)))
         }
@@ -89,13 +97,21 @@ final class MCPServer: Sendable {
                 MCPProtocol.Code.unsupportedProtocolVersion, "unsupported protocol version",
                 data: .object([
                     ("requested", version),
-                    ("supported", .array((MCPProtocol.handshakeVersions + MCPProtocol.perRequestVersions).map { .string($0) })),
+                    (
+                        "supported",
+                        .array(
+                            (MCPProtocol.handshakeVersions + MCPProtocol.perRequestVersions).map {
+                                .string($0)
+                            })
+                    ),
                 ]))
         }
         return text
     }
 
-    private func handle(_ method: String, params: JSONValue?, perRequest: Bool) async throws -> JSONValue {
+    private func handle(_ method: String, params: JSONValue?, perRequest: Bool) async throws
+        -> JSONValue
+    {
         switch method {
         case "initialize": return try initialize(params)
         case "server/discover":
@@ -107,10 +123,14 @@ final class MCPServer: Sendable {
         case "tools/list":
             return .object([("tools", .array(MCPTools.declarations(allowIndex: allowIndex)))])
         case "tools/call":
-            guard let name = params?["name"]?.string else { throw RPCError.invalidParams("tools/call needs the tool's name") }
+            guard let name = params?["name"]?.string else {
+                throw RPCError.invalidParams("tools/call needs the tool's name")
+            }
             guard MCPTools.names(allowIndex: allowIndex).contains(name) else {
                 var message = "unknown tool '\(name)'"
-                if name == "index" { message += " (start the server with 'trove mcp --allow-index' to offer it)" }
+                if name == "index" {
+                    message += " (start the server with 'trove mcp --allow-index' to offer it)"
+                }
                 throw RPCError.invalidParams(message)
             }
             let arguments = params?["arguments"]
@@ -120,7 +140,9 @@ final class MCPServer: Sendable {
             return await MCPTools.call(name, arguments: arguments, server: self)
         case "resources/list": return try await notes.resourceList(cursor: params?["cursor"])
         case "resources/read":
-            guard let uri = params?["uri"]?.string else { throw RPCError.invalidParams("resources/read needs a uri") }
+            guard let uri = params?["uri"]?.string else {
+                throw RPCError.invalidParams("resources/read needs a uri")
+            }
             return try await notes.read(uri: uri)
         case "resources/templates/list":
             return .object([("resourceTemplates", .array([MCPNotes.template]))])
@@ -136,8 +158,11 @@ final class MCPServer: Sendable {
         // The client's revision when we speak it, else our newest: the client decides whether
         // it can go on.
         let version =
-            MCPProtocol.handshakeVersions.contains(requested) ? requested : MCPProtocol.handshakeVersions.last!
-        context.console.err.write("trove mcp: \(params?["clientInfo"]?["name"]?.string ?? "a client") speaks \(version)\n")
+            MCPProtocol.handshakeVersions.contains(requested)
+            ? requested : MCPProtocol.handshakeVersions.last!
+        context.console.err.write(
+            "trove mcp: \(params?["clientInfo"]?["name"]?.string ?? "a client") speaks \(version)\n"
+        )
         return .object([
             ("protocolVersion", .string(version)), ("capabilities", capabilities),
             ("serverInfo", serverInfo), ("instructions", .string(instructions)),
@@ -152,7 +177,10 @@ final class MCPServer: Sendable {
     }
 
     private var serverInfo: JSONValue {
-        .object([("name", .string("trove")), ("title", .string("Trove notes")), ("version", .string(Commands.version))])
+        .object([
+            ("name", .string("trove")), ("title", .string("Trove notes")),
+            ("version", .string(Commands.version)),
+        ])
     }
 
     private var instructions: String {
@@ -167,16 +195,33 @@ final class MCPServer: Sendable {
     private static func perRequestResult(_ result: JSONValue, method: String) -> JSONValue {
         guard case .object(var members) = result else { return result }
         members.append(("resultType", .string("complete")))
-        if ["server/discover", "tools/list", "resources/list", "resources/read", "resources/templates/list"].contains(method) {
+        if [
+            "server/discover", "tools/list", "resources/list", "resources/read",
+            "resources/templates/list",
+        ].contains(
+            method)
+        {
             members += [("cacheScope", .string("private")), ("ttlMs", .int(0))]
         }
         members.append(
-            ("_meta", .object([(MCPProtocol.serverInfoKey, .object([("name", .string("trove")), ("version", .string(Commands.version))]))])))
+            (
+                "_meta",
+                .object([
+                    (
+                        MCPProtocol.serverInfoKey,
+                        .object([
+                            ("name", .string("trove")), ("version", .string(Commands.version)),
+                        ])
+                    )
+                ])
+            ))
         return .object(members)
     }
 
     private static func errorResponse(id: JSONValue, _ error: RPCError) -> JSONValue {
-        var body: [(String, JSONValue)] = [("code", .int(error.code)), ("message", .string(error.message))]
+        var body: [(String, JSONValue)] = [
+            ("code", .int(error.code)), ("message", .string(error.message)),
+        ]
         if let data = error.data { body.append(("data", data)) }
         return .object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object(body))])
     }
@@ -217,7 +262,8 @@ enum MCPCommand {
         let allowIndex = context.arguments.flag("allow-index")
         let path = (try? context.databasePath()) ?? "?"
         context.console.err.write(
-            "trove mcp: serving \(path) (\(allowIndex ? "index allowed" : "read-only")) on stdin/stdout\n")
+            "trove mcp: serving \(path) (\(allowIndex ? "index allowed" : "read-only")) on stdin/stdout\n"
+        )
         let server = MCPServer(context: context, allowIndex: allowIndex)
         await server.serve(lines: StandardInput.lines(), output: context.console.out)
         return ExitCode.success

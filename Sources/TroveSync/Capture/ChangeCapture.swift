@@ -42,7 +42,8 @@ struct CapturedTable: Sendable, Hashable {
     /// JSON array (ids keep their kind: an integer stays an integer).
     func idExpression(_ row: String) -> String {
         guard isLinks else { return "\(row).\"id\"" }
-        return "json_array(" + Self.linkKeyColumns.map { "\(row).\($0)" }.joined(separator: ", ") + ")"
+        return "json_array(" + Self.linkKeyColumns.map { "\(row).\($0)" }.joined(separator: ", ")
+            + ")"
     }
 
     /// What the triggers were made for: a change means they must be made again.
@@ -50,10 +51,16 @@ struct CapturedTable: Sendable, Hashable {
         columns.joined(separator: ",") + (linkSources.map { "|" + $0.joined(separator: ",") } ?? "")
     }
 
-    var triggerNames: [String] { ["ai", "au", "aid", "ad"].map { "_trove_sync_\(collection)_\($0)" } }
+    var triggerNames: [String] {
+        ["ai", "au", "aid", "ad"].map { "_trove_sync_\(collection)_\($0)" }
+    }
 
-    static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-    static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 }
 
 /// The triggers that record every local change of a synced table at field level, stamped with
@@ -65,12 +72,19 @@ enum ChangeCapture {
     /// Call inside a write transaction.
     static func install(_ captured: CapturedTable, on connection: Connection) throws {
         let stored = try connection.scalar(
-            "SELECT fingerprint FROM \(SyncTables.collections) WHERE name = ?", [.text(captured.collection)])?.stringValue
-        let present = try connection.scalar(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (\(captured.triggerNames.map(CapturedTable.literal).joined(separator: ", ")))"
-        )?.int64Value ?? 0
-        guard stored != captured.fingerprint || present != Int64(captured.triggerNames.count) else { return }
-        for name in captured.triggerNames { try connection.execute("DROP TRIGGER IF EXISTS \(CapturedTable.quoted(name))") }
+            "SELECT fingerprint FROM \(SyncTables.collections) WHERE name = ?",
+            [.text(captured.collection)])?
+            .stringValue
+        let present =
+            try connection.scalar(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (\(captured.triggerNames.map(CapturedTable.literal).joined(separator: ", ")))"
+            )?.int64Value ?? 0
+        guard stored != captured.fingerprint || present != Int64(captured.triggerNames.count) else {
+            return
+        }
+        for name in captured.triggerNames {
+            try connection.execute("DROP TRIGGER IF EXISTS \(CapturedTable.quoted(name))")
+        }
         for statement in triggerStatements(captured) { try connection.execute(statement) }
         try reconcile(captured, on: connection)
         try connection.execute(
@@ -82,10 +96,13 @@ enum ChangeCapture {
     /// table or added a column means they are not).
     static func isCurrent(_ captured: CapturedTable, on connection: Connection) throws -> Bool {
         let stored = try connection.scalar(
-            "SELECT fingerprint FROM \(SyncTables.collections) WHERE name = ?", [.text(captured.collection)])?.stringValue
-        let present = try connection.scalar(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (\(captured.triggerNames.map(CapturedTable.literal).joined(separator: ", ")))"
-        )?.int64Value ?? 0
+            "SELECT fingerprint FROM \(SyncTables.collections) WHERE name = ?",
+            [.text(captured.collection)])?
+            .stringValue
+        let present =
+            try connection.scalar(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (\(captured.triggerNames.map(CapturedTable.literal).joined(separator: ", ")))"
+            )?.int64Value ?? 0
         return stored == captured.fingerprint && present == Int64(captured.triggerNames.count)
     }
 
@@ -102,10 +119,14 @@ enum ChangeCapture {
 
     /// Stamps the given columns of `id` with the clock's current value and this device.
     /// `values`: (column, new value, changed?) triples as SQL.
-    private static func fieldStatement(_ c: CapturedTable, id: String, values: [(String, String, String)]) -> String {
+    private static func fieldStatement(
+        _ c: CapturedTable, id: String, values: [(String, String, String)]
+    ) -> String {
         // Named columns (a VALUES list names its columns after plain column references).
-        let rows = values.map { "SELECT \(CapturedTable.literal($0.0)) AS name, \($0.1) AS value, \($0.2) AS changed" }
-            .joined(separator: " UNION ALL ")
+        let rows = values.map {
+            "SELECT \(CapturedTable.literal($0.0)) AS name, \($0.1) AS value, \($0.2) AS changed"
+        }
+        .joined(separator: " UNION ALL ")
         return """
             INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value, pending)
                 SELECT r.collection, r.id, v.name, r.cl, d.hlc, d.device, v.value, 1
@@ -138,19 +159,28 @@ enum ChangeCapture {
 
     static func triggerStatements(_ c: CapturedTable) -> [String] {
         let names = c.triggerNames.map(CapturedTable.quoted)
-        let newID = c.idExpression("new"), oldID = c.idExpression("old")
-        let scope = c.linkSources.map { sources in
-            " AND new.from_collection IN (\(sources.map(CapturedTable.literal).joined(separator: ", ")))"
-        } ?? ""
+        let newID = c.idExpression("new")
+        let oldID = c.idExpression("old")
+        let scope =
+            c.linkSources.map { sources in
+                " AND new.from_collection IN (\(sources.map(CapturedTable.literal).joined(separator: ", ")))"
+            } ?? ""
         let oldScope = scope.replacingOccurrences(of: "new.", with: "old.")
         let all = c.columns.map { ($0, "new.\(CapturedTable.quoted($0))", "1") }
         let changed = c.columns.map {
-            ($0, "new.\(CapturedTable.quoted($0))", "old.\(CapturedTable.quoted($0)) IS NOT new.\(CapturedTable.quoted($0))")
+            (
+                $0, "new.\(CapturedTable.quoted($0))",
+                "old.\(CapturedTable.quoted($0)) IS NOT new.\(CapturedTable.quoted($0))"
+            )
         }
-        let sameID = c.isLinks
-            ? CapturedTable.linkKeyColumns.map { "old.\($0) IS new.\($0)" }.joined(separator: " AND ")
+        let sameID =
+            c.isLinks
+            ? CapturedTable.linkKeyColumns.map { "old.\($0) IS new.\($0)" }.joined(
+                separator: " AND ")
             : "old.\"id\" IS new.\"id\""
-        func body(_ statements: [String]) -> String { statements.map { $0 + ";" }.joined(separator: "\n") }
+        func body(_ statements: [String]) -> String {
+            statements.map { $0 + ";" }.joined(separator: "\n")
+        }
         var sql = [
             """
             CREATE TRIGGER \(names[0]) AFTER INSERT ON \(c.table) WHEN \(applyingOff)\(scope) BEGIN
@@ -169,13 +199,15 @@ enum ChangeCapture {
             INSERT INTO \(SyncTables.records)(collection, id, cl, pending) VALUES (\(CapturedTable.literal(c.collection)), \(newID), 1, 1)
                 ON CONFLICT(collection, id) DO UPDATE SET pending = 1
             """
-        sql.append("""
+        sql.append(
+            """
             CREATE TRIGGER \(names[1]) AFTER UPDATE ON \(c.table) WHEN \(applyingOff)\(scope) AND \(sameID) BEGIN
             \(body([SyncTables.tick, knownRecord, fieldStatement(c, id: newID, values: changed)]))
             END
             """)
         // An update that changes the id (raw SQL): the old record is deleted, the new one born.
-        sql.append("""
+        sql.append(
+            """
             CREATE TRIGGER \(names[2]) AFTER UPDATE ON \(c.table) WHEN \(applyingOff)\(scope) AND NOT (\(sameID)) BEGIN
             \(body([SyncTables.tick, tombstoneStatement(c, id: oldID), bornStatement(c, id: newID), fieldStatement(c, id: newID, values: all)]))
             END
@@ -190,12 +222,14 @@ enum ChangeCapture {
     static func reconcile(_ c: CapturedTable, on connection: Connection) throws {
         let name = CapturedTable.literal(c.collection)
         let id = c.idExpression("t")
-        let scope = c.linkSources.map { sources in
-            " AND t.from_collection IN (\(sources.map(CapturedTable.literal).joined(separator: ", ")))"
-        } ?? ""
+        let scope =
+            c.linkSources.map { sources in
+                " AND t.from_collection IN (\(sources.map(CapturedTable.literal).joined(separator: ", ")))"
+            } ?? ""
         try connection.execute(SyncTables.tick)
         // Rows whose record is unknown or dead: born (again).
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO \(SyncTables.records)(collection, id, cl, pending)
                 SELECT \(name), \(id), 1, 1 FROM \(c.table) t WHERE true\(scope)
             ON CONFLICT(collection, id) DO UPDATE SET cl = cl + 1, pending = 1 WHERE cl % 2 = 0
@@ -203,7 +237,8 @@ enum ChangeCapture {
         // Fields that differ from the record's current life.
         for column in c.columns {
             let quoted = CapturedTable.quoted(column)
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value, pending)
                     SELECT \(name), r.id, \(CapturedTable.literal(column)), r.cl, d.hlc, d.device, t.\(quoted), 1
                     FROM \(c.table) t
@@ -217,12 +252,14 @@ enum ChangeCapture {
                     cl = excluded.cl, hlc = excluded.hlc, device = excluded.device, value = excluded.value, pending = 1
                 """)
         }
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE \(SyncTables.records) SET pending = 1 WHERE collection = \(name) AND pending = 0
               AND id IN (SELECT id FROM \(SyncTables.fields) WHERE collection = \(name) AND pending = 1)
             """)
         // Alive records without a row: deleted while no trigger watched.
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE \(SyncTables.records) SET cl = cl + 1, pending = 1
             WHERE collection = \(name) AND cl % 2 = 1 AND missing = 0
               AND NOT EXISTS (SELECT 1 FROM \(c.table) t WHERE \(id) = \(SyncTables.records).id\(scope))

@@ -92,8 +92,10 @@ enum SyncTables {
 
     /// The space `connection`'s database syncs, nil before its first sync.
     static func boundSpace(_ connection: Connection) throws -> String? {
-        guard try connection.scalar(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_trove_sync_device'") != nil
+        guard
+            try connection.scalar(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_trove_sync_device'")
+                != nil
         else { return nil }
         return try connection.scalar("SELECT space FROM \(device)")?.stringValue
     }
@@ -103,21 +105,27 @@ enum SyncTables {
     ///
     /// - Throws: ``SyncError/spaceMismatch(bound:requested:)`` when it syncs another space.
     static func prepare(_ connection: Connection, space: String) throws -> String {
-        let counting = try connection.scalar(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_trove_sync_writers'") != nil
+        let counting =
+            try connection.scalar(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_trove_sync_writers'")
+            != nil
         for statement in createStatements { try connection.execute(statement) }
         // A device that pulled before writers were counted takes each writer's first number it
         // sees as where counting starts (it has the earlier ones, uncounted).
         if !counting, try (connection.scalar("SELECT pulled FROM \(device)")?.int64Value ?? 0) > 0 {
-            try connection.execute("INSERT OR IGNORE INTO \(state)(name, value) VALUES ('writers_baseline', 1)")
+            try connection.execute(
+                "INSERT OR IGNORE INTO \(state)(name, value) VALUES ('writers_baseline', 1)")
         }
         if let row = try connection.query("SELECT device, space FROM \(device)").first {
             let bound = row.string(at: 1) ?? ""
-            guard bound == space else { throw SyncError.spaceMismatch(bound: bound, requested: space) }
+            guard bound == space else {
+                throw SyncError.spaceMismatch(bound: bound, requested: space)
+            }
             return row.string(at: 0) ?? ""
         }
         // 128 random bits, hex: opaque, never derived from user data.
-        let id = try AuthenticatedEncryption.randomBytes(16).map { String(format: "%02x", $0) }.joined()
+        let id = try AuthenticatedEncryption.randomBytes(16).map { String(format: "%02x", $0) }
+            .joined()
         try connection.execute(
             "INSERT INTO \(device)(one, device, space) VALUES (1, ?, ?)", [.text(id), .text(space)])
         return id

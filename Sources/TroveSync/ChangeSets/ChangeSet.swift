@@ -47,6 +47,9 @@ struct ChangeSet: Sendable, Hashable {
 /// only when every part matches).
 func manifestKey(_ manifest: EmbeddingManifest?) -> String {
     guard let m = manifest else { return "" }
-    return [m.modelID, m.checksum, String(m.dimension), m.pooling, String(m.normalized), m.inputPrefix ?? ""]
-        .joined(separator: "|")
+    return [
+        m.modelID, m.checksum, String(m.dimension), m.pooling, String(m.normalized),
+        m.inputPrefix ?? "",
+    ]
+    .joined(separator: "|")
 }

@@ -49,7 +49,9 @@ enum ChangeSetCoding {
 
     static func decode(_ bytes: [UInt8]) throws -> ChangeSet {
         var input = ByteReader(bytes: bytes)
-        guard Array(try input.take(magic.count)) == magic else { throw Malformed(reason: "not a change set of this format") }
+        guard Array(try input.take(magic.count)) == magic else {
+            throw Malformed(reason: "not a change set of this format")
+        }
         let schemaVersion = Int(try input.varint())
         var collections: [ChangeSet.Collection] = []
         for _ in 0..<(try input.count()) {
@@ -75,13 +77,16 @@ enum ChangeSetCoding {
                     let value = try input.value()
                     let baseHLC = try input.signed()
                     let baseDevice = try input.string()
-                    fields.append(ChangeSet.FieldChange(
-                        name: fieldName, cl: fieldCL, hlc: hlc, value: value,
-                        baseHLC: baseHLC == 0 ? nil : baseHLC, baseDevice: baseDevice.isEmpty ? nil : baseDevice))
+                    fields.append(
+                        ChangeSet.FieldChange(
+                            name: fieldName, cl: fieldCL, hlc: hlc, value: value,
+                            baseHLC: baseHLC == 0 ? nil : baseHLC,
+                            baseDevice: baseDevice.isEmpty ? nil : baseDevice))
                 }
                 records.append(ChangeSet.Record(id: id, cl: cl, fields: fields))
             }
-            collections.append(ChangeSet.Collection(name: name, manifests: manifests, records: records))
+            collections.append(
+                ChangeSet.Collection(name: name, manifests: manifests, records: records))
         }
         guard input.isAtEnd else { throw Malformed(reason: "bytes after the end") }
         return ChangeSet(schemaVersion: schemaVersion, collections: collections)
@@ -100,7 +105,9 @@ struct ByteWriter {
         bytes.append(UInt8(v))
     }
 
-    mutating func signed(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+    mutating func signed(_ value: Int64) {
+        varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
 
     mutating func string(_ value: String) {
         let utf8 = Array(value.utf8)
@@ -135,7 +142,9 @@ struct ByteReader {
     var isAtEnd: Bool { offset == bytes.count }
 
     mutating func take(_ count: Int) throws -> ArraySlice<UInt8> {
-        guard count >= 0, count <= bytes.count - offset else { throw ChangeSetCoding.Malformed(reason: "truncated") }
+        guard count >= 0, count <= bytes.count - offset else {
+            throw ChangeSetCoding.Malformed(reason: "truncated")
+        }
         defer { offset += count }
         return bytes[offset..<(offset + count)]
     }
@@ -144,7 +153,9 @@ struct ByteReader {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard offset < bytes.count, shift < 64 else { throw ChangeSetCoding.Malformed(reason: "bad number") }
+            guard offset < bytes.count, shift < 64 else {
+                throw ChangeSetCoding.Malformed(reason: "bad number")
+            }
             let byte = bytes[offset]
             offset += 1
             result |= UInt64(byte & 0x7f) << shift
@@ -157,7 +168,9 @@ struct ByteReader {
     /// corrupt count cannot make a huge allocation.
     mutating func count() throws -> Int {
         let n = try varint()
-        guard n <= UInt64(bytes.count - offset) else { throw ChangeSetCoding.Malformed(reason: "count past the end") }
+        guard n <= UInt64(bytes.count - offset) else {
+            throw ChangeSetCoding.Malformed(reason: "count past the end")
+        }
         return Int(n)
     }
 
@@ -168,7 +181,9 @@ struct ByteReader {
 
     mutating func string() throws -> String {
         let utf8 = try take(count())
-        guard let text = String(validating: utf8, as: UTF8.self) else { throw ChangeSetCoding.Malformed(reason: "bad UTF-8") }
+        guard let text = String(validating: utf8, as: UTF8.self) else {
+            throw ChangeSetCoding.Malformed(reason: "bad UTF-8")
+        }
         return text
     }
 

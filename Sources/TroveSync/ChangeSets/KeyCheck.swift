@@ -19,11 +19,15 @@ enum KeyCheck {
 
     /// A new key check for `space` (a random nonce each time).
     static func seal(key: SyncKey, space: String) throws -> Data {
-        Data(try AuthenticatedEncryption.seal(plaintext, key: key.bytes, associatedData: associatedData(space: space)))
+        Data(
+            try AuthenticatedEncryption.seal(
+                plaintext, key: key.bytes, associatedData: associatedData(space: space)))
     }
 
     /// Whether `check` was sealed with `key` for `space`.
     static func opens(_ check: Data, key: SyncKey, space: String) throws -> Bool {
-        try AuthenticatedEncryption.open(Array(check), key: key.bytes, associatedData: associatedData(space: space)) == plaintext
+        try AuthenticatedEncryption.open(
+            Array(check), key: key.bytes, associatedData: associatedData(space: space))
+            == plaintext
     }
 }

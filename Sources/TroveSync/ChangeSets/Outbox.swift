@@ -12,16 +12,19 @@ enum Outbox {
     /// Seals every pending change into change sets and stores them in the outbox; clears the
     /// pending marks in the same transaction. Returns how many change sets it sealed.
     static func sealPending(
-        on connection: Connection, captured: [String: CapturedTable], key: SyncKey, space: String, device: String,
+        on connection: Connection, captured: [String: CapturedTable], key: SyncKey, space: String,
+        device: String,
         schemaVersion: Int
     ) throws -> Int {
-        let rows = try connection.prepare("""
+        let rows = try connection.prepare(
+            """
             SELECT r.collection, r.id, r.cl, f.field, f.cl, f.hlc, f.value, f.base_hlc, f.base_device
             FROM \(SyncTables.records) r
             LEFT JOIN \(SyncTables.fields) f ON f.collection = r.collection AND f.id = r.id AND f.pending = 1
             WHERE r.pending = 1
             ORDER BY r.collection, r.id, f.field
-            """).rows()
+            """
+        ).rows()
         guard !rows.isEmpty else { return 0 }
         var sets: [ChangeSet] = []
         var current = ChangeSet(schemaVersion: schemaVersion, collections: [])
@@ -30,17 +33,25 @@ enum Outbox {
             let collection = row.string(at: 0) ?? ""
             let id = row[1]
             if current.collections.last?.name != collection {
-                let manifests = (captured[collection]?.vectorFields ?? [:]).mapValues { manifestKey($0) }
-                current.collections.append(ChangeSet.Collection(name: collection, manifests: manifests, records: []))
+                let manifests = (captured[collection]?.vectorFields ?? [:]).mapValues {
+                    manifestKey($0)
+                }
+                current.collections.append(
+                    ChangeSet.Collection(name: collection, manifests: manifests, records: []))
             }
             let c = current.collections.count - 1
             if current.collections[c].records.last?.id != id {
                 if records == recordsPerChangeSet {
                     sets.append(current)
-                    let manifests = (captured[collection]?.vectorFields ?? [:]).mapValues { manifestKey($0) }
+                    let manifests = (captured[collection]?.vectorFields ?? [:]).mapValues {
+                        manifestKey($0)
+                    }
                     current = ChangeSet(
                         schemaVersion: schemaVersion,
-                        collections: [ChangeSet.Collection(name: collection, manifests: manifests, records: [])])
+                        collections: [
+                            ChangeSet.Collection(
+                                name: collection, manifests: manifests, records: [])
+                        ])
                     records = 0
                 }
                 current.collections[current.collections.count - 1].records.append(
@@ -50,17 +61,22 @@ enum Outbox {
             if let field = row.string(at: 3) {
                 let c = current.collections.count - 1
                 let r = current.collections[c].records.count - 1
-                current.collections[c].records[r].fields.append(ChangeSet.FieldChange(
-                    name: field, cl: row.int64(at: 4) ?? 0, hlc: row.int64(at: 5) ?? 0, value: row[6],
-                    baseHLC: row.int64(at: 7), baseDevice: row.string(at: 8)))
+                current.collections[c].records[r].fields.append(
+                    ChangeSet.FieldChange(
+                        name: field, cl: row.int64(at: 4) ?? 0, hlc: row.int64(at: 5) ?? 0,
+                        value: row[6],
+                        baseHLC: row.int64(at: 7), baseDevice: row.string(at: 8)))
             }
         }
         sets.append(current)
-        var sequence = try connection.scalar("SELECT sealed FROM \(SyncTables.device)")?.int64Value ?? 0
-        let insert = try connection.cachedStatement("INSERT INTO \(SyncTables.outbox)(sequence, payload) VALUES (?, ?)")
+        var sequence =
+            try connection.scalar("SELECT sealed FROM \(SyncTables.device)")?.int64Value ?? 0
+        let insert = try connection.cachedStatement(
+            "INSERT INTO \(SyncTables.outbox)(sequence, payload) VALUES (?, ?)")
         for set in sets {
             sequence += 1
-            let sealed = try Sealing.seal(set, key: key, space: space, device: device, sequence: sequence)
+            let sealed = try Sealing.seal(
+                set, key: key, space: space, device: device, sequence: sequence)
             try insert.execute([.integer(sequence), .blob(Array(sealed.payload))])
         }
         try connection.execute("UPDATE \(SyncTables.device) SET sealed = ?", [.integer(sequence)])
@@ -71,21 +87,32 @@ enum Outbox {
 
     /// The oldest unacknowledged change sets: at most `limit`, and no more after their payloads
     /// reach `bytes` (the first is always returned, whatever its size).
-    static func unacknowledged(on connection: Connection, device: String, limit: Int, bytes: Int) throws -> [SealedChangeSet] {
-        try connection.prepare("""
+    static func unacknowledged(on connection: Connection, device: String, limit: Int, bytes: Int)
+        throws
+        -> [SealedChangeSet]
+    {
+        try connection.prepare(
+            """
             SELECT sequence, payload FROM (
                 SELECT sequence, payload,
                        sum(length(payload)) OVER (ORDER BY sequence ROWS UNBOUNDED PRECEDING) - length(payload) AS before
                 FROM \(SyncTables.outbox) ORDER BY sequence LIMIT ?)
             WHERE before < ? ORDER BY sequence
-            """)
-            .rows([.integer(Int64(limit)), .integer(Int64(bytes))])
-            .map { SealedChangeSet(device: device, deviceSequence: $0.int64(at: 0) ?? 0, payload: $0.data(at: 1) ?? Data()) }
+            """
+        )
+        .rows([.integer(Int64(limit)), .integer(Int64(bytes))])
+        .map {
+            SealedChangeSet(
+                device: device, deviceSequence: $0.int64(at: 0) ?? 0,
+                payload: $0.data(at: 1) ?? Data())
+        }
     }
 
     /// Removes acknowledged change sets (up to `sequence`) from the outbox.
     static func acknowledge(upTo sequence: Int64, on connection: Connection) throws {
-        try connection.execute("DELETE FROM \(SyncTables.outbox) WHERE sequence <= ?", [.integer(sequence)])
-        try connection.execute("UPDATE \(SyncTables.device) SET pushed = max(pushed, ?)", [.integer(sequence)])
+        try connection.execute(
+            "DELETE FROM \(SyncTables.outbox) WHERE sequence <= ?", [.integer(sequence)])
+        try connection.execute(
+            "UPDATE \(SyncTables.device) SET pushed = max(pushed, ?)", [.integer(sequence)])
     }
 }

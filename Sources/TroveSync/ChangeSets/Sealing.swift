@@ -9,7 +9,10 @@ enum Sealing {
         Array("trove-sync/1\u{0}\(space)\u{0}\(device)\u{0}\(sequence)".utf8)
     }
 
-    static func seal(_ set: ChangeSet, key: SyncKey, space: String, device: String, sequence: Int64) throws -> SealedChangeSet {
+    static func seal(_ set: ChangeSet, key: SyncKey, space: String, device: String, sequence: Int64)
+        throws
+        -> SealedChangeSet
+    {
         let payload = try AuthenticatedEncryption.seal(
             ChangeSetCoding.encode(set), key: key.bytes,
             associatedData: associatedData(space: space, device: device, sequence: sequence))
@@ -20,20 +23,26 @@ enum Sealing {
     static func opens(_ sealed: SealedChangeSet, key: SyncKey, space: String) throws -> Bool {
         try AuthenticatedEncryption.open(
             Array(sealed.payload), key: key.bytes,
-            associatedData: associatedData(space: space, device: sealed.device, sequence: sealed.deviceSequence)) != nil
+            associatedData: associatedData(
+                space: space, device: sealed.device, sequence: sealed.deviceSequence)) != nil
     }
 
     /// - Throws: ``SyncError/cannotOpen(device:deviceSequence:)`` for a wrong key or altered
     ///   bytes, ``SyncError/malformedChangeSet(device:deviceSequence:reason:)``.
     static func open(_ sealed: SealedChangeSet, key: SyncKey, space: String) throws -> ChangeSet {
-        guard let plain = try AuthenticatedEncryption.open(
-            Array(sealed.payload), key: key.bytes,
-            associatedData: associatedData(space: space, device: sealed.device, sequence: sealed.deviceSequence))
-        else { throw SyncError.cannotOpen(device: sealed.device, deviceSequence: sealed.deviceSequence) }
+        guard
+            let plain = try AuthenticatedEncryption.open(
+                Array(sealed.payload), key: key.bytes,
+                associatedData: associatedData(
+                    space: space, device: sealed.device, sequence: sealed.deviceSequence))
+        else {
+            throw SyncError.cannotOpen(device: sealed.device, deviceSequence: sealed.deviceSequence)
+        }
         do {
             return try ChangeSetCoding.decode(plain)
         } catch let error as ChangeSetCoding.Malformed {
-            throw SyncError.malformedChangeSet(device: sealed.device, deviceSequence: sealed.deviceSequence, reason: error.reason)
+            throw SyncError.malformedChangeSet(
+                device: sealed.device, deviceSequence: sealed.deviceSequence, reason: error.reason)
         }
     }
 }

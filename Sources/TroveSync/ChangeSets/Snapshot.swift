@@ -44,11 +44,15 @@ struct Snapshot {
 
         var description: String {
             switch self {
-            case .cannotOpen: "it does not open with the space's key (altered, or sealed with another key)"
+            case .cannotOpen:
+                "it does not open with the space's key (altered, or sealed with another key)"
             case .unknownFormat(let why): "it is not a snapshot this version reads (\(why))"
-            case .newerSchema(let snapshot, let local): "it was made with schema version \(snapshot); this device has \(local)"
-            case .notNewer(let snapshot, let cursor): "it covers the feed up to \(snapshot), and this device has pulled up to \(cursor)"
-            case .partMissing(let part): "its part \(part) is gone from the server (a newer snapshot replaced it)"
+            case .newerSchema(let snapshot, let local):
+                "it was made with schema version \(snapshot); this device has \(local)"
+            case .notNewer(let snapshot, let cursor):
+                "it covers the feed up to \(snapshot), and this device has pulled up to \(cursor)"
+            case .partMissing(let part):
+                "its part \(part) is gone from the server (a newer snapshot replaced it)"
             case .doesNotFit(let why): "it does not fit this device: \(why)"
             }
         }
@@ -58,23 +62,28 @@ struct Snapshot {
 
     /// Reads the merge state of `captured` tables. Call inside a transaction.
     static func capture(
-        _ connection: Connection, captured: [String: CapturedTable], device: String, schemaVersion: Int, upTo: Int64
+        _ connection: Connection, captured: [String: CapturedTable], device: String,
+        schemaVersion: Int, upTo: Int64
     ) throws -> Snapshot {
         // device -> collection -> id -> fields, in the order read (records by id).
         var byDevice: [String: [String: [SQLValue: [ChangeSet.FieldChange]]]] = [:]
         var records: [String: [(SQLValue, Int64)]] = [:]
         for name in captured.keys.sorted() {
             records[name] = try connection.query(
-                "SELECT id, cl FROM \(SyncTables.records) WHERE collection = ? ORDER BY id", [.text(name)]
+                "SELECT id, cl FROM \(SyncTables.records) WHERE collection = ? ORDER BY id",
+                [.text(name)]
             ).map { ($0[0], $0.int64(at: 1) ?? 0) }
             for row in try connection.query(
                 "SELECT id, field, cl, hlc, device, value, base_hlc, base_device FROM \(SyncTables.fields) WHERE collection = ?",
                 [.text(name)])
             {
                 let change = ChangeSet.FieldChange(
-                    name: row.string(at: 1) ?? "", cl: row.int64(at: 2) ?? 0, hlc: row.int64(at: 3) ?? 0, value: row[5],
+                    name: row.string(at: 1) ?? "", cl: row.int64(at: 2) ?? 0,
+                    hlc: row.int64(at: 3) ?? 0, value: row[5],
                     baseHLC: row.int64(at: 6), baseDevice: row.string(at: 7))
-                byDevice[row.string(at: 4) ?? "", default: [:]][name, default: [:]][row[0], default: []].append(change)
+                byDevice[row.string(at: 4) ?? "", default: [:]][name, default: [:]][
+                    row[0], default: []
+                ].append(change)
             }
         }
         var devices = Set(byDevice.keys)
@@ -88,18 +97,25 @@ struct Snapshot {
                 for (id, cl) in records[name] ?? [] {
                     if let changes = fields[id] {
                         kept.append(ChangeSet.Record(id: id, cl: cl, fields: changes))
-                    } else if writer == device, !devices.contains(where: { byDevice[$0]?[name]?[id] != nil }) {
+                    } else if writer == device,
+                        !devices.contains(where: { byDevice[$0]?[name]?[id] != nil })
+                    {
                         kept.append(ChangeSet.Record(id: id, cl: cl, fields: []))
                     }
                 }
                 guard !kept.isEmpty else { continue }
                 let manifests = (captured[name]?.vectorFields ?? [:]).mapValues { manifestKey($0) }
-                collections.append(ChangeSet.Collection(name: name, manifests: manifests, records: kept))
+                collections.append(
+                    ChangeSet.Collection(name: name, manifests: manifests, records: kept))
             }
-            if !collections.isEmpty { groups.append((writer, ChangeSet(schemaVersion: schemaVersion, collections: collections))) }
+            if !collections.isEmpty {
+                groups.append(
+                    (writer, ChangeSet(schemaVersion: schemaVersion, collections: collections)))
+            }
         }
         var writers = try WriterSequences.received(connection)
-        writers[device] = try connection.scalar("SELECT pushed FROM \(SyncTables.device)")?.int64Value ?? 0
+        writers[device] =
+            try connection.scalar("SELECT pushed FROM \(SyncTables.device)")?.int64Value ?? 0
         return Snapshot(schemaVersion: schemaVersion, upTo: upTo, writers: writers, groups: groups)
     }
 
@@ -128,7 +144,9 @@ struct Snapshot {
     static func decode(_ bytes: [UInt8]) throws -> Snapshot {
         var input = ByteReader(bytes: bytes)
         do {
-            guard Array(try input.take(magic.count)) == magic else { throw Refusal.unknownFormat("no TSN1 magic") }
+            guard Array(try input.take(magic.count)) == magic else {
+                throw Refusal.unknownFormat("no TSN1 magic")
+            }
             let schemaVersion = Int(try input.varint())
             let upTo = try input.signed()
             var writers: [String: Int64] = [:]
@@ -143,7 +161,8 @@ struct Snapshot {
                 groups.append((writer, set))
             }
             guard input.isAtEnd else { throw Refusal.unknownFormat("bytes after the end") }
-            return Snapshot(schemaVersion: schemaVersion, upTo: upTo, writers: writers, groups: groups)
+            return Snapshot(
+                schemaVersion: schemaVersion, upTo: upTo, writers: writers, groups: groups)
         } catch let error as ChangeSetCoding.Malformed {
             throw Refusal.unknownFormat(error.reason)
         }
@@ -151,8 +170,11 @@ struct Snapshot {
 
     // MARK: Sealing
 
-    static func associatedData(space: String, device: String, upTo: Int64, part: Int, parts: Int) -> [UInt8] {
-        Array("trove-snapshot/1\u{0}\(space)\u{0}\(device)\u{0}\(upTo)\u{0}\(part)\u{0}\(parts)".utf8)
+    static func associatedData(space: String, device: String, upTo: Int64, part: Int, parts: Int)
+        -> [UInt8]
+    {
+        Array(
+            "trove-snapshot/1\u{0}\(space)\u{0}\(device)\u{0}\(upTo)\u{0}\(part)\u{0}\(parts)".utf8)
     }
 
     /// The snapshot sealed in parts of ``partSize`` bytes of plaintext (at least one).
@@ -160,27 +182,36 @@ struct Snapshot {
         let plain = encode()
         let parts = max(1, (plain.count + Self.partSize - 1) / Self.partSize)
         return try (0..<parts).map { part in
-            let slice = Array(plain[(part * Self.partSize)..<min(plain.count, (part + 1) * Self.partSize)])
-            return Data(try AuthenticatedEncryption.seal(
-                slice, key: key.bytes,
-                associatedData: Self.associatedData(space: space, device: device, upTo: upTo, part: part, parts: parts)))
+            let slice = Array(
+                plain[(part * Self.partSize)..<min(plain.count, (part + 1) * Self.partSize)])
+            return Data(
+                try AuthenticatedEncryption.seal(
+                    slice, key: key.bytes,
+                    associatedData: Self.associatedData(
+                        space: space, device: device, upTo: upTo, part: part, parts: parts)))
         }
     }
 
     /// Opens the sealed parts of `descriptor` (all of them, in order).
-    static func open(_ sealed: [Data], descriptor: SnapshotDescriptor, key: SyncKey, space: String) throws -> Snapshot {
+    static func open(_ sealed: [Data], descriptor: SnapshotDescriptor, key: SyncKey, space: String)
+        throws -> Snapshot
+    {
         var plain: [UInt8] = []
         for (part, payload) in sealed.enumerated() {
-            guard let opened = try AuthenticatedEncryption.open(
-                Array(payload), key: key.bytes,
-                associatedData: associatedData(
-                    space: space, device: descriptor.device, upTo: descriptor.upToSequence, part: part, parts: sealed.count))
+            guard
+                let opened = try AuthenticatedEncryption.open(
+                    Array(payload), key: key.bytes,
+                    associatedData: associatedData(
+                        space: space, device: descriptor.device, upTo: descriptor.upToSequence,
+                        part: part,
+                        parts: sealed.count))
             else { throw Refusal.cannotOpen }
             plain += opened
         }
         let snapshot = try decode(plain)
         guard snapshot.upTo == descriptor.upToSequence else {
-            throw Refusal.unknownFormat("it says it covers \(snapshot.upTo), the server says \(descriptor.upToSequence)")
+            throw Refusal.unknownFormat(
+                "it says it covers \(snapshot.upTo), the server says \(descriptor.upToSequence)")
         }
         return snapshot
     }
@@ -190,14 +221,17 @@ struct Snapshot {
     /// Merges the snapshot into this device's state and moves the cursor to ``upTo``. Call inside
     /// the write transaction that applies it (a refusal thrown here rolls everything back).
     func apply(with merger: Merger, connection: Connection, device: String) throws {
-        let cursor = try connection.scalar("SELECT pulled FROM \(SyncTables.device)")?.int64Value ?? 0
+        let cursor =
+            try connection.scalar("SELECT pulled FROM \(SyncTables.device)")?.int64Value ?? 0
         guard upTo > cursor else { throw Refusal.notNewer(snapshot: upTo, cursor: cursor) }
         guard schemaVersion <= merger.localSchemaVersion else {
             throw Refusal.newerSchema(snapshot: schemaVersion, local: merger.localSchemaVersion)
         }
         for group in groups {
             do {
-                if let reason = try merger.check(group.set) { throw Refusal.doesNotFit(reason.description) }
+                if let reason = try merger.check(group.set) {
+                    throw Refusal.doesNotFit(reason.description)
+                }
             } catch let error as SyncError {
                 throw Refusal.doesNotFit(error.description)
             }
@@ -208,11 +242,14 @@ struct Snapshot {
         for links in [false, true] {
             for group in groups {
                 var part = group.set
-                part.collections = part.collections.filter { (merger.captured[$0.name]?.isLinks ?? false) == links }
+                part.collections = part.collections.filter {
+                    (merger.captured[$0.name]?.isLinks ?? false) == links
+                }
                 if !part.collections.isEmpty { try merger.apply(part, from: group.device) }
             }
         }
         try WriterSequences.merge(writers.filter { $0.key != device }, on: connection)
-        try connection.execute("UPDATE \(SyncTables.device) SET pulled = max(pulled, ?)", [.integer(upTo)])
+        try connection.execute(
+            "UPDATE \(SyncTables.device) SET pulled = max(pulled, ?)", [.integer(upTo)])
     }
 }

@@ -29,19 +29,25 @@ struct Inbox {
     func receive(_ batch: [SealedChangeSet]) throws -> Outcome {
         var outcome = Outcome()
         var resendOwn = false
-        let advance = try connection.cachedStatement("UPDATE \(SyncTables.device) SET pulled = max(pulled, ?)")
+        let advance = try connection.cachedStatement(
+            "UPDATE \(SyncTables.device) SET pulled = max(pulled, ?)")
         for sealed in batch {
             guard let position = sealed.serverSequence else {
                 outcome.failure = .malformedChangeSet(
-                    device: sealed.device, deviceSequence: sealed.deviceSequence, reason: "the transport gave it no server sequence")
+                    device: sealed.device, deviceSequence: sealed.deviceSequence,
+                    reason: "the transport gave it no server sequence")
                 return outcome
             }
-            if sealed.device != device { try WriterSequences.note(sealed.device, sealed.deviceSequence, on: connection) }
+            if sealed.device != device {
+                try WriterSequences.note(sealed.device, sealed.deviceSequence, on: connection)
+            }
             if sealed.device == device {
                 // Its effects are here already. One that does not open was sealed with another
                 // key (this device synced with a wrong passphrase before key checks existed):
                 // nobody could read it, so this device sends its own values again.
-                if !resendOwn, try !Sealing.opens(sealed, key: key, space: space) { resendOwn = true }
+                if !resendOwn, try !Sealing.opens(sealed, key: key, space: space) {
+                    resendOwn = true
+                }
             } else {
                 let set: ChangeSet
                 do {
@@ -60,8 +66,11 @@ struct Inbox {
                         outcome.applied += 1
                     }
                 } catch let error as SyncError {
-                    guard case .embeddingModelMismatch(let collection, let field, _, _) = error else { throw error }
-                    try enqueue(sealed, reason: .embeddingModelMismatch(collection: collection, field: field))
+                    guard case .embeddingModelMismatch(let collection, let field, _, _) = error
+                    else { throw error }
+                    try enqueue(
+                        sealed,
+                        reason: .embeddingModelMismatch(collection: collection, field: field))
                     if outcome.embeddingError == nil { outcome.embeddingError = error }
                 }
             }
@@ -79,20 +88,24 @@ struct Inbox {
         case .malformedChangeSet(_, _, let why): reason = .malformed(why)
         default: reason = .cannotOpen
         }
-        try connection.cachedStatement("""
+        try connection.cachedStatement(
+            """
             INSERT OR REPLACE INTO \(SyncTables.quarantine)(server_sequence, device, device_sequence, payload, reason)
             VALUES (?, ?, ?, ?, ?)
-            """).execute([
-                .integer(sealed.serverSequence ?? 0), .text(sealed.device), .integer(sealed.deviceSequence),
-                .blob(Array(sealed.payload)), .text(QuarantineReasonCoding.encode(reason)),
-            ])
+            """
+        ).execute([
+            .integer(sealed.serverSequence ?? 0), .text(sealed.device),
+            .integer(sealed.deviceSequence),
+            .blob(Array(sealed.payload)), .text(QuarantineReasonCoding.encode(reason)),
+        ])
     }
 
     /// Marks every value this device wrote, and every record's life, as pending: the next push
     /// seals them again under the space's key. Merging is idempotent, so devices that had them
     /// change nothing; those that could not read them get them now.
     private func markOwnValuesPending() throws {
-        try connection.execute("UPDATE \(SyncTables.fields) SET pending = 1 WHERE device = ?", [.text(device)])
+        try connection.execute(
+            "UPDATE \(SyncTables.fields) SET pending = 1 WHERE device = ?", [.text(device)])
         try connection.execute("UPDATE \(SyncTables.records) SET pending = 1")
     }
 
@@ -105,10 +118,12 @@ struct Inbox {
         var applied = 0
         for row in malformed {
             let sealed = SealedChangeSet(
-                device: row.string(at: 1) ?? "", deviceSequence: row.int64(at: 2) ?? 0, payload: row.data(at: 3) ?? Data(),
+                device: row.string(at: 1) ?? "", deviceSequence: row.int64(at: 2) ?? 0,
+                payload: row.data(at: 3) ?? Data(),
                 serverSequence: row.int64(at: 0))
             guard let set = try? Sealing.open(sealed, key: key, space: space) else { continue }
-            try connection.execute("DELETE FROM \(SyncTables.quarantine) WHERE server_sequence = ?", [row[0]])
+            try connection.execute(
+                "DELETE FROM \(SyncTables.quarantine) WHERE server_sequence = ?", [row[0]])
             do {
                 if let reason = try merger.check(set) {
                     try enqueue(sealed, reason: reason)
@@ -117,7 +132,8 @@ struct Inbox {
                     applied += 1
                 }
             } catch SyncError.embeddingModelMismatch(let collection, let field, _, _) {
-                try enqueue(sealed, reason: .embeddingModelMismatch(collection: collection, field: field))
+                try enqueue(
+                    sealed, reason: .embeddingModelMismatch(collection: collection, field: field))
             }
         }
         return applied
@@ -127,11 +143,13 @@ struct Inbox {
     /// were applied.
     func retryQueue() throws -> Int {
         let queued = try connection.query(
-            "SELECT server_sequence, device, device_sequence, payload FROM \(SyncTables.queue) ORDER BY server_sequence")
+            "SELECT server_sequence, device, device_sequence, payload FROM \(SyncTables.queue) ORDER BY server_sequence"
+        )
         var applied = 0
         for row in queued {
             let sealed = SealedChangeSet(
-                device: row.string(at: 1) ?? "", deviceSequence: row.int64(at: 2) ?? 0, payload: row.data(at: 3) ?? Data(),
+                device: row.string(at: 1) ?? "", deviceSequence: row.int64(at: 2) ?? 0,
+                payload: row.data(at: 3) ?? Data(),
                 serverSequence: row.int64(at: 0))
             let set = try Sealing.open(sealed, key: key, space: space)
             let reason: QueuedChangeSet.Reason?
@@ -146,7 +164,8 @@ struct Inbox {
                     [.text(QueueReasonCoding.encode(reason)), row[0]])
             } else {
                 try merger.apply(set, from: sealed.device)
-                try connection.execute("DELETE FROM \(SyncTables.queue) WHERE server_sequence = ?", [row[0]])
+                try connection.execute(
+                    "DELETE FROM \(SyncTables.queue) WHERE server_sequence = ?", [row[0]])
                 applied += 1
             }
         }
@@ -154,13 +173,16 @@ struct Inbox {
     }
 
     private func enqueue(_ sealed: SealedChangeSet, reason: QueuedChangeSet.Reason) throws {
-        try connection.cachedStatement("""
+        try connection.cachedStatement(
+            """
             INSERT OR REPLACE INTO \(SyncTables.queue)(server_sequence, device, device_sequence, payload, reason)
             VALUES (?, ?, ?, ?, ?)
-            """).execute([
-                .integer(sealed.serverSequence ?? 0), .text(sealed.device), .integer(sealed.deviceSequence),
-                .blob(Array(sealed.payload)), .text(QueueReasonCoding.encode(reason)),
-            ])
+            """
+        ).execute([
+            .integer(sealed.serverSequence ?? 0), .text(sealed.device),
+            .integer(sealed.deviceSequence),
+            .blob(Array(sealed.payload)), .text(QueueReasonCoding.encode(reason)),
+        ])
     }
 }
 
@@ -171,7 +193,8 @@ enum QueueReasonCoding {
         case .newerSchema(let changeSet, let local): "schema\t\(changeSet)\t\(local)"
         case .unknownCollection(let name): "collection\t\(name)"
         case .unknownField(let collection, let field): "field\t\(collection)\t\(field)"
-        case .embeddingModelMismatch(let collection, let field): "embedding\t\(collection)\t\(field)"
+        case .embeddingModelMismatch(let collection, let field):
+            "embedding\t\(collection)\t\(field)"
         }
     }
 

@@ -13,18 +13,23 @@ struct Materializer {
     private var whereID: String {
         guard table.isLinks else { return "\"id\" = ?1" }
         return CapturedTable.linkKeyColumns.enumerated()
-            .map { "\($0.element) = json_extract(?1, '$[\($0.offset)]')" }.joined(separator: " AND ")
+            .map { "\($0.element) = json_extract(?1, '$[\($0.offset)]')" }.joined(
+                separator: " AND ")
     }
 
     func materialize(id: SQLValue, cl: Int64, lifeChanged: Bool, won: [(String, SQLValue)]) throws {
         let name = SQLValue.text(table.collection)
         if cl % 2 == 0 {
             if lifeChanged {
-                try connection.cachedStatement("DELETE FROM \(table.table) WHERE \(whereID)").execute([id])
+                try connection.cachedStatement("DELETE FROM \(table.table) WHERE \(whereID)")
+                    .execute([id])
             }
             return
         }
-        let exists = try connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([id]).isEmpty == false
+        let exists =
+            try connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([
+                id
+            ]).isEmpty == false
         if exists, !lifeChanged {
             if !won.isEmpty { try update(id: id, values: won) }
             return
@@ -61,7 +66,8 @@ struct Materializer {
 
     /// Whether the record's row exists.
     func rowExists(id: SQLValue) throws -> Bool {
-        try !connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([id]).isEmpty
+        try !connection.cachedStatement("SELECT 1 FROM \(table.table) WHERE \(whereID)").rows([id])
+            .isEmpty
     }
 
     /// Sets one field of the record's row as a local write (the capture triggers stamp it);
@@ -75,8 +81,13 @@ struct Materializer {
 
     private func update(id: SQLValue, values: [(String, SQLValue)]) throws {
         guard !values.isEmpty else { return }
-        let sets = values.enumerated().map { "\(CapturedTable.quoted($0.element.0)) = ?\($0.offset + 2)" }.joined(separator: ", ")
-        try connection.cachedStatement("UPDATE \(table.table) SET \(sets) WHERE \(whereID)").execute([id] + values.map(\.1))
+        let sets = values.enumerated().map {
+            "\(CapturedTable.quoted($0.element.0)) = ?\($0.offset + 2)"
+        }.joined(
+            separator: ", ")
+        try connection.cachedStatement("UPDATE \(table.table) SET \(sets) WHERE \(whereID)")
+            .execute(
+                [id] + values.map(\.1))
     }
 
     private func insert(id: SQLValue, values: [(String, SQLValue)]) throws {
@@ -84,14 +95,17 @@ struct Materializer {
         let placeholders = values.indices.map { "?\($0 + 2)" }
         let sql: String
         if table.isLinks {
-            let keys = CapturedTable.linkKeyColumns.enumerated().map { "json_extract(?1, '$[\($0.offset)]')" }
+            let keys = CapturedTable.linkKeyColumns.enumerated().map {
+                "json_extract(?1, '$[\($0.offset)]')"
+            }
             sql = """
                 INSERT INTO \(table.table)(\((CapturedTable.linkKeyColumns + columns).joined(separator: ", ")))
                 SELECT \((keys + placeholders).joined(separator: ", ")) WHERE true
                 ON CONFLICT(\(CapturedTable.linkKeyColumns.joined(separator: ", "))) DO NOTHING
                 """
         } else {
-            sql = "INSERT INTO \(table.table)(\"id\", \(columns.joined(separator: ", "))) VALUES (?1, \(placeholders.joined(separator: ", ")))"
+            sql =
+                "INSERT INTO \(table.table)(\"id\", \(columns.joined(separator: ", "))) VALUES (?1, \(placeholders.joined(separator: ", ")))"
         }
         try connection.cachedStatement(sql).execute([id] + values.map(\.1))
     }

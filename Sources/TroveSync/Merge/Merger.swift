@@ -35,7 +35,9 @@ struct Merger {
             return .newerSchema(changeSet: set.schemaVersion, local: localSchemaVersion)
         }
         for collection in set.collections {
-            guard let table = captured[collection.name] else { return .unknownCollection(collection.name) }
+            guard let table = captured[collection.name] else {
+                return .unknownCollection(collection.name)
+            }
             let columns = Set(table.columns)
             for record in collection.records {
                 for field in record.fields where !columns.contains(field.name) {
@@ -45,10 +47,14 @@ struct Merger {
             for (field, local) in table.vectorFields {
                 let remote = collection.manifests[field] ?? ""
                 let localKey = manifestKey(local)
-                if remote != localKey, collection.records.contains(where: { $0.fields.contains { $0.name == field } }) {
+                if remote != localKey,
+                    collection.records.contains(where: { $0.fields.contains { $0.name == field } })
+                {
                     throw SyncError.embeddingModelMismatch(
                         collection: collection.name, field: field,
-                        local: local.map(\.modelID) ?? "no named model", remote: remote.isEmpty ? "no named model" : String(remote.prefix { $0 != "|" }))
+                        local: local.map(\.modelID) ?? "no named model",
+                        remote: remote.isEmpty
+                            ? "no named model" : String(remote.prefix { $0 != "|" }))
                 }
             }
         }
@@ -67,27 +73,36 @@ struct Merger {
             guard let table = captured[collection.name] else { continue }
             let materializer = Materializer(connection: connection, table: table)
             var batch: NewRows? = nil
-            if let rowWriter, !table.isLinks { batch = NewRows(columns: try rowWriter.insertColumns(collection.name)) }
+            if let rowWriter, !table.isLinks {
+                batch = NewRows(columns: try rowWriter.insertColumns(collection.name))
+            }
             // Records this device has never seen (a first sync brings nothing else) merge in
             // bulk: every field wins and nothing can conflict.
             let fresh = batch == nil ? [] : try unseen(collection.records, of: table)
             for record in collection.records where !fresh.contains(record.id) {
-                try apply(record, of: table, from: device, materializer: materializer, batch: &batch)
+                try apply(
+                    record, of: table, from: device, materializer: materializer, batch: &batch)
             }
             if !fresh.isEmpty {
                 try insertUnseen(
-                    collection.records.filter { fresh.contains($0.id) }, of: table, from: device, materializer: materializer,
+                    collection.records.filter { fresh.contains($0.id) }, of: table, from: device,
+                    materializer: materializer,
                     batch: &batch)
             }
-            if let rowWriter, let batch, !batch.rows.isEmpty { try rowWriter.insert(collection.name, rows: batch.rows) }
+            if let rowWriter, let batch, !batch.rows.isEmpty {
+                try rowWriter.insert(collection.name, rows: batch.rows)
+            }
         }
         // The clock moves past everything seen, so a later local edit is stamped after it.
         try connection.execute(
-            "UPDATE \(SyncTables.device) SET applying = 0, hlc = max(hlc, ?)", [.integer(set.maxHLC)])
+            "UPDATE \(SyncTables.device) SET applying = 0, hlc = max(hlc, ?)",
+            [.integer(set.maxHLC)])
     }
 
     private func apply(
-        _ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer, batch: inout NewRows?
+        _ record: ChangeSet.Record, of table: CapturedTable, from device: String,
+        materializer: Materializer,
+        batch: inout NewRows?
     ) throws {
         let name = SQLValue.text(table.collection)
         let readRecord = try connection.cachedStatement(
@@ -96,21 +111,26 @@ struct Merger {
         let newCL = max(localCL ?? 0, record.cl)
         let lifeChanged = localCL.map { record.cl > $0 } ?? true
         if lifeChanged {
-            try connection.cachedStatement("""
+            try connection.cachedStatement(
+                """
                 INSERT INTO \(SyncTables.records)(collection, id, cl) VALUES (?, ?, ?)
                 ON CONFLICT(collection, id) DO UPDATE SET cl = excluded.cl
-                """).execute([name, record.id, .integer(newCL)])
+                """
+            ).execute([name, record.id, .integer(newCL)])
         }
         var won: [(String, SQLValue)] = []
         if localCL == nil {
             // A record new here (the common case of a first sync): every field wins and nothing
             // can conflict, so the fields are written without reading them first.
-            try insertNew(record, of: table, from: device, materializer: materializer, batch: &batch)
+            try insertNew(
+                record, of: table, from: device, materializer: materializer, batch: &batch)
             return
         }
         let readField = try connection.cachedStatement(
-            "SELECT cl, hlc, device, value FROM \(SyncTables.fields) WHERE collection = ? AND id = ? AND field = ?")
-        let writeField = try connection.cachedStatement("""
+            "SELECT cl, hlc, device, value FROM \(SyncTables.fields) WHERE collection = ? AND id = ? AND field = ?"
+        )
+        let writeField = try connection.cachedStatement(
+            """
             INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value, pending) VALUES (?, ?, ?, ?, ?, ?, ?, 0)
             ON CONFLICT(collection, id, field) DO UPDATE SET cl = excluded.cl, hlc = excluded.hlc, device = excluded.device,
                 value = excluded.value, base_hlc = NULL, base_device = NULL, pending = 0
@@ -118,26 +138,33 @@ struct Merger {
         for field in record.fields {
             let local = try readField.rows([name, record.id, .text(field.name)]).first
             if let local {
-                let localStamp = Stamp(cl: local.int64(at: 0) ?? 0, hlc: local.int64(at: 1) ?? 0, device: local.string(at: 2) ?? "")
+                let localStamp = Stamp(
+                    cl: local.int64(at: 0) ?? 0, hlc: local.int64(at: 1) ?? 0,
+                    device: local.string(at: 2) ?? "")
                 let remoteStamp = Stamp(cl: field.cl, hlc: field.hlc, device: device)
                 guard localStamp < remoteStamp else { continue }
                 // A concurrent value (same life, another device, not the one the sender edited
                 // over, and different) is overwritten: keep it as a conflict.
                 let localValue = local[3]
-                if localStamp.cl == field.cl, localStamp.device != device, localValue != field.value,
+                if localStamp.cl == field.cl, localStamp.device != device,
+                    localValue != field.value,
                     field.baseHLC != localStamp.hlc || field.baseDevice != localStamp.device
                 {
-                    try connection.cachedStatement("""
+                    try connection.cachedStatement(
+                        """
                         INSERT INTO \(SyncTables.conflicts)(collection, record, field, value, device, hlc, winner_device, winner_hlc)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """).execute([
-                            name, record.id, .text(field.name), localValue, .text(localStamp.device), .integer(localStamp.hlc),
-                            .text(device), .integer(field.hlc),
-                        ])
+                        """
+                    ).execute([
+                        name, record.id, .text(field.name), localValue, .text(localStamp.device),
+                        .integer(localStamp.hlc),
+                        .text(device), .integer(field.hlc),
+                    ])
                 }
             }
             try writeField.execute([
-                name, record.id, .text(field.name), .integer(field.cl), .integer(field.hlc), .text(device), field.value,
+                name, record.id, .text(field.name), .integer(field.cl), .integer(field.hlc),
+                .text(device), field.value,
             ])
             if field.cl == newCL { won.append((field.name, field.value)) }
         }
@@ -148,7 +175,9 @@ struct Merger {
 extension Merger {
     /// The ids among `records` that this device has no life of (text ids only; others take the
     /// general path).
-    fileprivate func unseen(_ records: [ChangeSet.Record], of table: CapturedTable) throws -> Set<SQLValue> {
+    fileprivate func unseen(_ records: [ChangeSet.Record], of table: CapturedTable) throws -> Set<
+        SQLValue
+    > {
         let ids = records.compactMap(\.id.stringValue)
         guard ids.count == records.count, !ids.isEmpty else { return [] }
         let list = String(decoding: try JSONSerialization.data(withJSONObject: ids), as: UTF8.self)
@@ -161,7 +190,8 @@ extension Merger {
     /// Merges records this device has never seen: their lives and fields in multi-row
     /// statements, their rows into `batch` (or one by one when incomplete or already there).
     fileprivate func insertUnseen(
-        _ records: [ChangeSet.Record], of table: CapturedTable, from device: String, materializer: Materializer,
+        _ records: [ChangeSet.Record], of table: CapturedTable, from device: String,
+        materializer: Materializer,
         batch: inout NewRows?
     ) throws {
         let name = SQLValue.text(table.collection)
@@ -170,7 +200,8 @@ extension Merger {
             tail: " ON CONFLICT(collection, id) DO UPDATE SET cl = max(cl, excluded.cl)",
             width: 3, rows: records.map { [name, $0.id, .integer($0.cl)] })
         try insertRows(
-            head: "INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value) VALUES ",
+            head:
+                "INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value) VALUES ",
             tail: """
                  ON CONFLICT(collection, id, field) DO UPDATE SET cl = excluded.cl, hlc = excluded.hlc,
                     device = excluded.device, value = excluded.value, base_hlc = NULL, base_device = NULL, pending = 0
@@ -178,13 +209,19 @@ extension Merger {
                 """,
             width: 7,
             rows: records.flatMap { record in
-                record.fields.map { [name, record.id, .text($0.name), .integer($0.cl), .integer($0.hlc), .text(device), $0.value] }
+                record.fields.map {
+                    [
+                        name, record.id, .text($0.name), .integer($0.cl), .integer($0.hlc),
+                        .text(device), $0.value,
+                    ]
+                }
             })
         let ids = records.compactMap(\.id.stringValue)
         let list = String(decoding: try JSONSerialization.data(withJSONObject: ids), as: UTF8.self)
-        let existing = Set(try connection.cachedStatement(
-            "SELECT \"id\" FROM \(table.table) WHERE \"id\" IN (SELECT value FROM json_each(?))"
-        ).rows([.text(list)]).map { $0[0] })
+        let existing = Set(
+            try connection.cachedStatement(
+                "SELECT \"id\" FROM \(table.table) WHERE \"id\" IN (SELECT value FROM json_each(?))"
+            ).rows([.text(list)]).map { $0[0] })
         for record in records {
             let current = record.fields.filter { $0.cl == record.cl }.map { ($0.name, $0.value) }
             if record.cl % 2 == 1, let columns = batch?.columns, !existing.contains(record.id) {
@@ -212,11 +249,13 @@ extension Merger {
     }
 
     fileprivate func insertNew(
-        _ record: ChangeSet.Record, of table: CapturedTable, from device: String, materializer: Materializer,
+        _ record: ChangeSet.Record, of table: CapturedTable, from device: String,
+        materializer: Materializer,
         batch: inout NewRows?
     ) throws {
         let name = SQLValue.text(table.collection)
-        let writeField = try connection.cachedStatement("""
+        let writeField = try connection.cachedStatement(
+            """
             INSERT INTO \(SyncTables.fields)(collection, id, field, cl, hlc, device, value, pending) VALUES (?, ?, ?, ?, ?, ?, ?, 0)
             ON CONFLICT(collection, id, field) DO UPDATE SET cl = excluded.cl, hlc = excluded.hlc, device = excluded.device,
                 value = excluded.value, base_hlc = NULL, base_device = NULL, pending = 0
@@ -225,14 +264,17 @@ extension Merger {
         var current: [(String, SQLValue)] = []
         for field in record.fields {
             try writeField.execute([
-                name, record.id, .text(field.name), .integer(field.cl), .integer(field.hlc), .text(device), field.value,
+                name, record.id, .text(field.name), .integer(field.cl), .integer(field.hlc),
+                .text(device), field.value,
             ])
             if field.cl == record.cl { current.append((field.name, field.value)) }
         }
         // Every column known and no row yet: the row joins the batch insert.
         if record.cl % 2 == 1, let columns = batch?.columns {
             let values = Dictionary(current, uniquingKeysWith: { _, last in last })
-            if columns.dropFirst().allSatisfy({ values[$0] != nil }), !(try materializer.rowExists(id: record.id)) {
+            if columns.dropFirst().allSatisfy({ values[$0] != nil }),
+                !(try materializer.rowExists(id: record.id))
+            {
                 batch?.rows.append([record.id] + columns.dropFirst().map { values[$0]! })
                 return
             }

@@ -2,9 +2,9 @@ import CLibPQ
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One libpq connection. Every call blocks until the server answers, so a connection is used

@@ -34,7 +34,9 @@ struct PostgresConnectionOptions: Sendable {
         func value(_ key: String) -> String? { given.first { $0.key == key }?.value }
 
         // libpq falls back on PGHOST/PGHOSTADDR when the URL names no host; so do we.
-        let hosts = (value("hostaddr") ?? value("host") ?? environment["PGHOSTADDR"] ?? environment["PGHOST"] ?? "")
+        let hosts =
+            (value("hostaddr") ?? value("host") ?? environment["PGHOSTADDR"] ?? environment[
+                "PGHOST"] ?? "")
             .split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         isLocal = hosts.allSatisfy(Self.isLocalHost)
 
@@ -42,7 +44,9 @@ struct PostgresConnectionOptions: Sendable {
         if value("sslmode") == nil, !isLocal { parameters.append(("sslmode", "require")) }
         if value("connect_timeout") == nil { parameters.append(("connect_timeout", "10")) }
         if value("keepalives_idle") == nil { parameters.append(("keepalives_idle", "30")) }
-        if value("application_name") == nil { parameters.append(("application_name", "trove-sync")) }
+        if value("application_name") == nil {
+            parameters.append(("application_name", "trove-sync"))
+        }
         self.parameters = parameters
     }
 

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// LISTENs for a space's pushes on a connection and thread of its own, and yields on each
@@ -23,7 +23,10 @@ final class PostgresListener: @unchecked Sendable {
     private let wakeWrite: Int32
 
     /// Starts listening; the thread runs until ``stop()``.
-    init(options: PostgresConnectionOptions, space: String, continuation: AsyncStream<Void>.Continuation) {
+    init(
+        options: PostgresConnectionOptions, space: String,
+        continuation: AsyncStream<Void>.Continuation
+    ) {
         self.options = options
         self.space = space
         self.continuation = continuation
@@ -73,7 +76,10 @@ final class PostgresListener: @unchecked Sendable {
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
             let ready = poll(&fds, 2, 1000)
-            if ready < 0 && errno != EINTR { connection = nil; continue }
+            if ready < 0 && errno != EINTR {
+                connection = nil
+                continue
+            }
             guard fds[0].revents != 0 else { continue }
             do {
                 try current.consumeInput()

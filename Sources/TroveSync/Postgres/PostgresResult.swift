@@ -26,14 +26,17 @@ final class PostgresResult {
         }
     }
 
-    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) == 1 }
+    func isNull(_ row: Int, _ column: Int) -> Bool {
+        PQgetisnull(result, Int32(row), Int32(column)) == 1
+    }
 
     /// A fixed-width column in network byte order: int8 as `Int64`, int4 as `Int32`, bool as
     /// `UInt8` (non-zero for true). Throws unless the value has exactly `T`'s width.
     func integer<T: FixedWidthInteger>(_ row: Int, _ column: Int, as type: T.Type) throws -> T {
         let bytes = try raw(row, column)
         guard bytes.count == MemoryLayout<T>.size else {
-            throw PostgresError.unexpectedResult("\(bytes.count) bytes for a \(MemoryLayout<T>.size)-byte \(T.self)")
+            throw PostgresError.unexpectedResult(
+                "\(bytes.count) bytes for a \(MemoryLayout<T>.size)-byte \(T.self)")
         }
         return bytes.reduce(T.zero) { $0 << 8 | T(truncatingIfNeeded: $1) }
     }

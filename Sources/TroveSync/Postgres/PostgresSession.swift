@@ -19,7 +19,9 @@ final class PostgresSession: @unchecked Sendable {
     /// A lost connection (the server restarted, the network dropped) is reopened and `body` run
     /// once more, so `body` must be safe to repeat: every Trove request is (a push is idempotent).
     /// When the second attempt fails too, its error is thrown.
-    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws
+        -> T
+    {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: Result { try self.runOnQueue(body) })

@@ -61,7 +61,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
                 "SELECT server_sequence FROM trove_sync.push($1, $2, $3, $4)", parameters)
             try result.expectColumns([PostgresType.int8])
             guard result.count == expected else {
-                throw PostgresError.unexpectedResult("\(result.count) sequences for \(expected) change sets")
+                throw PostgresError.unexpectedResult(
+                    "\(result.count) sequences for \(expected) change sets")
             }
             return try (0..<result.count).map { try result.integer($0, 0, as: Int64.self) }
         }
@@ -85,16 +86,22 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     ///   ``PostgresError/connectionFailed(_:)`` when the server cannot be reached.
     public func pull(space: String, after: Int64, limit: Int) async throws -> [SealedChangeSet] {
         guard limit > 0 else { return [] }
-        let parameters: [PostgresValue] = [.text(space), .int64(after), .int32(Int32(clamping: limit))]
+        let parameters: [PostgresValue] = [
+            .text(space), .int64(after), .int32(Int32(clamping: limit)),
+        ]
         return try await session.run { connection in
             let result = try connection.execute(
                 "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3)",
                 parameters)
-            try result.expectColumns([PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea])
+            try result.expectColumns([
+                PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea,
+            ])
             return try (0..<result.count).map { row in
                 SealedChangeSet(
-                    device: try result.string(row, 1), deviceSequence: try result.integer(row, 2, as: Int64.self),
-                    payload: try result.data(row, 3), serverSequence: try result.integer(row, 0, as: Int64.self))
+                    device: try result.string(row, 1),
+                    deviceSequence: try result.integer(row, 2, as: Int64.self),
+                    payload: try result.data(row, 3),
+                    serverSequence: try result.integer(row, 0, as: Int64.self))
             }
         }
     }
@@ -109,7 +116,9 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     ///   - maxBytes: The most payload bytes to return; the first change set comes whatever its size.
     /// - Returns: Change sets with their ``SealedChangeSet/serverSequence``, ascending.
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
-    public func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws -> [SealedChangeSet] {
+    public func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws
+        -> [SealedChangeSet]
+    {
         guard limit > 0 else { return [] }
         let parameters: [PostgresValue] = [
             .text(space), .int64(after), .int32(Int32(clamping: limit)), .int64(Int64(maxBytes)),
@@ -118,11 +127,15 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
             let result = try connection.execute(
                 "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3, $4)",
                 parameters)
-            try result.expectColumns([PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea])
+            try result.expectColumns([
+                PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea,
+            ])
             return try (0..<result.count).map { row in
                 SealedChangeSet(
-                    device: try result.string(row, 1), deviceSequence: try result.integer(row, 2, as: Int64.self),
-                    payload: try result.data(row, 3), serverSequence: try result.integer(row, 0, as: Int64.self))
+                    device: try result.string(row, 1),
+                    deviceSequence: try result.integer(row, 2, as: Int64.self),
+                    payload: try result.data(row, 3),
+                    serverSequence: try result.integer(row, 0, as: Int64.self))
             }
         }
     }
@@ -130,13 +143,19 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// Stores one sealed part of a snapshot (`trove_sync.put_snapshot_part`), one request per part.
     ///
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
-    public func putSnapshotPart(_ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String) async throws {
+    public func putSnapshotPart(
+        _ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String
+    )
+        async throws
+    {
         let parameters: [PostgresValue] = [
-            .text(space), .int64(upTo), .text(device), .int32(Int32(clamping: part)), .int32(Int32(clamping: parts)),
+            .text(space), .int64(upTo), .text(device), .int32(Int32(clamping: part)),
+            .int32(Int32(clamping: parts)),
             .bytea(payload),
         ]
         try await session.run { connection in
-            _ = try connection.execute("SELECT trove_sync.put_snapshot_part($1, $2, $3, $4, $5, $6)", parameters)
+            _ = try connection.execute(
+                "SELECT trove_sync.put_snapshot_part($1, $2, $3, $4, $5, $6)", parameters)
         }
     }
 
@@ -147,7 +166,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     public func finishSnapshot(upTo: Int64, device: String, space: String) async throws -> Bool {
         try await session.run { connection in
             let result = try connection.execute(
-                "SELECT trove_sync.finish_snapshot($1, $2, $3)", [.text(space), .int64(upTo), .text(device)])
+                "SELECT trove_sync.finish_snapshot($1, $2, $3)",
+                [.text(space), .int64(upTo), .text(device)])
             try result.expectColumns([PostgresType.bool])
             return try result.integer(0, 0, as: UInt8.self) != 0
         }
@@ -156,12 +176,16 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// One sealed part of a snapshot (`trove_sync.snapshot_part`), nil when a newer one replaced it.
     ///
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
-    public func snapshotPart(_ part: Int, of snapshot: SnapshotDescriptor, space: String) async throws -> Data? {
+    public func snapshotPart(_ part: Int, of snapshot: SnapshotDescriptor, space: String)
+        async throws -> Data?
+    {
         let parameters: [PostgresValue] = [
-            .text(space), .int64(snapshot.upToSequence), .text(snapshot.device), .int32(Int32(clamping: part)),
+            .text(space), .int64(snapshot.upToSequence), .text(snapshot.device),
+            .int32(Int32(clamping: part)),
         ]
         return try await session.run { connection in
-            let result = try connection.execute("SELECT trove_sync.snapshot_part($1, $2, $3, $4)", parameters)
+            let result = try connection.execute(
+                "SELECT trove_sync.snapshot_part($1, $2, $3, $4)", parameters)
             try result.expectColumns([PostgresType.bytea])
             guard result.count == 1, !result.isNull(0, 0) else { return nil }
             return try result.data(0, 0)
@@ -172,10 +196,13 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     ///
     /// - Returns: How many change sets were pruned.
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
-    public func reportCursor(_ pulledUpTo: Int64, device: String, space: String) async throws -> Int64 {
+    public func reportCursor(_ pulledUpTo: Int64, device: String, space: String) async throws
+        -> Int64
+    {
         try await session.run { connection in
             let result = try connection.execute(
-                "SELECT trove_sync.report_cursor($1, $2, $3)", [.text(space), .text(device), .int64(pulledUpTo)])
+                "SELECT trove_sync.report_cursor($1, $2, $3)",
+                [.text(space), .text(device), .int64(pulledUpTo)])
             try result.expectColumns([PostgresType.int8])
             return try result.integer(0, 0, as: Int64.self)
         }
@@ -190,25 +217,38 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     public func feedState(space: String, fullSize: Bool) async throws -> FeedState {
         try await session.run { connection in
             let snapshot = try connection.execute(
-                "SELECT up_to_sequence, device, parts, size FROM trove_sync.newest_snapshot($1)", [.text(space)])
-            try snapshot.expectColumns([PostgresType.int8, PostgresType.text, PostgresType.int4, PostgresType.int8])
-            let descriptor = snapshot.count == 0 ? nil : SnapshotDescriptor(
-                upToSequence: try snapshot.integer(0, 0, as: Int64.self), device: try snapshot.string(0, 1),
-                parts: Int(try snapshot.integer(0, 2, as: Int32.self)), bytes: try snapshot.integer(0, 3, as: Int64.self))
+                "SELECT up_to_sequence, device, parts, size FROM trove_sync.newest_snapshot($1)",
+                [.text(space)])
+            try snapshot.expectColumns([
+                PostgresType.int8, PostgresType.text, PostgresType.int4, PostgresType.int8,
+            ])
+            let descriptor =
+                snapshot.count == 0
+                ? nil
+                : SnapshotDescriptor(
+                    upToSequence: try snapshot.integer(0, 0, as: Int64.self),
+                    device: try snapshot.string(0, 1),
+                    parts: Int(try snapshot.integer(0, 2, as: Int32.self)),
+                    bytes: try snapshot.integer(0, 3, as: Int64.self))
             let result = try connection.execute(
                 "SELECT last_sequence, pruned_up_to, round(horizon_seconds)::int8, tail_count, tail_bytes, feed_count, "
                     + "feed_bytes FROM trove_sync.feed_state($1, $2::int4 <> 0)",
                 [.text(space), .int32(fullSize ? 1 : 0)])
             try result.expectColumns(Array(repeating: PostgresType.int8, count: 7))
-            guard result.count == 1 else { throw PostgresError.unexpectedResult("feed_state returned \(result.count) rows") }
+            guard result.count == 1 else {
+                throw PostgresError.unexpectedResult("feed_state returned \(result.count) rows")
+            }
             func optional(_ column: Int) throws -> Int64? {
                 result.isNull(0, column) ? nil : try result.integer(0, column, as: Int64.self)
             }
             return FeedState(
-                lastSequence: try result.integer(0, 0, as: Int64.self), prunedUpTo: try result.integer(0, 1, as: Int64.self),
+                lastSequence: try result.integer(0, 0, as: Int64.self),
+                prunedUpTo: try result.integer(0, 1, as: Int64.self),
                 snapshot: descriptor, horizon: .seconds(try result.integer(0, 2, as: Int64.self)),
                 changeSetsSinceSnapshot: try result.integer(0, 3, as: Int64.self),
-                bytesSinceSnapshot: try result.integer(0, 4, as: Int64.self), changeSets: try optional(5), bytes: try optional(6))
+                bytesSinceSnapshot: try result.integer(0, 4, as: Int64.self),
+                changeSets: try optional(5),
+                bytes: try optional(6))
         }
     }
 
@@ -219,7 +259,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// - Parameter space: The space's name.
     /// - Returns: A stream that buffers at most one wake-up (a device pulls everything new anyway).
     public func notifications(space: String) -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<Void>.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
         lock.lock()
         defer { lock.unlock() }
         guard !closed else {
@@ -246,7 +287,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     public func keyCheck(space: String) async throws -> Data? {
         do {
             return try await session.run { connection in
-                let result = try connection.execute("SELECT trove_sync.key_check($1)", [.text(space)])
+                let result = try connection.execute(
+                    "SELECT trove_sync.key_check($1)", [.text(space)])
                 try result.expectColumns([PostgresType.bytea])
                 guard result.count == 1, !result.isNull(0, 0) else { return nil }
                 return try result.data(0, 0)
@@ -256,7 +298,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
             // what to do rather than only that a function is missing.
             throw PostgresError.server(
                 sqlState: state,
-                message: message + " (the server's Trove schema predates key checks: run `trove sync setup-server URL` "
+                message: message
+                    + " (the server's Trove schema predates key checks: run `trove sync setup-server URL` "
                     + "or trove-sync.sql again as its administrator)")
         }
     }
@@ -271,7 +314,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
     public func setKeyCheck(_ check: Data, space: String) async throws -> Data {
         try await session.run { connection in
-            let result = try connection.execute("SELECT trove_sync.set_key_check($1, $2)", [.text(space), .bytea(check)])
+            let result = try connection.execute(
+                "SELECT trove_sync.set_key_check($1, $2)", [.text(space), .bytea(check)])
             try result.expectColumns([PostgresType.bytea])
             return try result.data(0, 0)
         }
@@ -288,10 +332,13 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// - Returns: Whether the feed held it.
     /// - Throws: ``PostgresError/notSpaceOwner(_:)`` unless this role owns the space.
     @discardableResult
-    public func deleteChangeSet(device: String, deviceSequence: Int64, space: String) async throws -> Bool {
+    public func deleteChangeSet(device: String, deviceSequence: Int64, space: String) async throws
+        -> Bool
+    {
         try await session.run { connection in
             let result = try connection.execute(
-                "SELECT trove_sync.delete_change_set($1, $2, $3)", [.text(space), .text(device), .int64(deviceSequence)])
+                "SELECT trove_sync.delete_change_set($1, $2, $3)",
+                [.text(space), .text(device), .int64(deviceSequence)])
             try result.expectColumns([PostgresType.bool])
             return try result.integer(0, 0, as: UInt8.self) != 0
         }
@@ -332,7 +379,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     ///   ``PostgresError/noSuchRole(_:)`` when the role does not exist.
     public func addMember(_ role: String, toSpace space: String) async throws {
         try await session.run { connection in
-            _ = try connection.execute("SELECT trove_sync.add_member($1, $2::name)", [.text(space), .text(role)])
+            _ = try connection.execute(
+                "SELECT trove_sync.add_member($1, $2::name)", [.text(space), .text(role)])
         }
     }
 
@@ -343,7 +391,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member.
     public func lastSequence(space: String) async throws -> Int64 {
         try await session.run { connection in
-            let result = try connection.execute("SELECT trove_sync.last_sequence($1)", [.text(space)])
+            let result = try connection.execute(
+                "SELECT trove_sync.last_sequence($1)", [.text(space)])
             try result.expectColumns([PostgresType.int8])
             return try result.integer(0, 0, as: Int64.self)
         }
@@ -369,7 +418,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     @discardableResult
     public static func installServerSchema(url: String) async throws -> Int {
         let sql = try serverSchemaSQL()
-        let session = PostgresSession(options: try PostgresConnectionOptions(url: url), label: "trove.sync.setup")
+        let session = PostgresSession(
+            options: try PostgresConnectionOptions(url: url), label: "trove.sync.setup")
         defer { session.close() }
         return try await session.run { connection in
             try connection.executeScript(sql)
@@ -388,18 +438,23 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// copied elsewhere, where a typed error saying what to do is the answer.
     static func serverSchemaSQL() throws -> String {
         var candidates = [
-            Bundle.main.bundleURL.appendingPathComponent("Trove_TroveSync.resources/trove-sync.sql"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("trove-sync.sql"),
+            Bundle.main.bundleURL.appendingPathComponent(
+                "Trove_TroveSync.resources/trove-sync.sql"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "trove-sync.sql"),
         ]
         #if canImport(Darwin)
-            if let file = Bundle.module.url(forResource: "trove-sync", withExtension: "sql") { candidates.insert(file, at: 0) }
+            if let file = Bundle.module.url(forResource: "trove-sync", withExtension: "sql") {
+                candidates.insert(file, at: 0)
+            }
         #endif
         for file in candidates {
             if let sql = try? String(contentsOf: file, encoding: .utf8) { return sql }
         }
         throw PostgresError.unexpectedResult(
             "trove-sync.sql not found (looked in \(candidates.map(\.path).joined(separator: ", "))): "
-                + "put Trove_TroveSync.resources beside the executable, or install the file with psql -f")
+                + "put Trove_TroveSync.resources beside the executable, or install the file with psql -f"
+        )
     }
 
     private func removeListener(_ key: ObjectIdentifier) {

@@ -9,7 +9,8 @@ final class StatusBroadcaster: @unchecked Sendable {
     private var latest: SyncStatus?
 
     func subscribe() -> AsyncStream<SyncStatus> {
-        let (stream, continuation) = AsyncStream<SyncStatus>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let (stream, continuation) = AsyncStream<SyncStatus>.makeStream(
+            bufferingPolicy: .bufferingNewest(16))
         lock.lock()
         let id = next
         next += 1

@@ -35,7 +35,9 @@ public struct SyncKey: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``SyncError/invalidKey(reason:)`` for an empty passphrase.
     /// - Complexity: one PBKDF2 derivation of 256,000 iterations (about a quarter of a second).
     public init(passphrase: String, space: String) throws {
-        guard !passphrase.isEmpty else { throw SyncError.invalidKey(reason: "the passphrase is empty") }
+        guard !passphrase.isEmpty else {
+            throw SyncError.invalidKey(reason: "the passphrase is empty")
+        }
         let salt = Array("trove-sync\u{0}\(space)".utf8)
         bytes = try AuthenticatedEncryption.deriveKey(
             passphrase: passphrase, salt: salt, iterations: Self.passphraseIterations)
@@ -52,11 +54,13 @@ public struct SyncKey: Sendable, Hashable, CustomStringConvertible {
         }
         let body = String(text.dropFirst(Self.exportPrefix.count))
         guard let data = Data(base64Encoded: body), data.count == 34 else {
-            throw SyncError.invalidKey(reason: "an exported key holds 32 bytes and a checksum in base64")
+            throw SyncError.invalidKey(
+                reason: "an exported key holds 32 bytes and a checksum in base64")
         }
         let key = Array(data.prefix(32))
         guard Array(data.suffix(2)) == Self.checksum(key) else {
-            throw SyncError.invalidKey(reason: "the checksum does not match (a character was changed or lost)")
+            throw SyncError.invalidKey(
+                reason: "the checksum does not match (a character was changed or lost)")
         }
         bytes = key
     }
@@ -88,7 +92,8 @@ public struct SyncKey: Sendable, Hashable, CustomStringConvertible {
 
     /// Two bytes that catch a mistyped export (Fletcher-16; not a secret, not a MAC).
     private static func checksum(_ bytes: [UInt8]) -> [UInt8] {
-        var a: UInt16 = 0, b: UInt16 = 0
+        var a: UInt16 = 0
+        var b: UInt16 = 0
         for byte in bytes {
             a = (a + UInt16(byte)) % 255
             b = (b + a) % 255

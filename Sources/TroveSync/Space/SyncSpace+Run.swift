@@ -33,7 +33,8 @@ extension SyncSpace {
         // leaving that write to the next poll).
         let pending = database.observe { read in
             let row = try read.query(
-                "SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1), hlc FROM \(SyncTables.device)").first
+                "SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1), hlc FROM \(SyncTables.device)"
+            ).first
             return [row?.int64(at: 0) ?? 0, row?.int64(at: 1) ?? 0]
         }
         await withTaskGroup(of: Void.self) { group in

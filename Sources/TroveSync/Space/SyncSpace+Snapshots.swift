@@ -51,7 +51,9 @@ extension SyncSpace {
     /// - Throws: ``SyncError/transport(_:)``.
     public func feedState(fullSize: Bool = false) async throws -> FeedState? {
         guard let transport = transport as? any SnapshotTransport else { return nil }
-        do { return try await transport.feedState(space: space, fullSize: fullSize) } catch { throw Self.transportError(error) }
+        do { return try await transport.feedState(space: space, fullSize: fullSize) } catch {
+            throw Self.transportError(error)
+        }
     }
 
     /// Uploads a sealed snapshot of this device's merge state, so new devices (and devices back
@@ -85,16 +87,23 @@ extension SyncSpace {
             do {
                 snapshot = try await captureFullState()
                 break
-            } catch SyncError.snapshotUnavailable(let why) where attempt < 3 && why.hasPrefix("local changes") {
+            } catch SyncError.snapshotUnavailable(let why)
+                where attempt < 3 && why.hasPrefix("local changes")
+            {
                 attempt += 1
             }
         }
         let parts = try snapshot.seal(key: key, space: space, device: device)
         do {
             for (index, part) in parts.enumerated() {
-                try await transport.putSnapshotPart(part, part: index, of: parts.count, upTo: snapshot.upTo, device: device, space: space)
+                try await transport.putSnapshotPart(
+                    part, part: index, of: parts.count, upTo: snapshot.upTo, device: device,
+                    space: space)
             }
-            guard try await transport.finishSnapshot(upTo: snapshot.upTo, device: device, space: space) else {
+            guard
+                try await transport.finishSnapshot(
+                    upTo: snapshot.upTo, device: device, space: space)
+            else {
                 throw SyncError.transport("the server did not keep every part of the snapshot")
             }
             _ = try await transport.reportCursor(snapshot.upTo, device: device, space: space)
@@ -104,7 +113,8 @@ extension SyncSpace {
             throw Self.transportError(error)
         }
         return SnapshotDescriptor(
-            upToSequence: snapshot.upTo, device: device, parts: parts.count, bytes: Int64(parts.reduce(0) { $0 + $1.count }))
+            upToSequence: snapshot.upTo, device: device, parts: parts.count,
+            bytes: Int64(parts.reduce(0) { $0 + $1.count }))
     }
 
     /// Pushes, pulls, then reads the merge state if nothing is left to send or queued.
@@ -114,20 +124,25 @@ extension SyncSpace {
         let schemaVersion = try await database.syncSchemaVersion()
         let (captured, device) = (captured, device)
         return try await database.syncWrite { connection in
-            let row = try connection.query("""
+            let row = try connection.query(
+                """
                 SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1)
                      + (SELECT count(*) FROM \(SyncTables.fields) WHERE pending = 1),
                        (SELECT count(*) FROM \(SyncTables.outbox)), (SELECT count(*) FROM \(SyncTables.queue)), pulled
                 FROM \(SyncTables.device)
-                """).first
+                """
+            ).first
             guard (row?.int64(at: 0) ?? 0) == 0, (row?.int64(at: 1) ?? 0) == 0 else {
-                throw SyncError.snapshotUnavailable("local changes were made since the push; sync and try again")
+                throw SyncError.snapshotUnavailable(
+                    "local changes were made since the push; sync and try again")
             }
             guard (row?.int64(at: 2) ?? 0) == 0 else {
-                throw SyncError.snapshotUnavailable("change sets are queued here: this device does not hold the whole state")
+                throw SyncError.snapshotUnavailable(
+                    "change sets are queued here: this device does not hold the whole state")
             }
             return try Snapshot.capture(
-                connection, captured: captured, device: device, schemaVersion: schemaVersion, upTo: row?.int64(at: 3) ?? 0)
+                connection, captured: captured, device: device, schemaVersion: schemaVersion,
+                upTo: row?.int64(at: 3) ?? 0)
         }
     }
 
@@ -139,7 +154,9 @@ extension SyncSpace {
     @discardableResult
     public func snapshotIfDue() async throws -> SnapshotDescriptor? {
         guard snapshotPolicy.automatic, let state = try await feedState() else { return nil }
-        let due = state.changeSetsSinceSnapshot >= snapshotPolicy.changeSets || state.bytesSinceSnapshot >= snapshotPolicy.bytes
+        let due =
+            state.changeSetsSinceSnapshot >= snapshotPolicy.changeSets
+            || state.bytesSinceSnapshot >= snapshotPolicy.bytes
         guard due, state.bytesSinceSnapshot >= (state.snapshot?.bytes ?? 0) else { return nil }
         do {
             return try await uploadSnapshot()
@@ -164,11 +181,17 @@ extension SyncSpace {
     private func joinFromNewestSnapshot(cursor: Int64) async throws -> Bool? {
         guard let transport = transport as? any SnapshotTransport else { return false }
         let state: FeedState
-        do { state = try await transport.feedState(space: space, fullSize: false) } catch { throw Self.transportError(error) }
-        guard let descriptor = state.snapshot, cursor == 0 || cursor < state.prunedUpTo else { return false }
+        do { state = try await transport.feedState(space: space, fullSize: false) } catch {
+            throw Self.transportError(error)
+        }
+        guard let descriptor = state.snapshot, cursor == 0 || cursor < state.prunedUpTo else {
+            return false
+        }
         let name = "\(descriptor.upToSequence)/\(descriptor.device)"
         let refusedBefore = try await database.syncWrite { connection in
-            try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")?.stringValue
+            try connection.scalar(
+                "SELECT value FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")?
+                .stringValue
         }
         if refusedBefore?.hasPrefix(name + "\t") == true { return false }
         do {
@@ -178,7 +201,11 @@ extension SyncSpace {
             var sealed: [Data] = []
             for part in 0..<descriptor.parts {
                 let payload: Data?
-                do { payload = try await transport.snapshotPart(part, of: descriptor, space: space) } catch { throw Self.transportError(error) }
+                do {
+                    payload = try await transport.snapshotPart(part, of: descriptor, space: space)
+                } catch {
+                    throw Self.transportError(error)
+                }
                 guard let payload else { throw Snapshot.Refusal.partMissing(part) }
                 sealed.append(payload)
             }
@@ -188,7 +215,8 @@ extension SyncSpace {
             try await database.syncApply { writer in
                 let box = inbox(writer)
                 try snapshot.apply(with: box.merger, connection: writer.connection, device: device)
-                try writer.connection.execute("DELETE FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")
+                try writer.connection.execute(
+                    "DELETE FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")
             }
             return true
         } catch let refusal as Snapshot.Refusal {
@@ -196,7 +224,11 @@ extension SyncSpace {
             try await database.syncWrite { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('snapshot_refused', ?)",
-                    [.text("\(name)\tsnapshot up to \(descriptor.upToSequence) by \(descriptor.device) refused: \(refusal)")])
+                    [
+                        .text(
+                            "\(name)\tsnapshot up to \(descriptor.upToSequence) by \(descriptor.device) refused: \(refusal)"
+                        )
+                    ])
             }
             return false
         }

@@ -88,7 +88,8 @@ public actor SyncSpace {
     ///   is written), ``SyncError/unknownCollection(_:)``, ``SyncError/invalidSpace(_:reason:)``,
     ///   ``SyncError/spaceMismatch(bound:requested:)``.
     public init(
-        database: Database, space: String, key: SyncKey, transport: any SyncTransport, collections: [String]
+        database: Database, space: String, key: SyncKey, transport: any SyncTransport,
+        collections: [String]
     ) async throws {
         guard !space.isEmpty, space.utf8.count <= 200 else {
             throw SyncError.invalidSpace(space, reason: "a space name has 1 to 200 bytes")
@@ -111,7 +112,9 @@ public actor SyncSpace {
 
     /// The tables to capture: each collection (refusing `Int64` ids before anything is
     /// written) and the links among them.
-    static func capturedTables(database: Database, collections: [String]) async throws -> [String: CapturedTable] {
+    static func capturedTables(database: Database, collections: [String]) async throws -> [String:
+        CapturedTable]
+    {
         var tables: [String: CapturedTable] = [:]
         for name in collections {
             let shape: SyncedCollectionShape
@@ -125,7 +128,10 @@ public actor SyncSpace {
             tables[name] = CapturedTable(shape: shape)
         }
         let links = try await database.syncWrite { connection in
-            try connection.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(CapturedTable.linksName)]) != nil
+            try connection.scalar(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                [.text(CapturedTable.linksName)])
+                != nil
         }
         if links { tables[CapturedTable.linksName] = CapturedTable(linksFrom: collections) }
         return tables
@@ -154,12 +160,15 @@ public actor SyncSpace {
             let (captured, key, space, device) = (captured, key, space, device)
             _ = try await database.syncWrite { connection in
                 try Outbox.sealPending(
-                    on: connection, captured: captured, key: key, space: space, device: device, schemaVersion: schemaVersion)
+                    on: connection, captured: captured, key: key, space: space, device: device,
+                    schemaVersion: schemaVersion)
             }
             var pushed = 0
             while true {
                 let batch = try await database.syncWrite { connection in
-                    try Outbox.unacknowledged(on: connection, device: device, limit: Self.pushBatch, bytes: Self.pushBytes)
+                    try Outbox.unacknowledged(
+                        on: connection, device: device, limit: Self.pushBatch, bytes: Self.pushBytes
+                    )
                 }
                 guard let last = batch.last else { break }
                 let acknowledged: [Int64]
@@ -169,7 +178,9 @@ public actor SyncSpace {
                     throw Self.transportError(error)
                 }
                 guard acknowledged.count == batch.count else {
-                    throw SyncError.transport("the server acknowledged \(acknowledged.count) of \(batch.count) change sets")
+                    throw SyncError.transport(
+                        "the server acknowledged \(acknowledged.count) of \(batch.count) change sets"
+                    )
                 }
                 try await database.syncWrite { connection in
                     try Outbox.acknowledge(upTo: last.deviceSequence, on: connection)
@@ -209,7 +220,8 @@ public actor SyncSpace {
             var cursor: Int64 = 0
             while true {
                 cursor = try await database.syncWrite { connection in
-                    try connection.scalar("SELECT pulled FROM \(SyncTables.device)")?.int64Value ?? 0
+                    try connection.scalar("SELECT pulled FROM \(SyncTables.device)")?.int64Value
+                        ?? 0
                 }
                 // A new device starts from the newest snapshot when there is one.
                 if !checkedSnapshot, cursor == 0 {
@@ -219,9 +231,12 @@ public actor SyncSpace {
                 let batch: [SealedChangeSet]
                 do {
                     if let snapshots = transport as? any SnapshotTransport {
-                        batch = try await snapshots.pull(space: space, after: cursor, limit: Self.pullBatch, maxBytes: Self.pullBytes)
+                        batch = try await snapshots.pull(
+                            space: space, after: cursor, limit: Self.pullBatch,
+                            maxBytes: Self.pullBytes)
                     } else {
-                        batch = try await transport.pull(space: space, after: cursor, limit: Self.pullBatch)
+                        batch = try await transport.pull(
+                            space: space, after: cursor, limit: Self.pullBatch)
                     }
                 } catch {
                     throw Self.transportError(error)
@@ -230,14 +245,17 @@ public actor SyncSpace {
                 // away; once per instance also when nothing came: the whole tail may be gone)
                 // starts again from the newest snapshot.
                 if !checkedSnapshot,
-                    (batch.first?.serverSequence ?? cursor + 1) > cursor + 1 || (batch.isEmpty && !snapshotChecked)
+                    (batch.first?.serverSequence ?? cursor + 1) > cursor + 1
+                        || (batch.isEmpty && !snapshotChecked)
                 {
                     (checkedSnapshot, snapshotChecked) = (true, true)
                     if try await joinFromSnapshot(cursor: cursor) { continue }
                 }
                 guard !batch.isEmpty else { break }
                 let inbox = try await makeInbox()
-                let outcome = try await database.syncApply { writer in try inbox(writer).receive(batch) }
+                let outcome = try await database.syncApply { writer in
+                    try inbox(writer).receive(batch)
+                }
                 applied += outcome.applied
                 if let failure = outcome.failure { throw failure }
                 if embeddingError == nil { embeddingError = outcome.embeddingError }
@@ -248,9 +266,14 @@ public actor SyncSpace {
             // pruning lasts the horizon, 90 days by default): one write per pull that brought
             // something, not per poll.
             if let snapshots = transport as? any SnapshotTransport,
-                lastReport.map({ $0.cursor != cursor || $0.at.duration(to: .now) > .seconds(3_600) }) ?? true
+                lastReport.map({ $0.cursor != cursor || $0.at.duration(to: .now) > .seconds(3_600) }
+                ) ?? true
             {
-                do { _ = try await snapshots.reportCursor(cursor, device: device, space: space) } catch { throw Self.transportError(error) }
+                do {
+                    _ = try await snapshots.reportCursor(cursor, device: device, space: space)
+                } catch {
+                    throw Self.transportError(error)
+                }
                 lastReport = (cursor, .now)
             }
             try await refreshStatus(error: embeddingError)
@@ -278,19 +301,29 @@ public actor SyncSpace {
     public func verifyKey() async throws {
         guard !keyVerified else { return }
         let stored: Data?
-        do { stored = try await transport.keyCheck(space: space) } catch { throw Self.transportError(error) }
+        do { stored = try await transport.keyCheck(space: space) } catch {
+            throw Self.transportError(error)
+        }
         if let stored {
-            guard try KeyCheck.opens(stored, key: key, space: space) else { throw SyncError.wrongKey(space: space) }
+            guard try KeyCheck.opens(stored, key: key, space: space) else {
+                throw SyncError.wrongKey(space: space)
+            }
         } else {
             let first: [SealedChangeSet]
-            do { first = try await transport.pull(space: space, after: 0, limit: 1) } catch { throw Self.transportError(error) }
+            do { first = try await transport.pull(space: space, after: 0, limit: 1) } catch {
+                throw Self.transportError(error)
+            }
             if let sealed = first.first, try !Sealing.opens(sealed, key: key, space: space) {
                 throw SyncError.wrongKey(space: space)
             }
             let check = try KeyCheck.seal(key: key, space: space)
             let kept: Data
-            do { kept = try await transport.setKeyCheck(check, space: space) } catch { throw Self.transportError(error) }
-            guard try KeyCheck.opens(kept, key: key, space: space) else { throw SyncError.wrongKey(space: space) }
+            do { kept = try await transport.setKeyCheck(check, space: space) } catch {
+                throw Self.transportError(error)
+            }
+            guard try KeyCheck.opens(kept, key: key, space: space) else {
+                throw SyncError.wrongKey(space: space)
+            }
         }
         keyVerified = true
     }
@@ -304,7 +337,8 @@ public actor SyncSpace {
     public func forgetQuarantined(_ changeSet: QuarantinedChangeSet) async throws {
         try await database.syncWrite { connection in
             try connection.execute(
-                "DELETE FROM \(SyncTables.quarantine) WHERE server_sequence = ?", [.integer(changeSet.serverSequence)])
+                "DELETE FROM \(SyncTables.quarantine) WHERE server_sequence = ?",
+                [.integer(changeSet.serverSequence)])
         }
         try await refreshStatus(error: status.lastError)
     }
@@ -317,7 +351,8 @@ public actor SyncSpace {
     ///
     /// - Parameter error: the failure (a ``SyncError``, or any error, kept as its description).
     public func recordFailure(_ error: any Error) async throws {
-        try await refreshStatus(error: (error as? SyncError) ?? .transport(String(describing: error)))
+        try await refreshStatus(
+            error: (error as? SyncError) ?? .transport(String(describing: error)))
     }
 
     /// The space `database` syncs, nil before its first ``SyncSpace`` (a database syncs one space
@@ -337,7 +372,9 @@ public actor SyncSpace {
             Inbox(
                 connection: writer.connection,
                 merger: Merger(
-                    connection: writer.connection, captured: captured, localSchemaVersion: schemaVersion, rowWriter: writer),
+                    connection: writer.connection, captured: captured,
+                    localSchemaVersion: schemaVersion,
+                    rowWriter: writer),
                 key: key, space: space, device: device)
         }
     }
@@ -367,17 +404,21 @@ public actor SyncSpace {
     /// - Complexity: one query; O(conflicts kept).
     public func conflicts() async throws -> [SyncConflict] {
         try await database.syncWrite { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT id, collection, record, field, value, device, hlc, winner_device, winner_hlc
                 FROM \(SyncTables.conflicts) ORDER BY id
-                """).map { row in
-                    SyncConflict(
-                        id: row.int64(at: 0) ?? 0, collection: row.string(at: 1) ?? "",
-                        recordID: row.string(at: 2) ?? row[2].description, field: row.string(at: 3) ?? "",
-                        losingValue: row[4], losingDevice: row.string(at: 5) ?? "",
-                        losingTime: SyncTables.date(ofHLC: row.int64(at: 6) ?? 0), winningDevice: row.string(at: 7) ?? "",
-                        winningTime: SyncTables.date(ofHLC: row.int64(at: 8) ?? 0))
-                }
+                """
+            ).map { row in
+                SyncConflict(
+                    id: row.int64(at: 0) ?? 0, collection: row.string(at: 1) ?? "",
+                    recordID: row.string(at: 2) ?? row[2].description,
+                    field: row.string(at: 3) ?? "",
+                    losingValue: row[4], losingDevice: row.string(at: 5) ?? "",
+                    losingTime: SyncTables.date(ofHLC: row.int64(at: 6) ?? 0),
+                    winningDevice: row.string(at: 7) ?? "",
+                    winningTime: SyncTables.date(ofHLC: row.int64(at: 8) ?? 0))
+            }
         }
     }
 
@@ -388,13 +429,21 @@ public actor SyncSpace {
     /// - Throws: ``SyncError/conflictRecordGone(collection:id:)`` when the record was deleted
     ///   since; ``SyncError/unknownCollection(_:)``.
     public func restore(_ conflict: SyncConflict) async throws {
-        guard let table = captured[conflict.collection] else { throw SyncError.unknownCollection(conflict.collection) }
+        guard let table = captured[conflict.collection] else {
+            throw SyncError.unknownCollection(conflict.collection)
+        }
         try await database.syncWrite { connection in
             let materializer = Materializer(connection: connection, table: table)
-            guard try materializer.write(id: .text(conflict.recordID), field: conflict.field, value: conflict.losingValue) else {
-                throw SyncError.conflictRecordGone(collection: conflict.collection, id: conflict.recordID)
+            guard
+                try materializer.write(
+                    id: .text(conflict.recordID), field: conflict.field, value: conflict.losingValue
+                )
+            else {
+                throw SyncError.conflictRecordGone(
+                    collection: conflict.collection, id: conflict.recordID)
             }
-            try connection.execute("DELETE FROM \(SyncTables.conflicts) WHERE id = ?", [.integer(conflict.id)])
+            try connection.execute(
+                "DELETE FROM \(SyncTables.conflicts) WHERE id = ?", [.integer(conflict.id)])
         }
         try await refreshStatus(error: status.lastError)
     }
@@ -404,7 +453,8 @@ public actor SyncSpace {
     /// - Parameter conflict: one of ``conflicts()``.
     public func dismiss(_ conflict: SyncConflict) async throws {
         try await database.syncWrite { connection in
-            try connection.execute("DELETE FROM \(SyncTables.conflicts) WHERE id = ?", [.integer(conflict.id)])
+            try connection.execute(
+                "DELETE FROM \(SyncTables.conflicts) WHERE id = ?", [.integer(conflict.id)])
         }
         try await refreshStatus(error: status.lastError)
     }
@@ -430,12 +480,16 @@ public actor SyncSpace {
     func refreshStatus(error: SyncError?) async throws {
         // Kept in the database, in the transaction that reads the status back, so another
         // process (`trove sync status`) sees why the last sync failed.
-        let encoded = try error.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let encoded = try error.map {
+            String(decoding: try JSONEncoder().encode($0), as: UTF8.self)
+        }
         let device = device
         let next = try await database.syncWrite { connection in
             if let encoded {
                 try connection.execute(
-                    "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('last_error', ?)", [.text(encoded)])
+                    "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('last_error', ?)",
+                    [.text(encoded)]
+                )
             } else {
                 try connection.execute("DELETE FROM \(SyncTables.state) WHERE name = 'last_error'")
             }
@@ -450,34 +504,42 @@ public actor SyncSpace {
     }
 
     static func readStatus(_ connection: Connection, device: String) throws -> SyncStatus {
-        let row = try connection.query("""
+        let row = try connection.query(
+            """
             SELECT (SELECT count(*) FROM \(SyncTables.records) WHERE pending = 1),
                    (SELECT count(*) FROM \(SyncTables.outbox)),
                    pushed, pulled, (SELECT count(*) FROM \(SyncTables.conflicts))
             FROM \(SyncTables.device)
-            """).first
+            """
+        ).first
         let queued = try connection.query(
             "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.queue) ORDER BY server_sequence"
         ).map {
             QueuedChangeSet(
-                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
+                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "",
+                deviceSequence: $0.int64(at: 2) ?? 0,
                 reason: QueueReasonCoding.decode($0.string(at: 3) ?? ""))
         }
         let quarantined = try connection.query(
             "SELECT server_sequence, device, device_sequence, reason FROM \(SyncTables.quarantine) ORDER BY server_sequence"
         ).map {
             QuarantinedChangeSet(
-                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "", deviceSequence: $0.int64(at: 2) ?? 0,
+                serverSequence: $0.int64(at: 0) ?? 0, device: $0.string(at: 1) ?? "",
+                deviceSequence: $0.int64(at: 2) ?? 0,
                 reason: QuarantineReasonCoding.decode($0.string(at: 3) ?? ""))
         }
         // An error this version cannot decode (written by a later one) reads as none.
-        let lastError = try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'last_error'")?
+        let lastError = try connection.scalar(
+            "SELECT value FROM \(SyncTables.state) WHERE name = 'last_error'")?
             .stringValue.flatMap { try? JSONDecoder().decode(SyncError.self, from: Data($0.utf8)) }
-        let refused = try connection.scalar("SELECT value FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")?
+        let refused = try connection.scalar(
+            "SELECT value FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")?
             .stringValue.map { String($0.drop { $0 != "\t" }.dropFirst()) }
         return SyncStatus(
-            device: device, pendingChanges: row?.int(at: 0) ?? 0, unacknowledgedChangeSets: row?.int(at: 1) ?? 0,
-            lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0, queued: queued,
+            device: device, pendingChanges: row?.int(at: 0) ?? 0,
+            unacknowledgedChangeSets: row?.int(at: 1) ?? 0,
+            lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0,
+            queued: queued,
             quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError,
             missing: try WriterSequences.missing(connection), refusedSnapshot: refused)
     }

@@ -42,9 +42,12 @@ public struct SyncStatus: Sendable, Hashable {
 
     /// A status with nothing pending.
     public init(
-        device: String, pendingChanges: Int = 0, unacknowledgedChangeSets: Int = 0, lastPushedSequence: Int64 = 0,
-        lastPulledSequence: Int64 = 0, queued: [QueuedChangeSet] = [], quarantined: [QuarantinedChangeSet] = [],
-        conflicts: Int = 0, lastError: SyncError? = nil, missing: [MissingChangeSets] = [], refusedSnapshot: String? = nil
+        device: String, pendingChanges: Int = 0, unacknowledgedChangeSets: Int = 0,
+        lastPushedSequence: Int64 = 0,
+        lastPulledSequence: Int64 = 0, queued: [QueuedChangeSet] = [],
+        quarantined: [QuarantinedChangeSet] = [],
+        conflicts: Int = 0, lastError: SyncError? = nil, missing: [MissingChangeSets] = [],
+        refusedSnapshot: String? = nil
     ) {
         self.missing = missing
         self.refusedSnapshot = refusedSnapshot
@@ -89,7 +92,8 @@ public struct QueuedChangeSet: Sendable, Hashable {
             case .newerSchema(let changeSet, let local):
                 "written with schema version \(changeSet); this device has \(local): applied after it migrates"
             case .unknownCollection(let name): "collection \(name) does not exist here"
-            case .unknownField(let collection, let field): "field \(collection).\(field) does not exist here"
+            case .unknownField(let collection, let field):
+                "field \(collection).\(field) does not exist here"
             case .embeddingModelMismatch(let collection, let field):
                 "\(collection).\(field) vectors of another embedding model"
             }
@@ -150,7 +154,9 @@ public struct MissingChangeSets: Sendable, Hashable, CustomStringConvertible {
     public var since: Date
 
     /// A missing run.
-    public init(device: String, firstMissing: Int64, lastMissing: Int64, highestReceived: Int64, since: Date) {
+    public init(
+        device: String, firstMissing: Int64, lastMissing: Int64, highestReceived: Int64, since: Date
+    ) {
         self.device = device
         self.firstMissing = firstMissing
         self.lastMissing = lastMissing
@@ -161,6 +167,7 @@ public struct MissingChangeSets: Sendable, Hashable, CustomStringConvertible {
     /// The run in words.
     public var description: String {
         let run = firstMissing == lastMissing ? "\(firstMissing)" : "\(firstMissing)-\(lastMissing)"
-        return "change sets \(run) of device \(device) missing (received up to \(highestReceived)) since \(since)"
+        return
+            "change sets \(run) of device \(device) missing (received up to \(highestReceived)) since \(since)"
     }
 }

@@ -21,8 +21,10 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     // that is why the class is `@unchecked Sendable`.
     private let lock = NSLock()
     private var feeds: [String: [SealedChangeSet]] = [:]
-    private var positions: [String: [String: Int64]] = [:]  // space -> "device/sequence" -> server sequence
-    private var lastSequences: [String: Int64] = [:]  // a feed's counter (deleting keeps the others' numbers)
+    // space -> "device/sequence" -> server sequence
+    private var positions: [String: [String: Int64]] = [:]
+    // a feed's counter (deleting keeps the others' numbers)
+    private var lastSequences: [String: Int64] = [:]
     private var keyChecks: [String: Data] = [:]
     private var listeners: [String: [Int: AsyncStream<Void>.Continuation]] = [:]
     private var nextListener = 0
@@ -114,7 +116,9 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
         try lock.withLock {
             if let failure = _failure { throw failure }
             let feed = feeds[space] ?? []
-            guard let start = feed.firstIndex(where: { ($0.serverSequence ?? 0) > after }) else { return [] }
+            guard let start = feed.firstIndex(where: { ($0.serverSequence ?? 0) > after }) else {
+                return []
+            }
             return Array(feed[start..<min(feed.count, start + limit)])
         }
     }
@@ -129,7 +133,9 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     ///   - maxBytes: the most payload bytes to return (the first change set comes anyway).
     /// - Returns: the change sets with their server sequences.
     /// - Throws: ``failure`` when set.
-    public func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws -> [SealedChangeSet] {
+    public func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws
+        -> [SealedChangeSet]
+    {
         var page: [SealedChangeSet] = []
         var bytes = 0
         for set in try await pull(space: space, after: after, limit: limit) {
@@ -143,7 +149,11 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     /// Stores one sealed part of a snapshot.
     ///
     /// - Throws: ``failure`` when set.
-    public func putSnapshotPart(_ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String) async throws {
+    public func putSnapshotPart(
+        _ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String
+    )
+        async throws
+    {
         try lock.withLock {
             if let failure = _failure { throw failure }
             let key = SnapshotKey(upTo: upTo, device: device)
@@ -162,12 +172,15 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
         try lock.withLock {
             if let failure = _failure { throw failure }
             let key = SnapshotKey(upTo: upTo, device: device)
-            guard var stored = snapshots[space]?[key], (0..<stored.count).allSatisfy({ stored.parts[$0] != nil }) else {
+            guard var stored = snapshots[space]?[key],
+                (0..<stored.count).allSatisfy({ stored.parts[$0] != nil })
+            else {
                 return false
             }
             stored.complete = true
             snapshots[space]?[key] = stored
-            for (other, value) in snapshots[space] ?? [:] where value.complete && (other.upTo, other.device) < (upTo, device) {
+            for (other, value) in snapshots[space] ?? [:]
+            where value.complete && (other.upTo, other.device) < (upTo, device) {
                 snapshots[space]?[other] = nil
             }
             return true
@@ -177,10 +190,13 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     /// One sealed part of a snapshot, nil when it is gone.
     ///
     /// - Throws: ``failure`` when set.
-    public func snapshotPart(_ part: Int, of snapshot: SnapshotDescriptor, space: String) async throws -> Data? {
+    public func snapshotPart(_ part: Int, of snapshot: SnapshotDescriptor, space: String)
+        async throws -> Data?
+    {
         try lock.withLock {
             if let failure = _failure { throw failure }
-            return snapshots[space]?[SnapshotKey(upTo: snapshot.upToSequence, device: snapshot.device)]?.parts[part]
+            return snapshots[space]?[
+                SnapshotKey(upTo: snapshot.upToSequence, device: snapshot.device)]?.parts[part]
         }
     }
 
@@ -189,7 +205,9 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     ///
     /// - Returns: how many change sets were pruned.
     /// - Throws: ``failure`` when set.
-    public func reportCursor(_ pulledUpTo: Int64, device: String, space: String) async throws -> Int64 {
+    public func reportCursor(_ pulledUpTo: Int64, device: String, space: String) async throws
+        -> Int64
+    {
         try lock.withLock {
             if let failure = _failure { throw failure }
             let now = _now()
@@ -197,7 +215,8 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
             cursors[space, default: [:]][device] = (max(previous, pulledUpTo), now)
             guard let snapshot = newestSnapshotLocked(space) else { return 0 }
             let cutoff = now.addingTimeInterval(-Self.seconds(_horizon))
-            let slowest = (cursors[space] ?? [:]).values.filter { $0.seen >= cutoff }.map(\.pulled).min()
+            let slowest = (cursors[space] ?? [:]).values.filter { $0.seen >= cutoff }.map(\.pulled)
+                .min()
             let bound = min(snapshot.upToSequence, slowest ?? snapshot.upToSequence)
             guard bound > prunedUpTo[space] ?? 0 else { return 0 }
             let before = feeds[space]?.count ?? 0
@@ -220,7 +239,8 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
             let snapshot = newestSnapshotLocked(space)
             let tail = feed.filter { ($0.serverSequence ?? 0) > (snapshot?.upToSequence ?? 0) }
             return FeedState(
-                lastSequence: lastSequences[space] ?? 0, prunedUpTo: prunedUpTo[space] ?? 0, snapshot: snapshot,
+                lastSequence: lastSequences[space] ?? 0, prunedUpTo: prunedUpTo[space] ?? 0,
+                snapshot: snapshot,
                 horizon: _horizon, changeSetsSinceSnapshot: Int64(tail.count),
                 bytesSinceSnapshot: Int64(tail.reduce(0) { $0 + $1.payload.count }),
                 changeSets: fullSize ? Int64(feed.count) : nil,
@@ -229,8 +249,9 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     }
 
     private func newestSnapshotLocked(_ space: String) -> SnapshotDescriptor? {
-        guard let (key, stored) = (snapshots[space] ?? [:]).filter({ $0.value.complete })
-            .max(by: { ($0.key.upTo, $0.key.device) < ($1.key.upTo, $1.key.device) })
+        guard
+            let (key, stored) = (snapshots[space] ?? [:]).filter({ $0.value.complete })
+                .max(by: { ($0.key.upTo, $0.key.device) < ($1.key.upTo, $1.key.device) })
         else { return nil }
         return SnapshotDescriptor(
             upToSequence: key.upTo, device: key.device, parts: stored.count,
@@ -246,7 +267,8 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     /// - Parameter space: the space's name.
     /// - Returns: a stream that ends when the caller stops iterating.
     public func notifications(space: String) -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<Void>.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
         let id = lock.withLock {
             nextListener += 1
             listeners[space, default: [:]][nextListener] = continuation
@@ -298,7 +320,10 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     @discardableResult
     public func deleteChangeSet(device: String, deviceSequence: Int64, space: String) -> Bool {
         lock.withLock {
-            guard let index = feeds[space]?.firstIndex(where: { $0.device == device && $0.deviceSequence == deviceSequence })
+            guard
+                let index = feeds[space]?.firstIndex(where: {
+                    $0.device == device && $0.deviceSequence == deviceSequence
+                })
             else { return false }
             feeds[space]?.remove(at: index)
             positions[space]?["\(device)/\(deviceSequence)"] = nil
@@ -322,7 +347,9 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     ///   - payload: the new bytes.
     public func replacePayload(at serverSequence: Int64, space: String, with payload: Data) {
         lock.withLock {
-            guard let index = feeds[space]?.firstIndex(where: { $0.serverSequence == serverSequence }) else { return }
+            guard
+                let index = feeds[space]?.firstIndex(where: { $0.serverSequence == serverSequence })
+            else { return }
             feeds[space]?[index].payload = payload
         }
     }

@@ -15,7 +15,8 @@ public struct SealedChangeSet: Sendable, Hashable {
     /// The position the server gave this change set in the space's feed; nil before it is pushed.
     public var serverSequence: Int64?
 
-    public init(device: String, deviceSequence: Int64, payload: Data, serverSequence: Int64? = nil) {
+    public init(device: String, deviceSequence: Int64, payload: Data, serverSequence: Int64? = nil)
+    {
         self.device = device
         self.deviceSequence = deviceSequence
         self.payload = payload
@@ -93,7 +94,8 @@ public struct FeedState: Sendable, Hashable {
     /// A feed's state.
     public init(
         lastSequence: Int64, prunedUpTo: Int64, snapshot: SnapshotDescriptor?, horizon: Duration,
-        changeSetsSinceSnapshot: Int64, bytesSinceSnapshot: Int64, changeSets: Int64? = nil, bytes: Int64? = nil
+        changeSetsSinceSnapshot: Int64, bytesSinceSnapshot: Int64, changeSets: Int64? = nil,
+        bytes: Int64? = nil
     ) {
         self.lastSequence = lastSequence
         self.prunedUpTo = prunedUpTo
@@ -113,17 +115,21 @@ public struct FeedState: Sendable, Hashable {
 public protocol SnapshotTransport: SyncTransport {
     /// The change sets above `after`, ascending, at most `limit` of them and at most `maxBytes`
     /// of payload; the first one comes whatever its size (alone when it is over the budget).
-    func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws -> [SealedChangeSet]
+    func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws
+        -> [SealedChangeSet]
 
     /// Stores one sealed part of a snapshot (sending a part again replaces it).
-    func putSnapshotPart(_ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String) async throws
+    func putSnapshotPart(
+        _ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String)
+        async throws
 
     /// Marks a snapshot complete once every part is stored (false otherwise); older snapshots
     /// are then deleted.
     func finishSnapshot(upTo: Int64, device: String, space: String) async throws -> Bool
 
     /// One sealed part of a snapshot, nil when it is gone (a newer snapshot replaced it).
-    func snapshotPart(_ part: Int, of snapshot: SnapshotDescriptor, space: String) async throws -> Data?
+    func snapshotPart(_ part: Int, of snapshot: SnapshotDescriptor, space: String) async throws
+        -> Data?
 
     /// Records how far `device` has pulled (and that it is alive), then prunes the feed below
     /// the newest snapshot and the slowest live cursor. Returns how many change sets were pruned.

@@ -98,7 +98,8 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case m, efConstruction, efSearch, seed, quantization, rescoreFactor, storesFullPrecision, repairFraction
+        case m, efConstruction, efSearch, seed, quantization, rescoreFactor, storesFullPrecision,
+            repairFraction
     }
 
     /// Decodes a configuration; keys added after the first release (`storesFullPrecision`,
@@ -106,8 +107,10 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            m: try c.decode(Int.self, forKey: .m), efConstruction: try c.decode(Int.self, forKey: .efConstruction),
-            efSearch: try c.decode(Int.self, forKey: .efSearch), seed: try c.decode(UInt64.self, forKey: .seed),
+            m: try c.decode(Int.self, forKey: .m),
+            efConstruction: try c.decode(Int.self, forKey: .efConstruction),
+            efSearch: try c.decode(Int.self, forKey: .efSearch),
+            seed: try c.decode(UInt64.self, forKey: .seed),
             quantization: try c.decode(HNSWQuantization.self, forKey: .quantization),
             rescoreFactor: try c.decode(Int.self, forKey: .rescoreFactor))
         storesFullPrecision = try c.decodeIfPresent(Bool.self, forKey: .storesFullPrecision) ?? true
@@ -117,22 +120,29 @@ public struct HNSWConfiguration: Codable, Sendable, Hashable {
     /// Checks the parameters are usable.
     /// - Throws: `VectorIndexError.invalidConfiguration` naming the bad parameter.
     public func validate() throws {
-        guard (2...256).contains(m) else { throw VectorIndexError.invalidConfiguration("m must be in 2...256, got \(m)") }
+        guard (2...256).contains(m) else {
+            throw VectorIndexError.invalidConfiguration("m must be in 2...256, got \(m)")
+        }
         guard (1...100_000).contains(efConstruction) else {
-            throw VectorIndexError.invalidConfiguration("efConstruction must be in 1...100000, got \(efConstruction)")
+            throw VectorIndexError.invalidConfiguration(
+                "efConstruction must be in 1...100000, got \(efConstruction)")
         }
         guard (1...100_000).contains(efSearch) else {
-            throw VectorIndexError.invalidConfiguration("efSearch must be in 1...100000, got \(efSearch)")
+            throw VectorIndexError.invalidConfiguration(
+                "efSearch must be in 1...100000, got \(efSearch)")
         }
         guard (0...1).contains(repairFraction) else {
-            throw VectorIndexError.invalidConfiguration("repairFraction must be in 0...1, got \(repairFraction)")
+            throw VectorIndexError.invalidConfiguration(
+                "repairFraction must be in 0...1, got \(repairFraction)")
         }
         guard (1...1_000).contains(rescoreFactor) else {
-            throw VectorIndexError.invalidConfiguration("rescoreFactor must be in 1...1000, got \(rescoreFactor)")
+            throw VectorIndexError.invalidConfiguration(
+                "rescoreFactor must be in 1...1000, got \(rescoreFactor)")
         }
         guard storesFullPrecision || quantization == .int8 else {
             throw VectorIndexError.invalidConfiguration(
-                "storesFullPrecision = false needs int8 quantization (the graph is built from the codes)")
+                "storesFullPrecision = false needs int8 quantization (the graph is built from the codes)"
+            )
         }
     }
 }

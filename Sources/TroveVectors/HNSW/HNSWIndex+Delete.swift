@@ -34,7 +34,7 @@ extension HNSWIndex {
 
     func removeLocked(id: Int64) {
         guard let s = slotsByID.removeValue(forKey: id) else { return }
-        states[Int(s)] = Self.state_deleted
+        states[Int(s)] = Self.stateDeleted
         deletedSlots.append(s)
         liveCount -= 1
     }
@@ -42,7 +42,8 @@ extension HNSWIndex {
     func repairIfNeeded() {
         let fraction = configuration.repairFraction
         if !deletedSlots.isEmpty && fraction > 0
-            && Double(deletedSlots.count) >= fraction * Double(max(slotCount - freeSlots.count, 1)) {
+            && Double(deletedSlots.count) >= fraction * Double(max(slotCount - freeSlots.count, 1))
+        {
             repairLocked()
         }
     }
@@ -53,8 +54,10 @@ extension HNSWIndex {
     /// needed and frees the deleted slots.
     func repairLocked() {
         guard !deletedSlots.isEmpty else { return }
-        @inline(__always) func isDeleted(_ s: UInt32) -> Bool { states[Int(s)] == Self.state_deleted }
-        for s in 0..<UInt32(slotCount) where states[Int(s)] == Self.state_live {
+        @inline(__always) func isDeleted(_ s: UInt32) -> Bool {
+            states[Int(s)] == Self.stateDeleted
+        }
+        for s in 0..<UInt32(slotCount) where states[Int(s)] == Self.stateLive {
             for level in 0...Int(levels[Int(s)]) {
                 let list = links(s, level)
                 let count = Int(list[0])
@@ -74,18 +77,20 @@ extension HNSWIndex {
                     let second = links(n, level)
                     for i in 0..<Int(second[0]) {
                         let m = second[i + 1]
-                        if m != s && states[Int(m)] == Self.state_live { pool.insert(m) }
+                        if m != s && states[Int(m)] == Self.stateLive { pool.insert(m) }
                     }
                 }
                 let sorted = pool.map { packCandidate(slotDistance(s, $0), $0) }.sorted()
-                let kept = selectNeighbors(sorted, limit: capacity(atLevel: level), keepPruned: true)
+                let kept = selectNeighbors(
+                    sorted, limit: capacity(atLevel: level), keepPruned: true)
                 list[0] = UInt32(kept.count)
                 for (j, n) in kept.enumerated() { list[j + 1] = n }
             }
         }
         if entryPoint != Self.noNode && isDeleted(entryPoint) {
-            var best = Self.noNode, bestLevel = -1
-            for s in 0..<slotCount where states[s] == Self.state_live && Int(levels[s]) > bestLevel {
+            var best = Self.noNode
+            var bestLevel = -1
+            for s in 0..<slotCount where states[s] == Self.stateLive && Int(levels[s]) > bestLevel {
                 best = UInt32(s)
                 bestLevel = Int(levels[s])
             }
@@ -93,7 +98,7 @@ extension HNSWIndex {
             maxLevel = bestLevel
         }
         for s in deletedSlots {
-            states[Int(s)] = Self.state_free
+            states[Int(s)] = Self.stateFree
             level0[Int(s) * (maxM0 + 1)] = 0
             upper[Int(s)]?.deallocate()
             upper[Int(s)] = nil
@@ -113,7 +118,7 @@ extension HNSWIndex {
             for s in 0..<slotCount {
                 upper[s]?.deallocate()
                 upper[s] = nil
-                states[s] = Self.state_free
+                states[s] = Self.stateFree
                 level0[s * (maxM0 + 1)] = 0
             }
             slotCount = 0

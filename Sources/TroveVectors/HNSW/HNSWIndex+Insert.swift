@@ -36,12 +36,14 @@ extension HNSWIndex {
             slots.reserveCapacity(items.count)
             reserve(slotCount + items.count)
             for item in items {
-                precondition(item.vector.count == dimension, "expected \(dimension) floats, got \(item.vector.count)")
+                precondition(
+                    item.vector.count == dimension,
+                    "expected \(dimension) floats, got \(item.vector.count)")
                 if slotsByID[item.id] != nil { removeLocked(id: item.id) }
                 slots.append(allocateSlot(id: item.id, vector: item.vector))
             }
             // Later duplicates replaced earlier ones: skip slots that are no longer live.
-            slots.removeAll { states[Int($0)] != Self.state_live }
+            slots.removeAll { states[Int($0)] != Self.stateLive }
             var start = 0
             if entryPoint == Self.noNode, let first = slots.first {
                 link(first, locked: false)
@@ -57,7 +59,9 @@ extension HNSWIndex {
                     while true {
                         let begin = counter.claim(16)
                         if begin >= pending.count { break }
-                        for i in begin..<min(begin + 16, pending.count) { link(pending[i], locked: true) }
+                        for i in begin..<min(begin + 16, pending.count) {
+                            link(pending[i], locked: true)
+                        }
                     }
                 }
             }
@@ -71,7 +75,8 @@ extension HNSWIndex {
     func link(_ q: UInt32, locked: Bool) {
         let level = Int(levels[Int(q)])
         var holdsGlobal = false
-        var entry: UInt32, top: Int
+        var entry: UInt32
+        var top: Int
         if locked {
             global.lock()
             entry = entryPoint
@@ -96,7 +101,8 @@ extension HNSWIndex {
         var d = walkDistance(walk, current)
         if top > level {
             for l in stride(from: top, to: level, by: -1) {
-                (current, d) = greedyClosest(walk, from: current, distance: d, level: l, locked: locked, buffer: buffer)
+                (current, d) = greedyClosest(
+                    walk, from: current, distance: d, level: l, locked: locked, buffer: buffer)
             }
         }
         // q's own lists are all written before any node links back to q, so q becomes reachable
@@ -109,7 +115,8 @@ extension HNSWIndex {
         var chosen: [(level: Int, nodes: [UInt32])] = []
         for l in stride(from: min(level, top), through: 0, by: -1) {
             let found = searchLayer(
-                walk, entries: [current], ef: configuration.efConstruction, level: l, locked: locked, excluded: q)
+                walk, entries: [current], ef: configuration.efConstruction, level: l,
+                locked: locked, excluded: q)
             let sorted = found.items.sorted()
             if let nearest = sorted.first { current = unpackSlot(nearest) }
             let selected = selectNeighbors(sorted, limit: maxM)
@@ -147,7 +154,9 @@ extension HNSWIndex {
                 return
             }
             var candidates = [packCandidate(slotDistance(n, q), q)]
-            for j in 0..<count { candidates.append(packCandidate(slotDistance(n, list[j + 1]), list[j + 1])) }
+            for j in 0..<count {
+                candidates.append(packCandidate(slotDistance(n, list[j + 1]), list[j + 1]))
+            }
             candidates.sort()
             let kept = selectNeighbors(candidates, limit: limit)
             list[0] = UInt32(kept.count)
@@ -161,7 +170,8 @@ extension HNSWIndex {
         guard !storesVectors else { return WalkQuery(floats: vectorPointer(q), mode: .none) }
         return WalkQuery(
             floats: vectors, mode: .int8, code: codes.unsafelyUnwrapped + Int(q) &* dimension,
-            scale: codeScales.unsafelyUnwrapped[Int(q)], squaredNorm: squaredNorms.unsafelyUnwrapped[Int(q)])
+            scale: codeScales.unsafelyUnwrapped[Int(q)],
+            squaredNorm: squaredNorms.unsafelyUnwrapped[Int(q)])
     }
 
     /// The neighbour-selection heuristic (Malkov & Yashunin, algorithm 4, as hnswlib's
@@ -178,7 +188,8 @@ extension HNSWIndex {
         kept.reserveCapacity(limit)
         for c in sorted {
             if kept.count >= limit { break }
-            let s = unpackSlot(c), d = unpackDistance(c)
+            let s = unpackSlot(c)
+            let d = unpackDistance(c)
             var good = true
             for t in kept where slotDistance(s, t) < d {
                 good = false

@@ -20,7 +20,8 @@ extension HNSWIndex {
             return floatDistance(q.floats, s)
         case .int8:
             let c = codes.unsafelyUnwrapped + Int(s) &* dimension
-            let dot = q.scale * codeScales.unsafelyUnwrapped[Int(s)]
+            let dot =
+                q.scale * codeScales.unsafelyUnwrapped[Int(s)]
                 * Float(NativeKernels.dotInt8(q.code.unsafelyUnwrapped, c, count: dimension))
             return isL2 ? q.squaredNorm + squaredNorms.unsafelyUnwrapped[Int(s)] - 2 * dot : -dot
         case .binary:
@@ -44,15 +45,21 @@ extension HNSWIndex {
         switch q.mode {
         // The line holding the first byte was requested in the first pass over the neighbours.
         case .none: trove_prefetch_bytes(vectorPointer(s) + 16, max(0, dimension &* 4 &- 64))
-        case .int8: trove_prefetch_bytes(codes.unsafelyUnwrapped + Int(s) &* dimension + 64, max(0, dimension &- 64))
-        case .binary: trove_prefetch_bytes(bits.unsafelyUnwrapped + Int(s) &* words + 8, max(0, words &* 8 &- 64))
+        case .int8:
+            trove_prefetch_bytes(
+                codes.unsafelyUnwrapped + Int(s) &* dimension + 64, max(0, dimension &- 64))
+        case .binary:
+            trove_prefetch_bytes(
+                bits.unsafelyUnwrapped + Int(s) &* words + 8, max(0, words &* 8 &- 64))
         }
     }
 
     /// Copies the neighbour list of `s` on `level` into `buffer` (under its stripe lock when
     /// `locked`, i.e. inside a parallel build) and returns the count.
     @inline(__always)
-    func readLinks(_ s: UInt32, _ level: Int, into buffer: UnsafeMutablePointer<UInt32>, locked: Bool) -> Int {
+    func readLinks(
+        _ s: UInt32, _ level: Int, into buffer: UnsafeMutablePointer<UInt32>, locked: Bool
+    ) -> Int {
         let l = links(s, level)
         if locked {
             return stripes.withLock(Int(s)) {
@@ -71,7 +78,8 @@ extension HNSWIndex {
         _ q: WalkQuery, from start: UInt32, distance startDistance: Float, level: Int, locked: Bool,
         buffer: UnsafeMutablePointer<UInt32>
     ) -> (UInt32, Float) {
-        var current = start, best = startDistance
+        var current = start
+        var best = startDistance
         var changed = true
         while changed {
             changed = false
@@ -105,7 +113,7 @@ extension HNSWIndex {
         var results = CandidateHeap(isMax: true, capacity: ef + 1)
 
         @inline(__always) func eligible(_ s: UInt32) -> Bool {
-            s != excluded && states[Int(s)] == Self.state_live && (filter?(slotIDs[Int(s)]) ?? true)
+            s != excluded && states[Int(s)] == Self.stateLive && (filter?(slotIDs[Int(s)]) ?? true)
         }
         var bound = Float.infinity
         for e in entries where !visited.testAndSet(e) {
@@ -156,7 +164,8 @@ extension HNSWIndex {
 
     /// Builds the walk query for `query` (normalised under cosine) and calls `body` with it.
     func withWalkQuery<R>(_ query: [Float], mode: HNSWQuantization, _ body: (WalkQuery) -> R) -> R {
-        precondition(query.count == dimension, "expected a query of \(dimension) floats, got \(query.count)")
+        precondition(
+            query.count == dimension, "expected a query of \(dimension) floats, got \(query.count)")
         var q = query
         if metric == .cosine { DistanceKernels.normalize(&q) }
         return q.withUnsafeBufferPointer { qb in
@@ -165,7 +174,8 @@ extension HNSWIndex {
             case .none:
                 return body(WalkQuery(floats: qp, mode: .none))
             case .int8:
-                var maxAbs: Float = 0, norm: Float = 0
+                var maxAbs: Float = 0
+                var norm: Float = 0
                 for x in q {
                     maxAbs = max(maxAbs, abs(x))
                     norm += x * x
@@ -173,12 +183,17 @@ extension HNSWIndex {
                 let scale = maxAbs > 0 ? maxAbs / 127 : 1
                 let code = q.map { Int8(clamping: Int(($0 / scale).rounded())) }
                 return code.withUnsafeBufferPointer { cb in
-                    body(WalkQuery(floats: qp, mode: .int8, code: cb.baseAddress!, scale: scale, squaredNorm: norm))
+                    body(
+                        WalkQuery(
+                            floats: qp, mode: .int8, code: cb.baseAddress!, scale: scale,
+                            squaredNorm: norm))
                 }
             case .binary:
                 var b = [UInt64](repeating: 0, count: words)
                 for i in 0..<dimension where q[i] > 0 { b[i >> 6] |= 1 << UInt64(i & 63) }
-                return b.withUnsafeBufferPointer { bb in body(WalkQuery(floats: qp, mode: .binary, bits: bb.baseAddress!)) }
+                return b.withUnsafeBufferPointer { bb in
+                    body(WalkQuery(floats: qp, mode: .binary, bits: bb.baseAddress!))
+                }
             }
         }
     }
@@ -191,7 +206,8 @@ extension HNSWIndex {
     ) -> [Neighbor] {
         guard k > 0, liveCount > 0, entryPoint != Self.noNode else { return [] }
         let mode = configuration.quantization
-        let ef = mode == .none ? max(requestedEf, k) : max(requestedEf, k * configuration.rescoreFactor)
+        let ef =
+            mode == .none ? max(requestedEf, k) : max(requestedEf, k * configuration.rescoreFactor)
         return withWalkQuery(query, mode: mode) { q in
             let buffer = UnsafeMutablePointer<UInt32>.allocate(capacity: maxM0 + 1)
             defer { buffer.deallocate() }
@@ -199,13 +215,17 @@ extension HNSWIndex {
             var d = walkDistance(q, current)
             if maxLevel > 0 {
                 for level in stride(from: maxLevel, to: 0, by: -1) {
-                    (current, d) = greedyClosest(q, from: current, distance: d, level: level, locked: false, buffer: buffer)
+                    (current, d) = greedyClosest(
+                        q, from: current, distance: d, level: level, locked: false, buffer: buffer)
                 }
             }
-            let heap = searchLayer(q, entries: [current], ef: ef, level: 0, locked: false, filter: filter)
+            let heap = searchLayer(
+                q, entries: [current], ef: ef, level: 0, locked: false, filter: filter)
             var found: [Neighbor]
             if mode == .none {
-                found = heap.items.map { Neighbor(id: slotIDs[Int(unpackSlot($0))], distance: unpackDistance($0)) }
+                found = heap.items.map {
+                    Neighbor(id: slotIDs[Int(unpackSlot($0))], distance: unpackDistance($0))
+                }
             } else if storesVectors {
                 // Re-score the walk's candidates with the float32 vectors.
                 found = heap.items.map {
@@ -252,7 +272,7 @@ extension HNSWIndex {
         guard k > 0 else { return [] }
         return withWalkQuery(query, mode: storesVectors ? .none : .int8) { q in
             var top = TopK(k: k)
-            for s in slots where states[Int(s)] == Self.state_live {
+            for s in slots where states[Int(s)] == Self.stateLive {
                 let d = storesVectors ? floatDistance(q.floats, s) : walkDistance(q, s)
                 if d <= top.worstDistance { top.insert(id: slotIDs[Int(s)], distance: d) }
             }
@@ -302,7 +322,8 @@ extension HNSWIndex {
         _ query: [Float], k: Int, efSearch: Int? = nil, rescoringWith source: ((Int64) -> [Float]?)?
     ) -> [Neighbor] {
         lock.read {
-            let results = graphSearch(query, k: k, ef: efSearch ?? defaultEfSearch, filter: nil, source: source)
+            let results = graphSearch(
+                query, k: k, ef: efSearch ?? defaultEfSearch, filter: nil, source: source)
             if results.count < min(k, liveCount) {
                 // Only possible when deleted nodes cut the walk short: answer exactly instead.
                 return exactSearch(query, k: k, slots: 0..<UInt32(slotCount))
@@ -329,9 +350,12 @@ extension HNSWIndex {
     ) -> [Neighbor] {
         withoutActuallyEscaping(isIncluded) { filter in
             lock.read {
-                let results = graphSearch(query, k: k, ef: efSearch ?? defaultEfSearch, filter: filter)
+                let results = graphSearch(
+                    query, k: k, ef: efSearch ?? defaultEfSearch, filter: filter)
                 if results.count < k {
-                    let slots = (0..<UInt32(slotCount)).lazy.filter { filter(self.slotIDs[Int($0)]) }
+                    let slots = (0..<UInt32(slotCount)).lazy.filter {
+                        filter(self.slotIDs[Int($0)])
+                    }
                     return exactSearch(query, k: k, slots: slots)
                 }
                 return results
@@ -342,7 +366,9 @@ extension HNSWIndex {
     /// The exact `k` nearest among `candidates` (unknown ids ignored, duplicates harmless).
     ///
     /// - Complexity: O(c log c + c · dimension) for c candidates.
-    public func search(_ query: [Float], k: Int, among candidates: some Sequence<Int64>) -> [Neighbor] {
+    public func search(_ query: [Float], k: Int, among candidates: some Sequence<Int64>)
+        -> [Neighbor]
+    {
         lock.read {
             var slots = candidates.compactMap { slotsByID[$0] }
             slots.sort()
@@ -375,7 +401,8 @@ extension HNSWIndex {
         let plan = Self.plan(matching: candidates.count, total: total, k: k, efSearch: ef)
         switch plan {
         case .exactScan: return (search(query, k: k, among: candidates), plan)
-        case .graphTraversal: return (search(query, k: k, efSearch: ef, where: candidates.contains), plan)
+        case .graphTraversal:
+            return (search(query, k: k, efSearch: ef, where: candidates.contains), plan)
         }
     }
 
@@ -398,16 +425,21 @@ extension HNSWIndex {
     /// - Returns: the plan, with a reason a person can read.
     public static func plan(matching: Int, total: Int, k: Int, efSearch: Int) -> HNSWFilterPlan {
         let ef = Double(max(efSearch, k))
-        let m = Double(matching), n = Double(max(total, 1))
+        let m = Double(matching)
+        let n = Double(max(total, 1))
         if matching <= 2_048 {
             return .exactScan("\(matching) matching rows: an exact scan is cheaper than any walk")
         }
         if m * m <= 16 * ef * n {
             let percent = (100 * m / n * 10).rounded() / 10
-            return .exactScan("\(matching) of \(total) rows match (\(percent)%): scanning them beats walking ~\(Int(ef * n / m)) nodes")
+            return .exactScan(
+                "\(matching) of \(total) rows match (\(percent)%): scanning them beats walking ~\(Int(ef * n / m)) nodes"
+            )
         }
         let percent = (100 * m / n * 10).rounded() / 10
-        return .graphTraversal("\(matching) of \(total) rows match (\(percent)%): a filtered walk visits ~\(Int(ef * n / m)) nodes instead of scanning \(matching)")
+        return .graphTraversal(
+            "\(matching) of \(total) rows match (\(percent)%): a filtered walk visits ~\(Int(ef * n / m)) nodes instead of scanning \(matching)"
+        )
     }
 }
 

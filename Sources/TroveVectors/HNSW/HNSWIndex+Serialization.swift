@@ -2,8 +2,8 @@ import CTroveKernels
 import Foundation
 
 #if _endian(big)
-// Snapshot sections are copied between memory and the snapshot as they are (little-endian).
-#error("HNSW snapshots assume a little-endian host")
+    // Snapshot sections are copied between memory and the snapshot as they are (little-endian).
+    #error("HNSW snapshots assume a little-endian host")
 #endif
 
 /// Snapshot format, version 4 (all integers little-endian); versions 1-3 are still read:
@@ -61,17 +61,23 @@ extension HNSWIndex {
         lock.read {
             let n = slotCount
             var upperBytes = 0
-            for s in 0..<n where states[s] != Self.state_free { upperBytes += Int(levels[s]) * (maxM + 1) * 4 }
+            for s in 0..<n where states[s] != Self.stateFree {
+                upperBytes += Int(levels[s]) * (maxM + 1) * 4
+            }
             let bodyLength = n * (10 + snapshotVectorBytes + (maxM0 + 1) * 4) + upperBytes
             var header: [UInt8] = []
             header.append(contentsOf: Self.snapshotMagic)
             header.appendLE(Self.snapshotVersion)
             header.appendLE(UInt32(Self.snapshotHeaderSize))
             header.append(UInt8(DistanceMetric.allCases.firstIndex(of: metric)!))
-            header.append(UInt8(HNSWQuantization.allCases.firstIndex(of: configuration.quantization)!))
+            header.append(
+                UInt8(HNSWQuantization.allCases.firstIndex(of: configuration.quantization)!))
             header.append(storesVectors ? 0 : 1)
             header.append(0)
-            for v in [dimension, configuration.m, configuration.efConstruction, defaultEfSearch, configuration.rescoreFactor] {
+            for v in [
+                dimension, configuration.m, configuration.efConstruction, defaultEfSearch,
+                configuration.rescoreFactor,
+            ] {
                 header.appendLE(UInt32(v))
             }
             header.appendLE(configuration.seed)
@@ -92,7 +98,10 @@ extension HNSWIndex {
                 /// A section of `per` bytes per slot, free slots written as zeros.
                 func putSlots(_ source: UnsafeRawPointer, _ per: Int) {
                     put(source, n * per)
-                    for s in 0..<n where states[s] == Self.state_free { (base + at - (n - s) * per).initializeMemory(as: UInt8.self, repeating: 0, count: per) }
+                    for s in 0..<n where states[s] == Self.stateFree {
+                        (base + at - (n - s) * per).initializeMemory(
+                            as: UInt8.self, repeating: 0, count: per)
+                    }
                 }
                 header.withUnsafeBytes { put($0.baseAddress!, $0.count) }
                 put(slotIDs, n * 8)
@@ -106,7 +115,7 @@ extension HNSWIndex {
                     putSlots(squaredNorms.unsafelyUnwrapped, 4)
                 }
                 putSlots(level0, (maxM0 + 1) * 4)
-                for s in 0..<n where states[s] != Self.state_free && levels[s] > 0 {
+                for s in 0..<n where states[s] != Self.stateFree && levels[s] > 0 {
                     put(upper[s]!, Int(levels[s]) * (maxM + 1) * 4)
                 }
                 let checksum = snapshotChecksum(UnsafeRawBufferPointer(start: base, count: at))
@@ -134,19 +143,26 @@ extension HNSWIndex {
     /// - Returns: the converted copy; this index is unchanged.
     /// - Throws: `VectorIndexError.invalidConfiguration` for a bad `rescoreFactor`.
     /// - Complexity: O(n · (dimension + M)).
-    public func converted(to quantization: HNSWQuantization, rescoreFactor: Int? = nil) throws -> HNSWIndex {
+    public func converted(to quantization: HNSWQuantization, rescoreFactor: Int? = nil) throws
+        -> HNSWIndex
+    {
         guard storesVectors else {
-            throw VectorIndexError.invalidConfiguration("an index without float32 vectors cannot be converted")
+            throw VectorIndexError.invalidConfiguration(
+                "an index without float32 vectors cannot be converted")
         }
         var bytes = snapshot()
         bytes[17] = UInt8(HNSWQuantization.allCases.firstIndex(of: quantization)!)
-        let factor = UInt32(rescoreFactor ?? HNSWConfiguration.defaultRescoreFactor(for: quantization))
+        let factor = UInt32(
+            rescoreFactor ?? HNSWConfiguration.defaultRescoreFactor(for: quantization))
         guard (1...1_000).contains(factor) else {
-            throw VectorIndexError.invalidConfiguration("rescoreFactor must be in 1...1000, got \(factor)")
+            throw VectorIndexError.invalidConfiguration(
+                "rescoreFactor must be in 1...1000, got \(factor)")
         }
         withUnsafeBytes(of: factor.littleEndian) { bytes.replaceSubrange(36..<40, with: $0) }
         let body = bytes[0..<(bytes.count - 8)]
-        withUnsafeBytes(of: snapshotChecksum(body).littleEndian) { bytes.replaceSubrange((bytes.count - 8)..., with: $0) }
+        withUnsafeBytes(of: snapshotChecksum(body).littleEndian) {
+            bytes.replaceSubrange((bytes.count - 8)..., with: $0)
+        }
         return try HNSWIndex(snapshot: bytes)
     }
 
@@ -164,15 +180,22 @@ extension HNSWIndex {
     /// - Complexity: O(size of the snapshot).
     public convenience init(snapshot contiguous: some ContiguousBytes) throws {
         let header = try contiguous.withUnsafeBytes { bytes in
-            try SnapshotHeader(UnsafeRawBufferPointer(rebasing: bytes.prefix(Self.snapshotHeaderSize)), total: bytes.count)
+            try SnapshotHeader(
+                UnsafeRawBufferPointer(rebasing: bytes.prefix(Self.snapshotHeaderSize)),
+                total: bytes.count)
         }
         try self.init(snapshotHeader: header)
         try contiguous.withUnsafeBytes { bytes in
             guard header.version >= 4 else { return try loadEarlierVersion(bytes, header: header) }
-            let body = try SnapshotBody(index: self, header: header, headerBytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(Self.snapshotHeaderSize)))
+            let body = try SnapshotBody(
+                index: self, header: header,
+                headerBytes: UnsafeRawBufferPointer(rebasing: bytes.prefix(Self.snapshotHeaderSize))
+            )
             let start = Self.snapshotHeaderSize
             try body.read(count: bytes.count - start) { offset, into in
-                into.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[(start + offset)..<(start + offset + into.count)]))
+                into.copyMemory(
+                    from: UnsafeRawBufferPointer(
+                        rebasing: bytes[(start + offset)..<(start + offset + into.count)]))
             }
             try body.finish()
         }
@@ -181,11 +204,15 @@ extension HNSWIndex {
     /// An empty index with the parameters of a checked snapshot header.
     convenience init(snapshotHeader header: SnapshotHeader) throws {
         var configuration = HNSWConfiguration(
-            m: header.m, efConstruction: header.efConstruction, efSearch: header.efSearch, seed: header.seed,
-            quantization: HNSWQuantization.allCases[header.quantIndex], rescoreFactor: header.rescoreFactor)
+            m: header.m, efConstruction: header.efConstruction, efSearch: header.efSearch,
+            seed: header.seed,
+            quantization: HNSWQuantization.allCases[header.quantIndex],
+            rescoreFactor: header.rescoreFactor)
         configuration.storesFullPrecision = header.flags & 1 == 0
         do {
-            try self.init(dimension: header.dimension, metric: DistanceMetric.allCases[header.metricIndex], configuration: configuration)
+            try self.init(
+                dimension: header.dimension, metric: DistanceMetric.allCases[header.metricIndex],
+                configuration: configuration)
         } catch {
             throw VectorIndexError.corrupt("bad parameters: \(error)")
         }
@@ -194,17 +221,23 @@ extension HNSWIndex {
     /// Loads a whole snapshot of version 1-3 (one record per slot): its checksum, then its slots.
     func loadEarlierVersion(_ bytes: UnsafeRawBufferPointer, header: SnapshotHeader) throws {
         let stored = ByteReader(bytes: bytes, offset: bytes.count - 8).peekUInt64()
-        guard stored == snapshotChecksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 8)])) else {
+        guard
+            stored
+                == snapshotChecksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 8)]))
+        else {
             throw VectorIndexError.corrupt("checksum mismatch")
         }
         try loadBody(
-            bytes, slotCount: header.slotCount, liveCount: header.liveCount, entry: header.entry, maxLevel: header.maxLevel,
+            bytes, slotCount: header.slotCount, liveCount: header.liveCount, entry: header.entry,
+            maxLevel: header.maxLevel,
             bodyLength: header.bodyLength)
     }
 
     /// Reads the slots of a snapshot whose header and checksum were checked, then checks the graph.
     private func loadBody(
-        _ bytes: UnsafeRawBufferPointer, slotCount: Int, liveCount: Int, entry: UInt32, maxLevel: Int, bodyLength: UInt64
+        _ bytes: UnsafeRawBufferPointer, slotCount: Int, liveCount: Int, entry: UInt32,
+        maxLevel: Int,
+        bodyLength: UInt64
     ) throws {
         var r = ByteReader(bytes: bytes, offset: Self.snapshotHeaderSize)
         // Every slot takes at least 10 bytes: check before allocating room for slotCount.
@@ -218,42 +251,51 @@ extension HNSWIndex {
         let bodyEnd = bytes.count - 8
         var live = 0
         for s in 0..<slotCount {
-            guard r.offset + 10 <= bodyEnd else { throw VectorIndexError.corrupt("body ends at slot \(s)") }
-            let state = r.readByte(), level = Int(r.readByte())
+            guard r.offset + 10 <= bodyEnd else {
+                throw VectorIndexError.corrupt("body ends at slot \(s)")
+            }
+            let state = r.readByte()
+            let level = Int(r.readByte())
             let id: Int64 = r.read()
             states[s] = state
             levels[s] = UInt8(level)
             slotIDs[s] = id
             switch state {
-            case Self.state_free:
+            case Self.stateFree:
                 freeSlots.append(UInt32(s))
                 vectorPointer(UInt32(s)).update(repeating: 0, count: vectorStride)
                 links(UInt32(s), 0).update(repeating: 0, count: maxM0 + 1)
                 codes.map { ($0 + s * dimension).update(repeating: 0, count: dimension) }
                 continue
-            case Self.state_live:
+            case Self.stateLive:
                 guard slotsByID.updateValue(UInt32(s), forKey: id) == nil else {
                     throw VectorIndexError.corrupt("id \(id) appears twice")
                 }
                 live += 1
-            case Self.state_deleted:
+            case Self.stateDeleted:
                 deletedSlots.append(UInt32(s))
             default:
                 throw VectorIndexError.corrupt("slot \(s): state \(state)")
             }
             guard level <= 30 else { throw VectorIndexError.corrupt("slot \(s): level \(level)") }
             let need = snapshotVectorBytes + (maxM0 + 1) * 4 + level * (maxM + 1) * 4
-            guard r.offset + need <= bodyEnd else { throw VectorIndexError.corrupt("body ends inside slot \(s)") }
+            guard r.offset + need <= bodyEnd else {
+                throw VectorIndexError.corrupt("body ends inside slot \(s)")
+            }
             if storesVectors {
-                r.copy(into: UnsafeMutableRawPointer(vectorPointer(UInt32(s))), count: dimension * 4)
+                r.copy(
+                    into: UnsafeMutableRawPointer(vectorPointer(UInt32(s))), count: dimension * 4)
                 // A non-finite component would trap in encode() and poison distances (found by
                 // Fuzz/Targets/SnapshotLoader).
                 for i in 0..<dimension where !vectorPointer(UInt32(s))[i].isFinite {
                     throw VectorIndexError.corrupt("slot \(s): component \(i) is not finite")
                 }
             } else {
-                r.copy(into: UnsafeMutableRawPointer(codes.unsafelyUnwrapped + s * dimension), count: dimension)
-                let scale = Float(bitPattern: r.read()), norm = Float(bitPattern: r.read())
+                r.copy(
+                    into: UnsafeMutableRawPointer(codes.unsafelyUnwrapped + s * dimension),
+                    count: dimension)
+                let scale = Float(bitPattern: r.read())
+                let norm = Float(bitPattern: r.read())
                 guard scale.isFinite, scale > 0, norm.isFinite, norm >= 0 else {
                     throw VectorIndexError.corrupt("slot \(s): bad code scale or norm")
                 }
@@ -269,7 +311,9 @@ extension HNSWIndex {
             if storesVectors { encode(UInt32(s), from: vectorPointer(UInt32(s))) }
         }
         guard r.offset == bodyEnd else { throw VectorIndexError.corrupt("body length mismatch") }
-        guard live == liveCount else { throw VectorIndexError.corrupt("live count \(liveCount) but \(live) live slots") }
+        guard live == liveCount else {
+            throw VectorIndexError.corrupt("live count \(liveCount) but \(live) live slots")
+        }
         self.liveCount = liveCount
         entryPoint = entry
         self.maxLevel = maxLevel
@@ -292,7 +336,8 @@ func snapshotChecksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
 
 func snapshotChecksum(_ raw: UnsafeRawBufferPointer) -> UInt64 {
     let n = raw.count
-    let version = n >= 12 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) : 0
+    let version =
+        n >= 12 ? UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) : 0
     if version >= 4 {
         var hasher = SnapshotHasher()
         hasher.update(raw)
@@ -304,12 +349,16 @@ func snapshotChecksum(_ raw: UnsafeRawBufferPointer) -> UInt64 {
         var lanes = (h, h &+ checksumP1, h &+ checksumP2, h ^ checksumP1)
         while i + 32 <= n {
             lanes.0 = checksumRound(lanes.0, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            lanes.1 = checksumRound(lanes.1, raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
-            lanes.2 = checksumRound(lanes.2, raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self))
-            lanes.3 = checksumRound(lanes.3, raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self))
+            lanes.1 = checksumRound(
+                lanes.1, raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
+            lanes.2 = checksumRound(
+                lanes.2, raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self))
+            lanes.3 = checksumRound(
+                lanes.3, raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self))
             i += 32
         }
-        h = checksumRound(checksumRound(checksumRound(checksumRound(h, lanes.0), lanes.1), lanes.2), lanes.3)
+        h = checksumRound(
+            checksumRound(checksumRound(checksumRound(h, lanes.0), lanes.1), lanes.2), lanes.3)
     }
     while i + 8 <= n {
         h = checksumRound(h, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
@@ -323,7 +372,8 @@ func snapshotChecksum(_ raw: UnsafeRawBufferPointer) -> UInt64 {
     return checksumAvalanche(h)
 }
 
-private let checksumP1: UInt64 = 0x9E37_79B1_85EB_CA87, checksumP2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+private let checksumP1: UInt64 = 0x9E37_79B1_85EB_CA87
+private let checksumP2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
 
 @inline(__always) private func checksumRound(_ h: UInt64, _ w: UInt64) -> UInt64 {
     let mixed = h ^ ((w &* checksumP2) << 31 | (w &* checksumP2) >> 33) &* checksumP1
@@ -360,22 +410,34 @@ struct SnapshotHasher {
             p += take
             left -= take
             guard carry.count == Self.blockBytes else { return }
-            carry.withUnsafeBytes { block in lanes.withUnsafeMutableBufferPointer { trove_checksum_blocks($0.baseAddress, block.baseAddress, 1) } }
+            carry.withUnsafeBytes { block in
+                lanes.withUnsafeMutableBufferPointer {
+                    trove_checksum_blocks($0.baseAddress, block.baseAddress, 1)
+                }
+            }
             carry.removeAll(keepingCapacity: true)
         }
         let blocks = left / Self.blockBytes
         if blocks > 0 {
             let start = p
-            lanes.withUnsafeMutableBufferPointer { trove_checksum_blocks($0.baseAddress, start, blocks) }
+            lanes.withUnsafeMutableBufferPointer {
+                trove_checksum_blocks($0.baseAddress, start, blocks)
+            }
         }
-        carry.append(contentsOf: UnsafeRawBufferPointer(start: p + blocks * Self.blockBytes, count: left - blocks * Self.blockBytes))
+        carry.append(
+            contentsOf: UnsafeRawBufferPointer(
+                start: p + blocks * Self.blockBytes, count: left - blocks * Self.blockBytes))
     }
 
     func finish() -> UInt64 {
         var lanes = lanes
         if !carry.isEmpty {
             let block = carry + [UInt8](repeating: 0, count: Self.blockBytes - carry.count)
-            block.withUnsafeBytes { b in lanes.withUnsafeMutableBufferPointer { trove_checksum_blocks($0.baseAddress, b.baseAddress, 1) } }
+            block.withUnsafeBytes { b in
+                lanes.withUnsafeMutableBufferPointer {
+                    trove_checksum_blocks($0.baseAddress, b.baseAddress, 1)
+                }
+            }
         }
         var h: UInt64 = 0x27D4_EB2F_1656_67C5
         for lane in lanes { h = checksumRound(h, lane) }

@@ -89,7 +89,7 @@ public final class HNSWIndex: @unchecked Sendable {
     let global = MutexStripes(count: 1)
     let visitedPool = VisitedPool()
 
-    static let state_live: UInt8 = 0, state_deleted: UInt8 = 1, state_free: UInt8 = 2
+    static let stateLive: UInt8 = 0, stateDeleted: UInt8 = 1, stateFree: UInt8 = 2
     static let noNode = UInt32.max
 
     /// Creates an empty index.
@@ -99,10 +99,13 @@ public final class HNSWIndex: @unchecked Sendable {
     ///   - metric: how vectors are compared (cosine: stored normalised, walked with a dot product).
     ///   - configuration: graph parameters (see `HNSWConfiguration` for defaults).
     /// - Throws: `VectorIndexError.invalidConfiguration` for bad parameters.
-    public init(dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration = .init()) throws {
+    public init(dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration = .init())
+        throws
+    {
         try configuration.validate()
         guard (1...65_536).contains(dimension) else {
-            throw VectorIndexError.invalidConfiguration("dimension must be in 1...65536, got \(dimension)")
+            throw VectorIndexError.invalidConfiguration(
+                "dimension must be in 1...65536, got \(dimension)")
         }
         self.dimension = dimension
         self.metric = metric
@@ -158,7 +161,8 @@ public final class HNSWIndex: @unchecked Sendable {
         lock.read {
             guard let s = slotsByID[id] else { return nil }
             guard storesVectors else {
-                let c = codes.unsafelyUnwrapped + Int(s) * dimension, scale = codeScales.unsafelyUnwrapped[Int(s)]
+                let c = codes.unsafelyUnwrapped + Int(s) * dimension
+                let scale = codeScales.unsafelyUnwrapped[Int(s)]
                 return (0..<dimension).map { Float(c[$0]) * scale }
             }
             return Array(UnsafeBufferPointer(start: vectorPointer(s), count: dimension))
@@ -179,8 +183,11 @@ public final class HNSWIndex: @unchecked Sendable {
         guard n > capacity else { return }
         let newCapacity = max(n, capacity * 3 / 2)
         // Large buffers (vectors, layer-0 links) come 2 MB aligned and advised for huge pages.
-        func grow<T>(_ p: UnsafeMutablePointer<T>, _ per: Int, fill: T, unwritten: Bool = false) -> UnsafeMutablePointer<T> {
-            let q = allocateLargeBuffer(byteCount: newCapacity * per * MemoryLayout<T>.stride).baseAddress!
+        func grow<T>(_ p: UnsafeMutablePointer<T>, _ per: Int, fill: T, unwritten: Bool = false)
+            -> UnsafeMutablePointer<T>
+        {
+            let q = allocateLargeBuffer(byteCount: newCapacity * per * MemoryLayout<T>.stride)
+                .baseAddress!
                 .bindMemory(to: T.self, capacity: newCapacity * per)
             q.moveInitialize(from: p, count: capacity * per)
             let filled = unwritten && !filling ? n : capacity
@@ -193,7 +200,7 @@ public final class HNSWIndex: @unchecked Sendable {
         upper = grow(upper, 1, fill: nil)
         levels = grow(levels, 1, fill: 0)
         slotIDs = grow(slotIDs, 1, fill: 0)
-        states = grow(states, 1, fill: Self.state_free)
+        states = grow(states, 1, fill: Self.stateFree)
         switch configuration.quantization {
         case .none: break
         case .int8:
@@ -232,9 +239,15 @@ public final class HNSWIndex: @unchecked Sendable {
     @inline(__always) func slotDistance(_ a: UInt32, _ b: UInt32) -> Float {
         if storesVectors { return floatDistance(vectorPointer(a), b) }
         let n = dimension
-        let dot = codeScales.unsafelyUnwrapped[Int(a)] * codeScales.unsafelyUnwrapped[Int(b)]
-            * Float(NativeKernels.dotInt8(codes.unsafelyUnwrapped + Int(a) &* n, codes.unsafelyUnwrapped + Int(b) &* n, count: n))
-        return isL2 ? squaredNorms.unsafelyUnwrapped[Int(a)] + squaredNorms.unsafelyUnwrapped[Int(b)] - 2 * dot : -dot
+        let dot =
+            codeScales.unsafelyUnwrapped[Int(a)] * codeScales.unsafelyUnwrapped[Int(b)]
+            * Float(
+                NativeKernels.dotInt8(
+                    codes.unsafelyUnwrapped + Int(a) &* n, codes.unsafelyUnwrapped + Int(b) &* n,
+                    count: n))
+        return isL2
+            ? squaredNorms.unsafelyUnwrapped[Int(a)] + squaredNorms.unsafelyUnwrapped[Int(b)] - 2
+                * dot : -dot
     }
 
     /// Ranking distance → the metric's distance.
@@ -296,7 +309,9 @@ public final class HNSWIndex: @unchecked Sendable {
             slotCount += 1
         }
         // Codes-only mode: the vector passes through a scratch buffer to be encoded.
-        let v = storesVectors ? vectorPointer(s) : UnsafeMutablePointer<Float>.allocate(capacity: dimension)
+        let v =
+            storesVectors
+            ? vectorPointer(s) : UnsafeMutablePointer<Float>.allocate(capacity: dimension)
         defer { if !storesVectors { v.deallocate() } }
         vector.withUnsafeBufferPointer { v.update(from: $0.baseAddress!, count: dimension) }
         if metric == .cosine {
@@ -315,7 +330,7 @@ public final class HNSWIndex: @unchecked Sendable {
             upper[Int(s)] = p
         }
         slotIDs[Int(s)] = id
-        states[Int(s)] = Self.state_live
+        states[Int(s)] = Self.stateLive
         slotsByID[id] = s
         liveCount += 1
         return s
@@ -325,11 +340,12 @@ public final class HNSWIndex: @unchecked Sendable {
     public var memoryUsage: HNSWMemoryUsage {
         lock.read {
             var upperBytes = 0
-            for s in 0..<slotCount where states[s] != Self.state_free {
+            for s in 0..<slotCount where states[s] != Self.stateFree {
                 upperBytes += Int(levels[s]) * (maxM + 1) * 4
             }
             let n = max(1, liveCount)
-            let graph = slotCount * ((maxM0 + 1) * 4 + 8 + 8 + 2) + upperBytes + slotsByID.count * 24
+            let graph =
+                slotCount * ((maxM0 + 1) * 4 + 8 + 8 + 2) + upperBytes + slotsByID.count * 24
             let full = slotCount * vectorStride * 4
             let walked: Int
             switch configuration.quantization {
@@ -338,7 +354,8 @@ public final class HNSWIndex: @unchecked Sendable {
             case .binary: walked = slotCount * words * 8
             }
             return HNSWMemoryUsage(
-                vectors: n, graphBytes: graph, walkedVectorBytes: configuration.quantization == .none ? full : walked,
+                vectors: n, graphBytes: graph,
+                walkedVectorBytes: configuration.quantization == .none ? full : walked,
                 fullPrecisionBytes: configuration.quantization == .none ? 0 : full)
         }
     }

@@ -32,7 +32,11 @@ package final class HNSWSnapshotReader {
     ///
     /// - Throws: `VectorIndexError` as soon as the bytes so far cannot be a valid snapshot (and
     ///   whatever `copy` throws).
-    package func read(count: Int, from copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void) throws {
+    package func read(
+        count: Int, from copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void
+    )
+        throws
+    {
         var offset = 0
         if body == nil {
             let n = min(count, HNSWIndex.snapshotHeaderSize - header.count)
@@ -45,12 +49,16 @@ package final class HNSWSnapshotReader {
             if header.count == HNSWIndex.snapshotHeaderSize {
                 body = try header.withUnsafeBytes { bytes in
                     let parsed = try SnapshotHeader(bytes, total: total)
-                    return try SnapshotBody(index: HNSWIndex(snapshotHeader: parsed), header: parsed, headerBytes: bytes)
+                    return try SnapshotBody(
+                        index: HNSWIndex(snapshotHeader: parsed), header: parsed, headerBytes: bytes
+                    )
                 }
             }
         }
         guard offset < count else { return }
-        guard let body else { throw VectorIndexError.corrupt("snapshot longer than its stated size") }
+        guard let body else {
+            throw VectorIndexError.corrupt("snapshot longer than its stated size")
+        }
         try body.read(count: count - offset) { o, into in try copy(offset + o, into) }
     }
 
@@ -79,20 +87,30 @@ struct SnapshotHeader {
     /// 80; fewer only when the snapshot is shorter).
     init(_ bytes: UnsafeRawBufferPointer, total: Int) throws {
         let headerSize = HNSWIndex.snapshotHeaderSize
-        guard bytes.count >= 8, bytes.prefix(8).elementsEqual(HNSWIndex.snapshotMagic) else { throw VectorIndexError.notASnapshot }
+        guard bytes.count >= 8, bytes.prefix(8).elementsEqual(HNSWIndex.snapshotMagic) else {
+            throw VectorIndexError.notASnapshot
+        }
         guard total >= headerSize + 8, bytes.count >= headerSize else {
             throw VectorIndexError.truncated(expected: headerSize + 8, actual: total)
         }
         var r = ByteReader(bytes: bytes, offset: 8)
         version = r.read()
-        guard (1...HNSWIndex.snapshotVersion).contains(version) else { throw VectorIndexError.unsupportedVersion(version) }
-        guard Int(r.read() as UInt32) == headerSize else { throw VectorIndexError.corrupt("header size") }
+        guard (1...HNSWIndex.snapshotVersion).contains(version) else {
+            throw VectorIndexError.unsupportedVersion(version)
+        }
+        guard Int(r.read() as UInt32) == headerSize else {
+            throw VectorIndexError.corrupt("header size")
+        }
         metricIndex = Int(r.readByte())
         quantIndex = Int(r.readByte())
         flags = r.readByte()
         r.offset += 1
-        guard flags & ~1 == 0, version > 1 || flags == 0 else { throw VectorIndexError.corrupt("unknown flags \(flags)") }
-        guard metricIndex < DistanceMetric.allCases.count, quantIndex < HNSWQuantization.allCases.count else {
+        guard flags & ~1 == 0, version > 1 || flags == 0 else {
+            throw VectorIndexError.corrupt("unknown flags \(flags)")
+        }
+        guard metricIndex < DistanceMetric.allCases.count,
+            quantIndex < HNSWQuantization.allCases.count
+        else {
             throw VectorIndexError.corrupt("unknown metric or quantization")
         }
         dimension = Int(r.read() as UInt32)
@@ -110,9 +128,12 @@ struct SnapshotHeader {
         let (sum, overflow) = bodyLength.addingReportingOverflow(UInt64(headerSize) + 8)
         let expected = overflow ? UInt64.max : sum
         guard expected <= UInt64(Int.max), Int(expected) <= total else {
-            throw VectorIndexError.truncated(expected: Int(min(expected, UInt64(Int.max))), actual: total)
+            throw VectorIndexError.truncated(
+                expected: Int(min(expected, UInt64(Int.max))), actual: total)
         }
-        guard Int(expected) == total else { throw VectorIndexError.corrupt("\(total - Int(expected)) unexpected trailing bytes") }
+        guard Int(expected) == total else {
+            throw VectorIndexError.corrupt("\(total - Int(expected)) unexpected trailing bytes")
+        }
     }
 }
 
@@ -129,7 +150,9 @@ final class SnapshotBody {
     /// Versions 1-3: the whole snapshot.
     private var whole: UnsafeMutableRawBufferPointer?
 
-    private enum Kind { case ids, states, levels, floats, codes, scales, norms, level0, upper, trailer }
+    private enum Kind {
+        case ids, states, levels, floats, codes, scales, norms, level0, upper, trailer
+    }
     private var sections: [(kind: Kind, memory: UnsafeMutableRawBufferPointer)] = []
     private var current = 0
     /// Bytes of the current section received.
@@ -161,7 +184,8 @@ final class SnapshotBody {
         index.reserve(max(n, 1), filling: false)
         index.slotCount = n
         func section(_ kind: Kind, _ pointer: UnsafeMutableRawPointer, _ bytesPerSlot: Int) {
-            sections.append((kind, UnsafeMutableRawBufferPointer(start: pointer, count: n * bytesPerSlot)))
+            sections.append(
+                (kind, UnsafeMutableRawBufferPointer(start: pointer, count: n * bytesPerSlot)))
         }
         section(.ids, index.slotIDs, 8)
         section(.states, index.states, 1)
@@ -184,16 +208,23 @@ final class SnapshotBody {
     }
 
     /// Takes the next `count` bytes of the body (see `HNSWSnapshotReader.read(count:from:)`).
-    func read(count: Int, from copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void) throws {
-        guard count <= total - received else { throw VectorIndexError.corrupt("snapshot longer than its stated size") }
+    func read(
+        count: Int, from copy: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws {
+        guard count <= total - received else {
+            throw VectorIndexError.corrupt("snapshot longer than its stated size")
+        }
         if let whole {
-            try copy(0, UnsafeMutableRawBufferPointer(rebasing: whole[received..<(received + count)]))
+            try copy(
+                0, UnsafeMutableRawBufferPointer(rebasing: whole[received..<(received + count)]))
             received += count
             return
         }
         var done = 0
         while done < count {
-            guard current < sections.count else { throw VectorIndexError.corrupt("body length mismatch") }
+            guard current < sections.count else {
+                throw VectorIndexError.corrupt("body length mismatch")
+            }
             let (kind, memory) = sections[current]
             let n = min(count - done, memory.count - filled)
             let piece = UnsafeMutableRawBufferPointer(rebasing: memory[filled..<(filled + n)])
@@ -210,7 +241,9 @@ final class SnapshotBody {
                 let bad = trove_first_nonfinite(floats + checkedFloats, complete - checkedFloats)
                 if bad >= 0 {
                     let i = checkedFloats + bad
-                    throw VectorIndexError.corrupt("slot \(i / index.dimension): component \(i % index.dimension) is not finite")
+                    throw VectorIndexError.corrupt(
+                        "slot \(i / index.dimension): component \(i % index.dimension) is not finite"
+                    )
                 }
                 checkedFloats = complete
             }
@@ -233,17 +266,24 @@ final class SnapshotBody {
         let n = header.slotCount
         var upperBytes = 0
         for s in 0..<n {
-            let state = index.states[s], level = Int(index.levels[s])
-            guard state <= HNSWIndex.state_free else { throw VectorIndexError.corrupt("slot \(s): state \(state)") }
-            if state == HNSWIndex.state_free {
-                guard level == 0 else { throw VectorIndexError.corrupt("free slot \(s): level \(level)") }
+            let state = index.states[s]
+            let level = Int(index.levels[s])
+            guard state <= HNSWIndex.stateFree else {
+                throw VectorIndexError.corrupt("slot \(s): state \(state)")
+            }
+            if state == HNSWIndex.stateFree {
+                guard level == 0 else {
+                    throw VectorIndexError.corrupt("free slot \(s): level \(level)")
+                }
                 continue
             }
             guard level <= 30 else { throw VectorIndexError.corrupt("slot \(s): level \(level)") }
             upperBytes += level * (index.maxM + 1) * 4
         }
         let perSlot = 10 + index.snapshotVectorBytes + (index.maxM0 + 1) * 4
-        guard n * perSlot + upperBytes == Int(header.bodyLength) else { throw VectorIndexError.corrupt("body length mismatch") }
+        guard n * perSlot + upperBytes == Int(header.bodyLength) else {
+            throw VectorIndexError.corrupt("body length mismatch")
+        }
         let lists = UnsafeMutableRawBufferPointer.allocate(byteCount: upperBytes, alignment: 4)
         upperLists = lists
         sections.append((.upper, lists))
@@ -254,7 +294,8 @@ final class SnapshotBody {
     private func upperReceived() {
         guard let lists = upperLists?.baseAddress else { return }
         var at = 0
-        for s in 0..<header.slotCount where index.states[s] != HNSWIndex.state_free && index.levels[s] > 0 {
+        for s in 0..<header.slotCount
+        where index.states[s] != HNSWIndex.stateFree && index.levels[s] > 0 {
             let count = Int(index.levels[s]) * (index.maxM + 1)
             let p = UnsafeMutablePointer<UInt32>.allocate(capacity: count)
             p.initialize(from: (lists + at).assumingMemoryBound(to: UInt32.self), count: count)
@@ -265,13 +306,20 @@ final class SnapshotBody {
 
     /// Checks the whole snapshot once every byte is in; the index is usable only if this returns.
     func finish() throws {
-        guard received == total else { throw VectorIndexError.truncated(expected: total, actual: received) }
+        guard received == total else {
+            throw VectorIndexError.truncated(expected: total, actual: received)
+        }
         if let whole {
             // The allocation is rounded up to whole huge pages: the snapshot is its first `total` bytes.
-            return try index.loadEarlierVersion(UnsafeRawBufferPointer(rebasing: whole[0..<total]), header: header)
+            return try index.loadEarlierVersion(
+                UnsafeRawBufferPointer(rebasing: whole[0..<total]), header: header)
         }
-        guard current == sections.count else { throw VectorIndexError.corrupt("body length mismatch") }
-        guard UInt64(littleEndian: trailer.loadUnaligned(as: UInt64.self)) == hasher.finish() else { throw VectorIndexError.corrupt("checksum mismatch") }
+        guard current == sections.count else {
+            throw VectorIndexError.corrupt("body length mismatch")
+        }
+        guard UInt64(littleEndian: trailer.loadUnaligned(as: UInt64.self)) == hasher.finish() else {
+            throw VectorIndexError.corrupt("checksum mismatch")
+        }
         try index.loadSections(header)
     }
 }
@@ -285,12 +333,14 @@ extension HNSWIndex {
         var live = 0
         for s in 0..<n {
             switch states[s] {
-            case Self.state_free:
+            case Self.stateFree:
                 freeSlots.append(UInt32(s))
                 // Codes computed from the vectors: none for a free slot, whose memory is unwritten.
-                if storesVectors { codes.map { ($0 + s * dimension).update(repeating: 0, count: dimension) } }
+                if storesVectors {
+                    codes.map { ($0 + s * dimension).update(repeating: 0, count: dimension) }
+                }
                 continue
-            case Self.state_live:
+            case Self.stateLive:
                 guard slotsByID.updateValue(UInt32(s), forKey: slotIDs[s]) == nil else {
                     throw VectorIndexError.corrupt("id \(slotIDs[s]) appears twice")
                 }
@@ -301,17 +351,22 @@ extension HNSWIndex {
             if storesVectors {
                 encode(UInt32(s), from: vectorPointer(UInt32(s)))
             } else {
-                let scale = codeScales.unsafelyUnwrapped[s], norm = squaredNorms.unsafelyUnwrapped[s]
+                let scale = codeScales.unsafelyUnwrapped[s]
+                let norm = squaredNorms.unsafelyUnwrapped[s]
                 guard scale.isFinite, scale > 0, norm.isFinite, norm >= 0 else {
                     throw VectorIndexError.corrupt("slot \(s): bad code scale or norm")
                 }
             }
         }
-        guard live == header.liveCount else { throw VectorIndexError.corrupt("live count \(header.liveCount) but \(live) live slots") }
+        guard live == header.liveCount else {
+            throw VectorIndexError.corrupt("live count \(header.liveCount) but \(live) live slots")
+        }
         liveCount = live
         entryPoint = header.entry
         maxLevel = header.maxLevel
         // Before any search can follow a link: counts and ranges first, then the graph's shape.
-        if let first = invariantViolations(limit: 1, idMapFromSlots: true).first { throw VectorIndexError.corrupt(first) }
+        if let first = invariantViolations(limit: 1, idMapFromSlots: true).first {
+            throw VectorIndexError.corrupt(first)
+        }
     }
 }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A readers-writer lock: many readers or one writer. When it `prefersWriters`, no new reader
@@ -38,7 +38,9 @@ package final class ReadWriteLock: @unchecked Sendable {
 
     package func read<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
-        while writing || (prefersWriters && waitingWriters > 0) { pthread_cond_wait(changed, mutex) }
+        while writing || (prefersWriters && waitingWriters > 0) {
+            pthread_cond_wait(changed, mutex)
+        }
         readers += 1
         pthread_mutex_unlock(mutex)
         defer {

@@ -1,8 +1,9 @@
 import Foundation
 import Trove
-@testable import TroveCLI
 import TroveEmbeddings
 import TroveTestSupport
+
+@testable import TroveCLI
 
 /// What one in-process run of `trove` printed and returned.
 struct RunResult {
@@ -55,8 +56,11 @@ final class NotesFixture: Sendable {
     func path(_ name: String) -> String { (notes as NSString).appendingPathComponent(name) }
 
     /// Runs trove with `--db` pointing at this fixture's database.
-    func trove(_ arguments: [String], stdin: String? = nil, services: Services = hashingServices) async -> RunResult {
-        await runTrove(arguments + ["--db", database], directory: notes, stdin: stdin, services: services)
+    func trove(_ arguments: [String], stdin: String? = nil, services: Services = hashingServices)
+        async -> RunResult
+    {
+        await runTrove(
+            arguments + ["--db", database], directory: notes, stdin: stdin, services: services)
     }
 
     /// Five notes on unrelated subjects and twelve near-identical errands: the corpus of the
@@ -64,11 +68,15 @@ final class NotesFixture: Sendable {
     static func errands() throws -> NotesFixture {
         let fixture = try NotesFixture()
         try fixture.write("dentist.md", "# Dentist\n\nCleaning with Dr. Okafor on Tuesday at 8:30.")
-        try fixture.write("garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
+        try fixture.write(
+            "garden/tomatoes.txt", "Stake the tomatoes when planting. Water at the base.")
         try fixture.write("work/standup.md", "Standup: freeze the release branch Thursday noon.")
         try fixture.write("car.md", "Winter tires on by November 15, stored at Eastside Auto.")
-        try fixture.write("recipes/curry.md", "Kidney bean curry: soak the beans overnight, six whistles.")
-        for index in 0..<12 { try fixture.write("misc/note\(index).md", "Errand number \(index): call the bank.") }
+        try fixture.write(
+            "recipes/curry.md", "Kidney bean curry: soak the beans overnight, six whistles.")
+        for index in 0..<12 {
+            try fixture.write("misc/note\(index).md", "Errand number \(index): call the bank.")
+        }
         return fixture
     }
 

@@ -7,7 +7,9 @@ enum SyncServerFixture {
     /// The repository's trove-sync.sql.
     static let schemaFile = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources/TroveSync/Postgres/trove-sync.sql").path
+        .deletingLastPathComponent().appendingPathComponent(
+            "Sources/TroveSync/Postgres/trove-sync.sql"
+        ).path
 
     private static let installed: Result<TestPostgresServer, Error> = Result {
         let server = try TestPostgresServer.shared()
@@ -19,18 +21,23 @@ enum SyncServerFixture {
     static func server() throws -> TestPostgresServer { try installed.get() }
 
     /// A new login role (SCRAM password), member of trove_sync_device, and its URL.
-    static func newDevice(on server: TestPostgresServer? = nil, prefix: String = "device") throws -> Device {
+    static func newDevice(on server: TestPostgresServer? = nil, prefix: String = "device") throws
+        -> Device
+    {
         let server = try server ?? Self.server()
         let name = "\(prefix)_\(uniqueSuffix())"
         let password = "pw-\(UUID().uuidString)"
         try server.createRole(name, password: password, inRoles: ["trove_sync_device"])
-        return Device(role: name, password: password, url: server.url(user: name, password: password))
+        return Device(
+            role: name, password: password, url: server.url(user: name, password: password))
     }
 
     /// A space name no other test uses.
     static func newSpaceName() -> String { "space-\(uniqueSuffix())" }
 
-    static func uniqueSuffix() -> String { UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "") }
+    static func uniqueSuffix() -> String {
+        UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+    }
 
     /// A role that devices log in as.
     struct Device {

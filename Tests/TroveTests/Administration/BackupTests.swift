@@ -13,14 +13,18 @@ struct BackupTests {
 
     static func batch(_ start: Int, _ count: Int) -> [Document] {
         (start..<(start + count)).map { i in
-            Document(id: .int(Int64(i)), [
-                "body": .string("note \(i) about backups"), "n": .int(Int64(i)),
-                "v": .vector((0..<8).map { Float(($0 + i) % 11) + 1 }),
-            ])
+            Document(
+                id: .int(Int64(i)),
+                [
+                    "body": .string("note \(i) about backups"), "n": .int(Int64(i)),
+                    "v": .vector((0..<8).map { Float(($0 + i) % 11) + 1 }),
+                ])
         }
     }
 
-    @Test("a backup taken while a writer keeps inserting opens, verifies and holds a consistent prefix")
+    @Test(
+        "a backup taken while a writer keeps inserting opens, verifies and holds a consistent prefix"
+    )
     func backupWhileWriting() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("live.trove"))
@@ -60,11 +64,18 @@ struct BackupTests {
         let docs = try await db.documents("docs", schema: Self.schema)
         try await docs.insert(Self.batch(0, 10))
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: dir.path("b.trove")))
-        await #expect(throws: TroveError.fileExists(path: dir.path("b.trove"))) { try await db.backup(to: dir.path("b.trove")) }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("b.trove"))) == Data("keep me".utf8))
+        await #expect(throws: TroveError.fileExists(path: dir.path("b.trove"))) {
+            try await db.backup(to: dir.path("b.trove"))
+        }
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: dir.path("b.trove"))) == Data("keep me".utf8))
         try await db.backup(to: dir.path("b.trove"), overwrite: true)
-        await #expect(throws: TroveError.self) { try await db.backup(to: dir.path("a.trove"), overwrite: true) }
-        await #expect(throws: TroveError.self) { try await db.dump(to: dir.path("a.trove"), overwrite: true) }
+        await #expect(throws: TroveError.self) {
+            try await db.backup(to: dir.path("a.trove"), overwrite: true)
+        }
+        await #expect(throws: TroveError.self) {
+            try await db.dump(to: dir.path("a.trove"), overwrite: true)
+        }
         #expect(try await docs.count() == 10)
         let copy = try Database(path: dir.path("b.trove"))
         #expect(try await copy.documents(named: "docs").count() == 10)
@@ -76,7 +87,8 @@ struct BackupTests {
         let db = try Database()
         try await db.documents("docs", schema: Self.schema).insert(Self.batch(0, 25))
         try await db.backup(to: dir.path("m.trove"))
-        #expect(try await Database(path: dir.path("m.trove")).documents(named: "docs").count() == 25)
+        #expect(
+            try await Database(path: dir.path("m.trove")).documents(named: "docs").count() == 25)
     }
 
     @Test("the backup of an encrypted database is encrypted and opens with the same key")
@@ -90,7 +102,9 @@ struct BackupTests {
         #expect(try EncryptionInfo.of(path: dir.path("secret-copy.trove")) != nil)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: dir.path("secret-copy.trove")))
         #expect(bytes.range(of: Data("about backups".utf8)) == nil)
-        #expect(throws: EncryptionError.self) { _ = try Database(path: dir.path("secret-copy.trove")) }
+        #expect(throws: EncryptionError.self) {
+            _ = try Database(path: dir.path("secret-copy.trove"))
+        }
         let copy = try Database(path: dir.path("secret-copy.trove"), encryption: key)
         let copied = try await copy.documents(named: "docs")
         #expect(try await copied.count() == 300)
@@ -110,7 +124,9 @@ struct BackupTests {
         #expect(report.bytesAfter < report.bytesBefore / 2)
         #expect(try await docs.count() == 300)
         #expect(try await docs.verify().isEmpty)
-        #expect(try await docs.search(Query().nearest(to: [1, 2, 3, 4, 5, 6, 7, 8], in: "v").limit(3)).count == 3)
+        #expect(
+            try await docs.search(Query().nearest(to: [1, 2, 3, 4, 5, 6, 7, 8], in: "v").limit(3))
+                .count == 3)
         #expect(try await db.query("PRAGMA integrity_check").first?.string(at: 0) == "ok")
     }
 }

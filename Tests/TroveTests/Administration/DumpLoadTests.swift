@@ -12,15 +12,20 @@ struct DumpLoadTests {
 
     static let itemSchema = DocumentSchema(
         fields: [
-            .text("title"), .integer("year", indexed: true), .real("score"), .bool("done", default: false),
-            .date("at", optional: true), .data("raw", optional: true), .json("meta", optional: true),
+            .text("title"), .integer("year", indexed: true), .real("score"),
+            .bool("done", default: false),
+            .date("at", optional: true), .data("raw", optional: true),
+            .json("meta", optional: true),
             .vector("v", dimension: 8, optional: true),
         ],
         indexes: [IndexDefinition([Field("meta", path: "$.author")])],
-        fullText: FullTextDefinition(["title": 2]), allowsUndeclaredFields: true, allowsExpiry: true)
+        fullText: FullTextDefinition(["title": 2]), allowsUndeclaredFields: true, allowsExpiry: true
+    )
 
     /// Floats that a decimal round trip through Float or Double text could get wrong.
-    static let awkward: [Float] = [-0.0, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1 / 3, 0.1, -1e-30, 7, .ulpOfOne]
+    static let awkward: [Float] = [
+        -0.0, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1 / 3, 0.1, -1e-30, 7, .ulpOfOne,
+    ]
 
     /// A database with documents (int and string ids, every field type, undeclared fields,
     /// expiry) and a search collection with an embedding manifest.
@@ -32,13 +37,22 @@ struct DumpLoadTests {
             var vector = (0..<8).map { _ in Float.random(in: -1...1, using: &rng) }
             if i == 1 { vector = awkward }
             var fields: [String: Value] = [
-                "title": .string("item \(i) \(["alpha", "beta", "gamma"][i % 3]) \"quoted\" \\ é ✓ \n tab\t \u{01}\r\u{7F} 😀"),
-                "year": .int(Int64(1990 + i % 30)), "score": .double(Double.random(in: -1e6...1e6, using: &rng)),
+                "title": .string(
+                    "item \(i) \(["alpha", "beta", "gamma"][i % 3]) \"quoted\" \\ é ✓ \n tab\t \u{01}\r\u{7F} 😀"
+                ),
+                "year": .int(Int64(1990 + i % 30)),
+                "score": .double(Double.random(in: -1e6...1e6, using: &rng)),
                 "done": .bool(i % 2 == 0),
             ]
-            if i % 3 == 0 { fields["at"] = .date(Date(timeIntervalSince1970: 1_600_000_000.123 + Double(i))) }
+            if i % 3 == 0 {
+                fields["at"] = .date(Date(timeIntervalSince1970: 1_600_000_000.123 + Double(i)))
+            }
             if i % 4 == 0 { fields["raw"] = .data(Data((0..<UInt8(i % 50)).map { $0 &* 7 })) }
-            if i % 5 == 0 { fields["meta"] = .object(["author": .string("a\(i % 7)"), "n": .double(0.1 * Double(i))]) }
+            if i % 5 == 0 {
+                fields["meta"] = .object([
+                    "author": .string("a\(i % 7)"), "n": .double(0.1 * Double(i)),
+                ])
+            }
             if i % 6 != 0 { fields["v"] = .vector(vector) }
             if i % 7 == 0 { fields["extra"] = .array([.int(Int64(i)), .string("x"), .null]) }
             documents.append(Document(id: .int(Int64(i)), fields))
@@ -50,23 +64,36 @@ struct DumpLoadTests {
         try await db.execute("UPDATE items SET score = 1e999 WHERE id = 3")
         try await db.execute("UPDATE items SET year = 9223372036854775807 WHERE id = 4")
 
-        let tags = try await db.documents("tags", schema: DocumentSchema(id: .string, fields: [.text("label")]))
-        try await tags.insert(["zeta", "alpha", "mu"].map { Document(id: .string($0), ["label": .string($0.uppercased())]) })
+        let tags = try await db.documents(
+            "tags", schema: DocumentSchema(id: .string, fields: [.text("label")]))
+        try await tags.insert(
+            ["zeta", "alpha", "mu"].map {
+                Document(id: .string($0), ["label": .string($0.uppercased())])
+            })
 
         // Links between collections, one weighted, one to an id that is no record, one from tags back.
         try await db.links.link([
             Link(from: GraphNode("items", 1), label: "tagged", to: GraphNode("tags", "alpha")),
-            Link(from: GraphNode("items", 2), label: "tagged", to: GraphNode("tags", "mu"), weight: 0.1),
-            Link(from: GraphNode("items", 2), label: "cites", to: GraphNode("items", 1), weight: 2.5),
-            Link(from: GraphNode("tags", "zeta"), label: "about", to: GraphNode("elsewhere", "free text")),
+            Link(
+                from: GraphNode("items", 2), label: "tagged", to: GraphNode("tags", "mu"),
+                weight: 0.1),
+            Link(
+                from: GraphNode("items", 2), label: "cites", to: GraphNode("items", 1), weight: 2.5),
+            Link(
+                from: GraphNode("tags", "zeta"), label: "about",
+                to: GraphNode("elsewhere", "free text")),
         ])
 
         let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 16))
-        for (i, text) in ["buy oat milk", "dentist on tuesday", "invoice 2041 paid", "call mum"].enumerated() {
+        for (i, text) in ["buy oat milk", "dentist on tuesday", "invoice 2041 paid", "call mum"]
+            .enumerated()
+        {
             var vector = (0..<16).map { _ in Float.random(in: -1...1, using: &rng) }
             if i == 0 { vector = awkward + awkward }
-            try await notes.insert(VectorEntry(
-                id: .int(Int64(i + 1)), content: text, source: "inbox", metadata: #"{"k":\#(i)}"#, vector: vector))
+            try await notes.insert(
+                VectorEntry(
+                    id: .int(Int64(i + 1)), content: text, source: "inbox",
+                    metadata: #"{"k":\#(i)}"#, vector: vector))
         }
         // A search collection's row at version 2 (format 3 dumps carry `_version`).
         try await db.execute("UPDATE notes SET source = 'calendar' WHERE id = 2")
@@ -78,7 +105,9 @@ struct DumpLoadTests {
     }
 
     static func isEmpty(_ db: Database) async throws -> Bool {
-        let objects = try await db.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name != 'trove_meta'")
+        let objects = try await db.query(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name != 'trove_meta'"
+        )
         let collections = try await db.collectionNames()
         let documents = try await db.collectionNames()
         return objects.isEmpty && collections.isEmpty && documents.isEmpty
@@ -100,9 +129,13 @@ struct DumpLoadTests {
 
         // The stored bytes themselves, column by column (vectors bit for bit); the internal row
         // ids of text-id collections are the file's own and not compared.
-        for (table, columns) in [("items", "*"), ("tags", "id, _version, label"), ("notes", "*"), ("_trove_edges", "*")] {
-            let a = try await source.query("SELECT \(columns) FROM \(table) ORDER BY id").map(\.values)
-            let b = try await target.query("SELECT \(columns) FROM \(table) ORDER BY id").map(\.values)
+        for (table, columns) in [
+            ("items", "*"), ("tags", "id, _version, label"), ("notes", "*"), ("_trove_edges", "*"),
+        ] {
+            let a = try await source.query("SELECT \(columns) FROM \(table) ORDER BY id").map(
+                \.values)
+            let b = try await target.query("SELECT \(columns) FROM \(table) ORDER BY id").map(
+                \.values)
             #expect(a == b, "table \(table)")
         }
         let items = try await target.documents(named: "items")
@@ -117,10 +150,22 @@ struct DumpLoadTests {
         #expect(nearest.first?.document.id == 1)
         let notes = try await target.collection(named: "notes")
         #expect(try await notes.search(Query().matching("dentist")).first?.id == 2)
-        #expect(try await notes.page(Query().sorted(by: .ascending("id")).select([])).documents.map(\.version) == [1, 2, 1, 1])
-        #expect(Set(try await target.links.neighbours(of: GraphNode("items", 2)).map(\.to)) == [GraphNode("items", 1), GraphNode("tags", "mu")])
-        #expect(try await target.links.neighbours(of: GraphNode("tags", "zeta")).map(\.to) == [GraphNode("elsewhere", "free text")])
-        #expect(try await target.configuration(of: "notes")?.embedding == HashingEmbedder(dimension: 16).manifest)
+        #expect(
+            try await notes.page(Query().sorted(by: .ascending("id")).select([])).documents.map(
+                \.version) == [
+                    1, 2, 1, 1,
+                ])
+        #expect(
+            Set(try await target.links.neighbours(of: GraphNode("items", 2)).map(\.to)) == [
+                GraphNode("items", 1), GraphNode("tags", "mu"),
+            ])
+        #expect(
+            try await target.links.neighbours(of: GraphNode("tags", "zeta")).map(\.to) == [
+                GraphNode("elsewhere", "free text")
+            ])
+        #expect(
+            try await target.configuration(of: "notes")?.embedding
+                == HashingEmbedder(dimension: 16).manifest)
 
         // Expired documents are invisible, so the dump leaves them out.
         clock.advance(by: .seconds(3600))
@@ -136,7 +181,8 @@ struct DumpLoadTests {
         try await source.dump(to: dir.path("a.dump"))
         let target = try Database(path: dir.path("b.trove"), clock: ManualClock(Self.now))
         let renames = DumpRenames(
-            collections: ["items": "products", "notes": "memos"], fields: ["items": ["title": "name", "meta": "info"]])
+            collections: ["items": "products", "notes": "memos"],
+            fields: ["items": ["title": "name", "meta": "info"]])
         let report = try await target.load(from: dir.path("a.dump"), renaming: renames)
         #expect(report.problems.isEmpty)
         #expect(try await target.collectionNames() == ["memos", "products", "tags"])
@@ -150,18 +196,29 @@ struct DumpLoadTests {
         #expect(renamed.fields["name"] == original.fields["title"])
         #expect(renamed.fields["info"] == original.fields["meta"])
         #expect(try await products.count(Field("info", path: "$.author") == "a5") > 0)
-        #expect(try await products.search(Query().matching(.typed("beta"), in: ["name"]).limit(100)).count == 40)
+        #expect(
+            try await products.search(Query().matching(.typed("beta"), in: ["name"]).limit(100))
+                .count == 40)
         // Links follow the renamed collection at both ends; other collections' names stay.
-        #expect(Set(try await target.links.neighbours(of: GraphNode("products", 2))) == [
-            Link(from: GraphNode("products", 2), label: "tagged", to: GraphNode("tags", "mu"), weight: 0.1),
-            Link(from: GraphNode("products", 2), label: "cites", to: GraphNode("products", 1), weight: 2.5),
-        ])
-        #expect(try await target.links.neighbours(of: GraphNode("tags", "alpha"), direction: .incoming).map(\.from)
-            == [GraphNode("products", 1)])
+        #expect(
+            Set(try await target.links.neighbours(of: GraphNode("products", 2))) == [
+                Link(
+                    from: GraphNode("products", 2), label: "tagged", to: GraphNode("tags", "mu"),
+                    weight: 0.1),
+                Link(
+                    from: GraphNode("products", 2), label: "cites", to: GraphNode("products", 1),
+                    weight: 2.5),
+            ])
+        #expect(
+            try await target.links.neighbours(of: GraphNode("tags", "alpha"), direction: .incoming)
+                .map(\.from)
+                == [GraphNode("products", 1)])
         #expect(try await target.links.neighbours(of: GraphNode("items", 2)).isEmpty)
         // Deleting a renamed record removes its links (the cascade trigger of the new name).
         try await products.delete(id: 1)
-        #expect(try await target.links.neighbours(of: GraphNode("tags", "alpha"), direction: .incoming).isEmpty)
+        #expect(
+            try await target.links.neighbours(of: GraphNode("tags", "alpha"), direction: .incoming)
+                .isEmpty)
     }
 
     @Test("a rename of a field that does not exist is a typed error and loads nothing")
@@ -172,7 +229,8 @@ struct DumpLoadTests {
         try await source.dump(to: dir.path("a.dump"))
         let target = try Database(path: dir.path("b.trove"))
         await #expect(throws: TroveError.self) {
-            try await target.load(from: dir.path("a.dump"), renaming: DumpRenames(fields: ["items": ["nope": "x"]]))
+            try await target.load(
+                from: dir.path("a.dump"), renaming: DumpRenames(fields: ["items": ["nope": "x"]]))
         }
         #expect(try await Self.isEmpty(target))
     }
@@ -183,31 +241,49 @@ struct DumpLoadTests {
         ("header only", { data in data.prefix(through: data.firstIndex(of: 0x0A)!) }),
         ("cut in half", { data in data.prefix(data.count / 2) }),
         ("last byte missing", { data in data.dropLast() }),
-        ("trailer missing", { data in
-            let body = data.dropLast()
-            return data.prefix(through: body.lastIndex(of: 0x0A)!)
-        }),
-        ("one record missing", { data in
-            var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
-            lines.remove(at: 5)
-            return Data(lines.joined(separator: [0x0A]))
-        }),
-        ("a digit changed", { data in
-            var bytes = [UInt8](data)
-            let lines = data.split(separator: 0x0A)
-            let start = lines[3].startIndex
-            let digit = bytes[start...].firstIndex { (0x31...0x38).contains($0) }!
-            bytes[digit] += 1
-            return Data(bytes)
-        }),
-        ("a record is not JSON", { data in
-            var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
-            lines[2] = Data("{\"c\":\"items\",\"v\":[1,".utf8)[...]
-            return Data(lines.joined(separator: [0x0A]))
-        }),
-        ("unknown version", { data in
-            Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"version\":1", with: "\"version\":99").utf8)
-        }),
+        (
+            "trailer missing",
+            { data in
+                let body = data.dropLast()
+                return data.prefix(through: body.lastIndex(of: 0x0A)!)
+            }
+        ),
+        (
+            "one record missing",
+            { data in
+                var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
+                lines.remove(at: 5)
+                return Data(lines.joined(separator: [0x0A]))
+            }
+        ),
+        (
+            "a digit changed",
+            { data in
+                var bytes = [UInt8](data)
+                let lines = data.split(separator: 0x0A)
+                let start = lines[3].startIndex
+                let digit = bytes[start...].firstIndex { (0x31...0x38).contains($0) }!
+                bytes[digit] += 1
+                return Data(bytes)
+            }
+        ),
+        (
+            "a record is not JSON",
+            { data in
+                var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
+                lines[2] = Data("{\"c\":\"items\",\"v\":[1,".utf8)[...]
+                return Data(lines.joined(separator: [0x0A]))
+            }
+        ),
+        (
+            "unknown version",
+            { data in
+                Data(
+                    String(decoding: data, as: UTF8.self).replacingOccurrences(
+                        of: "\"version\":1", with: "\"version\":99"
+                    ).utf8)
+            }
+        ),
         ("not a dump", { _ in Data("hello\nworld\n".utf8) }),
     ]
 
@@ -238,12 +314,16 @@ struct DumpLoadTests {
         let db = try Database(path: dir.path("a.trove"))
         try await Self.populate(db)
         try await db.dump(to: dir.path("a.dump"))
-        await #expect(throws: TroveError.fileExists(path: dir.path("a.dump"))) { try await db.dump(to: dir.path("a.dump")) }
+        await #expect(throws: TroveError.fileExists(path: dir.path("a.dump"))) {
+            try await db.dump(to: dir.path("a.dump"))
+        }
         try await db.dump(to: dir.path("a.dump"), overwrite: true)
         await #expect(throws: TroveError.self) { try await db.load(from: dir.path("a.dump")) }
         let other = try Database(path: dir.path("b.trove"))
         try await other.execute("CREATE TABLE mine(x)")
-        await #expect(throws: TroveError.databaseNotEmpty(objects: ["mine"])) { try await other.load(from: dir.path("a.dump")) }
+        await #expect(throws: TroveError.databaseNotEmpty(objects: ["mine"])) {
+            try await other.load(from: dir.path("a.dump"))
+        }
     }
 
     @Test("the dump streams in chunks of about 1 MB")
@@ -251,7 +331,8 @@ struct DumpLoadTests {
         let db = try Database()
         let docs = try await db.documents("big", schema: DocumentSchema(fields: [.text("body")]))
         let body = String(repeating: "lorem ipsum ", count: 200)
-        try await docs.insert((1...1500).map { Document(id: .int(Int64($0)), ["body": .string(body)]) })
+        try await docs.insert(
+            (1...1500).map { Document(id: .int(Int64($0)), ["body": .string(body)]) })
         let chunks = ChunkSizes()
         let report = try await db.dump { chunks.append($0.count) }
         #expect(chunks.sizes.count >= 3)

@@ -17,7 +17,10 @@ struct DumpRecordParserTests {
     func agrees(_ line: String) throws {
         let fast = try #require(DumpRecordParser.parse(ArraySlice(Array(line.utf8))))
         let json = try JSONCoding.value(line)
-        guard case .array(let values)? = json.objectValue?["v"] else { Issue.record("no values"); return }
+        guard case .array(let values)? = json.objectValue?["v"] else {
+            Issue.record("no values")
+            return
+        }
         #expect(json.objectValue?["c"] == .string(fast.section))
         let slow = values.compactMap(DumpLines.sql)
         #expect(fast.values.count == slow.count)
@@ -30,10 +33,14 @@ struct DumpRecordParserTests {
         }
     }
 
-    @Test("anything else is left to the general parser", arguments: [
-        #"{ "c":"t","v":[1]}"#, #"{"c":"t","v":[1]} "#, #"{"c":"t","v":[true]}"#, #"{"c":"t","v":[1,]}"#,
-        #"{"c":"t","v":["unterminated]}"#, #"{"c":"t","v":[{"base64":"!!"}]}"#, #"{"c":"t","v":[99999999999999999999]}"#,
-    ])
+    @Test(
+        "anything else is left to the general parser",
+        arguments: [
+            #"{ "c":"t","v":[1]}"#, #"{"c":"t","v":[1]} "#, #"{"c":"t","v":[true]}"#,
+            #"{"c":"t","v":[1,]}"#,
+            #"{"c":"t","v":["unterminated]}"#, #"{"c":"t","v":[{"base64":"!!"}]}"#,
+            #"{"c":"t","v":[99999999999999999999]}"#,
+        ])
     func refuses(_ line: String) {
         #expect(DumpRecordParser.parse(ArraySlice(Array(line.utf8))) == nil)
     }

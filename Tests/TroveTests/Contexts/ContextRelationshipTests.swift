@@ -1,8 +1,9 @@
 import Foundation
 import Observation
 import Testing
-@testable import Trove
 import TroveTestSupport
+
+@testable import Trove
 
 @Model final class Binder {
     var id: Int64
@@ -22,7 +23,9 @@ import TroveTestSupport
         self.title = title
         self.folderID = folderID
     }
-    static var modelOptions: ModelOptions { ModelOptions().reference(\Memo.folderID, to: Binder.self, onDelete: .nullify) }
+    static var modelOptions: ModelOptions {
+        ModelOptions().reference(\Memo.folderID, to: Binder.self, onDelete: .nullify)
+    }
 }
 
 @Model final class Label {
@@ -52,19 +55,26 @@ import TroveTestSupport
 
 enum MemosV1: VersionedSchema {
     static let versionIdentifier = Schema.Version(1, 0, 0)
-    static let models: [any PersistentModel.Type] = [MemoLabel.self, Memo.self, Binder.self, Label.self]
+    static let models: [any PersistentModel.Type] = [
+        MemoLabel.self, Memo.self, Binder.self, Label.self,
+    ]
 }
 
 @Suite("Context relationships")
 @MainActor
 struct ContextRelationshipTests {
     /// Folders 1...3, memos 1...9 (memo i in folder (i - 1) % 3 + 1).
-    static func seeded(_ dir: TemporaryDirectory) async throws -> (path: String, container: ModelContainer) {
+    static func seeded(_ dir: TemporaryDirectory) async throws -> (
+        path: String, container: ModelContainer
+    ) {
         let path = dir.path("memos.trove")
         let container = try openContainer(MemosV1.self, at: path)
         try await Worker(modelContainer: container).run { context in
             for f in 1...3 { context.insert(Binder(id: Int64(f), name: "Folder \(f)")) }
-            for m in 1...9 { context.insert(Memo(id: Int64(m), title: "Memo \(m)", folderID: Int64((m - 1) % 3 + 1))) }
+            for m in 1...9 {
+                context.insert(
+                    Memo(id: Int64(m), title: "Memo \(m)", folderID: Int64((m - 1) % 3 + 1)))
+            }
             try context.save()
         }
         return (path, container)
@@ -82,20 +92,26 @@ struct ContextRelationshipTests {
         #expect(context.store.reads == reads)
     }
 
-    @Test("to-many edits: append, move and remove show at once, round-trip through save, and the inverse agrees")
+    @Test(
+        "to-many edits: append, move and remove show at once, round-trip through save, and the inverse agrees"
+    )
     func toManyEdits() async throws {
         let dir = try TemporaryDirectory()
         let (path, container) = try await Self.seeded(dir)
         let context = container.mainContext
         let folders = try context.fetch(FetchDescriptor<Binder>(sortBy: [SortDescriptor(\.id)]))
-        #expect(try context.children(\Memo.folderID, of: folders[0]).map(\.id).sorted() == [1, 4, 7])
+        #expect(
+            try context.children(\Memo.folderID, of: folders[0]).map(\.id).sorted() == [1, 4, 7])
         let fresh = Memo(id: 10, title: "New")
         try context.append(fresh, to: folders[0], via: \.folderID)
         let moved = try #require(try context.model(Memo.self, id: 2))
         try context.append(moved, to: folders[0], via: \.folderID)
         let removed = try #require(try context.model(Memo.self, id: 4))
         context.remove(removed, from: folders[0], via: \.folderID)
-        #expect(try context.children(\Memo.folderID, of: folders[0]).map(\.id).sorted() == [1, 2, 7, 10])
+        #expect(
+            try context.children(\Memo.folderID, of: folders[0]).map(\.id).sorted() == [
+                1, 2, 7, 10,
+            ])
         #expect(try context.children(\Memo.folderID, of: folders[1]).map(\.id).sorted() == [5, 8])
         #expect(try context.referenced(\.folderID, of: moved, as: Binder.self) === folders[0])
         try context.save()
@@ -104,11 +120,15 @@ struct ContextRelationshipTests {
         let first = try #require(try reopened.model(Binder.self, id: 1))
         let children = try reopened.children(\Memo.folderID, of: first)
         #expect(children.map(\.id).sorted() == [1, 2, 7, 10])
-        for child in children { #expect(try reopened.referenced(\.folderID, of: child, as: Binder.self) === first) }
+        for child in children {
+            #expect(try reopened.referenced(\.folderID, of: child, as: Binder.self) === first)
+        }
         #expect(try reopened.model(Memo.self, id: 4)?.folderID == nil)
     }
 
-    @Test("delete rules hold and show in the context: nullify clears references, cascade removes links")
+    @Test(
+        "delete rules hold and show in the context: nullify clears references, cascade removes links"
+    )
     func deleteRules() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.seeded(dir).container
@@ -124,7 +144,11 @@ struct ContextRelationshipTests {
         context.delete(try #require(try context.model(Binder.self, id: 1)))
         try context.save()
         #expect(memos.filter { $0.folderID == nil }.map(\.id) == [1, 4, 7])
-        #expect(try await container.database.query("SELECT count(*) AS n FROM \"Memo\" WHERE folderID IS NULL").first?.int64("n") == 3)
+        #expect(
+            try await container.database.query(
+                "SELECT count(*) AS n FROM \"Memo\" WHERE folderID IS NULL"
+            ).first?
+            .int64("n") == 3)
 
         context.delete(memos[0])
         try context.save()
@@ -161,19 +185,33 @@ struct ContextRelationshipTests {
     func manyToMany() async throws {
         let dir = try TemporaryDirectory()
         let context = try await Self.seeded(dir).container.mainContext
-        for (id, name) in [("red", "Red"), ("blue", "Blue"), ("green", "Green")] { context.insert(Label(id: id, name: name)) }
-        for (memo, label) in [(1, "red"), (1, "green"), (2, "blue")] { context.insert(MemoLabel(memoID: Int64(memo), labelID: label)) }
+        for (id, name) in [("red", "Red"), ("blue", "Blue"), ("green", "Green")] {
+            context.insert(Label(id: id, name: name))
+        }
+        for (memo, label) in [(1, "red"), (1, "green"), (2, "blue")] {
+            context.insert(MemoLabel(memoID: Int64(memo), labelID: label))
+        }
         try context.save()
 
         let fresh = ModelContext(try openContainer(MemosV1.self, at: context.database.path!))
         let memo = try #require(try fresh.model(Memo.self, id: 1))
         let reads = fresh.store.reads
-        #expect(try fresh.linked(\MemoLabel.memoID, \MemoLabel.labelID, of: memo, as: Label.self).map(\.name).sorted() == ["Green", "Red"])
+        #expect(
+            try fresh.linked(\MemoLabel.memoID, \MemoLabel.labelID, of: memo, as: Label.self).map(
+                \.name
+            ).sorted() == [
+                "Green", "Red",
+            ])
         #expect(fresh.store.reads == reads + 2)
         let link = try #require(try fresh.model(MemoLabel.self, id: "1/red"))
         try fresh.delete(link)
         try fresh.insert(MemoLabel(memoID: 1, labelID: "blue"))
         try fresh.save()
-        #expect(try fresh.linked(\MemoLabel.memoID, \MemoLabel.labelID, of: memo, as: Label.self).map(\.name).sorted() == ["Blue", "Green"])
+        #expect(
+            try fresh.linked(\MemoLabel.memoID, \MemoLabel.labelID, of: memo, as: Label.self).map(
+                \.name
+            ).sorted() == [
+                "Blue", "Green",
+            ])
     }
 }

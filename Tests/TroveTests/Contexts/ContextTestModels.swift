@@ -6,7 +6,10 @@ import Trove
 /// probe's rounds), an optional, an enum and a nested value.
 @Model final class Article {
     enum Status: String, Codable, CaseIterable { case draft, published }
-    struct Stats: Codable, Hashable { var views: Int; var likes: Int }
+    struct Stats: Codable, Hashable {
+        var views: Int
+        var likes: Int
+    }
 
     var id: Int64
     var title: String
@@ -18,8 +21,11 @@ import Trove
     var status: Status
     var stats: Stats
 
-    init(id: Int64, title: String, body: String = "", rating: Int = 0, pinned: Bool = false, archived: Bool = false,
-         subtitle: String? = nil, status: Status = .draft, stats: Stats = Stats(views: 0, likes: 0)) {
+    init(
+        id: Int64, title: String, body: String = "", rating: Int = 0, pinned: Bool = false,
+        archived: Bool = false,
+        subtitle: String? = nil, status: Status = .draft, stats: Stats = Stats(views: 0, likes: 0)
+    ) {
         self.id = id
         self.title = title
         self.body = body
@@ -30,8 +36,6 @@ import Trove
         self.status = status
         self.stats = stats
     }
-
-
 
     static var modelOptions: ModelOptions { ModelOptions().indexed(\Article.rating) }
 }
@@ -74,7 +78,8 @@ enum ScribblesV1: VersionedSchema {
 
 /// A container of one version's models in the file at `path` (the SwiftData spelling, once).
 func openContainer(
-    _ version: any VersionedSchema.Type, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, at path: String
+    _ version: any VersionedSchema.Type, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+    at path: String
 ) throws -> ModelContainer {
     try ModelContainer(
         for: Schema(versionedSchema: version), migrationPlan: migrationPlan,

@@ -1,8 +1,9 @@
 import Foundation
 import Observation
 import Testing
-@testable import Trove
 import TroveTestSupport
+
+@testable import Trove
 
 @Model final class Photo {
     var id: Int64
@@ -25,13 +26,17 @@ enum PhotosV1: VersionedSchema {
 @Suite("Lazy field")
 @MainActor
 struct LazyFieldTests {
-    nonisolated static func pixels(_ seed: Int) -> Data { Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) }) }
+    nonisolated static func pixels(_ seed: Int) -> Data {
+        Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) })
+    }
 
     static func container(_ dir: TemporaryDirectory) async throws -> ModelContainer {
         let path = dir.path("photos.trove")
         let seed = try openContainer(PhotosV1.self, at: path)
         try await Worker(modelContainer: seed).run { context in
-            for i in 1...3 { context.insert(Photo(id: Int64(i), caption: "Photo \(i)", pixels: Self.pixels(i))) }
+            for i in 1...3 {
+                context.insert(Photo(id: Int64(i), caption: "Photo \(i)", pixels: Self.pixels(i)))
+            }
             try context.save()
         }
         return seed
@@ -67,21 +72,28 @@ struct LazyFieldTests {
         #expect(try context.load(\.pixels, of: photo) == Self.pixels(2))
     }
 
-    @Test("an unloaded lazy field is left alone by saves; a set one is written; rollback unloads it again")
+    @Test(
+        "an unloaded lazy field is left alone by saves; a set one is written; rollback unloads it again"
+    )
     func saves() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir)
-        try await container.database.execute(script: """
-            CREATE TABLE audit(id INTEGER);
-            CREATE TRIGGER audit_pixels AFTER UPDATE OF pixels ON "Photo" BEGIN INSERT INTO audit VALUES (new.id); END;
-            """)
+        try await container.database.execute(
+            script: """
+                CREATE TABLE audit(id INTEGER);
+                CREATE TRIGGER audit_pixels AFTER UPDATE OF pixels ON "Photo" BEGIN INSERT INTO audit VALUES (new.id); END;
+                """)
         let context = container.mainContext
         let photos = try context.fetch(FetchDescriptor<Photo>())
         photos[0].caption = "Renamed"
         photos[1].pixels = LazyField(Data([1, 2, 3]))
         try context.save()
-        #expect(try await container.database.query("SELECT id FROM audit").map { $0.int64("id") } == [2])
-        let stored = try await container.database.query("SELECT id, length(pixels) AS n FROM \"Photo\" ORDER BY id").map { $0.int64("n") }
+        #expect(
+            try await container.database.query("SELECT id FROM audit").map { $0.int64("id") } == [2]
+        )
+        let stored = try await container.database.query(
+            "SELECT id, length(pixels) AS n FROM \"Photo\" ORDER BY id"
+        ).map { $0.int64("n") }
         #expect(stored == [4096, 3, 4096])
         photos[2].pixels = LazyField(Data([9]))
         context.rollback()
@@ -91,7 +103,11 @@ struct LazyFieldTests {
 
     @Test("value models read through a collection load lazy fields with the row")
     func valueModels() async throws {
-        struct Attachment: Model { var id: Int64; var name: String; var bytes: LazyField<Data> }
+        struct Attachment: Model {
+            var id: Int64
+            var name: String
+            var bytes: LazyField<Data>
+        }
         let database = try Database()
         let attachments = try await database.models(Attachment.self)
         try await attachments.insert(Attachment(id: 1, name: "a", bytes: LazyField(Data([7, 7]))))

@@ -13,16 +13,20 @@ struct ModelActorTests {
         let background = Worker(modelContainer: container)
         let saved = try await Task.detached {
             try await background.run { context in
-                for i in 1...500 { context.insert(Article(id: Int64(i), title: "Imported \(i)", rating: i % 3)) }
+                for i in 1...500 {
+                    context.insert(Article(id: Int64(i), title: "Imported \(i)", rating: i % 3))
+                }
                 try context.save()
-                let top = try context.fetch(FetchDescriptor(predicate: #Predicate<Article> { $0.rating == 2 }))
+                let top = try context.fetch(
+                    FetchDescriptor(predicate: #Predicate<Article> { $0.rating == 2 }))
                 for article in top { article.pinned = true }
                 try context.save()
                 return top.count
             }
         }.value
         #expect(saved == 167)
-        let pinned = try container.mainContext.fetch(FetchDescriptor(predicate: #Predicate<Article> { $0.pinned }))
+        let pinned = try container.mainContext.fetch(
+            FetchDescriptor(predicate: #Predicate<Article> { $0.pinned }))
         #expect(pinned.count == 167)
     }
 
@@ -40,7 +44,9 @@ struct ModelActorTests {
             try #require(try context.model(Article.self, id: 1)).title = "from a"
             try context.save()
         }
-        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(1), fields: ["title"])) {
+        await #expect(
+            throws: TroveError.modelConflict(model: "Article", id: .int(1), fields: ["title"])
+        ) {
             try await b.run { context in
                 try #require(try context.model(Article.self, id: 1)).body = "from b"
                 try context.save()
@@ -48,7 +54,9 @@ struct ModelActorTests {
         }
     }
 
-    @Test("model actors and the database's writer save at the same time: SQLite serializes them, nothing is lost")
+    @Test(
+        "model actors and the database's writer save at the same time: SQLite serializes them, nothing is lost"
+    )
     func concurrentWriters() async throws {
         let dir = try TemporaryDirectory()
         let container = try openContainer(ArticlesV1.self, at: dir.path("articles.trove"))
@@ -59,7 +67,12 @@ struct ModelActorTests {
                 group.addTask {
                     for batch in 0..<20 {
                         try await actor.run { context in
-                            for i in 0..<10 { context.insert(Article(id: Int64(worker * 1000 + batch * 10 + i + 1), title: "w\(worker)")) }
+                            for i in 0..<10 {
+                                context.insert(
+                                    Article(
+                                        id: Int64(worker * 1000 + batch * 10 + i + 1),
+                                        title: "w\(worker)"))
+                            }
                             try context.save()
                         }
                     }
@@ -74,7 +87,9 @@ struct ModelActorTests {
         #expect(try await tags.count() == 50)
     }
 
-    @Test("a live query through a model actor's context delivers its instances there, updated by commits elsewhere")
+    @Test(
+        "a live query through a model actor's context delivers its instances there, updated by commits elsewhere"
+    )
     func liveQuery() async throws {
         let dir = try TemporaryDirectory()
         let container = try openContainer(ArticlesV1.self, at: dir.path("articles.trove"))
@@ -100,7 +115,8 @@ struct ModelActorTests {
 extension Worker {
     /// Observes the articles on the actor (the live query's deliveries run here).
     func observeArticles(into seen: Deliveries) throws -> Task<Void, any Error> {
-        try modelContext.observe(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])) { articles in
+        try modelContext.observe(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])) {
+            articles in
             seen.append(articles.map(\.title), articles.map(ObjectIdentifier.init))
         }
     }

@@ -17,7 +17,9 @@ import TroveTestSupport
         self.embedding = embedding
     }
 
-    static var modelOptions: ModelOptions { ModelOptions().fullText(\Clip.text).vector(\Clip.embedding, dimension: 4) }
+    static var modelOptions: ModelOptions {
+        ModelOptions().fullText(\Clip.text).vector(\Clip.embedding, dimension: 4)
+    }
 }
 
 /// SwiftData's context API, with SwiftData's documented semantics as the oracle.
@@ -25,18 +27,26 @@ extension ModelContextTests {
     /// A container in a temporary folder with `count` articles saved through a context.
     static func saved(_ dir: TemporaryDirectory, articles count: Int) throws -> ModelContainer {
         let container = try ModelContainer(
-            for: Article.self, Tag.self, Clip.self, configurations: ModelConfiguration(url: URL(fileURLWithPath: dir.path("swiftdata.store"))))
+            for: Article.self, Tag.self, Clip.self,
+            configurations: ModelConfiguration(
+                url: URL(fileURLWithPath: dir.path("swiftdata.store"))))
         let context = ModelContext(container)
-        for i in 1...Int64(count) { context.insert(Article(id: i, title: "Article \(i)", rating: Int(i % 5))) }
+        for i in 1...Int64(count) {
+            context.insert(Article(id: i, title: "Article \(i)", rating: Int(i % 5)))
+        }
         try context.save()
         return container
     }
 
-    @Test("fetch honours fetchLimit and fetchOffset; fetchCount and fetchIdentifiers agree with fetch")
+    @Test(
+        "fetch honours fetchLimit and fetchOffset; fetchCount and fetchIdentifiers agree with fetch"
+    )
     func limitsCountsAndIdentifiers() throws {
         let dir = try TemporaryDirectory()
         let context = ModelContext(try Self.saved(dir, articles: 30))
-        var descriptor = FetchDescriptor<Article>(predicate: #Predicate { $0.rating >= 2 }, sortBy: [SortDescriptor(\.id, order: .reverse)])
+        var descriptor = FetchDescriptor<Article>(
+            predicate: #Predicate { $0.rating >= 2 },
+            sortBy: [SortDescriptor(\.id, order: .reverse)])
         let all = try context.fetch(descriptor)
         #expect(all.count == 18)
         #expect(try context.fetchCount(descriptor) == 18)
@@ -49,7 +59,8 @@ extension ModelContextTests {
         descriptor.fetchOffset = 15
         #expect(try context.fetchCount(descriptor) == 3)
         #expect(try context.fetch(descriptor).count == 3)
-        #expect(try context.fetchIdentifiers(descriptor).map(\.id) == all.suffix(3).map { .int($0.id) })
+        #expect(
+            try context.fetchIdentifiers(descriptor).map(\.id) == all.suffix(3).map { .int($0.id) })
     }
 
     @Test("a persistent identifier is Codable and finds the model registered in its context only")
@@ -60,7 +71,8 @@ extension ModelContextTests {
         let article = try #require(try context.model(Article.self, id: 2))
         let id = article.persistentModelID
         #expect(id.entityName == "Article" && id.id == .int(2))
-        let decoded = try JSONDecoder().decode(PersistentIdentifier.self, from: JSONEncoder().encode(id))
+        let decoded = try JSONDecoder().decode(
+            PersistentIdentifier.self, from: JSONEncoder().encode(id))
         #expect(decoded == id)
         let found: Article? = context.registeredModel(for: decoded)
         #expect(found === article)
@@ -71,17 +83,24 @@ extension ModelContextTests {
         #expect(wrongType == nil)
     }
 
-    @Test("enumerate visits every selected model in order, a batch at a time, and forgets the unchanged ones")
+    @Test(
+        "enumerate visits every selected model in order, a batch at a time, and forgets the unchanged ones"
+    )
     func enumerates() throws {
         let dir = try TemporaryDirectory()
         let context = ModelContext(try Self.saved(dir, articles: 95))
         var seen: [Int64] = []
-        try context.enumerate(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.rating), SortDescriptor(\.id)]), batchSize: 10) { article in
+        try context.enumerate(
+            FetchDescriptor<Article>(sortBy: [SortDescriptor(\.rating), SortDescriptor(\.id)]),
+            batchSize: 10
+        ) { article in
             seen.append(article.id)
         }
         let expected = (1...95).map { Int64($0) }.sorted { ($0 % 5, $0) < ($1 % 5, $1) }
         #expect(seen == expected)
-        let first: Article? = context.registeredModel(for: PersistentIdentifier(try #require(try ModelContext(context.container).model(Article.self, id: 1))))
+        let first: Article? = context.registeredModel(
+            for: PersistentIdentifier(
+                try #require(try ModelContext(context.container).model(Article.self, id: 1))))
         #expect(first == nil)  // unchanged models left the identity map batch by batch
         // With a limit and offset; mutations kept when allowed, then saved.
         var limited = FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])
@@ -94,18 +113,22 @@ extension ModelContextTests {
         }
         #expect(count == 25 && context.hasChanges)
         try context.save()
-        let titles = try ModelContext(context.container).fetch(FetchDescriptor<Article>(predicate: #Predicate { $0.title.starts(with: "Seen") }))
+        let titles = try ModelContext(context.container).fetch(
+            FetchDescriptor<Article>(predicate: #Predicate { $0.title.starts(with: "Seen") }))
         #expect(titles.map(\.id) == Array(4...28))
     }
 
-    @Test("delete(model:where:) deletes what the predicate accepts at the next save; rollback brings them back")
+    @Test(
+        "delete(model:where:) deletes what the predicate accepts at the next save; rollback brings them back"
+    )
     func deleteWhere() throws {
         let dir = try TemporaryDirectory()
         let container = try Self.saved(dir, articles: 10)
         let context = ModelContext(container)
         try context.delete(model: Article.self, where: #Predicate { $0.rating == 0 })
         #expect(context.hasChanges)
-        #expect(try context.fetch(FetchDescriptor<Article>()).map(\.id) == [1, 2, 3, 4, 6, 7, 8, 9])
+        #expect(
+            try context.fetch(FetchDescriptor<Article>()).map(\.id) == [1, 2, 3, 4, 6, 7, 8, 9])
         context.rollback()
         #expect(try context.fetchCount(FetchDescriptor<Article>()) == 10)
         try context.delete(model: Article.self, where: #Predicate { $0.rating == 0 })
@@ -153,7 +176,9 @@ extension ModelContextTests {
         #expect(after[0] === before)
     }
 
-    @Test("text and vector searches of the collection see a context's save (derived indexes catch up)")
+    @Test(
+        "text and vector searches of the collection see a context's save (derived indexes catch up)"
+    )
     func searchesSeeContextSaves() async throws {
         let dir = try TemporaryDirectory()
         let container = try Self.saved(dir, articles: 1)
@@ -164,16 +189,25 @@ extension ModelContextTests {
         context.insert(Clip(id: 1, text: "oat milk and bread", embedding: [1, 0, 0, 0]))
         context.insert(Clip(id: 2, text: "train tickets", embedding: [0, 1, 0, 0]))
         try context.save()
-        #expect(try await clips.search(Query().matching(.typed("milk"), in: ["text"])).map(\.document.id) == [1])
-        let nearest = try await clips.search(Query().nearest(to: [0, 0.9, 0.1, 0], in: "embedding").limit(1))
+        #expect(
+            try await clips.search(Query().matching(.typed("milk"), in: ["text"])).map(
+                \.document.id) == [1])
+        let nearest = try await clips.search(
+            Query().nearest(to: [0, 0.9, 0.1, 0], in: "embedding").limit(1))
         #expect(nearest.map(\.document.id) == [2])
         // An update and a delete through the context too.
         try #require(try context.model(Clip.self, id: 1)).text = "coffee beans"
         context.delete(try #require(try context.model(Clip.self, id: 2)))
         try context.save()
         #expect(try await clips.search(Query().matching(.typed("milk"), in: ["text"])).isEmpty)
-        #expect(try await clips.search(Query().matching(.typed("coffee"), in: ["text"])).map(\.document.id) == [1])
-        #expect(try await clips.search(Query().nearest(to: [0, 1, 0, 0], in: "embedding").limit(5)).map(\.document.id) == [1])
+        #expect(
+            try await clips.search(Query().matching(.typed("coffee"), in: ["text"])).map(
+                \.document.id) == [1])
+        #expect(
+            try await clips.search(Query().nearest(to: [0, 1, 0, 0], in: "embedding").limit(5)).map(
+                \.document.id) == [
+                    1
+                ])
     }
 
     @Test("a live query of the database sees a context's save")
@@ -189,7 +223,9 @@ extension ModelContextTests {
         #expect(try await iterator.next() == 2)
     }
 
-    @Test("autosave: on for the main context (saved on a later main-actor turn), off for other contexts")
+    @Test(
+        "autosave: on for the main context (saved on a later main-actor turn), off for other contexts"
+    )
     func autosaveDefaults() async throws {
         let dir = try TemporaryDirectory()
         let container = try Self.saved(dir, articles: 1)
@@ -205,7 +241,10 @@ extension ModelContextTests {
         for _ in 0..<200 where main.hasChanges { try await Task.sleep(for: .milliseconds(10)) }
         #expect(!main.hasChanges && main.autosaveError == nil)
         #expect(other.hasChanges)
-        let stored = try ModelContext(container).fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])).map(\.title)
+        let stored = try ModelContext(container).fetch(
+            FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])
+        ).map(
+            \.title)
         #expect(stored == ["edited with it", "autosaved"])
         // A property edit alone saves itself too, again and again (the watch is renewed).
         for round in 1...2 {
@@ -231,7 +270,9 @@ extension ModelContextTests {
         let seed = ModelContext(container)
         seed.insert(Binder(id: 1, name: "one"))
         seed.insert(Binder(id: 2, name: "two"))
-        for i in 1...6 { seed.insert(Memo(id: Int64(i), title: "memo \(i)", folderID: Int64(i % 2 + 1))) }
+        for i in 1...6 {
+            seed.insert(Memo(id: Int64(i), title: "memo \(i)", folderID: Int64(i % 2 + 1)))
+        }
         try seed.save()
         let context = ModelContext(container)
         var descriptor = FetchDescriptor<Memo>()
@@ -239,7 +280,8 @@ extension ModelContextTests {
         let memos = try context.fetch(descriptor)
         #expect(memos.count == 6)
         for id in [Int64(1), 2] {
-            let binder: Binder? = context.registeredModel(for: PersistentIdentifier(try #require(try seed.model(Binder.self, id: id))))
+            let binder: Binder? = context.registeredModel(
+                for: PersistentIdentifier(try #require(try seed.model(Binder.self, id: id))))
             #expect(binder?.name == (id == 1 ? "one" : "two"))
         }
     }
@@ -251,7 +293,9 @@ extension PersistentIdentifier {
 }
 
 extension ModelContextTests {
-    @Test("includePendingChanges: unsaved inserts the predicate accepts join the fetch, in order, within the limit")
+    @Test(
+        "includePendingChanges: unsaved inserts the predicate accepts join the fetch, in order, within the limit"
+    )
     func pendingInserts() throws {
         let dir = try TemporaryDirectory()
         let context = ModelContext(try Self.saved(dir, articles: 6))
@@ -260,7 +304,9 @@ extension ModelContextTests {
         let deleted = Article(id: 12, title: "pending deleted", rating: 4)
         context.insert(deleted)
         context.delete(deleted)
-        var descriptor = FetchDescriptor<Article>(predicate: #Predicate { $0.rating >= 3 }, sortBy: [SortDescriptor(\.rating), SortDescriptor(\.id)])
+        var descriptor = FetchDescriptor<Article>(
+            predicate: #Predicate { $0.rating >= 3 },
+            sortBy: [SortDescriptor(\.rating), SortDescriptor(\.id)])
         #expect(try context.fetch(descriptor).map(\.id) == [3, 4, 10])
         descriptor.fetchOffset = 1
         descriptor.fetchLimit = 1
@@ -271,6 +317,10 @@ extension ModelContextTests {
         #expect(try context.fetch(descriptor).map(\.id) == [3, 4])
         // Saved, they are stored rows like the others (and not listed twice).
         try context.save()
-        #expect(try context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])).map(\.id) == [1, 2, 3, 4, 5, 6, 10, 11])
+        #expect(
+            try context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])).map(\.id)
+                == [
+                    1, 2, 3, 4, 5, 6, 10, 11,
+                ])
     }
 }

@@ -7,13 +7,18 @@ import TroveTestSupport
 @MainActor
 struct ModelContextTests {
     /// A container on a temporary file, with `count` articles saved.
-    static func container(_ dir: TemporaryDirectory, articles count: Int = 0) async throws -> ModelContainer {
+    static func container(_ dir: TemporaryDirectory, articles count: Int = 0) async throws
+        -> ModelContainer
+    {
         let container = try openContainer(ArticlesV1.self, at: dir.path("articles.trove"))
         let context = container.mainContext
         // These tests save by hand; autosave has a test of its own.
         context.autosaveEnabled = false
         for i in 0..<Int64(count) {
-            context.insert(Article(id: i + 1, title: "Article \(i + 1)", body: "Body \(i + 1)", rating: Int(i % 5)))
+            context.insert(
+                Article(
+                    id: i + 1, title: "Article \(i + 1)", body: "Body \(i + 1)", rating: Int(i % 5))
+            )
         }
         try context.save()
         return container
@@ -28,15 +33,20 @@ struct ModelContextTests {
         context.insert(post)
         post.body = "What did I tell you?"
         try context.save()
-        let posts = try context.fetch(FetchDescriptor(predicate: #Predicate<Article> { $0.title.contains("it") }))
+        let posts = try context.fetch(
+            FetchDescriptor(predicate: #Predicate<Article> { $0.title.contains("it") }))
         #expect(posts.count == 1 && posts[0] === post && posts[0].body == "What did I tell you?")
         context.delete(post)
         try context.save()
         #expect(try context.fetch(FetchDescriptor<Article>()).isEmpty)
-        #expect(try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?.int64("n") == 0)
+        #expect(
+            try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?
+                .int64("n") == 0)
     }
 
-    @Test("a fetch leaves out models deleted in the context and keeps the order of the rest, tracked ones as tracked")
+    @Test(
+        "a fetch leaves out models deleted in the context and keeps the order of the rest, tracked ones as tracked"
+    )
     func fetchWithoutDeleted() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 6)
@@ -52,7 +62,9 @@ struct ModelContextTests {
         #expect(try context.fetch(byID).map(\.id) == [1, 2, 3, 4, 5, 6])
     }
 
-    @Test("after most tracked rows are deleted and forgotten, a save still finds every change among the rest")
+    @Test(
+        "after most tracked rows are deleted and forgotten, a save still finds every change among the rest"
+    )
     func changesAfterManyDeletes() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 40)
@@ -69,14 +81,17 @@ struct ModelContextTests {
         let added = try #require(try context.model(Article.self, id: 100))
         added.title = "Renamed"
         try context.save()
-        let stored = try await container.database.query("SELECT id, rating, title FROM \"Article\" ORDER BY id")
+        let stored = try await container.database.query(
+            "SELECT id, rating, title FROM \"Article\" ORDER BY id")
         #expect(stored.map { $0.int64("id") } == survivors.map(\.id) + [100])
         #expect(stored.dropLast().allSatisfy { $0.int64("rating") == 7 })
         #expect(stored.last?.string("title") == "Renamed")
         #expect(!context.hasChanges)
     }
 
-    @Test("a tracked model whose id was changed is refused at save, and nothing of that save is written")
+    @Test(
+        "a tracked model whose id was changed is refused at save, and nothing of that save is written"
+    )
     func changedID() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 3)
@@ -85,13 +100,17 @@ struct ModelContextTests {
         articles[0].title = "Changed"
         articles[1].id = 99
         await #expect(throws: TroveError.self) { try context.save() }
-        let stored = try await container.database.query("SELECT id, title FROM \"Article\" ORDER BY id")
+        let stored = try await container.database.query(
+            "SELECT id, title FROM \"Article\" ORDER BY id")
         #expect(stored.map { $0.int64("id") } == [1, 2, 3])
         #expect(stored.first?.string("title") == "Article 1")
         // Put back, the same save goes through.
         articles[1].id = 2
         try context.save()
-        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?.string("title") == "Changed")
+        #expect(
+            try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?
+                .string("title")
+                == "Changed")
     }
 
     @Test("one instance per row within a context; different instances across contexts")
@@ -99,7 +118,8 @@ struct ModelContextTests {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 10)
         let context = container.mainContext
-        let first = try context.fetch(FetchDescriptor(predicate: #Predicate<Article> { $0.rating >= 2 }))
+        let first = try context.fetch(
+            FetchDescriptor(predicate: #Predicate<Article> { $0.rating >= 2 }))
         let second = try context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.rating)]))
         let byID = Dictionary(uniqueKeysWithValues: second.map { ($0.id, $0) })
         #expect(!first.isEmpty)
@@ -115,24 +135,33 @@ struct ModelContextTests {
         #expect(sameInOther != ObjectIdentifier(byID[3]!))
     }
 
-    @Test("predicates and sorts name @Observable properties: booleans, optionals, enums, nested values")
+    @Test(
+        "predicates and sorts name @Observable properties: booleans, optionals, enums, nested values"
+    )
     func predicates() async throws {
         let dir = try TemporaryDirectory()
         let container = try openContainer(ArticlesV1.self, at: dir.path("articles.trove"))
         let context = container.mainContext
-        context.insert(Article(id: 1, title: "a", pinned: true, archived: false, subtitle: "s", status: .published,
-                                   stats: .init(views: 10, likes: 1)))
-        context.insert(Article(id: 2, title: "b", pinned: false, archived: true, stats: .init(views: 5, likes: 9)))
+        context.insert(
+            Article(
+                id: 1, title: "a", pinned: true, archived: false, subtitle: "s", status: .published,
+                stats: .init(views: 10, likes: 1)))
+        context.insert(
+            Article(
+                id: 2, title: "b", pinned: false, archived: true, stats: .init(views: 5, likes: 9)))
         context.insert(Article(id: 3, title: "c", pinned: true, archived: true, status: .published))
         try context.save()
-        func ids(_ predicate: Predicate<Article>) throws -> [Int64] { try context.fetch(FetchDescriptor(predicate: predicate)).map(\.id) }
+        func ids(_ predicate: Predicate<Article>) throws -> [Int64] {
+            try context.fetch(FetchDescriptor(predicate: predicate)).map(\.id)
+        }
         #expect(try ids(#Predicate { $0.pinned }) == [1, 3])
         #expect(try ids(#Predicate { $0.archived && !$0.pinned }) == [2])
         #expect(try ids(#Predicate { $0.subtitle != nil }) == [1])
         let published = Article.Status.published
         #expect(try ids(#Predicate { $0.status == published }) == [1, 3])
         #expect(try ids(#Predicate { $0.stats.likes > 5 }) == [2])
-        let sorted = try context.fetch(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.title, order: .reverse)]))
+        let sorted = try context.fetch(
+            FetchDescriptor<Article>(sortBy: [SortDescriptor(\.title, order: .reverse)]))
         #expect(sorted.map(\.id) == [3, 2, 1])
     }
 
@@ -142,13 +171,14 @@ struct ModelContextTests {
         let container = try await Self.container(dir, articles: 20)
         let database = container.database
         // `AFTER UPDATE OF <column>` fires only when the statement's SET names the column.
-        try await database.execute(script: """
-            CREATE TABLE audit(column TEXT, id INTEGER);
-            CREATE TRIGGER audit_title AFTER UPDATE OF title ON "Article" BEGIN INSERT INTO audit VALUES ('title', new.id); END;
-            CREATE TRIGGER audit_body AFTER UPDATE OF body ON "Article" BEGIN INSERT INTO audit VALUES ('body', new.id); END;
-            CREATE TRIGGER audit_rating AFTER UPDATE OF rating ON "Article" BEGIN INSERT INTO audit VALUES ('rating', new.id); END;
-            CREATE TRIGGER audit_stats AFTER UPDATE OF stats ON "Article" BEGIN INSERT INTO audit VALUES ('stats', new.id); END;
-            """)
+        try await database.execute(
+            script: """
+                CREATE TABLE audit(column TEXT, id INTEGER);
+                CREATE TRIGGER audit_title AFTER UPDATE OF title ON "Article" BEGIN INSERT INTO audit VALUES ('title', new.id); END;
+                CREATE TRIGGER audit_body AFTER UPDATE OF body ON "Article" BEGIN INSERT INTO audit VALUES ('body', new.id); END;
+                CREATE TRIGGER audit_rating AFTER UPDATE OF rating ON "Article" BEGIN INSERT INTO audit VALUES ('rating', new.id); END;
+                CREATE TRIGGER audit_stats AFTER UPDATE OF stats ON "Article" BEGIN INSERT INTO audit VALUES ('stats', new.id); END;
+                """)
         let context = container.mainContext
         let articles = try context.fetch(FetchDescriptor<Article>())
         #expect(!context.hasChanges)
@@ -157,21 +187,30 @@ struct ModelContextTests {
         articles[7].stats.likes = 3
         articles[9].body = articles[9].body  // assigned, not changed
         #expect(context.hasChanges)
-        let logBefore = try await database.query("SELECT max(seq) AS s FROM \"Article_log\"").first?.int64("s") ?? 0
+        let logBefore =
+            try await database.query("SELECT max(seq) AS s FROM \"Article_log\"").first?.int64("s")
+            ?? 0
         try context.save()
         #expect(!context.hasChanges)
         let audit = try await database.query("SELECT column, id FROM audit ORDER BY id, column")
             .map { "\($0.string("column")!)#\($0.int64("id")!)" }
         #expect(audit == ["title#4", "rating#8", "stats#8"])
-        let logged = try await database.query("SELECT rid FROM \"Article_log\" WHERE seq > ? ORDER BY seq", bindings: [.integer(logBefore)])
-            .map { $0.int64("rid") }
+        let logged = try await database.query(
+            "SELECT rid FROM \"Article_log\" WHERE seq > ? ORDER BY seq",
+            bindings: [.integer(logBefore)]
+        )
+        .map { $0.int64("rid") }
         #expect(logged == [4, 8] || logged == [8, 4])
-        let versions = try await database.query("SELECT id, _version FROM \"Article\" WHERE _version > 1 ORDER BY id")
-            .map { [$0.int64("id")!, $0.int64("_version")!] }
+        let versions = try await database.query(
+            "SELECT id, _version FROM \"Article\" WHERE _version > 1 ORDER BY id"
+        )
+        .map { [$0.int64("id")!, $0.int64("_version")!] }
         #expect(versions == [[4, 2], [8, 2]])
     }
 
-    @Test("a row changed by raw SQL since it was read makes save a conflict naming the fields; nothing is written")
+    @Test(
+        "a row changed by raw SQL since it was read makes save a conflict naming the fields; nothing is written"
+    )
     func conflictWithRawSQL() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 5)
@@ -181,11 +220,16 @@ struct ModelContextTests {
         articles[1].title = "also mine"
         context.insert(Article(id: 100, title: "new"))
         context.delete(articles[4])
-        try await container.database.execute("UPDATE \"Article\" SET body = 'theirs', rating = 7 WHERE id = 2")
-        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(2), fields: ["body", "rating"])) {
+        try await container.database.execute(
+            "UPDATE \"Article\" SET body = 'theirs', rating = 7 WHERE id = 2")
+        await #expect(
+            throws: TroveError.modelConflict(
+                model: "Article", id: .int(2), fields: ["body", "rating"])
+        ) {
             try context.save()
         }
-        let rows = try await container.database.query("SELECT id, title FROM \"Article\" ORDER BY id")
+        let rows = try await container.database.query(
+            "SELECT id, title FROM \"Article\" ORDER BY id")
         #expect(rows.map { $0.int64("id")! } == [1, 2, 3, 4, 5])
         #expect(rows.map { $0.string("title")! } == (1...5).map { "Article \($0)" })
         #expect(context.hasChanges)
@@ -205,7 +249,9 @@ struct ModelContextTests {
             try context.save()
         }
         mine.title = "edited"
-        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(1), fields: ["rating"])) {
+        await #expect(
+            throws: TroveError.modelConflict(model: "Article", id: .int(1), fields: ["rating"])
+        ) {
             try context.save()
         }
         context.rollback()
@@ -214,23 +260,32 @@ struct ModelContextTests {
         await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(2), fields: [])) {
             try context.save()
         }
-        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?.string("title") == "Article 1")
+        #expect(
+            try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?
+                .string("title")
+                == "Article 1")
     }
 
-    @Test("a fetch refreshes an unchanged instance from a newer row, and keeps unsaved changes of a changed one")
+    @Test(
+        "a fetch refreshes an unchanged instance from a newer row, and keeps unsaved changes of a changed one"
+    )
     func refresh() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 2)
         let context = container.mainContext
         let articles = try context.fetch(FetchDescriptor<Article>())
         articles[1].body = "unsaved"
-        try await container.database.execute("UPDATE \"Article\" SET title = 'fresh' WHERE id IN (1, 2)")
+        try await container.database.execute(
+            "UPDATE \"Article\" SET title = 'fresh' WHERE id IN (1, 2)")
         let again = try context.fetch(FetchDescriptor<Article>())
         #expect(again[0] === articles[0] && again[0].title == "fresh")
-        #expect(again[1] === articles[1] && again[1].title == "Article 2" && again[1].body == "unsaved")
+        #expect(
+            again[1] === articles[1] && again[1].title == "Article 2" && again[1].body == "unsaved")
         // Article 2's unsaved change was made on the version before the raw update.
         articles[0].rating = 3
-        await #expect(throws: TroveError.modelConflict(model: "Article", id: .int(2), fields: ["title"])) {
+        await #expect(
+            throws: TroveError.modelConflict(model: "Article", id: .int(2), fields: ["title"])
+        ) {
             try context.save()
         }
         context.rollback()
@@ -238,7 +293,10 @@ struct ModelContextTests {
         #expect(fresh[1] === articles[1] && fresh[1].title == "fresh" && fresh[1].body == "Body 2")
         articles[0].rating = 3
         try context.save()  // both instances are at the rows' versions now: no conflict
-        #expect(try await container.database.query("SELECT rating FROM \"Article\" WHERE id = 1").first?.int64("rating") == 3)
+        #expect(
+            try await container.database.query("SELECT rating FROM \"Article\" WHERE id = 1").first?
+                .int64("rating")
+                == 3)
     }
 
     @Test("rollback restores every field of every model; inserted ones go, deleted ones come back")
@@ -247,8 +305,13 @@ struct ModelContextTests {
         let container = try await Self.container(dir, articles: 4)
         let context = container.mainContext
         let articles = try context.fetch(FetchDescriptor<Article>())
-        let before = articles.map { [$0.title, $0.body, "\($0.rating)", "\($0.pinned)", "\($0.archived)", "\($0.subtitle as Any)",
-                                     $0.status.rawValue, "\($0.stats)"] }
+        let before = articles.map {
+            [
+                $0.title, $0.body, "\($0.rating)", "\($0.pinned)", "\($0.archived)",
+                "\($0.subtitle as Any)",
+                $0.status.rawValue, "\($0.stats)",
+            ]
+        }
         for article in articles {
             article.title += "!"
             article.body = "changed"
@@ -265,14 +328,21 @@ struct ModelContextTests {
         #expect(context.hasChanges)
         context.rollback()
         #expect(!context.hasChanges)
-        let after = articles.map { [$0.title, $0.body, "\($0.rating)", "\($0.pinned)", "\($0.archived)", "\($0.subtitle as Any)",
-                                    $0.status.rawValue, "\($0.stats)"] }
+        let after = articles.map {
+            [
+                $0.title, $0.body, "\($0.rating)", "\($0.pinned)", "\($0.archived)",
+                "\($0.subtitle as Any)",
+                $0.status.rawValue, "\($0.stats)",
+            ]
+        }
         #expect(after == before)
         #expect(try context.model(Article.self, id: 50) == nil)
         #expect(try context.fetch(FetchDescriptor<Article>()).map(\.id) == [1, 2, 3, 4])
         #expect(try context.model(Article.self, id: 3) === articles[2])
         try context.save()
-        #expect(try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?.int64("n") == 4)
+        #expect(
+            try await container.database.query("SELECT count(*) AS n FROM \"Article\"").first?
+                .int64("n") == 4)
     }
 
     @Test("a failed save keeps every change pending; fixing it and saving again writes them")
@@ -281,17 +351,25 @@ struct ModelContextTests {
         _ = try await Self.container(dir, articles: 2)
         let container = try openContainer(ArticlesV1.self, at: dir.path("articles.trove"))
         let context = container.mainContext
-        let duplicate = Article(id: 2, title: "duplicate")  // the row exists; this context has not read it
+        // the row exists; this context has not read it
+        let duplicate = Article(id: 2, title: "duplicate")
         context.insert(duplicate)
         let first = try #require(try context.model(Article.self, id: 1))
         first.title = "kept"
         await #expect(throws: TroveError.duplicateDocumentID(.int(2))) { try context.save() }
         #expect(context.hasChanges && first.title == "kept")
-        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?.string("title") == "Article 1")
+        #expect(
+            try await container.database.query("SELECT title FROM \"Article\" WHERE id = 1").first?
+                .string("title")
+                == "Article 1")
         context.delete(duplicate)
         try context.save()
         #expect(!context.hasChanges)
-        #expect(try await container.database.query("SELECT title FROM \"Article\" ORDER BY id").map { $0.string("title")! } == ["kept", "Article 2"])
+        #expect(
+            try await container.database.query("SELECT title FROM \"Article\" ORDER BY id").map {
+                $0.string("title")!
+            }
+                == ["kept", "Article 2"])
     }
 
     @Test("inserting a second instance with a tracked id is refused")
@@ -306,7 +384,9 @@ struct ModelContextTests {
         #expect(!context.hasChanges)
     }
 
-    @Test("a live query through a context delivers its instances, updated in place by commits elsewhere")
+    @Test(
+        "a live query through a context delivers its instances, updated in place by commits elsewhere"
+    )
     func liveQuery() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 2)
@@ -314,7 +394,8 @@ struct ModelContextTests {
         let first = try #require(try context.model(Article.self, id: 1))
         var deliveries: [[String]] = []
         var instances: [[ObjectIdentifier]] = []
-        let watching = try context.observe(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)])) { articles in
+        let watching = try context.observe(FetchDescriptor<Article>(sortBy: [SortDescriptor(\.id)]))
+        { articles in
             deliveries.append(articles.map(\.title))
             instances.append(articles.map(ObjectIdentifier.init))
         }
@@ -325,7 +406,9 @@ struct ModelContextTests {
             try background.insert(Article(id: 3, title: "Article 3"))
             try background.save()
         }
-        for _ in 0..<500 where deliveries.last?.count != 3 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<500 where deliveries.last?.count != 3 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(deliveries.first == ["Article 1", "Article 2"])
         #expect(deliveries.last == ["Changed elsewhere", "Article 2", "Article 3"])
         #expect(first.title == "Changed elsewhere")
@@ -342,30 +425,37 @@ struct ModelContextTests {
         for _ in 0..<200 where context.hasChanges { try await Task.sleep(for: .milliseconds(10)) }
         #expect(!context.hasChanges)
         #expect(context.autosaveError == nil)
-        #expect(try await container.database.query("SELECT title FROM \"Article\" WHERE id = 7").first?.string("title") == "auto")
+        #expect(
+            try await container.database.query("SELECT title FROM \"Article\" WHERE id = 7").first?
+                .string("title")
+                == "auto")
     }
 
-    @Test("changes made right after a fetch are saved: reassigned, mutated in place, nested, optional; equal values are not")
+    @Test(
+        "changes made right after a fetch are saved: reassigned, mutated in place, nested, optional; equal values are not"
+    )
     func changesRightAfterFetch() async throws {
         let dir = try TemporaryDirectory()
         let container = try await Self.container(dir, articles: 6)
         let database = container.database
         let long = "A body long enough to live in its own storage, not inline"
         try await database.execute("UPDATE \"Article\" SET body = ?", bindings: [.text(long)])
-        try await database.execute(script: """
-            CREATE TABLE audit(column TEXT, id INTEGER);
-            CREATE TRIGGER audit_title AFTER UPDATE OF title ON "Article" BEGIN INSERT INTO audit VALUES ('title', new.id); END;
-            CREATE TRIGGER audit_body AFTER UPDATE OF body ON "Article" BEGIN INSERT INTO audit VALUES ('body', new.id); END;
-            CREATE TRIGGER audit_stats AFTER UPDATE OF stats ON "Article" BEGIN INSERT INTO audit VALUES ('stats', new.id); END;
-            CREATE TRIGGER audit_subtitle AFTER UPDATE OF subtitle ON "Article" BEGIN INSERT INTO audit VALUES ('subtitle', new.id); END;
-            """)
+        try await database.execute(
+            script: """
+                CREATE TABLE audit(column TEXT, id INTEGER);
+                CREATE TRIGGER audit_title AFTER UPDATE OF title ON "Article" BEGIN INSERT INTO audit VALUES ('title', new.id); END;
+                CREATE TRIGGER audit_body AFTER UPDATE OF body ON "Article" BEGIN INSERT INTO audit VALUES ('body', new.id); END;
+                CREATE TRIGGER audit_stats AFTER UPDATE OF stats ON "Article" BEGIN INSERT INTO audit VALUES ('stats', new.id); END;
+                CREATE TRIGGER audit_subtitle AFTER UPDATE OF subtitle ON "Article" BEGIN INSERT INTO audit VALUES ('subtitle', new.id); END;
+                """)
         let context = container.mainContext
         let articles = try context.fetch(FetchDescriptor<Article>())
-        articles[0].title.append("!")                // mutated in place
-        articles[1].stats.views += 1                 // a nested value, in place
-        articles[2].subtitle = "now set"             // nil to a value
-        articles[3].body = String(long.reversed().reversed())  // equal contents in new storage: not a change
-        articles[4].title = "Article 5"              // equal small string: not a change
+        articles[0].title.append("!")  // mutated in place
+        articles[1].stats.views += 1  // a nested value, in place
+        articles[2].subtitle = "now set"  // nil to a value
+        // equal contents in new storage: not a change
+        articles[3].body = String(long.reversed().reversed())
+        articles[4].title = "Article 5"  // equal small string: not a change
         #expect(context.hasChanges)
         try context.save()
         #expect(!context.hasChanges)
@@ -373,7 +463,8 @@ struct ModelContextTests {
             .map { "\($0.string("column")!)#\($0.int64("id")!)" }
         #expect(audit == ["title#1", "stats#2", "subtitle#3"])
         let rows = try await database.query(
-            "SELECT title, json_extract(stats, '$.views') AS views, subtitle FROM \"Article\" WHERE id <= 3 ORDER BY id")
+            "SELECT title, json_extract(stats, '$.views') AS views, subtitle FROM \"Article\" WHERE id <= 3 ORDER BY id"
+        )
         #expect(rows[0].string("title") == "Article 1!")
         #expect(rows[1].int64("views") == 1)
         #expect(rows[2].string("subtitle") == "now set")
@@ -383,11 +474,14 @@ struct ModelContextTests {
         #expect(articles[2].subtitle == "now set" && articles[0].title == "Article 1!")
         articles[2].subtitle = nil
         try context.save()
-        #expect(try await database.query("SELECT subtitle FROM \"Article\" WHERE id = 3").first?.string("subtitle") == nil)
+        #expect(
+            try await database.query("SELECT subtitle FROM \"Article\" WHERE id = 3").first?.string(
+                "subtitle") == nil)
         #expect(try await database.query("SELECT count(*) AS n FROM audit").first?.int64("n") == 4)
     }
 
-    @Test("UUID and String ids left to Trove get time-ordered ids at insert; Int64 ids must be given")
+    @Test(
+        "UUID and String ids left to Trove get time-ordered ids at insert; Int64 ids must be given")
     func generatedIDs() async throws {
         let dir = try TemporaryDirectory()
         let container = try openContainer(ScribblesV1.self, at: dir.path("memos.trove"))
@@ -403,7 +497,10 @@ struct ModelContextTests {
         #expect(badge.id != "" && UUID(uuidString: badge.id) != nil)
         try context.save()
         #expect(try context.model(Scribble.self, id: memos[7].id) === memos[7])
-        let stored = try await container.database.query("SELECT id FROM \"Scribble\" ORDER BY id").map { $0.string("id")! }
+        let stored = try await container.database.query("SELECT id FROM \"Scribble\" ORDER BY id")
+            .map {
+                $0.string("id")!
+            }
         #expect(stored == memos.map { $0.id.uuidString.lowercased() })
         let reader = ModelContext(try openContainer(ScribblesV1.self, at: container.database.path!))
         #expect(try reader.model(Badge.self, id: badge.id)?.name == "gold")

@@ -19,7 +19,9 @@ import TroveTestSupport
 
 @Suite("Property access")
 struct PropertyAccessTests {
-    @Test("@Model classes list every stored property but id, and reading one is no Observation access")
+    @Test(
+        "@Model classes list every stored property but id, and reading one is no Observation access"
+    )
     func storage() throws {
         let observable = try ReferenceLayout<Article>.shared().accesses
         #expect(observable.count == Article._$properties.count)
@@ -31,8 +33,14 @@ struct PropertyAccessTests {
         nonisolated(unsafe) var heard: [String] = []
         withObservationTracking {
             for access in plain.values { _ = access.read(note) }
-        } onChange: { heard.append("storage") }
-        withObservationTracking { _ = note.text } onChange: { heard.append("getter") }
+        } onChange: {
+            heard.append("storage")
+        }
+        withObservationTracking {
+            _ = note.text
+        } onChange: {
+            heard.append("getter")
+        }
         note.text = "b"
         #expect(heard == ["getter"])
     }
@@ -43,31 +51,58 @@ struct PropertyAccessTests {
     @Test("reads and change checks through storage agree with the key paths on random edits")
     func differential() throws {
         let layout = try ReferenceLayout<Article>.shared()
-        let fast = Article._$properties.compactMap { layout.name(of: $0.keyPath) }.map { layout.accesses[$0]! }
-        let oracle = zip(fast, Article._$properties).map { PropertyAccess(name: $0.name, keyPath: $1.keyPath) }
+        let fast = Article._$properties.compactMap { layout.name(of: $0.keyPath) }.map {
+            layout.accesses[$0]!
+        }
+        let oracle = zip(fast, Article._$properties).map {
+            PropertyAccess(name: $0.name, keyPath: $1.keyPath)
+        }
         var random = SeededGenerator(seed: 25)
         let words = ["", "a", "tea", "a longer string than fits inline in a String", "ünïcode"]
         for round in 0..<500 {
             let article = Article(id: Int64(round), title: words.randomElement(using: &random)!)
             let saved = fast.map { $0.read(article) }
-            for (a, b) in zip(fast, oracle) { #expect("\(a.read(article))" == "\(b.read(article))") }
+            for (a, b) in zip(fast, oracle) {
+                #expect("\(a.read(article))" == "\(b.read(article))")
+            }
             var edited: Set<String> = []
             for _ in 0..<Int.random(in: 0...3, using: &random) {
                 switch Int.random(in: 0..<9, using: &random) {
-                case 0: article.title = words.randomElement(using: &random)!; edited.insert("title")
-                case 1: article.body += "x"; edited.insert("body")
-                case 2: article.rating = Int.random(in: 0...2, using: &random); edited.insert("rating")
-                case 3: article.pinned.toggle(); edited.insert("pinned")
-                case 4: article.archived = Bool.random(using: &random); edited.insert("archived")
-                case 5: article.subtitle = Bool.random(using: &random) ? nil : words.randomElement(using: &random); edited.insert("subtitle")
-                case 6: article.status = Article.Status.allCases.randomElement(using: &random)!; edited.insert("status")
-                case 7: article.stats.views += 1; edited.insert("stats")
-                default: article.title = article.title; edited.insert("title")
+                case 0:
+                    article.title = words.randomElement(using: &random)!
+                    edited.insert("title")
+                case 1:
+                    article.body += "x"
+                    edited.insert("body")
+                case 2:
+                    article.rating = Int.random(in: 0...2, using: &random)
+                    edited.insert("rating")
+                case 3:
+                    article.pinned.toggle()
+                    edited.insert("pinned")
+                case 4:
+                    article.archived = Bool.random(using: &random)
+                    edited.insert("archived")
+                case 5:
+                    article.subtitle =
+                        Bool.random(using: &random) ? nil : words.randomElement(using: &random)
+                    edited.insert("subtitle")
+                case 6:
+                    article.status = Article.Status.allCases.randomElement(using: &random)!
+                    edited.insert("status")
+                case 7:
+                    article.stats.views += 1
+                    edited.insert("stats")
+                default:
+                    article.title = article.title
+                    edited.insert("title")
                 }
             }
             for (slot, (a, b)) in zip(fast, oracle).enumerated() {
                 let unchangedFast = Self.isCurrent(a, article, saved[slot])
-                #expect(unchangedFast == Self.isCurrent(b, article, saved[slot]), "round \(round), \(a.name)")
+                #expect(
+                    unchangedFast == Self.isCurrent(b, article, saved[slot]),
+                    "round \(round), \(a.name)")
                 // Never "unchanged" when the value differs; an untouched property is always unchanged.
                 if unchangedFast { #expect("\(a.read(article))" == "\(saved[slot])") }
                 if !edited.contains(a.name) { #expect(unchangedFast, "round \(round), \(a.name)") }

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-@testable import Trove
 import TroveSQLite
 import TroveTestSupport
+
+@testable import Trove
 
 @Suite("Change log: indexes follow every writer")
 struct ChangeLogTests {
@@ -14,11 +15,15 @@ struct ChangeLogTests {
         #expect(try await items.search(vector: [0, 1], topK: 5).map(\.id) == [1])
 
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
-        try await db.execute("INSERT INTO items(id, content, embedding) VALUES (2, 'bravo charlie', ?)", bindings: [blob])
+        try await db.execute(
+            "INSERT INTO items(id, content, embedding) VALUES (2, 'bravo charlie', ?)",
+            bindings: [blob])
         #expect(try await items.search(vector: [0, 1], topK: 1).map(\.id) == [2])
         #expect(try await items.search(Query().matching("bravo")).map(\.id) == [2])
 
-        try await db.execute("UPDATE items SET content = 'delta', embedding = ? WHERE id = 1", bindings: [.blob([Float(0), -1].withUnsafeBytes { Array($0) })])
+        try await db.execute(
+            "UPDATE items SET content = 'delta', embedding = ? WHERE id = 1",
+            bindings: [.blob([Float(0), -1].withUnsafeBytes { Array($0) })])
         #expect(try await items.search(Query().matching("alpha")).isEmpty)
         #expect(try await items.search(Query().matching("delta")).map(\.id) == [1])
         #expect(try await items.search(vector: [0, -1], topK: 1).map(\.id) == [1])
@@ -36,7 +41,9 @@ struct ChangeLogTests {
         #expect(try await items.search(Query().matching("echo")).map(\.id) == [3])
         #expect(try await items.search(vector: [1, 0], topK: 5).map(\.id) == [1])
         // A non-finite vector stored by raw SQL is treated as no vector.
-        try await db.execute("UPDATE items SET embedding = ? WHERE id = 3", bindings: [.blob([Float.nan, 1].withUnsafeBytes { Array($0) })])
+        try await db.execute(
+            "UPDATE items SET embedding = ? WHERE id = 3",
+            bindings: [.blob([Float.nan, 1].withUnsafeBytes { Array($0) })])
         #expect(try await items.search(vector: [1, 0], topK: 5).map(\.id) == [1])
     }
 
@@ -49,7 +56,8 @@ struct ChangeLogTests {
         #expect(try await first.search(vector: [1, 1, 1], topK: 100).count == 20)
 
         let second = try await Database(path: path).collection(named: "items")
-        try await second.insert(VectorEntry(id: 500, content: "from the second connection", vector: [9, 9, 9]))
+        try await second.insert(
+            VectorEntry(id: 500, content: "from the second connection", vector: [9, 9, 9]))
         try await second.delete(id: 1)
         let hits = try await first.search(vector: [1, 1, 1], topK: 100)
         #expect(hits.count == 20)
@@ -80,7 +88,9 @@ struct ChangeLogTests {
         try raw.execute("DELETE FROM items WHERE id = 1")
         let maxSeq = try raw.scalar("SELECT max(seq) FROM items_log")!
         try raw.execute("DELETE FROM items_log")
-        try raw.execute("INSERT OR REPLACE INTO trove_meta(key, value) VALUES ('log_floor.items', ?)", [.text(String(maxSeq.int64Value!))])
+        try raw.execute(
+            "INSERT OR REPLACE INTO trove_meta(key, value) VALUES ('log_floor.items', ?)",
+            [.text(String(maxSeq.int64Value!))])
         #expect(try await first.search(vector: [1, 0], topK: 5).map(\.id) == [2])
     }
 
@@ -96,7 +106,9 @@ struct ChangeLogTests {
         }
         let logCount = try await db.query("SELECT count(*) FROM items_log")[0].int64(at: 0)!
         #expect(logCount <= 60_000)
-        #expect(try await items.search(vector: [1, 5], topK: 1, filter: .sql("id = 0", [])).first?.id == 0)
+        #expect(
+            try await items.search(vector: [1, 5], topK: 1, filter: .sql("id = 0", [])).first?.id
+                == 0)
         #expect(try await items.count() == 10_000)
     }
 
@@ -108,7 +120,9 @@ struct ChangeLogTests {
         try await db.write { tx in
             let d = try tx.documents("docs")
             for round in 1...6_000 {
-                for id in 0..<10 { try d.update(Document(id: .int(Int64(id)), ["n": .int(Int64(round))])) }
+                for id in 0..<10 {
+                    try d.update(Document(id: .int(Int64(id)), ["n": .int(Int64(round))]))
+                }
             }
         }
         let logCount = try await db.query("SELECT count(*) FROM docs_log")[0].int64(at: 0)!

@@ -14,14 +14,18 @@ struct ConcurrencyTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for b in 0..<8 {
-                    try await items.insert(randomEntries(count: batchSize, dimension: 4, seed: UInt64(b), firstID: Int64(b * batchSize + 1)))
+                    try await items.insert(
+                        randomEntries(
+                            count: batchSize, dimension: 4, seed: UInt64(b),
+                            firstID: Int64(b * batchSize + 1)))
                 }
             }
             for r in 0..<6 {
                 group.addTask {
                     var rng = SeededGenerator(seed: UInt64(100 + r))
                     for _ in 0..<20 {
-                        let hits = try await items.search(vector: rng.vector(dimension: 4), topK: 1_000)
+                        let hits = try await items.search(
+                            vector: rng.vector(dimension: 4), topK: 1_000)
                         let texts = try await items.search(Query().matching("row").limit(1_000))
                         // Batches are atomic: counts are always whole multiples of the batch size.
                         #expect(hits.count % batchSize == 0)

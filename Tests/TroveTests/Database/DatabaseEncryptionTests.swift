@@ -17,10 +17,14 @@ struct DatabaseEncryptionTests {
 
     /// Every file SQLite may have left next to `path`.
     static func files(_ path: String) -> [String] {
-        [path, path + "-wal", path + "-journal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
+        [path, path + "-wal", path + "-journal", path + "-shm"].filter {
+            FileManager.default.fileExists(atPath: $0)
+        }
     }
 
-    @Test("sentinels through rows, FTS5, metadata, vectors, HNSW snapshot, overflow pages and VACUUM never reach the files")
+    @Test(
+        "sentinels through rows, FTS5, metadata, vectors, HNSW snapshot, overflow pages and VACUUM never reach the files"
+    )
     func sentinelsEverywhere() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("notes.trove")
@@ -32,29 +36,38 @@ struct DatabaseEncryptionTests {
             let database = try Database(path: path, encryption: Self.key)
             #expect(database.encryption?.keyDerivation == .rawKey)
             let notes = try await database.collection(
-                "notes", configuration: CollectionConfiguration(dimension: dimension, index: .hnsw()))
+                "notes",
+                configuration: CollectionConfiguration(dimension: dimension, index: .hnsw()))
             var entries: [VectorEntry] = []
             for id in 1...300 {
                 let vector = rng.unitVector(dimension: dimension)
                 if id == 42 { probe = vector }
-                entries.append(VectorEntry(
-                    id: .int(Int64(id)), content: "SENTINELROW \(id) groceries oat milk", source: "SENTINELSRC",
-                    metadata: "{\"tag\":\"SENTINELMETA\",\"n\":\(id)}", vector: vector))
+                entries.append(
+                    VectorEntry(
+                        id: .int(Int64(id)), content: "SENTINELROW \(id) groceries oat milk",
+                        source: "SENTINELSRC",
+                        metadata: "{\"tag\":\"SENTINELMETA\",\"n\":\(id)}", vector: vector))
             }
             try await notes.insert(entries)
             // A 200 KB row: overflow pages.
-            try await notes.insert(VectorEntry(
-                id: 1000, content: "SENTINELBIG " + String(repeating: "payload ", count: 25_000), source: "big",
-                vector: rng.unitVector(dimension: dimension)))
+            try await notes.insert(
+                VectorEntry(
+                    id: 1000,
+                    content: "SENTINELBIG " + String(repeating: "payload ", count: 25_000),
+                    source: "big",
+                    vector: rng.unitVector(dimension: dimension)))
             _ = try await notes.saveIndex()
             try await database.mergeTextIndexes()
             // Files mid-life, WAL still holding pages.
             for file in Self.files(path) {
-                for sentinel in sentinels { #expect(!Self.contains(file, sentinel), "\(sentinel) in \(file)") }
+                for sentinel in sentinels {
+                    #expect(!Self.contains(file, sentinel), "\(sentinel) in \(file)")
+                }
             }
             try await database.execute(script: "VACUUM")
             try await database.checkpoint()
-            #expect(try await notes.search(Query().matching(.typed("groceries")).limit(5)).count == 5)
+            #expect(
+                try await notes.search(Query().matching(.typed("groceries")).limit(5)).count == 5)
         }
         for file in Self.files(path) {
             // ("SQLite format 3" stays: page 1's first 100 bytes are readable by design.)
@@ -68,7 +81,9 @@ struct DatabaseEncryptionTests {
         #expect(try await notes.count() == 301)
         #expect(try await notes.search(Query().matching(.typed("oat milk")).limit(3)).count == 3)
         #expect(try await notes.search(vector: probe, topK: 1).first?.id == 42)
-        #expect(try await notes.search(Query().nearest(to: probe, in: "embedding").limit(1).exact(true)).first?.id == 42)
+        #expect(
+            try await notes.search(Query().nearest(to: probe, in: "embedding").limit(1).exact(true))
+                .first?.id == 42)
         #expect(try await notes.fetch(id: 1000)?.content.count == 12 + 8 * 25_000)
         #expect(try await database.verify().isHealthy)
     }
@@ -77,7 +92,9 @@ struct DatabaseEncryptionTests {
     func wrongKeyThroughDatabase() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.trove")
-        do { _ = try await Database(path: path, encryption: Self.key).collection("c", dimension: 4) }
+        do {
+            _ = try await Database(path: path, encryption: Self.key).collection("c", dimension: 4)
+        }
         #expect(throws: EncryptionError.wrongKey) {
             _ = try Database(path: path, encryption: .key(Data(repeating: 9, count: 32)))
         }
@@ -95,10 +112,15 @@ struct DatabaseEncryptionTests {
         let path = dir.path("e.trove")
         let writer = try Database(path: path, encryption: Self.key)
         let c = try await writer.collection("c", dimension: 4)
-        try await c.insert((1...30).map { VectorEntry(id: .int(Int64($0)), content: "row \($0)", vector: [1, 0, 0, Float($0)]) })
+        try await c.insert(
+            (1...30).map {
+                VectorEntry(
+                    id: .int(Int64($0)), content: "row \($0)", vector: [1, 0, 0, Float($0)])
+            })
         let second = try await Database(path: path, encryption: Self.key).collection(named: "c")
         #expect(try await second.count() == 30)
-        let reader = try await Database(path: path, encryption: Self.key, readOnly: true).collection(named: "c")
+        let reader = try await Database(path: path, encryption: Self.key, readOnly: true)
+            .collection(named: "c")
         #expect(try await reader.count() == 30)
         try await c.insert(VectorEntry(id: 31, content: "row 31", vector: [1, 0, 0, 31]))
         #expect(try await reader.count() == 31)
@@ -115,11 +137,16 @@ struct DatabaseEncryptionTests {
         do {
             let database = try Database(path: path, encryption: Self.key)
             let c = try await database.collection("c", dimension: 4)
-            try await c.insert((1...400).map { VectorEntry(id: .int(Int64($0)), content: "row \($0)", vector: [1, 2, 3, Float($0)]) })
+            try await c.insert(
+                (1...400).map {
+                    VectorEntry(
+                        id: .int(Int64($0)), content: "row \($0)", vector: [1, 2, 3, Float($0)])
+                })
             try await database.checkpoint()
         }
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
-        let page = EncryptionInfo.pageCount(fileSize: bytes.count, pageSize: 16384) - 1  // one of the last pages (16 KB pages)
+        // one of the last pages (16 KB pages)
+        let page = EncryptionInfo.pageCount(fileSize: bytes.count, pageSize: 16384) - 1
         bytes[EncryptionInfo.fileOffset(ofPage: page, pageSize: 16384) + 777] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         do {
@@ -127,10 +154,13 @@ struct DatabaseEncryptionTests {
             _ = try await database.verify()
             _ = try await database.query("SELECT count(*), sum(length(content)) FROM c")
             let c = try await database.collection(named: "c")
-            _ = try await c.search(Query().nearest(to: [1, 2, 3, 4], in: "embedding").limit(400).exact(true))
+            _ = try await c.search(
+                Query().nearest(to: [1, 2, 3, 4], in: "embedding").limit(400).exact(true))
             Issue.record("no error for a changed page")
         } catch let error as SQLiteError {
-            #expect(error.encryptionFailure == .pageAuthenticationFailed(file: .database, page: UInt32(page)), "\(error)")
+            #expect(
+                error.encryptionFailure
+                    == .pageAuthenticationFailed(file: .database, page: UInt32(page)), "\(error)")
         }
     }
 
@@ -140,13 +170,21 @@ struct DatabaseEncryptionTests {
         let plain = dir.path("plain.trove")
         do {
             let c = try await Database(path: plain).collection("c", dimension: 4)
-            try await c.insert((1...50).map { VectorEntry(id: .int(Int64($0)), content: "SENTINELCOPY \($0)", vector: [1, 0, 0, Float($0)]) })
+            try await c.insert(
+                (1...50).map {
+                    VectorEntry(
+                        id: .int(Int64($0)), content: "SENTINELCOPY \($0)",
+                        vector: [1, 0, 0, Float($0)])
+                })
         }
         let encrypted = dir.path("enc.trove")
         try Database.encryptedCopy(of: plain, to: encrypted, encryption: .passphrase("first"))
         #expect(!Self.contains(encrypted, "SENTINELCOPY"))
-        try Database.changePassphrase(path: encrypted, from: .passphrase("first"), to: .passphrase("second"))
-        #expect(throws: EncryptionError.wrongKey) { _ = try Database(path: encrypted, encryption: .passphrase("first")) }
+        try Database.changePassphrase(
+            path: encrypted, from: .passphrase("first"), to: .passphrase("second"))
+        #expect(throws: EncryptionError.wrongKey) {
+            _ = try Database(path: encrypted, encryption: .passphrase("first"))
+        }
         try Database.changeDataKey(path: encrypted, from: .passphrase("second"), to: Self.key)
         let database = try Database(path: encrypted, encryption: Self.key)
         let c = try await database.collection(named: "c")
@@ -174,7 +212,8 @@ struct EncryptionFixtureTests {
 
     static func copy(_ name: String, to dir: TemporaryDirectory) throws -> String {
         let path = dir.path(name)
-        try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent(name).path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: fixtures.appendingPathComponent(name).path, toPath: path)
         return path
     }
 
@@ -194,17 +233,24 @@ struct EncryptionFixtureTests {
         #expect(try await notes.count() == 21)
     }
 
-    @Test("encrypted-v1-passphrase.trove opens with its passphrase (PBKDF2 parameters read from the file)")
+    @Test(
+        "encrypted-v1-passphrase.trove opens with its passphrase (PBKDF2 parameters read from the file)"
+    )
     func passphraseFixture() async throws {
         let dir = try TemporaryDirectory()
         let path = try Self.copy("encrypted-v1-passphrase.trove", to: dir)
         #expect(try EncryptionInfo.of(path: path)?.iterations == 256_000)
-        let database = try Database(path: path, encryption: .passphrase(Self.passphraseFixturePassphrase))
+        let database = try Database(
+            path: path, encryption: .passphrase(Self.passphraseFixturePassphrase))
         #expect(try await database.collection(named: "notes").count() == 20)
-        #expect(throws: EncryptionError.wrongKey) { _ = try Database(path: path, encryption: .passphrase("nope")) }
+        #expect(throws: EncryptionError.wrongKey) {
+            _ = try Database(path: path, encryption: .passphrase("nope"))
+        }
     }
 
-    @Test("encrypted-v2.trove (page map) opens, matches, stays writable, and refuses an older copy of a page")
+    @Test(
+        "encrypted-v2.trove (page map) opens, matches, stays writable, and refuses an older copy of a page"
+    )
     func pageMapFixture() async throws {
         let dir = try TemporaryDirectory()
         let path = try Self.copy("encrypted-v2.trove", to: dir)
@@ -217,12 +263,14 @@ struct EncryptionFixtureTests {
             #expect(try await notes.fetch(id: 7)?.content == "fixture note 7: buy oat milk")
             #expect(try await notes.search(vector: [1, 0, 0, 7], topK: 1).first?.id == 7)
             #expect(try await database.verify().isHealthy)
-            try await notes.update(VectorEntry(id: 7, content: "fixture note 7: bought", vector: [1, 0, 0, 7]))
+            try await notes.update(
+                VectorEntry(id: 7, content: "fixture note 7: bought", vector: [1, 0, 0, 7]))
             try await database.checkpoint()
         }
         // The fixture's own (older, validly sealed) pages put back over the updated ones.
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
-        let pages = EncryptionInfo.pageCount(fileSize: min(bytes.count, original.count), pageSize: 16384)
+        let pages = EncryptionInfo.pageCount(
+            fileSize: min(bytes.count, original.count), pageSize: 16384)
         var replayed = 0
         for page in 2...pages {
             let o = EncryptionInfo.fileOffset(ofPage: page, pageSize: 16384)
@@ -233,7 +281,9 @@ struct EncryptionFixtureTests {
         }
         #expect(replayed > 0)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for suffix in ["-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
         do {
             let database = try Database(path: path, encryption: Self.key)
             _ = try await database.query("SELECT count(*), sum(length(content)) FROM notes")
@@ -260,7 +310,9 @@ struct EncryptionFixtureTests {
 
     /// Regenerates the format-2 fixture (run by hand with TROVE_WRITE_FIXTURES=1; never in CI).
     /// The format-1 fixtures can't be written again: this code writes format 2.
-    @Test("write fixtures", .enabled(if: ProcessInfo.processInfo.environment["TROVE_WRITE_FIXTURES"] == "1"))
+    @Test(
+        "write fixtures",
+        .enabled(if: ProcessInfo.processInfo.environment["TROVE_WRITE_FIXTURES"] == "1"))
     func writeFixture() async throws {
         for (name, encryption) in [("encrypted-v2.trove", Self.key)] {
             let path = Self.fixtures.appendingPathComponent(name).path
@@ -268,14 +320,20 @@ struct EncryptionFixtureTests {
             do {
                 let database = try Database(path: path, encryption: encryption)
                 let notes = try await database.collection("notes", dimension: 4)
-                try await notes.insert((1...20).map {
-                    VectorEntry(id: .int(Int64($0)), content: "fixture note \($0): buy oat milk", vector: [1, 0, 0, Float($0)])
-                })
+                try await notes.insert(
+                    (1...20).map {
+                        VectorEntry(
+                            id: .int(Int64($0)), content: "fixture note \($0): buy oat milk",
+                            vector: [1, 0, 0, Float($0)])
+                    })
                 try await database.mergeTextIndexes()
                 try await database.checkpoint()
-                try await database.execute(script: "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+                try await database.execute(
+                    script: "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
             }
-            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            for suffix in ["-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: path + suffix)
+            }
         }
     }
 }

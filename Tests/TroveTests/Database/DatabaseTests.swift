@@ -34,14 +34,15 @@ struct DatabaseTests {
         #expect(try Database().path == nil)
     }
 
-    @Test("reopening with a different configuration throws schemaMismatch and changes nothing",
-          arguments: [
+    @Test(
+        "reopening with a different configuration throws schemaMismatch and changes nothing",
+        arguments: [
             CollectionConfiguration(dimension: 8),
             CollectionConfiguration(dimension: 4, metric: .dot),
             CollectionConfiguration(dimension: 4, lexicalSearch: false),
             CollectionConfiguration(dimension: 4, metadataByteLimit: 100),
             CollectionConfiguration(dimension: 4, tokenizer: "porter unicode61"),
-          ])
+        ])
     func schemaMismatch(_ requested: CollectionConfiguration) async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
@@ -51,7 +52,9 @@ struct DatabaseTests {
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let db = try Database(path: path)
-        let error = await #expect(throws: TroveError.self) { try await db.collection("items", configuration: requested) }
+        let error = await #expect(throws: TroveError.self) {
+            try await db.collection("items", configuration: requested)
+        }
         guard case .schemaMismatch(let name, let details)? = error else {
             Issue.record("expected schemaMismatch, got \(String(describing: error))")
             return
@@ -70,11 +73,21 @@ struct DatabaseTests {
         _ = before
     }
 
-    @Test("invalid names are refused", arguments: ["", "1abc", "a-b", "a b", "drop;table", "sqlite_x", "trove_meta", "ünïcode", String(repeating: "a", count: 65)])
+    @Test(
+        "invalid names are refused",
+        arguments: [
+            "", "1abc", "a-b", "a b", "drop;table", "sqlite_x", "trove_meta", "ünïcode",
+            String(repeating: "a", count: 65),
+        ])
     func invalidNames(_ name: String) async throws {
         let db = try Database()
-        let error = await #expect(throws: TroveError.self) { try await db.collection(name, dimension: 3) }
-        if case .invalidName? = error {} else { Issue.record("expected invalidName, got \(String(describing: error))") }
+        let error = await #expect(throws: TroveError.self) {
+            try await db.collection(name, dimension: 3)
+        }
+        if case .invalidName? = error {
+        } else {
+            Issue.record("expected invalidName, got \(String(describing: error))")
+        }
         #expect(try await db.collectionNames().isEmpty)
     }
 
@@ -83,8 +96,13 @@ struct DatabaseTests {
         let db = try Database()
         let a = try await db.collection("a", dimension: 2)
         try await a.insert(VectorEntry(id: 1, content: "hello", vector: [1, 0]))
-        let error = await #expect(throws: TroveError.self) { try await db.collection("a_fts", dimension: 2) }
-        if case .invalidName? = error {} else { Issue.record("expected invalidName, got \(String(describing: error))") }
+        let error = await #expect(throws: TroveError.self) {
+            try await db.collection("a_fts", dimension: 2)
+        }
+        if case .invalidName? = error {
+        } else {
+            Issue.record("expected invalidName, got \(String(describing: error))")
+        }
         #expect(try await db.collectionNames() == ["a"])
         #expect(try await a.search(Query().matching("hello")).count == 1)
     }
@@ -92,7 +110,9 @@ struct DatabaseTests {
     @Test("invalid configurations are refused", arguments: [0, -1, 70_000])
     func invalidDimension(_ dimension: Int) async throws {
         let db = try Database()
-        await #expect(throws: TroveError.invalidDimension(dimension)) { try await db.collection("x", dimension: dimension) }
+        await #expect(throws: TroveError.invalidDimension(dimension)) {
+            try await db.collection("x", dimension: dimension)
+        }
         await #expect(throws: TroveError.self) {
             try await db.collection("x", configuration: .init(dimension: 3, metadataByteLimit: 0))
         }
@@ -104,7 +124,9 @@ struct DatabaseTests {
     @Test("opening a missing collection by name throws collectionNotFound")
     func notFound() async throws {
         let db = try Database()
-        await #expect(throws: TroveError.collectionNotFound("nope")) { try await db.collection(named: "nope") }
+        await #expect(throws: TroveError.collectionNotFound("nope")) {
+            try await db.collection(named: "nope")
+        }
         #expect(try await db.configuration(of: "nope") == nil)
     }
 
@@ -116,7 +138,8 @@ struct DatabaseTests {
         #expect(try await db.dropCollection("items"))
         #expect(try await !db.dropCollection("items"))
         #expect(try await db.collectionNames().isEmpty)
-        #expect(try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'items%'").isEmpty)
+        #expect(
+            try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'items%'").isEmpty)
         // It can be created again, with another configuration.
         let again = try await db.collection("items", dimension: 3)
         #expect(try await again.count() == 0)
@@ -129,9 +152,12 @@ struct DatabaseTests {
         try await items.insert(VectorEntry(id: 1, content: "hello", source: "s", vector: [1, 0]))
         try await db.execute(script: "CREATE TABLE tags(item_id INTEGER, tag TEXT)")
         #expect(try await db.execute("CREATE TABLE other(x)") == 0)
-        #expect(try await db.execute("INSERT INTO tags VALUES (?, ?), (?, ?)", bindings: [1, "x", 1, "y"]) == 2)
+        #expect(
+            try await db.execute(
+                "INSERT INTO tags VALUES (?, ?), (?, ?)", bindings: [1, "x", 1, "y"]) == 2)
         let rows = try await db.query(
-            "SELECT i.content, t.tag FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = ?", bindings: ["y"])
+            "SELECT i.content, t.tag FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = ?",
+            bindings: ["y"])
         #expect(rows.count == 1)
         #expect(rows[0].string("content") == "hello")
         #expect(rows[0].string("tag") == "y")
@@ -146,7 +172,9 @@ struct DatabaseTests {
         let c = try Connection(path: path)
         try c.execute("UPDATE trove_meta SET value = '99' WHERE key = 'format_version'")
         c.close()
-        #expect(throws: TroveError.unsupportedFormatVersion(found: 99, supported: 4)) { try Database(path: path) }
+        #expect(throws: TroveError.unsupportedFormatVersion(found: 99, supported: 4)) {
+            try Database(path: path)
+        }
     }
 
     @Test("a file that is not a database fails to open with a SQLite error")
@@ -169,7 +197,9 @@ struct DatabaseTests {
         let items = try await db.collection(named: "items")
         #expect(try await items.search(vector: [1, 0.1], topK: 1).first?.id == 1)
         #expect(try await items.search(Query().matching("hello")).first?.id == 1)
-        await #expect(throws: SQLiteError.self) { try await items.insert(VectorEntry(id: 2, content: "x", vector: [0, 1])) }
+        await #expect(throws: SQLiteError.self) {
+            try await items.insert(VectorEntry(id: 2, content: "x", vector: [0, 1]))
+        }
         #expect(try await items.count() == 1)
     }
 
@@ -177,11 +207,17 @@ struct DatabaseTests {
     func messages() {
         let manifest = HashingEmbedder().manifest
         let errors: [TroveError] = [
-            .schemaMismatch(collection: "c", details: "d"), .embeddingMismatch(collection: "c", stored: manifest, requested: manifest),
-            .dimensionMismatch(expected: 3, actual: 4), .invalidVector(reason: "r"), .metadataTooLarge(limit: 1, actual: 2),
-            .invalidMetadata(reason: "r"), .documentNotFound(.int(1)), .duplicateDocumentID(.int(1)), .invalidTextQuery(query: "q", reason: "r"),
-            .invalidFilter(sql: "s", reason: "r"), .lexicalSearchDisabled(collection: "c"), .embedderRequired(collection: "c"),
-            .invalidTopK(0, maximum: 5), .invalidDimension(0), .invalidName("n", reason: "r"), .invalidConfiguration("r"),
+            .schemaMismatch(collection: "c", details: "d"),
+            .embeddingMismatch(collection: "c", stored: manifest, requested: manifest),
+            .dimensionMismatch(expected: 3, actual: 4), .invalidVector(reason: "r"),
+            .metadataTooLarge(limit: 1, actual: 2),
+            .invalidMetadata(reason: "r"), .documentNotFound(.int(1)),
+            .duplicateDocumentID(.int(1)),
+            .invalidTextQuery(query: "q", reason: "r"),
+            .invalidFilter(sql: "s", reason: "r"), .lexicalSearchDisabled(collection: "c"),
+            .embedderRequired(collection: "c"),
+            .invalidTopK(0, maximum: 5), .invalidDimension(0), .invalidName("n", reason: "r"),
+            .invalidConfiguration("r"),
             .collectionNotFound("c"), .unsupportedFormatVersion(found: 2, supported: 1),
         ]
         for error in errors {

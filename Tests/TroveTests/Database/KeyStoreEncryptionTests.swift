@@ -17,8 +17,12 @@ private final class MemoryKeyStore: KeyStore, @unchecked Sendable {
 
     func fail(_ failure: Failure) { lock.withLock { self.failure = failure } }
     func race(with secret: Data) { lock.withLock { racing = secret } }
-    func item(_ service: String, _ account: String) -> Data? { lock.withLock { items["\(service)/\(account)"] } }
-    func put(_ secret: Data, _ service: String, _ account: String) { lock.withLock { items["\(service)/\(account)"] = secret } }
+    func item(_ service: String, _ account: String) -> Data? {
+        lock.withLock { items["\(service)/\(account)"] }
+    }
+    func put(_ secret: Data, _ service: String, _ account: String) {
+        lock.withLock { items["\(service)/\(account)"] = secret }
+    }
 
     func secret(service: String, account: String) throws -> Data? {
         try lock.withLock {
@@ -33,7 +37,10 @@ private final class MemoryKeyStore: KeyStore, @unchecked Sendable {
     func addSecret(_ secret: Data, service: String, account: String, label: String) throws {
         lock.withLock {
             adds += 1
-            if let racing { items["\(service)/\(account)"] = racing; self.racing = nil }
+            if let racing {
+                items["\(service)/\(account)"] = racing
+                self.racing = nil
+            }
             if items["\(service)/\(account)"] == nil { items["\(service)/\(account)"] = secret }
         }
     }
@@ -45,14 +52,16 @@ private final class MemoryKeyStore: KeyStore, @unchecked Sendable {
 struct KeyStoreEncryptionTests {
     static let service = "dev.trove.tests"
 
-    @Test("creates a 32-byte key stored as trove-key-v1 text, then finds it; data survives reopening")
+    @Test(
+        "creates a 32-byte key stored as trove-key-v1 text, then finds it; data survives reopening")
     func createAndReopen() async throws {
         let dir = try TemporaryDirectory()
         let store = MemoryKeyStore()
         let encryption = Encryption.keyStore(store, service: Self.service, account: "a")
         do {
             let db = try Database(path: dir.path("a.trove"), encryption: encryption)
-            try await db.documents("notes", schema: DocumentSchema(fields: [.text("t")])).insert(Document(id: 1, ["t": "secret"]))
+            try await db.documents("notes", schema: DocumentSchema(fields: [.text("t")])).insert(
+                Document(id: 1, ["t": "secret"]))
         }
         let stored = try #require(store.item(Self.service, "a"))
         let text = try #require(String(data: stored, encoding: .utf8))
@@ -70,19 +79,29 @@ struct KeyStoreEncryptionTests {
     func keysDiffer() throws {
         let dir = try TemporaryDirectory()
         let store = MemoryKeyStore()
-        _ = try Database(path: dir.path("a.trove"), encryption: .keyStore(store, service: Self.service, account: "a"))
-        _ = try Database(path: dir.path("b.trove"), encryption: .keyStore(store, service: Self.service, account: "b"))
+        _ = try Database(
+            path: dir.path("a.trove"),
+            encryption: .keyStore(store, service: Self.service, account: "a"))
+        _ = try Database(
+            path: dir.path("b.trove"),
+            encryption: .keyStore(store, service: Self.service, account: "b"))
         #expect(store.item(Self.service, "a") != store.item(Self.service, "b"))
     }
 
-    @Test("an item that is not a Trove key is refused and left alone; no file is created",
-          arguments: ["hunter2", "trove-key-v1:", "trove-key-v1:AAAA", "trove-key-v2:" + Data(count: 32).base64EncodedString()])
+    @Test(
+        "an item that is not a Trove key is refused and left alone; no file is created",
+        arguments: [
+            "hunter2", "trove-key-v1:", "trove-key-v1:AAAA",
+            "trove-key-v2:" + Data(count: 32).base64EncodedString(),
+        ])
     func foreignItem(_ secret: String) throws {
         let dir = try TemporaryDirectory()
         let store = MemoryKeyStore()
         store.put(Data(secret.utf8), Self.service, "a")
         #expect(throws: EncryptionError.notATroveKey(service: Self.service, account: "a")) {
-            try Database(path: dir.path("a.trove"), encryption: .keyStore(store, service: Self.service, account: "a"))
+            try Database(
+                path: dir.path("a.trove"),
+                encryption: .keyStore(store, service: Self.service, account: "a"))
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("a.trove")))
         #expect(store.item(Self.service, "a") == Data(secret.utf8))
@@ -94,13 +113,20 @@ struct KeyStoreEncryptionTests {
         let store = MemoryKeyStore()
         store.fail(.locked)
         #expect(throws: EncryptionError.keyStoreLocked(store: "memory")) {
-            try Database(path: dir.path("a.trove"), encryption: .keyStore(store, service: Self.service, account: "a"))
+            try Database(
+                path: dir.path("a.trove"),
+                encryption: .keyStore(store, service: Self.service, account: "a"))
         }
         store.fail(.unreachable)
         #expect {
-            try Database(path: dir.path("a.trove"), encryption: .keyStore(store, service: Self.service, account: "a"))
+            try Database(
+                path: dir.path("a.trove"),
+                encryption: .keyStore(store, service: Self.service, account: "a"))
         } throws: { error in
-            guard case EncryptionError.keyStoreUnavailable(let name, _)? = error as? EncryptionError else { return false }
+            guard case EncryptionError.keyStoreUnavailable(let name, _)? = error as? EncryptionError
+            else {
+                return false
+            }
             return name == "memory"
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("a.trove")))
@@ -113,7 +139,9 @@ struct KeyStoreEncryptionTests {
         _ = try Database(path: dir.path("a.trove"), encryption: .passphrase("correct horse"))
         let store = MemoryKeyStore()
         #expect(throws: EncryptionError.keyNotInKeyStore(service: Self.service, account: "a")) {
-            try Database(path: dir.path("a.trove"), encryption: .keyStore(store, service: Self.service, account: "a"))
+            try Database(
+                path: dir.path("a.trove"),
+                encryption: .keyStore(store, service: Self.service, account: "a"))
         }
         #expect(store.adds == 0 && store.item(Self.service, "a") == nil)
     }
@@ -122,9 +150,12 @@ struct KeyStoreEncryptionTests {
     func race() throws {
         let dir = try TemporaryDirectory()
         let store = MemoryKeyStore()
-        let theirs = try #require(Data(base64Encoded: "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="))
+        let theirs = try #require(
+            Data(base64Encoded: "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="))
         store.race(with: Data(("trove-key-v1:" + theirs.base64EncodedString()).utf8))
-        _ = try Database(path: dir.path("a.trove"), encryption: .keyStore(store, service: Self.service, account: "a"))
+        _ = try Database(
+            path: dir.path("a.trove"),
+            encryption: .keyStore(store, service: Self.service, account: "a"))
         _ = try Database(path: dir.path("a.trove"), encryption: .key(theirs))
     }
 
@@ -137,7 +168,9 @@ struct KeyStoreEncryptionTests {
         let kept = Encryption.keyStore(store, service: Self.service, account: "a")
         try Database.changePassphrase(path: path, from: .passphrase("correct horse"), to: kept)
         _ = try Database(path: path, encryption: kept)
-        #expect(throws: EncryptionError.wrongKey) { try Database(path: path, encryption: .passphrase("correct horse")) }
+        #expect(throws: EncryptionError.wrongKey) {
+            try Database(path: path, encryption: .passphrase("correct horse"))
+        }
         try Database.changePassphrase(path: path, from: kept, to: .passphrase("battery staple"))
         _ = try Database(path: path, encryption: .passphrase("battery staple"))
     }
@@ -146,7 +179,9 @@ struct KeyStoreEncryptionTests {
     func names() throws {
         let dir = try TemporaryDirectory()
         #expect(throws: EncryptionError.self) {
-            try Database(path: dir.path("a.trove"), encryption: .keyStore(MemoryKeyStore(), service: "", account: "a"))
+            try Database(
+                path: dir.path("a.trove"),
+                encryption: .keyStore(MemoryKeyStore(), service: "", account: "a"))
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("a.trove")))
     }

@@ -13,7 +13,10 @@ struct DocumentCodesOnlyTests {
         fields: [.integer("group", indexed: true), .vector("v", dimension: dimension)],
         vectorIndexes: ["v": .hnsw(quantization: .int8, keepsFloatVectors: false)])
 
-    static func exact(_ query: [Float], _ vectors: [Int64: [Float]], k: Int, where allows: (Int64) -> Bool = { _ in true }) -> [Int64] {
+    static func exact(
+        _ query: [Float], _ vectors: [Int64: [Float]], k: Int,
+        where allows: (Int64) -> Bool = { _ in true }
+    ) -> [Int64] {
         var scored: [(id: Int64, distance: Float)] = []
         for (id, vector) in vectors where allows(id) {
             scored.append((id, DistanceMetric.cosine.distance(query, vector)))
@@ -27,7 +30,9 @@ struct DocumentCodesOnlyTests {
         return -1
     }
 
-    @Test("walks, filtered walks and exact scans answer from the table's vectors; writes reach the codes")
+    @Test(
+        "walks, filtered walks and exact scans answer from the table's vectors; writes reach the codes"
+    )
     func searches() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("c.trove"))
@@ -41,23 +46,35 @@ struct DocumentCodesOnlyTests {
             documents.append(Document(id: .int(id), ["group": .int(id % 100), "v": .vector(v)]))
         }
         try await docs.insert(documents)
-        #expect(try await docs.explain(Query().nearest(to: vectors[1]!, in: "v")).contains { $0.contains("int8 codes") })
-        var found = 0, wanted = 0
+        #expect(
+            try await docs.explain(Query().nearest(to: vectors[1]!, in: "v")).contains {
+                $0.contains("int8 codes")
+            })
+        var found = 0
+        var wanted = 0
         for _ in 0..<20 {
             let q = rng.unitVector(dimension: Self.dimension)
             // Unfiltered walk: re-scored from the table, so each distance is the exact one.
             let hits = try await docs.search(Query().nearest(to: q, in: "v").limit(10))
             for hit in hits {
-                let exactDistance = DistanceMetric.cosine.distance(q, vectors[Self.rid(hit.document.id)]!)
+                let exactDistance = DistanceMetric.cosine.distance(
+                    q, vectors[Self.rid(hit.document.id)]!)
                 #expect(abs(hit.distances[0]! - Double(exactDistance)) < 1e-5)
             }
-            found += Set(hits.map { Self.rid($0.document.id) }).intersection(Self.exact(q, vectors, k: 10)).count
+            found +=
+                Set(hits.map { Self.rid($0.document.id) }).intersection(
+                    Self.exact(q, vectors, k: 10)
+                ).count
             wanted += 10
             // Few candidates (30 rows): an exact scan of their stored vectors, equal to the oracle.
-            let few = try await docs.search(Query(Field("group") == 7).nearest(to: q, in: "v").limit(5))
-            #expect(few.map { Self.rid($0.document.id) } == Self.exact(q, vectors, k: 5) { $0 % 100 == 7 })
+            let few = try await docs.search(
+                Query(Field("group") == 7).nearest(to: q, in: "v").limit(5))
+            #expect(
+                few.map { Self.rid($0.document.id) }
+                    == Self.exact(q, vectors, k: 5) { $0 % 100 == 7 })
             // Many candidates (half the rows): a filtered walk; every hit passes the filter.
-            let many = try await docs.search(Query(Field("group") < 50).nearest(to: q, in: "v").limit(10))
+            let many = try await docs.search(
+                Query(Field("group") < 50).nearest(to: q, in: "v").limit(10))
             #expect(many.count == 10)
             #expect(many.allSatisfy { Self.rid($0.document.id) % 100 < 50 })
         }
@@ -66,7 +83,9 @@ struct DocumentCodesOnlyTests {
         let target: [Float] = (0..<Self.dimension).map { $0 == 3 ? 1 : 0 }
         let blob = target.withUnsafeBytes { [UInt8]($0) }
         _ = try await db.execute("UPDATE docs SET v = ? WHERE id = 1234", bindings: [.blob(blob)])
-        #expect(try await docs.search(Query().nearest(to: target, in: "v").limit(1)).first?.document.id == .int(1234))
+        #expect(
+            try await docs.search(Query().nearest(to: target, in: "v").limit(1)).first?.document.id
+                == .int(1234))
         #expect(try await db.verify().isHealthy)
     }
 }

@@ -7,7 +7,9 @@ import TroveTestSupport
 /// Filters, orderings, aggregates and paging against in-memory oracles over seeded documents.
 @Suite("Query (differential)")
 struct DocumentQueryTests {
-    static func seeded(count: Int, seed: UInt64) async throws -> (TemporaryDirectory, Database, DocumentCollection, [Document]) {
+    static func seeded(count: Int, seed: UInt64) async throws -> (
+        TemporaryDirectory, Database, DocumentCollection, [Document]
+    ) {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("docs.trove"))
         let docs = try await db.documents("docs", schema: RandomDocuments.schema)
@@ -35,13 +37,19 @@ struct DocumentQueryTests {
         #expect(nonTrivial > 150)
     }
 
-    @Test("each operator kind on its own", arguments: [
-        Field("n") > 2, Field("x").between(-1, 1), Field("title").hasPrefix("al"), Field("title").contains("ph"),
-        Field("title").like("%A"), Field("n").isNull, Field("color").exists, Field("tags").arrayContains("gamma"),
-        Field("meta", path: "$.k") == 2, Field("rank").isIn([1, 3, 5]), !(Field("flag") == true),
-        Field("color") == "red" || Field("n") < 0, Field("at") >= .date(Date(timeIntervalSince1970: 5 * 86_400)),
-        Field("n") != 3, Field("n") == nil,
-    ])
+    @Test(
+        "each operator kind on its own",
+        arguments: [
+            Field("n") > 2, Field("x").between(-1, 1), Field("title").hasPrefix("al"),
+            Field("title").contains("ph"),
+            Field("title").like("%A"), Field("n").isNull, Field("color").exists,
+            Field("tags").arrayContains("gamma"),
+            Field("meta", path: "$.k") == 2, Field("rank").isIn([1, 3, 5]),
+            !(Field("flag") == true),
+            Field("color") == "red" || Field("n") < 0,
+            Field("at") >= .date(Date(timeIntervalSince1970: 5 * 86_400)),
+            Field("n") != 3, Field("n") == nil,
+        ])
     func singleOperators(_ filter: Filter) async throws {
         let (dir, _, docs, documents) = try await Self.seeded(count: 80, seed: 5)
         defer { withExtendedLifetime(dir) {} }
@@ -55,8 +63,10 @@ struct DocumentQueryTests {
         let (dir, _, docs, documents) = try await Self.seeded(count: 70, seed: 21)
         defer { withExtendedLifetime(dir) {} }
         let keys: [[SortKey]] = [
-            [.descending("n")], [.ascending("n")], [SortKey(Field("x"), descending: true, nullsFirst: true)],
-            [.ascending("flag"), .descending("x")], [SortKey(Field("rank"), nullsFirst: false), .descending("title")],
+            [.descending("n")], [.ascending("n")],
+            [SortKey(Field("x"), descending: true, nullsFirst: true)],
+            [.ascending("flag"), .descending("x")],
+            [SortKey(Field("rank"), nullsFirst: false), .descending("title")],
         ]
         for order in keys {
             var query = Query(Field("title") != "zzz")
@@ -64,8 +74,10 @@ struct DocumentQueryTests {
             let got = try await docs.fetch(query).map(\.id)
             let expected = documents.sorted { a, b in
                 for key in order {
-                    let (x, y) = (FilterOracle.scalar(FilterOracle.lookup(key.field, in: a)),
-                                  FilterOracle.scalar(FilterOracle.lookup(key.field, in: b)))
+                    let (x, y) = (
+                        FilterOracle.scalar(FilterOracle.lookup(key.field, in: a)),
+                        FilterOracle.scalar(FilterOracle.lookup(key.field, in: b))
+                    )
                     if x == y { continue }
                     if x == .null { return key.nullsFirst }
                     if y == .null { return !key.nullsFirst }
@@ -84,7 +96,10 @@ struct DocumentQueryTests {
         defer { withExtendedLifetime(dir) {} }
         let filter = Field("n") >= -2
         let rows = try await docs.aggregate(
-            [.count(), .count("x"), .sum("n"), .average("x"), .minimum("x"), .maximum("title"), .countDistinct("n")],
+            [
+                .count(), .count("x"), .sum("n"), .average("x"), .minimum("x"), .maximum("title"),
+                .countDistinct("n"),
+            ],
             groupBy: [Field("flag")], where: filter)
         let kept = documents.filter { FilterOracle.evaluate(filter, $0) == true }
         let groups = Dictionary(grouping: kept) { $0["flag"] ?? .null }
@@ -99,17 +114,35 @@ struct DocumentQueryTests {
             if xs.isEmpty {
                 #expect(row.values["avg_x"] == .null)
             } else {
-                #expect(abs((row.values["avg_x"]?.doubleValue ?? .nan) - xs.reduce(0, +) / Double(xs.count)) < 1e-9)
+                #expect(
+                    abs(
+                        (row.values["avg_x"]?.doubleValue ?? .nan) - xs.reduce(0, +)
+                            / Double(xs.count)) < 1e-9)
                 #expect(row.values["min_x"] == .double(xs.min()!))
             }
-            #expect(row.values["max_title"] == .string(members.compactMap { $0["title"]?.stringValue }.max { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }!))
+            #expect(
+                row.values["max_title"]
+                    == .string(
+                        members.compactMap { $0["title"]?.stringValue }.max {
+                            Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8))
+                        }!))
             #expect(row.values["distinct_n"] == .int(Int64(Set(ns).count)))
         }
         // Grouping by an undeclared field and by a JSON path.
         let byColor = try await docs.aggregate([.count()], groupBy: [Field("color")])
-        #expect(byColor.reduce(0) { $0 + ($1.values["count"]?.intValue ?? 0) } == Int64(documents.count))
-        let byKey = try await docs.aggregate([.average("rank")], groupBy: [Field("meta", path: "$.k")])
-        #expect(byKey.count == Set(documents.map { FilterOracle.lookup(Field("meta", path: "$.k"), in: $0) ?? .null }).count)
+        #expect(
+            byColor.reduce(0) { $0 + ($1.values["count"]?.intValue ?? 0) } == Int64(documents.count)
+        )
+        let byKey = try await docs.aggregate(
+            [.average("rank")], groupBy: [Field("meta", path: "$.k")])
+        #expect(
+            byKey.count
+                == Set(
+                    documents.map {
+                        FilterOracle.lookup(Field("meta", path: "$.k"), in: $0) ?? .null
+                    }
+                ).count
+        )
     }
 
     @Test("aggregates of non-numeric fields are typed errors")
@@ -124,11 +157,13 @@ struct DocumentQueryTests {
         }
     }
 
-    @Test("cursor paging visits every surviving row exactly once while rows are inserted and deleted")
+    @Test(
+        "cursor paging visits every surviving row exactly once while rows are inserted and deleted")
     func cursorPaging() async throws {
         let (dir, _, docs, documents) = try await Self.seeded(count: 120, seed: 41)
         defer { withExtendedLifetime(dir) {} }
-        let query = Query(Field("title") != "none").sorted(by: .descending("n"), .ascending("x")).limit(7)
+        let query = Query(Field("title") != "none").sorted(by: .descending("n"), .ascending("x"))
+            .limit(7)
         var seen: [DocumentID] = []
         var deleted: Set<DocumentID> = []
         var page = try await docs.page(query)
@@ -149,7 +184,8 @@ struct DocumentQueryTests {
         }
         #expect(Set(seen).count == seen.count, "no row twice")
         let survivors = Set(documents.map(\.id)).subtracting(deleted)
-        #expect(survivors.isSubset(of: Set(seen)), "every original row that was never deleted is seen")
+        #expect(
+            survivors.isSubset(of: Set(seen)), "every original row that was never deleted is seen")
         #expect(Set(seen).isDisjoint(with: deleted))
     }
 
@@ -178,9 +214,12 @@ struct DocumentQueryTests {
     func explain() async throws {
         let (dir, _, docs, _) = try await Self.seeded(count: 10, seed: 8)
         defer { withExtendedLifetime(dir) {} }
-        let plan = try await docs.explain(Query(Field("n") == 2 && Field("x") > 0).sorted(by: .ascending("title")).limit(5))
+        let plan = try await docs.explain(
+            Query(Field("n") == 2 && Field("x") > 0).sorted(by: .ascending("title")).limit(5))
         #expect(plan.contains { $0.contains("docs_i1") || $0.contains("docs_i0") })
         let pathPlan = try await docs.explain(Query(Field("meta", path: "$.k") == 1))
-        #expect(pathPlan.contains { $0.contains("docs_i2") }, "the JSON-path expression index is used: \(pathPlan)")
+        #expect(
+            pathPlan.contains { $0.contains("docs_i2") },
+            "the JSON-path expression index is used: \(pathPlan)")
     }
 }

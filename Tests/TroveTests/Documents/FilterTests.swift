@@ -14,21 +14,34 @@ struct FilterTests {
             #"{"lang":"en","year":2023,"tags":["todo"],"author":{"name":"Ann"}}"#,
             #"{"lang":"fr","year":2024,"odd\"key":1}"#,
         ]
-        try await items.insert(metas.enumerated().map { i, m in
-            VectorEntry(id: .int(Int64(i + 1)), content: "note number \(i + 1)", source: i < 2 ? "a" : "b", metadata: m,
-                        vector: [1, Float(i)])
-        })
+        try await items.insert(
+            metas.enumerated().map { i, m in
+                VectorEntry(
+                    id: .int(Int64(i + 1)), content: "note number \(i + 1)",
+                    source: i < 2 ? "a" : "b", metadata: m,
+                    vector: [1, Float(i)])
+            })
         return items
     }
 
     /// A path inside the metadata JSON object.
-    func meta(_ key: String) -> Field { Field("metadata", path: key.hasPrefix("$") ? key : "$.\(key)") }
+    func meta(_ key: String) -> Field {
+        Field("metadata", path: key.hasPrefix("$") ? key : "$.\(key)")
+    }
 
-    func ids(_ items: SearchCollection, _ predicates: [Filter], source: String? = nil) async throws -> Set<DocumentID> {
+    func ids(_ items: SearchCollection, _ predicates: [Filter], source: String? = nil) async throws
+        -> Set<DocumentID>
+    {
         let filter = predicates.reduce(source.map(Filter.source) ?? .all, &&)
-        let byVector = Set(try await items.search(vector: [1, 0], topK: 100, filter: filter).map(\.id))
-        let byText = Set(try await items.search(Query(filter).matching(.typed("note")).limit(100)).map(\.id))
-        let byBoth = Set(try await items.search(Query(filter).nearest(to: [1, 0], in: "embedding").matching(.typed("note")).limit(100)).map(\.id))
+        let byVector = Set(
+            try await items.search(vector: [1, 0], topK: 100, filter: filter).map(\.id))
+        let byText = Set(
+            try await items.search(Query(filter).matching(.typed("note")).limit(100)).map(\.id))
+        let byBoth = Set(
+            try await items.search(
+                Query(filter).nearest(to: [1, 0], in: "embedding").matching(.typed("note")).limit(
+                    100)
+            ).map(\.id))
         #expect(byVector == byText)
         #expect(byVector == byBoth)
         return byVector
@@ -60,7 +73,10 @@ struct FilterTests {
         #expect(try await items.search(vector: [1, 0], topK: 10, filter: filter).map(\.id) == [3])
         let db = try Database()
         let notes = try await db.collection("notes", embedder: HashingEmbedder())
-        try await notes.add([TextEntry(text: "oat milk", metadata: #"{"k":1}"#), TextEntry(text: "oat bread", metadata: #"{"k":2}"#)])
+        try await notes.add([
+            TextEntry(text: "oat milk", metadata: #"{"k":1}"#),
+            TextEntry(text: "oat bread", metadata: #"{"k":2}"#),
+        ])
         let hits = try await notes.search("oat", filter: meta("k") == 2)
         #expect(hits.map(\.content) == ["oat bread"])
     }

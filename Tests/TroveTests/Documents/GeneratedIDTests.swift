@@ -21,7 +21,9 @@ private struct Counter: Model, Equatable {
 
 @Suite("Generated ids")
 struct GeneratedIDTests {
-    @Test("a UUID-id model inserted without an id gets a UUIDv7 that round-trips and sorts by insertion")
+    @Test(
+        "a UUID-id model inserted without an id gets a UUIDv7 that round-trips and sorts by insertion"
+    )
     func uuidModels() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("ids.trove"))
@@ -34,7 +36,8 @@ struct GeneratedIDTests {
         #expect(batch.count == 50 && Set(batch).count == 50)
         #expect(batch.allSatisfy { first.uuidString.lowercased() < $0.uuidString.lowercased() })
         // Stored order by id is insertion order.
-        let byID = try await memos.fetch(FetchDescriptor(sortBy: [SortDescriptor(\.id)])).map(\.title)
+        let byID = try await memos.fetch(FetchDescriptor(sortBy: [SortDescriptor(\.id)])).map(
+            \.title)
         #expect(byID == ["first"] + (0..<50).map { "memo \($0)" })
         // An explicit id is kept; save of an unassigned id inserts under a new one.
         let mine = UUID()
@@ -48,7 +51,9 @@ struct GeneratedIDTests {
     func stringModels() async throws {
         let db = try Database()
         let tags = try await db.models(IDTag.self)
-        let ids = try await tags.insert([IDTag(name: "a"), IDTag(id: "fixed", name: "b"), IDTag(name: "c")])
+        let ids = try await tags.insert([
+            IDTag(name: "a"), IDTag(id: "fixed", name: "b"), IDTag(name: "c"),
+        ])
         #expect(ids[1] == "fixed")
         for id in [ids[0], ids[2]] {
             let uuid = try #require(UUID(uuidString: id))
@@ -65,13 +70,17 @@ struct GeneratedIDTests {
         let db = try Database(path: dir.path("ids.trove"))
         let counters = try await db.models(Counter.self)
         #expect(try await counters.insert(Counter(label: "one")) == 1)
-        #expect(try await counters.insert([Counter(id: 41, label: "given"), Counter(label: "next")]) == [41, 42])
+        #expect(
+            try await counters.insert([Counter(id: 41, label: "given"), Counter(label: "next")])
+                == [41, 42])
         // SQLite itself, given a NULL rowid, picks the same next value.
         try await db.execute("INSERT INTO Counter(id, label) VALUES (NULL, 'raw')")
-        let raw = try await db.query("SELECT rowid FROM Counter WHERE label = 'raw'").first?[0].int64Value
+        let raw = try await db.query("SELECT rowid FROM Counter WHERE label = 'raw'").first?[0]
+            .int64Value
         #expect(raw == 43)
         #expect(try await counters.insert(Counter(label: "after raw")) == 44)
-        let rowid = try await db.query("SELECT rowid FROM Counter WHERE label = 'after raw'").first?[0].int64Value
+        let rowid = try await db.query("SELECT rowid FROM Counter WHERE label = 'after raw'")
+            .first?[0].int64Value
         #expect(rowid == 44)
         #expect(try await counters.fetch(id: 44) == Counter(id: 44, label: "after raw"))
     }
@@ -80,21 +89,28 @@ struct GeneratedIDTests {
     func inTransaction() async throws {
         let db = try Database()
         _ = try await db.models(Counter.self)
-        _ = try await db.documents("notes", schema: DocumentSchema(id: .uuid, fields: [.text("title")]))
+        _ = try await db.documents(
+            "notes", schema: DocumentSchema(id: .uuid, fields: [.text("title")]))
         let (counterIDs, noteID) = try await db.write { tx in
-            (try tx.models(Counter.self).insert([Counter(label: "a"), Counter(label: "b")]),
-             try tx.documents("notes").insert(["title": "in a transaction"]))
+            (
+                try tx.models(Counter.self).insert([Counter(label: "a"), Counter(label: "b")]),
+                try tx.documents("notes").insert(["title": "in a transaction"])
+            )
         }
         #expect(counterIDs == [1, 2])
         let notes = try await db.documents(named: "notes")
         #expect(try await notes.fetch(id: noteID)?["title"] == "in a transaction")
     }
 
-    @Test("documents inserted as bare fields get new ids, returned in order; bad fields write nothing")
+    @Test(
+        "documents inserted as bare fields get new ids, returned in order; bad fields write nothing"
+    )
     func documents() async throws {
         let db = try Database()
-        let uuids = try await db.documents("u", schema: DocumentSchema(id: .uuid, fields: [.text("title")]))
-        let strings = try await db.documents("s", schema: DocumentSchema(id: .string, fields: [.text("title")]))
+        let uuids = try await db.documents(
+            "u", schema: DocumentSchema(id: .uuid, fields: [.text("title")]))
+        let strings = try await db.documents(
+            "s", schema: DocumentSchema(id: .string, fields: [.text("title")]))
         let ints = try await db.documents("i", schema: DocumentSchema(fields: [.text("title")]))
         try await ints.insert(Document(id: 9, ["title": "nine"]))
         for collection in [uuids, strings, ints] {
@@ -103,7 +119,9 @@ struct GeneratedIDTests {
             #expect(try await collection.fetch(id: one)?["title"] == "one")
             #expect(try await collection.fetch(id: more[1])?["title"] == "three")
             #expect(one < more[0] && more[0] < more[1])
-            await #expect(throws: TroveError.self) { try await collection.insert([["title": "ok"], ["nope": 1]]) }
+            await #expect(throws: TroveError.self) {
+                try await collection.insert([["title": "ok"], ["nope": 1]])
+            }
         }
         #expect(try await ints.insert(["title": "ten"]) == 13)
         #expect(try await uuids.count() == 3)

@@ -29,11 +29,19 @@ struct RelationshipTests {
         _ rule: DeleteRule, kind: IDKind = .int64, in dir: TemporaryDirectory
     ) async throws -> (Database, DocumentCollection, DocumentCollection) {
         let db = try Database(path: dir.path("library.trove"))
-        let authors = try await db.documents("authors", schema: DocumentSchema(id: kind, fields: [.text("name")]))
-        let books = try await db.documents("books", schema: DocumentSchema(fields: [
-            .text("title"), .reference("author", to: "authors", id: kind, onDelete: rule, optional: rule == .nullify),
-        ]))
-        try await authors.insert([Document(id: id(1, kind), ["name": "Le Guin"]), Document(id: id(2, kind), ["name": "Herbert"])])
+        let authors = try await db.documents(
+            "authors", schema: DocumentSchema(id: kind, fields: [.text("name")]))
+        let books = try await db.documents(
+            "books",
+            schema: DocumentSchema(fields: [
+                .text("title"),
+                .reference(
+                    "author", to: "authors", id: kind, onDelete: rule, optional: rule == .nullify),
+            ]))
+        try await authors.insert([
+            Document(id: id(1, kind), ["name": "Le Guin"]),
+            Document(id: id(2, kind), ["name": "Herbert"]),
+        ])
         try await books.insert([
             Document(id: 1, ["title": "Earthsea", "author": id(1, kind).value]),
             Document(id: 2, ["title": "The Dispossessed", "author": id(1, kind).value]),
@@ -43,8 +51,9 @@ struct RelationshipTests {
         return (db, authors, books)
     }
 
-    @Test("a reference compiles to a real foreign key with its delete rule and an index, on a writer with foreign keys on",
-          arguments: [(DeleteRule.cascade, "CASCADE"), (.nullify, "SET NULL"), (.deny, "NO ACTION")])
+    @Test(
+        "a reference compiles to a real foreign key with its delete rule and an index, on a writer with foreign keys on",
+        arguments: [(DeleteRule.cascade, "CASCADE"), (.nullify, "SET NULL"), (.deny, "NO ACTION")])
     func foreignKeyInTheTable(_ rule: DeleteRule, _ sql: String) async throws {
         let dir = try TemporaryDirectory()
         let (db, _, _) = try await Self.library(rule, in: dir)
@@ -52,13 +61,19 @@ struct RelationshipTests {
         #expect(keys.count == 1)
         #expect(keys.first?.string("table") == "authors" && keys.first?.string("from") == "author")
         #expect(keys.first?.string("to") == "id" && keys.first?.string("on_delete") == sql)
-        let plan = try await db.query("EXPLAIN QUERY PLAN SELECT id FROM books WHERE author = 1").compactMap { $0.string(at: 3) }
+        let plan = try await db.query("EXPLAIN QUERY PLAN SELECT id FROM books WHERE author = 1")
+            .compactMap {
+                $0.string(at: 3)
+            }
         #expect(plan.contains { $0.contains("USING") && $0.contains("INDEX") }, "\(plan)")
-        let enforced = try await db.write { tx in try tx.query("PRAGMA foreign_keys")[0].int64(at: 0) }
+        let enforced = try await db.write { tx in
+            try tx.query("PRAGMA foreign_keys")[0].int64(at: 0)
+        }
         #expect(enforced == 1)
         // A referenced id cannot change under its references (ON UPDATE is NO ACTION).
-        await #expect { try await db.execute("UPDATE authors SET id = 9 WHERE id = 1") }
-            throws: { ($0 as? SQLiteError)?.extendedCode == .constraintForeignKey }
+        await #expect { try await db.execute("UPDATE authors SET id = 9 WHERE id = 1") } throws: {
+            ($0 as? SQLiteError)?.extendedCode == .constraintForeignKey
+        }
     }
 
     @Test("replacing a parent by upsert or update is not a delete: its children stay")
@@ -70,28 +85,42 @@ struct RelationshipTests {
         #expect(try await books.count() == 4)
     }
 
-    @Test("inserting, upserting, updating or patching with a missing parent is a typed error naming field and value; nothing is written",
-          arguments: [IDKind.int64, .string, .uuid])
+    @Test(
+        "inserting, upserting, updating or patching with a missing parent is a typed error naming field and value; nothing is written",
+        arguments: [IDKind.int64, .string, .uuid])
     func missingParent(_ kind: IDKind) async throws {
         let dir = try TemporaryDirectory()
         let (db, _, books) = try await Self.library(.cascade, kind: kind, in: dir)
         let missing = Self.id(9, kind)
-        let expected = TroveError.missingReference(field: "author", value: missing.description, collection: "authors")
-        let batch = [Document(id: 10, ["title": "Ok", "author": Self.id(2, kind).value]),
-                     Document(id: 11, ["title": "Orphan", "author": missing.value])]
+        let expected = TroveError.missingReference(
+            field: "author", value: missing.description, collection: "authors")
+        let batch = [
+            Document(id: 10, ["title": "Ok", "author": Self.id(2, kind).value]),
+            Document(id: 11, ["title": "Orphan", "author": missing.value]),
+        ]
         await #expect(throws: expected) { try await books.insert(batch) }
         await #expect(throws: expected) { try await books.upsert(batch) }
-        await #expect(throws: expected) { try await books.update(Document(id: 4, ["title": "Dune", "author": missing.value])) }
-        await #expect(throws: expected) { _ = try await books.patch(4, [Field("author"): missing.value]) }
         await #expect(throws: expected) {
-            try await db.write { tx in try tx.documents("books").insert(Document(id: 12, ["title": "In tx", "author": missing.value])) }
+            try await books.update(Document(id: 4, ["title": "Dune", "author": missing.value]))
+        }
+        await #expect(throws: expected) {
+            _ = try await books.patch(4, [Field("author"): missing.value])
+        }
+        await #expect(throws: expected) {
+            try await db.write { tx in
+                try tx.documents("books").insert(
+                    Document(id: 12, ["title": "In tx", "author": missing.value]))
+            }
         }
         #expect(try await books.count() == 4)
         #expect(try await books.fetch(id: 4)?["author"] == Self.id(2, kind).value)
         #expect(try await books.fetch(id: 4)?.version == 1)
         // Raw SQL cannot leave a dangling reference either.
-        await #expect { try await db.execute("INSERT INTO books(id, title, author) VALUES (20, 'Raw', ?)", bindings: [Self.sql(missing)]) }
-            throws: { ($0 as? SQLiteError)?.extendedCode == .constraintForeignKey }
+        await #expect {
+            try await db.execute(
+                "INSERT INTO books(id, title, author) VALUES (20, 'Raw', ?)",
+                bindings: [Self.sql(missing)])
+        } throws: { ($0 as? SQLiteError)?.extendedCode == .constraintForeignKey }
         #expect(try await books.count() == 4)
         #expect(try await books.verify().isEmpty)
     }
@@ -101,22 +130,31 @@ struct RelationshipTests {
         case id, ids, filter, rawInTransaction, rawOnDatabase
         var testDescription: String { rawValue }
 
-        func delete(_ parent: DocumentID, from authors: DocumentCollection, _ db: Database) async throws {
+        func delete(_ parent: DocumentID, from authors: DocumentCollection, _ db: Database)
+            async throws
+        {
             switch self {
             case .id: _ = try await authors.delete(id: parent)
             case .ids: _ = try await authors.delete(ids: [parent])
             case .filter: _ = try await authors.delete(where: Field("id") == parent.value)
             case .rawInTransaction:
-                try await db.write { tx in _ = try tx.execute("DELETE FROM authors WHERE id = ?", [RelationshipTests.sql(parent)]) }
+                try await db.write { tx in
+                    _ = try tx.execute(
+                        "DELETE FROM authors WHERE id = ?", [RelationshipTests.sql(parent)])
+                }
             case .rawOnDatabase:
-                _ = try await db.execute("DELETE FROM authors WHERE id = ?", bindings: [RelationshipTests.sql(parent)])
+                _ = try await db.execute(
+                    "DELETE FROM authors WHERE id = ?", bindings: [RelationshipTests.sql(parent)])
             }
         }
 
         var isRaw: Bool { self == .rawInTransaction || self == .rawOnDatabase }
     }
 
-    @Test("cascade deletes the children, through the API and through raw SQL", arguments: DeletePath.allCases, [IDKind.int64, .string, .uuid])
+    @Test(
+        "cascade deletes the children, through the API and through raw SQL",
+        arguments: DeletePath.allCases,
+        [IDKind.int64, .string, .uuid])
     func cascade(_ path: DeletePath, _ kind: IDKind) async throws {
         let dir = try TemporaryDirectory()
         let (db, authors, books) = try await Self.library(.cascade, kind: kind, in: dir)
@@ -126,7 +164,10 @@ struct RelationshipTests {
         #expect(try await books.verify().isEmpty)
     }
 
-    @Test("nullify sets the children's field to null and raises their version", arguments: DeletePath.allCases, [IDKind.int64, .uuid])
+    @Test(
+        "nullify sets the children's field to null and raises their version",
+        arguments: DeletePath.allCases,
+        [IDKind.int64, .uuid])
     func nullify(_ path: DeletePath, _ kind: IDKind) async throws {
         let dir = try TemporaryDirectory()
         let (db, authors, books) = try await Self.library(.nullify, kind: kind, in: dir)
@@ -139,17 +180,22 @@ struct RelationshipTests {
         #expect(try await books.fetch(id: 4)?["author"] == Self.id(2, kind).value)
     }
 
-    @Test("deny refuses the delete with a typed error (a constraint error for raw SQL) and changes nothing",
-          arguments: DeletePath.allCases, [IDKind.int64, .string])
+    @Test(
+        "deny refuses the delete with a typed error (a constraint error for raw SQL) and changes nothing",
+        arguments: DeletePath.allCases, [IDKind.int64, .string])
     func deny(_ path: DeletePath, _ kind: IDKind) async throws {
         let dir = try TemporaryDirectory()
         let (db, authors, books) = try await Self.library(.deny, kind: kind, in: dir)
         let parent = Self.id(1, kind)
         if path.isRaw {
-            await #expect { try await path.delete(parent, from: authors, db) }
-                throws: { ($0 as? SQLiteError)?.extendedCode == .constraintForeignKey }
+            await #expect { try await path.delete(parent, from: authors, db) } throws: {
+                ($0 as? SQLiteError)?.extendedCode == .constraintForeignKey
+            }
         } else {
-            await #expect(throws: TroveError.deleteDenied(collection: "authors", id: parent, referencedBy: "books.author")) {
+            await #expect(
+                throws: TroveError.deleteDenied(
+                    collection: "authors", id: parent, referencedBy: "books.author")
+            ) {
                 try await path.delete(parent, from: authors, db)
             }
         }
@@ -165,27 +211,40 @@ struct RelationshipTests {
         let dir = try TemporaryDirectory()
         let (_, authors, _) = try await Self.library(.deny, in: dir)
         try await authors.insert(Document(id: 3, ["name": "Nobody's"]))
-        await #expect(throws: TroveError.deleteDenied(collection: "authors", id: 1, referencedBy: "books.author")) {
+        await #expect(
+            throws: TroveError.deleteDenied(
+                collection: "authors", id: 1, referencedBy: "books.author")
+        ) {
             try await authors.delete(ids: [3, 1])
         }
         #expect(try await authors.count() == 3)
     }
 
-    @Test("deny checks at the end of the statement: deleting a document with everything that references it goes through")
+    @Test(
+        "deny checks at the end of the statement: deleting a document with everything that references it goes through"
+    )
     func denyAtStatementEnd() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("deny.trove"))
-        let tree = try await db.documents("tree", schema: DocumentSchema(fields: [
-            .text("name"), .reference("parent", to: "tree", onDelete: .deny, optional: true),
-        ]))
-        try await tree.insert([Document(id: 1, ["name": "root"]), Document(id: 2, ["name": "leaf", "parent": 1]),
-                               Document(id: 3, ["name": "other"])])
-        await #expect(throws: TroveError.deleteDenied(collection: "tree", id: 1, referencedBy: "tree.parent")) {
+        let tree = try await db.documents(
+            "tree",
+            schema: DocumentSchema(fields: [
+                .text("name"), .reference("parent", to: "tree", onDelete: .deny, optional: true),
+            ]))
+        try await tree.insert([
+            Document(id: 1, ["name": "root"]), Document(id: 2, ["name": "leaf", "parent": 1]),
+            Document(id: 3, ["name": "other"]),
+        ])
+        await #expect(
+            throws: TroveError.deleteDenied(collection: "tree", id: 1, referencedBy: "tree.parent")
+        ) {
             try await tree.delete(id: 1)
         }
         try await tree.insert(Document(id: 4, ["name": "leaf of other", "parent": 3]))
         // 1 and 2 go together, but 4 still references 3: the denial names 3, not 1.
-        await #expect(throws: TroveError.deleteDenied(collection: "tree", id: 3, referencedBy: "tree.parent")) {
+        await #expect(
+            throws: TroveError.deleteDenied(collection: "tree", id: 3, referencedBy: "tree.parent")
+        ) {
             try await tree.delete(where: Field("id") <= 3)
         }
         _ = try await tree.delete(id: 4)
@@ -193,15 +252,22 @@ struct RelationshipTests {
         #expect(try await tree.fetch().map(\.id) == [3])
     }
 
-    @Test("a cascade that reaches a denied document fails the whole delete and names where it stopped")
+    @Test(
+        "a cascade that reaches a denied document fails the whole delete and names where it stopped"
+    )
     func denyThroughCascade() async throws {
         let dir = try TemporaryDirectory()
         let (db, authors, books) = try await Self.library(.cascade, in: dir)
-        let reviews = try await db.documents("reviews", schema: DocumentSchema(fields: [
-            .text("text"), .reference("book", to: "books", onDelete: .deny),
-        ]))
+        let reviews = try await db.documents(
+            "reviews",
+            schema: DocumentSchema(fields: [
+                .text("text"), .reference("book", to: "books", onDelete: .deny),
+            ]))
         try await reviews.insert(Document(id: 1, ["text": "A classic", "book": 2]))
-        await #expect(throws: TroveError.deleteDenied(collection: "books", id: 2, referencedBy: "reviews.book")) {
+        await #expect(
+            throws: TroveError.deleteDenied(
+                collection: "books", id: 2, referencedBy: "reviews.book")
+        ) {
             try await authors.delete(id: 1)
         }
         #expect(try await books.count() == 4)
@@ -210,18 +276,26 @@ struct RelationshipTests {
         #expect(try await books.count() == 3)
     }
 
-    @Test("the target must exist first: a reference to a missing collection is a typed error and creates nothing")
+    @Test(
+        "the target must exist first: a reference to a missing collection is a typed error and creates nothing"
+    )
     func creationOrder() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("order.trove")
-        let bookSchema = DocumentSchema(fields: [.text("title"), .reference("author", to: "authors", onDelete: .cascade)])
+        let bookSchema = DocumentSchema(fields: [
+            .text("title"), .reference("author", to: "authors", onDelete: .cascade),
+        ])
         do {
             let db = try Database(path: path)
-            await #expect(throws: TroveError.referenceTargetNotFound(field: "author", collection: "authors")) {
+            await #expect(
+                throws: TroveError.referenceTargetNotFound(field: "author", collection: "authors")
+            ) {
                 _ = try await db.documents("books", schema: bookSchema)
             }
             #expect(try await db.collectionNames() == [])
-            #expect(try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'books%'").isEmpty)
+            #expect(
+                try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'books%'")
+                    .isEmpty)
             _ = try await db.documents("authors", schema: DocumentSchema(fields: [.text("name")]))
             let books = try await db.documents("books", schema: bookSchema)
             try await db.documents(named: "authors").insert(Document(id: 1, ["name": "Le Guin"]))
@@ -231,7 +305,9 @@ struct RelationshipTests {
         // nothing needs its target opened.
         let db = try Database(path: path)
         let books = try await db.documents(named: "books")
-        await #expect(throws: TroveError.missingReference(field: "author", value: "2", collection: "authors")) {
+        await #expect(
+            throws: TroveError.missingReference(field: "author", value: "2", collection: "authors")
+        ) {
             try await books.insert(Document(id: 2, ["title": "Dune", "author": 2]))
         }
         _ = try await db.documents(named: "authors").delete(id: 1)
@@ -242,61 +318,101 @@ struct RelationshipTests {
     func invalidDeclarations() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("bad.trove"))
-        _ = try await db.documents("authors", schema: DocumentSchema(id: .string, fields: [.text("name")]))
+        _ = try await db.documents(
+            "authors", schema: DocumentSchema(id: .string, fields: [.text("name")]))
         let bad: [FieldDefinition] = [
-            .reference("author", to: "authors", id: .int64, onDelete: .cascade),                  // authors has string ids
-            .reference("author", to: "authors", id: .string, onDelete: .nullify),                 // nullify on a required field
-            FieldDefinition("author", .integer, reference: Reference("authors", id: .string, onDelete: .deny)),  // wrong type
-            .reference("author", to: "sqlite_master", onDelete: .deny),                           // not a name Trove uses
+            // authors has string ids
+            .reference("author", to: "authors", id: .int64, onDelete: .cascade),
+            // nullify on a required field
+            .reference("author", to: "authors", id: .string, onDelete: .nullify),
+            // wrong type
+            FieldDefinition(
+                "author", .integer, reference: Reference("authors", id: .string, onDelete: .deny)),
+            .reference("author", to: "sqlite_master", onDelete: .deny),  // not a name Trove uses
         ]
         for field in bad {
-            await #expect { _ = try await db.documents("books", schema: DocumentSchema(fields: [field])) }
-                throws: { error in
-                    guard let error = error as? TroveError else { return false }
-                    switch error {
-                    case .invalidConfiguration, .invalidName: return true
-                    default: return false
-                    }
+            await #expect {
+                _ = try await db.documents("books", schema: DocumentSchema(fields: [field]))
+            } throws: {
+                error in
+                guard let error = error as? TroveError else { return false }
+                switch error {
+                case .invalidConfiguration, .invalidName: return true
+                default: return false
                 }
+            }
         }
         #expect(try await db.collectionNames() == ["authors"])
         // A changed delete rule is a changed schema.
-        _ = try await db.documents("books", schema: DocumentSchema(fields: [.reference("author", to: "authors", id: .string, onDelete: .deny)]))
-        await #expect { _ = try await db.documents("books", schema: DocumentSchema(fields: [.reference("author", to: "authors", id: .string, onDelete: .cascade)])) }
-            throws: { if case TroveError.schemaMismatch = $0 { true } else { false } }
+        _ = try await db.documents(
+            "books",
+            schema: DocumentSchema(fields: [
+                .reference("author", to: "authors", id: .string, onDelete: .deny)
+            ])
+        )
+        await #expect {
+            _ = try await db.documents(
+                "books",
+                schema: DocumentSchema(fields: [
+                    .reference("author", to: "authors", id: .string, onDelete: .cascade)
+                ]))
+        } throws: { if case TroveError.schemaMismatch = $0 { true } else { false } }
     }
 
-    @Test("UUID references accept any spelling of the UUID and store it as the target's ids are stored")
+    @Test(
+        "UUID references accept any spelling of the UUID and store it as the target's ids are stored"
+    )
     func uuidSpelling() async throws {
         let dir = try TemporaryDirectory()
         let (_, authors, books) = try await Self.library(.cascade, kind: .uuid, in: dir)
         let parent = Self.id(2, .uuid)
-        try await books.insert(Document(id: 5, ["title": "Children of Dune", "author": .string(parent.description.uppercased())]))
+        try await books.insert(
+            Document(
+                id: 5,
+                ["title": "Children of Dune", "author": .string(parent.description.uppercased())]))
         #expect(try await books.fetch(id: 5)?["author"] == .string(parent.description))
-        await #expect(throws: TroveError.typeMismatch(field: "author", expected: "a UUID of authors", value: "\"not-a-uuid\"")) {
+        await #expect(
+            throws: TroveError.typeMismatch(
+                field: "author", expected: "a UUID of authors", value: "\"not-a-uuid\"")
+        ) {
             try await books.insert(Document(id: 6, ["title": "?", "author": "not-a-uuid"]))
         }
         _ = try await authors.delete(id: parent)
         #expect(try await books.fetch().map(\.id) == [1, 2, 3])
     }
 
-    @Test("self references: parents before children in one batch, cascades down a tree, nullify makes roots")
+    @Test(
+        "self references: parents before children in one batch, cascades down a tree, nullify makes roots"
+    )
     func selfReference() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("tree.trove"))
         for (name, rule) in [("folders", DeleteRule.cascade), ("tags", .nullify)] {
-            let tree = try await db.documents(name, schema: DocumentSchema(id: .string, fields: [
-                .text("name"), .reference("parent", to: name, id: .string, onDelete: rule, optional: true),
-            ]))
+            let tree = try await db.documents(
+                name,
+                schema: DocumentSchema(
+                    id: .string,
+                    fields: [
+                        .text("name"),
+                        .reference("parent", to: name, id: .string, onDelete: rule, optional: true),
+                    ]))
             // root -> a -> a1, a2; root -> b; other
             try await tree.insert([
-                Document(id: "root", ["name": "/"]), Document(id: "a", ["name": "a", "parent": "root"]),
-                Document(id: "a1", ["name": "a1", "parent": "a"]), Document(id: "a2", ["name": "a2", "parent": "a"]),
-                Document(id: "b", ["name": "b", "parent": "root"]), Document(id: "other", ["name": "other"]),
+                Document(id: "root", ["name": "/"]),
+                Document(id: "a", ["name": "a", "parent": "root"]),
+                Document(id: "a1", ["name": "a1", "parent": "a"]),
+                Document(id: "a2", ["name": "a2", "parent": "a"]),
+                Document(id: "b", ["name": "b", "parent": "root"]),
+                Document(id: "other", ["name": "other"]),
             ])
             // A child before its parent in a batch: the parent does not exist yet when it is written.
-            await #expect(throws: TroveError.missingReference(field: "parent", value: "c", collection: name)) {
-                try await tree.insert([Document(id: "c1", ["name": "c1", "parent": "c"]), Document(id: "c", ["name": "c"])])
+            await #expect(
+                throws: TroveError.missingReference(field: "parent", value: "c", collection: name)
+            ) {
+                try await tree.insert([
+                    Document(id: "c1", ["name": "c1", "parent": "c"]),
+                    Document(id: "c", ["name": "c"]),
+                ])
             }
             #expect(try await tree.count() == 6)
             _ = try await tree.delete(id: "root")
@@ -311,11 +427,15 @@ struct RelationshipTests {
         }
     }
 
-    @Test("a referenced collection cannot be dropped; the referencing one can, and then the target too")
+    @Test(
+        "a referenced collection cannot be dropped; the referencing one can, and then the target too"
+    )
     func drop() async throws {
         let dir = try TemporaryDirectory()
         let (db, _, _) = try await Self.library(.cascade, in: dir)
-        await #expect(throws: TroveError.collectionReferenced(collection: "authors", by: ["books.author"])) {
+        await #expect(
+            throws: TroveError.collectionReferenced(collection: "authors", by: ["books.author"])
+        ) {
             try await db.dropCollection("authors")
         }
         #expect(try await db.documents(named: "books").count() == 4)
@@ -323,20 +443,26 @@ struct RelationshipTests {
         #expect(try await db.dropCollection("authors"))
     }
 
-    @Test("a dangling reference written with foreign keys off is reported by verify, and repair leaves the rows to the app")
+    @Test(
+        "a dangling reference written with foreign keys off is reported by verify, and repair leaves the rows to the app"
+    )
     func danglingReference() async throws {
         let dir = try TemporaryDirectory()
         let (_, _, books) = try await Self.library(.cascade, kind: .string, in: dir)
         #expect(try await books.verify().isEmpty)
         do {
             // Another process (here: another connection) that does not enforce foreign keys.
-            let raw = try Connection(path: dir.path("library.trove"), options: .init(foreignKeys: false))
+            let raw = try Connection(
+                path: dir.path("library.trove"), options: .init(foreignKeys: false))
             try raw.execute("INSERT INTO books(id, title, author) VALUES (7, 'Ghost', 'p9')")
             try raw.execute("UPDATE books SET author = 'p8' WHERE id = 4")
         }
         let problems = try await books.verify()
         #expect(problems.count == 2, "\(problems)")
-        #expect(problems.contains { $0.contains("document 7") && $0.contains("author = p9") && $0.contains("authors") })
+        #expect(
+            problems.contains {
+                $0.contains("document 7") && $0.contains("author = p9") && $0.contains("authors")
+            })
         #expect(problems.contains { $0.contains("document 4") && $0.contains("author = p8") })
         try await books.repair()
         #expect(try await books.verify().count == 2)

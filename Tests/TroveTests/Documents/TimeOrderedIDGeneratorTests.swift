@@ -23,7 +23,10 @@ struct TimeOrderedIDGeneratorTests {
         try await Task.sleep(for: .milliseconds(5))
         let second = TimeOrderedIDGenerator.shared.next()
         let after = UInt64(Date().timeIntervalSince1970 * 1000)
-        let (t1, t2) = (TimeOrderedIDGenerator.milliseconds(of: first)!, TimeOrderedIDGenerator.milliseconds(of: second)!)
+        let (t1, t2) = (
+            TimeOrderedIDGenerator.milliseconds(of: first)!,
+            TimeOrderedIDGenerator.milliseconds(of: second)!
+        )
         #expect(before <= t1 && t1 < t2 && t2 <= after + 1)
         #expect(first.uuidString.lowercased() < second.uuidString.lowercased())
     }
@@ -32,7 +35,8 @@ struct TimeOrderedIDGeneratorTests {
     func sameMillisecondAndClockBack() {
         let clock = Locked<UInt64>(1_800_000_000_000)
         let seeded = Locked(SeededGenerator(seed: 7))
-        let generator = TimeOrderedIDGenerator(now: { clock.withLock { $0 } }, random: { seeded.withLock { $0.next() } })
+        let generator = TimeOrderedIDGenerator(
+            now: { clock.withLock { $0 } }, random: { seeded.withLock { $0.next() } })
         var ids = generator.next(10_000)  // one millisecond
         clock.withLock { $0 -= 60_000 }  // the wall clock goes back a minute
         ids += generator.next(100)
@@ -49,11 +53,12 @@ struct TimeOrderedIDGeneratorTests {
         // All-ones randomness: the 62 low counter bits start full, so the first step carries.
         let generator = TimeOrderedIDGenerator(now: { 5_000 }, random: { .max })
         let ids = generator.next(3)
-        #expect(ids.map { $0.uuidString.lowercased() } == [
-            "00000000-1388-77ff-bfff-ffffffffffff",
-            "00000000-1388-7800-8000-0000ffffffff",
-            "00000000-1388-7800-8000-0001ffffffff",
-        ])
+        #expect(
+            ids.map { $0.uuidString.lowercased() } == [
+                "00000000-1388-77ff-bfff-ffffffffffff",
+                "00000000-1388-7800-8000-0000ffffffff",
+                "00000000-1388-7800-8000-0001ffffffff",
+            ])
     }
 
     @Test("the layout: version 7, RFC 9562 variant, big-endian millisecond timestamp")

@@ -12,10 +12,14 @@ struct MigratorTests {
     static func migrator(upTo count: Int = 3) -> Migrator {
         var migrator = Migrator()
         migrator.registerMigration("v1", steps: [.createCollection("notes", schema: notesV1)])
-        if count >= 2 { migrator.registerMigration("v2", steps: [.addField(.integer("priority", default: 0), to: "notes")]) }
+        if count >= 2 {
+            migrator.registerMigration(
+                "v2", steps: [.addField(.integer("priority", default: 0), to: "notes")])
+        }
         if count >= 3 {
             migrator.registerMigration("v3") { context in
-                try context.execute("UPDATE notes SET priority = 5 WHERE title LIKE ?", ["%urgent%"])
+                try context.execute(
+                    "UPDATE notes SET priority = 5 WHERE title LIKE ?", ["%urgent%"])
             }
         }
         return migrator
@@ -28,7 +32,8 @@ struct MigratorTests {
         let start = Date()
         try await Self.migrator(upTo: 1).migrate(db)
         try await db.documents(named: "notes").insert([
-            Document(id: 1, ["title": "urgent: call", "body": "x"]), Document(id: 2, ["title": "later", "body": "y"]),
+            Document(id: 1, ["title": "urgent: call", "body": "x"]),
+            Document(id: 2, ["title": "later", "body": "y"]),
         ])
         let migrator = Self.migrator()
         #expect(try await migrator.pendingMigrations(in: db) == ["v2", "v3"])
@@ -36,12 +41,17 @@ struct MigratorTests {
         try await migrator.migrate(db)  // nothing left: no error, nothing repeated
         let applied = try await migrator.appliedMigrations(in: db)
         #expect(applied.map(\.name) == ["v1", "v2", "v3"])
-        #expect(applied.allSatisfy { $0.appliedAt >= start.addingTimeInterval(-1) && $0.appliedAt <= Date().addingTimeInterval(1) })
+        #expect(
+            applied.allSatisfy {
+                $0.appliedAt >= start.addingTimeInterval(-1)
+                    && $0.appliedAt <= Date().addingTimeInterval(1)
+            })
         #expect(try await migrator.pendingMigrations(in: db).isEmpty)
         let notes = try await db.documents(named: "notes")
         #expect(try await notes.fetch(id: 1)?["priority"] == 5)
         #expect(try await notes.fetch(id: 2)?["priority"] == 0)
-        let steps = try await db.query("SELECT steps FROM trove_migrations WHERE name = 'v2'").first?.string(at: 0)
+        let steps = try await db.query("SELECT steps FROM trove_migrations WHERE name = 'v2'")
+            .first?.string(at: 0)
         #expect(steps == "add notes.priority")
     }
 
@@ -51,7 +61,10 @@ struct MigratorTests {
         let migrator = Self.migrator()
         try await migrator.migrate(db, upTo: "v2")
         #expect(try await migrator.pendingMigrations(in: db) == ["v3"])
-        await #expect(throws: MigrationError.invalidStep(migration: "v9", reason: "no migration of that name is registered")) {
+        await #expect(
+            throws: MigrationError.invalidStep(
+                migration: "v9", reason: "no migration of that name is registered")
+        ) {
             try await migrator.migrate(db, upTo: "v9")
         }
     }
@@ -67,8 +80,12 @@ struct MigratorTests {
         let db = try Database(path: path)
         let before = try await FileSnapshot.of(db)
         let older = Self.migrator(upTo: 2)
-        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) { try await older.migrate(db) }
-        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) { try await older.pendingMigrations(in: db) }
+        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) {
+            try await older.migrate(db)
+        }
+        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) {
+            try await older.pendingMigrations(in: db)
+        }
         #expect(try await FileSnapshot.of(db) == before)
         await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["v3"])) {
             try await Database.open(path: path, migrating: older)
@@ -83,9 +100,14 @@ struct MigratorTests {
         try await Self.migrator(upTo: 2).migrate(db)
         var reordered = Migrator()
         reordered.registerMigration("v1", steps: [.createCollection("notes", schema: Self.notesV1)])
-        reordered.registerMigration("v1b", steps: [.addField(.text("tag", optional: true), to: "notes")])
-        reordered.registerMigration("v2", steps: [.addField(.integer("priority", default: 0), to: "notes")])
-        await #expect(throws: MigrationError.timelineMismatch(applied: ["v1", "v2"], registered: ["v1", "v1b", "v2"])) {
+        reordered.registerMigration(
+            "v1b", steps: [.addField(.text("tag", optional: true), to: "notes")])
+        reordered.registerMigration(
+            "v2", steps: [.addField(.integer("priority", default: 0), to: "notes")])
+        await #expect(
+            throws: MigrationError.timelineMismatch(
+                applied: ["v1", "v2"], registered: ["v1", "v1b", "v2"])
+        ) {
             try await reordered.migrate(db)
         }
     }
@@ -99,15 +121,18 @@ struct MigratorTests {
         try await db.documents(named: "notes").insert(Document(id: 1, ["title": "a", "body": "b"]))
         let before = try await FileSnapshot.of(db)
         struct Boom: Error {}
-        migrator.registerMigration("v3", steps: [
-            .addField(.text("tag", optional: true), to: "notes"),
-            .addIndex(IndexDefinition([Field("tag")]), to: "notes"),
-            .custom { context in
-                try context.execute("UPDATE notes SET tag = 'x'")
-                try context.documents("notes").insert(Document(id: 2, ["title": "c", "body": "d", "tag": "y"]))
-                throw Boom()
-            },
-        ])
+        migrator.registerMigration(
+            "v3",
+            steps: [
+                .addField(.text("tag", optional: true), to: "notes"),
+                .addIndex(IndexDefinition([Field("tag")]), to: "notes"),
+                .custom { context in
+                    try context.execute("UPDATE notes SET tag = 'x'")
+                    try context.documents("notes").insert(
+                        Document(id: 2, ["title": "c", "body": "d", "tag": "y"]))
+                    throw Boom()
+                },
+            ])
         await #expect(throws: Boom.self) { try await migrator.migrate(db) }
         #expect(try await FileSnapshot.of(db) == before)
         #expect(try await migrator.pendingMigrations(in: db) == ["v3"])
@@ -119,15 +144,21 @@ struct MigratorTests {
 
     @Test("the test helper seeds at a version, migrates the rest and validates")
     func testHelper() async throws {
-        try await Self.migrator().test(seedingAt: "v1", seed: { db async throws in
-            try await db.documents(named: "notes").insert(Document(id: 1, ["title": "urgent", "body": "b"]))
-        }, validate: { db async throws in
-            #expect(try await db.documents(named: "notes").fetch(id: 1)?["priority"] == 5)
-        })
+        try await Self.migrator().test(
+            seedingAt: "v1",
+            seed: { db async throws in
+                try await db.documents(named: "notes").insert(
+                    Document(id: 1, ["title": "urgent", "body": "b"]))
+            },
+            validate: { db async throws in
+                #expect(try await db.documents(named: "notes").fetch(id: 1)?["priority"] == 5)
+            })
         let dir = try TemporaryDirectory()
-        try await Self.migrator().test(seedingAt: "v2", upTo: "v2", path: dir.path("t.trove"), seed: { _ in }, validate: { db async throws in
-            #expect(try await Self.migrator().pendingMigrations(in: db) == ["v3"])
-        })
+        try await Self.migrator().test(
+            seedingAt: "v2", upTo: "v2", path: dir.path("t.trove"), seed: { _ in },
+            validate: { db async throws in
+                #expect(try await Self.migrator().pendingMigrations(in: db) == ["v3"])
+            })
     }
 
     @Test("raw SQL that leaves dangling foreign keys fails the migration")
@@ -138,7 +169,9 @@ struct MigratorTests {
             try context.execute("CREATE TABLE links(note INTEGER NOT NULL REFERENCES notes(id))")
             try context.execute("INSERT INTO links(note) VALUES (42)")
         }
-        await #expect(throws: MigrationError.foreignKeyViolation(table: "links", rows: 1)) { try await migrator.migrate(db) }
+        await #expect(throws: MigrationError.foreignKeyViolation(table: "links", rows: 1)) {
+            try await migrator.migrate(db)
+        }
         #expect(try await db.query("SELECT name FROM sqlite_master WHERE name = 'links'").isEmpty)
         #expect(try await db.query("PRAGMA foreign_keys").first?.int(at: 0) == 1)
     }
@@ -161,28 +194,44 @@ struct MigrationDerivedIndexTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("t.trove")
         let db = try Database(path: path)
-        let schema = DocumentSchema(fields: [.text("name"), .vector("v", dimension: 4, metric: .l2)])
-        let docs: [Document] = (1...40).map { Document(id: .int($0), ["name": .string("n\($0)"), "v": .vector([Float($0), 0, 0, 0])]) }
+        let schema = DocumentSchema(fields: [
+            .text("name"), .vector("v", dimension: 4, metric: .l2),
+        ])
+        let docs: [Document] = (1...40).map {
+            Document(
+                id: .int($0), ["name": .string("n\($0)"), "v": .vector([Float($0), 0, 0, 0])])
+        }
         try await db.documents("points", schema: schema).insert(docs)
         let other = try Database(path: path)
         let seen = try await other.documents(named: "points")
-        #expect(try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?.document.id == 40)
+        #expect(
+            try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?
+                .document.id == 40)
 
         var migrator = Migrator()
-        migrator.registerMigration("mirror", steps: [
-            .changeField("v", in: "points", to: .vector("v", dimension: 4, metric: .l2)) { old in
-                .vector(old.vectorValue!.map { 41 - $0 })
-            },
-        ])
+        migrator.registerMigration(
+            "mirror",
+            steps: [
+                .changeField("v", in: "points", to: .vector("v", dimension: 4, metric: .l2)) {
+                    old in
+                    .vector(old.vectorValue!.map { 41 - $0 })
+                }
+            ])
         try await migrator.migrate(db)
         // No log entries were written for the rewritten rows; the raised floor makes both reload.
         let (maxSeq, floor) = try await (
             db.query("SELECT max(seq) FROM points_log").first?.int64(at: 0),
-            db.query("SELECT value FROM trove_meta WHERE key = 'log_floor.points'").first?.string(at: 0))
+            db.query("SELECT value FROM trove_meta WHERE key = 'log_floor.points'").first?.string(
+                at: 0)
+        )
         #expect(floor == maxSeq.map(String.init))
-        #expect(try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?.document.id == 1)
+        #expect(
+            try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?
+                .document.id == 1)
         let mine = try await db.documents(named: "points")
-        #expect(try await mine.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?.document.id == 1)
+        #expect(
+            try await mine.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?
+                .document.id == 1)
         #expect(try await mine.verify() == [])
     }
 }
@@ -196,7 +245,8 @@ struct MigrationDumpTests {
         let source = try Database(path: dir.path("a.trove"))
         let migrator = MigratorTests.migrator()
         try await migrator.migrate(source)
-        try await source.documents(named: "notes").insert(Document(id: 1, ["title": "urgent", "body": "b", "priority": 5]))
+        try await source.documents(named: "notes").insert(
+            Document(id: 1, ["title": "urgent", "body": "b", "priority": 5]))
         _ = try await source.dump(to: dir.path("a.dump"))
         let copy = try Database(path: dir.path("b.trove"))
         _ = try await copy.load(from: dir.path("a.dump"))

@@ -13,7 +13,9 @@ enum NotesV1: VersionedSchema {
         var title: String
         var body: String
         var due: String?
-        static var modelOptions: ModelOptions { ModelOptions().fullText(\Note.title, weight: 2).fullText(\Note.body) }
+        static var modelOptions: ModelOptions {
+            ModelOptions().fullText(\Note.title, weight: 2).fullText(\Note.body)
+        }
     }
 
     struct Draft: Model {
@@ -33,7 +35,8 @@ enum NotesV2: VersionedSchema {
         var due: Date?
         var priority: Int
         static var modelOptions: ModelOptions {
-            ModelOptions().fullText(\Note.title, weight: 2).fullText(\Note.text).indexed(\Note.priority)
+            ModelOptions().fullText(\Note.title, weight: 2).fullText(\Note.text).indexed(
+                \Note.priority)
         }
     }
 
@@ -56,7 +59,8 @@ enum NotesPlan: SchemaMigrationPlan {
             },
             steps: [
                 .changeField("due", in: "Note", to: .date("due", optional: true)) { old in
-                    old.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) }.map(Value.date) ?? .null
+                    old.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) }.map(
+                        Value.date) ?? .null
                 },
                 .addField(.integer("priority", default: 0), to: "Note"),
             ],
@@ -67,15 +71,18 @@ enum NotesPlan: SchemaMigrationPlan {
                     note.priority = 1
                     try notes.save(note)
                 }
-                try migration.models(NotesV2.Tag.self).insert(NotesV2.Tag(id: "home", label: "Home"))
-            }),
+                try migration.models(NotesV2.Tag.self).insert(
+                    NotesV2.Tag(id: "home", label: "Home"))
+            })
     ]
 }
 
 /// VersionedSchema-style plans over models, built on the migrator.
 @Suite("Schema migration plans", .serialized)
 struct SchemaMigrationPlanTests {
-    @Test("a plan migrates version-1 models to version 2: rename, type change, new and dropped models, custom stages")
+    @Test(
+        "a plan migrates version-1 models to version 2: rename, type change, new and dropped models, custom stages"
+    )
     func planMigrates() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("notes.trove"))
@@ -84,7 +91,8 @@ struct SchemaMigrationPlanTests {
         try await migrator.migrate(db, upTo: "1.0.0")
         let v1 = try await db.models(NotesV1.Note.self)
         try await v1.insert([
-            NotesV1.Note(id: 1, title: "Dentist", body: "Tuesday at nine", due: "2026-12-08T09:00:00Z"),
+            NotesV1.Note(
+                id: 1, title: "Dentist", body: "Tuesday at nine", due: "2026-12-08T09:00:00Z"),
             NotesV1.Note(id: 2, title: "Groceries", body: "oat milk", due: nil),
             NotesV1.Note(id: 3, title: "", body: "nothing", due: nil),
         ])
@@ -99,14 +107,21 @@ struct SchemaMigrationPlanTests {
         #expect(all[1].due == nil && all[1].priority == 0)
         #expect(try await db.models(NotesV2.Tag.self).fetch(id: "home")?.label == "Home")
         #expect(try await db.collectionNames() == ["Note", "Tag"])
-        let urgent = try await notes.fetch(FetchDescriptor(predicate: #Predicate { $0.priority == 1 }))
+        let urgent = try await notes.fetch(
+            FetchDescriptor(predicate: #Predicate { $0.priority == 1 }))
         #expect(urgent.map(\.id) == [1])
-        #expect(try await db.documents(named: "Note").search(Query().matching(.typed("milk"), in: ["text"])).map(\.document.id) == [2])
+        #expect(
+            try await db.documents(named: "Note").search(
+                Query().matching(.typed("milk"), in: ["text"])
+            ).map(
+                \.document.id) == [2])
         #expect(try await db.documents(named: "Note").verify() == [])
         // The version-1 types no longer fit; a version-1 build refuses the file.
         await #expect(throws: TroveError.self) { try await db.models(NotesV1.Note.self) }
         let oldBuild = try Migrator(plan: OnlyV1.self)
-        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["2.0.0"])) { try await oldBuild.migrate(db) }
+        await #expect(throws: MigrationError.fileIsNewer(unknownMigrations: ["2.0.0"])) {
+            try await oldBuild.migrate(db)
+        }
     }
 
     enum OnlyV1: SchemaMigrationPlan {
@@ -117,7 +132,8 @@ struct SchemaMigrationPlanTests {
     @Test("a file made by database.models before any plan is adopted by the plan's first version")
     func adoptsExisting() async throws {
         let db = try Database()
-        try await db.models(NotesV1.Note.self).insert(NotesV1.Note(id: 1, title: "a", body: "b", due: nil))
+        try await db.models(NotesV1.Note.self).insert(
+            NotesV1.Note(id: 1, title: "a", body: "b", due: nil))
         try await Migrator(plan: OnlyV1.self).migrate(db)
         #expect(try await db.models(NotesV1.Note.self).count() == 1)
         #expect(try await db.collectionNames() == ["Draft", "Note"])
@@ -125,12 +141,20 @@ struct SchemaMigrationPlanTests {
 
     enum BadPlan: SchemaMigrationPlan {
         static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]
-        static let stages: [MigrationStage] = [.lightweight(fromVersion: NotesV2.self, toVersion: NotesV1.self)]
+        static let stages: [MigrationStage] = [
+            .lightweight(fromVersion: NotesV2.self, toVersion: NotesV1.self)
+        ]
     }
 
     @Test("a plan whose stages do not join consecutive versions is refused")
     func badPlan() throws {
-        #expect(throws: MigrationError.invalidStep(migration: "BadPlan", reason: "the stage from 2.0.0 to 1.0.0 does not join consecutive versions (or repeats one)")) {
+        #expect(
+            throws: MigrationError.invalidStep(
+                migration: "BadPlan",
+                reason:
+                    "the stage from 2.0.0 to 1.0.0 does not join consecutive versions (or repeats one)"
+            )
+        ) {
             try Migrator(plan: BadPlan.self)
         }
     }
@@ -140,14 +164,21 @@ struct SchemaMigrationPlanTests {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("notes.trove"))
         try await Migrator(plan: OnlyV1.self).migrate(db)
-        try await db.models(NotesV1.Note.self).insert(NotesV1.Note(id: 1, title: "a", body: "b", due: "soon"))
+        try await db.models(NotesV1.Note.self).insert(
+            NotesV1.Note(id: 1, title: "a", body: "b", due: "soon"))
         let before = try await FileSnapshot.of(db)
-        await #expect(throws: MigrationError.self) { try await Migrator(plan: LightweightOnly.self).migrate(db) }
+        await #expect(throws: MigrationError.self) {
+            try await Migrator(plan: LightweightOnly.self).migrate(db)
+        }
         #expect(try await FileSnapshot.of(db) == before)
     }
 
     enum LightweightOnly: SchemaMigrationPlan {
         static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]
-        static let stages: [MigrationStage] = [.lightweight(fromVersion: NotesV1.self, toVersion: NotesV2.self, renamed: ["Note": ["body": "text"]])]
+        static let stages: [MigrationStage] = [
+            .lightweight(
+                fromVersion: NotesV1.self, toVersion: NotesV2.self,
+                renamed: ["Note": ["body": "text"]])
+        ]
     }
 }

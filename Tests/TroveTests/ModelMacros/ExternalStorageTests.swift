@@ -22,7 +22,8 @@ struct ExternalStorageTests {
         }
         let container = try openContainer(SnapshotsV1.self, at: path)
         let context = ModelContext(container)
-        let photos = try context.fetch(FetchDescriptor<Snapshot>(sortBy: [SortDescriptor(\.caption)]))
+        let photos = try context.fetch(
+            FetchDescriptor<Snapshot>(sortBy: [SortDescriptor(\.caption)]))
         #expect(photos.map(\.caption) == ["dunes", "empty"])
         #expect(photos.allSatisfy { $0._$backing.unloaded == ["pixels"] }, "left out of the fetch")
         #expect(photos[0].pixels == pixels)
@@ -32,7 +33,8 @@ struct ExternalStorageTests {
         photos[1].pixels = Data([1, 2, 3])
         try context.save()
         let reader = ModelContext(container)  // models hold their context weakly: keep it
-        let again = try reader.fetch(FetchDescriptor<Snapshot>(predicate: #Predicate { $0.caption == "empty" }))
+        let again = try reader.fetch(
+            FetchDescriptor<Snapshot>(predicate: #Predicate { $0.caption == "empty" }))
         #expect(again.first?.pixels == Data([1, 2, 3]))
     }
 

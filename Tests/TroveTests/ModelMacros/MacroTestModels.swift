@@ -4,7 +4,10 @@ import Trove
 /// A `@Model` class with every kind of column the macro writes out, and what it leaves alone.
 @Model final class Expedition {
     enum Status: String, Codable, CaseIterable { case planned, underway, done }
-    struct Budget: Codable, Hashable { var amount: Double; var currency: String }
+    struct Budget: Codable, Hashable {
+        var amount: Double
+        var currency: String
+    }
 
     #Index<Expedition>([\.startDate], [\.status, \.startDate])
 
@@ -23,7 +26,8 @@ import Trove
     @Transient var scratch: String? = nil
 
     init(
-        name: String, members: Int = 1, distance: Double = 0, isPublic: Bool = false, startDate: Date = Date(timeIntervalSince1970: 0),
+        name: String, members: Int = 1, distance: Double = 0, isPublic: Bool = false,
+        startDate: Date = Date(timeIntervalSince1970: 0),
         photo: Data = Data(), guide: UUID? = nil, notes: String? = nil, status: Status = .planned,
         budget: Budget = Budget(amount: 0, currency: "EUR"), tags: [String] = []
     ) {
@@ -146,12 +150,16 @@ enum JournalPlan: SchemaMigrationPlan {
 
 enum ZooV1: VersionedSchema {
     static let versionIdentifier = Schema.Version(1, 0, 0)
-    static let models: [any PersistentModel.Type] = [AnimalCategory.self, Animal.self, Shelf.self, Book.self]
+    static let models: [any PersistentModel.Type] = [
+        AnimalCategory.self, Animal.self, Shelf.self, Book.self,
+    ]
 }
 
 /// A container of one version's models, stored in memory only.
 func inMemoryContainer(_ version: any VersionedSchema.Type) throws -> ModelContainer {
-    try ModelContainer(for: Schema(versionedSchema: version), configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+    try ModelContainer(
+        for: Schema(versionedSchema: version),
+        configurations: ModelConfiguration(isStoredInMemoryOnly: true))
 }
 
 /// A large optional property a fetch leaves out (`@Attribute(.externalStorage)`).

@@ -67,7 +67,8 @@ struct ManyToManyTests {
     private func fileContainer(_ folder: TemporaryDirectory) throws -> ModelContainer {
         try ModelContainer(
             for: Schema(versionedSchema: NotebookV1.self),
-            configurations: ModelConfiguration(url: folder.url.appendingPathComponent("notes.trove")))
+            configurations: ModelConfiguration(
+                url: folder.url.appendingPathComponent("notes.trove")))
     }
 
     private func titles(_ jottings: [Jotting]) -> [String] { jottings.map(\.title).sorted() }
@@ -86,16 +87,24 @@ struct ManyToManyTests {
         return Set(pairs)
     }
 
-    @Test("a side that leaves its inverse to a model that does not name it: a typed error when the container opens")
+    @Test(
+        "a side that leaves its inverse to a model that does not name it: a typed error when the container opens"
+    )
     func unnamedInverse() throws {
         let folder = try TemporaryDirectory()
         #expect {
-            try ModelContainer(for: Jotting.self, Topic.self, Stray.self, configurations: ModelConfiguration(url: folder.url.appendingPathComponent("a.trove")))
+            try ModelContainer(
+                for: Jotting.self, Topic.self, Stray.self,
+                configurations: ModelConfiguration(
+                    url: folder.url.appendingPathComponent("a.trove")))
         } throws: { error in
             guard case TroveError.invalidModel(let type, let reason) = error else { return false }
             return type == "Stray" && reason.contains("Stray.jottings has no inverse")
         }
-        #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("a.trove").path), "nothing written")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: folder.url.appendingPathComponent("a.trove").path),
+            "nothing written")
     }
 
     @Test("setting either side keeps the other in step in memory")
@@ -120,7 +129,9 @@ struct ManyToManyTests {
         #expect(song.playlists?.isEmpty == true)
     }
 
-    @Test("pairs saved from either side are one link each, read back from both sides in a fresh context")
+    @Test(
+        "pairs saved from either side are one link each, read back from both sides in a fresh context"
+    )
     func savedAndReadBack() async throws {
         let folder = try TemporaryDirectory()
         let container = try fileContainer(folder)
@@ -142,7 +153,9 @@ struct ManyToManyTests {
         #expect(jottings.map { names($0.topics) } == [["home"], ["home", "work"]])
         let topics = try fresh.fetch(FetchDescriptor<Topic>(sortBy: [SortDescriptor(\.name)]))
         #expect(topics.map { titles($0.jottings) } == [["list", "plan"], ["plan"]])
-        #expect(jottings[1].topics.contains { $0 === topics[1] }, "one instance per row through the identity map")
+        #expect(
+            jottings[1].topics.contains { $0 === topics[1] },
+            "one instance per row through the identity map")
 
         // Removing from one side and adding from the other: one change each, both sides agree.
         topics[1].jottings.removeAll()  // work
@@ -152,7 +165,9 @@ struct ManyToManyTests {
         #expect(!fresh.hasChanges)
         #expect(try await storedPairs(container) == ["plan/home", "list/home", "list/work"])
         let third = ModelContext(container)
-        let plan3 = try #require(try third.fetch(FetchDescriptor<Jotting>(predicate: #Predicate { $0.title == "plan" })).first)
+        let plan3 = try #require(
+            try third.fetch(FetchDescriptor<Jotting>(predicate: #Predicate { $0.title == "plan" }))
+                .first)
         #expect(names(plan3.topics) == ["home"])
     }
 
@@ -166,7 +181,9 @@ struct ManyToManyTests {
         try setup.save()
 
         let context = ModelContext(container)
-        let home = try #require(try context.fetch(FetchDescriptor<Topic>(predicate: #Predicate { $0.name == "home" })).first)
+        let home = try #require(
+            try context.fetch(FetchDescriptor<Topic>(predicate: #Predicate { $0.name == "home" }))
+                .first)
         let plan = try #require(try context.fetch(FetchDescriptor<Jotting>()).first)
         #expect(home.jottings.isEmpty)  // read: known from now on
         home.jottings.append(plan)  // plan's topics not read yet
@@ -229,7 +246,9 @@ struct ManyToManyTests {
 
     /// Seeded random edits from either side, saves and rollbacks, against a set of pairs: the
     /// stored pairs, and what a fresh context reads from both sides, equal the oracle's.
-    @Test("random edits, saves and rollbacks from both sides agree with a set of pairs", arguments: [1, 2, 3])
+    @Test(
+        "random edits, saves and rollbacks from both sides agree with a set of pairs",
+        arguments: [1, 2, 3])
     func randomEdits(seed: UInt64) async throws {
         let folder = try TemporaryDirectory()
         let container = try fileContainer(folder)
@@ -243,16 +262,23 @@ struct ManyToManyTests {
         var pending: Set<String> = []
         var context = ModelContext(container)
         for _ in 0..<60 {
-            let jottings = try context.fetch(FetchDescriptor<Jotting>(sortBy: [SortDescriptor(\.title)]))
+            let jottings = try context.fetch(
+                FetchDescriptor<Jotting>(sortBy: [SortDescriptor(\.title)]))
             let topics = try context.fetch(FetchDescriptor<Topic>(sortBy: [SortDescriptor(\.name)]))
-            let (j, l) = (Int.random(in: 0..<5, using: &random), Int.random(in: 0..<4, using: &random))
+            let (j, l) = (
+                Int.random(in: 0..<5, using: &random), Int.random(in: 0..<4, using: &random)
+            )
             let pair = "j\(j)/l\(l)"
             switch Int.random(in: 0..<10, using: &random) {
             case 0..<3:
-                if !jottings[j].topics.contains(where: { $0 === topics[l] }) { jottings[j].topics.append(topics[l]) }
+                if !jottings[j].topics.contains(where: { $0 === topics[l] }) {
+                    jottings[j].topics.append(topics[l])
+                }
                 pending.insert(pair)
             case 3..<6:
-                if !topics[l].jottings.contains(where: { $0 === jottings[j] }) { topics[l].jottings.append(jottings[j]) }
+                if !topics[l].jottings.contains(where: { $0 === jottings[j] }) {
+                    topics[l].jottings.append(jottings[j])
+                }
                 pending.insert(pair)
             case 6:
                 jottings[j].topics.removeAll { $0 === topics[l] }

@@ -17,10 +17,12 @@ struct ModelMacroBehaviourTests {
         let guide = UUID()
         do {
             let container = try openContainer(ExpeditionsV1.self, at: path)
-        let context = container.mainContext
+            let context = container.mainContext
             let trip = Expedition(
-                name: "Hoggar", members: 4, distance: 812.5, isPublic: true, startDate: Date(timeIntervalSince1970: 1_700_000_000),
-                photo: Data([1, 2, 3]), guide: guide, notes: "dry", status: .underway, budget: .init(amount: 1200, currency: "DZD"),
+                name: "Hoggar", members: 4, distance: 812.5, isPublic: true,
+                startDate: Date(timeIntervalSince1970: 1_700_000_000),
+                photo: Data([1, 2, 3]), guide: guide, notes: "dry", status: .underway,
+                budget: .init(amount: 1200, currency: "DZD"),
                 tags: ["desert", "4x4"])
             trip.isSelected = true
             context.insert(trip)
@@ -51,9 +53,12 @@ struct ModelMacroBehaviourTests {
         #expect(!ids.contains(.unassigned))
         #expect(Set(ids).count == ids.count)
         #expect(ids.allSatisfy { $0.uuidString.dropFirst(14).first == "7" }, "UUIDv7")
-        #expect(ids.map(\.uuidString) == ids.map(\.uuidString).sorted(), "time-ordered in insertion order")
+        #expect(
+            ids.map(\.uuidString) == ids.map(\.uuidString).sorted(),
+            "time-ordered in insertion order")
         try context.save()
-        let fetched = try context.fetch(FetchDescriptor<Expedition>(sortBy: [SortDescriptor(\.name)]))
+        let fetched = try context.fetch(
+            FetchDescriptor<Expedition>(sortBy: [SortDescriptor(\.name)]))
         #expect(Set(fetched.map(\.id)) == Set(ids))
     }
 
@@ -63,20 +68,31 @@ struct ModelMacroBehaviourTests {
         let context = container.mainContext
         context.insert(Ledger(id: 42, title: "Accounts"))
         try context.save()
-        let ledgers = try context.fetch(FetchDescriptor<Ledger>(predicate: #Predicate { $0.id == 42 }))
+        let ledgers = try context.fetch(
+            FetchDescriptor<Ledger>(predicate: #Predicate { $0.id == 42 }))
         #expect(ledgers.map(\.title) == ["Accounts"])
     }
 
-    @Test("setting a property notifies observers, as an @Observable class's does; a transient one too")
+    @Test(
+        "setting a property notifies observers, as an @Observable class's does; a transient one too"
+    )
     func observation() async throws {
         let trip = Expedition(name: "Atlas")
         let changes = Counter()
-        withObservationTracking { _ = trip.name } onChange: { changes.add() }
+        withObservationTracking {
+            _ = trip.name
+        } onChange: {
+            changes.add()
+        }
         trip.name = "High Atlas"
         #expect(changes.value == 1)
         #expect(trip.name == "High Atlas")
         let unrelated = Counter()
-        withObservationTracking { _ = trip.members } onChange: { unrelated.add() }
+        withObservationTracking {
+            _ = trip.members
+        } onChange: {
+            unrelated.add()
+        }
         trip.name = "Anti-Atlas"
         #expect(unrelated.value == 0, "only the property read is tracked")
     }
@@ -100,16 +116,23 @@ struct ModelMacroBehaviourTests {
         #expect(stored.map { $0[0, as: Int64.self] } == [3])
     }
 
-    @Test("#Index creates the indexes, @Attribute(.unique) a unique one, and transient properties have no column")
+    @Test(
+        "#Index creates the indexes, @Attribute(.unique) a unique one, and transient properties have no column"
+    )
     func declaredSchema() async throws {
         let container = try inMemoryContainer(ExpeditionsV1.self)
         let database = container.database
-        let columns = try await database.query("SELECT name FROM pragma_table_info('Expedition')").compactMap { $0[0, as: String.self] }
+        let columns = try await database.query("SELECT name FROM pragma_table_info('Expedition')")
+            .compactMap {
+                $0[0, as: String.self]
+            }
         #expect(columns.contains("name") && columns.contains("budget") && columns.contains("tags"))
         #expect(!columns.contains("isSelected") && !columns.contains("scratch"))
         let indexes = try await database.query(
-            "SELECT il.\"unique\", group_concat(ii.name, ',') FROM pragma_index_list('Expedition') il, pragma_index_info(il.name) ii GROUP BY il.name")
-        let described = Set(indexes.map { "\($0[0, as: Int64.self] ?? -1):\($0[1, as: String.self] ?? "")" })
+            "SELECT il.\"unique\", group_concat(ii.name, ',') FROM pragma_index_list('Expedition') il, pragma_index_info(il.name) ii GROUP BY il.name"
+        )
+        let described = Set(
+            indexes.map { "\($0[0, as: Int64.self] ?? -1):\($0[1, as: String.self] ?? "")" })
         #expect(described.contains("0:startDate"))
         #expect(described.contains("0:status,startDate"))
         #expect(described.contains("1:name"))
@@ -128,17 +151,26 @@ struct ModelMacroBehaviourTests {
         context.insert(Expedition(name: "Other", members: 2))
         try context.save()
         let rows = try await database.query("SELECT name, members FROM Expedition ORDER BY name")
-        #expect(rows.map { "\($0[0, as: String.self]!) \($0[1, as: Int64.self]!)" } == ["Other 2", "Same 5"])
+        #expect(
+            rows.map { "\($0[0, as: String.self]!) \($0[1, as: Int64.self]!)" } == [
+                "Other 2", "Same 5",
+            ])
         #expect(second.id == first.id, "the inserted model is the stored row now")
         #expect(second.modelContext === context && first.modelContext == nil)
-        let fetched = try context.fetch(FetchDescriptor<Expedition>(predicate: #Predicate { $0.name == "Same" }))
+        let fetched = try context.fetch(
+            FetchDescriptor<Expedition>(predicate: #Predicate { $0.name == "Same" }))
         #expect(fetched.count == 1 && fetched[0] === second)
         second.members = 6
         try context.save()  // guarded by the row's version after the upsert: no conflict
-        #expect(try await database.query("SELECT members FROM Expedition WHERE name = 'Same'").first?[0, as: Int64.self] == 6)
+        #expect(
+            try await database.query("SELECT members FROM Expedition WHERE name = 'Same'").first?[
+                0, as: Int64.self]
+                == 6)
     }
 
-    @Test("@Attribute(originalName:) renames the column in a lightweight migration, keeping its values")
+    @Test(
+        "@Attribute(originalName:) renames the column in a lightweight migration, keeping its values"
+    )
     func originalName() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("journal.trove")
@@ -153,12 +185,14 @@ struct ModelMacroBehaviourTests {
         }
         let container = try openContainer(JournalV2.self, migrationPlan: JournalPlan.self, at: path)
         let context = container.mainContext
-        let entries = try context.fetch(FetchDescriptor<JournalV2.Entry>(sortBy: [SortDescriptor(\.text)]))
+        let entries = try context.fetch(
+            FetchDescriptor<JournalV2.Entry>(sortBy: [SortDescriptor(\.text)]))
         #expect(entries.map(\.text) == ["first", "second"])
         #expect(entries.allSatisfy { $0.mood == nil })
     }
 
-    @Test("generated coding stores the same row as the compiler's Codable over seeded random models")
+    @Test(
+        "generated coding stores the same row as the compiler's Codable over seeded random models")
     func differentialCoding() async throws {
         var random = SeededGenerator(seed: 40)
         let container = try inMemoryContainer(ExpeditionsV1.self)
@@ -166,33 +200,56 @@ struct ModelMacroBehaviourTests {
         let context = container.mainContext
         let values = try await database.models(ExpeditionValue.self)
         for i in 0..<200 {
-            func text() -> String { String((0..<Int.random(in: 0...12, using: &random)).map { _ in "aé z☃0\"'".randomElement(using: &random)! }) }
+            func text() -> String {
+                String(
+                    (0..<Int.random(in: 0...12, using: &random)).map { _ in
+                        "aé z☃0\"'".randomElement(using: &random)!
+                    }
+                )
+            }
             let value = ExpeditionValue(
-                id: UUID(), name: "n\(i) " + text(), members: Int.random(in: Int(Int32.min)...Int(Int32.max), using: &random),
-                distance: Double.random(in: -1e9...1e9, using: &random), isPublic: Bool.random(using: &random),
-                startDate: Date(timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &random))),
-                photo: Data((0..<Int.random(in: 0...16, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }),
-                guide: Bool.random(using: &random) ? UUID() : nil, notes: Bool.random(using: &random) ? text() : nil,
+                id: UUID(), name: "n\(i) " + text(),
+                members: Int.random(in: Int(Int32.min)...Int(Int32.max), using: &random),
+                distance: Double.random(in: -1e9...1e9, using: &random),
+                isPublic: Bool.random(using: &random),
+                startDate: Date(
+                    timeIntervalSince1970: Double(Int.random(in: 0...2_000_000_000, using: &random))
+                ),
+                photo: Data(
+                    (0..<Int.random(in: 0...16, using: &random)).map { _ in
+                        UInt8.random(in: 0...255, using: &random)
+                    }),
+                guide: Bool.random(using: &random) ? UUID() : nil,
+                notes: Bool.random(using: &random) ? text() : nil,
                 status: Expedition.Status.allCases.randomElement(using: &random)!,
                 budget: .init(amount: Double.random(in: 0...1e6, using: &random), currency: text()),
                 tags: (0..<Int.random(in: 0...3, using: &random)).map { _ in text() })
             try await values.insert(value)
             let model = Expedition(
-                name: value.name, members: value.members, distance: value.distance, isPublic: value.isPublic, startDate: value.startDate,
-                photo: value.photo, guide: value.guide, notes: value.notes, status: value.status, budget: value.budget, tags: value.tags)
+                name: value.name, members: value.members, distance: value.distance,
+                isPublic: value.isPublic,
+                startDate: value.startDate,
+                photo: value.photo, guide: value.guide, notes: value.notes, status: value.status,
+                budget: value.budget,
+                tags: value.tags)
             model.id = value.id
             context.insert(model)
         }
         try context.save()
-        let columns = "id, name, members, distance, isPublic, startDate, photo, guide, notes, status, budget, tags"
+        let columns =
+            "id, name, members, distance, isPublic, startDate, photo, guide, notes, status, budget, tags"
         let generated = try await database.query("SELECT \(columns) FROM Expedition ORDER BY id")
-        let synthesized = try await database.query("SELECT \(columns) FROM ExpeditionValue ORDER BY id")
+        let synthesized = try await database.query(
+            "SELECT \(columns) FROM ExpeditionValue ORDER BY id")
         #expect(generated.count == 200)
         #expect(generated.map { $0.values } == synthesized.map { $0.values })
-        let fetched = try context.fetch(FetchDescriptor<Expedition>()).sorted { $0.id.uuidString < $1.id.uuidString }
+        let fetched = try context.fetch(FetchDescriptor<Expedition>()).sorted {
+            $0.id.uuidString < $1.id.uuidString
+        }
         let read = try await values.fetch().sorted { $0.id.uuidString < $1.id.uuidString }
         #expect(fetched.map(\.name) == read.map(\.name))
-        #expect(fetched.map(\.budget) == read.map(\.budget) && fetched.map(\.tags) == read.map(\.tags))
+        #expect(
+            fetched.map(\.budget) == read.map(\.budget) && fetched.map(\.tags) == read.map(\.tags))
     }
 }
 

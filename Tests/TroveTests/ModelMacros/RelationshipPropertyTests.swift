@@ -13,12 +13,24 @@ struct RelationshipPropertyTests {
     func foreignKeys() async throws {
         let container = try inMemoryContainer(ZooV1.self)
         let database = container.database
-        let animal = try await database.query("SELECT \"table\", \"from\", on_delete FROM pragma_foreign_key_list('Animal')")
-        #expect(animal.map { "\($0[0, as: String.self] ?? "") \($0[1, as: String.self] ?? "") \($0[2, as: String.self] ?? "")" }
-            == ["AnimalCategory category CASCADE"])
-        let book = try await database.query("SELECT \"table\", on_delete FROM pragma_foreign_key_list('Book')")
-        #expect(book.map { "\($0[0, as: String.self] ?? "") \($0[1, as: String.self] ?? "")" } == ["Shelf SET NULL"])
-        let columns = try await database.query("SELECT name FROM pragma_table_info('AnimalCategory')").compactMap { $0[0, as: String.self] }
+        let animal = try await database.query(
+            "SELECT \"table\", \"from\", on_delete FROM pragma_foreign_key_list('Animal')")
+        #expect(
+            animal.map {
+                "\($0[0, as: String.self] ?? "") \($0[1, as: String.self] ?? "") \($0[2, as: String.self] ?? "")"
+            }
+                == ["AnimalCategory category CASCADE"])
+        let book = try await database.query(
+            "SELECT \"table\", on_delete FROM pragma_foreign_key_list('Book')")
+        #expect(
+            book.map { "\($0[0, as: String.self] ?? "") \($0[1, as: String.self] ?? "")" } == [
+                "Shelf SET NULL"
+            ])
+        let columns = try await database.query(
+            "SELECT name FROM pragma_table_info('AnimalCategory')"
+        ).compactMap {
+            $0[0, as: String.self]
+        }
         #expect(!columns.contains("animals"), "a to-many relationship has no column")
     }
 
@@ -53,18 +65,25 @@ struct RelationshipPropertyTests {
         let database = container.database
         let context = container.mainContext
         let mammals = AnimalCategory(name: "Mammal")
-        let cat = Animal(name: "Cat", diet: .carnivorous, category: mammals)  // set in init: no setter ran
+        // set in init: no setter ran
+        let cat = Animal(name: "Cat", diet: .carnivorous, category: mammals)
         context.insert(cat)
         #expect(cat.modelContext === context && mammals.modelContext === context)
         #expect(mammals.animals.map(\.name) == ["Cat"])
         let birds = AnimalCategory(name: "Bird")
-        birds.animals = [Animal(name: "Owl", diet: .carnivorous), Animal(name: "Wren", diet: .omnivorous)]
+        birds.animals = [
+            Animal(name: "Owl", diet: .carnivorous), Animal(name: "Wren", diet: .omnivorous),
+        ]
         context.insert(birds)
         #expect(birds.animals.allSatisfy { $0.modelContext === context })
         try context.save()
         let rows = try await database.query(
-            "SELECT a.name, c.name FROM Animal a JOIN AnimalCategory c ON c.id = a.category ORDER BY a.name")
-        #expect(rows.map { "\($0[0, as: String.self]!) \($0[1, as: String.self]!)" } == ["Cat Mammal", "Owl Bird", "Wren Bird"])
+            "SELECT a.name, c.name FROM Animal a JOIN AnimalCategory c ON c.id = a.category ORDER BY a.name"
+        )
+        #expect(
+            rows.map { "\($0[0, as: String.self]!) \($0[1, as: String.self]!)" } == [
+                "Cat Mammal", "Owl Bird", "Wren Bird",
+            ])
     }
 
     @Test("fetched models resolve their relationships through the context's identity map")
@@ -73,9 +92,11 @@ struct RelationshipPropertyTests {
         let path = dir.path("zoo.trove")
         do {
             let container = try openContainer(ZooV1.self, at: path)
-        let context = container.mainContext
+            let context = container.mainContext
             let mammals = AnimalCategory(name: "Mammal")
-            mammals.animals = [Animal(name: "Cat", diet: .carnivorous), Animal(name: "Cow", diet: .herbivorous)]
+            mammals.animals = [
+                Animal(name: "Cat", diet: .carnivorous), Animal(name: "Cow", diet: .herbivorous),
+            ]
             context.insert(mammals)
             context.insert(Animal(name: "Stray", diet: .omnivorous))
             try context.save()
@@ -106,7 +127,9 @@ struct RelationshipPropertyTests {
         #expect(context.hasChanges)
         try context.save()
         let stored = try await database.query("SELECT category FROM Animal")
-        #expect(stored.first?[0, as: String.self] == mammals.id.uuidString.lowercased() || stored.first?[0] == .text(mammals.id.uuidString))
+        #expect(
+            stored.first?[0, as: String.self] == mammals.id.uuidString.lowercased()
+                || stored.first?[0] == .text(mammals.id.uuidString))
         bat.category = birds
         #expect(birds.animals.contains { $0 === bat })
         context.rollback()
@@ -114,13 +137,17 @@ struct RelationshipPropertyTests {
         #expect(!context.hasChanges)
     }
 
-    @Test("deleting a model applies the delete rules: cascade deletes the animals, nullify clears the books' shelf")
+    @Test(
+        "deleting a model applies the delete rules: cascade deletes the animals, nullify clears the books' shelf"
+    )
     func deleteRules() async throws {
         let container = try inMemoryContainer(ZooV1.self)
         let database = container.database
         let context = container.mainContext
         let mammals = AnimalCategory(name: "Mammal")
-        mammals.animals = [Animal(name: "Cat", diet: .carnivorous), Animal(name: "Cow", diet: .herbivorous)]
+        mammals.animals = [
+            Animal(name: "Cat", diet: .carnivorous), Animal(name: "Cow", diet: .herbivorous),
+        ]
         let shelf = Shelf(label: "Poetry")
         shelf.books = [Book(title: "Odes"), Book(title: "Sonnets")]
         context.insert(mammals)
@@ -129,7 +156,8 @@ struct RelationshipPropertyTests {
         context.delete(mammals)
         context.delete(shelf)
         try context.save()
-        #expect(try await database.query("SELECT count(*) FROM Animal").first?[0, as: Int64.self] == 0)
+        #expect(
+            try await database.query("SELECT count(*) FROM Animal").first?[0, as: Int64.self] == 0)
         #expect(try context.fetch(FetchDescriptor<Animal>()).isEmpty)
         let books = try await database.query("SELECT title, shelf FROM Book ORDER BY title")
         #expect(books.map { $0[0, as: String.self] } == ["Odes", "Sonnets"])
@@ -145,13 +173,17 @@ extension RelationshipPropertyTests {
         do {
             let container = try openContainer(ZooV1.self, at: path)
             let birds = AnimalCategory(name: "Bird")
-            birds.animals = [Animal(name: "Owl", diet: .carnivorous), Animal(name: "Wren", diet: .omnivorous)]
+            birds.animals = [
+                Animal(name: "Owl", diet: .carnivorous), Animal(name: "Wren", diet: .omnivorous),
+            ]
             container.mainContext.insert(birds)
             try container.mainContext.save()
         }
         let container = try openContainer(ZooV1.self, at: path)
         let context = ModelContext(container)
-        let owl = try #require(try context.fetch(FetchDescriptor<Animal>(predicate: #Predicate { $0.name == "Owl" })).first)
+        let owl = try #require(
+            try context.fetch(FetchDescriptor<Animal>(predicate: #Predicate { $0.name == "Owl" }))
+                .first)
         let birds = try #require(owl.category)
         #expect(birds.name == "Bird" && birds.modelContext === context)
         #expect(Set(birds.animals.map(\.name)) == ["Owl", "Wren"])
@@ -162,10 +194,15 @@ extension RelationshipPropertyTests {
         let fish = AnimalCategory(name: "Fish")
         wren.category = fish
         #expect(birds.animals.map(\.name) == ["Owl"] && fish.animals.map(\.name) == ["Wren"])
-        #expect(fish.modelContext === context, "a model a tracked model now holds joins its context")
+        #expect(
+            fish.modelContext === context, "a model a tracked model now holds joins its context")
         try context.save()
         let other = ModelContext(container)
-        let stored = try other.fetch(FetchDescriptor<AnimalCategory>(sortBy: [SortDescriptor(\.name)]))
-        #expect(stored.map { "\($0.name): \($0.animals.map(\.name).sorted())" } == ["Bird: [\"Owl\"]", "Fish: [\"Wren\"]"])
+        let stored = try other.fetch(
+            FetchDescriptor<AnimalCategory>(sortBy: [SortDescriptor(\.name)]))
+        #expect(
+            stored.map { "\($0.name): \($0.animals.map(\.name).sorted())" } == [
+                "Bird: [\"Owl\"]", "Fish: [\"Wren\"]",
+            ])
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-@testable import Trove
 import TroveSQLite
 import TroveTestSupport
+
+@testable import Trove
 
 /// A model whose own `init(from:)` and `encode(to:)` ask for keys in an order of their own
 /// (and one through `decodeIfPresent` with a default), with a renamed column.
@@ -17,7 +18,9 @@ struct Custom: Model, Equatable {
     enum CodingKeys: String, CodingKey { case id, name, size, note, when, tags }
 
     init(id: Int64, name: String, size: Int, note: String?, when: Date, tags: [String]) {
-        (self.id, self.name, self.size, self.note, self.when, self.tags) = (id, name, size, note, when, tags)
+        (self.id, self.name, self.size, self.note, self.when, self.tags) = (
+            id, name, size, note, when, tags
+        )
     }
 
     init(from decoder: any Decoder) throws {
@@ -55,7 +58,9 @@ struct TwoKeyTypes: Model, Equatable {
     enum IDKey: String, CodingKey { case id }
     enum FieldKeys: String, CodingKey { case title, count }
 
-    init(id: Int64, title: String, count: Int) { (self.id, self.title, self.count) = (id, title, count) }
+    init(id: Int64, title: String, count: Int) {
+        (self.id, self.title, self.count) = (id, title, count)
+    }
 }
 
 // Coding in an extension: the macro does not see it, the probe check must.
@@ -105,8 +110,10 @@ struct Plain: Model, Equatable {
     var maybeEmbedding: [Float]?
 
     static var modelOptions: ModelOptions {
-        ModelOptions().vector(\Plain.embedding, dimension: 2).vector(\Plain.maybeEmbedding, dimension: 3)
-            .column(\Plain.note, named: "remark")
+        ModelOptions().vector(\Plain.embedding, dimension: 2).vector(
+            \Plain.maybeEmbedding, dimension: 3
+        )
+        .column(\Plain.note, named: "remark")
     }
 }
 
@@ -208,7 +215,10 @@ struct Uncoded: Model, Equatable {
 struct ModelCodingDifferentialTests {
     /// Text that exercises the JSON fast paths' limits: quotes, backslashes, control characters,
     /// non-ASCII, empty.
-    static let texts = ["plain", "", "with \"quotes\"", "back\\slash", "tab\tand\nnewline", "naïve 東京 🎉", "a,b]", " [x] "]
+    static let texts = [
+        "plain", "", "with \"quotes\"", "back\\slash", "tab\tand\nnewline", "naïve 東京 🎉", "a,b]",
+        " [x] ",
+    ]
 
     static func text(_ rng: inout SeededGenerator) -> String {
         texts.randomElement(using: &rng)! + String(Int.random(in: 0...9, using: &rng))
@@ -220,61 +230,104 @@ struct ModelCodingDifferentialTests {
     }
 
     /// Runs `fetch`, which must fail with a `DecodingError` whose coding path names `property`.
-    static func expectDecodingError(naming property: String, _ fetch: () async throws -> Void) async throws {
+    static func expectDecodingError(naming property: String, _ fetch: () async throws -> Void)
+        async throws
+    {
         do {
             try await fetch()
             Issue.record("no DecodingError naming \(property)")
         } catch let error as DecodingError {
-            let context: DecodingError.Context? = switch error {
-            case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context): context
-            default: nil
-            }
+            let context: DecodingError.Context? =
+                switch error {
+                case .dataCorrupted(let context), .typeMismatch(_, let context),
+                    .valueNotFound(_, let context):
+                    context
+                default: nil
+                }
             #expect(context?.codingPath.map(\.stringValue) == [property], "\(error)")
         }
     }
 
     static func randomEverything(_ rng: inout SeededGenerator) -> Everything {
         func text() -> String { Self.text(&rng) }
-        func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &rng) ? value() : nil }
+        func maybe<T>(_ value: @autoclosure () -> T) -> T? {
+            Bool.random(using: &rng) ? value() : nil
+        }
         func uuid() -> UUID { Self.uuid(&rng) }
         return Everything(
-            id: uuid(), title: text() + String(rng.next()), count: Int.random(in: -1_000_000...1_000_000, using: &rng),
-            small: Int16.random(in: -300...300, using: &rng), ratio: Double.random(in: -1e6...1e6, using: &rng),
-            flag: Bool.random(using: &rng), when: Date(timeIntervalSince1970: Double.random(in: -1e9...2e9, using: &rng)),
-            blob: Data((0..<Int.random(in: 0...5, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }),
+            id: uuid(), title: text() + String(rng.next()),
+            count: Int.random(in: -1_000_000...1_000_000, using: &rng),
+            small: Int16.random(in: -300...300, using: &rng),
+            ratio: Double.random(in: -1e6...1e6, using: &rng),
+            flag: Bool.random(using: &rng),
+            when: Date(timeIntervalSince1970: Double.random(in: -1e9...2e9, using: &rng)),
+            blob: Data(
+                (0..<Int.random(in: 0...5, using: &rng)).map { _ in
+                    UInt8.random(in: 0...255, using: &rng)
+                }),
             link: URL(string: "https://example.com/\(Int.random(in: 0...99, using: &rng))")!,
             price: Decimal(Int.random(in: 0...10_000, using: &rng)) / 100, ref: uuid(),
-            mood: Bool.random(using: &rng) ? .calm : .busy, level: maybe(Everything.Level.allCases.randomElement(using: &rng)!),
+            mood: Bool.random(using: &rng) ? .calm : .busy,
+            level: maybe(Everything.Level.allCases.randomElement(using: &rng)!),
             note: maybe(text()), tags: (0..<Int.random(in: 0...4, using: &rng)).map { _ in text() },
-            scores: maybe((0..<Int.random(in: 0...3, using: &rng)).map { _ in Double(Int.random(in: -50...50, using: &rng)) / 4 }),
-            address: Everything.Address(city: text(), zip: maybe(Int.random(in: 0...99_999, using: &rng)),
-                                        geo: maybe(Everything.Geo(lat: 1.25, lon: Double(Int.random(in: -180...180, using: &rng))))),
+            scores: maybe(
+                (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                    Double(Int.random(in: -50...50, using: &rng)) / 4
+                }),
+            address: Everything.Address(
+                city: text(), zip: maybe(Int.random(in: 0...99_999, using: &rng)),
+                geo: maybe(
+                    Everything.Geo(lat: 1.25, lon: Double(Int.random(in: -180...180, using: &rng))))
+            ),
             extra: [text(): Int.random(in: 0...9, using: &rng)],
-            moments: (0..<Int.random(in: 0...2, using: &rng)).map { _ in Date(timeIntervalSince1970: Double(Int.random(in: 0...1_000_000, using: &rng))) },
-            embedding: maybe([Float.random(in: 0.1...1, using: &rng), Float.random(in: -1...1, using: &rng), 0.5]))
+            moments: (0..<Int.random(in: 0...2, using: &rng)).map { _ in
+                Date(timeIntervalSince1970: Double(Int.random(in: 0...1_000_000, using: &rng)))
+            },
+            embedding: maybe([
+                Float.random(in: 0.1...1, using: &rng), Float.random(in: -1...1, using: &rng), 0.5,
+            ]))
     }
 
     static func randomPlain(_ rng: inout SeededGenerator) -> Plain {
         func text() -> String { Self.text(&rng) }
-        func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &rng) ? value() : nil }
+        func maybe<T>(_ value: @autoclosure () -> T) -> T? {
+            Bool.random(using: &rng) ? value() : nil
+        }
         func uuid() -> UUID { Self.uuid(&rng) }
-        func date() -> Date { Date(timeIntervalSince1970: Double(Int.random(in: -1_000_000...1_000_000, using: &rng)) / 8) }
-        func floats(_ n: Int) -> [Float] { (0..<n).map { _ in Float(Int.random(in: -64...64, using: &rng)) / 16 } }
+        func date() -> Date {
+            Date(
+                timeIntervalSince1970: Double(Int.random(in: -1_000_000...1_000_000, using: &rng))
+                    / 8)
+        }
+        func floats(_ n: Int) -> [Float] {
+            (0..<n).map { _ in Float(Int.random(in: -64...64, using: &rng)) / 16 }
+        }
         return Plain(
-            id: uuid(), title: text(), note: maybe(text()), count: Int.random(in: -1_000_000...1_000_000, using: &rng),
-            maybeCount: maybe(Int.random(in: -9...9, using: &rng)), big: Int64.random(in: .min ... .max, using: &rng),
-            ratio: Double.random(in: -1e6...1e6, using: &rng), maybeRatio: maybe(Double.random(in: -1...1, using: &rng)),
-            flag: Bool.random(using: &rng), maybeFlag: maybe(Bool.random(using: &rng)), when: date(), maybeWhen: maybe(date()),
+            id: uuid(), title: text(), note: maybe(text()),
+            count: Int.random(in: -1_000_000...1_000_000, using: &rng),
+            maybeCount: maybe(Int.random(in: -9...9, using: &rng)),
+            big: Int64.random(in: .min ... .max, using: &rng),
+            ratio: Double.random(in: -1e6...1e6, using: &rng),
+            maybeRatio: maybe(Double.random(in: -1...1, using: &rng)),
+            flag: Bool.random(using: &rng), maybeFlag: maybe(Bool.random(using: &rng)),
+            when: date(),
+            maybeWhen: maybe(date()),
             ref: maybe(uuid()), tags: (0..<Int.random(in: 0...4, using: &rng)).map { _ in text() },
-            maybeTags: maybe((0..<Int.random(in: 0...2, using: &rng)).map { _ in text() }), embedding: floats(2),
+            maybeTags: maybe((0..<Int.random(in: 0...2, using: &rng)).map { _ in text() }),
+            embedding: floats(2),
             maybeEmbedding: maybe(floats(3)))
     }
 
     static func randomCustom(_ id: Int64, _ rng: inout SeededGenerator) -> Custom {
-        Custom(id: id, name: texts.randomElement(using: &rng)!, size: Int.random(in: -5...5, using: &rng),
-               note: Bool.random(using: &rng) ? nil : texts.randomElement(using: &rng)!,
-               when: Date(timeIntervalSince1970: Double(Int.random(in: 0...1_000_000, using: &rng)) / 8),
-               tags: (0..<Int.random(in: 0...3, using: &rng)).map { _ in texts.randomElement(using: &rng)! })
+        Custom(
+            id: id, name: texts.randomElement(using: &rng)!,
+            size: Int.random(in: -5...5, using: &rng),
+            note: Bool.random(using: &rng) ? nil : texts.randomElement(using: &rng)!,
+            when: Date(
+                timeIntervalSince1970: Double(Int.random(in: 0...1_000_000, using: &rng)) / 8),
+            tags: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                texts.randomElement(using: &rng)!
+            })
     }
 
     /// Encodes each model both ways (the row encoder, and a document bound as a document's
@@ -289,7 +342,9 @@ struct ModelCodingDifferentialTests {
             let general = try store.storedValues(schema.encode(model))
             #expect(fast == general, "encoding \(model)")
             // A row read from the properties is also the one encode(to:) gives the keyed encoder.
-            if schema.memberwiseEncoding != nil, let keyed = try ModelRowEncoder.row(model, slots: schema.rowSlots) {
+            if schema.memberwiseEncoding != nil,
+                let keyed = try ModelRowEncoder.row(model, slots: schema.rowSlots)
+            {
                 #expect(fast == keyed, "encoding \(model) through encode(to:)")
             }
         }
@@ -297,12 +352,21 @@ struct ModelCodingDifferentialTests {
         let fetched = try await collection.fetch()
         let documents = try await collection.documents.fetch()
         #expect(fetched.count == models.count)
-        let byID = Dictionary(models.map { ($0.id.documentID, $0) }, uniquingKeysWith: { a, _ in a })
-        for model in fetched { #expect(byID[model.id.documentID] == model, "fast decoding of \(model.id)") }
-        for document in documents { #expect(try byID[document.id] == schema.decode(document), "Codable decoding of \(document.id)") }
+        let byID = Dictionary(
+            models.map { ($0.id.documentID, $0) }, uniquingKeysWith: { a, _ in a })
+        for model in fetched {
+            #expect(byID[model.id.documentID] == model, "fast decoding of \(model.id)")
+        }
+        for document in documents {
+            #expect(
+                try byID[document.id] == schema.decode(document),
+                "Codable decoding of \(document.id)")
+        }
     }
 
-    @Test("every property kind, seeded random models: fast and Codable paths agree", arguments: [1, 2, 3] as [UInt64])
+    @Test(
+        "every property kind, seeded random models: fast and Codable paths agree",
+        arguments: [1, 2, 3] as [UInt64])
     func everything(seed: UInt64) async throws {
         var rng = SeededGenerator(seed: seed)
         let dir = try TemporaryDirectory()
@@ -310,7 +374,9 @@ struct ModelCodingDifferentialTests {
         try await check((0..<60).map { _ in Self.randomEverything(&rng) }, in: database)
     }
 
-    @Test("memberwise decoding and encoding: seeded random structs of every kind agree with the Codable path", arguments: [1, 2, 3] as [UInt64])
+    @Test(
+        "memberwise decoding and encoding: seeded random structs of every kind agree with the Codable path",
+        arguments: [1, 2, 3] as [UInt64])
     func memberwise(seed: UInt64) async throws {
         #expect(try ModelSchema<Plain>.shared().memberwiseDecoding?.fields.count == 17)
         // Every property but the id, the row's first value.
@@ -327,7 +393,9 @@ struct ModelCodingDifferentialTests {
         let schema = try ModelSchema<Plain>.shared()
         let codable = try await database.reading(transaction: false) { connection, lookup in
             var decoder: ModelRowDecoder?
-            return try lookup(collection.documents.name).fetch(Query(), on: connection, wantsCursor: false) { row, _ in
+            return try lookup(collection.documents.name).fetch(
+                Query(), on: connection, wantsCursor: false
+            ) { row, _ in
                 if let decoder {
                     decoder.reset(to: row)
                     return try Plain(from: decoder)
@@ -340,7 +408,9 @@ struct ModelCodingDifferentialTests {
         #expect(try await collection.fetch() == codable)
     }
 
-    @Test("memberwise decoding hands a row it cannot read to init(from:), which reads it or names the error")
+    @Test(
+        "memberwise decoding hands a row it cannot read to init(from:), which reads it or names the error"
+    )
     func memberwiseFallsBack() async throws {
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
@@ -350,15 +420,23 @@ struct ModelCodingDifferentialTests {
         model.tags = ["with \"quotes\"", "back\\slash"]
         let others = (0..<600).map { _ in Self.randomPlain(&rng) }
         try await plain.insert([model] + others)
-        #expect(try await plain.fetch() == ([model] + others).sorted { $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased() })
+        #expect(
+            try await plain.fetch()
+                == ([model] + others).sorted {
+                    $0.id.uuidString.lowercased() < $1.id.uuidString.lowercased()
+                })
         // Text that is no UUID in a UUID property, in the last row (the rows before it, in
         // several chunks, are then written and must be let go): the Codable path's error,
         // naming it.
-        try await database.execute("UPDATE \"Plain\" SET \"ref\" = 'not a uuid' WHERE \"id\" = (SELECT max(\"id\") FROM \"Plain\")")
+        try await database.execute(
+            "UPDATE \"Plain\" SET \"ref\" = 'not a uuid' WHERE \"id\" = (SELECT max(\"id\") FROM \"Plain\")"
+        )
         try await Self.expectDecodingError(naming: "ref") { _ = try await plain.fetch() }
     }
 
-    @Test("an init(from:) that trims, clamps, defaults, is declared custom or skips a property keeps the Codable path")
+    @Test(
+        "an init(from:) that trims, clamps, defaults, is declared custom or skips a property keeps the Codable path"
+    )
     func memberwiseRefused() async throws {
         #expect(try ModelSchema<Trimming>.shared().memberwiseDecoding == nil)
         #expect(try ModelSchema<Clamping>.shared().memberwiseDecoding == nil)
@@ -369,8 +447,10 @@ struct ModelCodingDifferentialTests {
         #expect(try ModelSchema<Everything>.shared().memberwiseDecoding == nil)
         #expect(try ModelSchema<TwoKeyTypes>.shared().memberwiseDecoding != nil)
         for encoding in [
-            try ModelSchema<Trimming>.shared().memberwiseEncoding as Any?, try ModelSchema<Refusing>.shared().memberwiseEncoding,
-            try ModelSchema<Custom>.shared().memberwiseEncoding, try ModelSchema<Everything>.shared().memberwiseEncoding,
+            try ModelSchema<Trimming>.shared().memberwiseEncoding as Any?,
+            try ModelSchema<Refusing>.shared().memberwiseEncoding,
+            try ModelSchema<Custom>.shared().memberwiseEncoding,
+            try ModelSchema<Everything>.shared().memberwiseEncoding,
         ] {
             #expect(encoding == nil)
         }
@@ -391,7 +471,9 @@ struct ModelCodingDifferentialTests {
         #expect(try await defaulting.fetch() == [Defaulting(id: 1, note: "none")])
     }
 
-    @Test("an encode(to:) that changes a value keeps writing every row, and refused values are refused either way")
+    @Test(
+        "an encode(to:) that changes a value keeps writing every row, and refused values are refused either way"
+    )
     func memberwiseEncodingRefused() async throws {
         let schema = try ModelSchema<Shouting>.shared()
         #expect(schema.memberwiseDecoding != nil)
@@ -399,9 +481,14 @@ struct ModelCodingDifferentialTests {
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
         let shouting = try await database.models(Shouting.self)
-        try await shouting.insert([Shouting(id: 1, name: "quiet", loud: false), Shouting(id: 2, name: "hey", loud: true)])
+        try await shouting.insert([
+            Shouting(id: 1, name: "quiet", loud: false), Shouting(id: 2, name: "hey", loud: true),
+        ])
         try await shouting.update(Shouting(id: 1, name: "now", loud: true))
-        #expect(try await shouting.fetch() == [Shouting(id: 1, name: "NOW", loud: true), Shouting(id: 2, name: "HEY", loud: true)])
+        #expect(
+            try await shouting.fetch() == [
+                Shouting(id: 1, name: "NOW", loud: true), Shouting(id: 2, name: "HEY", loud: true),
+            ])
 
         // A real that is not finite: the same error from the row read from the properties as
         // from encode(to:), and nothing written.
@@ -412,9 +499,13 @@ struct ModelCodingDifferentialTests {
         let plainSchema = try ModelSchema<Plain>.shared()
         let store = plain.documents.store
         let fast = #expect(throws: TroveError.self) { try plainSchema.row(model, in: store) }
-        let keyed = #expect(throws: TroveError.self) { try ModelRowEncoder.row(model, slots: plainSchema.rowSlots) }
+        let keyed = #expect(throws: TroveError.self) {
+            try ModelRowEncoder.row(model, slots: plainSchema.rowSlots)
+        }
         #expect(fast.map { "\($0)" } == keyed.map { "\($0)" })
-        await #expect(throws: TroveError.self) { try await plain.insert([Self.randomPlain(&rng), model]) }
+        await #expect(throws: TroveError.self) {
+            try await plain.insert([Self.randomPlain(&rng), model])
+        }
         #expect(try await plain.count() == 0)
     }
 
@@ -427,16 +518,23 @@ struct ModelCodingDifferentialTests {
         #expect(try ModelSchema<Custom>.shared().documentSchema.field("label") != nil)
     }
 
-    @Test("an init(from:) asking for two key types in each row decodes every row as the Codable path")
+    @Test(
+        "an init(from:) asking for two key types in each row decodes every row as the Codable path")
     func twoKeyTypes() async throws {
         var rng = SeededGenerator(seed: 11)
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
-        try await check((1...30).map { TwoKeyTypes(id: Int64($0), title: Self.texts.randomElement(using: &rng)!,
-                                                  count: Int.random(in: -9...9, using: &rng)) }, in: database)
+        try await check(
+            (1...30).map {
+                TwoKeyTypes(
+                    id: Int64($0), title: Self.texts.randomElement(using: &rng)!,
+                    count: Int.random(in: -9...9, using: &rng))
+            }, in: database)
     }
 
-    @Test("a stored value the type cannot hold fails the fetch with a DecodingError naming the property")
+    @Test(
+        "a stored value the type cannot hold fails the fetch with a DecodingError naming the property"
+    )
     func errorsNameTheProperty() async throws {
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("db.trove"))
@@ -448,9 +546,13 @@ struct ModelCodingDifferentialTests {
         try await Self.expectDecodingError(naming: "small") { _ = try await narrow.fetch() }
     }
 
-    @Test("the fast JSON string-array reader refuses what it does not read, the general parser agrees on the rest")
+    @Test(
+        "the fast JSON string-array reader refuses what it does not read, the general parser agrees on the rest"
+    )
     func stringArrays() throws {
-        func fast(_ text: String) -> [String]? { Array(text.utf8).withUnsafeBytes { JSONStringArray.parse($0) { $0 } } }
+        func fast(_ text: String) -> [String]? {
+            Array(text.utf8).withUnsafeBytes { JSONStringArray.parse($0) { $0 } }
+        }
         #expect(fast("[]") == [])
         #expect(fast(" [ \"a\" , \"b\" ] ") == ["a", "b"])
         #expect(fast("[\"naïve 東京\"]") == ["naïve 東京"])
@@ -461,12 +563,16 @@ struct ModelCodingDifferentialTests {
             #expect(fast(String(empties.dropLast())) == nil)
             #expect(fast(String(empties.dropLast()) + ",\"\"") == nil)
         }
-        for refused in ["[\"a\\\"b\"]", "[\"a\"", "[1]", "[\"a\",]", "{}", "[\"a\"] x", "", "[\"tab\there\"]"] {
+        for refused in [
+            "[\"a\\\"b\"]", "[\"a\"", "[1]", "[\"a\",]", "{}", "[\"a\"] x", "", "[\"tab\there\"]",
+        ] {
             #expect(fast(refused) == nil, "\(refused)")
         }
         var rng = SeededGenerator(seed: 11)
         for _ in 0..<200 {
-            let strings = (0..<Int.random(in: 0...4, using: &rng)).map { _ in Self.texts.randomElement(using: &rng)! }
+            let strings = (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                Self.texts.randomElement(using: &rng)!
+            }
             let text = try JSONCoding.text(.array(strings.map(Value.string)))
             if let read = fast(text) { #expect(read == strings) }
             #expect(try JSONCoding.value(text) == .array(strings.map(Value.string)))

@@ -53,7 +53,9 @@ struct ModelCollectionTests {
     @Test("updating a model that does not exist is a typed error")
     func updateMissing() async throws {
         let items = try await Database().models(Item.self)
-        await #expect(throws: TroveError.documentNotFound(.int(5))) { try await items.update(Self.items(5)[4]) }
+        await #expect(throws: TroveError.documentNotFound(.int(5))) {
+            try await items.update(Self.items(5)[4])
+        }
     }
 
     struct Account: Model, Equatable {
@@ -69,10 +71,14 @@ struct ModelCollectionTests {
         let accounts = try await db.models(Account.self)
         try await accounts.insert(Account(id: 1, email: "a@x", balance: 10))
         await #expect(throws: TroveError.uniqueViolation(field: "email", value: "\"a@x\"")) {
-            try await accounts.insert([Account(id: 2, email: "b@x", balance: 1), Account(id: 3, email: "a@x", balance: 1)])
+            try await accounts.insert([
+                Account(id: 2, email: "b@x", balance: 1), Account(id: 3, email: "a@x", balance: 1),
+            ])
         }
         await #expect(throws: TroveError.duplicateDocumentID(.int(1))) {
-            try await accounts.insert([Account(id: 4, email: "c@x", balance: 1), Account(id: 1, email: "d@x", balance: 1)])
+            try await accounts.insert([
+                Account(id: 4, email: "c@x", balance: 1), Account(id: 1, email: "d@x", balance: 1),
+            ])
         }
         #expect(try await accounts.fetch().map(\.id) == [1])
     }
@@ -82,16 +88,21 @@ struct ModelCollectionTests {
         let db = try Database()
         let accounts = try await db.models(Account.self)
         _ = try await db.documents("audit", schema: DocumentSchema(fields: [.text("note")]))
-        try await accounts.insert([Account(id: 1, email: "a@x", balance: 100), Account(id: 2, email: "b@x", balance: 0)])
+        try await accounts.insert([
+            Account(id: 1, email: "a@x", balance: 100), Account(id: 2, email: "b@x", balance: 0),
+        ])
 
         try await db.write { tx in
             let accounts = try tx.models(Account.self)
-            guard var from = try accounts.fetch(id: 1), var to = try accounts.fetch(id: 2) else { throw TroveError.documentNotFound(1) }
+            guard var from = try accounts.fetch(id: 1), var to = try accounts.fetch(id: 2) else {
+                throw TroveError.documentNotFound(1)
+            }
             from.balance -= 30
             to.balance += 30
             try accounts.update(from)
             try accounts.update(to)
-            #expect(try accounts.count(where: #Predicate { $0.balance == 30 }) == 1)  // sees its own writes
+            // sees its own writes
+            #expect(try accounts.count(where: #Predicate { $0.balance == 30 }) == 1)
             try tx.documents("audit").insert(Document(id: 1, ["note": "transfer 30"]))
             try tx.execute("UPDATE \"Account\" SET balance = balance + 1 WHERE id = 2")
         }
@@ -102,7 +113,8 @@ struct ModelCollectionTests {
                 let accounts = try tx.models(Account.self)
                 try accounts.insert(Account(id: 3, email: "c@x", balance: 5))
                 try tx.documents("audit").insert(Document(id: 2, ["note": "rolled back"]))
-                try accounts.insert(Account(id: 4, email: "a@x", balance: 5))  // unique violation: all of it rolls back
+                // unique violation: all of it rolls back
+                try accounts.insert(Account(id: 4, email: "a@x", balance: 5))
             }
         }
         #expect(try await accounts.count() == 2)
@@ -110,7 +122,11 @@ struct ModelCollectionTests {
 
         let (count, rich) = try await db.read { r in
             let accounts = try r.models(Account.self)
-            return (try accounts.count(), try accounts.fetch(FetchDescriptor(predicate: #Predicate { $0.balance > 50 })).map(\.id))
+            return (
+                try accounts.count(),
+                try accounts.fetch(FetchDescriptor(predicate: #Predicate { $0.balance > 50 })).map(
+                    \.id)
+            )
         }
         #expect(count == 2 && rich == [1])
     }

@@ -37,15 +37,21 @@ struct ModelFetchTests {
         }.map(\.id)
     }
 
-    @Test("SortDescriptor orders (optionals, dates, bools, nested values) match Swift's sort", arguments: orders.indices)
+    @Test(
+        "SortDescriptor orders (optionals, dates, bools, nested values) match Swift's sort",
+        arguments: orders.indices)
     func sorting(_ index: Int) async throws {
         let items = try await Database().models(Item.self)
         try await items.insert(Self.seeded)
         let order = Self.orders[index]
-        #expect(try await items.fetch(FetchDescriptor(sortBy: order)).map(\.id) == Self.expected(order, Self.seeded))
+        #expect(
+            try await items.fetch(FetchDescriptor(sortBy: order)).map(\.id)
+                == Self.expected(order, Self.seeded))
         let filtered = #Predicate<Item> { $0.year >= 2000 }
         let expectedFiltered = Self.expected(order, Self.seeded.filter { $0.year >= 2000 })
-        #expect(try await items.fetch(FetchDescriptor(predicate: filtered, sortBy: order)).map(\.id) == expectedFiltered)
+        #expect(
+            try await items.fetch(FetchDescriptor(predicate: filtered, sortBy: order)).map(\.id)
+                == expectedFiltered)
     }
 
     @Test("limit and offset take a slice of the order")
@@ -55,13 +61,23 @@ struct ModelFetchTests {
         let order = [SortDescriptor(\Item.score, order: .reverse)]
         let all = Self.expected(order, Self.seeded)
         for (limit, offset) in [(10, 0), (10, 5), (1, 89), (5, 100), (0, 3)] {
-            let got = try await items.fetch(FetchDescriptor(sortBy: order, fetchLimit: limit, fetchOffset: offset)).map(\.id)
-            #expect(got == Array(all.dropFirst(offset).prefix(limit)), "limit \(limit) offset \(offset)")
+            let got = try await items.fetch(
+                FetchDescriptor(sortBy: order, fetchLimit: limit, fetchOffset: offset)
+            ).map(
+                \.id)
+            #expect(
+                got == Array(all.dropFirst(offset).prefix(limit)), "limit \(limit) offset \(offset)"
+            )
         }
-        #expect(try await items.fetch(FetchDescriptor(sortBy: order, fetchOffset: 80)).map(\.id) == Array(all.dropFirst(80)))
+        #expect(
+            try await items.fetch(FetchDescriptor(sortBy: order, fetchOffset: 80)).map(\.id)
+                == Array(all.dropFirst(80))
+        )
     }
 
-    @Test("cursor pages cover the order exactly once, also while rows are inserted", arguments: [0, 3, 4])
+    @Test(
+        "cursor pages cover the order exactly once, also while rows are inserted",
+        arguments: [0, 3, 4])
     func cursors(_ orderIndex: Int) async throws {
         let items = try await Database().models(Item.self)
         try await items.insert(Self.seeded)
@@ -79,7 +95,8 @@ struct ModelFetchTests {
 
         // A cursor from another order is refused.
         let first = try await items.page(FetchDescriptor(sortBy: order, fetchLimit: 7))
-        let other = FetchDescriptor<Item>(sortBy: [SortDescriptor(\Item.score)], fetchLimit: 7, cursor: first.next)
+        let other = FetchDescriptor<Item>(
+            sortBy: [SortDescriptor(\Item.score)], fetchLimit: 7, cursor: first.next)
         await #expect(throws: TroveError.self) { try await items.page(other) }
     }
 

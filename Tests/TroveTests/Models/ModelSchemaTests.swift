@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import Trove
 import TroveTestSupport
+
+@testable import Trove
 
 @Suite("Model schema")
 struct ModelSchemaTests {
@@ -11,11 +12,16 @@ struct ModelSchemaTests {
         #expect(schema.id == .uuid)
         func field(_ name: String) -> FieldDefinition? { schema.field(name) }
         let expected: [(String, FieldType, Bool)] = [
-            ("title", .text, false), ("count", .integer, false), ("small", .integer, false), ("ratio", .real, false),
-            ("flag", .bool, false), ("when", .date, false), ("blob", .data, false), ("link", .text, false),
-            ("price", .real, false), ("ref", .text, false), ("mood", .text, false), ("level", .integer, true),
-            ("remark", .text, true), ("tags", .json, false), ("scores", .json, true), ("address", .json, false),
-            ("extra", .json, false), ("moments", .json, false), ("embedding", .vector(dimension: 3, metric: .cosine), true),
+            ("title", .text, false), ("count", .integer, false), ("small", .integer, false),
+            ("ratio", .real, false),
+            ("flag", .bool, false), ("when", .date, false), ("blob", .data, false),
+            ("link", .text, false),
+            ("price", .real, false), ("ref", .text, false), ("mood", .text, false),
+            ("level", .integer, true),
+            ("remark", .text, true), ("tags", .json, false), ("scores", .json, true),
+            ("address", .json, false),
+            ("extra", .json, false), ("moments", .json, false),
+            ("embedding", .vector(dimension: 3, metric: .cosine), true),
         ]
         #expect(schema.fields.map(\.name) == expected.map(\.0))
         for (name, type, optional) in expected {
@@ -23,9 +29,11 @@ struct ModelSchemaTests {
             #expect(field(name)?.isOptional == optional, "\(name)")
         }
         #expect(field("title")?.isUnique == true)
-        #expect(schema.indexes == [
-            IndexDefinition([Field("address", path: "$.city")]), IndexDefinition([Field("mood"), Field("count")]),
-        ])
+        #expect(
+            schema.indexes == [
+                IndexDefinition([Field("address", path: "$.city")]),
+                IndexDefinition([Field("mood"), Field("count")]),
+            ])
         #expect(field("note") == nil)
     }
 
@@ -34,11 +42,16 @@ struct ModelSchemaTests {
         let schema = try ModelSchema<Everything>.shared()
         #expect(try schema.field(\Everything.title).field == Field("title"))
         #expect(try schema.field(\Everything.note).field == Field("remark"))
-        #expect(try schema.field(\Everything.address.city).field == Field("address", path: "$.city"))
-        #expect(try schema.field(\Everything.address.geo?.lat).field == Field("address", path: "$.geo.lat"))
+        #expect(
+            try schema.field(\Everything.address.city).field == Field("address", path: "$.city"))
+        #expect(
+            try schema.field(\Everything.address.geo?.lat).field
+                == Field("address", path: "$.geo.lat"))
         #expect(try schema.field(\Everything.id).field == Field.id)
         #expect(throws: TroveError.self) { try schema.field(\Everything.tags.count) }
-        #expect(throws: TroveError.self) { try schema.field(\Everything.when.timeIntervalSince1970) }
+        #expect(throws: TroveError.self) {
+            try schema.field(\Everything.when.timeIntervalSince1970)
+        }
     }
 
     struct NoID: Model {
@@ -49,7 +62,9 @@ struct ModelSchemaTests {
     struct BadVector: Model {
         var id: Int64
         var v: [Double]
-        static var modelOptions: ModelOptions { ModelOptions().vector(\BadVector.title, dimension: 3) }
+        static var modelOptions: ModelOptions {
+            ModelOptions().vector(\BadVector.title, dimension: 3)
+        }
         var title: [Float]?
     }
 
@@ -105,7 +120,9 @@ struct ModelCodingTests {
             #expect(document["mood"] == .string(model.mood.rawValue))
             #expect(document["note"] == nil)
             if let note = model.note { #expect(document["remark"] == .string(note)) }
-            if let embedding = model.embedding { #expect(document["embedding"] == .vector(embedding)) }
+            if let embedding = model.embedding {
+                #expect(document["embedding"] == .vector(embedding))
+            }
             #expect(try schema.decode(document) == model)
         }
     }
@@ -129,14 +146,19 @@ struct ModelCodingTests {
         let id: String
         let text: String
         let pinned: Bool?
-        init(id: String, text: String, pinned: Bool?) { (self.id, self.text, self.pinned) = (id, text, pinned) }
+        init(id: String, text: String, pinned: Bool?) {
+            (self.id, self.text, self.pinned) = (id, text, pinned)
+        }
     }
 
     @Test("a final class with let properties is a model too")
     func finalClass() async throws {
         let memos = try await Database().models(Memo.self)
-        try await memos.insert([Memo(id: "a", text: "first", pinned: nil), Memo(id: "b", text: "second", pinned: true)])
-        let pinned = try await memos.fetch(FetchDescriptor(predicate: #Predicate { $0.pinned == true }))
+        try await memos.insert([
+            Memo(id: "a", text: "first", pinned: nil), Memo(id: "b", text: "second", pinned: true),
+        ])
+        let pinned = try await memos.fetch(
+            FetchDescriptor(predicate: #Predicate { $0.pinned == true }))
         #expect(pinned.map(\.id) == ["b"])
         #expect(try await memos.fetch(id: "a")?.text == "first")
     }
@@ -146,10 +168,14 @@ struct ModelCodingTests {
         let everything = try await Database().models(Everything.self)
         var bad = Everything.sample(1)
         bad.ratio = .nan
-        await #expect(throws: TroveError.self) { try await everything.insert([Everything.sample(2), bad]) }
+        await #expect(throws: TroveError.self) {
+            try await everything.insert([Everything.sample(2), bad])
+        }
         var wrongVector = Everything.sample(4)
         wrongVector.embedding = [1, 2]
-        await #expect(throws: TroveError.self) { try await everything.insert([Everything.sample(5), wrongVector]) }
+        await #expect(throws: TroveError.self) {
+            try await everything.insert([Everything.sample(5), wrongVector])
+        }
         #expect(try await everything.count() == 0)
     }
 
@@ -159,18 +185,28 @@ struct ModelCodingTests {
         let models = (0..<30).map(Everything.sample)
         try await everything.insert(models)
         let id = models[7].id
-        #expect(try await everything.fetch(FetchDescriptor(predicate: #Predicate { $0.id == id })).map(\.id) == [id])
+        #expect(
+            try await everything.fetch(FetchDescriptor(predicate: #Predicate { $0.id == id })).map(
+                \.id) == [id])
         let price = Decimal(string: "12.5")!
-        let cheap = try await everything.fetch(FetchDescriptor(predicate: #Predicate { $0.price < price })).map(\.id)
+        let cheap = try await everything.fetch(
+            FetchDescriptor(predicate: #Predicate { $0.price < price })
+        ).map(\.id)
         #expect(Set(cheap) == Set(models.filter { $0.price < price }.map(\.id)))
         let link = models[3].link
         #expect(try await everything.count(where: #Predicate { $0.link == link }) == 1)
-        let north = try await everything.fetch(FetchDescriptor(predicate: #Predicate { ($0.address.geo?.lat ?? 0) > 1 })).map(\.id)
+        let north = try await everything.fetch(
+            FetchDescriptor(predicate: #Predicate { ($0.address.geo?.lat ?? 0) > 1 })
+        ).map(\.id)
         #expect(Set(north) == Set(models.filter { ($0.address.geo?.lat ?? 0) > 1 }.map(\.id)))
         let moods = [Everything.Mood.calm]
-        #expect(try await everything.count(where: #Predicate { moods.contains($0.mood) }) == models.filter { $0.mood == .calm }.count)
+        #expect(
+            try await everything.count(where: #Predicate { moods.contains($0.mood) })
+                == models.filter { $0.mood == .calm }.count)
         let level = Everything.Level.high
-        #expect(try await everything.count(where: #Predicate { $0.level == level }) == models.filter { $0.level == .high }.count)
+        #expect(
+            try await everything.count(where: #Predicate { $0.level == level })
+                == models.filter { $0.level == .high }.count)
     }
 
     /// Hand-written coding with a nested container: stored as one JSON column.
@@ -197,13 +233,19 @@ struct ModelCodingTests {
         }
     }
 
-    @Test("hand-written coding with nested containers round-trips; key paths it hides are typed errors")
+    @Test(
+        "hand-written coding with nested containers round-trips; key paths it hides are typed errors"
+    )
     func handWrittenCoding() async throws {
         #expect(try ModelSchema<Pin>.shared().documentSchema.fields.map(\.name) == ["location"])
         let pins = try await Database().models(Pin.self)
-        try await pins.insert([Pin(id: 1, lat: 48.85, lon: 2.35), Pin(id: 2, lat: 59.91, lon: 10.75)])
+        try await pins.insert([
+            Pin(id: 1, lat: 48.85, lon: 2.35), Pin(id: 2, lat: 59.91, lon: 10.75),
+        ])
         #expect(try await pins.fetch(id: 2) == Pin(id: 2, lat: 59.91, lon: 10.75))
         #expect(try await pins.fetch().count == 2)
-        await #expect(throws: TroveError.self) { try await pins.count(where: #Predicate { $0.lat > 50 }) }
+        await #expect(throws: TroveError.self) {
+            try await pins.count(where: #Predicate { $0.lat > 50 })
+        }
     }
 }

@@ -5,9 +5,19 @@ import TroveTestSupport
 /// A model with one property of every supported kind.
 struct Everything: Model, Equatable {
     enum Mood: String, Codable { case calm, busy }
-    enum Level: Int, Codable, CaseIterable { case low = 1, high = 2 }
-    struct Geo: Codable, Hashable { var lat: Double; var lon: Double }
-    struct Address: Codable, Hashable { var city: String; var zip: Int?; var geo: Geo? }
+    enum Level: Int, Codable, CaseIterable {
+        case low = 1
+        case high = 2
+    }
+    struct Geo: Codable, Hashable {
+        var lat: Double
+        var lon: Double
+    }
+    struct Address: Codable, Hashable {
+        var city: String
+        var zip: Int?
+        var geo: Geo?
+    }
 
     var id: UUID
     var title: String
@@ -41,13 +51,21 @@ struct Everything: Model, Equatable {
 
     static func sample(_ n: Int) -> Everything {
         Everything(
-            id: UUID(), title: "title \(n)", count: n, small: Int16(n % 100), ratio: Double(n) / 4, flag: n % 2 == 0,
-            when: Date(timeIntervalSince1970: 1_700_000_000 + Double(n)), blob: Data([1, 2, UInt8(n % 256)]),
-            link: URL(string: "https://example.com/\(n)?q=a b".addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)!,
+            id: UUID(), title: "title \(n)", count: n, small: Int16(n % 100), ratio: Double(n) / 4,
+            flag: n % 2 == 0,
+            when: Date(timeIntervalSince1970: 1_700_000_000 + Double(n)),
+            blob: Data([1, 2, UInt8(n % 256)]),
+            link: URL(
+                string: "https://example.com/\(n)?q=a b".addingPercentEncoding(
+                    withAllowedCharacters: .urlQueryAllowed)!
+            )!,
             price: Decimal(string: "12.\(n % 100)")!, ref: UUID(), mood: n % 3 == 0 ? .calm : .busy,
-            level: n % 4 == 0 ? nil : .high, note: n % 5 == 0 ? nil : "note \(n)", tags: ["a\(n % 3)", "b"],
+            level: n % 4 == 0 ? nil : .high, note: n % 5 == 0 ? nil : "note \(n)",
+            tags: ["a\(n % 3)", "b"],
             scores: n % 2 == 0 ? [0.5, Double(n)] : nil,
-            address: Address(city: "city\(n % 4)", zip: n % 3 == 0 ? nil : 75000 + n, geo: n % 2 == 0 ? Geo(lat: 1.5, lon: -2) : nil),
+            address: Address(
+                city: "city\(n % 4)", zip: n % 3 == 0 ? nil : 75000 + n,
+                geo: n % 2 == 0 ? Geo(lat: 1.5, lon: -2) : nil),
             extra: ["k\(n % 2)": n], moments: [Date(timeIntervalSince1970: Double(n) * 10)],
             embedding: n % 3 == 0 ? nil : [1, 0, Float(n % 5) / 5])
     }
@@ -57,7 +75,10 @@ struct Everything: Model, Equatable {
 /// nested values, filled from a seeded generator.
 struct Item: Model, Equatable {
     enum Kind: String, Codable, CaseIterable { case book, film, song }
-    struct Place: Codable, Hashable { var city: String; var floor: Int? }
+    struct Place: Codable, Hashable {
+        var city: String
+        var floor: Int?
+    }
 
     var id: Int64
     var title: String
@@ -81,16 +102,25 @@ struct Item: Model, Equatable {
 
     static func random(id: Int64, using rng: inout SeededGenerator) -> Item {
         func word() -> String { words.randomElement(using: &rng)! }
-        func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &rng) ? value() : nil }
+        func maybe<T>(_ value: @autoclosure () -> T) -> T? {
+            Bool.random(using: &rng) ? value() : nil
+        }
         let title = [word(), word()].filter { !$0.isEmpty }.joined(separator: " ")
         return Item(
-            id: id, title: title, year: Int.random(in: 1990...2030, using: &rng), score: Double(Int.random(in: 0..<100, using: &rng)) / 100,
+            id: id, title: title, year: Int.random(in: 1990...2030, using: &rng),
+            score: Double(Int.random(in: 0..<100, using: &rng)) / 100,
             done: Bool.random(using: &rng), kind: Kind.allCases.randomElement(using: &rng)!,
             rating: maybe(Int.random(in: 0...5, using: &rng)), subtitle: maybe(word()),
             tags: (0..<Int.random(in: 0...3, using: &rng)).map { _ in word() },
-            place: maybe(Place(city: cities.randomElement(using: &rng)!, floor: maybe(Int.random(in: 0...3, using: &rng)))),
-            home: Place(city: cities.randomElement(using: &rng)!, floor: maybe(Int.random(in: 0...3, using: &rng))),
-            when: Date(timeIntervalSince1970: Double(Int.random(in: 0...1_000, using: &rng)) * 86_400))
+            place: maybe(
+                Place(
+                    city: cities.randomElement(using: &rng)!,
+                    floor: maybe(Int.random(in: 0...3, using: &rng)))),
+            home: Place(
+                city: cities.randomElement(using: &rng)!,
+                floor: maybe(Int.random(in: 0...3, using: &rng))),
+            when: Date(
+                timeIntervalSince1970: Double(Int.random(in: 0...1_000, using: &rng)) * 86_400))
     }
 }
 

@@ -1,22 +1,29 @@
 import Foundation
 import Observation
 import Testing
-@testable import Trove
 import TroveSQLite
 import TroveTestSupport
+
+@testable import Trove
 
 /// Live queries on one process: initial value, one value per relevant commit, nothing for
 /// unrelated writes, coalescing, other connections of the process, raw SQL regions, cancellation.
 /// (Other processes: TroveReliabilityTests, "Live queries across processes".)
 @Suite("LiveQuery", .timeLimit(.minutes(10)))
 struct LiveQueryTests {
-    static let schema = DocumentSchema(fields: [.text("category"), .integer("n", default: 0)],
-                                       indexes: [IndexDefinition([Field("category")])])
+    static let schema = DocumentSchema(
+        fields: [.text("category"), .integer("n", default: 0)],
+        indexes: [IndexDefinition([Field("category")])])
 
-    static func open() async throws -> (TemporaryDirectory, Database, DocumentCollection, DocumentCollection) {
+    static func open() async throws -> (
+        TemporaryDirectory, Database, DocumentCollection, DocumentCollection
+    ) {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("live.trove"))
-        return (dir, db, try await db.documents("items", schema: schema), try await db.documents("other", schema: schema))
+        return (
+            dir, db, try await db.documents("items", schema: schema),
+            try await db.documents("other", schema: schema)
+        )
     }
 
     static func item(_ id: Int64, _ category: String, n: Int = 0) -> Document {
@@ -40,7 +47,9 @@ struct LiveQueryTests {
         }
     }
 
-    @Test("the first value is the current result; each relevant commit yields exactly the new result once")
+    @Test(
+        "the first value is the current result; each relevant commit yields exactly the new result once"
+    )
     func initialAndOnePerCommit() async throws {
         let (dir, db, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
@@ -67,7 +76,9 @@ struct LiveQueryTests {
         }
     }
 
-    @Test("writes to another collection run no read; a write that leaves the result equal yields nothing")
+    @Test(
+        "writes to another collection run no read; a write that leaves the result equal yields nothing"
+    )
     func unrelatedWrites() async throws {
         let (dir, db, items, other) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
@@ -83,7 +94,8 @@ struct LiveQueryTests {
         // change logs show nothing it read changed, and no read runs.
         var mark = db.changeHub.wakesTaken
         for i in 0..<10 { try await other.insert(Self.item(Int64(i), "c0")) }
-        try await db.execute(script: "CREATE TABLE audit(note TEXT); INSERT INTO audit VALUES ('x')")
+        try await db.execute(
+            script: "CREATE TABLE audit(note TEXT); INSERT INTO audit VALUES ('x')")
         await Self.settle(db.changeHub, after: mark)
         #expect(runs.value == 1)
 
@@ -97,7 +109,9 @@ struct LiveQueryTests {
         #expect(await delivered.next() == 1)
     }
 
-    @Test("a burst of commits while the consumer is busy costs one read and yields only the latest result")
+    @Test(
+        "a burst of commits while the consumer is busy costs one read and yields only the latest result"
+    )
     func coalescing() async throws {
         let (dir, db, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
@@ -136,7 +150,9 @@ struct LiveQueryTests {
         _ = items
     }
 
-    @Test("concurrent writers on two databases: no wake is lost, values only grow, the last one is the end state")
+    @Test(
+        "concurrent writers on two databases: no wake is lost, values only grow, the last one is the end state"
+    )
     func concurrentWriters() async throws {
         let (dir, _, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
@@ -154,8 +170,13 @@ struct LiveQueryTests {
             for writer in 0..<4 {
                 let target = writer % 2 == 0 ? items : second
                 group.addTask {
-                    for i in 0..<25 { try await target.insert(Self.item(Int64(writer * 1000 + i), i % 5 == 0 ? "c1" : "c0")) }
-                    for i in 0..<5 { try await target.insert(Self.item(Int64(writer * 1000 + 100 + i), "c0")) }
+                    for i in 0..<25 {
+                        try await target.insert(
+                            Self.item(Int64(writer * 1000 + i), i % 5 == 0 ? "c1" : "c0"))
+                    }
+                    for i in 0..<5 {
+                        try await target.insert(Self.item(Int64(writer * 1000 + 100 + i), "c0"))
+                    }
                 }
             }
             try await group.waitForAll()
@@ -170,11 +191,20 @@ struct LiveQueryTests {
         let dir = try TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
         let db = try Database(path: dir.path("cascade.trove"))
-        let authors = try await db.documents("authors", schema: DocumentSchema(fields: [.text("name")]))
-        let books = try await db.documents("books", schema: DocumentSchema(fields: [
-            .text("title"), .reference("author", to: "authors", onDelete: .cascade)]))
-        try await authors.insert([Document(id: 1, ["name": "Le Guin"]), Document(id: 2, ["name": "Herbert"])])
-        try await books.insert([Document(id: 1, ["title": "Earthsea", "author": 1]), Document(id: 2, ["title": "Dune", "author": 2])])
+        let authors = try await db.documents(
+            "authors", schema: DocumentSchema(fields: [.text("name")]))
+        let books = try await db.documents(
+            "books",
+            schema: DocumentSchema(fields: [
+                .text("title"), .reference("author", to: "authors", onDelete: .cascade),
+            ]))
+        try await authors.insert([
+            Document(id: 1, ["name": "Le Guin"]), Document(id: 2, ["name": "Herbert"]),
+        ])
+        try await books.insert([
+            Document(id: 1, ["title": "Earthsea", "author": 1]),
+            Document(id: 2, ["title": "Dune", "author": 2]),
+        ])
         var titles = books.observe(Query().sorted(by: .ascending("title"))).makeAsyncIterator()
         #expect(try await titles.next()?.map(\.id) == [2, 1])
         try await authors.delete(id: 1)  // cascades to book 1: a commit that touches "books" too
@@ -186,19 +216,26 @@ struct LiveQueryTests {
         let dir = try TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
         let db = try Database(path: dir.path("kinds.trove"))
-        let notes = try await db.documents("notes", schema: DocumentSchema(
-            fields: [.text("body"), .integer("year")], fullText: FullTextDefinition(fields: ["body"])))
-        var fetched = notes.observe(Query(Field("year") >= 2000).sorted(by: .ascending("year"))).makeAsyncIterator()
+        let notes = try await db.documents(
+            "notes",
+            schema: DocumentSchema(
+                fields: [.text("body"), .integer("year")],
+                fullText: FullTextDefinition(fields: ["body"])))
+        var fetched = notes.observe(Query(Field("year") >= 2000).sorted(by: .ascending("year")))
+            .makeAsyncIterator()
         var one = notes.observe(id: 2).makeAsyncIterator()
-        var perYear = notes.observeAggregate([.count()], groupBy: [Field("year")]).makeAsyncIterator()
+        var perYear = notes.observeAggregate([.count()], groupBy: [Field("year")])
+            .makeAsyncIterator()
         var hits = notes.observeSearch(Query().matching("dentist").limit(5)).makeAsyncIterator()
         #expect(try await fetched.next() == [])
         #expect(try await one.next() == .some(nil))
         #expect(try await perYear.next() == [])
         #expect(try await hits.next()?.isEmpty == true)
 
-        try await notes.insert([Document(id: 1, ["body": "dentist on tuesday", "year": 2024]),
-                                Document(id: 2, ["body": "buy milk", "year": 1999])])
+        try await notes.insert([
+            Document(id: 1, ["body": "dentist on tuesday", "year": 2024]),
+            Document(id: 2, ["body": "buy milk", "year": 1999]),
+        ])
         #expect(try await fetched.next()?.map(\.id) == [1])
         #expect(try await one.next()??["body"] == "buy milk")
         let groups = try #require(try await perYear.next())
@@ -237,28 +274,35 @@ struct LiveQueryTests {
         #expect(runs.value == 3)
     }
 
-    @Test("a raw SQL read tracks the tables it reads: its own table's commits yield, others' do not")
+    @Test(
+        "a raw SQL read tracks the tables it reads: its own table's commits yield, others' do not")
     func rawSQLRegion() async throws {
         let (dir, db, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
         try await db.execute(script: "CREATE TABLE audit(note TEXT); CREATE TABLE unrelated(x)")
-        var iterator = db.observe { r in try r.query("SELECT count(*) FROM audit").first?.int64(at: 0) ?? -1 }
-            .makeAsyncIterator()
+        var iterator = db.observe { r in
+            try r.query("SELECT count(*) FROM audit").first?.int64(at: 0) ?? -1
+        }
+        .makeAsyncIterator()
         #expect(try await iterator.next() == 0)
         try await db.execute("INSERT INTO unrelated VALUES (1)")
         try await db.execute("INSERT INTO audit VALUES (?)", bindings: ["one"])
         #expect(try await iterator.next() == 1)
-        _ = try await db.write { tx in try tx.execute("INSERT INTO audit VALUES ('two'), ('three')") }
+        _ = try await db.write { tx in try tx.execute("INSERT INTO audit VALUES ('two'), ('three')")
+        }
         #expect(try await iterator.next() == 3)
         // Raw SQL over a collection's table is tracked through the collection's change log.
-        var overItems = db.observe { r in try r.query("SELECT count(*) FROM items").first?.int64(at: 0) ?? -1 }
-            .makeAsyncIterator()
+        var overItems = db.observe { r in
+            try r.query("SELECT count(*) FROM items").first?.int64(at: 0) ?? -1
+        }
+        .makeAsyncIterator()
         #expect(try await overItems.next() == 0)
         try await items.insert(Self.item(1, "c9"))
         #expect(try await overItems.next() == 1)
     }
 
-    @Test("cancelling the consuming task ends the sequence and releases the subscription and poller")
+    @Test(
+        "cancelling the consuming task ends the sequence and releases the subscription and poller")
     func cancellation() async throws {
         let (dir, db, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
@@ -325,7 +369,11 @@ struct LiveQueryTests {
 
         // Observation tracking sees the change (what SwiftUI relies on).
         let changed = AsyncStream<Void>.makeStream()
-        withObservationTracking { _ = results.value } onChange: { changed.continuation.yield() }
+        withObservationTracking {
+            _ = results.value
+        } onChange: {
+            changed.continuation.yield()
+        }
         try await items.insert(Self.item(2, "c0"))
         var iterator = changed.stream.makeAsyncIterator()
         await iterator.next()
@@ -354,11 +402,17 @@ struct LiveQueryDocsTests {
     @Test("the Live queries article quotes Examples/LiveQueries whole; the README quotes it")
     func docsQuoteExample() throws {
         let example = try DocumentationQuotes.text("Examples/LiveQueries/main.swift")
-        let quoted = try #require(example.range(of: "/// A model type").map { String(example[$0.lowerBound...]) })
+        let quoted = try #require(
+            example.range(of: "/// A model type").map { String(example[$0.lowerBound...]) })
         let article = try DocumentationQuotes.text("\(DocumentationQuotes.catalog)/LiveQueries.md")
-        #expect(DocumentationQuotes.codeBlocks(in: article).contains(quoted.trimmingCharacters(in: .newlines)))
-        let section = try #require(DocumentationQuotes.section("### Live queries", of: try DocumentationQuotes.text("README.md")))
+        #expect(
+            DocumentationQuotes.codeBlocks(in: article).contains(
+                quoted.trimmingCharacters(in: .newlines)))
+        let section = try #require(
+            DocumentationQuotes.section(
+                "### Live queries", of: try DocumentationQuotes.text("README.md")))
         let blocks = DocumentationQuotes.codeBlocks(in: section)
-        #expect(!blocks.isEmpty && blocks.allSatisfy { DocumentationQuotes.isExcerpt($0, of: example) })
+        #expect(
+            !blocks.isEmpty && blocks.allSatisfy { DocumentationQuotes.isExcerpt($0, of: example) })
     }
 }

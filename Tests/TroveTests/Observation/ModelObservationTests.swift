@@ -25,11 +25,15 @@ struct ModelObservationTests {
     func fetchDescriptor() async throws {
         let (dir, _, todos) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
-        let open = FetchDescriptor<LiveTodo>(predicate: #Predicate { !$0.done }, sortBy: [SortDescriptor(\.priority, order: .reverse)])
+        let open = FetchDescriptor<LiveTodo>(
+            predicate: #Predicate { !$0.done },
+            sortBy: [SortDescriptor(\.priority, order: .reverse)])
         var iterator = todos.observe(open).makeAsyncIterator()
         #expect(try await iterator.next()?.isEmpty == true)
-        try await todos.insert([LiveTodo(id: 1, title: "milk", done: false, priority: 1),
-                                LiveTodo(id: 2, title: "dentist", done: false, priority: 3)])
+        try await todos.insert([
+            LiveTodo(id: 1, title: "milk", done: false, priority: 1),
+            LiveTodo(id: 2, title: "dentist", done: false, priority: 3),
+        ])
         #expect(try await iterator.next()?.map(\.title) == ["dentist", "milk"])
         // A change outside the selection (a done todo) yields nothing; the next real change does.
         try await todos.insert(LiveTodo(id: 3, title: "taxes", done: true, priority: 9))
@@ -49,7 +53,10 @@ struct ModelObservationTests {
         #expect(try await one.next()??.title == "call")
         #expect(try await openCount.next() == 1)
         // Through a transaction and through a second database on the file: the same deliveries.
-        _ = try await db.write { tx in try tx.models(LiveTodo.self).save(LiveTodo(id: 7, title: "call", done: true, priority: 2)) }
+        _ = try await db.write { tx in
+            try tx.models(LiveTodo.self).save(
+                LiveTodo(id: 7, title: "call", done: true, priority: 2))
+        }
         #expect(try await one.next()??.done == true)
         #expect(try await openCount.next() == 0)
         let elsewhere = try await Database(path: dir.path("todos.trove")).models(LiveTodo.self)
@@ -61,7 +68,8 @@ struct ModelObservationTests {
     func untranslatable() async throws {
         let (dir, _, todos) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
-        var iterator = todos.observeCount(where: #Predicate { $0.title.count > 3 }).makeAsyncIterator()
+        var iterator = todos.observeCount(where: #Predicate { $0.title.count > 3 })
+            .makeAsyncIterator()
         await #expect(throws: TroveError.self) { _ = try await iterator.next() }
     }
 
@@ -71,12 +79,18 @@ struct ModelObservationTests {
         defer { withExtendedLifetime(dir) {} }
         let db = try Database(path: dir.path("search.trove"))
         let notes = try await db.models(SearchNote.self, embedder: HashingEmbedder(dimension: 32))
-        try await notes.insert(SearchNote(id: "a", title: "Groceries", body: "oat milk and bread", year: 2026))
-        var hits = try await notes.observeSearch("dentist", mode: .text, limit: 5).makeAsyncIterator()
+        try await notes.insert(
+            SearchNote(id: "a", title: "Groceries", body: "oat milk and bread", year: 2026))
+        var hits = try await notes.observeSearch("dentist", mode: .text, limit: 5)
+            .makeAsyncIterator()
         #expect(try await hits.next()?.isEmpty == true)
-        try await notes.insert(SearchNote(id: "b", title: "Dentist", body: "dentist on tuesday", year: 2026))
+        try await notes.insert(
+            SearchNote(id: "b", title: "Dentist", body: "dentist on tuesday", year: 2026))
         #expect(try await hits.next()?.map(\.model.id) == ["b"])
-        var hybrid = try await notes.observeSearch("dentist", where: #Predicate { $0.year >= 2020 }, limit: 5).makeAsyncIterator()
+        var hybrid = try await notes.observeSearch(
+            "dentist", where: #Predicate { $0.year >= 2020 }, limit: 5
+        )
+        .makeAsyncIterator()
         #expect(try await hybrid.next()?.first?.model.id == "b")
     }
 }

@@ -17,7 +17,8 @@ struct QueryResultsTests {
         }
     }
 
-    @Test("follows saves of this context, of another context and raw SQL, in the descriptor's order")
+    @Test(
+        "follows saves of this context, of another context and raw SQL, in the descriptor's order")
     func followsCommits() async throws {
         let dir = try TemporaryDirectory()
         let container = try openContainer(ZooV1.self, at: dir.path("zoo.trove"))
@@ -25,7 +26,8 @@ struct QueryResultsTests {
         context.autosaveEnabled = false
         context.insert(AnimalCategory(name: "Fish"))
         try context.save()
-        let results = QueryResults(FetchDescriptor<AnimalCategory>(sortBy: [SortDescriptor(\.name)]), in: context)
+        let results = QueryResults(
+            FetchDescriptor<AnimalCategory>(sortBy: [SortDescriptor(\.name)]), in: context)
         try await eventually { results.models.count == 1 }
         #expect(results.models.map(\.name) == ["Fish"])
 
@@ -39,7 +41,9 @@ struct QueryResultsTests {
         try other.save()
         try await eventually { results.models.count == 3 }
         #expect(results.models.map(\.name) == ["Bird", "Fish", "Mammal"])
-        #expect(results.models.allSatisfy { $0.modelContext === context }, "the bound context's instances")
+        #expect(
+            results.models.allSatisfy { $0.modelContext === context },
+            "the bound context's instances")
 
         try await container.database.execute("DELETE FROM AnimalCategory WHERE name = 'Fish'")
         try await eventually { results.models.count == 2 }
@@ -55,10 +59,14 @@ struct QueryResultsTests {
         try context.save()
         let results = QueryResults<Animal>()
         #expect(results.models.isEmpty)
-        results.update(FetchDescriptor(predicate: #Predicate { $0.name != "Bee" }, sortBy: [SortDescriptor(\.name)]), in: context)
+        results.update(
+            FetchDescriptor(
+                predicate: #Predicate { $0.name != "Bee" }, sortBy: [SortDescriptor(\.name)]),
+            in: context)
         try await eventually { results.models.count == 2 }
         #expect(results.models.map(\.name) == ["Ant", "Cod"])
-        results.update(FetchDescriptor(sortBy: [SortDescriptor(\.name, order: .reverse)]), in: context)
+        results.update(
+            FetchDescriptor(sortBy: [SortDescriptor(\.name, order: .reverse)]), in: context)
         try await eventually { results.models.count == 3 }
         #expect(results.models.map(\.name) == ["Cod", "Bee", "Ant"])
     }

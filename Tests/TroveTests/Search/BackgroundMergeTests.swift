@@ -16,15 +16,20 @@ struct BackgroundMergeTests {
         for batch in 0..<batches {
             let entries = (0..<64).map { i in
                 let id = firstID + Int64(batch * 64 + i + 1)
-                let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }.joined(separator: " ")
-                return VectorEntry(id: .int(id), content: "\(text) doc\(id)", vector: rng.vector(dimension: 4))
+                let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }
+                    .joined(
+                        separator: " ")
+                return VectorEntry(
+                    id: .int(id), content: "\(text) doc\(id)", vector: rng.vector(dimension: 4))
             }
             try await items.insert(entries)
         }
     }
 
     /// Polls the segment count until it is at most `bound` (10 s at most); returns the last count.
-    private func waitForSegments(_ db: Database, _ name: String, atMost bound: Int) async throws -> Int {
+    private func waitForSegments(_ db: Database, _ name: String, atMost bound: Int) async throws
+        -> Int
+    {
         var count = try await ftsSegmentCount(db, name)
         for _ in 0..<200 where count > bound {
             try await Task.sleep(for: .milliseconds(50))

@@ -10,8 +10,8 @@ import TroveTestSupport
 @Suite("Background merge of document collections' text indexes")
 struct DocumentBackgroundMergeTests {
     static let schema = DocumentSchema(
-        fields: [.text("body"), .vector("v", dimension: 4, optional: true)], fullText: FullTextDefinition(fields: ["body"]))
-
+        fields: [.text("body"), .vector("v", dimension: 4, optional: true)],
+        fullText: FullTextDefinition(fields: ["body"]))
 
     /// `batches` batches of 64 documents, each its own transaction.
     private func fill(_ docs: DocumentCollection, batches: Int, firstID: Int64 = 0) async throws {
@@ -20,14 +20,20 @@ struct DocumentBackgroundMergeTests {
         for batch in 0..<batches {
             let documents = (0..<64).map { i in
                 let id = firstID + Int64(batch * 64 + i + 1)
-                let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }.joined(separator: " ")
-                return Document(id: .int(id), ["body": .string("\(text) doc\(id)"), "v": .vector(rng.vector(dimension: 4))])
+                let text = (0..<12).map { _ in words[Int.random(in: 0..<words.count, using: &rng)] }
+                    .joined(
+                        separator: " ")
+                return Document(
+                    id: .int(id),
+                    ["body": .string("\(text) doc\(id)"), "v": .vector(rng.vector(dimension: 4))])
             }
             try await docs.insert(documents)
         }
     }
 
-    private func waitForSegments(_ db: Database, _ name: String, atMost bound: Int) async throws -> Int {
+    private func waitForSegments(_ db: Database, _ name: String, atMost bound: Int) async throws
+        -> Int
+    {
         var count = try await ftsSegmentCount(db, name)
         for _ in 0..<200 where count > bound {
             try await Task.sleep(for: .milliseconds(50))
@@ -39,7 +45,8 @@ struct DocumentBackgroundMergeTests {
     private func results(_ docs: DocumentCollection) async throws -> [[DocumentID]] {
         var all: [[DocumentID]] = []
         for query in ["apple", "\"river stone\"", "quartz AND harbor", "doc17", "ember NOT cloud"] {
-            all.append(try await docs.search(Query().matching(.fts5(query)).limit(50)).map(\.document.id))
+            all.append(
+                try await docs.search(Query().matching(.fts5(query)).limit(50)).map(\.document.id))
         }
         return all
     }
@@ -73,7 +80,9 @@ struct DocumentBackgroundMergeTests {
             }
         }
         for batch in 0..<10 {
-            try await db.execute("INSERT INTO items(id, body) VALUES (?, 'quartz harbor')", bindings: [.integer(Int64(10_000 + batch))])
+            try await db.execute(
+                "INSERT INTO items(id, body) VALUES (?, 'quartz harbor')",
+                bindings: [.integer(Int64(10_000 + batch))])
         }
         #expect(try await ftsSegmentCount(db, "items") >= 16)
         #expect(try await waitForSegments(db, "items", atMost: 8) <= 8)

@@ -17,7 +17,9 @@ struct DocumentIndexSnapshotTests {
     }
 
     /// `count` documents with seeded unit vectors, ids from 1.
-    static func fill(_ docs: DocumentCollection, count: Int, seed: UInt64 = 5) async throws -> [Int64: [Float]] {
+    static func fill(_ docs: DocumentCollection, count: Int, seed: UInt64 = 5) async throws
+        -> [Int64: [Float]]
+    {
         var rng = SeededGenerator(seed: seed)
         var vectors: [Int64: [Float]] = [:]
         var documents: [Document] = []
@@ -36,11 +38,14 @@ struct DocumentIndexSnapshotTests {
     }
 
     /// The top 10 of each query, filtered by group for every other query.
-    static func results(_ docs: DocumentCollection, _ queries: [[Float]]) async throws -> [[DocumentID]] {
+    static func results(_ docs: DocumentCollection, _ queries: [[Float]]) async throws
+        -> [[DocumentID]]
+    {
         var all: [[DocumentID]] = []
         for (i, q) in queries.enumerated() {
             let query = i.isMultiple(of: 2) ? Query() : Query(Field("group") == .int(Int64(i % 10)))
-            all.append(try await docs.search(query.nearest(to: q, in: "v").limit(10)).map(\.document.id))
+            all.append(
+                try await docs.search(query.nearest(to: q, in: "v").limit(10)).map(\.document.id))
         }
         return all
     }
@@ -50,7 +55,9 @@ struct DocumentIndexSnapshotTests {
     }
 
     /// A collection of 1,500 documents whose graph was saved; returns the results before close.
-    static func savedCollection(at path: String) async throws -> (before: [[DocumentID]], stats: IndexStatistics, vectors: [Int64: [Float]]) {
+    static func savedCollection(at path: String) async throws -> (
+        before: [[DocumentID]], stats: IndexStatistics, vectors: [Int64: [Float]]
+    ) {
         let db = try Database(path: path)
         let docs = try await db.documents("docs", schema: schema())
         let vectors = try await fill(docs, count: 1_500)
@@ -77,10 +84,14 @@ struct DocumentIndexSnapshotTests {
         #expect(stats.snapshotWatermark == saved.watermark && stats.watermark == saved.watermark)
         #expect(try await docs.verify().isEmpty)
         // One snapshot row per field, keyed by the field's name.
-        #expect(try await db.query("SELECT DISTINCT name FROM docs_index").map { $0.string(at: 0) } == ["v"])
+        #expect(
+            try await db.query("SELECT DISTINCT name FROM docs_index").map { $0.string(at: 0) } == [
+                "v"
+            ])
     }
 
-    @Test("changes made after the snapshot, by the API and by raw SQL, are replayed after reopening")
+    @Test(
+        "changes made after the snapshot, by the API and by raw SQL, are replayed after reopening")
     func changesAfterSnapshot() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("s.trove")
@@ -93,15 +104,25 @@ struct DocumentIndexSnapshotTests {
             let docs = try await db.documents(named: "docs")
             try await docs.upsert([Document(id: 1, ["group": 1, "v": .vector(moved)])])
             try await db.execute("DELETE FROM docs WHERE id = 2")
-            try await db.execute("INSERT INTO docs(id, \"group\", v) VALUES (5000, 0, ?)", bindings: [Self.blob(added)])
-            try await db.execute("UPDATE docs SET v = ? WHERE id = 3", bindings: [Self.blob(added.map { -$0 })])
+            try await db.execute(
+                "INSERT INTO docs(id, \"group\", v) VALUES (5000, 0, ?)",
+                bindings: [Self.blob(added)])
+            try await db.execute(
+                "UPDATE docs SET v = ? WHERE id = 3", bindings: [Self.blob(added.map { -$0 })])
         }
         let db = try Database(path: path)
         let docs = try await db.documents(named: "docs")
-        #expect(try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id == 1)
-        #expect(try await docs.search(Query().nearest(to: added, in: "v").limit(1)).first?.document.id == 5000)
-        #expect(try await docs.search(Query().nearest(to: added.map { -$0 }, in: "v").limit(1)).first?.document.id == 3)
-        let all = try await docs.search(Query().nearest(to: added, in: "v").limit(1_600)).map(\.document.id)
+        #expect(
+            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id
+                == 1)
+        #expect(
+            try await docs.search(Query().nearest(to: added, in: "v").limit(1)).first?.document.id
+                == 5000)
+        #expect(
+            try await docs.search(Query().nearest(to: added.map { -$0 }, in: "v").limit(1)).first?
+                .document.id == 3)
+        let all = try await docs.search(Query().nearest(to: added, in: "v").limit(1_600)).map(
+            \.document.id)
         #expect(all.count == 1_500 && !all.contains(2))
         let stats = try await docs.indexStatistics(field: "v")
         #expect(stats.origin == .snapshot)
@@ -123,12 +144,17 @@ struct DocumentIndexSnapshotTests {
             let docs = try await db.documents(named: "docs")
             for _ in 0..<20 { try await db.execute("UPDATE docs SET \"group\" = \"group\" + 1") }
             try await docs.upsert([Document(id: 7, ["group": 0, "v": .vector(moved)])])
-            let floor = try await db.query("SELECT CAST(value AS INTEGER) FROM trove_meta WHERE key = 'log_floor.docs'").first?.int64(at: 0)
+            let floor = try await db.query(
+                "SELECT CAST(value AS INTEGER) FROM trove_meta WHERE key = 'log_floor.docs'"
+            )
+            .first?.int64(at: 0)
             #expect((floor ?? 0) > saved.watermark)
         }
         let db = try Database(path: path)
         let docs = try await db.documents(named: "docs")
-        #expect(try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id == 7)
+        #expect(
+            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id
+                == 7)
         let stats = try await docs.indexStatistics(field: "v")
         guard case .rebuilt(let reason) = stats.origin else {
             Issue.record("expected a rebuild, got \(stats.origin)")
@@ -145,9 +171,13 @@ struct DocumentIndexSnapshotTests {
         let (_, _, vectors) = try await Self.savedCollection(at: path)
         do {
             let db = try Database(path: path)
-            var bytes = try #require(try await db.query("SELECT data FROM docs_index WHERE name = 'v' AND part = 0").first?.blob(at: 0))
+            var bytes = try #require(
+                try await db.query("SELECT data FROM docs_index WHERE name = 'v' AND part = 0")
+                    .first?.blob(at: 0))
             bytes[bytes.count / 2] ^= 0x5A
-            try await db.execute("UPDATE docs_index SET data = ? WHERE name = 'v' AND part = 0", bindings: [.blob(bytes)])
+            try await db.execute(
+                "UPDATE docs_index SET data = ? WHERE name = 'v' AND part = 0",
+                bindings: [.blob(bytes)])
         }
         let db = try Database(path: path)
         let docs = try await db.documents(named: "docs")
@@ -159,11 +189,15 @@ struct DocumentIndexSnapshotTests {
         #expect(reason.contains("snapshot rejected"))
         // The rebuilt graph finds every sampled document's own vector first.
         for (id, vector) in vectors.sorted(by: { $0.key < $1.key }).prefix(25) {
-            #expect(try await docs.search(Query().nearest(to: vector, in: "v").limit(1)).first?.document.id == .int(id))
+            #expect(
+                try await docs.search(Query().nearest(to: vector, in: "v").limit(1)).first?.document
+                    .id == .int(id))
         }
         // loadIndex saved the rebuilt graph: the next open loads it.
         #expect(stats.snapshotWatermark == stats.watermark)
-        #expect(try await Database(path: path).documents(named: "docs").loadIndex(field: "v").origin == .snapshot)
+        #expect(
+            try await Database(path: path).documents(named: "docs").loadIndex(field: "v").origin
+                == .snapshot)
     }
 
     @Test("a snapshot made with other parameters (M) is rebuilt from the table")
@@ -192,7 +226,8 @@ struct DocumentIndexSnapshotTests {
         #expect(stats.vectorCount == 300)
     }
 
-    @Test("rebuildIndex builds from the table and saves; statistics, saveIndexes and unknown fields")
+    @Test(
+        "rebuildIndex builds from the table and saves; statistics, saveIndexes and unknown fields")
     func administration() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("s.trove")
@@ -211,11 +246,16 @@ struct DocumentIndexSnapshotTests {
         await #expect(throws: TroveError.self) { try await docs.indexStatistics(field: "group") }
         await #expect(throws: TroveError.self) { try await docs.saveIndex(field: "nope") }
         // A flat field reports where it came from and saves its matrix the same way.
-        let flat = try await db.documents("flat", schema: DocumentSchema(fields: [.vector("v", dimension: 4)]))
+        let flat = try await db.documents(
+            "flat", schema: DocumentSchema(fields: [.vector("v", dimension: 4)]))
         try await flat.insert(Document(id: 1, ["v": .vector([1, 0, 0, 0])]))
         let loaded = try await flat.loadIndex(field: "v")
-        #expect(loaded.origin == .rebuilt(reason: "no snapshot saved") && loaded.snapshotWatermark == loaded.watermark)
-        #expect(try await db.query("SELECT count(*) FROM flat_index WHERE name = 'v.flat'")[0][0] == .integer(1))
+        #expect(
+            loaded.origin == .rebuilt(reason: "no snapshot saved")
+                && loaded.snapshotWatermark == loaded.watermark)
+        #expect(
+            try await db.query("SELECT count(*) FROM flat_index WHERE name = 'v.flat'")[0][0]
+                == .integer(1))
     }
 
     @Test("API writes save the graph once 5,000 log entries are unsaved")
@@ -227,10 +267,19 @@ struct DocumentIndexSnapshotTests {
         let loaded = try await docs.loadIndex(field: "v")
         #expect(loaded.snapshotWatermark == loaded.watermark)
         var rng = SeededGenerator(seed: 8)
-        let few = (1...100).map { Document(id: .int(Int64(1_000 + $0)), ["group": 1, "v": .vector(rng.unitVector(dimension: Self.dimension))]) }
+        let few = (1...100).map {
+            Document(
+                id: .int(Int64(1_000 + $0)),
+                ["group": 1, "v": .vector(rng.unitVector(dimension: Self.dimension))])
+        }
         try await docs.insert(few)
-        #expect(try await docs.indexStatistics(field: "v").snapshotWatermark == loaded.watermark)  // not due yet
-        let many = (1...5_000).map { Document(id: .int(Int64(10_000 + $0)), ["group": 1, "v": .vector(rng.unitVector(dimension: Self.dimension))]) }
+        // not due yet
+        #expect(try await docs.indexStatistics(field: "v").snapshotWatermark == loaded.watermark)
+        let many = (1...5_000).map {
+            Document(
+                id: .int(Int64(10_000 + $0)),
+                ["group": 1, "v": .vector(rng.unitVector(dimension: Self.dimension))])
+        }
         try await docs.insert(many)
         let stats = try await docs.indexStatistics(field: "v")
         #expect(stats.vectorCount == 5_300 && stats.snapshotWatermark == stats.watermark)
@@ -240,7 +289,8 @@ struct DocumentIndexSnapshotTests {
     func searchCollectionFixture() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("format2.trove")
-        try FileManager.default.copyItem(atPath: TestPaths.fixtures.appendingPathComponent("format2.trove").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: TestPaths.fixtures.appendingPathComponent("format2.trove").path, toPath: path)
         // Read-only, the preset layout finds the graph under the key files before format 4 used.
         let readOnly = try Database(path: path, readOnly: true)
         #expect(try await readOnly.collection(named: "pages").loadIndex().origin == .snapshot)
@@ -253,6 +303,8 @@ struct DocumentIndexSnapshotTests {
         try await db.execute("UPDATE pages SET embedding = embedding WHERE id = 1")
         _ = try await pages.search(vector: [5, 1, 2], topK: 1)  // replays the raw update
         #expect(try await db.saveIndexes() == ["pages"])
-        #expect(try await db.query("SELECT DISTINCT name FROM pages_index").map { $0.string(at: 0) } == ["embedding"])
+        #expect(
+            try await db.query("SELECT DISTINCT name FROM pages_index").map { $0.string(at: 0) }
+                == ["embedding"])
     }
 }

@@ -1,39 +1,55 @@
 import Foundation
 import Testing
-@testable import Trove
 import TroveSQLite
 import TroveTestSupport
 import TroveVectors
+
+@testable import Trove
 
 @Suite("Document search and derived indexes")
 struct DocumentSearchTests {
     static let schema = DocumentSchema(
         fields: [
             .text("title"), .text("body"), .integer("year", indexed: true),
-            .vector("embedding", dimension: 8), .vector("other", dimension: 4, metric: .l2, optional: true),
+            .vector("embedding", dimension: 8),
+            .vector("other", dimension: 4, metric: .l2, optional: true),
         ],
         fullText: FullTextDefinition(["title": 3, "body": 1]))
 
-    static let words = ["river", "stone", "cloud", "paper", "garden", "window", "engine", "ticket", "lamp", "orbit"]
+    static let words = [
+        "river", "stone", "cloud", "paper", "garden", "window", "engine", "ticket", "lamp", "orbit",
+    ]
 
-    static func seeded(_ count: Int, seed: UInt64, at path: String) async throws -> (Database, DocumentCollection, [Document]) {
+    static func seeded(_ count: Int, seed: UInt64, at path: String) async throws -> (
+        Database, DocumentCollection, [Document]
+    ) {
         let db = try Database(path: path)
         let docs = try await db.documents("docs", schema: schema)
         var rng = SeededGenerator(seed: seed)
         let documents = (1...Int64(count)).map { id in
-            Document(id: .int(id), [
-                "title": .string((0..<2).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")),
-                "body": .string((0..<8).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")),
-                "year": .int(Int64.random(in: 2000...2020, using: &rng)),
-                "embedding": .vector(rng.unitVector(dimension: 8)),
-                "other": id % 3 == 0 ? .null : .vector(rng.vector(dimension: 4)),
-            ])
+            Document(
+                id: .int(id),
+                [
+                    "title": .string(
+                        (0..<2).map { _ in words.randomElement(using: &rng)! }.joined(
+                            separator: " ")),
+                    "body": .string(
+                        (0..<8).map { _ in words.randomElement(using: &rng)! }.joined(
+                            separator: " ")),
+                    "year": .int(Int64.random(in: 2000...2020, using: &rng)),
+                    "embedding": .vector(rng.unitVector(dimension: 8)),
+                    "other": id % 3 == 0 ? .null : .vector(rng.vector(dimension: 4)),
+                ])
         }
         try await docs.insert(documents)
         return (db, docs, documents)
     }
 
-    static func exact(_ query: [Float], field: String, metric: DistanceMetric, k: Int, among documents: [Document]) -> [DocumentID] {
+    static func exact(
+        _ query: [Float], field: String, metric: DistanceMetric, k: Int, among documents: [Document]
+    )
+        -> [DocumentID]
+    {
         documents.compactMap { d -> (DocumentID, Float)? in
             guard let v = d[field]?.vectorValue else { return nil }
             return (d.id, metric.distance(query, v))
@@ -48,12 +64,17 @@ struct DocumentSearchTests {
         for _ in 0..<10 {
             let q = rng.unitVector(dimension: 8)
             let filter = Field("year") >= 2015
-            let hits = try await docs.search(Query(filter).nearest(to: q, in: "embedding").limit(12))
+            let hits = try await docs.search(
+                Query(filter).nearest(to: q, in: "embedding").limit(12))
             let kept = documents.filter { ($0["year"]?.intValue ?? 0) >= 2015 }
-            #expect(hits.map(\.document.id) == Self.exact(q, field: "embedding", metric: .cosine, k: 12, among: kept))
+            #expect(
+                hits.map(\.document.id)
+                    == Self.exact(q, field: "embedding", metric: .cosine, k: 12, among: kept))
             let q2 = rng.vector(dimension: 4)
             let hits2 = try await docs.search(Query().nearest(to: q2, in: "other").limit(5))
-            #expect(hits2.map(\.document.id) == Self.exact(q2, field: "other", metric: .l2, k: 5, among: documents))
+            #expect(
+                hits2.map(\.document.id)
+                    == Self.exact(q2, field: "other", metric: .l2, k: 5, among: documents))
         }
     }
 
@@ -61,7 +82,8 @@ struct DocumentSearchTests {
     func textAndHybrid() async throws {
         let dir = try TemporaryDirectory()
         let (_, docs, documents) = try await Self.seeded(200, seed: 4, at: dir.path("s.trove"))
-        let hits = try await docs.search(Query(Field("year") < 2010).matching(.typed("river stone")).limit(5))
+        let hits = try await docs.search(
+            Query(Field("year") < 2010).matching(.typed("river stone")).limit(5))
         #expect(!hits.isEmpty)
         for hit in hits {
             let d = documents.first { $0.id == hit.document.id }!
@@ -69,16 +91,20 @@ struct DocumentSearchTests {
             let text = (d["title"]!.stringValue! + " " + d["body"]!.stringValue!)
             #expect(text.contains("river") || text.contains("stone"))
         }
-        let titleOnly = try await docs.search(Query().matching(.typed("lamp"), in: ["title"]).limit(50))
+        let titleOnly = try await docs.search(
+            Query().matching(.typed("lamp"), in: ["title"]).limit(50))
         #expect(titleOnly.allSatisfy { $0.document["title"]!.stringValue!.contains("lamp") })
         let q = documents[7]["embedding"]!.vectorValue!
         for fusion in [FusionMethod.reciprocalRank(k: 60), .normalizedScores] {
-            let both = try await docs.search(Query().nearest(to: q, in: "embedding").matching(.typed("orbit")).fused(fusion).limit(10))
+            let both = try await docs.search(
+                Query().nearest(to: q, in: "embedding").matching(.typed("orbit")).fused(fusion)
+                    .limit(10))
             #expect(both.count == 10)
             #expect(both.contains { $0.vectorRanks.first! != nil })
             #expect(both.contains { $0.textRank != nil })
         }
-        let diverse = try await docs.search(Query().nearest(to: q, in: "embedding").diversified(lambda: 0.5).limit(5))
+        let diverse = try await docs.search(
+            Query().nearest(to: q, in: "embedding").diversified(lambda: 0.5).limit(5))
         #expect(diverse.first?.document.id == documents[7].id)
         await #expect(throws: TroveError.notVectorField(field: "title", type: "text")) {
             try await docs.search(Query().nearest(to: q, in: "title"))
@@ -86,31 +112,46 @@ struct DocumentSearchTests {
         await #expect(throws: TroveError.dimensionMismatch(expected: 8, actual: 3)) {
             try await docs.search(Query().nearest(to: [1, 2, 3], in: "embedding"))
         }
-        await #expect(throws: TroveError.notTextField(field: "year", fullTextFields: ["title", "body"])) {
+        await #expect(
+            throws: TroveError.notTextField(field: "year", fullTextFields: ["title", "body"])
+        ) {
             try await docs.search(Query().matching(.typed("x"), in: ["year"]))
         }
-        await #expect(throws: TroveError.self) { try await docs.search(Query().matching(.fts5("\"unclosed"))) }
-        let plan = try await docs.explain(Query(Field("year") == 2001).nearest(to: q, in: "embedding").matching(.typed("orbit")))
-        #expect(plan.contains { $0.contains("vector leg embedding") } && plan.contains { $0.contains("fusion") })
+        await #expect(throws: TroveError.self) {
+            try await docs.search(Query().matching(.fts5("\"unclosed")))
+        }
+        let plan = try await docs.explain(
+            Query(Field("year") == 2001).nearest(to: q, in: "embedding").matching(.typed("orbit")))
+        #expect(
+            plan.contains { $0.contains("vector leg embedding") }
+                && plan.contains { $0.contains("fusion") })
         #expect(plan.contains { $0.contains("docs_i0") })
     }
 
-    @Test("raw SQL and another connection's writes reach the vector, text and B-tree indexes on the next query")
+    @Test(
+        "raw SQL and another connection's writes reach the vector, text and B-tree indexes on the next query"
+    )
     func rawWritesReachIndexes() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("s.trove")
         let (db, docs, documents) = try await Self.seeded(50, seed: 5, at: path)
         let q = documents[0]["embedding"]!.vectorValue!
-        #expect(try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document.id == 1)
+        #expect(
+            try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+                .id == 1)
         // Another connection (as another process would) moves document 2's vector onto q,
         // retitles it, and deletes document 1.
         let other = try Connection(path: path)
         try other.registerTroveTokenizer()  // the default text index uses Trove's FTS5 tokenizer
         let blob = q.withUnsafeBytes { Array($0) }
-        try other.execute("UPDATE docs SET embedding = ?, title = 'zebra crossing', year = 1999 WHERE id = 2", [.blob(blob)])
+        try other.execute(
+            "UPDATE docs SET embedding = ?, title = 'zebra crossing', year = 1999 WHERE id = 2",
+            [.blob(blob)])
         try other.execute("DELETE FROM docs WHERE id = 1")
         other.close()
-        #expect(try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document.id == 2)
+        #expect(
+            try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+                .id == 2)
         #expect(try await docs.search(Query().matching(.typed("zebra"))).map(\.document.id) == [2])
         #expect(try await docs.fetch(Query(Field("year") == 1999)).map(\.id) == [2])
         // And raw SQL on the database's own connection.
@@ -125,20 +166,31 @@ struct DocumentSearchTests {
         let (db, docs, documents) = try await Self.seeded(40, seed: 6, at: dir.path("s.trove"))
         try await db.execute("CREATE TABLE audit(note TEXT)")
         let q = documents[5]["embedding"]!.vectorValue!
-        let before = try await docs.search(Query().nearest(to: q, in: "embedding").matching(.typed("river")).limit(10))
+        let before = try await docs.search(
+            Query().nearest(to: q, in: "embedding").matching(.typed("river")).limit(10))
         struct Boom: Error {}
         await #expect(throws: Boom.self) {
             try await db.write { tx in
                 let d = try tx.documents("docs")
-                try d.insert(Document(id: 999, ["title": "river river river", "body": "river", "year": 2001, "embedding": .vector(q)]))
+                try d.insert(
+                    Document(
+                        id: 999,
+                        [
+                            "title": "river river river", "body": "river", "year": 2001,
+                            "embedding": .vector(q),
+                        ])
+                )
                 try d.delete(ids: [6])
                 try tx.execute("INSERT INTO audit VALUES ('x')")
                 // Inside the transaction the new row is visible, to search too.
-                #expect(try d.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document.id == 999)
+                #expect(
+                    try d.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+                        .id == 999)
                 throw Boom()
             }
         }
-        let after = try await docs.search(Query().nearest(to: q, in: "embedding").matching(.typed("river")).limit(10))
+        let after = try await docs.search(
+            Query().nearest(to: q, in: "embedding").matching(.typed("river")).limit(10))
         #expect(after == before)
         #expect(try await docs.count() == 40)
         #expect(try await db.query("SELECT count(*) AS n FROM audit").first?.int("n") == 0)
@@ -157,13 +209,20 @@ struct DocumentSearchTests {
     func parallelReaders() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("bank.trove"))
-        let accounts = try await db.documents("accounts", schema: DocumentSchema(
-            fields: [.integer("balance"), .vector("v", dimension: 2, metric: .l2)]))
-        try await accounts.insert((1...10).map { Document(id: .int($0), ["balance": 100, "v": .vector([Float($0), 0])]) })
+        let accounts = try await db.documents(
+            "accounts",
+            schema: DocumentSchema(
+                fields: [.integer("balance"), .vector("v", dimension: 2, metric: .l2)]))
+        try await accounts.insert(
+            (1...10).map {
+                Document(id: .int($0), ["balance": 100, "v": .vector([Float($0), 0])])
+            })
         let writer = Task {
             var rng = SeededGenerator(seed: 1)
             for _ in 0..<150 {
-                let (a, b) = (Int64.random(in: 1...10, using: &rng), Int64.random(in: 1...10, using: &rng))
+                let (a, b) = (
+                    Int64.random(in: 1...10, using: &rng), Int64.random(in: 1...10, using: &rng)
+                )
                 try await db.write { tx in
                     let t = try tx.documents("accounts")
                     let x = try t.fetch(id: .int(a))!["balance"]!.intValue!
@@ -184,7 +243,10 @@ struct DocumentSearchTests {
                         let t = try r.documents("accounts")
                         let rows = try t.aggregate([.sum("balance"), .count()])
                         let hit = try t.search(Query().nearest(to: [0.5, 0], in: "v").limit(1))
-                        return (rows[0].values["sum_balance"], rows[0].values["count"], hit.first?.document.id)
+                        return (
+                            rows[0].values["sum_balance"], rows[0].values["count"],
+                            hit.first?.document.id
+                        )
                     }
                     #expect(total == .int(1000))
                     #expect(count == .int(10))
@@ -197,38 +259,65 @@ struct DocumentSearchTests {
         for reader in readers { try await reader.value }
     }
 
-    @Test("an HNSW vector field: recall against the exact scan, filtered top-k exact, follows writes")
+    @Test(
+        "an HNSW vector field: recall against the exact scan, filtered top-k exact, follows writes")
     func hnswField() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("h.trove"))
-        let docs = try await db.documents("h", schema: DocumentSchema(
-            fields: [.integer("group", indexed: true), .vector("v", dimension: 16)],
-            vectorIndexes: ["v": .hnsw(m: 12, efConstruction: 100, efSearch: 64)]))
+        let docs = try await db.documents(
+            "h",
+            schema: DocumentSchema(
+                fields: [.integer("group", indexed: true), .vector("v", dimension: 16)],
+                vectorIndexes: ["v": .hnsw(m: 12, efConstruction: 100, efSearch: 64)]))
         var rng = SeededGenerator(seed: 12)
-        let documents = (1...1500).map { Document(id: .int(Int64($0)), ["group": .int(Int64($0 % 20)), "v": .vector(rng.unitVector(dimension: 16))]) }
+        let documents = (1...1500).map {
+            Document(
+                id: .int(Int64($0)),
+                ["group": .int(Int64($0 % 20)), "v": .vector(rng.unitVector(dimension: 16))])
+        }
         try await docs.insert(documents)
         var found = 0
         for _ in 0..<20 {
             let q = rng.unitVector(dimension: 16)
-            let hits = try await docs.search(Query().nearest(to: q, in: "v").limit(10)).map(\.document.id)
-            found += Set(hits).intersection(Self.exact(q, field: "v", metric: .cosine, k: 10, among: documents)).count
+            let hits = try await docs.search(Query().nearest(to: q, in: "v").limit(10)).map(
+                \.document.id)
+            found +=
+                Set(hits).intersection(
+                    Self.exact(q, field: "v", metric: .cosine, k: 10, among: documents)
+                ).count
             // A filter leaving few candidates: exactly the exact answer.
-            let filtered = try await docs.search(Query(Field("group") == 3).nearest(to: q, in: "v").limit(5)).map(\.document.id)
-            #expect(filtered == Self.exact(q, field: "v", metric: .cosine, k: 5, among: documents.filter { $0["group"] == 3 }))
+            let filtered = try await docs.search(
+                Query(Field("group") == 3).nearest(to: q, in: "v").limit(5)
+            ).map(
+                \.document.id)
+            #expect(
+                filtered
+                    == Self.exact(
+                        q, field: "v", metric: .cosine, k: 5,
+                        among: documents.filter { $0["group"] == 3 }))
         }
         #expect(Double(found) / 200 >= 0.9, "recall@10 \(Double(found) / 200)")
         let q = rng.unitVector(dimension: 16)
         try await docs.insert(Document(id: 5000, ["group": 99, "v": .vector(q)]))
-        #expect(try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id == 5000)
+        #expect(
+            try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id
+                == 5000)
         try await docs.delete(id: 5000)
-        #expect(try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id != 5000)
-        #expect(try await docs.explain(Query().nearest(to: q, in: "v")).contains { $0.contains("HNSW") })
+        #expect(
+            try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id
+                != 5000)
+        #expect(
+            try await docs.explain(Query().nearest(to: q, in: "v")).contains { $0.contains("HNSW") }
+        )
         await #expect(throws: TroveError.self) {
-            try await db.documents("bad", schema: DocumentSchema(fields: [.text("t")], vectorIndexes: ["t": .hnsw()]))
+            try await db.documents(
+                "bad", schema: DocumentSchema(fields: [.text("t")], vectorIndexes: ["t": .hnsw()]))
         }
     }
 
-    @Test("aggregates over a search's results; verify finds a damaged FTS5 index and repair rebuilds it")
+    @Test(
+        "aggregates over a search's results; verify finds a damaged FTS5 index and repair rebuilds it"
+    )
     func aggregateOverSearchAndRepair() async throws {
         let dir = try TemporaryDirectory()
         let (db, docs, documents) = try await Self.seeded(120, seed: 8, at: dir.path("s.trove"))
@@ -236,11 +325,17 @@ struct DocumentSearchTests {
         let hits = try await docs.search(search)
         let rows = try await docs.aggregate([.count(), .minimum("year")], over: search)
         #expect(rows.first?.values["count"] == .int(Int64(hits.count)))
-        let years = hits.compactMap { hit in documents.first { $0.id == hit.document.id }?["year"]?.intValue }
+        let years = hits.compactMap { hit in
+            documents.first { $0.id == hit.document.id }?["year"]?.intValue
+        }
         #expect(rows.first?.values["min_year"] == .int(years.min()!))
         // Damage the FTS5 index behind SQLite's back: drop one row's entry only.
-        try await db.execute("INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', 1, ?, ?)",
-                             bindings: [.text(documents[0]["title"]!.stringValue!), .text(documents[0]["body"]!.stringValue!)])
+        try await db.execute(
+            "INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', 1, ?, ?)",
+            bindings: [
+                .text(documents[0]["title"]!.stringValue!),
+                .text(documents[0]["body"]!.stringValue!),
+            ])
         #expect(try await !docs.verify().isEmpty)
         // The database-wide check sees it too, under the collection's name, and repair fixes it.
         let report = try await db.verify()
@@ -256,25 +351,37 @@ struct DocumentSearchTests {
 
 @Suite("Documents on an encrypted database")
 struct EncryptedDocumentTests {
-    @Test("document writes, reader-pool reads and searches work; the sentinel never reaches the file")
+    @Test(
+        "document writes, reader-pool reads and searches work; the sentinel never reaches the file")
     func encryptedDocuments() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("secret.trove")
         let key = Data((0..<32).map { UInt8($0 &* 7 &+ 3) })
         do {
             let db = try Database(path: path, encryption: .key(key))
-            let notes = try await db.documents("notes", schema: DocumentSchema(
-                fields: [.text("body"), .vector("v", dimension: 3)], fullText: FullTextDefinition(fields: ["body"])))
-            try await notes.insert([Document(id: 1, ["body": "SENTINEL-zebra-7731 diary", "v": [1, 0, 0]]),
-                                    Document(id: 2, ["body": "groceries", "v": [0, 1, 0]])])
-            #expect(try await notes.search(Query().matching(.typed("diary"))).map(\.document.id) == [1])
-            #expect(try await notes.search(Query().nearest(to: [0.9, 0.1, 0], in: "v").limit(1)).first?.document.id == 1)
+            let notes = try await db.documents(
+                "notes",
+                schema: DocumentSchema(
+                    fields: [.text("body"), .vector("v", dimension: 3)],
+                    fullText: FullTextDefinition(fields: ["body"]))
+            )
+            try await notes.insert([
+                Document(id: 1, ["body": "SENTINEL-zebra-7731 diary", "v": [1, 0, 0]]),
+                Document(id: 2, ["body": "groceries", "v": [0, 1, 0]]),
+            ])
+            #expect(
+                try await notes.search(Query().matching(.typed("diary"))).map(\.document.id) == [1])
+            #expect(
+                try await notes.search(Query().nearest(to: [0.9, 0.1, 0], in: "v").limit(1)).first?
+                    .document.id == 1)
             #expect(try await db.read { r in try r.documents("notes").count() } == 2)
             try await db.checkpoint()
         }
         for suffix in ["", "-wal"] {
             guard let bytes = FileManager.default.contents(atPath: path + suffix) else { continue }
-            #expect(bytes.range(of: Data("SENTINEL-zebra".utf8)) == nil, "plaintext in \(suffix.isEmpty ? "file" : suffix)")
+            #expect(
+                bytes.range(of: Data("SENTINEL-zebra".utf8)) == nil,
+                "plaintext in \(suffix.isEmpty ? "file" : suffix)")
         }
         let reopened = try Database(path: path, encryption: .key(key))
         #expect(try await reopened.documents(named: "notes").fetch(id: 2)?["body"] == "groceries")

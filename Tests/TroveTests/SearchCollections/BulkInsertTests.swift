@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-@testable import Trove
 import TroveSQLite
 import TroveTestSupport
+
+@testable import Trove
 
 /// The API's bulk insert path: inside its transaction the insert triggers are dropped, the API
 /// writes the change log and the FTS5 index itself (one statement each per batch), and the
@@ -10,12 +11,17 @@ import TroveTestSupport
 @Suite("Bulk insert: the API's batch path keeps FTS5 and the change log in step")
 struct BulkInsertTests {
     /// Rows in the log per id, FTS5 documents, and the insert triggers' SQL.
-    private func state(_ db: Database, _ name: String) async throws -> (log: [Int64: Int], ftsDocuments: Int, triggers: [String]) {
+    private func state(_ db: Database, _ name: String) async throws -> (
+        log: [Int64: Int], ftsDocuments: Int, triggers: [String]
+    ) {
         var log: [Int64: Int] = [:]
-        for row in try await db.query("SELECT rid, count(*) FROM \(name)_log WHERE op = 1 GROUP BY rid") {
+        for row in try await db.query(
+            "SELECT rid, count(*) FROM \(name)_log WHERE op = 1 GROUP BY rid")
+        {
             log[row.int64(at: 0)!] = Int(row.int64(at: 1)!)
         }
-        let documents = try await db.query("SELECT count(*) FROM \(name)_fts_docsize")[0].int64(at: 0)!
+        let documents = try await db.query("SELECT count(*) FROM \(name)_fts_docsize")[0].int64(
+            at: 0)!
         let triggers = try await db.query(
             "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('\(name)_log_ai', '\(name)_fts_ai') ORDER BY name"
         ).map { $0.string(at: 0)! }
@@ -32,7 +38,10 @@ struct BulkInsertTests {
         var ids = (1...300).map { Int64($0 * 3) }
         ids.shuffle(using: &rng)
         let entries = ids.map { id in
-            VectorEntry(id: .int(Int64(id)), content: "word\(id) shared", source: "s", metadata: "{\"id\":\(id)}", vector: rng.vector(dimension: 4))
+            VectorEntry(
+                id: .int(Int64(id)), content: "word\(id) shared", source: "s",
+                metadata: "{\"id\":\(id)}",
+                vector: rng.vector(dimension: 4))
         }
         try await items.insert(Array(entries[..<150]))
         try await items.insert(Array(entries[150...]))
@@ -45,14 +54,20 @@ struct BulkInsertTests {
         #expect(triggers == triggersBefore)
         #expect(try await db.verify().isHealthy)
         for id in ids.prefix(20) {
-            #expect(try await items.search(Query().matching(.fts5("word\(id)"))).map(\.id.integer) == [id])
+            #expect(
+                try await items.search(Query().matching(.fts5("word\(id)"))).map(\.id.integer) == [
+                    id
+                ])
         }
         #expect(try await items.search(Query().matching(.fts5("assigned"))).map(\.id) == [assigned])
         #expect(try await items.search(Query().matching(.fts5("shared")).limit(1_000)).count == 300)
-        #expect(try await items.search(vector: entries[5].vector, topK: 1).first?.id == entries[5].id)
+        #expect(
+            try await items.search(vector: entries[5].vector, topK: 1).first?.id == entries[5].id)
     }
 
-    @Test("raw SQL inserts after a bulk insert still fire the triggers, on this and other connections")
+    @Test(
+        "raw SQL inserts after a bulk insert still fire the triggers, on this and other connections"
+    )
     func rawSQLStillIndexed() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
@@ -60,10 +75,14 @@ struct BulkInsertTests {
         let items = try await db.collection("items", dimension: 2)
         try await items.insert(randomEntries(count: 200, dimension: 2, seed: 3))
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
-        try await db.execute("INSERT INTO items(id, content, embedding) VALUES (1000, 'same connection', ?)", bindings: [blob])
+        try await db.execute(
+            "INSERT INTO items(id, content, embedding) VALUES (1000, 'same connection', ?)",
+            bindings: [blob])
         let raw = try Connection(path: path)
         try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
-        try raw.execute("INSERT INTO items(id, content, embedding) VALUES (1001, 'other connection', ?)", [blob])
+        try raw.execute(
+            "INSERT INTO items(id, content, embedding) VALUES (1001, 'other connection', ?)", [blob]
+        )
 
         #expect(try await items.search(Query().matching(.fts5("same"))).map(\.id) == [1000])
         #expect(try await items.search(Query().matching(.fts5("other"))).map(\.id) == [1001])
@@ -84,7 +103,9 @@ struct BulkInsertTests {
         let before = try await state(db, "items")
         // 1,200 rows: more than one multi-row statement; the clash is in the last one.
         let batch = randomEntries(count: 1_200, dimension: 3, seed: 2, firstID: 801)
-        await #expect(throws: TroveError.duplicateDocumentID(.int(2_000))) { try await items.insert(batch) }
+        await #expect(throws: TroveError.duplicateDocumentID(.int(2_000))) {
+            try await items.insert(batch)
+        }
         let after = try await state(db, "items")
         #expect(after.log == before.log)
         #expect(after.ftsDocuments == before.ftsDocuments)
@@ -125,7 +146,9 @@ struct BulkInsertTests {
         let reader = try Connection(path: path)
         try reader.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         func triggerCount() throws -> Int64 {
-            try reader.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'items'")!.int64Value!
+            try reader.scalar(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'items'")!
+                .int64Value!
         }
         let expected = try triggerCount()
         #expect(expected == 9)  // log (3), FTS5 (3), version, links (delete and id change)
@@ -148,7 +171,9 @@ struct BulkInsertTests {
         try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         func settings() throws -> [String: Int64] {
             var out: [String: Int64] = [:]
-            for row in try raw.query("SELECT k, v FROM items_fts_config WHERE k != 'version'") { out[row.string(at: 0)!] = row.int64(at: 1) }
+            for row in try raw.query("SELECT k, v FROM items_fts_config WHERE k != 'version'") {
+                out[row.string(at: 0)!] = row.int64(at: 1)
+            }
             return out
         }
         let trove = try settings()

@@ -23,18 +23,25 @@ struct CollectionDocumentsTests {
     static func rows(count: Int, seed: UInt64) -> [Row] {
         var rng = SeededGenerator(seed: seed)
         return (1...count).map { i in
-            Row(id: Int64(i), content: (0..<4).map { _ in words.randomElement(using: &rng)! }.joined(separator: " "),
-                source: sources.randomElement(using: &rng)!, page: i % 5 == 0 ? nil : Int64.random(in: 0..<20, using: &rng),
+            Row(
+                id: Int64(i),
+                content: (0..<4).map { _ in words.randomElement(using: &rng)! }.joined(
+                    separator: " "),
+                source: sources.randomElement(using: &rng)!,
+                page: i % 5 == 0 ? nil : Int64.random(in: 0..<20, using: &rng),
                 vector: rng.unitVector(dimension: 4))
         }
     }
 
     static func entry(_ row: Row) -> VectorEntry {
-        VectorEntry(id: .int(row.id), content: row.content, source: row.source,
-                    metadata: row.page.map { #"{"page": \#($0)}"# }, vector: row.vector)
+        VectorEntry(
+            id: .int(row.id), content: row.content, source: row.source,
+            metadata: row.page.map { #"{"page": \#($0)}"# }, vector: row.vector)
     }
 
-    static func filled(_ db: Database, count: Int = 120, seed: UInt64 = 11) async throws -> (SearchCollection, [Row]) {
+    static func filled(_ db: Database, count: Int = 120, seed: UInt64 = 11) async throws -> (
+        SearchCollection, [Row]
+    ) {
         let notes = try await db.collection("notes", dimension: 4)
         let rows = rows(count: count, seed: seed)
         try await notes.insert(rows.map(entry))
@@ -48,44 +55,68 @@ struct CollectionDocumentsTests {
         let (notes, rows) = try await Self.filled(db)
         let fetched = try await notes.page(
             Query(Field("source") != "c.txt" && Field("metadata", path: "$.page") >= 5)
-                .sorted(by: SortKey(Field("metadata", path: "$.page"), descending: true), .ascending("content"))
-                .select(["content", "source"]).limit(15)).documents
+                .sorted(
+                    by: SortKey(Field("metadata", path: "$.page"), descending: true),
+                    .ascending("content")
+                )
+                .select(["content", "source"]).limit(15)
+        ).documents
         let expected = rows.filter { $0.source != "c.txt" && ($0.page ?? -1) >= 5 }
             .sorted { ($0.page!, $1.content, $1.id) > ($1.page!, $0.content, $0.id) }
             .prefix(15)
         #expect(fetched.map(\.id) == expected.map { .int($0.id) })
         #expect(fetched.map { $0["content"] } == expected.map { .string($0.content) })
-        #expect(fetched.allSatisfy { Set($0.fields.keys) == ["content", "source"] && $0.version == 1 })
+        #expect(
+            fetched.allSatisfy { Set($0.fields.keys) == ["content", "source"] && $0.version == 1 })
         // fetch returns whole entries in the query's order; a projection is for page(_:).
-        let entries = try await notes.fetch(Query(Field("source") != "c.txt" && Field("metadata", path: "$.page") >= 5)
-            .sorted(by: SortKey(Field("metadata", path: "$.page"), descending: true), .ascending("content")).limit(15))
+        let entries = try await notes.fetch(
+            Query(Field("source") != "c.txt" && Field("metadata", path: "$.page") >= 5)
+                .sorted(
+                    by: SortKey(Field("metadata", path: "$.page"), descending: true),
+                    .ascending("content")
+                ).limit(
+                    15))
         #expect(entries.map(\.id) == fetched.map(\.id))
         #expect(entries.map(\.content) == expected.map(\.content))
-        await #expect(throws: TroveError.self) { try await notes.fetch(Query().select(["content"])) }
+        await #expect(throws: TroveError.self) {
+            try await notes.fetch(Query().select(["content"]))
+        }
         // Whole rows: every column of the preset, the vector included.
         let whole = try #require(try await notes.page(Query(Field("id") == 7)).documents.first)
         let seven = rows[6]
         #expect(whole["embedding"] == .vector(seven.vector))
         #expect(whole["source"] == .string(seven.source))
         #expect(whole["created_at"]?.doubleValue != nil && whole["updated_at"]?.doubleValue != nil)
-        #expect(try await notes.count(Field("source") == "a.pdf") == rows.count { $0.source == "a.pdf" })
-        await #expect(throws: TroveError.self) { try await notes.page(Query().nearest(to: [1, 0, 0, 0], in: "embedding")).documents }
+        #expect(
+            try await notes.count(Field("source") == "a.pdf") == rows.count { $0.source == "a.pdf" }
+        )
+        await #expect(throws: TroveError.self) {
+            try await notes.page(Query().nearest(to: [1, 0, 0, 0], in: "embedding")).documents
+        }
     }
 
-    @Test("explain reports SQLite's plan for unranked queries and the search's decisions for ranked ones")
+    @Test(
+        "explain reports SQLite's plan for unranked queries and the search's decisions for ranked ones"
+    )
     func explain() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("t.trove"))
         let (notes, rows) = try await Self.filled(db)
-        let unranked = try await notes.explain(Query(Field("source") == "a.pdf").sorted(by: .ascending("id")).limit(5))
+        let unranked = try await notes.explain(
+            Query(Field("source") == "a.pdf").sorted(by: .ascending("id")).limit(5))
         #expect(unranked.first == "fetch in SQLite: filter, order, limit pushed down")
         #expect(unranked.contains { $0.contains("sqlite:") })
-        let ranked = try await notes.explain(Query(Field("source") == "a.pdf").nearest(to: [1, 0, 0, 0], in: "embedding")
-            .matching(.typed("router")).limit(3))
+        let ranked = try await notes.explain(
+            Query(Field("source") == "a.pdf").nearest(to: [1, 0, 0, 0], in: "embedding")
+                .matching(.typed("router")).limit(3))
         let matching = rows.count { $0.source == "a.pdf" }
         #expect(ranked.contains("candidates: filter in SQLite, before ranking"))
         #expect(ranked.contains { $0.contains("INDEX notes_i0") }, "\(ranked)")
-        #expect(ranked.contains("vector leg embedding: in memory, exact scan: the \(matching) candidates (cosine, 4-d)"), "\(ranked)")
+        #expect(
+            ranked.contains(
+                "vector leg embedding: in memory, exact scan: the \(matching) candidates (cosine, 4-d)"
+            ),
+            "\(ranked)")
         #expect(ranked.contains("text leg: in-memory BM25 over content, ranked as FTS5's bm25"))
         #expect(ranked.contains("fusion: reciprocal rank, k = 60.0"))
     }
@@ -101,7 +132,10 @@ struct CollectionDocumentsTests {
         let db = try Database(path: path)
         let (count, first) = try await db.read { r in
             let notes = try r.documents("notes")
-            return (try notes.count(), try notes.page(Query().sorted(by: .ascending("id")).limit(1)).documents.first?.id)
+            return (
+                try notes.count(),
+                try notes.page(Query().sorted(by: .ascending("id")).limit(1)).documents.first?.id
+            )
         }
         #expect(count == 30 && first == 1)
         let notes = try await db.collection(named: "notes")
@@ -128,8 +162,12 @@ struct CollectionDocumentsTests {
             guard let next = page.next else { break }
             // Between pages: a new row sorting first (never visited) and a row not yet visited deleted.
             inserted += 1
-            try await notes.insert(VectorEntry(id: .int(inserted), content: "late", source: "0-early", vector: [1, 0, 0, 0]))
-            if let victim = rows.map(\.id).first(where: { !seen.contains($0) && !deleted.contains($0) }) {
+            try await notes.insert(
+                VectorEntry(
+                    id: .int(inserted), content: "late", source: "0-early", vector: [1, 0, 0, 0]))
+            if let victim = rows.map(\.id).first(where: {
+                !seen.contains($0) && !deleted.contains($0)
+            }) {
                 try await notes.delete(id: .int(victim))
                 deleted.insert(victim)
             }
@@ -145,7 +183,8 @@ struct CollectionDocumentsTests {
         let db = try Database(path: dir.path("t.trove"))
         let (notes, rows) = try await Self.filled(db)
         let groups = try await notes.aggregate(
-            [.count(), .minimum("id"), .maximum("id"), .countDistinct("content")], groupBy: [Field("source")],
+            [.count(), .minimum("id"), .maximum("id"), .countDistinct("content")],
+            groupBy: [Field("source")],
             where: Field("id") > 10)
         let kept = rows.filter { $0.id > 10 }
         #expect(groups.map { $0.group["source"] } == Self.sources.map { .string($0) })
@@ -154,7 +193,8 @@ struct CollectionDocumentsTests {
             #expect(group.values["count"] == .int(Int64(members.count)))
             #expect(group.values["min_id"] == .int(members.map(\.id).min()!))
             #expect(group.values["max_id"] == .int(members.map(\.id).max()!))
-            #expect(group.values["distinct_content"] == .int(Int64(Set(members.map(\.content)).count)))
+            #expect(
+                group.values["distinct_content"] == .int(Int64(Set(members.map(\.content)).count)))
         }
         let q: [Float] = [0.5, 0.5, 0.5, 0.5]
         let search = Query(Field("source") == "a.pdf").nearest(to: q, in: "embedding").limit(9)
@@ -167,38 +207,58 @@ struct CollectionDocumentsTests {
         }
     }
 
-    @Test("patch moves updated_at and the version, reaches every index, and refuses bad input with nothing written")
+    @Test(
+        "patch moves updated_at and the version, reaches every index, and refuses bad input with nothing written"
+    )
     func patch() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("t.trove"))
         let (notes, _) = try await Self.filled(db, count: 30)
-        _ = try await notes.search(Query().matching(.typed("router")))  // the BM25 and FTS5 legs are loaded
+        // the BM25 and FTS5 legs are loaded
+        _ = try await notes.search(Query().matching(.typed("router")))
         _ = try await notes.search(vector: [1, 0, 0, 0], topK: 3)  // and the vectors
         let before = try #require(try await notes.page(Query(Field("id") == 4)).documents.first)
-        let after = try await notes.patch(4, [
-            Field("content"): "zeppelin hangar", Field("metadata", path: "$.pinned"): true, Field("embedding"): .vector([0, 0, 0, 1]),
-        ])
+        let after = try await notes.patch(
+            4,
+            [
+                Field("content"): "zeppelin hangar", Field("metadata", path: "$.pinned"): true,
+                Field("embedding"): .vector([0, 0, 0, 1]),
+            ])
         #expect(after.version == before.version + 1)
         #expect(after["created_at"] == before["created_at"])
         #expect(after["updated_at"]!.doubleValue! >= before["updated_at"]!.doubleValue!)
         #expect(try await notes.search(Query().matching(.typed("zeppelin"))).map(\.id) == [4])
         #expect(try await notes.search(Query().matching("hangar")).map(\.id) == [4])
         #expect(try await notes.search(vector: [0, 0, 0, 1], topK: 1).first?.id == 4)
-        let pinned = try await notes.search(Query(Field("metadata", path: "$.pinned") == true).nearest(to: [1, 0, 0, 0], in: "embedding"))
+        let pinned = try await notes.search(
+            Query(Field("metadata", path: "$.pinned") == true).nearest(
+                to: [1, 0, 0, 0], in: "embedding"))
         #expect(pinned.map(\.id) == [4])
         // Compare-and-set.
-        await #expect(throws: TroveError.versionConflict(id: 4, expected: before.version, actual: after.version)) {
+        await #expect(
+            throws: TroveError.versionConflict(
+                id: 4, expected: before.version, actual: after.version)
+        ) {
             try await notes.patch(4, [Field("source"): "x"], ifVersion: before.version)
         }
-        #expect(try await notes.patch(4, [Field("source"): "x"], ifVersion: after.version).version == after.version + 1)
+        #expect(
+            try await notes.patch(4, [Field("source"): "x"], ifVersion: after.version).version
+                == after.version + 1)
         // Bad input: nothing written.
         let stored = try await notes.page(Query(Field("id") == 4)).documents
-        await #expect(throws: TroveError.invalidValue(field: "created_at", reason: "Trove sets created_at itself")) {
+        await #expect(
+            throws: TroveError.invalidValue(
+                field: "created_at", reason: "Trove sets created_at itself")
+        ) {
             try await notes.patch(4, [Field("created_at"): 0.0])
         }
-        await #expect(throws: TroveError.self) { try await notes.patch(4, [Field("metadata"): .array([1, 2])]) }
+        await #expect(throws: TroveError.self) {
+            try await notes.patch(4, [Field("metadata"): .array([1, 2])])
+        }
         do {
-            try await notes.patch(4, [Field("metadata", path: "$.blob"): .string(String(repeating: "x", count: 20_000))])
+            try await notes.patch(
+                4,
+                [Field("metadata", path: "$.blob"): .string(String(repeating: "x", count: 20_000))])
             Issue.record("a patch past the metadata limit was accepted")
         } catch TroveError.metadataTooLarge(limit: 16_384, let actual) {
             #expect(actual > 20_000)
@@ -206,12 +266,16 @@ struct CollectionDocumentsTests {
         await #expect(throws: TroveError.dimensionMismatch(expected: 4, actual: 2)) {
             try await notes.patch(4, [Field("embedding"): .vector([1, 0])])
         }
-        await #expect(throws: TroveError.documentNotFound(999)) { try await notes.patch(999, [Field("source"): "x"]) }
+        await #expect(throws: TroveError.documentNotFound(999)) {
+            try await notes.patch(999, [Field("source"): "x"])
+        }
         #expect(try await notes.page(Query(Field("id") == 4)).documents == stored)
         // Updates through the search API raise the version as well, and so does raw SQL.
-        try await notes.update(VectorEntry(id: 5, content: "five", source: "s", vector: [1, 1, 0, 0]))
+        try await notes.update(
+            VectorEntry(id: 5, content: "five", source: "s", vector: [1, 1, 0, 0]))
         try await db.execute("UPDATE notes SET source = 'raw' WHERE id = 6")
-        let versions = try await notes.page(Query(Field("id") >= 5 && Field("id") <= 6).select([])).documents
+        let versions = try await notes.page(Query(Field("id") >= 5 && Field("id") <= 6).select([]))
+            .documents
         #expect(versions.map(\.version) == [2, 2])
     }
 
@@ -231,12 +295,15 @@ struct CollectionDocumentsTests {
         #expect(!text.isEmpty && text.allSatisfy { $0.source != "b.md" })
     }
 
-    @Test("a transaction over a search collection, a document collection and raw SQL is all or nothing, indexes included")
+    @Test(
+        "a transaction over a search collection, a document collection and raw SQL is all or nothing, indexes included"
+    )
     func transactions() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("t.trove"))
         let (notes, _) = try await Self.filled(db, count: 40)
-        let items = try await db.documents("items", schema: DocumentSchema(fields: [.text("title")]))
+        let items = try await db.documents(
+            "items", schema: DocumentSchema(fields: [.text("title")]))
         try await db.execute("CREATE TABLE audit(note TEXT)")
         let q: [Float] = [0, 0, 1, 0]
         let vectorBefore = try await notes.search(vector: q, topK: 5)
@@ -246,12 +313,17 @@ struct CollectionDocumentsTests {
         await #expect(throws: Abort.self) {
             try await db.write { tx in
                 let n = try tx.documents("notes")
-                try n.insert(Document(id: 500, ["content": "quasar beacon", "source": "tx", "embedding": .vector(q)]))
+                try n.insert(
+                    Document(
+                        id: 500,
+                        ["content": "quasar beacon", "source": "tx", "embedding": .vector(q)]))
                 try n.patch(1, [Field("content"): "quasar too"])
                 _ = try n.delete(ids: [2])
                 try tx.documents("items").insert(Document(id: 1, ["title": "t"]))
                 try tx.execute("INSERT INTO audit(note) VALUES ('x')")
-                #expect(try n.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document.id == 500)
+                #expect(
+                    try n.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+                        .id == 500)
                 throw Abort()
             }
         }
@@ -263,7 +335,9 @@ struct CollectionDocumentsTests {
 
         try await db.write { tx in
             let n = try tx.documents("notes")
-            try n.insert(Document(id: 500, ["content": "quasar beacon", "source": "tx", "embedding": .vector(q)]))
+            try n.insert(
+                Document(
+                    id: 500, ["content": "quasar beacon", "source": "tx", "embedding": .vector(q)]))
             _ = try n.delete(ids: [2])
             try tx.documents("items").insert(Document(id: 1, ["title": "t"]))
         }
@@ -273,18 +347,30 @@ struct CollectionDocumentsTests {
         #expect(try await notes.search(vector: q, topK: 100).allSatisfy { $0.id != 2 })
         // A snapshot read sees the same as the search methods (its vector legs scan the table).
         let snapshot = try await db.read { r in
-            try r.documents("notes").search(Query().nearest(to: q, in: "embedding").limit(5)).map { $0.document.id }
+            try r.documents("notes").search(Query().nearest(to: q, in: "embedding").limit(5)).map {
+                $0.document.id
+            }
         }
         #expect(snapshot == (try await notes.search(vector: q, topK: 5)).map(\.id))
         // Writes through the document view keep the search collection's own rules.
-        await #expect(throws: TroveError.invalidMetadata(reason: "metadata must be a JSON object, got [1]")) {
-            try await db.write { tx in try tx.documents("notes").insert(Document(id: 600, ["content": "m", "metadata": [1]])) }
+        await #expect(
+            throws: TroveError.invalidMetadata(reason: "metadata must be a JSON object, got [1]")
+        ) {
+            try await db.write { tx in
+                try tx.documents("notes").insert(
+                    Document(id: 600, ["content": "m", "metadata": [1]]))
+            }
         }
         await #expect(throws: TroveError.dimensionMismatch(expected: 4, actual: 3)) {
-            try await db.write { tx in try tx.documents("notes").insert(Document(id: 600, ["content": "m", "embedding": .vector([1, 0, 0])])) }
+            try await db.write { tx in
+                try tx.documents("notes").insert(
+                    Document(id: 600, ["content": "m", "embedding": .vector([1, 0, 0])]))
+            }
         }
         await #expect(throws: TroveError.duplicateDocumentID(500)) {
-            try await db.write { tx in try tx.documents("notes").insert(Document(id: 500, ["content": "again"])) }
+            try await db.write { tx in
+                try tx.documents("notes").insert(Document(id: 500, ["content": "again"]))
+            }
         }
         #expect(try await notes.count() == 40)
     }

@@ -9,7 +9,8 @@ struct CollectionWriteTests {
     @Test("insert, fetch with vector, contains, count, count(source:)")
     func basics() async throws {
         let items = try await makeCollection()
-        let entry = VectorEntry(id: 7, content: "hello", source: "s1", metadata: #"{"a":1}"#, vector: [1, 2, 3, 4])
+        let entry = VectorEntry(
+            id: 7, content: "hello", source: "s1", metadata: #"{"a":1}"#, vector: [1, 2, 3, 4])
         try await items.insert(entry)
         #expect(try await items.fetch(id: 7) == entry)
         #expect(try await items.fetch(id: 8) == nil)
@@ -28,15 +29,21 @@ struct CollectionWriteTests {
 
     @Test("Encodable metadata round-trips through decodeMetadata")
     func encodableMetadata() async throws {
-        struct Meta: Codable, Equatable { var page: Int; var tags: [String] }
+        struct Meta: Codable, Equatable {
+            var page: Int
+            var tags: [String]
+        }
         let items = try await makeCollection()
         let meta = Meta(page: 3, tags: ["x", "y/z"])
-        try await items.insert(try VectorEntry(id: 1, content: "hello", encoding: meta, vector: [1, 0, 0, 0] as [Double]))
+        try await items.insert(
+            try VectorEntry(
+                id: 1, content: "hello", encoding: meta, vector: [1, 0, 0, 0] as [Double]))
         let fetched = try await items.fetch(id: 1)
         #expect(try fetched?.decodeMetadata(Meta.self) == meta)
         let hit = try await items.search(vector: [1, 0, 0, 0], topK: 1)[0]
         #expect(try hit.decodeMetadata(Meta.self) == meta)
-        #expect(try VectorEntry(id: 2, content: "", vector: [Float]()).decodeMetadata(Meta.self) == nil)
+        #expect(
+            try VectorEntry(id: 2, content: "", vector: [Float]()).decodeMetadata(Meta.self) == nil)
     }
 
     @Test("batch insert is all-or-nothing: a duplicate id in the middle leaves the store unchanged")
@@ -47,7 +54,9 @@ struct CollectionWriteTests {
         _ = try await items.search(vector: [1, 0, 0, 0], topK: 1)  // load the index
         var batch = randomEntries(count: 10, dimension: 4, seed: 4, firstID: 100)
         batch[5].id = 3  // exists already: fails at SQLite, after 5 rows were written
-        await #expect(throws: TroveError.duplicateDocumentID(.int(3))) { try await items.insert(batch) }
+        await #expect(throws: TroveError.duplicateDocumentID(.int(3))) {
+            try await items.insert(batch)
+        }
         #expect(try await items.count() == 10)
         #expect(try await !items.contains(id: 100))
         #expect(try await items.fetch(id: 3) == existing[2])
@@ -56,7 +65,9 @@ struct CollectionWriteTests {
         #expect(try await items.search(Query().matching("row")).count == 10)
         // A duplicate within the batch is caught before any write.
         batch[5].id = 101
-        await #expect(throws: TroveError.duplicateDocumentID(.int(101))) { try await items.insert(batch) }
+        await #expect(throws: TroveError.duplicateDocumentID(.int(101))) {
+            try await items.insert(batch)
+        }
         #expect(try await items.count() == 10)
     }
 
@@ -65,23 +76,48 @@ struct CollectionWriteTests {
         let items = try await makeCollection()
         let good = randomEntries(count: 5, dimension: 4, seed: 5)
         var cases: [(VectorEntry, TroveError)] = []
-        cases.append((VectorEntry(id: 50, content: "x", vector: [1, 2, 3]), .dimensionMismatch(expected: 4, actual: 3)))
-        cases.append((VectorEntry(id: 50, content: "x", vector: [Float]()), .dimensionMismatch(expected: 4, actual: 0)))
-        cases.append((VectorEntry(id: 50, content: "x", metadata: "[1]", vector: [1, 2, 3, 4]), .invalidMetadata(reason: "got a JSON array")))
-        cases.append((VectorEntry(id: 50, content: "x", metadata: "{oops", vector: [1, 2, 3, 4]), .invalidMetadata(reason: "the text is not valid JSON")))
+        cases.append(
+            (
+                VectorEntry(id: 50, content: "x", vector: [1, 2, 3]),
+                .dimensionMismatch(expected: 4, actual: 3)
+            ))
+        cases.append(
+            (
+                VectorEntry(id: 50, content: "x", vector: [Float]()),
+                .dimensionMismatch(expected: 4, actual: 0)
+            ))
+        cases.append(
+            (
+                VectorEntry(id: 50, content: "x", metadata: "[1]", vector: [1, 2, 3, 4]),
+                .invalidMetadata(reason: "got a JSON array")
+            ))
+        cases.append(
+            (
+                VectorEntry(id: 50, content: "x", metadata: "{oops", vector: [1, 2, 3, 4]),
+                .invalidMetadata(reason: "the text is not valid JSON")
+            ))
         for (bad, expected) in cases {
             await #expect(throws: expected) { try await items.insert(good + [bad]) }
         }
         for value in [Float.nan, .infinity, -.infinity] {
             let error = await #expect(throws: TroveError.self) {
-                try await items.insert([good[0], VectorEntry(id: 51, content: "x", vector: [1, value, 0, 0])])
+                try await items.insert([
+                    good[0], VectorEntry(id: 51, content: "x", vector: [1, value, 0, 0]),
+                ])
             }
-            if case .invalidVector? = error {} else { Issue.record("expected invalidVector, got \(String(describing: error))") }
+            if case .invalidVector? = error {
+            } else {
+                Issue.record("expected invalidVector, got \(String(describing: error))")
+            }
         }
         let zero = await #expect(throws: TroveError.self) {
             try await items.insert(VectorEntry(id: 52, content: "x", vector: [0, 0, 0, 0]))
         }
-        if case .invalidVector(let reason)? = zero { #expect(reason.contains("zero")) } else { Issue.record("zero vector accepted") }
+        if case .invalidVector(let reason)? = zero {
+            #expect(reason.contains("zero"))
+        } else {
+            Issue.record("zero vector accepted")
+        }
         #expect(try await items.count() == 0)
     }
 
@@ -91,10 +127,22 @@ struct CollectionWriteTests {
         func batch(_ faults: [Int: String]) -> [VectorEntry] {
             (0..<250).map { i in
                 switch faults[i] {
-                case "array": VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "[\(i)]", vector: [1, 2, 3, 4])
-                case "broken": VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "{\"n\": \(i)", vector: [1, 2, 3, 4])
-                case "nan": VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "{}", vector: [1, .nan, 3, 4])
-                default: VectorEntry(id: .int(Int64(i + 1)), content: "r", metadata: "{\"n\": \(i)}", vector: [1, 2, 3, 4])
+                case "array":
+                    VectorEntry(
+                        id: .int(Int64(i + 1)), content: "r", metadata: "[\(i)]",
+                        vector: [1, 2, 3, 4])
+                case "broken":
+                    VectorEntry(
+                        id: .int(Int64(i + 1)), content: "r", metadata: "{\"n\": \(i)",
+                        vector: [1, 2, 3, 4])
+                case "nan":
+                    VectorEntry(
+                        id: .int(Int64(i + 1)), content: "r", metadata: "{}",
+                        vector: [1, .nan, 3, 4])
+                default:
+                    VectorEntry(
+                        id: .int(Int64(i + 1)), content: "r", metadata: "{\"n\": \(i)}",
+                        vector: [1, 2, 3, 4])
                 }
             }
         }
@@ -108,13 +156,18 @@ struct CollectionWriteTests {
         let vectorFirst = await #expect(throws: TroveError.self) {
             try await items.insert(batch([10: "nan", 150: "array"]))
         }
-        if case .invalidVector? = vectorFirst {} else { Issue.record("expected invalidVector, got \(String(describing: vectorFirst))") }
+        if case .invalidVector? = vectorFirst {
+        } else {
+            Issue.record("expected invalidVector, got \(String(describing: vectorFirst))")
+        }
         #expect(try await items.count() == 0)
         try await items.insert(batch([:]))
         #expect(try await items.count() == 250)
     }
 
-    @Test("metadata that is not a JSON object is reported before faults later in the row order or found while writing")
+    @Test(
+        "metadata that is not a JSON object is reported before faults later in the row order or found while writing"
+    )
     func metadataFaultBeforeLaterFaults() async throws {
         let items = try await makeCollection()
         try await items.insert(VectorEntry(id: 1, content: "kept", vector: [1, 2, 3, 4]))
@@ -123,12 +176,20 @@ struct CollectionWriteTests {
         }
         let array = TroveError.invalidMetadata(reason: "got a JSON array")
         // Within a row, metadata comes before the id: a duplicate in the batch with bad metadata.
-        await #expect(throws: array) { try await items.insert([entry(10), entry(11), entry(10, "[1]")]) }
+        await #expect(throws: array) {
+            try await items.insert([entry(10), entry(11), entry(10, "[1]")])
+        }
         // A duplicate in the batch after a row with bad metadata.
-        await #expect(throws: array) { try await items.insert([entry(10), entry(11, "[2]"), entry(10)]) }
+        await #expect(throws: array) {
+            try await items.insert([entry(10), entry(11, "[2]"), entry(10)])
+        }
         // An id already stored (found while writing) before a row with bad metadata.
-        await #expect(throws: array) { try await items.insert([entry(12), entry(1), entry(13, "[3]")]) }
-        await #expect(throws: TroveError.duplicateDocumentID(1)) { try await items.insert([entry(12), entry(1), entry(13, "{}")]) }
+        await #expect(throws: array) {
+            try await items.insert([entry(12), entry(1), entry(13, "[3]")])
+        }
+        await #expect(throws: TroveError.duplicateDocumentID(1)) {
+            try await items.insert([entry(12), entry(1), entry(13, "{}")])
+        }
         // Updates and upserts: a missing row before a row with bad metadata.
         await #expect(throws: array) { try await items.update(entry(99, "[4]")) }
         await #expect(throws: array) { try await items.upsert([entry(1), entry(14, "[5]")]) }
@@ -139,20 +200,27 @@ struct CollectionWriteTests {
 
     @Test("metadata over the byte limit is refused with both sizes")
     func metadataTooLarge() async throws {
-        let items = try await Database().collection("items", configuration: .init(dimension: 2, metadataByteLimit: 20))
+        let items = try await Database().collection(
+            "items", configuration: .init(dimension: 2, metadataByteLimit: 20))
         let meta = #"{"text":"0123456789abcdef"}"#
         await #expect(throws: TroveError.metadataTooLarge(limit: 20, actual: meta.utf8.count)) {
-            try await items.insert(VectorEntry(id: 1, content: "x", metadata: meta, vector: [1, 0]))
+            try await items.insert(
+                VectorEntry(id: 1, content: "x", metadata: meta, vector: [1, 0]))
         }
-        try await items.insert(VectorEntry(id: 1, content: "x", metadata: #"{"a":1}"#, vector: [1, 0]))
+        try await items.insert(
+            VectorEntry(id: 1, content: "x", metadata: #"{"a":1}"#, vector: [1, 0]))
         #expect(try await items.count() == 1)
     }
 
     @Test("update replaces a row and throws rowNotFound for a missing id")
     func update() async throws {
         let items = try await makeCollection()
-        try await items.insert(VectorEntry(id: 1, content: "old words", source: "a", vector: [1, 0, 0, 0]))
-        try await items.update(VectorEntry(id: 1, content: "new words", source: "b", metadata: #"{"v":2}"#, vector: [0, 1, 0, 0]))
+        try await items.insert(
+            VectorEntry(id: 1, content: "old words", source: "a", vector: [1, 0, 0, 0]))
+        try await items.update(
+            VectorEntry(
+                id: 1, content: "new words", source: "b", metadata: #"{"v":2}"#,
+                vector: [0, 1, 0, 0]))
         let fetched = try await items.fetch(id: 1)
         #expect(fetched?.content == "new words")
         #expect(fetched?.source == "b")
@@ -176,7 +244,8 @@ struct CollectionWriteTests {
         #expect(try await items.search(Query().matching("first")).isEmpty)
         #expect(try await items.search(vector: [0, 0, 1, 0], topK: 1)[0].score > 0.999)
         try await items.upsert([
-            VectorEntry(id: 1, content: "third", vector: [0, 1, 0, 0]), VectorEntry(id: 2, content: "fourth", vector: [0, 0, 0, 1]),
+            VectorEntry(id: 1, content: "third", vector: [0, 1, 0, 0]),
+            VectorEntry(id: 2, content: "fourth", vector: [0, 0, 0, 1]),
         ])
         #expect(try await items.count() == 2)
         #expect(try await items.search(Query().matching("third OR fourth")).count == 2)
@@ -203,15 +272,21 @@ struct CollectionWriteTests {
         #expect(try await items.search(Query().matching("row")).isEmpty)
     }
 
-    @Test("auto ids follow the largest id, including ids in the same batch; no overflow at Int64.max")
+    @Test(
+        "auto ids follow the largest id, including ids in the same batch; no overflow at Int64.max")
     func autoIDs() async throws {
         let db = try Database()
         let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 8))
-        let ids = try await notes.add([TextEntry(text: "a"), TextEntry(id: 10, text: "b"), TextEntry(text: "c")])
+        let ids = try await notes.add([
+            TextEntry(text: "a"), TextEntry(id: 10, text: "b"), TextEntry(text: "c"),
+        ])
         #expect(ids == [11, 10, 12])
         try await notes.add([TextEntry(id: .int(.max), text: "last")])
         let error = await #expect(throws: TroveError.self) { try await notes.add(text: "overflow") }
-        if case .invalidConfiguration? = error {} else { Issue.record("expected a typed error, got \(String(describing: error))") }
+        if case .invalidConfiguration? = error {
+        } else {
+            Issue.record("expected a typed error, got \(String(describing: error))")
+        }
         #expect(try await notes.count() == 4)
     }
 

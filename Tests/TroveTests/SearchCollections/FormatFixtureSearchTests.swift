@@ -15,23 +15,31 @@ struct FormatFixtureSearchTests {
         let names = try await db.collectionNames()
         if names.contains("notes") {
             let notes = try await db.collection(named: "notes")
-            out["notes.vector"] = ids(try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], topK: 4))
+            out["notes.vector"] = ids(
+                try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], topK: 4))
             out["notes.text"] = ids(try await notes.search(Query().matching(.typed("plumber"))))
-            out["notes.hybrid"] = ids(try await notes.search(
-                Query().matching(.typed("dentist")).nearest(to: [0.9, 0.1, 0.0, 0.1], in: "embedding").limit(3)))
-            out["notes.filtered"] = ids(try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], topK: 2, filter: .source("home.md")))
+            out["notes.hybrid"] = ids(
+                try await notes.search(
+                    Query().matching(.typed("dentist")).nearest(
+                        to: [0.9, 0.1, 0.0, 0.1], in: "embedding"
+                    ).limit(3)))
+            out["notes.filtered"] = ids(
+                try await notes.search(
+                    vector: [0.0, 0.2, 0.9, 0.1], topK: 2, filter: .source("home.md")))
             out["notes.count"] = [String(try await notes.count())]
         }
         if names.contains("pages") {
             let pages = try await db.collection(named: "pages")
             out["pages.vector"] = ids(try await pages.search(vector: [5, 1, 2], topK: 5))
-            out["pages.filtered"] = ids(try await pages.search(vector: [1, 1, 1], topK: 3, filter: .source("book-1")))
+            out["pages.filtered"] = ids(
+                try await pages.search(vector: [1, 1, 1], topK: 3, filter: .source("book-1")))
             out["pages.count"] = [String(try await pages.count())]
         }
         if names.contains("tasks") {
             let tasks = try await db.collection(named: "tasks")
             out["tasks.vector"] = ids(try await tasks.search(vector: [2, 4], topK: 3))
-            out["tasks.text"] = ids(try await tasks.search(Query().matching(.typed("garden")).limit(2)))
+            out["tasks.text"] = ids(
+                try await tasks.search(Query().matching(.typed("garden")).limit(2)))
         }
         return out
     }
@@ -39,20 +47,26 @@ struct FormatFixtureSearchTests {
     static let expected: [String: [String: [String]]] = [
         // Recorded with the format-3 code (2628f22) before the move to format 4.
         "format1.trove": [
-            "notes.count": ["3"], "notes.filtered": ["3"], "notes.hybrid": ["2", "1", "3"], "notes.text": ["3"],
+            "notes.count": ["3"], "notes.filtered": ["3"], "notes.hybrid": ["2", "1", "3"],
+            "notes.text": ["3"],
             "notes.vector": ["2", "3", "1"], "pages.count": ["20"], "pages.filtered": [],
             "pages.vector": ["5", "4", "6", "3", "7"],
         ],
         "format2.trove": [
-            "notes.count": ["4"], "notes.filtered": ["3", "1"], "notes.hybrid": ["4", "1", "3"], "notes.text": ["1"],
+            "notes.count": ["4"], "notes.filtered": ["3", "1"], "notes.hybrid": ["4", "1", "3"],
+            "notes.text": ["1"],
             "notes.vector": ["2", "4", "3", "1"], "pages.count": ["20"], "pages.filtered": [],
             "pages.vector": ["5", "4", "6", "3", "7"],
         ],
         "format3.trove": [
-            "notes.count": ["4"], "notes.filtered": ["3", "1"], "notes.hybrid": ["4", "1", "3"], "notes.text": ["1"],
-            "notes.vector": ["2", "4", "3", "1"], "pages.count": ["21"], "pages.filtered": ["1", "16", "7"],
+            "notes.count": ["4"], "notes.filtered": ["3", "1"], "notes.hybrid": ["4", "1", "3"],
+            "notes.text": ["1"],
+            "notes.vector": ["2", "4", "3", "1"], "pages.count": ["21"],
+            "pages.filtered": ["1", "16", "7"],
             "pages.vector": ["12", "21", "6", "11", "13"],
-            "tasks.text": ["00000000-0000-7000-8000-000000000000", "00000000-0000-7000-8000-000000000001"],
+            "tasks.text": [
+                "00000000-0000-7000-8000-000000000000", "00000000-0000-7000-8000-000000000001",
+            ],
             "tasks.vector": [
                 "00000000-0000-7000-8000-000000000002", "00000000-0000-7000-8000-000000000001",
                 "00000000-0000-7000-8000-000000000003",
@@ -60,7 +74,9 @@ struct FormatFixtureSearchTests {
         ],
     ]
 
-    @Test("every fixture opens, upgrades and answers the same searches", arguments: ["format1.trove", "format2.trove", "format3.trove"])
+    @Test(
+        "every fixture opens, upgrades and answers the same searches",
+        arguments: ["format1.trove", "format2.trove", "format3.trove"])
     func sameAnswers(fixture: String) async throws {
         let dir = try TemporaryDirectory()
         let path = try FormatUpgradeTests.fixtureCopy(in: dir, name: fixture)

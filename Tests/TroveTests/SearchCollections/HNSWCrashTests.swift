@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import Trove
 import TroveTestSupport
+
+@testable import Trove
 
 /// The TroveANNCrashChild executable, built next to the test bundle by `swift build --build-tests`.
 enum ANNCrashChild {
@@ -26,9 +27,12 @@ struct HNSWCrashTests {
     /// Starts the child, lets it commit `batches` batches (past at least one automatic snapshot),
     /// then kills it with SIGKILL `delayMicroseconds` later: in the middle of a later batch, its
     /// index update or a snapshot save.
-    func runAndKill(path: String, seed: UInt64, batches: Int, delayMicroseconds: UInt32) throws -> Int {
+    func runAndKill(path: String, seed: UInt64, batches: Int, delayMicroseconds: UInt32) throws
+        -> Int
+    {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(ANNCrashChild.path, "TroveANNCrashChild not built"))
+        process.executableURL = URL(
+            fileURLWithPath: try #require(ANNCrashChild.path, "TroveANNCrashChild not built"))
         process.arguments = [path, String(seed)]
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -56,7 +60,8 @@ struct HNSWCrashTests {
         let path = dir.path("crash.trove")
         // Two rounds on the same file, killed at different moments.
         for (round, delay) in [(UInt64(1), UInt32(7_000)), (2, 23_000)] {
-            let committed = try runAndKill(path: path, seed: round, batches: 20, delayMicroseconds: delay)
+            let committed = try runAndKill(
+                path: path, seed: round, batches: 20, delayMicroseconds: delay)
             #expect(committed >= 20)
             let db = try Database(path: path)
             let items = try await db.collection(named: "items")

@@ -65,15 +65,21 @@ struct PresetReaderTests {
         // suites' CPU-bound tests, and this task would not even resume from its wait for the gate
         // before the watchdog. So the wait, the searches and the gate's opening all run on a
         // thread of their own.
-        let (vector, text, hybrid, count) = try await withTaskExecutorPreference(OwnThreadExecutor()) {
+        let (vector, text, hybrid, count) = try await withTaskExecutorPreference(
+            OwnThreadExecutor()
+        ) {
             // Up to 10 minutes for the writer to get a cooperative thread and enter the gate.
             for _ in 0..<120_000 where !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
             #expect(gate.entered)
             defer { gate.release() }
-            return (try await items.search(vector: [1, 0, 0, 0], topK: 5),
-                    try await items.search(Query().matching(.typed("row")).limit(5)),
-                    try await items.search(Query().nearest(to: [0, 1, 0, 0], in: "embedding").matching(.typed("row")).limit(5)),
-                    try await items.count())
+            return (
+                try await items.search(vector: [1, 0, 0, 0], topK: 5),
+                try await items.search(Query().matching(.typed("row")).limit(5)),
+                try await items.search(
+                    Query().nearest(to: [0, 1, 0, 0], in: "embedding").matching(.typed("row"))
+                        .limit(5)),
+                try await items.count()
+            )
         }
         _ = try await busy.value
         // All of it was answered while the writer was still blocked, not after the watchdog.

@@ -24,8 +24,10 @@ struct SearchScopeTests {
         var entries: [VectorEntry] = []
         for i in 1...rows {
             let fruit = i % 3 == 0 ? "pear" : "plum"
-            entries.append(VectorEntry(id: .int(Int64(i)), content: "apple note \(i) \(fruit)",
-                                       source: i % 2 == 0 ? "even" : "odd", vector: rng.vector(dimension: 4)))
+            entries.append(
+                VectorEntry(
+                    id: .int(Int64(i)), content: "apple note \(i) \(fruit)",
+                    source: i % 2 == 0 ? "even" : "odd", vector: rng.vector(dimension: 4)))
         }
         try await items.insert(entries)
         let counter = Counter()
@@ -45,7 +47,8 @@ struct SearchScopeTests {
         let filter: Filter = .sql("seen(id) = 1 AND source = ?", [.text("even")])
         let vector: [Float] = [0.1, 0.2, 0.3, 0.4]
         counter.reset()
-        let hybrid = try await items.search(Query(filter).nearest(to: vector, in: "embedding").matching(.typed("pear")).limit(10))
+        let hybrid = try await items.search(
+            Query(filter).nearest(to: vector, in: "embedding").matching(.typed("pear")).limit(10))
         // The filter's SQL visits each row at most once per evaluation; one evaluation in all.
         let perEvaluation = counter.count
         #expect(perEvaluation > 0 && perEvaluation <= rows)
@@ -55,7 +58,8 @@ struct SearchScopeTests {
         // Each hit's rank in each leg is its rank in that leg run alone (the shared candidates
         // are the right ones): 30 even rows for the vector leg, the 10 with "pear" for the text leg.
         let vectorIDs = try await items.search(vector: vector, topK: 30, filter: filter).map(\.id)
-        let textIDs = try await items.search(Query(filter).matching(.typed("pear")).limit(30)).map(\.id)
+        let textIDs = try await items.search(Query(filter).matching(.typed("pear")).limit(30)).map(
+            \.id)
         #expect(vectorIDs.count == 30 && textIDs.count == 10)
         #expect(hybrid.count == 10)
         for hit in hybrid {
@@ -66,15 +70,20 @@ struct SearchScopeTests {
         }
     }
 
-    @Test("every index catches up within one search's snapshot: writes between searches are seen, none leaks")
+    @Test(
+        "every index catches up within one search's snapshot: writes between searches are seen, none leaks"
+    )
     func catchUpOncePerSearch() async throws {
         let (items, _) = try await Self.counted(rows: 20)
         let vector: [Float] = [1, 0, 0, 0]
-        _ = try await items.search(Query().nearest(to: vector, in: "embedding").matching(.typed("apple")).limit(5))
+        _ = try await items.search(
+            Query().nearest(to: vector, in: "embedding").matching(.typed("apple")).limit(5))
         // Raw SQL changes a row behind the engine's back: the next search sees it in both legs.
-        try await items.database.execute("UPDATE items SET content = 'kiwi only', embedding = ? WHERE id = 7",
-                                         bindings: [.blob([Float(1), 0, 0, 0].withUnsafeBytes { Array($0) })])
-        let hits = try await items.search(Query().nearest(to: vector, in: "embedding").matching(.typed("kiwi")).limit(3))
+        try await items.database.execute(
+            "UPDATE items SET content = 'kiwi only', embedding = ? WHERE id = 7",
+            bindings: [.blob([Float(1), 0, 0, 0].withUnsafeBytes { Array($0) })])
+        let hits = try await items.search(
+            Query().nearest(to: vector, in: "embedding").matching(.typed("kiwi")).limit(3))
         #expect(hits.first?.id == 7 && hits.first?.vectorRank == 1 && hits.first?.textRank == 1)
     }
 }

@@ -13,7 +13,9 @@ struct TextInTests {
         ("Call the plumber about the leaking sink", "home"),
     ]
 
-    func makeNotes(_ db: Database, embedder: HashingEmbedder = HashingEmbedder()) async throws -> SearchCollection {
+    func makeNotes(_ db: Database, embedder: HashingEmbedder = HashingEmbedder()) async throws
+        -> SearchCollection
+    {
         let notes = try await db.collection("notes", embedder: embedder)
         try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
         return notes
@@ -25,9 +27,13 @@ struct TextInTests {
         let notes = try await makeNotes(db)
         #expect(notes.configuration.embedding == HashingEmbedder().manifest)
         #expect(notes.configuration.dimension == 64)
-        let id = try await notes.add(text: "Renew the passport before the trip", source: "travel", metadata: #"{"urgent":true}"#)
+        let id = try await notes.add(
+            text: "Renew the passport before the trip", source: "travel",
+            metadata: #"{"urgent":true}"#)
         #expect(try await notes.count() == 5)
-        #expect(try await notes.fetch(id: id)?.vector == HashingEmbedder().vector("Renew the passport before the trip"))
+        #expect(
+            try await notes.fetch(id: id)?.vector
+                == HashingEmbedder().vector("Renew the passport before the trip"))
 
         let hybrid = try await notes.search("when is the dentist appointment?", topK: 3)
         #expect(hybrid.first?.source == "calendar")
@@ -40,12 +46,14 @@ struct TextInTests {
         #expect(text[0].snippet?.contains("[plumber]") == true)
         let filtered = try await notes.search("the", topK: 10, filter: .source("work"))
         #expect(filtered.map(\.source) == ["work"])
-        let urgent = try await notes.search("passport", filter: .sql("json_extract(metadata, '$.urgent')", []))
+        let urgent = try await notes.search(
+            "passport", filter: .sql("json_extract(metadata, '$.urgent')", []))
         #expect(urgent.map(\.id) == [id])
 
         struct Meta: Codable, Equatable { var room: String }
         let encoded = try await notes.add(text: "Water the plants", encoding: Meta(room: "kitchen"))
-        #expect(try await notes.fetch(id: encoded)?.decodeMetadata(Meta.self) == Meta(room: "kitchen"))
+        #expect(
+            try await notes.fetch(id: encoded)?.decodeMetadata(Meta.self) == Meta(room: "kitchen"))
     }
 
     @Test("reopening with a different embedder throws embeddingMismatch; the same one works")
@@ -55,7 +63,9 @@ struct TextInTests {
         _ = try await makeNotes(try Database(path: path))
         let db = try Database(path: path)
         let other = HashingEmbedder(dimension: 64, modelID: "test/other", checksum: "1111")
-        let error = await #expect(throws: TroveError.self) { try await db.collection("notes", embedder: other) }
+        let error = await #expect(throws: TroveError.self) {
+            try await db.collection("notes", embedder: other)
+        }
         guard case .embeddingMismatch(let name, let stored, let requested)? = error else {
             Issue.record("expected embeddingMismatch, got \(String(describing: error))")
             return
@@ -63,12 +73,16 @@ struct TextInTests {
         #expect(name == "notes")
         #expect(stored == HashingEmbedder().manifest)
         #expect(requested == other.manifest)
-        await #expect(throws: TroveError.self) { try await db.collection(named: "notes", embedder: other) }
+        await #expect(throws: TroveError.self) {
+            try await db.collection(named: "notes", embedder: other)
+        }
         let reopened = try await db.collection(named: "notes", embedder: HashingEmbedder())
         #expect(try await reopened.search("oat milk", topK: 1).first?.source == "groceries")
         // A plain-vector collection refuses an embedder.
         _ = try await db.collection("plain", dimension: 64)
-        await #expect(throws: TroveError.self) { try await db.collection(named: "plain", embedder: HashingEmbedder()) }
+        await #expect(throws: TroveError.self) {
+            try await db.collection(named: "plain", embedder: HashingEmbedder())
+        }
     }
 
     @Test("text-in without an embedder throws embedderRequired; text mode still works")
@@ -76,20 +90,28 @@ struct TextInTests {
         let db = try Database()
         _ = try await makeNotes(db)
         let bare = try await db.collection(named: "notes")
-        await #expect(throws: TroveError.embedderRequired(collection: "notes")) { try await bare.add(text: "x") }
-        await #expect(throws: TroveError.embedderRequired(collection: "notes")) { try await bare.search("x") }
+        await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
+            try await bare.add(text: "x")
+        }
+        await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
+            try await bare.search("x")
+        }
         #expect(try await bare.search("plumber", mode: .text).count == 1)
     }
 
-    @Test("hybrid on a collection without a text index answers with the vector leg; text mode throws")
+    @Test(
+        "hybrid on a collection without a text index answers with the vector leg; text mode throws")
     func hybridWithoutLexical() async throws {
         let db = try Database()
-        let notes = try await db.collection("notes", embedder: HashingEmbedder(), lexicalSearch: false)
+        let notes = try await db.collection(
+            "notes", embedder: HashingEmbedder(), lexicalSearch: false)
         try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
         let hits = try await notes.search("oat milk", topK: 1)
         #expect(hits.map(\.source) == ["groceries"])
         #expect(hits[0].textRank == nil)
-        await #expect(throws: TroveError.lexicalSearchDisabled(collection: "notes")) { try await notes.search("milk", mode: .text) }
+        await #expect(throws: TroveError.lexicalSearchDisabled(collection: "notes")) {
+            try await notes.search("milk", mode: .text)
+        }
     }
 
     @Test("a dropped collection's handle throws collectionNotFound")

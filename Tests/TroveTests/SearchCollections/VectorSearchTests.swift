@@ -13,12 +13,15 @@ struct VectorSearchTests {
         var testDescription: String { "\(metric) \(dimension)-d" }
     }
 
-    static let cases: [Case] = DistanceMetric.allCases.flatMap { m in [3, 17, 64].map { Case(metric: m, dimension: $0) } }
+    static let cases: [Case] = DistanceMetric.allCases.flatMap { m in
+        [3, 17, 64].map { Case(metric: m, dimension: $0) }
+    }
 
     @Test("exact search equals the brute-force oracle", arguments: cases)
     func oracle(_ c: Case) async throws {
         let items = try await makeCollection(dimension: c.dimension, metric: c.metric)
-        let entries = randomEntries(count: 300, dimension: c.dimension, seed: UInt64(c.dimension) * 31 + 7)
+        let entries = randomEntries(
+            count: 300, dimension: c.dimension, seed: UInt64(c.dimension) * 31 + 7)
         try await items.insert(entries)
         var oracle = ExactOracle(metric: c.metric)
         for e in entries { oracle.upsert(id: e.id.integer, vector: e.vector) }
@@ -31,15 +34,17 @@ struct VectorSearchTests {
             let got = hits.map { Neighbor(id: $0.id.integer, distance: Float($0.distance!)) }
             #expect(oracle.mismatch(got, expected: expected, query: q) == nil)
             for hit in hits {
-                #expect(abs(hit.score - Double(c.metric.score(distance: Float(hit.distance!)))) < 1e-6)
+                #expect(
+                    abs(hit.score - Double(c.metric.score(distance: Float(hit.distance!)))) < 1e-6)
                 #expect(hit.content == "row \(hit.id.integer) word\((hit.id.integer - 1) % 7)")
             }
             #expect(hits.map(\.vectorRank) == Array(1...10))
         }
     }
 
-    @Test("filtered search returns exactly k matching rows at 1%, 10% and 50% selectivity",
-          arguments: [1, 10, 50])
+    @Test(
+        "filtered search returns exactly k matching rows at 1%, 10% and 50% selectivity",
+        arguments: [1, 10, 50])
     func filteredExactlyK(_ percent: Int) async throws {
         let dimension = 8
         let items = try await makeCollection(dimension: dimension, metric: .l2)
@@ -54,7 +59,7 @@ struct VectorSearchTests {
             let q = rng.vector(dimension: dimension)
             let hits = try await items.search(
                 vector: q, topK: k,
-                    filter: .sql("json_extract(metadata, '$.n') % ? = 0", [.integer(Int64(modulus))]))
+                filter: .sql("json_extract(metadata, '$.n') % ? = 0", [.integer(Int64(modulus))]))
             // metadata n = id - 1
             let expected = oracle.search(q, k: k) { ($0 - 1) % Int64(modulus) == 0 }
             #expect(hits.count == k)
@@ -68,12 +73,14 @@ struct VectorSearchTests {
     func sourceAndSQL() async throws {
         let items = try await makeCollection(dimension: 4)
         try await items.insert(randomEntries(count: 60, dimension: 4, seed: 13))
-        let hits = try await items.search(vector: [1, 0, 0, 0], topK: 50,
+        let hits = try await items.search(
+            vector: [1, 0, 0, 0], topK: 50,
             filter: .source("a") && .sql("json_extract(metadata, '$.even')", []))
         // source a = i % 3 == 0; even = i % 2 == 0 -> i % 6 == 0 -> 10 rows
         #expect(hits.count == 10)
         #expect(hits.allSatisfy { $0.source == "a" && ($0.id.integer - 1) % 6 == 0 })
-        let none = try await items.search(vector: [1, 0, 0, 0], topK: 5, filter: .sql("id < 0", []))
+        let none = try await items.search(
+            vector: [1, 0, 0, 0], topK: 5, filter: .sql("id < 0", []))
         #expect(none.isEmpty)
     }
 
@@ -96,8 +103,12 @@ struct VectorSearchTests {
     func queryValidation() async throws {
         let items = try await makeCollection(dimension: 3)
         try await items.insert(VectorEntry(id: 1, content: "x", vector: [1, 0, 0]))
-        await #expect(throws: TroveError.dimensionMismatch(expected: 3, actual: 2)) { try await items.search(vector: [1, 0]) }
-        await #expect(throws: TroveError.dimensionMismatch(expected: 3, actual: 0)) { try await items.search(vector: [Float]()) }
+        await #expect(throws: TroveError.dimensionMismatch(expected: 3, actual: 2)) {
+            try await items.search(vector: [1, 0])
+        }
+        await #expect(throws: TroveError.dimensionMismatch(expected: 3, actual: 0)) {
+            try await items.search(vector: [Float]())
+        }
         for bad: [Float] in [[.nan, 0, 0], [0, .infinity, 0], [0, 0, 0]] {
             await #expect(throws: TroveError.self) { try await items.search(vector: bad) }
         }
@@ -109,12 +120,21 @@ struct VectorSearchTests {
         let items = try await makeCollection(dimension: 2)
         try await items.insert(VectorEntry(id: 1, content: "x", vector: [1, 0]))
         for sql in ["nosuchcolumn = 1", "id = = 1", "1); DROP TABLE items; --"] {
-            let error = await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0],
-                filter: .sql(sql, [])) }
-            if case .invalidFilter? = error {} else { Issue.record("\(sql): expected invalidFilter, got \(String(describing: error))") }
+            let error = await #expect(throws: TroveError.self) {
+                try await items.search(
+                    vector: [1, 0],
+                    filter: .sql(sql, []))
+            }
+            if case .invalidFilter? = error {
+            } else {
+                Issue.record("\(sql): expected invalidFilter, got \(String(describing: error))")
+            }
         }
-        await #expect(throws: TroveError.self) { try await items.search(vector: [1, 0],
-            filter: .sql("id = ?", [])) }
+        await #expect(throws: TroveError.self) {
+            try await items.search(
+                vector: [1, 0],
+                filter: .sql("id = ?", []))
+        }
         #expect(try await items.count() == 1)
     }
 }

@@ -10,18 +10,25 @@ struct FileSnapshot: Equatable, CustomStringConvertible {
     var rows: [String: [String]]
 
     static func of(_ db: Database) async throws -> FileSnapshot {
-        let objects = try await db.query("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")
-            .map { "\($0[0]) \($0[1]) \($0[2])" }
+        let objects = try await db.query(
+            "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"
+        )
+        .map { "\($0[0]) \($0[1]) \($0[2])" }
         var rows: [String: [String]] = [:]
         let tables = try await db.query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+        )
         for table in tables.compactMap({ $0.string(at: 0) }) {
-            rows[table] = try await db.query("SELECT * FROM \"\(table)\"").map { $0.values.map(\.description).joined(separator: "|") }.sorted()
+            rows[table] = try await db.query("SELECT * FROM \"\(table)\"").map {
+                $0.values.map(\.description).joined(separator: "|")
+            }.sorted()
         }
         return FileSnapshot(objects: objects, rows: rows)
     }
 
-    var description: String { "\(objects.count) objects, \(rows.values.map(\.count).reduce(0, +)) rows" }
+    var description: String {
+        "\(objects.count) objects, \(rows.values.map(\.count).reduce(0, +)) rows"
+    }
 }
 
 /// What a collection looks like in the file, independent of how it got there: the columns (by
@@ -35,8 +42,11 @@ struct CollectionShape: Equatable {
     var documents: [Document]
 
     static func of(_ name: String, in db: Database) async throws -> CollectionShape {
-        let columns = try await db.query("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_xinfo(?)", bindings: [.text(name)])
-            .map { "\($0[0]) \($0[1]) \($0[2]) \($0[3]) \($0[4])" }
+        let columns = try await db.query(
+            "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_xinfo(?)",
+            bindings: [.text(name)]
+        )
+        .map { "\($0[0]) \($0[1]) \($0[2]) \($0[3]) \($0[4])" }
         let objects = try await db.query(
             """
             SELECT type, name, sql FROM sqlite_master

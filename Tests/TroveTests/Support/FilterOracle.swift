@@ -29,7 +29,9 @@ enum FilterOracle {
         guard var value = document.fields[field.name] else { return nil }
         guard let path = field.path else { return value }
         for step in path.dropFirst().split(separator: ".") {
-            guard case .object(let members) = value, let next = members[String(step)] else { return nil }
+            guard case .object(let members) = value, let next = members[String(step)] else {
+                return nil
+            }
             value = next
         }
         return value
@@ -62,7 +64,10 @@ enum FilterOracle {
             return values.contains { scalar($0) == a }
         case .between(let field, let lower, let upper):
             let a = scalar(lookup(field, in: document))
-            return and([compare(scalar(lower), a).map { $0 <= 0 }, compare(a, scalar(upper)).map { $0 <= 0 }])
+            return and([
+                compare(scalar(lower), a).map { $0 <= 0 },
+                compare(a, scalar(upper)).map { $0 <= 0 },
+            ])
         case .hasPrefix(let field, let prefix):
             guard case .text(let s) = scalar(lookup(field, in: document)) else { return nil }
             return s.unicodeScalars.starts(with: prefix.unicodeScalars)
@@ -71,12 +76,14 @@ enum FilterOracle {
             return s.contains(part)
         case .like(let field, let pattern):
             guard case .text(let s) = scalar(lookup(field, in: document)) else { return nil }
-            return like(Array(s.lowercased().unicodeScalars), Array(pattern.lowercased().unicodeScalars))
+            return like(
+                Array(s.lowercased().unicodeScalars), Array(pattern.lowercased().unicodeScalars))
         case .isNull(let field):
             return scalar(lookup(field, in: document)) == .null
         case .exists(let field):
             // Generated documents never hold JSON null, so "present" and "not null" agree.
-            return scalar(lookup(field, in: document)) != .null || lookup(field, in: document)?.arrayValue != nil
+            return scalar(lookup(field, in: document)) != .null
+                || lookup(field, in: document)?.arrayValue != nil
         case .arrayContains(let field, let value):
             guard case .array(let items)? = lookup(field, in: document) else { return false }
             return items.contains { scalar($0) == scalar(value) }
@@ -148,11 +155,16 @@ struct RandomDocuments {
     static let schema = DocumentSchema(
         id: .int64,
         fields: [
-            .text("title", indexed: true), .integer("n", optional: true), .real("x", optional: true),
-            .bool("flag", optional: true), .json("tags", optional: true), .json("meta", optional: true),
+            .text("title", indexed: true), .integer("n", optional: true),
+            .real("x", optional: true),
+            .bool("flag", optional: true), .json("tags", optional: true),
+            .json("meta", optional: true),
             .date("at", optional: true),
         ],
-        indexes: [IndexDefinition([Field("n"), Field("x")]), IndexDefinition([Field("meta", path: "$.k")])],
+        indexes: [
+            IndexDefinition([Field("n"), Field("x")]),
+            IndexDefinition([Field("meta", path: "$.k")]),
+        ],
         allowsUndeclaredFields: true)
 
     static let words = ["alpha", "Beta", "gamma", "delta", "al", "be", "ga%", "x_y", "Alpha"]
@@ -167,9 +179,19 @@ struct RandomDocuments {
         if chance(0.8) { d["n"] = .int(Int64.random(in: -5...5, using: &rng)) }
         if chance(0.8) { d["x"] = .double(Double(Int.random(in: -20...20, using: &rng)) / 4) }
         if chance(0.7) { d["flag"] = .bool(chance(0.5)) }
-        if chance(0.7) { d["tags"] = .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in .string(pick(Self.words)) }) }
-        if chance(0.7) { d["meta"] = .object(["k": .int(Int64.random(in: 0...3, using: &rng)), "s": .string(pick(Self.words))]) }
-        if chance(0.6) { d["at"] = .date(Date(timeIntervalSince1970: Double(Int.random(in: 0...10, using: &rng)) * 86_400)) }
+        if chance(0.7) {
+            d["tags"] = .array(
+                (0..<Int.random(in: 0...3, using: &rng)).map { _ in .string(pick(Self.words)) })
+        }
+        if chance(0.7) {
+            d["meta"] = .object([
+                "k": .int(Int64.random(in: 0...3, using: &rng)), "s": .string(pick(Self.words)),
+            ])
+        }
+        if chance(0.6) {
+            d["at"] = .date(
+                Date(timeIntervalSince1970: Double(Int.random(in: 0...10, using: &rng)) * 86_400))
+        }
         if chance(0.5) { d["color"] = .string(pick(["red", "green", "blue"])) }
         if chance(0.5) { d["rank"] = .int(Int64.random(in: 0...9, using: &rng)) }
         return d
@@ -180,41 +202,60 @@ struct RandomDocuments {
         switch (field.name, field.path) {
         case ("id", _): return .int(Int64.random(in: 0...60, using: &rng))
         case ("title", _): return .string(pick(Self.words))
-        case ("n", _), ("rank", _), ("meta", "$.k"?): return .int(Int64.random(in: -5...9, using: &rng))
+        case ("n", _), ("rank", _), ("meta", "$.k"?):
+            return .int(Int64.random(in: -5...9, using: &rng))
         case ("x", _): return .double(Double(Int.random(in: -20...20, using: &rng)) / 4)
         case ("flag", _): return .bool(chance(0.5))
-        case ("at", _): return .date(Date(timeIntervalSince1970: Double(Int.random(in: 0...10, using: &rng)) * 86_400))
+        case ("at", _):
+            return .date(
+                Date(timeIntervalSince1970: Double(Int.random(in: 0...10, using: &rng)) * 86_400))
         default: return .string(pick(Self.words + ["red", "green", "blue"]))
         }
     }
 
-    static let scalarFields = [Field.id, Field("title"), Field("n"), Field("x"), Field("flag"), Field("at"),
-                               Field("meta", path: "$.k"), Field("meta", path: "$.s"), Field("color"), Field("rank")]
+    static let scalarFields = [
+        Field.id, Field("title"), Field("n"), Field("x"), Field("flag"), Field("at"),
+        Field("meta", path: "$.k"), Field("meta", path: "$.s"), Field("color"), Field("rank"),
+    ]
     static let textFields = [Field("title"), Field("meta", path: "$.s"), Field("color")]
 
     mutating func filter(depth: Int) -> Filter {
         if depth > 0, chance(0.45) {
             switch Int.random(in: 0..<3, using: &rng) {
-            case 0: return .and((0..<Int.random(in: 1...3, using: &rng)).map { _ in filter(depth: depth - 1) })
-            case 1: return .or((0..<Int.random(in: 1...3, using: &rng)).map { _ in filter(depth: depth - 1) })
+            case 0:
+                return .and(
+                    (0..<Int.random(in: 1...3, using: &rng)).map { _ in filter(depth: depth - 1) })
+            case 1:
+                return .or(
+                    (0..<Int.random(in: 1...3, using: &rng)).map { _ in filter(depth: depth - 1) })
             default: return .not(filter(depth: depth - 1))
             }
         }
         let field = pick(Self.scalarFields)
         switch Int.random(in: 0..<11, using: &rng) {
         case 0, 1:
-            let op = pick([Comparison.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual])
+            let op = pick([
+                Comparison.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual,
+            ])
             let nullable = field.name != "id" && (op == .equal || op == .notEqual) && chance(0.2)
             return .compare(field, op, nullable ? .null : value(for: field))
-        case 2: return .isIn(field, (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(for: field) })
+        case 2:
+            return .isIn(
+                field, (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(for: field) })
         case 3:
             let (a, b) = (value(for: field), value(for: field))
             return .between(field, a, b)
         case 4: return .hasPrefix(pick(Self.textFields), pick(["a", "al", "B", "ga", "x", "re"]))
         case 5: return .contains(pick(Self.textFields), pick(["a", "lph", "%", "_", "ee", "ta"]))
-        case 6: return .like(pick(Self.textFields), pick(["a%", "%A", "_e%", "%ta", "ga\\%", "%_%"]))
+        case 6:
+            return .like(pick(Self.textFields), pick(["a%", "%A", "_e%", "%ta", "ga\\%", "%_%"]))
         case 7: return .isNull(pick(Self.scalarFields.filter { $0.name != "id" }))
-        case 8: return .exists(pick([Field("n"), Field("meta", path: "$.k"), Field("color"), Field("tags"), Field("rank")]))
+        case 8:
+            return .exists(
+                pick([
+                    Field("n"), Field("meta", path: "$.k"), Field("color"), Field("tags"),
+                    Field("rank"),
+                ]))
         case 9: return .arrayContains(Field("tags"), .string(pick(Self.words)))
         default: return .compare(field, .equal, value(for: field))
         }

@@ -5,22 +5,26 @@ import TroveVectors
 
 /// Random entries with seeded vectors and a few sources, for store tests.
 func randomEntries(
-    count: Int, dimension: Int, seed: UInt64, firstID: Int64 = 1, sources: [String] = ["a", "b", "c"]
+    count: Int, dimension: Int, seed: UInt64, firstID: Int64 = 1,
+    sources: [String] = ["a", "b", "c"]
 ) -> [VectorEntry] {
     var rng = SeededGenerator(seed: seed)
     return (0..<count).map { i in
         let id = firstID + Int64(i)
         return VectorEntry(
             id: .int(id), content: "row \(id) word\(i % 7)", source: sources[i % sources.count],
-            metadata: "{\"n\":\(i),\"even\":\(i % 2 == 0)}", vector: rng.vector(dimension: dimension))
+            metadata: "{\"n\":\(i),\"even\":\(i % 2 == 0)}",
+            vector: rng.vector(dimension: dimension))
     }
 }
 
 /// A fresh in-memory database with one collection.
 func makeCollection(
-    dimension: Int = 4, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true, name: String = "items"
+    dimension: Int = 4, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
+    name: String = "items"
 ) async throws -> SearchCollection {
-    try await Database().collection(name, dimension: dimension, metric: metric, lexicalSearch: lexicalSearch)
+    try await Database().collection(
+        name, dimension: dimension, metric: metric, lexicalSearch: lexicalSearch)
 }
 
 extension DocumentID {

@@ -8,8 +8,10 @@ enum GeoOracle {
 
     static func kilometres(_ a: GeoPoint, _ b: GeoPoint) -> Double {
         let r = Double.pi / 180
-        let h = pow(sin((b.latitude - a.latitude) * r / 2), 2)
-            + cos(a.latitude * r) * cos(b.latitude * r) * pow(sin((b.longitude - a.longitude) * r / 2), 2)
+        let h =
+            pow(sin((b.latitude - a.latitude) * r / 2), 2)
+            + cos(a.latitude * r) * cos(b.latitude * r)
+            * pow(sin((b.longitude - a.longitude) * r / 2), 2)
         return 2 * radius * asin(min(1, sqrt(h)))
     }
 
@@ -20,8 +22,10 @@ enum GeoOracle {
     }
 
     /// The k nearest (id, km), ties by id.
-    static func nearest(_ points: [(id: Int64, point: GeoPoint)], to center: GeoPoint, k: Int,
-                        within limit: Double = .infinity) -> [(id: Int64, km: Double)] {
+    static func nearest(
+        _ points: [(id: Int64, point: GeoPoint)], to center: GeoPoint, k: Int,
+        within limit: Double = .infinity
+    ) -> [(id: Int64, km: Double)] {
         var all: [(id: Int64, km: Double)] = []
         for p in points {
             let d = kilometres(p.point, center)

@@ -19,7 +19,9 @@ struct GraphOracle {
     mutating func delete(_ node: GraphNode) { links.removeAll { $0.from == node || $0.to == node } }
 
     /// (neighbour, link) pairs along the allowed links.
-    func steps(from node: GraphNode, labels: Set<String>?, direction: LinkDirection) -> [(GraphNode, Link)] {
+    func steps(from node: GraphNode, labels: Set<String>?, direction: LinkDirection) -> [(
+        GraphNode, Link
+    )] {
         links.compactMap { link in
             guard labels?.contains(link.label) ?? true else { return nil }
             if direction != .incoming, link.from == node { return (link.to, link) }
@@ -30,19 +32,26 @@ struct GraphOracle {
 
     func neighbours(of node: GraphNode, labels: Set<String>?, direction: LinkDirection) -> [Link] {
         var out: [Link] = []
-        if direction != .incoming { out += links.filter { $0.from == node && (labels?.contains($0.label) ?? true) } }
-        if direction != .outgoing { out += links.filter { $0.to == node && (labels?.contains($0.label) ?? true) } }
+        if direction != .incoming {
+            out += links.filter { $0.from == node && (labels?.contains($0.label) ?? true) }
+        }
+        if direction != .outgoing {
+            out += links.filter { $0.to == node && (labels?.contains($0.label) ?? true) }
+        }
         return out
     }
 
     /// Hop distance of every node within maxHops (start excluded).
-    func depths(from start: GraphNode, maxHops: Int, labels: Set<String>?, direction: LinkDirection) -> [GraphNode: Int] {
+    func depths(from start: GraphNode, maxHops: Int, labels: Set<String>?, direction: LinkDirection)
+        -> [GraphNode: Int]
+    {
         var depth: [GraphNode: Int] = [start: 0]
         var frontier: Set<GraphNode> = [start]
         for hop in 1...maxHops {
             var next: Set<GraphNode> = []
             for node in frontier {
-                for (neighbour, _) in steps(from: node, labels: labels, direction: direction) where depth[neighbour] == nil {
+                for (neighbour, _) in steps(from: node, labels: labels, direction: direction)
+                where depth[neighbour] == nil {
                     depth[neighbour] = hop
                     next.insert(neighbour)
                 }
@@ -54,7 +63,9 @@ struct GraphOracle {
     }
 
     /// The least total weight from start to end (Bellman-Ford), nil when unreachable.
-    func distance(from start: GraphNode, to end: GraphNode, labels: Set<String>?, direction: LinkDirection) -> Double? {
+    func distance(
+        from start: GraphNode, to end: GraphNode, labels: Set<String>?, direction: LinkDirection
+    ) -> Double? {
         var best: [GraphNode: Double] = [start: 0]
         var changed = true
         while changed {
