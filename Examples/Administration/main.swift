@@ -44,4 +44,4 @@ let loaded = try await restored.load(
 print("loaded:", loaded.records, "problems:", loaded.problems)
 let catalog = try await restored.documents(named: "catalog")
 print("first:", try await catalog.fetch(id: 60)!["name"]!)
-print("text search:", try await catalog.search(Query().matching(.typed("item 60")).limit(1)).map(\.document.id))
+print("text search:", try await catalog.search(Query().matching(.typed("item 60")).limit(1)).map(\.record.id))

@@ -24,7 +24,7 @@ func show(_ label: String) async throws {
     let nearest = try await sessions.search(Query().nearest(to: [1, 0, 0], in: "taste").limit(1))
     let named = try await sessions.search(Query().matching(.typed("ada")).limit(10))
     print(label, "fetch:", ids, "count:", try await sessions.count(),
-          "nearest:", nearest.map(\.document.id.description), "text:", named.map(\.document.id.description))
+          "nearest:", nearest.map(\.record.id.description), "text:", named.map(\.record.id.description))
 }
 
 clock.advance(by: .seconds(59))

@@ -27,7 +27,7 @@ let query = Query(Field("document") == "manual.pdf" && Field("page") <= 10)
     .fused(.reciprocalRank(k: 60))
     .limit(3)
 for hit in try await chunks.search(query) {
-    print(hit.document.id, hit.document["text"]!, "| vector rank", hit.vectorRanks[0].map(String.init) ?? "-",
+    print(hit.record.id, hit.record["text"]!, "| vector rank", hit.vectorRanks[0].map(String.init) ?? "-",
           "| text rank", hit.textRank.map(String.init) ?? "-")
 }
 print("plan:")
@@ -40,11 +40,11 @@ try await chunks.insert([
     Document(id: 5, ["document": "faq.md", "text": "To reset the router, hold its button", "page": 1, "embedding": [0.88, 0.12, 0.0, 0.1]]),
 ])
 let nearest = Query().nearest(to: question, in: "embedding").limit(3)
-print("relevance:  ", try await chunks.search(nearest).map { "\($0.document.id)" }.joined(separator: ", "))
-print("diversified:", try await chunks.search(nearest.diversified(lambda: 0.7)).map { "\($0.document.id)" }.joined(separator: ", "))
+print("relevance:  ", try await chunks.search(nearest).map { "\($0.record.id)" }.joined(separator: ", "))
+print("diversified:", try await chunks.search(nearest.diversified(lambda: 0.7)).map { "\($0.record.id)" }.joined(separator: ", "))
 
 // Projection: `.select` reads only the named fields (the id always comes), here leaving the
 // text and the vector in the table.
 for hit in try await chunks.search(query.select(["document", "page"])) {
-    print(hit.document.id, hit.document.fields.keys.sorted(), hit.document["document"]!, "page", hit.document["page"]!)
+    print(hit.record.id, hit.record.fields.keys.sorted(), hit.record["document"]!, "page", hit.record["page"]!)
 }

@@ -32,7 +32,7 @@ try await links.link([
 
 // A RAG question: chunks linked to the manual that also match the words.
 let question = Query(.linked(from: manual, labels: ["has"])).matching(.typed("reset")).limit(3)
-for hit in try await chunks.search(question) { print("chunk", hit.document.id, hit.document["text"]!) }
+for hit in try await chunks.search(question) { print("chunk", hit.record.id, hit.record["text"]!) }
 print("plan:")
 for line in try await chunks.explain(question) { print(" ", line) }
 

@@ -40,7 +40,7 @@ for note in try await notes.fetch(Query().sorted(by: .descending("priority"))) {
     print(note.id, note["title"]!, note["text"]!, note["priority"]!, note["due"]!)
 }
 let hits = try await notes.search(Query().matching(.typed("milk"), in: ["text"]))
-print("text search:", hits.map(\.document.id))
+print("text search:", hits.map(\.record.id))
 print("applied:", try await migrator.appliedMigrations(in: database).map(\.name))
 
 // A failing migration changes nothing: the file stays at v2.

@@ -104,7 +104,7 @@ do {   // a block: the live query's iterator is a local value
 
     // Search by meaning and words, among the notes a predicate keeps, with scores.
     for hit in try await notes.search("dentist", where: #Predicate { !$0.done }, limit: 2) {
-        print("hit:", hit.model.title, String(format: "%.4f", hit.score))
+        print("hit:", hit.record.title, String(format: "%.4f", hit.score))
     }
 
     // Finishing a note and deleting a folder (its notes go with it, enforced by SQLite) both reach

@@ -28,13 +28,13 @@ let pacific = GeoBox(south: -20, west: 170, north: 0, east: -170)   // crosses t
 print("in the box:", try await cafes.fetch(Query(Field("location").within(pacific))).map { $0["name"]!.stringValue! })
 
 for hit in try await cafes.search(Query().near(here, in: "location").limit(3)) {
-    print("nearest:", hit.document["name"]!.stringValue!, String(format: "%.2f km", hit.kilometres!))
+    print("nearest:", hit.record["name"]!.stringValue!, String(format: "%.2f km", hit.kilometres!))
 }
 
 // "quiet cafe with wifi" near here: the text leg and the geo leg fused by reciprocal rank.
 let query = Query().matching(.typed("quiet wifi")).near(here, in: "location", within: 500).limit(3)
 for hit in try await cafes.search(query) {
-    print("fused:", hit.document["name"]!.stringValue!, "| text rank", hit.textRank.map(String.init) ?? "-",
+    print("fused:", hit.record["name"]!.stringValue!, "| text rank", hit.textRank.map(String.init) ?? "-",
           "| geo rank", hit.geoRank.map(String.init) ?? "-")
 }
 print("plan:")

@@ -28,8 +28,8 @@ for note in try await notes.fetch(Query(Field("priority") >= 2).sorted(by: .desc
 
 // Words (BM25 over title and body), nearest vectors, or both fused.
 let words = try await notes.search(Query().matching(.typed("kitchen sink?")))
-print("words:", words.map { $0.document["title"]! })
+print("words:", words.map { $0.record["title"]! })
 let near = try await notes.search(Query().nearest(to: [0.1, 0.1, 0.9], in: "embedding").limit(2))
-print("nearest:", near.map { $0.document["title"]! })
+print("nearest:", near.map { $0.record["title"]! })
 let both = try await notes.search(Query().nearest(to: [0.2, 0.8, 0.1], in: "embedding").matching(.typed("plumber")).limit(1))
-print("hybrid:", both[0].document["title"]!, "vector rank", both[0].vectorRanks[0]!, "text rank", both[0].textRank!)
+print("hybrid:", both[0].record["title"]!, "vector rank", both[0].vectorRanks[0]!, "text rank", both[0].textRank!)

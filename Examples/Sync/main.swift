@@ -42,7 +42,7 @@ print("phone pulled \(try await phoneSync.pull()) change set(s)")
 let phoneNotes = try await phone.documents(named: "notes")
 let hits = try await phoneNotes.search(
     Query().nearest(to: [0.8, 0.2, 0, 0], in: "embedding").matching(.typed("oat milk")).limit(1))
-print("phone finds: \(hits.map(\.document.id))")
+print("phone finds: \(hits.map(\.record.id))")
 
 // Both devices change the same title offline. The later write wins on both devices, whatever
 // order their change sets arrive in; the laptop keeps its losing value as a conflict.

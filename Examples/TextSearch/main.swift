@@ -28,7 +28,7 @@ try await articles.insert([
 /// Prints the ids found, best first, with FTS5's BM25 score (more negative is a better match).
 func show(_ label: String, _ query: TextQuery) async throws {
     let hits = try await articles.search(Query().matching(query).limit(5))
-    let list = hits.map { "\($0.document.id) (bm25 \(String(format: "%.3f", $0.bm25 ?? 0)))" }
+    let list = hits.map { "\($0.record.id) (bm25 \(String(format: "%.3f", $0.bm25 ?? 0)))" }
     print(label, "->", list.isEmpty ? "nothing" : list.joined(separator: ", "))
 }
 

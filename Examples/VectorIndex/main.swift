@@ -42,7 +42,7 @@ func schema(_ kind: IndexKind) -> DocumentSchema {
 func answers(_ collection: DocumentCollection) async throws -> [[DocumentID]] {
     var result: [[DocumentID]] = []
     for question in questions {
-        result.append(try await collection.search(Query().nearest(to: question, in: "embedding").limit(10)).map(\.document.id))
+        result.append(try await collection.search(Query().nearest(to: question, in: "embedding").limit(10)).map(\.record.id))
     }
     return result
 }
@@ -89,9 +89,9 @@ let binary = try await reopened.documents(named: "hnsw_binary")
 var wider: [[DocumentID]] = [], scanned: [[DocumentID]] = []
 for question in questions {
     let query = Query().nearest(to: question, in: "embedding").limit(10)
-    wider.append(try await binary.search(query.efSearch(400)).map(\.document.id))
+    wider.append(try await binary.search(query.efSearch(400)).map(\.record.id))
     // `.exact()` scans every vector even where the field has an HNSW index.
-    scanned.append(try await binary.search(query.exact()).map(\.document.id))
+    scanned.append(try await binary.search(query.exact()).map(\.record.id))
 }
 print("hnsw_binary .efSearch(400) recall@10", recall(wider, exact: exact, approximate: true))
 print("hnsw_binary .exact()       recall@10", recall(scanned, exact: exact, approximate: false))

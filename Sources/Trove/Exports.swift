@@ -7,8 +7,11 @@
 // (the encoders) is the machinery under Trove, not its API. Apps that use those import the
 // module's own product.
 
-// TroveEmbeddings: what collections and models embed with, the manifest frozen with them, and what
-// embedding throws.
+// By module: TroveEmbeddings, what collections and models embed with, the manifest frozen with
+// them, and what embedding throws; TroveSQLite, raw SQL (`Database.query`, bindings), what
+// failures throw, encryption at rest; TroveText, the tokenizer a full-text index is created with
+// (its `fts5TokenizeArgument`); TroveVectors, a vector field's metric and its HNSW parameters.
+
 @_exported import protocol TroveEmbeddings.Embedder
 @_exported import enum TroveEmbeddings.EmbeddingError
 @_exported import struct TroveEmbeddings.EmbeddingManifest
@@ -20,11 +23,8 @@
 @_exported import struct TroveSQLite.ResultCode
 @_exported import struct TroveSQLite.Row
 @_exported import enum TroveSQLite.SQLValue
-// TroveSQLite: raw SQL (`Database.query`, bindings), what failures throw, encryption at rest.
 @_exported import struct TroveSQLite.SQLiteError
-// TroveText: the tokenizer a full-text index is created with (its `fts5TokenizeArgument`).
 @_exported import struct TroveText.TokenizerConfiguration
-// TroveVectors: a vector field's metric and its HNSW parameters.
 @_exported import enum TroveVectors.DistanceMetric
 @_exported import struct TroveVectors.HNSWConfiguration
 @_exported import enum TroveVectors.HNSWQuantization

@@ -27,7 +27,7 @@ struct MultiModelSearch: Sendable {
     static func depth(topK: Int) -> Int { min(Query.maximumLimit, max(50, 4 * topK)) }
 
     func search(_ query: String, topK: Int, mode: SearchMode, filter: Filter) async throws
-        -> [SearchResult]
+        -> [Hit<VectorEntry>]
     {
         if case .text = mode {
             return try await collection.search(query, topK: topK, mode: .text, filter: filter)
@@ -46,7 +46,7 @@ struct MultiModelSearch: Sendable {
     /// The search with the query already embedded (one vector per model, in model order).
     func search(
         _ query: String, vectors: [[Float]], topK: Int, mode: SearchMode, filter: Filter
-    ) async throws -> [SearchResult] {
+    ) async throws -> [Hit<VectorEntry>] {
         if case .text = mode {
             return try await collection.search(query, topK: topK, mode: .text, filter: filter)
         }
@@ -62,7 +62,7 @@ struct MultiModelSearch: Sendable {
         }
 
         let depth = Self.depth(topK: topK)
-        var rows: [DocumentID: SearchResult] = [:]
+        var rows: [DocumentID: Hit<VectorEntry>] = [:]
         var legs: [[(id: DocumentID, score: Double)]] = []
         for (leg, vector) in zip([collection] + companions, vectors) {
             let hits = try await leg.search(vector: vector, topK: depth, filter: filter)
@@ -75,7 +75,7 @@ struct MultiModelSearch: Sendable {
         var competent: [DocumentID: [Bool]] = [:]
         for (id, row) in rows {
             competent[id] = embedders.indices.map {
-                competence.isCompetent(model: $0, content: row.content)
+                competence.isCompetent(model: $0, content: row.record.content)
             }
         }
         let meaning = Self.competentZScores(legs) { leg, id in competent[id]?[leg] ?? true }
@@ -149,21 +149,21 @@ struct MultiModelSearch: Sendable {
     /// weight 0.
     private func votingTextHits(
         _ query: String, vector: [Float], depth: Int, filter: Filter
-    ) async throws -> [SearchResult] {
+    ) async throws -> [Hit<VectorEntry>] {
         let hits = try await collection.search(
             Query(filter).nearest(to: vector, in: "embedding", weight: 0, k: depth)
                 .matching(.typed(query), k: depth).limit(min(Query.maximumLimit, 2 * depth)))
         return hits.filter { $0.textRank != nil }.sorted { $0.textRank! < $1.textRank! }
     }
 
-    private func result(_ row: SearchResult?, score: Double, vectorRank: Int?, textRank: Int?)
-        -> SearchResult?
+    private func result(_ row: Hit<VectorEntry>?, score: Double, vectorRank: Int?, textRank: Int?)
+        -> Hit<VectorEntry>?
     {
         guard var row else { return nil }
         row.score = score
-        row.vectorRank = vectorRank
+        row.vectorRanks = [vectorRank]
         row.textRank = textRank
-        if vectorRank == nil { row.distance = nil }
+        if vectorRank == nil { row.distances = [nil] }
         return row
     }
 }

@@ -46,8 +46,8 @@ struct NoteSearch: Sendable {
     }
 
     /// One result.
-    struct Hit: Sendable {
-        var result: SearchResult
+    struct NoteHit: Sendable {
+        var result: Hit<VectorEntry>
         /// The calibrated 0..1 relevance (monotone in rank).
         var relevance: Double
         /// The fusion's own score (reciprocal-rank sum, or the single leg's score).
@@ -61,7 +61,7 @@ struct NoteSearch: Sendable {
 
     /// Runs a search.
     /// - Throws: store errors (an invalid `--where` is `TroveError.invalidFilter`).
-    func run(_ request: Request) async throws -> [Hit] {
+    func run(_ request: Request) async throws -> [NoteHit] {
         let search = MultiModelSearch(
             collection: notebook.collection, companions: notebook.companions, embedders: embedders)
         var vectors: [[Float]] = []
@@ -82,7 +82,7 @@ struct NoteSearch: Sendable {
             try await notebook.collections().map { ($0.name, $0.context) },
             uniquingKeysWith: { first, _ in first })
         let competence = LegCompetence(query: request.query, embedders: embedders)
-        var hits: [Hit] = []
+        var hits: [NoteHit] = []
         var cap = Double.infinity
         for result in results {
             let legs = try await legs(
@@ -94,10 +94,10 @@ struct NoteSearch: Sendable {
             cap = min(cap, (spoken.isEmpty ? legs.map(\.relevance) : spoken).max() ?? 0)
             // Monotone: once below the bar, every later result is too.
             if cap < request.minimumRelevance { break }
-            let metadata = result.metadata.flatMap { try? JSONValue.parse($0) }
+            let metadata = result.record.metadata.flatMap { try? JSONValue.parse($0) }
             let collection = metadata?["collection"]?.string
             hits.append(
-                Hit(
+                NoteHit(
                     result: result, relevance: cap, fusedScore: result.score, legs: legs,
                     collection: collection,
                     context: collection.flatMap { contexts[$0] ?? nil }, metadata: metadata))
@@ -109,7 +109,7 @@ struct NoteSearch: Sendable {
     /// vector (read for the result, so it is there even when the leg's candidates missed it),
     /// and the word coverage.
     private func legs(
-        of result: SearchResult, query: String, mode: SearchMode, vectors: [[Float]],
+        of result: Hit<VectorEntry>, query: String, mode: SearchMode, vectors: [[Float]],
         competence: LegCompetence
     ) async throws -> [Leg] {
         var legs: [Leg] = []
@@ -127,11 +127,12 @@ struct NoteSearch: Sendable {
                         rank: embedders.count == 1 ? result.vectorRank : nil, score: cosine,
                         relevance: Relevance.calibration(modelID: manifest.modelID).relevance(
                             cosine),
-                        competent: competence.isCompetent(model: index, content: result.content)))
+                        competent: competence.isCompetent(
+                            model: index, content: result.record.content)))
             }
         }
         if mode != .vector {
-            let coverage = Relevance.coverage(query: query, content: result.content)
+            let coverage = Relevance.coverage(query: query, content: result.record.content)
             // A note without any of the query's words gets no say from the word leg.
             legs.append(
                 Leg(
@@ -143,10 +144,10 @@ struct NoteSearch: Sendable {
     }
 
     /// The first (best) hit of each document: a file, or one line of a .jsonl file.
-    static func bestChunkPerDocument(_ hits: [SearchResult]) -> [SearchResult] {
+    static func bestChunkPerDocument(_ hits: [Hit<VectorEntry>]) -> [Hit<VectorEntry>] {
         var seen = Set<String>()
         return hits.filter { hit in
-            let metadata = hit.metadata.flatMap { try? JSONValue.parse($0) }
+            let metadata = hit.record.metadata.flatMap { try? JSONValue.parse($0) }
             guard let file = metadata?["file"]?.string else { return true }
             let key =
                 file + "\u{0}" + (metadata?["doc_id"]?.idString ?? "") + "\u{0}"

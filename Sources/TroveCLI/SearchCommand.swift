@@ -126,28 +126,28 @@ enum SearchCommand {
     }
 
     /// `--files --json`: the path and the score.
-    static func fileJSON(_ hit: NoteSearch.Hit) -> JSONValue {
+    static func fileJSON(_ hit: NoteSearch.NoteHit) -> JSONValue {
         .object([
-            ("source", .string(hit.result.source)),
+            ("source", .string(hit.result.record.source)),
             ("score", .double(SearchOutput.rounded(hit.relevance))),
         ])
     }
 
     /// One result of `--json`: the calibrated `score` people see, then everything it came from
     /// (the fusion's own score, each leg's rank, raw score and relevance).
-    static func resultJSON(_ hit: NoteSearch.Hit, rank: Int, mode: String) -> JSONValue {
+    static func resultJSON(_ hit: NoteSearch.NoteHit, rank: Int, mode: String) -> JSONValue {
         let result = hit.result
         var members: [(String, JSONValue)] = [
             ("rank", .int(Int64(rank))), ("id", JSONValue(result.id)),
             ("score", .double(SearchOutput.rounded(hit.relevance))),
-            ("source", .string(result.source)),
+            ("source", .string(result.record.source)),
             (
                 "short_id",
-                Notebook.note(metadata: result.metadata, source: result.source).map {
+                Notebook.note(metadata: result.record.metadata, source: result.record.source).map {
                     .string($0.shortID)
                 } ?? .null
             ),
-            ("title", SearchOutput.title(of: result.content).map(JSONValue.string) ?? .null),
+            ("title", SearchOutput.title(of: result.record.content).map(JSONValue.string) ?? .null),
             ("collection", hit.collection.map(JSONValue.string) ?? .null),
             ("context", hit.context.map(JSONValue.string) ?? .null),
             ("metadata", hit.metadata ?? .null),
@@ -173,7 +173,7 @@ enum SearchCommand {
                         ])
                     })
             ))
-        members.append(("content", .string(result.content)))
+        members.append(("content", .string(result.record.content)))
         return .object(members)
     }
 

@@ -73,7 +73,7 @@ struct SearchInvocation: Sendable {
     /// - Throws: ``CLIError/invalidQuery(_:)`` when SQLite rejects `--where`;
     ///   ``CLIError/notFound(_:)`` for an unknown collection; store errors.
     func run(notebook: Notebook, embedders: [any Embedder], context: CommandContext) async throws
-        -> [NoteSearch.Hit]
+        -> [NoteSearch.NoteHit]
     {
         let source = try await SearchCommand.resolveSource(
             source, context: context, notebook: notebook)
@@ -93,7 +93,7 @@ struct SearchInvocation: Sendable {
     }
 
     /// The document `trove search --json` prints: the request and one object per result.
-    func document(_ hits: [NoteSearch.Hit]) -> JSONValue {
+    func document(_ hits: [NoteSearch.NoteHit]) -> JSONValue {
         let results: [JSONValue] = hits.enumerated().map { index, hit in
             files
                 ? SearchCommand.fileJSON(hit)

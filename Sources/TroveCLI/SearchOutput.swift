@@ -37,16 +37,16 @@ struct SearchOutput {
     }
 
     /// `0.87<TAB>/home/ana/notes/x.md` (the source as stored: absolute for files).
-    func fileLine(_ hit: NoteSearch.Hit) -> String {
-        Self.score(hit.relevance) + "\t" + hit.result.source + "\n"
+    func fileLine(_ hit: NoteSearch.NoteHit) -> String {
+        Self.score(hit.relevance) + "\t" + hit.result.record.source + "\n"
     }
 
     /// The three lines of one result.
-    func render(_ hit: NoteSearch.Hit, rank: Int) -> String {
+    func render(_ hit: NoteSearch.NoteHit, rank: Int) -> String {
         let style = context.style
         let result = hit.result
         var place = SearchCommand.displayPath(
-            result.source, environment: context.console.environment,
+            result.record.source, environment: context.console.environment,
             currentDirectory: context.console.currentDirectory)
         if let doc = hit.metadata?["doc_id"]?.idString { place += " · \(doc)" }
         if case .int(let chunk)? = hit.metadata?["chunk"],
@@ -60,8 +60,9 @@ struct SearchOutput {
             hit.relevance >= 0.7
             ? style.green(score) : hit.relevance >= 0.4 ? style.yellow(score) : style.dim(score)
         var header = "\(style.bold(String(format: "%2d", rank)))  \(colored)  \(style.cyan(place))"
-        if let title = Self.title(of: result.content) { header += " · " + style.bold(title) }
-        if let note = Notebook.note(metadata: result.metadata, source: result.source) {
+        if let title = Self.title(of: result.record.content) { header += " · " + style.bold(title) }
+        if let note = Notebook.note(metadata: result.record.metadata, source: result.record.source)
+        {
             header += "  " + style.dim(note.shortID)
         }
         if mode == "hybrid" {
@@ -72,7 +73,8 @@ struct SearchOutput {
             header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]")
         }
         var text =
-            header + "\n    " + Snippet.make(content: result.content, query: query, style: style)
+            header + "\n    "
+            + Snippet.make(content: result.record.content, query: query, style: style)
             + "\n"
         if let collection = hit.collection, let note = hit.context {
             text += "    " + style.dim("\(collection): \(note)") + "\n"

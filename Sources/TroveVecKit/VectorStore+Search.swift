@@ -23,8 +23,8 @@ enum RankedLeg: Sendable {
         }
     }
 
-    func row(_ hit: DocumentHit) -> RankedRow {
-        let (id, content, source, metadata) = StoreSchema.row(hit.document)
+    func row(_ hit: Hit<Document>) -> RankedRow {
+        let (id, content, source, metadata) = StoreSchema.row(hit.record)
         let distance: Double? =
             switch self {
             case .vector: hit.distances.first ?? nil

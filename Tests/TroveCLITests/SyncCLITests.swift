@@ -51,7 +51,7 @@ struct SyncCLITests {
         #expect(pulled.out.contains("pulled 1"), "\(pulled.out)")
         let notes = try await Database(path: b).documents(named: "notes")
         #expect(
-            try await notes.search(Query().matching(.typed("harbour ferry"))).map(\.document.id)
+            try await notes.search(Query().matching(.typed("harbour ferry"))).map(\.record.id)
                 == ["n1"])
 
         let status = await runTrove([

@@ -115,7 +115,7 @@ struct VerifyRepairTests {
         let result = try await database.repair()
         #expect(result.after.isHealthy, "\(result.after.problems)")
         #expect(
-            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id
+            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.record.id
                 == 7)
     }
 

@@ -48,7 +48,7 @@ import TroveTestSupport
         #expect(try await a.notes.fetch(id: "a2") == nil)
         // A note pushed by A is returned by hybrid search on B after its pull.
         let hits = try await b.notes.search(SearchOnArrivalTests.hybrid("oat milk"))
-        #expect(hits.first?.document.id == "a1")
+        #expect(hits.first?.record.id == "a1")
         #expect(hits.first?.textRank != nil)
         let status = await b.sync.status
         #expect(status.pendingChanges == 0 && status.unacknowledgedChangeSets == 0)
@@ -77,7 +77,7 @@ import TroveTestSupport
             Notes.note("n1", title: "Harbour", body: "the ferry leaves at noon")
         ])
         let found = await waitUntilAsync(seconds: 180) {
-            (try? await b.notes.search(SearchOnArrivalTests.hybrid("ferry noon")).first?.document.id)
+            (try? await b.notes.search(SearchOnArrivalTests.hybrid("ferry noon")).first?.record.id)
                 == "n1"
         }
         #expect(found)

@@ -27,14 +27,14 @@ import TroveTestSupport
             "b", in: directory, transport: server, key: key, schema: schema)
         try await b.notes.insert([Notes.note("b1", title: "Groceries", body: "bread and butter")])
         // B's indexes are built before anything arrives, so the arrival must reach them.
-        #expect(try await b.notes.search(Self.hybrid("oat milk")).map(\.document.id) == ["b1"])
+        #expect(try await b.notes.search(Self.hybrid("oat milk")).map(\.record.id) == ["b1"])
         try await a.notes.insert([
             Notes.note("a1", title: "Shopping", body: "remember the oat milk")
         ])
         try await a.sync.push()
         try await b.sync.pull()
         let hits = try await b.notes.search(Self.hybrid("oat milk"))
-        #expect(hits.first?.document.id == "a1")
+        #expect(hits.first?.record.id == "a1")
         #expect(hits.first?.textRank != nil)
         #expect(hits.first?.vectorRanks.first ?? nil != nil)
         // The vector is the sender's, byte for byte.
@@ -50,12 +50,12 @@ import TroveTestSupport
             ])
         try await a.sync.push()
         try await b.sync.pull()
-        #expect(try await b.notes.search(Self.hybrid("river stones")).first?.document.id == "a1")
+        #expect(try await b.notes.search(Self.hybrid("river stones")).first?.record.id == "a1")
         #expect(try await b.notes.search(Query().matching(.typed("oat milk"))).isEmpty)
         _ = try await a.notes.delete(id: "a1")
         try await a.sync.push()
         try await b.sync.pull()
-        #expect(try await b.notes.search(Self.hybrid("river stones")).map(\.document.id) == ["b1"])
+        #expect(try await b.notes.search(Self.hybrid("river stones")).map(\.record.id) == ["b1"])
     }
 
     @Test func vectorsOfAnotherEmbeddingModelAreRefusedAndStayQueued() async throws {

@@ -15,10 +15,10 @@ struct VectorStoreCollectionTests {
         // A typed query needs no FTS5 syntax: "milk (2" would be malformed FTS5.
         let typed = try await store.collection.search(
             Query(Field("source") == "b").matching(.typed("milk (2")))
-        #expect(typed.map(\.document.id) == [2])
+        #expect(typed.map(\.record.id) == [2])
         let hybrid = try await store.collection.search(
             Query().nearest(to: [1, 0], in: "embedding").matching(.typed("milk")).limit(1))
-        #expect(hybrid.first?.document.id == 1)
+        #expect(hybrid.first?.record.id == 1)
         #expect(try await store.database.collectionNames() == ["chunks"])
         #expect(try await store.collection.count(Field("source") == "a") == 1)
     }

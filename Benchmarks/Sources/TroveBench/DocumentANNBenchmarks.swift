@@ -55,7 +55,7 @@ func runDocumentANNBenchmarks(_ arguments: [String]) async throws {
         var all: [[Int64]] = []
         for q in queries {
             let hits = try await docs.search(Query().nearest(to: q, in: "embedding").limit(10))
-            all.append(hits.map { if case .int(let id) = $0.document.id { id } else { -1 } })
+            all.append(hits.map { if case .int(let id) = $0.record.id { id } else { -1 } })
         }
         return all
     }

@@ -47,6 +47,6 @@ func runDocumentTextBenchmarks(_ arguments: [String]) async throws {
         let hits = try await packages.search(Query().matching(.typed("real-time strategy game")).limit(3))
         let segments = try await database.query("SELECT count(*) FROM packages_fts_data")[0].int64(at: 0) ?? 0
         print("  round \(round): \(Int(Double(documents.count) / elapsed)) rows/s (\(String(format: "%.2f", elapsed)) s), "
-              + "FTS5 data rows \(segments), first hit \(hits.first.map { "\($0.document["name"] ?? .null)" } ?? "none")")
+              + "FTS5 data rows \(segments), first hit \(hits.first.map { "\($0.record["name"] ?? .null)" } ?? "none")")
     }
 }

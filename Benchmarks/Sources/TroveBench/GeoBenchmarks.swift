@@ -339,7 +339,7 @@ func runGeoBenchmarks(_ arguments: [String]) async throws {
             default:
                 let query = Query().near(GeoPoint(latitude: lat, longitude: lon), in: "location").limit(10).select(["kind"])
                 let (a, ta, b, tb) = try await pair({ try await places.search(query) }, { try handNearest(lat, lon) })
-                (troveIDs, peerIDs) = (a.map { $0.document.id.value.intValue! }, b.map(\.id))
+                (troveIDs, peerIDs) = (a.map { $0.record.id.value.intValue! }, b.map(\.id))
                 trove.add(ta); peer.add(tb)
                 if q % bruteEvery == 0 {
                     let (truth, tc) = timedSyncPlain { bruteNearest(lat, lon) }

@@ -14,7 +14,7 @@ private struct QueryRun {
 
 /// Runs `body` once per query (after one warm-up query), timing each call.
 private func timeQueries(
-    _ queries: [[Float]], _ body: ([Float]) async throws -> [SearchResult]
+    _ queries: [[Float]], _ body: ([Float]) async throws -> [Hit<VectorEntry>]
 ) async throws -> (QueryRun, [[Int64]]) {
     _ = try await body(queries[0])
     var latencies: [Double] = []

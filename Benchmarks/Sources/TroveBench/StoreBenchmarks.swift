@@ -371,7 +371,7 @@ private func firstQueries(label: String, path: String, collection name: String, 
         String(format: "best %.1f ms wall, %.1f ms CPU (rounds, wall/CPU: %@)", runs.map(\.ms).min()!, runs.map(\.cpu).min()!,
                runs.map { String(format: "%.1f/%.1f", $0.ms, $0.cpu) }.joined(separator: ", "))
     }
-    var results: [String: [SearchResult]] = [:]
+    var results: [String: [Hit<VectorEntry>]] = [:]
     if label == "flat" {
         var times: [(ms: Double, cpu: Double)] = []
         for _ in 0..<rounds {

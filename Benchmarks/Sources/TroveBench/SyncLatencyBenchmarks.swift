@@ -86,14 +86,14 @@ func runSyncLatencyBenchmarks(_ arguments: [String]) async throws {
         let search = b.observeSearch(Query().nearest(to: vector, in: "embedding").matching(.typed(marker)).limit(3))
         var hits = search.makeAsyncIterator()
         // The live search's first result (before the note exists) proves it is watching.
-        guard let before = try await hits.next(), !before.contains(where: { $0.document.id == .string(id) }) else {
+        guard let before = try await hits.next(), !before.contains(where: { $0.record.id == .string(id) }) else {
             throw BenchFailure("the live search ended or found \(id) before its commit")
         }
         let start = clock.now
         try await a.insert([document])
         var found = false
         while let current = try await hits.next() {
-            if current.first?.document.id == .string(id) { found = true; break }
+            if current.first?.record.id == .string(id) { found = true; break }
         }
         guard found else { throw BenchFailure("the live search for \(id) ended without it") }
         let elapsed = clock.now - start

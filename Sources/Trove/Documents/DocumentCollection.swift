@@ -137,7 +137,7 @@ public struct DocumentCollection: Sendable {
     }
 
     /// The ranked results of a query with vector and/or text legs.
-    public func search(_ query: Query) async throws -> [DocumentHit] {
+    public func search(_ query: Query) async throws -> [Hit<Document>] {
         try await reader { try $0.search(query) }
     }
 
@@ -232,7 +232,7 @@ extension DocumentReading {
         try _access.store.fetch(query, on: _access.connection)
     }
     /// The ranked results of a query with vector and/or text legs.
-    public func search(_ query: Query) throws -> [DocumentHit] {
+    public func search(_ query: Query) throws -> [Hit<Document>] {
         try _access.store.search(query, source: _access.source, on: _access.connection)
     }
     /// How many documents pass the filter.

@@ -1,28 +1,12 @@
 import Foundation
 
-/// A model found by a search, with its score.
-///
-/// ```swift
-/// for hit in try await notes.search("dentist") { print(hit.model.title, hit.score, hit.distance ?? .nan) }
-/// ```
-public struct ModelHit<M: Model>: Sendable {
-    /// The model.
-    public var model: M
-    /// The fused score, bigger is better (a single leg's own score when there is one leg).
-    public var score: Double
-    /// The vector distance, when the vector leg found it.
-    public var distance: Double?
-    /// The BM25 score from the words leg (smaller is better, as SQLite reports it).
-    public var bm25: Double?
-}
-
 extension ModelCollection {
     /// Models ranked by how well they match `text`, among those the predicate accepts.
     ///
     /// ```swift
     /// let notes = try await database.models(Note.self, embedder: embedder)
     /// let hits = try await notes.search("dentist appointment", where: #Predicate { $0.year >= 2025 }, limit: 5)
-    /// for hit in hits { print(hit.model.title, hit.score) }
+    /// for hit in hits { print(hit.record.title, hit.score) }
     /// ```
     /// - Throws: ``TroveError/embedderRequired(collection:)`` for `.vector` and `.hybrid` without
     ///   an embedder or an ``ModelOptions/embedding(of:into:)``; ``TroveError/lexicalSearchDisabled(collection:)``
@@ -30,7 +14,7 @@ extension ModelCollection {
     public func search(
         _ text: String, mode: SearchMode = .hybrid, where predicate: Predicate<M>? = nil,
         limit: Int = 10
-    ) async throws -> [ModelHit<M>] {
+    ) async throws -> [Hit<M>] {
         let query = try await searchQuery(text, mode: mode, where: predicate, limit: limit)
         return try hits(try await documents.search(query))
     }
@@ -60,11 +44,7 @@ extension ModelCollection {
     }
 
     /// Document hits as model hits.
-    func hits(_ hits: [DocumentHit]) throws -> [ModelHit<M>] {
-        try hits.map { hit in
-            ModelHit(
-                model: try schema.decode(hit.document), score: hit.score,
-                distance: hit.distances.first ?? nil, bm25: hit.bm25)
-        }
+    func hits(_ hits: [Hit<Document>]) throws -> [Hit<M>] {
+        try hits.map { hit in try hit.map { try schema.decode($0) } }
     }
 }

@@ -50,12 +50,12 @@ extension ModelCollection {
     ///
     /// ```swift
     /// let dentist = try await notes.observeSearch("dentist appointment", limit: 5)
-    /// for try await hits in dentist { show(hits.map(\.model)) }
+    /// for try await hits in dentist { show(hits.map(\.record)) }
     /// ```
     public func observeSearch(
         _ text: String, mode: SearchMode = .hybrid, where predicate: Predicate<M>? = nil,
         limit: Int = 10
-    ) async throws -> LiveQuery<[ModelHit<M>]> {
+    ) async throws -> LiveQuery<[Hit<M>]> {
         let query = try await searchQuery(text, mode: mode, where: predicate, limit: limit)
         let name = documents.name
         let collection = self

@@ -78,7 +78,7 @@ extension DocumentCollection {
     /// ```swift
     /// for try await hits in notes.observeSearch(Query().matching("dentist").limit(5)) { show(hits) }
     /// ```
-    public func observeSearch(_ query: Query) -> LiveQuery<[DocumentHit]> {
+    public func observeSearch(_ query: Query) -> LiveQuery<[Hit<Document>]> {
         let name = self.name
         return database.observe { r in try r.documents(name).search(query) }
     }

@@ -22,13 +22,13 @@ extension DocumentStore {
 
     /// Runs a ranked query: filter → candidates → legs → fusion → MMR → offset/limit → rows.
     func search(_ query: Query, source: VectorSource, on connection: Connection) throws
-        -> [DocumentHit]
+        -> [Hit<Document>]
     {
         let selection = try selection(query.projection)
         return try connection.transaction(.deferred) {
             let hits = try rankedHits(query, source: source, on: connection)
             let rows = try documents(rids: hits.map(\.rid), selection: selection, on: connection)
-            return hits.compactMap { hit in rows[hit.rid].map { hit.documentHit($0) } }
+            return hits.compactMap { hit in rows[hit.rid].map { hit.hit($0) } }
         }
     }
 
@@ -44,11 +44,12 @@ extension DocumentStore {
         var kilometres: Double?
         var snippet: String?
 
-        func documentHit(_ document: Document) -> DocumentHit {
-            DocumentHit(
-                document: document, score: score, vectorRanks: vectorRanks, distances: distances,
-                textRank: textRank,
-                bm25: bm25, geoRank: geoRank, kilometres: kilometres, snippet: snippet)
+        /// The hit of `record`, the row as a facade reads it.
+        func hit<Record: Sendable>(_ record: Record) -> Hit<Record> {
+            Hit(
+                record: record, score: score, vectorRanks: vectorRanks, distances: distances,
+                textRank: textRank, bm25: bm25, geoRank: geoRank, kilometres: kilometres,
+                snippet: snippet)
         }
     }
 

@@ -50,7 +50,7 @@ public struct Query: Hashable, Sendable {
     /// The HNSW candidate list size for this query (nil: the field's own `efSearch`); larger is
     /// slower and finds more of the true neighbours.
     public var efSearch: Int?
-    /// How hits show the matched words of the text leg (``DocumentHit/snippet``); nil for none.
+    /// How hits show the matched words of the text leg (``Hit/snippet``); nil for none.
     public var snippet: SnippetStyle?
     /// "No good match": hits whose similarity in the first vector leg (cosine similarity for
     /// `.cosine`, −distance otherwise) is below this value are dropped, as are hits that leg did
@@ -154,7 +154,7 @@ public struct Query: Hashable, Sendable {
     public func exact(_ exact: Bool = true) -> Query { with { $0.exact = exact } }
     /// Sets the HNSW candidate list size for this query (1...100000).
     public func efSearch(_ n: Int) -> Query { with { $0.efSearch = n } }
-    /// Marks the text leg's matched words in each hit's ``DocumentHit/snippet``.
+    /// Marks the text leg's matched words in each hit's ``Hit/snippet``.
     public func snippets(_ style: SnippetStyle = SnippetStyle()) -> Query {
         with { $0.snippet = style }
     }
@@ -261,29 +261,6 @@ public struct Page: Sendable {
     public var documents: [Document]
     /// The cursor for the next page, nil when this page is the last.
     public var next: Cursor?
-}
-
-/// A ranked result: the document, its fused score, and how each leg saw it.
-public struct DocumentHit: Hashable, Sendable {
-    /// The document (projected when the query selects fields).
-    public var document: Document
-    /// The fused score, bigger is better (a single leg's own score when there is one leg).
-    public var score: Double
-    /// 1-based rank in each vector leg (same order as the query's legs), nil where absent.
-    public var vectorRanks: [Int?]
-    /// Distance in each vector leg, nil where absent.
-    public var distances: [Double?]
-    /// 1-based rank in the text leg.
-    public var textRank: Int?
-    /// The BM25 score from the text leg (smaller is better, as SQLite reports it).
-    public var bm25: Double?
-    /// 1-based rank in the geo leg, nil where absent.
-    public var geoRank: Int? = nil
-    /// Great-circle distance in kilometres from the geo leg's point, nil where absent.
-    public var kilometres: Double? = nil
-    /// The text with the text leg's matched words marked, when the query asks for snippets
-    /// (``Query/snippets(_:)``) and the text leg found the document.
-    public var snippet: String? = nil
 }
 
 /// An aggregate value to compute.

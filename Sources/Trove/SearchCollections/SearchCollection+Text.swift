@@ -93,7 +93,7 @@ extension SearchCollection {
     public func search(
         _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: Filter = .all,
         snippet: SnippetStyle? = nil
-    ) async throws -> [SearchResult] {
+    ) async throws -> [Hit<VectorEntry>] {
         var query = Query(filter).limit(topK)
         if mode != .text {
             query = query.nearest(to: try await requireEmbedder().embedQuery(text), in: "embedding")

@@ -195,7 +195,7 @@ public struct SearchCollection: Sendable {
     ///   ``TroveError/dimensionMismatch(expected:actual:)``, ``TroveError/invalidTopK(_:maximum:)``,
     ///   ``TroveError/invalidTextQuery(query:reason:)``, ``TroveError/invalidFilter(sql:reason:)``,
     ///   ``TroveError/lexicalSearchDisabled(collection:)``.
-    public func search(_ query: Query) async throws -> [SearchResult] {
+    public func search(_ query: Query) async throws -> [Hit<VectorEntry>] {
         guard query.projection == nil else {
             throw TroveError.invalidQuery(
                 "a search collection's results are whole entries; drop select(_:)")
@@ -204,8 +204,8 @@ public struct SearchCollection: Sendable {
             try connection.transaction(.deferred) {
                 let hits = try store.rankedHits(query, source: .indexes, on: connection)
                 let rows = try PresetRows.read(
-                    rids: hits.map(\.rid), from: store, vectors: false, on: connection)
-                return hits.compactMap { hit in rows[hit.rid].map { SearchResult(hit, entry: $0) } }
+                    rids: hits.map(\.rid), from: store, vectors: true, on: connection)
+                return hits.compactMap { hit in rows[hit.rid].map { hit.hit($0) } }
             }
         }
     }
@@ -219,7 +219,7 @@ public struct SearchCollection: Sendable {
     /// let hits = try await notes.search(vector: q, topK: 10, filter: .source("inbox"))
     /// ```
     public func search(vector: [Float], topK: Int = 10, filter: Filter = .all) async throws
-        -> [SearchResult]
+        -> [Hit<VectorEntry>]
     {
         try await search(Query(filter).nearest(to: vector, in: "embedding").limit(topK))
     }

@@ -147,7 +147,7 @@ struct DumpLoadTests {
         let hits = try await items.search(Query().matching(.typed("gamma")).limit(200))
         #expect(hits.count == 40)
         let nearest = try await items.search(Query().nearest(to: Self.awkward, in: "v").limit(1))
-        #expect(nearest.first?.document.id == 1)
+        #expect(nearest.first?.record.id == 1)
         let notes = try await target.collection(named: "notes")
         #expect(try await notes.search(Query().matching("dentist")).first?.id == 2)
         #expect(

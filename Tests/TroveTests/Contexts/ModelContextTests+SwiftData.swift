@@ -191,10 +191,10 @@ extension ModelContextTests {
         try context.save()
         #expect(
             try await clips.search(Query().matching(.typed("milk"), in: ["text"])).map(
-                \.document.id) == [1])
+                \.record.id) == [1])
         let nearest = try await clips.search(
             Query().nearest(to: [0, 0.9, 0.1, 0], in: "embedding").limit(1))
-        #expect(nearest.map(\.document.id) == [2])
+        #expect(nearest.map(\.record.id) == [2])
         // An update and a delete through the context too.
         try #require(try context.model(Clip.self, id: 1)).text = "coffee beans"
         context.delete(try #require(try context.model(Clip.self, id: 2)))
@@ -202,10 +202,10 @@ extension ModelContextTests {
         #expect(try await clips.search(Query().matching(.typed("milk"), in: ["text"])).isEmpty)
         #expect(
             try await clips.search(Query().matching(.typed("coffee"), in: ["text"])).map(
-                \.document.id) == [1])
+                \.record.id) == [1])
         #expect(
             try await clips.search(Query().nearest(to: [0, 1, 0, 0], in: "embedding").limit(5)).map(
-                \.document.id) == [
+                \.record.id) == [
                     1
                 ])
     }

@@ -51,14 +51,14 @@ struct DocumentBatchWriteTests {
         #expect(try await db.query("SELECT count(*) FROM docs_fts_docsize")[0].int64(at: 0) == 240)
         for i in [3, 150, 210, 231, 238] {
             let hits = try await docs.search(Query().matching(.typed("title\(i)")).limit(3))
-            #expect(hits.map(\.document.id) == [.string("d\(i)")])
+            #expect(hits.map(\.record.id) == [.string("d\(i)")])
         }
         #expect(try await docs.fetch(id: "d226")?.version == 2)
         #expect(try await db.verify().isHealthy)
         // Raw SQL still goes through the recreated triggers.
         try await db.execute("INSERT INTO docs(id, title, body) VALUES ('raw', 'zeppelin', 'x')")
         #expect(
-            try await docs.search(Query().matching(.typed("zeppelin"))).map(\.document.id) == [
+            try await docs.search(Query().matching(.typed("zeppelin"))).map(\.record.id) == [
                 "raw"
             ])
     }
@@ -134,7 +134,7 @@ struct DocumentBatchWriteTests {
                 == 1)
         for (word, field, id) in [("alpha7", "a", 7), ("beta8", "b", 8), ("gamma9", "c", 9)] {
             let hits = try await docs.search(Query().matching(.typed(word), in: [field]).limit(3))
-            #expect(hits.map(\.document.id) == [.int(Int64(id))], "\(word) in \(field)")
+            #expect(hits.map(\.record.id) == [.int(Int64(id))], "\(word) in \(field)")
             #expect(
                 try await docs.search(
                     Query().matching(.typed(word), in: [field == "a" ? "c" : "a"])
@@ -146,7 +146,7 @@ struct DocumentBatchWriteTests {
         #expect(try await db.verify().isHealthy)
         #expect(try await docs.search(Query().matching(.typed("gamma50"))).isEmpty)
         #expect(
-            try await docs.search(Query().matching(.typed("delta"))).map(\.document.id) == [
+            try await docs.search(Query().matching(.typed("delta"))).map(\.record.id) == [
                 .int(50)
             ])
         #expect(try await db.query("SELECT count(*) FROM docs_fts_docsize")[0].int64(at: 0) == 80)

@@ -58,11 +58,11 @@ struct DocumentCodesOnlyTests {
             let hits = try await docs.search(Query().nearest(to: q, in: "v").limit(10))
             for hit in hits {
                 let exactDistance = DistanceMetric.cosine.distance(
-                    q, vectors[Self.rid(hit.document.id)]!)
+                    q, vectors[Self.rid(hit.record.id)]!)
                 #expect(abs(hit.distances[0]! - Double(exactDistance)) < 1e-5)
             }
             found +=
-                Set(hits.map { Self.rid($0.document.id) }).intersection(
+                Set(hits.map { Self.rid($0.record.id) }).intersection(
                     Self.exact(q, vectors, k: 10)
                 ).count
             wanted += 10
@@ -70,13 +70,13 @@ struct DocumentCodesOnlyTests {
             let few = try await docs.search(
                 Query(Field("group") == 7).nearest(to: q, in: "v").limit(5))
             #expect(
-                few.map { Self.rid($0.document.id) }
+                few.map { Self.rid($0.record.id) }
                     == Self.exact(q, vectors, k: 5) { $0 % 100 == 7 })
             // Many candidates (half the rows): a filtered walk; every hit passes the filter.
             let many = try await docs.search(
                 Query(Field("group") < 50).nearest(to: q, in: "v").limit(10))
             #expect(many.count == 10)
-            #expect(many.allSatisfy { Self.rid($0.document.id) % 100 < 50 })
+            #expect(many.allSatisfy { Self.rid($0.record.id) % 100 < 50 })
         }
         #expect(Double(found) / Double(wanted) >= 0.9)
         // A raw SQL write reaches the codes on the next query.
@@ -84,7 +84,7 @@ struct DocumentCodesOnlyTests {
         let blob = target.withUnsafeBytes { [UInt8]($0) }
         _ = try await db.execute("UPDATE docs SET v = ? WHERE id = 1234", bindings: [.blob(blob)])
         #expect(
-            try await docs.search(Query().nearest(to: target, in: "v").limit(1)).first?.document.id
+            try await docs.search(Query().nearest(to: target, in: "v").limit(1)).first?.record.id
                 == .int(1234))
         #expect(try await db.verify().isHealthy)
     }

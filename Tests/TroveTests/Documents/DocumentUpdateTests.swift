@@ -69,7 +69,7 @@ struct DocumentUpdateTests {
                 "title": "title 5", "body": "zeppelin", "year": 1999, "score": 0.5, "tags": .null,
             ])
         #expect(
-            try await docs.search(Query().matching(.typed("zeppelin"))).map(\.document.id) == [5])
+            try await docs.search(Query().matching(.typed("zeppelin"))).map(\.record.id) == [5])
         #expect(try await docs.search(Query().matching(.typed("kettle")).limit(50)).count == 19)
         #expect(try await docs.fetch(Query(Field("year") < 2000)).map(\.id) == [5])
         try await db.execute(script: "INSERT INTO docs_fts(docs_fts) VALUES ('integrity-check')")

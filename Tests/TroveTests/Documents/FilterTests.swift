@@ -78,6 +78,6 @@ struct FilterTests {
             TextEntry(text: "oat bread", metadata: #"{"k":2}"#),
         ])
         let hits = try await notes.search("oat", filter: meta("k") == 2)
-        #expect(hits.map(\.content) == ["oat bread"])
+        #expect(hits.map(\.record.content) == ["oat bread"])
     }
 }

@@ -78,9 +78,9 @@ struct RelationshipFetchTests {
         let vectorHits = try await notes.search(
             Query().nearest(to: query, in: "embedding").limit(40)
         ).map(
-            \.document.id)
+            \.record.id)
         let textHits = try await notes.search(Query().matching(.typed("seedlings")).limit(40)).map(
-            \.document.id)
+            \.record.id)
         switch rule {
         case .cascade:
             #expect(log == [2])  // one delete per cascaded row

@@ -57,8 +57,8 @@ struct ExpiryTests {
         var insideWrite: Set<Int64>
     }
 
-    static func ids(_ hits: [DocumentHit]) -> Set<Int64> {
-        Set(hits.compactMap { $0.document.id.value.intValue })
+    static func ids(_ hits: [Hit<Document>]) -> Set<Int64> {
+        Set(hits.compactMap { $0.record.id.value.intValue })
     }
     static func ids(_ documents: [Document]) -> Set<Int64> {
         Set(documents.compactMap { $0.id.value.intValue })
@@ -132,7 +132,7 @@ struct ExpiryTests {
         #expect(try await db.query("SELECT count(*) FROM docs").first?.int64(at: 0) == 20)
         // k results whenever k visible documents exist, although the nearest ones expired.
         let top3 = try await docs.search(Query().nearest(to: Self.vector(5), in: "v").limit(3))
-        #expect(top3.count == 3 && top3.allSatisfy { $0.document.id.value.intValue! > 10 })
+        #expect(top3.count == 3 && top3.allSatisfy { $0.record.id.value.intValue! > 10 })
         #expect(
             try await docs.explain(Query().nearest(to: Self.vector(1), in: "v")).contains {
                 $0.contains("expired")
@@ -313,7 +313,7 @@ struct ExpiryTests {
             let hits = try await docs.search(
                 Query().nearest(to: Self.vector(3), in: field).limit(30))
             #expect(
-                Set(hits.map { $0.document.id.value.intValue! }) == Set(1_501...1_520),
+                Set(hits.map { $0.record.id.value.intValue! }) == Set(1_501...1_520),
                 "field \(field)")
         }
     }

@@ -346,12 +346,12 @@ struct LinksTests {
             .limit(5)
             let hits = try await chunks.search(question)
             #expect(!hits.isEmpty)
-            #expect(hits.allSatisfy { reachable.contains($0.document.id) })
+            #expect(hits.allSatisfy { reachable.contains($0.record.id) })
             let unrestricted = try await chunks.search(
                 Query().matching(.typed("reset router")).limit(60))
             #expect(
-                hits.map(\.document.id)
-                    == Array(unrestricted.map(\.document.id).filter(reachable.contains).prefix(5)))
+                hits.map(\.record.id)
+                    == Array(unrestricted.map(\.record.id).filter(reachable.contains).prefix(5)))
             let plan = try await chunks.explain(question)
             #expect(
                 plan.contains {

@@ -157,11 +157,11 @@ struct MigrationFixtureTests {
         #expect(try await notes.explain(Query(Field("priority") == 1)).joined().contains("notes_i"))
         #expect(
             try await notes.search(Query().matching(.typed("plumber"), in: ["text"])).map(
-                \.document.id) == [7])
+                \.record.id) == [7])
         let nearest = try await notes.search(
             Query().nearest(to: Self.v2Embedder.vector("flights note number 8"), in: "embedding")
                 .limit(1))
-        #expect(nearest.map(\.document.id) == [8])
+        #expect(nearest.map(\.record.id) == [8])
         #expect(try await notes.verify() == [])
         #expect(try await db.query("PRAGMA integrity_check").first?.string(at: 0) == "ok")
         // Version 1's code now refuses the file.

@@ -214,11 +214,11 @@ struct MigrationStepTests {
         let hits = try await c.search(
             Query().matching(.typed(String(word)), in: ["headline"]).limit(100))
         #expect(
-            Set(hits.map(\.document.id))
+            Set(hits.map(\.record.id))
                 == Set(renamed.filter { $0["headline"]!.stringValue!.contains(word) }.map(\.id)))
         let nearest = try await c.search(
             Query().nearest(to: docs[5]["embedding"]!.vectorValue!, in: "vec").limit(1))
-        #expect(nearest.first?.document.id == docs[5].id)
+        #expect(nearest.first?.record.id == docs[5].id)
     }
 
     @Test("remove a field with its own index; a field an index or the text index uses is refused")
@@ -296,7 +296,7 @@ struct MigrationStepTests {
             try await db.documents(named: "c").search(
                 Query().matching(.typed(String(word))).limit(100)
             ).contains {
-                $0.document.id == ids[2]
+                $0.record.id == ids[2]
             })
     }
 
@@ -360,7 +360,7 @@ struct MigrationStepTests {
         let hits = try await db.documents(named: "c").search(
             Query().matching(.typed("zebra1")).limit(100))
         #expect(
-            Set(hits.map(\.document.id))
+            Set(hits.map(\.record.id))
                 == Set(docs.filter { $0["body"]!.stringValue!.count % 2 == 1 }.map(\.id)))
         #expect(!hits.isEmpty)
     }
@@ -434,7 +434,7 @@ struct MigrationStepTests {
         // Porter stemming: "windows" finds "window".
         let hits = try await c.search(Query().matching(.typed("windows")).limit(100))
         #expect(
-            Set(hits.map(\.document.id))
+            Set(hits.map(\.record.id))
                 == Set(docs.filter { $0["body"]!.stringValue!.contains("window") }.map(\.id)))
 
         var noText = Self.base
@@ -474,7 +474,7 @@ struct MigrationStepTests {
         let c = try await db.documents(named: "c")
         #expect(
             try await c.search(Query().nearest(to: docs[17]["v"]!.vectorValue!, in: "v").limit(1))
-                .first?.document.id
+                .first?.record.id
                 == 18)
         #expect(
             try await c.explain(Query().nearest(to: docs[0]["v"]!.vectorValue!, in: "v").limit(1))

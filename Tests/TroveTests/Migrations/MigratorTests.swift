@@ -206,7 +206,7 @@ struct MigrationDerivedIndexTests {
         let seen = try await other.documents(named: "points")
         #expect(
             try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?
-                .document.id == 40)
+                .record.id == 40)
 
         var migrator = Migrator()
         migrator.registerMigration(
@@ -227,11 +227,11 @@ struct MigrationDerivedIndexTests {
         #expect(floor == maxSeq.map(String.init))
         #expect(
             try await seen.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?
-                .document.id == 1)
+                .record.id == 1)
         let mine = try await db.documents(named: "points")
         #expect(
             try await mine.search(Query().nearest(to: [40, 0, 0, 0], in: "v").limit(1)).first?
-                .document.id == 1)
+                .record.id == 1)
         #expect(try await mine.verify() == [])
     }
 }

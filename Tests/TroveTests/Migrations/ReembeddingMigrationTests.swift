@@ -83,7 +83,7 @@ struct ReembeddingMigrationTests {
         let target = docs[6]["body"]!.stringValue!
         let hits = try await notes.search(
             Query().nearest(to: Self.new.vector(target), in: "embedding").limit(1))
-        #expect(hits.first?.document["body"]?.stringValue == target)
+        #expect(hits.first?.record["body"]?.stringValue == target)
         #expect(try await notes.verify() == [])
         // The old model's schema is now a mismatch.
         await #expect(throws: TroveError.self) {

@@ -114,7 +114,7 @@ struct SchemaMigrationPlanTests {
             try await db.documents(named: "Note").search(
                 Query().matching(.typed("milk"), in: ["text"])
             ).map(
-                \.document.id) == [2])
+                \.record.id) == [2])
         #expect(try await db.documents(named: "Note").verify() == [])
         // The version-1 types no longer fit; a version-1 build refuses the file.
         await #expect(throws: TroveError.self) { try await db.models(NotesV1.Note.self) }

@@ -35,18 +35,18 @@ struct ModelSearchTests {
             SearchNote.self, embedder: HashingEmbedder(dimension: 32))
         try await notes.insert(Self.notes)
         let all = try await notes.search("dentist", mode: mode, limit: 2)
-        #expect(Set(all.map(\.model.id)) == ["n1", "n3"])
+        #expect(Set(all.map(\.record.id)) == ["n1", "n3"])
         for hit in all {
-            let source = try #require(Self.notes.first { $0.id == hit.model.id })
+            let source = try #require(Self.notes.first { $0.id == hit.record.id })
             #expect(
-                hit.model.title == source.title && hit.model.body == source.body
-                    && hit.model.year == source.year)
+                hit.record.title == source.title && hit.record.body == source.body
+                    && hit.record.year == source.year)
         }
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.score >= $1.score })
         let recent = try await notes.search(
             "dentist", mode: mode, where: #Predicate { $0.year >= 2025 }, limit: 5)
-        #expect(recent.first?.model.id == "n1")
-        #expect(!recent.contains { $0.model.year < 2025 })
+        #expect(recent.first?.record.id == "n1")
+        #expect(!recent.contains { $0.record.year < 2025 })
         if mode != .text { #expect(recent.first?.distance != nil) }
         if mode != .vector { #expect(recent.first?.bm25 != nil) }
     }

@@ -240,7 +240,7 @@ struct LiveQueryTests {
         #expect(try await one.next()??["body"] == "buy milk")
         let groups = try #require(try await perYear.next())
         #expect(groups.count == 2 && groups.allSatisfy { $0.values["count"] == 1 })
-        #expect(try await hits.next()?.map(\.document.id) == [1])
+        #expect(try await hits.next()?.map(\.record.id) == [1])
 
         try await notes.patch(2, [Field("body"): "dentist again"])
         #expect(try await one.next()??["body"] == "dentist again")

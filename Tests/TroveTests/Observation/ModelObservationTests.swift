@@ -86,11 +86,11 @@ struct ModelObservationTests {
         #expect(try await hits.next()?.isEmpty == true)
         try await notes.insert(
             SearchNote(id: "b", title: "Dentist", body: "dentist on tuesday", year: 2026))
-        #expect(try await hits.next()?.map(\.model.id) == ["b"])
+        #expect(try await hits.next()?.map(\.record.id) == ["b"])
         var hybrid = try await notes.observeSearch(
             "dentist", where: #Predicate { $0.year >= 2020 }, limit: 5
         )
         .makeAsyncIterator()
-        #expect(try await hybrid.next()?.first?.model.id == "b")
+        #expect(try await hybrid.next()?.first?.record.id == "b")
     }
 }

@@ -263,7 +263,7 @@ struct PlacesTests {
                     },
                     to: center, k: 1000, within: km)
                 #expect(
-                    Set(limited.map { $0.document.id.value.intValue! }).symmetricDifference(
+                    Set(limited.map { $0.record.id.value.intValue! }).symmetricDifference(
                         expected.map(\.id)
                     )
                     .allSatisfy { id in
@@ -303,7 +303,7 @@ struct PlacesTests {
                 let hits = try await places.search(Query().near(center, in: "location").limit(k))
                 let expected = GeoOracle.nearest(points, to: center, k: k)
                 #expect(
-                    hits.map { $0.document.id.value.intValue! } == expected.map(\.id),
+                    hits.map { $0.record.id.value.intValue! } == expected.map(\.id),
                     "nearest \(k) to \(center)")
                 for (hit, truth) in zip(hits, expected) {
                     #expect(abs(hit.kilometres! - truth.km) < 1e-9)
@@ -314,11 +314,11 @@ struct PlacesTests {
                 Query(Field("kind") == "a").near(center, in: "location").limit(10))
             let expected = GeoOracle.nearest(
                 points.filter { kindA.contains($0.id) }, to: center, k: 10)
-            #expect(filtered.map { $0.document.id.value.intValue! } == expected.map(\.id))
+            #expect(filtered.map { $0.record.id.value.intValue! } == expected.map(\.id))
             let limited = try await places.search(
                 Query().near(center, in: "location", within: 300).limit(50))
             #expect(
-                limited.map { $0.document.id.value.intValue! }
+                limited.map { $0.record.id.value.intValue! }
                     == GeoOracle.nearest(points, to: center, k: 50, within: 300).map(\.id))
         }
     }
@@ -438,24 +438,24 @@ struct PlacesTests {
             d["location"]?.pointValue.map { (id: d.id.value.intValue!, point: $0) }
         }
         #expect(
-            geo.map { $0.document.id.value.intValue! }
+            geo.map { $0.record.id.value.intValue! }
                 == GeoOracle.nearest(points, to: here, k: depth).map(\.id))
         var score: [DocumentID: Double] = [:]
         for (rank, hit) in text.enumerated() {
-            score[hit.document.id, default: 0] += 1 / (60 + Double(rank + 1))
+            score[hit.record.id, default: 0] += 1 / (60 + Double(rank + 1))
         }
         for (rank, hit) in geo.enumerated() {
-            score[hit.document.id, default: 0] += 1 / (60 + Double(rank + 1))
+            score[hit.record.id, default: 0] += 1 / (60 + Double(rank + 1))
         }
         let expected = score.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
             .prefix(10).map(
                 \.key)
-        #expect(hits.map(\.document.id) == Array(expected))
+        #expect(hits.map(\.record.id) == Array(expected))
         for hit in hits {
             if let rank = hit.geoRank {
-                #expect(geo[rank - 1].document.id == hit.document.id && hit.kilometres != nil)
+                #expect(geo[rank - 1].record.id == hit.record.id && hit.kilometres != nil)
             }
-            if let rank = hit.textRank { #expect(text[rank - 1].document.id == hit.document.id) }
+            if let rank = hit.textRank { #expect(text[rank - 1].record.id == hit.record.id) }
             #expect(hit.geoRank != nil || hit.textRank != nil)
         }
         let plan = try await places.explain(
@@ -545,21 +545,21 @@ struct PlacesTests {
         let geo = try await spots.search(Query(filter).near(here, in: "location").limit(50))
         var score: [DocumentID: Double] = [:]
         for (rank, hit) in vector.enumerated() {
-            score[hit.document.id, default: 0] += 1 / (60 + Double(rank + 1))
+            score[hit.record.id, default: 0] += 1 / (60 + Double(rank + 1))
         }
         for (rank, hit) in geo.enumerated() {
-            score[hit.document.id, default: 0] += 1 / (60 + Double(rank + 1))
+            score[hit.record.id, default: 0] += 1 / (60 + Double(rank + 1))
         }
         let expected = score.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
             .prefix(10).map(
                 \.key)
-        #expect(fused.map(\.document.id) == Array(expected))
-        #expect(fused.allSatisfy { $0.document["kind"] != 0 })
+        #expect(fused.map(\.record.id) == Array(expected))
+        #expect(fused.allSatisfy { $0.record["kind"] != 0 })
         for hit in fused {
             #expect(hit.vectorRanks.count == 1)
-            if let rank = hit.geoRank { #expect(geo[rank - 1].document.id == hit.document.id) }
+            if let rank = hit.geoRank { #expect(geo[rank - 1].record.id == hit.record.id) }
             if let rank = hit.vectorRanks[0] {
-                #expect(vector[rank - 1].document.id == hit.document.id)
+                #expect(vector[rank - 1].record.id == hit.record.id)
             }
         }
     }

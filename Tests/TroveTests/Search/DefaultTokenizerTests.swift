@@ -32,9 +32,9 @@ struct DefaultTokenizerTests {
             })
         for (word, id) in Self.cjkQueries {
             let typed = try await notes.search(Query().matching(.typed(word)))
-            #expect(typed.map(\.document.id) == [.int(id)], "typed \(word)")
+            #expect(typed.map(\.record.id) == [.int(id)], "typed \(word)")
             let phrase = try await notes.search(Query().matching(.fts5("\"\(word)\"")))
-            #expect(phrase.map(\.document.id) == [.int(id)], "fts5 \(word)")
+            #expect(phrase.map(\.record.id) == [.int(id)], "fts5 \(word)")
         }
     }
 
@@ -107,7 +107,7 @@ struct DefaultTokenizerTests {
     func englishUnchanged(previous: String, current: String) async throws {
         let database = try Database()
         let corpus = Self.englishCorpus(count: 400)
-        var results: [[[DocumentHit]]] = []
+        var results: [[[Hit<Document>]]] = []
         for (name, tokenizer) in [("before", previous), ("after", current)] {
             let docs = try await database.documents(
                 name,
@@ -125,10 +125,10 @@ struct DefaultTokenizerTests {
         }
         for (query, (before, after)) in zip(Self.englishQueries, zip(results[0], results[1])) {
             #expect(!before.isEmpty, "\(query) finds something")
-            #expect(before.map(\.document.id) == after.map(\.document.id), "\(query)")
+            #expect(before.map(\.record.id) == after.map(\.record.id), "\(query)")
             for (a, b) in zip(before, after) {
                 #expect(
-                    abs((a.bm25 ?? 0) - (b.bm25 ?? 0)) < 1e-9, "\(query): BM25 of \(a.document.id)")
+                    abs((a.bm25 ?? 0) - (b.bm25 ?? 0)) < 1e-9, "\(query): BM25 of \(a.record.id)")
             }
         }
     }
@@ -163,7 +163,7 @@ struct DefaultTokenizerTests {
             "SELECT sql FROM sqlite_master WHERE name = 'notes_fts'", bindings: [])
         #expect(sql.first?.string(at: 0)?.contains(Self.previousDefault) == true)
         #expect(
-            try await notes.search(Query().matching(.typed("reset"))).map(\.document.id) == [
+            try await notes.search(Query().matching(.typed("reset"))).map(\.record.id) == [
                 .int(1)
             ])
         // unicode61 keeps the CJK run whole: 東京 alone is not one of its terms.

@@ -46,7 +46,7 @@ struct DocumentBackgroundMergeTests {
         var all: [[DocumentID]] = []
         for query in ["apple", "\"river stone\"", "quartz AND harbor", "doc17", "ember NOT cloud"] {
             all.append(
-                try await docs.search(Query().matching(.fts5(query)).limit(50)).map(\.document.id))
+                try await docs.search(Query().matching(.fts5(query)).limit(50)).map(\.record.id))
         }
         return all
     }

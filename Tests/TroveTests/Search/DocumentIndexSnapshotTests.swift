@@ -45,7 +45,7 @@ struct DocumentIndexSnapshotTests {
         for (i, q) in queries.enumerated() {
             let query = i.isMultiple(of: 2) ? Query() : Query(Field("group") == .int(Int64(i % 10)))
             all.append(
-                try await docs.search(query.nearest(to: q, in: "v").limit(10)).map(\.document.id))
+                try await docs.search(query.nearest(to: q, in: "v").limit(10)).map(\.record.id))
         }
         return all
     }
@@ -113,16 +113,16 @@ struct DocumentIndexSnapshotTests {
         let db = try Database(path: path)
         let docs = try await db.documents(named: "docs")
         #expect(
-            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id
+            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.record.id
                 == 1)
         #expect(
-            try await docs.search(Query().nearest(to: added, in: "v").limit(1)).first?.document.id
+            try await docs.search(Query().nearest(to: added, in: "v").limit(1)).first?.record.id
                 == 5000)
         #expect(
             try await docs.search(Query().nearest(to: added.map { -$0 }, in: "v").limit(1)).first?
-                .document.id == 3)
+                .record.id == 3)
         let all = try await docs.search(Query().nearest(to: added, in: "v").limit(1_600)).map(
-            \.document.id)
+            \.record.id)
         #expect(all.count == 1_500 && !all.contains(2))
         let stats = try await docs.indexStatistics(field: "v")
         #expect(stats.origin == .snapshot)
@@ -153,7 +153,7 @@ struct DocumentIndexSnapshotTests {
         let db = try Database(path: path)
         let docs = try await db.documents(named: "docs")
         #expect(
-            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.document.id
+            try await docs.search(Query().nearest(to: moved, in: "v").limit(1)).first?.record.id
                 == 7)
         let stats = try await docs.indexStatistics(field: "v")
         guard case .rebuilt(let reason) = stats.origin else {
@@ -190,7 +190,7 @@ struct DocumentIndexSnapshotTests {
         // The rebuilt graph finds every sampled document's own vector first.
         for (id, vector) in vectors.sorted(by: { $0.key < $1.key }).prefix(25) {
             #expect(
-                try await docs.search(Query().nearest(to: vector, in: "v").limit(1)).first?.document
+                try await docs.search(Query().nearest(to: vector, in: "v").limit(1)).first?.record
                     .id == .int(id))
         }
         // loadIndex saved the rebuilt graph: the next open loads it.

@@ -68,12 +68,12 @@ struct DocumentSearchTests {
                 Query(filter).nearest(to: q, in: "embedding").limit(12))
             let kept = documents.filter { ($0["year"]?.intValue ?? 0) >= 2015 }
             #expect(
-                hits.map(\.document.id)
+                hits.map(\.record.id)
                     == Self.exact(q, field: "embedding", metric: .cosine, k: 12, among: kept))
             let q2 = rng.vector(dimension: 4)
             let hits2 = try await docs.search(Query().nearest(to: q2, in: "other").limit(5))
             #expect(
-                hits2.map(\.document.id)
+                hits2.map(\.record.id)
                     == Self.exact(q2, field: "other", metric: .l2, k: 5, among: documents))
         }
     }
@@ -86,14 +86,14 @@ struct DocumentSearchTests {
             Query(Field("year") < 2010).matching(.typed("river stone")).limit(5))
         #expect(!hits.isEmpty)
         for hit in hits {
-            let d = documents.first { $0.id == hit.document.id }!
+            let d = documents.first { $0.id == hit.record.id }!
             #expect((d["year"]?.intValue ?? 0) < 2010)
             let text = (d["title"]!.stringValue! + " " + d["body"]!.stringValue!)
             #expect(text.contains("river") || text.contains("stone"))
         }
         let titleOnly = try await docs.search(
             Query().matching(.typed("lamp"), in: ["title"]).limit(50))
-        #expect(titleOnly.allSatisfy { $0.document["title"]!.stringValue!.contains("lamp") })
+        #expect(titleOnly.allSatisfy { $0.record["title"]!.stringValue!.contains("lamp") })
         let q = documents[7]["embedding"]!.vectorValue!
         for fusion in [FusionMethod.reciprocalRank(k: 60), .normalizedScores] {
             let both = try await docs.search(
@@ -105,7 +105,7 @@ struct DocumentSearchTests {
         }
         let diverse = try await docs.search(
             Query().nearest(to: q, in: "embedding").diversified(lambda: 0.5).limit(5))
-        #expect(diverse.first?.document.id == documents[7].id)
+        #expect(diverse.first?.record.id == documents[7].id)
         await #expect(throws: TroveError.notVectorField(field: "title", type: "text")) {
             try await docs.search(Query().nearest(to: q, in: "title"))
         }
@@ -137,7 +137,7 @@ struct DocumentSearchTests {
         let (db, docs, documents) = try await Self.seeded(50, seed: 5, at: path)
         let q = documents[0]["embedding"]!.vectorValue!
         #expect(
-            try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+            try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.record
                 .id == 1)
         // Another connection (as another process would) moves document 2's vector onto q,
         // retitles it, and deletes document 1.
@@ -150,13 +150,13 @@ struct DocumentSearchTests {
         try other.execute("DELETE FROM docs WHERE id = 1")
         other.close()
         #expect(
-            try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+            try await docs.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.record
                 .id == 2)
-        #expect(try await docs.search(Query().matching(.typed("zebra"))).map(\.document.id) == [2])
+        #expect(try await docs.search(Query().matching(.typed("zebra"))).map(\.record.id) == [2])
         #expect(try await docs.fetch(Query(Field("year") == 1999)).map(\.id) == [2])
         // And raw SQL on the database's own connection.
         try await db.execute("UPDATE docs SET body = 'quokka' WHERE id = 3")
-        #expect(try await docs.search(Query().matching(.typed("quokka"))).map(\.document.id) == [3])
+        #expect(try await docs.search(Query().matching(.typed("quokka"))).map(\.record.id) == [3])
         #expect(try await docs.verify().isEmpty)
     }
 
@@ -184,7 +184,7 @@ struct DocumentSearchTests {
                 try tx.execute("INSERT INTO audit VALUES ('x')")
                 // Inside the transaction the new row is visible, to search too.
                 #expect(
-                    try d.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+                    try d.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.record
                         .id == 999)
                 throw Boom()
             }
@@ -245,7 +245,7 @@ struct DocumentSearchTests {
                         let hit = try t.search(Query().nearest(to: [0.5, 0], in: "v").limit(1))
                         return (
                             rows[0].values["sum_balance"], rows[0].values["count"],
-                            hit.first?.document.id
+                            hit.first?.record.id
                         )
                     }
                     #expect(total == .int(1000))
@@ -280,7 +280,7 @@ struct DocumentSearchTests {
         for _ in 0..<20 {
             let q = rng.unitVector(dimension: 16)
             let hits = try await docs.search(Query().nearest(to: q, in: "v").limit(10)).map(
-                \.document.id)
+                \.record.id)
             found +=
                 Set(hits).intersection(
                     Self.exact(q, field: "v", metric: .cosine, k: 10, among: documents)
@@ -289,7 +289,7 @@ struct DocumentSearchTests {
             let filtered = try await docs.search(
                 Query(Field("group") == 3).nearest(to: q, in: "v").limit(5)
             ).map(
-                \.document.id)
+                \.record.id)
             #expect(
                 filtered
                     == Self.exact(
@@ -300,11 +300,11 @@ struct DocumentSearchTests {
         let q = rng.unitVector(dimension: 16)
         try await docs.insert(Document(id: 5000, ["group": 99, "v": .vector(q)]))
         #expect(
-            try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id
+            try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.record.id
                 == 5000)
         try await docs.delete(id: 5000)
         #expect(
-            try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.document.id
+            try await docs.search(Query().nearest(to: q, in: "v").limit(1)).first?.record.id
                 != 5000)
         #expect(
             try await docs.explain(Query().nearest(to: q, in: "v")).contains { $0.contains("HNSW") }
@@ -326,7 +326,7 @@ struct DocumentSearchTests {
         let rows = try await docs.aggregate([.count(), .minimum("year")], over: search)
         #expect(rows.first?.values["count"] == .int(Int64(hits.count)))
         let years = hits.compactMap { hit in
-            documents.first { $0.id == hit.document.id }?["year"]?.intValue
+            documents.first { $0.id == hit.record.id }?["year"]?.intValue
         }
         #expect(rows.first?.values["min_year"] == .int(years.min()!))
         // Damage the FTS5 index behind SQLite's back: drop one row's entry only.
@@ -370,10 +370,10 @@ struct EncryptedDocumentTests {
                 Document(id: 2, ["body": "groceries", "v": [0, 1, 0]]),
             ])
             #expect(
-                try await notes.search(Query().matching(.typed("diary"))).map(\.document.id) == [1])
+                try await notes.search(Query().matching(.typed("diary"))).map(\.record.id) == [1])
             #expect(
                 try await notes.search(Query().nearest(to: [0.9, 0.1, 0], in: "v").limit(1)).first?
-                    .document.id == 1)
+                    .record.id == 1)
             #expect(try await db.read { r in try r.documents("notes").count() } == 2)
             try await db.checkpoint()
         }

@@ -33,9 +33,9 @@ struct HNSWQuantizationRecallTests {
         var found = 0
         for question in questions {
             let query = Query().nearest(to: question, in: "embedding").limit(10)
-            let truth = Set(try await exact.search(query).map(\.document.id))
+            let truth = Set(try await exact.search(query).map(\.record.id))
             #expect(truth.count == 10)
-            found += try await approximate.search(query).filter { truth.contains($0.document.id) }
+            found += try await approximate.search(query).filter { truth.contains($0.record.id) }
                 .count
         }
         let recall = Double(found) / Double(questions.count * 10)

@@ -49,17 +49,17 @@ struct QueryOptionsTests {
         for _ in 0..<20 {
             let q = rng.unitVector(dimension: 16)
             let truth = try await docs.search(Query().nearest(to: q, in: "scan").limit(10)).map(
-                \.document.id)
+                \.record.id)
             let exact = try await docs.search(Query().nearest(to: q, in: "graph").exact().limit(10))
-                .map(\.document.id)
+                .map(\.record.id)
             #expect(exact == truth)
             let approximate = try await docs.search(Query().nearest(to: q, in: "graph").limit(10))
-                .map(\.document.id)
+                .map(\.record.id)
             approximateMisses += 10 - Set(approximate).intersection(truth).count
             let wide = try await docs.search(
                 Query().nearest(to: q, in: "graph").efSearch(2_000).limit(10)
             ).map(
-                \.document.id)
+                \.record.id)
             #expect(Set(wide).intersection(truth).count >= 9)
         }
         // The weak graph does miss neighbours, so the two switches above were really tested.
@@ -121,16 +121,16 @@ struct QueryOptionsTests {
         ])
         let gated = try await docs.search(
             Query().nearest(to: [1, 0], in: "v").matching(.typed("alpha beta gamma")).limit(3))
-        #expect(gated.first { $0.document.id == .int(2) }?.textRank == nil)
-        #expect(gated.first { $0.document.id == .int(1) }?.textRank == 1)
+        #expect(gated.first { $0.record.id == .int(2) }?.textRank == nil)
+        #expect(gated.first { $0.record.id == .int(1) }?.textRank == 1)
         let plain = try await docs.search(
             Query().nearest(to: [1, 0], in: "v").matching(
                 .typed("alpha beta gamma"), minimumCoverage: 0
             ).limit(3))
-        #expect(plain.first { $0.document.id == .int(2) }?.textRank != nil)
+        #expect(plain.first { $0.record.id == .int(2) }?.textRank != nil)
         // A text leg alone is not gated: every match ranks.
         let alone = try await docs.search(Query().matching(.typed("alpha beta gamma")).limit(3))
-        #expect(Set(alone.map(\.document.id)) == [.int(1), .int(2)])
+        #expect(Set(alone.map(\.record.id)) == [.int(1), .int(2)])
     }
 
     @Test("minimumScore drops hits less similar than the threshold, in any leg combination")
@@ -153,7 +153,7 @@ struct QueryOptionsTests {
                 threshold
             ).limit(50))
         #expect(!hybrid.isEmpty)
-        #expect(hybrid.allSatisfy { similarity[$0.document.id]! >= threshold })
+        #expect(hybrid.allSatisfy { similarity[$0.record.id]! >= threshold })
         let expected = documents.filter { similarity[$0.id]! >= threshold }.count
         let vectorOnly = try await docs.search(
             Query().nearest(to: q, in: "scan").minimumScore(threshold).limit(300))

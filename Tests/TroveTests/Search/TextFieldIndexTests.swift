@@ -63,7 +63,7 @@ struct TextFieldIndexTests {
 
     static func hits(_ docs: DocumentCollection, _ query: Query) async throws -> [Int64: Double] {
         let hits = try await docs.search(query)
-        return Dictionary(uniqueKeysWithValues: hits.map { (Self.rid($0.document.id), $0.bm25!) })
+        return Dictionary(uniqueKeysWithValues: hits.map { (Self.rid($0.record.id), $0.bm25!) })
     }
 
     static func rid(_ id: DocumentID) -> Int64 {
@@ -161,7 +161,7 @@ struct TextFieldIndexTests {
                 #expect(
                     Set(
                         try d.search(Query().matching(.typed("quokka")).limit(10)).map {
-                            Self.rid($0.document.id)
+                            Self.rid($0.record.id)
                         })
                         == [10, 500])
                 throw Abort()
@@ -189,7 +189,7 @@ struct TextFieldIndexTests {
                 $0.contains("FTS5 MATCH")
             })
         #expect(
-            try await weighted.search(Query().matching(.typed("river"))).map(\.document.id) == [
+            try await weighted.search(Query().matching(.typed("river"))).map(\.record.id) == [
                 .int(1)
             ])
         let (_, docs) = try await Self.seeded(40, seed: 9, at: dir.path("s.trove"))
@@ -233,15 +233,15 @@ struct TextFieldIndexTests {
         _ = try await db.execute("DELETE FROM docs WHERE id = 4")
         // The vector index is built now, from the newer snapshot; the text leg replays the log.
         let near = try await docs.search(Query().nearest(to: [100, 100], in: "v").limit(1))
-        #expect(near.map(\.document.id) == [.int(3)])
+        #expect(near.map(\.record.id) == [.int(3)])
         let lamps = try await docs.search(Query().matching(.typed("lamp")).limit(50)).map {
-            Self.rid($0.document.id)
+            Self.rid($0.record.id)
         }
         #expect(Set(lamps) == Set((1...20).filter { $0 != 3 && $0 != 4 }.map(Int64.init)))
         _ = try await db.execute("UPDATE docs SET title = 'lamp again' WHERE id = 3")
         let hybrid = try await docs.search(
             Query().nearest(to: [100, 100], in: "v").matching(.typed("again")).limit(1))
-        #expect(hybrid.first?.document.id == .int(3))
+        #expect(hybrid.first?.record.id == .int(3))
         #expect(hybrid.first?.textRank == 1)
         #expect(try await db.verify().isHealthy)
     }

@@ -70,13 +70,13 @@ struct TextLegGateTests {
     }
 
     /// (id, text rank) of each hit, in order.
-    static func summary(_ hits: [DocumentHit]) -> [String] {
-        hits.map { "\($0.document.id):\($0.textRank.map(String.init) ?? "-")" }
+    static func summary(_ hits: [Hit<Document>]) -> [String] {
+        hits.map { "\($0.record.id):\($0.textRank.map(String.init) ?? "-")" }
     }
 
     /// The ids whose text hit voted.
-    static func voters(_ hits: [DocumentHit]) -> Set<DocumentID> {
-        Set(hits.filter { $0.textRank != nil }.map(\.document.id))
+    static func voters(_ hits: [Hit<Document>]) -> Set<DocumentID> {
+        Set(hits.filter { $0.textRank != nil }.map(\.record.id))
     }
 
     @Test("in memory and FTS5 (inside a write transaction) give the same hits in the same order")
@@ -163,7 +163,7 @@ struct TextLegGateTests {
         ])
         let hits = try await notes.search(
             Query().nearest(to: [0.7, 0.7], in: "v").matching(.typed("river stone")))
-        #expect(hits.first?.document.id == .int(2))
-        #expect(hits.first { $0.document.id == .int(1) }?.textRank == nil)
+        #expect(hits.first?.record.id == .int(2))
+        #expect(hits.first { $0.record.id == .int(1) }?.textRank == nil)
     }
 }

@@ -290,9 +290,11 @@ struct CollectionDocumentsTests {
         #expect(removed == rows.count { $0.source == "b.md" })
         #expect(try await notes.count() == rows.count - removed)
         let vector = try await notes.search(vector: [0.5, 0.5, 0.5, 0.5], topK: 200)
-        #expect(vector.count == rows.count - removed && vector.allSatisfy { $0.source != "b.md" })
+        #expect(
+            vector.count == rows.count - removed && vector.allSatisfy { $0.record.source != "b.md" }
+        )
         let text = try await notes.search(Query().matching(.typed("router garden lamp")).limit(200))
-        #expect(!text.isEmpty && text.allSatisfy { $0.source != "b.md" })
+        #expect(!text.isEmpty && text.allSatisfy { $0.record.source != "b.md" })
     }
 
     @Test(
@@ -322,7 +324,7 @@ struct CollectionDocumentsTests {
                 try tx.documents("items").insert(Document(id: 1, ["title": "t"]))
                 try tx.execute("INSERT INTO audit(note) VALUES ('x')")
                 #expect(
-                    try n.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.document
+                    try n.search(Query().nearest(to: q, in: "embedding").limit(1)).first?.record
                         .id == 500)
                 throw Abort()
             }
@@ -348,7 +350,7 @@ struct CollectionDocumentsTests {
         // A snapshot read sees the same as the search methods (its vector legs scan the table).
         let snapshot = try await db.read { r in
             try r.documents("notes").search(Query().nearest(to: q, in: "embedding").limit(5)).map {
-                $0.document.id
+                $0.record.id
             }
         }
         #expect(snapshot == (try await notes.search(vector: q, topK: 5)).map(\.id))

@@ -41,7 +41,7 @@ struct CollectionWriteTests {
         let fetched = try await items.fetch(id: 1)
         #expect(try fetched?.decodeMetadata(Meta.self) == meta)
         let hit = try await items.search(vector: [1, 0, 0, 0], topK: 1)[0]
-        #expect(try hit.decodeMetadata(Meta.self) == meta)
+        #expect(try hit.record.decodeMetadata(Meta.self) == meta)
         #expect(
             try VectorEntry(id: 2, content: "", vector: [Float]()).decodeMetadata(Meta.self) == nil)
     }
@@ -264,7 +264,7 @@ struct CollectionWriteTests {
         #expect(try await items.count(.source("b")) == 0)
         let remaining = try await items.search(vector: [1, 1, 1, 1], topK: 100)
         #expect(remaining.count == 19)
-        #expect(!remaining.contains { $0.id == 1 || $0.source == "b" })
+        #expect(!remaining.contains { $0.id == 1 || $0.record.source == "b" })
         #expect(try await items.search(Query().matching("row").limit(100)).count == 19)
         #expect(try await items.delete(where: .all) == 19)
         #expect(try await items.count() == 0)

@@ -11,7 +11,7 @@ struct FormatFixtureSearchTests {
     /// The searches asked of every fixture, by name: ids in rank order.
     static func answers(_ db: Database) async throws -> [String: [String]] {
         var out: [String: [String]] = [:]
-        func ids(_ hits: [SearchResult]) -> [String] { hits.map { "\($0.id)" } }
+        func ids(_ hits: [Hit<VectorEntry>]) -> [String] { hits.map { "\($0.id)" } }
         let names = try await db.collectionNames()
         if names.contains("notes") {
             let notes = try await db.collection(named: "notes")

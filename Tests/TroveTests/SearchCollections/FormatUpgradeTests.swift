@@ -55,7 +55,7 @@ struct FormatUpgradeTests {
         let moved = try await notes.search(
             vector: [0.9, 0.1, 0.0, 0.1], topK: 3, filter: .source("moved.md"))
         #expect(moved.map(\.id) == [1])
-        #expect(moved.first?.metadata == "{\"list\": \"home\"}")
+        #expect(moved.first?.record.metadata == "{\"list\": \"home\"}")
         // Document collections live beside the old ones in the upgraded file.
         let docs = try await db.documents("extra", schema: DocumentSchema(fields: [.text("t")]))
         try await docs.insert(Document(id: 1, ["t": "x"]))

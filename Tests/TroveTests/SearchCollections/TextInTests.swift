@@ -36,16 +36,16 @@ struct TextInTests {
                 == HashingEmbedder().vector("Renew the passport before the trip"))
 
         let hybrid = try await notes.search("when is the dentist appointment?", topK: 3)
-        #expect(hybrid.first?.source == "calendar")
+        #expect(hybrid.first?.record.source == "calendar")
         #expect(hybrid.first?.vectorRank != nil && hybrid.first?.textRank != nil)
         let vector = try await notes.search("oat milk", mode: .vector)
-        #expect(vector.first?.source == "groceries")
+        #expect(vector.first?.record.source == "groceries")
         #expect(vector.allSatisfy { $0.textRank == nil })
         let text = try await notes.search("plumber (sink)?", mode: .text, snippet: SnippetStyle())
-        #expect(text.map(\.source) == ["home"])
+        #expect(text.map(\.record.source) == ["home"])
         #expect(text[0].snippet?.contains("[plumber]") == true)
         let filtered = try await notes.search("the", topK: 10, filter: .source("work"))
-        #expect(filtered.map(\.source) == ["work"])
+        #expect(filtered.map(\.record.source) == ["work"])
         let urgent = try await notes.search(
             "passport", filter: .sql("json_extract(metadata, '$.urgent')", []))
         #expect(urgent.map(\.id) == [id])
@@ -77,7 +77,7 @@ struct TextInTests {
             try await db.collection(named: "notes", embedder: other)
         }
         let reopened = try await db.collection(named: "notes", embedder: HashingEmbedder())
-        #expect(try await reopened.search("oat milk", topK: 1).first?.source == "groceries")
+        #expect(try await reopened.search("oat milk", topK: 1).first?.record.source == "groceries")
         // A plain-vector collection refuses an embedder.
         _ = try await db.collection("plain", dimension: 64)
         await #expect(throws: TroveError.self) {
@@ -107,7 +107,7 @@ struct TextInTests {
             "notes", embedder: HashingEmbedder(), lexicalSearch: false)
         try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
         let hits = try await notes.search("oat milk", topK: 1)
-        #expect(hits.map(\.source) == ["groceries"])
+        #expect(hits.map(\.record.source) == ["groceries"])
         #expect(hits[0].textRank == nil)
         await #expect(throws: TroveError.lexicalSearchDisabled(collection: "notes")) {
             try await notes.search("milk", mode: .text)

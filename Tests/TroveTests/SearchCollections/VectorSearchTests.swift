@@ -36,7 +36,8 @@ struct VectorSearchTests {
             for hit in hits {
                 #expect(
                     abs(hit.score - Double(c.metric.score(distance: Float(hit.distance!)))) < 1e-6)
-                #expect(hit.content == "row \(hit.id.integer) word\((hit.id.integer - 1) % 7)")
+                #expect(
+                    hit.record.content == "row \(hit.id.integer) word\((hit.id.integer - 1) % 7)")
             }
             #expect(hits.map(\.vectorRank) == Array(1...10))
         }
@@ -78,7 +79,7 @@ struct VectorSearchTests {
             filter: .source("a") && .sql("json_extract(metadata, '$.even')", []))
         // source a = i % 3 == 0; even = i % 2 == 0 -> i % 6 == 0 -> 10 rows
         #expect(hits.count == 10)
-        #expect(hits.allSatisfy { $0.source == "a" && ($0.id.integer - 1) % 6 == 0 })
+        #expect(hits.allSatisfy { $0.record.source == "a" && ($0.id.integer - 1) % 6 == 0 })
         let none = try await items.search(
             vector: [1, 0, 0, 0], topK: 5, filter: .sql("id < 0", []))
         #expect(none.isEmpty)
