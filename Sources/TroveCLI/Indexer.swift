@@ -189,7 +189,7 @@ final class Indexer {
             return
         }
         summary.bytesRead += bytes.count
-        let hash = SHA256.hex(bytes)
+        let hash = SHA256.hexDigest(bytes)
         if known[file.path] == hash {
             summary.unchanged += 1
             return

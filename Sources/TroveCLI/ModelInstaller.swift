@@ -1,4 +1,5 @@
 import Foundation
+import TroveEmbeddings
 
 /// Installs, checks and removes one model folder in the model cache.
 ///
@@ -285,11 +286,10 @@ struct ModelInstaller: Sendable {
         }
     }
 
-    /// The SHA-256 of a file, lowercase hex.
+    /// The SHA-256 of a file, lowercase hex (read in chunks: model files are large).
     static func sha256(of file: URL) throws -> String {
-        guard let data = FileManager.default.contents(atPath: file.path) else {
+        do { return try SHA256.hexDigest(ofFile: file) } catch {
             throw CLIError.failure("cannot read \(file.path)")
         }
-        return SHA256.hex([UInt8](data))
     }
 }

@@ -23,17 +23,17 @@ struct MultiModelSearch: Sendable {
     let companions: [SearchCollection]
     let embedders: [any Embedder]
 
-    /// Candidates each leg contributes: as the store's hybrid search (4 × topK, at least 50).
-    static func depth(topK: Int) -> Int { min(Query.maximumLimit, max(50, 4 * topK)) }
+    /// Candidates each leg contributes: as the store's hybrid search (4 × limit, at least 50).
+    static func depth(limit: Int) -> Int { min(Query.maximumLimit, max(50, 4 * limit)) }
 
-    func search(_ query: String, topK: Int, mode: SearchMode, filter: Filter) async throws
+    func search(_ query: String, mode: SearchMode, filter: Filter, limit: Int) async throws
         -> [Hit<VectorEntry>]
     {
         if case .text = mode {
-            return try await collection.search(query, topK: topK, mode: .text, filter: filter)
+            return try await collection.search(query, mode: .text, filter: filter, limit: limit)
         }
         return try await search(
-            query, vectors: try await queryVectors(query), topK: topK, mode: mode, filter: filter)
+            query, vectors: try await queryVectors(query), mode: mode, filter: filter, limit: limit)
     }
 
     /// The query embedded by each model, as a query (multilingual-e5: `query: …`).
@@ -45,27 +45,27 @@ struct MultiModelSearch: Sendable {
 
     /// The search with the query already embedded (one vector per model, in model order).
     func search(
-        _ query: String, vectors: [[Float]], topK: Int, mode: SearchMode, filter: Filter
+        _ query: String, vectors: [[Float]], mode: SearchMode, filter: Filter, limit: Int
     ) async throws -> [Hit<VectorEntry>] {
         if case .text = mode {
-            return try await collection.search(query, topK: topK, mode: .text, filter: filter)
+            return try await collection.search(query, mode: .text, filter: filter, limit: limit)
         }
         precondition(embedders.count == companions.count + 1, "one model per vector collection")
         precondition(vectors.count == embedders.count, "one query vector per model")
         if companions.isEmpty {
             if case .vector = mode {
-                return try await collection.search(vector: vectors[0], topK: topK, filter: filter)
+                return try await collection.search(vector: vectors[0], filter: filter, limit: limit)
             }
             return try await collection.search(
                 Query(filter).nearest(to: vectors[0], in: "embedding").matching(.typed(query))
-                    .limit(topK))
+                    .limit(limit))
         }
 
-        let depth = Self.depth(topK: topK)
+        let depth = Self.depth(limit: limit)
         var rows: [DocumentID: Hit<VectorEntry>] = [:]
         var legs: [[(id: DocumentID, score: Double)]] = []
         for (leg, vector) in zip([collection] + companions, vectors) {
-            let hits = try await leg.search(vector: vector, topK: depth, filter: filter)
+            let hits = try await leg.search(vector: vector, filter: filter, limit: depth)
             for hit in hits where rows[hit.id] == nil { rows[hit.id] = hit }
             // Cosine similarity, 1 − distance: the z-score only needs "higher is better" on a
             // linear scale.
@@ -80,7 +80,7 @@ struct MultiModelSearch: Sendable {
         }
         let meaning = Self.competentZScores(legs) { leg, id in competent[id]?[leg] ?? true }
         if case .vector = mode {
-            return meaning.prefix(topK).enumerated().compactMap { rank, fused in
+            return meaning.prefix(limit).enumerated().compactMap { rank, fused in
                 result(rows[fused.id], score: fused.score, vectorRank: rank + 1, textRank: nil)
             }
         }
@@ -99,7 +99,7 @@ struct MultiModelSearch: Sendable {
         let textKeys = text.map { key($0.id) }
         let fused = RankFusion.reciprocalRank(
             [.init(ids: meaningKeys), .init(ids: textKeys)], k: RankFusion.defaultK)
-        return fused.prefix(topK).compactMap { hit in
+        return fused.prefix(limit).compactMap { hit in
             result(
                 rows[notes[Int(hit.id)]], score: hit.score, vectorRank: hit.ranks[0],
                 textRank: hit.ranks[1])

@@ -1,4 +1,5 @@
 import Foundation
+import TroveEmbeddings
 
 /// A note: one indexed file, or one document of an indexed .jsonl file. Search results collapse
 /// a note's chunks into its best one; `trove get`, `trove multi-get` and the MCP server print
@@ -29,7 +30,7 @@ struct Note: Sendable, Equatable {
     static func shortID(file: String, documentID: String?) -> String {
         var key = Array(file.utf8)
         if let documentID { key += [0] + Array(documentID.utf8) }
-        return "#" + SHA256.hex(key).prefix(8)
+        return "#" + SHA256.hexDigest(key).prefix(8)
     }
 
     /// The MCP resource URI of the note: `trove://note/` and its short id's digits.

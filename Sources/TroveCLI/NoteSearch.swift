@@ -74,7 +74,8 @@ struct NoteSearch: Sendable {
             request.allChunks || request.limit == nil
             ? wanted : min(Query.maximumLimit, max(wanted * 4, wanted + 20))
         var results = try await search.search(
-            request.query, vectors: vectors, topK: fetch, mode: request.mode, filter: request.filter
+            request.query, vectors: vectors, mode: request.mode, filter: request.filter,
+            limit: fetch
         )
         if !request.allChunks { results = Array(Self.bestChunkPerDocument(results).prefix(wanted)) }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Trove
+import TroveEmbeddings
 import TroveSQLite
 
 // Record ids in the tool's output and SQL: notes databases made (or migrated) by this version

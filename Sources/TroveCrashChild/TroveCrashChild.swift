@@ -104,7 +104,7 @@ struct TroveCrashChild {
             // Queries between batches keep the in-memory index catching up while the file grows.
             if batch % 5 == 0 {
                 _ = try await collection.search(
-                    vector: CrashWorkload.vector(seed: UInt64(batch)), topK: 5)
+                    vector: CrashWorkload.vector(seed: UInt64(batch)), limit: 5)
                 _ = try await collection.search(
                     Query().matching(.typed(CrashWorkload.tag(batch))).limit(5))
             }
@@ -147,7 +147,7 @@ struct TroveCrashChild {
                 try await collection.insert(entries)
                 let count = try await collection.count()
                 if count % 10 != 0 { say("E partial batch visible: count \(count)") }
-                _ = try await collection.search(vector: entries[0].vector, topK: 3)
+                _ = try await collection.search(vector: entries[0].vector, limit: 3)
                 _ = try await collection.search(Query().matching(.typed("writer batch")).limit(3))
             } catch {
                 errors += 1
@@ -174,7 +174,7 @@ struct TroveCrashChild {
         do {
             let items = try await database.collection(named: "items")
             say("count \(try await items.count())")
-            let vectorHits = try await items.search(vector: [1, 0, 0, 0], topK: 3)
+            let vectorHits = try await items.search(vector: [1, 0, 0, 0], limit: 3)
             say("search \(vectorHits.map(\.id))")
             let textHits = try await items.search(Query().matching(.typed("row")).limit(3))
             say("text \(textHits.map(\.id))")

@@ -1,10 +1,11 @@
 import Foundation
 
-/// SHA-256 (FIPS 180-4), used for the weights checksum in ``EmbeddingManifest``.
+/// SHA-256 (FIPS 180-4): the weights checksum in ``EmbeddingManifest``, and (package-wide) the
+/// `trove` tool's file hashes and name-based record ids.
 ///
-/// Foundation on Linux has no hash functions and Trove depends on nothing else, so this is a
-/// small portable implementation. Apps on Apple platforms get the same digest.
-struct SHA256 {
+/// Foundation on Linux has no hash functions and Trove depends on nothing else, so this is the
+/// one small portable implementation. Apps on Apple platforms get the same digest.
+package struct SHA256 {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab,
         0x5be0_cd19
@@ -31,7 +32,9 @@ struct SHA256 {
         0xc671_78f2,
     ]
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package init() {}
+
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         length &+= UInt64(bytes.count)
         var index = 0
         if !buffer.isEmpty {
@@ -50,9 +53,17 @@ struct SHA256 {
         if index < bytes.count { buffer.append(contentsOf: bytes[index...]) }
     }
 
-    mutating func update(_ data: Data) { data.withUnsafeBytes { update($0) } }
+    package mutating func update(_ data: some ContiguousBytes) {
+        data.withUnsafeBytes { update($0) }
+    }
 
-    mutating func finalize() -> String {
+    /// The digest as 64 lowercase hex digits.
+    package mutating func finalize() -> String {
+        finalizeBytes().map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The digest's 32 bytes.
+    package mutating func finalizeBytes() -> [UInt8] {
         let bitLength = length &* 8
         var tail: [UInt8] = [0x80]
         while (buffer.count + tail.count) % 64 != 56 { tail.append(0) }
@@ -63,7 +74,9 @@ struct SHA256 {
         tail.withUnsafeBytes { update($0) }
         length = savedLength
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        return words.map { String(format: "%08x", $0) }.joined()
+        return words.flatMap { word in
+            (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) }
+        }
     }
 
     private mutating func compress(_ block: UnsafeRawPointer) {
@@ -103,7 +116,7 @@ struct SHA256 {
     }
 
     /// Hex digest of a file, read in 1 MiB chunks.
-    static func hexDigest(ofFile url: URL) throws -> String {
+    package static func hexDigest(ofFile url: URL) throws -> String {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
         var hasher = SHA256()
@@ -113,10 +126,18 @@ struct SHA256 {
         return hasher.finalize()
     }
 
-    static func hexDigest(_ data: Data) -> String {
+    /// The hex digest of bytes in memory.
+    package static func hexDigest(_ data: some ContiguousBytes) -> String {
         var hasher = SHA256()
         hasher.update(data)
         return hasher.finalize()
+    }
+
+    /// The 32-byte digest of bytes in memory.
+    package static func digest(_ data: some ContiguousBytes) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data)
+        return hasher.finalizeBytes()
     }
 }
 

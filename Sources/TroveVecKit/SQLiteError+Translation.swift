@@ -41,7 +41,7 @@ extension SQLiteError {
             self = .invalidTextQuery(query, detail: reason)
         case .lexicalSearchDisabled:
             self = .lexicalSearchDisabled
-        case .invalidTopK(let topK, _):
+        case .invalidLimit(let topK, _):
             self = .invalidTopK(topK)
         case .invalidDimension(let dimension):
             self = .invalidDimension(dimension)

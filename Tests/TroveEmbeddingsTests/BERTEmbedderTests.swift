@@ -343,6 +343,16 @@ struct SHA256Tests {
         }
         #expect(hasher.finalize() == SHA256.hexDigest(bytes))
     }
+
+    @Test("the byte digest is the hex digest's bytes, from an array as from Data")
+    func bytes() {
+        let digest = SHA256.digest(Array("abc".utf8))
+        #expect(digest.count == 32)
+        #expect(
+            digest.map { String(format: "%02x", $0) }.joined() == SHA256.hexDigest(Data("abc".utf8))
+        )
+        #expect(digest.prefix(4) == [0xba, 0x78, 0x16, 0xbf])
+    }
 }
 
 @Suite("VectorMath")

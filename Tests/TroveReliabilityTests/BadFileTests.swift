@@ -72,7 +72,7 @@ struct BadFileTests {
             let database = try Database(path: path)
             let collection = try await database.collection(named: "items")
             let count = try await collection.count()
-            _ = try await collection.search(vector: [Float](repeating: 0.5, count: 64), topK: 5)
+            _ = try await collection.search(vector: [Float](repeating: 0.5, count: 64), limit: 5)
             _ = try await collection.search(Query().matching(.typed("row")).limit(5))
             let check = try await database.query("PRAGMA integrity_check").compactMap {
                 $0.string(at: 0)
@@ -215,7 +215,7 @@ struct BadFileTests {
         _ = try await database.query("PRAGMA max_page_count = 1000000")
         try await items.insert(Array(batch.prefix(10)))
         #expect(try await items.count() == snapshot.count + 10)
-        #expect(try await items.search(vector: batch[3].vector, topK: 1).first?.id == batch[3].id)
+        #expect(try await items.search(vector: batch[3].vector, limit: 1).first?.id == batch[3].id)
         // And after reopening, nothing of the failed batch is there.
         let reopened = try await Database(path: path).collection(named: "items")
         #expect(try await reopened.count() == snapshot.count + 10)

@@ -201,8 +201,8 @@ struct BadInputTests {
         for run in [
             {
                 _ = try await collection.search(
-                    vector: [1, 0, 0, 0], topK: 5,
-                    filter: .sql(sql, [.integer(1)]))
+                    vector: [1, 0, 0, 0], filter: .sql(sql, [.integer(1)]),
+                    limit: 5)
             },
             {
                 _ = try await collection.search(
@@ -299,12 +299,12 @@ struct BadInputTests {
     }
 
     @Test(
-        "topK 0, negative and huge are invalidTopK; the maximum itself works",
+        "topK 0, negative and huge are invalidLimit; the maximum itself works",
         arguments: [0, -1, Int.min, Query.maximumLimit + 1, Int.max])
     func badTopK(_ k: Int) async throws {
-        let expected = TroveError.invalidTopK(k, maximum: Query.maximumLimit)
+        let expected = TroveError.invalidLimit(k, maximum: Query.maximumLimit)
         try await rejected(TroveError.self, matches: { $0 == expected }) {
-            _ = try await $0.search(vector: [1, 0, 0, 0], topK: k)
+            _ = try await $0.search(vector: [1, 0, 0, 0], limit: k)
         }
         try await rejected(TroveError.self, matches: { $0 == expected }) {
             _ = try await $0.search(Query().matching(.typed("row")).limit(k))
@@ -315,7 +315,8 @@ struct BadInputTests {
         }
         let collection = try await seededCollection(try Database())
         #expect(
-            try await collection.search(vector: [1, 0, 0, 0], topK: Query.maximumLimit).count == 20)
+            try await collection.search(vector: [1, 0, 0, 0], limit: Query.maximumLimit).count == 20
+        )
         #expect(
             try await collection.search(
                 Query().nearest(to: [1, 0, 0, 0], in: "embedding").matching(.typed("row")).limit(

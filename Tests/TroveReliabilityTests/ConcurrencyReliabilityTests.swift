@@ -35,7 +35,7 @@ struct ConcurrencyReliabilityTests {
         let count = try await items.count()
         #expect(count % batchSize == 0, "count \(count) is not whole batches")
         let all = try await items.search(
-            vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 }, topK: 10_000)
+            vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 }, limit: 10_000)
         #expect(all.count % batchSize == 0, "vector search saw \(all.count) rows")
         let b = Int(rng.next() % UInt64(batches))
         let tagged = try await items.search(Query().matching(.fts5("tag0x\(b)")).limit(100))
@@ -102,7 +102,7 @@ struct ConcurrencyReliabilityTests {
         // Each reader's vector index caught up from the change log the writer's triggers filled.
         for reader in readers {
             #expect(
-                try await reader.search(vector: Self.batch(29)[3].vector, topK: 1).first?.id
+                try await reader.search(vector: Self.batch(29)[3].vector, limit: 1).first?.id
                     == Self.batch(29)[3].id)
             #expect(try await reader.count() == batches * Self.batchSize)
             #expect(try await reader.database.verify().isHealthy)
@@ -143,7 +143,7 @@ struct ConcurrencyReliabilityTests {
                     #expect(count % Self.batchSize == 0, "count \(count) is not whole batches")
                     let hits = try await shared.search(
                         vector: CrashWorkload.vector(seed: rng.next()).prefix(8).map { $0 },
-                        topK: 10_000)
+                        limit: 10_000)
                     #expect(
                         hits.count % Self.batchSize == 0, "vector search saw \(hits.count) rows")
                     reads += 1

@@ -196,14 +196,14 @@ struct CrashTests {
                     "\(context): text batch \(batch)")
                 let row = CrashWorkload.rows(of: batch)[
                     Int(rng.next() % UInt64(CrashWorkload.size(of: batch)))]
-                let nearest = try await collection.search(vector: row.vector, topK: 1)
+                let nearest = try await collection.search(vector: row.vector, limit: 1)
                 #expect(nearest.first?.id == row.id, "\(context): vector search for row \(row.id)")
             }
             #expect(
                 try await collection.search(Query().matching(.fts5(CrashWorkload.tag(present + 1))))
                     .isEmpty)
             let all = try await collection.search(
-                vector: CrashWorkload.vector(seed: 1), topK: Query.maximumLimit)
+                vector: CrashWorkload.vector(seed: 1), limit: Query.maximumLimit)
             #expect(
                 all.count == total,
                 "\(context): vector search returns \(all.count) of \(total) rows")

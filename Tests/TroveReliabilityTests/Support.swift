@@ -24,7 +24,7 @@ struct CollectionSnapshot: Equatable {
         for id in ids { if let row = try await collection.fetch(id: .int(id)) { rows.append(row) } }
         self.rows = rows
         let q = query ?? [Float](repeating: 0.5, count: collection.configuration.dimension)
-        vectorHits = try await collection.search(vector: q, topK: 10).map(\.id.integer)
+        vectorHits = try await collection.search(vector: q, limit: 10).map(\.id.integer)
         textHits =
             collection.configuration.lexicalSearch
             ? try await collection.search(Query().matching(.typed(text)).limit(10)).map(

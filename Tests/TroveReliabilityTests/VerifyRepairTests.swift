@@ -148,8 +148,8 @@ struct VerifyRepairTests {
         let result = try await database.repair()
         #expect(result.after.isHealthy, "\(result.after.problems)")
         // This connection and the other one both answer from the table now.
-        #expect(try await items.search(vector: moved, topK: 1).first?.id == 5)
-        #expect(try await other.search(vector: moved, topK: 1).first?.id == 5)
+        #expect(try await items.search(vector: moved, limit: 1).first?.id == 5)
+        #expect(try await other.search(vector: moved, limit: 1).first?.id == 5)
         #expect(try await other.database.verify().isHealthy)
     }
 
@@ -167,7 +167,7 @@ struct VerifyRepairTests {
         let report = try await database.verify()
         #expect(report.problems.contains { $0.contains("1 without a row") }, "\(report.problems)")
         #expect(try await database.repair().after.isHealthy)
-        #expect(try await items.search(vector: [1, 0, 0, 0], topK: 100).count == 49)
+        #expect(try await items.search(vector: [1, 0, 0, 0], limit: 100).count == 49)
     }
 
     @Test("a change-log floor above the log is reported and repaired")
@@ -182,7 +182,7 @@ struct VerifyRepairTests {
         )
         let result = try await database.repair()
         #expect(result.after.isHealthy, "\(result.after.problems)")
-        #expect(try await items.search(vector: [1, 0, 0, 0], topK: 100).count == 50)
+        #expect(try await items.search(vector: [1, 0, 0, 0], limit: 100).count == 50)
     }
 
     @Test("verify works on a read-only database; repair there is a typed readOnly error")

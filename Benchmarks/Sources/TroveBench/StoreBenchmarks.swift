@@ -324,10 +324,10 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
             + String(format: "  CPU %.3f ms/query", cpuPerQuery))
     }
     try await latency("vector, exact (SIMD scan of all rows)") {
-        try await collection.search(vector: queries[$0].vector, topK: 10).count
+        try await collection.search(vector: queries[$0].vector, limit: 10).count
     }
     try await latency("vector, exact, filter 1% (where: id % 100 = 0)") {
-        try await collection.search(vector: queries[$0].vector, topK: 10, filter: .sql("id % 100 = 0", [])).count
+        try await collection.search(vector: queries[$0].vector, filter: .sql("id % 100 = 0", []), limit: 10).count
     }
     try await latency("text, typed (words OR-ed, BM25)") {
         try await collection.search(Query().matching(.typed(queries[$0].text)).limit(10)).count
@@ -364,7 +364,7 @@ private func firstQueries(label: String, path: String, collection name: String, 
         let database = try Database(path: path)
         let collection = try await database.collection(named: name)
         let cpu = processCPUMilliseconds()
-        let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
+        let (_, ms) = try await measure { try await collection.search(vector: query, limit: 10) }
         return (ms, processCPUMilliseconds() - cpu, try await collection.indexStatistics().origin)
     }
     func figures(_ runs: [(ms: Double, cpu: Double)]) -> String {
@@ -383,14 +383,14 @@ private func firstQueries(label: String, path: String, collection name: String, 
             let database = try Database(path: path)
             let collection = try await database.collection(named: name)
             let cpu = processCPUMilliseconds()
-            let (found, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
+            let (found, ms) = try await measure { try await collection.search(vector: query, limit: 10) }
             times.append((ms, processCPUMilliseconds() - cpu))
             results["table"] = found
         }
         print("  \(label), no snapshot (read back from the table row by row, \(vectors) vectors): \(figures(times))")
         let database = try Database(path: path)
         let collection = try await database.collection(named: name)
-        _ = try await collection.search(vector: query, topK: 10)
+        _ = try await collection.search(vector: query, limit: 10)
         try await database.saveIndexes()
         guard try await collection.indexStatistics().snapshotWatermark != nil else { throw StoreBenchError("the matrix was not saved") }
     }
@@ -401,7 +401,7 @@ private func firstQueries(label: String, path: String, collection name: String, 
         warm.append((ms, cpu))
     }
     let database = try Database(path: path)
-    results["snapshot"] = try await database.collection(named: name).search(vector: query, topK: 10)
+    results["snapshot"] = try await database.collection(named: name).search(vector: query, limit: 10)
     if let table = results["table"], table.map(\.id) != results["snapshot"]!.map(\.id) || table.map(\.score) != results["snapshot"]!.map(\.score) {
         throw StoreBenchError("results with and without the snapshot differ")
     }
@@ -463,7 +463,7 @@ func runFirstQuery(_ arguments: [String]) async throws {
         let database = try Database(path: path)
         let collection = try await database.collection(named: name)
         let cpu = processCPUMilliseconds()
-        let (_, ms) = try await measure { try await collection.search(vector: query, topK: 10) }
+        let (_, ms) = try await measure { try await collection.search(vector: query, limit: 10) }
         print(String(format: "%.3f %.3f", ms, processCPUMilliseconds() - cpu))
         let origin = try await collection.indexStatistics().origin
         guard origin == .snapshot else { throw StoreBenchError("the index was not loaded from its snapshot: \(origin)") }

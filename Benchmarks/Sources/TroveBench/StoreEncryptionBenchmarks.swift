@@ -88,7 +88,7 @@ private func runOnce(
         let collection = try await database.collection(named: "packages")
         let cpuStart = cpuMilliseconds()
         let start = ContinuousClock.now
-        _ = try await collection.search(vector: queries[0].vector, topK: 10)
+        _ = try await collection.search(vector: queries[0].vector, limit: 10)
         firstWall.append(elapsedMilliseconds(since: start))
         firstCPU.append(cpuMilliseconds() - cpuStart)
     }
@@ -98,7 +98,7 @@ private func runOnce(
     let openedBefore = before.pagesOpened
     let cpuStart = cpuMilliseconds()
     let firstStart = ContinuousClock.now
-    _ = try await collection.search(vector: queries[0].vector, topK: 10)
+    _ = try await collection.search(vector: queries[0].vector, limit: 10)
     firstWall.append(elapsedMilliseconds(since: firstStart))
     firstCPU.append(cpuMilliseconds() - cpuStart)
     let after = EncryptionStatistics.current
@@ -113,7 +113,7 @@ private func runOnce(
             let collection = try await database.collection(named: "packages")
             let cpuStart = cpuMilliseconds()
             let start = ContinuousClock.now
-            _ = try await collection.search(vector: queries[0].vector, topK: 10)
+            _ = try await collection.search(vector: queries[0].vector, limit: 10)
             firstWall.append(elapsedMilliseconds(since: start))
             firstCPU.append(cpuMilliseconds() - cpuStart)
         }
@@ -134,7 +134,7 @@ private func runOnce(
         guard found > 0 else { throw BenchCheckError("no results") }
         return median(samples)
     }
-    figures.exactP50 = try await p50 { try await collection.search(vector: queries[$0].vector, topK: 10).count }
+    figures.exactP50 = try await p50 { try await collection.search(vector: queries[$0].vector, limit: 10).count }
     figures.textP50 = try await p50 { try await collection.search(Query().matching(.typed(queries[$0].text)).limit(10)).count }
     figures.hybridP50 = try await p50 {
         try await collection.search(Query().nearest(to: queries[$0].vector, in: "embedding").matching(.typed(queries[$0].text)).limit(10)).count
@@ -304,7 +304,7 @@ private func runFirstQueryAB(
             let before = EncryptionStatistics.current
             let cpuStart = cpuMilliseconds()
             let start = ContinuousClock.now
-            _ = try await collection.search(vector: queries[0].vector, topK: 10)
+            _ = try await collection.search(vector: queries[0].vector, limit: 10)
             wall[kind].append(elapsedMilliseconds(since: start))
             cpu[kind].append(cpuMilliseconds() - cpuStart)
             if kind == 2 {

@@ -42,7 +42,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
     func search() async throws -> (vector: Double, text: Double) {
         let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &queryRNG) }
         let t0 = now()
-        let hits = try await items.search(vector: q, topK: 10, filter: .sql("source != ?", [.text("s3")]))
+        let hits = try await items.search(vector: q, filter: .sql("source != ?", [.text("s3")]), limit: 10)
         let t1 = now()
         let text = try await items.search(Query().matching(.typed("garden lamp")).limit(10))
         let t2 = now()
@@ -89,7 +89,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
     let scaling = try await database.collection("scaling", dimension: dimension)
     rng = BenchRandom(state: 3)
     try await scaling.insert(entries(1...rows))
-    _ = try await scaling.search(vector: [Float](repeating: 0.5, count: dimension), topK: 10)
+    _ = try await scaling.search(vector: [Float](repeating: 0.5, count: dimension), limit: 10)
     _ = try await scaling.search(Query().matching(.typed("garden lamp")).limit(10))
     var nextID = rows + 1_000_000
     for writerRate in [options.int("writer-rate", 2), 0] {
@@ -131,7 +131,7 @@ private func sameCollectionScaling(
         search: { count, rng in
             if count % 2 == 0 {
                 let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
-                let hits = try await items.search(vector: q, topK: 10, filter: .sql("source != ?", [.text("s3")]))
+                let hits = try await items.search(vector: q, filter: .sql("source != ?", [.text("s3")]), limit: 10)
                 precondition(hits.count == 10)
             } else {
                 let hits = try await items.search(Query().matching(.typed("garden lamp")).limit(10))

@@ -14,7 +14,7 @@ import TroveVectors
 /// let database = try Database(path: "notes.trove")
 /// let notes = try await database.collection("notes", dimension: 384)
 /// try await notes.insert(VectorEntry(id: 1, content: "Buy oat milk", vector: embedding))
-/// let hits = try await notes.search(vector: embedding, topK: 5)
+/// let hits = try await notes.search(vector: embedding, limit: 5)
 /// ```
 public actor Database {
     let connection: Connection

@@ -35,8 +35,8 @@ public enum TroveError: Error, Hashable, Sendable {
     case lexicalSearchDisabled(collection: String)
     /// The collection has no embedder attached, so text cannot be embedded.
     case embedderRequired(collection: String)
-    /// `topK` is outside `1...maximum`.
-    case invalidTopK(Int, maximum: Int)
+    /// A limit (how many hits a ranked query returns) is outside `1...maximum`.
+    case invalidLimit(Int, maximum: Int)
     /// A dimension must be at least 1 (and at most 65,536).
     case invalidDimension(Int)
     /// A collection or table name is not a plain SQL identifier or is reserved.
@@ -147,8 +147,8 @@ extension TroveError: CustomStringConvertible, LocalizedError {
         case .embedderRequired(let collection):
             "Collection '\(collection)' has no embedder. Open it with an Embedder to add or "
                 + "search text, or pass vectors yourself."
-        case .invalidTopK(let k, let maximum):
-            "topK must be between 1 and \(maximum); got \(k)."
+        case .invalidLimit(let k, let maximum):
+            "limit must be between 1 and \(maximum); got \(k)."
         case .invalidDimension(let d):
             "Dimension must be between 1 and 65536; got \(d)."
         case .invalidName(let name, let reason):

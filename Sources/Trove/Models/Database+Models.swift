@@ -191,9 +191,6 @@ public struct ModelWriter<M: Model> {
     /// Inserts or replaces one model. - Returns: its id.
     @discardableResult
     public func save(_ model: M) throws -> M.ID { try save([model])[0] }
-    /// The same as ``save(_:)-([M])``.
-    @discardableResult
-    public func upsert(_ models: [M]) throws -> [M.ID] { try save(models) }
     /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)``.
     public func update(_ model: M) throws {
         try writer.store.update(

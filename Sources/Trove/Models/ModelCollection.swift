@@ -61,10 +61,6 @@ public struct ModelCollection<M: Model>: Sendable {
     @discardableResult
     public func save(_ model: M) async throws -> M.ID { try await save([model])[0] }
 
-    /// The same as ``save(_:)-([M])``.
-    @discardableResult
-    public func upsert(_ models: [M]) async throws -> [M.ID] { try await save(models) }
-
     /// Replaces a stored model. - Throws: ``TroveError/documentNotFound(_:)`` when none has its id.
     public func update(_ model: M) async throws { try await update([model]) }
 

@@ -97,7 +97,7 @@ extension DocumentStore {
         }
         let k = query.limit ?? 10
         guard (1...Query.maximumLimit).contains(k) else {
-            throw TroveError.invalidTopK(k, maximum: Query.maximumLimit)
+            throw TroveError.invalidLimit(k, maximum: Query.maximumLimit)
         }
         guard query.offset >= 0 else {
             throw TroveError.invalidQuery("offset must be >= 0, got \(query.offset)")

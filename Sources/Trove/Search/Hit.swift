@@ -5,7 +5,7 @@
 /// re-ranks results is written once.
 ///
 /// ```swift
-/// for hit in try await notes.search("dentist", topK: 5) {
+/// for hit in try await notes.search("dentist", limit: 5) {
 ///     print(hit.id, hit.score, hit.vectorRanks, hit.textRank ?? 0, hit.record.content)
 /// }
 /// ```

@@ -84,17 +84,17 @@ extension SearchCollection {
     /// well only when the question carries the query prefix.
     ///
     /// ```swift
-    /// let hits = try await notes.search("when is the dentist?", topK: 5)
+    /// let hits = try await notes.search("when is the dentist?", limit: 5)
     /// let wordsOnly = try await notes.search("dentist", mode: .text, snippet: SnippetStyle())
     /// let due = try await notes.search("dentist", filter: Field("metadata", path: "$.due").exists)
     /// ```
     /// - Throws: ``TroveError/embedderRequired(collection:)`` for the vector and hybrid modes
     ///   without an embedder, and the errors of ``search(_:)``.
     public func search(
-        _ text: String, topK: Int = 10, mode: SearchMode = .hybrid, filter: Filter = .all,
+        _ text: String, mode: SearchMode = .hybrid, filter: Filter = .all, limit: Int = 10,
         snippet: SnippetStyle? = nil
     ) async throws -> [Hit<VectorEntry>] {
-        var query = Query(filter).limit(topK)
+        var query = Query(filter).limit(limit)
         if mode != .text {
             query = query.nearest(to: try await requireEmbedder().embedQuery(text), in: "embedding")
         }

@@ -17,7 +17,7 @@ import TroveVectors
 /// // Ids that cannot collide across devices (for sync): UUIDv7s when left to Trove.
 /// let synced = try await database.collection("synced", configuration: .init(dimension: 3, ids: .uuid))
 /// let id = try await synced.insert(content: "Call the plumber", vector: [0, 1, 0])
-/// let nearest = try await notes.search(vector: [0.9, 0.1, 0], topK: 1)
+/// let nearest = try await notes.search(vector: [0.9, 0.1, 0], limit: 1)
 /// let words = try await notes.search(Query().matching(.typed("oat milk")))
 /// ```
 public struct SearchCollection: Sendable {
@@ -192,7 +192,7 @@ public struct SearchCollection: Sendable {
     /// ```
     /// - Throws: ``TroveError/invalidQuery(_:)`` for an unranked query (use ``fetch(_:)``) or a
     ///   projection, ``TroveError/notVectorField(field:type:)``, ``TroveError/notTextField(field:fullTextFields:)``,
-    ///   ``TroveError/dimensionMismatch(expected:actual:)``, ``TroveError/invalidTopK(_:maximum:)``,
+    ///   ``TroveError/dimensionMismatch(expected:actual:)``, ``TroveError/invalidLimit(_:maximum:)``,
     ///   ``TroveError/invalidTextQuery(query:reason:)``, ``TroveError/invalidFilter(sql:reason:)``,
     ///   ``TroveError/lexicalSearchDisabled(collection:)``.
     public func search(_ query: Query) async throws -> [Hit<VectorEntry>] {
@@ -211,17 +211,17 @@ public struct SearchCollection: Sendable {
     }
 
     /// k-nearest-neighbour search, nearest first, among the rows passing `filter` (applied before
-    /// ranking: when at least `topK` rows pass, exactly `topK` come back). For the exact answer on
+    /// ranking: when at least `limit` rows pass, exactly `limit` come back). For the exact answer on
     /// an HNSW collection, or a wider walk, use ``search(_:)`` with ``Query/exact(_:)`` or
     /// ``Query/efSearch(_:)``.
     ///
     /// ```swift
-    /// let hits = try await notes.search(vector: q, topK: 10, filter: .source("inbox"))
+    /// let hits = try await notes.search(vector: q, filter: .source("inbox"), limit: 10)
     /// ```
-    public func search(vector: [Float], topK: Int = 10, filter: Filter = .all) async throws
+    public func search(vector: [Float], filter: Filter = .all, limit: Int = 10) async throws
         -> [Hit<VectorEntry>]
     {
-        try await search(Query(filter).nearest(to: vector, in: "embedding").limit(topK))
+        try await search(Query(filter).nearest(to: vector, in: "embedding").limit(limit))
     }
 }
 

@@ -12,13 +12,13 @@ struct ChangeLogTests {
         let db = try Database()
         let items = try await db.collection("items", dimension: 2)
         try await items.insert(VectorEntry(id: 1, content: "alpha", vector: [1, 0]))
-        #expect(try await items.search(vector: [0, 1], topK: 5).map(\.id) == [1])
+        #expect(try await items.search(vector: [0, 1], limit: 5).map(\.id) == [1])
 
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
         try await db.execute(
             "INSERT INTO items(id, content, embedding) VALUES (2, 'bravo charlie', ?)",
             bindings: [blob])
-        #expect(try await items.search(vector: [0, 1], topK: 1).map(\.id) == [2])
+        #expect(try await items.search(vector: [0, 1], limit: 1).map(\.id) == [2])
         #expect(try await items.search(Query().matching("bravo")).map(\.id) == [2])
 
         try await db.execute(
@@ -26,25 +26,25 @@ struct ChangeLogTests {
             bindings: [.blob([Float(0), -1].withUnsafeBytes { Array($0) })])
         #expect(try await items.search(Query().matching("alpha")).isEmpty)
         #expect(try await items.search(Query().matching("delta")).map(\.id) == [1])
-        #expect(try await items.search(vector: [0, -1], topK: 1).map(\.id) == [1])
+        #expect(try await items.search(vector: [0, -1], limit: 1).map(\.id) == [1])
 
         try await db.execute("UPDATE items SET id = 10 WHERE id = 2")
-        #expect(Set(try await items.search(vector: [0, 1], topK: 5).map(\.id)) == [1, 10])
+        #expect(Set(try await items.search(vector: [0, 1], limit: 5).map(\.id)) == [1, 10])
         #expect(try await items.search(Query().matching("bravo")).map(\.id) == [10])
 
         try await db.execute("DELETE FROM items WHERE id = 10")
-        #expect(try await items.search(vector: [0, 1], topK: 5).map(\.id) == [1])
+        #expect(try await items.search(vector: [0, 1], limit: 5).map(\.id) == [1])
         #expect(try await items.search(Query().matching("bravo")).isEmpty)
 
         // A row without a vector is found by text, not by vector search.
         try await db.execute("INSERT INTO items(id, content) VALUES (3, 'echo')")
         #expect(try await items.search(Query().matching("echo")).map(\.id) == [3])
-        #expect(try await items.search(vector: [1, 0], topK: 5).map(\.id) == [1])
+        #expect(try await items.search(vector: [1, 0], limit: 5).map(\.id) == [1])
         // A non-finite vector stored by raw SQL is treated as no vector.
         try await db.execute(
             "UPDATE items SET embedding = ? WHERE id = 3",
             bindings: [.blob([Float.nan, 1].withUnsafeBytes { Array($0) })])
-        #expect(try await items.search(vector: [1, 0], topK: 5).map(\.id) == [1])
+        #expect(try await items.search(vector: [1, 0], limit: 5).map(\.id) == [1])
     }
 
     @Test("a second connection's writes are visible on the next query")
@@ -53,13 +53,13 @@ struct ChangeLogTests {
         let path = dir.path("store.trove")
         let first = try await Database(path: path).collection("items", dimension: 3)
         try await first.insert(randomEntries(count: 20, dimension: 3, seed: 21))
-        #expect(try await first.search(vector: [1, 1, 1], topK: 100).count == 20)
+        #expect(try await first.search(vector: [1, 1, 1], limit: 100).count == 20)
 
         let second = try await Database(path: path).collection(named: "items")
         try await second.insert(
             VectorEntry(id: 500, content: "from the second connection", vector: [9, 9, 9]))
         try await second.delete(id: 1)
-        let hits = try await first.search(vector: [1, 1, 1], topK: 100)
+        let hits = try await first.search(vector: [1, 1, 1], limit: 100)
         #expect(hits.count == 20)
         #expect(hits.first?.id == 500)
         #expect(!hits.contains { $0.id == 1 })
@@ -70,7 +70,7 @@ struct ChangeLogTests {
         let raw = try Connection(path: path)
         try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         try raw.execute("DELETE FROM items WHERE id = 500")
-        #expect(try await first.search(vector: [1, 1, 1], topK: 1).first?.id != 500)
+        #expect(try await first.search(vector: [1, 1, 1], limit: 1).first?.id != 500)
     }
 
     @Test("when the log was pruned past the watermark, the index reloads from the table")
@@ -79,7 +79,7 @@ struct ChangeLogTests {
         let path = dir.path("store.trove")
         let first = try await Database(path: path).collection("items", dimension: 2)
         try await first.insert(VectorEntry(id: 1, content: "a", vector: [1, 0]))
-        #expect(try await first.search(vector: [1, 0], topK: 5).map(\.id) == [1])
+        #expect(try await first.search(vector: [1, 0], limit: 5).map(\.id) == [1])
         // Another process writes, then prunes the whole log and records the floor.
         let raw = try Connection(path: path)
         try raw.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
@@ -91,7 +91,7 @@ struct ChangeLogTests {
         try raw.execute(
             "INSERT OR REPLACE INTO trove_meta(key, value) VALUES ('log_floor.items', ?)",
             [.text(String(maxSeq.int64Value!))])
-        #expect(try await first.search(vector: [1, 0], topK: 5).map(\.id) == [2])
+        #expect(try await first.search(vector: [1, 0], limit: 5).map(\.id) == [2])
     }
 
     @Test("the log stays bounded under many writes")
@@ -107,7 +107,7 @@ struct ChangeLogTests {
         let logCount = try await db.query("SELECT count(*) FROM items_log")[0].int64(at: 0)!
         #expect(logCount <= 60_000)
         #expect(
-            try await items.search(vector: [1, 5], topK: 1, filter: .sql("id = 0", [])).first?.id
+            try await items.search(vector: [1, 5], filter: .sql("id = 0", []), limit: 1).first?.id
                 == 0)
         #expect(try await items.count() == 10_000)
     }

@@ -25,7 +25,7 @@ struct ConcurrencyTests {
                     var rng = SeededGenerator(seed: UInt64(100 + r))
                     for _ in 0..<20 {
                         let hits = try await items.search(
-                            vector: rng.vector(dimension: 4), topK: 1_000)
+                            vector: rng.vector(dimension: 4), limit: 1_000)
                         let texts = try await items.search(Query().matching("row").limit(1_000))
                         // Batches are atomic: counts are always whole multiples of the batch size.
                         #expect(hits.count % batchSize == 0)
@@ -36,7 +36,7 @@ struct ConcurrencyTests {
             try await group.waitForAll()
         }
         #expect(try await items.count() == 8 * batchSize)
-        #expect(try await items.search(vector: [1, 0, 0, 0], topK: 1_000).count == 8 * batchSize)
+        #expect(try await items.search(vector: [1, 0, 0, 0], limit: 1_000).count == 8 * batchSize)
         #expect(db.fileSize() > 0)
         try await db.checkpoint()
         let sources = try await items.sources()

@@ -80,7 +80,7 @@ struct DatabaseEncryptionTests {
         let notes = try await database.collection(named: "notes")
         #expect(try await notes.count() == 301)
         #expect(try await notes.search(Query().matching(.typed("oat milk")).limit(3)).count == 3)
-        #expect(try await notes.search(vector: probe, topK: 1).first?.id == 42)
+        #expect(try await notes.search(vector: probe, limit: 1).first?.id == 42)
         #expect(
             try await notes.search(Query().nearest(to: probe, in: "embedding").limit(1).exact(true))
                 .first?.id == 42)
@@ -124,7 +124,7 @@ struct DatabaseEncryptionTests {
         #expect(try await reader.count() == 30)
         try await c.insert(VectorEntry(id: 31, content: "row 31", vector: [1, 0, 0, 31]))
         #expect(try await reader.count() == 31)
-        #expect(try await reader.search(vector: [1, 0, 0, 31], topK: 1).first?.id == 31)
+        #expect(try await reader.search(vector: [1, 0, 0, 31], limit: 1).first?.id == 31)
         await #expect(throws: SQLiteError.self) {
             try await reader.insert(VectorEntry(id: 32, content: "no", vector: [1, 0, 0, 32]))
         }
@@ -227,7 +227,7 @@ struct EncryptionFixtureTests {
         #expect(try await notes.count() == 20)
         #expect(try await notes.fetch(id: 7)?.content == "fixture note 7: buy oat milk")
         #expect(try await notes.search(Query().matching(.typed("note 7")).limit(1)).first?.id == 7)
-        #expect(try await notes.search(vector: [1, 0, 0, 7], topK: 1).first?.id == 7)
+        #expect(try await notes.search(vector: [1, 0, 0, 7], limit: 1).first?.id == 7)
         #expect(try await database.verify().isHealthy)
         try await notes.insert(VectorEntry(id: 21, content: "added later", vector: [1, 0, 0, 21]))
         #expect(try await notes.count() == 21)
@@ -261,7 +261,7 @@ struct EncryptionFixtureTests {
             let notes = try await database.collection(named: "notes")
             #expect(try await notes.count() == 20)
             #expect(try await notes.fetch(id: 7)?.content == "fixture note 7: buy oat milk")
-            #expect(try await notes.search(vector: [1, 0, 0, 7], topK: 1).first?.id == 7)
+            #expect(try await notes.search(vector: [1, 0, 0, 7], limit: 1).first?.id == 7)
             #expect(try await database.verify().isHealthy)
             try await notes.update(
                 VectorEntry(id: 7, content: "fixture note 7: bought", vector: [1, 0, 0, 7]))

@@ -25,7 +25,7 @@ struct DatabaseTests {
         #expect(items.configuration.dimension == 5)
         #expect(try await items.count() == 20)
         #expect(try await items.fetch(id: 3) == entries[2])
-        let hits = try await items.search(vector: entries[4].vector, topK: 1)
+        let hits = try await items.search(vector: entries[4].vector, limit: 1)
         #expect(hits.first?.id == entries[4].id)
         #expect(try await db.collection(named: "other").count() == 1)
         #expect(db.fileSize() > 0)
@@ -195,7 +195,7 @@ struct DatabaseTests {
         }
         let db = try Database(path: path, readOnly: true)
         let items = try await db.collection(named: "items")
-        #expect(try await items.search(vector: [1, 0.1], topK: 1).first?.id == 1)
+        #expect(try await items.search(vector: [1, 0.1], limit: 1).first?.id == 1)
         #expect(try await items.search(Query().matching("hello")).first?.id == 1)
         await #expect(throws: SQLiteError.self) {
             try await items.insert(VectorEntry(id: 2, content: "x", vector: [0, 1]))
@@ -216,7 +216,7 @@ struct DatabaseTests {
             .invalidTextQuery(query: "q", reason: "r"),
             .invalidFilter(sql: "s", reason: "r"), .lexicalSearchDisabled(collection: "c"),
             .embedderRequired(collection: "c"),
-            .invalidTopK(0, maximum: 5), .invalidDimension(0), .invalidName("n", reason: "r"),
+            .invalidLimit(0, maximum: 5), .invalidDimension(0), .invalidName("n", reason: "r"),
             .invalidConfiguration("r"),
             .collectionNotFound("c"), .unsupportedFormatVersion(found: 2, supported: 1),
         ]

@@ -298,10 +298,10 @@ struct DocumentIndexSnapshotTests {
         let pages = try await db.collection(named: "pages")
         let stats = try await pages.loadIndex()
         #expect(stats.origin == .snapshot && stats.vectorCount == 20)
-        #expect(try await pages.search(vector: [5, 1, 2], topK: 1).first?.id == 5)
+        #expect(try await pages.search(vector: [5, 1, 2], limit: 1).first?.id == 5)
         // Saved again in the same table, under the key the upgrade to format 4 gave it.
         try await db.execute("UPDATE pages SET embedding = embedding WHERE id = 1")
-        _ = try await pages.search(vector: [5, 1, 2], topK: 1)  // replays the raw update
+        _ = try await pages.search(vector: [5, 1, 2], limit: 1)  // replays the raw update
         #expect(try await db.saveIndexes() == ["pages"])
         #expect(
             try await db.query("SELECT DISTINCT name FROM pages_index").map { $0.string(at: 0) }

@@ -25,9 +25,9 @@ struct FlatVectorIndexSnapshotTests {
     static func answers(_ items: SearchCollection) async throws -> [[String]] {
         var all: [[String]] = []
         for q in queries(8) {
-            all.append(try await items.search(vector: q, topK: 10).map { "\($0.id) \($0.score)" })
+            all.append(try await items.search(vector: q, limit: 10).map { "\($0.id) \($0.score)" })
             all.append(
-                try await items.search(vector: q, topK: 10, filter: .source("odd")).map {
+                try await items.search(vector: q, filter: .source("odd"), limit: 10).map {
                     "\($0.id) \($0.score)"
                 })
         }
@@ -261,7 +261,7 @@ struct FlatVectorIndexSnapshotTests {
         let db = try Database(path: path)
         let items = try await db.collection("items", dimension: Self.dimension)
         try await items.insert(hnswEntries(count: 700, dimension: Self.dimension, seed: 3))
-        _ = try await items.search(vector: Self.queries(1)[0], topK: 1)
+        _ = try await items.search(vector: Self.queries(1)[0], limit: 1)
         // The rows and the matrix stay below the size at which the log is copied back by itself.
         let before = try #require(
             try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)

@@ -25,7 +25,7 @@ struct HybridSearchTests {
         let hits = try await items.search(
             Query().nearest(to: [0, 0], in: "embedding").matching("apple").limit(6))
         #expect(hits.count == 6)
-        let vectorOrder = try await items.search(vector: [0, 0], topK: 6).map(\.id)
+        let vectorOrder = try await items.search(vector: [0, 0], limit: 6).map(\.id)
         let textOrder = try await items.search(Query().matching("apple").limit(6)).map(\.id)
         #expect(vectorOrder == [1, 2, 3, 4, 5, 6])
         for hit in hits {

@@ -62,7 +62,7 @@ struct BulkInsertTests {
         #expect(try await items.search(Query().matching(.fts5("assigned"))).map(\.id) == [assigned])
         #expect(try await items.search(Query().matching(.fts5("shared")).limit(1_000)).count == 300)
         #expect(
-            try await items.search(vector: entries[5].vector, topK: 1).first?.id == entries[5].id)
+            try await items.search(vector: entries[5].vector, limit: 1).first?.id == entries[5].id)
     }
 
     @Test(
@@ -91,7 +91,7 @@ struct BulkInsertTests {
         #expect(log.count == 202)
         #expect(documents == 202)
         #expect(triggers.count == 2)
-        #expect(Set(try await items.search(vector: [0, 1], topK: 2).map(\.id)) == [1000, 1001])
+        #expect(Set(try await items.search(vector: [0, 1], limit: 2).map(\.id)) == [1000, 1001])
         #expect(try await db.verify().isHealthy)
     }
 

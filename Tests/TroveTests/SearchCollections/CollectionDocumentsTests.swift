@@ -216,7 +216,7 @@ struct CollectionDocumentsTests {
         let (notes, _) = try await Self.filled(db, count: 30)
         // the BM25 and FTS5 legs are loaded
         _ = try await notes.search(Query().matching(.typed("router")))
-        _ = try await notes.search(vector: [1, 0, 0, 0], topK: 3)  // and the vectors
+        _ = try await notes.search(vector: [1, 0, 0, 0], limit: 3)  // and the vectors
         let before = try #require(try await notes.page(Query(Field("id") == 4)).documents.first)
         let after = try await notes.patch(
             4,
@@ -229,7 +229,7 @@ struct CollectionDocumentsTests {
         #expect(after["updated_at"]!.doubleValue! >= before["updated_at"]!.doubleValue!)
         #expect(try await notes.search(Query().matching(.typed("zeppelin"))).map(\.id) == [4])
         #expect(try await notes.search(Query().matching("hangar")).map(\.id) == [4])
-        #expect(try await notes.search(vector: [0, 0, 0, 1], topK: 1).first?.id == 4)
+        #expect(try await notes.search(vector: [0, 0, 0, 1], limit: 1).first?.id == 4)
         let pinned = try await notes.search(
             Query(Field("metadata", path: "$.pinned") == true).nearest(
                 to: [1, 0, 0, 0], in: "embedding"))
@@ -284,12 +284,12 @@ struct CollectionDocumentsTests {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("t.trove"))
         let (notes, rows) = try await Self.filled(db)
-        _ = try await notes.search(vector: [1, 0, 0, 0], topK: 3)
+        _ = try await notes.search(vector: [1, 0, 0, 0], limit: 3)
         _ = try await notes.search(Query().matching(.typed("router")))
         let removed = try await notes.delete(where: Field("source") == "b.md")
         #expect(removed == rows.count { $0.source == "b.md" })
         #expect(try await notes.count() == rows.count - removed)
-        let vector = try await notes.search(vector: [0.5, 0.5, 0.5, 0.5], topK: 200)
+        let vector = try await notes.search(vector: [0.5, 0.5, 0.5, 0.5], limit: 200)
         #expect(
             vector.count == rows.count - removed && vector.allSatisfy { $0.record.source != "b.md" }
         )
@@ -308,7 +308,7 @@ struct CollectionDocumentsTests {
             "items", schema: DocumentSchema(fields: [.text("title")]))
         try await db.execute("CREATE TABLE audit(note TEXT)")
         let q: [Float] = [0, 0, 1, 0]
-        let vectorBefore = try await notes.search(vector: q, topK: 5)
+        let vectorBefore = try await notes.search(vector: q, limit: 5)
         let textBefore = try await notes.search(Query().matching(.typed("quasar")))
         #expect(textBefore.isEmpty)
         struct Abort: Error {}
@@ -329,7 +329,7 @@ struct CollectionDocumentsTests {
                 throw Abort()
             }
         }
-        #expect(try await notes.search(vector: q, topK: 5) == vectorBefore)
+        #expect(try await notes.search(vector: q, limit: 5) == vectorBefore)
         #expect(try await notes.search(Query().matching(.typed("quasar"))).isEmpty)
         #expect(try await notes.count() == 40)
         #expect(try await items.count() == 0)
@@ -343,17 +343,17 @@ struct CollectionDocumentsTests {
             _ = try n.delete(ids: [2])
             try tx.documents("items").insert(Document(id: 1, ["title": "t"]))
         }
-        #expect(try await notes.search(vector: q, topK: 1).first?.id == 500)
+        #expect(try await notes.search(vector: q, limit: 1).first?.id == 500)
         #expect(try await notes.search(Query().matching(.typed("quasar"))).map(\.id) == [500])
         #expect(try await notes.fetch(id: 2) == nil)
-        #expect(try await notes.search(vector: q, topK: 100).allSatisfy { $0.id != 2 })
+        #expect(try await notes.search(vector: q, limit: 100).allSatisfy { $0.id != 2 })
         // A snapshot read sees the same as the search methods (its vector legs scan the table).
         let snapshot = try await db.read { r in
             try r.documents("notes").search(Query().nearest(to: q, in: "embedding").limit(5)).map {
                 $0.record.id
             }
         }
-        #expect(snapshot == (try await notes.search(vector: q, topK: 5)).map(\.id))
+        #expect(snapshot == (try await notes.search(vector: q, limit: 5)).map(\.id))
         // Writes through the document view keep the search collection's own rules.
         await #expect(
             throws: TroveError.invalidMetadata(reason: "metadata must be a JSON object, got [1]")

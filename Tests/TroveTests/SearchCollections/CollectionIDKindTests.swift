@@ -50,7 +50,7 @@ import TroveTestSupport
         // Reads, searches and writes by id.
         let probe = try #require(try await notes.fetch(id: given[17]))
         #expect(probe.id == given[17] && probe.content.hasSuffix("note17"))
-        #expect(try await notes.search(vector: probe.vector, topK: 1).map(\.id) == [given[17]])
+        #expect(try await notes.search(vector: probe.vector, limit: 1).map(\.id) == [given[17]])
         #expect(try await notes.search(Query().matching(.typed("note17"))).map(\.id) == [given[17]])
         #expect(
             try await notes.search(
@@ -68,7 +68,7 @@ import TroveTestSupport
         #expect(try await notes.delete(id: given[17]))
         #expect(try await notes.fetch(id: given[17]) == nil)
         let expected = [given[3], try await nearestBut(notes, probe.vector)]
-        #expect(try await notes.search(vector: probe.vector, topK: 2).map(\.id) == expected)
+        #expect(try await notes.search(vector: probe.vector, limit: 2).map(\.id) == expected)
 
         // Reopened: the id kind is frozen; asking for another is a mismatch.
         let reopened = try Database(path: path)

@@ -40,7 +40,7 @@ struct CollectionWriteTests {
                 id: 1, content: "hello", encoding: meta, vector: [1, 0, 0, 0] as [Double]))
         let fetched = try await items.fetch(id: 1)
         #expect(try fetched?.decodeMetadata(Meta.self) == meta)
-        let hit = try await items.search(vector: [1, 0, 0, 0], topK: 1)[0]
+        let hit = try await items.search(vector: [1, 0, 0, 0], limit: 1)[0]
         #expect(try hit.record.decodeMetadata(Meta.self) == meta)
         #expect(
             try VectorEntry(id: 2, content: "", vector: [Float]()).decodeMetadata(Meta.self) == nil)
@@ -51,7 +51,7 @@ struct CollectionWriteTests {
         let items = try await makeCollection()
         let existing = randomEntries(count: 10, dimension: 4, seed: 3)
         try await items.insert(existing)
-        _ = try await items.search(vector: [1, 0, 0, 0], topK: 1)  // load the index
+        _ = try await items.search(vector: [1, 0, 0, 0], limit: 1)  // load the index
         var batch = randomEntries(count: 10, dimension: 4, seed: 4, firstID: 100)
         batch[5].id = 3  // exists already: fails at SQLite, after 5 rows were written
         await #expect(throws: TroveError.duplicateDocumentID(.int(3))) {
@@ -60,7 +60,7 @@ struct CollectionWriteTests {
         #expect(try await items.count() == 10)
         #expect(try await !items.contains(id: 100))
         #expect(try await items.fetch(id: 3) == existing[2])
-        let all = try await items.search(vector: [1, 0, 0, 0], topK: 100)
+        let all = try await items.search(vector: [1, 0, 0, 0], limit: 100)
         #expect(Set(all.map(\.id)) == Set(existing.map(\.id)))
         #expect(try await items.search(Query().matching("row")).count == 10)
         // A duplicate within the batch is caught before any write.
@@ -227,7 +227,7 @@ struct CollectionWriteTests {
         #expect(fetched?.vector == [0, 1, 0, 0])
         #expect(try await items.search(Query().matching("old")).isEmpty)
         #expect(try await items.search(Query().matching("new")).map(\.id) == [1])
-        #expect(try await items.search(vector: [0, 1, 0, 0], topK: 1)[0].distance! < 1e-6)
+        #expect(try await items.search(vector: [0, 1, 0, 0], limit: 1)[0].distance! < 1e-6)
         await #expect(throws: TroveError.documentNotFound(.int(2))) {
             try await items.update(VectorEntry(id: 2, content: "x", vector: [1, 0, 0, 0]))
         }
@@ -242,7 +242,7 @@ struct CollectionWriteTests {
         #expect(try await items.count() == 1)
         #expect(try await items.fetch(id: 1)?.content == "second")
         #expect(try await items.search(Query().matching("first")).isEmpty)
-        #expect(try await items.search(vector: [0, 0, 1, 0], topK: 1)[0].score > 0.999)
+        #expect(try await items.search(vector: [0, 0, 1, 0], limit: 1)[0].score > 0.999)
         try await items.upsert([
             VectorEntry(id: 1, content: "third", vector: [0, 1, 0, 0]),
             VectorEntry(id: 2, content: "fourth", vector: [0, 0, 0, 1]),
@@ -255,20 +255,20 @@ struct CollectionWriteTests {
     func deletes() async throws {
         let items = try await makeCollection()
         try await items.insert(randomEntries(count: 30, dimension: 4, seed: 6))
-        _ = try await items.search(vector: [1, 1, 1, 1], topK: 1)
+        _ = try await items.search(vector: [1, 1, 1, 1], limit: 1)
         #expect(try await items.delete(id: 1))
         #expect(try await !items.delete(id: 1))
         #expect(try await items.count() == 29)
         #expect(try await items.delete(where: .source("b")) == 10)
         #expect(try await items.delete(where: .source("nope")) == 0)
         #expect(try await items.count(.source("b")) == 0)
-        let remaining = try await items.search(vector: [1, 1, 1, 1], topK: 100)
+        let remaining = try await items.search(vector: [1, 1, 1, 1], limit: 100)
         #expect(remaining.count == 19)
         #expect(!remaining.contains { $0.id == 1 || $0.record.source == "b" })
         #expect(try await items.search(Query().matching("row").limit(100)).count == 19)
         #expect(try await items.delete(where: .all) == 19)
         #expect(try await items.count() == 0)
-        #expect(try await items.search(vector: [1, 1, 1, 1], topK: 5).isEmpty)
+        #expect(try await items.search(vector: [1, 1, 1, 1], limit: 5).isEmpty)
         #expect(try await items.search(Query().matching("row")).isEmpty)
     }
 

@@ -16,7 +16,7 @@ struct FormatFixtureSearchTests {
         if names.contains("notes") {
             let notes = try await db.collection(named: "notes")
             out["notes.vector"] = ids(
-                try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], topK: 4))
+                try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], limit: 4))
             out["notes.text"] = ids(try await notes.search(Query().matching(.typed("plumber"))))
             out["notes.hybrid"] = ids(
                 try await notes.search(
@@ -25,19 +25,19 @@ struct FormatFixtureSearchTests {
                     ).limit(3)))
             out["notes.filtered"] = ids(
                 try await notes.search(
-                    vector: [0.0, 0.2, 0.9, 0.1], topK: 2, filter: .source("home.md")))
+                    vector: [0.0, 0.2, 0.9, 0.1], filter: .source("home.md"), limit: 2))
             out["notes.count"] = [String(try await notes.count())]
         }
         if names.contains("pages") {
             let pages = try await db.collection(named: "pages")
-            out["pages.vector"] = ids(try await pages.search(vector: [5, 1, 2], topK: 5))
+            out["pages.vector"] = ids(try await pages.search(vector: [5, 1, 2], limit: 5))
             out["pages.filtered"] = ids(
-                try await pages.search(vector: [1, 1, 1], topK: 3, filter: .source("book-1")))
+                try await pages.search(vector: [1, 1, 1], filter: .source("book-1"), limit: 3))
             out["pages.count"] = [String(try await pages.count())]
         }
         if names.contains("tasks") {
             let tasks = try await db.collection(named: "tasks")
-            out["tasks.vector"] = ids(try await tasks.search(vector: [2, 4], topK: 3))
+            out["tasks.vector"] = ids(try await tasks.search(vector: [2, 4], limit: 3))
             out["tasks.text"] = ids(
                 try await tasks.search(Query().matching(.typed("garden")).limit(2)))
         }

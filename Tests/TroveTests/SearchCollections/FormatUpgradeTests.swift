@@ -40,11 +40,11 @@ struct FormatUpgradeTests {
                 .string("value")
                 == "4")
         let notes = try await db.collection(named: "notes")
-        let hits = try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], topK: 1)
+        let hits = try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], limit: 1)
         #expect(hits.first?.id == 2)
         #expect(try await notes.search(Query().matching(.typed("plumber"))).map(\.id) == [3])
         let pages = try await db.collection(named: "pages")
-        #expect(try await pages.search(vector: [5, 1, 2], topK: 1).first?.id == 5)
+        #expect(try await pages.search(vector: [5, 1, 2], limit: 1).first?.id == 5)
         // The upgraded trigger logs updates of source and metadata (format 1 ignored them).
         let before = try await db.query("SELECT count(*) AS n FROM notes_log").first?.int("n") ?? 0
         try await db.execute(
@@ -53,7 +53,7 @@ struct FormatUpgradeTests {
         // Two entries: the update, and the version trigger's raise of `_version` (format 3).
         #expect(after == before + 2)
         let moved = try await notes.search(
-            vector: [0.9, 0.1, 0.0, 0.1], topK: 3, filter: .source("moved.md"))
+            vector: [0.9, 0.1, 0.0, 0.1], filter: .source("moved.md"), limit: 3)
         #expect(moved.map(\.id) == [1])
         #expect(moved.first?.record.metadata == "{\"list\": \"home\"}")
         // Document collections live beside the old ones in the upgraded file.
@@ -76,7 +76,7 @@ struct FormatUpgradeTests {
             let readOnly = try Database(path: path, readOnly: true)
             let notes = try await readOnly.collection(named: "notes")
             #expect(try await notes.count() == 4)
-            #expect(try await notes.search(vector: [0, 0.2, 0.9, 0.1], topK: 1).first?.id == 2)
+            #expect(try await notes.search(vector: [0, 0.2, 0.9, 0.1], limit: 1).first?.id == 2)
             // Rows without a version column read as version 1 until the file is upgraded.
             #expect(try await notes.page(Query()).documents.map(\.version) == [1, 1, 1, 1])
             #expect(
@@ -109,7 +109,7 @@ struct FormatUpgradeTests {
                 vector: [0, 0.2, 0.9, 0.1]))
         #expect(try await notes.page(Query(Field("id") == 2)).documents.first?.version == 2)
         let pages = try await db.collection(named: "pages")
-        #expect(try await pages.search(vector: [5, 1, 2], topK: 1).first?.id == 5)
+        #expect(try await pages.search(vector: [5, 1, 2], limit: 1).first?.id == 5)
         #expect(
             try await pages.aggregate([.count(), .maximum("id")]).first?.values == [
                 "count": 20, "max_id": 20,

@@ -39,7 +39,7 @@ struct HNSWCodesOnlyCollectionTests {
         var approximate: [[Int64]] = []
         var exact: [[Int64]] = []
         for q in queries(40, seed: 5) {
-            let truth = try await flat.search(vector: q, topK: 10)
+            let truth = try await flat.search(vector: q, limit: 10)
             let query = Query().nearest(to: q, in: "embedding").limit(10)
             let found = try await codes.search(query)
             let plan = try await HNSWCollectionTests.vectorPlan(codes, query)
@@ -83,7 +83,7 @@ struct HNSWCodesOnlyCollectionTests {
             let found = try await codes.search(query)
             plans.insert(try await HNSWCollectionTests.vectorPlan(codes, query))
             #expect(found.count == 10)
-            let truth = try await flat.search(vector: q, topK: 10, filter: .sql(sql, bindings))
+            let truth = try await flat.search(vector: q, filter: .sql(sql, bindings), limit: 10)
             approximate.append(found.map(\.id.integer))
             exact.append(truth.map(\.id.integer))
         }
@@ -127,7 +127,7 @@ struct HNSWCodesOnlyCollectionTests {
         let blob = q.withUnsafeBytes { SQLValue.blob(Array($0)) }
         try await db.execute(
             "INSERT INTO codes(id, content, embedding) VALUES (77777, 'raw', ?)", bindings: [blob])
-        let top = try await codes.search(vector: q, topK: 1)
+        let top = try await codes.search(vector: q, limit: 1)
         #expect(top.map(\.id) == [77_777])
         #expect(abs(top[0].distance ?? .nan) < 1e-5)
         // Reopening with float vectors kept is another configuration.

@@ -160,7 +160,7 @@ struct HNSWCollectionTests {
         let flat = try await db.collection("flat", dimension: Self.dimension)
         try await flat.insert(hnswEntries(count: 3_000, dimension: Self.dimension, seed: 7))
         for (q, e) in zip(queries(100, seed: 99).prefix(20), exact) {
-            #expect(try await flat.search(vector: q, topK: 10).map(\.id.integer) == e)
+            #expect(try await flat.search(vector: q, limit: 10).map(\.id.integer) == e)
         }
         // Hybrid search uses the approximate leg without error.
         let hybrid = try await items.search(
@@ -251,20 +251,20 @@ struct HNSWCollectionTests {
         var rng = SeededGenerator(seed: 3)
         let v = rng.vector(dimension: Self.dimension)
         let blob = SQLValue.blob(v.withUnsafeBytes { Array($0) })
-        #expect(try await items.search(vector: v, topK: 1).first?.distance ?? 0 > 1e-3)
+        #expect(try await items.search(vector: v, limit: 1).first?.distance ?? 0 > 1e-3)
         try await db.execute(
             "INSERT INTO items(id, content, embedding) VALUES (9001, 'raw', ?)", bindings: [blob])
-        #expect(try await items.search(vector: v, topK: 1).map(\.id) == [9001])
+        #expect(try await items.search(vector: v, limit: 1).map(\.id) == [9001])
         try await db.execute(
             "UPDATE items SET embedding = ? WHERE id = 9001",
             bindings: [.blob(v.map { -$0 }.withUnsafeBytes { Array($0) })])
-        #expect(try await items.search(vector: v, topK: 1).map(\.id) != [9001])
-        #expect(try await items.search(vector: v.map { -$0 }, topK: 1).map(\.id) == [9001])
+        #expect(try await items.search(vector: v, limit: 1).map(\.id) != [9001])
+        #expect(try await items.search(vector: v.map { -$0 }, limit: 1).map(\.id) == [9001])
         try await db.execute("DELETE FROM items WHERE id = 9001")
         #expect(
-            !(try await items.search(vector: v.map { -$0 }, topK: 20).contains { $0.id == 9001 }))
+            !(try await items.search(vector: v.map { -$0 }, limit: 20).contains { $0.id == 9001 }))
         try await db.execute("DELETE FROM items WHERE id <= 100")
-        let hits = try await items.search(vector: v, topK: 400)
+        let hits = try await items.search(vector: v, limit: 400)
         #expect(hits.count == 400)
         #expect(hits.allSatisfy { $0.id > 100 })
         #expect(
@@ -278,7 +278,7 @@ struct HNSWCollectionTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("ann.trove")
         let first = try await makeHNSW(try Database(path: path), count: 300)
-        _ = try await first.search(vector: queries(1, seed: 1)[0], topK: 5)
+        _ = try await first.search(vector: queries(1, seed: 1)[0], limit: 5)
         let second = try await Database(path: path).collection(named: "items")
         try await second.insert(
             hnswEntries(count: 50, dimension: Self.dimension, seed: 11, firstID: 5_000))
@@ -301,7 +301,7 @@ struct HNSWCollectionTests {
             #expect(first.origin == .rebuilt(reason: "no snapshot saved"))
             #expect(first.snapshotWatermark == first.watermark)  // loadIndex saved it
             for q in qs {
-                before.append(try await items.search(vector: q, topK: 10).map(\.id.integer))
+                before.append(try await items.search(vector: q, limit: 10).map(\.id.integer))
             }
             // Changes after the save are replayed from the log on the next open.
             try await items.insert(
@@ -322,7 +322,9 @@ struct HNSWCollectionTests {
         var after: [[Int64]] = []
         for q in qs {
             after.append(
-                try await items.search(vector: q, topK: 10).map(\.id.integer).filter { $0 < 10_000 }
+                try await items.search(vector: q, limit: 10).map(\.id.integer).filter {
+                    $0 < 10_000
+                }
             )
         }
         #expect(recall(after, before.map { $0.filter { $0 != 2 } }) >= 0.9)
@@ -399,7 +401,8 @@ struct HNSWCollectionTests {
         ).map(
             \.id.integer)
         #expect(
-            recall([try await items.search(vector: q, topK: 10).map(\.id.integer)], [exact]) >= 0.9)
+            recall([try await items.search(vector: q, limit: 10).map(\.id.integer)], [exact]) >= 0.9
+        )
         // The rebuilt index was saved again, so the next open loads it.
         #expect(
             try await Database(path: path).collection(named: "items").loadIndex().origin
@@ -492,7 +495,7 @@ struct HNSWCollectionTests {
         var approximate: [[Int64]] = []
         var exact: [[Int64]] = []
         for q in queries(40, seed: 31) {
-            approximate.append(try await items.search(vector: q, topK: 10).map(\.id.integer))
+            approximate.append(try await items.search(vector: q, limit: 10).map(\.id.integer))
             exact.append(
                 try await items.search(
                     Query().nearest(to: q, in: "embedding").limit(10).exact(true)
@@ -504,7 +507,7 @@ struct HNSWCollectionTests {
         // A stored vector is its own nearest neighbour after float32 re-scoring.
         for id in [Int64(3), 500, 999] {
             let vector = try #require(try await items.fetch(id: .int(id))).vector
-            #expect(try await items.search(vector: vector, topK: 1).map(\.id.integer) == [id])
+            #expect(try await items.search(vector: vector, limit: 1).map(\.id.integer) == [id])
         }
     }
 
@@ -525,11 +528,11 @@ struct HNSWCollectionTests {
                 try await indexContents(items),
                 try await tableVectors(db, table: "items", metric: .cosine)))
         #expect(
-            try await items.search(vector: [Float](repeating: 1, count: Self.dimension), topK: 1)
+            try await items.search(vector: [Float](repeating: 1, count: Self.dimension), limit: 1)
                 .map(\.id) == [5])
         try await items.delete(where: .all)
         #expect(
-            try await items.search(vector: [Float](repeating: 1, count: Self.dimension), topK: 5)
+            try await items.search(vector: [Float](repeating: 1, count: Self.dimension), limit: 5)
                 .isEmpty)
     }
 }

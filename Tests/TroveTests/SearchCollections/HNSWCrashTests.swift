@@ -73,7 +73,7 @@ struct HNSWCrashTests {
             #expect(agree(try await indexContents(items), table), "round \(round)")
             // And its answers are right: a stored vector finds its own row.
             for id in table.keys.sorted().prefix(5) {
-                let hits = try await items.search(vector: table[id]!, topK: 1)
+                let hits = try await items.search(vector: table[id]!, limit: 1)
                 #expect(hits.first.map { $0.id == .int(id) || ($0.distance ?? 1) < 1e-5 } == true)
             }
         }

@@ -127,12 +127,12 @@ struct PresetConcurrencyTests {
         #expect(!state.flat && state.text)
         let other = try Database(path: path)
         _ = try await other.collection(named: "items").search(
-            vector: [Float](repeating: 1, count: 8), topK: 3)
+            vector: [Float](repeating: 1, count: 8), limit: 3)
         state = try await loaded(other)
         #expect(state.flat && !state.text)
         // A second index joins at the shared watermark: loading it replays nothing.
         try await db.execute("UPDATE items SET content = 'quokka' WHERE id = 3")
-        _ = try await items.search(vector: [Float](repeating: 1, count: 8), topK: 3)
+        _ = try await items.search(vector: [Float](repeating: 1, count: 8), limit: 3)
         #expect(
             try await items.search(Query().matching(.typed("quokka")).limit(3)).map(\.id) == [3])
     }
@@ -153,7 +153,7 @@ struct PresetConcurrencyTests {
             items.documents.store.indexes.searchHook = { rendezvous.arrive() }
             async let first = withTaskExecutorPreference(OwnThreadExecutor()) {
                 round == 0
-                    ? try await items.search(vector: probe, topK: 5).count
+                    ? try await items.search(vector: probe, limit: 5).count
                     : try await items.search(Query().matching(.typed("row")).limit(5)).count
             }
             async let second = withTaskExecutorPreference(OwnThreadExecutor()) {

@@ -73,7 +73,7 @@ struct PresetReaderTests {
             #expect(gate.entered)
             defer { gate.release() }
             return (
-                try await items.search(vector: [1, 0, 0, 0], topK: 5),
+                try await items.search(vector: [1, 0, 0, 0], limit: 5),
                 try await items.search(Query().matching(.typed("row")).limit(5)),
                 try await items.search(
                     Query().nearest(to: [0, 1, 0, 0], in: "embedding").matching(.typed("row"))

@@ -35,7 +35,7 @@ struct TextInTests {
             try await notes.fetch(id: id)?.vector
                 == HashingEmbedder().vector("Renew the passport before the trip"))
 
-        let hybrid = try await notes.search("when is the dentist appointment?", topK: 3)
+        let hybrid = try await notes.search("when is the dentist appointment?", limit: 3)
         #expect(hybrid.first?.record.source == "calendar")
         #expect(hybrid.first?.vectorRank != nil && hybrid.first?.textRank != nil)
         let vector = try await notes.search("oat milk", mode: .vector)
@@ -44,7 +44,7 @@ struct TextInTests {
         let text = try await notes.search("plumber (sink)?", mode: .text, snippet: SnippetStyle())
         #expect(text.map(\.record.source) == ["home"])
         #expect(text[0].snippet?.contains("[plumber]") == true)
-        let filtered = try await notes.search("the", topK: 10, filter: .source("work"))
+        let filtered = try await notes.search("the", filter: .source("work"), limit: 10)
         #expect(filtered.map(\.record.source) == ["work"])
         let urgent = try await notes.search(
             "passport", filter: .sql("json_extract(metadata, '$.urgent')", []))
@@ -77,7 +77,7 @@ struct TextInTests {
             try await db.collection(named: "notes", embedder: other)
         }
         let reopened = try await db.collection(named: "notes", embedder: HashingEmbedder())
-        #expect(try await reopened.search("oat milk", topK: 1).first?.record.source == "groceries")
+        #expect(try await reopened.search("oat milk", limit: 1).first?.record.source == "groceries")
         // A plain-vector collection refuses an embedder.
         _ = try await db.collection("plain", dimension: 64)
         await #expect(throws: TroveError.self) {
@@ -106,7 +106,7 @@ struct TextInTests {
         let notes = try await db.collection(
             "notes", embedder: HashingEmbedder(), lexicalSearch: false)
         try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
-        let hits = try await notes.search("oat milk", topK: 1)
+        let hits = try await notes.search("oat milk", limit: 1)
         #expect(hits.map(\.record.source) == ["groceries"])
         #expect(hits[0].textRank == nil)
         await #expect(throws: TroveError.lexicalSearchDisabled(collection: "notes")) {

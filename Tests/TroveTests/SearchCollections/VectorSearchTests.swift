@@ -28,7 +28,7 @@ struct VectorSearchTests {
         var rng = SeededGenerator(seed: 99)
         for _ in 0..<10 {
             let q = rng.vector(dimension: c.dimension)
-            let hits = try await items.search(vector: q, topK: 10)
+            let hits = try await items.search(vector: q, limit: 10)
             let expected = oracle.search(q, k: 10)
             #expect(hits.count == 10)
             let got = hits.map { Neighbor(id: $0.id.integer, distance: Float($0.distance!)) }
@@ -59,8 +59,9 @@ struct VectorSearchTests {
         for _ in 0..<5 {
             let q = rng.vector(dimension: dimension)
             let hits = try await items.search(
-                vector: q, topK: k,
-                filter: .sql("json_extract(metadata, '$.n') % ? = 0", [.integer(Int64(modulus))]))
+                vector: q,
+                filter: .sql("json_extract(metadata, '$.n') % ? = 0", [.integer(Int64(modulus))]),
+                limit: k)
             // metadata n = id - 1
             let expected = oracle.search(q, k: k) { ($0 - 1) % Int64(modulus) == 0 }
             #expect(hits.count == k)
@@ -75,13 +76,14 @@ struct VectorSearchTests {
         let items = try await makeCollection(dimension: 4)
         try await items.insert(randomEntries(count: 60, dimension: 4, seed: 13))
         let hits = try await items.search(
-            vector: [1, 0, 0, 0], topK: 50,
-            filter: .source("a") && .sql("json_extract(metadata, '$.even')", []))
+            vector: [1, 0, 0, 0],
+            filter: .source("a") && .sql("json_extract(metadata, '$.even')", []),
+            limit: 50)
         // source a = i % 3 == 0; even = i % 2 == 0 -> i % 6 == 0 -> 10 rows
         #expect(hits.count == 10)
         #expect(hits.allSatisfy { $0.record.source == "a" && ($0.id.integer - 1) % 6 == 0 })
         let none = try await items.search(
-            vector: [1, 0, 0, 0], topK: 5, filter: .sql("id < 0", []))
+            vector: [1, 0, 0, 0], filter: .sql("id < 0", []), limit: 5)
         #expect(none.isEmpty)
     }
 
@@ -89,13 +91,14 @@ struct VectorSearchTests {
     func largeTopK() async throws {
         let items = try await makeCollection(dimension: 2, metric: .dot, lexicalSearch: false)
         try await items.insert(randomEntries(count: 10_500, dimension: 2, seed: 14))
-        let hits = try await items.search(vector: [1, 0.5], topK: 10_000)
+        let hits = try await items.search(vector: [1, 0.5], limit: 10_000)
         #expect(hits.count == 10_000)
         #expect(zip(hits, hits.dropFirst()).allSatisfy { $0.distance! <= $1.distance! })
-        #expect(try await items.search(vector: [1, 0.5], topK: Query.maximumLimit).count == 10_500)
+        #expect(
+            try await items.search(vector: [1, 0.5], limit: Query.maximumLimit).count == 10_500)
         for k in [0, -3, Query.maximumLimit + 1] {
-            await #expect(throws: TroveError.invalidTopK(k, maximum: Query.maximumLimit)) {
-                try await items.search(vector: [1, 0], topK: k)
+            await #expect(throws: TroveError.invalidLimit(k, maximum: Query.maximumLimit)) {
+                try await items.search(vector: [1, 0], limit: k)
             }
         }
     }
