@@ -122,3 +122,53 @@ struct DocumentReaderTests {
         }
     }
 }
+
+@Suite("JSONValue")
+struct JSONValueTests {
+    @Test("parse and serialise keep order, types and escapes")
+    func roundTrip() throws {
+        let text = #"{"b":1,"a":[true,false,null,-2.5e-3,"x\"\\\n\u00e9\ud83d\ude00"],"c":{}}"#
+        let value = try JSONValue.parse(text)
+        #expect(value["b"] == .int(1))
+        #expect(
+            value["a"]
+                == .array([
+                    .bool(true), .bool(false), .null, .double(-0.0025), .string("x\"\\\né😀"),
+                ]))
+        #expect(try JSONValue.parse(value.serialized()) == value)
+        #expect(value.serialized().hasPrefix(#"{"b":1,"a":"#))
+    }
+
+    @Test(
+        "malformed JSON is an error with a position",
+        arguments: ["{", "[1,]", "01", "\"abc", "{\"a\" 1}", "1 2", "tru"])
+    func malformed(text: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(text) }
+    }
+
+    @Test("floats print with enough digits to read back exactly")
+    func floatPrecision() throws {
+        var rng = SeededGenerator(seed: 7)
+        for _ in 0..<200 {
+            let x =
+                Float.random(in: -1...1, using: &rng)
+                / Float(1 << Int.random(in: 0...20, using: &rng))
+            let text = JSONValue.float(x).serialized()
+            guard case .double(let back)? = try? JSONValue.parse(text) else {
+                Issue.record("\(text) did not parse as a number")
+                continue
+            }
+            #expect(Float(back) == x)
+        }
+    }
+}
+
+@Suite("FileDiscovery special files")
+struct FileDiscoverySpecialTests {
+    @Test("a device is refused by name")
+    func device() {
+        #expect(throws: CLIError.failure("/dev/null is not a regular file or folder")) {
+            try FileDiscovery.discover(["/dev/null"], environment: [:], currentDirectory: "/")
+        }
+    }
+}
