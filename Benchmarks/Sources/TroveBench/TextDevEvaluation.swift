@@ -50,7 +50,7 @@ func runTextDevEvaluation(_ arguments: [String]) throws {
     func textRuns(_ configuration: TokenizerConfiguration, stopwords: Set<String>) -> [[BM25Hit]] {
         var index = BM25Index(tokenizer: Tokenizer(configuration))
         for (row, text) in texts.enumerated() { index.add(id: Int64(row), text: text) }
-        return queries.map { index.search(TypedQuery($0.text, tokenizer: index.tokenizer, stopwords: stopwords), limit: 50) }
+        return queries.map { index.search(TypedQuery($0.text, tokenizer: index.tokenizer, stopwords: stopwords), topK: 50) }
     }
 
     let kinds = ["overall", "lexical", "paraphrase", "single-word", "multilingual"]

@@ -197,8 +197,8 @@ public struct ModelOptions: Hashable, Sendable {
     /// Every fetched row goes through the type's `init(from:)`, and every written model through
     /// its `encode(to:)`.
     ///
-    /// Without it, a struct's rows are written straight into its properties when its
-    /// `init(from:)` only stores what it reads, and its rows read straight from its properties
+    /// Without it, the rows of a struct marked ``MemberwiseCoding()`` are written straight into
+    /// its properties when its `init(from:)` only stores what it reads, and read straight from them
     /// when its `encode(to:)` only writes what they hold: Trove checks that once per type with
     /// made-up values (unique ones, large negative numbers, then empty ones with every optional
     /// absent); a type whose conformance changes any of them keeps it for every row. Declare
