@@ -7,14 +7,14 @@ import TroveSQLite
 /// ```swift
 /// // books(author -> authors): each book's author, and each author's books
 /// let page = try await books.fetch(Query().limit(20), prefetching: [.referenced("author")])
-/// let shelf = try await authors.fetch(Query(), prefetching: [.referencing("books", via: "author")])
+/// let shelf = try await authors.fetch(Query(), prefetching: [.children("books", via: "author")])
 /// ```
 public enum Prefetch: Hashable, Sendable {
     /// To-one: the document each fetched document's reference field names.
     case referenced(String)
     /// To-many, through the inverse: the documents of `collection` whose reference field `via`
     /// names a fetched document.
-    case referencing(String, via: String)
+    case children(String, via: String)
 }
 
 /// The documents of a fetch and the related documents it prefetched.
@@ -34,7 +34,7 @@ public struct PrefetchedDocuments: Sendable {
         var byID: [DocumentID: Document]
     }
     var referenced: [String: Targets] = [:]
-    var referencing: [Prefetch: [DocumentID: [Document]]] = [:]
+    var childGroups: [Prefetch: [DocumentID: [Document]]] = [:]
 
     init(documents: [Document]) { self.documents = documents }
 
@@ -50,11 +50,11 @@ public struct PrefetchedDocuments: Sendable {
     }
 
     /// The documents of `collection` whose field `via` names `document`, in id order. Needs
-    /// `.referencing(collection, via: field)` in the fetch's prefetches.
-    public func referencing(_ collection: String, via field: String, of document: Document)
+    /// `.children(collection, via: field)` in the fetch's prefetches.
+    public func children(_ collection: String, via field: String, of document: Document)
         -> [Document]
     {
-        guard let groups = referencing[.referencing(collection, via: field)] else {
+        guard let groups = childGroups[.children(collection, via: field)] else {
             preconditionFailure("\(collection).\(field) was not prefetched")
         }
         return groups[document.id] ?? []

@@ -274,13 +274,13 @@ extension DocumentStore {
                 result.referenced[fieldName] = .init(
                     kind: reference.idKind,
                     byID: Dictionary(found.map { ($0.id, $0) }) { a, _ in a })
-            case .referencing(let collection, let fieldName):
+            case .children(let collection, let fieldName):
                 let children = collection == name ? self : try lookup(collection)
                 guard children.schema.field(fieldName)?.reference?.collection == name else {
                     throw TroveError.invalidQuery(
                         "\(collection).\(fieldName) is not a reference to \(name)")
                 }
-                result.referencing[prefetch] = try children.children(
+                result.childGroups[prefetch] = try children.children(
                     of: documents.map(\.id), via: fieldName, Query(), on: connection)
             }
         }

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// let page = try await books.fetch(FetchDescriptor(), prefetching: [.referenced(\Book.authorID)])
-/// let shelf = try await authors.fetch(FetchDescriptor(), prefetching: [.referencing(Book.self, via: \Book.authorID)])
+/// let shelf = try await authors.fetch(FetchDescriptor(), prefetching: [.children(Book.self, via: \Book.authorID)])
 /// ```
 public struct ModelPrefetch<M: Model>: Sendable {
     /// The engine's prefetch for `M`'s schema. Key paths are read into property names when the
@@ -22,16 +22,16 @@ public struct ModelPrefetch<M: Model>: Sendable {
     }
 
     /// To-many, through the inverse: the `C` models whose reference property names a fetched model.
-    public static func referencing<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID>)
+    public static func children<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID>)
         -> ModelPrefetch
     {
-        referencing(child, keyPath as AnyKeyPath)
+        children(child, keyPath as AnyKeyPath)
     }
     /// To-many through an optional reference property of `C`.
-    public static func referencing<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID?>)
+    public static func children<C: Model>(_ child: C.Type, via keyPath: KeyPath<C, M.ID?>)
         -> ModelPrefetch
     {
-        referencing(child, keyPath as AnyKeyPath)
+        children(child, keyPath as AnyKeyPath)
     }
 
     private static func referenced(_ keyPath: AnyKeyPath) -> ModelPrefetch {
@@ -42,14 +42,14 @@ public struct ModelPrefetch<M: Model>: Sendable {
         }
     }
 
-    private static func referencing<C: Model>(_ child: C.Type, _ keyPath: AnyKeyPath)
+    private static func children<C: Model>(_ child: C.Type, _ keyPath: AnyKeyPath)
         -> ModelPrefetch
     {
         let names = Result { try KeyPathNames.components(keyPath) }
         let printed = "\(keyPath)"
         return ModelPrefetch { _ in
             let column = try ModelSchema<C>.shared().field(names.get(), printed: printed).field.name
-            return .referencing(C.collectionName, via: column)
+            return .children(C.collectionName, via: column)
         }
     }
 }
@@ -85,18 +85,18 @@ public struct ModelFetchResult<M: Model>: Sendable {
     }
 
     /// The `C` models whose reference property names `model`, in id order (prefetched with
-    /// `.referencing(C.self, via: keyPath)`).
-    public func referencing<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID>, of model: M)
+    /// `.children(C.self, via: keyPath)`).
+    public func children<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID>, of model: M)
         throws -> [C]
     {
-        try referencing(type, keyPath, of: model)
+        try children(type, keyPath, of: model)
     }
 
     /// The `C` models whose optional reference property names `model`.
-    public func referencing<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID?>, of model: M)
+    public func children<C: Model>(_ type: C.Type, via keyPath: KeyPath<C, M.ID?>, of model: M)
         throws -> [C]
     {
-        try referencing(type, keyPath, of: model)
+        try children(type, keyPath, of: model)
     }
 
     private func referenced<T: Model>(_ keyPath: AnyKeyPath, id: DocumentID, as type: T.Type) throws
@@ -109,12 +109,12 @@ public struct ModelFetchResult<M: Model>: Sendable {
         return try targets.byID[id].map(ModelSchema<T>.shared().decode)
     }
 
-    private func referencing<C: Model>(_ type: C.Type, _ keyPath: AnyKeyPath, of model: M) throws
+    private func children<C: Model>(_ type: C.Type, _ keyPath: AnyKeyPath, of model: M) throws
         -> [C]
     {
         let childSchema = try ModelSchema<C>.shared()
         let column = try childSchema.field(keyPath).field.name
-        guard let groups = related.referencing[.referencing(C.collectionName, via: column)] else {
+        guard let groups = related.childGroups[.children(C.collectionName, via: column)] else {
             preconditionFailure("\(keyPath) was not prefetched")
         }
         return try (groups[model.id.documentID] ?? []).map(childSchema.decode)

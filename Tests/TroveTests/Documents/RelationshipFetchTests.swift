@@ -209,13 +209,13 @@ struct RelationshipFetchTests {
         }
 
         let shelf = try await authors.fetch(
-            Query(), prefetching: [.referencing("books", via: "author")])
+            Query(), prefetching: [.children("books", via: "author")])
         #expect(shelf.documents.count == 30)
         for author in shelf.documents {
             let expected = documents.filter { $0["author"] == author.id.value }.map(\.id)
-            #expect(shelf.referencing("books", via: "author", of: author).map(\.id) == expected)
+            #expect(shelf.children("books", via: "author", of: author).map(\.id) == expected)
         }
-        #expect(shelf.referencing("books", via: "author", of: shelf.documents[29]).isEmpty)
+        #expect(shelf.children("books", via: "author", of: shelf.documents[29]).isEmpty)
 
         // Inside a read transaction, the same calls on one snapshot.
         let (count, grouped) = try await db.read { r in
@@ -230,7 +230,7 @@ struct RelationshipFetchTests {
         for (query, prefetch) in [
             (Query(), Prefetch.referenced("title")),
             (Query().select(["title"]), .referenced("author")),
-            (Query(), .referencing("authors", via: "name")),
+            (Query(), .children("authors", via: "name")),
         ] {
             await #expect { _ = try await books.fetch(query, prefetching: [prefetch]) } throws: {
                 if case TroveError.invalidQuery = $0 { true } else { false }
@@ -260,14 +260,14 @@ struct RelationshipFetchTests {
         ])
         let all = try await folders.fetch(
             Query().sorted(by: .ascending("name")),
-            prefetching: [.referenced("parent"), .referencing("folders", via: "parent")])
+            prefetching: [.referenced("parent"), .children("folders", via: "parent")])
         let byName = Dictionary(
             uniqueKeysWithValues: all.documents.map { ($0["name"]!.stringValue!, $0) })
         #expect(all.referenced("parent", of: byName["/"]!) == nil)
         #expect(all.referenced("parent", of: byName["a1"]!)?["name"] == "a")
         #expect(
-            Set(all.referencing("folders", via: "parent", of: byName["/"]!).map { $0["name"]! })
+            Set(all.children("folders", via: "parent", of: byName["/"]!).map { $0["name"]! })
                 == ["a", "b"])
-        #expect(all.referencing("folders", via: "parent", of: byName["b"]!).isEmpty)
+        #expect(all.children("folders", via: "parent", of: byName["b"]!).isEmpty)
     }
 }

@@ -196,11 +196,11 @@ struct ModelRelationshipTests {
         }
         let shelf = try await writers.fetch(
             FetchDescriptor(sortBy: [SortDescriptor(\.id)]),
-            prefetching: [.referencing(Novel.self, via: \Novel.writerID)])
+            prefetching: [.children(Novel.self, via: \Novel.writerID)])
         #expect(shelf.models == Self.writers)
         for writer in shelf.models {
             #expect(
-                try shelf.referencing(Novel.self, via: \.writerID, of: writer)
+                try shelf.children(Novel.self, via: \.writerID, of: writer)
                     == all.filter { $0.writerID == writer.id })
         }
         // An optional reference: nil names nothing.
@@ -231,12 +231,12 @@ struct ModelRelationshipTests {
         let tree = try await folders.fetch(
             FetchDescriptor(sortBy: [SortDescriptor(\.name)]),
             prefetching: [
-                .referenced(\Folder.parentID), .referencing(Folder.self, via: \Folder.parentID),
+                .referenced(\Folder.parentID), .children(Folder.self, via: \Folder.parentID),
             ])
         #expect(tree.models.map(\.name) == ["/", "docs", "photos", "taxes"])
         #expect(try tree.referenced(\.parentID, of: taxes, as: Folder.self) == docs)
         #expect(
-            Set(try tree.referencing(Folder.self, via: \.parentID, of: root).map(\.name)) == [
+            Set(try tree.children(Folder.self, via: \.parentID, of: root).map(\.name)) == [
                 "docs", "photos",
             ])
         let byParent = try await folders.children(
