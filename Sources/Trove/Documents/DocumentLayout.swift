@@ -55,18 +55,18 @@ struct DocumentLayout: Sendable {
     /// The FTS5 settings of this collection's text index.
     var ftsSettings: [String] { Self.ftsSettings(fts: fts) }
 
-    /// The table of the collection's saved vector indexes (``ANNSnapshotStore``), made on the first save.
+    /// The table of the collection's saved vector indexes (``IndexSnapshotStore``), made on the first save.
     var snapshotTableName: String { "\(name)_index" }
     var metaKey: String { Self.metaKeyPrefix + name }
 
     /// Where the index of the vector field `field` is saved: the collection's `<name>_index`
     /// table, an HNSW graph under the field's name, a flat matrix under `<field>.flat` (search
     /// collections' files before format 4 used `hnsw` and `flat`; the upgrade renames them).
-    func snapshotLocation(for field: String, flat: Bool = false) -> ANNSnapshotStore.Location {
+    func snapshotLocation(for field: String, flat: Bool = false) -> IndexSnapshotStore.Location {
         let key =
             legacySnapshotKeys && field == "embedding"
             ? (flat ? "flat" : "hnsw") : (flat ? "\(field).flat" : field)
-        return ANNSnapshotStore.Location(table: snapshotTableName, key: key)
+        return IndexSnapshotStore.Location(table: snapshotTableName, key: key)
     }
     /// Whether `embedding`'s snapshots are under `hnsw` and `flat`: a search collection of a
     /// file older than format 4 opened read-only (writable opens upgrade the file first).

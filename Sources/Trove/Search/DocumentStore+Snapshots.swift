@@ -39,7 +39,7 @@ extension DocumentStore {
             try indexes.withExclusiveIndexes(connection, loading: [index]) { scope in
                 guard index.isLoaded else { return scope.maxSeq }
                 try index.save(
-                    to: ANNSnapshotStore(connection: connection, location: index.snapshot),
+                    to: IndexSnapshotStore(connection: connection, location: index.snapshot),
                     watermark: scope.maxSeq)
                 index.load.savedWatermark = scope.maxSeq
                 return scope.maxSeq
@@ -108,7 +108,7 @@ extension DocumentStore {
         let writable = !connection.isReadOnly && !connection.isInTransaction
         if let saved, writable {
             try connection.transaction(.immediate) {
-                try ANNSnapshotStore(connection: connection, location: saved.snapshot).delete()
+                try IndexSnapshotStore(connection: connection, location: saved.snapshot).delete()
             }
         }
         indexes.lock.write {

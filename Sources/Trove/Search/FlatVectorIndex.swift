@@ -5,7 +5,7 @@ import TroveVectors
 /// The exact (flat) in-memory index of one vector field: a SIMD scan over every vector, or over
 /// the filter's candidates.
 ///
-/// The matrix is saved as a snapshot (``ANNSnapshotStore``, at the layout's
+/// The matrix is saved as a snapshot (``IndexSnapshotStore``, at the layout's
 /// ``DocumentLayout/snapshotLocation(for:flat:)``) and read back in one pass on first use,
 /// instead of being rebuilt row by row (see ``SavedVectorIndex`` for when it is refused). The
 /// snapshot's bytes:
@@ -15,7 +15,7 @@ import TroveVectors
 /// ids: count × i64        rows: count × dimension × f32, as the index holds them
 /// ```
 ///
-/// (under cosine the rows are L2-normalised), its checksum the ``ANNSnapshotStore/wordSum(_:into:)``
+/// (under cosine the rows are L2-normalised), its checksum the ``IndexSnapshotStore/wordSum(_:into:)``
 /// of all of it.
 ///
 /// Memory: 4 × dimension bytes per document with a vector, plus the id map.
@@ -23,7 +23,7 @@ final class FlatVectorIndex: SavedVectorIndex {
     let field: String
     let dimension: Int
     let metric: DistanceMetric
-    let snapshot: ANNSnapshotStore.Location
+    let snapshot: IndexSnapshotStore.Location
     private(set) var index: FlatIndex?
     var load = SnapshotLoadState()
     private var appliedRows = 0
@@ -34,8 +34,9 @@ final class FlatVectorIndex: SavedVectorIndex {
     static let magic = Array("TroveMX1".utf8)
     static let headerBytes = 32
 
-    init(field: String, dimension: Int, metric: DistanceMetric, snapshot: ANNSnapshotStore.Location)
-    {
+    init(
+        field: String, dimension: Int, metric: DistanceMetric, snapshot: IndexSnapshotStore.Location
+    ) {
         self.field = field
         self.dimension = dimension
         self.metric = metric
@@ -89,13 +90,13 @@ final class FlatVectorIndex: SavedVectorIndex {
         guard load.loadBegins() else { return nil }
         let rowBytes = 8 + 4 * dimension
         var problem: String?
-        var streamed = ANNSnapshotStore.Streamed.none
+        var streamed = IndexSnapshotStore.Streamed.none
         var sum: UInt64 = 0
         let header = UnsafeMutableRawBufferPointer.allocate(
             byteCount: Self.headerBytes, alignment: 8)
         defer { header.deallocate() }
         var count = 0
-        let store = ANNSnapshotStore(connection: connection, location: snapshot)
+        let store = IndexSnapshotStore(connection: connection, location: snapshot)
         // The size first (before anything is allocated), then the rows, copied part by part
         // straight into the matrix's ids and floats.
         let recorded = try recordedCount(store, rowBytes: rowBytes, problem: &problem)
@@ -122,7 +123,7 @@ final class FlatVectorIndex: SavedVectorIndex {
                         let piece = UnsafeMutableRawBufferPointer(
                             rebasing: destination[offset..<offset + n])
                         try copy(taken, piece)
-                        ANNSnapshotStore.wordSum(
+                        IndexSnapshotStore.wordSum(
                             UnsafeRawBufferPointer(piece), at: position, into: &sum)
                         position += n
                         taken += n
@@ -168,7 +169,7 @@ final class FlatVectorIndex: SavedVectorIndex {
 
     /// The number of rows the stored snapshot's recorded size implies (0, with `problem` set,
     /// when there is none or it cannot hold this field's rows).
-    private func recordedCount(_ store: ANNSnapshotStore, rowBytes: Int, problem: inout String?)
+    private func recordedCount(_ store: IndexSnapshotStore, rowBytes: Int, problem: inout String?)
         throws -> Int
     {
         let total = try store.recordedTotal()
@@ -217,7 +218,7 @@ final class FlatVectorIndex: SavedVectorIndex {
     }
 
     /// Writes the matrix as the snapshot at `watermark` (see the type's documentation).
-    func save(to store: ANNSnapshotStore, watermark: Int64) throws {
+    func save(to store: IndexSnapshotStore, watermark: Int64) throws {
         guard let index else { return }
         var header = Self.magic
         func put(_ value: UInt64, _ bytes: Int) {
@@ -238,7 +239,7 @@ final class FlatVectorIndex: SavedVectorIndex {
                     var sum: UInt64 = 0
                     var position = 0
                     for segment in segments {
-                        ANNSnapshotStore.wordSum(segment, at: position, into: &sum)
+                        IndexSnapshotStore.wordSum(segment, at: position, into: &sum)
                         position += segment.count
                     }
                     try store.write(

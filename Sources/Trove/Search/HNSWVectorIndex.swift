@@ -5,7 +5,7 @@ import TroveVectors
 /// An HNSW graph (Malkov & Yashunin 2018) over one vector field, approximate; a filtered search
 /// plans its own strategy (an exact scan of few candidates, a filter-aware walk for many).
 ///
-/// The graph is saved as a snapshot (``ANNSnapshotStore``, at the layout's
+/// The graph is saved as a snapshot (``IndexSnapshotStore``, at the layout's
 /// ``DocumentLayout/snapshotLocation(for:)``) with the change-log seq it reflects. On first use
 /// the index loads that snapshot and its ``DerivedIndexSet`` replays the log after the seq; it is
 /// built from the table instead when there is no snapshot, it fails a check, its parameters
@@ -26,7 +26,7 @@ final class HNSWVectorIndex: SavedVectorIndex {
     let metric: DistanceMetric
     let configuration: HNSWConfiguration
     /// Where the snapshot of this field is saved.
-    let snapshot: ANNSnapshotStore.Location
+    let snapshot: IndexSnapshotStore.Location
     private(set) var index: HNSWIndex?
     var load = SnapshotLoadState()
     /// Upserts of the current pass, inserted together (on all cores) when it finishes.
@@ -35,7 +35,7 @@ final class HNSWVectorIndex: SavedVectorIndex {
 
     init(
         field: String, dimension: Int, metric: DistanceMetric, configuration: HNSWConfiguration,
-        snapshot: ANNSnapshotStore.Location
+        snapshot: IndexSnapshotStore.Location
     ) {
         self.field = field
         self.dimension = dimension
@@ -74,7 +74,7 @@ final class HNSWVectorIndex: SavedVectorIndex {
         load.ignoresSnapshot = true
     }
 
-    func save(to store: ANNSnapshotStore, watermark: Int64) throws {
+    func save(to store: IndexSnapshotStore, watermark: Int64) throws {
         guard let bytes = index?.snapshot() else { return }
         try store.write(bytes, watermark: watermark)
     }
@@ -111,7 +111,7 @@ final class HNSWVectorIndex: SavedVectorIndex {
         // problem it finds stops the copying, the store's own checks go on.
         var reader: HNSWSnapshotReader?
         var rejection: VectorIndexError?
-        let streamed = try ANNSnapshotStore(connection: connection, location: snapshot).stream(
+        let streamed = try IndexSnapshotStore(connection: connection, location: snapshot).stream(
             begin: { total in
                 reader = HNSWSnapshotReader(count: Int(total))
                 return nil

@@ -2,7 +2,7 @@ import Foundation
 import TroveSQLite
 import TroveVectors
 
-/// An in-memory vector index that is saved as a snapshot (``ANNSnapshotStore``) with the
+/// An in-memory vector index that is saved as a snapshot (``IndexSnapshotStore``) with the
 /// change-log seq it reflects, and loaded from it on first use instead of being rebuilt row by
 /// row: the HNSW graph (``HNSWVectorIndex``) and the flat matrix (``FlatVectorIndex``).
 ///
@@ -13,7 +13,7 @@ import TroveVectors
 /// it (exclusive).
 protocol SavedVectorIndex: VectorFieldSearching {
     /// Where this field's snapshot is saved.
-    var snapshot: ANNSnapshotStore.Location { get }
+    var snapshot: IndexSnapshotStore.Location { get }
     /// The load bookkeeping (origin, saved watermark, timings).
     var load: SnapshotLoadState { get set }
     /// Whether the writer saves this index by itself after commits (``DocumentStore/autosaveSnapshots(on:)``).
@@ -22,7 +22,7 @@ protocol SavedVectorIndex: VectorFieldSearching {
     func requestRebuild()
     /// Writes the loaded index as the snapshot at `watermark`; caller holds the set's lock
     /// exclusively inside a write transaction. Nothing when not loaded.
-    func save(to store: ANNSnapshotStore, watermark: Int64) throws
+    func save(to store: IndexSnapshotStore, watermark: Int64) throws
 }
 
 /// Where a ``SavedVectorIndex`` came from and what its loads cost.
@@ -101,6 +101,6 @@ struct SnapshotLoadState {
 extension SavedVectorIndex {
     /// A repair rebuilds from the table: the stored snapshot goes (the set then rebuilds, finding none).
     func rebuildInSQLite(_ connection: Connection, layout: DocumentLayout) throws {
-        try ANNSnapshotStore(connection: connection, location: snapshot).delete()
+        try IndexSnapshotStore(connection: connection, location: snapshot).delete()
     }
 }

@@ -13,7 +13,7 @@ import TroveVectors
 /// table; either way the answers are those of a matrix built from the table.
 @Suite("Flat vector index snapshots")
 struct FlatVectorIndexSnapshotTests {
-    // Large enough rows that the 700 saved ones take several parts (`ANNSnapshotStore.partBytes`).
+    // Large enough rows that the 700 saved ones take several parts (`IndexSnapshotStore.partBytes`).
     static let dimension = 96
 
     static func queries(_ n: Int, seed: UInt64 = 31) -> [[Float]] {
@@ -280,12 +280,12 @@ struct FlatVectorIndexSnapshotTests {
         let bytes = (0..<1_003).map { _ in UInt8.random(in: 0...255, using: &rng) }
         bytes.withUnsafeBytes { all in
             var whole: UInt64 = 0
-            ANNSnapshotStore.wordSum(all, at: 0, into: &whole)
+            IndexSnapshotStore.wordSum(all, at: 0, into: &whole)
             for cuts in [[1], [3, 7], [5, 6, 64, 999], [500]] {
                 var sum: UInt64 = 0
                 var start = 0
                 for end in cuts + [all.count] {
-                    ANNSnapshotStore.wordSum(
+                    IndexSnapshotStore.wordSum(
                         UnsafeRawBufferPointer(rebasing: all[start..<end]), at: start, into: &sum)
                     start = end
                 }
@@ -294,7 +294,7 @@ struct FlatVectorIndexSnapshotTests {
             var changed = Array(all)
             changed[501] ^= 1
             var other: UInt64 = 0
-            changed.withUnsafeBytes { ANNSnapshotStore.wordSum($0, at: 0, into: &other) }
+            changed.withUnsafeBytes { IndexSnapshotStore.wordSum($0, at: 0, into: &other) }
             #expect(other != whole)
         }
     }

@@ -23,7 +23,7 @@ import TroveVectors
 /// Files written before held the table `WITHOUT ROWID` (`PRIMARY KEY (name, part)`), whose
 /// parts a blob reader cannot open: they are still read (through a statement), and the first
 /// save moves their rows into the table above.
-struct ANNSnapshotStore {
+struct IndexSnapshotStore {
     /// The layout of the rows above; a different value is treated as "no usable snapshot".
     static let format: Int64 = 1
 
