@@ -27,31 +27,13 @@ extension DocumentStore {
         let selection = try selection(query.projection)
         return try connection.transaction(.deferred) {
             let hits = try rankedHits(query, source: source, on: connection)
-            let rows = try documents(rids: hits.map(\.rid), selection: selection, on: connection)
-            return hits.compactMap { hit in rows[hit.rid].map { hit.hit($0) } }
+            let rows = try documents(rids: hits.map(\.record), selection: selection, on: connection)
+            return hits.compactMap { hit in rows[hit.record].map { row in hit.map { _ in row } } }
         }
     }
 
-    /// One result of a ranked query before its row is read: how each leg saw it.
-    struct RankedHit {
-        var rid: Int64
-        var score: Double
-        var vectorRanks: [Int?]
-        var distances: [Double?]
-        var textRank: Int?
-        var bm25: Double?
-        var geoRank: Int?
-        var kilometres: Double?
-        var snippet: String?
-
-        /// The hit of `record`, the row as a facade reads it.
-        func hit<Record: Sendable>(_ record: Record) -> Hit<Record> {
-            Hit(
-                record: record, score: score, vectorRanks: vectorRanks, distances: distances,
-                textRank: textRank, bm25: bm25, geoRank: geoRank, kilometres: kilometres,
-                snippet: snippet)
-        }
-    }
+    /// One result of a ranked query before its row is read: its row id and how each leg saw it.
+    typealias RankedHit = Hit<Int64>
 
     /// The ranked page with each hit's per-leg ranks and scores (and snippets when asked), without
     /// the rows; call inside the read transaction the query uses. Typed facades read the rows
@@ -73,7 +55,7 @@ extension DocumentStore {
             let textRank = textSlot.flatMap { hit.ranks[$0] }
             let geoRank = geoSlot.flatMap { hit.ranks[$0] }
             return RankedHit(
-                rid: hit.id, score: hit.score, vectorRanks: ranks,
+                record: hit.id, score: hit.score, vectorRanks: ranks,
                 distances: ranks.enumerated().map { leg, rank in
                     rank.map { Double(legs.vector[leg][$0 - 1].distance) }
                 },

@@ -204,8 +204,9 @@ public struct SearchCollection: Sendable {
             try connection.transaction(.deferred) {
                 let hits = try store.rankedHits(query, source: .indexes, on: connection)
                 let rows = try PresetRows.read(
-                    rids: hits.map(\.rid), from: store, vectors: true, on: connection)
-                return hits.compactMap { hit in rows[hit.rid].map { hit.hit($0) } }
+                    rids: hits.map(\.record), from: store, vectors: true, on: connection)
+                return hits.compactMap { hit in rows[hit.record].map { row in hit.map { _ in row } }
+                }
             }
         }
     }
