@@ -76,10 +76,13 @@ struct BackgroundCheckpointerTests {
         let checkpointer = try BackgroundCheckpointer(
             attachingTo: writer, thresholdPages: 1_000_000, fallbackPages: 200)
         try write(writer, rows: 0..<3_000)
-        _ = checkpointer
+        checkpointer.flush()
+        #expect(checkpointer.completedCheckpoints > 0)
         // Without the fallback the log would hold all 12 MB. With it: about 200 pages of 4 KB,
-        // plus the commits made while the first copy waits for the queue (more on a busy machine).
-        #expect(walBytes(path) < 6 << 20)
+        // plus the commits made while a copy handed to the queue waits for a thread, which on a
+        // busy machine (two cores, the whole suite running) reached 7.8 MB: the bound is the
+        // margin below the unbounded log, not the quiet machine's figure.
+        #expect(walBytes(path) < 10 << 20)
     }
 
     @Test("one transaction larger than the fallback size is copied on the queue, not in its commit")
