@@ -37,10 +37,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Trove", targets: ["Trove"]),
-        .library(name: "TroveVectors", targets: ["TroveVectors"]),
         .library(name: "TroveEmbeddings", targets: ["TroveEmbeddings"]),
-        .library(name: "TroveSQLite", targets: ["TroveSQLite"]),
-        .library(name: "TroveText", targets: ["TroveText"]),
         .library(name: "TroveVecKit", targets: ["TroveVecKit"]),
         .library(name: "TroveSync", targets: ["TroveSync"]),
         .library(name: "TroveSecretService", targets: ["TroveSecretService"]),

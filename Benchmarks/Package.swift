@@ -16,10 +16,7 @@ let package = Package(
             name: "trove-bench",
             dependencies: [
                 .product(name: "Trove", package: "Trove"),
-                .product(name: "TroveVectors", package: "Trove"),
                 .product(name: "TroveEmbeddings", package: "Trove"),
-                .product(name: "TroveSQLite", package: "Trove"),
-                .product(name: "TroveText", package: "Trove"),
                 .product(name: "TroveSync", package: "Trove"),
                 "CBenchLibPQ",
                 "CBenchMalloc",

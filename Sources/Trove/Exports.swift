@@ -4,8 +4,9 @@
 //
 // Type by type, not whole modules: most of TroveSQLite (Connection, Statement, the encrypting VFS),
 // TroveVectors (the indexes and kernels), TroveText (BM25Index, the stemmer) and TroveEmbeddings
-// (the encoders) is the machinery under Trove, not its API. Apps that use those import the
-// module's own product.
+// (the encoders) is the machinery under Trove, not its API. TroveEmbeddings is a product of its
+// own, for apps that embed without a database; the other three are not products (the benchmarks
+// reach them through Exports+Benchmarks.swift).
 
 // By module: TroveEmbeddings, what collections and models embed with, the manifest frozen with
 // them, and what embedding throws; TroveSQLite, raw SQL (`Database.query`, bindings), what

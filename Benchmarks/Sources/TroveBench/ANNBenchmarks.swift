@@ -3,7 +3,7 @@
 // Python peers (hnswlib, faiss IndexHNSWFlat, usearch) on the same vectors in the same run.
 // See BENCHMARKS.md "Approximate search (HNSW)".
 import Foundation
-import TroveVectors
+@_spi(Benchmarks) import Trove
 
 private struct SweepPoint {
     var ef: Int

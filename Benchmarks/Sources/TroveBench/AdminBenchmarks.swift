@@ -2,8 +2,7 @@
 // vectors, backup time while inserts continue, purge of 100,000 expired records. Peers measured
 // in the same run: the API's own bulk insert (for load) and an idle backup (for the busy one).
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 func runAdminBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)

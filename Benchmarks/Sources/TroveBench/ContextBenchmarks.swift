@@ -3,8 +3,7 @@
 // in the same run; memory per tracked model; a fetch of models with large lazy blobs vs eager.
 import Foundation
 import Observation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 /// The workload's record as a reference model.
 @Model final class ItemRecord {

@@ -2,8 +2,7 @@
 // index: loading the saved graph (and replaying the change log after it) against rebuilding it
 // from the table, through the public DocumentCollection API.
 import Foundation
-import Trove
-import TroveVectors
+@_spi(Benchmarks) import Trove
 
 func runDocumentANNBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)

@@ -2,9 +2,7 @@
 // Trove's document API, with the same JSON keys, side by side with GRDB (its binary, when given)
 // and with hand-written SQL through TroveSQLite on the same file and indexes.
 import Foundation
-import Trove
-import TroveSQLite
-import TroveVectors
+@_spi(Benchmarks) import Trove
 
 /// The peer's record, generated identically (SplitMix64, `BenchRandom`, seeded with 42, same field order).
 /// Codable, so `trove-bench models` stores the same values as a model.

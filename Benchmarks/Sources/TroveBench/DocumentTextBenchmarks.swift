@@ -1,8 +1,7 @@
 // trove-bench documents-text: batch inserts into a document collection with full-text fields,
 // the path a search collection's insertBatch also takes (DocumentStore+Write.swift).
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 func runDocumentTextBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)

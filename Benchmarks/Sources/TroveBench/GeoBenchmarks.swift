@@ -2,8 +2,7 @@
 // value against a hand-written R*Tree query on the same file (through TroveSQLite) and an exact
 // brute-force scan (which also gives the recall).
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 /// Latencies in milliseconds with p50/p99 (shared by the geo and graph benchmarks).
 struct LatencySamples {

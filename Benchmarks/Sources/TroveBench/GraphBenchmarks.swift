@@ -3,8 +3,7 @@
 // edge table through TroveSQLite, and Trove's own SQL path (traversal inside a write
 // transaction: one indexed SELECT per node).
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 /// Barabási–Albert style: node i links to `perNode` earlier nodes chosen in proportion to their
 /// degree (the repeated-endpoints list), weights 1...10.

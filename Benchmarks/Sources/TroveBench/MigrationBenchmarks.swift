@@ -1,8 +1,7 @@
 // trove-bench migrations: what each migration step costs on a seeded collection, and the
 // table-rebuild procedure against SQLite's own ALTER TABLE DROP COLUMN (measured in the same run).
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 private let migrationSchema = DocumentSchema(
     fields: [.text("title"), .text("body"), .text("category"), .integer("year"), .real("score"), .json("tags")],

@@ -2,8 +2,7 @@
 // Trove's model layer (Codable models, #Predicate, SortDescriptor), with the same JSON keys,
 // side by side with GRDB (its binary, when given), plus the cost of translating a predicate.
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 extension Item: Model {
     static var collectionName: String { "item" }

@@ -2,8 +2,7 @@
 // result it changed, as grdb-peer's `observe_commit_to_delivery_p50_ms` (an observed count of
 // category c0 over the peer's records; 200 single-row inserts), side by side with GRDB.
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 /// Commit-to-delivery latencies in milliseconds, sorted: for each of `commits` writes, the time
 /// from the start of `write(i)` to the moment the observation delivers a value for which

@@ -2,9 +2,7 @@
 // queries against the unfiltered exact scan, and loading the persisted snapshot against
 // rebuilding the graph from the table.
 import Foundation
-import Trove
-import TroveSQLite
-import TroveVectors
+@_spi(Benchmarks) import Trove
 
 private struct QueryRun {
     var meanMs: Double

@@ -1,9 +1,7 @@
 // trove-bench store: batch insert rows/s with FTS on, index load, and vector / text / hybrid
 // query latency, through the public Trove API, with raw-SQLite baselines measured in the same run.
 import Foundation
-import Trove
-import TroveSQLite
-import TroveVectors
+@_spi(Benchmarks) import Trove
 
 private struct StoreBenchOptions {
     var packages = benchCache + "/data/packages.jsonl"

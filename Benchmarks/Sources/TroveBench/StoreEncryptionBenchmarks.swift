@@ -1,8 +1,7 @@
 // trove-bench store --encrypt: the store figures on a plaintext and an encrypted file side by
 // side in one run (rounds alternate plain, encrypted, plain, ...), so machine load hits both alike.
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 /// One run of the store figures on one file.
 private struct StoreFigures {

@@ -1,8 +1,7 @@
 // trove-bench sync-apply: how fast a device applies pulled change sets, against a local batch
 // insert of the same documents (the target: at least 50%).
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 import TroveSync
 
 func runSyncBenchmarks(_ arguments: [String]) async throws {

@@ -1,7 +1,7 @@
 // trove-bench text: the in-memory BM25 leg (TroveText) on 58,029 Debian package descriptions,
 // 1,000 synopsis queries, side by side with FTS5, bm25s and tantivy (../shared/bench/peers/text.py).
 import Foundation
-import TroveText
+@_spi(Benchmarks) import Trove
 
 private struct TextBenchmarkError: Error, CustomStringConvertible {
     let description: String

@@ -2,7 +2,7 @@
 // per query kind), before and after the text-search work, with TroveText's BM25 index (scores
 // identical to FTS5's bm25()) and reference all-MiniLM-L6-v2 vectors read from .npy files.
 import Foundation
-import TroveText
+@_spi(Benchmarks) import Trove
 
 private struct DevSetError: Error, CustomStringConvertible {
     let description: String

@@ -5,8 +5,7 @@
 // log-prune query) added one at a time, alternating, timed in CPU time of the writing thread
 // (robust to other processes on a shared machine).
 import Foundation
-import Trove
-import TroveSQLite
+@_spi(Benchmarks) import Trove
 
 func runUpdateCostBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)

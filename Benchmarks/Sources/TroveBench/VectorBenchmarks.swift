@@ -2,7 +2,7 @@
 // seeded random unit vectors, with the Python peers (numpy, faiss, usearch, sqlite-vec) run
 // back to back in the same invocation. See BENCHMARKS.md "Exact vector search".
 import Foundation
-import TroveVectors
+@_spi(Benchmarks) import Trove
 
 // MARK: - Shared helpers (also used by ANNBenchmarks.swift)
 
