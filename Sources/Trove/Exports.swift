@@ -1,5 +1,5 @@
 // What the Trove module's public API takes, returns or throws from the lower modules, visible with
-// `import Trove` alone (Tests/TroveTests/Support/ImportTroveOnly.swift names each one, so the build
+// `import Trove` alone (Tests/TroveTests/ExportsTests.swift names each one, so the build
 // breaks if one is dropped).
 //
 // Type by type, not whole modules: most of TroveSQLite (Connection, Statement, the encrypting VFS),

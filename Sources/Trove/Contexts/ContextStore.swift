@@ -12,7 +12,7 @@ final class ContextStore {
     let database: Database?
     private var tables: [String: any AnyTrackedModels] = [:]
     /// To-many relationships read so far: per child collection and column, the stored
-    /// children of each parent asked for (``children(_:of:)``, ``prefetch(_:column:parents:)``).
+    /// children of each parent asked for (`children(_:of:)`, ``prefetch(_:column:parents:)``).
     var loadedChildren: [RelationshipKey: [DocumentID: [DocumentID]]] = [:]
     /// Models whose many-to-many arrays changed since the last save (``linksChanged(_:)``).
     var linkEdits: [ObjectIdentifier: any _ReferenceModel] = [:]

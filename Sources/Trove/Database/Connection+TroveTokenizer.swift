@@ -2,7 +2,7 @@ import TroveSQLite
 import TroveText
 
 extension Connection {
-    /// Registers Trove's Swift tokenizer (``TokenizerConfiguration/fts5TokenizerName``) with this
+    /// Registers Trove's Swift tokenizer (`TokenizerConfiguration.fts5TokenizerName`) with this
     /// connection's FTS5, so collections created with a CJK configuration
     /// (`tokenize='trove cjk remove_diacritics 2 porter 1'`) can be written and searched. Every
     /// connection that opens such a collection must register it before touching the table.

@@ -31,7 +31,8 @@ public actor Database {
     public nonisolated let path: String?
     /// The clock document expiry is measured against (``Expiry``); the system clock by default.
     public nonisolated let clock: any ExpiryClock
-    /// The background purge of expired documents, when started (``startPurgingExpired(every:)``).
+    /// The background purge of expired documents, when started
+    /// (``startPurgingExpired(every:batchSize:)``).
     var expiryPurge: Task<Void, Never>?
     /// Where commits to this file are announced to live queries (shared by every database of
     /// this process on the same path; see Observation/ChangeHub.swift).

@@ -2,7 +2,7 @@ import Foundation
 import TroveSQLite
 
 /// A small pool of read-only WAL connections beside the writer, so reads and searches run in
-/// parallel with writes and with each other (DESIGN.md section 6).
+/// parallel with writes and with each other (ARCHITECTURE.md, "Concurrency").
 ///
 /// Connections open on first use, up to ``capacity``; a task that finds all in use waits (an
 /// async suspension, never a blocking sleep) until one is returned. Each read runs in one read

@@ -30,12 +30,12 @@ extension DocumentStore {
     /// transaction goes on. (Not here: a savepoint makes SQLite copy every page the batch first
     /// touches to its sub-journal, work a transaction that rolls back whole does not need.)
     ///
-    /// Batches go several rows per statement (``insertMultiRow(_:upsert:on:document:)``): every
+    /// Batches go several rows per statement (`insertMultiRow`): every
     /// statement runs the change log's trigger program and opens a statement journal, and the
     /// FTS5 shipped with SQLite before 3.44 flushes its pending terms as a new segment at every
     /// statement that fires its triggers, so one statement per row wrote one segment per row
     /// (BENCHMARKS.md, "Batch insert, text and hybrid queries").
-    /// Inserts of 64 rows or more go in bulk (``bulkInsert(_:on:document:)``): without the insert
+    /// Inserts of 64 rows or more go in bulk (`bulkInsert`): without the insert
     /// triggers a row's statement runs no trigger program and needs no statement journal, so
     /// collections without full text gain too (BENCHMARKS.md, documents).
     /// Collections with expiry or references write one row per

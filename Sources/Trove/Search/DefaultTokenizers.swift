@@ -21,7 +21,7 @@ extension FullTextDefinition {
         .fts5TokenizeArgument
 
     /// The default of search collections created with an embedder: as ``defaultTokenizer`` with
-    /// Porter stemming for English words (``TokenizerConfiguration/multilingual``, the `trove`
+    /// Porter stemming for English words (`TokenizerConfiguration.multilingual`, the `trove`
     /// tool's tokenizer).
     static let defaultStemmingTokenizer = TokenizerConfiguration.multilingual.fts5TokenizeArgument
 

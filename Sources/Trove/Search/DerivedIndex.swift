@@ -2,7 +2,8 @@ import Foundation
 import TroveSQLite
 import TroveVectors
 
-/// Something derived from a collection's table that must agree with it (DESIGN.md section 3):
+/// Something derived from a collection's table that must agree with it (ARCHITECTURE.md, "Derived
+/// indexes and the change log"):
 /// kept by SQLite inside the writing transaction (FTS5, B-tree, later R*Tree), or kept in memory
 /// and brought up to date from the change log before each query (vectors, later adjacency).
 ///
@@ -19,7 +20,7 @@ protocol DerivedIndex: AnyObject {
     /// Forgets everything (before a rebuild).
     func reset()
     /// Applies the current state of one row: `statement` is positioned on a row whose columns
-    /// from `firstColumn` are this index's ``columns``, or nil when the row no longer exists.
+    /// from `firstColumn` are this index's ``DerivedIndex/columns``, or nil when the row no longer exists.
     func apply(rid: Int64, statement: Statement?, firstColumn: Int)
     /// Problems found comparing the index with the table (empty when healthy).
     func verify(_ connection: Connection, layout: DocumentLayout) throws -> [String]

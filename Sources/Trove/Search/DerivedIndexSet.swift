@@ -82,7 +82,7 @@ final class DerivedIndexSet: @unchecked Sendable {
     }
 
     /// A set of given indexes over any table with a change log (a search collection's).
-    /// `prefersWriters` (see ``ReadWriteLock``): a search that must catch up is never starved by
+    /// `prefersWriters` (see TroveVectors' `ReadWriteLock`): a search that must catch up is never starved by
     /// a stream of searches; only for sets whose readers never take the lock twice on one thread
     /// (search collections: each search takes it once, in ``withCurrentIndexes(_:loading:_:)``).
     /// `vectors` and `text` name the indexes of vector fields and of the full-text fields.

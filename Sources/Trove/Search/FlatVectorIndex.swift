@@ -15,7 +15,7 @@ import TroveVectors
 /// ids: count × i64        rows: count × dimension × f32, as the index holds them
 /// ```
 ///
-/// (under cosine the rows are L2-normalised), its checksum the ``IndexSnapshotStore/wordSum(_:into:)``
+/// (under cosine the rows are L2-normalised), its checksum the ``IndexSnapshotStore/wordSum(_:at:into:)``
 /// of all of it.
 ///
 /// Memory: 4 × dimension bytes per document with a vector, plus the id map.

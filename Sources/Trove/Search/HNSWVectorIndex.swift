@@ -6,7 +6,7 @@ import TroveVectors
 /// plans its own strategy (an exact scan of few candidates, a filter-aware walk for many).
 ///
 /// The graph is saved as a snapshot (``IndexSnapshotStore``, at the layout's
-/// ``DocumentLayout/snapshotLocation(for:)``) with the change-log seq it reflects. On first use
+/// ``DocumentLayout/snapshotLocation(for:flat:)``) with the change-log seq it reflects. On first use
 /// the index loads that snapshot and its ``DerivedIndexSet`` replays the log after the seq; it is
 /// built from the table instead when there is no snapshot, it fails a check, its parameters
 /// differ from the field's, or its seq is below the pruned log floor (or above the log's newest

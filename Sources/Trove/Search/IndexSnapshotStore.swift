@@ -4,7 +4,7 @@ import TroveVectors
 
 /// Where the snapshots of in-memory vector indexes live (an HNSW graph, a flat index's matrix):
 /// one table per collection, `<name>_index`, created on the first save, holding one snapshot per
-/// vector field (the row key `name`, see ``DocumentLayout/snapshotLocation(for:)``).
+/// vector field (the row key `name`, see ``DocumentLayout/snapshotLocation(for:flat:)``).
 ///
 /// ```
 /// <c>_index(name TEXT, part INTEGER, watermark INTEGER, format INTEGER, checksum INTEGER,
@@ -12,10 +12,10 @@ import TroveVectors
 /// ```
 ///
 /// One snapshot is a run of bytes cut into parts of ``partBytes``, each on its own chain of
-/// overflow pages, which a blob reader (``BlobReader``) copies straight into the index's memory:
+/// overflow pages, which a blob reader (TroveSQLite's `BlobReader`) copies straight into the index's memory:
 /// one copy out of the reader's memory map, without a statement stepping through a B-tree page
 /// per row. Every part repeats the header columns: `watermark` is the change-log seq the snapshot
-/// reflects, `checksum` its checksum (the snapshot's own trailer for HNSW, ``wordSum(_:into:)``
+/// reflects, `checksum` its checksum (the snapshot's own trailer for HNSW, ``wordSum(_:at:into:)``
 /// for a matrix), `total_bytes` the length of the whole snapshot. A snapshot is written in one
 /// transaction together with nothing else, so it is either entirely the old one or entirely the
 /// new one.

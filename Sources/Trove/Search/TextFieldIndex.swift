@@ -10,7 +10,7 @@ import TroveText
 /// It ranks exactly as the FTS5 leg does (`bm25()` with k1 1.2, b 0.75, FTS5's idf, every row
 /// of the table counted): so it exists only where that equality holds, that is when TroveText
 /// reproduces the collection's tokenizer and every field's BM25 weight is 1 (FTS5 then sums
-/// term frequencies and lengths over the columns, as ``BM25Index/add(id:fields:)`` does).
+/// term frequencies and lengths over the columns, as TroveText's `BM25Index.add(id:fields:)` does).
 /// Raw FTS5 syntax, a leg restricted to some of the fields, snippets, and reads inside a write
 /// transaction (whose uncommitted rows the shared index must not see) stay with FTS5.
 ///

@@ -234,7 +234,7 @@ extension DocumentStore {
         }
     }
 
-    /// Metadata strings checked per statement by ``firstInvalidMetadata(in:on:)``.
+    /// Metadata strings checked per statement by `firstInvalidMetadata(in:on:)`.
     static let metadataPerValidation = 100
 
     /// The index of the first row whose metadata is not a JSON object, by SQLite's own parser
