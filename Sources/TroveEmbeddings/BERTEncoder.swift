@@ -159,7 +159,7 @@ public final class BERTEncoder: @unchecked Sendable {
                 outputNormWeight: try tensor(p + "output.LayerNorm.weight", [h]),
                 outputNormBias: try tensor(p + "output.LayerNorm.bias", [h]))
         }
-        // Packing reads the dense weights once (about 10 ms for MiniLM); the forward pass then
+        // Packing reads the dense weights once, at load; the forward pass then
         // never touches their mapped pages.
         packed =
             multiplier.backend == .native

@@ -4,7 +4,7 @@
 // fifth of the run time. These versions are branch-free scalar code with no calls, which the
 // release build's loop vectoriser turns into SSE2 (default x86-64 target) or NEON code, and
 // which stays reasonably fast in debug builds (explicit SIMD types are not: in a debug build
-// every SIMD operation is a generic call, which made the test suite 10x slower).
+// every SIMD operation is a generic call, which made the test suite many times slower).
 
 enum VectorMath {
     /// e^x, Cephes-style: x = n·ln2 + r with |r| ≤ ln2/2, a degree-6 polynomial for e^r, then

@@ -33,7 +33,7 @@ enum UnicodeFolding {
 
     // Each entry: bits 0..<21 the case-folded code point, bit 21 token, bit 22 diacritic,
     // bits 24..<26 the CJK class. 65,536 × 4 bytes = 256 KiB, built lazily on first use
-    // (about 10 ms) and shared by every tokenizer for the life of the process.
+    // (once) and shared by every tokenizer for the life of the process.
     static let table: [UInt32] = {
         var table = [UInt32](repeating: 0, count: 0x1_0000)
         for code in 0..<0x1_0000 {

@@ -208,8 +208,8 @@ public struct FlatIndex: Sendable {
 
     // Runs of rows read side by side by the full scan. A single sequential stream leaves one
     // core well short of the machine's memory bandwidth; with four runs far apart, each followed
-    // by its own hardware prefetch stream, the 58k × 384 scan measured about 1.5x faster
-    // (BENCHMARKS.md). Results do not depend on the order rows are visited (ties go by id).
+    // by its own hardware prefetch stream, the full scan was measurably faster (BENCHMARKS.md,
+    // "Exact vector search"). Results do not depend on the order rows are visited (ties go by id).
     private static let streams = 4
 
     /// Scores a block of rows with one kernel call into `scores`, then offers those that can

@@ -6,7 +6,7 @@ import TroveSQLite
 
 extension Database {
     /// Page cache of an encrypted database, in KB (plaintext: 16 MB). A page that misses the cache
-    /// is read and decrypted again (about 7 µs for 16 KB), so encrypted files keep more pages:
+    /// is read and decrypted again, so encrypted files keep more pages:
     /// text and hybrid queries re-read the same index pages (BENCHMARKS.md, "Encryption at rest").
     static let encryptedCacheKB = Connection.encryptedCacheKB
 

@@ -75,8 +75,8 @@ public actor Database {
         documentStores.graph.clock = clock
         var options = options
         // 16 KB pages: a row (text, metadata and a 384-d vector) is about 2 KB, so a 4 KB page held
-        // one or two, and a batch commit wrote four times as many page frames; batch inserts were
-        // 1.3-1.6x faster (BENCHMARKS.md, "Batch insert"). New files only.
+        // one or two, and a batch commit wrote four times as many page frames; batch inserts are
+        // faster with 16 KB (BENCHMARKS.md, "Batch insert"). New files only.
         options.newFilePageSize = options.newFilePageSize ?? Self.newFilePageSize
         writerOptions = options
         let connection = try Self.openWriter(location, options: options)
@@ -128,7 +128,7 @@ public actor Database {
         // A 16 MB page cache (SQLite's default is 2 MB; it grows only as pages are used). Batch
         // inserts touch the table's, the FTS5 segments' and the indexes' pages in every
         // transaction; with 2 MB they were re-read and dirty pages spilled to the WAL before the
-        // commit: about 2x the reads and 1.3x the WAL writes (BENCHMARKS.md, "Batch insert").
+        // commit: more reads and more WAL writes (BENCHMARKS.md, "Batch insert").
         try connection.execute(
             script:
                 "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")

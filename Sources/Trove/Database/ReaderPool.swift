@@ -44,8 +44,8 @@ final class ReaderPool: @unchecked Sendable {
     /// bounded that wait by one read but cost each read a trip through the global executor,
     /// often to another thread that must be woken (more than the SQL of a small query on a
     /// busy machine); once per interval bounds the wait by the interval. (Running reads on a
-    /// Dispatch queue instead cost two thread hops per read, about 1.5x the latency of a small
-    /// query on a busy machine.)
+    /// Dispatch queue instead cost two thread hops per read, a large share of a small query's
+    /// latency on a busy machine.)
     ///
     /// - Parameters:
     ///   - transaction: false for a body that runs one statement (which is its own snapshot),

@@ -42,8 +42,8 @@ struct DocumentLayout: Sendable {
     /// its commits (about a third of a batch insert's time); ``BackgroundMerger`` merges them on
     /// another connection once writes pause, as far as the default automerge (4) would have.
     /// The crisis merge still bounds the segments per level when writes never pause, or come
-    /// from another program. (Merging at 8 segments per level in the writer instead saved only
-    /// about 9% and left FTS5 queries with snippets 1.2-1.45x slower.)
+    /// from another program. (Merging at 8 segments per level in the writer instead saved little
+    /// and left FTS5 queries with snippets slower: BENCHMARKS.md, "Batch insert".)
     static func ftsSettings(fts: String) -> [String] {
         [
             "INSERT INTO \(fts)(\(fts), rank) VALUES ('hashsize', \(CollectionSchema.ftsHashSize))",

@@ -16,7 +16,7 @@ enum TableChange {
     case addColumn(FieldDefinition)
     /// `ALTER TABLE RENAME COLUMN`: O(1).
     case renameColumn(from: String, to: String)
-    /// `ALTER TABLE DROP COLUMN`: rewrites the table, but about 4x faster than a rebuild
+    /// `ALTER TABLE DROP COLUMN`: rewrites the table, but much faster than a rebuild
     /// (BENCHMARKS.md, "Migrations"); falls back to the rebuild where SQLite refuses it.
     case dropColumn(String, otherwise: [String: ColumnSource])
     /// A new table filled from the old one, then swapped in (SQLite's "12 steps"): O(rows).
