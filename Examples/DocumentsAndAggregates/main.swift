@@ -33,7 +33,7 @@ print("gifts or big:", try await orders.fetch(Query(Field("gift") == true || Fie
 for row in try await orders.aggregate([.count(), .sum("total"), .average("total")], groupBy: [Field("customer")]) {
     print(row.group["customer"]!, "orders", row.values["count"]!, "sum", row.values["sum_total"]!, "avg", row.values["avg_total"]!)
 }
-print("placed after day 1:", try await orders.count(Field("placed") > .date(Date(timeIntervalSince1970: 1 * day))))
+print("placed after day 1:", try await orders.count(where: Field("placed") > .date(Date(timeIntervalSince1970: 1 * day))))
 
 // Patch a field and a JSON path; compare-and-set on the version.
 let o2 = try await orders.patch("o2", [Field("ship", path: "$.city"): "Quito", Field("total"): 14])

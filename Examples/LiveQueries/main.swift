@@ -22,7 +22,7 @@ do {
     // An AsyncSequence: the current count first, then a new one after each commit that changes it.
     // Stepped by hand to show each value (an iterator is a local value, hence the block);
     // `for try await open in todos.observeCount(...)` is the everyday form.
-    var openCount = todos.observeCount(Field("done") == false).makeAsyncIterator()
+    var openCount = todos.observeCount(where: Field("done") == false).makeAsyncIterator()
     print("open:", try await openCount.next()!)
     try await todos.insert(Document(id: 1, ["title": "Buy oat milk"]))
     print("open:", try await openCount.next()!)

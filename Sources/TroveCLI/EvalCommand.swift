@@ -113,7 +113,7 @@ enum EvalCommand {
             var run: [String: [String]] = [:]
             for query in queries {
                 let hits = try await search.search(
-                    query.query, mode: mode, filter: .all, limit: min(depth, entries[0].count))
+                    query.query, mode: mode, where: .all, limit: min(depth, entries[0].count))
                 var ranked: [String] = []
                 for hit in hits {
                     guard let key = documentOf[hit.id], !ranked.contains(key) else { continue }

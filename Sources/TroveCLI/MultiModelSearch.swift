@@ -26,14 +26,14 @@ struct MultiModelSearch: Sendable {
     /// Candidates each leg contributes: as the store's hybrid search (4 × limit, at least 50).
     static func depth(limit: Int) -> Int { min(Query.maximumLimit, max(50, 4 * limit)) }
 
-    func search(_ query: String, mode: SearchMode, filter: Filter, limit: Int) async throws
+    func search(_ query: String, mode: SearchMode, where filter: Filter, limit: Int) async throws
         -> [Hit<VectorEntry>]
     {
         if case .text = mode {
-            return try await collection.search(query, mode: .text, filter: filter, limit: limit)
+            return try await collection.search(query, mode: .text, where: filter, limit: limit)
         }
         return try await search(
-            query, vectors: try await queryVectors(query), mode: mode, filter: filter, limit: limit)
+            query, vectors: try await queryVectors(query), mode: mode, where: filter, limit: limit)
     }
 
     /// The query embedded by each model, as a query (multilingual-e5: `query: …`).
@@ -45,16 +45,16 @@ struct MultiModelSearch: Sendable {
 
     /// The search with the query already embedded (one vector per model, in model order).
     func search(
-        _ query: String, vectors: [[Float]], mode: SearchMode, filter: Filter, limit: Int
+        _ query: String, vectors: [[Float]], mode: SearchMode, where filter: Filter, limit: Int
     ) async throws -> [Hit<VectorEntry>] {
         if case .text = mode {
-            return try await collection.search(query, mode: .text, filter: filter, limit: limit)
+            return try await collection.search(query, mode: .text, where: filter, limit: limit)
         }
         precondition(embedders.count == companions.count + 1, "one model per vector collection")
         precondition(vectors.count == embedders.count, "one query vector per model")
         if companions.isEmpty {
             if case .vector = mode {
-                return try await collection.search(vector: vectors[0], filter: filter, limit: limit)
+                return try await collection.search(vector: vectors[0], where: filter, limit: limit)
             }
             return try await collection.search(
                 Query(filter).nearest(to: vectors[0], in: "embedding").matching(.typed(query))
@@ -65,7 +65,7 @@ struct MultiModelSearch: Sendable {
         var rows: [DocumentID: Hit<VectorEntry>] = [:]
         var legs: [[(id: DocumentID, score: Double)]] = []
         for (leg, vector) in zip([collection] + companions, vectors) {
-            let hits = try await leg.search(vector: vector, filter: filter, limit: depth)
+            let hits = try await leg.search(vector: vector, where: filter, limit: depth)
             for hit in hits where rows[hit.id] == nil { rows[hit.id] = hit }
             // Cosine similarity, 1 − distance: the z-score only needs "higher is better" on a
             // linear scale.

@@ -66,7 +66,7 @@ struct NoteSearch: Sendable {
             collection: notebook.collection, companions: notebook.companions, embedders: embedders)
         var vectors: [[Float]] = []
         if request.mode != .text { vectors = try await search.queryVectors(request.query) }
-        let everything = try await notebook.collection.count(request.filter)
+        let everything = try await notebook.collection.count(where: request.filter)
         guard everything > 0 else { return [] }
         let wanted = min(request.limit ?? everything, everything)
         // Extra chunks, so that `wanted` notes remain after collapsing a note's chunks.
@@ -74,7 +74,7 @@ struct NoteSearch: Sendable {
             request.allChunks || request.limit == nil
             ? wanted : min(Query.maximumLimit, max(wanted * 4, wanted + 20))
         var results = try await search.search(
-            request.query, vectors: vectors, mode: request.mode, filter: request.filter,
+            request.query, vectors: vectors, mode: request.mode, where: request.filter,
             limit: fetch
         )
         if !request.allChunks { results = Array(Self.bestChunkPerDocument(results).prefix(wanted)) }

@@ -117,11 +117,11 @@ enum SearchCommand {
         _ source: String?, context: CommandContext, notebook: Notebook
     ) async throws -> String? {
         guard let source else { return nil }
-        if try await notebook.collection.count(.source(source)) > 0 { return source }
+        if try await notebook.collection.count(where: .source(source)) > 0 { return source }
         let absolute = Locations.absolute(
             source, environment: context.console.environment,
             currentDirectory: context.console.currentDirectory)
-        if try await notebook.collection.count(.source(absolute)) > 0 { return absolute }
+        if try await notebook.collection.count(where: .source(absolute)) > 0 { return absolute }
         return source
     }
 

@@ -10,7 +10,9 @@ extension VectorStore {
 
     /// Whether a row has this id.
     public func contains(id: Int) async throws -> Bool {
-        try await translatingErrors { try await collection.count(Field.id == .int(Int64(id))) > 0 }
+        try await translatingErrors {
+            try await collection.count(where: Field.id == .int(Int64(id))) > 0
+        }
     }
 
     /// The number of rows.
@@ -21,7 +23,7 @@ extension VectorStore {
     /// The number of rows with this source.
     public func count(source: String) async throws -> Int {
         try await translatingErrors {
-            try await collection.count(StoreSchema.filter(source: source))
+            try await collection.count(where: StoreSchema.filter(source: source))
         }
     }
 }

@@ -201,7 +201,7 @@ struct BadInputTests {
         for run in [
             {
                 _ = try await collection.search(
-                    vector: [1, 0, 0, 0], filter: .sql(sql, [.integer(1)]),
+                    vector: [1, 0, 0, 0], where: .sql(sql, [.integer(1)]),
                     limit: 5)
             },
             {
@@ -238,15 +238,15 @@ struct BadInputTests {
         let before = try await CollectionSnapshot(collection)
         let hostile = "' OR 1=1; DROP TABLE items; --"
         #expect(
-            try await collection.search(vector: [1, 0, 0, 0], filter: .source(hostile)).isEmpty)
+            try await collection.search(vector: [1, 0, 0, 0], where: .source(hostile)).isEmpty)
         #expect(
             try await collection.search(
                 vector: [1, 0, 0, 0],
-                filter: .sql("source = ?", [.text(hostile)])
+                where: .sql("source = ?", [.text(hostile)])
             ).isEmpty)
         #expect(
             try await collection.search(Query(.source(hostile)).matching(.typed("row"))).isEmpty)
-        #expect(try await collection.count(.source(hostile)) == 0)
+        #expect(try await collection.count(where: .source(hostile)) == 0)
         #expect(try await collection.delete(where: .source(hostile)) == 0)
         #expect(try await CollectionSnapshot(collection) == before)
         // Stored as data and read back byte for byte.

@@ -198,13 +198,13 @@ struct ConcurrencyReliabilityTests {
         #expect(!output.contains("E "), "\(output)")
         let database = try Database(path: path)
         let shared = try await database.collection(named: "shared")
-        #expect(try await shared.count(.source("w1000000")) == batches * Self.batchSize)
+        #expect(try await shared.count(where: .source("w1000000")) == batches * Self.batchSize)
         #expect(
-            try await shared.count(.source("w0")) % Self.batchSize == 0,
+            try await shared.count(where: .source("w0")) % Self.batchSize == 0,
             "the killed writer left a partial batch")
         #expect(try await database.verify().isHealthy)
         print(
-            "killed writer: \(try await shared.count(.source("w0")) / Self.batchSize) of its batches committed before the kill"
+            "killed writer: \(try await shared.count(where: .source("w0")) / Self.batchSize) of its batches committed before the kill"
         )
     }
 }

@@ -39,7 +39,7 @@ struct LiveQueryProcessTests {
         let path = dir.path("shared.trove")
         let db = try Database(path: path)
         let items = try await db.documents("items", schema: ObservedWorkload.schema)
-        var iterator = items.observeCount(Field("category") == "c0").makeAsyncIterator()
+        var iterator = items.observeCount(where: Field("category") == "c0").makeAsyncIterator()
         #expect(try await iterator.next() == 0)
         let child = Task { try await Self.runChild(path, collection: "items", first: 1, count: 20) }
         var seen: [Int] = []
@@ -60,7 +60,7 @@ struct LiveQueryProcessTests {
         let runs = Runs()
         let query = db.observe { r in
             runs.increment()
-            return try r.documents("items").count(Field("category") == "c0")
+            return try r.documents("items").count(where: Field("category") == "c0")
         }
         let values = AsyncStream<Int>.makeStream()
         let consumer = Task { for try await count in query { values.continuation.yield(count) } }

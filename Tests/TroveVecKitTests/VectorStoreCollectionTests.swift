@@ -20,6 +20,6 @@ struct VectorStoreCollectionTests {
             Query().nearest(to: [1, 0], in: "embedding").matching(.typed("milk")).limit(1))
         #expect(hybrid.first?.record.id == 1)
         #expect(try await store.database.collectionNames() == ["chunks"])
-        #expect(try await store.collection.count(Field("source") == "a") == 1)
+        #expect(try await store.collection.count(where: Field("source") == "a") == 1)
     }
 }

@@ -142,8 +142,8 @@ public struct DocumentCollection: Sendable {
     }
 
     /// How many documents pass `filter`.
-    public func count(_ filter: Filter = .all) async throws -> Int {
-        try await reader(transaction: false) { try $0.count(filter) }
+    public func count(where filter: Filter = .all) async throws -> Int {
+        try await reader(transaction: false) { try $0.count(where: filter) }
     }
 
     /// Aggregates over the documents passing `filter`, or over the results of a ranked query.
@@ -236,11 +236,11 @@ extension DocumentReading {
         try _access.store.search(query, source: _access.source, on: _access.connection)
     }
     /// How many documents pass the filter.
-    public func count(_ filter: Filter = .all) throws -> Int {
+    public func count(where filter: Filter = .all) throws -> Int {
         try _access.store.count(filter, on: _access.connection)
     }
     /// Each document passing the filter, in id order, until `body` returns false.
-    public func scan(_ filter: Filter = .all, _ body: (Document) throws -> Bool) throws {
+    public func scan(where filter: Filter = .all, _ body: (Document) throws -> Bool) throws {
         try _access.store.scan(filter, on: _access.connection, body)
     }
     /// Aggregates over the documents passing `filter`, or over the results of a ranked query.

@@ -145,7 +145,7 @@ public struct ModelReader<M: Model> {
     /// How many models the predicate accepts (all when nil).
     public func count(where predicate: Predicate<M>? = nil) throws -> Int {
         try reader.count(
-            predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
+            where: predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
     }
 }
 

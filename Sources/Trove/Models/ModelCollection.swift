@@ -144,7 +144,7 @@ public struct ModelCollection<M: Model>: Sendable {
     /// How many models the predicate accepts (all when nil).
     public func count(where predicate: Predicate<M>? = nil) async throws -> Int {
         try await documents.count(
-            predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
+            where: predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all)
     }
 
     // MARK: Embedding

@@ -21,7 +21,7 @@ import TroveSQLite
 /// Each iterator is an independent observation (its own subscription and reads).
 ///
 /// ```swift
-/// for try await count in items.observeCount(Field("category") == "c0") {
+/// for try await count in items.observeCount(where: Field("category") == "c0") {
 ///     print("c0 now has", count)
 /// }
 /// ```

@@ -7,7 +7,7 @@
     /// ```swift
     /// struct UnreadBadge: View {
     ///     @Live var unread: Int?
-    ///     init(mail: DocumentCollection) { _unread = Live(mail.observeCount(Field("read") == false)) }
+    ///     init(mail: DocumentCollection) { _unread = Live(mail.observeCount(where: Field("read") == false)) }
     ///     var body: some View { Text("\(unread ?? 0)") }
     /// }
     /// ```

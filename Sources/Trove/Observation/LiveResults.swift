@@ -10,7 +10,7 @@ import Observation
 /// ```swift
 /// @MainActor final class InboxModel {
 ///     let unread: LiveResults<Int>
-///     init(mail: DocumentCollection) { unread = LiveResults(mail.observeCount(Field("read") == false)) }
+///     init(mail: DocumentCollection) { unread = LiveResults(mail.observeCount(where: Field("read") == false)) }
 /// }
 /// // SwiftUI: Text("\(model.unread.value ?? 0) unread")
 /// ```

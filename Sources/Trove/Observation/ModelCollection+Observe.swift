@@ -41,7 +41,8 @@ extension ModelCollection {
         let filter = Result {
             try predicate.map { try PredicateTranslator.filter($0, schema: schema) } ?? .all
         }
-        return LiveQuery(database: database) { r in try r.documents(name).count(filter.get()) }
+        return LiveQuery(database: database) { r in try r.documents(name).count(where: filter.get())
+        }
     }
 
     /// Observes a typed search: models ranked by how well they match `text` (see

@@ -13,7 +13,7 @@ extension Database {
     /// ```swift
     /// let summary = database.observe { r in
     ///     let items = try r.documents("items")
-    ///     return (try items.count(), try items.count(Field("done") == true))
+    ///     return (try items.count(), try items.count(where: Field("done") == true))
     /// }
     /// for try await (total, done) in summary { print("\(done)/\(total) done") }
     /// ```
@@ -50,11 +50,11 @@ extension DocumentCollection {
     /// Observes how many documents pass `filter`.
     ///
     /// ```swift
-    /// for try await count in items.observeCount(Field("category") == "c0") { badge = count }
+    /// for try await count in items.observeCount(where: Field("category") == "c0") { badge = count }
     /// ```
-    public func observeCount(_ filter: Filter = .all) -> LiveQuery<Int> {
+    public func observeCount(where filter: Filter = .all) -> LiveQuery<Int> {
         let name = self.name
-        return database.observe { r in try r.documents(name).count(filter) }
+        return database.observe { r in try r.documents(name).count(where: filter) }
     }
 
     /// Observes aggregates over the documents passing `filter` (or over a ranked query's results).

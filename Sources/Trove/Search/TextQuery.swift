@@ -37,7 +37,7 @@ public struct TextQuery: Hashable, Sendable, ExpressibleByStringLiteral {
     }
 }
 
-/// Which legs a text-in search runs (``SearchCollection/search(_:mode:filter:limit:snippet:)``,
+/// Which legs a text-in search runs (``SearchCollection/search(_:mode:where:limit:snippet:)``,
 /// ``ModelCollection/search(_:mode:where:limit:)``).
 public enum SearchMode: Hashable, Sendable {
     /// Meaning and words: the vector and text legs fused (reciprocal rank fusion).

@@ -86,12 +86,12 @@ extension SearchCollection {
     /// ```swift
     /// let hits = try await notes.search("when is the dentist?", limit: 5)
     /// let wordsOnly = try await notes.search("dentist", mode: .text, snippet: SnippetStyle())
-    /// let due = try await notes.search("dentist", filter: Field("metadata", path: "$.due").exists)
+    /// let due = try await notes.search("dentist", where: Field("metadata", path: "$.due").exists)
     /// ```
     /// - Throws: ``TroveError/embedderRequired(collection:)`` for the vector and hybrid modes
     ///   without an embedder, and the errors of ``search(_:)``.
     public func search(
-        _ text: String, mode: SearchMode = .hybrid, filter: Filter = .all, limit: Int = 10,
+        _ text: String, mode: SearchMode = .hybrid, where filter: Filter = .all, limit: Int = 10,
         snippet: SnippetStyle? = nil
     ) async throws -> [Hit<VectorEntry>] {
         var query = Query(filter).limit(limit)

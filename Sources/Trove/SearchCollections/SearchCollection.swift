@@ -148,12 +148,12 @@ public struct SearchCollection: Sendable {
 
     /// Whether a row has this id.
     public func contains(id: DocumentID) async throws -> Bool {
-        try await count(Field.id == id.value) > 0
+        try await count(where: Field.id == id.value) > 0
     }
 
     /// How many rows pass `filter` (all rows by default).
-    public func count(_ filter: Filter = .all) async throws -> Int {
-        try await documents.count(filter)
+    public func count(where filter: Filter = .all) async throws -> Int {
+        try await documents.count(where: filter)
     }
 
     /// Every source with its row count, sorted by source.
@@ -217,9 +217,9 @@ public struct SearchCollection: Sendable {
     /// ``Query/efSearch(_:)``.
     ///
     /// ```swift
-    /// let hits = try await notes.search(vector: q, filter: .source("inbox"), limit: 10)
+    /// let hits = try await notes.search(vector: q, where: .source("inbox"), limit: 10)
     /// ```
-    public func search(vector: [Float], filter: Filter = .all, limit: Int = 10) async throws
+    public func search(vector: [Float], where filter: Filter = .all, limit: Int = 10) async throws
         -> [Hit<VectorEntry>]
     {
         try await search(Query(filter).nearest(to: vector, in: "embedding").limit(limit))

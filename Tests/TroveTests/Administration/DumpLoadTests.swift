@@ -195,7 +195,7 @@ struct DumpLoadTests {
         let renamed = try #require(try await products.fetch(id: 5))
         #expect(renamed.fields["name"] == original.fields["title"])
         #expect(renamed.fields["info"] == original.fields["meta"])
-        #expect(try await products.count(Field("info", path: "$.author") == "a5") > 0)
+        #expect(try await products.count(where: Field("info", path: "$.author") == "a5") > 0)
         #expect(
             try await products.search(Query().matching(.typed("beta"), in: ["name"]).limit(100))
                 .count == 40)

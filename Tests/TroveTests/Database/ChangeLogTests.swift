@@ -107,7 +107,7 @@ struct ChangeLogTests {
         let logCount = try await db.query("SELECT count(*) FROM items_log")[0].int64(at: 0)!
         #expect(logCount <= 60_000)
         #expect(
-            try await items.search(vector: [1, 5], filter: .sql("id = 0", []), limit: 1).first?.id
+            try await items.search(vector: [1, 5], where: .sql("id = 0", []), limit: 1).first?.id
                 == 0)
         #expect(try await items.count() == 10_000)
     }

@@ -30,7 +30,7 @@ struct DocumentQueryTests {
             let expected = documents.filter { FilterOracle.evaluate(filter, $0) == true }.map(\.id)
             let got = try await docs.fetch(Query(filter)).map(\.id)
             #expect(got == expected, "filter \(filter)")
-            #expect(try await docs.count(filter) == expected.count)
+            #expect(try await docs.count(where: filter) == expected.count)
             if !expected.isEmpty && expected.count < documents.count { nonTrivial += 1 }
         }
         // The generator must exercise real selections, not only all-or-nothing ones.

@@ -34,7 +34,7 @@ struct FilterTests {
     {
         let filter = predicates.reduce(source.map(Filter.source) ?? .all, &&)
         let byVector = Set(
-            try await items.search(vector: [1, 0], filter: filter, limit: 100).map(\.id))
+            try await items.search(vector: [1, 0], where: filter, limit: 100).map(\.id))
         let byText = Set(
             try await items.search(Query(filter).matching(.typed("note")).limit(100)).map(\.id))
         let byBoth = Set(
@@ -70,14 +70,14 @@ struct FilterTests {
     func combined() async throws {
         let items = try await makeItems()
         let filter = .sql("id > ?", [1]) && meta("lang") == "en"
-        #expect(try await items.search(vector: [1, 0], filter: filter, limit: 10).map(\.id) == [3])
+        #expect(try await items.search(vector: [1, 0], where: filter, limit: 10).map(\.id) == [3])
         let db = try Database()
         let notes = try await db.collection("notes", embedder: HashingEmbedder())
         try await notes.add([
             TextEntry(text: "oat milk", metadata: #"{"k":1}"#),
             TextEntry(text: "oat bread", metadata: #"{"k":2}"#),
         ])
-        let hits = try await notes.search("oat", filter: meta("k") == 2)
+        let hits = try await notes.search("oat", where: meta("k") == 2)
         #expect(hits.map(\.record.content) == ["oat bread"])
     }
 }

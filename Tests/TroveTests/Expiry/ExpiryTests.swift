@@ -89,7 +89,7 @@ struct ExpiryTests {
             fetchAll: ids(try await docs.fetch()),
             page: ids(try await docs.page(everything).documents),
             count: try await docs.count(),
-            countFiltered: try await docs.count(Field("n") <= 15),
+            countFiltered: try await docs.count(where: Field("n") <= 15),
             aggregateCount: Int(count),
             aggregateOverSearch: Int(overSearch),
             flat: ids(try await docs.search(everything.nearest(to: query, in: "v"))),

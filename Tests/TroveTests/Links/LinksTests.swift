@@ -336,7 +336,8 @@ struct LinksTests {
                         all.filter { reachable.contains($0.id) && ($0["page"]?.intValue ?? 9) < 5 }
                             .map(\.id)))
             #expect(
-                try await chunks.count(!Filter.linked(from: manual, maxHops: hops, labels: labels))
+                try await chunks.count(
+                    where: !Filter.linked(from: manual, maxHops: hops, labels: labels))
                     == 60
                     - reachable.count)
             // A RAG question: chunks linked to the manual that also match the words.
@@ -363,11 +364,11 @@ struct LinksTests {
         let seen = try await db.write { tx in
             // chunk 3 belonged to docs/2 only
             try tx.link(manual, to: GraphNode("chunks", 3), label: "has")
-            return try tx.documents("chunks").count(.linked(from: manual, labels: ["has"]))
+            return try tx.documents("chunks").count(where: .linked(from: manual, labels: ["has"]))
         }
         #expect(seen == 31)
-        #expect(try await chunks.count(.linked(from: manual, labels: ["has"])) == 31)
-        #expect(try await chunks.count(.linked(from: GraphNode("docs", 99))) == 0)
+        #expect(try await chunks.count(where: .linked(from: manual, labels: ["has"])) == 31)
+        #expect(try await chunks.count(where: .linked(from: GraphNode("docs", 99))) == 0)
     }
 
     @Test("raw SQL that changes a record's id moves its links, both ends, int and string ids")

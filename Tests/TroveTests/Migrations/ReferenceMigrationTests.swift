@@ -112,7 +112,7 @@ struct ReferenceMigrationTests {
             ])
         try await second.migrate(db)
         #expect(try await db.documents(named: "series").delete(id: 1))
-        #expect(try await db.documents(named: "books").count(Field("series") == nil) == 20)
+        #expect(try await db.documents(named: "books").count(where: Field("series") == nil) == 20)
         var third = Migrator()
         third.registerMigration("series", steps: [])
         third.registerMigration("drop authors", steps: [.dropCollection("authors")])

@@ -43,7 +43,7 @@ struct LiveQueryTests {
     static func countedC0(_ db: Database, _ runs: Runs) -> LiveQuery<Int> {
         db.observe { r in
             runs.increment()
-            return try r.documents("items").count(Field("category") == "c0")
+            return try r.documents("items").count(where: Field("category") == "c0")
         }
     }
 
@@ -135,7 +135,7 @@ struct LiveQueryTests {
         defer { withExtendedLifetime(dir) {} }
         let second = try Database(path: dir.path("live.trove"))
         let items2 = try await second.documents(named: "items")
-        var iterator = items.observeCount(Field("category") == "c0").makeAsyncIterator()
+        var iterator = items.observeCount(where: Field("category") == "c0").makeAsyncIterator()
         #expect(try await iterator.next() == 0)
         for i in 0..<5 {
             let start = ContinuousClock.now
@@ -157,7 +157,7 @@ struct LiveQueryTests {
         let (dir, _, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
         let second = try await Database(path: dir.path("live.trove")).documents(named: "items")
-        let query = items.observeCount(Field("category") == "c0")
+        let query = items.observeCount(where: Field("category") == "c0")
         let consumer = Task {
             var seen: [Int] = []
             for try await count in query {
@@ -360,7 +360,7 @@ struct LiveQueryTests {
     func liveResults() async throws {
         let (dir, db, items, _) = try await Self.open()
         defer { withExtendedLifetime(dir) {} }
-        let results = LiveResults(items.observeCount(Field("category") == "c0"))
+        let results = LiveResults(items.observeCount(where: Field("category") == "c0"))
         await results.waitForUpdates(1)
         #expect(results.value == 0 && results.error == nil)
         try await items.insert(Self.item(1, "c0"))

@@ -126,7 +126,7 @@ struct PlacesTests {
             Self.expectSameWithin(got.map(\.id), documents, center: center, km: km) {
                 $0["kind"] != "b"
             }
-            #expect(try await places.count(filter) == got.count)
+            #expect(try await places.count(where: filter) == got.count)
             // NOT of a geo filter is unknown for documents without a point, as in SQL.
             let outside = try await places.fetch(
                 Query(!Field("location").within(kilometres: km, of: center)))
@@ -171,7 +171,7 @@ struct PlacesTests {
             #expect(got.map(\.id) == expected.map(\.id), "box \(box)")
             let either = Field("location").within(box) || Field("kind") == "c"
             #expect(
-                try await places.count(either)
+                try await places.count(where: either)
                     == documents.filter { FilterOracle.evaluate(either, $0) == true }.count)
         }
     }
@@ -381,11 +381,11 @@ struct PlacesTests {
         }
         #expect(
             try await places.count(
-                Field("location").within(
+                where: Field("location").within(
                     kilometres: 1, of: GeoPoint(latitude: 52.5, longitude: 13.4))) == 0)
         #expect(
             try await places.count(
-                Field("location").within(
+                where: Field("location").within(
                     kilometres: 1, of: GeoPoint(latitude: -33.9, longitude: 151.2))) == 1)
         // Bad queries.
         await #expect(throws: TroveError.self) {
@@ -583,7 +583,8 @@ struct PlacesTests {
                 id: 1, ["name": "x", "kind": "a", "location": .point(latitude: 1, longitude: 1)]))
         #expect(
             try await again.count(
-                Field("location").within(kilometres: 1, of: GeoPoint(latitude: 1, longitude: 1)))
+                where: Field("location").within(
+                    kilometres: 1, of: GeoPoint(latitude: 1, longitude: 1)))
                 == 1
         )
         #expect(try await again.verify().isEmpty)

@@ -27,7 +27,7 @@ struct FlatVectorIndexSnapshotTests {
         for q in queries(8) {
             all.append(try await items.search(vector: q, limit: 10).map { "\($0.id) \($0.score)" })
             all.append(
-                try await items.search(vector: q, filter: .source("odd"), limit: 10).map {
+                try await items.search(vector: q, where: .source("odd"), limit: 10).map {
                     "\($0.id) \($0.score)"
                 })
         }

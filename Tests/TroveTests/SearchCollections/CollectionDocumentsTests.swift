@@ -88,7 +88,8 @@ struct CollectionDocumentsTests {
         #expect(whole["source"] == .string(seven.source))
         #expect(whole["created_at"]?.doubleValue != nil && whole["updated_at"]?.doubleValue != nil)
         #expect(
-            try await notes.count(Field("source") == "a.pdf") == rows.count { $0.source == "a.pdf" }
+            try await notes.count(where: Field("source") == "a.pdf")
+                == rows.count { $0.source == "a.pdf" }
         )
         await #expect(throws: TroveError.self) {
             try await notes.page(Query().nearest(to: [1, 0, 0, 0], in: "embedding")).documents
@@ -139,7 +140,7 @@ struct CollectionDocumentsTests {
         }
         #expect(count == 30 && first == 1)
         let notes = try await db.collection(named: "notes")
-        #expect(try await notes.count(Field("id") <= 10) == 10)
+        #expect(try await notes.count(where: Field("id") <= 10) == 10)
         try await db.write { tx in _ = try tx.documents("notes").delete(ids: [1]) }
         #expect(try await notes.count() == 29)
     }

@@ -27,7 +27,7 @@ struct CollectionQueryTests {
         let legacy: Filter = .source("a.pdf") && .sql("json_extract(metadata, '$.page') <= ?", [6])
 
         let vector = try await notes.search(Query(filter).nearest(to: q, in: "embedding").limit(7))
-        #expect(vector == (try await notes.search(vector: q, filter: legacy, limit: 7)))
+        #expect(vector == (try await notes.search(vector: q, where: legacy, limit: 7)))
         let text = try await notes.search(Query(filter).matching(.typed("router garden")).limit(7))
         #expect(
             text

@@ -25,14 +25,14 @@ struct FormatFixtureSearchTests {
                     ).limit(3)))
             out["notes.filtered"] = ids(
                 try await notes.search(
-                    vector: [0.0, 0.2, 0.9, 0.1], filter: .source("home.md"), limit: 2))
+                    vector: [0.0, 0.2, 0.9, 0.1], where: .source("home.md"), limit: 2))
             out["notes.count"] = [String(try await notes.count())]
         }
         if names.contains("pages") {
             let pages = try await db.collection(named: "pages")
             out["pages.vector"] = ids(try await pages.search(vector: [5, 1, 2], limit: 5))
             out["pages.filtered"] = ids(
-                try await pages.search(vector: [1, 1, 1], filter: .source("book-1"), limit: 3))
+                try await pages.search(vector: [1, 1, 1], where: .source("book-1"), limit: 3))
             out["pages.count"] = [String(try await pages.count())]
         }
         if names.contains("tasks") {

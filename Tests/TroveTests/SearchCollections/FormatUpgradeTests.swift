@@ -53,7 +53,7 @@ struct FormatUpgradeTests {
         // Two entries: the update, and the version trigger's raise of `_version` (format 3).
         #expect(after == before + 2)
         let moved = try await notes.search(
-            vector: [0.9, 0.1, 0.0, 0.1], filter: .source("moved.md"), limit: 3)
+            vector: [0.9, 0.1, 0.0, 0.1], where: .source("moved.md"), limit: 3)
         #expect(moved.map(\.id) == [1])
         #expect(moved.first?.record.metadata == "{\"list\": \"home\"}")
         // Document collections live beside the old ones in the upgraded file.

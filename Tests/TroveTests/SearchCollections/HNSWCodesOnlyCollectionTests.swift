@@ -83,7 +83,7 @@ struct HNSWCodesOnlyCollectionTests {
             let found = try await codes.search(query)
             plans.insert(try await HNSWCollectionTests.vectorPlan(codes, query))
             #expect(found.count == 10)
-            let truth = try await flat.search(vector: q, filter: .sql(sql, bindings), limit: 10)
+            let truth = try await flat.search(vector: q, where: .sql(sql, bindings), limit: 10)
             approximate.append(found.map(\.id.integer))
             exact.append(truth.map(\.id.integer))
         }

@@ -53,11 +53,11 @@ struct SearchScopeTests {
         let perEvaluation = counter.count
         #expect(perEvaluation > 0 && perEvaluation <= rows)
         counter.reset()
-        _ = try await items.search(vector: vector, filter: filter, limit: 10)
+        _ = try await items.search(vector: vector, where: filter, limit: 10)
         #expect(counter.count == perEvaluation)
         // Each hit's rank in each leg is its rank in that leg run alone (the shared candidates
         // are the right ones): 30 even rows for the vector leg, the 10 with "pear" for the text leg.
-        let vectorIDs = try await items.search(vector: vector, filter: filter, limit: 30).map(\.id)
+        let vectorIDs = try await items.search(vector: vector, where: filter, limit: 30).map(\.id)
         let textIDs = try await items.search(Query(filter).matching(.typed("pear")).limit(30)).map(
             \.id)
         #expect(vectorIDs.count == 30 && textIDs.count == 10)

@@ -44,10 +44,10 @@ struct TextInTests {
         let text = try await notes.search("plumber (sink)?", mode: .text, snippet: SnippetStyle())
         #expect(text.map(\.record.source) == ["home"])
         #expect(text[0].snippet?.contains("[plumber]") == true)
-        let filtered = try await notes.search("the", filter: .source("work"), limit: 10)
+        let filtered = try await notes.search("the", where: .source("work"), limit: 10)
         #expect(filtered.map(\.record.source) == ["work"])
         let urgent = try await notes.search(
-            "passport", filter: .sql("json_extract(metadata, '$.urgent')", []))
+            "passport", where: .sql("json_extract(metadata, '$.urgent')", []))
         #expect(urgent.map(\.id) == [id])
 
         struct Meta: Codable, Equatable { var room: String }

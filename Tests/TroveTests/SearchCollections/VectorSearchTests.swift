@@ -60,7 +60,7 @@ struct VectorSearchTests {
             let q = rng.vector(dimension: dimension)
             let hits = try await items.search(
                 vector: q,
-                filter: .sql("json_extract(metadata, '$.n') % ? = 0", [.integer(Int64(modulus))]),
+                where: .sql("json_extract(metadata, '$.n') % ? = 0", [.integer(Int64(modulus))]),
                 limit: k)
             // metadata n = id - 1
             let expected = oracle.search(q, k: k) { ($0 - 1) % Int64(modulus) == 0 }
@@ -77,13 +77,13 @@ struct VectorSearchTests {
         try await items.insert(randomEntries(count: 60, dimension: 4, seed: 13))
         let hits = try await items.search(
             vector: [1, 0, 0, 0],
-            filter: .source("a") && .sql("json_extract(metadata, '$.even')", []),
+            where: .source("a") && .sql("json_extract(metadata, '$.even')", []),
             limit: 50)
         // source a = i % 3 == 0; even = i % 2 == 0 -> i % 6 == 0 -> 10 rows
         #expect(hits.count == 10)
         #expect(hits.allSatisfy { $0.record.source == "a" && ($0.id.integer - 1) % 6 == 0 })
         let none = try await items.search(
-            vector: [1, 0, 0, 0], filter: .sql("id < 0", []), limit: 5)
+            vector: [1, 0, 0, 0], where: .sql("id < 0", []), limit: 5)
         #expect(none.isEmpty)
     }
 
@@ -127,7 +127,7 @@ struct VectorSearchTests {
             let error = await #expect(throws: TroveError.self) {
                 try await items.search(
                     vector: [1, 0],
-                    filter: .sql(sql, []))
+                    where: .sql(sql, []))
             }
             if case .invalidFilter? = error {
             } else {
@@ -137,7 +137,7 @@ struct VectorSearchTests {
         await #expect(throws: TroveError.self) {
             try await items.search(
                 vector: [1, 0],
-                filter: .sql("id = ?", []))
+                where: .sql("id = ?", []))
         }
         #expect(try await items.count() == 1)
     }
