@@ -42,6 +42,7 @@ public final class TestPostgresServer: @unchecked Sendable {
     private let lock = NSLock()
     private var running = false
     private let runsAsPostgresUser: Bool
+    private let durable: Bool
 
     /// The server every test in this process shares (started on first use).
     public static func shared() throws -> TestPostgresServer { try sharedServer.get() }
@@ -57,8 +58,10 @@ public final class TestPostgresServer: @unchecked Sendable {
     }
 
     /// Creates and starts a server of its own (for a test that stops and restarts it); stopped and
-    /// removed on deinit.
-    public init() throws {
+    /// removed on deinit. `durable` keeps PostgreSQL's own defaults for flushing (`fsync`,
+    /// `full_page_writes`), which benchmarks want and tests do not need.
+    public init(durable: Bool = false) throws {
+        self.durable = durable
         binDirectory = try Self.findBinaries()
         runsAsPostgresUser = getuid() == 0
         adminPassword = "admin-\(UUID().uuidString)"
@@ -197,8 +200,8 @@ public final class TestPostgresServer: @unchecked Sendable {
             password_encryption = 'scram-sha-256'
             ssl = off
             max_connections = 300
-            fsync = off
-            full_page_writes = off
+            fsync = \(durable ? "on" : "off")
+            full_page_writes = \(durable ? "on" : "off")
             log_min_messages = warning
 
             """

@@ -55,10 +55,10 @@ func troveObservationWorkload(rows: Int, commits: Int = 200) async throws -> (p5
     let database = try Database(path: dir.appendingPathComponent("db.trove").path)
     let items = try await database.documents("item", schema: peerRecordSchema)
     try await items.insert(peerRecordDocuments(rows))
-    let initial = try await items.count(Field("category") == "c0")
+    let initial = try await items.count(where: Field("category") == "c0")
     var writes: [Double] = []
     let latencies = try await observeCommitToDelivery(
-        items.observeCount(Field("category") == "c0"), commits: commits,
+        items.observeCount(where: Field("category") == "c0"), commits: commits,
         write: { i in
             let start = DispatchTime.now().uptimeNanoseconds
             try await items.insert(Document(id: .int(Int64(rows + 1 + i)), [

@@ -325,7 +325,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         try await collection.search(vector: queries[$0].vector, limit: 10).count
     }
     try await latency("vector, exact, filter 1% (where: id % 100 = 0)") {
-        try await collection.search(vector: queries[$0].vector, filter: .sql("id % 100 = 0", []), limit: 10).count
+        try await collection.search(vector: queries[$0].vector, where: .sql("id % 100 = 0", []), limit: 10).count
     }
     try await latency("text, typed (words OR-ed, BM25)") {
         try await collection.search(Query().matching(.typed(queries[$0].text)).limit(10)).count

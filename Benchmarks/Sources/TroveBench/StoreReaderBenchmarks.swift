@@ -42,7 +42,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
     func search() async throws -> (vector: Double, text: Double) {
         let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &queryRNG) }
         let t0 = now()
-        let hits = try await items.search(vector: q, filter: .sql("source != ?", [.text("s3")]), limit: 10)
+        let hits = try await items.search(vector: q, where: .sql("source != ?", [.text("s3")]), limit: 10)
         let t1 = now()
         let text = try await items.search(Query().matching(.typed("garden lamp")).limit(10))
         let t2 = now()
@@ -131,7 +131,7 @@ private func sameCollectionScaling(
         search: { count, rng in
             if count % 2 == 0 {
                 let q = (0..<dimension).map { _ in Float.random(in: -1...1, using: &rng) }
-                let hits = try await items.search(vector: q, filter: .sql("source != ?", [.text("s3")]), limit: 10)
+                let hits = try await items.search(vector: q, where: .sql("source != ?", [.text("s3")]), limit: 10)
                 precondition(hits.count == 10)
             } else {
                 let hits = try await items.search(Query().matching(.typed("garden lamp")).limit(10))

@@ -21,10 +21,11 @@ private final class FeedOnly: SyncTransport, @unchecked Sendable {
 
 func runSyncJoinBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
-    guard let adminURL = options.values["server"], !options.has("help") else {
+    guard !options.has("help") else {
         print("""
-            trove-bench sync-join --server URL [--notes N] [--rounds R] [--tail T] [--edits E] [--dimension D] [--repeat K]
-              URL: a libpq URL of a role that may install the schema and create roles (a scratch database).
+            trove-bench sync-join [--server URL] [--notes N] [--rounds R] [--tail T] [--edits E] [--dimension D] [--repeat K]
+              URL: a libpq URL of a role that may install the schema and create roles (a scratch database);
+              without it, a PostgreSQL 15 server of its own (Debian's, fsync on) is started and stopped.
               Device A inserts N notes (default 5,000: title, ~40-word body, a D-dimensional vector,
               default 64, full text) and pushes them, then R times (default 300) edits E random notes
               (default 100: body and vector) and pushes, one change set per round: a feed whose
@@ -37,6 +38,9 @@ func runSyncJoinBenchmarks(_ arguments: [String]) async throws {
             """)
         return
     }
+    let postgres = try BenchPostgres(options)
+    let adminURL = postgres.adminURL
+    print("PostgreSQL: \(postgres.description)")
     let count = options.int("notes", 5_000)
     let rounds = options.int("rounds", 300)
     let tail = options.int("tail", 30)

@@ -7,10 +7,11 @@ import TroveSync
 
 func runSyncLatencyBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
-    guard let adminURL = options.values["server"], !options.has("help") else {
+    guard !options.has("help") else {
         print("""
-            trove-bench sync-latency --server URL [--commits N] [--notes M] [--dimension D] [--gap MS]
-              URL: a libpq URL of a role that may install the schema and create roles (a scratch database).
+            trove-bench sync-latency [--server URL] [--commits N] [--notes M] [--dimension D] [--gap MS]
+              URL: a libpq URL of a role that may install the schema and create roles (a scratch database);
+              without it, a PostgreSQL 15 server of its own (Debian's, fsync on) is started and stopped.
               Two devices (databases A and B) share a space through PostgresTransport, each with run()
               (LISTEN/NOTIFY; its 30 s poll never fires in time). M notes (default 1,000; title, body,
               a D-dimensional vector, default 384; full text) are synced first. Then N times (default 200):
@@ -21,6 +22,9 @@ func runSyncLatencyBenchmarks(_ arguments: [String]) async throws {
             """)
         return
     }
+    let postgres = try BenchPostgres(options)
+    let adminURL = postgres.adminURL
+    print("PostgreSQL: \(postgres.description)")
     let commits = options.int("commits", 200)
     let preload = options.int("notes", 1_000)
     let dimension = options.int("dimension", 384)
@@ -108,10 +112,11 @@ func runSyncLatencyBenchmarks(_ arguments: [String]) async throws {
 
 func runSyncLoadBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
-    guard let adminURL = options.values["server"], !options.has("help") else {
+    guard !options.has("help") else {
         print("""
-            trove-bench sync-load --server URL [--devices D] [--spaces S] [--seconds T] [--batch B] [--payload BYTES] [--think MS]
-              URL: a libpq URL of a role that may install the schema and create roles (max_connections > D).
+            trove-bench sync-load [--server URL] [--devices D] [--spaces S] [--seconds T] [--batch B] [--payload BYTES] [--think MS]
+              URL: a libpq URL of a role that may install the schema and create roles (max_connections > D);
+              without it, a PostgreSQL 15 server of its own (Debian's, fsync on, 300 connections) is used.
               D simulated devices (default 100), each a database role of its own with its own
               PostgresTransport (one connection), spread over S spaces (default 10). For T seconds
               (default 20) every device loops: push B sealed change sets (default 10) of BYTES random bytes
@@ -122,6 +127,9 @@ func runSyncLoadBenchmarks(_ arguments: [String]) async throws {
             """)
         return
     }
+    let postgres = try BenchPostgres(options)
+    let adminURL = postgres.adminURL
+    print("PostgreSQL: \(postgres.description)")
     let deviceCount = options.int("devices", 100)
     let spaceCount = max(1, min(options.int("spaces", 10), deviceCount))
     let seconds = options.int("seconds", 20)

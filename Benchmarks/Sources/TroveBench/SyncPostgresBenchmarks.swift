@@ -8,10 +8,11 @@ import TroveSync
 
 func runSyncPostgresBenchmarks(_ arguments: [String]) async throws {
     let options = BenchOptions(arguments)
-    guard let adminURL = options.values["server"], !options.has("help") else {
+    guard !options.has("help") else {
         print("""
-            trove-bench sync-postgres --server URL [--changes N] [--payload BYTES] [--batch B] [--page P] [--rounds R]
-              URL: a libpq URL of a role that may install the schema and create roles (a scratch database).
+            trove-bench sync-postgres [--server URL] [--changes N] [--payload BYTES] [--batch B] [--page P] [--rounds R]
+              URL: a libpq URL of a role that may install the schema and create roles (a scratch database);
+              without it, a PostgreSQL 15 server of its own (Debian's, fsync on) is started and stopped.
               N change sets (default 100,000) of BYTES random bytes (default 512), R rounds alternating:
                 push    PostgresTransport.push, B change sets per call (default 100, as SyncSpace pushes)
                 limit   the same bytes: INSERT ... SELECT FROM unnest(binary arrays), B rows per statement
@@ -22,6 +23,9 @@ func runSyncPostgresBenchmarks(_ arguments: [String]) async throws {
             """)
         return
     }
+    let postgres = try BenchPostgres(options)
+    let adminURL = postgres.adminURL
+    print("PostgreSQL: \(postgres.description)")
     let count = options.int("changes", 100_000)
     let size = options.int("payload", 512)
     let batch = options.int("batch", 100)

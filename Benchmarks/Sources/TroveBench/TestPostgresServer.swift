@@ -1,0 +1,1 @@
+../../../Tests/TroveTestSupport/TestPostgresServer.swift
