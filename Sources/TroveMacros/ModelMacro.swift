@@ -145,6 +145,13 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 )
             }
             lines.append("Trove._ModelCoding.describe(\(keyPath), in: &options)")
+            // The initial value fills the column of rows stored before the property existed (a
+            // lightweight migration adding it), as SwiftData takes a property's default from it.
+            if let initializer = property.initializer, !initializer.is(NilLiteralExprSyntax.self) {
+                lines.append(
+                    "options = options._initialValue(\(keyPath), \(initializer.trimmedDescription))"
+                )
+            }
         }
         for member in members {
             guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self) else { continue }

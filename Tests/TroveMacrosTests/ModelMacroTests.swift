@@ -511,6 +511,7 @@ private func expect(
                     public static var _$modelOptions: Trove.ModelOptions {
                         var options = Trove.ModelOptions()
                         Trove._ModelCoding.describe(\\Category.name, in: &options)
+                        options = options._initialValue(\\Category.name, "")
                         Trove._ModelCoding.describe(\\Category.parent, in: &options)
                         return options
                     }

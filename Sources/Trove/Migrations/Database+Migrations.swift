@@ -170,7 +170,7 @@ struct MigrationRunner {
                     plan, vectors: vectors, collection: step.collection, connection: connection,
                     layout: store.layout),
                 to: store)
-        case .lightweight(let target, let renamed):
+        case .lightweight(let target, let renamed, let fills):
             let store: DocumentStore
             do {
                 store = try state.store(step.collection)
@@ -182,7 +182,7 @@ struct MigrationRunner {
             }
             var current = store
             for kind in try store.schema.lightweightSteps(
-                to: target, renamed: renamed, collection: step.collection)
+                to: target, renamed: renamed, collection: step.collection, fills: fills)
             {
                 current = try migration.apply(
                     try current.schema.edited(by: kind, collection: step.collection), to: current)

@@ -4,11 +4,13 @@ extension DocumentSchema {
     /// The declarative steps that turn this schema into `target`, in an order where each is valid:
     /// renames, then what goes away (indexes, the full-text index, fields), then what changes and
     /// what comes (fields, the full-text index, indexes, vector index kinds). Each is applied to a
-    /// copy as it is derived, so every step is checked before the first one runs.
-    func lightweightSteps(to target: DocumentSchema, renamed: [String: String], collection: String)
-        throws
-        -> [MigrationStep.Kind]
-    {
+    /// copy as it is derived, so every step is checked before the first one runs. A field added
+    /// required and without a default takes its value in `fills` (its default while it is added;
+    /// the stored schema ends as `target` says).
+    func lightweightSteps(
+        to target: DocumentSchema, renamed: [String: String], collection: String,
+        fills: [String: Value] = [:]
+    ) throws -> [MigrationStep.Kind] {
         guard id == target.id else {
             throw StepRefusal(
                 reason: "\(collection): the id kind cannot change (\(id) to \(target.id))")
@@ -50,7 +52,11 @@ extension DocumentSchema {
             }
         }
         for field in target.fields where current.field(field.name) == nil {
-            try add(.addField(field))
+            var added = field
+            if !field.isOptional, field.defaultValue == nil, let fill = fills[field.name] {
+                added.defaultValue = fill
+            }
+            try add(.addField(added))
         }
         if !FullTextDefinition.stored(current.fullText, serves: target.fullText),
             let fullText = target.fullText

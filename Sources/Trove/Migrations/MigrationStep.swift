@@ -30,7 +30,9 @@ public struct MigrationStep: Sendable {
         case setFullText(FullTextDefinition?)
         case setVectorIndex(field: String, IndexKind)
         case reembed(ReembeddingPlan)
-        case lightweight(DocumentSchema, renamed: [String: String])
+        /// `fills`: column → the value rows stored before get when the column is added required
+        /// without a default (a `@Model` property's initial value).
+        case lightweight(DocumentSchema, renamed: [String: String], fills: [String: Value])
         case custom(@Sendable (MigrationContext) throws -> Void)
     }
 
@@ -169,7 +171,8 @@ public struct MigrationStep: Sendable {
     )
         -> MigrationStep
     {
-        MigrationStep(collection: collection, kind: .lightweight(schema, renamed: renamed))
+        MigrationStep(
+            collection: collection, kind: .lightweight(schema, renamed: renamed, fills: [:]))
     }
 
     /// Runs `body` inside the migration's transaction: raw SQL and the documents API (of the

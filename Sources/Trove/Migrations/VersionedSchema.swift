@@ -173,12 +173,17 @@ extension Migrator {
             steps += stage?.steps ?? []
             for (name, schema) in schemas {
                 // Renames the stage names, then those the models declare (`originalName`).
-                let declared =
-                    version.models.first { $0.collectionName == name }?.declaredOptions
-                    .originalNames ?? [:]
+                let options = version.models.first { $0.collectionName == name }?.declaredOptions
+                let declared = options?.originalNames ?? [:]
                 let renamed = (stage?.renamed[name] ?? [:]).merging(declared) { stated, _ in stated
                 }
-                steps.append(.lightweight(name, to: schema, renamed: renamed))
+                let fills = Dictionary(
+                    (options?.initialValues ?? [:]).map { (options?.columns[$0] ?? $0, $1) },
+                    uniquingKeysWith: { first, _ in first })
+                steps.append(
+                    MigrationStep(
+                        collection: name,
+                        kind: .lightweight(schema, renamed: renamed, fills: fills)))
             }
             let kept = Set(schemas.map(\.name))
             // Children before parents, so no dropped collection is still referenced.

@@ -59,6 +59,8 @@ public struct ModelOptions: Hashable, Sendable {
     var externalNames: Set<String> = []
     /// Column in the previous schema version -> column now (``originalName(_:of:)``).
     var originalNames: [String: String] = [:]
+    /// Property name → the value its declared initial value stores (``_initialValue(_:_:)``).
+    var initialValues: [String: Value] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
     var problems: [String] = []
     /// Set by ``customCoding()``.
@@ -194,6 +196,29 @@ public struct ModelOptions: Hashable, Sendable {
         self
     }
 
+    /// The initial value a `@Model` class declares for a property (`var rating = 0`), which
+    /// fills the column of rows stored before a lightweight migration added it. Evaluated once,
+    /// when the schema is built; not part of the stored schema, so an initial value that changes
+    /// (`Date.now`) never makes a file differ from its models. Written by ``Model()``.
+    public func _initialValue<Root, V: Encodable>(
+        _ keyPath: KeyPath<Root, V>, _ value: @autoclosure () -> V
+    ) -> ModelOptions {
+        with {
+            guard let name = $0.topLevel(keyPath) else { return }
+            let value = value()
+            // A relationship's initial model is the context's business, not a column's.
+            if (value as Any) is any _ReferenceModel { return }
+            let encoder = ValueEncoder(inJSON: false)
+            guard (try? value.encode(to: encoder)) != nil, !encoder.value.isNull else { return }
+            $0.initialValues[name] = encoder.value
+        }
+    }
+
+    /// A value that is not stored as a column's value has no initial value to fill with.
+    public func _initialValue<Root, V>(_ keyPath: KeyPath<Root, V>, _ value: @autoclosure () -> V)
+        -> ModelOptions
+    { self }
+
     /// Every fetched row goes through the type's `init(from:)`, and every written model through
     /// its `encode(to:)`.
     ///
@@ -227,6 +252,7 @@ public struct ModelOptions: Hashable, Sendable {
         merged.references.merge(other.references) { _, new in new }
         merged.referenceTargets.merge(other.referenceTargets) { _, new in new }
         merged.originalNames.merge(other.originalNames) { _, new in new }
+        merged.initialValues.merge(other.initialValues) { _, new in new }
         merged.externalNames.formUnion(other.externalNames)
         merged.problems += other.problems
         merged.codesThroughConformance =
