@@ -59,7 +59,7 @@ public struct ModelOptions: Hashable, Sendable {
     var externalNames: Set<String> = []
     /// Column in the previous schema version -> column now (``originalName(_:of:)``).
     var originalNames: [String: String] = [:]
-    /// Property name → the value its declared initial value stores (``_initialValue(_:_:)``).
+    /// Property name → the value its declared initial value stores (`_initialValue(_:_:)`).
     var initialValues: [String: Value] = [:]
     /// Key paths that could not be read, reported when the schema is derived.
     var problems: [String] = []
