@@ -73,7 +73,7 @@ extension ContextStore {
     func linkChanges() -> LinkChanges {
         var changes = LinkChanges()
         for model in linkEdits.values {
-            guard model._$backing.context === owner, let graph = trackedHere(model) else {
+            guard model._$backing.store === self, let graph = trackedHere(model) else {
                 continue
             }
             changes.graph = changes.graph ?? graph

@@ -20,6 +20,9 @@ final class ContextStore {
     var reads = 0
     /// The context that owns this store: what its models' `modelContext` is.
     weak var owner: ModelContext?
+    /// Whether the owning context is gone (``detach()``): the store then reads for the models
+    /// still in use and keeps none of them.
+    private(set) var isDetached = false
     /// What went wrong in a relationship's getter or setter (which cannot throw), thrown by the
     /// next save.
     var relationshipError: (any Error)?
@@ -57,15 +60,45 @@ final class ContextStore {
 
     func insert<M: _ReferenceModel>(_ model: M) throws {
         try table(M.self).insert(model)
-        model._$backing.context = owner
+        model._$backing.store = self
         try insertGraph(of: model)
         if M._$relationships.contains(where: { $0.manyToMany != nil }) { linksChanged(model) }
     }
 
     /// Makes this context the one fetched models name (`modelContext`).
     func own<M: _ReferenceModel>(_ models: [M]) -> [M] {
-        for model in models { model._$backing.context = owner }
+        for model in models { model._$backing.store = self }
         return models
+    }
+
+    /// Called when the owning context goes: its models hold this store (so that they keep
+    /// reading their relationships), and the store lets go of them, so nothing holds the
+    /// store once they go. Unsaved changes go with the context.
+    func detach() {
+        isDetached = true
+        forgetModels()
+    }
+
+    private func forgetModels() {
+        tables.removeAll()
+        loadedChildren.removeAll()
+        linkEdits.removeAll()
+        relationshipError = nil
+    }
+
+    /// Runs a read that a getter of `model` asks for (a relationship, an external-storage
+    /// property). In a detached store, `model` is tracked for the read (so the models read
+    /// resolve to it) and everything read is let go after: the models keep what they resolved,
+    /// the store keeps nothing (a model held by the store would hold it back).
+    func reading<M: _ReferenceModel, T>(for model: M, _ read: () -> T) -> T {
+        guard isDetached else { return read() }
+        defer { forgetModels() }
+        do {
+            _ = try table(M.self).adopt(model, id: model.id.documentID, version: 0)
+        } catch {
+            return read()
+        }
+        return read()
     }
 
     func delete<M: _ReferenceModel>(_ model: M) throws {
