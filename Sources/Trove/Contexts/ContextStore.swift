@@ -23,6 +23,9 @@ final class ContextStore {
     /// Whether the owning context is gone (``detach()``): the store then reads for the models
     /// still in use and keeps none of them.
     private(set) var isDetached = false
+    /// In a detached store: the models it has handed out, held weakly.
+    private var remembered: [WeakModel] = []
+    private var detachedReads = 0
     /// What went wrong in a relationship's getter or setter (which cannot throw), thrown by the
     /// next save.
     var relationshipError: (any Error)?
@@ -76,6 +79,7 @@ final class ContextStore {
     /// store once they go. Unsaved changes go with the context.
     func detach() {
         isDetached = true
+        remember()
         forgetModels()
     }
 
@@ -87,18 +91,56 @@ final class ContextStore {
     }
 
     /// Runs a read that a getter of `model` asks for (a relationship, an external-storage
-    /// property). In a detached store, `model` is tracked for the read (so the models read
-    /// resolve to it) and everything read is let go after: the models keep what they resolved,
-    /// the store keeps nothing (a model held by the store would hold it back).
+    /// property). In a detached store, `model` and the other models still in use are tracked
+    /// for the read, so that what it reads resolves to them (one instance per row while they
+    /// live), and let go after: the models keep what they resolved, the store holds none of
+    /// them (a model held by the store would hold the store back).
     func reading<M: _ReferenceModel, T>(for model: M, _ read: () -> T) -> T {
         guard isDetached else { return read() }
-        defer { forgetModels() }
-        do {
-            _ = try table(M.self).adopt(model, id: model.id.documentID, version: 0)
-        } catch {
+        return detachedRead {
+            track(model)
             return read()
         }
-        return read()
+    }
+
+    /// A read in a detached store (nested reads share the outermost one's tracking).
+    func detachedRead<T>(_ read: () throws -> T) rethrows -> T {
+        detachedReads += 1
+        if detachedReads == 1 {
+            for memory in remembered { if let model = memory.model { track(model) } }
+        }
+        defer {
+            detachedReads -= 1
+            if detachedReads == 0 {
+                remember()
+                forgetModels()
+            }
+        }
+        return try read()
+    }
+
+    private func track(_ model: any _ReferenceModel) {
+        func open<M: _ReferenceModel>(_ model: M) {
+            guard let table = try? table(M.self), !table.isTracked(model) else { return }
+            _ = try? table.adopt(model, id: model.id.documentID, version: 0)
+        }
+        open(model)
+    }
+
+    /// Takes note, weakly, of every tracked model (those still alive at the next read are
+    /// tracked for it).
+    private func remember() {
+        var seen = Set<ObjectIdentifier>()
+        var kept: [WeakModel] = []
+        let models =
+            remembered.compactMap(\.model)
+            + tables.values.flatMap { $0.models(deleted: false) }.compactMap {
+                $0 as? any _ReferenceModel
+            }
+        for model in models where seen.insert(ObjectIdentifier(model)).inserted {
+            kept.append(WeakModel(model: model))
+        }
+        remembered = kept
     }
 
     func delete<M: _ReferenceModel>(_ model: M) throws {
@@ -397,6 +439,14 @@ extension ContextStore {
     /// Fetched rows as this context's instances (refreshing unchanged ones), without those
     /// deleted in the context.
     func adopt<M: _ReferenceModel>(_ documents: [Document], as type: M.Type) throws -> [M] {
+        // A live query that outlives its context: its models are held by nothing here.
+        if isDetached { return try detachedRead { try adoptTracked(documents, as: M.self) } }
+        return try adoptTracked(documents, as: M.self)
+    }
+
+    private func adoptTracked<M: _ReferenceModel>(_ documents: [Document], as type: M.Type) throws
+        -> [M]
+    {
         let table = try self.table(M.self)
         var models: [M] = []
         for document in documents {
@@ -424,4 +474,9 @@ extension ContextStore {
         return own(
             (loadedChildren[key]?[parent] ?? []).compactMap { table.entries[$0].map(table.model) })
     }
+}
+
+/// A model a detached store has handed out, without keeping it alive.
+struct WeakModel {
+    weak var model: (any _ReferenceModel)?
 }

@@ -33,7 +33,7 @@ struct ContextLifetimeTests {
         #expect(hikes.map { $0.hikers.map(\.name).sorted() } == [["Ada"], ["Ada", "Bo"]])
         let ada = try #require(hikes[1].hikers.first { $0.name == "Ada" })
         #expect(ada.hikes.map(\.name).sorted() == ["Lake", "Ridge"])
-        #expect(ada.hikes.contains { $0 === hikes[1] }, "the model that asked is the one read")
+        #expect(ada.hikes.contains { $0 === hikes[1] }, "one instance per row while it lives")
 
         let stops = try ModelContext(container).fetch(
             FetchDescriptor<Waypoint>(sortBy: [SortDescriptor(\.name)]))
