@@ -198,6 +198,16 @@ enum StoredProperties {
                         }
                         if argument.label?.text == "inverse" {
                             property.inverse = argument.expression
+                            if let keyPath = argument.expression.as(KeyPathExprSyntax.self),
+                                keyPath.root == nil
+                            {
+                                report(
+                                    Diagnostic(
+                                        node: keyPath,
+                                        message: ModelDiagnostic.inverseWithoutRoot(
+                                            name, keyPath.components.trimmedDescription)))
+                                failed = true
+                            }
                         }
                     }
                 }

@@ -888,6 +888,14 @@ private func expect(
         ("var id: Int", "'id' must be a var of type UUID, Int64 or String, not 'Int'"),
         ("var a: Int = 0, b: Int = 0", "declare one stored property per 'var' in a @Model class"),
         (
+            "@Relationship(inverse: \\.stops) var trail: Trail?",
+            "@Relationship(inverse:) of 'trail' must name the other model's type ('\\Other.stops'): the key path is read outside this class"
+        ),
+        (
+            "@Relationship(inverse: \\.boxes) var items: [Item] = []",
+            "@Relationship(inverse:) of 'items' must name the other model's type ('\\Other.boxes'): the key path is read outside this class"
+        ),
+        (
             "var x: Int = 0 { didSet { } }",
             "stored property 'x' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead"
         ),

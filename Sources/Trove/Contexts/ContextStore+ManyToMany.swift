@@ -65,6 +65,8 @@ extension ContextStore {
 
     /// Called by the setter of a many-to-many property: the model has links to save.
     func linksChanged(_ model: some _ReferenceModel) {
+        // A detached store saves nothing (and holding the model would hold the store back).
+        guard !isDetached else { return }
         linkEdits[ObjectIdentifier(model)] = model
     }
 

@@ -83,7 +83,7 @@ extension _ModelCoding {
         let (old, new) = (oldValue._models, newValue._models)
         let relationship = M._$relationships.first { $0.name == name }
         if let oneToMany = relationship?.oneToMany {
-            oneToMany.arrayChanged(model, from: old, to: new)
+            oneToMany.arrayChanged(model, old, new)
             return
         }
         store?.linksChanged(model)

@@ -316,7 +316,7 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (
             toMany, name, inverse, deleteRule, nil
         )
-        oneToMany = OneToManyAccess(toMany, inverse: inverse)
+        oneToMany = OneToManyAccess(toMany, name: name, inverse: inverse)
         children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany]._models }
         add = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
@@ -411,7 +411,8 @@ public struct _RelationshipMetadata: @unchecked Sendable {
 /// the array's getter and setter when the macro could not tell it is a relationship (an array
 /// of models without `@Relationship`), and a new model's insertion.
 ///
-/// `@unchecked Sendable`: every property is a constant; the closures capture only key paths.
+/// `@unchecked Sendable`: every property is a constant; the closures capture only key paths and
+/// a string.
 struct OneToManyAccess: @unchecked Sendable {
     /// The children of a parent as a context has them now (stored and tracked).
     let load: (_ store: ContextStore, _ parent: AnyObject) -> [AnyObject]
@@ -419,9 +420,14 @@ struct OneToManyAccess: @unchecked Sendable {
     let parent: (_ child: AnyObject) -> AnyObject?
     /// Sets a child's to-one property (through its setter: the parents' arrays follow).
     let setParent: (_ child: AnyObject, _ parent: AnyObject?) -> Void
+    /// After the parent's array changed: each added child names the parent (and joins its
+    /// context), each removed one that named it names nothing (the typed `didSet` of an array
+    /// that names its inverse).
+    let arrayChanged: (_ parent: AnyObject, _ old: [AnyObject], _ new: [AnyObject]) -> Void
 
     init<P: _ReferenceModel, V: _ToManyValue>(
-        _ toMany: ReferenceWritableKeyPath<P, V>, inverse: ReferenceWritableKeyPath<V.Element, P?>
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String,
+        inverse: ReferenceWritableKeyPath<V.Element, P?>
     ) {
         load = { store, parent in
             store.children(V.Element.self, inverse: inverse, of: unsafeDowncast(parent, to: P.self))
@@ -432,21 +438,11 @@ struct OneToManyAccess: @unchecked Sendable {
                 unsafeDowncast($0, to: P.self)
             }
         }
-    }
-
-    /// After the parent's array changed: each added child names `parent`, each removed one
-    /// that named it names nothing, and added children join the parent's context.
-    func arrayChanged(_ parent: some _ReferenceModel, from old: [AnyObject], to new: [AnyObject]) {
-        let kept = Set(new.map(ObjectIdentifier.init))
-        let had = Set(old.map(ObjectIdentifier.init))
-        for child in new where !had.contains(ObjectIdentifier(child)) {
-            if self.parent(child) !== parent { setParent(child, parent) }
-            if let child = child as? any _ReferenceModel {
-                parent._$backing.store?.insertAny(child)
-            }
-        }
-        for child in old where !kept.contains(ObjectIdentifier(child)) {
-            if self.parent(child) === parent { setParent(child, nil) }
+        arrayChanged = { parent, old, new in
+            _ModelCoding.didSet(
+                name: name, from: old.map { unsafeDowncast($0, to: V.Element.self) },
+                to: new.map { unsafeDowncast($0, to: V.Element.self) }, inverse: inverse,
+                of: unsafeDowncast(parent, to: P.self))
         }
     }
 }
