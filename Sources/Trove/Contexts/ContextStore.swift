@@ -5,6 +5,15 @@ import TroveSQLite
 /// through the identity map, saves and rollbacks, all synchronous on the context's own
 /// connection. ``ModelContext`` owns one and forwards to it.
 ///
+/// Who holds whom: the store holds its tracked models (changes are found by comparing
+/// snapshots at save, so a changed model must stay alive until then), and each model holds the
+/// store, so that a model fetched through a context made for one fetch still reads its
+/// relationships. The cycle is broken when the ``ModelContext`` goes (nothing holds the context
+/// itself): the store forgets its models (unsaved changes go with the context) and from then on
+/// only reads for the models still in use, holding none of them (``detach()``), so both are
+/// freed once the app lets go. A context holding its models weakly instead would lose the
+/// changes of a model edited and let go before the save.
+///
 /// Not Sendable: its connection, instances and models stay in the owning context's isolation.
 final class ContextStore {
     let registry: ContextRegistry
