@@ -59,6 +59,19 @@ struct TrailMark: Codable, Hashable {
     init(name: String) { self.name = name }
 }
 
+/// An optional array whose inverse only the child names.
+@Model final class Ridge {
+    var name: String
+    var cairns: [Cairn]?
+    init(name: String) { self.name = name }
+}
+
+@Model final class Cairn {
+    var label: String
+    @Relationship(inverse: \Ridge.cairns) var ridge: Ridge?
+    init(label: String) { self.label = label }
+}
+
 /// Arrays whose inverse neither side names: ambiguous.
 @Model final class Crew {
     var members: [Member] = []
@@ -223,6 +236,32 @@ struct OneSidedRelationshipTests {
             try third.fetch(FetchDescriptor<Hike>(predicate: #Predicate { $0.name == "Lake" }))
                 .first)
         #expect(lake3.hikers.isEmpty)
+    }
+
+    @Test("an optional array whose inverse the child names works as a plain one")
+    func optionalArray() throws {
+        let folder = try TemporaryDirectory()
+        let container = try ModelContainer(
+            for: Ridge.self, Cairn.self,
+            configurations: ModelConfiguration(
+                url: folder.url.appendingPathComponent("ridges.trove")))
+        let context = ModelContext(container)
+        let ridge = Ridge(name: "North")
+        let top = Cairn(label: "Top")
+        context.insert(ridge)
+        top.ridge = ridge
+        #expect(ridge.cairns?.map(\.label) == ["Top"])
+        ridge.cairns?.append(Cairn(label: "Col"))
+        #expect(
+            ridge.cairns?.allSatisfy { $0.ridge === ridge && $0.modelContext === context } == true)
+        try context.save()
+        let fresh = ModelContext(container)
+        let stored = try #require(try fresh.fetch(FetchDescriptor<Ridge>()).first)
+        #expect(stored.cairns?.map(\.label).sorted() == ["Col", "Top"])
+        stored.cairns = nil
+        try fresh.save()
+        let third = ModelContext(container)
+        #expect(try third.fetch(FetchDescriptor<Cairn>()).allSatisfy { $0.ridge == nil })
     }
 
     @Test("arrays whose inverse neither side names are a typed error when the container opens")
