@@ -67,6 +67,12 @@ struct ModelDiagnostic: DiagnosticMessage {
                 "property '\(name)' of type '\(type)' cannot be stored (functions, tuples and existentials have no column); mark it @Transient",
             id: "unstorable")
     }
+    static func inverseWithoutRoot(_ name: String, _ keyPath: String) -> ModelDiagnostic {
+        ModelDiagnostic(
+            message:
+                "@Relationship(inverse:) of '\(name)' must name the other model's type ('\\Other\(keyPath)'): the key path is read outside this class",
+            id: "inverseWithoutRoot")
+    }
     static func badID(_ type: String) -> ModelDiagnostic {
         ModelDiagnostic(
             message: "'id' must be a var of type UUID, Int64 or String, not '\(type)'", id: "badID")

@@ -117,9 +117,37 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             return
                 "Trove._RelationshipMetadata(\\\(typeName).\(property.name), name: \"\(property.name)\"\(inverse)\(rule))"
         }
-        members.append(
-            "public static var _$relationships: [Trove._RelationshipMetadata] { [\(raw: relationships.joined(separator: ", "))] }"
-        )
+        // Arrays without `@Relationship`: a relationship when the element is a model, chosen by
+        // the compiler (`_ModelCoding.relationship` is nil for an array of values).
+        let inferred = columns.filter(\.mayBeToMany).map {
+            "Trove._ModelCoding.relationship(\\\(typeName).\($0.name), name: \"\($0.name)\")"
+        }
+        if inferred.isEmpty {
+            members.append(
+                "public static var _$relationships: [Trove._RelationshipMetadata] { [\(raw: relationships.joined(separator: ", "))] }"
+            )
+        } else {
+            members.append(
+                """
+                public static var _$relationships: [Trove._RelationshipMetadata] {
+                    let declared: [Trove._RelationshipMetadata] = [\(raw: relationships.joined(separator: ", "))]
+                    let inferred: [Trove._RelationshipMetadata?] = [\(raw: inferred.joined(separator: ", "))]
+                    return declared + inferred.compactMap { $0 }
+                }
+                """)
+        }
+        // To-one properties that name their inverse, for the other side's array (which names
+        // none) to find.
+        let inverses = columns.compactMap { property in
+            property.toOneInverse.map {
+                "Trove._ToOneInverse(\\\(typeName).\(property.name), inverse: \($0.trimmedDescription))"
+            }
+        }
+        if !inverses.isEmpty {
+            members.append(
+                "public static var _$inverses: [Trove._ToOneInverse] { [\(raw: inverses.joined(separator: ", "))] }"
+            )
+        }
         return members
     }
 

@@ -48,6 +48,46 @@ struct StoredProperty {
     /// side names (naming it on both sides would make each declaration depend on the other).
     var isToMany: Bool { relationship != nil && isArray }
 
+    /// An array without `@Relationship` that may hold models: a to-many relationship whose
+    /// inverse the other side names, or a column of values. The macro cannot tell which (only
+    /// the compiler knows whether the element is a model), so it writes code for both, chosen
+    /// by the element's type when compiled; arrays of the standard library's and Foundation's
+    /// value types are known to be columns.
+    var mayBeToMany: Bool {
+        guard relationship == nil, isArray else { return false }
+        guard let element = arrayElement?.trimmedDescription else { return true }
+        return !Self.valueTypes.contains(element)
+    }
+
+    /// A to-one property's `@Relationship(inverse:)`: the array on the other side it names.
+    var toOneInverse: ExprSyntax? { isArray ? nil : inverse }
+
+    /// The element type of an array spelled `[T]`, `[T]?`, `Array<T>` or `Optional<[T]>`.
+    private var arrayElement: TypeSyntax? {
+        guard var type = self.type else { return nil }
+        if let optional = type.as(OptionalTypeSyntax.self) { type = optional.wrappedType }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
+            let argument = identifier.genericArgumentClause?.arguments.first,
+            case .type(let wrapped) = argument.argument
+        {
+            type = wrapped
+        }
+        if let array = type.as(ArrayTypeSyntax.self) { return array.element }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Array",
+            let argument = identifier.genericArgumentClause?.arguments.first,
+            case .type(let element) = argument.argument
+        {
+            return element
+        }
+        return nil
+    }
+
+    private static let valueTypes: Set<String> = [
+        "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32", "Int64",
+        "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Float", "Double", "CGFloat", "Decimal",
+        "Date", "Data", "UUID", "URL",
+    ]
+
 }
 
 /// A class's stored properties, with the diagnostics of those that cannot be stored.
@@ -158,6 +198,16 @@ enum StoredProperties {
                         }
                         if argument.label?.text == "inverse" {
                             property.inverse = argument.expression
+                            if let keyPath = argument.expression.as(KeyPathExprSyntax.self),
+                                keyPath.root == nil
+                            {
+                                report(
+                                    Diagnostic(
+                                        node: keyPath,
+                                        message: ModelDiagnostic.inverseWithoutRoot(
+                                            name, keyPath.components.trimmedDescription)))
+                                failed = true
+                            }
                         }
                     }
                 }

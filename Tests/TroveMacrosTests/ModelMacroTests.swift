@@ -616,6 +616,233 @@ private func expect(
                 """)
     }
 
+    @Test func anArrayWithoutRelationshipMayBeAToManyRelationship() {
+        // The compiler picks, by the element's type, whether `stops` is a relationship (no
+        // column) or a column; `scores` holds a standard value type, a column for certain.
+        expect(
+            """
+            @Model final class Trail {
+                var stops: [Stop] = []
+                var scores: [Int] = []
+            }
+            """,
+            expands: """
+                final class Trail {
+                    var stops: [Stop] {
+                        @storageRestrictions(initializes: _stops)
+                        init(initialValue) {
+                            _stops = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.stops)
+                            if let resolved = Trove._ModelCoding.resolved(_stops, name: "stops", of: self) {
+                                _stops = resolved
+                            }
+                            return _stops
+                        }
+                        set {
+                            let oldValue = _stops
+                            withMutation(keyPath: \\.stops) {
+                                _stops = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "stops", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _stops: [Stop] = []
+                    var scores: [Int] {
+                        @storageRestrictions(initializes: _scores)
+                        init(initialValue) {
+                            _scores = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.scores)
+                            if let resolved = Trove._ModelCoding.resolved(_scores, name: "scores", of: self) {
+                                _scores = resolved
+                            }
+                            return _scores
+                        }
+                        set {
+                            let oldValue = _scores
+                            withMutation(keyPath: \\.scores) {
+                                _scores = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "scores", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _scores: [Int] = []
+
+                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+
+                    internal nonisolated func access<_Member>(keyPath: KeyPath<Trail, _Member>) {
+                        _$observationRegistrar.access(self, keyPath: keyPath)
+                    }
+
+                    internal nonisolated func withMutation<_Member, _Result>(
+                        keyPath: KeyPath<Trail, _Member>, _ mutation: () throws -> _Result
+                    ) rethrows -> _Result {
+                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    }
+
+                    public let _$backing = Trove._ModelBacking()
+
+                    public var id: Trove._ModelUUID = .unassigned
+
+                    public enum CodingKeys: String, CodingKey {
+                        case id
+                        case stops
+                        case scores
+                    }
+
+                    public init(from decoder: any Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
+                        self._stops = try Trove._ModelCoding.decode(\\Trail.stops, forKey: .stops, from: container, references: &references)
+                        self._scores = try Trove._ModelCoding.decode(\\Trail.scores, forKey: .scores, from: container, references: &references)
+                        self._$backing.pending = references
+                    }
+
+                    public func encode(to encoder: any Encoder) throws {
+                        var container = encoder.container(keyedBy: CodingKeys.self)
+                        try container.encode(self.id, forKey: .id)
+                        try Trove._ModelCoding.encode(self._stops, forKey: .stops, to: &container, backing: _$backing)
+                        try Trove._ModelCoding.encode(self._scores, forKey: .scores, to: &container, backing: _$backing)
+                    }
+
+                    public nonisolated func _$accessProperties() {
+                        access(keyPath: \\.stops)
+                        access(keyPath: \\.scores)
+                    }
+
+                    public static var _$properties: [Trove._ModelProperty<Trail>] {
+                        [Trove._ModelProperty("stops", \\Trail.stops, storage: {
+                                    $0._stops
+                                }),
+                            Trove._ModelProperty("scores", \\Trail.scores, storage: {
+                                    $0._scores
+                                })]
+                    }
+
+                    public static var _$modelOptions: Trove.ModelOptions {
+                        var options = Trove.ModelOptions()
+                        Trove._ModelCoding.describe(\\Trail.stops, in: &options)
+                        Trove._ModelCoding.describe(\\Trail.scores, in: &options)
+                        return options
+                    }
+
+                    public static var _$relationships: [Trove._RelationshipMetadata] {
+                        let declared: [Trove._RelationshipMetadata] = []
+                        let inferred: [Trove._RelationshipMetadata?] = [Trove._ModelCoding.relationship(\\Trail.stops, name: "stops")]
+                        return declared + inferred.compactMap {
+                            $0
+                        }
+                    }
+                }
+
+                extension Trail: Trove._ReferenceModel, Trove._Observable {
+                }
+                """)
+    }
+
+    @Test func aToOnePropertyThatNamesItsInverseIsListedForTheOtherSide() {
+        expect(
+            """
+            @Model final class Stop {
+                @Relationship(inverse: \\Trail.stops) var trail: Trail?
+            }
+            """,
+            expands: """
+                final class Stop {
+                    var trail: Trail? {
+                        @storageRestrictions(initializes: _trail)
+                        init(initialValue) {
+                            _trail = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.trail)
+                            if let resolved = Trove._ModelCoding.resolved(_trail, name: "trail", of: self) {
+                                _trail = resolved
+                            }
+                            return _trail
+                        }
+                        set {
+                            let oldValue = _trail
+                            withMutation(keyPath: \\.trail) {
+                                _trail = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "trail", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _trail: Trail?
+
+                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+
+                    internal nonisolated func access<_Member>(keyPath: KeyPath<Stop, _Member>) {
+                        _$observationRegistrar.access(self, keyPath: keyPath)
+                    }
+
+                    internal nonisolated func withMutation<_Member, _Result>(
+                        keyPath: KeyPath<Stop, _Member>, _ mutation: () throws -> _Result
+                    ) rethrows -> _Result {
+                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    }
+
+                    public let _$backing = Trove._ModelBacking()
+
+                    public var id: Trove._ModelUUID = .unassigned
+
+                    public enum CodingKeys: String, CodingKey {
+                        case id
+                        case trail
+                    }
+
+                    public init(from decoder: any Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
+                        self._trail = try Trove._ModelCoding.decode(\\Stop.trail, forKey: .trail, from: container, references: &references)
+                        self._$backing.pending = references
+                    }
+
+                    public func encode(to encoder: any Encoder) throws {
+                        var container = encoder.container(keyedBy: CodingKeys.self)
+                        try container.encode(self.id, forKey: .id)
+                        try Trove._ModelCoding.encode(self._trail, forKey: .trail, to: &container, backing: _$backing)
+                    }
+
+                    public nonisolated func _$accessProperties() {
+                        access(keyPath: \\.trail)
+                    }
+
+                    public static var _$properties: [Trove._ModelProperty<Stop>] {
+                        [Trove._ModelProperty("trail", \\Stop.trail, storage: {
+                                    $0._trail
+                                })]
+                    }
+
+                    public static var _$modelOptions: Trove.ModelOptions {
+                        var options = Trove.ModelOptions()
+                        Trove._ModelCoding.describe(\\Stop.trail, in: &options)
+                        return options
+                    }
+
+                    public static var _$relationships: [Trove._RelationshipMetadata] {
+                        []
+                    }
+
+                    public static var _$inverses: [Trove._ToOneInverse] {
+                        [Trove._ToOneInverse(\\Stop.trail, inverse: \\Trail.stops)]
+                    }
+                }
+
+                extension Stop: Trove._ReferenceModel, Trove._Observable {
+                }
+                """)
+    }
+
     @Test func aLetGetsAFixIt() {
         expect(
             """
@@ -661,6 +888,14 @@ private func expect(
         ),
         ("var id: Int", "'id' must be a var of type UUID, Int64 or String, not 'Int'"),
         ("var a: Int = 0, b: Int = 0", "declare one stored property per 'var' in a @Model class"),
+        (
+            "@Relationship(inverse: \\.stops) var trail: Trail?",
+            "@Relationship(inverse:) of 'trail' must name the other model's type ('\\Other.stops'): the key path is read outside this class"
+        ),
+        (
+            "@Relationship(inverse: \\.boxes) var items: [Item] = []",
+            "@Relationship(inverse:) of 'items' must name the other model's type ('\\Other.boxes'): the key path is read outside this class"
+        ),
         (
             "var x: Int = 0 { didSet { } }",
             "stored property 'x' cannot have willSet/didSet in a @Model class; observe the model (Observation) instead"

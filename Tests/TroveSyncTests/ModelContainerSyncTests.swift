@@ -6,12 +6,12 @@ import TroveTestSupport
 @testable import TroveSync
 
 /// A trail and its landmarks: a to-many relationship that cascades, its to-one inverse (a
-/// foreign key in `Landmark`), a unique name, implicit (time-ordered UUID) ids. `Landmark`
-/// sorts before `Trail`, so a change set carries the children before their parent.
+/// foreign key in `Landmark`, which names the inverse), a unique name, implicit (time-ordered
+/// UUID) ids. `Landmark` sorts before `Trail`, so a change set carries the children before their
+/// parent.
 @Model final class Trail {
     @Attribute(.unique) var name: String
-    @Relationship(deleteRule: .cascade, inverse: \Landmark.trail)
-    var landmarks = [Landmark]()
+    @Relationship(deleteRule: .cascade) var landmarks = [Landmark]()
 
     init(name: String) { self.name = name }
 }
@@ -19,7 +19,7 @@ import TroveTestSupport
 @Model final class Landmark {
     var name: String
     var elevation: Int
-    var trail: Trail?
+    @Relationship(inverse: \Trail.landmarks) var trail: Trail?
 
     init(name: String, elevation: Int, trail: Trail? = nil) {
         self.name = name
@@ -29,10 +29,10 @@ import TroveTestSupport
 }
 
 /// Hikes and hikers: a many-to-many relationship (links in the edge table, which sync with
-/// the collections).
+/// the collections); the hikes' side is a bare array.
 @Model final class Hike {
     var name: String
-    @Relationship var hikers = [Hiker]()
+    var hikers = [Hiker]()
 
     init(name: String) { self.name = name }
 }

@@ -65,6 +65,8 @@ extension ContextStore {
 
     /// Called by the setter of a many-to-many property: the model has links to save.
     func linksChanged(_ model: some _ReferenceModel) {
+        // A detached store saves nothing (and holding the model would hold the store back).
+        guard !isDetached else { return }
         linkEdits[ObjectIdentifier(model)] = model
     }
 
@@ -73,7 +75,7 @@ extension ContextStore {
     func linkChanges() -> LinkChanges {
         var changes = LinkChanges()
         for model in linkEdits.values {
-            guard model._$backing.context === owner, let graph = trackedHere(model) else {
+            guard model._$backing.store === self, let graph = trackedHere(model) else {
                 continue
             }
             changes.graph = changes.graph ?? graph

@@ -68,7 +68,8 @@ extension ContextStore {
     /// models with the model), and those it references in turn. An error (a type outside the
     /// schema, another instance with its id) is thrown by the next save.
     func insertRelated<T: _ReferenceModel>(_ model: T) {
-        guard model._$backing.context == nil else { return }
+        // A detached store tracks nothing: there is no context to save it.
+        guard model._$backing.store == nil, !isDetached else { return }
         do {
             try insert(model)
         } catch {
@@ -84,12 +85,18 @@ extension ContextStore {
         for relationship in layout.toOne {
             relationship.linkInverse(model)
             if let target = relationship.target(model) as? any _ReferenceModel {
-                insertOpened(target)
+                insertAny(target)
             }
         }
         for relationship in M._$relationships {
             for child in relationship.children(model) {
-                if let child = child as? any _ReferenceModel { insertOpened(child) }
+                if let child = child as? any _ReferenceModel { insertAny(child) }
+            }
+            // Children set in the initializer name this model (no setter ran to say so).
+            if let oneToMany = relationship.oneToMany {
+                for child in relationship.children(model) where oneToMany.parent(child) !== model {
+                    oneToMany.setParent(child, model)
+                }
             }
             // Models set in the initializer hold this one in their known arrays too.
             guard let inverse = relationship.manyToMany?.other() else { continue }
@@ -97,7 +104,8 @@ extension ContextStore {
         }
     }
 
-    private func insertOpened(_ model: any _ReferenceModel) {
+    /// ``insertRelated(_:)`` for a model whose type is not known when compiled.
+    func insertAny(_ model: any _ReferenceModel) {
         func insert<T: _ReferenceModel>(_ model: T) { insertRelated(model) }
         insert(model)
     }

@@ -5,6 +5,15 @@ import TroveSQLite
 /// through the identity map, saves and rollbacks, all synchronous on the context's own
 /// connection. ``ModelContext`` owns one and forwards to it.
 ///
+/// Who holds whom: the store holds its tracked models (changes are found by comparing
+/// snapshots at save, so a changed model must stay alive until then), and each model holds the
+/// store, so that a model fetched through a context made for one fetch still reads its
+/// relationships. The cycle is broken when the ``ModelContext`` goes (nothing holds the context
+/// itself): the store forgets its models (unsaved changes go with the context) and from then on
+/// only reads for the models still in use, holding none of them (``detach()``), so both are
+/// freed once the app lets go. A context holding its models weakly instead would lose the
+/// changes of a model edited and let go before the save.
+///
 /// Not Sendable: its connection, instances and models stay in the owning context's isolation.
 final class ContextStore {
     let registry: ContextRegistry
@@ -20,6 +29,12 @@ final class ContextStore {
     var reads = 0
     /// The context that owns this store: what its models' `modelContext` is.
     weak var owner: ModelContext?
+    /// Whether the owning context is gone (``detach()``): the store then reads for the models
+    /// still in use and keeps none of them.
+    private(set) var isDetached = false
+    /// In a detached store: the models it has handed out, held weakly.
+    private var remembered: [WeakModel] = []
+    private var detachedReads = 0
     /// What went wrong in a relationship's getter or setter (which cannot throw), thrown by the
     /// next save.
     var relationshipError: (any Error)?
@@ -57,15 +72,84 @@ final class ContextStore {
 
     func insert<M: _ReferenceModel>(_ model: M) throws {
         try table(M.self).insert(model)
-        model._$backing.context = owner
+        model._$backing.store = self
         try insertGraph(of: model)
         if M._$relationships.contains(where: { $0.manyToMany != nil }) { linksChanged(model) }
     }
 
     /// Makes this context the one fetched models name (`modelContext`).
     func own<M: _ReferenceModel>(_ models: [M]) -> [M] {
-        for model in models { model._$backing.context = owner }
+        for model in models { model._$backing.store = self }
         return models
+    }
+
+    /// Called when the owning context goes: its models hold this store (so that they keep
+    /// reading their relationships), and the store lets go of them, so nothing holds the
+    /// store once they go. Unsaved changes go with the context.
+    func detach() {
+        isDetached = true
+        remember()
+        forgetModels()
+    }
+
+    private func forgetModels() {
+        tables.removeAll()
+        loadedChildren.removeAll()
+        linkEdits.removeAll()
+        relationshipError = nil
+    }
+
+    /// Runs a read that a getter of `model` asks for (a relationship, an external-storage
+    /// property). In a detached store, `model` and the other models still in use are tracked
+    /// for the read, so that what it reads resolves to them (one instance per row while they
+    /// live), and let go after: the models keep what they resolved, the store holds none of
+    /// them (a model held by the store would hold the store back).
+    func reading<M: _ReferenceModel, T>(for model: M, _ read: () -> T) -> T {
+        guard isDetached else { return read() }
+        return detachedRead {
+            track(model)
+            return read()
+        }
+    }
+
+    /// A read in a detached store (nested reads share the outermost one's tracking).
+    func detachedRead<T>(_ read: () throws -> T) rethrows -> T {
+        detachedReads += 1
+        if detachedReads == 1 {
+            for memory in remembered { if let model = memory.model { track(model) } }
+        }
+        defer {
+            detachedReads -= 1
+            if detachedReads == 0 {
+                remember()
+                forgetModels()
+            }
+        }
+        return try read()
+    }
+
+    private func track(_ model: any _ReferenceModel) {
+        func open<M: _ReferenceModel>(_ model: M) {
+            guard let table = try? table(M.self), !table.isTracked(model) else { return }
+            _ = try? table.adopt(model, id: model.id.documentID, version: 0)
+        }
+        open(model)
+    }
+
+    /// Takes note, weakly, of every tracked model (those still alive at the next read are
+    /// tracked for it).
+    private func remember() {
+        var seen = Set<ObjectIdentifier>()
+        var kept: [WeakModel] = []
+        let models =
+            remembered.compactMap(\.model)
+            + tables.values.flatMap { $0.models(deleted: false) }.compactMap {
+                $0 as? any _ReferenceModel
+            }
+        for model in models where seen.insert(ObjectIdentifier(model)).inserted {
+            kept.append(WeakModel(model: model))
+        }
+        remembered = kept
     }
 
     func delete<M: _ReferenceModel>(_ model: M) throws {
@@ -364,6 +448,14 @@ extension ContextStore {
     /// Fetched rows as this context's instances (refreshing unchanged ones), without those
     /// deleted in the context.
     func adopt<M: _ReferenceModel>(_ documents: [Document], as type: M.Type) throws -> [M] {
+        // A live query that outlives its context: its models are held by nothing here.
+        if isDetached { return try detachedRead { try adoptTracked(documents, as: M.self) } }
+        return try adoptTracked(documents, as: M.self)
+    }
+
+    private func adoptTracked<M: _ReferenceModel>(_ documents: [Document], as type: M.Type) throws
+        -> [M]
+    {
         let table = try self.table(M.self)
         var models: [M] = []
         for document in documents {
@@ -391,4 +483,9 @@ extension ContextStore {
         return own(
             (loadedChildren[key]?[parent] ?? []).compactMap { table.entries[$0].map(table.model) })
     }
+}
+
+/// A model a detached store has handed out, without keeping it alive.
+struct WeakModel {
+    weak var model: (any _ReferenceModel)?
 }

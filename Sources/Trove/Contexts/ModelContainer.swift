@@ -152,14 +152,18 @@ public final class ModelContainer: Sendable {
 
     private static func checkLayout<M: _ReferenceModel>(_ type: M.Type) throws {
         _ = try ReferenceLayout<M>.shared()
-        // A many-to-many side that leaves its inverse to the other side: the other side must name it.
+        // An array that leaves its inverse to the other side: the other side must name it (its
+        // to-one property for one-to-many, its array for many-to-many), or the relationship is
+        // ambiguous.
         for relationship in M._$relationships {
             guard let access = relationship.manyToMany, access.other() == nil else { continue }
+            let other = access.otherType
             throw TroveError.invalidModel(
                 type: "\(M.self)",
                 reason:
-                    "\(M.self).\(relationship.name) has no inverse: name the other model's to-one property here "
-                    + "(one-to-many), or write @Relationship(inverse: \\\(M.self).\(relationship.name)) on its array (many-to-many)"
+                    "\(M.self).\(relationship.name) has no inverse: name it here with @Relationship(inverse:), "
+                    + "or on \(other) with @Relationship(inverse: \\\(M.self).\(relationship.name)) on its to-one "
+                    + "property (one-to-many) or its array (many-to-many)"
             )
         }
     }

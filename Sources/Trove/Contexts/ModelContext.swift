@@ -114,6 +114,11 @@ public final class ModelContext {
         store.owner = self
     }
 
+    // Models keep their context's store (so a model fetched through a context made for one
+    // fetch still reads its relationships); the store keeps its models only while the context
+    // lives, so a context and its models are freed once nobody holds them.
+    deinit { store.detach() }
+
     /// The database the context reads and saves to (value models, documents and raw SQL work
     /// on it as usual).
     ///

@@ -36,7 +36,9 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     }
 
     private init() throws {
-        let properties = M._$properties
+        // An array of models without `@Relationship` is listed with the columns (the macro
+        // cannot tell it from an array of values); it is a relationship, with no column.
+        let properties = M._$properties.filter { !($0.valueType is any _ToManyValue.Type) }
         var writable: [String: PartialKeyPath<M>] = [:]
         var names: [AnyKeyPath: String] = [:]
         for property in properties {
@@ -141,7 +143,7 @@ struct ToOneAccess {
                 let stored = (value as? DocumentID?) ?? nil
                 guard stored != id(model) else { return }
                 if let stored,
-                    let tracked = model._$backing.context?.store.tracked(T.self, id: stored)
+                    let tracked = model._$backing.store?.tracked(T.self, id: stored)
                 {
                     model[keyPath: keyPath] = tracked
                 } else {

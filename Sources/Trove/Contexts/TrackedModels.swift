@@ -459,7 +459,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         if let previous = entries[rekey.to], previous.object !== entry.object {
             untrack(rekey.to)
             if let backed = previous.object as? any _ReferenceModel {
-                backed._$backing.context = nil
+                backed._$backing.store = nil
             }
         }
         untrack(rekey.from)

@@ -11,10 +11,11 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
     /// `UUID` and `String` ids) is given its time-ordered value when a context inserts the model.
     var id: ID { get set }
 
-    /// Every stored property except `id` and to-many relationships, by name (its column's
-    /// name before renames), with a reader of its storage, so a context can read and compare
-    /// values without the getters and put back saved values through the setters, which tell
-    /// observers.
+    /// Every stored property except `id` and to-many relationships marked `@Relationship`, by
+    /// name (its column's name before renames), with a reader of its storage, so a context can
+    /// read and compare values without the getters and put back saved values through the
+    /// setters, which tell observers. (An array of models without `@Relationship` is listed too:
+    /// the macro cannot tell it from a column; contexts leave it out.)
     static var _$properties: [_ModelProperty<Self>] { get }
 
     /// What the macro reads from the declaration (`#Index`, `#Unique`, `@Attribute`,
@@ -23,6 +24,10 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
 
     /// The to-many relationships, each with its inverse and delete rule.
     static var _$relationships: [_RelationshipMetadata] { get }
+
+    /// The to-one properties that name their inverse (an array on the other side that does not
+    /// name this side).
+    static var _$inverses: [_ToOneInverse] { get }
 
     /// Tells Observation that every stored property is read (what an autosave watches), without
     /// the getters: a relationship is not resolved for it.
@@ -34,6 +39,11 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
 
 extension _ReferenceModel {
     /// The context the model was inserted into or fetched by, as SwiftData's
-    /// `PersistentModel.modelContext`; nil for a model not inserted yet or deleted and saved.
+    /// `PersistentModel.modelContext`; nil for a model not inserted yet, and once nobody holds
+    /// the context any more (the model still reads its relationships then, and nothing tracks
+    /// its changes: they went with the context).
     public var modelContext: ModelContext? { _$backing.context }
+
+    /// None: a class whose to-one properties name no inverse.
+    public static var _$inverses: [_ToOneInverse] { [] }
 }

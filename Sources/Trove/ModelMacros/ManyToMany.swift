@@ -30,7 +30,9 @@ extension _ModelCoding {
         resolvedLinks(value, name: name, of: model)
     }
 
-    /// The side whose inverse the other side names (`@Relationship var songs: [Song]`).
+    /// The side whose inverse the other side names (`@Relationship var songs: [Song]`, or an
+    /// array of models without `@Relationship`): many-to-many, or one-to-many when the other
+    /// side's to-one property names it.
     public static func resolved<V: _ToManyValue, M: _ReferenceModel>(
         _ value: V, name: String, of model: M
     ) -> V? {
@@ -41,13 +43,21 @@ extension _ModelCoding {
         _ value: V, name: String, of model: M
     ) -> V? {
         let backing = model._$backing
-        guard backing.isFromRow, !backing.loaded.contains(name), let context = backing.context
+        guard backing.isFromRow, !backing.loaded.contains(name), let store = backing.store
         else { return nil }
         backing.loaded.insert(name)
         guard let relationship = M._$relationships.first(where: { $0.name == name }) else {
             return nil
         }
-        return V(_models: context.store.linked(V.Element.self, relationship, of: model))
+        // An array whose inverse is the children's to-one property (named on their side).
+        if let oneToMany = relationship.oneToMany {
+            let children = store.reading(for: model) { oneToMany.load(store, model) }
+            return V(_models: children.map { unsafeDowncast($0, to: V.Element.self) })
+        }
+        return V(
+            _models: store.reading(for: model) {
+                store.linked(V.Element.self, relationship, of: model)
+            })
     }
 
     /// After `model.name` changed: each added model holds `model` in its inverse array (and
@@ -69,14 +79,19 @@ extension _ModelCoding {
         name: String, from oldValue: V, to newValue: V, of model: M
     ) {
         model._$backing.loaded.insert(name)
-        let context = model._$backing.context
-        context?.store.linksChanged(model)
+        let store = model._$backing.store
         let (old, new) = (oldValue._models, newValue._models)
+        let relationship = M._$relationships.first { $0.name == name }
+        if let oneToMany = relationship?.oneToMany {
+            oneToMany.arrayChanged(model, old, new)
+            return
+        }
+        store?.linksChanged(model)
         let kept = Set(new.map(ObjectIdentifier.init))
         let had = Set(old.map(ObjectIdentifier.init))
-        let inverse = M._$relationships.first { $0.name == name }?.manyToMany?.other()
+        let inverse = relationship?.manyToMany?.other()
         for other in new where !had.contains(ObjectIdentifier(other)) {
-            context?.store.insertRelated(other)
+            store?.insertRelated(other)
             inverse?.add(model, other)
         }
         for other in old where !kept.contains(ObjectIdentifier(other)) {

@@ -1,13 +1,19 @@
 import Foundation
 
-/// What a ``Model()`` instance keeps beside its properties: its context (so relationships
-/// resolve on first access) and the references it has read but not resolved. Made by the
-/// macro's code; not used directly.
+/// What a ``Model()`` instance keeps beside its properties: its context's store (so
+/// relationships resolve on first access) and the references it has read but not resolved.
+/// Made by the macro's code; not used directly.
 ///
 /// Not Sendable: it belongs to its model, in the model's isolation.
 public final class _ModelBacking {
-    /// The context that tracks the model (it owns the model; the model does not own it).
-    weak var context: ModelContext?
+    /// The store of the context that tracks the model, held strongly so that a model outlives a
+    /// context dropped after a fetch and still reads its relationships. The store holds its
+    /// models only while its ``ModelContext`` lives (the context lets go of them when it goes,
+    /// ``ContextStore/detach()``), so this makes no cycle that outlives the context.
+    var store: ContextStore?
+    /// The context that tracks the model: nil once the context is gone (the store it leaves
+    /// behind reads but tracks nothing, so there is nothing to save through).
+    var context: ModelContext? { store?.owner }
     /// To-one relationships read from a row and not resolved yet: the other model's id.
     public var pending = _PendingReferences()
     /// `@Attribute(.externalStorage)` properties a fetch left out and nobody has read yet.

@@ -64,10 +64,13 @@ public enum _ModelCoding {
         -> V??
     {
         let backing = model._$backing
-        guard backing.unloaded.remove(name) != nil, let context = backing.context else {
+        guard backing.unloaded.remove(name) != nil, let store = backing.store else {
             return nil
         }
-        return .some(context.store.loadExternal(M.self, name: name, as: V.self, of: model))
+        return .some(
+            store.reading(for: model) {
+                store.loadExternal(M.self, name: name, as: V.self, of: model)
+            })
     }
 
     // MARK: To-one relationships
@@ -116,11 +119,11 @@ public enum _ModelCoding {
         _ value: T?, name: String, of model: M
     ) -> T?? {
         let backing = model._$backing
-        guard value == nil, let id = backing.pending.ids[name], let context = backing.context else {
+        guard value == nil, let id = backing.pending.ids[name], let store = backing.store else {
             return nil
         }
         backing.pending.ids[name] = nil
-        return .some(context.store.resolve(T.self, id: id))
+        return .some(store.reading(for: model) { store.resolve(T.self, id: id) })
     }
 
     /// After `model.name` changed: the pending reference is gone, the new model joins the
@@ -130,9 +133,7 @@ public enum _ModelCoding {
     ) {
         model._$backing.pending.ids[name] = nil
         guard oldValue !== newValue else { return }
-        if let newValue, let context = model._$backing.context {
-            context.store.insertRelated(newValue)
-        }
+        if let newValue { model._$backing.store?.insertRelated(newValue) }
         guard let keyPath = M._$properties.first(where: { $0.name == name })?.keyPath else {
             return
         }
@@ -149,10 +150,10 @@ public enum _ModelCoding {
         _ value: [C], name: String, inverse: ReferenceWritableKeyPath<C, M?>, of model: M
     ) -> [C]? {
         let backing = model._$backing
-        guard backing.isFromRow, !backing.loaded.contains(name), let context = backing.context
+        guard backing.isFromRow, !backing.loaded.contains(name), let store = backing.store
         else { return nil }
         backing.loaded.insert(name)
-        return context.store.children(C.self, inverse: inverse, of: model)
+        return store.reading(for: model) { store.children(C.self, inverse: inverse, of: model) }
     }
 
     public static func resolved<C: _ReferenceModel, M: _ReferenceModel>(
@@ -172,7 +173,7 @@ public enum _ModelCoding {
         let had = Set(oldValue.map(ObjectIdentifier.init))
         for child in newValue where !had.contains(ObjectIdentifier(child)) {
             if child[keyPath: inverse] !== model { child[keyPath: inverse] = model }
-            if let context = model._$backing.context { context.store.insertRelated(child) }
+            model._$backing.store?.insertRelated(child)
         }
         for child in oldValue
         where !kept.contains(ObjectIdentifier(child)) && child[keyPath: inverse] === model {
@@ -199,29 +200,68 @@ public enum _ModelCoding {
         fatalError("unavailable")
     }
 
-    /// An array of models without `@Relationship(inverse:)`.
-    @available(
-        *, unavailable,
-        message:
-            "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse"
-    )
+    // MARK: To-many relationships without `@Relationship`
+
+    /// An array of models without `@Relationship` (`var tags: [Tag] = []`): a to-many
+    /// relationship whose inverse the other side names, as SwiftData infers it. It has no
+    /// column, so its row coding reads and writes nothing; an array of values is a column, coded
+    /// by the overloads above (the macro cannot tell the two apart, the compiler can).
     public static func decode<Root, T: _ReferenceModel, K>(
         _ keyPath: KeyPath<Root, [T]>, forKey key: K, from container: KeyedDecodingContainer<K>,
         references: inout _PendingReferences
     ) throws -> [T] {
-        fatalError("unavailable")
+        []
     }
 
-    @available(
-        *, unavailable,
-        message:
-            "an array of models is a relationship: @Relationship(inverse: \\Child.parent) for one-to-many; for many-to-many, @Relationship on both arrays, one naming the other as its inverse"
-    )
     public static func decode<Root, T: _ReferenceModel, K>(
         _ keyPath: KeyPath<Root, [T]?>, forKey key: K, from container: KeyedDecodingContainer<K>,
         references: inout _PendingReferences
     ) throws -> [T]? {
-        fatalError("unavailable")
+        []
+    }
+
+    public static func encode<T: _ReferenceModel, K>(
+        _ value: [T], forKey key: K, to container: inout KeyedEncodingContainer<K>,
+        backing: _ModelBacking
+    ) throws {}
+
+    public static func encode<T: _ReferenceModel, K>(
+        _ value: [T]?, forKey key: K, to container: inout KeyedEncodingContainer<K>,
+        backing: _ModelBacking
+    ) throws {}
+
+    /// The relationship of an array property without `@Relationship`: none for an array of
+    /// values.
+    @inlinable
+    public static func relationship<Root, V>(_ keyPath: KeyPath<Root, V>, name: String)
+        -> _RelationshipMetadata?
+    {
+        nil
+    }
+
+    /// An array of models without `@Relationship`: the side whose inverse the other side names
+    /// (its to-one property, or its array), with the default delete rule.
+    public static func relationship<P: _ReferenceModel, V: _ToManyValue>(
+        _ keyPath: KeyPath<P, V>, name: String
+    ) -> _RelationshipMetadata? {
+        guard let writable = keyPath as? ReferenceWritableKeyPath<P, V> else { return nil }
+        return _RelationshipMetadata(writable, name: name)
+    }
+}
+
+/// A to-one property that names its inverse (`@Relationship(inverse: \Trip.stops) var trip:
+/// Trip?`), so that the other side's array, left unnamed there, finds it. Made by generated
+/// code.
+///
+/// `@unchecked Sendable`: both properties are key paths, which are immutable.
+public struct _ToOneInverse: @unchecked Sendable {
+    /// The to-one property (`\Stop.trip`).
+    let property: AnyKeyPath
+    /// The array it names (`\Trip.stops`).
+    let inverse: AnyKeyPath
+
+    public init(_ property: AnyKeyPath, inverse: AnyKeyPath) {
+        (self.property, self.inverse) = (property, inverse)
     }
 }
 
@@ -241,6 +281,9 @@ public struct _RelationshipMetadata: @unchecked Sendable {
     let deleteRule: RelationshipDeleteRule
     /// How a many-to-many relationship is read and written (nil for one-to-many).
     let manyToMany: ManyToManyAccess?
+    /// How a one-to-many relationship is read and kept in step without its types (nil for
+    /// many-to-many): what an array whose inverse the child names goes through.
+    let oneToMany: OneToManyAccess?
     /// Adds the child to the parent's array when the parent's children are known.
     let add: (_ child: AnyObject, _ parent: AnyObject) -> Void
     /// Removes the child from the parent's array when the parent's children are known.
@@ -253,24 +296,7 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         inverse: ReferenceWritableKeyPath<C, P?>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
-        (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (
-            toMany, name, inverse, deleteRule, nil
-        )
-        children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] }
-        add = { child, parent in
-            let parent = unsafeDowncast(parent, to: P.self)
-            guard Self.knows(parent, name),
-                !parent[keyPath: toMany].contains(where: { $0 === child })
-            else { return }
-            parent[keyPath: toMany].append(unsafeDowncast(child, to: C.self))
-        }
-        remove = { child, parent in
-            let parent = unsafeDowncast(parent, to: P.self)
-            guard Self.knows(parent, name),
-                let index = parent[keyPath: toMany].firstIndex(where: { $0 === child })
-            else { return }
-            parent[keyPath: toMany].remove(at: index)
-        }
+        self.init(oneToMany: toMany, name: name, inverse: inverse, deleteRule: deleteRule)
     }
 
     public init<P: _ReferenceModel, C: _ReferenceModel>(
@@ -278,27 +304,34 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         inverse: ReferenceWritableKeyPath<C, P?>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
+        self.init(oneToMany: toMany, name: name, inverse: inverse, deleteRule: deleteRule)
+    }
+
+    /// A one-to-many relationship: the parent's array (`[C]` or `[C]?`) and the children's
+    /// to-one property, whichever side named the other.
+    private init<P: _ReferenceModel, V: _ToManyValue>(
+        oneToMany toMany: ReferenceWritableKeyPath<P, V>, name: String,
+        inverse: ReferenceWritableKeyPath<V.Element, P?>, deleteRule: RelationshipDeleteRule
+    ) {
         (self.toMany, self.name, self.inverse, self.deleteRule, manyToMany) = (
             toMany, name, inverse, deleteRule, nil
         )
-        children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany] ?? [] }
+        oneToMany = OneToManyAccess(toMany, name: name, inverse: inverse)
+        children = { parent in unsafeDowncast(parent, to: P.self)[keyPath: toMany]._models }
         add = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
-            guard Self.knows(parent, name),
-                !(parent[keyPath: toMany] ?? []).contains(where: { $0 === child })
-            else {
-                return
-            }
-            parent[keyPath: toMany] =
-                (parent[keyPath: toMany] ?? []) + [unsafeDowncast(child, to: C.self)]
+            guard Self.knows(parent, name) else { return }
+            let children = parent[keyPath: toMany]._models
+            guard !children.contains(where: { $0 === child }) else { return }
+            parent[keyPath: toMany] = V(
+                _models: children + [unsafeDowncast(child, to: V.Element.self)])
         }
         remove = { child, parent in
             let parent = unsafeDowncast(parent, to: P.self)
-            guard Self.knows(parent, name), var children = parent[keyPath: toMany],
-                let index = children.firstIndex(where: { $0 === child })
-            else { return }
-            children.remove(at: index)
-            parent[keyPath: toMany] = children
+            guard Self.knows(parent, name) else { return }
+            let children = parent[keyPath: toMany]._models
+            guard children.contains(where: { $0 === child }) else { return }
+            parent[keyPath: toMany] = V(_models: children.filter { $0 !== child })
         }
     }
 
@@ -318,10 +351,20 @@ public struct _RelationshipMetadata: @unchecked Sendable {
     /// (`@Relationship(deleteRule: .cascade) var songs: [Song]` with
     /// `@Relationship(inverse: \Playlist.songs) var playlists: [Playlist]`): naming it on both
     /// sides would make each side's declaration depend on the other's.
+    ///
+    /// When the other side's to-one property names this array as its inverse
+    /// (`@Relationship(inverse: \Trip.stops) var trip: Trip?`), the relationship is
+    /// one-to-many, as SwiftData reads it from either side.
     public init<P: _ReferenceModel, V: _ToManyValue>(
         _ toMany: ReferenceWritableKeyPath<P, V>, name: String,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
+        if let toOne = V.Element._$inverses.first(where: { $0.inverse == toMany })?.property
+            as? ReferenceWritableKeyPath<V.Element, P?>
+        {
+            self.init(oneToMany: toMany, name: name, inverse: toOne, deleteRule: deleteRule)
+            return
+        }
         self.init(toMany, name: name, inverse: nil, deleteRule: deleteRule) {
             V.Element._$relationships.first { $0.inverse == toMany && $0.manyToMany != nil }
         }
@@ -332,8 +375,8 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         deleteRule: RelationshipDeleteRule,
         other: @escaping () -> _RelationshipMetadata?
     ) {
-        (self.toMany, self.name, self.inverse, self.deleteRule) = (
-            toMany, name, inverse, deleteRule
+        (self.toMany, self.name, self.inverse, self.deleteRule, oneToMany) = (
+            toMany, name, inverse, deleteRule, nil
         )
         children = { model in unsafeDowncast(model, to: P.self)[keyPath: toMany]._models }
         add = { other, model in
@@ -361,5 +404,45 @@ public struct _RelationshipMetadata: @unchecked Sendable {
     /// Whether `parent`'s children are known without a read: read once, set, or a new model.
     static func knows(_ parent: some _ReferenceModel, _ name: String) -> Bool {
         !parent._$backing.isFromRow || parent._$backing.loaded.contains(name)
+    }
+}
+
+/// How a one-to-many relationship is read and kept in step from code that knows neither type:
+/// the array's getter and setter when the macro could not tell it is a relationship (an array
+/// of models without `@Relationship`), and a new model's insertion.
+///
+/// `@unchecked Sendable`: every property is a constant; the closures capture only key paths and
+/// a string.
+struct OneToManyAccess: @unchecked Sendable {
+    /// The children of a parent as a context has them now (stored and tracked).
+    let load: (_ store: ContextStore, _ parent: AnyObject) -> [AnyObject]
+    /// The parent a child's to-one property holds.
+    let parent: (_ child: AnyObject) -> AnyObject?
+    /// Sets a child's to-one property (through its setter: the parents' arrays follow).
+    let setParent: (_ child: AnyObject, _ parent: AnyObject?) -> Void
+    /// After the parent's array changed: each added child names the parent (and joins its
+    /// context), each removed one that named it names nothing (the typed `didSet` of an array
+    /// that names its inverse).
+    let arrayChanged: (_ parent: AnyObject, _ old: [AnyObject], _ new: [AnyObject]) -> Void
+
+    init<P: _ReferenceModel, V: _ToManyValue>(
+        _ toMany: ReferenceWritableKeyPath<P, V>, name: String,
+        inverse: ReferenceWritableKeyPath<V.Element, P?>
+    ) {
+        load = { store, parent in
+            store.children(V.Element.self, inverse: inverse, of: unsafeDowncast(parent, to: P.self))
+        }
+        parent = { unsafeDowncast($0, to: V.Element.self)[keyPath: inverse] }
+        setParent = { child, parent in
+            unsafeDowncast(child, to: V.Element.self)[keyPath: inverse] = parent.map {
+                unsafeDowncast($0, to: P.self)
+            }
+        }
+        arrayChanged = { parent, old, new in
+            _ModelCoding.didSet(
+                name: name, from: old.map { unsafeDowncast($0, to: V.Element.self) },
+                to: new.map { unsafeDowncast($0, to: V.Element.self) }, inverse: inverse,
+                of: unsafeDowncast(parent, to: P.self))
+        }
     }
 }

@@ -33,7 +33,8 @@ import Observation
     named(CodingKeys), named(init(from:)), named(encode(to:)), named(_$properties),
     named(_$modelOptions),
     named(_$accessProperties),
-    named(_$relationships)
+    named(_$relationships),
+    named(_$inverses)
 )
 @attached(memberAttribute)
 @attached(extension, conformances: _ReferenceModel, Observable)
@@ -86,7 +87,9 @@ public macro Attribute(
 /// A relationship between ``Model()`` classes, as SwiftData's `@Relationship`. A to-one
 /// relationship (`var category: Category?`) needs no attribute; a to-many one (`var animals:
 /// [Animal]`) names its inverse, the to-one property on the other side, and says what deleting
-/// this model does to the others.
+/// this model does to the others. Either side may name the inverse: with
+/// `@Relationship(inverse: \AnimalCategory.animals) var category: AnimalCategory?` on the child,
+/// the array needs no attribute (or one for its delete rule only).
 ///
 /// ```swift
 /// @Model final class Category {
@@ -112,8 +115,10 @@ public macro Attribute(
 ///   - maximumModelCount: accepted for SwiftData's sake.
 ///   - originalName: accepted for SwiftData's sake.
 ///   - inverse: the property on the other side: a to-one property, or for a many-to-many
-///     relationship (links in the file's edge table) the other side's array, which is marked
-///     `@Relationship` without an inverse (naming it on both sides is circular).
+///     relationship (links in the file's edge table) the other side's array, which names none
+///     (naming it on both sides is circular) and needs no attribute; or, on a to-one property,
+///     the array on the other side that names none. Arrays whose inverse neither side names
+///     make opening the container throw ``TroveError/invalidModel(type:reason:)``.
 ///   - hashModifier: accepted for SwiftData's sake.
 @attached(peer)
 public macro Relationship(
