@@ -728,7 +728,9 @@ private func expect(
                     public static var _$modelOptions: Trove.ModelOptions {
                         var options = Trove.ModelOptions()
                         Trove._ModelCoding.describe(\\Trail.stops, in: &options)
+                        options = options._initialValue(\\Trail.stops, [])
                         Trove._ModelCoding.describe(\\Trail.scores, in: &options)
+                        options = options._initialValue(\\Trail.scores, [])
                         return options
                     }
 

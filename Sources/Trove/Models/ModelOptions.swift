@@ -206,8 +206,6 @@ public struct ModelOptions: Hashable, Sendable {
         with {
             guard let name = $0.topLevel(keyPath) else { return }
             let value = value()
-            // A relationship's initial model is the context's business, not a column's.
-            if (value as Any) is any _ReferenceModel { return }
             let encoder = ValueEncoder(inJSON: false)
             guard (try? value.encode(to: encoder)) != nil, !encoder.value.isNull else { return }
             $0.initialValues[name] = encoder.value
@@ -218,6 +216,21 @@ public struct ModelOptions: Hashable, Sendable {
     public func _initialValue<Root, V>(_ keyPath: KeyPath<Root, V>, _ value: @autoclosure () -> V)
         -> ModelOptions
     { self }
+
+    /// A relationship's initial models are the context's business, not a column's.
+    public func _initialValue<Root, T: _ReferenceModel>(
+        _ keyPath: KeyPath<Root, T?>, _ value: @autoclosure () -> T?
+    ) -> ModelOptions { self }
+
+    /// A relationship's initial models are the context's business, not a column's.
+    public func _initialValue<Root, T: _ReferenceModel>(
+        _ keyPath: KeyPath<Root, [T]>, _ value: @autoclosure () -> [T]
+    ) -> ModelOptions { self }
+
+    /// A relationship's initial models are the context's business, not a column's.
+    public func _initialValue<Root, T: _ReferenceModel>(
+        _ keyPath: KeyPath<Root, [T]?>, _ value: @autoclosure () -> [T]?
+    ) -> ModelOptions { self }
 
     /// Every fetched row goes through the type's `init(from:)`, and every written model through
     /// its `encode(to:)`.
