@@ -382,7 +382,8 @@ enum SyncCommand {
     }
 
     /// The collections to sync: those named, else the notes with the vectors of every further
-    /// model (`notes_vectors_N`), so another device searches with every model at once.
+    /// model (`notes_vectors_N`), so another device searches with every model at once, and the
+    /// collections' definitions (name, context, mask), so their contexts travel with the notes.
     private static func collections(_ context: CommandContext, _ database: Database) async throws
         -> [String]
     {
@@ -392,7 +393,8 @@ enum SyncCommand {
         while try await database.configuration(of: Notebook.companionName(names.count)) != nil {
             names.append(Notebook.companionName(names.count))
         }
-        return names
+        try await Notebook.prepareDefinitions(database)
+        return names + [Notebook.definitionsName]
     }
 
     private static func json(_ snapshot: SnapshotDescriptor) -> JSONValue {

@@ -108,6 +108,80 @@ struct NotesSyncCLITests {
         #expect(try JSONValue.parse(status.out)["status"]?["pendingChanges"] == .int(0))
     }
 
+    /// The collections of `trove collection list --json` on `fixture`, by name.
+    func listedCollections(_ fixture: NotesFixture) async throws -> [String: JSONValue] {
+        let listed = try await fixture.json(["collection", "list"])["collections"]?.array ?? []
+        return Dictionary(
+            listed.compactMap { item in item["name"]?.string.map { ($0, item) } },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    @Test(
+        "a collection's context and mask travel with the space and converge; its folders stay on their machine"
+    )
+    func collectionDefinitionsTravel() async throws {
+        let (url, space) = try await Self.newSpace()
+        let laptop = try NotesFixture()
+        let desktop = try NotesFixture()
+        func sync(_ fixture: NotesFixture) async throws {
+            let run = await runTrove(
+                ["sync", "--server", url, "--space", space, "--db", fixture.database],
+                environment: Self.environment)
+            #expect(run.status == 0, "\(run.err)")
+        }
+        try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
+        try desktop.write("garden.md", "# Garden\n\nPlant the tulip bulbs before the first frost.")
+        let added = await laptop.trove([
+            "collection", "add", laptop.notes, "--name", "harbour", "--mask", "**/*.md",
+            "--context", "Harbour logs of the keeper",
+        ])
+        #expect(added.status == 0, "\(added.err)")
+        #expect(await desktop.trove(["index", "."]).status == 0)
+        for fixture in [laptop, desktop, laptop] { try await sync(fixture) }
+
+        let arrived = try #require(try await listedCollections(desktop)["harbour"])
+        #expect(arrived["context"]?.string == "Harbour logs of the keeper")
+        #expect(arrived["mask"]?.string == "**/*.md")
+        #expect(arrived["paths"]?.array == [], "folders name the laptop's disk: they stay there")
+        let found = await desktop.trove(["search", "harbour ferry", "-k", "1"])
+        #expect(found.out.contains("Harbour logs of the keeper"), "\(found.out)")
+
+        // An edit on the desktop reaches the laptop; the laptop keeps its folder.
+        do {
+            try await Notebook.saveDefinition(
+                NoteCollection(
+                    name: "harbour", paths: [], mask: try Glob("**/*.md"),
+                    context: "The keeper's harbour logs, 2026"),
+                in: try Database(path: desktop.database))
+        }
+        for fixture in [desktop, laptop] { try await sync(fixture) }
+        let edited = try #require(try await listedCollections(laptop)["harbour"])
+        #expect(edited["context"]?.string == "The keeper's harbour logs, 2026")
+        #expect(edited["paths"]?.array == [.string(laptop.notes)])
+        #expect(
+            try await listedCollections(desktop)["default"]?["paths"]?.array
+                == [.string(desktop.notes)])
+    }
+
+    @Test("a database of an older version keeps its collections' contexts as synced definitions")
+    func olderCollectionsBecomeDefinitions() async throws {
+        let directory = try TemporaryDirectory(prefix: "trove-definitions")
+        let database = try Database(path: directory.path("old.trove"))
+        try await database.execute(
+            """
+            CREATE TABLE trove_collections(name TEXT PRIMARY KEY, paths TEXT NOT NULL,
+                mask TEXT NOT NULL, context TEXT, created_at REAL NOT NULL)
+            """)
+        try await database.execute(
+            "INSERT INTO trove_collections VALUES ('work', '[\"/home/ana/work\"]', '**/*.txt', 'Work notes', 0)"
+        )
+        let definitions = try await Notebook.prepareDefinitions(database)
+        let stored = try #require(try await definitions.fetch(id: "work"))
+        #expect(stored["context"] == .string("Work notes"))
+        #expect(stored["mask"] == .string("**/*.txt"))
+        #expect(try await definitions.fetch().count == 1)
+    }
+
     /// A note long enough for several chunks: `count` paragraphs, each about one harbour.
     static func longNote(_ title: String, paragraphs count: Int) -> String {
         let words = [
@@ -316,8 +390,9 @@ struct NotesSyncCLITests {
         let sync = await runTrove(
             ["sync", "status", "--space", "s", "--db", older], directory: fixture.notes,
             services: services)
+        // Four notes and the definition of the collection they were indexed into.
         #expect(
-            sync.status == 0 && sync.out.contains("pending changes:    4"),
+            sync.status == 0 && sync.out.contains("pending changes:    5"),
             "\(sync.out) \(sync.err)")
     }
 }
