@@ -28,7 +28,7 @@ struct SyncCLITests {
         for _ in 0..<2 {
             let setup = await runTrove(["sync", "setup-server", server.adminURL])
             #expect(setup.status == 0, "\(setup.err)")
-            #expect(setup.out.contains("installed Trove's sync schema (version 3)"))
+            #expect(setup.out.contains("installed Trove's sync schema (version 4)"))
         }
         let role = "cli_\(UUID().uuidString.prefix(8).lowercased())"
         try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])

@@ -12,7 +12,8 @@ enum Outbox {
     /// Seals every pending change into change sets and stores them in the outbox; clears the
     /// pending marks in the same transaction. Returns how many change sets it sealed.
     static func sealPending(
-        on connection: Connection, captured: [String: CapturedTable], key: SyncKey, space: String,
+        on connection: Connection, captured: [String: CapturedTable], keys: SpaceKeys,
+        space: String,
         device: String,
         schemaVersion: Int
     ) throws -> Int {
@@ -76,7 +77,7 @@ enum Outbox {
         for set in sets {
             sequence += 1
             let sealed = try Sealing.seal(
-                set, key: key, space: space, device: device, sequence: sequence)
+                set, keys: keys, space: space, device: device, sequence: sequence)
             try insert.execute([.integer(sequence), .blob(Array(sealed.payload))])
         }
         try connection.execute("UPDATE \(SyncTables.device) SET sealed = ?", [.integer(sequence)])
