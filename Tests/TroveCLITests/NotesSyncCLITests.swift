@@ -24,7 +24,8 @@ struct NotesSyncCLITests {
     /// space name: the URL that role connects with, and the space.
     static func newSpace() async throws -> (url: String, space: String) {
         let server = try TestPostgresServer.shared()
-        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
+        let setup = await runTrove(["sync", "setup-server", server.adminURL])
+        #expect(setup.status == 0, "\(setup.err)")
         let role = "notes_\(UUID().uuidString.prefix(8).lowercased())"
         try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
         return (server.url(user: role, password: "pw"), "notes-\(UUID().uuidString.prefix(8))")
@@ -180,6 +181,67 @@ struct NotesSyncCLITests {
         #expect(stored["context"] == .string("Work notes"))
         #expect(stored["mask"] == .string("**/*.txt"))
         #expect(try await definitions.fetch().count == 1)
+    }
+
+    @Test(
+        "a device added by invitation and code syncs without the passphrase; once removed it reads nothing new and is refused"
+    )
+    func addAndRemoveADevice() async throws {
+        let (url, space) = try await Self.newSpace()
+        let laptop = try NotesFixture()
+        let phone = try NotesFixture()
+        try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
+        try phone.write("garden.md", "# Garden\n\nPlant the tulip bulbs before the first frost.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        #expect(await phone.trove(["index", "."]).status == 0)
+        func laptopSync(_ arguments: [String]) async -> RunResult {
+            await runTrove(
+                ["sync"] + arguments + ["--server", url, "--db", laptop.database],
+                environment: Self.environment)
+        }
+        #expect(await laptopSync(["--space", space]).status == 0)
+
+        let invitation = try #require(
+            try await phone.json(["sync", "invite", "--space", space])["invitation"]?.string)
+        let added = await laptopSync(["add-device", invitation, "--json"])
+        #expect(added.status == 0, "\(added.err)")
+        let code = try #require(try JSONValue.parse(added.out)["code"]?.string)
+        // No passphrase on the phone: a wrong code keeps nothing, the right one joins.
+        let wrong = await runTrove([
+            "sync", "join", "--server", url, "--space", space, "--code", "AAAAA-AAAAA",
+            "--db", phone.database,
+        ])
+        #expect(wrong.status != 0 && wrong.err.contains("confirmation code"), "\(wrong.err)")
+        let joined = await runTrove([
+            "sync", "join", "--server", url, "--space", space, "--code", code, "--db",
+            phone.database,
+        ])
+        #expect(joined.status == 0, "\(joined.err)")
+        #expect(await laptopSync([]).status == 0)
+        #expect(
+            try await search(laptop, "tulip bulbs").first?["source"]?.string
+                == phone.path("garden.md"))
+        #expect(
+            try await search(phone, "harbour ferry").first?["source"]?.string
+                == laptop.path("ferry.md"))
+
+        let listed = await laptopSync(["devices", "--json"])
+        let devices = try JSONValue.parse(listed.out)["devices"]?.array ?? []
+        #expect(devices.count == 2, "\(listed.out) \(listed.err)")
+        let phoneID = try #require(
+            devices.first { $0["thisDevice"] == .bool(false) }?["device"]?.string)
+        let removed = await laptopSync(["remove-device", phoneID])
+        #expect(removed.status == 0, "\(removed.err)")
+        try laptop.write("secret.md", "# Secret\n\nThe lighthouse key is under the third stone.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        #expect(await laptopSync([]).status == 0)
+        let refused = await runTrove(["sync", "--server", url, "--db", phone.database])
+        #expect(refused.status != 0 && refused.err.contains("removed"), "\(refused.err)")
+        #expect(try await search(phone, "lighthouse stone", mode: "text").isEmpty)
+
+        let help = await runTrove(["sync", "--help"])
+        #expect(
+            help.out.contains("sync add-device INVITATION") && help.out.contains("remove-device"))
     }
 
     /// A note long enough for several chunks: `count` paragraphs, each about one harbour.

@@ -109,6 +109,34 @@ enum Outbox {
         }
     }
 
+    /// Seals again, under the current epoch of `keys`, the unacknowledged change sets sealed
+    /// under an older one (sealed before this device learnt that a device was removed): what
+    /// leaves the device after it learnt of a removal is never readable by the removed device.
+    /// Returns how many were sealed again.
+    @discardableResult
+    static func reseal(on connection: Connection, keys: SpaceKeys, space: String, device: String)
+        throws -> Int
+    {
+        var resealed = 0
+        for row in try connection.query(
+            "SELECT sequence, payload FROM \(SyncTables.outbox) ORDER BY sequence")
+        {
+            guard let sequence = row.int64(at: 0), let payload = row[1].blobValue,
+                SpaceKeys.epoch(of: payload) < keys.current
+            else { continue }
+            let associatedData = Sealing.associatedData(
+                space: space, device: device, sequence: sequence)
+            guard let plain = try keys.open(payload, associatedData: associatedData) else {
+                continue
+            }
+            try connection.execute(
+                "UPDATE \(SyncTables.outbox) SET payload = ? WHERE sequence = ?",
+                [.blob(try keys.seal(plain, associatedData: associatedData)), .integer(sequence)])
+            resealed += 1
+        }
+        return resealed
+    }
+
     /// Removes acknowledged change sets (up to `sequence`) from the outbox.
     static func acknowledge(upTo sequence: Int64, on connection: Connection) throws {
         try connection.execute(

@@ -107,7 +107,14 @@ extension SyncSpace {
             }
             throw SyncError.awaitingMembership(space: space, device: device)
         }
+        let moved = current != keys.current
         keys = SpaceKeys(byEpoch: held, current: current)
+        if moved {
+            let (newKeys, name, this) = (keys, space, device)
+            try await database.syncWrite { connection in
+                try Outbox.reseal(on: connection, keys: newKeys, space: name, device: this)
+            }
+        }
         if mine == nil {
             let certificate = try KeyWrap.certificate(
                 space: space, device: device, publicKey: identity.publicKey, keys: keys)
@@ -287,9 +294,13 @@ extension SyncSpace {
         } catch {
             throw Self.transportError(error)
         }
-        try await database.syncWrite { try DeviceIdentity.store([epoch: key], on: $0) }
         keys.byEpoch[epoch] = key
         keys.current = epoch
+        let (newKeys, name, this) = (keys, space, device)
+        try await database.syncWrite { connection in
+            try DeviceIdentity.store([epoch: key], on: connection)
+            try Outbox.reseal(on: connection, keys: newKeys, space: name, device: this)
+        }
         return epoch
     }
 }
