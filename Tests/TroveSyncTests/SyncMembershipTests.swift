@@ -41,8 +41,13 @@ import TroveTestSupport
         // A removes X: epoch 1, wrapped for A and B only.
         #expect(try await a.sync.removeDevice(x.sync.device) == 1)
         try await a.notes.insert([Notes.note("after-a", title: "Secret", body: "harbour code")])
+        try await a.sync.push()
+        // B learns the new epoch from the first change set sealed under it, in a pull.
+        try await b.sync.pull()
+        #expect(try await b.notes.fetch(id: "after-a") != nil)
+        #expect(await b.sync.keyEpoch == 1)
         try await b.notes.insert([Notes.note("after-b", title: "Plan", body: "lighthouse at six")])
-        for device in [a, b, a, b] {
+        for device in [b, a, b] {
             try await device.sync.push()
             try await device.sync.pull()
         }
@@ -161,5 +166,79 @@ import TroveTestSupport
         #expect(try await a.notes.fetch(id: "phone")?["title"] == .string("From the phone"))
         #expect(try await a.canonicalDump() == TroveSyncTests.canonicalDump(of: phone))
         #expect(await again.keyEpoch == 1)
+    }
+
+    @Test func changeSetsSealedBeforeARemovalAndNotYetSentAreSealedAgainUnderTheNewEpoch()
+        async throws
+    {
+        let directory = try TemporaryDirectory()
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", in: directory, transport: server, key: key)
+        let b = try await Device.make("b", in: directory, transport: server, key: key)
+        let x = try await Device.make("x", in: directory, transport: server, key: key)
+        for device in [a, b, x] {
+            try await device.sync.push()
+            try await device.sync.pull()
+        }
+        // B seals a change set under epoch 0, but the server is down: it stays in the outbox.
+        try await b.notes.insert([Notes.note("offline", title: "Offline", body: "sealed early")])
+        server.failure = SyncError.transport("down")
+        await #expect(throws: SyncError.self) { try await b.sync.push() }
+        server.failure = nil
+        #expect(await b.sync.status.unacknowledgedChangeSets == 1)
+        try await a.sync.removeDevice(x.sync.device)
+        try await b.sync.push()
+        let sent = try #require(try await server.pull(space: "space", after: 0, limit: 100).last)
+        #expect(sent.device == b.sync.device)
+        #expect(SpaceKeys.epoch(of: Array(sent.payload)) == 1)
+        let xKeys = await x.sync.keys
+        #expect(throws: SyncError.self) { try Sealing.open(sent, keys: xKeys, space: "space") }
+        try await a.sync.pull()
+        #expect(try await a.notes.fetch(id: "offline") != nil)
+    }
+
+    @Test func anotherPersonsDevicesJoinUnderTheirOwnRoleAndCanBeRemoved() async throws {
+        let directory = try TemporaryDirectory()
+        let alice = try SyncServerFixture.newDevice(prefix: "alice")
+        let bob = try SyncServerFixture.newDevice(prefix: "bob")
+        let aliceTransport = try PostgresTransport(url: alice.url)
+        let bobTransport = try PostgresTransport(url: bob.url)
+        defer { [aliceTransport, bobTransport].forEach { $0.close() } }
+        let space = SyncServerFixture.newSpaceName()
+        try await aliceTransport.createSpace(space)
+        let laptop = try await Device.make(
+            "laptop", in: directory, transport: aliceTransport, key: try SyncKey.random(),
+            space: space)
+        try await laptop.notes.insert([Notes.note("shared", title: "Trip", body: "ferry at nine")])
+        try await laptop.sync.push()
+
+        // Alice lets Bob's role in; Bob's device joins by invitation and code, with no key.
+        try await aliceTransport.addMember(bob.role, toSpace: space)
+        let bobDatabase = try Database(path: directory.path("bob.trove"))
+        _ = try await bobDatabase.documents("notes", schema: Notes.schema())
+        let bobSync = try await SyncSpace(
+            database: bobDatabase, space: space, key: nil, transport: bobTransport,
+            collections: ["notes"])
+        let code = try await laptop.sync.addDevice(invitation: bobSync.invitation)
+        try await bobSync.acceptMembership(confirmationCode: code)
+        try await bobSync.pull()
+        let bobNotes = try await bobDatabase.documents(named: "notes")
+        #expect(try await bobNotes.fetch(id: "shared")?["title"] == .string("Trip"))
+        try await bobNotes.insert([Notes.note("reply", title: "Reply", body: "I will be there")])
+        try await bobSync.push()
+        try await laptop.sync.pull()
+        #expect(try await laptop.notes.fetch(id: "reply") != nil)
+        let roles = try await laptop.sync.devices().map(\.role)
+        #expect(Set(roles) == [alice.role, bob.role])
+
+        // Alice removes Bob's device: it is refused, and reads nothing Alice writes after.
+        try await laptop.sync.removeDevice(bobSync.device)
+        try await laptop.notes.insert([Notes.note("later", title: "Later", body: "new plan")])
+        try await laptop.sync.push()
+        await #expect(throws: SyncError.removedFromSpace(space: space, device: bobSync.device)) {
+            try await bobSync.pull()
+        }
+        #expect(try await bobNotes.fetch(id: "later") == nil)
     }
 }

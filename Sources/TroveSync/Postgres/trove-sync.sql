@@ -143,7 +143,8 @@ ALTER TABLE trove_sync.spaces ADD COLUMN IF NOT EXISTS key_epoch bigint NOT NULL
 
 -- A space's devices: each one's X25519 public key and a certificate (its id and key sealed under
 -- a key of the space by a member, so a device the server made up is never given a key), and the
--- epoch that removed it. role_name: the role that registered it (a person, when shared).
+-- epoch that removed it. role_name: the role the device syncs as (a person, when shared), once it
+-- registered itself; before that, the role of the member that added it.
 CREATE TABLE IF NOT EXISTS trove_sync.devices (
     space_id bigint NOT NULL REFERENCES trove_sync.spaces (id) ON DELETE CASCADE,
     device text NOT NULL CHECK (length(device) BETWEEN 1 AND 200),
@@ -260,7 +261,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA trove_sync FROM PUBLIC;
 GRANT SELECT, INSERT ON trove_sync.spaces TO trove_sync_device;
 GRANT UPDATE (last_sequence, key_check, pruned_up_to, key_epoch) ON trove_sync.spaces TO trove_sync_device;
 GRANT SELECT, INSERT ON trove_sync.devices, trove_sync.wrapped_keys TO trove_sync_device;
-GRANT UPDATE (removed_in) ON trove_sync.devices TO trove_sync_device;
+GRANT UPDATE (removed_in, role_name) ON trove_sync.devices TO trove_sync_device;
 GRANT UPDATE (wrapped_by, payload) ON trove_sync.wrapped_keys TO trove_sync_device;
 GRANT SELECT, INSERT ON trove_sync.members TO trove_sync_device;
 GRANT SELECT, INSERT, DELETE ON trove_sync.changes TO trove_sync_device;
@@ -756,8 +757,8 @@ BEGIN
 END
 $$;
 
--- Registers a device (kept as it is when registered already; TS008 when registered with another
--- public key) and stores keys wrapped for it (replacing earlier ones: a device added again gets
+-- Registers a device (kept as it is when registered already, but for its role; TS008 when
+-- registered with another public key) and stores keys wrapped for it (replacing earlier ones: a device added again gets
 -- a new confirmation code).
 CREATE OR REPLACE FUNCTION trove_sync.put_device(
     space_name text, new_device text, new_public_key bytea, new_certificate bytea,
@@ -769,9 +770,13 @@ DECLARE
     space_key bigint;
 BEGIN
     space_key := trove_sync.space_id(space_name);
-    INSERT INTO trove_sync.devices (space_id, device, public_key, certificate)
+    -- A device registering itself (no keys given) records its own role; one a member added
+    -- carries the member's until then.
+    INSERT INTO trove_sync.devices AS d (space_id, device, public_key, certificate)
     VALUES (space_key, new_device, new_public_key, new_certificate)
-    ON CONFLICT (space_id, device) DO NOTHING;
+    ON CONFLICT (space_id, device) DO UPDATE SET role_name = current_user
+        WHERE cardinality(epochs) = 0 AND d.public_key = excluded.public_key
+          AND d.role_name <> current_user;
     IF EXISTS (SELECT FROM trove_sync.devices d
                WHERE d.space_id = space_key AND d.device = new_device
                  AND d.public_key <> new_public_key) THEN

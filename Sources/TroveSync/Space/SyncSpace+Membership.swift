@@ -255,6 +255,17 @@ extension SyncSpace {
         held.merge(learnt) { _, given in given }
         keys = SpaceKeys(byEpoch: held, current: held.keys.max() ?? 0)
         membershipChecked = false
+        // Registers itself: the server then records the role this device syncs as.
+        do {
+            try await members.putDevice(
+                SyncDeviceRecord(
+                    device: device, publicKey: Data(identity.publicKey),
+                    certificate: try KeyWrap.certificate(
+                        space: space, device: device, publicKey: identity.publicKey, keys: keys)),
+                keys: [], space: space)
+        } catch {
+            throw Self.transportError(error)
+        }
     }
 
     /// Removes a device from the space: starts a new key epoch whose key is wrapped for the
