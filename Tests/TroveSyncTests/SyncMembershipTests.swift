@@ -108,6 +108,14 @@ import TroveTestSupport
                 [SealedChangeSet(device: x.sync.device, deviceSequence: 99, payload: Data([1]))],
                 space: space)
         }
+        // Nor can it write under another device id with a key it kept: the space's epoch is newer.
+        let forged = try Sealing.seal(
+            ChangeSet(schemaVersion: 0, collections: []), keys: xKeys, space: space,
+            device: "forged", sequence: 1)
+        let refusal = await #expect(throws: PostgresError.self) {
+            try await transports[2].push([forged], space: space)
+        }
+        #expect(refusal?.sqlState == "TS009", "\(String(describing: refusal))")
         #expect(try await transports[0].lastSequence(space: space) == last)
         #expect(try await x.notes.fetch(id: "after-a") == nil)
         #expect(try await a.notes.fetch(id: "from-x") == nil)

@@ -34,6 +34,9 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyEpochTaken(String)
     /// The device is registered with another public key (TS008).
     case deviceKeyMismatch(String)
+    /// What was sent is sealed under an older key epoch than the space's (TS009): the sender
+    /// learns the new epoch and seals again.
+    case staleKeyEpoch(String)
     /// Any other error the server reported: its SQLSTATE (for example `42501`, insufficient
     /// privilege, or `42883` when the Trove schema is not installed) and message.
     case server(sqlState: String, message: String)
@@ -51,6 +54,7 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceRemoved: return "TS006"
         case .keyEpochTaken: return "TS007"
         case .deviceKeyMismatch: return "TS008"
+        case .staleKeyEpoch: return "TS009"
         case .server(let state, _): return state
         case .invalidURL, .connectionFailed, .unexpectedResult: return nil
         }
@@ -64,7 +68,8 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .connectionFailed(let message): return "PostgreSQL connection failed: \(message)"
         case .noSuchSpace(let message), .spaceNameTaken(let message), .notSpaceOwner(let message),
             .noSuchRole(let message), .pruneRefused(let message), .deviceRemoved(let message),
-            .keyEpochTaken(let message), .deviceKeyMismatch(let message):
+            .keyEpochTaken(let message), .deviceKeyMismatch(let message),
+            .staleKeyEpoch(let message):
             return message
         case .server(let state, let message): return "PostgreSQL error \(state): \(message)"
         case .unexpectedResult(let message): return "unexpected PostgreSQL result: \(message)"
@@ -82,6 +87,7 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case "TS006": return .deviceRemoved(message)
         case "TS007": return .keyEpochTaken(message)
         case "TS008": return .deviceKeyMismatch(message)
+        case "TS009": return .staleKeyEpoch(message)
         default:
             // Class 08 (connection exception) and 57P01-57P03 (the server shutting down or not
             // yet accepting connections) mean the connection is gone, not that the request is bad.

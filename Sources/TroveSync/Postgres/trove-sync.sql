@@ -166,6 +166,16 @@ CREATE TABLE IF NOT EXISTS trove_sync.wrapped_keys (
     PRIMARY KEY (space_id, epoch, device)
 );
 
+-- The key epoch a sealed payload names: its header ("TSE1" and the epoch, big-endian) when it
+-- has one, else 0 (Documentation/SYNC.md, "Membership and keys"). Read only while the space is
+-- past epoch 0, where every payload a member seals has a header.
+CREATE OR REPLACE FUNCTION trove_sync.payload_epoch(payload bytea) RETURNS bigint
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN octet_length(payload) >= 12 AND substring(payload FROM 1 FOR 4) = '\x54534531'::bytea
+                THEN ('x' || encode(substring(payload FROM 5 FOR 8), 'hex'))::bit(64)::bigint
+                ELSE 0 END
+$$;
+
 -- The highest server sequence that may be pruned from a space's feed: at or below the newest
 -- complete snapshot and the smallest cursor of the devices seen within the horizon (0 without a
 -- snapshot). Runs as the caller: row-level security shows it only its own spaces' rows.
@@ -390,6 +400,7 @@ SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan A
 DECLARE
     space_key bigint;
     previous_last bigint;
+    current_epoch bigint;
     added bigint;
     sequences bigint[];
 BEGIN
@@ -407,8 +418,16 @@ BEGIN
     END IF;
     -- The lock that orders this space's pushes (held until commit): the probes below see every
     -- push committed before it.
-    SELECT s.last_sequence INTO previous_last FROM trove_sync.spaces s
+    SELECT s.last_sequence, s.key_epoch INTO previous_last, current_epoch FROM trove_sync.spaces s
     WHERE s.id = space_key FOR UPDATE;
+    -- Sealed under an older key epoch than the space's (under the lock start_epoch takes too):
+    -- refused, so a removed device cannot write under a key it kept; a member seals again.
+    IF current_epoch > 0 AND EXISTS (
+        SELECT FROM unnest(payloads) AS p (payload)
+        WHERE trove_sync.payload_epoch(p.payload) < current_epoch) THEN
+        RAISE EXCEPTION 'space "%" is at key epoch %: change sets sealed under an older one are refused',
+            space_name, current_epoch USING ERRCODE = 'TS009';
+    END IF;
 
     -- Sorts and window functions only, no join: the payloads stay in their array until the
     -- insert reads them by position, and a change set repeated within the batch gets the number
@@ -588,6 +607,11 @@ BEGIN
     space_key := trove_sync.space_id(space_name);
     IF part_index < 0 OR part_index >= part_count THEN
         RAISE EXCEPTION 'part % of a snapshot of % parts', part_index, part_count USING ERRCODE = '22023';
+    END IF;
+    IF trove_sync.payload_epoch(part_payload)
+       < (SELECT s.key_epoch FROM trove_sync.spaces s WHERE s.id = space_key) THEN
+        RAISE EXCEPTION 'space "%" is at a newer key epoch: a snapshot sealed under an older one is refused',
+            space_name USING ERRCODE = 'TS009';
     END IF;
     INSERT INTO trove_sync.snapshots (space_id, up_to_sequence, device, parts)
     VALUES (space_key, up_to, sender, part_count)

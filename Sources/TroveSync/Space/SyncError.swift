@@ -56,6 +56,9 @@ public enum SyncError: Error, Hashable, Sendable, Codable, CustomStringConvertib
     case unknownDevice(String)
     /// The transport keeps no devices or key epochs (``MembershipTransport``).
     case membershipUnavailable
+    /// A transport refused change sets or a snapshot sealed under an older key epoch than the
+    /// space's (a device was removed meanwhile). A push seals again and retries by itself.
+    case staleKeyEpoch(space: String)
 
     /// What went wrong and, where there is one, what to do.
     public var description: String {
@@ -96,6 +99,8 @@ public enum SyncError: Error, Hashable, Sendable, Codable, CustomStringConvertib
         case .invalidInvitation(let reason): "not a device invitation: \(reason)"
         case .unknownDevice(let device):
             "no other member device \(device) in this space (trove sync devices lists them)"
+        case .staleKeyEpoch(let space):
+            "space \(space) is at a newer key epoch: what was sealed under an older one was refused"
         case .membershipUnavailable:
             "the transport keeps no devices or key epochs (PostgreSQL does)"
         }

@@ -181,6 +181,7 @@ public actor SyncSpace {
                     schemaVersion: schemaVersion)
             }
             var pushed = 0
+            var resealed = false
             while true {
                 let batch = try await database.syncWrite { connection in
                     try Outbox.unacknowledged(
@@ -191,6 +192,12 @@ public actor SyncSpace {
                 let acknowledged: [Int64]
                 do {
                     acknowledged = try await transport.push(batch, space: space)
+                } catch let error where Self.isStaleKeyEpoch(error) && !resealed {
+                    // A device was removed since this push asked for the epoch: seal the
+                    // outbox again under the new one and send that.
+                    resealed = true
+                    try await refreshMembership(force: true)
+                    continue
                 } catch {
                     throw Self.transportError(error)
                 }
@@ -572,6 +579,13 @@ public actor SyncSpace {
             queued: queued,
             quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError,
             missing: try WriterSequences.missing(connection), refusedSnapshot: refused)
+    }
+
+    /// Whether a transport refused what it was sent for being sealed under an older key epoch.
+    static func isStaleKeyEpoch(_ error: any Error) -> Bool {
+        if case .staleKeyEpoch? = error as? PostgresError { return true }
+        if case .staleKeyEpoch? = error as? SyncError { return true }
+        return false
     }
 
     static func transportError(_ error: any Error) -> SyncError {

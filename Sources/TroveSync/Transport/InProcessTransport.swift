@@ -90,6 +90,12 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
             if let refused = changeSets.first(where: { removed.contains($0.device) }) {
                 throw SyncError.removedFromSpace(space: space, device: refused.device)
             }
+            let epoch = keyEpochs[space] ?? 0
+            if epoch > 0,
+                changeSets.contains(where: { SpaceKeys.epoch(of: Array($0.payload)) < epoch })
+            {
+                throw SyncError.staleKeyEpoch(space: space)
+            }
             var feed = feeds[space] ?? []
             var known = positions[space] ?? [:]
             var last = lastSequences[space] ?? 0
@@ -168,6 +174,9 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     {
         try lock.withLock {
             if let failure = _failure { throw failure }
+            if SpaceKeys.epoch(of: Array(payload)) < keyEpochs[space] ?? 0 {
+                throw SyncError.staleKeyEpoch(space: space)
+            }
             let key = SnapshotKey(upTo: upTo, device: device)
             var stored = snapshots[space]?[key] ?? StoredSnapshot(parts: [:], count: parts)
             stored.count = parts
