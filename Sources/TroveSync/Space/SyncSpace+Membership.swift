@@ -80,7 +80,14 @@ extension SyncSpace {
         }
         if membershipChecked, !force { return }
         let current: Int64
-        do { current = try await members.keyEpoch(space: space) } catch {
+        do {
+            current = try await members.keyEpoch(space: space)
+        } catch PostgresError.server(let state, _) where state == "42883" && keys.first != nil {
+            // A server whose schema predates devices (version 3 or older) keeps the space at
+            // its first key: sync goes on as before; adding and removing devices say to upgrade.
+            membershipChecked = true
+            return
+        } catch {
             throw Self.transportError(error)
         }
         if membershipChecked, current == keys.current { return }
