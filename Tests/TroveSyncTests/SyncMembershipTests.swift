@@ -249,4 +249,41 @@ import TroveTestSupport
         }
         #expect(try await bobNotes.fetch(id: "later") == nil)
     }
+
+    @Test func aServerWhoseSchemaPredatesDevicesStillSyncsUnderTheFirstKey() async throws {
+        let server = try SyncServerFixture.server()
+        let database = "predates_\(SyncServerFixture.uniqueSuffix())"
+        try server.psql("CREATE DATABASE \(database)", database: "postgres")
+        func onDatabase(_ url: String) -> String {
+            guard let range = url.range(of: "/\(server.database)", options: .backwards) else {
+                return url
+            }
+            return url.replacingCharacters(in: range, with: "/\(database)")
+        }
+        try await PostgresTransport.installServerSchema(url: onDatabase(server.adminURL))
+        // The functions a version 3 server lacks.
+        try server.psql(
+            "DROP FUNCTION trove_sync.key_epoch(text); DROP FUNCTION trove_sync.devices(text); "
+                + "DROP FUNCTION trove_sync.start_epoch(text, bigint, text[], text[], text[], bytea[])",
+            database: database)
+        let role = try SyncServerFixture.newDevice()
+        let transports = try (0..<2).map { _ in try PostgresTransport(url: onDatabase(role.url)) }
+        defer { transports.forEach { $0.close() } }
+        let space = SyncServerFixture.newSpaceName()
+        try await transports[0].createSpace(space)
+        let directory = try TemporaryDirectory()
+        let key = try SyncKey.random()
+        let a = try await Device.make(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await Device.make(
+            "b", in: directory, transport: transports[1], key: key, space: space)
+        try await a.notes.insert([Notes.note("n", title: "Still syncing", body: "first key")])
+        try await a.sync.push()
+        try await b.sync.pull()
+        #expect(try await b.notes.fetch(id: "n")?["title"] == .string("Still syncing"))
+        let refusal = await #expect(throws: SyncError.self) {
+            try await a.sync.removeDevice(b.sync.device)
+        }
+        #expect(refusal?.description.contains("setup-server") == true)
+    }
 }

@@ -57,6 +57,18 @@ extension SyncSpace {
     /// The key epoch new change sets are sealed under (0 until a device is first removed).
     public var keyEpoch: Int64 { keys.current }
 
+    /// A transport failure of a membership request, saying what to do when the server's schema
+    /// predates devices.
+    static func membershipError(_ error: any Error) -> SyncError {
+        if case .server(let state, _)? = error as? PostgresError, state == "42883" {
+            return .transport(
+                "the server's Trove schema predates devices with keys of their own: run "
+                    + "`trove sync setup-server URL` (or trove-sync.sql) again as its administrator"
+            )
+        }
+        return transportError(error)
+    }
+
     func membershipTransport() throws -> any MembershipTransport {
         guard let members = transport as? any MembershipTransport else {
             throw SyncError.membershipUnavailable
@@ -174,7 +186,7 @@ extension SyncSpace {
     public func devices() async throws -> [SyncDeviceRecord] {
         let members = try membershipTransport()
         do { return try await members.devices(space: space) } catch {
-            throw Self.transportError(error)
+            throw Self.membershipError(error)
         }
     }
 
@@ -228,7 +240,7 @@ extension SyncSpace {
                     device: newDevice, publicKey: Data(newKey), certificate: certificate),
                 keys: wraps, space: space)
         } catch {
-            throw Self.transportError(error)
+            throw Self.membershipError(error)
         }
         return code
     }
@@ -250,7 +262,7 @@ extension SyncSpace {
             records = try await members.devices(space: space)
             wrapped = try await members.wrappedKeys(for: device, space: space)
         } catch {
-            throw Self.transportError(error)
+            throw Self.membershipError(error)
         }
         guard wrapped.contains(where: { $0.epoch == 0 }) else {
             throw SyncError.awaitingMembership(space: space, device: device)
@@ -271,7 +283,7 @@ extension SyncSpace {
                         space: space, device: device, publicKey: identity.publicKey, keys: keys)),
                 keys: [], space: space)
         } catch {
-            throw Self.transportError(error)
+            throw Self.membershipError(error)
         }
     }
 
@@ -310,7 +322,7 @@ extension SyncSpace {
         do {
             try await members.startEpoch(epoch, removing: [removed], keys: wraps, space: space)
         } catch {
-            throw Self.transportError(error)
+            throw Self.membershipError(error)
         }
         keys.byEpoch[epoch] = key
         keys.current = epoch
