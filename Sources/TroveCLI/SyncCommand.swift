@@ -80,16 +80,21 @@ extension Commands {
 
             Devices are members with keys of their own: each has an X25519 key pair, and the
             space's key is wrapped for each member device on the server.
+
             trove sync invite --space NAME
                 On a new device: prints its invitation (its id and public key, QR-sized).
+
             trove sync add-device INVITATION --server URL
                 On a member: adds the device that showed INVITATION (its key is wrapped for it)
                 and prints a confirmation code to enter on the new device.
+
             trove sync join --server URL --space NAME --code CODE
                 On the new device: accepts the keys with the member's code (a wrong code keeps
                 nothing), then syncs. Later syncs need no passphrase.
+
             trove sync devices --server URL
                 The space's devices: id, role, this device, removed ones.
+
             trove sync remove-device DEVICE --server URL
                 Removes a device: a new key epoch, wrapped for the remaining devices only;
                 what is written from now on is sealed under it, so the removed device reads
