@@ -476,6 +476,7 @@ enum SyncCommand {
             "missing:            \(status.missing.count == 0 ? "none" : status.missing.map(\.description).joined(separator: "; "))",
             "in sync:            \(status.isInSync ? "yes" : "no")",
             "conflicts:          \(status.conflicts)",
+            "key epoch:          \(status.keyEpoch)",
         ]
         if let refused = status.refusedSnapshot { lines.append("refused snapshot:   \(refused)") }
         for queued in status.queued {
@@ -620,6 +621,7 @@ enum SyncCommand {
             ("conflicts", .int(Int64(status.conflicts))),
             ("missing", .array(status.missing.map { .string($0.description) })),
             ("inSync", .bool(status.isInSync)),
+            ("keyEpoch", .int(status.keyEpoch)),
         ]
         if let refused = status.refusedSnapshot {
             fields.append(("refusedSnapshot", .string(refused)))

@@ -235,6 +235,8 @@ struct NotesSyncCLITests {
         try laptop.write("secret.md", "# Secret\n\nThe lighthouse key is under the third stone.")
         #expect(await laptop.trove(["index", "."]).status == 0)
         #expect(await laptopSync([]).status == 0)
+        let status = await runTrove(["sync", "status", "--json", "--db", laptop.database])
+        #expect(try JSONValue.parse(status.out)["status"]?["keyEpoch"] == .int(1), "\(status.out)")
         let refused = await runTrove(["sync", "--server", url, "--db", phone.database])
         #expect(refused.status != 0 && refused.err.contains("removed"), "\(refused.err)")
         #expect(try await search(phone, "lighthouse stone", mode: "text").isEmpty)

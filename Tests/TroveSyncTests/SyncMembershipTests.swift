@@ -54,6 +54,7 @@ import TroveTestSupport
         #expect(try await a.canonicalDump() == b.canonicalDump())
         #expect(try await a.notes.fetch(id: "after-b") != nil)
         #expect(await b.sync.keyEpoch == 1)
+        #expect(try await b.sync.refreshStatus().keyEpoch == 1)
         let snapshot = try await a.sync.uploadSnapshot()
 
         // X's real key material: its private key and every epoch key it holds.

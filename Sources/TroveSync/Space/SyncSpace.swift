@@ -578,7 +578,8 @@ public actor SyncSpace {
             lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0,
             queued: queued,
             quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError,
-            missing: try WriterSequences.missing(connection), refusedSnapshot: refused)
+            missing: try WriterSequences.missing(connection), refusedSnapshot: refused,
+            keyEpoch: try DeviceIdentity.storedKeys(connection).keys.max() ?? 0)
     }
 
     /// Whether a transport refused what it was sent for being sealed under an older key epoch.
