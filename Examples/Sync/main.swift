@@ -1,6 +1,7 @@
 // Sync: two devices' databases converge through a transport. A note written on the laptop is
 // found by hybrid search on the phone right after its pull (its vector travels as data); two
 // concurrent edits of one title pick the same winner on both, and the loser is kept and restored.
+// A tablet joins by invitation and confirmation code; the phone is removed and reads nothing new.
 // Run: swift run example-sync [folder]
 import Foundation
 import Trove
@@ -8,7 +9,7 @@ import TroveSync
 
 let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory()
 let stamp = ProcessInfo.processInfo.processIdentifier
-let paths = ["laptop", "phone"].map { URL(fileURLWithPath: folder).appendingPathComponent("sync-\($0)-\(stamp).trove").path }
+let paths = ["laptop", "phone", "tablet"].map { URL(fileURLWithPath: folder).appendingPathComponent("sync-\($0)-\(stamp).trove").path }
 defer { for path in paths { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } } }
 
 // Each device keeps its own database. Synced collections need ids no two devices can both make
@@ -65,3 +66,25 @@ try await phoneSync.pull()
 print("title on the phone after the restore: \(try await phoneNotes.fetch(id: "groceries")?["title"] ?? .null)")
 let status = try await phoneSync.refreshStatus()
 print("phone: \(status.pendingChanges) pending, pulled up to \(status.lastPulledSequence), \(status.queued.count) queued")
+
+// Devices are members with keys of their own. A new tablet shows its invitation; the laptop adds
+// it and shows a confirmation code, which the tablet enters. The tablet needs no passphrase.
+let tablet = try Database(path: paths[2])
+_ = try await tablet.documents("notes", schema: schema)
+let invitation = try await SyncSpace.invitation(database: tablet, space: "notes")
+let code = try await laptopSync.addDevice(invitation: invitation)
+let tabletSync = try await SyncSpace(database: tablet, space: "notes", key: nil, transport: server, collections: ["notes"])
+try await tabletSync.acceptMembership(confirmationCode: code)
+print("tablet pulled \(try await tabletSync.pull()) change set(s)")
+
+// The phone is lost: removing it starts a new key epoch, wrapped for the laptop and the tablet
+// only. What is written from now on is sealed under it, and the phone can open none of it.
+try await laptopSync.removeDevice(phoneSync.device)
+try await notes.insert([Document(id: "safe", ["title": "Safe", "body": "the code is 4711"])])
+try await laptopSync.push()
+print("tablet pulled \(try await tabletSync.pull()) change set(s) under key epoch \(await tabletSync.keyEpoch)")
+do {
+    try await phoneSync.pull()
+} catch SyncError.removedFromSpace {
+    print("phone: removed from the space, nothing applied")
+}

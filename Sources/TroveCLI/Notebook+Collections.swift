@@ -5,8 +5,52 @@ import TroveSQLite
 /// The named collections of a notebook, kept in the table `trove_collections` (name, paths as a
 /// JSON array, mask, context). Their files' hashes are in `trove_files`, keyed by collection
 /// and path; their records carry `collection` in their metadata.
+///
+/// What a collection means travels with the space: its name, context and mask are also a
+/// document of the synced collection ``definitionsName`` (id: the name), so another device
+/// shows the context with the notes it receives and both converge field by field, as notes
+/// do. Its paths name folders of this machine and stay in `trove_collections` alone.
 extension Notebook {
     static let collectionsTable = "trove_collections"
+    /// The synced document collection of collection definitions (`trove_` names are reserved
+    /// for the store itself).
+    static let definitionsName = "note_collections"
+    static let definitionsSchema = DocumentSchema(
+        id: .string, fields: [.text("context", optional: true), .text("mask")])
+
+    /// Opens the synced collection definitions, creating them (the first time: one definition
+    /// per collection of `trove_collections`, so a database of an older version loses nothing
+    /// and sends its contexts at its next sync). A definition removed by another device is not
+    /// made again from the local table: that happens only when the definitions are created.
+    @discardableResult
+    static func prepareDefinitions(_ database: Database) async throws -> DocumentCollection {
+        let existed =
+            try await database.query(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                bindings: [.text(definitionsName)]
+            ).first != nil
+        let definitions = try await database.documents(definitionsName, schema: definitionsSchema)
+        guard !existed else { return definitions }
+        let local =
+            try await database.query(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                bindings: [.text(collectionsTable)]
+            ).first != nil
+        guard local else { return definitions }
+        let rows = try await database.query(
+            "SELECT name, mask, context FROM \(collectionsTable) ORDER BY name")
+        let documents = rows.compactMap { row -> Document? in
+            guard let name = row.string("name") else { return nil }
+            return Document(
+                id: .string(name),
+                [
+                    "mask": .string(row.string("mask") ?? Glob.defaultPattern),
+                    "context": row.string("context").map(Value.string) ?? .null,
+                ])
+        }
+        if !documents.isEmpty { try await definitions.insert(documents) }
+        return definitions
+    }
 
     /// Creates the tool's own tables, and moves a database indexed before collections existed
     /// to them: its files become the implicit collection's (each file one of its paths, so
@@ -19,6 +63,7 @@ extension Notebook {
                 name TEXT PRIMARY KEY, paths TEXT NOT NULL, mask TEXT NOT NULL, context TEXT,
                 created_at REAL NOT NULL)
             """)
+        try await Self.prepareDefinitions(database)
         let columns = try await database.query("PRAGMA table_info(\(Self.filesTable))").compactMap {
             $0.string("name")
         }
@@ -68,21 +113,41 @@ extension Notebook {
             """)
     }
 
-    /// Every collection, by name.
+    /// Every collection, by name: those defined here (with their paths) and those whose
+    /// definitions came from other devices (no paths here). Context and mask are the synced
+    /// definition's when there is one.
     func collections() async throws -> [NoteCollection] {
-        try await database.query(
-            "SELECT name, paths, mask, context FROM \(Self.collectionsTable) ORDER BY name"
-        ).map { row in
+        var collections: [String: NoteCollection] = [:]
+        for row in try await database.query(
+            "SELECT name, paths, mask, context FROM \(Self.collectionsTable)")
+        {
             let paths =
                 (try? JSONValue.parse(row.string("paths") ?? "[]")).flatMap { value -> [String]? in
                     if case .array(let items) = value { return items.compactMap(\.string) }
                     return nil
                 } ?? []
-            return NoteCollection(
-                name: row.string("name") ?? "", paths: paths,
+            let name = row.string("name") ?? ""
+            collections[name] = NoteCollection(
+                name: name, paths: paths,
                 mask: try Glob(row.string("mask") ?? Glob.defaultPattern),
                 context: row.string("context"))
         }
+        for definition in try await Self.prepareDefinitions(database).fetch() {
+            let name = definition.id.description
+            var collection =
+                collections[name]
+                ?? NoteCollection(name: name, paths: [], mask: .standard, context: nil)
+            if case .string(let pattern) = definition["mask"] {
+                collection.mask = try Glob(pattern)
+            }
+            if case .string(let text) = definition["context"] {
+                collection.context = text
+            } else {
+                collection.context = nil
+            }
+            collections[name] = collection
+        }
+        return collections.values.sorted { $0.name < $1.name }
     }
 
     /// The collection named `name`, if there is one.
@@ -104,6 +169,24 @@ extension Notebook {
                 .text(collection.name), .text(paths), .text(collection.mask.pattern),
                 collection.context.map(SQLValue.text) ?? .null, .real(Date().timeIntervalSince1970),
             ])
+        try await Self.saveDefinition(collection, in: database)
+    }
+
+    /// Writes a collection's definition, changing only the fields that differ, so a concurrent
+    /// edit of the other field on another device is kept (sync merges field by field).
+    static func saveDefinition(_ collection: NoteCollection, in database: Database) async throws {
+        let definitions = try await prepareDefinitions(database)
+        let id = DocumentID.string(collection.name)
+        let mask = Value.string(collection.mask.pattern)
+        let context = collection.context.map(Value.string) ?? .null
+        guard let stored = try await definitions.fetch(id: id) else {
+            try await definitions.insert(Document(id: id, ["mask": mask, "context": context]))
+            return
+        }
+        var changes: [Field: Value] = [:]
+        if (stored["mask"] ?? .null) != mask { changes[Field("mask")] = mask }
+        if (stored["context"] ?? .null) != context { changes[Field("context")] = context }
+        if !changes.isEmpty { try await definitions.patch(id, changes) }
     }
 
     /// The record tables: `notes` and its companions.
@@ -126,13 +209,20 @@ extension Notebook {
                 "DELETE FROM \(Self.filesTable) WHERE collection = ?", bindings: [.text(name)])
             try await database.execute(
                 "DELETE FROM \(Self.collectionsTable) WHERE name = ?", bindings: [.text(name)])
+            try await Self.prepareDefinitions(database).delete(id: .string(name))
             return removed
         }
     }
 
     /// Renames a collection in one transaction: its row, its files and its records' labels.
     func renameCollection(_ old: String, to new: String) async throws {
+        let definitions = try await Self.prepareDefinitions(database)
         try await inTransaction {
+            // A definition's id is its name: the renamed one is a new record everywhere.
+            if let stored = try await definitions.fetch(id: .string(old)) {
+                try await definitions.delete(id: .string(old))
+                try await definitions.insert(Document(id: .string(new), stored.fields))
+            }
             try await database.execute(
                 "UPDATE \(Self.collectionsTable) SET name = ? WHERE name = ?",
                 bindings: [.text(new), .text(old)])

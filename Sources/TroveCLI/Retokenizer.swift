@@ -60,8 +60,10 @@ enum Retokenizer {
         }
         let modelCount = try await Notebook.manifests(of: old).count
         let companionNames = (1..<max(modelCount, 1)).map(Notebook.companionName)
-        let others = try await old.collectionNames().filter {
+        let oldNames = try await old.collectionNames()
+        let others = oldNames.filter {
             $0 != Notebook.collectionName && !companionNames.contains($0)
+                && $0 != Notebook.definitionsName
         }
         guard others.isEmpty else {
             throw CLIError.failure(
@@ -82,6 +84,15 @@ enum Retokenizer {
             guard let companion = try await old.configuration(of: name) else { continue }
             _ = try await new.collection(name, configuration: companion)
         }
+        // The collections' definitions, made before the tool's tables are copied so that they
+        // are not made again from them (a database without definitions gets them when next
+        // opened, from its own table).
+        let definitions =
+            oldNames.contains(Notebook.definitionsName)
+            ? try await (
+                Notebook.prepareDefinitions(new),
+                old.documents(named: Notebook.definitionsName).fetch()
+            ) : nil
         try await new.execute("ATTACH DATABASE ? AS old", bindings: [.text(path)])
         try await new.execute("BEGIN IMMEDIATE")
         do {
@@ -110,6 +121,9 @@ enum Retokenizer {
             throw error
         }
         try await new.execute("DETACH DATABASE old")
+        if let (collection, documents) = definitions, !documents.isEmpty {
+            try await collection.insert(documents)
+        }
         let copied = try await notes.count()
         let original =
             try await old.query("SELECT count(*) AS n FROM \(table)").first?.int("n") ?? -1

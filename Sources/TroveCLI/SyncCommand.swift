@@ -8,7 +8,10 @@ extension Commands {
         summary: "sync collections with other devices through PostgreSQL (end-to-end encrypted)",
         usage:
             "sync setup-server URL | sync --server URL [--space NAME] [options] | sync status [options] | "
-            + "sync snapshot --server URL [options] | sync quarantine [--server URL --delete | --forget] [options]",
+            + "sync snapshot --server URL [options] | sync quarantine [--server URL --delete | --forget] [options] | "
+            + "sync invite --space NAME | sync add-device INVITATION --server URL | "
+            + "sync join --server URL --space NAME --code CODE | sync devices --server URL | "
+            + "sync remove-device DEVICE --server URL",
         discussion: """
             trove sync setup-server URL
                 Installs Trove's server schema (trove-sync.sql: spaces, members, the change
@@ -75,6 +78,30 @@ extension Commands {
                 the owner deleted them). In SQL: SELECT trove_sync.delete_change_set(space,
                 device, device_sequence).
 
+            Devices are members with keys of their own: each has an X25519 key pair, and the
+            space's key is wrapped for each member device on the server.
+
+            trove sync invite --space NAME
+                On a new device: prints its invitation (its id and public key, QR-sized).
+
+            trove sync add-device INVITATION --server URL
+                On a member: adds the device that showed INVITATION (its key is wrapped for it)
+                and prints a confirmation code to enter on the new device.
+
+            trove sync join --server URL --space NAME --code CODE
+                On the new device: accepts the keys with the member's code (a wrong code keeps
+                nothing), then syncs. Later syncs need no passphrase.
+
+            trove sync devices --server URL
+                The space's devices: id, role, this device, removed ones.
+
+            trove sync remove-device DEVICE --server URL
+                Removes a device: a new key epoch, wrapped for the remaining devices only;
+                what is written from now on is sealed under it, so the removed device reads
+                none of it, and the server refuses its pushes (it then fails with exit 1).
+                Joining by passphrase keeps working until a device is first removed; after
+                that a member adds new devices (the removed one knows the passphrase).
+
             A URL is libpq's: postgresql://ROLE[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...].
             A host other than this machine is reached over TLS unless the URL sets sslmode.
             """,
@@ -89,6 +116,9 @@ extension Commands {
                 help: "quarantine: delete the quarantined change sets from the server (owner only)"),
             OptionSpec(
                 "forget", help: "quarantine: forget the quarantined change sets on this device"),
+            OptionSpec(
+                "code", value: "CODE",
+                help: "join: the confirmation code the adding device showed"),
         ] + database + common,
         positionals: (0, 2),
         examples: [
@@ -112,6 +142,19 @@ extension Commands {
             (
                 "trove sync quarantine --server postgresql://alice@db.example.com/trove --delete",
                 "the space's owner deletes change sets no device can open"
+            ),
+            ("trove sync invite --space notes", "on a new device: show its invitation"),
+            (
+                "trove sync add-device trove-device-1:... --server postgresql://alice_laptop@db.example.com/trove",
+                "on a member: add that device; prints the code to enter there"
+            ),
+            (
+                "trove sync join --server postgresql://alice_phone@db.example.com/trove --space notes --code K7QMD-2XPRT",
+                "on the new device: accept and sync"
+            ),
+            (
+                "trove sync remove-device 3f2a... --server postgresql://alice_laptop@db.example.com/trove",
+                "remove a lost device: it reads nothing written after"
             ),
         ])
 }
@@ -142,11 +185,39 @@ enum SyncCommand {
                     throw CLIError.usage("snapshot takes no argument", command: "sync")
                 }
                 return try await sync(context, snapshot: true)
+            case "invite":
+                guard positionals.count == 1 else {
+                    throw CLIError.usage("invite takes no argument", command: "sync")
+                }
+                return try await invite(context)
+            case "add-device":
+                guard positionals.count == 2 else {
+                    throw CLIError.usage(
+                        "add-device needs the new device's invitation", command: "sync")
+                }
+                return try await addDevice(positionals[1], context: context)
+            case "join":
+                guard positionals.count == 1, let code = context.arguments.value("code") else {
+                    throw CLIError.usage(
+                        "join needs --code CODE (shown by add-device)", command: "sync")
+                }
+                return try await join(code: code, context: context)
+            case "devices":
+                guard positionals.count == 1 else {
+                    throw CLIError.usage("devices takes no argument", command: "sync")
+                }
+                return try await devices(context)
+            case "remove-device":
+                guard positionals.count == 2 else {
+                    throw CLIError.usage("remove-device needs a device id", command: "sync")
+                }
+                return try await removeDevice(positionals[1], context: context)
             case nil:
                 return try await sync(context)
             case let word?:
                 throw CLIError.usage(
-                    "unknown sync action '\(word)' (setup-server, status, snapshot, quarantine, or none)",
+                    "unknown sync action '\(word)' (setup-server, status, snapshot, quarantine, invite, "
+                        + "add-device, join, devices, remove-device, or none)",
                     command: "sync")
             }
         } catch let error as PostgresError {
@@ -183,11 +254,8 @@ enum SyncCommand {
         let database = try EncryptionPassphrase.openDatabase(
             path: try context.databasePath(), context: context)
         try await Notebook.migrateIDs(database, context: context)
-        let space = try await spaceName(context, database)
-        let key = try SyncKey(passphrase: try passphrase(context, space: space), space: space)
-        let sync = try await SyncSpace(
-            database: database, space: space, key: key, transport: transport,
-            collections: try await collections(context, database))
+        let sync = try await openSpace(context, database: database, transport: transport)
+        let space = sync.space
         do {
             try await transport.createSpace(space)
         } catch {
@@ -229,6 +297,131 @@ enum SyncCommand {
                 "\(status.quarantined.count) change set\(status.quarantined.count == 1 ? "" : "s") quarantined "
                     + "(they do not open: altered, or sealed with another key); see trove sync quarantine"
             )
+        }
+        return ExitCode.success
+    }
+
+    /// The database's sync space with its key: the passphrase's, unless a member added this
+    /// device (it then holds keys of its own and no passphrase is asked).
+    private static func openSpace(
+        _ context: CommandContext, database: Database, transport: PostgresTransport
+    ) async throws -> SyncSpace {
+        let space = try await spaceName(context, database)
+        let key =
+            try await SyncSpace.holdsSpaceKeys(database)
+            ? nil : try SyncKey(passphrase: try passphrase(context, space: space), space: space)
+        return try await SyncSpace(
+            database: database, space: space, key: key, transport: transport,
+            collections: try await collections(context, database))
+    }
+
+    /// A server transport and the database, for the membership actions.
+    private static func serverAndDatabase(_ context: CommandContext, action: String) async throws
+        -> (PostgresTransport, Database)
+    {
+        guard let url = context.arguments.value("server") else {
+            throw CLIError.usage("\(action) needs --server URL", command: "sync")
+        }
+        let transport = try PostgresTransport(url: url)
+        let database = try EncryptionPassphrase.openDatabase(
+            path: try context.databasePath(), context: context)
+        try await Notebook.migrateIDs(database, context: context)
+        return (transport, database)
+    }
+
+    /// `trove sync invite`: this device's invitation (binds the database to the space).
+    static func invite(_ context: CommandContext) async throws -> Int32 {
+        guard let space = context.arguments.value("space"), !space.isEmpty else {
+            throw CLIError.usage("invite needs --space NAME", command: "sync")
+        }
+        let database = try EncryptionPassphrase.openDatabase(
+            path: try context.databasePath(), context: context)
+        let invitation = try await SyncSpace.invitation(database: database, space: space)
+        if context.json {
+            context.console.out.write(
+                JSONValue.object([("invitation", .string(invitation))]).serialized() + "\n")
+        } else {
+            context.console.out.write(invitation + "\n")
+            context.warn(
+                "enter it on a device of space \(space): trove sync add-device INVITATION --server URL"
+            )
+        }
+        return ExitCode.success
+    }
+
+    /// `trove sync add-device INVITATION`: wraps the space's keys for the new device.
+    static func addDevice(_ invitation: String, context: CommandContext) async throws -> Int32 {
+        let (transport, database) = try await serverAndDatabase(context, action: "add-device")
+        defer { transport.close() }
+        let sync = try await openSpace(context, database: database, transport: transport)
+        let code = try await sync.addDevice(invitation: invitation)
+        if context.json {
+            context.console.out.write(
+                JSONValue.object([("code", .string(code))]).serialized() + "\n")
+        } else {
+            context.console.out.write(code + "\n")
+            context.warn(
+                "on the new device: trove sync join --server URL --space \(sync.space) --code \(code)"
+            )
+        }
+        return ExitCode.success
+    }
+
+    /// `trove sync join --code CODE`: accepts the keys a member wrapped, then syncs.
+    static func join(code: String, context: CommandContext) async throws -> Int32 {
+        let (transport, database) = try await serverAndDatabase(context, action: "join")
+        defer { transport.close() }
+        let space = try await spaceName(context, database)
+        let sync = try await SyncSpace(
+            database: database, space: space, key: nil, transport: transport,
+            collections: try await collections(context, database))
+        try await sync.acceptMembership(confirmationCode: code)
+        return try await Self.sync(context)
+    }
+
+    /// `trove sync devices`: the space's devices.
+    static func devices(_ context: CommandContext) async throws -> Int32 {
+        let (transport, database) = try await serverAndDatabase(context, action: "devices")
+        defer { transport.close() }
+        let space = try await spaceName(context, database)
+        let sync = try await SyncSpace(
+            database: database, space: space, key: try SyncKey.random(), transport: transport,
+            collections: try await collections(context, database))
+        let records = try await sync.devices()
+        if context.json {
+            let items: [JSONValue] = records.map { record in
+                .object([
+                    ("device", .string(record.device)), ("role", .string(record.role)),
+                    ("thisDevice", .bool(record.device == sync.device)),
+                    ("removedIn", record.removedIn.map { .int($0) } ?? .null),
+                ])
+            }
+            context.console.out.write(
+                JSONValue.object([("devices", .array(items))]).serialized() + "\n")
+        } else {
+            for record in records {
+                context.console.out.write(
+                    "\(record.device)  \(record.role)"
+                        + (record.device == sync.device ? "  (this device)" : "")
+                        + (record.removedIn.map { "  removed (key epoch \($0))" } ?? "") + "\n")
+            }
+        }
+        return ExitCode.success
+    }
+
+    /// `trove sync remove-device DEVICE`: a new key epoch without that device.
+    static func removeDevice(_ removed: String, context: CommandContext) async throws -> Int32 {
+        let (transport, database) = try await serverAndDatabase(context, action: "remove-device")
+        defer { transport.close() }
+        let sync = try await openSpace(context, database: database, transport: transport)
+        let epoch = try await sync.removeDevice(removed)
+        if context.json {
+            context.console.out.write(
+                JSONValue.object([("removed", .string(removed)), ("keyEpoch", .int(epoch))])
+                    .serialized() + "\n")
+        } else {
+            context.console.err.write(
+                "removed device \(removed); key epoch \(epoch) is wrapped for the others only\n")
         }
         return ExitCode.success
     }
@@ -283,6 +476,7 @@ enum SyncCommand {
             "missing:            \(status.missing.count == 0 ? "none" : status.missing.map(\.description).joined(separator: "; "))",
             "in sync:            \(status.isInSync ? "yes" : "no")",
             "conflicts:          \(status.conflicts)",
+            "key epoch:          \(status.keyEpoch)",
         ]
         if let refused = status.refusedSnapshot { lines.append("refused snapshot:   \(refused)") }
         for queued in status.queued {
@@ -382,7 +576,8 @@ enum SyncCommand {
     }
 
     /// The collections to sync: those named, else the notes with the vectors of every further
-    /// model (`notes_vectors_N`), so another device searches with every model at once.
+    /// model (`notes_vectors_N`), so another device searches with every model at once, and the
+    /// collections' definitions (name, context, mask), so their contexts travel with the notes.
     private static func collections(_ context: CommandContext, _ database: Database) async throws
         -> [String]
     {
@@ -392,7 +587,8 @@ enum SyncCommand {
         while try await database.configuration(of: Notebook.companionName(names.count)) != nil {
             names.append(Notebook.companionName(names.count))
         }
-        return names
+        try await Notebook.prepareDefinitions(database)
+        return names + [Notebook.definitionsName]
     }
 
     private static func json(_ snapshot: SnapshotDescriptor) -> JSONValue {
@@ -425,6 +621,7 @@ enum SyncCommand {
             ("conflicts", .int(Int64(status.conflicts))),
             ("missing", .array(status.missing.map { .string($0.description) })),
             ("inSync", .bool(status.isInSync)),
+            ("keyEpoch", .int(status.keyEpoch)),
         ]
         if let refused = status.refusedSnapshot {
             fields.append(("refusedSnapshot", .string(refused)))

@@ -24,7 +24,8 @@ struct NotesSyncCLITests {
     /// space name: the URL that role connects with, and the space.
     static func newSpace() async throws -> (url: String, space: String) {
         let server = try TestPostgresServer.shared()
-        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
+        let setup = await runTrove(["sync", "setup-server", server.adminURL])
+        #expect(setup.status == 0, "\(setup.err)")
         let role = "notes_\(UUID().uuidString.prefix(8).lowercased())"
         try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
         return (server.url(user: role, password: "pw"), "notes-\(UUID().uuidString.prefix(8))")
@@ -106,6 +107,143 @@ struct NotesSyncCLITests {
             "sync", "status", "--space", space, "--db", desktop.database, "--json",
         ])
         #expect(try JSONValue.parse(status.out)["status"]?["pendingChanges"] == .int(0))
+    }
+
+    /// The collections of `trove collection list --json` on `fixture`, by name.
+    func listedCollections(_ fixture: NotesFixture) async throws -> [String: JSONValue] {
+        let listed = try await fixture.json(["collection", "list"])["collections"]?.array ?? []
+        return Dictionary(
+            listed.compactMap { item in item["name"]?.string.map { ($0, item) } },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    @Test(
+        "a collection's context and mask travel with the space and converge; its folders stay on their machine"
+    )
+    func collectionDefinitionsTravel() async throws {
+        let (url, space) = try await Self.newSpace()
+        let laptop = try NotesFixture()
+        let desktop = try NotesFixture()
+        func sync(_ fixture: NotesFixture) async throws {
+            let run = await runTrove(
+                ["sync", "--server", url, "--space", space, "--db", fixture.database],
+                environment: Self.environment)
+            #expect(run.status == 0, "\(run.err)")
+        }
+        try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
+        try desktop.write("garden.md", "# Garden\n\nPlant the tulip bulbs before the first frost.")
+        let added = await laptop.trove([
+            "collection", "add", laptop.notes, "--name", "harbour", "--mask", "**/*.md",
+            "--context", "Harbour logs of the keeper",
+        ])
+        #expect(added.status == 0, "\(added.err)")
+        #expect(await desktop.trove(["index", "."]).status == 0)
+        for fixture in [laptop, desktop, laptop] { try await sync(fixture) }
+
+        let arrived = try #require(try await listedCollections(desktop)["harbour"])
+        #expect(arrived["context"]?.string == "Harbour logs of the keeper")
+        #expect(arrived["mask"]?.string == "**/*.md")
+        #expect(arrived["paths"]?.array == [], "folders name the laptop's disk: they stay there")
+        let found = await desktop.trove(["search", "harbour ferry", "-k", "1"])
+        #expect(found.out.contains("Harbour logs of the keeper"), "\(found.out)")
+
+        // An edit on the desktop reaches the laptop; the laptop keeps its folder.
+        do {
+            try await Notebook.saveDefinition(
+                NoteCollection(
+                    name: "harbour", paths: [], mask: try Glob("**/*.md"),
+                    context: "The keeper's harbour logs, 2026"),
+                in: try Database(path: desktop.database))
+        }
+        for fixture in [desktop, laptop] { try await sync(fixture) }
+        let edited = try #require(try await listedCollections(laptop)["harbour"])
+        #expect(edited["context"]?.string == "The keeper's harbour logs, 2026")
+        #expect(edited["paths"]?.array == [.string(laptop.notes)])
+        #expect(
+            try await listedCollections(desktop)["default"]?["paths"]?.array
+                == [.string(desktop.notes)])
+    }
+
+    @Test("a database of an older version keeps its collections' contexts as synced definitions")
+    func olderCollectionsBecomeDefinitions() async throws {
+        let directory = try TemporaryDirectory(prefix: "trove-definitions")
+        let database = try Database(path: directory.path("old.trove"))
+        try await database.execute(
+            """
+            CREATE TABLE trove_collections(name TEXT PRIMARY KEY, paths TEXT NOT NULL,
+                mask TEXT NOT NULL, context TEXT, created_at REAL NOT NULL)
+            """)
+        try await database.execute(
+            "INSERT INTO trove_collections VALUES ('work', '[\"/home/ana/work\"]', '**/*.txt', 'Work notes', 0)"
+        )
+        let definitions = try await Notebook.prepareDefinitions(database)
+        let stored = try #require(try await definitions.fetch(id: "work"))
+        #expect(stored["context"] == .string("Work notes"))
+        #expect(stored["mask"] == .string("**/*.txt"))
+        #expect(try await definitions.fetch().count == 1)
+    }
+
+    @Test(
+        "a device added by invitation and code syncs without the passphrase; once removed it reads nothing new and is refused"
+    )
+    func addAndRemoveADevice() async throws {
+        let (url, space) = try await Self.newSpace()
+        let laptop = try NotesFixture()
+        let phone = try NotesFixture()
+        try laptop.write("ferry.md", "# Ferry\n\nThe harbour ferry leaves at seven from pier two.")
+        try phone.write("garden.md", "# Garden\n\nPlant the tulip bulbs before the first frost.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        #expect(await phone.trove(["index", "."]).status == 0)
+        func laptopSync(_ arguments: [String]) async -> RunResult {
+            await runTrove(
+                ["sync"] + arguments + ["--server", url, "--db", laptop.database],
+                environment: Self.environment)
+        }
+        #expect(await laptopSync(["--space", space]).status == 0)
+
+        let invitation = try #require(
+            try await phone.json(["sync", "invite", "--space", space])["invitation"]?.string)
+        let added = await laptopSync(["add-device", invitation, "--json"])
+        #expect(added.status == 0, "\(added.err)")
+        let code = try #require(try JSONValue.parse(added.out)["code"]?.string)
+        // No passphrase on the phone: a wrong code keeps nothing, the right one joins.
+        let wrong = await runTrove([
+            "sync", "join", "--server", url, "--space", space, "--code", "AAAAA-AAAAA",
+            "--db", phone.database,
+        ])
+        #expect(wrong.status != 0 && wrong.err.contains("confirmation code"), "\(wrong.err)")
+        let joined = await runTrove([
+            "sync", "join", "--server", url, "--space", space, "--code", code, "--db",
+            phone.database,
+        ])
+        #expect(joined.status == 0, "\(joined.err)")
+        #expect(await laptopSync([]).status == 0)
+        #expect(
+            try await search(laptop, "tulip bulbs").first?["source"]?.string
+                == phone.path("garden.md"))
+        #expect(
+            try await search(phone, "harbour ferry").first?["source"]?.string
+                == laptop.path("ferry.md"))
+
+        let listed = await laptopSync(["devices", "--json"])
+        let devices = try JSONValue.parse(listed.out)["devices"]?.array ?? []
+        #expect(devices.count == 2, "\(listed.out) \(listed.err)")
+        let phoneID = try #require(
+            devices.first { $0["thisDevice"] == .bool(false) }?["device"]?.string)
+        let removed = await laptopSync(["remove-device", phoneID])
+        #expect(removed.status == 0, "\(removed.err)")
+        try laptop.write("secret.md", "# Secret\n\nThe lighthouse key is under the third stone.")
+        #expect(await laptop.trove(["index", "."]).status == 0)
+        #expect(await laptopSync([]).status == 0)
+        let status = await runTrove(["sync", "status", "--json", "--db", laptop.database])
+        #expect(try JSONValue.parse(status.out)["status"]?["keyEpoch"] == .int(1), "\(status.out)")
+        let refused = await runTrove(["sync", "--server", url, "--db", phone.database])
+        #expect(refused.status != 0 && refused.err.contains("removed"), "\(refused.err)")
+        #expect(try await search(phone, "lighthouse stone", mode: "text").isEmpty)
+
+        let help = await runTrove(["sync", "--help"])
+        #expect(
+            help.out.contains("sync add-device INVITATION") && help.out.contains("remove-device"))
     }
 
     /// A note long enough for several chunks: `count` paragraphs, each about one harbour.
@@ -316,8 +454,9 @@ struct NotesSyncCLITests {
         let sync = await runTrove(
             ["sync", "status", "--space", "s", "--db", older], directory: fixture.notes,
             services: services)
+        // Four notes and the definition of the collection they were indexed into.
         #expect(
-            sync.status == 0 && sync.out.contains("pending changes:    4"),
+            sync.status == 0 && sync.out.contains("pending changes:    5"),
             "\(sync.out) \(sync.err)")
     }
 }

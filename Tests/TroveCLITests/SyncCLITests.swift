@@ -28,7 +28,7 @@ struct SyncCLITests {
         for _ in 0..<2 {
             let setup = await runTrove(["sync", "setup-server", server.adminURL])
             #expect(setup.status == 0, "\(setup.err)")
-            #expect(setup.out.contains("installed Trove's sync schema (version 3)"))
+            #expect(setup.out.contains("installed Trove's sync schema (version 4)"))
         }
         let role = "cli_\(UUID().uuidString.prefix(8).lowercased())"
         try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
@@ -115,7 +115,8 @@ struct SyncCLITests {
     /// A new role and space on the shared server (schema installed): the role's URL and the space.
     func newSpace() async throws -> (url: String, space: String) {
         let server = try TestPostgresServer.shared()
-        #expect(await runTrove(["sync", "setup-server", server.adminURL]).status == 0)
+        let setup = await runTrove(["sync", "setup-server", server.adminURL])
+        #expect(setup.status == 0, "\(setup.err)")
         let role = "cli_\(UUID().uuidString.prefix(8).lowercased())"
         try server.createRole(role, password: "pw", inRoles: ["trove_sync_device"])
         return (server.url(user: role, password: "pw"), "cli-space-\(UUID().uuidString.prefix(8))")

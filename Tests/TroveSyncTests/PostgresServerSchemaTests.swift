@@ -18,18 +18,19 @@ import TroveTestSupport
 
         // Once through the tool, once more through the file with psql, on top of the fixture's own install.
         let version = try await PostgresTransport.installServerSchema(url: server.adminURL)
-        #expect(version == 3)
+        #expect(version == 4)
         try server.psql(file: SyncServerFixture.schemaFile)
 
         let policies = try server.psql(
             "SELECT count(*) FROM pg_policies WHERE schemaname = 'trove_sync'")
-        #expect(policies.trimmingCharacters(in: .whitespacesAndNewlines) == "12")
+        #expect(policies.trimmingCharacters(in: .whitespacesAndNewlines) == "14")
         let rowSecurity = try server.psql(
             "SELECT string_agg(relname || '=' || relrowsecurity, ',' ORDER BY relname) FROM pg_class "
                 + "WHERE relnamespace = 'trove_sync'::regnamespace AND relkind = 'r'")
         #expect(
             rowSecurity.trimmingCharacters(in: .whitespacesAndNewlines)
-                == "changes=true,cursors=true,members=true,settings=false,snapshot_parts=true,snapshots=true,spaces=true"
+                == "changes=true,cursors=true,devices=true,members=true,settings=false,snapshot_parts=true,"
+                + "snapshots=true,spaces=true,wrapped_keys=true"
         )
         let pulled = try await transport.pull(space: space, after: 0, limit: 10)
         #expect(pulled.map(\.serverSequence) == first.map { Optional($0) })
@@ -64,8 +65,8 @@ import TroveTestSupport
             try server.psql("SELECT trove_sync.schema_version()", database: database).contains("2"))
 
         let adminURL = onDatabase(server.adminURL)
-        #expect(try await PostgresTransport.installServerSchema(url: adminURL) == 3)
-        #expect(try await PostgresTransport.installServerSchema(url: adminURL) == 3)
+        #expect(try await PostgresTransport.installServerSchema(url: adminURL) == 4)
+        #expect(try await PostgresTransport.installServerSchema(url: adminURL) == 4)
         #expect(
             try await transport.pull(space: space, after: 0, limit: 10).map(\.payload)
                 == sets.map(\.payload))

@@ -87,6 +87,15 @@ int trove_cipher_pbkdf2_sha512(const uint8_t *password, size_t password_length, 
 /// Overwrites `length` bytes with zeros in a way the compiler can't drop.
 void trove_cipher_zero(void *pointer, size_t length);
 
+/// X25519 (RFC 7748) and HKDF-SHA256 (RFC 5869) for sync's device keys, through OpenSSL on Linux.
+/// Apple platforms use CryptoKit from Swift instead; there these return -1. Return 0 on success.
+/// Keys are 32 bytes; `x25519` fails for a peer key that gives an all-zero secret.
+int trove_cipher_x25519_public_key(const uint8_t *private_key, uint8_t *public_key);
+int trove_cipher_x25519(const uint8_t *private_key, const uint8_t *peer_public_key, uint8_t *shared);
+int trove_cipher_hkdf_sha256(const uint8_t *secret, size_t secret_length, const uint8_t *salt,
+                             size_t salt_length, const uint8_t *info, size_t info_length,
+                             uint8_t *output, size_t output_length);
+
 /// A key prepared once for many pages (on Linux an OpenSSL context holding the AES key schedule
 /// and GCM hash key, so a page only sets its nonce). Not thread-safe: one per open file, which
 /// SQLite uses from one thread at a time. Freeing it zeroes the key material.

@@ -24,6 +24,8 @@ import TroveSQLite
 /// _trove_sync_ahead(device, sequence)         numbers received past a gap
 /// _trove_sync_conflicts(id, ...)              overwritten concurrent values
 /// _trove_sync_collections(name, fingerprint)  what the capture triggers were made for
+/// _trove_sync_identity(one = 1, private_key, public_key)  this device's key pair (DeviceIdentity)
+/// _trove_sync_keys(epoch, key)                the epoch keys unwrapped for this device
 /// ```
 enum SyncTables {
     static let device = "\"_trove_sync_device\""

@@ -12,7 +12,8 @@ enum Outbox {
     /// Seals every pending change into change sets and stores them in the outbox; clears the
     /// pending marks in the same transaction. Returns how many change sets it sealed.
     static func sealPending(
-        on connection: Connection, captured: [String: CapturedTable], key: SyncKey, space: String,
+        on connection: Connection, captured: [String: CapturedTable], keys: SpaceKeys,
+        space: String,
         device: String,
         schemaVersion: Int
     ) throws -> Int {
@@ -76,7 +77,7 @@ enum Outbox {
         for set in sets {
             sequence += 1
             let sealed = try Sealing.seal(
-                set, key: key, space: space, device: device, sequence: sequence)
+                set, keys: keys, space: space, device: device, sequence: sequence)
             try insert.execute([.integer(sequence), .blob(Array(sealed.payload))])
         }
         try connection.execute("UPDATE \(SyncTables.device) SET sealed = ?", [.integer(sequence)])
@@ -106,6 +107,34 @@ enum Outbox {
                 device: device, deviceSequence: $0.int64(at: 0) ?? 0,
                 payload: $0.data(at: 1) ?? Data())
         }
+    }
+
+    /// Seals again, under the current epoch of `keys`, the unacknowledged change sets sealed
+    /// under an older one (sealed before this device learnt that a device was removed): what
+    /// leaves the device after it learnt of a removal is never readable by the removed device.
+    /// Returns how many were sealed again.
+    @discardableResult
+    static func reseal(on connection: Connection, keys: SpaceKeys, space: String, device: String)
+        throws -> Int
+    {
+        var resealed = 0
+        for row in try connection.query(
+            "SELECT sequence, payload FROM \(SyncTables.outbox) ORDER BY sequence")
+        {
+            guard let sequence = row.int64(at: 0), let payload = row[1].blobValue,
+                SpaceKeys.epoch(of: payload) < keys.current
+            else { continue }
+            let associatedData = Sealing.associatedData(
+                space: space, device: device, sequence: sequence)
+            guard let plain = try keys.open(payload, associatedData: associatedData) else {
+                continue
+            }
+            try connection.execute(
+                "UPDATE \(SyncTables.outbox) SET payload = ? WHERE sequence = ?",
+                [.blob(try keys.seal(plain, associatedData: associatedData)), .integer(sequence)])
+            resealed += 1
+        }
+        return resealed
     }
 
     /// Removes acknowledged change sets (up to `sequence`) from the outbox.

@@ -1,9 +1,9 @@
 import Foundation
 import TroveSQLite
 
-/// Seals and opens change sets: AES-256-GCM with the space key, the space, device and sequence
-/// number bound as associated data, so a payload moved to another space, device or position
-/// does not open either.
+/// Seals and opens change sets: AES-256-GCM with the space key of the current epoch, the space,
+/// device and sequence number (and the epoch, see ``SpaceKeys``) bound as associated data, so a
+/// payload moved to another space, device, position or epoch does not open either.
 enum Sealing {
     static func associatedData(space: String, device: String, sequence: Int64) -> [UInt8] {
         Array("trove-sync/1\u{0}\(space)\u{0}\(device)\u{0}\(sequence)".utf8)
@@ -13,16 +13,26 @@ enum Sealing {
         throws
         -> SealedChangeSet
     {
-        let payload = try AuthenticatedEncryption.seal(
-            ChangeSetCoding.encode(set), key: key.bytes,
+        try seal(set, keys: SpaceKeys(key: key), space: space, device: device, sequence: sequence)
+    }
+
+    static func seal(
+        _ set: ChangeSet, keys: SpaceKeys, space: String, device: String, sequence: Int64
+    ) throws -> SealedChangeSet {
+        let payload = try keys.seal(
+            ChangeSetCoding.encode(set),
             associatedData: associatedData(space: space, device: device, sequence: sequence))
         return SealedChangeSet(device: device, deviceSequence: sequence, payload: Data(payload))
     }
 
     /// Whether `sealed` opens with `key` (its content is not decoded).
     static func opens(_ sealed: SealedChangeSet, key: SyncKey, space: String) throws -> Bool {
-        try AuthenticatedEncryption.open(
-            Array(sealed.payload), key: key.bytes,
+        try opens(sealed, keys: SpaceKeys(key: key), space: space)
+    }
+
+    static func opens(_ sealed: SealedChangeSet, keys: SpaceKeys, space: String) throws -> Bool {
+        try keys.open(
+            Array(sealed.payload),
             associatedData: associatedData(
                 space: space, device: sealed.device, sequence: sealed.deviceSequence)) != nil
     }
@@ -30,9 +40,15 @@ enum Sealing {
     /// - Throws: ``SyncError/cannotOpen(device:deviceSequence:)`` for a wrong key or altered
     ///   bytes, ``SyncError/malformedChangeSet(device:deviceSequence:reason:)``.
     static func open(_ sealed: SealedChangeSet, key: SyncKey, space: String) throws -> ChangeSet {
+        try open(sealed, keys: SpaceKeys(key: key), space: space)
+    }
+
+    static func open(_ sealed: SealedChangeSet, keys: SpaceKeys, space: String) throws
+        -> ChangeSet
+    {
         guard
-            let plain = try AuthenticatedEncryption.open(
-                Array(sealed.payload), key: key.bytes,
+            let plain = try keys.open(
+                Array(sealed.payload),
                 associatedData: associatedData(
                     space: space, device: sealed.device, sequence: sealed.deviceSequence))
         else {

@@ -179,14 +179,19 @@ struct Snapshot {
 
     /// The snapshot sealed in parts of ``partSize`` bytes of plaintext (at least one).
     func seal(key: SyncKey, space: String, device: String) throws -> [Data] {
+        try seal(keys: SpaceKeys(key: key), space: space, device: device)
+    }
+
+    /// The snapshot sealed under the current epoch of `keys` (see ``SpaceKeys``).
+    func seal(keys: SpaceKeys, space: String, device: String) throws -> [Data] {
         let plain = encode()
         let parts = max(1, (plain.count + Self.partSize - 1) / Self.partSize)
         return try (0..<parts).map { part in
             let slice = Array(
                 plain[(part * Self.partSize)..<min(plain.count, (part + 1) * Self.partSize)])
             return Data(
-                try AuthenticatedEncryption.seal(
-                    slice, key: key.bytes,
+                try keys.seal(
+                    slice,
                     associatedData: Self.associatedData(
                         space: space, device: device, upTo: upTo, part: part, parts: parts)))
         }
@@ -196,11 +201,17 @@ struct Snapshot {
     static func open(_ sealed: [Data], descriptor: SnapshotDescriptor, key: SyncKey, space: String)
         throws -> Snapshot
     {
+        try open(sealed, descriptor: descriptor, keys: SpaceKeys(key: key), space: space)
+    }
+
+    static func open(
+        _ sealed: [Data], descriptor: SnapshotDescriptor, keys: SpaceKeys, space: String
+    ) throws -> Snapshot {
         var plain: [UInt8] = []
         for (part, payload) in sealed.enumerated() {
             guard
-                let opened = try AuthenticatedEncryption.open(
-                    Array(payload), key: key.bytes,
+                let opened = try keys.open(
+                    Array(payload),
                     associatedData: associatedData(
                         space: space, device: descriptor.device, upTo: descriptor.upToSequence,
                         part: part,

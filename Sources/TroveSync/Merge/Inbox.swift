@@ -8,7 +8,7 @@ import TroveSQLite
 struct Inbox {
     let connection: Connection
     let merger: Merger
-    let key: SyncKey
+    let keys: SpaceKeys
     let space: String
     let device: String
 
@@ -45,13 +45,21 @@ struct Inbox {
                 // Its effects are here already. One that does not open was sealed with another
                 // key (this device synced with a wrong passphrase before key checks existed):
                 // nobody could read it, so this device sends its own values again.
-                if !resendOwn, try !Sealing.opens(sealed, key: key, space: space) {
+                if !resendOwn, try !Sealing.opens(sealed, keys: keys, space: space) {
                     resendOwn = true
                 }
             } else {
+                // Sealed under an epoch this device holds no key of: not at fault, so not
+                // quarantined; the pull stops before it and learns the epoch (or that this
+                // device was removed).
+                if keys.lacksKey(for: Array(sealed.payload)) {
+                    outcome.failure = .missingEpochKey(
+                        epoch: SpaceKeys.epoch(of: Array(sealed.payload)))
+                    return outcome
+                }
                 let set: ChangeSet
                 do {
-                    set = try Sealing.open(sealed, key: key, space: space)
+                    set = try Sealing.open(sealed, keys: keys, space: space)
                 } catch let error as SyncError {
                     try quarantine(sealed, reason: error)
                     outcome.quarantined += 1
@@ -121,7 +129,7 @@ struct Inbox {
                 device: row.string(at: 1) ?? "", deviceSequence: row.int64(at: 2) ?? 0,
                 payload: row.data(at: 3) ?? Data(),
                 serverSequence: row.int64(at: 0))
-            guard let set = try? Sealing.open(sealed, key: key, space: space) else { continue }
+            guard let set = try? Sealing.open(sealed, keys: keys, space: space) else { continue }
             try connection.execute(
                 "DELETE FROM \(SyncTables.quarantine) WHERE server_sequence = ?", [row[0]])
             do {
@@ -151,7 +159,7 @@ struct Inbox {
                 device: row.string(at: 1) ?? "", deviceSequence: row.int64(at: 2) ?? 0,
                 payload: row.data(at: 3) ?? Data(),
                 serverSequence: row.int64(at: 0))
-            let set = try Sealing.open(sealed, key: key, space: space)
+            let set = try Sealing.open(sealed, keys: keys, space: space)
             let reason: QueuedChangeSet.Reason?
             do {
                 reason = try merger.check(set)

@@ -28,6 +28,15 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A space's feed may not be pruned that far: past the newest snapshot or the slowest live
     /// cursor, or back (TS005).
     case pruneRefused(String)
+    /// The device was removed from the space: the server refuses its change sets (TS006).
+    case deviceRemoved(String)
+    /// Another device started that key epoch first (TS007).
+    case keyEpochTaken(String)
+    /// The device is registered with another public key (TS008).
+    case deviceKeyMismatch(String)
+    /// What was sent is sealed under an older key epoch than the space's (TS009): the sender
+    /// learns the new epoch and seals again.
+    case staleKeyEpoch(String)
     /// Any other error the server reported: its SQLSTATE (for example `42501`, insufficient
     /// privilege, or `42883` when the Trove schema is not installed) and message.
     case server(sqlState: String, message: String)
@@ -42,6 +51,10 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notSpaceOwner: return "TS003"
         case .noSuchRole: return "TS004"
         case .pruneRefused: return "TS005"
+        case .deviceRemoved: return "TS006"
+        case .keyEpochTaken: return "TS007"
+        case .deviceKeyMismatch: return "TS008"
+        case .staleKeyEpoch: return "TS009"
         case .server(let state, _): return state
         case .invalidURL, .connectionFailed, .unexpectedResult: return nil
         }
@@ -54,7 +67,9 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidURL(let message): return "invalid PostgreSQL URL: \(message)"
         case .connectionFailed(let message): return "PostgreSQL connection failed: \(message)"
         case .noSuchSpace(let message), .spaceNameTaken(let message), .notSpaceOwner(let message),
-            .noSuchRole(let message), .pruneRefused(let message):
+            .noSuchRole(let message), .pruneRefused(let message), .deviceRemoved(let message),
+            .keyEpochTaken(let message), .deviceKeyMismatch(let message),
+            .staleKeyEpoch(let message):
             return message
         case .server(let state, let message): return "PostgreSQL error \(state): \(message)"
         case .unexpectedResult(let message): return "unexpected PostgreSQL result: \(message)"
@@ -69,6 +84,10 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case "TS003": return .notSpaceOwner(message)
         case "TS004": return .noSuchRole(message)
         case "TS005": return .pruneRefused(message)
+        case "TS006": return .deviceRemoved(message)
+        case "TS007": return .keyEpochTaken(message)
+        case "TS008": return .deviceKeyMismatch(message)
+        case "TS009": return .staleKeyEpoch(message)
         default:
             // Class 08 (connection exception) and 57P01-57P03 (the server shutting down or not
             // yet accepting connections) mean the connection is gone, not that the request is bad.

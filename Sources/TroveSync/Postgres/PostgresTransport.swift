@@ -20,7 +20,7 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     // @unchecked Sendable: `options` is a constant, `session` serialises its own state, and
     // `listeners`/`closed` are guarded by `lock`.
     private let options: PostgresConnectionOptions
-    private let session: PostgresSession
+    let session: PostgresSession
     private let lock = NSLock()
     private var listeners: [ObjectIdentifier: PostgresListener] = [:]
     private var closed = false

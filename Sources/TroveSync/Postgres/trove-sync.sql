@@ -37,6 +37,9 @@ BEGIN
     IF to_regclass('trove_sync.snapshots') IS NOT NULL THEN
         LOCK TABLE trove_sync.snapshots, trove_sync.snapshot_parts, trove_sync.cursors IN ACCESS EXCLUSIVE MODE;
     END IF;
+    IF to_regclass('trove_sync.devices') IS NOT NULL THEN
+        LOCK TABLE trove_sync.devices, trove_sync.wrapped_keys IN ACCESS EXCLUSIVE MODE;
+    END IF;
 END
 $$;
 REVOKE ALL ON SCHEMA trove_sync FROM PUBLIC;
@@ -132,6 +135,47 @@ CREATE TABLE IF NOT EXISTS trove_sync.cursors (
     PRIMARY KEY (space_id, device)
 );
 
+-- Schema version 4: devices as members, with keys of their own (Documentation/SYNC.md,
+-- "Membership and keys"). key_epoch: the epoch new change sets are sealed under; removing a
+-- device starts the next one, whose key is wrapped for the remaining devices only.
+ALTER TABLE trove_sync.spaces ADD COLUMN IF NOT EXISTS key_epoch bigint NOT NULL DEFAULT 0
+    CHECK (key_epoch >= 0);
+
+-- A space's devices: each one's X25519 public key and a certificate (its id and key sealed under
+-- a key of the space by a member, so a device the server made up is never given a key), and the
+-- epoch that removed it. role_name: the role the device syncs as (a person, when shared), once it
+-- registered itself; before that, the role of the member that added it.
+CREATE TABLE IF NOT EXISTS trove_sync.devices (
+    space_id bigint NOT NULL REFERENCES trove_sync.spaces (id) ON DELETE CASCADE,
+    device text NOT NULL CHECK (length(device) BETWEEN 1 AND 200),
+    public_key bytea NOT NULL CHECK (octet_length(public_key) = 32),
+    certificate bytea NOT NULL CHECK (octet_length(certificate) BETWEEN 1 AND 1024),
+    removed_in bigint CHECK (removed_in >= 1),
+    role_name name NOT NULL DEFAULT current_user,
+    added_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (space_id, device)
+);
+
+-- Each epoch's key wrapped for each member device (ciphertext only its private key opens).
+CREATE TABLE IF NOT EXISTS trove_sync.wrapped_keys (
+    space_id bigint NOT NULL REFERENCES trove_sync.spaces (id) ON DELETE CASCADE,
+    epoch bigint NOT NULL CHECK (epoch >= 0),
+    device text NOT NULL CHECK (length(device) BETWEEN 1 AND 200),
+    wrapped_by text NOT NULL CHECK (length(wrapped_by) BETWEEN 1 AND 200),
+    payload bytea NOT NULL CHECK (octet_length(payload) BETWEEN 1 AND 1024),
+    PRIMARY KEY (space_id, epoch, device)
+);
+
+-- The key epoch a sealed payload names: its header ("TSE1" and the epoch, big-endian) when it
+-- has one, else 0 (Documentation/SYNC.md, "Membership and keys"). Read only while the space is
+-- past epoch 0, where every payload a member seals has a header.
+CREATE OR REPLACE FUNCTION trove_sync.payload_epoch(payload bytea) RETURNS bigint
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN octet_length(payload) >= 12 AND substring(payload FROM 1 FOR 4) = '\x54534531'::bytea
+                THEN ('x' || encode(substring(payload FROM 5 FOR 8), 'hex'))::bit(64)::bigint
+                ELSE 0 END
+$$;
+
 -- The highest server sequence that may be pruned from a space's feed: at or below the newest
 -- complete snapshot and the smallest cursor of the devices seen within the horizon (0 without a
 -- snapshot). Runs as the caller: row-level security shows it only its own spaces' rows.
@@ -153,6 +197,19 @@ ALTER TABLE trove_sync.changes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE trove_sync.snapshots ENABLE ROW LEVEL SECURITY;
 ALTER TABLE trove_sync.snapshot_parts ENABLE ROW LEVEL SECURITY;
 ALTER TABLE trove_sync.cursors ENABLE ROW LEVEL SECURITY;
+ALTER TABLE trove_sync.devices ENABLE ROW LEVEL SECURITY;
+ALTER TABLE trove_sync.wrapped_keys ENABLE ROW LEVEL SECURITY;
+
+-- Devices and wrapped keys: members of the space read and write them (any member adds and
+-- removes devices; what a row holds is public keys and ciphertext).
+DROP POLICY IF EXISTS devices_member ON trove_sync.devices;
+CREATE POLICY devices_member ON trove_sync.devices FOR ALL
+    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
+    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
+DROP POLICY IF EXISTS wrapped_keys_member ON trove_sync.wrapped_keys;
+CREATE POLICY wrapped_keys_member ON trove_sync.wrapped_keys FOR ALL
+    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
+    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
 
 -- Snapshots, their parts and cursors: members of the space read and write them.
 DROP POLICY IF EXISTS snapshots_member ON trove_sync.snapshots;
@@ -212,7 +269,10 @@ CREATE POLICY changes_pruned ON trove_sync.changes FOR DELETE
 -- and only a space's owner may delete one (the policy above).
 REVOKE ALL ON ALL TABLES IN SCHEMA trove_sync FROM PUBLIC;
 GRANT SELECT, INSERT ON trove_sync.spaces TO trove_sync_device;
-GRANT UPDATE (last_sequence, key_check, pruned_up_to) ON trove_sync.spaces TO trove_sync_device;
+GRANT UPDATE (last_sequence, key_check, pruned_up_to, key_epoch) ON trove_sync.spaces TO trove_sync_device;
+GRANT SELECT, INSERT ON trove_sync.devices, trove_sync.wrapped_keys TO trove_sync_device;
+GRANT UPDATE (removed_in, role_name) ON trove_sync.devices TO trove_sync_device;
+GRANT UPDATE (wrapped_by, payload) ON trove_sync.wrapped_keys TO trove_sync_device;
 GRANT SELECT, INSERT ON trove_sync.members TO trove_sync_device;
 GRANT SELECT, INSERT, DELETE ON trove_sync.changes TO trove_sync_device;
 GRANT SELECT, INSERT, UPDATE, DELETE ON trove_sync.snapshots, trove_sync.snapshot_parts, trove_sync.cursors
@@ -252,9 +312,10 @@ CREATE OR REPLACE TRIGGER pruned_up_to_guarded BEFORE UPDATE OF pruned_up_to ON 
     FOR EACH ROW EXECUTE FUNCTION trove_sync.guard_pruned_up_to();
 
 -- The version of this schema; a later Trove migrates from it. 2: key checks and deleting
--- change sets. 3: snapshots, cursors, pruning, pulls with a byte budget.
+-- change sets. 3: snapshots, cursors, pruning, pulls with a byte budget. 4: devices with keys
+-- of their own, key epochs, removing devices.
 CREATE OR REPLACE FUNCTION trove_sync.schema_version() RETURNS integer
-LANGUAGE sql IMMUTABLE AS $$ SELECT 3 $$;
+LANGUAGE sql IMMUTABLE AS $$ SELECT 4 $$;
 
 -- The id of a space the caller may use. TS001 when there is none (unknown, or not a member:
 -- the same error, so a name's existence does not leak through it).
@@ -339,6 +400,7 @@ SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan A
 DECLARE
     space_key bigint;
     previous_last bigint;
+    current_epoch bigint;
     added bigint;
     sequences bigint[];
 BEGIN
@@ -348,10 +410,24 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     space_key := trove_sync.space_id(space_name);
+    -- A removed device is refused whatever it sends (its keys open nothing written after).
+    IF EXISTS (SELECT FROM trove_sync.devices d
+               WHERE d.space_id = space_key AND d.device = ANY (devices) AND d.removed_in IS NOT NULL) THEN
+        RAISE EXCEPTION 'a device removed from space "%" may not push to it', space_name
+            USING ERRCODE = 'TS006';
+    END IF;
     -- The lock that orders this space's pushes (held until commit): the probes below see every
     -- push committed before it.
-    SELECT s.last_sequence INTO previous_last FROM trove_sync.spaces s
+    SELECT s.last_sequence, s.key_epoch INTO previous_last, current_epoch FROM trove_sync.spaces s
     WHERE s.id = space_key FOR UPDATE;
+    -- Sealed under an older key epoch than the space's (under the lock start_epoch takes too):
+    -- refused, so a removed device cannot write under a key it kept; a member seals again.
+    IF current_epoch > 0 AND EXISTS (
+        SELECT FROM unnest(payloads) AS p (payload)
+        WHERE trove_sync.payload_epoch(p.payload) < current_epoch) THEN
+        RAISE EXCEPTION 'space "%" is at key epoch %: change sets sealed under an older one are refused',
+            space_name, current_epoch USING ERRCODE = 'TS009';
+    END IF;
 
     -- Sorts and window functions only, no join: the payloads stay in their array until the
     -- insert reads them by position, and a change set repeated within the batch gets the number
@@ -532,6 +608,11 @@ BEGIN
     IF part_index < 0 OR part_index >= part_count THEN
         RAISE EXCEPTION 'part % of a snapshot of % parts', part_index, part_count USING ERRCODE = '22023';
     END IF;
+    IF trove_sync.payload_epoch(part_payload)
+       < (SELECT s.key_epoch FROM trove_sync.spaces s WHERE s.id = space_key) THEN
+        RAISE EXCEPTION 'space "%" is at a newer key epoch: a snapshot sealed under an older one is refused',
+            space_name USING ERRCODE = 'TS009';
+    END IF;
     INSERT INTO trove_sync.snapshots (space_id, up_to_sequence, device, parts)
     VALUES (space_key, up_to, sender, part_count)
     ON CONFLICT (space_id, up_to_sequence, device) DO UPDATE SET parts = excluded.parts, complete = false;
@@ -661,5 +742,106 @@ $$;
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA trove_sync FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA trove_sync TO trove_sync_device;
+
+-- The space's current key epoch (0 until a device is first removed).
+CREATE OR REPLACE FUNCTION trove_sync.key_epoch(space_name text) RETURNS bigint
+LANGUAGE sql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT s.key_epoch FROM trove_sync.spaces s WHERE s.id = trove_sync.space_id(space_name)
+$$;
+
+-- The space's devices, removed ones included, in the order they were added.
+CREATE OR REPLACE FUNCTION trove_sync.devices(space_name text)
+RETURNS TABLE (device text, public_key bytea, certificate bytea, removed_in bigint, role_name name)
+LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    space_key bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    RETURN QUERY
+    SELECT d.device, d.public_key, d.certificate, d.removed_in, d.role_name
+    FROM trove_sync.devices d WHERE d.space_id = space_key
+    ORDER BY d.added_at, d.device;
+END
+$$;
+
+-- The keys wrapped for one device, by epoch.
+CREATE OR REPLACE FUNCTION trove_sync.wrapped_keys(space_name text, recipient text)
+RETURNS TABLE (epoch bigint, wrapped_by text, payload bytea)
+LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    space_key bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    RETURN QUERY
+    SELECT w.epoch, w.wrapped_by, w.payload FROM trove_sync.wrapped_keys w
+    WHERE w.space_id = space_key AND w.device = recipient
+    ORDER BY w.epoch;
+END
+$$;
+
+-- Registers a device (kept as it is when registered already, but for its role; TS008 when
+-- registered with another public key) and stores keys wrapped for it (replacing earlier ones: a device added again gets
+-- a new confirmation code).
+CREATE OR REPLACE FUNCTION trove_sync.put_device(
+    space_name text, new_device text, new_public_key bytea, new_certificate bytea,
+    epochs bigint[], wrappers text[], payloads bytea[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    space_key bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    -- A device registering itself (no keys given) records its own role; one a member added
+    -- carries the member's until then.
+    INSERT INTO trove_sync.devices AS d (space_id, device, public_key, certificate)
+    VALUES (space_key, new_device, new_public_key, new_certificate)
+    ON CONFLICT (space_id, device) DO UPDATE SET role_name = current_user
+        WHERE cardinality(epochs) = 0 AND d.public_key = excluded.public_key
+          AND d.role_name <> current_user;
+    IF EXISTS (SELECT FROM trove_sync.devices d
+               WHERE d.space_id = space_key AND d.device = new_device
+                 AND d.public_key <> new_public_key) THEN
+        RAISE EXCEPTION 'device % of space "%" has another public key', new_device, space_name
+            USING ERRCODE = 'TS008';
+    END IF;
+    INSERT INTO trove_sync.wrapped_keys (space_id, epoch, device, wrapped_by, payload)
+    SELECT space_key, u.epoch, new_device, u.wrapped_by, u.payload
+    FROM unnest(epochs, wrappers, payloads) AS u (epoch, wrapped_by, payload)
+    ON CONFLICT (space_id, epoch, device)
+        DO UPDATE SET wrapped_by = excluded.wrapped_by, payload = excluded.payload;
+END
+$$;
+
+-- Starts the space's next key epoch, atomically: the devices in removing are removed in it and
+-- its key, wrapped for the remaining devices, is stored. TS007 when new_epoch is not the current
+-- one plus one (another device started it first). Locks the space row, as push does, so no push
+-- interleaves with it.
+CREATE OR REPLACE FUNCTION trove_sync.start_epoch(
+    space_name text, new_epoch bigint, removing text[], recipients text[], wrappers text[],
+    payloads bytea[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    space_key bigint;
+    current_epoch bigint;
+BEGIN
+    space_key := trove_sync.space_id(space_name);
+    SELECT s.key_epoch INTO current_epoch FROM trove_sync.spaces s WHERE s.id = space_key FOR UPDATE;
+    IF new_epoch IS DISTINCT FROM current_epoch + 1 THEN
+        RAISE EXCEPTION 'space "%" is at key epoch %, so the next is %, not %', space_name,
+            current_epoch, current_epoch + 1, new_epoch USING ERRCODE = 'TS007';
+    END IF;
+    UPDATE trove_sync.devices d SET removed_in = new_epoch
+    WHERE d.space_id = space_key AND d.device = ANY (removing) AND d.removed_in IS NULL;
+    INSERT INTO trove_sync.wrapped_keys (space_id, epoch, device, wrapped_by, payload)
+    SELECT space_key, new_epoch, u.device, u.wrapped_by, u.payload
+    FROM unnest(recipients, wrappers, payloads) AS u (device, wrapped_by, payload);
+    UPDATE trove_sync.spaces SET key_epoch = new_epoch WHERE id = space_key;
+END
+$$;
 
 COMMIT;

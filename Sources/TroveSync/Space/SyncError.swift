@@ -37,6 +37,28 @@ public enum SyncError: Error, Hashable, Sendable, Codable, CustomStringConvertib
     /// A snapshot cannot be made now: the transport keeps none, or this device does not hold
     /// the full state (changes still to send, change sets queued).
     case snapshotUnavailable(String)
+    /// This device was removed from the space: it holds no key of the epochs since, and the
+    /// server refuses what it sends. Nothing was sent or applied.
+    case removedFromSpace(space: String, device: String)
+    /// This device is not a member yet: it was added by code and has not accepted
+    /// (``SyncSpace/acceptMembership(confirmationCode:)``), or it joined by passphrase after a
+    /// device was removed, and a member must add it (``SyncSpace/addDevice(invitation:)``).
+    case awaitingMembership(space: String, device: String)
+    /// Something is sealed under a key epoch this device holds no key of (it began after this
+    /// device last learnt the epochs, or after its removal). Nothing of it was applied.
+    case missingEpochKey(epoch: Int64)
+    /// The confirmation code does not open the key the adding device wrapped (mistyped, or the
+    /// key was not wrapped by the device that showed the code). Nothing was kept.
+    case wrongConfirmationCode
+    /// The string is not a device invitation (``SyncSpace/invitation``).
+    case invalidInvitation(reason: String)
+    /// No member device of that id in the space (or it is this device, which another removes).
+    case unknownDevice(String)
+    /// The transport keeps no devices or key epochs (``MembershipTransport``).
+    case membershipUnavailable
+    /// A transport refused change sets or a snapshot sealed under an older key epoch than the
+    /// space's (a device was removed meanwhile). A push seals again and retries by itself.
+    case staleKeyEpoch(space: String)
 
     /// What went wrong and, where there is one, what to do.
     public var description: String {
@@ -64,6 +86,23 @@ public enum SyncError: Error, Hashable, Sendable, Codable, CustomStringConvertib
         case .database(let message): "the local database failed: \(message)"
         case .conflictRecordGone(let collection, let id): "\(collection) \(id) no longer exists"
         case .snapshotUnavailable(let why): "no snapshot made: \(why)"
+        case .removedFromSpace(let space, let device):
+            "device \(device) was removed from space \(space): nothing was sent or applied; "
+                + "a member can add it again with a new invitation"
+        case .awaitingMembership(let space, let device):
+            "device \(device) is not yet a member of space \(space): a member adds it "
+                + "(trove sync add-device INVITATION), then it accepts with the code shown there"
+        case .missingEpochKey(let epoch):
+            "this device holds no key of key epoch \(epoch); nothing sealed under it was applied"
+        case .wrongConfirmationCode:
+            "the confirmation code does not match the one the adding device showed; nothing was kept"
+        case .invalidInvitation(let reason): "not a device invitation: \(reason)"
+        case .unknownDevice(let device):
+            "no other member device \(device) in this space (trove sync devices lists them)"
+        case .staleKeyEpoch(let space):
+            "space \(space) is at a newer key epoch: what was sealed under an older one was refused"
+        case .membershipUnavailable:
+            "the transport keeps no devices or key epochs (PostgreSQL does)"
         }
     }
 

@@ -93,7 +93,7 @@ extension SyncSpace {
                 attempt += 1
             }
         }
-        let parts = try snapshot.seal(key: key, space: space, device: device)
+        let parts = try snapshot.seal(keys: keys, space: space, device: device)
         do {
             for (index, part) in parts.enumerated() {
                 try await transport.putSnapshotPart(
@@ -209,7 +209,8 @@ extension SyncSpace {
                 guard let payload else { throw Snapshot.Refusal.partMissing(part) }
                 sealed.append(payload)
             }
-            let snapshot = try Snapshot.open(sealed, descriptor: descriptor, key: key, space: space)
+            let snapshot = try Snapshot.open(
+                sealed, descriptor: descriptor, keys: keys, space: space)
             let inbox = try await makeInbox()
             let device = device
             try await database.syncApply { writer in

@@ -36,7 +36,13 @@ public actor SyncSpace {
     public nonisolated let collections: [String]
     /// What carries the sealed change sets.
     public nonisolated let transport: any SyncTransport
-    nonisolated let key: SyncKey
+    /// The keys of the space's epochs this device holds, and the epoch it seals under.
+    var keys: SpaceKeys
+    /// This device's X25519 key pair (kept in the database).
+    nonisolated let identity: DeviceIdentity
+    /// Whether this instance learnt the space's key epoch and this device's membership (before
+    /// the first push or pull; a push asks the server for the epoch again).
+    var membershipChecked = false
 
     /// The synced tables by name (the collections, and `_trove_edges` for their links).
     var captured: [String: CapturedTable]
@@ -80,7 +86,9 @@ public actor SyncSpace {
     ///   - database: the device's database.
     ///   - space: the space's name, the same on every device (1-200 bytes). A database syncs one
     ///     space.
-    ///   - key: the space's key (``SyncKey``), the same on every device.
+    ///   - key: the space's key (``SyncKey``, from the passphrase), the same on every device; nil
+    ///     for a device added by a member (``addDevice(invitation:)``), which keeps the keys it
+    ///     was given in the database.
     ///   - transport: what carries change sets (PostgreSQL, ``InProcessTransport``, an app's own).
     ///   - collections: the names of the collections to sync (documents, models or search
     ///     collections), each with UUID or String ids; their links sync with them.
@@ -88,21 +96,28 @@ public actor SyncSpace {
     ///   is written), ``SyncError/unknownCollection(_:)``, ``SyncError/invalidSpace(_:reason:)``,
     ///   ``SyncError/spaceMismatch(bound:requested:)``.
     public init(
-        database: Database, space: String, key: SyncKey, transport: any SyncTransport,
+        database: Database, space: String, key: SyncKey?, transport: any SyncTransport,
         collections: [String]
     ) async throws {
         guard !space.isEmpty, space.utf8.count <= 200 else {
             throw SyncError.invalidSpace(space, reason: "a space name has 1 to 200 bytes")
         }
         let tables = try await Self.capturedTables(database: database, collections: collections)
-        let device = try await database.syncWrite { connection in
+        let (device, identity, stored) = try await database.syncWrite { connection in
             let device = try SyncTables.prepare(connection, space: space)
             for table in tables.values { try ChangeCapture.install(table, on: connection) }
-            return device
+            return (
+                device, try DeviceIdentity.load(connection, device: device),
+                try DeviceIdentity.storedKeys(connection)
+            )
         }
         self.database = database
         self.space = space
-        self.key = key
+        var held = stored
+        // The passphrase's key is epoch 0's; a wrong one is refused by the key check.
+        if let key { held[0] = key }
+        keys = SpaceKeys(byEpoch: held, current: held.keys.max() ?? 0)
+        self.identity = identity
         self.transport = transport
         self.collections = collections
         self.device = device
@@ -155,15 +170,18 @@ public actor SyncSpace {
     public func push() async throws -> Int {
         do {
             try await verifyKey()
+            // Asked before every push: what is sealed now must be under the newest epoch.
+            try await refreshMembership(force: true)
             try await prepare()
             let schemaVersion = try await database.syncSchemaVersion()
-            let (captured, key, space, device) = (captured, key, space, device)
+            let (captured, keys, space, device) = (captured, keys, space, device)
             _ = try await database.syncWrite { connection in
                 try Outbox.sealPending(
-                    on: connection, captured: captured, key: key, space: space, device: device,
+                    on: connection, captured: captured, keys: keys, space: space, device: device,
                     schemaVersion: schemaVersion)
             }
             var pushed = 0
+            var resealed = false
             while true {
                 let batch = try await database.syncWrite { connection in
                     try Outbox.unacknowledged(
@@ -174,6 +192,12 @@ public actor SyncSpace {
                 let acknowledged: [Int64]
                 do {
                     acknowledged = try await transport.push(batch, space: space)
+                } catch let error where Self.isStaleKeyEpoch(error) && !resealed {
+                    // A device was removed since this push asked for the epoch: seal the
+                    // outbox again under the new one and send that.
+                    resealed = true
+                    try await refreshMembership(force: true)
+                    continue
                 } catch {
                     throw Self.transportError(error)
                 }
@@ -214,7 +238,9 @@ public actor SyncSpace {
     public func pull() async throws -> Int {
         do {
             try await verifyKey()
+            try await refreshMembership(force: false)
             var applied = try await prepare()
+            var learntEpoch = false
             var embeddingError: SyncError?
             var checkedSnapshot = false
             var cursor: Int64 = 0
@@ -257,6 +283,13 @@ public actor SyncSpace {
                     try inbox(writer).receive(batch)
                 }
                 applied += outcome.applied
+                // A change set of an epoch that began since: learn it (once per pull), or stop
+                // (this device was removed).
+                if case .missingEpochKey = outcome.failure, !learntEpoch {
+                    learntEpoch = true
+                    try await refreshMembership(force: true)
+                    continue
+                }
                 if let failure = outcome.failure { throw failure }
                 if embeddingError == nil { embeddingError = outcome.embeddingError }
                 // With a byte budget a short page does not mean the end: pull until one is empty.
@@ -300,6 +333,10 @@ public actor SyncSpace {
     /// - Throws: ``SyncError/wrongKey(space:)``, ``SyncError/transport(_:)``.
     public func verifyKey() async throws {
         guard !keyVerified else { return }
+        // A device added by code holds epoch 0's key once it accepted.
+        guard let key = keys.first else {
+            throw SyncError.awaitingMembership(space: space, device: device)
+        }
         let stored: Data?
         do { stored = try await transport.keyCheck(space: space) } catch {
             throw Self.transportError(error)
@@ -367,7 +404,7 @@ public actor SyncSpace {
     /// An inbox for one write transaction (built outside it: the schema version is read here).
     func makeInbox() async throws -> @Sendable (SyncRowWriter) -> Inbox {
         let schemaVersion = try await database.syncSchemaVersion()
-        let (captured, key, space, device) = (captured, key, space, device)
+        let (captured, keys, space, device) = (captured, keys, space, device)
         return { writer in
             Inbox(
                 connection: writer.connection,
@@ -375,7 +412,7 @@ public actor SyncSpace {
                     connection: writer.connection, captured: captured,
                     localSchemaVersion: schemaVersion,
                     rowWriter: writer),
-                key: key, space: space, device: device)
+                keys: keys, space: space, device: device)
         }
     }
 
@@ -541,7 +578,15 @@ public actor SyncSpace {
             lastPushedSequence: row?.int64(at: 2) ?? 0, lastPulledSequence: row?.int64(at: 3) ?? 0,
             queued: queued,
             quarantined: quarantined, conflicts: row?.int(at: 4) ?? 0, lastError: lastError,
-            missing: try WriterSequences.missing(connection), refusedSnapshot: refused)
+            missing: try WriterSequences.missing(connection), refusedSnapshot: refused,
+            keyEpoch: try DeviceIdentity.storedKeys(connection).keys.max() ?? 0)
+    }
+
+    /// Whether a transport refused what it was sent for being sealed under an older key epoch.
+    static func isStaleKeyEpoch(_ error: any Error) -> Bool {
+        if case .staleKeyEpoch? = error as? PostgresError { return true }
+        if case .staleKeyEpoch? = error as? SyncError { return true }
+        return false
     }
 
     static func transportError(_ error: any Error) -> SyncError {

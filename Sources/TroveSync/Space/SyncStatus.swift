@@ -33,6 +33,9 @@ public struct SyncStatus: Sendable, Hashable {
     /// Why the last snapshot the server offered was not applied (the device pulled the feed
     /// instead), nil when none was refused.
     public var refusedSnapshot: String?
+    /// The newest key epoch whose key this device holds (0 until a device of the space is
+    /// removed; see `SyncSpace.removeDevice(_:)`).
+    public var keyEpoch: Int64
 
     /// Whether this device has sent everything, applied everything it received, and received
     /// every change set of every writer up to the last it saw (no ``missing`` ones).
@@ -47,8 +50,9 @@ public struct SyncStatus: Sendable, Hashable {
         lastPulledSequence: Int64 = 0, queued: [QueuedChangeSet] = [],
         quarantined: [QuarantinedChangeSet] = [],
         conflicts: Int = 0, lastError: SyncError? = nil, missing: [MissingChangeSets] = [],
-        refusedSnapshot: String? = nil
+        refusedSnapshot: String? = nil, keyEpoch: Int64 = 0
     ) {
+        self.keyEpoch = keyEpoch
         self.missing = missing
         self.refusedSnapshot = refusedSnapshot
         self.quarantined = quarantined

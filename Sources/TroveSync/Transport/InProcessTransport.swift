@@ -31,6 +31,13 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     private var snapshots: [String: [SnapshotKey: StoredSnapshot]] = [:]
     private var cursors: [String: [String: (pulled: Int64, seen: Date)]] = [:]
     private var prunedUpTo: [String: Int64] = [:]
+    // Membership (InProcessTransport+Membership.swift), under the same lock: each space's
+    // devices in the order added, its keys wrapped by device and epoch, and its key epoch.
+    var memberDevices: [String: [SyncDeviceRecord]] = [:]
+    var wrappedSpaceKeys: [String: [String: [Int64: WrappedSpaceKey]]] = [:]
+    var keyEpochs: [String: Int64] = [:]
+    /// The lock, for the membership extension.
+    var membershipLock: NSLock { lock }
 
     private struct SnapshotKey: Hashable {
         var upTo: Int64
@@ -78,6 +85,17 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     public func push(_ changeSets: [SealedChangeSet], space: String) async throws -> [Int64] {
         let (sequences, wake): ([Int64], [AsyncStream<Void>.Continuation]) = try lock.withLock {
             if let failure = _failure { throw failure }
+            let removed = Set(
+                (memberDevices[space] ?? []).filter { $0.removedIn != nil }.map(\.device))
+            if let refused = changeSets.first(where: { removed.contains($0.device) }) {
+                throw SyncError.removedFromSpace(space: space, device: refused.device)
+            }
+            let epoch = keyEpochs[space] ?? 0
+            if epoch > 0,
+                changeSets.contains(where: { SpaceKeys.epoch(of: Array($0.payload)) < epoch })
+            {
+                throw SyncError.staleKeyEpoch(space: space)
+            }
             var feed = feeds[space] ?? []
             var known = positions[space] ?? [:]
             var last = lastSequences[space] ?? 0
@@ -156,6 +174,9 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
     {
         try lock.withLock {
             if let failure = _failure { throw failure }
+            if SpaceKeys.epoch(of: Array(payload)) < keyEpochs[space] ?? 0 {
+                throw SyncError.staleKeyEpoch(space: space)
+            }
             let key = SnapshotKey(upTo: upTo, device: device)
             var stored = snapshots[space]?[key] ?? StoredSnapshot(parts: [:], count: parts)
             stored.count = parts
