@@ -303,7 +303,7 @@ enum SyncCommand {
 
     /// The database's sync space with its key: the passphrase's, unless a member added this
     /// device (it then holds keys of its own and no passphrase is asked).
-    private static func openSpace(
+    static func openSpace(
         _ context: CommandContext, database: Database, transport: PostgresTransport
     ) async throws -> SyncSpace {
         let space = try await spaceName(context, database)
@@ -316,7 +316,7 @@ enum SyncCommand {
     }
 
     /// A server transport and the database, for the membership actions.
-    private static func serverAndDatabase(_ context: CommandContext, action: String) async throws
+    static func serverAndDatabase(_ context: CommandContext, action: String) async throws
         -> (PostgresTransport, Database)
     {
         guard let url = context.arguments.value("server") else {
@@ -329,106 +329,9 @@ enum SyncCommand {
         return (transport, database)
     }
 
-    /// `trove sync invite`: this device's invitation (binds the database to the space).
-    static func invite(_ context: CommandContext) async throws -> Int32 {
-        guard let space = context.arguments.value("space"), !space.isEmpty else {
-            throw CLIError.usage("invite needs --space NAME", command: "sync")
-        }
-        let database = try EncryptionPassphrase.openDatabase(
-            path: try context.databasePath(), context: context)
-        let invitation = try await SyncSpace.invitation(database: database, space: space)
-        if context.json {
-            context.console.out.write(
-                JSONValue.object([("invitation", .string(invitation))]).serialized() + "\n")
-        } else {
-            context.console.out.write(invitation + "\n")
-            context.warn(
-                "enter it on a device of space \(space): trove sync add-device INVITATION --server URL"
-            )
-        }
-        return ExitCode.success
-    }
-
-    /// `trove sync add-device INVITATION`: wraps the space's keys for the new device.
-    static func addDevice(_ invitation: String, context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "add-device")
-        defer { transport.close() }
-        let sync = try await openSpace(context, database: database, transport: transport)
-        let code = try await sync.addDevice(invitation: invitation)
-        if context.json {
-            context.console.out.write(
-                JSONValue.object([("code", .string(code))]).serialized() + "\n")
-        } else {
-            context.console.out.write(code + "\n")
-            context.warn(
-                "on the new device: trove sync join --server URL --space \(sync.space) --code \(code)"
-            )
-        }
-        return ExitCode.success
-    }
-
-    /// `trove sync join --code CODE`: accepts the keys a member wrapped, then syncs.
-    static func join(code: String, context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "join")
-        defer { transport.close() }
-        let space = try await spaceName(context, database)
-        let sync = try await SyncSpace(
-            database: database, space: space, key: nil, transport: transport,
-            collections: try await collections(context, database))
-        try await sync.acceptMembership(confirmationCode: code)
-        return try await Self.sync(context)
-    }
-
-    /// `trove sync devices`: the space's devices.
-    static func devices(_ context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "devices")
-        defer { transport.close() }
-        let space = try await spaceName(context, database)
-        let sync = try await SyncSpace(
-            database: database, space: space, key: try SyncKey.random(), transport: transport,
-            collections: try await collections(context, database))
-        let records = try await sync.devices()
-        if context.json {
-            let items: [JSONValue] = records.map { record in
-                .object([
-                    ("device", .string(record.device)), ("role", .string(record.role)),
-                    ("thisDevice", .bool(record.device == sync.device)),
-                    ("removedIn", record.removedIn.map { .int($0) } ?? .null),
-                ])
-            }
-            context.console.out.write(
-                JSONValue.object([("devices", .array(items))]).serialized() + "\n")
-        } else {
-            for record in records {
-                context.console.out.write(
-                    "\(record.device)  \(record.role)"
-                        + (record.device == sync.device ? "  (this device)" : "")
-                        + (record.removedIn.map { "  removed (key epoch \($0))" } ?? "") + "\n")
-            }
-        }
-        return ExitCode.success
-    }
-
-    /// `trove sync remove-device DEVICE`: a new key epoch without that device.
-    static func removeDevice(_ removed: String, context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "remove-device")
-        defer { transport.close() }
-        let sync = try await openSpace(context, database: database, transport: transport)
-        let epoch = try await sync.removeDevice(removed)
-        if context.json {
-            context.console.out.write(
-                JSONValue.object([("removed", .string(removed)), ("keyEpoch", .int(epoch))])
-                    .serialized() + "\n")
-        } else {
-            context.console.err.write(
-                "removed device \(removed); key epoch \(epoch) is wrapped for the others only\n")
-        }
-        return ExitCode.success
-    }
-
     /// The database's sync space without its key: the status and the quarantine open no change
     /// set, so no passphrase is asked and a random key stands in.
-    private static func localSpace(_ context: CommandContext, server: PostgresTransport?)
+    static func localSpace(_ context: CommandContext, server: PostgresTransport?)
         async throws -> SyncSpace
     {
         let database = try EncryptionPassphrase.openDatabase(
@@ -558,12 +461,12 @@ enum SyncCommand {
         return ExitCode.success
     }
 
-    private static func describe(_ set: QuarantinedChangeSet) -> String {
+    static func describe(_ set: QuarantinedChangeSet) -> String {
         "\(set.serverSequence): change set \(set.deviceSequence) of device \(set.device), \(set.reason)"
     }
 
     /// `--space`, else the space the database syncs (it keeps its name from its first sync).
-    private static func spaceName(_ context: CommandContext, _ database: Database) async throws
+    static func spaceName(_ context: CommandContext, _ database: Database) async throws
         -> String
     {
         if let space = context.arguments.value("space"), !space.isEmpty { return space }
@@ -578,7 +481,7 @@ enum SyncCommand {
     /// The collections to sync: those named, else the notes with the vectors of every further
     /// model (`notes_vectors_N`), so another device searches with every model at once, and the
     /// collections' definitions (name, context, mask), so their contexts travel with the notes.
-    private static func collections(_ context: CommandContext, _ database: Database) async throws
+    static func collections(_ context: CommandContext, _ database: Database) async throws
         -> [String]
     {
         let named = context.arguments.all("collection")
@@ -591,14 +494,14 @@ enum SyncCommand {
         return names + [Notebook.definitionsName]
     }
 
-    private static func json(_ snapshot: SnapshotDescriptor) -> JSONValue {
+    static func json(_ snapshot: SnapshotDescriptor) -> JSONValue {
         .object([
             ("upToSequence", .int(snapshot.upToSequence)), ("device", .string(snapshot.device)),
             ("parts", .int(Int64(snapshot.parts))), ("bytes", .int(snapshot.bytes)),
         ])
     }
 
-    private static func json(_ feed: FeedState) -> JSONValue {
+    static func json(_ feed: FeedState) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("lastSequence", .int(feed.lastSequence)), ("prunedUpTo", .int(feed.prunedUpTo)),
             ("changeSets", .int(feed.changeSets ?? 0)), ("bytes", .int(feed.bytes ?? 0)),
@@ -609,7 +512,7 @@ enum SyncCommand {
         return .object(fields)
     }
 
-    private static func json(_ status: SyncStatus) -> JSONValue {
+    static func json(_ status: SyncStatus) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("device", .string(status.device)),
             ("pendingChanges", .int(Int64(status.pendingChanges))),
@@ -666,7 +569,7 @@ enum SyncCommand {
         return typed
     }
 
-    private static func passphraseSource(_ context: CommandContext) -> String {
+    static func passphraseSource(_ context: CommandContext) -> String {
         let environment = context.console.environment
         if environment["TROVE_SYNC_PASSWORD_FILE"] != nil { return "TROVE_SYNC_PASSWORD_FILE" }
         if environment["TROVE_SYNC_PASSWORD"] != nil { return "TROVE_SYNC_PASSWORD" }
