@@ -90,6 +90,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 \(raw: encodes)
             }
             """)
+        members.append(
+            contentsOf: typedCoding(typeName: typeName, columns: columns, toMany: toMany))
         let accesses = persisted.map { "access(keyPath: \\.\($0.name))" }.joined(separator: "\n")
         members.append(
             """
@@ -121,6 +123,63 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             "public static var _$relationships: [Trove._RelationshipMetadata] { [\(raw: relationships.joined(separator: ", "))] }"
         )
         return members
+    }
+
+    /// The typed row coding a context uses on its hot paths: one read, write, snapshot and
+    /// comparison per property, each an overload of `_ModelCoding` chosen when compiled by the
+    /// property's type, so no Codable container is made and no generic type is looked up per
+    /// row. `init(from:)` and `encode(to:)` stay: the general path, and the tests' oracle.
+    /// Positions follow `init(from:)`'s order (the id first), slots the columns' order.
+    static func typedCoding(typeName: String, columns: [StoredProperty], toMany: [StoredProperty])
+        -> [DeclSyntax]
+    {
+        // The closure names the property for the overload (its type), and is never called.
+        func read(_ storage: String, _ position: Int) -> String {
+            "self.\(storage) = try Trove._ModelCoding.read(row, \(position), references: &references, { (model: \(typeName)) in model.\(storage) })"
+        }
+        let reads =
+            ([read("id", 0)]
+            + columns.enumerated().map { position, property in
+                read("_\(property.name)", position + 1)
+            } + toMany.map { "self._\($0.name) = []" }).joined(separator: "\n")
+        let writes = columns.enumerated().map { slot, property in
+            "try Trove._ModelCoding.write(self._\(property.name), \(slot), to: &row, backing: _$backing)"
+        }
+        let snapshots =
+            (columns.map { property in
+                "values.append(Trove._ModelCoding.snapshot(self._\(property.name), \"\(property.name)\", _$backing))"
+            } + ["values.append(self.id)"]).joined(separator: "\n")
+        let comparisons = columns.enumerated().map { slot, property in
+            "if !Trove._ModelCoding.isCurrent(self._\(property.name), saved, \(slot), \"\(property.name)\", _$backing) {\nslots.append(\(slot))\n}"
+        }
+        let differing =
+            comparisons.isEmpty
+            ? "return []"
+            : (["var slots: [Int] = []"] + comparisons + ["return slots"]).joined(separator: "\n")
+        return [
+            """
+            public init(_$row row: Trove._ModelRowReader) throws {
+                var references = Trove._PendingReferences(fromRow: true)
+                \(raw: reads)
+                self._$backing.pending = references
+            }
+            """,
+            """
+            public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                \(raw: writes.isEmpty ? "_ = row" : writes.joined(separator: "\n"))
+            }
+            """,
+            """
+            public func _$snapshot(into values: inout [Any]) {
+                \(raw: snapshots)
+            }
+            """,
+            """
+            public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                \(raw: differing)
+            }
+            """,
+        ]
     }
 
     /// The declared options: `@Attribute(.unique)`, `originalName`, `.externalStorage`,

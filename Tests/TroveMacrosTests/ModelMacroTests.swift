@@ -137,6 +137,42 @@ private func expect(
                         try Trove._ModelCoding.encode(self._notes, forKey: .notes, to: &container, backing: _$backing)
                     }
 
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Trip) in
+                                model.id
+                            })
+                        self._name = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Trip) in
+                                model._name
+                            })
+                        self._notes = try Trove._ModelCoding.read(row, 2, references: &references, { (model: Trip) in
+                                model._notes
+                            })
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._name, 0, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._notes, 1, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._name, "name", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._notes, "notes", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._name, saved, 0, "name", _$backing) {
+                            slots.append(0)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._notes, saved, 1, "notes", _$backing) {
+                            slots.append(1)
+                        }
+                        return slots
+                    }
+
                     public nonisolated func _$accessProperties() {
                         access(keyPath: \\.name)
                         access(keyPath: \\.notes)
@@ -287,6 +323,50 @@ private func expect(
                         try Trove._ModelCoding.encode(self._email, forKey: .email, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._familyName, forKey: .familyName, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._givenName, forKey: .givenName, to: &container, backing: _$backing)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Person) in
+                                model.id
+                            })
+                        self._email = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Person) in
+                                model._email
+                            })
+                        self._familyName = try Trove._ModelCoding.read(row, 2, references: &references, { (model: Person) in
+                                model._familyName
+                            })
+                        self._givenName = try Trove._ModelCoding.read(row, 3, references: &references, { (model: Person) in
+                                model._givenName
+                            })
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._email, 0, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._familyName, 1, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._givenName, 2, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._email, "email", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._familyName, "familyName", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._givenName, "givenName", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._email, saved, 0, "email", _$backing) {
+                            slots.append(0)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._familyName, saved, 1, "familyName", _$backing) {
+                            slots.append(1)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._givenName, saved, 2, "givenName", _$backing) {
+                            slots.append(2)
+                        }
+                        return slots
                     }
 
                     public nonisolated func _$accessProperties() {
@@ -493,6 +573,43 @@ private func expect(
                         try Trove._ModelCoding.encode(self._parent, forKey: .parent, to: &container, backing: _$backing)
                     }
 
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Category) in
+                                model.id
+                            })
+                        self._name = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Category) in
+                                model._name
+                            })
+                        self._parent = try Trove._ModelCoding.read(row, 2, references: &references, { (model: Category) in
+                                model._parent
+                            })
+                        self._animals = []
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._name, 0, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._parent, 1, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._name, "name", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._parent, "parent", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._name, saved, 0, "name", _$backing) {
+                            slots.append(0)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._parent, saved, 1, "parent", _$backing) {
+                            slots.append(1)
+                        }
+                        return slots
+                    }
+
                     public nonisolated func _$accessProperties() {
                         access(keyPath: \\.name)
                         access(keyPath: \\.animals)
@@ -590,6 +707,27 @@ private func expect(
                     public func encode(to encoder: any Encoder) throws {
                         var container = encoder.container(keyedBy: CodingKeys.self)
                         try container.encode(self.id, forKey: .id)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Playlist) in
+                                model.id
+                            })
+                        self._songs = []
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        _ = row
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        return []
                     }
 
                     public nonisolated func _$accessProperties() {

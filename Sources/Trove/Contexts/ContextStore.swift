@@ -230,8 +230,7 @@ extension ContextStore {
         -> DecodedRows<M>
     {
         reads += 1
-        var rows = RowsBuilder<M>(
-            schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        var rows = RowsBuilder<M>(table)
         _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) {
             statement, _ in
             try rows.add(statement)
@@ -245,8 +244,7 @@ extension ContextStore {
         DecodedRows<M>, Cursor?
     ) {
         reads += 1
-        var rows = RowsBuilder<M>(
-            schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        var rows = RowsBuilder<M>(table)
         let next = try table.store.forEachRow(query, on: try connection(), wantsCursor: true) {
             statement, _ in
             try rows.add(statement)
@@ -288,22 +286,37 @@ private struct RowsBuilder<M: _ReferenceModel> {
     let schema: ModelSchema<M>
     let snapshotted: [PropertyAccess]
     let kind: IDKind
+    /// Whether models are read and snapshotted by the code the macro wrote
+    /// (``TrackedModels/isTyped``).
+    let isTyped: Bool
     /// One decoder (the type's plan) serves the whole fetch.
     var decoder: ModelRowDecoder?
+    /// The typed reads' view of the statement (the type's plan), made on the first row.
+    var reader: ModelRowDecoder.Reader?
     var decoded = DecodedRows<M>()
     /// Snapshots are taken for a group of models at a time, into one array (the group's models
     /// are still in cache), and each entry keeps its slice of it.
     var group: [AnyObject] = []
     var versions: [Int64] = []
 
-    init(schema: ModelSchema<M>, snapshotted: [PropertyAccess], kind: IDKind) {
-        (self.schema, self.snapshotted, self.kind) = (schema, snapshotted, kind)
+    init(_ table: TrackedModels<M>) {
+        (schema, snapshotted, kind, isTyped) = (
+            table.schema, table.snapshotted, M.ID.idKind, table.isTyped
+        )
         group.reserveCapacity(256)
         versions.reserveCapacity(256)
     }
 
     mutating func add(_ statement: Statement) throws {
-        let model = try schema.decode(row: statement, reusing: &decoder)
+        let model: M
+        if isTyped {
+            if reader?.statement !== statement {
+                reader = ModelRowDecoder.Reader(statement: statement, plan: schema.rowColumns)
+            }
+            model = try M(_$row: _ModelRowReader(reader!))
+        } else {
+            model = try schema.decode(row: statement, reusing: &decoder)
+        }
         decoded.ids.append(
             DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
         decoded.models.append(model)
@@ -313,8 +326,16 @@ private struct RowsBuilder<M: _ReferenceModel> {
     }
 
     mutating func flush() {
-        let values = PropertyAccess.snapshots(snapshotted, of: group)
         let width = snapshotted.count
+        var values: [Any]
+        if isTyped {
+            values = []
+            values.reserveCapacity(width * group.count)
+            for model in group { unsafeDowncast(model, to: M.self)._$snapshot(into: &values) }
+            precondition(values.count == width * group.count, "a snapshot of \(M.self) is short")
+        } else {
+            values = PropertyAccess.snapshots(snapshotted, of: group)
+        }
         for (i, model) in group.enumerated() {
             let saved = Snapshot(values[(i * width)..<((i + 1) * width)])
             decoded.entries.append(

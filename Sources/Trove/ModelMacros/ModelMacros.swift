@@ -33,7 +33,8 @@ import Observation
     named(CodingKeys), named(init(from:)), named(encode(to:)), named(_$properties),
     named(_$modelOptions),
     named(_$accessProperties),
-    named(_$relationships)
+    named(_$relationships),
+    named(init(_$row:)), named(_$write(to:)), named(_$snapshot(into:)), named(_$differing(from:))
 )
 @attached(memberAttribute)
 @attached(extension, conformances: _ReferenceModel, Observable)
