@@ -33,18 +33,29 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         // To-many relationships have no column: the children's references are their storage.
         let columns = persisted.filter { !$0.isToMany }
         let toMany = persisted.filter(\.isToMany)
+        // The registrar is made on the first read through a getter: a fetched model nobody reads
+        // costs no registrar (its storage is allocations of its own), and a change to a model
+        // never read has no observer to tell (observers register through `access`). Unsafe
+        // only in name: the model is not Sendable, so one isolation at a time makes it, and the
+        // registrar, once made, is Sendable and used as before.
         var members: [DeclSyntax] = [
-            "private let _$observationRegistrar = Trove._ObservationRegistrar()",
+            "nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil",
             """
             internal nonisolated func access<_Member>(keyPath: KeyPath<\(raw: typeName), _Member>) {
-                _$observationRegistrar.access(self, keyPath: keyPath)
+                if _$observationRegistrar == nil {
+                    _$observationRegistrar = Trove._ObservationRegistrar()
+                }
+                _$observationRegistrar?.access(self, keyPath: keyPath)
             }
             """,
             """
             internal nonisolated func withMutation<_Member, _Result>(
                 keyPath: KeyPath<\(raw: typeName), _Member>, _ mutation: () throws -> _Result
             ) rethrows -> _Result {
-                try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                guard let registrar = _$observationRegistrar else {
+                    return try mutation()
+                }
+                return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
             }
             """,
             "public let _$backing = Trove._ModelBacking()",

@@ -99,16 +99,22 @@ private func expect(
                         self.name = name
                     }
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Trip, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Trip, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -286,16 +292,22 @@ private func expect(
 
                     private var _givenName: String
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Person, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Person, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -534,16 +546,22 @@ private func expect(
 
                     private var _parent: Category?
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Category, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Category, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -676,16 +694,22 @@ private func expect(
 
                     private var _songs: [Song] = []
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Playlist, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Playlist, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()

@@ -11,6 +11,9 @@ final class ContextStore {
     /// The database, for live queries; nil for a migration stage's context.
     let database: Database?
     private var tables: [String: any AnyTrackedModels] = [:]
+    /// The table last asked for, by model type, as `tables` holds it: an insert of many models
+    /// asks for its table once per model, and this spares hashing the name and a cast each time.
+    private var lastTable: (type: ObjectIdentifier, table: AnyObject)?
     /// To-many relationships read so far: per child collection and column, the stored
     /// children of each parent asked for (``children(_:of:)``, ``prefetch(_:column:parents:)``).
     var loadedChildren: [RelationshipKey: [DocumentID: [DocumentID]]] = [:]
@@ -44,7 +47,13 @@ final class ContextStore {
     }
 
     func table<M: _ReferenceModel>(_ type: M.Type) throws -> TrackedModels<M> {
-        if let known = tables[M.collectionName] as? TrackedModels<M> { return known }
+        if let lastTable, lastTable.type == ObjectIdentifier(M.self) {
+            return unsafeDowncast(lastTable.table, to: TrackedModels<M>.self)
+        }
+        if let known = tables[M.collectionName] as? TrackedModels<M> {
+            lastTable = (ObjectIdentifier(M.self), known)
+            return known
+        }
         guard let store = try registry.store(M.collectionName) else {
             throw TroveError.invalidModel(
                 type: String(describing: M.self),
@@ -52,6 +61,7 @@ final class ContextStore {
         }
         let table = try TrackedModels<M>(store: store)
         tables[M.collectionName] = table
+        lastTable = (ObjectIdentifier(M.self), table)
         return table
     }
 
