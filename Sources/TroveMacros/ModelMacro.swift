@@ -33,18 +33,29 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         // To-many relationships have no column: the children's references are their storage.
         let columns = persisted.filter { !$0.isToMany }
         let toMany = persisted.filter(\.isToMany)
+        // The registrar is made on the first read through a getter: a fetched model nobody reads
+        // costs no registrar (its storage is allocations of its own), and a change to a model
+        // never read has no observer to tell (observers register through `access`). Unsafe
+        // only in name: the model is not Sendable, so one isolation at a time makes it, and the
+        // registrar, once made, is Sendable and used as before.
         var members: [DeclSyntax] = [
-            "private let _$observationRegistrar = Trove._ObservationRegistrar()",
+            "nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil",
             """
             internal nonisolated func access<_Member>(keyPath: KeyPath<\(raw: typeName), _Member>) {
-                _$observationRegistrar.access(self, keyPath: keyPath)
+                if _$observationRegistrar == nil {
+                    _$observationRegistrar = Trove._ObservationRegistrar()
+                }
+                _$observationRegistrar?.access(self, keyPath: keyPath)
             }
             """,
             """
             internal nonisolated func withMutation<_Member, _Result>(
                 keyPath: KeyPath<\(raw: typeName), _Member>, _ mutation: () throws -> _Result
             ) rethrows -> _Result {
-                try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                guard let registrar = _$observationRegistrar else {
+                    return try mutation()
+                }
+                return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
             }
             """,
             "public let _$backing = Trove._ModelBacking()",
@@ -90,6 +101,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 \(raw: encodes)
             }
             """)
+        members.append(
+            contentsOf: typedCoding(typeName: typeName, columns: columns, toMany: toMany))
         let accesses = persisted.map { "access(keyPath: \\.\($0.name))" }.joined(separator: "\n")
         members.append(
             """
@@ -149,6 +162,63 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             )
         }
         return members
+    }
+
+    /// The typed row coding a context uses on its hot paths: one read, write, snapshot and
+    /// comparison per property, each an overload of `_ModelCoding` chosen when compiled by the
+    /// property's type, so no Codable container is made and no generic type is looked up per
+    /// row. `init(from:)` and `encode(to:)` stay: the general path, and the tests' oracle.
+    /// Positions follow `init(from:)`'s order (the id first), slots the columns' order.
+    static func typedCoding(typeName: String, columns: [StoredProperty], toMany: [StoredProperty])
+        -> [DeclSyntax]
+    {
+        // The closure names the property for the overload (its type), and is never called.
+        func read(_ storage: String, _ position: Int) -> String {
+            "self.\(storage) = try Trove._ModelCoding.read(row, \(position), references: &references, { (model: \(typeName)) in model.\(storage) })"
+        }
+        let reads =
+            ([read("id", 0)]
+            + columns.enumerated().map { position, property in
+                read("_\(property.name)", position + 1)
+            } + toMany.map { "self._\($0.name) = []" }).joined(separator: "\n")
+        let writes = columns.enumerated().map { slot, property in
+            "try Trove._ModelCoding.write(self._\(property.name), \(slot), to: &row, backing: _$backing)"
+        }
+        let snapshots =
+            (columns.map { property in
+                "values.append(Trove._ModelCoding.snapshot(self._\(property.name), \"\(property.name)\", _$backing))"
+            } + ["values.append(self.id)"]).joined(separator: "\n")
+        let comparisons = columns.enumerated().map { slot, property in
+            "if !Trove._ModelCoding.isCurrent(self._\(property.name), saved, \(slot), \"\(property.name)\", _$backing) {\nslots.append(\(slot))\n}"
+        }
+        let differing =
+            comparisons.isEmpty
+            ? "return []"
+            : (["var slots: [Int] = []"] + comparisons + ["return slots"]).joined(separator: "\n")
+        return [
+            """
+            public init(_$row row: Trove._ModelRowReader) throws {
+                var references = Trove._PendingReferences(fromRow: true)
+                \(raw: reads)
+                self._$backing.pending = references
+            }
+            """,
+            """
+            public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                \(raw: writes.isEmpty ? "_ = row" : writes.joined(separator: "\n"))
+            }
+            """,
+            """
+            public func _$snapshot(into values: inout [Any]) {
+                \(raw: snapshots)
+            }
+            """,
+            """
+            public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                \(raw: differing)
+            }
+            """,
+        ]
     }
 
     /// The declared options: `@Attribute(.unique)`, `originalName`, `.externalStorage`,

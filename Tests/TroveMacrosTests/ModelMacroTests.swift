@@ -99,16 +99,22 @@ private func expect(
                         self.name = name
                     }
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Trip, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Trip, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -135,6 +141,42 @@ private func expect(
                         try container.encode(self.id, forKey: .id)
                         try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._notes, forKey: .notes, to: &container, backing: _$backing)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Trip) in
+                                model.id
+                            })
+                        self._name = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Trip) in
+                                model._name
+                            })
+                        self._notes = try Trove._ModelCoding.read(row, 2, references: &references, { (model: Trip) in
+                                model._notes
+                            })
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._name, 0, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._notes, 1, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._name, "name", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._notes, "notes", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._name, saved, 0, "name", _$backing) {
+                            slots.append(0)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._notes, saved, 1, "notes", _$backing) {
+                            slots.append(1)
+                        }
+                        return slots
                     }
 
                     public nonisolated func _$accessProperties() {
@@ -250,16 +292,22 @@ private func expect(
 
                     private var _givenName: String
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Person, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Person, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -287,6 +335,50 @@ private func expect(
                         try Trove._ModelCoding.encode(self._email, forKey: .email, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._familyName, forKey: .familyName, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._givenName, forKey: .givenName, to: &container, backing: _$backing)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Person) in
+                                model.id
+                            })
+                        self._email = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Person) in
+                                model._email
+                            })
+                        self._familyName = try Trove._ModelCoding.read(row, 2, references: &references, { (model: Person) in
+                                model._familyName
+                            })
+                        self._givenName = try Trove._ModelCoding.read(row, 3, references: &references, { (model: Person) in
+                                model._givenName
+                            })
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._email, 0, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._familyName, 1, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._givenName, 2, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._email, "email", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._familyName, "familyName", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._givenName, "givenName", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._email, saved, 0, "email", _$backing) {
+                            slots.append(0)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._familyName, saved, 1, "familyName", _$backing) {
+                            slots.append(1)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._givenName, saved, 2, "givenName", _$backing) {
+                            slots.append(2)
+                        }
+                        return slots
                     }
 
                     public nonisolated func _$accessProperties() {
@@ -454,16 +546,22 @@ private func expect(
 
                     private var _parent: Category?
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Category, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Category, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -491,6 +589,43 @@ private func expect(
                         try container.encode(self.id, forKey: .id)
                         try Trove._ModelCoding.encode(self._name, forKey: .name, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._parent, forKey: .parent, to: &container, backing: _$backing)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Category) in
+                                model.id
+                            })
+                        self._name = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Category) in
+                                model._name
+                            })
+                        self._parent = try Trove._ModelCoding.read(row, 2, references: &references, { (model: Category) in
+                                model._parent
+                            })
+                        self._animals = []
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._name, 0, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._parent, 1, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._name, "name", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._parent, "parent", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._name, saved, 0, "name", _$backing) {
+                            slots.append(0)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._parent, saved, 1, "parent", _$backing) {
+                            slots.append(1)
+                        }
+                        return slots
                     }
 
                     public nonisolated func _$accessProperties() {
@@ -560,16 +695,22 @@ private func expect(
 
                     private var _songs: [Song] = []
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Playlist, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Playlist, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -591,6 +732,27 @@ private func expect(
                     public func encode(to encoder: any Encoder) throws {
                         var container = encoder.container(keyedBy: CodingKeys.self)
                         try container.encode(self.id, forKey: .id)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Playlist) in
+                                model.id
+                            })
+                        self._songs = []
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        _ = row
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        return []
                     }
 
                     public nonisolated func _$accessProperties() {

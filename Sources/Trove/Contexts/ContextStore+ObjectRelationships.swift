@@ -81,7 +81,7 @@ extension ContextStore {
     /// and each to-one relationship set in its initializer (not through its setter) is added to
     /// the other side's to-many relationship.
     func insertGraph<M: _ReferenceModel>(of model: M) throws {
-        let layout = try ReferenceLayout<M>.shared()
+        let layout = try table(M.self).layout
         for relationship in layout.toOne {
             relationship.linkInverse(model)
             if let target = relationship.target(model) as? any _ReferenceModel {

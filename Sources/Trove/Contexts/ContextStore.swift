@@ -20,6 +20,9 @@ final class ContextStore {
     /// The database, for live queries; nil for a migration stage's context.
     let database: Database?
     private var tables: [String: any AnyTrackedModels] = [:]
+    /// The table last asked for, by model type, as `tables` holds it: an insert of many models
+    /// asks for its table once per model, and this spares hashing the name and a cast each time.
+    private var lastTable: (type: ObjectIdentifier, table: AnyObject)?
     /// To-many relationships read so far: per child collection and column, the stored
     /// children of each parent asked for (`children(_:of:)`, ``prefetch(_:column:parents:)``).
     var loadedChildren: [RelationshipKey: [DocumentID: [DocumentID]]] = [:]
@@ -59,7 +62,13 @@ final class ContextStore {
     }
 
     func table<M: _ReferenceModel>(_ type: M.Type) throws -> TrackedModels<M> {
-        if let known = tables[M.collectionName] as? TrackedModels<M> { return known }
+        if let lastTable, lastTable.type == ObjectIdentifier(M.self) {
+            return unsafeDowncast(lastTable.table, to: TrackedModels<M>.self)
+        }
+        if let known = tables[M.collectionName] as? TrackedModels<M> {
+            lastTable = (ObjectIdentifier(M.self), known)
+            return known
+        }
         guard let store = try registry.store(M.collectionName) else {
             throw TroveError.invalidModel(
                 type: String(describing: M.self),
@@ -67,6 +76,7 @@ final class ContextStore {
         }
         let table = try TrackedModels<M>(store: store)
         tables[M.collectionName] = table
+        lastTable = (ObjectIdentifier(M.self), table)
         return table
     }
 
@@ -314,8 +324,7 @@ extension ContextStore {
         -> DecodedRows<M>
     {
         reads += 1
-        var rows = RowsBuilder<M>(
-            schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        var rows = RowsBuilder<M>(table)
         _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) {
             statement, _ in
             try rows.add(statement)
@@ -329,8 +338,7 @@ extension ContextStore {
         DecodedRows<M>, Cursor?
     ) {
         reads += 1
-        var rows = RowsBuilder<M>(
-            schema: table.schema, snapshotted: table.snapshotted, kind: M.ID.idKind)
+        var rows = RowsBuilder<M>(table)
         let next = try table.store.forEachRow(query, on: try connection(), wantsCursor: true) {
             statement, _ in
             try rows.add(statement)
@@ -372,22 +380,37 @@ private struct RowsBuilder<M: _ReferenceModel> {
     let schema: ModelSchema<M>
     let snapshotted: [PropertyAccess]
     let kind: IDKind
+    /// Whether models are read and snapshotted by the code the macro wrote
+    /// (``TrackedModels/isTyped``).
+    let isTyped: Bool
     /// One decoder (the type's plan) serves the whole fetch.
     var decoder: ModelRowDecoder?
+    /// The typed reads' view of the statement (the type's plan), made on the first row.
+    var reader: ModelRowDecoder.Reader?
     var decoded = DecodedRows<M>()
     /// Snapshots are taken for a group of models at a time, into one array (the group's models
     /// are still in cache), and each entry keeps its slice of it.
     var group: [AnyObject] = []
     var versions: [Int64] = []
 
-    init(schema: ModelSchema<M>, snapshotted: [PropertyAccess], kind: IDKind) {
-        (self.schema, self.snapshotted, self.kind) = (schema, snapshotted, kind)
+    init(_ table: TrackedModels<M>) {
+        (schema, snapshotted, kind, isTyped) = (
+            table.schema, table.snapshotted, M.ID.idKind, table.isTyped
+        )
         group.reserveCapacity(256)
         versions.reserveCapacity(256)
     }
 
     mutating func add(_ statement: Statement) throws {
-        let model = try schema.decode(row: statement, reusing: &decoder)
+        let model: M
+        if isTyped {
+            if reader?.statement !== statement {
+                reader = ModelRowDecoder.Reader(statement: statement, plan: schema.rowColumns)
+            }
+            model = try M(_$row: _ModelRowReader(reader!))
+        } else {
+            model = try schema.decode(row: statement, reusing: &decoder)
+        }
         decoded.ids.append(
             DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
         decoded.models.append(model)
@@ -397,8 +420,16 @@ private struct RowsBuilder<M: _ReferenceModel> {
     }
 
     mutating func flush() {
-        let values = PropertyAccess.snapshots(snapshotted, of: group)
         let width = snapshotted.count
+        var values: [Any]
+        if isTyped {
+            values = []
+            values.reserveCapacity(width * group.count)
+            for model in group { unsafeDowncast(model, to: M.self)._$snapshot(into: &values) }
+            precondition(values.count == width * group.count, "a snapshot of \(M.self) is short")
+        } else {
+            values = PropertyAccess.snapshots(snapshotted, of: group)
+        }
         for (i, model) in group.enumerated() {
             let saved = Snapshot(values[(i * width)..<((i + 1) * width)])
             decoded.entries.append(

@@ -40,6 +40,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
     let lazySlots: Set<Int>
+    /// Whether rows, snapshots and comparisons go through the code the macro wrote for the
+    /// type (`init(_$row:)`, `_$write(to:)`, `_$snapshot(into:)`, `_$differing(from:)`): when
+    /// its properties are in the schema's order, as `init(from:)` decodes them. Else through
+    /// Codable and the property accesses, with the same results.
+    let isTyped: Bool
+    /// The property of each row slot.
+    private let propertyNames: [String]
 
     init(store: DocumentStore) throws {
         let schema = try ModelSchema<M>.shared()
@@ -61,6 +68,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         fetchedColumns =
             lazy.isEmpty ? nil : properties.filter { !lazy.contains($0.name) }.map(\.column)
         lazySlots = Set(properties.indices.filter { lazy.contains(properties[$0].name) })
+        let names = M._$properties.map(\.name)
+        propertyNames = properties.map(\.name)
+        isTyped = propertyNames == names && schema.rowColumns.names == ["id"] + names
     }
 
     /// A fetch of `descriptor` that leaves the lazy columns out.
@@ -158,8 +168,15 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// The values of `model`'s stored properties, in schema order, then its id.
     func snapshot(_ model: M) -> Snapshot {
-        Snapshot(
-            PropertyAccess.snapshots(snapshotted, of: CollectionOfOne(model as AnyObject))[...])
+        guard isTyped else {
+            return Snapshot(
+                PropertyAccess.snapshots(snapshotted, of: CollectionOfOne(model as AnyObject))[...]
+            )
+        }
+        var values: [Any] = []
+        values.reserveCapacity(snapshotted.count)
+        model._$snapshot(into: &values)
+        return Snapshot(values[...])
     }
 
     /// Whether `model`'s id is bit for bit the one in `saved`.
@@ -172,7 +189,11 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// The slots whose values are not bit for bit the saved ones (candidates for a change),
     /// compared in the model's storage: an unchanged model costs no copy.
     private func differing(_ model: M, from saved: Snapshot) -> [Int] {
-        saved.withUnsafeBufferPointer { PropertyAccess.differing(accesses, of: model, from: $0) }
+        saved.withUnsafeBufferPointer {
+            isTyped
+                ? model._$differing(from: $0.baseAddress!)
+                : PropertyAccess.differing(accesses, of: model, from: $0)
+        }
     }
 
     /// The tracked instance of a fetched document: the one already in the map, or a new one.
@@ -282,7 +303,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         return (model(entry), entry.isDeleted)
     }
 
-    func row(_ model: M) throws -> [SQLValue] { try schema.row(model, in: store) }
+    func row(_ model: M) throws -> [SQLValue] {
+        guard isTyped else { return try schema.row(model, in: store) }
+        var writer = _ModelRowWriter(slots: schema.rowSlots, names: propertyNames)
+        try model._$write(to: &writer)
+        try ModelRowEncoder.complete(&writer.row, id: model.id, slots: schema.rowSlots)
+        return writer.row
+    }
 
     /// The row `model` had when `saved` was taken: its row now with the differing slots
     /// encoded from the snapshot.

@@ -35,6 +35,22 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
 
     /// The model's context and the relationships it has not resolved yet.
     var _$backing: _ModelBacking { get }
+
+    /// The model in the row a context's fetch is on, each property read straight from its
+    /// column: the typed twin of `init(from:)`, reading the same values.
+    init(_$row row: _ModelRowReader) throws
+
+    /// Writes each stored property into its slot of a save's row: the typed twin of
+    /// `encode(to:)`, writing the same values.
+    func _$write(to row: inout _ModelRowWriter) throws
+
+    /// Appends what a tracked model's snapshot holds: each property in ``_$properties`` order
+    /// (a to-one relationship's as the other model's id), then the id.
+    func _$snapshot(into values: inout [Any])
+
+    /// The positions in ``_$properties`` whose values are not bit for bit those of `saved` (a
+    /// snapshot ``_$snapshot(into:)`` took): the candidates for a change.
+    func _$differing(from saved: UnsafePointer<Any>) -> [Int]
 }
 
 extension _ReferenceModel {

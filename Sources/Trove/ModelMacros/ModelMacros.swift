@@ -34,7 +34,8 @@ import Observation
     named(_$modelOptions),
     named(_$accessProperties),
     named(_$relationships),
-    named(_$inverses)
+    named(_$inverses),
+    named(init(_$row:)), named(_$write(to:)), named(_$snapshot(into:)), named(_$differing(from:))
 )
 @attached(memberAttribute)
 @attached(extension, conformances: _ReferenceModel, Observable)

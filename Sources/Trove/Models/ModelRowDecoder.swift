@@ -65,7 +65,7 @@ final class ModelRowDecoder: Decoder {
     /// What the reads need: the statement on its row, the plan, the next planned step. Kept
     /// apart from the decoder so the keyed container the decoder keeps for every row of a fetch
     /// (``container(keyedBy:)``) holds this and not the decoder: no reference cycle.
-    fileprivate final class Reader {
+    final class Reader {
         /// A `let`: the same statement serves every row of a fetch, and a constant reference
         /// is read without retaining it at each column.
         let statement: Statement
@@ -85,7 +85,7 @@ final class ModelRowDecoder: Decoder {
 
         /// The column of property `name`: the expected one, the one just taken, or, for an
         /// `init(from:)` with an order of its own, the one looked up.
-        fileprivate func column(_ name: String) -> Plan.Column? {
+        func column(_ name: String) -> Plan.Column? {
             if next < names.count, names[next] == name {
                 next += 1
                 return columns[next - 1]
@@ -103,7 +103,7 @@ final class ModelRowDecoder: Decoder {
         /// stores it as the type wants; nil when the column is NULL or when the general path must
         /// decide (and name any error). One switch for every kind, so each read costs one check of
         /// what the plan says is stored there.
-        fileprivate func direct<T>(_ type: T.Type, _ column: Plan.Column) -> T? {
+        func direct<T>(_ type: T.Type, _ column: Plan.Column) -> T? {
             let i = column.index
             switch column.type {
             case .text:
@@ -152,7 +152,7 @@ final class ModelRowDecoder: Decoder {
         }
 
         /// The column as a ``Value``, for the general path.
-        fileprivate func value(_ column: Plan.Column) -> Value {
+        func value(_ column: Plan.Column) -> Value {
             guard !column.isID else {
                 return
                     (DocumentID.read(statement.value(at: 0), kind: plan.idKind)
@@ -166,7 +166,7 @@ final class ModelRowDecoder: Decoder {
         /// through the general path: the column as a ``Value``, decoded by ``ValueDecoder``, with
         /// the same results (the differential tests). Generic over the type only (not the coding
         /// key), so each typed call is compiled for its type and the checks in `direct` fold away.
-        fileprivate func read<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
+        func read<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
             if let value = direct(type, column) { return value }
             if statement.isNull(at: column.index) {
                 throw DecodingError.valueNotFound(
@@ -179,7 +179,7 @@ final class ModelRowDecoder: Decoder {
                 type, from: value(column), inJSON: false, codingPath: codingPath(column))
         }
 
-        fileprivate func readIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws
+        func readIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws
             -> T?
         {
             if let value = direct(type, column) { return value }
@@ -190,7 +190,7 @@ final class ModelRowDecoder: Decoder {
 
         /// ``read(_:_:)`` for a type known only at run time (`decode<T>`): the ones `direct`
         /// reads are made concrete first, so their reads are the compiled ones.
-        fileprivate func readAny<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
+        func readAny<T: Decodable>(_ type: T.Type, _ column: Plan.Column) throws -> T {
             switch ObjectIdentifier(T.self) {
             case dateType: unsafeBitCast(try read(Date.self, column), to: T.self)
             case uuidType: unsafeBitCast(try read(UUID.self, column), to: T.self)
@@ -200,7 +200,7 @@ final class ModelRowDecoder: Decoder {
             }
         }
 
-        fileprivate func readAnyIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column)
+        func readAnyIfPresent<T: Decodable>(_ type: T.Type, _ column: Plan.Column)
             throws -> T?
         {
             switch ObjectIdentifier(T.self) {

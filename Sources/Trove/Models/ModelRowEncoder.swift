@@ -81,6 +81,19 @@ final class ModelRowEncoder: Encoder {
         return text + "]"
     }
 
+    /// The stored value of the types written straight into their column that `encode<T>` sees
+    /// only at run time; nil when the general path must decide (and name any error).
+    static func direct<T: Encodable>(_ value: T, _ type: FieldType) -> SQLValue? {
+        switch type {
+        case .date where ObjectIdentifier(T.self) == dateType:
+            return .real(unsafeBitCast(value, to: Date.self).timeIntervalSince1970)
+        case .json where ObjectIdentifier(T.self) == stringArrayType:
+            return .text(ModelRowEncoder.jsonText(unsafeBitCast(value, to: [String].self)))
+        default:
+            return nil
+        }
+    }
+
     /// The general path: `value` as a ``Value``, bound by ``FieldCodec`` for `definition`
     /// (which checks it: references, vector sizes, ranges).
     static func general<T: Encodable>(_ value: T, for definition: FieldDefinition) throws
@@ -196,17 +209,8 @@ final class ModelRowEncoder: Encoder {
             }
         }
 
-        /// The stored value of the types written straight into their column; nil when the
-        /// general path must decide (and name any error).
         private func direct<T: Encodable>(_ value: T, _ type: FieldType) -> SQLValue? {
-            switch type {
-            case .date where ObjectIdentifier(T.self) == dateType:
-                return .real(unsafeBitCast(value, to: Date.self).timeIntervalSince1970)
-            case .json where ObjectIdentifier(T.self) == stringArrayType:
-                return .text(ModelRowEncoder.jsonText(unsafeBitCast(value, to: [String].self)))
-            default:
-                return nil
-            }
+            ModelRowEncoder.direct(value, type)
         }
 
         /// The general path (``ModelRowEncoder/general(_:for:)``).

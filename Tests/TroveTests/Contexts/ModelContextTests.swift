@@ -507,4 +507,49 @@ struct ModelContextTests {
         context.insert(Article(id: .unassigned, title: "no id"))
         #expect(throws: TroveError.self) { try context.save() }
     }
+
+    @Test("a save writes each model set since the last save, once; after a rollback, nothing")
+    func savesWhatWasSet() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.container(dir, articles: 60)
+        let database = container.database
+        func versions() async throws -> [Int64: Int64] {
+            var versions: [Int64: Int64] = [:]
+            for row in try await database.query("SELECT id, _version FROM \"Article\"") {
+                versions[row.int64("id")!] = row.int64("_version")
+            }
+            return versions
+        }
+        let context = ModelContext(container)
+        context.autosaveEnabled = false
+        let articles = Dictionary(
+            uniqueKeysWithValues: try context.fetch(FetchDescriptor<Article>()).map { ($0.id, $0) })
+        var random = SeededGenerator(seed: 77)
+        var changed: Set<Int64> = []
+        for (id, article) in articles where id > 2 && Bool.random(using: &random) {
+            article.rating += 1
+            article.rating += 1
+            changed.insert(id)
+        }
+        // Set to the value it has: compared, not written.
+        articles[1]!.title = articles[1]!.title
+        context.delete(articles[2]!)
+        let before = try await versions()
+        try context.save()
+        #expect(!context.hasChanges)
+        var after = try await versions()
+        #expect(after[2] == nil && after.count == 59)
+        for (id, version) in after {
+            #expect(version == before[id]! + (changed.contains(id) ? 1 : 0), "article \(id)")
+        }
+        articles[3]!.title = "rolled back"
+        context.rollback()
+        try context.save()
+        #expect(try await versions() == after)
+        articles[4]!.title = "after the rollback"
+        try context.save()
+        after[4]! += 1
+        #expect(try await versions() == after)
+        #expect(articles[3]!.title == "Article 3")
+    }
 }
