@@ -835,16 +835,22 @@ private func expect(
 
                     private var _scores: [Int] = []
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Trail, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Trail, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -871,6 +877,42 @@ private func expect(
                         try container.encode(self.id, forKey: .id)
                         try Trove._ModelCoding.encode(self._stops, forKey: .stops, to: &container, backing: _$backing)
                         try Trove._ModelCoding.encode(self._scores, forKey: .scores, to: &container, backing: _$backing)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Trail) in
+                                model.id
+                            })
+                        self._stops = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Trail) in
+                                model._stops
+                            })
+                        self._scores = try Trove._ModelCoding.read(row, 2, references: &references, { (model: Trail) in
+                                model._scores
+                            })
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._stops, 0, to: &row, backing: _$backing)
+                        try Trove._ModelCoding.write(self._scores, 1, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._stops, "stops", _$backing))
+                        values.append(Trove._ModelCoding.snapshot(self._scores, "scores", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._stops, saved, 0, "stops", _$backing) {
+                            slots.append(0)
+                        }
+                        if !Trove._ModelCoding.isCurrent(self._scores, saved, 1, "scores", _$backing) {
+                            slots.append(1)
+                        }
+                        return slots
                     }
 
                     public nonisolated func _$accessProperties() {
@@ -942,16 +984,22 @@ private func expect(
 
                     private var _trail: Trail?
 
-                    private let _$observationRegistrar = Trove._ObservationRegistrar()
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
 
                     internal nonisolated func access<_Member>(keyPath: KeyPath<Stop, _Member>) {
-                        _$observationRegistrar.access(self, keyPath: keyPath)
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
                     }
 
                     internal nonisolated func withMutation<_Member, _Result>(
                         keyPath: KeyPath<Stop, _Member>, _ mutation: () throws -> _Result
                     ) rethrows -> _Result {
-                        try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                     }
 
                     public let _$backing = Trove._ModelBacking()
@@ -975,6 +1023,34 @@ private func expect(
                         var container = encoder.container(keyedBy: CodingKeys.self)
                         try container.encode(self.id, forKey: .id)
                         try Trove._ModelCoding.encode(self._trail, forKey: .trail, to: &container, backing: _$backing)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Stop) in
+                                model.id
+                            })
+                        self._trail = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Stop) in
+                                model._trail
+                            })
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._trail, 0, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._trail, "trail", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._trail, saved, 0, "trail", _$backing) {
+                            slots.append(0)
+                        }
+                        return slots
                     }
 
                     public nonisolated func _$accessProperties() {

@@ -104,6 +104,7 @@ final class ContextStore {
 
     private func forgetModels() {
         tables.removeAll()
+        lastTable = nil
         loadedChildren.removeAll()
         linkEdits.removeAll()
         relationshipError = nil
