@@ -149,16 +149,19 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 }
                 """)
         }
-        // To-one properties that name their inverse, for the other side's array (which names
-        // none) to find.
-        let inverses = columns.compactMap { property in
-            property.toOneInverse.map {
-                "Trove._ToOneInverse(\\\(typeName).\(property.name), inverse: \($0.trimmedDescription))"
-            }
+        // To-one properties declared with @Relationship: the inverse each names, for the other
+        // side's array (which names none) to find, and the delete rule a delete applies.
+        let toOne = columns.compactMap { property -> String? in
+            guard !property.isArray, property.toOneInverse != nil || property.deleteRule != nil
+            else { return nil }
+            let inverse = property.toOneInverse.map { ", inverse: \($0.trimmedDescription)" } ?? ""
+            let rule = property.deleteRule.map { ", deleteRule: \($0.trimmedDescription)" } ?? ""
+            return
+                "Trove._ToOneRelationship(\\\(typeName).\(property.name), name: \"\(property.name)\"\(inverse)\(rule))"
         }
-        if !inverses.isEmpty {
+        if !toOne.isEmpty {
             members.append(
-                "public static var _$inverses: [Trove._ToOneInverse] { [\(raw: inverses.joined(separator: ", "))] }"
+                "public static var _$toOneRelationships: [Trove._ToOneRelationship] { [\(raw: toOne.joined(separator: ", "))] }"
             )
         }
         return members

@@ -1073,8 +1073,8 @@ private func expect(
                         []
                     }
 
-                    public static var _$inverses: [Trove._ToOneInverse] {
-                        [Trove._ToOneInverse(\\Stop.trail, inverse: \\Trail.stops)]
+                    public static var _$toOneRelationships: [Trove._ToOneRelationship] {
+                        [Trove._ToOneRelationship(\\Stop.trail, name: "trail", inverse: \\Trail.stops)]
                     }
                 }
 

@@ -168,8 +168,25 @@ final class ContextStore {
         guard
             table.entries[model.id.documentID].map({ !$0.isDeleted && $0.object === model }) == true
         else { return }
+        // The to-one properties' delete rules, read before the model is gone: `.deny` refuses
+        // while the property names a model, `.cascade` deletes that model too.
+        let toOne = M._$toOneRelationships.filter {
+            $0.deleteRule == .deny || $0.deleteRule == .cascade
+        }
+        let targets = toOne.map { ($0, $0.target(model)) }
+        for (relationship, target) in targets where relationship.deleteRule == .deny {
+            guard let target else { continue }
+            throw TroveError.deleteDenied(
+                collection: table.name, id: model.id.documentID,
+                referencedBy: "\(table.name).\(relationship.name) (\(type(of: target)))")
+        }
         table.delete(model)
         try deleteLinked(model)
+        for (relationship, target) in targets where relationship.deleteRule == .cascade {
+            guard let target else { continue }
+            func delete<T: _ReferenceModel>(_ other: T) throws { try self.delete(other) }
+            try delete(target)
+        }
     }
 
     var hasChanges: Bool { tables.values.contains { $0.hasChanges } || !linkChanges().isEmpty }

@@ -25,9 +25,9 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
     /// The to-many relationships, each with its inverse and delete rule.
     static var _$relationships: [_RelationshipMetadata] { get }
 
-    /// The to-one properties that name their inverse (an array on the other side that does not
-    /// name this side).
-    static var _$inverses: [_ToOneInverse] { get }
+    /// The to-one properties declared with `@Relationship`: the inverse each names (an array on
+    /// the other side that does not name this side) and its delete rule.
+    static var _$toOneRelationships: [_ToOneRelationship] { get }
 
     /// Tells Observation that every stored property is read (what an autosave watches), without
     /// the getters: a relationship is not resolved for it.
@@ -60,6 +60,6 @@ extension _ReferenceModel {
     /// its changes: they went with the context).
     public var modelContext: ModelContext? { _$backing.context }
 
-    /// None: a class whose to-one properties name no inverse.
-    public static var _$inverses: [_ToOneInverse] { [] }
+    /// None: a class without `@Relationship` on a to-one property.
+    public static var _$toOneRelationships: [_ToOneRelationship] { [] }
 }

@@ -249,19 +249,32 @@ public enum _ModelCoding {
     }
 }
 
-/// A to-one property that names its inverse (`@Relationship(inverse: \Trip.stops) var trip:
-/// Trip?`), so that the other side's array, left unnamed there, finds it. Made by generated
-/// code.
+/// A to-one property declared with `@Relationship`: the inverse it names
+/// (`@Relationship(inverse: \Trip.stops) var trip: Trip?`), so that the other side's array,
+/// left unnamed there, finds it, and its delete rule. Made by generated code.
 ///
-/// `@unchecked Sendable`: both properties are key paths, which are immutable.
-public struct _ToOneInverse: @unchecked Sendable {
-    /// The to-one property (`\Stop.trip`).
+/// `@unchecked Sendable`: key paths are immutable, and the closure captures only a key path.
+public struct _ToOneRelationship: @unchecked Sendable {
+    /// The to-one property (`\Stop.trip`) and its name.
     let property: AnyKeyPath
-    /// The array it names (`\Trip.stops`).
-    let inverse: AnyKeyPath
+    let name: String
+    /// The array it names as its inverse (`\Trip.stops`), if it names one.
+    let inverse: AnyKeyPath?
+    /// What deleting the model that holds the property does to the model it names (SwiftData's
+    /// rule: `.cascade` deletes it too, `.deny` refuses while there is one, `.nullify` and
+    /// `.noAction` leave it).
+    let deleteRule: RelationshipDeleteRule
+    /// The model the property names, read through it (resolved if need be).
+    let target: (AnyObject) -> (any _ReferenceModel)?
 
-    public init(_ property: AnyKeyPath, inverse: AnyKeyPath) {
-        (self.property, self.inverse) = (property, inverse)
+    public init<M: _ReferenceModel, T: _ReferenceModel>(
+        _ property: ReferenceWritableKeyPath<M, T?>, name: String, inverse: AnyKeyPath? = nil,
+        deleteRule: RelationshipDeleteRule = .nullify
+    ) {
+        (self.property, self.name, self.inverse, self.deleteRule) = (
+            property, name, inverse, deleteRule
+        )
+        target = { model in unsafeDowncast(model, to: M.self)[keyPath: property] }
     }
 }
 
@@ -359,7 +372,8 @@ public struct _RelationshipMetadata: @unchecked Sendable {
         _ toMany: ReferenceWritableKeyPath<P, V>, name: String,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
-        if let toOne = V.Element._$inverses.first(where: { $0.inverse == toMany })?.property
+        if let toOne = V.Element._$toOneRelationships.first(where: { $0.inverse == toMany })?
+            .property
             as? ReferenceWritableKeyPath<V.Element, P?>
         {
             self.init(oneToMany: toMany, name: name, inverse: toOne, deleteRule: deleteRule)

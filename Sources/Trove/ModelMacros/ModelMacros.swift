@@ -34,7 +34,7 @@ import Observation
     named(_$modelOptions),
     named(_$accessProperties),
     named(_$relationships),
-    named(_$inverses),
+    named(_$toOneRelationships),
     named(init(_$row:)), named(_$write(to:)), named(_$snapshot(into:)), named(_$differing(from:))
 )
 @attached(memberAttribute)
@@ -106,7 +106,10 @@ public macro Attribute(
 /// A to-one relationship is stored as the other model's id (a foreign key, indexed); a to-many
 /// one is the models whose to-one property names this one, read on first access. A many-to-many
 /// one (an array on both sides) is stored as links in the file's edge table, one per pair.
-/// Setting either side keeps the other in step in memory.
+/// Setting either side keeps the other in step in memory. A delete rule on a to-one property
+/// (`@Relationship(deleteRule: .cascade) var engine: Engine?`) is what deleting this model does
+/// to the model it names, applied by the context: cascade deletes it too, deny refuses the
+/// delete while there is one.
 ///
 /// - Parameters:
 ///   - options: SwiftData's options; accepted, they change nothing here.

@@ -53,10 +53,7 @@ struct SwiftDataPortTests {
         try Trip.reloadSampleData(modelContext: context)
         #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 3)
         #expect(try context.fetchCount(FetchDescriptor<BucketListItem>()) == 3)
-        let stays = try context.fetchCount(FetchDescriptor<LivingAccommodation>())
-        withKnownIssue("a to-one relationship's delete rule (cascade) is not applied") {
-            #expect(stays == 2)
-        }
+        #expect(try context.fetchCount(FetchDescriptor<LivingAccommodation>()) == 2)
     }
 
     @Test("moving an item to another trip updates both trips' lists; deleting a trip cascades")
@@ -84,9 +81,7 @@ struct SwiftDataPortTests {
         let items = try ModelContext(container).fetch(FetchDescriptor<BucketListItem>())
         #expect(items.map(\.title) == ["The Louvre"])
         let stays = try ModelContext(container).fetch(FetchDescriptor<LivingAccommodation>())
-        withKnownIssue("a to-one relationship's delete rule (cascade) is not applied") {
-            #expect(stays.map(\.placeName) == ["Hôtel des Écoles"])
-        }
+        #expect(stays.map(\.placeName) == ["Hôtel des Écoles"])
     }
 
     @Test("a one-to-one relationship with an inverse on both sides")
