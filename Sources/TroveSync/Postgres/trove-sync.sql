@@ -200,30 +200,22 @@ ALTER TABLE trove_sync.cursors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE trove_sync.devices ENABLE ROW LEVEL SECURITY;
 ALTER TABLE trove_sync.wrapped_keys ENABLE ROW LEVEL SECURITY;
 
--- Devices and wrapped keys: members of the space read and write them (any member adds and
--- removes devices; what a row holds is public keys and ciphertext).
-DROP POLICY IF EXISTS devices_member ON trove_sync.devices;
-CREATE POLICY devices_member ON trove_sync.devices FOR ALL
-    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
-    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
-DROP POLICY IF EXISTS wrapped_keys_member ON trove_sync.wrapped_keys;
-CREATE POLICY wrapped_keys_member ON trove_sync.wrapped_keys FOR ALL
-    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
-    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
-
--- Snapshots, their parts and cursors: members of the space read and write them.
-DROP POLICY IF EXISTS snapshots_member ON trove_sync.snapshots;
-CREATE POLICY snapshots_member ON trove_sync.snapshots FOR ALL
-    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
-    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
-DROP POLICY IF EXISTS snapshot_parts_member ON trove_sync.snapshot_parts;
-CREATE POLICY snapshot_parts_member ON trove_sync.snapshot_parts FOR ALL
-    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
-    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
-DROP POLICY IF EXISTS cursors_member ON trove_sync.cursors;
-CREATE POLICY cursors_member ON trove_sync.cursors FOR ALL
-    USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))
-    WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user));
+-- Devices, wrapped keys, snapshots, their parts and cursors: members of the space read and
+-- write them (any member adds and removes devices; what those rows hold is public keys and
+-- ciphertext). One policy per table, `<table>_member`.
+DO $$
+DECLARE t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['devices', 'wrapped_keys', 'snapshots', 'snapshot_parts', 'cursors'] LOOP
+        EXECUTE format('DROP POLICY IF EXISTS %I ON trove_sync.%I', t || '_member', t);
+        EXECUTE format(
+            'CREATE POLICY %I ON trove_sync.%I FOR ALL '
+            'USING (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user)) '
+            'WITH CHECK (space_id IN (SELECT m.space_id FROM trove_sync.members m WHERE m.role_name = current_user))',
+            t || '_member', t);
+    END LOOP;
+END
+$$;
 
 -- A role sees the spaces it owns or is a member of, and only its own membership rows (a policy
 -- on members that looked at other members would recurse).
