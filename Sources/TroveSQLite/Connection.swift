@@ -249,6 +249,15 @@ public final class Connection {
     public var changes: Int { Int(sqlite3_changes64(db)) }
     /// Rows changed since the connection opened.
     public var totalChanges: Int { Int(sqlite3_total_changes64(db)) }
+    /// Whether the open transaction holds foreign-key violations that a deferred check will
+    /// refuse at commit (`SQLITE_DBSTATUS_DEFERRED_FKS`): a cheap test before the costly
+    /// `PRAGMA foreign_key_check`.
+    package var hasDeferredForeignKeyViolations: Bool {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        sqlite3_db_status(db, SQLITE_DBSTATUS_DEFERRED_FKS, &current, &highest, 0)
+        return current > 0
+    }
     /// Whether a transaction is open (autocommit is off).
     public var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
     /// Whether the main database is read-only.

@@ -197,9 +197,9 @@ enum TrailsV1: VersionedSchema {
 }
 
 extension ModelContainerSyncTests {
-    /// A concurrent delete of a parent and a new child of it: the merge keeps both (a record's
-    /// life and a field are merged separately), so the child names a trail that is gone.
-    /// The known issues record how it fails today (issue #40 item 5's report).
+    /// A concurrent delete of a trail and a new landmark of it: the merge keeps both (a record's
+    /// life and a field are merged separately), so the landmark names a trail that is gone. Each
+    /// device settles it as the trail's cascade would: the landmark goes, and every pull goes on.
     @Test func aChildAddedToATrailDeletedConcurrently() async throws {
         let directory = try TemporaryDirectory()
         let role = try SyncServerFixture.newDevice()
@@ -217,34 +217,40 @@ extension ModelContainerSyncTests {
             let coast = Trail(name: "Coast")
             coast.landmarks = [Landmark(name: "Cove", elevation: 3)]
             context.insert(coast)
+            context.insert(Trail(name: "Ridge"))
             try context.save()
         }
         try await a.round()
         try await b.round()
         do {
             let context = ModelContext(a.container)
-            context.delete(try #require(try context.fetch(FetchDescriptor<Trail>()).first))
+            let coast = try #require(
+                try context.fetch(
+                    FetchDescriptor<Trail>(predicate: #Predicate { $0.name == "Coast" })
+                )
+                .first)
+            context.delete(coast)
             try context.save()
         }
         do {
             let context = ModelContext(b.container)
-            let coast = try #require(try context.fetch(FetchDescriptor<Trail>()).first)
-            coast.landmarks.append(Landmark(name: "Tidepool", elevation: 1))
+            let trails = try context.fetch(FetchDescriptor<Trail>(sortBy: [SortDescriptor(\.name)]))
+            trails[0].landmarks.append(Landmark(name: "Tidepool", elevation: 1))
+            trails[1].landmarks.append(Landmark(name: "Saddle", elevation: 900))
             try context.save()
         }
-        // What should hold: every pull applies, and both devices end alike. Today A (which
-        // deleted the trail) cannot apply B's landmark: its foreign key names the deleted trail,
-        // so the pull's COMMIT fails (FOREIGN KEY constraint failed), and again on every later
-        // pull: A receives nothing after that change set. The tables agree meanwhile (B's
-        // cascade removed Tidepool when A's delete arrived).
-        await withKnownIssue(
-            "a child added concurrently with its parent's delete stops the deleter's pulls"
-        ) {
-            for device in [a, b, a] { try await device.round() }
+        for device in [a, b, a] { try await device.round() }
+        // A change made after the settling still arrives.
+        do {
+            let context = ModelContext(b.container)
+            context.insert(Trail(name: "Estuary"))
+            try context.save()
         }
-        await withKnownIssue("and every later pull") { try await a.sync.pull() }
-        #expect(try summary(a.container) == [])
-        #expect(try summary(b.container) == [])
+        try await b.round()
+        try await a.round()
+        for container in [a.container, b.container] {
+            #expect(try summary(container) == ["Estuary: []", "Ridge: [\"Saddle@900\"]"])
+        }
         #expect(
             try await canonicalDump(of: a.container.database)
                 == canonicalDump(of: b.container.database))
@@ -253,12 +259,13 @@ extension ModelContainerSyncTests {
 
 extension ModelContainerSyncTests {
     /// Two devices insert a trail of the same `@Attribute(.unique)` name while apart: two
-    /// records (time-ordered UUIDs differ), one unique index. The known issues record how it
-    /// fails today (issue #40 item 5's report).
+    /// records (time-ordered UUIDs differ), one unique index. Every device keeps the older
+    /// trail, sets the newer one aside with its landmarks (the trail's cascade), and reports it
+    /// as a conflict; pulls go on.
     @Test func theSameUniqueNameOnTwoDevices() async throws {
         let directory = try TemporaryDirectory()
         let role = try SyncServerFixture.newDevice()
-        let transports = try (0..<2).map { _ in try PostgresTransport(url: role.url) }
+        let transports = try (0..<3).map { _ in try PostgresTransport(url: role.url) }
         defer { transports.forEach { $0.close() } }
         let space = SyncServerFixture.newSpaceName()
         let key = try SyncKey.random()
@@ -267,22 +274,43 @@ extension ModelContainerSyncTests {
             "a", in: directory, transport: transports[0], key: key, space: space)
         let b = try await device(
             "b", in: directory, transport: transports[1], key: key, space: space)
-        for device in [a, b] {
+        for (device, landmark) in [(a, "Cove"), (b, "Tidepool")] {
             let context = ModelContext(device.container)
+            let trail = Trail(name: "Coast")
+            trail.landmarks = [Landmark(name: landmark, elevation: 1)]
+            context.insert(trail)
+            try context.save()
+        }
+        // B's trail pushed first, A's second: the older (A's) is kept all the same.
+        try await b.round()
+        try await a.round()
+        try await b.round()
+        try await a.round()
+        let c = try await device(
+            "c", in: directory, transport: transports[2], key: key, space: space)
+        try await c.round()
+        for device in [a, b, c] {
+            #expect(try summary(device.container) == ["Coast: [\"Cove@1\"]"])
+        }
+        let expected = try await canonicalDump(of: a.container.database)
+        #expect(try await canonicalDump(of: b.container.database) == expected)
+        #expect(try await canonicalDump(of: c.container.database) == expected)
+        for device in [a, b] {
+            let conflicts = try await device.sync.conflicts()
+            #expect(conflicts.map(\.field) == ["name"], "\(conflicts)")
+            #expect(conflicts.map(\.losingValue) == [.text("Coast")])
+        }
+        // The name freed, a new trail may take it.
+        do {
+            let context = ModelContext(b.container)
+            context.delete(try #require(try context.fetch(FetchDescriptor<Trail>()).first))
             context.insert(Trail(name: "Coast"))
             try context.save()
         }
-        // What should hold: both devices apply each other's trail (one name wins, or the app is
-        // told), and end alike. Today neither can: each pull fails on the unique index ("Another
-        // document already has 'Coast' in the unique field 'name'."), every time.
-        try await a.round()
-        await withKnownIssue("the same unique value made on two devices stops both devices' pulls")
-        {
-            try await b.round()
+        for device in [b, a, c] { try await device.round() }
+        for device in [a, b, c] {
+            #expect(try summary(device.container) == ["Coast: []"])
         }
-        await withKnownIssue("on both devices") { try await a.round() }
-        #expect(try summary(a.container) == ["Coast: []"])
-        #expect(try summary(b.container) == ["Coast: []"])
     }
 }
 

@@ -55,10 +55,17 @@ enum ContextSave {
         throws -> [Rekey]
     {
         var rekeys: [Rekey] = []
+        var deletedEarly: Set<DocumentID> = []
         for (changes, store) in zip(tables, stores) {
             if !changes.inserts.isEmpty {
                 var rows = changes.inserts
-                let moved = try matchUnique(&rows, changes, store, on: connection)
+                let (moved, freed) = try matchUnique(&rows, changes, store, on: connection)
+                // A row this save deletes gives its unique values to the insert that takes
+                // them: it goes first, so the insert does not land on it.
+                for delete in changes.deletes where freed.contains(delete.id.sqlValue) {
+                    try self.delete(delete, changes, store, on: connection)
+                    deletedEarly.insert(delete.id)
+                }
                 let fresh = rows.indices.filter { moved[$0] == nil }
                 let document = { (row: [SQLValue]) in
                     Document(id: DocumentID.read(row[0], kind: store.schema.id) ?? .int(0))
@@ -86,33 +93,43 @@ enum ContextSave {
             }
         }
         for (changes, store) in zip(tables, stores).reversed() {
-            for delete in changes.deletes {
-                let stored = try connection.scalar(
-                    "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?",
-                    [delete.id.sqlValue])?.int64Value
-                guard stored == delete.version else {
-                    throw try conflict(
-                        changes, delete.id, saved: delete.saved, store, on: connection)
-                }
-                _ = try store.delete(ids: [delete.id], on: connection)
+            for delete in changes.deletes where !deletedEarly.contains(delete.id) {
+                try self.delete(delete, changes, store, on: connection)
             }
         }
         return rekeys
     }
 
+    /// Deletes a row at the version the context read.
+    private static func delete(
+        _ delete: RowDelete, _ changes: TableChanges, _ store: DocumentStore,
+        on connection: Connection
+    ) throws {
+        let stored = try connection.scalar(
+            "SELECT \"_version\" FROM \(store.layout.table) WHERE \"id\" = ?",
+            [delete.id.sqlValue])?.int64Value
+        guard stored == delete.version else {
+            throw try conflict(changes, delete.id, saved: delete.saved, store, on: connection)
+        }
+        _ = try store.delete(ids: [delete.id], on: connection)
+    }
+
     /// Points each insert whose unique values are taken (by a stored row or an earlier insert)
-    /// at that row's id; returns the moved inserts' positions and their ids before.
+    /// at that row's id; returns the moved inserts' positions and their ids before, and the
+    /// rows this save deletes whose values an insert takes instead (`freed`).
     private static func matchUnique(
         _ rows: inout [[SQLValue]], _ changes: TableChanges, _ store: DocumentStore,
         on connection: Connection
-    ) throws -> [Int: DocumentID] {
+    ) throws -> (moved: [Int: DocumentID], freed: Set<SQLValue>) {
         let schema = store.schema
         var keys: [[String]] = schema.fields.filter(\.isUnique).map { [$0.name] }
         keys += schema.indexes.filter(\.isUnique).compactMap { index in
             let names = index.keys.map(\.name)
             return index.keys.allSatisfy { $0.path == nil } ? names : nil
         }
-        guard !keys.isEmpty else { return [:] }
+        guard !keys.isEmpty else { return ([:], []) }
+        let deleting = Set(changes.deletes.map(\.id.sqlValue))
+        var freed: Set<SQLValue> = []
         let slots = keys.compactMap { names -> [Int]? in
             let found = names.compactMap { changes.columns.firstIndex(of: $0).map { $0 + 1 } }
             return found.count == names.count ? found : nil
@@ -131,7 +148,9 @@ enum ContextSave {
                     existing = try connection.scalar(
                         "SELECT \"id\" FROM \(store.layout.table) WHERE \(condition)", values)
                 }
-                if let existing, existing != rows[i][0] {
+                if let existing, deleting.contains(existing) {
+                    freed.insert(existing)
+                } else if let existing, existing != rows[i][0] {
                     moved[i] = moved[i] ?? DocumentID.read(rows[i][0], kind: schema.id)
                     rows[i][0] = existing
                 }
@@ -143,7 +162,7 @@ enum ContextSave {
                 }
             }
         }
-        return moved
+        return (moved, freed)
     }
 
     /// `UPDATE ... SET <changed columns>, _version = _version + 1 WHERE id = ? AND _version = ?`,

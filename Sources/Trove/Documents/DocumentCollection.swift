@@ -26,19 +26,27 @@ public struct DocumentCollection: Sendable {
     // MARK: Writing (each call is one transaction)
 
     /// Inserts one document. - Throws: ``TroveError/duplicateDocumentID(_:)`` when the id exists,
-    /// and the validation errors of ``insert(_:)-([Document])``.
+    /// and the validation errors of ``insert(_:expiry:)``.
     public func insert(_ document: Document) async throws {
         try await insert([document])
     }
 
     /// Inserts documents, all or nothing: each is validated before the first is written.
     ///
+    /// In a collection whose schema has `allowsExpiry: true`, `expiry` says when they expire:
+    ///
+    /// ```swift
+    /// let sessions = try await database.documents("sessions", schema: DocumentSchema(
+    ///     fields: [.text("user")], allowsExpiry: true))
+    /// try await sessions.insert([Document(id: 1, ["user": "ada"])], expiry: .after(.seconds(3600)))
+    /// ```
     /// - Throws: ``TroveError/unknownField(field:known:)``, ``TroveError/typeMismatch(field:expected:value:)``,
     ///   ``TroveError/missingField(field:)``, ``TroveError/duplicateDocumentID(_:)``,
-    ///   ``TroveError/uniqueViolation(field:value:)``; nothing is written.
+    ///   ``TroveError/uniqueViolation(field:value:)``, ``TroveError/expiryDisabled(collection:)``
+    ///   (an expiry other than `.never` where the schema does not allow it); nothing is written.
     /// - Complexity: O(n) statements in one transaction.
-    public func insert(_ documents: [Document]) async throws {
-        try await writer { try $0.insert(documents) }
+    public func insert(_ documents: [Document], expiry: Expiry = .never) async throws {
+        try await writer { try $0.insert(documents, expiry: expiry) }
     }
 
     /// Inserts a document made of `fields` under a new id, and returns it: a time-ordered UUIDv7
@@ -50,7 +58,7 @@ public struct DocumentCollection: Sendable {
     /// let note = try await notes.fetch(id: id)
     /// ```
     /// - Returns: the new id.
-    /// - Throws: the validation errors of ``insert(_:)-([Document])``; nothing is written.
+    /// - Throws: the validation errors of ``insert(_:expiry:)``; nothing is written.
     @discardableResult
     public func insert(_ fields: [String: Value]) async throws -> DocumentID {
         try await insert([fields])[0]
@@ -66,9 +74,10 @@ public struct DocumentCollection: Sendable {
         try await writer { try $0.insert(fieldSets) }
     }
 
-    /// Inserts documents, replacing those whose id exists (their version goes up).
-    public func upsert(_ documents: [Document]) async throws {
-        try await writer { try $0.upsert(documents) }
+    /// Inserts documents, replacing those whose id exists (their version goes up). A replaced
+    /// document takes `expiry` (`.never`, the default, clears an expiry it had).
+    public func upsert(_ documents: [Document], expiry: Expiry = .never) async throws {
+        try await writer { try $0.upsert(documents, expiry: expiry) }
     }
 
     /// Replaces a document's fields. With `ifVersion`, only when the stored version still equals
@@ -282,9 +291,13 @@ extension DocumentWriting {
     ///
     /// - Throws: ``TroveError/unknownField(field:known:)``, ``TroveError/typeMismatch(field:expected:value:)``,
     ///   ``TroveError/missingField(field:)``, ``TroveError/duplicateDocumentID(_:)``,
-    ///   ``TroveError/uniqueViolation(field:value:)``; nothing is written.
-    public func insert(_ documents: [Document]) throws {
-        try atomically { try _access.store.write(documents, mode: .insert, on: _access.connection) }
+    ///   ``TroveError/uniqueViolation(field:value:)``, ``TroveError/expiryDisabled(collection:)``;
+    ///   nothing is written.
+    public func insert(_ documents: [Document], expiry: Expiry = .never) throws {
+        try atomically {
+            try _access.store.write(
+                documents, mode: .insert, expiry: expiry, on: _access.connection)
+        }
     }
     /// Inserts one document.
     public func insert(_ document: Document) throws { try insert([document]) }
@@ -298,9 +311,13 @@ extension DocumentWriting {
             try _access.store.insert(generatingIDs: fieldSets, on: _access.connection)
         }
     }
-    /// Inserts documents, replacing those whose id exists (their version goes up).
-    public func upsert(_ documents: [Document]) throws {
-        try atomically { try _access.store.write(documents, mode: .upsert, on: _access.connection) }
+    /// Inserts documents, replacing those whose id exists (their version goes up); a replaced
+    /// document takes `expiry` (`.never` clears one).
+    public func upsert(_ documents: [Document], expiry: Expiry = .never) throws {
+        try atomically {
+            try _access.store.write(
+                documents, mode: .upsert, expiry: expiry, on: _access.connection)
+        }
     }
     /// Replaces a document's fields, optionally only at a given version. - Returns: the new version.
     @discardableResult

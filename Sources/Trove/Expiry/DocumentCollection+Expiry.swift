@@ -4,25 +4,6 @@ import TroveSQLite
 // Expiry (time to live) on document collections whose schema has `allowsExpiry: true`.
 
 extension DocumentCollection {
-    /// Inserts documents that expire, all or nothing.
-    ///
-    /// ```swift
-    /// let sessions = try await database.documents("sessions", schema: DocumentSchema(
-    ///     fields: [.text("user")], allowsExpiry: true))
-    /// try await sessions.insert([Document(id: 1, ["user": "ada"])], expiry: .after(.seconds(3600)))
-    /// ```
-    /// - Throws: ``TroveError/expiryDisabled(collection:)`` when the schema does not allow expiry,
-    ///   and the errors of ``insert(_:)-([Document])``; nothing is written.
-    public func insert(_ documents: [Document], expiry: Expiry) async throws {
-        try await writer { try $0.insert(documents, expiry: expiry) }
-    }
-
-    /// Inserts or replaces documents with an expiry (a replaced document takes the new expiry;
-    /// ``upsert(_:)`` without one clears it).
-    public func upsert(_ documents: [Document], expiry: Expiry) async throws {
-        try await writer { try $0.upsert(documents, expiry: expiry) }
-    }
-
     /// Sets when a document expires, or clears its expiry with `.never`. Its version goes up.
     ///
     /// ```swift
@@ -63,20 +44,6 @@ extension DocumentReading {
 }
 
 extension DocumentWriting {
-    /// Inserts documents that expire (validated first).
-    public func insert(_ documents: [Document], expiry: Expiry) throws {
-        try atomically {
-            try _access.store.write(
-                documents, mode: .insert, expiry: expiry, on: _access.connection)
-        }
-    }
-    /// Inserts or replaces documents with an expiry.
-    public func upsert(_ documents: [Document], expiry: Expiry) throws {
-        try atomically {
-            try _access.store.write(
-                documents, mode: .upsert, expiry: expiry, on: _access.connection)
-        }
-    }
     /// Sets or clears (`.never`) a document's expiry.
     public func setExpiry(id: DocumentID, _ expiry: Expiry) throws {
         try _access.store.setExpiry(of: id, expiry, on: _access.connection)

@@ -8,6 +8,14 @@ import TroveSQLite
 struct Materializer {
     let connection: Connection
     let table: CapturedTable
+    /// The columns of each unique index other than the id's (see ``admit(id:values:rowExists:)``).
+    let uniqueKeys: [[String]]
+
+    init(connection: Connection, table: CapturedTable) throws {
+        self.connection = connection
+        self.table = table
+        uniqueKeys = try Self.readUniqueKeys(of: table, on: connection)
+    }
 
     /// The condition selecting the row of record `?1`.
     private var whereID: String {
@@ -31,7 +39,9 @@ struct Materializer {
                 id
             ]).isEmpty == false
         if exists, !lifeChanged {
-            if !won.isEmpty { try update(id: id, values: won) }
+            if !won.isEmpty, try admit(id: id, values: won, rowExists: true) {
+                try update(id: id, values: won)
+            }
             return
         }
         // A new life, or a row not written yet: the whole current life.
@@ -43,8 +53,10 @@ struct Materializer {
         if exists {
             // The row stays (deleting it would cascade to its links) and takes what is known of
             // the new life; the rest follows as it arrives.
-            try update(id: id, values: current)
-        } else if complete {
+            if try admit(id: id, values: current, rowExists: true) {
+                try update(id: id, values: current)
+            }
+        } else if complete, try admit(id: id, values: current, rowExists: false) {
             try insert(id: id, values: current)
         }
         try connection.cachedStatement(
@@ -57,7 +69,9 @@ struct Materializer {
     func materializeNew(id: SQLValue, cl: Int64, fields: [(String, SQLValue)]) throws {
         guard cl % 2 == 1 else { return }
         if table.requiredColumns.isSubset(of: Set(fields.map(\.0))), try !rowExists(id: id) {
-            try insert(id: id, values: fields)
+            if try admit(id: id, values: fields, rowExists: false) {
+                try insert(id: id, values: fields)
+            }
         } else {
             // Incomplete, or a row written while capture was not watching: the general path.
             try materialize(id: id, cl: cl, lifeChanged: true, won: fields)

@@ -71,9 +71,11 @@ struct Merger {
         try connection.execute(script: "PRAGMA defer_foreign_keys = ON")
         for collection in set.collections {
             guard let table = captured[collection.name] else { continue }
-            let materializer = Materializer(connection: connection, table: table)
+            let materializer = try Materializer(connection: connection, table: table)
             var batch: NewRows? = nil
-            if let rowWriter, !table.isLinks {
+            // A table with unique values takes rows one by one: each is checked against the rows
+            // before it (``Materializer/admit(id:values:rowExists:)``).
+            if let rowWriter, !table.isLinks, materializer.uniqueKeys.isEmpty {
                 batch = NewRows(columns: try rowWriter.insertColumns(collection.name))
             }
             // Records this device has never seen (a first sync brings nothing else) merge in

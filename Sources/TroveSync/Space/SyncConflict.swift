@@ -4,6 +4,12 @@ import Trove
 /// A local value that a concurrent change from another device overwrote (it lost the
 /// last-writer-wins comparison), kept so the app can show it and bring it back.
 ///
+/// Also a record deleted because another device made a record with the same unique value
+/// (`@Attribute(.unique)`, a unique index) while the two were apart: every device keeps the
+/// record with the smaller id (time-ordered ids: the older) and deletes the other; `field` is
+/// the unique field and `losingValue` its value. Such a record cannot be restored:
+/// ``SyncSpace/restore(_:)`` throws ``SyncError/conflictRecordGone(collection:id:)``.
+///
 /// ```swift
 /// for conflict in try await sync.conflicts() {
 ///     print(conflict.collection, conflict.recordID, conflict.field, conflict.losingValue)

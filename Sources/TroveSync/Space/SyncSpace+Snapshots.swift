@@ -216,6 +216,7 @@ extension SyncSpace {
             try await database.syncApply { writer in
                 let box = inbox(writer)
                 try snapshot.apply(with: box.merger, connection: writer.connection, device: device)
+                try box.merger.settleReferences()
                 try writer.connection.execute(
                     "DELETE FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")
             }

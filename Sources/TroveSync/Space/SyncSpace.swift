@@ -280,7 +280,10 @@ public actor SyncSpace {
                 guard !batch.isEmpty else { break }
                 let inbox = try await makeInbox()
                 let outcome = try await database.syncApply { writer in
-                    try inbox(writer).receive(batch)
+                    let box = inbox(writer)
+                    let outcome = try box.receive(batch)
+                    try box.merger.settleReferences()
+                    return outcome
                 }
                 applied += outcome.applied
                 // A change set of an epoch that began since: learn it (once per pull), or stop
@@ -429,6 +432,7 @@ public actor SyncSpace {
         return try await database.syncApply { writer in
             let box = inbox(writer)
             let applied = try box.retryQuarantine() + box.retryQueue()
+            try box.merger.settleReferences()
             for table in tables.values { try ChangeCapture.install(table, on: writer.connection) }
             return applied
         }
@@ -470,7 +474,7 @@ public actor SyncSpace {
             throw SyncError.unknownCollection(conflict.collection)
         }
         try await database.syncWrite { connection in
-            let materializer = Materializer(connection: connection, table: table)
+            let materializer = try Materializer(connection: connection, table: table)
             guard
                 try materializer.write(
                     id: .text(conflict.recordID), field: conflict.field, value: conflict.losingValue

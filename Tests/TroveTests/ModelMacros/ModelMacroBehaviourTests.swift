@@ -168,6 +168,23 @@ struct ModelMacroBehaviourTests {
                 == 6)
     }
 
+    @Test("a model deleted and a new one with its unique value inserted, in one save")
+    func uniqueValueTakenOverInOneSave() async throws {
+        let container = try inMemoryContainer(ExpeditionsV1.self)
+        let context = container.mainContext
+        let first = Expedition(name: "Same", members: 1)
+        context.insert(first)
+        try context.save()
+        context.delete(first)
+        let second = Expedition(name: "Same", members: 5)
+        context.insert(second)
+        try context.save()
+        let rows = try await container.database.query("SELECT id, members FROM Expedition")
+        #expect(rows.map { $0[1, as: Int64.self] } == [5])
+        #expect(second.id != first.id, "a new row, not the deleted one written over")
+        #expect(!context.hasChanges)
+    }
+
     @Test(
         "@Attribute(originalName:) renames the column in a lightweight migration, keeping its values"
     )
