@@ -104,6 +104,26 @@ extension ContextStore {
         }
     }
 
+    /// Before `model` is deleted: the model on the other side of each of its one-to-one
+    /// relationships no longer names it (that side's column may be a plain one, which no
+    /// foreign key clears).
+    func unlinkOneToOne<M: _ReferenceModel>(_ model: M) {
+        for property in M._$properties {
+            guard let reference = property.valueType as? any _OptionalModelReference.Type else {
+                continue
+            }
+            func unlink<T: _ReferenceModel>(_: T.Type) {
+                guard
+                    let other = OneToOneAccess.other(of: property.keyPath, in: M.self, to: T.self),
+                    let partner = model[keyPath: property.keyPath] as? T,
+                    other.get(partner) === model
+                else { return }
+                other.set(partner, nil)
+            }
+            _openExistential(reference.referencedType, do: unlink)
+        }
+    }
+
     /// ``insertRelated(_:)`` for a model whose type is not known when compiled.
     func insertAny(_ model: any _ReferenceModel) {
         func insert<T: _ReferenceModel>(_ model: T) { insertRelated(model) }

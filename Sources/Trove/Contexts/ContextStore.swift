@@ -180,6 +180,7 @@ final class ContextStore {
                 collection: table.name, id: model.id.documentID,
                 referencedBy: "\(table.name).\(relationship.name) (\(type(of: target)))")
         }
+        unlinkOneToOne(model)
         table.delete(model)
         try deleteLinked(model)
         for (relationship, target) in targets where relationship.deleteRule == .cascade {

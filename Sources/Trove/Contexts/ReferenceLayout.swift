@@ -98,7 +98,8 @@ struct ToOneAccess {
     let access: PropertyAccess
     /// The model the property holds now (nil when none or not resolved yet).
     let target: (AnyObject) -> AnyObject?
-    /// Adds the model to the holder's inverse to-many relationship (when one is declared).
+    /// Adds the model to the holder's inverse to-many relationship (when one is declared), or
+    /// names it in the holder's inverse to-one property (one-to-one).
     let linkInverse: (_ model: AnyObject) -> Void
 
     init?<M: _ReferenceModel>(_ property: _ModelProperty<M>) {
@@ -129,6 +130,11 @@ struct ToOneAccess {
             guard let target = object(model) else { return }
             for relationship in T._$relationships where relationship.inverse == keyPath {
                 relationship.add(model, target)
+            }
+            if let other = OneToOneAccess.other(of: keyPath, in: M.self, to: T.self),
+                other.get(target) !== model
+            {
+                other.set(target, model)
             }
         }
         let key = PropertyCodingKey(stringValue: name)

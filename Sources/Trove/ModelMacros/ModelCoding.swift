@@ -103,7 +103,18 @@ public enum _ModelCoding {
     public static func describe<Root: _ReferenceModel, T: _ReferenceModel>(
         _ keyPath: KeyPath<Root, T?>, in options: inout ModelOptions
     ) {
-        let rule = T._$relationships.first { $0.inverse == keyPath }?.deleteRule ?? .nullify
+        // The side of a one-to-one relationship that names the inverse: a plain column (see
+        // ``OneToOneAccess``).
+        if Root._$toOneRelationships.contains(where: {
+            $0.property == keyPath && $0.oneToOne != nil
+        }) {
+            return
+        }
+        let rule =
+            T._$relationships.first { $0.inverse == keyPath }?.deleteRule
+            ?? T._$toOneRelationships.first { $0.inverse == keyPath && $0.oneToOne != nil }?
+            .deleteRule
+            ?? .nullify
         let stored: DeleteRule? =
             switch rule {
             case .cascade: .cascade
@@ -141,6 +152,7 @@ public enum _ModelCoding {
             if let oldValue { relationship.remove(model, oldValue) }
             if let newValue { relationship.add(model, newValue) }
         }
+        OneToOneAccess.didSet(keyPath, of: model, from: oldValue, to: newValue)
     }
 
     // MARK: To-many relationships
@@ -266,15 +278,73 @@ public struct _ToOneRelationship: @unchecked Sendable {
     let deleteRule: RelationshipDeleteRule
     /// The model the property names, read through it (resolved if need be).
     let target: (AnyObject) -> (any _ReferenceModel)?
+    /// When the inverse is the other model's to-one property (a one-to-one relationship): both
+    /// sides, read and set through their properties; nil otherwise.
+    let oneToOne: OneToOneAccess?
 
     public init<M: _ReferenceModel, T: _ReferenceModel>(
         _ property: ReferenceWritableKeyPath<M, T?>, name: String, inverse: AnyKeyPath? = nil,
+        deleteRule: RelationshipDeleteRule = .nullify
+    ) {
+        (self.property, self.name, self.inverse, self.deleteRule, oneToOne) = (
+            property, name, inverse, deleteRule, nil
+        )
+        target = { model in unsafeDowncast(model, to: M.self)[keyPath: property] }
+    }
+
+    /// A one-to-one relationship (`@Relationship(inverse: \LivingAccommodation.trip) var
+    /// livingAccommodation: LivingAccommodation?`, with `var trip: Trip?` on the other side):
+    /// the compiler picks this initializer when the inverse is a to-one property.
+    public init<M: _ReferenceModel, T: _ReferenceModel>(
+        _ property: ReferenceWritableKeyPath<M, T?>, name: String,
+        inverse: ReferenceWritableKeyPath<T, M?>,
         deleteRule: RelationshipDeleteRule = .nullify
     ) {
         (self.property, self.name, self.inverse, self.deleteRule) = (
             property, name, inverse, deleteRule
         )
         target = { model in unsafeDowncast(model, to: M.self)[keyPath: property] }
+        oneToOne = OneToOneAccess(
+            get: { unsafeDowncast($0, to: M.self)[keyPath: property] },
+            set: { unsafeDowncast($0, to: M.self)[keyPath: property] = $1.map { $0 as! T } },
+            getInverse: { unsafeDowncast($0, to: T.self)[keyPath: inverse] },
+            setInverse: { unsafeDowncast($0, to: T.self)[keyPath: inverse] = $1.map { $0 as! M } })
+    }
+}
+
+/// Both sides of a one-to-one relationship, each read and set through its property (so each
+/// setter keeps its own side in step). The side that names the inverse stores the other's id
+/// in a plain column; the other side's column is the foreign key, with the delete rule the
+/// naming side declares (two foreign keys naming each other would be a cycle of collections).
+struct OneToOneAccess {
+    let get: (AnyObject) -> AnyObject?
+    let set: (AnyObject, AnyObject?) -> Void
+    let getInverse: (AnyObject) -> AnyObject?
+    let setInverse: (AnyObject, AnyObject?) -> Void
+
+    /// The other side of `M`'s to-one property `keyPath` (to a `T`) when it is one side of a
+    /// one-to-one relationship: how to read and set, on a `T`, the property naming an `M`.
+    static func other<M: _ReferenceModel, T: _ReferenceModel>(
+        of keyPath: AnyKeyPath, in _: M.Type, to _: T.Type
+    ) -> (get: (AnyObject) -> AnyObject?, set: (AnyObject, AnyObject?) -> Void)? {
+        if let access = M._$toOneRelationships.first(where: { $0.property == keyPath })?.oneToOne {
+            return (access.getInverse, access.setInverse)
+        }
+        if let access = T._$toOneRelationships.first(where: { $0.inverse == keyPath })?.oneToOne {
+            return (access.get, access.set)
+        }
+        return nil
+    }
+
+    /// Keeps the other side in step after `model`'s property `keyPath` went from `oldValue` to
+    /// `newValue`: the old model no longer names `model`, the new one does (and the model it
+    /// named before lets go of it, through its own setter).
+    static func didSet<M: _ReferenceModel, T: _ReferenceModel>(
+        _ keyPath: AnyKeyPath, of model: M, from oldValue: T?, to newValue: T?
+    ) {
+        guard let other = other(of: keyPath, in: M.self, to: T.self) else { return }
+        if let oldValue, other.get(oldValue) === model { other.set(oldValue, nil) }
+        if let newValue, other.get(newValue) !== model { other.set(newValue, model) }
     }
 }
 

@@ -34,6 +34,7 @@ struct SwiftDataPortTests {
         #expect(Set(paris.bucketList.map(\.title)) == ["The Louvre", "A boat on the Seine"])
         #expect(paris.bucketList.allSatisfy { $0.trip === paris })
         #expect(paris.livingAccommodation?.placeName == "Hôtel des Écoles")
+        #expect(paris.livingAccommodation?.trip === paris)
         let kyoto = try #require(reader.fetch(TripQueries.trips(to: "Kyoto")).first)
         #expect(kyoto.bucketList.map(\.title) == ["Fushimi Inari at dawn"])
         #expect(kyoto.livingAccommodation?.placeName == "Ryokan Yachiyo")
@@ -84,19 +85,50 @@ struct SwiftDataPortTests {
         #expect(stays.map(\.placeName) == ["Hôtel des Écoles"])
     }
 
-    @Test("a one-to-one relationship with an inverse on both sides")
+    @Test("a one-to-one relationship: both sides in step, in memory and in the file")
     func oneToOne() throws {
-        withKnownIssue("each side is a reference to the other, a cycle the container refuses") {
-            let container = try ModelContainer(
-                for: Traveller.self, Passport.self,
-                configurations: ModelConfiguration(isStoredInMemoryOnly: true))
-            let context = ModelContext(container)
-            let traveller = Traveller(name: "Ada")
-            context.insert(traveller)
-            traveller.passport = Passport(number: "X123")
-            #expect(traveller.passport?.holder === traveller)
-            try context.save()
+        let context = container.mainContext
+        try Trip.reloadSampleData(modelContext: context)
+        let paris = try #require(context.fetch(TripQueries.trips(to: "Paris")).first)
+        let lisbon = try #require(context.fetch(TripQueries.trips(to: "Lisbon")).first)
+        let hotel = try #require(paris.livingAccommodation)
+        #expect(hotel.trip === paris)
+
+        // Set from the side without the mark: the trip names it, the trip it left does not.
+        hotel.trip = lisbon
+        #expect(lisbon.livingAccommodation === hotel && paris.livingAccommodation == nil)
+        let flat = LivingAccommodation(address: "Alfama", placeName: "A flat")
+        lisbon.livingAccommodation = flat
+        #expect(flat.trip === lisbon && hotel.trip == nil)
+        try context.save()
+        do {
+            let reader = ModelContext(container)
+            let lisbon = try #require(reader.fetch(TripQueries.trips(to: "Lisbon")).first)
+            #expect(lisbon.livingAccommodation?.placeName == "A flat")
+            #expect(lisbon.livingAccommodation?.trip === lisbon)
+            let paris = try #require(reader.fetch(TripQueries.trips(to: "Paris")).first)
+            #expect(paris.livingAccommodation == nil)
+            let stays = try reader.fetch(
+                FetchDescriptor<LivingAccommodation>(sortBy: [SortDescriptor(\.placeName)]))
+            #expect(
+                stays.map { "\($0.placeName): \($0.trip?.destination ?? "-")" } == [
+                    "A flat: Lisbon", "Hôtel des Écoles: -", "Ryokan Yachiyo: Kyoto",
+                ])
         }
+
+        // Deleting the accommodation clears the trip's side; deleting a trip cascades.
+        context.delete(flat)
+        try context.save()
+        #expect(lisbon.livingAccommodation == nil)
+        let kyoto = try #require(context.fetch(TripQueries.trips(to: "Kyoto")).first)
+        context.delete(kyoto)
+        try context.save()
+        let reader = ModelContext(container)
+        #expect(try reader.fetch(TripQueries.trips(to: "Lisbon")).first?.livingAccommodation == nil)
+        #expect(
+            try reader.fetch(FetchDescriptor<LivingAccommodation>()).map(\.placeName) == [
+                "Hôtel des Écoles"
+            ])
     }
 
     @Test("rollback restores what the last save left, relationships included")
@@ -147,21 +179,4 @@ struct SwiftDataPortTests {
             FetchDescriptor<JourneysSchemaV2.Journey>(predicate: #Predicate { $0.name == "City" }))
         #expect(city.map(\.destination) == ["Prague"])
     }
-}
-
-@Model
-final class Traveller {
-    var name: String
-    @Relationship(deleteRule: .cascade, inverse: \Passport.holder)
-    var passport: Passport?
-
-    init(name: String) { self.name = name }
-}
-
-@Model
-final class Passport {
-    var number: String
-    var holder: Traveller?
-
-    init(number: String) { self.number = number }
 }

@@ -2,9 +2,7 @@
 // and WWDC sessions: models, sample data, queries and a migration plan whose custom stage fetches
 // and saves. Only the import differs (`import SwiftData` → `import Trove`); SwiftDataPortTests
 // runs it. Nothing here may name a Trove-only API: when this file needs a change to compile, a
-// SwiftData user's code needs it too. One thing of the samples is left out: a one-to-one
-// relationship with an inverse on both sides (`LivingAccommodation.trip`), which Trove refuses
-// (SwiftDataPortTests' known issue).
+// SwiftData user's code needs it too.
 import Foundation
 import Trove
 
@@ -18,7 +16,7 @@ final class Trip {
     @Relationship(deleteRule: .cascade, inverse: \BucketListItem.trip)
     var bucketList: [BucketListItem] = [BucketListItem]()
 
-    @Relationship(deleteRule: .cascade)
+    @Relationship(deleteRule: .cascade, inverse: \LivingAccommodation.trip)
     var livingAccommodation: LivingAccommodation?
 
     init(name: String, destination: String, startDate: Date = .now, endDate: Date = .distantFuture)
@@ -93,6 +91,7 @@ final class BucketListItem {
 final class LivingAccommodation {
     var address: String
     var placeName: String
+    var trip: Trip?
 
     init(address: String, placeName: String) {
         self.address = address
