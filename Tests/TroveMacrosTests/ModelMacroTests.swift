@@ -7,6 +7,7 @@ import TroveMacros
 private let macros: [String: MacroSpec] = [
     "Model": MacroSpec(type: ModelMacro.self, conformances: ["_ReferenceModel", "Observable"]),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
+    "_PersistedID": MacroSpec(type: PersistedIDMacro.self),
     "Attribute": MacroSpec(type: MarkerMacro.self),
     "Transient": MacroSpec(type: MarkerMacro.self),
     "Relationship": MacroSpec(type: MarkerMacro.self),
@@ -119,7 +120,11 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -224,7 +229,11 @@ private func expect(
             """,
             expands: """
                 final class Person {
-                    var id: Int64
+                    var id: Int64 {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
                     var email: String {
                         @storageRestrictions(initializes: _email)
                         init(initialValue) {
@@ -566,7 +575,11 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -715,7 +728,11 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -855,7 +872,11 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -1004,7 +1025,11 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id

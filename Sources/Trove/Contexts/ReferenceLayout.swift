@@ -26,9 +26,6 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     let lazy: Set<String>
     /// The to-one relationships: what each holds, for inserting related models with a model.
     let toOne: [ToOneAccess]
-    /// About how many bytes of an instance a save reads (asked for ahead of its visit): the
-    /// object header, the macro's members and a word or two per property.
-    let instanceExtent: Int
 
     /// The layout of `M`, derived on first use and cached for the life of the process.
     static func shared() throws -> ReferenceLayout<M> {
@@ -52,7 +49,6 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
         lazy = Set(
             properties.filter { type(of: $0.keyPath).valueType is any LazyFieldValue.Type }.map(
                 \.name))
-        instanceExtent = min(512, 64 + 16 * properties.count)
         var accesses: [String: PropertyAccess] = [:]
         var toOne: [ToOneAccess] = []
         for property in properties {

@@ -67,6 +67,11 @@ public macro _PersistedProperty(inverse: AnyKeyPath) =
 public macro _PersistedProperty(externalStorage: Bool) =
     #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
 
+/// Added by ``Model()`` to a declared `id`: it stays stored, and a change tells the model's
+/// context (whose save refuses it). Not written by hand.
+@attached(accessor, names: named(didSet))
+public macro _PersistedID() = #externalMacro(module: "TroveMacros", type: "PersistedIDMacro")
+
 /// How a property of a ``Model()`` class is stored, as SwiftData's `@Attribute`.
 ///
 /// ```swift
