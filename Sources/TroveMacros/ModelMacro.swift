@@ -71,6 +71,13 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 }
                 """)
         }
+        let idType = declaredID?.type?.trimmedDescription ?? "Trove._ModelUUID"
+        members.append(
+            """
+            public static var _$idKeyPath: ReferenceWritableKeyPath<\(raw: typeName), \(raw: idType)> {
+                \\\(raw: typeName).id
+            }
+            """)
         let keys = (["id"] + columns.map(\.name)).map { "case \($0)" }.joined(separator: "\n")
         members.append(
             """

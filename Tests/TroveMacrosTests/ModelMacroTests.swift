@@ -126,6 +126,10 @@ private func expect(
                         }
                     }
 
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Trip, Trove._ModelUUID> {
+                        \\Trip.id
+                    }
+
                     public enum CodingKeys: String, CodingKey {
                         case id
                         case name
@@ -320,6 +324,10 @@ private func expect(
                     }
 
                     public let _$backing = Trove._ModelBacking()
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Person, Int64> {
+                        \\Person.id
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -581,6 +589,10 @@ private func expect(
                         }
                     }
 
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Category, Trove._ModelUUID> {
+                        \\Category.id
+                    }
+
                     public enum CodingKeys: String, CodingKey {
                         case id
                         case name
@@ -734,6 +746,10 @@ private func expect(
                         }
                     }
 
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Playlist, Trove._ModelUUID> {
+                        \\Playlist.id
+                    }
+
                     public enum CodingKeys: String, CodingKey {
                         case id
                     }
@@ -876,6 +892,10 @@ private func expect(
                         didSet {
                             Trove._ModelCoding.idDidSet(from: oldValue, of: self)
                         }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Trail, Trove._ModelUUID> {
+                        \\Trail.id
                     }
 
                     public enum CodingKeys: String, CodingKey {
@@ -1029,6 +1049,10 @@ private func expect(
                         didSet {
                             Trove._ModelCoding.idDidSet(from: oldValue, of: self)
                         }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Stop, Trove._ModelUUID> {
+                        \\Stop.id
                     }
 
                     public enum CodingKeys: String, CodingKey {

@@ -44,6 +44,7 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
         }
         self.writable = writable
         names[\M.id] = "id"
+        names[M._$idKeyPath] = "id"
         self.names = names
         printed = properties.map { (String(describing: $0.keyPath), $0.name) }
         lazy = Set(

@@ -134,7 +134,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// track is not listed.
     func markChanged<V>(_ model: M, name: String?, from oldValue: V) {
         let id =
-            name == "id" ? (oldValue as? M.ID)?.documentID ?? model.id.documentID
+            name == "id"
+            ? (oldValue as? M.ID)?.documentID ?? model.id.documentID
             : model.id.documentID
         guard let entry = entries[id], entry.object === model else { return }
         if !entry.isInserted, entry.snapshot == nil {

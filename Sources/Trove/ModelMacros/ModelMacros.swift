@@ -29,7 +29,7 @@ import Observation
 @attached(
     member,
     names: named(_$observationRegistrar), named(access), named(withMutation), named(_$backing),
-    named(id),
+    named(id), named(_$idKeyPath),
     named(CodingKeys), named(init(from:)), named(encode(to:)), named(_$properties),
     named(_$modelOptions),
     named(_$accessProperties),
