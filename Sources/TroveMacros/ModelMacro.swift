@@ -62,8 +62,22 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         ]
         if declaredID == nil {
             // Left to the context: a time-ordered UUID (v7) given on insert, unique across devices.
-            members.append("public var id: Trove._ModelUUID = .unassigned")
+            members.append(
+                """
+                public var id: Trove._ModelUUID = .unassigned {
+                    didSet {
+                        Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                    }
+                }
+                """)
         }
+        let idType = declaredID?.type?.trimmedDescription ?? "Trove._ModelUUID"
+        members.append(
+            """
+            public static var _$idKeyPath: ReferenceWritableKeyPath<\(raw: typeName), \(raw: idType)> {
+                \\\(raw: typeName).id
+            }
+            """)
         let keys = (["id"] + columns.map(\.name)).map { "case \($0)" }.joined(separator: "\n")
         members.append(
             """
@@ -295,16 +309,19 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             StoredProperties.isStored(variable), variable.bindings.count == 1,
             let binding = variable.bindings.first,
             let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text,
-            name != "id", !name.hasPrefix("_$"),
+            !name.hasPrefix("_$"),
             variable.bindingSpecifier.tokenKind == .keyword(.var),
             !variable.modifiers.contains(where: {
                 [.keyword(.static), .keyword(.class), .keyword(.lazy)].contains($0.name.tokenKind)
             }),
             !StoredProperties.hasAttribute(variable, "Transient"),
-            !StoredProperties.hasAttribute(variable, "_PersistedProperty")
+            !StoredProperties.hasAttribute(variable, "_PersistedProperty"),
+            !StoredProperties.hasAttribute(variable, "_PersistedID")
         else { return [] }
         // observers: diagnosed by the member expansion
         if binding.accessorBlock != nil { return [] }
+        // The id stays stored (contexts read it in place); its changes are told as the others'.
+        if name == "id" { return ["@_PersistedID"] }
         let inverse = variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
             .first { $0.attributeName.trimmedDescription == "Relationship" }?
             .arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "inverse" }?

@@ -68,6 +68,25 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
     }
 }
 
+/// `@_PersistedID` (added by `@Model` to a declared `id`): the id stays a stored property (a
+/// context reads it in place), with a `didSet` that tells the model's context it changed, as
+/// the other properties' setters do, so a save visits only changed models and still finds a
+/// changed id (which it refuses).
+public struct PersistedIDMacro: AccessorMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AccessorDeclSyntax] {
+        [
+            """
+            didSet {
+                Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+            }
+            """
+        ]
+    }
+}
+
 /// `@Attribute`, `@Relationship` and `@Transient`: markers that `@Model` reads; they add nothing
 /// themselves.
 public struct MarkerMacro: PeerMacro {

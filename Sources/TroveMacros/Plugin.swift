@@ -5,7 +5,8 @@ import SwiftSyntaxMacros
 @main
 struct TroveMacrosPlugin: CompilerPlugin {
     let providingMacros: [any Macro.Type] = [
-        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, SchemaListMacro.self,
+        ModelMacro.self, PersistedPropertyMacro.self, PersistedIDMacro.self, MarkerMacro.self,
+        SchemaListMacro.self,
         ModelActorMacro.self,
         MemberwiseCodingMacro.self,
     ]

@@ -7,6 +7,7 @@ import TroveMacros
 private let macros: [String: MacroSpec] = [
     "Model": MacroSpec(type: ModelMacro.self, conformances: ["_ReferenceModel", "Observable"]),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
+    "_PersistedID": MacroSpec(type: PersistedIDMacro.self),
     "Attribute": MacroSpec(type: MarkerMacro.self),
     "Transient": MacroSpec(type: MarkerMacro.self),
     "Relationship": MacroSpec(type: MarkerMacro.self),
@@ -119,7 +120,15 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Trip, Trove._ModelUUID> {
+                        \\Trip.id
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -224,7 +233,11 @@ private func expect(
             """,
             expands: """
                 final class Person {
-                    var id: Int64
+                    var id: Int64 {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
                     var email: String {
                         @storageRestrictions(initializes: _email)
                         init(initialValue) {
@@ -311,6 +324,10 @@ private func expect(
                     }
 
                     public let _$backing = Trove._ModelBacking()
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Person, Int64> {
+                        \\Person.id
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -566,7 +583,15 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Category, Trove._ModelUUID> {
+                        \\Category.id
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -715,7 +740,15 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Playlist, Trove._ModelUUID> {
+                        \\Playlist.id
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -855,7 +888,15 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Trail, Trove._ModelUUID> {
+                        \\Trail.id
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id
@@ -1004,7 +1045,15 @@ private func expect(
 
                     public let _$backing = Trove._ModelBacking()
 
-                    public var id: Trove._ModelUUID = .unassigned
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Stop, Trove._ModelUUID> {
+                        \\Stop.id
+                    }
 
                     public enum CodingKeys: String, CodingKey {
                         case id

@@ -214,7 +214,7 @@ private func blobWorkload(rows: Int, eagerRows: Int, bytes: Int) async throws ->
 /// A one-model save on the main context of a file of `rows` models: `saves` times, one model
 /// changed (a tracked model's field) and saved, then `saves` times one new model inserted and
 /// saved; each save timed alone. The context tracks only the models it changes (a save visits
-/// every tracked model, as SwiftData's does). Returns the sorted latencies in seconds.
+/// the models changed since the last one). Returns the sorted latencies in seconds.
 @MainActor
 private func oneModelSaveWorkload(rows: Int, saves: Int) async throws -> (update: [Double], insert: [Double]) {
     let (path, cleanup) = try temporaryFile("one-save")

@@ -150,7 +150,7 @@ extension TrackedModels {
     /// take newer values.
     /// - Returns: the ids whose rows are gone.
     func reload(using store: ContextStore) throws -> [DocumentID] {
-        let ids = entries.filter { $0.value.saved != nil }.map(\.key)
+        let ids = entries.filter { !$0.value.isInserted }.map(\.key)
         guard !ids.isEmpty else { return [] }
         var query = try self.query(FetchDescriptor())
         query.filter = .isIn(.id, ids.map(\.value))

@@ -74,7 +74,7 @@ final class ContextStore {
                 type: String(describing: M.self),
                 reason: "it is not one of the container's schema's models")
         }
-        let table = try TrackedModels<M>(store: store)
+        let table = try TrackedModels<M>(store: store, owner: self)
         tables[M.collectionName] = table
         lastTable = (ObjectIdentifier(M.self), table)
         return table
@@ -232,11 +232,11 @@ final class ContextStore {
         -> [M]
     {
         if table.fetchedColumns == nil {
-            // Every column is read: decoded straight from the statement, which also takes each
-            // model's snapshot and makes its entry while the model is in cache. Here each entry
-            // only goes into the identity map, its reference handed over (not retained again):
-            // a fetch does not touch its models or entries a second time.
-            return own(try table.adopt(readModels(table, try table.query(descriptor))))
+            // Every column is read: decoded straight from the statement, which also makes each
+            // model's entry and names this store in its backing while the model is in cache.
+            // Here each entry only goes into the identity map, its reference handed over (not
+            // retained again): a fetch does not touch its models or entries a second time.
+            return try table.adopt(readModels(table, try table.query(descriptor)))
         }
         let documents = try read(table.name, try table.query(descriptor))
         var models: [M] = []
@@ -329,7 +329,8 @@ final class ContextStore {
 }
 
 /// Models decoded from a fetch's rows, each with its id and its entry for the identity map (the
-/// model, its snapshot, its version), each entry retained once for the map.
+/// model and its version; no snapshot: the model's storage holds the values as read until its
+/// first change), each entry retained once for the map.
 struct DecodedRows<M> {
     var models: [M] = []
     var ids: [DocumentID] = []
@@ -348,7 +349,6 @@ extension ContextStore {
             statement, _ in
             try rows.add(statement)
         }
-        rows.flush()
         return rows.decoded
     }
 
@@ -362,7 +362,6 @@ extension ContextStore {
             statement, _ in
             try rows.add(statement)
         }
-        rows.flush()
         return (rows.decoded, next)
     }
 
@@ -397,27 +396,19 @@ extension ContextStore {
 /// at each row as a captured variable's would be.
 private struct RowsBuilder<M: _ReferenceModel> {
     let schema: ModelSchema<M>
-    let snapshotted: [PropertyAccess]
     let kind: IDKind
-    /// Whether models are read and snapshotted by the code the macro wrote
-    /// (``TrackedModels/isTyped``).
+    /// Whether models are read by the code the macro wrote (``TrackedModels/isTyped``).
     let isTyped: Bool
+    /// The store the models name (their backing's), set while each model is in cache.
+    let owner: ContextStore?
     /// One decoder (the type's plan) serves the whole fetch.
     var decoder: ModelRowDecoder?
     /// The typed reads' view of the statement (the type's plan), made on the first row.
     var reader: ModelRowDecoder.Reader?
     var decoded = DecodedRows<M>()
-    /// Snapshots are taken for a group of models at a time, into one array (the group's models
-    /// are still in cache), and each entry keeps its slice of it.
-    var group: [AnyObject] = []
-    var versions: [Int64] = []
 
     init(_ table: TrackedModels<M>) {
-        (schema, snapshotted, kind, isTyped) = (
-            table.schema, table.snapshotted, M.ID.idKind, table.isTyped
-        )
-        group.reserveCapacity(256)
-        versions.reserveCapacity(256)
+        (schema, kind, isTyped, owner) = (table.schema, M.ID.idKind, table.isTyped, table.owner)
     }
 
     mutating func add(_ statement: Statement) throws {
@@ -430,32 +421,12 @@ private struct RowsBuilder<M: _ReferenceModel> {
         } else {
             model = try schema.decode(row: statement, reusing: &decoder)
         }
+        model._$backing.store = owner
         decoded.ids.append(
             DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
         decoded.models.append(model)
-        group.append(model)
-        versions.append(statement.int64(at: 1))
-        if group.count == 256 { flush() }
-    }
-
-    mutating func flush() {
-        let width = snapshotted.count
-        var values: [Any]
-        if isTyped {
-            values = []
-            values.reserveCapacity(width * group.count)
-            for model in group { unsafeDowncast(model, to: M.self)._$snapshot(into: &values) }
-            precondition(values.count == width * group.count, "a snapshot of \(M.self) is short")
-        } else {
-            values = PropertyAccess.snapshots(snapshotted, of: group)
-        }
-        for (i, model) in group.enumerated() {
-            let saved = Snapshot(values[(i * width)..<((i + 1) * width)])
-            decoded.entries.append(
-                .passRetained(TrackedEntry(object: model, saved: saved, version: versions[i])))
-        }
-        group.removeAll(keepingCapacity: true)
-        versions.removeAll(keepingCapacity: true)
+        decoded.entries.append(
+            .passRetained(TrackedEntry(object: model, version: statement.int64(at: 1))))
     }
 }
 

@@ -336,7 +336,7 @@ public final class ModelContext {
             let (decoded, next) = try store.readPage(table, query)
             // Models this context tracked before the batch stay tracked whatever happens.
             let new = decoded.ids.filter { table.entries[$0] == nil }
-            let models = store.own(try table.adopt(decoded))
+            let models = try table.adopt(decoded)
             for model in models { try block(unsafeBitCast(model, to: T.self)) }
             // Forget what this batch brought in and left unchanged (memory stays at one batch).
             for id in new {

@@ -12,10 +12,10 @@ import Foundation
 ///
 /// Reads and comparisons go through the storage reader `@Model` writes for the property
 /// (``_ModelProperty``: `{ $0._title }`, compiled with the model): no getter, no Observation
-/// access, no key path applied, no boxing to compare. A save visits every tracked model, so
-/// this is what it costs per model.
+/// access, no key path applied, no boxing to compare. A save visits every model changed since
+/// the last one, so this is what it costs per changed model.
 ///
-/// A snapshot or a save calls it for every property of every tracked model, from code generic
+/// A snapshot or a save calls it for every property of every changed model, from code generic
 /// over the model type that is not specialised for it (the app's model is in another module).
 /// So it is a class (a struct of five closures would be copied, five retains and releases, on
 /// each call) and not generic: its closures take the instance as `AnyObject`, and calling them

@@ -26,9 +26,6 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
     let lazy: Set<String>
     /// The to-one relationships: what each holds, for inserting related models with a model.
     let toOne: [ToOneAccess]
-    /// About how many bytes of an instance a save reads (asked for ahead of its visit): the
-    /// object header, the macro's members and a word or two per property.
-    let instanceExtent: Int
 
     /// The layout of `M`, derived on first use and cached for the life of the process.
     static func shared() throws -> ReferenceLayout<M> {
@@ -47,12 +44,12 @@ final class ReferenceLayout<M: _ReferenceModel>: @unchecked Sendable {
         }
         self.writable = writable
         names[\M.id] = "id"
+        names[M._$idKeyPath] = "id"
         self.names = names
         printed = properties.map { (String(describing: $0.keyPath), $0.name) }
         lazy = Set(
             properties.filter { type(of: $0.keyPath).valueType is any LazyFieldValue.Type }.map(
                 \.name))
-        instanceExtent = min(512, 64 + 16 * properties.count)
         var accesses: [String: PropertyAccess] = [:]
         var toOne: [ToOneAccess] = []
         for property in properties {

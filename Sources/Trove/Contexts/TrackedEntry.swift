@@ -1,40 +1,29 @@
 import Foundation
 
-/// One tracked model: the instance (of its table's type), a snapshot of its stored properties
-/// (schema order) as read or last saved, sharing storage with the model's own (nil for a model
-/// inserted since the last save), and the row version it was at.
+/// One tracked model: the instance (of its table's type), the row version it was at, and,
+/// once it has changed since it was read or last saved, a snapshot of its stored properties
+/// (schema order) as they were then, sharing storage with the model's own. Until its first
+/// change a model's storage is its saved state, so a fetch takes no snapshot: the setters take
+/// it on the first change (``TrackedModels/markChanged(_:name:from:)``).
 final class TrackedEntry {
     let object: AnyObject
-    var saved: Snapshot? {
-        didSet { savedAddress = Self.address(of: saved) }
-    }
+    /// The stored values as read or last saved; nil when the storage holds them (no change
+    /// since), and for an inserted model.
+    var snapshot: Snapshot?
+    /// Whether the model was inserted and has no row yet.
+    var isInserted: Bool
     var version: Int64
     var isDeleted = false
-    /// False once the entry is out of its identity map.
-    var isTracked = true
-    /// Where the instance and the snapshot's storage are, for a save to ask for them ahead of
-    /// its visit (a hint only: never read through).
-    let objectAddress: UnsafeRawPointer
-    private(set) var savedAddress: UnsafeRawPointer?
 
-    init(object: AnyObject, saved: Snapshot?, version: Int64) {
+    init(object: AnyObject, snapshot: Snapshot? = nil, isInserted: Bool = false, version: Int64) {
         self.object = object
-        self.saved = saved
+        self.snapshot = snapshot
+        self.isInserted = isInserted
         self.version = version
-        objectAddress = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        savedAddress = Self.address(of: saved)
-    }
-
-    /// Where a snapshot's values are.
-    private static func address(of saved: Snapshot?) -> UnsafeRawPointer? {
-        saved?.withUnsafeBufferPointer { $0.baseAddress.map { UnsafeRawPointer($0) } }
     }
 }
 
-/// A tracked model's stored property values (schema order, then the id) as read or last saved:
-/// a slice of an array a fetch fills for a few hundred models at once, so a fetch makes one
-/// allocation per group of models, not one per model (a group's array is freed when all its
-/// models' snapshots are replaced or gone).
+/// A tracked model's stored property values (schema order, then the id) as read or last saved.
 struct Snapshot {
     private var values: ArraySlice<Any>
 

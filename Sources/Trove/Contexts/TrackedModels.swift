@@ -1,12 +1,13 @@
-import CTroveKernels
 import Foundation
 import TroveSQLite
 
 /// One model type's instances in one context: the identity map (one instance per row) and, for
-/// each instance, a snapshot of its stored properties as read or last saved and the row version
-/// it was at. Changes are found by comparing each property with its snapshot, bit for bit, and
-/// encoding only the properties that differ (``PropertyAccess``; DESIGN.md section 13): a fetch
-/// encodes nothing, a save encodes only the models that changed.
+/// each instance, the row version it was at and, once it changes, a snapshot of its stored
+/// properties as read or last saved. The models' setters list each changed model once
+/// (``changedModels``), taking its snapshot then; a save compares only those with their
+/// snapshots, property by property, bit for bit, and encodes only the properties that differ
+/// (``PropertyAccess``; DESIGN.md section 13): a fetch snapshots and encodes nothing, a save
+/// visits and encodes only the models that changed.
 ///
 /// Not Sendable: it lives in its context's isolation, as the instances do.
 final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
@@ -17,25 +18,30 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     let schema: ModelSchema<M>
     let layout: ReferenceLayout<M>
     let store: DocumentStore
+    /// The context store that owns this table, which every model tracked here names (its
+    /// backing's store), so that its setters list it here. Unowned: the store owns its tables.
+    unowned(unsafe) let owner: ContextStore?
     /// The properties in schema order (slot i is `schema.properties[i]`).
     let accesses: [PropertyAccess]
     /// What a snapshot reads: the properties, then the id (so a save finds a changed id by
     /// comparing, without calling each model's getter).
     let snapshotted: [PropertyAccess]
-    /// The identity map. Memory: one entry, one instance and one snapshot per tracked model.
+    /// The slot of each property in a snapshot, by name (the id's last).
+    let snapshotSlots: [String: Int]
+    /// The identity map. Memory: one entry and one instance per tracked model, and one snapshot
+    /// per changed one.
     private(set) var entries: [DocumentID: Entry] = [:]
-    /// Every entry put into the map, with its id, in the order it went in (for a fetch, the
-    /// order its model was made in): what a save visits, in order, fetching what it reads a
-    /// few entries ahead (``changes()``). Not retained (a fetch puts 100,000 entries here, and
-    /// a retain is a write to each): each is owned by the map or, once out of it (marked, see
-    /// ``TrackedEntry/isTracked``), by `untracked`, until enough are out to compact.
-    private var visits: [(id: DocumentID, entry: Unmanaged<Entry>)] = []
-    private var untracked: [Entry] = []
+    /// The models changed or deleted since the last save, each once, in the order of their
+    /// first change: what a save and a rollback visit (besides the inserted models). A model
+    /// is in it exactly when its backing's ``_ModelBacking/changedIn`` names this table. Every
+    /// way a stored value changes goes through a setter the macro wrote (the id's `didSet`, the
+    /// relationship calls' key path writes) or through ``delete(_:)``.
+    private(set) var changedModels: [M] = []
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
-    /// What the save under way wrote, taken as saved once it commits: each entry, its values
-    /// then, and whether it was inserted.
-    private var saving: [(entry: Entry, values: Snapshot, inserted: Bool)] = []
+    /// What the save under way wrote, taken as saved once it commits: each entry and whether it
+    /// was inserted (its storage is then its saved state: it needs no snapshot).
+    private var saving: [(entry: Entry, inserted: Bool)] = []
 
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
@@ -48,7 +54,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// The property of each row slot.
     private let propertyNames: [String]
 
-    init(store: DocumentStore) throws {
+    init(store: DocumentStore, owner: ContextStore? = nil) throws {
         let schema = try ModelSchema<M>.shared()
         let layout = try ReferenceLayout<M>.shared()
         let lazy = layout.lazy.union(M.declaredOptions.externalNames)
@@ -56,6 +62,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         self.schema = schema
         self.layout = layout
         self.store = store
+        self.owner = owner
         accesses = try properties.map { property in
             guard let access = layout.accesses[property.name] else {
                 throw TroveError.invalidModel(
@@ -65,6 +72,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             return access
         }
         snapshotted = accesses + [layout.idAccess]
+        snapshotSlots = Dictionary(
+            uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) }
+                + [("id", properties.count)])
         fetchedColumns =
             lazy.isEmpty ? nil : properties.filter { !lazy.contains($0.name) }.map(\.column)
         lazySlots = Set(properties.indices.filter { lazy.contains(properties[$0].name) })
@@ -108,13 +118,53 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             entry.isDeleted = false
             return
         }
-        track(Entry(object: model, saved: nil, version: 0), id: id)
+        track(Entry(object: model, isInserted: true, version: 0), id: id)
         insertedOrder.append(id)
     }
 
     func delete(_ model: M) {
         guard let entry = entries[model.id.documentID], entry.object === model else { return }
         entry.isDeleted = true
+        if model._$backing.changedIn == nil { markChanged(model, name: nil, from: ()) }
+    }
+
+    /// Lists `model` for the next save (``changedModels``), once per model between saves, taking
+    /// its snapshot if it has none: its storage then holds the saved values but for property
+    /// `name` (nil: none; `"id"`: the id), which held `oldValue`. A model this table does not
+    /// track is not listed.
+    func markChanged<V>(_ model: M, name: String?, from oldValue: V) {
+        let id =
+            name == "id"
+            ? (oldValue as? M.ID)?.documentID ?? model.id.documentID
+            : model.id.documentID
+        guard let entry = entries[id], entry.object === model else { return }
+        if !entry.isInserted, entry.snapshot == nil {
+            var values = snapshot(model)
+            if let name, let slot = snapshotSlots[name] { values[slot: slot] = oldValue as Any }
+            entry.snapshot = values
+        }
+        model._$backing.changedIn = ObjectIdentifier(self)
+        changedModels.append(model)
+    }
+
+    /// Empties ``changedModels`` (after a save or a rollback).
+    private func clearChanged() {
+        for model in changedModels where model._$backing.changedIn == ObjectIdentifier(self) {
+            model._$backing.changedIn = nil
+        }
+        changedModels = []
+    }
+
+    /// The models listed here are listed nowhere else: a table made later (at this address)
+    /// must not find them listed.
+    deinit { clearChanged() }
+
+    /// The id a listed model is tracked under and its entry: found by its id, or, when its id
+    /// changed (which its save refuses), by identity; nil when it is not tracked.
+    private func trackedEntry(of model: M) -> (id: DocumentID, entry: Entry)? {
+        let id = model.id.documentID
+        if let entry = entries[id], entry.object === model { return (id, entry) }
+        return entries.first { $0.value.object === model }.map { ($0.key, $0.value) }
     }
 
     /// Models inserted since the last save and not deleted, in insertion order (what a fetch
@@ -122,7 +172,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     func pendingInserts() -> [M] {
         var models: [M] = []
         for id in insertedOrder {
-            guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
+            guard let entry = entries[id], entry.isInserted, !entry.isDeleted else { continue }
             models.append(model(entry))
         }
         return models
@@ -130,7 +180,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// Whether a tracked model is saved, not deleted and has no unsaved change.
     func isUnchanged(_ entry: Entry) -> Bool {
-        guard let saved = entry.saved, !entry.isDeleted else { return false }
+        guard !entry.isInserted, !entry.isDeleted else { return false }
+        guard let saved = entry.snapshot else { return true }
         return (try? unchanged(model(entry), saved)) ?? false
     }
 
@@ -138,18 +189,11 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     func forget(_ id: DocumentID) { untrack(id) }
 
     private func track(_ entry: Entry, id: DocumentID) {
-        visits.append((id, .passUnretained(entry)))
         entries[id] = entry
     }
 
     private func untrack(_ id: DocumentID) {
-        guard let entry = entries.removeValue(forKey: id) else { return }
-        entry.isTracked = false
-        untracked.append(entry)
-        if untracked.count > visits.count / 2 {
-            visits.removeAll { !$0.entry._withUnsafeGuaranteedRef(\.isTracked) }
-            untracked.removeAll()
-        }
+        entries.removeValue(forKey: id)
     }
 
     /// Every tracked entry (deleted ones included).
@@ -234,7 +278,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
                 codingPath: []) as? V
         }
         let value = try _openExistential(decodable, do: decode)
-        if entry.saved != nil { entry.saved![slot: slot] = value as Any }
+        if entry.snapshot != nil { entry.snapshot![slot: slot] = value as Any }
         return value
     }
 
@@ -242,34 +286,28 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// refreshed from `fresh` when it has no unsaved changes and the row has moved on, or
     /// `fresh` itself, now tracked; and whether it is deleted in this context.
     func adopt(_ fresh: M, id: DocumentID, version: Int64) throws -> (model: M, isDeleted: Bool) {
-        try adopt(Entry(object: fresh, saved: snapshot(fresh), version: version), id: id) ?? (
-            fresh, false
-        )
+        if let owner { fresh._$backing.store = owner }
+        return try adopt(Entry(object: fresh, version: version), id: id) ?? (fresh, false)
     }
 
     /// The tracked instances of a fetch's models (``ContextStore/readModels(_:_:)``), in order,
     /// without those deleted in this context. Each entry goes into the map as the fetch made
     /// it, its one reference handed over: the models and entries are not touched again, and the
-    /// map and visit list are changed as local values (one exclusivity check per fetch, not two
-    /// per row).
+    /// map is changed as a local value (one exclusivity check per fetch, not one per row).
     func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
         var models = decoded.models
         var map = entries
-        var visits = self.visits
-        (entries, self.visits) = ([:], [])
+        entries = [:]
         map.reserveCapacity(map.count + decoded.entries.count)
-        visits.reserveCapacity(visits.count + decoded.entries.count)
         var tracked: [(Int, Entry)] = []
         for i in decoded.entries.indices {
             let entry = decoded.entries[i]
             if let known = map.updateValue(entry.takeRetainedValue(), forKey: decoded.ids[i]) {
                 // Tracked already: the tracked entry goes back, the fetched one is adopted below.
                 tracked.append((i, map.updateValue(known, forKey: decoded.ids[i])!))
-            } else {
-                visits.append((decoded.ids[i], entry))
             }
         }
-        (entries, self.visits) = (map, visits)
+        entries = map
         var deleted: [Int] = []
         for (i, fetched) in tracked {
             let (model, isDeleted) = try adopt(fetched, id: decoded.ids[i])!
@@ -286,18 +324,16 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// `fresh` is consumed: a fetch hands over the one reference it made, so the common case
     /// stores it without touching the entry again.
     func adopt(_ fresh: consuming Entry, id: DocumentID) throws -> (model: M, isDeleted: Bool)? {
-        let reference = Unmanaged.passUnretained(fresh)
-        guard let entry = entries.updateValue(fresh, forKey: id) else {
-            visits.append((id, reference))
-            return nil
-        }
+        guard let entry = entries.updateValue(fresh, forKey: id) else { return nil }
         // Tracked already: the tracked entry goes back, the fetched one comes out.
         let fetched = entries.updateValue(entry, forKey: id)!
-        if let saved = entry.saved, !entry.isDeleted, fetched.version > entry.version,
-            try unchanged(model(entry), saved)
+        if !entry.isInserted, !entry.isDeleted, fetched.version > entry.version,
+            try entry.snapshot.map({ try unchanged(model(entry), $0) }) ?? true
         {
             layout.copy(from: model(fetched), to: model(entry))
-            entry.saved = snapshot(model(entry))
+            // The copy went through the setters, which listed the model with a snapshot of what
+            // it held before: what it holds now is its saved state.
+            if entry.snapshot != nil { entry.snapshot = snapshot(model(entry)) }
             entry.version = fetched.version
         }
         return (model(entry), entry.isDeleted)
@@ -347,12 +383,15 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     // MARK: Changes
 
     var hasChanges: Bool {
-        for entry in entries.values {
-            guard let saved = entry.saved else {
-                if !entry.isDeleted { return true } else { continue }
-            }
+        for id in insertedOrder {
+            if let entry = entries[id], entry.isInserted, !entry.isDeleted { return true }
+        }
+        for model in changedModels {
+            guard let (_, entry) = trackedEntry(of: model), !entry.isInserted,
+                let saved = entry.snapshot
+            else { continue }
             if entry.isDeleted { return true }
-            if (try? unchanged(model(entry), saved)) != true { return true }
+            if (try? unchanged(model, saved)) != true { return true }
         }
         return false
     }
@@ -363,48 +402,20 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             lazySlots: lazySlots)
         saving = []
         for id in insertedOrder {
-            guard let entry = entries[id], entry.saved == nil, !entry.isDeleted else { continue }
+            guard let entry = entries[id], entry.isInserted, !entry.isDeleted else { continue }
             changes.inserts.append(try checkedRow(entry, id: id))
-            saving.append((entry, snapshot(model(entry)), true))
+            saving.append((entry, true))
         }
-        try visits.withUnsafeBufferPointer { visits in
-            for i in visits.indices {
-                prefetch(visits, i)
-                try visits[i].entry._withUnsafeGuaranteedRef { entry in
-                    if entry.isTracked { try visit(entry, id: visits[i].id, into: &changes) }
-                }
-            }
+        for model in changedModels {
+            guard let (id, entry) = trackedEntry(of: model) else { continue }
+            try visit(entry, id: id, into: &changes)
         }
         return changes
     }
 
-    /// How far ahead a save's visit asks for the memory it is about to read: an entry, then (by
-    /// then in cache) its model and snapshot. Tracked models are not in cache after a fetch of
-    /// any size, and a visit of unchanged ones is otherwise one cache miss after another.
-    private static var entryDistance: Int { 64 }
-    private static var modelDistance: Int { 32 }
-
-    private func prefetch(
-        _ visits: UnsafeBufferPointer<(id: DocumentID, entry: Unmanaged<Entry>)>, _ i: Int
-    ) {
-        if i + Self.entryDistance < visits.count {
-            trove_prefetch_bytes(visits[i + Self.entryDistance].entry.toOpaque(), 64)
-        }
-        if i + Self.modelDistance < visits.count {
-            let (object, saved) = visits[i + Self.modelDistance].entry._withUnsafeGuaranteedRef {
-                ($0.objectAddress, $0.savedAddress)
-            }
-            trove_prefetch_bytes(object, layout.instanceExtent)
-            if let saved { trove_prefetch_bytes(saved, snapshotBytes) }
-        }
-    }
-
-    /// The bytes of a snapshot's values.
-    private var snapshotBytes: Int { snapshotted.count * MemoryLayout<Any>.stride }
-
     /// Adds what a saved entry's model needs written (an update or a delete) to `changes`.
     private func visit(_ entry: Entry, id: DocumentID, into changes: inout TableChanges) throws {
-        guard let saved = entry.saved else { return }
+        guard !entry.isInserted, let saved = entry.snapshot else { return }
         if entry.isDeleted {
             var current = try row(model(entry))
             current[0] = id.sqlValue
@@ -421,7 +432,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         else { return }
         changes.updates.append(
             RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
-        saving.append((entry, snapshot(model(entry)), false))
+        saving.append((entry, false))
     }
 
     private func checkedRow(_ entry: Entry, id: DocumentID) throws -> [SQLValue] {
@@ -449,7 +460,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
                 node: "\(keyPath)", reason: "it does not name a stored property of \(M.self)")
         }
         let id = model.id.documentID
-        guard let entry = entries[id], entry.object === model, entry.saved != nil else {
+        guard let entry = entries[id], entry.object === model, !entry.isInserted else {
             throw TroveError.documentNotFound(id)
         }
         let property = schema.properties[slot]
@@ -462,19 +473,21 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             inJSON: false, codingPath: [])
         guard let value = field.value else { throw TroveError.missingField(field: column) }
         model[keyPath: keyPath] = field
-        if entry.saved != nil { entry.saved![slot: slot] = accesses[slot].read(model) }
+        if entry.snapshot != nil { entry.snapshot![slot: slot] = accesses[slot].read(model) }
         return value
     }
 
     /// Takes what the save wrote (``changes()``) as the new saved state.
     func didSave(_ changes: TableChanges) {
-        for (entry, values, inserted) in saving {
-            entry.saved = values
+        for (entry, inserted) in saving {
+            entry.snapshot = nil
+            entry.isInserted = false
             entry.version = inserted ? 1 : entry.version + 1
         }
         saving = []
+        clearChanged()
         for delete in changes.deletes { untrack(delete.id) }
-        insertedOrder.removeAll { entries[$0]?.saved != nil || entries[$0] == nil }
+        insertedOrder.removeAll { entries[$0]?.isInserted != true }
     }
 
     /// An inserted model whose row was written over a stored one (a unique upsert): it takes
@@ -492,22 +505,25 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         untrack(rekey.from)
         inserted.id = M.ID(documentID: rekey.to)!
         track(
-            Entry(object: inserted, saved: snapshot(inserted), version: rekey.version), id: rekey.to
+            Entry(object: inserted, version: rekey.version), id: rekey.to
         )
     }
 
-    /// Puts every tracked model back as it was read or last saved.
+    /// Puts every tracked model back as it was read or last saved: the inserted ones leave the
+    /// map, the changed and deleted ones (``changedModels``) take their saved values and ids again.
     func rollback() {
-        for (id, entry) in entries {
-            guard let saved = entry.saved else {
-                untrack(id)
-                continue
-            }
+        for id in insertedOrder where entries[id]?.isInserted == true { untrack(id) }
+        for model in changedModels {
+            guard let (id, entry) = trackedEntry(of: model), !entry.isInserted,
+                let saved = entry.snapshot
+            else { continue }
             entry.isDeleted = false
-            for slot in differing(model(entry), from: saved) {
-                accesses[slot].write(model(entry), saved[slot: slot])
+            if model.id.documentID != id { model.id = M.ID(documentID: id)! }
+            for slot in differing(model, from: saved) {
+                accesses[slot].write(model, saved[slot: slot])
             }
         }
+        clearChanged()
         insertedOrder.removeAll()
     }
 }

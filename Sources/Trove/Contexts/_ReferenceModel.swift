@@ -11,6 +11,11 @@ public protocol _ReferenceModel: PersistentModel, AnyObject {
     /// `UUID` and `String` ids) is given its time-ordered value when a context inserts the model.
     var id: ID { get set }
 
+    /// The key path of ``id`` as the class declares it (`\Note.id`). The macro's `id` has a
+    /// `didSet`, so its key path is not the stored property's that generic code would spell
+    /// (`\M.id`, through the protocol); predicates and sorts name it through this one.
+    static var _$idKeyPath: ReferenceWritableKeyPath<Self, ID> { get }
+
     /// Every stored property except `id` and to-many relationships marked `@Relationship`, by
     /// name (its column's name before renames), with a reader of its storage, so a context can
     /// read and compare values without the getters and put back saved values through the
@@ -59,6 +64,9 @@ extension _ReferenceModel {
     /// the context any more (the model still reads its relationships then, and nothing tracks
     /// its changes: they went with the context).
     public var modelContext: ModelContext? { _$backing.context }
+
+    /// A class that declares a plain stored `id` (not through the macro): the protocol's.
+    public static var _$idKeyPath: ReferenceWritableKeyPath<Self, ID> { \Self.id }
 
     /// None: a class without `@Relationship` on a to-one property.
     public static var _$toOneRelationships: [_ToOneRelationship] { [] }

@@ -78,6 +78,7 @@ extension _ModelCoding {
     private static func linksSet<V: _ToManyValue, M: _ReferenceModel>(
         name: String, from oldValue: V, to newValue: V, of model: M
     ) {
+        model._$backing.changed(model, name: nil, from: ())
         model._$backing.loaded.insert(name)
         let store = model._$backing.store
         let (old, new) = (oldValue._models, newValue._models)

@@ -23,10 +23,28 @@ public final class _ModelBacking {
     /// Many-to-many relationships: the ids the edge table held as last read or saved (none
     /// for a relationship never read), what a save compares the array with.
     var linked: [String: Set<DocumentID>] = [:]
+    /// The table whose list of changed models holds this model (``TrackedModels/changedModels``):
+    /// set by the first change after a save, cleared when the table takes its changes as saved,
+    /// so a model goes into the list once, and a save visits only the models in it.
+    @usableFromInline var changedIn: ObjectIdentifier?
     /// Whether the model was read from a row (else it is new: it has no stored children).
     var isFromRow: Bool { pending.fromRow }
 
     public init() {}
+
+    /// Tells the model's context that a stored property of `model` (the model this backing
+    /// belongs to) changed, so its next save compares it with its snapshot. Called by the
+    /// setters ``Model()`` writes (through ``_ModelCoding``), the id's included.
+    /// - Parameters:
+    ///   - name: the property that changed (nil: none that has a column).
+    ///   - oldValue: its value before, as a snapshot holds it.
+    @usableFromInline
+    func changed<M: _ReferenceModel, V>(_ model: M, name: String?, from oldValue: V) {
+        guard changedIn == nil, let store, !store.isDetached,
+            let table = try? store.table(M.self)
+        else { return }
+        table.markChanged(model, name: name, from: oldValue)
+    }
 }
 
 /// The ids a row names in a model's to-one relationships, by property, until each is resolved

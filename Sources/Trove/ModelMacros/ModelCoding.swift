@@ -3,10 +3,11 @@ import Foundation
 /// The row coding and relationship upkeep ``Model()`` writes out: one call per property,
 /// resolved when compiled by the property's type. Values are coded as the compiler's
 /// synthesized `Codable` codes them (an optional with `decodeIfPresent`, left out when nil), so
-/// a model's columns are the same either way; their getter and setter hooks do nothing and are
-/// inlined away. A to-one relationship (`Other?`) is coded as the other model's id, resolved
-/// through the model's context on first access; a to-many one (`[Other]` with an inverse) has no
-/// column and reads its children on first access. Called only by generated code.
+/// a model's columns are the same either way; their getter hooks do nothing and are inlined
+/// away, their setter hooks tell the model's context it changed. A to-one relationship
+/// (`Other?`) is coded as the other model's id, resolved through the model's context on first
+/// access; a to-many one (`[Other]` with an inverse) has no column and reads its children on
+/// first access. Called only by generated code.
 public enum _ModelCoding {
     // MARK: Values
 
@@ -50,8 +51,24 @@ public enum _ModelCoding {
     @inlinable
     public static func resolved<V, M>(_ value: V, name: String, of model: M) -> V? { nil }
 
+    /// After `model.name` changed: the context's next save compares the model (only the models
+    /// changed since the last save are compared), against a snapshot taken now if it has none
+    /// (the other properties are as saved, `name` was `oldValue`).
     @inlinable
-    public static func didSet<V, M>(name: String, from oldValue: V, to newValue: V, of model: M) {}
+    public static func didSet<V, M: _ReferenceModel>(
+        name: String, from oldValue: V, to newValue: V, of model: M
+    ) {
+        let backing = model._$backing
+        if backing.changedIn == nil { backing.changed(model, name: name, from: oldValue) }
+    }
+
+    /// After `model.id` changed (the id is stored, not computed: this is its `didSet`): the
+    /// context's next save compares the model, and refuses the change.
+    @inlinable
+    public static func idDidSet<ID, M: _ReferenceModel>(from oldValue: ID, of model: M) {
+        let backing = model._$backing
+        if backing.changedIn == nil { backing.changed(model, name: "id", from: oldValue) }
+    }
 
     // MARK: External storage
 
@@ -142,7 +159,11 @@ public enum _ModelCoding {
     public static func didSet<T: _ReferenceModel, M: _ReferenceModel>(
         name: String, from oldValue: T?, to newValue: T?, of model: M
     ) {
-        model._$backing.pending.ids[name] = nil
+        let backing = model._$backing
+        if backing.changedIn == nil {
+            backing.changed(model, name: name, from: snapshot(oldValue, name, backing))
+        }
+        backing.pending.ids[name] = nil
         guard oldValue !== newValue else { return }
         if let newValue { model._$backing.store?.insertRelated(newValue) }
         guard let keyPath = M._$properties.first(where: { $0.name == name })?.keyPath else {
@@ -180,6 +201,7 @@ public enum _ModelCoding {
         name: String, from oldValue: [C], to newValue: [C],
         inverse: ReferenceWritableKeyPath<C, M?>, of model: M
     ) {
+        model._$backing.changed(model, name: nil, from: ())
         model._$backing.loaded.insert(name)
         let kept = Set(newValue.map(ObjectIdentifier.init))
         let had = Set(oldValue.map(ObjectIdentifier.init))

@@ -29,7 +29,7 @@ import Observation
 @attached(
     member,
     names: named(_$observationRegistrar), named(access), named(withMutation), named(_$backing),
-    named(id),
+    named(id), named(_$idKeyPath),
     named(CodingKeys), named(init(from:)), named(encode(to:)), named(_$properties),
     named(_$modelOptions),
     named(_$accessProperties),
@@ -66,6 +66,11 @@ public macro _PersistedProperty(inverse: AnyKeyPath) =
 @attached(peer, names: prefixed(_))
 public macro _PersistedProperty(externalStorage: Bool) =
     #externalMacro(module: "TroveMacros", type: "PersistedPropertyMacro")
+
+/// Added by ``Model()`` to a declared `id`: it stays stored, and a change tells the model's
+/// context (whose save refuses it). Not written by hand.
+@attached(accessor, names: named(didSet))
+public macro _PersistedID() = #externalMacro(module: "TroveMacros", type: "PersistedIDMacro")
 
 /// How a property of a ``Model()`` class is stored, as SwiftData's `@Attribute`.
 ///

@@ -158,6 +158,40 @@ struct ContextRelationshipTests {
         try context.save()
     }
 
+    @Test(
+        "models read through relationship calls are saved when changed, remove(_:from:via:) alone included"
+    )
+    func relationshipReadsSave() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try await Self.seeded(dir).container
+        let context = ModelContext(container)
+        context.autosaveEnabled = false
+        let folders = try context.fetch(FetchDescriptor<Binder>(sortBy: [SortDescriptor(\.id)]))
+        // Read by the to-many call (its own query), not by a fetch.
+        let children = try context.children(\Memo.folderID, of: folders[1]).sorted { $0.id < $1.id }
+        #expect(children.map(\.id) == [2, 5, 8])
+        context.remove(children[0], from: folders[1], via: \.folderID)
+        children[1].title = "Retitled"
+        // Read by the to-one call's prefetch.
+        let memos = try context.fetch(FetchDescriptor<Memo>(sortBy: [SortDescriptor(\.id)]))
+        let fresh = ModelContext(container)
+        fresh.autosaveEnabled = false
+        try fresh.prefetchReferenced(\.folderID, of: memos, as: Binder.self)
+        let third = try #require(try fresh.referenced(\.folderID, of: memos[2], as: Binder.self))
+        #expect(third.id == 3)
+        third.name = "Third"
+        try context.save()
+        try fresh.save()
+        let rows = try await container.database.query(
+            "SELECT id, title, folderID FROM \"Memo\" WHERE _version > 1 ORDER BY id")
+        #expect(rows.map { $0.int64("id")! } == [2, 5])
+        #expect(rows[0].int64("folderID") == nil)
+        #expect(rows[1].string("title") == "Retitled")
+        #expect(
+            try await container.database.query("SELECT name FROM \"Binder\" WHERE id = 3").first?
+                .string("name") == "Third")
+    }
+
     @Test("prefetching reads each relationship with one query, whatever the number of parents")
     func prefetch() async throws {
         let dir = try TemporaryDirectory()
