@@ -159,7 +159,9 @@ enum FaultWorkload {
                     TroveSyncCrashChild.say(
                         "E \(kind): \(error)".replacingOccurrences(of: "\n", with: " "))
                     // A removed device keeps trying, more slowly (the harness expects refusals).
-                    pause(milliseconds: kind == "removed" ? 200 : Int.random(in: 20...150, using: &random))
+                    pause(
+                        milliseconds: kind == "removed"
+                            ? 200 : Int.random(in: 20...150, using: &random))
                 }
                 pause(milliseconds: Int.random(in: 0...30, using: &random))
             }
@@ -173,7 +175,8 @@ enum FaultWorkload {
             for i in 0..<Int.random(in: 1...3, using: &random) {
                 let roll = Int.random(in: 0..<100, using: &random)
                 if roll < 30 {
-                    ops.append(.insert(id: "\(name)-n\(number)-\(i)", fields: fields(number, full: true)))
+                    ops.append(
+                        .insert(id: "\(name)-n\(number)-\(i)", fields: fields(number, full: true)))
                 } else if roll < 75 {
                     let k = Int.random(in: 0..<FaultWorkload.poolSize, using: &random)
                     let id = "\(name)-p\(k)"
@@ -198,13 +201,17 @@ enum FaultWorkload {
                 let notes = try tx.documents("notes")
                 for op in written {
                     switch op {
-                    case .insert(let id, let fields): try notes.insert(Document(id: .string(id), fields.values))
+                    case .insert(let id, let fields):
+                        try notes.insert(Document(id: .string(id), fields.values))
                     case .replace(let id, let fields):
                         try notes.upsert([Document(id: .string(id), fields.values)])
                     case .patch(let id, let fields):
                         _ = try notes.patch(
                             .string(id),
-                            Dictionary(uniqueKeysWithValues: fields.values.map { (Field($0.key), $0.value) }))
+                            Dictionary(
+                                uniqueKeysWithValues: fields.values.map {
+                                    (Field($0.key), $0.value)
+                                }))
                     case .delete(let id): _ = try notes.delete(id: .string(id))
                     }
                 }
@@ -300,7 +307,8 @@ enum FaultWorkload {
             ordered.append((name, value ?? .null))
             if name == "body" {
                 let text = value?.stringValue
-                ordered.append(("embedding", text.map { .vector(FaultWorkload.embedding($0)) } ?? .null))
+                ordered.append(
+                    ("embedding", text.map { .vector(FaultWorkload.embedding($0)) } ?? .null))
             }
         }
 

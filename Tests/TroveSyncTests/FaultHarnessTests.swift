@@ -35,6 +35,8 @@ import TroveTestSupport
         let run = try FaultRun(settings: settings)
         // What happened, printed whatever the outcome (RELIABILITY.md quotes these lines).
         defer { print(run.summary()) }
+        // TROVE_FAULT_LOG=<folder>: each device's output and ledger kept there.
+        defer { run.keepLogs(in: ProcessInfo.processInfo.environment["TROVE_FAULT_LOG"]) }
         try await run.faultPhase()
         try await run.heal()
         try await run.check()
@@ -208,7 +210,8 @@ final class FaultRun: @unchecked Sendable {
         case 12..<24: device.arm(on: ["~ pulled"], phase: "apply", delay: delay)
         case 24..<30: device.arm(on: ["~ write"], phase: "write", delay: delay)
         case 30..<34:
-            device.arm(on: ["~ snapshot part", "~ snapshot fetched"], phase: "snapshot", delay: delay)
+            device.arm(
+                on: ["~ snapshot part", "~ snapshot fetched"], phase: "snapshot", delay: delay)
         case 34..<36: device.arm(on: ["~ epoch", "~ removing"], phase: "removal", delay: delay)
         case 36..<42: device.kill(reason: "anywhere")
         case 42..<52:
@@ -287,6 +290,18 @@ final class FaultRun: @unchecked Sendable {
     func check() async throws {
         let removedIn = try #require(removedIn, replay("no device was removed"))
         #expect(removedIn == 1, replay("one removal, epoch \(removedIn)"))
+        // Under faults a push, pull or upload may fail only for the network or the server
+        // (transport), or, for the removed device, because it was removed; a device process
+        // ends only when the harness kills it.
+        for device in devices {
+            let unexpected = device.lines.filter {
+                $0.hasPrefix("E other") || $0.hasPrefix("X ")
+                    || (device !== victim && $0.hasPrefix("E removed"))
+            }
+            #expect(
+                unexpected.isEmpty,
+                replay("\(device.name) failed unexpectedly: \(unexpected.prefix(3))"))
+        }
         let remaining = devices.filter { $0 !== victim }
         for device in remaining {
             // pending, unacknowledged, queued, quarantined, missing, epoch, in sync
@@ -344,14 +359,20 @@ final class FaultRun: @unchecked Sendable {
         let pruned = state.prunedUpTo
         var sequences: [String: [Int64]] = [:]
         for sealed in feed { sequences[sealed.device, default: []].append(sealed.deviceSequence) }
-        for (device, numbers) in sequences {
+        let names = Dictionary(
+            devices.compactMap { device in device.deviceID.map { ($0, device.name) } },
+            uniquingKeysWith: { first, _ in first })
+        for (id, numbers) in sequences {
             let sorted = numbers.sorted()
+            let device = "\(names[id] ?? "?") (\(id))"
             #expect(
                 Set(numbers).count == numbers.count,
                 replay("device \(device) has a change set twice in the feed"))
             #expect(
                 sorted.last! - sorted.first! + 1 == Int64(sorted.count),
-                replay("device \(device)'s change sets have a gap (pruned up to \(pruned))"))
+                replay(
+                    "device \(device)'s change sets have a gap: \(sorted) (pruned up to \(pruned))"
+                ))
         }
         let victimID = try #require(victim.deviceID)
         #expect(
@@ -456,7 +477,9 @@ final class FaultRun: @unchecked Sendable {
         if let snapshot {
             var parts: [Data] = []
             for part in 0..<snapshot.parts {
-                if let data = try await transport.snapshotPart(part, of: snapshot, space: Self.space) {
+                if let data = try await transport.snapshotPart(
+                    part, of: snapshot, space: Self.space)
+                {
                     parts.append(data)
                 }
             }
@@ -464,7 +487,8 @@ final class FaultRun: @unchecked Sendable {
                 parts.allSatisfy({ SpaceKeys.epoch(of: Array($0)) >= removedIn })
             {
                 #expect(
-                    throws: (any Error).self, replay("the newest snapshot opened with the removed keys")
+                    throws: (any Error).self,
+                    replay("the newest snapshot opened with the removed keys")
                 ) { try Snapshot.open(parts, descriptor: snapshot, keys: keys, space: Self.space) }
             }
         }
@@ -472,7 +496,9 @@ final class FaultRun: @unchecked Sendable {
         for record in records {
             for wrapped in try await transport.wrappedKeys(for: record.device, space: Self.space)
             where wrapped.epoch >= removedIn {
-                #expect(wrapped.device != victim.deviceID, replay("a key wrapped for the removed device"))
+                #expect(
+                    wrapped.device != victim.deviceID,
+                    replay("a key wrapped for the removed device"))
                 let bound = keys.byEpoch[wrapped.epoch - 1]?.bytes ?? keys.byEpoch[0]!.bytes
                 for wrapper in records {
                     #expect(
@@ -482,6 +508,21 @@ final class FaultRun: @unchecked Sendable {
                         replay("a key of epoch \(wrapped.epoch) unwrapped by the removed device"))
                 }
             }
+        }
+    }
+
+    /// Copies each device's output lines and ledger into `folder` (nothing when nil).
+    func keepLogs(in folder: String?) {
+        guard let folder else { return }
+        try? FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true)
+        for device in devices {
+            try? device.lines.joined(separator: "\n").write(
+                toFile: folder + "/\(device.name).out", atomically: true, encoding: .utf8)
+            try? FileManager.default.removeItem(atPath: folder + "/\(device.name).ledger")
+            try? FileManager.default.copyItem(
+                atPath: self.folder.path("\(device.name).ledger"),
+                toPath: folder + "/\(device.name).ledger")
         }
     }
 
@@ -689,7 +730,9 @@ final class DeviceProcess: @unchecked Sendable {
     private func handle(_ line: String, _ process: Process) {
         let target: (phase: String, delay: Int)? = lock.withLock {
             if !line.hasPrefix("~") { allLines.append(line) }
-            if line.hasPrefix("D ") { id = line.split(separator: " ").dropFirst().first.map(String.init) }
+            if line.hasPrefix("D ") {
+                id = line.split(separator: " ").dropFirst().first.map(String.init)
+            }
             if line.hasPrefix("P ") || line.hasPrefix("A ") { synced = true }
             guard let aim, aim.prefixes.contains(where: { line.hasPrefix($0) }) else { return nil }
             self.aim = nil

@@ -283,7 +283,12 @@ public final class FaultProxy: @unchecked Sendable {
         }
 
         /// Adds `count` bytes; returns the total carried both ways.
-        func carry(_ count: Int) -> Int { lock.withLock { carried += count; return carried } }
+        func carry(_ count: Int) -> Int {
+            lock.withLock {
+                carried += count
+                return carried
+            }
+        }
 
         var isSevered: Bool { lock.withLock { severed } }
 
