@@ -4,7 +4,8 @@
 # environment as for one run (TROVE_FAULT_DEVICES, TROVE_FAULT_SECONDS, TROVE_FAULT_RESTARTS).
 # Usage: bash scripts/fault-sweep.sh [first seed] [count]      (default: 1 20)
 # Example: TROVE_FAULT_DEVICES=6 TROVE_FAULT_SECONDS=60 bash scripts/fault-sweep.sh 1 20
-# Each run's full output is kept in .build/fault-sweep/seed-<n>.log.
+# Each run's full output is kept in .build/fault-sweep/seed-<n>.log, its devices' output and
+# ledgers in .build/fault-sweep/seed-<n>/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +16,8 @@ failed=()
 for seed in $(seq "$first" $((first + count - 1))); do
     log=".build/fault-sweep/seed-$seed.log"
     start=$(date +%s)
-    TROVE_FAULT_SEED="$seed" swift test --skip-build --filter FaultHarnessTests >"$log" 2>&1
+    rm -rf ".build/fault-sweep/seed-$seed"
+    TROVE_FAULT_SEED="$seed" TROVE_FAULT_LOG="$PWD/.build/fault-sweep/seed-$seed" swift test --skip-build --filter FaultHarnessTests >"$log" 2>&1
     status=$?
     took=$(( $(date +%s) - start ))
     summary=$(grep -a -o 'fault harness seed .*' "$log" | tail -1)
