@@ -15,6 +15,8 @@ import TroveSync
 /// TroveSyncCrashChild edit <device.trove> <server.trove> <count>   insert count notes (ids n0...)
 /// TroveSyncCrashChild push <device.trove> <server.trove>           push everything; "P <n>" at the end
 /// TroveSyncCrashChild pull <device.trove> <server.trove>           pull everything; "A <n>" at the end
+/// TroveSyncCrashChild work <device.trove> <url> <name> <seed> <folder>   the fault harness's device
+/// TroveSyncCrashChild heal <device.trove> <url>                     push, pull, print the status
 /// ```
 /// The server is a SQLite file (``FileTransport``), so several processes share one feed, or a
 /// PostgreSQL URL. Progress lines start with "~" ("~ start" before a push or pull; with the
@@ -37,8 +39,12 @@ struct TroveSyncCrashChild {
                     fields: [
                         .text("title"), .text("body", optional: true),
                         .integer("rank", optional: true),
+                        .vector("embedding", dimension: FaultWorkload.dimension, optional: true),
                     ],
                     fullText: FullTextDefinition(fields: ["title", "body"])))
+            if arguments[1] == "work" || arguments[1] == "heal" {
+                try await FaultWorkload.main(arguments, database: database, notes: notes)
+            }
             // A libpq URL: the PostgreSQL server (PostgresCrashTests); otherwise a SQLite feed file.
             let transport: any SyncTransport =
                 arguments[3].hasPrefix("postgresql://")

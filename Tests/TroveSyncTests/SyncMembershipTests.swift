@@ -207,6 +207,47 @@ import TroveTestSupport
         #expect(try await a.notes.fetch(id: "offline") != nil)
     }
 
+    /// Found by the fault harness (RELIABILITY.md, "Sync under faults"): a device that last asked
+    /// for the key epoch before a removal, and whose next change sets were pruned, must learn the
+    /// new epoch to open the snapshot it starts again from; it refused the snapshot and pulled on
+    /// past the pruned change sets, which it then never had.
+    @Test func aDeviceThatMissedARemovalStartsAgainFromASnapshotSealedUnderTheNewEpoch()
+        async throws
+    {
+        let directory = try TemporaryDirectory()
+        let (space, key, transports) = try await space(devices: 3)
+        defer { transports.forEach { $0.close() } }
+        let a = try await Device.make(
+            "a", in: directory, transport: transports[0], key: key, space: space)
+        let b = try await Device.make(
+            "b", in: directory, transport: transports[1], key: key, space: space)
+        let x = try await Device.make(
+            "x", in: directory, transport: transports[2], key: key, space: space)
+        try await a.notes.insert([Notes.note("before", title: "Before", body: "written first")])
+        try await a.sync.push()
+        // B and X register (a push asks for the epoch) but report no cursor: they hold no
+        // pruning back, as a device killed before the end of its first pull does not.
+        try await b.sync.push()
+        try await x.sync.push()
+        #expect(try await a.sync.removeDevice(x.sync.device) == 1)
+        try await a.notes.insert([Notes.note("after", title: "After", body: "under epoch 1")])
+        try await a.sync.push()
+        try await a.sync.pull()
+        let snapshot = try await a.sync.uploadSnapshot()
+        #expect(snapshot.upToSequence == 2)
+        _ = try await transports[0].reportCursor(2, device: a.sync.device, space: space)
+        #expect(try await transports[0].feedState(space: space, fullSize: false).prunedUpTo == 2)
+
+        // B still holds epoch 0 alone; the feed below the snapshot is gone.
+        #expect(await b.sync.keyEpoch == 0)
+        try await b.sync.pull()
+        #expect(await b.sync.keyEpoch == 1)
+        #expect(try await b.sync.refreshStatus().refusedSnapshot == nil)
+        #expect(try await b.notes.fetch(id: "before") != nil)
+        #expect(try await b.notes.fetch(id: "after") != nil)
+        #expect(try await a.canonicalDump() == b.canonicalDump())
+    }
+
     @Test func anotherPersonsDevicesJoinUnderTheirOwnRoleAndCanBeRemoved() async throws {
         let directory = try TemporaryDirectory()
         let alice = try SyncServerFixture.newDevice(prefix: "alice")

@@ -209,6 +209,13 @@ extension SyncSpace {
                 guard let payload else { throw Snapshot.Refusal.partMissing(part) }
                 sealed.append(payload)
             }
+            // Sealed under a key epoch that began since this device last asked (a device was
+            // removed meanwhile): learn it before opening, or the snapshot is refused and a
+            // device whose next change sets were pruned never has them. A removed device is
+            // told so here.
+            if sealed.contains(where: { keys.lacksKey(for: Array($0)) }) {
+                try await refreshMembership(force: true)
+            }
             let snapshot = try Snapshot.open(
                 sealed, descriptor: descriptor, keys: keys, space: space)
             let inbox = try await makeInbox()
