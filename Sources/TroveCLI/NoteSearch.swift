@@ -4,7 +4,8 @@ import TroveEmbeddings
 
 /// One search over a notebook as `trove search` runs it, for the CLI and for any other front
 /// end (`trove mcp`) that must give the same results: the ranked legs and their fusion
-/// (``MultiModelSearch``), chunks collapsed to their note, then each result's calibrated
+/// (``MultiModelSearch``, the engine's `CompetenceFusion`), chunks collapsed to their note,
+/// then each result's calibrated
 /// ``Relevance`` and its collection's context.
 ///
 /// ```swift
@@ -125,7 +126,8 @@ struct NoteSearch: Sendable {
                 legs.append(
                     Leg(
                         name: BuiltInModel(manifest: manifest)?.rawValue ?? manifest.modelID,
-                        rank: embedders.count == 1 ? result.vectorRank : nil, score: cosine,
+                        rank: index < result.vectorRanks.count ? result.vectorRanks[index] : nil,
+                        score: cosine,
                         relevance: Relevance.calibration(modelID: manifest.modelID).relevance(
                             cosine),
                         competent: competence.isCompetent(

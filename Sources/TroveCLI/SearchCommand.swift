@@ -153,7 +153,7 @@ enum SearchCommand {
             ("metadata", hit.metadata ?? .null),
         ]
         // A single-leg search ranks by that leg alone, so its rank is the result's rank.
-        let vectorRank = result.vectorRank ?? (mode == "vector" ? rank : nil)
+        let vectorRank = result.meaningRank ?? (mode == "vector" ? rank : nil)
         let textRank = result.textRank ?? (mode == "text" ? rank : nil)
         members.append(("vector_rank", vectorRank.map { .int(Int64($0)) } ?? .null))
         members.append(("text_rank", textRank.map { .int(Int64($0)) } ?? .null))

@@ -67,7 +67,7 @@ struct SearchOutput {
         }
         if mode == "hybrid" {
             let legs = [
-                "meaning " + (result.vectorRank.map { "#\($0)" } ?? "-"),
+                "meaning " + (result.meaningRank.map { "#\($0)" } ?? "-"),
                 "words " + (result.textRank.map { "#\($0)" } ?? "-"),
             ]
             header += "  " + style.dim("[" + legs.joined(separator: ", ") + "]")

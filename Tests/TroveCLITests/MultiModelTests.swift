@@ -53,6 +53,16 @@ struct MultiModelTests {
             #expect(run.status == 0, "\(mode): \(run.err)")
             let hits = results(try JSONValue.parse(run.out))
             #expect(hits.first?["source"]?.string == f.path("garden/tomatoes.txt"), "mode \(mode)")
+            if mode != "text" {
+                // Each model's leg carries its own rank; vector_rank is the best of them.
+                let legs = hits.first?["legs"]?.array?.filter { $0["leg"]?.string != "text" } ?? []
+                let ranks = legs.compactMap { leg -> Int64? in
+                    if case .int(let rank)? = leg["rank"] { return rank }
+                    return nil
+                }
+                #expect(legs.count == 2 && ranks.count == 2, "mode \(mode): \(legs)")
+                #expect(hits.first?["vector_rank"] == ranks.min().map { .int($0) }, "mode \(mode)")
+            }
         }
         // Without --model, search loads what the database was indexed with... which for these
         // unknown test models is the default folder twice: refused, naming both models.
