@@ -1132,6 +1132,145 @@ private func expect(
                 """)
     }
 
+    @Test func aToOneDeleteRuleWithoutAnInverseIsListed() {
+        expect(
+            """
+            @Model final class Car {
+                @Relationship(deleteRule: .cascade) var engine: Engine?
+            }
+            """,
+            expands: """
+                final class Car {
+                    var engine: Engine? {
+                        @storageRestrictions(initializes: _engine)
+                        init(initialValue) {
+                            _engine = initialValue
+                        }
+                        get {
+                            access(keyPath: \\.engine)
+                            if let resolved = Trove._ModelCoding.resolved(_engine, name: "engine", of: self) {
+                                _engine = resolved
+                            }
+                            return _engine
+                        }
+                        set {
+                            let oldValue = _engine
+                            withMutation(keyPath: \\.engine) {
+                                _engine = newValue
+                            }
+                            Trove._ModelCoding.didSet(name: "engine", from: oldValue, to: newValue, of: self)
+                        }
+                    }
+
+                    private var _engine: Engine?
+
+                    nonisolated(unsafe) private var _$observationRegistrar: Trove._ObservationRegistrar? = nil
+
+                    internal nonisolated func access<_Member>(keyPath: KeyPath<Car, _Member>) {
+                        if _$observationRegistrar == nil {
+                            _$observationRegistrar = Trove._ObservationRegistrar()
+                        }
+                        _$observationRegistrar?.access(self, keyPath: keyPath)
+                    }
+
+                    internal nonisolated func withMutation<_Member, _Result>(
+                        keyPath: KeyPath<Car, _Member>, _ mutation: () throws -> _Result
+                    ) rethrows -> _Result {
+                        guard let registrar = _$observationRegistrar else {
+                            return try mutation()
+                        }
+                        return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    }
+
+                    public let _$backing = Trove._ModelBacking()
+
+                    public var id: Trove._ModelUUID = .unassigned {
+                        didSet {
+                            Trove._ModelCoding.idDidSet(from: oldValue, of: self)
+                        }
+                    }
+
+                    public static var _$idKeyPath: ReferenceWritableKeyPath<Car, Trove._ModelUUID> {
+                        \\Car.id
+                    }
+
+                    public enum CodingKeys: String, CodingKey {
+                        case id
+                        case engine
+                    }
+
+                    public init(from decoder: any Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try container.decode(Trove._ModelUUID.self, forKey: .id)
+                        self._engine = try Trove._ModelCoding.decode(\\Car.engine, forKey: .engine, from: container, references: &references)
+                        self._$backing.pending = references
+                    }
+
+                    public func encode(to encoder: any Encoder) throws {
+                        var container = encoder.container(keyedBy: CodingKeys.self)
+                        try container.encode(self.id, forKey: .id)
+                        try Trove._ModelCoding.encode(self._engine, forKey: .engine, to: &container, backing: _$backing)
+                    }
+
+                    public init(_$row row: Trove._ModelRowReader) throws {
+                        var references = Trove._PendingReferences(fromRow: true)
+                        self.id = try Trove._ModelCoding.read(row, 0, references: &references, { (model: Car) in
+                                model.id
+                            })
+                        self._engine = try Trove._ModelCoding.read(row, 1, references: &references, { (model: Car) in
+                                model._engine
+                            })
+                        self._$backing.pending = references
+                    }
+
+                    public func _$write(to row: inout Trove._ModelRowWriter) throws {
+                        try Trove._ModelCoding.write(self._engine, 0, to: &row, backing: _$backing)
+                    }
+
+                    public func _$snapshot(into values: inout [Any]) {
+                        values.append(Trove._ModelCoding.snapshot(self._engine, "engine", _$backing))
+                        values.append(self.id)
+                    }
+
+                    public func _$differing(from saved: UnsafePointer<Any>) -> [Int] {
+                        var slots: [Int] = []
+                        if !Trove._ModelCoding.isCurrent(self._engine, saved, 0, "engine", _$backing) {
+                            slots.append(0)
+                        }
+                        return slots
+                    }
+
+                    public nonisolated func _$accessProperties() {
+                        access(keyPath: \\.engine)
+                    }
+
+                    public static var _$properties: [Trove._ModelProperty<Car>] {
+                        [Trove._ModelProperty("engine", \\Car.engine, storage: {
+                                    $0._engine
+                                })]
+                    }
+
+                    public static var _$modelOptions: Trove.ModelOptions {
+                        var options = Trove.ModelOptions()
+                        Trove._ModelCoding.describe(\\Car.engine, in: &options)
+                        return options
+                    }
+
+                    public static var _$relationships: [Trove._RelationshipMetadata] {
+                        []
+                    }
+
+                    public static var _$toOneRelationships: [Trove._ToOneRelationship] {
+                        [Trove._ToOneRelationship(\\Car.engine, name: "engine", deleteRule: .cascade)]
+                    }
+                }
+
+                extension Car: Trove._ReferenceModel, Trove._Observable {
+                }
+                """)
+    }
+
     @Test func aLetGetsAFixIt() {
         expect(
             """
