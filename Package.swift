@@ -137,7 +137,11 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]),
         .testTarget(name: "TroveVecKitTests", dependencies: ["TroveVecKit", "Trove", "TroveTestSupport"]),
-        .testTarget(name: "TroveSecretServiceTests", dependencies: ["TroveSecretService", "Trove", "TroveTestSupport"]),
+        // Fixes the keyring tests' session-bus address before main (setenv during the run races).
+        .target(name: "CTestSessionBus", path: "Tests/CTestSessionBus"),
+        .testTarget(
+            name: "TroveSecretServiceTests",
+            dependencies: ["TroveSecretService", "Trove", "TroveTestSupport", "CTestSessionBus"]),
         .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveSyncCrashChild"]),
         .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
         .testTarget(

@@ -1,17 +1,21 @@
+import CTestSessionBus
 import Foundation
 import Testing
 import Trove
 import TroveTestSupport
 
 /// The private D-Bus session bus of this test process: one `dbus-daemon` with a temporary
-/// configuration and socket, started on first use and ended when the process exits.
+/// configuration and socket, started on first use and ended when the process exits. Its address
+/// is the process's `DBUS_SESSION_BUS_ADDRESS` from before `main` (CTestSessionBus): a `setenv`
+/// while tests run would race every thread reading the environment.
 ///
 /// One bus for the whole process because GDBus keeps the process's session-bus connection once
 /// made (libsecret's calls hold it), so every test after the first talks to the same bus; each
 /// test gets its own keyring daemon on it (``PrivateKeyring``).
 final class SessionBus: Sendable {
-    let directory: TemporaryDirectory
-    /// The bus address (`unix:path=...`).
+    /// The folder of the bus socket, chosen before `main` and removed at exit (CTestSessionBus).
+    let directory: String
+    /// The bus address (`unix:path=...`), the process's `DBUS_SESSION_BUS_ADDRESS` from the start.
     let address: String
     let pid: pid_t
     /// What opening a key-store database did before this process ever reached a bus (with the
@@ -25,21 +29,29 @@ final class SessionBus: Sendable {
 
     private init() throws {
         let dbusDaemon = try PrivateKeyring.tool("dbus-daemon")
-        let directory = try TemporaryDirectory(prefix: "trove-bus")
-        self.directory = directory
-        setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=\(directory.path("no-bus"))", 1)
+        guard let chosen = trove_test_session_bus_directory() else {
+            throw PrivateKeyring.KeyringError.failed("no folder for the private session bus")
+        }
+        let directory = String(cString: chosen)
+        let address = "unix:path=\(directory)/bus"
+        (self.directory, self.address) = (directory, address)
+        guard ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == address else {
+            throw PrivateKeyring.KeyringError.failed(
+                "DBUS_SESSION_BUS_ADDRESS is not the private bus chosen before main")
+        }
+        // Nothing listens at the address yet.
         withoutBus = Result {
             _ = try Database(
-                path: directory.path("nowhere.trove"),
+                path: "\(directory)/nowhere.trove",
                 encryption: SecretServiceKeyStoreTests.encryption("nowhere"))
         }
-        let config = directory.path("session.conf")
+        let config = "\(directory)/session.conf"
         try """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
           <type>session</type>
-          <listen>unix:dir=\(directory.path(""))</listen>
+          <listen>\(address)</listen>
           <auth>EXTERNAL</auth>
           <policy context="default">
             <allow send_destination="*" eavesdrop="true"/>
@@ -49,16 +61,13 @@ final class SessionBus: Sendable {
         </busconfig>
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let started = try PrivateKeyring.run(
-            dbusDaemon, ["--config-file=\(config)", "--fork", "--print-address=1", "--print-pid=1"])
-        let lines = started.split(separator: "\n").map(String.init)
-        guard lines.count >= 2, let pid = pid_t(lines[1]) else {
+            dbusDaemon, ["--config-file=\(config)", "--fork", "--print-pid=1"])
+        guard let pid = pid_t(started.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw PrivateKeyring.KeyringError.failed("dbus-daemon printed \(started)")
         }
-        address = lines[0]
         self.pid = pid
         busPID = pid
         atexit { if busPID > 0 { kill(busPID, SIGTERM) } }
-        setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
     }
 }
 

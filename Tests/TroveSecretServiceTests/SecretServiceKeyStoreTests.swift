@@ -117,7 +117,7 @@ struct SecretServiceKeyStoreTests {
             }
             return store == SecretServiceKeyStore().name && !reason.isEmpty
         }
-        #expect(!FileManager.default.fileExists(atPath: bus.directory.path("nowhere.trove")))
+        #expect(!FileManager.default.fileExists(atPath: "\(bus.directory)/nowhere.trove"))
     }
 
     @Test("a session bus without a Secret Service on it is keyStoreUnavailable; nothing is created")
