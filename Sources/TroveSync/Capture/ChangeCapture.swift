@@ -15,6 +15,10 @@ struct CapturedTable: Sendable, Hashable {
     let vectorFields: [String: EmbeddingManifest?]
     /// Links only: the synced collections whose outgoing links sync.
     let linkSources: [String]?
+    /// The columns of each unique index other than the id's, read with the schema before each
+    /// push and pull (`SyncSpace.prepare()`): what the merge checks a record's values against
+    /// (`Materializer.admit(id:values:rowExists:)`).
+    var uniqueKeys: [[String]] = []
 
     var isLinks: Bool { linkSources != nil }
     var table: String { "\"\(collection)\"" }

@@ -9,13 +9,7 @@ struct Materializer {
     let connection: Connection
     let table: CapturedTable
     /// The columns of each unique index other than the id's (see ``admit(id:values:rowExists:)``).
-    let uniqueKeys: [[String]]
-
-    init(connection: Connection, table: CapturedTable) throws {
-        self.connection = connection
-        self.table = table
-        uniqueKeys = try Self.readUniqueKeys(of: table, on: connection)
-    }
+    var uniqueKeys: [[String]] { table.uniqueKeys }
 
     /// The condition selecting the row of record `?1`.
     private var whereID: String {

@@ -71,7 +71,7 @@ struct Merger {
         try connection.execute(script: "PRAGMA defer_foreign_keys = ON")
         for collection in set.collections {
             guard let table = captured[collection.name] else { continue }
-            let materializer = try Materializer(connection: connection, table: table)
+            let materializer = Materializer(connection: connection, table: table)
             var batch: NewRows? = nil
             // A table with unique values takes rows one by one: each is checked against the rows
             // before it (``Materializer/admit(id:values:rowExists:)``).

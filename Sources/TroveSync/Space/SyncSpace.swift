@@ -51,7 +51,7 @@ public actor SyncSpace {
     nonisolated let broadcaster = StatusBroadcaster()
     /// Whether ``key`` was proved to be the space's (once per instance: the key check is
     /// fetched before the first push or pull, not before every one).
-    private var keyVerified = false
+    var keyVerified = false
     /// Whether a pull of this instance asked the transport for its snapshot (once per instance
     /// when nothing new came: a device back after the horizon may find the whole feed pruned).
     var snapshotChecked = false
@@ -142,12 +142,21 @@ public actor SyncSpace {
             guard shape.idKind != .int64 else { throw SyncError.int64IDs(collection: name) }
             tables[name] = CapturedTable(shape: shape)
         }
-        let links = try await database.syncWrite { connection in
-            try connection.scalar(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                [.text(CapturedTable.linksName)])
+        let names = Array(tables.keys)
+        let (links, uniqueKeys) = try await database.syncWrite { [tables] connection in
+            let links =
+                try connection.scalar(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                    [.text(CapturedTable.linksName)])
                 != nil
+            var uniqueKeys: [String: [[String]]] = [:]
+            for name in names {
+                uniqueKeys[name] = try Materializer.readUniqueKeys(
+                    of: tables[name]!, on: connection)
+            }
+            return (links, uniqueKeys)
         }
+        for (name, keys) in uniqueKeys { tables[name]?.uniqueKeys = keys }
         if links { tables[CapturedTable.linksName] = CapturedTable(linksFrom: collections) }
         return tables
     }
@@ -321,68 +330,6 @@ public actor SyncSpace {
         }
     }
 
-    // MARK: Key check
-
-    /// Proves that this device's key is the space's before anything is sent or applied.
-    ///
-    /// The space's key check (a constant sealed with its key, kept by the transport) must open
-    /// with this key. A space without one gets this device's: it is new (an empty feed), or it
-    /// predates key checks, and then this key must open the feed's first change set (the key
-    /// the space started with; a device with a wrong passphrase joined later). Two devices that
-    /// race to set it both learn which one the transport kept.
-    ///
-    /// ``push()`` and ``pull()`` call it; call it to check a passphrase before syncing.
-    ///
-    /// - Throws: ``SyncError/wrongKey(space:)``, ``SyncError/transport(_:)``.
-    public func verifyKey() async throws {
-        guard !keyVerified else { return }
-        // A device added by code holds epoch 0's key once it accepted.
-        guard let key = keys.first else {
-            throw SyncError.awaitingMembership(space: space, device: device)
-        }
-        let stored: Data?
-        do { stored = try await transport.keyCheck(space: space) } catch {
-            throw Self.transportError(error)
-        }
-        if let stored {
-            guard try KeyCheck.opens(stored, key: key, space: space) else {
-                throw SyncError.wrongKey(space: space)
-            }
-        } else {
-            let first: [SealedChangeSet]
-            do { first = try await transport.pull(space: space, after: 0, limit: 1) } catch {
-                throw Self.transportError(error)
-            }
-            if let sealed = first.first, try !Sealing.opens(sealed, key: key, space: space) {
-                throw SyncError.wrongKey(space: space)
-            }
-            let check = try KeyCheck.seal(key: key, space: space)
-            let kept: Data
-            do { kept = try await transport.setKeyCheck(check, space: space) } catch {
-                throw Self.transportError(error)
-            }
-            guard try KeyCheck.opens(kept, key: key, space: space) else {
-                throw SyncError.wrongKey(space: space)
-            }
-        }
-        keyVerified = true
-    }
-
-    // MARK: Quarantine
-
-    /// Forgets a quarantined change set on this device (after the space's owner deleted it from
-    /// the server, or to stop listing it). It is not pulled again: the cursor is past it.
-    ///
-    /// - Parameter changeSet: one of ``SyncStatus/quarantined``.
-    public func forgetQuarantined(_ changeSet: QuarantinedChangeSet) async throws {
-        try await database.syncWrite { connection in
-            try connection.execute(
-                "DELETE FROM \(SyncTables.quarantine) WHERE server_sequence = ?",
-                [.integer(changeSet.serverSequence)])
-        }
-        try await refreshStatus(error: status.lastError)
-    }
-
     // MARK: Failures
 
     /// Records a failure of a step around sync (creating the space on the server, say) as
@@ -436,68 +383,6 @@ public actor SyncSpace {
             for table in tables.values { try ChangeCapture.install(table, on: writer.connection) }
             return applied
         }
-    }
-
-    // MARK: Conflicts
-
-    /// The local values that concurrent changes from other devices overwrote, oldest first.
-    ///
-    /// - Complexity: one query; O(conflicts kept).
-    public func conflicts() async throws -> [SyncConflict] {
-        try await database.syncWrite { connection in
-            try connection.query(
-                """
-                SELECT id, collection, record, field, value, device, hlc, winner_device, winner_hlc
-                FROM \(SyncTables.conflicts) ORDER BY id
-                """
-            ).map { row in
-                SyncConflict(
-                    id: row.int64(at: 0) ?? 0, collection: row.string(at: 1) ?? "",
-                    recordID: row.string(at: 2) ?? row[2].description,
-                    field: row.string(at: 3) ?? "",
-                    losingValue: row[4], losingDevice: row.string(at: 5) ?? "",
-                    losingTime: SyncTables.date(ofHLC: row.int64(at: 6) ?? 0),
-                    winningDevice: row.string(at: 7) ?? "",
-                    winningTime: SyncTables.date(ofHLC: row.int64(at: 8) ?? 0))
-            }
-        }
-    }
-
-    /// Writes a conflict's losing value back as a new local change (it then wins everywhere,
-    /// being the newest) and forgets the conflict.
-    ///
-    /// - Parameter conflict: one of ``conflicts()``.
-    /// - Throws: ``SyncError/conflictRecordGone(collection:id:)`` when the record was deleted
-    ///   since; ``SyncError/unknownCollection(_:)``.
-    public func restore(_ conflict: SyncConflict) async throws {
-        guard let table = captured[conflict.collection] else {
-            throw SyncError.unknownCollection(conflict.collection)
-        }
-        try await database.syncWrite { connection in
-            let materializer = try Materializer(connection: connection, table: table)
-            guard
-                try materializer.write(
-                    id: .text(conflict.recordID), field: conflict.field, value: conflict.losingValue
-                )
-            else {
-                throw SyncError.conflictRecordGone(
-                    collection: conflict.collection, id: conflict.recordID)
-            }
-            try connection.execute(
-                "DELETE FROM \(SyncTables.conflicts) WHERE id = ?", [.integer(conflict.id)])
-        }
-        try await refreshStatus(error: status.lastError)
-    }
-
-    /// Forgets a conflict without restoring it.
-    ///
-    /// - Parameter conflict: one of ``conflicts()``.
-    public func dismiss(_ conflict: SyncConflict) async throws {
-        try await database.syncWrite { connection in
-            try connection.execute(
-                "DELETE FROM \(SyncTables.conflicts) WHERE id = ?", [.integer(conflict.id)])
-        }
-        try await refreshStatus(error: status.lastError)
     }
 
     // MARK: Status
