@@ -40,7 +40,10 @@ struct OptionSpec: Sendable {
 ///                        examples: [("trove show 42", "the record with id 42")])
 /// ```
 struct CommandSpec: Sendable {
+    /// The command's whole name: `search`, or `sync status` for a subcommand.
     var name: String
+    /// Other words that call it (`ls` for `collection list`).
+    var aliases: [String]
     /// One line shown in `trove --help`.
     var summary: String
     /// The usage line after `trove `, e.g. `search [options] QUERY...`.
@@ -54,11 +57,13 @@ struct CommandSpec: Sendable {
     var examples: [(command: String, explanation: String)]
 
     init(
-        name: String, summary: String, usage: String, discussion: String = "",
-        options: [OptionSpec] = [], positionals: (min: Int, max: Int?) = (0, 0),
+        name: String, aliases: [String] = [], summary: String, usage: String,
+        discussion: String = "", options: [OptionSpec] = [],
+        positionals: (min: Int, max: Int?) = (0, 0),
         examples: [(command: String, explanation: String)] = []
     ) {
         self.name = name
+        self.aliases = aliases
         self.summary = summary
         self.usage = usage
         self.discussion = discussion
@@ -66,6 +71,13 @@ struct CommandSpec: Sendable {
         self.positionals = positionals
         self.examples = examples
     }
+}
+
+extension CommandSpec {
+    /// The word that calls it: the last of its name (`status` for `sync status`).
+    var word: String { String(name.split(separator: " ").last ?? "") }
+    /// Whether `word` calls it (its word or an alias).
+    func calls(_ word: String) -> Bool { word == self.word || aliases.contains(word) }
 }
 
 /// The result of parsing one command line against a ``CommandSpec``.
@@ -112,6 +124,12 @@ struct ParsedArguments: Sendable, Equatable {
                     + "got '\(text)'", command: command)
         }
         return number
+    }
+
+    /// `--chunk-tokens N`: the largest chunk, in model tokens.
+    func chunkTokens(command: String) throws -> Int {
+        try integer(
+            "chunk-tokens", default: Chunker.defaultMaxTokens, in: 16...250, command: command)
     }
 }
 

@@ -1,90 +1,148 @@
 import Foundation
 import Trove
 
-extension Commands {
-    static let collection = CommandSpec(
+/// `trove collection`: named collections of folders (`add`, `list`, `remove`, `rename`).
+struct CollectionCommand: TroveCommand {
+    static let configuration = CommandSpec(
         name: "collection",
         summary: "named collections of folders, each with a file mask and a context",
-        usage: """
-            collection add PATH... [--name NAME] [--mask GLOB] [--context TEXT]
-                   trove collection list | remove NAME | rename OLD NEW
-            """,
+        usage:
+            "collection add PATH... [--name NAME] [--mask GLOB] [--context TEXT] | list | remove NAME | rename OLD NEW",
         discussion: """
             A collection is a name for some folders (and single files) of one database, with a
             glob mask choosing the files under its folders and a context string that every
             search result from it carries (for people and for assistants: "Personal notes",
             "Work wiki, 2024 onwards"). 'add' creates a collection and indexes it; 'trove
             index' refreshes every collection; 'trove search -c NAME' searches some of them.
-            'remove' deletes a collection and its records (the others stay); 'rename' renames
-            it and relabels its records.
-
-            The mask is matched against each file's path relative to its folder: '*' within a
-            name, '**/' any number of folders, '?' one character, [a-z] a set, {md,txt}
-            alternatives. The default, '\(Glob.defaultPattern)', takes every
-            format trove reads; a file of another extension is read as text. Hidden files and
-            folders are always skipped, and so are binary files. NAME defaults to the first
-            folder's name.
             """,
-        options: [
-            OptionSpec("name", short: "n", value: "NAME", help: "name of the new collection (add)"),
-            OptionSpec(
-                "mask", value: "GLOB",
-                help: "which files under the folders (add; default: every readable format)"),
-            OptionSpec(
-                "context", value: "TEXT", help: "said with every result of the collection (add)"),
-            OptionSpec("quiet", short: "q", help: "no progress bar and no summary line (add)"),
-        ] + model + database + common,
-        positionals: (1, nil),
+        options: Commands.database + Commands.common,
         examples: [
             (
                 "trove collection add ~/notes --name notes --mask '**/*.md' --context \"Personal notes\"",
                 "the Markdown files under ~/notes, indexed now and by every 'trove index'"
             ),
-            (
-                "trove collection add ~/work/wiki ~/work/meetings --name work",
-                "two folders, one collection"
-            ),
             ("trove collection list", "names, folders, masks, contexts and sizes"),
             ("trove collection rename work job", "rename it; its records follow"),
             ("trove collection remove job", "delete it and its records"),
         ])
-}
+    static let subcommands: [any TroveCommand.Type] = [
+        Add.self, List.self, Remove.self, Rename.self,
+    ]
 
-/// `trove collection add | list | remove | rename`.
-enum CollectionCommand {
-    static func run(_ context: CommandContext) async throws -> Int32 {
-        let words = context.arguments.positionals
-        let action = words[0]
-        let rest = Array(words.dropFirst())
-        let addOnly = ["name", "mask", "context"].filter { context.arguments.value($0) != nil }
-        if action != "add", let option = addOnly.first {
-            throw CLIError.usage("--\(option) goes with 'collection add'", command: "collection")
+    init(parsing arguments: ParsedArguments) throws {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        try Commands.missingSubcommand(Self.self, context: context)
+    }
+
+    /// `trove collection add PATH...`.
+    struct Add: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "collection add",
+            summary: "create a collection of folders and files, and index it",
+            usage: "collection add PATH... [--name NAME] [--mask GLOB] [--context TEXT]",
+            discussion: """
+                The mask is matched against each file's path relative to its folder: '*' within
+                a name, '**/' any number of folders, '?' one character, [a-z] a set, {md,txt}
+                alternatives. The default, '\(Glob.defaultPattern)', takes every
+                format trove reads; a file of another extension is read as text. Hidden files
+                and folders are always skipped, and so are binary files. NAME defaults to the
+                first folder's name.
+                """,
+            options: [
+                OptionSpec("name", short: "n", value: "NAME", help: "name of the new collection"),
+                OptionSpec(
+                    "mask", value: "GLOB",
+                    help: "which files under the folders (default: every readable format)"),
+                OptionSpec(
+                    "context", value: "TEXT", help: "said with every result of the collection"),
+                OptionSpec("quiet", short: "q", help: "no progress bar and no summary line"),
+            ] + Commands.model + Commands.database + Commands.common,
+            positionals: (1, nil),
+            examples: [
+                (
+                    "trove collection add ~/notes --name notes --mask '**/*.md' --context \"Personal notes\"",
+                    "the Markdown files under ~/notes, indexed now and by every 'trove index'"
+                ),
+                (
+                    "trove collection add ~/work/wiki ~/work/meetings --name work",
+                    "two folders, one collection"
+                ),
+            ])
+
+        var paths: [String]
+        var name: String?
+        var mask: Glob
+        /// `--context`, trimmed; nil when empty.
+        var note: String?
+
+        init(parsing arguments: ParsedArguments) throws {
+            paths = arguments.positionals
+            name = arguments.value("name")
+            if let name { try NoteCollection.validate(name: name, command: "collection add") }
+            mask = try arguments.value("mask").map(Glob.init) ?? .standard
+            let text = arguments.value("context")?.trimmingCharacters(in: .whitespacesAndNewlines)
+            note = text?.isEmpty == false ? text : nil
         }
-        switch action {
-        case "add": return try await add(rest, context: context)
-        case "list", "ls":
-            try expect(rest, count: 0, usage: "collection list")
-            return try await list(context)
-        case "remove", "rm":
-            try expect(rest, count: 1, usage: "collection remove NAME")
-            return try await remove(rest[0], context: context)
-        case "rename", "mv":
-            try expect(rest, count: 2, usage: "collection rename OLD NEW")
-            return try await rename(rest[0], to: rest[1], context: context)
-        default:
-            var message = "unknown collection action '\(action)': use add, list, remove or rename"
-            if let guess = ArgumentParser.closest(
-                to: action, among: ["add", "list", "remove", "rename"])
-            {
-                message += "; did you mean '\(guess)'?"
-            }
-            throw CLIError.usage(message, command: "collection")
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await CollectionCommand.add(self, context: context)
         }
     }
 
-    private static func expect(_ words: [String], count: Int, usage: String) throws {
-        guard words.count == count else {
-            throw CLIError.usage("usage: trove \(usage)", command: "collection")
+    /// `trove collection list`.
+    struct List: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "collection list", aliases: ["ls"],
+            summary: "names, folders, masks, contexts and sizes of the collections",
+            usage: "collection list [--json]", options: Commands.database + Commands.common,
+            examples: [("trove collection list", "names, folders, masks, contexts and sizes")])
+
+        init() {}
+        init(parsing arguments: ParsedArguments) throws {}
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await CollectionCommand.list(context)
+        }
+    }
+
+    /// `trove collection remove NAME`.
+    struct Remove: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "collection remove", aliases: ["rm"],
+            summary: "delete a collection and its records (the others stay)",
+            usage: "collection remove NAME", options: Commands.database + Commands.common,
+            positionals: (1, 1),
+            examples: [("trove collection remove job", "delete it and its records")])
+
+        var name: String
+
+        init(parsing arguments: ParsedArguments) throws { name = arguments.positionals[0] }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await CollectionCommand.remove(name, context: context)
+        }
+    }
+
+    /// `trove collection rename OLD NEW`.
+    struct Rename: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "collection rename", aliases: ["mv"],
+            summary: "rename a collection and relabel its records",
+            usage: "collection rename OLD NEW", options: Commands.database + Commands.common,
+            positionals: (2, 2),
+            examples: [("trove collection rename work job", "rename it; its records follow")])
+
+        var old: String
+        var new: String
+
+        init(parsing arguments: ParsedArguments) throws {
+            (old, new) = (arguments.positionals[0], arguments.positionals[1])
+            try NoteCollection.validate(name: new, command: "collection rename")
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await CollectionCommand.rename(old, to: new, context: context)
         }
     }
 
@@ -103,19 +161,13 @@ enum CollectionCommand {
         return CLIError.notFound(message)
     }
 
-    static func add(_ raw: [String], context: CommandContext) async throws -> Int32 {
-        guard !raw.isEmpty else {
-            throw CLIError.usage("collection add needs at least one PATH", command: "collection")
-        }
-        let paths = try raw.map { try IndexCommand.checkedPath($0, context: context) }
-        let name = context.arguments.value("name") ?? (paths[0] as NSString).lastPathComponent
-        try NoteCollection.validate(name: name, command: "collection")
-        let mask = try context.arguments.value("mask").map(Glob.init) ?? .standard
-        let text = context.arguments.value("context")?.trimmingCharacters(
-            in: .whitespacesAndNewlines)
+    static func add(_ command: Add, context: CommandContext) async throws -> Int32 {
+        let paths = try command.paths.map { try IndexCommand.checkedPath($0, context: context) }
+        let name = command.name ?? (paths[0] as NSString).lastPathComponent
+        try NoteCollection.validate(name: name, command: "collection add")
         let path = try context.databasePath()
         let embedders = try await context.loadEmbedders(forDatabaseAt: path)
-        let chunker = try context.chunker(for: embedders[0])
+        let chunker = try context.chunker(for: embedders[0], maxTokens: Chunker.defaultMaxTokens)
         let notebook = try await Notebook.openForWriting(
             path: path, embedders: embedders, context: context)
         if try await notebook.collection(named: name) != nil {
@@ -127,8 +179,7 @@ enum CollectionCommand {
             name: name,
             paths: paths.enumerated().filter { !paths[..<$0.offset].contains($0.element) }.map(
                 \.element),
-            mask: mask,
-            context: text?.isEmpty == false ? text : nil)
+            mask: command.mask, context: command.note)
         try await notebook.save(collection)
 
         let started = Date()

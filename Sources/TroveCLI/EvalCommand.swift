@@ -3,7 +3,52 @@ import Trove
 import TroveEmbeddings
 
 /// `trove eval --docs NOTES.jsonl --queries QUERIES.jsonl [--out DIR]`.
-enum EvalCommand {
+struct EvalCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "eval",
+        summary: "measure retrieval quality on a labelled query set",
+        usage: "eval [options] --docs NOTES.jsonl --queries QUERIES.jsonl",
+        discussion: """
+            Indexes the documents into a temporary database (deleted afterwards),
+            runs every query in text, vector and hybrid mode, and prints hit@1, hit@3, hit@10,
+            MRR@10 and nDCG@10 per mode, overall and per query kind, computed as
+            shared/eval/score.py does. Documents: {"id", "text", ...} per line; queries:
+            {"id", "query", "answer", "kind"} per line. With --out, writes text.jsonl,
+            vector.jsonl and hybrid.jsonl there: {"id": query id, "ranked": [top 10 doc ids]}.
+            """,
+        options: [
+            OptionSpec("docs", value: "FILE", help: "documents, one JSON object per line"),
+            OptionSpec("queries", value: "FILE", help: "queries with their answer and kind"),
+            OptionSpec("out", value: "DIR", help: "write one run file per mode into DIR"),
+            OptionSpec(
+                "chunk-tokens", value: "N",
+                help:
+                    "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"
+            ),
+        ] + Commands.model + Commands.common,
+        examples: [
+            (
+                "trove eval --docs notes-dev/notes.jsonl --queries notes-dev/queries.jsonl --out runs",
+                "table per mode; run files in ./runs"
+            )
+        ])
+
+    var documents: String
+    var queries: String
+    /// `--out`: where the run files go.
+    var out: String?
+    var chunkTokens: Int
+
+    init(parsing arguments: ParsedArguments) throws {
+        guard let documents = arguments.value("docs"), let queries = arguments.value("queries")
+        else {
+            throw CLIError.usage("eval needs --docs FILE and --queries FILE", command: "eval")
+        }
+        (self.documents, self.queries) = (documents, queries)
+        out = arguments.value("out")
+        chunkTokens = try arguments.chunkTokens(command: "eval")
+    }
+
     /// The modes compared, in the order they are reported.
     static let modes: [(name: String, mode: SearchMode)] = [
         ("text", .text), ("vector", .vector), ("hybrid", .hybrid),
@@ -11,19 +56,10 @@ enum EvalCommand {
     /// Chunks fetched per query before collapsing chunks of one document into one entry.
     static let depth = 50
 
-    static func run(_ context: CommandContext) async throws -> Int32 {
+    func run(_ context: CommandContext) async throws -> Int32 {
         let console = context.console
-        guard let docsArgument = context.arguments.value("docs"),
-            let queriesArgument = context.arguments.value("queries")
-        else {
-            throw CLIError.usage("eval needs --docs FILE and --queries FILE", command: "eval")
-        }
-        func absolute(_ path: String) -> String {
-            Locations.absolute(
-                path, environment: console.environment, currentDirectory: console.currentDirectory)
-        }
-        let docsPath = absolute(docsArgument)
-        let queriesPath = absolute(queriesArgument)
+        let docsPath = context.absolutePath(documents)
+        let queriesPath = context.absolutePath(queries)
         for path in [docsPath, queriesPath] where !FileManager.default.fileExists(atPath: path) {
             throw CLIError.notFound("no such file: \(path)")
         }
@@ -44,10 +80,10 @@ enum EvalCommand {
                     + "not among the documents: "
                     + orphans.prefix(5).map(\.id).joined(separator: ", "))
         }
-        let outFolder = context.arguments.value("out").map(absolute)
+        let outFolder = out.map(context.absolutePath)
 
         let embedders = try context.loadEmbedders()
-        let chunker = try context.chunker(for: embedders[0])
+        let chunker = try context.chunker(for: embedders[0], maxTokens: chunkTokens)
 
         // A private store in a temporary folder, removed when done.
         let folder = FileManager.default.temporaryDirectory
@@ -108,12 +144,12 @@ enum EvalCommand {
         }
 
         var reports: [(name: String, report: RetrievalReport, seconds: Double)] = []
-        for (name, mode) in modes {
+        for (name, mode) in Self.modes {
             let started = Date()
             var run: [String: [String]] = [:]
             for query in queries {
                 let hits = try await search.search(
-                    query.query, mode: mode, where: .all, limit: min(depth, entries[0].count))
+                    query.query, mode: mode, where: .all, limit: min(Self.depth, entries[0].count))
                 var ranked: [String] = []
                 for hit in hits {
                     guard let key = documentOf[hit.id], !ranked.contains(key) else { continue }
@@ -125,7 +161,7 @@ enum EvalCommand {
             let report = try RetrievalReport(queries: queries, run: run)
             reports.append((name, report, Date().timeIntervalSince(started)))
             if let outFolder {
-                try writeRunFile(
+                try Self.writeRunFile(
                     RunFile.contents(queries: queries, run: run), folder: outFolder, name: name)
             }
         }
@@ -174,7 +210,7 @@ enum EvalCommand {
         if let outFolder {
             text +=
                 "\nrun files: "
-                + modes.map { "\(outFolder)/\($0.name).jsonl" }.joined(separator: ", ") + "\n"
+                + Self.modes.map { "\(outFolder)/\($0.name).jsonl" }.joined(separator: ", ") + "\n"
         }
         console.out.write(text)
         return ExitCode.success

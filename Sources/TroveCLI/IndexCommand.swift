@@ -45,24 +45,124 @@ struct IndexSummary: Sendable, Equatable {
 /// `trove index [PATH...]`: refreshes every collection (or those named with `-c`); PATHs not
 /// yet in a collection are first added to the implicit one (``NoteCollection/implicitName``)
 /// or to the one named with `-c`.
-enum IndexCommand {
-    static func run(_ context: CommandContext) async throws -> Int32 {
-        let started = Date()
-        let path = try context.databasePath()
-        let names = context.arguments.all("collection")
-        for name in names { try NoteCollection.validate(name: name, command: "index") }
-        if !context.arguments.positionals.isEmpty, names.count > 1 {
+struct IndexCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "index",
+        summary: "refresh the collections' notes in the database (incremental)",
+        usage: "index [options] [PATH...]",
+        discussion: """
+            Refreshes every collection (see 'trove collection'), or those named with -c. PATHs
+            not yet part of a collection are first added to the collection named with -c, else
+            to the collection 'default', so 'trove index ~/notes' once and 'trove index' later
+            keep ~/notes current.
+
+            Reads .txt, .md and .markdown files as one document each, and .jsonl files as one
+            document per line ({"id", "text", optional "source" and "metadata"}). Folders are
+            walked recursively for the files their collection's mask takes; hidden files and
+            folders are skipped, and so are binary files (counted as skipped, not as failures).
+            Long documents are split into chunks at paragraph, then sentence boundaries so that
+            every chunk fits the model's input; each chunk keeps its file as source and its
+            position and collection in the metadata.
+
+            Every chunk is embedded by each model of the database, one vector field per model:
+            all-MiniLM-L6-v2 (English) and, when it is installed or given with --model,
+            multilingual-e5-small (about 100 languages); 'trove stats' shows which a database
+            holds.
+
+            Re-running is incremental: unchanged files (same SHA-256) are skipped, changed files
+            are replaced as a unit in one transaction, and files that left a collection (deleted,
+            or no longer matching its mask) are removed from the database. A file or folder that
+            cannot be read now (no permission, a link that leads nowhere, a drive not mounted)
+            is a warning naming it, keeps the notes it held, and makes the exit status 1.
+
+            With --watch, the command then follows the collections' folders (inotify on Linux,
+            polling elsewhere) and indexes every file saved, created, moved or deleted there
+            within about a second, a burst of saves as one batch; each summary line goes to
+            stderr (with --json, one JSON line per batch on stdout). Ctrl-C stops it; the batch
+            being written is finished first, so the database is always consistent.
+            """,
+        options: [
+            OptionSpec(
+                "collection", short: "c", value: "NAME", repeatable: true,
+                help:
+                    "refresh only this collection (repeat for several); with PATHs, add them to it"),
+            OptionSpec(
+                "chunk-tokens", value: "N",
+                help:
+                    "largest chunk, in estimated model tokens (default \(Chunker.defaultMaxTokens))"
+            ),
+            OptionSpec(
+                "watch", short: "w",
+                help:
+                    "then keep following the folders: changes are indexed within a second (Ctrl-C stops)"
+            ),
+            OptionSpec("quiet", short: "q", help: "no progress bar and no summary line"),
+            OptionSpec(
+                "encrypt",
+                help:
+                    "create the database encrypted (passphrase: $TROVE_PASSWORD_FILE, $TROVE_PASSWORD or a prompt)"
+            ),
+        ] + Commands.model + Commands.database + Commands.common,
+        positionals: (0, nil),
+        examples: [
+            ("trove index", "refresh every collection: only what changed is read again"),
+            ("trove index ~/notes", "add ~/notes to the collection 'default' and index it"),
+            ("trove index -c work", "refresh the collection 'work' only"),
+            ("trove index --watch", "refresh, then keep every collection current until Ctrl-C"),
+            (
+                "trove index -c recipes ~/Downloads/recipes.md",
+                "add one file to the collection 'recipes'"
+            ),
+            ("trove index --db work.sqlite exported.jsonl", "one document per JSON line"),
+            (
+                "TROVE_PASSWORD_FILE=~/.trove-pass trove index --encrypt --db private.trove ~/journal",
+                "a new encrypted database"
+            ),
+        ])
+
+    /// PATHs to add to a collection first.
+    var paths: [String]
+    /// `-c`: the collections to refresh (empty: all).
+    var collections: [String]
+    var chunkTokens: Int
+    /// `--watch`: then follow the folders.
+    var watch: Bool
+    /// `--encrypt`: create the database encrypted.
+    var encrypt: Bool
+
+    /// - Throws: ``CLIError/usage(_:command:)`` for a collection name that is not one, or
+    ///   PATHs with more than one collection.
+    init(
+        paths: [String], collections: [String], chunkTokens: Int = Chunker.defaultMaxTokens,
+        watch: Bool = false, encrypt: Bool = false
+    ) throws {
+        for name in collections { try NoteCollection.validate(name: name, command: "index") }
+        if !paths.isEmpty, collections.count > 1 {
             throw CLIError.usage(
                 "PATHs go into one collection: give at most one -c with them", command: "index")
         }
+        (self.paths, self.collections, self.chunkTokens) = (paths, collections, chunkTokens)
+        (self.watch, self.encrypt) = (watch, encrypt)
+    }
+
+    init(parsing arguments: ParsedArguments) throws {
+        try self.init(
+            paths: arguments.positionals, collections: arguments.all("collection"),
+            chunkTokens: try arguments.chunkTokens(command: "index"),
+            watch: arguments.flag("watch"), encrypt: arguments.flag("encrypt"))
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let started = Date()
+        let path = try context.databasePath()
+        let names = collections
         // Paths are checked before anything is written or loaded.
-        let paths = try context.arguments.positionals.map { try checkedPath($0, context: context) }
+        let paths = try paths.map { try Self.checkedPath($0, context: context) }
         let embedders = try await context.loadEmbedders(forDatabaseAt: path)
         // Chunks are sized with the first model's tokenizer.
-        let chunker = try context.chunker(for: embedders[0])
+        let chunker = try context.chunker(for: embedders[0], maxTokens: chunkTokens)
         let notebook = try await Notebook.openForWriting(
-            path: path, embedders: embedders, context: context,
-            encrypt: context.arguments.flag("encrypt"))
+            path: path, embedders: embedders, context: context, encrypt: encrypt)
 
         var collections = try await notebook.collections()
         if !paths.isEmpty {
@@ -104,8 +204,8 @@ enum IndexCommand {
             try await notebook.database.mergeTextIndexes()
         }
         summary.seconds = Date().timeIntervalSince(started)
-        report(summary, collections: selected, path: path, context: context)
-        if context.arguments.flag("watch") {
+        Self.report(summary, collections: selected, path: path, context: context)
+        if watch {
             return try await Watcher.run(collections: selected, indexer: indexer, context: context)
         }
         return summary.failed > 0 ? ExitCode.failure : ExitCode.success
@@ -146,11 +246,11 @@ enum IndexCommand {
             members.append(("collections", .array(collections.map { .string($0.name) })))
             members.append(("database", .string(path)))
             console.out.write(JSONValue.object(members).serialized() + "\n")
-        } else if !context.arguments.flag("quiet") {
+        } else if !context.options.quiet {
             let style = Style(
                 enabled: console.colorEnabled(
                     terminal: console.stderrIsTerminal,
-                    noColorFlag: context.arguments.flag("no-color")))
+                    noColorFlag: context.options.noColor))
             let files = summary.processed
             console.err.write(
                 "\(style.green("indexed")) \(files) file\(files == 1 ? "" : "s"): \(summary.line)\n"

@@ -103,7 +103,7 @@ final class Indexer {
         let totalBytes = files.reduce(0) { $0 + Self.size(of: $1.path) }
         let progress = ProgressBar(
             sink: console.err,
-            enabled: console.stderrIsTerminal && !context.json && !context.arguments.flag("quiet"),
+            enabled: console.stderrIsTerminal && !context.json && !context.options.quiet,
             totalFiles: files.count, totalBytes: totalBytes)
         defer { progress.finish() }
         for (collection, discovery, known) in plans {

@@ -2,12 +2,45 @@ import Foundation
 import Trove
 import TroveEmbeddings
 
-/// `trove embed`, `trove show`, `trove rm` and `trove stats`.
-enum RecordCommands {
-    // MARK: embed
+/// `trove embed`: the embedding of each text.
+struct EmbedCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "embed",
+        summary: "print the embedding of each text (arguments, or lines on stdin)",
+        usage: "embed [options] [TEXT...]",
+        discussion: """
+            Each argument is one text; with no argument (or '-') each line of stdin is one text.
+            Vectors come from the built-in all-MiniLM-L6-v2 model (384 numbers, unit length), or
+            the model given with --model (multilingual-e5-small: passage vectors, "passage: "
+            before each text; with --query, query vectors, "query: "). With --json the output is
+            one JSON array per text, one per line, each number printed with enough digits to
+            read back the exact Float.
+            """,
+        options: [
+            OptionSpec(
+                "query", help: "embed the texts as search queries (models with a query prefix)")
+        ] + Commands.model + Commands.common,
+        positionals: (0, nil),
+        examples: [
+            ("trove embed --json \"buy oat milk\"", "one JSON array on stdout"),
+            ("cut -f2 titles.tsv | trove embed --json > vectors.jsonl", "one line per input line"),
+            (
+                "trove embed --model multilingual-e5-small --query --json \"数据库\"",
+                "a multilingual query vector"
+            ),
+        ])
 
-    static func embed(_ context: CommandContext) async throws -> Int32 {
-        var texts = context.arguments.positionals
+    var texts: [String]
+    /// `--query`: embed as search queries.
+    var asQueries: Bool
+
+    init(parsing arguments: ParsedArguments) throws {
+        texts = arguments.positionals
+        asQueries = arguments.flag("query")
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        var texts = texts
         if texts.isEmpty || texts == ["-"] {
             if context.console.stdinIsTerminal {
                 context.console.err.write(
@@ -34,8 +67,7 @@ enum RecordCommands {
             let end = min(start + 256, texts.count)
             let batch = Array(texts[start..<end])
             let vectors =
-                try await context.arguments.flag("query")
-                ? embedder.embedQueries(batch) : embedder.embed(batch)
+                try await asQueries ? embedder.embedQueries(batch) : embedder.embed(batch)
             var out = ""
             for vector in vectors {
                 if context.json {
@@ -51,15 +83,27 @@ enum RecordCommands {
         }
         return ExitCode.success
     }
+}
 
-    // MARK: show
+/// `trove show`: one record.
+struct ShowCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "show",
+        summary: "print one record: text, source, metadata",
+        usage: "show [options] ID",
+        options: Commands.database + Commands.common,
+        positionals: (1, 1),
+        examples: [("trove show 42", "the record with id 42"), ("trove show --json 42", "as JSON")])
 
-    static func show(_ context: CommandContext) async throws -> Int32 {
+    var id: String
+
+    init(parsing arguments: ParsedArguments) throws { id = arguments.positionals[0] }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
         let notebook = try await Notebook.openExisting(
             path: try context.databasePath(), embedders: nil, context: context)
-        let id = try recordID(
-            context.arguments.positionals[0], kind: notebook.collection.configuration.ids,
-            command: "show")
+        let id = try Self.recordID(
+            id, kind: notebook.collection.configuration.ids, command: "show")
         guard let entry = try await notebook.collection.fetch(id: id) else {
             throw CLIError.notFound("no record with id \(id)")
         }
@@ -80,24 +124,6 @@ enum RecordCommands {
         text += "\n" + entry.content + (entry.content.hasSuffix("\n") ? "" : "\n")
         context.console.out.write(text)
         return ExitCode.success
-    }
-
-    /// A model's short name: the built-in name (all-MiniLM-L6-v2, multilingual-e5-small), else
-    /// its id.
-    static func modelName(_ manifest: EmbeddingManifest) -> String {
-        BuiltInModel(manifest: manifest)?.rawValue ?? manifest.modelID
-    }
-
-    /// `1.2 MB`-style sizes (powers of 1000, as file managers show them).
-    static func byteCount(_ bytes: Int64) -> String {
-        let units = ["bytes", "KB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1000, unit < units.count - 1 {
-            value /= 1000
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f", value) + " " + units[unit]
     }
 
     /// A record id as typed: a UUID (notes databases made or migrated by this version), or a
@@ -122,21 +148,46 @@ enum RecordCommands {
         }
     }
 
-    // MARK: rm
+}
 
-    static func rm(_ context: CommandContext) async throws -> Int32 {
-        let source = context.arguments.value("source")
-        let ids = context.arguments.positionals
+/// `trove rm`: records by id, or every record of a source.
+struct RemoveCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "rm",
+        summary: "remove records by id, or every record of a source",
+        usage: "rm [options] (--source S | ID...)",
+        discussion: """
+            Removing a file's records also forgets its content hash, so the next 'trove index'
+            adds it again if it still exists.
+            """,
+        options: [OptionSpec("source", short: "s", value: "S", help: "remove every record of S")]
+            + Commands.database + Commands.common,
+        positionals: (0, nil),
+        examples: [
+            ("trove rm 42 43", "remove two records"),
+            ("trove rm --source ~/notes/old.md", "remove every chunk of one file"),
+        ])
+
+    /// `--source`: every record of this source.
+    var source: String?
+    var ids: [String]
+
+    init(parsing arguments: ParsedArguments) throws {
+        source = arguments.value("source")
+        ids = arguments.positionals
         if source != nil, !ids.isEmpty {
             throw CLIError.usage("give either --source or record ids, not both", command: "rm")
         }
         if source == nil, ids.isEmpty {
             throw CLIError.usage("nothing to remove: give record ids or --source S", command: "rm")
         }
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
         let notebook = try await Notebook.openExisting(
             path: try context.databasePath(), embedders: nil, context: context)
         let numbers = try ids.map {
-            try recordID($0, kind: notebook.collection.configuration.ids, command: "rm")
+            try ShowCommand.recordID($0, kind: notebook.collection.configuration.ids, command: "rm")
         }
 
         let removed: Int
@@ -178,12 +229,40 @@ enum RecordCommands {
         }
         return ExitCode.success
     }
+}
 
-    // MARK: stats
+/// `trove stats`: records, sources, file size, model and index.
+struct StatsCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "stats",
+        summary: "records, sources, file size, model and index of the database",
+        usage: "stats [options]",
+        options: Commands.database + Commands.common,
+        examples: [("trove stats", "a short report"), ("trove stats --json", "for scripts")])
+
+    init(parsing arguments: ParsedArguments) throws {}
+
+    /// A model's short name: the built-in name (all-MiniLM-L6-v2, multilingual-e5-small), else
+    /// its id.
+    static func modelName(_ manifest: EmbeddingManifest) -> String {
+        BuiltInModel(manifest: manifest)?.rawValue ?? manifest.modelID
+    }
+
+    /// `1.2 MB`-style sizes (powers of 1000, as file managers show them).
+    static func byteCount(_ bytes: Int64) -> String {
+        let units = ["bytes", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f", value) + " " + units[unit]
+    }
 
     /// What `trove stats --json` prints and the MCP status tool returns: records, sources,
     /// files, the model, the index, and when a file was last indexed.
-    static func statsDocument(_ notebook: Notebook) async throws -> JSONValue {
+    static func document(_ notebook: Notebook) async throws -> JSONValue {
         let records = try await notebook.collection.count()
         let sources = try await notebook.collection.sources()
         let files = try await notebook.fileCount()
@@ -202,7 +281,7 @@ enum RecordCommands {
             "SELECT max(indexed_at) AS at FROM \(Notebook.filesTable)"
         ).first?.double("at")
         // One vector field per model: `notes` holds the first, each companion one more.
-        let fields = [configuration] + notebook.companions.map(\.configuration)
+        let fields = [configuration] + notebook.companions.map { $0.configuration }
         let collections = try await notebook.collections()
         return JSONValue.object([
             ("database", .string(notebook.path)),
@@ -237,7 +316,7 @@ enum RecordCommands {
         ])
     }
 
-    static func stats(_ context: CommandContext) async throws -> Int32 {
+    func run(_ context: CommandContext) async throws -> Int32 {
         let path = try context.databasePath()
         let notebook = try await Notebook.openExisting(path: path, embedders: nil, context: context)
         let records = try await notebook.collection.count()
@@ -246,11 +325,11 @@ enum RecordCommands {
         let size = notebook.database.fileSize()
         let configuration = notebook.collection.configuration
         // One vector field per model: `notes` holds the first, each companion one more.
-        let fields = [configuration] + notebook.companions.map(\.configuration)
+        let fields = [configuration] + notebook.companions.map { $0.configuration }
         let collections = try await notebook.collections()
 
         if context.json {
-            context.console.out.write(try await statsDocument(notebook).serialized() + "\n")
+            context.console.out.write(try await Self.document(notebook).serialized() + "\n")
             return ExitCode.success
         }
         let style = context.style
@@ -260,7 +339,7 @@ enum RecordCommands {
                 + value + "\n"
         }
         var text = line("database", path)
-        text += line("size", byteCount(size))
+        text += line("size", Self.byteCount(size))
         text += line("encrypted", notebook.database.encryption.map { "yes, \($0)" } ?? "no")
         text += line(
             "records",

@@ -1,193 +1,187 @@
 import Foundation
 import Trove
 import TroveEmbeddings
-import TroveSQLite
 
-/// `trove search QUERY...`.
-enum SearchCommand {
-    static func run(_ context: CommandContext) async throws -> Int32 {
-        let search = try SearchInvocation(context)
-        let path = try context.databasePath()
-        // Text search needs no model; load them only for the modes that embed the query.
-        var embedders: [any Embedder] = []
-        if search.mode != .text, FileManager.default.fileExists(atPath: path) {
-            let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
-            embedders = try context.loadEmbedders(
-                matching: try await Notebook.manifests(of: database))
-        }
-        let notebook = try await Notebook.openExisting(
-            path: path, embedders: search.mode == .text ? nil : embedders, context: context)
-        let hits = try await search.run(notebook: notebook, embedders: embedders, context: context)
+/// `trove search QUERY...`: the request read and checked once, run by ``NoteSearch``, and the
+/// document `--json` prints.
+///
+/// The MCP server's search tool makes the same value from its arguments
+/// (``init(query:mode:limit:minimumScore:source:collections:allChunks:files:clause:)``), so
+/// the two return the same results for the same request.
+struct SearchCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "search",
+        summary: "find notes by meaning and by words",
+        usage: "search [options] QUERY...",
+        discussion: """
+            Words after the options form the query (an empty query is a usage error). The
+            default mode, hybrid, fuses the meaning (vector) ranking with the word (BM25)
+            ranking; 'vector' and 'text' use one leg alone. A long note indexed in several
+            chunks is listed once, with its best chunk. Each result shows its path, title, a
+            snippet with the query's words highlighted (on a terminal) and its collection's
+            context.
 
-        if context.json {
-            context.console.out.write(search.document(hits).serialized() + "\n")
-            return ExitCode.success
-        }
-        if hits.isEmpty {
-            let bar =
-                search.minimumScore > 0
-                ? " with a score of at least \(SearchOutput.score(search.minimumScore))" : ""
-            context.console.err.write("no results for \"\(search.query)\"\(bar)\n")
-            return ExitCode.success
-        }
-        let output = SearchOutput(context: context, query: search.query, mode: search.modeName)
-        for (index, hit) in hits.enumerated() {
-            context.console.out.write(
-                search.files ? output.fileLine(hit) : output.render(hit, rank: index + 1))
-        }
-        return ExitCode.success
-    }
-
-    /// `--min-score X`: a number from 0 to 1.
-    static func minimumScore(_ text: String?) throws -> Double {
-        guard let text else { return 0 }
-        guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
-            throw CLIError.usage(
-                "--min-score expects a number from 0 to 1, got '\(text)'", command: "search")
-        }
-        return value
-    }
-
-    /// Records of the collections named with `-c` (`.all` without one).
-    /// - Throws: ``CLIError/notFound(_:)`` for a name that is not a collection.
-    static func collectionFilter(_ names: [String], among collections: [NoteCollection]) throws
-        -> Filter
-    {
-        guard !names.isEmpty else { return .all }
-        for name in names where !collections.contains(where: { $0.name == name }) {
-            throw CollectionCommand.unknown(name, among: collections, command: "search")
-        }
-        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
-        return .sql(
-            "json_extract(metadata, '$.collection') IN (\(marks))", names.map(SQLValue.text))
-    }
-
-    /// The `--where` fragment with its typed `--bind` values, `.all` without one.
-    static func whereClause(_ context: CommandContext) throws -> Filter {
-        let sql = context.arguments.value("where")
-        let binds = context.arguments.all("bind")
-        guard let sql else {
-            if !binds.isEmpty {
-                throw CLIError.usage(
-                    "--bind needs a --where with ? placeholders", command: "search")
-            }
-            return .all
-        }
-        let placeholders = countPlaceholders(sql)
-        guard placeholders == binds.count else {
-            throw CLIError.usage(
-                "--where has \(placeholders) ? placeholder\(placeholders == 1 ? "" : "s") but "
-                    + "\(binds.count) --bind value\(binds.count == 1 ? " was" : "s were") given",
-                command: "search")
-        }
-        return .sql(sql, binds.map(bindValue))
-    }
-
-    /// Whole numbers bind as integers, decimals as reals, everything else as text — so
-    /// `json_extract(metadata, '$.chunk') = ?` with `--bind 0` compares numbers with numbers.
-    static func bindValue(_ text: String) -> SQLValue {
-        if let integer = Int64(text) { return .integer(integer) }
-        if let real = Double(text), real.isFinite, text.contains(where: \.isNumber),
-            !text.lowercased().contains("n")  // not "nan"/"inf"
-        {
-            return .real(real)
-        }
-        return .text(text)
-    }
-
-    /// `?` outside string literals and quoted identifiers.
-    static func countPlaceholders(_ sql: String) -> Int {
-        var count = 0
-        var quote: Character?
-        for character in sql {
-            if let open = quote {
-                if character == open { quote = nil }
-            } else if character == "'" || character == "\"" {
-                quote = character
-            } else if character == "?" {
-                count += 1
-            }
-        }
-        return count
-    }
-
-    /// `--source` as typed, or as an absolute path when that is what the records hold (file
-    /// sources are stored absolute).
-    static func resolveSource(
-        _ source: String?, context: CommandContext, notebook: Notebook
-    ) async throws -> String? {
-        guard let source else { return nil }
-        if try await notebook.collection.count(where: .source(source)) > 0 { return source }
-        let absolute = Locations.absolute(
-            source, environment: context.console.environment,
-            currentDirectory: context.console.currentDirectory)
-        if try await notebook.collection.count(where: .source(absolute)) > 0 { return absolute }
-        return source
-    }
-
-    /// `--files --json`: the path and the score.
-    static func fileJSON(_ hit: NoteSearch.NoteHit) -> JSONValue {
-        .object([
-            ("source", .string(hit.result.record.source)),
-            ("score", .double(SearchOutput.rounded(hit.relevance))),
-        ])
-    }
-
-    /// One result of `--json`: the calibrated `score` people see, then everything it came from
-    /// (the fusion's own score, each leg's rank, raw score and relevance).
-    static func resultJSON(_ hit: NoteSearch.NoteHit, rank: Int, mode: String) -> JSONValue {
-        let result = hit.result
-        var members: [(String, JSONValue)] = [
-            ("rank", .int(Int64(rank))), ("id", JSONValue(result.id)),
-            ("score", .double(SearchOutput.rounded(hit.relevance))),
-            ("source", .string(result.record.source)),
+            The score is a relevance from 0 to 1 that means the same for every query: about
+            0.5 is "as likely the note you want as not", 0.8 and up a strong match. It comes
+            from the cosine of each model and the share of the query's words the note holds,
+            each through a curve fitted on a labelled set, taking the strongest leg that
+            understands the query's language; it never rises down the list, so --min-score
+            keeps the top of the ranking. --json keeps each leg's rank and raw score. Filters apply before ranking, so -k results come back whenever that many
+            records match. --where takes an SQL expression over the columns id, content,
+            source and metadata (a JSON object: use json_extract(metadata, '$.key')); each ?
+            takes the next --bind value (whole numbers and decimals are bound as numbers,
+            everything else as text).
+            """,
+        options: [
+            OptionSpec(
+                "mode", short: "m", value: "MODE",
+                help: "hybrid (default), vector (meaning only) or text (words only)"),
+            OptionSpec("k", short: "k", value: "N", help: "number of results (default 10)"),
+            OptionSpec(
+                "all",
+                help: "every match instead of the best k (with --min-score: every match above it)"),
+            OptionSpec(
+                "min-score", value: "X",
+                help: "only results with a relevance of at least X (0 to 1; see the score above)"),
+            OptionSpec("files", help: "print only each result's score and path (score TAB path)"),
+            OptionSpec(
+                "collection", short: "c", value: "NAME", repeatable: true,
+                help: "only this collection (repeat for several; see 'trove collection list')"),
+            OptionSpec("source", short: "s", value: "S", help: "only records whose source is S"),
+            OptionSpec("where", value: "SQL", help: "only records matching this SQL expression"),
+            OptionSpec(
+                "bind", value: "VALUE", repeatable: true,
+                help: "value for the next ? in --where (repeat for several)"),
+            OptionSpec(
+                "all-chunks", help: "list every matching chunk (default: the best chunk per note)"),
+        ] + Commands.model + Commands.database + Commands.common,
+        positionals: (1, nil),
+        examples: [
+            ("trove search when is the dentist", "hybrid search, ten best results"),
+            ("trove search -k 3 --mode text invoice 2041", "word search only, three results"),
             (
-                "short_id",
-                Notebook.note(metadata: result.record.metadata, source: result.record.source).map {
-                    .string($0.shortID)
-                } ?? .null
+                "trove search -c work --min-score 0.6 release plan",
+                "strong matches in the collection 'work'"
             ),
-            ("title", SearchOutput.title(of: result.record.content).map(JSONValue.string) ?? .null),
-            ("collection", hit.collection.map(JSONValue.string) ?? .null),
-            ("context", hit.context.map(JSONValue.string) ?? .null),
-            ("metadata", hit.metadata ?? .null),
-        ]
-        // A single-leg search ranks by that leg alone, so its rank is the result's rank.
-        let vectorRank = result.meaningRank ?? (mode == "vector" ? rank : nil)
-        let textRank = result.textRank ?? (mode == "text" ? rank : nil)
-        members.append(("vector_rank", vectorRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("text_rank", textRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("distance", result.distance.map { .double($0) } ?? .null))
-        members.append(("bm25", result.bm25.map { .double($0) } ?? .null))
-        members.append(("fused_score", .double(hit.fusedScore)))
-        members.append(
             (
-                "legs",
-                .array(
-                    hit.legs.map { leg in
-                        .object([
-                            ("leg", .string(leg.name)),
-                            ("rank", leg.rank.map { .int(Int64($0)) } ?? .null),
-                            ("score", .double(leg.score)), ("relevance", .double(leg.relevance)),
-                            ("competent", .bool(leg.competent)),
-                        ])
-                    })
-            ))
-        members.append(("content", .string(result.record.content)))
-        return .object(members)
+                "trove search --all --files --min-score 0.5 tax receipts",
+                "paths of every good match, for scripts"
+            ),
+            (
+                "trove search --where \"json_extract(metadata, '$.chunk') = ?\" --bind 0 recipe",
+                "only the first chunk of each file"
+            ),
+            ("trove search --json groceries | jq '.results[0].source'", "for scripts"),
+        ])
+
+    var query: String
+    /// `hybrid`, `vector` or `text`, as given.
+    var modeName: String
+    var mode: SearchMode
+    /// Most results; nil with `--all`.
+    var limit: Int?
+    var k: Int
+    /// `--min-score`: results below this calibrated relevance are left out (0: none).
+    var minimumScore: Double
+    /// `--source` as typed (see ``resolveSource(_:context:notebook:)``).
+    var source: String?
+    /// The collections named with `-c` (empty: all).
+    var collections: [String]
+    /// `--where` with its `--bind` values; `.all` without one.
+    var clause: Filter
+    var allChunks: Bool
+    /// `--files`: path and score only.
+    var files: Bool
+
+    /// A request, checked.
+    /// - Parameter limit: most results (1...1000), nil for every result above `minimumScore`.
+    /// - Throws: ``CLIError/usage(_:command:)`` for an empty query, an unknown mode, a limit out
+    ///   of range or a minimum score outside 0...1.
+    init(
+        query: String, mode modeName: String = "hybrid", limit: Int? = 10,
+        minimumScore: Double = 0, source: String? = nil, collections: [String] = [],
+        allChunks: Bool = false, files: Bool = false, clause: Filter = .all
+    ) throws {
+        guard query.contains(where: { !$0.isWhitespace }) else {
+            throw CLIError.usage(
+                "the query is empty: give the words to search for", command: "search")
+        }
+        switch modeName {
+        case "hybrid": mode = .hybrid
+        case "vector": mode = .vector
+        case "text": mode = .text
+        default:
+            throw CLIError.usage(
+                "--mode must be hybrid, vector or text, got '\(modeName)'", command: "search")
+        }
+        if let limit, !(1...1000).contains(limit) {
+            throw CLIError.usage(
+                "-k expects a whole number from 1 to 1000, got '\(limit)'", command: "search")
+        }
+        guard minimumScore.isFinite, (0...1).contains(minimumScore) else {
+            throw CLIError.usage(
+                "--min-score expects a number from 0 to 1, got '\(minimumScore)'", command: "search"
+            )
+        }
+        (self.query, self.modeName, self.limit, k) = (query, modeName, limit, limit ?? 10)
+        (self.minimumScore, self.source, self.collections) = (minimumScore, source, collections)
+        (self.allChunks, self.files, self.clause) = (allChunks, files, clause)
     }
 
-    /// A source for display: `~/…` under the home folder, relative under the current folder.
-    static func displayPath(
-        _ source: String, environment: [String: String], currentDirectory: String
-    ) -> String {
-        guard source.hasPrefix("/") else { return source }
-        if currentDirectory != "/", source.hasPrefix(currentDirectory + "/") {
-            return String(source.dropFirst(currentDirectory.count + 1))
+    /// - Throws: ``CLIError/usage(_:command:)`` as the initializer above, and for `-k` with
+    ///   `--all` or `--bind` values that do not match `--where`.
+    init(parsing arguments: ParsedArguments) throws {
+        let all = arguments.flag("all")
+        if all, arguments.value("k") != nil {
+            throw CLIError.usage("give -k N or --all, not both", command: "search")
         }
-        if let home = environment["HOME"], home != "/", source.hasPrefix(home + "/") {
-            return "~" + source.dropFirst(home.count)
+        let k = try arguments.integer("k", default: 10, in: 1...1000, command: "search")
+        try self.init(
+            query: arguments.positionals.joined(separator: " "),
+            mode: arguments.value("mode") ?? "hybrid", limit: all ? nil : k,
+            minimumScore: try Self.minimumScore(arguments.value("min-score")),
+            source: arguments.value("source"), collections: arguments.all("collection"),
+            allChunks: arguments.flag("all-chunks"), files: arguments.flag("files"),
+            clause: try Self.whereClause(arguments))
+        self.k = k
+    }
+
+    /// Runs the search.
+    /// - Parameter embedders: the database's models in order; empty for a text search.
+    /// - Throws: ``CLIError/invalidQuery(_:)`` when SQLite rejects `--where`;
+    ///   ``CLIError/notFound(_:)`` for an unknown collection; store errors.
+    func results(notebook: Notebook, embedders: [any Embedder], context: CommandContext)
+        async throws -> [NoteSearch.NoteHit]
+    {
+        let source = try await Self.resolveSource(source, context: context, notebook: notebook)
+        let only = try Self.collectionFilter(
+            collections, among: try await notebook.collections())
+        do {
+            return try await NoteSearch(
+                notebook: notebook, embedders: mode == .text ? [] : embedders
+            ).run(
+                NoteSearch.Request(
+                    query: query, mode: mode, limit: limit,
+                    filter: (source.map(Filter.source) ?? .all) && only && clause,
+                    allChunks: allChunks, minimumRelevance: minimumScore))
+        } catch TroveError.invalidFilter(let fragment, let reason) {
+            throw CLIError.invalidQuery("--where \"\(fragment)\" is not a valid filter: \(reason)")
         }
-        return source
+    }
+
+    /// The document `trove search --json` prints: the request and one object per result.
+    func document(_ hits: [NoteSearch.NoteHit]) -> JSONValue {
+        let results: [JSONValue] = hits.enumerated().map { index, hit in
+            files
+                ? SearchCommand.fileJSON(hit)
+                : SearchCommand.resultJSON(hit, rank: index + 1, mode: modeName)
+        }
+        var members: [(String, JSONValue)] = [
+            ("query", .string(query)), ("mode", .string(modeName)),
+            ("k", limit == nil ? .null : .int(Int64(k))),
+        ]
+        if minimumScore > 0 { members.append(("min_score", .double(minimumScore))) }
+        members.append(("results", .array(results)))
+        return .object(members)
     }
 }

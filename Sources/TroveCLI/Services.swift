@@ -111,7 +111,7 @@ extension CommandContext {
     /// 71 and 66, multilingual 5 of 9 against 2) for about four times the indexing time
     /// (BENCHMARKS.md, "Retrieval quality"; the DocC article Embeddings).
     var modelDirectories: [URL] {
-        let values = arguments.all("model")
+        let values = options.models
         guard !values.isEmpty else {
             let e5 = Locations.modelDirectory(
                 value: BuiltInModel.multilingualE5Small.rawValue, environment: console.environment,
@@ -140,7 +140,7 @@ extension CommandContext {
     /// The models for writing to the database at `path`: `--model` when given, else those it
     /// was indexed with, else the default.
     func loadEmbedders(forDatabaseAt path: String) async throws -> [any Embedder] {
-        if arguments.all("model").isEmpty, FileManager.default.fileExists(atPath: path) {
+        if options.models.isEmpty, FileManager.default.fileExists(atPath: path) {
             let manifests = try await Notebook.manifests(
                 of: try EncryptionPassphrase.openDatabase(path: path, context: self))
             if !manifests.isEmpty { return try loadEmbedders(matching: manifests) }
@@ -151,7 +151,7 @@ extension CommandContext {
     /// Loads the models a database was indexed with: the `--model` values when given, else
     /// each built-in model by its recorded id, and the default folder for any other.
     func loadEmbedders(matching manifests: [EmbeddingManifest]) throws -> [any Embedder] {
-        if !arguments.all("model").isEmpty { return try loadEmbedders() }
+        if !options.models.isEmpty { return try loadEmbedders() }
         return try manifests.map { manifest in
             switch BuiltInModel(manifest: manifest) {
             case .multilingualE5Small?:
@@ -199,10 +199,9 @@ extension CommandContext {
         }
     }
 
-    /// A chunker counting real model tokens when the embedder has a tokenizer.
-    func chunker(for embedder: any Embedder) throws -> Chunker {
-        let limit = try arguments.integer(
-            "chunk-tokens", default: Chunker.defaultMaxTokens, in: 16...250, command: spec.name)
+    /// A chunker of chunks of at most `limit` tokens, counting real model tokens when the
+    /// embedder has a tokenizer.
+    func chunker(for embedder: any Embedder, maxTokens limit: Int) throws -> Chunker {
         if let bert = embedder as? BERTEmbedder {
             let tokenizer = bert.tokenizer
             return Chunker(maxTokens: limit) { tokenizer.wordPieceIDs(String($0)).count }

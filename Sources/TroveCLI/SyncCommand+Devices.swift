@@ -6,8 +6,8 @@ import TroveSync
 /// space, each with a key of its own.
 extension SyncCommand {
     /// `trove sync invite`: this device's invitation (binds the database to the space).
-    static func invite(_ context: CommandContext) async throws -> Int32 {
-        guard let space = context.arguments.value("space"), !space.isEmpty else {
+    static func invite(_ options: SyncOptions, context: CommandContext) async throws -> Int32 {
+        guard let space = options.space else {
             throw CLIError.usage("invite needs --space NAME", command: "sync")
         }
         let database = try EncryptionPassphrase.openDatabase(
@@ -26,10 +26,14 @@ extension SyncCommand {
     }
 
     /// `trove sync add-device INVITATION`: wraps the space's keys for the new device.
-    static func addDevice(_ invitation: String, context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "add-device")
+    static func addDevice(_ invitation: String, options: SyncOptions, context: CommandContext)
+        async throws -> Int32
+    {
+        let (transport, database) = try await serverAndDatabase(
+            options, context: context, action: "add-device")
         defer { transport.close() }
-        let sync = try await openSpace(context, database: database, transport: transport)
+        let sync = try await openSpace(
+            options, context: context, database: database, transport: transport)
         let code = try await sync.addDevice(invitation: invitation)
         if context.json {
             context.console.out.write(
@@ -44,25 +48,29 @@ extension SyncCommand {
     }
 
     /// `trove sync join --code CODE`: accepts the keys a member wrapped, then syncs.
-    static func join(code: String, context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "join")
+    static func join(code: String, options: SyncOptions, context: CommandContext) async throws
+        -> Int32
+    {
+        let (transport, database) = try await serverAndDatabase(
+            options, context: context, action: "join")
         defer { transport.close() }
-        let space = try await spaceName(context, database)
+        let space = try await spaceName(options, database)
         let sync = try await SyncSpace(
             database: database, space: space, key: nil, transport: transport,
-            collections: try await collections(context, database))
+            collections: try await collections(options, database))
         try await sync.acceptMembership(confirmationCode: code)
-        return try await Self.sync(context)
+        return try await Self.sync(options, context: context)
     }
 
     /// `trove sync devices`: the space's devices.
-    static func devices(_ context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "devices")
+    static func devices(_ options: SyncOptions, context: CommandContext) async throws -> Int32 {
+        let (transport, database) = try await serverAndDatabase(
+            options, context: context, action: "devices")
         defer { transport.close() }
-        let space = try await spaceName(context, database)
+        let space = try await spaceName(options, database)
         let sync = try await SyncSpace(
             database: database, space: space, key: try SyncKey.random(), transport: transport,
-            collections: try await collections(context, database))
+            collections: try await collections(options, database))
         let records = try await sync.devices()
         if context.json {
             let items: [JSONValue] = records.map { record in
@@ -86,10 +94,14 @@ extension SyncCommand {
     }
 
     /// `trove sync remove-device DEVICE`: a new key epoch without that device.
-    static func removeDevice(_ removed: String, context: CommandContext) async throws -> Int32 {
-        let (transport, database) = try await serverAndDatabase(context, action: "remove-device")
+    static func removeDevice(_ removed: String, options: SyncOptions, context: CommandContext)
+        async throws -> Int32
+    {
+        let (transport, database) = try await serverAndDatabase(
+            options, context: context, action: "remove-device")
         defer { transport.close() }
-        let sync = try await openSpace(context, database: database, transport: transport)
+        let sync = try await openSpace(
+            options, context: context, database: database, transport: transport)
         let epoch = try await sync.removeDevice(removed)
         if context.json {
             context.console.out.write(

@@ -2,125 +2,89 @@ import Foundation
 import Trove
 import TroveSync
 
-extension Commands {
-    static let sync = CommandSpec(
+/// The options every sync subcommand reads the same way: where the server is, the space and
+/// the collections.
+struct SyncOptions: Sendable, Equatable {
+    /// `--server`: the PostgreSQL server (libpq URL).
+    var server: String?
+    /// `--space` (nil: the one the database syncs).
+    var space: String?
+    /// `--collection` (empty: notes and the vectors of further models).
+    var collections: [String]
+
+    init(parsing arguments: ParsedArguments) {
+        server = arguments.value("server")
+        space = arguments.value("space").flatMap { $0.isEmpty ? nil : $0 }
+        collections = arguments.all("collection")
+    }
+
+    static let server = OptionSpec(
+        "server", value: "URL", help: "the PostgreSQL server (libpq URL)")
+    static let space = OptionSpec(
+        "space", value: "NAME",
+        help: "the space's name (the same on every device; default: the database's space)")
+    static let collection = OptionSpec(
+        "collection", value: "NAME", repeatable: true,
+        help: "a collection to sync (repeat for several; default: notes)")
+    /// What every subcommand that opens the space accepts.
+    static let all = [server, space, collection] + Commands.database + Commands.common
+
+    /// The server's URL. - Throws: a usage error naming `command` when `--server` is missing.
+    func serverURL(for command: String) throws -> String {
+        guard let server else {
+            throw CLIError.usage("\(command) needs --server URL", command: command)
+        }
+        return server
+    }
+}
+
+/// `trove sync`: push this database's changes to its space and pull everyone else's; the
+/// subcommands set up the server, show the status, and manage snapshots, quarantined change
+/// sets and devices.
+struct SyncCommand: TroveCommand {
+    static let configuration = CommandSpec(
         name: "sync",
         summary: "sync collections with other devices through PostgreSQL (end-to-end encrypted)",
-        usage:
-            "sync setup-server URL | sync --server URL [--space NAME] [options] | sync status [options] | "
-            + "sync snapshot --server URL [options] | sync quarantine [--server URL --delete | --forget] [options] | "
-            + "sync invite --space NAME | sync add-device INVITATION --server URL | "
-            + "sync join --server URL --space NAME --code CODE | sync devices --server URL | "
-            + "sync remove-device DEVICE --server URL",
+        usage: "sync [--server URL] [--space NAME] [options] | trove sync SUBCOMMAND [options]",
         discussion: """
-            trove sync setup-server URL
-                Installs Trove's server schema (trove-sync.sql: spaces, members, the change
-                feed, row-level security, LISTEN/NOTIFY) on the PostgreSQL database at URL, as
-                a role that may create schemas and roles. Safe to run again. Then create one
-                login role per person or device:
-                    CREATE ROLE alice_laptop LOGIN PASSWORD '...' IN ROLE trove_sync_device;
-
-            trove sync --server URL --space NAME
-                Pushes this database's changes to the space and pulls everyone else's (the
-                space is created, owned by URL's role, the first time). Change sets are sealed
-                with a key made from the space's passphrase: $TROVE_SYNC_PASSWORD_FILE (its
-                first line), else $TROVE_SYNC_PASSWORD, else a prompt. The server never sees
-                the passphrase or a clear-text field. --space may be left out once the
-                database has synced: it keeps its space's name.
-                The first device that syncs a space stores a key check with it (a constant
-                sealed with the key); every device opens it before it sends or applies
-                anything, so a wrong passphrase is refused (exit 6) with nothing sent, and the
-                changes made meanwhile go out at the next sync with the right one.
-                A change set that does not open (altered on the server, or sealed with another
-                key by an older version) is quarantined: skipped, never applied in part, the
-                ones after it applied as usual (see sync quarantine).
-                Synced collections need UUID or String ids (--collection; default: notes and
-                the vectors of further models). Notes databases of older versions, whose ids
-                were whole numbers, get UUID ids the first time this version opens them.
-                A chunk's id comes from its collection's name, its file's path below the
-                collection's folder (the folder's name, then the rest: notes/2026/march.md) and
-                its position in the file, so machines that index the same notes (a shared
-                folder, or a copy) write the same ids and sync keeps one copy of each; give the
-                collection the same name and its folder the same name on every machine. A
-                changed file is rewritten in place and the last writer's version wins.
-                A new device starts from the space's newest snapshot (when the server has one)
-                and pulls only the change sets after it; one it cannot use (does not open, an
-                unknown format or a newer schema, older than what it has) is refused and the
-                feed pulled instead. After syncing, a device uploads a snapshot when 10,000
-                change sets or 64 MB arrived since the newest one. A device that tracks each
-                writer's sequence numbers says which change sets are missing when a later one
-                of the same device arrived (status), and is not in sync until they arrive.
-
-            trove sync snapshot --server URL [--space NAME]
-                Syncs, then uploads a sealed snapshot of this device's state (parts of 4 MB;
-                the server sees sizes only) so new devices start from it; the server then
-                prunes the change sets at or below both the snapshot and the slowest cursor
-                of the devices seen within its horizon (90 days by default; the administrator
-                changes it with UPDATE trove_sync.settings SET prune_horizon = '30 days').
-                A device back after the horizon starts again from the snapshot; its own
-                unsent changes are kept and sent.
-
-            trove sync status [--space NAME] [--server URL]
-                This device's id, pending local changes, change sets not yet acknowledged, the
-                last pushed and pulled sequence numbers, change sets queued and why, change sets
-                quarantined, change sets of other devices missing (a gap in a writer's
-                sequence numbers), whether it is in sync, a snapshot it refused, conflicts and
-                the last error (kept in the database when a sync fails); with --server also
-                the server's last sequence, the feed's size (change sets and bytes, how far
-                it was pruned), the newest snapshot and the pruning horizon. The space is the
-                one the database syncs unless --space names it.
-
-            trove sync quarantine [--server URL --delete | --forget]
-                Lists the change sets this device quarantined: server sequence, the device that
-                sealed it and its sequence number, and why. With --server URL --delete the
-                space's owner (URL's role) deletes them from the server, so new devices never
-                pull them, and this device forgets them; --forget only forgets them here (after
-                the owner deleted them). In SQL: SELECT trove_sync.delete_change_set(space,
-                device, device_sequence).
+            Pushes this database's changes to the space and pulls everyone else's (the space is
+            created, owned by URL's role, the first time). Change sets are sealed with a key
+            made from the space's passphrase: $TROVE_SYNC_PASSWORD_FILE (its first line), else
+            $TROVE_SYNC_PASSWORD, else a prompt. The server never sees the passphrase or a
+            clear-text field. --space may be left out once the database has synced: it keeps
+            its space's name.
+            The first device that syncs a space stores a key check with it (a constant sealed
+            with the key); every device opens it before it sends or applies anything, so a
+            wrong passphrase is refused (exit 6) with nothing sent, and the changes made
+            meanwhile go out at the next sync with the right one.
+            A change set that does not open (altered on the server, or sealed with another key
+            by an older version) is quarantined: skipped, never applied in part, the ones after
+            it applied as usual (see sync quarantine).
+            Synced collections need UUID or String ids (--collection; default: notes and the
+            vectors of further models). Notes databases of older versions, whose ids were
+            whole numbers, get UUID ids the first time this version opens them.
+            A chunk's id comes from its collection's name, its file's path below the
+            collection's folder (the folder's name, then the rest: notes/2026/march.md) and its
+            position in the file, so machines that index the same notes (a shared folder, or a
+            copy) write the same ids and sync keeps one copy of each; give the collection the
+            same name and its folder the same name on every machine. A changed file is
+            rewritten in place and the last writer's version wins.
+            A new device starts from the space's newest snapshot (when the server has one) and
+            pulls only the change sets after it; one it cannot use (does not open, an unknown
+            format or a newer schema, older than what it has) is refused and the feed pulled
+            instead. After syncing, a device uploads a snapshot when 10,000 change sets or 64 MB
+            arrived since the newest one. A device that tracks each writer's sequence numbers
+            says which change sets are missing when a later one of the same device arrived
+            (status), and is not in sync until they arrive.
 
             Devices are members with keys of their own: each has an X25519 key pair, and the
-            space's key is wrapped for each member device on the server.
-
-            trove sync invite --space NAME
-                On a new device: prints its invitation (its id and public key, QR-sized).
-
-            trove sync add-device INVITATION --server URL
-                On a member: adds the device that showed INVITATION (its key is wrapped for it)
-                and prints a confirmation code to enter on the new device.
-
-            trove sync join --server URL --space NAME --code CODE
-                On the new device: accepts the keys with the member's code (a wrong code keeps
-                nothing), then syncs. Later syncs need no passphrase.
-
-            trove sync devices --server URL
-                The space's devices: id, role, this device, removed ones.
-
-            trove sync remove-device DEVICE --server URL
-                Removes a device: a new key epoch, wrapped for the remaining devices only;
-                what is written from now on is sealed under it, so the removed device reads
-                none of it, and the server refuses its pushes (it then fails with exit 1).
-                Joining by passphrase keeps working until a device is first removed; after
-                that a member adds new devices (the removed one knows the passphrase).
+            space's key is wrapped for each member device on the server (invite, add-device,
+            join, devices, remove-device).
 
             A URL is libpq's: postgresql://ROLE[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...].
             A host other than this machine is reached over TLS unless the URL sets sslmode.
             """,
-        options: [
-            OptionSpec("server", value: "URL", help: "the PostgreSQL server (libpq URL)"),
-            OptionSpec("space", value: "NAME", help: "the space's name (the same on every device)"),
-            OptionSpec(
-                "collection", value: "NAME", repeatable: true,
-                help: "a collection to sync (repeat for several; default: notes)"),
-            OptionSpec(
-                "delete",
-                help: "quarantine: delete the quarantined change sets from the server (owner only)"),
-            OptionSpec(
-                "forget", help: "quarantine: forget the quarantined change sets on this device"),
-            OptionSpec(
-                "code", value: "CODE",
-                help: "join: the confirmation code the adding device showed"),
-        ] + database + common,
-        positionals: (0, 2),
+        options: SyncOptions.all,
         examples: [
             (
                 "trove sync setup-server postgresql://admin@db.example.com/trove",
@@ -130,96 +94,339 @@ extension Commands {
                 "TROVE_SYNC_PASSWORD_FILE=~/.notes-sync trove sync --server postgresql://alice_laptop@db.example.com/trove --space notes",
                 "push and pull the space 'notes'"
             ),
-            (
-                "trove sync status --space notes --server postgresql://alice_laptop@db.example.com/trove",
-                "what is pending, queued or failing"
-            ),
             ("trove sync status --json", "the local status, for scripts"),
-            (
-                "trove sync snapshot --server postgresql://alice_laptop@db.example.com/trove",
-                "upload a snapshot now, so new devices start from it and the feed can be pruned"
-            ),
-            (
-                "trove sync quarantine --server postgresql://alice@db.example.com/trove --delete",
-                "the space's owner deletes change sets no device can open"
-            ),
-            ("trove sync invite --space notes", "on a new device: show its invitation"),
-            (
-                "trove sync add-device trove-device-1:... --server postgresql://alice_laptop@db.example.com/trove",
-                "on a member: add that device; prints the code to enter there"
-            ),
-            (
-                "trove sync join --server postgresql://alice_phone@db.example.com/trove --space notes --code K7QMD-2XPRT",
-                "on the new device: accept and sync"
-            ),
-            (
-                "trove sync remove-device 3f2a... --server postgresql://alice_laptop@db.example.com/trove",
-                "remove a lost device: it reads nothing written after"
-            ),
         ])
+    static let subcommands: [any TroveCommand.Type] = [
+        SetupServer.self, Status.self, Snapshot.self, Quarantine.self, Invite.self,
+        AddDevice.self, Join.self, Devices.self, RemoveDevice.self,
+    ]
+
+    var options: SyncOptions
+
+    init(parsing arguments: ParsedArguments) throws { options = SyncOptions(parsing: arguments) }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        try await Self.reporting(context) { try await Self.sync(options, context: context) }
+    }
+
+    /// `trove sync setup-server URL`.
+    struct SetupServer: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync setup-server",
+            summary: "install Trove's server schema on a PostgreSQL database",
+            usage: "sync setup-server URL",
+            discussion: """
+                Installs Trove's server schema (trove-sync.sql: spaces, members, the change
+                feed, row-level security, LISTEN/NOTIFY) on the PostgreSQL database at URL, as a
+                role that may create schemas and roles. Safe to run again. Then create one login
+                role per person or device:
+                    CREATE ROLE alice_laptop LOGIN PASSWORD '...' IN ROLE trove_sync_device;
+                """,
+            options: Commands.common, positionals: (1, 1),
+            examples: [
+                (
+                    "trove sync setup-server postgresql://admin@db.example.com/trove",
+                    "install the server schema"
+                )
+            ])
+
+        var url: String
+
+        init(parsing arguments: ParsedArguments) throws { url = arguments.positionals[0] }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.setUpServer(url: url, context: context)
+            }
+        }
+    }
+
+    /// `trove sync status`.
+    struct Status: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync status",
+            summary: "pending changes, queued, quarantined and missing change sets, last error",
+            usage: "sync status [--space NAME] [--server URL]",
+            discussion: """
+                This device's id, pending local changes, change sets not yet acknowledged, the
+                last pushed and pulled sequence numbers, change sets queued and why, change sets
+                quarantined, change sets of other devices missing (a gap in a writer's sequence
+                numbers), whether it is in sync, a snapshot it refused, conflicts and the last
+                error (kept in the database when a sync fails); with --server also the server's
+                last sequence, the feed's size (change sets and bytes, how far it was pruned),
+                the newest snapshot and the pruning horizon. The space is the one the database
+                syncs unless --space names it.
+                """,
+            options: SyncOptions.all,
+            examples: [
+                (
+                    "trove sync status --server postgresql://alice_laptop@db.example.com/trove",
+                    "what is pending, queued or failing, and the server's feed"
+                ),
+                ("trove sync status --json", "the local status, for scripts"),
+            ])
+
+        var options: SyncOptions
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.status(options, context: context)
+            }
+        }
+    }
+
+    /// `trove sync snapshot`.
+    struct Snapshot: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync snapshot",
+            summary: "sync, then upload a snapshot so new devices start from it",
+            usage: "sync snapshot --server URL [--space NAME]",
+            discussion: """
+                Syncs, then uploads a sealed snapshot of this device's state (parts of 4 MB; the
+                server sees sizes only) so new devices start from it; the server then prunes the
+                change sets at or below both the snapshot and the slowest cursor of the devices
+                seen within its horizon (90 days by default; the administrator changes it with
+                UPDATE trove_sync.settings SET prune_horizon = '30 days'). A device back after
+                the horizon starts again from the snapshot; its own unsent changes are kept and
+                sent.
+                """,
+            options: SyncOptions.all,
+            examples: [
+                (
+                    "trove sync snapshot --server postgresql://alice_laptop@db.example.com/trove",
+                    "upload a snapshot now, so new devices start from it and the feed can be pruned"
+                )
+            ])
+
+        var options: SyncOptions
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.sync(options, context: context, snapshot: true)
+            }
+        }
+    }
+
+    /// `trove sync quarantine`.
+    struct Quarantine: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync quarantine",
+            summary: "list, delete or forget the change sets that do not open",
+            usage: "sync quarantine [--server URL --delete | --forget]",
+            discussion: """
+                Lists the change sets this device quarantined: server sequence, the device that
+                sealed it and its sequence number, and why. With --server URL --delete the
+                space's owner (URL's role) deletes them from the server, so new devices never
+                pull them, and this device forgets them; --forget only forgets them here (after
+                the owner deleted them). In SQL: SELECT trove_sync.delete_change_set(space,
+                device, device_sequence).
+                """,
+            options: [
+                OptionSpec(
+                    "delete",
+                    help: "delete the quarantined change sets from the server (owner only)"),
+                OptionSpec("forget", help: "forget the quarantined change sets on this device"),
+            ] + SyncOptions.all,
+            examples: [
+                (
+                    "trove sync quarantine --server postgresql://alice@db.example.com/trove --delete",
+                    "the space's owner deletes change sets no device can open"
+                )
+            ])
+
+        var options: SyncOptions
+        var delete: Bool
+        var forget: Bool
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+            (delete, forget) = (arguments.flag("delete"), arguments.flag("forget"))
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.quarantine(self, context: context)
+            }
+        }
+    }
+
+    /// `trove sync invite`.
+    struct Invite: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync invite",
+            summary: "on a new device: print its invitation (its id and public key)",
+            usage: "sync invite --space NAME",
+            discussion: """
+                Prints this device's invitation (its id and public key, QR-sized), to give to
+                a member's 'trove sync add-device'.
+                """,
+            options: SyncOptions.all,
+            examples: [("trove sync invite --space notes", "on a new device: show its invitation")])
+
+        var options: SyncOptions
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.invite(options, context: context)
+            }
+        }
+    }
+
+    /// `trove sync add-device INVITATION`.
+    struct AddDevice: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync add-device",
+            summary: "on a member: add the device that showed an invitation",
+            usage: "sync add-device INVITATION --server URL",
+            discussion: """
+                Adds the device that showed INVITATION (the space's key is wrapped for it) and
+                prints a confirmation code to enter on the new device.
+                """,
+            options: SyncOptions.all, positionals: (1, 1),
+            examples: [
+                (
+                    "trove sync add-device trove-device-1:... --server postgresql://alice_laptop@db.example.com/trove",
+                    "on a member: add that device; prints the code to enter there"
+                )
+            ])
+
+        var options: SyncOptions
+        var invitation: String
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+            invitation = arguments.positionals[0]
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.addDevice(invitation, options: options, context: context)
+            }
+        }
+    }
+
+    /// `trove sync join --code CODE`.
+    struct Join: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync join",
+            summary: "on the new device: accept the keys with the member's code, then sync",
+            usage: "sync join --server URL --space NAME --code CODE",
+            discussion: """
+                Accepts the keys with the code the adding device showed (a wrong code keeps
+                nothing), then syncs. Later syncs need no passphrase.
+                """,
+            options: [
+                OptionSpec(
+                    "code", value: "CODE", help: "the confirmation code the adding device showed")
+            ] + SyncOptions.all,
+            examples: [
+                (
+                    "trove sync join --server postgresql://alice_phone@db.example.com/trove --space notes --code K7QMD-2XPRT",
+                    "on the new device: accept and sync"
+                )
+            ])
+
+        var options: SyncOptions
+        var code: String
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+            guard let code = arguments.value("code") else {
+                throw CLIError.usage(
+                    "join needs --code CODE (shown by add-device)", command: "sync join")
+            }
+            self.code = code
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.join(code: code, options: options, context: context)
+            }
+        }
+    }
+
+    /// `trove sync devices`.
+    struct Devices: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync devices",
+            summary: "the space's devices: id, role, this device, removed ones",
+            usage: "sync devices --server URL", options: SyncOptions.all,
+            examples: [
+                (
+                    "trove sync devices --server postgresql://alice_laptop@db.example.com/trove",
+                    "every device of the space, removed ones marked"
+                )
+            ])
+
+        var options: SyncOptions
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.devices(options, context: context)
+            }
+        }
+    }
+
+    /// `trove sync remove-device DEVICE`.
+    struct RemoveDevice: TroveCommand {
+        static let configuration = CommandSpec(
+            name: "sync remove-device",
+            summary: "remove a device: a new key epoch it does not hold",
+            usage: "sync remove-device DEVICE --server URL",
+            discussion: """
+                Removes a device: a new key epoch, wrapped for the remaining devices only; what
+                is written from now on is sealed under it, so the removed device reads none of
+                it, and the server refuses its pushes (it then fails with exit 1). Joining by
+                passphrase keeps working until a device is first removed; after that a member
+                adds new devices (the removed one knows the passphrase).
+                """,
+            options: SyncOptions.all, positionals: (1, 1),
+            examples: [
+                (
+                    "trove sync remove-device 3f2a... --server postgresql://alice_laptop@db.example.com/trove",
+                    "remove a lost device: it reads nothing written after"
+                )
+            ])
+
+        var options: SyncOptions
+        var device: String
+
+        init(parsing arguments: ParsedArguments) throws {
+            options = SyncOptions(parsing: arguments)
+            device = arguments.positionals[0]
+        }
+
+        func run(_ context: CommandContext) async throws -> Int32 {
+            try await SyncCommand.reporting(context) {
+                try await SyncCommand.removeDevice(device, options: options, context: context)
+            }
+        }
+    }
 }
 
-/// `trove sync`: install the server schema, sync a space, show its status.
-enum SyncCommand {
-    static func run(_ context: CommandContext) async throws -> Int32 {
-        let positionals = context.arguments.positionals
+extension SyncCommand {
+    /// Runs `body`, turning the server's and the space's errors into the tool's.
+    static func reporting(_ context: CommandContext, _ body: () async throws -> Int32)
+        async throws -> Int32
+    {
         do {
-            switch positionals.first {
-            case "setup-server":
-                guard positionals.count == 2 else {
-                    throw CLIError.usage("setup-server needs the server's URL", command: "sync")
-                }
-                return try await setUpServer(url: positionals[1], context: context)
-            case "status":
-                guard positionals.count == 1 else {
-                    throw CLIError.usage("status takes no argument", command: "sync")
-                }
-                return try await status(context)
-            case "quarantine":
-                guard positionals.count == 1 else {
-                    throw CLIError.usage("quarantine takes no argument", command: "sync")
-                }
-                return try await quarantine(context)
-            case "snapshot":
-                guard positionals.count == 1 else {
-                    throw CLIError.usage("snapshot takes no argument", command: "sync")
-                }
-                return try await sync(context, snapshot: true)
-            case "invite":
-                guard positionals.count == 1 else {
-                    throw CLIError.usage("invite takes no argument", command: "sync")
-                }
-                return try await invite(context)
-            case "add-device":
-                guard positionals.count == 2 else {
-                    throw CLIError.usage(
-                        "add-device needs the new device's invitation", command: "sync")
-                }
-                return try await addDevice(positionals[1], context: context)
-            case "join":
-                guard positionals.count == 1, let code = context.arguments.value("code") else {
-                    throw CLIError.usage(
-                        "join needs --code CODE (shown by add-device)", command: "sync")
-                }
-                return try await join(code: code, context: context)
-            case "devices":
-                guard positionals.count == 1 else {
-                    throw CLIError.usage("devices takes no argument", command: "sync")
-                }
-                return try await devices(context)
-            case "remove-device":
-                guard positionals.count == 2 else {
-                    throw CLIError.usage("remove-device needs a device id", command: "sync")
-                }
-                return try await removeDevice(positionals[1], context: context)
-            case nil:
-                return try await sync(context)
-            case let word?:
-                throw CLIError.usage(
-                    "unknown sync action '\(word)' (setup-server, status, snapshot, quarantine, invite, "
-                        + "add-device, join, devices, remove-device, or none)",
-                    command: "sync")
-            }
+            return try await body()
         } catch let error as PostgresError {
             throw CLIError.failure(error.description)
         } catch let error as SyncError {
@@ -245,16 +452,17 @@ enum SyncCommand {
     }
 
     /// `trove sync` (and `trove sync snapshot`: a snapshot whether due or not).
-    static func sync(_ context: CommandContext, snapshot: Bool = false) async throws -> Int32 {
-        guard let url = context.arguments.value("server") else {
-            throw CLIError.usage("--server URL is needed", command: "sync")
-        }
+    static func sync(_ options: SyncOptions, context: CommandContext, snapshot: Bool = false)
+        async throws -> Int32
+    {
+        let url = try options.serverURL(for: snapshot ? "sync snapshot" : "sync")
         let transport = try PostgresTransport(url: url)
         defer { transport.close() }
         let database = try EncryptionPassphrase.openDatabase(
             path: try context.databasePath(), context: context)
         try await Notebook.migrateIDs(database, context: context)
-        let sync = try await openSpace(context, database: database, transport: transport)
+        let sync = try await openSpace(
+            options, context: context, database: database, transport: transport)
         let space = sync.space
         do {
             try await transport.createSpace(space)
@@ -304,24 +512,23 @@ enum SyncCommand {
     /// The database's sync space with its key: the passphrase's, unless a member added this
     /// device (it then holds keys of its own and no passphrase is asked).
     static func openSpace(
-        _ context: CommandContext, database: Database, transport: PostgresTransport
+        _ options: SyncOptions, context: CommandContext, database: Database,
+        transport: PostgresTransport
     ) async throws -> SyncSpace {
-        let space = try await spaceName(context, database)
+        let space = try await spaceName(options, database)
         let key =
             try await SyncSpace.holdsSpaceKeys(database)
             ? nil : try SyncKey(passphrase: try passphrase(context, space: space), space: space)
         return try await SyncSpace(
             database: database, space: space, key: key, transport: transport,
-            collections: try await collections(context, database))
+            collections: try await collections(options, database))
     }
 
     /// A server transport and the database, for the membership actions.
-    static func serverAndDatabase(_ context: CommandContext, action: String) async throws
-        -> (PostgresTransport, Database)
-    {
-        guard let url = context.arguments.value("server") else {
-            throw CLIError.usage("\(action) needs --server URL", command: "sync")
-        }
+    static func serverAndDatabase(
+        _ options: SyncOptions, context: CommandContext, action: String
+    ) async throws -> (PostgresTransport, Database) {
+        let url = try options.serverURL(for: "sync \(action)")
         let transport = try PostgresTransport(url: url)
         let database = try EncryptionPassphrase.openDatabase(
             path: try context.databasePath(), context: context)
@@ -331,23 +538,23 @@ enum SyncCommand {
 
     /// The database's sync space without its key: the status and the quarantine open no change
     /// set, so no passphrase is asked and a random key stands in.
-    static func localSpace(_ context: CommandContext, server: PostgresTransport?)
-        async throws -> SyncSpace
-    {
+    static func localSpace(
+        _ options: SyncOptions, context: CommandContext, server: PostgresTransport?
+    ) async throws -> SyncSpace {
         let database = try EncryptionPassphrase.openDatabase(
             path: try context.databasePath(), context: context)
         try await Notebook.migrateIDs(database, context: context)
-        let space = try await spaceName(context, database)
+        let space = try await spaceName(options, database)
         return try await SyncSpace(
             database: database, space: space, key: try SyncKey.random(),
             transport: server ?? InProcessTransport(),
-            collections: try await collections(context, database))
+            collections: try await collections(options, database))
     }
 
-    static func status(_ context: CommandContext) async throws -> Int32 {
-        let server = try context.arguments.value("server").map { try PostgresTransport(url: $0) }
+    static func status(_ options: SyncOptions, context: CommandContext) async throws -> Int32 {
+        let server = try options.server.map { try PostgresTransport(url: $0) }
         defer { server?.close() }
-        let sync = try await localSpace(context, server: server)
+        let sync = try await localSpace(options, context: context, server: server)
         let space = sync.space
         let status = try await sync.refreshStatus()
         var serverSequence: Int64?
@@ -409,15 +616,17 @@ enum SyncCommand {
 
     /// `trove sync quarantine`: lists the quarantined change sets; `--delete` (with `--server`)
     /// deletes them from the server as the space's owner and forgets them, `--forget` forgets them.
-    static func quarantine(_ context: CommandContext) async throws -> Int32 {
-        let delete = context.arguments.flag("delete")
-        let server = try context.arguments.value("server").map { try PostgresTransport(url: $0) }
+    static func quarantine(_ command: Quarantine, context: CommandContext) async throws -> Int32 {
+        let options = command.options
+        let delete = command.delete
+        let server = try options.server.map { try PostgresTransport(url: $0) }
         defer { server?.close() }
         if delete && server == nil {
             throw CLIError.usage(
-                "quarantine --delete needs --server URL (the space owner's role)", command: "sync")
+                "quarantine --delete needs --server URL (the space owner's role)",
+                command: "sync quarantine")
         }
-        let sync = try await localSpace(context, server: server)
+        let sync = try await localSpace(options, context: context, server: server)
         let quarantined = try await sync.refreshStatus().quarantined
         var deleted: [Bool] = []
         if delete, let server {
@@ -427,7 +636,7 @@ enum SyncCommand {
                         device: set.device, deviceSequence: set.deviceSequence, space: sync.space))
                 try await sync.forgetQuarantined(set)
             }
-        } else if context.arguments.flag("forget") {
+        } else if command.forget {
             for set in quarantined { try await sync.forgetQuarantined(set) }
         }
         if context.json {
@@ -454,7 +663,7 @@ enum SyncCommand {
             lines.append(
                 "deleted \(deleted.filter { $0 }.count) from the server (the others were gone already)"
             )
-        } else if context.arguments.flag("forget") {
+        } else if command.forget {
             lines.append("forgotten on this device")
         }
         context.console.out.write(lines.joined(separator: "\n") + "\n")
@@ -466,10 +675,10 @@ enum SyncCommand {
     }
 
     /// `--space`, else the space the database syncs (it keeps its name from its first sync).
-    static func spaceName(_ context: CommandContext, _ database: Database) async throws
+    static func spaceName(_ options: SyncOptions, _ database: Database) async throws
         -> String
     {
-        if let space = context.arguments.value("space"), !space.isEmpty { return space }
+        if let space = options.space { return space }
         guard let bound = try await SyncSpace.boundSpace(of: database) else {
             throw CLIError.usage(
                 "--space NAME is needed (this database has not synced a space yet)", command: "sync"
@@ -481,10 +690,10 @@ enum SyncCommand {
     /// The collections to sync: those named, else the notes with the vectors of every further
     /// model (`notes_vectors_N`), so another device searches with every model at once, and the
     /// collections' definitions (name, context, mask), so their contexts travel with the notes.
-    static func collections(_ context: CommandContext, _ database: Database) async throws
+    static func collections(_ options: SyncOptions, _ database: Database) async throws
         -> [String]
     {
-        let named = context.arguments.all("collection")
+        let named = options.collections
         guard named.isEmpty else { return named }
         var names = [Notebook.collectionName]
         while try await database.configuration(of: Notebook.companionName(names.count)) != nil {

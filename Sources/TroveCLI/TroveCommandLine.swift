@@ -72,40 +72,26 @@ package enum TroveCommandLine {
             console.out.write("trove \(Commands.version)\n")
             return ExitCode.success
         }
-        guard let spec = Commands.named(name) else {
+        guard let command = Commands.named(name) else {
             var message = "unknown command '\(name)'"
             if let suggestion = ArgumentParser.closest(
-                to: name, among: Commands.all.map(\.name))
+                to: name, among: Commands.all.map { $0.configuration.name })
             {
                 message += "; did you mean '\(suggestion)'?"
             }
             throw CLIError.usage(message, command: nil)
         }
-        let parsed = try ArgumentParser.parse(Array(rest), spec: spec)
+        let (resolved, words) = try Commands.resolve(command, words: Array(rest))
+        let spec = resolved.configuration
+        let parsed = try ArgumentParser.parse(words, spec: spec)
         if parsed.flag("help") {
-            console.out.write(Commands.helpText(for: spec))
+            console.out.write(Commands.helpText(for: resolved))
             return ExitCode.success
         }
         let context = CommandContext(
-            console: console, spec: spec, arguments: parsed, services: services)
-        return try await execute(context)
-    }
-
-    private static func execute(_ context: CommandContext) async throws -> Int32 {
-        switch context.spec.name {
-        case "help":
-            if let topic = context.arguments.positionals.first {
-                guard let spec = Commands.named(topic) else {
-                    throw CLIError.usage("no help for unknown command '\(topic)'", command: "help")
-                }
-                context.console.out.write(Commands.helpText(for: spec))
-            } else {
-                context.console.out.write(Commands.overview)
-            }
-            return ExitCode.success
-        default:
-            return try await CommandRunner.run(context)
-        }
+            console: console, spec: spec, options: CommonOptions(parsing: parsed),
+            services: services)
+        return try await CommandRunner.run(try resolved.init(parsing: parsed), context: context)
     }
 
     /// Prints `trove: error: message` on stderr (the word "error" in red on a terminal).
@@ -143,26 +129,27 @@ package enum TroveCommandLine {
 /// ```
 struct CommandContext: Sendable {
     var console: Console
+    /// The command running (its name goes into usage errors).
     var spec: CommandSpec
-    var arguments: ParsedArguments
+    var options: CommonOptions
     var services: Services
 
     /// Whether `--json` was given.
-    var json: Bool { arguments.flag("json") }
+    var json: Bool { options.json }
 
     /// Styling for stdout: color only on a terminal, never with NO_COLOR, --no-color or --json.
     var style: Style {
         Style(
             enabled: !json
                 && console.colorEnabled(
-                    terminal: console.stdoutIsTerminal, noColorFlag: arguments.flag("no-color"))
+                    terminal: console.stdoutIsTerminal, noColorFlag: options.noColor)
         )
     }
 
     /// The database path (see ``Locations/database(flag:environment:currentDirectory:)``).
     func databasePath() throws -> String {
         try Locations.database(
-            flag: arguments.value("db"), environment: console.environment,
+            flag: options.database, environment: console.environment,
             currentDirectory: console.currentDirectory)
     }
 
@@ -170,7 +157,42 @@ struct CommandContext: Sendable {
     func warn(_ message: String) {
         let style = Style(
             enabled: console.colorEnabled(
-                terminal: console.stderrIsTerminal, noColorFlag: arguments.flag("no-color")))
+                terminal: console.stderrIsTerminal, noColorFlag: options.noColor))
         console.err.write("trove: \(style.yellow("warning")): \(message)\n")
+    }
+}
+
+/// `trove help [COMMAND [SUBCOMMAND]]`: the same as `trove COMMAND --help`.
+struct HelpCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "help",
+        summary: "show help for trove or one command",
+        usage: "help [COMMAND [SUBCOMMAND]]",
+        options: Commands.common,
+        positionals: (0, 2),
+        examples: [
+            ("trove help search", "the same as 'trove search --help'"),
+            ("trove help sync status", "the same as 'trove sync status --help'"),
+        ])
+
+    var topic: [String]
+
+    init(parsing arguments: ParsedArguments) throws { topic = arguments.positionals }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        guard let name = topic.first else {
+            context.console.out.write(Commands.overview)
+            return ExitCode.success
+        }
+        guard let command = Commands.named(name) else {
+            throw CLIError.usage("no help for unknown command '\(name)'", command: "help")
+        }
+        let (resolved, rest) = try Commands.resolve(command, words: Array(topic.dropFirst()))
+        guard rest.isEmpty else {
+            throw CLIError.usage(
+                "no help for unknown command '\(topic.joined(separator: " "))'", command: "help")
+        }
+        context.console.out.write(Commands.helpText(for: resolved))
+        return ExitCode.success
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Trove
 
-extension Commands {
-    static let verify = CommandSpec(
+/// `trove verify`: checks the file and its indexes.
+struct VerifyCommand: TroveCommand {
+    static let configuration = CommandSpec(
         name: "verify",
         summary: "check that the database file and its text and vector indexes agree",
         usage: "verify [options]",
@@ -12,40 +13,13 @@ extension Commands {
             nothing. Exits with status 1 when a problem is found; 'trove repair' rebuilds the
             indexes from the tables.
             """,
-        options: database + common,
+        options: Commands.database + Commands.common,
         examples: [
             ("trove verify", "one line per collection"), ("trove verify --json", "the full report"),
         ])
 
-    static let repair = CommandSpec(
-        name: "repair",
-        summary: "rebuild the text and vector indexes from the tables",
-        usage: "repair [options]",
-        discussion: """
-            Rebuilds every collection's full-text index and vector index from its table (the
-            table itself is never changed) and verifies again. Safe to run at any time; other
-            programs using the database pick up the rebuilt indexes on their next query.
+    init(parsing arguments: ParsedArguments) throws {}
 
-            A database keeps the text tokenizer it was created with ('trove stats' names it).
-            With --retokenize, the notes are copied into a new file whose text index uses the
-            current default tokenizer (CJK, Thai, Lao, Khmer and Myanmar matched by character
-            bigrams, English stemmed), which then replaces the old file. Records, ids, vectors
-            and file hashes are kept; nothing is embedded again. No other program may use the
-            database meanwhile.
-            """,
-        options: [
-            OptionSpec(
-                "retokenize",
-                help: "rebuild the text index with the current default tokenizer (new file)")
-        ] + database + common,
-        examples: [
-            ("trove repair", "rebuild and report"),
-            ("trove repair --retokenize", "switch an older database to the multilingual tokenizer"),
-        ])
-}
-
-/// `trove verify` and `trove repair`.
-enum VerifyCommand {
     static func open(_ context: CommandContext) throws -> (Database, String) {
         let path = try context.databasePath()
         guard FileManager.default.fileExists(atPath: path) else {
@@ -76,16 +50,50 @@ enum VerifyCommand {
         return text
     }
 
-    static func verify(_ context: CommandContext) async throws -> Int32 {
-        let (database, _) = try open(context)
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let (database, _) = try Self.open(context)
         let report = try await database.verify()
         context.console.out.write(
-            context.json ? try json(report) : describe(report, style: context.style))
+            context.json ? try Self.json(report) : Self.describe(report, style: context.style))
         return report.isHealthy ? ExitCode.success : ExitCode.failure
     }
+}
 
-    static func repair(_ context: CommandContext) async throws -> Int32 {
-        if context.arguments.flag("retokenize") {
+/// `trove repair`: rebuilds the indexes from the tables.
+struct RepairCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "repair",
+        summary: "rebuild the text and vector indexes from the tables",
+        usage: "repair [options]",
+        discussion: """
+            Rebuilds every collection's full-text index and vector index from its table (the
+            table itself is never changed) and verifies again. Safe to run at any time; other
+            programs using the database pick up the rebuilt indexes on their next query.
+
+            A database keeps the text tokenizer it was created with ('trove stats' names it).
+            With --retokenize, the notes are copied into a new file whose text index uses the
+            current default tokenizer (CJK, Thai, Lao, Khmer and Myanmar matched by character
+            bigrams, English stemmed), which then replaces the old file. Records, ids, vectors
+            and file hashes are kept; nothing is embedded again. No other program may use the
+            database meanwhile.
+            """,
+        options: [
+            OptionSpec(
+                "retokenize",
+                help: "rebuild the text index with the current default tokenizer (new file)")
+        ] + Commands.database + Commands.common,
+        examples: [
+            ("trove repair", "rebuild and report"),
+            ("trove repair --retokenize", "switch an older database to the multilingual tokenizer"),
+        ])
+
+    /// `--retokenize`: rebuild the notes' text index with the current default tokenizer.
+    var retokenize: Bool
+
+    init(parsing arguments: ParsedArguments) throws { retokenize = arguments.flag("retokenize") }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        if retokenize {
             let path = try context.databasePath()
             guard FileManager.default.fileExists(atPath: path) else {
                 throw CLIError.notFound("no database at \(path) (pass --db or set TROVE_DB)")
@@ -100,13 +108,13 @@ enum VerifyCommand {
                         ?? "notes already use \(Notebook.defaultTokenizer)\n")
             }
         }
-        let (database, _) = try open(context)
+        let (database, _) = try VerifyCommand.open(context)
         let result = try await database.repair()
         if context.json {
-            context.console.out.write(try json(result))
+            context.console.out.write(try VerifyCommand.json(result))
         } else {
             var text = result.actions.map { "repaired  \($0)\n" }.joined()
-            text += describe(result.after, style: context.style)
+            text += VerifyCommand.describe(result.after, style: context.style)
             context.console.out.write(text)
         }
         return result.after.isHealthy ? ExitCode.success : ExitCode.failure

@@ -54,7 +54,7 @@ enum Watcher {
             thread.name = "trove-watch"
             thread.start()
         }
-        let quiet = context.arguments.flag("quiet")
+        let quiet = context.options.quiet
         let names = collections.map(\.name).joined(separator: ", ")
         if !quiet, !context.json {
             context.console.err.write(

@@ -12,7 +12,7 @@ struct ArgumentParserTests {
                 "--mode=text", "-k5", "--where", "x = ?", "--bind", "1", "--bind", "two", "--json",
                 "dentist", "--", "-not-an-option",
             ],
-            spec: Commands.search)
+            spec: SearchCommand.configuration)
         #expect(parsed.value("mode") == "text")
         #expect(parsed.value("k") == "5")
         #expect(parsed.value("where") == "x = ?")
@@ -25,7 +25,7 @@ struct ArgumentParserTests {
     @Test("separate values and a lone dash as a positional")
     func separateValues() throws {
         let parsed = try ArgumentParser.parse(
-            ["-k", "3", "-m", "vector", "-"], spec: Commands.search)
+            ["-k", "3", "-m", "vector", "-"], spec: SearchCommand.configuration)
         #expect(parsed.value("k") == "3")
         #expect(parsed.value("mode") == "vector")
         #expect(parsed.positionals == ["-"])
@@ -43,7 +43,7 @@ struct ArgumentParserTests {
         ])
     func usageErrors(arguments: [String], fragment: String) throws {
         #expect {
-            try ArgumentParser.parse(arguments, spec: Commands.search)
+            try ArgumentParser.parse(arguments, spec: SearchCommand.configuration)
         } throws: { error in
             guard case CLIError.usage(let message, let command) = error else { return false }
             return message.contains(fragment) && command == "search"
@@ -53,20 +53,22 @@ struct ArgumentParserTests {
     @Test("positional limits")
     func positionalLimits() throws {
         #expect(throws: CLIError.self) {
-            try ArgumentParser.parse(["1", "2"], spec: Commands.show)
+            try ArgumentParser.parse(["1", "2"], spec: ShowCommand.configuration)
         }
-        #expect(throws: CLIError.self) { try ArgumentParser.parse(["x"], spec: Commands.stats) }
-        let help = try ArgumentParser.parse(["--help"], spec: Commands.show)
+        #expect(throws: CLIError.self) {
+            try ArgumentParser.parse(["x"], spec: StatsCommand.configuration)
+        }
+        let help = try ArgumentParser.parse(["--help"], spec: ShowCommand.configuration)
         #expect(help.flag("help"))
     }
 
     @Test("integer options are range-checked")
     func integers() throws {
-        let parsed = try ArgumentParser.parse(["-k", "0", "q"], spec: Commands.search)
+        let parsed = try ArgumentParser.parse(["-k", "0", "q"], spec: SearchCommand.configuration)
         #expect(throws: CLIError.self) {
             try parsed.integer("k", default: 10, in: 1...10_000, command: "search")
         }
-        let fine = try ArgumentParser.parse(["-k", "7", "q"], spec: Commands.search)
+        let fine = try ArgumentParser.parse(["-k", "7", "q"], spec: SearchCommand.configuration)
         #expect(try fine.integer("k", default: 10, in: 1...10_000, command: "search") == 7)
         #expect(try fine.integer("absent", default: 10, in: 1...10, command: "search") == 10)
     }
@@ -82,11 +84,17 @@ struct ArgumentParserTests {
 
 @Suite("TroveCommandLine")
 struct TroveCommandLineTests {
+    /// Every command and subcommand, by its whole name (`sync status`).
+    static let everyCommand: [String] = Commands.all.flatMap { command in
+        [command.configuration.name] + command.subcommands.map { $0.configuration.name }
+    }
+
     @Test(
-        "every command has help with usage, options and examples",
-        arguments: Commands.all.map(\.name))
+        "every command and subcommand has help with usage, options and examples",
+        arguments: everyCommand)
     func helpForEveryCommand(name: String) async throws {
-        for form in [[name, "--help"], [name, "-h"], ["help", name]] {
+        let words = name.split(separator: " ").map(String.init)
+        for form in [words + ["--help"], words + ["-h"], ["help"] + words] {
             let result = await runTrove(form)
             #expect(result.status == 0)
             #expect(result.err.isEmpty)
@@ -102,7 +110,9 @@ struct TroveCommandLineTests {
         for form in [["--help"], ["-h"], ["help"]] {
             let result = await runTrove(form)
             #expect(result.status == 0)
-            for command in Commands.all { #expect(result.out.contains("  \(command.name) ")) }
+            for command in Commands.all {
+                #expect(result.out.contains("  \(command.configuration.name) "))
+            }
             #expect(result.out.contains("Exit status"))
         }
         for form in [["--version"], ["-V"], ["version"]] {

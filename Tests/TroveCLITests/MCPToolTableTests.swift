@@ -13,11 +13,9 @@ struct MCPToolTableTests {
         let console = Console(
             out: BufferSink(), err: BufferSink(), environment: ["HOME": "/nonexistent-home"],
             currentDirectory: fixture.notes)
-        let words = ["--db", fixture.database] + (allowIndex ? ["--allow-index"] : [])
         let context = CommandContext(
-            console: console, spec: Commands.mcp,
-            arguments: try ArgumentParser.parse(words, spec: Commands.mcp),
-            services: hashingServices)
+            console: console, spec: MCPCommand.configuration,
+            options: CommonOptions(database: fixture.database), services: hashingServices)
         return MCPServer(context: context, allowIndex: allowIndex)
     }
 

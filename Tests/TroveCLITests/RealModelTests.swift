@@ -84,8 +84,8 @@ struct RealModelTests {
         }.joined(separator: "\n\n")
         let context = CommandContext(
             console: Console(out: BufferSink(), err: BufferSink(), currentDirectory: "/"),
-            spec: Commands.index, arguments: ParsedArguments(), services: .standard)
-        let chunker = try context.chunker(for: embedder)
+            spec: IndexCommand.configuration, options: CommonOptions(), services: .standard)
+        let chunker = try context.chunker(for: embedder, maxTokens: Chunker.defaultMaxTokens)
         let chunks = chunker.chunks(of: text)
         #expect(chunks.count > 10)
         for chunk in chunks {

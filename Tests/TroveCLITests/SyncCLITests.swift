@@ -285,17 +285,27 @@ struct SyncCLITests {
         #expect(int64.err.contains("Int64 ids"), "\(int64.err)")
     }
 
-    @Test("sync --help explains the three forms with examples")
+    @Test("sync --help explains syncing and lists the subcommands; each has help of its own")
     func help() async {
         let help = await runTrove(["sync", "--help"])
         #expect(help.status == 0)
         for text in [
-            "setup-server URL", "--space NAME", "status", "quarantine", "key check",
-            "TROVE_SYNC_PASSWORD", "Examples:",
-            "sslmode",
+            "--space NAME", "key check", "TROVE_SYNC_PASSWORD", "Examples:", "sslmode",
+            "Subcommands:", "  setup-server ", "  status ", "  quarantine ", "  remove-device ",
         ] {
             #expect(help.out.contains(text), "\(text)")
         }
+        // Only what a subcommand accepts is in its help.
+        let quarantine = await runTrove(["sync", "quarantine", "--help"])
+        #expect(quarantine.out.contains("--delete") && quarantine.out.contains("--forget"))
+        #expect(!quarantine.out.contains("--code"))
+        #expect(!help.out.contains("--delete"))
+        // Options before the subcommand's name go to it.
+        let status = await runTrove(["sync", "--json", "status", "--help"])
+        #expect(status.out.hasPrefix("trove sync status - "))
+        let unknown = await runTrove(["sync", "stauts"])
+        #expect(
+            unknown.status == 2 && unknown.err.contains("did you mean 'status'?"), "\(unknown.err)")
         #expect(await runTrove(["--help"]).out.contains("sync"))
     }
 }

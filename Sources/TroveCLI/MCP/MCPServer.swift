@@ -256,10 +256,36 @@ enum StandardInput {
     }
 }
 
-/// `trove mcp`.
-enum MCPCommand {
-    static func run(_ context: CommandContext) async throws -> Int32 {
-        let allowIndex = context.arguments.flag("allow-index")
+/// `trove mcp`: the database served to assistants.
+struct MCPCommand: TroveCommand {
+    static let configuration = CommandSpec(
+        name: "mcp",
+        summary: "serve the database to assistants over the Model Context Protocol (stdio)",
+        usage: "mcp [options]",
+        discussion: """
+            Speaks MCP (JSON-RPC 2.0, one message per line) on stdin and stdout, for Claude
+            Code, Claude Desktop, Cursor and other MCP clients; logs go to stderr. Revisions
+            2025-06-18 and 2025-11-25 (initialize handshake) and 2026-07-28 (per request).
+            \(MCPTools.helpLine)
+            A tool argument that takes a list also takes a single string. Every note is also a
+            resource, trove://note/<short id digits>. Read-only unless --allow-index. Stops
+            when stdin closes.
+            """,
+        options: [
+            OptionSpec("allow-index", help: "offer the index tool, which writes to the database")
+        ] + Commands.model + Commands.database + Commands.common,
+        examples: [
+            ("trove mcp --db ~/work.sqlite", "serve another database (clients start this command)"),
+            ("claude mcp add trove -- trove mcp", "register with Claude Code (default database)"),
+            ("trove mcp --allow-index", "also let the assistant index files"),
+        ])
+
+    /// `--allow-index`: offer the index tool.
+    var allowIndex: Bool
+
+    init(parsing arguments: ParsedArguments) throws { allowIndex = arguments.flag("allow-index") }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
         let path = (try? context.databasePath()) ?? "?"
         context.console.err.write(
             "trove mcp: serving \(path) (\(allowIndex ? "index allowed" : "read-only")) on stdin/stdout\n"

@@ -2,7 +2,7 @@ import Foundation
 import Trove
 
 /// The tools `trove mcp` offers, their JSON Schemas, and how a call becomes the same work the
-/// commands do: a search is parsed by `trove search`'s own parser and run by ``SearchInvocation``;
+/// commands do: a search is the same ``SearchCommand`` value `trove search` makes from its command line;
 /// get and multi_get are ``NoteRetrieval``; status is `trove stats --json`; index is
 /// `trove index`.
 enum MCPTools {
@@ -370,19 +370,17 @@ enum MCPTools {
         }
     }
 
-    /// A context for running `spec`'s code on `argv` (parsed by the command's own parser), with
-    /// the server's database and environment; anything a command would print on stdout is
-    /// dropped, since stdout carries only protocol messages.
-    private static func commandContext(_ spec: CommandSpec, _ argv: [String], server: MCPServer)
-        throws
-        -> CommandContext
-    {
-        var words = argv
-        if let db = server.context.arguments.value("db") { words = ["--db", db] + words }
+    /// A context for running `command` with the server's database and environment; anything
+    /// a command would print on stdout is dropped, since stdout carries only protocol messages.
+    private static func commandContext(
+        _ command: any TroveCommand.Type, server: MCPServer, json: Bool = false
+    ) -> CommandContext {
         var console = server.context.console
         console.out = BufferSink()
+        var options = server.context.options
+        (options.json, options.quiet) = (json, json)
         return CommandContext(
-            console: console, spec: spec, arguments: try ArgumentParser.parse(words, spec: spec),
+            console: console, spec: command.configuration, options: options,
             services: server.context.services)
     }
 
@@ -391,23 +389,20 @@ enum MCPTools {
         let arguments = try ToolArguments(
             json,
             allowed: ["query", "mode", "k", "min_score", "source", "collection", "all_chunks"])
-        let query = try arguments.requiredString("query")
-        var argv: [String] = []
-        if let mode = try arguments.string("mode") { argv += ["--mode", mode] }
-        if let k = try arguments.integer("k", in: 1...1000) { argv += ["-k", String(k)] }
-        if let minimum = try arguments.number("min_score") {
-            argv += ["--min-score", String(minimum)]
-        }
-        if let source = try arguments.string("source") { argv += ["--source", source] }
-        if try arguments.bool("all_chunks") == true { argv.append("--all-chunks") }
-        let collections = try arguments.strings("collection") ?? []
-        for name in collections { argv += ["-c", name] }
-        let context = try commandContext(Commands.search, argv + ["--", query], server: server)
-        let search = try SearchInvocation(context)
+        let search = try SearchCommand(
+            query: try arguments.requiredString("query"),
+            mode: try arguments.string("mode") ?? "hybrid",
+            limit: try arguments.integer("k", in: 1...1000) ?? 10,
+            minimumScore: try arguments.number("min_score") ?? 0,
+            source: try arguments.string("source"),
+            collections: try arguments.strings("collection") ?? [],
+            allChunks: try arguments.bool("all_chunks") == true)
+        let context = commandContext(SearchCommand.self, server: server)
         let (notebook, embedders, modelError) = try await server.notes.open()
         if search.mode != .text, let modelError { throw modelError }
         return search.document(
-            try await search.run(notebook: notebook, embedders: embedders ?? [], context: context))
+            try await search.results(
+                notebook: notebook, embedders: embedders ?? [], context: context))
     }
 
     private static func runGet(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
@@ -417,7 +412,7 @@ enum MCPTools {
         let to = try arguments.integer("to_line", in: 1...Int(Int32.max))
         if let to, to < (from ?? 1) { throw ToolError("'to_line' must not be before 'from_line'") }
         let range = from == nil && to == nil ? nil : LineRange(from: from ?? 1, to: to)
-        let context = try commandContext(Commands.get, ["--", reference], server: server)
+        let context = commandContext(GetCommand.self, server: server)
         let notebook = try await server.notes.open().notebook
         return try await NoteRetrieval.get(
             reference, range: range, notebook: notebook, context: context
@@ -436,7 +431,7 @@ enum MCPTools {
         }
         let maxBytes =
             try arguments.integer("max_bytes", in: 1...16_777_216) ?? NoteRetrieval.defaultMaxBytes
-        let context = try commandContext(Commands.multiGet, ["--"] + patterns, server: server)
+        let context = commandContext(MultiGetCommand.self, server: server)
         let notebook = try await server.notes.open().notebook
         return try await NoteRetrieval.multiGet(
             patterns, maxBytes: maxBytes, notebook: notebook, context: context
@@ -447,24 +442,24 @@ enum MCPTools {
         -> JSONValue
     {
         _ = try ToolArguments(json, allowed: [])
-        return try await captured(
-            CollectionCommand.list, Commands.collection, ["--json", "list"], server: server)
+        return try await captured(CollectionCommand.List(), server: server)
     }
 
-    /// Runs a command's own code with `--json` and returns what it printed, parsed.
-    private static func captured(
-        _ command: (CommandContext) async throws -> Int32, _ spec: CommandSpec, _ argv: [String],
-        server: MCPServer
-    ) async throws -> JSONValue {
-        var context = try commandContext(spec, argv, server: server)
+    /// Runs a command with `--json` and returns what it printed, parsed.
+    private static func captured(_ command: some TroveCommand, server: MCPServer) async throws
+        -> JSONValue
+    {
+        let context = commandContext(type(of: command), server: server, json: true)
         let out = BufferSink()
-        context.console.out = out
-        let status = try await command(context)
+        var running = context
+        running.console.out = out
+        let status = try await command.run(running)
         guard
             let document = try? JSONValue.parse(
                 out.text.trimmingCharacters(in: .whitespacesAndNewlines))
         else {
-            throw ToolError("'trove \(spec.name)' ended with status \(status) and no JSON")
+            throw ToolError(
+                "'trove \(context.spec.name)' ended with status \(status) and no JSON")
         }
         return document
     }
@@ -487,7 +482,7 @@ enum MCPTools {
     private static func runStatus(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue
     {
         _ = try ToolArguments(json, allowed: [])
-        return try await RecordCommands.statsDocument(try await server.notes.open().notebook)
+        return try await StatsCommand.document(try await server.notes.open().notebook)
     }
 
     private static func runIndex(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue
@@ -497,9 +492,7 @@ enum MCPTools {
         let collections = try arguments.strings("collection") ?? []
         // One writer at a time; searches in flight keep reading the committed state.
         let summary = try await captured(
-            IndexCommand.run, Commands.index,
-            ["--json", "--quiet"] + collections.flatMap { ["-c", $0] } + ["--"] + paths,
-            server: server)
+            try IndexCommand(paths: paths, collections: collections), server: server)
         await server.notes.reopen()
         return summary
     }
