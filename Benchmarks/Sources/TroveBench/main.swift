@@ -30,6 +30,7 @@ let areas: [(name: String, summary: String, run: ([String]) async throws -> Void
     ("sync-latency", "time from a commit on one device to its hybrid-search hit on another, both running run()", runSyncLatencyBenchmarks),
     ("sync-load", "many simulated devices pushing and pulling one PostgreSQL server at once", runSyncLoadBenchmarks),
     ("sync-join", "a new device joining from the newest snapshot plus the tail vs replaying the whole feed", runSyncJoinBenchmarks),
+    ("sync-year", "a simulated year of one person's devices: the feed's size with snapshots and pruning", runSyncYearBenchmarks),
     ("watch", "trove index --watch: file save to searchable record, p50/p99 over 100 edits", runWatchBenchmarks),
     ("migrations", "each migration step on a seeded collection; table rebuild vs ALTER TABLE DROP COLUMN", runMigrationBenchmarks),
 ]
