@@ -93,7 +93,7 @@ extension Commands {
             break
         }
         // A command that takes no arguments of its own was given a subcommand it does not have.
-        if index < words.count, command.configuration.positionals.max == 0 {
+        if index < words.count, words[index] != "--", command.configuration.positionals.max == 0 {
             let names = subcommands.map { $0.configuration.word }
             var message =
                 "unknown \(command.configuration.name) subcommand '\(words[index])' (\(names.joined(separator: ", ")))"

@@ -89,13 +89,15 @@ func runSyncYearBenchmarks(_ arguments: [String]) async throws {
     for day in 1...max(1, days) {
         let active = devices.indices.filter { lostAfter == 0 || $0 < deviceCount - 1 || day <= lostAfter || deviceCount == 1 }
         let before = try await owner.feedState(space: space, fullSize: true)
+        // Edits go to notes every device has (pulled yesterday), not to today's new ones.
+        let known = count
         for session in 0..<sessions {
             for (position, index) in active.enumerated() {
                 // `total` spread over the day's sessions of every active device.
                 let slots = active.count * sessions
                 let share = { (total: Int) in total / slots + (session * active.count + position < total % slots ? 1 : 0) }
-                for _ in 0..<share(edits) where count > 0 {
-                    let id = "n\(Int.random(in: 0..<count, using: &random))"
+                for _ in 0..<share(edits) where known > 0 {
+                    let id = "n\(Int.random(in: 0..<known, using: &random))"
                     _ = try await devices[index].notes.patch(.string(id), [Field("body"): .string(body()), Field("embedding"): .vector(vector())])
                 }
                 let new = share(created)
