@@ -295,7 +295,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// it, its one reference handed over: the models and entries are not touched again, and the
     /// map is changed as a local value (one exclusivity check per fetch, not one per row).
     func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
-        var models = decoded.models
+        let objects = decoded.objects
+        var models = [M](unsafeUninitializedCapacity: objects.count) { buffer, count in
+            for i in objects.indices {
+                (buffer.baseAddress! + i).initialize(to: unsafeDowncast(objects[i], to: M.self))
+            }
+            count = objects.count
+        }
         var map = entries
         entries = [:]
         map.reserveCapacity(map.count + decoded.entries.count)
