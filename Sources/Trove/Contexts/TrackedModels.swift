@@ -538,15 +538,23 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// Takes what the save wrote (``changes()``) as the new saved state.
     func didSave(_ changes: TableChanges) {
+        var savedInserts = 0
         for (entry, inserted) in saving {
             entry.snapshot = nil
             entry.isInserted = false
             entry.version = inserted ? 1 : entry.version + 1
+            if inserted { savedInserts += 1 }
         }
         saving = []
         clearChanged()
         for delete in changes.deletes { untrack(delete.id) }
-        insertedOrder.removeAll { entries[$0]?.isInserted != true }
+        // Each listed id the save wrote is saved now: when it wrote them all (the common case),
+        // none is left to look up in the map.
+        if savedInserts == insertedOrder.count {
+            insertedOrder.removeAll()
+        } else {
+            insertedOrder.removeAll { entries[$0]?.isInserted != true }
+        }
     }
 
     /// An inserted model whose row was written over a stored one (a unique upsert): it takes
