@@ -88,8 +88,9 @@ enum ContextSave {
                 }
             }
             var sql: [[Int]: String] = [:]
+            var last: (slots: [Int], statement: Statement)?
             for update in changes.updates {
-                try self.update(update, changes, store, sql: &sql, on: connection)
+                try self.update(update, changes, store, sql: &sql, last: &last, on: connection)
             }
         }
         for (changes, store) in zip(tables, stores).reversed() {
@@ -167,23 +168,31 @@ enum ContextSave {
 
     /// `UPDATE ... SET <changed columns>, _version = _version + 1 WHERE id = ? AND _version = ?`,
     /// one cached statement per set of changed columns, its text built once per save (`sql`).
+    /// Consecutive updates of the same columns (the common case: a loop changing one property)
+    /// run the previous update's statement (`last`), without hashing the columns or the text.
     private static func update(
         _ update: RowUpdate, _ changes: TableChanges, _ store: DocumentStore,
-        sql: inout [[Int]: String],
+        sql: inout [[Int]: String], last: inout (slots: [Int], statement: Statement)?,
         on connection: Connection
     ) throws {
-        let text: String
-        if let built = sql[update.slots] {
-            text = built
+        let statement: Statement
+        if let last, last.slots == update.slots {
+            statement = last.statement
         } else {
-            var built = "UPDATE \(store.layout.table) SET "
-            for slot in update.slots { built += "\"\(changes.columns[slot])\" = ?, " }
-            for touch in store.layout.updateTouches { built += touch + ", " }
-            built += "\"_version\" = \"_version\" + 1 WHERE \"id\" = ? AND \"_version\" = ?"
-            sql[update.slots] = built
-            text = built
+            let text: String
+            if let built = sql[update.slots] {
+                text = built
+            } else {
+                var built = "UPDATE \(store.layout.table) SET "
+                for slot in update.slots { built += "\"\(changes.columns[slot])\" = ?, " }
+                for touch in store.layout.updateTouches { built += touch + ", " }
+                built += "\"_version\" = \"_version\" + 1 WHERE \"id\" = ? AND \"_version\" = ?"
+                sql[update.slots] = built
+                text = built
+            }
+            statement = try connection.cachedStatement(text)
+            last = (update.slots, statement)
         }
-        let statement = try connection.cachedStatement(text)
         do {
             var bindings = update.slots.map { update.row[$0 + 1] }
             bindings.append(update.id.sqlValue)

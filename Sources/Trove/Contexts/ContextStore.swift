@@ -332,7 +332,10 @@ final class ContextStore {
 /// model and its version; no snapshot: the model's storage holds the values as read until its
 /// first change), each entry retained once for the map.
 struct DecodedRows<M> {
-    var models: [M] = []
+    /// The models, each an `M`, kept as objects: the fetch's code is not specialized for `M`,
+    /// and an append to an array of `M` would look up the array type's metadata and call the
+    /// unspecialized `append` at each row; an array of objects is appended to by specialized code.
+    var objects: [AnyObject] = []
     var ids: [DocumentID] = []
     var entries: [Unmanaged<TrackedEntry>] = []
 }
@@ -424,7 +427,7 @@ private struct RowsBuilder<M: _ReferenceModel> {
         model._$backing.store = owner
         decoded.ids.append(
             DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
-        decoded.models.append(model)
+        decoded.objects.append(model)
         decoded.entries.append(
             .passRetained(TrackedEntry(object: model, version: statement.int64(at: 1))))
     }

@@ -140,11 +140,24 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         guard let entry = entries[id], entry.object === model else { return }
         if !entry.isInserted, entry.snapshot == nil {
             var values = snapshot(model)
-            if let name, let slot = snapshotSlots[name] { values[slot: slot] = oldValue as Any }
+            if let name, let slot = snapshotSlot(of: name) { values[slot: slot] = oldValue as Any }
             entry.snapshot = values
         }
         model._$backing.changedIn = ObjectIdentifier(self)
         changedModels.append(model)
+    }
+
+    /// The property last looked up in ``snapshotSlots`` and its slot: a loop changes one
+    /// property of many models, and the setters name it by the same string, which compares
+    /// equal without hashing.
+    private var lastSnapshotSlot: (name: String, slot: Int?)?
+
+    /// The slot of property `name` in a snapshot (nil: none).
+    private func snapshotSlot(of name: String) -> Int? {
+        if let lastSnapshotSlot, lastSnapshotSlot.name == name { return lastSnapshotSlot.slot }
+        let slot = snapshotSlots[name]
+        lastSnapshotSlot = (name, slot)
+        return slot
     }
 
     /// Empties ``changedModels`` (after a save or a rollback).
@@ -295,7 +308,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// it, its one reference handed over: the models and entries are not touched again, and the
     /// map is changed as a local value (one exclusivity check per fetch, not one per row).
     func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
-        var models = decoded.models
+        let objects = decoded.objects
+        var models = [M](unsafeUninitializedCapacity: objects.count) { buffer, count in
+            for i in objects.indices {
+                (buffer.baseAddress! + i).initialize(to: unsafeDowncast(objects[i], to: M.self))
+            }
+            count = objects.count
+        }
         var map = entries
         entries = [:]
         map.reserveCapacity(map.count + decoded.entries.count)
@@ -353,12 +372,47 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         -> [SQLValue]
     {
         guard !differing.isEmpty else { return current }
+        var row = current
+        var general: [Int] = []
+        for slot in differing {
+            if let value = Self.plainValue(saved[slot: slot], schema.rowSlots.plainTypes[slot]) {
+                row[slot + 1] = value
+            } else {
+                general.append(slot)
+            }
+        }
+        guard !general.isEmpty else { return row }
         let encoder = ModelRowEncoder(slots: schema.rowSlots)
         var container = encoder.container(keyedBy: PropertyCodingKey.self)
-        for slot in differing { try accesses[slot].encode(saved[slot: slot], &container) }
-        var row = current
-        for slot in differing { row[slot + 1] = encoder.row[slot + 1] }
+        for slot in general { try accesses[slot].encode(saved[slot: slot], &container) }
+        for slot in general { row[slot + 1] = encoder.row[slot + 1] }
         return row
+    }
+
+    /// A snapshot's value of a common type stored as it is (`type`, the slot's plain type), as
+    /// the row writers store it (``ModelRowEncoder``'s keyed container, `_ModelCoding.write`);
+    /// nil for any other type or pairing, which the general path encodes. A save compares a
+    /// changed model's row with its snapshot's this way, without a Codable container per value.
+    private static func plainValue(_ value: Any, _ type: FieldType?) -> SQLValue? {
+        guard let type else { return nil }
+        let dynamic = ObjectIdentifier(Swift.type(of: value))
+        switch type {
+        case .text where dynamic == ObjectIdentifier(String.self):
+            return .text(value as! String)
+        case .integer where dynamic == ObjectIdentifier(Int.self):
+            return .integer(Int64(value as! Int))
+        case .integer where dynamic == ObjectIdentifier(Int64.self):
+            return .integer(value as! Int64)
+        case .real where dynamic == ObjectIdentifier(Double.self):
+            let double = value as! Double
+            return double.isFinite ? .real(double) : nil
+        case .bool where dynamic == ObjectIdentifier(Bool.self):
+            return .integer(value as! Bool ? 1 : 0)
+        case .date where dynamic == ObjectIdentifier(Date.self):
+            return .real((value as! Date).timeIntervalSince1970)
+        default:
+            return nil
+        }
     }
 
     /// The changed slots of a saved model whose slots `differing` are not bit for bit as
@@ -424,9 +478,14 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
             return
         }
-        if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
         let differing = differing(model(entry), from: saved)
-        guard !differing.isEmpty,
+        guard !differing.isEmpty else {
+            // Nothing else differs: a changed id must still be refused (``changed`` checks the
+            // id of a model whose other slots differ).
+            if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
+            return
+        }
+        guard
             let (slots, current, before) = try changed(
                 entry, id: id, differing: differing, saved: saved)
         else { return }
@@ -479,15 +538,23 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// Takes what the save wrote (``changes()``) as the new saved state.
     func didSave(_ changes: TableChanges) {
+        var savedInserts = 0
         for (entry, inserted) in saving {
             entry.snapshot = nil
             entry.isInserted = false
             entry.version = inserted ? 1 : entry.version + 1
+            if inserted { savedInserts += 1 }
         }
         saving = []
         clearChanged()
         for delete in changes.deletes { untrack(delete.id) }
-        insertedOrder.removeAll { entries[$0]?.isInserted != true }
+        // Each listed id the save wrote is saved now: when it wrote them all (the common case),
+        // none is left to look up in the map.
+        if savedInserts == insertedOrder.count {
+            insertedOrder.removeAll()
+        } else {
+            insertedOrder.removeAll { entries[$0]?.isInserted != true }
+        }
     }
 
     /// An inserted model whose row was written over a stored one (a unique upsert): it takes

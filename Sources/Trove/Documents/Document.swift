@@ -67,6 +67,23 @@ public enum DocumentID: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 }
 
+extension DocumentID {
+    /// The hash dictionaries and sets use: the payload's own (an integer id's is one SipHash of
+    /// its 8 bytes, as `Int64` keys have), not a `Hasher` fed the case and then the payload. A
+    /// context's identity map hashes the id of every row it fetches. Equal ids are of one case
+    /// and hash alike; ids of different cases that hash alike are told apart by `==`.
+    ///
+    /// - Parameter seed: the table's seed.
+    /// - Returns: the hash.
+    public func _rawHashValue(seed: Int) -> Int {
+        switch self {
+        case .int(let v): v._rawHashValue(seed: seed)
+        case .uuid(let v): v._rawHashValue(seed: seed)
+        case .string(let v): v._rawHashValue(seed: seed)
+        }
+    }
+}
+
 extension DocumentID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
     public init(integerLiteral value: Int64) { self = .int(value) }
     public init(stringLiteral value: String) { self = .string(value) }

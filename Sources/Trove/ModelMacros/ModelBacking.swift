@@ -16,13 +16,15 @@ public final class _ModelBacking {
     var context: ModelContext? { store?.owner }
     /// To-one relationships read from a row and not resolved yet: the other model's id.
     public var pending = _PendingReferences()
+    // The collections start as `init()` makes them (the shared empty storage), not from empty
+    // literals, which call the literal initializers: a fetch makes one backing per row.
     /// `@Attribute(.externalStorage)` properties a fetch left out and nobody has read yet.
-    var unloaded: Set<String> = []
+    var unloaded = Set<String>()
     /// To-many relationships whose children are known (read once, or the model is new).
-    var loaded: Set<String> = []
+    var loaded = Set<String>()
     /// Many-to-many relationships: the ids the edge table held as last read or saved (none
     /// for a relationship never read), what a save compares the array with.
-    var linked: [String: Set<DocumentID>] = [:]
+    var linked = [String: Set<DocumentID>]()
     /// The table whose list of changed models holds this model (``TrackedModels/changedModels``):
     /// set by the first change after a save, cleared when the table takes its changes as saved,
     /// so a model goes into the list once, and a save visits only the models in it.
@@ -50,7 +52,7 @@ public final class _ModelBacking {
 /// The ids a row names in a model's to-one relationships, by property, until each is resolved
 /// through the context. Made by the macro's `init(from:)`.
 public struct _PendingReferences {
-    var ids: [String: DocumentID] = [:]
+    var ids = [String: DocumentID]()
     /// Set by decoding: the model comes from a row.
     var fromRow = false
 
