@@ -157,10 +157,11 @@ import TroveTestSupport
         #expect(status.missing.isEmpty && status.isInSync, "\(status)")
     }
 
-    /// A new device whose snapshot keeps being replaced while it downloads it, with the feed
-    /// pruned: the pull fails (and the next one tries again) instead of starting after the
-    /// pruned change sets and calling itself in sync.
-    @Test func aSnapshotReplacedWhileItIsDownloadedFailsThePullWhenTheFeedWasPruned() async throws {
+    /// A new device that cannot have the snapshot (it keeps being replaced while downloaded, or
+    /// none is complete for a while) with the feed pruned: the pull fails (and the next one
+    /// tries again) instead of going on after the pruned change sets for good.
+    @Test(arguments: [false, true])
+    func aPullWithoutTheSnapshotItNeedsFailsWhenTheFeedWasPruned(hidden: Bool) async throws {
         let server = InProcessTransport()
         let key = try SyncKey.random()
         let a = try await Device.make("a", database: Database(), transport: server, key: key)
@@ -172,11 +173,11 @@ import TroveTestSupport
         try await a.notes.insert([Notes.note("a3", title: "note 3")])
         try await a.sync.push()  // 4 stays
         let pages = PagedTransport(server, pageSize: 2)
-        pages.partsGone = true
+        if hidden { pages.snapshotHidden = true } else { pages.partsGone = true }
         let b = try await Device.make("b", database: Database(), transport: pages, key: key)
         await #expect(throws: SyncError.self) { try await b.sync.pull() }
         #expect(await b.sync.status.lastPulledSequence == 0)
-        pages.partsGone = false
+        (pages.partsGone, pages.snapshotHidden) = (false, false)
         try await b.sync.pull()
         #expect(try await b.canonicalDump() == a.canonicalDump())
         #expect(try await b.sync.refreshStatus().isInSync)

@@ -170,10 +170,10 @@ extension SyncSpace {
     /// unknown format or a newer schema, does not fit this device or is not newer than the
     /// cursor is refused (kept in the status, not tried again) and the feed is pulled instead.
     ///
-    /// - Throws: ``SyncError/transport(_:)`` also when the newest snapshot was replaced while its
-    ///   parts were downloaded, a few times over, and the feed after `cursor` was pruned: pulling
-    ///   the feed instead would skip the pruned change sets, so the pull fails and the next one
-    ///   tries again.
+    /// - Throws: ``SyncError/transport(_:)`` also when the feed after `cursor` was pruned and no
+    ///   snapshot could be had (none complete on the server, or the newest replaced while its
+    ///   parts were downloaded, a few times over): pulling the feed instead would skip the pruned
+    ///   change sets for good, so the pull fails and the next one tries again.
     func joinFromSnapshot(cursor: Int64) async throws -> Bool {
         // A snapshot replaced while its parts were downloaded: take the newer one (a few times).
         var needed = false
@@ -181,13 +181,13 @@ extension SyncSpace {
             switch try await joinFromNewestSnapshot(cursor: cursor) {
             case .joined: return true
             case .declined: return false
-            case .replaced(let pruned): needed = pruned
+            case .unavailable(let pruned): needed = pruned
             }
         }
         guard !needed else {
             throw SyncError.transport(
-                "the newest snapshot was replaced while it was downloaded, and the feed after "
-                    + "this device's cursor was pruned: try again")
+                "the feed after this device's cursor was pruned and no complete snapshot could be "
+                    + "downloaded: try again")
         }
         return false
     }
@@ -196,11 +196,11 @@ extension SyncSpace {
     private enum JoinAttempt {
         /// The snapshot was applied.
         case joined
-        /// None, none needed, or refused: the device pulls the feed.
+        /// None needed, or refused: the device pulls the feed.
         case declined
-        /// A part was gone (a newer snapshot replaced it); `pruned`: the feed after the cursor
-        /// was pruned, so the feed alone would not do.
-        case replaced(pruned: Bool)
+        /// None complete on the server, or a part was gone (a newer snapshot replaced it);
+        /// `pruned`: the feed after the cursor was pruned, so the feed alone would not do.
+        case unavailable(pruned: Bool)
     }
 
     /// One attempt of ``joinFromSnapshot(cursor:)``.
@@ -210,8 +210,9 @@ extension SyncSpace {
         do { state = try await transport.feedState(space: space, fullSize: false) } catch {
             throw Self.transportError(error)
         }
-        guard let descriptor = state.snapshot, cursor == 0 || cursor < state.prunedUpTo else {
-            return .declined
+        guard cursor == 0 || cursor < state.prunedUpTo else { return .declined }
+        guard let descriptor = state.snapshot else {
+            return cursor < state.prunedUpTo ? .unavailable(pruned: true) : .declined
         }
         let name = "\(descriptor.upToSequence)/\(descriptor.device)"
         let refusedBefore = try await database.syncWrite { connection in
@@ -255,7 +256,9 @@ extension SyncSpace {
             }
             return .joined
         } catch let refusal as Snapshot.Refusal {
-            if case .partMissing = refusal { return .replaced(pruned: cursor < state.prunedUpTo) }
+            if case .partMissing = refusal {
+                return .unavailable(pruned: cursor < state.prunedUpTo)
+            }
             try await database.syncWrite { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('snapshot_refused', ?)",

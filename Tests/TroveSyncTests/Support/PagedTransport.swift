@@ -4,18 +4,23 @@ import TroveSync
 /// An ``InProcessTransport`` seen in small pages, with a hook that runs once before the page
 /// after a given cursor is read: what other devices do between two pages of one pull. With
 /// ``partsGone`` every snapshot part reads as gone, as when newer snapshots keep replacing the
-/// one being downloaded.
+/// one being downloaded; with ``snapshotHidden`` the feed has no complete snapshot.
 final class PagedTransport: SnapshotTransport, @unchecked Sendable {
-    // `base` is Sendable itself; the hook and `partsGone` are read and set under `lock`.
+    // `base` is Sendable itself; the hook and the flags are read and set under `lock`.
     let base: InProcessTransport
     let pageSize: Int
     private let lock = NSLock()
     private var hook: (after: Int64, run: @Sendable () async throws -> Void)?
     private var _partsGone = false
+    private var _snapshotHidden = false
 
     var partsGone: Bool {
         get { lock.withLock { _partsGone } }
         set { lock.withLock { _partsGone = newValue } }
+    }
+    var snapshotHidden: Bool {
+        get { lock.withLock { _snapshotHidden } }
+        set { lock.withLock { _snapshotHidden = newValue } }
     }
 
     init(_ base: InProcessTransport, pageSize: Int) {
@@ -75,6 +80,8 @@ final class PagedTransport: SnapshotTransport, @unchecked Sendable {
         try await base.reportCursor(pulledUpTo, device: device, space: space)
     }
     func feedState(space: String, fullSize: Bool) async throws -> FeedState {
-        try await base.feedState(space: space, fullSize: fullSize)
+        var state = try await base.feedState(space: space, fullSize: fullSize)
+        if snapshotHidden { state.snapshot = nil }
+        return state
     }
 }
