@@ -19,16 +19,23 @@ struct ProgressTransport: SnapshotTransport, MembershipTransport {
     }
 
     func pull(space: String, after: Int64, limit: Int) async throws -> [SealedChangeSet] {
-        announce(try await base.pull(space: space, after: after, limit: limit))
+        announce(try await base.pull(space: space, after: after, limit: limit), after: after)
     }
 
     func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws
         -> [SealedChangeSet]
     {
-        announce(try await base.pull(space: space, after: after, limit: limit, maxBytes: maxBytes))
+        announce(
+            try await base.pull(space: space, after: after, limit: limit, maxBytes: maxBytes),
+            after: after)
     }
 
-    private func announce(_ changeSets: [SealedChangeSet]) -> [SealedChangeSet] {
+    /// Says how many came, and (`G after first`) when the page does not start right after the
+    /// cursor: the change sets between were pruned or deleted.
+    private func announce(_ changeSets: [SealedChangeSet], after: Int64) -> [SealedChangeSet] {
+        if let first = changeSets.first?.serverSequence, first != after + 1 {
+            TroveSyncCrashChild.say("G \(after) \(first)")
+        }
         if !changeSets.isEmpty { TroveSyncCrashChild.say("~ pulled \(changeSets.count)") }
         return changeSets
     }
@@ -57,12 +64,15 @@ struct ProgressTransport: SnapshotTransport, MembershipTransport {
         -> Data?
     {
         let data = try await base.snapshotPart(part, of: snapshot, space: space)
+        if part == 0 { TroveSyncCrashChild.say("J \(snapshot.upToSequence)") }
         TroveSyncCrashChild.say("~ snapshot fetched \(part)")
         return data
     }
 
     func reportCursor(_ pulledUpTo: Int64, device: String, space: String) async throws -> Int64 {
-        try await base.reportCursor(pulledUpTo, device: device, space: space)
+        let pruned = try await base.reportCursor(pulledUpTo, device: device, space: space)
+        TroveSyncCrashChild.say("C \(pulledUpTo) \(pruned)")
+        return pruned
     }
 
     func feedState(space: String, fullSize: Bool) async throws -> FeedState {

@@ -98,6 +98,8 @@ final class FaultRun: @unchecked Sendable {
     var removedIn: Int64?
     var healRounds = 0
     var finalStatus: [String: String] = [:]
+    /// Each remaining device's output while healing, round by round.
+    var healLines: [String: [String]] = [:]
     var feedCount = 0
     var afterRemovalChecked = 0
     var started = ContinuousClock.now
@@ -275,6 +277,7 @@ final class FaultRun: @unchecked Sendable {
             order.shuffle(using: &random)
             for device in order {
                 let lines = try await device.runToEnd(["heal", device.database, role.url])
+                healLines[device.name, default: []] += ["round \(healRounds)"] + lines
                 guard let result = lines.first(where: { $0.hasPrefix("H ") }),
                     let status = lines.first(where: { $0.hasPrefix("Q ") })
                 else {
@@ -540,13 +543,36 @@ final class FaultRun: @unchecked Sendable {
         try? FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true)
         for device in devices {
-            try? device.lines.joined(separator: "\n").write(
-                toFile: folder + "/\(device.name).out", atomically: true, encoding: .utf8)
+            try? (device.lines + ["heal:"] + (healLines[device.name] ?? [])).joined(
+                separator: "\n"
+            ).write(toFile: folder + "/\(device.name).out", atomically: true, encoding: .utf8)
             try? FileManager.default.removeItem(atPath: folder + "/\(device.name).ledger")
             try? FileManager.default.copyItem(
                 atPath: self.folder.path("\(device.name).ledger"),
                 toPath: folder + "/\(device.name).ledger")
+            // The device's database as healing left it, to read its `_trove_sync_*` tables.
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(
+                    atPath: folder + "/\(device.name).trove" + suffix)
+                try? FileManager.default.copyItem(
+                    atPath: device.database + suffix,
+                    toPath: folder + "/\(device.name).trove" + suffix)
+            }
         }
+        // The server's side: the feed's rows (not their payloads), cursors, snapshots, the space.
+        let queries = [
+            "SELECT 'space', name, last_sequence, pruned_up_to, key_epoch FROM trove_sync.spaces",
+            "SELECT 'cursor', device, pulled_up_to, seen_at FROM trove_sync.cursors ORDER BY device",
+            "SELECT 'snapshot', up_to_sequence, device, parts, complete, created_at "
+                + "FROM trove_sync.snapshots ORDER BY up_to_sequence",
+            "SELECT 'device', device, removed_in FROM trove_sync.devices ORDER BY device",
+            "SELECT 'change', server_sequence, device, device_sequence, "
+                + "trove_sync.payload_epoch(payload), octet_length(payload) "
+                + "FROM trove_sync.changes ORDER BY server_sequence",
+        ]
+        let state = queries.map { (try? self.server.psql($0)) ?? "(no answer: \($0))" }
+            .joined(separator: "\n")
+        try? state.write(toFile: folder + "/server.txt", atomically: true, encoding: .utf8)
     }
 
     /// One line for RELIABILITY.md: what happened in this run.

@@ -124,4 +124,62 @@ import TroveTestSupport
         )
         #expect(!status.isInSync)
     }
+
+    /// A device that has reported no cursor yet holds nothing back, so the feed can be pruned
+    /// between two pages of its first pull: it starts again from the snapshot then, not at the
+    /// next change set left (which would skip the pruned ones for good).
+    @Test func aDeviceWhoseNextChangeSetsArePrunedDuringAPullStartsFromTheSnapshot() async throws {
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", database: Database(), transport: server, key: key)
+        for i in 0..<4 {
+            try await a.notes.insert([Notes.note("a\(i)", title: "note \(i)")])
+            try await a.sync.push()
+        }
+        let pages = PagedTransport(server, pageSize: 2)
+        let b = try await Device.make("b", database: Database(), transport: pages, key: key)
+        // After b's first page (1-2): a writes 5, uploads a snapshot up to 5 (b reported no
+        // cursor, so 1-5 go) and writes 6.
+        pages.beforePage(after: 2) {
+            try await a.notes.insert([Notes.note("a4", title: "note 4")])
+            try await a.sync.push()
+            try await a.sync.uploadSnapshot()
+            try await a.notes.insert([Notes.note("a5", title: "note 5")])
+            try await a.sync.push()
+        }
+        try await b.sync.pull()
+        #expect(server.feed(space: "space").map(\.serverSequence) == [6])
+        for i in 0..<6 {
+            #expect(try await b.notes.fetch(id: .string("a\(i)")) != nil, "a\(i)")
+        }
+        #expect(try await b.canonicalDump() == a.canonicalDump())
+        let status = try await b.sync.refreshStatus()
+        #expect(status.missing.isEmpty && status.isInSync, "\(status)")
+    }
+
+    /// A new device that cannot have the snapshot (it keeps being replaced while downloaded, or
+    /// none is complete for a while) with the feed pruned: the pull fails (and the next one
+    /// tries again) instead of going on after the pruned change sets for good.
+    @Test(arguments: [false, true])
+    func aPullWithoutTheSnapshotItNeedsFailsWhenTheFeedWasPruned(hidden: Bool) async throws {
+        let server = InProcessTransport()
+        let key = try SyncKey.random()
+        let a = try await Device.make("a", database: Database(), transport: server, key: key)
+        for i in 0..<3 {
+            try await a.notes.insert([Notes.note("a\(i)", title: "note \(i)")])
+            try await a.sync.push()
+        }
+        try await a.sync.uploadSnapshot()  // prunes 1-3: b reported no cursor
+        try await a.notes.insert([Notes.note("a3", title: "note 3")])
+        try await a.sync.push()  // 4 stays
+        let pages = PagedTransport(server, pageSize: 2)
+        if hidden { pages.snapshotHidden = true } else { pages.partsGone = true }
+        let b = try await Device.make("b", database: Database(), transport: pages, key: key)
+        await #expect(throws: SyncError.self) { try await b.sync.pull() }
+        #expect(await b.sync.status.lastPulledSequence == 0)
+        (pages.partsGone, pages.snapshotHidden) = (false, false)
+        try await b.sync.pull()
+        #expect(try await b.canonicalDump() == a.canonicalDump())
+        #expect(try await b.sync.refreshStatus().isInSync)
+    }
 }

@@ -169,23 +169,50 @@ extension SyncSpace {
     /// change sets were pruned; returns whether it did. A snapshot that does not open, is of an
     /// unknown format or a newer schema, does not fit this device or is not newer than the
     /// cursor is refused (kept in the status, not tried again) and the feed is pulled instead.
+    ///
+    /// - Throws: ``SyncError/transport(_:)`` also when the feed after `cursor` was pruned and no
+    ///   snapshot could be had (none complete on the server, or the newest replaced while its
+    ///   parts were downloaded, a few times over): pulling the feed instead would skip the pruned
+    ///   change sets for good, so the pull fails and the next one tries again.
     func joinFromSnapshot(cursor: Int64) async throws -> Bool {
         // A snapshot replaced while its parts were downloaded: take the newer one (a few times).
+        var needed = false
         for _ in 0..<3 {
-            if let joined = try await joinFromNewestSnapshot(cursor: cursor) { return joined }
+            switch try await joinFromNewestSnapshot(cursor: cursor) {
+            case .joined: return true
+            case .declined: return false
+            case .unavailable(let pruned): needed = pruned
+            }
+        }
+        guard !needed else {
+            throw SyncError.transport(
+                "the feed after this device's cursor was pruned and no complete snapshot could be "
+                    + "downloaded: try again")
         }
         return false
     }
 
-    /// One attempt of ``joinFromSnapshot(cursor:)``: nil when a part was gone.
-    private func joinFromNewestSnapshot(cursor: Int64) async throws -> Bool? {
-        guard let transport = transport as? any SnapshotTransport else { return false }
+    /// What one attempt of ``joinFromSnapshot(cursor:)`` did.
+    private enum JoinAttempt {
+        /// The snapshot was applied.
+        case joined
+        /// None needed, or refused: the device pulls the feed.
+        case declined
+        /// None complete on the server, or a part was gone (a newer snapshot replaced it);
+        /// `pruned`: the feed after the cursor was pruned, so the feed alone would not do.
+        case unavailable(pruned: Bool)
+    }
+
+    /// One attempt of ``joinFromSnapshot(cursor:)``.
+    private func joinFromNewestSnapshot(cursor: Int64) async throws -> JoinAttempt {
+        guard let transport = transport as? any SnapshotTransport else { return .declined }
         let state: FeedState
         do { state = try await transport.feedState(space: space, fullSize: false) } catch {
             throw Self.transportError(error)
         }
-        guard let descriptor = state.snapshot, cursor == 0 || cursor < state.prunedUpTo else {
-            return false
+        guard cursor == 0 || cursor < state.prunedUpTo else { return .declined }
+        guard let descriptor = state.snapshot else {
+            return cursor < state.prunedUpTo ? .unavailable(pruned: true) : .declined
         }
         let name = "\(descriptor.upToSequence)/\(descriptor.device)"
         let refusedBefore = try await database.syncWrite { connection in
@@ -193,7 +220,7 @@ extension SyncSpace {
                 "SELECT value FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")?
                 .stringValue
         }
-        if refusedBefore?.hasPrefix(name + "\t") == true { return false }
+        if refusedBefore?.hasPrefix(name + "\t") == true { return .declined }
         do {
             guard descriptor.upToSequence > cursor else {
                 throw Snapshot.Refusal.notNewer(snapshot: descriptor.upToSequence, cursor: cursor)
@@ -227,9 +254,11 @@ extension SyncSpace {
                 try writer.connection.execute(
                     "DELETE FROM \(SyncTables.state) WHERE name = 'snapshot_refused'")
             }
-            return true
+            return .joined
         } catch let refusal as Snapshot.Refusal {
-            if case .partMissing = refusal { return nil }
+            if case .partMissing = refusal {
+                return .unavailable(pruned: cursor < state.prunedUpTo)
+            }
             try await database.syncWrite { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO \(SyncTables.state)(name, value) VALUES ('snapshot_refused', ?)",
@@ -239,7 +268,7 @@ extension SyncSpace {
                         )
                     ])
             }
-            return false
+            return .declined
         }
     }
 }

@@ -276,12 +276,14 @@ public actor SyncSpace {
                 } catch {
                     throw Self.transportError(error)
                 }
-                // A device whose next change sets are gone from the feed (pruned while it was
-                // away; once per instance also when nothing came: the whole tail may be gone)
-                // starts again from the newest snapshot.
-                if !checkedSnapshot,
-                    (batch.first?.serverSequence ?? cursor + 1) > cursor + 1
-                        || (batch.isEmpty && !snapshotChecked)
+                // A device whose next change sets are gone from the feed starts again from the
+                // newest snapshot: at every gap, not once per pull, since a device that has
+                // reported no cursor yet (new, or just joined from a snapshot) holds nothing back
+                // and the feed can be pruned past it between two pages. Applying the page after
+                // the gap would move the cursor past the pruned change sets for good. Once per
+                // instance also when nothing came: the whole tail may be gone.
+                if (batch.first?.serverSequence ?? cursor + 1) > cursor + 1
+                    || (batch.isEmpty && !snapshotChecked)
                 {
                     (checkedSnapshot, snapshotChecked) = (true, true)
                     if try await joinFromSnapshot(cursor: cursor) { continue }
