@@ -309,5 +309,13 @@ struct CollectionTests {
         #expect(help.out.contains("Examples:") && help.out.contains("trove collection add ~/notes"))
         let empty = await f.trove(["collection", "list"])
         #expect(empty.status == 0 && empty.err.contains("no collections yet"))
+        // The short names call the same subcommands, help included.
+        let alias = await f.trove(["collection", "ls"])
+        #expect(alias.status == 0 && alias.err.contains("no collections yet"))
+        let aliasHelp = await runTrove(["help", "collection", "mv"])
+        #expect(aliasHelp.out.hasPrefix("trove collection rename - "), "\(aliasHelp.out)")
+        // Without a subcommand: the help on stderr and the usage status.
+        let bare = await f.trove(["collection"])
+        #expect(bare.status == ExitCode.usage && bare.err.contains("Subcommands:"))
     }
 }
