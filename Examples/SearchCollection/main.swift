@@ -10,7 +10,7 @@ defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem
 
 let database = try Database(path: path)
 let notes = try await database.collection("notes", dimension: 3)
-// In an app the vectors come from an Embedder (`notes.add(text:)`); here they are written out.
+// In an app an Embedder fills them (an entry inserted without a vector); here they are written out.
 try await notes.insert([
     VectorEntry(id: 1, content: "Call the plumber about the sink", source: "home", metadata: #"{"priority": 2}"#, vector: [1, 0, 0]),
     VectorEntry(id: 2, content: "Quarterly report due Friday", source: "work", metadata: #"{"priority": 1}"#, vector: [0, 1, 0]),

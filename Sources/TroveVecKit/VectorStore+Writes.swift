@@ -45,7 +45,7 @@ extension VectorStore {
             // Trove picks the id inside the write transaction that inserts (as SQLite would: one
             // above the largest), so two inserts never pick the same one.
             guard
-                case .int(let id) = try await collection.insert(StoreSchema.document(probe).fields)
+                case .int(let id) = try await collection.insert(StoreSchema.document(probe))
             else {
                 preconditionFailure("a vector store has integer ids")
             }

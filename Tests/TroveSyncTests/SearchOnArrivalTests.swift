@@ -109,11 +109,12 @@ import TroveTestSupport
         }
         let a = try await device("a")
         let b = try await device("b")
-        let bread = try await b.notes.add(text: "bread and butter", source: "b.md")
+        let bread = try await b.notes.insert(
+            VectorEntry(content: "bread and butter", source: "b.md"))
         // B's indexes are built before anything arrives, so the arrival must reach them.
         #expect(try await b.notes.search("oat milk", limit: 3).map(\.id) == [bread])
-        let milk = try await a.notes.add(
-            text: "remember the oat milk", source: "a.md", metadata: #"{"day":2}"#)
+        let milk = try await a.notes.insert(
+            VectorEntry(content: "remember the oat milk", source: "a.md", metadata: #"{"day":2}"#))
         #expect(milk.kind == ids)
         try await a.sync.push()
         try await b.sync.pull()

@@ -84,6 +84,14 @@ extension DocumentID {
     }
 }
 
+extension DocumentID {
+    /// The id that leaves the choice to Trove, as ``ModelID/unassigned`` does for models: an
+    /// insert (or upsert) of a document, model or entry holding it gives the row a new id (a
+    /// time-ordered UUIDv7 in `.uuid` and `.string` collections, the next rowid in `.int64`
+    /// ones) and returns it. `0`, the nil UUID and `""` mean the same; none is ever chosen.
+    public static var unassigned: DocumentID { .int(0) }
+}
+
 extension DocumentID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
     public init(integerLiteral value: Int64) { self = .int(value) }
     public init(stringLiteral value: String) { self = .string(value) }
@@ -99,6 +107,7 @@ extension DocumentID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
 /// var note = Document(id: 1, ["title": "Dentist", "year": 2026])
 /// note["tags"] = ["health", "calendar"]
 /// try await notes.insert(note)
+/// let id = try await notes.insert(Document(["title": "Taxes"]))  // an id chosen by Trove
 /// ```
 public struct Document: Hashable, Sendable {
     /// The id.
@@ -136,8 +145,9 @@ public struct Document: Hashable, Sendable {
         case row(StoredRow)
     }
 
-    /// A document with the given fields.
-    public init(id: DocumentID, _ fields: [String: Value] = [:]) {
+    /// A document with the given fields. Without an id (``DocumentID/unassigned``), an insert
+    /// chooses one and returns it.
+    public init(id: DocumentID = .unassigned, _ fields: [String: Value] = [:]) {
         self.id = id
         self.storage = .values(fields)
         self.version = 0

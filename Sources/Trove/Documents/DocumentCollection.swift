@@ -13,7 +13,7 @@ import TroveSQLite
 /// let recent = try await items.fetch(Query(Field("year") >= 1960).sorted(by: .descending("year")).limit(20))
 /// let perYear = try await items.aggregate([.count()], groupBy: [Field("year")])
 /// ```
-public struct DocumentCollection: Sendable {
+public struct DocumentCollection: RecordCollection {
     /// The database it belongs to.
     public let database: Database
     let store: DocumentStore
@@ -23,60 +23,21 @@ public struct DocumentCollection: Sendable {
     /// Its frozen schema.
     public var schema: DocumentSchema { store.schema }
 
-    // MARK: Writing (each call is one transaction)
+    // MARK: Writing (each call is one transaction; `insert` is ``RecordCollection``'s)
 
-    /// Inserts one document. - Throws: ``TroveError/duplicateDocumentID(_:)`` when the id exists,
-    /// and the validation errors of ``insert(_:expiry:)``.
-    public func insert(_ document: Document) async throws {
-        try await insert([document])
-    }
-
-    /// Inserts documents, all or nothing: each is validated before the first is written.
-    ///
-    /// In a collection whose schema has `allowsExpiry: true`, `expiry` says when they expire:
-    ///
-    /// ```swift
-    /// let sessions = try await database.documents("sessions", schema: DocumentSchema(
-    ///     fields: [.text("user")], allowsExpiry: true))
-    /// try await sessions.insert([Document(id: 1, ["user": "ada"])], expiry: .after(.seconds(3600)))
-    /// ```
-    /// - Throws: ``TroveError/unknownField(field:known:)``, ``TroveError/typeMismatch(field:expected:value:)``,
-    ///   ``TroveError/missingField(field:)``, ``TroveError/duplicateDocumentID(_:)``,
-    ///   ``TroveError/uniqueViolation(field:value:)``, ``TroveError/expiryDisabled(collection:)``
-    ///   (an expiry other than `.never` where the schema does not allow it); nothing is written.
-    /// - Complexity: O(n) statements in one transaction.
-    public func insert(_ documents: [Document], expiry: Expiry = .never) async throws {
-        try await writer { try $0.insert(documents, expiry: expiry) }
-    }
-
-    /// Inserts a document made of `fields` under a new id, and returns it: a time-ordered UUIDv7
-    /// for `.uuid` and `.string` collections (as lowercase text for strings), unique across
-    /// devices; what SQLite assigns a new rowid (one above the largest) for `.int64` ones.
-    ///
-    /// ```swift
-    /// let id = try await notes.insert(["title": "Dentist", "year": 2026])
-    /// let note = try await notes.fetch(id: id)
-    /// ```
-    /// - Returns: the new id.
-    /// - Throws: the validation errors of ``insert(_:expiry:)``; nothing is written.
-    @discardableResult
-    public func insert(_ fields: [String: Value]) async throws -> DocumentID {
-        try await insert([fields])[0]
-    }
-
-    /// Inserts documents made of each of `fieldSets`, all or nothing, each under a new id
-    /// (see ``insert(_:)-([String:Value])``).
-    ///
-    /// - Returns: the new ids, in order (increasing).
-    /// - Complexity: O(n) rows in one transaction.
-    @discardableResult
-    public func insert(_ fieldSets: [[String: Value]]) async throws -> [DocumentID] {
-        try await writer { try $0.insert(fieldSets) }
+    public func _insert(_ documents: [Document], expiry: Expiry) async throws -> [DocumentID] {
+        try await writer { try $0._insert(documents, expiry: expiry) }
     }
 
     /// Inserts documents, replacing those whose id exists (their version goes up). A replaced
-    /// document takes `expiry` (`.never`, the default, clears an expiry it had).
-    public func upsert(_ documents: [Document], expiry: Expiry = .never) async throws {
+    /// document takes `expiry` (`.never`, the default, clears an expiry it had); an unassigned
+    /// id gets a new one, as in ``RecordCollection/insert(_:expiry:)-([Record],_)``.
+    ///
+    /// - Returns: their ids, in order.
+    @discardableResult
+    public func upsert(_ documents: [Document], expiry: Expiry = .never) async throws
+        -> [DocumentID]
+    {
         try await writer { try $0.upsert(documents, expiry: expiry) }
     }
 
@@ -287,33 +248,10 @@ extension DocumentWriting {
         _access.savepoints ? try _access.connection.savepoint(body) : try body()
     }
 
-    /// Inserts documents, all or nothing: each is validated before the first is written.
-    ///
-    /// - Throws: ``TroveError/unknownField(field:known:)``, ``TroveError/typeMismatch(field:expected:value:)``,
-    ///   ``TroveError/missingField(field:)``, ``TroveError/duplicateDocumentID(_:)``,
-    ///   ``TroveError/uniqueViolation(field:value:)``, ``TroveError/expiryDisabled(collection:)``;
-    ///   nothing is written.
-    public func insert(_ documents: [Document], expiry: Expiry = .never) throws {
-        try atomically {
-            try _access.store.write(
-                documents, mode: .insert, expiry: expiry, on: _access.connection)
-        }
-    }
-    /// Inserts one document.
-    public func insert(_ document: Document) throws { try insert([document]) }
-    /// Inserts a document made of `fields` under a new id. - Returns: the id.
-    @discardableResult
-    public func insert(_ fields: [String: Value]) throws -> DocumentID { try insert([fields])[0] }
-    /// Inserts documents made of each of `fieldSets`, each under a new id. - Returns: the ids, in order.
-    @discardableResult
-    public func insert(_ fieldSets: [[String: Value]]) throws -> [DocumentID] {
-        try atomically {
-            try _access.store.insert(generatingIDs: fieldSets, on: _access.connection)
-        }
-    }
     /// Inserts documents, replacing those whose id exists (their version goes up); a replaced
-    /// document takes `expiry` (`.never` clears one).
-    public func upsert(_ documents: [Document], expiry: Expiry = .never) throws {
+    /// document takes `expiry` (`.never` clears one). - Returns: their ids, in order.
+    @discardableResult
+    public func upsert(_ documents: [Document], expiry: Expiry = .never) throws -> [DocumentID] {
         try atomically {
             try _access.store.write(
                 documents, mode: .upsert, expiry: expiry, on: _access.connection)
@@ -360,7 +298,7 @@ public struct DocumentReader: DocumentReading {
 }
 
 /// Reads and writes inside `database.write { tx in ... }`.
-public struct DocumentWriter: DocumentWriting {
+public struct DocumentWriter: DocumentWriting, RecordWriter {
     let store: DocumentStore
     let connection: Connection
     let savepoints: Bool
@@ -378,5 +316,11 @@ public struct DocumentWriter: DocumentWriting {
     /// Reads that see this transaction's own writes.
     public var reader: DocumentReader {
         DocumentReader(store: store, connection: connection, source: .table)
+    }
+
+    public func _insert(_ documents: [Document], expiry: Expiry) throws -> [DocumentID] {
+        try atomically {
+            try store.write(documents, mode: .insert, expiry: expiry, on: connection)
+        }
     }
 }

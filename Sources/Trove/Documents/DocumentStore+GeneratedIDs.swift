@@ -1,9 +1,9 @@
 import Foundation
 import TroveSQLite
 
-// Ids Trove chooses for new rows that leave theirs to it: the one mechanism behind models with
-// an unassigned id (`ModelID.unassigned`), `DocumentCollection.insert(_:)` of bare fields, and
-// search collections' entries without an id.
+// Ids Trove chooses for new rows that leave theirs to it: the one mechanism behind documents,
+// models and search collections' entries whose id is unassigned (`DocumentID.unassigned`,
+// `ModelID.unassigned`).
 
 extension DocumentStore {
     /// Fresh ids for `count` new rows, chosen inside the write transaction that inserts them.
@@ -57,26 +57,16 @@ extension DocumentStore {
         return Dictionary(uniqueKeysWithValues: zip(missing, fresh))
     }
 
-    /// Inserts documents made of `fieldSets`, each under a new id (``newIDs(_:besides:on:)``),
-    /// validated like ``write(_:mode:expiry:on:)``; inside the caller's transaction.
-    ///
-    /// - Returns: the new ids, in order.
-    func insert(generatingIDs fieldSets: [[String: Value]], on connection: Connection) throws
-        -> [DocumentID]
-    {
-        let placeholder = DocumentID.placeholder(schema.id)
-        var rows = try fieldSets.map { fields -> [SQLValue] in
-            var row = try storedValues(Document(id: placeholder, fields))
-            row[0] = .null
-            if schema.allowsExpiry { row.append(.null) }
-            return row
-        }
-        let fresh = try assignIDs(&rows, on: connection)
-        let ids = rows.indices.map { fresh[$0]! }  // every row was missing its id
-        try write(rows: rows, mode: .insert, on: connection) {
-            Document(id: ids[$0], fieldSets[$0])
-        }
-        return ids
+    /// The values of a document to insert or upsert (``storedValues(_:)``, validated the same
+    /// way), with a NULL id when its id is unassigned (``DocumentID/unassigned``), for
+    /// ``assignIDs(_:on:)`` to choose.
+    func newRowValues(_ document: Document) throws -> [SQLValue] {
+        guard document.id.isUnassigned else { return try storedValues(document) }
+        var standIn = document
+        standIn.id = .placeholder(schema.id)
+        var row = try storedValues(standIn)
+        row[0] = .null
+        return row
     }
 }
 
@@ -92,7 +82,8 @@ extension DocumentID {
         }
     }
 
-    /// Whether this is ``unassigned(_:)`` of its kind.
+    /// Whether this leaves the choice to Trove: ``unassigned(_:)`` of its own kind, whatever the
+    /// collection's kind (``DocumentID/unassigned`` is the integer one).
     var isUnassigned: Bool { self == .unassigned(kind) }
 
     /// A valid id of `kind`, to validate a new row's fields before its id is chosen.

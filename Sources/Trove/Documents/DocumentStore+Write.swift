@@ -6,20 +6,31 @@ extension DocumentStore {
     // so a throw leaves nothing behind once the caller rolls back.
 
     /// Validates every document, then writes them in order. `.insert` fails on an existing id,
-    /// `.upsert` replaces it (its version goes up); `.update` is not used here.
+    /// `.upsert` replaces it (its version goes up); `.update` is not used here. A document whose
+    /// id is unassigned (``DocumentID/unassigned``) goes in under a new one
+    /// (``assignIDs(_:on:)``).
     ///
+    /// - Returns: each document's id, in order (the new one where it was unassigned).
     /// - Throws: the first validation error before anything is written;
     ///   ``TroveError/duplicateDocumentID(_:)`` or ``TroveError/uniqueViolation(field:value:)``
     ///   when a constraint fails (the caller's transaction then rolls back).
+    @discardableResult
     func write(
         _ documents: [Document], mode: WriteMode, expiry: Expiry = .never, on connection: Connection
-    ) throws {
+    ) throws -> [DocumentID] {
         let second = try expirySecond(expiry)
-        var rows = try documents.map { try storedValues($0) }
+        var rows = try documents.map { try newRowValues($0) }
         if schema.allowsExpiry {
             for i in rows.indices { rows[i].append(second.map(SQLValue.integer) ?? .null) }
         }
-        try write(rows: rows, mode: mode, on: connection) { documents[$0] }
+        let fresh = try assignIDs(&rows, on: connection)
+        try write(rows: rows, mode: mode, on: connection) { i in
+            guard let id = fresh[i] else { return documents[i] }
+            var document = documents[i]
+            document.id = id
+            return document
+        }
+        return documents.indices.map { fresh[$0] ?? documents[$0].id }
     }
 
     /// Writes rows already in ``writeColumns`` order (validated by the caller; with the expiry

@@ -163,20 +163,17 @@ public struct ModelReader<M: Model> {
 ///     try notes.delete(where: #Predicate { $0.done })
 /// }
 /// ```
-public struct ModelWriter<M: Model> {
+public struct ModelWriter<M: Model>: RecordWriter {
     let writer: DocumentWriter
     let schema: ModelSchema<M>
 
     /// Reads that see this transaction's own writes.
     public var reader: ModelReader<M> { ModelReader(reader: writer.reader, schema: schema) }
 
-    /// Inserts one model (a new id when its id is ``ModelID/unassigned``). - Returns: its id.
-    @discardableResult
-    public func insert(_ model: M) throws -> M.ID { try insert([model])[0] }
-    /// Inserts models (each encoded and validated before the first is written). - Returns:
-    /// their ids, in order.
-    @discardableResult
-    public func insert(_ models: [M]) throws -> [M.ID] { try write(models, mode: .insert) }
+    public func _insert(_ models: [M], expiry: Expiry) throws -> [M.ID] {
+        _ = try writer.store.expirySecond(expiry)
+        return try write(models, mode: .insert)
+    }
     /// Inserts or replaces models. - Returns: their ids, in order.
     @discardableResult
     public func save(_ models: [M]) throws -> [M.ID] { try write(models, mode: .upsert) }

@@ -9,10 +9,11 @@ import TroveSQLite
 /// ```swift
 /// let notes = try await database.models(Note.self)
 /// try await notes.insert([Note(id: 1, title: "Dentist", year: 2026), Note(id: 2, title: "Taxes", year: 2025)])
+/// let id = try await notes.insert(Note(id: .unassigned, title: "Eye test", year: 2026))  // a new id
 /// let n = try await notes.count(where: #Predicate { $0.year >= 2026 })
 /// try await notes.delete(where: #Predicate { $0.title.starts(with: "Tax") })
 /// ```
-public struct ModelCollection<M: Model>: Sendable {
+public struct ModelCollection<M: Model>: RecordCollection {
     /// The document collection underneath (for aggregates, explain, verify and raw access).
     public let documents: DocumentCollection
     let schema: ModelSchema<M>
@@ -22,28 +23,12 @@ public struct ModelCollection<M: Model>: Sendable {
     /// The database it belongs to.
     public var database: Database { documents.database }
 
-    // MARK: Writing
+    // MARK: Writing (`insert` is ``RecordCollection``'s)
 
-    /// Inserts one model.
-    ///
-    /// A model whose id is ``ModelID/unassigned`` gets a new one: a time-ordered UUIDv7 for
-    /// `UUID` and `String` ids, SQLite's next rowid for `Int64` ids.
-    ///
-    /// ```swift
-    /// let id = try await notes.insert(Note(id: .unassigned, title: "Dentist"))
-    /// ```
-    /// - Returns: the model's id (the new one when it was unassigned).
-    /// - Throws: ``TroveError/duplicateDocumentID(_:)`` when its id exists,
-    ///   ``TroveError/uniqueViolation(field:value:)`` naming a unique field.
-    @discardableResult
-    public func insert(_ model: M) async throws -> M.ID { try await insert([model])[0] }
-
-    /// Inserts models, all or nothing: each is encoded and validated before the first is written.
-    ///
-    /// - Returns: their ids, in order (new ones for models whose id is ``ModelID/unassigned``).
-    @discardableResult
-    public func insert(_ models: [M]) async throws -> [M.ID] {
-        try await write(models, mode: .insert)
+    public func _insert(_ models: [M], expiry: Expiry) async throws -> [M.ID] {
+        // Models do not expire: anything but `.never` is refused, as by a schema without expiry.
+        _ = try documents.store.expirySecond(expiry)
+        return try await write(models, mode: .insert)
     }
 
     /// Inserts models, replacing those whose id exists (an upsert); a model whose id is

@@ -327,12 +327,7 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
             }
         }
         if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
-        var document = try encode(model)
-        guard model.id.isUnassigned else { return try store.storedValues(document) }
-        document.id = .placeholder(M.ID.idKind)
-        var row = try store.storedValues(document)
-        row[0] = .null
-        return row
+        return try store.newRowValues(try encode(model))
     }
 
     /// The ``row(_:in:)`` of each model, read in place: a `map` over the models, generic code

@@ -39,7 +39,7 @@ extension Database {
     ///
     /// ```swift
     /// let notes = try await database.collection("notes", embedder: embedder)
-    /// try await notes.add(text: "Dentist on Tuesday at 10", source: "calendar")
+    /// try await notes.insert(VectorEntry(content: "Dentist on Tuesday at 10", source: "calendar"))
     /// let hits = try await notes.search("when is the dentist?")
     /// ```
     public func collection(

@@ -18,10 +18,11 @@ struct PendingRow {
         self.vector = vector
     }
 
+    /// The row of `entry`: no id when it is unassigned (the write chooses one).
     init(_ entry: VectorEntry) {
         self.init(
-            id: entry.id, content: entry.content, source: entry.source, metadata: entry.metadata,
-            vector: entry.vector)
+            id: entry.id.isUnassigned ? nil : entry.id, content: entry.content,
+            source: entry.source, metadata: entry.metadata, vector: entry.vector)
     }
 }
 

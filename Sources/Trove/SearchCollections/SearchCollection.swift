@@ -16,11 +16,11 @@ import TroveVectors
 /// try await notes.insert(VectorEntry(id: 1, content: "Buy oat milk", source: "today", vector: [1, 0, 0]))
 /// // Ids that cannot collide across devices (for sync): UUIDv7s when left to Trove.
 /// let synced = try await database.collection("synced", configuration: .init(dimension: 3, ids: .uuid))
-/// let id = try await synced.insert(content: "Call the plumber", vector: [0, 1, 0])
+/// let id = try await synced.insert(VectorEntry(content: "Call the plumber", vector: [0, 1, 0]))
 /// let nearest = try await notes.search(vector: [0.9, 0.1, 0], limit: 1)
 /// let words = try await notes.search(Query().matching(.typed("oat milk")))
 /// ```
-public struct SearchCollection: Sendable {
+public struct SearchCollection: RecordCollection {
     /// The database holding this collection.
     public let database: Database
     /// The collection's name (also its table's name).
@@ -43,60 +43,36 @@ public struct SearchCollection: Sendable {
         self.documents = documents
     }
 
-    // MARK: Writing
+    // MARK: Writing (`insert` is ``RecordCollection``'s)
 
-    /// Inserts one row with the entry's id.
-    ///
-    /// - Throws: ``TroveError/duplicateDocumentID(_:)``, ``TroveError/dimensionMismatch(expected:actual:)``,
-    ///   ``TroveError/invalidVector(reason:)``, ``TroveError/metadataTooLarge(limit:actual:)``,
-    ///   ``TroveError/invalidMetadata(reason:)``. Nothing is written when it throws.
-    public func insert(_ entry: VectorEntry) async throws {
-        try await insert([entry])
-    }
-
-    /// Inserts one row and lets Trove choose its id: one above the largest in an Int64
-    /// collection, a time-ordered UUIDv7 otherwise.
-    ///
-    /// - Returns: the new row's id.
-    @discardableResult
-    public func insert(
-        content: String, source: String = "", metadata: String? = nil, vector: [Float]
-    ) async throws
-        -> DocumentID
-    {
-        try await write(
-            [
-                PendingRow(
-                    id: nil, content: content, source: source, metadata: metadata, vector: vector)
-            ], mode: .insert)[
-                0]
-    }
-
-    /// Inserts rows in one transaction, all or nothing: the error is the first bad entry's, in
-    /// order (metadata that is not a JSON object is caught by SQLite as the rows go in), and a
-    /// failure part-way (a duplicate id, a full disk) leaves the collection unchanged.
-    ///
-    /// - Complexity: O(n) rows through multi-row statements; the text index and change log are
-    ///   updated in the same transaction.
-    public func insert(_ entries: [VectorEntry]) async throws {
-        try await write(entries.map(PendingRow.init), mode: .insert)
+    public func _insert(_ entries: [VectorEntry], expiry: Expiry) async throws -> [DocumentID] {
+        // The preset schema has no expiry: anything but `.never` is refused.
+        _ = try documents.store.expirySecond(expiry)
+        return try await write(try await rows(entries), mode: .insert)
     }
 
     /// Replaces an existing row's content, source, metadata and vector.
     ///
     /// - Throws: ``TroveError/documentNotFound(_:)`` when no row has the entry's id.
     public func update(_ entry: VectorEntry) async throws {
-        try await write([PendingRow(entry)], mode: .update)
+        guard !entry.id.isUnassigned else { throw TroveError.documentNotFound(entry.id) }
+        try await write(try await rows([entry]), mode: .update)
     }
 
-    /// Inserts the row, or replaces the row with the same id.
-    public func upsert(_ entry: VectorEntry) async throws {
-        try await upsert([entry])
+    /// Inserts the row, or replaces the row with the same id. - Returns: its id.
+    @discardableResult
+    public func upsert(_ entry: VectorEntry) async throws -> DocumentID {
+        try await upsert([entry])[0]
     }
 
-    /// Inserts or replaces rows in one all-or-nothing transaction.
-    public func upsert(_ entries: [VectorEntry]) async throws {
-        try await write(entries.map(PendingRow.init), mode: .upsert)
+    /// Inserts or replaces rows in one all-or-nothing transaction; an unassigned id gets a new
+    /// one, an entry without a vector is embedded (as ``RecordCollection/insert(_:expiry:)-([Record],_)``
+    /// says).
+    ///
+    /// - Returns: their ids, in order.
+    @discardableResult
+    public func upsert(_ entries: [VectorEntry]) async throws -> [DocumentID] {
+        try await write(try await rows(entries), mode: .upsert)
     }
 
     /// Deletes the row with this id. Returns whether it existed.

@@ -2,10 +2,14 @@ import Foundation
 
 /// One record: an id, the text, where it came from, optional JSON metadata and its vector.
 ///
+/// An entry without an id (``DocumentID/unassigned``) gets a new one when inserted; one without
+/// a vector is embedded by the collection's embedder.
+///
 /// ```swift
 /// let entry = try VectorEntry(id: 1, content: "Buy oat milk", source: "notes/today.md",
 ///                             encoding: ["tag": "groceries"], vector: embedding)
 /// try await notes.insert(entry)
+/// let id = try await notes.insert(VectorEntry(content: "Dentist on Tuesday at 10"))  // embedded
 /// ```
 public struct VectorEntry: Hashable, Sendable, Identifiable {
     /// The row's id, of the collection's kind (``CollectionConfiguration/ids``): `.int` in an
@@ -18,13 +22,14 @@ public struct VectorEntry: Hashable, Sendable, Identifiable {
     public var source: String
     /// A JSON object as text, or nil.
     public var metadata: String?
-    /// The embedding.
+    /// The embedding; empty for a row stored without one, and in an entry for the collection's
+    /// embedder to fill at insert.
     public var vector: [Float]
 
     /// Creates an entry with metadata given as JSON text.
     public init(
-        id: DocumentID, content: String, source: String = "", metadata: String? = nil,
-        vector: [Float]
+        id: DocumentID = .unassigned, content: String, source: String = "",
+        metadata: String? = nil, vector: [Float] = []
     ) {
         self.id = id
         self.content = content
@@ -36,8 +41,8 @@ public struct VectorEntry: Hashable, Sendable, Identifiable {
     /// Creates an entry from a `[Double]` vector (converted to Float).
     @_disfavoredOverload
     public init(
-        id: DocumentID, content: String, source: String = "", metadata: String? = nil,
-        vector: [Double]
+        id: DocumentID = .unassigned, content: String, source: String = "",
+        metadata: String? = nil, vector: [Double]
     ) {
         self.init(
             id: id, content: content, source: source, metadata: metadata,
@@ -49,8 +54,8 @@ public struct VectorEntry: Hashable, Sendable, Identifiable {
     ///
     /// - Throws: `EncodingError` when the value cannot be encoded.
     public init(
-        id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable,
-        vector: [Float]
+        id: DocumentID = .unassigned, content: String, source: String = "",
+        encoding metadata: some Encodable, vector: [Float] = []
     ) throws {
         self.init(
             id: id, content: content, source: source, metadata: try MetadataJSON.encode(metadata),
@@ -60,8 +65,8 @@ public struct VectorEntry: Hashable, Sendable, Identifiable {
     /// `[Double]` variant of ``init(id:content:source:encoding:vector:)-(_,_,_,_,[Float])``.
     @_disfavoredOverload
     public init(
-        id: DocumentID, content: String, source: String = "", encoding metadata: some Encodable,
-        vector: [Double]
+        id: DocumentID = .unassigned, content: String, source: String = "",
+        encoding metadata: some Encodable, vector: [Double]
     ) throws {
         try self.init(
             id: id, content: content, source: source, encoding: metadata,

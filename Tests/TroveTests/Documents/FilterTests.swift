@@ -73,9 +73,9 @@ struct FilterTests {
         #expect(try await items.search(vector: [1, 0], where: filter, limit: 10).map(\.id) == [3])
         let db = try Database()
         let notes = try await db.collection("notes", embedder: HashingEmbedder())
-        try await notes.add([
-            TextEntry(text: "oat milk", metadata: #"{"k":1}"#),
-            TextEntry(text: "oat bread", metadata: #"{"k":2}"#),
+        try await notes.insert([
+            VectorEntry(content: "oat milk", metadata: #"{"k":1}"#),
+            VectorEntry(content: "oat bread", metadata: #"{"k":2}"#),
         ])
         let hits = try await notes.search("oat", where: meta("k") == 2)
         #expect(hits.map(\.record.content) == ["oat bread"])

@@ -94,7 +94,7 @@ struct GeneratedIDTests {
         let (counterIDs, noteID) = try await db.write { tx in
             (
                 try tx.models(Counter.self).insert([Counter(label: "a"), Counter(label: "b")]),
-                try tx.documents("notes").insert(["title": "in a transaction"])
+                try tx.documents("notes").insert(Document(["title": "in a transaction"]))
             )
         }
         #expect(counterIDs == [1, 2])
@@ -103,7 +103,7 @@ struct GeneratedIDTests {
     }
 
     @Test(
-        "documents inserted as bare fields get new ids, returned in order; bad fields write nothing"
+        "documents without an id get new ones, returned in order; bad fields write nothing"
     )
     func documents() async throws {
         let db = try Database()
@@ -114,16 +114,18 @@ struct GeneratedIDTests {
         let ints = try await db.documents("i", schema: DocumentSchema(fields: [.text("title")]))
         try await ints.insert(Document(id: 9, ["title": "nine"]))
         for collection in [uuids, strings, ints] {
-            let one = try await collection.insert(["title": "one"])
-            let more = try await collection.insert([["title": "two"], ["title": "three"]])
+            let one = try await collection.insert(Document(["title": "one"]))
+            let more = try await collection.insert([
+                Document(["title": "two"]), Document(id: .string(""), ["title": "three"]),
+            ])
             #expect(try await collection.fetch(id: one)?["title"] == "one")
             #expect(try await collection.fetch(id: more[1])?["title"] == "three")
             #expect(one < more[0] && more[0] < more[1])
             await #expect(throws: TroveError.self) {
-                try await collection.insert([["title": "ok"], ["nope": 1]])
+                try await collection.insert([Document(["title": "ok"]), Document(["nope": 1])])
             }
         }
-        #expect(try await ints.insert(["title": "ten"]) == 13)
+        #expect(try await ints.insert(Document(["title": "ten"])) == 13)
         #expect(try await uuids.count() == 3)
         #expect(try await ints.count() == 5)
     }
@@ -133,6 +135,6 @@ struct GeneratedIDTests {
         let db = try Database()
         let notes = try await db.collection("notes", dimension: 2)
         try await notes.insert(VectorEntry(id: 7, content: "seven", vector: [1, 0]))
-        #expect(try await notes.insert(content: "eight", vector: [0, 1]) == 8)
+        #expect(try await notes.insert(VectorEntry(content: "eight", vector: [0, 1])) == 8)
     }
 }

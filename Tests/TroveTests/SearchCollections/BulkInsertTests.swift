@@ -46,7 +46,8 @@ struct BulkInsertTests {
         try await items.insert(Array(entries[..<150]))
         try await items.insert(Array(entries[150...]))
         // Small batches and auto-assigned single rows go through the triggers.
-        let assigned = try await items.insert(content: "auto assigned", vector: [1, 2, 3, 4])
+        let assigned = try await items.insert(
+            VectorEntry(content: "auto assigned", vector: [1, 2, 3, 4]))
 
         let (log, documents, triggers) = try await state(db, "items")
         #expect(log == Dictionary(uniqueKeysWithValues: (ids + [assigned.integer]).map { ($0, 1) }))

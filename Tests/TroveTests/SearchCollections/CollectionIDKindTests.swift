@@ -24,8 +24,9 @@ import TroveTestSupport
                 separator: " ")
             given.append(
                 try await notes.insert(
-                    content: "\(text) note\(i)", source: "s\(i % 3)",
-                    vector: rng.vector(dimension: 8)))
+                    VectorEntry(
+                        content: "\(text) note\(i)", source: "s\(i % 3)",
+                        vector: rng.vector(dimension: 8))))
         }
         // Generated ids are of the collection's kind, unique and time-ordered (UUIDv7).
         #expect(given.allSatisfy { $0.kind == ids })

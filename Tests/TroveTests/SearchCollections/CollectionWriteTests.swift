@@ -19,7 +19,8 @@ struct CollectionWriteTests {
         #expect(try await items.count() == 1)
         #expect(try await items.count(where: .source("s1")) == 1)
         #expect(try await items.count(where: .source("s2")) == 0)
-        let id = try await items.insert(content: "auto", source: "s2", vector: [0.5, 0, 0, 1])
+        let id = try await items.insert(
+            VectorEntry(content: "auto", source: "s2", vector: [0.5, 0, 0, 1]))
         #expect(id == 8)
         #expect(try await items.fetch(id: id)?.vector == [0.5, 0, 0, 1])
         let sources = try await items.sources()
@@ -83,8 +84,9 @@ struct CollectionWriteTests {
             ))
         cases.append(
             (
+                // Without a vector and without an embedder to make one.
                 VectorEntry(id: 50, content: "x", vector: [Float]()),
-                .dimensionMismatch(expected: 4, actual: 0)
+                .embedderRequired(collection: "items")
             ))
         cases.append(
             (
@@ -277,12 +279,14 @@ struct CollectionWriteTests {
     func autoIDs() async throws {
         let db = try Database()
         let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 8))
-        let ids = try await notes.add([
-            TextEntry(text: "a"), TextEntry(id: 10, text: "b"), TextEntry(text: "c"),
+        let ids = try await notes.insert([
+            VectorEntry(content: "a"), VectorEntry(id: 10, content: "b"), VectorEntry(content: "c"),
         ])
         #expect(ids == [11, 10, 12])
-        try await notes.add([TextEntry(id: .int(.max), text: "last")])
-        let error = await #expect(throws: TroveError.self) { try await notes.add(text: "overflow") }
+        try await notes.insert(VectorEntry(id: .int(.max), content: "last"))
+        let error = await #expect(throws: TroveError.self) {
+            try await notes.insert(VectorEntry(content: "overflow"))
+        }
         if case .invalidConfiguration? = error {
         } else {
             Issue.record("expected a typed error, got \(String(describing: error))")

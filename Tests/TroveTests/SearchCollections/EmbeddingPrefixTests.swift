@@ -108,7 +108,7 @@ struct QueryEmbeddingTests {
 
     func check(_ embedder: some Embedder, passage: String, question: String) async throws {
         let notes = try await Database().collection("notes", embedder: embedder)
-        try await notes.add(text: passage)
+        try await notes.insert(VectorEntry(content: passage))
         let stored = try await embedder.embed(passage)
         let asQuery = Self.cosineDistance(try await embedder.embedQuery(question), stored)
         let asPassage = Self.cosineDistance(try await embedder.embed(question), stored)

@@ -17,19 +17,20 @@ struct TextInTests {
         -> SearchCollection
     {
         let notes = try await db.collection("notes", embedder: embedder)
-        try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
+        try await notes.insert(Self.notes.map { VectorEntry(content: $0.0, source: $0.1) })
         return notes
     }
 
-    @Test("add(text:), batch add, and search in the three modes")
+    @Test("entries without a vector are embedded at insert; search in the three modes")
     func addAndSearch() async throws {
         let db = try Database()
         let notes = try await makeNotes(db)
         #expect(notes.configuration.embedding == HashingEmbedder().manifest)
         #expect(notes.configuration.dimension == 64)
-        let id = try await notes.add(
-            text: "Renew the passport before the trip", source: "travel",
-            metadata: #"{"urgent":true}"#)
+        let id = try await notes.insert(
+            VectorEntry(
+                content: "Renew the passport before the trip", source: "travel",
+                metadata: #"{"urgent":true}"#))
         #expect(try await notes.count() == 5)
         #expect(
             try await notes.fetch(id: id)?.vector
@@ -51,7 +52,8 @@ struct TextInTests {
         #expect(urgent.map(\.id) == [id])
 
         struct Meta: Codable, Equatable { var room: String }
-        let encoded = try await notes.add(text: "Water the plants", encoding: Meta(room: "kitchen"))
+        let encoded = try await notes.insert(
+            VectorEntry(content: "Water the plants", encoding: Meta(room: "kitchen")))
         #expect(
             try await notes.fetch(id: encoded)?.decodeMetadata(Meta.self) == Meta(room: "kitchen"))
     }
@@ -91,7 +93,7 @@ struct TextInTests {
         _ = try await makeNotes(db)
         let bare = try await db.collection(named: "notes")
         await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
-            try await bare.add(text: "x")
+            try await bare.insert(VectorEntry(content: "x"))
         }
         await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
             try await bare.search("x")
@@ -105,7 +107,7 @@ struct TextInTests {
         let db = try Database()
         let notes = try await db.collection(
             "notes", embedder: HashingEmbedder(), lexicalSearch: false)
-        try await notes.add(Self.notes.map { TextEntry(text: $0.0, source: $0.1) })
+        try await notes.insert(Self.notes.map { VectorEntry(content: $0.0, source: $0.1) })
         let hits = try await notes.search("oat milk", limit: 1)
         #expect(hits.map(\.record.source) == ["groceries"])
         #expect(hits[0].textRank == nil)
@@ -122,14 +124,16 @@ struct TextInTests {
         await #expect(throws: TroveError.collectionNotFound("notes")) { try await notes.count() }
     }
 
-    @Test("a failing batch add writes nothing")
+    @Test("a failing batch insert writes nothing")
     func batchAllOrNothing() async throws {
         let db = try Database()
         let notes = try await makeNotes(db)
         await #expect(throws: TroveError.duplicateDocumentID(.int(1))) {
-            try await notes.add([TextEntry(id: 100, text: "a"), TextEntry(id: 1, text: "b")])
+            try await notes.insert([
+                VectorEntry(id: 100, content: "a"), VectorEntry(id: 1, content: "b"),
+            ])
         }
         #expect(try await notes.count() == 4)
-        #expect(try await notes.add([]).isEmpty)
+        #expect(try await notes.insert([VectorEntry]()).isEmpty)
     }
 }
