@@ -118,10 +118,12 @@ let package = Package(
                           path: "Examples/\(example.folder)",
                           exclude: ["expected-output.txt"])
     } + [
-        // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle.
+        // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle, child processes.
         .target(
-            name: "TroveTestSupport", dependencies: ["TroveVectors", "TroveEmbeddings"],
+            name: "TroveTestSupport", dependencies: ["TroveVectors", "TroveEmbeddings", "CTestProcess"],
             path: "Tests/TroveTestSupport"),
+        // Starts the tests' child processes with posix_spawn (Foundation's Process.run can crash).
+        .target(name: "CTestProcess", path: "Tests/CTestProcess"),
         .testTarget(name: "TroveSQLiteTests", dependencies: ["TroveSQLite", "TroveTestSupport"]),
         .testTarget(name: "TroveVectorsTests", dependencies: ["TroveVectors", "TroveTestSupport"]),
         .testTarget(

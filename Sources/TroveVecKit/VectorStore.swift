@@ -29,8 +29,6 @@ import Trove
 /// - Writes made with raw SQL (``execute(_:bindings:)``) to the store's table reach its vector
 ///   and text indexes too.
 /// - `topK` goes up to ``maxTopK`` (100,000), and there is no sqlite-vec to report a version of.
-/// - Id 0 is Trove's "choose an id" (``DocumentID/unassigned``): an entry inserted with id 0
-///   gets the next free id, as ``insert(content:source:metadata:vector:)-(_,_,_,[Float])`` gives.
 ///
 /// The table holds `id INTEGER PRIMARY KEY, content TEXT, source TEXT, metadata TEXT,
 /// embedding BLOB` (float32) plus Trove's `_version`; query it freely with ``query(_:bindings:)``.

@@ -43,7 +43,7 @@ struct ExamplesTests {
     func example(_ binary: String, _ folder: String) throws {
         let path = try #require(Self.binary(binary), "\(binary) is not built")
         let dir = try TemporaryDirectory()
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = [dir.path("")]
         let pipe = Pipe()

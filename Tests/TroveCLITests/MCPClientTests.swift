@@ -20,7 +20,7 @@ struct MCPClientTests {
     static func run(_ executable: String, _ arguments: [String], directory: String) throws
         -> RunResult
     {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)

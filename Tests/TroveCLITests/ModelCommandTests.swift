@@ -46,7 +46,7 @@ struct ModelCommandTests {
                     z.write(f"{base}/{name}", "tiny_test_model/model/" + name)
                 z.writestr("tiny_test_model/__init__.py", "")
             """
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script, path, folder.url.path]
         try process.run()

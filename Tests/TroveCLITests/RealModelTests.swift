@@ -107,7 +107,7 @@ struct ExecutableTests {
     }()
 
     func run(_ arguments: [String]) throws -> RunResult {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: Self.binary!)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment

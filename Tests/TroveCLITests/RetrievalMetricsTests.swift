@@ -121,7 +121,7 @@ struct RetrievalMetricsTests {
             toFile: directory.path("q.jsonl"), atomically: true, encoding: .utf8)
         try RunFile.contents(queries: queries, run: TinySet.run)
             .write(toFile: directory.path("r.jsonl"), atomically: true, encoding: .utf8)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [
             Self.scorePy!, "--queries", directory.path("q.jsonl"), "--run",

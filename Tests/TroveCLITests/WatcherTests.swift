@@ -84,10 +84,10 @@ struct WatcherTests {
     /// Starts the real `trove index --watch` on the fixture's notes (all-MiniLM-L6-v2) and
     /// waits until it watches. A process of its own, as a person runs it: the timing is the
     /// watcher's, not the test runner's thread pool's.
-    func startWatching(_ f: NotesFixture) async throws -> (Process, BufferSink) {
+    func startWatching(_ f: NotesFixture) async throws -> (ChildProcess, BufferSink) {
         let executable = try #require(
             troveExecutable, "the trove executable is built with the tests")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [
             "index", "--watch", "--model", "all-MiniLM-L6-v2", "--db", f.database, f.notes,

@@ -140,7 +140,7 @@ struct BadFileTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
         let before = try bytes(path)
         // The tests run as root, which ignores file modes, so an unprivileged child does the work.
-        let lines = try ChildProcess.run(["probe", path])
+        let lines = try CrashChild.run(["probe", path])
         #expect(lines.contains("open ok"), "\(lines)")
         #expect(lines.contains("count \(snapshot.count)"), "\(lines)")
         #expect(
@@ -175,7 +175,7 @@ struct BadFileTests {
             try? FileManager.default.setAttributes(
                 [.posixPermissions: 0o755], ofItemAtPath: dir.url.path)
         }
-        let lines = try ChildProcess.run(["probe", path])
+        let lines = try CrashChild.run(["probe", path])
         // WAL needs the -wal and -shm files next to the database: SQLite reports cantOpen (14) or
         // readOnly (8) when it cannot create them; either way, as a typed error.
         let failed = lines.first {

@@ -72,14 +72,18 @@ struct BadInputTests {
         }
     }
 
-    @Test("wrong dimensions and empty vectors are dimensionMismatch", arguments: [0, 1, 3, 5, 384])
+    @Test(
+        "wrong dimensions are dimensionMismatch; an empty vector without an embedder to fill it is embedderRequired",
+        arguments: [0, 1, 3, 5, 384])
     func wrongDimension(_ dimension: Int) async throws {
         let vector = [Float](repeating: 0.5, count: dimension)
         let expected = TroveError.dimensionMismatch(expected: 4, actual: dimension)
-        try await rejected(TroveError.self, matches: { $0 == expected }) {
+        let onInsert =
+            dimension == 0 ? TroveError.embedderRequired(collection: "items") : expected
+        try await rejected(TroveError.self, matches: { $0 == onInsert }) {
             try await $0.insert(VectorEntry(id: 100, content: "x", vector: vector))
         }
-        try await rejected(TroveError.self, matches: { $0 == expected }) { c in
+        try await rejected(TroveError.self, matches: { $0 == onInsert }) { c in
             try await c.insert([
                 VectorEntry(id: 100, content: "ok", vector: [1, 0, 0, 0]),
                 VectorEntry(id: 101, content: "x", vector: vector),

@@ -112,14 +112,14 @@ struct ConcurrencyReliabilityTests {
     @Test(
         "two processes write and read one file while this one reads: no busy errors, whole batches")
     func twoProcesses() async throws {
-        try #require(ChildProcess.path != nil)
+        try #require(CrashChild.path != nil)
         let dir = try TemporaryDirectory()
         let path = dir.path("shared.trove")
         let batches = 200
         // Both children start at once on a file that does not exist yet: creating the file, the
         // WAL switch and the collection race too.
         let children = try [Int64(0), 1_000_000].map { base in
-            try ChildProcess.start(["writer", path, "\(batches)", "\(base)"])
+            try CrashChild.start(["writer", path, "\(batches)", "\(base)"])
         }
         var rng = SeededGenerator(seed: 9)
         var reads = 0
@@ -159,7 +159,7 @@ struct ConcurrencyReliabilityTests {
             "\(openFailures)")
         #expect(reads > 0, "this process never read while the writers wrote")
         for (process, pipe) in children {
-            await ChildProcess.waitForExit(process)
+            await CrashChild.waitForExit(process)
             let output = String(
                 decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 0, "\(output)")
@@ -179,19 +179,19 @@ struct ConcurrencyReliabilityTests {
         "a writer process killed mid-write neither blocks nor damages the other writer",
         arguments: [UInt64(1), 2, 3])
     func killedWriter(seed: UInt64) async throws {
-        try #require(ChildProcess.path != nil)
+        try #require(CrashChild.path != nil)
         let dir = try TemporaryDirectory()
         let path = dir.path("killed.trove")
         // Create the collection first so both start writing at once.
         _ = try await Database(path: path).collection("shared", dimension: 8)
         let batches = 150
-        let victim = try ChildProcess.start(["writer", path, "100000", "0"])
-        let survivor = try ChildProcess.start(["writer", path, "\(batches)", "1000000"])
+        let victim = try CrashChild.start(["writer", path, "100000", "0"])
+        let survivor = try CrashChild.start(["writer", path, "\(batches)", "1000000"])
         var rng = SeededGenerator(seed: seed)
         try await Task.sleep(for: .microseconds(50_000 + rng.next() % 400_000))
         kill(victim.0.processIdentifier, SIGKILL)
-        await ChildProcess.waitForExit(victim.0)
-        await ChildProcess.waitForExit(survivor.0)
+        await CrashChild.waitForExit(victim.0)
+        await CrashChild.waitForExit(survivor.0)
         let output = String(
             decoding: survivor.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(survivor.0.terminationStatus == 0 && output.contains("D \(batches) 0"), "\(output)")

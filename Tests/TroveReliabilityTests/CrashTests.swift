@@ -36,7 +36,7 @@ struct CrashTests {
 
     /// The kill loop; `encryption` (a raw key) makes the child and every check open the file encrypted.
     func killAndReopen(encryption: Data?) async throws {
-        try #require(ChildProcess.path != nil, "TroveCrashChild is not built")
+        try #require(CrashChild.path != nil, "TroveCrashChild is not built")
         let environment =
             encryption.map {
                 ["TROVE_CRASH_KEY_HEX": $0.map { String(format: "%02x", $0) }.joined()]
@@ -53,7 +53,7 @@ struct CrashTests {
                 path = dir.path("crash-\(trial).trove")
                 previous = 0
             }
-            let (process, pipe) = try ChildProcess.start(
+            let (process, pipe) = try CrashChild.start(
                 ["ingest", path, "1000000"], environment: environment)
             let fd = pipe.fileHandleForReading.fileDescriptor
             var output = ""

@@ -30,7 +30,7 @@ struct EncryptedReliabilityTests {
         "two processes write one encrypted file while this one reads it: whole batches, no errors, no plaintext"
     )
     func twoProcessesEncrypted() async throws {
-        try #require(ChildProcess.path != nil)
+        try #require(CrashChild.path != nil)
         let dir = try TemporaryDirectory()
         let path = dir.path("shared.trove")
         // Created here first: the key header then exists before either child opens the file.
@@ -38,7 +38,7 @@ struct EncryptedReliabilityTests {
             "shared", dimension: 8)
         let batches = 80
         let children = try [Int64(0), 1_000_000].map { base in
-            try ChildProcess.start(
+            try CrashChild.start(
                 ["writer", path, "\(batches)", "\(base)"], environment: Self.environment)
         }
         let database = try Database(path: path, encryption: .key(Self.key))
@@ -51,7 +51,7 @@ struct EncryptedReliabilityTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         for (process, pipe) in children {
-            await ChildProcess.waitForExit(process)
+            await CrashChild.waitForExit(process)
             let output = String(
                 decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 0, "\(output)")

@@ -22,10 +22,10 @@ struct LiveQueryProcessTests {
         _ path: String, collection: String, first: Int64, count: Int, category: String = "c0",
         environment: [String: String] = [:]
     ) async throws {
-        let (process, pipe) = try ChildProcess.start(
+        let (process, pipe) = try CrashChild.start(
             ["documents", path, collection, String(first), String(count), category],
             environment: environment)
-        await ChildProcess.waitForExit(process)
+        await CrashChild.waitForExit(process)
         let output = String(
             decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "child: \(output)")

@@ -69,7 +69,7 @@ func expectError<E: Error>(
 }
 
 /// The TroveCrashChild executable built next to the test bundle.
-enum ChildProcess {
+enum CrashChild {
     static let path: String? = {
         if let path = ProcessInfo.processInfo.environment["TROVE_CRASH_CHILD"] { return path }
         var candidates: [URL] = []
@@ -89,9 +89,9 @@ enum ChildProcess {
 
     /// Starts the child with `arguments`; its stdout is collected into the returned pipe.
     static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (
-        Process, Pipe
+        ChildProcess, Pipe
     ) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(
             fileURLWithPath: try #require(path, "TroveCrashChild not built"))
         process.arguments = arguments
@@ -107,7 +107,7 @@ enum ChildProcess {
 
     /// Waits for the process on a Dispatch thread, so the Swift concurrency pool (two threads
     /// on a two-core machine) stays free for the tasks the test is running meanwhile.
-    static func waitForExit(_ process: Process) async {
+    static func waitForExit(_ process: ChildProcess) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 process.waitUntilExit()

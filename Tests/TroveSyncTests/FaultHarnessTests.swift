@@ -684,7 +684,7 @@ final class DeviceProcess: @unchecked Sendable {
     let folder: String
     let executable: String
     private let lock = NSLock()
-    private var process: Process?
+    private var process: ChildProcess?
     private var running = false
     private var started = false
     private var allLines: [String] = []
@@ -713,7 +713,7 @@ final class DeviceProcess: @unchecked Sendable {
 
     /// Starts the device's workload (`work`).
     func start(url: String, seed: UInt64) throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["work", database, url, name, String(seed), folder]
         let pipe = Pipe()
@@ -758,7 +758,7 @@ final class DeviceProcess: @unchecked Sendable {
         }
     }
 
-    private func read(_ pipe: Pipe, _ process: Process) {
+    private func read(_ pipe: Pipe, _ process: ChildProcess) {
         var pending = ""
         while true {
             let data = pipe.fileHandleForReading.availableData
@@ -781,7 +781,7 @@ final class DeviceProcess: @unchecked Sendable {
         for continuation in waiting { continuation.resume() }
     }
 
-    private func handle(_ line: String, _ process: Process) {
+    private func handle(_ line: String, _ process: ChildProcess) {
         let target: (phase: String, delay: Int)? = lock.withLock {
             if !line.hasPrefix("~") { allLines.append(line) }
             if line.hasPrefix("D ") {
@@ -805,7 +805,7 @@ final class DeviceProcess: @unchecked Sendable {
     func runToEnd(_ arguments: [String]) async throws -> [String] {
         let executable = self.executable
         return try await onThread {
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             let pipe = Pipe()

@@ -186,4 +186,46 @@ import TroveTestSupport
                 Data([0]), part: 0, of: 1, upTo: 9, device: "x", space: space)
         }
     }
+
+    /// An upload cut off and sent again in fewer parts completes; a complete snapshot is kept
+    /// whole when its device sends it again; a device whose state is already the newest snapshot
+    /// uploads nothing.
+    @Test func aSnapshotSentAgainCompletesAndACompleteOneIsKept() async throws {
+        let role = try SyncServerFixture.newDevice()
+        let space = SyncServerFixture.newSpaceName()
+        let transport = try PostgresTransport(url: role.url)
+        defer { transport.close() }
+        try await transport.createSpace(space)
+        let part = { (byte: UInt8) in Data([byte]) }
+        // Three parts, cut off after two; sent again as two parts.
+        for i in 0..<2 {
+            try await transport.putSnapshotPart(
+                part(UInt8(i)), part: i, of: 3, upTo: 5, device: "d", space: space)
+        }
+        #expect(try await !transport.finishSnapshot(upTo: 5, device: "d", space: space))
+        for i in 0..<2 {
+            try await transport.putSnapshotPart(
+                part(UInt8(10 + i)), part: i, of: 2, upTo: 5, device: "d", space: space)
+        }
+        #expect(try await transport.finishSnapshot(upTo: 5, device: "d", space: space))
+        let stored = try #require(
+            try await transport.feedState(space: space, fullSize: false).snapshot)
+        #expect(stored.parts == 2)
+        // Sent again once complete: the stored parts stay as they were, and it stays complete.
+        try await transport.putSnapshotPart(
+            part(99), part: 0, of: 1, upTo: 5, device: "d", space: space)
+        #expect(try await transport.feedState(space: space, fullSize: false).snapshot == stored)
+        #expect(try await transport.snapshotPart(0, of: stored, space: space) == part(10))
+
+        // Through a device: a second upload with nothing new returns the stored snapshot.
+        let other = SyncServerFixture.newSpaceName()
+        try await transport.createSpace(other)
+        let device = try await Device.make(
+            "a", database: Database(), transport: transport, key: try SyncKey.random(),
+            space: other)
+        try await device.notes.insert(Document(["title": "one"]))
+        let first = try await device.sync.uploadSnapshot()
+        #expect(try await device.sync.uploadSnapshot() == first)
+        #expect(try await transport.feedState(space: other, fullSize: false).snapshot == first)
+    }
 }

@@ -40,8 +40,8 @@ import TroveTestSupport
         }
     }
 
-    static func start(_ arguments: [String]) throws -> (Process, Pipe) {
-        let process = Process()
+    static func start(_ arguments: [String]) throws -> (ChildProcess, Pipe) {
+        let process = ChildProcess()
         process.executableURL = URL(
             fileURLWithPath: try #require(child, "TroveSyncCrashChild not built"))
         process.arguments = arguments

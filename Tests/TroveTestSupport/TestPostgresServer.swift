@@ -239,7 +239,7 @@ public final class TestPostgresServer: @unchecked Sendable {
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
             if [ -d '\(dataDirectory)' ]; then \(command) >/dev/null 2>&1; rm -rf '\(baseDirectory)'; fi
             """
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script]
         process.standardInput = FileHandle.nullDevice

@@ -86,10 +86,11 @@ extension DocumentID {
 
 extension DocumentID {
     /// The id that leaves the choice to Trove, as ``ModelID/unassigned`` does for models: an
-    /// insert (or upsert) of a document, model or entry holding it gives the row a new id (a
+    /// insert (or upsert) of a document or search entry holding it gives the row a new id (a
     /// time-ordered UUIDv7 in `.uuid` and `.string` collections, the next rowid in `.int64`
-    /// ones) and returns it. `0`, the nil UUID and `""` mean the same; none is ever chosen.
-    public static var unassigned: DocumentID { .int(0) }
+    /// ones) and returns it. It is the empty string, which is no valid id of any collection, so
+    /// every id a collection can store (`0` included) keeps its meaning.
+    public static var unassigned: DocumentID { .string("") }
 }
 
 extension DocumentID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {

@@ -58,10 +58,10 @@ extension DocumentStore {
     }
 
     /// The values of a document to insert or upsert (``storedValues(_:)``, validated the same
-    /// way), with a NULL id when its id is unassigned (``DocumentID/unassigned``), for
-    /// ``assignIDs(_:on:)`` to choose.
-    func newRowValues(_ document: Document) throws -> [SQLValue] {
-        guard document.id.isUnassigned else { return try storedValues(document) }
+    /// way), with a NULL id when `unassigned` (its id is ``DocumentID/unassigned``, or a model's
+    /// is ``ModelID/unassigned``), for ``assignIDs(_:on:)`` to choose.
+    func newRowValues(_ document: Document, unassigned: Bool) throws -> [SQLValue] {
+        guard unassigned else { return try storedValues(document) }
         var standIn = document
         standIn.id = .placeholder(schema.id)
         var row = try storedValues(standIn)
@@ -82,8 +82,8 @@ extension DocumentID {
         }
     }
 
-    /// Whether this leaves the choice to Trove: ``unassigned(_:)`` of its own kind, whatever the
-    /// collection's kind (``DocumentID/unassigned`` is the integer one).
+    /// Whether this is a model's unassigned id (``unassigned(_:)`` of its kind: `0`, the nil UUID
+    /// or `""`); documents and entries leave theirs to Trove with ``DocumentID/unassigned`` alone.
     var isUnassigned: Bool { self == .unassigned(kind) }
 
     /// A valid id of `kind`, to validate a new row's fields before its id is chosen.

@@ -19,7 +19,7 @@ extension DocumentStore {
         _ documents: [Document], mode: WriteMode, expiry: Expiry = .never, on connection: Connection
     ) throws -> [DocumentID] {
         let second = try expirySecond(expiry)
-        var rows = try documents.map { try newRowValues($0) }
+        var rows = try documents.map { try newRowValues($0, unassigned: $0.id == .unassigned) }
         if schema.allowsExpiry {
             for i in rows.indices { rows[i].append(second.map(SQLValue.integer) ?? .null) }
         }

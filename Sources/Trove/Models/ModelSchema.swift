@@ -327,7 +327,7 @@ final class ModelSchema<M: PersistentModel>: ModelFieldResolver {
             }
         }
         if let row = try ModelRowEncoder.row(model, slots: rowSlots) { return row }
-        return try store.newRowValues(try encode(model))
+        return try store.newRowValues(try encode(model), unassigned: model.id.isUnassigned)
     }
 
     /// The ``row(_:in:)`` of each model, read in place: a `map` over the models, generic code

@@ -21,7 +21,7 @@ struct PendingRow {
     /// The row of `entry`: no id when it is unassigned (the write chooses one).
     init(_ entry: VectorEntry) {
         self.init(
-            id: entry.id.isUnassigned ? nil : entry.id, content: entry.content,
+            id: entry.id == .unassigned ? nil : entry.id, content: entry.content,
             source: entry.source, metadata: entry.metadata, vector: entry.vector)
     }
 }

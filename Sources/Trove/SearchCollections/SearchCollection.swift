@@ -55,7 +55,7 @@ public struct SearchCollection: RecordCollection {
     ///
     /// - Throws: ``TroveError/documentNotFound(_:)`` when no row has the entry's id.
     public func update(_ entry: VectorEntry) async throws {
-        guard !entry.id.isUnassigned else { throw TroveError.documentNotFound(entry.id) }
+        guard entry.id != .unassigned else { throw TroveError.documentNotFound(entry.id) }
         try await write(try await rows([entry]), mode: .update)
     }
 

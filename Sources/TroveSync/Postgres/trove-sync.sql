@@ -588,7 +588,9 @@ END
 $$;
 
 -- Stores one sealed part of a snapshot (the snapshot's row made by the first part). A part sent
--- again replaces itself: an upload cut off midway is simply sent again.
+-- again replaces itself: an upload cut off midway is simply sent again, in as many parts as it
+-- now takes (parts beyond them go). A complete snapshot is kept whole: the same device's state at
+-- the same sequence is what it holds already, and a device may be reading its parts.
 CREATE OR REPLACE FUNCTION trove_sync.put_snapshot_part(
     space_name text, up_to bigint, sender text, part_index integer, part_count integer, part_payload bytea)
 RETURNS void
@@ -605,9 +607,17 @@ BEGIN
         RAISE EXCEPTION 'space "%" is at a newer key epoch: a snapshot sealed under an older one is refused',
             space_name USING ERRCODE = 'TS009';
     END IF;
+    IF EXISTS (SELECT 1 FROM trove_sync.snapshots s
+               WHERE s.space_id = space_key AND s.up_to_sequence = up_to AND s.device = sender
+                 AND s.complete) THEN
+        RETURN;
+    END IF;
     INSERT INTO trove_sync.snapshots (space_id, up_to_sequence, device, parts)
     VALUES (space_key, up_to, sender, part_count)
-    ON CONFLICT (space_id, up_to_sequence, device) DO UPDATE SET parts = excluded.parts, complete = false;
+    ON CONFLICT (space_id, up_to_sequence, device) DO UPDATE SET parts = excluded.parts;
+    DELETE FROM trove_sync.snapshot_parts p
+    WHERE p.space_id = space_key AND p.up_to_sequence = up_to AND p.device = sender
+      AND p.part >= part_count;
     INSERT INTO trove_sync.snapshot_parts (space_id, up_to_sequence, device, part, payload)
     VALUES (space_key, up_to, sender, part_index, part_payload)
     ON CONFLICT (space_id, up_to_sequence, device, part) DO UPDATE SET payload = excluded.payload;

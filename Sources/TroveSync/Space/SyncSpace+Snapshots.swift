@@ -93,6 +93,16 @@ extension SyncSpace {
                 attempt += 1
             }
         }
+        // This device's state at this sequence is on the server already (nothing changed since
+        // its last snapshot): keep that one rather than seal and send the same again.
+        let newest: SnapshotDescriptor?
+        do { newest = try await transport.feedState(space: space, fullSize: false).snapshot } catch
+        {
+            throw Self.transportError(error)
+        }
+        if let newest, newest.upToSequence == snapshot.upTo, newest.device == device {
+            return newest
+        }
         let parts = try snapshot.seal(keys: keys, space: space, device: device)
         do {
             for (index, part) in parts.enumerated() {

@@ -179,8 +179,10 @@ public final class InProcessTransport: SnapshotTransport, @unchecked Sendable {
             }
             let key = SnapshotKey(upTo: upTo, device: device)
             var stored = snapshots[space]?[key] ?? StoredSnapshot(parts: [:], count: parts)
+            // As the server does: a complete snapshot is kept whole; parts beyond a new count go.
+            if stored.complete { return }
             stored.count = parts
-            stored.complete = false
+            stored.parts = stored.parts.filter { $0.key < parts }
             stored.parts[part] = payload
             snapshots[space, default: [:]][key] = stored
         }

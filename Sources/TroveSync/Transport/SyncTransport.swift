@@ -118,7 +118,8 @@ public protocol SnapshotTransport: SyncTransport {
     func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws
         -> [SealedChangeSet]
 
-    /// Stores one sealed part of a snapshot (sending a part again replaces it).
+    /// Stores one sealed part of a snapshot (sending a part again replaces it; parts at or above
+    /// `parts` go). A complete snapshot is kept as it is.
     func putSnapshotPart(
         _ payload: Data, part: Int, of parts: Int, upTo: Int64, device: String, space: String)
         async throws

@@ -30,7 +30,7 @@ struct HNSWCrashTests {
     func runAndKill(path: String, seed: UInt64, batches: Int, delayMicroseconds: UInt32) throws
         -> Int
     {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(
             fileURLWithPath: try #require(ANNCrashChild.path, "TroveANNCrashChild not built"))
         process.arguments = [path, String(seed)]
