@@ -173,7 +173,9 @@ struct EvalCommand: TroveCommand {
                     documents: documents.count, chunks: entries[0].count, queries: queries.count,
                     model: model,
                     modes: NamedValues(
-                        reports.map { ($0.name, NamedValues($0.report.rows.map { ($0.name, $0.summary) })) }),
+                        reports.map {
+                            ($0.name, NamedValues($0.report.rows.map { ($0.name, $0.summary) }))
+                        }),
                     out: outFolder))
             return ExitCode.success
         }

@@ -28,7 +28,9 @@ enum NoteRetrieval {
                 source: note.source, fromLine: range?.from ?? 1,
                 toLine: min(range?.to ?? lines, lines), lines: lines,
                 origin: fromFile ? "file" : "index",
-                collections: collections.map { GetResult.Collection(name: $0.name, context: $0.context) },
+                collections: collections.map {
+                    GetResult.Collection(name: $0.name, context: $0.context)
+                },
                 text: text)
         }
     }

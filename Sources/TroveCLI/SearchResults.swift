@@ -75,7 +75,8 @@ struct SearchHit: Codable, Equatable, Sendable {
         id = JSONValue(result.id)
         score = SearchOutput.rounded(hit.relevance)
         source = result.record.source
-        shortID = Notebook.note(metadata: result.record.metadata, source: result.record.source)?
+        shortID =
+            Notebook.note(metadata: result.record.metadata, source: result.record.source)?
             .shortID
         title = SearchOutput.title(of: result.record.content)
         (collection, context, metadata) = (hit.collection, hit.context, hit.metadata)

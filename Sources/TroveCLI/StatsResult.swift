@@ -34,7 +34,9 @@ struct StatsResult: Codable, Equatable, Sendable {
         var maxSequenceLength: Int
 
         init(_ manifest: EmbeddingManifest) {
-            (modelID, checksum, dimension) = (manifest.modelID, manifest.checksum, manifest.dimension)
+            (modelID, checksum, dimension) = (
+                manifest.modelID, manifest.checksum, manifest.dimension
+            )
             (pooling, normalized) = (manifest.pooling, manifest.normalized)
             maxSequenceLength = manifest.maxSequenceLength
         }

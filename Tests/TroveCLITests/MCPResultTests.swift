@@ -78,7 +78,8 @@ struct MCPResultTests {
         let page = try await Self.tool(
             GetResult.self, server, "get",
             .object([("note", .string("work/tomatoes.md")), ("from_line", .int(2))]))
-        let printedPage = try await Self.cli(GetResult.self, fixture, ["get", "work/tomatoes.md", ":2"])
+        let printedPage = try await Self.cli(
+            GetResult.self, fixture, ["get", "work/tomatoes.md", ":2"])
         #expect(page == printedPage)
         #expect(page.text.hasPrefix("Pick them red."))
 
@@ -132,7 +133,10 @@ struct MCPResultTests {
                 "search", .object([("query", .string("x")), ("collection", .array([.int(1)]))]),
                 "'collection' must be a string or an array of strings"
             ),
-            ("search", .object([("query", .string("x")), ("mode", .bool(true))]), "'mode' must be a string"),
+            (
+                "search", .object([("query", .string("x")), ("mode", .bool(true))]),
+                "'mode' must be a string"
+            ),
             ("get", .object([("note", .int(7))]), "'note' must be a string"),
             (
                 "get", .object([("note", .string("a.md")), ("from_line", .int(0))]),
@@ -163,7 +167,10 @@ struct MCPResultTests {
                 "status", .object([("verbose", .bool(true))]),
                 "unknown argument 'verbose'; this tool takes no arguments"
             ),
-            ("index", .object([("paths", .int(3))]), "'paths' must be a string or an array of strings"),
+            (
+                "index", .object([("paths", .int(3))]),
+                "'paths' must be a string or an array of strings"
+            ),
             (
                 "index", .object([("collection", .bool(false))]),
                 "'collection' must be a string or an array of strings"
@@ -207,7 +214,9 @@ struct JSONOutputTests {
         var path: String
     }
 
-    @Test("keys in declaration order, nil as null, omitted members left out, numbers as the tool writes them")
+    @Test(
+        "keys in declaration order, nil as null, omitted members left out, numbers as the tool writes them"
+    )
     func shape() throws {
         let sample = Sample(
             zeta: 1, alpha: nil, omitted: nil, counts: NamedValues([("b", 2), ("a", 1)]),

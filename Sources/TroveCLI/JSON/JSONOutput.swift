@@ -144,7 +144,9 @@ final class JSONTreeEncoder: Encoder {
         let codingPath: [any CodingKey]
 
         private func put<T: Encodable>(_ value: T, _ key: Key) throws {
-            node.set(key.stringValue, try JSONTreeEncoder.node(for: value, codingPath: codingPath + [key]))
+            node.set(
+                key.stringValue,
+                try JSONTreeEncoder.node(for: value, codingPath: codingPath + [key]))
         }
         private func put<T: Encodable>(optional value: T?, _ key: Key) throws {
             if let value {
@@ -157,7 +159,9 @@ final class JSONTreeEncoder: Encoder {
         mutating func encodeNil(forKey key: Key) throws {
             node.set(key.stringValue, Node(.value(.null)))
         }
-        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try put(value, key) }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            try put(value, key)
+        }
         mutating func encode(_ value: Bool, forKey key: Key) throws { try put(value, key) }
         mutating func encode(_ value: String, forKey key: Key) throws { try put(value, key) }
         mutating func encode(_ value: Double, forKey key: Key) throws { try put(value, key) }
@@ -167,11 +171,15 @@ final class JSONTreeEncoder: Encoder {
         mutating func encode(_ value: Int16, forKey key: Key) throws { try put(Int(value), key) }
         mutating func encode(_ value: Int32, forKey key: Key) throws { try put(Int(value), key) }
         mutating func encode(_ value: Int64, forKey key: Key) throws { try put(value, key) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { try put(Int64(clamping: value), key) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws {
+            try put(Int64(clamping: value), key)
+        }
         mutating func encode(_ value: UInt8, forKey key: Key) throws { try put(Int(value), key) }
         mutating func encode(_ value: UInt16, forKey key: Key) throws { try put(Int(value), key) }
         mutating func encode(_ value: UInt32, forKey key: Key) throws { try put(Int(value), key) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { try put(Int64(clamping: value), key) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws {
+            try put(Int64(clamping: value), key)
+        }
 
         // Synthesized conformances write optionals with encodeIfPresent, which by default
         // leaves a nil out; here every declared key is written, a nil as null.

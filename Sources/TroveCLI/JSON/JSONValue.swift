@@ -163,7 +163,9 @@ extension JSONValue: Codable {
             for item in items { try container.encode(item) }
         case .object(let members):
             var container = encoder.container(keyedBy: Key.self)
-            for (key, value) in members { try container.encode(value, forKey: Key(stringValue: key)) }
+            for (key, value) in members {
+                try container.encode(value, forKey: Key(stringValue: key))
+            }
         }
     }
 

@@ -21,7 +21,9 @@ struct NamedValues<Value: Codable & Equatable & Sendable>: Codable, Equatable, S
 
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+            && zip(lhs.members, rhs.members).allSatisfy {
+                $0.name == $1.name && $0.value == $1.value
+            }
     }
 
     private struct Key: CodingKey {

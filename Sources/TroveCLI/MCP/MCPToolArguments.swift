@@ -33,9 +33,11 @@ struct SearchToolArguments: ToolArguments {
                 .number(
                     "leave out results whose score (a calibrated relevance from 0 to 1) is below this"
                 )
-            case .source: .string("only records whose source is this (a file path for indexed files)")
+            case .source:
+                .string("only records whose source is this (a file path for indexed files)")
             case .collection:
-                .strings("only these collections (a name, or a list of names; see list_collections)")
+                .strings(
+                    "only these collections (a name, or a list of names; see list_collections)")
             case .allChunks: .boolean("every matching chunk instead of the best chunk per note")
             }
         }
@@ -80,7 +82,8 @@ struct GetToolArguments: ToolArguments {
         if let toLine, toLine < (fromLine ?? 1) {
             throw ToolError("'to_line' must not be before 'from_line'")
         }
-        let range = fromLine == nil && toLine == nil ? nil : LineRange(from: fromLine ?? 1, to: toLine)
+        let range =
+            fromLine == nil && toLine == nil ? nil : LineRange(from: fromLine ?? 1, to: toLine)
         return GetCommand(reference: note, range: range)
     }
 }

@@ -158,7 +158,8 @@ enum MCPTools {
                         "the collections holding the note")
                 ),
                 ("text", JSONSchema.string()),
-            ], required: ["path", "short_id", "from_line", "to_line", "lines", "text"]), run: runGet)
+            ], required: ["path", "short_id", "from_line", "to_line", "lines", "text"]), run: runGet
+    )
 
     static let multiGet = Tool(
         "multi_get", title: "Get several notes",
@@ -246,7 +247,8 @@ enum MCPTools {
                 ("vector_fields", JSONSchema.array(JSONSchema.any, "one per model")),
                 ("collections", JSONSchema.array(JSONSchema.string())),
                 ("last_indexed", JSONSchema.string("ISO 8601, UTC", nullable: true)),
-            ], required: ["database", "records", "sources", "files", "index", "vector_fields"]), run: runStatus)
+            ], required: ["database", "records", "sources", "files", "index", "vector_fields"]),
+        run: runStatus)
 
     static let index = Tool(
         "index", title: "Index files",
@@ -260,7 +262,8 @@ enum MCPTools {
                 ("removed", JSONSchema.integer()),
                 ("unchanged", JSONSchema.integer()), ("failed", JSONSchema.integer()),
                 ("chunks", JSONSchema.integer()),
-            ], required: ["added", "updated", "removed", "unchanged", "failed"]), writes: true, run: runIndex)
+            ], required: ["added", "updated", "removed", "unchanged", "failed"]), writes: true,
+        run: runIndex)
 
     // MARK: Calls
 
