@@ -80,7 +80,9 @@ struct GetToolArguments: ToolArguments {
     /// - Throws: ``ToolError`` when `to_line` comes before `from_line`.
     func command() throws -> GetCommand {
         if let toLine, toLine < (fromLine ?? 1) {
-            throw ToolError("'to_line' must not be before 'from_line'")
+            throw ToolError(
+                "'\(CodingKeys.toLine.stringValue)' must not be before "
+                    + "'\(CodingKeys.fromLine.stringValue)'")
         }
         let range =
             fromLine == nil && toLine == nil ? nil : LineRange(from: fromLine ?? 1, to: toLine)
@@ -120,7 +122,9 @@ struct MultiGetToolArguments: ToolArguments {
     func command() throws -> MultiGetCommand {
         let patterns = (pattern.map { [$0] } ?? []) + (notes ?? [])
         guard !patterns.isEmpty else {
-            throw ToolError("give 'pattern' (a glob) or 'notes' (paths or short ids)")
+            throw ToolError(
+                "give '\(CodingKeys.pattern.stringValue)' (a glob) or "
+                    + "'\(CodingKeys.notes.stringValue)' (paths or short ids)")
         }
         return MultiGetCommand(
             patterns: patterns, maxBytes: maxBytes ?? NoteRetrieval.defaultMaxBytes)
