@@ -184,6 +184,51 @@ struct MCPResultTests {
         #expect(result["content"]?.array?.first?["text"]?.string == message)
     }
 
+    /// The keys of `value` that `schema` does not declare, and the required ones `value` lacks,
+    /// as paths; nested objects and array items are checked against their own schemas.
+    static func undeclared(_ value: JSONValue, _ schema: JSONValue, at path: String) -> [String] {
+        if let items = value.array, let itemSchema = schema["items"] {
+            return items.enumerated().flatMap { undeclared($1, itemSchema, at: "\(path)[\($0)]") }
+        }
+        guard let members = value.members, let properties = schema["properties"]?.members else {
+            return []
+        }
+        var problems: [String] = []
+        for (key, member) in members {
+            guard let property = properties.first(where: { $0.0 == key })?.1 else {
+                problems.append("\(path).\(key) is not in the output schema")
+                continue
+            }
+            problems += undeclared(member, property, at: "\(path).\(key)")
+        }
+        for required in schema["required"]?.array?.compactMap(\.string) ?? []
+        where !members.contains(where: { $0.0 == required }) {
+            problems.append("\(path).\(required) is required but missing")
+        }
+        return problems
+    }
+
+    @Test("every key a tool returns is declared in its output schema")
+    func outputSchemasDeclareResults() async throws {
+        let fixture = try await Self.indexed()
+        let server = try MCPToolTableTests.server(fixture, allowIndex: true)
+        let calls: [(String, JSONValue)] = [
+            ("search", .object([("query", .string("tomatoes")), ("min_score", .double(0.01))])),
+            ("get", .object([("note", .string("work/tomatoes.md"))])),
+            ("multi_get", .object([("pattern", .string("**/*.md")), ("max_bytes", .int(60))])),
+            ("list_collections", .object([])), ("list_sources", .object([])),
+            ("status", .object([])), ("index", .object([])),
+        ]
+        #expect(calls.map(\.0) == MCPTools.table.map(\.name))
+        for (name, arguments) in calls {
+            let result = try await MCPToolTableTests.call(server, name, arguments)
+            let content = try #require(result["structuredContent"], "\(name)")
+            let tool = try #require(MCPTools.table.first { $0.name == name })
+            let schema = try #require(tool.declaration["outputSchema"])
+            #expect(Self.undeclared(content, schema, at: name) == [])
+        }
+    }
+
     @Test("every tool's input schema lists the arguments its arguments type decodes")
     func schemasFromDeclarations() throws {
         let names: [String: [String]] = [

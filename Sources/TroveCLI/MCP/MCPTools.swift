@@ -240,12 +240,20 @@ enum MCPTools {
         arguments: NoArguments.self,
         output: JSONSchema.object(
             [
-                ("database", JSONSchema.string()), ("records", JSONSchema.integer()),
-                ("sources", JSONSchema.integer()),
-                ("files", JSONSchema.integer()), ("index", JSONSchema.string()),
-                ("model", JSONSchema.any),
+                ("database", JSONSchema.string()),
+                ("file_bytes", JSONSchema.integer("size of the database file")),
+                ("records", JSONSchema.integer()), ("sources", JSONSchema.integer()),
+                ("files", JSONSchema.integer()),
+                ("dimension", JSONSchema.integer("the first model's vector length")),
+                ("metric", JSONSchema.string()), ("index", JSONSchema.string()),
+                ("lexical_search", JSONSchema.boolean("whether words are indexed (BM25)")),
+                ("tokenizer", JSONSchema.string()), ("model", JSONSchema.any),
                 ("vector_fields", JSONSchema.array(JSONSchema.any, "one per model")),
                 ("collections", JSONSchema.array(JSONSchema.string())),
+                (
+                    "encryption",
+                    JSONSchema.string("the cipher; null when not encrypted", nullable: true)
+                ),
                 ("last_indexed", JSONSchema.string("ISO 8601, UTC", nullable: true)),
             ], required: ["database", "records", "sources", "files", "index", "vector_fields"]),
         run: runStatus)
@@ -261,7 +269,10 @@ enum MCPTools {
                 ("added", JSONSchema.integer()), ("updated", JSONSchema.integer()),
                 ("removed", JSONSchema.integer()),
                 ("unchanged", JSONSchema.integer()), ("failed", JSONSchema.integer()),
-                ("chunks", JSONSchema.integer()),
+                ("skipped", JSONSchema.integer("binary files passed over")),
+                ("chunks", JSONSchema.integer()), ("seconds", JSONSchema.number()),
+                ("collections", JSONSchema.array(JSONSchema.string(), "the collections refreshed")),
+                ("database", JSONSchema.string()),
             ], required: ["added", "updated", "removed", "unchanged", "failed"]), writes: true,
         run: runIndex)
 
