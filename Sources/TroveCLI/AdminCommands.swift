@@ -41,11 +41,7 @@ struct BackupCommand: TroveCommand {
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) ?? 0
         if context.json {
-            context.console.out.write(
-                JSONValue.object([
-                    ("database", .string(path)), ("backup", .string(target)),
-                    ("bytes", .int(Int64(bytes))),
-                ]).serialized() + "\n")
+            try context.printJSON(BackupResult(database: path, backup: target, bytes: bytes))
         } else {
             context.console.out.write("backed up \(path) to \(target) (\(bytes) bytes)\n")
         }
@@ -103,18 +99,10 @@ struct DumpCommand: TroveCommand {
         }
         let records = report.records.values.reduce(0, +)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([
-                    ("database", .string(path)), ("dump", .string(target)),
-                    ("bytes", .int(Int64(report.bytes))),
-                    (
-                        "records",
-                        .object(
-                            report.records.sorted { $0.key < $1.key }.map {
-                                ($0.key, .int(Int64($0.value)))
-                            })
-                    ),
-                ]).serialized() + "\n")
+            try context.printJSON(
+                DumpResult(
+                    database: path, dump: target, bytes: report.bytes,
+                    records: NamedValues(sorted: report.records)))
         } else {
             context.console.out.write(
                 "dumped \(records) records of \(report.records.count) collections to \(target) (\(report.bytes) bytes)\n"
@@ -192,18 +180,10 @@ struct LoadCommand: TroveCommand {
         }
         let records = report.records.values.reduce(0, +)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([
-                    ("database", .string(path)), ("dump", .string(file)),
-                    (
-                        "records",
-                        .object(
-                            report.records.sorted { $0.key < $1.key }.map {
-                                ($0.key, .int(Int64($0.value)))
-                            })
-                    ),
-                    ("problems", .array(report.problems.map(JSONValue.string))),
-                ]).serialized() + "\n")
+            try context.printJSON(
+                LoadResult(
+                    database: path, dump: file, records: NamedValues(sorted: report.records),
+                    problems: report.problems))
         } else {
             var text =
                 "loaded \(records) records of \(report.records.count) collections into \(path)\n"

@@ -191,35 +191,36 @@ struct CollectionCommand: TroveCommand {
             try await notebook.database.mergeTextIndexes()
         }
         summary.seconds = Date().timeIntervalSince(started)
-        IndexCommand.report(summary, collections: [collection], path: path, context: context)
+        try IndexCommand.report(summary, collections: [collection], path: path, context: context)
         return summary.failed > 0 ? ExitCode.failure : ExitCode.success
     }
 
-    static func list(_ context: CommandContext) async throws -> Int32 {
+    /// What `trove collection list --json` prints and the list_collections tool returns (no
+    /// collections when there is no database yet).
+    static func listing(_ context: CommandContext) async throws -> CollectionListResult {
         let path = try context.databasePath()
-        var collections: [NoteCollection] = []
-        var counts: [String: (records: Int, files: Int)] = [:]
-        if FileManager.default.fileExists(atPath: path) {
-            let notebook = try await Notebook.openExisting(
-                path: path, embedders: nil, context: context)
-            collections = try await notebook.collections()
-            counts = try await notebook.collectionCounts()
+        guard FileManager.default.fileExists(atPath: path) else {
+            return CollectionListResult(collections: [])
         }
+        let notebook = try await Notebook.openExisting(
+            path: path, embedders: nil, context: context)
+        let counts = try await notebook.collectionCounts()
+        return CollectionListResult(
+            collections: try await notebook.collections().map { collection in
+                CollectionListResult.Item(
+                    name: collection.name, paths: collection.paths, mask: collection.mask.pattern,
+                    context: collection.context, files: counts[collection.name]?.files ?? 0,
+                    records: counts[collection.name]?.records ?? 0)
+            })
+    }
+
+    static func list(_ context: CommandContext) async throws -> Int32 {
+        let result = try await Self.listing(context)
         if context.json {
-            let items: [JSONValue] = collections.map { collection in
-                .object([
-                    ("name", .string(collection.name)),
-                    ("paths", .array(collection.paths.map(JSONValue.string))),
-                    ("mask", .string(collection.mask.pattern)),
-                    ("context", collection.context.map(JSONValue.string) ?? .null),
-                    ("files", .int(Int64(counts[collection.name]?.files ?? 0))),
-                    ("records", .int(Int64(counts[collection.name]?.records ?? 0))),
-                ])
-            }
-            context.console.out.write(
-                JSONValue.object([("collections", .array(items))]).serialized() + "\n")
+            try context.printJSON(result)
             return ExitCode.success
         }
+        let collections = result.collections
         guard !collections.isEmpty else {
             context.console.err.write(
                 "no collections yet; add one with 'trove collection add PATH --name NAME'\n")
@@ -229,11 +230,10 @@ struct CollectionCommand: TroveCommand {
         let environment = context.console.environment
         var text = ""
         for collection in collections {
-            let count = counts[collection.name] ?? (0, 0)
             text +=
-                "\(style.bold(collection.name))  \(style.dim("\(count.files) files, \(count.records) records"))\n"
+                "\(style.bold(collection.name))  \(style.dim("\(collection.files) files, \(collection.records) records"))\n"
             if let note = collection.context { text += "  context  \(note)\n" }
-            text += "  mask     \(collection.mask.pattern)\n"
+            text += "  mask     \(collection.mask)\n"
             for folder in collection.paths {
                 text +=
                     "  path     "
@@ -254,9 +254,7 @@ struct CollectionCommand: TroveCommand {
         }
         let removed = try await notebook.removeCollection(named: name)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("removed", .string(name)), ("records", .int(Int64(removed)))])
-                    .serialized() + "\n")
+            try context.printJSON(CollectionRemoved(removed: name, records: removed))
         } else {
             context.console.err.write(
                 "removed collection '\(name)' and its \(removed) record\(removed == 1 ? "" : "s")\n"
@@ -279,9 +277,7 @@ struct CollectionCommand: TroveCommand {
         }
         try await notebook.renameCollection(old, to: new)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("renamed", .string(old)), ("to", .string(new))]).serialized()
-                    + "\n")
+            try context.printJSON(CollectionRenamed(renamed: old, to: new))
         } else {
             context.console.err.write("renamed collection '\(old)' to '\(new)'\n")
         }

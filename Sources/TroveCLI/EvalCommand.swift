@@ -168,19 +168,15 @@ struct EvalCommand: TroveCommand {
 
         let model = embedders.map(\.manifest.modelID).joined(separator: " + ")
         if context.json {
-            var modes: [(String, JSONValue)] = []
-            for entry in reports {
-                modes.append(
-                    (entry.name, .object(entry.report.rows.map { ($0.name, $0.summary.json) })))
-            }
-            let document = JSONValue.object([
-                ("documents", .int(Int64(documents.count))),
-                ("chunks", .int(Int64(entries[0].count))),
-                ("queries", .int(Int64(queries.count))), ("model", .string(model)),
-                ("modes", .object(modes)),
-                ("out", outFolder.map { .string($0) } ?? .null),
-            ])
-            console.out.write(document.serialized() + "\n")
+            try context.printJSON(
+                EvalResult(
+                    documents: documents.count, chunks: entries[0].count, queries: queries.count,
+                    model: model,
+                    modes: NamedValues(
+                        reports.map {
+                            ($0.name, NamedValues($0.report.rows.map { ($0.name, $0.summary) }))
+                        }),
+                    out: outFolder))
             return ExitCode.success
         }
         let style = context.style
@@ -228,4 +224,17 @@ struct EvalCommand: TroveCommand {
                 "cannot write run files to \(folder): \(error.localizedDescription)")
         }
     }
+}
+
+/// What `trove eval --json` prints: the corpus, the model, and per mode the scores overall and
+/// per query kind, as score.py --json writes them.
+struct EvalResult: Codable, Equatable, Sendable {
+    var documents: Int
+    var chunks: Int
+    var queries: Int
+    var model: String
+    /// Mode name → kind (`overall` first) → scores.
+    var modes: NamedValues<NamedValues<RetrievalSummary>>
+    /// The folder the run files were written to.
+    var out: String?
 }

@@ -40,7 +40,7 @@ struct GetCommand: TroveCommand {
         let page = try await NoteRetrieval.get(
             reference, range: range, notebook: notebook, context: context)
         if context.json {
-            context.console.out.write(page.json.serialized() + "\n")
+            try context.printJSON(page.result)
         } else {
             context.console.out.write(page.printed)
         }
@@ -100,7 +100,7 @@ struct MultiGetCommand: TroveCommand {
         let batch = try await NoteRetrieval.multiGet(
             patterns, maxBytes: maxBytes, notebook: notebook, context: context)
         if context.json {
-            context.console.out.write(batch.json.serialized() + "\n")
+            try context.printJSON(batch.result)
             return ExitCode.success
         }
         let style = context.style

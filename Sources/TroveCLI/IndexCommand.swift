@@ -2,46 +2,6 @@ import Foundation
 import Trove
 import TroveEmbeddings
 
-/// What `trove index` did; printed as one line, or as JSON with `--json`:
-///
-/// ```
-/// indexed 62 files: 62 added, 0 updated, 0 removed, 0 unchanged (77 chunks) in 9.7 s
-/// {"added":62,"updated":0,"removed":0,"unchanged":0,"failed":0,"skipped":0,"chunks":77,...}
-/// ```
-struct IndexSummary: Sendable, Equatable {
-    var added = 0
-    var updated = 0
-    var removed = 0
-    var unchanged = 0
-    var failed = 0
-    /// Binary files passed over (not notes).
-    var skipped = 0
-    /// Chunks written (added and updated files).
-    var chunks = 0
-    var seconds = 0.0
-    /// Files looked at and bytes read, for the progress bar.
-    var processed = 0
-    var bytesRead = 0
-
-    var json: JSONValue {
-        .object([
-            ("added", .int(Int64(added))), ("updated", .int(Int64(updated))),
-            ("removed", .int(Int64(removed))), ("unchanged", .int(Int64(unchanged))),
-            ("failed", .int(Int64(failed))), ("skipped", .int(Int64(skipped))),
-            ("chunks", .int(Int64(chunks))),
-            ("seconds", .double((seconds * 1000).rounded() / 1000)),
-        ])
-    }
-
-    var line: String {
-        var text =
-            "\(added) added, \(updated) updated, \(removed) removed, \(unchanged) unchanged"
-        if failed > 0 { text += ", \(failed) failed" }
-        if skipped > 0 { text += ", \(skipped) binary skipped" }
-        return text + " (\(chunks) chunks) in " + String(format: "%.1f", seconds) + " s"
-    }
-}
-
 /// `trove index [PATH...]`: refreshes every collection (or those named with `-c`); PATHs not
 /// yet in a collection are first added to the implicit one (``NoteCollection/implicitName``)
 /// or to the one named with `-c`.
@@ -153,6 +113,27 @@ struct IndexCommand: TroveCommand {
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
+        let done = try await refresh(context)
+        try Self.report(done.summary, collections: done.selected, path: done.path, context: context)
+        if watch {
+            return try await Watcher.run(
+                collections: done.selected, indexer: done.indexer, context: context)
+        }
+        return done.summary.failed > 0 ? ExitCode.failure : ExitCode.success
+    }
+
+    /// What the MCP index tool returns: the refresh `trove index --json` reports.
+    func result(_ context: CommandContext) async throws -> IndexResult {
+        let done = try await refresh(context)
+        return IndexResult(
+            summary: done.summary, collections: done.selected.map(\.name), database: done.path)
+    }
+
+    /// Adds the PATHs to their collection, then refreshes the collections selected: the work
+    /// done before the summary (and `--watch`).
+    private func refresh(_ context: CommandContext) async throws -> (
+        summary: IndexSummary, selected: [NoteCollection], path: String, indexer: Indexer
+    ) {
         let started = Date()
         let path = try context.databasePath()
         let names = collections
@@ -204,11 +185,7 @@ struct IndexCommand: TroveCommand {
             try await notebook.database.mergeTextIndexes()
         }
         summary.seconds = Date().timeIntervalSince(started)
-        Self.report(summary, collections: selected, path: path, context: context)
-        if watch {
-            return try await Watcher.run(collections: selected, indexer: indexer, context: context)
-        }
-        return summary.failed > 0 ? ExitCode.failure : ExitCode.success
+        return (summary, selected, path, indexer)
     }
 
     /// A PATH argument made absolute, refused when missing, not a file or folder, or a folder
@@ -239,13 +216,11 @@ struct IndexCommand: TroveCommand {
     static func report(
         _ summary: IndexSummary, collections: [NoteCollection], path: String,
         context: CommandContext
-    ) {
+    ) throws {
         let console = context.console
         if context.json {
-            var members = summary.json.members ?? []
-            members.append(("collections", .array(collections.map { .string($0.name) })))
-            members.append(("database", .string(path)))
-            console.out.write(JSONValue.object(members).serialized() + "\n")
+            try context.printJSON(
+                IndexResult(summary: summary, collections: collections.map(\.name), database: path))
         } else if !context.options.quiet {
             let style = Style(
                 enabled: console.colorEnabled(

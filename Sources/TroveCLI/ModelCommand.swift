@@ -42,7 +42,7 @@ struct ModelCommand: TroveCommand {
 
         func run(_ context: CommandContext) async throws -> Int32 {
             let catalog = context.services.modelCatalog
-            return ModelCommand.list(
+            return try ModelCommand.list(
                 try catalog.map { try ModelCommand.installer($0.name, context: context) },
                 context: context)
         }
@@ -101,7 +101,7 @@ struct ModelCommand: TroveCommand {
                 )
             }
             if context.json {
-                context.console.out.write(ModelCommand.entry(installer).serialized() + "\n")
+                try context.printJSON(ModelCommand.entry(installer))
             }
             return ExitCode.success
         }
@@ -130,7 +130,7 @@ struct ModelCommand: TroveCommand {
             context.console.err.write(
                 "trove model: removed \(installer.package.name) from \(installer.folder.path)\n")
             if context.json {
-                context.console.out.write(ModelCommand.entry(installer).serialized() + "\n")
+                try context.printJSON(ModelCommand.entry(installer))
             }
             return ExitCode.success
         }
@@ -151,26 +151,20 @@ struct ModelCommand: TroveCommand {
         return ModelInstaller(package: package, folder: folder)
     }
 
-    static func entry(_ installer: ModelInstaller) -> JSONValue {
+    static func entry(_ installer: ModelInstaller) -> ModelEntry {
         let installed = installer.isInstalled
-        return .object([
-            ("name", .string(installer.package.name)), ("installed", .bool(installed)),
-            ("path", .string(installer.folder.path)),
-            ("bytes", installed ? .int(installer.size) : .null),
-            (
-                "sha256",
-                installed ? (installer.recordedChecksum.map { .string($0) } ?? .null) : .null
-            ),
-            ("expected_sha256", .string(installer.package.sha256)),
-            ("package", .string("\(installer.package.package)==\(installer.package.version)")),
-            ("summary", .string(installer.package.summary)),
-        ])
+        return ModelEntry(
+            name: installer.package.name, installed: installed, path: installer.folder.path,
+            bytes: installed ? installer.size : nil,
+            sha256: installed ? installer.recordedChecksum : nil,
+            expectedSHA256: installer.package.sha256,
+            package: "\(installer.package.package)==\(installer.package.version)",
+            summary: installer.package.summary)
     }
 
-    static func list(_ installers: [ModelInstaller], context: CommandContext) -> Int32 {
+    static func list(_ installers: [ModelInstaller], context: CommandContext) throws -> Int32 {
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("models", .array(installers.map(entry)))]).serialized() + "\n")
+            try context.printJSON(ModelListResult(models: installers.map(entry)))
             return ExitCode.success
         }
         let style = context.style

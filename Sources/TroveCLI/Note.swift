@@ -55,6 +55,9 @@ struct Note: Sendable, Equatable {
 /// LineRange(from: 2, to: 3).apply(to: "a\nb\nc\nd")   // "b\nc"
 /// ```
 struct LineRange: Sendable, Equatable {
+    /// The line numbers a range may name (the get tool's `from_line` and `to_line`).
+    static let lines = 1...Int(Int32.max)
+
     var from: Int
     /// The last line, included; nil: to the end.
     var to: Int?

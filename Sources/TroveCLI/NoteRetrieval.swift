@@ -22,27 +22,16 @@ enum NoteRetrieval {
         /// (``text`` joins them, so a range ending in blank lines ends in newlines only).
         var printed: String { noteIsEmpty ? "" : text + "\n" }
 
-        var json: JSONValue {
-            .object([
-                ("path", .string(note.file)),
-                ("document_id", note.documentID.map { .string($0) } ?? .null),
-                ("short_id", .string(note.shortID)), ("source", .string(note.source)),
-                ("from_line", .int(Int64(range?.from ?? 1))),
-                ("to_line", .int(Int64(min(range?.to ?? lines, lines)))),
-                ("lines", .int(Int64(lines))),
-                ("origin", .string(fromFile ? "file" : "index")),
-                (
-                    "collections",
-                    .array(
-                        collections.map {
-                            .object([
-                                ("name", .string($0.name)),
-                                ("context", $0.context.map { .string($0) } ?? .null),
-                            ])
-                        })
-                ),
-                ("text", .string(text)),
-            ])
+        var result: GetResult {
+            GetResult(
+                path: note.file, documentID: note.documentID, shortID: note.shortID,
+                source: note.source, fromLine: range?.from ?? 1,
+                toLine: min(range?.to ?? lines, lines), lines: lines,
+                origin: fromFile ? "file" : "index",
+                collections: collections.map {
+                    GetResult.Collection(name: $0.name, context: $0.context)
+                },
+                text: text)
         }
     }
 
@@ -86,37 +75,20 @@ enum NoteRetrieval {
 
         var bytes: Int { entries.reduce(0) { $0 + $1.text.utf8.count } }
 
-        var json: JSONValue {
-            .object([
-                ("max_bytes", .int(Int64(maxBytes))), ("bytes", .int(Int64(bytes))),
-                (
-                    "notes",
-                    .array(
-                        entries.map { entry in
-                            .object([
-                                ("path", .string(entry.note.file)),
-                                ("document_id", entry.note.documentID.map { .string($0) } ?? .null),
-                                ("short_id", .string(entry.note.shortID)),
-                                ("bytes", .int(Int64(entry.text.utf8.count))),
-                                ("total_bytes", .int(Int64(entry.totalBytes))),
-                                ("cut", .bool(entry.cut)),
-                                ("text", .string(entry.text)),
-                            ])
-                        })
-                ),
-                (
-                    "left_out",
-                    .array(
-                        leftOut.map { item in
-                            .object([
-                                ("path", .string(item.note.file)),
-                                ("document_id", item.note.documentID.map { .string($0) } ?? .null),
-                                ("short_id", .string(item.note.shortID)),
-                                ("total_bytes", .int(Int64(item.bytes))),
-                            ])
-                        })
-                ),
-            ])
+        var result: MultiGetResult {
+            MultiGetResult(
+                maxBytes: maxBytes, bytes: bytes,
+                notes: entries.map { entry in
+                    MultiGetResult.Entry(
+                        path: entry.note.file, documentID: entry.note.documentID,
+                        shortID: entry.note.shortID, bytes: entry.text.utf8.count,
+                        totalBytes: entry.totalBytes, cut: entry.cut, text: entry.text)
+                },
+                leftOut: leftOut.map { item in
+                    MultiGetResult.LeftOut(
+                        path: item.note.file, documentID: item.note.documentID,
+                        shortID: item.note.shortID, totalBytes: item.bytes)
+                })
         }
     }
 

@@ -71,7 +71,7 @@ struct EmbedCommand: TroveCommand {
             var out = ""
             for vector in vectors {
                 if context.json {
-                    out += JSONValue.array(vector.map { .float($0) }).serialized() + "\n"
+                    out += try JSONOutput.text(vector) + "\n"
                 } else {
                     out +=
                         vector.map { JSONValue.float($0).serialized() }.joined(separator: " ")
@@ -109,12 +109,11 @@ struct ShowCommand: TroveCommand {
         }
         let metadata = entry.metadata.flatMap { try? JSONValue.parse($0) } ?? .null
         if context.json {
-            let document = JSONValue.object([
-                ("id", JSONValue(entry.id)), ("source", .string(entry.source)),
-                ("metadata", metadata),
-                ("content", .string(entry.content)), ("dimension", .int(Int64(entry.vector.count))),
-            ])
-            context.console.out.write(document.serialized() + "\n")
+            try context.printJSON(
+                RecordResult(
+                    id: JSONValue(entry.id), source: entry.source,
+                    metadata: metadata == .null ? nil : metadata, content: entry.content,
+                    dimension: entry.vector.count))
             return ExitCode.success
         }
         let style = context.style
@@ -222,8 +221,7 @@ struct RemoveCommand: TroveCommand {
             }
         }
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("removed", .int(Int64(removed)))]).serialized() + "\n")
+            try context.printJSON(RemovedRecords(removed: removed))
         } else {
             context.console.err.write("removed \(removed) record\(removed == 1 ? "" : "s")\n")
         }
@@ -262,58 +260,30 @@ struct StatsCommand: TroveCommand {
 
     /// What `trove stats --json` prints and the MCP status tool returns: records, sources,
     /// files, the model, the index, and when a file was last indexed.
-    static func document(_ notebook: Notebook) async throws -> JSONValue {
-        let records = try await notebook.collection.count()
-        let sources = try await notebook.collection.sources()
-        let files = try await notebook.fileCount()
+    static func result(_ notebook: Notebook) async throws -> StatsResult {
         let configuration = notebook.collection.configuration
-        var model: JSONValue = .null
-        if let manifest = configuration.embedding {
-            model = .object([
-                ("model_id", .string(manifest.modelID)), ("checksum", .string(manifest.checksum)),
-                ("dimension", .int(Int64(manifest.dimension))),
-                ("pooling", .string(manifest.pooling)),
-                ("normalized", .bool(manifest.normalized)),
-                ("max_sequence_length", .int(Int64(manifest.maxSequenceLength))),
-            ])
-        }
         let lastIndexed = try await notebook.database.query(
             "SELECT max(indexed_at) AS at FROM \(Notebook.filesTable)"
         ).first?.double("at")
         // One vector field per model: `notes` holds the first, each companion one more.
         let fields = [configuration] + notebook.companions.map { $0.configuration }
-        let collections = try await notebook.collections()
-        return JSONValue.object([
-            ("database", .string(notebook.path)),
-            ("file_bytes", .int(notebook.database.fileSize())),
-            ("records", .int(Int64(records))), ("sources", .int(Int64(sources.count))),
-            ("files", .int(Int64(files))), ("dimension", .int(Int64(configuration.dimension))),
-            ("metric", .string(configuration.metric.rawValue)),
-            ("index", .string(String(describing: configuration.index))),
-            ("lexical_search", .bool(configuration.lexicalSearch)),
-            ("tokenizer", .string(configuration.tokenizer)), ("model", model),
-            (
-                "vector_fields",
-                .array(
-                    fields.map { field in
-                        .object([
-                            ("model", field.embedding.map { .string(Self.modelName($0)) } ?? .null),
-                            ("model_id", field.embedding.map { .string($0.modelID) } ?? .null),
-                            ("dimension", .int(Int64(field.dimension))),
-                            ("index", .string(String(describing: field.index))),
-                        ])
-                    })
-            ),
-            ("collections", .array(collections.map { .string($0.name) })),
-            ("encryption", notebook.database.encryption.map { .string($0.description) } ?? .null),
-            (
-                "last_indexed",
-                lastIndexed.map {
-                    .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0)))
-                }
-                    ?? .null
-            ),
-        ])
+        return StatsResult(
+            database: notebook.path, fileBytes: notebook.database.fileSize(),
+            records: try await notebook.collection.count(),
+            sources: try await notebook.collection.sources().count,
+            files: try await notebook.fileCount(), dimension: configuration.dimension,
+            metric: configuration.metric.rawValue,
+            index: String(describing: configuration.index),
+            lexicalSearch: configuration.lexicalSearch, tokenizer: configuration.tokenizer,
+            model: configuration.embedding.map(StatsResult.Model.init),
+            vectorFields: fields.map { field in
+                StatsResult.VectorField(
+                    model: field.embedding.map(Self.modelName), modelID: field.embedding?.modelID,
+                    dimension: field.dimension, index: String(describing: field.index))
+            },
+            collections: try await notebook.collections().map(\.name),
+            encryption: notebook.database.encryption?.description,
+            lastIndexed: lastIndexed.map { Date(timeIntervalSince1970: $0) })
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -329,7 +299,7 @@ struct StatsCommand: TroveCommand {
         let collections = try await notebook.collections()
 
         if context.json {
-            context.console.out.write(try await Self.document(notebook).serialized() + "\n")
+            try context.printJSON(try await Self.result(notebook))
             return ExitCode.success
         }
         let style = context.style

@@ -67,7 +67,7 @@ struct EvalQuery: Sendable, Equatable {
 /// summary.hitsAt1    // 1
 /// summary.mrr        // (1 + 1/3) / 3
 /// ```
-struct RetrievalSummary: Sendable, Equatable {
+struct RetrievalSummary: Codable, Sendable, Equatable {
     /// Only the first `cutoff` entries of a ranking count.
     static let cutoff = 10
 
@@ -122,12 +122,13 @@ struct RetrievalSummary: Sendable, Equatable {
     }
 
     /// As JSON: `{"n", "hit@1", "hit@3", "hit@10", "mrr@10", "ndcg@10"}` like score.py --json.
-    var json: JSONValue {
-        .object([
-            ("n", .int(Int64(count))), ("hit@1", .int(Int64(hitsAt1))),
-            ("hit@3", .int(Int64(hitsAt3))), ("hit@10", .int(Int64(hitsAt10))),
-            ("mrr@10", .double(mrr)), ("ndcg@10", .double(ndcg)),
-        ])
+    enum CodingKeys: String, CodingKey {
+        case count = "n"
+        case hitsAt1 = "hit@1"
+        case hitsAt3 = "hit@3"
+        case hitsAt10 = "hit@10"
+        case mrr = "mrr@10"
+        case ndcg = "ndcg@10"
     }
 }
 
@@ -185,11 +186,15 @@ enum RunFile {
     /// The text of a run file for `queries` in their order.
     static func contents(queries: [EvalQuery], run: [String: [String]]) -> String {
         queries.map { query in
-            JSONValue.object([
-                ("id", .string(query.id)),
-                ("ranked", .array((run[query.id] ?? []).map { .string($0) })),
-            ]).serialized() + "\n"
-        }.joined()
+            // Strings and arrays of strings: encoding cannot fail.
+            (try? JSONOutput.text(Line(id: query.id, ranked: run[query.id] ?? []))) ?? ""
+        }.map { $0 + "\n" }.joined()
+    }
+
+    /// One line: a query's id and the document ids it ranked.
+    struct Line: Codable, Equatable, Sendable {
+        var id: String
+        var ranked: [String]
     }
 }
 

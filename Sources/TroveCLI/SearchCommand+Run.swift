@@ -19,7 +19,11 @@ extension SearchCommand {
         let hits = try await results(notebook: notebook, embedders: embedders, context: context)
 
         if context.json {
-            context.console.out.write(search.document(hits).serialized() + "\n")
+            if search.files {
+                try context.printJSON(search.fileReport(hits))
+            } else {
+                try context.printJSON(search.report(hits))
+            }
             return ExitCode.success
         }
         if hits.isEmpty {
@@ -122,58 +126,6 @@ extension SearchCommand {
             currentDirectory: context.console.currentDirectory)
         if try await notebook.collection.count(where: .source(absolute)) > 0 { return absolute }
         return source
-    }
-
-    /// `--files --json`: the path and the score.
-    static func fileJSON(_ hit: NoteSearch.NoteHit) -> JSONValue {
-        .object([
-            ("source", .string(hit.result.record.source)),
-            ("score", .double(SearchOutput.rounded(hit.relevance))),
-        ])
-    }
-
-    /// One result of `--json`: the calibrated `score` people see, then everything it came from
-    /// (the fusion's own score, each leg's rank, raw score and relevance).
-    static func resultJSON(_ hit: NoteSearch.NoteHit, rank: Int, mode: String) -> JSONValue {
-        let result = hit.result
-        var members: [(String, JSONValue)] = [
-            ("rank", .int(Int64(rank))), ("id", JSONValue(result.id)),
-            ("score", .double(SearchOutput.rounded(hit.relevance))),
-            ("source", .string(result.record.source)),
-            (
-                "short_id",
-                Notebook.note(metadata: result.record.metadata, source: result.record.source).map {
-                    .string($0.shortID)
-                } ?? .null
-            ),
-            ("title", SearchOutput.title(of: result.record.content).map(JSONValue.string) ?? .null),
-            ("collection", hit.collection.map(JSONValue.string) ?? .null),
-            ("context", hit.context.map(JSONValue.string) ?? .null),
-            ("metadata", hit.metadata ?? .null),
-        ]
-        // A single-leg search ranks by that leg alone, so its rank is the result's rank.
-        let vectorRank = result.meaningRank ?? (mode == "vector" ? rank : nil)
-        let textRank = result.textRank ?? (mode == "text" ? rank : nil)
-        members.append(("vector_rank", vectorRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("text_rank", textRank.map { .int(Int64($0)) } ?? .null))
-        members.append(("distance", result.distance.map { .double($0) } ?? .null))
-        members.append(("bm25", result.bm25.map { .double($0) } ?? .null))
-        members.append(("fused_score", .double(hit.fusedScore)))
-        members.append(
-            (
-                "legs",
-                .array(
-                    hit.legs.map { leg in
-                        .object([
-                            ("leg", .string(leg.name)),
-                            ("rank", leg.rank.map { .int(Int64($0)) } ?? .null),
-                            ("score", .double(leg.score)), ("relevance", .double(leg.relevance)),
-                            ("competent", .bool(leg.competent)),
-                        ])
-                    })
-            ))
-        members.append(("content", .string(result.record.content)))
-        return .object(members)
     }
 
     /// A source for display: `~/…` under the home folder, relative under the current folder.

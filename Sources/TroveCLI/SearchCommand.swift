@@ -3,7 +3,7 @@ import Trove
 import TroveEmbeddings
 
 /// `trove search QUERY...`: the request read and checked once, run by ``NoteSearch``, and the
-/// document `--json` prints.
+/// ``SearchResults`` `--json` prints.
 ///
 /// The MCP server's search tool makes the same value from its arguments
 /// (``init(query:mode:limit:minimumScore:source:collections:allChunks:files:clause:)``), so
@@ -74,6 +74,9 @@ struct SearchCommand: TroveCommand {
             ("trove search --json groceries | jq '.results[0].source'", "for scripts"),
         ])
 
+    /// What `-k` (and the search tool's `k`) takes.
+    static let limits = 1...1000
+
     var query: String
     /// `hybrid`, `vector` or `text`, as given.
     var modeName: String
@@ -114,7 +117,7 @@ struct SearchCommand: TroveCommand {
             throw CLIError.usage(
                 "--mode must be hybrid, vector or text, got '\(modeName)'", command: "search")
         }
-        if let limit, !(1...1000).contains(limit) {
+        if let limit, !Self.limits.contains(limit) {
             throw CLIError.usage(
                 "-k expects a whole number from 1 to 1000, got '\(limit)'", command: "search")
         }
@@ -135,7 +138,7 @@ struct SearchCommand: TroveCommand {
         if all, arguments.value("k") != nil {
             throw CLIError.usage("give -k N or --all, not both", command: "search")
         }
-        let k = try arguments.integer("k", default: 10, in: 1...1000, command: "search")
+        let k = try arguments.integer("k", default: 10, in: Self.limits, command: "search")
         try self.init(
             query: arguments.positionals.joined(separator: " "),
             mode: arguments.value("mode") ?? "hybrid", limit: all ? nil : k,
@@ -169,19 +172,19 @@ struct SearchCommand: TroveCommand {
         }
     }
 
-    /// The document `trove search --json` prints: the request and one object per result.
-    func document(_ hits: [NoteSearch.NoteHit]) -> JSONValue {
-        let results: [JSONValue] = hits.enumerated().map { index, hit in
-            files
-                ? SearchCommand.fileJSON(hit)
-                : SearchCommand.resultJSON(hit, rank: index + 1, mode: modeName)
-        }
-        var members: [(String, JSONValue)] = [
-            ("query", .string(query)), ("mode", .string(modeName)),
-            ("k", limit == nil ? .null : .int(Int64(k))),
-        ]
-        if minimumScore > 0 { members.append(("min_score", .double(minimumScore))) }
-        members.append(("results", .array(results)))
-        return .object(members)
+    /// What `trove search --json` prints and the search tool returns.
+    func report(_ hits: [NoteSearch.NoteHit]) -> SearchResults<SearchHit> {
+        report(hits.enumerated().map { SearchHit($1, rank: $0 + 1, mode: modeName) })
+    }
+
+    /// What `trove search --files --json` prints.
+    func fileReport(_ hits: [NoteSearch.NoteHit]) -> SearchResults<SearchFileHit> {
+        report(hits.map(SearchFileHit.init))
+    }
+
+    private func report<Hit>(_ results: [Hit]) -> SearchResults<Hit> {
+        SearchResults(
+            query: query, mode: modeName, k: limit == nil ? nil : k,
+            minScore: minimumScore > 0 ? minimumScore : nil, results: results)
     }
 }

@@ -14,8 +14,7 @@ extension SyncCommand {
             path: try context.databasePath(), context: context)
         let invitation = try await SyncSpace.invitation(database: database, space: space)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("invitation", .string(invitation))]).serialized() + "\n")
+            try context.printJSON(InvitationResult(invitation: invitation))
         } else {
             context.console.out.write(invitation + "\n")
             context.warn(
@@ -36,8 +35,7 @@ extension SyncCommand {
             options, context: context, database: database, transport: transport)
         let code = try await sync.addDevice(invitation: invitation)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("code", .string(code))]).serialized() + "\n")
+            try context.printJSON(DeviceCodeResult(code: code))
         } else {
             context.console.out.write(code + "\n")
             context.warn(
@@ -73,15 +71,13 @@ extension SyncCommand {
             collections: try await collections(options, database))
         let records = try await sync.devices()
         if context.json {
-            let items: [JSONValue] = records.map { record in
-                .object([
-                    ("device", .string(record.device)), ("role", .string(record.role)),
-                    ("thisDevice", .bool(record.device == sync.device)),
-                    ("removedIn", record.removedIn.map { .int($0) } ?? .null),
-                ])
-            }
-            context.console.out.write(
-                JSONValue.object([("devices", .array(items))]).serialized() + "\n")
+            try context.printJSON(
+                DeviceListResult(
+                    devices: records.map {
+                        DeviceListResult.Device(
+                            device: $0.device, role: $0.role, thisDevice: $0.device == sync.device,
+                            removedIn: $0.removedIn)
+                    }))
         } else {
             for record in records {
                 context.console.out.write(
@@ -104,9 +100,7 @@ extension SyncCommand {
             options, context: context, database: database, transport: transport)
         let epoch = try await sync.removeDevice(removed)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("removed", .string(removed)), ("keyEpoch", .int(epoch))])
-                    .serialized() + "\n")
+            try context.printJSON(DeviceRemovedResult(removed: removed, keyEpoch: epoch))
         } else {
             context.console.err.write(
                 "removed device \(removed); key epoch \(epoch) is wrapped for the others only\n")

@@ -131,8 +131,7 @@ extension SyncCommand {
     static func setUpServer(url: String, context: CommandContext) async throws -> Int32 {
         let version = try await PostgresTransport.installServerSchema(url: url)
         if context.json {
-            context.console.out.write(
-                JSONValue.object([("schemaVersion", .int(Int64(version)))]).serialized() + "\n")
+            try context.printJSON(SyncSchemaResult(schemaVersion: Int(version)))
         } else {
             context.console.out.write(
                 "installed Trove's sync schema (version \(version)); devices log in with roles IN ROLE trove_sync_device\n"
@@ -169,12 +168,10 @@ extension SyncCommand {
         let uploaded = snapshot ? try await sync.uploadSnapshot() : try await sync.snapshotIfDue()
         let status = try await sync.refreshStatus()
         if context.json {
-            var fields = [
-                ("pushed", JSONValue.int(Int64(pushed))), ("pulled", .int(Int64(pulled))),
-                ("status", json(status)),
-            ]
-            if let uploaded { fields.append(("snapshot", json(uploaded))) }
-            context.console.out.write(JSONValue.object(fields).serialized() + "\n")
+            try context.printJSON(
+                SyncRunResult(
+                    pushed: pushed, pulled: pulled, status: SyncStatusResult(status),
+                    snapshot: uploaded.map(SnapshotResult.init)))
         } else {
             context.console.out.write(
                 "pushed \(pushed) change set\(pushed == 1 ? "" : "s"), pulled \(pulled); "
@@ -257,11 +254,11 @@ extension SyncCommand {
             } catch { serverError = "\(error)" }
         }
         if context.json {
-            var fields = [("space", JSONValue.string(space)), ("status", json(status))]
-            if let serverSequence { fields.append(("serverSequence", .int(serverSequence))) }
-            if let feed { fields.append(("feed", json(feed))) }
-            if let serverError { fields.append(("serverError", .string(serverError))) }
-            context.console.out.write(JSONValue.object(fields).serialized() + "\n")
+            try context.printJSON(
+                SyncStatusReport(
+                    space: space, status: SyncStatusResult(status),
+                    serverSequence: serverSequence, feed: feed.map(FeedResult.init),
+                    serverError: serverError))
             return ExitCode.success
         }
         var lines = [
@@ -330,16 +327,15 @@ extension SyncCommand {
             for set in quarantined { try await sync.forgetQuarantined(set) }
         }
         if context.json {
-            let sets = quarantined.map { set in
-                JSONValue.object([
-                    ("serverSequence", .int(set.serverSequence)), ("device", .string(set.device)),
-                    ("deviceSequence", .int(set.deviceSequence)),
-                    ("reason", .string(set.reason.description)),
-                ])
-            }
-            var fields = [("space", JSONValue.string(sync.space)), ("quarantined", .array(sets))]
-            if delete { fields.append(("deleted", .int(Int64(deleted.filter { $0 }.count)))) }
-            context.console.out.write(JSONValue.object(fields).serialized() + "\n")
+            try context.printJSON(
+                QuarantineResult(
+                    space: sync.space,
+                    quarantined: quarantined.map {
+                        QuarantineResult.ChangeSet(
+                            serverSequence: $0.serverSequence, device: $0.device,
+                            deviceSequence: $0.deviceSequence, reason: $0.reason.description)
+                    },
+                    deleted: delete ? deleted.filter { $0 }.count : nil))
             return ExitCode.success
         }
         var lines =
@@ -391,45 +387,6 @@ extension SyncCommand {
         }
         try await Notebook.prepareDefinitions(database)
         return names + [Notebook.definitionsName]
-    }
-
-    static func json(_ snapshot: SnapshotDescriptor) -> JSONValue {
-        .object([
-            ("upToSequence", .int(snapshot.upToSequence)), ("device", .string(snapshot.device)),
-            ("parts", .int(Int64(snapshot.parts))), ("bytes", .int(snapshot.bytes)),
-        ])
-    }
-
-    static func json(_ feed: FeedState) -> JSONValue {
-        var fields: [(String, JSONValue)] = [
-            ("lastSequence", .int(feed.lastSequence)), ("prunedUpTo", .int(feed.prunedUpTo)),
-            ("changeSets", .int(feed.changeSets ?? 0)), ("bytes", .int(feed.bytes ?? 0)),
-            ("changeSetsSinceSnapshot", .int(feed.changeSetsSinceSnapshot)),
-            ("horizonSeconds", .int(feed.horizon.components.seconds)),
-        ]
-        if let snapshot = feed.snapshot { fields.append(("snapshot", json(snapshot))) }
-        return .object(fields)
-    }
-
-    static func json(_ status: SyncStatus) -> JSONValue {
-        var fields: [(String, JSONValue)] = [
-            ("device", .string(status.device)),
-            ("pendingChanges", .int(Int64(status.pendingChanges))),
-            ("unacknowledgedChangeSets", .int(Int64(status.unacknowledgedChangeSets))),
-            ("lastPushedSequence", .int(status.lastPushedSequence)),
-            ("lastPulledSequence", .int(status.lastPulledSequence)),
-            ("queued", .array(status.queued.map { .string("\($0.serverSequence): \($0.reason)") })),
-            ("quarantined", .array(status.quarantined.map { .string(describe($0)) })),
-            ("conflicts", .int(Int64(status.conflicts))),
-            ("missing", .array(status.missing.map { .string($0.description) })),
-            ("inSync", .bool(status.isInSync)),
-            ("keyEpoch", .int(status.keyEpoch)),
-        ]
-        if let refused = status.refusedSnapshot {
-            fields.append(("refusedSnapshot", .string(refused)))
-        }
-        if let error = status.lastError { fields.append(("lastError", .string(error.description))) }
-        return .object(fields)
     }
 
     /// The space's passphrase: `TROVE_SYNC_PASSWORD_FILE` (first line), `TROVE_SYNC_PASSWORD`, or

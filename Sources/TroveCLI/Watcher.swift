@@ -77,12 +77,8 @@ enum Watcher {
                 (Double(latency.components.seconds) * 1000
                     + Double(latency.components.attoseconds) / 1e15).rounded())
             if context.json {
-                var json = summary.json
-                if case .object(var fields) = json {
-                    fields.append(("latencyMilliseconds", .int(Int64(milliseconds))))
-                    json = .object(fields)
-                }
-                context.console.out.write(json.serialized() + "\n")
+                try context.printJSON(
+                    WatchBatchResult(summary: summary, latencyMilliseconds: milliseconds))
             } else if !quiet {
                 let time = DateFormatter.localizedString(
                     from: Date(), dateStyle: .none, timeStyle: .medium)

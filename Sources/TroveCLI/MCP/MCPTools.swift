@@ -2,31 +2,50 @@ import Foundation
 import Trove
 
 /// The tools `trove mcp` offers, their JSON Schemas, and how a call becomes the same work the
-/// commands do: a search is the same ``SearchCommand`` value `trove search` makes from its command line;
-/// get and multi_get are ``NoteRetrieval``; status is `trove stats --json`; index is
-/// `trove index`.
+/// commands do: each tool decodes its arguments (``ToolArguments``) into the command value its
+/// command line makes (a ``SearchCommand``, a ``GetCommand``, an ``IndexCommand``…) and returns
+/// the result type that command prints with `--json` (``SearchResults``, ``GetResult``,
+/// ``StatsResult``…), so a tool and its command answer the same request with the same JSON.
 enum MCPTools {
     /// One tool the server offers: its declaration (name, schemas) and the code a call runs.
     struct Tool: Sendable {
+        let name: String
         let declaration: JSONValue
         /// Whether it writes to the database (offered only with `--allow-index`).
         let writes: Bool
+        /// Checks and decodes the arguments, runs, and returns the result's JSON.
         let run: @Sendable (JSONValue?, MCPServer) async throws -> JSONValue
 
-        var name: String { declaration["name"]?.string ?? "" }
+        /// A tool whose input schema is its arguments type's and whose structured content is
+        /// the JSON of its result, the same value its command prints with `--json`.
+        init<Arguments: ToolArguments, Result: Encodable>(
+            _ name: String, title: String, description: String, arguments: Arguments.Type,
+            output: JSONValue, writes: Bool = false,
+            run: @escaping @Sendable (Arguments, MCPServer) async throws -> Result
+        ) {
+            self.name = name
+            self.writes = writes
+            declaration = .object([
+                ("name", .string(name)), ("title", .string(title)),
+                ("description", .string(description)),
+                ("inputSchema", Arguments.inputSchema), ("outputSchema", output),
+                (
+                    "annotations",
+                    .object([
+                        ("readOnlyHint", .bool(!writes)), ("destructiveHint", .bool(false)),
+                        ("idempotentHint", .bool(true)), ("openWorldHint", .bool(false)),
+                    ])
+                ),
+            ])
+            self.run = { json, server in
+                try JSONOutput.value(try await run(try Arguments(arguments: json), server))
+            }
+        }
     }
 
     /// Every tool, in the order `tools/list` gives them: the one table that the server's list,
     /// its dispatch and `trove mcp --help` are read from.
-    static let table: [Tool] = [
-        Tool(declaration: search, writes: false, run: runSearch),
-        Tool(declaration: get, writes: false, run: runGet),
-        Tool(declaration: multiGet, writes: false, run: runMultiGet),
-        Tool(declaration: listCollections, writes: false, run: runListCollections),
-        Tool(declaration: listSources, writes: false, run: runListSources),
-        Tool(declaration: status, writes: false, run: runStatus),
-        Tool(declaration: index, writes: true, run: runIndex),
-    ]
+    static let table: [Tool] = [search, get, multiGet, listCollections, listSources, status, index]
 
     /// The tools a server started with or without `--allow-index` offers.
     static func offered(allowIndex: Bool) -> [Tool] {
@@ -52,24 +71,6 @@ enum MCPTools {
         offered(allowIndex: allowIndex).map(\.declaration)
     }
 
-    private static func tool(
-        _ name: String, title: String, description: String, input: JSONValue, output: JSONValue,
-        readOnly: Bool = true
-    ) -> JSONValue {
-        .object([
-            ("name", .string(name)), ("title", .string(title)),
-            ("description", .string(description)),
-            ("inputSchema", input), ("outputSchema", output),
-            (
-                "annotations",
-                .object([
-                    ("readOnlyHint", .bool(readOnly)), ("destructiveHint", .bool(false)),
-                    ("idempotentHint", .bool(true)), ("openWorldHint", .bool(false)),
-                ])
-            ),
-        ])
-    }
-
     private static let noteIdentity: [(String, JSONValue)] = [
         ("path", JSONSchema.string("absolute path of the file the note was indexed from")),
         (
@@ -79,45 +80,12 @@ enum MCPTools {
         ("short_id", JSONSchema.string("# and 8 hex digits; give it to get")),
     ]
 
-    static let search = tool(
+    static let search = Tool(
         "search", title: "Search notes",
         description:
             "Find notes by meaning and by words. Returns the best chunk of each matching note with its "
             + "path, short_id (for get), score and text; the same results as `trove search --json`.",
-        input: JSONSchema.closedObject(
-            [
-                ("query", JSONSchema.string("what to look for, in plain words")),
-                (
-                    "mode",
-                    JSONSchema.string(
-                        "hybrid (default): meaning and words; vector: meaning only; text: words only",
-                        choices: ["hybrid", "vector", "text"])
-                ),
-                (
-                    "k",
-                    JSONSchema.integer("number of results (default 10)", minimum: 1, maximum: 1000)
-                ),
-                (
-                    "min_score",
-                    JSONSchema.number(
-                        "leave out results whose score (a calibrated relevance from 0 to 1) is below this"
-                    )
-                ),
-                (
-                    "source",
-                    JSONSchema.string(
-                        "only records whose source is this (a file path for indexed files)")
-                ),
-                (
-                    "collection",
-                    JSONSchema.strings(
-                        "only these collections (a name, or a list of names; see list_collections)")
-                ),
-                (
-                    "all_chunks",
-                    JSONSchema.boolean("every matching chunk instead of the best chunk per note")
-                ),
-            ], required: ["query"]),
+        arguments: SearchToolArguments.self,
         output: JSONSchema.object(
             [
                 ("query", JSONSchema.string()), ("mode", JSONSchema.string()),
@@ -155,22 +123,14 @@ enum MCPTools {
                                 ("content", JSONSchema.string("the matching chunk's text")),
                             ], required: ["rank", "id", "score", "source", "content"]))
                 ),
-            ], required: ["query", "mode", "k", "results"]))
+            ], required: ["query", "mode", "k", "results"]), run: runSearch)
 
-    static let get = tool(
+    static let get = Tool(
         "get", title: "Get a note",
         description:
             "Print one note whole, or lines from_line to to_line (counted from 1). The note is a path, "
             + "a #short_id from search results, or a record id.",
-        input: JSONSchema.closedObject(
-            [
-                ("note", JSONSchema.string("a path, a short id such as #3f2a9c01, or a record id")),
-                ("from_line", JSONSchema.integer("first line, from 1 (default 1)", minimum: 1)),
-                (
-                    "to_line",
-                    JSONSchema.integer("last line, included (default: the end)", minimum: 1)
-                ),
-            ], required: ["note"]),
+        arguments: GetToolArguments.self,
         output: JSONSchema.object(
             noteIdentity + [
                 ("source", JSONSchema.string()), ("from_line", JSONSchema.integer()),
@@ -198,26 +158,16 @@ enum MCPTools {
                         "the collections holding the note")
                 ),
                 ("text", JSONSchema.string()),
-            ], required: ["path", "short_id", "from_line", "to_line", "lines", "text"]))
+            ], required: ["path", "short_id", "from_line", "to_line", "lines", "text"]), run: runGet
+    )
 
-    static let multiGet = tool(
+    static let multiGet = Tool(
         "multi_get", title: "Get several notes",
         description:
             "Several notes by glob pattern (*, ** and ? over paths, e.g. '**/journal/2025-*.md') and/or a "
             + "list of paths or short ids, in path order within max_bytes of text: the first note that does not fit is cut "
             + "at a line end, the rest are listed in left_out.",
-        input: JSONSchema.closedObject(
-            [
-                ("pattern", JSONSchema.string("a glob over note paths")),
-                ("notes", JSONSchema.strings("paths, short ids or globs (one, or a list)")),
-                (
-                    "max_bytes",
-                    JSONSchema.integer(
-                        "byte budget for all texts (default \(NoteRetrieval.defaultMaxBytes))",
-                        minimum: 1,
-                        maximum: 16_777_216)
-                ),
-            ]),
+        arguments: MultiGetToolArguments.self,
         output: JSONSchema.object(
             [
                 ("max_bytes", JSONSchema.integer()), ("bytes", JSONSchema.integer()),
@@ -239,14 +189,14 @@ enum MCPTools {
                             noteIdentity + [("total_bytes", JSONSchema.integer())],
                             required: ["path", "short_id", "total_bytes"]))
                 ),
-            ], required: ["max_bytes", "bytes", "notes", "left_out"]))
+            ], required: ["max_bytes", "bytes", "notes", "left_out"]), run: runMultiGet)
 
-    static let listCollections = tool(
+    static let listCollections = Tool(
         "list_collections", title: "List collections",
         description:
             "The named collections of notes: folders, file mask, context (what the notes are), files and records "
             + "(as `trove collection list --json`). Give a name to search's collection argument.",
-        input: JSONSchema.closedObject([]),
+        arguments: NoArguments.self,
         output: JSONSchema.object(
             [
                 (
@@ -261,13 +211,13 @@ enum MCPTools {
                                 ("files", JSONSchema.integer()), ("records", JSONSchema.integer()),
                             ], required: ["name", "paths", "context", "records"]))
                 )
-            ], required: ["collections"]))
+            ], required: ["collections"]), run: runListCollections)
 
-    static let listSources = tool(
+    static let listSources = Tool(
         "list_sources", title: "List sources",
         description:
             "Every source (an indexed file, or a .jsonl document's own source) with its number of records.",
-        input: JSONSchema.closedObject([]),
+        arguments: NoArguments.self,
         output: JSONSchema.object(
             [
                 (
@@ -280,52 +230,51 @@ enum MCPTools {
                             ],
                             required: ["source", "records"]))
                 )
-            ], required: ["sources"]))
+            ], required: ["sources"]), run: runListSources)
 
-    static let status = tool(
+    static let status = Tool(
         "status", title: "Database status",
         description:
             "The database: records, sources, files, models, index, collections and when it was last indexed "
             + "(as `trove stats --json`).",
-        input: JSONSchema.closedObject([]),
+        arguments: NoArguments.self,
         output: JSONSchema.object(
             [
-                ("database", JSONSchema.string()), ("records", JSONSchema.integer()),
-                ("sources", JSONSchema.integer()),
-                ("files", JSONSchema.integer()), ("index", JSONSchema.string()),
-                ("model", JSONSchema.any),
+                ("database", JSONSchema.string()),
+                ("file_bytes", JSONSchema.integer("size of the database file")),
+                ("records", JSONSchema.integer()), ("sources", JSONSchema.integer()),
+                ("files", JSONSchema.integer()),
+                ("dimension", JSONSchema.integer("the first model's vector length")),
+                ("metric", JSONSchema.string()), ("index", JSONSchema.string()),
+                ("lexical_search", JSONSchema.boolean("whether words are indexed (BM25)")),
+                ("tokenizer", JSONSchema.string()), ("model", JSONSchema.any),
                 ("vector_fields", JSONSchema.array(JSONSchema.any, "one per model")),
                 ("collections", JSONSchema.array(JSONSchema.string())),
+                (
+                    "encryption",
+                    JSONSchema.string("the cipher; null when not encrypted", nullable: true)
+                ),
                 ("last_indexed", JSONSchema.string("ISO 8601, UTC", nullable: true)),
-            ], required: ["database", "records", "sources", "files", "index", "vector_fields"]))
+            ], required: ["database", "records", "sources", "files", "index", "vector_fields"]),
+        run: runStatus)
 
-    static let index = tool(
+    static let index = Tool(
         "index", title: "Index files",
         description:
             "Refresh every collection (no arguments), or add files and folders to the default collection "
             + "(as `trove index [PATH...]`): unchanged files are skipped, changed ones replaced, vanished ones removed.",
-        input: JSONSchema.closedObject(
-            [
-                (
-                    "paths",
-                    JSONSchema.strings(
-                        "files and folders to add: one, or a list (default: refresh the collections)"
-                    )
-                ),
-                (
-                    "collection",
-                    JSONSchema.strings(
-                        "refresh only these collections (a name, or a list of names)")
-                ),
-            ]),
+        arguments: IndexToolArguments.self,
         output: JSONSchema.object(
             [
                 ("added", JSONSchema.integer()), ("updated", JSONSchema.integer()),
                 ("removed", JSONSchema.integer()),
                 ("unchanged", JSONSchema.integer()), ("failed", JSONSchema.integer()),
-                ("chunks", JSONSchema.integer()),
-            ], required: ["added", "updated", "removed", "unchanged", "failed"]),
-        readOnly: false)
+                ("skipped", JSONSchema.integer("binary files passed over")),
+                ("chunks", JSONSchema.integer()), ("seconds", JSONSchema.number()),
+                ("collections", JSONSchema.array(JSONSchema.string(), "the collections refreshed")),
+                ("database", JSONSchema.string()),
+            ], required: ["added", "updated", "removed", "unchanged", "failed"]), writes: true,
+        run: runIndex)
 
     // MARK: Calls
 
@@ -373,127 +322,102 @@ enum MCPTools {
     /// A context for running `command` with the server's database and environment; anything
     /// a command would print on stdout is dropped, since stdout carries only protocol messages.
     private static func commandContext(
-        _ command: any TroveCommand.Type, server: MCPServer, json: Bool = false
+        _ command: any TroveCommand.Type, server: MCPServer, quiet: Bool = false
     ) -> CommandContext {
         var console = server.context.console
         console.out = BufferSink()
         var options = server.context.options
-        (options.json, options.quiet) = (json, json)
+        // Quiet: no progress bar and no summary line on the server's stderr.
+        (options.json, options.quiet) = (false, quiet)
         return CommandContext(
             console: console, spec: command.configuration, options: options,
             services: server.context.services)
     }
 
-    private static func runSearch(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue
+    private static func runSearch(_ arguments: SearchToolArguments, _ server: MCPServer)
+        async throws -> SearchResults<SearchHit>
     {
-        let arguments = try ToolArguments(
-            json,
-            allowed: ["query", "mode", "k", "min_score", "source", "collection", "all_chunks"])
-        let search = try SearchCommand(
-            query: try arguments.requiredString("query"),
-            mode: try arguments.string("mode") ?? "hybrid",
-            limit: try arguments.integer("k", in: 1...1000) ?? 10,
-            minimumScore: try arguments.number("min_score") ?? 0,
-            source: try arguments.string("source"),
-            collections: try arguments.strings("collection") ?? [],
-            allChunks: try arguments.bool("all_chunks") == true)
+        let search = try arguments.command()
         let context = commandContext(SearchCommand.self, server: server)
         let (notebook, embedders, modelError) = try await server.notes.open()
         if search.mode != .text, let modelError { throw modelError }
-        return search.document(
+        return search.report(
             try await search.results(
                 notebook: notebook, embedders: embedders ?? [], context: context))
     }
 
-    private static func runGet(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue {
-        let arguments = try ToolArguments(json, allowed: ["note", "from_line", "to_line"])
-        let reference = try arguments.requiredString("note")
-        let from = try arguments.integer("from_line", in: 1...Int(Int32.max))
-        let to = try arguments.integer("to_line", in: 1...Int(Int32.max))
-        if let to, to < (from ?? 1) { throw ToolError("'to_line' must not be before 'from_line'") }
-        let range = from == nil && to == nil ? nil : LineRange(from: from ?? 1, to: to)
+    private static func runGet(_ arguments: GetToolArguments, _ server: MCPServer) async throws
+        -> GetResult
+    {
+        let get = try arguments.command()
         let context = commandContext(GetCommand.self, server: server)
         let notebook = try await server.notes.open().notebook
         return try await NoteRetrieval.get(
-            reference, range: range, notebook: notebook, context: context
-        ).json
+            get.reference, range: get.range, notebook: notebook, context: context
+        ).result
     }
 
-    private static func runMultiGet(_ json: JSONValue?, _ server: MCPServer) async throws
-        -> JSONValue
+    private static func runMultiGet(_ arguments: MultiGetToolArguments, _ server: MCPServer)
+        async throws -> MultiGetResult
     {
-        let arguments = try ToolArguments(json, allowed: ["pattern", "notes", "max_bytes"])
-        let patterns =
-            (try arguments.string("pattern").map { [$0] } ?? [])
-            + (try arguments.strings("notes") ?? [])
-        guard !patterns.isEmpty else {
-            throw ToolError("give 'pattern' (a glob) or 'notes' (paths or short ids)")
-        }
-        let maxBytes =
-            try arguments.integer("max_bytes", in: 1...16_777_216) ?? NoteRetrieval.defaultMaxBytes
+        let multiGet = try arguments.command()
         let context = commandContext(MultiGetCommand.self, server: server)
         let notebook = try await server.notes.open().notebook
         return try await NoteRetrieval.multiGet(
-            patterns, maxBytes: maxBytes, notebook: notebook, context: context
-        ).json
+            multiGet.patterns, maxBytes: multiGet.maxBytes, notebook: notebook, context: context
+        ).result
     }
 
-    private static func runListCollections(_ json: JSONValue?, _ server: MCPServer) async throws
-        -> JSONValue
+    private static func runListCollections(_ arguments: NoArguments, _ server: MCPServer)
+        async throws -> CollectionListResult
     {
-        _ = try ToolArguments(json, allowed: [])
-        return try await captured(CollectionCommand.List(), server: server)
+        try await CollectionCommand.listing(
+            commandContext(CollectionCommand.List.self, server: server))
     }
 
-    /// Runs a command with `--json` and returns what it printed, parsed.
-    private static func captured(_ command: some TroveCommand, server: MCPServer) async throws
-        -> JSONValue
+    private static func runListSources(_ arguments: NoArguments, _ server: MCPServer)
+        async throws -> SourceListResult
     {
-        let context = commandContext(type(of: command), server: server, json: true)
-        let out = BufferSink()
-        var running = context
-        running.console.out = out
-        let status = try await command.run(running)
-        guard
-            let document = try? JSONValue.parse(
-                out.text.trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            throw ToolError(
-                "'trove \(context.spec.name)' ended with status \(status) and no JSON")
-        }
-        return document
-    }
-
-    private static func runListSources(_ json: JSONValue?, _ server: MCPServer) async throws
-        -> JSONValue
-    {
-        _ = try ToolArguments(json, allowed: [])
         let notebook = try await server.notes.open().notebook
-        let formatter = ISO8601DateFormatter()
-        let sources: [JSONValue] = try await notebook.collection.sources().map { summary in
-            .object([
-                ("source", .string(summary.source)), ("records", .int(Int64(summary.count))),
-                ("last_updated", .string(formatter.string(from: summary.lastUpdated))),
-            ])
-        }
-        return .object([("sources", .array(sources))])
+        return SourceListResult(
+            sources: try await notebook.collection.sources().map {
+                SourceListResult.Source(
+                    source: $0.source, records: $0.count, lastUpdated: $0.lastUpdated)
+            })
     }
 
-    private static func runStatus(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue
+    private static func runStatus(_ arguments: NoArguments, _ server: MCPServer) async throws
+        -> StatsResult
     {
-        _ = try ToolArguments(json, allowed: [])
-        return try await StatsCommand.document(try await server.notes.open().notebook)
+        try await StatsCommand.result(try await server.notes.open().notebook)
     }
 
-    private static func runIndex(_ json: JSONValue?, _ server: MCPServer) async throws -> JSONValue
+    private static func runIndex(_ arguments: IndexToolArguments, _ server: MCPServer)
+        async throws -> IndexResult
     {
-        let arguments = try ToolArguments(json, allowed: ["paths", "collection"])
-        let paths = try arguments.strings("paths") ?? []
-        let collections = try arguments.strings("collection") ?? []
+        let index = try arguments.command()
         // One writer at a time; searches in flight keep reading the committed state.
-        let summary = try await captured(
-            try IndexCommand(paths: paths, collections: collections), server: server)
+        let result = try await index.result(
+            commandContext(IndexCommand.self, server: server, quiet: true))
         await server.notes.reopen()
-        return summary
+        return result
+    }
+}
+
+/// What the MCP list_sources tool returns: every source with its number of records.
+struct SourceListResult: Codable, Equatable, Sendable {
+    var sources: [Source]
+
+    struct Source: Codable, Equatable, Sendable {
+        /// An indexed file, or a .jsonl document's own source.
+        var source: String
+        var records: Int
+        /// When its newest record was written (ISO 8601, UTC).
+        var lastUpdated: Date
+
+        enum CodingKeys: String, CodingKey {
+            case source, records
+            case lastUpdated = "last_updated"
+        }
     }
 }

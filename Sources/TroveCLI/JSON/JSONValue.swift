@@ -1,7 +1,9 @@
 import Foundation
 import Trove
 
-/// A JSON value for metadata read from .jsonl files and for `--json` output.
+/// A JSON value of no fixed shape: a record's metadata (read from .jsonl files, stored, and
+/// given back inside results), and the JSON-RPC messages of `trove mcp`. Results with a shape
+/// are `Encodable` types written through ``JSONOutput``, which builds this tree.
 ///
 /// Unlike the store's ``Value``, object keys keep their insertion order, so output is stable and
 /// reads like the input, and vectors print as `Float`s. Parsing is the store's own JSON reader.
@@ -122,6 +124,76 @@ enum JSONValue: Sendable, Equatable, JSONTree {
                 value.write(to: &out)
             }
             out += "}"
+        }
+    }
+}
+
+/// A JSON value inside a result (a record's metadata, a record id) encodes as itself and reads
+/// back from any JSON (object keys then in sorted order: `JSONDecoder` does not keep theirs).
+extension JSONValue: Codable {
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .int(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .double(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .float(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .string(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .array(let items):
+            var container = encoder.unkeyedContainer()
+            for item in items { try container.encode(item) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: Key.self)
+            for (key, value) in members {
+                try container.encode(value, forKey: Key(stringValue: key))
+            }
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let container = try? decoder.container(keyedBy: Key.self) {
+            self = .object(
+                try container.allKeys.sorted { $0.stringValue < $1.stringValue }.map {
+                    ($0.stringValue, try container.decode(JSONValue.self, forKey: $0))
+                })
+            return
+        }
+        if var container = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !container.isAtEnd { items.append(try container.decode(JSONValue.self)) }
+            self = .array(items)
+            return
+        }
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let number = try? container.decode(Int64.self) {
+            self = .int(number)
+        } else if let number = try? container.decode(Double.self) {
+            self = .double(number)
+        } else {
+            self = .string(try container.decode(String.self))
         }
     }
 }
