@@ -44,9 +44,9 @@ extension VectorStore {
         return try await translatingErrors {
             // Trove picks the id inside the write transaction that inserts (as SQLite would: one
             // above the largest), so two inserts never pick the same one.
-            guard
-                case .int(let id) = try await collection.insert(StoreSchema.document(probe))
-            else {
+            var document = StoreSchema.document(probe)
+            document.id = .unassigned
+            guard case .int(let id) = try await collection.insert(document) else {
                 preconditionFailure("a vector store has integer ids")
             }
             return Int(id)
