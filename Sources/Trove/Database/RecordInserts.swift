@@ -11,12 +11,12 @@ public protocol RecordCollection: Sendable {
     associatedtype Record
     /// The records' id type: ``DocumentID``, or the model's `ID`.
     associatedtype RecordID
-    /// Writes `records` in one transaction (Trove's own; call ``insert(_:expiry:)-(Record,_)``).
+    /// Writes `records` in one transaction (Trove's own; call ``insert(_:expiry:)->Self.RecordID``).
     func _insert(_ records: [Record], expiry: Expiry) async throws -> [RecordID]
 }
 
 extension RecordCollection {
-    /// Inserts one record (see ``insert(_:expiry:)-([Record],_)``).
+    /// Inserts one record (see ``insert(_:expiry:)->[Self.RecordID]``).
     ///
     /// ```swift
     /// let id = try await notes.insert(Document(["title": "Dentist", "year": 2026]))
@@ -70,12 +70,12 @@ public protocol RecordWriter {
     /// The records' id type: ``DocumentID``, or the model's `ID`.
     associatedtype RecordID
     /// Writes `records` in the open transaction (Trove's own; call
-    /// ``insert(_:expiry:)-(Record,_)``).
+    /// ``insert(_:expiry:)->Self.RecordID``).
     func _insert(_ records: [Record], expiry: Expiry) throws -> [RecordID]
 }
 
 extension RecordWriter {
-    /// Inserts one record, as ``RecordCollection/insert(_:expiry:)-(Record,_)`` does.
+    /// Inserts one record, as ``RecordCollection/insert(_:expiry:)->Self.RecordID`` does.
     ///
     /// - Returns: its id: the new one when it was unassigned.
     @discardableResult
@@ -83,7 +83,7 @@ extension RecordWriter {
         try _insert([record], expiry: expiry)[0]
     }
 
-    /// Inserts records, all or nothing, as ``RecordCollection/insert(_:expiry:)-([Record],_)``
+    /// Inserts records, all or nothing, as ``RecordCollection/insert(_:expiry:)->[Self.RecordID]``
     /// does.
     ///
     /// - Returns: their ids, in order: the new ones where they were unassigned.

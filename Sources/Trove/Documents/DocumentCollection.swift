@@ -31,7 +31,7 @@ public struct DocumentCollection: RecordCollection {
 
     /// Inserts documents, replacing those whose id exists (their version goes up). A replaced
     /// document takes `expiry` (`.never`, the default, clears an expiry it had); an unassigned
-    /// id gets a new one, as in ``RecordCollection/insert(_:expiry:)-([Record],_)``.
+    /// id gets a new one, as in ``RecordCollection/insert(_:expiry:)->[Self.RecordID]``.
     ///
     /// - Returns: their ids, in order.
     @discardableResult

@@ -66,7 +66,7 @@ public struct SearchCollection: RecordCollection {
     }
 
     /// Inserts or replaces rows in one all-or-nothing transaction; an unassigned id gets a new
-    /// one, an entry without a vector is embedded (as ``RecordCollection/insert(_:expiry:)-([Record],_)``
+    /// one, an entry without a vector is embedded (as ``RecordCollection/insert(_:expiry:)->[Self.RecordID]``
     /// says).
     ///
     /// - Returns: their ids, in order.
