@@ -49,3 +49,8 @@ try await database.write { tx in
 }
 print("notes left:", try await notes.count(), "done:", try await done.count())
 print("plumber now:", try await notes.search(Query().matching(.typed("plumber"))).map(\.id))
+
+// An entry without an id gets one (the next integer here, a UUIDv7 in a `.uuid` collection);
+// one without a vector is embedded by the collection's embedder (`collection(_:embedder:)`).
+let added = try await notes.insert(VectorEntry(content: "Renew the passport", source: "travel", vector: [0, 0, 1]))
+print("added:", added, try await notes.fetch(id: added)!.content)
