@@ -14,6 +14,9 @@ final class TrackedEntry {
     var isInserted: Bool
     var version: Int64
     var isDeleted = false
+    /// Whether the identity map holds this entry (cleared when it leaves the map): a listed
+    /// model's entry, taken when it was listed, is still its entry while this holds.
+    var isTracked = true
 
     init(object: AnyObject, snapshot: Snapshot? = nil, isInserted: Bool = false, version: Int64) {
         self.object = object

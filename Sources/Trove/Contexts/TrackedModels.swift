@@ -37,6 +37,9 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// way a stored value changes goes through a setter the macro wrote (the id's `didSet`, the
     /// relationship calls' key path writes) or through ``delete(_:)``.
     private(set) var changedModels: [M] = []
+    /// The entry of each model in ``changedModels`` (same order) and the id it was tracked under
+    /// when listed, so a save does not look each up again.
+    private var changedEntries: [(id: DocumentID, entry: Entry)] = []
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
     /// What the save under way wrote, taken as saved once it commits: each entry and whether it
@@ -145,6 +148,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         }
         model._$backing.changedIn = ObjectIdentifier(self)
         changedModels.append(model)
+        changedEntries.append((id, entry))
     }
 
     /// The property last looked up in ``snapshotSlots`` and its slot: a loop changes one
@@ -166,6 +170,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             model._$backing.changedIn = nil
         }
         changedModels = []
+        changedEntries = []
     }
 
     /// The models listed here are listed nowhere else: a table made later (at this address)
@@ -202,11 +207,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     func forget(_ id: DocumentID) { untrack(id) }
 
     private func track(_ entry: Entry, id: DocumentID) {
-        entries[id] = entry
+        if let replaced = entries.updateValue(entry, forKey: id), replaced !== entry {
+            replaced.isTracked = false
+        }
     }
 
     private func untrack(_ id: DocumentID) {
-        entries.removeValue(forKey: id)
+        entries.removeValue(forKey: id)?.isTracked = false
     }
 
     /// Every tracked entry (deleted ones included).
@@ -416,14 +423,49 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     }
 
     /// The changed slots of a saved model whose slots `differing` are not bit for bit as
-    /// saved, with its rows now and as saved (nil when none changed as stored).
-    private func changed(_ entry: Entry, id: DocumentID, differing: [Int], saved: Snapshot) throws
-        -> (slots: [Int], row: [SQLValue], saved: [SQLValue])?
-    {
-        let current = try checkedRow(entry, id: id)
-        let before = try savedRow(saved, current: current, differing: differing)
-        let slots = differing.filter { current[$0 + 1] != before[$0 + 1] }
-        return slots.isEmpty ? nil : (slots, current, before)
+    /// saved (empty when none changed as stored), their stored values now appended to `values`.
+    /// Only those slots are encoded, now and as saved: a save writes only them, and the whole
+    /// rows are made only when a write fails (``rows(of:)``).
+    private func changed(
+        _ model: M, differing: [Int], saved: Snapshot, into values: inout [SQLValue]
+    ) throws -> [Int] {
+        var slots = differing
+        var kept = 0
+        for (i, slot) in differing.enumerated() {
+            let now = try storedValue(accesses[slot].read(model), slot: slot)
+            if now.isNull, schema.rowSlots.required.contains(slot) {
+                throw TroveError.missingField(field: schema.rowSlots.definitions[slot].name)
+            }
+            guard now != (try storedValue(saved[slot: slot], slot: slot)) else { continue }
+            values.append(now)
+            if kept != i { slots[kept] = slot }
+            kept += 1
+        }
+        // All changed (the common case): `differing` is kept as it is, with no new array.
+        if kept < slots.count { slots.removeLast(slots.count - kept) }
+        return slots
+    }
+
+    /// The stored value of a value of property `slot` as a snapshot holds it (as ``row(_:)``
+    /// writes it).
+    private func storedValue(_ value: Any, slot: Int) throws -> SQLValue {
+        if let plain = Self.plainValue(value, schema.rowSlots.plainTypes[slot]) { return plain }
+        let encoder = ModelRowEncoder(slots: schema.rowSlots)
+        var container = encoder.container(keyedBy: PropertyCodingKey.self)
+        try accesses[slot].encode(value, &container)
+        return encoder.row[slot + 1]
+    }
+
+    /// The whole row of the tracked model `id` now and as it was read or last saved (an update
+    /// that failed names its constraint or conflicting fields with them).
+    private func rows(of id: DocumentID) throws -> (row: [SQLValue], saved: [SQLValue]) {
+        guard let entry = entries[id] else { throw TroveError.documentNotFound(id) }
+        var current = try row(model(entry))
+        current[0] = id.sqlValue
+        guard let saved = entry.snapshot else { return (current, current) }
+        let before = try savedRow(
+            saved, current: current, differing: differing(model(entry), from: saved))
+        return (current, before)
     }
 
     private func unchanged(_ model: M, _ saved: Snapshot) throws -> Bool {
@@ -453,16 +495,21 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     func changes() throws -> TableChanges {
         var changes = TableChanges(
             name: name, model: String(describing: M.self), columns: schema.properties.map(\.column),
-            lazySlots: lazySlots)
+            lazySlots: lazySlots, updateRows: UpdateRows(rows: { [self] in try rows(of: $0) }))
         saving = []
         for id in insertedOrder {
             guard let entry = entries[id], entry.isInserted, !entry.isDeleted else { continue }
             changes.inserts.append(try checkedRow(entry, id: id))
             saving.append((entry, true))
         }
-        for model in changedModels {
-            guard let (id, entry) = trackedEntry(of: model) else { continue }
-            try visit(entry, id: id, into: &changes)
+        for (model, listed) in zip(changedModels, changedEntries) {
+            // The entry taken when the model was listed, while the map still holds it (under
+            // the id it had then: an entry leaves the map to change its id); else looked up.
+            if listed.entry.isTracked {
+                try visit(listed.entry, id: listed.id, into: &changes)
+            } else if let (id, entry) = trackedEntry(of: model) {
+                try visit(entry, id: id, into: &changes)
+            }
         }
         return changes
     }
@@ -478,19 +525,20 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
             return
         }
-        let differing = differing(model(entry), from: saved)
-        guard !differing.isEmpty else {
-            // Nothing else differs: a changed id must still be refused (``changed`` checks the
-            // id of a model whose other slots differ).
-            if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
-            return
-        }
-        guard
-            let (slots, current, before) = try changed(
-                entry, id: id, differing: differing, saved: saved)
-        else { return }
+        let model = model(entry)
+        // A changed id is refused (a bit for bit equal one is the tracked id).
+        if !idIsCurrent(model, saved) { _ = try checkedRow(entry, id: id) }
+        let differing = differing(model, from: saved)
+        guard !differing.isEmpty else { return }
+        let start = changes.updateValues.count
+        var slots = try changed(
+            model, differing: differing, saved: saved, into: &changes.updateValues)
+        guard !slots.isEmpty else { return }
+        // A loop changing one property makes many updates of the same slots: they share one
+        // array.
+        if let previous = changes.updates.last?.slots, previous == slots { slots = previous }
         changes.updates.append(
-            RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
+            RowUpdate(id: id, version: entry.version, slots: slots, start: start))
         saving.append((entry, false))
     }
 
