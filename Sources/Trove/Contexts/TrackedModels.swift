@@ -4,7 +4,7 @@ import TroveSQLite
 /// One model type's instances in one context: the identity map (one instance per row) and, for
 /// each instance, the row version it was at and, once it changes, a snapshot of its stored
 /// properties as read or last saved. The models' setters list each changed model once
-/// (``changedModels``), taking its snapshot then; a save compares only those with their
+/// (``changedList``), taking its snapshot then; a save compares only those with their
 /// snapshots, property by property, bit for bit, and encodes only the properties that differ
 /// (``PropertyAccess``; DESIGN.md section 13): a fetch snapshots and encodes nothing, a save
 /// visits and encodes only the models that changed.
@@ -36,10 +36,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// is in it exactly when its backing's ``_ModelBacking/changedIn`` names this table. Every
     /// way a stored value changes goes through a setter the macro wrote (the id's `didSet`, the
     /// relationship calls' key path writes) or through ``delete(_:)``.
-    private(set) var changedModels: [M] = []
-    /// The entry of each model in ``changedModels`` (same order) and the id it was tracked under
-    /// when listed, so a save does not look each up again.
-    private var changedEntries: [(id: DocumentID, entry: Entry)] = []
+    ///
+    /// Each is kept as its entry (the model is its object) and the id it was tracked under when
+    /// listed, so a save does not look it up again; not as an array of `M`, whose operations
+    /// are not specialized for the app's model type (each would look generic metadata up).
+    private var changedList: [(id: DocumentID, entry: Entry)] = []
+    /// The models listed in ``changedList``, in order.
+    var changedModels: [M] { changedList.map { model($0.entry) } }
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
     /// What the save under way wrote, taken as saved once it commits: each entry and whether it
@@ -131,7 +134,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         if model._$backing.changedIn == nil { markChanged(model, name: nil, from: ()) }
     }
 
-    /// Lists `model` for the next save (``changedModels``), once per model between saves, taking
+    /// Lists `model` for the next save (``changedList``), once per model between saves, taking
     /// its snapshot if it has none: its storage then holds the saved values but for property
     /// `name` (nil: none; `"id"`: the id), which held `oldValue`. A model this table does not
     /// track is not listed.
@@ -147,8 +150,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             entry.snapshot = values
         }
         model._$backing.changedIn = ObjectIdentifier(self)
-        changedModels.append(model)
-        changedEntries.append((id, entry))
+        changedList.append((id, entry))
     }
 
     /// The property last looked up in ``snapshotSlots`` and its slot: a loop changes one
@@ -164,13 +166,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         return slot
     }
 
-    /// Empties ``changedModels`` (after a save or a rollback).
+    /// Empties ``changedList`` (after a save or a rollback).
     private func clearChanged() {
-        for model in changedModels where model._$backing.changedIn == ObjectIdentifier(self) {
-            model._$backing.changedIn = nil
+        for listed in changedList {
+            let backing = model(listed.entry)._$backing
+            if backing.changedIn == ObjectIdentifier(self) { backing.changedIn = nil }
         }
-        changedModels = []
-        changedEntries = []
+        changedList = []
     }
 
     /// The models listed here are listed nowhere else: a table made later (at this address)
@@ -502,12 +504,12 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             changes.inserts.append(try checkedRow(entry, id: id))
             saving.append((entry, true))
         }
-        for (model, listed) in zip(changedModels, changedEntries) {
+        for listed in changedList {
             // The entry taken when the model was listed, while the map still holds it (under
             // the id it had then: an entry leaves the map to change its id); else looked up.
             if listed.entry.isTracked {
                 try visit(listed.entry, id: listed.id, into: &changes)
-            } else if let (id, entry) = trackedEntry(of: model) {
+            } else if let (id, entry) = trackedEntry(of: model(listed.entry)) {
                 try visit(entry, id: id, into: &changes)
             }
         }

@@ -109,7 +109,7 @@ extension ModelContextTests {
         // A loop's updates of the same column share a statement: the failing one is not first.
         mammals.name = "Mammals"
         birds.name = "Mammals"
-        await #expect(throws: TroveError.uniqueViolation(field: "name", value: "\"Mammals\"")) {
+        await #expect(throws: TroveError.uniqueViolation(field: "name", value: "'Mammals'")) {
             try context.save()
         }
         let stored = try await container.database.query(
