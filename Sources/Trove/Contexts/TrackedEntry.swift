@@ -42,3 +42,17 @@ struct Snapshot {
         try values.withUnsafeBufferPointer(body)
     }
 }
+
+/// A model listed as changed (``TrackedModels``): its entry and the id it was tracked under.
+/// A struct, not a tuple: an array of tuples is copied and freed through the runtime's generic
+/// tuple witnesses, element by element.
+struct ListedModel {
+    let id: DocumentID
+    let entry: TrackedEntry
+}
+
+/// An entry a save under way writes, and whether it was inserted (a struct for the same reason).
+struct SavingEntry {
+    let entry: TrackedEntry
+    let inserted: Bool
+}

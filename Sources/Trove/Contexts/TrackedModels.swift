@@ -40,14 +40,14 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// Each is kept as its entry (the model is its object) and the id it was tracked under when
     /// listed, so a save does not look it up again; not as an array of `M`, whose operations
     /// are not specialized for the app's model type (each would look generic metadata up).
-    private var changedList: [(id: DocumentID, entry: Entry)] = []
+    private var changedList: [ListedModel] = []
     /// The models listed in ``changedList``, in order.
     var changedModels: [M] { changedList.map { model($0.entry) } }
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
     /// What the save under way wrote, taken as saved once it commits: each entry and whether it
     /// was inserted (its storage is then its saved state: it needs no snapshot).
-    private var saving: [(entry: Entry, inserted: Bool)] = []
+    private var saving: [SavingEntry] = []
 
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
@@ -150,7 +150,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             entry.snapshot = values
         }
         model._$backing.changedIn = ObjectIdentifier(self)
-        changedList.append((id, entry))
+        changedList.append(ListedModel(id: id, entry: entry))
     }
 
     /// The property last looked up in ``snapshotSlots`` and its slot: a loop changes one
@@ -502,7 +502,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         for id in insertedOrder {
             guard let entry = entries[id], entry.isInserted, !entry.isDeleted else { continue }
             changes.inserts.append(try checkedRow(entry, id: id))
-            saving.append((entry, true))
+            saving.append(SavingEntry(entry: entry, inserted: true))
         }
         for listed in changedList {
             // The entry taken when the model was listed, while the map still holds it (under
@@ -541,7 +541,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         if let previous = changes.updates.last?.slots, previous == slots { slots = previous }
         changes.updates.append(
             RowUpdate(id: id, version: entry.version, slots: slots, start: start))
-        saving.append((entry, false))
+        saving.append(SavingEntry(entry: entry, inserted: false))
     }
 
     private func checkedRow(_ entry: Entry, id: DocumentID) throws -> [SQLValue] {
@@ -589,7 +589,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// Takes what the save wrote (``changes()``) as the new saved state.
     func didSave(_ changes: TableChanges) {
         var savedInserts = 0
-        for (entry, inserted) in saving {
+        for written in saving {
+            let (entry, inserted) = (written.entry, written.inserted)
             entry.snapshot = nil
             entry.isInserted = false
             entry.version = inserted ? 1 : entry.version + 1
