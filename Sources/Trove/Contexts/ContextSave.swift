@@ -11,19 +11,31 @@ struct TableChanges: Sendable {
     var lazySlots: Set<Int>
     var inserts: [[SQLValue]] = []
     var updates: [RowUpdate] = []
+    /// The values the updates write, each update's in its slots' order from its `start`: one
+    /// array for the save, not one per updated row.
+    var updateValues: [SQLValue] = []
     var deletes: [RowDelete] = []
+    /// The whole rows of an update, now and as the context read it, made only when a write
+    /// fails (to name the failed constraint or the fields in conflict).
+    var updateRows: UpdateRows
 
     var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
 }
 
-/// A changed row: only `slots` are written, at `version`.
+/// A changed row: only `slots` are written (their values `updateValues[start...]`), at `version`.
 struct RowUpdate: Sendable {
     var id: DocumentID
     var version: Int64
     var slots: [Int]
-    /// The whole row now (`id, <fields>`), and as the context read it.
-    var row: [SQLValue]
-    var saved: [SQLValue]
+    var start: Int
+}
+
+/// An updated row's whole row now (`id, <fields>`) and as the context read it, by id.
+///
+/// `@unchecked Sendable`: it reads the context's models, and is made and called only inside
+/// the context's synchronous save, in the context's isolation (``ContextStore/save()``).
+struct UpdateRows: @unchecked Sendable {
+    let rows: (DocumentID) throws -> (row: [SQLValue], saved: [SQLValue])
 }
 
 /// An inserted model whose unique values were already stored: its row was written over the
@@ -194,21 +206,29 @@ enum ContextSave {
             last = (update.slots, statement)
         }
         do {
-            var bindings = update.slots.map { update.row[$0 + 1] }
-            bindings.append(update.id.sqlValue)
-            bindings.append(.integer(update.version))
-            try statement.execute(bindings)
+            // Bound in place: no array of bindings per row.
+            statement.reset()
+            var index = 1
+            for offset in update.start..<update.start + update.slots.count {
+                try statement.bind(changes.updateValues[offset], at: index)
+                index += 1
+            }
+            try statement.bind(update.id.sqlValue, at: index)
+            try statement.bind(update.version, at: index + 1)
+            defer { statement.reset() }
+            while try statement.step() {}
         } catch let error as SQLiteError where error.code == .constraint {
             // The store's own update names what failed (a unique field, a missing reference).
-            _ = try store.update(
-                row: update.row, id: update.id, ifVersion: update.version, on: connection
-            ) {
+            let row = try changes.updateRows.rows(update.id).row
+            _ = try store.update(row: row, id: update.id, ifVersion: update.version, on: connection)
+            {
                 Document(id: update.id)
             }
             throw error
         }
         guard connection.changes == 1 else {
-            throw try conflict(changes, update.id, saved: update.saved, store, on: connection)
+            let saved = try changes.updateRows.rows(update.id).saved
+            throw try conflict(changes, update.id, saved: saved, store, on: connection)
         }
     }
 

@@ -14,6 +14,9 @@ final class TrackedEntry {
     var isInserted: Bool
     var version: Int64
     var isDeleted = false
+    /// Whether the identity map holds this entry (cleared when it leaves the map): a listed
+    /// model's entry, taken when it was listed, is still its entry while this holds.
+    var isTracked = true
 
     init(object: AnyObject, snapshot: Snapshot? = nil, isInserted: Bool = false, version: Int64) {
         self.object = object
@@ -38,4 +41,18 @@ struct Snapshot {
     func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Any>) throws -> R) rethrows -> R {
         try values.withUnsafeBufferPointer(body)
     }
+}
+
+/// A model listed as changed (``TrackedModels``): its entry and the id it was tracked under.
+/// A struct, not a tuple: an array of tuples is copied and freed through the runtime's generic
+/// tuple witnesses, element by element.
+struct ListedModel {
+    let id: DocumentID
+    let entry: TrackedEntry
+}
+
+/// An entry a save under way writes, and whether it was inserted (a struct for the same reason).
+struct SavingEntry {
+    let entry: TrackedEntry
+    let inserted: Bool
 }

@@ -4,7 +4,7 @@ import TroveSQLite
 /// One model type's instances in one context: the identity map (one instance per row) and, for
 /// each instance, the row version it was at and, once it changes, a snapshot of its stored
 /// properties as read or last saved. The models' setters list each changed model once
-/// (``changedModels``), taking its snapshot then; a save compares only those with their
+/// (``changedList``), taking its snapshot then; a save compares only those with their
 /// snapshots, property by property, bit for bit, and encodes only the properties that differ
 /// (``PropertyAccess``; DESIGN.md section 13): a fetch snapshots and encodes nothing, a save
 /// visits and encodes only the models that changed.
@@ -36,12 +36,18 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// is in it exactly when its backing's ``_ModelBacking/changedIn`` names this table. Every
     /// way a stored value changes goes through a setter the macro wrote (the id's `didSet`, the
     /// relationship calls' key path writes) or through ``delete(_:)``.
-    private(set) var changedModels: [M] = []
+    ///
+    /// Each is kept as its entry (the model is its object) and the id it was tracked under when
+    /// listed, so a save does not look it up again; not as an array of `M`, whose operations
+    /// are not specialized for the app's model type (each would look generic metadata up).
+    private var changedList: [ListedModel] = []
+    /// The models listed in ``changedList``, in order.
+    var changedModels: [M] { changedList.map { model($0.entry) } }
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
     /// What the save under way wrote, taken as saved once it commits: each entry and whether it
     /// was inserted (its storage is then its saved state: it needs no snapshot).
-    private var saving: [(entry: Entry, inserted: Bool)] = []
+    private var saving: [SavingEntry] = []
 
     /// The columns fetches read (all but the lazy ones), and the lazy ones' slots.
     let fetchedColumns: [String]?
@@ -52,7 +58,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// Codable and the property accesses, with the same results.
     let isTyped: Bool
     /// The property of each row slot.
-    private let propertyNames: [String]
+    let propertyNames: [String]
 
     init(store: DocumentStore, owner: ContextStore? = nil) throws {
         let schema = try ModelSchema<M>.shared()
@@ -128,7 +134,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         if model._$backing.changedIn == nil { markChanged(model, name: nil, from: ()) }
     }
 
-    /// Lists `model` for the next save (``changedModels``), once per model between saves, taking
+    /// Lists `model` for the next save (``changedList``), once per model between saves, taking
     /// its snapshot if it has none: its storage then holds the saved values but for property
     /// `name` (nil: none; `"id"`: the id), which held `oldValue`. A model this table does not
     /// track is not listed.
@@ -144,7 +150,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             entry.snapshot = values
         }
         model._$backing.changedIn = ObjectIdentifier(self)
-        changedModels.append(model)
+        changedList.append(ListedModel(id: id, entry: entry))
     }
 
     /// The property last looked up in ``snapshotSlots`` and its slot: a loop changes one
@@ -160,12 +166,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         return slot
     }
 
-    /// Empties ``changedModels`` (after a save or a rollback).
+    /// Empties ``changedList`` (after a save or a rollback).
     private func clearChanged() {
-        for model in changedModels where model._$backing.changedIn == ObjectIdentifier(self) {
-            model._$backing.changedIn = nil
+        for listed in changedList {
+            let backing = model(listed.entry)._$backing
+            if backing.changedIn == ObjectIdentifier(self) { backing.changedIn = nil }
         }
-        changedModels = []
+        changedList = []
     }
 
     /// The models listed here are listed nowhere else: a table made later (at this address)
@@ -202,11 +209,13 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     func forget(_ id: DocumentID) { untrack(id) }
 
     private func track(_ entry: Entry, id: DocumentID) {
-        entries[id] = entry
+        if let replaced = entries.updateValue(entry, forKey: id), replaced !== entry {
+            replaced.isTracked = false
+        }
     }
 
     private func untrack(_ id: DocumentID) {
-        entries.removeValue(forKey: id)
+        entries.removeValue(forKey: id)?.isTracked = false
     }
 
     /// Every tracked entry (deleted ones included).
@@ -245,7 +254,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
 
     /// The slots whose values are not bit for bit the saved ones (candidates for a change),
     /// compared in the model's storage: an unchanged model costs no copy.
-    private func differing(_ model: M, from saved: Snapshot) -> [Int] {
+    func differing(_ model: M, from saved: Snapshot) -> [Int] {
         saved.withUnsafeBufferPointer {
             isTyped
                 ? model._$differing(from: $0.baseAddress!)
@@ -358,82 +367,6 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         return (model(entry), entry.isDeleted)
     }
 
-    func row(_ model: M) throws -> [SQLValue] {
-        guard isTyped else { return try schema.row(model, in: store) }
-        var writer = _ModelRowWriter(slots: schema.rowSlots, names: propertyNames)
-        try model._$write(to: &writer)
-        try ModelRowEncoder.complete(&writer.row, id: model.id, slots: schema.rowSlots)
-        return writer.row
-    }
-
-    /// The row `model` had when `saved` was taken: its row now with the differing slots
-    /// encoded from the snapshot.
-    private func savedRow(_ saved: Snapshot, current: [SQLValue], differing: [Int]) throws
-        -> [SQLValue]
-    {
-        guard !differing.isEmpty else { return current }
-        var row = current
-        var general: [Int] = []
-        for slot in differing {
-            if let value = Self.plainValue(saved[slot: slot], schema.rowSlots.plainTypes[slot]) {
-                row[slot + 1] = value
-            } else {
-                general.append(slot)
-            }
-        }
-        guard !general.isEmpty else { return row }
-        let encoder = ModelRowEncoder(slots: schema.rowSlots)
-        var container = encoder.container(keyedBy: PropertyCodingKey.self)
-        for slot in general { try accesses[slot].encode(saved[slot: slot], &container) }
-        for slot in general { row[slot + 1] = encoder.row[slot + 1] }
-        return row
-    }
-
-    /// A snapshot's value of a common type stored as it is (`type`, the slot's plain type), as
-    /// the row writers store it (``ModelRowEncoder``'s keyed container, `_ModelCoding.write`);
-    /// nil for any other type or pairing, which the general path encodes. A save compares a
-    /// changed model's row with its snapshot's this way, without a Codable container per value.
-    private static func plainValue(_ value: Any, _ type: FieldType?) -> SQLValue? {
-        guard let type else { return nil }
-        let dynamic = ObjectIdentifier(Swift.type(of: value))
-        switch type {
-        case .text where dynamic == ObjectIdentifier(String.self):
-            return .text(value as! String)
-        case .integer where dynamic == ObjectIdentifier(Int.self):
-            return .integer(Int64(value as! Int))
-        case .integer where dynamic == ObjectIdentifier(Int64.self):
-            return .integer(value as! Int64)
-        case .real where dynamic == ObjectIdentifier(Double.self):
-            let double = value as! Double
-            return double.isFinite ? .real(double) : nil
-        case .bool where dynamic == ObjectIdentifier(Bool.self):
-            return .integer(value as! Bool ? 1 : 0)
-        case .date where dynamic == ObjectIdentifier(Date.self):
-            return .real((value as! Date).timeIntervalSince1970)
-        default:
-            return nil
-        }
-    }
-
-    /// The changed slots of a saved model whose slots `differing` are not bit for bit as
-    /// saved, with its rows now and as saved (nil when none changed as stored).
-    private func changed(_ entry: Entry, id: DocumentID, differing: [Int], saved: Snapshot) throws
-        -> (slots: [Int], row: [SQLValue], saved: [SQLValue])?
-    {
-        let current = try checkedRow(entry, id: id)
-        let before = try savedRow(saved, current: current, differing: differing)
-        let slots = differing.filter { current[$0 + 1] != before[$0 + 1] }
-        return slots.isEmpty ? nil : (slots, current, before)
-    }
-
-    private func unchanged(_ model: M, _ saved: Snapshot) throws -> Bool {
-        let differing = differing(model, from: saved)
-        guard !differing.isEmpty else { return true }
-        let current = try row(model)
-        let before = try savedRow(saved, current: current, differing: differing)
-        return differing.allSatisfy { current[$0 + 1] == before[$0 + 1] }
-    }
-
     // MARK: Changes
 
     var hasChanges: Bool {
@@ -453,16 +386,21 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     func changes() throws -> TableChanges {
         var changes = TableChanges(
             name: name, model: String(describing: M.self), columns: schema.properties.map(\.column),
-            lazySlots: lazySlots)
+            lazySlots: lazySlots, updateRows: UpdateRows(rows: { [self] in try rows(of: $0) }))
         saving = []
         for id in insertedOrder {
             guard let entry = entries[id], entry.isInserted, !entry.isDeleted else { continue }
             changes.inserts.append(try checkedRow(entry, id: id))
-            saving.append((entry, true))
+            saving.append(SavingEntry(entry: entry, inserted: true))
         }
-        for model in changedModels {
-            guard let (id, entry) = trackedEntry(of: model) else { continue }
-            try visit(entry, id: id, into: &changes)
+        for listed in changedList {
+            // The entry taken when the model was listed, while the map still holds it (under
+            // the id it had then: an entry leaves the map to change its id); else looked up.
+            if listed.entry.isTracked {
+                try visit(listed.entry, id: listed.id, into: &changes)
+            } else if let (id, entry) = trackedEntry(of: model(listed.entry)) {
+                try visit(entry, id: id, into: &changes)
+            }
         }
         return changes
     }
@@ -478,20 +416,21 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
             changes.deletes.append(RowDelete(id: id, version: entry.version, saved: before))
             return
         }
-        let differing = differing(model(entry), from: saved)
-        guard !differing.isEmpty else {
-            // Nothing else differs: a changed id must still be refused (``changed`` checks the
-            // id of a model whose other slots differ).
-            if !idIsCurrent(model(entry), saved) { _ = try checkedRow(entry, id: id) }
-            return
-        }
-        guard
-            let (slots, current, before) = try changed(
-                entry, id: id, differing: differing, saved: saved)
-        else { return }
+        let model = model(entry)
+        // A changed id is refused (a bit for bit equal one is the tracked id).
+        if !idIsCurrent(model, saved) { _ = try checkedRow(entry, id: id) }
+        let differing = differing(model, from: saved)
+        guard !differing.isEmpty else { return }
+        let start = changes.updateValues.count
+        var slots = try changed(
+            model, differing: differing, saved: saved, into: &changes.updateValues)
+        guard !slots.isEmpty else { return }
+        // A loop changing one property makes many updates of the same slots: they share one
+        // array.
+        if let previous = changes.updates.last?.slots, previous == slots { slots = previous }
         changes.updates.append(
-            RowUpdate(id: id, version: entry.version, slots: slots, row: current, saved: before))
-        saving.append((entry, false))
+            RowUpdate(id: id, version: entry.version, slots: slots, start: start))
+        saving.append(SavingEntry(entry: entry, inserted: false))
     }
 
     private func checkedRow(_ entry: Entry, id: DocumentID) throws -> [SQLValue] {
@@ -539,7 +478,8 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// Takes what the save wrote (``changes()``) as the new saved state.
     func didSave(_ changes: TableChanges) {
         var savedInserts = 0
-        for (entry, inserted) in saving {
+        for written in saving {
+            let (entry, inserted) = (written.entry, written.inserted)
             entry.snapshot = nil
             entry.isInserted = false
             entry.version = inserted ? 1 : entry.version + 1

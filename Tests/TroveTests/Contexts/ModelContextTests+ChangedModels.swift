@@ -94,4 +94,33 @@ extension ModelContextTests {
         fetched[4].id = UUID()
         #expect(throws: TroveError.self) { try editor.save() }
     }
+
+    @Test(
+        "an update that takes a unique value another row has fails naming the field and the value, and writes nothing"
+    )
+    func updateOntoTakenUniqueValueNamesIt() async throws {
+        let container = try inMemoryContainer(ZooV1.self)
+        let context = container.mainContext
+        context.autosaveEnabled = false
+        let (mammals, birds) = (AnimalCategory(name: "Mammal"), AnimalCategory(name: "Bird"))
+        context.insert(mammals)
+        context.insert(birds)
+        try context.save()
+        // A loop's updates of the same column share a statement: the failing one is not first.
+        mammals.name = "Mammals"
+        birds.name = "Mammals"
+        await #expect(throws: TroveError.uniqueViolation(field: "name", value: "'Mammals'")) {
+            try context.save()
+        }
+        let stored = try await container.database.query(
+            "SELECT name, _version FROM \"AnimalCategory\" ORDER BY name")
+        #expect(stored.map { $0[0, as: String.self] ?? "" } == ["Bird", "Mammal"])
+        #expect(stored.allSatisfy { $0[1, as: Int64.self] == 1 })
+        // The models keep their changes: set apart, they save.
+        birds.name = "Birds"
+        try context.save()
+        let saved = try await container.database.query(
+            "SELECT name FROM \"AnimalCategory\" ORDER BY name")
+        #expect(saved.map { $0[0, as: String.self] ?? "" } == ["Birds", "Mammals"])
+    }
 }
