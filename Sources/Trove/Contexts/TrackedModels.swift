@@ -4,7 +4,7 @@ import TroveSQLite
 /// One model type's instances in one context: the identity map (one instance per row) and, for
 /// each instance, the row version it was at and, once it changes, a snapshot of its stored
 /// properties as read or last saved. The models' setters list each changed model once
-/// (``changedList``), taking its snapshot then; a save compares only those with their
+/// (`changedList`), taking its snapshot then; a save compares only those with their
 /// snapshots, property by property, bit for bit, and encodes only the properties that differ
 /// (``PropertyAccess``; DESIGN.md section 13): a fetch snapshots and encodes nothing, a save
 /// visits and encodes only the models that changed.
@@ -41,7 +41,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// listed, so a save does not look it up again; not as an array of `M`, whose operations
     /// are not specialized for the app's model type (each would look generic metadata up).
     private var changedList: [ListedModel] = []
-    /// The models listed in ``changedList``, in order.
+    /// The models listed in `changedList`, in order.
     var changedModels: [M] { changedList.map { model($0.entry) } }
     /// Inserted ids in insertion order, so a save writes them in the order they were inserted.
     private var insertedOrder: [DocumentID] = []
@@ -134,7 +134,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         if model._$backing.changedIn == nil { markChanged(model, name: nil, from: ()) }
     }
 
-    /// Lists `model` for the next save (``changedList``), once per model between saves, taking
+    /// Lists `model` for the next save (`changedList`), once per model between saves, taking
     /// its snapshot if it has none: its storage then holds the saved values but for property
     /// `name` (nil: none; `"id"`: the id), which held `oldValue`. A model this table does not
     /// track is not listed.
@@ -166,7 +166,7 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
         return slot
     }
 
-    /// Empties ``changedList`` (after a save or a rollback).
+    /// Empties `changedList` (after a save or a rollback).
     private func clearChanged() {
         for listed in changedList {
             let backing = model(listed.entry)._$backing
