@@ -40,7 +40,7 @@ extension Database {
         for field in store.schema.fields {
             guard case .vector = field.type else { continue }
             let manifest =
-                store.layout.preset.flatMap { field.name == "embedding" ? $0.embedding : nil }
+                store.layout.preset.flatMap { $0.manifest(of: field.name) }
                 ?? store.schema.embeddingSources[field.name]?.manifest
             vectors[field.name] = .some(manifest)
         }

@@ -37,14 +37,17 @@ extension Database {
     /// manifest is frozen with the collection; opening it later with another model throws
     /// ``TroveError/embeddingMismatch(collection:stored:requested:)``.
     ///
+    /// With `additionalEmbedders`, each row also keeps a vector from each of them, in a field of
+    /// its own (``CollectionConfiguration/vectorFields``), and a text search has a leg per model.
+    ///
     /// ```swift
     /// let notes = try await database.collection("notes", embedder: embedder)
     /// try await notes.insert(VectorEntry(content: "Dentist on Tuesday at 10", source: "calendar"))
     /// let hits = try await notes.search("when is the dentist?")
     /// ```
     public func collection(
-        _ name: String, embedder: any Embedder, metric: DistanceMetric = .cosine,
-        lexicalSearch: Bool = true,
+        _ name: String, embedder: any Embedder, additionalEmbedders: [any Embedder] = [],
+        metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
         tokenizer: String = CollectionConfiguration.englishTokenizer, index: IndexKind = .flat,
         ids: IDKind = .int64
@@ -53,8 +56,11 @@ extension Database {
         let configuration = CollectionConfiguration(
             dimension: manifest.dimension, metric: metric, lexicalSearch: lexicalSearch,
             metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index,
-            embedding: manifest, ids: ids)
-        return try searchCollection(name, requested: configuration, embedder: embedder)
+            embedding: manifest, additionalEmbeddings: additionalEmbedders.map(\.manifest), ids: ids
+        )
+        return try searchCollection(
+            name, requested: configuration, embedder: embedder,
+            additionalEmbedders: additionalEmbedders)
     }
 
     /// Opens an existing search collection with its stored configuration.
@@ -63,37 +69,63 @@ extension Database {
     ///   - name: the collection's name.
     ///   - embedder: attach an embedder for the text-in API; it must match the manifest the
     ///     collection was created with.
+    ///   - additionalEmbedders: attach the further models' embedders, in the order the
+    ///     collection was created with (all of them, or none).
     /// - Throws: ``TroveError/collectionNotFound(_:)``,
     ///   ``TroveError/embeddingMismatch(collection:stored:requested:)``.
-    public func collection(named name: String, embedder: (any Embedder)? = nil) throws
+    public func collection(
+        named name: String, embedder: (any Embedder)? = nil,
+        additionalEmbedders: [any Embedder] = []
+    ) throws
         -> SearchCollection
     {
         let collection = try searchCollection(name, requested: nil, embedder: nil)
-        guard let embedder else { return collection }
-        guard let stored = collection.configuration.embedding else {
+        guard let embedder else {
+            guard additionalEmbedders.isEmpty else {
+                throw TroveError.invalidConfiguration(
+                    "attach the first model's embedder with the further models'")
+            }
+            return collection
+        }
+        let configuration = collection.configuration
+        let stored = [configuration.embedding] + configuration.additionalEmbeddings.map { $0 }
+        let requested = [embedder] + additionalEmbedders
+        for (index, embedder) in requested.enumerated() {
+            guard let model = index < stored.count ? stored[index] : nil else {
+                throw TroveError.schemaMismatch(
+                    collection: name,
+                    details:
+                        "embedding: stored \(stored.compactMap { $0?.modelID }), requested \(requested.map(\.manifest.modelID))"
+                )
+            }
+            guard model == embedder.manifest else {
+                throw TroveError.embeddingMismatch(
+                    collection: name, stored: model, requested: embedder.manifest)
+            }
+        }
+        guard additionalEmbedders.isEmpty || requested.count == stored.count else {
             throw TroveError.schemaMismatch(
                 collection: name,
-                details: "embedding: stored none, requested \(embedder.manifest.modelID)")
-        }
-        guard stored == embedder.manifest else {
-            throw TroveError.embeddingMismatch(
-                collection: name, stored: stored, requested: embedder.manifest)
+                details:
+                    "embedding: stored \(stored.compactMap { $0?.modelID }), requested \(requested.map(\.manifest.modelID))"
+            )
         }
         return SearchCollection(
-            documents: collection.documents, configuration: collection.configuration,
-            embedder: embedder)
+            documents: collection.documents, configuration: configuration,
+            embedder: embedder, additionalEmbedders: additionalEmbedders)
     }
 
     private func searchCollection(
-        _ name: String, requested: CollectionConfiguration?, embedder: (any Embedder)?
+        _ name: String, requested: CollectionConfiguration?, embedder: (any Embedder)?,
+        additionalEmbedders: [any Embedder] = []
     ) throws
         -> SearchCollection
     {
         let store = try searchStore(name, requested: requested)
         return SearchCollection(
             documents: DocumentCollection(database: self, store: store),
-            configuration: store.preset, embedder: embedder
-        )
+            configuration: store.preset, embedder: embedder,
+            additionalEmbedders: additionalEmbedders)
     }
 
     /// The preset store of the search collection `name`, opened (or created) on the writer.

@@ -2,7 +2,8 @@ import Foundation
 import TroveSQLite
 
 /// A search collection (``Collection``) is one preset schema of the document engine: its table
-/// `id, _version, content, source, metadata, embedding, created_at, updated_at` (and an internal
+/// `id, _version, content, source, metadata, embedding, created_at, updated_at` (then
+/// `embedding_2`, … for each further model, and an internal
 /// `_rowid` when ids are UUIDs or strings), its change log, text index and snapshots are made by
 /// ``DocumentLayout`` like any document collection's (since format 4; older files are moved on
 /// open, SearchCollectionTable+Upgrade.swift), so its filters, unranked queries, aggregates,
@@ -24,10 +25,18 @@ extension DocumentSchema {
                     "embedding", dimension: configuration.dimension, metric: configuration.metric,
                     optional: true),
                 .real("created_at"), .real("updated_at"),
-            ],
+            ]
+                // After the timestamps: where `ALTER TABLE ADD COLUMN` puts them.
+                + zip(configuration.vectorFields.dropFirst(), configuration.additionalEmbeddings)
+                .map { name, model in
+                    .vector(
+                        name, dimension: model.dimension, metric: configuration.metric,
+                        optional: true)
+                },
             fullText: configuration.lexicalSearch
                 ? FullTextDefinition(fields: ["content"], tokenizer: configuration.tokenizer) : nil,
-            vectorIndexes: ["embedding": configuration.index])
+            vectorIndexes: Dictionary(
+                uniqueKeysWithValues: configuration.vectorFields.map { ($0, configuration.index) }))
     }
 }
 

@@ -9,27 +9,38 @@ struct PendingRow {
     var source: String
     var metadata: String?
     var vector: [Float]?
+    /// The further models' vectors (`embedding_2`, …), in order; empty when the collection has
+    /// one model.
+    var additionalVectors: [[Float]]
 
-    init(id: DocumentID?, content: String, source: String, metadata: String?, vector: [Float]?) {
+    init(
+        id: DocumentID?, content: String, source: String, metadata: String?, vector: [Float]?,
+        additionalVectors: [[Float]] = []
+    ) {
         self.id = id
         self.content = content
         self.source = source
         self.metadata = metadata
         self.vector = vector
+        self.additionalVectors = additionalVectors
     }
 
     /// The row of `entry`: no id when it is unassigned (the write chooses one).
     init(_ entry: VectorEntry) {
         self.init(
             id: entry.id == .unassigned ? nil : entry.id, content: entry.content,
-            source: entry.source, metadata: entry.metadata, vector: entry.vector)
+            source: entry.source, metadata: entry.metadata, vector: entry.vector,
+            additionalVectors: entry.additionalVectors)
     }
 }
 
 /// Validated rows (ids assigned) in the preset's write columns: id, content, source, metadata
-/// (its JSON text exactly as given), embedding; bound straight from the rows.
+/// (its JSON text exactly as given), embedding, then `embedding_2`, … (`models - 1` of them);
+/// bound straight from the rows.
 struct PresetRows: RowSource {
     let rows: [PendingRow]
+    /// How many vector fields the collection has.
+    let models: Int
     var count: Int { rows.count }
 
     func bind(_ i: Int, to statement: Statement, at first: Int) throws {
@@ -46,10 +57,12 @@ struct PresetRows: RowSource {
         } else {
             try statement.bindNull(at: first + 3)
         }
-        if let vector = row.vector {
-            try vector.withUnsafeBytes { try statement.bind(bytes: $0, at: first + 4) }
-        } else {
-            try statement.bindNull(at: first + 4)
+        for field in 0..<models {
+            if let vector = field == 0 ? row.vector : row.additionalVectors[field - 1] {
+                try vector.withUnsafeBytes { try statement.bind(bytes: $0, at: first + 4 + field) }
+            } else {
+                try statement.bindNull(at: first + 4 + field)
+            }
         }
     }
 
@@ -59,7 +72,7 @@ struct PresetRows: RowSource {
             row.id!.sqlValue, .text(row.content), .text(row.source),
             row.metadata.map(SQLValue.text) ?? .null,
             row.vector.map { .blob(VectorBlob.bytes($0)) } ?? .null,
-        ]
+        ] + row.additionalVectors.map { .blob(VectorBlob.bytes($0)) }
     }
 
     /// The entries with these ids, in the order given (missing ids left out). Metadata comes back
@@ -96,8 +109,10 @@ struct PresetRows: RowSource {
     ) throws -> [SQLValue: VectorEntry] {
         guard !keys.isEmpty else { return [:] }
         let kind = store.schema.id
+        let vectorFields = vectors ? store.preset.vectorFields : []
+        let vectorColumns = vectorFields.map { ", \"\($0)\"" }.joined()
         let statement = try connection.cachedStatement(
-            "SELECT \(column), id, content, source, metadata\(vectors ? ", embedding" : "") FROM \(store.layout.table) WHERE \(column) IN (SELECT value FROM json_each(?))"
+            "SELECT \(column), id, content, source, metadata\(vectorColumns) FROM \(store.layout.table) WHERE \(column) IN (SELECT value FROM json_each(?))"
         )
         // Keys are all integers (row ids, Int64 ids: the common case, built without a JSON
         // encoder) or all text (UUID and String ids, as stored).
@@ -110,13 +125,15 @@ struct PresetRows: RowSource {
         byKey.reserveCapacity(keys.count)
         try statement.forEachRow([.text(list)]) { row in
             guard let id = DocumentID.read(row.value(at: 1), kind: kind) else { return }
+            func vector(at column: Int) -> [Float] {
+                row.withBlob(at: column) { bytes in
+                    bytes.map { Array($0.bindMemory(to: Float.self)) }
+                } ?? []
+            }
             byKey[row.value(at: 0)] = VectorEntry(
                 id: id, content: row.string(at: 2) ?? "", source: row.string(at: 3) ?? "",
-                metadata: row.string(at: 4),
-                vector: vectors
-                    ? row.withBlob(at: 5) { bytes in
-                        bytes.map { Array($0.bindMemory(to: Float.self)) }
-                    } ?? [] : [])
+                metadata: row.string(at: 4), vector: vectors ? vector(at: 5) : [],
+                additionalVectors: vectorFields.indices.dropFirst().map { vector(at: 5 + $0) })
         }
         return byKey
     }
@@ -141,6 +158,26 @@ extension DocumentStore {
                 reason:
                     "every component is zero; a zero vector has no direction, so cosine similarity is undefined"
             )
+        }
+    }
+
+    /// A row carries one vector per further model, each of its model's dimension.
+    ///
+    /// - Throws: ``TroveError/invalidVector(reason:)``, ``TroveError/dimensionMismatch(expected:actual:)``.
+    private func validate(additionalVectors: [[Float]], of configuration: CollectionConfiguration)
+        throws
+    {
+        let models = configuration.additionalEmbeddings
+        guard additionalVectors.count == models.count else {
+            throw TroveError.invalidVector(
+                reason:
+                    "the collection has \(models.count) further models; the entry carries \(additionalVectors.count) further vectors"
+            )
+        }
+        for (vector, model) in zip(additionalVectors, models) {
+            try Self.validate(
+                vector: vector, dimension: model.dimension,
+                cosine: configuration.metric == .cosine)
         }
     }
 
@@ -195,6 +232,7 @@ extension DocumentStore {
                     try Self.validate(
                         vector: vector, dimension: configuration.dimension, cosine: cosine)
                 }
+                try validate(additionalVectors: row.additionalVectors, of: configuration)
                 if let metadata = row.metadata,
                     metadata.utf8.count > configuration.metadataByteLimit
                 {
@@ -293,7 +331,7 @@ extension DocumentStore {
             let fresh = try newIDs(missing.count, besides: explicit, on: connection)
             for (i, id) in zip(missing, fresh) { rows[i].id = id }
         }
-        let batch = PresetRows(rows: rows)
+        let batch = PresetRows(rows: rows, models: preset.vectorFields.count)
         try rethrowingMetadataFault(of: rows, on: connection) {
             if mode == .update {
                 for (i, row) in rows.enumerated() {

@@ -34,6 +34,12 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
     public var index: IndexKind
     /// The embedding model, when the collection was created with an `Embedder`.
     public var embedding: EmbeddingManifest?
+    /// Further models, each with a vector field of its own (``vectorFields``: `embedding_2`,
+    /// `embedding_3`, … in this order), of the model's dimension and the collection's metric and
+    /// index. A collection searched in several languages or domains keeps one row per text and a
+    /// vector per model, so every filter and the text leg apply to all of them, and one query
+    /// fuses their legs.
+    public var additionalEmbeddings: [EmbeddingManifest]
     /// The kind of the rows' ids. `.int64` (the default) is the fastest; `.uuid` or `.string`
     /// ids cannot collide across devices, which a synced collection needs (TroveSync refuses
     /// `.int64`). Rows inserted without an id then get a time-ordered UUIDv7.
@@ -44,7 +50,8 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         dimension: Int, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
         tokenizer: String = CollectionConfiguration.defaultTokenizer,
-        index: IndexKind = .flat, embedding: EmbeddingManifest? = nil, ids: IDKind = .int64
+        index: IndexKind = .flat, embedding: EmbeddingManifest? = nil,
+        additionalEmbeddings: [EmbeddingManifest] = [], ids: IDKind = .int64
     ) {
         self.dimension = dimension
         self.metric = metric
@@ -53,11 +60,25 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         self.tokenizer = tokenizer
         self.index = index
         self.embedding = embedding
+        self.additionalEmbeddings = additionalEmbeddings
         self.ids = ids
     }
 
+    /// The vector fields, one per model: `embedding`, then `embedding_2`, `embedding_3`, … for
+    /// ``additionalEmbeddings``. Name them in ``Query/nearest(to:in:k:weight:)`` to search by one model.
+    public var vectorFields: [String] {
+        ["embedding"] + additionalEmbeddings.indices.map { "embedding_\($0 + 2)" }
+    }
+
+    /// The model of the vector field `field`, or nil (no such field, or a field without a model).
+    func manifest(of field: String) -> EmbeddingManifest? {
+        guard let index = vectorFields.firstIndex(of: field) else { return nil }
+        return index == 0 ? embedding : additionalEmbeddings[index - 1]
+    }
+
     enum CodingKeys: String, CodingKey {
-        case dimension, metric, lexicalSearch, metadataByteLimit, tokenizer, index, embedding, ids
+        case dimension, metric, lexicalSearch, metadataByteLimit, tokenizer, index, embedding,
+            additionalEmbeddings, ids
     }
 
     // Fields added by later versions get their defaults when reading older files.
@@ -72,6 +93,8 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         tokenizer = try c.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
         index = try c.decodeIfPresent(IndexKind.self, forKey: .index) ?? .flat
         embedding = try c.decodeIfPresent(EmbeddingManifest.self, forKey: .embedding)
+        additionalEmbeddings =
+            try c.decodeIfPresent([EmbeddingManifest].self, forKey: .additionalEmbeddings) ?? []
         ids = try c.decodeIfPresent(IDKind.self, forKey: .ids) ?? .int64
     }
 
@@ -84,6 +107,10 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         try c.encode(tokenizer, forKey: .tokenizer)
         try c.encode(index, forKey: .index)
         try c.encodeIfPresent(embedding, forKey: .embedding)
+        // Left out when empty, so files of one-model collections store what they always stored.
+        if !additionalEmbeddings.isEmpty {
+            try c.encode(additionalEmbeddings, forKey: .additionalEmbeddings)
+        }
         // Left out when `.int64`, so files of Int64 collections store what they always stored.
         if ids != .int64 { try c.encode(ids, forKey: .ids) }
     }
@@ -104,6 +131,9 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
                 "embedding model dimension \(embedding.dimension) differs from collection dimension \(dimension)"
             )
         }
+        for manifest in additionalEmbeddings where !(1...65_536).contains(manifest.dimension) {
+            throw TroveError.invalidDimension(manifest.dimension)
+        }
     }
 
     /// Human-readable differences from another configuration, empty when equal.
@@ -122,6 +152,9 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
         }
         check("index", index, other.index)
         check("embedding", embedding?.modelID ?? "none", other.embedding?.modelID ?? "none")
+        check(
+            "additionalEmbeddings", additionalEmbeddings.map(\.modelID),
+            other.additionalEmbeddings.map(\.modelID))
         check("ids", ids, other.ids)
         return out
     }

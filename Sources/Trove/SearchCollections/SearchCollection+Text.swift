@@ -9,28 +9,54 @@ extension SearchCollection {
     }
 
     /// The rows for `entries`: an unassigned id left for the write to choose, an empty vector
-    /// filled by the embedder (all of a batch's texts in one call, off the database's actor, so
-    /// other work on the database is not blocked while the model runs).
+    /// filled by its model's embedder (all of a batch's texts in one call per model, off the
+    /// database's actor, so other work on the database is not blocked while a model runs).
     ///
-    /// - Throws: ``TroveError/embedderRequired(collection:)`` when an entry has no vector and the
-    ///   collection no embedder, and the embedder's errors; before anything is written.
+    /// - Throws: ``TroveError/embedderRequired(collection:)`` when an entry lacks a vector and
+    ///   the collection that model's embedder, and the embedders' errors; before anything is
+    ///   written.
     func rows(_ entries: [VectorEntry]) async throws -> [PendingRow] {
         var rows = entries.map(PendingRow.init)
-        let unembedded = rows.indices.filter { rows[$0].vector?.isEmpty ?? true }
-        guard !unembedded.isEmpty else { return rows }
-        let vectors = try await requireEmbedder().embed(unembedded.map { rows[$0].content })
-        guard vectors.count == unembedded.count else {
-            throw TroveError.invalidVector(
-                reason:
-                    "the embedder returned \(vectors.count) vectors for \(unembedded.count) texts")
+        let further = configuration.additionalEmbeddings.count
+        for i in rows.indices where further > 0 && rows[i].additionalVectors.isEmpty {
+            rows[i].additionalVectors = Array(repeating: [], count: further)
         }
-        for (i, vector) in zip(unembedded, vectors) { rows[i].vector = vector }
+        for model in 0...further {
+            let unembedded = rows.indices.filter { i in
+                model == 0
+                    ? rows[i].vector?.isEmpty ?? true
+                    : rows[i].additionalVectors.count == further
+                        && rows[i].additionalVectors[model - 1].isEmpty
+            }
+            guard !unembedded.isEmpty else { continue }
+            guard
+                let embedder = model == 0
+                    ? embedder
+                    : model <= additionalEmbedders.count ? additionalEmbedders[model - 1] : nil
+            else { throw TroveError.embedderRequired(collection: name) }
+            let vectors = try await embedder.embed(unembedded.map { rows[$0].content })
+            guard vectors.count == unembedded.count else {
+                throw TroveError.invalidVector(
+                    reason:
+                        "the embedder returned \(vectors.count) vectors for \(unembedded.count) texts"
+                )
+            }
+            for (i, vector) in zip(unembedded, vectors) {
+                if model == 0 {
+                    rows[i].vector = vector
+                } else {
+                    rows[i].additionalVectors[model - 1] = vector
+                }
+            }
+        }
         return rows
     }
 
     /// Searches with text: embeds it as a query and runs hybrid search (vector and words fused),
     /// or one leg alone. The words are treated as typed by a person: no syntax errors. On a
-    /// collection created with lexical search off, `.hybrid` runs the vector leg alone.
+    /// collection created with lexical search off, `.hybrid` runs the vector leg alone. A
+    /// collection of several models has a vector leg per model, fused with the text leg by
+    /// reciprocal rank (``Query/fused(_:)`` in ``search(_:)`` to fuse otherwise).
     ///
     /// The text is embedded with the embedder's `embedQuery(_:)`, as `trove search` does: models
     /// trained with instructions (multilingual-e5: `query: ` against the stored `passage: `) rank
@@ -50,6 +76,15 @@ extension SearchCollection {
         var query = Query(filter).limit(limit)
         if mode != .text {
             query = query.nearest(to: try await requireEmbedder().embedQuery(text), in: "embedding")
+            for (field, model) in zip(
+                configuration.vectorFields.dropFirst(), configuration.additionalEmbeddings.indices)
+            {
+                guard model < additionalEmbedders.count else {
+                    throw TroveError.embedderRequired(collection: name)
+                }
+                query = query.nearest(
+                    to: try await additionalEmbedders[model].embedQuery(text), in: field)
+            }
         }
         // Without a text index, "hybrid" has only one leg: answer with it rather than fail.
         if mode == .text || (mode == .hybrid && configuration.lexicalSearch) {

@@ -29,17 +29,21 @@ public struct SearchCollection: RecordCollection {
     public let configuration: CollectionConfiguration
     /// The embedder used by the text-in API, when one was attached.
     public let embedder: (any Embedder)?
+    /// The embedders of the further models (``CollectionConfiguration/additionalEmbeddings``),
+    /// in order, when they were attached; empty otherwise.
+    public let additionalEmbedders: [any Embedder]
     /// The document collection underneath: the same table, indexes and engine.
     let documents: DocumentCollection
 
     init(
         documents: DocumentCollection, configuration: CollectionConfiguration,
-        embedder: (any Embedder)?
+        embedder: (any Embedder)?, additionalEmbedders: [any Embedder] = []
     ) {
         self.database = documents.database
         self.name = documents.name
         self.configuration = configuration
         self.embedder = embedder
+        self.additionalEmbedders = additionalEmbedders
         self.documents = documents
     }
 

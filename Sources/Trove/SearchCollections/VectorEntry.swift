@@ -25,17 +25,22 @@ public struct VectorEntry: Hashable, Sendable, Identifiable {
     /// The embedding; empty for a row stored without one, and in an entry for the collection's
     /// embedder to fill at insert.
     public var vector: [Float]
+    /// The vectors of the collection's further models
+    /// (``CollectionConfiguration/additionalEmbeddings``: `embedding_2`, … in order); empty for
+    /// the collection's embedders to fill at insert, and in a collection of one model.
+    public var additionalVectors: [[Float]]
 
     /// Creates an entry with metadata given as JSON text.
     public init(
         id: DocumentID = .unassigned, content: String, source: String = "",
-        metadata: String? = nil, vector: [Float] = []
+        metadata: String? = nil, vector: [Float] = [], additionalVectors: [[Float]] = []
     ) {
         self.id = id
         self.content = content
         self.source = source
         self.metadata = metadata
         self.vector = vector
+        self.additionalVectors = additionalVectors
     }
 
     /// Creates an entry from a `[Double]` vector (converted to Float).
