@@ -91,16 +91,10 @@ struct EvalCommand: TroveCommand {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try Database(path: folder.appendingPathComponent("eval.sqlite").path)
-        // As `trove index` lays them out: the first model with the text index, the others in
-        // companion collections with the same ids.
+        // As `trove index` lays them out: a vector field per model.
         let collection = try await database.collection(
-            Notebook.collectionName, embedder: embedders[0], tokenizer: Notebook.defaultTokenizer)
-        var companions: [SearchCollection] = []
-        for (index, embedder) in embedders.enumerated().dropFirst() {
-            companions.append(
-                try await database.collection(
-                    Notebook.companionName(index), embedder: embedder, lexicalSearch: false))
-        }
+            Notebook.collectionName, embedder: embedders[0],
+            additionalEmbedders: Array(embedders.dropFirst()), tokenizer: Notebook.defaultTokenizer)
 
         let indexStart = Date()
         let records = Indexer.chunkRecords(
@@ -108,34 +102,32 @@ struct EvalCommand: TroveCommand {
         let progress = ProgressBar(
             sink: console.err, enabled: console.stderrIsTerminal && !context.json,
             totalFiles: documents.count, totalBytes: records.count)
-        var entries: [[VectorEntry]] = Array(repeating: [], count: embedders.count)
+        var entries: [VectorEntry] = []
         var start = 0
         while start < records.count {
             let end = min(start + Indexer.embeddingBatch, records.count)
-            for (model, embedder) in embedders.enumerated() {
-                let vectors = try await embedder.embed(records[start..<end].map(\.content))
-                for (offset, vector) in vectors.enumerated() {
-                    let record = records[start + offset]
-                    entries[model].append(
-                        VectorEntry(
-                            id: .int(Int64(start + offset + 1)), content: record.content,
-                            source: record.source, metadata: record.metadata, vector: vector))
-                }
+            var vectors: [[[Float]]] = []
+            for embedder in embedders {
+                vectors.append(try await embedder.embed(records[start..<end].map(\.content)))
+            }
+            for (offset, record) in records[start..<end].enumerated() {
+                entries.append(
+                    VectorEntry(
+                        id: .int(Int64(start + offset + 1)), content: record.content,
+                        source: record.source, metadata: record.metadata,
+                        vector: vectors[0][offset],
+                        additionalVectors: vectors.dropFirst().map { $0[offset] }))
             }
             start = end
             progress.update(files: 0, bytes: start, chunks: start)
         }
         progress.finish()
-        try await collection.insert(entries[0])
-        for (companion, rows) in zip(companions, entries.dropFirst()) {
-            try await companion.insert(rows)
-        }
-        let search = MultiModelSearch(
-            collection: collection, companions: companions, embedders: embedders)
+        try await collection.insert(entries)
+        let search = MultiModelSearch(collection: collection, embedders: embedders)
         let indexSeconds = Date().timeIntervalSince(indexStart)
         // Which document each record came from.
         var documentOf: [DocumentID: String] = [:]
-        for entry in entries[0] {
+        for entry in entries {
             if let metadata = entry.metadata,
                 let key = try? JSONValue.parse(metadata)["doc_id"]?.idString
             {
@@ -149,7 +141,7 @@ struct EvalCommand: TroveCommand {
             var run: [String: [String]] = [:]
             for query in queries {
                 let hits = try await search.search(
-                    query.query, mode: mode, where: .all, limit: min(Self.depth, entries[0].count))
+                    query.query, mode: mode, where: .all, limit: min(Self.depth, entries.count))
                 var ranked: [String] = []
                 for hit in hits {
                     guard let key = documentOf[hit.id], !ranked.contains(key) else { continue }
@@ -170,7 +162,7 @@ struct EvalCommand: TroveCommand {
         if context.json {
             try context.printJSON(
                 EvalResult(
-                    documents: documents.count, chunks: entries[0].count, queries: queries.count,
+                    documents: documents.count, chunks: entries.count, queries: queries.count,
                     model: model,
                     modes: NamedValues(
                         reports.map {
@@ -181,7 +173,7 @@ struct EvalCommand: TroveCommand {
         }
         let style = context.style
         var text =
-            "\(documents.count) documents (\(entries[0].count) chunks), \(queries.count) queries, "
+            "\(documents.count) documents (\(entries.count) chunks), \(queries.count) queries, "
         text += "model \(model); indexed in \(String(format: "%.1f", indexSeconds)) s\n"
         for entry in reports {
             let perQuery = entry.seconds / Double(max(queries.count, 1)) * 1000

@@ -6,14 +6,12 @@ import TroveEmbeddings
 ///
 /// - One model: the store's own search, with the query embedded as a query (multilingual-e5
 ///   embeds `query: …` against its `passage: …` documents).
-/// - Several models (`notes` plus companion collections, see ``Notebook``): each model's
-///   vector leg is searched with the same filter, the legs' hits are put together as one query
-///   with a vector leg per model would return them, and the engine's `CompetenceFusion` ranks
-///   them, ``LegCompetence`` saying which legs speak for a note (Documentation/PARAMETERS.md,
-///   "Two models").
+/// - Several models (a vector field per model in `notes`, see ``Notebook``): one query with a
+///   vector leg per model (and the text leg in hybrid mode), every leg under the same filter,
+///   ranked by the engine's `CompetenceFusion`, ``LegCompetence`` saying which legs speak for a
+///   note (Documentation/PARAMETERS.md, "Two models").
 struct MultiModelSearch: Sendable {
     let collection: SearchCollection
-    let companions: [SearchCollection]
     let embedders: [any Embedder]
 
     func search(_ query: String, mode: SearchMode, where filter: Filter, limit: Int) async throws
@@ -52,8 +50,9 @@ struct MultiModelSearch: Sendable {
         if case .text = mode {
             return try await collection.search(query, mode: .text, where: filter, limit: limit)
         }
-        precondition(vectors.count == companions.count + 1, "one query vector per model")
-        if companions.isEmpty {
+        let fields = collection.configuration.vectorFields
+        precondition(vectors.count == fields.count, "one query vector per model")
+        if fields.count == 1 {
             if case .vector = mode {
                 return try await collection.search(vector: vectors[0], where: filter, limit: limit)
             }
@@ -63,47 +62,13 @@ struct MultiModelSearch: Sendable {
         }
         let fusion = CompetenceFusion(limit: limit)
         var request = Query(filter)
-        for vector in vectors { request = request.nearest(to: vector, in: "embedding") }
+        for (vector, field) in zip(vectors, fields) {
+            request = request.nearest(to: vector, in: field)
+        }
         if case .hybrid = mode { request = request.matching(.typed(query)) }
         request = try fusion.query(request)
-
-        // Until the notes are one collection, each leg is searched in its own and its ranks and
-        // distances are put where one query over every leg would put them.
-        var hits: [Hit<VectorEntry>] = []
-        var positions: [DocumentID: Int] = [:]
-        func position(_ hit: Hit<VectorEntry>) -> Int {
-            if let position = positions[hit.id] { return position }
-            hits.append(
-                Hit(
-                    record: hit.record, score: 0,
-                    vectorRanks: Array(repeating: nil, count: vectors.count),
-                    distances: Array(repeating: nil, count: vectors.count)))
-            positions[hit.id] = hits.count - 1
-            return hits.count - 1
-        }
-        for (leg, (table, vector)) in zip([collection] + companions, vectors).enumerated() {
-            let found = try await table.search(vector: vector, where: filter, limit: fusion.depth)
-            for (rank, hit) in found.enumerated() {
-                let at = position(hit)
-                hits[at].vectorRanks[leg] = rank + 1
-                hits[at].distances[leg] = hit.distance
-            }
-        }
-        if let text = request.textLeg {
-            // The text leg's hits that vote in a fused query (the coverage gate), in their order:
-            // the text ranks of a hybrid search whose vector leg has weight 0.
-            let found = try await collection.search(
-                Query(filter).nearest(to: vectors[0], in: "embedding", weight: 0, k: fusion.depth)
-                    .matching(text.query, k: fusion.depth)
-                    .limit(min(Query.maximumLimit, 2 * fusion.depth)))
-            for hit in found {
-                guard let rank = hit.textRank else { continue }
-                let at = position(hit)
-                hits[at].textRank = rank
-                hits[at].bm25 = hit.bm25
-            }
-        }
-        return fusion.rerank(hits, of: request, competent: competent)
+        return fusion.rerank(
+            try await collection.search(request), of: request, competent: competent)
     }
 }
 

@@ -64,7 +64,7 @@ struct NoteSearch: Sendable {
     /// - Throws: store errors (an invalid `--where` is `TroveError.invalidFilter`).
     func run(_ request: Request) async throws -> [NoteHit] {
         let search = MultiModelSearch(
-            collection: notebook.collection, companions: notebook.companions, embedders: embedders)
+            collection: notebook.collection, embedders: embedders)
         var vectors: [[Float]] = []
         if request.mode != .text { vectors = try await search.queryVectors(request.query) }
         let everything = try await notebook.collection.count(where: request.filter)
@@ -108,20 +108,18 @@ struct NoteSearch: Sendable {
     }
 
     /// Each leg's raw score and relevance for one result: the cosine with each model's stored
-    /// vector (read for the result, so it is there even when the leg's candidates missed it),
-    /// and the word coverage.
+    /// vector (the result carries them all, so it is there even when the leg's candidates
+    /// missed it), and the word coverage.
     private func legs(
         of result: Hit<VectorEntry>, query: String, mode: SearchMode, vectors: [[Float]],
         competence: LegCompetence
     ) async throws -> [Leg] {
         var legs: [Leg] = []
         if mode != .text {
-            let tables = [notebook.collection] + notebook.companions
+            let stored = [result.record.vector] + result.record.additionalVectors
             for (index, embedder) in embedders.enumerated() {
-                guard let stored = try await tables[index].fetch(id: result.id)?.vector else {
-                    continue
-                }
-                let cosine = Relevance.cosine(vectors[index], stored)
+                guard index < stored.count, !stored[index].isEmpty else { continue }
+                let cosine = Relevance.cosine(vectors[index], stored[index])
                 let manifest = embedder.manifest
                 legs.append(
                     Leg(

@@ -82,15 +82,11 @@ extension Notebook {
                     SELECT ?, path, sha256, bytes, records, indexed_at FROM trove_files_v1
                     """, bindings: [.text(NoteCollection.implicitName)])
                 try await database.execute("DROP TABLE trove_files_v1")
-                for table in [Self.collectionName]
-                    + companions.indices.map({ Self.companionName($0 + 1) })
-                {
-                    try await database.execute(
-                        """
-                        UPDATE \(table) SET metadata = json_set(metadata, '$.collection', ?)
-                        WHERE json_extract(metadata, '$.file') IS NOT NULL
-                        """, bindings: [.text(NoteCollection.implicitName)])
-                }
+                try await database.execute(
+                    """
+                    UPDATE \(Self.collectionName) SET metadata = json_set(metadata, '$.collection', ?)
+                    WHERE json_extract(metadata, '$.file') IS NOT NULL
+                    """, bindings: [.text(NoteCollection.implicitName)])
                 if !files.isEmpty {
                     try await save(
                         NoteCollection(
@@ -189,22 +185,13 @@ extension Notebook {
         if !changes.isEmpty { try await definitions.patch(id, changes) }
     }
 
-    /// The record tables: `notes` and its companions.
-    private var recordTables: [String] {
-        [Self.collectionName] + companions.indices.map { Self.companionName($0 + 1) }
-    }
-
     /// Removes a collection, its records and its files' hashes in one transaction; the other
     /// collections' records stay. Returns how many records went.
     func removeCollection(named name: String) async throws -> Int {
         try await inTransaction {
-            var removed = 0
-            for table in recordTables {
-                let count = try await database.execute(
-                    "DELETE FROM \(table) WHERE json_extract(metadata, '$.collection') = ?",
-                    bindings: [.text(name)])
-                if table == Self.collectionName { removed = count }
-            }
+            let removed = try await database.execute(
+                "DELETE FROM \(Self.collectionName) WHERE json_extract(metadata, '$.collection') = ?",
+                bindings: [.text(name)])
             try await database.execute(
                 "DELETE FROM \(Self.filesTable) WHERE collection = ?", bindings: [.text(name)])
             try await database.execute(
@@ -229,13 +216,11 @@ extension Notebook {
             try await database.execute(
                 "UPDATE \(Self.filesTable) SET collection = ? WHERE collection = ?",
                 bindings: [.text(new), .text(old)])
-            for table in recordTables {
-                try await database.execute(
-                    """
-                    UPDATE \(table) SET metadata = json_set(metadata, '$.collection', ?)
-                    WHERE json_extract(metadata, '$.collection') = ?
-                    """, bindings: [.text(new), .text(old)])
-            }
+            try await database.execute(
+                """
+                UPDATE \(Self.collectionName) SET metadata = json_set(metadata, '$.collection', ?)
+                WHERE json_extract(metadata, '$.collection') = ?
+                """, bindings: [.text(new), .text(old)])
         }
     }
 

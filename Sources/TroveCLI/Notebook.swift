@@ -9,11 +9,12 @@ import TroveText
 /// so re-indexing skips what did not change, and the named collections themselves
 /// (`trove_collections`, see ``NoteCollection``).
 ///
-/// A database indexed with more than one model keeps the first model's vectors in `notes` and
-/// each further model's in a companion collection `notes_vectors_2`, `notes_vectors_3`, … (no
-/// text index; the same ids, content, source and metadata as `notes`, so every filter applies
-/// to every leg before ranking), written and deleted together with
-/// `notes` in one transaction. Searches fuse their vector legs (see ``MultiModelSearch``).
+/// A database indexed with more than one model keeps a vector per model in each record: the
+/// first model's in `embedding`, the others' in `embedding_2`, `embedding_3`, …
+/// (``CollectionConfiguration/additionalEmbeddings``), so every filter and the text leg apply to
+/// every model's leg, and a search is one query with a leg per model (see ``MultiModelSearch``).
+/// Databases of older versions, which kept each further model's vectors in a collection of its
+/// own, are moved on open (``NotebookMigration``).
 ///
 /// Every record the tool writes carries `file` (the absolute path it came from), `chunk`,
 /// `chunks` and `collection` in its metadata, and .jsonl records also `doc_id`; a file's records are found again
@@ -32,51 +33,43 @@ struct Notebook: Sendable {
 
     let database: Database
     let collection: SearchCollection
-    /// The vectors of the second and later models, in model order.
-    let companions: [SearchCollection]
     let path: String
-
-    /// The companion collection of model number `index` (0-based; 0 is `notes` itself).
-    static func companionName(_ index: Int) -> String { "notes_vectors_\(index + 1)" }
 
     /// The manifests of the models a database was indexed with, in order (empty when it has
     /// no notes yet).
     static func manifests(of database: Database) async throws -> [EmbeddingManifest] {
-        var manifests: [EmbeddingManifest] = []
-        guard let first = try await database.configuration(of: collectionName)?.embedding else {
-            return []
-        }
-        manifests.append(first)
-        var index = 1
-        while let next = try await database.configuration(of: companionName(index))?.embedding {
-            manifests.append(next)
-            index += 1
-        }
-        return manifests
+        guard let configuration = try await database.configuration(of: collectionName),
+            let first = configuration.embedding
+        else { return [] }
+        return [first] + configuration.additionalEmbeddings
     }
 
-    /// Opens the companions for `embedders[1...]`, refusing a different list of models.
-    private static func openCompanions(
-        _ database: Database, embedders: [any Embedder], existing: Bool, path: String
-    ) async throws -> [SearchCollection] {
+    /// Each model's vector field as a configuration of its own (its model, dimension and the
+    /// collection's index), in model order: what `trove stats` lists.
+    static func vectorFields(_ configuration: CollectionConfiguration) -> [CollectionConfiguration]
+    {
+        [configuration]
+            + configuration.additionalEmbeddings.map { model in
+                var field = configuration
+                field.dimension = model.dimension
+                field.embedding = model
+                field.additionalEmbeddings = []
+                return field
+            }
+    }
+
+    /// Refuses a list of models other than the one the database was indexed with.
+    private static func checkModels(
+        _ database: Database, embedders: [any Embedder], path: String
+    ) async throws {
         let stored = try await manifests(of: database)
         let requested = embedders.map(\.manifest)
-        if existing, stored.count > 1 || requested.count > 1, stored != requested {
+        if stored.count > 1 || requested.count > 1, stored != requested {
             throw CLIError.failure(
                 "\(path) was indexed with \(stored.map(\.modelID).joined(separator: " + ")); "
                     + "this command asked for \(requested.map(\.modelID).joined(separator: " + ")). "
                     + "Pass the same --model list, or index into another database (--db).")
         }
-        var companions: [SearchCollection] = []
-        for (index, embedder) in embedders.enumerated().dropFirst() {
-            let name = companionName(index)
-            companions.append(
-                try await database.configuration(of: name) != nil
-                    ? try await database.collection(named: name, embedder: embedder)
-                    : try await database.collection(
-                        name, embedder: embedder, lexicalSearch: false, ids: .uuid))
-        }
-        return companions
     }
 
     /// Opens the database for writing, creating the file, its folder and the collection when
@@ -98,30 +91,29 @@ struct Notebook: Sendable {
         }
         let database = try EncryptionPassphrase.openDatabase(
             path: path, context: context, encrypt: encrypt)
-        try await migrateIDs(database, context: context)
+        try await migrate(database, context: context)
         let existing = try await database.configuration(of: collectionName) != nil
-        if existing {
-            _ = try await openCompanions(database, embedders: embedders, existing: true, path: path)
-        }
+        if existing { try await checkModels(database, embedders: embedders, path: path) }
         // An existing collection opens with its stored configuration (so a newer default, such
         // as another text tokenizer, never refuses a database made by an older trove); only the
-        // model must match.
+        // models must match.
         let collection =
             existing
-            ? try await database.collection(named: collectionName, embedder: embedder)
+            ? try await database.collection(
+                named: collectionName, embedder: embedder,
+                additionalEmbedders: Array(embedders.dropFirst()))
             : try await database.collection(
-                collectionName, embedder: embedder, tokenizer: defaultTokenizer, ids: .uuid)
-        let companions = try await openCompanions(
-            database, embedders: embedders, existing: existing, path: path)
-        let notebook = Notebook(
-            database: database, collection: collection, companions: companions, path: path)
+                collectionName, embedder: embedder,
+                additionalEmbedders: Array(embedders.dropFirst()), tokenizer: defaultTokenizer,
+                ids: .uuid)
+        let notebook = Notebook(database: database, collection: collection, path: path)
         try await notebook.prepareTables()
         return notebook
     }
 
     /// Opens an existing database; never creates one.
     /// - Parameter embedders: attach the models for vector and hybrid search, in the order the
-    ///   database was indexed with (nil: text only, companions opened without a model).
+    ///   database was indexed with (nil: text only).
     /// - Throws: ``CLIError/notFound(_:)`` when there is no database or no indexed notes yet.
     static func openExisting(path: String, embedders: [any Embedder]?, context: CommandContext)
         async throws -> Notebook
@@ -132,35 +124,32 @@ struct Notebook: Sendable {
                     + "(or pass --db / set TROVE_DB)")
         }
         let database = try EncryptionPassphrase.openDatabase(path: path, context: context)
-        try await migrateIDs(database, context: context)
+        try await migrate(database, context: context)
         guard try await database.configuration(of: collectionName) != nil else {
             throw CLIError.notFound(
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")
         }
+        if let embedders { try await checkModels(database, embedders: embedders, path: path) }
         let collection = try await database.collection(
-            named: collectionName, embedder: embedders?.first)
-        let companions: [SearchCollection]
-        if let embedders {
-            companions = try await openCompanions(
-                database, embedders: embedders, existing: true, path: path)
-        } else {
-            let count = try await manifests(of: database).count
-            companions = try await (1..<max(count, 1)).asyncMap {
-                try await database.collection(named: companionName($0))
-            }
-        }
-        let notebook = Notebook(
-            database: database, collection: collection, companions: companions, path: path)
+            named: collectionName, embedder: embedders?.first,
+            additionalEmbedders: Array((embedders ?? []).dropFirst()))
+        let notebook = Notebook(database: database, collection: collection, path: path)
         try await notebook.prepareTables()
         return notebook
     }
 
-    /// Moves a database of an older `trove` to UUID record ids (``NotebookMigration``), saying so.
-    static func migrateIDs(_ database: Database, context: CommandContext) async throws {
-        guard let moved = try await NotebookMigration.migrateToUUIDs(database) else { return }
-        context.console.err.write(
-            "trove: gave the \(moved) notes of this database UUID ids (sync needs ids unique across devices)\n"
-        )
+    /// Moves a database of an older `trove` to UUID record ids and to one collection of every
+    /// model's vectors (``NotebookMigration``), saying so.
+    static func migrate(_ database: Database, context: CommandContext) async throws {
+        if let moved = try await NotebookMigration.migrateToUUIDs(database) {
+            context.console.err.write(
+                "trove: gave the \(moved) notes of this database UUID ids (sync needs ids unique across devices)\n"
+            )
+        }
+        if let models = try await NotebookMigration.mergeModelCollections(database) {
+            context.console.err.write(
+                "trove: moved the vectors of \(models) further models into the notes themselves\n")
+        }
     }
 
     /// The content hash of every file indexed into `collection`, by path.
@@ -198,15 +187,13 @@ struct Notebook: Sendable {
     ) async throws {
         let previous = try await recordCount(file: file, collection: name)
         let ids = records.indices.map { NoteRecordID.make(collection: name, key: key, chunk: $0) }
-        for (index, table) in ([collection] + companions).enumerated() {
-            try await table.upsert(
-                zip(ids, records).map { id, record in
-                    VectorEntry(
-                        id: id, content: record.content, source: record.source,
-                        metadata: record.metadata,
-                        vector: record.vectors[index])
-                })
-        }
+        try await collection.upsert(
+            zip(ids, records).map { id, record in
+                VectorEntry(
+                    id: id, content: record.content, source: record.source,
+                    metadata: record.metadata, vector: record.vectors[0],
+                    additionalVectors: Array(record.vectors.dropFirst()))
+            })
         try await deleteRecords(
             ofFile: file, collection: name, key: key,
             chunks: records.count..<max(previous, records.count),
@@ -262,25 +249,10 @@ struct Notebook: Sendable {
             AND id NOT IN (SELECT value FROM json_each(?))
             """
         let bindings: [SQLValue] = [.text(file), .text(name), list(stale), list(keeping)]
-        // Companion rows carry the same ids and metadata.
-        for index in companions.indices {
-            try await database.execute(
-                "DELETE FROM \(Self.companionName(index + 1)) WHERE \(condition)",
-                bindings: bindings)
-        }
         // Raw SQL on the collection's table: its triggers keep the text index, the change log
         // and sync's capture in step, so the vector index drops these rows before the next query.
         return try await database.execute(
             "DELETE FROM \(Self.collectionName) WHERE \(condition)", bindings: bindings)
-    }
-
-    /// Deletes companion vectors whose record is gone from `notes` (after `trove rm`).
-    func pruneCompanions() async throws {
-        for index in companions.indices {
-            try await database.execute(
-                "DELETE FROM \(Self.companionName(index + 1)) WHERE id NOT IN (SELECT id FROM \(Self.collectionName))"
-            )
-        }
     }
 
     /// Forgets the hashes of `files`, so the next `trove index` writes them again.
@@ -332,14 +304,5 @@ struct Notebook: Sendable {
     func fileCount() async throws -> Int {
         let rows = try await database.query("SELECT count(*) AS n FROM \(Self.filesTable)")
         return rows.first?.int("n") ?? 0
-    }
-}
-
-extension Range where Bound == Int {
-    /// `map` with an async transform, in order.
-    func asyncMap<T>(_ transform: (Int) async throws -> T) async rethrows -> [T] {
-        var results: [T] = []
-        for index in self { results.append(try await transform(index)) }
-        return results
     }
 }

@@ -196,7 +196,6 @@ struct RemoveCommand: TroveCommand {
             let files = try await notebook.files(ofSource: resolved)
             removed = try await notebook.inTransaction {
                 let count = try await notebook.collection.delete(where: .source(resolved))
-                try await notebook.pruneCompanions()
                 try await notebook.forget(files: files)
                 return count
             }
@@ -214,7 +213,6 @@ struct RemoveCommand: TroveCommand {
                 for id in Set(numbers) {
                     if try await notebook.collection.delete(id: id) { count += 1 }
                 }
-                try await notebook.pruneCompanions()
                 // The file lost part of its records: forget its hash so `index` rewrites it.
                 try await notebook.forget(files: files)
                 return count
@@ -265,8 +263,7 @@ struct StatsCommand: TroveCommand {
         let lastIndexed = try await notebook.database.query(
             "SELECT max(indexed_at) AS at FROM \(Notebook.filesTable)"
         ).first?.double("at")
-        // One vector field per model: `notes` holds the first, each companion one more.
-        let fields = [configuration] + notebook.companions.map { $0.configuration }
+        let fields = Notebook.vectorFields(configuration)
         return StatsResult(
             database: notebook.path, fileBytes: notebook.database.fileSize(),
             records: try await notebook.collection.count(),
@@ -294,8 +291,7 @@ struct StatsCommand: TroveCommand {
         let files = try await notebook.fileCount()
         let size = notebook.database.fileSize()
         let configuration = notebook.collection.configuration
-        // One vector field per model: `notes` holds the first, each companion one more.
-        let fields = [configuration] + notebook.companions.map { $0.configuration }
+        let fields = Notebook.vectorFields(configuration)
         let collections = try await notebook.collections()
 
         if context.json {

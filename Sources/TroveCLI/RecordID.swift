@@ -14,8 +14,7 @@ import TroveSQLite
 ///
 /// Two machines indexing the same notes therefore write the same ids, and `trove sync` merges
 /// the two copies of a chunk into one (field by field, the later write winning) instead of
-/// keeping both. A companion collection (`notes_vectors_N`) stores a chunk's other vectors
-/// under the same id. Short ids (`#` and 8 hex digits) are not record ids: they hash the
+/// keeping both. Short ids (`#` and 8 hex digits) are not record ids: they hash the
 /// absolute path (``Note/shortID``).
 ///
 /// ```swift

@@ -55,15 +55,15 @@ enum Retokenizer {
         -> Change?
     {
         let old = try Database(path: path)
+        // An older database moves to today's layout first, as any command would move it.
+        try await NotebookMigration.migrateToUUIDs(old)
+        try await NotebookMigration.mergeModelCollections(old)
         guard var configuration = try await old.configuration(of: Notebook.collectionName) else {
             throw CLIError.notFound("\(path) holds no notes indexed by trove")
         }
-        let modelCount = try await Notebook.manifests(of: old).count
-        let companionNames = (1..<max(modelCount, 1)).map(Notebook.companionName)
         let oldNames = try await old.collectionNames()
         let others = oldNames.filter {
-            $0 != Notebook.collectionName && !companionNames.contains($0)
-                && $0 != Notebook.definitionsName
+            $0 != Notebook.collectionName && $0 != Notebook.definitionsName
         }
         guard others.isEmpty else {
             throw CLIError.failure(
@@ -79,11 +79,6 @@ enum Retokenizer {
         let new = try Database(path: staged)
         let notes = try await new.collection(Notebook.collectionName, configuration: configuration)
         let table = Notebook.collectionName
-        // The other models' vectors keep their configurations (they have no text index).
-        for name in companionNames {
-            guard let companion = try await old.configuration(of: name) else { continue }
-            _ = try await new.collection(name, configuration: companion)
-        }
         // The collections' definitions, made before the tool's tables are copied so that they
         // are not made again from them (a database without definitions gets them when next
         // opened, from its own table).
@@ -97,14 +92,15 @@ enum Retokenizer {
         try await new.execute("BEGIN IMMEDIATE")
         do {
             // The collections' insert triggers fill the new text index and the change logs.
-            for name in [table] + companionNames {
-                try await new.execute(
-                    """
-                    INSERT INTO main.\(name)(id, content, source, metadata, embedding, created_at, updated_at, _version)
-                    SELECT id, content, source, metadata, embedding, created_at, updated_at, _version FROM old.\(name)
-                    ORDER BY id
-                    """)
-            }
+            let columns =
+                (["id", "content", "source", "metadata"] + configuration.vectorFields
+                + ["created_at", "updated_at", "_version"]).map { "\"\($0)\"" }.joined(
+                    separator: ", ")
+            try await new.execute(
+                """
+                INSERT INTO main.\(table)(\(columns))
+                SELECT \(columns) FROM old.\(table) ORDER BY id
+                """)
             // The tool's own tables (file hashes, collections) as they are, whatever their
             // version: `Notebook.prepareTables()` moves them on when the database is next opened.
             for name in [Notebook.filesTable, Notebook.collectionsTable] {

@@ -149,7 +149,7 @@ extension SyncCommand {
         defer { transport.close() }
         let database = try EncryptionPassphrase.openDatabase(
             path: try context.databasePath(), context: context)
-        try await Notebook.migrateIDs(database, context: context)
+        try await Notebook.migrate(database, context: context)
         let sync = try await openSpace(
             options, context: context, database: database, transport: transport)
         let space = sync.space
@@ -219,7 +219,7 @@ extension SyncCommand {
         let transport = try PostgresTransport(url: url)
         let database = try EncryptionPassphrase.openDatabase(
             path: try context.databasePath(), context: context)
-        try await Notebook.migrateIDs(database, context: context)
+        try await Notebook.migrate(database, context: context)
         return (transport, database)
     }
 
@@ -230,7 +230,7 @@ extension SyncCommand {
     ) async throws -> SyncSpace {
         let database = try EncryptionPassphrase.openDatabase(
             path: try context.databasePath(), context: context)
-        try await Notebook.migrateIDs(database, context: context)
+        try await Notebook.migrate(database, context: context)
         let space = try await spaceName(options, database)
         return try await SyncSpace(
             database: database, space: space, key: try SyncKey.random(),
@@ -373,20 +373,16 @@ extension SyncCommand {
         return bound
     }
 
-    /// The collections to sync: those named, else the notes with the vectors of every further
-    /// model (`notes_vectors_N`), so another device searches with every model at once, and the
+    /// The collections to sync: those named, else the notes (with every model's vectors, so
+    /// another device searches with every model at once) and the
     /// collections' definitions (name, context, mask), so their contexts travel with the notes.
     static func collections(_ options: SyncOptions, _ database: Database) async throws
         -> [String]
     {
         let named = options.collections
         guard named.isEmpty else { return named }
-        var names = [Notebook.collectionName]
-        while try await database.configuration(of: Notebook.companionName(names.count)) != nil {
-            names.append(Notebook.companionName(names.count))
-        }
         try await Notebook.prepareDefinitions(database)
-        return names + [Notebook.definitionsName]
+        return [Notebook.collectionName, Notebook.definitionsName]
     }
 
     /// The space's passphrase: `TROVE_SYNC_PASSWORD_FILE` (first line), `TROVE_SYNC_PASSWORD`, or

@@ -209,7 +209,9 @@ struct CollectionTests {
         #expect(nothing.status == ExitCode.usage)
     }
 
-    @Test("remove deletes the collection's records in every model's collection; the others stay")
+    @Test(
+        "remove deletes the collection's records (every model's vectors with them); the others stay"
+    )
     func remove() async throws {
         let f = try fixture()
         let models = ["--model", "/m/modelA", "--model", "/m/modelB"]
@@ -221,12 +223,11 @@ struct CollectionTests {
         #expect(removed.status == 0, "\(removed.err)")
         #expect(try JSONValue.parse(removed.out)["records"] == .int(3))
         let database = try Database(path: f.database)
-        for table in ["notes", "notes_vectors_2"] {
-            let left = try await database.query(
-                "SELECT json_extract(metadata, '$.collection') AS c FROM \(table)"
-            ).compactMap { $0.string("c") }
-            #expect(left == ["work"], "\(table)")
-        }
+        let left = try await database.query(
+            "SELECT json_extract(metadata, '$.collection') AS c, embedding_2 IS NOT NULL AS v FROM notes"
+        )
+        #expect(left.compactMap { $0.string("c") } == ["work"])
+        #expect(left.map { $0.int("v") } == [1])
         let files = try await database.query("SELECT collection FROM trove_files").compactMap {
             $0.string("collection")
         }

@@ -7,8 +7,8 @@ import TroveTestSupport
 
 /// The engine's ``CompetenceFusion`` against the CLI's former multi-model fusion
 /// (``FormerMultiModelSearch``), on seeded notes: the same hits in the same order, with the
-/// same scores, whether the legs are one collection's vector fields or the former companion
-/// collections.
+/// same scores, whether the legs are a document collection's vector fields or the notes' (a
+/// search collection of several models), against the former layout of a collection per model.
 @Suite("MultiModelSearch", .serialized)
 struct MultiModelSearchTests {
     static let words = [
@@ -18,12 +18,18 @@ struct MultiModelSearchTests {
     ]
     static let dimensions = [8, 6, 5]
 
+    static func embedder(_ model: Int) -> HashingEmbedder {
+        HashingEmbedder(dimension: dimensions[model], modelID: "test/model-\(model)")
+    }
+
     /// One seeded data set in both layouts.
     struct Notes {
         let database: Database
         let former: FormerMultiModelSearch
         /// The same notes in one collection, a vector field per model.
         let documents: DocumentCollection
+        /// The same notes as `trove index` keeps them: one search collection of every model.
+        let notes: SearchCollection
         let models: Int
         var rng: SeededGenerator
 
@@ -43,10 +49,19 @@ struct MultiModelSearchTests {
             for model in 1..<models {
                 companions.append(
                     try await database.collection(
-                        Notebook.companionName(model),
+                        NotebookMigration.formerModelCollection(model),
                         dimension: MultiModelSearchTests.dimensions[model],
                         lexicalSearch: false))
             }
+            let manifests = (0..<models).map {
+                MultiModelSearchTests.embedder($0).manifest
+            }
+            let multi = try await database.collection(
+                "multi",
+                configuration: CollectionConfiguration(
+                    dimension: MultiModelSearchTests.dimensions[0],
+                    tokenizer: Notebook.defaultTokenizer, embedding: manifests[0],
+                    additionalEmbeddings: Array(manifests.dropFirst())))
             let documents = try await database.documents(
                 "one",
                 schema: DocumentSchema(
@@ -60,6 +75,7 @@ struct MultiModelSearchTests {
                         fields: ["content"], tokenizer: Notebook.defaultTokenizer)))
             var entries: [[VectorEntry]] = Array(repeating: [], count: models)
             var rows: [Document] = []
+            var multiEntries: [VectorEntry] = []
             for id in 1...Int64(count) {
                 let content = (0..<Int.random(in: 3...9, using: &rng)).map { _ in
                     MultiModelSearchTests.words.randomElement(using: &rng)!
@@ -75,16 +91,22 @@ struct MultiModelSearchTests {
                     fields[field(model)] = .vector(vector)
                 }
                 rows.append(Document(id: .int(id), fields))
+                multiEntries.append(
+                    VectorEntry(
+                        id: .int(id), content: content, source: source,
+                        vector: entries[0].last!.vector,
+                        additionalVectors: entries.dropFirst().map { $0.last!.vector }))
             }
             try await notes.insert(entries[0])
             for (companion, rows) in zip(companions, entries.dropFirst()) {
                 try await companion.insert(rows)
             }
             try await documents.insert(rows)
+            try await multi.insert(multiEntries)
             return Notes(
                 database: database,
                 former: FormerMultiModelSearch(collection: notes, companions: companions),
-                documents: documents, models: models, rng: rng)
+                documents: documents, notes: multi, models: models, rng: rng)
         }
 
         /// A random query: two or three words, one vector per model, a competence rule.
@@ -145,17 +167,14 @@ struct MultiModelSearchTests {
     }
 
     @Test(
-        "the CLI's search over notes and companion collections equals the former fusion",
+        "the CLI's search over the notes' vector fields equals the former fusion",
         arguments: [(UInt64(4), 2), (UInt64(5), 3)])
     func cliMatchesFormer(seed: UInt64, models: Int) async throws {
         let directory = try TemporaryDirectory()
         var notes = try await Notes.make(
             seed: seed, models: models, count: 300, directory: directory)
         let search = MultiModelSearch(
-            collection: notes.former.collection, companions: notes.former.companions,
-            embedders: (0..<models).map {
-                HashingEmbedder(dimension: Self.dimensions[$0], modelID: "test/model-\($0)")
-            })
+            collection: notes.notes, embedders: (0..<models).map(Self.embedder))
         for round in 0..<10 {
             let (text, vectors, competent) = notes.query()
             for mode in [SearchMode.vector, .hybrid, .text] {

@@ -27,7 +27,7 @@ struct MultiModelTests {
     }
 
     @Test(
-        "index with two models writes a companion collection with the same ids; search fuses both")
+        "index with two models writes a vector per model into each note; search fuses both")
     func indexAndSearchWithTwoModels() async throws {
         let f = try fixture()
         let models = ["--model", "/m/modelA", "--model", "/m/modelB"]
@@ -36,13 +36,16 @@ struct MultiModelTests {
         let database = try Database(path: f.database)
         let manifests = try await Notebook.manifests(of: database)
         #expect(manifests.map(\.modelID) == ["test/model-a", "test/model-b"])
-        let notes = try await database.query("SELECT id FROM notes ORDER BY id").map {
-            $0.int("id")
+        let notes = try await database.collection(named: "notes")
+        #expect(notes.configuration.vectorFields == ["embedding", "embedding_2"])
+        let entries = try await notes.fetch(Query())
+        #expect(entries.count == 3)
+        for entry in entries {
+            #expect(entry.vector == HashingEmbedder(dimension: 64).vector(entry.content))
+            #expect(
+                entry.additionalVectors == [HashingEmbedder(dimension: 48).vector(entry.content)])
         }
-        let companion = try await database.query("SELECT id FROM notes_vectors_2 ORDER BY id").map {
-            $0.int("id")
-        }
-        #expect(notes == companion && notes.count == 3)
+        #expect(try await database.collectionNames().allSatisfy { !$0.hasPrefix("notes_vectors") })
 
         for mode in ["hybrid", "vector", "text"] {
             let run = await f.trove(
@@ -66,19 +69,20 @@ struct MultiModelTests {
         }
         // Without --model, search loads what the database was indexed with... which for these
         // unknown test models is the default folder twice: refused, naming both models.
-        // Removing a file's records removes them from both collections.
+        // Removing a file's records removes every model's vectors with them.
         try FileManager.default.removeItem(atPath: f.path("dentist.md"))
         let again = await f.trove(["index"] + models + ["."], services: Self.twoModelServices)
         #expect(again.err.contains("1 removed"), "\(again.err)")
-        let left = try await database.query("SELECT count(*) AS n FROM notes_vectors_2").first?.int(
-            "n")
-        #expect(left == 2)
+        #expect(try await notes.count() == 2)
         let rm = await f.trove(
             ["rm", "--source", f.path("work/standup.md")], services: Self.twoModelServices)
         #expect(rm.status == 0, "\(rm.err)")
-        #expect(
-            try await database.query("SELECT count(*) AS n FROM notes_vectors_2").first?.int("n")
-                == 1)
+        #expect(try await notes.count() == 1)
+        let second = try await notes.search(
+            Query().nearest(
+                to: HashingEmbedder(dimension: 48).vector("tomatoes planting"), in: "embedding_2"
+            ).limit(5))
+        #expect(second.map(\.record.source) == [f.path("garden/tomatoes.txt")])
     }
 
     @Test("a database indexed with one model refuses a second one, and the reverse")

@@ -354,27 +354,35 @@ struct NotesSyncCLITests {
     }
 
     /// Writes at `target` the database an older `trove` would have made of `source`'s notes:
-    /// the same collections, configuration and rows, with Int64 ids 1, 2, … in id order, and
-    /// the same `trove_files` and `trove_collections` tables.
+    /// the same configuration and rows, with Int64 ids 1, 2, … in id order, each further
+    /// model's vectors in a collection of its own (`notes_vectors_2`, …, the same ids, no text
+    /// index), and the same `trove_files` and `trove_collections` tables.
     func olderCopy(of source: String, at target: String) async throws {
         let old = try Database(path: source)
         let copy = try Database(path: target)
+        guard var configuration = try await old.configuration(of: "notes") else { return }
+        let further = configuration.additionalEmbeddings
+        configuration.additionalEmbeddings = []
+        configuration.ids = .int64
+        let entries = try await old.collection(named: "notes").fetch(
+            Query().sorted(by: .ascending("id")))
         var numbers: [DocumentID: DocumentID] = [:]
-        for name in ["notes", Notebook.companionName(1)] {
-            guard var configuration = try await old.configuration(of: name) else { continue }
-            configuration.ids = .int64
-            let entries = try await old.collection(named: name).fetch(
-                Query().sorted(by: .ascending("id")))
-            for entry in entries where numbers[entry.id] == nil {
-                numbers[entry.id] = .int(Int64(numbers.count + 1))
+        for entry in entries { numbers[entry.id] = .int(Int64(numbers.count + 1)) }
+        func rows(_ vector: (VectorEntry) -> [Float]) -> [VectorEntry] {
+            entries.map {
+                VectorEntry(
+                    id: numbers[$0.id]!, content: $0.content, source: $0.source,
+                    metadata: $0.metadata, vector: vector($0))
             }
-            try await copy.collection(name, configuration: configuration).insert(
-                entries.map {
-                    VectorEntry(
-                        id: numbers[$0.id]!, content: $0.content, source: $0.source,
-                        metadata: $0.metadata,
-                        vector: $0.vector)
-                })
+        }
+        try await copy.collection("notes", configuration: configuration).insert(rows(\.vector))
+        for (index, model) in further.enumerated() {
+            try await copy.collection(
+                NotebookMigration.formerModelCollection(index + 1),
+                configuration: CollectionConfiguration(
+                    dimension: model.dimension, lexicalSearch: false,
+                    tokenizer: CollectionConfiguration.englishTokenizer, embedding: model)
+            ).insert(rows { $0.additionalVectors[index] })
         }
         for table in [Notebook.filesTable, Notebook.collectionsTable] {
             guard
@@ -394,7 +402,7 @@ struct NotesSyncCLITests {
     }
 
     @Test(
-        "an older notes database (Int64 ids, two models) moves to UUID ids on open: nothing lost, short ids kept, then it syncs"
+        "an older notes database (Int64 ids, a collection per model) moves to UUID ids and one collection on open: nothing lost, short ids kept, then it syncs"
     )
     func olderDatabasesMoveToUUIDs() async throws {
         let fixture = try NotesFixture()
@@ -413,6 +421,10 @@ struct NotesSyncCLITests {
         let before = try await Database(path: older).collection(named: "notes").fetch(
             Query().sorted(by: .ascending("id")))
         #expect(before.count == 2 && before.allSatisfy { $0.id.kind == .int64 })
+        let beforeSecond = try await Database(path: older).collection(
+            named: NotebookMigration.formerModelCollection(1)
+        ).fetch(Query().sorted(by: .ascending("id")))
+        #expect(beforeSecond.map(\.id) == before.map(\.id))
 
         let search = await runTrove(
             ["search", "--json"] + models + ["tomatoes", "planting", "--db", older],
@@ -420,6 +432,9 @@ struct NotesSyncCLITests {
             services: services)
         #expect(search.status == 0, "\(search.err)")
         #expect(search.err.contains("gave the 2 notes of this database UUID ids"), "\(search.err)")
+        #expect(
+            search.err.contains("moved the vectors of 1 further models into the notes"),
+            "\(search.err)")
         #expect(
             results(try JSONValue.parse(search.out)).first?["source"]?.string
                 == fixture.path("garden/tomatoes.txt"))
@@ -435,11 +450,12 @@ struct NotesSyncCLITests {
                 && after.map(\.metadata) == before.map(\.metadata))
         #expect(after.map(\.vector) == before.map(\.vector))
         #expect(after.allSatisfy { $0.id.kind == .uuid })
-        let companion = try await database.collection(named: Notebook.companionName(1))
-        #expect(companion.configuration.ids == .uuid)
+        // The second model's vectors are the notes' own now; its collection is gone.
+        #expect(notes.configuration.additionalEmbeddings.map(\.modelID) == ["test/model-b"])
+        #expect(after.map(\.additionalVectors) == beforeSecond.map { [$0.vector] })
         #expect(
-            try await companion.fetch(Query().sorted(by: .ascending("id"))).map(\.id)
-                == after.map(\.id))
+            !(try await database.collectionNames()).contains(
+                NotebookMigration.formerModelCollection(1)))
         // The text index was rebuilt; the short id still names the same note.
         #expect(
             try await notes.search(Query().matching(.typed("Okafor"))).map(\.id) == [after[0].id])
@@ -450,13 +466,15 @@ struct NotesSyncCLITests {
         let again = await runTrove(
             ["search"] + models + ["dentist", "--db", older], directory: fixture.notes,
             services: services)
-        #expect(again.status == 0 && !again.err.contains("UUID ids"))
+        #expect(
+            again.status == 0 && !again.err.contains("UUID ids")
+                && !again.err.contains("further models"))
         let sync = await runTrove(
             ["sync", "status", "--space", "s", "--db", older], directory: fixture.notes,
             services: services)
-        // Four notes and the definition of the collection they were indexed into.
+        // Two notes (each with both models' vectors) and the definition of their collection.
         #expect(
-            sync.status == 0 && sync.out.contains("pending changes:    5"),
+            sync.status == 0 && sync.out.contains("pending changes:    3"),
             "\(sync.out) \(sync.err)")
     }
 }
