@@ -65,7 +65,7 @@ public struct CollectionConfiguration: Codable, Hashable, Sendable {
     }
 
     /// The vector fields, one per model: `embedding`, then `embedding_2`, `embedding_3`, … for
-    /// ``additionalEmbeddings``. Name them in ``Query/nearest(to:in:k:weight:)`` to search by one model.
+    /// ``additionalEmbeddings``. Name them in ``Query/nearest(to:in:weight:k:)`` to search by one model.
     public var vectorFields: [String] {
         ["embedding"] + additionalEmbeddings.indices.map { "embedding_\($0 + 2)" }
     }
