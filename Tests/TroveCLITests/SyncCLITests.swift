@@ -205,9 +205,11 @@ struct SyncCLITests {
             Document(id: .string("n2"), ["title": .string("tulip bulbs")])
         ])
         #expect(await sync(a).status == 0)
-        // One flipped bit in the first change set, as a server (or its disk) could do.
+        // One flipped bit in the first change set, as a server (or its disk) could do. Spaces
+        // are read first, in the order push, pull and a schema re-install lock them.
         try server.psql(
             """
+            SELECT FROM trove_sync.spaces WHERE false;
             UPDATE trove_sync.changes SET payload = set_byte(payload, 20, get_byte(payload, 20) # 1)
             WHERE server_sequence = 1 AND space_id = (SELECT id FROM trove_sync.spaces WHERE name = '\(space)')
             """)

@@ -163,7 +163,8 @@ import TroveTestSupport
             #expect(output.contains("TS005"), "\(output)")
         }
         let deleted = try server.psql(
-            "WITH d AS (DELETE FROM trove_sync.changes c WHERE c.space_id = trove_sync.space_id('\(space)') RETURNING 1) "
+            "SELECT FROM trove_sync.spaces WHERE false; "  // spaces first, as push and pull lock them
+                + "WITH d AS (DELETE FROM trove_sync.changes c WHERE c.space_id = trove_sync.space_id('\(space)') RETURNING 1) "
                 + "SELECT count(*) FROM d", user: member.role, password: member.password)
         #expect(deleted.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         #expect(

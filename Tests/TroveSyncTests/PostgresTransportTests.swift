@@ -70,9 +70,12 @@ import TroveTestSupport
                 SealedChangeSet(device: "d", deviceSequence: Int64($0 + 1), payload: $1)
             },
             space: space)
+        // Spaces before changes, the order in which push, pull and a re-install of the schema
+        // (run by other tests on this server at the same time) lock them: PostgreSQL locks a
+        // query's tables in the order it names them, and the other order deadlocks.
         let stored = try server.psql(
-            "SELECT encode(c.payload, 'hex') || ':' || c.size FROM trove_sync.changes c "
-                + "JOIN trove_sync.spaces s ON s.id = c.space_id WHERE s.name = '\(space)' ORDER BY c.server_sequence"
+            "SELECT encode(c.payload, 'hex') || ':' || c.size FROM trove_sync.spaces s "
+                + "JOIN trove_sync.changes c ON s.id = c.space_id WHERE s.name = '\(space)' ORDER BY c.server_sequence"
         )
         let expected = payloads.map {
             $0.map { String(format: "%02x", $0) }.joined() + ":\($0.count)"
@@ -102,7 +105,7 @@ import TroveTestSupport
             ]
         #expect(try await retry.push(again, space: space) == [1, 2, 3, 4, 5, 5, 6])
         let count = try server.psql(
-            "SELECT count(*) FROM trove_sync.changes c JOIN trove_sync.spaces s ON s.id = c.space_id "
+            "SELECT count(*) FROM trove_sync.spaces s JOIN trove_sync.changes c ON s.id = c.space_id "
                 + "WHERE s.name = '\(space)'")
         #expect(count.trimmingCharacters(in: .whitespacesAndNewlines) == "6")
         #expect(try await transport.lastSequence(space: space) == 6)
