@@ -162,8 +162,9 @@ import TroveTestSupport
         } catch TestPostgresError.command(_, _, let output) {
             #expect(output.contains("TS005"), "\(output)")
         }
+        // Spaces first, in the order push, pull and a schema re-install lock them.
         let deleted = try server.psql(
-            "SELECT FROM trove_sync.spaces WHERE false; "  // spaces first, as push and pull lock them
+            "SELECT FROM trove_sync.spaces WHERE false; "
                 + "WITH d AS (DELETE FROM trove_sync.changes c WHERE c.space_id = trove_sync.space_id('\(space)') RETURNING 1) "
                 + "SELECT count(*) FROM d", user: member.role, password: member.password)
         #expect(deleted.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
