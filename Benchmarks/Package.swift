@@ -12,6 +12,9 @@ let package = Package(
         .systemLibrary(name: "CBenchLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // glibc's allocator statistics, for heap bytes per model (contexts).
         .systemLibrary(name: "CBenchMalloc"),
+        // The tests' process spawner (Foundation's Process.run can crash on Linux), for the
+        // PostgreSQL server the sync areas start (TestPostgresServer.swift, shared with the tests).
+        .target(name: "CTestProcess", path: "Sources/CTestProcess"),
         .executableTarget(
             name: "trove-bench",
             dependencies: [
@@ -20,6 +23,7 @@ let package = Package(
                 .product(name: "TroveSync", package: "Trove"),
                 "CBenchLibPQ",
                 "CBenchMalloc",
+                "CTestProcess",
             ],
             path: "Sources/TroveBench"
         )

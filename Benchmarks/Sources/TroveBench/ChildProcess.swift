@@ -1,0 +1,1 @@
+../../../Tests/TroveTestSupport/ChildProcess.swift
