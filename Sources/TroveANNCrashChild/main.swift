@@ -29,7 +29,7 @@ struct Generator {
 
 let dimension = 16
 let database = try Database(path: arguments[1])
-let items = try await database.searchCollection(
+let items = try await database.collection(
     "items",
     configuration: CollectionConfiguration(
         dimension: dimension, index: .hnsw(m: 8, efConstruction: 40)))

@@ -99,10 +99,10 @@ struct Notebook: Sendable {
         // models must match.
         let collection =
             existing
-            ? try await database.searchCollection(
+            ? try await database.collection(
                 named: collectionName, embedder: embedder,
                 additionalEmbedders: Array(embedders.dropFirst()))
-            : try await database.searchCollection(
+            : try await database.collection(
                 collectionName, embedder: embedder,
                 additionalEmbedders: Array(embedders.dropFirst()), tokenizer: defaultTokenizer,
                 ids: .uuid)
@@ -130,7 +130,7 @@ struct Notebook: Sendable {
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")
         }
         if let embedders { try await checkModels(database, embedders: embedders, path: path) }
-        let collection = try await database.searchCollection(
+        let collection = try await database.collection(
             named: collectionName, embedder: embedders?.first,
             additionalEmbedders: Array((embedders ?? []).dropFirst()))
         let notebook = Notebook(database: database, collection: collection, path: path)

@@ -42,13 +42,13 @@ struct MultiModelSearchTests {
         {
             var rng = SeededGenerator(seed: seed)
             let database = try Database(path: directory.path("notes-\(seed).sqlite"))
-            let notes = try await database.searchCollection(
+            let notes = try await database.collection(
                 "notes", dimension: MultiModelSearchTests.dimensions[0],
                 tokenizer: Notebook.defaultTokenizer)
             var companions: [SearchCollection] = []
             for model in 1..<models {
                 companions.append(
-                    try await database.searchCollection(
+                    try await database.collection(
                         NotebookMigration.formerModelCollection(model),
                         dimension: MultiModelSearchTests.dimensions[model],
                         lexicalSearch: false))
@@ -56,7 +56,7 @@ struct MultiModelSearchTests {
             let manifests = (0..<models).map {
                 MultiModelSearchTests.embedder($0).manifest
             }
-            let multi = try await database.searchCollection(
+            let multi = try await database.collection(
                 "multi",
                 configuration: CollectionConfiguration(
                     dimension: MultiModelSearchTests.dimensions[0],

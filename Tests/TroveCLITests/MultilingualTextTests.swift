@@ -58,7 +58,7 @@ struct MultilingualTextTests {
             withIntermediateDirectories: true)
         do {
             let database = try Database(path: fixture.database)
-            _ = try await database.searchCollection(
+            _ = try await database.collection(
                 "notes", embedder: HashingEmbedder(),
                 tokenizer: "porter unicode61 remove_diacritics 2")
         }

@@ -101,8 +101,7 @@ import TroveTestSupport
         let key = try SyncKey.random()
         func device(_ name: String) async throws -> (notes: SearchCollection, sync: SyncSpace) {
             let database = try Database(path: directory.path("\(name).trove"))
-            let notes = try await database.searchCollection(
-                "notes", embedder: Notes.embedder, ids: ids)
+            let notes = try await database.collection("notes", embedder: Notes.embedder, ids: ids)
             let sync = try await SyncSpace(
                 database: database, space: "space", key: key, transport: server,
                 collections: ["notes"])
@@ -157,7 +156,7 @@ import TroveTestSupport
     @Test func aSearchCollectionWithInt64IDsIsRefused() async throws {
         let directory = try TemporaryDirectory()
         let database = try Database(path: directory.path("a.trove"))
-        _ = try await database.searchCollection("plain", dimension: 3)
+        _ = try await database.collection("plain", dimension: 3)
         await #expect(throws: SyncError.int64IDs(collection: "plain")) {
             _ = try await SyncSpace(
                 database: database, space: "space", key: try SyncKey.random(),

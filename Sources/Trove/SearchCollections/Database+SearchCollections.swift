@@ -7,26 +7,26 @@ extension Database {
     /// Opens the search collection `name`, creating it with `configuration` when it does not exist.
     ///
     /// ```swift
-    /// let notes = try await database.searchCollection("notes", configuration: .init(dimension: 384))
+    /// let notes = try await database.collection("notes", configuration: .init(dimension: 384))
     /// ```
     /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` when it exists with another
     ///   configuration (nothing is changed), ``TroveError/invalidName(_:reason:)``,
     ///   ``TroveError/invalidDimension(_:)``, ``TroveError/invalidConfiguration(_:)``.
-    public func searchCollection(_ name: String, configuration: CollectionConfiguration) throws
+    public func collection(_ name: String, configuration: CollectionConfiguration) throws
         -> SearchCollection
     {
         try searchCollection(name, requested: configuration, embedder: nil)
     }
 
     /// Opens or creates a search collection from its settings; see ``CollectionConfiguration``.
-    public func searchCollection(
+    public func collection(
         _ name: String, dimension: Int, metric: DistanceMetric = .cosine,
         lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
         tokenizer: String = CollectionConfiguration.defaultTokenizer, index: IndexKind = .flat,
         ids: IDKind = .int64
     ) throws -> SearchCollection {
-        try searchCollection(
+        try collection(
             name,
             configuration: CollectionConfiguration(
                 dimension: dimension, metric: metric, lexicalSearch: lexicalSearch,
@@ -41,11 +41,11 @@ extension Database {
     /// its own (``CollectionConfiguration/vectorFields``), and a text search has a leg per model.
     ///
     /// ```swift
-    /// let notes = try await database.searchCollection("notes", embedder: embedder)
+    /// let notes = try await database.collection("notes", embedder: embedder)
     /// try await notes.insert(VectorEntry(content: "Dentist on Tuesday at 10", source: "calendar"))
     /// let hits = try await notes.search("when is the dentist?")
     /// ```
-    public func searchCollection(
+    public func collection(
         _ name: String, embedder: any Embedder, additionalEmbedders: [any Embedder] = [],
         metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
@@ -73,7 +73,7 @@ extension Database {
     ///     collection was created with (all of them, or none).
     /// - Throws: ``TroveError/collectionNotFound(_:)``,
     ///   ``TroveError/embeddingMismatch(collection:stored:requested:)``.
-    public func searchCollection(
+    public func collection(
         named name: String, embedder: (any Embedder)? = nil,
         additionalEmbedders: [any Embedder] = []
     ) throws

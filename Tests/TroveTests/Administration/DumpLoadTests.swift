@@ -84,7 +84,7 @@ struct DumpLoadTests {
                 to: GraphNode("elsewhere", "free text")),
         ])
 
-        let notes = try await db.searchCollection("notes", embedder: HashingEmbedder(dimension: 16))
+        let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 16))
         for (i, text) in ["buy oat milk", "dentist on tuesday", "invoice 2041 paid", "call mum"]
             .enumerated()
         {
@@ -148,7 +148,7 @@ struct DumpLoadTests {
         #expect(hits.count == 40)
         let nearest = try await items.search(Query().nearest(to: Self.awkward, in: "v").limit(1))
         #expect(nearest.first?.record.id == 1)
-        let notes = try await target.searchCollection(named: "notes")
+        let notes = try await target.collection(named: "notes")
         #expect(try await notes.search(Query().matching("dentist")).first?.id == 2)
         #expect(
             try await notes.page(Query().sorted(by: .ascending("id")).select([])).documents.map(

@@ -25,8 +25,7 @@ struct RecordCollectionTests {
         let documents = try await db.documents(
             "docs", schema: DocumentSchema(fields: [.text("title")]))
         let chores = try await db.models(Chore.self)
-        let entries = try await db.searchCollection(
-            "entries", embedder: HashingEmbedder(dimension: 8))
+        let entries = try await db.collection("entries", embedder: HashingEmbedder(dimension: 8))
         try await documents.insert(Document(id: 5, ["title": "five"]))
         #expect(
             try await insertThree(documents) { Document(["title": .string("d\($0)")]) } == [
@@ -47,7 +46,7 @@ struct RecordCollectionTests {
         let documents = try await db.documents(
             "docs", schema: DocumentSchema(fields: [.text("title")]))
         let chores = try await db.models(Chore.self)
-        let entries = try await db.searchCollection("entries", dimension: 2)
+        let entries = try await db.collection("entries", dimension: 2)
         let later = Expiry.after(.seconds(60))
         await #expect(throws: TroveError.expiryDisabled(collection: "docs")) {
             try await documents.insert(Document(["title": "x"]), expiry: later)
@@ -96,7 +95,7 @@ struct RecordCollectionTests {
     func entriesWithoutVectors() async throws {
         let db = try Database()
         let embedder = HashingEmbedder(dimension: 4)
-        let notes = try await db.searchCollection("notes", embedder: embedder)
+        let notes = try await db.collection("notes", embedder: embedder)
         let given: [Float] = [0, 0, 0, 1]
         let ids = try await notes.insert([
             VectorEntry(content: "oat milk"), VectorEntry(content: "bread", vector: given),
@@ -104,7 +103,7 @@ struct RecordCollectionTests {
         #expect(try await notes.fetch(id: ids[0])?.vector == embedder.vector("oat milk"))
         #expect(try await notes.fetch(id: ids[1])?.vector == given)
 
-        let bare = try await db.searchCollection(named: "notes")
+        let bare = try await db.collection(named: "notes")
         await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
             try await bare.insert([
                 VectorEntry(content: "x", vector: given), VectorEntry(content: "y"),

@@ -13,7 +13,7 @@ import TroveTestSupport
     func textIDsWorkEverywhere(ids: IDKind, index: IndexKind) async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("ids.trove")
-        let notes = try await Database(path: path).searchCollection(
+        let notes = try await Database(path: path).collection(
             "notes", dimension: 8, index: index, ids: ids)
         var rng = SeededGenerator(seed: 5)
         var given: [DocumentID] = []
@@ -73,11 +73,11 @@ import TroveTestSupport
 
         // Reopened: the id kind is frozen; asking for another is a mismatch.
         let reopened = try Database(path: path)
-        let again = try await reopened.searchCollection(named: "notes")
+        let again = try await reopened.collection(named: "notes")
         #expect(again.configuration.ids == ids)
         #expect(try await again.search(Query().matching(.typed("nebula"))).map(\.id) == [given[3]])
         await #expect(throws: TroveError.self) {
-            _ = try await reopened.searchCollection("notes", dimension: 8, index: index)
+            _ = try await reopened.collection("notes", dimension: 8, index: index)
         }
         #expect(try await reopened.verify().isHealthy)
 
@@ -88,15 +88,12 @@ import TroveTestSupport
         _ = try await loaded.load(from: dump)
         let all = Query().sorted(by: .ascending("id"))
         #expect(
-            try await loaded.searchCollection(named: "notes").fetch(all)
-                == (try await again.fetch(all)))
+            try await loaded.collection(named: "notes").fetch(all) == (try await again.fetch(all)))
         #expect(
-            try await loaded.searchCollection(named: "notes").search(
-                Query().matching(.typed("nebula"))
-            )
-            .map(\.id) == [
-                given[3]
-            ])
+            try await loaded.collection(named: "notes").search(Query().matching(.typed("nebula")))
+                .map(\.id) == [
+                    given[3]
+                ])
     }
 
     /// The nearest entry to `vector` other than the rewritten one (the exact answer).

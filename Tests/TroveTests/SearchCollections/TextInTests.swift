@@ -16,7 +16,7 @@ struct TextInTests {
     func makeNotes(_ db: Database, embedder: HashingEmbedder = HashingEmbedder()) async throws
         -> SearchCollection
     {
-        let notes = try await db.searchCollection("notes", embedder: embedder)
+        let notes = try await db.collection("notes", embedder: embedder)
         try await notes.insert(Self.notes.map { VectorEntry(content: $0.0, source: $0.1) })
         return notes
     }
@@ -66,7 +66,7 @@ struct TextInTests {
         let db = try Database(path: path)
         let other = HashingEmbedder(dimension: 64, modelID: "test/other", checksum: "1111")
         let error = await #expect(throws: TroveError.self) {
-            try await db.searchCollection("notes", embedder: other)
+            try await db.collection("notes", embedder: other)
         }
         guard case .embeddingMismatch(let name, let stored, let requested)? = error else {
             Issue.record("expected embeddingMismatch, got \(String(describing: error))")
@@ -76,14 +76,14 @@ struct TextInTests {
         #expect(stored == HashingEmbedder().manifest)
         #expect(requested == other.manifest)
         await #expect(throws: TroveError.self) {
-            try await db.searchCollection(named: "notes", embedder: other)
+            try await db.collection(named: "notes", embedder: other)
         }
-        let reopened = try await db.searchCollection(named: "notes", embedder: HashingEmbedder())
+        let reopened = try await db.collection(named: "notes", embedder: HashingEmbedder())
         #expect(try await reopened.search("oat milk", limit: 1).first?.record.source == "groceries")
         // A plain-vector collection refuses an embedder.
-        _ = try await db.searchCollection("plain", dimension: 64)
+        _ = try await db.collection("plain", dimension: 64)
         await #expect(throws: TroveError.self) {
-            try await db.searchCollection(named: "plain", embedder: HashingEmbedder())
+            try await db.collection(named: "plain", embedder: HashingEmbedder())
         }
     }
 
@@ -91,7 +91,7 @@ struct TextInTests {
     func noEmbedder() async throws {
         let db = try Database()
         _ = try await makeNotes(db)
-        let bare = try await db.searchCollection(named: "notes")
+        let bare = try await db.collection(named: "notes")
         await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
             try await bare.insert(VectorEntry(content: "x"))
         }
@@ -105,7 +105,7 @@ struct TextInTests {
         "hybrid on a collection without a text index answers with the vector leg; text mode throws")
     func hybridWithoutLexical() async throws {
         let db = try Database()
-        let notes = try await db.searchCollection(
+        let notes = try await db.collection(
             "notes", embedder: HashingEmbedder(), lexicalSearch: false)
         try await notes.insert(Self.notes.map { VectorEntry(content: $0.0, source: $0.1) })
         let hits = try await notes.search("oat milk", limit: 1)

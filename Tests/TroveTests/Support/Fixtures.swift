@@ -23,7 +23,7 @@ func makeCollection(
     dimension: Int = 4, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
     name: String = "items"
 ) async throws -> SearchCollection {
-    try await Database().searchCollection(
+    try await Database().collection(
         name, dimension: dimension, metric: metric, lexicalSearch: lexicalSearch)
 }
 
