@@ -113,7 +113,7 @@ func runSyncPostgresBenchmarks(_ arguments: [String]) async throws {
                      round + 1, pushRate, limitInsertRate, pushRate / limitInsertRate, pullRate, selectRate, pullRate / selectRate))
     }
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-    print(String(format: "median Trove/limit: push %.2f, pull %.2f (target at least 0.50 both ways)", median(ratios.push), median(ratios.pull)))
+    print(String(format: "median Trove/limit: push %.2f, pull %.2f (target at least 0.80 both ways at 1,000 per push)", median(ratios.push), median(ratios.pull)))
     try admin.exec("DROP OWNED BY \(role); DROP ROLE \(role)")
 }
 

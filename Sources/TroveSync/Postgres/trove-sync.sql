@@ -421,6 +421,29 @@ BEGIN
             space_name, current_epoch USING ERRCODE = 'TS009';
     END IF;
 
+    -- The usual push: every change set new and distinct, numbered in the order given by one
+    -- insert. A change set stored already (a retry) or repeated within the batch violates the
+    -- (space, device, device_sequence) key, which undoes this insert alone; the general path
+    -- below then numbers the batch. The key's own check is the probe: no separate one. The
+    -- counter is updated outside the block: a space row locked by the transaction and updated
+    -- by a subtransaction would need a multixact, which every waiting push then resolves.
+    BEGIN
+        INSERT INTO trove_sync.changes (space_id, server_sequence, device, device_sequence, payload)
+        SELECT space_key, previous_last + i.position, i.device, i.device_sequence, i.payload
+        FROM unnest(devices, device_sequences, payloads) WITH ORDINALITY
+            AS i (device, device_sequence, payload, position);
+        added := cardinality(devices);
+    EXCEPTION WHEN unique_violation THEN
+        added := NULL;
+    END;
+    IF added IS NOT NULL THEN
+        IF added > 0 THEN
+            UPDATE trove_sync.spaces SET last_sequence = previous_last + added WHERE id = space_key;
+        END IF;
+        RETURN QUERY SELECT previous_last + g FROM generate_series(1::bigint, added) g;
+        RETURN;
+    END IF;
+
     -- Sorts and window functions only, no join: the payloads stay in their array until the
     -- insert reads them by position, and a change set repeated within the batch gets the number
     -- of its first occurrence.
