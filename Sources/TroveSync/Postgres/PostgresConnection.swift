@@ -45,13 +45,21 @@ final class PostgresConnection {
     /// The socket, for `poll` while waiting for notifications.
     var socket: Int32 { PQsocket(connection) }
 
+    /// The statements with parameters prepared on this connection, by their text, with their
+    /// names: each is parsed and planned by the server once per connection, then run from its
+    /// cached plan (push and pull run thousands of times per connection, and the pulls are SQL
+    /// functions the planner inlines, so planning them each time would cost more than running
+    /// them).
+    private var prepared: [String: String] = [:]
+
     /// Runs one statement with parameters in binary format and returns its rows in binary format.
+    /// A statement with parameters is prepared on its first run on this connection.
     ///
     /// - Throws: ``PostgresError`` with the server's SQLSTATE and message, or
     ///   ``PostgresError/connectionFailed(_:)`` when the connection is gone.
     @discardableResult
     func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
-        // Each parameter's bytes live in one buffer owned here until PQexecParams returns.
+        // Each parameter's bytes live in one buffer owned here until libpq returns.
         let encoded = parameters.map(\.binary)
         let types = parameters.map(\.typeOID)
         let lengths = encoded.map { Int32($0.count) }
@@ -67,9 +75,32 @@ final class PostgresConnection {
         }
         defer { buffers.forEach { $0.deallocate() } }
         let values: [UnsafePointer<CChar>?] = buffers.map { UnsafePointer($0) }
-        let result = PQexecParams(
-            connection, sql, Int32(parameters.count), types, values, lengths, formats, 1)
-        return try check(result)
+        let count = Int32(parameters.count)
+        guard !parameters.isEmpty else {
+            return try check(PQexecParams(connection, sql, 0, nil, nil, nil, nil, 1))
+        }
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "trove_sync_\(prepared.count + 1)"
+            _ = try check(PQprepare(connection, name, sql, count, types))
+            prepared[sql] = name
+        }
+        do {
+            return try check(
+                PQexecPrepared(connection, name, count, values, lengths, formats, 1))
+        } catch let error as PostgresError
+            where error.sqlState == "26000" || error.sqlState == "0A000"
+        {
+            // The prepared statement is gone (a pooler that hands out another server session,
+            // or DISCARD ALL) or its result's shape changed (a schema installed meanwhile): run
+            // it unprepared this once, and prepare it again next time.
+            prepared[sql] = nil
+            _ = try? check(PQexec(connection, "DEALLOCATE \(name)"))
+            return try check(
+                PQexecParams(connection, sql, count, types, values, lengths, formats, 1))
+        }
     }
 
     /// Runs a script of several statements (the server schema) in the simple query protocol.

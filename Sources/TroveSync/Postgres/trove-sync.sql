@@ -498,21 +498,19 @@ END
 $$;
 
 -- The space's change sets after a server sequence, ascending, at most max_count of them.
+-- The two pulls are plain SQL without a SET clause, so PostgreSQL inlines them into the calling
+-- statement (which PostgresTransport prepares once per connection): a plpgsql function would
+-- copy every row it returns into a result store first, which cost more than the scan itself.
+-- Running as the caller, with no search_path of its own, is safe: every name is qualified, and
+-- a caller's search_path can only change what its own call does.
 CREATE OR REPLACE FUNCTION trove_sync.pull(space_name text, after_sequence bigint, max_count integer)
 RETURNS TABLE (server_sequence bigint, device text, device_sequence bigint, payload bytea)
-LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
-#variable_conflict use_column
-DECLARE
-    space_key bigint;
-BEGIN
-    space_key := trove_sync.space_id(space_name);
-    RETURN QUERY
+LANGUAGE sql STABLE SECURITY INVOKER AS $$
     SELECT c.server_sequence, c.device, c.device_sequence, c.payload
     FROM trove_sync.changes c
-    WHERE c.space_id = space_key AND c.server_sequence > after_sequence
+    WHERE c.space_id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > after_sequence
     ORDER BY c.server_sequence
-    LIMIT greatest(max_count, 0);
-END
+    LIMIT greatest(max_count, 0)
 $$;
 
 -- The same with a byte budget as well: change sets in order while their sizes add up to at most
@@ -520,24 +518,17 @@ $$;
 CREATE OR REPLACE FUNCTION trove_sync.pull(
     space_name text, after_sequence bigint, max_count integer, max_bytes bigint)
 RETURNS TABLE (server_sequence bigint, device text, device_sequence bigint, payload bytea)
-LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
-#variable_conflict use_column
-DECLARE
-    space_key bigint;
-BEGIN
-    space_key := trove_sync.space_id(space_name);
-    RETURN QUERY
+LANGUAGE sql STABLE SECURITY INVOKER AS $$
     SELECT p.server_sequence, p.device, p.device_sequence, p.payload
     FROM (SELECT c.server_sequence, c.device, c.device_sequence, c.payload,
-                 sum(c.size) OVER (ORDER BY c.server_sequence) AS running,
-                 row_number() OVER (ORDER BY c.server_sequence) AS position
-          FROM (SELECT * FROM trove_sync.changes c0
-                WHERE c0.space_id = space_key AND c0.server_sequence > after_sequence
-                ORDER BY c0.server_sequence
-                LIMIT greatest(max_count, 0)) c) p
+                 sum(c.size) OVER running_total AS running, row_number() OVER running_total AS position
+          FROM trove_sync.changes c
+          WHERE c.space_id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > after_sequence
+          WINDOW running_total AS (ORDER BY c.server_sequence ROWS UNBOUNDED PRECEDING)
+          ORDER BY c.server_sequence
+          LIMIT greatest(max_count, 0)) p
     WHERE p.position = 1 OR p.running <= max_bytes
-    ORDER BY p.server_sequence;
-END
+    ORDER BY p.server_sequence
 $$;
 
 -- The space's last server sequence (0 for an empty feed): how far behind a device is.
