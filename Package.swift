@@ -102,7 +102,11 @@ let package = Package(
         // Database keys kept in the Linux keyring (SecretServiceKeyStore), a product of its own.
         .target(name: "TroveSecretService", dependencies: ["TroveSQLite", "CLibSecret"]),
         // The command-line tool: logic in a library so it can be tested, `main` kept thin.
-        .target(name: "TroveCLI", dependencies: ["Trove", "TroveText", "TroveSync"]),
+        .target(name: "TroveCLI", dependencies: ["Trove", "TroveText", "TroveSync", "TroveChildProcess"]),
+        // Child processes started with posix_spawn, in Process's shape (Foundation's Process.run
+        // can crash on Linux): `trove model install` and the tests use it; not a product.
+        .target(name: "TroveChildProcess", dependencies: ["CChildProcess"]),
+        .target(name: "CChildProcess"),
         .executableTarget(name: "trove", dependencies: ["TroveCLI"]),
         // Reliability: the child process the crash and multi-process tests start and kill (no product).
         .executableTarget(name: "TroveCrashChild", dependencies: ["Trove"]),
@@ -120,17 +124,15 @@ let package = Package(
     } + [
         // Shared test helpers: temporary directories, seeded RNG, exact-scan oracle, child processes.
         .target(
-            name: "TroveTestSupport", dependencies: ["TroveVectors", "TroveEmbeddings", "CTestProcess"],
+            name: "TroveTestSupport", dependencies: ["TroveVectors", "TroveEmbeddings", "TroveChildProcess"],
             path: "Tests/TroveTestSupport"),
-        // Starts the tests' child processes with posix_spawn (Foundation's Process.run can crash).
-        .target(name: "CTestProcess", path: "Tests/CTestProcess"),
         .testTarget(name: "TroveSQLiteTests", dependencies: ["TroveSQLite", "TroveTestSupport"]),
         .testTarget(name: "TroveVectorsTests", dependencies: ["TroveVectors", "TroveTestSupport"]),
         .testTarget(
             name: "TroveEmbeddingsTests", dependencies: ["TroveEmbeddings", "TroveTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "TroveTextTests", dependencies: ["TroveText", "TroveTestSupport"]),
-        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveTestSupport", "TroveChildProcess"], exclude: ["Fixtures"]),
         .testTarget(
             name: "TroveMacrosTests",
             dependencies: [
@@ -144,14 +146,14 @@ let package = Package(
         .testTarget(
             name: "TroveSecretServiceTests",
             dependencies: ["TroveSecretService", "Trove", "TroveTestSupport", "CTestSessionBus"]),
-        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveSyncCrashChild"]),
-        .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport"]),
+        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "Trove", "TroveTestSupport", "TroveChildProcess", "TroveSyncCrashChild"]),
+        .testTarget(name: "TroveCLITests", dependencies: ["TroveCLI", "trove", "TroveTestSupport", "TroveChildProcess"]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["TroveTestSupport"] + examples.map { Target.Dependency.target(name: $0.target) }),
+            dependencies: ["TroveTestSupport", "TroveChildProcess"] + examples.map { Target.Dependency.target(name: $0.target) }),
         .testTarget(
             name: "TroveReliabilityTests",
-            dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveCrashChild"]),
+            dependencies: ["Trove", "TroveCLI", "TroveEmbeddings", "TroveSQLite", "TroveVectors", "TroveTestSupport", "TroveChildProcess", "TroveCrashChild"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,9 +12,10 @@ let package = Package(
         .systemLibrary(name: "CBenchLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // glibc's allocator statistics, for heap bytes per model (contexts).
         .systemLibrary(name: "CBenchMalloc"),
-        // The tests' process spawner (Foundation's Process.run can crash on Linux), for the
+        // Trove's process spawner (Foundation's Process.run can crash on Linux), for the
         // PostgreSQL server the sync areas start (TestPostgresServer.swift, shared with the tests).
-        .target(name: "CTestProcess", path: "Sources/CTestProcess"),
+        .target(name: "CChildProcess"),
+        .target(name: "TroveChildProcess", dependencies: ["CChildProcess"]),
         .executableTarget(
             name: "trove-bench",
             dependencies: [
@@ -23,7 +24,7 @@ let package = Package(
                 .product(name: "TroveSync", package: "Trove"),
                 "CBenchLibPQ",
                 "CBenchMalloc",
-                "CTestProcess",
+                "TroveChildProcess",
             ],
             path: "Sources/TroveBench"
         )

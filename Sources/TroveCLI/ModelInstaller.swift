@@ -1,4 +1,5 @@
 import Foundation
+import TroveChildProcess
 import TroveEmbeddings
 
 /// Installs, checks and removes one model folder in the model cache.
@@ -264,7 +265,7 @@ struct ModelInstaller: Sendable {
 
     /// Runs python3 with `arguments`, its output going to stderr.
     private static func runPython(_ arguments: [String], failure: String) throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
         process.standardOutput = FileHandle.standardError

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveChildProcess
 import TroveTestSupport
 
 /// Runs every program in Examples/ and compares what it prints with the expected-output.txt

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveChildProcess
 import TroveTestSupport
 
 @testable import TroveCLI

@@ -24,7 +24,29 @@ import TroveTestSupport
             let result = try connection.execute("SELECT $1::int8 + 1", [.int64(Int64(value))])
             #expect(try result.integer(0, 0, as: Int64.self) == Int64(value) + 1)
         }
-        #expect(try names(connection) == ["trove_sync_1"])
+        let name = PostgresConnection.statementName(
+            "SELECT $1::int8 + 1", [PostgresValue.int64(0).typeOID])
+        #expect(try names(connection) == [name])
+        #expect(name.hasPrefix("trove_sync_"))
+        #expect(
+            name
+                != PostgresConnection.statementName(
+                    "SELECT $1::int8 + 2", [PostgresValue.int64(0).typeOID]))
+        #expect(
+            name
+                != PostgresConnection.statementName(
+                    "SELECT $1::int8 + 1", [PostgresValue.text("").typeOID]))
+    }
+
+    @Test func aStatementPreparedAlreadyInTheSessionUnderItsNameIsUsed() throws {
+        // Behind a pooler, another client may have prepared the same statement in this server
+        // session: its name is the same, so preparing it again is not an error.
+        let connection = try connect()
+        let sql = "SELECT $1::text || '!'"
+        let name = PostgresConnection.statementName(sql, [PostgresValue.text("").typeOID])
+        try connection.execute("PREPARE \(name) (text) AS \(sql)")
+        #expect(try connection.execute(sql, [.text("hello")]).string(0, 0) == "hello!")
+        #expect(try names(connection) == [name])
     }
 
     @Test func aStatementDeallocatedOnTheServerRunsAgainAndIsPreparedAnew() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trove
+import TroveChildProcess
 import TroveSync
 import TroveTestSupport
 

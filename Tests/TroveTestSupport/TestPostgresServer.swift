@@ -1,4 +1,5 @@
 import Foundation
+import TroveChildProcess
 
 #if canImport(Glibc)
     import Glibc

@@ -46,7 +46,7 @@ final class PostgresConnection {
     var socket: Int32 { PQsocket(connection) }
 
     /// The statements with parameters prepared on this connection, by their text, with their
-    /// names: each is parsed and planned by the server once per connection, then run from its
+    /// names (``statementName(_:_:)``): each is parsed and planned by the server once per connection, then run from its
     /// cached plan (push and pull run thousands of times per connection, and the pulls are SQL
     /// functions the planner inlines, so planning them each time would cost more than running
     /// them).
@@ -83,8 +83,13 @@ final class PostgresConnection {
         if let known = prepared[sql] {
             name = known
         } else {
-            name = "trove_sync_\(prepared.count + 1)"
-            _ = try check(PQprepare(connection, name, sql, count, types))
+            name = Self.statementName(sql, types)
+            do {
+                _ = try check(PQprepare(connection, name, sql, count, types))
+            } catch let error as PostgresError where error.sqlState == "42P05" {
+                // Prepared already in this server session (behind a pooler, by another client):
+                // the name says which text and types, so it is this statement.
+            }
             prepared[sql] = name
         }
         do {
@@ -101,6 +106,17 @@ final class PostgresConnection {
             return try check(
                 PQexecParams(connection, sql, count, types, values, lengths, formats, 1))
         }
+    }
+
+    /// A prepared statement's name, from its text and parameter types: the same name always
+    /// means the same statement, also in a server session a pooler shares between clients.
+    static func statementName(_ sql: String, _ types: [UInt32]) -> String {
+        // FNV-1a, 64 bits: stable across runs and platforms (Swift's hashValue is seeded).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 + types.flatMap({ withUnsafeBytes(of: $0.bigEndian, Array.init) }) {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return "trove_sync_" + String(hash, radix: 16)
     }
 
     /// Runs a script of several statements (the server schema) in the simple query protocol.

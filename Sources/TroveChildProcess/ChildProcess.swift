@@ -1,4 +1,4 @@
-import CTestProcess
+import CChildProcess
 import Foundation
 
 #if canImport(Glibc)
@@ -6,35 +6,36 @@ import Foundation
 #endif
 
 /// A child process, in the shape of Foundation's `Process` (the same property names), started
-/// with `posix_spawn` (`trove_test_spawn`): Foundation's `run()` on Linux can crash the test
-/// runner (Tests/CTestProcess says how). Every test starts its children with this.
-public final class ChildProcess: @unchecked Sendable {
+/// with `posix_spawn` (`trove_spawn`): Foundation's `run()` on Linux can crash the process that
+/// calls it (Sources/CChildProcess says how). `trove model install` and every test start their
+/// children with this.
+package final class ChildProcess: @unchecked Sendable {
     /// The program.
-    public var executableURL: URL?
+    package var executableURL: URL?
     /// Its arguments (without the program's name).
-    public var arguments: [String] = []
+    package var arguments: [String] = []
     /// Its environment; nil for this process's.
-    public var environment: [String: String]?
+    package var environment: [String: String]?
     /// Its working directory; nil for this process's.
-    public var currentDirectoryURL: URL?
+    package var currentDirectoryURL: URL?
     /// A `Pipe` or a `FileHandle` (`FileHandle.nullDevice` for /dev/null); nil for this
     /// process's own.
-    public var standardInput: Any?
+    package var standardInput: Any?
     /// A `Pipe` or a `FileHandle`; nil for this process's own.
-    public var standardOutput: Any?
+    package var standardOutput: Any?
     /// A `Pipe` or a `FileHandle`; nil for this process's own.
-    public var standardError: Any?
+    package var standardError: Any?
 
     private let lock = NSLock()
     private var pid: pid_t = 0
     private var exit: (status: Int32, reason: Process.TerminationReason)?
 
-    public init() {}
+    package init() {}
 
     /// Starts the child.
     ///
     /// - Throws: `POSIXError` when it cannot be started (no such program, for one).
-    public func run() throws {
+    package func run() throws {
         guard let executableURL else { throw POSIXError(.ENOENT) }
         let path = executableURL.path
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
@@ -51,7 +52,7 @@ public final class ChildProcess: @unchecked Sendable {
         var child: pid_t = 0
         let rc = path.withCString { cPath in
             currentDirectoryURL.map { $0.path }.withOptionalCString { directory in
-                trove_test_spawn(
+                trove_spawn(
                     cPath, argv, envp, directory, streams[0], streams[1], streams[2], &child)
             }
         }
@@ -65,29 +66,29 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// The child's process id (0 before ``run()``).
-    public var processIdentifier: Int32 { lock.withLock { pid } }
+    package var processIdentifier: Int32 { lock.withLock { pid } }
 
     /// Whether the child has started and not yet exited.
-    public var isRunning: Bool { lock.withLock { pid != 0 && !reap() } }
+    package var isRunning: Bool { lock.withLock { pid != 0 && !reap() } }
 
     /// Waits for the child to exit.
-    public func waitUntilExit() {
+    package func waitUntilExit() {
         while !lock.withLock({ pid == 0 || reap() }) { usleep(2_000) }
     }
 
     /// The exit status, or the signal that ended the child (0 before it exits).
-    public var terminationStatus: Int32 { lock.withLock { exit?.status ?? 0 } }
+    package var terminationStatus: Int32 { lock.withLock { exit?.status ?? 0 } }
 
     /// Whether it exited or a signal ended it.
-    public var terminationReason: Process.TerminationReason {
+    package var terminationReason: Process.TerminationReason {
         lock.withLock { exit?.reason ?? .exit }
     }
 
     /// Sends SIGINT.
-    public func interrupt() { signal(SIGINT) }
+    package func interrupt() { signal(SIGINT) }
 
     /// Sends SIGTERM.
-    public func terminate() { signal(SIGTERM) }
+    package func terminate() { signal(SIGTERM) }
 
     private func signal(_ number: Int32) {
         lock.withLock {

@@ -1,10 +1,10 @@
-// Starts child processes for the tests without Foundation's Process: on Linux its run() lists
-// /proc/self/fd by copying each directory entry's whole 256-byte name field, which reads past
-// glibc's buffer when an entry ends a page and the next is unmapped (swift-corelibs-foundation
-// pull request 5472), and the test runner, with many descriptors open and children started
-// from several threads at once, crashed that way.
+// Starts child processes without Foundation's Process: on Linux its run() lists /proc/self/fd
+// by copying each directory entry's whole 256-byte name field, which reads past glibc's buffer
+// when an entry ends a page and the next is unmapped (swift-corelibs-foundation pull request
+// 5472). The test runner, with many descriptors open and children started from several threads
+// at once, crashed that way; `trove model install` could too.
 #define _GNU_SOURCE
-#include "CTestProcess.h"
+#include "CChildProcess.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 
 extern char **environ;
 
-int trove_test_spawn(const char *path, char *const argv[], char *const envp[],
+int trove_spawn(const char *path, char *const argv[], char *const envp[],
                      const char *directory, int in, int out, int err, pid_t *pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;

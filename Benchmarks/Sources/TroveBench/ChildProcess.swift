@@ -1,1 +1,0 @@
-../../../Tests/TroveTestSupport/ChildProcess.swift
