@@ -13,9 +13,10 @@ let package = Package(
         // glibc's allocator statistics, for heap bytes per model (contexts).
         .systemLibrary(name: "CBenchMalloc"),
         // Trove's process spawner (Foundation's Process.run can crash on Linux), for the
-        // PostgreSQL server the sync areas start (TestPostgresServer.swift, shared with the tests).
-        .target(name: "CChildProcess"),
-        .target(name: "TroveChildProcess", dependencies: ["CChildProcess"]),
+        // PostgreSQL server the sync areas start (TestPostgresServer.swift, shared with the tests;
+        // ChildProcess.swift is compiled into trove-bench). Its own name: target names are unique
+        // across the package graph.
+        .target(name: "CBenchChildProcess"),
         .executableTarget(
             name: "trove-bench",
             dependencies: [
@@ -24,7 +25,7 @@ let package = Package(
                 .product(name: "TroveSync", package: "Trove"),
                 "CBenchLibPQ",
                 "CBenchMalloc",
-                "TroveChildProcess",
+                "CBenchChildProcess",
             ],
             path: "Sources/TroveBench"
         )

@@ -1,5 +1,11 @@
-import CChildProcess
 import Foundation
+
+// Benchmarks/ compiles this file into trove-bench, over the same C file under another target name.
+#if canImport(CChildProcess)
+    import CChildProcess
+#else
+    import CBenchChildProcess
+#endif
 
 #if canImport(Glibc)
     import Glibc

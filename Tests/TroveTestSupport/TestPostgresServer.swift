@@ -1,5 +1,9 @@
 import Foundation
-import TroveChildProcess
+
+// Benchmarks/ compiles this file and ChildProcess.swift into trove-bench itself.
+#if canImport(TroveChildProcess)
+    import TroveChildProcess
+#endif
 
 #if canImport(Glibc)
     import Glibc

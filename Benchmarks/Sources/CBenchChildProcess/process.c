@@ -1,0 +1,1 @@
+../../../Sources/CChildProcess/process.c

@@ -1,0 +1,1 @@
+../../../Sources/TroveChildProcess/ChildProcess.swift
