@@ -347,12 +347,12 @@ extension ContextStore {
         -> DecodedRows<M>
     {
         reads += 1
-        var rows = RowsBuilder<M>(table)
+        var rows = RowsBuilder(table)
         _ = try table.store.forEachRow(query, on: try connection(), wantsCursor: false) {
             statement, _ in
             try rows.add(statement)
         }
-        return rows.decoded
+        return rows.rows(of: M.self)
     }
 
     /// ``readModels(_:_:)`` for a page of an enumeration: also the cursor after its last row.
@@ -360,12 +360,12 @@ extension ContextStore {
         DecodedRows<M>, Cursor?
     ) {
         reads += 1
-        var rows = RowsBuilder<M>(table)
+        var rows = RowsBuilder(table)
         let next = try table.store.forEachRow(query, on: try connection(), wantsCursor: true) {
             statement, _ in
             try rows.add(statement)
         }
-        return (rows.decoded, next)
+        return (rows.rows(of: M.self), next)
     }
 
     /// Reads into the identity map the models that `models`' reference properties name, one
@@ -396,40 +396,56 @@ extension ContextStore {
 
 /// A fetch's rows as they are decoded. A struct changed only through the fetch's
 /// (non-escaping) row closure: its fields are checked for exclusive access when compiled, not
-/// at each row as a captured variable's would be.
-private struct RowsBuilder<M: _ReferenceModel> {
-    let schema: ModelSchema<M>
-    let kind: IDKind
-    /// Whether models are read by the code the macro wrote (``TrackedModels/isTyped``).
-    let isTyped: Bool
-    /// The store the models name (their backing's), set while each model is in cache.
-    let owner: ContextStore?
-    /// One decoder (the type's plan) serves the whole fetch.
-    var decoder: ModelRowDecoder?
-    /// The typed reads' view of the statement (the type's plan), made on the first row.
-    var reader: ModelRowDecoder.Reader?
-    var decoded = DecodedRows<M>()
+/// at each row as a captured variable's would be. Not generic: the fetch's code is not
+/// specialized for the model type, and unspecialized code looks up the metadata of each generic
+/// type it touches (a generic builder's, for its fields) at every row; only the closure that
+/// makes a row's model, written once per fetch, is generic.
+private struct RowsBuilder {
+    /// What decoding a row needs across rows: the type's decoder (its plan), or the typed
+    /// reads' view of the statement, made on the first row.
+    struct Decoding {
+        var decoder: ModelRowDecoder?
+        var reader: ModelRowDecoder.Reader?
+    }
 
-    init(_ table: TrackedModels<M>) {
-        (schema, kind, isTyped, owner) = (table.schema, M.ID.idKind, table.isTyped, table.owner)
+    let kind: IDKind
+    /// Makes a row's model (the code the macro wrote, or the decoder's plan) and points its
+    /// backing at the store the models name.
+    let make: (Statement, inout Decoding) throws -> AnyObject
+    var decoding = Decoding()
+    var decoded = DecodedRows<Never>()
+
+    init<M: _ReferenceModel>(_ table: TrackedModels<M>) {
+        kind = M.ID.idKind
+        let (schema, isTyped, owner) = (table.schema, table.isTyped, table.owner)
+        make = { statement, decoding in
+            let model: M
+            if isTyped {
+                if decoding.reader?.statement !== statement {
+                    decoding.reader = ModelRowDecoder.Reader(
+                        statement: statement, plan: schema.rowColumns)
+                }
+                model = try M(_$row: _ModelRowReader(decoding.reader!))
+            } else {
+                model = try schema.decode(row: statement, reusing: &decoding.decoder)
+            }
+            model._$backing.store = owner
+            return model
+        }
     }
 
     mutating func add(_ statement: Statement) throws {
-        let model: M
-        if isTyped {
-            if reader?.statement !== statement {
-                reader = ModelRowDecoder.Reader(statement: statement, plan: schema.rowColumns)
-            }
-            model = try M(_$row: _ModelRowReader(reader!))
-        } else {
-            model = try schema.decode(row: statement, reusing: &decoder)
-        }
-        model._$backing.store = owner
+        let model = try make(statement, &decoding)
         decoded.ids.append(
             DocumentID.read(statement.value(at: 0), kind: kind) ?? .int(statement.int64(at: 0)))
         decoded.objects.append(model)
         decoded.entries.append(
             .passRetained(TrackedEntry(object: model, version: statement.int64(at: 1))))
+    }
+
+    /// The rows, as models of the fetch's type.
+    func rows<M>(of type: M.Type) -> DecodedRows<M> {
+        DecodedRows(objects: decoded.objects, ids: decoded.ids, entries: decoded.entries)
     }
 }
 

@@ -373,6 +373,14 @@ enum JSONStringArray {
         }
     }
 
+    /// ``parse(_:_:)`` into `[String]`, in a function of its own: model decoders call it from
+    /// code specialized per property type, which the optimizer may merge across types into one
+    /// body that makes the array through unspecialized code (a metadata lookup per row).
+    @inline(never)
+    static func strings(_ bytes: UnsafeRawBufferPointer) -> [String]? {
+        parse(bytes) { $0 }
+    }
+
     /// How many strings `bytes` holds when it is a JSON array of plain strings, else nil.
     static func count(_ bytes: UnsafeRawBufferPointer) -> Int? {
         let quote = UInt8(ascii: "\"")

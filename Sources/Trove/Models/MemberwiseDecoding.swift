@@ -251,7 +251,7 @@ struct MemberwiseDecoding: Sendable {
         case .uuid:
             return put(statement.string(at: i).flatMap(UUID.init(uuidString:)))
         case .strings:
-            return put(statement.bytes(at: i).flatMap { JSONStringArray.parse($0) { $0 } })
+            return put(statement.bytes(at: i).flatMap(JSONStringArray.strings))
         case .floats(let dimension):
             return put(
                 statement.bytes(at: i).flatMap { VectorBlob.vector($0, dimension: dimension) })

@@ -135,7 +135,7 @@ final class ModelRowDecoder: Decoder {
                 }
             case .json:
                 if ObjectIdentifier(T.self) == stringArrayType, let bytes = statement.bytes(at: i),
-                    let strings = JSONStringArray.parse(bytes, { $0 })
+                    let strings = JSONStringArray.strings(bytes)
                 {
                     return unsafeBitCast(strings, to: T.self)
                 }
