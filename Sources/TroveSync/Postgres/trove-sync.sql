@@ -381,9 +381,10 @@ $$;
 -- e.g. a retry after a lost acknowledgement) is not stored again: its existing sequence is
 -- returned. It does not notify: see announce below.
 --
--- Cost: one probe of the (space, device, device_sequence) index per change set, whatever the
--- feed's length. Two ways it could grow with the feed instead, both seen at 1,000 change sets
--- per push: written as a join (NOT EXISTS, or a join for the returned sequences) the planner
+-- Cost, whatever the feed's length: the usual push is one insert, the unique key its check;
+-- the general path (a retry, a repeat) probes the (space, device, device_sequence) index once
+-- per change set. Two ways that probe could grow with the feed instead, both seen at 1,000
+-- change sets per push: written as a join (NOT EXISTS, or a join for the returned sequences) the planner
 -- hashes the whole space's feed once a batch is large; and a plan made for the actual space id
 -- (plpgsql's first five calls per session) of a space the statistics do not know yet probes
 -- through the primary key, reading the whole space per change set. Hence a scalar subquery and
