@@ -88,16 +88,18 @@ final class DumpWriter {
 }
 
 /// FNV-1a, 64 bits: a checksum against truncation and corruption (not against tampering).
-struct FNV1a64 {
-    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+package struct FNV1a64 {
+    package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    mutating func add(_ bytes: some Sequence<UInt8>) {
+    package init() {}
+
+    package mutating func add(_ bytes: some Sequence<UInt8>) {
         var h = value
         for byte in bytes { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         value = h
     }
 
-    var hex: String {
+    package var hex: String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Trove
 
 #if canImport(Glibc)
     import Glibc
@@ -46,10 +47,10 @@ final class PostgresConnection {
     var socket: Int32 { PQsocket(connection) }
 
     /// The statements with parameters prepared on this connection, by their text, with their
-    /// names (``statementName(_:_:)``): each is parsed and planned by the server once per connection, then run from its
-    /// cached plan (push and pull run thousands of times per connection, and the pulls are SQL
-    /// functions the planner inlines, so planning them each time would cost more than running
-    /// them).
+    /// names (``statementName(_:_:)``): each is parsed and planned by the server once per
+    /// connection, then run from its cached plan (push and pull run thousands of times per
+    /// connection, and the pulls are SQL functions the planner inlines, so planning them each
+    /// time would cost more than running them).
     private var prepared: [String: String] = [:]
 
     /// Runs one statement with parameters in binary format and returns its rows in binary format.
@@ -111,12 +112,11 @@ final class PostgresConnection {
     /// A prepared statement's name, from its text and parameter types: the same name always
     /// means the same statement, also in a server session a pooler shares between clients.
     static func statementName(_ sql: String, _ types: [UInt32]) -> String {
-        // FNV-1a, 64 bits: stable across runs and platforms (Swift's hashValue is seeded).
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 + types.flatMap({ withUnsafeBytes(of: $0.bigEndian, Array.init) }) {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return "trove_sync_" + String(hash, radix: 16)
+        // FNV-1a: stable across runs and platforms (Swift's hashValue is seeded).
+        var hash = FNV1a64()
+        hash.add(sql.utf8)
+        for type in types { withUnsafeBytes(of: type.bigEndian) { hash.add($0) } }
+        return "trove_sync_" + hash.hex
     }
 
     /// Runs a script of several statements (the server schema) in the simple query protocol.
