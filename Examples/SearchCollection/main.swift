@@ -9,7 +9,7 @@ let path = URL(fileURLWithPath: folder).appendingPathComponent("search-collectio
 defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
 
 let database = try Database(path: path)
-let notes = try await database.collection("notes", dimension: 3)
+let notes = try await SearchCollection("notes", in: database, dimension: 3)
 // In an app an Embedder fills them (an entry inserted without a vector); here they are written out.
 try await notes.insert([
     VectorEntry(id: 1, content: "Call the plumber about the sink", source: "home", metadata: #"{"priority": 2}"#, vector: [1, 0, 0]),
@@ -51,6 +51,6 @@ print("notes left:", try await notes.count(), "done:", try await done.count())
 print("plumber now:", try await notes.search(Query().matching(.typed("plumber"))).map(\.id))
 
 // An entry without an id gets one (the next integer here, a UUIDv7 in a `.uuid` collection);
-// one without a vector is embedded by the collection's embedder (`collection(_:embedder:)`).
+// one without a vector is embedded by the collection's embedder (`SearchCollection(_:in:embedder:)`).
 let added = try await notes.insert(VectorEntry(content: "Renew the passport", source: "travel", vector: [0, 0, 1]))
 print("added:", added, try await notes.fetch(id: added)!.content)

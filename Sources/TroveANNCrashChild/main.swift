@@ -29,8 +29,8 @@ struct Generator {
 
 let dimension = 16
 let database = try Database(path: arguments[1])
-let items = try await database.collection(
-    "items",
+let items = try await SearchCollection(
+    "items", in: database,
     configuration: CollectionConfiguration(
         dimension: dimension, index: .hnsw(m: 8, efConstruction: 40)))
 // Load the index so batches are applied to it as they commit and snapshots get saved automatically.

@@ -92,8 +92,8 @@ struct EvalCommand: TroveCommand {
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try Database(path: folder.appendingPathComponent("eval.sqlite").path)
         // As `trove index` lays them out: a vector field per model.
-        let collection = try await database.collection(
-            Notebook.collectionName, embedder: embedders[0],
+        let collection = try await SearchCollection(
+            Notebook.collectionName, in: database, embedder: embedders[0],
             additionalEmbedders: Array(embedders.dropFirst()), tokenizer: Notebook.defaultTokenizer)
 
         let indexStart = Date()

@@ -99,11 +99,11 @@ struct Notebook: Sendable {
         // models must match.
         let collection =
             existing
-            ? try await database.collection(
-                named: collectionName, embedder: embedder,
+            ? try await SearchCollection(
+                named: collectionName, in: database, embedder: embedder,
                 additionalEmbedders: Array(embedders.dropFirst()))
-            : try await database.collection(
-                collectionName, embedder: embedder,
+            : try await SearchCollection(
+                collectionName, in: database, embedder: embedder,
                 additionalEmbedders: Array(embedders.dropFirst()), tokenizer: defaultTokenizer,
                 ids: .uuid)
         let notebook = Notebook(database: database, collection: collection, path: path)
@@ -130,8 +130,8 @@ struct Notebook: Sendable {
                 "\(path) holds no notes indexed by trove; add some with 'trove index PATH...'")
         }
         if let embedders { try await checkModels(database, embedders: embedders, path: path) }
-        let collection = try await database.collection(
-            named: collectionName, embedder: embedders?.first,
+        let collection = try await SearchCollection(
+            named: collectionName, in: database, embedder: embedders?.first,
             additionalEmbedders: Array((embedders ?? []).dropFirst()))
         let notebook = Notebook(database: database, collection: collection, path: path)
         try await notebook.prepareTables()

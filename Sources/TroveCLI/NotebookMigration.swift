@@ -150,7 +150,7 @@ enum NotebookMigration {
                 "CREATE TABLE \(copy) AS SELECT id, \(columns) FROM \"\(name)\"")
             try await database.dropCollection(name)
             configuration.ids = .uuid
-            _ = try await database.collection(name, configuration: configuration)
+            _ = try await SearchCollection(name, in: database, configuration: configuration)
             try await database.execute(
                 """
                 INSERT INTO "\(name)"(id, \(columns))

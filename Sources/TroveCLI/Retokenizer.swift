@@ -77,7 +77,8 @@ enum Retokenizer {
 
         configuration.tokenizer = tokenizer
         let new = try Database(path: staged)
-        let notes = try await new.collection(Notebook.collectionName, configuration: configuration)
+        let notes = try await SearchCollection(
+            Notebook.collectionName, in: new, configuration: configuration)
         let table = Notebook.collectionName
         // The collections' definitions, made before the tool's tables are copied so that they
         // are not made again from them (a database without definitions gets them when next

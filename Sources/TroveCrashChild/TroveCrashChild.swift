@@ -92,8 +92,8 @@ struct TroveCrashChild {
     /// Continues the crash workload from the last batch in the file.
     static func ingest(path: String, batches: Int) async throws {
         let database = try open(path)
-        let collection = try await database.collection(
-            CrashWorkload.collection, configuration: CrashWorkload.configuration)
+        let collection = try await SearchCollection(
+            CrashWorkload.collection, in: database, configuration: CrashWorkload.configuration)
         let counter = try await collection.fetch(id: .int(CrashWorkload.counterID))
         let last = counter.flatMap { Int($0.content.split(separator: " ").last ?? "") } ?? 0
         say("S \(last)")
@@ -133,7 +133,7 @@ struct TroveCrashChild {
 
     static func writer(path: String, batches: Int, base: Int64) async throws {
         let database = try open(path)
-        let collection = try await database.collection("shared", dimension: 8)
+        let collection = try await SearchCollection("shared", in: database, dimension: 8)
         say("S")
         var errors = 0
         for b in 0..<Int64(batches) {
@@ -172,7 +172,7 @@ struct TroveCrashChild {
             return
         }
         do {
-            let items = try await database.collection(named: "items")
+            let items = try await SearchCollection(named: "items", in: database)
             say("count \(try await items.count())")
             let vectorHits = try await items.search(vector: [1, 0, 0, 0], limit: 3)
             say("search \(vectorHits.map(\.id))")

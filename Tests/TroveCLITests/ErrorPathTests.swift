@@ -190,7 +190,7 @@ struct ErrorPathTests {
     func unknownIDs() async throws {
         let fixture = try await indexedFixture()
         let known = try #require(
-            try await Database(path: fixture.database).collection(named: "notes").fetch(
+            try await SearchCollection(named: "notes", in: Database(path: fixture.database)).fetch(
                 Query().limit(1)
             ).first)
         let unknown = UUID().uuidString.lowercased()

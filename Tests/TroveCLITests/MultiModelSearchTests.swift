@@ -42,22 +42,22 @@ struct MultiModelSearchTests {
         {
             var rng = SeededGenerator(seed: seed)
             let database = try Database(path: directory.path("notes-\(seed).sqlite"))
-            let notes = try await database.collection(
-                "notes", dimension: MultiModelSearchTests.dimensions[0],
+            let notes = try await SearchCollection(
+                "notes", in: database, dimension: MultiModelSearchTests.dimensions[0],
                 tokenizer: Notebook.defaultTokenizer)
             var companions: [SearchCollection] = []
             for model in 1..<models {
                 companions.append(
-                    try await database.collection(
-                        NotebookMigration.formerModelCollection(model),
+                    try await SearchCollection(
+                        NotebookMigration.formerModelCollection(model), in: database,
                         dimension: MultiModelSearchTests.dimensions[model],
                         lexicalSearch: false))
             }
             let manifests = (0..<models).map {
                 MultiModelSearchTests.embedder($0).manifest
             }
-            let multi = try await database.collection(
-                "multi",
+            let multi = try await SearchCollection(
+                "multi", in: database,
                 configuration: CollectionConfiguration(
                     dimension: MultiModelSearchTests.dimensions[0],
                     tokenizer: Notebook.defaultTokenizer, embedding: manifests[0],

@@ -36,7 +36,7 @@ struct MultiModelTests {
         let database = try Database(path: f.database)
         let manifests = try await Notebook.manifests(of: database)
         #expect(manifests.map(\.modelID) == ["test/model-a", "test/model-b"])
-        let notes = try await database.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: database)
         #expect(notes.configuration.vectorFields == ["embedding", "embedding_2"])
         let entries = try await notes.fetch(Query())
         #expect(entries.count == 3)

@@ -58,8 +58,8 @@ struct MultilingualTextTests {
             withIntermediateDirectories: true)
         do {
             let database = try Database(path: fixture.database)
-            _ = try await database.collection(
-                "notes", embedder: HashingEmbedder(),
+            _ = try await SearchCollection(
+                "notes", in: database, embedder: HashingEmbedder(),
                 tokenizer: "porter unicode61 remove_diacritics 2")
         }
         let index = await fixture.trove(["index", "."])

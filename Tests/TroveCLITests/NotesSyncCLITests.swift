@@ -33,7 +33,7 @@ struct NotesSyncCLITests {
 
     /// Every entry of a database's notes, sorted by id.
     func entries(_ fixture: NotesFixture) async throws -> [VectorEntry] {
-        try await Database(path: fixture.database).collection(named: "notes").fetch(
+        try await SearchCollection(named: "notes", in: Database(path: fixture.database)).fetch(
             Query().sorted(by: .ascending("id")))
     }
 
@@ -364,7 +364,7 @@ struct NotesSyncCLITests {
         let further = configuration.additionalEmbeddings
         configuration.additionalEmbeddings = []
         configuration.ids = .int64
-        let entries = try await old.collection(named: "notes").fetch(
+        let entries = try await SearchCollection(named: "notes", in: old).fetch(
             Query().sorted(by: .ascending("id")))
         var numbers: [DocumentID: DocumentID] = [:]
         for entry in entries { numbers[entry.id] = .int(Int64(numbers.count + 1)) }
@@ -375,10 +375,11 @@ struct NotesSyncCLITests {
                     metadata: $0.metadata, vector: vector($0))
             }
         }
-        try await copy.collection("notes", configuration: configuration).insert(rows(\.vector))
+        try await SearchCollection("notes", in: copy, configuration: configuration).insert(
+            rows(\.vector))
         for (index, model) in further.enumerated() {
-            try await copy.collection(
-                NotebookMigration.formerModelCollection(index + 1),
+            try await SearchCollection(
+                NotebookMigration.formerModelCollection(index + 1), in: copy,
                 configuration: CollectionConfiguration(
                     dimension: model.dimension, lexicalSearch: false,
                     tokenizer: CollectionConfiguration.englishTokenizer, embedding: model)
@@ -418,11 +419,11 @@ struct NotesSyncCLITests {
             results(try JSONValue.parse(first.out)).first?["short_id"]?.string)
         let older = fixture.directory.path("older.trove")
         try await olderCopy(of: fixture.database, at: older)
-        let before = try await Database(path: older).collection(named: "notes").fetch(
+        let before = try await SearchCollection(named: "notes", in: Database(path: older)).fetch(
             Query().sorted(by: .ascending("id")))
         #expect(before.count == 2 && before.allSatisfy { $0.id.kind == .int64 })
-        let beforeSecond = try await Database(path: older).collection(
-            named: NotebookMigration.formerModelCollection(1)
+        let beforeSecond = try await SearchCollection(
+            named: NotebookMigration.formerModelCollection(1), in: Database(path: older)
         ).fetch(Query().sorted(by: .ascending("id")))
         #expect(beforeSecond.map(\.id) == before.map(\.id))
 
@@ -440,7 +441,7 @@ struct NotesSyncCLITests {
                 == fixture.path("garden/tomatoes.txt"))
 
         let database = try Database(path: older)
-        let notes = try await database.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: database)
         #expect(notes.configuration.ids == .uuid)
         let after = try await notes.fetch(Query().sorted(by: .ascending("id")))
         // Every note kept its content, source, metadata and vector; the new ids keep the old order.

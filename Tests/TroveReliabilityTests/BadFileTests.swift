@@ -52,7 +52,7 @@ struct BadFileTests {
         do {
             // Enough rows that the table spans many pages.
             let database = try Database(path: path)
-            let collection = try await database.collection("items", dimension: 64)
+            let collection = try await SearchCollection("items", in: database, dimension: 64)
             var rng = SeededGenerator(seed: 3)
             try await collection.insert(
                 (1...Int64(600)).map {
@@ -70,7 +70,7 @@ struct BadFileTests {
         var failure: SQLiteError?
         do {
             let database = try Database(path: path)
-            let collection = try await database.collection(named: "items")
+            let collection = try await SearchCollection(named: "items", in: database)
             let count = try await collection.count()
             _ = try await collection.search(vector: [Float](repeating: 0.5, count: 64), limit: 5)
             _ = try await collection.search(Query().matching(.typed("row")).limit(5))
@@ -122,7 +122,7 @@ struct BadFileTests {
         }
         let database = try Database(path: path)
         await expectError(
-            TroveError.self, { _ = try await database.collection(named: "items") },
+            TroveError.self, { _ = try await SearchCollection(named: "items", in: database) },
             matches: { if case .schemaMismatch = $0 { true } else { false } })
         #expect(
             try await database.query("SELECT count(*) FROM items")[0].int(at: 0) == snapshot.count)
@@ -155,7 +155,7 @@ struct BadFileTests {
         // Read-only mode in-process behaves the same without changing permissions.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         let database = try Database(path: path, readOnly: true)
-        let items = try await database.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: database)
         #expect(try await items.count() == snapshot.count)
         await expectError(
             SQLiteError.self,
@@ -198,7 +198,7 @@ struct BadFileTests {
         let dir = try TemporaryDirectory()
         let (path, _) = try await seededFile(dir)
         let database = try Database(path: path)
-        let items = try await database.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: database)
         let snapshot = try await CollectionSnapshot(items)
         let pages = try await database.query("PRAGMA page_count")[0].int(at: 0)!
         _ = try await database.query("PRAGMA max_page_count = \(pages + 2)")
@@ -217,7 +217,7 @@ struct BadFileTests {
         #expect(try await items.count() == snapshot.count + 10)
         #expect(try await items.search(vector: batch[3].vector, limit: 1).first?.id == batch[3].id)
         // And after reopening, nothing of the failed batch is there.
-        let reopened = try await Database(path: path).collection(named: "items")
+        let reopened = try await SearchCollection(named: "items", in: Database(path: path))
         #expect(try await reopened.count() == snapshot.count + 10)
         #expect(try await reopened.contains(id: 200) == false)
     }

@@ -274,7 +274,7 @@ struct BadInputTests {
         let before = try await CollectionSnapshot(collection)
         let objects = try await database.query("SELECT count(*) FROM sqlite_master")[0].int(at: 0)
         await expectError(
-            TroveError.self, { _ = try await database.collection(name, dimension: 4) },
+            TroveError.self, { _ = try await SearchCollection(name, in: database, dimension: 4) },
             matches: { if case .invalidName = $0 { true } else { false } })
         #expect(
             try await database.query("SELECT count(*) FROM sqlite_master")[0].int(at: 0) == objects)
@@ -289,10 +289,11 @@ struct BadInputTests {
         try await database.execute(
             script: "CREATE TABLE mine(x); INSERT INTO mine VALUES (1); CREATE TABLE notes_log(y)")
         await expectError(
-            TroveError.self, { _ = try await database.collection("mine", dimension: 4) },
+            TroveError.self, { _ = try await SearchCollection("mine", in: database, dimension: 4) },
             matches: { if case .invalidName = $0 { true } else { false } })
         await expectError(
-            TroveError.self, { _ = try await database.collection("notes", dimension: 4) },
+            TroveError.self,
+            { _ = try await SearchCollection("notes", in: database, dimension: 4) },
             matches: { if case .invalidName = $0 { true } else { false } })
         #expect(try await database.query("SELECT x FROM mine")[0].int(at: 0) == 1)
         #expect(try await database.collectionNames().isEmpty)

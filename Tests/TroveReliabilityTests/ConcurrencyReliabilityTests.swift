@@ -53,7 +53,7 @@ struct ConcurrencyReliabilityTests {
     func readersAndWriterOneDatabase() async throws {
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("one.trove"))
-        let items = try await database.collection("items", dimension: 8)
+        let items = try await SearchCollection("items", in: database, dimension: 8)
         let batches = 30
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -78,10 +78,11 @@ struct ConcurrencyReliabilityTests {
     func readersAndWriterSeparateConnections() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("many.trove")
-        let writer = try await Database(path: path).collection("items", dimension: 8)
+        let writer = try await SearchCollection("items", in: Database(path: path), dimension: 8)
         var readers: [SearchCollection] = []
         for _ in 0..<4 {
-            readers.append(try await Database(path: path).collection("items", dimension: 8))
+            readers.append(
+                try await SearchCollection("items", in: Database(path: path), dimension: 8))
         }
         let batches = 30
         let snapshot = readers
@@ -131,7 +132,7 @@ struct ConcurrencyReliabilityTests {
                 do {
                     let database = try Database(path: path)
                     if try await database.collectionNames().contains("shared") {
-                        reader = try await database.collection(named: "shared")
+                        reader = try await SearchCollection(named: "shared", in: database)
                     }
                 } catch {
                     openFailures.append("\(error)")
@@ -167,7 +168,7 @@ struct ConcurrencyReliabilityTests {
             #expect(output.contains("D \(batches) 0"), "\(output)")
         }
         let database = try Database(path: path)
-        let shared = try await database.collection(named: "shared")
+        let shared = try await SearchCollection(named: "shared", in: database)
         #expect(try await shared.count() == 2 * batches * Self.batchSize)
         #expect(try await database.verify().isHealthy)
         print(
@@ -183,7 +184,7 @@ struct ConcurrencyReliabilityTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("killed.trove")
         // Create the collection first so both start writing at once.
-        _ = try await Database(path: path).collection("shared", dimension: 8)
+        _ = try await SearchCollection("shared", in: Database(path: path), dimension: 8)
         let batches = 150
         let victim = try CrashChild.start(["writer", path, "100000", "0"])
         let survivor = try CrashChild.start(["writer", path, "\(batches)", "1000000"])
@@ -197,7 +198,7 @@ struct ConcurrencyReliabilityTests {
         #expect(survivor.0.terminationStatus == 0 && output.contains("D \(batches) 0"), "\(output)")
         #expect(!output.contains("E "), "\(output)")
         let database = try Database(path: path)
-        let shared = try await database.collection(named: "shared")
+        let shared = try await SearchCollection(named: "shared", in: database)
         #expect(try await shared.count(where: .source("w1000000")) == batches * Self.batchSize)
         #expect(
             try await shared.count(where: .source("w0")) % Self.batchSize == 0,

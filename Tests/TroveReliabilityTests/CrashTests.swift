@@ -135,7 +135,7 @@ struct CrashTests {
             #expect(reported == 0, "\(context): collection missing")
             return Outcome(started: started, reported: reported, present: 0, rows: 0)
         }
-        let collection = try await database.collection(named: CrashWorkload.collection)
+        let collection = try await SearchCollection(named: CrashWorkload.collection, in: database)
 
         // 2. Every batch present is complete and exact; they are 1...present with no gap.
         let rows = try await database.query(

@@ -34,15 +34,15 @@ struct EncryptedReliabilityTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("shared.trove")
         // Created here first: the key header then exists before either child opens the file.
-        _ = try await Database(path: path, encryption: .key(Self.key)).collection(
-            "shared", dimension: 8)
+        _ = try await SearchCollection(
+            "shared", in: Database(path: path, encryption: .key(Self.key)), dimension: 8)
         let batches = 80
         let children = try [Int64(0), 1_000_000].map { base in
             try CrashChild.start(
                 ["writer", path, "\(batches)", "\(base)"], environment: Self.environment)
         }
         let database = try Database(path: path, encryption: .key(Self.key))
-        let shared = try await database.collection(named: "shared")
+        let shared = try await SearchCollection(named: "shared", in: database)
         var reads = 0
         while children.contains(where: { $0.0.isRunning }) {
             let count = try await shared.count()

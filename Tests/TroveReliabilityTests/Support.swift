@@ -38,7 +38,7 @@ func seededCollection(
     _ database: Database, name: String = "items", dimension: Int = 4, count: Int = 20,
     seed: UInt64 = 7
 ) async throws -> SearchCollection {
-    let collection = try await database.collection(name, dimension: dimension)
+    let collection = try await SearchCollection(name, in: database, dimension: dimension)
     var rng = SeededGenerator(seed: seed)
     let entries = (1...Int64(count)).map { id in
         VectorEntry(

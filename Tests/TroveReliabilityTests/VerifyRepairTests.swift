@@ -21,7 +21,7 @@ struct VerifyRepairTests {
     func healthy() async throws {
         let dir = try TemporaryDirectory()
         let (database, items, _) = try await fileDatabase(dir)
-        _ = try await database.collection("other", dimension: 3, lexicalSearch: false)
+        _ = try await SearchCollection("other", in: database, dimension: 3, lexicalSearch: false)
         let report = try await database.verify()
         #expect(report.isHealthy, "\(report.problems)")
         #expect(report.integrity == ["ok"])
@@ -126,7 +126,7 @@ struct VerifyRepairTests {
         let dir = try TemporaryDirectory()
         let (database, items, path) = try await fileDatabase(dir)
         // A second process's view of the same file, with its index loaded.
-        let other = try await Database(path: path).collection(named: "items")
+        let other = try await SearchCollection(named: "items", in: Database(path: path))
         _ = try await items.search(vector: [1, 0, 0, 0])
         _ = try await other.search(vector: [1, 0, 0, 0])
         // Someone changes row 5's vector with raw SQL and the log entry is lost (damage).
@@ -205,7 +205,7 @@ struct VerifyRepairTests {
         let path = dir.path("damaged.trove")
         do {
             let database = try Database(path: path)
-            let items = try await database.collection("items", dimension: 64)
+            let items = try await SearchCollection("items", in: database, dimension: 64)
             var rng = SeededGenerator(seed: 11)
             try await items.insert(
                 (1...Int64(400)).map {

@@ -101,7 +101,8 @@ import TroveTestSupport
         let key = try SyncKey.random()
         func device(_ name: String) async throws -> (notes: SearchCollection, sync: SyncSpace) {
             let database = try Database(path: directory.path("\(name).trove"))
-            let notes = try await database.collection("notes", embedder: Notes.embedder, ids: ids)
+            let notes = try await SearchCollection(
+                "notes", in: database, embedder: Notes.embedder, ids: ids)
             let sync = try await SyncSpace(
                 database: database, space: "space", key: key, transport: server,
                 collections: ["notes"])
@@ -156,7 +157,7 @@ import TroveTestSupport
     @Test func aSearchCollectionWithInt64IDsIsRefused() async throws {
         let directory = try TemporaryDirectory()
         let database = try Database(path: directory.path("a.trove"))
-        _ = try await database.collection("plain", dimension: 3)
+        _ = try await SearchCollection("plain", in: database, dimension: 3)
         await #expect(throws: SyncError.int64IDs(collection: "plain")) {
             _ = try await SyncSpace(
                 database: database, space: "space", key: try SyncKey.random(),

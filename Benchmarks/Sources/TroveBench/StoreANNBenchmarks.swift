@@ -81,8 +81,8 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     }
     do {
         let database = try Database(path: path)
-        let docs = try await database.collection("docs", configuration: CollectionConfiguration(dimension: d, index: kind))
-        let flat = try await database.collection("flat", configuration: CollectionConfiguration(dimension: d))
+        let docs = try await SearchCollection("docs", in: database, configuration: CollectionConfiguration(dimension: d, index: kind))
+        let flat = try await SearchCollection("flat", in: database, configuration: CollectionConfiguration(dimension: d))
         let t0 = benchNow()
         for start in stride(from: 0, to: n, by: 5_000) {
             try await docs.insert(Array(entries[start..<min(n, start + 5_000)]))
@@ -116,7 +116,7 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     for _ in 0..<3 {
         let database = try Database(path: path)
         let t0 = benchNow()
-        let stats = try await database.collection(named: "docs").loadIndex()
+        let stats = try await SearchCollection(named: "docs", in: database).loadIndex()
         loads.append(Double(benchNow() - t0) / 1e9)
         guard stats.origin == .snapshot else { throw NPYError(description: "expected a snapshot load, got \(stats.origin)") }
     }
@@ -125,8 +125,8 @@ func runStoreANNBenchmarks(_ arguments: [String]) async throws {
     json["snapshot_load_s"] = loads.min()!
 
     let database = try Database(path: path)
-    let docs = try await database.collection(named: "docs")
-    let flat = try await database.collection(named: "flat")
+    let docs = try await SearchCollection(named: "docs", in: database)
+    let flat = try await SearchCollection(named: "flat", in: database)
     _ = try await docs.loadIndex()
     _ = try await flat.loadIndex()
 

@@ -199,7 +199,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         for (k, lexical) in options.lexical.enumerated() {
             let path = directory.appendingPathComponent("insert-\(lexical)-\(round).trove").path
             let database = try Database(path: path)
-            let collection = try await database.collection("packages", dimension: dimension, metric: .cosine, lexicalSearch: lexical)
+            let collection = try await SearchCollection("packages", in: database, dimension: dimension, metric: .cosine, lexicalSearch: lexical)
             let cpuStart = processCPUMilliseconds()
             let (_, ms) = try await measure {
                 var start = 0
@@ -286,7 +286,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
         let hnswPath = directory.appendingPathComponent("hnsw.trove").path
         do {
             let database = try Database(path: hnswPath)
-            let collection = try await database.collection("packages", dimension: dimension, metric: .cosine, lexicalSearch: false, index: .hnsw())
+            let collection = try await SearchCollection("packages", in: database, dimension: dimension, metric: .cosine, lexicalSearch: false, index: .hnsw())
             var start = 0
             while start < n {
                 let end = min(n, start + options.batch)
@@ -301,7 +301,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
             queries: options.vectors + "/queries.f16.npy", query: queries[0].vector)
     }
     let database = try Database(path: storePath)
-    let collection = try await database.collection(named: "packages")
+    let collection = try await SearchCollection(named: "packages", in: database)
     print(String(format: "  file size: %.1f MiB", Double(database.fileSize()) / 1_048_576))
 
     // 3. Query latency through the public API.
@@ -360,7 +360,7 @@ func runStoreBenchmarks(_ arguments: [String]) async throws {
 private func firstQueries(label: String, path: String, collection name: String, vectors: Int, rounds: Int, queries: String, query: [Float]) async throws {
     func once() async throws -> (ms: Double, cpu: Double, origin: IndexStatistics.Origin) {
         let database = try Database(path: path)
-        let collection = try await database.collection(named: name)
+        let collection = try await SearchCollection(named: name, in: database)
         let cpu = processCPUMilliseconds()
         let (_, ms) = try await measure { try await collection.search(vector: query, limit: 10) }
         return (ms, processCPUMilliseconds() - cpu, try await collection.indexStatistics().origin)
@@ -379,7 +379,7 @@ private func firstQueries(label: String, path: String, collection name: String, 
                 raw.close()
             }
             let database = try Database(path: path)
-            let collection = try await database.collection(named: name)
+            let collection = try await SearchCollection(named: name, in: database)
             let cpu = processCPUMilliseconds()
             let (found, ms) = try await measure { try await collection.search(vector: query, limit: 10) }
             times.append((ms, processCPUMilliseconds() - cpu))
@@ -387,7 +387,7 @@ private func firstQueries(label: String, path: String, collection name: String, 
         }
         print("  \(label), no snapshot (read back from the table row by row, \(vectors) vectors): \(figures(times))")
         let database = try Database(path: path)
-        let collection = try await database.collection(named: name)
+        let collection = try await SearchCollection(named: name, in: database)
         _ = try await collection.search(vector: query, limit: 10)
         try await database.saveIndexes()
         guard try await collection.indexStatistics().snapshotWatermark != nil else { throw StoreBenchError("the matrix was not saved") }
@@ -399,7 +399,7 @@ private func firstQueries(label: String, path: String, collection name: String, 
         warm.append((ms, cpu))
     }
     let database = try Database(path: path)
-    results["snapshot"] = try await database.collection(named: name).search(vector: query, limit: 10)
+    results["snapshot"] = try await SearchCollection(named: name, in: database).search(vector: query, limit: 10)
     if let table = results["table"], table.map(\.id) != results["snapshot"]!.map(\.id) || table.map(\.score) != results["snapshot"]!.map(\.score) {
         throw StoreBenchError("results with and without the snapshot differ")
     }
@@ -454,12 +454,12 @@ func runFirstQuery(_ arguments: [String]) async throws {
     var saver: Database?
     if options.has("resave") {
         saver = try Database(path: path)
-        try await saver!.collection(named: name).rebuildIndex()
+        try await SearchCollection(named: name, in: saver!).rebuildIndex()
     }
     defer { _ = saver }
     func once() async throws {
         let database = try Database(path: path)
-        let collection = try await database.collection(named: name)
+        let collection = try await SearchCollection(named: name, in: database)
         let cpu = processCPUMilliseconds()
         let (_, ms) = try await measure { try await collection.search(vector: query, limit: 10) }
         print(String(format: "%.3f %.3f", ms, processCPUMilliseconds() - cpu))
@@ -482,8 +482,7 @@ private func createFirstQueryStore(path: String, collection name: String, hnsw: 
     }
     let dimension = base.columns
     let database = try Database(path: path)
-    let collection = try await database.collection(
-        name, dimension: dimension, metric: .cosine, lexicalSearch: !hnsw, index: hnsw ? .hnsw() : .flat)
+    let collection = try await SearchCollection(name, in: database, dimension: dimension, metric: .cosine, lexicalSearch: !hnsw, index: hnsw ? .hnsw() : .flat)
     var start = 0
     while start < base.rows {
         let end = min(base.rows, start + 1_000)

@@ -59,7 +59,7 @@ private func runOnce(
     }
     do {
         let database = try open()
-        let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
+        let collection = try await SearchCollection("packages", in: database, dimension: dimension, metric: .cosine)
         let cpuStart = cpuMilliseconds()
         let sealedBefore = EncryptionStatistics.current.pagesSealed
         let openedBefore = EncryptionStatistics.current.pagesOpened
@@ -84,7 +84,7 @@ private func runOnce(
     var firstWall: [Double] = [], firstCPU: [Double] = []
     for _ in 0..<firstQueryOpens - 1 {
         let database = try open()
-        let collection = try await database.collection(named: "packages")
+        let collection = try await SearchCollection(named: "packages", in: database)
         let cpuStart = cpuMilliseconds()
         let start = ContinuousClock.now
         _ = try await collection.search(vector: queries[0].vector, limit: 10)
@@ -92,7 +92,7 @@ private func runOnce(
         firstCPU.append(cpuMilliseconds() - cpuStart)
     }
     let database = try open()
-    let collection = try await database.collection(named: "packages")
+    let collection = try await SearchCollection(named: "packages", in: database)
     let before = EncryptionStatistics.current
     let openedBefore = before.pagesOpened
     let cpuStart = cpuMilliseconds()
@@ -109,7 +109,7 @@ private func runOnce(
     if profiling {
         for _ in 0..<profiledFirstQueryOpens {
             let database = try open()
-            let collection = try await database.collection(named: "packages")
+            let collection = try await SearchCollection(named: "packages", in: database)
             let cpuStart = cpuMilliseconds()
             let start = ContinuousClock.now
             _ = try await collection.search(vector: queries[0].vector, limit: 10)
@@ -282,7 +282,7 @@ private func runFirstQueryAB(
         let sealedPath = directory.appendingPathComponent("ab-encrypted-\(round).trove").path
         for (kind, path) in [plainPath, sealedPath].enumerated() {
             let database = kind == 1 ? try Database(path: path, encryption: benchKey) : try Database(path: path)
-            let collection = try await database.collection("packages", dimension: dimension, metric: .cosine)
+            let collection = try await SearchCollection("packages", in: database, dimension: dimension, metric: .cosine)
             let cpuStart = cpuMilliseconds()
             let start = ContinuousClock.now
             var index = 0
@@ -299,7 +299,7 @@ private func runFirstQueryAB(
         for kind in 0..<3 {
             EncryptionReadAhead.policy = kind == 2 ? .always : .off
             let database = kind == 0 ? try Database(path: plainPath) : try Database(path: sealedPath, encryption: benchKey)
-            let collection = try await database.collection(named: "packages")
+            let collection = try await SearchCollection(named: "packages", in: database)
             let before = EncryptionStatistics.current
             let cpuStart = cpuMilliseconds()
             let start = ContinuousClock.now

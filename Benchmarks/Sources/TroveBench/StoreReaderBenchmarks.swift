@@ -28,7 +28,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let database = try Database(path: dir.appendingPathComponent("r.trove").path)
-    let items = try await database.collection("items", dimension: dimension)
+    let items = try await SearchCollection("items", in: database, dimension: dimension)
     var rng = BenchRandom(state: 3)
     let words = ["river", "stone", "cloud", "paper", "garden", "window", "engine", "ticket", "lamp", "orbit"]
     func entries(_ ids: ClosedRange<Int>) -> [VectorEntry] {
@@ -86,7 +86,7 @@ func runStoreReaderBenchmarks(_ arguments: [String]) async throws {
 
     // A fresh collection of the same rows, kept at about that size: each writer batch is inserted
     // and the one before it deleted, so every measurement sees the same index.
-    let scaling = try await database.collection("scaling", dimension: dimension)
+    let scaling = try await SearchCollection("scaling", in: database, dimension: dimension)
     rng = BenchRandom(state: 3)
     try await scaling.insert(entries(1...rows))
     _ = try await scaling.search(vector: [Float](repeating: 0.5, count: dimension), limit: 10)

@@ -19,7 +19,7 @@ extension Database {
     ///
     /// ```swift
     /// let database = try Database(path: "notes.trove", encryption: .passphrase("correct horse"))
-    /// let notes = try await database.collection("notes", dimension: 384)
+    /// let notes = try await SearchCollection("notes", in: database, dimension: 384)
     /// ```
     ///
     /// - Parameters:

@@ -12,7 +12,7 @@ import TroveVectors
 ///
 /// ```swift
 /// let database = try Database(path: "notes.trove")
-/// let notes = try await database.collection("notes", dimension: 384)
+/// let notes = try await SearchCollection("notes", in: database, dimension: 384)
 /// try await notes.insert(VectorEntry(id: 1, content: "Buy oat milk", vector: embedding))
 /// let hits = try await notes.search(vector: embedding, limit: 5)
 /// ```

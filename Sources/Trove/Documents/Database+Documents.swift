@@ -29,7 +29,7 @@ extension Database {
                 throw TroveError.invalidName(
                     name,
                     reason: requested == nil
-                        ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
+                        ? "it is a search collection: open it with SearchCollection(named:in:), which takes the same Query, fetch, aggregate and patch"
                         : "a search collection of that name exists; document collections need their own name"
                 )
             }
@@ -50,7 +50,7 @@ extension Database {
             throw TroveError.invalidName(
                 name,
                 reason: requested == nil
-                    ? "it is a search collection: open it with collection(named:), which takes the same Query, fetch, aggregate and patch"
+                    ? "it is a search collection: open it with SearchCollection(named:in:), which takes the same Query, fetch, aggregate and patch"
                     : "a search collection of that name exists; document collections need their own name"
             )
         }

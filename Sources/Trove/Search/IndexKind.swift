@@ -8,7 +8,7 @@ import TroveVectors
 ///
 /// ```swift
 /// let config = CollectionConfiguration(dimension: 384, index: .hnsw(quantization: .int8))
-/// let docs = try await database.collection("docs", configuration: config)
+/// let docs = try await SearchCollection("docs", in: database, configuration: config)
 /// ```
 public enum IndexKind: Codable, Hashable, Sendable {
     /// Exact search: a SIMD scan over every vector (or over the filter's candidates).

@@ -3,31 +3,37 @@ import TroveEmbeddings
 import TroveSQLite
 import TroveVectors
 
-extension Database {
-    /// Opens the search collection `name`, creating it with `configuration` when it does not exist.
+extension SearchCollection {
+    /// Opens the search collection `name` in `database`, creating it with `configuration` when it
+    /// does not exist.
+    ///
+    /// A search collection is opened by its own initializers, as SQLiteVecKit's `VectorStore` is,
+    /// rather than by a `Database` method: `database.documents(...)` and `database.models(...)`
+    /// name what they open, and a bare `collection(...)` would not say which kind.
     ///
     /// ```swift
-    /// let notes = try await database.collection("notes", configuration: .init(dimension: 384))
+    /// let notes = try await SearchCollection("notes", in: database, configuration: .init(dimension: 384))
     /// ```
     /// - Throws: ``TroveError/schemaMismatch(collection:details:)`` when it exists with another
     ///   configuration (nothing is changed), ``TroveError/invalidName(_:reason:)``,
     ///   ``TroveError/invalidDimension(_:)``, ``TroveError/invalidConfiguration(_:)``.
-    public func collection(_ name: String, configuration: CollectionConfiguration) throws
-        -> SearchCollection
+    public init(_ name: String, in database: Database, configuration: CollectionConfiguration)
+        async throws
     {
-        try searchCollection(name, requested: configuration, embedder: nil)
+        self = try await database.openSearchCollection(
+            name, requested: configuration, embedder: nil)
     }
 
     /// Opens or creates a search collection from its settings; see ``CollectionConfiguration``.
-    public func collection(
-        _ name: String, dimension: Int, metric: DistanceMetric = .cosine,
+    public init(
+        _ name: String, in database: Database, dimension: Int, metric: DistanceMetric = .cosine,
         lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
         tokenizer: String = CollectionConfiguration.defaultTokenizer, index: IndexKind = .flat,
         ids: IDKind = .int64
-    ) throws -> SearchCollection {
-        try collection(
-            name,
+    ) async throws {
+        try await self.init(
+            name, in: database,
             configuration: CollectionConfiguration(
                 dimension: dimension, metric: metric, lexicalSearch: lexicalSearch,
                 metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index, ids: ids))
@@ -41,24 +47,25 @@ extension Database {
     /// its own (``CollectionConfiguration/vectorFields``), and a text search has a leg per model.
     ///
     /// ```swift
-    /// let notes = try await database.collection("notes", embedder: embedder)
+    /// let notes = try await SearchCollection("notes", in: database, embedder: embedder)
     /// try await notes.insert(VectorEntry(content: "Dentist on Tuesday at 10", source: "calendar"))
     /// let hits = try await notes.search("when is the dentist?")
     /// ```
-    public func collection(
-        _ name: String, embedder: any Embedder, additionalEmbedders: [any Embedder] = [],
+    public init(
+        _ name: String, in database: Database, embedder: any Embedder,
+        additionalEmbedders: [any Embedder] = [],
         metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
         metadataByteLimit: Int = CollectionConfiguration.defaultMetadataByteLimit,
         tokenizer: String = CollectionConfiguration.englishTokenizer, index: IndexKind = .flat,
         ids: IDKind = .int64
-    ) throws -> SearchCollection {
+    ) async throws {
         let manifest = embedder.manifest
         let configuration = CollectionConfiguration(
             dimension: manifest.dimension, metric: metric, lexicalSearch: lexicalSearch,
             metadataByteLimit: metadataByteLimit, tokenizer: tokenizer, index: index,
             embedding: manifest, additionalEmbeddings: additionalEmbedders.map(\.manifest), ids: ids
         )
-        return try searchCollection(
+        self = try await database.openSearchCollection(
             name, requested: configuration, embedder: embedder,
             additionalEmbedders: additionalEmbedders)
     }
@@ -67,25 +74,26 @@ extension Database {
     ///
     /// - Parameters:
     ///   - name: the collection's name.
+    ///   - database: the database holding it.
     ///   - embedder: attach an embedder for the text-in API; it must match the manifest the
     ///     collection was created with.
     ///   - additionalEmbedders: attach the further models' embedders, in the order the
     ///     collection was created with (all of them, or none).
     /// - Throws: ``TroveError/collectionNotFound(_:)``,
     ///   ``TroveError/embeddingMismatch(collection:stored:requested:)``.
-    public func collection(
-        named name: String, embedder: (any Embedder)? = nil,
+    public init(
+        named name: String, in database: Database, embedder: (any Embedder)? = nil,
         additionalEmbedders: [any Embedder] = []
-    ) throws
-        -> SearchCollection
-    {
-        let collection = try searchCollection(name, requested: nil, embedder: nil)
+    ) async throws {
+        let collection = try await database.openSearchCollection(
+            name, requested: nil, embedder: nil)
         guard let embedder else {
             guard additionalEmbedders.isEmpty else {
                 throw TroveError.invalidConfiguration(
                     "attach the first model's embedder with the further models'")
             }
-            return collection
+            self = collection
+            return
         }
         let configuration = collection.configuration
         let stored = [configuration.embedding] + configuration.additionalEmbeddings.map { $0 }
@@ -110,12 +118,15 @@ extension Database {
                     "embedding: stored \(stored.compactMap { $0?.modelID }), requested \(requested.map(\.manifest.modelID))"
             )
         }
-        return SearchCollection(
+        self.init(
             documents: collection.documents, configuration: configuration,
             embedder: embedder, additionalEmbedders: additionalEmbedders)
     }
+}
 
-    private func searchCollection(
+extension Database {
+    /// Opens (or, with `requested`, creates) the search collection `name` on the writer.
+    func openSearchCollection(
         _ name: String, requested: CollectionConfiguration?, embedder: (any Embedder)?,
         additionalEmbedders: [any Embedder] = []
     ) throws

@@ -8,7 +8,7 @@ import TroveVectors
 ///
 /// ```swift
 /// let config = CollectionConfiguration(dimension: 384, metric: .cosine)
-/// let notes = try await database.collection("notes", configuration: config)
+/// let notes = try await SearchCollection("notes", in: database, configuration: config)
 /// ```
 public struct CollectionConfiguration: Codable, Hashable, Sendable {
     /// The default FTS5 tokenizer of search collections: SQLite's own `unicode61` (Unicode word

@@ -12,10 +12,10 @@ import TroveVectors
 /// through the one document engine. Handles are cheap values.
 ///
 /// ```swift
-/// let notes = try await database.collection("notes", dimension: 3)
+/// let notes = try await SearchCollection("notes", in: database, dimension: 3)
 /// try await notes.insert(VectorEntry(id: 1, content: "Buy oat milk", source: "today", vector: [1, 0, 0]))
 /// // Ids that cannot collide across devices (for sync): UUIDv7s when left to Trove.
-/// let synced = try await database.collection("synced", configuration: .init(dimension: 3, ids: .uuid))
+/// let synced = try await SearchCollection("synced", in: database, configuration: .init(dimension: 3, ids: .uuid))
 /// let id = try await synced.insert(VectorEntry(content: "Call the plumber", vector: [0, 1, 0]))
 /// let nearest = try await notes.search(vector: [0.9, 0.1, 0], limit: 1)
 /// let words = try await notes.search(Query().matching(.typed("oat milk")))

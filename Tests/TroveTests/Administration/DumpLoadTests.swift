@@ -84,7 +84,8 @@ struct DumpLoadTests {
                 to: GraphNode("elsewhere", "free text")),
         ])
 
-        let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 16))
+        let notes = try await SearchCollection(
+            "notes", in: db, embedder: HashingEmbedder(dimension: 16))
         for (i, text) in ["buy oat milk", "dentist on tuesday", "invoice 2041 paid", "call mum"]
             .enumerated()
         {
@@ -148,7 +149,7 @@ struct DumpLoadTests {
         #expect(hits.count == 40)
         let nearest = try await items.search(Query().nearest(to: Self.awkward, in: "v").limit(1))
         #expect(nearest.first?.record.id == 1)
-        let notes = try await target.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: target)
         #expect(try await notes.search(Query().matching("dentist")).first?.id == 2)
         #expect(
             try await notes.page(Query().sorted(by: .ascending("id")).select([])).documents.map(

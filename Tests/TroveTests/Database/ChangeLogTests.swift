@@ -10,7 +10,7 @@ struct ChangeLogTests {
     @Test("raw-SQL inserts, updates and deletes are visible to both searches on the next query")
     func rawSQLWrites() async throws {
         let db = try Database()
-        let items = try await db.collection("items", dimension: 2)
+        let items = try await SearchCollection("items", in: db, dimension: 2)
         try await items.insert(VectorEntry(id: 1, content: "alpha", vector: [1, 0]))
         #expect(try await items.search(vector: [0, 1], limit: 5).map(\.id) == [1])
 
@@ -51,11 +51,11 @@ struct ChangeLogTests {
     func secondConnection() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
-        let first = try await Database(path: path).collection("items", dimension: 3)
+        let first = try await SearchCollection("items", in: Database(path: path), dimension: 3)
         try await first.insert(randomEntries(count: 20, dimension: 3, seed: 21))
         #expect(try await first.search(vector: [1, 1, 1], limit: 100).count == 20)
 
-        let second = try await Database(path: path).collection(named: "items")
+        let second = try await SearchCollection(named: "items", in: Database(path: path))
         try await second.insert(
             VectorEntry(id: 500, content: "from the second connection", vector: [9, 9, 9]))
         try await second.delete(id: 1)
@@ -77,7 +77,7 @@ struct ChangeLogTests {
     func prunedLog() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
-        let first = try await Database(path: path).collection("items", dimension: 2)
+        let first = try await SearchCollection("items", in: Database(path: path), dimension: 2)
         try await first.insert(VectorEntry(id: 1, content: "a", vector: [1, 0]))
         #expect(try await first.search(vector: [1, 0], limit: 5).map(\.id) == [1])
         // Another process writes, then prunes the whole log and records the floor.
@@ -97,7 +97,7 @@ struct ChangeLogTests {
     @Test("the log stays bounded under many writes")
     func logBounded() async throws {
         let db = try Database()
-        let items = try await db.collection("items", dimension: 2, lexicalSearch: false)
+        let items = try await SearchCollection("items", in: db, dimension: 2, lexicalSearch: false)
         for round in 0..<6 {
             let batch = (0..<10_000).map { i in
                 VectorEntry(id: .int(Int64(i)), content: "", vector: [Float(i + 1), Float(round)])

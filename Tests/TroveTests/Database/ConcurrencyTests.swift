@@ -9,7 +9,7 @@ struct ConcurrencyTests {
     func readersAndWriter() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("store.trove"))
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         let batchSize = 25
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

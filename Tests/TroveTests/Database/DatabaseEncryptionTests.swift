@@ -35,8 +35,8 @@ struct DatabaseEncryptionTests {
         do {
             let database = try Database(path: path, encryption: Self.key)
             #expect(database.encryption?.keyDerivation == .rawKey)
-            let notes = try await database.collection(
-                "notes",
+            let notes = try await SearchCollection(
+                "notes", in: database,
                 configuration: CollectionConfiguration(dimension: dimension, index: .hnsw()))
             var entries: [VectorEntry] = []
             for id in 1...300 {
@@ -77,7 +77,7 @@ struct DatabaseEncryptionTests {
         }
         // Reopened: text, vector (HNSW snapshot loaded) and exact search, verify.
         let database = try Database(path: path, encryption: Self.key)
-        let notes = try await database.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: database)
         #expect(try await notes.count() == 301)
         #expect(try await notes.search(Query().matching(.typed("oat milk")).limit(3)).count == 3)
         #expect(try await notes.search(vector: probe, limit: 1).first?.id == 42)
@@ -93,7 +93,8 @@ struct DatabaseEncryptionTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.trove")
         do {
-            _ = try await Database(path: path, encryption: Self.key).collection("c", dimension: 4)
+            _ = try await SearchCollection(
+                "c", in: Database(path: path, encryption: Self.key), dimension: 4)
         }
         #expect(throws: EncryptionError.wrongKey) {
             _ = try Database(path: path, encryption: .key(Data(repeating: 9, count: 32)))
@@ -102,7 +103,7 @@ struct DatabaseEncryptionTests {
         let plain = dir.path("p.trove")
         let database = try Database(path: plain)
         #expect(database.encryption == nil)
-        _ = try await database.collection("c", dimension: 4)
+        _ = try await SearchCollection("c", in: database, dimension: 4)
         #expect(Self.contains(plain, "SQLite format 3"))
     }
 
@@ -111,16 +112,17 @@ struct DatabaseEncryptionTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("e.trove")
         let writer = try Database(path: path, encryption: Self.key)
-        let c = try await writer.collection("c", dimension: 4)
+        let c = try await SearchCollection("c", in: writer, dimension: 4)
         try await c.insert(
             (1...30).map {
                 VectorEntry(
                     id: .int(Int64($0)), content: "row \($0)", vector: [1, 0, 0, Float($0)])
             })
-        let second = try await Database(path: path, encryption: Self.key).collection(named: "c")
+        let second = try await SearchCollection(
+            named: "c", in: Database(path: path, encryption: Self.key))
         #expect(try await second.count() == 30)
-        let reader = try await Database(path: path, encryption: Self.key, readOnly: true)
-            .collection(named: "c")
+        let reader = try await SearchCollection(
+            named: "c", in: Database(path: path, encryption: Self.key, readOnly: true))
         #expect(try await reader.count() == 30)
         try await c.insert(VectorEntry(id: 31, content: "row 31", vector: [1, 0, 0, 31]))
         #expect(try await reader.count() == 31)
@@ -136,7 +138,7 @@ struct DatabaseEncryptionTests {
         let path = dir.path("e.trove")
         do {
             let database = try Database(path: path, encryption: Self.key)
-            let c = try await database.collection("c", dimension: 4)
+            let c = try await SearchCollection("c", in: database, dimension: 4)
             try await c.insert(
                 (1...400).map {
                     VectorEntry(
@@ -153,7 +155,7 @@ struct DatabaseEncryptionTests {
             let database = try Database(path: path, encryption: Self.key)
             _ = try await database.verify()
             _ = try await database.query("SELECT count(*), sum(length(content)) FROM c")
-            let c = try await database.collection(named: "c")
+            let c = try await SearchCollection(named: "c", in: database)
             _ = try await c.search(
                 Query().nearest(to: [1, 2, 3, 4], in: "embedding").limit(400).exact(true))
             Issue.record("no error for a changed page")
@@ -169,7 +171,7 @@ struct DatabaseEncryptionTests {
         let dir = try TemporaryDirectory()
         let plain = dir.path("plain.trove")
         do {
-            let c = try await Database(path: plain).collection("c", dimension: 4)
+            let c = try await SearchCollection("c", in: Database(path: plain), dimension: 4)
             try await c.insert(
                 (1...50).map {
                     VectorEntry(
@@ -187,13 +189,13 @@ struct DatabaseEncryptionTests {
         }
         try Database.changeDataKey(path: encrypted, from: .passphrase("second"), to: Self.key)
         let database = try Database(path: encrypted, encryption: Self.key)
-        let c = try await database.collection(named: "c")
+        let c = try await SearchCollection(named: "c", in: database)
         #expect(try await c.count() == 50)
         #expect(try await c.search(Query().matching(.typed("SENTINELCOPY")).limit(100)).count == 50)
         #expect(try await database.verify().isHealthy)
         let exported = dir.path("exported.trove")
         try Database.plaintextCopy(of: encrypted, encryption: Self.key, to: exported)
-        #expect(try await Database(path: exported).collection(named: "c").count() == 50)
+        #expect(try await SearchCollection(named: "c", in: Database(path: exported)).count() == 50)
     }
 }
 
@@ -223,7 +225,7 @@ struct EncryptionFixtureTests {
         let path = try Self.copy("encrypted-v1.trove", to: dir)
         #expect(try EncryptionInfo.of(path: path)?.formatVersion == 1)
         let database = try Database(path: path, encryption: Self.key)
-        let notes = try await database.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: database)
         #expect(try await notes.count() == 20)
         #expect(try await notes.fetch(id: 7)?.content == "fixture note 7: buy oat milk")
         #expect(try await notes.search(Query().matching(.typed("note 7")).limit(1)).first?.id == 7)
@@ -242,7 +244,7 @@ struct EncryptionFixtureTests {
         #expect(try EncryptionInfo.of(path: path)?.iterations == 256_000)
         let database = try Database(
             path: path, encryption: .passphrase(Self.passphraseFixturePassphrase))
-        #expect(try await database.collection(named: "notes").count() == 20)
+        #expect(try await SearchCollection(named: "notes", in: database).count() == 20)
         #expect(throws: EncryptionError.wrongKey) {
             _ = try Database(path: path, encryption: .passphrase("nope"))
         }
@@ -258,7 +260,7 @@ struct EncryptionFixtureTests {
         let original = [UInt8](FileManager.default.contents(atPath: path)!)
         do {
             let database = try Database(path: path, encryption: Self.key)
-            let notes = try await database.collection(named: "notes")
+            let notes = try await SearchCollection(named: "notes", in: database)
             #expect(try await notes.count() == 20)
             #expect(try await notes.fetch(id: 7)?.content == "fixture note 7: buy oat milk")
             #expect(try await notes.search(vector: [1, 0, 0, 7], limit: 1).first?.id == 7)
@@ -304,7 +306,7 @@ struct EncryptionFixtureTests {
         try Database.changeDataKey(path: path, from: Self.key, to: Self.key)
         #expect(try EncryptionInfo.of(path: path)?.formatVersion == 2)
         let database = try Database(path: path, encryption: Self.key)
-        #expect(try await database.collection(named: "notes").count() == 20)
+        #expect(try await SearchCollection(named: "notes", in: database).count() == 20)
         #expect(try await database.verify().isHealthy)
     }
 
@@ -319,7 +321,7 @@ struct EncryptionFixtureTests {
             try? FileManager.default.removeItem(atPath: path)
             do {
                 let database = try Database(path: path, encryption: encryption)
-                let notes = try await database.collection("notes", dimension: 4)
+                let notes = try await SearchCollection("notes", in: database, dimension: 4)
                 try await notes.insert(
                     (1...20).map {
                         VectorEntry(

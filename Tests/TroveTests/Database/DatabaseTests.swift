@@ -13,21 +13,21 @@ struct DatabaseTests {
         let entries = randomEntries(count: 20, dimension: 5, seed: 1)
         do {
             let db = try Database(path: path)
-            let items = try await db.collection("items", dimension: 5, metric: .l2)
+            let items = try await SearchCollection("items", in: db, dimension: 5, metric: .l2)
             try await items.insert(entries)
-            let other = try await db.collection("other", dimension: 3)
+            let other = try await SearchCollection("other", in: db, dimension: 3)
             try await other.insert(VectorEntry(id: 9, content: "x", vector: [1, 2, 3]))
         }
         let db = try Database(path: path)
         #expect(try await db.collectionNames() == ["items", "other"])
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         #expect(items.configuration.metric == .l2)
         #expect(items.configuration.dimension == 5)
         #expect(try await items.count() == 20)
         #expect(try await items.fetch(id: 3) == entries[2])
         let hits = try await items.search(vector: entries[4].vector, limit: 1)
         #expect(hits.first?.id == entries[4].id)
-        #expect(try await db.collection(named: "other").count() == 1)
+        #expect(try await SearchCollection(named: "other", in: db).count() == 1)
         #expect(db.fileSize() > 0)
         #expect(db.path == path)
         #expect(try await db.configuration(of: "items")?.metric == .l2)
@@ -47,13 +47,13 @@ struct DatabaseTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
         do {
-            let items = try await Database(path: path).collection("items", dimension: 4)
+            let items = try await SearchCollection("items", in: Database(path: path), dimension: 4)
             try await items.insert(randomEntries(count: 5, dimension: 4, seed: 2))
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let db = try Database(path: path)
         let error = await #expect(throws: TroveError.self) {
-            try await db.collection("items", configuration: requested)
+            try await SearchCollection("items", in: db, configuration: requested)
         }
         guard case .schemaMismatch(let name, let details)? = error else {
             Issue.record("expected schemaMismatch, got \(String(describing: error))")
@@ -63,11 +63,11 @@ struct DatabaseTests {
         #expect(!details.isEmpty)
         #expect(error?.description.contains("different configuration") == true)
         // The same configuration still opens, and the rows are intact.
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         #expect(try await items.count() == 5)
         // Also on a fresh connection (the check reads trove_meta, not a cache).
         let error2 = await #expect(throws: TroveError.self) {
-            try await Database(path: path).collection("items", configuration: requested)
+            try await SearchCollection("items", in: Database(path: path), configuration: requested)
         }
         #expect(error2 != nil)
         _ = before
@@ -82,7 +82,7 @@ struct DatabaseTests {
     func invalidNames(_ name: String) async throws {
         let db = try Database()
         let error = await #expect(throws: TroveError.self) {
-            try await db.collection(name, dimension: 3)
+            try await SearchCollection(name, in: db, dimension: 3)
         }
         if case .invalidName? = error {
         } else {
@@ -94,10 +94,10 @@ struct DatabaseTests {
     @Test("a name colliding with another collection's derived table is refused without damage")
     func derivedNameCollision() async throws {
         let db = try Database()
-        let a = try await db.collection("a", dimension: 2)
+        let a = try await SearchCollection("a", in: db, dimension: 2)
         try await a.insert(VectorEntry(id: 1, content: "hello", vector: [1, 0]))
         let error = await #expect(throws: TroveError.self) {
-            try await db.collection("a_fts", dimension: 2)
+            try await SearchCollection("a_fts", in: db, dimension: 2)
         }
         if case .invalidName? = error {
         } else {
@@ -111,13 +111,15 @@ struct DatabaseTests {
     func invalidDimension(_ dimension: Int) async throws {
         let db = try Database()
         await #expect(throws: TroveError.invalidDimension(dimension)) {
-            try await db.collection("x", dimension: dimension)
+            try await SearchCollection("x", in: db, dimension: dimension)
         }
         await #expect(throws: TroveError.self) {
-            try await db.collection("x", configuration: .init(dimension: 3, metadataByteLimit: 0))
+            try await SearchCollection(
+                "x", in: db, configuration: .init(dimension: 3, metadataByteLimit: 0))
         }
         await #expect(throws: TroveError.self) {
-            try await db.collection("x", configuration: .init(dimension: 3, tokenizer: "x' ; DROP"))
+            try await SearchCollection(
+                "x", in: db, configuration: .init(dimension: 3, tokenizer: "x' ; DROP"))
         }
     }
 
@@ -125,7 +127,7 @@ struct DatabaseTests {
     func notFound() async throws {
         let db = try Database()
         await #expect(throws: TroveError.collectionNotFound("nope")) {
-            try await db.collection(named: "nope")
+            try await SearchCollection(named: "nope", in: db)
         }
         #expect(try await db.configuration(of: "nope") == nil)
     }
@@ -133,7 +135,7 @@ struct DatabaseTests {
     @Test("dropCollection removes rows, indexes and configuration")
     func drop() async throws {
         let db = try Database()
-        let items = try await db.collection("items", dimension: 2)
+        let items = try await SearchCollection("items", in: db, dimension: 2)
         try await items.insert(VectorEntry(id: 1, content: "hello", vector: [1, 0]))
         #expect(try await db.dropCollection("items"))
         #expect(try await !db.dropCollection("items"))
@@ -141,14 +143,14 @@ struct DatabaseTests {
         #expect(
             try await db.query("SELECT name FROM sqlite_master WHERE name LIKE 'items%'").isEmpty)
         // It can be created again, with another configuration.
-        let again = try await db.collection("items", dimension: 3)
+        let again = try await SearchCollection("items", in: db, dimension: 3)
         #expect(try await again.count() == 0)
     }
 
     @Test("raw SQL: own tables next to collections, typed rows, joins")
     func rawSQL() async throws {
         let db = try Database()
-        let items = try await db.collection("items", dimension: 2)
+        let items = try await SearchCollection("items", in: db, dimension: 2)
         try await items.insert(VectorEntry(id: 1, content: "hello", source: "s", vector: [1, 0]))
         try await db.execute(script: "CREATE TABLE tags(item_id INTEGER, tag TEXT)")
         #expect(try await db.execute("CREATE TABLE other(x)") == 0)
@@ -190,11 +192,11 @@ struct DatabaseTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
         do {
-            let items = try await Database(path: path).collection("items", dimension: 2)
+            let items = try await SearchCollection("items", in: Database(path: path), dimension: 2)
             try await items.insert(VectorEntry(id: 1, content: "hello world", vector: [1, 0]))
         }
         let db = try Database(path: path, readOnly: true)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         #expect(try await items.search(vector: [1, 0.1], limit: 1).first?.id == 1)
         #expect(try await items.search(Query().matching("hello")).first?.id == 1)
         await #expect(throws: SQLiteError.self) {

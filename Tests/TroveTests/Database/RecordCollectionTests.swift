@@ -25,7 +25,8 @@ struct RecordCollectionTests {
         let documents = try await db.documents(
             "docs", schema: DocumentSchema(fields: [.text("title")]))
         let chores = try await db.models(Chore.self)
-        let entries = try await db.collection("entries", embedder: HashingEmbedder(dimension: 8))
+        let entries = try await SearchCollection(
+            "entries", in: db, embedder: HashingEmbedder(dimension: 8))
         try await documents.insert(Document(id: 5, ["title": "five"]))
         #expect(
             try await insertThree(documents) { Document(["title": .string("d\($0)")]) } == [
@@ -46,7 +47,7 @@ struct RecordCollectionTests {
         let documents = try await db.documents(
             "docs", schema: DocumentSchema(fields: [.text("title")]))
         let chores = try await db.models(Chore.self)
-        let entries = try await db.collection("entries", dimension: 2)
+        let entries = try await SearchCollection("entries", in: db, dimension: 2)
         let later = Expiry.after(.seconds(60))
         await #expect(throws: TroveError.expiryDisabled(collection: "docs")) {
             try await documents.insert(Document(["title": "x"]), expiry: later)
@@ -95,7 +96,7 @@ struct RecordCollectionTests {
     func entriesWithoutVectors() async throws {
         let db = try Database()
         let embedder = HashingEmbedder(dimension: 4)
-        let notes = try await db.collection("notes", embedder: embedder)
+        let notes = try await SearchCollection("notes", in: db, embedder: embedder)
         let given: [Float] = [0, 0, 0, 1]
         let ids = try await notes.insert([
             VectorEntry(content: "oat milk"), VectorEntry(content: "bread", vector: given),
@@ -103,7 +104,7 @@ struct RecordCollectionTests {
         #expect(try await notes.fetch(id: ids[0])?.vector == embedder.vector("oat milk"))
         #expect(try await notes.fetch(id: ids[1])?.vector == given)
 
-        let bare = try await db.collection(named: "notes")
+        let bare = try await SearchCollection(named: "notes", in: db)
         await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
             try await bare.insert([
                 VectorEntry(content: "x", vector: given), VectorEntry(content: "y"),

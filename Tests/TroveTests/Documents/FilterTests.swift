@@ -72,7 +72,7 @@ struct FilterTests {
         let filter = .sql("id > ?", [1]) && meta("lang") == "en"
         #expect(try await items.search(vector: [1, 0], where: filter, limit: 10).map(\.id) == [3])
         let db = try Database()
-        let notes = try await db.collection("notes", embedder: HashingEmbedder())
+        let notes = try await SearchCollection("notes", in: db, embedder: HashingEmbedder())
         try await notes.insert([
             VectorEntry(content: "oat milk", metadata: #"{"k":1}"#),
             VectorEntry(content: "oat bread", metadata: #"{"k":2}"#),

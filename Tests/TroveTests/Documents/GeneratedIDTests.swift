@@ -133,7 +133,7 @@ struct GeneratedIDTests {
     @Test("search collections keep numbering entries without an id from the largest")
     func searchCollections() async throws {
         let db = try Database()
-        let notes = try await db.collection("notes", dimension: 2)
+        let notes = try await SearchCollection("notes", in: db, dimension: 2)
         try await notes.insert(VectorEntry(id: 7, content: "seven", vector: [1, 0]))
         #expect(try await notes.insert(VectorEntry(content: "eight", vector: [0, 1])) == 8)
     }

@@ -50,7 +50,7 @@ struct BackgroundMergeTests {
     func mergesWhenQuiet() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("store.trove"))
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         try await fill(items, batches: 20)
         let written = try await ftsSegmentCount(db, "items")
         #expect(written >= 16)  // the writer merged nothing (a default automerge would leave < 8)
@@ -65,7 +65,7 @@ struct BackgroundMergeTests {
     func mergesAfterOuterTransaction() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("store.trove"))
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         // 20 transactions of the app's own, each holding a batch and outlasting the quiet period
         // once, so the first merge attempt finds the write lock taken.
         for batch in 0..<20 {
@@ -82,7 +82,7 @@ struct BackgroundMergeTests {
     @Test("mergeTextIndexes merges at once")
     func mergeNow() async throws {
         let db = try Database()  // in memory: no background merger, so any merge is this call's
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         try await fill(items, batches: 20)
         let before = try await results(items)
         try await db.mergeTextIndexes()
@@ -98,13 +98,13 @@ struct BackgroundMergeTests {
         for (round, delay) in [230, 260, 290, 320, 350].enumerated() {
             do {
                 let db = try Database(path: path)
-                let items = try await db.collection("items", dimension: 4)
+                let items = try await SearchCollection("items", in: db, dimension: 4)
                 try await fill(items, batches: 10, firstID: Int64(round * 10 * 64))
                 try await Task.sleep(for: .milliseconds(delay))
             }  // released here, around the moment the merge starts
         }
         let db = try Database(path: path)
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         #expect(try await items.count() == 5 * 10 * 64)
         #expect(try await db.verify().isHealthy)
     }
@@ -112,7 +112,7 @@ struct BackgroundMergeTests {
     @Test("a level reaching 32 segments is merged by the writer even without a pause")
     func crisisMergeBoundsSegments() async throws {
         let db = try Database()  // in memory: no background merger at all
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         try await fill(items, batches: 31)
         #expect(try await ftsSegmentCount(db, "items") >= 30)  // no merging below 32 segments
         try await fill(items, batches: 9, firstID: 31 * 64)

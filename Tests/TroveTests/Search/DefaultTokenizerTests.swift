@@ -44,10 +44,10 @@ struct DefaultTokenizerTests {
     func searchCollectionsFindCJK() async throws {
         let database = try Database()
         #expect(
-            try await database.collection("plain", dimension: 2).configuration.tokenizer
+            try await SearchCollection("plain", in: database, dimension: 2).configuration.tokenizer
                 == "unicode61 remove_diacritics 2")
-        let cjk = try await database.collection(
-            "cjk", dimension: 2, tokenizer: FullTextDefinition.defaultTokenizer)
+        let cjk = try await SearchCollection(
+            "cjk", in: database, dimension: 2, tokenizer: FullTextDefinition.defaultTokenizer)
         try await cjk.insert(
             Self.cjkTexts.enumerated().map {
                 VectorEntry(
@@ -184,17 +184,17 @@ struct DefaultTokenizerTests {
         let path = dir.path("old.trove")
         do {
             let database = try Database(path: path)
-            let notes = try await database.collection(
-                "notes", dimension: 2, tokenizer: Self.previousDefault)
+            let notes = try await SearchCollection(
+                "notes", in: database, dimension: 2, tokenizer: Self.previousDefault)
             try await notes.insert([VectorEntry(id: 1, content: "router reset", vector: [1, 0])])
         }
         let database = try Database(path: path)
-        let notes = try await database.collection("notes", dimension: 2)
+        let notes = try await SearchCollection("notes", in: database, dimension: 2)
         #expect(notes.configuration.tokenizer == Self.previousDefault)
         #expect(try await notes.search(Query().matching(.typed("reset"))).map(\.id) == [1])
         // The open collection answers the same way.
         #expect(
-            try await database.collection("notes", dimension: 2).configuration.tokenizer
+            try await SearchCollection("notes", in: database, dimension: 2).configuration.tokenizer
                 == Self.previousDefault)
     }
 
@@ -207,7 +207,7 @@ struct DefaultTokenizerTests {
         try FileManager.default.copyItem(
             atPath: TestPaths.fixtures.appendingPathComponent("format2.trove").path, toPath: copy)
         let database = try Database(path: copy)
-        let notes = try await database.collection("notes", dimension: 4)
+        let notes = try await SearchCollection("notes", in: database, dimension: 4)
         #expect(notes.configuration.tokenizer == Self.previousDefault)
         #expect(try await notes.search(Query().matching(.typed("plumber"))).map(\.id) == [1])
     }

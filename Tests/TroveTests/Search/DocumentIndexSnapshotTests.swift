@@ -293,9 +293,11 @@ struct DocumentIndexSnapshotTests {
             atPath: TestPaths.fixtures.appendingPathComponent("format2.trove").path, toPath: path)
         // Read-only, the preset layout finds the graph under the key files before format 4 used.
         let readOnly = try Database(path: path, readOnly: true)
-        #expect(try await readOnly.collection(named: "pages").loadIndex().origin == .snapshot)
+        #expect(
+            try await SearchCollection(named: "pages", in: readOnly).loadIndex().origin == .snapshot
+        )
         let db = try Database(path: path)
-        let pages = try await db.collection(named: "pages")
+        let pages = try await SearchCollection(named: "pages", in: db)
         let stats = try await pages.loadIndex()
         #expect(stats.origin == .snapshot && stats.vectorCount == 20)
         #expect(try await pages.search(vector: [5, 1, 2], limit: 1).first?.id == 5)

@@ -39,7 +39,7 @@ struct FlatVectorIndexSnapshotTests {
         let raw = try Connection(.file(path))
         try raw.execute("DELETE FROM items_index WHERE name = 'embedding.flat'")
         raw.close()
-        let items = try await Database(path: path).collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: Database(path: path))
         let answers = try await answers(items)
         #expect(
             try await items.indexStatistics().origin
@@ -54,7 +54,8 @@ struct FlatVectorIndexSnapshotTests {
         -> IndexStatistics
     {
         let db = try Database(path: path)
-        let items = try await db.collection("items", dimension: dimension, metric: metric)
+        let items = try await SearchCollection(
+            "items", in: db, dimension: dimension, metric: metric)
         try await items.insert(hnswEntries(count: 700, dimension: dimension, seed: 3))
         let saved = try await items.saveIndex()
         try await items.insert(
@@ -73,7 +74,7 @@ struct FlatVectorIndexSnapshotTests {
             saved.vectorCount == 700 && saved.snapshotWatermark == saved.watermark
                 && saved.origin == .rebuilt(reason: SnapshotLoadState.noSnapshot))
         let db = try Database(path: path)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         let fromSnapshot = try await Self.answers(items)
         let stats = try await items.indexStatistics()
         #expect(stats.origin == .snapshot && stats.vectorCount == 710 && stats.replayedRows == 10)
@@ -104,7 +105,7 @@ struct FlatVectorIndexSnapshotTests {
             "INSERT INTO items(id, content, source, embedding) VALUES (9000, 'raw', 'odd', ?)",
             [.blob(bytes)])
         raw.close()
-        let items = try await Database(path: path).collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: Database(path: path))
         let answers = try await Self.answers(items)
         let stats = try await items.indexStatistics()
         #expect(stats.origin == .snapshot && stats.vectorCount == 707)
@@ -162,7 +163,7 @@ struct FlatVectorIndexSnapshotTests {
             expected = "size"
         case "dimension":
             // A valid snapshot of an 8-d matrix in the 16-d field's place, at a reachable watermark.
-            let other = try await Database(path: path).collection("other", dimension: 8)
+            let other = try await SearchCollection("other", in: Database(path: path), dimension: 8)
             try await other.insert(hnswEntries(count: 500, dimension: 8, seed: 5))
             try await other.saveIndex()
             try raw.execute("DELETE FROM items_index WHERE name = 'embedding.flat'")
@@ -186,7 +187,7 @@ struct FlatVectorIndexSnapshotTests {
         }
         raw.close()
         let db = try Database(path: path)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         let answers = try await Self.answers(items)
         let stats = try await items.indexStatistics()
         guard case .rebuilt(let reason) = stats.origin else {
@@ -198,7 +199,7 @@ struct FlatVectorIndexSnapshotTests {
         // Saved again by loadIndex, so the next open reads it back.
         try await items.loadIndex()
         #expect(
-            try await Database(path: path).collection(named: "items").loadIndex().origin
+            try await SearchCollection(named: "items", in: Database(path: path)).loadIndex().origin
                 == .snapshot)
         #expect(answers == (try await Self.tableAnswers(path)))
     }
@@ -231,7 +232,7 @@ struct FlatVectorIndexSnapshotTests {
             "SELECT part, data FROM items_index WHERE name = 'other' ORDER BY part")
         raw.close()
         let db = try Database(path: path)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         let answers = try await Self.answers(items)
         #expect(try await items.indexStatistics().origin == .snapshot)
         try await items.insert(
@@ -246,7 +247,7 @@ struct FlatVectorIndexSnapshotTests {
         #expect(
             try await db.query(
                 "SELECT part, data FROM items_index WHERE name = 'other' ORDER BY part") == other)
-        let reopened = try await Database(path: path).collection(named: "items")
+        let reopened = try await SearchCollection(named: "items", in: Database(path: path))
         #expect(try await reopened.loadIndex().origin == .snapshot)
         _ = try await reopened.delete(id: .int(6_000))
         #expect(try await Self.answers(reopened) == answers)
@@ -259,7 +260,7 @@ struct FlatVectorIndexSnapshotTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("flat.trove")
         let db = try Database(path: path)
-        let items = try await db.collection("items", dimension: Self.dimension)
+        let items = try await SearchCollection("items", in: db, dimension: Self.dimension)
         try await items.insert(hnswEntries(count: 700, dimension: Self.dimension, seed: 3))
         _ = try await items.search(vector: Self.queries(1)[0], limit: 1)
         // The rows and the matrix stay below the size at which the log is copied back by itself.

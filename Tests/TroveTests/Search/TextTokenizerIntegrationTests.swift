@@ -69,8 +69,9 @@ struct TextTokenizerIntegrationTests {
 
     func cjkCollection() async throws -> (Database, Trove.SearchCollection) {
         let database = try Database()
-        let docs = try await database.collection(
-            "docs", dimension: 2, tokenizer: TokenizerConfiguration.cjk.fts5TokenizeArgument)
+        let docs = try await SearchCollection(
+            "docs", in: database, dimension: 2,
+            tokenizer: TokenizerConfiguration.cjk.fts5TokenizeArgument)
         let texts = [
             "数据库管理系统", "東京で寿司を食べた", "한국어 데이터베이스 관리", "京都の寺",
             "The quick brown fox jumps over the lazy dog",
@@ -172,8 +173,9 @@ struct TextTokenizerIntegrationTests {
     @Test("gated hybrid: a text hit matching one of three words does not vote; full matches do")
     func gatedHybrid() async throws {
         let database = try Database()
-        let notes = try await database.collection(
-            "notes", dimension: 2, tokenizer: TokenizerConfiguration.english.fts5TokenizeArgument)
+        let notes = try await SearchCollection(
+            "notes", in: database, dimension: 2,
+            tokenizer: TokenizerConfiguration.english.fts5TokenizeArgument)
         try await notes.insert([
             VectorEntry(id: 1, content: "The blue car is parked outside", vector: [0, 1]),
             VectorEntry(
@@ -204,7 +206,7 @@ struct TextTokenizerIntegrationTests {
     )
     func thresholdAndMMR() async throws {
         let database = try Database()
-        let notes = try await database.collection("notes", dimension: 2)
+        let notes = try await SearchCollection("notes", in: database, dimension: 2)
         try await notes.insert([
             VectorEntry(id: 1, content: "shopping list one", vector: [1, 0]),
             VectorEntry(id: 2, content: "shopping list one copy", vector: [0.99, 0.141]),

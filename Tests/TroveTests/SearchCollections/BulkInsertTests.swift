@@ -31,7 +31,7 @@ struct BulkInsertTests {
     @Test("ids in any order and with gaps: one log entry and one FTS5 document per row, searchable")
     func unorderedIDs() async throws {
         let db = try Database()
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         let triggersBefore = try await state(db, "items").triggers
         #expect(triggersBefore.count == 2)
         var rng = SeededGenerator(seed: 7)
@@ -73,7 +73,7 @@ struct BulkInsertTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
         let db = try Database(path: path)
-        let items = try await db.collection("items", dimension: 2)
+        let items = try await SearchCollection("items", in: db, dimension: 2)
         try await items.insert(randomEntries(count: 200, dimension: 2, seed: 3))
         let blob = SQLValue.blob([Float(0), 1].withUnsafeBytes { Array($0) })
         try await db.execute(
@@ -99,7 +99,7 @@ struct BulkInsertTests {
     @Test("a duplicate id late in a large batch leaves the table, FTS5 and the log unchanged")
     func allOrNothing() async throws {
         let db = try Database()
-        let items = try await db.collection("items", dimension: 3)
+        let items = try await SearchCollection("items", in: db, dimension: 3)
         try await items.insert(randomEntries(count: 10, dimension: 3, seed: 1, firstID: 2_000))
         let before = try await state(db, "items")
         // 1,200 rows: more than one multi-row statement; the clash is in the last one.
@@ -122,7 +122,7 @@ struct BulkInsertTests {
     @Test("inside the caller's transaction: rolled back with it, or committed with it")
     func callerTransaction() async throws {
         let db = try Database()
-        let items = try await db.collection("items", dimension: 3)
+        let items = try await SearchCollection("items", in: db, dimension: 3)
         try await db.execute(script: "BEGIN")
         try await items.insert(randomEntries(count: 100, dimension: 3, seed: 4))
         try await db.execute(script: "ROLLBACK")
@@ -143,7 +143,7 @@ struct BulkInsertTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("store.trove")
         let db = try Database(path: path)
-        let items = try await db.collection("items", dimension: 2)
+        let items = try await SearchCollection("items", in: db, dimension: 2)
         let reader = try Connection(path: path)
         try reader.registerTroveTokenizer()  // the default full-text index uses Trove's tokenizer
         func triggerCount() throws -> Int64 {
@@ -165,7 +165,7 @@ struct BulkInsertTests {
         let dir = try TemporaryDirectory()
         let path = dir.path("old.trove")
         do {
-            let items = try await Database(path: path).collection("items", dimension: 2)
+            let items = try await SearchCollection("items", in: Database(path: path), dimension: 2)
             try await items.insert(randomEntries(count: 5, dimension: 2, seed: 9))
         }
         let raw = try Connection(path: path)
@@ -181,10 +181,10 @@ struct BulkInsertTests {
         #expect(trove["hashsize"] == 8 << 20)
         // As a file written before these settings existed.
         try raw.execute("DELETE FROM items_fts_config WHERE k != 'version'")
-        _ = try await Database(path: path, readOnly: true).collection(named: "items")
+        _ = try await SearchCollection(named: "items", in: Database(path: path, readOnly: true))
         #expect(try settings().isEmpty)
         let db = try Database(path: path)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         #expect(try settings() == trove)
         try await items.insert(randomEntries(count: 80, dimension: 2, seed: 10, firstID: 100))
         let (log, documents, _) = try await state(db, "items")

@@ -42,7 +42,7 @@ struct CollectionDocumentsTests {
     static func filled(_ db: Database, count: Int = 120, seed: UInt64 = 11) async throws -> (
         SearchCollection, [Row]
     ) {
-        let notes = try await db.collection("notes", dimension: 4)
+        let notes = try await SearchCollection("notes", in: db, dimension: 4)
         let rows = rows(count: count, seed: seed)
         try await notes.insert(rows.map(entry))
         return (notes, rows)
@@ -139,7 +139,7 @@ struct CollectionDocumentsTests {
             )
         }
         #expect(count == 30 && first == 1)
-        let notes = try await db.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: db)
         #expect(try await notes.count(where: Field("id") <= 10) == 10)
         try await db.write { tx in _ = try tx.documents("notes").delete(ids: [1]) }
         #expect(try await notes.count() == 29)

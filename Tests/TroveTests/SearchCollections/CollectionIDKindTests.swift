@@ -13,8 +13,8 @@ import TroveTestSupport
     func textIDsWorkEverywhere(ids: IDKind, index: IndexKind) async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("ids.trove")
-        let notes = try await Database(path: path).collection(
-            "notes", dimension: 8, index: index, ids: ids)
+        let notes = try await SearchCollection(
+            "notes", in: Database(path: path), dimension: 8, index: index, ids: ids)
         var rng = SeededGenerator(seed: 5)
         var given: [DocumentID] = []
         for i in 0..<40 {
@@ -73,11 +73,11 @@ import TroveTestSupport
 
         // Reopened: the id kind is frozen; asking for another is a mismatch.
         let reopened = try Database(path: path)
-        let again = try await reopened.collection(named: "notes")
+        let again = try await SearchCollection(named: "notes", in: reopened)
         #expect(again.configuration.ids == ids)
         #expect(try await again.search(Query().matching(.typed("nebula"))).map(\.id) == [given[3]])
         await #expect(throws: TroveError.self) {
-            _ = try await reopened.collection("notes", dimension: 8, index: index)
+            _ = try await SearchCollection("notes", in: reopened, dimension: 8, index: index)
         }
         #expect(try await reopened.verify().isHealthy)
 
@@ -88,12 +88,15 @@ import TroveTestSupport
         _ = try await loaded.load(from: dump)
         let all = Query().sorted(by: .ascending("id"))
         #expect(
-            try await loaded.collection(named: "notes").fetch(all) == (try await again.fetch(all)))
+            try await SearchCollection(named: "notes", in: loaded).fetch(all)
+                == (try await again.fetch(all)))
         #expect(
-            try await loaded.collection(named: "notes").search(Query().matching(.typed("nebula")))
-                .map(\.id) == [
-                    given[3]
-                ])
+            try await SearchCollection(named: "notes", in: loaded).search(
+                Query().matching(.typed("nebula"))
+            )
+            .map(\.id) == [
+                given[3]
+            ])
     }
 
     /// The nearest entry to `vector` other than the rewritten one (the exact answer).

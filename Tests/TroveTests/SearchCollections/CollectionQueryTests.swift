@@ -10,7 +10,7 @@ struct CollectionQueryTests {
     @Test("filters, legs and fusion give the same results as the equivalent convenience calls")
     func sameAsConveniences() async throws {
         let db = try Database()
-        let notes = try await db.collection("notes", dimension: 6)
+        let notes = try await SearchCollection("notes", in: db, dimension: 6)
         var rng = SeededGenerator(seed: 4)
         let words = ["router", "reset", "garden", "lamp", "ticket", "orbit"]
         try await notes.insert(

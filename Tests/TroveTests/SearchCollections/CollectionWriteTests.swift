@@ -202,8 +202,8 @@ struct CollectionWriteTests {
 
     @Test("metadata over the byte limit is refused with both sizes")
     func metadataTooLarge() async throws {
-        let items = try await Database().collection(
-            "items", configuration: .init(dimension: 2, metadataByteLimit: 20))
+        let items = try await SearchCollection(
+            "items", in: Database(), configuration: .init(dimension: 2, metadataByteLimit: 20))
         let meta = #"{"text":"0123456789abcdef"}"#
         await #expect(throws: TroveError.metadataTooLarge(limit: 20, actual: meta.utf8.count)) {
             try await items.insert(
@@ -278,7 +278,8 @@ struct CollectionWriteTests {
         "auto ids follow the largest id, including ids in the same batch; no overflow at Int64.max")
     func autoIDs() async throws {
         let db = try Database()
-        let notes = try await db.collection("notes", embedder: HashingEmbedder(dimension: 8))
+        let notes = try await SearchCollection(
+            "notes", in: db, embedder: HashingEmbedder(dimension: 8))
         let ids = try await notes.insert([
             VectorEntry(content: "a"), VectorEntry(id: 10, content: "b"), VectorEntry(content: "c"),
         ])
@@ -297,7 +298,7 @@ struct CollectionWriteTests {
     @Test("the CHECK constraints refuse bad rows written with raw SQL")
     func checkConstraints() async throws {
         let db = try Database()
-        _ = try await db.collection("items", dimension: 2)
+        _ = try await SearchCollection("items", in: db, dimension: 2)
         for sql in [
             "INSERT INTO items(content, embedding) VALUES ('x', x'00')",
             "INSERT INTO items(content, metadata) VALUES ('x', '[1,2]')",

@@ -30,23 +30,23 @@ struct EmbeddingPrefixTests {
         let passages = try Self.e5()
         let queries = passages.with(prefix: .query)
         let database = try Database()
-        _ = try await database.collection("notes", embedder: passages)
+        _ = try await SearchCollection("notes", in: database, embedder: passages)
         await #expect(throws: TroveError.self) {
-            _ = try await database.collection(named: "notes", embedder: queries)
+            _ = try await SearchCollection(named: "notes", in: database, embedder: queries)
         }
         do {
-            _ = try await database.collection(named: "notes", embedder: queries)
+            _ = try await SearchCollection(named: "notes", in: database, embedder: queries)
         } catch TroveError.embeddingMismatch(_, let stored, let requested) {
             #expect(stored.inputPrefix == "passage: " && requested.inputPrefix == "query: ")
         }
         await #expect(throws: TroveError.self) {
-            _ = try await database.collection("notes", embedder: queries)
+            _ = try await SearchCollection("notes", in: database, embedder: queries)
         }
-        _ = try await database.collection(named: "notes", embedder: passages)
+        _ = try await SearchCollection(named: "notes", in: database, embedder: passages)
 
-        _ = try await database.collection("questions", embedder: queries)
+        _ = try await SearchCollection("questions", in: database, embedder: queries)
         await #expect(throws: TroveError.self) {
-            _ = try await database.collection(named: "questions", embedder: passages)
+            _ = try await SearchCollection(named: "questions", in: database, embedder: passages)
         }
     }
 
@@ -56,13 +56,13 @@ struct EmbeddingPrefixTests {
         let other = HashingEmbedder(
             dimension: 384, modelID: "sentence-transformers/all-MiniLM-L6-v2")
         let database = try Database()
-        _ = try await database.collection("minilm", embedder: other)
+        _ = try await SearchCollection("minilm", in: database, embedder: other)
         await #expect(throws: TroveError.self) {
-            _ = try await database.collection(named: "minilm", embedder: e5)
+            _ = try await SearchCollection(named: "minilm", in: database, embedder: e5)
         }
-        _ = try await database.collection("e5", embedder: e5)
+        _ = try await SearchCollection("e5", in: database, embedder: e5)
         await #expect(throws: TroveError.self) {
-            _ = try await database.collection(named: "e5", embedder: other)
+            _ = try await SearchCollection(named: "e5", in: database, embedder: other)
         }
     }
 
@@ -107,7 +107,7 @@ struct QueryEmbeddingTests {
     }
 
     func check(_ embedder: some Embedder, passage: String, question: String) async throws {
-        let notes = try await Database().collection("notes", embedder: embedder)
+        let notes = try await SearchCollection("notes", in: Database(), embedder: embedder)
         try await notes.insert(VectorEntry(content: passage))
         let stored = try await embedder.embed(passage)
         let asQuery = Self.cosineDistance(try await embedder.embedQuery(question), stored)

@@ -21,7 +21,7 @@ struct FormatFixtureGenerator {
         let db = try Database(path: path)
         // A flat, Int64-id collection with text search, sources and metadata; row 4 updated
         // and row 5 deleted so the change log holds every kind of entry.
-        let notes = try await db.collection("notes", dimension: 4)
+        let notes = try await SearchCollection("notes", in: db, dimension: 4)
         try await notes.insert([
             VectorEntry(
                 id: 1, content: "Call the plumber about the kitchen sink", source: "home.md",
@@ -45,7 +45,8 @@ struct FormatFixtureGenerator {
                 vector: [0.1, 0.9, 0.1, 0.05]))
         _ = try await notes.delete(id: 5)
         // An HNSW collection (l2) whose graph is saved, then one more row the snapshot has not seen.
-        let pages = try await db.collection("pages", dimension: 3, metric: .l2, index: .hnsw())
+        let pages = try await SearchCollection(
+            "pages", in: db, dimension: 3, metric: .l2, index: .hnsw())
         var random = SeededGenerator(seed: 42)
         try await pages.insert(
             (1...20).map { i in
@@ -59,7 +60,8 @@ struct FormatFixtureGenerator {
             VectorEntry(
                 id: 21, content: "page 21 about topic 1", source: "book-0", vector: [5, 1, 1]))
         // A UUID-id collection (an internal `_rowid`, the log keyed on `rid`), with a flat snapshot saved.
-        let tasks = try await db.collection("tasks", dimension: 2, metric: .l2, ids: .uuid)
+        let tasks = try await SearchCollection(
+            "tasks", in: db, dimension: 2, metric: .l2, ids: .uuid)
         for i in 0..<6 {
             let id = DocumentID.uuid(UUID(uuidString: "00000000-0000-7000-8000-00000000000\(i)")!)
             try await tasks.insert(

@@ -14,7 +14,7 @@ struct FormatFixtureSearchTests {
         func ids(_ hits: [Hit<VectorEntry>]) -> [String] { hits.map { "\($0.id)" } }
         let names = try await db.collectionNames()
         if names.contains("notes") {
-            let notes = try await db.collection(named: "notes")
+            let notes = try await SearchCollection(named: "notes", in: db)
             out["notes.vector"] = ids(
                 try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], limit: 4))
             out["notes.text"] = ids(try await notes.search(Query().matching(.typed("plumber"))))
@@ -29,14 +29,14 @@ struct FormatFixtureSearchTests {
             out["notes.count"] = [String(try await notes.count())]
         }
         if names.contains("pages") {
-            let pages = try await db.collection(named: "pages")
+            let pages = try await SearchCollection(named: "pages", in: db)
             out["pages.vector"] = ids(try await pages.search(vector: [5, 1, 2], limit: 5))
             out["pages.filtered"] = ids(
                 try await pages.search(vector: [1, 1, 1], where: .source("book-1"), limit: 3))
             out["pages.count"] = [String(try await pages.count())]
         }
         if names.contains("tasks") {
-            let tasks = try await db.collection(named: "tasks")
+            let tasks = try await SearchCollection(named: "tasks", in: db)
             out["tasks.vector"] = ids(try await tasks.search(vector: [2, 4], limit: 3))
             out["tasks.text"] = ids(
                 try await tasks.search(Query().matching(.typed("garden")).limit(2)))

@@ -29,7 +29,7 @@ struct FormatFourUpgradeTests {
         let upgraded = try Database(path: path)
         let configuration = try #require(try await upgraded.configuration(of: name))
         let fresh = try Database(path: dir.path("fresh.trove"))
-        _ = try await fresh.collection(name, configuration: configuration)
+        _ = try await SearchCollection(name, in: fresh, configuration: configuration)
         #expect(try await Self.objects(upgraded, name) == Self.objects(fresh, name))
         // The change log lost no entry, and no longer keeps an AUTOINCREMENT counter.
         #expect(
@@ -47,12 +47,12 @@ struct FormatFourUpgradeTests {
         #expect(
             try await db.query("SELECT DISTINCT name FROM tasks_index").map { $0.string(at: 0) }
                 == ["embedding.flat"])
-        let pages = try await db.collection(named: "pages")
+        let pages = try await SearchCollection(named: "pages", in: db)
         let stats = try await pages.loadIndex()
         // Loaded from the graph saved at seq 20, then row 21 replayed from the kept log.
         #expect(
             stats.origin == .snapshot && stats.vectorCount == 21 && stats.snapshotWatermark == 20)
-        let tasks = try await db.collection(named: "tasks")
+        let tasks = try await SearchCollection(named: "tasks", in: db)
         #expect(try await tasks.loadIndex().origin == .snapshot)
         // Seqs go on after the kept history: a write logs after the newest entry.
         try await pages.insert(VectorEntry(id: 22, content: "page 22", vector: [1, 2, 3]))

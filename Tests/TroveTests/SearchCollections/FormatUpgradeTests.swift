@@ -26,7 +26,7 @@ struct FormatUpgradeTests {
         // Read-only first: it opens and searches without being changed.
         do {
             let readOnly = try Database(path: path, readOnly: true)
-            let notes = try await readOnly.collection(named: "notes")
+            let notes = try await SearchCollection(named: "notes", in: readOnly)
             #expect(try await notes.count() == 3)
             #expect(
                 try await readOnly.query(
@@ -39,11 +39,11 @@ struct FormatUpgradeTests {
             try await db.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?
                 .string("value")
                 == "4")
-        let notes = try await db.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: db)
         let hits = try await notes.search(vector: [0.0, 0.2, 0.9, 0.1], limit: 1)
         #expect(hits.first?.id == 2)
         #expect(try await notes.search(Query().matching(.typed("plumber"))).map(\.id) == [3])
-        let pages = try await db.collection(named: "pages")
+        let pages = try await SearchCollection(named: "pages", in: db)
         #expect(try await pages.search(vector: [5, 1, 2], limit: 1).first?.id == 5)
         // The upgraded trigger logs updates of source and metadata (format 1 ignored them).
         let before = try await db.query("SELECT count(*) AS n FROM notes_log").first?.int("n") ?? 0
@@ -74,7 +74,7 @@ struct FormatUpgradeTests {
         let path = try Self.fixtureCopy(in: dir, name: "format2.trove")
         do {
             let readOnly = try Database(path: path, readOnly: true)
-            let notes = try await readOnly.collection(named: "notes")
+            let notes = try await SearchCollection(named: "notes", in: readOnly)
             #expect(try await notes.count() == 4)
             #expect(try await notes.search(vector: [0, 0.2, 0.9, 0.1], limit: 1).first?.id == 2)
             // Rows without a version column read as version 1 until the file is upgraded.
@@ -90,7 +90,7 @@ struct FormatUpgradeTests {
             try await db.query("SELECT value FROM trove_meta WHERE key = 'format_version'").first?
                 .string("value")
                 == "4")
-        let notes = try await db.collection(named: "notes")
+        let notes = try await SearchCollection(named: "notes", in: db)
         let rows = try await notes.page(Query().sorted(by: .ascending("id"))).documents
         #expect(rows.map(\.id) == [1, 2, 3, 4])
         #expect(rows.allSatisfy { $0.version == 1 })
@@ -108,7 +108,7 @@ struct FormatUpgradeTests {
                 id: 2, content: "Quarterly report due Monday", source: "work.md",
                 vector: [0, 0.2, 0.9, 0.1]))
         #expect(try await notes.page(Query(Field("id") == 2)).documents.first?.version == 2)
-        let pages = try await db.collection(named: "pages")
+        let pages = try await SearchCollection(named: "pages", in: db)
         #expect(try await pages.search(vector: [5, 1, 2], limit: 1).first?.id == 5)
         #expect(
             try await pages.aggregate([.count(), .maximum("id")]).first?.values == [

@@ -18,11 +18,11 @@ struct HNSWCodesOnlyCollectionTests {
         codes: SearchCollection, flat: SearchCollection
     ) {
         let entries = hnswEntries(count: count, dimension: Self.dimension, seed: 21)
-        let codes = try await database.collection(
-            "codes",
+        let codes = try await SearchCollection(
+            "codes", in: database,
             configuration: CollectionConfiguration(dimension: Self.dimension, index: Self.kind))
         try await codes.insert(entries)
-        let flat = try await database.collection("flat", dimension: Self.dimension)
+        let flat = try await SearchCollection("flat", in: database, dimension: Self.dimension)
         try await flat.insert(entries)
         return (codes, flat)
     }
@@ -121,7 +121,7 @@ struct HNSWCodesOnlyCollectionTests {
             #expect(usage.walkedVectorBytes < 1_000 * Self.dimension * 4 / 3)
         }
         let db = try Database(path: path)
-        let codes = try await db.collection(named: "codes")
+        let codes = try await SearchCollection(named: "codes", in: db)
         #expect(try await codes.loadIndex().origin == .snapshot)
         // A row written by raw SQL is found by the next walk, with its table distance.
         let blob = q.withUnsafeBytes { SQLValue.blob(Array($0)) }
@@ -132,8 +132,8 @@ struct HNSWCodesOnlyCollectionTests {
         #expect(abs(top[0].distance ?? .nan) < 1e-5)
         // Reopening with float vectors kept is another configuration.
         await #expect(throws: TroveError.self) {
-            _ = try await db.collection(
-                "codes",
+            _ = try await SearchCollection(
+                "codes", in: db,
                 configuration: CollectionConfiguration(
                     dimension: Self.dimension,
                     index: .hnsw(

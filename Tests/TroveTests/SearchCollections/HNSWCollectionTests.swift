@@ -76,8 +76,8 @@ func agree(_ index: [Int64: [Float]], _ table: [Int64: [Float]]) -> Bool {
 /// read-only tests (an HNSW build is the slow part of a debug test run).
 enum SharedHNSW {
     static let collection = Task<SearchCollection, any Error> {
-        let items = try await Database().collection(
-            "items",
+        let items = try await SearchCollection(
+            "items", in: Database(),
             configuration: CollectionConfiguration(
                 dimension: HNSWCollectionTests.dimension, index: .hnsw()))
         try await items.insert(
@@ -97,8 +97,9 @@ struct HNSWCollectionTests {
         async throws
         -> SearchCollection
     {
-        let items = try await database.collection(
-            "items", configuration: CollectionConfiguration(dimension: Self.dimension, index: kind))
+        let items = try await SearchCollection(
+            "items", in: database,
+            configuration: CollectionConfiguration(dimension: Self.dimension, index: kind))
         try await items.insert(hnswEntries(count: count, dimension: Self.dimension, seed: seed))
         return items
     }
@@ -157,7 +158,7 @@ struct HNSWCollectionTests {
                 Query().nearest(to: queries(1, seed: 1)[0], in: "embedding").efSearch(0))
         }
         // exact: true on the HNSW collection gives the same answer as a flat collection.
-        let flat = try await db.collection("flat", dimension: Self.dimension)
+        let flat = try await SearchCollection("flat", in: db, dimension: Self.dimension)
         try await flat.insert(hnswEntries(count: 3_000, dimension: Self.dimension, seed: 7))
         for (q, e) in zip(queries(100, seed: 99).prefix(20), exact) {
             #expect(try await flat.search(vector: q, limit: 10).map(\.id.integer) == e)
@@ -279,7 +280,7 @@ struct HNSWCollectionTests {
         let path = dir.path("ann.trove")
         let first = try await makeHNSW(try Database(path: path), count: 300)
         _ = try await first.search(vector: queries(1, seed: 1)[0], limit: 5)
-        let second = try await Database(path: path).collection(named: "items")
+        let second = try await SearchCollection(named: "items", in: Database(path: path))
         try await second.insert(
             hnswEntries(count: 50, dimension: Self.dimension, seed: 11, firstID: 5_000))
         try await second.delete(id: 1)
@@ -310,7 +311,7 @@ struct HNSWCollectionTests {
             #expect(try await items.indexStatistics().snapshotWatermark == first.watermark)
         }
         let db = try Database(path: path)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         let stats = try await items.loadIndex()
         #expect(stats.origin == .snapshot)
         #expect(stats.replayedRows == 21)
@@ -332,7 +333,7 @@ struct HNSWCollectionTests {
         let saved = try await items.saveIndex()
         #expect(saved.snapshotWatermark == saved.watermark)
         #expect(try await db.saveIndexes().isEmpty)
-        let again = try await Database(path: path).collection(named: "items").loadIndex()
+        let again = try await SearchCollection(named: "items", in: Database(path: path)).loadIndex()
         #expect(again.origin == .snapshot && again.replayedRows == 0)
     }
 
@@ -382,7 +383,7 @@ struct HNSWCollectionTests {
         }
         raw.close()
         let db = try Database(path: path)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         let stats = try await items.loadIndex()
         guard case .rebuilt(let reason) = stats.origin else {
             Issue.record("expected a rebuild after \(damage), got \(stats.origin)")
@@ -405,7 +406,7 @@ struct HNSWCollectionTests {
         )
         // The rebuilt index was saved again, so the next open loads it.
         #expect(
-            try await Database(path: path).collection(named: "items").loadIndex().origin
+            try await SearchCollection(named: "items", in: Database(path: path)).loadIndex().origin
                 == .snapshot)
     }
 
@@ -424,10 +425,10 @@ struct HNSWCollectionTests {
                 try await indexContents(items),
                 try await tableVectors(db, table: "items", metric: .cosine)))
         #expect(
-            try await Database(path: path).collection(named: "items").loadIndex().origin
+            try await SearchCollection(named: "items", in: Database(path: path)).loadIndex().origin
                 == .snapshot)
         // Flat collections rebuild their matrix from the table and save it too.
-        let flat = try await db.collection("flat", dimension: 4)
+        let flat = try await SearchCollection("flat", in: db, dimension: 4)
         try await flat.insert(VectorEntry(id: 1, content: "x", vector: [1, 0, 0, 0]))
         let flatStats = try await flat.rebuildIndex()
         #expect(
@@ -439,22 +440,23 @@ struct HNSWCollectionTests {
         "the index kind is frozen: reopening with another kind or parameters is a schema mismatch")
     func kindIsFrozen() async throws {
         let db = try Database()
-        _ = try await db.collection(
-            "items", configuration: CollectionConfiguration(dimension: 4, index: .hnsw()))
+        _ = try await SearchCollection(
+            "items", in: db, configuration: CollectionConfiguration(dimension: 4, index: .hnsw()))
         await #expect(throws: TroveError.self) {
-            _ = try await db.collection(
-                "items", configuration: CollectionConfiguration(dimension: 4))
+            _ = try await SearchCollection(
+                "items", in: db, configuration: CollectionConfiguration(dimension: 4))
         }
         await #expect(throws: TroveError.self) {
-            _ = try await db.collection(
-                "items",
+            _ = try await SearchCollection(
+                "items", in: db,
                 configuration: CollectionConfiguration(
                     dimension: 4, index: .hnsw(quantization: .int8)))
         }
-        _ = try await db.collection("flat", dimension: 4)
+        _ = try await SearchCollection("flat", in: db, dimension: 4)
         do {
-            _ = try await db.collection(
-                "flat", configuration: CollectionConfiguration(dimension: 4, index: .hnsw()))
+            _ = try await SearchCollection(
+                "flat", in: db, configuration: CollectionConfiguration(dimension: 4, index: .hnsw())
+            )
             Issue.record("expected schemaMismatch")
         } catch TroveError.schemaMismatch(let collection, let details) {
             #expect(collection == "flat")
@@ -463,8 +465,9 @@ struct HNSWCollectionTests {
         #expect(try await db.configuration(of: "items")?.index == .hnsw())
         // Bad parameters are refused before anything is created.
         await #expect(throws: TroveError.self) {
-            _ = try await db.collection(
-                "bad", configuration: CollectionConfiguration(dimension: 4, index: .hnsw(m: 1)))
+            _ = try await SearchCollection(
+                "bad", in: db,
+                configuration: CollectionConfiguration(dimension: 4, index: .hnsw(m: 1)))
         }
     }
 

@@ -65,7 +65,7 @@ struct HNSWCrashTests {
                 path: path, seed: round, batches: 20, delayMicroseconds: delay)
             #expect(committed >= 20)
             let db = try Database(path: path)
-            let items = try await db.collection(named: "items")
+            let items = try await SearchCollection(named: "items", in: db)
             let stats = try await items.loadIndex()
             // The child saved snapshots as it went: the reopened index starts from one.
             #expect(stats.origin == .snapshot, "round \(round): \(stats.origin)")

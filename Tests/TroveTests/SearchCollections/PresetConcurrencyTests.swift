@@ -45,18 +45,18 @@ struct PresetConcurrencyTests {
     func makeItems(_ db: Database, index: IndexKind = .flat, count: Int = 300) async throws
         -> SearchCollection
     {
-        let items = try await db.collection(
-            "items", configuration: CollectionConfiguration(dimension: 8, index: index))
+        let items = try await SearchCollection(
+            "items", in: db, configuration: CollectionConfiguration(dimension: 8, index: index))
         try await items.insert(randomEntries(count: count, dimension: 8, seed: 21, firstID: 1))
         return items
     }
 
     func counters(_ db: Database) async throws -> DerivedIndexCounters {
-        try await db.collection(named: "items").documents.store.indexes.statistics
+        try await SearchCollection(named: "items", in: db).documents.store.indexes.statistics
     }
 
     func loaded(_ db: Database) async throws -> (flat: Bool, ann: Bool, text: Bool) {
-        let indexes = try await db.collection(named: "items").documents.store.indexes
+        let indexes = try await SearchCollection(named: "items", in: db).documents.store.indexes
         let vector = indexes.vectors["embedding"]!
         return indexes.lock.read {
             (
@@ -121,12 +121,12 @@ struct PresetConcurrencyTests {
         let path = dir.path("lazy.trove")
         _ = try await makeItems(try Database(path: path))
         let db = try Database(path: path)
-        let items = try await db.collection(named: "items")
+        let items = try await SearchCollection(named: "items", in: db)
         _ = try await items.search(Query().matching(.typed("row")).limit(3))
         var state = try await loaded(db)
         #expect(!state.flat && state.text)
         let other = try Database(path: path)
-        _ = try await other.collection(named: "items").search(
+        _ = try await SearchCollection(named: "items", in: other).search(
             vector: [Float](repeating: 1, count: 8), limit: 3)
         state = try await loaded(other)
         #expect(state.flat && !state.text)

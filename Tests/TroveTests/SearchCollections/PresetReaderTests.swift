@@ -49,7 +49,7 @@ struct PresetReaderTests {
     func searchesDoNotWaitForTheWriter() async throws {
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("busy.trove"))
-        let items = try await db.collection("items", dimension: 4)
+        let items = try await SearchCollection("items", in: db, dimension: 4)
         try await items.insert(randomEntries(count: 100, dimension: 4, seed: 5, firstID: 1))
         let gate = Gate()
         try await db.withWriter { connection in

@@ -14,8 +14,8 @@ struct SeveralModelsTests {
     ]
 
     func makeNotes(_ db: Database) async throws -> SearchCollection {
-        let notes = try await db.collection(
-            "notes", embedder: Self.first, additionalEmbedders: [Self.second], ids: .uuid)
+        let notes = try await SearchCollection(
+            "notes", in: db, embedder: Self.first, additionalEmbedders: [Self.second], ids: .uuid)
         try await notes.insert(Self.texts.map { VectorEntry(content: $0) })
         return notes
     }
@@ -83,7 +83,7 @@ struct SeveralModelsTests {
                     additionalVectors: [Self.second.vector("x"), Self.second.vector("x")]))
         }
         // Opened with the first model only: an entry lacking the second model's vector is refused.
-        let firstOnly = try await db.collection(named: "notes", embedder: Self.first)
+        let firstOnly = try await SearchCollection(named: "notes", in: db, embedder: Self.first)
         await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
             try await firstOnly.insert(VectorEntry(content: "x"))
         }
@@ -104,24 +104,24 @@ struct SeveralModelsTests {
             _ = try await makeNotes(db)
         }
         let db = try Database(path: path)
-        let notes = try await db.collection(
-            named: "notes", embedder: Self.first, additionalEmbedders: [Self.second])
+        let notes = try await SearchCollection(
+            named: "notes", in: db, embedder: Self.first, additionalEmbedders: [Self.second])
         #expect(
             try await notes.search("oat milk", mode: .vector, limit: 1).first?.record.content
                 == Self.texts[1])
         await #expect(throws: TroveError.self) {
-            try await db.collection(
-                named: "notes", embedder: Self.second, additionalEmbedders: [Self.first])
+            try await SearchCollection(
+                named: "notes", in: db, embedder: Self.second, additionalEmbedders: [Self.first])
         }
         await #expect(throws: TroveError.self) {
-            try await db.collection(
-                named: "notes", embedder: Self.first,
+            try await SearchCollection(
+                named: "notes", in: db, embedder: Self.first,
                 additionalEmbedders: [Self.second, Self.second])
         }
         await #expect(throws: TroveError.self) {
-            try await db.collection("notes", embedder: Self.first, ids: .uuid)
+            try await SearchCollection("notes", in: db, embedder: Self.first, ids: .uuid)
         }
-        let textOnly = try await db.collection(named: "notes")
+        let textOnly = try await SearchCollection(named: "notes", in: db)
         #expect(try await textOnly.search("plumber", mode: .text).count == 1)
     }
 

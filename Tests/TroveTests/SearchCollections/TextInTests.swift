@@ -16,7 +16,7 @@ struct TextInTests {
     func makeNotes(_ db: Database, embedder: HashingEmbedder = HashingEmbedder()) async throws
         -> SearchCollection
     {
-        let notes = try await db.collection("notes", embedder: embedder)
+        let notes = try await SearchCollection("notes", in: db, embedder: embedder)
         try await notes.insert(Self.notes.map { VectorEntry(content: $0.0, source: $0.1) })
         return notes
     }
@@ -66,7 +66,7 @@ struct TextInTests {
         let db = try Database(path: path)
         let other = HashingEmbedder(dimension: 64, modelID: "test/other", checksum: "1111")
         let error = await #expect(throws: TroveError.self) {
-            try await db.collection("notes", embedder: other)
+            try await SearchCollection("notes", in: db, embedder: other)
         }
         guard case .embeddingMismatch(let name, let stored, let requested)? = error else {
             Issue.record("expected embeddingMismatch, got \(String(describing: error))")
@@ -76,14 +76,15 @@ struct TextInTests {
         #expect(stored == HashingEmbedder().manifest)
         #expect(requested == other.manifest)
         await #expect(throws: TroveError.self) {
-            try await db.collection(named: "notes", embedder: other)
+            try await SearchCollection(named: "notes", in: db, embedder: other)
         }
-        let reopened = try await db.collection(named: "notes", embedder: HashingEmbedder())
+        let reopened = try await SearchCollection(
+            named: "notes", in: db, embedder: HashingEmbedder())
         #expect(try await reopened.search("oat milk", limit: 1).first?.record.source == "groceries")
         // A plain-vector collection refuses an embedder.
-        _ = try await db.collection("plain", dimension: 64)
+        _ = try await SearchCollection("plain", in: db, dimension: 64)
         await #expect(throws: TroveError.self) {
-            try await db.collection(named: "plain", embedder: HashingEmbedder())
+            try await SearchCollection(named: "plain", in: db, embedder: HashingEmbedder())
         }
     }
 
@@ -91,7 +92,7 @@ struct TextInTests {
     func noEmbedder() async throws {
         let db = try Database()
         _ = try await makeNotes(db)
-        let bare = try await db.collection(named: "notes")
+        let bare = try await SearchCollection(named: "notes", in: db)
         await #expect(throws: TroveError.embedderRequired(collection: "notes")) {
             try await bare.insert(VectorEntry(content: "x"))
         }
@@ -105,8 +106,8 @@ struct TextInTests {
         "hybrid on a collection without a text index answers with the vector leg; text mode throws")
     func hybridWithoutLexical() async throws {
         let db = try Database()
-        let notes = try await db.collection(
-            "notes", embedder: HashingEmbedder(), lexicalSearch: false)
+        let notes = try await SearchCollection(
+            "notes", in: db, embedder: HashingEmbedder(), lexicalSearch: false)
         try await notes.insert(Self.notes.map { VectorEntry(content: $0.0, source: $0.1) })
         let hits = try await notes.search("oat milk", limit: 1)
         #expect(hits.map(\.record.source) == ["groceries"])

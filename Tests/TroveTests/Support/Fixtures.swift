@@ -23,8 +23,8 @@ func makeCollection(
     dimension: Int = 4, metric: DistanceMetric = .cosine, lexicalSearch: Bool = true,
     name: String = "items"
 ) async throws -> SearchCollection {
-    try await Database().collection(
-        name, dimension: dimension, metric: metric, lexicalSearch: lexicalSearch)
+    try await SearchCollection(
+        name, in: Database(), dimension: dimension, metric: metric, lexicalSearch: lexicalSearch)
 }
 
 extension DocumentID {
