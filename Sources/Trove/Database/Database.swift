@@ -128,10 +128,15 @@ public actor Database {
         // A 16 MB page cache (SQLite's default is 2 MB; it grows only as pages are used). Batch
         // inserts touch the table's, the FTS5 segments' and the indexes' pages in every
         // transaction; with 2 MB they were re-read and dirty pages spilled to the WAL before the
-        // commit: more reads and more WAL writes (BENCHMARKS.md, "Batch insert").
+        // commit: more reads and more WAL writes (BENCHMARKS.md, "Batch insert"). And reads
+        // mapped in place as the readers' are (ReaderPool): a vector index's snapshot is read on
+        // the writer, and a model context fetches on a connection like this one; without the map
+        // each page is copied out of the OS cache first. Encrypted files' VFS refuses mappings.
+        let mmapSize = options.encryption == nil ? ReaderPool.mmapSize : 0
         try connection.execute(
             script:
-                "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB)")
+                "PRAGMA cache_size = -\(options.encryption == nil ? 16384 : Self.encryptedCacheKB); PRAGMA mmap_size = \(mmapSize)"
+        )
         // text search: CJK collections use Trove's tokenizer
         try connection.registerTroveTokenizer()
         try connection.registerTroveFunctions()  // geo queries' exact distance
