@@ -316,13 +316,18 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// without those deleted in this context. Each entry goes into the map as the fetch made
     /// it, its one reference handed over: the models and entries are not touched again, and the
     /// map is changed as a local value (one exclusivity check per fetch, not one per row).
-    func adopt(_ decoded: DecodedRows<M>) throws -> [M] {
-        let objects = decoded.objects
-        var models = [M](unsafeUninitializedCapacity: objects.count) { buffer, count in
-            for i in objects.indices {
-                (buffer.baseAddress! + i).initialize(to: unsafeDowncast(objects[i], to: M.self))
+    func adopt(_ decoded: consuming DecodedRows<M>) throws -> [M] {
+        var decoded = decoded
+        let count = decoded.objects.count
+        var models = [M](unsafeUninitializedCapacity: count) { buffer, initialized in
+            // Moved out from the last: `popLast` hands over the array's reference, where a copy
+            // would retain each model here and release it again when the array goes.
+            var i = count
+            while let object = decoded.objects.popLast() {
+                i -= 1
+                (buffer.baseAddress! + i).initialize(to: unsafeDowncast(object, to: M.self))
             }
-            count = objects.count
+            initialized = count
         }
         var map = entries
         entries = [:]
