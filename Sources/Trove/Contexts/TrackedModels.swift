@@ -317,7 +317,6 @@ final class TrackedModels<M: _ReferenceModel>: AnyTrackedModels {
     /// it, its one reference handed over: the models and entries are not touched again, and the
     /// map is changed as a local value (one exclusivity check per fetch, not one per row).
     func adopt(_ decoded: consuming DecodedRows<M>) throws -> [M] {
-        var decoded = decoded
         let count = decoded.objects.count
         var models = [M](unsafeUninitializedCapacity: count) { buffer, initialized in
             // Moved out from the last: `popLast` hands over the array's reference, where a copy
