@@ -17,10 +17,11 @@ import Foundation
 /// let newer = try await transport.pull(space: "notes", after: 0, limit: 500)
 /// ```
 public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
-    // @unchecked Sendable: `options` is a constant, `session` serialises its own state, and
-    // `listeners`/`closed` are guarded by `lock`.
+    // @unchecked Sendable: `options` is a constant, `session` and `readAhead` guard their own
+    // state, and `listeners`/`closed` are guarded by `lock`.
     private let options: PostgresConnectionOptions
     let session: PostgresSession
+    let readAhead = PullReadAhead()
     private let lock = NSLock()
     private var listeners: [ObjectIdentifier: PostgresListener] = [:]
     private var closed = false
@@ -85,25 +86,8 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member;
     ///   ``PostgresError/connectionFailed(_:)`` when the server cannot be reached.
     public func pull(space: String, after: Int64, limit: Int) async throws -> [SealedChangeSet] {
-        guard limit > 0 else { return [] }
-        let parameters: [PostgresValue] = [
-            .text(space), .int64(after), .int32(Int32(clamping: limit)),
-        ]
-        return try await session.run { connection in
-            let result = try connection.execute(
-                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3)",
-                parameters)
-            try result.expectColumns([
-                PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea,
-            ])
-            return try (0..<result.count).map { row in
-                SealedChangeSet(
-                    device: try result.string(row, 1),
-                    deviceSequence: try result.integer(row, 2, as: Int64.self),
-                    payload: try result.data(row, 3),
-                    serverSequence: try result.integer(row, 0, as: Int64.self))
-            }
-        }
+        try await pull(
+            PullReadAhead.Request(space: space, after: after, limit: limit, maxBytes: nil))
     }
 
     /// The space's change sets after a server sequence within a count and a byte budget
@@ -119,24 +103,55 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     public func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws
         -> [SealedChangeSet]
     {
-        guard limit > 0 else { return [] }
-        let parameters: [PostgresValue] = [
-            .text(space), .int64(after), .int32(Int32(clamping: limit)), .int64(Int64(maxBytes)),
+        try await pull(
+            PullReadAhead.Request(space: space, after: after, limit: limit, maxBytes: maxBytes))
+    }
+
+    /// One page of the feed: the page read ahead when it is the one asked for, else one query.
+    /// A full page (one that stopped at its count or near its byte budget) is followed on the
+    /// session's queue by the query for the page after it, so a caller applying this page (or
+    /// just asking again) finds the next already on the client and no longer waits for the
+    /// hops between its task, the queue and the server (``PullReadAhead``).
+    private func pull(_ request: PullReadAhead.Request) async throws -> [SealedChangeSet] {
+        guard request.limit > 0 else { return [] }
+        let readAhead = self.readAhead
+        return try await session.run(
+            { connection in
+                try readAhead.take(request) ?? Self.pullPage(request, on: connection)
+            },
+            afterward: { connection, page in
+                guard let next = request.next(after: page) else { return }
+                readAhead.keep(try? Self.pullPage(next, on: connection), for: next)
+            })
+    }
+
+    private static func pullPage(
+        _ request: PullReadAhead.Request, on connection: PostgresConnection
+    )
+        throws -> [SealedChangeSet]
+    {
+        var parameters: [PostgresValue] = [
+            .text(request.space), .int64(request.after), .int32(Int32(clamping: request.limit)),
         ]
-        return try await session.run { connection in
-            let result = try connection.execute(
-                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3, $4)",
-                parameters)
-            try result.expectColumns([
-                PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea,
-            ])
-            return try (0..<result.count).map { row in
-                SealedChangeSet(
-                    device: try result.string(row, 1),
-                    deviceSequence: try result.integer(row, 2, as: Int64.self),
-                    payload: try result.data(row, 3),
-                    serverSequence: try result.integer(row, 0, as: Int64.self))
-            }
+        let sql: String
+        if let maxBytes = request.maxBytes {
+            parameters.append(.int64(Int64(maxBytes)))
+            sql =
+                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3, $4)"
+        } else {
+            sql =
+                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3)"
+        }
+        let result = try connection.execute(sql, parameters)
+        try result.expectColumns([
+            PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea,
+        ])
+        return try (0..<result.count).map { row in
+            SealedChangeSet(
+                device: try result.string(row, 1),
+                deviceSequence: try result.integer(row, 2, as: Int64.self),
+                payload: try result.data(row, 3),
+                serverSequence: try result.integer(row, 0, as: Int64.self))
         }
     }
 
@@ -406,6 +421,7 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
         listeners.removeAll()
         lock.unlock()
         open.forEach { $0.stop() }
+        readAhead.clear()
         session.close()
     }
 

@@ -130,7 +130,7 @@ extension SyncSpace {
         keys = SpaceKeys(byEpoch: held, current: current)
         if moved {
             let (newKeys, name, this) = (keys, space, device)
-            try await database.syncWrite { connection in
+            _ = try await database.syncWrite { connection in
                 try Outbox.reseal(on: connection, keys: newKeys, space: name, device: this)
             }
         }
