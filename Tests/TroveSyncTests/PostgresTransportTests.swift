@@ -150,6 +150,38 @@ import TroveTestSupport
         #expect(try await transport.lastSequence(space: space) == Int64(stored.count))
     }
 
+    /// A pull is planned a few times per connection, then run from one plan (PostgreSQL's
+    /// generic plan): a pull planned again each time spent a fifth of the server's time on it.
+    @Test func pullsRunFromOnePlanPerConnection() async throws {
+        let (_, space, transport) = try await openSpace()
+        defer { transport.close() }
+        _ = try await transport.push(
+            (1...40).map { SealedChangeSet(device: "d", deviceSequence: $0, payload: Data([1])) },
+            space: space)
+        for after in stride(from: Int64(0), to: 40, by: 2) {
+            #expect(try await transport.pull(space: space, after: after, limit: 2).count == 2)
+            #expect(
+                try await transport.pull(space: space, after: after, limit: 2, maxBytes: 1 << 20)
+                    .count == 2)
+        }
+        let plans = try await transport.session.run { connection in
+            let result = try connection.execute(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+                    + "WHERE statement LIKE '%trove_sync.pull(%' ORDER BY statement")
+            return try (0..<result.count).map {
+                (
+                    generic: try result.integer($0, 0, as: Int64.self),
+                    custom: try result.integer($0, 1, as: Int64.self)
+                )
+            }
+        }
+        #expect(plans.count == 2)
+        for plan in plans {
+            #expect(plan.custom <= 5)
+            #expect(plan.generic >= 15)
+        }
+    }
+
     @Test func aConnectionCutByTheServerIsReopenedForTheNextRequest() async throws {
         let server = try SyncServerFixture.server()
         let (device, space, transport) = try await openSpace()

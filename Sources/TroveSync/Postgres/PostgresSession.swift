@@ -19,24 +19,12 @@ final class PostgresSession: @unchecked Sendable {
     /// A lost connection (the server restarted, the network dropped) is reopened and `body` run
     /// once more, so `body` must be safe to repeat: every Trove request is (a push is idempotent).
     /// When the second attempt fails too, its error is thrown.
-    ///
-    /// `afterward`, when given, runs next on the same queue and connection once the caller has
-    /// been handed `body`'s result: work the caller's next request will likely want, done while
-    /// the caller is busy with this result (``PostgresTransport``'s read-ahead of the next page).
-    func run<T: Sendable>(
-        _ body: @escaping @Sendable (PostgresConnection) throws -> T,
-        afterward: (@Sendable (PostgresConnection, T) -> Void)? = nil
-    ) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws
+        -> T
+    {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                let result = Result { try self.runOnQueue(body) }
-                continuation.resume(with: result)
-                if let afterward, case .success(let value) = result,
-                    let connection = self.connection,
-                    connection.isHealthy
-                {
-                    afterward(connection, value)
-                }
+                continuation.resume(with: Result { try self.runOnQueue(body) })
             }
         }
     }

@@ -17,11 +17,10 @@ import Foundation
 /// let newer = try await transport.pull(space: "notes", after: 0, limit: 500)
 /// ```
 public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
-    // @unchecked Sendable: `options` is a constant, `session` and `readAhead` guard their own
-    // state, and `listeners`/`closed` are guarded by `lock`.
+    // @unchecked Sendable: `options` is a constant, `session` serialises its own state, and
+    // `listeners`/`closed` are guarded by `lock`.
     private let options: PostgresConnectionOptions
     let session: PostgresSession
-    let readAhead = PullReadAhead()
     private let lock = NSLock()
     private var listeners: [ObjectIdentifier: PostgresListener] = [:]
     private var closed = false
@@ -86,8 +85,7 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     /// - Throws: ``PostgresError/noSuchSpace(_:)`` when the role is not a member;
     ///   ``PostgresError/connectionFailed(_:)`` when the server cannot be reached.
     public func pull(space: String, after: Int64, limit: Int) async throws -> [SealedChangeSet] {
-        try await pull(
-            PullReadAhead.Request(space: space, after: after, limit: limit, maxBytes: nil))
+        try await pull(space, after: after, limit: limit, maxBytes: nil)
     }
 
     /// The space's change sets after a server sequence within a count and a byte budget
@@ -103,55 +101,43 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
     public func pull(space: String, after: Int64, limit: Int, maxBytes: Int) async throws
         -> [SealedChangeSet]
     {
-        try await pull(
-            PullReadAhead.Request(space: space, after: after, limit: limit, maxBytes: maxBytes))
+        try await pull(space, after: after, limit: limit, maxBytes: maxBytes)
     }
 
-    /// One page of the feed: the page read ahead when it is the one asked for, else one query.
-    /// A full page (one that stopped at its count or near its byte budget) is followed on the
-    /// session's queue by the query for the page after it, so a caller applying this page (or
-    /// just asking again) finds the next already on the client and no longer waits for the
-    /// hops between its task, the queue and the server (``PullReadAhead``).
-    private func pull(_ request: PullReadAhead.Request) async throws -> [SealedChangeSet] {
-        guard request.limit > 0 else { return [] }
-        let readAhead = self.readAhead
-        return try await session.run(
-            { connection in
-                try readAhead.take(request) ?? Self.pullPage(request, on: connection)
-            },
-            afterward: { connection, page in
-                guard let next = request.next(after: page) else { return }
-                readAhead.keep(try? Self.pullPage(next, on: connection), for: next)
-            })
-    }
-
-    private static func pullPage(
-        _ request: PullReadAhead.Request, on connection: PostgresConnection
-    )
-        throws -> [SealedChangeSet]
+    /// Both pulls. The count is written into the statement, not bound: a prepared statement is
+    /// run from one generic plan only when PostgreSQL finds it no dearer than a plan for each
+    /// run's values, and a bound LIMIT's generic estimate (a tenth of the feed) always looked
+    /// dearer, so every page was planned again (its SQL function parsed and inlined: a fifth of
+    /// the server's time per page; trove-sync.sql says the same of the cursor). One statement is
+    /// prepared per count a connection uses (SyncSpace uses two).
+    private func pull(_ space: String, after: Int64, limit: Int, maxBytes: Int?) async throws
+        -> [SealedChangeSet]
     {
-        var parameters: [PostgresValue] = [
-            .text(request.space), .int64(request.after), .int32(Int32(clamping: request.limit)),
-        ]
-        let sql: String
-        if let maxBytes = request.maxBytes {
-            parameters.append(.int64(Int64(maxBytes)))
-            sql =
-                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3, $4)"
-        } else {
-            sql =
-                "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull($1, $2, $3)"
-        }
-        let result = try connection.execute(sql, parameters)
-        try result.expectColumns([
-            PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea,
-        ])
-        return try (0..<result.count).map { row in
-            SealedChangeSet(
-                device: try result.string(row, 1),
-                deviceSequence: try result.integer(row, 2, as: Int64.self),
-                payload: try result.data(row, 3),
-                serverSequence: try result.integer(row, 0, as: Int64.self))
+        guard limit > 0 else { return [] }
+        let columns =
+            "SELECT server_sequence, device, device_sequence, payload FROM trove_sync.pull"
+        let count = Int32(clamping: limit)
+        let (sql, parameters): (String, [PostgresValue]) =
+            if let maxBytes {
+                (
+                    "\(columns)($1, $2, \(count), $3)",
+                    [.text(space), .int64(after), .int64(Int64(maxBytes))]
+                )
+            } else {
+                ("\(columns)($1, $2, \(count))", [.text(space), .int64(after)])
+            }
+        return try await session.run { connection in
+            let result = try connection.execute(sql, parameters)
+            try result.expectColumns([
+                PostgresType.int8, PostgresType.text, PostgresType.int8, PostgresType.bytea,
+            ])
+            return try (0..<result.count).map { row in
+                SealedChangeSet(
+                    device: try result.string(row, 1),
+                    deviceSequence: try result.integer(row, 2, as: Int64.self),
+                    payload: try result.data(row, 3),
+                    serverSequence: try result.integer(row, 0, as: Int64.self))
+            }
         }
     }
 
@@ -421,7 +407,6 @@ public final class PostgresTransport: SnapshotTransport, @unchecked Sendable {
         listeners.removeAll()
         lock.unlock()
         open.forEach { $0.stop() }
-        readAhead.clear()
         session.close()
     }
 

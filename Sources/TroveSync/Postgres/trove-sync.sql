@@ -509,12 +509,20 @@ $$;
 -- copy every row it returns into a result store first, which cost more than the scan itself.
 -- Running as the caller, with no search_path of its own, is safe: every name is qualified, and
 -- a caller's search_path can only change what its own call does.
+-- The cursor is compared through a sub-select so that the plan made for a statement's values
+-- and its generic plan estimate the same rows: otherwise the generic plan (a third of the feed
+-- after an unknown cursor) looks dearer than one for a known cursor near the end, and
+-- PostgreSQL plans every call again (inlining and parsing the function each time) instead of
+-- reusing the plan. The plans are the same walk of the primary key; the transport writes the
+-- count into its statement for the same reason. A reused plan locks its tables before it runs,
+-- in the order it names them: spaces come first, as in a push and a re-install (above), or a
+-- pull holding the feed would deadlock with a re-install holding spaces.
 CREATE OR REPLACE FUNCTION trove_sync.pull(space_name text, after_sequence bigint, max_count integer)
 RETURNS TABLE (server_sequence bigint, device text, device_sequence bigint, payload bytea)
 LANGUAGE sql STABLE SECURITY INVOKER AS $$
     SELECT c.server_sequence, c.device, c.device_sequence, c.payload
-    FROM trove_sync.changes c
-    WHERE c.space_id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > after_sequence
+    FROM trove_sync.spaces s JOIN trove_sync.changes c ON c.space_id = s.id
+    WHERE s.id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > (SELECT after_sequence)
     ORDER BY c.server_sequence
     LIMIT greatest(max_count, 0)
 $$;
@@ -528,8 +536,8 @@ LANGUAGE sql STABLE SECURITY INVOKER AS $$
     SELECT p.server_sequence, p.device, p.device_sequence, p.payload
     FROM (SELECT c.server_sequence, c.device, c.device_sequence, c.payload,
                  sum(c.size) OVER running_total AS running, row_number() OVER running_total AS position
-          FROM trove_sync.changes c
-          WHERE c.space_id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > after_sequence
+          FROM trove_sync.spaces s JOIN trove_sync.changes c ON c.space_id = s.id
+          WHERE s.id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > (SELECT after_sequence)
           WINDOW running_total AS (ORDER BY c.server_sequence ROWS UNBOUNDED PRECEDING)
           ORDER BY c.server_sequence
           LIMIT greatest(max_count, 0)) p
