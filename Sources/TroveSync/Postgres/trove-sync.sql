@@ -516,15 +516,21 @@ $$;
 -- reusing the plan. The plans are the same walk of the primary key; the transport writes the
 -- count into its statement for the same reason. A reused plan locks its tables before it runs,
 -- in the order it names them: spaces come first, as in a push and a re-install (above), or a
--- pull holding the feed would deadlock with a re-install holding spaces.
+-- pull holding the feed would deadlock with a re-install holding spaces. The space's row is read
+-- once per pull (the outer side of the lateral join): a busy space's row is updated by every
+-- push, and reading it once per change set walked its chain of versions each time.
 CREATE OR REPLACE FUNCTION trove_sync.pull(space_name text, after_sequence bigint, max_count integer)
 RETURNS TABLE (server_sequence bigint, device text, device_sequence bigint, payload bytea)
 LANGUAGE sql STABLE SECURITY INVOKER AS $$
-    SELECT c.server_sequence, c.device, c.device_sequence, c.payload
-    FROM trove_sync.spaces s JOIN trove_sync.changes c ON c.space_id = s.id
-    WHERE s.id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > (SELECT after_sequence)
-    ORDER BY c.server_sequence
-    LIMIT greatest(max_count, 0)
+    SELECT p.server_sequence, p.device, p.device_sequence, p.payload
+    FROM trove_sync.spaces s, LATERAL (
+        SELECT c.server_sequence, c.device, c.device_sequence, c.payload
+        FROM trove_sync.changes c
+        WHERE c.space_id = s.id AND c.server_sequence > (SELECT after_sequence)
+        ORDER BY c.server_sequence
+        LIMIT greatest(max_count, 0)) p
+    WHERE s.id = (SELECT trove_sync.space_id(space_name))
+    ORDER BY p.server_sequence
 $$;
 
 -- The same with a byte budget as well: change sets in order while their sizes add up to at most
@@ -534,14 +540,15 @@ CREATE OR REPLACE FUNCTION trove_sync.pull(
 RETURNS TABLE (server_sequence bigint, device text, device_sequence bigint, payload bytea)
 LANGUAGE sql STABLE SECURITY INVOKER AS $$
     SELECT p.server_sequence, p.device, p.device_sequence, p.payload
-    FROM (SELECT c.server_sequence, c.device, c.device_sequence, c.payload,
-                 sum(c.size) OVER running_total AS running, row_number() OVER running_total AS position
-          FROM trove_sync.spaces s JOIN trove_sync.changes c ON c.space_id = s.id
-          WHERE s.id = (SELECT trove_sync.space_id(space_name)) AND c.server_sequence > (SELECT after_sequence)
-          WINDOW running_total AS (ORDER BY c.server_sequence ROWS UNBOUNDED PRECEDING)
-          ORDER BY c.server_sequence
-          LIMIT greatest(max_count, 0)) p
-    WHERE p.position = 1 OR p.running <= max_bytes
+    FROM trove_sync.spaces s, LATERAL (
+        SELECT c.server_sequence, c.device, c.device_sequence, c.payload,
+               sum(c.size) OVER running_total AS running, row_number() OVER running_total AS position
+        FROM trove_sync.changes c
+        WHERE c.space_id = s.id AND c.server_sequence > (SELECT after_sequence)
+        WINDOW running_total AS (ORDER BY c.server_sequence ROWS UNBOUNDED PRECEDING)
+        ORDER BY c.server_sequence
+        LIMIT greatest(max_count, 0)) p
+    WHERE s.id = (SELECT trove_sync.space_id(space_name)) AND (p.position = 1 OR p.running <= max_bytes)
     ORDER BY p.server_sequence
 $$;
 
