@@ -18,7 +18,7 @@ enum MCPTools {
 
         /// A tool whose input schema is its arguments type's and whose structured content is
         /// the JSON of its result, the same value its command prints with `--json`.
-        init<Arguments: ToolArguments, Result: Encodable>(
+        init<Arguments: ToolArguments, Result: Encodable & Sendable>(
             _ name: String, title: String, description: String, arguments: Arguments.Type,
             output: JSONValue, writes: Bool = false,
             run: @escaping @Sendable (Arguments, MCPServer) async throws -> Result
