@@ -152,17 +152,29 @@ import TroveTestSupport
 
     /// A pull is planned a few times per connection, then run from one plan (PostgreSQL's
     /// generic plan): a pull planned again each time spent a fifth of the server's time on it.
+    /// The feed is as a device meets it (20,000 change sets of 512 bytes, analysed) and the
+    /// pulls read its first half, where a plan for the call's cursor and count looks cheaper
+    /// than a generic plan with either bound: with the count bound, or the cursor compared
+    /// directly, this test finds every pull planned again.
     @Test func pullsRunFromOnePlanPerConnection() async throws {
+        let server = try SyncServerFixture.server()
         let (_, space, transport) = try await openSpace()
         defer { transport.close() }
-        _ = try await transport.push(
-            (1...40).map { SealedChangeSet(device: "d", deviceSequence: $0, payload: Data([1])) },
-            space: space)
-        for after in stride(from: Int64(0), to: 40, by: 2) {
-            #expect(try await transport.pull(space: space, after: after, limit: 2).count == 2)
+        let total: Int64 = 20_000
+        let payload = Data(repeating: 7, count: 512)
+        for first in stride(from: Int64(1), through: total, by: 1_000) {
+            _ = try await transport.push(
+                (first..<(first + 1_000)).map {
+                    SealedChangeSet(device: "d", deviceSequence: $0, payload: payload)
+                },
+                space: space)
+        }
+        _ = try server.psql("ANALYZE trove_sync.changes")
+        for after in stride(from: Int64(1_000), to: 9_000, by: 400) {
+            #expect(try await transport.pull(space: space, after: after, limit: 200).count == 200)
             #expect(
-                try await transport.pull(space: space, after: after, limit: 2, maxBytes: 1 << 20)
-                    .count == 2)
+                try await transport.pull(space: space, after: after, limit: 200, maxBytes: 1 << 20)
+                    .count == 200)
         }
         let plans = try await transport.session.run { connection in
             let result = try connection.execute(
