@@ -163,6 +163,19 @@ public actor SyncSpace {
 
     // MARK: Push
 
+    /// Seals every pending local change into change sets in the outbox (a push's first half);
+    /// returns how many. The captured tables and keys must be current (``prepare()``, a key
+    /// check and the membership first).
+    func sealPending() async throws -> Int {
+        let schemaVersion = try await database.syncSchemaVersion()
+        let (captured, keys, space, device) = (captured, keys, space, device)
+        return try await database.syncWrite { connection in
+            try Outbox.sealPending(
+                on: connection, captured: captured, keys: keys, space: space, device: device,
+                schemaVersion: schemaVersion)
+        }
+    }
+
     /// Seals every pending local change into change sets and sends every unacknowledged one.
     ///
     /// A change set leaves the outbox only once the transport acknowledged it; when sending
@@ -182,13 +195,7 @@ public actor SyncSpace {
             // Asked before every push: what is sealed now must be under the newest epoch.
             try await refreshMembership(force: true)
             try await prepare()
-            let schemaVersion = try await database.syncSchemaVersion()
-            let (captured, keys, space, device) = (captured, keys, space, device)
-            _ = try await database.syncWrite { connection in
-                try Outbox.sealPending(
-                    on: connection, captured: captured, keys: keys, space: space, device: device,
-                    schemaVersion: schemaVersion)
-            }
+            _ = try await sealPending()
             var pushed = 0
             var resealed = false
             while true {
