@@ -72,6 +72,8 @@ public final class Connection {
     private var statementCache: [String: Statement] = [:]
     // Makes savepoint names unique while they nest.
     var savepointCounter = 0
+    // What the busy handler set by `onBusyWait(_:)` calls (SQLite holds it unretained).
+    var busyWaiter: BusyWaiter?
     // The WAL-hook listeners and commit tracking (Connection+ChangeHooks.swift); nil until used.
     var hooks: ConnectionHooks?
 
@@ -168,10 +170,12 @@ public final class Connection {
         statementCache.removeAll()
         if let handle {
             if hooks != nil { detachHooks(handle) }
+            if busyWaiter != nil { sqlite3_busy_handler(handle, nil, nil) }
             sqlite3_close_v2(handle)
         }
         handle = nil
         hooks = nil
+        busyWaiter = nil
     }
 
     var db: OpaquePointer {

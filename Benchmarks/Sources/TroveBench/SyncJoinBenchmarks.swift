@@ -99,6 +99,9 @@ func runSyncJoinBenchmarks(_ arguments: [String]) async throws {
         }
     }
     try await writeRounds(rounds, "feed")
+    // The rounds' full-text segments, merged now rather than by the background merger when the
+    // writer pauses (untimed setup; a merge that long once kept the writer from the write lock).
+    try await writer.mergeTextIndexes()
     let snapshot = try await writerSync.uploadSnapshot()
     try await writeRounds(tail, "tail")
     try await writerSync.push()

@@ -113,6 +113,8 @@ public actor Database {
                 // raw SQL).
                 if let merger { stores.noteTextWrites(tables, to: merger) }
             }
+            // A merge steps aside for a waiting writer rather than keep it from the lock.
+            connection.onBusyWait { [weak merger] in merger?.giveWay() }
         }
     }
 
@@ -166,6 +168,7 @@ public actor Database {
             hub.publish(tables)
             if let merger { stores.noteTextWrites(tables, to: merger) }
         }
+        connection.onBusyWait { [weak merger] in merger?.giveWay() }
         return connection
     }
 

@@ -49,6 +49,12 @@ final class BackgroundMerger: @unchecked Sendable {
         worker.noteWrite(fts: fts)
     }
 
+    /// Records that a connection of the file waits for the lock: a merge in progress stops after
+    /// its current step and starts again once writes pause.
+    func giveWay() {
+        worker.giveWay()
+    }
+
     /// One short write transaction of FTS5 merging on `connection`: what the background worker
     /// runs repeatedly, and `Database.mergeTextIndexes()` too.
     ///
@@ -93,6 +99,17 @@ private final class MergeWorker: @unchecked Sendable {
     func noteWrite(fts: String) {
         let generation: Int? = lock.withLock {
             pending.insert(fts)
+            writes += 1
+            return arm()
+        }
+        if let generation { schedule(since: generation) }
+    }
+
+    /// Counts as a write (the merging loop stops at its next check, and a quiet period starts
+    /// again) when there is something to merge; nothing otherwise.
+    func giveWay() {
+        let generation: Int? = lock.withLock {
+            guard !pending.isEmpty else { return nil }
             writes += 1
             return arm()
         }
