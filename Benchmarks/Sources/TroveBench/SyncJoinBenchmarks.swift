@@ -99,8 +99,8 @@ func runSyncJoinBenchmarks(_ arguments: [String]) async throws {
         }
     }
     try await writeRounds(rounds, "feed")
-    // The rounds' full-text segments, merged now rather than by the background merger when the
-    // writer pauses (untimed setup; a merge that long once kept the writer from the write lock).
+    // The rounds' full-text segments, merged now (untimed) rather than by the background merger
+    // beside the timed joins.
     try await writer.mergeTextIndexes()
     let snapshot = try await writerSync.uploadSnapshot()
     try await writeRounds(tail, "tail")
