@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-import Trove
 import TroveSQLite
 import TroveTestSupport
+
+@testable import Trove
 
 /// Text indexes leave FTS5's segment merging out of the writer's commits (automerge 0) and merge
 /// on a background connection once writes pause (BackgroundMerger.swift).
@@ -59,6 +60,51 @@ struct BackgroundMergeTests {
         #expect(try await waitForSegments(db, "items", atMost: 8) <= 8)
         #expect(try await results(items) == before)
         #expect(try await db.verify().isHealthy)
+    }
+
+    /// The structure record of the FTS5 table `t` at `path` (it changes with every merge step),
+    /// after writing it with `segments` segments of 16 rows, one per transaction, on a
+    /// connection of its own (no database, so no merger of its own, is attached to the file).
+    private func segmentedTable(at path: String, segments: Int) throws -> Connection {
+        let connection = try Connection(.file(path))
+        try connection.execute(script: "CREATE VIRTUAL TABLE t USING fts5(body)")
+        try connection.execute("INSERT INTO t(t, rank) VALUES ('automerge', 0)")
+        var rng = SeededGenerator(seed: 5)
+        for segment in 0..<segments {
+            try connection.transaction(.immediate) {
+                for row in 0..<16 {
+                    let words = (0..<12).map { _ in "w\(Int.random(in: 0..<500, using: &rng))" }
+                    try connection.execute(
+                        "INSERT INTO t(body) VALUES (?)",
+                        [.text(words.joined(separator: " ") + " s\(segment)r\(row)")])
+                }
+            }
+        }
+        return connection
+    }
+
+    @Test("a connection waiting for the lock counts as a write: merging waits a quiet period more")
+    func waitingWriterDefersMerge() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("store.sqlite")
+        let reader = try segmentedTable(at: path, segments: 100)
+        func structure() throws -> [UInt8]? {
+            try reader.query("SELECT block FROM t_data WHERE id = 10").first?.blob(at: 0)
+        }
+        let merger = BackgroundMerger(path: path, quietPeriod: .milliseconds(500))
+        let written = try structure()
+        merger.noteWrite(fts: "t")  // merging would start at 500 ms
+        try await Task.sleep(for: .milliseconds(250))
+        merger.giveWay()  // now at 750 ms
+        try await Task.sleep(for: .milliseconds(350))
+        #expect(try structure() == written)
+        var merged = written
+        for _ in 0..<400 where merged == written {
+            try await Task.sleep(for: .milliseconds(10))
+            merged = try structure()
+        }
+        #expect(merged != written)
+        reader.close()
     }
 
     @Test("writes inside the app's own transaction are merged after it commits")
